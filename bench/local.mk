@@ -1,0 +1,1 @@
+# bench/ rules (included by the top-level Makefile.am)

@@ -1,0 +1,1 @@
+# client/ rules (included by the top-level Makefile.am)

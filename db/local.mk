@@ -1,0 +1,1 @@
+# db/ rules (included by the top-level Makefile.am)

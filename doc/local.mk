@@ -1,0 +1,1 @@
+# doc/ rules (included by the top-level Makefile.am)

@@ -1,0 +1,1 @@
+# html/ rules (included by the top-level Makefile.am)

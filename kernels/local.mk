@@ -1,0 +1,1 @@
+# kernels/ rules (included by the top-level Makefile.am)

@@ -1,0 +1,1 @@
+# server/ rules (included by the top-level Makefile.am)
