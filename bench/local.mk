@@ -1,1 +1,17 @@
 # bench/ rules (included by the top-level Makefile.am)
+# Daemons part: averaging and result-delta benchmarks.
+noinst_PROGRAMS += bench/bench_avg bench/bench_delta
+bench_bench_avg_SOURCES = bench/bench_avg.c
+bench_bench_avg_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+bench_bench_delta_SOURCES = bench/bench_delta.c
+bench_bench_delta_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+# OpenCL part: kernel and training-step benchmarks (built, never run by make check).
+noinst_PROGRAMS += bench/bench_kernels
+bench_bench_kernels_SOURCES = bench/bench_kernels.c
+bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_kernels_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+noinst_PROGRAMS += bench/bench_train
+bench_bench_train_SOURCES = bench/bench_train.c
+bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+include bench/corpus.mk

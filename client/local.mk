@@ -1,1 +1,41 @@
-# client/ rules (included by the top-level Makefile.am)
+# client/ rules (included by the top-level Makefile.am): `ctune`, the
+# volunteer client. Its modules go into client/libctclient.a so the unit tests
+# (test/client.mk) link the same code; main.c and the cmd_*.c files are the
+# CLI. ENGINE and OPENCL append their subcommand files to ctune_SOURCES.
+noinst_LIBRARIES += client/libctclient.a
+client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
+client_libctclient_a_SOURCES = \
+	client/commands.h \
+	client/cl_paths.c client/cl_paths.h \
+	client/cl_clock.c client/cl_clock.h \
+	client/cl_backoff.c client/cl_backoff.h \
+	client/cl_prefs.c client/cl_prefs.h \
+	client/cl_idle.c client/cl_idle.h \
+	client/cl_state.c client/cl_state.h \
+	client/cl_ctl.c client/cl_ctl.h \
+	client/cl_http.c client/cl_http.h \
+	client/cl_rpc.c client/cl_rpc.h \
+	client/cl_host.c client/cl_host.h \
+	client/cl_task.c client/cl_task.h \
+	client/cl_daemon.c client/cl_daemon.h client/cl_daemon_int.h \
+	client/cl_net.c client/cl_compute.c \
+	client/cl_status.c client/cl_status.h
+
+bin_PROGRAMS += ctune
+ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
+ctune_SOURCES = \
+	client/main.c client/commands.h \
+	client/cmd_attach.c \
+	client/cmd_run.c \
+	client/cmd_status.c
+ctune_SOURCES += client/cmd_train.c
+ctune_SOURCES += client/cmd_devices.c
+ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
+
+# Optional X11 screensaver-extension idle source.
+CT_X11_CFLAGS =
+CT_X11_LIBS =
+if HAVE_X11
+CT_X11_CFLAGS += $(X11_CFLAGS)
+CT_X11_LIBS += $(X11_LIBS)
+endif

@@ -1,1 +1,14 @@
-# db/ rules (included by the top-level Makefile.am)
+# db/ rules (included by the top-level Makefile.am).
+# db/schema.sql is schema version 1; each later change is a numbered
+# migration db/migrations/NNN-name.sql, listed here in ascending order.
+# Both are compiled into ctune-server (server/db_sql.c, generated).
+CT_SQL_MIGRATIONS =
+CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
+EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)
+dist_pkgdata_DATA += db/schema.sql
+
+server/db_sql.c: $(srcdir)/db/sql2c.sh $(CT_SQL_FILES)
+	@$(MKDIR_P) server
+	$(AM_V_GEN)abs_out=`pwd`/$@; cd $(srcdir) && sh db/sql2c.sh "$$abs_out" $(CT_SQL_FILES)
+BUILT_SOURCES += server/db_sql.c
+CLEANFILES += server/db_sql.c

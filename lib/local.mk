@@ -6,3 +6,6 @@ lib_libctune_a_SOURCES = \
 	lib/ct_err.c lib/ct_err.h \
 	lib/ct_log.c lib/ct_log.h \
 	lib/ct_buf.c lib/ct_buf.h
+include lib/delta.mk
+include lib/util.mk
+include lib/engine.mk

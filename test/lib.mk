@@ -15,4 +15,29 @@ test_test_log_LDADD = $(CT_TEST_LIBS)
 test_test_buf_SOURCES = test/test_buf.c
 test_test_buf_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_buf_LDADD = $(CT_TEST_LIBS)
+
+# Utility modules (lib/util.mk).
+CT_UTIL_TESTS = test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml
+check_PROGRAMS += $(CT_UTIL_TESTS)
+TESTS += $(CT_UTIL_TESTS)
+
+test_test_hash_SOURCES = test/test_hash.c
+test_test_hash_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_hash_LDADD = $(CT_TEST_LIBS)
+
+test_test_gzip_SOURCES = test/test_gzip.c
+test_test_gzip_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_gzip_LDADD = $(CT_TEST_LIBS)
+
+test_test_file_SOURCES = test/test_file.c
+test_test_file_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_file_LDADD = $(CT_TEST_LIBS)
+
+test_test_conf_SOURCES = test/test_conf.c
+test_test_conf_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_conf_LDADD = $(CT_TEST_LIBS)
+
+test_test_xml_SOURCES = test/test_xml.c
+test_test_xml_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_xml_LDADD = $(CT_TEST_LIBS)
 endif

@@ -5,3 +5,8 @@ CT_TEST_LIBS = lib/libctune.a $(CT_DEP_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += test/ct_test.h
 
 include test/lib.mk
+include test/engine.mk
+include test/opencl.mk
+include test/daemons.mk
+include test/web.mk
+include test/client.mk

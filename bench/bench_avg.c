@@ -1,0 +1,92 @@
+/*
+ * bench_avg - speed of lib/ct_avg against memcpy.
+ *
+ * Averages K vectors of N floats (default 16 Mi floats, K = 2, 4, 8, 16)
+ * and prints GB/s counted as bytes read + bytes written, next to memcpy of
+ * one vector (read + write) on the same machine: the mean should reach
+ * about 0.8x memcpy, as it streams each input once. The robust methods are
+ * shown for K = 8 for reference.
+ *
+ *   bench/bench_avg [N]
+ */
+#include "ct_avg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double best_memcpy(float *dst, const float *src, size_t n)
+{
+	double best = 1e30;
+
+	for (int rep = 0; rep < 5; rep++) {
+		double t = now();
+
+		memcpy(dst, src, n * sizeof(float));
+		t = now() - t;
+		best = t < best ? t : best;
+	}
+	return 2.0 * (double)n * sizeof(float) / best / 1e9;
+}
+
+static double best_avg(float *out, const float *const *in, size_t k, size_t n,
+		       enum ct_avg_method m, size_t trim, int reps)
+{
+	double best = 1e30;
+
+	for (int rep = 0; rep < reps; rep++) {
+		double t = now();
+
+		if (ct_avg(out, in, k, n, m, trim) < 0)
+			return 0.0;
+		t = now() - t;
+		best = t < best ? t : best;
+	}
+	return (double)(k + 1) * (double)n * sizeof(float) / best / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)16 << 20;
+	const size_t kmax = 16;
+	float *in[16], *out = malloc(n * sizeof(float));
+	double mc;
+
+	if (out == NULL || n == 0)
+		return 1;
+	for (size_t j = 0; j < kmax; j++) {
+		in[j] = malloc(n * sizeof(float));
+		if (in[j] == NULL)
+			return 1;
+		for (size_t i = 0; i < n; i++)
+			in[j][i] = (float)((i + j) % 1000) * 1e-3f;
+	}
+	memset(out, 0, n * sizeof(float));
+	mc = best_memcpy(out, in[0], n);
+	printf("N = %zu floats (%.0f MiB per vector), best of 5\n", n,
+	       (double)n * 4 / 1048576.0);
+	printf("%-22s %8s %10s %8s\n", "method", "K", "GB/s", "x memcpy");
+	printf("%-22s %8s %10.2f %8.2f\n", "memcpy", "-", mc, 1.0);
+	for (size_t k = 2; k <= kmax; k *= 2) {
+		double g = best_avg(out, (const float *const *)in, k, n, CT_AVG_MEAN, 0, 5);
+
+		printf("%-22s %8zu %10.2f %8.2f\n", "mean", k, g, g / mc);
+	}
+	double g = best_avg(out, (const float *const *)in, 8, n, CT_AVG_TRIMMED, 1, 1);
+	printf("%-22s %8d %10.2f %8.2f\n", "trimmed (1)", 8, g, g / mc);
+	g = best_avg(out, (const float *const *)in, 8, n, CT_AVG_MEDIAN, 0, 1);
+	printf("%-22s %8d %10.2f %8.2f\n", "median", 8, g, g / mc);
+	for (size_t j = 0; j < kmax; j++)
+		free(in[j]);
+	free(out);
+	return 0;
+}

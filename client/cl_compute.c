@@ -1,0 +1,333 @@
+/*
+ * cl_compute.c - the daemon's compute loop: decide, pick a task, run its WU
+ * step by step, checkpoint, suspend, finish.
+ *
+ * The engine state is checkpointed (atomically) every checkpoint_seconds of
+ * computing, on every suspend and at exit; the client state records the
+ * checkpoint after it exists. The WU's files are read under the lock (the
+ * task entry may move when the network thread adds tasks); the steps run
+ * without it.
+ */
+#include "cl_daemon_int.h"
+#include "cl_task.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_STEP_FAILURES 3
+
+struct running {
+	struct ct_task_run run;
+	char url[1024];
+	char name[128];
+	char *slot;
+	double last_ckpt;		/* monotonic time of the last checkpoint */
+	double tok_per_step;
+};
+
+static struct ct_task *cur_task(struct ct_daemon *d, const struct running *r)
+{
+	struct ct_project *p = ct_state_find_project(d->st, r->url);
+
+	return p ? ct_project_find_task(p, r->name) : NULL;
+}
+
+/* The run decision from prefs, idle source, battery and clock (no lock). */
+static enum ct_suspend_reason decide(struct ct_daemon *d, double *idle)
+{
+	struct ct_run_env e = { 0 };
+	time_t now = (time_t)ct_clock_now(d->clk);
+	struct tm tm;
+	int rc;
+
+	if (d->prefs.always) {
+		e.idle_seconds = 1e9;
+	} else {
+		rc = ct_idle_get(&d->idle, &e.idle_seconds);
+		if (rc < 0) {
+			/* not knowing is not idle: never compute over a user */
+			ct_log_debug("idle source %s: %s", d->idle.name, ct_errmsg(rc));
+			e.idle_seconds = 0;
+		}
+	}
+	*idle = e.idle_seconds;
+	e.on_battery = d->prefs.run_on_battery ? 0 : ct_prefs_on_battery(NULL);
+	localtime_r(&now, &tm);
+	e.minute_of_day = tm.tm_hour * 60 + tm.tm_min;
+	e.device_is_gpu = d->host.device_is_gpu;
+	return ct_prefs_decide(&d->prefs, &e);
+}
+
+/* Save the engine state and record it (lock not held on entry). */
+static int checkpoint(struct ct_daemon *d, struct running *r)
+{
+	int rc = ct_task_checkpoint(&r->run, r->slot);
+	struct ct_task *t;
+
+	ct_daemon_lock(d);
+	t = cur_task(d, r);
+	if (rc < 0) {
+		ct_log_error("%s: checkpoint failed: %s", r->name, ct_errmsg(rc));
+	} else if (t != NULL) {
+		ct_strset(&t->checkpoint, "state");
+		t->step = ct_wu_steps_done(r->run.wu);
+		ct_daemon_save(d);
+	}
+	ct_daemon_unlock(d);
+	r->last_ckpt = ct_clock_mono(d->clk);
+	return rc;
+}
+
+static void close_running(struct ct_daemon *d, struct running *r)
+{
+	ct_task_close(&r->run);
+	free(r->slot);
+	r->slot = NULL;
+	ct_daemon_lock(d);
+	d->running_task[0] = d->running_project[0] = '\0';
+	d->tokens_per_s = 0;
+	ct_daemon_unlock(d);
+	r->name[0] = '\0';
+}
+
+/* Task failed for good: report the error (lock held). */
+static void task_error(struct ct_daemon *d, struct ct_task *t, int rc)
+{
+	ct_log_error("%s: %s", t->name, ct_errmsg(rc));
+	t->state = CT_TASK_DONE;
+	t->outcome = rc;
+	ct_strset(&t->error, ct_errmsg(rc));
+	ct_daemon_save(d);
+	ct_daemon_wake(d);
+}
+
+/* Choose the next task: one already RUNNING, else the READY one with the
+ * earliest deadline. Lock held. */
+static struct ct_task *pick(struct ct_daemon *d, struct ct_project **owner)
+{
+	struct ct_task *best = NULL;
+
+	for (size_t i = 0; i < d->st->nprojects; i++) {
+		struct ct_project *p = &d->st->projects[i];
+
+		for (size_t j = 0; j < p->ntasks; j++) {
+			struct ct_task *t = &p->tasks[j];
+
+			if (t->state != CT_TASK_RUNNING && t->state != CT_TASK_READY)
+				continue;
+			if (best == NULL ||
+			    (t->state == CT_TASK_RUNNING && best->state != CT_TASK_RUNNING) ||
+			    (t->state == best->state && t->deadline < best->deadline)) {
+				best = t;
+				*owner = p;
+			}
+		}
+	}
+	return best;
+}
+
+/* Open the next task's WU into r. Returns 1 if one is running now. */
+static int start_task(struct ct_daemon *d, struct running *r)
+{
+	struct ct_project *p = NULL;
+	struct ct_task *t;
+	int rc;
+
+	ct_daemon_lock(d);
+	t = pick(d, &p);
+	if (t == NULL) {
+		ct_daemon_unlock(d);
+		return 0;
+	}
+	snprintf(r->url, sizeof(r->url), "%s", p->url);
+	snprintf(r->name, sizeof(r->name), "%s", t->name);
+	r->slot = ct_daemon_slot(d, t->name);
+	rc = r->slot ? ct_mkdir_p(r->slot, 0700) : CT_ENOMEM;
+	if (rc == 0)
+		rc = ct_task_open(&r->run, t, d->cache_dir, r->slot, d->host.device);
+	if (rc == CT_ENOENT) {
+		/* an input vanished from the cache: fetch it again */
+		ct_log_warn("%s: %s; downloading the inputs again", t->name, ct_errmsg(rc));
+		t->state = CT_TASK_DOWNLOADING;
+		ct_daemon_save(d);
+		ct_daemon_wake(d);
+	} else if (rc < 0) {
+		task_error(d, t, rc);
+	}
+	if (rc < 0) {
+		ct_daemon_unlock(d);
+		free(r->slot);
+		r->slot = NULL;
+		return 0;
+	}
+	ct_log_info("%s: %s on %s at step %d of %d", t->name,
+		    r->run.resumed ? "resuming" : "starting", d->host.device,
+		    ct_wu_steps_done(r->run.wu), r->run.hp.steps);
+	t->state = CT_TASK_RUNNING;
+	t->steps = r->run.hp.steps;
+	t->conforming = d->host.device_conforming;
+	ct_strset(&t->device, d->host.device);
+	snprintf(d->running_project, sizeof(d->running_project), "%s", r->url);
+	snprintf(d->running_task, sizeof(d->running_task), "%s", r->name);
+	d->nlosses = 0;
+	ct_daemon_save(d);
+	ct_daemon_unlock(d);
+	r->tok_per_step = ct_task_tokens_per_step(&r->run);
+	r->last_ckpt = ct_clock_mono(d->clk);
+	return 1;
+}
+
+/* The WU is complete: write the upload file, hand the task to the network. */
+static void finish_task(struct ct_daemon *d, struct running *r)
+{
+	char sha[CT_SHA256_HEXLEN + 1];
+	uint64_t size = 0, max;
+	struct ct_task *t;
+	int rc;
+
+	ct_daemon_lock(d);
+	t = cur_task(d, r);
+	max = t ? t->upload_max : 0;
+	ct_daemon_unlock(d);
+	rc = ct_task_write_result(&r->run, r->slot, max, sha, &size);
+	ct_daemon_lock(d);
+	t = cur_task(d, r);
+	if (t != NULL && t->state == CT_TASK_RUNNING) {
+		if (rc < 0) {
+			task_error(d, t, rc);
+		} else {
+			memcpy(t->output_sha256, sha, sizeof(sha));
+			t->output_size = size;
+			t->progress = 1;
+			t->state = CT_TASK_UPLOADING;
+			t->nfailures = 0;
+			t->next_try = 0;
+			ct_log_info("%s: done, final loss %.6f, result %s (%llu bytes)", t->name,
+				    t->last_loss, sha, (unsigned long long)size);
+			ct_daemon_save(d);
+			ct_daemon_wake(d);
+		}
+	}
+	ct_daemon_unlock(d);
+	close_running(d, r);
+}
+
+/* Record one step (lock not held). Returns 0, or 1 if the task is gone. */
+static int record_step(struct ct_daemon *d, struct running *r, float loss, double dt)
+{
+	struct ct_task *t;
+	int gone = 0;
+
+	ct_daemon_lock(d);
+	t = cur_task(d, r);
+	if (t == NULL || t->state != CT_TASK_RUNNING) {
+		ct_log_info("%s: aborted; dropping its work", r->name);
+		gone = 1;
+	} else {
+		t->step = ct_wu_steps_done(r->run.wu);
+		t->progress = t->steps > 0 ? (double)t->step / t->steps : 0;
+		t->last_loss = loss;
+		t->elapsed += dt;
+		d->st->totals.seconds += dt;
+		d->st->totals.tokens += r->tok_per_step;
+		if (dt > 0)
+			d->tokens_per_s = d->tokens_per_s > 0
+				? 0.7 * d->tokens_per_s + 0.3 * r->tok_per_step / dt
+				: r->tok_per_step / dt;
+		if (d->nlosses == CT_LOSS_HISTORY) {
+			memmove(d->losses, d->losses + 1, (CT_LOSS_HISTORY - 1) * sizeof(float));
+			d->nlosses--;
+		}
+		d->losses[d->nlosses++] = loss;
+	}
+	ct_daemon_unlock(d);
+	return gone;
+}
+
+/* One step of the running WU. */
+static void step(struct ct_daemon *d, struct running *r)
+{
+	double t0 = ct_clock_mono(d->clk), dt, pause;
+	float loss;
+	int rc;
+
+	rc = ct_wu_step(r->run.wu, &loss);
+	dt = ct_clock_mono(d->clk) - t0;
+	if (rc < 0) {
+		struct ct_task *t;
+
+		ct_log_error("%s: step failed: %s", r->name, ct_errmsg(rc));
+		ct_daemon_lock(d);
+		t = cur_task(d, r);
+		if (t != NULL && ++t->nfailures >= MAX_STEP_FAILURES)
+			task_error(d, t, rc);
+		ct_daemon_unlock(d);
+		close_running(d, r);	/* resumes from the checkpoint */
+		return;
+	}
+	if (record_step(d, r, loss, dt)) {
+		close_running(d, r);
+		return;
+	}
+	if (ct_wu_done(r->run.wu)) {
+		finish_task(d, r);
+		return;
+	}
+	if (ct_clock_mono(d->clk) - r->last_ckpt >= d->prefs.checkpoint_seconds)
+		checkpoint(d, r);
+	pause = ct_prefs_throttle_sleep(&d->prefs, dt);
+	if (pause > 0)
+		ct_clock_sleep(d->clk, pause);
+}
+
+static void suspend(struct ct_daemon *d, struct running *r, enum ct_suspend_reason why)
+{
+	ct_log_info("%s: suspending (%s) at step %d", r->name, ct_suspend_reason_str(why),
+		    ct_wu_steps_done(r->run.wu));
+	checkpoint(d, r);
+	close_running(d, r);
+}
+
+void ct_compute_loop(struct ct_daemon *d)
+{
+	struct running r;
+	enum ct_suspend_reason why, last = CT_RUN_OK;
+	double idle;
+
+	memset(&r, 0, sizeof(r));
+	while (!d->stop) {
+		why = decide(d, &idle);
+		ct_daemon_lock(d);
+		if (d->user_suspended)
+			why = CT_SUSPEND_USER_REQUEST;
+		d->reason = why;
+		d->idle_seconds = idle;
+		ct_daemon_unlock(d);
+		if (why != last)
+			ct_log_info("compute: %s", ct_suspend_reason_str(why));
+		last = why;
+		if (why != CT_RUN_OK) {
+			if (r.run.wu != NULL)
+				suspend(d, &r, why);
+			ct_clock_sleep(d->clk, 0.25);
+			continue;
+		}
+		if (r.run.wu == NULL && !start_task(d, &r)) {
+			ct_clock_sleep(d->clk, 0.25);
+			continue;
+		}
+		step(d, &r);
+	}
+	if (r.run.wu != NULL) {
+		ct_log_info("%s: checkpointing at step %d before exit", r.name,
+			    ct_wu_steps_done(r.run.wu));
+		checkpoint(d, &r);
+		close_running(d, &r);
+	}
+}

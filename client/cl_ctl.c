@@ -1,0 +1,191 @@
+/*
+ * cl_ctl.c - see cl_ctl.h.
+ */
+#include "cl_ctl.h"
+#include "ct_err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fill_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return ct_error(CT_ETOOBIG, "socket path too long: %s", path);
+	memcpy(sa->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+static int connect_to(const char *path, int *out)
+{
+	struct sockaddr_un sa;
+	int fd, rc;
+
+	*out = -1;
+	rc = fill_addr(path, &sa);
+	if (rc < 0)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ct_error_errno("socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		if (e == ENOENT || e == ECONNREFUSED)
+			return ct_error(e == ENOENT ? CT_ENOENT : CT_ENET,
+					"no daemon on %s (is 'ctune run' running?)", path);
+		errno = e;
+		return ct_error_errno("connect %s", path);
+	}
+	*out = fd;
+	return 0;
+}
+
+int ct_ctl_listen(const char *path, int *out)
+{
+	struct sockaddr_un sa;
+	mode_t old;
+	int fd = -1, probe, rc;
+
+	*out = -1;
+	rc = fill_addr(path, &sa);
+	if (rc < 0)
+		return rc;
+	if (connect_to(path, &probe) == 0) {
+		close(probe);
+		return ct_error(CT_EBUSY, "a daemon already listens on %s", path);
+	}
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return ct_error_errno("socket");
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 8) < 0) {
+		rc = ct_error_errno("bind %s", path);
+		close(fd);
+		return rc;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Read up to the first '\n' (at most CT_CTL_MAX_LINE bytes) within 2 s. */
+static int read_line(int fd, char *line, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 2000) <= 0)
+			return ct_error(CT_ETIMEOUT, "control client sent no request");
+		r = read(fd, line + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		line[n] = '\0';
+		if (memchr(line, '\n', n) != NULL)
+			break;
+	}
+	line[n] = '\0';
+	if (strchr(line, '\n') == NULL)
+		return ct_error(CT_EPROTO, "control request not a line");
+	line[strcspn(line, "\r\n")] = '\0';
+	return 0;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			if (errno == EAGAIN && poll(&pf, 1, 2000) > 0)
+				continue;
+			return ct_error_errno("control reply");
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int ct_ctl_serve_one(int listen_fd, int (*handler)(const char *cmd, struct ct_buf *reply,
+						   void *arg), void *arg)
+{
+	struct ct_buf reply = CT_BUF_INIT(CT_CTL_MAX_REPLY);
+	char line[CT_CTL_MAX_LINE + 1];
+	int fd, rc;
+
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? CT_EAGAIN
+							    : ct_error_errno("accept");
+	/* the accepted socket inherits nothing: make it blocking explicitly */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	rc = read_line(fd, line, sizeof(line));
+	if (rc < 0) goto out;
+	handler(line, &reply, arg);
+	rc = write_all(fd, reply.data ? reply.data : (const unsigned char *)"", reply.len);
+out:
+	close(fd);
+	ct_buf_free(&reply);
+	return rc;
+}
+
+int ct_ctl_request(const char *path, const char *cmd, double timeout_s, struct ct_buf *reply)
+{
+	struct timespec t0, t;
+	unsigned char chunk[4096];
+	int fd, rc;
+
+	rc = connect_to(path, &fd);
+	if (rc < 0)
+		return rc;
+	rc = write_all(fd, (const unsigned char *)cmd, strlen(cmd));
+	if (rc == 0) rc = write_all(fd, (const unsigned char *)"\n", 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rc == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left;
+		ssize_t r;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_s - (t.tv_sec - t0.tv_sec) - (t.tv_nsec - t0.tv_nsec) / 1e9;
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0) {
+			rc = ct_error(CT_ETIMEOUT, "daemon did not answer '%s'", cmd);
+			break;
+		}
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = ct_error_errno("read %s", path);
+			break;
+		}
+		if (r == 0)
+			break;
+		rc = ct_buf_append(reply, chunk, (size_t)r);
+	}
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,522 @@
+/*
+ * cl_daemon.c - see cl_daemon.h: start-up, shared helpers, the control
+ * socket and its status document, shutdown.
+ */
+#include "config.h"
+#include "cl_daemon_int.h"
+#include "cl_ctl.h"
+#include "cl_http.h"
+#include "cl_paths.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+void ct_daemon_lock(struct ct_daemon *d)
+{
+	pthread_mutex_lock(&d->lock);
+}
+
+void ct_daemon_unlock(struct ct_daemon *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+void ct_daemon_save(struct ct_daemon *d)
+{
+	int rc = ct_state_save(d->st);
+
+	if (rc < 0)
+		ct_log_error("saving %s: %s (the previous state is intact)", d->state_path,
+			     ct_errmsg(rc));
+}
+
+void ct_daemon_wake(struct ct_daemon *d)
+{
+	pthread_cond_broadcast(&d->wake);
+}
+
+void ct_daemon_wait(struct ct_daemon *d, double s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)s;
+	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+}
+
+char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", d->slots_dir, task_name) < 0)
+		return NULL;
+	return p;
+}
+
+/* 1 if some task of any project still needs the cache file sha. */
+static int cache_needed(struct ct_daemon *d, const char *sha)
+{
+	for (size_t i = 0; i < d->st->nprojects; i++) {
+		struct ct_project *p = &d->st->projects[i];
+
+		for (size_t j = 0; j < p->ntasks; j++)
+			for (size_t k = 0; k < p->tasks[j].nfiles; k++)
+				if (strcmp(p->tasks[j].files[k].sha256, sha) == 0 &&
+				    p->tasks[j].state != CT_TASK_REPORTED)
+					return 1;
+	}
+	return 0;
+}
+
+static void remove_slot(struct ct_daemon *d, const char *name)
+{
+	char *slot = ct_daemon_slot(d, name), path[4200];
+
+	if (slot == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/state", slot);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/result.ctd", slot);
+	unlink(path);
+	rmdir(slot);
+	free(slot);
+}
+
+void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
+{
+	char (*shas)[CT_SHA256_HEXLEN + 1] = NULL;
+	size_t nshas = 0;
+
+	for (size_t i = 0; i < p->ntasks;) {
+		struct ct_task *t = &p->tasks[i];
+		void *grown;
+
+		if (t->state != CT_TASK_REPORTED ||
+		    (strcmp(d->running_task, t->name) == 0 &&
+		     strcmp(d->running_project, p->url) == 0)) {
+			i++;
+			continue;
+		}
+		grown = realloc(shas, (nshas + t->nfiles + 1) * sizeof(*shas));
+		if (grown != NULL) {
+			shas = grown;
+			for (size_t k = 0; k < t->nfiles; k++)
+				memcpy(shas[nshas++], t->files[k].sha256, CT_SHA256_HEXLEN + 1);
+		}
+		remove_slot(d, t->name);
+		ct_project_remove_task(p, i);
+	}
+	for (size_t i = 0; i < nshas; i++) {
+		char path[4200];
+
+		if (shas[i][0] == '\0' || cache_needed(d, shas[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->cache_dir, shas[i]);
+		unlink(path);
+	}
+	free(shas);
+}
+
+int ct_daemon_start_project(struct ct_daemon *d, const char *url)
+{
+	struct ct_net_arg *a = calloc(1, sizeof(*a));
+	pthread_t th;
+
+	if (a == NULL || (a->url = strdup(url)) == NULL) {
+		free(a);
+		return CT_ENOMEM;
+	}
+	a->d = d;
+	if (pthread_create(&th, NULL, ct_net_thread, a) != 0) {
+		free(a->url);
+		free(a);
+		return ct_error(CT_EINTERNAL, "cannot start a thread");
+	}
+	pthread_detach(th);
+	d->nthreads++;
+	return 0;
+}
+
+/* ---- status document ---- */
+
+static int status_task(struct ct_buf *b, const struct ct_task *t)
+{
+	const char *job = ct_task_param(t, "job_id"), *round = ct_task_param(t, "round");
+	int rc;
+
+	rc = ct_xml_open(b, "task");
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", t->name);
+	if (rc == 0) rc = ct_xml_elem_str(b, "state", ct_task_state_str(t->state));
+	if (rc == 0) rc = ct_xml_elem_double(b, "progress", isfinite(t->progress) ? t->progress : 0);
+	if (rc == 0) rc = ct_xml_elem_long(b, "step", t->step);
+	if (rc == 0) rc = ct_xml_elem_long(b, "steps", t->steps);
+	if (rc == 0 && isfinite(t->last_loss)) rc = ct_xml_elem_double(b, "last_loss", t->last_loss);
+	if (rc == 0 && job) rc = ct_xml_elem_str(b, "job", job);
+	if (rc == 0 && round) rc = ct_xml_elem_str(b, "round", round);
+	if (rc == 0) rc = ct_xml_elem_double(b, "deadline", t->deadline);
+	if (rc == 0 && t->error) rc = ct_xml_elem_str(b, "error", t->error);
+	if (rc == 0) rc = ct_xml_close(b, "task");
+	return rc;
+}
+
+static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct_project *p)
+{
+	double now = ct_clock_now(d->clk), next = fmax(p->next_rpc, p->request_delay_until);
+	int rc;
+
+	rc = ct_xml_open(b, "project");
+	if (rc == 0) rc = ct_xml_elem_str(b, "url", p->url);
+	if (rc == 0 && p->user_name) rc = ct_xml_elem_str(b, "user_name", p->user_name);
+	if (rc == 0) rc = ct_xml_elem_long(b, "hostid", p->hostid);
+	if (rc == 0) rc = ct_xml_elem_double(b, "credit", p->credit);
+	if (rc == 0) rc = ct_xml_elem_double(b, "rac", p->rac);
+	if (rc == 0) rc = ct_xml_elem_long(b, "rank", p->rank);
+	if (rc == 0) rc = ct_xml_elem_long(b, "nfailures", p->nfailures);
+	if (rc == 0) rc = ct_xml_elem_double(b, "next_rpc_in", next > now ? next - now : 0);
+	for (size_t i = 0; i < p->ntasks && rc == 0; i++)
+		rc = status_task(b, &p->tasks[i]);
+	if (rc == 0) rc = ct_xml_close(b, "project");
+	return rc;
+}
+
+/* The <status> document (lock held). */
+static int status_xml(struct ct_daemon *d, struct ct_buf *b)
+{
+	const struct ct_totals *tt = &d->st->totals;
+	int rc;
+
+	rc = ct_xml_open(b, "status");
+	if (rc == 0) rc = ct_xml_elem_long(b, "pid", (long)getpid());
+	if (rc == 0) rc = ct_xml_elem_str(b, "version", PACKAGE_VERSION);
+	if (rc == 0) rc = ct_xml_elem_str(b, "device", d->host.device);
+	if (rc == 0) rc = ct_xml_elem_str(b, "device_name",
+		strncmp(d->host.device, "opencl:", 7) == 0
+			? d->host.devices[atoi(d->host.device + 7)].name : "C reference (CPU)");
+	if (rc == 0) rc = ct_xml_elem_long(b, "conforming", d->host.device_conforming);
+	if (rc == 0) rc = ct_xml_elem_str(b, "activity", d->reason == CT_RUN_OK
+		? (d->running_task[0] ? "computing" : "idle, no work") : "suspended");
+	if (rc == 0) rc = ct_xml_elem_str(b, "reason", ct_suspend_reason_str(d->reason));
+	if (rc == 0) rc = ct_xml_elem_double(b, "idle_seconds", fmin(d->idle_seconds, 1e9));
+	if (rc == 0) rc = ct_xml_elem_double(b, "tokens_per_s", d->tokens_per_s);
+	if (rc == 0 && d->running_task[0]) rc = ct_xml_elem_str(b, "running", d->running_task);
+	if (rc == 0) rc = ct_xml_elem_double(b, "uptime", ct_clock_now(d->clk) - d->started);
+	if (rc == 0) rc = ct_xml_open(b, "totals");
+	if (rc == 0) rc = ct_xml_elem_long(b, "results_done", tt->results_done);
+	if (rc == 0) rc = ct_xml_elem_long(b, "results_reported", tt->results_reported);
+	if (rc == 0) rc = ct_xml_elem_double(b, "seconds", tt->seconds);
+	if (rc == 0) rc = ct_xml_elem_double(b, "tokens", tt->tokens);
+	if (rc == 0) rc = ct_xml_close(b, "totals");
+	for (size_t i = 0; i < d->st->nprojects && rc == 0; i++)
+		rc = status_project(d, b, &d->st->projects[i]);
+	if (rc == 0) rc = ct_xml_open(b, "losses");
+	for (int i = 0; i < d->nlosses && rc == 0; i++)
+		rc = isfinite(d->losses[i]) ? ct_xml_elem_double(b, "l", d->losses[i]) : 0;
+	if (rc == 0) rc = ct_xml_close(b, "losses");
+	if (rc == 0) rc = ct_xml_close(b, "status");
+	return rc;
+}
+
+/* "attach URL KEY" while the daemon runs. Lock held. */
+static int ctl_attach(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	char url[1024], key[256];
+	int rc;
+
+	if (sscanf(args, "%1023s %255s", url, key) != 2)
+		return ct_buf_appends(reply, "error usage: attach URL KEY\n");
+	rc = ct_state_add_project(d->st, url, key, NULL);
+	if (rc == 0) {
+		ct_daemon_save(d);
+		rc = ct_daemon_start_project(d, url);
+	}
+	if (rc < 0)
+		return ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc));
+	ct_log_info("attached to %s", url);
+	return ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_detach(struct ct_daemon *d, const char *url, struct ct_buf *reply)
+{
+	struct ct_project *p = ct_state_find_project(d->st, url);
+	int rc;
+
+	if (p != NULL) {
+		/* the compute thread notices its task is gone and drops it */
+		for (size_t i = 0; i < p->ntasks; i++)
+			p->tasks[i].state = CT_TASK_REPORTED;
+		d->running_task[0] = '\0';
+		ct_daemon_forget_reported(d, p);
+	}
+	rc = ct_state_remove_project(d->st, url);
+	if (rc < 0)
+		return ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc));
+	ct_daemon_save(d);
+	ct_daemon_wake(d);
+	ct_log_info("detached from %s", url);
+	return ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_handler(const char *cmd, struct ct_buf *reply, void *arg)
+{
+	struct ct_daemon *d = arg;
+	int rc = 0;
+
+	ct_daemon_lock(d);
+	if (strcmp(cmd, "status") == 0) {
+		rc = status_xml(d, reply);
+	} else if (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0) {
+		d->user_suspended = strcmp(cmd, "suspend") == 0;
+		rc = ct_buf_appends(reply, "ok\n");
+	} else if (strcmp(cmd, "quit") == 0) {
+		d->stop = 1;
+		ct_daemon_wake(d);
+		rc = ct_buf_appends(reply, "ok\n");
+	} else if (strncmp(cmd, "attach ", 7) == 0) {
+		rc = ctl_attach(d, cmd + 7, reply);
+	} else if (strncmp(cmd, "detach ", 7) == 0) {
+		rc = ctl_detach(d, cmd + 7, reply);
+	} else {
+		rc = ct_buf_appends(reply, "error unknown command\n");
+	}
+	ct_daemon_unlock(d);
+	return rc;
+}
+
+struct ctl_arg {
+	struct ct_daemon *d;
+	int fd;
+};
+
+static void *ctl_thread(void *varg)
+{
+	struct ctl_arg *a = varg;
+
+	while (!a->d->stop) {
+		struct pollfd p = { .fd = a->fd, .events = POLLIN };
+
+		if (got_signal) {
+			ct_log_info("signal %d: stopping", (int)got_signal);
+			a->d->stop = 1;
+			break;
+		}
+		if (a->d->o->exit_after > 0 &&
+		    ct_clock_now(a->d->clk) - a->d->started >= a->d->o->exit_after) {
+			ct_log_info("--exit-after reached: stopping");
+			a->d->stop = 1;
+			break;
+		}
+		if (poll(&p, 1, 200) > 0) {
+			int rc = ct_ctl_serve_one(a->fd, ctl_handler, a->d);
+
+			if (rc < 0 && rc != CT_EAGAIN)
+				ct_log_debug("control socket: %s", ct_errmsg(rc));
+		}
+	}
+	return NULL;
+}
+
+/* ---- start-up and shutdown ---- */
+
+static int make_paths(struct ct_daemon *d)
+{
+	d->dir = strdup(d->o->dir);
+	d->state_path = ct_cl_path(d->o->dir, CT_CL_STATE_FILE);
+	d->cache_dir = ct_cl_path(d->o->dir, CT_CL_CACHE_DIR);
+	d->slots_dir = ct_cl_path(d->o->dir, CT_CL_SLOTS_DIR);
+	d->sock_path = ct_cl_path(d->o->dir, CT_CL_SOCKET_FILE);
+	if (!d->dir || !d->state_path || !d->cache_dir || !d->slots_dir || !d->sock_path)
+		return CT_ENOMEM;
+	if (ct_mkdir_p(d->cache_dir, 0700) < 0 || ct_mkdir_p(d->slots_dir, 0700) < 0)
+		return ct_error(CT_EIO, "cannot create %s/cache and slots", d->dir);
+	return 0;
+}
+
+/* flock the lock file: one daemon per state directory. *fd stays open. */
+static int take_lock(const char *dir, int *fd)
+{
+	char *path = ct_cl_path(dir, CT_CL_LOCK_FILE);
+
+	*fd = -1;
+	if (path == NULL)
+		return CT_ENOMEM;
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(path);
+	if (*fd < 0)
+		return ct_error_errno("open %s/%s", dir, CT_CL_LOCK_FILE);
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+		return ct_error(CT_EBUSY, "another 'ctune run' uses %s", dir);
+	return 0;
+}
+
+static int open_idle(struct ct_daemon *d)
+{
+	if (d->o->idle_file != NULL)
+		return ct_idle_open_file(&d->idle, d->o->idle_file);
+	return ct_idle_open_default(&d->idle, d->clk);
+}
+
+static int describe_host(struct ct_daemon *d)
+{
+	struct ct_buf b = CT_BUF_INIT(1 << 16);
+	int rc;
+
+	ct_host_probe(&d->host, d->o->selftest);
+	rc = ct_host_choose(&d->host, d->prefs.device);
+	if (rc == CT_ENOTFOUND) {
+		ct_log_warn("%s; computing on the CPU reference", ct_errmsg(rc));
+		rc = ct_host_choose(&d->host, "cpu");
+	}
+	if (rc < 0)
+		return rc;
+	rc = ct_host_to_xml(&d->host, &b);
+	if (rc == 0)
+		d->host_xml = (char *)ct_buf_steal(&b, NULL);
+	ct_buf_free(&b);
+	ct_log_info("computing on %s (%s)", d->host.device,
+		    d->host.device_conforming ? "conforming" : "not conforming");
+	return rc;
+}
+
+static int start(struct ct_daemon *d, int *lock_fd, int *ctl_fd)
+{
+	int rc;
+
+	rc = make_paths(d);
+	if (rc == 0) rc = take_lock(d->dir, lock_fd);
+	if (rc == 0) rc = ct_state_load(d->state_path, &d->st);
+	if (rc == 0) rc = ct_state_save(d->st);	/* writable? fail now, not later */
+	if (rc == 0) rc = open_idle(d);
+	if (rc == 0) rc = describe_host(d);
+	if (rc == 0) rc = ct_ctl_listen(d->sock_path, ctl_fd);
+	return rc;
+}
+
+/* Tasks that were mid-upload or mid-run when the last daemon died simply
+ * continue: RUNNING resumes from its checkpoint, UPLOADING uploads again
+ * (the server accepts identical bytes twice), DONE is reported again if
+ * the ack was lost (the server answers DUP, which counts as accepted). */
+static void recover(struct ct_daemon *d)
+{
+	for (size_t i = 0; i < d->st->nprojects; i++) {
+		struct ct_project *p = &d->st->projects[i];
+
+		for (size_t j = 0; j < p->ntasks; j++)
+			p->tasks[j].next_try = 0;
+		ct_daemon_forget_reported(d, p);
+		ct_log_info("%s: %zu task(s), host id %ld", p->url, p->ntasks, p->hostid);
+	}
+}
+
+static void shutdown_threads(struct ct_daemon *d, pthread_t ctl, int have_ctl)
+{
+	double t0 = ct_clock_mono(&ct_clock_system);
+
+	d->stop = 1;
+	ct_daemon_lock(d);
+	ct_daemon_wake(d);
+	while (d->nthreads > 0 && ct_clock_mono(&ct_clock_system) - t0 < 30)
+		ct_daemon_wait(d, 0.2);
+	ct_daemon_save(d);
+	ct_daemon_unlock(d);
+	if (have_ctl)
+		pthread_join(ctl, NULL);
+}
+
+static void cleanup(struct ct_daemon *d)
+{
+	ct_state_free(d->st);
+	ct_idle_close(&d->idle);
+	ct_host_free(&d->host);
+	free(d->host_xml);
+	free(d->dir);
+	free(d->state_path);
+	free(d->cache_dir);
+	free(d->slots_dir);
+	free(d->sock_path);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->wake);
+}
+
+static void init_sync(struct ct_daemon *d)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->wake, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+int ct_daemon_run(const struct ct_daemon_opts *o)
+{
+	struct ct_daemon d;
+	struct ctl_arg ca;
+	struct sigaction sa;
+	pthread_t ctl;
+	int rc, lock_fd = -1, ctl_fd = -1, have_ctl = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	d.clk = o->clk ? o->clk : &ct_clock_system;
+	d.prefs = o->prefs;
+	init_sync(&d);
+	ct_backoff_init(&d.backoff, o->backoff_base, o->backoff_cap, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ct_http_init();
+	rc = start(&d, &lock_fd, &ctl_fd);
+	if (rc < 0) goto out;
+	d.started = ct_clock_now(d.clk);
+	ct_log_info("ctune %s running in %s (pid %ld)", PACKAGE_VERSION, d.dir, (long)getpid());
+	ct_daemon_lock(&d);
+	recover(&d);
+	for (size_t i = 0; i < d.st->nprojects && rc == 0; i++)
+		rc = ct_daemon_start_project(&d, d.st->projects[i].url);
+	ct_daemon_unlock(&d);
+	ca.d = &d;
+	ca.fd = ctl_fd;
+	if (rc == 0 && pthread_create(&ctl, NULL, ctl_thread, &ca) == 0)
+		have_ctl = 1;
+	if (rc == 0)
+		ct_compute_loop(&d);
+	shutdown_threads(&d, ctl, have_ctl);
+	ct_log_info("stopped");
+out:
+	if (ctl_fd >= 0) {
+		close(ctl_fd);
+		unlink(d.sock_path);
+	}
+	if (lock_fd >= 0)
+		close(lock_fd);
+	cleanup(&d);
+	return rc;
+}

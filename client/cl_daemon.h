@@ -1,0 +1,40 @@
+/*
+ * cl_daemon.h - `ctune run`: the volunteer daemon.
+ *
+ * One process per state directory (flock on ctune.lock). Threads:
+ *  - one network thread per attached project: downloads inputs, uploads
+ *    results, and makes the scheduler RPC (report finished results, ask for
+ *    work when fewer than work_buffer tasks are queued), honouring the
+ *    server's request_delay and backing off with jitter after failures;
+ *  - the compute thread (the caller's): decides from the prefs and the idle
+ *    source whether it may compute, runs the chosen task's WU step by step,
+ *    checkpoints every checkpoint_seconds and on every suspend, and writes
+ *    the upload file at the end;
+ *  - the control thread: answers `ctune status`, `saver`, suspend/resume,
+ *    attach/detach on the Unix socket.
+ * They share the client state under one mutex; every change is saved
+ * atomically before anyone acts on it (see cl_state.h for the order).
+ */
+#ifndef CT_CL_DAEMON_H
+#define CT_CL_DAEMON_H
+
+#include "cl_clock.h"
+#include "cl_prefs.h"
+
+struct ct_daemon_opts {
+	const char *dir;		/* state directory (exists, 0700) */
+	struct ct_prefs prefs;		/* prefs.conf + command line */
+	const char *idle_file;		/* test idle source, or NULL */
+	double backoff_base;		/* seconds; <= 0: 60 */
+	double backoff_cap;		/* seconds; <= 0: 4 h */
+	int selftest;			/* run the OpenCL self-test at start */
+	double exit_after;		/* > 0: stop after this many seconds (tests) */
+	const struct ct_clock *clk;	/* NULL: the system clock */
+};
+
+/* Run until SIGTERM/SIGINT or a "quit" on the control socket, then
+ * checkpoint the running task and save. Returns 0 or a CT_E* code for a
+ * start-up failure (state unreadable, another daemon running, socket). */
+int ct_daemon_run(const struct ct_daemon_opts *o);
+
+#endif

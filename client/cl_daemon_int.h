@@ -1,0 +1,82 @@
+/*
+ * cl_daemon_int.h - what the daemon's three files (cl_daemon.c, cl_net.c,
+ * cl_compute.c) share. Not a public interface.
+ */
+#ifndef CT_CL_DAEMON_INT_H
+#define CT_CL_DAEMON_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "cl_backoff.h"
+#include "cl_clock.h"
+#include "cl_daemon.h"
+#include "cl_host.h"
+#include "cl_idle.h"
+#include "cl_prefs.h"
+#include "cl_state.h"
+
+#define CT_LOSS_HISTORY 512
+
+struct ct_daemon {
+	const struct ct_daemon_opts *o;
+	const struct ct_clock *clk;
+	char *dir, *state_path, *cache_dir, *slots_dir, *sock_path;
+	struct ct_prefs prefs;
+	struct ct_idle_source idle;
+	struct ct_host host;
+	char *host_xml;			/* <host> element, made once */
+
+	pthread_mutex_t lock;		/* guards everything below */
+	pthread_cond_t wake;		/* network threads wait on it */
+	struct ct_state *st;
+	struct ct_backoff backoff;
+	int user_suspended;		/* "suspend" on the socket */
+	enum ct_suspend_reason reason;	/* the compute thread's last decision */
+	double idle_seconds;
+	char running_project[1024];	/* task the compute thread has open */
+	char running_task[128];
+	double tokens_per_s;
+	float losses[CT_LOSS_HISTORY];	/* step losses of the running task */
+	int nlosses;
+	double started;
+	int nthreads;			/* network threads alive */
+	volatile int stop;		/* read without the lock: set once */
+};
+
+/* Lock/unlock the daemon's mutex. */
+void ct_daemon_lock(struct ct_daemon *d);
+void ct_daemon_unlock(struct ct_daemon *d);
+
+/* Save the state (lock held); a failure is logged, not fatal: the old file
+ * stays valid and the next save tries again. */
+void ct_daemon_save(struct ct_daemon *d);
+
+/* Wake the network threads (lock held). */
+void ct_daemon_wake(struct ct_daemon *d);
+
+/* Sleep up to s seconds on the condition (lock held; returns with it held). */
+void ct_daemon_wait(struct ct_daemon *d, double s);
+
+/* Slot directory of a task (malloc'd). */
+char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name);
+
+/* Remove REPORTED tasks of p (except the one the compute thread has open),
+ * deleting their slot directories and cache files nobody needs any more.
+ * Lock held. */
+void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p);
+
+/* A network thread for one project; arg is a malloc'd struct ct_net_arg. */
+struct ct_net_arg {
+	struct ct_daemon *d;
+	char *url;
+};
+void *ct_net_thread(void *arg);
+
+/* The compute loop; returns when d->stop is set. */
+void ct_compute_loop(struct ct_daemon *d);
+
+/* Start the network thread of project url (lock held). */
+int ct_daemon_start_project(struct ct_daemon *d, const char *url);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * cl_net.c - a project's network thread: downloads, uploads, scheduler RPC.
+ *
+ * Each pass picks one thing to do, copies what it needs out of the state,
+ * drops the lock for the network I/O, then takes the lock again, finds the
+ * task again by name (it may have been aborted meanwhile) and records the
+ * outcome, saving the state before anything else relies on it.
+ */
+#include "cl_daemon_int.h"
+#include "cl_http.h"
+#include "cl_rpc.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRANSFER_FAILURES 8	/* then the task is reported as failed */
+#define RPC_REFRESH_S 3600.0	/* an RPC at least this often (credit) */
+
+static struct ct_project *project(struct ct_daemon *d, const char *url)
+{
+	return ct_state_find_project(d->st, url);
+}
+
+static struct ct_task *task_in(struct ct_daemon *d, const char *url, const char *name)
+{
+	struct ct_project *p = project(d, url);
+
+	return p ? ct_project_find_task(p, name) : NULL;
+}
+
+static void fail_task(struct ct_task *t, int rc, const char *what)
+{
+	ct_log_error("%s: %s failed for good: %s", t->name, what, ct_errmsg(rc));
+	t->state = CT_TASK_DONE;
+	t->outcome = rc;
+	ct_strset(&t->error, ct_errmsg(rc));
+}
+
+/* After a failed transfer of t: back off, or give up. */
+static void transfer_failed(struct ct_daemon *d, struct ct_task *t, int rc, const char *what,
+			    int fatal)
+{
+	double delay;
+
+	t->nfailures++;
+	if (fatal || t->nfailures >= MAX_TRANSFER_FAILURES) {
+		fail_task(t, rc, what);
+		return;
+	}
+	delay = ct_backoff_delay(&d->backoff, t->nfailures);
+	t->next_try = ct_clock_now(d->clk) + delay;
+	ct_log_warn("%s: %s failed (%s); retry in %.1f s", t->name, what, ct_errmsg(rc), delay);
+}
+
+/* ---- downloads ---- */
+
+static int do_download(struct ct_daemon *d, const char *url)
+{
+	struct ct_project *p = project(d, url);
+	struct ct_task_file *files = NULL;
+	struct ct_task *t = NULL;
+	struct ct_http_opts o = { .cancel = &d->stop };
+	char name[128];
+	size_t n = 0;
+	int rc = 0, hash_bad = 0;
+	double now = ct_clock_now(d->clk);
+
+	for (size_t i = 0; i < p->ntasks && t == NULL; i++)
+		if (p->tasks[i].state == CT_TASK_DOWNLOADING && p->tasks[i].next_try <= now)
+			t = &p->tasks[i];
+	if (t == NULL)
+		return 0;
+	snprintf(name, sizeof(name), "%s", t->name);
+	files = calloc(t->nfiles ? t->nfiles : 1, sizeof(*files));
+	if (files == NULL)
+		return 0;
+	for (n = 0; n < t->nfiles; n++) {
+		files[n] = t->files[n];
+		files[n].url = strdup(t->files[n].url ? t->files[n].url : "");
+		files[n].name = strdup(t->files[n].name ? t->files[n].name : "?");
+	}
+	ct_daemon_unlock(d);
+	for (size_t i = 0; i < n && rc == 0 && !d->stop; i++) {
+		ct_log_info("%s: downloading %s (%llu bytes)", name, files[i].name ? files[i].name : "?",
+			    (unsigned long long)files[i].size);
+		rc = ct_http_fetch_cached(files[i].url, d->cache_dir, files[i].sha256,
+					  files[i].size, &o);
+		hash_bad |= rc == CT_EHASH;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(files[i].url);
+		free(files[i].name);
+	}
+	free(files);
+	ct_daemon_lock(d);
+	t = task_in(d, url, name);
+	if (t == NULL || t->state != CT_TASK_DOWNLOADING || d->stop)
+		return 1;
+	if (rc == 0) {
+		t->state = CT_TASK_READY;
+		t->nfailures = 0;
+		ct_log_info("%s: inputs verified, ready", name);
+	} else {
+		/* a file that never matches its hash is the server's fault */
+		transfer_failed(d, t, rc, "download", hash_bad && t->nfailures >= 2);
+	}
+	ct_daemon_save(d);
+	return 1;
+}
+
+/* ---- uploads ---- */
+
+/* Whether an HTTP status of an upload is final (retrying cannot help). */
+static int upload_fatal(long status)
+{
+	return status == 400 || status == 401 || status == 403 || status == 404 ||
+	       status == 409 || status == 413;
+}
+
+static int do_upload(struct ct_daemon *d, const char *url)
+{
+	struct ct_project *p = project(d, url);
+	struct ct_buf reply = CT_BUF_INIT(1 << 16);
+	struct ct_task *t = NULL;
+	char name[128], *uurl = NULL, *tok = NULL, *shah = NULL, *slot = NULL, *file = NULL;
+	const char *hdrs[3];
+	long status = 0;
+	double now = ct_clock_now(d->clk);
+	int rc;
+
+	for (size_t i = 0; i < p->ntasks && t == NULL; i++)
+		if (p->tasks[i].state == CT_TASK_UPLOADING && p->tasks[i].next_try <= now)
+			t = &p->tasks[i];
+	if (t == NULL)
+		return 0;
+	snprintf(name, sizeof(name), "%s", t->name);
+	slot = ct_daemon_slot(d, name);
+	if (asprintf(&tok, "X-Upload-Token: %s", t->upload_token ? t->upload_token : "") < 0)
+		tok = NULL;
+	if (asprintf(&shah, "X-Content-SHA256: %s", t->output_sha256) < 0)
+		shah = NULL;
+	if (slot != NULL && asprintf(&file, "%s/result.ctd", slot) < 0)
+		file = NULL;
+	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
+	ct_daemon_unlock(d);
+	if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
+		rc = CT_ENOMEM;
+	} else {
+		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop };
+
+		hdrs[0] = tok;
+		hdrs[1] = shah;
+		hdrs[2] = NULL;
+		ct_log_info("%s: uploading", name);
+		rc = ct_http_upload(uurl, file, &o, &reply, &status);
+	}
+	ct_daemon_lock(d);
+	t = task_in(d, url, name);
+	if (t != NULL && t->state == CT_TASK_UPLOADING && !d->stop) {
+		if (rc == 0) {
+			t->state = CT_TASK_DONE;
+			t->nfailures = 0;
+			d->st->totals.results_done++;
+			ct_log_info("%s: uploaded %llu bytes", name,
+				    (unsigned long long)t->output_size);
+		} else {
+			if (rc == CT_EHTTP)
+				ct_log_warn("%s: upload refused: %.300s", name, ct_buf_cstr(&reply));
+			transfer_failed(d, t, rc, "upload", rc == CT_EHTTP && upload_fatal(status));
+		}
+		ct_daemon_save(d);
+		ct_daemon_wake(d);
+	}
+	free(tok);
+	free(shah);
+	free(file);
+	free(slot);
+	free(uurl);
+	ct_buf_free(&reply);
+	return 1;
+}
+
+/* ---- scheduler RPC ---- */
+
+/* How many results to ask for (0: none needed). */
+static int work_wanted(struct ct_daemon *d, const struct ct_project *p)
+{
+	int want = d->prefs.work_buffer - ct_project_active_tasks(p);
+
+	if (d->prefs.gpu_only && !d->host.device_is_gpu)
+		return 0;	/* could not compute it anyway */
+	return want > 0 ? want : 0;
+}
+
+static int rpc_due(struct ct_daemon *d, const struct ct_project *p, int *want)
+{
+	double now = ct_clock_now(d->clk);
+	int report = 0;
+
+	if (now < p->next_rpc || now < p->request_delay_until)
+		return 0;
+	for (size_t i = 0; i < p->ntasks; i++)
+		report |= p->tasks[i].state == CT_TASK_DONE;
+	*want = work_wanted(d, p);
+	return report || *want > 0 || now - p->last_rpc >= RPC_REFRESH_S;
+}
+
+static void rpc_failed(struct ct_daemon *d, struct ct_project *p, int rc, double delay_min)
+{
+	double delay;
+
+	p->nfailures++;
+	delay = ct_backoff_delay(&d->backoff, p->nfailures);
+	if (delay < delay_min)
+		delay = delay_min;
+	p->next_rpc = ct_clock_now(d->clk) + delay;
+	ct_log_warn("%s: scheduler RPC failed (%s); retry in %.1f s", p->url, ct_errmsg(rc), delay);
+}
+
+static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct_sched_reply *r)
+{
+	int nnew = 0, nrep = 0, rc;
+	double now = ct_clock_now(d->clk);
+
+	for (size_t i = 0; i < r->nacks; i++) {
+		struct ct_task *t = ct_project_find_task(p, r->acks[i].name);
+
+		nrep += t != NULL && t->state == CT_TASK_DONE;
+	}
+	rc = ct_rpc_apply_reply(p, r, now, &nnew);
+	if (rc < 0)
+		ct_log_error("%s: applying the reply: %s", p->url, ct_errmsg(rc));
+	d->st->totals.results_reported += nrep;
+	p->nfailures = 0;
+	p->next_rpc = 0;
+	p->last_rpc = now;
+	ct_daemon_forget_reported(d, p);
+	ct_log_info("%s: scheduler RPC ok: %d reported, %d new task%s, credit %.2f", p->url,
+		    nrep, nnew, nnew == 1 ? "" : "s", p->credit);
+}
+
+/* Send the request in req to url's scheduler; parse into r. */
+static int rpc_exchange(struct ct_daemon *d, const char *url, const struct ct_buf *req,
+			struct ct_sched_reply *r)
+{
+	struct ct_buf reply = CT_BUF_INIT(CT_RPC_MAX_REPLY);
+	struct ct_http_opts o = { .timeout_s = 120, .cancel = &d->stop };
+	char *rpc_url = NULL;
+	long status;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (asprintf(&rpc_url, "%s/rpc/scheduler", url) < 0)
+		return CT_ENOMEM;
+	rc = ct_http_post(rpc_url, "application/xml", req->data, req->len, 1, &o, &reply,
+			  &status);
+	/* refusals come as XML with an <error> even with a 4xx/5xx status */
+	if (rc == 0 || (rc == CT_EHTTP && reply.len > 0)) {
+		int prc = ct_rpc_parse_reply(reply.data, reply.len, r);
+
+		if (rc == 0 || (prc == 0 && r->error_code != NULL))
+			rc = prc;
+	}
+	free(rpc_url);
+	ct_buf_free(&reply);
+	return rc;
+}
+
+static int do_rpc(struct ct_daemon *d, const char *url)
+{
+	struct ct_project *p = project(d, url);
+	struct ct_buf req = CT_BUF_INIT(CT_RPC_MAX_REPLY);
+	struct ct_sched_reply r;
+	int want = 0, rc;
+
+	if (!rpc_due(d, p, &want))
+		return 0;
+	rc = ct_rpc_build_request(d->st, p, d->host_xml, want, &req);
+	if (rc < 0) {
+		ct_log_error("%s: cannot build the request: %s", url, ct_errmsg(rc));
+		p->next_rpc = ct_clock_now(d->clk) + 60;
+		ct_buf_free(&req);
+		return 1;
+	}
+	ct_daemon_unlock(d);
+	ct_log_debug("%s: scheduler RPC, asking for %d", url, want);
+	rc = rpc_exchange(d, url, &req, &r);
+	ct_daemon_lock(d);
+	p = project(d, url);
+	if (p == NULL || d->stop)
+		goto out;
+	if (rc < 0) {
+		rpc_failed(d, p, rc, 0);
+	} else if (r.error_code != NULL) {
+		ct_log_error("%s: the server refused the request: %s: %s", url, r.error_code,
+			     r.error_message ? r.error_message : "");
+		rpc_failed(d, p, CT_EDENIED, r.request_delay);
+	} else {
+		rpc_apply(d, p, &r);
+	}
+	ct_daemon_save(d);
+	ct_daemon_wake(d);
+out:
+	ct_sched_reply_free(&r);
+	ct_buf_free(&req);
+	return 1;
+}
+
+void *ct_net_thread(void *varg)
+{
+	struct ct_net_arg *a = varg;
+	struct ct_daemon *d = a->d;
+
+	ct_daemon_lock(d);
+	while (!d->stop && project(d, a->url) != NULL) {
+		if (do_download(d, a->url) || d->stop || project(d, a->url) == NULL)
+			continue;
+		if (do_upload(d, a->url) || d->stop || project(d, a->url) == NULL)
+			continue;
+		if (do_rpc(d, a->url))
+			continue;
+		ct_daemon_wait(d, 0.5);
+	}
+	d->nthreads--;
+	ct_daemon_wake(d);
+	ct_daemon_unlock(d);
+	free(a->url);
+	free(a);
+	return NULL;
+}

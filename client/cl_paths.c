@@ -1,0 +1,87 @@
+/*
+ * cl_paths.c - see cl_paths.h.
+ */
+#include "cl_paths.h"
+#include "ct_err.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *ct_cl_path(const char *dir, const char *name)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return NULL;
+	return p;
+}
+
+int ct_cl_state_dir(const char *override, char **out)
+{
+	const char *env = getenv("CTUNE_DIR");
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	*out = NULL;
+	if (override != NULL && *override)
+		n = asprintf(out, "%s", override);
+	else if (env != NULL && *env)
+		n = asprintf(out, "%s", env);
+	else if (xdg != NULL && *xdg == '/')
+		n = asprintf(out, "%s/crowdtune", xdg);
+	else if (home != NULL && *home)
+		n = asprintf(out, "%s/.local/share/crowdtune", home);
+	else
+		return ct_error(CT_ECONFIG, "no state directory: set HOME or use --dir");
+	if (n < 0) {
+		*out = NULL;
+		return CT_ENOMEM;
+	}
+	return 0;
+}
+
+/* mkdir -p with 0700 for the parts we create. */
+static int mkdir_parents(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			*p = '/';
+			return ct_error_errno("mkdir %s", path);
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return ct_error_errno("mkdir %s", path);
+	return 0;
+}
+
+int ct_cl_make_private_dir(const char *dir)
+{
+	struct stat st;
+	char *copy = strdup(dir);
+	int rc;
+
+	if (copy == NULL)
+		return CT_ENOMEM;
+	rc = mkdir_parents(copy);
+	free(copy);
+	if (rc < 0)
+		return rc;
+	if (stat(dir, &st) < 0)
+		return ct_error_errno("stat %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return ct_error(CT_EINVAL, "%s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return ct_error(CT_EPERM, "%s belongs to another user", dir);
+	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) < 0)
+		return ct_error_errno("chmod %s", dir);
+	return 0;
+}

@@ -1,0 +1,250 @@
+/*
+ * cl_prefs.c - see cl_prefs.h. The config keys are a table so that loading,
+ * documentation and the unknown-key warning agree.
+ */
+#include "cl_prefs.h"
+#include "ct_conf.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ct_prefs_default(struct ct_prefs *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->idle_minutes = 3;
+	p->run_on_battery = 0;
+	p->max_cpu_percent = 100;
+	p->run_from = p->run_to = -1;
+	p->gpu_only = 0;
+	p->always = 0;
+	p->checkpoint_seconds = 60;
+	snprintf(p->device, sizeof(p->device), "auto");
+	p->work_buffer = 1;
+}
+
+static int parse_hhmm(const char *s, char **end, int *minutes)
+{
+	long h, m = 0;
+
+	h = strtol(s, end, 10);
+	if (*end == s || h < 0 || h > 24)
+		return CT_EINVAL;
+	if (**end == ':') {
+		s = *end + 1;
+		m = strtol(s, end, 10);
+		if (*end == s || m < 0 || m > 59)
+			return CT_EINVAL;
+	}
+	if (h == 24 && m != 0)
+		return CT_EINVAL;
+	*minutes = (int)((h * 60 + m) % 1440);
+	return 0;
+}
+
+int ct_prefs_parse_hours(const char *s, int *from, int *to)
+{
+	char *end;
+	int a, b;
+
+	if (s == NULL || *s == '\0' || strcmp(s, "any") == 0) {
+		*from = *to = -1;
+		return 0;
+	}
+	if (parse_hhmm(s, &end, &a) < 0 || *end != '-')
+		return ct_error(CT_EINVAL, "run_hours '%s': expected HH[:MM]-HH[:MM]", s);
+	if (parse_hhmm(end + 1, &end, &b) < 0 || *end != '\0')
+		return ct_error(CT_EINVAL, "run_hours '%s': expected HH[:MM]-HH[:MM]", s);
+	if (a == b)
+		a = b = -1;
+	*from = a;
+	*to = b;
+	return 0;
+}
+
+int ct_prefs_check_device(const char *s)
+{
+	char *end;
+	long n;
+
+	if (strcmp(s, "auto") == 0 || strcmp(s, "cpu") == 0 || strcmp(s, "opencl") == 0)
+		return 0;
+	if (strncmp(s, "opencl:", 7) == 0) {
+		n = strtol(s + 7, &end, 10);
+		if (end != s + 7 && *end == '\0' && n >= 0 && n < 64)
+			return 0;
+	}
+	return ct_error(CT_EINVAL, "device '%s': expected auto, cpu, opencl or opencl:N", s);
+}
+
+static const char *const known_keys[] = {
+	"idle_minutes", "run_on_battery", "max_cpu_percent", "run_hours",
+	"gpu_only", "always", "checkpoint_seconds", "device", "work_buffer",
+};
+
+static void warn_unknown(const struct ct_conf *c)
+{
+	for (size_t i = 0; i < ct_conf_count(c); i++) {
+		const char *k = ct_conf_key_at(c, i);
+		size_t j;
+
+		for (j = 0; j < sizeof(known_keys) / sizeof(known_keys[0]); j++)
+			if (strcmp(k, known_keys[j]) == 0)
+				break;
+		if (j == sizeof(known_keys) / sizeof(known_keys[0]))
+			ct_log_warn("prefs: unknown key '%s' ignored", k);
+	}
+}
+
+int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
+{
+	const char *s;
+	long v;
+	int rc;
+
+	rc = ct_conf_get_double(c, "idle_minutes", p->idle_minutes, 0, 1e6, &p->idle_minutes);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_bool(c, "run_on_battery", p->run_on_battery, &p->run_on_battery);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_int(c, "max_cpu_percent", p->max_cpu_percent, 1, 100, &v);
+	if (rc < 0) goto out;
+	p->max_cpu_percent = (int)v;
+	rc = ct_conf_get_bool(c, "gpu_only", p->gpu_only, &p->gpu_only);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_bool(c, "always", p->always, &p->always);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_double(c, "checkpoint_seconds", p->checkpoint_seconds, 0.01, 1e6,
+				&p->checkpoint_seconds);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_int(c, "work_buffer", p->work_buffer, 1, 16, &v);
+	if (rc < 0) goto out;
+	p->work_buffer = (int)v;
+	s = ct_conf_get(c, "run_hours");
+	if (s != NULL && ct_prefs_parse_hours(s, &p->run_from, &p->run_to) < 0) {
+		rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));
+		goto out;
+	}
+	s = ct_conf_get(c, "device");
+	if (s != NULL) {
+		if (ct_prefs_check_device(s) < 0 || strlen(s) >= sizeof(p->device)) {
+			rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));
+			goto out;
+		}
+		snprintf(p->device, sizeof(p->device), "%s", s);
+	}
+	warn_unknown(c);
+	rc = 0;
+out:
+	return rc;
+}
+
+int ct_prefs_load(struct ct_prefs *p, const char *path)
+{
+	struct ct_conf *c = NULL;
+	int rc;
+
+	rc = ct_conf_load(path, &c);
+	if (rc == CT_ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = ct_prefs_from_conf(p, c);
+	ct_conf_free(c);
+	return rc;
+}
+
+static int in_window(int from, int to, int minute)
+{
+	if (from < 0)
+		return 1;
+	if (from < to)
+		return minute >= from && minute < to;
+	return minute >= from || minute < to;	/* wraps past midnight */
+}
+
+enum ct_suspend_reason ct_prefs_decide(const struct ct_prefs *p, const struct ct_run_env *e)
+{
+	if (p->gpu_only && !e->device_is_gpu)
+		return CT_SUSPEND_GPU_ONLY;
+	if (!p->run_on_battery && e->on_battery)
+		return CT_SUSPEND_BATTERY;
+	if (!in_window(p->run_from, p->run_to, e->minute_of_day))
+		return CT_SUSPEND_TIME_OF_DAY;
+	if (!p->always && e->idle_seconds < p->idle_minutes * 60.0)
+		return CT_SUSPEND_USER_ACTIVE;
+	return CT_RUN_OK;
+}
+
+const char *ct_suspend_reason_str(enum ct_suspend_reason r)
+{
+	static const char *const names[] = {
+		[CT_RUN_OK] = "running",
+		[CT_SUSPEND_USER_ACTIVE] = "user active",
+		[CT_SUSPEND_BATTERY] = "on battery",
+		[CT_SUSPEND_TIME_OF_DAY] = "outside run hours",
+		[CT_SUSPEND_GPU_ONLY] = "gpu only, no GPU",
+		[CT_SUSPEND_USER_REQUEST] = "suspended by user",
+	};
+
+	if ((unsigned)r < sizeof(names) / sizeof(names[0]) && names[r])
+		return names[r];
+	return "suspended";
+}
+
+double ct_prefs_throttle_sleep(const struct ct_prefs *p, double busy)
+{
+	int pct = p->max_cpu_percent;
+
+	if (pct >= 100 || pct <= 0 || busy <= 0)
+		return 0;
+	return busy * (100.0 / pct - 1.0);
+}
+
+/* First line of dir/name/file into buf ("" if unreadable). */
+static void read_attr(const char *dir, const char *name, const char *file,
+		      char *buf, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)n, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+}
+
+int ct_prefs_on_battery(const char *dir)
+{
+	int mains_online = 0, discharging = 0;
+	struct dirent *de;
+	char type[32], val[32];
+	DIR *d;
+
+	if (dir == NULL)
+		dir = "/sys/class/power_supply";
+	d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		read_attr(dir, de->d_name, "type", type, sizeof(type));
+		if (strcmp(type, "Mains") == 0) {
+			read_attr(dir, de->d_name, "online", val, sizeof(val));
+			mains_online |= strcmp(val, "1") == 0;
+		} else if (strcmp(type, "Battery") == 0) {
+			read_attr(dir, de->d_name, "status", val, sizeof(val));
+			discharging |= strcmp(val, "Discharging") == 0;
+		}
+	}
+	closedir(d);
+	return discharging && !mains_online;
+}

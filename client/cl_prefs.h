@@ -1,0 +1,90 @@
+/*
+ * cl_prefs.h - the volunteer's preferences and the decision "may the client
+ * compute now?".
+ *
+ * Preferences come from prefs.conf in the state directory (ct_conf format)
+ * and are then overridden by command-line options of `ctune run`:
+ *
+ *   idle_minutes = 3          # compute only after this long without input
+ *   run_on_battery = off      # compute on a laptop running on battery
+ *   max_cpu_percent = 100     # duty cycle of the compute thread
+ *   run_hours = 22-7          # local time window (HH[:MM]-HH[:MM], may wrap)
+ *   gpu_only = off            # never compute on the CPU
+ *   always = off              # ignore idleness (like `ctune run --always`)
+ *   checkpoint_seconds = 60   # engine state saved at least this often
+ *   device = auto             # auto, cpu, opencl, opencl:N
+ *   work_buffer = 1           # tasks to keep queued per project
+ *
+ * The decision is a pure function of the prefs and a snapshot of the
+ * environment, so the tests drive it without a keyboard or a battery.
+ */
+#ifndef CT_CL_PREFS_H
+#define CT_CL_PREFS_H
+
+struct ct_conf;
+
+struct ct_prefs {
+	double idle_minutes;
+	int run_on_battery;
+	int max_cpu_percent;		/* 1..100 */
+	int run_from, run_to;		/* minutes after midnight; -1: no window */
+	int gpu_only;
+	int always;
+	double checkpoint_seconds;
+	char device[32];		/* "auto", "cpu", "opencl", "opencl:N" */
+	int work_buffer;		/* 1..16 */
+};
+
+/* The defaults listed above. */
+void ct_prefs_default(struct ct_prefs *p);
+
+/* Read the keys above from c into p (keys absent keep p's values). Unknown
+ * keys are ignored with a warning (a newer client's prefs file still loads).
+ * Returns 0 or CT_ECONFIG naming file:line and key. */
+int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c);
+
+/* Load path into p if it exists (missing file: p unchanged, 0). */
+int ct_prefs_load(struct ct_prefs *p, const char *path);
+
+/* Parse "HH[:MM]-HH[:MM]" (or "" / "any": no window). Returns 0 or
+ * CT_EINVAL; from == to means no window. */
+int ct_prefs_parse_hours(const char *s, int *from, int *to);
+
+/* Check a device string: auto, cpu, opencl, opencl:N. 0 or CT_EINVAL. */
+int ct_prefs_check_device(const char *s);
+
+/* What the decision looks at. */
+struct ct_run_env {
+	double idle_seconds;	/* since last user input */
+	int on_battery;		/* 1 if running on battery */
+	int minute_of_day;	/* local time, 0..1439 */
+	int device_is_gpu;	/* the chosen compute device is not the CPU */
+};
+
+/* Why the client does not compute (0: it may). */
+enum ct_suspend_reason {
+	CT_RUN_OK = 0,
+	CT_SUSPEND_USER_ACTIVE,
+	CT_SUSPEND_BATTERY,
+	CT_SUSPEND_TIME_OF_DAY,
+	CT_SUSPEND_GPU_ONLY,
+	CT_SUSPEND_USER_REQUEST,
+};
+
+/* The decision: CT_RUN_OK or the first reason to stay suspended. */
+enum ct_suspend_reason ct_prefs_decide(const struct ct_prefs *p, const struct ct_run_env *e);
+
+/* "running", "user active", "on battery", ... */
+const char *ct_suspend_reason_str(enum ct_suspend_reason r);
+
+/* Seconds to sleep after computing for `busy` seconds so that the compute
+ * share is max_cpu_percent: busy * (100 / pct - 1). */
+double ct_prefs_throttle_sleep(const struct ct_prefs *p, double busy);
+
+/* 1 if the machine runs on battery according to the power_supply class
+ * directory `dir` (NULL: /sys/class/power_supply): some "Mains" supply
+ * offline and a "Battery" discharging. No supplies (desktops, containers):
+ * 0. */
+int ct_prefs_on_battery(const char *dir);
+
+#endif

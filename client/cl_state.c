@@ -1,0 +1,616 @@
+/*
+ * cl_state.c - see cl_state.h. The fields of projects and tasks are
+ * described by tables (tag, type, offset), so the writer and the reader
+ * cannot drift apart.
+ */
+#include "cl_state.h"
+#include "ct_buf.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATE_MAX_BYTES (16u << 20)
+#define STATE_MAX_DEPTH 8
+#define STATE_MAX_STR (64u << 10)
+
+static const char *const state_names[CT_TASK_NSTATES] = {
+	[CT_TASK_DOWNLOADING] = "downloading",
+	[CT_TASK_READY] = "ready",
+	[CT_TASK_RUNNING] = "running",
+	[CT_TASK_UPLOADING] = "uploading",
+	[CT_TASK_DONE] = "done",
+	[CT_TASK_REPORTED] = "reported",
+};
+
+const char *ct_task_state_str(enum ct_task_state s)
+{
+	return (unsigned)s < CT_TASK_NSTATES ? state_names[s] : "unknown";
+}
+
+int ct_task_state_parse(const char *s, enum ct_task_state *out)
+{
+	for (int i = 0; i < CT_TASK_NSTATES; i++)
+		if (strcmp(s, state_names[i]) == 0) {
+			*out = (enum ct_task_state)i;
+			return 0;
+		}
+	return ct_error(CT_EFORMAT, "unknown task state '%s'", s);
+}
+
+int ct_strset(char **dst, const char *src)
+{
+	char *c = NULL;
+
+	if (src != NULL) {
+		c = strdup(src);
+		if (c == NULL)
+			return CT_ENOMEM;
+	}
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+void ct_url_normalise(char *url)
+{
+	size_t n = strlen(url);
+
+	while (n > 0 && url[n - 1] == '/')
+		url[--n] = '\0';
+}
+
+/* ---- field tables ---- */
+
+enum ftype { F_STR, F_DBL, F_LONG, F_INT, F_U64, F_HEX, F_STATE };
+
+struct field {
+	const char *tag;
+	enum ftype type;
+	size_t off;
+};
+
+#define TF(tag, type, member) { tag, type, offsetof(struct ct_task, member) }
+static const struct field task_fields[] = {
+	TF("name", F_STR, name),
+	TF("wu_name", F_STR, wu_name),
+	TF("state", F_STATE, state),
+	TF("received", F_DBL, received),
+	TF("deadline", F_DBL, deadline),
+	TF("upload_url", F_STR, upload_url),
+	TF("upload_token", F_STR, upload_token),
+	TF("upload_max", F_U64, upload_max),
+	TF("checkpoint", F_STR, checkpoint),
+	TF("step", F_LONG, step),
+	TF("steps", F_LONG, steps),
+	TF("progress", F_DBL, progress),
+	TF("last_loss", F_DBL, last_loss),
+	TF("elapsed", F_DBL, elapsed),
+	TF("device", F_STR, device),
+	TF("conforming", F_INT, conforming),
+	TF("output_sha256", F_HEX, output_sha256),
+	TF("output_size", F_U64, output_size),
+	TF("eval_loss", F_DBL, eval_loss),
+	TF("outcome", F_INT, outcome),
+	TF("error", F_STR, error),
+	TF("nfailures", F_INT, nfailures),
+	TF("next_try", F_DBL, next_try),
+};
+
+#define PF(tag, type, member) { tag, type, offsetof(struct ct_project, member) }
+static const struct field project_fields[] = {
+	PF("url", F_STR, url),
+	PF("key", F_STR, key),
+	PF("user_name", F_STR, user_name),
+	PF("hostid", F_LONG, hostid),
+	PF("host_auth", F_STR, host_auth),
+	PF("credit", F_DBL, credit),
+	PF("rac", F_DBL, rac),
+	PF("rank", F_LONG, rank),
+	PF("nfailures", F_INT, nfailures),
+	PF("next_rpc", F_DBL, next_rpc),
+	PF("request_delay_until", F_DBL, request_delay_until),
+	PF("last_rpc", F_DBL, last_rpc),
+};
+
+#define FF(tag, type, member) { tag, type, offsetof(struct ct_task_file, member) }
+static const struct field file_fields[] = {
+	FF("name", F_STR, name),
+	FF("url", F_STR, url),
+	FF("sha256", F_HEX, sha256),
+	FF("size", F_U64, size),
+};
+
+#define OF(tag, type, member) { tag, type, offsetof(struct ct_totals, member) }
+static const struct field totals_fields[] = {
+	OF("results_done", F_LONG, results_done),
+	OF("results_reported", F_LONG, results_reported),
+	OF("seconds", F_DBL, seconds),
+	OF("tokens", F_DBL, tokens),
+};
+
+#define NF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Write the fields of obj; NaN doubles and NULL strings are omitted. */
+static int write_fields(struct ct_buf *b, const void *obj, const struct field *f, size_t n)
+{
+	const char *base = obj;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const void *p = base + f[i].off;
+
+		switch (f[i].type) {
+		case F_STR:
+			if (*(char *const *)p != NULL)
+				rc = ct_xml_elem_str(b, f[i].tag, *(char *const *)p);
+			break;
+		case F_HEX:
+			if (*(const char *)p)
+				rc = ct_xml_elem_str(b, f[i].tag, p);
+			break;
+		case F_DBL:
+			if (isfinite(*(const double *)p))
+				rc = ct_xml_elem_double(b, f[i].tag, *(const double *)p);
+			break;
+		case F_LONG:
+			rc = ct_xml_elem_long(b, f[i].tag, *(const long *)p);
+			break;
+		case F_INT:
+			rc = ct_xml_elem_long(b, f[i].tag, *(const int *)p);
+			break;
+		case F_U64:
+			rc = ct_xml_elem_int64(b, f[i].tag, (int64_t)*(const uint64_t *)p);
+			break;
+		case F_STATE:
+			rc = ct_xml_elem_str(b, f[i].tag,
+					     ct_task_state_str(*(const enum ct_task_state *)p));
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Read one field from its element; absent elements keep their value. */
+static int read_field(xmlNodePtr parent, void *obj, const struct field *f)
+{
+	char *base = obj, *s = NULL;
+	void *p = base + f->off;
+	int64_t v64;
+	long l;
+	int rc;
+
+	switch (f->type) {
+	case F_STR:
+		rc = ct_xml_get_str(parent, f->tag, STATE_MAX_STR, &s);
+		if (rc == 0) {
+			free(*(char **)p);
+			*(char **)p = s;
+		}
+		break;
+	case F_HEX:
+		rc = ct_xml_get_str(parent, f->tag, CT_SHA256_HEXLEN, &s);
+		if (rc == 0) {
+			memcpy(p, s, strlen(s) + 1);
+			free(s);
+		}
+		break;
+	case F_STATE:
+		rc = ct_xml_get_str(parent, f->tag, 32, &s);
+		if (rc == 0) {
+			rc = ct_task_state_parse(s, p);
+			free(s);
+		}
+		break;
+	case F_DBL:
+		rc = ct_xml_get_double(parent, f->tag, -1e300, 1e300, p);
+		break;
+	case F_LONG:
+		rc = ct_xml_get_long(parent, f->tag, LONG_MIN, LONG_MAX, p);
+		break;
+	case F_INT:
+		rc = ct_xml_get_long(parent, f->tag, INT_MIN, INT_MAX, &l);
+		if (rc == 0)
+			*(int *)p = (int)l;
+		break;
+	case F_U64:
+		rc = ct_xml_get_int64(parent, f->tag, 0, INT64_MAX, &v64);
+		if (rc == 0)
+			*(uint64_t *)p = (uint64_t)v64;
+		break;
+	default:
+		rc = CT_EINTERNAL;
+	}
+	return rc == CT_ENOTFOUND ? 0 : rc;
+}
+
+static int read_fields(xmlNodePtr parent, void *obj, const struct field *f, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = read_field(parent, obj, &f[i]);
+	return rc;
+}
+
+/* ---- writer ---- */
+
+static int write_task(struct ct_buf *b, const struct ct_task *t)
+{
+	int rc;
+
+	rc = ct_xml_open(b, "task");
+	if (rc < 0) goto out;
+	rc = write_fields(b, t, task_fields, NF(task_fields));
+	if (rc < 0) goto out;
+	for (size_t i = 0; i < t->nparams && rc == 0; i++) {
+		rc = ct_xml_open(b, "param");
+		if (rc == 0) rc = ct_xml_elem_str(b, "name", t->params[i].name);
+		if (rc == 0) rc = ct_xml_elem_str(b, "value", t->params[i].value);
+		if (rc == 0) rc = ct_xml_close(b, "param");
+	}
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
+		rc = ct_xml_open(b, "file");
+		if (rc == 0) rc = write_fields(b, &t->files[i], file_fields, NF(file_fields));
+		if (rc == 0) rc = ct_xml_close(b, "file");
+	}
+	if (rc < 0) goto out;
+	rc = ct_xml_close(b, "task");
+out:
+	return rc;
+}
+
+int ct_state_to_xml(const struct ct_state *st, struct ct_buf *b)
+{
+	int rc;
+
+	rc = ct_buf_appends(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<client_state>\n");
+	if (rc < 0) goto out;
+	rc = ct_xml_elem_long(b, "version", 1);
+	if (rc == 0) rc = ct_xml_elem_str(b, "cpid", st->cpid);
+	if (rc == 0) rc = ct_xml_open(b, "totals");
+	if (rc == 0) rc = write_fields(b, &st->totals, totals_fields, NF(totals_fields));
+	if (rc == 0) rc = ct_xml_close(b, "totals");
+	for (size_t i = 0; i < st->nprojects && rc == 0; i++) {
+		const struct ct_project *p = &st->projects[i];
+
+		rc = ct_xml_open(b, "project");
+		if (rc == 0) rc = write_fields(b, p, project_fields, NF(project_fields));
+		for (size_t j = 0; j < p->ntasks && rc == 0; j++)
+			rc = write_task(b, &p->tasks[j]);
+		if (rc == 0) rc = ct_xml_close(b, "project");
+	}
+	if (rc < 0) goto out;
+	rc = ct_xml_close(b, "client_state");
+out:
+	return rc;
+}
+
+int ct_state_save(const struct ct_state *st)
+{
+	struct ct_buf b = CT_BUF_INIT(STATE_MAX_BYTES);
+	int rc;
+
+	rc = ct_state_to_xml(st, &b);
+	if (rc < 0) {
+		ct_error(rc, "client state over %u bytes", STATE_MAX_BYTES);
+		goto out;
+	}
+	rc = ct_file_write_atomic(st->path, b.data, b.len, 0600);
+out:
+	ct_buf_free(&b);
+	return rc;
+}
+
+/* ---- reader ---- */
+
+static void task_init(struct ct_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->last_loss = NAN;
+	t->eval_loss = NAN;
+}
+
+static void task_free(struct ct_task *t)
+{
+	for (size_t i = 0; i < t->nparams; i++) {
+		free(t->params[i].name);
+		free(t->params[i].value);
+	}
+	free(t->params);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		free(t->files[i].name);
+		free(t->files[i].url);
+	}
+	free(t->files);
+	free(t->name);
+	free(t->wu_name);
+	free(t->upload_url);
+	free(t->upload_token);
+	free(t->checkpoint);
+	free(t->device);
+	free(t->error);
+}
+
+static void project_free(struct ct_project *p)
+{
+	for (size_t i = 0; i < p->ntasks; i++)
+		task_free(&p->tasks[i]);
+	free(p->tasks);
+	free(p->url);
+	free(p->key);
+	free(p->user_name);
+	free(p->host_auth);
+}
+
+void ct_state_free(struct ct_state *st)
+{
+	if (st == NULL)
+		return;
+	for (size_t i = 0; i < st->nprojects; i++)
+		project_free(&st->projects[i]);
+	free(st->projects);
+	free(st->path);
+	free(st);
+}
+
+static int read_task(xmlNodePtr n, struct ct_project *p)
+{
+	struct ct_task *t;
+	struct ct_task_file *f;
+	xmlNodePtr c;
+	char *name = NULL, *pname = NULL, *pvalue = NULL;
+	int rc;
+
+	rc = ct_xml_get_str(n, "name", STATE_MAX_STR, &name);
+	if (rc < 0) goto out;
+	rc = ct_project_add_task(p, name, &t);
+	if (rc < 0) goto out;
+	rc = read_fields(n, t, task_fields, NF(task_fields));
+	for (c = ct_xml_child(n, "param"); c != NULL && rc == 0; c = ct_xml_next(c, "param")) {
+		rc = ct_xml_get_str(c, "name", STATE_MAX_STR, &pname);
+		if (rc == 0) rc = ct_xml_get_str(c, "value", STATE_MAX_STR, &pvalue);
+		if (rc == 0) rc = ct_task_add_param(t, pname, pvalue);
+		free(pname);
+		free(pvalue);
+		pname = pvalue = NULL;
+	}
+	for (c = ct_xml_child(n, "file"); c != NULL && rc == 0; c = ct_xml_next(c, "file")) {
+		rc = ct_task_add_file(t, &f);
+		if (rc == 0) rc = read_fields(c, f, file_fields, NF(file_fields));
+	}
+out:
+	free(name);
+	return rc;
+}
+
+static int read_project(xmlNodePtr n, struct ct_state *st)
+{
+	struct ct_project *p;
+	xmlNodePtr c;
+	char *url = NULL, *key = NULL;
+	int rc;
+
+	rc = ct_xml_get_str(n, "url", STATE_MAX_STR, &url);
+	if (rc == 0) rc = ct_xml_get_str(n, "key", STATE_MAX_STR, &key);
+	if (rc == 0) rc = ct_state_add_project(st, url, key, &p);
+	if (rc == 0) rc = read_fields(n, p, project_fields, NF(project_fields));
+	for (c = ct_xml_child(n, "task"); c != NULL && rc == 0; c = ct_xml_next(c, "task"))
+		rc = read_task(c, p);
+	free(url);
+	free(key);
+	return rc;
+}
+
+static int new_state(const char *path, struct ct_state **out)
+{
+	unsigned char id[16];
+	struct ct_state *st = calloc(1, sizeof(*st));
+
+	*out = NULL;
+	if (st == NULL)
+		return CT_ENOMEM;
+	st->path = strdup(path ? path : "");
+	if (st->path == NULL) {
+		free(st);
+		return CT_ENOMEM;
+	}
+	if (ct_random_bytes(id, sizeof(id)) < 0)
+		memset(id, 0, sizeof(id));
+	ct_hex_encode(id, sizeof(id), st->cpid);
+	*out = st;
+	return 0;
+}
+
+int ct_state_from_xml(const void *data, size_t n, const char *path, struct ct_state **out)
+{
+	struct ct_state *st = NULL;
+	xmlDocPtr doc = NULL;
+	xmlNodePtr root, c;
+	char *cpid = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = ct_xml_parse(data, n, STATE_MAX_BYTES, STATE_MAX_DEPTH, &doc);
+	if (rc < 0) goto out;
+	root = xmlDocGetRootElement(doc);
+	if (root == NULL || xmlStrcmp(root->name, BAD_CAST "client_state") != 0) {
+		rc = ct_error(CT_EFORMAT, "%s: not a client state file", path);
+		goto out;
+	}
+	rc = new_state(path, &st);
+	if (rc < 0) goto out;
+	rc = ct_xml_get_str(root, "cpid", 32, &cpid);
+	if (rc == 0)
+		snprintf(st->cpid, sizeof(st->cpid), "%s", cpid);
+	c = ct_xml_child(root, "totals");
+	rc = c ? read_fields(c, &st->totals, totals_fields, NF(totals_fields)) : 0;
+	for (c = ct_xml_child(root, "project"); c != NULL && rc == 0; c = ct_xml_next(c, "project"))
+		rc = read_project(c, st);
+	if (rc < 0) goto out;
+	*out = st;
+	st = NULL;
+out:
+	if (rc < 0 && path != NULL)
+		ct_error(rc, "%s: %s", path, ct_errmsg(rc));
+	free(cpid);
+	ct_state_free(st);
+	if (doc != NULL)
+		xmlFreeDoc(doc);
+	return rc;
+}
+
+int ct_state_load(const char *path, struct ct_state **out)
+{
+	unsigned char *data = NULL;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	rc = ct_file_read_all(path, STATE_MAX_BYTES, &data, &len);
+	if (rc == CT_ENOENT)
+		return new_state(path, out);
+	if (rc < 0)
+		return rc;
+	rc = ct_state_from_xml(data, len, path, out);
+	free(data);
+	return rc;
+}
+
+/* ---- editing ---- */
+
+struct ct_project *ct_state_find_project(struct ct_state *st, const char *url)
+{
+	size_t n = strlen(url);
+
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	for (size_t i = 0; i < st->nprojects; i++)
+		if (strlen(st->projects[i].url) == n && strncmp(st->projects[i].url, url, n) == 0)
+			return &st->projects[i];
+	return NULL;
+}
+
+int ct_state_add_project(struct ct_state *st, const char *url, const char *key,
+			 struct ct_project **out)
+{
+	struct ct_project *arr, *p;
+
+	if (out != NULL)
+		*out = NULL;
+	if (ct_state_find_project(st, url) != NULL)
+		return ct_error(CT_EEXISTS, "already attached to %s", url);
+	arr = realloc(st->projects, (st->nprojects + 1) * sizeof(*arr));
+	if (arr == NULL)
+		return CT_ENOMEM;
+	st->projects = arr;
+	p = &arr[st->nprojects];
+	memset(p, 0, sizeof(*p));
+	p->url = strdup(url);
+	p->key = strdup(key ? key : "");
+	if (p->url == NULL || p->key == NULL) {
+		project_free(p);
+		return CT_ENOMEM;
+	}
+	ct_url_normalise(p->url);
+	st->nprojects++;
+	if (out != NULL)
+		*out = p;
+	return 0;
+}
+
+int ct_state_remove_project(struct ct_state *st, const char *url)
+{
+	struct ct_project *p = ct_state_find_project(st, url);
+	size_t i;
+
+	if (p == NULL)
+		return ct_error(CT_ENOTFOUND, "not attached to %s", url);
+	i = (size_t)(p - st->projects);
+	project_free(p);
+	memmove(p, p + 1, (st->nprojects - i - 1) * sizeof(*p));
+	st->nprojects--;
+	return 0;
+}
+
+struct ct_task *ct_project_find_task(struct ct_project *p, const char *name)
+{
+	for (size_t i = 0; i < p->ntasks; i++)
+		if (strcmp(p->tasks[i].name, name) == 0)
+			return &p->tasks[i];
+	return NULL;
+}
+
+int ct_project_add_task(struct ct_project *p, const char *name, struct ct_task **out)
+{
+	struct ct_task *arr, *t;
+
+	*out = NULL;
+	if (ct_project_find_task(p, name) != NULL)
+		return ct_error(CT_EEXISTS, "task %s already known", name);
+	arr = realloc(p->tasks, (p->ntasks + 1) * sizeof(*arr));
+	if (arr == NULL)
+		return CT_ENOMEM;
+	p->tasks = arr;
+	t = &arr[p->ntasks];
+	task_init(t);
+	t->name = strdup(name);
+	if (t->name == NULL)
+		return CT_ENOMEM;
+	p->ntasks++;
+	*out = t;
+	return 0;
+}
+
+void ct_project_remove_task(struct ct_project *p, size_t i)
+{
+	if (i >= p->ntasks)
+		return;
+	task_free(&p->tasks[i]);
+	memmove(&p->tasks[i], &p->tasks[i + 1], (p->ntasks - i - 1) * sizeof(p->tasks[0]));
+	p->ntasks--;
+}
+
+const char *ct_task_param(const struct ct_task *t, const char *name)
+{
+	for (size_t i = 0; i < t->nparams; i++)
+		if (strcmp(t->params[i].name, name) == 0)
+			return t->params[i].value;
+	return NULL;
+}
+
+int ct_task_add_param(struct ct_task *t, const char *name, const char *value)
+{
+	struct ct_param *arr = realloc(t->params, (t->nparams + 1) * sizeof(*arr));
+
+	if (arr == NULL)
+		return CT_ENOMEM;
+	t->params = arr;
+	arr[t->nparams].name = strdup(name);
+	arr[t->nparams].value = strdup(value);
+	if (arr[t->nparams].name == NULL || arr[t->nparams].value == NULL) {
+		free(arr[t->nparams].name);
+		free(arr[t->nparams].value);
+		return CT_ENOMEM;
+	}
+	t->nparams++;
+	return 0;
+}
+
+int ct_task_add_file(struct ct_task *t, struct ct_task_file **out)
+{
+	struct ct_task_file *arr = realloc(t->files, (t->nfiles + 1) * sizeof(*arr));
+
+	*out = NULL;
+	if (arr == NULL)
+		return CT_ENOMEM;
+	t->files = arr;
+	memset(&arr[t->nfiles], 0, sizeof(arr[0]));
+	*out = &arr[t->nfiles++];
+	return 0;
+}

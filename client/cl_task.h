@@ -1,0 +1,69 @@
+/*
+ * cl_task.h - running one task's work unit on the engine, and turning the
+ * trained weights into the upload file.
+ *
+ * Files of a task live in the slot directory slots/<result name>/:
+ *   state        the engine's full state (ct_wu_save_state), atomic
+ *   result.ctd   the upload: trained weights as a ct_delta against the base
+ * Inputs stay in the content-addressed cache (cache/<sha256>); the WU's
+ * "model" and "data" files name them.
+ *
+ * A task is resumed from `state` when it exists; a state file that the
+ * engine refuses (corrupt, another WU) is discarded and the WU restarts
+ * from step 0, which gives the same result, only later.
+ */
+#ifndef CT_CL_TASK_H
+#define CT_CL_TASK_H
+
+#include <stdint.h>
+
+#include "cl_state.h"
+#include "ct_engine.h"
+#include "ct_gpt2.h"
+#include "ct_tokens.h"
+
+/* The in-memory side of a running task. Zero-initialise. */
+struct ct_task_run {
+	struct ct_gpt2 model;		/* the base model (borrowed by wu) */
+	struct ct_tokens tokens;
+	struct ct_wu_hparams hp;
+	struct ct_wu *wu;
+	unsigned char base_sha[32];
+	int encoding;			/* CT_DELTA_LOSSLESS / CT_DELTA_INT8 */
+	int resumed;			/* 1 if started from a state file */
+};
+
+/* Map the WU parameters of t (steps, batch, seq, lr, beta1, beta2, eps,
+ * weight_decay, grad_clip) onto hp, starting from the engine's defaults.
+ * A malformed or out-of-range value -> CT_EINVAL naming the parameter. */
+int ct_task_hparams(const struct ct_task *t, struct ct_wu_hparams *hp);
+
+/* The input file of t with role `role`, or NULL. */
+const struct ct_task_file *ct_task_input(const struct ct_task *t, const char *role);
+
+/* Load the inputs of t from cache_dir and open (or resume from
+ * slot_dir/state) its WU on device. Returns 0 or a CT_E* code: input or
+ * hyperparameter errors (CT_EINVAL, CT_EFORMAT, CT_EMISMATCH) are the WU's
+ * fault; CT_EDEVNOMEM / CT_ECL the device's. On failure r is closed. */
+int ct_task_open(struct ct_task_run *r, const struct ct_task *t, const char *cache_dir,
+		 const char *slot_dir, const char *device);
+
+/* Save the engine state into slot_dir/state (atomic). */
+int ct_task_checkpoint(struct ct_task_run *r, const char *slot_dir);
+
+/* After the last step: encode the trained weights against the base model
+ * into slot_dir/result.ctd (atomic, at most max_bytes when not 0), and give
+ * its SHA-256 (hex) and size. */
+int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
+			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size);
+
+/* Free everything of r (r is zeroed). */
+void ct_task_close(struct ct_task_run *r);
+
+/* Tokens trained per step (B * T). */
+static inline double ct_task_tokens_per_step(const struct ct_task_run *r)
+{
+	return (double)r->hp.B * r->hp.T;
+}
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * cmd_devices.c - `ctune devices`: list the OpenCL platforms and devices
+ * with their properties and run the conformance self-test on each
+ * (lib/ct_ocl_selftest.h), printing conforming / not conforming.
+ *
+ *   ctune devices [--no-selftest] [--device opencl:N] [--digest]
+ *
+ * Exit status 0 when every tested device conforms (or nothing was tested),
+ * 1 when one does not or the test could not run, 2 on a usage error.
+ */
+#include "config.h"
+#include "commands.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ct_err.h"
+#include "ct_hash.h"
+#include "ct_ocl.h"
+#include "ct_ocl_selftest.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune devices [--no-selftest] [--device opencl:N] [--digest]\n"
+		"  -n, --no-selftest   list the devices only\n"
+		"  -d, --device SPEC   only this device (opencl:N)\n"
+		"      --digest        also print the self-test digest of the C\n"
+		"                      reference and of each device\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void print_device(const struct ct_ocl_devinfo *d)
+{
+	printf("opencl:%d  %s\n", d->index, d->name);
+	printf("  platform:        %s (%s)\n", d->platform, d->platform_version);
+	printf("  vendor:          %s\n", d->vendor);
+	printf("  type:            %s\n", ct_ocl_type_name(d->type));
+	printf("  version:         %s; %s; driver %s\n", d->version, d->c_version, d->driver);
+	printf("  compute units:   %u at %u MHz\n", d->compute_units, d->clock_mhz);
+	printf("  global memory:   %.2f GiB (largest buffer %.2f GiB)\n",
+	       d->global_mem / 1073741824.0, d->max_alloc / 1073741824.0);
+	printf("  local memory:    %llu KiB\n", (unsigned long long)(d->local_mem >> 10));
+	printf("  max work-group:  %zu\n", d->max_wg);
+	printf("  double, fma:     %s, %s\n", d->fp64 ? "yes" : "no", d->fma ? "yes" : "no");
+}
+
+static void print_digest(const char *label, const char *spec)
+{
+	unsigned char dg[CT_SHA256_LEN];
+	char hex[CT_SHA256_HEXLEN + 1];
+	int rc = ct_ocl_selftest_digest(spec, dg);
+
+	if (rc < 0) {
+		printf("  %s digest: (failed: %s)\n", label, ct_errmsg(rc));
+		return;
+	}
+	ct_hex_encode(dg, sizeof(dg), hex);
+	printf("  %s digest: %s\n", label, hex);
+}
+
+/* Self-test one device; returns 1 if it conforms. */
+static int selftest(const struct ct_ocl_devinfo *d, int digest)
+{
+	char spec[32];
+	double t0 = now_s();
+	int ok = 0, rc;
+
+	snprintf(spec, sizeof(spec), "opencl:%d", d->index);
+	rc = ct_ocl_selftest(spec, &ok);
+	if (rc < 0)
+		printf("  self-test:       could not run: %s\n", ct_errmsg(rc));
+	else
+		printf("  self-test:       %s (%.1f s)\n",
+		       ok ? "conforming" : "NOT conforming (results validated by tolerance)",
+		       now_s() - t0);
+	if (digest)
+		print_digest("device", spec);
+	return rc == 0 && ok;
+}
+
+int ct_cmd_devices(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "no-selftest", no_argument, NULL, 'n' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "digest", no_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ct_ocl_devinfo *devs = NULL;
+	int n = 0, only = -1, test = 1, digest = 0, bad = 0, c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "nd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': test = 0; break;
+		case 'g': digest = 1; break;
+		case 'd':
+			if (ct_ocl_parse_spec(optarg, &only) < 0 || only < 0) {
+				fprintf(stderr, "ctune devices: bad --device '%s' (want opencl:N)\n",
+					optarg);
+				return CT_EXIT_USAGE;
+			}
+			break;
+		case 'h': usage(stdout); return CT_EXIT_OK;
+		default: usage(stderr); return CT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return CT_EXIT_USAGE;
+	}
+	rc = ct_ocl_enumerate(&devs, &n);
+	if (rc < 0) {
+		fprintf(stderr, "ctune devices: %s\n", ct_errmsg(rc));
+		return CT_EXIT_FAIL;
+	}
+	if (n == 0)
+		printf("no OpenCL devices found (training still works with --device cpu)\n");
+	if (only >= n && n > 0) {
+		fprintf(stderr, "ctune devices: no device opencl:%d (%d found)\n", only, n);
+		free(devs);
+		return CT_EXIT_FAIL;
+	}
+	if (digest) {
+		printf("self-test digests\n  expected    digest: %s\n", CT_OCL_SELFTEST_SHA256);
+		print_digest("C reference", "cpu");
+	}
+	for (int i = 0; i < n; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		print_device(&devs[i]);
+		if (test && !selftest(&devs[i], digest))
+			bad++;
+	}
+	free(devs);
+	return bad ? CT_EXIT_FAIL : CT_EXIT_OK;
+}

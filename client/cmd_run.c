@@ -1,0 +1,173 @@
+/*
+ * cmd_run.c - `ctune run`: the daemon's command line. Options override
+ * prefs.conf in the state directory (see cl_prefs.h); the work is done by
+ * ct_daemon_run (cl_daemon.h).
+ */
+#include "commands.h"
+#include "cl_daemon.h"
+#include "cl_paths.h"
+#include "cl_prefs.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune run [options]\n"
+		"Run the volunteer daemon: fetch work from every attached project, train\n"
+		"while the computer is idle, upload and report the results.\n\n"
+		"  -d, --dir DIR              state directory\n"
+		"      --always               compute regardless of user activity\n"
+		"      --idle-minutes M       idle time before computing (default 3)\n"
+		"      --idle-file PATH       read idle seconds from PATH (testing)\n"
+		"      --device D             auto, cpu, opencl or opencl:N\n"
+		"      --no-selftest          skip the OpenCL conformance self-test\n"
+		"      --run-on-battery       also compute on battery power\n"
+		"      --max-cpu-percent P    duty cycle of computing (1-100)\n"
+		"      --run-hours H-H        only compute in this local time window\n"
+		"      --gpu-only             never compute on the CPU\n"
+		"      --checkpoint-seconds S checkpoint interval (default 60)\n"
+		"      --work-buffer N        tasks to keep queued per project\n"
+		"      --backoff-base S       first retry delay after a failure (default 60)\n"
+		"      --exit-after S         stop after S seconds (testing)\n"
+		"      --log-file PATH        log to PATH instead of stderr\n"
+		"Preferences are read from DIR/prefs.conf first.\n");
+}
+
+enum {
+	OPT_ALWAYS = 256, OPT_IDLE_MIN, OPT_IDLE_FILE, OPT_DEVICE, OPT_NO_SELFTEST,
+	OPT_BATTERY, OPT_CPU, OPT_HOURS, OPT_GPU_ONLY, OPT_CKPT, OPT_BUFFER,
+	OPT_BACKOFF, OPT_EXIT_AFTER, OPT_LOG_FILE,
+};
+
+static const struct option opts[] = {
+	{ "dir", required_argument, NULL, 'd' },
+	{ "always", no_argument, NULL, OPT_ALWAYS },
+	{ "idle-minutes", required_argument, NULL, OPT_IDLE_MIN },
+	{ "idle-file", required_argument, NULL, OPT_IDLE_FILE },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "no-selftest", no_argument, NULL, OPT_NO_SELFTEST },
+	{ "run-on-battery", no_argument, NULL, OPT_BATTERY },
+	{ "max-cpu-percent", required_argument, NULL, OPT_CPU },
+	{ "run-hours", required_argument, NULL, OPT_HOURS },
+	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
+	{ "checkpoint-seconds", required_argument, NULL, OPT_CKPT },
+	{ "work-buffer", required_argument, NULL, OPT_BUFFER },
+	{ "backoff-base", required_argument, NULL, OPT_BACKOFF },
+	{ "exit-after", required_argument, NULL, OPT_EXIT_AFTER },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int number(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end != '\0' || !(v >= min && v <= max))
+		return ct_error(CT_EUSAGE, "'%s' is not a number in [%g, %g]", s, min, max);
+	*out = v;
+	return 0;
+}
+
+/* Apply one option to the prefs / daemon options. */
+static int apply(int c, const char *arg, struct ct_prefs *p, struct ct_daemon_opts *o,
+		 const char **log_file)
+{
+	double v = 0;
+	int rc = 0;
+
+	switch (c) {
+	case OPT_ALWAYS: p->always = 1; break;
+	case OPT_IDLE_MIN: rc = number(arg, 0, 1e6, &p->idle_minutes); break;
+	case OPT_IDLE_FILE: o->idle_file = arg; break;
+	case OPT_DEVICE:
+		rc = ct_prefs_check_device(arg);
+		if (rc == 0)
+			snprintf(p->device, sizeof(p->device), "%s", arg);
+		break;
+	case OPT_NO_SELFTEST: o->selftest = 0; break;
+	case OPT_BATTERY: p->run_on_battery = 1; break;
+	case OPT_CPU:
+		rc = number(arg, 1, 100, &v);
+		p->max_cpu_percent = (int)v;
+		break;
+	case OPT_HOURS: rc = ct_prefs_parse_hours(arg, &p->run_from, &p->run_to); break;
+	case OPT_GPU_ONLY: p->gpu_only = 1; break;
+	case OPT_CKPT: rc = number(arg, 0.01, 1e6, &p->checkpoint_seconds); break;
+	case OPT_BUFFER:
+		rc = number(arg, 1, 16, &v);
+		p->work_buffer = (int)v;
+		break;
+	case OPT_BACKOFF: rc = number(arg, 0.01, 1e6, &o->backoff_base); break;
+	case OPT_EXIT_AFTER: rc = number(arg, 0.1, 1e9, &o->exit_after); break;
+	case OPT_LOG_FILE: *log_file = arg; break;
+	default: rc = CT_EUSAGE;
+	}
+	return rc;
+}
+
+int ct_cmd_run(int argc, char **argv)
+{
+	struct ct_daemon_opts o = { .selftest = 1 };
+	const char *dir_opt = NULL, *log_file = NULL;
+	char *dir = NULL, *prefs_path = NULL;
+	int c, rc;
+
+	ct_prefs_default(&o.prefs);
+	/* first pass: --dir and --help only (prefs.conf lives in the dir) */
+	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+		if (c == 'd')
+			dir_opt = optarg;
+		else if (c == 'h') {
+			usage(stdout);
+			return CT_EXIT_OK;
+		} else if (c == '?') {
+			usage(stderr);
+			return CT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ctune run: unexpected argument '%s'\n", argv[optind]);
+		return CT_EXIT_USAGE;
+	}
+	umask(077);
+	rc = ct_cl_state_dir(dir_opt, &dir);
+	if (rc == 0) rc = ct_cl_make_private_dir(dir);
+	if (rc == 0 && (prefs_path = ct_cl_path(dir, CT_CL_PREFS_FILE)) == NULL) rc = CT_ENOMEM;
+	if (rc == 0) rc = ct_prefs_load(&o.prefs, prefs_path);
+	if (rc < 0) {
+		fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
+		goto out;
+	}
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+		if (c == 'd' || c == 'h')
+			continue;
+		rc = apply(c, optarg, &o.prefs, &o, &log_file);
+		if (rc < 0) {
+			fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
+			rc = CT_EUSAGE;
+			goto out;
+		}
+	}
+	if (log_file != NULL && (rc = ct_log_open(log_file)) < 0) {
+		fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
+		goto out;
+	}
+	o.dir = dir;
+	rc = ct_daemon_run(&o);
+	if (rc < 0)
+		ct_log_error("ctune run: %s", ct_errmsg(rc));
+out:
+	free(dir);
+	free(prefs_path);
+	return rc == 0 ? CT_EXIT_OK : rc == CT_EUSAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL;
+}

@@ -1,0 +1,458 @@
+/*
+ * cmd_train.c - `ctune train`, `ctune eval` and `ctune model`: run one work
+ * unit locally, evaluate a checkpoint, create or inspect checkpoints.
+ *
+ * These are thin wrappers over lib/ct_engine.h (the same runner the daemon
+ * uses), so a volunteer or an operator can reproduce any work unit by hand.
+ * Errors print one line naming the problem and exit non-zero; outputs are
+ * written atomically, so a failed run leaves no partial file.
+ */
+#include "config.h"
+#include "commands.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_gpt2.h"
+#include "ct_tokens.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- small helpers -------------------------------------------------- */
+
+static int fail(const char *cmd, int rc)
+{
+	fprintf(stderr, "ctune %s: %s\n", cmd, ct_errmsg(rc));
+	return CT_EXIT_FAIL;
+}
+
+static int usage_error(const char *cmd, const char *what)
+{
+	fprintf(stderr, "ctune %s: %s (see 'ctune %s --help')\n", cmd, what, cmd);
+	return CT_EXIT_USAGE;
+}
+
+/* Strict integer parse into [lo, hi]. Returns 0 or -1 (message printed). */
+static int parse_int(const char *cmd, const char *opt, const char *s, long lo,
+		     long hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "ctune %s: --%s '%s' is not an integer in %ld..%ld\n",
+			cmd, opt, s, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_float(const char *cmd, const char *opt, const char *s, float *out)
+{
+	char *end;
+	float v;
+
+	errno = 0;
+	v = strtof(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) {
+		fprintf(stderr, "ctune %s: --%s '%s' is not a finite number\n", cmd, opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- train ---------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct train_opts {
+	const char *model, *data, *out, *device, *resume, *state;
+	int every;
+	struct ct_wu_hparams hp;
+};
+
+static void train_help(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune train --model BASE.bin --data TOKENS.bin --steps N --batch B\n"
+		"                   --seq T --lr LR --out OUT.bin [options]\n\n"
+		"Run one work unit: N AdamW steps from BASE on consecutive batches of\n"
+		"B x T tokens of TOKENS (wrapping around), printing each step's loss, then\n"
+		"write the trained model (llm.c checkpoint) to OUT atomically.\n\n"
+		"  --beta1 X            AdamW beta1 (default 0.9)\n"
+		"  --beta2 X            AdamW beta2 (default 0.999)\n"
+		"  --eps X              AdamW epsilon (default 1e-8)\n"
+		"  --weight-decay X     decoupled weight decay (default 0)\n"
+		"  --grad-clip X        clip the global gradient norm at X (default 0: off)\n"
+		"  --device D           cpu, opencl or opencl:N (default cpu)\n"
+		"  --state FILE         save the full training state to FILE ...\n"
+		"  --checkpoint-every K ... every K steps (default 0: only on SIGINT/SIGTERM)\n"
+		"  --resume FILE        continue from a state file saved with --state\n"
+		"                       (same model, data and hyperparameters)\n");
+}
+
+static int train_parse(int argc, char **argv, struct train_opts *o)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "steps", required_argument, NULL, 'n' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "seq", required_argument, NULL, 't' },
+		{ "lr", required_argument, NULL, 'l' },
+		{ "beta1", required_argument, NULL, '1' },
+		{ "beta2", required_argument, NULL, '2' },
+		{ "eps", required_argument, NULL, 'e' },
+		{ "weight-decay", required_argument, NULL, 'w' },
+		{ "grad-clip", required_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "resume", required_argument, NULL, 'r' },
+		{ "state", required_argument, NULL, 's' },
+		{ "checkpoint-every", required_argument, NULL, 'k' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, bad = 0, have_lr = 0;
+
+	memset(o, 0, sizeof(*o));
+	ct_wu_hparams_default(&o->hp);
+	o->hp.steps = o->hp.B = o->hp.T = 0;
+	o->device = "cpu";
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case 'd': o->data = optarg; break;
+		case 'o': o->out = optarg; break;
+		case 'D': o->device = optarg; break;
+		case 'r': o->resume = optarg; break;
+		case 's': o->state = optarg; break;
+		case 'n': bad = parse_int("train", "steps", optarg, 1, CT_WU_MAX_STEPS, &o->hp.steps); break;
+		case 'b': bad = parse_int("train", "batch", optarg, 1, CT_WU_MAX_B, &o->hp.B); break;
+		case 't': bad = parse_int("train", "seq", optarg, 1, INT_MAX, &o->hp.T); break;
+		case 'k': bad = parse_int("train", "checkpoint-every", optarg, 0, INT_MAX, &o->every); break;
+		case 'l': bad = parse_float("train", "lr", optarg, &o->hp.lr); have_lr = 1; break;
+		case '1': bad = parse_float("train", "beta1", optarg, &o->hp.beta1); break;
+		case '2': bad = parse_float("train", "beta2", optarg, &o->hp.beta2); break;
+		case 'e': bad = parse_float("train", "eps", optarg, &o->hp.eps); break;
+		case 'w': bad = parse_float("train", "weight-decay", optarg, &o->hp.weight_decay); break;
+		case 'c': bad = parse_float("train", "grad-clip", optarg, &o->hp.grad_clip); break;
+		case 'h': train_help(stdout); return 1;
+		default: return usage_error("train", "bad option");
+		}
+	}
+	if (bad)
+		return CT_EXIT_USAGE;
+	if (optind < argc)
+		return usage_error("train", "unexpected argument");
+	if (!o->model || !o->data || !o->out || !o->hp.steps || !o->hp.B ||
+	    !o->hp.T || !have_lr)
+		return usage_error("train", "--model, --data, --steps, --batch, --seq, --lr and --out are required");
+	if (o->every > 0 && o->state == NULL)
+		return usage_error("train", "--checkpoint-every needs --state FILE");
+	return 0;
+}
+
+/* Step loop: print losses, checkpoint when asked, stop on a signal. */
+static int train_loop(struct ct_wu *wu, const struct train_opts *o)
+{
+	int rc;
+	float loss;
+
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu) + 1;
+
+		rc = ct_wu_step(wu, &loss);
+		if (rc < 0)
+			return rc;
+		printf("step %d/%d loss %.4f\n", i, o->hp.steps, (double)loss);
+		fflush(stdout);
+		if (o->state && ((o->every > 0 && i % o->every == 0) || stop_requested)) {
+			rc = ct_wu_save_state(wu, o->state);
+			if (rc < 0)
+				return rc;
+		}
+		if (stop_requested)
+			return ct_error(CT_ECANCELED, "interrupted after step %d%s%s", i,
+					o->state ? "; state saved to " : "",
+					o->state ? o->state : "");
+	}
+	return 0;
+}
+
+int ct_cmd_train(int argc, char **argv)
+{
+	struct train_opts o;
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu *wu = NULL;
+	double t0, dt;
+	int rc, start;
+
+	rc = train_parse(argc, argv, &o);
+	if (rc != 0)			/* 1: --help shown; else a usage error */
+		return rc == 1 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	rc = ct_gpt2_load(o.model, &model);
+	if (rc == 0)
+		rc = ct_tokens_load(o.data, &tok);
+	if (rc == 0 && o.resume)
+		rc = ct_wu_resume(o.resume, &model, &tok, &o.hp, o.device, &wu);
+	else if (rc == 0)
+		rc = ct_wu_open(&model, &tok, &o.hp, o.device, &wu);
+	if (rc < 0)
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	start = ct_wu_steps_done(wu);
+	t0 = now_s();
+	rc = train_loop(wu, &o);
+	if (rc < 0)
+		goto out;
+	dt = now_s() - t0;
+	rc = ct_wu_save_model(wu, o.out);
+	if (rc < 0)
+		goto out;
+	printf("done: %d steps on %s, %.0f tokens/s; wrote %s\n",
+	       o.hp.steps - start, ct_wu_backend_name(wu),
+	       dt > 0 ? (double)(o.hp.steps - start) * o.hp.B * o.hp.T / dt : 0.0,
+	       o.out);
+out:
+	ct_wu_close(wu);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	return rc < 0 ? fail("train", rc) : CT_EXIT_OK;
+}
+
+/* ---- eval ----------------------------------------------------------- */
+
+static void eval_help(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune eval --model M.bin --data TOKENS.bin --batch B --seq T\n"
+		"                  [--batches K] [--device D]\n\n"
+		"Print the mean cross-entropy loss of M over K batches of B x T tokens\n"
+		"read from the start of TOKENS (default: one pass over the file).\n");
+}
+
+int ct_cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "data", required_argument, NULL, 'd' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "seq", required_argument, NULL, 't' },
+		{ "batches", required_argument, NULL, 'k' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mpath = NULL, *dpath = NULL, *device = "cpu";
+	int B = 0, T = 0, K = 0, c, bad = 0, rc;
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	float loss;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+		switch (c) {
+		case 'm': mpath = optarg; break;
+		case 'd': dpath = optarg; break;
+		case 'D': device = optarg; break;
+		case 'b': bad = parse_int("eval", "batch", optarg, 1, CT_WU_MAX_B, &B); break;
+		case 't': bad = parse_int("eval", "seq", optarg, 1, INT_MAX, &T); break;
+		case 'k': bad = parse_int("eval", "batches", optarg, 1, 1000000, &K); break;
+		case 'h': eval_help(stdout); return CT_EXIT_OK;
+		default: return usage_error("eval", "bad option");
+		}
+	}
+	if (bad)
+		return CT_EXIT_USAGE;
+	if (optind < argc)
+		return usage_error("eval", "unexpected argument");
+	if (!mpath || !dpath || !B || !T)
+		return usage_error("eval", "--model, --data, --batch and --seq are required");
+	rc = ct_gpt2_load(mpath, &model);
+	if (rc == 0)
+		rc = ct_tokens_load(dpath, &tok);
+	if (rc == 0)
+		rc = ct_eval(&model, &tok, B, T, K, device, &loss);
+	if (rc == 0) {
+		if (K == 0)
+			K = (int)((tok.n - 1) / ((uint64_t)B * T));
+		printf("loss %.6f (%d batches of %d x %d)\n", (double)loss, K, B, T);
+	}
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+	return rc < 0 ? fail("eval", rc) : CT_EXIT_OK;
+}
+
+/* ---- model ---------------------------------------------------------- */
+
+static void model_help(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune model init (--config L,NH,C,maxT,V,Vp | --layers L --heads NH\n"
+		"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
+		"                        [--seed S] --out M.bin\n"
+		"       ctune model info M.bin\n\n"
+		"init: write a GPT-2 checkpoint with GPT-2's random initialisation from\n"
+		"seed S (default 0); Vp defaults to V rounded up to a multiple of 128.\n"
+		"info: print a checkpoint's configuration and size.\n");
+}
+
+static int parse_config(const char *s, struct ct_gpt2_config *c)
+{
+	int v[6], n = 0;
+	const char *p = s;
+
+	while (n < 6) {
+		char *end;
+		long x;
+
+		errno = 0;
+		x = strtol(p, &end, 10);
+		if (errno || end == p || x < 1 || x > INT_MAX)
+			break;
+		v[n++] = (int)x;
+		if (*end != ',' || n == 6) {
+			p = end;
+			break;
+		}
+		p = end + 1;
+	}
+	if (n != 6 || *p != '\0') {
+		fprintf(stderr, "ctune model: --config '%s' is not L,NH,C,maxT,V,Vp\n", s);
+		return -1;
+	}
+	*c = (struct ct_gpt2_config){ .L = v[0], .NH = v[1], .C = v[2],
+				      .maxT = v[3], .V = v[4], .Vp = v[5] };
+	return 0;
+}
+
+static int model_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "heads", required_argument, NULL, 'H' },
+		{ "channels", required_argument, NULL, 'C' },
+		{ "max-seq", required_argument, NULL, 'T' },
+		{ "vocab", required_argument, NULL, 'V' },
+		{ "padded-vocab", required_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ct_gpt2_config cfg = { 0 };
+	struct ct_gpt2 m = { 0 };
+	const char *out = NULL;
+	unsigned long long seed = 0;
+	int c, bad = 0, rc;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+		switch (c) {
+		case 'c': bad = parse_config(optarg, &cfg); break;
+		case 'L': bad = parse_int("model", "layers", optarg, 1, INT_MAX, &cfg.L); break;
+		case 'H': bad = parse_int("model", "heads", optarg, 1, INT_MAX, &cfg.NH); break;
+		case 'C': bad = parse_int("model", "channels", optarg, 1, INT_MAX, &cfg.C); break;
+		case 'T': bad = parse_int("model", "max-seq", optarg, 1, INT_MAX, &cfg.maxT); break;
+		case 'V': bad = parse_int("model", "vocab", optarg, 1, INT_MAX, &cfg.V); break;
+		case 'P': bad = parse_int("model", "padded-vocab", optarg, 1, INT_MAX, &cfg.Vp); break;
+		case 's': {
+			char *end;
+
+			errno = 0;
+			seed = strtoull(optarg, &end, 10);
+			bad = errno || end == optarg || *end || optarg[0] == '-';
+			if (bad)
+				fprintf(stderr, "ctune model: --seed '%s' is not a number\n", optarg);
+			break;
+		}
+		case 'o': out = optarg; break;
+		case 'h': model_help(stdout); return CT_EXIT_OK;
+		default: return usage_error("model", "bad option");
+		}
+	}
+	if (bad)
+		return CT_EXIT_USAGE;
+	if (optind < argc)
+		return usage_error("model", "unexpected argument");
+	if (cfg.Vp == 0 && cfg.V > 0)
+		cfg.Vp = (cfg.V + 127) / 128 * 128;
+	if (!out || !cfg.L || !cfg.NH || !cfg.C || !cfg.maxT || !cfg.V)
+		return usage_error("model", "init needs --out and a full config");
+	rc = ct_gpt2_alloc(&m, &cfg);
+	if (rc == 0)
+		rc = ct_gpt2_init_random(&cfg, (uint64_t)seed, m.params);
+	if (rc == 0)
+		rc = ct_gpt2_save(out, &cfg, m.params);
+	if (rc == 0)
+		printf("wrote %s: L=%d NH=%d C=%d maxT=%d V=%d Vp=%d, %zu parameters, seed %llu\n",
+		       out, cfg.L, cfg.NH, cfg.C, cfg.maxT, cfg.V, cfg.Vp, m.lay.total, seed);
+	ct_gpt2_free(&m);
+	return rc < 0 ? fail("model", rc) : CT_EXIT_OK;
+}
+
+static int model_info(int argc, char **argv)
+{
+	struct ct_gpt2_config c;
+	struct ct_gpt2_layout lay;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error("model", "info takes one checkpoint file");
+	rc = ct_gpt2_read_config(argv[1], &c);
+	if (rc < 0)
+		return fail("model", rc);
+	ct_gpt2_layout(&c, &lay);
+	printf("%s: GPT-2 checkpoint v3 float32\n"
+	       "  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
+	       "  %zu parameters, %.3g training FLOPs per token at T=%d\n",
+	       argv[1], c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
+	       ct_gpt2_flops_per_token(&c, c.maxT), c.maxT);
+	return CT_EXIT_OK;
+}
+
+int ct_cmd_model(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "init") == 0) {
+		optind = 0;
+		return model_init(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && strcmp(argv[1], "info") == 0)
+		return model_info(argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+			  strcmp(argv[1], "help") == 0)) {
+		model_help(stdout);
+		return CT_EXIT_OK;
+	}
+	model_help(stderr);
+	return CT_EXIT_USAGE;
+}

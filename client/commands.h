@@ -1,0 +1,42 @@
+/*
+ * commands.h - the subcommands of `ctune`, each `int fn(int argc, char **argv)`.
+ *
+ * client/main.c parses the global options and dispatches through a table of
+ * these. argv[0] is the subcommand's name; the function parses the rest with
+ * getopt_long and returns the process exit status (0 success, 1 failure,
+ * 2 usage error). Global options that matter to a subcommand travel in the
+ * environment so that every subcommand sees them the same way:
+ *   CTUNE_DIR   the state directory chosen with `ctune --dir DIR`.
+ *
+ * Owners: attach/detach/run/status/saver/suspend/resume/quit are CLIENT's (client/cmd_*.c);
+ * train/eval/model are ENGINE's (client/cmd_train.c); devices is OPENCL's
+ * (client/cmd_devices.c). main.c references the others' functions weakly, so
+ * ctune links and says "not built in" until their files are in the build.
+ */
+#ifndef CT_CLIENT_COMMANDS_H
+#define CT_CLIENT_COMMANDS_H
+
+/* CLIENT */
+int ct_cmd_attach(int argc, char **argv);
+int ct_cmd_detach(int argc, char **argv);
+int ct_cmd_run(int argc, char **argv);
+int ct_cmd_status(int argc, char **argv);
+int ct_cmd_saver(int argc, char **argv);
+int ct_cmd_suspend(int argc, char **argv);
+int ct_cmd_resume(int argc, char **argv);
+int ct_cmd_quit(int argc, char **argv);
+
+/* ENGINE (client/cmd_train.c) */
+int ct_cmd_train(int argc, char **argv);
+int ct_cmd_eval(int argc, char **argv);
+int ct_cmd_model(int argc, char **argv);
+
+/* OPENCL (client/cmd_devices.c) */
+int ct_cmd_devices(int argc, char **argv);
+
+/* Exit statuses shared by the subcommands. */
+#define CT_EXIT_OK 0
+#define CT_EXIT_FAIL 1
+#define CT_EXIT_USAGE 2
+
+#endif

@@ -1,0 +1,452 @@
+#pragma OPENCL FP_CONTRACT OFF
+/*
+ * layers.cl - every layer of the model except the matrix products, as
+ * forward/backward kernels that reproduce the C reference (lib/ct_model.h,
+ * lib/ct_layers.c) bit for bit: each output element is computed by one
+ * work-item with exactly the reference's chain of operations (sequential
+ * sums from index 0, explicit fma only where the reference has fmaf,
+ * ct_expf/ct_logf/ct_tanhf from ct_math.clh). Parallelism is only across
+ * independent outputs.
+ *
+ * Every float buffer argument comes with an offset in floats (CT_BUF), as
+ * the model's tensors live in a few large buffers; CT_AT applies it.
+ */
+#define CT_BUF(q, name) q float *name, ulong name##_off
+#define CT_AT(name) name += name##_off
+
+/* ---- encoder --------------------------------------------------------------- */
+
+/* out (BT,C) = wte[inp[bt]] + wpe[t]; one work-item per (c, bt). */
+__kernel void ct_encoder_fwd(CT_BUF(__global, out), const __global ushort *inp,
+			     CT_BUF(const __global, wte), CT_BUF(const __global, wpe),
+			     int BT, int T, int C)
+{
+	int c = get_global_id(0), bt = get_global_id(1);
+
+	if (c >= C || bt >= BT)
+		return;
+	CT_AT(out); CT_AT(wte); CT_AT(wpe);
+	out[(size_t)bt * C + c] = wte[(size_t)inp[bt] * C + c] + wpe[(size_t)(bt % T) * C + c];
+}
+
+/* dwte[ix,c] += dout[bt,c] and dwpe[t,c] += dout[bt,c], positions in
+ * increasing order; one work-item per channel c (channels independent). */
+__kernel void ct_encoder_bwd(CT_BUF(__global, dwte), CT_BUF(__global, dwpe),
+			     CT_BUF(const __global, dout), const __global ushort *inp,
+			     int BT, int T, int C)
+{
+	int c = get_global_id(0);
+
+	if (c >= C)
+		return;
+	CT_AT(dwte); CT_AT(dwpe); CT_AT(dout);
+	for (int bt = 0; bt < BT; bt++) {
+		float d = dout[(size_t)bt * C + c];
+		size_t iw = (size_t)inp[bt] * C + c, ip = (size_t)(bt % T) * C + c;
+
+		dwte[iw] = dwte[iw] + d;
+		dwpe[ip] = dwpe[ip] + d;
+	}
+}
+
+/* ---- layernorm ------------------------------------------------------------- */
+
+/* One work-item per row r of inp (BT,C). */
+__kernel void ct_layernorm_fwd(CT_BUF(__global, out), CT_BUF(__global, mean),
+			       CT_BUF(__global, rstd), CT_BUF(const __global, inp),
+			       CT_BUF(const __global, w), CT_BUF(const __global, b),
+			       int BT, int C)
+{
+	int r = get_global_id(0);
+	const __global float *x;
+	__global float *o;
+	float sum = 0.0f, mu, ss = 0.0f, var, rs;
+
+	if (r >= BT)
+		return;
+	CT_AT(out); CT_AT(mean); CT_AT(rstd); CT_AT(inp); CT_AT(w); CT_AT(b);
+	x = inp + (size_t)r * C;
+	o = out + (size_t)r * C;
+	for (int i = 0; i < C; i++)
+		sum = sum + x[i];
+	mu = sum / (float)C;
+	for (int i = 0; i < C; i++) {
+		float d = x[i] - mu;
+		ss = fma(d, d, ss);
+	}
+	var = ss / (float)C;
+	rs = var + CT_LN_EPS;
+	rs = sqrt(rs);
+	rs = 1.0f / rs;
+	for (int i = 0; i < C; i++) {
+		float d = x[i] - mu;
+		float y = d * rs;
+		y = y * w[i];
+		o[i] = y + b[i];
+	}
+	mean[r] = mu;
+	rstd[r] = rs;
+}
+
+/* dinp of layernorm; one work-item per row r. */
+__kernel void ct_layernorm_bwd_dinp(CT_BUF(__global, dinp), CT_BUF(const __global, dout),
+				    CT_BUF(const __global, inp), CT_BUF(const __global, w),
+				    CT_BUF(const __global, mean), CT_BUF(const __global, rstd),
+				    int BT, int C)
+{
+	int r = get_global_id(0);
+	const __global float *x, *dy;
+	__global float *dx;
+	float mu, rs, s1 = 0.0f, s2 = 0.0f, m1, m2;
+
+	if (r >= BT)
+		return;
+	CT_AT(dinp); CT_AT(dout); CT_AT(inp); CT_AT(w); CT_AT(mean); CT_AT(rstd);
+	x = inp + (size_t)r * C;
+	dy = dout + (size_t)r * C;
+	dx = dinp + (size_t)r * C;
+	mu = mean[r];
+	rs = rstd[r];
+	for (int i = 0; i < C; i++) {
+		float n = x[i] - mu;
+		float dn = w[i] * dy[i];
+
+		n = n * rs;
+		s1 = s1 + dn;
+		s2 = fma(dn, n, s2);
+	}
+	m1 = s1 / (float)C;
+	m2 = s2 / (float)C;
+	for (int i = 0; i < C; i++) {
+		float n = x[i] - mu;
+		float dn = w[i] * dy[i];
+		float dv;
+
+		n = n * rs;
+		dv = dn - m1;
+		dv = fma(-n, m2, dv);
+		dv = dv * rs;
+		dx[i] = dx[i] + dv;
+	}
+}
+
+/* dw, db of layernorm; one work-item per channel i, rows in order. */
+__kernel void ct_layernorm_bwd_dwb(CT_BUF(__global, dw), CT_BUF(__global, db),
+				   CT_BUF(const __global, dout), CT_BUF(const __global, inp),
+				   CT_BUF(const __global, mean), CT_BUF(const __global, rstd),
+				   int BT, int C)
+{
+	int i = get_global_id(0);
+	float aw = 0.0f, ab = 0.0f;
+
+	if (i >= C)
+		return;
+	CT_AT(dw); CT_AT(db); CT_AT(dout); CT_AT(inp); CT_AT(mean); CT_AT(rstd);
+	for (int r = 0; r < BT; r++) {
+		float n = inp[(size_t)r * C + i] - mean[r];
+		float d = dout[(size_t)r * C + i];
+
+		n = n * rstd[r];
+		aw = fma(n, d, aw);
+		ab = ab + d;
+	}
+	dw[i] = dw[i] + aw;
+	db[i] = db[i] + ab;
+}
+
+/* ---- attention ------------------------------------------------------------- */
+
+/* One work-item per (t, b*NH + h): the attention row of query t and the
+ * output out[b,t,h*hs..]. att (B,NH,T,T). */
+__kernel void ct_attention_fwd(CT_BUF(__global, out), CT_BUF(__global, att),
+			       CT_BUF(const __global, qkv), int B, int T, int C, int NH)
+{
+	int t = get_global_id(0), bh = get_global_id(1);
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
+	const __global float *q;
+	__global float *a, *o;
+	float scale, mx, sum = 0.0f;
+
+	if (t >= T || bh >= B * NH)
+		return;
+	CT_AT(out); CT_AT(att); CT_AT(qkv);
+	scale = sqrt((float)hs);
+	scale = 1.0f / scale;
+	q = qkv + ((size_t)b * T + t) * C3 + h * hs;
+	a = att + ((size_t)bh * T + t) * T;
+	for (int t2 = 0; t2 <= t; t2++) {
+		const __global float *k = qkv + ((size_t)b * T + t2) * C3 + C + h * hs;
+		float acc = 0.0f;
+
+		for (int i = 0; i < hs; i++)
+			acc = fma(q[i], k[i], acc);
+		a[t2] = acc * scale;
+	}
+	mx = a[0];
+	for (int t2 = 1; t2 <= t; t2++)
+		mx = a[t2] > mx ? a[t2] : mx;
+	for (int t2 = 0; t2 <= t; t2++) {
+		float e = ct_expf(a[t2] - mx);
+
+		a[t2] = e;
+		sum = sum + e;
+	}
+	for (int t2 = 0; t2 <= t; t2++)
+		a[t2] = a[t2] / sum;
+	for (int t2 = t + 1; t2 < T; t2++)
+		a[t2] = 0.0f;
+	o = out + ((size_t)b * T + t) * C + h * hs;
+	for (int i = 0; i < hs; i++) {
+		float acc = 0.0f;
+
+		for (int t2 = 0; t2 <= t; t2++)
+			acc = fma(a[t2], qkv[((size_t)b * T + t2) * C3 + 2 * C + h * hs + i], acc);
+		o[i] = acc;
+	}
+}
+
+/* Backward step 1, one work-item per (t, b*NH + h): datt[t,t2] = g[t,t2]
+ * (see ct_model.h) for t2 <= t. */
+__kernel void ct_attention_bwd_g(CT_BUF(__global, datt), CT_BUF(const __global, dout),
+				 CT_BUF(const __global, qkv), CT_BUF(const __global, att),
+				 int B, int T, int C, int NH)
+{
+	int t = get_global_id(0), bh = get_global_id(1);
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
+	const __global float *dy, *a;
+	__global float *g;
+	float scale, dot = 0.0f;
+
+	if (t >= T || bh >= B * NH)
+		return;
+	CT_AT(datt); CT_AT(dout); CT_AT(qkv); CT_AT(att);
+	scale = sqrt((float)hs);
+	scale = 1.0f / scale;
+	dy = dout + ((size_t)b * T + t) * C + h * hs;
+	a = att + ((size_t)bh * T + t) * T;
+	g = datt + ((size_t)bh * T + t) * T;
+	for (int t2 = 0; t2 <= t; t2++) {
+		const __global float *v = qkv + ((size_t)b * T + t2) * C3 + 2 * C + h * hs;
+		float acc = 0.0f;
+
+		for (int i = 0; i < hs; i++)
+			acc = fma(dy[i], v[i], acc);
+		g[t2] = acc;
+	}
+	for (int t2 = 0; t2 <= t; t2++)
+		dot = fma(a[t2], g[t2], dot);
+	for (int t2 = 0; t2 <= t; t2++) {
+		float d = g[t2] - dot;
+
+		d = a[t2] * d;
+		g[t2] = d * scale;
+	}
+}
+
+/* Backward step 2, one work-item per (b*T + t, c) with c < C: dq, dk, dv
+ * of channel c = h*hs + i at position t, each added once into dqkv. */
+__kernel void ct_attention_bwd_qkv(CT_BUF(__global, dqkv), CT_BUF(const __global, datt),
+				   CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
+				   CT_BUF(const __global, att), int B, int T, int C, int NH)
+{
+	int c = get_global_id(0), bt = get_global_id(1);
+	int b, t, h, hs = C / NH, C3 = 3 * C;
+	size_t rowq, bh;
+	float aq = 0.0f, ak = 0.0f, av = 0.0f;
+
+	if (c >= C || bt >= B * T)
+		return;
+	CT_AT(dqkv); CT_AT(datt); CT_AT(dout); CT_AT(qkv); CT_AT(att);
+	b = bt / T;
+	t = bt % T;
+	h = c / hs;
+	bh = (size_t)b * NH + h;
+	rowq = (bh * T + t) * T;	/* g[t, .] and att[t, .] */
+	/* dq[t,c] = sum_{t2<=t} g[t,t2] * k[t2,c] */
+	for (int t2 = 0; t2 <= t; t2++)
+		aq = fma(datt[rowq + t2], qkv[((size_t)b * T + t2) * C3 + C + c], aq);
+	/* dk[t,c] = sum_{t'>=t} g[t',t] * q[t',c];
+	 * dv[t,c] = sum_{t'>=t} att[t',t] * dout[t',c] */
+	for (int tq = t; tq < T; tq++) {
+		size_t row = (bh * T + tq) * T + t;
+
+		ak = fma(datt[row], qkv[((size_t)b * T + tq) * C3 + c], ak);
+		av = fma(att[row], dout[((size_t)b * T + tq) * C + c], av);
+	}
+	dqkv[(size_t)bt * C3 + c] = dqkv[(size_t)bt * C3 + c] + aq;
+	dqkv[(size_t)bt * C3 + C + c] = dqkv[(size_t)bt * C3 + C + c] + ak;
+	dqkv[(size_t)bt * C3 + 2 * C + c] = dqkv[(size_t)bt * C3 + 2 * C + c] + av;
+}
+
+/* ---- elementwise ----------------------------------------------------------- */
+
+__kernel void ct_gelu_fwd(CT_BUF(__global, out), CT_BUF(const __global, inp), ulong n)
+{
+	size_t i = get_global_id(0);
+
+	if (i >= n)
+		return;
+	CT_AT(out); CT_AT(inp);
+	out[i] = ct_gelu_forward_elem(inp[i]);
+}
+
+__kernel void ct_gelu_bwd(CT_BUF(__global, dinp), CT_BUF(const __global, inp),
+			  CT_BUF(const __global, dout), ulong n)
+{
+	size_t i = get_global_id(0);
+	float g;
+
+	if (i >= n)
+		return;
+	CT_AT(dinp); CT_AT(inp); CT_AT(dout);
+	g = ct_gelu_grad_elem(inp[i]);
+	g = g * dout[i];
+	dinp[i] = dinp[i] + g;
+}
+
+__kernel void ct_residual_fwd(CT_BUF(__global, out), CT_BUF(const __global, a),
+			      CT_BUF(const __global, b), ulong n)
+{
+	size_t i = get_global_id(0);
+
+	if (i >= n)
+		return;
+	CT_AT(out); CT_AT(a); CT_AT(b);
+	out[i] = a[i] + b[i];
+}
+
+__kernel void ct_residual_bwd(CT_BUF(__global, da), CT_BUF(__global, db),
+			      CT_BUF(const __global, dout), ulong n)
+{
+	size_t i = get_global_id(0);
+
+	if (i >= n)
+		return;
+	CT_AT(da); CT_AT(db); CT_AT(dout);
+	da[i] = da[i] + dout[i];
+	db[i] = db[i] + dout[i];
+}
+
+/* ---- softmax + cross-entropy ----------------------------------------------- */
+
+/* One work-item per row r of logits (BT,Vp). */
+__kernel void ct_crossentropy_fwd(CT_BUF(__global, losses), CT_BUF(__global, probs),
+				  CT_BUF(const __global, logits),
+				  const __global ushort *targets, int BT, int V, int Vp)
+{
+	int r = get_global_id(0);
+	const __global float *x;
+	__global float *p;
+	float mx, sum = 0.0f;
+
+	if (r >= BT)
+		return;
+	CT_AT(losses); CT_AT(probs); CT_AT(logits);
+	x = logits + (size_t)r * Vp;
+	p = probs + (size_t)r * Vp;
+	mx = x[0];
+	for (int i = 1; i < V; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	for (int i = 0; i < V; i++) {
+		float e = ct_expf(x[i] - mx);
+
+		p[i] = e;
+		sum = sum + e;
+	}
+	for (int i = 0; i < V; i++)
+		p[i] = p[i] / sum;
+	for (int i = V; i < Vp; i++)
+		p[i] = 0.0f;
+	losses[r] = -ct_logf(p[targets[r]]);
+}
+
+/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); one
+ * work-item per (i, r). */
+__kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
+				  const __global ushort *targets, int BT, int V, int Vp)
+{
+	int i = get_global_id(0), r = get_global_id(1);
+	size_t j = (size_t)r * Vp + i;
+	float d = 0.0f;
+
+	if (i >= Vp || r >= BT)
+		return;
+	CT_AT(dlogits); CT_AT(probs);
+	if (i < V) {
+		float ind = i == (int)targets[r] ? 1.0f : 0.0f;
+
+		d = probs[j] - ind;
+		d = d / (float)BT;
+	}
+	dlogits[j] = d;
+}
+
+/* ---- gradient clipping and AdamW ------------------------------------------- */
+
+/* part[k] = fma chain of g*g over chunk k (CT_CLIP_CHUNK elements). */
+__kernel void ct_gradnorm_part(CT_BUF(const __global, g), __global float *part, ulong n)
+{
+	size_t k = get_global_id(0);
+	size_t lo = k * CT_CLIP_CHUNK, hi = lo + CT_CLIP_CHUNK;
+	float acc = 0.0f;
+
+	if (lo >= n)
+		return;
+	CT_AT(g);
+	if (hi > n)
+		hi = n;
+	for (size_t j = lo; j < hi; j++)
+		acc = fma(g[j], g[j], acc);
+	part[k] = acc;
+}
+
+/* One work-item: norm = sqrt(sequential sum of the parts); res[0] = norm,
+ * res[1] = clip / norm when norm > clip (and clip > 0), else 1, res[2] =
+ * 1 if scaling is needed else 0. */
+__kernel void ct_gradnorm_final(const __global float *part, __global float *res,
+				ulong nparts, float clip)
+{
+	float acc = 0.0f, norm;
+
+	if (get_global_id(0) != 0)
+		return;
+	for (size_t k = 0; k < nparts; k++)
+		acc = acc + part[k];
+	norm = sqrt(acc);
+	res[0] = norm;
+	res[1] = 1.0f;
+	res[2] = 0.0f;
+	if (clip > 0.0f && norm > clip) {
+		res[1] = clip / norm;
+		res[2] = 1.0f;
+	}
+}
+
+/* g = g * s when res[2] says so. */
+__kernel void ct_grad_scale(CT_BUF(__global, g), const __global float *res, ulong n)
+{
+	size_t i = get_global_id(0);
+
+	if (i >= n || res[2] == 0.0f)
+		return;
+	CT_AT(g);
+	g[i] = g[i] * res[1];
+}
+
+__kernel void ct_adamw(CT_BUF(__global, p), CT_BUF(const __global, g),
+		       CT_BUF(__global, m), CT_BUF(__global, v), ulong n,
+		       float lr, float beta1, float beta2, float eps, float wd,
+		       float bc1, float bc2)
+{
+	size_t j = get_global_id(0);
+	float mj, vj;
+
+	if (j >= n)
+		return;
+	CT_AT(p); CT_AT(g); CT_AT(m); CT_AT(v);
+	mj = ct_adamw_m_elem(m[j], g[j], beta1);
+	vj = ct_adamw_v_elem(v[j], g[j], beta2);
+	m[j] = mj;
+	v[j] = vj;
+	p[j] = ct_adamw_p_elem(p[j], mj, vj, lr, eps, wd, bc1, bc2);
+}

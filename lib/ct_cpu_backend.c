@@ -1,0 +1,136 @@
+/*
+ * ct_cpu_backend.c - the "cpu" backend of ct_engine: the C reference model
+ * of ct_model.h behind the struct ct_backend_ops interface.
+ *
+ * Backends keep their own context struct and hand it out as the opaque
+ * struct ct_backend pointer (cast back on every call).
+ */
+#include "config.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cpu_be {
+	struct ct_model m;
+	int training;
+};
+
+static struct cpu_be *cpu(struct ct_backend *be)
+{
+	return (struct cpu_be *)(void *)be;
+}
+
+static int cpu_open(const char *device, const struct ct_gpt2_config *cfg,
+		    int B, int T, int training, struct ct_backend **out)
+{
+	struct cpu_be *c;
+	int rc;
+
+	*out = NULL;
+	if (strcmp(device, "cpu") != 0)
+		return ct_error(CT_EINVAL, "cpu backend: bad device '%s'", device);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return ct_error(CT_ENOMEM, "out of memory");
+	rc = ct_model_init(&c->m, cfg, NULL, B, T, training);
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	c->training = training;
+	*out = (struct ct_backend *)(void *)c;
+	return 0;
+}
+
+static int cpu_load_state(struct ct_backend *be, const float *params,
+			  const float *m, const float *v)
+{
+	struct cpu_be *c = cpu(be);
+	size_t n = c->m.lay.total * sizeof(float);
+
+	memcpy(c->m.params, params, n);
+	if (c->training) {
+		if (m != NULL)
+			memcpy(c->m.m, m, n);
+		else
+			memset(c->m.m, 0, n);
+		if (v != NULL)
+			memcpy(c->m.v, v, n);
+		else
+			memset(c->m.v, 0, n);
+	}
+	return 0;
+}
+
+static int cpu_step(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, const struct ct_step_args *a,
+		    float *loss)
+{
+	struct ct_model *m = &cpu(be)->m;
+
+	if (m->grads == NULL)
+		return ct_error(CT_ESTATE, "cpu backend opened for evaluation cannot train");
+	ct_model_zero_grad(m);
+	*loss = ct_model_forward(m, inputs, targets);
+	ct_model_backward(m, inputs, targets);
+	if (a->grad_clip > 0.0f)
+		ct_grad_clip(m->grads, m->lay.total, a->grad_clip);
+	ct_adamw_update(m->params, m->grads, m->m, m->v, m->lay.total, &a->opt);
+	return 0;
+}
+
+static int cpu_eval(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, float *loss)
+{
+	*loss = ct_model_forward(&cpu(be)->m, inputs, targets);
+	return 0;
+}
+
+static int cpu_read_state(struct ct_backend *be, float *params, float *m, float *v)
+{
+	struct cpu_be *c = cpu(be);
+	size_t n = c->m.lay.total * sizeof(float);
+
+	if (params != NULL)
+		memcpy(params, c->m.params, n);
+	if ((m != NULL || v != NULL) && !c->training)
+		return ct_error(CT_ESTATE, "cpu backend opened for evaluation has no optimizer state");
+	if (m != NULL)
+		memcpy(m, c->m.m, n);
+	if (v != NULL)
+		memcpy(v, c->m.v, n);
+	return 0;
+}
+
+static int cpu_read_grads(struct ct_backend *be, float *grads)
+{
+	struct cpu_be *c = cpu(be);
+
+	if (!c->training)
+		return ct_error(CT_ESTATE, "cpu backend opened for evaluation has no gradients");
+	memcpy(grads, c->m.grads, c->m.lay.total * sizeof(float));
+	return 0;
+}
+
+static void cpu_close(struct ct_backend *be)
+{
+	struct cpu_be *c = cpu(be);
+
+	if (c == NULL)
+		return;
+	ct_model_free(&c->m);
+	free(c);
+}
+
+const struct ct_backend_ops ct_cpu_backend_ops = {
+	.name = "cpu",
+	.open = cpu_open,
+	.load_state = cpu_load_state,
+	.step = cpu_step,
+	.eval = cpu_eval,
+	.read_state = cpu_read_state,
+	.read_grads = cpu_read_grads,
+	.close = cpu_close,
+};

@@ -1,0 +1,544 @@
+/*
+ * ct_delta.c - see ct_delta.h for the format and why it is this way.
+ *
+ * Both directions stream in chunks of CT_DELTA_CHUNK weights through one
+ * 256 KiB staging buffer, so neither side needs memory proportional to the
+ * model beyond the caller's own arrays. Hosts are little-endian (float
+ * bytes are hashed and shuffled as they lie in memory).
+ */
+#include "ct_delta.h"
+#include "ct_err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <zlib.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "ct_delta assumes a little-endian host"
+#endif
+
+#define STAGE_MAX (4 * CT_DELTA_CHUNK)
+#define ZOUT_SIZE 65536
+#define ZIN_STEP ((size_t)1 << 30)	/* zlib's avail_in is 32-bit */
+
+/* ---- little-endian header fields ---------------------------------------- */
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Raw (inflated) bytes for m weights in one chunk. */
+static size_t chunk_raw_len(int encoding, size_t m)
+{
+	if (encoding == CT_DELTA_LOSSLESS)
+		return 4 * m;
+	return m + 4 * ((m + CT_DELTA_INT8_BLOCK - 1) / CT_DELTA_INT8_BLOCK);
+}
+
+static uint64_t total_raw_len(int encoding, uint64_t n)
+{
+	uint64_t full = n / CT_DELTA_CHUNK, rest = n % CT_DELTA_CHUNK;
+
+	return full * chunk_raw_len(encoding, CT_DELTA_CHUNK) +
+	       chunk_raw_len(encoding, (size_t)rest);
+}
+
+static void write_header(unsigned char *h, const struct ct_delta_info *in)
+{
+	const struct ct_delta_model *m = &in->model;
+
+	memset(h, 0, CT_DELTA_HEADER_SIZE);
+	memcpy(h, CT_DELTA_MAGIC, 8);
+	put_u32(h + 8, in->version);
+	put_u32(h + 12, in->encoding);
+	put_u64(h + 16, in->nparams);
+	put_u32(h + 24, m->max_seq_len);
+	put_u32(h + 28, m->vocab_size);
+	put_u32(h + 32, m->padded_vocab_size);
+	put_u32(h + 36, m->num_layers);
+	put_u32(h + 40, m->num_heads);
+	put_u32(h + 44, m->channels);
+	memcpy(h + 48, in->base_sha, 32);
+	memcpy(h + 80, in->weights_sha, 32);
+	put_u64(h + 112, in->payload_len);
+	put_u64(h + 120, in->raw_len);
+	put_u32(h + 128, in->block);
+}
+
+int ct_delta_parse_header(const void *data, size_t len,
+			  struct ct_delta_info *info)
+{
+	const unsigned char *h = data;
+	struct ct_delta_model *m = &info->model;
+
+	memset(info, 0, sizeof(*info));
+	if (data == NULL || len < CT_DELTA_HEADER_SIZE)
+		return ct_error(CT_EFORMAT, "result file: %zu bytes, shorter than its header", len);
+	if (memcmp(h, CT_DELTA_MAGIC, 8) != 0)
+		return ct_error(CT_EFORMAT, "result file: bad magic");
+	info->version = get_u32(h + 8);
+	if (info->version != CT_DELTA_VERSION)
+		return ct_error(CT_EUNSUPP, "result file: version %u", info->version);
+	info->encoding = get_u32(h + 12);
+	info->nparams = get_u64(h + 16);
+	m->max_seq_len = get_u32(h + 24);
+	m->vocab_size = get_u32(h + 28);
+	m->padded_vocab_size = get_u32(h + 32);
+	m->num_layers = get_u32(h + 36);
+	m->num_heads = get_u32(h + 40);
+	m->channels = get_u32(h + 44);
+	memcpy(info->base_sha, h + 48, 32);
+	memcpy(info->weights_sha, h + 80, 32);
+	info->payload_len = get_u64(h + 112);
+	info->raw_len = get_u64(h + 120);
+	info->block = get_u32(h + 128);
+	for (int i = 132; i < CT_DELTA_HEADER_SIZE; i++)
+		if (h[i] != 0)
+			return ct_error(CT_EFORMAT, "result file: reserved bytes set");
+	if (info->encoding != CT_DELTA_LOSSLESS && info->encoding != CT_DELTA_INT8)
+		return ct_error(CT_EFORMAT, "result file: unknown encoding %u", info->encoding);
+	if (info->block != (info->encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0))
+		return ct_error(CT_EFORMAT, "result file: block size %u", info->block);
+	if (info->nparams == 0)
+		return ct_error(CT_EFORMAT, "result file: no weights");
+	if (info->nparams > CT_DELTA_MAX_PARAMS)
+		return ct_error(CT_ETOOBIG, "result file: %llu weights",
+				(unsigned long long)info->nparams);
+	if (info->raw_len != total_raw_len((int)info->encoding, info->nparams))
+		return ct_error(CT_EFORMAT, "result file: raw length %llu does not fit %llu weights",
+				(unsigned long long)info->raw_len,
+				(unsigned long long)info->nparams);
+	if (info->payload_len != (uint64_t)(len - CT_DELTA_HEADER_SIZE))
+		return ct_error(CT_EFORMAT, "result file: payload is %zu bytes, header says %llu",
+				len - CT_DELTA_HEADER_SIZE,
+				(unsigned long long)info->payload_len);
+	return 0;
+}
+
+/* ---- hashing -------------------------------------------------------------- */
+
+static int sha_begin(EVP_MD_CTX **ctx)
+{
+	*ctx = EVP_MD_CTX_new();
+	if (*ctx == NULL)
+		return CT_ENOMEM;
+	if (EVP_DigestInit_ex(*ctx, EVP_sha256(), NULL) != 1)
+		return ct_error(CT_ECRYPTO, "SHA-256 init failed");
+	return 0;
+}
+
+static int sha_update(EVP_MD_CTX *ctx, const void *p, size_t n)
+{
+	if (EVP_DigestUpdate(ctx, p, n) != 1)
+		return ct_error(CT_ECRYPTO, "SHA-256 update failed");
+	return 0;
+}
+
+static int sha_end(EVP_MD_CTX *ctx, unsigned char out[32])
+{
+	unsigned int olen = 0;
+
+	if (EVP_DigestFinal_ex(ctx, out, &olen) != 1 || olen != 32)
+		return ct_error(CT_ECRYPTO, "SHA-256 final failed");
+	return 0;
+}
+
+int ct_delta_weights_sha(const float *w, size_t n, unsigned char out[32])
+{
+	EVP_MD_CTX *ctx = NULL;
+	int rc;
+
+	rc = sha_begin(&ctx);
+	if (rc < 0)
+		goto out;
+	rc = sha_update(ctx, w, n * sizeof(float));
+	if (rc < 0)
+		goto out;
+	rc = sha_end(ctx, out);
+out:
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+/* ---- chunk transforms ----------------------------------------------------- */
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float u2f(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* Lossless, m weights -> 4m shuffled bytes of zig-zag(bits(r) - bits(b)). */
+static void lossless_pack(const float *b, const float *r, size_t m,
+			  unsigned char *stage)
+{
+	for (size_t i = 0; i < m; i++) {
+		uint32_t d = f2u(r[i]) - f2u(b[i]);
+		uint32_t z = (d << 1) ^ (0u - (d >> 31));
+
+		stage[i] = (unsigned char)z;
+		stage[m + i] = (unsigned char)(z >> 8);
+		stage[2 * m + i] = (unsigned char)(z >> 16);
+		stage[3 * m + i] = (unsigned char)(z >> 24);
+	}
+}
+
+static void lossless_unpack(const float *b, const unsigned char *stage,
+			    size_t m, float *r)
+{
+	for (size_t i = 0; i < m; i++) {
+		uint32_t z = (uint32_t)stage[i] |
+			     (uint32_t)stage[m + i] << 8 |
+			     (uint32_t)stage[2 * m + i] << 16 |
+			     (uint32_t)stage[3 * m + i] << 24;
+		uint32_t d = (z >> 1) ^ (0u - (z & 1));
+
+		r[i] = u2f(f2u(b[i]) + d);
+	}
+}
+
+/* int8, m weights -> per block of 64: float32 scale + int8 values. */
+static int int8_pack(const float *b, const float *r, size_t m,
+		     unsigned char *stage)
+{
+	unsigned char *p = stage;
+
+	for (size_t s = 0; s < m; s += CT_DELTA_INT8_BLOCK) {
+		size_t e = s + CT_DELTA_INT8_BLOCK < m ? s + CT_DELTA_INT8_BLOCK : m;
+		float amax = 0.0f, scale;
+
+		for (size_t i = s; i < e; i++) {
+			float d = fabsf(r[i] - b[i]);
+
+			if (!isfinite(d))
+				return ct_error(CT_ENONFINITE, "int8 delta: non-finite weight %zu", i);
+			amax = d > amax ? d : amax;
+		}
+		scale = amax / 127.0f;
+		memcpy(p, &scale, 4);
+		p += 4;
+		for (size_t i = s; i < e; i++) {
+			float q = scale > 0.0f ? rintf((r[i] - b[i]) / scale) : 0.0f;
+
+			q = q > 127.0f ? 127.0f : (q < -127.0f ? -127.0f : q);
+			*p++ = (unsigned char)(int8_t)q;
+		}
+	}
+	return 0;
+}
+
+static int int8_unpack(const float *b, const unsigned char *stage, size_t m,
+		       float *r)
+{
+	const unsigned char *p = stage;
+
+	for (size_t s = 0; s < m; s += CT_DELTA_INT8_BLOCK) {
+		size_t e = s + CT_DELTA_INT8_BLOCK < m ? s + CT_DELTA_INT8_BLOCK : m;
+		float scale;
+
+		memcpy(&scale, p, 4);
+		p += 4;
+		if (!isfinite(scale) || scale < 0.0f)
+			return ct_error(CT_ECORRUPT, "int8 delta: bad scale in block %zu",
+					s / CT_DELTA_INT8_BLOCK);
+		for (size_t i = s; i < e; i++)
+			r[i] = b[i] + (float)(int8_t)*p++ * scale;
+	}
+	return 0;
+}
+
+/* ---- encode --------------------------------------------------------------- */
+
+struct enc {
+	z_stream z;
+	struct ct_buf *out;
+	unsigned char zout[ZOUT_SIZE];
+	unsigned char stage[STAGE_MAX + 4 * (CT_DELTA_CHUNK / CT_DELTA_INT8_BLOCK)];
+};
+
+/* Deflate `len` bytes of stage (flush: Z_NO_FLUSH or Z_FINISH) into out. */
+static int enc_feed(struct enc *e, const unsigned char *p, size_t len, int flush)
+{
+	int zr, rc;
+
+	e->z.next_in = (unsigned char *)p;
+	e->z.avail_in = (uInt)len;
+	do {
+		e->z.next_out = e->zout;
+		e->z.avail_out = ZOUT_SIZE;
+		zr = deflate(&e->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return ct_error(CT_EZLIB, "deflate failed");
+		rc = ct_buf_append(e->out, e->zout, ZOUT_SIZE - e->z.avail_out);
+		if (rc < 0)
+			return rc;
+	} while (e->z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+	return 0;
+}
+
+static int enc_chunks(struct enc *e, const float *base, const float *result,
+		      size_t n, int encoding, EVP_MD_CTX *sha)
+{
+	int rc = 0;
+
+	for (size_t s = 0; s < n && rc == 0; s += CT_DELTA_CHUNK) {
+		size_t m = n - s < CT_DELTA_CHUNK ? n - s : CT_DELTA_CHUNK;
+
+		if (encoding == CT_DELTA_LOSSLESS)
+			lossless_pack(base + s, result + s, m, e->stage);
+		else
+			rc = int8_pack(base + s, result + s, m, e->stage);
+		if (rc == 0)
+			rc = sha_update(sha, result + s, m * sizeof(float));
+		if (rc == 0 && encoding == CT_DELTA_LOSSLESS) {
+			/* one deflate block per byte plane: each gets its own
+			 * Huffman codes */
+			for (int p = 0; p < 4 && rc == 0; p++)
+				rc = enc_feed(e, e->stage + (size_t)p * m, m, Z_BLOCK);
+		} else if (rc == 0) {
+			rc = enc_feed(e, e->stage, chunk_raw_len(encoding, m), Z_NO_FLUSH);
+		}
+	}
+	if (rc == 0)
+		rc = enc_feed(e, NULL, 0, Z_FINISH);
+	return rc;
+}
+
+int ct_delta_encode(const float *base, const float *result, size_t n,
+		    const struct ct_delta_model *model,
+		    const unsigned char base_sha[32], int encoding, int zlevel,
+		    struct ct_buf *out)
+{
+	struct ct_delta_info info;
+	struct enc *e = NULL;
+	EVP_MD_CTX *sha = NULL;
+	size_t start = out->len;
+	int rc, zinit = 0;
+
+	if (n == 0 || (uint64_t)n > CT_DELTA_MAX_PARAMS || zlevel < -1 || zlevel > 9 ||
+	    (encoding != CT_DELTA_LOSSLESS && encoding != CT_DELTA_INT8))
+		return ct_error(CT_EINVAL, "delta encode: bad arguments");
+	memset(&info, 0, sizeof(info));
+	info.version = CT_DELTA_VERSION;
+	info.encoding = (uint32_t)encoding;
+	info.nparams = n;
+	info.model = *model;
+	memcpy(info.base_sha, base_sha, 32);
+	info.raw_len = total_raw_len(encoding, n);
+	info.block = encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0;
+	rc = ct_buf_reserve(out, CT_DELTA_HEADER_SIZE);
+	if (rc < 0)
+		goto out;
+	out->len += CT_DELTA_HEADER_SIZE;	/* header written at the end */
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		rc = CT_ENOMEM;
+		goto out;
+	}
+	e->out = out;
+	if (deflateInit(&e->z, zlevel < 0 ? 1 : zlevel) != Z_OK) {
+		rc = ct_error(CT_EZLIB, "deflateInit failed");
+		goto out;
+	}
+	zinit = 1;
+	rc = sha_begin(&sha);
+	if (rc < 0)
+		goto out;
+	rc = enc_chunks(e, base, result, n, encoding, sha);
+	if (rc < 0)
+		goto out;
+	rc = sha_end(sha, info.weights_sha);
+	if (rc < 0)
+		goto out;
+	info.payload_len = out->len - start - CT_DELTA_HEADER_SIZE;
+	write_header(out->data + start, &info);
+out:
+	if (zinit)
+		deflateEnd(&e->z);
+	free(e);
+	EVP_MD_CTX_free(sha);
+	if (rc < 0) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = '\0';
+	} else {
+		out->data[out->len] = '\0';
+	}
+	return rc;
+}
+
+/* ---- decode --------------------------------------------------------------- */
+
+struct dec {
+	z_stream z;
+	const unsigned char *in;	/* payload not yet handed to zlib */
+	size_t in_left;
+	int ended;
+	unsigned char stage[STAGE_MAX + 4 * (CT_DELTA_CHUNK / CT_DELTA_INT8_BLOCK)];
+};
+
+/* Inflate exactly `want` bytes into stage; the stream may end only after
+ * the last byte of the last chunk. */
+static int dec_fill(struct dec *d, size_t want)
+{
+	int zr;
+
+	d->z.next_out = d->stage;
+	d->z.avail_out = (uInt)want;
+	while (d->z.avail_out > 0) {
+		if (d->ended)
+			return ct_error(CT_ECORRUPT, "result file: payload ends early");
+		if (d->z.avail_in == 0 && d->in_left > 0) {
+			size_t step = d->in_left < ZIN_STEP ? d->in_left : ZIN_STEP;
+
+			d->z.next_in = (unsigned char *)d->in;
+			d->z.avail_in = (uInt)step;
+			d->in += step;
+			d->in_left -= step;
+		}
+		zr = inflate(&d->z, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END)
+			d->ended = 1;
+		else if (zr == Z_BUF_ERROR && d->z.avail_in == 0 && d->in_left == 0)
+			return ct_error(CT_ECORRUPT, "result file: payload truncated");
+		else if (zr != Z_OK)
+			return ct_error(CT_ECORRUPT, "result file: bad zlib stream (%d)", zr);
+	}
+	return 0;
+}
+
+/* After the last chunk: the stream must end with no more output and no
+ * trailing bytes. */
+static int dec_finish(struct dec *d)
+{
+	unsigned char extra;
+	int zr;
+
+	if (!d->ended) {
+		if (d->z.avail_in == 0 && d->in_left > 0) {
+			size_t step = d->in_left < ZIN_STEP ? d->in_left : ZIN_STEP;
+
+			d->z.next_in = (unsigned char *)d->in;
+			d->z.avail_in = (uInt)step;
+			d->in += step;
+			d->in_left -= step;
+		}
+		d->z.next_out = &extra;
+		d->z.avail_out = 1;
+		zr = inflate(&d->z, Z_NO_FLUSH);
+		if (zr != Z_STREAM_END || d->z.avail_out != 1)
+			return ct_error(CT_ECORRUPT, "result file: payload longer than its weights");
+	}
+	if (d->z.avail_in != 0 || d->in_left != 0)
+		return ct_error(CT_ECORRUPT, "result file: trailing bytes after the payload");
+	return 0;
+}
+
+static int dec_chunks(struct dec *d, const struct ct_delta_info *info,
+		      const float *base, size_t n, float *r, EVP_MD_CTX *sha)
+{
+	int enc = (int)info->encoding;
+	int rc = 0;
+
+	for (size_t s = 0; s < n && rc == 0; s += CT_DELTA_CHUNK) {
+		size_t m = n - s < CT_DELTA_CHUNK ? n - s : CT_DELTA_CHUNK;
+
+		rc = dec_fill(d, chunk_raw_len(enc, m));
+		if (rc < 0)
+			break;
+		if (enc == CT_DELTA_LOSSLESS)
+			lossless_unpack(base + s, d->stage, m, r + s);
+		else
+			rc = int8_unpack(base + s, d->stage, m, r + s);
+		if (rc == 0)
+			rc = sha_update(sha, r + s, m * sizeof(float));
+	}
+	if (rc == 0)
+		rc = dec_finish(d);
+	return rc;
+}
+
+int ct_delta_decode(const void *data, size_t len, const float *base,
+		    size_t n, float *result_out, struct ct_delta_info *info)
+{
+	struct ct_delta_info local;
+	struct dec *d = NULL;
+	EVP_MD_CTX *sha = NULL;
+	int rc, zinit = 0;
+
+	if (info == NULL)
+		info = &local;
+	rc = ct_delta_parse_header(data, len, info);
+	if (rc < 0)
+		return rc;
+	if (info->nparams != (uint64_t)n)
+		return ct_error(CT_EMISMATCH, "result file: %llu weights, model has %zu",
+				(unsigned long long)info->nparams, n);
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return CT_ENOMEM;
+	d->in = (const unsigned char *)data + CT_DELTA_HEADER_SIZE;
+	d->in_left = len - CT_DELTA_HEADER_SIZE;
+	if (inflateInit(&d->z) != Z_OK) {
+		rc = ct_error(CT_EZLIB, "inflateInit failed");
+		goto out;
+	}
+	zinit = 1;
+	rc = sha_begin(&sha);
+	if (rc < 0)
+		goto out;
+	rc = dec_chunks(d, info, base, n, result_out, sha);
+	if (rc < 0)
+		goto out;
+	rc = sha_end(sha, info->decoded_sha);
+	if (rc < 0)
+		goto out;
+	if (info->encoding == CT_DELTA_LOSSLESS &&
+	    memcmp(info->decoded_sha, info->weights_sha, 32) != 0)
+		rc = ct_error(CT_EHASH, "result file: weights do not match their hash");
+out:
+	if (zinit)
+		inflateEnd(&d->z);
+	free(d);
+	EVP_MD_CTX_free(sha);
+	return rc;
+}

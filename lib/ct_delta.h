@@ -1,0 +1,144 @@
+/*
+ * ct_delta.h - the result upload format: trained weights as a compressed
+ * delta against the base model of the work unit.
+ *
+ * A volunteer trains from a base model the server already holds, so it
+ * uploads only what changed. A result file is a fixed 160-byte header
+ * followed by one zlib stream:
+ *
+ *   off size  field (all integers little-endian)
+ *     0    8  magic "CTDELTA1"
+ *     8    4  version (1)
+ *    12    4  encoding (CT_DELTA_LOSSLESS or CT_DELTA_INT8)
+ *    16    8  nparams: number of float32 weights
+ *    24   24  model config: max_seq_len, vocab_size, padded_vocab_size,
+ *             num_layers, num_heads, channels (u32 each)
+ *    48   32  SHA-256 of the base model file the delta is relative to
+ *    80   32  SHA-256 of the full trained weights (nparams float32, LE)
+ *   112    8  payload length in bytes (the zlib stream that follows)
+ *   120    8  raw payload length (bytes the stream inflates to)
+ *   128    4  int8 block size (64; 0 for lossless)
+ *   132   28  reserved, zero
+ *
+ * CT_DELTA_LOSSLESS (the default): for every weight i the 32-bit patterns
+ * b = bits(base[i]), r = bits(result[i]) give d = r - b (mod 2^32), stored
+ * zig-zag coded (z = (d << 1) ^ (d >> 31 arithmetic)) so that small
+ * differences of either sign have zero high bytes. The z words are
+ * byte-shuffled (all least significant bytes first, then all second bytes,
+ * ...) and deflated. The decoder recovers r = b + unzigzag(z) exactly, bit
+ * for bit (NaN payloads and signed zeros included), and checks the SHA-256
+ * of the result against the header. Why integer difference and not
+ * float subtraction: float subtraction rounds, so base + (result - base) is
+ * not always result. Why not XOR of the bit patterns (also exact): when an
+ * update carries across a mantissa byte boundary XOR sets high bits the
+ * integer difference leaves zero; measured on Gaussian weights with
+ * updates of 1e-4..1e-2 relative size, zig-zag difference compresses 4%
+ * better than XOR at the same cost (doc/results.md).
+ *
+ * The shuffle works on chunks of CT_DELTA_CHUNK weights (256 KiB of raw
+ * bytes; the last chunk may be shorter), and each byte plane of a chunk is
+ * its own deflate block (Z_BLOCK flush) so it gets its own Huffman codes:
+ * that compresses as well as one global shuffle (deflate only looks back
+ * 32 KiB) while both sides stream with O(1) memory. Planes mixed in one
+ * deflate block cost 3-5% more (measured).
+ *
+ * CT_DELTA_INT8 (lossy): delta = result - base (float), per block of 64
+ * weights scale = max|delta| / 127 and q = round(delta / scale) as int8.
+ * Raw payload, per block: the float32 scale, then the block's int8 values
+ * (68 bytes; the last block may be shorter). The decoder
+ * returns base + q * scale, which is NOT the trained weights: the weights
+ * hash in the header is what the client claims and cannot be checked, so a
+ * validator must compare int8 results by tolerance, never by that hash.
+ *
+ * Decoding trusts nothing in the header: sizes must match the caller's
+ * model exactly, the payload must fit the buffer, inflation is capped at
+ * the raw length the format implies, and scales must be finite.
+ */
+#ifndef CT_DELTA_H
+#define CT_DELTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct_buf.h"
+
+#define CT_DELTA_MAGIC "CTDELTA1"
+#define CT_DELTA_VERSION 1
+#define CT_DELTA_HEADER_SIZE 160
+#define CT_DELTA_INT8_BLOCK 64
+#define CT_DELTA_CHUNK 65536	/* weights per shuffle chunk */
+/* 4 Gi weights (16 GiB of float32): far above GPT-2 XL's 1.6 G. */
+#define CT_DELTA_MAX_PARAMS ((uint64_t)1 << 32)
+
+enum ct_delta_encoding {
+	CT_DELTA_LOSSLESS = 0,
+	CT_DELTA_INT8 = 1,
+};
+
+/* The model's shape (llm.c's GPT-2 config), carried so a server can reject
+ * a result for another model before touching the weights. */
+struct ct_delta_model {
+	uint32_t max_seq_len;
+	uint32_t vocab_size;
+	uint32_t padded_vocab_size;
+	uint32_t num_layers;
+	uint32_t num_heads;
+	uint32_t channels;
+};
+
+/* What a header says (and, after decode, what was verified). */
+struct ct_delta_info {
+	uint32_t version;
+	uint32_t encoding;		/* enum ct_delta_encoding */
+	uint64_t nparams;
+	struct ct_delta_model model;
+	unsigned char base_sha[32];	/* base model file the delta is against */
+	unsigned char weights_sha[32];	/* claimed hash of the trained weights */
+	uint64_t payload_len;
+	uint64_t raw_len;
+	uint32_t block;
+	/* Set by ct_delta_decode only: SHA-256 of the weights it returned.
+	 * Equal to weights_sha for a lossless file (checked), the hash of the
+	 * dequantised weights for int8. */
+	unsigned char decoded_sha[32];
+};
+
+/* Encode `result` (n float32) relative to `base` (n float32) and append the
+ * whole result file to `out` (bounded by out->max). `model` and `base_sha`
+ * (32 bytes: SHA-256 of the base model file) go into the header; the
+ * weights hash is computed here. encoding: CT_DELTA_LOSSLESS or
+ * CT_DELTA_INT8. zlevel: zlib level 0..9, or -1 for the default (1: the
+ * shuffled data gains ~3% from level 6 at several times the cost).
+ * Returns 0; CT_EINVAL (n == 0, n over CT_DELTA_MAX_PARAMS, bad encoding),
+ * CT_ENONFINITE (int8 with a non-finite delta), CT_ETOOBIG (out's cap),
+ * CT_ENOMEM, CT_EZLIB. On failure out->len is back to its old value. */
+int ct_delta_encode(const float *base, const float *result, size_t n,
+		    const struct ct_delta_model *model,
+		    const unsigned char base_sha[32], int encoding, int zlevel,
+		    struct ct_buf *out);
+
+/* Parse and check the header of a result file of `len` bytes (at least the
+ * header; the payload length must match len exactly). Fills *info (not
+ * decoded_sha). Returns 0, CT_EFORMAT (bad magic, unknown encoding or
+ * block, reserved bytes set, inconsistent lengths), CT_EUNSUPP (version),
+ * CT_ETOOBIG (nparams over the cap). */
+int ct_delta_parse_header(const void *data, size_t len,
+			  struct ct_delta_info *info);
+
+/* Decode a result file into result_out (n float32, caller-allocated)
+ * given the base weights (n float32). The header's nparams must equal n
+ * (CT_EMISMATCH otherwise). Checks: as ct_delta_parse_header; the stream
+ * inflates to exactly raw_len bytes (CT_ECORRUPT otherwise; no more is
+ * ever written); for lossless the SHA-256 of the result must equal the
+ * header's (CT_EHASH); int8 scales must be finite and >= 0
+ * (CT_ECORRUPT). Allocates nothing proportional to n. info may be NULL.
+ * The caller should still compare info->base_sha and info->model with the
+ * work unit's. On failure result_out holds garbage. */
+int ct_delta_decode(const void *data, size_t len, const float *base,
+		    size_t n, float *result_out, struct ct_delta_info *info);
+
+/* SHA-256 of n float32 weights as little-endian bytes (the hash the header
+ * carries). out: 32 bytes. Returns 0 or CT_ECRYPTO. */
+int ct_delta_weights_sha(const float *w, size_t n, unsigned char out[32]);
+
+#endif

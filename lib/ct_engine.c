@@ -1,0 +1,530 @@
+/*
+ * ct_engine.c - backend registry, the work-unit runner with its state file
+ * (save/resume), and evaluation (see ct_engine.h, doc/workunit.md).
+ *
+ * State file (little-endian, 256-byte header, then 3*nparams float32, then
+ * a SHA-256 of everything before it):
+ *   0 "CTWUSTAT"  8 u32 version 1   12 u32 0
+ *   16 i32 maxT V L NH C Vp        40 i32 steps B T steps_done
+ *   56 f32 lr beta1 beta2 eps weight_decay grad_clip   80 f32 last_loss
+ *   84 u32 0   88 u64 nparams   96 u64 ntokens   104 u64 next batch start
+ *   112 [32] SHA-256 of the base weights   144 [32] SHA-256 of the tokens
+ *   176..255 zero
+ *   256 params[nparams]  m[nparams]  v[nparams]   end: [32] SHA-256
+ */
+#include "config.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_hash.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma weak ct_ocl_backend_ops
+
+/* ---- registry ------------------------------------------------------- */
+
+int ct_backend_find(const char *device, const struct ct_backend_ops **out)
+{
+	*out = NULL;
+	if (device == NULL || strcmp(device, "cpu") == 0) {
+		*out = &ct_cpu_backend_ops;
+		return 0;
+	}
+	if (strncmp(device, "opencl", 6) == 0) {
+		const char *p = device + 6;
+
+		if (*p == ':') {
+			p++;
+			if (*p == '\0' || strlen(p) > 4 || strspn(p, "0123456789") != strlen(p))
+				return ct_error(CT_EINVAL, "bad device '%s' (want opencl:N)", device);
+		} else if (*p != '\0') {
+			return ct_error(CT_EINVAL, "unknown device '%s' (cpu, opencl or opencl:N)",
+					device);
+		}
+		if (&ct_ocl_backend_ops == NULL)
+			return ct_error(CT_EUNSUPP, "device '%s': the OpenCL backend is not built in",
+					device);
+		*out = &ct_ocl_backend_ops;
+		return 0;
+	}
+	return ct_error(CT_EINVAL, "unknown device '%s' (cpu, opencl or opencl:N)", device);
+}
+
+/* ---- hyperparameters ------------------------------------------------ */
+
+void ct_wu_hparams_default(struct ct_wu_hparams *hp)
+{
+	*hp = (struct ct_wu_hparams){
+		.steps = 1, .B = 4, .T = 64, .lr = 1e-4f, .beta1 = 0.9f,
+		.beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f,
+		.grad_clip = 0.0f,
+	};
+}
+
+static int check_float(const char *name, float x, float lo, float hi, int open_lo,
+		       int open_hi)
+{
+	if (!isfinite(x) || x < lo || (open_lo && x == lo) || x > hi ||
+	    (open_hi && x == hi))
+		return ct_error(CT_ERANGE, "%s = %g is out of range (%s%g, %g%s)",
+				name, (double)x, open_lo ? "(" : "[", (double)lo,
+				(double)hi, open_hi ? ")" : "]");
+	return 0;
+}
+
+int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
+			const struct ct_gpt2_config *cfg, uint64_t ntokens)
+{
+	int rc = 0;
+
+	if (hp->steps < 1 || hp->steps > CT_WU_MAX_STEPS)
+		return ct_error(CT_ERANGE, "steps = %d (must be 1..%d)", hp->steps,
+				CT_WU_MAX_STEPS);
+	if (hp->B < 1 || hp->B > CT_WU_MAX_B)
+		return ct_error(CT_ERANGE, "batch = %d (must be 1..%d)", hp->B, CT_WU_MAX_B);
+	if (hp->T < 1 || hp->T > cfg->maxT)
+		return ct_error(CT_EINVAL, "sequence length %d is over the model's max_seq_len %d",
+				hp->T, cfg->maxT);
+	if ((uint64_t)hp->B * (uint64_t)hp->T + 1 > ntokens)
+		return ct_error(CT_ERANGE, "a batch needs B*T+1 = %llu tokens but the data has %llu",
+				(unsigned long long)hp->B * hp->T + 1,
+				(unsigned long long)ntokens);
+	rc = check_float("lr", hp->lr, 0.0f, 1e3f, 0, 0);
+	if (rc == 0)
+		rc = check_float("beta1", hp->beta1, 0.0f, 1.0f, 0, 1);
+	if (rc == 0)
+		rc = check_float("beta2", hp->beta2, 0.0f, 1.0f, 0, 1);
+	if (rc == 0)
+		rc = check_float("eps", hp->eps, 0.0f, 1.0f, 1, 0);
+	if (rc == 0)
+		rc = check_float("weight_decay", hp->weight_decay, 0.0f, 1e3f, 0, 0);
+	if (rc == 0)
+		rc = check_float("grad_clip", hp->grad_clip, 0.0f, 1e30f, 0, 0);
+	return rc;
+}
+
+uint64_t ct_wu_batch_start(uint64_t i, uint64_t n, int B, int T)
+{
+	uint64_t bt = (uint64_t)B * (uint64_t)T;
+	uint64_t nb = (n - 1) / bt;
+
+	return (i % nb) * bt;
+}
+
+/* ---- the work unit -------------------------------------------------- */
+
+struct ct_wu {
+	const struct ct_backend_ops *ops;
+	struct ct_backend *be;
+	const struct ct_gpt2 *model;
+	const struct ct_tokens *tokens;
+	struct ct_wu_hparams hp;
+	int step;			/* steps done */
+	float last_loss;
+	int have_hashes;
+	unsigned char model_hash[CT_SHA256_LEN];
+	unsigned char tokens_hash[CT_SHA256_LEN];
+};
+
+/* Validate inputs, find and open the backend (no state loaded yet). */
+static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+		     const struct ct_wu_hparams *hp, const char *device,
+		     struct ct_wu **out)
+{
+	struct ct_wu *wu;
+	const struct ct_backend_ops *ops;
+	int rc;
+
+	*out = NULL;
+	rc = ct_wu_hparams_check(hp, &model->cfg, tokens->n);
+	if (rc < 0)
+		return rc;
+	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
+	if (rc < 0)
+		return rc;
+	rc = ct_backend_find(device, &ops);
+	if (rc < 0)
+		return rc;
+	wu = calloc(1, sizeof(*wu));
+	if (wu == NULL)
+		return ct_error(CT_ENOMEM, "out of memory");
+	wu->ops = ops;
+	wu->model = model;
+	wu->tokens = tokens;
+	wu->hp = *hp;
+	wu->last_loss = NAN;
+	rc = ops->open(device ? device : "cpu", &model->cfg, hp->B, hp->T, 1, &wu->be);
+	if (rc < 0) {
+		free(wu);
+		return rc;
+	}
+	*out = wu;
+	return 0;
+}
+
+int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	       const struct ct_wu_hparams *hp, const char *device,
+	       struct ct_wu **out)
+{
+	struct ct_wu *wu;
+	int rc;
+
+	rc = wu_create(model, tokens, hp, device, &wu);
+	if (rc < 0)
+		return rc;
+	rc = wu->ops->load_state(wu->be, model->params, NULL, NULL);
+	if (rc < 0) {
+		ct_wu_close(wu);
+		return rc;
+	}
+	*out = wu;
+	return 0;
+}
+
+int ct_wu_step(struct ct_wu *wu, float *loss)
+{
+	struct ct_step_args a;
+	const uint16_t *batch;
+	int rc;
+
+	if (wu->step >= wu->hp.steps)
+		return ct_error(CT_ESTATE, "work unit already finished (%d steps)", wu->hp.steps);
+	batch = wu->tokens->tok + ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
+						    wu->hp.B, wu->hp.T);
+	a.t = wu->step + 1;
+	a.grad_clip = wu->hp.grad_clip;
+	a.opt = (struct ct_adamw_args){
+		.lr = wu->hp.lr, .beta1 = wu->hp.beta1, .beta2 = wu->hp.beta2,
+		.eps = wu->hp.eps, .weight_decay = wu->hp.weight_decay,
+	};
+	ct_adamw_bias_corrections(a.opt.beta1, a.opt.beta2, a.t, &a.opt.bc1, &a.opt.bc2);
+	rc = wu->ops->step(wu->be, batch, batch + 1, &a, loss);
+	if (rc < 0)
+		return rc;
+	wu->step++;
+	wu->last_loss = *loss;
+	return 0;
+}
+
+int ct_wu_steps_done(const struct ct_wu *wu)
+{
+	return wu->step;
+}
+
+int ct_wu_done(const struct ct_wu *wu)
+{
+	return wu->step >= wu->hp.steps;
+}
+
+float ct_wu_last_loss(const struct ct_wu *wu)
+{
+	return wu->last_loss;
+}
+
+const char *ct_wu_backend_name(const struct ct_wu *wu)
+{
+	return wu->ops->name;
+}
+
+int ct_wu_read_params(struct ct_wu *wu, float *params)
+{
+	return wu->ops->read_state(wu->be, params, NULL, NULL);
+}
+
+int ct_wu_save_model(struct ct_wu *wu, const char *path)
+{
+	float *p = malloc(wu->model->lay.total * sizeof(float));
+	int rc;
+
+	if (p == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for the trained weights");
+	rc = ct_wu_read_params(wu, p);
+	if (rc == 0)
+		rc = ct_gpt2_save(path, &wu->model->cfg, p);
+	free(p);
+	return rc;
+}
+
+void ct_wu_close(struct ct_wu *wu)
+{
+	if (wu == NULL)
+		return;
+	if (wu->be != NULL)
+		wu->ops->close(wu->be);
+	free(wu);
+}
+
+int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	      const struct ct_wu_hparams *hp, const char *device,
+	      float *params_out, float *losses)
+{
+	struct ct_wu *wu = NULL;
+	float loss;
+	int rc;
+
+	rc = ct_wu_open(model, tokens, hp, device, &wu);
+	if (rc < 0)
+		return rc;
+	while (!ct_wu_done(wu)) {
+		int i = wu->step;
+
+		rc = ct_wu_step(wu, &loss);
+		if (rc < 0)
+			goto out;
+		if (losses != NULL)
+			losses[i] = loss;
+	}
+	rc = ct_wu_read_params(wu, params_out);
+out:
+	ct_wu_close(wu);
+	return rc;
+}
+
+/* ---- state file ----------------------------------------------------- */
+
+#define STATE_MAGIC "CTWUSTAT"
+#define STATE_VERSION 1
+#define STATE_HDR 256
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void put_f32(unsigned char *p, float f)
+{
+	memcpy(p, &f, 4);
+}
+
+static float get_f32(const unsigned char *p)
+{
+	float f;
+
+	memcpy(&f, p, 4);
+	return f;
+}
+
+/* SHA-256 of the base weights and the tokens, once per WU. */
+static void wu_input_hashes(struct ct_wu *wu)
+{
+	if (wu->have_hashes)
+		return;
+	ct_sha256(wu->model->params, wu->model->lay.total * sizeof(float), wu->model_hash);
+	ct_sha256(wu->tokens->tok, wu->tokens->n * sizeof(uint16_t), wu->tokens_hash);
+	wu->have_hashes = 1;
+}
+
+static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
+{
+	const struct ct_gpt2_config *c = &wu->model->cfg;
+	const int32_t ints[10] = { c->maxT, c->V, c->L, c->NH, c->C, c->Vp,
+				   wu->hp.steps, wu->hp.B, wu->hp.T, wu->step };
+	const float fl[6] = { wu->hp.lr, wu->hp.beta1, wu->hp.beta2, wu->hp.eps,
+			      wu->hp.weight_decay, wu->hp.grad_clip };
+
+	memset(h, 0, STATE_HDR);
+	memcpy(h, STATE_MAGIC, 8);
+	put_u32(h + 8, STATE_VERSION);
+	memcpy(h + 16, ints, sizeof(ints));
+	memcpy(h + 56, fl, sizeof(fl));
+	put_f32(h + 80, wu->last_loss);
+	put_u64(h + 88, wu->model->lay.total);
+	put_u64(h + 96, wu->tokens->n);
+	put_u64(h + 104, ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
+					   wu->hp.B, wu->hp.T));
+	memcpy(h + 112, wu->model_hash, CT_SHA256_LEN);
+	memcpy(h + 144, wu->tokens_hash, CT_SHA256_LEN);
+}
+
+/* Write buf to the file and the running hash. */
+static int state_put(struct ct_afile *af, struct ct_sha256_ctx *sha,
+		     const void *buf, size_t n)
+{
+	int rc = ct_sha256_update(sha, buf, n);
+
+	if (rc < 0)
+		return rc;
+	return ct_afile_write(af, buf, n);
+}
+
+int ct_wu_save_state(struct ct_wu *wu, const char *path)
+{
+	const size_t n = wu->model->lay.total;
+	unsigned char hdr[STATE_HDR], digest[CT_SHA256_LEN];
+	struct ct_afile af = { .fd = -1 };
+	struct ct_sha256_ctx *sha = NULL;
+	float *buf = malloc(n * sizeof(float));
+	int rc;
+
+	if (buf == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for the state of %zu parameters", n);
+	wu_input_hashes(wu);
+	state_header(wu, hdr);
+	rc = ct_sha256_init(&sha);
+	if (rc < 0)
+		goto out;
+	rc = ct_afile_open(&af, path, 0600);
+	if (rc < 0)
+		goto out;
+	rc = state_put(&af, sha, hdr, sizeof(hdr));
+	for (int part = 0; part < 3 && rc == 0; part++) {
+		rc = wu->ops->read_state(wu->be, part == 0 ? buf : NULL,
+					 part == 1 ? buf : NULL, part == 2 ? buf : NULL);
+		if (rc == 0)
+			rc = state_put(&af, sha, buf, n * sizeof(float));
+	}
+	if (rc < 0)
+		goto out;
+	rc = ct_sha256_final(sha, digest);
+	sha = NULL;
+	if (rc == 0)
+		rc = ct_afile_write(&af, digest, sizeof(digest));
+	if (rc == 0)
+		rc = ct_afile_commit(&af);
+out:
+	ct_afile_abort(&af);
+	ct_sha256_abort(sha);
+	free(buf);
+	return rc;
+}
+
+/* Check a mapped state file against the WU being resumed. */
+static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
+		       const char *path)
+{
+	const size_t n = wu->model->lay.total;
+	unsigned char saved_hdr[STATE_HDR], digest[CT_SHA256_LEN];
+	int32_t ints[10];
+	int done;
+
+	if (len < STATE_HDR + CT_SHA256_LEN || memcmp(h, STATE_MAGIC, 8) != 0)
+		return ct_error(CT_EFORMAT, "%s: not a work-unit state file", path);
+	if (get_u32(h + 8) != STATE_VERSION)
+		return ct_error(CT_EFORMAT, "%s: state file version %u not supported",
+				path, get_u32(h + 8));
+	if (get_u64(h + 88) != n || len != STATE_HDR + 3 * n * sizeof(float) + CT_SHA256_LEN)
+		return ct_error(CT_EFORMAT, "%s: state file size does not match the model", path);
+	ct_sha256(h, len - CT_SHA256_LEN, digest);
+	if (memcmp(digest, h + len - CT_SHA256_LEN, CT_SHA256_LEN) != 0)
+		return ct_error(CT_ECORRUPT, "%s: state file checksum mismatch (corrupt)", path);
+	memcpy(ints, h + 16, sizeof(ints));
+	done = ints[9];
+	if (done < 0 || done > wu->hp.steps)
+		return ct_error(CT_EFORMAT, "%s: bad step count %d", path, done);
+	/* Rebuild the header this WU would write at that step and compare. */
+	wu->step = done;
+	wu->last_loss = get_f32(h + 80);
+	wu_input_hashes(wu);
+	state_header(wu, saved_hdr);
+	if (memcmp(saved_hdr + 16, h + 16, 40) != 0)
+		return ct_error(CT_EMISMATCH, "%s: saved for another model config or batch/steps", path);
+	if (memcmp(saved_hdr + 56, h + 56, 24) != 0)
+		return ct_error(CT_EMISMATCH, "%s: saved with other hyperparameters", path);
+	if (memcmp(saved_hdr + 112, h + 112, CT_SHA256_LEN) != 0)
+		return ct_error(CT_EMISMATCH, "%s: saved for another base model", path);
+	if (memcmp(saved_hdr + 96, h + 96, 16) != 0 ||
+	    memcmp(saved_hdr + 144, h + 144, CT_SHA256_LEN) != 0)
+		return ct_error(CT_EMISMATCH, "%s: saved for other training data", path);
+	return 0;
+}
+
+int ct_wu_resume(const char *state_path, const struct ct_gpt2 *model,
+		 const struct ct_tokens *tokens, const struct ct_wu_hparams *hp,
+		 const char *device, struct ct_wu **out)
+{
+	struct ct_mmap map = { 0 };
+	struct ct_wu *wu = NULL;
+	const float *p;
+	size_t n = model->lay.total;
+	int rc;
+
+	*out = NULL;
+	rc = ct_file_map(state_path, &map);
+	if (rc < 0)
+		return rc;
+	rc = wu_create(model, tokens, hp, device, &wu);
+	if (rc < 0)
+		goto out;
+	rc = state_check(wu, map.addr, map.len, state_path);
+	if (rc < 0)
+		goto out;
+	p = (const float *)((const unsigned char *)map.addr + STATE_HDR);
+	rc = wu->ops->load_state(wu->be, p, p + n, p + 2 * n);
+	if (rc < 0)
+		goto out;
+	*out = wu;
+	wu = NULL;
+out:
+	ct_wu_close(wu);
+	ct_file_unmap(&map);
+	return rc;
+}
+
+/* ---- evaluation ----------------------------------------------------- */
+
+int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	    int B, int T, int nbatches, const char *device, float *mean_loss)
+{
+	const struct ct_backend_ops *ops;
+	struct ct_backend *be = NULL;
+	uint64_t bt = (uint64_t)B * (uint64_t)T;
+	float acc = 0.0f, loss;
+	int rc;
+
+	if (B < 1 || B > CT_WU_MAX_B || T < 1)
+		return ct_error(CT_ERANGE, "batch %d x %d is out of range", B, T);
+	if (T > model->cfg.maxT)
+		return ct_error(CT_EINVAL, "sequence length %d is over the model's max_seq_len %d",
+				T, model->cfg.maxT);
+	if (bt + 1 > tokens->n)
+		return ct_error(CT_ERANGE, "a batch needs B*T+1 = %llu tokens but the data has %llu",
+				(unsigned long long)bt + 1, (unsigned long long)tokens->n);
+	if (nbatches <= 0)
+		nbatches = (int)((tokens->n - 1) / bt > 1000000 ? 1000000 : (tokens->n - 1) / bt);
+	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
+	if (rc < 0)
+		return rc;
+	rc = ct_backend_find(device, &ops);
+	if (rc < 0)
+		return rc;
+	rc = ops->open(device ? device : "cpu", &model->cfg, B, T, 0, &be);
+	if (rc < 0)
+		return rc;
+	rc = ops->load_state(be, model->params, NULL, NULL);
+	for (int i = 0; i < nbatches && rc == 0; i++) {
+		const uint16_t *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+
+		rc = ops->eval(be, b, b + 1, &loss);
+		if (rc == 0)
+			acc = acc + loss;
+	}
+	ops->close(be);
+	if (rc == 0)
+		*mean_loss = acc / (float)nbatches;
+	return rc;
+}

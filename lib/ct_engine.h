@@ -1,0 +1,207 @@
+/*
+ * ct_engine.h - the work-unit runner: train a GPT-2 checkpoint for N steps
+ * on a token shard (exactly the semantics of doc/workunit.md), step by step,
+ * with an atomic save/resume of the full state in between, on a pluggable
+ * compute backend ("cpu" = the C reference of ct_model.h, "opencl[:N]" =
+ * lib/ct_ocl_backend.c). Also the evaluation used by validators.
+ *
+ * Typical use (the client daemon, `ctune train`):
+ *
+ *   struct ct_wu *wu;
+ *   rc = ct_wu_open(&model, &tokens, &hp, "opencl", &wu);  // or ct_wu_resume()
+ *   while (!ct_wu_done(wu)) {
+ *           rc = ct_wu_step(wu, &loss); if (rc < 0) goto out;
+ *           if (time to checkpoint) rc = ct_wu_save_state(wu, "wu.state");
+ *   }
+ *   rc = ct_wu_save_model(wu, "out.bin");
+ *   ct_wu_close(wu);
+ *
+ * A WU resumed from a state file saved after any step produces exactly the
+ * same bytes as an uninterrupted run (same backend arithmetic everywhere).
+ */
+#ifndef CT_ENGINE_H
+#define CT_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct_gpt2.h"
+#include "ct_model.h"
+#include "ct_tokens.h"
+
+/* ---- backends ------------------------------------------------------- */
+
+/* Arguments of one training step (built by the engine). */
+struct ct_step_args {
+	int t;				/* AdamW step, 1-based */
+	float grad_clip;		/* <= 0: no clipping */
+	struct ct_adamw_args opt;	/* lr, betas, eps, wd, bc1, bc2 for t */
+};
+
+/* A backend's open context (each backend defines its own struct). */
+struct ct_backend;
+
+/* A compute backend. Every function returns 0 or a negative CT_E* code
+ * with a one-line detail (ct_error()). The engine calls, in order:
+ * open, load_state, then any number of step / eval, read_state, and close.
+ * Each must compute exactly what ct_model.h specifies. */
+struct ct_backend_ops {
+	const char *name;		/* "cpu", "opencl" */
+
+	/* Open `device` (the whole device string, e.g. "opencl:1") for a model
+	 * of config cfg and batches of B x T tokens. training != 0: also
+	 * gradients and AdamW m, v; else eval only. *out is owned by the
+	 * caller and released with close. Errors: CT_EINVAL, CT_ENOTFOUND (no
+	 * such device), CT_ENOMEM, CT_EDEVNOMEM (naming the size), CT_ECL. */
+	int (*open)(const char *device, const struct ct_gpt2_config *cfg,
+		    int B, int T, int training, struct ct_backend **out);
+
+	/* Set the weights (nparams floats) and, when training, the AdamW
+	 * moments m, v (nparams floats each; NULL means zeros). Borrowed: the
+	 * backend copies what it needs. */
+	int (*load_state)(struct ct_backend *be, const float *params,
+			  const float *m, const float *v);
+
+	/* One training step on inputs and targets (B*T tokens each, < V):
+	 * zero grads, forward, backward, clip, AdamW with a. *loss = the mean
+	 * loss of the forward pass (before the update). */
+	int (*step)(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, const struct ct_step_args *a,
+		    float *loss);
+
+	/* Forward only: *loss = mean loss of the batch. */
+	int (*eval)(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, float *loss);
+
+	/* Copy the current weights / m / v out (nparams floats each); any
+	 * pointer may be NULL to skip it. */
+	int (*read_state)(struct ct_backend *be, float *params, float *m, float *v);
+
+	/* Optional (may be NULL): copy the parameter gradients of the last
+	 * step (after clipping, before the update) into grads (nparams). */
+	int (*read_grads)(struct ct_backend *be, float *grads);
+
+	/* Release everything; NULL is a no-op. */
+	void (*close)(struct ct_backend *be);
+};
+
+/* The C reference backend (always available). */
+extern const struct ct_backend_ops ct_cpu_backend_ops;
+
+/* The OpenCL backend, defined by lib/ct_ocl_backend.c (OPENCL). The engine
+ * references it weakly: when that object is not linked in, "opencl" devices
+ * give CT_EUNSUPP. NOTE for static linking: a weak reference does not pull
+ * an object out of libctune.a, so a program that wants the OpenCL backend
+ * must reference some symbol of ct_ocl_backend.o strongly (ctune does,
+ * through `ctune devices`' self-test; a test can take &ct_ocl_backend_ops). */
+extern const struct ct_backend_ops ct_ocl_backend_ops;
+
+/* Backend for a device string: "cpu" -> ct_cpu_backend_ops; "opencl" or
+ * "opencl:N" (N a decimal index) -> the OpenCL backend, or CT_EUNSUPP if it
+ * is not built in. Anything else -> CT_EINVAL. *out NULL on failure. */
+int ct_backend_find(const char *device, const struct ct_backend_ops **out);
+
+/* ---- work units ----------------------------------------------------- */
+
+/* Hyperparameters of a work unit. */
+struct ct_wu_hparams {
+	int steps;			/* N >= 1 */
+	int B, T;			/* batch size, sequence length (T <= maxT) */
+	float lr;			/* >= 0 */
+	float beta1, beta2;		/* [0, 1); defaults 0.9, 0.999 */
+	float eps;			/* > 0; default 1e-8 */
+	float weight_decay;		/* >= 0; default 0 */
+	float grad_clip;		/* >= 0; 0 = no clipping (default) */
+};
+
+#define CT_WU_MAX_STEPS 100000000
+#define CT_WU_MAX_B 65536
+
+/* Defaults: steps 1, B 4, T 64, lr 1e-4, beta1 0.9, beta2 0.999, eps 1e-8,
+ * weight_decay 0, grad_clip 0. */
+void ct_wu_hparams_default(struct ct_wu_hparams *hp);
+
+/* Validate hp for a model config and a shard of ntokens tokens: ranges
+ * above, all floats finite, 1 <= T <= maxT, B*T+1 <= ntokens. Returns 0,
+ * CT_EINVAL or CT_ERANGE with a detail naming the field. */
+int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
+			const struct ct_gpt2_config *cfg, uint64_t ntokens);
+
+/* Start of the batch of 0-based step i (also used by eval): batches of
+ * B*T+1 tokens read sequentially, each starting B*T after the previous,
+ * restarting at 0 when fewer than B*T+1 tokens remain. With
+ * nb = (n-1) / (B*T) batches per pass, batch i starts at (i % nb) * B*T.
+ * Requires n >= B*T + 1. */
+uint64_t ct_wu_batch_start(uint64_t i, uint64_t n, int B, int T);
+
+struct ct_wu;
+
+/* Open a work unit at step 0: checks hp and the tokens' vocabulary against
+ * the model (CT_EMISMATCH), opens the backend for `device` and loads the
+ * weights with zero AdamW state. model and tokens are borrowed and must
+ * outlive the WU. *out owned by the caller (ct_wu_close); NULL on failure. */
+int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	       const struct ct_wu_hparams *hp, const char *device,
+	       struct ct_wu **out);
+
+/* Open a work unit from a state file written by ct_wu_save_state(). The
+ * model, tokens and hp must be the very ones of the saved run: config,
+ * hyperparameters and the SHA-256 of the base weights and of the tokens are
+ * compared (CT_EMISMATCH naming what differs); a malformed, truncated or
+ * corrupted state file gives CT_EFORMAT / CT_ECORRUPT. device may differ
+ * from the saved run's. Returns like ct_wu_open(). */
+int ct_wu_resume(const char *state_path, const struct ct_gpt2 *model,
+		 const struct ct_tokens *tokens, const struct ct_wu_hparams *hp,
+		 const char *device, struct ct_wu **out);
+
+/* Run the next step; *loss = its mean loss. CT_ESTATE when all N steps
+ * are done. A backend failure leaves the WU unusable (close it; resume
+ * from the last saved state). */
+int ct_wu_step(struct ct_wu *wu, float *loss);
+
+/* Steps done so far (0..N), and whether all N are done. */
+int ct_wu_steps_done(const struct ct_wu *wu);
+int ct_wu_done(const struct ct_wu *wu);
+
+/* Loss of the last step run (NaN before the first one; restored by
+ * resume). */
+float ct_wu_last_loss(const struct ct_wu *wu);
+
+/* Name of the backend in use ("cpu", "opencl"). */
+const char *ct_wu_backend_name(const struct ct_wu *wu);
+
+/* Write the full state (weights, AdamW m and v, steps done, next data
+ * position, hyperparameters, config, input hashes, last loss) to path
+ * atomically (0600), followed by a SHA-256 of the file's contents. The
+ * format is in doc/workunit.md. Returns 0 or a CT_E* code; the old file
+ * stays intact on failure. */
+int ct_wu_save_state(struct ct_wu *wu, const char *path);
+
+/* Copy the current weights (nparams floats) into params. */
+int ct_wu_read_params(struct ct_wu *wu, float *params);
+
+/* Write the current weights as an llm.c checkpoint, atomically (0644). */
+int ct_wu_save_model(struct ct_wu *wu, const char *path);
+
+/* Close the backend and free the WU. NULL is a no-op. */
+void ct_wu_close(struct ct_wu *wu);
+
+/* Convenience: run a whole WU on device; the trained weights go into
+ * params_out (nparams floats) and, when losses is not NULL, the N step
+ * losses into losses. Returns 0 or a CT_E* code. */
+int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	      const struct ct_wu_hparams *hp, const char *device,
+	      float *params_out, float *losses);
+
+/* ---- evaluation ----------------------------------------------------- */
+
+/* Mean loss of `model` over nbatches batches of B x T tokens read like a
+ * WU's batches from the start of the file (ct_wu_batch_start); nbatches <= 0
+ * means one pass, (n-1)/(B*T) batches. Mean = (acc over batches of
+ * acc + batch loss) / (float)nbatches. Tokens are checked against the
+ * vocabulary (CT_EMISMATCH), T against maxT (CT_EINVAL), and B*T+1 against
+ * the file (CT_ERANGE). Returns 0 and *mean_loss, or a CT_E* code. */
+int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	    int B, int T, int nbatches, const char *device, float *mean_loss);
+
+#endif

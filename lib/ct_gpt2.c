@@ -1,0 +1,411 @@
+/*
+ * ct_gpt2.c - GPT-2 config/layout, llm.c checkpoint read/write, seeded
+ * platform-independent initialisation, FLOPs per token (see ct_gpt2.h).
+ */
+#include "config.h"
+#include "ct_gpt2.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_math.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const tensor_names[CT_GPT2_NTENSORS] = {
+	"wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
+	"ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"
+};
+
+const char *ct_gpt2_tensor_name(int i)
+{
+	return i >= 0 && i < CT_GPT2_NTENSORS ? tensor_names[i] : "?";
+}
+
+static int host_is_little_endian(void)
+{
+	const uint32_t one = 1;
+	unsigned char b;
+
+	memcpy(&b, &one, 1);
+	return b == 1;
+}
+
+/* Sizes of the 16 tensors in floats (no overflow for configs under caps:
+ * each factor < 2^20 and products are computed in size_t = 64 bits). */
+static void tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS])
+{
+	size_t L = (size_t)c->L, C = (size_t)c->C;
+
+	s[CT_WTE] = (size_t)c->Vp * C;
+	s[CT_WPE] = (size_t)c->maxT * C;
+	s[CT_LN1W] = L * C;
+	s[CT_LN1B] = L * C;
+	s[CT_QKVW] = L * 3 * C * C;
+	s[CT_QKVB] = L * 3 * C;
+	s[CT_ATTPROJW] = L * C * C;
+	s[CT_ATTPROJB] = L * C;
+	s[CT_LN2W] = L * C;
+	s[CT_LN2B] = L * C;
+	s[CT_FCW] = L * 4 * C * C;
+	s[CT_FCB] = L * 4 * C;
+	s[CT_FCPROJW] = L * C * 4 * C;
+	s[CT_FCPROJB] = L * C;
+	s[CT_LNFW] = C;
+	s[CT_LNFB] = C;
+}
+
+static int check_field(const char *name, int v, int max)
+{
+	if (v < 1 || v > max)
+		return ct_error(CT_EFORMAT, "model config: %s = %d (must be 1..%d)",
+				name, v, max);
+	return 0;
+}
+
+int ct_gpt2_config_check(const struct ct_gpt2_config *c)
+{
+	size_t s[CT_GPT2_NTENSORS], total = 0;
+	int rc;
+
+	rc = check_field("max_seq_len", c->maxT, CT_GPT2_MAX_T);
+	if (rc == 0)
+		rc = check_field("vocab_size", c->V, CT_GPT2_MAX_V);
+	if (rc == 0)
+		rc = check_field("num_layers", c->L, CT_GPT2_MAX_L);
+	if (rc == 0)
+		rc = check_field("num_heads", c->NH, CT_GPT2_MAX_NH);
+	if (rc == 0)
+		rc = check_field("channels", c->C, CT_GPT2_MAX_C);
+	if (rc == 0)
+		rc = check_field("padded_vocab_size", c->Vp, CT_GPT2_MAX_VP);
+	if (rc < 0)
+		return rc;
+	if (c->C % c->NH != 0)
+		return ct_error(CT_EFORMAT, "model config: channels %d not divisible by num_heads %d",
+				c->C, c->NH);
+	if (c->Vp < c->V)
+		return ct_error(CT_EFORMAT, "model config: padded_vocab_size %d < vocab_size %d",
+				c->Vp, c->V);
+	tensor_sizes(c, s);
+	for (int i = 0; i < CT_GPT2_NTENSORS; i++)
+		total += s[i];
+	if (total > CT_GPT2_MAX_PARAMS)
+		return ct_error(CT_EFORMAT, "model config: %zu parameters (limit %zu)",
+				total, CT_GPT2_MAX_PARAMS);
+	return 0;
+}
+
+void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay)
+{
+	size_t off = 0;
+
+	tensor_sizes(cfg, lay->size);
+	for (int i = 0; i < CT_GPT2_NTENSORS; i++) {
+		lay->offset[i] = off;
+		off += lay->size[i];
+	}
+	lay->total = off;
+}
+
+int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_gpt2_config *cfg)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = ct_gpt2_config_check(cfg);
+	if (rc < 0)
+		return rc;
+	m->cfg = *cfg;
+	ct_gpt2_layout(cfg, &m->lay);
+	m->params = calloc(m->lay.total, sizeof(float));
+	if (m->params == NULL) {
+		size_t n = m->lay.total;
+
+		memset(m, 0, sizeof(*m));
+		return ct_error(CT_ENOMEM, "out of memory for %zu model parameters", n);
+	}
+	return 0;
+}
+
+void ct_gpt2_free(struct ct_gpt2 *m)
+{
+	free(m->params);
+	memset(m, 0, sizeof(*m));
+}
+
+void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS])
+{
+	memset(hdr, 0, CT_GPT2_HEADER_BYTES);
+	hdr[0] = CT_GPT2_MAGIC;
+	hdr[1] = CT_GPT2_VERSION;
+	hdr[2] = cfg->maxT;
+	hdr[3] = cfg->V;
+	hdr[4] = cfg->L;
+	hdr[5] = cfg->NH;
+	hdr[6] = cfg->C;
+	hdr[7] = cfg->Vp;
+}
+
+/* Validate a header against the total byte size n of the image. */
+static int parse_header(const void *data, size_t n, const char *name,
+			struct ct_gpt2_config *cfg)
+{
+	int32_t hdr[8];
+	size_t want;
+	struct ct_gpt2_layout lay;
+	int rc;
+
+	if (!host_is_little_endian())
+		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", name);
+	if (n < CT_GPT2_HEADER_BYTES)
+		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a GPT-2 checkpoint header",
+				name, n);
+	memcpy(hdr, data, sizeof(hdr));
+	if (hdr[0] != CT_GPT2_MAGIC)
+		return ct_error(CT_EFORMAT, "%s: bad magic %d (not a GPT-2 checkpoint; want %d)",
+				name, (int)hdr[0], CT_GPT2_MAGIC);
+	if (hdr[1] != CT_GPT2_VERSION)
+		return ct_error(CT_EFORMAT, "%s: checkpoint version %d not supported (want %d, float32)",
+				name, (int)hdr[1], CT_GPT2_VERSION);
+	cfg->maxT = hdr[2];
+	cfg->V = hdr[3];
+	cfg->L = hdr[4];
+	cfg->NH = hdr[5];
+	cfg->C = hdr[6];
+	cfg->Vp = hdr[7];
+	rc = ct_gpt2_config_check(cfg);
+	if (rc < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+		return ct_error(rc, "%s: %s", name, why);
+	}
+	ct_gpt2_layout(cfg, &lay);
+	want = CT_GPT2_HEADER_BYTES + lay.total * sizeof(float);
+	if (n != want)
+		return ct_error(CT_EFORMAT, "%s: file is %zu bytes but its header implies %zu (truncated or wrong file)",
+				name, n, want);
+	return 0;
+}
+
+int ct_gpt2_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m)
+{
+	struct ct_gpt2_config cfg;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = parse_header(data, n, name, &cfg);
+	if (rc < 0)
+		return rc;
+	rc = ct_gpt2_alloc(m, &cfg);
+	if (rc < 0)
+		return rc;
+	memcpy(m->params, (const unsigned char *)data + CT_GPT2_HEADER_BYTES,
+	       m->lay.total * sizeof(float));
+	return 0;
+}
+
+int ct_gpt2_load(const char *path, struct ct_gpt2 *m)
+{
+	struct ct_mmap map = { 0 };
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = ct_file_map(path, &map);
+	if (rc < 0)
+		return rc;
+	rc = ct_gpt2_load_mem(map.addr, map.len, path, m);
+	ct_file_unmap(&map);
+	return rc;
+}
+
+int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg)
+{
+	struct ct_mmap map = { 0 };
+	int rc;
+
+	rc = ct_file_map(path, &map);
+	if (rc < 0)
+		return rc;
+	rc = parse_header(map.addr, map.len, path, cfg);
+	ct_file_unmap(&map);
+	return rc;
+}
+
+int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float *params)
+{
+	int32_t hdr[CT_GPT2_HEADER_INTS];
+	struct ct_gpt2_layout lay;
+	struct ct_afile af = { .fd = -1 };
+	int rc;
+
+	if (!host_is_little_endian())
+		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
+	rc = ct_gpt2_config_check(cfg);
+	if (rc < 0)
+		return rc;
+	ct_gpt2_layout(cfg, &lay);
+	ct_gpt2_header(cfg, hdr);
+	rc = ct_afile_open(&af, path, 0644);
+	if (rc < 0)
+		return rc;
+	rc = ct_afile_write(&af, hdr, sizeof(hdr));
+	if (rc < 0)
+		goto out;
+	rc = ct_afile_write(&af, params, lay.total * sizeof(float));
+	if (rc < 0)
+		goto out;
+	return ct_afile_commit(&af);
+out:
+	ct_afile_abort(&af);
+	return rc;
+}
+
+/* ---- seeded initialisation ----------------------------------------- */
+
+/* xoshiro256** seeded from splitmix64: integer-only, so the stream is the
+ * same on every platform. */
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+/* Uniform in (-1, 1): top 24 bits -> k in [0, 2^24), u = (2k + 1)/2^24 - 1
+ * (exact in float, never 0 nor +-1). */
+static float rng_sym(struct rng *r)
+{
+	uint32_t k = (uint32_t)(rng_next(r) >> 40);
+	float u = (float)(2 * k + 1) * (1.0f / 16777216.0f);
+
+	return u - 1.0f;
+}
+
+/* Standard normals by the Marsaglia polar method: pairs (u, v) uniform in
+ * the unit disc, s = u*u + v*v, f = sqrtf(-2 ln s / s); returns u*f and
+ * keeps v*f for the next call. */
+struct normal_gen {
+	struct rng r;
+	int have;
+	float spare;
+};
+
+static float normal_next(struct normal_gen *g)
+{
+	float u, v, s, f;
+
+	if (g->have) {
+		g->have = 0;
+		return g->spare;
+	}
+	do {
+		u = rng_sym(&g->r);
+		v = rng_sym(&g->r);
+		s = u * u;
+		s = s + v * v;
+	} while (s >= 1.0f || s == 0.0f);
+	f = ct_logf(s);
+	f = -2.0f * f;
+	f = f / s;
+	f = sqrtf(f);
+	g->spare = v * f;
+	g->have = 1;
+	return u * f;
+}
+
+int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *params)
+{
+	struct ct_gpt2_layout lay;
+	struct normal_gen g = { .have = 0 };
+	float std = 0.02f, pstd;
+	int rc;
+
+	rc = ct_gpt2_config_check(cfg);
+	if (rc < 0)
+		return rc;
+	ct_gpt2_layout(cfg, &lay);
+	rng_seed(&g.r, seed);
+	pstd = 0.02f / sqrtf(2.0f * (float)cfg->L);
+	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
+		float *p = params + lay.offset[t];
+		size_t n = lay.size[t];
+
+		switch (t) {
+		case CT_LN1W: case CT_LN2W: case CT_LNFW:
+			for (size_t i = 0; i < n; i++)
+				p[i] = 1.0f;
+			break;
+		case CT_LN1B: case CT_LN2B: case CT_LNFB: case CT_QKVB:
+		case CT_ATTPROJB: case CT_FCB: case CT_FCPROJB:
+			memset(p, 0, n * sizeof(float));
+			break;
+		default: {
+			float sd = (t == CT_ATTPROJW || t == CT_FCPROJW) ? pstd : std;
+
+			for (size_t i = 0; i < n; i++)
+				p[i] = normal_next(&g) * sd;
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_layout *lay)
+{
+	for (size_t i = 0; i < n; i++) {
+		float x = params[i];
+
+		if (x - x != 0.0f) {	/* NaN or +-inf */
+			int t = 0;
+
+			while (lay && t + 1 < CT_GPT2_NTENSORS && i >= lay->offset[t + 1])
+				t++;
+			return ct_error(CT_ENONFINITE, "parameter %zu%s%s is %s", i,
+					lay ? " in " : "", lay ? tensor_names[t] : "",
+					x != x ? "NaN" : "infinite");
+		}
+	}
+	return 0;
+}
+
+double ct_gpt2_flops_per_token(const struct ct_gpt2_config *c, int T)
+{
+	double L = c->L, C = c->C, Vp = c->Vp;
+	double nm = L * 12.0 * C * C + Vp * C;
+	double fwd = 2.0 * nm + 2.0 * L * C * ((double)T + 1.0);
+
+	return 3.0 * fwd;
+}

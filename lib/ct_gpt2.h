@@ -1,0 +1,136 @@
+/*
+ * ct_gpt2.h - GPT-2 model configuration, parameter layout, and llm.c's
+ * checkpoint file format (version 3, float32).
+ *
+ * File layout (little-endian, what llm.c's train_gpt2.c reads):
+ *   int32 header[256]: [0] magic 20240326, [1] version 3, [2] maxT,
+ *                      [3] V, [4] L, [5] NH, [6] C, [7] Vp, rest 0
+ *   float32 params[nparams], the 16 tensors below, back to back, in order:
+ *     wte (Vp,C)  wpe (maxT,C)  ln1w (L,C)  ln1b (L,C)  qkvw (L,3C,C)
+ *     qkvb (L,3C)  attprojw (L,C,C)  attprojb (L,C)  ln2w (L,C)  ln2b (L,C)
+ *     fcw (L,4C,C)  fcb (L,4C)  fcprojw (L,C,4C)  fcprojb (L,C)
+ *     lnfw (C)  lnfb (C)
+ * Weight matrices are (out, in) row-major: y[o] = sum_i w[o*in + i] x[i].
+ * The file size is exactly 1024 + 4*nparams bytes; anything else is
+ * rejected. Big-endian hosts are not supported (CT_EUNSUPP).
+ *
+ * Names: maxT = max sequence length, V = vocabulary, Vp = padded vocabulary
+ * (rows of wte; logits Vp..V-1 are ignored by the loss), L = layers,
+ * NH = heads, C = channels.
+ */
+#ifndef CT_GPT2_H
+#define CT_GPT2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_GPT2_MAGIC 20240326
+#define CT_GPT2_VERSION 3
+#define CT_GPT2_HEADER_INTS 256
+#define CT_GPT2_HEADER_BYTES (CT_GPT2_HEADER_INTS * 4)
+#define CT_GPT2_NTENSORS 16
+
+/* Caps on what a checkpoint header may claim (a file comes from a peer). */
+#define CT_GPT2_MAX_T (1 << 16)
+#define CT_GPT2_MAX_V 65536		/* tokens are uint16 */
+#define CT_GPT2_MAX_VP (1 << 20)
+#define CT_GPT2_MAX_L 1024
+#define CT_GPT2_MAX_NH 1024
+#define CT_GPT2_MAX_C (1 << 16)
+#define CT_GPT2_MAX_PARAMS ((size_t)1 << 33)	/* 32 GiB of float32 */
+
+struct ct_gpt2_config {
+	int maxT;	/* max sequence length (rows of wpe) */
+	int V;		/* vocabulary size */
+	int L;		/* number of layers */
+	int NH;		/* number of attention heads */
+	int C;		/* channels; C % NH == 0 */
+	int Vp;		/* padded vocabulary, Vp >= V (rows of wte) */
+};
+
+/* Index of each tensor in the parameter array, llm.c's order. */
+enum ct_gpt2_tensor {
+	CT_WTE = 0, CT_WPE, CT_LN1W, CT_LN1B, CT_QKVW, CT_QKVB,
+	CT_ATTPROJW, CT_ATTPROJB, CT_LN2W, CT_LN2B, CT_FCW, CT_FCB,
+	CT_FCPROJW, CT_FCPROJB, CT_LNFW, CT_LNFB
+};
+
+/* Sizes and offsets (in floats) of the 16 tensors in the flat array. */
+struct ct_gpt2_layout {
+	size_t size[CT_GPT2_NTENSORS];
+	size_t offset[CT_GPT2_NTENSORS];
+	size_t total;			/* nparams */
+};
+
+/* A model in memory: config, layout, and its parameters (owned, malloc'd,
+ * writable, lay.total floats). Zero-initialise before use; free with
+ * ct_gpt2_free(). */
+struct ct_gpt2 {
+	struct ct_gpt2_config cfg;
+	struct ct_gpt2_layout lay;
+	float *params;
+};
+
+/* Check a config against the rules (all fields >= 1 and under the caps
+ * above, C % NH == 0, Vp >= V, nparams <= CT_GPT2_MAX_PARAMS). Returns 0 or
+ * CT_EFORMAT with a detail naming the field. */
+int ct_gpt2_config_check(const struct ct_gpt2_config *cfg);
+
+/* Fill lay for a valid config (ct_gpt2_config_check() passed). */
+void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay);
+
+/* Name of tensor i ("wte", ... "lnfb"), or "?" out of range. */
+const char *ct_gpt2_tensor_name(int i);
+
+/* Allocate m->params (zeroed) for cfg and fill cfg/lay. Returns 0,
+ * CT_EFORMAT (bad config) or CT_ENOMEM; m is zeroed on failure. */
+int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_gpt2_config *cfg);
+
+/* Release m->params and zero m. A zeroed m is a no-op. */
+void ct_gpt2_free(struct ct_gpt2 *m);
+
+/* Read a checkpoint (header validated field by field, exact file size).
+ * Returns 0, CT_ENOENT / CT_EPERM / CT_EIO (file), CT_EFORMAT (bad magic,
+ * version, config or size; the detail names the path and the problem),
+ * CT_ENOMEM or CT_EUNSUPP (big-endian host). On failure m is zeroed.
+ * Parameters are NOT checked for NaN/Inf (see ct_gpt2_check_finite). */
+int ct_gpt2_load(const char *path, struct ct_gpt2 *m);
+
+/* Same, from a checkpoint image already in memory (n bytes at data). */
+int ct_gpt2_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m);
+
+/* Read only the header of a checkpoint file into *cfg (validated, and the
+ * file size checked). Returns like ct_gpt2_load(). */
+int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg);
+
+/* Write cfg + params (nparams floats) to path atomically (0644). Returns 0
+ * or a CT_E* code (no file, nor temp file, is left on failure). */
+int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float *params);
+
+/* Fill the 1024-byte header for cfg into hdr (256 int32, rest zeroed). */
+void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS]);
+
+/* GPT-2 initialisation from a seed, identical on every platform: every
+ * weight matrix and both embeddings ~ normal(0, 0.02), except attprojw and
+ * fcprojw ~ normal(0, 0.02/sqrt(2L)); layernorm weights 1; biases 0
+ * (padded rows of wte are drawn too, like every other element). Normals
+ * come from one xoshiro256** stream seeded by splitmix64(seed), turned into
+ * N(0,1) by the Marsaglia polar method on ct_logf/sqrtf, consumed in
+ * parameter order. params must hold nparams floats. Returns 0 or
+ * CT_EFORMAT (bad config). */
+int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *params);
+
+/* 0 if all n floats are finite, else CT_ENONFINITE naming the first bad
+ * index and its tensor (for a model with layout lay; lay may be NULL). */
+int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_layout *lay);
+
+/* Training FLOPs per token (forward + backward), used for credit:
+ *   matmul params Nm = L*12*C*C + Vp*C (qkv 3C^2, attproj C^2, fc 4C^2,
+ *   fcproj 4C^2 per layer; logits through wte);
+ *   forward  = 2*Nm + 2*L*C*(T+1)  (attention: q.k and att.v over the
+ *              average causal context (T+1)/2, 2 flops per MAC, 2 products);
+ *   training = 3 * forward (backward costs twice the forward).
+ * Elementwise ops (layernorm, GELU, softmax, AdamW) are not counted. */
+double ct_gpt2_flops_per_token(const struct ct_gpt2_config *cfg, int T);
+
+#endif

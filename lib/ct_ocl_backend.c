@@ -1,0 +1,468 @@
+/*
+ * ct_ocl_backend.c - the "opencl" backend of the work-unit engine
+ * (struct ct_backend_ops of ct_engine.h): GPT-2 forward, backward, gradient
+ * clipping and AdamW on an OpenCL device, bit-identical to the C reference
+ * of ct_model.c.
+ *
+ * This file mirrors ct_model.c call for call (same layers, same order, same
+ * zeroing of the gradient scratch), with each ct_* layer replaced by its
+ * ct_ocl_* twin from ct_ocl_ops.c. Everything stays on the device for the
+ * whole work unit: weights, gradients, AdamW m and v, activations and
+ * gradient scratch. Per step the host uploads the batch's tokens and reads
+ * back the B*T losses (the mean is computed on the host with ct_mean_loss,
+ * the reference's own function); the weights and moments come back only
+ * when the engine asks (read_state, for a checkpoint or the result).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_ocl.h"
+#include "ct_ocl_ops.h"
+
+/* Device twins of struct ct_acts / ct_grad_acts, one buffer per field. */
+#define CT_ACT_FIELDS(X) \
+	X(encoded) X(ln1) X(ln1_mean) X(ln1_rstd) X(qkv) X(atty) X(att) \
+	X(attproj) X(residual2) X(ln2) X(ln2_mean) X(ln2_rstd) X(fch) \
+	X(fch_gelu) X(fcproj) X(residual3) X(lnf) X(lnf_mean) X(lnf_rstd) \
+	X(logits) X(probs) X(losses)
+#define CT_GACT_FIELDS(X) \
+	X(dlogits) X(dresidual) X(dresidual_in) X(dresidual2) X(dln) X(datty) \
+	X(dattproj) X(dfcproj) X(dqkv) X(datt) X(dfch) X(dfch_gelu)
+
+struct dacts {
+#define CT_FIELD_(f) cl_mem f;
+	CT_ACT_FIELDS(CT_FIELD_)
+};
+struct dgacts {
+	CT_GACT_FIELDS(CT_FIELD_)
+#undef CT_FIELD_
+};
+
+struct ct_backend {
+	struct ct_ocl *ocl;
+	struct ct_ocl_ops ops;
+	struct ct_gpt2_config cfg;
+	struct ct_gpt2_layout lay;
+	int B, T, training;
+	cl_mem params, grads, m, v;
+	cl_mem inputs, targets;		/* uint16 (B*T) */
+	struct dacts a;
+	struct dgacts g;
+	float *losses;			/* host copy (B*T) */
+};
+
+/* Views of layer l's parameter tensors in a params-shaped buffer. */
+struct dlayer {
+	struct ct_dten ln1w, ln1b, qkvw, qkvb, attprojw, attprojb;
+	struct ct_dten ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+};
+
+static void dlayer(const struct ct_backend *be, cl_mem base, int l, struct dlayer *p)
+{
+	const size_t *o = be->lay.offset, C = (size_t)be->cfg.C;
+
+	p->ln1w = ct_dten_at(base, o[CT_LN1W] + l * C);
+	p->ln1b = ct_dten_at(base, o[CT_LN1B] + l * C);
+	p->qkvw = ct_dten_at(base, o[CT_QKVW] + l * 3 * C * C);
+	p->qkvb = ct_dten_at(base, o[CT_QKVB] + l * 3 * C);
+	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * C);
+	p->attprojb = ct_dten_at(base, o[CT_ATTPROJB] + l * C);
+	p->ln2w = ct_dten_at(base, o[CT_LN2W] + l * C);
+	p->ln2b = ct_dten_at(base, o[CT_LN2B] + l * C);
+	p->fcw = ct_dten_at(base, o[CT_FCW] + l * 4 * C * C);
+	p->fcb = ct_dten_at(base, o[CT_FCB] + l * 4 * C);
+	p->fcprojw = ct_dten_at(base, o[CT_FCPROJW] + l * 4 * C * C);
+	p->fcprojb = ct_dten_at(base, o[CT_FCPROJB] + l * C);
+}
+
+static struct ct_dten P(const struct ct_backend *be, cl_mem base, int tensor)
+{
+	return ct_dten_at(base, be->lay.offset[tensor]);
+}
+
+static struct ct_dten D(cl_mem m, size_t off)
+{
+	return ct_dten_at(m, off);
+}
+
+/* ---- open / close ---------------------------------------------------------- */
+
+static int alloc_f(struct ct_backend *be, cl_mem *m, size_t floats)
+{
+	return ct_ocl_alloc(be->ocl, (floats ? floats : 1) * sizeof(float),
+			    CL_MEM_READ_WRITE, m);
+}
+
+static int alloc_acts(struct ct_backend *be)
+{
+	const size_t L = be->cfg.L, B = be->B, T = be->T, C = be->cfg.C;
+	const size_t NH = be->cfg.NH, Vp = be->cfg.Vp, BT = B * T;
+	int rc = 0;
+
+#define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
+	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_mean, L * BT);
+	A_(ln1_rstd, L * BT); A_(qkv, L * BT * 3 * C); A_(atty, L * BT * C);
+	A_(att, L * B * NH * T * T); A_(attproj, L * BT * C);
+	A_(residual2, L * BT * C); A_(ln2, L * BT * C); A_(ln2_mean, L * BT);
+	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, L * BT * 4 * C);
+	A_(fcproj, L * BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
+	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
+	A_(probs, BT * Vp); A_(losses, BT);
+#undef A_
+	if (rc < 0 || !be->training)
+		return rc;
+#define G_(f, n) if (rc == 0) rc = alloc_f(be, &be->g.f, (n))
+	G_(dlogits, BT * Vp); G_(dresidual, BT * C); G_(dresidual_in, BT * C);
+	G_(dresidual2, BT * C); G_(dln, BT * C); G_(datty, BT * C);
+	G_(dattproj, BT * C); G_(dfcproj, BT * C); G_(dqkv, BT * 3 * C);
+	G_(datt, B * NH * T * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
+#undef G_
+	return rc;
+}
+
+static void release(cl_mem *m)
+{
+	if (*m != NULL)
+		clReleaseMemObject(*m);
+	*m = NULL;
+}
+
+static void ocl_close(struct ct_backend *be)
+{
+	if (be == NULL)
+		return;
+	if (be->ocl != NULL)
+		clFinish(be->ocl->queue);
+#define R_(f) release(&be->a.f);
+	CT_ACT_FIELDS(R_)
+#undef R_
+#define R_(f) release(&be->g.f);
+	CT_GACT_FIELDS(R_)
+#undef R_
+	release(&be->params);
+	release(&be->grads);
+	release(&be->m);
+	release(&be->v);
+	release(&be->inputs);
+	release(&be->targets);
+	ct_ocl_ops_free(&be->ops);
+	ct_ocl_close(be->ocl);
+	free(be->losses);
+	free(be);
+}
+
+static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
+		    int B, int T, int training, struct ct_backend **out)
+{
+	struct ct_backend *be;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	rc = ct_gpt2_config_check(cfg);
+	if (rc < 0)
+		return rc;
+	if (B < 1 || T < 1 || T > cfg->maxT || (size_t)B * T > (size_t)1 << 30)
+		return ct_error(CT_EINVAL, "batch %d x %d: need B >= 1 and 1 <= T <= maxT (%d)",
+				B, T, cfg->maxT);
+	be = calloc(1, sizeof(*be));
+	if (be == NULL)
+		return ct_error(CT_ENOMEM, "opencl backend");
+	be->cfg = *cfg;
+	ct_gpt2_layout(cfg, &be->lay);
+	be->B = B;
+	be->T = T;
+	be->training = training != 0;
+	n = be->lay.total;
+	be->losses = malloc((size_t)B * T * sizeof(float));
+	rc = be->losses == NULL ? ct_error(CT_ENOMEM, "loss buffer") : 0;
+	if (rc == 0)
+		rc = ct_ocl_open(device, NULL, &be->ocl);
+	if (rc == 0)
+		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	if (rc == 0)
+		rc = alloc_f(be, &be->params, n);
+	if (rc == 0 && be->training)
+		rc = alloc_f(be, &be->grads, n);
+	if (rc == 0 && be->training)
+		rc = alloc_f(be, &be->m, n);
+	if (rc == 0 && be->training)
+		rc = alloc_f(be, &be->v, n);
+	if (rc == 0)
+		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->inputs);
+	if (rc == 0)
+		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->targets);
+	if (rc == 0)
+		rc = alloc_acts(be);
+	if (rc < 0) {
+		ocl_close(be);
+		return rc;
+	}
+	*out = be;
+	return 0;
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+static int ocl_load_state(struct ct_backend *be, const float *params,
+			  const float *m, const float *v)
+{
+	size_t n = be->lay.total;
+	int rc;
+
+	rc = ct_ocl_write(&be->ops, D(be->params, 0), params, n);
+	if (rc < 0 || !be->training)
+		return rc;
+	rc = m ? ct_ocl_write(&be->ops, D(be->m, 0), m, n) : ct_ocl_zero(&be->ops, D(be->m, 0), n);
+	if (rc == 0)
+		rc = v ? ct_ocl_write(&be->ops, D(be->v, 0), v, n)
+		       : ct_ocl_zero(&be->ops, D(be->v, 0), n);
+	if (rc == 0)
+		rc = ct_ocl_check(clFinish(be->ocl->queue), "clFinish");
+	return rc;
+}
+
+static int ocl_read_state(struct ct_backend *be, float *params, float *m, float *v)
+{
+	size_t n = be->lay.total;
+	int rc = 0;
+
+	if ((m != NULL || v != NULL) && !be->training)
+		return ct_error(CT_ESTATE, "backend opened for evaluation has no AdamW state");
+	if (params != NULL)
+		rc = ct_ocl_read(&be->ops, params, D(be->params, 0), n);
+	if (rc == 0 && m != NULL)
+		rc = ct_ocl_read(&be->ops, m, D(be->m, 0), n);
+	if (rc == 0 && v != NULL)
+		rc = ct_ocl_read(&be->ops, v, D(be->v, 0), n);
+	return rc;
+}
+
+static int ocl_read_grads(struct ct_backend *be, float *grads)
+{
+	if (!be->training)
+		return ct_error(CT_ESTATE, "backend opened for evaluation has no gradients");
+	return ct_ocl_read(&be->ops, grads, D(be->grads, 0), be->lay.total);
+}
+
+/* ---- forward ----------------------------------------------------------------- */
+
+/* Chain launches: after the first failure the rest are skipped. */
+#define DO(call) do { if (rc == 0) rc = (call); } while (0)
+
+/* Forward through block l from `residual` into residual3[l]
+ * (ct_model.c's block_forward). */
+static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
+{
+	const int B = be->B, T = be->T, C = be->cfg.C, NH = be->cfg.NH, BT = B * T;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct dlayer p;
+	int rc = 0;
+
+	dlayer(be, be->params, l, &p);
+	DO(ct_ocl_layernorm_forward(o, D(a->ln1, lc), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+				    residual, p.ln1w, p.ln1b, BT, C));
+	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * lc), D(a->ln1, lc), p.qkvw, p.qkvb, 1,
+				 BT, C, 3 * C));
+	DO(ct_ocl_attention_forward(o, D(a->atty, lc), D(a->att, (size_t)l * B * NH * T * T),
+				    D(a->qkv, 3 * lc), B, T, C, NH));
+	DO(ct_ocl_matmul_forward(o, D(a->attproj, lc), D(a->atty, lc), p.attprojw,
+				 p.attprojb, 1, BT, C, C));
+	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, lc), n));
+	DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
+				    D(a->residual2, lc), p.ln2w, p.ln2b, BT, C));
+	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, lc), p.fcw, p.fcb, 1,
+				 BT, C, 4 * C));
+	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 4 * lc), D(a->fch, 4 * lc), 4 * n));
+	DO(ct_ocl_matmul_forward(o, D(a->fcproj, lc), D(a->fch_gelu, 4 * lc), p.fcprojw,
+				 p.fcprojb, 1, BT, 4 * C, C));
+	DO(ct_ocl_residual_forward(o, D(a->residual3, lc), D(a->residual2, lc),
+				   D(a->fcproj, lc), n));
+	return rc;
+}
+
+/* Upload the tokens and run the forward pass up to the losses
+ * (ct_model_forward). */
+static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t *targets)
+{
+	const struct ct_gpt2_config *c = &be->cfg;
+	const int BT = be->B * be->T;
+	const size_t n = (size_t)BT * c->C;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct ct_dten none = { NULL, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->inputs, CL_TRUE, 0,
+					     (size_t)BT * 2, inputs, 0, NULL, NULL),
+			"upload inputs"));
+	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->targets, CL_TRUE, 0,
+					     (size_t)BT * 2, targets, 0, NULL, NULL),
+			"upload targets"));
+	DO(ct_ocl_encoder_forward(o, D(a->encoded, 0), be->inputs, P(be, be->params, CT_WTE),
+				  P(be, be->params, CT_WPE), be->B, be->T, c->C));
+	for (int l = 0; l < c->L && rc == 0; l++)
+		DO(block_forward(be, l, l == 0 ? D(a->encoded, 0)
+					       : D(a->residual3, (size_t)(l - 1) * n)));
+	DO(ct_ocl_layernorm_forward(o, D(a->lnf, 0), D(a->lnf_mean, 0), D(a->lnf_rstd, 0),
+				    D(a->residual3, (size_t)(c->L - 1) * n),
+				    P(be, be->params, CT_LNFW), P(be, be->params, CT_LNFB),
+				    BT, c->C));
+	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				 none, 0, BT, c->C, c->Vp));
+	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(a->probs, 0), D(a->logits, 0),
+				       be->targets, BT, c->V, c->Vp));
+	return rc;
+}
+
+/* Read the losses back and average them exactly as the reference does. */
+static int mean_loss(struct ct_backend *be, float *loss)
+{
+	int BT = be->B * be->T;
+	int rc;
+
+	rc = ct_ocl_read(&be->ops, be->losses, D(be->a.losses, 0), (size_t)BT);
+	if (rc == 0)
+		*loss = ct_mean_loss(be->losses, BT);
+	return rc;
+}
+
+static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, float *loss)
+{
+	int rc = forward(be, inputs, targets);
+
+	if (rc == 0)
+		rc = mean_loss(be, loss);
+	return rc;
+}
+
+/* ---- backward ------------------------------------------------------------------ */
+
+/* Backward through block l (ct_model.c's block_backward): g.dresidual holds
+ * the gradient of residual3[l]; g.dresidual_in receives that of `residual`. */
+static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
+{
+	const int B = be->B, T = be->T, C = be->cfg.C, NH = be->cfg.NH, BT = B * T;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct dgacts *g = &be->g;
+	struct dlayer p, d;
+	int rc = 0;
+
+	dlayer(be, be->params, l, &p);
+	dlayer(be, be->grads, l, &d);
+	DO(ct_ocl_zero(o, D(g->dresidual_in, 0), n));
+	DO(ct_ocl_zero(o, D(g->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, D(g->dfcproj, 0), n));
+	DO(ct_ocl_residual_backward(o, D(g->dresidual2, 0), D(g->dfcproj, 0),
+				    D(g->dresidual, 0), n));
+	DO(ct_ocl_zero(o, D(g->dfch_gelu, 0), 4 * n));
+	DO(ct_ocl_matmul_backward(o, D(g->dfch_gelu, 0), d.fcprojw, d.fcprojb, 1,
+				  D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc), p.fcprojw,
+				  BT, 4 * C, C));
+	DO(ct_ocl_zero(o, D(g->dfch, 0), 4 * n));
+	DO(ct_ocl_gelu_backward(o, D(g->dfch, 0), D(a->fch, 4 * lc), D(g->dfch_gelu, 0),
+				4 * n));
+	DO(ct_ocl_zero(o, D(g->dln, 0), n));
+	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.fcw, d.fcb, 1, D(g->dfch, 0),
+				  D(a->ln2, lc), p.fcw, BT, C, 4 * C));
+	DO(ct_ocl_layernorm_backward(o, D(g->dresidual2, 0), d.ln2w, d.ln2b, D(g->dln, 0),
+				     D(a->residual2, lc), p.ln2w, D(a->ln2_mean, lt),
+				     D(a->ln2_rstd, lt), BT, C));
+	DO(ct_ocl_zero(o, D(g->dattproj, 0), n));
+	DO(ct_ocl_residual_backward(o, D(g->dresidual_in, 0), D(g->dattproj, 0),
+				    D(g->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, D(g->datty, 0), n));
+	DO(ct_ocl_matmul_backward(o, D(g->datty, 0), d.attprojw, d.attprojb, 1,
+				  D(g->dattproj, 0), D(a->atty, lc), p.attprojw, BT, C, C));
+	DO(ct_ocl_zero(o, D(g->dqkv, 0), 3 * n));
+	DO(ct_ocl_attention_backward(o, D(g->dqkv, 0), D(g->datt, 0), D(g->datty, 0),
+				     D(a->qkv, 3 * lc),
+				     D(a->att, (size_t)l * B * NH * T * T), B, T, C, NH));
+	DO(ct_ocl_zero(o, D(g->dln, 0), n));
+	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
+				  D(a->ln1, lc), p.qkvw, BT, C, 3 * C));
+	DO(ct_ocl_layernorm_backward(o, D(g->dresidual_in, 0), d.ln1w, d.ln1b, D(g->dln, 0),
+				     residual, p.ln1w, D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+				     BT, C));
+	return rc;
+}
+
+/* ct_model_backward: the contributions in the reference's order. */
+static int backward(struct ct_backend *be)
+{
+	const struct ct_gpt2_config *c = &be->cfg;
+	const int BT = be->B * be->T;
+	const size_t n = (size_t)BT * c->C;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct dgacts *g = &be->g;
+	struct ct_dten none = { NULL, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_crossentropy_backward(o, D(g->dlogits, 0), D(a->probs, 0), be->targets,
+					BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, D(g->dln, 0), n));
+	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
+				  D(g->dlogits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				  BT, c->C, c->Vp));
+	DO(ct_ocl_zero(o, D(g->dresidual, 0), n));
+	DO(ct_ocl_layernorm_backward(o, D(g->dresidual, 0), P(be, be->grads, CT_LNFW),
+				     P(be, be->grads, CT_LNFB), D(g->dln, 0),
+				     D(a->residual3, (size_t)(c->L - 1) * n),
+				     P(be, be->params, CT_LNFW), D(a->lnf_mean, 0),
+				     D(a->lnf_rstd, 0), BT, c->C));
+	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
+		cl_mem tmp;
+
+		DO(block_backward(be, l, l == 0 ? D(a->encoded, 0)
+						: D(a->residual3, (size_t)(l - 1) * n)));
+		tmp = g->dresidual;
+		g->dresidual = g->dresidual_in;
+		g->dresidual_in = tmp;
+	}
+	DO(ct_ocl_encoder_backward(o, P(be, be->grads, CT_WTE), P(be, be->grads, CT_WPE),
+				   D(g->dresidual, 0), be->inputs, be->B, be->T, c->C));
+	return rc;
+}
+
+/* ---- step ---------------------------------------------------------------------- */
+
+static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
+		    const uint16_t *targets, const struct ct_step_args *args,
+		    float *loss)
+{
+	const size_t n = be->lay.total;
+	int rc = 0;
+
+	if (!be->training)
+		return ct_error(CT_ESTATE, "backend opened for evaluation cannot train");
+	DO(ct_ocl_zero(&be->ops, D(be->grads, 0), n));
+	DO(forward(be, inputs, targets));
+	DO(backward(be));
+	if (args->grad_clip > 0.0f)
+		DO(ct_ocl_grad_clip(&be->ops, D(be->grads, 0), n, args->grad_clip));
+	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),
+			D(be->v, 0), n, &args->opt));
+	DO(mean_loss(be, loss));
+	return rc;
+}
+
+const struct ct_backend_ops ct_ocl_backend_ops = {
+	.name = "opencl",
+	.open = ocl_open,
+	.load_state = ocl_load_state,
+	.step = ocl_step,
+	.eval = ocl_eval,
+	.read_state = ocl_read_state,
+	.read_grads = ocl_read_grads,
+	.close = ocl_close,
+};

@@ -1,0 +1,137 @@
+/*
+ * ct_ocl_ops.h - host-side launchers of crowdtune's OpenCL kernels, one per
+ * layer operation of the model, each the device twin of a C reference layer
+ * (lib/ct_layers.c) with bit-identical results.
+ *
+ * Tensors on the device are (buffer, offset in floats) pairs, because the
+ * parameters, gradients and optimizer state each live in one large buffer.
+ * Launchers only enqueue work on the in-order queue; nothing waits until the
+ * caller reads a buffer back (ct_ocl_read) or calls clFinish.
+ */
+#ifndef CT_OCL_OPS_H
+#define CT_OCL_OPS_H
+
+#include "ct_ocl.h"
+
+/* A tensor on the device: `mem` + `off` floats. */
+struct ct_dten {
+	cl_mem mem;
+	size_t off;
+};
+
+static inline struct ct_dten ct_dten_at(cl_mem mem, size_t off)
+{
+	struct ct_dten t = { mem, off };
+	return t;
+}
+
+/* The kernels of the program, by index (see ct_ocl_ops.c's table). */
+enum ct_ocl_kid {
+	CT_K_MM_PACK,
+	CT_K_MM,
+	CT_K_MM_DBIAS,
+	CT_K_ENCODER_FWD,
+	CT_K_ENCODER_BWD,
+	CT_K_LAYERNORM_FWD,
+	CT_K_LAYERNORM_BWD_DINP,
+	CT_K_LAYERNORM_BWD_DWB,
+	CT_K_ATTENTION_FWD,
+	CT_K_ATTENTION_BWD_G,
+	CT_K_ATTENTION_BWD_QKV,
+	CT_K_GELU_FWD,
+	CT_K_GELU_BWD,
+	CT_K_RESIDUAL_FWD,
+	CT_K_RESIDUAL_BWD,
+	CT_K_CROSSENTROPY_FWD,
+	CT_K_CROSSENTROPY_BWD,
+	CT_K_GRADNORM_PART,
+	CT_K_GRADNORM_FINAL,
+	CT_K_GRAD_SCALE,
+	CT_K_ADAMW,
+	CT_K_COUNT
+};
+
+struct ct_ocl_ops {
+	struct ct_ocl *ocl;		/* not owned */
+	cl_kernel k[CT_K_COUNT];
+	cl_mem scratch;			/* packed matmul operand, grown on demand */
+	size_t scratch_floats;
+	cl_mem clip_part;		/* gradient-norm partials, grown on demand */
+	size_t clip_part_floats;
+	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
+};
+
+/* Create every kernel of ocl's program. On failure everything created is
+ * released. Returns 0 or CT_ECL. ops is freed with ct_ocl_ops_free. */
+int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl);
+void ct_ocl_ops_free(struct ct_ocl_ops *ops);
+
+/* Copy n floats between host and device (blocking). Return 0 or CT_E*. */
+int ct_ocl_write(struct ct_ocl_ops *ops, struct ct_dten dst, const float *src, size_t n);
+int ct_ocl_read(struct ct_ocl_ops *ops, float *dst, struct ct_dten src, size_t n);
+/* Set n floats to 0 (enqueued). */
+int ct_ocl_zero(struct ct_ocl_ops *ops, struct ct_dten dst, size_t n);
+
+/* out (BT,OC) = inp (BT,C) . w (OC,C)^T + bias (OC); has_bias 0: no bias.
+ * Arithmetic: ARITH.md rule 4. */
+int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			  struct ct_dten inp, struct ct_dten w,
+			  struct ct_dten bias, int has_bias, int BT, int C, int OC);
+
+/* dinp (BT,C) += dout . w; dw (OC,C) += dout^T . inp; dbias (OC) += column
+ * sums of dout (skipped when has_bias is 0). Rule 4. */
+int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
+			   struct ct_dten dw, struct ct_dten dbias, int has_bias,
+			   struct ct_dten dout, struct ct_dten inp, struct ct_dten w,
+			   int BT, int C, int OC);
+
+/* The other layers: each is the device twin of the ct_model.h function of
+ * the same name (same shapes, same arithmetic). Token buffers are cl_mem of
+ * uint16 (B*T of them). */
+int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
+			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C);
+int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,
+			    struct ct_dten dwpe, struct ct_dten dout, cl_mem inp,
+			    int B, int T, int C);
+int ct_ocl_layernorm_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			     struct ct_dten mean, struct ct_dten rstd, struct ct_dten inp,
+			     struct ct_dten w, struct ct_dten b, int BT, int C);
+int ct_ocl_layernorm_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
+			      struct ct_dten dw, struct ct_dten db, struct ct_dten dout,
+			      struct ct_dten inp, struct ct_dten w, struct ct_dten mean,
+			      struct ct_dten rstd, int BT, int C);
+int ct_ocl_attention_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			     struct ct_dten att, struct ct_dten qkv,
+			     int B, int T, int C, int NH);
+int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
+			      struct ct_dten datt, struct ct_dten dout,
+			      struct ct_dten qkv, struct ct_dten att,
+			      int B, int T, int C, int NH);
+int ct_ocl_gelu_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			struct ct_dten inp, size_t n);
+int ct_ocl_gelu_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
+			 struct ct_dten inp, struct ct_dten dout, size_t n);
+int ct_ocl_residual_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			    struct ct_dten a, struct ct_dten b, size_t n);
+int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
+			     struct ct_dten db, struct ct_dten dout, size_t n);
+int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
+				struct ct_dten probs, struct ct_dten logits,
+				cl_mem targets, int BT, int V, int Vp);
+int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
+				 struct ct_dten probs, cl_mem targets,
+				 int BT, int V, int Vp);
+
+/* ct_grad_clip on the device: norm of g (n floats) by ct_grad_norm's
+ * chunks, and g scaled when clip > 0 and norm > clip. The norm stays on the
+ * device (ct_ocl_grad_norm_read fetches it). */
+int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip);
+int ct_ocl_grad_norm_read(struct ct_ocl_ops *ops, float *norm);
+
+/* ct_adamw_update on the device (a carries the host-computed bc1, bc2). */
+struct ct_adamw_args;
+int ct_ocl_adamw(struct ct_ocl_ops *ops, struct ct_dten p, struct ct_dten g,
+		 struct ct_dten m, struct ct_dten v, size_t n,
+		 const struct ct_adamw_args *a);
+
+#endif

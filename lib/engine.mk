@@ -1,0 +1,12 @@
+# lib/ training engine (helper "engine"): GPT-2 checkpoint and token file
+# formats, the portable math shared with the OpenCL kernels, the C reference
+# model (layers, forward/backward, AdamW), and the work-unit runner with its
+# backend registry. Included from lib/local.mk.
+lib_libctune_a_SOURCES += \
+	lib/ct_math.h \
+	lib/ct_gpt2.c lib/ct_gpt2.h \
+	lib/ct_tokens.c lib/ct_tokens.h \
+	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
+	lib/ct_cpu_backend.c \
+	lib/ct_engine.c lib/ct_engine.h
+EXTRA_DIST += kernels/ct_math.clh

@@ -1,0 +1,336 @@
+/*
+ * assimilator.c - the daemon that closes rounds (role "assimilator";
+ * DESIGN.md "Work model", daemons.h).
+ *
+ * A round is ready when every one of its K WUs has a canonical result.
+ * Then: decode the K canonical results against the round's base model,
+ * aggregate them (ct_avg: the job's method, mean by default), write the
+ * new checkpoint into the content-addressed store (kept forever),
+ * evaluate it on the job's eval tokens with the CPU reference, open round
+ * r+1 from it with the work generator, or, after the last round, mark the
+ * job done with its final model.
+ *
+ * Restartable and idempotent in this order: the store is content-addressed
+ * (storing the same average twice is one file), ct_wg_open_round() does
+ * nothing for a round that exists, and the last step is one transaction
+ * that moves the round from OPEN to DONE with a conditional UPDATE and
+ * marks its WUs assimilated. A crash anywhere before it repeats the work
+ * (same bits: the average is deterministic); two assimilators racing on
+ * one round both compute, and one of them records.
+ *
+ * WUs that failed (error_mask) are marked assimilated at once: the
+ * transitioner already flagged their round and job.
+ */
+#include "daemons.h"
+#include "db.h"
+#include "roles.h"
+#include "server.h"
+#include "store.h"
+#include "wg.h"
+#include "ct_avg.h"
+#include "ct_delta.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ASSIM_BATCH 4
+
+struct around {
+	int64_t id, jobid;
+	int idx, nwus, nrounds, job_status, batch, seq;
+	char model_sha[65], eval_sha[65], out_sha[65], aggregation[17];
+	int has_base_loss;
+	double base_loss, eval_loss;
+	struct ct_gpt2 base, out;
+	struct ct_tokens eval;
+};
+
+static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res,
+			 "SELECT r.id, r.jobid, r.idx, r.nwus, r.model_sha256, j.nrounds, "
+			 "j.status, j.batch, j.seq, j.eval_sha256, j.aggregation, "
+			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL "
+			 "FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
+			 "li", roundid, CT_ROUND_OPEN);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		a->id = ct_db_int(res, 0);
+		a->jobid = ct_db_int(res, 1);
+		a->idx = (int)ct_db_int(res, 2);
+		a->nwus = (int)ct_db_int(res, 3);
+		snprintf(a->model_sha, sizeof(a->model_sha), "%s", ct_db_str(res, 4));
+		a->nrounds = (int)ct_db_int(res, 5);
+		a->job_status = (int)ct_db_int(res, 6);
+		a->batch = (int)ct_db_int(res, 7);
+		a->seq = (int)ct_db_int(res, 8);
+		snprintf(a->eval_sha, sizeof(a->eval_sha), "%s", ct_db_str(res, 9));
+		snprintf(a->aggregation, sizeof(a->aggregation), "%s", ct_db_str(res, 10));
+		a->base_loss = ct_db_double(res, 11);
+		a->has_base_loss = ct_db_int(res, 12) != 0;
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* Decode the canonical result of WU `shard` of the round into w. */
+static int decode_canonical(struct ct_server *srv, const struct around *a,
+			    const char *result_name, float *w)
+{
+	struct ct_mmap map = { 0 };
+	char path[4096];
+	int rc;
+
+	rc = ct_server_upload_path(srv, result_name, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &map);
+	if (rc == 0)
+		rc = ct_delta_decode(map.addr, map.len, a->base.params, a->base.lay.total,
+				     w, NULL);
+	ct_file_unmap(&map);
+	if (rc < 0)
+		ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
+			     (long long)a->jobid, result_name, ct_errmsg(rc));
+	return rc;
+}
+
+/* The K canonical results, in shard order, as weight arrays (ws[k] malloc'd
+ * by this function; the caller frees them). */
+static int load_canonicals(struct ct_server *srv, struct ct_db *db, struct around *a,
+			   float **ws)
+{
+	struct ct_db_res *res = NULL;
+	size_t n = a->base.lay.total;
+	int rc, k = 0;
+
+	rc = ct_db_query(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
+			 "ON r.id = w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard",
+			 "l", a->id);
+	if (rc < 0)
+		return rc;
+	if (ct_db_nrows(res) != (size_t)a->nwus) {
+		ct_db_res_free(res);
+		return ct_error(CT_ESTATE, "round %lld: %zu canonical results of %d",
+				(long long)a->id, ct_db_nrows(res), a->nwus);
+	}
+	while (rc == 0 && ct_db_next(res) > 0) {
+		ws[k] = malloc(n * sizeof(float));
+		if (ws[k] == NULL)
+			rc = CT_ENOMEM;
+		else
+			rc = decode_canonical(srv, a, ct_db_str(res, 1), ws[k]);
+		k++;
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+/* Average the canonical results into a->out (allocated here). */
+static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	enum ct_avg_method m = CT_AVG_MEAN;
+	size_t trim = 0;
+	float **ws = NULL;
+	int rc;
+
+	if (a->nwus < 1 || a->nwus > CT_AVG_MAX_INPUTS)
+		return ct_error(CT_ERANGE, "round %lld: %d WUs", (long long)a->id, a->nwus);
+	if (ct_avg_parse_method(a->aggregation, &m) < 0)
+		ct_log_warn("assimilator: job %lld: aggregation '%s' unknown, using the mean",
+			    (long long)a->jobid, a->aggregation);
+	if (m == CT_AVG_TRIMMED) {
+		trim = (size_t)a->nwus / 10 > 0 ? (size_t)a->nwus / 10 : 1;
+		if (2 * trim >= (size_t)a->nwus)
+			m = CT_AVG_MEAN, trim = 0;
+	}
+	ws = calloc((size_t)a->nwus, sizeof(*ws));
+	if (ws == NULL)
+		return CT_ENOMEM;
+	rc = load_canonicals(srv, db, a, ws);
+	if (rc == 0)
+		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
+	if (rc == 0)
+		rc = ct_avg(a->out.params, (const float *const *)ws, (size_t)a->nwus,
+			    a->out.lay.total, m, trim);
+	for (int k = 0; k < a->nwus; k++)
+		free(ws[k]);
+	free(ws);
+	return rc;
+}
+
+/* Write a->out as a checkpoint into the store (kept); a->out_sha. */
+static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	char path[4096], name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), ".assim-%lld-%d.bin", (long long)a->jobid, a->idx);
+	rc = ct_path_join(path, sizeof(path), srv->upload_dir, name);
+	if (rc == 0)
+		rc = ct_gpt2_save(path, &a->out.cfg, a->out.params);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, path, "round_model", a->jobid, 1, a->out_sha,
+				       NULL);
+	unlink(path);
+	return rc;
+}
+
+static int evaluate(struct ct_server *srv, struct around *a)
+{
+	char path[4096];
+	long nb = 0;
+	float l = NAN;
+	int rc;
+
+	rc = ct_conf_get_int(srv->conf, "daemons.eval_batches", 0, 0, 1000000, &nb);
+	if (rc == 0)
+		rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_tokens_load(path, &a->eval);
+	if (rc == 0 && !a->has_base_loss) {
+		rc = ct_eval(&a->base, &a->eval, a->batch, a->seq, (int)nb, "cpu", &l);
+		a->base_loss = l;
+		a->has_base_loss = rc == 0;
+	}
+	if (rc == 0)
+		rc = ct_eval(&a->out, &a->eval, a->batch, a->seq, (int)nb, "cpu", &l);
+	a->eval_loss = l;
+	return rc;
+}
+
+/* The last step, one transaction: the round is done, its WUs assimilated,
+ * and after the last round the job too. */
+static int finish_txn(struct ct_db *db, void *arg)
+{
+	struct around *a = arg;
+	int64_t now = ct_db_now();
+	int rc;
+
+	rc = ct_db_exec(db, "UPDATE `round` SET status=?, out_model_sha256=?, eval_loss=?, "
+			"base_eval_loss=?, finish_time=?, nwus_done=nwus WHERE id=? AND status=?",
+			"isddlli", CT_ROUND_DONE, a->out_sha, a->eval_loss, a->base_loss, now,
+			a->id, CT_ROUND_OPEN);
+	if (rc <= 0)
+		return rc;	/* another assimilator recorded it */
+	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
+			"WHERE roundid=?", "ill", CT_AS_DONE, now, a->id);
+	if (rc >= 0 && a->idx == 1)
+		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
+				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
+	if (rc >= 0 && a->idx >= a->nrounds)
+		rc = ct_db_exec(db, "UPDATE job SET status=?, final_model_sha256=?, "
+				"final_eval_loss=?, finish_time=?, update_time=? WHERE id=? "
+				"AND status=?", "isdllli", CT_JOB_DONE, a->out_sha, a->eval_loss,
+				now, now, a->jobid, CT_JOB_RUNNING);
+	else if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE job SET update_time=? WHERE id=?", "ll", now,
+				a->jobid);
+	return rc < 0 ? rc : 1;
+}
+
+/* The job stopped: the round will not be averaged. */
+static int drop_round(struct ct_db *db, const struct around *a)
+{
+	int rc;
+
+	rc = ct_db_exec(db, "UPDATE `round` SET status=?, finish_time=? WHERE id=? AND status=?",
+			"illi", CT_ROUND_CANCELED, ct_db_now(), a->id, CT_ROUND_OPEN);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
+				"WHERE roundid=? AND assimilate_state=?", "illi", CT_AS_DONE,
+				ct_db_now(), a->id, CT_AS_READY);
+	return rc < 0 ? rc : 0;
+}
+
+static void around_free(struct around *a)
+{
+	ct_gpt2_free(&a->base);
+	ct_gpt2_free(&a->out);
+	ct_tokens_free(&a->eval);
+	free(a);
+}
+
+static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t roundid)
+{
+	struct around *a = calloc(1, sizeof(*a));
+	char path[4096];
+	int rc;
+
+	if (a == NULL)
+		return CT_ENOMEM;
+	rc = load_round(db, roundid, a);
+	if (rc < 0 || a->id == 0)
+		goto out;
+	if (a->job_status != CT_JOB_RUNNING) {
+		rc = drop_round(db, a);
+		goto out;
+	}
+	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_gpt2_load(path, &a->base);
+	if (rc == 0)
+		rc = aggregate(srv, db, a);
+	if (rc == 0)
+		rc = store_model(srv, db, a);
+	if (rc == 0)
+		rc = evaluate(srv, a);
+	if (rc == 0 && a->idx < a->nrounds)
+		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
+	if (rc == 0)
+		rc = ct_db_txn(db, finish_txn, a);
+	if (rc > 0)
+		ct_log_info("assimilator: job %lld round %d done: model %.12s eval loss %.4f "
+			    "(base %.4f)%s", (long long)a->jobid, a->idx, a->out_sha,
+			    a->eval_loss, a->base_loss, a->idx >= a->nrounds ? ", job done" : "");
+out:
+	around_free(a);
+	return rc;
+}
+
+int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	struct ct_db_res *res = NULL;
+	int64_t ids[ASSIM_BATCH];
+	size_t nids = 0;
+	int rc, done = 0;
+
+	/* Failed WUs: nothing to average; their job was flagged. */
+	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
+			"WHERE assimilate_state=? AND error_mask<>0", "ili", CT_AS_DONE,
+			ct_db_now(), CT_AS_READY);
+	if (rc < 0)
+		return rc;
+	done += rc;
+	rc = ct_db_query(db, &res,
+			 "SELECT r.id FROM `round` r WHERE r.status=? AND NOT EXISTS "
+			 "(SELECT 1 FROM workunit w WHERE w.roundid = r.id AND "
+			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
+			 "ORDER BY r.id LIMIT ?", "iii", CT_ROUND_OPEN, CT_AS_READY, ASSIM_BATCH);
+	if (rc < 0)
+		return rc;
+	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)
+		ids[nids++] = ct_db_int(res, 0);
+	ct_db_res_free(res);
+	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
+		rc = assimilate_round(srv, db, ids[i]);
+		if (rc == CT_EDB || rc == CT_EAGAIN)
+			return rc;
+		if (rc < 0)
+			ct_log_error("assimilator: round %lld: %s", (long long)ids[i],
+				     ct_errmsg(rc));
+		else
+			done += rc;
+	}
+	return done;
+}

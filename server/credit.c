@@ -1,0 +1,127 @@
+/*
+ * credit.c - see credit.h and doc/credit.md.
+ */
+#include "credit.h"
+#include "db.h"
+#include "ct_err.h"
+#include "ct_gpt2.h"
+
+#include <math.h>
+
+double ct_credit_wu_flops(const struct ct_gpt2_config *cfg, int seq, int batch,
+			  int steps)
+{
+	double tokens = (double)steps * (double)batch * (double)seq;
+
+	return tokens * ct_gpt2_flops_per_token(cfg, seq);
+}
+
+double ct_credit_from_flops(double flops)
+{
+	return flops / CT_CREDIT_COBBLESTONE_FLOPS;
+}
+
+void ct_credit_rac_update(double *rac, double *rac_time, double credit, double now)
+{
+	const double day = 86400.0;
+	double dt = *rac_time > 0.0 ? now - *rac_time : 0.0;
+	double w;
+
+	if (dt < 0.0)
+		dt = 0.0;
+	w = exp(-dt * M_LN2 / CT_CREDIT_HALF_LIFE);
+	*rac *= w;
+	if (1.0 - w > 1e-6)
+		*rac += (1.0 - w) * credit / (dt / day);
+	else
+		*rac += credit * M_LN2 / (CT_CREDIT_HALF_LIFE / day);
+	if (now > *rac_time)
+		*rac_time = now;
+}
+
+double ct_credit_rac_now(double rac, double rac_time, double now)
+{
+	double dt = now - rac_time;
+
+	if (rac_time <= 0.0 || dt <= 0.0)
+		return rac;
+	return rac * exp(-dt * M_LN2 / CT_CREDIT_HALF_LIFE);
+}
+
+/* Lock the row of `table` (one of three literals, so the SQL stays a fixed
+ * set of prepared statements), fold the credit in, write it back. */
+static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
+		      int64_t now)
+{
+	static const char *const sel[] = {
+		"SELECT total_credit, expavg_credit, expavg_time FROM `user` WHERE id=? FOR UPDATE",
+		"SELECT total_credit, expavg_credit, expavg_time FROM host WHERE id=? FOR UPDATE",
+		"SELECT total_credit, expavg_credit, expavg_time FROM team WHERE id=? FOR UPDATE",
+	};
+	static const char *const upd[] = {
+		"UPDATE `user` SET total_credit=?, expavg_credit=?, expavg_time=? WHERE id=?",
+		"UPDATE host SET total_credit=?, expavg_credit=?, expavg_time=? WHERE id=?",
+		"UPDATE team SET total_credit=?, expavg_credit=?, expavg_time=? WHERE id=?",
+	};
+	struct ct_db_res *res = NULL;
+	double total, rac, rac_time;
+	int rc;
+
+	if (id <= 0)
+		return 0;
+	rc = ct_db_query(db, &res, sel[which], "l", id);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return 0;	/* deleted account: the event row still records it */
+	}
+	total = ct_db_double(res, 0) + credit;
+	rac = ct_db_double(res, 1);
+	rac_time = ct_db_double(res, 2);
+	ct_db_res_free(res);
+	ct_credit_rac_update(&rac, &rac_time, credit, (double)now);
+	rc = ct_db_exec(db, upd[which], "dddl", total, rac, rac_time, id);
+	return rc < 0 ? rc : 0;
+}
+
+int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	int64_t wuid, jobid, userid, hostid, teamid = 0;
+	int rc;
+
+	rc = ct_db_query(db, &res,
+			 "SELECT r.workunitid, r.jobid, r.userid, r.hostid, u.teamid "
+			 "FROM result r LEFT JOIN `user` u ON u.id = r.userid WHERE r.id=?",
+			 "l", resultid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "credit: no result %lld", (long long)resultid);
+	}
+	wuid = ct_db_int(res, 0);
+	jobid = ct_db_int(res, 1);
+	userid = ct_db_int(res, 2);
+	hostid = ct_db_int(res, 3);
+	teamid = ct_db_int(res, 4);
+	ct_db_res_free(res);
+	/* The unique key on resultid is the once-only guard. */
+	rc = ct_db_exec(db, "INSERT INTO credit_event (create_time, resultid, workunitid, "
+			"jobid, userid, hostid, teamid, credit) VALUES (?,?,?,?,?,?,?,?)",
+			"llllllld", now, resultid, wuid, jobid, userid, hostid, teamid, credit);
+	if (rc == CT_EDUP)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE result SET granted_credit=? WHERE id=?", "dl",
+			credit, resultid);
+	if (rc >= 0)
+		rc = credit_row(db, 0, userid, credit, now);
+	if (rc >= 0)
+		rc = credit_row(db, 1, hostid, credit, now);
+	if (rc >= 0)
+		rc = credit_row(db, 2, teamid, credit, now);
+	return rc < 0 ? rc : 1;
+}

@@ -1,0 +1,132 @@
+/*
+ * daemons.h - what the back-end daemons (transitioner, validator,
+ * assimilator, file deleter; their run_once entry points are in roles.h)
+ * offer to the rest of the server and to tests: the adaptive replication
+ * decision the scheduler takes at dispatch, and the validator's checks and
+ * quorum decision as pure functions.
+ *
+ * The daemons' contract with the rest of the server (as BOINC's):
+ * - whoever changes a result row of a WU (dispatch, report, upload) pulls
+ *   the WU's transition_time down to when the transitioner must look
+ *   (now for a report, the deadline for a dispatch);
+ * - the transitioner turns deadlines into no_reply outcomes, creates new
+ *   results up to the WU's caps, flags errors on the WU, its round and its
+ *   job, sets need_validate when successes wait, and finally marks files
+ *   deletable;
+ * - the validator checks each success, finds a canonical result by quorum,
+ *   grants credit, raises target_nresults when replicas disagree, and sets
+ *   assimilate_state = READY;
+ * - the assimilator averages a round's canonical results when all its WUs
+ *   are ready, stores and evaluates the new model, opens the next round.
+ */
+#ifndef CT_DAEMONS_H
+#define CT_DAEMONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_db;
+
+/* transition_time of a WU that waits for nothing (year 2100). */
+#define CT_TRANSITION_NEVER ((int64_t)4102444800)
+
+/* ---- adaptive replication (transitioner.c) ------------------------------ */
+
+/* BOINC's adaptive replication: a host with n >= 10 valid results in a row
+ * may get a WU without replication with probability 1 - 1/n. `u` is a
+ * uniform random number in [0, 1) the caller draws. Returns 1 when the WU
+ * this host is being sent should be accepted on its result alone. */
+int ct_adaptive_decide(int consecutive_valid, double u);
+
+/* Apply that decision at dispatch, inside the scheduler's transaction that
+ * already locked the WU row: if no other result of WU `wuid` left the
+ * UNSENT state, set the WU's min_quorum and target_nresults to 1 and the
+ * other unsent results to OVER / DIDNT_NEED. Returns 1 if applied, 0 if the
+ * WU already had another result out (nothing changed), or a db error. */
+int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid);
+
+/* ---- validator checks (validator.c) --------------------------------------- */
+
+/* Why a result failed its sanity checks (0: it passed). */
+enum ct_val_reason {
+	CT_VAL_OK = 0,
+	CT_VAL_UNREADABLE,	/* upload missing, over the cap, or not decodable */
+	CT_VAL_WRONG_BASE,	/* delta against another model */
+	CT_VAL_WRONG_SHAPE,	/* other config or parameter count */
+	CT_VAL_NONFINITE,	/* NaN or Inf weights */
+	CT_VAL_NO_UPDATE,	/* weights equal the base: free-riding */
+	CT_VAL_TOO_LARGE,	/* update larger than training can produce */
+	CT_VAL_LOSS,		/* probe loss worse than the base's + margin */
+};
+
+/* Short name of a reason ("no_update"), for logs and error_message. */
+const char *ct_val_reason_name(int reason);
+
+/* Hyperparameters that bound how far AdamW can move a weight. */
+struct ct_val_bound {
+	int steps;
+	double lr, beta1, beta2, weight_decay;
+};
+
+/* The largest |result[i] - base[i]| that `steps` AdamW steps can produce
+ * for a weight starting at |base[i]| <= pmax, whatever the gradients: per
+ * step |m_hat / (sqrt(v_hat) + eps)| is at most
+ *   (1-b1) sqrt(1-b2^t) / ((1-b1^t) sqrt(1-b2)) * sqrt((1-r^t) / (1-r)),
+ *   r = b1^2 / b2 (Cauchy-Schwarz on the two moving sums; 1 at t = 1),
+ * plus weight decay, plus float rounding and 1% slack. A scaled-up update
+ * (the x10 attack) exceeds it wherever honest Adam steps were near their
+ * usual size (about lr per step). Requires b1^2 < b2; otherwise returns
+ * +Inf (no bound). */
+double ct_val_adam_bound(const struct ct_val_bound *b, double pmax);
+
+/* Update statistics of result w against base (n floats), in double. */
+struct ct_val_stats {
+	double base_norm;	/* ||b|| */
+	double update_norm;	/* ||w - b|| */
+	double update_max;	/* max |w_i - b_i| */
+	double base_max;	/* max |b_i| */
+	int finite;		/* every w_i finite */
+};
+void ct_val_stats(const float *base, const float *w, size_t n, struct ct_val_stats *st);
+
+/* Sanity verdict from the statistics: CT_VAL_NONFINITE, CT_VAL_NO_UPDATE,
+ * CT_VAL_TOO_LARGE (update_max over ct_val_adam_bound(), or
+ * update_norm / base_norm over max_ratio when max_ratio > 0), else
+ * CT_VAL_OK. The probe loss is checked separately (ct_val_loss_ok). */
+int ct_val_sanity(const struct ct_val_stats *st, const struct ct_val_bound *b,
+		  double max_ratio);
+
+/* 1 if a probe loss is acceptable: finite and <= base_loss + margin. */
+int ct_val_loss_ok(double loss, double base_loss, double margin);
+
+/* One result taking part in a quorum decision. */
+struct ct_val_cand {
+	int64_t id;
+	int state;		/* CT_VS_INIT, CT_VS_INCONCLUSIVE, or CT_VS_VALID (the canonical) */
+	int conforming;		/* computed on a conforming device */
+	unsigned char sha[32];	/* SHA-256 of the decoded weights */
+	const float *w;		/* decoded weights, n floats (borrowed) */
+	double update_norm;	/* ||w - base|| */
+	double probe_loss;
+	int new_state;		/* out: CT_VS_VALID, CT_VS_INVALID or CT_VS_INCONCLUSIVE */
+};
+
+/* Whether two results agree: equal weights hashes; else, unless both are
+ * from conforming devices (which must match bit for bit), the relative
+ * distance ||w_a - w_b|| / max(||d_a||, ||d_b||) <= tolerance and the
+ * probe losses differ by at most tolerance * max(|loss|) (+1e-7). */
+int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
+		 size_t n, double tolerance);
+
+/* Quorum over the sane results c[0..nc) of one WU (n weights each). If one
+ * of them is already VALID it is the canonical result: every other gets
+ * VALID when it agrees with it, else INVALID. Otherwise the result agreeing
+ * with the most others (itself included; ties: lowest index) becomes
+ * canonical if that count reaches min_quorum, the ones agreeing with it
+ * VALID and the rest INVALID; with no such result every one is
+ * INCONCLUSIVE. Returns the canonical index (>= 0) or -1 (no consensus:
+ * more replicas are needed). */
+int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
+		  double tolerance);
+
+#endif

@@ -1,0 +1,635 @@
+/*
+ * http.c - the HTTP front end on libmicrohttpd (see http.h).
+ *
+ * MHD runs a pool of threads, each with its own epoll loop; the access
+ * handler below is called once when the headers arrived, then for each
+ * piece of the body, then once more with no data. Per-request state lives
+ * in struct conn_state, freed by the request-completed callback (which also
+ * aborts unfinished streaming routes). Handlers block (database, disk),
+ * so the pool size (http.threads) bounds concurrent requests.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_gzip.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+#include "db.h"
+#include "server.h"
+
+#define MAX_TABLES 16
+#define MAX_HEADER_BYTES (16u << 10)
+#define MAX_DISCARD (16u << 20)	/* body bytes read and dropped after a refusal */
+
+struct ct_http {
+	struct MHD_Daemon *d;
+	char *tls_cert, *tls_key;
+};
+
+struct conn_state {
+	struct ct_http_req req;
+	struct ct_http_resp resp;
+	const struct ct_http_route *route;
+	struct ct_buf raw;	/* body of a plain route */
+	struct ct_buf decoded;	/* gunzipped body */
+	uint64_t discarded;
+	int failed;		/* resp holds an error: drop the body */
+	int finished;		/* end() or handler ran */
+	char *path;
+	char ip[64];
+};
+
+static const struct ct_http_route *g_tables[MAX_TABLES];
+static int g_ntables;
+static pthread_key_t g_db_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+int ct_http_register_routes(const struct ct_http_route *table)
+{
+	for (int i = 0; i < g_ntables; i++)
+		if (g_tables[i] == table)
+			return 0;
+	if (g_ntables == MAX_TABLES)
+		return ct_error(CT_ETOOBIG, "too many route tables");
+	g_tables[g_ntables++] = table;
+	return 0;
+}
+
+/* ---- per-thread database connection ------------------------------------ */
+
+static void db_key_destroy(void *p)
+{
+	ct_db_close(p);
+}
+
+static void db_key_make(void)
+{
+	pthread_key_create(&g_db_key, db_key_destroy);
+}
+
+struct ct_db *ct_http_db(struct ct_http_req *req)
+{
+	struct ct_db *db;
+	int rc;
+
+	if (req->db_)
+		return req->db_;
+	pthread_once(&g_key_once, db_key_make);
+	db = pthread_getspecific(g_db_key);
+	if (db == NULL) {
+		rc = ct_db_open(&db);
+		if (rc < 0) {
+			ct_log_error("http: database: %s", ct_errmsg(rc));
+			return NULL;
+		}
+		pthread_setspecific(g_db_key, db);
+	}
+	req->db_ = db;
+	return db;
+}
+
+void ct_http_db_reset(struct ct_http_req *req)
+{
+	struct ct_db *db;
+
+	pthread_once(&g_key_once, db_key_make);
+	db = pthread_getspecific(g_db_key);
+	if (db) {
+		pthread_setspecific(g_db_key, NULL);
+		ct_db_close(db);
+	}
+	req->db_ = NULL;
+}
+
+/* ---- helpers for handlers ---------------------------------------------- */
+
+const char *ct_http_header(struct ct_http_req *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *ct_http_query(struct ct_http_req *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int ct_http_resp_header(struct ct_http_resp *resp, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (resp->nhdr == CT_HTTP_MAX_HEADERS || strlen(name) >= sizeof(resp->hdr_name[0]))
+		return ct_error(CT_ETOOBIG, "too many response headers");
+	va_start(ap, fmt);
+	n = vsnprintf(resp->hdr_value[resp->nhdr], sizeof(resp->hdr_value[0]), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(resp->hdr_value[0]))
+		return ct_error(CT_ETOOBIG, "response header too long");
+	strcpy(resp->hdr_name[resp->nhdr], name);
+	resp->nhdr++;
+	return 0;
+}
+
+int ct_http_xml_error(struct ct_http_resp *resp, int status, const char *root,
+		      int code, const char *message, int request_delay)
+{
+	struct ct_buf *b = &resp->body;
+	int rc;
+
+	ct_buf_reset(b);
+	resp->status = status;
+	resp->content_type = "application/xml";
+	rc = ct_xml_open(b, root);
+	if (rc == 0 && request_delay >= 0)
+		rc = ct_xml_elem_long(b, "request_delay", request_delay);
+	if (rc == 0)
+		rc = ct_xml_open(b, "error");
+	if (rc == 0)
+		rc = ct_xml_elem_str(b, "code", ct_errname(code));
+	if (rc == 0)
+		rc = ct_xml_elem_str(b, "message", message);
+	if (rc == 0)
+		rc = ct_xml_close(b, "error");
+	if (rc == 0)
+		rc = ct_xml_close(b, root);
+	return rc;
+}
+
+static void plain_error(struct ct_http_resp *resp, int status, const char *text)
+{
+	ct_buf_reset(&resp->body);
+	resp->status = status;
+	resp->content_type = "text/plain; charset=utf-8";
+	ct_buf_appendf(&resp->body, "%d %s\n", status, text);
+}
+
+/* ---- routing ----------------------------------------------------------- */
+
+static int method_ok(const char *want, const char *got)
+{
+	if (strcmp(want, got) == 0)
+		return 1;
+	return strcmp(want, "GET") == 0 && strcmp(got, "HEAD") == 0;
+}
+
+/* The route for method+path; *path_matched says a route had the path. */
+static const struct ct_http_route *find_route(const char *method, const char *path,
+					      const char **subpath, int *path_matched)
+{
+	*path_matched = 0;
+	for (int t = 0; t < g_ntables; t++)
+		for (const struct ct_http_route *r = g_tables[t]; r->path; r++) {
+			size_t n = strlen(r->path);
+			int hit;
+			if (n > 0 && r->path[n - 1] == '*') {
+				hit = strncmp(path, r->path, n - 1) == 0;
+				if (hit)
+					*subpath = path + n - 1;
+			} else {
+				hit = strcmp(path, r->path) == 0;
+				if (hit)
+					*subpath = "";
+			}
+			if (!hit)
+				continue;
+			*path_matched = 1;
+			if (method_ok(r->method, method))
+				return r;
+		}
+	return NULL;
+}
+
+/* ---- responses --------------------------------------------------------- */
+
+static int accepts_gzip(struct MHD_Connection *c)
+{
+	const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+
+	return ae && strstr(ae, "gzip") != NULL;
+}
+
+static int compressible(const char *type)
+{
+	return type && (strncmp(type, "text/", 5) == 0 || strstr(type, "xml") ||
+			strstr(type, "json") || strstr(type, "javascript"));
+}
+
+static struct MHD_Response *make_response(struct conn_state *st, struct MHD_Connection *c)
+{
+	struct ct_http_resp *r = &st->resp;
+	struct MHD_Response *m;
+	int gz = 0;
+
+	if (r->fd >= 0) {
+		m = MHD_create_response_from_fd_at_offset64(r->fd_len, r->fd, r->fd_off);
+		if (m)
+			r->fd = -1;	/* MHD closes it */
+	} else {
+		size_t len = r->body.len;
+		if (len > 1024 && compressible(r->content_type) && accepts_gzip(c)) {
+			struct ct_buf z = CT_BUF_INIT(CT_HTTP_MAX_RESP);
+			if (ct_gzip_compress(r->body.data, len, 6, &z) == 0) {
+				ct_buf_free(&r->body);
+				r->body = z;
+				gz = 1;
+			} else {
+				ct_buf_free(&z);
+			}
+		}
+		void *data = ct_buf_steal(&r->body, &len);
+		m = MHD_create_response_from_buffer(len, data ? data : (void *)"",
+						    data ? MHD_RESPMEM_MUST_FREE
+							 : MHD_RESPMEM_PERSISTENT);
+		if (m == NULL)
+			free(data);
+	}
+	if (m == NULL)
+		return NULL;
+	MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE,
+				r->content_type ? r->content_type : "text/html; charset=utf-8");
+	if (gz) {
+		MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+		MHD_add_response_header(m, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	}
+	for (int i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(m, r->hdr_name[i], r->hdr_value[i]);
+	return m;
+}
+
+static enum MHD_Result send_response(struct conn_state *st, struct MHD_Connection *c)
+{
+	struct MHD_Response *m = make_response(st, c);
+	enum MHD_Result ret;
+
+	if (m == NULL)
+		return MHD_NO;
+	ret = MHD_queue_response(c, (unsigned)(st->resp.status ? st->resp.status : 200), m);
+	MHD_destroy_response(m);
+	return ret;
+}
+
+/* ---- the request cycle ------------------------------------------------- */
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	size_t *n = cls;
+
+	*n += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+static void fill_ip(struct conn_state *st, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	strcpy(st->ip, "?");
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+				  st->ip, sizeof(st->ip));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+				  st->ip, sizeof(st->ip));
+	}
+}
+
+static struct conn_state *state_new(struct ct_server *srv, struct MHD_Connection *c,
+				    const char *url, const char *method)
+{
+	struct conn_state *st = calloc(1, sizeof(*st));
+	const char *cl;
+
+	if (st == NULL)
+		return NULL;
+	st->path = strdup(url);
+	if (st->path == NULL) {
+		free(st);
+		return NULL;
+	}
+	char *q = strchr(st->path, '?');	/* MHD already strips it; be sure */
+	if (q)
+		*q = 0;
+	st->resp.fd = -1;
+	ct_buf_init(&st->resp.body, CT_HTTP_MAX_RESP);
+	ct_buf_init(&st->raw, srv->max_body);
+	ct_buf_init(&st->decoded, srv->max_inflated);
+	fill_ip(st, c);
+	st->req.srv = srv;
+	st->req.method = method;
+	st->req.path = st->path;
+	st->req.subpath = "";
+	st->req.remote_ip = st->ip;
+	st->req.conn = c;
+	st->req.content_length = UINT64_MAX;
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl)
+		st->req.content_length = strtoull(cl, NULL, 10);
+	return st;
+}
+
+/* First call: headers are in. Pick the route, check sizes, begin streams. */
+static void on_headers(struct conn_state *st, struct MHD_Connection *c)
+{
+	struct ct_server *srv = st->req.srv;
+	size_t hbytes = 0;
+	int matched;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hbytes);
+	if (hbytes > MAX_HEADER_BYTES) {
+		plain_error(&st->resp, 431, "request headers too large");
+		st->failed = 1;
+		return;
+	}
+	st->route = find_route(st->req.method, st->path, &st->req.subpath, &matched);
+	if (st->route == NULL) {
+		plain_error(&st->resp, matched ? 405 : 404,
+			    matched ? "method not allowed" : "not found");
+		st->failed = 1;
+		return;
+	}
+	if (st->route->flags & CT_HTTP_STREAM) {
+		int rc = st->route->begin(&st->req, &st->resp);
+		if (rc < 0 && st->resp.status < 400)
+			plain_error(&st->resp, 500, "internal error");
+		if (rc < 0 || st->resp.status >= 400)
+			st->failed = 1;
+		return;
+	}
+	if (st->req.content_length != UINT64_MAX && st->req.content_length > srv->max_body) {
+		ct_http_xml_error(&st->resp, 413, "error_reply", CT_ETOOBIG,
+				  "request body over the limit", -1);
+		st->failed = 1;
+	}
+}
+
+static int on_body(struct conn_state *st, const char *data, size_t n)
+{
+	int rc;
+
+	if (st->failed) {
+		st->discarded += n;
+		return st->discarded > MAX_DISCARD ? -1 : 0;
+	}
+	if (st->route->flags & CT_HTTP_STREAM) {
+		rc = st->route->chunk(&st->req, &st->resp, data, n);
+		if (rc < 0 || st->resp.status >= 400) {
+			if (st->resp.status < 400)
+				plain_error(&st->resp, 500, "internal error");
+			st->failed = 1;
+		}
+		return 0;
+	}
+	rc = ct_buf_append(&st->raw, data, n);
+	if (rc < 0) {
+		ct_http_xml_error(&st->resp, 413, "error_reply", CT_ETOOBIG,
+				  "request body over the limit", -1);
+		st->failed = 1;
+	}
+	return 0;
+}
+
+/* Decode a gzip body into st->decoded. Sets an error response on failure. */
+static int decode_body(struct conn_state *st, struct MHD_Connection *c)
+{
+	const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_ENCODING);
+	int rc;
+
+	st->req.body = st->raw.data ? st->raw.data : (const unsigned char *)"";
+	st->req.body_len = st->raw.len;
+	if (ce == NULL || strcasecmp(ce, "identity") == 0)
+		return 0;
+	if (strcasecmp(ce, "gzip") != 0) {
+		ct_http_xml_error(&st->resp, 415, "error_reply", CT_EUNSUPP,
+				  "unsupported Content-Encoding", -1);
+		return -1;
+	}
+	rc = ct_gzip_decompress(st->raw.data, st->raw.len, &st->decoded);
+	if (rc < 0) {
+		ct_http_xml_error(&st->resp, rc == CT_ETOOBIG ? 413 : 400, "error_reply", rc,
+				  rc == CT_ETOOBIG ? "inflated body over the limit"
+						   : "bad gzip body", -1);
+		return -1;
+	}
+	st->req.body = st->decoded.data ? st->decoded.data : (const unsigned char *)"";
+	st->req.body_len = st->decoded.len;
+	return 0;
+}
+
+static void on_complete_request(struct conn_state *st, struct MHD_Connection *c)
+{
+	int rc;
+
+	if (st->failed)
+		return;
+	if (st->route->flags & CT_HTTP_STREAM) {
+		st->finished = 1;
+		rc = st->route->end(&st->req, &st->resp);
+	} else {
+		if (decode_body(st, c) < 0)
+			return;
+		st->finished = 1;
+		rc = st->route->handler(&st->req, &st->resp);
+	}
+	if (rc < 0) {
+		ct_log_error("http: %s %s: %s", st->req.method, st->path, ct_errmsg(rc));
+		if (st->resp.status < 400)
+			plain_error(&st->resp, 500, "internal error");
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
+{
+	struct ct_server *srv = cls;
+	struct conn_state *st = *con_cls;
+
+	if (st == NULL) {
+		st = state_new(srv, c, url, method);
+		if (st == NULL)
+			return MHD_NO;
+		*con_cls = st;
+		on_headers(st, c);
+		/* refuse before reading a body we would throw away */
+		if (st->failed && st->req.content_length != 0)
+			return send_response(st, c);
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		int rc = on_body(st, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return rc < 0 ? MHD_NO : MHD_YES;
+	}
+	on_complete_request(st, c);
+	return send_response(st, c);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn_state *st = *con_cls;
+
+	if (st == NULL)
+		return;
+	/* a stream whose end() never ran (refused, failed, connection lost) */
+	if (st->route && (st->route->flags & CT_HTTP_STREAM) && !st->finished &&
+	    st->route->abort)
+		st->route->abort(&st->req);
+	if (st->resp.fd >= 0)
+		close(st->resp.fd);
+	ct_buf_free(&st->resp.body);
+	ct_buf_free(&st->raw);
+	ct_buf_free(&st->decoded);
+	free(st->path);
+	free(st);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	ct_log_warn("http: %s", line);
+}
+
+/* ---- start / stop ------------------------------------------------------ */
+
+static int parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[128];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+		return ct_error(CT_EINVAL, "listen address '%s': want ADDR:PORT", s);
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 0 || port > 65535)
+		return ct_error(CT_EINVAL, "listen address '%s': bad port", s);
+	sa->sin_port = htons((uint16_t)port);
+	if (host[0] == 0 || strcmp(host, "*") == 0 || strcmp(host, "0.0.0.0") == 0)
+		sa->sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (strcmp(host, "localhost") == 0)
+		sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return ct_error(CT_EINVAL, "listen address '%s': not an IPv4 address", s);
+	return 0;
+}
+
+static int load_tls(struct ct_server *srv, struct ct_http *h)
+{
+	const char *cert = NULL, *key = NULL;
+	unsigned char *data = NULL;
+	size_t len;
+	int rc;
+
+	ct_conf_get_str(srv->conf, "http.tls_cert", "", &cert);
+	ct_conf_get_str(srv->conf, "http.tls_key", "", &key);
+	if (!*cert && !*key)
+		return 0;
+	if (!*cert || !*key)
+		return ct_error(CT_ECONFIG, "http.tls_cert and http.tls_key go together");
+	rc = ct_file_read_all(cert, 1 << 20, &data, &len);
+	if (rc < 0)
+		return ct_error(CT_ECONFIG, "http.tls_cert: %s", ct_errmsg(rc));
+	h->tls_cert = (char *)data;
+	rc = ct_file_read_all(key, 1 << 20, &data, &len);
+	if (rc < 0)
+		return ct_error(CT_ECONFIG, "http.tls_key: %s", ct_errmsg(rc));
+	h->tls_key = (char *)data;
+	return 1;
+}
+
+static void http_free(struct ct_http *h)
+{
+	if (h == NULL)
+		return;
+	free(h->tls_cert);
+	free(h->tls_key);
+	free(h);
+}
+
+int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
+{
+	struct sockaddr_in sa;
+	struct ct_http *h;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	long threads = 4;
+	int rc, tls;
+
+	rc = parse_listen(listen, &sa);
+	if (rc < 0)
+		return rc;
+	rc = ct_conf_get_int(srv->conf, "http.threads", 4, 1, 256, &threads);
+	if (rc < 0)
+		return rc;
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return CT_ENOMEM;
+	tls = load_tls(srv, h);
+	if (tls < 0) {
+		http_free(h);
+		return tls;
+	}
+	if (tls)
+		flags |= MHD_USE_TLS;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64u << 10),
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)2000,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, h->tls_cert,
+		MHD_OPTION_HTTPS_MEM_KEY, h->tls_key,
+		MHD_OPTION_END);
+	if (h->d == NULL) {
+		http_free(h);
+		return ct_error(CT_ENET, "cannot listen on %s (address in use?)", listen);
+	}
+	if (bound_port) {
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+		*bound_port = di ? di->port : ntohs(sa.sin_port);
+	}
+	srv->http = h;
+	return 0;
+}
+
+void ct_http_stop(struct ct_server *srv)
+{
+	struct ct_http *h = srv->http;
+
+	if (h == NULL)
+		return;
+	MHD_stop_daemon(h->d);
+	http_free(h);
+	srv->http = NULL;
+}

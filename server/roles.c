@@ -1,0 +1,193 @@
+/*
+ * roles.c - the role table and the threads that run roles (see roles.h).
+ *
+ * The daemon entry points live in files linked into ctune-server itself
+ * (server/transitioner.c, ...), not in libctserver.a, so they are declared
+ * weak here: a binary or test without them links, and ct_roles_run() says
+ * "role not built" for a role whose function is NULL.
+ */
+#include "roles.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ct_err.h"
+#include "ct_log.h"
+#include "db.h"
+#include "server.h"
+
+#pragma weak ct_transitioner_run_once
+#pragma weak ct_validator_run_once
+#pragma weak ct_assimilator_run_once
+#pragma weak ct_file_deleter_run_once
+
+const struct ct_role ct_roles[] = {
+	{ .name = "http", .run_once = NULL, .idle_ms = 0 },
+	{ .name = "transitioner", .run_once = ct_transitioner_run_once, .idle_ms = 1000 },
+	{ .name = "validator", .run_once = ct_validator_run_once, .idle_ms = 1000 },
+	{ .name = "assimilator", .run_once = ct_assimilator_run_once, .idle_ms = 1000 },
+	{ .name = "file_deleter", .run_once = ct_file_deleter_run_once, .idle_ms = 10000 },
+	{ .name = NULL },
+};
+
+const struct ct_role *ct_role_find(const char *name)
+{
+	for (const struct ct_role *r = ct_roles; r->name; r++)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+struct role_thread {
+	struct ct_server *srv;
+	const struct ct_role *role;
+	pthread_t tid;
+	int started;
+	char instance[128];
+	int64_t nruns, nitems;
+};
+
+/* Sleep ms, waking early when the server stops. */
+static void nap(struct ct_server *srv, int ms)
+{
+	while (ms > 0 && !ct_server_stopping(srv)) {
+		int step = ms < 50 ? ms : 50;
+		struct timespec ts = { 0, step * 1000000L };
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
+static void heartbeat(struct ct_db *db, struct role_thread *rt, const char *err)
+{
+	int64_t now = ct_db_now();
+	int rc;
+
+	rc = ct_db_exec(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
+			"nruns, nitems, last_error) VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY "
+			"UPDATE beat_time=VALUES(beat_time), nruns=VALUES(nruns), "
+			"nitems=VALUES(nitems), last_error=IF(VALUES(last_error)='', last_error, "
+			"VALUES(last_error))", "ssllll" "s", rt->role->name, rt->instance, now, now,
+			rt->nruns, rt->nitems, err ? err : "");
+	if (rc < 0)
+		ct_log_debug("%s: heartbeat: %s", rt->role->name, ct_errmsg(rc));
+}
+
+static void *role_main(void *arg)
+{
+	struct role_thread *rt = arg;
+	struct ct_server *srv = rt->srv;
+	struct ct_db *db = NULL;
+	time_t last_beat = 0;
+	int rc;
+
+	while (!ct_server_stopping(srv)) {
+		if (db == NULL) {
+			rc = ct_db_open(&db);
+			if (rc < 0) {
+				ct_log_error("%s: database: %s", rt->role->name, ct_errmsg(rc));
+				nap(srv, 2000);
+				continue;
+			}
+		}
+		rc = rt->role->run_once(srv, db);
+		rt->nruns++;
+		if (rc > 0)
+			rt->nitems += rc;
+		if (rc < 0) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s", ct_errmsg(rc));
+			ct_log_error("%s: %s", rt->role->name, msg);
+			heartbeat(db, rt, msg);
+			if (rc == CT_EDB) {
+				ct_db_close(db);
+				db = NULL;
+			}
+			nap(srv, rt->role->idle_ms > 1000 ? rt->role->idle_ms : 1000);
+			continue;
+		}
+		if (time(NULL) - last_beat >= 5) {
+			heartbeat(db, rt, NULL);
+			last_beat = time(NULL);
+		}
+		if (rc == 0)
+			nap(srv, rt->role->idle_ms);
+	}
+	if (db)
+		heartbeat(db, rt, NULL);
+	ct_db_close(db);
+	return NULL;
+}
+
+/* Parse "a,b,c" into flags over ct_roles; NULL/"all": every built role. */
+static int select_roles(const char *spec, int *want, int nroles)
+{
+	char buf[256], *save = NULL, *tok;
+
+	for (int i = 0; i < nroles; i++)
+		want[i] = spec == NULL || strcmp(spec, "all") == 0 ?
+			  (ct_roles[i].run_once != NULL || i == 0) : 0;
+	if (spec == NULL || strcmp(spec, "all") == 0)
+		return 0;
+	if (strlen(spec) >= sizeof(buf))
+		return ct_error(CT_EINVAL, "--roles too long");
+	strcpy(buf, spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct ct_role *r = ct_role_find(tok);
+		if (r == NULL)
+			return ct_error(CT_EINVAL, "unknown role '%s' (roles: http, transitioner, "
+					"validator, assimilator, file_deleter)", tok);
+		if (r != &ct_roles[0] && r->run_once == NULL)
+			return ct_error(CT_EUNSUPP, "role '%s' is not built into this binary", tok);
+		want[r - ct_roles] = 1;
+	}
+	return 0;
+}
+
+int ct_roles_run(struct ct_server *srv, const char *roles)
+{
+	enum { MAXR = 16 };
+	struct role_thread rt[MAXR];
+	int want[MAXR], n = 0, rc;
+	char host[64] = "?";
+
+	while (ct_roles[n].name && n < MAXR)
+		n++;
+	rc = select_roles(roles, want, n);
+	if (rc < 0)
+		return rc;
+	gethostname(host, sizeof(host) - 1);
+	memset(rt, 0, sizeof(rt));
+	for (int i = 1; i < n; i++) {	/* 0 is http: started by the caller */
+		if (!want[i])
+			continue;
+		rt[i].srv = srv;
+		rt[i].role = &ct_roles[i];
+		snprintf(rt[i].instance, sizeof(rt[i].instance), "%s:%d", host, (int)getpid());
+		if (pthread_create(&rt[i].tid, NULL, role_main, &rt[i]) != 0) {
+			rc = ct_error(CT_EINTERNAL, "cannot start the %s thread", ct_roles[i].name);
+			atomic_store(&srv->stop, 1);
+			break;
+		}
+		rt[i].started = 1;
+		ct_log_info("role %s started", ct_roles[i].name);
+	}
+	while (!ct_server_stopping(srv))
+		nap(srv, 200);
+	for (int i = 1; i < n; i++)
+		if (rt[i].started)
+			pthread_join(rt[i].tid, NULL);
+	return rc;
+}
+
+int ct_roles_wants_http(const char *roles)
+{
+	int want[16] = { 0 };
+
+	return select_roles(roles, want, 1) == 0 && want[0];
+}

@@ -1,0 +1,637 @@
+/*
+ * sched.c - the scheduler RPC (see sched.h and doc/protocol.md).
+ *
+ * One request runs these steps, each on the caller's connection:
+ *   1. parse (sched_req.c)          4. take reports (one transaction each)
+ *   2. authenticate the account     5. aborts and lost-result resends
+ *   3. find/create the host, devices 6. claim new results (one txn each)
+ * then writes the reply. A refused request (XML, PROTO, AUTH, DENIED)
+ * changes nothing; a bad report only gets a rejecting <ack>.
+ */
+#include "sched.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "ct_err.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+#include "db.h"
+#include "sched_req.h"
+#include "server.h"
+#include "token.h"
+
+#define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
+
+struct ack {
+	const char *name;
+	int code;		/* 0: accepted */
+	char message[160];
+};
+
+struct sched_ctx {
+	struct ct_server *srv;
+	struct ct_db *db;
+	const char *ip;
+	struct sched_req req;
+	int64_t userid, teamid, hostid;
+	char user_name[65];
+	double total_credit, expavg_credit;
+	struct ack acks[CT_SCHED_MAX_REPORTS];
+	const char *aborts[CT_SCHED_MAX_OTHER];
+	int naborts;
+	int64_t send[MAX_SEND];	/* result ids to put in the reply */
+	int nsend;
+};
+
+/* ---- steps 2 and 3: account and host ------------------------------------ */
+
+static int authenticate(struct sched_ctx *c)
+{
+	struct ct_db_res *res = NULL;
+	char hash[65];
+	int rc;
+
+	rc = ct_account_key_hash(c->req.authenticator, hash);
+	if (rc < 0)
+		return ct_error(CT_EAUTH, "unknown account key");
+	rc = ct_db_query(c->db, &res, "SELECT id, name, teamid, total_credit, expavg_credit "
+			 "FROM `user` WHERE auth_hash=?", "s", hash);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		rc = ct_error(CT_EAUTH, "unknown account key");
+	} else {
+		c->userid = ct_db_int(res, 0);
+		snprintf(c->user_name, sizeof(c->user_name), "%s", ct_db_str(res, 1));
+		c->teamid = ct_db_int(res, 2);
+		c->total_credit = ct_db_double(res, 3);
+		c->expavg_credit = ct_db_double(res, 4);
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+static int cpid_valid(const char *s)
+{
+	if (strlen(s) != 32)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
+			return 0;
+	return 1;
+}
+
+static int find_host(struct sched_ctx *c)
+{
+	int64_t owner = 0, id = 0;
+	int rc;
+
+	if (c->req.host_id > 0) {
+		rc = ct_db_query_int(c->db, &owner, "SELECT userid FROM host WHERE id=?", "l",
+				     c->req.host_id);
+		if (rc == CT_ENOTFOUND || (rc == 0 && owner != c->userid))
+			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
+					c->req.host_id);
+		if (rc < 0)
+			return rc;
+		c->hostid = c->req.host_id;
+		return 0;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rc = ct_db_query_int(c->db, &id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
+				     "ls", c->userid, c->req.host_cpid);
+		if (rc == 0) {
+			c->hostid = id;
+			return 0;
+		}
+		if (rc != CT_ENOTFOUND)
+			return rc;
+		rc = ct_db_exec(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
+				"VALUES (?, ?, ?)", "lls", ct_db_now(), c->userid, c->req.host_cpid);
+		if (rc >= 0) {
+			c->hostid = ct_db_last_id(c->db);
+			ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
+			return 0;
+		}
+		if (rc != CT_EDUP)	/* a concurrent RPC made it: look again */
+			return rc;
+	}
+	return ct_error(CT_EINTERNAL, "could not register host");
+}
+
+static int update_host(struct sched_ctx *c)
+{
+	struct sched_req *r = &c->req;
+	int rc;
+
+	rc = ct_db_exec(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
+			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
+			"WHERE id=?", "sssilssll", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
+			r->ram_bytes, r->client_version, c->ip, ct_db_now(), c->hostid);
+	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
+		struct sched_device *d = &r->dev[i];
+		rc = ct_db_exec(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
+				"global_mem, compute_units, conforming, update_time) "
+				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+				"name=VALUES(name), vendor=VALUES(vendor), type=VALUES(type), "
+				"global_mem=VALUES(global_mem), compute_units=VALUES(compute_units), "
+				"conforming=VALUES(conforming), update_time=VALUES(update_time)",
+				"lisssliil", c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
+				(int)d->compute_units, (int)d->conforming, ct_db_now());
+	}
+	if (rc >= 0)
+		rc = ct_db_exec(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?", "li",
+				c->hostid, r->ndev);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- step 4: reports ---------------------------------------------------- */
+
+struct report_txn {
+	struct sched_ctx *c;
+	struct sched_report *rep;
+	struct ack *ack;
+	int64_t resultid, wuid;
+};
+
+static int reject(struct ack *a, int code, const char *msg)
+{
+	a->code = code;
+	snprintf(a->message, sizeof(a->message), "%s", msg);
+	return 0;
+}
+
+/* Inside the transaction: lock the WU, re-read the result, apply. */
+static int report_apply(struct ct_db *db, void *arg)
+{
+	struct report_txn *t = arg;
+	struct sched_report *rep = t->rep;
+	struct ct_db_res *res = NULL;
+	int64_t dummy, now = ct_db_now();
+	int rc, state, outcome;
+
+	rc = ct_db_query_int(db, &dummy, "SELECT id FROM workunit WHERE id=? FOR UPDATE", "l",
+			     t->wuid);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query(db, &res, "SELECT hostid, server_state, outcome, upload_sha256, "
+			 "upload_size FROM result WHERE id=?", "l", t->resultid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		rc = reject(t->ack, CT_ENOTFOUND, "no such result");
+		goto out;
+	}
+	state = (int)ct_db_int(res, 1);
+	outcome = (int)ct_db_int(res, 2);
+	if (ct_db_int(res, 0) != t->c->hostid) {
+		rc = reject(t->ack, CT_EDENIED, "result was not sent to this host");
+		goto out;
+	}
+	if (state == CT_RS_OVER && (outcome == CT_RO_SUCCESS || outcome == CT_RO_CLIENT_ERROR)) {
+		rc = reject(t->ack, CT_EDUP, "result already reported");
+		goto out;
+	}
+	if (state != CT_RS_IN_PROGRESS) {
+		rc = reject(t->ack, CT_ESTATE, "result is no longer in progress (too late?)");
+		goto out;
+	}
+	if (rep->success) {
+		if (ct_db_str(res, 3)[0] == 0) {
+			rc = reject(t->ack, CT_ENOENT, "no upload received for this result");
+			goto out;
+		}
+		if (strcmp(ct_db_str(res, 3), rep->sha256) != 0 || ct_db_int(res, 4) != rep->size) {
+			rc = reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
+			goto out;
+		}
+		/* final_loss stays NULL when the client did not send one */
+		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
+				"elapsed_s=?, final_loss=?, conforming=? WHERE id=? AND server_state=?",
+				"iilddili", CT_RS_OVER, CT_RO_SUCCESS, now, rep->elapsed_s,
+				rep->final_loss, (int)rep->conforming, t->resultid, CT_RS_IN_PROGRESS);
+		if (rc == 0) {
+			rc = reject(t->ack, CT_EDUP, "result already reported");
+			goto out;
+		}
+		if (rc > 0 && !rep->has_final_loss)
+			rc = ct_db_exec(db, "UPDATE result SET final_loss=NULL WHERE id=?", "l",
+					t->resultid);
+	} else {
+		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
+				"elapsed_s=?, exit_status=?, error_message=? WHERE id=? AND server_state=?",
+				"iildisli", CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rep->elapsed_s,
+				(int)rep->error_code, rep->error_message, t->resultid, CT_RS_IN_PROGRESS);
+		if (rc == 0) {
+			rc = reject(t->ack, CT_EDUP, "result already reported");
+			goto out;
+		}
+		if (rc > 0)
+			rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 WHERE id=?",
+					"l", t->c->hostid);
+	}
+	if (rc < 0)
+		goto out;
+	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE id=?", "ll", now, t->wuid);
+out:
+	ct_db_res_free(res);
+	return rc < 0 ? rc : 0;
+}
+
+static int take_report(struct sched_ctx *c, int i)
+{
+	struct report_txn t = { .c = c, .rep = &c->req.rep[i], .ack = &c->acks[i] };
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	c->acks[i].name = t.rep->name;
+	rc = ct_db_query(c->db, &res, "SELECT id, workunitid FROM result WHERE name=?", "s",
+			 t.rep->name);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return reject(t.ack, CT_ENOTFOUND, "no such result");
+	}
+	t.resultid = ct_db_int(res, 0);
+	t.wuid = ct_db_int(res, 1);
+	ct_db_res_free(res);
+	rc = ct_db_txn(c->db, report_apply, &t);
+	if (rc == 0)
+		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid, t.rep->name,
+			    t.rep->success ? "success" : "error",
+			    t.ack->code ? t.ack->message : "accepted");
+	return rc;
+}
+
+/* ---- step 5: aborts and resends ---------------------------------------- */
+
+static int listed(const struct sched_ctx *c, const char *name)
+{
+	for (int i = 0; i < c->req.nother; i++)
+		if (strcmp(c->req.other[i], name) == 0)
+			return 1;
+	for (int i = 0; i < c->req.nrep; i++)
+		if (strcmp(c->req.rep[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int check_others(struct sched_ctx *c)
+{
+	struct ct_db_res *res = NULL;
+	int rc = 0;
+
+	for (int i = 0; rc >= 0 && i < c->req.nother; i++) {
+		rc = ct_db_query(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask "
+				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
+				 "s", c->req.other[i]);
+		if (rc < 0)
+			break;
+		if (ct_db_next(res) <= 0 || ct_db_int(res, 0) != c->hostid ||
+		    ct_db_int(res, 1) != CT_RS_IN_PROGRESS || ct_db_int(res, 2) != 0)
+			c->aborts[c->naborts++] = c->req.other[i];
+		ct_db_res_free(res);
+		res = NULL;
+	}
+	return rc;
+}
+
+/* Results in progress on this host that the client did not mention. */
+static int find_lost(struct sched_ctx *c)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(c->db, &res, "SELECT id, name FROM result WHERE hostid=? AND "
+			 "server_state=? AND report_deadline>? ORDER BY id LIMIT 64", "lil",
+			 c->hostid, CT_RS_IN_PROGRESS, ct_db_now());
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0 && c->nsend < MAX_SEND)
+		if (!listed(c, ct_db_str(res, 1)))
+			c->send[c->nsend++] = ct_db_int(res, 0);
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* ---- step 6: new work -------------------------------------------------- */
+
+struct claim_txn {
+	struct sched_ctx *c;
+	int64_t resultid, wuid;
+};
+
+static int claim_one(struct ct_db *db, void *arg)
+{
+	struct claim_txn *t = arg;
+	struct ct_db_res *res = NULL;
+	int64_t mine = 0, now = ct_db_now(), deadline;
+	int rc, delay;
+
+	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask FROM workunit WHERE id=? "
+			 "FOR UPDATE", "l", t->wuid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0 || ct_db_int(res, 1) != 0) {
+		ct_db_res_free(res);
+		return 0;
+	}
+	delay = (int)ct_db_int(res, 0);
+	ct_db_res_free(res);
+	rc = ct_db_query_int(db, &mine, "SELECT COUNT(*) FROM result WHERE workunitid=? AND "
+			     "userid=?", "ll", t->wuid, t->c->userid);
+	if (rc < 0 || mine > 0)
+		return rc < 0 ? rc : 0;
+	deadline = now + delay;
+	rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, teamid=?, "
+			"sent_time=?, report_deadline=? WHERE id=? AND server_state=?", "illlllli",
+			CT_RS_IN_PROGRESS, t->c->hostid, t->c->userid, t->c->teamid, now, deadline,
+			t->resultid, CT_RS_UNSENT);
+	if (rc <= 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
+			"WHERE id=?", "ll", deadline, t->wuid);
+	return rc < 0 ? rc : 1;
+}
+
+static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
+{
+	int rc;
+
+	rc = ct_db_query_int(c->db, n, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
+			     "server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query_int(c->db, cap, "SELECT max_in_progress FROM host WHERE id=?", "l",
+			     c->hostid);
+	if (rc == 0 && *cap <= 0)
+		*cap = c->srv->max_in_progress;
+	return rc;
+}
+
+static int assign_work(struct sched_ctx *c)
+{
+	struct ct_db_res *res = NULL;
+	int64_t inprog = 0, cap = 0, ids[64][2];
+	int want = (int)c->req.want, n = 0, rc;
+
+	if (want > c->srv->max_wus_per_rpc)
+		want = c->srv->max_wus_per_rpc;
+	rc = in_progress_count(c, &inprog, &cap);
+	if (rc < 0)
+		return rc;
+	if (want > cap - inprog)
+		want = (int)(cap - inprog);
+	if (want <= 0)
+		return 0;
+	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r WHERE "
+			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 WHERE "
+			 "r2.workunitid=r.workunitid AND r2.userid=?) ORDER BY r.priority DESC, r.id "
+			 "LIMIT ?", "ili", CT_RS_UNSENT, c->userid, want * 4 + 8);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0 && n < 64) {
+		ids[n][0] = ct_db_int(res, 0);
+		ids[n][1] = ct_db_int(res, 1);
+		n++;
+	}
+	ct_db_res_free(res);
+	/* start at a random candidate so concurrent schedulers collide less */
+	int start = n > 0 ? rand() % n : 0, got = 0;
+	for (int k = 0; k < n && got < want && c->nsend < MAX_SEND; k++) {
+		int i = (start + k) % n;
+		struct claim_txn t = { .c = c, .resultid = ids[i][0], .wuid = ids[i][1] };
+		rc = ct_db_txn(c->db, claim_one, &t);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			c->send[c->nsend++] = ids[i][0];
+			got++;
+		}
+	}
+	return 0;
+}
+
+/* ---- the reply --------------------------------------------------------- */
+
+static int put_file(struct ct_buf *b, struct ct_server *srv, const char *role,
+		    const char *sha, int64_t size)
+{
+	int rc;
+
+	rc = ct_buf_appendf(b, "<file role=\"%s\">\n<url>", role);
+	if (rc == 0)
+		rc = ct_xml_escape(b, srv->base_url);
+	if (rc == 0)
+		rc = ct_buf_appendf(b, "/download/%s</url>\n", sha);
+	if (rc == 0)
+		rc = ct_xml_elem_str(b, "sha256", sha);
+	if (rc == 0)
+		rc = ct_xml_elem_int64(b, "size", size);
+	if (rc == 0)
+		rc = ct_xml_close(b, "file");
+	return rc;
+}
+
+static const char wu_sql[] =
+	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
+	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
+	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
+	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
+	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
+
+static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db_res *r)
+{
+	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
+					   "grad_clip" };
+	int rc;
+
+	rc = ct_xml_open(b, "workunit");
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", ct_db_str(r, 2));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", ct_db_int(r, 3));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "round", ct_db_int(r, 4));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", ct_db_int(r, 5));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", ct_db_int(r, 11));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", ct_db_int(r, 12));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", ct_db_int(r, 13));
+	for (int i = 0; rc == 0 && i < 6; i++)
+		rc = ct_xml_elem_double(b, dbl[i], ct_db_double(r, 14 + i));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", ct_db_int(r, 6));
+	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", ct_db_str(r, 20));
+	if (rc == 0) rc = put_file(b, srv, "model", ct_db_str(r, 7), ct_db_int(r, 8));
+	if (rc == 0) rc = put_file(b, srv, "data", ct_db_str(r, 9), ct_db_int(r, 10));
+	if (rc == 0) rc = ct_xml_close(b, "workunit");
+	return rc;
+}
+
+static int put_result(struct ct_buf *b, struct sched_ctx *c, struct ct_db_res *r)
+{
+	char token[CT_TOKEN_MAX];
+	const char *name = ct_db_str(r, 0);
+	int64_t deadline = ct_db_int(r, 1), max = ct_db_int(r, 21);
+	int rc;
+
+	rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid, max,
+			   deadline + c->srv->upload_token_slack, token, sizeof(token));
+	if (rc == 0) rc = ct_xml_open(b, "result");
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", name);
+	if (rc == 0) rc = ct_xml_elem_str(b, "wu_name", ct_db_str(r, 2));
+	if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", deadline);
+	if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
+	if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
+	if (rc == 0) rc = ct_buf_appendf(b, "/upload/%s</upload_url>\n", name);
+	if (rc == 0) rc = ct_xml_elem_str(b, "upload_token", token);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "max_upload_bytes", max);
+	if (rc == 0) rc = ct_xml_close(b, "result");
+	return rc;
+}
+
+static int put_acks(struct ct_buf *b, struct sched_ctx *c)
+{
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < c->req.nrep; i++) {
+		struct ack *a = &c->acks[i];
+		rc = ct_xml_open(b, "ack");
+		if (rc == 0) rc = ct_xml_elem_str(b, "name", a->name ? a->name : "");
+		if (rc == 0) rc = ct_xml_elem_str(b, "status", a->code ? "rejected" : "accepted");
+		if (rc == 0 && a->code) rc = ct_xml_elem_str(b, "code", ct_errname(a->code));
+		if (rc == 0 && a->code) rc = ct_xml_elem_str(b, "message", a->message);
+		if (rc == 0) rc = ct_xml_close(b, "ack");
+	}
+	for (int i = 0; rc == 0 && i < c->naborts; i++)
+		rc = ct_xml_elem_str(b, "abort", c->aborts[i]);
+	return rc;
+}
+
+static int write_reply(struct sched_ctx *c, struct ct_buf *b)
+{
+	const char *pname = "crowdtune";
+	int rc;
+
+	ct_conf_get_str(c->srv->conf, "project_name", "crowdtune", &pname);
+	rc = ct_xml_open(b, "scheduler_reply");
+	if (rc == 0) rc = ct_xml_elem_int64(b, "host_id", c->hostid);
+	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", c->srv->request_delay);
+	if (rc == 0) rc = ct_xml_elem_str(b, "user_name", c->user_name);
+	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);
+	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);
+	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
+	if (rc == 0) rc = put_acks(b, c);
+	for (int i = 0; rc == 0 && i < c->nsend; i++) {
+		struct ct_db_res *r = NULL;
+		rc = ct_db_query(c->db, &r, wu_sql, "l", c->send[i]);
+		if (rc < 0)
+			break;
+		if (ct_db_next(r) > 0) {
+			rc = put_workunit(b, c->srv, r);
+			if (rc == 0)
+				rc = put_result(b, c, r);
+		}
+		ct_db_res_free(r);
+	}
+	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
+	return rc;
+}
+
+/* ---- the RPC ----------------------------------------------------------- */
+
+static int http_status_for(int code)
+{
+	switch (code) {
+	case CT_EXML: return 400;
+	case CT_ETOOBIG: return 413;
+	case CT_EAGAIN: return 503;
+	case CT_EAUTH: case CT_EDENIED: case CT_EPROTO: return 200;
+	default: return 500;
+	}
+}
+
+static int run_steps(struct sched_ctx *c)
+{
+	int rc;
+
+	rc = authenticate(c);
+	if (rc == 0 && !cpid_valid(c->req.host_cpid))
+		rc = ct_error(CT_EPROTO, "<host_cpid> must be 32 hex digits");
+	if (rc == 0) rc = find_host(c);
+	if (rc == 0) rc = update_host(c);
+	for (int i = 0; rc == 0 && i < c->req.nrep; i++)
+		rc = take_report(c, i);
+	if (rc == 0) rc = check_others(c);
+	if (rc == 0) rc = find_lost(c);
+	if (rc == 0) rc = assign_work(c);
+	return rc;
+}
+
+int ct_sched_rpc(struct ct_server *srv, struct ct_db *db, const void *body, size_t n,
+		 const char *remote_ip, struct ct_buf *out, int *status)
+{
+	struct sched_ctx *c = calloc(1, sizeof(*c));
+	int rc, code;
+
+	if (c == NULL)
+		return CT_ENOMEM;
+	c->srv = srv;
+	c->db = db;
+	c->ip = remote_ip ? remote_ip : "";
+	*status = 200;
+	rc = sched_req_parse(body, n, srv->max_inflated, &c->req);
+	if (rc == 0)
+		rc = run_steps(c);
+	if (rc == 0) {
+		size_t mark = out->len;
+		rc = write_reply(c, out);
+		if (rc < 0)
+			out->len = mark;
+	}
+	if (rc < 0 && rc != CT_ENOMEM) {
+		code = rc;
+		if (code == CT_EDB || code == CT_EAGAIN) {
+			ct_log_error("sched: %s: %s", c->ip, ct_errmsg(code));
+			code = CT_EAGAIN;
+		} else {
+			ct_log_info("sched: %s: refused: %s", c->ip, ct_errmsg(code));
+		}
+		struct ct_http_resp tmp = { .body = *out };
+		rc = ct_http_xml_error(&tmp, http_status_for(code), "scheduler_reply", code,
+				       code == CT_EAGAIN ? "server busy, try later" : ct_errmsg(code),
+				       srv->request_delay > 60 ? srv->request_delay : 60);
+		*out = tmp.body;
+		*status = tmp.status;
+		if (rc == 0 && code == CT_EAGAIN)
+			rc = CT_EAGAIN;	/* tell the caller the connection may be bad */
+	}
+	sched_req_free(&c->req);
+	free(c);
+	return rc;
+}
+
+static int sched_http(struct ct_http_req *req, struct ct_http_resp *resp)
+{
+	struct ct_db *db = ct_http_db(req);
+	int rc, status = 200;
+
+	resp->content_type = "application/xml";
+	if (db == NULL)
+		return ct_http_xml_error(resp, 503, "scheduler_reply", CT_EAGAIN,
+					 "database unavailable", 60);
+	rc = ct_sched_rpc(req->srv, db, req->body, req->body_len, req->remote_ip, &resp->body,
+			  &status);
+	resp->status = status;
+	if (rc == CT_EAGAIN) {
+		ct_http_db_reset(req);
+		rc = 0;
+	}
+	return rc;
+}
+
+const struct ct_http_route ct_sched_routes[] = {
+	{ .method = "POST", .path = "/rpc/scheduler", .handler = sched_http },
+	{ .path = NULL },
+};

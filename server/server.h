@@ -1,0 +1,103 @@
+/*
+ * server.h - the ctune-server process: its project directory, config,
+ * secrets and tunables, shared by every role thread (struct ct_server is
+ * passed explicitly; there is no global).
+ *
+ * A project directory holds:
+ *   ctune-server.conf   config (key = value, see doc/operator.md), 0600
+ *   secret              32 random bytes (upload token HMAC key), 0600
+ *   db/                 embedded MariaDB data (absent with an external db)
+ *   download/aa/<sha256>  content-addressed files (models, token shards)
+ *   upload/<result name>  result uploads
+ *   log/                server and mariadb logs
+ *   admin.sock          admin socket while `run` holds the project (0600)
+ *   lock                flock()ed by the process holding the embedded db
+ */
+#ifndef CT_SERVER_H
+#define CT_SERVER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct_conf.h"
+#include "ct_hash.h"
+
+struct ct_db;
+struct ct_http;
+
+#define CT_SERVER_CONF "ctune-server.conf"
+#define CT_SERVER_SECRET_LEN 32
+
+struct ct_server {
+	char *dir;		/* project directory, absolute, owned */
+	char *download_dir;	/* dir/download, owned */
+	char *upload_dir;	/* dir/upload, owned */
+	char *db_url;		/* NULL: embedded db in dir/db; owned */
+	struct ct_conf *conf;	/* the project's config, owned */
+	unsigned char secret[CT_SERVER_SECRET_LEN];
+
+	/* tunables (config keys in brackets; doc/operator.md) */
+	char *base_url;		/* [url] prefix of download/upload URLs in replies */
+	int max_in_progress;	/* [sched.max_in_progress] per host, default 4 */
+	int max_wus_per_rpc;	/* [sched.max_wus_per_rpc] default 4 */
+	int request_delay;	/* [sched.request_delay] seconds, default 10 */
+	int upload_token_slack;	/* [sched.upload_token_slack] s after deadline, 86400 */
+	uint64_t max_body;	/* [http.max_body] RPC body cap, default 4M */
+	uint64_t max_inflated;	/* [http.max_inflated] gunzipped cap, default 16M */
+	int file_grace;		/* [daemons.file_grace] seconds before deletion, 3600 */
+
+	atomic_int stop;	/* set to 1 to make every role loop return */
+	struct ct_http *http;	/* the HTTP front end when the http role runs */
+};
+
+/* Load the project at dir (config, secret, paths) into a zeroed srv.
+ * db_url (may be NULL) overrides the config's `db` key. Returns 0 or
+ * CT_ENOENT (not a project: no config), CT_ECONFIG, a file error. On
+ * failure srv is cleaned up (ct_server_free() on it is harmless). */
+int ct_server_load(struct ct_server *srv, const char *dir, const char *db_url);
+
+/* Free what ct_server_load() allocated; srv is zeroed. */
+void ct_server_free(struct ct_server *srv);
+
+/* PROJECT/download/<aa>/<sha256> into out (cap bytes). sha256 must be 64
+ * lowercase hex, else CT_EINVAL. Returns 0, CT_EINVAL or CT_ETOOBIG. */
+int ct_server_download_path(const struct ct_server *srv, const char *sha256,
+			    char *out, size_t cap);
+
+/* PROJECT/upload/<result name>. The name must be [A-Za-z0-9_.-]{1,80}
+ * without "..", else CT_EINVAL. Returns 0, CT_EINVAL or CT_ETOOBIG. */
+int ct_server_upload_path(const struct ct_server *srv, const char *result_name,
+			  char *out, size_t cap);
+
+/* Options of `ctune-server init`; NULL fields take defaults. */
+struct ct_project_opts {
+	const char *name;	/* project_name, default "crowdtune" */
+	const char *listen;	/* default 127.0.0.1:8080 */
+	const char *url;	/* default "" (derived from listen) */
+	const char *db_url;	/* default "embedded" */
+};
+
+/* Create the project directory dir (0700; may exist but must not be a
+ * project yet): subdirectories, a random secret, the config file. The
+ * database is created separately (ct_db_global_init + ct_db_migrate).
+ * Returns 0, CT_EEXISTS (already a project) or a file error. */
+int ct_project_init(const char *dir, const struct ct_project_opts *o);
+
+/* Replace srv->base_url (trailing slashes dropped). 0 or CT_ENOMEM. */
+int ct_server_set_base_url(struct ct_server *srv, const char *url);
+
+/* 1 if s is 64 lowercase hex digits. */
+int ct_sha256_hex_valid(const char *s);
+
+/* 1 if s is a valid result/WU name: [A-Za-z0-9_.-]{1,80}, no "..", not
+ * starting with '.'. */
+int ct_result_name_valid(const char *s);
+
+/* 1 once srv->stop was set (a role loop checks it between items). */
+static inline int ct_server_stopping(struct ct_server *srv)
+{
+	return atomic_load(&srv->stop) != 0;
+}
+
+#endif

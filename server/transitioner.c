@@ -1,0 +1,328 @@
+/*
+ * transitioner.c - the daemon that moves work units along (role
+ * "transitioner"; see daemons.h for the contract with the other roles).
+ *
+ * It handles WUs whose transition_time has come, each in its own
+ * transaction that locks the WU row first (workunit -> result lock order)
+ * and re-checks transition_time under the lock, so several transitioners
+ * never handle one WU at once and a crash at any point leaves a state the
+ * next pass finishes. Per WU:
+ *   - in-progress results past their deadline -> over / no_reply;
+ *   - counts of unsent, in progress, successes, errors;
+ *   - without a canonical result: caps (max_error_results,
+ *     max_success_results, max_total_results) flag the WU in error_mask,
+ *     and its round and job as errored; otherwise new unsent results are
+ *     created until target_nresults may still succeed; successes waiting
+ *     for the validator set need_validate;
+ *   - once the WU is decided (canonical or error): unsent results are not
+ *     needed any more; the assimilator is told (assimilate_state READY);
+ *     after assimilation and when no result is out, the WU's and its
+ *     results' files become deletable;
+ *   - transition_time becomes the earliest deadline still out.
+ *
+ * Also the adaptive replication decision of daemons.h.
+ */
+#include "daemons.h"
+#include "db.h"
+#include "roles.h"
+#include "server.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TRANSITION_BATCH 100
+#define NEW_RESULTS_MAX 16	/* per WU and pass, whatever the caps say */
+
+/* One WU as the transitioner sees it (read under its row lock). */
+struct twu {
+	int64_t id, jobid, roundid, canonical, min_deadline;
+	char name[72];
+	int target, max_err, max_total, max_success, error_mask;
+	int assimilate_state, file_delete_state, need_validate, job_status;
+	/* counts over its results */
+	int nunsent, ninprog, nsuccess, nviable, nerror, ntotal, nwaiting;
+	int maxidx;
+};
+
+int ct_adaptive_decide(int consecutive_valid, double u)
+{
+	if (consecutive_valid < 10)
+		return 0;
+	return u < 1.0 - 1.0 / (double)consecutive_valid;
+}
+
+int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
+{
+	int64_t others = 0;
+	int rc;
+
+	rc = ct_db_query_int(db, &others, "SELECT COUNT(*) FROM result WHERE workunitid=? "
+			     "AND id<>? AND server_state<>?", "lli", wuid, resultid,
+			     CT_RS_UNSENT);
+	if (rc < 0)
+		return rc;
+	if (others > 0)
+		return 0;
+	rc = ct_db_exec(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE id=?",
+			"l", wuid);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
+			"AND id<>? AND server_state=?", "iilli", CT_RS_OVER, CT_RO_DIDNT_NEED,
+			wuid, resultid, CT_RS_UNSENT);
+	return rc < 0 ? rc : 1;
+}
+
+/* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
+static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	rc = ct_db_query(db, &res,
+			 "SELECT w.id, w.jobid, w.roundid, w.canonical_resultid, w.name, "
+			 "w.target_nresults, w.max_error_results, w.max_total_results, "
+			 "w.max_success_results, w.error_mask, w.assimilate_state, "
+			 "w.file_delete_state, w.need_validate, "
+			 "COALESCE((SELECT status FROM job j WHERE j.id = w.jobid), 0) "
+			 "FROM workunit w WHERE w.id=? AND w.transition_time<=? FOR UPDATE",
+			 "ll", wuid, now);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		w->id = ct_db_int(res, 0);
+		w->jobid = ct_db_int(res, 1);
+		w->roundid = ct_db_int(res, 2);
+		w->canonical = ct_db_int(res, 3);
+		snprintf(w->name, sizeof(w->name), "%s", ct_db_str(res, 4));
+		w->target = (int)ct_db_int(res, 5);
+		w->max_err = (int)ct_db_int(res, 6);
+		w->max_total = (int)ct_db_int(res, 7);
+		w->max_success = (int)ct_db_int(res, 8);
+		w->error_mask = (int)ct_db_int(res, 9);
+		w->assimilate_state = (int)ct_db_int(res, 10);
+		w->file_delete_state = (int)ct_db_int(res, 11);
+		w->need_validate = (int)ct_db_int(res, 12);
+		w->job_status = (int)ct_db_int(res, 13);
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* Index n of a result named "<wu>-<n>", or -1. */
+static int result_index(const char *wuname, const char *name)
+{
+	size_t l = strlen(wuname);
+	int n = 0;
+
+	if (strncmp(name, wuname, l) != 0 || name[l] != '-' || name[l + 1] == '\0')
+		return -1;
+	for (const char *p = name + l + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || n > 100000)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n;
+}
+
+/* Time out overdue results and count the rest. */
+static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	w->min_deadline = CT_TRANSITION_NEVER;
+	w->maxidx = -1;
+	rc = ct_db_query(db, &res, "SELECT id, server_state, outcome, validate_state, "
+			 "report_deadline, hostid, name FROM result WHERE workunitid=?",
+			 "l", w->id);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0) {
+		int64_t rid = ct_db_int(res, 0), deadline = ct_db_int(res, 4);
+		int ss = (int)ct_db_int(res, 1), oc = (int)ct_db_int(res, 2);
+		int vs = (int)ct_db_int(res, 3), idx = result_index(w->name, ct_db_str(res, 6));
+
+		w->ntotal++;
+		w->maxidx = idx > w->maxidx ? idx : w->maxidx;
+		if (ss == CT_RS_IN_PROGRESS && deadline < now) {
+			rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? "
+					"WHERE id=? AND server_state=?", "iili", CT_RS_OVER,
+					CT_RO_NO_REPLY, rid, CT_RS_IN_PROGRESS);
+			if (rc > 0)
+				rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 "
+						"WHERE id=?", "l", ct_db_int(res, 5));
+			if (rc < 0)
+				break;
+			ct_log_info("transitioner: result %s timed out", ct_db_str(res, 6));
+			ss = CT_RS_OVER, oc = CT_RO_NO_REPLY;
+		}
+		if (ss == CT_RS_UNSENT) {
+			w->nunsent++;
+		} else if (ss == CT_RS_IN_PROGRESS) {
+			w->ninprog++;
+			w->min_deadline = deadline < w->min_deadline ? deadline : w->min_deadline;
+		} else if (oc == CT_RO_SUCCESS) {
+			w->nsuccess++;
+			w->nviable += vs != CT_VS_INVALID;
+			w->nwaiting += vs == CT_VS_INIT;
+		} else if (oc == CT_RO_CLIENT_ERROR || oc == CT_RO_NO_REPLY ||
+			   oc == CT_RO_VALIDATE_ERROR) {
+			w->nerror++;
+		}
+	}
+	ct_db_res_free(res);
+	return rc < 0 ? rc : 0;
+}
+
+/* Insert `k` new unsent results of the WU. */
+static int create_results(struct ct_db *db, struct twu *w, int k, int64_t now)
+{
+	char name[96];
+	int rc = 0;
+
+	for (int i = 0; i < k; i++) {
+		for (int tries = 0; tries < 4; tries++) {
+			w->maxidx++;
+			snprintf(name, sizeof(name), "%s-%d", w->name, w->maxidx);
+			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, "
+					"jobid, server_state, outcome, validate_state) "
+					"VALUES (?,?,?,?,?,?,?)", "lslliii", now, name, w->id,
+					w->jobid, CT_RS_UNSENT, CT_RO_INIT, CT_VS_INIT);
+			if (rc != CT_EDUP)
+				break;
+		}
+		if (rc < 0)
+			return rc;
+		w->nunsent++;
+		w->ntotal++;
+	}
+	if (k > 0)
+		ct_log_info("transitioner: %s: %d new result(s)", w->name, k);
+	return 0;
+}
+
+/* Flag the WU as failed and tell its round and job why. */
+static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
+{
+	char msg[200];
+	int rc;
+
+	w->error_mask |= bit;
+	if (bit == CT_WU_ERR_CANCELED)
+		return 0;	/* the job was stopped by someone else */
+	snprintf(msg, sizeof(msg), "work unit %s: %s", w->name, why);
+	ct_log_warn("transitioner: %s", msg);
+	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
+			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=?, update_time=? "
+				"WHERE id=? AND status=?", "isllii", CT_JOB_ERROR, msg,
+				ct_db_now(), w->jobid, CT_JOB_RUNNING);
+	return rc < 0 ? rc : 0;
+}
+
+/* A WU still looking for its canonical result: caps, new results. */
+static int handle_open(struct ct_db *db, struct twu *w, int64_t now)
+{
+	int need;
+
+	if (w->job_status != CT_JOB_RUNNING)
+		return flag_error(db, w, CT_WU_ERR_CANCELED, "job not running");
+	if (w->nerror > w->max_err)
+		return flag_error(db, w, CT_WU_ERR_TOO_MANY_ERRORS, "too many errors");
+	if (w->nsuccess > w->max_success)
+		return flag_error(db, w, CT_WU_ERR_TOO_MANY_SUCCESS,
+				  "too many successful results without agreement");
+	need = w->target - (w->nunsent + w->ninprog + w->nviable);
+	if (need <= 0)
+		return 0;
+	if (w->ntotal + need > w->max_total)
+		return flag_error(db, w, CT_WU_ERR_TOO_MANY_TOTAL, "too many results");
+	if (need > NEW_RESULTS_MAX)
+		need = NEW_RESULTS_MAX;
+	return create_results(db, w, need, now);
+}
+
+/* A decided WU (canonical or error): retire the rest, hand over, clean up. */
+static int handle_decided(struct ct_db *db, struct twu *w)
+{
+	int rc;
+
+	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
+			"AND server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, w->id,
+			CT_RS_UNSENT);
+	if (rc < 0)
+		return rc;
+	w->nunsent = 0;
+	if (w->assimilate_state == CT_AS_INIT)
+		w->assimilate_state = CT_AS_READY;
+	if (w->assimilate_state != CT_AS_DONE || w->ninprog > 0 || w->nwaiting > 0)
+		return 0;
+	/* Nothing can change any more: uploads and inputs may go. */
+	rc = ct_db_exec(db, "UPDATE result SET file_delete_state=? WHERE workunitid=? "
+			"AND file_delete_state=?", "ili", CT_FD_READY, w->id, CT_FD_INIT);
+	if (rc >= 0 && w->file_delete_state == CT_FD_INIT)
+		w->file_delete_state = CT_FD_READY;
+	return rc < 0 ? rc : 0;
+}
+
+static int transition_one(struct ct_db *db, void *arg)
+{
+	int64_t wuid = *(const int64_t *)arg, now = ct_db_now();
+	struct twu w;
+	int rc;
+
+	rc = load_wu(db, wuid, now, &w);
+	if (rc < 0 || w.id == 0)
+		return rc;
+	rc = scan_results(db, &w, now);
+	if (rc < 0)
+		return rc;
+	if (w.canonical == 0 && w.error_mask == 0) {
+		rc = handle_open(db, &w, now);
+		if (rc < 0)
+			return rc;
+	}
+	if (w.canonical != 0 || w.error_mask != 0)
+		rc = handle_decided(db, &w);
+	if (rc < 0)
+		return rc;
+	/* successes to validate: before the decision, or late ones after it */
+	w.need_validate = w.nwaiting > 0 && w.error_mask == 0 ? 1 : 0;
+	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=?, error_mask=?, "
+			"need_validate=?, assimilate_state=?, file_delete_state=? WHERE id=?",
+			"liiiil", w.min_deadline, w.error_mask, w.need_validate,
+			w.assimilate_state, w.file_delete_state, w.id);
+	return rc < 0 ? rc : 1;
+}
+
+int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	struct ct_db_res *res = NULL;
+	int64_t ids[TRANSITION_BATCH];
+	size_t nids = 0;
+	int rc, done = 0;
+
+	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
+			 "ORDER BY transition_time LIMIT ?", "li", ct_db_now(),
+			 TRANSITION_BATCH);
+	if (rc < 0)
+		return rc;
+	while (nids < TRANSITION_BATCH && ct_db_next(res) > 0)
+		ids[nids++] = ct_db_int(res, 0);
+	ct_db_res_free(res);
+	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
+		rc = ct_db_txn(db, transition_one, &ids[i]);
+		if (rc < 0) {
+			ct_log_error("transitioner: WU %lld: %s", (long long)ids[i],
+				     ct_errmsg(rc));
+			return rc;
+		}
+		done += rc;
+	}
+	return done;
+}

@@ -1,0 +1,673 @@
+/*
+ * validator.c - the daemon that decides which results of a work unit are
+ * right (role "validator"; DESIGN.md "Verification", daemons.h).
+ *
+ * For a WU with need_validate = 1 it decodes every result that may take
+ * part (new successes, inconclusive ones, the canonical one), checks each
+ * new one on its own first (decodes against the WU's base model, right
+ * shape, finite, a non-zero update that AdamW could have produced in the
+ * WU's steps and below the project's relative cap, probe loss on a fixed
+ * slice of the job's eval tokens no worse than the base's + the job's
+ * margin), then runs the quorum: equal weights hashes agree; otherwise,
+ * unless both devices claim conformance, the relative distance of the
+ * updates and the probe losses must be within the job's tolerance.
+ *
+ * The expensive part (decoding, probes) runs outside any transaction; the
+ * outcome is applied in one short transaction that locks the WU row,
+ * re-checks that no other validator decided it meanwhile, and changes
+ * each result only from the state it was read in (conditional UPDATEs), so
+ * validators may run in several processes: the loser of a race changes
+ * nothing. Credit is granted in that same transaction (credit.h), at most
+ * once per result.
+ */
+#include "credit.h"
+#include "daemons.h"
+#include "db.h"
+#include "roles.h"
+#include "server.h"
+#include "ct_delta.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VAL_BATCH 8		/* WUs per run_once */
+#define VAL_MAX_CANDS 16	/* results of one WU considered per pass */
+#define VAL_PROBE_BATCHES 2	/* default probe: 2 batches of B x T */
+
+/* ---- pure checks ---------------------------------------------------------- */
+
+const char *ct_val_reason_name(int reason)
+{
+	static const char *const names[] = {
+		[CT_VAL_OK] = "ok",
+		[CT_VAL_UNREADABLE] = "unreadable",
+		[CT_VAL_WRONG_BASE] = "wrong_base",
+		[CT_VAL_WRONG_SHAPE] = "wrong_shape",
+		[CT_VAL_NONFINITE] = "nonfinite",
+		[CT_VAL_NO_UPDATE] = "no_update",
+		[CT_VAL_TOO_LARGE] = "update_too_large",
+		[CT_VAL_LOSS] = "probe_loss",
+	};
+
+	if (reason < 0 || (size_t)reason >= sizeof(names) / sizeof(names[0]))
+		return "?";
+	return names[reason];
+}
+
+double ct_val_adam_bound(const struct ct_val_bound *b, double pmax)
+{
+	double r = b->beta1 * b->beta1 / b->beta2, total = 0.0;
+	double p1 = 1.0, p2 = 1.0, pr = 1.0;	/* beta1^t, beta2^t, r^t */
+
+	if (!(r < 1.0) || b->beta1 < 0.0 || b->beta1 >= 1.0 || b->beta2 <= 0.0 ||
+	    b->beta2 >= 1.0 || b->steps < 0 || !(b->lr >= 0.0))
+		return INFINITY;
+	for (int t = 1; t <= b->steps; t++) {
+		double u;
+
+		p1 *= b->beta1, p2 *= b->beta2, pr *= r;
+		u = (1.0 - b->beta1) * sqrt(1.0 - p2) / ((1.0 - p1) * sqrt(1.0 - b->beta2)) *
+		    sqrt((1.0 - pr) / (1.0 - r));
+		/* the weight may have grown by `total` so far: decay acts on it */
+		total += b->lr * (u + fabs(b->weight_decay) * (pmax + total));
+	}
+	/* 1% slack, and float rounding of each step's p - u */
+	return 1.01 * total + (double)b->steps * (pmax + total) * 2.4e-7 + 1e-30;
+}
+
+void ct_val_stats(const float *base, const float *w, size_t n, struct ct_val_stats *st)
+{
+	double bn = 0.0, un = 0.0, um = 0.0, bm = 0.0;
+	int finite = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		double b = base[i], d = (double)w[i] - b;
+
+		finite &= isfinite(w[i]) != 0;
+		bn += b * b;
+		un += d * d;
+		um = fabs(d) > um ? fabs(d) : um;
+		bm = fabs(b) > bm ? fabs(b) : bm;
+	}
+	st->base_norm = sqrt(bn);
+	st->update_norm = sqrt(un);
+	st->update_max = um;
+	st->base_max = bm;
+	st->finite = finite;
+}
+
+int ct_val_sanity(const struct ct_val_stats *st, const struct ct_val_bound *b,
+		  double max_ratio)
+{
+	if (!st->finite)
+		return CT_VAL_NONFINITE;
+	if (st->update_norm == 0.0)
+		return CT_VAL_NO_UPDATE;
+	if (st->update_max > ct_val_adam_bound(b, st->base_max))
+		return CT_VAL_TOO_LARGE;
+	if (max_ratio > 0.0 && st->update_norm > max_ratio * st->base_norm)
+		return CT_VAL_TOO_LARGE;
+	return CT_VAL_OK;
+}
+
+int ct_val_loss_ok(double loss, double base_loss, double margin)
+{
+	return isfinite(loss) && loss <= base_loss + margin;
+}
+
+int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
+		 size_t n, double tolerance)
+{
+	double dist = 0.0, denom, lmax;
+
+	if (memcmp(a->sha, b->sha, 32) == 0)
+		return 1;
+	if (a->conforming && b->conforming)
+		return 0;	/* conforming devices must match bit for bit */
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)a->w[i] - (double)b->w[i];
+
+		dist += d * d;
+	}
+	dist = sqrt(dist);
+	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
+	if (!(dist <= tolerance * denom))
+		return 0;
+	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
+							 : fabs(b->probe_loss);
+	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
+}
+
+int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
+		  double tolerance)
+{
+	int best = -1, best_count = 0;
+
+	for (size_t i = 0; i < nc; i++) {
+		if (c[i].state == CT_VS_VALID) {
+			best = (int)i;
+			best_count = min_quorum;	/* decided earlier */
+			break;
+		}
+	}
+	for (size_t i = 0; best < 0 && i < nc; i++) {
+		int count = 1;
+
+		for (size_t j = 0; j < nc; j++)
+			if (j != i)
+				count += ct_val_agree(&c[i], &c[j], n, tolerance);
+		if (count > best_count) {
+			best = (int)i;
+			best_count = count;
+		}
+	}
+	if (best < 0 || best_count < min_quorum) {
+		for (size_t i = 0; i < nc; i++)
+			c[i].new_state = CT_VS_INCONCLUSIVE;
+		return -1;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		if ((int)i == best)
+			c[i].new_state = CT_VS_VALID;
+		else
+			c[i].new_state = ct_val_agree(&c[best], &c[i], n, tolerance)
+						 ? CT_VS_VALID : CT_VS_INVALID;
+	}
+	return best;
+}
+
+/* ---- one WU: loading ------------------------------------------------------- */
+
+struct vjob {
+	int64_t wuid, jobid, canonical;
+	int job_status, error_mask, min_quorum;
+	char wu_name[72], model_sha[65], eval_sha[65];
+	double tolerance, loss_margin;
+	int probe_tokens, batch, seq;
+	int64_t max_upload;
+	struct ct_val_bound bound;
+};
+
+struct vres {
+	int64_t id, hostid;
+	char name[96];
+	int state, conforming, reason;
+	float *w;
+	struct ct_val_stats st;
+	double probe;
+	unsigned char sha[32];
+	int new_state;
+};
+
+struct vwu {
+	struct ct_server *srv;
+	struct vjob j;
+	struct ct_gpt2 base;
+	struct ct_tokens eval;
+	int have_eval;
+	double base_probe, credit, flops, max_ratio;
+	size_t nr;
+	struct vres r[VAL_MAX_CANDS];
+	int canonical_idx;	/* index in r of the canonical result, -1 none */
+};
+
+static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	rc = ct_db_query(db, &res,
+			 "SELECT w.id, w.jobid, w.canonical_resultid, j.status, w.error_mask, "
+			 "w.min_quorum, w.name, w.model_sha256, j.eval_sha256, j.tolerance, "
+			 "j.loss_margin, j.probe_tokens, j.batch, j.seq, j.max_upload_bytes, "
+			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay "
+			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "validator: WU %lld or its job is gone",
+				(long long)wuid);
+	}
+	j->wuid = ct_db_int(res, 0);
+	j->jobid = ct_db_int(res, 1);
+	j->canonical = ct_db_int(res, 2);
+	j->job_status = (int)ct_db_int(res, 3);
+	j->error_mask = (int)ct_db_int(res, 4);
+	j->min_quorum = (int)ct_db_int(res, 5);
+	snprintf(j->wu_name, sizeof(j->wu_name), "%s", ct_db_str(res, 6));
+	snprintf(j->model_sha, sizeof(j->model_sha), "%s", ct_db_str(res, 7));
+	snprintf(j->eval_sha, sizeof(j->eval_sha), "%s", ct_db_str(res, 8));
+	j->tolerance = ct_db_double(res, 9);
+	j->loss_margin = ct_db_double(res, 10);
+	j->probe_tokens = (int)ct_db_int(res, 11);
+	j->batch = (int)ct_db_int(res, 12);
+	j->seq = (int)ct_db_int(res, 13);
+	j->max_upload = ct_db_int(res, 14);
+	j->bound.steps = (int)ct_db_int(res, 15);
+	j->bound.lr = ct_db_double(res, 16);
+	j->bound.beta1 = ct_db_double(res, 17);
+	j->bound.beta2 = ct_db_double(res, 18);
+	j->bound.weight_decay = ct_db_double(res, 19);
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* The results that take part: successes not yet decided, and the
+ * canonical one. */
+static int load_results(struct ct_db *db, struct vwu *v)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res,
+			 "SELECT id, hostid, name, validate_state, conforming, "
+			 "COALESCE(probe_loss, 0) FROM result WHERE workunitid=? AND "
+			 "server_state=? AND outcome=? AND (validate_state IN (?, ?) OR id=?) "
+			 "ORDER BY id LIMIT ?", "liiiili", v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS,
+			 CT_VS_INIT, CT_VS_INCONCLUSIVE, v->j.canonical, VAL_MAX_CANDS);
+	if (rc < 0)
+		return rc;
+	v->canonical_idx = -1;
+	while (v->nr < VAL_MAX_CANDS && ct_db_next(res) > 0) {
+		struct vres *r = &v->r[v->nr];
+
+		memset(r, 0, sizeof(*r));
+		r->id = ct_db_int(res, 0);
+		r->hostid = ct_db_int(res, 1);
+		snprintf(r->name, sizeof(r->name), "%s", ct_db_str(res, 2));
+		r->state = (int)ct_db_int(res, 3);
+		r->conforming = ct_db_int(res, 4) != 0;
+		r->probe = ct_db_double(res, 5);
+		r->new_state = r->state;
+		if (r->id == v->j.canonical)
+			v->canonical_idx = (int)v->nr;
+		v->nr++;
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* Base model, credit, eval tokens and the base's probe loss. */
+static int load_inputs(struct vwu *v)
+{
+	char path[4096];
+	int rc;
+
+	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_gpt2_load(path, &v->base);
+	if (rc < 0)
+		return rc;
+	v->flops = ct_credit_wu_flops(&v->base.cfg, v->j.seq, v->j.batch, v->j.bound.steps);
+	v->credit = ct_credit_from_flops(v->flops);
+	rc = ct_server_download_path(v->srv, v->j.eval_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_tokens_load(path, &v->eval);
+	if (rc < 0)
+		return rc;
+	v->have_eval = 1;
+	return 0;
+}
+
+/* Probe loss of weights w (the base's layout) on the job's fixed slice. */
+static int probe(struct vwu *v, const float *w, double *loss)
+{
+	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
+	int nb = VAL_PROBE_BATCHES;
+	float l = NAN;
+	int rc;
+
+	if (v->j.probe_tokens > 0 && v->j.batch > 0 && v->j.seq > 0)
+		nb = v->j.probe_tokens / (v->j.batch * v->j.seq);
+	nb = nb < 1 ? 1 : nb;
+	m.params = (float *)w;
+	rc = ct_eval(&m, &v->eval, v->j.batch, v->j.seq, nb, "cpu", &l);
+	*loss = l;
+	return rc;
+}
+
+/* ---- one WU: checks --------------------------------------------------------- */
+
+/* Read and decode r's upload into r->w (n floats, allocated here). */
+static int decode_result(struct vwu *v, struct vres *r, struct ct_delta_info *info)
+{
+	size_t n = v->base.lay.total;
+	struct ct_mmap map = { 0 };
+	char path[4096];
+	int rc;
+
+	rc = ct_server_upload_path(v->srv, r->name, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &map);
+	if (rc < 0)
+		return rc;
+	if (v->j.max_upload > 0 && map.len > (uint64_t)v->j.max_upload) {
+		rc = ct_error(CT_ETOOBIG, "%s: upload over the job's cap", r->name);
+		goto out;
+	}
+	r->w = malloc(n * sizeof(float));
+	if (r->w == NULL) {
+		rc = CT_ENOMEM;
+		goto out;
+	}
+	rc = ct_delta_decode(map.addr, map.len, v->base.params, n, r->w, info);
+	if (rc == 0)
+		memcpy(r->sha, info->decoded_sha, 32);
+out:
+	ct_file_unmap(&map);
+	return rc;
+}
+
+static int same_model(const struct ct_delta_info *info, const struct ct_gpt2_config *c)
+{
+	const struct ct_delta_model *m = &info->model;
+
+	return m->max_seq_len == (uint32_t)c->maxT && m->vocab_size == (uint32_t)c->V &&
+	       m->padded_vocab_size == (uint32_t)c->Vp && m->num_layers == (uint32_t)c->L &&
+	       m->num_heads == (uint32_t)c->NH && m->channels == (uint32_t)c->C;
+}
+
+/* All checks a new result must pass on its own; sets r->reason. Returns
+ * < 0 only for failures of the server itself (memory, probe machinery). */
+static int check_new(struct vwu *v, struct vres *r)
+{
+	struct ct_delta_info info;
+	unsigned char want[32];
+	int rc;
+
+	rc = decode_result(v, r, &info);
+	if (rc == CT_ENOMEM)
+		return rc;
+	if (rc == CT_EMISMATCH) {
+		r->reason = CT_VAL_WRONG_SHAPE;
+	} else if (rc < 0) {
+		r->reason = CT_VAL_UNREADABLE;
+		ct_log_info("validator: %s: %s", r->name, ct_errmsg(rc));
+	} else if (ct_hex_decode(v->j.model_sha, want, 32) < 0 ||
+		   memcmp(want, info.base_sha, 32) != 0) {
+		r->reason = CT_VAL_WRONG_BASE;
+	} else if (!same_model(&info, &v->base.cfg)) {
+		r->reason = CT_VAL_WRONG_SHAPE;
+	} else {
+		ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
+		r->reason = ct_val_sanity(&r->st, &v->j.bound, v->max_ratio);
+	}
+	if (r->reason == CT_VAL_OK && v->have_eval) {
+		rc = probe(v, r->w, &r->probe);
+		if (rc < 0)
+			return rc;
+		if (!ct_val_loss_ok(r->probe, v->base_probe, v->j.loss_margin))
+			r->reason = CT_VAL_LOSS;
+	}
+	if (r->reason != CT_VAL_OK) {
+		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
+		r->new_state = CT_VS_INVALID;
+		free(r->w);
+		r->w = NULL;
+	}
+	return 0;
+}
+
+/* The canonical result's upload is gone (the WU was assimilated and its
+ * files deleted): results still arriving can no longer be compared. */
+static int too_late(struct vwu *v, struct vres *canon, int why)
+{
+	ct_log_info("validator: %s: canonical %s unreadable (%s): late results too late",
+		    v->j.wu_name, canon->name, ct_errmsg(why));
+	for (size_t i = 0; i < v->nr; i++) {
+		free(v->r[i].w);
+		v->r[i].w = NULL;
+		if (v->r[i].state == CT_VS_INIT)
+			v->r[i].new_state = CT_VS_TOO_LATE;
+	}
+	v->canonical_idx = -1;
+	return 0;
+}
+
+/* Decode everything, check new results, run the quorum. */
+static int evaluate(struct vwu *v)
+{
+	struct ct_val_cand c[VAL_MAX_CANDS];
+	size_t map[VAL_MAX_CANDS], nc = 0;
+	int rc, best;
+
+	for (size_t i = 0; i < v->nr; i++) {
+		struct vres *r = &v->r[i];
+		struct ct_delta_info info;
+
+		if (r->state == CT_VS_INIT) {
+			rc = check_new(v, r);
+			if (rc < 0)
+				return rc;
+		} else {
+			/* passed before; only its weights are needed again */
+			rc = decode_result(v, r, &info);
+			if (rc == CT_ENOMEM)
+				return rc;
+			if (rc == 0)
+				ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
+			else if (r->state == CT_VS_VALID)
+				return too_late(v, r, rc);	/* decides nothing else */
+			else
+				r->new_state = CT_VS_INVALID, r->reason = CT_VAL_UNREADABLE;
+		}
+		if (r->w == NULL)
+			continue;
+		memset(&c[nc], 0, sizeof(c[nc]));
+		c[nc].id = r->id;
+		c[nc].state = r->state;
+		c[nc].conforming = r->conforming;
+		memcpy(c[nc].sha, r->sha, 32);
+		c[nc].w = r->w;
+		c[nc].update_norm = r->st.update_norm;
+		c[nc].probe_loss = r->probe;
+		map[nc++] = i;
+	}
+	best = ct_val_decide(c, nc, v->base.lay.total, v->j.min_quorum, v->j.tolerance);
+	for (size_t k = 0; k < nc; k++)
+		v->r[map[k]].new_state = c[k].new_state;
+	v->canonical_idx = best >= 0 ? (int)map[best] : -1;
+	return 0;
+}
+
+/* ---- one WU: applying the outcome -------------------------------------------- */
+
+/* Host bookkeeping for adaptive replication and statistics. */
+static int host_account(struct ct_db *db, int64_t hostid, int state)
+{
+	if (hostid <= 0)
+		return 0;
+	if (state == CT_VS_VALID)
+		return ct_db_exec(db, "UPDATE host SET consecutive_valid=consecutive_valid+1, "
+				  "nresults_valid=nresults_valid+1 WHERE id=?", "l", hostid);
+	if (state == CT_VS_INVALID)
+		return ct_db_exec(db, "UPDATE host SET consecutive_valid=0, "
+				  "nresults_invalid=nresults_invalid+1 WHERE id=?", "l", hostid);
+	return 0;
+}
+
+/* Move one result from the state it was read in to its new state; 1 if
+ * this transaction made the change. */
+static int apply_result(struct ct_db *db, struct vwu *v, struct vres *r, int64_t now)
+{
+	char msg[128];
+	int rc;
+
+	if (r->new_state == r->state && r->state != CT_VS_INIT)
+		return 0;
+	if (r->reason != CT_VAL_OK) {
+		snprintf(msg, sizeof(msg), "validator: %s", ct_val_reason_name(r->reason));
+		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, outcome=?, "
+				"error_message=?, validate_time=? WHERE id=? AND validate_state=?",
+				"iislli", CT_VS_INVALID, CT_RO_VALIDATE_ERROR, msg, now, r->id,
+				r->state);
+	} else if (r->w != NULL) {
+		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, probe_loss=?, "
+				"update_norm=?, validate_time=? WHERE id=? AND validate_state=?",
+				"iddlli", r->new_state, r->probe, r->st.update_norm, now, r->id,
+				r->state);
+	} else {
+		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, validate_time=? "
+				"WHERE id=? AND validate_state=?", "illi", r->new_state, now,
+				r->id, r->state);
+	}
+	if (rc <= 0)
+		return rc;
+	rc = host_account(db, r->hostid, r->new_state);
+	if (rc >= 0 && r->new_state == CT_VS_VALID)
+		rc = ct_credit_grant(db, r->id, v->credit, now);
+	return rc < 0 ? rc : 1;
+}
+
+static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
+{
+	int64_t nsane = 0, waiting = 0;
+	int rc;
+
+	for (size_t i = 0; i < v->nr; i++)
+		nsane += v->r[i].new_state == CT_VS_INCONCLUSIVE;
+	if (v->j.canonical == 0 && v->canonical_idx >= 0) {
+		rc = ct_db_exec(db, "UPDATE workunit SET canonical_resultid=?, canonical_credit=?, "
+				"rsc_fpops=?, assimilate_state=IF(assimilate_state=?, ?, "
+				"assimilate_state) WHERE id=?", "lddiil",
+				v->r[v->canonical_idx].id, v->credit, v->flops, CT_AS_INIT,
+				CT_AS_READY, v->j.wuid);
+		if (rc < 0)
+			return rc;
+		ct_log_info("validator: %s: canonical result %s", v->j.wu_name,
+			    v->r[v->canonical_idx].name);
+	} else if (v->j.canonical == 0 && nsane > 0) {
+		/* disagreement: one more replica than the results that may
+		 * still agree (the transitioner creates it, within the caps) */
+		rc = ct_db_exec(db, "UPDATE workunit SET target_nresults=GREATEST(target_nresults, ?) "
+				"WHERE id=?", "ll", nsane + 1, v->j.wuid);
+		if (rc < 0)
+			return rc;
+		ct_log_info("validator: %s: no agreement among %lld, asking for another replica",
+			    v->j.wu_name, (long long)nsane);
+	}
+	rc = ct_db_query_int(db, &waiting, "SELECT COUNT(*) FROM result WHERE workunitid=? "
+			     "AND server_state=? AND outcome=? AND validate_state=?", "liii",
+			     v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE workunit SET need_validate=?, transition_time=? WHERE id=?",
+			"ill", waiting > 0 ? 1 : 0, now, v->j.wuid);
+	return rc < 0 ? rc : 0;
+}
+
+static int apply_txn(struct ct_db *db, void *arg)
+{
+	struct vwu *v = arg;
+	int64_t now = ct_db_now(), canonical = -1;
+	int rc, changed = 0;
+
+	rc = ct_db_query_int(db, &canonical, "SELECT canonical_resultid FROM workunit "
+			     "WHERE id=? FOR UPDATE", "l", v->j.wuid);
+	if (rc < 0)
+		return rc;
+	if (canonical != v->j.canonical)
+		return 0;	/* another validator decided it meanwhile */
+	for (size_t i = 0; i < v->nr; i++) {
+		rc = apply_result(db, v, &v->r[i], now);
+		if (rc < 0)
+			return rc;
+		changed += rc;
+	}
+	rc = apply_wu(db, v, now);
+	return rc < 0 ? rc : changed;
+}
+
+/* ---- the daemon ------------------------------------------------------------------ */
+
+static void vwu_free(struct vwu *v)
+{
+	for (size_t i = 0; i < v->nr; i++)
+		free(v->r[i].w);
+	ct_gpt2_free(&v->base);
+	ct_tokens_free(&v->eval);
+	free(v);
+}
+
+/* The job stopped or the WU failed: nothing to validate any more. */
+static int drop_wu(struct ct_db *db, int64_t wuid)
+{
+	int rc = ct_db_exec(db, "UPDATE workunit SET need_validate=0 WHERE id=?", "l", wuid);
+
+	return rc < 0 ? rc : 0;
+}
+
+/* Validate one WU. Returns 1 if something was decided, 0 if not, < 0 on
+ * errors of the server (the WU stays flagged and is retried). */
+static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
+{
+	struct vwu *v = calloc(1, sizeof(*v));
+	int rc;
+
+	if (v == NULL)
+		return CT_ENOMEM;
+	v->srv = srv;
+	rc = ct_conf_get_double(srv->conf, "daemons.max_update_ratio", 1.0, 0.0, 1e9,
+				&v->max_ratio);
+	if (rc == 0)
+		rc = load_job(db, wuid, &v->j);
+	if (rc < 0)
+		goto out;
+	if (v->j.job_status != CT_JOB_RUNNING || v->j.error_mask != 0) {
+		rc = drop_wu(db, wuid);
+		goto out;
+	}
+	rc = load_results(db, v);
+	if (rc == 0)
+		rc = load_inputs(v);
+	if (rc == 0)
+		rc = probe(v, v->base.params, &v->base_probe);
+	if (rc == CT_ERANGE) {
+		ct_log_warn("validator: %s: eval tokens too short for a probe; probe skipped",
+			    v->j.wu_name);
+		v->have_eval = 0;
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = evaluate(v);
+	if (rc == 0)
+		rc = ct_db_txn(db, apply_txn, v);
+out:
+	vwu_free(v);
+	return rc < 0 ? rc : (rc > 0);
+}
+
+int ct_validator_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	struct ct_db_res *res = NULL;
+	int64_t ids[VAL_BATCH];
+	size_t nids = 0;
+	int rc, done = 0;
+
+	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE need_validate=1 "
+			 "ORDER BY id LIMIT ?", "i", VAL_BATCH);
+	if (rc < 0)
+		return rc;
+	while (nids < VAL_BATCH && ct_db_next(res) > 0)
+		ids[nids++] = ct_db_int(res, 0);
+	ct_db_res_free(res);
+	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
+		rc = validate_wu(srv, db, ids[i]);
+		if (rc == CT_EDB || rc == CT_EAGAIN)
+			return rc;	/* the role loop reconnects */
+		if (rc < 0)
+			ct_log_error("validator: WU %lld: %s", (long long)ids[i], ct_errmsg(rc));
+		else
+			done += rc;
+	}
+	return done;
+}

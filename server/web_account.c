@@ -1,0 +1,491 @@
+/*
+ * web_account.c - the pages where people act: create an account (the page
+ * then shows the account key and the `ctune attach` command to paste), look
+ * up one's key with e-mail and password, sign in and out, create a team,
+ * join or leave one.
+ *
+ * Accounts themselves (password hashing with PBKDF2, the key stored only
+ * as a hash) are the account module's (account.h, shared with POST
+ * /rpc/account); this file adds web sessions: a random 32-byte token in an
+ * HttpOnly, SameSite=Strict cookie, of which the web_session table keeps
+ * only the SHA-256, valid 30 days. Every POST is checked for its CSRF token
+ * (web.c) before anything else happens.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "ct_err.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+#include "db.h"
+#include "server.h"
+#include "tmpl.h"
+#include "web_int.h"
+
+#define SESSION_SECONDS (30 * 86400)
+#define CONTENT_MAX (1u << 20)
+
+/* ---- sessions ------------------------------------------------------------ */
+
+int ct_web_auth_session(struct ct_web_req *req)
+{
+	struct ct_db_res *res = NULL;
+	char hash[CT_SHA256_HEXLEN + 1];
+	int rc;
+
+	ct_sha256_hex(req->session, strlen(req->session), hash);
+	rc = ct_db_query(req->db, &res, "SELECT u.id, u.name, u.teamid FROM "
+		"web_session s JOIN `user` u ON u.id = s.userid "
+		"WHERE s.token_hash = ? AND s.expire_time > ?", "sl", hash,
+		ct_db_now());
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		req->userid = ct_db_int(res, 0);
+		snprintf(req->user_name, sizeof(req->user_name), "%s",
+			 ct_db_str(res, 1));
+		req->user_teamid = ct_db_int(res, 2);
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* Sign `userid` in: new session row + cookie; the rest of this response
+ * (forms, header) already sees the user as signed in. */
+static int session_start(struct ct_web_req *req, struct ct_web_resp *resp,
+			 int64_t userid)
+{
+	unsigned char rnd[32];
+	char hash[CT_SHA256_HEXLEN + 1];
+	int64_t now = ct_db_now();
+	int rc;
+
+	rc = ct_random_bytes(rnd, sizeof(rnd));
+	if (rc < 0)
+		return rc;
+	ct_hex_encode(rnd, sizeof(rnd), req->session);
+	ct_sha256_hex(req->session, 64, hash);
+	/* Expired sessions of this user go when a new one starts. */
+	rc = ct_db_exec(req->db, "DELETE FROM web_session WHERE userid = ? AND "
+			"expire_time <= ?", "ll", userid, now);
+	if (rc >= 0)
+		rc = ct_db_exec(req->db, "INSERT INTO web_session (token_hash, "
+			"userid, create_time, expire_time) VALUES (?, ?, ?, ?)",
+			"slll", hash, userid, now, now + SESSION_SECONDS);
+	if (rc < 0)
+		return rc;
+	rc = ct_web_auth_session(req);
+	if (rc < 0)
+		return rc;
+	snprintf(req->csrf_seed, sizeof(req->csrf_seed), "%s", req->session);
+	req->new_csrf_seed = 0;
+	resp->ncookies = 0;
+	snprintf(resp->cookies[resp->ncookies++], sizeof(resp->cookies[0]),
+		 "ct_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s",
+		 req->session, SESSION_SECONDS, req->https ? "; Secure" : "");
+	return 0;
+}
+
+int ct_web_page_logout(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	char hash[CT_SHA256_HEXLEN + 1];
+	int rc;
+
+	if (!ct_web_csrf_ok(req))
+		return ct_web_error_page(req, resp, 403, "The form expired; "
+					 "reload the page and try again.");
+	if (req->session[0] != '\0') {
+		ct_sha256_hex(req->session, strlen(req->session), hash);
+		rc = ct_db_exec(req->db, "DELETE FROM web_session WHERE "
+				"token_hash = ?", "s", hash);
+		if (rc < 0)
+			return rc;
+	}
+	ct_web_redirect(resp, "/");
+	resp->ncookies = 0;
+	snprintf(resp->cookies[resp->ncookies++], sizeof(resp->cookies[0]),
+		 "ct_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+	return 0;
+}
+
+/* The user whose account key is `key` (any case): 0, CT_EAUTH, CT_EDB. */
+static int user_by_key(struct ct_db *db, const char *key, int64_t *userid)
+{
+	char lower[CT_ACCOUNT_KEY_HEXLEN + 1], hash[65];
+	size_t n = strlen(key);
+	int rc;
+
+	if (n != CT_ACCOUNT_KEY_HEXLEN)
+		return ct_error(CT_EAUTH, "bad account key");
+	for (size_t i = 0; i <= n; i++)
+		lower[i] = (char)(key[i] >= 'A' && key[i] <= 'F' ? key[i] + 32 : key[i]);
+	rc = ct_account_key_hash(lower, hash);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query_int(db, userid, "SELECT id FROM `user` WHERE "
+			     "auth_hash = ?", "s", hash);
+	return rc == CT_ENOTFOUND ? ct_error(CT_EAUTH, "unknown account key") : rc;
+}
+
+/* ---- forms --------------------------------------------------------------- */
+
+static int notice(struct ct_buf *c, const char *msg, int error)
+{
+	if (msg == NULL)
+		return 0;
+	return ct_tmpl_printf(c, "<p class=\"notice%s\" role=\"%s\">%s</p>",
+			      error ? " error" : "", error ? "alert" : "status", msg);
+}
+
+static int field(struct ct_buf *c, const char *name, const char *label,
+		 const char *type, const char *value, const char *extra)
+{
+	return ct_tmpl_printf(c, "<label for=\"%s\">%s</label><input id=\"%s\" "
+		"name=\"%s\" type=\"%s\" value=\"%s\" %s>", name, label, name,
+		name, type, value ? value : "", extra);
+}
+
+static int create_form(struct ct_web_req *req, struct ct_web_resp *resp,
+		       const char *error)
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	int rc;
+
+	rc = notice(&c, error, 1);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<form class=\"box\" method=\"post\" "
+				    "action=\"/account/create\">");
+	if (rc == 0)
+		rc = ct_web_csrf_field(req, &c);
+	if (rc == 0)
+		rc = field(&c, "name", "Name (shown on the leaderboards)", "text",
+			   ct_web_arg(req, "name"), "required maxlength=\"64\"");
+	if (rc == 0)
+		rc = field(&c, "email", "E-mail address", "email",
+			   ct_web_arg(req, "email"), "required maxlength=\"254\"");
+	if (rc == 0)
+		rc = field(&c, "password", "Password (8 characters or more)",
+			   "password", "", "required minlength=\"8\" "
+			   "maxlength=\"256\" autocomplete=\"new-password\"");
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"create\">"
+			"Create account</button></form><p>Already have an account? "
+			"<a href=\"/account/login\">Sign in or look up your key</a>."
+			"</p>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Create an account", &c, NULL);
+	if (rc == 0 && error != NULL)
+		resp->status = 400;
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* The page that hands over the account key: the key and the exact
+ * command that attaches a computer with it. */
+static int key_page(struct ct_web_req *req, struct ct_web_resp *resp,
+		    const char *title, const char *key, const char *intro)
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	const char *url = req->srv->base_url && req->srv->base_url[0] ?
+			  req->srv->base_url : "http://localhost:8080";
+	int rc;
+
+	rc = notice(&c, intro, 0);
+	if (rc == 0)
+		rc = ct_tmpl_printf(&c, "<p>Your account key is <code class=\"key\" "
+			"id=\"account-key\">%s</code>. Keep it like a password: it "
+			"lets a computer work (and earn credit) for you.</p>"
+			"<p>To attach a computer, install <code>ctune</code> and run:"
+			"</p><pre class=\"cmd\" id=\"attach-cmd\">ctune attach %s "
+			"--key %s</pre><p>See <a href=\"/user/%lld\">your page</a> "
+			"for your credit, or <a href=\"/teams\">join a team</a>.</p>",
+			key, url, key, (long long)req->userid);
+	if (rc == 0)
+		rc = ct_web_render(req, resp, title, &c, NULL);
+	ct_buf_free(&c);
+	return rc;
+}
+
+int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	const char *name = ct_web_arg(req, "name"), *email = ct_web_arg(req, "email");
+	const char *pw = ct_web_arg(req, "password");
+	char key[CT_ACCOUNT_KEY_HEXLEN + 1];
+	int64_t userid = 0;
+	int rc;
+
+	if (strcmp(req->method, "POST") != 0)
+		return create_form(req, resp, NULL);
+	if (!ct_web_csrf_ok(req))
+		return create_form(req, resp, "The form expired; please send it again.");
+	if (name == NULL || email == NULL || pw == NULL)
+		return create_form(req, resp, "Please fill in every field.");
+	rc = ct_account_create(req->db, name, email, pw, key, &userid);
+	if (rc == CT_EEXISTS || rc == CT_EDUP)
+		return create_form(req, resp, "An account with this e-mail "
+				   "address exists already: sign in instead.");
+	if (rc == CT_EINVAL || rc == CT_EPROTO || rc == CT_ERANGE)
+		return create_form(req, resp, ct_errmsg(rc));
+	if (rc < 0)
+		return rc;
+	rc = session_start(req, resp, userid);
+	if (rc < 0)
+		return rc;
+	ct_log_info("web: account %lld created", (long long)userid);
+	return key_page(req, resp, "Welcome!", key, "Your account is ready.");
+}
+
+static int login_form(struct ct_web_req *req, struct ct_web_resp *resp,
+		      const char *error)
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	int rc;
+
+	rc = notice(&c, error, 1);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<h2>With e-mail and password</h2><p>This "
+			"also shows your account key again.</p><form class=\"box\" "
+			"method=\"post\" action=\"/account/login\">");
+	if (rc == 0) rc = ct_web_csrf_field(req, &c);
+	if (rc == 0) rc = field(&c, "email", "E-mail address", "email",
+				ct_web_arg(req, "email"), "required");
+	if (rc == 0) rc = field(&c, "password", "Password", "password", "",
+				"required autocomplete=\"current-password\"");
+	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"login\">"
+			"Sign in</button></form><h2>With your account key</h2>"
+			"<form class=\"box\" method=\"post\" action=\"/account/login\">");
+	if (rc == 0) rc = ct_web_csrf_field(req, &c);
+	if (rc == 0) rc = field(&c, "key", "Account key", "password", "",
+				"required autocomplete=\"off\"");
+	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"login-key\">"
+			"Sign in</button></form><p>No account yet? <a href=\""
+			"/account/create\">Create one</a>.</p>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Sign in", &c, NULL);
+	if (rc == 0 && error != NULL)
+		resp->status = 403;
+	ct_buf_free(&c);
+	return rc;
+}
+
+int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	const char *email = ct_web_arg(req, "email"), *pw = ct_web_arg(req, "password");
+	const char *key = ct_web_arg(req, "key");
+	char out_key[CT_ACCOUNT_KEY_HEXLEN + 1], name65[65];
+	int64_t userid = 0;
+	int rc;
+
+	if (strcmp(req->method, "POST") != 0)
+		return login_form(req, resp, NULL);
+	if (!ct_web_csrf_ok(req))
+		return login_form(req, resp, "The form expired; please send it again.");
+	if (key != NULL && *key != '\0')
+		rc = user_by_key(req->db, key, &userid);
+	else if (email != NULL && pw != NULL)
+		rc = ct_account_lookup(req->db, email, pw, out_key, &userid, name65);
+	else
+		return login_form(req, resp, "Please fill in the form.");
+	if (rc == CT_EAUTH || rc == CT_ENOTFOUND || rc == CT_EINVAL ||
+	    rc == CT_EFORMAT || rc == CT_EPROTO)
+		return login_form(req, resp, key != NULL && *key != '\0' ?
+				  "Unknown account key." :
+				  "Wrong e-mail address or password.");
+	if (rc < 0)
+		return rc;
+	rc = session_start(req, resp, userid);
+	if (rc < 0)
+		return rc;
+	if (key != NULL && *key != '\0') {
+		ct_web_redirect(resp, "/account");
+		return 0;
+	}
+	return key_page(req, resp, "Your account key", out_key, "You are signed in.");
+}
+
+/* ---- the account page ---------------------------------------------------- */
+
+static int signed_out(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	ct_web_redirect(resp, "/account/login");
+	(void)req;
+	return 0;
+}
+
+int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	int rc;
+
+	if (req->userid <= 0)
+		return signed_out(req, resp);
+	rc = ct_tmpl_printf(&c, "<p>Signed in as <a href=\"/user/%lld\" id=\"me\">"
+		"%s</a>.</p>", (long long)req->userid, req->user_name);
+	if (rc == 0 && req->user_teamid > 0)
+		rc = ct_tmpl_printf(&c, "<p>You are in <a href=\"/team/%lld\">team "
+			"#%lld</a>.</p>", (long long)req->user_teamid,
+			(long long)req->user_teamid);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<p><a href=\"/teams\">Join a team</a> · "
+			"<a href=\"/teams/create\">Create a team</a> · <a href=\""
+			"/account/login\">Look up your account key</a></p>"
+			"<form method=\"post\" action=\"/account/logout\">");
+	if (rc == 0)
+		rc = ct_web_csrf_field(req, &c);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"logout\">"
+				    "Sign out</button></form>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Your account", &c, NULL);
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* ---- teams --------------------------------------------------------------- */
+
+struct team_move {
+	int64_t userid, to;	/* to = 0: leave */
+};
+
+/* Move a user to team `to` (or out of any), keeping nusers right. */
+static int team_move_txn(struct ct_db *db, void *arg)
+{
+	struct team_move *m = arg;
+	int64_t from = 0, exists = 0;
+	int rc;
+
+	rc = ct_db_query_int(db, &from, "SELECT teamid FROM `user` WHERE id = ? "
+			     "FOR UPDATE", "l", m->userid);
+	if (rc < 0)
+		return rc;
+	if (from == m->to)
+		return 0;
+	if (m->to > 0) {
+		rc = ct_db_query_int(db, &exists, "SELECT id FROM team WHERE id = ? "
+				     "FOR UPDATE", "l", m->to);
+		if (rc < 0)
+			return rc;
+	}
+	rc = ct_db_exec(db, "UPDATE `user` SET teamid = ? WHERE id = ?", "ll",
+			m->to, m->userid);
+	if (rc >= 0 && from > 0)
+		rc = ct_db_exec(db, "UPDATE team SET nusers = GREATEST(nusers - 1, 0) "
+				"WHERE id = ?", "l", from);
+	if (rc >= 0 && m->to > 0)
+		rc = ct_db_exec(db, "UPDATE team SET nusers = nusers + 1 WHERE id = ?",
+				"l", m->to);
+	return rc < 0 ? rc : 1;
+}
+
+static int team_post(struct ct_web_req *req, struct ct_web_resp *resp, int join)
+{
+	const char *t = ct_web_arg(req, "team");
+	struct team_move m = { .userid = req->userid };
+	char loc[64];
+	int rc;
+
+	if (req->userid <= 0)
+		return signed_out(req, resp);
+	if (!ct_web_csrf_ok(req))
+		return ct_web_error_page(req, resp, 403, "The form expired; "
+					 "reload the page and try again.");
+	m.to = join && t != NULL ? strtoll(t, NULL, 10) : 0;
+	if (join && m.to <= 0)
+		return ct_error(CT_EINVAL, "no team given");
+	rc = ct_db_txn(req->db, team_move_txn, &m);
+	if (rc < 0)
+		return rc;
+	snprintf(loc, sizeof(loc), "/team/%lld",
+		 (long long)(join ? m.to : t != NULL ? strtoll(t, NULL, 10) : 0));
+	ct_web_redirect(resp, join || (t != NULL && strtoll(t, NULL, 10) > 0) ?
+			loc : "/account");
+	return 0;
+}
+
+int ct_web_page_team_join(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return team_post(req, resp, 1);
+}
+
+int ct_web_page_team_leave(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return team_post(req, resp, 0);
+}
+
+static int team_form(struct ct_web_req *req, struct ct_web_resp *resp,
+		     const char *error)
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	int rc;
+
+	rc = notice(&c, error, 1);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<form class=\"box\" method=\"post\" "
+				    "action=\"/teams/create\">");
+	if (rc == 0) rc = ct_web_csrf_field(req, &c);
+	if (rc == 0) rc = field(&c, "name", "Team name", "text",
+				ct_web_arg(req, "name"), "required maxlength=\"64\"");
+	if (rc == 0) rc = field(&c, "description", "Description", "text",
+				ct_web_arg(req, "description"), "maxlength=\"1000\"");
+	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" "
+				"id=\"team-create\">Create team</button></form>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Create a team", &c, NULL);
+	if (rc == 0 && error != NULL)
+		resp->status = 400;
+	ct_buf_free(&c);
+	return rc;
+}
+
+struct team_new {
+	int64_t userid, id;
+	const char *name, *description;
+};
+
+static int team_create_txn(struct ct_db *db, void *arg)
+{
+	struct team_new *t = arg;
+	struct team_move m = { .userid = t->userid };
+	int rc;
+
+	rc = ct_db_exec(db, "INSERT INTO team (create_time, name, userid, "
+		"description) VALUES (?, ?, ?, ?)", "lsls", ct_db_now(), t->name,
+		t->userid, t->description);
+	if (rc < 0)
+		return rc;
+	t->id = ct_db_last_id(db);
+	m.to = t->id;
+	return team_move_txn(db, &m);
+}
+
+int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	struct team_new t = { .userid = req->userid };
+	char loc[64];
+	int rc;
+
+	if (req->userid <= 0)
+		return signed_out(req, resp);
+	if (strcmp(req->method, "POST") != 0)
+		return team_form(req, resp, NULL);
+	if (!ct_web_csrf_ok(req))
+		return team_form(req, resp, "The form expired; please send it again.");
+	t.name = ct_web_arg(req, "name");
+	t.description = ct_web_arg(req, "description");
+	if (t.description == NULL)
+		t.description = "";
+	if (t.name == NULL || t.name[0] == '\0' || strlen(t.name) > 64 ||
+	    strlen(t.description) > 1000)
+		return team_form(req, resp, "A team needs a name of 1 to 64 "
+				 "bytes and a description of at most 1000.");
+	rc = ct_db_txn(req->db, team_create_txn, &t);
+	if (rc == CT_EDUP)
+		return team_form(req, resp, "A team with this name exists already.");
+	if (rc < 0)
+		return rc;
+	snprintf(loc, sizeof(loc), "/team/%lld", (long long)t.id);
+	ct_web_redirect(resp, loc);
+	return 0;
+}

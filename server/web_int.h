@@ -1,0 +1,98 @@
+/*
+ * web_int.h - what the web module's files share among themselves (not for
+ * the rest of the server): the page handlers of the route table, the page
+ * layout, error pages, the small content cache, CSRF tokens.
+ */
+#ifndef CT_WEB_INT_H
+#define CT_WEB_INT_H
+
+#include <stdint.h>
+
+#include "ct_buf.h"
+#include "web.h"
+#include "web_data.h"
+
+/* A route handler: fill resp; return 0, or a negative CT_E* code for which
+ * ct_web_handle() makes an error page (CT_ENOTFOUND -> 404, CT_EINVAL ->
+ * 400, CT_EDENIED/CT_EAUTH -> 403, anything else -> 500). */
+typedef int (*ct_web_handler)(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ---- pages (web_pages.c) ---- */
+int ct_web_page_home(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_users(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_teams(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_hosts(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_user(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_team(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_host(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_jobs(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_status(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ---- accounts and teams (web_account.c) ---- */
+int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_logout(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_team_join(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_team_leave(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* Look up the signed-in user from req->session (fills req->userid, name,
+ * teamid when the session is valid). Returns 0 or CT_EDB. */
+int ct_web_auth_session(struct ct_web_req *req);
+
+/* ---- JSON API (web_api.c) ---- */
+int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ---- stats export and metrics (web_stats.c) ---- */
+int ct_web_stats_file(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ---- shared helpers (web.c) ---- */
+
+/* Wrap `content` (trusted markup built with tmpl.h) in the layout and put
+ * the page in resp (200, text/html). `title` is escaped; `api` is the
+ * JSON twin's path for the footer link (NULL: /api/v1/status). */
+int ct_web_render(struct ct_web_req *req, struct ct_web_resp *resp,
+		  const char *title, const struct ct_buf *content,
+		  const char *api);
+
+/* An error page with `status` and a one-line message (escaped). */
+int ct_web_error_page(struct ct_web_req *req, struct ct_web_resp *resp,
+		      int status, const char *message);
+
+/* 303 See Other to `location` (a path the server built). */
+void ct_web_redirect(struct ct_web_resp *resp, const char *location);
+
+/* The CSRF token for forms in this response (64 hex + NUL into out). */
+void ct_web_csrf_token(const struct ct_web_req *req, char out[65]);
+
+/* 1 if the request's "csrf" argument is the right token. */
+int ct_web_csrf_ok(const struct ct_web_req *req);
+
+/* Append a hidden CSRF field to a form being built. */
+int ct_web_csrf_field(const struct ct_web_req *req, struct ct_buf *b);
+
+/* The id at the end of a path like "/user/123" after `prefix`; 0 if the
+ * rest is not a positive decimal number. */
+int64_t ct_web_path_id(const char *path, const char *prefix);
+
+/* ?sort=total -> CT_WEB_SORT_TOTAL, anything else RAC; ?page=N (>= 1). */
+enum ct_web_sort ct_web_arg_sort(const struct ct_web_req *req);
+int64_t ct_web_arg_page(const struct ct_web_req *req);
+
+/* The short-lived content cache (web.c): key -> bytes, TTL seconds
+ * (config web.cache_ttl, default 5; 0 disables it). get appends the cached
+ * bytes to `out` and returns 1 on a hit, 0 on a miss. */
+int ct_web_cache_get(const char *key, struct ct_buf *out);
+void ct_web_cache_put(const char *key, const struct ct_buf *data);
+
+/* Name of the project for page titles (config `name`, else "crowdtune"). */
+const char *ct_web_project_name(const struct ct_server *srv);
+
+/* Key for HMACs of the web module, derived from the project secret. */
+void ct_web_key(const struct ct_server *srv, const char *purpose,
+		unsigned char out[32]);
+
+#endif

@@ -1,0 +1,886 @@
+/*
+ * web_pages.c - the public HTML pages: home, leaderboards of users, teams
+ * and computers, a page for each of them, jobs with their loss curves, and
+ * server status. Every string from the database goes through tmpl.h's
+ * escaping printf; numbers through printf conversions. Pages that are the
+ * same for everyone are kept in the short content cache (web.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "db.h"
+#include "server.h"
+#include "tmpl.h"
+#include "web_int.h"
+#include "web_svg.h"
+
+#define CONTENT_MAX (8u << 20)
+
+/* A number cell: human text, exact value in data-v for tools and tests. */
+static int credit_td(struct ct_buf *b, double v)
+{
+	char s[48];
+
+	return ct_tmpl_printf(b, "<td class=\"num\" data-v=\"%.6f\">%s</td>", v,
+			      ct_tmpl_credit(s, sizeof(s), v));
+}
+
+static int date_td(struct ct_buf *b, long long t, const char *cls)
+{
+	char s[32];
+
+	return ct_tmpl_printf(b, "<td class=\"%s\">%s</td>", cls,
+			      ct_tmpl_date(s, sizeof(s), t));
+}
+
+static int card(struct ct_buf *b, const char *k, const char *v)
+{
+	return ct_tmpl_printf(b, "<div class=\"card\"><div class=\"k\">%s</div>"
+			      "<div class=\"v\">%s</div></div>", k, v);
+}
+
+static int card_num(struct ct_buf *b, const char *k, long long v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%lld", v);
+	return card(b, k, s);
+}
+
+static int card_credit(struct ct_buf *b, const char *k, double v)
+{
+	char s[48];
+
+	return card(b, k, ct_tmpl_credit(s, sizeof(s), v));
+}
+
+static const char *sort_arg(enum ct_web_sort s)
+{
+	return s == CT_WEB_SORT_TOTAL ? "total" : "rac";
+}
+
+static int sort_tabs(struct ct_buf *b, const char *base, enum ct_web_sort s)
+{
+	return ct_tmpl_printf(b, "<div class=\"tabs\"><a href=\"%s?sort=rac\"%s>"
+		"Recent average credit</a><a href=\"%s?sort=total\"%s>Total credit"
+		"</a></div>", base, s == CT_WEB_SORT_RAC ? " class=\"on\"" : "",
+		base, s == CT_WEB_SORT_TOTAL ? " class=\"on\"" : "");
+}
+
+static int pager(struct ct_buf *b, const char *base, const struct ct_web_board *bd)
+{
+	int rc;
+
+	if (bd->npages <= 1)
+		return 0;
+	rc = ct_buf_appends(b, "<nav class=\"pager\">");
+	if (rc == 0 && bd->page > 1)
+		rc = ct_tmpl_printf(b, "<a rel=\"prev\" href=\"%s?sort=%s&amp;page=%lld\">"
+			"&larr; Previous</a>", base, sort_arg(bd->sort),
+			(long long)bd->page - 1);
+	if (rc == 0)
+		rc = ct_tmpl_printf(b, "<span class=\"on\">Page %lld of %lld</span>",
+				    (long long)bd->page, (long long)bd->npages);
+	if (rc == 0 && bd->page < bd->npages)
+		rc = ct_tmpl_printf(b, "<a rel=\"next\" href=\"%s?sort=%s&amp;page=%lld\">"
+			"Next &rarr;</a>", base, sort_arg(bd->sort),
+			(long long)bd->page + 1);
+	if (rc == 0)
+		rc = ct_buf_appends(b, "</nav>");
+	return rc;
+}
+
+/* Render `key`'s content from the cache or with fill(), then the page. */
+static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
+		       const char *key, const char *title, const char *api,
+		       int (*fill)(struct ct_web_req *, struct ct_buf *))
+{
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	int rc = 0;
+
+	if (!ct_web_cache_get(key, &c)) {
+		rc = fill(req, &c);
+		if (rc == 0)
+			ct_web_cache_put(key, &c);
+	}
+	if (rc == 0)
+		rc = ct_web_render(req, resp, title, &c, api);
+	ct_buf_free(&c);
+	return rc;
+}
+
+static void board_key(const struct ct_web_req *req, const char *what,
+		      char *key, size_t size)
+{
+	snprintf(key, size, "%s?sort=%s&page=%lld", what,
+		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req));
+}
+
+/* ---- users --------------------------------------------------------------- */
+
+static int users_table(struct ct_buf *c, const struct ct_web_board *bd,
+		       int show_team)
+{
+	int rc = ct_tmpl_printf(c, "<table class=\"board\" id=\"users\"><thead><tr>"
+		"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">Recent "
+		"average credit</th><th class=\"num\">Total credit</th>%s"
+		"<th class=\"hide-narrow\">Country</th><th class=\"hide-narrow\">"
+		"Member since</th></tr></thead><tbody>",
+		show_team ? "<th>Team</th>" : "");
+
+	for (size_t i = 0; i < bd->n && rc == 0; i++) {
+		const struct ct_web_user *u = &bd->users[i];
+
+		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
+			"</td><td><a class=\"name\" href=\"/user/%lld\">%s</a></td>",
+			(long long)u->id, (long long)u->rank, (long long)u->id, u->name);
+		if (rc == 0)
+			rc = credit_td(c, u->expavg_credit);
+		if (rc == 0)
+			rc = credit_td(c, u->total_credit);
+		if (rc == 0 && show_team)
+			rc = u->teamid > 0 ?
+				ct_tmpl_printf(c, "<td><a href=\"/team/%lld\">%s</a></td>",
+					       (long long)u->teamid, u->team_name) :
+				ct_buf_appends(c, "<td></td>");
+		if (rc == 0)
+			rc = ct_tmpl_printf(c, "<td class=\"hide-narrow\">%s</td>",
+					    u->country);
+		if (rc == 0)
+			rc = date_td(c, u->create_time, "hide-narrow");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</tr>");
+	}
+	if (rc == 0 && bd->n == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"7\" class=\"muted\">"
+				    "Nobody here yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
+static int fill_users(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_board bd;
+	int rc;
+
+	rc = ct_web_users(req->db, ct_web_arg_sort(req), ct_web_arg_page(req),
+			  0, &bd);
+	if (rc < 0)
+		return rc;
+	rc = sort_tabs(c, "/users", bd.sort);
+	if (rc == 0)
+		rc = users_table(c, &bd, 1);
+	if (rc == 0)
+		rc = pager(c, "/users", &bd);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
+int ct_web_page_users(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	char key[96];
+
+	board_key(req, "users", key, sizeof(key));
+	return cached_page(req, resp, key, "Top participants", "/api/v1/users",
+			   fill_users);
+}
+
+/* ---- teams --------------------------------------------------------------- */
+
+static int fill_teams(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_board bd;
+	int rc;
+
+	rc = ct_web_teams(req->db, ct_web_arg_sort(req), ct_web_arg_page(req), &bd);
+	if (rc < 0)
+		return rc;
+	rc = sort_tabs(c, "/teams", bd.sort);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<p><a href=\"/teams/create\">Create a team"
+			"</a></p><table class=\"board\" id=\"teams\"><thead><tr>"
+			"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">"
+			"Members</th><th class=\"num\">Recent average credit</th>"
+			"<th class=\"num\">Total credit</th><th class=\"hide-narrow\">"
+			"Founded</th></tr></thead><tbody>");
+	for (size_t i = 0; i < bd.n && rc == 0; i++) {
+		const struct ct_web_team *t = &bd.teams[i];
+
+		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
+			"</td><td><a class=\"name\" href=\"/team/%lld\">%s</a></td>"
+			"<td class=\"num\">%lld</td>", (long long)t->id,
+			(long long)t->rank, (long long)t->id, t->name,
+			(long long)t->nusers);
+		if (rc == 0)
+			rc = credit_td(c, t->expavg_credit);
+		if (rc == 0)
+			rc = credit_td(c, t->total_credit);
+		if (rc == 0)
+			rc = date_td(c, t->create_time, "hide-narrow");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</tr>");
+	}
+	if (rc == 0 && bd.n == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"6\" class=\"muted\">"
+				    "No team yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	if (rc == 0)
+		rc = pager(c, "/teams", &bd);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
+int ct_web_page_teams(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	char key[96];
+
+	board_key(req, "teams", key, sizeof(key));
+	return cached_page(req, resp, key, "Top teams", "/api/v1/teams", fill_teams);
+}
+
+/* ---- hosts --------------------------------------------------------------- */
+
+static int hosts_table(struct ct_buf *c, const struct ct_web_board *bd,
+		       int show_owner)
+{
+	int rc = ct_tmpl_printf(c, "<table class=\"board\" id=\"hosts\"><thead><tr>"
+		"<th class=\"num\">Rank</th><th>Computer</th>%s<th>Device</th>"
+		"<th class=\"hide-narrow\">OS</th><th class=\"num\">Recent average "
+		"credit</th><th class=\"num\">Total credit</th><th class=\"hide-narrow\">"
+		"Since</th></tr></thead><tbody>", show_owner ? "<th>Owner</th>" : "");
+
+	for (size_t i = 0; i < bd->n && rc == 0; i++) {
+		const struct ct_web_host *h = &bd->hosts[i];
+
+		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
+			"</td><td><a href=\"/host/%lld\">#%lld</a></td>",
+			(long long)h->id, (long long)h->rank, (long long)h->id,
+			(long long)h->id);
+		if (rc == 0 && show_owner)
+			rc = ct_tmpl_printf(c, "<td><a href=\"/user/%lld\">%s</a></td>",
+					    (long long)h->userid, h->owner_name);
+		if (rc == 0)
+			rc = ct_tmpl_printf(c, "<td>%s</td><td class=\"hide-narrow\">"
+				"%s</td>", h->device[0] ? h->device : h->cpu_model, h->os);
+		if (rc == 0)
+			rc = credit_td(c, h->expavg_credit);
+		if (rc == 0)
+			rc = credit_td(c, h->total_credit);
+		if (rc == 0)
+			rc = date_td(c, h->create_time, "hide-narrow");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</tr>");
+	}
+	if (rc == 0 && bd->n == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"8\" class=\"muted\">"
+				    "No computer yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
+static int fill_hosts(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_board bd;
+	int rc;
+
+	rc = ct_web_hosts(req->db, ct_web_arg_sort(req), ct_web_arg_page(req),
+			  0, &bd);
+	if (rc < 0)
+		return rc;
+	rc = sort_tabs(c, "/hosts", bd.sort);
+	if (rc == 0)
+		rc = hosts_table(c, &bd, 1);
+	if (rc == 0)
+		rc = pager(c, "/hosts", &bd);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
+int ct_web_page_hosts(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	char key[96];
+
+	board_key(req, "hosts", key, sizeof(key));
+	return cached_page(req, resp, key, "Top computers", "/api/v1/hosts",
+			   fill_hosts);
+}
+
+/* ---- one user, team, host ------------------------------------------------ */
+
+static int history_chart(struct ct_web_req *req, struct ct_buf *c,
+			 const char *kind, int64_t id, double total)
+{
+	double *t = NULL, *v = NULL;
+	size_t n = 0;
+	const struct ct_svg_opts o = { .title = "Total credit over time",
+		.id = "credit-history", .x_is_time = 1, .y_from_zero = 1,
+		.ylabel = "credit" };
+	int rc;
+
+	rc = ct_web_history(req->db, kind, id, total, &t, &v, &n);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<h2>Credit history</h2>");
+	if (rc == 0)
+		rc = ct_svg_line_chart(c, t, v, n, &o);
+	free(t);
+	free(v);
+	return rc;
+}
+
+static int fill_user(struct ct_web_req *req, struct ct_buf *c, int64_t id,
+		     struct ct_web_user *u)
+{
+	struct ct_web_board hosts;
+	char s[64];
+	int rc;
+
+	rc = ct_buf_appends(c, "<div class=\"cards\">");
+	if (rc == 0) rc = card_credit(c, "Total credit", u->total_credit);
+	if (rc == 0) rc = card_credit(c, "Recent average credit", u->expavg_credit);
+	if (rc == 0) rc = card_num(c, "Rank (recent average)", u->rank);
+	if (rc == 0) rc = card(c, "Team", u->teamid ? u->team_name : "none");
+	if (rc == 0 && u->country[0]) rc = card(c, "Country", u->country);
+	if (rc == 0) rc = card(c, "Member since",
+			       ct_tmpl_date(s, sizeof(s), u->create_time));
+	if (rc == 0) rc = card_num(c, "Computers", u->nhosts);
+	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	if (rc == 0 && u->teamid)
+		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
+				    (long long)u->teamid, u->team_name);
+	if (rc == 0)
+		rc = history_chart(req, c, "user", id, u->total_credit);
+	if (rc < 0)
+		return rc;
+	rc = ct_web_hosts(req->db, CT_WEB_SORT_RAC, 1, id, &hosts);
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_appends(c, "<h2>Computers</h2>");
+	if (rc == 0)
+		rc = hosts_table(c, &hosts, 0);
+	ct_web_board_free(&hosts);
+	return rc;
+}
+
+int ct_web_page_user(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	int64_t id = ct_web_path_id(req->path, "/user/");
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	struct ct_web_user u;
+	char api[64];
+	int rc;
+
+	if (id <= 0)
+		return ct_error(CT_ENOTFOUND, "no such user");
+	rc = ct_web_get_user(req->db, id, &u);
+	if (rc == 0)
+		rc = fill_user(req, &c, id, &u);
+	snprintf(api, sizeof(api), "/api/v1/user/%lld", (long long)id);
+	if (rc == 0)
+		rc = ct_web_render(req, resp, u.name, &c, api);
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* Join or leave button for the signed-in user on a team's page. */
+static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
+{
+	int rc;
+
+	if (req->userid <= 0)
+		return ct_buf_appends(c, "<p><a href=\"/account/login\">Sign in</a> "
+				      "to join this team.</p>");
+	rc = ct_tmpl_printf(c, "<form method=\"post\" action=\"/teams/%s\">",
+			    req->user_teamid == id ? "leave" : "join");
+	if (rc == 0)
+		rc = ct_web_csrf_field(req, c);
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<input type=\"hidden\" name=\"team\" "
+			"value=\"%lld\"><button type=\"submit\" id=\"team-%s\">%s"
+			"</button></form>", (long long)id,
+			req->user_teamid == id ? "leave" : "join",
+			req->user_teamid == id ? "Leave this team" : "Join this team");
+	return rc;
+}
+
+static int fill_team(struct ct_web_req *req, struct ct_buf *c, int64_t id,
+		     const struct ct_web_team *t)
+{
+	struct ct_web_board members;
+	char s[64];
+	int rc;
+
+	rc = ct_buf_appends(c, "<div class=\"cards\">");
+	if (rc == 0) rc = card_credit(c, "Total credit", t->total_credit);
+	if (rc == 0) rc = card_credit(c, "Recent average credit", t->expavg_credit);
+	if (rc == 0) rc = card_num(c, "Rank (recent average)", t->rank);
+	if (rc == 0) rc = card_num(c, "Members", t->nusers);
+	if (rc == 0) rc = card(c, "Founded", ct_tmpl_date(s, sizeof(s), t->create_time));
+	if (rc == 0) rc = card(c, "Founder", t->founder_name);
+	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	if (rc == 0 && t->description[0])
+		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t->description);
+	if (rc == 0)
+		rc = team_action(req, c, id);
+	if (rc == 0)
+		rc = history_chart(req, c, "team", id, t->total_credit);
+	if (rc < 0)
+		return rc;
+	rc = ct_web_users(req->db, CT_WEB_SORT_RAC, 1, id, &members);
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_appends(c, "<h2>Members</h2>");
+	if (rc == 0)
+		rc = users_table(c, &members, 0);
+	ct_web_board_free(&members);
+	return rc;
+}
+
+int ct_web_page_team(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	int64_t id = ct_web_path_id(req->path, "/team/");
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	struct ct_web_team t;
+	char api[64];
+	int rc;
+
+	if (id <= 0)
+		return ct_error(CT_ENOTFOUND, "no such team");
+	rc = ct_web_get_team(req->db, id, &t);
+	if (rc == 0)
+		rc = fill_team(req, &c, id, &t);
+	snprintf(api, sizeof(api), "/api/v1/team/%lld", (long long)id);
+	if (rc == 0)
+		rc = ct_web_render(req, resp, t.name, &c, api);
+	ct_buf_free(&c);
+	return rc;
+}
+
+static int fill_host(struct ct_web_req *req, struct ct_buf *c, int64_t id,
+		     const struct ct_web_host *h)
+{
+	char s[64];
+	int rc;
+
+	rc = ct_buf_appends(c, "<div class=\"cards\">");
+	if (rc == 0) rc = card_credit(c, "Total credit", h->total_credit);
+	if (rc == 0) rc = card_credit(c, "Recent average credit", h->expavg_credit);
+	if (rc == 0) rc = card_num(c, "Rank (recent average)", h->rank);
+	if (rc == 0) rc = card(c, "Owner", h->owner_name);
+	if (rc == 0) rc = card(c, "Device", h->device[0] ? h->device : "CPU reference");
+	if (rc == 0) rc = card(c, "CPU", h->cpu_model);
+	if (rc == 0) rc = card(c, "Operating system", h->os);
+	if (rc == 0) rc = card_num(c, "CPU cores", h->ncpus);
+	if (rc == 0) {
+		snprintf(s, sizeof(s), "%.1f GiB", h->ram_bytes / 1073741824.0);
+		rc = card(c, "Memory", s);
+	}
+	if (rc == 0) rc = card(c, "Client", h->client_version);
+	if (rc == 0) rc = card_num(c, "Valid results", h->nresults_valid);
+	if (rc == 0) rc = card_num(c, "Invalid results", h->nresults_invalid);
+	if (rc == 0) rc = card(c, "Last contact", ct_tmpl_date(s, sizeof(s), h->rpc_time));
+	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
+				    (long long)h->userid, h->owner_name);
+	if (rc == 0)
+		rc = history_chart(req, c, "host", id, h->total_credit);
+	return rc;
+}
+
+int ct_web_page_host(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	int64_t id = ct_web_path_id(req->path, "/host/");
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	struct ct_web_host h;
+	char api[64], title[64];
+	int rc;
+
+	if (id <= 0)
+		return ct_error(CT_ENOTFOUND, "no such computer");
+	rc = ct_web_get_host(req->db, id, &h);
+	if (rc == 0)
+		rc = fill_host(req, &c, id, &h);
+	snprintf(api, sizeof(api), "/api/v1/host/%lld", (long long)id);
+	snprintf(title, sizeof(title), "Computer #%lld", (long long)id);
+	if (rc == 0)
+		rc = ct_web_render(req, resp, title, &c, api);
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+static int progress_bar(struct ct_buf *b, int64_t done, int64_t total)
+{
+	return ct_tmpl_printf(b, "<progress class=\"progress\" value=\"%lld\" "
+		"max=\"%lld\" title=\"%lld of %lld work units done\">%lld / %lld"
+		"</progress>", (long long)done, (long long)(total > 0 ? total : 1),
+		(long long)done, (long long)total, (long long)done, (long long)total);
+}
+
+static double latest_loss(const struct ct_web_job *j)
+{
+	return isfinite(j->final_eval_loss) ? j->final_eval_loss : NAN;
+}
+
+static int jobs_rows(struct ct_web_req *req, struct ct_buf *c,
+		     const struct ct_web_job *jobs, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct ct_web_job *j = &jobs[i];
+		char loss[32];
+
+		if (isfinite(latest_loss(j)))
+			snprintf(loss, sizeof(loss), "%.4f", latest_loss(j));
+		else
+			snprintf(loss, sizeof(loss), "-");
+		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
+			"</td><td><a class=\"name\" href=\"/job/%lld\">%s</a></td>"
+			"<td>%s</td><td class=\"num\">%lld / %lld</td><td>",
+			(long long)j->id, (long long)j->id, (long long)j->id,
+			j->name, j->status_name, (long long)j->cur_round,
+			(long long)j->nrounds);
+		if (rc == 0)
+			rc = progress_bar(c, j->nwus_done, j->nshards * j->nrounds);
+		if (rc == 0)
+			rc = ct_tmpl_printf(c, "</td><td class=\"num\">%lld</td>"
+				"<td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+				"<td class=\"num\">%s</td>",
+				(long long)j->res_in_progress, (long long)j->res_valid,
+				(long long)j->res_invalid, loss);
+		if (rc == 0)
+			rc = date_td(c, j->create_time, "hide-narrow");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</tr>");
+	}
+	(void)req;
+	return rc;
+}
+
+static int fill_jobs(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_job *jobs = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = ct_web_jobs(req->db, &jobs, &n);
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_appends(c, "<table class=\"board\" id=\"jobs\"><thead><tr>"
+		"<th class=\"num\">#</th><th>Job</th><th>Status</th><th class=\"num\">"
+		"Round</th><th>Progress</th><th class=\"num\">In progress</th>"
+		"<th class=\"num\">Valid</th><th class=\"num\">Invalid</th>"
+		"<th class=\"num\">Final loss</th><th class=\"hide-narrow\">Submitted"
+		"</th></tr></thead><tbody>");
+	if (rc == 0)
+		rc = jobs_rows(req, c, jobs, n);
+	if (rc == 0 && n == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"10\" class=\"muted\">"
+				    "No job yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	free(jobs);
+	return rc;
+}
+
+int ct_web_page_jobs(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return cached_page(req, resp, "jobs", "Jobs", "/api/v1/jobs", fill_jobs);
+}
+
+static int sha_link(struct ct_buf *c, const char *sha, const char *label)
+{
+	if (sha[0] == '\0')
+		return ct_buf_appends(c, "<span class=\"muted\">-</span>");
+	return ct_tmpl_printf(c, "<a class=\"download\" href=\"/download/%s\" "
+			      "title=\"%s\">%s</a>", sha, sha, label);
+}
+
+static int loss_chart(struct ct_buf *c, const struct ct_web_job *j,
+		      const struct ct_web_round *r, size_t n)
+{
+	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
+	const struct ct_svg_opts o = { .title = "Evaluation loss by round",
+		.id = "loss-curve", .xlabel = "round", .ylabel = "eval loss" };
+	size_t k = 0;
+	int rc;
+
+	if (x == NULL || y == NULL) {
+		free(x);
+		free(y);
+		return ct_error(CT_ENOMEM, "web: loss chart");
+	}
+	/* Round 0 is the base model; round r's point is its averaged model. */
+	x[k] = 0;
+	y[k++] = isfinite(j->base_eval_loss) ? j->base_eval_loss :
+		 n > 0 ? r[0].base_eval_loss : NAN;
+	for (size_t i = 0; i < n; i++) {
+		x[k] = (double)r[i].idx;
+		y[k++] = r[i].eval_loss;
+	}
+	rc = ct_svg_line_chart(c, x, y, k, &o);
+	free(x);
+	free(y);
+	return rc;
+}
+
+static int rounds_table(struct ct_buf *c, const struct ct_web_round *r, size_t n)
+{
+	int rc = ct_buf_appends(c, "<table id=\"rounds\"><thead><tr><th class=\"num\">"
+		"Round</th><th>Status</th><th class=\"num\">WUs done</th>"
+		"<th class=\"num\">In progress</th><th class=\"num\">Valid</th>"
+		"<th class=\"num\">Invalid</th><th class=\"num\">Eval loss</th>"
+		"<th>Base model</th><th>Averaged model</th></tr></thead><tbody>");
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char loss[32];
+
+		if (isfinite(r[i].eval_loss))
+			snprintf(loss, sizeof(loss), "%.4f", r[i].eval_loss);
+		else
+			snprintf(loss, sizeof(loss), "-");
+		rc = ct_tmpl_printf(c, "<tr><td class=\"num\">%lld</td><td>%s</td>"
+			"<td class=\"num\">%lld / %lld</td><td class=\"num\">%lld</td>"
+			"<td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+			"<td class=\"num\">%s</td><td>", (long long)r[i].idx,
+			r[i].status_name, (long long)r[i].nwus_done,
+			(long long)r[i].nwus, (long long)r[i].res_in_progress,
+			(long long)r[i].res_valid, (long long)r[i].res_invalid, loss);
+		if (rc == 0)
+			rc = sha_link(c, r[i].model_sha256, "download");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</td><td>");
+		if (rc == 0)
+			rc = sha_link(c, r[i].out_model_sha256, "download");
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</td></tr>");
+	}
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
+static int contrib_table(struct ct_buf *c, const struct ct_web_contrib *k, size_t n)
+{
+	int rc = ct_buf_appends(c, "<h2>Contributors</h2><table id=\"contributors\">"
+		"<thead><tr><th>Name</th><th class=\"num\">Valid results</th>"
+		"<th class=\"num\">Credit</th></tr></thead><tbody>");
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = ct_tmpl_printf(c, "<tr><td><a href=\"/user/%lld\">%s</a></td>"
+			"<td class=\"num\">%lld</td>", (long long)k[i].userid,
+			k[i].name, (long long)k[i].nresults);
+		if (rc == 0)
+			rc = credit_td(c, k[i].credit);
+		if (rc == 0)
+			rc = ct_buf_appends(c, "</tr>");
+	}
+	if (rc == 0 && n == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"3\" class=\"muted\">"
+				    "No validated result yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
+static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
+{
+	char s[96];
+	int rc = ct_buf_appends(c, "<div class=\"cards\">");
+
+	if (rc == 0) rc = card(c, "Status", j->status_name);
+	if (rc == 0) {
+		snprintf(s, sizeof(s), "%lld of %lld", (long long)j->cur_round,
+			 (long long)j->nrounds);
+		rc = card(c, "Round", s);
+	}
+	if (rc == 0) {
+		snprintf(s, sizeof(s), "%lld of %lld", (long long)j->nwus_done,
+			 (long long)(j->nshards * j->nrounds));
+		rc = card(c, "Work units done", s);
+	}
+	if (rc == 0) rc = card_num(c, "Results in progress", j->res_in_progress);
+	if (rc == 0) rc = card_num(c, "Valid results", j->res_valid);
+	if (rc == 0) rc = card_num(c, "Invalid results", j->res_invalid);
+	if (rc == 0) rc = card_credit(c, "Credit granted", j->credit);
+	if (rc == 0) {
+		snprintf(s, sizeof(s), "B=%lld T=%lld, %lld steps, lr %g",
+			 (long long)j->batch, (long long)j->seq,
+			 (long long)j->steps, j->lr);
+		rc = card(c, "Each work unit", s);
+	}
+	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	if (rc == 0)
+		rc = progress_bar(c, j->nwus_done, j->nshards * j->nrounds);
+	if (rc == 0 && j->error_message[0])
+		rc = ct_tmpl_printf(c, "<p class=\"notice error\">%s</p>", j->error_message);
+	return rc;
+}
+
+static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id,
+		    struct ct_web_job *j)
+{
+	struct ct_web_round *r = NULL;
+	struct ct_web_contrib *k = NULL;
+	size_t nr = 0, nk = 0;
+	int rc;
+
+	rc = ct_web_get_job(req->db, id, j, &r, &nr, &k, &nk);
+	if (rc < 0)
+		return rc;
+	rc = job_cards(c, j);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<h2>Evaluation loss</h2>");
+	if (rc == 0)
+		rc = loss_chart(c, j, r, nr);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<h2>Models</h2><p>Base model: ");
+	if (rc == 0)
+		rc = sha_link(c, j->model_sha256, "download");
+	if (rc == 0)
+		rc = ct_buf_appends(c, " · Final model: ");
+	if (rc == 0)
+		rc = sha_link(c, j->final_model_sha256, "download final model");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</p><h2>Rounds</h2>");
+	if (rc == 0)
+		rc = rounds_table(c, r, nr);
+	if (rc == 0)
+		rc = contrib_table(c, k, nk);
+	free(r);
+	free(k);
+	return rc;
+}
+
+int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	int64_t id = ct_web_path_id(req->path, "/job/");
+	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	struct ct_web_job j;
+	char api[64], title[300];
+	int rc;
+
+	if (id <= 0)
+		return ct_error(CT_ENOTFOUND, "no such job");
+	memset(&j, 0, sizeof(j));
+	rc = fill_job(req, &c, id, &j);
+	snprintf(api, sizeof(api), "/api/v1/job/%lld", (long long)id);
+	snprintf(title, sizeof(title), "Job %lld: %s", (long long)id, j.name);
+	if (rc == 0)
+		rc = ct_web_render(req, resp, title, &c, api);
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* ---- status and home ----------------------------------------------------- */
+
+static int status_cards(struct ct_buf *c, const struct ct_web_status *st)
+{
+	char s[48];
+	int rc = ct_buf_appends(c, "<div class=\"cards\" id=\"status\">");
+
+	if (rc == 0) rc = card_num(c, "Results ready to send", st->res_unsent);
+	if (rc == 0) rc = card_num(c, "Results in progress", st->res_in_progress);
+	if (rc == 0) rc = card_num(c, "Awaiting validation", st->wu_need_validate);
+	if (rc == 0) rc = card_num(c, "Awaiting assimilation", st->wu_need_assimilate);
+	if (rc == 0) rc = card_num(c, "Computers active (24 h)", st->hosts_active_24h);
+	if (rc == 0) {
+		snprintf(s, sizeof(s), "%.4g", st->tflops);
+		rc = card(c, "Current TFLOPS", s);
+	}
+	if (rc == 0) rc = card_num(c, "Participants", st->users);
+	if (rc == 0) rc = card_num(c, "Teams", st->teams);
+	if (rc == 0) rc = card_num(c, "Jobs running", st->jobs_running);
+	if (rc == 0) rc = card_credit(c, "Total credit", st->total_credit);
+	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	return rc;
+}
+
+static int roles_table(struct ct_buf *c, const struct ct_web_status *st)
+{
+	int rc = ct_buf_appends(c, "<h2>Server roles</h2><table id=\"roles\"><thead>"
+		"<tr><th>Role</th><th>Instance</th><th>State</th><th class=\"num\">"
+		"Runs</th><th class=\"num\">Items</th><th>Last error</th></tr>"
+		"</thead><tbody>");
+
+	for (size_t i = 0; i < st->nroles && rc == 0; i++) {
+		const struct ct_web_role *r = &st->roles[i];
+
+		rc = ct_tmpl_printf(c, "<tr><td>%s</td><td>%s</td><td class=\"%s\">"
+			"%s (%llds ago)</td><td class=\"num\">%lld</td><td class=\"num\">"
+			"%lld</td><td>%s</td></tr>", r->role, r->instance,
+			r->alive ? "ok" : "bad", r->alive ? "running" : "not running",
+			(long long)(st->now - r->beat_time), (long long)r->nruns,
+			(long long)r->nitems, r->last_error);
+	}
+	if (rc == 0 && st->nroles == 0)
+		rc = ct_buf_appends(c, "<tr><td colspan=\"6\" class=\"muted\">"
+				    "No role has reported yet.</td></tr>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
+static int fill_status(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_status st;
+	int rc = ct_web_get_status(req->db, &st);
+
+	if (rc == 0)
+		rc = status_cards(c, &st);
+	if (rc == 0)
+		rc = roles_table(c, &st);
+	return rc;
+}
+
+int ct_web_page_status(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return cached_page(req, resp, "status", "Server status", "/api/v1/status",
+			   fill_status);
+}
+
+static int fill_home(struct ct_web_req *req, struct ct_buf *c)
+{
+	struct ct_web_status st;
+	struct ct_web_board top;
+	int rc;
+
+	rc = ct_tmpl_printf(c, "<p>%s fine-tunes language models on volunteers' "
+		"computers. Every work unit is checked by replication, and every "
+		"valid result earns credit.</p><p><a href=\"/account/create\">"
+		"Join</a> and attach the <code>ctune</code> client with your "
+		"account key.</p>", ct_web_project_name(req->srv));
+	if (rc == 0)
+		rc = ct_web_get_status(req->db, &st);
+	if (rc == 0)
+		rc = status_cards(c, &st);
+	if (rc < 0)
+		return rc;
+	rc = ct_web_users(req->db, CT_WEB_SORT_RAC, 1, 0, &top);
+	if (rc < 0)
+		return rc;
+	if (top.n > 10)
+		top.n = 10;
+	rc = ct_buf_appends(c, "<h2>Top participants</h2>");
+	if (rc == 0)
+		rc = users_table(c, &top, 1);
+	ct_web_board_free(&top);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
+			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");
+	return rc;
+}
+
+int ct_web_page_home(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return cached_page(req, resp, "home", ct_web_project_name(req->srv),
+			   "/api/v1/status", fill_home);
+}

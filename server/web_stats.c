@@ -1,0 +1,415 @@
+/*
+ * web_stats.c - machine-readable views for other programs:
+ *
+ *  - the stats export in BOINC db_dump's XML shape, so the third-party
+ *    stats sites that read BOINC projects can read a crowdtune project:
+ *    PROJECT/html/stats/tables.xml (totals) and user.gz, team.gz, host.gz
+ *    (gzip'd XML, one element per row), rewritten atomically by the
+ *    "stats" role every web.stats_interval seconds and served under
+ *    /stats/;
+ *  - /metrics in the Prometheus text exposition format.
+ *
+ * Exports read the tables in id order, 1000 rows per statement (keyset
+ * paging), so the database never materialises a whole table at once.
+ * BOINC exports a cross-project id (cpid) per user; crowdtune has no
+ * cross-project ids, so the cpid here is a stable keyed hash of the user's
+ * id (32 hex digits, as BOINC's): sites can follow a user across exports
+ * but learn nothing about the e-mail address.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_gzip.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+#include "db.h"
+#include "server.h"
+#include "tmpl.h"
+#include "web_int.h"
+
+#define EXPORT_MAX (512u << 20)	/* uncompressed XML of one table */
+#define BATCH 1000
+
+static const char *const stats_files[] = {
+	"tables.xml", "user.gz", "team.gz", "host.gz", NULL,
+};
+
+static int stats_dir(const struct ct_server *srv, char *out, size_t cap)
+{
+	if (snprintf(out, cap, "%s/html/stats", srv->dir) >= (int)cap)
+		return ct_error(CT_ETOOBIG, "stats: path too long");
+	return 0;
+}
+
+static void cpid_of(const struct ct_server *srv, const char *what, int64_t id,
+		    char out[33])
+{
+	unsigned char key[32], mac[32];
+	char msg[64];
+
+	ct_web_key(srv, "ctune stats cpid v1", key);
+	snprintf(msg, sizeof(msg), "%s:%lld", what, (long long)id);
+	ct_hmac_sha256(key, sizeof(key), msg, strlen(msg), mac);
+	ct_hex_encode(mac, 16, out);
+}
+
+/* ---- one table at a time -------------------------------------------------- */
+
+static int user_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
+		     int64_t *after, int *more)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT id, name, country, create_time, "
+		"total_credit, expavg_credit, expavg_time, teamid, url FROM `user` "
+		"WHERE id > ? ORDER BY id LIMIT ?", "li", *after, BATCH);
+	if (rc < 0)
+		return rc;
+	*more = ct_db_nrows(res) == BATCH;
+	while (rc == 0 && ct_db_next(res) > 0) {
+		char cpid[33];
+
+		*after = ct_db_int(res, 0);
+		cpid_of(srv, "user", *after, cpid);
+		rc = ct_xml_open(x, "user");
+		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
+		if (rc == 0) rc = ct_xml_elem_str(x, "name", ct_db_str(res, 1));
+		if (rc == 0) rc = ct_xml_elem_str(x, "country", ct_db_str(res, 2));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 3));
+		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 4));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 5));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 6));
+		if (rc == 0) rc = ct_xml_elem_str(x, "cpid", cpid);
+		if (rc == 0) rc = ct_xml_elem_int64(x, "teamid", ct_db_int(res, 7));
+		if (rc == 0 && ct_db_str(res, 8)[0])
+			rc = ct_xml_elem_str(x, "url", ct_db_str(res, 8));
+		if (rc == 0) rc = ct_xml_elem_long(x, "has_profile", 0);
+		if (rc == 0) rc = ct_xml_close(x, "user");
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+static int team_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
+		     int64_t *after, int *more)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	(void)srv;
+	rc = ct_db_query(db, &res, "SELECT t.id, t.name, t.userid, "
+		"t.total_credit, t.expavg_credit, t.expavg_time, "
+		"COALESCE(u.name, ''), t.create_time, t.url, t.description, "
+		"t.nusers FROM team t LEFT JOIN `user` u ON u.id = t.userid "
+		"WHERE t.id > ? ORDER BY t.id LIMIT ?", "li", *after, BATCH);
+	if (rc < 0)
+		return rc;
+	*more = ct_db_nrows(res) == BATCH;
+	while (rc == 0 && ct_db_next(res) > 0) {
+		*after = ct_db_int(res, 0);
+		rc = ct_xml_open(x, "team");
+		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
+		if (rc == 0) rc = ct_xml_elem_long(x, "type", 1);
+		if (rc == 0) rc = ct_xml_elem_str(x, "name", ct_db_str(res, 1));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "userid", ct_db_int(res, 2));
+		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 3));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 4));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 5));
+		if (rc == 0) rc = ct_xml_elem_str(x, "founder_name", ct_db_str(res, 6));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 7));
+		if (rc == 0) rc = ct_xml_elem_str(x, "url", ct_db_str(res, 8));
+		if (rc == 0) rc = ct_xml_elem_str(x, "description", ct_db_str(res, 9));
+		if (rc == 0) rc = ct_xml_elem_str(x, "country", "");
+		if (rc == 0) rc = ct_xml_elem_int64(x, "nusers", ct_db_int(res, 10));
+		if (rc == 0) rc = ct_xml_close(x, "team");
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+static int host_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
+		     int64_t *after, int *more)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT h.id, h.userid, h.total_credit, "
+		"h.expavg_credit, h.expavg_time, h.cpu_model, h.os, h.create_time, "
+		"h.rpc_time, h.ncpus, h.ram_bytes, COALESCE(d.name, '') FROM host h "
+		"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
+		"WHERE h.id > ? ORDER BY h.id LIMIT ?", "li", *after, BATCH);
+	if (rc < 0)
+		return rc;
+	*more = ct_db_nrows(res) == BATCH;
+	while (rc == 0 && ct_db_next(res) > 0) {
+		char cpid[33];
+
+		*after = ct_db_int(res, 0);
+		cpid_of(srv, "host", *after, cpid);
+		rc = ct_xml_open(x, "host");
+		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
+		if (rc == 0) rc = ct_xml_elem_int64(x, "userid", ct_db_int(res, 1));
+		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 2));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 3));
+		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 4));
+		if (rc == 0) rc = ct_xml_elem_str(x, "p_model", ct_db_str(res, 5));
+		if (rc == 0) rc = ct_xml_elem_str(x, "os_name", ct_db_str(res, 6));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 7));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "rpc_time", ct_db_int(res, 8));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "ncpus", ct_db_int(res, 9));
+		if (rc == 0) rc = ct_xml_elem_int64(x, "m_nbytes", ct_db_int(res, 10));
+		if (rc == 0) rc = ct_xml_elem_str(x, "host_cpid", cpid);
+		if (rc == 0) rc = ct_xml_elem_str(x, "coprocs", ct_db_str(res, 11));
+		if (rc == 0) rc = ct_xml_close(x, "host");
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+typedef int (*rows_fn)(struct ct_server *, struct ct_db *, struct ct_buf *,
+		       int64_t *, int *);
+
+/* Build <plural> ... </plural>, gzip it, write dir/file atomically. */
+static int export_table(struct ct_server *srv, struct ct_db *db,
+			const char *dir, const char *file, const char *plural,
+			rows_fn rows)
+{
+	struct ct_buf x = CT_BUF_INIT(EXPORT_MAX), gz = CT_BUF_INIT(EXPORT_MAX);
+	char path[4200];
+	int64_t after = 0;
+	int more = 1, rc;
+
+	rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	if (rc == 0)
+		rc = ct_xml_open(&x, plural);
+	while (rc == 0 && more)
+		rc = rows(srv, db, &x, &after, &more);
+	if (rc == 0)
+		rc = ct_xml_close(&x, plural);
+	if (rc == 0)
+		rc = ct_gzip_compress(x.data, x.len, CT_GZIP_DEFAULT_LEVEL, &gz);
+	if (rc == 0)
+		rc = ct_path_join(path, sizeof(path), dir, file);
+	if (rc == 0)
+		rc = ct_file_write_atomic(path, gz.data, gz.len, 0644);
+	ct_buf_free(&x);
+	ct_buf_free(&gz);
+	return rc;
+}
+
+static int export_tables_xml(struct ct_db *db, const char *dir)
+{
+	struct ct_buf x = CT_BUF_INIT(1 << 16);
+	int64_t nusers = 0, nteams = 0, nhosts = 0;
+	double credit = 0;
+	char path[4200];
+	int rc;
+
+	rc = ct_db_query_int(db, &nusers, "SELECT COUNT(*) FROM `user`", "");
+	if (rc == 0)
+		rc = ct_db_query_int(db, &nteams, "SELECT COUNT(*) FROM team", "");
+	if (rc == 0)
+		rc = ct_db_query_int(db, &nhosts, "SELECT COUNT(*) FROM host", "");
+	if (rc == 0)
+		rc = ct_db_query_double(db, &credit, "SELECT "
+			"COALESCE(SUM(total_credit), 0) FROM `user`", "");
+	if (rc == 0) rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	if (rc == 0) rc = ct_xml_open(&x, "tables");
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "update_time", ct_db_now());
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nusers_total", nusers);
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nteams_total", nteams);
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nhosts_total", nhosts);
+	if (rc == 0) rc = ct_xml_elem_double(&x, "total_credit", credit);
+	if (rc == 0) rc = ct_xml_close(&x, "tables");
+	if (rc == 0)
+		rc = ct_path_join(path, sizeof(path), dir, "tables.xml");
+	if (rc == 0)
+		rc = ct_file_write_atomic(path, x.data, x.len, 0644);
+	ct_buf_free(&x);
+	return rc;
+}
+
+int ct_stats_export(struct ct_server *srv, struct ct_db *db)
+{
+	char dir[4096];
+	int rc;
+
+	rc = stats_dir(srv, dir, sizeof(dir));
+	if (rc == 0)
+		rc = ct_mkdir_p(dir, 0755);
+	if (rc == 0)
+		rc = export_table(srv, db, dir, "user.gz", "users", user_rows);
+	if (rc == 0)
+		rc = export_table(srv, db, dir, "team.gz", "teams", team_rows);
+	if (rc == 0)
+		rc = export_table(srv, db, dir, "host.gz", "hosts", host_rows);
+	/* tables.xml last: its mtime says when the whole export was done. */
+	if (rc == 0)
+		rc = export_tables_xml(db, dir);
+	return rc;
+}
+
+int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	char dir[4096], path[4200];
+	long interval = 3600;
+	struct stat st;
+	int rc;
+
+	if (srv->conf != NULL) {
+		rc = ct_conf_get_int(srv->conf, "web.stats_interval", 3600, 1,
+				     86400 * 30, &interval);
+		if (rc < 0)
+			return rc;
+	}
+	rc = stats_dir(srv, dir, sizeof(dir));
+	if (rc == 0)
+		rc = ct_path_join(path, sizeof(path), dir, "tables.xml");
+	if (rc < 0)
+		return rc;
+	if (stat(path, &st) == 0 && time(NULL) - st.st_mtime < interval)
+		return 0;
+	rc = ct_stats_export(srv, db);
+	if (rc < 0)
+		return rc;
+	ct_log_info("stats: exported %s", dir);
+	return 1;
+}
+
+/* ---- serving /stats/ ----------------------------------------------------- */
+
+static int stats_index(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	struct ct_buf c = CT_BUF_INIT(1 << 16);
+	int rc;
+
+	rc = ct_buf_appends(&c, "<p>Statistics of this project in the XML "
+		"format of BOINC's db_dump, for stats sites. They are rewritten "
+		"periodically.</p><ul>");
+	for (int i = 0; stats_files[i] != NULL && rc == 0; i++)
+		rc = ct_tmpl_printf(&c, "<li><a href=\"/stats/%s\">%s</a></li>",
+				    stats_files[i], stats_files[i]);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "</ul>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Statistics export", &c, NULL);
+	ct_buf_free(&c);
+	return rc;
+}
+
+int ct_web_stats_file(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	const char *name = req->path + strlen("/stats/");
+	char dir[4096], path[4200];
+	unsigned char *data = NULL;
+	size_t len = 0;
+	int i, rc;
+
+	if (*name == '\0')
+		return stats_index(req, resp);
+	for (i = 0; stats_files[i] != NULL; i++)
+		if (strcmp(stats_files[i], name) == 0)
+			break;
+	if (stats_files[i] == NULL)
+		return ct_error(CT_ENOTFOUND, "no stats file %.64s", name);
+	rc = stats_dir(req->srv, dir, sizeof(dir));
+	if (rc == 0)
+		rc = ct_path_join(path, sizeof(path), dir, name);
+	if (rc == 0)
+		rc = ct_file_read_all(path, CT_WEB_MAX_BODY, &data, &len);
+	if (rc == CT_ENOENT)
+		return ct_error(CT_ENOTFOUND, "statistics not exported yet");
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_append(&resp->body, data, len);
+	free(data);
+	resp->content_type = strcmp(name, "tables.xml") == 0 ?
+		"application/xml" : "application/gzip";
+	snprintf(resp->cache_control, sizeof(resp->cache_control), "max-age=300");
+	return rc;
+}
+
+/* ---- /metrics ------------------------------------------------------------ */
+
+static int metric(struct ct_buf *b, const char *name, const char *help,
+		  const char *type, double v)
+{
+	return ct_buf_appendf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name,
+			      help, name, type, name, v);
+}
+
+/* Prometheus label values escape \, " and newline. */
+static int label_value(struct ct_buf *b, const char *s)
+{
+	int rc = 0;
+
+	for (; *s != '\0' && rc == 0; s++) {
+		if (*s == '\\' || *s == '"')
+			rc = ct_buf_appendf(b, "\\%c", *s);
+		else if (*s == '\n')
+			rc = ct_buf_appends(b, "\\n");
+		else
+			rc = ct_buf_append(b, s, 1);
+	}
+	return rc;
+}
+
+static int role_metrics(struct ct_buf *b, const struct ct_web_status *st)
+{
+	int rc = ct_buf_appends(b, "# HELP ctune_role_up 1 if the role instance "
+		"beat in the last 2 minutes\n# TYPE ctune_role_up gauge\n");
+
+	for (size_t i = 0; i < st->nroles && rc == 0; i++) {
+		rc = ct_buf_appends(b, "ctune_role_up{role=\"");
+		if (rc == 0) rc = label_value(b, st->roles[i].role);
+		if (rc == 0) rc = ct_buf_appends(b, "\",instance=\"");
+		if (rc == 0) rc = label_value(b, st->roles[i].instance);
+		if (rc == 0) rc = ct_buf_appendf(b, "\"} %d\n", st->roles[i].alive);
+	}
+	return rc;
+}
+
+int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	struct ct_web_status st;
+	struct ct_buf *b = &resp->body;
+	int rc = ct_web_get_status(req->db, &st);
+
+	if (rc < 0)
+		return rc;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	rc = metric(b, "ctune_results_unsent", "Results ready to send", "gauge",
+		    (double)st.res_unsent);
+	if (rc == 0) rc = metric(b, "ctune_results_in_progress", "Results sent "
+		"and not yet reported", "gauge", (double)st.res_in_progress);
+	if (rc == 0) rc = metric(b, "ctune_workunits_awaiting_validation",
+		"Work units waiting for the validator", "gauge",
+		(double)st.wu_need_validate);
+	if (rc == 0) rc = metric(b, "ctune_workunits_awaiting_assimilation",
+		"Work units waiting for the assimilator", "gauge",
+		(double)st.wu_need_assimilate);
+	if (rc == 0) rc = metric(b, "ctune_users", "Accounts", "gauge", (double)st.users);
+	if (rc == 0) rc = metric(b, "ctune_teams", "Teams", "gauge", (double)st.teams);
+	if (rc == 0) rc = metric(b, "ctune_hosts", "Computers", "gauge", (double)st.hosts);
+	if (rc == 0) rc = metric(b, "ctune_hosts_active_24h", "Computers that "
+		"contacted the scheduler in the last 24 h", "gauge",
+		(double)st.hosts_active_24h);
+	if (rc == 0) rc = metric(b, "ctune_jobs_running", "Jobs running", "gauge",
+		(double)st.jobs_running);
+	if (rc == 0) rc = metric(b, "ctune_credit_total", "Credit granted to users "
+		"(cobblestones)", "gauge", st.total_credit);
+	if (rc == 0) rc = metric(b, "ctune_credit_24h", "Credit granted in the "
+		"last 24 h (cobblestones)", "gauge", st.credit_24h);
+	if (rc == 0) rc = metric(b, "ctune_tflops", "Computing rate over the last "
+		"24 h from granted credit (TFLOPS)", "gauge", st.tflops);
+	if (rc == 0)
+		rc = role_metrics(b, &st);
+	return rc;
+}

@@ -1,0 +1,392 @@
+/*
+ * wg.c - the work generator (see wg.h): job submission and opening rounds.
+ *
+ * Input checks read only the llm.c file headers here (checkpoint: int32
+ * header[256] with magic 20240326, version 3, maxT, V, L, NH, C, Vp; token
+ * file: magic 20240520, version 1, count n, size exactly 1024 + 2n) so that
+ * submitting a job does not load a model; the validator and assimilator
+ * use the engine's full loaders.
+ */
+#include "wg.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "db.h"
+#include "server.h"
+#include "store.h"
+
+#define CKPT_MAGIC 20240326
+#define TOK_MAGIC 20240520
+#define HDR_BYTES 1024
+
+int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
+{
+	uint64_t z = (uint64_t)job_seed ^ ((uint64_t)(uint32_t)round_idx << 32) ^ (uint32_t)shard;
+
+	z += 0x9e3779b97f4a7c15ULL;	/* splitmix64 */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (int64_t)(z & INT64_MAX);
+}
+
+/* ---- input checks ------------------------------------------------------ */
+
+static int check_model(const char *path, int seq)
+{
+	struct ct_mmap m = { 0 };
+	const int32_t *h;
+	int rc;
+
+	rc = ct_file_map(path, &m);
+	if (rc < 0)
+		return rc;
+	h = m.addr;
+	if (m.len < HDR_BYTES || h[0] != CKPT_MAGIC)
+		rc = ct_error(CT_EFORMAT, "%s: not an llm.c GPT-2 checkpoint", path);
+	else if (h[1] != 3)
+		rc = ct_error(CT_EFORMAT, "%s: checkpoint version %d (want 3, float32)", path, h[1]);
+	else if (seq > h[2])
+		rc = ct_error(CT_EINVAL, "--seq %d is longer than the model's context %d", seq, h[2]);
+	ct_file_unmap(&m);
+	return rc;
+}
+
+/* Map a token file and check its header; *tok / *n point into m. */
+static int map_tokens(const char *path, struct ct_mmap *m, const uint16_t **tok, int64_t *n)
+{
+	const int32_t *h;
+	int rc;
+
+	rc = ct_file_map(path, m);
+	if (rc < 0)
+		return rc;
+	h = m->addr;
+	if (m->len < HDR_BYTES || h[0] != TOK_MAGIC || h[1] != 1 || h[2] < 0 ||
+	    m->len != HDR_BYTES + 2 * (size_t)h[2]) {
+		ct_file_unmap(m);
+		return ct_error(CT_EFORMAT, "%s: not an llm.c token file (or truncated)", path);
+	}
+	*n = h[2];
+	*tok = (const uint16_t *)((const char *)m->addr + HDR_BYTES);
+	return 0;
+}
+
+static int check_spec(const struct ct_job_spec *s)
+{
+	if (!s->model_path || !s->train_path || !s->eval_path)
+		return ct_error(CT_EINVAL, "--model, --train and --eval are required");
+	if (s->shards < 1 || s->shards > 100000)
+		return ct_error(CT_EINVAL, "--shards must be 1..100000");
+	if (s->rounds < 1 || s->rounds > 100000)
+		return ct_error(CT_EINVAL, "--rounds must be 1..100000");
+	if (s->steps < 1 || s->steps > 10000000 || s->batch < 1 || s->batch > 65536 ||
+	    s->seq < 1 || s->seq > 65536)
+		return ct_error(CT_EINVAL, "--steps, --batch and --seq must be positive");
+	if (!(s->lr > 0 && s->lr < 10))
+		return ct_error(CT_EINVAL, "--lr must be in (0, 10)");
+	if (s->quorum < 0 || s->replicas < 0 || s->quorum > 10 || s->replicas > 10 ||
+	    (s->quorum && s->replicas && s->replicas < s->quorum))
+		return ct_error(CT_EINVAL, "need 1 <= --quorum <= --replicas <= 10");
+	if (s->upload_encoding && strcmp(s->upload_encoding, "lossless") != 0 &&
+	    strcmp(s->upload_encoding, "int8") != 0)
+		return ct_error(CT_EINVAL, "--encoding must be lossless or int8");
+	if (s->name && strlen(s->name) > 128)
+		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
+	return 0;
+}
+
+/* ---- shards ------------------------------------------------------------ */
+
+/* Store shard k of n tokens as its own token file. */
+static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const uint16_t *tok, int64_t n, int k, int K, int need)
+{
+	int64_t a = n * k / K, b = n * (k + 1) / K, cnt = b - a;
+	char sha[CT_SHA256_HEXLEN + 1];
+	unsigned char *buf;
+	size_t size;
+	int rc;
+
+	if (cnt < need)
+		return ct_error(CT_EINVAL, "shard %d would have %" PRId64 " tokens; each needs at "
+				"least batch*seq+1 = %d (fewer --shards?)", k, cnt, need);
+	size = HDR_BYTES + 2 * (size_t)cnt;
+	buf = calloc(1, size);
+	if (buf == NULL)
+		return CT_ENOMEM;
+	int32_t hdr[3] = { TOK_MAGIC, 1, (int32_t)cnt };
+	memcpy(buf, hdr, sizeof(hdr));
+	memcpy(buf + HDR_BYTES, tok + a, 2 * (size_t)cnt);
+	rc = ct_store_add_buf(srv, db, buf, size, "shard", jobid, 0, sha);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
+			"VALUES (?, ?, ?, ?, ?)", "lisll", jobid, k, sha, (int64_t)size, cnt);
+	return rc < 0 ? rc : 0;
+}
+
+static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const struct ct_job_spec *s)
+{
+	struct ct_mmap m = { 0 };
+	const uint16_t *tok;
+	int64_t n;
+	int rc;
+
+	rc = map_tokens(s->train_path, &m, &tok, &n);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; rc == 0 && k < s->shards; k++)
+		rc = store_shard(srv, db, jobid, tok, n, k, s->shards, s->batch * s->seq + 1);
+	ct_file_unmap(&m);
+	return rc;
+}
+
+/* ---- submit ------------------------------------------------------------ */
+
+struct job_files {
+	char model[CT_SHA256_HEXLEN + 1], train[CT_SHA256_HEXLEN + 1],
+	     eval[CT_SHA256_HEXLEN + 1];
+	int64_t model_size, train_size, eval_size;
+};
+
+static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
+			struct job_files *f)
+{
+	struct ct_mmap m = { 0 };
+	const uint16_t *tok;
+	int64_t n;
+	int rc;
+
+	rc = check_model(s->model_path, s->seq);
+	if (rc < 0)
+		return rc;
+	rc = map_tokens(s->eval_path, &m, &tok, &n);
+	if (rc < 0)
+		return rc;
+	ct_file_unmap(&m);
+	if (n < s->seq + 1)
+		return ct_error(CT_EINVAL, "%s: %" PRId64 " tokens; evaluation needs at least "
+				"seq+1 = %d", s->eval_path, n, s->seq + 1);
+	rc = ct_store_add_file(srv, db, s->model_path, "model", 0, 1, f->model, &f->model_size);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, s->train_path, "train", 0, 0, f->train,
+				       &f->train_size);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, s->eval_path, "eval", 0, 1, f->eval, &f->eval_size);
+	return rc;
+}
+
+static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struct job_files *f,
+		      int64_t *jobid)
+{
+	int quorum = s->quorum ? s->quorum : 2;
+	int replicas = s->replicas ? s->replicas : quorum;
+	int64_t max_up = f->model_size + f->model_size / 8 + (1 << 20);
+	int rc;
+
+	if (replicas < quorum)
+		replicas = quorum;
+	rc = ct_db_exec(db,
+		"INSERT INTO job (name, create_time, update_time, status, model_sha256, model_size, "
+		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
+		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
+		"max_total_results, max_success_results, delay_bound, adaptive_replication, "
+		"tolerance, loss_margin, upload_encoding, max_upload_bytes) VALUES "
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		"?, ?, ?, ?)",
+		"sllislssiiiiiddddddliiiiiiiddsl",
+		s->name && *s->name ? s->name : "job", ct_db_now(), ct_db_now(), CT_JOB_RUNNING,
+		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
+		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
+		s->eps ? s->eps : 1e-8, s->weight_decay, s->grad_clip ? s->grad_clip : 1.0,
+		s->seed, quorum, replicas,
+		s->max_error_results ? s->max_error_results : replicas + 2,
+		s->max_total_results ? s->max_total_results : replicas * 3,
+		replicas + 3, s->delay_bound ? s->delay_bound : 86400,
+		s->adaptive < 0 ? 1 : s->adaptive, s->tolerance ? s->tolerance : 1e-3,
+		s->loss_margin ? s->loss_margin : 0.05,
+		s->upload_encoding ? s->upload_encoding : "lossless", max_up);
+	if (rc < 0)
+		return rc;
+	*jobid = ct_db_last_id(db);
+	return 0;
+}
+
+int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
+		 int64_t *jobid_out)
+{
+	struct job_files f;
+	int64_t jobid = 0;
+	int rc;
+
+	*jobid_out = 0;
+	rc = check_spec(spec);
+	if (rc == 0)
+		rc = store_inputs(srv, db, spec, &f);
+	if (rc == 0)
+		rc = insert_job(db, spec, &f, &jobid);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
+			"lsss", jobid, f.model, f.train, f.eval);
+	if (rc >= 0)
+		rc = make_shards(srv, db, jobid, spec);
+	if (rc >= 0)
+		rc = ct_wg_open_round(srv, db, jobid, 1, f.model);
+	if (rc < 0) {
+		/* leave no half-made job behind that the daemons would pick up */
+		ct_db_exec(db, "UPDATE job SET status=?, error_message=? WHERE id=?", "isl",
+			   CT_JOB_ERROR, "submission failed", jobid);
+		return rc;
+	}
+	ct_log_info("job %" PRId64 " submitted: %d shards x %d rounds", jobid, spec->shards,
+		    spec->rounds);
+	*jobid_out = jobid;
+	return 0;
+}
+
+/* ---- rounds ------------------------------------------------------------ */
+
+struct round_txn {
+	int64_t jobid;
+	int idx;
+	const char *model;
+};
+
+struct job_policy {
+	int status, nshards, nrounds, target, quorum, max_err, max_total, max_succ, delay;
+	int64_t seed;
+};
+
+static int read_policy(struct ct_db *db, int64_t jobid, struct job_policy *p)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT status, nshards, nrounds, target_nresults, min_quorum, "
+			 "max_error_results, max_total_results, max_success_results, delay_bound, "
+			 "seed FROM job WHERE id=? FOR UPDATE", "l", jobid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, jobid);
+	}
+	int *v[] = { &p->status, &p->nshards, &p->nrounds, &p->target, &p->quorum, &p->max_err,
+		     &p->max_total, &p->max_succ, &p->delay };
+	for (int i = 0; i < 9; i++)
+		*v[i] = (int)ct_db_int(res, i);
+	p->seed = ct_db_int(res, 9);
+	ct_db_res_free(res);
+	return 0;
+}
+
+static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct job_policy *p,
+		     int64_t roundid, int64_t model_size, int k)
+{
+	struct ct_db_res *res = NULL;
+	char wu[64], rn[96];
+	int64_t now = ct_db_now(), wuid;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
+			 "shard=?", "li", t->jobid, k);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", t->jobid, k);
+	}
+	snprintf(wu, sizeof(wu), "j%" PRId64 "-r%d-s%d", t->jobid, t->idx, k);
+	rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
+			"shard, seed, model_sha256, model_size, data_sha256, data_size, data_tokens, "
+			"target_nresults, min_quorum, max_error_results, max_total_results, "
+			"max_success_results, delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, "
+			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "lslliilslslliiiiiil",
+			now, wu, t->jobid, roundid, t->idx, k, ct_wg_wu_seed(p->seed, t->idx, k),
+			t->model, model_size, ct_db_str(res, 0), ct_db_int(res, 1), ct_db_int(res, 2),
+			p->target, p->quorum, p->max_err, p->max_total, p->max_succ, p->delay, now);
+	ct_db_res_free(res);
+	if (rc < 0)
+		return rc;
+	wuid = ct_db_last_id(db);
+	for (int n = 0; n < p->target; n++) {
+		snprintf(rn, sizeof(rn), "%s-%d", wu, n);
+		rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+				"server_state) VALUES (?, ?, ?, ?, ?)", "lslli", now, rn, wuid,
+				t->jobid, CT_RS_UNSENT);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int open_round_txn(struct ct_db *db, void *arg)
+{
+	struct round_txn *t = arg;
+	struct job_policy p;
+	int64_t exists = 0, model_size = 0, roundid;
+	int rc;
+
+	rc = read_policy(db, t->jobid, &p);
+	if (rc < 0)
+		return rc;
+	if (p.status != CT_JOB_RUNNING)
+		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", t->jobid,
+				ct_job_status_name(p.status));
+	if (t->idx < 1 || t->idx > p.nrounds)
+		return ct_error(CT_ERANGE, "job %" PRId64 " has rounds 1..%d", t->jobid, p.nrounds);
+	rc = ct_db_query_int(db, &exists, "SELECT id FROM `round` WHERE jobid=? AND idx=?", "li",
+			     t->jobid, t->idx);
+	if (rc == 0)
+		return 0;	/* opened already */
+	if (rc != CT_ENOTFOUND)
+		return rc;
+	rc = ct_db_query_int(db, &model_size, "SELECT size FROM `file` WHERE sha256=?", "s",
+			     t->model);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "model %s is not in the store", t->model);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
+			"nwus) VALUES (?, ?, ?, ?, ?, ?)", "lilisi", t->jobid, t->idx, ct_db_now(),
+			CT_ROUND_OPEN, t->model, p.nshards);
+	if (rc < 0)
+		return rc;
+	roundid = ct_db_last_id(db);
+	for (int k = 0; k < p.nshards; k++) {
+		rc = insert_wu(db, t, &p, roundid, model_size, k);
+		if (rc < 0)
+			return rc;
+	}
+	rc = ct_db_exec(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
+			"WHERE id=?", "ill", t->idx, ct_db_now(), t->jobid);
+	return rc < 0 ? rc : 1;
+}
+
+int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid, int round_idx,
+		     const char *model_sha256)
+{
+	struct round_txn t = { .jobid = jobid, .idx = round_idx, .model = model_sha256 };
+	int rc;
+
+	(void)srv;
+	if (!ct_sha256_hex_valid(model_sha256))
+		return ct_error(CT_EINVAL, "bad model hash");
+	rc = ct_db_txn(db, open_round_txn, &t);
+	if (rc > 0)
+		ct_log_info("job %" PRId64 ": round %d opened from model %.12s", jobid, round_idx,
+			    model_sha256);
+	return rc < 0 ? rc : 0;
+}

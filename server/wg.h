@@ -1,0 +1,60 @@
+/*
+ * wg.h - the work generator: turns a submitted job into stored inputs and
+ * rounds of work units.
+ *
+ * Job submission (ct_wg_submit) stores the base model, the training tokens
+ * and the evaluation tokens in the content-addressed store, splits the
+ * training tokens into K contiguous shards (each its own llm.c token file,
+ * stored too), inserts the job and opens round 1. The assimilator opens each
+ * following round with ct_wg_open_round() from the averaged model.
+ *
+ * Round r, shard k becomes WU "j<job>-r<r>-s<k>" with seed
+ * s(r,k) = splitmix64(job.seed ^ (r << 32) ^ k) & INT64_MAX and
+ * job.target_nresults results named "<wu>-<n>" in state UNSENT.
+ */
+#ifndef CT_WG_H
+#define CT_WG_H
+
+#include <stdint.h>
+
+struct ct_server;
+struct ct_db;
+
+/* What `ctune-server job submit` takes. Zero/NULL fields get defaults
+ * (documented in doc/operator.md). */
+struct ct_job_spec {
+	const char *name;
+	const char *model_path, *train_path, *eval_path;
+	int shards, rounds, steps, batch, seq;
+	double lr, beta1, beta2, eps, weight_decay, grad_clip;
+	int64_t seed;
+	int quorum, replicas;		/* min_quorum, target_nresults */
+	int max_error_results, max_total_results;
+	int delay_bound;		/* seconds */
+	double tolerance, loss_margin;
+	int adaptive;			/* -1: default (on) */
+	const char *upload_encoding;	/* "lossless" (default) or "int8" */
+};
+
+/* Submit a job: validate the spec and the input files (checkpoint header,
+ * token file header, enough tokens for K shards of at least B*T+1 tokens),
+ * store the files, insert the job and open round 1. *jobid_out gets the
+ * new id. Returns 0 or CT_EINVAL / CT_EFORMAT (detail says which input
+ * is wrong), file or db errors. */
+int ct_wg_submit(struct ct_server *srv, struct ct_db *db,
+		 const struct ct_job_spec *spec, int64_t *jobid_out);
+
+/* Open round `round_idx` (1-based) of job `jobid` from the model with hash
+ * model_sha256 (already in the store): insert the `round` row, its K WUs
+ * and their results, and set job.cur_round, in one transaction. Idempotent:
+ * if the round exists already, returns 0 and changes nothing (so an
+ * assimilator that crashed after calling it can call it again). Returns
+ * CT_ENOTFOUND (no such job / model not in store), CT_ESTATE (job not
+ * running), CT_ERANGE (round_idx > job.nrounds) or a db error. */
+int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		     int round_idx, const char *model_sha256);
+
+/* The seed of WU (round_idx, shard) of a job with seed job_seed. */
+int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard);
+
+#endif

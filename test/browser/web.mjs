@@ -1,0 +1,149 @@
+// test/browser/web.mjs - browser tests of crowdtune's web pages in headless
+// Chromium (Debian's /usr/bin/chromium driven by playwright-core), against
+// a real ctune-server that test/test_web_browser.sh started on a project
+// populated by test/web_seed. JavaScript is DISABLED in the browser: every
+// page must work without it.
+//
+//   node test/browser/web.mjs BASE_URL SEED_TSV ARTIFACT_DIR
+//
+// Prints one line per check and a closing "N passed, M failed" line; exits
+// non-zero when a check failed. Screenshots of each page go to ARTIFACT_DIR.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const [base, seedPath, artDir] = process.argv.slice(2);
+if (!base || !seedPath || !artDir) {
+	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR');
+	process.exit(2);
+}
+fs.mkdirSync(artDir, { recursive: true });
+
+// Seed: "job\tID" and "user\tid\tcredit\tkey\tname", highest credit first.
+const seed = { users: [], job: 0 };
+for (const line of fs.readFileSync(seedPath, 'utf8').split('\n')) {
+	const f = line.split('\t');
+	if (f[0] === 'job') seed.job = Number(f[1]);
+	if (f[0] === 'user')
+		seed.users.push({ id: Number(f[1]), credit: Number(f[2]), key: f[3], name: f.slice(4).join('\t') });
+}
+
+let passed = 0, failed = 0;
+function check(name, ok, detail = '') {
+	if (ok) { passed++; console.log(`ok - ${name}`); }
+	else { failed++; console.log(`FAIL - ${name} ${detail}`); }
+}
+async function step(name, fn) {
+	try { await fn(); }
+	catch (e) { check(name, false, String(e && e.stack || e)); }
+}
+
+const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctune-chromium-'));
+const ctx = await chromium.launchPersistentContext(userDir, {
+	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+	headless: true,
+	javaScriptEnabled: false,
+	viewport: { width: 1200, height: 900 },
+	args: ['--headless', '--no-sandbox', '--disable-gpu',
+		'--disable-background-networking', '--disable-component-update',
+		'--no-first-run', '--disable-sync', '--disable-quic'],
+});
+const page = await ctx.newPage();
+let dialogs = 0;
+page.on('dialog', async d => { dialogs++; await d.dismiss(); });
+page.setDefaultTimeout(15000);
+
+async function visit(p, shot) {
+	const resp = await page.goto(base + p);
+	if (shot) await page.screenshot({ path: path.join(artDir, shot), fullPage: true });
+	return resp;
+}
+
+await step('leaderboard', async () => {
+	const resp = await visit('/users?sort=total', 'users.png');
+	check('users page answers 200', resp.status() === 200, String(resp.status()));
+	const rows = page.locator('table#users tbody tr');
+	const n = await rows.count();
+	check('users page lists every seeded user', n === seed.users.length, `${n} rows`);
+	for (let i = 0; i < Math.min(n, seed.users.length); i++) {
+		const u = seed.users[i];
+		const row = rows.nth(i);
+		const name = await row.locator('a.name').textContent();
+		const total = Number(await row.locator('td.num').nth(2).getAttribute('data-v'));
+		const rank = (await row.locator('td').first().textContent()).trim();
+		check(`rank ${i + 1} is ${JSON.stringify(u.name)}`, name === u.name && rank === String(i + 1),
+			`got ${JSON.stringify(name)} rank ${rank}`);
+		check(`rank ${i + 1} total credit ${u.credit}`, Math.abs(total - u.credit) < 1e-6, `got ${total}`);
+	}
+	check('a user named <script> stays text', dialogs === 0 &&
+		(await page.locator('table#users script').count()) === 0 &&
+		(await page.content()).includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
+});
+
+await step('json api', async () => {
+	const r = await page.request.get(base + '/api/v1/users?sort=total');
+	const j = await r.json();
+	check('API lists users by total credit', j.users.map(u => u.id).join() === seed.users.map(u => u.id).join(),
+		JSON.stringify(j.users.map(u => u.id)));
+	check('API totals equal the credit granted',
+		j.users.every((u, i) => Math.abs(u.total_credit - seed.users[i].credit) < 1e-6));
+});
+
+await step('other pages', async () => {
+	for (const [p, shot, sel] of [
+		['/', 'home.png', 'table#users'],
+		['/teams', 'teams.png', 'table#teams'],
+		['/hosts', 'hosts.png', 'table#hosts'],
+		['/status', 'status.png', '#status'],
+		['/jobs', 'jobs.png', 'table#jobs'],
+		[`/user/${seed.users[0].id}`, 'user.png', 'svg#credit-history'],
+		[`/host/${1}`, 'host.png', 'svg#credit-history'],
+	]) {
+		const resp = await visit(p, shot);
+		check(`${p} renders ${sel}`, resp.status() === 200 && (await page.locator(sel).count()) === 1,
+			String(resp.status()));
+	}
+	const polyline = page.locator('svg#credit-history polyline');
+	check('host page draws a credit history line', (await polyline.count()) === 1);
+});
+
+await step('job page', async () => {
+	const resp = await visit(`/job/${seed.job}`, 'job.png');
+	check('job page answers 200', resp.status() === 200);
+	const svg = page.locator('svg#loss-curve');
+	check('job page shows the loss curve', (await svg.count()) === 1 && await svg.isVisible());
+	check('loss curve has points', (await svg.locator('circle').count()) >= 1);
+	const href = await page.locator('a.download').first().getAttribute('href');
+	check('job page links model downloads', /^\/download\/[0-9a-f]{64}$/.test(href || ''), href);
+	const dl = await page.request.get(base + href);
+	check('model download works', dl.status() === 200, String(dl.status()));
+});
+
+await step('account', async () => {
+	await visit('/account/create');
+	await page.fill('#name', 'Browser <b>Tester</b>');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#create')]);
+	await page.screenshot({ path: path.join(artDir, 'account.png'), fullPage: true });
+	const key = (await page.locator('#account-key').textContent()).trim();
+	const cmd = (await page.locator('#attach-cmd').textContent()).trim();
+	check('account page shows a 32-hex key', /^[0-9a-f]{32}$/.test(key), key);
+	check('account page shows the attach command', /^ctune attach \S+ --key [0-9a-f]{32}$/.test(cmd) && cmd.endsWith(key), cmd);
+	fs.writeFileSync(path.join(artDir, 'attach-command.txt'), cmd + '\n');
+	const acct = await visit('/account', 'my-account.png');
+	check('signed in after creating the account', acct.status() === 200 &&
+		(await page.locator('#me').textContent()) === 'Browser <b>Tester</b>');
+	await visit('/teams/create');
+	await page.fill('#name', 'Browser team');
+	await Promise.all([page.waitForLoadState(), page.click('#team-create')]);
+	check('team created and joined', /\/team\/\d+$/.test(page.url()) &&
+		(await page.locator('#team-leave').count()) === 1, page.url());
+	await page.screenshot({ path: path.join(artDir, 'team.png'), fullPage: true });
+});
+
+await ctx.close();
+fs.rmSync(userDir, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

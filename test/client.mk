@@ -1,0 +1,35 @@
+# Tests of the volunteer client (client/): cmocka unit tests of its modules
+# and the real-process integration tests (test/client_*.sh).
+CT_CLIENT_TEST_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
+CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11_LIBS)
+
+if HAVE_CMOCKA
+CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
+	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl
+check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
+TESTS += $(CT_CLIENT_UNIT_TESTS)
+
+test_test_cl_state_SOURCES = test/test_cl_state.c
+test_test_cl_state_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_state_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_backoff_SOURCES = test/test_cl_backoff.c
+test_test_cl_backoff_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_backoff_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_prefs_SOURCES = test/test_cl_prefs.c
+test_test_cl_prefs_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_prefs_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_idle_SOURCES = test/test_cl_idle.c
+test_test_cl_idle_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_idle_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_rpc_SOURCES = test/test_cl_rpc.c
+test_test_cl_rpc_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_rpc_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_ctl_SOURCES = test/test_cl_ctl.c
+test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
+endif

@@ -1,0 +1,23 @@
+# Unit tests of the training engine (helper "engine"): formats, portable
+# math, the C reference model, work units with save/resume.
+if HAVE_CMOCKA
+CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model
+check_PROGRAMS += $(CT_ENGINE_TESTS)
+TESTS += $(CT_ENGINE_TESTS)
+
+test_test_gpt2_SOURCES = test/test_gpt2.c
+test_test_gpt2_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_gpt2_LDADD = $(CT_TEST_LIBS)
+
+test_test_tokens_SOURCES = test/test_tokens.c
+test_test_tokens_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_tokens_LDADD = $(CT_TEST_LIBS)
+
+test_test_math_SOURCES = test/test_math.c
+test_test_math_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_math_LDADD = $(CT_TEST_LIBS)
+
+test_test_model_SOURCES = test/test_model.c
+test_test_model_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_model_LDADD = $(CT_TEST_LIBS)
+endif

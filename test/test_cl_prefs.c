@@ -1,0 +1,176 @@
+/*
+ * test_cl_prefs.c - preferences: the file format with its errors, time
+ * windows across midnight, the compute/suspend decision, CPU throttling and
+ * battery detection from a fake /sys/class/power_supply.
+ */
+#include "ct_test.h"
+
+#include "cl_prefs.h"
+#include "ct_conf.h"
+#include "ct_err.h"
+
+#include <sys/stat.h>
+
+static int load_text(struct ct_prefs *p, const char *text)
+{
+	struct ct_conf *c = NULL;
+	int rc = ct_conf_parse(text, strlen(text), "prefs.conf", &c);
+
+	if (rc == 0)
+		rc = ct_prefs_from_conf(p, c);
+	ct_conf_free(c);
+	return rc;
+}
+
+static void test_defaults_and_file(void **unused)
+{
+	struct ct_prefs p;
+
+	(void)unused;
+	ct_prefs_default(&p);
+	assert_true(p.idle_minutes == 3);
+	assert_false(p.run_on_battery);
+	assert_int_equal(p.max_cpu_percent, 100);
+	assert_int_equal(p.run_from, -1);
+	assert_string_equal(p.device, "auto");
+	assert_int_equal(load_text(&p, "idle_minutes = 0.5\nrun_on_battery = yes\n"
+				   "max_cpu_percent = 50\nrun_hours = 22-7:30\n"
+				   "gpu_only = on\ndevice = opencl:1\ncheckpoint_seconds = 5\n"
+				   "future_key = 1\n"), 0);
+	assert_true(p.idle_minutes == 0.5);
+	assert_true(p.run_on_battery);
+	assert_int_equal(p.max_cpu_percent, 50);
+	assert_int_equal(p.run_from, 22 * 60);
+	assert_int_equal(p.run_to, 7 * 60 + 30);
+	assert_true(p.gpu_only);
+	assert_string_equal(p.device, "opencl:1");
+	assert_true(p.checkpoint_seconds == 5);
+}
+
+static void test_bad_values(void **unused)
+{
+	struct ct_prefs p;
+
+	(void)unused;
+	ct_prefs_default(&p);
+	assert_int_equal(load_text(&p, "max_cpu_percent = 0\n"), CT_ECONFIG);
+	assert_non_null(strstr(ct_errmsg(CT_ECONFIG), "prefs.conf:1"));
+	assert_int_equal(load_text(&p, "idle_minutes = soon\n"), CT_ECONFIG);
+	assert_int_equal(load_text(&p, "run_on_battery = maybe\n"), CT_ECONFIG);
+	assert_int_equal(load_text(&p, "run_hours = 25-3\n"), CT_ECONFIG);
+	assert_int_equal(load_text(&p, "run_hours = 9\n"), CT_ECONFIG);
+	assert_int_equal(load_text(&p, "device = gpu\n"), CT_ECONFIG);
+	assert_int_equal(load_text(&p, "device = opencl:x\n"), CT_ECONFIG);
+	/* nothing of the failed loads leaked into p */
+	assert_int_equal(p.max_cpu_percent, 100);
+	assert_string_equal(p.device, "auto");
+}
+
+static void test_hours(void **unused)
+{
+	int a, b;
+
+	(void)unused;
+	assert_int_equal(ct_prefs_parse_hours("8:15-17", &a, &b), 0);
+	assert_int_equal(a, 8 * 60 + 15);
+	assert_int_equal(b, 17 * 60);
+	assert_int_equal(ct_prefs_parse_hours("0-24", &a, &b), 0);
+	assert_int_equal(a, -1);	/* the whole day = no window */
+	assert_int_equal(ct_prefs_parse_hours("", &a, &b), 0);
+	assert_int_equal(a, -1);
+	assert_int_equal(ct_prefs_parse_hours("8:60-9", &a, &b), CT_EINVAL);
+	assert_int_equal(ct_prefs_parse_hours("8-9x", &a, &b), CT_EINVAL);
+}
+
+static void test_decide(void **unused)
+{
+	struct ct_prefs p;
+	struct ct_run_env e = { .idle_seconds = 500, .minute_of_day = 12 * 60,
+				.device_is_gpu = 0 };
+
+	(void)unused;
+	ct_prefs_default(&p);
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	e.idle_seconds = 179;			/* 3 minutes not reached */
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_USER_ACTIVE);
+	p.always = 1;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	e.on_battery = 1;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_BATTERY);
+	p.run_on_battery = 1;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	/* 22-7 wraps past midnight */
+	assert_int_equal(ct_prefs_parse_hours("22-7", &p.run_from, &p.run_to), 0);
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_TIME_OF_DAY);
+	e.minute_of_day = 23 * 60;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	e.minute_of_day = 6 * 60 + 59;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	e.minute_of_day = 7 * 60;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_TIME_OF_DAY);
+	e.minute_of_day = 0;
+	p.gpu_only = 1;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_GPU_ONLY);
+	e.device_is_gpu = 1;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	assert_string_equal(ct_suspend_reason_str(CT_SUSPEND_USER_ACTIVE), "user active");
+}
+
+static void test_throttle(void **unused)
+{
+	struct ct_prefs p;
+
+	(void)unused;
+	ct_prefs_default(&p);
+	assert_true(ct_prefs_throttle_sleep(&p, 2.0) == 0);
+	p.max_cpu_percent = 25;
+	assert_true(ct_prefs_throttle_sleep(&p, 2.0) == 6.0);	/* 2 busy of 8 */
+}
+
+static void put(const char *dir, const char *sub, const char *file, const char *val)
+{
+	char path[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(val, f);
+	fclose(f);
+}
+
+static void test_battery(void **unused)
+{
+	char *dir = ct_test_mkdtemp();
+
+	(void)unused;
+	assert_int_equal(ct_prefs_on_battery(dir), 0);		/* desktop */
+	put(dir, "BAT0", "type", "Battery\n");
+	put(dir, "BAT0", "status", "Discharging\n");
+	assert_int_equal(ct_prefs_on_battery(dir), 1);
+	put(dir, "AC", "type", "Mains\n");
+	put(dir, "AC", "online", "1\n");
+	assert_int_equal(ct_prefs_on_battery(dir), 0);		/* plugged in */
+	put(dir, "AC", "online", "0\n");
+	assert_int_equal(ct_prefs_on_battery(dir), 1);
+	put(dir, "BAT0", "status", "Charging\n");
+	assert_int_equal(ct_prefs_on_battery(dir), 0);
+	assert_int_equal(ct_prefs_on_battery("/nonexistent"), 0);
+	ct_test_rmtree(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_file),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_hours),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_throttle),
+		cmocka_unit_test(test_battery),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,349 @@
+/*
+ * Unit tests for lib/ct_delta: the result upload format. Lossless round
+ * trips are bit-exact (special values included) and verified by hash; int8
+ * stays within half a quantisation step; every crafted or damaged file is
+ * rejected without writing past the caller's array.
+ */
+#include "ct_test.h"
+#include "ct_delta.h"
+#include "ct_err.h"
+
+#include <math.h>
+#include <zlib.h>
+
+static const struct ct_delta_model model = { 1024, 50257, 50304, 12, 12, 768 };
+static const unsigned char base_sha[32] = { 0xba, 0x5e, 1, 2, 3 };
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static double urand(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static double gauss(void)
+{
+	double u = urand() + 1e-12, v = urand();
+
+	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* base ~ N(0, 0.02), result = base + N(0, 0.02 * rel). */
+static void make_weights(float *b, float *r, size_t n, double rel)
+{
+	for (size_t i = 0; i < n; i++) {
+		b[i] = (float)(0.02 * gauss());
+		r[i] = b[i] + (float)(0.02 * rel * gauss());
+	}
+}
+
+static void test_lossless_exact(void **state)
+{
+	size_t n = 2 * CT_DELTA_CHUNK + 77;
+	float *b = malloc(n * 4), *r = malloc(n * 4), *d = malloc((n + 1) * 4);
+	struct ct_buf out = CT_BUF_INIT(0);
+	struct ct_delta_info info;
+	unsigned char sha[32];
+	uint32_t nanbits = 0x7fc01234u;
+
+	(void)state;
+	make_weights(b, r, n, 1e-3);
+	/* Values a subtraction would not give back. */
+	r[0] = -0.0f;
+	b[1] = 1e-38f, r[1] = 3e38f;
+	r[2] = INFINITY;
+	memcpy(&r[3], &nanbits, 4);
+	r[4] = 1e-45f;	/* denormal */
+	b[5] = -1.0f, r[5] = 1.0f;
+	assert_int_equal(ct_delta_encode(b, r, n, &model, base_sha, CT_DELTA_LOSSLESS, -1, &out), 0);
+	d[n] = 42.0f;
+	assert_int_equal(ct_delta_decode(out.data, out.len, b, n, d, &info), 0);
+	assert_memory_equal(d, r, n * 4);
+	assert_true(d[n] == 42.0f);
+	assert_int_equal(info.nparams, n);
+	assert_int_equal(info.encoding, CT_DELTA_LOSSLESS);
+	assert_memory_equal(&info.model, &model, sizeof(model));
+	assert_memory_equal(info.base_sha, base_sha, 32);
+	assert_int_equal(ct_delta_weights_sha(r, n, sha), 0);
+	assert_memory_equal(info.weights_sha, sha, 32);
+	assert_memory_equal(info.decoded_sha, sha, 32);
+	free(b), free(r), free(d);
+	ct_buf_free(&out);
+}
+
+static void test_lossless_compresses(void **state)
+{
+	size_t n = 1 << 18;
+	float *b = malloc(n * 4), *r = malloc(n * 4);
+	struct ct_buf out = CT_BUF_INIT(0);
+
+	(void)state;
+	make_weights(b, r, n, 1e-3);
+	assert_int_equal(ct_delta_encode(b, r, n, &model, base_sha, CT_DELTA_LOSSLESS, -1, &out), 0);
+	/* Measured ~2.3 bytes/weight; raw float32 would be 4 (and raw
+	 * weights deflate to ~3.4). */
+	assert_true(out.len < n * 3);
+	/* Unchanged weights cost almost nothing. */
+	ct_buf_reset(&out);
+	assert_int_equal(ct_delta_encode(b, b, n, &model, base_sha, CT_DELTA_LOSSLESS, -1, &out), 0);
+	assert_true(out.len < n / 50);
+	free(b), free(r);
+	ct_buf_free(&out);
+}
+
+static void test_single_weight(void **state)
+{
+	float b = 0.5f, r = 0.25f, d = 0.0f;
+	struct ct_buf out = CT_BUF_INIT(0);
+
+	(void)state;
+	assert_int_equal(ct_delta_encode(&b, &r, 1, &model, base_sha, CT_DELTA_LOSSLESS, 9, &out), 0);
+	assert_int_equal(ct_delta_decode(out.data, out.len, &b, 1, &d, NULL), 0);
+	assert_true(d == 0.25f);
+	ct_buf_free(&out);
+}
+
+static void test_int8_error_bound(void **state)
+{
+	size_t n = CT_DELTA_CHUNK + 100;
+	float *b = malloc(n * 4), *r = malloc(n * 4), *d = malloc(n * 4);
+	struct ct_buf out = CT_BUF_INIT(0);
+	struct ct_delta_info info;
+	unsigned char sha[32];
+
+	(void)state;
+	make_weights(b, r, n, 1e-2);
+	for (size_t i = 200; i < 264; i++)	/* one block left unchanged */
+		r[i] = b[i];
+	assert_int_equal(ct_delta_encode(b, r, n, &model, base_sha, CT_DELTA_INT8, -1, &out), 0);
+	assert_true(out.len < n * 2);
+	assert_int_equal(ct_delta_decode(out.data, out.len, b, n, d, &info), 0);
+	assert_int_equal(info.encoding, CT_DELTA_INT8);
+	for (size_t s = 0; s < n; s += CT_DELTA_INT8_BLOCK) {
+		size_t e = s + CT_DELTA_INT8_BLOCK < n ? s + CT_DELTA_INT8_BLOCK : n;
+		float amax = 0.0f;
+
+		for (size_t i = s; i < e; i++)
+			amax = fmaxf(amax, fabsf(r[i] - b[i]));
+		for (size_t i = s; i < e; i++) {
+			double err = fabs((double)d[i] - (double)r[i]);
+
+			/* half a step, plus the roundings of the two float ops */
+			assert_true(err <= 0.5 * amax / 127.0 * 1.0001 +
+					   2.0 * fabs(r[i]) * 1.2e-7);
+		}
+	}
+	for (size_t i = 200; i < 264; i++)
+		assert_true(d[i] == b[i]);
+	/* The header carries the true weights' hash; the decoded ones differ. */
+	assert_int_equal(ct_delta_weights_sha(r, n, sha), 0);
+	assert_memory_equal(info.weights_sha, sha, 32);
+	assert_memory_not_equal(info.decoded_sha, sha, 32);
+	free(b), free(r), free(d);
+	ct_buf_free(&out);
+}
+
+static void test_encode_errors(void **state)
+{
+	float b[100] = { 0 }, r[100] = { 0 };
+	struct ct_buf out = CT_BUF_INIT(CT_DELTA_HEADER_SIZE + 4);
+
+	(void)state;
+	r[7] = NAN;
+	assert_int_equal(ct_delta_encode(b, r, 100, &model, base_sha, CT_DELTA_INT8, -1, &out),
+			 CT_ENONFINITE);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(ct_delta_encode(b, r, 0, &model, base_sha, CT_DELTA_LOSSLESS, -1, &out),
+			 CT_EINVAL);
+	assert_int_equal(ct_delta_encode(b, r, 100, &model, base_sha, 5, -1, &out), CT_EINVAL);
+	/* The output cap holds and leaves the buffer as it was. */
+	assert_int_equal(ct_buf_append(&out, "xy", 2), 0);
+	for (int i = 0; i < 100; i++)
+		r[i] = (float)i * 1.37f;
+	assert_int_equal(ct_delta_encode(b, r, 100, &model, base_sha, CT_DELTA_LOSSLESS, -1, &out),
+			 CT_ETOOBIG);
+	assert_int_equal(out.len, 2);
+	ct_buf_free(&out);
+}
+
+/* ---- crafted files -------------------------------------------------------- */
+
+struct fixture {
+	float b[1000], r[1000], d[1001];
+	struct ct_buf file;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	make_weights(f->b, f->r, 1000, 1e-3);
+	ct_buf_init(&f->file, 0);
+	if (ct_delta_encode(f->b, f->r, 1000, &model, base_sha, CT_DELTA_LOSSLESS, -1, &f->file) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	ct_buf_free(&f->file);
+	free(f);
+	return 0;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Decode a modified copy; the caller's array must stay untouched past n. */
+static int decode_copy(struct fixture *f, const unsigned char *p, size_t len, size_t n)
+{
+	int rc;
+
+	f->d[n] = 42.0f;
+	rc = ct_delta_decode(p, len, f->b, n, f->d, NULL);
+	assert_true(f->d[n] == 42.0f);
+	return rc;
+}
+
+static void test_crafted_headers(void **state)
+{
+	struct fixture *f = *state;
+	size_t len = f->file.len;
+	unsigned char *p = malloc(len);
+
+#define MUTATE(stmt, expect) do { \
+		memcpy(p, f->file.data, len); \
+		stmt; \
+		assert_int_equal(decode_copy(f, p, len, 1000), (expect)); \
+	} while (0)
+	MUTATE((void)0, 0);
+	MUTATE(p[0] = 'X', CT_EFORMAT);
+	MUTATE(put_le(p + 8, 2, 4), CT_EUNSUPP);
+	MUTATE(put_le(p + 12, 7, 4), CT_EFORMAT);
+	MUTATE(put_le(p + 12, CT_DELTA_INT8, 4), CT_EFORMAT);	/* block and raw length disagree */
+	MUTATE(put_le(p + 16, 0, 8), CT_EFORMAT);
+	MUTATE(put_le(p + 16, (uint64_t)1 << 40, 8), CT_ETOOBIG);
+	MUTATE(put_le(p + 16, 999, 8), CT_EFORMAT);		/* raw length no longer fits */
+	MUTATE(put_le(p + 112, len, 8), CT_EFORMAT);		/* payload length lies */
+	MUTATE(put_le(p + 120, (uint64_t)1 << 40, 8), CT_EFORMAT);
+	MUTATE(p[150] = 1, CT_EFORMAT);
+	MUTATE(p[90] ^= 1, CT_EHASH);				/* claimed hash altered */
+#undef MUTATE
+	/* A damaged payload byte: zlib's checksum or the weights hash. */
+	for (size_t at = CT_DELTA_HEADER_SIZE; at < len; at += 97) {
+		int rc;
+
+		memcpy(p, f->file.data, len);
+		p[at] ^= 0x55;
+		rc = decode_copy(f, p, len, 1000);
+		assert_true(rc == CT_ECORRUPT || rc == CT_EHASH);
+	}
+	assert_int_equal(decode_copy(f, f->file.data, 100, 1000), CT_EFORMAT);	/* truncated */
+	assert_int_equal(decode_copy(f, f->file.data, 10, 1000), CT_EFORMAT);
+	/* A file for another model size. */
+	assert_int_equal(decode_copy(f, f->file.data, len, 999), CT_EMISMATCH);
+	free(p);
+}
+
+/* Replace the payload of f->file by `raw` (raw_len bytes, deflated) with the
+ * header's payload length fixed up; returns a malloc'd file. */
+static unsigned char *with_payload(struct fixture *f, const unsigned char *raw,
+				   size_t raw_len, const unsigned char *extra,
+				   size_t extra_len, size_t *len_out)
+{
+	uLongf zl = compressBound(raw_len);
+	unsigned char *p = malloc(CT_DELTA_HEADER_SIZE + zl + extra_len);
+
+	memcpy(p, f->file.data, CT_DELTA_HEADER_SIZE);
+	assert_int_equal(compress(p + CT_DELTA_HEADER_SIZE, &zl, raw, raw_len), Z_OK);
+	memcpy(p + CT_DELTA_HEADER_SIZE + zl, extra, extra_len);
+	put_le(p + 112, zl + extra_len, 8);
+	*len_out = CT_DELTA_HEADER_SIZE + zl + extra_len;
+	return p;
+}
+
+static void test_bad_payloads(void **state)
+{
+	struct fixture *f = *state;
+	size_t big = 1 << 22, len;
+	unsigned char *zeros = calloc(1, big), *p;
+
+	/* A stream inflating to far more than the weights: stopped at 4n. */
+	p = with_payload(f, zeros, big, NULL, 0, &len);
+	assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
+	free(p);
+	/* One byte short. */
+	p = with_payload(f, zeros, 3999, NULL, 0, &len);
+	assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
+	free(p);
+	/* Right length but junk after the stream. */
+	p = with_payload(f, zeros, 4000, (const unsigned char *)"junk", 4, &len);
+	assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
+	free(p);
+	/* Right length, zero delta: decodes to the base, hash says otherwise. */
+	p = with_payload(f, zeros, 4000, NULL, 0, &len);
+	assert_int_equal(decode_copy(f, p, len, 1000), CT_EHASH);
+	free(p);
+	/* Not zlib at all. */
+	memset(zeros, 0xAB, 5000);
+	p = malloc(CT_DELTA_HEADER_SIZE + 5000);
+	memcpy(p, f->file.data, CT_DELTA_HEADER_SIZE);
+	memcpy(p + CT_DELTA_HEADER_SIZE, zeros, 5000);
+	put_le(p + 112, 5000, 8);
+	assert_int_equal(decode_copy(f, p, CT_DELTA_HEADER_SIZE + 5000, 1000), CT_ECORRUPT);
+	free(p);
+	free(zeros);
+}
+
+static void test_int8_bad_scale(void **state)
+{
+	struct fixture *f = *state;
+	size_t nblocks = (1000 + 63) / 64, raw_len = 1000 + 4 * nblocks, len;
+	unsigned char *raw = calloc(1, raw_len), *p;
+	float bad[] = { NAN, INFINITY, -1.0f };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(raw, 0, raw_len);
+		memcpy(raw + 68 * 3, &bad[i], 4);	/* scale of block 3 */
+		p = with_payload(f, raw, raw_len, NULL, 0, &len);
+		put_le(p + 12, CT_DELTA_INT8, 4);
+		put_le(p + 120, raw_len, 8);
+		put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
+		assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
+		/* the same file with a sane scale decodes */
+		memset(raw + 68 * 3, 0, 4);
+		free(p);
+		p = with_payload(f, raw, raw_len, NULL, 0, &len);
+		put_le(p + 12, CT_DELTA_INT8, 4);
+		put_le(p + 120, raw_len, 8);
+		put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
+		assert_int_equal(decode_copy(f, p, len, 1000), 0);
+		assert_memory_equal(f->d, f->b, 1000 * 4);
+		free(p);
+	}
+	free(raw);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lossless_exact),
+		cmocka_unit_test(test_lossless_compresses),
+		cmocka_unit_test(test_single_weight),
+		cmocka_unit_test(test_int8_error_bound),
+		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test_setup_teardown(test_crafted_headers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_payloads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_int8_bad_scale, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,548 @@
+/*
+ * test_model.c - the C reference model and the work-unit runner.
+ *
+ *  - the blocked matmul equals the plain loops of the spec, bit for bit,
+ *    on awkward sizes;
+ *  - gradients of the reference agree with finite differences of an
+ *    independent double-precision GPT-2 forward written here;
+ *  - the loss falls when training on a repetitive token stream;
+ *  - a work unit run twice gives identical bytes, and one saved and
+ *    resumed at a random step gives the same bytes as an uninterrupted run;
+ *  - resume refuses other inputs or a corrupted state; bad hyperparameters
+ *    and vocabularies are rejected; eval is the mean of batch losses.
+ */
+#include "ct_test.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_math.h"
+
+#include <math.h>
+#include <time.h>
+
+static const struct ct_gpt2_config tiny = {
+	.maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64
+};
+
+static char *dir;
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = ct_test_mkdtemp();
+	return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ct_test_rmtree(dir);
+	free(dir);
+	return 0;
+}
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+static void fill(float *p, size_t n, uint32_t seed, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = ((float)(lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
+}
+
+/* ---- matmul: blocked == plain -------------------------------------- */
+
+static void test_matmul_matches_spec(void **state)
+{
+	const int BT = 7, C = 13, OC = 67;
+	float inp[7 * 13], w[67 * 13], bias[67], out[7 * 67], dout[7 * 67];
+	float dinp[7 * 13], dw[67 * 13], db[67];
+
+	(void)state;
+	fill(inp, sizeof(inp) / 4, 1, 1.0f);
+	fill(w, sizeof(w) / 4, 2, 1.0f);
+	fill(bias, 67, 3, 1.0f);
+	fill(dout, sizeof(dout) / 4, 4, 1.0f);
+	ct_matmul_forward(out, inp, w, bias, BT, C, OC);
+	for (int r = 0; r < BT; r++)
+		for (int o = 0; o < OC; o++) {
+			float acc = bias[o];
+
+			for (int i = 0; i < C; i++)
+				acc = fmaf(inp[r * C + i], w[o * C + i], acc);
+			assert_true(out[r * OC + o] == acc);
+		}
+	fill(dinp, sizeof(dinp) / 4, 5, 1.0f);
+	fill(dw, sizeof(dw) / 4, 6, 1.0f);
+	fill(db, 67, 7, 1.0f);
+	{
+		float dinp0[7 * 13], dw0[67 * 13], db0[67];
+
+		memcpy(dinp0, dinp, sizeof(dinp));
+		memcpy(dw0, dw, sizeof(dw));
+		memcpy(db0, db, sizeof(db));
+		ct_matmul_backward(dinp, dw, db, dout, inp, w, BT, C, OC);
+		for (int r = 0; r < BT; r++)
+			for (int i = 0; i < C; i++) {
+				float acc = 0.0f;
+
+				for (int o = 0; o < OC; o++)
+					acc = fmaf(dout[r * OC + o], w[o * C + i], acc);
+				assert_true(dinp[r * C + i] == dinp0[r * C + i] + acc);
+			}
+		for (int o = 0; o < OC; o++) {
+			float ab = 0.0f;
+
+			for (int i = 0; i < C; i++) {
+				float acc = 0.0f;
+
+				for (int r = 0; r < BT; r++)
+					acc = fmaf(dout[r * OC + o], inp[r * C + i], acc);
+				assert_true(dw[o * C + i] == dw0[o * C + i] + acc);
+			}
+			for (int r = 0; r < BT; r++)
+				ab = ab + dout[r * OC + o];
+			assert_true(db[o] == db0[o] + ab);
+		}
+	}
+}
+
+/* ---- an independent double-precision GPT-2 forward ----------------- */
+
+struct dmodel {
+	const struct ct_gpt2_config *c;
+	const struct ct_gpt2_layout *lay;
+	const double *p;
+};
+
+static void d_layernorm(double *out, const double *x, const double *w,
+			const double *b, int C)
+{
+	double mu = 0, var = 0;
+
+	for (int i = 0; i < C; i++)
+		mu += x[i];
+	mu /= C;
+	for (int i = 0; i < C; i++)
+		var += (x[i] - mu) * (x[i] - mu);
+	var /= C;
+	for (int i = 0; i < C; i++)
+		out[i] = (x[i] - mu) / sqrt(var + 1e-5) * w[i] + b[i];
+}
+
+static void d_linear(double *out, const double *x, const double *w,
+		     const double *b, int C, int OC)
+{
+	for (int o = 0; o < OC; o++) {
+		double acc = b ? b[o] : 0;
+
+		for (int i = 0; i < C; i++)
+			acc += x[i] * w[(size_t)o * C + i];
+		out[o] = acc;
+	}
+}
+
+/* One block on a sequence x (T,C), in place. */
+static void d_block(const struct dmodel *m, int l, double *x, int T)
+{
+	const int C = m->c->C, NH = m->c->NH, hs = C / NH;
+	const double *P = m->p;
+	const size_t *o = m->lay->offset;
+	double *ln = malloc(sizeof(double) * T * C), *qkv = malloc(sizeof(double) * T * 3 * C);
+	double *y = calloc((size_t)T * C, sizeof(double)), *h = malloc(sizeof(double) * 4 * C);
+	double *t2 = malloc(sizeof(double) * C);
+
+	for (int t = 0; t < T; t++) {
+		d_layernorm(ln + t * C, x + t * C, P + o[CT_LN1W] + l * C, P + o[CT_LN1B] + l * C, C);
+		d_linear(qkv + t * 3 * C, ln + t * C, P + o[CT_QKVW] + (size_t)l * 3 * C * C,
+			 P + o[CT_QKVB] + l * 3 * C, C, 3 * C);
+	}
+	for (int hh = 0; hh < NH; hh++)
+		for (int t = 0; t < T; t++) {
+			double s[64], mx = -1e300, sum = 0;
+
+			for (int u = 0; u <= t; u++) {
+				s[u] = 0;
+				for (int i = 0; i < hs; i++)
+					s[u] += qkv[t * 3 * C + hh * hs + i] * qkv[u * 3 * C + C + hh * hs + i];
+				s[u] /= sqrt((double)hs);
+				mx = s[u] > mx ? s[u] : mx;
+			}
+			for (int u = 0; u <= t; u++)
+				sum += (s[u] = exp(s[u] - mx));
+			for (int u = 0; u <= t; u++)
+				for (int i = 0; i < hs; i++)
+					y[t * C + hh * hs + i] += s[u] / sum * qkv[u * 3 * C + 2 * C + hh * hs + i];
+		}
+	for (int t = 0; t < T; t++) {
+		d_linear(t2, y + t * C, P + o[CT_ATTPROJW] + (size_t)l * C * C,
+			 P + o[CT_ATTPROJB] + l * C, C, C);
+		for (int i = 0; i < C; i++)
+			x[t * C + i] += t2[i];
+		d_layernorm(ln + t * C, x + t * C, P + o[CT_LN2W] + l * C, P + o[CT_LN2B] + l * C, C);
+		d_linear(h, ln + t * C, P + o[CT_FCW] + (size_t)l * 4 * C * C,
+			 P + o[CT_FCB] + l * 4 * C, C, 4 * C);
+		for (int i = 0; i < 4 * C; i++)
+			h[i] = 0.5 * h[i] * (1 + tanh(sqrt(2 / M_PI) * (h[i] + 0.044715 * h[i] * h[i] * h[i])));
+		d_linear(t2, h, P + o[CT_FCPROJW] + (size_t)l * 4 * C * C,
+			 P + o[CT_FCPROJB] + l * C, 4 * C, C);
+		for (int i = 0; i < C; i++)
+			x[t * C + i] += t2[i];
+	}
+	free(ln); free(qkv); free(y); free(h); free(t2);
+}
+
+/* Mean cross-entropy over B sequences of T (inputs tok, targets tok+1). */
+static double d_loss(const struct dmodel *m, const uint16_t *tok, int B, int T)
+{
+	const int C = m->c->C, V = m->c->V;
+	const size_t *o = m->lay->offset;
+	double *x = malloc(sizeof(double) * T * C), *lnf = malloc(sizeof(double) * C);
+	double total = 0;
+
+	for (int b = 0; b < B; b++) {
+		const uint16_t *in = tok + b * T, *tg = tok + b * T + 1;
+
+		for (int t = 0; t < T; t++)
+			for (int i = 0; i < C; i++)
+				x[t * C + i] = m->p[o[CT_WTE] + (size_t)in[t] * C + i] +
+					       m->p[o[CT_WPE] + (size_t)t * C + i];
+		for (int l = 0; l < m->c->L; l++)
+			d_block(m, l, x, T);
+		for (int t = 0; t < T; t++) {
+			double mx = -1e300, sum = 0, z[128];
+
+			d_layernorm(lnf, x + t * C, m->p + o[CT_LNFW], m->p + o[CT_LNFB], C);
+			d_linear(z, lnf, m->p + o[CT_WTE], NULL, C, V);
+			for (int v = 0; v < V; v++)
+				mx = z[v] > mx ? z[v] : mx;
+			for (int v = 0; v < V; v++)
+				sum += exp(z[v] - mx);
+			total += -(z[tg[t]] - mx - log(sum));
+		}
+	}
+	free(x);
+	free(lnf);
+	return total / (B * T);
+}
+
+/* Analytic gradients of the float reference vs central differences of the
+ * double model, on a sample of every tensor. The batch here is laid out as
+ * llm.c's loader does: B rows of T inputs, targets shifted by one. */
+static void test_gradients_vs_finite_differences(void **state)
+{
+	const int B = 2, T = 8;
+	struct ct_gpt2_config c = tiny;
+	struct ct_gpt2_layout lay;
+	struct ct_model m;
+	uint16_t tok[2 * 8 + 1], in[16], tg[16];
+	double *pd;
+	struct dmodel dm;
+	float loss;
+	uint32_t seed = 99;
+	double dl;
+
+	(void)state;
+	ct_gpt2_layout(&c, &lay);
+	{
+		float *p = malloc(lay.total * sizeof(float));
+
+		assert_int_equal(ct_gpt2_init_random(&c, 5, p), 0);
+		/* non-trivial layernorm parameters and biases */
+		for (int t = CT_LN1W; t < CT_GPT2_NTENSORS; t++)
+			if (t != CT_QKVW && t != CT_ATTPROJW && t != CT_FCW && t != CT_FCPROJW)
+				for (size_t i = 0; i < lay.size[t]; i++)
+					p[lay.offset[t] + i] += ((float)(lcg(&seed) % 1000) / 1000.0f - 0.5f) * 0.2f;
+		assert_int_equal(ct_model_init(&m, &c, p, B, T, 1), 0);
+		free(p);
+	}
+	for (int i = 0; i < B * T + 1; i++)
+		tok[i] = (uint16_t)(lcg(&seed) % c.V);
+	for (int i = 0; i < B * T; i++) {
+		in[i] = tok[i];
+		tg[i] = tok[i + 1];
+	}
+	ct_model_zero_grad(&m);
+	loss = ct_model_forward(&m, in, tg);
+	ct_model_backward(&m, in, tg);
+	pd = malloc(lay.total * sizeof(double));
+	for (size_t i = 0; i < lay.total; i++)
+		pd[i] = m.params[i];
+	dm = (struct dmodel){ .c = &c, .lay = &lay, .p = pd };
+	/* The double model reads the batch as B rows whose targets are the
+	 * next token of the same flat stream: that is exactly tok. */
+	dl = d_loss(&dm, tok, B, T);
+	printf("loss float %.7f double %.7f\n", (double)loss, dl);
+	assert_true(fabs(loss - dl) < 1e-5);
+	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
+		double worst = 0, gmax = 0;
+
+		/* scale of this tensor's gradient, for a relative tolerance */
+		for (size_t i = 0; i < lay.size[t]; i++)
+			gmax = fmax(gmax, fabs(m.grads[lay.offset[t] + i]));
+		assert_true(gmax > 0);
+		for (int k = 0; k < 12; k++) {
+			size_t i = lay.offset[t] + lcg(&seed) % lay.size[t];
+			double h = 1e-4, save = pd[i], fd, g = m.grads[i];
+
+			if (t == CT_WPE)	/* positions >= T get no gradient */
+				i = lay.offset[t] + lcg(&seed) % ((size_t)T * c.C);
+			if (t == CT_WTE && lcg(&seed) % 2)	/* a token we use */
+				i = lay.offset[t] + (size_t)tok[k] * c.C + lcg(&seed) % c.C;
+			save = pd[i];
+			g = m.grads[i];
+			pd[i] = save + h;
+			fd = d_loss(&dm, tok, B, T);
+			pd[i] = save - h;
+			fd = (fd - d_loss(&dm, tok, B, T)) / (2 * h);
+			pd[i] = save;
+			if (fabs(g - fd) > worst)
+				worst = fabs(g - fd);
+			assert_true(fabs(g - fd) <= 1e-3 * gmax + 1e-3 * fabs(fd));
+		}
+		printf("%-9s max |grad| %.2e, max |analytic - numeric| = %.2e\n",
+		       ct_gpt2_tensor_name(t), gmax, worst);
+	}
+	free(pd);
+	ct_model_free(&m);
+}
+
+/* ---- work units ----------------------------------------------------- */
+
+static void make_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n,
+			int period)
+{
+	uint16_t *t = malloc(n * sizeof(uint16_t));
+
+	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
+	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
+	for (int i = 0; i < n; i++)
+		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
+	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
+	free(t);
+}
+
+static void hp_tiny(struct ct_wu_hparams *hp, int steps)
+{
+	ct_wu_hparams_default(hp);
+	hp->steps = steps;
+	hp->B = 2;
+	hp->T = 16;
+	hp->lr = 3e-3f;
+	hp->weight_decay = 0.01f;
+}
+
+static void test_loss_decreases(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	float losses[40], *out;
+
+	(void)state;
+	make_inputs(&model, &tok, 500, 10);
+	hp_tiny(&hp, 40);
+	hp.lr = 1e-2f;
+	out = malloc(model.lay.total * sizeof(float));
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", out, losses), 0);
+	printf("loss: step 1 %.4f, step 20 %.4f, step 40 %.4f\n", (double)losses[0],
+	       (double)losses[19], (double)losses[39]);
+	assert_true(losses[0] > 3.5f);			/* ~ln(60) at init */
+	assert_true(losses[39] < 0.5f * losses[0]);
+	assert_true(losses[39] < losses[19]);
+	free(out);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+static void test_wu_deterministic_and_resume(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_wu *wu = NULL;
+	float *a, *b, *c, loss, la[7], lb[7];
+	char path[4200];
+	int k;
+
+	(void)state;
+	make_inputs(&model, &tok, 150, 23);	/* 150 tokens: batches wrap */
+	hp_tiny(&hp, 7);
+	hp.grad_clip = 0.5f;
+	a = malloc(model.lay.total * sizeof(float));
+	b = malloc(model.lay.total * sizeof(float));
+	c = malloc(model.lay.total * sizeof(float));
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", a, la), 0);
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", b, lb), 0);
+	assert_memory_equal(a, b, model.lay.total * sizeof(float));
+	assert_memory_equal(la, lb, sizeof(la));
+	assert_memory_not_equal(a, model.params, model.lay.total * sizeof(float));
+
+	srand((unsigned)time(NULL));
+	k = 1 + rand() % 6;
+	printf("resuming after step %d of 7\n", k);
+	snprintf(path, sizeof(path), "%s/wu.state", dir);
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
+	for (int i = 0; i < k; i++)
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+	assert_int_equal(ct_wu_save_state(wu, path), 0);
+	/* keep going a bit, then "crash": the saved state is what counts */
+	assert_int_equal(ct_wu_step(wu, &loss), 0);
+	ct_wu_close(wu);
+	wu = NULL;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
+	assert_int_equal(ct_wu_steps_done(wu), k);
+	assert_true(ct_wu_last_loss(wu) == la[k - 1]);
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu);
+
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		assert_true(loss == la[i]);
+	}
+	assert_int_equal(ct_wu_step(wu, &loss), CT_ESTATE);
+	assert_int_equal(ct_wu_read_params(wu, c), 0);
+	assert_memory_equal(a, c, model.lay.total * sizeof(float));
+	ct_wu_close(wu);
+	free(a);
+	free(b);
+	free(c);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+static void test_resume_refuses_other_inputs(void **state)
+{
+	struct ct_gpt2 model = { 0 }, other = { 0 };
+	struct ct_tokens tok = { 0 }, tok2 = { 0 };
+	struct ct_wu_hparams hp, hp2;
+	struct ct_wu *wu = NULL;
+	char path[4200];
+	unsigned char *data;
+	size_t len;
+	float loss;
+
+	(void)state;
+	make_inputs(&model, &tok, 100, 11);
+	hp_tiny(&hp, 3);
+	snprintf(path, sizeof(path), "%s/r.state", dir);
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
+	assert_int_equal(ct_wu_step(wu, &loss), 0);
+	assert_int_equal(ct_wu_save_state(wu, path), 0);
+	ct_wu_close(wu);
+	wu = NULL;
+
+	hp2 = hp;
+	hp2.lr = 1e-3f;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EMISMATCH);
+	assert_null(wu);
+	assert_int_equal(ct_gpt2_alloc(&other, &tiny), 0);
+	memcpy(other.params, model.params, model.lay.total * sizeof(float));
+	other.params[17] += 1.0f;
+	assert_int_equal(ct_wu_resume(path, &other, &tok, &hp, "cpu", &wu), CT_EMISMATCH);
+	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "base model"));
+	{
+		uint16_t t2[100];
+
+		memcpy(t2, tok.tok, sizeof(t2));
+		t2[50] ^= 1;
+		assert_int_equal(ct_tokens_from_array(&tok2, t2, 100), 0);
+	}
+	assert_int_equal(ct_wu_resume(path, &model, &tok2, &hp, "cpu", &wu), CT_EMISMATCH);
+	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "data"));
+	/* corruption anywhere is caught by the checksum */
+	assert_int_equal(ct_file_read_all(path, 0, &data, &len), 0);
+	data[len / 2] ^= 0x40;
+	assert_int_equal(ct_file_write_atomic(path, data, len, 0600), 0);
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), CT_ECORRUPT);
+	assert_int_equal(ct_file_write_atomic(path, data, len / 3, 0600), 0);
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), CT_EFORMAT);
+	assert_null(wu);
+	free(data);
+	ct_tokens_free(&tok);
+	ct_tokens_free(&tok2);
+	ct_gpt2_free(&model);
+	ct_gpt2_free(&other);
+}
+
+static void test_bad_inputs(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_wu *wu = NULL;
+	const struct ct_backend_ops *ops;
+
+	(void)state;
+	make_inputs(&model, &tok, 40, 11);
+	hp_tiny(&hp, 2);
+	hp.T = 17;				/* > maxT */
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_EINVAL);
+	assert_non_null(strstr(ct_errmsg(CT_EINVAL), "max_seq_len"));
+	hp.T = 16;
+	hp.B = 3;				/* 3*16+1 > 40 tokens */
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_ERANGE);
+	hp.B = 2;
+	hp.lr = NAN;
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_ERANGE);
+	hp.lr = 1e-3f;
+	hp.beta2 = 1.0f;
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_ERANGE);
+	hp.beta2 = 0.999f;
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "gpu", &wu), CT_EINVAL);
+	assert_int_equal(ct_backend_find("opencl:x", &ops), CT_EINVAL);
+	assert_int_equal(ct_backend_find("cpu", &ops), 0);
+	assert_string_equal(ops->name, "cpu");
+	model.cfg.V = 50;			/* tokens reach 59 */
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_EMISMATCH);
+	assert_null(wu);
+	model.cfg.V = tiny.V;
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
+	ct_wu_close(wu);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+static void test_batches_and_eval(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_model m;
+	float mean, acc = 0.0f;
+
+	(void)state;
+	/* 100 tokens, B*T = 32: 3 batches per pass at 0, 32, 64, then wrap */
+	assert_int_equal(ct_wu_batch_start(0, 100, 2, 16), 0);
+	assert_int_equal(ct_wu_batch_start(2, 100, 2, 16), 64);
+	assert_int_equal(ct_wu_batch_start(3, 100, 2, 16), 0);
+	assert_int_equal(ct_wu_batch_start(4, 97, 2, 16), 32);	/* 97 = 3*32+1 */
+	assert_int_equal(ct_wu_batch_start(3, 96, 2, 16), 32);	/* only 2 fit */
+	make_inputs(&model, &tok, 100, 13);
+	assert_int_equal(ct_eval(&model, &tok, 2, 16, 0, "cpu", &mean), 0);
+	assert_int_equal(ct_model_init(&m, &tiny, model.params, 2, 16, 0), 0);
+	for (int i = 0; i < 3; i++)
+		acc = acc + ct_model_forward(&m, tok.tok + 32 * i, tok.tok + 32 * i + 1);
+	assert_true(mean == acc / 3.0f);
+	ct_model_free(&m);
+	assert_int_equal(ct_eval(&model, &tok, 2, 17, 1, "cpu", &mean), CT_EINVAL);
+	assert_int_equal(ct_eval(&model, &tok, 7, 16, 1, "cpu", &mean), CT_ERANGE);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matmul_matches_spec),
+		cmocka_unit_test(test_gradients_vs_finite_differences),
+		cmocka_unit_test(test_loss_decreases),
+		cmocka_unit_test(test_wu_deterministic_and_resume),
+		cmocka_unit_test(test_resume_refuses_other_inputs),
+		cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_batches_and_eval),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

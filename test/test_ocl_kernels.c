@@ -1,0 +1,398 @@
+/*
+ * test_ocl_kernels.c - every OpenCL kernel against its C reference layer
+ * (lib/ct_layers.c), bit for bit (memcmp), on random inputs with awkward
+ * sizes (not multiples of any block or vector width), with gradient
+ * buffers that already hold values (backward functions add into them).
+ *
+ * Runs on the first OpenCL device ("opencl"; CT_TEST_DEVICE overrides);
+ * exits 77 (skip) when the machine has no OpenCL device at all.
+ */
+#include "ct_test.h"
+
+#include <math.h>
+
+#include "ct_err.h"
+#include "ct_model.h"
+#include "ct_ocl.h"
+#include "ct_ocl_ops.h"
+
+static struct ct_ocl *ocl;
+static struct ct_ocl_ops ops;
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static float frand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)(rng >> 40) / 8388608.0f - 1.0f;	/* [-1, 1) */
+}
+
+static float *rand_floats(size_t n, float scale)
+{
+	float *p = malloc((n ? n : 1) * sizeof(float));
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = frand() * scale;
+	return p;
+}
+
+
+/* A device buffer holding a copy of host data. */
+static struct ct_dten dev(const float *h, size_t n)
+{
+	cl_mem m = NULL;
+
+	assert_int_equal(ct_ocl_alloc(ocl, (n ? n : 1) * sizeof(float), CL_MEM_READ_WRITE, &m), 0);
+	assert_int_equal(ct_ocl_write(&ops, ct_dten_at(m, 0), h, n), 0);
+	return ct_dten_at(m, 0);
+}
+
+static cl_mem dev_tokens(const uint16_t *h, size_t n)
+{
+	cl_mem m = NULL;
+
+	assert_int_equal(ct_ocl_alloc(ocl, n * 2, CL_MEM_READ_WRITE, &m), 0);
+	assert_int_equal(clEnqueueWriteBuffer(ocl->queue, m, CL_TRUE, 0, n * 2, h, 0,
+					      NULL, NULL), CL_SUCCESS);
+	return m;
+}
+
+/* The device tensor equals the host reference, bit for bit; frees both. */
+static void expect_same(const char *what, struct ct_dten d, float *ref, size_t n)
+{
+	float *got = malloc((n ? n : 1) * sizeof(float));
+	size_t bad = 0, first = 0;
+
+	assert_non_null(got);
+	assert_int_equal(ct_ocl_read(&ops, got, d, n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && bad++ == 0)
+			first = i;
+	if (bad)
+		fail_msg("%s: %zu of %zu differ; first [%zu] device %.9g reference %.9g",
+			 what, bad, n, first, (double)got[first], (double)ref[first]);
+	clReleaseMemObject(d.mem);
+	free(got);
+	free(ref);
+}
+
+static void drop(struct ct_dten d, float *h)
+{
+	clReleaseMemObject(d.mem);
+	free(h);
+}
+
+/* ---- matmul ---------------------------------------------------------------- */
+
+static void check_matmul(int BT, int C, int OC, int with_bias)
+{
+	float *inp = rand_floats((size_t)BT * C, 1.0f);
+	float *w = rand_floats((size_t)OC * C, 0.5f);
+	float *bias = rand_floats((size_t)OC, 1.0f);
+	float *out = rand_floats((size_t)BT * OC, 1.0f);
+	float *dout = rand_floats((size_t)BT * OC, 1.0f);
+	float *dinp = rand_floats((size_t)BT * C, 1.0f);
+	float *dw = rand_floats((size_t)OC * C, 1.0f);
+	float *dbias = rand_floats((size_t)OC, 1.0f);
+	struct ct_dten d_inp = dev(inp, (size_t)BT * C), d_w = dev(w, (size_t)OC * C);
+	struct ct_dten d_bias = dev(bias, OC), d_out = dev(out, (size_t)BT * OC);
+	struct ct_dten d_dout = dev(dout, (size_t)BT * OC), d_dinp = dev(dinp, (size_t)BT * C);
+	struct ct_dten d_dw = dev(dw, (size_t)OC * C), d_dbias = dev(dbias, OC);
+
+	ct_matmul_forward(out, inp, w, with_bias ? bias : NULL, BT, C, OC);
+	assert_int_equal(ct_ocl_matmul_forward(&ops, d_out, d_inp, d_w, d_bias, with_bias,
+					       BT, C, OC), 0);
+	expect_same("matmul forward", d_out, out, (size_t)BT * OC);
+	ct_matmul_backward(dinp, dw, with_bias ? dbias : NULL, dout, inp, w, BT, C, OC);
+	assert_int_equal(ct_ocl_matmul_backward(&ops, d_dinp, d_dw, d_dbias, with_bias,
+						d_dout, d_inp, d_w, BT, C, OC), 0);
+	expect_same("matmul dinp", d_dinp, dinp, (size_t)BT * C);
+	expect_same("matmul dweight", d_dw, dw, (size_t)OC * C);
+	expect_same("matmul dbias", d_dbias, dbias, OC);
+	drop(d_inp, inp);
+	drop(d_w, w);
+	drop(d_bias, bias);
+	drop(d_dout, dout);
+}
+
+static void test_matmul(void **state)
+{
+	(void)state;
+	check_matmul(1, 1, 1, 1);
+	check_matmul(37, 45, 70, 1);	/* nothing a multiple of anything */
+	check_matmul(19, 96, 33, 0);
+	check_matmul(64, 64, 128, 1);	/* exact multiples */
+	check_matmul(13, 200, 161, 1);	/* long k chains */
+}
+
+/* ---- encoder --------------------------------------------------------------- */
+
+static void test_encoder(void **state)
+{
+	const int B = 3, T = 7, C = 21, Vp = 11, maxT = 9;
+	uint16_t tok[3 * 7];
+	float *wte = rand_floats((size_t)Vp * C, 1.0f), *wpe = rand_floats((size_t)maxT * C, 1.0f);
+	float *out = rand_floats((size_t)B * T * C, 1.0f), *dout = rand_floats((size_t)B * T * C, 1.0f);
+	float *dwte = rand_floats((size_t)Vp * C, 1.0f), *dwpe = rand_floats((size_t)maxT * C, 1.0f);
+	struct ct_dten d_wte, d_wpe, d_out, d_dout, d_dwte, d_dwpe;
+	cl_mem d_tok;
+
+	(void)state;
+	for (int i = 0; i < B * T; i++)
+		tok[i] = (uint16_t)((i * 7) % 5);	/* repeated tokens */
+	d_tok = dev_tokens(tok, (size_t)B * T);
+	d_wte = dev(wte, (size_t)Vp * C); d_wpe = dev(wpe, (size_t)maxT * C);
+	d_out = dev(out, (size_t)B * T * C); d_dout = dev(dout, (size_t)B * T * C);
+	d_dwte = dev(dwte, (size_t)Vp * C); d_dwpe = dev(dwpe, (size_t)maxT * C);
+	ct_encoder_forward(out, tok, wte, wpe, B, T, C);
+	assert_int_equal(ct_ocl_encoder_forward(&ops, d_out, d_tok, d_wte, d_wpe, B, T, C), 0);
+	expect_same("encoder forward", d_out, out, (size_t)B * T * C);
+	ct_encoder_backward(dwte, dwpe, dout, tok, B, T, C);
+	assert_int_equal(ct_ocl_encoder_backward(&ops, d_dwte, d_dwpe, d_dout, d_tok, B, T, C), 0);
+	expect_same("encoder dwte", d_dwte, dwte, (size_t)Vp * C);
+	expect_same("encoder dwpe", d_dwpe, dwpe, (size_t)maxT * C);
+	drop(d_wte, wte);
+	drop(d_wpe, wpe);
+	drop(d_dout, dout);
+	clReleaseMemObject(d_tok);
+}
+
+/* ---- layernorm ------------------------------------------------------------- */
+
+static void test_layernorm(void **state)
+{
+	const int BT = 29, C = 83;
+	const size_t n = (size_t)BT * C;
+	float *inp = rand_floats(n, 3.0f), *w = rand_floats(C, 1.0f), *b = rand_floats(C, 1.0f);
+	float *out = rand_floats(n, 1.0f), *mean = rand_floats(BT, 1.0f);
+	float *rstd = rand_floats(BT, 1.0f), *dout = rand_floats(n, 1.0f);
+	float *dinp = rand_floats(n, 1.0f), *dw = rand_floats(C, 1.0f), *db = rand_floats(C, 1.0f);
+	struct ct_dten d_inp = dev(inp, n), d_w = dev(w, C), d_b = dev(b, C);
+	struct ct_dten d_out = dev(out, n), d_mean = dev(mean, BT), d_rstd = dev(rstd, BT);
+	struct ct_dten d_dout = dev(dout, n), d_dinp = dev(dinp, n);
+	struct ct_dten d_dw = dev(dw, C), d_db = dev(db, C);
+
+	(void)state;
+	ct_layernorm_forward(out, mean, rstd, inp, w, b, BT, C);
+	assert_int_equal(ct_ocl_layernorm_forward(&ops, d_out, d_mean, d_rstd, d_inp, d_w,
+						  d_b, BT, C), 0);
+	/* backward runs on the reference's mean/rstd on both sides */
+	ct_layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, BT, C);
+	assert_int_equal(ct_ocl_layernorm_backward(&ops, d_dinp, d_dw, d_db, d_dout, d_inp,
+						   d_w, d_mean, d_rstd, BT, C), 0);
+	expect_same("layernorm out", d_out, out, n);
+	expect_same("layernorm mean", d_mean, mean, BT);
+	expect_same("layernorm rstd", d_rstd, rstd, BT);
+	expect_same("layernorm dinp", d_dinp, dinp, n);
+	expect_same("layernorm dw", d_dw, dw, C);
+	expect_same("layernorm db", d_db, db, C);
+	drop(d_inp, inp);
+	drop(d_w, w);
+	drop(d_b, b);
+	drop(d_dout, dout);
+}
+
+/* ---- attention ------------------------------------------------------------- */
+
+static void check_attention(int B, int T, int C, int NH)
+{
+	const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+	float *qkv = rand_floats(3 * n, 2.0f), *out = rand_floats(n, 1.0f);
+	float *att = rand_floats(na, 1.0f), *dout = rand_floats(n, 1.0f);
+	float *dqkv = rand_floats(3 * n, 1.0f), *datt = rand_floats(na, 1.0f);
+	struct ct_dten d_qkv = dev(qkv, 3 * n), d_out = dev(out, n), d_att = dev(att, na);
+	struct ct_dten d_dout = dev(dout, n), d_dqkv = dev(dqkv, 3 * n), d_datt = dev(datt, na);
+
+	ct_attention_forward(out, att, qkv, B, T, C, NH);
+	assert_int_equal(ct_ocl_attention_forward(&ops, d_out, d_att, d_qkv, B, T, C, NH), 0);
+	expect_same("attention out", d_out, out, n);
+	ct_attention_backward(dqkv, datt, dout, qkv, att, B, T, C, NH);
+	assert_int_equal(ct_ocl_attention_backward(&ops, d_dqkv, d_datt, d_dout, d_qkv, d_att,
+						   B, T, C, NH), 0);
+	expect_same("attention dqkv", d_dqkv, dqkv, 3 * n);
+	/* datt is scratch; only its rows t2 <= t are defined, so compare att */
+	expect_same("attention att", d_att, att, na);
+	drop(d_qkv, qkv);
+	drop(d_dout, dout);
+	drop(d_datt, datt);
+}
+
+static void test_attention(void **state)
+{
+	(void)state;
+	check_attention(2, 7, 12, 3);
+	check_attention(1, 13, 20, 4);
+	check_attention(3, 1, 6, 2);
+}
+
+/* ---- elementwise ----------------------------------------------------------- */
+
+static void test_gelu_residual(void **state)
+{
+	const size_t n = 4099;
+	float *inp = rand_floats(n, 6.0f), *out = rand_floats(n, 1.0f);
+	float *dout = rand_floats(n, 1.0f), *dinp = rand_floats(n, 1.0f);
+	float *a = rand_floats(n, 1.0f), *b = rand_floats(n, 1.0f), *r = rand_floats(n, 1.0f);
+	float *da = rand_floats(n, 1.0f), *db = rand_floats(n, 1.0f);
+	struct ct_dten d_inp, d_out, d_dout, d_dinp, d_a, d_b, d_r, d_da, d_db;
+
+	(void)state;
+	inp[0] = 0.0f; inp[1] = -0.0f; inp[2] = 30.0f; inp[3] = -30.0f; inp[4] = 1e-30f;
+	d_inp = dev(inp, n); d_out = dev(out, n); d_dout = dev(dout, n); d_dinp = dev(dinp, n);
+	d_a = dev(a, n); d_b = dev(b, n); d_r = dev(r, n); d_da = dev(da, n); d_db = dev(db, n);
+	ct_gelu_forward(out, inp, n);
+	assert_int_equal(ct_ocl_gelu_forward(&ops, d_out, d_inp, n), 0);
+	expect_same("gelu forward", d_out, out, n);
+	ct_gelu_backward(dinp, inp, dout, n);
+	assert_int_equal(ct_ocl_gelu_backward(&ops, d_dinp, d_inp, d_dout, n), 0);
+	expect_same("gelu backward", d_dinp, dinp, n);
+	ct_residual_forward(r, a, b, n);
+	assert_int_equal(ct_ocl_residual_forward(&ops, d_r, d_a, d_b, n), 0);
+	expect_same("residual forward", d_r, r, n);
+	ct_residual_backward(da, db, dout, n);
+	assert_int_equal(ct_ocl_residual_backward(&ops, d_da, d_db, d_dout, n), 0);
+	expect_same("residual da", d_da, da, n);
+	expect_same("residual db", d_db, db, n);
+	drop(d_inp, inp);
+	drop(d_dout, dout);
+	drop(d_a, a);
+	drop(d_b, b);
+}
+
+/* ---- cross-entropy --------------------------------------------------------- */
+
+static void test_crossentropy(void **state)
+{
+	const int BT = 23, V = 51, Vp = 64;
+	const size_t n = (size_t)BT * Vp;
+	uint16_t tgt[23];
+	float *logits = rand_floats(n, 8.0f), *probs = rand_floats(n, 1.0f);
+	float *losses = rand_floats(BT, 1.0f), *dlogits = rand_floats(n, 1.0f);
+	struct ct_dten d_logits, d_probs, d_losses, d_dlogits;
+	cl_mem d_tgt;
+	float *hl, ref_mean, got_mean;
+
+	(void)state;
+	for (int r = 0; r < BT; r++)
+		tgt[r] = (uint16_t)((r * 13) % V);
+	logits[5] = 80.0f;	/* one row with a dominant logit */
+	d_tgt = dev_tokens(tgt, BT);
+	d_logits = dev(logits, n); d_probs = dev(probs, n);
+	d_losses = dev(losses, BT); d_dlogits = dev(dlogits, n);
+	ct_crossentropy_forward(losses, probs, logits, tgt, BT, V, Vp);
+	assert_int_equal(ct_ocl_crossentropy_forward(&ops, d_losses, d_probs, d_logits, d_tgt,
+						     BT, V, Vp), 0);
+	hl = malloc(BT * sizeof(float));
+	assert_non_null(hl);
+	assert_int_equal(ct_ocl_read(&ops, hl, d_losses, BT), 0);
+	ref_mean = ct_mean_loss(losses, BT);
+	got_mean = ct_mean_loss(hl, BT);
+	assert_memory_equal(&ref_mean, &got_mean, sizeof(float));
+	free(hl);
+	expect_same("crossentropy losses", d_losses, losses, BT);
+	ct_crossentropy_backward(dlogits, probs, tgt, BT, V, Vp);
+	assert_int_equal(ct_ocl_crossentropy_backward(&ops, d_dlogits, d_probs, d_tgt,
+						      BT, V, Vp), 0);
+	expect_same("crossentropy probs", d_probs, probs, n);
+	expect_same("crossentropy dlogits", d_dlogits, dlogits, n);
+	drop(d_logits, logits);
+	clReleaseMemObject(d_tgt);
+}
+
+/* ---- clipping, AdamW --------------------------------------------------------- */
+
+static void check_clip(size_t n, float clip)
+{
+	float *g = rand_floats(n, 1.0f);
+	struct ct_dten d_g = dev(g, n);
+	float norm, dnorm;
+
+	norm = ct_grad_clip(g, n, clip);
+	assert_int_equal(ct_ocl_grad_clip(&ops, d_g, n, clip), 0);
+	assert_int_equal(ct_ocl_grad_norm_read(&ops, &dnorm), 0);
+	assert_memory_equal(&norm, &dnorm, sizeof(float));
+	expect_same("clipped gradient", d_g, g, n);
+}
+
+static void test_clip(void **state)
+{
+	(void)state;
+	check_clip(2 * CT_CLIP_CHUNK + 123, 1.0f);	/* clipped, 3 chunks */
+	check_clip(1000, 1e6f);				/* norm below clip */
+	check_clip(CT_CLIP_CHUNK, 0.5f);
+}
+
+static void test_adamw(void **state)
+{
+	const size_t n = 5003;
+	float *p = rand_floats(n, 1.0f), *g = rand_floats(n, 0.1f);
+	float *m = rand_floats(n, 0.01f), *v = rand_floats(n, 0.001f);
+	struct ct_adamw_args a = { .lr = 3e-4f, .beta1 = 0.9f, .beta2 = 0.999f,
+				   .eps = 1e-8f, .weight_decay = 0.01f };
+	struct ct_dten d_p, d_g, d_m, d_v;
+
+	(void)state;
+	for (size_t j = 0; j < n; j++)
+		v[j] = fabsf(v[j]);
+	d_p = dev(p, n); d_g = dev(g, n); d_m = dev(m, n); d_v = dev(v, n);
+	for (int t = 1; t <= 3; t++) {
+		ct_adamw_bias_corrections(a.beta1, a.beta2, t, &a.bc1, &a.bc2);
+		ct_adamw_update(p, g, m, v, n, &a);
+		assert_int_equal(ct_ocl_adamw(&ops, d_p, d_g, d_m, d_v, n, &a), 0);
+	}
+	expect_same("adamw params", d_p, p, n);
+	expect_same("adamw m", d_m, m, n);
+	expect_same("adamw v", d_v, v, n);
+	drop(d_g, g);
+}
+
+static int setup(void **state)
+{
+	const char *dev_spec = getenv("CT_TEST_DEVICE");
+	int rc;
+
+	(void)state;
+	/* no crowdtune kernel cache here (test_ocl covers it); PoCL's own
+	 * cache (POCL_CACHE_DIR) keeps the build fast */
+	rc = ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl);
+	if (rc < 0) {
+		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+		return -1;
+	}
+	fprintf(stderr, "device: %s (%s)\n", ocl->info.name, ocl->info.platform);
+	return ct_ocl_ops_init(&ops, ocl) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ct_ocl_ops_free(&ops);
+	ct_ocl_close(ocl);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matmul),
+		cmocka_unit_test(test_encoder),
+		cmocka_unit_test(test_layernorm),
+		cmocka_unit_test(test_attention),
+		cmocka_unit_test(test_gelu_residual),
+		cmocka_unit_test(test_crossentropy),
+		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_adamw),
+	};
+	struct ct_ocl_devinfo *devs = NULL;
+	int ndev = 0;
+
+	ct_ocl_enumerate(&devs, &ndev);
+	free(devs);
+	if (ndev == 0) {
+		fprintf(stderr, "SKIP: no OpenCL device on this machine\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

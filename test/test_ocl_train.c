@@ -1,0 +1,244 @@
+/*
+ * test_ocl_train.c - whole work units on the C reference ("cpu") and on the
+ * OpenCL backend give the same bytes: losses, gradients, weights, AdamW
+ * state and the trained checkpoint file (SHA-256); a WU interrupted at a
+ * random step and resumed on opencl (or moved from cpu to opencl) gives the
+ * identical file; evaluation gives the identical mean loss.
+ *
+ * Tiny model with awkward sizes (C = 24, NH = 2, Vp = 64 > V = 61, B = 3,
+ * T = 11) so it runs in about a second on PoCL. Exits 77 (skip) when the
+ * machine has no OpenCL device; CT_TEST_DEVICE picks one ("opencl:N").
+ */
+#include "ct_test.h"
+
+#include <time.h>
+
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_hash.h"
+#include "ct_ocl.h"
+
+static const char *ocl_dev = "opencl";
+static const struct ct_gpt2_config cfg = {
+	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
+};
+
+struct fixture {
+	struct ct_gpt2 model;
+	struct ct_tokens tokens;
+	struct ct_wu_hparams hp;
+	char *dir;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	uint16_t tok[400];
+	uint64_t s = 12345;
+
+	if (f == NULL || ct_gpt2_alloc(&f->model, &cfg) < 0 ||
+	    ct_gpt2_init_random(&cfg, 7, f->model.params) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* a mostly repetitive stream, so the loss moves */
+		tok[i] = (uint16_t)(i % 7 == 3 ? (s >> 33) % cfg.V : (i * 5) % 17);
+	}
+	if (ct_tokens_from_array(&f->tokens, tok, sizeof(tok) / sizeof(tok[0])) < 0)
+		return -1;
+	ct_wu_hparams_default(&f->hp);
+	f->hp.steps = 6;
+	f->hp.B = 3;
+	f->hp.T = 11;
+	f->hp.lr = 1e-2f;
+	f->hp.weight_decay = 0.01f;
+	f->hp.grad_clip = 1.0f;
+	f->dir = ct_test_mkdtemp();
+	if (f->dir == NULL)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	ct_gpt2_free(&f->model);
+	ct_tokens_free(&f->tokens);
+	ct_test_rmtree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Run the whole WU on device (resuming from `resume` when not NULL, else
+ * stopping after `stop_after` steps to save `state_out` when that is >0),
+ * save the checkpoint to dir/name and return its SHA-256 hex. */
+static void run_wu(struct fixture *f, const char *device, const char *resume,
+		   int stop_after, const char *state_out, const char *name,
+		   float *losses, char hex[CT_SHA256_HEXLEN + 1])
+{
+	struct ct_wu *wu = NULL;
+	char path[4200];
+	float loss;
+	int rc;
+
+	if (resume != NULL)
+		rc = ct_wu_resume(resume, &f->model, &f->tokens, &f->hp, device, &wu);
+	else
+		rc = ct_wu_open(&f->model, &f->tokens, &f->hp, device, &wu);
+	if (rc < 0)
+		fail_msg("%s: %s", device, ct_errmsg(rc));
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu);
+
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		if (losses != NULL)
+			losses[i] = loss;
+		if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after) {
+			assert_int_equal(ct_wu_save_state(wu, state_out), 0);
+			ct_wu_close(wu);
+			return;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	assert_int_equal(ct_wu_save_model(wu, path), 0);
+	ct_wu_close(wu);
+	assert_int_equal(ct_sha256_file_hex(path, hex), 0);
+}
+
+static void test_cpu_equals_opencl(void **state)
+{
+	struct fixture *f = *state;
+	float lc[6], lo[6];
+	char hc[CT_SHA256_HEXLEN + 1], ho[CT_SHA256_HEXLEN + 1];
+
+	run_wu(f, "cpu", NULL, 0, NULL, "cpu.bin", lc, hc);
+	run_wu(f, ocl_dev, NULL, 0, NULL, "ocl.bin", lo, ho);
+	for (int i = 0; i < 6; i++)
+		fprintf(stderr, "step %d loss cpu %.9g opencl %.9g\n", i + 1,
+			(double)lc[i], (double)lo[i]);
+	assert_memory_equal(lc, lo, sizeof(lc));
+	assert_string_equal(hc, ho);
+	/* and training did something */
+	assert_true(lc[5] < lc[0]);
+}
+
+static void test_no_clip_equal(void **state)
+{
+	struct fixture *f = *state;
+	char hc[CT_SHA256_HEXLEN + 1], ho[CT_SHA256_HEXLEN + 1];
+	float saved = f->hp.grad_clip;
+
+	f->hp.grad_clip = 0.0f;
+	f->hp.steps = 3;
+	run_wu(f, "cpu", NULL, 0, NULL, "cpu2.bin", NULL, hc);
+	run_wu(f, ocl_dev, NULL, 0, NULL, "ocl2.bin", NULL, ho);
+	f->hp.grad_clip = saved;
+	f->hp.steps = 6;
+	assert_string_equal(hc, ho);
+}
+
+/* One step through the backend interface: gradients, weights and AdamW
+ * moments all identical (a finer diagnosis than the file hash). */
+static void test_backend_state_equal(void **state)
+{
+	struct fixture *f = *state;
+	const struct ct_backend_ops *ops[2] = { &ct_cpu_backend_ops, &ct_ocl_backend_ops };
+	const char *devs[2] = { "cpu", ocl_dev };
+	size_t n = f->model.lay.total;
+	float *buf[2][4], loss[2];
+	struct ct_step_args a = { .t = 1, .grad_clip = 0.5f,
+				  .opt = { .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f,
+					   .eps = 1e-8f, .weight_decay = 0.1f } };
+	const int B = 2, T = 9;
+
+	ct_adamw_bias_corrections(0.9f, 0.999f, 1, &a.opt.bc1, &a.opt.bc2);
+	for (int d = 0; d < 2; d++) {
+		struct ct_backend *be = NULL;
+
+		for (int k = 0; k < 4; k++) {
+			buf[d][k] = malloc(n * sizeof(float));
+			assert_non_null(buf[d][k]);
+		}
+		assert_int_equal(ops[d]->open(devs[d], &cfg, B, T, 1, &be), 0);
+		assert_int_equal(ops[d]->load_state(be, f->model.params, NULL, NULL), 0);
+		assert_int_equal(ops[d]->step(be, f->tokens.tok, f->tokens.tok + 1, &a, &loss[d]), 0);
+		assert_int_equal(ops[d]->read_grads(be, buf[d][0]), 0);
+		assert_int_equal(ops[d]->read_state(be, buf[d][1], buf[d][2], buf[d][3]), 0);
+		ops[d]->close(be);
+	}
+	assert_memory_equal(&loss[0], &loss[1], sizeof(float));
+	for (int k = 0; k < 4; k++) {
+		assert_memory_equal(buf[0][k], buf[1][k], n * sizeof(float));
+		free(buf[0][k]);
+		free(buf[1][k]);
+	}
+}
+
+static void test_resume_random_step(void **state)
+{
+	struct fixture *f = *state;
+	char full[CT_SHA256_HEXLEN + 1], res[CT_SHA256_HEXLEN + 1], st[4200];
+	int k = 1 + (int)(time(NULL) % (f->hp.steps - 1));	/* 1..steps-1 */
+
+	fprintf(stderr, "resuming after step %d of %d\n", k, f->hp.steps);
+	snprintf(st, sizeof(st), "%s/wu.state", f->dir);
+	run_wu(f, ocl_dev, NULL, 0, NULL, "full.bin", NULL, full);
+	run_wu(f, ocl_dev, NULL, k, st, NULL, NULL, NULL);
+	run_wu(f, ocl_dev, st, 0, NULL, "resumed.bin", NULL, res);
+	assert_string_equal(full, res);
+	/* a state saved by the C reference continues on OpenCL */
+	run_wu(f, "cpu", NULL, k, st, NULL, NULL, NULL);
+	run_wu(f, ocl_dev, st, 0, NULL, "moved.bin", NULL, res);
+	assert_string_equal(full, res);
+}
+
+static void test_eval_equal(void **state)
+{
+	struct fixture *f = *state;
+	float mc, mo;
+
+	assert_int_equal(ct_eval(&f->model, &f->tokens, 2, 13, 3, "cpu", &mc), 0);
+	assert_int_equal(ct_eval(&f->model, &f->tokens, 2, 13, 3, ocl_dev, &mo), 0);
+	assert_memory_equal(&mc, &mo, sizeof(float));
+}
+
+static void test_bad_device(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_wu *wu = NULL;
+
+	assert_int_equal(ct_wu_open(&f->model, &f->tokens, &f->hp, "opencl:63", &wu),
+			 CT_ENOTFOUND);
+	assert_null(wu);
+	assert_non_null(strstr(ct_errmsg(CT_ENOTFOUND), "63"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_equals_opencl),
+		cmocka_unit_test(test_no_clip_equal),
+		cmocka_unit_test(test_backend_state_equal),
+		cmocka_unit_test(test_resume_random_step),
+		cmocka_unit_test(test_eval_equal),
+		cmocka_unit_test(test_bad_device),
+	};
+	struct ct_ocl_devinfo *devs = NULL;
+	int ndev = 0;
+
+	if (getenv("CT_TEST_DEVICE") != NULL)
+		ocl_dev = getenv("CT_TEST_DEVICE");
+	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
+	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
+		setenv("CTUNE_KERNEL_CACHE", "", 1);
+	ct_ocl_enumerate(&devs, &ndev);
+	free(devs);
+	if (ndev == 0) {
+		fprintf(stderr, "SKIP: no OpenCL device on this machine\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
