@@ -14,11 +14,13 @@
  *
  * Text is tokenised per character: 0 = '\n', 1 = ' ', 2 = '.', 3..28 =
  * 'a'..'z' (V = 29). Output is an llm.c token file (uint16 with the 256-int
- * header), written with lib/ct_tokens.
+ * header), written with lib/ct_tokens. The languages and their text come
+ * from bench/ct_corpus.[ch], shared with bench/bench_lofi.
  *
  *   ctune-corpus --lang SEED [--base-lang SEED --share F] --tokens N
  *                [--seed S] --out FILE [--text]
  */
+#include "ct_corpus.h"
 #include "ct_err.h"
 #include "ct_tokens.h"
 
@@ -27,124 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CORPUS_V 29
-#define NWORDS 64
-#define NSUCC 4
-#define MAXWLEN 8
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform integer in [0, n). The tiny modulo bias does not matter here. */
-static unsigned rng_below(struct rng *r, unsigned n)
-{
-	return (unsigned)(rng_next(r) % n);
-}
-
-struct lang {
-	char words[NWORDS][MAXWLEN + 1];
-	int succ[NWORDS][NSUCC];	/* successor word indices */
-	unsigned succ_w[NSUCC];		/* cumulative weights, out of 100 */
-	unsigned end_pct;		/* chance (percent) a sentence ends */
-};
-
-static void make_word(struct rng *r, char *out)
-{
-	static const char cons[] = "bdfgklmnprstvz";
-	static const char vow[] = "aeiou";
-	int syl = 1 + (int)rng_below(r, 3), n = 0;
-
-	for (int i = 0; i < syl && n + 2 <= MAXWLEN; i++) {
-		out[n++] = cons[rng_below(r, sizeof(cons) - 1)];
-		out[n++] = vow[rng_below(r, sizeof(vow) - 1)];
-	}
-	if (rng_below(r, 3) == 0 && n < MAXWLEN)
-		out[n++] = "nrst"[rng_below(r, 4)];
-	out[n] = '\0';
-}
-
-/* Build language `seed`; when `base` is given, the first share*NWORDS words
- * are taken from it (the rest and every transition are new). */
-static void lang_build(struct lang *L, uint64_t seed, const struct lang *base, double share)
-{
-	struct rng r = { seed * 0x100000001b3ULL + 17 };
-	int keep = base ? (int)(share * NWORDS) : 0;
-
-	for (int w = 0; w < NWORDS; w++) {
-		if (w < keep)
-			memcpy(L->words[w], base->words[w], sizeof(L->words[w]));
-		else
-			make_word(&r, L->words[w]);
-	}
-	for (int w = 0; w < NWORDS; w++)
-		for (int k = 0; k < NSUCC; k++)
-			L->succ[w][k] = (int)rng_below(&r, NWORDS);
-	L->succ_w[0] = 55;
-	L->succ_w[1] = 80;
-	L->succ_w[2] = 93;
-	L->succ_w[3] = 100;
-	L->end_pct = 12;
-}
-
-static int tok_of(char c)
-{
-	if (c == '\n')
-		return 0;
-	if (c == ' ')
-		return 1;
-	if (c == '.')
-		return 2;
-	return 3 + (c - 'a');
-}
-
-static int emit(uint16_t *out, size_t *n, size_t cap, char c)
-{
-	if (*n >= cap)
-		return 1;
-	out[(*n)++] = (uint16_t)tok_of(c);
-	return 0;
-}
-
-static void generate(const struct lang *L, uint64_t seed, uint16_t *out, size_t cap)
-{
-	struct rng r = { seed ^ 0xa5a5a5a55a5a5a5aULL };
-	size_t n = 0;
-	int w = (int)rng_below(&r, NWORDS), sentences = 0;
-
-	while (n < cap) {
-		unsigned u = rng_below(&r, 100);
-		int k = 0;
-
-		for (const char *p = L->words[w]; *p; p++)
-			if (emit(out, &n, cap, *p))
-				return;
-		if (rng_below(&r, 100) < L->end_pct) {
-			if (emit(out, &n, cap, '.'))
-				return;
-			sentences++;
-			if (emit(out, &n, cap, sentences % 6 == 0 ? '\n' : ' '))
-				return;
-			w = (int)rng_below(&r, NWORDS);
-			continue;
-		}
-		if (emit(out, &n, cap, ' '))
-			return;
-		while (u >= L->succ_w[k])
-			k++;
-		w = L->succ[w][k];
-	}
-}
 
 static void usage(FILE *f)
 {
@@ -174,7 +58,7 @@ int main(int argc, char **argv)
 	double share = 0.5;
 	long long ntok = 0;
 	const char *out = NULL;
-	struct lang base, L;
+	struct ct_corpus_lang base, L;
 	uint16_t *toks;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -196,18 +80,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (have_base)
-		lang_build(&base, base_lang, NULL, 0);
-	lang_build(&L, lang, have_base ? &base : NULL, share);
+		ct_corpus_lang_build(&base, base_lang, NULL, 0);
+	ct_corpus_lang_build(&L, lang, have_base ? &base : NULL, share);
 	toks = malloc((size_t)ntok * sizeof(*toks));
 	if (toks == NULL) {
 		fprintf(stderr, "ctune-corpus: out of memory\n");
 		return 1;
 	}
-	generate(&L, seed, toks, (size_t)ntok);
+	ct_corpus_generate(&L, seed, toks, (size_t)ntok);
 	if (text) {
-		static const char chars[] = "\n .abcdefghijklmnopqrstuvwxyz";
 		for (long long i = 0; i < ntok && i < 400; i++)
-			putchar(chars[toks[i]]);
+			putchar(ct_corpus_char(toks[i]));
 		putchar('\n');
 	}
 	rc = ct_tokens_save(out, toks, (size_t)ntok);

@@ -15,3 +15,11 @@ bench_bench_train_SOURCES = bench/bench_train.c
 bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 include bench/corpus.mk
+include bench/lofi.mk
+# Server part: scheduler load generator (simulated hosts over loopback).
+noinst_PROGRAMS += bench/bench_sched
+bench_bench_sched_SOURCES = bench/bench_sched.c
+bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) \
+	$(CURL_CFLAGS) -I$(top_srcdir)/server
+bench_bench_sched_LDADD = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
+	$(CURL_LIBS) $(CT_DEP_LIBS)

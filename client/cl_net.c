@@ -218,7 +218,7 @@ static void rpc_failed(struct ct_daemon *d, struct ct_project *p, int rc, double
 	if (delay < delay_min)
 		delay = delay_min;
 	p->next_rpc = ct_clock_now(d->clk) + delay;
-	ct_log_warn("%s: scheduler RPC failed (%s); retry in %.1f s", p->url, ct_errmsg(rc), delay);
+	ct_log_warn("%s: scheduler RPC failed (%s); retry in %.3f s", p->url, ct_errmsg(rc), delay);
 }
 
 static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct_sched_reply *r)
@@ -239,8 +239,9 @@ static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct
 	p->next_rpc = 0;
 	p->last_rpc = now;
 	ct_daemon_forget_reported(d, p);
-	ct_log_info("%s: scheduler RPC ok: %d reported, %d new task%s, credit %.2f", p->url,
-		    nrep, nnew, nnew == 1 ? "" : "s", p->credit);
+	ct_log(nrep > 0 || nnew > 0 ? CT_LOG_INFO : CT_LOG_DEBUG,
+	       "%s: scheduler RPC ok: %d reported, %d new task%s, credit %.2f", p->url,
+	       nrep, nnew, nnew == 1 ? "" : "s", p->credit);
 }
 
 /* Send the request in req to url's scheduler; parse into r. */

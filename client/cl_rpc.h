@@ -59,6 +59,7 @@ struct ct_sched_reply {
 	double request_delay;		/* seconds, 0 if absent */
 	char *user_name;
 	double total_credit, expavg_credit;	/* NaN if absent */
+	long rank;			/* the user's rank by RAC if sent, else 0 */
 	char *project_name;
 	char *error_code;		/* whole request refused: "AUTH", ... */
 	char *error_message;

@@ -164,6 +164,15 @@ static void human(double v, char *out, size_t n)
 		snprintf(out, n, "%.0f", v);
 }
 
+/* Credit: tiny jobs earn fractions of a cobblestone, so keep 4 digits. */
+static void credit_str(double v, char *out, size_t n)
+{
+	if (v >= 100 || v == 0)
+		snprintf(out, n, "%.2f", v);
+	else
+		snprintf(out, n, "%.4g", v);
+}
+
 static int render_task(struct ct_buf *b, const struct ct_status_task *t)
 {
 	int rc;
@@ -196,10 +205,13 @@ int ct_status_render_text(const struct ct_status *s, struct ct_buf *b)
 					 s->results_reported, s->seconds, tok);
 	for (int i = 0; i < s->nprojects && rc == 0; i++) {
 		const struct ct_status_project *p = &s->projects[i];
+		char cr[32], rac[32];
 
-		rc = ct_buf_appendf(b, "\nproject %s  user %s  host %ld\n  credit %.2f (recent "
-				    "%.2f)", p->url, p->user_name[0] ? p->user_name : "?",
-				    p->hostid, p->credit, p->rac);
+		credit_str(p->credit, cr, sizeof(cr));
+		credit_str(p->rac, rac, sizeof(rac));
+		rc = ct_buf_appendf(b, "\nproject %s  user %s  host %ld\n  credit %s (recent "
+				    "%s)", p->url, p->user_name[0] ? p->user_name : "?",
+				    p->hostid, cr, rac);
 		if (rc == 0 && p->rank > 0) rc = ct_buf_appendf(b, "  rank #%ld", p->rank);
 		if (rc == 0) rc = ct_buf_appendf(b, "  next contact in %.0f s", p->next_rpc_in);
 		if (rc == 0 && p->nfailures > 0)
@@ -276,12 +288,14 @@ int ct_status_render_saver(const struct ct_status *s, int cols, int rows, struct
 	if (rc == 0) rc = ct_buf_appendf(b, " %s tokens/s on %s (%s)\x1b[K\n", tps, s->device,
 					 s->device_name);
 	if (rc == 0 && p != NULL) {
-		char rank[32] = "-";
+		char rank[32] = "-", cr[32], rac[32];
 
 		if (p->rank > 0)
 			snprintf(rank, sizeof(rank), "#%ld", p->rank);
-		rc = ct_buf_appendf(b, " credit %.2f \xc2\xb7 recent %.2f \xc2\xb7 rank %s "
-				    "\xc2\xb7 %s\x1b[K\n", p->credit, p->rac, rank,
+		credit_str(p->credit, cr, sizeof(cr));
+		credit_str(p->rac, rac, sizeof(rac));
+		rc = ct_buf_appendf(b, " credit %s \xc2\xb7 recent %s \xc2\xb7 rank %s "
+				    "\xc2\xb7 %s\x1b[K\n", cr, rac, rank,
 				    p->user_name[0] ? p->user_name : "");
 	}
 	if (rc == 0) rc = ct_buf_appends(b, "\x1b[K\n press any key to exit\x1b[K\x1b[J");

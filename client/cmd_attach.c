@@ -135,7 +135,7 @@ static int change(const char *dir_opt, const char *url, const char *key)
 static void attach_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ctune attach URL --key KEY\n"
+		"usage: ctune attach URL --key KEY   (or: ctune attach URL KEY)\n"
 		"       ctune attach URL --name NAME --email EMAIL --password PASSWORD\n"
 		"       ctune attach URL --email EMAIL --password PASSWORD\n"
 		"Attach this computer to a project: with the account key from the\n"
@@ -159,7 +159,7 @@ int ct_cmd_attach(int argc, char **argv)
 	const char *key = NULL, *name = NULL, *email = NULL, *dir = NULL;
 	const char *password = getenv("CTUNE_PASSWORD");
 	char *got = NULL, url[1024];
-	int c, rc;
+	int c, rc, nargs, bad = 0;
 
 	while ((c = getopt_long(argc, argv, "k:n:e:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -172,7 +172,12 @@ int ct_cmd_attach(int argc, char **argv)
 		default: attach_usage(stderr); return CT_EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc || (key == NULL && (email == NULL || password == NULL))) {
+	nargs = argc - optind;
+	if (key == NULL && nargs == 2)
+		key = argv[optind + 1];	/* `ctune attach URL KEY` */
+	else if (nargs != 1)
+		bad = 1;
+	if (bad || (key == NULL && (email == NULL || password == NULL))) {
 		attach_usage(stderr);
 		return CT_EXIT_USAGE;
 	}

@@ -80,6 +80,32 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Fail early (before hours of training) if path cannot be created: make
+ * and drop the temp file an atomic write would use. */
+static int check_writable(const char *path)
+{
+	struct ct_afile af = { .fd = -1 };
+	int rc = ct_afile_open(&af, path, 0644);
+
+	ct_afile_abort(&af);
+	return rc;
+}
+
+/* The vocabulary check, with both file names in the message. */
+static int check_vocab(const struct ct_tokens *t, const char *tpath,
+		       const struct ct_gpt2 *m, const char *mpath)
+{
+	int rc = ct_tokens_check_vocab(t, m->cfg.V);
+
+	if (rc < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+		return ct_error(rc, "%s does not fit %s: %s", tpath, mpath, why);
+	}
+	return 0;
+}
+
 /* ---- train ---------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_requested;
@@ -217,9 +243,13 @@ int ct_cmd_train(int argc, char **argv)
 	rc = train_parse(argc, argv, &o);
 	if (rc != 0)			/* 1: --help shown; else a usage error */
 		return rc == 1 ? CT_EXIT_OK : CT_EXIT_USAGE;
-	rc = ct_gpt2_load(o.model, &model);
+	rc = check_writable(o.out);
+	if (rc == 0)
+		rc = ct_gpt2_load(o.model, &model);
 	if (rc == 0)
 		rc = ct_tokens_load(o.data, &tok);
+	if (rc == 0)
+		rc = check_vocab(&tok, o.data, &model, o.model);
 	if (rc == 0 && o.resume)
 		rc = ct_wu_resume(o.resume, &model, &tok, &o.hp, o.device, &wu);
 	else if (rc == 0)
@@ -300,6 +330,8 @@ int ct_cmd_eval(int argc, char **argv)
 	rc = ct_gpt2_load(mpath, &model);
 	if (rc == 0)
 		rc = ct_tokens_load(dpath, &tok);
+	if (rc == 0)
+		rc = check_vocab(&tok, dpath, &model, mpath);
 	if (rc == 0)
 		rc = ct_eval(&model, &tok, B, T, K, device, &loss);
 	if (rc == 0) {

@@ -31,6 +31,9 @@ int ct_cmd_train(int argc, char **argv);
 int ct_cmd_eval(int argc, char **argv);
 int ct_cmd_model(int argc, char **argv);
 
+/* LEAD (client/cmd_tokens.c) */
+int ct_cmd_tokens(int argc, char **argv);
+
 /* OPENCL (client/cmd_devices.c) */
 int ct_cmd_devices(int argc, char **argv);
 

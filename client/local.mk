@@ -30,6 +30,7 @@ ctune_SOURCES = \
 	client/cmd_status.c
 ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_devices.c
+ctune_SOURCES += client/cmd_tokens.c
 ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.
@@ -39,3 +40,18 @@ if HAVE_X11
 CT_X11_CFLAGS += $(X11_CFLAGS)
 CT_X11_LIBS += $(X11_LIBS)
 endif
+
+# Install files: man page, systemd user unit, XDG autostart entry. Both
+# directories are under the configured prefix so that `make distcheck`
+# (which installs into a scratch prefix) works; a distribution packaging
+# ctune passes --prefix=/usr --sysconfdir=/etc.
+dist_man_MANS += client/ctune.1
+systemduserunitdir = $(prefix)/lib/systemd/user
+systemduserunit_DATA = client/ctune.service
+autostartdir = $(sysconfdir)/xdg/autostart
+dist_autostart_DATA = client/ctune.desktop
+EXTRA_DIST += client/ctune.service.in
+CLEANFILES += client/ctune.service
+client/ctune.service: client/ctune.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) client && \
+	sed -e 's|@bindir[@]|$(bindir)|g' $(srcdir)/client/ctune.service.in >$@

@@ -51,6 +51,8 @@ static const struct ct_cmd_entry commands[] = {
 	  .summary = "evaluate a model on a token file" },
 	{ .name = "model", .fn = ct_cmd_model,
 	  .summary = "inspect or create model checkpoints" },
+	{ .name = "tokens", .fn = ct_cmd_tokens,
+	  .summary = "inspect, shard or concatenate token files" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -290,7 +290,7 @@ CREATE TABLE result (
     validate_time       BIGINT NOT NULL DEFAULT 0,
     granted_credit      DOUBLE NOT NULL DEFAULT 0,
     UNIQUE KEY result_name (name),
-    KEY result_dispatch (server_state, priority, id),
+    KEY result_dispatch (server_state, priority DESC, id),
     KEY result_wu_user (workunitid, userid),
     KEY result_host (hostid, server_state),
     KEY result_user (userid, id),

@@ -1,3 +1,6 @@
 # doc/ rules (included by the top-level Makefile.am)
 dist_doc_DATA += doc/internals-lib.md
 dist_doc_DATA += doc/workunit.md
+dist_doc_DATA += doc/credit.md doc/results.md doc/validation.md
+dist_doc_DATA += doc/protocol.md doc/operator.md
+dist_doc_DATA += doc/volunteer.md

@@ -329,35 +329,82 @@ __kernel void ct_residual_bwd(CT_BUF(__global, da), CT_BUF(__global, db),
 
 /* ---- softmax + cross-entropy ----------------------------------------------- */
 
-/* One work-item per row r of logits (BT,Vp). */
-__kernel void ct_crossentropy_fwd(CT_BUF(__global, losses), CT_BUF(__global, probs),
-				  CT_BUF(const __global, logits),
-				  const __global ushort *targets, int BT, int V, int Vp)
+/* The reference's per-row softmax in four passes, so that the expensive
+ * exps run one work-item per element while each row's max and sum stay one
+ * sequential chain: rows (BT) of logits/probs (BT,Vp); stat (2*BT) holds
+ * each row's max, then its sum. */
+
+/* stat[r] = max over i < V of x[r,i] (sequential, reference's compare). */
+__kernel void ct_ce_max(CT_BUF(const __global, logits), __global float *stat,
+			int BT, int V, int Vp)
 {
 	int r = get_global_id(0);
 	const __global float *x;
-	__global float *p;
-	float mx, sum = 0.0f;
+	float mx;
 
 	if (r >= BT)
 		return;
-	CT_AT(losses); CT_AT(probs); CT_AT(logits);
+	CT_AT(logits);
 	x = logits + (size_t)r * Vp;
-	p = probs + (size_t)r * Vp;
 	mx = x[0];
 	for (int i = 1; i < V; i++)
 		mx = x[i] > mx ? x[i] : mx;
-	for (int i = 0; i < V; i++) {
-		float e = ct_expf(x[i] - mx);
+	stat[r] = mx;
+}
 
-		p[i] = e;
-		sum = sum + e;
-	}
+/* probs[r,i] = ct_expf(x[r,i] - max_r) for i < V, 0 for i >= V. */
+__kernel void ct_ce_exp(CT_BUF(__global, probs), CT_BUF(const __global, logits),
+			const __global float *stat, int BT, int V, int Vp)
+{
+	int i = get_global_id(0), r = get_global_id(1);
+	size_t j = (size_t)r * Vp + i;
+
+	if (i >= Vp || r >= BT)
+		return;
+	CT_AT(probs); CT_AT(logits);
+	probs[j] = i < V ? ct_expf(logits[j] - stat[r]) : 0.0f;
+}
+
+/* stat[BT + r] = sum over i < V of probs[r,i] (sequential). */
+__kernel void ct_ce_sum(CT_BUF(const __global, probs), __global float *stat,
+			int BT, int V, int Vp)
+{
+	int r = get_global_id(0);
+	const __global float *e;
+	float sum = 0.0f;
+
+	if (r >= BT)
+		return;
+	CT_AT(probs);
+	e = probs + (size_t)r * Vp;
 	for (int i = 0; i < V; i++)
-		p[i] = p[i] / sum;
-	for (int i = V; i < Vp; i++)
-		p[i] = 0.0f;
-	losses[r] = -ct_logf(p[targets[r]]);
+		sum = sum + e[i];
+	stat[BT + r] = sum;
+}
+
+/* probs[r,i] = e / sum_r for i < V. */
+__kernel void ct_ce_norm(CT_BUF(__global, probs), const __global float *stat,
+			 int BT, int V, int Vp)
+{
+	int i = get_global_id(0), r = get_global_id(1);
+	size_t j = (size_t)r * Vp + i;
+
+	if (i >= V || r >= BT)
+		return;
+	CT_AT(probs);
+	probs[j] = probs[j] / stat[BT + r];
+}
+
+/* losses[r] = -ct_logf(probs[r, targets[r]]). */
+__kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs),
+			 const __global ushort *targets, int BT, int Vp)
+{
+	int r = get_global_id(0);
+
+	if (r >= BT)
+		return;
+	CT_AT(losses); CT_AT(probs);
+	losses[r] = -ct_logf(probs[(size_t)r * Vp + targets[r]]);
 }
 
 /* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); one
@@ -422,7 +469,8 @@ __kernel void ct_gradnorm_final(const __global float *part, __global float *res,
 	}
 }
 
-/* g = g * s when res[2] says so. */
+/* g = g * s when res[2] says so (clipping without an AdamW step after it;
+ * a training step folds this into ct_adamw). */
 __kernel void ct_grad_scale(CT_BUF(__global, g), const __global float *res, ulong n)
 {
 	size_t i = get_global_id(0);
@@ -433,19 +481,27 @@ __kernel void ct_grad_scale(CT_BUF(__global, g), const __global float *res, ulon
 	g[i] = g[i] * res[1];
 }
 
-__kernel void ct_adamw(CT_BUF(__global, p), CT_BUF(const __global, g),
+/* AdamW (ct_adamw_update). When clip is set, res holds the clipping of
+ * ct_gradnorm_final and a clipped g (g * res[1]) is used and written back,
+ * exactly as if ct_grad_scale had run first, saving one pass over memory. */
+__kernel void ct_adamw(CT_BUF(__global, p), CT_BUF(__global, g),
 		       CT_BUF(__global, m), CT_BUF(__global, v), ulong n,
 		       float lr, float beta1, float beta2, float eps, float wd,
-		       float bc1, float bc2)
+		       float bc1, float bc2, const __global float *res, int clip)
 {
 	size_t j = get_global_id(0);
-	float mj, vj;
+	float gj, mj, vj;
 
 	if (j >= n)
 		return;
 	CT_AT(p); CT_AT(g); CT_AT(m); CT_AT(v);
-	mj = ct_adamw_m_elem(m[j], g[j], beta1);
-	vj = ct_adamw_v_elem(v[j], g[j], beta2);
+	gj = g[j];
+	if (clip && res[2] != 0.0f) {
+		gj = gj * res[1];
+		g[j] = gj;
+	}
+	mj = ct_adamw_m_elem(m[j], gj, beta1);
+	vj = ct_adamw_v_elem(v[j], gj, beta2);
 	m[j] = mj;
 	v[j] = vj;
 	p[j] = ct_adamw_p_elem(p[j], mj, vj, lr, eps, wd, bc1, bc2);

@@ -40,71 +40,129 @@ typedef CT_MM_CAT(float, CT_MM_VW) ct_mmvec;
 #define CT_MM_VSTORE CT_MM_CAT(vstore, CT_MM_VW)
 
 /* Bp[p][k][j] = B[k, p*PW + j] (0 past N), with B[k, n] = src[k*sk + n*sn].
- * Global size (npanels*PW, K). */
+ * One work-item per tile of PW columns x CT_MM_PACK_K rows of k (few
+ * work-items: per-work-item overhead matters on CPU devices), visiting the
+ * tile in the order that reads src contiguously. Global size (npanels,
+ * ceil(K / CT_MM_PACK_K)). */
+#define CT_MM_PACK_K 16
 __kernel void ct_mm_pack(const __global float *src, ulong soff, int sk, int sn,
 			 __global float *Bp, int K, int N)
 {
-	int c = get_global_id(0);
-	int k = get_global_id(1);
-	int p = c / CT_MM_PW, j = c % CT_MM_PW;
-	float v = 0.0f;
+	int p = get_global_id(0);
+	int k0 = get_global_id(1) * CT_MM_PACK_K;
+	int n0 = p * CT_MM_PW;
+	int kn = K - k0 < CT_MM_PACK_K ? K - k0 : CT_MM_PACK_K;
+	int jn = N - n0 < CT_MM_PW ? N - n0 : CT_MM_PW;
+	__global float *dst = Bp + ((size_t)p * K + k0) * CT_MM_PW;
 
-	src += soff;
-	if (c < N)
-		v = src[(size_t)k * sk + (size_t)c * sn];
-	Bp[((size_t)p * K + k) * CT_MM_PW + j] = v;
+	if (kn <= 0 || n0 >= N)
+		return;
+	src += soff + (size_t)k0 * sk + (size_t)n0 * sn;
+	if (sn == 1) {
+		for (int kk = 0; kk < kn; kk++)
+			for (int j = 0; j < CT_MM_PW; j++)
+				dst[kk * CT_MM_PW + j] = j < jn ? src[(size_t)kk * sk + j] : 0.0f;
+	} else {
+		for (int j = 0; j < CT_MM_PW; j++)
+			for (int kk = 0; kk < kn; kk++)
+				dst[kk * CT_MM_PW + j] = j < jn ? src[kk * sk + (size_t)j * sn] : 0.0f;
+	}
 }
 
-/* out[m*ldo + n] for m < M, n < N (see above). Global size (ceil(M/R),
- * npanels). accumulate: 0 -> out = acc with acc starting at bias[n] (or 0
- * when has_bias is 0); 1 -> acc starts at 0 and out = out + acc. */
+/* out[m*som + n*son] for m < M, n < N (see above; son = 1 normally, and
+ * som = 1 when the product is computed transposed, as the forward is when
+ * packing the inputs is cheaper than packing the weights). Work-item (row
+ * block, panel) = (gid0, gid1), or (gid1, gid0) when pfast is set (the
+ * host picks the order that keeps the larger operand's reuse in cache).
+ * B: when direct is set, full panels are read straight from B (row stride
+ * ldb, B[k, n] = B[k*ldb + n]) and only a last partial panel from Bp
+ * (packed alone, K x PW); else every panel p from Bp + p*K*PW.
+ * accumulate: 0 -> out = acc with acc starting at the bias (bias[n], or
+ * bias[m] when bias_row is set; 0 when has_bias is 0); 1 -> acc starts at
+ * 0 and out = out + acc.
+ * A long k range may be cut in pieces [k0, k1) run one after the other so
+ * that both operands' pieces stay in cache: a piece that does not start at
+ * 0 takes its accumulators from accb (M x lda floats), a piece that does
+ * not end at K leaves them there; each output's chain of fmas is the same
+ * sequence either way (a float stored and reloaded is unchanged). */
 __kernel void ct_mm(const __global float *A, ulong aoff, int sam, int sak,
-		    const __global float *Bp,
-		    const __global float *bias, ulong boff, int has_bias,
-		    __global float *out, ulong ooff, int ldo,
-		    int M, int N, int K, int accumulate)
+		    const __global float *B, ulong bdoff, int ldb,
+		    const __global float *Bp, int direct,
+		    const __global float *bias, ulong boff, int has_bias, int bias_row,
+		    __global float *out, ulong ooff, int som, int son,
+		    int M, int N, int K, int accumulate, int pfast,
+		    __global float *accb, int lda, int k0, int k1)
 {
-	int m0 = get_global_id(0) * CT_MM_R;
-	int p = get_global_id(1);
+	int g0 = get_global_id(0), g1 = get_global_id(1);
+	int m0 = (pfast ? g1 : g0) * CT_MM_R;
+	int p = pfast ? g0 : g1;
 	int n0 = p * CT_MM_PW;
-	const __global float *bp = Bp + (size_t)p * K * CT_MM_PW;
-	size_t arow[CT_MM_R];
+	const __global float *bp, *ak;
+	size_t bstride, ro[CT_MM_R];
 	ct_mmvec acc[CT_MM_R][CT_MM_NV];
 	float init[CT_MM_PW];
+	int use_bias = has_bias && !accumulate;
 
-	if (m0 >= M)
+	if (m0 >= M || n0 >= N)
 		return;
-	A += aoff;
 	bias += boff;
 	out += ooff;
+	if (direct && n0 + CT_MM_PW <= N) {
+		bp = B + bdoff + n0;
+		bstride = ldb;
+	} else {
+		bp = Bp + (direct ? 0 : (size_t)p * K * CT_MM_PW);
+		bstride = CT_MM_PW;
+	}
+	bp += (size_t)k0 * bstride;
 	for (int j = 0; j < CT_MM_PW; j++)
-		init[j] = (has_bias && !accumulate && n0 + j < N) ? bias[n0 + j] : 0.0f;
+		init[j] = (use_bias && !bias_row && n0 + j < N) ? bias[n0 + j] : 0.0f;
+	ak = A + aoff + (size_t)m0 * sam + (size_t)k0 * sak;
 #pragma unroll
 	for (int r = 0; r < CT_MM_R; r++) {
 		/* rows past M recompute row M-1 and are not stored */
-		int m = m0 + r < M ? m0 + r : M - 1;
-		arow[r] = (size_t)m * sam;
+		int rr = m0 + r < M ? r : M - 1 - m0;
+
+		ro[r] = (size_t)rr * sam;
 #pragma unroll
-		for (int v = 0; v < CT_MM_NV; v++)
-			acc[r][v] = CT_MM_VLOAD(v, init);
+		for (int v = 0; v < CT_MM_NV; v++) {
+			if (k0 != 0)
+				acc[r][v] = CT_MM_VLOAD(v, accb + (size_t)(m0 + rr) * lda + n0);
+			else if (use_bias && bias_row)
+				acc[r][v] = (ct_mmvec)(bias[m0 + rr]);
+			else
+				acc[r][v] = CT_MM_VLOAD(v, init);
+		}
 	}
-	for (int k = 0; k < K; k++) {
+	for (int k = k0; k < k1; k++) {
 		ct_mmvec b[CT_MM_NV];
-		size_t ak = (size_t)k * sak;
 #pragma unroll
 		for (int v = 0; v < CT_MM_NV; v++)
-			b[v] = CT_MM_VLOAD(v, bp + (size_t)k * CT_MM_PW);
+			b[v] = CT_MM_VLOAD(v, bp);
 #pragma unroll
 		for (int r = 0; r < CT_MM_R; r++) {
-			ct_mmvec a = (ct_mmvec)(A[arow[r] + ak]);
+			ct_mmvec a = (ct_mmvec)(ak[ro[r]]);
 #pragma unroll
 			for (int v = 0; v < CT_MM_NV; v++)
 				acc[r][v] = fma(a, b[v], acc[r][v]);
 		}
+		ak += sak;
+		bp += bstride;
+	}
+	if (k1 < K) {		/* not the last piece: park the accumulators */
+#pragma unroll
+		for (int r = 0; r < CT_MM_R; r++) {
+			if (m0 + r >= M)
+				break;
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				CT_MM_VSTORE(acc[r][v], v, accb + (size_t)(m0 + r) * lda + n0);
+		}
+		return;
 	}
 #pragma unroll
 	for (int r = 0; r < CT_MM_R; r++) {
-		__global float *o = out + (size_t)(m0 + r) * ldo + n0;
+		__global float *o = out + (size_t)(m0 + r) * som + (size_t)n0 * son;
 		float res[CT_MM_PW];
 
 		if (m0 + r >= M)
@@ -114,10 +172,13 @@ __kernel void ct_mm(const __global float *A, ulong aoff, int sam, int sak,
 			CT_MM_VSTORE(acc[r][v], v, res);
 		if (accumulate) {
 			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
-				o[j] = o[j] + res[j];
-		} else {
+				o[(size_t)j * son] = o[(size_t)j * son] + res[j];
+		} else if (son == 1) {
 			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
 				o[j] = res[j];
+		} else {
+			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
+				o[(size_t)j * son] = res[j];
 		}
 	}
 }

@@ -94,6 +94,30 @@ static void mean(float *out, const float *const *in, size_t k, size_t n)
 	}
 }
 
+void ct_avg_accumulate(float *acc, const float *x, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		store4(acc + i, load4(acc + i) + load4(x + i));
+		store4(acc + i + 4, load4(acc + i + 4) + load4(x + i + 4));
+	}
+	for (; i < n; i++)
+		acc[i] += x[i];
+}
+
+void ct_avg_finish(float *acc, size_t k, size_t n)
+{
+	const float fk = (float)k;
+	const v4f vk = { fk, fk, fk, fk };
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4)
+		store4(acc + i, load4(acc + i) / vk);
+	for (; i < n; i++)
+		acc[i] /= fk;
+}
+
 /* Insertion sort: K is small (tens) and the inputs nearly random. */
 static void sort_small(float *v, size_t k)
 {

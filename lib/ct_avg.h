@@ -35,6 +35,14 @@ enum ct_avg_method {
 int ct_avg(float *out, const float *const *in, size_t k, size_t n,
 	   enum ct_avg_method method, size_t trim);
 
+/* The mean without holding the K inputs at once (the assimilator decodes
+ * one result at a time): copy input 0 into acc, call ct_avg_accumulate()
+ * with inputs 1..K-1 in that order, then ct_avg_finish() with k. Each
+ * coordinate sees the same float operations as ct_avg()'s mean, so the
+ * result has the same bits. */
+void ct_avg_accumulate(float *acc, const float *x, size_t n);
+void ct_avg_finish(float *acc, size_t k, size_t n);
+
 /* Parse "mean", "trimmed", "median" into *out. Returns 0 or CT_EINVAL. */
 int ct_avg_parse_method(const char *s, enum ct_avg_method *out);
 

@@ -9,6 +9,7 @@
 #include "ct_delta.h"
 #include "ct_err.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,8 +267,11 @@ static int int8_pack(const float *b, const float *r, size_t m,
 	return 0;
 }
 
+/* Also adds to *qerr2 the squared bound of the block's rounding error:
+ * each weight is within scale / 2 of the trained one (plus the float
+ * rounding of b + q * scale, covered by rounding the bound up by 1%). */
 static int int8_unpack(const float *b, const unsigned char *stage, size_t m,
-		       float *r)
+		       float *r, double *qerr2)
 {
 	const unsigned char *p = stage;
 
@@ -280,8 +284,21 @@ static int int8_unpack(const float *b, const unsigned char *stage, size_t m,
 		if (!isfinite(scale) || scale < 0.0f)
 			return ct_error(CT_ECORRUPT, "int8 delta: bad scale in block %zu",
 					s / CT_DELTA_INT8_BLOCK);
-		for (size_t i = s; i < e; i++)
-			r[i] = b[i] + (float)(int8_t)*p++ * scale;
+		int qmax = 0;
+
+		for (size_t i = s; i < e; i++) {
+			int q = (int8_t)*p++;
+
+			qmax = abs(q) > qmax ? abs(q) : qmax;
+			r[i] = b[i] + (float)q * scale;
+		}
+		/* The encoder's scale makes the largest |q| of a block 127. A
+		 * larger scale would widen the error bound a validator grants
+		 * (quant_error) at no cost to the sender: refuse it. */
+		if (scale >= FLT_MIN && qmax != 127)
+			return ct_error(CT_ECORRUPT, "int8 delta: block %zu not as encoded "
+					"(largest |q| %d)", s / CT_DELTA_INT8_BLOCK, qmax);
+		*qerr2 += (double)(e - s) * (0.505 * scale) * (0.505 * scale);
 	}
 	return 0;
 }
@@ -473,10 +490,11 @@ static int dec_finish(struct dec *d)
 	return 0;
 }
 
-static int dec_chunks(struct dec *d, const struct ct_delta_info *info,
+static int dec_chunks(struct dec *d, struct ct_delta_info *info,
 		      const float *base, size_t n, float *r, EVP_MD_CTX *sha)
 {
 	int enc = (int)info->encoding;
+	double qerr2 = 0.0;
 	int rc = 0;
 
 	for (size_t s = 0; s < n && rc == 0; s += CT_DELTA_CHUNK) {
@@ -488,12 +506,13 @@ static int dec_chunks(struct dec *d, const struct ct_delta_info *info,
 		if (enc == CT_DELTA_LOSSLESS)
 			lossless_unpack(base + s, d->stage, m, r + s);
 		else
-			rc = int8_unpack(base + s, d->stage, m, r + s);
+			rc = int8_unpack(base + s, d->stage, m, r + s, &qerr2);
 		if (rc == 0)
 			rc = sha_update(sha, r + s, m * sizeof(float));
 	}
 	if (rc == 0)
 		rc = dec_finish(d);
+	info->quant_error = sqrt(qerr2);
 	return rc;
 }
 

@@ -52,7 +52,9 @@
  *
  * Decoding trusts nothing in the header: sizes must match the caller's
  * model exactly, the payload must fit the buffer, inflation is capped at
- * the raw length the format implies, and scales must be finite.
+ * the raw length the format implies, and scales must be finite and exactly
+ * what the encoder makes (the largest |q| of a block with a normal scale
+ * is 127), so a sender cannot inflate the error bound it is granted.
  */
 #ifndef CT_DELTA_H
 #define CT_DELTA_H
@@ -101,6 +103,10 @@ struct ct_delta_info {
 	 * Equal to weights_sha for a lossless file (checked), the hash of the
 	 * dequantised weights for int8. */
 	unsigned char decoded_sha[32];
+	/* Set by ct_delta_decode only: an upper bound on the L2 norm of
+	 * (decoded - trained) weights, from the int8 scales (half a step per
+	 * weight); 0 for lossless. A validator adds it to its tolerance. */
+	double quant_error;
 };
 
 /* Encode `result` (n float32) relative to `base` (n float32) and append the
@@ -130,8 +136,8 @@ int ct_delta_parse_header(const void *data, size_t len,
  * (CT_EMISMATCH otherwise). Checks: as ct_delta_parse_header; the stream
  * inflates to exactly raw_len bytes (CT_ECORRUPT otherwise; no more is
  * ever written); for lossless the SHA-256 of the result must equal the
- * header's (CT_EHASH); int8 scales must be finite and >= 0
- * (CT_ECORRUPT). Allocates nothing proportional to n. info may be NULL.
+ * header's (CT_EHASH); int8 scales must be finite and >= 0, and a block
+ * with a normal scale must use q = +-127 somewhere (CT_ECORRUPT). Allocates nothing proportional to n. info may be NULL.
  * The caller should still compare info->base_sha and info->model with the
  * work unit's. On failure result_out holds garbage. */
 int ct_delta_decode(const void *data, size_t len, const float *base,

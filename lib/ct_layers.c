@@ -18,8 +18,10 @@
 #include "ct_math.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
 	defined(__linux__)
@@ -151,11 +153,13 @@ void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 /*
  * The one matmul core. For m < M, n < N:
  *   acc = init ? init[n] : 0.0f
- *   for k = 0..K-1: acc = fmaf(A[m*sam + k*sak], Bm[k*ldb + n], acc)
+ *   for k = 0..K-1: acc = fmaf(A[m*sam + k*sak], B(k, n), acc)
  *   out[m*ldo + n] = add ? out[m*ldo + n] + acc : acc
- * Bm's rows are contiguous in n, so a tile of MB x NB accumulators advances
- * k in lock step (vectorised across n); each accumulator is still one
- * sequential chain over k.
+ * with B(k, n) = Bm[k*ldb + n], or Bm[n*ldb + k] when btrans. Work is cut
+ * into tiles of MB x NB outputs; a tile's accumulators advance k in lock
+ * step (vectorised across n), each one still a single sequential chain over
+ * k, so neither the tiling nor the threads change any result. For btrans,
+ * each column tile of B is first packed into a K x NB buffer.
  */
 #define MB 4
 #define NB 64
@@ -167,13 +171,16 @@ struct gemm {
 	size_t sam, sak;
 	const float *Bm;
 	size_t ldb;
+	int btrans;
 	int M, N, K;
 	const float *init;
 	int add;
 };
 
+/* Full tile at (m0, n0); bp points at B(0, n0), rows ldbp apart. */
 CT_FMA_CLONES
-static void gemm_tile_full(const struct gemm *g, int m0, int n0)
+static void gemm_tile_full(const struct gemm *g, int m0, int n0,
+			   const float *bp, size_t ldbp)
 {
 	float acc[MB][NB];
 
@@ -181,7 +188,7 @@ static void gemm_tile_full(const struct gemm *g, int m0, int n0)
 		for (int nn = 0; nn < NB; nn++)
 			acc[mm][nn] = g->init ? g->init[n0 + nn] : 0.0f;
 	for (int k = 0; k < g->K; k++) {
-		const float *brow = g->Bm + (size_t)k * g->ldb + n0;
+		const float *brow = bp + (size_t)k * ldbp;
 
 		for (int mm = 0; mm < MB; mm++) {
 			float a = g->A[(size_t)(m0 + mm) * g->sam + (size_t)k * g->sak];
@@ -200,7 +207,8 @@ static void gemm_tile_full(const struct gemm *g, int m0, int n0)
 
 /* Same arithmetic for a partial tile (mb <= MB rows, nb <= NB columns). */
 CT_FMA_CLONES
-static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb)
+static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb,
+			   const float *bp, size_t ldbp)
 {
 	float acc[MB][NB];
 
@@ -208,7 +216,7 @@ static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb)
 		for (int nn = 0; nn < nb; nn++)
 			acc[mm][nn] = g->init ? g->init[n0 + nn] : 0.0f;
 	for (int k = 0; k < g->K; k++) {
-		const float *brow = g->Bm + (size_t)k * g->ldb + n0;
+		const float *brow = bp + (size_t)k * ldbp;
 
 		for (int mm = 0; mm < mb; mm++) {
 			float a = g->A[(size_t)(m0 + mm) * g->sam + (size_t)k * g->sak];
@@ -225,70 +233,138 @@ static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb)
 	}
 }
 
-static void gemm_run(const struct gemm *g)
+/* Column block n0 of a btrans product one output at a time (same chains). */
+CT_FMA_CLONES
+static void gemm_column_plain(const struct gemm *g, int n0, int nb)
 {
-	for (int n0 = 0; n0 < g->N; n0 += NB) {
-		int nb = g->N - n0 < NB ? g->N - n0 : NB;
+	for (int m = 0; m < g->M; m++) {
+		for (int n = n0; n < n0 + nb; n++) {
+			const float *b = g->Bm + (size_t)n * g->ldb;
+			float acc = g->init ? g->init[n] : 0.0f;
+			float *o = g->out + (size_t)m * g->ldo + n;
 
-		for (int m0 = 0; m0 < g->M; m0 += MB) {
-			int mb = g->M - m0 < MB ? g->M - m0 : MB;
-
-			if (mb == MB && nb == NB)
-				gemm_tile_full(g, m0, n0);
-			else
-				gemm_tile_edge(g, m0, n0, mb, nb);
+			for (int k = 0; k < g->K; k++)
+				acc = fmaf(g->A[(size_t)m * g->sam + (size_t)k * g->sak], b[k], acc);
+			*o = g->add ? *o + acc : acc;
 		}
 	}
 }
 
-/* wt (C,OC) = transpose of w (OC,C), so the forward's B operand has rows
- * contiguous across outputs. Returns NULL when out of memory. */
-static float *transpose(const float *w, int OC, int C)
+/* All tiles of column block n0 (nb columns wide). pack: K*NB floats of
+ * scratch for btrans (NULL: fall back to gemm_column_plain). */
+static void gemm_column(const struct gemm *g, int n0, float *pack)
 {
-	float *wt = malloc((size_t)OC * C * sizeof(float));
+	int nb = g->N - n0 < NB ? g->N - n0 : NB;
+	const float *bp = g->Bm + n0;
+	size_t ldbp = g->ldb;
 
-	if (wt == NULL)
-		return NULL;
-	for (int o = 0; o < OC; o++)
-		for (int i = 0; i < C; i++)
-			wt[(size_t)i * OC + o] = w[(size_t)o * C + i];
-	return wt;
+	if (g->btrans && pack == NULL) {	/* no memory to pack: plain loops */
+		gemm_column_plain(g, n0, nb);
+		return;
+	}
+	if (g->btrans) {
+		for (int nn = 0; nn < nb; nn++) {
+			const float *src = g->Bm + (size_t)(n0 + nn) * g->ldb;
+
+			for (int k = 0; k < g->K; k++)
+				pack[(size_t)k * NB + nn] = src[k];
+		}
+		bp = pack;
+		ldbp = NB;
+	}
+	for (int m0 = 0; m0 < g->M; m0 += MB) {
+		int mb = g->M - m0 < MB ? g->M - m0 : MB;
+
+		if (mb == MB && nb == NB)
+			gemm_tile_full(g, m0, n0, bp, ldbp);
+		else
+			gemm_tile_edge(g, m0, n0, mb, nb, bp, ldbp);
+	}
 }
 
-/* Without memory for the transposed copy: the plain loop, same chains. */
-CT_FMA_CLONES
-static void matmul_forward_plain(float *out, const float *inp, const float *w,
-				 const float *bias, int BT, int C, int OC)
-{
-	for (int r = 0; r < BT; r++) {
-		for (int o = 0; o < OC; o++) {
-			float acc = bias ? bias[o] : 0.0f;
+#define MAX_THREADS 64
 
-			for (int i = 0; i < C; i++)
-				acc = fmaf(inp[(size_t)r * C + i], w[(size_t)o * C + i], acc);
-			out[(size_t)r * OC + o] = acc;
-		}
+struct gemm_job {
+	const struct gemm *g;
+	int first, step;	/* column blocks first, first+step, ... */
+};
+
+static void *gemm_worker(void *arg)
+{
+	struct gemm_job *j = arg;
+	const struct gemm *g = j->g;
+	float *pack = g->btrans ? malloc((size_t)g->K * NB * sizeof(float)) : NULL;
+
+	for (int n0 = j->first * NB; n0 < g->N; n0 += j->step * NB)
+		gemm_column(g, n0, pack);
+	free(pack);
+	return NULL;
+}
+
+static int nthreads_cfg;
+
+/* Worker threads for the CPU reference: $CTUNE_THREADS, else the number of
+ * online CPUs. Results never depend on it. */
+static int ct_threads(void)
+{
+	if (nthreads_cfg == 0) {
+		const char *e = getenv("CTUNE_THREADS");
+		long n = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+
+		nthreads_cfg = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+	}
+	return nthreads_cfg;
+}
+
+/* Run g, on several threads when it is big enough; if a thread cannot be
+ * started, the calling thread does that share too (same results). */
+static void gemm_run(const struct gemm *g)
+{
+	struct gemm_job jobs[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	int ok[MAX_THREADS] = { 0 };
+	int ncols = (g->N + NB - 1) / NB, nt = ct_threads();
+
+	if ((double)g->M * g->N * g->K < 4e6)
+		nt = 1;
+	if (nt > ncols)
+		nt = ncols;
+	for (int i = 0; i < nt; i++) {
+		jobs[i] = (struct gemm_job){ .g = g, .first = i, .step = nt };
+		if (i > 0)
+			ok[i] = pthread_create(&tid[i], NULL, gemm_worker, &jobs[i]) == 0;
+	}
+	gemm_worker(&jobs[0]);
+	for (int i = 1; i < nt; i++) {
+		if (ok[i])
+			pthread_join(tid[i], NULL);
+		else
+			gemm_worker(&jobs[i]);
 	}
 }
 
 void ct_matmul_forward(float *out, const float *inp, const float *w,
 		       const float *bias, int BT, int C, int OC)
 {
-	float *wt = transpose(w, OC, C);
-	struct gemm g;
+	struct gemm g = { .out = out, .ldo = (size_t)OC, .A = inp, .sam = (size_t)C,
+			  .sak = 1, .Bm = w, .ldb = (size_t)C, .btrans = 1,
+			  .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
 
-	if (wt == NULL) {
-		matmul_forward_plain(out, inp, w, bias, BT, C, OC);
-		return;
-	}
-	g = (struct gemm){ .out = out, .ldo = (size_t)OC, .A = inp,
-			   .sam = (size_t)C, .sak = 1, .Bm = wt, .ldb = (size_t)OC,
-			   .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
 	gemm_run(&g);
-	free(wt);
 }
 
 CT_FMA_CLONES
+static void bias_backward(float *dbias, const float *dout, int BT, int OC)
+{
+	for (int o = 0; o < OC; o++) {
+		float acc = 0.0f;
+
+		for (int r = 0; r < BT; r++)
+			acc = acc + dout[(size_t)r * OC + o];
+		dbias[o] = dbias[o] + acc;
+	}
+}
+
 void ct_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 			const float *inp, const float *w, int BT, int C, int OC)
 {
@@ -307,15 +383,8 @@ void ct_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 			   .sak = (size_t)OC, .Bm = inp, .ldb = (size_t)C,
 			   .M = OC, .N = C, .K = BT, .init = NULL, .add = 1 };
 	gemm_run(&g);
-	if (dbias != NULL) {
-		for (int o = 0; o < OC; o++) {
-			float acc = 0.0f;
-
-			for (int r = 0; r < BT; r++)
-				acc = acc + dout[(size_t)r * OC + o];
-			dbias[o] = dbias[o] + acc;
-		}
-	}
+	if (dbias != NULL)
+		bias_backward(dbias, dout, BT, OC);
 }
 
 /* ---- attention ------------------------------------------------------ */

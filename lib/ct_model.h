@@ -21,6 +21,9 @@
  * channels, V vocabulary, Vp padded vocabulary; BT = B*T. Arrays are
  * row-major; "(B,T,C)" means index (b*T + t)*C + c.
  *
+ * Speed: the matmuls run on $CTUNE_THREADS threads (default: online CPUs),
+ * split across output tiles, so the thread count never changes a result.
+ *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;
  * the loss gradient is (p - 1[i==target]) / BT (a division); layernorm's

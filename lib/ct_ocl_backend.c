@@ -445,13 +445,17 @@ static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
 
 	if (!be->training)
 		return ct_error(CT_ESTATE, "backend opened for evaluation cannot train");
+	if (be->ops.profile) {	/* the profile printed at close is the last step's */
+		memset(be->ops.prof_s, 0, sizeof(be->ops.prof_s));
+		memset(be->ops.prof_cpu, 0, sizeof(be->ops.prof_cpu));
+		memset(be->ops.prof_n, 0, sizeof(be->ops.prof_n));
+	}
 	DO(ct_ocl_zero(&be->ops, D(be->grads, 0), n));
 	DO(forward(be, inputs, targets));
 	DO(backward(be));
-	if (args->grad_clip > 0.0f)
-		DO(ct_ocl_grad_clip(&be->ops, D(be->grads, 0), n, args->grad_clip));
+	/* clipping (when grad_clip > 0) is folded into the AdamW pass */
 	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),
-			D(be->v, 0), n, &args->opt));
+			D(be->v, 0), n, &args->opt, args->grad_clip));
 	DO(mean_loss(be, loss));
 	return rc;
 }

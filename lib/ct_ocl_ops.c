@@ -6,8 +6,10 @@
 #include "ct_ocl_ops.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ct_err.h"
 #include "ct_model.h"
@@ -28,7 +30,11 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_GELU_BWD] = "ct_gelu_bwd",
 	[CT_K_RESIDUAL_FWD] = "ct_residual_fwd",
 	[CT_K_RESIDUAL_BWD] = "ct_residual_bwd",
-	[CT_K_CROSSENTROPY_FWD] = "ct_crossentropy_fwd",
+	[CT_K_CE_MAX] = "ct_ce_max",
+	[CT_K_CE_EXP] = "ct_ce_exp",
+	[CT_K_CE_SUM] = "ct_ce_sum",
+	[CT_K_CE_NORM] = "ct_ce_norm",
+	[CT_K_CE_LOSS] = "ct_ce_loss",
 	[CT_K_CROSSENTROPY_BWD] = "ct_crossentropy_bwd",
 	[CT_K_GRADNORM_PART] = "ct_gradnorm_part",
 	[CT_K_GRADNORM_FINAL] = "ct_gradnorm_final",
@@ -42,15 +48,58 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 
 	memset(ops, 0, sizeof(*ops));
 	ops->ocl = ocl;
-	for (int i = 0; i < CT_K_COUNT && rc == 0; i++)
+	ops->profile = getenv("CT_OCL_PROFILE") != NULL && getenv("CT_OCL_PROFILE")[0] == '1';
+	for (int i = 0; i < CT_K_COUNT && rc == 0; i++) {
+		size_t wg = 0;
+
 		rc = ct_ocl_kernel(ocl, kernel_names[i], &ops->k[i]);
+		if (rc == 0 && clGetKernelWorkGroupInfo(ops->k[i], ocl->device,
+							CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg),
+							&wg, NULL) != CL_SUCCESS)
+			wg = 1;
+		ops->wg_max[i] = wg ? wg : 1;
+	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
 	return rc;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of the whole process (all threads): on a shared machine it
+ * measures a CPU device's work better than the wall clock. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void print_profile(const struct ct_ocl_ops *ops)
+{
+	double total = 0.0;
+
+	for (int i = 0; i < CT_K_COUNT; i++)
+		total += ops->prof_s[i];
+	fprintf(stderr, "%-24s %8s %10s %10s %6s\n", "kernel", "calls", "ms", "cpu ms", "%");
+	for (int i = 0; i < CT_K_COUNT; i++)
+		if (ops->prof_n[i] > 0)
+			fprintf(stderr, "%-24s %8ld %10.1f %10.1f %6.1f\n", kernel_names[i],
+				ops->prof_n[i], ops->prof_s[i] * 1e3, ops->prof_cpu[i] * 1e3,
+				100.0 * ops->prof_s[i] / (total > 0 ? total : 1));
+}
+
 void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 {
+	if (ops->profile)
+		print_profile(ops);
 	for (int i = 0; i < CT_K_COUNT; i++)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
@@ -60,6 +109,10 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		clReleaseMemObject(ops->clip_part);
 	if (ops->clip_res != NULL)
 		clReleaseMemObject(ops->clip_res);
+	if (ops->ce_stat != NULL)
+		clReleaseMemObject(ops->ce_stat);
+	if (ops->accb != NULL)
+		clReleaseMemObject(ops->accb);
 	memset(ops, 0, sizeof(*ops));
 }
 
@@ -116,18 +169,52 @@ static int ocl_args(struct ct_ocl_ops *ops, int id, const char *fmt, ...)
 	return 0;
 }
 
-/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D). */
+/* Work-group size along dimension 0 for a range of g0 x g1 work-items:
+ * a power of two, at most the kernel's limit (and 256 on GPUs), small enough that
+ * there are about 8 work-groups per compute unit (on CPU devices one
+ * work-group runs on one thread, so a single big group would use one core),
+ * and no more than g0. Results never depend on it: every work-item
+ * computes its own outputs. */
+static size_t pick_local(const struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
+{
+	size_t cus = ops->ocl->info.compute_units ? ops->ocl->info.compute_units : 1;
+	size_t target = g0 * (g1 ? g1 : 1) / (8 * cus);
+	size_t cap = ops->wg_max[id], l = 1;
+
+	if (ops->ocl->info.type != CT_OCL_TYPE_CPU && cap > 256)
+		cap = 256;
+
+	while (l * 2 <= target && l * 2 <= cap && l * 2 <= g0)
+		l *= 2;
+	return l;
+}
+
+/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
+ * rounded up to whole work-groups (kernels check their bounds). */
 static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 {
-	size_t g[2] = { g0, g1 };
+	size_t l = pick_local(ops, id, g0, g1);
+	size_t g[2] = { (g0 + l - 1) / l * l, g1 }, lw[2] = { l, 1 };
+	double t0 = 0.0, c0 = 0.0;
 	cl_int err;
 
 	if (g0 == 0)
 		return 0;
+	if (ops->profile) {
+		clFinish(ops->ocl->queue);
+		t0 = now_s();
+		c0 = cpu_s();
+	}
 	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], g1 ? 2 : 1, NULL,
-				     g, NULL, 0, NULL, NULL);
+				     g, lw, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return ct_ocl_check(err, kernel_names[id]);
+	if (ops->profile) {
+		clFinish(ops->ocl->queue);
+		ops->prof_s[id] += now_s() - t0;
+		ops->prof_cpu[id] += cpu_s() - c0;
+		ops->prof_n[id]++;
+	}
 	return 0;
 }
 
@@ -161,63 +248,166 @@ int ct_ocl_zero(struct ct_ocl_ops *ops, struct ct_dten dst, size_t n)
 			    "clEnqueueFillBuffer");
 }
 
-/* ---- matmul ---------------------------------------------------------------- */
-
-static int scratch_reserve(struct ct_ocl_ops *ops, size_t floats)
+/* Grow *buf to hold at least `floats` floats (contents not kept). */
+static int grow(struct ct_ocl_ops *ops, cl_mem *buf, size_t *cap, size_t floats)
 {
 	int rc;
 
-	if (floats <= ops->scratch_floats)
+	if (floats <= *cap)
 		return 0;
-	if (ops->scratch != NULL) {
-		/* the queue may still use the old one: release is deferred by CL */
-		clReleaseMemObject(ops->scratch);
-		ops->scratch = NULL;
-		ops->scratch_floats = 0;
-	}
-	rc = ct_ocl_alloc(ops->ocl, floats * sizeof(float), CL_MEM_READ_WRITE,
-			  &ops->scratch);
-	if (rc < 0)
-		return rc;
-	ops->scratch_floats = floats;
-	return 0;
+	if (*buf != NULL)
+		clReleaseMemObject(*buf);
+	*buf = NULL;
+	*cap = 0;
+	rc = ct_ocl_alloc(ops->ocl, floats * sizeof(float), CL_MEM_READ_WRITE, buf);
+	if (rc == 0)
+		*cap = floats;
+	return rc;
 }
 
-/* out[m*ldo + n] (+)= sum_k A[m*sam + k*sak] * B[k*sk + n*sn] (see
- * kernels/matmul.cl): pack B into the scratch panels, then multiply. */
+/* ---- matmul ---------------------------------------------------------------- */
+
+/* Pack B into ops->scratch: all panels, or only the last partial one when
+ * the kernel reads B in place (direct). */
+static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
+		     int N, int K, size_t pw, size_t np, int direct)
+{
+	size_t first = direct ? np - 1 : 0;
+	size_t npack = direct ? (N % (int)pw != 0) : np;
+	int rc;
+
+	rc = grow(ops, &ops->scratch, &ops->scratch_floats,
+		  (npack ? npack : 1) * pw * (size_t)(K > 0 ? K : 1));
+	if (rc < 0 || npack == 0 || K <= 0)
+		return rc;
+	B.off += first * pw * (size_t)sn;
+	rc = ocl_args(ops, CT_K_MM_PACK, "tiimii", B, sk, sn, ops->scratch, K,
+		      N - (int)(first * pw));
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_MM_PACK, npack, ((size_t)K + 15) / 16);
+	return rc;
+}
+
+/* Length of the k pieces (see ct_mm): about 1 MiB of each operand. */
+static int mm_kpiece(int M, int N, int K)
+{
+	const char *env = getenv("CT_OCL_KC");
+	int big = M > N ? M : N, kc = (1 << 18) / (big > 0 ? big : 1);
+
+	if (env != NULL && atoi(env) > 0)
+		kc = atoi(env);
+	if (kc < 256)
+		kc = 256;
+	return K > 2 * kc ? kc : K;
+}
+
+/* One product for the kernel (see kernels/matmul.cl):
+ *   out[m*som + n*son] (+)= init + sum_k A[m*sam + k*sak] * B[k*sk + n*sn] */
+struct mm_args {
+	struct ct_dten out, A, B, bias;
+	int som, son, sam, sak, sk, sn;
+	int has_bias, bias_row, accumulate;
+	int M, N, K;
+};
+
+/* Run one product. When B's rows are contiguous (sn == 1) the kernel reads
+ * B in place and only a last partial panel is packed; otherwise all of B is
+ * packed into panels. Long k ranges run in pieces. */
+static int mm_run(struct ct_ocl_ops *ops, const struct mm_args *a)
+{
+	const struct ct_ocl *o = ops->ocl;
+	size_t pw = (size_t)o->mm_vw * o->mm_nv;
+	size_t np = ((size_t)a->N + pw - 1) / pw;
+	size_t mb = ((size_t)a->M + o->mm_r - 1) / o->mm_r;
+	int M = a->M, N = a->N, K = a->K, direct = a->sn == 1;
+	int kc = mm_kpiece(M, N, K), lda = (int)(np * pw), pfast, rc;
+	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
+
+	if (M <= 0 || N <= 0)
+		return 0;
+	/* keep the bigger operand's blocks hot: with A larger than B, run all
+	 * panels of one row block together */
+	pfast = (double)M * K > (double)K * N;
+	rc = mm_pack_b(ops, a->B, a->sk, a->sn, N, K, pw, np, direct);
+	if (rc == 0)
+		rc = grow(ops, &ops->accb, &ops->accb_floats, kc < K ? (size_t)M * lda : 1);
+	for (int k0 = 0; rc == 0 && (k0 < K || k0 == 0); k0 += kc) {
+		int k1 = K - k0 < kc ? K : k0 + kc;
+
+		rc = ocl_args(ops, CT_K_MM, "tiitimitiitiiiiiiiimiii", a->A, a->sam, a->sak,
+			      a->B, a->sk, ops->scratch, direct, bias, a->has_bias,
+			      a->bias_row, a->out, a->som, a->son, M, N, K, a->accumulate,
+			      pfast, ops->accb, lda, k0, k1);
+		if (rc == 0)
+			rc = pfast ? ocl_run(ops, CT_K_MM, np, mb) : ocl_run(ops, CT_K_MM, mb, np);
+		if (K <= 0)
+			break;
+	}
+	return rc;
+}
+
+/* The plain form: out (M,N) row-major. */
 static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
 	      int sam, int sak, struct ct_dten B, int sk, int sn,
 	      struct ct_dten bias, int has_bias, int M, int N, int K, int accumulate)
 {
-	const struct ct_ocl *o = ops->ocl;
-	size_t pw = (size_t)o->mm_vw * o->mm_nv;
-	size_t np = ((size_t)N + pw - 1) / pw;
-	size_t mb = ((size_t)M + o->mm_r - 1) / o->mm_r;
-	int rc;
+	struct mm_args a = {
+		.out = out, .A = A, .B = B, .bias = bias, .som = N, .son = 1,
+		.sam = sam, .sak = sak, .sk = sk, .sn = sn, .has_bias = has_bias,
+		.bias_row = 0, .accumulate = accumulate, .M = M, .N = N, .K = K,
+	};
 
-	if (M <= 0 || N <= 0)
-		return 0;
-	if (bias.mem == NULL)
-		bias = out;	/* any valid buffer: not read when has_bias is 0 */
-	rc = scratch_reserve(ops, np * pw * (size_t)(K > 0 ? K : 1));
-	if (rc == 0)
-		rc = ocl_args(ops, CT_K_MM_PACK, "tiimii", B, sk, sn, ops->scratch, K, N);
-	if (rc == 0 && K > 0)
-		rc = ocl_run(ops, CT_K_MM_PACK, np * pw, (size_t)K);
-	if (rc == 0)
-		rc = ocl_args(ops, CT_K_MM, "tiimtitiiiii", A, sam, sak, ops->scratch,
-			      bias, has_bias, out, N, M, N, K, accumulate);
-	if (rc == 0)
-		rc = ocl_run(ops, CT_K_MM, mb, np);
-	return rc;
+	return mm_run(ops, &a);
 }
 
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
 {
-	/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] */
+	const char *env = getenv("CT_OCL_FWD");
+	int transposed = BT < OC;
+
+	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
+		transposed = env[0] == 't';
+	if (transposed) {
+		/* out^T (OC, BT): A = w (OC x C, rows contiguous), B[k=i, n=bt] =
+		 * inp[bt*C + i] (packed: BT x C, smaller than w); bias per row */
+		struct mm_args a = {
+			.out = out, .A = w, .B = inp, .bias = bias, .som = 1, .son = OC,
+			.sam = C, .sak = 1, .sk = 1, .sn = C, .has_bias = has_bias,
+			.bias_row = 1, .accumulate = 0, .M = OC, .N = BT, .K = C,
+		};
+
+		return mm_run(ops, &a);
+	}
+	/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] (packed) */
 	return mm(ops, out, inp, C, 1, w, 1, C, bias, has_bias, BT, OC, C, 0);
+}
+
+int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dten dout,
+		       struct ct_dten w, int BT, int C, int OC)
+{
+	struct ct_dten none = { NULL, 0 };
+
+	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
+	return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
+}
+
+int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dbias,
+			  int has_bias, struct ct_dten dout, struct ct_dten inp,
+			  int BT, int C, int OC)
+{
+	struct ct_dten none = { NULL, 0 };
+	int rc;
+
+	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp */
+	rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
+	if (rc == 0 && has_bias) {
+		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);
+		if (rc == 0)
+			rc = ocl_run(ops, CT_K_MM_DBIAS, (size_t)OC, 0);
+	}
+	return rc;
 }
 
 int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
@@ -225,19 +415,10 @@ int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 			   struct ct_dten dout, struct ct_dten inp, struct ct_dten w,
 			   int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0 };
-	int rc;
+	int rc = ct_ocl_matmul_dinp(ops, dinp, dout, w, BT, C, OC);
 
-	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
-	rc = mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
-	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp */
 	if (rc == 0)
-		rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
-	if (rc == 0 && has_bias) {
-		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);
-		if (rc == 0)
-			rc = ocl_run(ops, CT_K_MM_DBIAS, (size_t)OC, 0);
-	}
+		rc = ct_ocl_matmul_dweight(ops, dw, dbias, has_bias, dout, inp, BT, C, OC);
 	return rc;
 }
 
@@ -344,8 +525,29 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, int BT, int V, int Vp)
 {
-	RUN(CT_K_CROSSENTROPY_FWD, BT, 0, "tttmiii", losses, probs, logits, targets,
-	    BT, V, Vp);
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT);
+
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_MAX, "tmiii", logits, ops->ce_stat, BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_MAX, (size_t)BT, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_EXP, "ttmiii", probs, logits, ops->ce_stat, BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_EXP, (size_t)Vp, (size_t)BT);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_SUM, "tmiii", probs, ops->ce_stat, BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_SUM, (size_t)BT, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_NORM, "tmiii", probs, ops->ce_stat, BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_NORM, (size_t)V, (size_t)BT);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_LOSS, "ttmii", losses, probs, targets, BT, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_LOSS, (size_t)BT, 0);
+	return rc;
 }
 
 int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
@@ -357,25 +559,15 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 
 /* ---- clipping and AdamW ---------------------------------------------------- */
 
-int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip)
+/* The gradient norm of g and, in res, the clipping factor (see
+ * ct_gradnorm_final). */
+static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip)
 {
 	size_t nparts = (n + CT_CLIP_CHUNK - 1) / CT_CLIP_CHUNK;
-	int rc = 0;
+	int rc;
 
-	if (n == 0)
-		return 0;
-	if (nparts > ops->clip_part_floats) {
-		if (ops->clip_part != NULL)
-			clReleaseMemObject(ops->clip_part);
-		ops->clip_part = NULL;
-		ops->clip_part_floats = 0;
-		rc = ct_ocl_alloc(ops->ocl, nparts * sizeof(float), CL_MEM_READ_WRITE,
-				  &ops->clip_part);
-		if (rc < 0)
-			return rc;
-		ops->clip_part_floats = nparts;
-	}
-	if (ops->clip_res == NULL)
+	rc = grow(ops, &ops->clip_part, &ops->clip_part_floats, nparts);
+	if (rc == 0 && ops->clip_res == NULL)
 		rc = ct_ocl_alloc(ops->ocl, 4 * sizeof(float), CL_MEM_READ_WRITE,
 				  &ops->clip_res);
 	if (rc == 0)
@@ -387,6 +579,16 @@ int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 			      ops->clip_res, (cl_ulong)nparts, (double)clip);
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_GRADNORM_FINAL, 1, 0);
+	return rc;
+}
+
+int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = grad_norm(ops, g, n, clip);
 	if (rc == 0 && clip > 0.0f)
 		rc = ocl_args(ops, CT_K_GRAD_SCALE, "tmu", g, ops->clip_res, (cl_ulong)n);
 	if (rc == 0 && clip > 0.0f)
@@ -403,9 +605,21 @@ int ct_ocl_grad_norm_read(struct ct_ocl_ops *ops, float *norm)
 
 int ct_ocl_adamw(struct ct_ocl_ops *ops, struct ct_dten p, struct ct_dten g,
 		 struct ct_dten m, struct ct_dten v, size_t n,
-		 const struct ct_adamw_args *a)
+		 const struct ct_adamw_args *a, float clip)
 {
-	RUN(CT_K_ADAMW, n, 0, "ttttufffffff", p, g, m, v, (cl_ulong)n,
-	    (double)a->lr, (double)a->beta1, (double)a->beta2, (double)a->eps,
-	    (double)a->weight_decay, (double)a->bc1, (double)a->bc2);
+	int rc = 0, clipping = clip > 0.0f && n > 0;
+
+	if (clipping)
+		rc = grad_norm(ops, g, n, clip);
+	else if (ops->clip_res == NULL)	/* the kernel needs a valid buffer */
+		rc = ct_ocl_alloc(ops->ocl, 4 * sizeof(float), CL_MEM_READ_WRITE,
+				  &ops->clip_res);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ADAMW, "ttttufffffffmi", p, g, m, v, (cl_ulong)n,
+			      (double)a->lr, (double)a->beta1, (double)a->beta2,
+			      (double)a->eps, (double)a->weight_decay, (double)a->bc1,
+			      (double)a->bc2, ops->clip_res, clipping);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ADAMW, n, 0);
+	return rc;
 }

@@ -42,7 +42,11 @@ enum ct_ocl_kid {
 	CT_K_GELU_BWD,
 	CT_K_RESIDUAL_FWD,
 	CT_K_RESIDUAL_BWD,
-	CT_K_CROSSENTROPY_FWD,
+	CT_K_CE_MAX,
+	CT_K_CE_EXP,
+	CT_K_CE_SUM,
+	CT_K_CE_NORM,
+	CT_K_CE_LOSS,
 	CT_K_CROSSENTROPY_BWD,
 	CT_K_GRADNORM_PART,
 	CT_K_GRADNORM_FINAL,
@@ -54,11 +58,21 @@ enum ct_ocl_kid {
 struct ct_ocl_ops {
 	struct ct_ocl *ocl;		/* not owned */
 	cl_kernel k[CT_K_COUNT];
+	size_t wg_max[CT_K_COUNT];	/* CL_KERNEL_WORK_GROUP_SIZE */
 	cl_mem scratch;			/* packed matmul operand, grown on demand */
 	size_t scratch_floats;
+	cl_mem accb;			/* parked accumulators of a k-split product */
+	size_t accb_floats;
 	cl_mem clip_part;		/* gradient-norm partials, grown on demand */
 	size_t clip_part_floats;
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
+	cl_mem ce_stat;			/* softmax row max and sum (2*BT) */
+	size_t ce_stat_floats;
+	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
+	 * waited for and timed; totals are printed by ct_ocl_ops_free */
+	int profile;
+	double prof_s[CT_K_COUNT], prof_cpu[CT_K_COUNT];
+	long prof_n[CT_K_COUNT];
 };
 
 /* Create every kernel of ocl's program. On failure everything created is
@@ -84,6 +98,13 @@ int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 			   struct ct_dten dw, struct ct_dten dbias, int has_bias,
 			   struct ct_dten dout, struct ct_dten inp, struct ct_dten w,
 			   int BT, int C, int OC);
+
+/* The two halves of ct_ocl_matmul_backward (for benchmarks). */
+int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dten dout,
+		       struct ct_dten w, int BT, int C, int OC);
+int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dbias,
+			  int has_bias, struct ct_dten dout, struct ct_dten inp,
+			  int BT, int C, int OC);
 
 /* The other layers: each is the device twin of the ct_model.h function of
  * the same name (same shapes, same arithmetic). Token buffers are cl_mem of
@@ -128,10 +149,12 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip);
 int ct_ocl_grad_norm_read(struct ct_ocl_ops *ops, float *norm);
 
-/* ct_adamw_update on the device (a carries the host-computed bc1, bc2). */
+/* ct_adamw_update on the device (a carries the host-computed bc1, bc2).
+ * clip > 0: first ct_grad_clip(g, n, clip), folded into the same pass (g
+ * is left clipped, as the reference leaves it). */
 struct ct_adamw_args;
 int ct_ocl_adamw(struct ct_ocl_ops *ops, struct ct_dten p, struct ct_dten g,
 		 struct ct_dten m, struct ct_dten v, size_t n,
-		 const struct ct_adamw_args *a);
+		 const struct ct_adamw_args *a, float clip);
 
 #endif

@@ -3,4 +3,3 @@
 lib_libctune_a_SOURCES += \
 	lib/ct_delta.c lib/ct_delta.h \
 	lib/ct_avg.c lib/ct_avg.h
-dist_doc_DATA += doc/results.md doc/credit.md

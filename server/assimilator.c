@@ -81,10 +81,23 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 		a->has_base_loss = ct_db_int(res, 12) != 0;
 	}
 	ct_db_res_free(res);
+	if (a->id == 0 || a->has_base_loss || a->idx <= 1)
+		return 0;
+	/* this round's base is the previous round's average: its loss is known */
+	rc = ct_db_query(db, &res, "SELECT eval_loss FROM `round` WHERE jobid=? AND idx=? "
+			 "AND eval_loss IS NOT NULL AND out_model_sha256=?", "lis", a->jobid,
+			 a->idx - 1, a->model_sha);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		a->base_loss = ct_db_double(res, 0);
+		a->has_base_loss = 1;
+	}
+	ct_db_res_free(res);
 	return 0;
 }
 
-/* Decode the canonical result of WU `shard` of the round into w. */
+/* Decode result `result_name` against the round's base into w (n floats). */
 static int decode_canonical(struct ct_server *srv, const struct around *a,
 			    const char *result_name, float *w)
 {
@@ -105,43 +118,87 @@ static int decode_canonical(struct ct_server *srv, const struct around *a,
 	return rc;
 }
 
-/* The K canonical results, in shard order, as weight arrays (ws[k] malloc'd
- * by this function; the caller frees them). */
-static int load_canonicals(struct ct_server *srv, struct ct_db *db, struct around *a,
-			   float **ws)
+/* Names of the K canonical results, in shard order: names[k] (96 bytes
+ * each, malloc'd here; the caller frees). */
+static int canonical_names(struct ct_db *db, const struct around *a, char (**names)[96])
 {
 	struct ct_db_res *res = NULL;
-	size_t n = a->base.lay.total;
-	int rc, k = 0;
+	size_t k = 0;
+	int rc;
 
+	*names = NULL;
 	rc = ct_db_query(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
 			 "ON r.id = w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard",
 			 "l", a->id);
 	if (rc < 0)
 		return rc;
 	if (ct_db_nrows(res) != (size_t)a->nwus) {
-		ct_db_res_free(res);
-		return ct_error(CT_ESTATE, "round %lld: %zu canonical results of %d",
-				(long long)a->id, ct_db_nrows(res), a->nwus);
+		rc = ct_error(CT_ESTATE, "round %lld: %zu canonical results of %d",
+			      (long long)a->id, ct_db_nrows(res), a->nwus);
+		goto out;
 	}
-	while (rc == 0 && ct_db_next(res) > 0) {
-		ws[k] = malloc(n * sizeof(float));
-		if (ws[k] == NULL)
-			rc = CT_ENOMEM;
-		else
-			rc = decode_canonical(srv, a, ct_db_str(res, 1), ws[k]);
-		k++;
+	*names = calloc((size_t)a->nwus, sizeof(**names));
+	if (*names == NULL) {
+		rc = CT_ENOMEM;
+		goto out;
 	}
+	while (ct_db_next(res) > 0 && k < (size_t)a->nwus)
+		snprintf((*names)[k++], 96, "%s", ct_db_str(res, 1));
+out:
 	ct_db_res_free(res);
 	return rc;
 }
 
-/* Average the canonical results into a->out (allocated here). */
+/* The mean, one result in memory at a time besides the sum (same bits as
+ * ct_avg's mean: ct_avg.h). */
+static int mean_streaming(struct ct_server *srv, struct around *a, char (*names)[96])
+{
+	size_t n = a->out.lay.total;
+	float *w = malloc(n * sizeof(float));
+	int rc;
+
+	if (w == NULL)
+		return CT_ENOMEM;
+	rc = decode_canonical(srv, a, names[0], a->out.params);
+	for (int k = 1; rc == 0 && k < a->nwus; k++) {
+		rc = decode_canonical(srv, a, names[k], w);
+		if (rc == 0)
+			ct_avg_accumulate(a->out.params, w, n);
+	}
+	if (rc == 0)
+		ct_avg_finish(a->out.params, (size_t)a->nwus, n);
+	free(w);
+	return rc;
+}
+
+/* The robust methods need the K results together. */
+static int robust(struct ct_server *srv, struct around *a, char (*names)[96],
+		  enum ct_avg_method m, size_t trim)
+{
+	size_t n = a->out.lay.total;
+	float **ws = calloc((size_t)a->nwus, sizeof(*ws));
+	int rc = 0;
+
+	if (ws == NULL)
+		return CT_ENOMEM;
+	for (int k = 0; rc == 0 && k < a->nwus; k++) {
+		ws[k] = malloc(n * sizeof(float));
+		rc = ws[k] == NULL ? CT_ENOMEM : decode_canonical(srv, a, names[k], ws[k]);
+	}
+	if (rc == 0)
+		rc = ct_avg(a->out.params, (const float *const *)ws, (size_t)a->nwus, n, m, trim);
+	for (int k = 0; k < a->nwus; k++)
+		free(ws[k]);
+	free(ws);
+	return rc;
+}
+
+/* Aggregate the canonical results into a->out (allocated here). */
 static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
 	enum ct_avg_method m = CT_AVG_MEAN;
+	char (*names)[96] = NULL;
 	size_t trim = 0;
-	float **ws = NULL;
 	int rc;
 
 	if (a->nwus < 1 || a->nwus > CT_AVG_MAX_INPUTS)
@@ -154,18 +211,13 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		if (2 * trim >= (size_t)a->nwus)
 			m = CT_AVG_MEAN, trim = 0;
 	}
-	ws = calloc((size_t)a->nwus, sizeof(*ws));
-	if (ws == NULL)
-		return CT_ENOMEM;
-	rc = load_canonicals(srv, db, a, ws);
+	rc = canonical_names(db, a, &names);
 	if (rc == 0)
 		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
-		rc = ct_avg(a->out.params, (const float *const *)ws, (size_t)a->nwus,
-			    a->out.lay.total, m, trim);
-	for (int k = 0; k < a->nwus; k++)
-		free(ws[k]);
-	free(ws);
+		rc = m == CT_AVG_MEAN ? mean_streaming(srv, a, names)
+				      : robust(srv, a, names, m, trim);
+	free(names);
 	return rc;
 }
 
@@ -191,20 +243,23 @@ static int evaluate(struct ct_server *srv, struct around *a)
 	char path[4096];
 	long nb = 0;
 	float l = NAN;
-	int rc;
+	int rc, b;
 
 	rc = ct_conf_get_int(srv->conf, "daemons.eval_batches", 0, 0, 1000000, &nb);
 	if (rc == 0)
 		rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_tokens_load(path, &a->eval);
-	if (rc == 0 && !a->has_base_loss) {
-		rc = ct_eval(&a->base, &a->eval, a->batch, a->seq, (int)nb, "cpu", &l);
+	if (rc < 0)
+		return rc;
+	b = ct_eval_batch(a->batch, a->seq, a->eval.n);
+	if (!a->has_base_loss) {
+		rc = ct_eval(&a->base, &a->eval, b, a->seq, (int)nb, "cpu", &l);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}
 	if (rc == 0)
-		rc = ct_eval(&a->out, &a->eval, a->batch, a->seq, (int)nb, "cpu", &l);
+		rc = ct_eval(&a->out, &a->eval, b, a->seq, (int)nb, "cpu", &l);
 	a->eval_loss = l;
 	return rc;
 }

@@ -96,6 +96,12 @@ void ct_val_stats(const float *base, const float *w, size_t n, struct ct_val_sta
 int ct_val_sanity(const struct ct_val_stats *st, const struct ct_val_bound *b,
 		  double max_ratio);
 
+/* Batch size for evaluating on a file of ntokens tokens at sequence
+ * length seq: the job's batch, or fewer sequences when the file is shorter
+ * than batch * seq + 1 tokens (the work generator only guarantees seq + 1);
+ * at least 1. */
+int ct_eval_batch(int batch, int seq, uint64_t ntokens);
+
 /* 1 if a probe loss is acceptable: finite and <= base_loss + margin. */
 int ct_val_loss_ok(double loss, double base_loss, double margin);
 
@@ -108,13 +114,15 @@ struct ct_val_cand {
 	const float *w;		/* decoded weights, n floats (borrowed) */
 	double update_norm;	/* ||w - base|| */
 	double probe_loss;
+	double quant_error;	/* bound on ||w - trained weights||: int8 uploads; 0 exact */
 	int new_state;		/* out: CT_VS_VALID, CT_VS_INVALID or CT_VS_INCONCLUSIVE */
 };
 
 /* Whether two results agree: equal weights hashes; else, unless both are
- * from conforming devices (which must match bit for bit), the relative
- * distance ||w_a - w_b|| / max(||d_a||, ||d_b||) <= tolerance and the
- * probe losses differ by at most tolerance * max(|loss|) (+1e-7). */
+ * exact uploads from conforming devices (which must match bit for bit),
+ * ||w_a - w_b|| <= tolerance * max(||d_a||, ||d_b||) + quant_error_a +
+ * quant_error_b (what int8 quantisation may add) and the probe losses
+ * differ by at most tolerance * max(|loss|) (+1e-7). */
 int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 		 size_t n, double tolerance);
 

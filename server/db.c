@@ -44,10 +44,24 @@ struct ct_sql_migration {
 extern const struct ct_sql_migration ct_sql_migrations[];
 extern const int ct_sql_nmigrations;
 
+struct fetch_ctx {
+	MYSQL_BIND *b;
+	long long *ll;
+	double *d;
+	char **buf;
+	unsigned long *len;
+	my_bool *isnull;
+	int *kind;
+};
+
 struct stmt_entry {
-	const char *key;	/* the caller's pointer (fast path) */
 	char *sql;		/* owned copy */
-	MYSQL_STMT *st = NULL;
+	MYSQL_STMT *st;
+	/* The result buffers last bound to st. They must live as long as the
+	 * statement: the embedded server writes the next execution's first
+	 * row into them before the new buffers are bound. */
+	struct fetch_ctx fc;
+	int fc_ncols;
 };
 
 struct ct_db {
@@ -134,8 +148,14 @@ static int build_server_args(const char *datadir, const char *logdir, int embedd
 		 * process loses nothing, an OS crash at most ~1 s */
 		argv[n++] = "--innodb-flush-log-at-trx-commit=2";
 		argv[n++] = "--innodb-buffer-pool-size=128M";
+		/* the default reserves 8 TB of address space, which valgrind
+		 * and some ulimits refuse */
+		argv[n++] = "--innodb-buffer-pool-size-max=1G";
 		argv[n++] = "--innodb-log-file-size=64M";
 		argv[n++] = "--innodb-lock-wait-timeout=20";
+		/* io_uring needs locked memory that containers and valgrind
+		 * lack; plain pread/pwrite is plenty for this load */
+		argv[n++] = "--innodb-use-native-aio=0";
 	} else {
 		argv[n++] = "--skip-innodb";
 		argv[n++] = "--default-storage-engine=MyISAM";
@@ -189,7 +209,16 @@ int ct_db_global_init(const char *url, const char *datadir, const char *logdir)
 			goto fail;
 		argc = build_server_args(g_scratch, g_scratch, 0, store, argv);
 	}
-	if (mysql_library_init(argc, argv, NULL) != 0) {
+	/* --log-error makes the library reopen stderr onto its log file: keep
+	 * ours (the server's own log) and put it back afterwards */
+	int saved = dup(2);
+	int bad = mysql_library_init(argc, argv, NULL) != 0;
+	if (saved >= 0) {
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+	}
+	if (bad) {
 		rc = ct_error(CT_EDB, "could not start the %s database library (see %s/mariadb.log)",
 			      g_embedded ? "embedded" : "client",
 			      g_embedded ? (logdir ? logdir : datadir) : g_scratch);
@@ -232,6 +261,8 @@ void ct_db_global_end(void)
 	ct_db_url_free(&g_url);
 	g_embedded = 0;
 }
+
+static void fetch_ctx_free(struct fetch_ctx *f, int ncols);
 
 /* ---- connections -------------------------------------------------------- */
 
@@ -321,8 +352,12 @@ void ct_db_close(struct ct_db *db)
 {
 	if (db == NULL)
 		return;
+	/* a no-op normally; from a thread-exit destructor (HTTP workers) the
+	 * library's own per-thread state may be gone already: make it again */
+	mysql_thread_init();
 	for (int i = 0; i < db->ncache; i++) {
 		mysql_stmt_close(db->cache[i].st);
+		fetch_ctx_free(&db->cache[i].fc, db->cache[i].fc_ncols);
 		free(db->cache[i].sql);
 	}
 	if (db->my)
@@ -333,15 +368,16 @@ void ct_db_close(struct ct_db *db)
 
 /* ---- statements --------------------------------------------------------- */
 
-static int stmt_get(struct ct_db *db, const char *sql, MYSQL_STMT **out)
+static int stmt_get(struct ct_db *db, const char *sql, struct stmt_entry **out)
 {
 	struct stmt_entry *e;
 	MYSQL_STMT *st = NULL;
 	my_bool one = 1;
 
 	for (int i = 0; i < db->ncache; i++)
-		if (db->cache[i].key == sql || strcmp(db->cache[i].sql, sql) == 0) {
-			*out = db->cache[i].st;
+		/* by text: the same buffer may hold different SQL over time */
+		if (strcmp(db->cache[i].sql, sql) == 0) {
+			*out = &db->cache[i];
 			return 0;
 		}
 	st = mysql_stmt_init(db->my);
@@ -355,20 +391,21 @@ static int stmt_get(struct ct_db *db, const char *sql, MYSQL_STMT **out)
 	mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &one);
 	if (db->ncache == CT_DB_STMT_CACHE) {	/* full: evict the oldest */
 		mysql_stmt_close(db->cache[0].st);
+		fetch_ctx_free(&db->cache[0].fc, db->cache[0].fc_ncols);
 		free(db->cache[0].sql);
 		memmove(&db->cache[0], &db->cache[1], sizeof(db->cache[0]) * (CT_DB_STMT_CACHE - 1));
 		db->ncache--;
 	}
 	e = &db->cache[db->ncache];
+	memset(e, 0, sizeof(*e));
 	e->sql = strdup(sql);
 	if (e->sql == NULL) {
 		mysql_stmt_close(st);
 		return CT_ENOMEM;
 	}
-	e->key = sql;
 	e->st = st;
 	db->ncache++;
-	*out = st;
+	*out = e;
 	return 0;
 }
 
@@ -379,18 +416,20 @@ union param_val {
 
 /* Bind the variadic parameters per `types` and execute. */
 static int stmt_run(struct ct_db *db, const char *sql, const char *types, va_list ap,
-		    MYSQL_STMT **out)
+		    struct stmt_entry **out)
 {
 	MYSQL_BIND b[CT_DB_MAX_PARAMS];
 	union param_val v[CT_DB_MAX_PARAMS];
 	unsigned long lens[CT_DB_MAX_PARAMS];
-	MYSQL_STMT *st = NULL;
+	struct stmt_entry *e = NULL;
+	MYSQL_STMT *st;
 	size_t n = types ? strlen(types) : 0;
 	int rc;
 
-	rc = stmt_get(db, sql, &st);
+	rc = stmt_get(db, sql, &e);
 	if (rc < 0)
 		return rc;
+	st = e->st;
 	if (n != mysql_stmt_param_count(st) || n > CT_DB_MAX_PARAMS)
 		return ct_error(CT_EINVAL, "%zu parameter types for %lu placeholders: %s",
 				n, (unsigned long)mysql_stmt_param_count(st), sql);
@@ -440,19 +479,21 @@ static int stmt_run(struct ct_db *db, const char *sql, const char *types, va_lis
 		return db_error(db->my, mysql_stmt_errno(st), mysql_stmt_error(st), sql);
 	if (mysql_stmt_execute(st) != 0)
 		return db_error(db->my, mysql_stmt_errno(st), mysql_stmt_error(st), sql);
-	*out = st;
+	*out = e;
 	return 0;
 }
 
 static int vexec(struct ct_db *db, const char *sql, const char *types, va_list ap)
 {
-	MYSQL_STMT *st = NULL;
+	struct stmt_entry *e = NULL;
+	MYSQL_STMT *st;
 	my_ulonglong n;
 	int rc;
 
-	rc = stmt_run(db, sql, types, ap, &st);
+	rc = stmt_run(db, sql, types, ap, &e);
 	if (rc < 0)
 		return rc;
+	st = e->st;
 	n = mysql_stmt_affected_rows(st);
 	if (n == (my_ulonglong)-1) {	/* the statement returned rows */
 		mysql_stmt_free_result(st);
@@ -491,16 +532,6 @@ static int col_kind(enum enum_field_types t)
 		return 's';
 	}
 }
-
-struct fetch_ctx {
-	MYSQL_BIND *b;
-	long long *ll;
-	double *d;
-	char **buf;
-	unsigned long *len;
-	my_bool *isnull;
-	int *kind;
-};
 
 static int res_add_row(struct ct_db_res *res, const struct fetch_ctx *f)
 {
@@ -546,6 +577,8 @@ static int res_add_row(struct ct_db_res *res, const struct fetch_ctx *f)
 
 static void fetch_ctx_free(struct fetch_ctx *f, int ncols)
 {
+	if (f == NULL)
+		return;
 	if (f->buf)
 		for (int c = 0; c < ncols; c++)
 			free(f->buf[c]);
@@ -553,9 +586,12 @@ static void fetch_ctx_free(struct fetch_ctx *f, int ncols)
 	free(f->len); free(f->isnull); free(f->kind);
 }
 
-static int fetch_all(struct ct_db *db, MYSQL_STMT *st, const char *sql, struct ct_db_res *res)
+static int fetch_all(struct ct_db *db, struct stmt_entry *e, const char *sql,
+		     struct ct_db_res *res)
 {
+	MYSQL_STMT *st = e->st;
 	struct fetch_ctx f = { 0 };
+	int bound = 0;
 	MYSQL_RES *meta = NULL;
 	MYSQL_FIELD *fields;
 	int n, rc = 0;
@@ -602,6 +638,7 @@ static int fetch_all(struct ct_db *db, MYSQL_STMT *st, const char *sql, struct c
 		rc = db_error(db->my, mysql_stmt_errno(st), mysql_stmt_error(st), sql);
 		goto out;
 	}
+	bound = 1;
 	for (;;) {
 		int r = mysql_stmt_fetch(st);
 		if (r == MYSQL_NO_DATA)
@@ -619,7 +656,13 @@ out:
 	if (meta)
 		mysql_free_result(meta);
 	mysql_stmt_free_result(st);
-	fetch_ctx_free(&f, res->ncols);
+	if (bound) {	/* these buffers are bound now: keep them, drop the old */
+		fetch_ctx_free(&e->fc, e->fc_ncols);
+		e->fc = f;
+		e->fc_ncols = res->ncols;
+	} else {
+		fetch_ctx_free(&f, res->ncols);
+	}
 	return rc;
 }
 
@@ -627,7 +670,7 @@ static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
 		  const char *types, va_list ap)
 {
 	struct ct_db_res *res;
-	MYSQL_STMT *st = NULL;
+	struct stmt_entry *e = NULL;
 	int rc;
 
 	*out = NULL;
@@ -635,10 +678,10 @@ static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
 	if (res == NULL)
 		return CT_ENOMEM;
 	res->cur = -1;
-	rc = stmt_run(db, sql, types, ap, &st);
+	rc = stmt_run(db, sql, types, ap, &e);
 	if (rc < 0)
 		goto fail;
-	rc = fetch_all(db, st, sql, res);
+	rc = fetch_all(db, e, sql, res);
 	if (rc < 0)
 		goto fail;
 	*out = res;

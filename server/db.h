@@ -19,9 +19,9 @@
  *     'b'  const void *, size_t   (binary blob)
  *     'n'  no argument: binds SQL NULL
  * The letters are not checked by the compiler: a wrong one is undefined
- * behaviour. Each connection caches its prepared statements by SQL text,
- * so pass the same literal each time and preparing costs nothing after the
- * first call.
+ * behaviour. Each connection caches its prepared statements by SQL text
+ * (up to 160, oldest evicted), so preparing costs nothing after the first
+ * call: keep SQL text constant and pass values as parameters.
  *
  *   int64_t n;
  *   rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=? "

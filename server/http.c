@@ -82,6 +82,15 @@ static void db_key_make(void)
 	pthread_key_create(&g_db_key, db_key_destroy);
 }
 
+/* Thread-exit destructors run in key order, and the database library frees
+ * its own per-thread state in a destructor of a key it makes when it
+ * starts: make ours first (at program start) so the connection is closed
+ * while the library still knows the thread. */
+__attribute__((constructor)) static void db_key_early(void)
+{
+	pthread_once(&g_key_once, db_key_make);
+}
+
 struct ct_db *ct_http_db(struct ct_http_req *req)
 {
 	struct ct_db *db;
@@ -601,13 +610,13 @@ int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
 	if (tls)
 		flags |= MHD_USE_TLS;
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64u << 10),
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)2000,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, h->tls_cert,
 		MHD_OPTION_HTTPS_MEM_KEY, h->tls_key,
 		MHD_OPTION_END);

@@ -7,8 +7,8 @@
  * download); other parts (the web pages) register theirs with
  * ct_http_register_routes() before the HTTP role starts. The first
  * matching row of the first matching table wins; a path ending in '*'
- * matches that prefix and req->subpath is the rest ("/download/*" on
- * "/download/ab12" gives "ab12").
+ * matches that prefix and req->subpath is the rest (path "/download/"
+ * followed by '*', on "/download/ab12", gives "ab12").
  *
  * A plain handler runs after the whole body arrived (capped at
  * srv->max_body, gunzipped under srv->max_inflated when the request had

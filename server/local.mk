@@ -2,8 +2,8 @@
 # server/libctserver.a holds every server module but main.c, so the tests
 # link the same code; ctune-server is main.c + the daemons + that library.
 # DAEMONS: append your .c/.h files to ctune_server_SOURCES with += (roles.c
-# references your run_once functions weakly; they must be linked as objects,
-# not from the archive).
+# and sched.c reference the daemons' functions weakly, so they must be
+# linked as objects, not from the archive).
 CT_SERVER_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) \
 	-I$(top_srcdir)/server
 CT_SERVER_LIBS = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
@@ -14,6 +14,27 @@ server_libctserver_a_CFLAGS = $(CT_SERVER_CFLAGS)
 server_libctserver_a_SOURCES = \
 	server/db.c server/db.h \
 	server/db_url.c server/db_url.h \
-	server/server.h server/store.h server/wg.h server/roles.h
+	server/server.c server/server.h \
+	server/http.c server/http.h \
+	server/token.c server/token.h \
+	server/files.c server/files.h \
+	server/account.c server/account.h \
+	server/sched.c server/sched_rpc.h \
+	server/sched_req.c server/sched_req.h \
+	server/store.c server/store.h \
+	server/wg.c server/wg.h \
+	server/roles.c server/roles.h \
+	server/admin.c server/admin.h \
+	server/cmd_job.c server/commands.h \
+	server/cmd_run.c server/cmd_run.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
+
+bin_PROGRAMS += ctune-server
+ctune_server_SOURCES = server/main.c
+# DAEMONS' sources (objects, so roles.c's weak references resolve)
+ctune_server_SOURCES += server/transitioner.c server/validator.c \
+	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
+	server/quorum.c server/daemons.h
+ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
+ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

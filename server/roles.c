@@ -20,6 +20,7 @@
 #include "ct_log.h"
 #include "db.h"
 #include "server.h"
+#include "web.h"	/* ct_stats_export_run_once (the "stats" role) */
 
 #pragma weak ct_transitioner_run_once
 #pragma weak ct_validator_run_once
@@ -32,6 +33,7 @@ const struct ct_role ct_roles[] = {
 	{ .name = "validator", .run_once = ct_validator_run_once, .idle_ms = 1000 },
 	{ .name = "assimilator", .run_once = ct_assimilator_run_once, .idle_ms = 1000 },
 	{ .name = "file_deleter", .run_once = ct_file_deleter_run_once, .idle_ms = 10000 },
+	{ .name = "stats", .run_once = ct_stats_export_run_once, .idle_ms = 5000 },
 	{ .name = NULL },
 };
 

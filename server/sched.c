@@ -1,5 +1,5 @@
 /*
- * sched.c - the scheduler RPC (see sched.h and doc/protocol.md).
+ * sched.c - the scheduler RPC (see sched_rpc.h and doc/protocol.md).
  *
  * One request runs these steps, each on the caller's connection:
  *   1. parse (sched_req.c)          4. take reports (one transaction each)
@@ -8,7 +8,7 @@
  * then writes the reply. A refused request (XML, PROTO, AUTH, DENIED)
  * changes nothing; a bad report only gets a rejecting <ack>.
  */
-#include "sched.h"
+#include "sched_rpc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,12 +19,18 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "ct_xml.h"
+#include "daemons.h"
 #include "db.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
+
+/* Adaptive replication lives with the transitioner (daemons.h), linked
+ * into ctune-server but not into every test: weak, skipped when absent. */
+#pragma weak ct_adaptive_decide
+#pragma weak ct_adaptive_apply
 
 struct ack {
 	const char *name;
@@ -38,6 +44,7 @@ struct sched_ctx {
 	const char *ip;
 	struct sched_req req;
 	int64_t userid, teamid, hostid;
+	int consecutive_valid;	/* the host's, for adaptive replication */
 	char user_name[65];
 	double total_credit, expavg_credit;
 	struct ack acks[CT_SCHED_MAX_REPORTS];
@@ -326,6 +333,26 @@ struct claim_txn {
 	int64_t resultid, wuid;
 };
 
+/* A trusted host may get this WU without replication (BOINC's adaptive
+ * replication; the decision and its effect are the transitioner's code). */
+static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
+{
+	int64_t on = 0;
+	int rc;
+
+	if (ct_adaptive_decide == NULL || ct_adaptive_apply == NULL ||
+	    t->c->consecutive_valid < 10)
+		return 0;
+	rc = ct_db_query_int(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
+			     "ON j.id=w.jobid WHERE w.id=?", "l", t->wuid);
+	if (rc < 0 || !on)
+		return rc < 0 ? rc : 0;
+	if (!ct_adaptive_decide(t->c->consecutive_valid, (double)rand() / ((double)RAND_MAX + 1)))
+		return 0;
+	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
+	return rc < 0 ? rc : 0;
+}
+
 static int claim_one(struct ct_db *db, void *arg)
 {
 	struct claim_txn *t = arg;
@@ -356,6 +383,8 @@ static int claim_one(struct ct_db *db, void *arg)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			"WHERE id=?", "ll", deadline, t->wuid);
+	if (rc >= 0)
+		rc = maybe_adaptive(db, t);
 	return rc < 0 ? rc : 1;
 }
 
@@ -367,11 +396,20 @@ static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
 			     "server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query_int(c->db, cap, "SELECT max_in_progress FROM host WHERE id=?", "l",
-			     c->hostid);
-	if (rc == 0 && *cap <= 0)
+	struct ct_db_res *res = NULL;
+	rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid FROM host "
+			 "WHERE id=?", "l", c->hostid);
+	if (rc < 0)
+		return rc;
+	*cap = 0;
+	if (ct_db_next(res) > 0) {
+		*cap = ct_db_int(res, 0);
+		c->consecutive_valid = (int)ct_db_int(res, 1);
+	}
+	ct_db_res_free(res);
+	if (*cap <= 0)
 		*cap = c->srv->max_in_progress;
-	return rc;
+	return 0;
 }
 
 static int assign_work(struct sched_ctx *c)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched.h"
+#include "sched_rpc.h"
 
 struct sched_device {
 	char *name, *vendor, *type;

@@ -46,13 +46,6 @@ struct twu {
 	int maxidx;
 };
 
-int ct_adaptive_decide(int consecutive_valid, double u)
-{
-	if (consecutive_valid < 10)
-		return 0;
-	return u < 1.0 - 1.0 / (double)consecutive_valid;
-}
-
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 {
 	int64_t others = 0;
@@ -86,8 +79,7 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 			 "SELECT w.id, w.jobid, w.roundid, w.canonical_resultid, w.name, "
 			 "w.target_nresults, w.max_error_results, w.max_total_results, "
 			 "w.max_success_results, w.error_mask, w.assimilate_state, "
-			 "w.file_delete_state, w.need_validate, "
-			 "COALESCE((SELECT status FROM job j WHERE j.id = w.jobid), 0) "
+			 "w.file_delete_state, w.need_validate "
 			 "FROM workunit w WHERE w.id=? AND w.transition_time<=? FOR UPDATE",
 			 "ll", wuid, now);
 	if (rc < 0)
@@ -106,8 +98,17 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 		w->assimilate_state = (int)ct_db_int(res, 10);
 		w->file_delete_state = (int)ct_db_int(res, 11);
 		w->need_validate = (int)ct_db_int(res, 12);
-		w->job_status = (int)ct_db_int(res, 13);
 	}
+	ct_db_res_free(res);
+	if (w->id == 0)
+		return 0;
+	/* a plain read: the job row is not locked here (cancel locks job
+	 * then WUs; this must not take them in the other order) */
+	rc = ct_db_query(db, &res, "SELECT status FROM job WHERE id=?", "l", w->jobid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		w->job_status = (int)ct_db_int(res, 0);
 	ct_db_res_free(res);
 	return 0;
 }
@@ -220,8 +221,13 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=?, update_time=? "
-				"WHERE id=? AND status=?", "isllii", CT_JOB_ERROR, msg,
+				"WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
 				ct_db_now(), w->jobid, CT_JOB_RUNNING);
+	/* the job's other open WUs stop too (their next pass sees the job) */
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
+				"id<>? AND canonical_resultid=0 AND error_mask=0", "lll",
+				ct_db_now(), w->jobid, w->id);
 	return rc < 0 ? rc : 0;
 }
 
@@ -260,7 +266,8 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 	w->nunsent = 0;
 	if (w->assimilate_state == CT_AS_INIT)
 		w->assimilate_state = CT_AS_READY;
-	if (w->assimilate_state != CT_AS_DONE || w->ninprog > 0 || w->nwaiting > 0)
+	if (w->assimilate_state != CT_AS_DONE || w->ninprog > 0 ||
+	    (w->nwaiting > 0 && w->error_mask == 0))
 		return 0;
 	/* Nothing can change any more: uploads and inputs may go. */
 	rc = ct_db_exec(db, "UPDATE result SET file_delete_state=? WHERE workunitid=? "

@@ -18,7 +18,8 @@
  * each result only from the state it was read in (conditional UPDATEs), so
  * validators may run in several processes: the loser of a race changes
  * nothing. Credit is granted in that same transaction (credit.h), at most
- * once per result.
+ * once per result. The checks and the quorum themselves are pure functions
+ * in quorum.c; doc/validation.md explains them.
  */
 #include "credit.h"
 #include "daemons.h"
@@ -39,149 +40,7 @@
 
 #define VAL_BATCH 8		/* WUs per run_once */
 #define VAL_MAX_CANDS 16	/* results of one WU considered per pass */
-#define VAL_PROBE_BATCHES 2	/* default probe: 2 batches of B x T */
-
-/* ---- pure checks ---------------------------------------------------------- */
-
-const char *ct_val_reason_name(int reason)
-{
-	static const char *const names[] = {
-		[CT_VAL_OK] = "ok",
-		[CT_VAL_UNREADABLE] = "unreadable",
-		[CT_VAL_WRONG_BASE] = "wrong_base",
-		[CT_VAL_WRONG_SHAPE] = "wrong_shape",
-		[CT_VAL_NONFINITE] = "nonfinite",
-		[CT_VAL_NO_UPDATE] = "no_update",
-		[CT_VAL_TOO_LARGE] = "update_too_large",
-		[CT_VAL_LOSS] = "probe_loss",
-	};
-
-	if (reason < 0 || (size_t)reason >= sizeof(names) / sizeof(names[0]))
-		return "?";
-	return names[reason];
-}
-
-double ct_val_adam_bound(const struct ct_val_bound *b, double pmax)
-{
-	double r = b->beta1 * b->beta1 / b->beta2, total = 0.0;
-	double p1 = 1.0, p2 = 1.0, pr = 1.0;	/* beta1^t, beta2^t, r^t */
-
-	if (!(r < 1.0) || b->beta1 < 0.0 || b->beta1 >= 1.0 || b->beta2 <= 0.0 ||
-	    b->beta2 >= 1.0 || b->steps < 0 || !(b->lr >= 0.0))
-		return INFINITY;
-	for (int t = 1; t <= b->steps; t++) {
-		double u;
-
-		p1 *= b->beta1, p2 *= b->beta2, pr *= r;
-		u = (1.0 - b->beta1) * sqrt(1.0 - p2) / ((1.0 - p1) * sqrt(1.0 - b->beta2)) *
-		    sqrt((1.0 - pr) / (1.0 - r));
-		/* the weight may have grown by `total` so far: decay acts on it */
-		total += b->lr * (u + fabs(b->weight_decay) * (pmax + total));
-	}
-	/* 1% slack, and float rounding of each step's p - u */
-	return 1.01 * total + (double)b->steps * (pmax + total) * 2.4e-7 + 1e-30;
-}
-
-void ct_val_stats(const float *base, const float *w, size_t n, struct ct_val_stats *st)
-{
-	double bn = 0.0, un = 0.0, um = 0.0, bm = 0.0;
-	int finite = 1;
-
-	for (size_t i = 0; i < n; i++) {
-		double b = base[i], d = (double)w[i] - b;
-
-		finite &= isfinite(w[i]) != 0;
-		bn += b * b;
-		un += d * d;
-		um = fabs(d) > um ? fabs(d) : um;
-		bm = fabs(b) > bm ? fabs(b) : bm;
-	}
-	st->base_norm = sqrt(bn);
-	st->update_norm = sqrt(un);
-	st->update_max = um;
-	st->base_max = bm;
-	st->finite = finite;
-}
-
-int ct_val_sanity(const struct ct_val_stats *st, const struct ct_val_bound *b,
-		  double max_ratio)
-{
-	if (!st->finite)
-		return CT_VAL_NONFINITE;
-	if (st->update_norm == 0.0)
-		return CT_VAL_NO_UPDATE;
-	if (st->update_max > ct_val_adam_bound(b, st->base_max))
-		return CT_VAL_TOO_LARGE;
-	if (max_ratio > 0.0 && st->update_norm > max_ratio * st->base_norm)
-		return CT_VAL_TOO_LARGE;
-	return CT_VAL_OK;
-}
-
-int ct_val_loss_ok(double loss, double base_loss, double margin)
-{
-	return isfinite(loss) && loss <= base_loss + margin;
-}
-
-int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
-		 size_t n, double tolerance)
-{
-	double dist = 0.0, denom, lmax;
-
-	if (memcmp(a->sha, b->sha, 32) == 0)
-		return 1;
-	if (a->conforming && b->conforming)
-		return 0;	/* conforming devices must match bit for bit */
-	for (size_t i = 0; i < n; i++) {
-		double d = (double)a->w[i] - (double)b->w[i];
-
-		dist += d * d;
-	}
-	dist = sqrt(dist);
-	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
-	if (!(dist <= tolerance * denom))
-		return 0;
-	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
-							 : fabs(b->probe_loss);
-	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
-}
-
-int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
-		  double tolerance)
-{
-	int best = -1, best_count = 0;
-
-	for (size_t i = 0; i < nc; i++) {
-		if (c[i].state == CT_VS_VALID) {
-			best = (int)i;
-			best_count = min_quorum;	/* decided earlier */
-			break;
-		}
-	}
-	for (size_t i = 0; best < 0 && i < nc; i++) {
-		int count = 1;
-
-		for (size_t j = 0; j < nc; j++)
-			if (j != i)
-				count += ct_val_agree(&c[i], &c[j], n, tolerance);
-		if (count > best_count) {
-			best = (int)i;
-			best_count = count;
-		}
-	}
-	if (best < 0 || best_count < min_quorum) {
-		for (size_t i = 0; i < nc; i++)
-			c[i].new_state = CT_VS_INCONCLUSIVE;
-		return -1;
-	}
-	for (size_t i = 0; i < nc; i++) {
-		if ((int)i == best)
-			c[i].new_state = CT_VS_VALID;
-		else
-			c[i].new_state = ct_val_agree(&c[best], &c[i], n, tolerance)
-						 ? CT_VS_VALID : CT_VS_INVALID;
-	}
-	return best;
-}
+#define VAL_PROBE_TOKENS 2048	/* default probe size (job.probe_tokens = 0) */
 
 /* ---- one WU: loading ------------------------------------------------------- */
 
@@ -201,7 +60,7 @@ struct vres {
 	int state, conforming, reason;
 	float *w;
 	struct ct_val_stats st;
-	double probe;
+	double probe, quant_error;
 	unsigned char sha[32];
 	int new_state;
 };
@@ -322,15 +181,19 @@ static int load_inputs(struct vwu *v)
 static int probe(struct vwu *v, const float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
-	int nb = VAL_PROBE_BATCHES;
+	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : VAL_PROBE_TOKENS;
+	int T = v->j.seq > 0 ? v->j.seq : 1, B, nb;
 	float l = NAN;
 	int rc;
 
-	if (v->j.probe_tokens > 0 && v->j.batch > 0 && v->j.seq > 0)
-		nb = v->j.probe_tokens / (v->j.batch * v->j.seq);
-	nb = nb < 1 ? 1 : nb;
+	/* about `want` tokens: sequences of the job's T, batches of at most
+	 * the job's B (and what the eval file holds), whole batches, >= 1 */
+	B = ct_eval_batch(v->j.batch, T, v->eval.n);
+	if (B > want / T)
+		B = want / T > 0 ? want / T : 1;
+	nb = want / (B * T) > 0 ? want / (B * T) : 1;
 	m.params = (float *)w;
-	rc = ct_eval(&m, &v->eval, v->j.batch, v->j.seq, nb, "cpu", &l);
+	rc = ct_eval(&m, &v->eval, B, T, nb, "cpu", &l);
 	*loss = l;
 	return rc;
 }
@@ -360,8 +223,10 @@ static int decode_result(struct vwu *v, struct vres *r, struct ct_delta_info *in
 		goto out;
 	}
 	rc = ct_delta_decode(map.addr, map.len, v->base.params, n, r->w, info);
-	if (rc == 0)
+	if (rc == 0) {
 		memcpy(r->sha, info->decoded_sha, 32);
+		r->quant_error = info->quant_error;
+	}
 out:
 	ct_file_unmap(&map);
 	return rc;
@@ -470,6 +335,7 @@ static int evaluate(struct vwu *v)
 		c[nc].w = r->w;
 		c[nc].update_norm = r->st.update_norm;
 		c[nc].probe_loss = r->probe;
+		c[nc].quant_error = r->quant_error;
 		map[nc++] = i;
 	}
 	best = ct_val_decide(c, nc, v->base.lay.total, v->j.min_quorum, v->j.tolerance);
@@ -548,12 +414,13 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	} else if (v->j.canonical == 0 && nsane > 0) {
 		/* disagreement: one more replica than the results that may
 		 * still agree (the transitioner creates it, within the caps) */
-		rc = ct_db_exec(db, "UPDATE workunit SET target_nresults=GREATEST(target_nresults, ?) "
-				"WHERE id=?", "ll", nsane + 1, v->j.wuid);
+		rc = ct_db_exec(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
+				"target_nresults<?", "lll", nsane + 1, v->j.wuid, nsane + 1);
 		if (rc < 0)
 			return rc;
-		ct_log_info("validator: %s: no agreement among %lld, asking for another replica",
-			    v->j.wu_name, (long long)nsane);
+		if (rc > 0)
+			ct_log_info("validator: %s: no agreement among %lld results, one more "
+				    "replica", v->j.wu_name, (long long)nsane);
 	}
 	rc = ct_db_query_int(db, &waiting, "SELECT COUNT(*) FROM result WHERE workunitid=? "
 			     "AND server_state=? AND outcome=? AND validate_state=?", "liii",

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,7 +306,7 @@ static int web_identify(struct ct_web_req *req, struct ct_web_resp *resp)
 
 const char *ct_web_project_name(const struct ct_server *srv)
 {
-	const char *n = srv->conf ? ct_conf_get(srv->conf, "name") : NULL;
+	const char *n = srv->conf ? ct_conf_get(srv->conf, "project_name") : NULL;
 
 	return n != NULL && *n != '\0' ? n : "crowdtune";
 }
@@ -396,22 +397,18 @@ struct cache_entry {
 	time_t expires;
 };
 
-/* A spinlock, not a pthread mutex: the critical sections are a lookup and
- * a memcpy, and this file stays free of <pthread.h> (server/sched.h
- * shadows <sched.h> on the server's include path). */
-static atomic_flag cache_busy = ATOMIC_FLAG_INIT;
+static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct cache_entry cache[CACHE_SLOTS];
 static atomic_int cache_ttl = 5;
 
 static void cache_lock(void)
 {
-	while (atomic_flag_test_and_set_explicit(&cache_busy, memory_order_acquire))
-		;
+	pthread_mutex_lock(&cache_mutex);
 }
 
 static void cache_unlock(void)
 {
-	atomic_flag_clear_explicit(&cache_busy, memory_order_release);
+	pthread_mutex_unlock(&cache_mutex);
 }
 
 static time_t mono_now(void)

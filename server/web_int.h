@@ -88,7 +88,8 @@ int64_t ct_web_arg_page(const struct ct_web_req *req);
 int ct_web_cache_get(const char *key, struct ct_buf *out);
 void ct_web_cache_put(const char *key, const struct ct_buf *data);
 
-/* Name of the project for page titles (config `name`, else "crowdtune"). */
+/* Name of the project for page titles (config `project_name`, else
+ * "crowdtune"). */
 const char *ct_web_project_name(const struct ct_server *srv);
 
 /* Key for HMACs of the web module, derived from the project secret. */

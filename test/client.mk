@@ -33,3 +33,16 @@ test_test_cl_ctl_SOURCES = test/test_cl_ctl.c
 test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
+
+# A stand-in server for the client's own integration tests.
+check_PROGRAMS += test/cl_fake_server
+test_cl_fake_server_SOURCES = test/cl_fake_server.c
+test_cl_fake_server_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS)
+test_cl_fake_server_LDADD = lib/libctune.a $(MHD_LIBS) $(CT_DEP_LIBS)
+
+# Real-process integration tests of the client (stand-in server + ctune run).
+CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh \
+	test/client_backoff.sh
+dist_check_SCRIPTS += $(CT_CLIENT_IT)
+TESTS += $(CT_CLIENT_IT)
+EXTRA_DIST += test/client_lib.sh

@@ -1,7 +1,8 @@
 # Unit tests of the daemons part: result deltas, averaging, credit math,
 # validator/transitioner/assimilator decisions. Included from test/local.mk.
 if HAVE_CMOCKA
-CT_DAEMONS_TESTS = test/test_delta test/test_avg
+CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quorum \
+	test/test_daemons
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
 
@@ -12,4 +13,20 @@ test_test_delta_LDADD = $(CT_TEST_LIBS)
 test_test_avg_SOURCES = test/test_avg.c
 test_test_avg_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_avg_LDADD = $(CT_TEST_LIBS)
+
+# server/ pieces under test are compiled into the test itself (the daemons
+# are linked into ctune-server as objects, not from libctserver.a).
+test_test_credit_SOURCES = test/test_credit.c server/credit.c server/credit.h
+test_test_credit_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_credit_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+
+test_test_quorum_SOURCES = test/test_quorum.c server/quorum.c server/daemons.h
+test_test_quorum_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_quorum_LDADD = $(CT_TEST_LIBS)
+
+test_test_daemons_SOURCES = test/test_daemons.c server/transitioner.c \
+	server/validator.c server/assimilator.c server/file_deleter.c \
+	server/credit.c server/quorum.c
+test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_daemons_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 endif

@@ -1,7 +1,8 @@
 # Unit tests of the training engine (helper "engine"): formats, portable
 # math, the C reference model, work units with save/resume.
 if HAVE_CMOCKA
-CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model
+CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
+	test/test_cmd_train
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 
@@ -20,4 +21,8 @@ test_test_math_LDADD = $(CT_TEST_LIBS)
 test_test_model_SOURCES = test/test_model.c
 test_test_model_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_model_LDADD = $(CT_TEST_LIBS)
+
+test_test_cmd_train_SOURCES = test/test_cmd_train.c client/cmd_train.c
+test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
+test_test_cmd_train_LDADD = $(CT_TEST_LIBS)
 endif

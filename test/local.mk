@@ -10,3 +10,4 @@ include test/opencl.mk
 include test/daemons.mk
 include test/web.mk
 include test/client.mk
+include test/server.mk

@@ -34,6 +34,14 @@ static void test_mean_matches_reference(void **state)
 		assert_true(out[i] == s / (float)k);
 	}
 	assert_true(out[n] == 42.0f);
+	/* the streaming form gives the same bits */
+	float *acc = malloc(n * 4);
+	memcpy(acc, in[0], n * 4);
+	for (size_t j = 1; j < k; j++)
+		ct_avg_accumulate(acc, in[j], n);
+	ct_avg_finish(acc, k, n);
+	assert_memory_equal(acc, out, n * 4);
+	free(acc);
 	for (size_t j = 0; j < k; j++)
 		free(in[j]);
 	free(out);

@@ -70,6 +70,7 @@ static void test_lossless_exact(void **state)
 	assert_int_equal(ct_delta_weights_sha(r, n, sha), 0);
 	assert_memory_equal(info.weights_sha, sha, 32);
 	assert_memory_equal(info.decoded_sha, sha, 32);
+	assert_true(info.quant_error == 0.0);
 	free(b), free(r), free(d);
 	ct_buf_free(&out);
 }
@@ -138,6 +139,12 @@ static void test_int8_error_bound(void **state)
 	}
 	for (size_t i = 200; i < 264; i++)
 		assert_true(d[i] == b[i]);
+	/* the reported bound holds, and is not loose by more than ~2x */
+	double e2 = 0.0;
+	for (size_t i = 0; i < n; i++)
+		e2 += ((double)d[i] - r[i]) * ((double)d[i] - r[i]);
+	assert_true(sqrt(e2) <= info.quant_error);
+	assert_true(sqrt(e2) > info.quant_error / 2.5);
 	/* The header carries the true weights' hash; the decoded ones differ. */
 	assert_int_equal(ct_delta_weights_sha(r, n, sha), 0);
 	assert_memory_equal(info.weights_sha, sha, 32);
@@ -330,6 +337,26 @@ static void test_int8_bad_scale(void **state)
 		assert_memory_equal(f->d, f->b, 1000 * 4);
 		free(p);
 	}
+	/* A scale larger than the encoder's (no |q| reaches 127) would widen
+	 * the error bound the validator grants: refused. */
+	memset(raw, 0, raw_len);
+	float big = 1.0f;
+	memcpy(raw + 68 * 2, &big, 4);
+	raw[68 * 2 + 4 + 5] = 3;	/* q = 3: |update| 3, claimed error 0.5 */
+	p = with_payload(f, raw, raw_len, NULL, 0, &len);
+	put_le(p + 12, CT_DELTA_INT8, 4);
+	put_le(p + 120, raw_len, 8);
+	put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
+	assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
+	free(p);
+	raw[68 * 2 + 4 + 5] = (unsigned char)(int8_t)-127;	/* as the encoder would */
+	p = with_payload(f, raw, raw_len, NULL, 0, &len);
+	put_le(p + 12, CT_DELTA_INT8, 4);
+	put_le(p + 120, raw_len, 8);
+	put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
+	assert_int_equal(decode_copy(f, p, len, 1000), 0);
+	assert_true(f->d[2 * 64 + 5] == f->b[2 * 64 + 5] - 127.0f);
+	free(p);
 	free(raw);
 }
 

@@ -55,17 +55,24 @@ static void fill(float *p, size_t n, uint32_t seed, float scale)
 
 /* ---- matmul: blocked == plain -------------------------------------- */
 
-static void test_matmul_matches_spec(void **state)
+/* Blocked (and, for big sizes, threaded) matmul == the plain loops of the
+ * spec, bit for bit, forward and backward. */
+static void check_matmul(int BT, int C, int OC)
 {
-	const int BT = 7, C = 13, OC = 67;
-	float inp[7 * 13], w[67 * 13], bias[67], out[7 * 67], dout[7 * 67];
-	float dinp[7 * 13], dw[67 * 13], db[67];
+	float *inp = malloc(sizeof(float) * BT * C), *w = malloc(sizeof(float) * OC * C);
+	float *bias = malloc(sizeof(float) * OC), *out = malloc(sizeof(float) * BT * OC);
+	float *dout = malloc(sizeof(float) * BT * OC), *dinp = malloc(sizeof(float) * BT * C);
+	float *dw = malloc(sizeof(float) * OC * C), *db = malloc(sizeof(float) * OC);
+	float *dinp0 = malloc(sizeof(float) * BT * C), *dw0 = malloc(sizeof(float) * OC * C);
+	float *db0 = malloc(sizeof(float) * OC);
 
-	(void)state;
-	fill(inp, sizeof(inp) / 4, 1, 1.0f);
-	fill(w, sizeof(w) / 4, 2, 1.0f);
-	fill(bias, 67, 3, 1.0f);
-	fill(dout, sizeof(dout) / 4, 4, 1.0f);
+	fill(inp, (size_t)BT * C, 1, 1.0f);
+	fill(w, (size_t)OC * C, 2, 1.0f);
+	fill(bias, OC, 3, 1.0f);
+	fill(dout, (size_t)BT * OC, 4, 1.0f);
+	fill(dinp0, (size_t)BT * C, 5, 1.0f);
+	fill(dw0, (size_t)OC * C, 6, 1.0f);
+	fill(db0, OC, 7, 1.0f);
 	ct_matmul_forward(out, inp, w, bias, BT, C, OC);
 	for (int r = 0; r < BT; r++)
 		for (int o = 0; o < OC; o++) {
@@ -75,39 +82,42 @@ static void test_matmul_matches_spec(void **state)
 				acc = fmaf(inp[r * C + i], w[o * C + i], acc);
 			assert_true(out[r * OC + o] == acc);
 		}
-	fill(dinp, sizeof(dinp) / 4, 5, 1.0f);
-	fill(dw, sizeof(dw) / 4, 6, 1.0f);
-	fill(db, 67, 7, 1.0f);
-	{
-		float dinp0[7 * 13], dw0[67 * 13], db0[67];
+	memcpy(dinp, dinp0, sizeof(float) * BT * C);
+	memcpy(dw, dw0, sizeof(float) * OC * C);
+	memcpy(db, db0, sizeof(float) * OC);
+	ct_matmul_backward(dinp, dw, db, dout, inp, w, BT, C, OC);
+	for (int r = 0; r < BT; r++)
+		for (int i = 0; i < C; i++) {
+			float acc = 0.0f;
 
-		memcpy(dinp0, dinp, sizeof(dinp));
-		memcpy(dw0, dw, sizeof(dw));
-		memcpy(db0, db, sizeof(db));
-		ct_matmul_backward(dinp, dw, db, dout, inp, w, BT, C, OC);
-		for (int r = 0; r < BT; r++)
-			for (int i = 0; i < C; i++) {
-				float acc = 0.0f;
-
-				for (int o = 0; o < OC; o++)
-					acc = fmaf(dout[r * OC + o], w[o * C + i], acc);
-				assert_true(dinp[r * C + i] == dinp0[r * C + i] + acc);
-			}
-		for (int o = 0; o < OC; o++) {
-			float ab = 0.0f;
-
-			for (int i = 0; i < C; i++) {
-				float acc = 0.0f;
-
-				for (int r = 0; r < BT; r++)
-					acc = fmaf(dout[r * OC + o], inp[r * C + i], acc);
-				assert_true(dw[o * C + i] == dw0[o * C + i] + acc);
-			}
-			for (int r = 0; r < BT; r++)
-				ab = ab + dout[r * OC + o];
-			assert_true(db[o] == db0[o] + ab);
+			for (int o = 0; o < OC; o++)
+				acc = fmaf(dout[r * OC + o], w[o * C + i], acc);
+			assert_true(dinp[r * C + i] == dinp0[r * C + i] + acc);
 		}
+	for (int o = 0; o < OC; o++) {
+		float ab = 0.0f;
+
+		for (int i = 0; i < C; i++) {
+			float acc = 0.0f;
+
+			for (int r = 0; r < BT; r++)
+				acc = fmaf(dout[r * OC + o], inp[r * C + i], acc);
+			assert_true(dw[o * C + i] == dw0[o * C + i] + acc);
+		}
+		for (int r = 0; r < BT; r++)
+			ab = ab + dout[r * OC + o];
+		assert_true(db[o] == db0[o] + ab);
 	}
+	free(inp); free(w); free(bias); free(out); free(dout); free(dinp);
+	free(dw); free(db); free(dinp0); free(dw0); free(db0);
+}
+
+static void test_matmul_matches_spec(void **state)
+{
+	(void)state;
+	check_matmul(7, 13, 67);	/* edge tiles only */
+	check_matmul(37, 130, 1001);	/* big enough for the threaded path */
+	check_matmul(8, 64, 128);	/* full tiles */
 }
 
 /* ---- an independent double-precision GPT-2 forward ----------------- */

@@ -125,6 +125,19 @@ static void test_matmul(void **state)
 	check_matmul(19, 96, 33, 0);
 	check_matmul(64, 64, 128, 1);	/* exact multiples */
 	check_matmul(13, 200, 161, 1);	/* long k chains */
+	check_matmul(300, 20, 30, 1);	/* weight gradient's A bigger than B */
+}
+
+/* Long k ranges are run in pieces with parked accumulators; force small
+ * pieces so that the tiny sizes here take that path. */
+static void test_matmul_kpieces(void **state)
+{
+	(void)state;
+	setenv("CT_OCL_KC", "64", 1);
+	check_matmul(37, 45, 300, 1);	/* dinp: K = 300 in pieces of 64 */
+	check_matmul(301, 129, 20, 0);	/* dweight: K = 301 */
+	check_matmul(5, 700, 3, 1);	/* forward: K = 700 */
+	unsetenv("CT_OCL_KC");
 }
 
 /* ---- encoder --------------------------------------------------------------- */
@@ -340,12 +353,42 @@ static void test_adamw(void **state)
 	for (int t = 1; t <= 3; t++) {
 		ct_adamw_bias_corrections(a.beta1, a.beta2, t, &a.bc1, &a.bc2);
 		ct_adamw_update(p, g, m, v, n, &a);
-		assert_int_equal(ct_ocl_adamw(&ops, d_p, d_g, d_m, d_v, n, &a), 0);
+		assert_int_equal(ct_ocl_adamw(&ops, d_p, d_g, d_m, d_v, n, &a, 0.0f), 0);
 	}
 	expect_same("adamw params", d_p, p, n);
 	expect_same("adamw m", d_m, m, n);
 	expect_same("adamw v", d_v, v, n);
 	drop(d_g, g);
+}
+
+/* Clipping folded into the AdamW pass = ct_grad_clip then ct_adamw_update,
+ * for a gradient that is clipped and one that is not. */
+static void check_adamw_clip(size_t n, float gscale, float clip)
+{
+	float *p = rand_floats(n, 1.0f), *g = rand_floats(n, gscale);
+	float *m = rand_floats(n, 0.01f), *v = rand_floats(n, 0.001f);
+	struct ct_adamw_args a = { .lr = 1e-3f, .beta1 = 0.8f, .beta2 = 0.99f,
+				   .eps = 1e-6f, .weight_decay = 0.0f };
+	struct ct_dten d_p, d_g, d_m, d_v;
+
+	for (size_t j = 0; j < n; j++)
+		v[j] = fabsf(v[j]);
+	d_p = dev(p, n); d_g = dev(g, n); d_m = dev(m, n); d_v = dev(v, n);
+	ct_adamw_bias_corrections(a.beta1, a.beta2, 2, &a.bc1, &a.bc2);
+	ct_grad_clip(g, n, clip);
+	ct_adamw_update(p, g, m, v, n, &a);
+	assert_int_equal(ct_ocl_adamw(&ops, d_p, d_g, d_m, d_v, n, &a, clip), 0);
+	expect_same("adamw+clip params", d_p, p, n);
+	expect_same("adamw+clip grads", d_g, g, n);
+	expect_same("adamw+clip m", d_m, m, n);
+	expect_same("adamw+clip v", d_v, v, n);
+}
+
+static void test_adamw_clip(void **state)
+{
+	(void)state;
+	check_adamw_clip(CT_CLIP_CHUNK + 77, 1.0f, 2.0f);	/* clipped */
+	check_adamw_clip(3001, 1e-3f, 2.0f);			/* not clipped */
 }
 
 static int setup(void **state)
@@ -377,6 +420,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matmul),
+		cmocka_unit_test(test_matmul_kpieces),
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
@@ -384,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
 		cmocka_unit_test(test_adamw),
+		cmocka_unit_test(test_adamw_clip),
 	};
 	struct ct_ocl_devinfo *devs = NULL;
 	int ndev = 0;

@@ -15,7 +15,7 @@ set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$(pwd)}
 chromium=${CHROMIUM:-/usr/bin/chromium}
-server="$top_builddir/server/ctune-server"
+server="$top_builddir/ctune-server"
 seed="$top_builddir/test/web_seed"
 art="$top_builddir/test/artifacts/web"
 
@@ -66,7 +66,7 @@ mkdir -p "$art"
 rc=$?
 
 # The key from the account page attaches a real client, when one is built.
-client="$top_builddir/client/ctune"
+client="$top_builddir/ctune"
 if [ $rc -eq 0 ] && [ -x "$client" ] && [ -s "$art/attach-command.txt" ]; then
 	key=$(sed -n 's/.*--key \([0-9a-f]*\).*/\1/p' "$art/attach-command.txt")
 	if HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" \

@@ -1,6 +1,16 @@
 # Tests of the web pages (server/tmpl.c, server/web*.c): cmocka unit tests
-# of escaping, JSON and SVG; the integration test (real ctune-server) and
-# the browser tests (headless chromium via playwright-core) are scripts.
+# of escaping, JSON and SVG; test_web_db, the web module on a real embedded
+# database; test_web_browser.sh, a real ctune-server driven by headless
+# chromium through playwright-core (test/package.json).
+# The fixture: a project populated through the server's own functions
+# (test/web_fixture.c), for test_web_db and web_seed.
+# server/credit.c is the validator's credit call (DAEMONS' module, linked
+# into ctune-server as an object, so the fixture compiles it itself).
+CT_WEB_FX_SOURCES = test/web_fixture.c test/web_fixture.h server/credit.c
+CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
+CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
+CT_WEB_FX_LIBS = $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
+
 if HAVE_CMOCKA
 CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg
 check_PROGRAMS += $(CT_WEB_TESTS)
@@ -23,21 +33,15 @@ test_test_web_svg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 test_test_web_svg_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_web_svg_LDADD = $(CT_TEST_LIBS)
 
-# In-process integration test: the web module on a real embedded database
-# populated through the server's own functions (test/web_fixture.c).
-# server/credit.c is the validator's credit call (DAEMONS' module, linked
-# into ctune-server as an object, so the fixture compiles it itself).
-CT_WEB_FX_SOURCES = test/web_fixture.c test/web_fixture.h server/credit.c
-CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
-CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
-CT_WEB_FX_LIBS = $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
-
+# In-process integration test: the web module on the fixture's database.
 check_PROGRAMS += test/test_web_db
 TESTS += test/test_web_db
 test_test_web_db_SOURCES = test/test_web_db.c $(CT_WEB_FX_SOURCES)
 test_test_web_db_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_test_web_db_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_test_web_db_LDADD = $(CT_WEB_FX_LIBS)
+
+endif
 
 # Browser tests: test/web_seed makes the project, the script serves it with
 # ctune-server and drives headless chromium (test/browser/web.mjs).
@@ -46,9 +50,7 @@ test_web_seed_SOURCES = test/web_seed.c $(CT_WEB_FX_SOURCES)
 test_web_seed_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_web_seed_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_web_seed_LDADD = $(CT_WEB_FX_LIBS)
-endif
 
 dist_check_SCRIPTS += test/test_web_browser.sh
 TESTS += test/test_web_browser.sh
 EXTRA_DIST += test/browser/web.mjs test/package.json
-CLEANFILES += -r test/artifacts/web

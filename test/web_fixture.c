@@ -15,7 +15,7 @@
 #include "ct_hash.h"
 #include "ct_tokens.h"
 #include "db.h"
-#include "sched.h"
+#include "sched_rpc.h"
 #include "server.h"
 #include "web_fixture.h"
 #include "wg.h"

@@ -1,5 +1,5 @@
 /*
- * sched.h - the scheduler RPC (POST /rpc/scheduler; doc/protocol.md):
+ * sched_rpc.h - the scheduler RPC (POST /rpc/scheduler; doc/protocol.md):
  * authenticate, register or recognise the host and its devices, take
  * reports of finished results, tell the client which results to abort,
  * resend lost ones, and hand out new results.
@@ -14,8 +14,8 @@
  * Sending a result pulls the WU's transition_time down to the deadline;
  * a report sets it to now (the transitioner's contract).
  */
-#ifndef CT_SCHED_H
-#define CT_SCHED_H
+#ifndef CT_SCHED_RPC_H
+#define CT_SCHED_RPC_H
 
 #include <stddef.h>
 #include <stdint.h>

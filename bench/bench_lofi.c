@@ -1,0 +1,736 @@
+/*
+ * bench_lofi.c - does lo-fi fine-tuning work, and what do its uploads cost?
+ * In-process (no server): the engine library runs every work unit exactly
+ * as a volunteer's client would (ct_wu_run), and ct_avg / ct_delta do what
+ * the assimilator and the uploads do.
+ *
+ *   bench/bench_lofi [--quick] [--device D] [--seed S] [--steps N]
+ *                    [--epochs E] [--pretrain-steps N] [--control-steps N]
+ *                    [--rounds R] [--max-shards K] [--lr F]
+ *                    [--eval-batches N]
+ *
+ * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
+ * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
+ * NH=4, maxT=64, V=29, Vp=32) initialised at random and pretrained on A:
+ * the base. B's training text is cut into max-shards shards of
+ * (steps/E)*B*T + 1 tokens, so one WU of `steps` steps reads its shard
+ * exactly E times (the WU's data order, doc/workunit.md); B's held-out
+ * text (another seed) gives every eval loss.
+ *
+ * Definitions (what the tables compare), for K shards and round r:
+ * - lo-fi: round 1 starts from the base; every round runs K WUs, WU k
+ *   trains `steps` steps on shard k from the current model (fresh AdamW),
+ *   and the mean of the K results (ct_avg) is the next round's model.
+ * - single shard k alone, round r: r WUs on shard k only, each from the
+ *   previous one's result (what one volunteer with that shard could do).
+ * - centralized, round r: ONE run (one AdamW state) from the base on the K
+ *   shards concatenated, r*K*steps steps at the same batch size, i.e. r*E
+ *   passes over the same data: the same data and the same total steps as
+ *   r lo-fi rounds, done sequentially by one machine.
+ * - gap = (lo-fi - centralized) / centralized; share of the drop =
+ *   (base - lo-fi) / (base - centralized).
+ * - control: two models trained control-steps steps, each on one half of
+ *   the shards, from the pretrained base or from two different random
+ *   initialisations (no pretraining), and their average.
+ * - uploads: each round-r result encoded with ct_delta against that round's
+ *   start model, losslessly and as int8; the int8 average is the mean of
+ *   the decoded int8 results (one round only: the next round still starts
+ *   from the lossless average).
+ *
+ * Tables go to stdout as Markdown, progress to stderr. The default device
+ * is the OpenCL backend: bit-identical to the C reference (checked on one
+ * WU at start-up) and about twice as fast on 2 cores through PoCL. Default
+ * sizes take about 10 minutes there; --quick well under one.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ct_avg.h"
+#include "ct_buf.h"
+#include "ct_corpus.h"
+#include "ct_delta.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+
+#define MAXK 8
+#define MAXR 8
+
+struct opts {
+	const char *device;
+	uint64_t seed;
+	int quick;
+	int steps;		/* per WU */
+	int epochs;		/* passes of a WU over its shard */
+	int pre_steps;		/* pretraining on A */
+	int ctl_steps;		/* each control member */
+	int rounds;		/* R, <= MAXR */
+	int maxk;		/* largest K: 1, 2, 4, ... <= MAXK */
+	int B, T;
+	float lr, pre_lr;
+	int eval_batches;
+};
+
+/* One row of the quality table: K shards, after round r. */
+struct lofi_row {
+	int K, r;
+	float best, worst, avg, central;
+};
+
+/* One row of the uploads table: mean bytes per result of round r. */
+struct upl_row {
+	int K, r;
+	double lossless, int8, int8z9;
+	float loss_exact, loss_int8;
+};
+
+struct bench {
+	struct opts o;
+	struct ct_gpt2 base;		/* pretrained on A */
+	size_t n;			/* nparams */
+	uint16_t *b_train;		/* maxk shards, back to back */
+	size_t shard_len;		/* steps*B*T + 1 */
+	struct ct_tokens a_eval, b_eval;
+	struct ct_wu_hparams hp;	/* fine-tuning */
+	float base_a, base_b, init_b;	/* eval losses */
+	int identical;			/* device result == cpu result (-1: not run) */
+	double t0;
+	struct lofi_row rows[(MAXK + 1) * MAXR];
+	int nrows;
+	struct upl_row ups[(MAXK + 1) * MAXR];
+	int nups;
+	float ctl[2][3];		/* [shared base, random inits][m1, m2, avg] */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress(const struct bench *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void progress(const struct bench *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "[%6.1fs] ", now_s() - b->t0);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- small helpers on the engine --------------------------------------- */
+
+/* The base model's config and layout with other weights (a borrowed view:
+ * never ct_gpt2_free() it). */
+static struct ct_gpt2 view(const struct bench *b, const float *params)
+{
+	struct ct_gpt2 m = b->base;
+
+	m.params = (float *)params;
+	return m;
+}
+
+/* Tokens [off, off+n) of an array, as a borrowed ct_tokens. */
+static struct ct_tokens tok_view(const uint16_t *tok, size_t off, size_t n)
+{
+	struct ct_tokens t = { .tok = tok + off, .n = n };
+
+	return t;
+}
+
+static struct ct_tokens shard(const struct bench *b, int k, int count)
+{
+	return tok_view(b->b_train, (size_t)k * b->shard_len, (size_t)count * b->shard_len);
+}
+
+/* Train `steps` steps from `start` on tokens t; the weights go to out
+ * (may not alias start). */
+static int run_wu(const struct bench *b, const float *start, const struct ct_tokens *t,
+		  int steps, const char *device, float *out)
+{
+	struct ct_gpt2 m = view(b, start);
+	struct ct_wu_hparams hp = b->hp;
+
+	hp.steps = steps;
+	return ct_wu_run(&m, t, &hp, device, out, NULL);
+}
+
+/* Held-out loss of params on B (or A with on_a). */
+static int eval(const struct bench *b, const float *params, int on_a, float *loss)
+{
+	struct ct_gpt2 m = view(b, params);
+
+	return ct_eval(&m, on_a ? &b->a_eval : &b->b_eval, b->hp.B, b->hp.T,
+		       b->o.eval_batches, b->o.device, loss);
+}
+
+static float *falloc(size_t n)
+{
+	return malloc(n * sizeof(float));
+}
+
+/* n tokens of language L's text `seed`, owned by *t. */
+static int make_text(const struct ct_corpus_lang *L, uint64_t seed, size_t n,
+		     struct ct_tokens *t)
+{
+	uint16_t *tok = malloc(n * sizeof(*tok));
+	int rc;
+
+	if (tok == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for %zu tokens", n);
+	ct_corpus_generate(L, seed, tok, n);
+	rc = ct_tokens_from_array(t, tok, n);
+	free(tok);
+	return rc;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Pretrain the random init in b->base.params on `a_train`, printing the
+ * loss ten times along the way. */
+static int pretrain(struct bench *b, const struct ct_tokens *a_train)
+{
+	struct ct_wu_hparams hp = b->hp;
+	struct ct_wu *wu = NULL;
+	float loss = 0.0f;
+	int rc;
+
+	hp.steps = b->o.pre_steps;
+	hp.lr = b->o.pre_lr;
+	rc = ct_wu_open(&b->base, a_train, &hp, b->o.device, &wu);
+	while (rc == 0 && !ct_wu_done(wu)) {
+		rc = ct_wu_step(wu, &loss);
+		int s = ct_wu_steps_done(wu);
+		if (rc == 0 && (s % (hp.steps / 10 > 0 ? hp.steps / 10 : 1) == 0))
+			progress(b, "pretrain on A: step %d/%d, loss %.4f", s, hp.steps, loss);
+	}
+	if (rc == 0)
+		rc = ct_wu_read_params(wu, b->base.params);
+	ct_wu_close(wu);
+	return rc;
+}
+
+/* Run one WU on the chosen device and on the C reference; compare bits. */
+static int check_identical(struct bench *b)
+{
+	struct ct_tokens s0 = shard(b, 0, 1);
+	float *x = falloc(b->n), *y = falloc(b->n);
+	int rc = CT_ENOMEM;
+
+	b->identical = -1;
+	if (x == NULL || y == NULL || strcmp(b->o.device, "cpu") == 0) {
+		rc = x && y ? 0 : ct_error(CT_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = run_wu(b, b->base.params, &s0, b->o.steps, b->o.device, x);
+	if (rc == 0)
+		rc = run_wu(b, b->base.params, &s0, b->o.steps, "cpu", y);
+	if (rc == 0)
+		b->identical = memcmp(x, y, b->n * sizeof(float)) == 0;
+out:
+	free(x);
+	free(y);
+	return rc;
+}
+
+static int setup(struct bench *b)
+{
+	const struct opts *o = &b->o;
+	struct ct_gpt2_config cfg = { .maxT = 64, .V = CT_CORPUS_V, .L = 2, .NH = 4,
+				      .C = 64, .Vp = 32 };
+	struct ct_corpus_lang la, lb;
+	struct ct_tokens a_train = { 0 }, b_train = { 0 };
+	size_t bt = (size_t)o->B * o->T;
+	int rc;
+
+	ct_wu_hparams_default(&b->hp);
+	b->hp.B = o->B;
+	b->hp.T = o->T;
+	b->hp.lr = o->lr;
+	ct_corpus_lang_build(&la, o->seed, NULL, 0);
+	ct_corpus_lang_build(&lb, o->seed + 1000, &la, 0.5);
+	b->shard_len = (size_t)(o->steps / o->epochs) * bt + 1;
+	rc = make_text(&la, o->seed * 16 + 1, (size_t)o->pre_steps * bt + 1, &a_train);
+	if (rc == 0)
+		rc = make_text(&la, o->seed * 16 + 2, (size_t)o->eval_batches * bt + 1, &b->a_eval);
+	if (rc == 0)
+		rc = make_text(&lb, o->seed * 16 + 3, (size_t)o->maxk * b->shard_len, &b_train);
+	if (rc == 0)
+		rc = make_text(&lb, o->seed * 16 + 4, (size_t)o->eval_batches * bt + 1, &b->b_eval);
+	if (rc == 0)
+		rc = ct_gpt2_alloc(&b->base, &cfg);
+	if (rc < 0)
+		goto out;
+	b->b_train = b_train.owned;	/* keep the array, drop the struct */
+	b_train.owned = NULL;
+	b->n = b->base.lay.total;
+	rc = ct_gpt2_init_random(&cfg, o->seed, b->base.params);
+	if (rc == 0)
+		rc = eval(b, b->base.params, 0, &b->init_b);
+	if (rc == 0)
+		rc = pretrain(b, &a_train);
+	if (rc == 0)
+		rc = eval(b, b->base.params, 1, &b->base_a);
+	if (rc == 0)
+		rc = eval(b, b->base.params, 0, &b->base_b);
+	if (rc == 0)
+		rc = check_identical(b);
+out:
+	ct_tokens_free(&a_train);
+	ct_tokens_free(&b_train);
+	return rc;
+}
+
+/* ---- uploads ------------------------------------------------------------ */
+
+/* Encode the K results of a round against its start model both ways,
+ * average the int8-decoded ones, and fill one uploads row. */
+static int uploads(struct bench *b, const float *start, float *const *res, int K,
+		   int r, float loss_exact)
+{
+	struct ct_gpt2_config *c = &b->base.cfg;
+	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
+				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
+	struct upl_row *u = &b->ups[b->nups];
+	unsigned char sha[32];
+	struct ct_buf buf = CT_BUF_INIT(0);
+	float *q[MAXK] = { 0 }, *avg = falloc(b->n);
+	int rc = ct_delta_weights_sha(start, b->n, sha);
+
+	memset(u, 0, sizeof(*u));
+	for (int k = 0; k < K && rc == 0; k++) {
+		q[k] = falloc(b->n);
+		if (q[k] == NULL || avg == NULL) {
+			rc = ct_error(CT_ENOMEM, "out of memory");
+			break;
+		}
+		ct_buf_reset(&buf);
+		rc = ct_delta_encode(start, res[k], b->n, &dm, sha, CT_DELTA_LOSSLESS, -1, &buf);
+		u->lossless += (double)buf.len / K;
+		ct_buf_reset(&buf);
+		if (rc == 0)
+			rc = ct_delta_encode(start, res[k], b->n, &dm, sha, CT_DELTA_INT8, -1, &buf);
+		u->int8 += (double)buf.len / K;
+		if (rc == 0)
+			rc = ct_delta_decode(buf.data, buf.len, start, b->n, q[k], NULL);
+		ct_buf_reset(&buf);
+		if (rc == 0)
+			rc = ct_delta_encode(start, res[k], b->n, &dm, sha, CT_DELTA_INT8, 9, &buf);
+		u->int8z9 += (double)buf.len / K;
+	}
+	if (rc == 0)
+		rc = ct_avg(avg, (const float *const *)q, (size_t)K, b->n, CT_AVG_MEAN, 0);
+	if (rc == 0)
+		rc = eval(b, avg, 0, &u->loss_int8);
+	if (rc == 0) {
+		u->K = K;
+		u->r = r;
+		u->loss_exact = loss_exact;
+		b->nups++;
+	}
+	for (int k = 0; k < K; k++)
+		free(q[k]);
+	free(avg);
+	ct_buf_free(&buf);
+	return rc;
+}
+
+/* ---- lo-fi, singles, centralized --------------------------------------- */
+
+struct kstate {
+	int K;
+	float *cur;			/* current lo-fi model */
+	float *res[MAXK];		/* this round's WU results */
+	float *single[MAXK];		/* shard k alone, after r rounds */
+	float *tmp;
+};
+
+static void kstate_free(struct kstate *s)
+{
+	free(s->cur);
+	free(s->tmp);
+	for (int k = 0; k < MAXK; k++) {
+		free(s->res[k]);
+		free(s->single[k]);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+static int kstate_alloc(struct kstate *s, const struct bench *b, int K)
+{
+	int ok;
+
+	memset(s, 0, sizeof(*s));
+	s->K = K;
+	s->cur = falloc(b->n);
+	s->tmp = falloc(b->n);
+	ok = s->cur && s->tmp;
+	for (int k = 0; k < K; k++) {
+		s->res[k] = falloc(b->n);
+		s->single[k] = falloc(b->n);
+		ok = ok && s->res[k] && s->single[k];
+	}
+	if (!ok) {
+		kstate_free(s);
+		return ct_error(CT_ENOMEM, "out of memory");
+	}
+	memcpy(s->cur, b->base.params, b->n * sizeof(float));
+	return 0;
+}
+
+/* Advance every single-shard chain by one WU (round r >= 2) and record the
+ * best and worst of their losses in row. For round 1 the chains are the
+ * lo-fi round's own results. */
+static int singles(struct bench *b, struct kstate *s, int r, struct lofi_row *row)
+{
+	int rc = 0;
+
+	row->best = 1e30f;
+	row->worst = -1e30f;
+	for (int k = 0; k < s->K && rc == 0; k++) {
+		struct ct_tokens t = shard(b, k, 1);
+		float loss = 0.0f;
+		float *p;
+
+		if (r == 1) {
+			memcpy(s->single[k], s->res[k], b->n * sizeof(float));
+		} else if (s->K > 1) {	/* K = 1: the lo-fi chain is that chain */
+			rc = run_wu(b, s->single[k], &t, b->o.steps, b->o.device, s->tmp);
+			p = s->single[k];
+			s->single[k] = s->tmp;
+			s->tmp = p;
+		}
+		if (rc == 0)
+			rc = eval(b, s->K > 1 || r == 1 ? s->single[k] : s->res[k], 0, &loss);
+		if (rc == 0 && loss < row->best)
+			row->best = loss;
+		if (rc == 0 && loss > row->worst)
+			row->worst = loss;
+	}
+	return rc;
+}
+
+/* R lo-fi rounds with K shards: fills R rows (not their central column)
+ * and R uploads rows. */
+static int lofi(struct bench *b, int K, struct lofi_row *rows)
+{
+	struct kstate s;
+	int rc = kstate_alloc(&s, b, K);
+
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		struct lofi_row *row = &rows[r - 1];
+
+		for (int k = 0; k < K && rc == 0; k++) {
+			struct ct_tokens t = shard(b, k, 1);
+
+			rc = run_wu(b, s.cur, &t, b->o.steps, b->o.device, s.res[k]);
+		}
+		if (rc == 0)
+			rc = singles(b, &s, r, row);
+		if (rc == 0)
+			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)K, b->n,
+				    CT_AVG_MEAN, 0);
+		if (rc == 0)
+			rc = eval(b, s.tmp, 0, &row->avg);
+		if (rc == 0)
+			rc = uploads(b, s.cur, s.res, K, r, row->avg);
+		if (rc == 0)
+			memcpy(s.cur, s.tmp, b->n * sizeof(float));
+		row->K = K;
+		row->r = r;
+		if (rc == 0)
+			progress(b, "K=%d round %d: lo-fi %.4f, singles %.4f..%.4f", K, r,
+				 row->avg, row->best, row->worst);
+	}
+	kstate_free(&s);
+	return rc;
+}
+
+/* One run over the K shards concatenated, evaluated after every K*steps
+ * steps (= after each of the R rounds' worth of steps). */
+static int central(struct bench *b, int K, struct lofi_row *rows)
+{
+	struct ct_tokens all = shard(b, 0, K);
+	struct ct_wu_hparams hp = b->hp;
+	struct ct_wu *wu = NULL;
+	float *p = falloc(b->n), loss;
+	int rc;
+
+	hp.steps = b->o.rounds * K * b->o.steps;
+	rc = p ? ct_wu_open(&b->base, &all, &hp, b->o.device, &wu)
+	       : ct_error(CT_ENOMEM, "out of memory");
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		for (int i = 0; i < K * b->o.steps && rc == 0; i++)
+			rc = ct_wu_step(wu, &loss);
+		if (rc == 0)
+			rc = ct_wu_read_params(wu, p);
+		if (rc == 0)
+			rc = eval(b, p, 0, &rows[r - 1].central);
+		if (rc == 0)
+			progress(b, "K=%d centralized after %d steps: %.4f", K,
+				 r * K * b->o.steps, rows[r - 1].central);
+	}
+	ct_wu_close(wu);
+	free(p);
+	return rc;
+}
+
+/* ---- control: no shared base ------------------------------------------ */
+
+/* Two members trained control-steps steps on the two halves of the shards,
+ * from the pretrained base (which = 0) or from two different random
+ * initialisations (which = 1), and their average. */
+static int control(struct bench *b, int which)
+{
+	int half = b->o.maxk / 2 > 0 ? b->o.maxk / 2 : 1;
+	float *m[2] = { falloc(b->n), falloc(b->n) }, *start = falloc(b->n);
+	float *avg = falloc(b->n);
+	int rc = m[0] && m[1] && start && avg ? 0 : ct_error(CT_ENOMEM, "out of memory");
+
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct ct_tokens t = shard(b, i * half, half);
+
+		if (which == 0)
+			memcpy(start, b->base.params, b->n * sizeof(float));
+		else
+			rc = ct_gpt2_init_random(&b->base.cfg, b->o.seed + 101 + (uint64_t)i, start);
+		if (rc == 0)
+			rc = run_wu(b, start, &t, b->o.ctl_steps, b->o.device, m[i]);
+		if (rc == 0)
+			rc = eval(b, m[i], 0, &b->ctl[which][i]);
+	}
+	if (rc == 0)
+		rc = ct_avg(avg, (const float *const *)m, 2, b->n, CT_AVG_MEAN, 0);
+	if (rc == 0)
+		rc = eval(b, avg, 0, &b->ctl[which][2]);
+	if (rc == 0)
+		progress(b, "control (%s): members %.4f %.4f, average %.4f",
+			 which ? "random inits" : "shared base", b->ctl[which][0],
+			 b->ctl[which][1], b->ctl[which][2]);
+	free(m[0]);
+	free(m[1]);
+	free(start);
+	free(avg);
+	return rc;
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+static void print_setup(const struct bench *b)
+{
+	const struct opts *o = &b->o;
+	const struct ct_gpt2_config *c = &b->base.cfg;
+
+	printf("## Setup\n\n");
+	printf("model: GPT-2 L=%d C=%d NH=%d maxT=%d V=%d Vp=%d, %zu parameters; "
+	       "device %s; seed %llu\n", c->L, c->C, c->NH, c->maxT, c->V, c->Vp, b->n,
+	       o->device, (unsigned long long)o->seed);
+	printf("batch B=%d T=%d; AdamW lr %g (pretraining %g), no clipping, no weight decay\n",
+	       o->B, o->T, (double)o->lr, (double)o->pre_lr);
+	printf("pretraining: %d steps on language A; fine-tuning: %d steps per WU = "
+	       "%d pass(es) over a shard of %zu tokens of language B; %d round(s)\n",
+	       o->pre_steps, o->steps, o->epochs, b->shard_len, o->rounds);
+	printf("eval: %d batches of held-out text (%d tokens)\n", o->eval_batches,
+	       o->eval_batches * o->B * o->T);
+	printf("\n| model | eval loss on A | eval loss on B |\n|---|---|---|\n");
+	printf("| random init | | %.4f |\n", (double)b->init_b);
+	printf("| base (pretrained on A) | %.4f | %.4f |\n", (double)b->base_a,
+	       (double)b->base_b);
+	if (b->identical >= 0)
+		printf("\nOne WU on %s vs the C reference: weights %s.\n", o->device,
+		       b->identical ? "bit-identical" : "DIFFERENT");
+}
+
+static void print_quality(const struct bench *b)
+{
+	printf("\n## lo-fi quality (eval loss on B's held-out text; base %.4f)\n\n",
+	       (double)b->base_b);
+	printf("| K | rounds | total steps | base | best single shard | worst single shard |"
+	       " lo-fi average | centralized | gap vs centralized | share of centralized's"
+	       " drop |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < b->nrows; i++) {
+		const struct lofi_row *w = &b->rows[i];
+
+		printf("| %d | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %+.2f%% | %.1f%% |\n",
+		       w->K, w->r, w->K * w->r * b->o.steps, (double)b->base_b, (double)w->best,
+		       (double)w->worst, (double)w->avg, (double)w->central,
+		       100.0 * ((double)w->avg - w->central) / w->central,
+		       100.0 * ((double)b->base_b - w->avg) / ((double)b->base_b - w->central));
+	}
+	printf("\n### control: averaging needs a shared base (%d steps per member)\n\n",
+	       b->o.ctl_steps);
+	printf("| members start from | member 1 | member 2 | average of the two |\n");
+	printf("|---|---|---|---|\n");
+	printf("| the pretrained base | %.4f | %.4f | %.4f |\n", (double)b->ctl[0][0],
+	       (double)b->ctl[0][1], (double)b->ctl[0][2]);
+	printf("| two different random inits | %.4f | %.4f | %.4f |\n", (double)b->ctl[1][0],
+	       (double)b->ctl[1][1], (double)b->ctl[1][2]);
+}
+
+static void print_uploads(const struct bench *b)
+{
+	double raw = 4.0 * (double)b->n;
+
+	printf("\n## uploads (mean bytes of one result; raw = %zu float32 weights)\n\n", b->n);
+	printf("| K | round | raw fp32 | lossless delta | ratio | int8 | ratio |"
+	       " int8, zlib 9 | ratio | avg loss, lossless | avg loss, int8 | change |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < b->nups; i++) {
+		const struct upl_row *u = &b->ups[i];
+
+		printf("| %d | %d | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.3f | %.4f | %.4f |"
+		       " %+.3f%% |\n", u->K, u->r, raw, u->lossless, u->lossless / raw, u->int8,
+		       u->int8 / raw, u->int8z9, u->int8z9 / raw, (double)u->loss_exact, (double)u->loss_int8,
+		       100.0 * ((double)u->loss_int8 - u->loss_exact) / u->loss_exact);
+	}
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: bench_lofi [--quick] [--device D] [--seed S] [--steps N]\n"
+	      "                  [--epochs E] [--pretrain-steps N] [--control-steps N]\n"
+	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
+	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
+	      "language B by lo-fi rounds with K = 1, 2, 4, ... shards and by one\n"
+	      "centralized run, and prints quality, control and upload tables.\n"
+	      "Defaults: device opencl, seed 1, 160 steps per WU, 4 passes over\n"
+	      "each shard, 1500 pretraining steps, 600 control steps, 3 rounds, up\n"
+	      "to 8 shards, lr 2e-3, 16 eval batches. --quick: 20 steps, 2 passes,\n"
+	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n", f);
+}
+
+static void defaults(struct opts *o, int quick)
+{
+	o->device = "opencl";
+	o->seed = 1;
+	o->quick = quick;
+	o->steps = quick ? 20 : 160;
+	o->epochs = quick ? 2 : 4;
+	o->pre_steps = quick ? 300 : 1500;
+	o->ctl_steps = quick ? 100 : 600;
+	o->rounds = quick ? 2 : 3;
+	o->maxk = quick ? 4 : 8;
+	o->B = 8;
+	o->T = 64;
+	o->lr = 2e-3f;
+	o->pre_lr = 2e-3f;
+	o->eval_batches = quick ? 8 : 16;
+}
+
+/* Returns 0, or 2 on a usage error (message printed). */
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "steps", required_argument, NULL, 'n' },
+		{ "epochs", required_argument, NULL, 'E' },
+		{ "pretrain-steps", required_argument, NULL, 'p' },
+		{ "control-steps", required_argument, NULL, 'c' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "max-shards", required_argument, NULL, 'k' },
+		{ "lr", required_argument, NULL, 'l' },
+		{ "eval-batches", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, quick = 0;
+
+	for (int i = 1; i < argc; i++)	/* --quick sets the defaults the rest override */
+		quick = quick || strcmp(argv[i], "--quick") == 0;
+	defaults(o, quick);
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'q': break;
+		case 'd': o->device = optarg; break;
+		case 's': o->seed = strtoull(optarg, NULL, 10); break;
+		case 'n': o->steps = atoi(optarg); break;
+		case 'E': o->epochs = atoi(optarg); break;
+		case 'p': o->pre_steps = atoi(optarg); break;
+		case 'c': o->ctl_steps = atoi(optarg); break;
+		case 'r': o->rounds = atoi(optarg); break;
+		case 'k': o->maxk = atoi(optarg); break;
+		case 'l': o->lr = o->pre_lr = (float)atof(optarg); break;
+		case 'e': o->eval_batches = atoi(optarg); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || o->steps < 1 || o->steps > 100000 || o->epochs < 1 ||
+	    o->steps % o->epochs != 0 || o->pre_steps < 1 ||
+	    o->pre_steps > 1000000 || o->ctl_steps < 1 || o->ctl_steps > 1000000 ||
+	    o->rounds < 1 || o->rounds > MAXR || o->maxk < 1 || o->maxk > MAXK ||
+	    !(o->lr > 0.0f) || o->eval_batches < 1 || o->eval_batches > 100000) {
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* All K = 1, 2, 4, ... up to maxk: lo-fi rounds, then centralized. */
+static int run_all(struct bench *b)
+{
+	int rc = 0;
+
+	for (int K = 1; K <= b->o.maxk && rc == 0; K *= 2) {
+		struct lofi_row *rows = &b->rows[b->nrows];
+
+		rc = lofi(b, K, rows);
+		if (rc == 0)
+			rc = central(b, K, rows);
+		if (rc == 0)
+			b->nrows += b->o.rounds;
+	}
+	for (int which = 0; which < 2 && rc == 0; which++)
+		rc = control(b, which);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b;	/* big row arrays: not on the stack */
+	int rc;
+
+	rc = parse(argc, argv, &b.o);
+	if (rc != 0)
+		return rc;
+	b.t0 = now_s();
+	/* A strong reference, so the OpenCL backend is linked in from the
+	 * static library (see ct_engine.h). */
+	if (strcmp(b.o.device, "cpu") != 0 && ct_ocl_backend_ops.name == NULL)
+		return 1;
+	rc = setup(&b);
+	if (rc == 0) {
+		print_setup(&b);
+		fflush(stdout);
+		rc = run_all(&b);
+	}
+	if (rc == 0) {
+		print_quality(&b);
+		print_uploads(&b);
+		progress(&b, "done");
+	}
+	ct_gpt2_free(&b.base);
+	ct_tokens_free(&b.a_eval);
+	ct_tokens_free(&b.b_eval);
+	free(b.b_train);
+	if (rc < 0) {
+		fprintf(stderr, "bench_lofi: %s\n", ct_errmsg(rc));
+		return 1;
+	}
+	return 0;
+}

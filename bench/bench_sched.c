@@ -1,0 +1,367 @@
+/*
+ * bench_sched.c - scheduler load generator: a ctune-server front end in
+ * this process (embedded database in a temporary project, or --db URL)
+ * and client threads that play many simulated hosts over loopback HTTP.
+ * Each host, each call, reports the results it got last time (as client
+ * errors, so no uploads are involved) and asks for 4 new ones, which is
+ * the steady state of a busy project. Prints dispatches/s and the RPC
+ * latency percentiles.
+ *
+ *   bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W]
+ *               [--http-threads T] [--db mysql://...]
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "account.h"
+#include "ct_buf.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+#include "db.h"
+#include "files.h"
+#include "http.h"
+#include "sched_rpc.h"
+#include "server.h"
+#include "wg.h"
+
+struct opts {
+	int clients, hosts, seconds, wus, http_threads;
+	const char *db;
+};
+
+struct host {
+	char key[33], cpid[33];
+	int64_t id;
+	char held[8][96];
+	int nheld;
+};
+
+struct client {
+	struct host *hosts;
+	int nhosts;
+	double *lat;		/* ms per RPC */
+	size_t nlat, cap;
+	int64_t dispatched, errors;
+};
+
+static struct ct_server g_srv;
+static double g_deadline;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "bench_sched: %s: %s\n", what, ct_errmsg(rc));
+	exit(1);
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200])
+{
+	int32_t hdr[256] = { 20240326, 3, 64, 256, 2, 2, 32, 256 };
+	static unsigned char body[1024 + 4096];
+	unsigned char tok[1024 + 2 * 4000];
+	int rc;
+
+	memcpy(body, hdr, 1024);
+	snprintf(m, 4200, "%s/model.bin", dir);
+	rc = ct_file_write_atomic(m, body, sizeof(body), 0644);
+	memset(tok, 1, sizeof(tok));
+	int32_t th[3] = { 20240520, 1, 4000 };
+	memset(tok, 0, 1024);
+	memcpy(tok, th, sizeof(th));
+	snprintf(t, 4200, "%s/train.bin", dir);
+	if (rc == 0)
+		rc = ct_file_write_atomic(t, tok, sizeof(tok), 0644);
+	snprintf(e, 4200, "%s/eval.bin", dir);
+	if (rc == 0)
+		rc = ct_file_write_atomic(e, tok, sizeof(tok), 0644);
+	if (rc < 0)
+		die("inputs", rc);
+}
+
+/* Job 1 with 8 shards, then `wus` more WUs cloned from its first one by
+ * SQL (much faster than storing thousands of shard files), 2 results each. */
+static int clone_wus(struct ct_db *db, int wus)
+{
+	int rc = ct_db_begin(db);
+
+	for (int i = 0; rc == 0 && i < wus; i++) {
+		char name[64], rn[80];
+		snprintf(name, sizeof(name), "bench-%d", i);
+		rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
+				"round_idx, shard, seed, model_sha256, model_size, data_sha256, data_size, "
+				"data_tokens, target_nresults, min_quorum, max_error_results, "
+				"max_total_results, max_success_results, delay_bound, transition_time) "
+				"SELECT create_time, ?, jobid, roundid, round_idx, shard, seed, "
+				"model_sha256, model_size, data_sha256, data_size, data_tokens, 2, 2, 3, 6, "
+				"5, delay_bound, transition_time FROM workunit WHERE id=1", "s", name);
+		int64_t wuid = ct_db_last_id(db);
+		for (int n = 0; rc >= 0 && n < 2; n++) {
+			snprintf(rn, sizeof(rn), "%s-%d", name, n);
+			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+					"server_state) VALUES (?, ?, ?, 1, ?)", "lsli", ct_db_now(), rn,
+					wuid, CT_RS_UNSENT);
+		}
+		rc = rc < 0 ? rc : 0;
+	}
+	if (rc == 0)
+		return ct_db_commit(db);
+	ct_db_rollback(db);
+	return rc;
+}
+
+static void setup(const struct opts *o, struct host *hosts, char **dir_out)
+{
+	struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0" };
+	char *dir = malloc(4200), p[4200], m[4200], t[4200], e[4200], url[128], thr[16];
+	struct ct_db *db = NULL;
+	int64_t jobid;
+	int port = 0, rc;
+
+	snprintf(dir, 4200, "%s/ctune-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp", CT_EIO);
+	snprintf(p, sizeof(p), "%s/proj", dir);
+	po.db_url = o->db;
+	rc = ct_project_init(p, &po);
+	if (rc == 0)
+		rc = ct_server_load(&g_srv, p, o->db);
+	snprintf(thr, sizeof(thr), "%d", o->http_threads);
+	if (rc == 0)
+		rc = ct_conf_set(g_srv.conf, "http.threads", thr);
+	snprintf(t, sizeof(t), "%s/proj/db", dir);
+	if (rc == 0)
+		rc = ct_db_global_init(g_srv.db_url, t, dir);
+	if (rc == 0)
+		rc = ct_db_open(&db);
+	if (rc == 0)
+		rc = ct_db_migrate(db);
+	if (rc < 0)
+		die("project", rc);
+	for (int i = 0; i < o->hosts; i++) {
+		unsigned char raw[16];
+		char hash[65], email[64];
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].key);
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].cpid);
+		ct_account_key_hash(hosts[i].key, hash);
+		snprintf(email, sizeof(email), "u%d@bench", i);
+		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+				"auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss", ct_db_now(), email, email,
+				hash);
+		if (rc < 0)
+			die("users", rc);
+	}
+	make_inputs(dir, m, t, e);
+	struct ct_job_spec spec = { .name = "bench", .model_path = m, .train_path = t,
+		.eval_path = e, .shards = 8, .rounds = 1, .steps = 1, .batch = 1, .seq = 8,
+		.lr = 1e-3, .quorum = 2, .replicas = 2, .adaptive = 0 };
+	rc = ct_wg_submit(&g_srv, db, &spec, &jobid);
+	if (rc == 0)
+		rc = clone_wus(db, o->wus);
+	if (rc < 0)
+		die("job", rc);
+	ct_db_close(db);
+	ct_http_register_routes(ct_sched_routes);
+	ct_http_register_routes(ct_files_routes);
+	rc = ct_http_start(&g_srv, "127.0.0.1:0", &port);
+	if (rc < 0)
+		die("http", rc);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	ct_server_set_base_url(&g_srv, url);
+	*dir_out = dir;
+}
+
+/* ---- the load ---------------------------------------------------------- */
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+	return ct_buf_append(ud, p, sz * n) == 0 ? sz * n : 0;
+}
+
+static void build_request(struct ct_buf *b, struct host *h)
+{
+	ct_buf_reset(b);
+	ct_buf_appendf(b, "<scheduler_request><authenticator>%s</authenticator><host_id>%" PRId64
+		       "</host_id><host_cpid>%s</host_cpid><host><hostname>sim</hostname>"
+		       "<ncpus>4</ncpus><device><name>sim</name><type>gpu</type><conforming>1"
+		       "</conforming></device></host>", h->key, h->id, h->cpid);
+	for (int i = 0; i < h->nheld; i++)
+		ct_buf_appendf(b, "<result><name>%s</name><status>error</status><error_code>-1"
+			       "</error_code></result>", h->held[i]);
+	ct_buf_appends(b, "<other_results/><work_req><want_results>4</want_results></work_req>"
+		       "</scheduler_request>");
+}
+
+/* Pick host id and result names out of the reply (the format is ours). */
+static int parse_reply(const char *r, struct host *h)
+{
+	const char *p = strstr(r, "<host_id>");
+	int got = 0;
+
+	if (p)
+		h->id = strtoll(p + 9, NULL, 10);
+	h->nheld = 0;
+	for (p = strstr(r, "<result>"); p; p = strstr(p + 1, "<result>")) {
+		const char *n = strstr(p, "<name>"), *e = n ? strstr(n, "</name>") : NULL;
+		if (!n || !e || h->nheld == 8)
+			break;
+		snprintf(h->held[h->nheld++], sizeof(h->held[0]), "%.*s", (int)(e - n - 6), n + 6);
+		got++;
+	}
+	return strstr(r, "<error>") ? -1 : got;
+}
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	struct ct_buf req = CT_BUF_INIT(1 << 20), reply = CT_BUF_INIT(1 << 24);
+	CURL *curl = curl_easy_init();
+	char url[256];
+	int i = 0;
+
+	snprintf(url, sizeof(url), "%s/rpc/scheduler", g_srv.base_url);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+	while (now_s() < g_deadline) {
+		struct host *h = &c->hosts[i++ % c->nhosts];
+		build_request(&req, h);
+		ct_buf_reset(&reply);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.data);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
+		double t0 = now_s();
+		CURLcode cc = curl_easy_perform(curl);
+		double ms = (now_s() - t0) * 1000;
+		int got = cc == CURLE_OK ? parse_reply(ct_buf_cstr(&reply), h) : -1;
+		if (got < 0) {
+			c->errors++;
+			continue;
+		}
+		c->dispatched += got;
+		if (c->nlat == c->cap) {
+			c->cap = c->cap ? 2 * c->cap : 4096;
+			c->lat = realloc(c->lat, c->cap * sizeof(double));
+		}
+		c->lat[c->nlat++] = ms;
+	}
+	curl_easy_cleanup(curl);
+	ct_buf_free(&req);
+	ct_buf_free(&reply);
+	return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void run(const struct opts *o)
+{
+	struct host *hosts = calloc((size_t)o->hosts, sizeof(*hosts));
+	struct client *cl = calloc((size_t)o->clients, sizeof(*cl));
+	pthread_t *tid = calloc((size_t)o->clients, sizeof(*tid));
+	int64_t disp = 0, errs = 0;
+	size_t n = 0;
+	char *dir = NULL;
+	double t0;
+
+	setup(o, hosts, &dir);
+	int per = o->hosts / o->clients;
+	t0 = now_s();
+	g_deadline = t0 + o->seconds;
+	for (int i = 0; i < o->clients; i++) {
+		cl[i].hosts = hosts + i * per;
+		cl[i].nhosts = per;
+		pthread_create(&tid[i], NULL, client_main, &cl[i]);
+	}
+	for (int i = 0; i < o->clients; i++)
+		pthread_join(tid[i], NULL);
+	double el = now_s() - t0;
+	for (int i = 0; i < o->clients; i++)
+		n += cl[i].nlat;
+	double *all = malloc((n ? n : 1) * sizeof(double));
+	n = 0;
+	for (int i = 0; i < o->clients; i++) {
+		memcpy(all + n, cl[i].lat, cl[i].nlat * sizeof(double));
+		n += cl[i].nlat;
+		disp += cl[i].dispatched;
+		errs += cl[i].errors;
+	}
+	qsort(all, n, sizeof(double), cmp_d);
+	printf("| db | clients | hosts | http threads | seconds | RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| %s | %d | %d | %d | %.1f | %zu | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f |\n",
+	       o->db ? "external" : "embedded", o->clients, o->hosts, o->http_threads, el, n, errs,
+	       disp, disp / el, n ? all[n / 2] : 0.0, n ? all[(size_t)(n * 0.99)] : 0.0);
+	ct_http_stop(&g_srv);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	free(dir);
+	free(all);
+	for (int i = 0; i < o->clients; i++)
+		free(cl[i].lat);
+	free(cl);
+	free(tid);
+	free(hosts);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "clients", 1, NULL, 'c' }, { "hosts", 1, NULL, 'H' }, { "seconds", 1, NULL, 's' },
+		{ "wus", 1, NULL, 'w' }, { "http-threads", 1, NULL, 't' }, { "db", 1, NULL, 'd' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct opts o = { .clients = 4, .hosts = 200, .seconds = 10, .wus = 20000,
+			  .http_threads = 4 };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o.clients = atoi(optarg); break;
+		case 'H': o.hosts = atoi(optarg); break;
+		case 's': o.seconds = atoi(optarg); break;
+		case 'w': o.wus = atoi(optarg); break;
+		case 't': o.http_threads = atoi(optarg); break;
+		case 'd': o.db = optarg; break;
+		default:
+			printf("usage: bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W] "
+			       "[--http-threads T] [--db mysql://...]\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (o.clients < 1 || o.hosts < o.clients || o.seconds < 1 || o.wus < 1 ||
+	    o.http_threads < 1) {
+		fprintf(stderr, "bench_sched: bad arguments\n");
+		return 2;
+	}
+	ct_log_set_level(CT_LOG_WARN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	run(&o);
+	curl_global_cleanup();
+	return 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * cmd_tokens.c - `ctune tokens`: inspect and cut llm.c token files.
+ *
+ *   ctune tokens info FILE
+ *   ctune tokens shard FILE --shard k --of K --out OUT
+ *   ctune tokens cat IN1 IN2 ... --out OUT
+ *
+ * `shard` cuts exactly the slice the project server sends as shard k of K
+ * (tokens [n*k/K, n*(k+1)/K) ), so an operator or the demo can re-run one
+ * work unit by hand with `ctune train` and compare its result with the
+ * volunteers'. Outputs are written atomically.
+ */
+#include "commands.h"
+#include "ct_err.h"
+#include "ct_tokens.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void tokens_usage(FILE *f)
+{
+	fputs("usage: ctune tokens info FILE\n"
+	      "       ctune tokens shard FILE --shard k --of K --out OUT\n"
+	      "       ctune tokens cat IN... --out OUT\n"
+	      "Inspect llm.c token files, cut shard k of K exactly as the project\n"
+	      "server does (tokens [n*k/K, n*(k+1)/K)), or concatenate files.\n", f);
+}
+
+static int fail(int rc)
+{
+	fprintf(stderr, "ctune tokens: %s\n", ct_errmsg(rc));
+	return CT_EXIT_FAIL;
+}
+
+static int tokens_info(int argc, char **argv)
+{
+	struct ct_tokens t = { 0 };
+	uint16_t max = 0;
+	int rc;
+
+	if (argc != 2) {
+		tokens_usage(stderr);
+		return CT_EXIT_USAGE;
+	}
+	rc = ct_tokens_load(argv[1], &t);
+	if (rc < 0)
+		return fail(rc);
+	for (uint64_t i = 0; i < t.n; i++)
+		if (t.tok[i] > max)
+			max = t.tok[i];
+	printf("%s: %" PRIu64 " tokens, largest token id %u\n", argv[1], t.n, (unsigned)max);
+	ct_tokens_free(&t);
+	return CT_EXIT_OK;
+}
+
+/* Parse --shard/--of/--out after the positional arguments. */
+static int parse_out(int argc, char **argv, long *k, long *K, const char **out)
+{
+	static const struct option opts[] = {
+		{ "shard", required_argument, NULL, 's' },
+		{ "of", required_argument, NULL, 'K' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': *k = strtol(optarg, NULL, 10); break;
+		case 'K': *K = strtol(optarg, NULL, 10); break;
+		case 'o': *out = optarg; break;
+		case 'h': tokens_usage(stdout); return 1;
+		default: tokens_usage(stderr); return -1;
+		}
+	}
+	return 0;
+}
+
+static int tokens_shard(int argc, char **argv)
+{
+	struct ct_tokens t = { 0 };
+	const char *out = NULL;
+	long k = -1, K = 0;
+	uint64_t a, b;
+	int rc;
+
+	rc = parse_out(argc, argv, &k, &K, &out);
+	if (rc != 0)
+		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	if (optind != argc - 1 || out == NULL || K < 1 || k < 0 || k >= K) {
+		fprintf(stderr, "ctune tokens shard: need FILE --shard k --of K --out OUT, 0 <= k < K\n");
+		return CT_EXIT_USAGE;
+	}
+	rc = ct_tokens_load(argv[optind], &t);
+	if (rc < 0)
+		return fail(rc);
+	a = t.n * (uint64_t)k / (uint64_t)K;
+	b = t.n * (uint64_t)(k + 1) / (uint64_t)K;
+	rc = ct_tokens_save(out, t.tok + a, b - a);
+	ct_tokens_free(&t);
+	return rc < 0 ? fail(rc) : CT_EXIT_OK;
+}
+
+static int tokens_cat(int argc, char **argv)
+{
+	const char *out = NULL;
+	long k = 0, K = 0;
+	uint16_t *all = NULL, *p;
+	uint64_t n = 0;
+	int rc, first;
+
+	rc = parse_out(argc, argv, &k, &K, &out);
+	if (rc != 0)
+		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	if (optind >= argc || out == NULL) {
+		fprintf(stderr, "ctune tokens cat: need IN... --out OUT\n");
+		return CT_EXIT_USAGE;
+	}
+	first = optind;
+	for (int i = first; i < argc; i++) {
+		struct ct_tokens t = { 0 };
+
+		rc = ct_tokens_load(argv[i], &t);
+		if (rc == 0 && n + t.n > INT32_MAX)
+			rc = ct_error(CT_ETOOBIG, "concatenation exceeds %d tokens", INT32_MAX);
+		p = rc == 0 ? realloc(all, (size_t)(n + t.n + 1) * sizeof(*all)) : NULL;
+		if (rc == 0 && p == NULL)
+			rc = CT_ENOMEM;
+		if (rc == 0) {
+			all = p;
+			memcpy(all + n, t.tok, (size_t)t.n * sizeof(*all));
+			n += t.n;
+		}
+		ct_tokens_free(&t);
+		if (rc < 0)
+			goto out;
+	}
+	rc = ct_tokens_save(out, all, n);
+out:
+	free(all);
+	return rc < 0 ? fail(rc) : CT_EXIT_OK;
+}
+
+int ct_cmd_tokens(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		tokens_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? CT_EXIT_USAGE : CT_EXIT_OK;
+	}
+	if (strcmp(argv[1], "info") == 0)
+		return tokens_info(argc - 1, argv + 1);
+	if (strcmp(argv[1], "shard") == 0)
+		return tokens_shard(argc - 1, argv + 1);
+	if (strcmp(argv[1], "cat") == 0)
+		return tokens_cat(argc - 1, argv + 1);
+	fprintf(stderr, "ctune tokens: unknown action '%s' (info, shard, cat)\n", argv[1]);
+	return CT_EXIT_USAGE;
+}

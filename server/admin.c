@@ -1,0 +1,314 @@
+/*
+ * admin.c - the admin socket (see admin.h).
+ */
+#include "admin.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "ct_err.h"
+#include "ct_log.h"
+#include "db.h"
+#include "server.h"
+
+#define MAX_REQ (64u << 10)
+#define MAX_OUT (16u << 20)
+#define MAX_ARGS 128
+
+static int g_fd = -1;
+static pthread_t g_tid;
+static int g_started;
+
+static int sock_path(const char *dir, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s", dir, CT_ADMIN_SOCK) >=
+	    (int)sizeof(sa->sun_path))
+		return ct_error(CT_ETOOBIG, "%s: path too long for a Unix socket", dir);
+	return 0;
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = read(fd, c, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return ct_error(CT_EIO, "admin socket: short read");
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return ct_error(CT_EIO, "admin socket: short write");
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ---- server side ------------------------------------------------------- */
+
+static int run_request(struct ct_server *srv, struct ct_db *db, char *req, size_t n,
+		       char **out, size_t *outlen, char *err, size_t errcap)
+{
+	char *argv[MAX_ARGS + 1], *p = req, *end = req + n;
+	const struct ct_cmd *cmd;
+	struct ct_cmd_ctx ctx = { .srv = srv, .db = db };
+	int argc = 0, nw, rc;
+
+	ctx.cwd = p;
+	p += strlen(p) + 1;
+	while (p < end && argc < MAX_ARGS) {
+		argv[argc++] = p;
+		p += strlen(p) + 1;
+	}
+	argv[argc] = NULL;
+	err[0] = 0;
+	cmd = argc > 0 ? ct_cmd_find(argv[0], argc > 1 ? argv[1] : NULL, &nw) : NULL;
+	ctx.out = open_memstream(out, outlen);
+	if (ctx.out == NULL)
+		return CT_ENOMEM;
+	if (cmd == NULL) {
+		rc = ct_error(CT_EUSAGE, "unknown command");
+	} else {
+		ct_error_clear();
+		rc = cmd->fn(&ctx, argc - (nw - 1), argv + (nw - 1));
+	}
+	if (rc < 0)
+		snprintf(err, errcap, "%s", ct_errmsg(rc));
+	fclose(ctx.out);
+	return rc;
+}
+
+static int peer_ok(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == geteuid();
+}
+
+static void serve_one(struct ct_server *srv, struct ct_db **db, int fd)
+{
+	uint32_t n;
+	char *req = NULL, *out = NULL, err[1024];
+	size_t outlen = 0;
+	int32_t rc;
+
+	if (!peer_ok(fd) || read_full(fd, &n, 4) < 0 || n == 0 || n > MAX_REQ)
+		return;
+	req = malloc((size_t)n + 1);
+	if (req == NULL || read_full(fd, req, n) < 0)
+		goto out;
+	req[n] = 0;
+	if (*db == NULL && ct_db_open(db) < 0) {
+		rc = CT_EDB;
+		snprintf(err, sizeof(err), "%s", ct_errmsg(CT_EDB));
+	} else {
+		rc = run_request(srv, *db, req, n, &out, &outlen, err, sizeof(err));
+		if (rc == CT_EDB) {
+			ct_db_close(*db);
+			*db = NULL;
+		}
+	}
+	if (outlen > MAX_OUT)
+		outlen = MAX_OUT;
+	uint32_t on = (uint32_t)outlen, en = (uint32_t)strlen(err);
+	if (write_full(fd, &rc, 4) == 0 && write_full(fd, &on, 4) == 0 &&
+	    write_full(fd, out ? out : "", on) == 0 && write_full(fd, &en, 4) == 0)
+		write_full(fd, err, en);
+out:
+	free(req);
+	free(out);
+}
+
+static void *admin_main(void *arg)
+{
+	struct ct_server *srv = arg;
+	struct ct_db *db = NULL;
+
+	while (!ct_server_stopping(srv)) {
+		struct pollfd p = { .fd = g_fd, .events = POLLIN };
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		int c = accept4(g_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		struct timeval tv = { 30, 0 };
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		serve_one(srv, &db, c);
+		close(c);
+	}
+	ct_db_close(db);
+	return NULL;
+}
+
+int ct_admin_start(struct ct_server *srv)
+{
+	struct sockaddr_un sa;
+	int rc;
+
+	rc = sock_path(srv->dir, &sa);
+	if (rc < 0)
+		return rc;
+	unlink(sa.sun_path);	/* stale from a killed server (we hold the lock) */
+	g_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (g_fd < 0)
+		return ct_error_errno("admin socket");
+	mode_t old = umask(077);
+	rc = bind(g_fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(g_fd, 8) < 0) {
+		rc = ct_error_errno("admin socket %s", sa.sun_path);
+		close(g_fd);
+		g_fd = -1;
+		return rc;
+	}
+	chmod(sa.sun_path, 0600);
+	if (pthread_create(&g_tid, NULL, admin_main, srv) != 0) {
+		close(g_fd);
+		g_fd = -1;
+		return ct_error(CT_EINTERNAL, "cannot start the admin thread");
+	}
+	g_started = 1;
+	return 0;
+}
+
+void ct_admin_stop(struct ct_server *srv)
+{
+	struct sockaddr_un sa;
+
+	if (!g_started)
+		return;
+	atomic_store(&srv->stop, 1);
+	pthread_join(g_tid, NULL);
+	g_started = 0;
+	close(g_fd);
+	g_fd = -1;
+	if (sock_path(srv->dir, &sa) == 0)
+		unlink(sa.sun_path);
+}
+
+/* ---- client side ------------------------------------------------------- */
+
+static int send_request(int fd, int argc, char **argv)
+{
+	char cwd[PATH_MAX], *buf;
+	size_t n, off = 0;
+	uint32_t len;
+	int rc;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		strcpy(cwd, "/");
+	n = strlen(cwd) + 1;
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	if (n > MAX_REQ)
+		return ct_error(CT_ETOOBIG, "command line too long");
+	buf = malloc(n);
+	if (buf == NULL)
+		return CT_ENOMEM;
+	memcpy(buf, cwd, strlen(cwd) + 1);
+	off = strlen(cwd) + 1;
+	for (int i = 0; i < argc; i++) {
+		memcpy(buf + off, argv[i], strlen(argv[i]) + 1);
+		off += strlen(argv[i]) + 1;
+	}
+	len = (uint32_t)n;
+	rc = write_full(fd, &len, 4);
+	if (rc == 0)
+		rc = write_full(fd, buf, n);
+	free(buf);
+	return rc;
+}
+
+static int read_blob(int fd, FILE *to, uint32_t cap)
+{
+	uint32_t n;
+	char buf[8192];
+	int rc;
+
+	rc = read_full(fd, &n, 4);
+	if (rc < 0)
+		return rc;
+	if (n > cap)
+		return ct_error(CT_EPROTO, "admin reply too long");
+	while (n > 0) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+		rc = read_full(fd, buf, k);
+		if (rc < 0)
+			return rc;
+		fwrite(buf, 1, k, to);
+		n -= (uint32_t)k;
+	}
+	return 0;
+}
+
+int ct_admin_call(const char *dir, int argc, char **argv, int *cmd_rc)
+{
+	struct sockaddr_un sa;
+	int32_t rc32;
+	int fd, rc;
+
+	rc = sock_path(dir, &sa);
+	if (rc < 0)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ct_error_errno("socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return 0;	/* no server: run locally */
+	}
+	rc = send_request(fd, argc, argv);
+	if (rc == 0)
+		rc = read_full(fd, &rc32, 4);
+	if (rc == 0)
+		rc = read_blob(fd, stdout, MAX_OUT);
+	fflush(stdout);
+	if (rc == 0) {
+		FILE *e = tmpfile();
+		rc = read_blob(fd, e ? e : stderr, 4096);
+		if (e) {
+			char line[4200];
+			size_t k;
+			rewind(e);
+			k = fread(line, 1, sizeof(line) - 1, e);
+			line[k] = 0;
+			if (k > 0)
+				ct_error(rc32 < 0 ? rc32 : CT_EINTERNAL, "%s", line);
+			fclose(e);
+		}
+	}
+	close(fd);
+	if (rc < 0)
+		return rc;
+	*cmd_rc = rc32;
+	return 1;
+}

@@ -1,0 +1,469 @@
+/*
+ * cmd_job.c - the project subcommands of ctune-server (see commands.h):
+ * job submit/list/show/cancel/export, status, user create.
+ */
+#include "commands.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "account.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "db.h"
+#include "server.h"
+#include "wg.h"
+
+int ct_cmd_path(const struct ct_cmd_ctx *ctx, const char *path, char *out, size_t cap)
+{
+	if (path[0] == '/' || ctx->cwd == NULL || ctx->cwd[0] == 0) {
+		if (snprintf(out, cap, "%s", path) >= (int)cap)
+			return ct_error(CT_ETOOBIG, "path too long");
+		return 0;
+	}
+	return ct_path_join(out, cap, ctx->cwd, path);
+}
+
+static int parse_i64(const char *s, const char *what, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == 0 || *end || v < lo || v > hi)
+		return ct_error(CT_EUSAGE, "%s: '%s' is not a number in %" PRId64 "..%" PRId64,
+				what, s, lo, hi);
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, const char *what, int *out)
+{
+	int64_t v = 0;
+	int rc = parse_i64(s, what, 0, INT_MAX, &v);
+
+	if (rc == 0)
+		*out = (int)v;
+	return rc;
+}
+
+static int parse_dbl(const char *s, const char *what, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*s == 0 || *end || !isfinite(v))
+		return ct_error(CT_EUSAGE, "%s: '%s' is not a number", what, s);
+	*out = v;
+	return 0;
+}
+
+/* ---- job submit -------------------------------------------------------- */
+
+enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
+       O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT };
+
+static const struct option submit_opts[] = {
+	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
+	{ "eval", 1, NULL, O_EVAL }, { "shards", 1, NULL, O_SHARDS },
+	{ "rounds", 1, NULL, O_ROUNDS }, { "steps", 1, NULL, O_STEPS },
+	{ "batch", 1, NULL, O_BATCH }, { "seq", 1, NULL, O_SEQ }, { "lr", 1, NULL, O_LR },
+	{ "quorum", 1, NULL, O_QUORUM }, { "replicas", 1, NULL, O_REPLICAS },
+	{ "beta1", 1, NULL, O_BETA1 }, { "beta2", 1, NULL, O_BETA2 }, { "eps", 1, NULL, O_EPS },
+	{ "weight-decay", 1, NULL, O_WD }, { "grad-clip", 1, NULL, O_CLIP },
+	{ "seed", 1, NULL, O_SEED }, { "deadline", 1, NULL, O_DEADLINE },
+	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
+	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
+	{ "no-adaptive", 0, NULL, O_NOADAPT }, { NULL, 0, NULL, 0 },
+};
+
+static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char *paths[3])
+{
+	char p[PATH_MAX];
+	int rc;
+
+	switch (c) {
+	case O_MODEL: case O_TRAIN: case O_EVAL:
+		rc = ct_cmd_path(ctx, optarg, p, sizeof(p));
+		if (rc < 0)
+			return rc;
+		free(paths[c - O_MODEL]);
+		paths[c - O_MODEL] = strdup(p);
+		return paths[c - O_MODEL] ? 0 : CT_ENOMEM;
+	case O_SHARDS: return parse_int(optarg, "--shards", &s->shards);
+	case O_ROUNDS: return parse_int(optarg, "--rounds", &s->rounds);
+	case O_STEPS: return parse_int(optarg, "--steps", &s->steps);
+	case O_BATCH: return parse_int(optarg, "--batch", &s->batch);
+	case O_SEQ: return parse_int(optarg, "--seq", &s->seq);
+	case O_LR: return parse_dbl(optarg, "--lr", &s->lr);
+	case O_QUORUM: return parse_int(optarg, "--quorum", &s->quorum);
+	case O_REPLICAS: return parse_int(optarg, "--replicas", &s->replicas);
+	case O_BETA1: return parse_dbl(optarg, "--beta1", &s->beta1);
+	case O_BETA2: return parse_dbl(optarg, "--beta2", &s->beta2);
+	case O_EPS: return parse_dbl(optarg, "--eps", &s->eps);
+	case O_WD: return parse_dbl(optarg, "--weight-decay", &s->weight_decay);
+	case O_CLIP: return parse_dbl(optarg, "--grad-clip", &s->grad_clip);
+	case O_SEED: return parse_i64(optarg, "--seed", 0, INT64_MAX, &s->seed);
+	case O_DEADLINE: return parse_int(optarg, "--deadline", &s->delay_bound);
+	case O_NAME: s->name = optarg; return 0;
+	case O_TOL: return parse_dbl(optarg, "--tolerance", &s->tolerance);
+	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
+	case O_ENC: s->upload_encoding = optarg; return 0;
+	case O_NOADAPT: s->adaptive = 0; return 0;
+	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
+	}
+}
+
+static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_job_spec s = { .adaptive = -1 };
+	char *paths[3] = { NULL, NULL, NULL };
+	int64_t jobid = 0;
+	int c, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, NULL)) != -1)
+		rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
+			      : submit_opt(ctx, &s, c, paths);
+	if (rc == 0 && optind < argc)
+		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if (rc < 0)
+		goto out;
+	s.model_path = paths[0];
+	s.train_path = paths[1];
+	s.eval_path = paths[2];
+	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
+	if (rc == 0)
+		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
+out:
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
+	return rc;
+}
+
+/* ---- job list / show --------------------------------------------------- */
+
+static int cmd_list(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(ctx->db, &res, "SELECT id, name, status, cur_round, nrounds, nshards, "
+			 "final_eval_loss FROM job ORDER BY id", "");
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "%-6s %-24s %-9s %-9s %-6s %s\n", "ID", "NAME", "STATUS", "ROUND",
+		"SHARDS", "EVAL LOSS");
+	while (ct_db_next(res) > 0) {
+		char round[32];
+		snprintf(round, sizeof(round), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
+		fprintf(ctx->out, "%-6" PRId64 " %-24.24s %-9s %-9s %-6d %s\n", ct_db_int(res, 0),
+			ct_db_str(res, 1), ct_job_status_name((int)ct_db_int(res, 2)), round,
+			(int)ct_db_int(res, 5), ct_db_isnull(res, 6) ? "-" : ct_db_str(res, 6));
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+static int job_arg(int argc, char **argv, int64_t *id)
+{
+	if (argc < 2)
+		return ct_error(CT_EUSAGE, "missing job ID");
+	return parse_i64(argv[1], "job ID", 1, INT64_MAX, id);
+}
+
+static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(ctx->db, &res, "SELECT idx, status, nwus, nwus_done, base_eval_loss, "
+			 "eval_loss, model_sha256, out_model_sha256 FROM `round` WHERE jobid=? "
+			 "ORDER BY idx", "l", id);
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "rounds:\n  %-5s %-9s %-9s %-12s %-12s %s\n", "ROUND", "STATUS", "WUS",
+		"BASE LOSS", "EVAL LOSS", "MODEL");
+	while (ct_db_next(res) > 0) {
+		char wus[32];
+		snprintf(wus, sizeof(wus), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 2));
+		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", (int)ct_db_int(res, 0),
+			ct_round_status_name((int)ct_db_int(res, 1)), wus,
+			ct_db_isnull(res, 4) ? NAN : ct_db_double(res, 4),
+			ct_db_isnull(res, 5) ? NAN : ct_db_double(res, 5),
+			ct_db_str(res, 7)[0] ? ct_db_str(res, 7) : ct_db_str(res, 6));
+	}
+	ct_db_res_free(res);
+	rc = ct_db_query(ctx->db, &res, "SELECT server_state, outcome, validate_state, COUNT(*) "
+			 "FROM result WHERE jobid=? GROUP BY server_state, outcome, validate_state",
+			 "l", id);
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "results:\n");
+	while (ct_db_next(res) > 0)
+		fprintf(ctx->out, "  %-12s %-15s %-13s %" PRId64 "\n",
+			ct_rs_name((int)ct_db_int(res, 0)), ct_ro_name((int)ct_db_int(res, 1)),
+			ct_vs_name((int)ct_db_int(res, 2)), ct_db_int(res, 3));
+	ct_db_res_free(res);
+	return 0;
+}
+
+static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_db_res *res = NULL;
+	int64_t id;
+	int rc;
+
+	rc = job_arg(argc, argv, &id);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query(ctx->db, &res, "SELECT name, status, cur_round, nrounds, nshards, steps, "
+			 "batch, seq, lr, min_quorum, target_nresults, model_sha256, "
+			 "final_model_sha256, error_message, final_eval_loss FROM job WHERE id=?",
+			 "l", id);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
+	}
+	fprintf(ctx->out, "job %" PRId64 " (%s): %s, round %d of %d, %d shards\n", id,
+		ct_db_str(res, 0), ct_job_status_name((int)ct_db_int(res, 1)),
+		(int)ct_db_int(res, 2), (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
+	fprintf(ctx->out, "work unit: %d steps, batch %d, seq %d, lr %g; quorum %d of %d\n",
+		(int)ct_db_int(res, 5), (int)ct_db_int(res, 6), (int)ct_db_int(res, 7),
+		ct_db_double(res, 8), (int)ct_db_int(res, 9), (int)ct_db_int(res, 10));
+	fprintf(ctx->out, "base model: %s\n", ct_db_str(res, 11));
+	if (ct_db_str(res, 12)[0])
+		fprintf(ctx->out, "final model: %s (eval loss %s)\n", ct_db_str(res, 12),
+			ct_db_isnull(res, 14) ? "-" : ct_db_str(res, 14));
+	if (ct_db_str(res, 13)[0])
+		fprintf(ctx->out, "error: %s\n", ct_db_str(res, 13));
+	ct_db_res_free(res);
+	return show_rounds(ctx, id);
+}
+
+/* ---- job cancel -------------------------------------------------------- */
+
+static int cancel_txn(struct ct_db *db, void *arg)
+{
+	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now();
+	int rc;
+
+	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
+	if (rc < 0)
+		return rc;
+	if (st != CT_JOB_RUNNING)
+		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", id, ct_job_status_name((int)st));
+	rc = ct_db_exec(db, "UPDATE job SET status=?, finish_time=?, update_time=? WHERE id=?",
+			"illl", CT_JOB_CANCELED, now, now, id);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE jobid=? AND status=?", "ili",
+				CT_ROUND_CANCELED, id, CT_ROUND_OPEN);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE workunit SET error_mask=error_mask|?, transition_time=? "
+				"WHERE jobid=? AND canonical_resultid=0", "ill", CT_WU_ERR_CANCELED,
+				now, id);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE jobid=? AND "
+				"server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, id, CT_RS_UNSENT);
+	return rc < 0 ? rc : 0;
+}
+
+static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	int64_t id;
+	int rc;
+
+	rc = job_arg(argc, argv, &id);
+	if (rc == 0)
+		rc = ct_db_txn(ctx->db, cancel_txn, &id);
+	if (rc == 0)
+		fprintf(ctx->out, "job %" PRId64 " canceled\n", id);
+	return rc;
+}
+
+/* ---- job export -------------------------------------------------------- */
+
+static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "out", 1, NULL, 'o' }, { "round", 1, NULL, 'r' },
+					      { NULL, 0, NULL, 0 } };
+	char out[PATH_MAX] = "", src[PATH_MAX], sha[80] = "";
+	int64_t id, round = 0;
+	struct ct_mmap m = { 0 };
+	int c, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", opts, NULL)) != -1) {
+		if (c == 'o')
+			rc = ct_cmd_path(ctx, optarg, out, sizeof(out));
+		else if (c == 'r')
+			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &round);
+		else
+			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R])");
+	}
+	if (rc == 0 && optind >= argc)
+		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc == 0)
+		rc = parse_i64(argv[optind], "job ID", 1, INT64_MAX, &id);
+	if (rc == 0 && out[0] == 0)
+		rc = ct_error(CT_EUSAGE, "--out FILE is required");
+	if (rc < 0)
+		return rc;
+	struct ct_db_res *res = NULL;
+	rc = round ? ct_db_query(ctx->db, &res, "SELECT out_model_sha256 FROM `round` WHERE "
+				 "jobid=? AND idx=?", "li", id, (int)round)
+		   : ct_db_query(ctx->db, &res, "SELECT final_model_sha256 FROM job WHERE id=?",
+				 "l", id);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
+	ct_db_res_free(res);
+	if (sha[0] == 0)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
+				round ? "such round's" : "final");
+	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
+	if (rc == 0)
+		rc = ct_file_map(src, &m);
+	if (rc == 0)
+		rc = ct_file_write_atomic(out, m.addr ? m.addr : "", m.len, 0644);
+	ct_file_unmap(&m);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s\n", out, sha);
+	return rc;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+static int print_counts(struct ct_cmd_ctx *ctx)
+{
+	static const struct { const char *label, *sql; } q[] = {
+		{ "users", "SELECT COUNT(*) FROM `user`" },
+		{ "hosts", "SELECT COUNT(*) FROM host" },
+		{ "jobs running", "SELECT COUNT(*) FROM job WHERE status=1" },
+		{ "results unsent", "SELECT COUNT(*) FROM result WHERE server_state=2" },
+		{ "results in progress", "SELECT COUNT(*) FROM result WHERE server_state=4" },
+		{ "results over", "SELECT COUNT(*) FROM result WHERE server_state=5" },
+		{ "WUs waiting to validate", "SELECT COUNT(*) FROM workunit WHERE need_validate=1" },
+		{ "WUs waiting to assimilate", "SELECT COUNT(*) FROM workunit WHERE assimilate_state=1" },
+	};
+	int64_t n;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		rc = ct_db_query_int(ctx->db, &n, q[i].sql, "");
+		if (rc < 0)
+			return rc;
+		fprintf(ctx->out, "%-26s %" PRId64 "\n", q[i].label, n);
+	}
+	return 0;
+}
+
+static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_db_res *res = NULL;
+	int64_t now = ct_db_now();
+	int ver = 0, rc;
+
+	rc = ct_db_schema_version(ctx->db, &ver);
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "project %s\ndatabase %s, schema %d\n", ctx->srv->dir,
+		ct_db_global_is_embedded() ? "embedded" : "external", ver);
+	rc = print_counts(ctx);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error "
+			 "FROM role_heartbeat ORDER BY role, instance", "");
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "roles:\n");
+	while (ct_db_next(res) > 0)
+		fprintf(ctx->out, "  %-13s %-24s %s (last seen %" PRId64 " s ago, %" PRId64
+			" items)%s%s\n", ct_db_str(res, 0), ct_db_str(res, 1),
+			now - ct_db_int(res, 2) < 30 ? "up" : "down", now - ct_db_int(res, 2),
+			ct_db_int(res, 3), ct_db_str(res, 4)[0] ? " last error: " : "",
+			ct_db_str(res, 4));
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* ---- user create ------------------------------------------------------- */
+
+static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "name", 1, NULL, 'n' }, { "email", 1, NULL, 'e' },
+					      { "password", 1, NULL, 'p' }, { NULL, 0, NULL, 0 } };
+	const char *name = NULL, *email = NULL, *pw = NULL;
+	char key[CT_ACCOUNT_KEY_HEXLEN + 1];
+	int64_t uid = 0;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'n')
+			name = optarg;
+		else if (c == 'e')
+			email = optarg;
+		else if (c == 'p')
+			pw = optarg;
+		else
+			return ct_error(CT_EUSAGE, "bad option (want --name --email --password)");
+	}
+	if (!name || !email || !pw)
+		return ct_error(CT_EUSAGE, "--name, --email and --password are required");
+	rc = ct_account_create(ctx->db, name, email, pw, key, &uid);
+	if (rc == 0)
+		fprintf(ctx->out, "user %" PRId64 " account key %s\n", uid, key);
+	return rc;
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+const struct ct_cmd ct_project_cmds[] = {
+	{ "job", "submit", cmd_submit,
+	  "--model BASE.bin --train TOKENS.bin --eval TOKENS.bin --shards K --rounds R "
+	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
+	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
+	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
+	  "[--encoding lossless|int8] [--no-adaptive]",
+	  "submit a fine-tuning job; prints its id" },
+	{ "job", "list", cmd_list, "", "list jobs" },
+	{ "job", "show", cmd_show, "ID", "show a job, its rounds and results" },
+	{ "job", "cancel", cmd_cancel, "ID", "cancel a running job" },
+	{ "job", "export", cmd_export, "ID --out FILE [--round R]",
+	  "write the job's final (or round R's) model to FILE" },
+	{ NULL, "status", cmd_status, "", "show the project's state and its roles" },
+	{ "user", "create", cmd_user_create, "--name NAME --email EMAIL --password PW",
+	  "create an account; prints its key" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct ct_cmd *ct_cmd_find(const char *a, const char *b, int *nwords)
+{
+	for (const struct ct_cmd *c = ct_project_cmds; c->name; c++) {
+		if (c->group == NULL && strcmp(a, c->name) == 0) {
+			*nwords = 1;
+			return c;
+		}
+		if (c->group && strcmp(a, c->group) == 0 && b && strcmp(b, c->name) == 0) {
+			*nwords = 2;
+			return c;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,262 @@
+/*
+ * cmd_run.c - `ctune-server init DIR` and `ctune-server run DIR`, and the
+ * local runner of project commands when no server holds the project.
+ */
+#include "config.h"
+
+#include "cmd_run.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "admin.h"
+#include "commands.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "db.h"
+#include "files.h"
+#include "http.h"
+#include "roles.h"
+#include "sched_rpc.h"
+#include "server.h"
+#include "web_http.h"
+
+static struct ct_server *g_srv;
+
+/* Start the database library for the project and bring the schema up to
+ * date. */
+static int db_start(struct ct_server *srv)
+{
+	char datadir[PATH_MAX], logdir[PATH_MAX];
+	struct ct_db *db = NULL;
+	int rc;
+
+	rc = ct_path_join(datadir, sizeof(datadir), srv->dir, "db");
+	if (rc == 0)
+		rc = ct_path_join(logdir, sizeof(logdir), srv->dir, "log");
+	if (rc == 0)
+		rc = ct_db_global_init(srv->db_url, datadir, logdir);
+	if (rc == 0)
+		rc = ct_db_open(&db);
+	if (rc == 0)
+		rc = ct_db_migrate(db);
+	ct_db_close(db);
+	return rc;
+}
+
+int ct_cmd_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
+		{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 } };
+	struct ct_project_opts o = { 0 };
+	struct ct_server srv;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o.listen = optarg; break;
+		case 'u': o.url = optarg; break;
+		case 'd': o.db_url = optarg; break;
+		case 'n': o.name = optarg; break;
+		default: return ct_error(CT_EUSAGE, "see ctune-server init --help");
+		}
+	}
+	if (optind != argc - 1)
+		return ct_error(CT_EUSAGE, "usage: ctune-server init DIR [options]");
+	rc = ct_project_init(argv[optind], &o);
+	if (rc < 0)
+		return rc;
+	rc = ct_server_load(&srv, argv[optind], NULL);
+	if (rc < 0)
+		return rc;
+	rc = db_start(&srv);
+	ct_db_global_end();
+	if (rc == 0)
+		printf("project created in %s\n", srv.dir);
+	ct_server_free(&srv);
+	return rc;
+}
+
+/* ---- run --------------------------------------------------------------- */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (g_srv)
+		atomic_store(&g_srv->stop, 1);
+}
+
+static void set_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Register the routes, listen, and make the base URL if none is set. */
+static int http_start(struct ct_server *srv, const char *listen)
+{
+	char url[300], path[PATH_MAX], host[128];
+	int port = 0, rc;
+
+	rc = ct_http_register_routes(ct_sched_routes);
+	if (rc == 0) rc = ct_http_register_routes(ct_account_routes);
+	if (rc == 0) rc = ct_http_register_routes(ct_files_routes);
+	if (rc == 0) rc = ct_web_register();
+	if (rc == 0) rc = ct_http_start(srv, listen, &port);
+	if (rc < 0)
+		return rc;
+	snprintf(host, sizeof(host), "%.*s", (int)(strrchr(listen, ':') - listen), listen);
+	if (host[0] == 0 || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "*") == 0)
+		strcpy(host, "127.0.0.1");
+	snprintf(url, sizeof(url), "%s://%s:%d", ct_conf_get(srv->conf, "http.tls_cert") &&
+		 *ct_conf_get(srv->conf, "http.tls_cert") ? "https" : "http", host, port);
+	if (srv->base_url[0] == 0)
+		rc = ct_server_set_base_url(srv, url);
+	/* tests and scripts read the address from here */
+	if (rc == 0)
+		rc = ct_path_join(path, sizeof(path), srv->dir, "server.url");
+	if (rc == 0) {
+		char line[320];
+		int n = snprintf(line, sizeof(line), "%s\n", srv->base_url);
+		rc = ct_file_write_atomic(path, line, (size_t)n, 0644);
+	}
+	if (rc == 0)
+		ct_log_info("listening on %s (clients use %s)", listen, srv->base_url);
+	return rc;
+}
+
+struct run_opts {
+	const char *roles, *listen, *db, *log;
+	int verbose;
+};
+
+static int parse_run(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option opts[] = {
+		{ "roles", 1, NULL, 'r' }, { "listen", 1, NULL, 'l' }, { "db", 1, NULL, 'd' },
+		{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { NULL, 0, NULL, 0 } };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': o->roles = optarg; break;
+		case 'l': o->listen = optarg; break;
+		case 'd': o->db = optarg; break;
+		case 'L': o->log = optarg; break;
+		case 'v': o->verbose = 1; break;
+		default: return ct_error(CT_EUSAGE, "see ctune-server run --help");
+		}
+	}
+	if (optind != argc - 1)
+		return ct_error(CT_EUSAGE, "usage: ctune-server run DIR [options]");
+	return 0;
+}
+
+static int run_serving(struct ct_server *srv, const struct run_opts *o)
+{
+	const char *listen = o->listen;
+	int rc;
+
+	rc = ct_admin_start(srv);
+	if (rc < 0)
+		return rc;
+	if (ct_roles_wants_http(o->roles)) {
+		if (listen == NULL)
+			ct_conf_get_str(srv->conf, "listen", "127.0.0.1:8080", &listen);
+		rc = http_start(srv, listen);
+	}
+	if (rc == 0)
+		rc = ct_roles_run(srv, o->roles);
+	atomic_store(&srv->stop, 1);
+	ct_http_stop(srv);
+	ct_admin_stop(srv);
+	return rc;
+}
+
+int ct_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	struct ct_server srv;
+	const char *lvl;
+	enum ct_log_level level;
+	int rc;
+
+	rc = parse_run(argc, argv, &o);
+	if (rc < 0)
+		return rc;
+	rc = ct_server_load(&srv, argv[optind], o.db);
+	if (rc < 0)
+		return rc;
+	ct_conf_get_str(srv.conf, "log_level", "info", &lvl);
+	if (ct_log_parse_level(lvl, &level) == 0)
+		ct_log_set_level(o.verbose ? CT_LOG_DEBUG : level);
+	if (o.log)
+		rc = ct_log_open(o.log);
+	if (rc == 0)
+		rc = db_start(&srv);
+	if (rc == 0) {
+		g_srv = &srv;
+		set_signals();
+		ct_log_info("ctune-server %s running project %s", PACKAGE_VERSION, srv.dir);
+		rc = run_serving(&srv, &o);
+		g_srv = NULL;
+	}
+	ct_db_global_end();
+	ct_log_info("ctune-server stopped");
+	ct_server_free(&srv);
+	return rc;
+}
+
+/* ---- project commands -------------------------------------------------- */
+
+int ct_cmd_project(const char *dir, int argc, char **argv)
+{
+	struct ct_cmd_ctx ctx = { .out = stdout };
+	struct ct_server srv;
+	const struct ct_cmd *cmd;
+	char cwd[PATH_MAX];
+	int nw, cmd_rc = 0, rc;
+
+	rc = ct_admin_call(dir, argc, argv, &cmd_rc);
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+		return cmd_rc;
+	cmd = ct_cmd_find(argv[0], argc > 1 ? argv[1] : NULL, &nw);
+	if (cmd == NULL)
+		return ct_error(CT_EUSAGE, "unknown command");
+	rc = ct_server_load(&srv, dir, NULL);
+	if (rc < 0)
+		return rc;
+	rc = db_start(&srv);
+	if (rc == 0)
+		rc = ct_db_open(&ctx.db);
+	if (rc == 0) {
+		ctx.srv = &srv;
+		ctx.cwd = getcwd(cwd, sizeof(cwd));
+		rc = cmd->fn(&ctx, argc - (nw - 1), argv + (nw - 1));
+	}
+	char msg[1024] = "";
+	if (rc < 0)
+		snprintf(msg, sizeof(msg), "%s", ct_errmsg(rc));
+	ct_db_close(ctx.db);
+	ct_db_global_end();
+	ct_server_free(&srv);
+	if (rc < 0)
+		ct_error(rc, "%s", msg);	/* cleanup may have replaced the detail */
+	return rc;
+}

@@ -1,0 +1,136 @@
+/*
+ * file_deleter.c - the daemon that frees disk space (role "file_deleter").
+ *
+ * What goes, each a grace period (srv->file_grace, config
+ * daemons.file_grace) after it was last needed:
+ *   - result uploads the transitioner marked deletable (file_delete_state
+ *     READY: their WU is decided and assimilated, no replica is out), grace
+ *     counted from the result's last activity (sent, received, uploaded);
+ *   - token shards of jobs that ended (done, canceled, error), when no WU
+ *     or job still running refers to the same bytes (the store is shared
+ *     by content), grace counted from the job's last update.
+ * What stays: every model in the store (each round's base and average,
+ * the final model: `keep` = 1, and a job's base model), the training and
+ * eval token files, anything a running job uses.
+ *
+ * Each deletion unlinks first and then moves the row from its state with
+ * a conditional UPDATE: a crash in between repeats an unlink that finds
+ * nothing (fine), two deleters race harmlessly.
+ */
+#include "daemons.h"
+#include "db.h"
+#include "roles.h"
+#include "server.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DELETE_BATCH 200
+
+/* unlink, counting a missing file as deleted. 0, or CT_E* (logged). */
+static int remove_path(const char *path)
+{
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	return ct_error_errno("file deleter: %s", path);
+}
+
+static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	char path[4096];
+	int rc, done = 0;
+
+	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
+			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? LIMIT ?",
+			 "iili", CT_FD_READY, srv->file_grace, now, DELETE_BATCH);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0 && !ct_server_stopping(srv)) {
+		int64_t id = ct_db_int(res, 0);
+		int state = CT_FD_DONE;
+
+		rc = ct_server_upload_path(srv, ct_db_str(res, 1), path, sizeof(path));
+		if (rc == 0)
+			rc = remove_path(path);
+		if (rc < 0) {
+			ct_log_warn("%s", ct_errmsg(rc));
+			state = CT_FD_ERROR;
+		}
+		rc = ct_db_exec(db, "UPDATE result SET file_delete_state=? WHERE id=? AND "
+				"file_delete_state=?", "ili", state, id, CT_FD_READY);
+		if (rc < 0)
+			break;
+		done += rc;
+	}
+	ct_db_res_free(res);
+	return rc < 0 ? rc : done;
+}
+
+static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	char path[4096];
+	int rc, done = 0;
+
+	rc = ct_db_query(db, &res,
+			 "SELECT f.id, f.sha256 FROM `file` f JOIN job j ON j.id = f.jobid "
+			 "WHERE f.kind='shard' AND f.keep=0 AND f.file_delete_state=? "
+			 "AND j.status<>? AND GREATEST(j.finish_time, j.update_time) + ? <= ? "
+			 "AND NOT EXISTS (SELECT 1 FROM workunit w JOIN job j2 ON j2.id = w.jobid "
+			 "  WHERE j2.status=? AND w.data_sha256 = f.sha256) "
+			 "AND NOT EXISTS (SELECT 1 FROM job j3 WHERE j3.status=? AND "
+			 "  (j3.train_sha256 = f.sha256 OR j3.eval_sha256 = f.sha256 OR "
+			 "   j3.model_sha256 = f.sha256)) LIMIT ?",
+			 "iiliiii", CT_FD_INIT, CT_JOB_RUNNING, srv->file_grace, now,
+			 CT_JOB_RUNNING, CT_JOB_RUNNING, DELETE_BATCH);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0 && !ct_server_stopping(srv)) {
+		int64_t id = ct_db_int(res, 0);
+		int state = CT_FD_DONE;
+
+		rc = ct_server_download_path(srv, ct_db_str(res, 1), path, sizeof(path));
+		if (rc == 0)
+			rc = remove_path(path);
+		if (rc < 0) {
+			ct_log_warn("%s", ct_errmsg(rc));
+			state = CT_FD_ERROR;
+		}
+		rc = ct_db_exec(db, "UPDATE `file` SET file_delete_state=? WHERE id=? AND "
+				"file_delete_state=?", "ili", state, id, CT_FD_INIT);
+		if (rc < 0)
+			break;
+		done += rc;
+	}
+	ct_db_res_free(res);
+	return rc < 0 ? rc : done;
+}
+
+int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	int64_t now = ct_db_now();
+	int n1, n2, rc;
+
+	n1 = delete_uploads(srv, db, now);
+	if (n1 < 0)
+		return n1;
+	n2 = delete_shards(srv, db, now);
+	if (n2 < 0)
+		return n2;
+	/* WUs whose uploads are handled: their own inputs are per-job shards
+	 * (above) and kept models, so the WU row only records it */
+	rc = ct_db_exec(db, "UPDATE workunit SET file_delete_state=? WHERE file_delete_state=? "
+			"AND NOT EXISTS (SELECT 1 FROM result r WHERE r.workunitid = workunit.id "
+			"AND r.file_delete_state IN (?, ?))", "iiii", CT_FD_DONE, CT_FD_READY,
+			CT_FD_INIT, CT_FD_READY);
+	if (rc < 0)
+		return rc;
+	if (n1 + n2 > 0)
+		ct_log_info("file deleter: %d upload(s), %d shard(s) removed", n1, n2);
+	return n1 + n2;
+}

@@ -1,0 +1,87 @@
+# client_lib.sh - helpers shared by the client's integration tests
+# (sourced, not run). They start real processes: test/cl_fake_server or
+# ctune-server, and `ctune run` daemons, each in its own directory under a
+# fresh temporary directory, and stop exactly the processes they started.
+set -u
+
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+CTUNE="$top_builddir/ctune"
+FAKE="$top_builddir/test/cl_fake_server"
+T=$(mktemp -d "${TMPDIR:-/tmp}/ctune-client-test.XXXXXX")
+PIDS=""
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	if [ "${KEEP_TMP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $f (last 30 lines)" >&2
+		tail -n 30 "$f" >&2
+	done
+	exit 1
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every 0.1 s.
+wait_for() {
+	local limit=$1 what=$2 i=0
+	shift 2
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge $((limit * 10)) ] && fail "timed out after ${limit}s waiting for: $what"
+		sleep 0.1
+	done
+}
+
+# start_fake NAME [args]: fake server in $T/NAME; sets FAKE_PID, FAKE_URL.
+start_fake() {
+	local name=$1
+	shift
+	mkdir -p "$T/$name"
+	rm -f "$T/$name/port"
+	"$FAKE" "$T/$name" "$@" >"$T/$name.log" 2>&1 &
+	FAKE_PID=$!
+	PIDS="$PIDS $FAKE_PID"
+	wait_for 20 "fake server $name" test -s "$T/$name/port"
+	FAKE_URL="http://127.0.0.1:$(cat "$T/$name/port")"
+}
+
+# start_client NAME [run args]: `ctune run` on state dir $T/NAME; sets CPID.
+start_client() {
+	local name=$1
+	shift
+	"$CTUNE" --dir "$T/$name" -v run --no-selftest "$@" >>"$T/$name.log" 2>&1 &
+	CPID=$!
+	PIDS="$PIDS $CPID"
+}
+
+# stop PID: SIGTERM and wait.
+stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# state_has DIR REGEX: the client's state file matches.
+state_has() {
+	grep -Eq "$2" "$T/$1/client_state.xml" 2>/dev/null
+}
+
+# reported SERVERDIR NAME: the fake server logged a success report of NAME.
+reported() {
+	grep -q "^$2 success " "$T/$1/reports.log" 2>/dev/null
+}
+
+# reference WU: what `ctune train` gives for the fake server's work unit.
+reference() {
+	local srv=$1 steps=$2
+	"$CTUNE" train --model "$T/$srv/base.bin" --data "$T/$srv/data.bin" \
+		--steps "$steps" --batch 2 --seq 8 --lr 0.001 --grad-clip 1 \
+		--out "$T/ref.bin" >"$T/ref.log" 2>&1 || fail "ctune train failed"
+}

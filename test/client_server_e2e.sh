@@ -1,0 +1,96 @@
+#!/bin/bash
+# The whole system with real processes: a ctune-server on its embedded
+# database and three `ctune run` daemons (OpenCL on PoCL when available)
+# complete a job of 2 rounds x 3 shards with quorum 2.
+#  - two clients start while the server is still down: they back off and
+#    get work once it is up; the third account is made over the account RPC;
+#  - one client is killed with SIGKILL in the middle of a work unit and
+#    restarted: it resumes from its checkpoint;
+#  - every WU's two replicas are bit-identical (same upload SHA-256: the
+#    server validates them by hash), all 12 results are valid, no result was
+#    redone or credited twice, every user has credit, and the final model's
+#    eval loss is below the base model's.
+. "$(dirname "$0")/client_lib.sh"
+SERVER="$top_builddir/ctune-server"
+CORPUS="$top_builddir/bench/ctune-corpus"
+[ -x "$SERVER" ] && [ -x "$CORPUS" ] || { echo "SKIP: ctune-server or ctune-corpus not built"; exit 77; }
+STEPS=150
+
+start_fake probe
+PORT=$(cat "$T/probe/port")
+stop "$FAKE_PID"
+URL="http://127.0.0.1:$PORT"
+P="$T/proj"
+
+"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
+sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
+"$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 --seed 1 \
+	--out "$T/base.bin" >/dev/null || fail "model init"
+"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
+"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+	--shards 3 --rounds 2 --steps $STEPS --batch 4 --seq 16 --lr 0.001 --quorum 2 \
+	>"$T/submit.log" 2>&1 || fail "job submit"
+
+DEV=cpu
+if "$CTUNE" devices 2>/dev/null | grep -q 'opencl:0'; then DEV=opencl:0; fi
+COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
+
+# users 1 and 2: keys from the operator's CLI; their clients start first
+for i in 1 2; do
+	KEY=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
+		--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
+	[ -n "$KEY" ] || fail "user create $i"
+	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" >/dev/null || fail "attach c$i"
+done
+start_client c1 $COMMON; C1=$CPID
+start_client c2 $COMMON --max-cpu-percent 5; C2=$CPID
+wait_for 120 "c1 backs off while the server is down" grep -q "scheduler RPC failed" "$T/c1.log"
+
+"$SERVER" run "$P" >"$T/server.log" 2>&1 &
+SPID=$!
+PIDS="$PIDS $SPID"
+wait_for 60 "server up" curl -sf "$URL/api/v1/status"
+"$CTUNE" --dir "$T/c3" attach "$URL" --name user3 --email user3@example.org \
+	--password password-3 >/dev/null || fail "account RPC attach"
+start_client c3 $COMMON; C3=$CPID
+
+# kill -9 the slow client once it has checkpointed part of a WU
+running_ckpt() { state_has c2 '<state>running</state>' && state_has c2 '<checkpoint>state</checkpoint>'; }
+wait_for 240 "c2 checkpoints a running WU" running_ckpt
+kill -9 "$C2"; wait "$C2" 2>/dev/null
+start_client c2 $COMMON; C2=$CPID
+wait_for 120 "c2 resumes" grep -q "resuming on $DEV at step [1-9]" "$T/c2.log"
+
+job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
+wait_for 600 "the job completes" job_done
+"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
+grep -Eq 'over +success +valid +12$' "$T/job.txt" || fail "not 12 valid results: $(cat "$T/job.txt")"
+[ "$(grep -Ec '^ +[12] +done' "$T/job.txt")" = 2 ] || fail "rounds not done"
+awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
+     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
+
+# both replicas of every WU uploaded the same bytes
+for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
+	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
+	[ "$n" = 1 ] || fail "replicas of $wu differ"
+done
+[ "$(ls "$P/upload" | wc -l)" = 12 ] || fail "expected 12 uploads, got $(ls "$P/upload" | wc -l)"
+
+# credit: every user has some, and the total is 12 equal shares (none twice)
+curl -sf "$URL/api/v1/users" | tr '{' '\n' | sed -n 's/.*"name":"\([^"]*\)".*"total_credit":\([0-9.e-]*\).*/\1 \2/p' >"$T/credit"
+[ "$(wc -l <"$T/credit")" = 3 ] || fail "credit list: $(cat "$T/credit")"
+awk '$2 <= 0 { bad = 1 } { t += $2 } END { exit bad || t <= 0 }' "$T/credit" || fail "a user without credit: $(cat "$T/credit")"
+for i in 1 2 3; do
+	n=$(grep -c "reported j1-r.-s.-.* (success): accepted" "$T/server.log")
+	[ "$n" -ge 12 ] || fail "server accepted only $n reports"
+done
+n=$(grep -c "(success): accepted" "$T/server.log")
+[ "$n" = 12 ] || fail "$n accepted reports instead of 12 (a result reported twice?)"
+awk -v total="$(awk '{ t += $2 } END { print t }' "$T/credit")" '
+	{ k = $2 / (total / 12); if (k - int(k + 0.5) > 1e-6 || int(k + 0.5) - k > 1e-6) bad = 1; s += int(k + 0.5) }
+	END { exit bad || s != 12 }' "$T/credit" || fail "credit is not 12 equal shares: $(cat "$T/credit")"
+
+wait_for 30 "c1 shows its credit" bash -c "'$CTUNE' --dir '$T/c1' status | grep -Eq 'credit [0-9.]*[1-9]'"
+for c in $C1 $C2 $C3 $SPID; do stop "$c"; done
+echo "PASS: job done on $DEV, 12 valid results, replicas identical, credit $(tr '\n' ' ' <"$T/credit")"

@@ -1,0 +1,32 @@
+# Tests of ctune-server (server/): unit tests of the database layer and the
+# upload tokens, the data-driven scheduler cases (test/data/sched/*.xml,
+# run against a real HTTP server on an embedded database), and the flow
+# test of the real binary on the embedded database and on a private
+# mariadbd. Included from test/local.mk.
+CT_SERVER_TEST_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS) \
+	-I$(top_srcdir)/server
+CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
+	$(CURL_LIBS)
+
+CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh
+dist_check_SCRIPTS += $(CT_SERVER_SCRIPT_TESTS)
+EXTRA_DIST += test/server_flow.sh test/data/sched
+TESTS += $(CT_SERVER_SCRIPT_TESTS)
+
+if HAVE_CMOCKA
+CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched
+check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
+TESTS += $(CT_SERVER_UNIT_TESTS)
+
+test_test_db_SOURCES = test/test_db.c
+test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
+
+test_test_sched_SOURCES = test/test_sched.c
+test_test_sched_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
+
+test_test_token_SOURCES = test/test_token.c
+test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_token_LDADD = $(CT_SERVER_TEST_LIBS)
+endif

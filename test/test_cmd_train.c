@@ -1,0 +1,287 @@
+/*
+ * test_cmd_train.c - `ctune model init`, `ctune train`, `ctune eval` as a
+ * user runs them: output lines, exit statuses, one-line errors, atomic
+ * outputs (nothing written on failure), and --state/--resume giving the
+ * same checkpoint as an uninterrupted run.
+ *
+ * The subcommand functions are called directly (client/cmd_train.c is
+ * linked in), with stdout/stderr captured into files.
+ */
+#include "ct_test.h"
+#include "commands.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_gpt2.h"
+#include "ct_tokens.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+
+static char *dir;
+static char out_text[65536], err_text[4096];
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = ct_test_mkdtemp();
+	return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ct_test_rmtree(dir);
+	free(dir);
+	return 0;
+}
+
+static const char *P(const char *name)
+{
+	static char bufs[64][4200];
+	static int k;
+	char *b = bufs[k++ % 64];
+
+	snprintf(b, 4200, "%s/%s", dir, name);
+	return b;
+}
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, cap - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+}
+
+/* Run fn with a NULL-terminated argument list; stdout and stderr land in
+ * out_text / err_text. Returns the exit status. */
+static int run(int (*fn)(int, char **), ...)
+{
+	char *argv[64];
+	int argc = 0, rc, so, se, fo, fe;
+	va_list ap;
+
+	va_start(ap, fn);
+	while (argc < 63 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	fo = open(P("stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fe = open(P("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	optind = 0;
+	rc = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so); close(se); close(fo); close(fe);
+	slurp(P("stdout.txt"), out_text, sizeof(out_text));
+	slurp(P("stderr.txt"), err_text, sizeof(err_text));
+	return rc;
+}
+
+static void make_data(void)
+{
+	uint16_t tok[3000];
+
+	for (int i = 0; i < 3000; i++)
+		tok[i] = (uint16_t)((i * 5 + i / 7) % 29);
+	assert_int_equal(ct_tokens_save(P("tok.bin"), tok, 3000), 0);
+	tok[10] = 40;	/* out of a 29-token vocabulary */
+	assert_int_equal(ct_tokens_save(P("bad_tok.bin"), tok, 3000), 0);
+}
+
+static void test_model_init(void **state)
+{
+	struct ct_gpt2 m = { 0 };
+
+	(void)state;
+	make_data();
+	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,2,32,32,29,32",
+			     "--seed", "3", "--out", P("m.bin"), NULL), 0);
+	assert_non_null(strstr(out_text, "27520 parameters"));
+	assert_int_equal(ct_gpt2_load(P("m.bin"), &m), 0);
+	assert_int_equal(m.cfg.L, 2);
+	assert_int_equal(m.cfg.Vp, 32);
+	ct_gpt2_free(&m);
+	/* the long form, Vp rounded up to 128 by default */
+	assert_int_equal(run(ct_cmd_model, "model", "init", "--layers", "1", "--heads", "2",
+			     "--channels", "16", "--max-seq", "8", "--vocab", "29",
+			     "--out", P("m2.bin"), NULL), 0);
+	assert_int_equal(ct_gpt2_read_config(P("m2.bin"), &m.cfg), 0);
+	assert_int_equal(m.cfg.Vp, 128);
+	assert_int_equal(run(ct_cmd_model, "model", "info", P("m2.bin"), NULL), 0);
+	assert_non_null(strstr(out_text, "layers 1, heads 2, channels 16"));
+	/* bad configs: one line, non-zero, no file */
+	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,3,32,32,29,32",
+			     "--out", P("bad.bin"), NULL), CT_EXIT_FAIL);
+	assert_non_null(strstr(err_text, "divisible"));
+	assert_false(ct_file_exists(P("bad.bin")));
+	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,2,32",
+			     "--out", P("bad.bin"), NULL), CT_EXIT_USAGE);
+	assert_false(ct_file_exists(P("bad.bin")));
+}
+
+static void test_train_and_eval(void **state)
+{
+	const char *m = P("m.bin"), *t = P("tok.bin");
+	float l1, l3;
+
+	(void)state;
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "3",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--weight-decay",
+			     "0.01", "--grad-clip", "1.0", "--out", P("o.bin"), NULL), 0);
+	assert_int_equal(sscanf(out_text, "step 1/3 loss %f", &l1), 1);
+	assert_non_null(strstr(out_text, "step 3/3 loss "));
+	assert_int_equal(sscanf(strstr(out_text, "step 3/3"), "step 3/3 loss %f", &l3), 1);
+	assert_true(l3 < l1);
+	assert_non_null(strstr(out_text, "tokens/s"));
+	assert_true(ct_file_exists(P("o.bin")));
+	assert_int_equal(run(ct_cmd_eval, "eval", "--model", P("o.bin"), "--data", t,
+			     "--batch", "2", "--seq", "16", "--batches", "4", NULL), 0);
+	assert_non_null(strstr(out_text, "loss "));
+	assert_non_null(strstr(out_text, "4 batches of 2 x 16"));
+}
+
+static void test_resume_same_bytes(void **state)
+{
+	const char *m = P("m.bin"), *t = P("tok.bin");
+	unsigned char *a, *b;
+	size_t na, nb;
+
+	(void)state;
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--out",
+			     P("full.bin"), NULL), 0);
+	/* a first run that saves its state every 2 steps, "interrupted" by
+	 * being told to stop at 5 anyway: we resume from the step-4 state */
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--state",
+			     P("s.state"), "--checkpoint-every", "2", "--out", P("x.bin"),
+			     NULL), 0);
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--resume",
+			     P("s.state"), "--out", P("resumed.bin"), NULL), 0);
+	assert_null(strstr(out_text, "step 4/5"));
+	assert_non_null(strstr(out_text, "step 5/5"));
+	assert_int_equal(ct_file_read_all(P("full.bin"), 0, &a, &na), 0);
+	assert_int_equal(ct_file_read_all(P("resumed.bin"), 0, &b, &nb), 0);
+	assert_int_equal(na, nb);
+	assert_memory_equal(a, b, na);
+	free(a);
+	free(b);
+	/* resuming with other hyperparameters is refused */
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+			     "--batch", "2", "--seq", "16", "--lr", "2e-2", "--resume",
+			     P("s.state"), "--out", P("r2.bin"), NULL), CT_EXIT_FAIL);
+	assert_non_null(strstr(err_text, "hyperparameters"));
+	assert_false(ct_file_exists(P("r2.bin")));
+}
+
+/* Each bad input: exit 1 (or 2 for usage), one line naming the problem,
+ * and no output file. */
+static void expect_fail(int want, const char *needle, const char *const *args)
+{
+	char *argv[40];
+	int n = 0, rc;
+
+	while (args[n] && n < 38) {
+		argv[n] = (char *)args[n];
+		n++;
+	}
+	argv[n] = NULL;
+	fflush(stdout);
+	{
+		int so = dup(2), fe = open(P("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fe, 2);
+		optind = 0;
+		rc = ct_cmd_train(n, argv);
+		fflush(stderr);
+		dup2(so, 2);
+		close(so);
+		close(fe);
+	}
+	slurp(P("stderr.txt"), err_text, sizeof(err_text));
+	assert_int_equal(rc, want);
+	if (strstr(err_text, needle) == NULL)
+		fail_msg("stderr '%s' lacks '%s'", err_text, needle);
+	assert_non_null(strchr(err_text, '\n'));
+	assert_null(strchr(strchr(err_text, '\n') + 1, '\n'));	/* one line */
+	assert_false(ct_file_exists(P("never.bin")));
+}
+
+static void test_bad_inputs(void **state)
+{
+	const char *m = P("m.bin"), *t = P("tok.bin"), *o = P("never.bin");
+
+	(void)state;
+	{
+		const char *a[] = { "train", "--model", P("missing.bin"), "--data", t, "--steps",
+				    "1", "--batch", "1", "--seq", "8", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "missing.bin", a);
+	}
+	{
+		const char *a[] = { "train", "--model", t, "--data", t, "--steps", "1", "--batch",
+				    "1", "--seq", "8", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "bad magic", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", P("bad_tok.bin"), "--steps",
+				    "1", "--batch", "1", "--seq", "8", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "vocabulary", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "1", "--batch",
+				    "1", "--seq", "33", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "max_seq_len 32", a);
+	}
+	{	/* B*T > maxT is fine; B*T+1 > tokens is not */
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "1", "--batch",
+				    "200", "--seq", "32", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "tokens", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "1", "--batch",
+				    "1", "--seq", "8", "--lr", "1e-3", "--device", "tpu", "--out", o, NULL };
+		expect_fail(CT_EXIT_FAIL, "unknown device", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "x", "--batch",
+				    "1", "--seq", "8", "--lr", "1e-3", "--out", o, NULL };
+		expect_fail(CT_EXIT_USAGE, "--steps", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "1", "--batch",
+				    "1", "--seq", "8", "--out", o, NULL };
+		expect_fail(CT_EXIT_USAGE, "required", a);
+	}
+	{
+		const char *a[] = { "train", "--model", m, "--data", t, "--steps", "1", "--batch",
+				    "1", "--seq", "8", "--lr", "1e-3", "--out", P("nodir/x.bin"), NULL };
+		expect_fail(CT_EXIT_FAIL, "nodir", a);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model_init),
+		cmocka_unit_test(test_train_and_eval),
+		cmocka_unit_test(test_resume_same_bytes),
+		cmocka_unit_test(test_bad_inputs),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

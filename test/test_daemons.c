@@ -1,0 +1,689 @@
+/*
+ * Tests of the daemons against a real embedded database: a project made by
+ * ct_project_init, a job submitted with the work generator (tiny GPT-2),
+ * honest results computed by the engine's CPU reference, and crafted bad
+ * ones (lazy, NaN, x10, wrong shape, noise). The scheduler's part (sending
+ * a result to a host, taking its report) is played by this file with the
+ * same row changes the scheduler makes; everything else is the daemons'
+ * own run_once functions: transitioner, validator, assimilator, file
+ * deleter.
+ *
+ * One job goes through both rounds: honest pairs validate and are credited
+ * (user, host, team; once); each bad result is rejected without credit and
+ * replaced by a new replica; disagreement raises the replication; the
+ * round closes with the average of the canonical results (checked bit for
+ * bit) and opens the next; a missed deadline is re-sent; two validators
+ * racing on one WU grant credit once; the job finishes; the file deleter
+ * removes uploads and shards but keeps the models. A second job hits its
+ * error cap and is flagged.
+ */
+#include "ct_test.h"
+#include "credit.h"
+#include "daemons.h"
+#include "db.h"
+#include "roles.h"
+#include "server.h"
+#include "wg.h"
+#include "ct_avg.h"
+#include "ct_delta.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_hash.h"
+
+#include <math.h>
+#include <pthread.h>
+
+struct fx {
+	char *dir;
+	struct ct_server srv;
+	struct ct_db *db;
+	char model[4200], train[4200], eval[4200];
+	int64_t jobid, team, users[6], hosts[6];
+};
+
+static struct fx F;
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static double urand(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* ---- fixture ------------------------------------------------------------------- */
+
+static int make_inputs(void)
+{
+	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
+					    .Vp = 64 };
+	struct ct_gpt2_layout lay;
+	uint16_t tok[3000];
+	float *params;
+	int rc;
+
+	ct_gpt2_layout(&cfg, &lay);
+	params = calloc(lay.total, sizeof(float));
+	/* a learnable sequence: mostly "next = previous + 1" */
+	for (size_t i = 0; i < 3000; i++)
+		tok[i] = (uint16_t)(urand() < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64 : urand() * 64);
+	rc = ct_path_join(F.model, sizeof(F.model), F.dir, "model.bin");
+	if (rc == 0) rc = ct_path_join(F.train, sizeof(F.train), F.dir, "train.bin");
+	if (rc == 0) rc = ct_path_join(F.eval, sizeof(F.eval), F.dir, "eval.bin");
+	if (rc == 0) rc = ct_gpt2_init_random(&cfg, 42, params);
+	if (rc == 0) rc = ct_gpt2_save(F.model, &cfg, params);
+	if (rc == 0) rc = ct_tokens_save(F.train, tok, 2400);
+	if (rc == 0) rc = ct_tokens_save(F.eval, tok + 2400, 600);
+	free(params);
+	return rc;
+}
+
+static int64_t add_user(const char *name, int64_t team, int64_t *hostid)
+{
+	char email[64], auth[65];
+	int64_t id;
+
+	snprintf(email, sizeof(email), "%s@example.org", name);
+	ct_sha256_hex(name, strlen(name), auth);
+	assert_int_equal(ct_db_exec(F.db, "INSERT INTO `user` (create_time, name, email, "
+				    "passwd_hash, auth_hash, teamid) VALUES (?,?,?,?,?,?)",
+				    "lssssl", ct_db_now(), name, email, "x", auth, team), 1);
+	id = ct_db_last_id(F.db);
+	assert_int_equal(ct_db_exec(F.db, "INSERT INTO host (create_time, userid, host_cpid) "
+				    "VALUES (?,?,?)", "lls", ct_db_now(), id, auth + 32), 1);
+	*hostid = ct_db_last_id(F.db);
+	return id;
+}
+
+static int64_t submit(const char *name, int max_errors)
+{
+	struct ct_job_spec spec = {
+		.name = name, .shards = 2, .rounds = 2, .steps = 3, .batch = 2, .seq = 8,
+		.lr = 1e-2, .quorum = 2, .replicas = 2, .max_error_results = max_errors,
+		.max_total_results = 10, .tolerance = 1e-3, .loss_margin = 0.5,
+		.adaptive = 0, .model_path = F.model, .train_path = F.train,
+		.eval_path = F.eval,
+	};
+	int64_t id = 0;
+
+	assert_int_equal(ct_wg_submit(&F.srv, F.db, &spec, &id), 0);
+	return id;
+}
+
+static int setup(void **state)
+{
+	const struct ct_project_opts o = { .name = "daemons test", .listen = "127.0.0.1:0" };
+	char datadir[4200], logdir[4200];
+	int rc;
+
+	(void)state;
+	F.dir = ct_test_mkdtemp();
+	rc = ct_project_init(F.dir, &o);
+	if (rc == 0) rc = ct_server_load(&F.srv, F.dir, NULL);
+	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), F.srv.dir, "db");
+	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), F.srv.dir, "log");
+	if (rc == 0) {
+		/* the embedded server sends stderr to its log: keep ours */
+		int saved = dup(2);
+
+		rc = ct_db_global_init(F.srv.db_url, datadir, logdir);
+		if (saved >= 0) {
+			dup2(saved, 2);
+			close(saved);
+		}
+	}
+	if (rc == 0) rc = ct_db_open(&F.db);
+	if (rc == 0) rc = ct_db_migrate(F.db);
+	if (rc == 0) rc = make_inputs();
+	if (rc < 0) {
+		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ct_db_close(F.db);
+	ct_db_global_end();
+	ct_server_free(&F.srv);
+	ct_test_rmtree(F.dir);
+	free(F.dir);
+	return 0;
+}
+
+/* ---- playing the scheduler and the clients ---------------------------------- */
+
+struct wu {
+	int64_t id;
+	char model_sha[65], data_sha[65];
+	struct ct_gpt2 base;
+	float *honest;		/* the engine's result of this WU */
+};
+
+static void wu_free(struct wu *w)
+{
+	ct_gpt2_free(&w->base);
+	free(w->honest);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Load WU `shard` of round `idx` of job, with its base and honest result. */
+static void wu_load(int64_t jobid, int idx, int shard, struct wu *w)
+{
+	struct ct_db_res *res = NULL;
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	char path[4200];
+
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(ct_db_query(F.db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
+				     "j.steps, j.batch, j.seq, j.lr, j.grad_clip FROM workunit w "
+				     "JOIN job j ON j.id = w.jobid WHERE w.jobid=? AND "
+				     "w.round_idx=? AND w.shard=?", "lii", jobid, idx, shard), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	w->id = ct_db_int(res, 0);
+	snprintf(w->model_sha, sizeof(w->model_sha), "%s", ct_db_str(res, 1));
+	snprintf(w->data_sha, sizeof(w->data_sha), "%s", ct_db_str(res, 2));
+	ct_wu_hparams_default(&hp);
+	hp.steps = (int)ct_db_int(res, 3);
+	hp.B = (int)ct_db_int(res, 4);
+	hp.T = (int)ct_db_int(res, 5);
+	hp.lr = (float)ct_db_double(res, 6);
+	hp.grad_clip = (float)ct_db_double(res, 7);
+	ct_db_res_free(res);
+	assert_int_equal(ct_server_download_path(&F.srv, w->model_sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_gpt2_load(path, &w->base), 0);
+	assert_int_equal(ct_server_download_path(&F.srv, w->data_sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_tokens_load(path, &tok), 0);
+	w->honest = malloc(w->base.lay.total * sizeof(float));
+	assert_int_equal(ct_wu_run(&w->base, &tok, &hp, "cpu", w->honest, NULL), 0);
+	ct_tokens_free(&tok);
+}
+
+/* An unsent result of the WU, sent to `host` (what the scheduler does). */
+static int64_t send_to(const struct wu *w, int h)
+{
+	int64_t rid = 0, now = ct_db_now();
+
+	assert_int_equal(ct_db_query_int(F.db, &rid, "SELECT id FROM result WHERE workunitid=? "
+					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
+					 CT_RS_UNSENT), 0);
+	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
+				    "illllli", CT_RS_IN_PROGRESS, F.hosts[h], F.users[h], now,
+				    now + 86400, rid, CT_RS_UNSENT), 1);
+	assert_true(ct_db_exec(F.db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
+			       "WHERE id=?", "ll", now + 86400, w->id) >= 0);
+	return rid;
+}
+
+/* The client's upload and report of result rid: weights `res` (n floats)
+ * encoded against the WU's base. */
+static void report(const struct wu *w, int64_t rid, const float *res, size_t n, int conforming)
+{
+	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
+	struct ct_buf out = CT_BUF_INIT(0);
+	unsigned char base_sha[32];
+	char name[96], path[4200];
+	int64_t now = ct_db_now();
+	struct ct_db_res *r = NULL;
+
+	assert_int_equal(ct_hex_decode(w->model_sha, base_sha, 32), 0);
+	assert_int_equal(ct_delta_encode(w->base.params, res, n, &dm, base_sha,
+					 CT_DELTA_LOSSLESS, -1, &out), 0);
+	assert_int_equal(ct_db_query(F.db, &r, "SELECT name FROM result WHERE id=?", "l", rid), 0);
+	assert_int_equal(ct_db_next(r), 1);
+	snprintf(name, sizeof(name), "%s", ct_db_str(r, 0));
+	ct_db_res_free(r);
+	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
+	assert_int_equal(ct_file_write_atomic(path, out.data, out.len, 0600), 0);
+	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
+				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
+				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
+				    (int64_t)out.len, conforming, rid), 1);
+	assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET transition_time=? WHERE id=?",
+				    "ll", now, w->id), 1);
+	ct_buf_free(&out);
+}
+
+static void report_error(const struct wu *w, int64_t rid)
+{
+	int64_t now = ct_db_now();
+
+	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
+				    "received_time=?, exit_status=1 WHERE id=?", "iill",
+				    CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rid), 1);
+	assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET transition_time=? WHERE id=?",
+				    "ll", now, w->id), 1);
+}
+
+/* Run transitioner, validator, assimilator until none has work. */
+static void run_daemons(void)
+{
+	for (int pass = 0; pass < 20; pass++) {
+		int n = 0, rc;
+
+		rc = ct_transitioner_run_once(&F.srv, F.db);
+		assert_true(rc >= 0);
+		n += rc;
+		rc = ct_validator_run_once(&F.srv, F.db);
+		assert_true(rc >= 0);
+		n += rc;
+		rc = ct_assimilator_run_once(&F.srv, F.db);
+		assert_true(rc >= 0);
+		n += rc;
+		if (n == 0)
+			return;
+	}
+	fail_msg("daemons never settled");
+}
+
+static int64_t qint(const char *sql, int64_t arg)
+{
+	int64_t v = -1;
+
+	assert_int_equal(ct_db_query_int(F.db, &v, sql, "l", arg), 0);
+	return v;
+}
+
+static double qdouble(const char *sql, int64_t arg)
+{
+	double v = -1;
+
+	assert_int_equal(ct_db_query_double(F.db, &v, sql, "l", arg), 0);
+	return v;
+}
+
+static int vstate(int64_t rid)
+{
+	return (int)qint("SELECT validate_state FROM result WHERE id=?", rid);
+}
+
+static int unsent(const struct wu *w)
+{
+	return (int)qint("SELECT COUNT(*) FROM result WHERE workunitid=? AND server_state=2", w->id);
+}
+
+/* ---- the scenario --------------------------------------------------------------- */
+
+static struct wu R1[2];		/* round 1's WUs */
+static int64_t canon1[2];	/* their canonical results */
+static double credit1;		/* credit of one result */
+
+static void test_honest_pair_credited(void **state)
+{
+	int64_t a, b, ev;
+
+	(void)state;
+	F.team = 0;
+	assert_int_equal(ct_db_exec(F.db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
+				    "ls", ct_db_now(), "testers"), 1);
+	F.team = ct_db_last_id(F.db);
+	for (int i = 0; i < 6; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "user%d", i);
+		F.users[i] = add_user(name, i < 2 ? F.team : 0, &F.hosts[i]);
+	}
+	F.jobid = submit("daemons job", 5);
+	wu_load(F.jobid, 1, 0, &R1[0]);
+	wu_load(F.jobid, 1, 1, &R1[1]);
+	a = send_to(&R1[0], 0);
+	b = send_to(&R1[0], 1);
+	run_daemons();
+	assert_int_equal(vstate(a), CT_VS_INIT);	/* nothing reported yet */
+	report(&R1[0], a, R1[0].honest, R1[0].base.lay.total, 1);
+	report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
+	run_daemons();
+	assert_int_equal(vstate(a), CT_VS_VALID);
+	assert_int_equal(vstate(b), CT_VS_VALID);
+	canon1[0] = qint("SELECT canonical_resultid FROM workunit WHERE id=?", R1[0].id);
+	assert_true(canon1[0] == a || canon1[0] == b);
+	/* credit: from the model and the job, to both, recorded once each */
+	credit1 = ct_credit_from_flops(ct_credit_wu_flops(&R1[0].base.cfg, 8, 2, 3));
+	assert_true(credit1 > 0.0);
+	assert_true(fabs(qdouble("SELECT granted_credit FROM result WHERE id=?", a) - credit1) < 1e-12);
+	assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[0]) - credit1) < 1e-12);
+	assert_true(fabs(qdouble("SELECT total_credit FROM host WHERE id=?", F.hosts[1]) - credit1) < 1e-12);
+	assert_true(fabs(qdouble("SELECT total_credit FROM team WHERE id=?", F.team) - 2 * credit1) < 1e-12);
+	assert_true(qdouble("SELECT expavg_credit FROM `user` WHERE id=?", F.users[0]) > 0.0);
+	assert_int_equal(qint("SELECT consecutive_valid FROM host WHERE id=?", F.hosts[0]), 1);
+	ev = qint("SELECT COUNT(*) FROM credit_event WHERE workunitid=?", R1[0].id);
+	assert_int_equal(ev, 2);
+	/* a second grant for the same result changes nothing */
+	assert_int_equal(ct_credit_grant(F.db, a, credit1, ct_db_now()), 0);
+	assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[0]) - credit1) < 1e-12);
+	/* nothing left to validate; the validator finds no work */
+	assert_int_equal(qint("SELECT need_validate FROM workunit WHERE id=?", R1[0].id), 0);
+	assert_int_equal(ct_validator_run_once(&F.srv, F.db), 0);
+}
+
+/* weights for the bad results of WU (1, 1) */
+static float *variant(const struct wu *w, const char *what)
+{
+	size_t n = w->base.lay.total;
+	float *v = malloc(n * sizeof(float));
+
+	for (size_t i = 0; i < n; i++) {
+		float b = w->base.params[i], d = w->honest[i] - b;
+
+		if (strcmp(what, "lazy") == 0)
+			v[i] = b;
+		else if (strcmp(what, "x10") == 0)
+			v[i] = b + 10.0f * d;
+		else if (strcmp(what, "noise") == 0)
+			v[i] = b + (float)((urand() - 0.5) * 4e-3);
+		else
+			v[i] = w->honest[i];
+	}
+	if (strcmp(what, "nan") == 0)
+		v[n / 2] = NAN;
+	return v;
+}
+
+static void test_bad_results_rejected(void **state)
+{
+	struct wu *w = &R1[1];
+	size_t n = w->base.lay.total;
+	const char *bad[] = { "lazy", "nan", "x10", "shape" };
+	int64_t honest, rid, noise, third;
+	float *v;
+
+	(void)state;
+	honest = send_to(w, 1);
+	report(w, honest, w->honest, n, 0);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		rid = send_to(w, 2);
+		v = variant(w, bad[k]);
+		report(w, rid, v, strcmp(bad[k], "shape") == 0 ? n - 1 : n, 0);
+		free(v);
+		run_daemons();
+		assert_int_equal(vstate(rid), CT_VS_INVALID);
+		assert_int_equal(qint("SELECT outcome FROM result WHERE id=?", rid),
+				 CT_RO_VALIDATE_ERROR);
+		assert_int_equal(qint("SELECT COUNT(*) FROM credit_event WHERE resultid=?", rid), 0);
+		/* the honest one waits; a replacement replica is out */
+		assert_int_equal(vstate(honest), CT_VS_INCONCLUSIVE);
+		assert_int_equal(unsent(w), 1);
+	}
+	assert_int_equal(qint("SELECT consecutive_valid FROM host WHERE id=?", F.hosts[2]), 0);
+	assert_int_equal(qint("SELECT nresults_invalid FROM host WHERE id=?", F.hosts[2]), 4);
+	assert_int_equal(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[2]), 0);
+	/* noise passes the sanity checks but disagrees: one more replica */
+	noise = send_to(w, 3);
+	v = variant(w, "noise");
+	report(w, noise, v, n, 0);
+	free(v);
+	run_daemons();
+	assert_int_equal(vstate(noise), CT_VS_INCONCLUSIVE);
+	assert_int_equal(qint("SELECT target_nresults FROM workunit WHERE id=?", w->id), 3);
+	assert_int_equal(unsent(w), 1);
+	assert_int_equal(qint("SELECT canonical_resultid FROM workunit WHERE id=?", w->id), 0);
+	/* the third replica agrees with the honest one */
+	third = send_to(w, 4);
+	report(w, third, w->honest, n, 0);
+	run_daemons();
+	canon1[1] = qint("SELECT canonical_resultid FROM workunit WHERE id=?", w->id);
+	assert_true(canon1[1] == honest || canon1[1] == third);
+	assert_int_equal(vstate(honest), CT_VS_VALID);
+	assert_int_equal(vstate(third), CT_VS_VALID);
+	assert_int_equal(vstate(noise), CT_VS_INVALID);
+	assert_int_equal(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[3]), 0);
+	assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[1]) -
+			 2 * credit1) < 1e-12);
+	assert_true(qdouble("SELECT probe_loss FROM result WHERE id=?", honest) > 0.0);
+}
+
+static void test_round_average(void **state)
+{
+	const float *in[2] = { R1[0].honest, R1[1].honest };
+	struct ct_gpt2 got = { 0 };
+	size_t n = R1[0].base.lay.total;
+	float *want = malloc(n * sizeof(float));
+	struct ct_db_res *res = NULL;
+	char sha[65], path[4200];
+
+	(void)state;
+	/* run_daemons() already closed round 1 and opened round 2 */
+	assert_int_equal(ct_db_query(F.db, &res, "SELECT status, out_model_sha256, eval_loss, "
+				     "base_eval_loss FROM `round` WHERE jobid=? AND idx=1", "l",
+				     F.jobid), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	assert_int_equal(ct_db_int(res, 0), CT_ROUND_DONE);
+	snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 1));
+	assert_false(ct_db_isnull(res, 2));
+	/* training on the learnable data helped */
+	assert_true(ct_db_double(res, 2) < ct_db_double(res, 3));
+	ct_db_res_free(res);
+	assert_int_equal(ct_avg(want, in, 2, n, CT_AVG_MEAN, 0), 0);
+	assert_int_equal(ct_server_download_path(&F.srv, sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_gpt2_load(path, &got), 0);
+	assert_memory_equal(got.params, want, n * sizeof(float));
+	assert_int_equal(qint("SELECT keep FROM `file` WHERE sha256=(SELECT out_model_sha256 "
+			      "FROM `round` WHERE jobid=? AND idx=1)", F.jobid), 1);
+	/* round 2 starts from it */
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit w JOIN `round` r ON "
+			      "r.jobid = w.jobid AND r.idx = 1 WHERE w.jobid=? AND "
+			      "w.round_idx=2 AND w.model_sha256 = r.out_model_sha256", F.jobid), 2);
+	assert_int_equal(qint("SELECT assimilate_state FROM workunit WHERE id=?", R1[0].id),
+			 CT_AS_DONE);
+	/* A crash after round 2 was opened but before round 1 was recorded:
+	 * the next pass redoes the work, gets the same model, and opens
+	 * nothing twice. */
+	assert_int_equal(ct_db_exec(F.db, "UPDATE `round` SET status=?, out_model_sha256='' "
+				    "WHERE jobid=? AND idx=1", "il", CT_ROUND_OPEN, F.jobid), 1);
+	assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET assimilate_state=? WHERE jobid=? "
+				    "AND round_idx=1", "il", CT_AS_READY, F.jobid), 2);
+	assert_int_equal(ct_assimilator_run_once(&F.srv, F.db), 1);
+	assert_int_equal(ct_assimilator_run_once(&F.srv, F.db), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM `round` r1 JOIN `round` r2 ON r2.jobid = "
+			      "r1.jobid AND r2.idx = 2 WHERE r1.jobid=? AND r1.idx=1 AND "
+			      "r1.status=2 AND r1.out_model_sha256 = r2.model_sha256", F.jobid), 1);
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND round_idx=2",
+			      F.jobid), 2);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=? AND name LIKE '%-r2-%'",
+			      F.jobid), 4);
+	ct_gpt2_free(&got);
+	free(want);
+}
+
+static void test_deadline_resends(void **state)
+{
+	struct wu w;
+	int64_t a, b, c;
+
+	(void)state;
+	wu_load(F.jobid, 2, 0, &w);
+	a = send_to(&w, 0);
+	b = send_to(&w, 1);
+	report(&w, a, w.honest, w.base.lay.total, 1);
+	run_daemons();
+	assert_int_equal(vstate(a), CT_VS_INCONCLUSIVE);
+	assert_int_equal(unsent(&w), 0);	/* b may still come back */
+	assert_int_equal(qint("SELECT server_state FROM result WHERE id=?", b), CT_RS_IN_PROGRESS);
+	ct_db_set_time_offset(2 * 86400);	/* b's deadline passes */
+	run_daemons();
+	assert_int_equal(unsent(&w), 1);	/* resent */
+	assert_int_equal(qint("SELECT outcome FROM result WHERE id=?", b), CT_RO_NO_REPLY);
+	assert_int_equal(qint("SELECT nresults_error FROM host WHERE id=?", F.hosts[1]), 1);
+	c = send_to(&w, 4);
+	report(&w, c, w.honest, w.base.lay.total, 1);
+	run_daemons();
+	assert_int_equal(vstate(a), CT_VS_VALID);
+	assert_int_equal(vstate(c), CT_VS_VALID);
+	assert_int_equal(qint("SELECT granted_credit > 0 FROM result WHERE id=?", b), 0);
+	wu_free(&w);
+}
+
+struct racer {
+	struct ct_server *srv;
+	int handled;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct ct_db *db = NULL;
+
+	if (ct_db_open(&db) == 0) {
+		r->handled = ct_validator_run_once(r->srv, db);
+		ct_db_close(db);
+	} else {
+		r->handled = -1;
+	}
+	return NULL;
+}
+
+static int64_t race_a;		/* a result reported just now */
+
+static void test_racing_validators_and_job_done(void **state)
+{
+	struct racer r[2] = { { &F.srv, 0 }, { &F.srv, 0 } };
+	pthread_t t[2];
+	struct wu w;
+	int64_t a, b;
+	double total;
+
+	(void)state;
+	wu_load(F.jobid, 2, 1, &w);
+	a = send_to(&w, 0);
+	b = send_to(&w, 5);
+	report(&w, a, w.honest, w.base.lay.total, 1);
+	report(&w, b, w.honest, w.base.lay.total, 1);
+	race_a = a;
+	assert_true(ct_transitioner_run_once(&F.srv, F.db) >= 1);
+	assert_int_equal(qint("SELECT need_validate FROM workunit WHERE id=?", w.id), 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_true(r[0].handled >= 0 && r[1].handled >= 0);
+	assert_int_equal(r[0].handled + r[1].handled, 1);	/* exactly one decided */
+	assert_int_equal(qint("SELECT COUNT(*) FROM credit_event WHERE workunitid=?", w.id), 2);
+	/* totals agree with the events: nothing granted twice */
+	total = qdouble("SELECT SUM(credit) FROM credit_event WHERE userid=?", F.users[0]);
+	assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[0]) - total) < 1e-12);
+	assert_true(fabs(total - 3 * credit1) < 1e-12);
+	run_daemons();
+	assert_int_equal(qint("SELECT status FROM job WHERE id=?", F.jobid), CT_JOB_DONE);
+	assert_int_equal(qint("SELECT COUNT(*) FROM job j JOIN `round` r ON r.jobid = j.id AND "
+			      "r.idx = 2 WHERE j.id=? AND j.final_model_sha256 = r.out_model_sha256 "
+			      "AND j.final_eval_loss IS NOT NULL", F.jobid), 1);
+	/* round 2 started where round 1 ended, loss included */
+	assert_int_equal(qint("SELECT COUNT(*) FROM `round` r1 JOIN `round` r2 ON "
+			      "r2.jobid = r1.jobid AND r2.idx = 2 WHERE r1.jobid=? AND r1.idx = 1 "
+			      "AND r2.base_eval_loss = r1.eval_loss", F.jobid), 1);
+	assert_int_equal(qint("SELECT COUNT(*) FROM job WHERE id=? AND base_eval_loss IS NOT NULL",
+			      F.jobid), 1);
+	wu_free(&w);
+}
+
+static void upload_of(int64_t rid, char *path, size_t cap)
+{
+	struct ct_db_res *res = NULL;
+
+	assert_int_equal(ct_db_query(F.db, &res, "SELECT name FROM result WHERE id=?", "l",
+				     rid), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	assert_int_equal(ct_server_upload_path(&F.srv, ct_db_str(res, 0), path, cap), 0);
+	ct_db_res_free(res);
+}
+
+static void test_file_deleter(void **state)
+{
+	char path[4200], recent[4200], sha[65];
+	struct ct_db_res *res = NULL;
+	int n;
+
+	(void)state;
+	upload_of(canon1[0], path, sizeof(path));	/* two days old */
+	upload_of(race_a, recent, sizeof(recent));	/* just uploaded */
+	assert_true(ct_file_exists(path));
+	assert_true(ct_file_exists(recent));
+	n = ct_file_deleter_run_once(&F.srv, F.db);
+	assert_true(n >= 9);	/* round 1's uploads */
+	assert_false(ct_file_exists(path));
+	assert_true(ct_file_exists(recent));	/* within the grace period */
+	/* the job ended just now: its shards are still in their grace period */
+	assert_int_equal(qint("SELECT COUNT(*) FROM `file` WHERE jobid=? AND kind='shard' AND "
+			      "file_delete_state=0", F.jobid), 2);
+	ct_db_set_time_offset(5 * 86400);
+	n = ct_file_deleter_run_once(&F.srv, F.db);
+	assert_true(n >= 2);
+	assert_false(ct_file_exists(recent));
+	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=? AND file_delete_state<>2 "
+			      "AND outcome=1", F.jobid), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM `file` WHERE jobid=? AND kind='shard' AND "
+			      "file_delete_state=2", F.jobid), 2);
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND "
+			      "file_delete_state<>2", F.jobid), 0);
+	/* every round's model and the job's base model stay */
+	assert_int_equal(ct_db_query(F.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
+				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?", "ll",
+				     F.jobid, F.jobid), 0);
+	assert_int_equal(ct_db_nrows(res), 3);
+	while (ct_db_next(res) > 0) {
+		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
+		assert_int_equal(ct_server_download_path(&F.srv, sha, path, sizeof(path)), 0);
+		assert_true(ct_file_exists(path));
+	}
+	ct_db_res_free(res);
+}
+
+static void test_error_cap_flags_job(void **state)
+{
+	int64_t job2, a, b;
+	struct wu w;
+	char msg[256];
+	struct ct_db_res *res = NULL;
+
+	(void)state;
+	job2 = submit("doomed job", 1);
+	wu_load(job2, 1, 0, &w);
+	run_daemons();
+	a = send_to(&w, 0);
+	report_error(&w, a);
+	run_daemons();
+	assert_int_equal(qint("SELECT status FROM job WHERE id=?", job2), CT_JOB_RUNNING);
+	b = send_to(&w, 1);
+	report_error(&w, b);
+	run_daemons();
+	assert_int_equal(qint("SELECT error_mask FROM workunit WHERE id=?", w.id),
+			 CT_WU_ERR_TOO_MANY_ERRORS);
+	assert_int_equal(ct_db_query(F.db, &res, "SELECT status, error_message FROM job WHERE id=?",
+				     "l", job2), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	assert_int_equal(ct_db_int(res, 0), CT_JOB_ERROR);
+	snprintf(msg, sizeof(msg), "%s", ct_db_str(res, 1));
+	ct_db_res_free(res);
+	assert_non_null(strstr(msg, "too many errors"));
+	assert_int_equal(qint("SELECT status FROM `round` WHERE jobid=? AND idx=1", job2),
+			 CT_ROUND_ERROR);
+	/* nothing of the job is handed out any more */
+	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=? AND server_state=2", job2), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND assimilate_state<>2",
+			      job2), 0);
+	wu_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_honest_pair_credited),
+		cmocka_unit_test(test_bad_results_rejected),
+		cmocka_unit_test(test_round_average),
+		cmocka_unit_test(test_deadline_resends),
+		cmocka_unit_test(test_racing_validators_and_job_done),
+		cmocka_unit_test(test_file_deleter),
+		cmocka_unit_test(test_error_cap_flags_job),
+	};
+	int rc;
+
+	rc = cmocka_run_group_tests(tests, setup, teardown);
+	for (int i = 0; i < 2; i++)
+		wu_free(&R1[i]);
+	return rc;
+}

@@ -1,0 +1,467 @@
+/*
+ * test_sched.c - data-driven scheduler cases: each file test/data/sched/NNN-name.xml
+ * is a sequence of HTTP exchanges with a real ctune-server front end
+ * (libmicrohttpd, this process) on an embedded database in a temporary
+ * project, checked with XPath expressions on the replies.
+ *
+ * Before each case the database is emptied and set up again: accounts
+ * alice, bob and carol with the keys @ALICE@, @BOB@, @CAROL@, and job 1
+ * (6 shards x 2 replicas, 1 round). A case file:
+ *
+ *   <case>
+ *     <description>what it shows</description>
+ *     <step>                          one POST /rpc/scheduler (or path=)
+ *       <request gzip="1"> <scheduler_request>...</scheduler_request> </request>
+ *           (or the body as text / CDATA, for malformed input)
+ *       <expect status="200">
+ *         <xpath expr="count(/scheduler_reply/result)">2</xpath>
+ *       </expect>
+ *       <capture var="R1" expr="string(/scheduler_reply/result[1]/name)"/>
+ *       <sql query="SELECT COUNT(*) FROM device">2</sql>   (first column,
+ *                                       first row, as text)
+ *     </step>
+ *     <upload result="@R1@" token="@T1@" data="some bytes" status="200"/>
+ *   </case>
+ *
+ * @NAME@ in requests, attributes and expected values is replaced by the
+ * captured or predefined variable (@URL@ too); @SHA:text@ by the SHA-256
+ * hex of "text".
+ */
+#include "ct_test.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+
+#include <curl/curl.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+
+#include "account.h"
+#include "ct_buf.h"
+#include "ct_err.h"
+#include "ct_gzip.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+#include "ct_xml.h"
+#include "db.h"
+#include "files.h"
+#include "http.h"
+#include "sched_rpc.h"
+#include "server.h"
+#include "wg.h"
+
+#define NVARS 64
+
+static struct ct_server g_srv;
+static struct ct_db *g_db;
+static char *g_dir;
+static char g_case_dir[4096];
+static char g_names[NVARS][32], g_vals[NVARS][512];
+static int g_nvars;
+
+static const char *const KEYS[3][2] = {
+	{ "ALICE", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" },
+	{ "BOB", "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2" },
+	{ "CAROL", "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3" },
+};
+
+static void set_var(const char *name, const char *val)
+{
+	for (int i = 0; i < g_nvars; i++)
+		if (strcmp(g_names[i], name) == 0) {
+			snprintf(g_vals[i], sizeof(g_vals[i]), "%s", val);
+			return;
+		}
+	assert_true(g_nvars < NVARS);
+	snprintf(g_names[g_nvars], sizeof(g_names[0]), "%s", name);
+	snprintf(g_vals[g_nvars], sizeof(g_vals[0]), "%s", val);
+	g_nvars++;
+}
+
+/* Replace @VAR@ and @SHA:text@ in s; returns a malloc'd string. */
+static char *subst(const char *s)
+{
+	struct ct_buf b = CT_BUF_INIT(1 << 24);
+
+	while (*s) {
+		const char *at = strchr(s, '@'), *end = at ? strchr(at + 1, '@') : NULL;
+		if (at == NULL || end == NULL) {
+			assert_int_equal(ct_buf_appends(&b, s), 0);
+			break;
+		}
+		assert_int_equal(ct_buf_append(&b, s, (size_t)(at - s)), 0);
+		char name[512];
+		snprintf(name, sizeof(name), "%.*s", (int)(end - at - 1), at + 1);
+		int found = 0;
+		if (strncmp(name, "SHA:", 4) == 0) {
+			char hex[65];
+			ct_sha256_hex(name + 4, strlen(name + 4), hex);
+			assert_int_equal(ct_buf_appends(&b, hex), 0);
+			found = 1;
+		}
+		for (int i = 0; !found && i < g_nvars; i++)
+			if (strcmp(g_names[i], name) == 0) {
+				assert_int_equal(ct_buf_appends(&b, g_vals[i]), 0);
+				found = 1;
+			}
+		if (!found) {	/* not a variable: keep the text */
+			assert_int_equal(ct_buf_append(&b, at, (size_t)(end - at)), 0);
+			s = end;
+			continue;
+		}
+		s = end + 1;
+	}
+	return (char *)ct_buf_steal(&b, NULL);
+}
+
+/* ---- fixtures ---------------------------------------------------------- */
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	fclose(f);
+}
+
+static void make_inputs(void)
+{
+	char path[4200];
+	int32_t hdr[256] = { 20240326, 3, 64, 256, 2, 2, 32, 256 };
+	unsigned char body[4096 + 4000];
+
+	memcpy(body, hdr, 1024);
+	for (size_t i = 1024; i < sizeof(body); i++)
+		body[i] = (unsigned char)(i * 7);
+	snprintf(path, sizeof(path), "%s/model.bin", g_dir);
+	write_file(path, body, sizeof(body));
+	for (int k = 0; k < 2; k++) {
+		int n = k ? 1000 : 6000;
+		size_t sz = 1024 + 2 * (size_t)n;
+		unsigned char *t = calloc(1, sz);
+		int32_t th[3] = { 20240520, 1, n };
+		memcpy(t, th, sizeof(th));
+		for (size_t i = 1024; i < sz; i++)
+			t[i] = (unsigned char)(i * 13 + k);
+		snprintf(path, sizeof(path), "%s/%s.bin", g_dir, k ? "eval" : "train");
+		write_file(path, t, sz);
+		free(t);
+	}
+}
+
+static void reset_project(void)
+{
+	static const char *const tables[] = { "user", "team", "host", "device", "file", "job",
+		"job_shard", "round", "workunit", "result", "credit_event", "role_heartbeat", NULL };
+	char sql[128], m[4200], tr[4200], ev[4200], cmd[4400];
+	int64_t jobid = 0;
+
+	for (int i = 0; tables[i]; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM `%s`", tables[i]);
+		assert_true(ct_db_exec(g_db, sql, "") >= 0);
+		snprintf(sql, sizeof(sql), "ALTER TABLE `%s` AUTO_INCREMENT=1", tables[i]);
+		assert_true(ct_db_exec(g_db, sql, "") >= 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -f '%s'/* '%s'/.tmp-*", g_srv.upload_dir, g_srv.upload_dir);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < 3; i++) {
+		char hash[65], email[64];
+		assert_int_equal(ct_account_key_hash(KEYS[i][1], hash), 0);
+		snprintf(email, sizeof(email), "%s@example.org", KEYS[i][0]);
+		assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
+					    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
+					    ct_db_now(), KEYS[i][0], email, hash), 1);
+	}
+	snprintf(m, sizeof(m), "%s/model.bin", g_dir);
+	snprintf(tr, sizeof(tr), "%s/train.bin", g_dir);
+	snprintf(ev, sizeof(ev), "%s/eval.bin", g_dir);
+	struct ct_job_spec spec = { .name = "cases", .model_path = m, .train_path = tr,
+		.eval_path = ev, .shards = 6, .rounds = 1, .steps = 3, .batch = 2, .seq = 16,
+		.lr = 1e-3, .quorum = 2, .replicas = 2, .adaptive = 0 };
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &spec, &jobid), 0);
+	assert_int_equal(jobid, 1);
+	g_nvars = 0;
+	for (int i = 0; i < 3; i++)
+		set_var(KEYS[i][0], KEYS[i][1]);
+	set_var("URL", g_srv.base_url);
+}
+
+static int setup_all(void **state)
+{
+	struct ct_project_opts o = { .name = "cases", .listen = "127.0.0.1:0" };
+	char data[4200], url[128];
+	int port = 0;
+
+	ct_log_set_level(CT_LOG_WARN);
+	g_dir = ct_test_mkdtemp();
+	snprintf(data, sizeof(data), "%s/proj", g_dir);
+	if (ct_project_init(data, &o) < 0 || ct_server_load(&g_srv, data, NULL) < 0)
+		return -1;
+	snprintf(data, sizeof(data), "%s/proj/db", g_dir);
+	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db) < 0 ||
+	    ct_db_migrate(g_db) < 0)
+		return -1;
+	if (ct_http_register_routes(ct_sched_routes) < 0 ||
+	    ct_http_register_routes(ct_files_routes) < 0 ||
+	    ct_http_register_routes(ct_account_routes) < 0 ||
+	    ct_http_start(&g_srv, "127.0.0.1:0", &port) < 0)
+		return -1;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	ct_server_set_base_url(&g_srv, url);
+	make_inputs();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const char *src = getenv("top_srcdir");
+	snprintf(g_case_dir, sizeof(g_case_dir), "%s/test/data/sched", src ? src : ".");
+	return 0;
+}
+
+static int teardown_all(void **state)
+{
+	ct_http_stop(&g_srv);
+	ct_db_close(g_db);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+	ct_test_rmtree(g_dir);
+	free(g_dir);
+	curl_global_cleanup();
+	return 0;
+}
+
+/* ---- HTTP -------------------------------------------------------------- */
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+	return ct_buf_append(ud, p, sz * n) == 0 ? sz * n : 0;
+}
+
+/* POST body to path; headers may be NULL. Returns the status. */
+static long post(const char *path, const void *body, size_t n, struct curl_slist *headers,
+		 struct ct_buf *reply)
+{
+	CURL *c = curl_easy_init();
+	char url[1024];
+	long status = 0;
+
+	snprintf(url, sizeof(url), "%s%s", g_srv.base_url, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
+	if (headers)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	assert_int_equal(curl_easy_perform(c), CURLE_OK);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+/* ---- case steps -------------------------------------------------------- */
+
+static char *attr(xmlNodePtr n, const char *name)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *s = v ? subst((const char *)v) : NULL;
+
+	xmlFree(v);
+	return s;
+}
+
+static char *node_text(xmlNodePtr n)
+{
+	xmlChar *t = xmlNodeGetContent(n);
+	char *s = subst(t ? (const char *)t : "");
+
+	xmlFree(t);
+	return s;
+}
+
+/* The request body: child elements serialised, else the text. */
+static char *request_body(xmlNodePtr req)
+{
+	xmlNodePtr el = ct_xml_child(req, NULL);
+	char *out;
+
+	if (el == NULL)
+		return node_text(req);
+	xmlBufferPtr xb = xmlBufferCreate();
+	xmlNodeDump(xb, req->doc, el, 0, 0);
+	out = subst((const char *)xmlBufferContent(xb));
+	xmlBufferFree(xb);
+	return out;
+}
+
+static char *xpath_string(xmlDocPtr doc, const char *expr)
+{
+	xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+	xmlXPathObjectPtr obj = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+	xmlChar *s;
+	char *out;
+
+	if (obj == NULL)
+		fail_msg("bad XPath expression %s", expr);
+	s = xmlXPathCastToString(obj);
+	out = strdup((const char *)s);
+	xmlFree(s);
+	xmlXPathFreeObject(obj);
+	xmlXPathFreeContext(ctx);
+	return out;
+}
+
+static void check_reply(const char *name, int stepno, xmlNodePtr step, long status,
+			const struct ct_buf *reply)
+{
+	xmlNodePtr ex = ct_xml_child(step, "expect"), x;
+	xmlDocPtr doc;
+
+	doc = xmlReadMemory((const char *)reply->data, (int)reply->len, "reply.xml", NULL,
+			    XML_PARSE_NONET);
+	if (ex) {
+		char *want = attr(ex, "status");
+		if (want && atol(want) != status)
+			fail_msg("%s step %d: HTTP %ld, want %s\n%s", name, stepno, status, want,
+				 ct_buf_cstr(reply));
+		free(want);
+	}
+	for (x = ex ? ct_xml_child(ex, "xpath") : NULL; x; x = ct_xml_next(x, "xpath")) {
+		char *expr = attr(x, "expr"), *want = node_text(x), *got;
+		if (doc == NULL)
+			fail_msg("%s step %d: reply is not XML: %s", name, stepno, ct_buf_cstr(reply));
+		got = xpath_string(doc, expr);
+		if (strcmp(got, want) != 0)
+			fail_msg("%s step %d: %s = '%s', want '%s'\n%s", name, stepno, expr, got, want,
+				 ct_buf_cstr(reply));
+		free(expr);
+		free(want);
+		free(got);
+	}
+	for (x = ct_xml_child(step, "sql"); x; x = ct_xml_next(x, "sql")) {
+		char *q = attr(x, "query"), *want = node_text(x);
+		struct ct_db_res *res = NULL;
+		assert_int_equal(ct_db_query(g_db, &res, q, ""), 0);
+		const char *got = ct_db_next(res) > 0 ? ct_db_str(res, 0) : "(no row)";
+		if (strcmp(got, want) != 0)
+			fail_msg("%s step %d: %s = '%s', want '%s'", name, stepno, q, got, want);
+		ct_db_res_free(res);
+		free(q);
+		free(want);
+	}
+	for (x = ct_xml_child(step, "capture"); x; x = ct_xml_next(x, "capture")) {
+		char *var = attr(x, "var"), *expr = attr(x, "expr");
+		char *got = doc ? xpath_string(doc, expr) : strdup("");
+		set_var(var, got);
+		free(var);
+		free(expr);
+		free(got);
+	}
+	xmlFreeDoc(doc);
+}
+
+static void run_step(const char *name, int stepno, xmlNodePtr step)
+{
+	xmlNodePtr req = ct_xml_child(step, "request");
+	char *body = req ? request_body(req) : strdup(""), *path = attr(step, "path");
+	char *gz = req ? attr(req, "gzip") : NULL;
+	struct ct_buf reply = CT_BUF_INIT(1 << 24), zbody = CT_BUF_INIT(1 << 26);
+	struct curl_slist *h = NULL;
+	const void *p = body;
+	size_t n = strlen(body);
+	long status;
+
+	if (gz && strcmp(gz, "1") == 0) {
+		assert_int_equal(ct_gzip_compress(body, n, 6, &zbody), 0);
+		p = zbody.data;
+		n = zbody.len;
+		h = curl_slist_append(h, "Content-Encoding: gzip");
+	}
+	status = post(path ? path : "/rpc/scheduler", p, n, h, &reply);
+	check_reply(name, stepno, step, status, &reply);
+	curl_slist_free_all(h);
+	ct_buf_free(&reply);
+	ct_buf_free(&zbody);
+	free(body);
+	free(path);
+	free(gz);
+}
+
+static void run_upload(const char *name, int stepno, xmlNodePtr up)
+{
+	char *result = attr(up, "result"), *token = attr(up, "token"), *data = attr(up, "data");
+	char *want = attr(up, "status"), hdr[512];
+	struct ct_buf reply = CT_BUF_INIT(1 << 20);
+	struct curl_slist *h = NULL;
+	char path[256];
+	long status;
+
+	snprintf(hdr, sizeof(hdr), "X-Upload-Token: %s", token ? token : "");
+	h = curl_slist_append(h, hdr);
+	snprintf(path, sizeof(path), "/upload/%s", result);
+	status = post(path, data ? data : "", data ? strlen(data) : 0, h, &reply);
+	if (want && atol(want) != status)
+		fail_msg("%s upload %d: HTTP %ld, want %s\n%s", name, stepno, status, want,
+			 ct_buf_cstr(&reply));
+	curl_slist_free_all(h);
+	ct_buf_free(&reply);
+	free(result);
+	free(token);
+	free(data);
+	free(want);
+}
+
+static void run_case(const char *file)
+{
+	char path[4400];
+	xmlDocPtr doc;
+	xmlNodePtr root, n;
+	int stepno = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", g_case_dir, file);
+	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOCDATA);
+	if (doc == NULL)
+		fail_msg("%s: not XML", file);
+	root = xmlDocGetRootElement(doc);
+	reset_project();
+	for (n = ct_xml_child(root, NULL); n; n = ct_xml_next(n, NULL)) {
+		if (strcmp((const char *)n->name, "step") == 0)
+			run_step(file, ++stepno, n);
+		else if (strcmp((const char *)n->name, "upload") == 0)
+			run_upload(file, ++stepno, n);
+	}
+	xmlFreeDoc(doc);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_case(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && strcmp(d->d_name + n - 4, ".xml") == 0;
+}
+
+static void test_cases(void **state)
+{
+	struct dirent **list;
+	int n = scandir(g_case_dir, &list, is_case, by_name);
+
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++) {
+		fprintf(stderr, "# case %s\n", list[i]->d_name);
+		run_case(list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+	};
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
