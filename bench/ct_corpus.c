@@ -48,6 +48,7 @@ void ct_corpus_lang_build(struct ct_corpus_lang *L, uint64_t seed,
 	struct rng r = { seed * 0x100000001b3ULL + 17 };
 	int keep = base ? (int)(share * CT_CORPUS_NWORDS) : 0;
 
+	memset(L, 0, sizeof(*L));	/* no stray bytes after a word's NUL */
 	for (int w = 0; w < CT_CORPUS_NWORDS; w++) {
 		if (w < keep)
 			memcpy(L->words[w], base->words[w], sizeof(L->words[w]));

@@ -68,7 +68,7 @@ static int parse_out(int argc, char **argv, long *k, long *K, const char **out)
 	};
 	int c;
 
-	optind = 1;
+	optind = 0;	/* 0: full re-initialisation, main() used getopt already */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': *k = strtol(optarg, NULL, 10); break;

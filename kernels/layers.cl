@@ -430,21 +430,42 @@ __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __glob
 
 /* ---- gradient clipping and AdamW ------------------------------------------- */
 
-/* part[k] = fma chain of g*g over chunk k (CT_CLIP_CHUNK elements). */
+/* part[k] = fma chain of g*g over chunk k (CT_CLIP_CHUNK elements). Each
+ * work-item runs the chains of 8 consecutive chunks side by side, so that
+ * 8 independent fmas are in flight (one chain alone waits on each fma). */
+#define CT_CLIP_WAYS 8
 __kernel void ct_gradnorm_part(CT_BUF(const __global, g), __global float *part, ulong n)
 {
-	size_t k = get_global_id(0);
-	size_t lo = k * CT_CLIP_CHUNK, hi = lo + CT_CLIP_CHUNK;
-	float acc = 0.0f;
+	size_t k0 = get_global_id(0) * CT_CLIP_WAYS;
+	size_t nparts = (n + CT_CLIP_CHUNK - 1) / CT_CLIP_CHUNK;
+	float acc[CT_CLIP_WAYS];
 
-	if (lo >= n)
+	if (k0 >= nparts)
 		return;
 	CT_AT(g);
-	if (hi > n)
-		hi = n;
-	for (size_t j = lo; j < hi; j++)
-		acc = fma(g[j], g[j], acc);
-	part[k] = acc;
+	for (int w = 0; w < CT_CLIP_WAYS; w++)
+		acc[w] = 0.0f;
+	if ((k0 + CT_CLIP_WAYS) * CT_CLIP_CHUNK <= n) {
+		/* 8 full chunks */
+		for (size_t j = 0; j < CT_CLIP_CHUNK; j++)
+#pragma unroll
+			for (int w = 0; w < CT_CLIP_WAYS; w++) {
+				float x = g[(k0 + w) * CT_CLIP_CHUNK + j];
+
+				acc[w] = fma(x, x, acc[w]);
+			}
+	} else {
+		for (int w = 0; w < CT_CLIP_WAYS && k0 + w < nparts; w++) {
+			size_t lo = (k0 + w) * CT_CLIP_CHUNK, hi = lo + CT_CLIP_CHUNK;
+
+			if (hi > n)
+				hi = n;
+			for (size_t j = lo; j < hi; j++)
+				acc[w] = fma(g[j], g[j], acc[w]);
+		}
+	}
+	for (int w = 0; w < CT_CLIP_WAYS && k0 + w < nparts; w++)
+		part[k0 + w] = acc[w];
 }
 
 /* One work-item: norm = sqrt(sequential sum of the parts); res[0] = norm,

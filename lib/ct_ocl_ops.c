@@ -58,6 +58,9 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 							&wg, NULL) != CL_SUCCESS)
 			wg = 1;
 		ops->wg_max[i] = wg ? wg : 1;
+		if (rc == 0 && clGetKernelInfo(ops->k[i], CL_KERNEL_NUM_ARGS, sizeof(cl_uint),
+					       &ops->nargs[i], NULL) != CL_SUCCESS)
+			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -166,6 +169,9 @@ static int ocl_args(struct ct_ocl_ops *ops, int id, const char *fmt, ...)
 	if (err != CL_SUCCESS)
 		return ct_error(CT_ECL, "%s: argument %u: %s", kernel_names[id],
 				a - 1, ct_ocl_strerror(err));
+	if (a != ops->nargs[id])
+		return ct_error(CT_EINTERNAL, "%s: %u arguments set, the kernel has %u",
+				kernel_names[id], a, ops->nargs[id]);
 	return 0;
 }
 
@@ -334,7 +340,7 @@ static int mm_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 	for (int k0 = 0; rc == 0 && (k0 < K || k0 == 0); k0 += kc) {
 		int k1 = K - k0 < kc ? K : k0 + kc;
 
-		rc = ocl_args(ops, CT_K_MM, "tiitimitiitiiiiiiiimiii", a->A, a->sam, a->sak,
+		rc = ocl_args(ops, CT_K_MM, "tiitimitiitiiiiiiimiii", a->A, a->sam, a->sak,
 			      a->B, a->sk, ops->scratch, direct, bias, a->has_bias,
 			      a->bias_row, a->out, a->som, a->son, M, N, K, a->accumulate,
 			      pfast, ops->accb, lda, k0, k1);
@@ -365,7 +371,11 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
 {
 	const char *env = getenv("CT_OCL_FWD");
-	int transposed = BT < OC;
+	/* Computing out^T saves packing the weights (C x OC) for packing the
+	 * inputs (C x BT) but writes the output scattered: measured worth it
+	 * for the logits (OC = Vp, ~200 x BT), a wash at OC ~ 10 x BT, worse at
+	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). */
+	int transposed = OC >= 8 * BT;
 
 	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
 		transposed = env[0] == 't';
@@ -573,7 +583,7 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_PART, "tmu", g, ops->clip_part, (cl_ulong)n);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_GRADNORM_PART, nparts, 0);
+		rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_FINAL, "mmuf", ops->clip_part,
 			      ops->clip_res, (cl_ulong)nparts, (double)clip);

@@ -59,6 +59,7 @@ struct ct_ocl_ops {
 	struct ct_ocl *ocl;		/* not owned */
 	cl_kernel k[CT_K_COUNT];
 	size_t wg_max[CT_K_COUNT];	/* CL_KERNEL_WORK_GROUP_SIZE */
+	cl_uint nargs[CT_K_COUNT];	/* CL_KERNEL_NUM_ARGS */
 	cl_mem scratch;			/* packed matmul operand, grown on demand */
 	size_t scratch_floats;
 	cl_mem accb;			/* parked accumulators of a k-split product */

@@ -162,7 +162,8 @@ out:
 	return rc;
 }
 
-/* ---- rate limit: 10 account requests a minute per address ------------- */
+/* ---- rate limit: 10 account requests a minute per address (loopback
+ * exempt) ------------------------------------------------------------- */
 
 #define RL_SLOTS 256
 struct rl_slot {
@@ -179,6 +180,10 @@ static int rate_ok(const char *ip)
 	time_t now = time(NULL);
 	int ok;
 
+	/* local tools and demos attach many clients at once; a reverse proxy
+	 * in front should do its own limiting */
+	if (strcmp(ip, "127.0.0.1") == 0 || strcmp(ip, "::1") == 0)
+		return 1;
 	for (const char *p = ip; *p; p++)
 		h = h * 33 + (unsigned char)*p;
 	pthread_mutex_lock(&g_rl_lock);

@@ -30,7 +30,7 @@ struct ct_db;
 /* transition_time of a WU that waits for nothing (year 2100). */
 #define CT_TRANSITION_NEVER ((int64_t)4102444800)
 
-/* ---- adaptive replication (transitioner.c) ------------------------------ */
+/* ---- adaptive replication (quorum.c: decide; transitioner.c: apply) ---- */
 
 /* BOINC's adaptive replication: a host with n >= 10 valid results in a row
  * may get a WU without replication with probability 1 - 1/n. `u` is a
@@ -45,7 +45,7 @@ int ct_adaptive_decide(int consecutive_valid, double u);
  * WU already had another result out (nothing changed), or a db error. */
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid);
 
-/* ---- validator checks (validator.c) --------------------------------------- */
+/* ---- validator checks (quorum.c) ------------------------------------------ */
 
 /* Why a result failed its sanity checks (0: it passed). */
 enum ct_val_reason {

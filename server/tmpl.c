@@ -266,6 +266,10 @@ char *ct_tmpl_credit(char *out, size_t size, double credit)
 		return out;
 	if (credit < 0)
 		credit = 0;
+	if (credit > 0 && credit < 0.01) {
+		snprintf(out, size, "%.2g", credit);	/* tiny jobs: 6e-07 */
+		return out;
+	}
 	if (credit < 100) {
 		snprintf(out, size, "%.2f", credit);
 		return out;

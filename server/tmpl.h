@@ -56,7 +56,8 @@ int ct_tmpl_render(struct ct_buf *b, const char *tmpl,
 		   const struct ct_tmpl_var *vars, size_t nvars);
 
 /* Format a credit value for people: two decimals below 100, whole numbers
- * with thousands separated by commas above ("1,234,567", "12.34").
+ * with thousands separated by commas above ("1,234,567", "12.34"), two
+ * significant digits below 0.01 ("6e-07"), "0.00" for zero.
  * Writes at most `size` bytes (NUL included) into `out`; returns `out`. */
 char *ct_tmpl_credit(char *out, size_t size, double credit);
 

@@ -20,7 +20,8 @@
  *     results' files become deletable;
  *   - transition_time becomes the earliest deadline still out.
  *
- * Also the adaptive replication decision of daemons.h.
+ * Also ct_adaptive_apply(), the database half of adaptive replication
+ * (the decision itself is in quorum.c).
  */
 #include "daemons.h"
 #include "db.h"

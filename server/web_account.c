@@ -139,12 +139,20 @@ static int notice(struct ct_buf *c, const char *msg, int error)
 			      error ? " error" : "", error ? "alert" : "status", msg);
 }
 
+/* An input with its label; `extra` is attribute markup this file writes
+ * (appended raw), `value` is escaped. */
 static int field(struct ct_buf *c, const char *name, const char *label,
 		 const char *type, const char *value, const char *extra)
 {
-	return ct_tmpl_printf(c, "<label for=\"%s\">%s</label><input id=\"%s\" "
-		"name=\"%s\" type=\"%s\" value=\"%s\" %s>", name, label, name,
-		name, type, value ? value : "", extra);
+	int rc = ct_tmpl_printf(c, "<label for=\"%s\">%s</label><input id=\"%s\" "
+		"name=\"%s\" type=\"%s\" value=\"%s\" ", name, label, name,
+		name, type, value ? value : "");
+
+	if (rc == 0)
+		rc = ct_buf_appends(c, extra);
+	if (rc == 0)
+		rc = ct_buf_appends(c, ">");
+	return rc;
 }
 
 static int create_form(struct ct_web_req *req, struct ct_web_resp *resp,

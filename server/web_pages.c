@@ -64,10 +64,19 @@ static const char *sort_arg(enum ct_web_sort s)
 
 static int sort_tabs(struct ct_buf *b, const char *base, enum ct_web_sort s)
 {
-	return ct_tmpl_printf(b, "<div class=\"tabs\"><a href=\"%s?sort=rac\"%s>"
-		"Recent average credit</a><a href=\"%s?sort=total\"%s>Total credit"
-		"</a></div>", base, s == CT_WEB_SORT_RAC ? " class=\"on\"" : "",
-		base, s == CT_WEB_SORT_TOTAL ? " class=\"on\"" : "");
+	/* The class attribute is markup we choose, so it is appended raw. */
+	int rc = ct_tmpl_printf(b, "<div class=\"tabs\"><a href=\"%s?sort=rac\"", base);
+
+	if (rc == 0 && s == CT_WEB_SORT_RAC)
+		rc = ct_buf_appends(b, " class=\"on\"");
+	if (rc == 0)
+		rc = ct_tmpl_printf(b, ">Recent average credit</a><a href=\"%s?"
+				    "sort=total\"", base);
+	if (rc == 0 && s == CT_WEB_SORT_TOTAL)
+		rc = ct_buf_appends(b, " class=\"on\"");
+	if (rc == 0)
+		rc = ct_buf_appends(b, ">Total credit</a></div>");
+	return rc;
 }
 
 static int pager(struct ct_buf *b, const char *base, const struct ct_web_board *bd)
@@ -124,12 +133,15 @@ static void board_key(const struct ct_web_req *req, const char *what,
 static int users_table(struct ct_buf *c, const struct ct_web_board *bd,
 		       int show_team)
 {
-	int rc = ct_tmpl_printf(c, "<table class=\"board\" id=\"users\"><thead><tr>"
+	int rc = ct_buf_appends(c, "<table class=\"board\" id=\"users\"><thead><tr>"
 		"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">Recent "
-		"average credit</th><th class=\"num\">Total credit</th>%s"
-		"<th class=\"hide-narrow\">Country</th><th class=\"hide-narrow\">"
-		"Member since</th></tr></thead><tbody>",
-		show_team ? "<th>Team</th>" : "");
+		"average credit</th><th class=\"num\">Total credit</th>");
+
+	if (rc == 0 && show_team)
+		rc = ct_buf_appends(c, "<th>Team</th>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<th class=\"hide-narrow\">Country</th>"
+			"<th class=\"hide-narrow\">Member since</th></tr></thead><tbody>");
 
 	for (size_t i = 0; i < bd->n && rc == 0; i++) {
 		const struct ct_web_user *u = &bd->users[i];
@@ -248,11 +260,16 @@ int ct_web_page_teams(struct ct_web_req *req, struct ct_web_resp *resp)
 static int hosts_table(struct ct_buf *c, const struct ct_web_board *bd,
 		       int show_owner)
 {
-	int rc = ct_tmpl_printf(c, "<table class=\"board\" id=\"hosts\"><thead><tr>"
-		"<th class=\"num\">Rank</th><th>Computer</th>%s<th>Device</th>"
-		"<th class=\"hide-narrow\">OS</th><th class=\"num\">Recent average "
-		"credit</th><th class=\"num\">Total credit</th><th class=\"hide-narrow\">"
-		"Since</th></tr></thead><tbody>", show_owner ? "<th>Owner</th>" : "");
+	int rc = ct_buf_appends(c, "<table class=\"board\" id=\"hosts\"><thead><tr>"
+		"<th class=\"num\">Rank</th><th>Computer</th>");
+
+	if (rc == 0 && show_owner)
+		rc = ct_buf_appends(c, "<th>Owner</th>");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "<th>Device</th><th class=\"hide-narrow\">OS"
+			"</th><th class=\"num\">Recent average credit</th><th class="
+			"\"num\">Total credit</th><th class=\"hide-narrow\">Since</th>"
+			"</tr></thead><tbody>");
 
 	for (size_t i = 0; i < bd->n && rc == 0; i++) {
 		const struct ct_web_host *h = &bd->hosts[i];
@@ -609,7 +626,8 @@ static int loss_chart(struct ct_buf *c, const struct ct_web_job *j,
 {
 	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
 	const struct ct_svg_opts o = { .title = "Evaluation loss by round",
-		.id = "loss-curve", .xlabel = "round", .ylabel = "eval loss" };
+		.id = "loss-curve", .xlabel = "round", .ylabel = "eval loss",
+		.x_integer = 1 };
 	size_t k = 0;
 	int rc;
 

@@ -109,6 +109,12 @@ static size_t find_ranges(const double *x, const double *y, size_t n,
 		double pad = fabs(f->y0) > 0 ? fabs(f->y0) * 0.1 : 1;
 		f->y0 -= pad;
 		f->y1 += pad;
+	} else {
+		/* a little air so no point sits on the frame */
+		double pad = (f->y1 - f->y0) * 0.06;
+		if (!(o->y_from_zero && f->y0 == 0))
+			f->y0 -= pad;
+		f->y1 += pad;
 	}
 	return k;
 }
@@ -133,13 +139,17 @@ static int axes(struct ct_buf *b, const struct frame *f,
 		for (int i = 0; i <= 3 && rc == 0; i++) {
 			double xv = f->x0 + (f->x1 - f->x0) * i / 3;
 			fmt_x(lab, sizeof(lab), xv, 1);
+			/* the outer labels align inwards so they are not cut */
 			rc = ct_tmpl_printf(b, "<text class=\"xtick\" x=\"%.1f\" "
-				"y=\"%d\" text-anchor=\"middle\">%s</text>",
-				px(f, xv), f->h - MB + 16, lab);
+				"y=\"%d\" text-anchor=\"%s\">%s</text>",
+				px(f, xv), f->h - MB + 16,
+				i == 0 ? "start" : i == 3 ? "end" : "middle", lab);
 		}
 	} else {
 		nt = ct_svg_ticks(f->x0, f->x1, t, 8);
 		for (size_t i = 0; i < nt && rc == 0; i++) {
+			if (o->x_integer && t[i] != floor(t[i]))
+				continue;
 			fmt_value(lab, sizeof(lab), t[i]);
 			rc = ct_tmpl_printf(b, "<text class=\"xtick\" x=\"%.1f\" "
 				"y=\"%d\" text-anchor=\"middle\">%s</text>",

@@ -18,6 +18,7 @@ struct ct_svg_opts {
 	const char *ylabel;
 	int x_is_time;		/* x values are UNIX times: label as dates */
 	int y_from_zero;	/* start the y axis at 0 (credit), not at min */
+	int x_integer;		/* x values are counts (rounds): integer ticks */
 };
 
 /* Append an <svg> element plotting the points (x[i], y[i]), i < n, joined by

@@ -11,3 +11,4 @@ include test/daemons.mk
 include test/web.mk
 include test/client.mk
 include test/server.mk
+include test/lofi.mk

@@ -25,3 +25,7 @@ test_test_ocl_selftest_SOURCES = test/test_ocl_selftest.c
 test_test_ocl_selftest_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_ocl_selftest_LDADD = $(CT_TEST_LIBS)
 endif
+
+# `ctune devices` end to end (needs the ctune binary).
+dist_check_SCRIPTS += test/ctune_devices.sh
+TESTS += test/ctune_devices.sh

@@ -14,7 +14,7 @@ EXTRA_DIST += test/server_flow.sh test/data/sched
 TESTS += $(CT_SERVER_SCRIPT_TESTS)
 
 if HAVE_CMOCKA
-CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched
+CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 
@@ -25,6 +25,10 @@ test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_sched_SOURCES = test/test_sched.c
 test_test_sched_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
+
+test_test_wg_SOURCES = test/test_wg.c
+test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_token_SOURCES = test/test_token.c
 test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)

@@ -289,5 +289,23 @@ check "a canceled job's results are aborted" "$(rpc "$BOB" "$HB" $CPB 0 \
 check "cancel twice is refused" "$("$S" job cancel "$P" 1 >/dev/null 2>&1; echo $?)" 1
 stop_server
 
+# ---- TLS from the config ---------------------------------------------------
+if command -v openssl >/dev/null 2>&1 &&
+   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" \
+	-days 1 -subj /CN=localhost >/dev/null 2>&1; then
+	sed -i "s|^tls_cert = .*|tls_cert = \"$T/cert.pem\"|; s|^tls_key = .*|tls_key = \"$T/key.pem\"|" \
+		"$P/ctune-server.conf"
+	start_server
+	check "with a certificate the server speaks https" "${URL%%:*}" https
+	code=$(curl -sk -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
+		"$URL/rpc/scheduler")
+	check "an RPC over TLS" "$code" 200
+	check "plain http to the TLS port fails" \
+		"$(curl -s -o /dev/null -w '%{http_code}' "http${URL#https}/download/x")" 000
+	stop_server
+else
+	echo "skip - TLS (no openssl)"
+fi
+
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; tail -30 "$T/server.log"; exit 1; }
 echo "all server flow checks passed ($mode)"

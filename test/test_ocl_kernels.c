@@ -128,6 +128,20 @@ static void test_matmul(void **state)
 	check_matmul(300, 20, 30, 1);	/* weight gradient's A bigger than B */
 }
 
+/* The forward is computed as out or as out^T depending on the shape;
+ * both forms give the reference's bits. */
+static void test_matmul_forms(void **state)
+{
+	(void)state;
+	setenv("CT_OCL_FWD", "t", 1);
+	check_matmul(37, 45, 70, 1);
+	check_matmul(8, 64, 40, 0);
+	setenv("CT_OCL_FWD", "n", 1);
+	check_matmul(3, 45, 170, 1);
+	check_matmul(33, 17, 300, 0);
+	unsetenv("CT_OCL_FWD");
+}
+
 /* Long k ranges are run in pieces with parked accumulators; force small
  * pieces so that the tiny sizes here take that path. */
 static void test_matmul_kpieces(void **state)
@@ -335,6 +349,8 @@ static void test_clip(void **state)
 	check_clip(2 * CT_CLIP_CHUNK + 123, 1.0f);	/* clipped, 3 chunks */
 	check_clip(1000, 1e6f);				/* norm below clip */
 	check_clip(CT_CLIP_CHUNK, 0.5f);
+	check_clip(9 * CT_CLIP_CHUNK + 5, 3.0f);	/* 8 full chunks side by side + rest */
+	check_clip(16 * CT_CLIP_CHUNK, 3.0f);
 }
 
 static void test_adamw(void **state)
@@ -421,6 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_matmul_kpieces),
+		cmocka_unit_test(test_matmul_forms),
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),

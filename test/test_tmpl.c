@@ -125,6 +125,7 @@ static void test_credit_and_date(void **state)
 	assert_string_equal(ct_tmpl_credit(s, sizeof(s), 1234567.4), "1,234,567");
 	assert_string_equal(ct_tmpl_credit(s, sizeof(s), 999.6), "1,000");
 	assert_string_equal(ct_tmpl_credit(s, sizeof(s), 100), "100");
+	assert_string_equal(ct_tmpl_credit(s, sizeof(s), 6.0088e-07), "6e-07");
 	assert_string_equal(ct_tmpl_date(s, sizeof(s), 1795305600), "2026-11-22");
 	assert_string_equal(ct_tmpl_date(s, sizeof(s), 0), "-");
 }

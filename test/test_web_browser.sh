@@ -6,8 +6,10 @@
 # test/browser/web.mjs drives headless Chromium (JavaScript disabled)
 # through leaderboards, user/host/job pages, the JSON API and the account
 # and team forms, saving a screenshot of each page under
-# $top_builddir/test/artifacts/web/. When the client is built, the key the
-# account page showed is used to attach a real `ctune` client.
+# $top_builddir/test/artifacts/web/. Then two real `ctune` clients (one
+# attached with the key the account page showed, one creating its own
+# account) compute the seeded "e2e" job, and the browser checks its loss
+# curve, the new credit on the leaderboard and the served stats export.
 #
 # Skips (77) only when chromium, node or test/node_modules is missing.
 set -u
@@ -62,21 +64,46 @@ done
 
 rm -rf "$art"
 mkdir -p "$art"
-(cd "$top_srcdir/test" && node browser/web.mjs "$base" "$tmp/seed.tsv" "$art")
-rc=$?
+browser() {
+	(cd "$top_srcdir/test" && node browser/web.mjs "$base" "$tmp/seed.tsv" "$art" "$1")
+}
+browser before || { cp "$tmp/server.log" "$art/" 2>/dev/null; exit 1; }
 
-# The key from the account page attaches a real client, when one is built.
+# A real job run by real clients: one attached with the key the account
+# page showed, one that makes its own account through the client.
 client="$top_builddir/ctune"
-if [ $rc -eq 0 ] && [ -x "$client" ] && [ -s "$art/attach-command.txt" ]; then
-	key=$(sed -n 's/.*--key \([0-9a-f]*\).*/\1/p' "$art/attach-command.txt")
-	if HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" \
-	   XDG_DATA_HOME="$tmp/home/.local/share" XDG_STATE_HOME="$tmp/home/.local/state" \
-	   "$client" attach "$base" --key "$key" >"$tmp/attach.log" 2>&1; then
-		echo "ok - ctune attach with the key from the account page"
-	else
-		echo "FAIL - ctune attach with the key from the account page"
-		cat "$tmp/attach.log"; rc=1
+[ -x "$client" ] || { echo "FAIL: $client not built"; exit 1; }
+key=$(sed -n 's/.*--key \([0-9a-f]\{32\}\).*/\1/p' "$art/attach-command.txt")
+"$client" --dir "$tmp/c1" attach "$base" --key "$key" >"$tmp/c1.log" 2>&1 ||
+	{ echo "FAIL - ctune attach with the key from the account page"; cat "$tmp/c1.log"; exit 1; }
+echo "ok - ctune attach with the key from the account page"
+CTUNE_PASSWORD=client-b-password "$client" --dir "$tmp/c2" attach "$base" \
+	--name "Client B" --email client-b@example.org >"$tmp/c2.log" 2>&1 ||
+	{ echo "FAIL - ctune attach creating an account"; cat "$tmp/c2.log"; exit 1; }
+for c in c1 c2; do
+	"$client" --dir "$tmp/$c" run --always --device cpu --no-selftest \
+		--backoff-base 1 --exit-after 170 >>"$tmp/$c.log" 2>&1 &
+	eval "${c}_pid=\$!"
+done
+e2e=$(sed -n 's/^e2e\t//p' "$tmp/seed.tsv")
+i=0
+job_status() {
+	curl -sf "$base/api/v1/job/$e2e" |
+		sed -n 's/^{"job":{"id":[0-9]*,"name":"[^"]*","status":"\([a-z]*\)".*/\1/p'
+}
+until [ "$(job_status)" = done ]; do
+	if [ $i -ge 1500 ]; then
+		echo "FAIL: job $e2e not done after 150 s"
+		tail -20 "$tmp/c1.log" "$tmp/c2.log"; curl -s "$base/api/v1/job/$e2e"
+		kill "$c1_pid" "$c2_pid" 2>/dev/null
+		exit 1
 	fi
-fi
-cp "$tmp/server.log" "$art/server.log" 2>/dev/null
+	sleep 0.1; i=$((i + 1))
+done
+echo "ok - real clients computed job $e2e"
+kill "$c1_pid" "$c2_pid" 2>/dev/null
+wait "$c1_pid" "$c2_pid" 2>/dev/null
+browser after
+rc=$?
+cp "$tmp/server.log" "$tmp/c1.log" "$tmp/c2.log" "$art/" 2>/dev/null
 exit $rc

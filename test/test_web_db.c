@@ -52,6 +52,20 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Markup the server wrote must never come out escaped (a trusted string
+ * sent through an escaping %s): no tag or attribute syntax as entities. */
+static void assert_no_escaped_markup(const char *html)
+{
+	static const char *const bad[] = { "&lt;th", "&lt;td", "&lt;tr",
+		"&lt;a ", "&lt;div", "&lt;span", "&lt;p", "&lt;input", "=&quot;",
+		"&quot; class", NULL };
+
+	for (int i = 0; bad[i] != NULL; i++)
+		if (strstr(html, bad[i]) != NULL)
+			fail_msg("escaped markup '%s' in: %.200s", bad[i],
+				 strstr(html, bad[i]));
+}
+
 /* One request through ct_web_handle(); the caller frees resp. */
 static void request(const char *method, const char *path, const char *query,
 		    const char *cookie, const char *form, struct ct_web_resp *resp)
@@ -67,6 +81,7 @@ static void request(const char *method, const char *path, const char *query,
 		assert_int_equal(ct_web_req_parse_form(&req, form, strlen(form)), 0);
 	assert_int_equal(ct_web_handle(&req, resp), 0);
 	ct_web_req_free(&req);
+	assert_no_escaped_markup(ct_buf_cstr(&resp->body));
 }
 
 static const char *body(const struct ct_web_resp *r)
@@ -125,6 +140,9 @@ static void test_users_page_escapes_and_orders(void **state)
 	assert_null(strstr(body(&r), "<script>"));
 	assert_non_null(strstr(body(&r),
 		"&lt;script&gt;alert(1)&lt;/script&gt;"));
+	/* the active tab is marked, the team column is a real header */
+	assert_non_null(strstr(body(&r), "href=\"/users?sort=total\" class=\"on\""));
+	assert_non_null(strstr(body(&r), "<th>Team</th>"));
 	top = strstr(body(&r), "volunteer 4");
 	bottom = strstr(body(&r), "&lt;script&gt;");
 	assert_non_null(top);
@@ -248,6 +266,7 @@ static void test_create_account_shows_key_then_team(void **state)
 
 	(void)state;
 	request("GET", "/account/create", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "required maxlength=\"64\">"));
 	take_cookie(&r, "ct_csrf=", cookie, sizeof(cookie));
 	take_csrf(&r, csrf);
 	ct_web_resp_free(&r);

@@ -159,6 +159,22 @@ static void test_time_axis_and_flat_series(void **state)
 	ct_buf_free(&b);
 }
 
+static void test_integer_x_axis(void **state)
+{
+	struct ct_buf b = CT_BUF_INIT(0);
+	const double x[] = { 0, 1, 2 }, y[] = { 4.16, 4.162, 4.1601 };
+	const struct ct_svg_opts o = { .x_integer = 1 };
+
+	(void)state;
+	assert_int_equal(ct_svg_line_chart(&b, x, y, 3, &o), 0);
+	/* rounds 0, 1, 2 are labelled; no half rounds */
+	assert_non_null(strstr(ct_buf_cstr(&b), ">1</text>"));
+	assert_non_null(strstr(ct_buf_cstr(&b), ">2</text>"));
+	assert_null(strstr(ct_buf_cstr(&b), ">0.5</text>"));
+	assert_null(strstr(ct_buf_cstr(&b), ">1.5</text>"));
+	ct_buf_free(&b);
+}
+
 static void test_ticks(void **state)
 {
 	double t[8];
@@ -185,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_labels_escaped),
 		cmocka_unit_test(test_nonfinite_skipped_and_empty),
 		cmocka_unit_test(test_time_axis_and_flat_series),
+		cmocka_unit_test(test_integer_x_axis),
 		cmocka_unit_test(test_ticks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

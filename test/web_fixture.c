@@ -9,6 +9,7 @@
 #include "account.h"
 #include "credit.h"
 #include "ct_buf.h"
+#include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
@@ -20,6 +21,26 @@
 #include "web_fixture.h"
 #include "wg.h"
 
+/* Faster request delay and stats export for tests, through ct_conf. */
+static int tune_config(const char *dir)
+{
+	struct ct_conf *c = NULL;
+	char path[4200];
+	int rc;
+
+	rc = ct_path_join(path, sizeof(path), dir, CT_SERVER_CONF);
+	if (rc == 0)
+		rc = ct_conf_load(path, &c);
+	if (rc == 0)
+		rc = ct_conf_set(c, "sched.request_delay", "1");
+	if (rc == 0)
+		rc = ct_conf_set(c, "web.stats_interval", "2");
+	if (rc == 0)
+		rc = ct_conf_save(c, path);
+	ct_conf_free(c);
+	return rc;
+}
+
 int web_fx_open(struct web_fx *fx, const char *dir)
 {
 	const struct ct_project_opts o = { .name = "Web test project",
@@ -30,6 +51,8 @@ int web_fx_open(struct web_fx *fx, const char *dir)
 	memset(fx, 0, sizeof(*fx));
 	snprintf(fx->dir, sizeof(fx->dir), "%s", dir);
 	rc = ct_project_init(dir, &o);
+	if (rc == 0)
+		rc = tune_config(dir);
 	if (rc == 0)
 		rc = ct_server_load(&fx->srv, dir, NULL);
 	if (rc == 0)
@@ -85,12 +108,13 @@ static int make_inputs(const char *dir, char *model, char *train, char *eval,
 	return rc;
 }
 
-static int submit_job(struct web_fx *fx, int replicas)
+int web_fx_submit(struct web_fx *fx, const char *name, int shards, int rounds,
+		  int replicas, int64_t *jobid)
 {
 	char model[4200], train[4200], eval[4200];
 	struct ct_job_spec spec = {
-		.name = "Tiny <b>test</b> job", .shards = 3, .rounds = 2,
-		.steps = 1, .batch = 1, .seq = 8, .lr = 1e-3, .quorum = 2,
+		.name = name, .shards = shards, .rounds = rounds,
+		.steps = 2, .batch = 1, .seq = 8, .lr = 1e-3, .quorum = 2,
 		.replicas = replicas, .adaptive = -1,
 	};
 	int rc = make_inputs(fx->dir, model, train, eval, sizeof(model));
@@ -100,7 +124,7 @@ static int submit_job(struct web_fx *fx, int replicas)
 	spec.model_path = model;
 	spec.train_path = train;
 	spec.eval_path = eval;
-	return ct_wg_submit(&fx->srv, fx->db, &spec, &fx->jobid);
+	return ct_wg_submit(&fx->srv, fx->db, &spec, jobid);
 }
 
 /* One scheduler RPC for user u asking for 3 results; sets u->hostid. */
@@ -185,7 +209,8 @@ int web_fx_seed(struct web_fx *fx, size_t n, double credit_unit)
 				       u->key, &u->id);
 	}
 	if (rc == 0)
-		rc = submit_job(fx, (int)n);
+		rc = web_fx_submit(fx, "Tiny <b>test</b> job", 3, 2, (int)n,
+				   &fx->jobid);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = host_rpc(fx, &fx->users[i], i);
 	for (size_t i = 0; i < n && rc == 0; i++)

@@ -42,14 +42,22 @@ struct web_fx {
 };
 
 /* Make a project in `dir` (must not be a project yet), start the embedded
- * database in it, migrate, and leave fx->db open in this thread. Returns 0
- * or a CT_E* code (with a detail). */
+ * database in it, migrate, and leave fx->db open in this thread. The
+ * config gets sched.request_delay = 1 and web.stats_interval = 2 so that
+ * real clients and the stats role move quickly in tests. Returns 0 or a
+ * CT_E* code (with a detail). */
 int web_fx_open(struct web_fx *fx, const char *dir);
 
 /* Populate: `n` users (the first one named "<script>alert(1)</script>"),
  * one job, one host per user, and credit: user i gets credit_unit *
  * (i + 1) per result on up to 3 results, granted on different days. */
 int web_fx_seed(struct web_fx *fx, size_t n, double credit_unit);
+
+/* Submit one more job on the fixture's tiny model and token files (made
+ * by web_fx_seed): `shards` x `rounds`, `replicas` results per WU, quorum
+ * 2, 2 steps per WU. */
+int web_fx_submit(struct web_fx *fx, const char *name, int shards, int rounds,
+		  int replicas, int64_t *jobid);
 
 /* Close the connection and the embedded database. */
 void web_fx_close(struct web_fx *fx);

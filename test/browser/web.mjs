@@ -4,7 +4,14 @@
 // populated by test/web_seed. JavaScript is DISABLED in the browser: every
 // page must work without it.
 //
-//   node test/browser/web.mjs BASE_URL SEED_TSV ARTIFACT_DIR
+//   node test/browser/web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after
+//
+// "before" checks the seeded project (leaderboards, pages, JSON API) and
+// creates an account and a team through the forms, writing the attach
+// command the account page showed to ARTIFACT_DIR/attach-command.txt;
+// "after" runs once real clients have computed the "e2e" job: its page
+// shows the loss curve, the new account has credit on the leaderboard, and
+// the stats export served under /stats/ agrees with the JSON API.
 //
 // Prints one line per check and a closing "N passed, M failed" line; exits
 // non-zero when a check failed. Screenshots of each page go to ARTIFACT_DIR.
@@ -12,19 +19,21 @@ import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
-const [base, seedPath, artDir] = process.argv.slice(2);
-if (!base || !seedPath || !artDir) {
-	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR');
+const [base, seedPath, artDir, phase] = process.argv.slice(2);
+if (!base || !seedPath || !artDir || !['before', 'after'].includes(phase)) {
+	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after');
 	process.exit(2);
 }
 fs.mkdirSync(artDir, { recursive: true });
 
 // Seed: "job\tID" and "user\tid\tcredit\tkey\tname", highest credit first.
-const seed = { users: [], job: 0 };
+const seed = { users: [], job: 0, e2e: 0 };
 for (const line of fs.readFileSync(seedPath, 'utf8').split('\n')) {
 	const f = line.split('\t');
 	if (f[0] === 'job') seed.job = Number(f[1]);
+	if (f[0] === 'e2e') seed.e2e = Number(f[1]);
 	if (f[0] === 'user')
 		seed.users.push({ id: Number(f[1]), credit: Number(f[2]), key: f[3], name: f.slice(4).join('\t') });
 }
@@ -60,6 +69,7 @@ async function visit(p, shot) {
 	return resp;
 }
 
+if (phase === 'before') {
 await step('leaderboard', async () => {
 	const resp = await visit('/users?sort=total', 'users.png');
 	check('users page answers 200', resp.status() === 200, String(resp.status()));
@@ -113,7 +123,6 @@ await step('job page', async () => {
 	check('job page answers 200', resp.status() === 200);
 	const svg = page.locator('svg#loss-curve');
 	check('job page shows the loss curve', (await svg.count()) === 1 && await svg.isVisible());
-	check('loss curve has points', (await svg.locator('circle').count()) >= 1);
 	const href = await page.locator('a.download').first().getAttribute('href');
 	check('job page links model downloads', /^\/download\/[0-9a-f]{64}$/.test(href || ''), href);
 	const dl = await page.request.get(base + href);
@@ -142,6 +151,60 @@ await step('account', async () => {
 		(await page.locator('#team-leave').count()) === 1, page.url());
 	await page.screenshot({ path: path.join(artDir, 'team.png'), fullPage: true });
 });
+}
+
+if (phase === 'after') {
+await step('job computed by real clients', async () => {
+	const resp = await visit(`/job/${seed.e2e}`, 'job-e2e.png');
+	check('e2e job page answers 200', resp.status() === 200);
+	const api = await (await page.request.get(`${base}/api/v1/job/${seed.e2e}`)).json();
+	check('e2e job is done', api.job.status === 'done', api.job.status);
+	const svg = page.locator('svg#loss-curve');
+	const pts = await svg.locator('circle').count();
+	check('loss curve plots the base model and every round', pts === api.rounds.length + 1,
+		`${pts} points for ${api.rounds.length} rounds`);
+	check('loss curve is a line', (await svg.locator('polyline').count()) === 1);
+	const final = await page.locator('a.download', { hasText: 'final' }).getAttribute('href');
+	check('final model download link', final === `/download/${api.job.final_model_sha256}`, final);
+	const dl = await page.request.get(base + final);
+	check('final model downloads', dl.status() === 200 && (await dl.body()).length > 1024);
+	const rows = await page.locator('table#contributors tbody tr').count();
+	check('two contributors credited', rows === 2, `${rows}`);
+});
+
+await step('leaderboard after real work', async () => {
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	const me = j.users.find(u => u.name === 'Browser <b>Tester</b>');
+	check('the browser-made account earned credit', me && me.total_credit > 0, JSON.stringify(me));
+	await visit('/users?sort=total', 'users-after.png');
+	const names = await page.locator('table#users a.name').allTextContents();
+	check('leaderboard order equals the API after new credit',
+		names.join('|') === j.users.map(u => u.name).join('|'), names.join('|'));
+});
+
+await step('stats export served', async () => {
+	// The stats role rewrites the export every few seconds: wait (20 s at
+	// most) for one made after the job finished.
+	const done = (await (await page.request.get(`${base}/api/v1/job/${seed.e2e}`)).json()).job.finish_time;
+	for (let i = 0; i < 40; i++) {
+		const t = await (await page.request.get(base + '/stats/tables.xml')).text();
+		const m = t.match(/<update_time>(\d+)<\/update_time>/);
+		if (m && Number(m[1]) > done) break;
+		await new Promise(r => setTimeout(r, 500));
+	}
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	const gz = await page.request.get(base + '/stats/user.gz');
+	check('/stats/user.gz answers 200', gz.status() === 200);
+	const xml = zlib.gunzipSync(await gz.body()).toString('utf8');
+	const exported = new Map();
+	for (const m of xml.matchAll(/<user>[\s\S]*?<id>(\d+)<\/id>[\s\S]*?<total_credit>([^<]+)<\/total_credit>[\s\S]*?<\/user>/g))
+		exported.set(Number(m[1]), Number(m[2]));
+	check('stats export lists every user', exported.size === j.total, `${exported.size} of ${j.total}`);
+	check('stats export totals equal the API', j.users.every(u => exported.get(u.id) === u.total_credit));
+	const tables = await (await page.request.get(base + '/stats/tables.xml')).text();
+	check('tables.xml counts the users', tables.includes(`<nusers_total>${j.total}</nusers_total>`));
+});
+}
 
 await ctx.close();
 fs.rmSync(userDir, { recursive: true, force: true });

@@ -1,0 +1,176 @@
+/*
+ * bench_web - how fast the web pages render with many volunteers.
+ *
+ *   bench/bench_web [NUSERS]      (default 20000)
+ *
+ * Makes a project in a temporary directory on the embedded database, fills
+ * it with NUSERS users, NUSERS/4 teams and NUSERS hosts with random credit
+ * (plain INSERTs: this is load, not behaviour, and account creation costs
+ * a deliberate 200,000-iteration PBKDF2 each), then times ct_web_handle()
+ * for each page, without the content cache and with it, and prints a table
+ * of the median and worst of 15 requests, plus the plan MariaDB picks for
+ * the leaderboard query (it must read the credit index, not sort the
+ * table).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ct_err.h"
+#include "ct_log.h"
+#include "db.h"
+#include "web.h"
+#include "web_fixture.h"
+
+#define REPS 15
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int fill(struct ct_db *db, int n)
+{
+	int64_t t0 = ct_db_now() - 86400 * 365;
+	int rc = ct_db_begin(db);
+
+	srand(7);
+	for (int i = 0; i < n / 4 && rc >= 0; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "team %d", i);
+		rc = ct_db_exec(db, "INSERT INTO team (create_time, name, nusers, "
+			"total_credit, expavg_credit) VALUES (?, ?, 4, ?, ?)", "lsdd",
+			t0 + i, name, rand() % 1000000 / 3.0, rand() % 10000 / 7.0);
+	}
+	for (int i = 0; i < n && rc >= 0; i++) {
+		char name[64], email[64], auth[65];
+
+		snprintf(name, sizeof(name), "volunteer %d", i);
+		snprintf(email, sizeof(email), "v%d@example.org", i);
+		snprintf(auth, sizeof(auth), "%064d", i);
+		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, "
+			"passwd_hash, auth_hash, teamid, total_credit, expavg_credit) "
+			"VALUES (?, ?, ?, 'x', ?, ?, ?, ?)", "lsssldd", t0 + i, name,
+			email, auth, (int64_t)(i % (n / 4) + 1),
+			rand() % 1000000 / 3.0, rand() % 10000 / 7.0);
+		if (rc >= 0)
+			rc = ct_db_exec(db, "INSERT INTO host (create_time, userid, "
+				"host_cpid, os, cpu_model, total_credit, expavg_credit) "
+				"VALUES (?, ?, ?, 'Linux', 'CPU', ?, ?)", "llsdd", t0 + i,
+				ct_db_last_id(db), auth + 32, rand() % 1000000 / 3.0,
+				rand() % 10000 / 7.0);
+		if (rc >= 0 && i % 2000 == 1999) {
+			rc = ct_db_commit(db);
+			if (rc >= 0)
+				rc = ct_db_begin(db);
+		}
+	}
+	if (rc >= 0)
+		rc = ct_db_commit(db);
+	return rc < 0 ? rc : 0;
+}
+
+static int time_page(struct web_fx *fx, const char *path, const char *query,
+		     double *med, double *worst, size_t *bytes)
+{
+	double t[REPS];
+	int rc = 0;
+
+	for (int k = 0; k < REPS && rc == 0; k++) {
+		struct ct_web_req req;
+		struct ct_web_resp resp;
+		double t0 = now_ms();
+
+		ct_web_req_init(&req, &fx->srv, fx->db, "GET", path);
+		ct_web_resp_init(&resp);
+		if (query != NULL)
+			rc = ct_web_req_parse_form(&req, query, strlen(query));
+		if (rc == 0)
+			rc = ct_web_handle(&req, &resp);
+		if (rc == 0 && resp.status != 200)
+			rc = ct_error(CT_EINTERNAL, "%s: status %d", path, resp.status);
+		t[k] = now_ms() - t0;
+		*bytes = resp.body.len;
+		ct_web_resp_free(&resp);
+		ct_web_req_free(&req);
+	}
+	for (int i = 1; i < REPS; i++)
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			double x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	*med = t[REPS / 2];
+	*worst = t[REPS - 1];
+	return rc;
+}
+
+static void explain(struct ct_db *db)
+{
+	struct ct_db_res *res = NULL;
+
+	if (ct_db_query(db, &res, "EXPLAIN SELECT u.id FROM `user` u LEFT JOIN "
+			"team t ON t.id = u.teamid ORDER BY u.expavg_credit DESC, "
+			"u.id DESC LIMIT 50 OFFSET 5000", "") < 0)
+		return;
+	printf("\nleaderboard plan (EXPLAIN, page 101):\n");
+	while (ct_db_next(res) > 0)
+		printf("  table %-3s type %-6s key %-12s rows %-8s %s\n",
+		       ct_db_str(res, 2), ct_db_str(res, 3), ct_db_str(res, 5),
+		       ct_db_str(res, 8), ct_db_str(res, 9));
+	ct_db_res_free(res);
+}
+
+int main(int argc, char **argv)
+{
+	static struct web_fx fx;
+	static const char *const pages[][2] = {
+		{ "/users", "sort=rac" }, { "/users", "sort=total&page=101" },
+		{ "/teams", "sort=rac" }, { "/hosts", "sort=total&page=50" },
+		{ "/user/777", NULL }, { "/team/12", NULL }, { "/status", NULL },
+		{ "/api/v1/users", "sort=rac&page=3" }, { "/metrics", NULL },
+	};
+	int n = argc > 1 ? atoi(argv[1]) : 20000, rc;
+	char dir[] = "/tmp/ctune-bench-web-XXXXXX", proj[64];
+	double t0;
+
+	ct_log_set_level(CT_LOG_WARN);
+	if (n < 100 || mkdtemp(dir) == NULL)
+		return 2;
+	snprintf(proj, sizeof(proj), "%s/p", dir);
+	rc = web_fx_open(&fx, proj);
+	t0 = now_ms();
+	if (rc == 0)
+		rc = fill(fx.db, n);
+	if (rc < 0) {
+		fprintf(stderr, "bench_web: %s\n", ct_errmsg(rc));
+		return 1;
+	}
+	printf("%d users, %d teams, %d hosts inserted in %.1f s\n\n", n, n / 4, n,
+	       (now_ms() - t0) / 1e3);
+	printf("%-14s %-22s %10s %10s %10s %10s %9s\n", "page", "query",
+	       "med ms", "max ms", "cached ms", "max ms", "bytes");
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && rc == 0; i++) {
+		double m1, w1, m2, w2;
+		size_t bytes = 0;
+
+		ct_conf_set(fx.srv.conf, "web.cache_ttl", "0");
+		rc = time_page(&fx, pages[i][0], pages[i][1], &m1, &w1, &bytes);
+		ct_conf_set(fx.srv.conf, "web.cache_ttl", "60");
+		if (rc == 0)
+			rc = time_page(&fx, pages[i][0], pages[i][1], &m2, &w2, &bytes);
+		printf("%-14s %-22s %10.2f %10.2f %10.2f %10.2f %9zu\n", pages[i][0],
+		       pages[i][1] ? pages[i][1] : "", m1, w1, m2, w2, bytes);
+	}
+	explain(fx.db);
+	web_fx_close(&fx);
+	snprintf(proj, sizeof(proj), "rm -rf '%s'", dir);
+	if (system(proj) != 0)
+		fprintf(stderr, "bench_web: could not remove %s\n", dir);
+	return rc < 0 ? 1 : 0;
+}
