@@ -110,20 +110,31 @@ static int time_page(struct web_fx *fx, const char *path, const char *query,
 	return rc;
 }
 
-static void explain(struct ct_db *db)
+static void explain_one(struct ct_db *db, const char *label, const char *sql)
 {
 	struct ct_db_res *res = NULL;
 
-	if (ct_db_query(db, &res, "EXPLAIN SELECT u.id FROM `user` u LEFT JOIN "
-			"team t ON t.id = u.teamid ORDER BY u.expavg_credit DESC, "
-			"u.id DESC LIMIT 50 OFFSET 5000", "") < 0)
+	if (ct_db_query(db, &res, sql, "") < 0)
 		return;
-	printf("\nleaderboard plan (EXPLAIN, page 101):\n");
+	printf("%s\n", label);
 	while (ct_db_next(res) > 0)
 		printf("  table %-3s type %-6s key %-12s rows %-8s %s\n",
 		       ct_db_str(res, 2), ct_db_str(res, 3), ct_db_str(res, 5),
 		       ct_db_str(res, 8), ct_db_str(res, 9));
 	ct_db_res_free(res);
+}
+
+static void explain(struct ct_db *db)
+{
+	explain_one(db, "\nleaderboard plan (EXPLAIN of /users?sort=rac&page=101):",
+		"EXPLAIN SELECT u.id, t.name FROM (SELECT id FROM `user` ORDER BY "
+		"expavg_credit DESC, id DESC LIMIT 50 OFFSET 5000) k JOIN `user` u "
+		"ON u.id = k.id LEFT JOIN team t ON t.id = u.teamid "
+		"ORDER BY u.expavg_credit DESC, u.id DESC");
+	explain_one(db, "team members:", "EXPLAIN SELECT u.id, t.name FROM `user` u "
+		"FORCE INDEX (user_team) "
+		"LEFT JOIN team t ON t.id = u.teamid WHERE u.teamid = 12 "
+		"ORDER BY u.expavg_credit DESC, u.id DESC LIMIT 200");
 }
 
 int main(int argc, char **argv)
@@ -156,7 +167,7 @@ int main(int argc, char **argv)
 	printf("%-14s %-22s %10s %10s %10s %10s %9s\n", "page", "query",
 	       "med ms", "max ms", "cached ms", "max ms", "bytes");
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && rc == 0; i++) {
-		double m1, w1, m2, w2;
+		double m1 = 0, w1 = 0, m2 = 0, w2 = 0;
 		size_t bytes = 0;
 
 		ct_conf_set(fx.srv.conf, "web.cache_ttl", "0");
@@ -164,7 +175,7 @@ int main(int argc, char **argv)
 		ct_conf_set(fx.srv.conf, "web.cache_ttl", "60");
 		if (rc == 0)
 			rc = time_page(&fx, pages[i][0], pages[i][1], &m2, &w2, &bytes);
-		printf("%-14s %-22s %10.2f %10.2f %10.2f %10.2f %9zu\n", pages[i][0],
+		printf("%-14s %-22s %10.3f %10.3f %10.3f %10.3f %9zu\n", pages[i][0],
 		       pages[i][1] ? pages[i][1] : "", m1, w1, m2, w2, bytes);
 	}
 	explain(fx.db);

@@ -294,24 +294,32 @@ static void suspend(struct ct_daemon *d, struct running *r, enum ct_suspend_reas
 	close_running(d, r);
 }
 
+/* The decision, re-evaluated at most every DECIDE_EVERY seconds while a WU
+ * runs (reading the idle source and /sys for every step of a tiny model
+ * would cost more than the step), at every pass otherwise. */
+#define DECIDE_EVERY 0.5
+
 void ct_compute_loop(struct ct_daemon *d)
 {
 	struct running r;
-	enum ct_suspend_reason why, last = CT_RUN_OK;
-	double idle;
+	enum ct_suspend_reason why = CT_RUN_OK, last = CT_RUN_OK;
+	double idle, decided = -1e9;
 
 	memset(&r, 0, sizeof(r));
 	while (!d->stop) {
-		why = decide(d, &idle);
-		ct_daemon_lock(d);
-		if (d->user_suspended)
-			why = CT_SUSPEND_USER_REQUEST;
-		d->reason = why;
-		d->idle_seconds = idle;
-		ct_daemon_unlock(d);
-		if (why != last)
-			ct_log_info("compute: %s", ct_suspend_reason_str(why));
-		last = why;
+		if (r.run.wu == NULL || ct_clock_mono(d->clk) - decided >= DECIDE_EVERY) {
+			why = decide(d, &idle);
+			decided = ct_clock_mono(d->clk);
+			ct_daemon_lock(d);
+			if (d->user_suspended)
+				why = CT_SUSPEND_USER_REQUEST;
+			d->reason = why;
+			d->idle_seconds = idle;
+			ct_daemon_unlock(d);
+			if (why != last)
+				ct_log_info("compute: %s", ct_suspend_reason_str(why));
+			last = why;
+		}
 		if (why != CT_RUN_OK) {
 			if (r.run.wu != NULL)
 				suspend(d, &r, why);

@@ -29,10 +29,12 @@ static int write_report(struct ct_buf *b, const struct ct_task *t)
 		if (rc == 0)
 			rc = ct_xml_elem_long(b, "conforming", t->conforming != 0);
 	} else if (rc == 0) {
+		char msg[256];	/* the protocol caps it at 255 bytes */
+
+		snprintf(msg, sizeof(msg), "%s", t->error ? t->error : "error");
 		rc = ct_xml_elem_str(b, "status", "error");
 		if (rc == 0) rc = ct_xml_elem_long(b, "error_code", t->outcome);
-		if (rc == 0) rc = ct_xml_elem_str(b, "error_message",
-						  t->error ? t->error : "error");
+		if (rc == 0) rc = ct_xml_elem_str(b, "error_message", msg);
 	}
 	if (rc == 0) rc = ct_xml_elem_double(b, "elapsed_s", isfinite(t->elapsed) ? t->elapsed : 0);
 	if (rc == 0) rc = ct_xml_close(b, "result");

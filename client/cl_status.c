@@ -256,14 +256,54 @@ static int render_curve(const struct ct_status *s, int w, int h, struct ct_buf *
 	return rc;
 }
 
+/* Copy in to b cutting every line to at most cols cells (escape sequences
+ * take none, a UTF-8 character one), so small terminals do not wrap. */
+static int clip_lines(const char *in, int cols, struct ct_buf *b)
+{
+	int width = 0, rc = 0;
+
+	for (const char *p = in; *p && rc == 0; p++) {
+		if (*p == '\x1b') {
+			const char *e = p + 1;
+
+			while (*e && !((*e >= 'A' && *e <= 'Z') || (*e >= 'a' && *e <= 'z')))
+				e++;
+			rc = ct_buf_append(b, p, (size_t)(e - p) + (*e != '\0'));
+			p = *e ? e : e - 1;
+			continue;
+		}
+		if (*p == '\n')
+			width = 0;
+		else if ((*p & 0xc0) != 0x80 && ++width > cols)
+			continue;
+		else if ((*p & 0xc0) == 0x80 && width > cols)
+			continue;
+		rc = ct_buf_append(b, p, 1);
+	}
+	return rc;
+}
+
+static int render_saver(const struct ct_status *s, int cols, int rows, struct ct_buf *b);
+
 int ct_status_render_saver(const struct ct_status *s, int cols, int rows, struct ct_buf *b)
+{
+	struct ct_buf raw = CT_BUF_INIT(0);
+	int rc = render_saver(s, cols, rows, &raw);
+
+	if (rc == 0)
+		rc = clip_lines(ct_buf_cstr(&raw), cols, b);
+	ct_buf_free(&raw);
+	return rc;
+}
+
+static int render_saver(const struct ct_status *s, int cols, int rows, struct ct_buf *b)
 {
 	const struct ct_status_project *p = NULL;
 	const struct ct_status_task *t = ct_status_running(s, &p);
 	char tps[32];
-	int rc, h = rows - 9, w = cols - 12;
+	int rc, h = rows - 10, w = cols - 12;	/* 10 lines around the curve */
 
-	if (h < 3) h = 3;
+	if (h < 1) h = 1;
 	if (w < 10) w = 10;
 	if (p == NULL && s->nprojects > 0)
 		p = &s->projects[0];

@@ -7,6 +7,7 @@
 #include "cl_ctl.h"
 #include "cl_paths.h"
 #include "cl_status.h"
+#include "cl_xsaver.h"
 #include "ct_err.h"
 
 #include <getopt.h>
@@ -35,30 +36,40 @@ static int ask(const char *dir_opt, const char *cmd, struct ct_buf *b)
 	return rc;
 }
 
-/* Parse --dir/--help (and the flags in extra) common to these commands. */
-static int parse_dir(int argc, char **argv, const char *usage, const char **dir, int *xml,
-		     double *interval, long *frames)
+/* Options of these commands (each command uses some of them). */
+struct view_opts {
+	const char *dir;
+	int xml;
+	double interval;
+	long frames;
+	int x11;			/* draw into an X window */
+	unsigned long window;		/* 0: the root window */
+};
+
+/* Parse the options; returns -1 to go on, or an exit status. */
+static int parse_opts(int argc, char **argv, const char *usage, struct view_opts *v)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
 		{ "xml", no_argument, NULL, 'x' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "frames", required_argument, NULL, 'n' },
+		{ "root", no_argument, NULL, 'r' },
+		{ "window-id", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		if (c == 'd') {
-			*dir = optarg;
-		} else if (c == 'x' && xml != NULL) {
-			*xml = 1;
-		} else if (c == 'i' && interval != NULL) {
-			*interval = atof(optarg);
-		} else if (c == 'n' && frames != NULL) {
-			*frames = atol(optarg);
-		} else {
+		switch (c) {
+		case 'd': v->dir = optarg; break;
+		case 'x': v->xml = 1; break;
+		case 'i': v->interval = atof(optarg); break;
+		case 'n': v->frames = atol(optarg); break;
+		case 'r': v->x11 = 1; v->window = 0; break;
+		case 'w': v->x11 = 1; v->window = strtoul(optarg, NULL, 0); break;
+		default:
 			fputs(usage, c == 'h' ? stdout : stderr);
 			return c == 'h' ? CT_EXIT_OK : CT_EXIT_USAGE;
 		}
@@ -74,19 +85,18 @@ int ct_cmd_status(int argc, char **argv)
 {
 	struct ct_buf reply = CT_BUF_INIT(CT_CTL_MAX_REPLY), out = CT_BUF_INIT(0);
 	struct ct_status *s = calloc(1, sizeof(*s));
-	const char *dir = NULL;
-	int xml = 0, rc;
+	struct view_opts v = { 0 };
+	int rc;
 
-	rc = parse_dir(argc, argv,
-		       "usage: ctune status [--dir DIR] [--xml]\n"
-		       "Show the running daemon's projects, tasks, device and credit.\n",
-		       &dir, &xml, NULL, NULL);
+	rc = parse_opts(argc, argv,
+			"usage: ctune status [--dir DIR] [--xml]\n"
+			"Show the running daemon's projects, tasks, device and credit.\n", &v);
 	if (rc >= 0 || s == NULL) {
 		free(s);
 		return rc >= 0 ? rc : CT_EXIT_FAIL;
 	}
-	rc = ask(dir, "status", &reply);
-	if (rc == 0 && xml)
+	rc = ask(v.dir, "status", &reply);
+	if (rc == 0 && v.xml)
 		fputs(ct_buf_cstr(&reply), stdout);
 	else if (rc == 0) {
 		rc = ct_status_parse(reply.data, reply.len, s);
@@ -104,12 +114,12 @@ int ct_cmd_status(int argc, char **argv)
 static int simple(int argc, char **argv, const char *cmd, const char *usage)
 {
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
-	const char *dir = NULL;
-	int rc = parse_dir(argc, argv, usage, &dir, NULL, NULL, NULL);
+	struct view_opts v = { 0 };
+	int rc = parse_opts(argc, argv, usage, &v);
 
 	if (rc >= 0)
 		return rc;
-	rc = ask(dir, cmd, &reply);
+	rc = ask(v.dir, cmd, &reply);
 	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
 		rc = ct_error(CT_EDENIED, "%s", ct_buf_cstr(&reply));
 	if (rc < 0)
@@ -209,46 +219,76 @@ static void saver_frame(const char *dir, struct ct_status *s)
 	ct_buf_free(&out);
 }
 
-int ct_cmd_saver(int argc, char **argv)
+/* xscreensaver mode: draw into its window (cl_xsaver.h). */
+static int saver_x11(const struct view_opts *v)
 {
-	struct ct_status *s = calloc(1, sizeof(*s));
-	struct sigaction sa;
-	struct term t;
-	const char *dir = NULL;
-	double interval = 1;
-	long frames = 0;
+	char *dir = NULL, *sock = NULL;
 	int rc;
 
-	rc = parse_dir(argc, argv,
-		       "usage: ctune saver [--dir DIR] [--interval S] [--frames N]\n"
-		       "Full-screen live view of the daemon: job, loss curve, speed, credit.\n"
-		       "Any key exits (--frames N: exit after N frames).\n",
-		       &dir, NULL, &interval, &frames);
-	if (rc >= 0 || s == NULL) {
-		free(s);
-		return rc >= 0 ? rc : CT_EXIT_FAIL;
-	}
-	if (!(interval >= 0.05))
-		interval = 0.05;
+	rc = ct_cl_state_dir(v->dir, &dir);
+	if (rc == 0 && (sock = ct_cl_path(dir, CT_CL_SOCKET_FILE)) == NULL)
+		rc = CT_ENOMEM;
+	if (rc == 0)
+		rc = ct_xsaver_run(sock, v->window, v->interval);
+	if (rc < 0)
+		fprintf(stderr, "ctune saver: %s\n", ct_errmsg(rc));
+	free(dir);
+	free(sock);
+	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
+}
+
+/* The terminal view until a key, a signal or --frames. */
+static int saver_term(const struct view_opts *v, struct ct_status *s)
+{
+	struct sigaction sa;
+	struct term t;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = saver_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	term_enter(&t);
-	for (long n = 0; !saver_quit && (frames <= 0 || n < frames); n++) {
+	for (long n = 0; !saver_quit && (v->frames <= 0 || n < v->frames); n++) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 		char key;
 
-		saver_frame(dir, s);
-		if (frames > 0 && n + 1 == frames)
+		saver_frame(v->dir, s);
+		if (v->frames > 0 && n + 1 == v->frames)
 			break;
-		if (t.tty && poll(&p, 1, (int)(interval * 1000)) > 0 &&
+		if (t.tty && poll(&p, 1, (int)(v->interval * 1000)) > 0 &&
 		    read(STDIN_FILENO, &key, 1) >= 0)
 			break;
 		if (!t.tty)
-			usleep((useconds_t)(interval * 1e6));
+			usleep((useconds_t)(v->interval * 1e6));
 	}
 	term_leave(&t);
-	free(s);
 	return CT_EXIT_OK;
+}
+
+int ct_cmd_saver(int argc, char **argv)
+{
+	struct ct_status *s = calloc(1, sizeof(*s));
+	struct view_opts v = { .interval = 1 };
+	const char *xs_win = getenv("XSCREENSAVER_WINDOW");
+	int rc;
+
+	rc = parse_opts(argc, argv,
+			"usage: ctune saver [--dir DIR] [--interval S] [--frames N]\n"
+			"       ctune saver --root | --window-id ID   (X11: as an xscreensaver hack)\n"
+			"Full-screen live view of the daemon: job, loss curve, speed, credit.\n"
+			"Any key exits (--frames N: exit after N frames). Run by xscreensaver\n"
+			"($XSCREENSAVER_WINDOW set) it draws into the screensaver's window.\n", &v);
+	if (rc >= 0 || s == NULL) {
+		free(s);
+		return rc >= 0 ? rc : CT_EXIT_FAIL;
+	}
+	if (!(v.interval >= 0.05))
+		v.interval = 0.05;
+	if (!v.x11 && xs_win != NULL && *xs_win) {
+		v.x11 = 1;
+		v.window = strtoul(xs_win, NULL, 0);
+	}
+	rc = v.x11 ? saver_x11(&v) : saver_term(&v, s);
+	free(s);
+	return rc;
 }

@@ -19,7 +19,8 @@ client_libctclient_a_SOURCES = \
 	client/cl_task.c client/cl_task.h \
 	client/cl_daemon.c client/cl_daemon.h client/cl_daemon_int.h \
 	client/cl_net.c client/cl_compute.c \
-	client/cl_status.c client/cl_status.h
+	client/cl_status.c client/cl_status.h \
+	client/cl_xsaver.c client/cl_xsaver.h
 
 bin_PROGRAMS += ctune
 ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)

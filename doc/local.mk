@@ -4,3 +4,4 @@ dist_doc_DATA += doc/workunit.md
 dist_doc_DATA += doc/credit.md doc/results.md doc/validation.md
 dist_doc_DATA += doc/protocol.md doc/operator.md
 dist_doc_DATA += doc/volunteer.md
+dist_doc_DATA += doc/web.md

@@ -69,6 +69,49 @@ __kernel void ct_mm_pack(const __global float *src, ulong soff, int sk, int sn,
 	}
 }
 
+/* Leave the accumulators of rows m0.. (< M) in accb (row stride lda). */
+static inline void ct_mm_park(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *accb,
+			      int lda, int m0, int n0, int M)
+{
+#pragma unroll
+	for (int r = 0; r < CT_MM_R; r++) {
+		if (m0 + r >= M)
+			break;
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++)
+			CT_MM_VSTORE(acc[r][v], v, accb + (size_t)(m0 + r) * lda + n0);
+	}
+}
+
+/* The result of rows m0.. (< M), columns n0.. (< N): out = acc, or
+ * out = out + acc when accumulating. */
+static inline void ct_mm_store(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *out,
+			       int som, int son, int m0, int n0, int M, int N,
+			       int accumulate)
+{
+#pragma unroll
+	for (int r = 0; r < CT_MM_R; r++) {
+		__global float *o = out + (size_t)(m0 + r) * som + (size_t)n0 * son;
+		float res[CT_MM_PW];
+
+		if (m0 + r >= M)
+			break;
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++)
+			CT_MM_VSTORE(acc[r][v], v, res);
+		if (accumulate) {
+			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
+				o[(size_t)j * son] = o[(size_t)j * son] + res[j];
+		} else if (son == 1) {
+			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
+				o[j] = res[j];
+		} else {
+			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
+				o[(size_t)j * son] = res[j];
+		}
+	}
+}
+
 /* out[m*som + n*son] for m < M, n < N (see above; son = 1 normally, and
  * som = 1 when the product is computed transposed, as the forward is when
  * packing the inputs is cheaper than packing the weights). Work-item (row
@@ -149,38 +192,10 @@ __kernel void ct_mm(const __global float *A, ulong aoff, int sam, int sak,
 		ak += sak;
 		bp += bstride;
 	}
-	if (k1 < K) {		/* not the last piece: park the accumulators */
-#pragma unroll
-		for (int r = 0; r < CT_MM_R; r++) {
-			if (m0 + r >= M)
-				break;
-#pragma unroll
-			for (int v = 0; v < CT_MM_NV; v++)
-				CT_MM_VSTORE(acc[r][v], v, accb + (size_t)(m0 + r) * lda + n0);
-		}
-		return;
-	}
-#pragma unroll
-	for (int r = 0; r < CT_MM_R; r++) {
-		__global float *o = out + (size_t)(m0 + r) * som + (size_t)n0 * son;
-		float res[CT_MM_PW];
-
-		if (m0 + r >= M)
-			break;
-#pragma unroll
-		for (int v = 0; v < CT_MM_NV; v++)
-			CT_MM_VSTORE(acc[r][v], v, res);
-		if (accumulate) {
-			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
-				o[(size_t)j * son] = o[(size_t)j * son] + res[j];
-		} else if (son == 1) {
-			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
-				o[j] = res[j];
-		} else {
-			for (int j = 0; j < CT_MM_PW && n0 + j < N; j++)
-				o[(size_t)j * son] = res[j];
-		}
-	}
+	if (k1 < K)		/* not the last piece: park the accumulators */
+		ct_mm_park(acc, accb, lda, m0, n0, M);
+	else
+		ct_mm_store(acc, out, som, son, m0, n0, M, N, accumulate);
 }
 
 /* dbias[o] = dbias[o] + sum_{bt} dout[bt, o], the sum sequential over bt

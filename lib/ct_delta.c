@@ -237,7 +237,7 @@ static void lossless_unpack(const float *b, const unsigned char *stage,
 	}
 }
 
-/* int8, m weights -> per block of 64: float32 scale + int8 values. */
+/* int8, m weights -> per block of CT_DELTA_INT8_BLOCK: float32 scale + int8 values. */
 static int int8_pack(const float *b, const float *r, size_t m,
 		     unsigned char *stage)
 {

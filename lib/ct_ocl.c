@@ -144,8 +144,9 @@ static void fill_info(cl_platform_id p, cl_device_id d, struct ct_ocl_devinfo *i
 	}
 }
 
-/* Walk all platforms/devices; for each, fill *info (when not NULL) and
- * call back. Stops at CT_OCL_MAX_DEVICES. Returns the number seen. */
+/* Walk all platforms and their devices in order, filling infos[n] and the
+ * platform/device handles (each array may be NULL) for at most cap
+ * devices. Returns the number seen (0 when there is no ICD or platform). */
 static int walk_devices(struct ct_ocl_devinfo *infos, int cap,
 			cl_platform_id *plats_out, cl_device_id *devs_out)
 {

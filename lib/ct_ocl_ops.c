@@ -294,16 +294,18 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 	return rc;
 }
 
-/* Length of the k pieces (see ct_mm): about 1 MiB of each operand. */
+/* Length of the k pieces (see ct_mm): about 1 MiB of each operand, at
+ * least 256 (measured best on PoCL for the model's shapes); CT_OCL_KC
+ * overrides (tuning, tests). K <= 2 pieces runs whole. */
 static int mm_kpiece(int M, int N, int K)
 {
 	const char *env = getenv("CT_OCL_KC");
 	int big = M > N ? M : N, kc = (1 << 18) / (big > 0 ? big : 1);
 
-	if (env != NULL && atoi(env) > 0)
-		kc = atoi(env);
 	if (kc < 256)
 		kc = 256;
+	if (env != NULL && atoi(env) > 0)
+		kc = atoi(env);
 	return K > 2 * kc ? kc : K;
 }
 
@@ -410,7 +412,8 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 	struct ct_dten none = { NULL, 0 };
 	int rc;
 
-	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp */
+	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp.
+	 * (Computing dw^T with B = dout read in place measured the same.) */
 	rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
 	if (rc == 0 && has_bias) {
 		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);

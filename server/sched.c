@@ -249,29 +249,74 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-static int take_report(struct sched_ctx *c, int i)
+/* Find the result's row (outside the transaction: names never change). */
+static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
 {
-	struct report_txn t = { .c = c, .rep = &c->req.rep[i], .ack = &c->acks[i] };
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	c->acks[i].name = t.rep->name;
+	t->c = c;
+	t->rep = &c->req.rep[i];
+	t->ack = &c->acks[i];
+	t->ack->name = t->rep->name;
+	t->resultid = 0;
 	rc = ct_db_query(c->db, &res, "SELECT id, workunitid FROM result WHERE name=?", "s",
-			 t.rep->name);
+			 t->rep->name);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return reject(t.ack, CT_ENOTFOUND, "no such result");
+	if (ct_db_next(res) > 0) {
+		t->resultid = ct_db_int(res, 0);
+		t->wuid = ct_db_int(res, 1);
 	}
-	t.resultid = ct_db_int(res, 0);
-	t.wuid = ct_db_int(res, 1);
 	ct_db_res_free(res);
-	rc = ct_db_txn(c->db, report_apply, &t);
+	return 0;
+}
+
+struct report_batch {
+	struct report_txn t[CT_SCHED_MAX_REPORTS];
+	int n;
+};
+
+/* Every report of the RPC in one transaction; a retry starts clean. */
+static int report_batch_txn(struct ct_db *db, void *arg)
+{
+	struct report_batch *b = arg;
+	int rc;
+
+	for (int i = 0; i < b->n; i++) {
+		struct report_txn *t = &b->t[i];
+		t->ack->code = 0;
+		if (t->resultid == 0) {
+			reject(t->ack, CT_ENOTFOUND, "no such result");
+			continue;
+		}
+		rc = report_apply(db, t);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int take_reports(struct sched_ctx *c)
+{
+	struct report_batch *b;
+	int rc = 0;
+
+	if (c->req.nrep == 0)
+		return 0;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return CT_ENOMEM;
+	b->n = c->req.nrep;
+	for (int i = 0; rc == 0 && i < b->n; i++)
+		rc = find_report(c, i, &b->t[i]);
 	if (rc == 0)
-		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid, t.rep->name,
-			    t.rep->success ? "success" : "error",
-			    t.ack->code ? t.ack->message : "accepted");
+		rc = ct_db_txn(c->db, report_batch_txn, b);
+	for (int i = 0; rc == 0 && i < b->n; i++)
+		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid,
+			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",
+			    b->t[i].ack->code ? b->t[i].ack->message : "accepted");
+	free(b);
 	return rc;
 }
 
@@ -388,6 +433,33 @@ static int claim_one(struct ct_db *db, void *arg)
 	return rc < 0 ? rc : 1;
 }
 
+/* All the claims of one RPC in one transaction (fewer commits); a deadlock
+ * with another scheduler rolls back and retries the whole batch. */
+struct claim_batch {
+	struct sched_ctx *c;
+	int64_t (*ids)[2];
+	int n, start, want, got;
+	int64_t claimed[CT_SCHED_MAX_WANT];
+};
+
+static int claim_batch_txn(struct ct_db *db, void *arg)
+{
+	struct claim_batch *b = arg;
+	int rc;
+
+	b->got = 0;
+	for (int k = 0; k < b->n && b->got < b->want && b->got < CT_SCHED_MAX_WANT; k++) {
+		int i = (b->start + k) % b->n;
+		struct claim_txn t = { .c = b->c, .resultid = b->ids[i][0], .wuid = b->ids[i][1] };
+		rc = claim_one(db, &t);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			b->claimed[b->got++] = b->ids[i][0];
+	}
+	return b->got;
+}
+
 static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
 {
 	int rc;
@@ -418,6 +490,9 @@ static int assign_work(struct sched_ctx *c)
 	int64_t inprog = 0, cap = 0, ids[64][2];
 	int want = (int)c->req.want, n = 0, rc;
 
+	if (c->nsend >= MAX_SEND)
+		return 0;
+
 	if (want > c->srv->max_wus_per_rpc)
 		want = c->srv->max_wus_per_rpc;
 	rc = in_progress_count(c, &inprog, &cap);
@@ -439,19 +514,15 @@ static int assign_work(struct sched_ctx *c)
 		n++;
 	}
 	ct_db_res_free(res);
+	struct claim_batch b = { .c = c, .ids = ids, .n = n,
+				 .want = want < MAX_SEND - c->nsend ? want : MAX_SEND - c->nsend };
 	/* start at a random candidate so concurrent schedulers collide less */
-	int start = n > 0 ? rand() % n : 0, got = 0;
-	for (int k = 0; k < n && got < want && c->nsend < MAX_SEND; k++) {
-		int i = (start + k) % n;
-		struct claim_txn t = { .c = c, .resultid = ids[i][0], .wuid = ids[i][1] };
-		rc = ct_db_txn(c->db, claim_one, &t);
-		if (rc < 0)
-			return rc;
-		if (rc > 0) {
-			c->send[c->nsend++] = ids[i][0];
-			got++;
-		}
-	}
+	b.start = n > 0 ? rand() % n : 0;
+	rc = ct_db_txn(c->db, claim_batch_txn, &b);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < b.got; i++)
+		c->send[c->nsend++] = b.claimed[i];
 	return 0;
 }
 
@@ -599,8 +670,7 @@ static int run_steps(struct sched_ctx *c)
 		rc = ct_error(CT_EPROTO, "<host_cpid> must be 32 hex digits");
 	if (rc == 0) rc = find_host(c);
 	if (rc == 0) rc = update_host(c);
-	for (int i = 0; rc == 0 && i < c->req.nrep; i++)
-		rc = take_report(c, i);
+	if (rc == 0) rc = take_reports(c);
 	if (rc == 0) rc = check_others(c);
 	if (rc == 0) rc = find_lost(c);
 	if (rc == 0) rc = assign_work(c);

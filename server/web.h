@@ -124,7 +124,8 @@ int ct_web_init_db(struct ct_db *db);
 /* The stats-export role: when the files under PROJECT/html/stats/ are
  * older than the export interval (config key web.stats_interval, seconds,
  * default 3600), write tables.xml, user.gz, team.gz and host.gz (BOINC
- * db_dump's XML shape) atomically and return 1; else return 0. A negative
+ * db_dump's XML shape) atomically, delete expired web sessions, and
+ * return 1; else return 0. A negative
  * CT_E* code on failure. Safe in several processes (the files are
  * replaced atomically; at worst two exports race and one wins). */
 int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db);

@@ -346,14 +346,23 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	const char *what = req->path + strlen("/api/v1/");
 	struct ct_json j;
+	char key[160];
 	int rc;
 
+	resp->content_type = "application/json";
+	snprintf(resp->cache_control, sizeof(resp->cache_control), "max-age=5");
+	/* Every answer is public and the same for everyone: cache it briefly. */
+	snprintf(key, sizeof(key), "api:%.64s?%s&%lld", what,
+		 ct_web_arg_sort(req) == CT_WEB_SORT_TOTAL ? "total" : "rac",
+		 (long long)ct_web_arg_page(req));
+	if (ct_web_cache_get(key, &resp->body))
+		return 0;
 	ct_json_init(&j, &resp->body);
 	rc = api_dispatch(req, &j, what);
 	if (rc == 0)
 		rc = ct_json_finish(&j);
-	resp->content_type = "application/json";
-	snprintf(resp->cache_control, sizeof(resp->cache_control), "max-age=5");
+	if (rc == 0)
+		ct_web_cache_put(key, &resp->body);
 	if (rc < 0) {
 		int st = rc == CT_ENOTFOUND ? 404 : 500;
 

@@ -4,9 +4,10 @@
  * and the API (web_api.c) show the same numbers from the same statements.
  *
  * Every query is a prepared statement through server/db.h; leaderboards
- * read one page through the credit indexes (ORDER BY <credit> DESC, id
- * DESC LIMIT ? OFFSET ?, which InnoDB serves from user_expavg/user_total
- * and friends, whose entries end with the primary key). Strings are copied
+ * pick one page of ids from a credit index alone (ORDER BY <credit> DESC,
+ * id DESC LIMIT ? OFFSET ?: user_expavg, user_total and friends, whose
+ * InnoDB entries end with the primary key), then join that page's rows by
+ * primary key (web_data.c says why). Strings are copied
  * into fixed fields sized to their columns, so the structs own nothing and
  * need no free; arrays are malloc'd and freed with free().
  *

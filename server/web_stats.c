@@ -276,6 +276,13 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 		return rc;
 	if (stat(path, &st) == 0 && time(NULL) - st.st_mtime < interval)
 		return 0;
+	/* Housekeeping that shares the export's pace: expired web sessions. */
+	rc = ct_web_init_db(db);
+	if (rc == 0)
+		rc = ct_db_exec(db, "DELETE FROM web_session WHERE "
+				"expire_time <= ?", "l", ct_db_now());
+	if (rc < 0)
+		return rc;
 	rc = ct_stats_export(srv, db);
 	if (rc < 0)
 		return rc;
@@ -380,11 +387,14 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	struct ct_web_status st;
 	struct ct_buf *b = &resp->body;
-	int rc = ct_web_get_status(req->db, &st);
+	int rc;
 
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	if (ct_web_cache_get("metrics", b))
+		return 0;
+	rc = ct_web_get_status(req->db, &st);
 	if (rc < 0)
 		return rc;
-	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	rc = metric(b, "ctune_results_unsent", "Results ready to send", "gauge",
 		    (double)st.res_unsent);
 	if (rc == 0) rc = metric(b, "ctune_results_in_progress", "Results sent "
@@ -411,5 +421,7 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 		"24 h from granted credit (TFLOPS)", "gauge", st.tflops);
 	if (rc == 0)
 		rc = role_metrics(b, &st);
+	if (rc == 0)
+		ct_web_cache_put("metrics", b);
 	return rc;
 }

@@ -5,6 +5,7 @@
  * and report) is tested on its own, independently of the real server.
  *
  *   cl_fake_server DIR [--port P] [--results N] [--steps S] [--delay D]
+ *                      [--bad-hash] [--garbage N]
  *
  * It writes a tiny random GPT-2 model and a token file into DIR and serves
  * the protocol of doc/protocol.md: /rpc/scheduler hands out N results
@@ -15,7 +16,10 @@
  * ct_delta_decode and writes the trained weights to DIR/upload/<name>.bin
  * (an llm.c checkpoint, comparable with `ctune train --out`). Every report
  * is appended to DIR/reports.log as "NAME STATUS SHA256 SIZE" (a repeated
- * report as "DUP NAME"). The port goes to DIR/port when it listens.
+ * report as "DUP NAME"; an error report's SHA256 field is its error code).
+ * The port goes to DIR/port when it listens. Faults for the tests of bad
+ * input: --bad-hash announces a wrong SHA-256 for the data file; --garbage N
+ * answers the first N scheduler requests with malformed XML.
  */
 #include "ct_buf.h"
 #include "ct_delta.h"
@@ -39,6 +43,7 @@
 struct fake {
 	const char *dir;
 	int port, nresults, steps, given;
+	int bad_hash, garbage;
 	double delay;
 	char model_sha[65], data_sha[65];
 	char model_path[4096], data_path[4096];
@@ -97,7 +102,8 @@ static void wu_xml(struct fake *f, struct ct_buf *b, const char *host)
 		       "<file role=\"data\"><url>http://%s/download/%s</url><sha256>%s</sha256>"
 		       "<size>%llu</size></file></workunit>\n", f->steps, host, f->model_sha,
 		       f->model_sha, (unsigned long long)(1024 + 4 * f->base.lay.total), host,
-		       f->data_sha, f->data_sha, (unsigned long long)(1024 + 2 * 4096));
+		       f->data_sha, f->bad_hash ? f->model_sha : f->data_sha,
+		       (unsigned long long)(1024 + 2 * 4096));
 }
 
 static void handle_report(struct fake *f, xmlNodePtr r, struct ct_buf *out)
@@ -109,6 +115,8 @@ static void handle_report(struct fake *f, xmlNodePtr r, struct ct_buf *out)
 	ct_xml_get_str(r, "name", 100, &name);
 	ct_xml_get_str(r, "status", 100, &status);
 	ct_xml_get_str(r, "sha256", 100, &sha);
+	if (sha == NULL)
+		ct_xml_get_str(r, "error_code", 100, &sha);
 	ct_xml_get_long(r, "size", 0, 1L << 40, &size);
 	if (name == NULL)
 		goto out;
@@ -150,6 +158,12 @@ static int scheduler(struct fake *f, struct MHD_Connection *c, const struct ct_b
 	ct_buf_free(&plain);
 	if (rc < 0)
 		return 400;
+	if (f->garbage > 0) {
+		f->garbage--;
+		xmlFreeDoc(doc);
+		ct_buf_appends(out, "<scheduler_reply><host_id>7</scheduler_reply>");
+		return 200;
+	}
 	root = xmlDocGetRootElement(doc);
 	ct_buf_appendf(out, "<scheduler_reply>\n<host_id>7</host_id>"
 		       "<request_delay>%g</request_delay><user_name>tester</user_name>"
@@ -352,11 +366,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	f.dir = argv[1];
-	for (int i = 2; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "--port") == 0) f.port = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--results") == 0) f.nresults = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--steps") == 0) f.steps = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--delay") == 0) f.delay = atof(argv[i + 1]);
+	for (int i = 2; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "0";
+
+		if (strcmp(argv[i], "--bad-hash") == 0) {
+			f.bad_hash = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--port") == 0) f.port = atoi(v);
+		else if (strcmp(argv[i], "--results") == 0) f.nresults = atoi(v);
+		else if (strcmp(argv[i], "--steps") == 0) f.steps = atoi(v);
+		else if (strcmp(argv[i], "--delay") == 0) f.delay = atof(v);
+		else if (strcmp(argv[i], "--garbage") == 0) f.garbage = atoi(v);
+		i++;
 	}
 	pthread_mutex_init(&f.lock, NULL);
 	snprintf(path, sizeof(path), "%s/upload", f.dir);

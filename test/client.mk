@@ -5,7 +5,7 @@ CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11
 
 if HAVE_CMOCKA
 CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
-	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl
+	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl test/test_cl_status
 check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
 TESTS += $(CT_CLIENT_UNIT_TESTS)
 
@@ -32,6 +32,10 @@ test_test_cl_rpc_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_ctl_SOURCES = test/test_cl_ctl.c
 test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_status_SOURCES = test/test_cl_status.c
+test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_status_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
 
 # A stand-in server for the client's own integration tests.
@@ -42,7 +46,7 @@ test_cl_fake_server_LDADD = lib/libctune.a $(MHD_LIBS) $(CT_DEP_LIBS)
 
 # Real-process integration tests of the client (stand-in server + ctune run).
 CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh \
-	test/client_backoff.sh
+	test/client_backoff.sh test/client_badinput.sh test/client_server_e2e.sh
 dist_check_SCRIPTS += $(CT_CLIENT_IT)
 TESTS += $(CT_CLIENT_IT)
 EXTRA_DIST += test/client_lib.sh

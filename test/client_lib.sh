@@ -53,10 +53,11 @@ start_fake() {
 }
 
 # start_client NAME [run args]: `ctune run` on state dir $T/NAME; sets CPID.
+# The OpenCL self-test is skipped unless SELFTEST_OPT is set (to "").
 start_client() {
 	local name=$1
 	shift
-	"$CTUNE" --dir "$T/$name" -v run --no-selftest "$@" >>"$T/$name.log" 2>&1 &
+	"$CTUNE" --dir "$T/$name" -v run ${SELFTEST_OPT---no-selftest} "$@" >>"$T/$name.log" 2>&1 &
 	CPID=$!
 	PIDS="$PIDS $CPID"
 }

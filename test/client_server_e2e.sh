@@ -38,6 +38,7 @@ if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | g
 	DEV=opencl:0
 fi
 COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
+SELFTEST_OPT=""		# run the conformance self-test: results go out as conforming
 
 # users 1 and 2: keys from the operator's CLI; their clients start first
 for i in 1 2; do
@@ -59,11 +60,18 @@ wait_for 60 "server up" curl -sf "$URL/api/v1/status"
 start_client c3 $COMMON; C3=$CPID
 
 # kill -9 the slow client once it has checkpointed part of a WU
-running_ckpt() { state_has c2 '<state>running</state>' && state_has c2 '<checkpoint>state</checkpoint>'; }
-wait_for 180 "c2 checkpoints a running WU" running_ckpt
+step_of() { sed -n 's:.*<step>\([0-9]*\)</step>.*:\1:p' "$T/c2/client_state.xml" 2>/dev/null | head -1; }
+running_ckpt() {
+	state_has c2 '<state>running</state>' && state_has c2 '<checkpoint>state</checkpoint>' &&
+		[ "$(step_of)" -ge 10 ] 2>/dev/null
+}
+wait_for 240 "c2 checkpoints a running WU past step 10" running_ckpt
 kill -9 "$C2"; wait "$C2" 2>/dev/null
 start_client c2 $COMMON; C2=$CPID
-wait_for 120 "c2 resumes" grep -q "resuming on $DEV at step [1-9]" "$T/c2.log"
+wait_for 120 "c2 resumes" grep -q "resuming on $DEV at step [1-9][0-9]" "$T/c2.log"
+if [ "$DEV" != cpu ]; then
+	grep -q "computing on $DEV (conforming)" "$T/c1.log" || fail "$DEV did not pass the self-test"
+fi
 
 job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 wait_for 600 "the job completes" job_done

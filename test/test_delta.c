@@ -314,20 +314,20 @@ static void test_bad_payloads(void **state)
 static void test_int8_bad_scale(void **state)
 {
 	struct fixture *f = *state;
-	size_t nblocks = (1000 + 63) / 64, raw_len = 1000 + 4 * nblocks, len;
+	size_t nblocks = (1000 + CT_DELTA_INT8_BLOCK - 1) / CT_DELTA_INT8_BLOCK, raw_len = 1000 + 4 * nblocks, len;
 	unsigned char *raw = calloc(1, raw_len), *p;
 	float bad[] = { NAN, INFINITY, -1.0f };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(raw, 0, raw_len);
-		memcpy(raw + 68 * 3, &bad[i], 4);	/* scale of block 3 */
+		memcpy(raw + (CT_DELTA_INT8_BLOCK + 4) * 3, &bad[i], 4);	/* scale of block 3 */
 		p = with_payload(f, raw, raw_len, NULL, 0, &len);
 		put_le(p + 12, CT_DELTA_INT8, 4);
 		put_le(p + 120, raw_len, 8);
 		put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
 		assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
 		/* the same file with a sane scale decodes */
-		memset(raw + 68 * 3, 0, 4);
+		memset(raw + (CT_DELTA_INT8_BLOCK + 4) * 3, 0, 4);
 		free(p);
 		p = with_payload(f, raw, raw_len, NULL, 0, &len);
 		put_le(p + 12, CT_DELTA_INT8, 4);
@@ -341,21 +341,21 @@ static void test_int8_bad_scale(void **state)
 	 * the error bound the validator grants: refused. */
 	memset(raw, 0, raw_len);
 	float big = 1.0f;
-	memcpy(raw + 68 * 2, &big, 4);
-	raw[68 * 2 + 4 + 5] = 3;	/* q = 3: |update| 3, claimed error 0.5 */
+	memcpy(raw + (CT_DELTA_INT8_BLOCK + 4) * 2, &big, 4);
+	raw[(CT_DELTA_INT8_BLOCK + 4) * 2 + 4 + 5] = 3;	/* q = 3: |update| 3, claimed error 0.5 */
 	p = with_payload(f, raw, raw_len, NULL, 0, &len);
 	put_le(p + 12, CT_DELTA_INT8, 4);
 	put_le(p + 120, raw_len, 8);
 	put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
 	assert_int_equal(decode_copy(f, p, len, 1000), CT_ECORRUPT);
 	free(p);
-	raw[68 * 2 + 4 + 5] = (unsigned char)(int8_t)-127;	/* as the encoder would */
+	raw[(CT_DELTA_INT8_BLOCK + 4) * 2 + 4 + 5] = (unsigned char)(int8_t)-127;	/* as the encoder would */
 	p = with_payload(f, raw, raw_len, NULL, 0, &len);
 	put_le(p + 12, CT_DELTA_INT8, 4);
 	put_le(p + 120, raw_len, 8);
 	put_le(p + 128, CT_DELTA_INT8_BLOCK, 4);
 	assert_int_equal(decode_copy(f, p, len, 1000), 0);
-	assert_true(f->d[2 * 64 + 5] == f->b[2 * 64 + 5] - 127.0f);
+	assert_true(f->d[2 * CT_DELTA_INT8_BLOCK + 5] == f->b[2 * CT_DELTA_INT8_BLOCK + 5] - 127.0f);
 	free(p);
 	free(raw);
 }

@@ -32,7 +32,12 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctune-web-XXXXXX")
 pid=""
+c1_pid=""
+c2_pid=""
 cleanup() {
+	for p in $c1_pid $c2_pid; do
+		kill "$p" 2>/dev/null
+	done
 	if [ -n "$pid" ]; then
 		kill "$pid" 2>/dev/null
 		# the server stops its roles and the embedded database: give it time
@@ -95,7 +100,6 @@ until [ "$(job_status)" = done ]; do
 	if [ $i -ge 1500 ]; then
 		echo "FAIL: job $e2e not done after 150 s"
 		tail -20 "$tmp/c1.log" "$tmp/c2.log"; curl -s "$base/api/v1/job/$e2e"
-		kill "$c1_pid" "$c2_pid" 2>/dev/null
 		exit 1
 	fi
 	sleep 0.1; i=$((i + 1))
@@ -103,6 +107,8 @@ done
 echo "ok - real clients computed job $e2e"
 kill "$c1_pid" "$c2_pid" 2>/dev/null
 wait "$c1_pid" "$c2_pid" 2>/dev/null
+c1_pid=""
+c2_pid=""
 browser after
 rc=$?
 cp "$tmp/server.log" "$tmp/c1.log" "$tmp/c2.log" "$art/" 2>/dev/null

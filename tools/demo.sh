@@ -16,7 +16,8 @@
 #      volunteer's credit.
 #
 # Options (environment): DEMO_DIR (default ./demo), DEMO_PORT (8710),
-# DEMO_SHARDS (3), DEMO_ROUNDS (2), DEMO_STEPS (60), DEMO_CLIENTS (3),
+# DEMO_SHARDS (3), DEMO_ROUNDS (3), DEMO_STEPS (100), DEMO_PASSES (4:
+# passes over its shard in one work unit), DEMO_CLIENTS (3),
 # DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
 # DEMO_SERVE=1 keeps the server running at the end (Ctrl-C stops it).
 set -eu
@@ -28,8 +29,9 @@ CORPUS="$BUILD/bench/ctune-corpus"
 DEMO=${DEMO_DIR:-$BUILD/demo}
 PORT=${DEMO_PORT:-8710}
 K=${DEMO_SHARDS:-3}
-R=${DEMO_ROUNDS:-2}
-STEPS=${DEMO_STEPS:-60}
+R=${DEMO_ROUNDS:-3}
+STEPS=${DEMO_STEPS:-100}
+PASSES=${DEMO_PASSES:-4}
 NCLIENTS=${DEMO_CLIENTS:-3}
 DEVICE=${DEMO_DEVICE:-auto}
 BATCH=8
@@ -58,7 +60,7 @@ M="$DEMO/models"
 
 say "1/6 data: two synthetic languages from seeds (A: pretraining, B: fine-tuning)"
 "$CORPUS" --lang 1 --tokens 400000 --seed 1 --out "$D/a_train.bin" >/dev/null
-"$CORPUS" --lang 2 --base-lang 1 --share 0.5 --tokens $((K * STEPS * BATCH * SEQ + K)) --seed 2 \
+"$CORPUS" --lang 2 --base-lang 1 --share 0.5 --tokens $((K * (STEPS * BATCH * SEQ / PASSES + 1))) --seed 2 \
 	--out "$D/b_train.bin" --text | cut -c1-160 | sed 's/^/   B says: /'
 "$CORPUS" --lang 2 --base-lang 1 --share 0.5 --tokens 20000 --seed 3 --out "$D/b_eval.bin" >/dev/null
 
@@ -82,6 +84,10 @@ JOB=$("$CS" job submit "$DEMO/project" --name "lang A -> lang B" --model "$M/bas
 	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 | awk '/^job/ {print $2}')
 [ -n "$JOB" ] || die "job submit failed"
 echo "   job $JOB submitted"
+
+# One OpenCL kernel build fills the shared PoCL cache, so the volunteers
+# do not all compile the same kernels at once on a small machine.
+"$CT" devices >/dev/null 2>&1 || true
 
 say "4/6 volunteers: $NCLIENTS clients attach (new accounts) and run with --always"
 for n in $(seq 1 "$NCLIENTS"); do
@@ -117,9 +123,9 @@ TABLE="$DEMO/results.md"
 	echo "| base (pretrained on A) | $(evalloss "$M/base.bin") |"
 	for k in $(seq 0 $((K - 1))); do
 		"$CT" tokens shard "$D/b_train.bin" --shard "$k" --of "$K" --out "$D/shard$k.bin"
-		"$CT" train --model "$M/base.bin" --data "$D/shard$k.bin" --steps $STEPS --batch $BATCH \
+		"$CT" train --model "$M/base.bin" --data "$D/shard$k.bin" --steps $((STEPS * R)) --batch $BATCH \
 			--seq $SEQ --lr $LR --device cpu --out "$M/shard$k.bin" >/dev/null
-		echo "| shard $((k + 1)) alone ($STEPS steps) | $(evalloss "$M/shard$k.bin") |"
+		echo "| shard $((k + 1)) alone ($((STEPS * R)) steps on it) | $(evalloss "$M/shard$k.bin") |"
 	done
 	for r in $(seq 1 "$R"); do
 		"$CS" job export "$DEMO/project" "$JOB" --round "$r" --out "$M/lofi_round$r.bin" >/dev/null
