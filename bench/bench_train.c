@@ -8,8 +8,9 @@
  *                     [--steps N] [--device D]... [--check]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
- * one warm-up step), tokens/s and the model's training GFLOP/s (by
- * ct_gpt2_flops_per_token). --check also compares the weights after the
+ * one warm-up step), tokens/s, the model's training GFLOP/s (by
+ * ct_gpt2_flops_per_token) and the process CPU time per step (all
+ * threads: on a shared machine the wall clock depends on the neighbours). --check also compares the weights after the
  * steps between the devices (bit for bit). Defaults: all configs, B=4,
  * T=64, 3 steps, devices cpu and opencl.
  */
@@ -41,6 +42,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of the process, all threads (see the table's "cpu ms"). */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static const struct ct_backend_ops *backend(const char *dev)
 {
 	const struct ct_backend_ops *ops = NULL;
@@ -61,7 +71,7 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	struct ct_step_args a = { .grad_clip = 1.0f,
 				  .opt = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f,
 					   .eps = 1e-8f, .weight_decay = 0.0f } };
-	double t0 = 0.0, dt;
+	double t0 = 0.0, c0 = 0.0, dt, dc;
 	float loss = 0.0f;
 	int rc;
 
@@ -71,17 +81,21 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	if (rc == 0)
 		rc = ops->load_state(be, params, NULL, NULL);
 	for (int s = 0; rc == 0 && s <= steps; s++) {
-		if (s == 1)
+		if (s == 1) {
 			t0 = now_s();
+			c0 = cpu_s();
+		}
 		a.t = s + 1;
 		ct_adamw_bias_corrections(a.opt.beta1, a.opt.beta2, a.t, &a.opt.bc1, &a.opt.bc2);
 		rc = ops->step(be, tok + (size_t)s * B * T, tok + (size_t)s * B * T + 1, &a, &loss);
 	}
 	if (rc == 0) {
 		dt = (now_s() - t0) / steps;
-		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %8.4f\n", c->name, dev, B, T,
+		dc = (cpu_s() - c0) / steps;
+		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", c->name, dev, B, T,
 		       dt * 1e3, B * T / dt,
-		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, (double)loss);
+		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
+		       (double)loss);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
@@ -167,8 +181,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-6s %-8s %3s %4s %10s %10s %9s %8s\n", "config", "device", "B", "T",
-	       "ms/step", "tokens/s", "GFLOP/s", "loss");
+	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s\n", "config", "device", "B", "T",
+	       "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
 			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check);

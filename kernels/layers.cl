@@ -156,6 +156,65 @@ __kernel void ct_layernorm_bwd_dwb(CT_BUF(__global, dw), CT_BUF(__global, db),
 
 /* ---- attention ------------------------------------------------------------- */
 
+/* dst[j] = dot(x, rows + j*rstride) over hs for j < n, each one fma chain
+ * from i = 0; four rows at a time so that four chains are in flight. */
+static inline void ct_att_dots(__global float *dst, const __global float *x,
+			       const __global float *rows, size_t rstride, int n, int hs)
+{
+	int j = 0;
+
+	for (; j + 4 <= n; j += 4) {
+		const __global float *r0 = rows + (size_t)j * rstride;
+		float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+
+		for (int i = 0; i < hs; i++) {
+			float xi = x[i];
+
+			a0 = fma(xi, r0[i], a0);
+			a1 = fma(xi, r0[rstride + i], a1);
+			a2 = fma(xi, r0[2 * rstride + i], a2);
+			a3 = fma(xi, r0[3 * rstride + i], a3);
+		}
+		dst[j] = a0;
+		dst[j + 1] = a1;
+		dst[j + 2] = a2;
+		dst[j + 3] = a3;
+	}
+	for (; j < n; j++) {
+		const __global float *r = rows + (size_t)j * rstride;
+		float acc = 0.0f;
+
+		for (int i = 0; i < hs; i++)
+			acc = fma(x[i], r[i], acc);
+		dst[j] = acc;
+	}
+}
+
+/* o[i] = sum over t2 < n of w[t2] * v[t2*vstride + i], i < hs, each a
+ * chain from t2 = 0; 8 channels at a time when hs allows. */
+static inline void ct_att_mix(__global float *o, const __global float *w,
+			      const __global float *v, size_t vstride, int n, int hs)
+{
+	int i = 0;
+
+	if (hs % 8 == 0) {
+		for (; i < hs; i += 8) {
+			float8 acc = (float8)(0.0f);
+
+			for (int t2 = 0; t2 < n; t2++)
+				acc = fma((float8)(w[t2]), vload8(0, v + (size_t)t2 * vstride + i), acc);
+			vstore8(acc, 0, o + i);
+		}
+	}
+	for (; i < hs; i++) {
+		float acc = 0.0f;
+
+		for (int t2 = 0; t2 < n; t2++)
+			acc = fma(w[t2], v[(size_t)t2 * vstride + i], acc);
+		o[i] = acc;
+	}
+}
+
 /* One work-item per (t, b*NH + h): the attention row of query t and the
  * output out[b,t,h*hs..]. att (B,NH,T,T). */
 __kernel void ct_attention_fwd(CT_BUF(__global, out), CT_BUF(__global, att),
@@ -163,8 +222,8 @@ __kernel void ct_attention_fwd(CT_BUF(__global, out), CT_BUF(__global, att),
 {
 	int t = get_global_id(0), bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q;
-	__global float *a, *o;
+	const __global float *q, *base;
+	__global float *a;
 	float scale, mx, sum = 0.0f;
 
 	if (t >= T || bh >= B * NH)
@@ -172,16 +231,12 @@ __kernel void ct_attention_fwd(CT_BUF(__global, out), CT_BUF(__global, att),
 	CT_AT(out); CT_AT(att); CT_AT(qkv);
 	scale = sqrt((float)hs);
 	scale = 1.0f / scale;
-	q = qkv + ((size_t)b * T + t) * C3 + h * hs;
+	base = qkv + (size_t)b * T * C3 + h * hs;	/* q of position 0 */
+	q = base + (size_t)t * C3;
 	a = att + ((size_t)bh * T + t) * T;
-	for (int t2 = 0; t2 <= t; t2++) {
-		const __global float *k = qkv + ((size_t)b * T + t2) * C3 + C + h * hs;
-		float acc = 0.0f;
-
-		for (int i = 0; i < hs; i++)
-			acc = fma(q[i], k[i], acc);
-		a[t2] = acc * scale;
-	}
+	ct_att_dots(a, q, base + C, C3, t + 1, hs);
+	for (int t2 = 0; t2 <= t; t2++)
+		a[t2] = a[t2] * scale;
 	mx = a[0];
 	for (int t2 = 1; t2 <= t; t2++)
 		mx = a[t2] > mx ? a[t2] : mx;
@@ -195,14 +250,7 @@ __kernel void ct_attention_fwd(CT_BUF(__global, out), CT_BUF(__global, att),
 		a[t2] = a[t2] / sum;
 	for (int t2 = t + 1; t2 < T; t2++)
 		a[t2] = 0.0f;
-	o = out + ((size_t)b * T + t) * C + h * hs;
-	for (int i = 0; i < hs; i++) {
-		float acc = 0.0f;
-
-		for (int t2 = 0; t2 <= t; t2++)
-			acc = fma(a[t2], qkv[((size_t)b * T + t2) * C3 + 2 * C + h * hs + i], acc);
-		o[i] = acc;
-	}
+	ct_att_mix(out + ((size_t)b * T + t) * C + h * hs, a, base + 2 * C, C3, t + 1, hs);
 }
 
 /* Backward step 1, one work-item per (t, b*NH + h): datt[t,t2] = g[t,t2]
@@ -225,14 +273,8 @@ __kernel void ct_attention_bwd_g(CT_BUF(__global, datt), CT_BUF(const __global, 
 	dy = dout + ((size_t)b * T + t) * C + h * hs;
 	a = att + ((size_t)bh * T + t) * T;
 	g = datt + ((size_t)bh * T + t) * T;
-	for (int t2 = 0; t2 <= t; t2++) {
-		const __global float *v = qkv + ((size_t)b * T + t2) * C3 + 2 * C + h * hs;
-		float acc = 0.0f;
-
-		for (int i = 0; i < hs; i++)
-			acc = fma(dy[i], v[i], acc);
-		g[t2] = acc;
-	}
+	/* da[t,t2] = dout[t] . v[t2] */
+	ct_att_dots(g, dy, qkv + (size_t)b * T * C3 + 2 * C + h * hs, C3, t + 1, hs);
 	for (int t2 = 0; t2 <= t; t2++)
 		dot = fma(a[t2], g[t2], dot);
 	for (int t2 = 0; t2 <= t; t2++) {
@@ -276,6 +318,43 @@ __kernel void ct_attention_bwd_qkv(CT_BUF(__global, dqkv), CT_BUF(const __global
 	dqkv[(size_t)bt * C3 + c] = dqkv[(size_t)bt * C3 + c] + aq;
 	dqkv[(size_t)bt * C3 + C + c] = dqkv[(size_t)bt * C3 + C + c] + ak;
 	dqkv[(size_t)bt * C3 + 2 * C + c] = dqkv[(size_t)bt * C3 + 2 * C + c] + av;
+}
+
+/* ct_attention_bwd_qkv for 8 consecutive channels c0..c0+7 of one head
+ * per work-item (used when hs is a multiple of 8): the same chains, 8 at a
+ * time in a float8, so that they run side by side instead of each waiting
+ * on its own fmas. Global size (C/8, B*T). */
+__kernel void ct_attention_bwd_qkv8(CT_BUF(__global, dqkv), CT_BUF(const __global, datt),
+				    CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
+				    CT_BUF(const __global, att), int B, int T, int C, int NH)
+{
+	int c0 = get_global_id(0) * 8, bt = get_global_id(1);
+	int b, t, h, hs = C / NH, C3 = 3 * C;
+	size_t rowq, bh;
+	float8 aq = (float8)(0.0f), ak = (float8)(0.0f), av = (float8)(0.0f);
+	__global float *d;
+
+	if (c0 >= C || bt >= B * T)
+		return;
+	CT_AT(dqkv); CT_AT(datt); CT_AT(dout); CT_AT(qkv); CT_AT(att);
+	b = bt / T;
+	t = bt % T;
+	h = c0 / hs;
+	bh = (size_t)b * NH + h;
+	rowq = (bh * T + t) * T;
+	for (int t2 = 0; t2 <= t; t2++)
+		aq = fma((float8)(datt[rowq + t2]),
+			 vload8(0, qkv + ((size_t)b * T + t2) * C3 + C + c0), aq);
+	for (int tq = t; tq < T; tq++) {
+		size_t row = (bh * T + tq) * T + t;
+
+		ak = fma((float8)(datt[row]), vload8(0, qkv + ((size_t)b * T + tq) * C3 + c0), ak);
+		av = fma((float8)(att[row]), vload8(0, dout + ((size_t)b * T + tq) * C + c0), av);
+	}
+	d = dqkv + (size_t)bt * C3 + c0;
+	vstore8(vload8(0, d) + aq, 0, d);
+	vstore8(vload8(0, d + C) + ak, 0, d + C);
+	vstore8(vload8(0, d + 2 * C) + av, 0, d + 2 * C);
 }
 
 /* ---- elementwise ----------------------------------------------------------- */

@@ -26,6 +26,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATTENTION_FWD] = "ct_attention_fwd",
 	[CT_K_ATTENTION_BWD_G] = "ct_attention_bwd_g",
 	[CT_K_ATTENTION_BWD_QKV] = "ct_attention_bwd_qkv",
+	[CT_K_ATTENTION_BWD_QKV8] = "ct_attention_bwd_qkv8",
 	[CT_K_GELU_FWD] = "ct_gelu_fwd",
 	[CT_K_GELU_BWD] = "ct_gelu_bwd",
 	[CT_K_RESIDUAL_FWD] = "ct_residual_fwd",
@@ -186,6 +187,10 @@ static size_t pick_local(const struct ct_ocl_ops *ops, int id, size_t g0, size_t
 	size_t cus = ops->ocl->info.compute_units ? ops->ocl->info.compute_units : 1;
 	size_t target = g0 * (g1 ? g1 : 1) / (8 * cus);
 	size_t cap = ops->wg_max[id], l = 1;
+	const char *one = getenv("CT_OCL_WG1");
+
+	if (one != NULL && strstr(one, kernel_names[id]) != NULL)
+		return 1;
 
 	if (ops->ocl->info.type != CT_OCL_TYPE_CPU && cap > 256)
 		cap = 256;
@@ -496,6 +501,9 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 			      struct ct_dten qkv, struct ct_dten att,
 			      int B, int T, int C, int NH)
 {
+	/* 8 channels per work-item when a head's channels come in eights */
+	int k8 = (C / NH) % 8 == 0;
+	int id = k8 ? CT_K_ATTENTION_BWD_QKV8 : CT_K_ATTENTION_BWD_QKV;
 	int rc;
 
 	rc = ocl_args(ops, CT_K_ATTENTION_BWD_G, "ttttiiii", datt, dout, qkv, att,
@@ -503,10 +511,9 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_ATTENTION_BWD_G, (size_t)T, (size_t)B * NH);
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_ATTENTION_BWD_QKV, "tttttiiii", dqkv, datt, dout,
-			      qkv, att, B, T, C, NH);
+		rc = ocl_args(ops, id, "tttttiiii", dqkv, datt, dout, qkv, att, B, T, C, NH);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_ATTENTION_BWD_QKV, (size_t)C, (size_t)B * T);
+		rc = ocl_run(ops, id, (size_t)(k8 ? C / 8 : C), (size_t)B * T);
 	return rc;
 }
 

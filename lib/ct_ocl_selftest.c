@@ -1,10 +1,13 @@
 /*
  * ct_ocl_selftest.c - the conformance self-test (see ct_ocl_selftest.h).
  *
- * The work unit is chosen to touch every kernel and every awkward case
- * cheaply: sizes that are multiples of nothing (C = 20, NH = 2, T = 7,
- * V = 53 < Vp = 56), repeated tokens (encoder backward accumulation),
- * gradient clipping that triggers, weight decay, three AdamW steps.
+ * The work unit is chosen to touch the kernels real GPT-2 work units use
+ * and awkward cases, cheaply: a head size that is a multiple of 8 (as
+ * GPT-2's 64), a vocabulary large enough for the logits (and the MLP) to
+ * take the transposed forward while the qkv product does not, sizes that
+ * are multiples of nothing else (T = 7, V = 517 < Vp = 528), repeated
+ * tokens (encoder backward accumulation), gradient clipping that triggers,
+ * weight decay, three AdamW steps.
  */
 #include "ct_ocl_selftest.h"
 
@@ -18,7 +21,7 @@
 #define ST_NTOK 200
 
 static const struct ct_gpt2_config st_cfg = {
-	.maxT = 8, .V = 53, .L = 2, .NH = 2, .C = 20, .Vp = 56,
+	.maxT = 8, .V = 517, .L = 2, .NH = 2, .C = 32, .Vp = 528,
 };
 
 static void st_hparams(struct ct_wu_hparams *hp)

@@ -155,39 +155,78 @@ static int field(struct ct_buf *c, const char *name, const char *label,
 	return rc;
 }
 
-static int create_form(struct ct_web_req *req, struct ct_web_resp *resp,
-		       const char *error)
+/* A form as a table of parts, rendered in order after the error notice. */
+enum form_part_kind { FP_END = 0, FP_HTML, FP_CSRF, FP_FIELD };
+
+struct form_part {
+	enum form_part_kind kind;
+	const char *html;		/* FP_HTML: markup this file writes */
+	const char *name, *label, *type, *extra;	/* FP_FIELD, see field() */
+	int echo;			/* FP_FIELD: refill with the sent value */
+};
+
+#define HTML(h) { .kind = FP_HTML, .html = (h) }
+#define CSRF { .kind = FP_CSRF }
+#define FIELD(n, l, t, x, e) { .kind = FP_FIELD, .name = (n), .label = (l), \
+	.type = (t), .extra = (x), .echo = (e) }
+
+struct form {
+	const char *title;
+	int error_status;		/* HTTP status when showing an error */
+	const struct form_part *parts;	/* ends with FP_END */
+};
+
+/* Render form `f`, with `error` (or no notice when NULL) above it. */
+static int form_page(struct ct_web_req *req, struct ct_web_resp *resp,
+		     const struct form *f, const char *error)
 {
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
+	const struct form_part *p;
 	int rc;
 
 	rc = notice(&c, error, 1);
+	for (p = f->parts; rc == 0 && p->kind != FP_END; p++) {
+		if (p->kind == FP_HTML)
+			rc = ct_buf_appends(&c, p->html);
+		else if (p->kind == FP_CSRF)
+			rc = ct_web_csrf_field(req, &c);
+		else
+			rc = field(&c, p->name, p->label, p->type,
+				   p->echo ? ct_web_arg(req, p->name) : "",
+				   p->extra);
+	}
 	if (rc == 0)
-		rc = ct_buf_appends(&c, "<form class=\"box\" method=\"post\" "
-				    "action=\"/account/create\">");
-	if (rc == 0)
-		rc = ct_web_csrf_field(req, &c);
-	if (rc == 0)
-		rc = field(&c, "name", "Name (shown on the leaderboards)", "text",
-			   ct_web_arg(req, "name"), "required maxlength=\"64\"");
-	if (rc == 0)
-		rc = field(&c, "email", "E-mail address", "email",
-			   ct_web_arg(req, "email"), "required maxlength=\"254\"");
-	if (rc == 0)
-		rc = field(&c, "password", "Password (8 characters or more)",
-			   "password", "", "required minlength=\"8\" "
-			   "maxlength=\"256\" autocomplete=\"new-password\"");
-	if (rc == 0)
-		rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"create\">"
-			"Create account</button></form><p>Already have an account? "
-			"<a href=\"/account/login\">Sign in or look up your key</a>."
-			"</p>");
-	if (rc == 0)
-		rc = ct_web_render(req, resp, "Create an account", &c, NULL);
+		rc = ct_web_render(req, resp, f->title, &c, NULL);
 	if (rc == 0 && error != NULL)
-		resp->status = 400;
+		resp->status = f->error_status;
 	ct_buf_free(&c);
 	return rc;
+}
+
+static const struct form_part create_parts[] = {
+	HTML("<form class=\"box\" method=\"post\" action=\"/account/create\">"),
+	CSRF,
+	FIELD("name", "Name (shown on the leaderboards)", "text",
+	      "required maxlength=\"64\"", 1),
+	FIELD("email", "E-mail address", "email",
+	      "required maxlength=\"254\"", 1),
+	FIELD("password", "Password (8 characters or more)", "password",
+	      "required minlength=\"8\" maxlength=\"256\" "
+	      "autocomplete=\"new-password\"", 0),
+	HTML("<button type=\"submit\" id=\"create\">Create account</button>"
+	     "</form><p>Already have an account? <a href=\"/account/login\">"
+	     "Sign in or look up your key</a>.</p>"),
+	{ .kind = FP_END },
+};
+
+static const struct form create_form_def = {
+	.title = "Create an account", .error_status = 400, .parts = create_parts,
+};
+
+static int create_form(struct ct_web_req *req, struct ct_web_resp *resp,
+		       const char *error)
+{
+	return form_page(req, resp, &create_form_def, error);
 }
 
 /* The page that hands over the account key: the key and the exact
@@ -253,37 +292,32 @@ int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	return key_page(req, resp, "Welcome!", key, "Your account is ready.");
 }
 
+static const struct form_part login_parts[] = {
+	HTML("<h2>With e-mail and password</h2><p>This also shows your account "
+	     "key again.</p><form class=\"box\" method=\"post\" "
+	     "action=\"/account/login\">"),
+	CSRF,
+	FIELD("email", "E-mail address", "email", "required", 1),
+	FIELD("password", "Password", "password",
+	      "required autocomplete=\"current-password\"", 0),
+	HTML("<button type=\"submit\" id=\"login\">Sign in</button></form>"
+	     "<h2>With your account key</h2><form class=\"box\" "
+	     "method=\"post\" action=\"/account/login\">"),
+	CSRF,
+	FIELD("key", "Account key", "password", "required autocomplete=\"off\"", 0),
+	HTML("<button type=\"submit\" id=\"login-key\">Sign in</button></form>"
+	     "<p>No account yet? <a href=\"/account/create\">Create one</a>.</p>"),
+	{ .kind = FP_END },
+};
+
+static const struct form login_form_def = {
+	.title = "Sign in", .error_status = 403, .parts = login_parts,
+};
+
 static int login_form(struct ct_web_req *req, struct ct_web_resp *resp,
 		      const char *error)
 {
-	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	int rc;
-
-	rc = notice(&c, error, 1);
-	if (rc == 0)
-		rc = ct_buf_appends(&c, "<h2>With e-mail and password</h2><p>This "
-			"also shows your account key again.</p><form class=\"box\" "
-			"method=\"post\" action=\"/account/login\">");
-	if (rc == 0) rc = ct_web_csrf_field(req, &c);
-	if (rc == 0) rc = field(&c, "email", "E-mail address", "email",
-				ct_web_arg(req, "email"), "required");
-	if (rc == 0) rc = field(&c, "password", "Password", "password", "",
-				"required autocomplete=\"current-password\"");
-	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"login\">"
-			"Sign in</button></form><h2>With your account key</h2>"
-			"<form class=\"box\" method=\"post\" action=\"/account/login\">");
-	if (rc == 0) rc = ct_web_csrf_field(req, &c);
-	if (rc == 0) rc = field(&c, "key", "Account key", "password", "",
-				"required autocomplete=\"off\"");
-	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" id=\"login-key\">"
-			"Sign in</button></form><p>No account yet? <a href=\""
-			"/account/create\">Create one</a>.</p>");
-	if (rc == 0)
-		rc = ct_web_render(req, resp, "Sign in", &c, NULL);
-	if (rc == 0 && error != NULL)
-		resp->status = 403;
-	ct_buf_free(&c);
-	return rc;
+	return form_page(req, resp, &login_form_def, error);
 }
 
 int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
@@ -430,29 +464,24 @@ int ct_web_page_team_leave(struct ct_web_req *req, struct ct_web_resp *resp)
 	return team_post(req, resp, 0);
 }
 
+static const struct form_part team_parts[] = {
+	HTML("<form class=\"box\" method=\"post\" action=\"/teams/create\">"),
+	CSRF,
+	FIELD("name", "Team name", "text", "required maxlength=\"64\"", 1),
+	FIELD("description", "Description", "text", "maxlength=\"1000\"", 1),
+	HTML("<button type=\"submit\" id=\"team-create\">Create team</button>"
+	     "</form>"),
+	{ .kind = FP_END },
+};
+
+static const struct form team_form_def = {
+	.title = "Create a team", .error_status = 400, .parts = team_parts,
+};
+
 static int team_form(struct ct_web_req *req, struct ct_web_resp *resp,
 		     const char *error)
 {
-	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	int rc;
-
-	rc = notice(&c, error, 1);
-	if (rc == 0)
-		rc = ct_buf_appends(&c, "<form class=\"box\" method=\"post\" "
-				    "action=\"/teams/create\">");
-	if (rc == 0) rc = ct_web_csrf_field(req, &c);
-	if (rc == 0) rc = field(&c, "name", "Team name", "text",
-				ct_web_arg(req, "name"), "required maxlength=\"64\"");
-	if (rc == 0) rc = field(&c, "description", "Description", "text",
-				ct_web_arg(req, "description"), "maxlength=\"1000\"");
-	if (rc == 0) rc = ct_buf_appends(&c, "<button type=\"submit\" "
-				"id=\"team-create\">Create team</button></form>");
-	if (rc == 0)
-		rc = ct_web_render(req, resp, "Create a team", &c, NULL);
-	if (rc == 0 && error != NULL)
-		resp->status = 400;
-	ct_buf_free(&c);
-	return rc;
+	return form_page(req, resp, &team_form_def, error);
 }
 
 struct team_new {

@@ -5,6 +5,7 @@
  * application/json; errors are {"error": "..."} with the HTTP status.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,61 +15,209 @@
 #include "web_int.h"
 #include "web_json.h"
 
-static void j_user(struct ct_json *j, const struct ct_web_user *u)
+/* An object's members as a table: key, type and where the value lives in
+ * the struct, so each view's JSON shape reads as a list of fields. */
+enum jf_type { JF_INT, JF_NUM, JF_STR, JF_BOOL };
+
+struct jfield {
+	const char *key;
+	enum jf_type type;
+	size_t off;
+};
+
+#define JF(T, k, t, m) { .key = (k), .type = (t), .off = offsetof(T, m) }
+#define JEND { .key = NULL }
+
+static void j_members(struct ct_json *j, const void *row, const struct jfield *f)
+{
+	for (; f->key != NULL; f++) {
+		const char *p = (const char *)row + f->off;
+
+		switch (f->type) {
+		case JF_INT:
+			ct_json_kint(j, f->key, *(const int64_t *)p);
+			break;
+		case JF_NUM:
+			ct_json_knum(j, f->key, *(const double *)p);
+			break;
+		case JF_STR:
+			ct_json_kstr(j, f->key, p);
+			break;
+		case JF_BOOL:
+			ct_json_key(j, f->key);
+			ct_json_bool(j, *(const int *)p);
+			break;
+		}
+	}
+}
+
+static void j_object(struct ct_json *j, const void *row, const struct jfield *f)
 {
 	ct_json_obj_begin(j);
-	ct_json_kint(j, "id", u->id);
-	ct_json_kint(j, "rank", u->rank);
-	ct_json_kstr(j, "name", u->name);
-	ct_json_kstr(j, "country", u->country);
-	ct_json_kint(j, "teamid", u->teamid);
-	ct_json_kstr(j, "team_name", u->team_name);
-	ct_json_knum(j, "total_credit", u->total_credit);
-	ct_json_knum(j, "expavg_credit", u->expavg_credit);
-	ct_json_knum(j, "expavg_time", u->expavg_time);
-	ct_json_kint(j, "create_time", u->create_time);
+	j_members(j, row, f);
 	ct_json_obj_end(j);
 }
 
-static void j_team(struct ct_json *j, const struct ct_web_team *t)
-{
-	ct_json_obj_begin(j);
-	ct_json_kint(j, "id", t->id);
-	ct_json_kint(j, "rank", t->rank);
-	ct_json_kstr(j, "name", t->name);
-	ct_json_kint(j, "founder_id", t->userid);
-	ct_json_kstr(j, "founder_name", t->founder_name);
-	ct_json_kstr(j, "url", t->url);
-	ct_json_kstr(j, "description", t->description);
-	ct_json_kint(j, "nusers", t->nusers);
-	ct_json_knum(j, "total_credit", t->total_credit);
-	ct_json_knum(j, "expavg_credit", t->expavg_credit);
-	ct_json_knum(j, "expavg_time", t->expavg_time);
-	ct_json_kint(j, "create_time", t->create_time);
-	ct_json_obj_end(j);
-}
+#define U(k, t, m) JF(struct ct_web_user, k, t, m)
+static const struct jfield user_fields[] = {
+	U("id", JF_INT, id),
+	U("rank", JF_INT, rank),
+	U("name", JF_STR, name),
+	U("country", JF_STR, country),
+	U("teamid", JF_INT, teamid),
+	U("team_name", JF_STR, team_name),
+	U("total_credit", JF_NUM, total_credit),
+	U("expavg_credit", JF_NUM, expavg_credit),
+	U("expavg_time", JF_NUM, expavg_time),
+	U("create_time", JF_INT, create_time),
+	JEND
+};
+#undef U
 
-static void j_host(struct ct_json *j, const struct ct_web_host *h)
+#define T(k, t, m) JF(struct ct_web_team, k, t, m)
+static const struct jfield team_fields[] = {
+	T("id", JF_INT, id),
+	T("rank", JF_INT, rank),
+	T("name", JF_STR, name),
+	T("founder_id", JF_INT, userid),
+	T("founder_name", JF_STR, founder_name),
+	T("url", JF_STR, url),
+	T("description", JF_STR, description),
+	T("nusers", JF_INT, nusers),
+	T("total_credit", JF_NUM, total_credit),
+	T("expavg_credit", JF_NUM, expavg_credit),
+	T("expavg_time", JF_NUM, expavg_time),
+	T("create_time", JF_INT, create_time),
+	JEND
+};
+#undef T
+
+#define H(k, t, m) JF(struct ct_web_host, k, t, m)
+static const struct jfield host_fields[] = {
+	H("id", JF_INT, id),
+	H("rank", JF_INT, rank),
+	H("userid", JF_INT, userid),
+	H("owner_name", JF_STR, owner_name),
+	H("device", JF_STR, device),
+	H("cpu_model", JF_STR, cpu_model),
+	H("os", JF_STR, os),
+	H("ncpus", JF_INT, ncpus),
+	H("ram_bytes", JF_INT, ram_bytes),
+	H("client_version", JF_STR, client_version),
+	H("nresults_valid", JF_INT, nresults_valid),
+	H("nresults_invalid", JF_INT, nresults_invalid),
+	H("total_credit", JF_NUM, total_credit),
+	H("expavg_credit", JF_NUM, expavg_credit),
+	H("expavg_time", JF_NUM, expavg_time),
+	H("create_time", JF_INT, create_time),
+	H("rpc_time", JF_INT, rpc_time),
+	JEND
+};
+#undef H
+
+#define J(k, t, m) JF(struct ct_web_job, k, t, m)
+static const struct jfield job_fields[] = {
+	J("id", JF_INT, id),
+	J("name", JF_STR, name),
+	J("status", JF_STR, status_name),
+	J("error_message", JF_STR, error_message),
+	J("create_time", JF_INT, create_time),
+	J("finish_time", JF_INT, finish_time),
+	J("nshards", JF_INT, nshards),
+	J("nrounds", JF_INT, nrounds),
+	J("cur_round", JF_INT, cur_round),
+	J("steps", JF_INT, steps),
+	J("batch", JF_INT, batch),
+	J("seq", JF_INT, seq),
+	J("lr", JF_NUM, lr),
+	J("nwus", JF_INT, nwus),
+	J("nwus_done", JF_INT, nwus_done),
+	J("results_unsent", JF_INT, res_unsent),
+	J("results_in_progress", JF_INT, res_in_progress),
+	J("results_valid", JF_INT, res_valid),
+	J("results_invalid", JF_INT, res_invalid),
+	J("results_error", JF_INT, res_error),
+	J("credit", JF_NUM, credit),
+	J("base_eval_loss", JF_NUM, base_eval_loss),
+	J("final_eval_loss", JF_NUM, final_eval_loss),
+	J("model_sha256", JF_STR, model_sha256),
+	J("final_model_sha256", JF_STR, final_model_sha256),
+	JEND
+};
+#undef J
+
+#define R(k, t, m) JF(struct ct_web_round, k, t, m)
+static const struct jfield round_fields[] = {
+	R("round", JF_INT, idx),
+	R("status", JF_STR, status_name),
+	R("nwus", JF_INT, nwus),
+	R("nwus_done", JF_INT, nwus_done),
+	R("results_in_progress", JF_INT, res_in_progress),
+	R("results_valid", JF_INT, res_valid),
+	R("results_invalid", JF_INT, res_invalid),
+	R("base_eval_loss", JF_NUM, base_eval_loss),
+	R("eval_loss", JF_NUM, eval_loss),
+	R("model_sha256", JF_STR, model_sha256),
+	R("out_model_sha256", JF_STR, out_model_sha256),
+	R("create_time", JF_INT, create_time),
+	R("finish_time", JF_INT, finish_time),
+	JEND
+};
+#undef R
+
+#define C(k, t, m) JF(struct ct_web_contrib, k, t, m)
+static const struct jfield contrib_fields[] = {
+	C("userid", JF_INT, userid),
+	C("name", JF_STR, name),
+	C("nresults", JF_INT, nresults),
+	C("credit", JF_NUM, credit),
+	JEND
+};
+#undef C
+
+#define S(k, t, m) JF(struct ct_web_status, k, t, m)
+static const struct jfield status_fields[] = {
+	S("time", JF_INT, now),
+	S("results_ready_to_send", JF_INT, res_unsent),
+	S("results_in_progress", JF_INT, res_in_progress),
+	S("workunits_awaiting_validation", JF_INT, wu_need_validate),
+	S("workunits_awaiting_assimilation", JF_INT, wu_need_assimilate),
+	S("users", JF_INT, users),
+	S("users_with_credit", JF_INT, users_with_credit),
+	S("teams", JF_INT, teams),
+	S("hosts", JF_INT, hosts),
+	S("hosts_active_24h", JF_INT, hosts_active_24h),
+	S("jobs_running", JF_INT, jobs_running),
+	S("jobs_done", JF_INT, jobs_done),
+	S("credit_24h", JF_NUM, credit_24h),
+	S("tflops", JF_NUM, tflops),
+	S("total_credit", JF_NUM, total_credit),
+	JEND
+};
+#undef S
+
+#define RL(k, t, m) JF(struct ct_web_role, k, t, m)
+static const struct jfield role_fields[] = {
+	RL("role", JF_STR, role),
+	RL("instance", JF_STR, instance),
+	RL("alive", JF_BOOL, alive),
+	RL("beat_time", JF_INT, beat_time),
+	RL("nruns", JF_INT, nruns),
+	RL("nitems", JF_INT, nitems),
+	RL("last_error", JF_STR, last_error),
+	JEND
+};
+#undef RL
+
+/* "key": [objects...] for n rows of `size` bytes each. */
+static void j_array(struct ct_json *j, const char *key, const void *rows,
+		    size_t n, size_t size, const struct jfield *f)
 {
-	ct_json_obj_begin(j);
-	ct_json_kint(j, "id", h->id);
-	ct_json_kint(j, "rank", h->rank);
-	ct_json_kint(j, "userid", h->userid);
-	ct_json_kstr(j, "owner_name", h->owner_name);
-	ct_json_kstr(j, "device", h->device);
-	ct_json_kstr(j, "cpu_model", h->cpu_model);
-	ct_json_kstr(j, "os", h->os);
-	ct_json_kint(j, "ncpus", h->ncpus);
-	ct_json_kint(j, "ram_bytes", h->ram_bytes);
-	ct_json_kstr(j, "client_version", h->client_version);
-	ct_json_kint(j, "nresults_valid", h->nresults_valid);
-	ct_json_kint(j, "nresults_invalid", h->nresults_invalid);
-	ct_json_knum(j, "total_credit", h->total_credit);
-	ct_json_knum(j, "expavg_credit", h->expavg_credit);
-	ct_json_knum(j, "expavg_time", h->expavg_time);
-	ct_json_kint(j, "create_time", h->create_time);
-	ct_json_kint(j, "rpc_time", h->rpc_time);
-	ct_json_obj_end(j);
+	ct_json_key(j, key);
+	ct_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		j_object(j, (const char *)rows + i * size, f);
+	ct_json_arr_end(j);
 }
 
 static void j_board_head(struct ct_json *j, const struct ct_web_board *b)
@@ -80,8 +229,31 @@ static void j_board_head(struct ct_json *j, const struct ct_web_board *b)
 	ct_json_kint(j, "page_size", CT_WEB_PAGE_SIZE);
 }
 
+/* The three leaderboard rows, by the first letter of their name. */
+struct api_kind {
+	const struct jfield *fields;
+	size_t size;
+};
+
+static const struct api_kind user_kind = {
+	.fields = user_fields, .size = sizeof(struct ct_web_user),
+};
+static const struct api_kind team_kind = {
+	.fields = team_fields, .size = sizeof(struct ct_web_team),
+};
+static const struct api_kind host_kind = {
+	.fields = host_fields, .size = sizeof(struct ct_web_host),
+};
+
+static const struct api_kind *api_kind(const char *name)
+{
+	return name[0] == 'u' ? &user_kind : name[0] == 't' ? &team_kind :
+		&host_kind;
+}
+
 static int api_board(struct ct_web_req *req, struct ct_json *j, const char *what)
 {
+	const struct api_kind *k = api_kind(what);
 	struct ct_web_board b;
 	enum ct_web_sort s = ct_web_arg_sort(req);
 	int64_t page = ct_web_arg_page(req);
@@ -94,17 +266,7 @@ static int api_board(struct ct_web_req *req, struct ct_json *j, const char *what
 		return rc;
 	ct_json_obj_begin(j);
 	j_board_head(j, &b);
-	ct_json_key(j, what);
-	ct_json_arr_begin(j);
-	for (size_t i = 0; i < b.n; i++) {
-		if (what[0] == 'u')
-			j_user(j, &b.users[i]);
-		else if (what[0] == 't')
-			j_team(j, &b.teams[i]);
-		else
-			j_host(j, &b.hosts[i]);
-	}
-	ct_json_arr_end(j);
+	j_array(j, what, b.users, b.n, k->size, k->fields);
 	ct_json_obj_end(j);
 	ct_web_board_free(&b);
 	return 0;
@@ -149,56 +311,20 @@ static int api_one(struct ct_web_req *req, struct ct_json *j, const char *kind,
 	if (rc == 0) {
 		ct_json_obj_begin(j);
 		ct_json_key(j, kind);
-		if (kind[0] == 'u') j_user(j, &x.u);
-		else if (kind[0] == 't') j_team(j, &x.t);
-		else j_host(j, &x.h);
+		j_object(j, &x, api_kind(kind)->fields);
 		j_history(j, t, v, n);
-		if (kind[0] != 'h') {
-			ct_json_key(j, kind[0] == 'u' ? "hosts" : "members");
-			ct_json_arr_begin(j);
-			for (size_t i = 0; i < sub.n; i++) {
-				if (kind[0] == 'u') j_host(j, &sub.hosts[i]);
-				else j_user(j, &sub.users[i]);
-			}
-			ct_json_arr_end(j);
-		}
+		if (kind[0] == 'u')
+			j_array(j, "hosts", sub.hosts, sub.n, host_kind.size,
+				host_kind.fields);
+		else if (kind[0] == 't')
+			j_array(j, "members", sub.users, sub.n, user_kind.size,
+				user_kind.fields);
 		ct_json_obj_end(j);
 	}
 	ct_web_board_free(&sub);
 	free(t);
 	free(v);
 	return rc;
-}
-
-static void j_job(struct ct_json *j, const struct ct_web_job *x)
-{
-	ct_json_obj_begin(j);
-	ct_json_kint(j, "id", x->id);
-	ct_json_kstr(j, "name", x->name);
-	ct_json_kstr(j, "status", x->status_name);
-	ct_json_kstr(j, "error_message", x->error_message);
-	ct_json_kint(j, "create_time", x->create_time);
-	ct_json_kint(j, "finish_time", x->finish_time);
-	ct_json_kint(j, "nshards", x->nshards);
-	ct_json_kint(j, "nrounds", x->nrounds);
-	ct_json_kint(j, "cur_round", x->cur_round);
-	ct_json_kint(j, "steps", x->steps);
-	ct_json_kint(j, "batch", x->batch);
-	ct_json_kint(j, "seq", x->seq);
-	ct_json_knum(j, "lr", x->lr);
-	ct_json_kint(j, "nwus", x->nwus);
-	ct_json_kint(j, "nwus_done", x->nwus_done);
-	ct_json_kint(j, "results_unsent", x->res_unsent);
-	ct_json_kint(j, "results_in_progress", x->res_in_progress);
-	ct_json_kint(j, "results_valid", x->res_valid);
-	ct_json_kint(j, "results_invalid", x->res_invalid);
-	ct_json_kint(j, "results_error", x->res_error);
-	ct_json_knum(j, "credit", x->credit);
-	ct_json_knum(j, "base_eval_loss", x->base_eval_loss);
-	ct_json_knum(j, "final_eval_loss", x->final_eval_loss);
-	ct_json_kstr(j, "model_sha256", x->model_sha256);
-	ct_json_kstr(j, "final_model_sha256", x->final_model_sha256);
-	ct_json_obj_end(j);
 }
 
 static int api_jobs(struct ct_web_req *req, struct ct_json *j)
@@ -210,33 +336,10 @@ static int api_jobs(struct ct_web_req *req, struct ct_json *j)
 	if (rc < 0)
 		return rc;
 	ct_json_obj_begin(j);
-	ct_json_key(j, "jobs");
-	ct_json_arr_begin(j);
-	for (size_t i = 0; i < n; i++)
-		j_job(j, &jobs[i]);
-	ct_json_arr_end(j);
+	j_array(j, "jobs", jobs, n, sizeof(*jobs), job_fields);
 	ct_json_obj_end(j);
 	free(jobs);
 	return 0;
-}
-
-static void j_round(struct ct_json *j, const struct ct_web_round *r)
-{
-	ct_json_obj_begin(j);
-	ct_json_kint(j, "round", r->idx);
-	ct_json_kstr(j, "status", r->status_name);
-	ct_json_kint(j, "nwus", r->nwus);
-	ct_json_kint(j, "nwus_done", r->nwus_done);
-	ct_json_kint(j, "results_in_progress", r->res_in_progress);
-	ct_json_kint(j, "results_valid", r->res_valid);
-	ct_json_kint(j, "results_invalid", r->res_invalid);
-	ct_json_knum(j, "base_eval_loss", r->base_eval_loss);
-	ct_json_knum(j, "eval_loss", r->eval_loss);
-	ct_json_kstr(j, "model_sha256", r->model_sha256);
-	ct_json_kstr(j, "out_model_sha256", r->out_model_sha256);
-	ct_json_kint(j, "create_time", r->create_time);
-	ct_json_kint(j, "finish_time", r->finish_time);
-	ct_json_obj_end(j);
 }
 
 static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
@@ -251,23 +354,9 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 		return rc;
 	ct_json_obj_begin(j);
 	ct_json_key(j, "job");
-	j_job(j, &job);
-	ct_json_key(j, "rounds");
-	ct_json_arr_begin(j);
-	for (size_t i = 0; i < nr; i++)
-		j_round(j, &r[i]);
-	ct_json_arr_end(j);
-	ct_json_key(j, "contributors");
-	ct_json_arr_begin(j);
-	for (size_t i = 0; i < nk; i++) {
-		ct_json_obj_begin(j);
-		ct_json_kint(j, "userid", k[i].userid);
-		ct_json_kstr(j, "name", k[i].name);
-		ct_json_kint(j, "nresults", k[i].nresults);
-		ct_json_knum(j, "credit", k[i].credit);
-		ct_json_obj_end(j);
-	}
-	ct_json_arr_end(j);
+	j_object(j, &job, job_fields);
+	j_array(j, "rounds", r, nr, sizeof(*r), round_fields);
+	j_array(j, "contributors", k, nk, sizeof(*k), contrib_fields);
 	ct_json_obj_end(j);
 	free(r);
 	free(k);
@@ -282,36 +371,9 @@ static int api_status(struct ct_web_req *req, struct ct_json *j)
 	if (rc < 0)
 		return rc;
 	ct_json_obj_begin(j);
-	ct_json_kint(j, "time", st.now);
-	ct_json_kint(j, "results_ready_to_send", st.res_unsent);
-	ct_json_kint(j, "results_in_progress", st.res_in_progress);
-	ct_json_kint(j, "workunits_awaiting_validation", st.wu_need_validate);
-	ct_json_kint(j, "workunits_awaiting_assimilation", st.wu_need_assimilate);
-	ct_json_kint(j, "users", st.users);
-	ct_json_kint(j, "users_with_credit", st.users_with_credit);
-	ct_json_kint(j, "teams", st.teams);
-	ct_json_kint(j, "hosts", st.hosts);
-	ct_json_kint(j, "hosts_active_24h", st.hosts_active_24h);
-	ct_json_kint(j, "jobs_running", st.jobs_running);
-	ct_json_kint(j, "jobs_done", st.jobs_done);
-	ct_json_knum(j, "credit_24h", st.credit_24h);
-	ct_json_knum(j, "tflops", st.tflops);
-	ct_json_knum(j, "total_credit", st.total_credit);
-	ct_json_key(j, "roles");
-	ct_json_arr_begin(j);
-	for (size_t i = 0; i < st.nroles; i++) {
-		ct_json_obj_begin(j);
-		ct_json_kstr(j, "role", st.roles[i].role);
-		ct_json_kstr(j, "instance", st.roles[i].instance);
-		ct_json_key(j, "alive");
-		ct_json_bool(j, st.roles[i].alive);
-		ct_json_kint(j, "beat_time", st.roles[i].beat_time);
-		ct_json_kint(j, "nruns", st.roles[i].nruns);
-		ct_json_kint(j, "nitems", st.roles[i].nitems);
-		ct_json_kstr(j, "last_error", st.roles[i].last_error);
-		ct_json_obj_end(j);
-	}
-	ct_json_arr_end(j);
+	j_members(j, &st, status_fields);
+	j_array(j, "roles", st.roles, st.nroles, sizeof(st.roles[0]),
+		role_fields);
 	ct_json_obj_end(j);
 	return 0;
 }

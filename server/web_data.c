@@ -4,6 +4,7 @@
  * prepares it once; the two orders of a leaderboard are two literals.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,7 @@ void ct_web_board_free(struct ct_web_board *b)
 	b->n = 0;
 }
 
-/* ---- users --------------------------------------------------------------- */
-
-#define USER_SEL "u.id, u.name, u.country, u.url, u.teamid, " \
-	"COALESCE(t.name, ''), u.total_credit, u.expavg_credit, " \
-	"u.expavg_time, u.create_time "
-#define USER_JOIN "LEFT JOIN team t ON t.id = u.teamid "
-#define USER_COLS USER_SEL "FROM `user` u " USER_JOIN
+/* ---- leaderboards: users, teams, hosts ----------------------------------- */
 
 /* A team's members and a user's computers are read through the owner's
  * index (FORCE INDEX: left alone, MariaDB walks the whole credit index
@@ -48,14 +43,46 @@ void ct_web_board_free(struct ct_web_board *b)
  * Leaderboards are "deferred joins": the inner SELECT reads only the
  * credit index (ids in order, LIMIT/OFFSET applied there), then the page's
  * rows are joined by primary key. Joining first makes MariaDB sort the
- * whole table instead (measured by bench/bench_web). */
-#define USER_PAGE(order) "SELECT " USER_SEL "FROM (SELECT id FROM `user` " \
-	"ORDER BY " order " DESC, id DESC LIMIT ? OFFSET ?) k " \
-	"JOIN `user` u ON u.id = k.id " USER_JOIN \
-	"ORDER BY u." order " DESC, u.id DESC"
+ * whole table instead (measured by bench/bench_web).
+ *
+ * PAGE(tbl, a, SEL, JOIN, order): one such page of table `tbl` aliased `a`;
+ * OWNED(tbl, a, SEL, JOIN, idx, col, order): the rows whose `col` is the
+ * owner's id, read through index `idx`, at most 4 pages. */
+#define PAGE(tbl, a, sel, join, order) "SELECT " sel "FROM (SELECT id FROM " \
+	tbl " ORDER BY " order " DESC, id DESC LIMIT ? OFFSET ?) k " \
+	"JOIN " tbl " " a " ON " a ".id = k.id " join \
+	"ORDER BY " a "." order " DESC, " a ".id DESC"
+#define OWNED(tbl, a, sel, join, idx, col, order) "SELECT " sel "FROM " tbl \
+	" " a " FORCE INDEX (" idx ") " join "WHERE " a "." col " = ? " \
+	"ORDER BY " a "." order " DESC, " a ".id DESC LIMIT ?"
+/* How many rows rank above a row with this RAC (ties broken by id). */
+#define RANK(tbl) "SELECT COUNT(*) FROM " tbl " WHERE " \
+	"expavg_credit > ? OR (expavg_credit = ? AND id > ?)"
+/* Credit granted per day to one row, newest day first. */
+#define HISTORY(col) "SELECT create_time DIV 86400 AS d, SUM(credit) " \
+	"FROM credit_event WHERE " col " = ? GROUP BY d ORDER BY d DESC LIMIT ?"
 
-static void read_user(const struct ct_db_res *res, struct ct_web_user *u)
+/* What differs between the three leaderboards: the row struct (size, where
+ * its rank and RAC live, how a result row fills it) and the SQL texts.
+ * page_sql/owner_sql are indexed by enum ct_web_sort. */
+struct board_kind {
+	const char *name;		/* "user": for errors and history */
+	size_t size, rank_off, expavg_off;
+	void (*read)(const struct ct_db_res *res, void *row);
+	const char *count_sql, *page_sql[2];
+	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
+	const char *get_sql, *rank_sql, *history_sql;
+};
+
+#define USER_SEL "u.id, u.name, u.country, u.url, u.teamid, " \
+	"COALESCE(t.name, ''), u.total_credit, u.expavg_credit, " \
+	"u.expavg_time, u.create_time "
+#define USER_JOIN "LEFT JOIN team t ON t.id = u.teamid "
+
+static void read_user(const struct ct_db_res *res, void *row)
 {
+	struct ct_web_user *u = row;
+
 	memset(u, 0, sizeof(*u));
 	u->id = ct_db_int(res, 0);
 	COPY(u->name, res, 1);
@@ -69,108 +96,40 @@ static void read_user(const struct ct_db_res *res, struct ct_web_user *u)
 	u->create_time = ct_db_int(res, 9);
 }
 
-static int fill_users(struct ct_db_res *res, struct ct_web_board *b,
-		      int64_t first_rank)
-{
-	size_t n = ct_db_nrows(res), i = 0;
-
-	b->users = n ? calloc(n, sizeof(*b->users)) : NULL;
-	if (n && b->users == NULL)
-		return ct_error(CT_ENOMEM, "web: %zu users", n);
-	while (ct_db_next(res) > 0 && i < n) {
-		read_user(res, &b->users[i]);
-		b->users[i].rank = first_rank + (int64_t)i;
-		i++;
-	}
-	b->n = i;
-	return 0;
-}
-
-int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
-		 int64_t teamid, struct ct_web_board *b)
-{
-	struct ct_db_res *res = NULL;
-	int64_t total = 0, off;
-	int rc;
-
-	memset(b, 0, sizeof(*b));
-	b->sort = sort;
-	if (page < 1 || page > CT_WEB_MAX_PAGE)
-		page = 1;
-	if (teamid > 0) {
-		page = 1;
-		rc = ct_db_query_int(db, &total, "SELECT COUNT(*) FROM `user` "
-				     "WHERE teamid = ?", "l", teamid);
-		if (rc < 0)
-			return rc;
-		rc = sort == CT_WEB_SORT_TOTAL ?
-			ct_db_query(db, &res, "SELECT " USER_SEL "FROM `user` u FORCE INDEX (user_team) " USER_JOIN
-				"WHERE u.teamid = ? "
-				"ORDER BY u.total_credit DESC, u.id DESC LIMIT ?",
-				"li", teamid, CT_WEB_PAGE_SIZE * 4) :
-			ct_db_query(db, &res, "SELECT " USER_SEL "FROM `user` u FORCE INDEX (user_team) " USER_JOIN
-				"WHERE u.teamid = ? "
-				"ORDER BY u.expavg_credit DESC, u.id DESC LIMIT ?",
-				"li", teamid, CT_WEB_PAGE_SIZE * 4);
-		off = 0;
-	} else {
-		rc = ct_db_query_int(db, &total, "SELECT COUNT(*) FROM `user`", "");
-		if (rc < 0)
-			return rc;
-		off = (page - 1) * CT_WEB_PAGE_SIZE;
-		rc = sort == CT_WEB_SORT_TOTAL ?
-			ct_db_query(db, &res, USER_PAGE("total_credit"), "ll",
-				    (int64_t)CT_WEB_PAGE_SIZE, off) :
-			ct_db_query(db, &res, USER_PAGE("expavg_credit"), "ll",
-				    (int64_t)CT_WEB_PAGE_SIZE, off);
-	}
-	if (rc < 0)
-		return rc;
-	board_pages(b, page, total);
-	rc = fill_users(res, b, off + 1);
-	ct_db_res_free(res);
-	return rc;
-}
-
-int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
-{
-	struct ct_db_res *res = NULL;
-	int64_t above = 0;
-	int rc;
-
-	rc = ct_db_query(db, &res, "SELECT " USER_COLS "WHERE u.id = ?", "l", id);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no user %lld", (long long)id);
-	}
-	read_user(res, u);
-	ct_db_res_free(res);
-	rc = ct_db_query_int(db, &above, "SELECT COUNT(*) FROM `user` WHERE "
-		"expavg_credit > ? OR (expavg_credit = ? AND id > ?)", "ddl",
-		u->expavg_credit, u->expavg_credit, id);
-	if (rc < 0)
-		return rc;
-	u->rank = above + 1;
-	return ct_db_query_int(db, &u->nhosts, "SELECT COUNT(*) FROM host "
-			       "WHERE userid = ?", "l", id);
-}
-
-/* ---- teams --------------------------------------------------------------- */
+static const struct board_kind user_board = {
+	.name = "user",
+	.size = sizeof(struct ct_web_user),
+	.rank_off = offsetof(struct ct_web_user, rank),
+	.expavg_off = offsetof(struct ct_web_user, expavg_credit),
+	.read = read_user,
+	.count_sql = "SELECT COUNT(*) FROM `user`",
+	.page_sql = {
+		[CT_WEB_SORT_RAC] = PAGE("`user`", "u", USER_SEL, USER_JOIN,
+					 "expavg_credit"),
+		[CT_WEB_SORT_TOTAL] = PAGE("`user`", "u", USER_SEL, USER_JOIN,
+					   "total_credit"),
+	},
+	.owner_count_sql = "SELECT COUNT(*) FROM `user` WHERE teamid = ?",
+	.owner_sql = {
+		[CT_WEB_SORT_RAC] = OWNED("`user`", "u", USER_SEL, USER_JOIN,
+			"user_team", "teamid", "expavg_credit"),
+		[CT_WEB_SORT_TOTAL] = OWNED("`user`", "u", USER_SEL, USER_JOIN,
+			"user_team", "teamid", "total_credit"),
+	},
+	.get_sql = "SELECT " USER_SEL "FROM `user` u " USER_JOIN "WHERE u.id = ?",
+	.rank_sql = RANK("`user`"),
+	.history_sql = HISTORY("userid"),
+};
 
 #define TEAM_SEL "t.id, t.name, t.userid, COALESCE(u.name, ''), t.url, " \
 	"t.description, t.nusers, t.total_credit, t.expavg_credit, " \
 	"t.expavg_time, t.create_time "
 #define TEAM_JOIN "LEFT JOIN `user` u ON u.id = t.userid "
-#define TEAM_COLS TEAM_SEL "FROM team t " TEAM_JOIN
-#define TEAM_PAGE(order) "SELECT " TEAM_SEL "FROM (SELECT id FROM team " \
-	"ORDER BY " order " DESC, id DESC LIMIT ? OFFSET ?) k " \
-	"JOIN team t ON t.id = k.id " TEAM_JOIN \
-	"ORDER BY t." order " DESC, t.id DESC"
 
-static void read_team(const struct ct_db_res *res, struct ct_web_team *t)
+static void read_team(const struct ct_db_res *res, void *row)
 {
+	struct ct_web_team *t = row;
+
 	memset(t, 0, sizeof(*t));
 	t->id = ct_db_int(res, 0);
 	COPY(t->name, res, 1);
@@ -185,69 +144,23 @@ static void read_team(const struct ct_db_res *res, struct ct_web_team *t)
 	t->create_time = ct_db_int(res, 10);
 }
 
-int ct_web_teams(struct ct_db *db, enum ct_web_sort sort, int64_t page,
-		 struct ct_web_board *b)
-{
-	struct ct_db_res *res = NULL;
-	int64_t total = 0, off;
-	size_t n, i = 0;
-	int rc;
-
-	memset(b, 0, sizeof(*b));
-	b->sort = sort;
-	if (page < 1 || page > CT_WEB_MAX_PAGE)
-		page = 1;
-	rc = ct_db_query_int(db, &total, "SELECT COUNT(*) FROM team", "");
-	if (rc < 0)
-		return rc;
-	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	rc = sort == CT_WEB_SORT_TOTAL ?
-		ct_db_query(db, &res, TEAM_PAGE("total_credit"), "ll",
-			    (int64_t)CT_WEB_PAGE_SIZE, off) :
-		ct_db_query(db, &res, TEAM_PAGE("expavg_credit"), "ll",
-			    (int64_t)CT_WEB_PAGE_SIZE, off);
-	if (rc < 0)
-		return rc;
-	board_pages(b, page, total);
-	n = ct_db_nrows(res);
-	b->teams = n ? calloc(n, sizeof(*b->teams)) : NULL;
-	if (n && b->teams == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu teams", n);
-	}
-	while (ct_db_next(res) > 0 && i < n) {
-		read_team(res, &b->teams[i]);
-		b->teams[i].rank = off + 1 + (int64_t)i;
-		i++;
-	}
-	b->n = i;
-	ct_db_res_free(res);
-	return 0;
-}
-
-int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
-{
-	struct ct_db_res *res = NULL;
-	int64_t above = 0;
-	int rc;
-
-	rc = ct_db_query(db, &res, "SELECT " TEAM_COLS "WHERE t.id = ?", "l", id);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no team %lld", (long long)id);
-	}
-	read_team(res, t);
-	ct_db_res_free(res);
-	rc = ct_db_query_int(db, &above, "SELECT COUNT(*) FROM team WHERE "
-		"expavg_credit > ? OR (expavg_credit = ? AND id > ?)", "ddl",
-		t->expavg_credit, t->expavg_credit, id);
-	t->rank = above + 1;
-	return rc < 0 ? rc : 0;
-}
-
-/* ---- hosts --------------------------------------------------------------- */
+static const struct board_kind team_board = {
+	.name = "team",
+	.size = sizeof(struct ct_web_team),
+	.rank_off = offsetof(struct ct_web_team, rank),
+	.expavg_off = offsetof(struct ct_web_team, expavg_credit),
+	.read = read_team,
+	.count_sql = "SELECT COUNT(*) FROM team",
+	.page_sql = {
+		[CT_WEB_SORT_RAC] = PAGE("team", "t", TEAM_SEL, TEAM_JOIN,
+					 "expavg_credit"),
+		[CT_WEB_SORT_TOTAL] = PAGE("team", "t", TEAM_SEL, TEAM_JOIN,
+					   "total_credit"),
+	},
+	.get_sql = "SELECT " TEAM_SEL "FROM team t " TEAM_JOIN "WHERE t.id = ?",
+	.rank_sql = RANK("team"),
+	.history_sql = HISTORY("teamid"),
+};
 
 #define HOST_SEL "h.id, h.userid, COALESCE(u.name, ''), h.os, h.cpu_model, " \
 	"COALESCE(d.name, ''), h.ncpus, h.ram_bytes, h.client_version, " \
@@ -255,14 +168,11 @@ int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
 	"h.expavg_credit, h.expavg_time, h.create_time, h.rpc_time "
 #define HOST_JOIN "LEFT JOIN `user` u ON u.id = h.userid " \
 	"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
-#define HOST_COLS HOST_SEL "FROM host h " HOST_JOIN
-#define HOST_PAGE(order) "SELECT " HOST_SEL "FROM (SELECT id FROM host " \
-	"ORDER BY " order " DESC, id DESC LIMIT ? OFFSET ?) k " \
-	"JOIN host h ON h.id = k.id " HOST_JOIN \
-	"ORDER BY h." order " DESC, h.id DESC"
 
-static void read_host(const struct ct_db_res *res, struct ct_web_host *h)
+static void read_host(const struct ct_db_res *res, void *row)
 {
+	struct ct_web_host *h = row;
+
 	memset(h, 0, sizeof(*h));
 	h->id = ct_db_int(res, 0);
 	h->userid = ct_db_int(res, 1);
@@ -282,110 +192,178 @@ static void read_host(const struct ct_db_res *res, struct ct_web_host *h)
 	h->rpc_time = ct_db_int(res, 15);
 }
 
-static int host_query(struct ct_db *db, struct ct_db_res **res,
-		      enum ct_web_sort sort, int64_t userid, int64_t off)
+static const struct board_kind host_board = {
+	.name = "host",
+	.size = sizeof(struct ct_web_host),
+	.rank_off = offsetof(struct ct_web_host, rank),
+	.expavg_off = offsetof(struct ct_web_host, expavg_credit),
+	.read = read_host,
+	.count_sql = "SELECT COUNT(*) FROM host",
+	.page_sql = {
+		[CT_WEB_SORT_RAC] = PAGE("host", "h", HOST_SEL, HOST_JOIN,
+					 "expavg_credit"),
+		[CT_WEB_SORT_TOTAL] = PAGE("host", "h", HOST_SEL, HOST_JOIN,
+					   "total_credit"),
+	},
+	.owner_count_sql = "SELECT COUNT(*) FROM host WHERE userid = ?",
+	.owner_sql = {
+		[CT_WEB_SORT_RAC] = OWNED("host", "h", HOST_SEL, HOST_JOIN,
+			"host_user_cpid", "userid", "expavg_credit"),
+		[CT_WEB_SORT_TOTAL] = OWNED("host", "h", HOST_SEL, HOST_JOIN,
+			"host_user_cpid", "userid", "total_credit"),
+	},
+	.get_sql = "SELECT " HOST_SEL "FROM host h " HOST_JOIN "WHERE h.id = ?",
+	.rank_sql = RANK("host"),
+	.history_sql = HISTORY("hostid"),
+};
+
+static int64_t *row_rank(const struct board_kind *k, void *row)
 {
-	if (userid > 0)
-		return sort == CT_WEB_SORT_TOTAL ?
-			ct_db_query(db, res, "SELECT " HOST_SEL "FROM host h FORCE INDEX (host_user_cpid) " HOST_JOIN
-				"WHERE h.userid = ? "
-				"ORDER BY h.total_credit DESC, h.id DESC LIMIT ?",
-				"li", userid, CT_WEB_PAGE_SIZE * 4) :
-			ct_db_query(db, res, "SELECT " HOST_SEL "FROM host h FORCE INDEX (host_user_cpid) " HOST_JOIN
-				"WHERE h.userid = ? "
-				"ORDER BY h.expavg_credit DESC, h.id DESC LIMIT ?",
-				"li", userid, CT_WEB_PAGE_SIZE * 4);
-	return sort == CT_WEB_SORT_TOTAL ?
-		ct_db_query(db, res, HOST_PAGE("total_credit"), "ll",
-			    (int64_t)CT_WEB_PAGE_SIZE, off) :
-		ct_db_query(db, res, HOST_PAGE("expavg_credit"), "ll",
-			    (int64_t)CT_WEB_PAGE_SIZE, off);
+	return (int64_t *)((char *)row + k->rank_off);
+}
+
+/* Read every row of `res` into a new array at b->users (the union's members
+ * share one pointer), ranked from first_rank. Does not free `res`. */
+static int fill_board(const struct board_kind *k, struct ct_db_res *res,
+		      struct ct_web_board *b, int64_t first_rank)
+{
+	size_t n = ct_db_nrows(res), i = 0;
+	char *rows;
+
+	rows = n ? calloc(n, k->size) : NULL;
+	if (n && rows == NULL)
+		return ct_error(CT_ENOMEM, "web: %zu %ss", n, k->name);
+	b->users = (void *)rows;
+	while (ct_db_next(res) > 0 && i < n) {
+		k->read(res, rows + i * k->size);
+		*row_rank(k, rows + i * k->size) = first_rank + (int64_t)i;
+		i++;
+	}
+	b->n = i;
+	return 0;
+}
+
+/* One page of board `k` in `sort` order, or (owner > 0, for kinds with an
+ * owner) the rows of that owner, all on page 1. */
+static int board(struct ct_db *db, const struct board_kind *k,
+		 enum ct_web_sort sort, int64_t page, int64_t owner,
+		 struct ct_web_board *b)
+{
+	struct ct_db_res *res = NULL;
+	int64_t total = 0, off;
+	int s = sort == CT_WEB_SORT_TOTAL ? CT_WEB_SORT_TOTAL : CT_WEB_SORT_RAC;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->sort = sort;
+	if (page < 1 || page > CT_WEB_MAX_PAGE || owner > 0)
+		page = 1;
+	off = (page - 1) * CT_WEB_PAGE_SIZE;
+	if (owner > 0) {
+		rc = ct_db_query_int(db, &total, k->owner_count_sql, "l", owner);
+		if (rc < 0)
+			return rc;
+		rc = ct_db_query(db, &res, k->owner_sql[s], "li", owner,
+				 CT_WEB_PAGE_SIZE * 4);
+	} else {
+		rc = ct_db_query_int(db, &total, k->count_sql, "");
+		if (rc < 0)
+			return rc;
+		rc = ct_db_query(db, &res, k->page_sql[s], "ll",
+				 (int64_t)CT_WEB_PAGE_SIZE, off);
+	}
+	if (rc < 0)
+		return rc;
+	board_pages(b, page, total);
+	rc = fill_board(k, res, b, off + 1);
+	ct_db_res_free(res);
+	return rc;
+}
+
+int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
+		 int64_t teamid, struct ct_web_board *b)
+{
+	return board(db, &user_board, sort, page, teamid, b);
+}
+
+int ct_web_teams(struct ct_db *db, enum ct_web_sort sort, int64_t page,
+		 struct ct_web_board *b)
+{
+	return board(db, &team_board, sort, page, 0, b);
 }
 
 int ct_web_hosts(struct ct_db *db, enum ct_web_sort sort, int64_t page,
 		 int64_t userid, struct ct_web_board *b)
 {
-	struct ct_db_res *res = NULL;
-	int64_t total = 0, off;
-	size_t n, i = 0;
-	int rc;
-
-	memset(b, 0, sizeof(*b));
-	b->sort = sort;
-	if (page < 1 || page > CT_WEB_MAX_PAGE || userid > 0)
-		page = 1;
-	rc = userid > 0 ?
-		ct_db_query_int(db, &total, "SELECT COUNT(*) FROM host "
-				"WHERE userid = ?", "l", userid) :
-		ct_db_query_int(db, &total, "SELECT COUNT(*) FROM host", "");
-	if (rc < 0)
-		return rc;
-	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	rc = host_query(db, &res, sort, userid, off);
-	if (rc < 0)
-		return rc;
-	board_pages(b, page, total);
-	n = ct_db_nrows(res);
-	b->hosts = n ? calloc(n, sizeof(*b->hosts)) : NULL;
-	if (n && b->hosts == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu hosts", n);
-	}
-	while (ct_db_next(res) > 0 && i < n) {
-		read_host(res, &b->hosts[i]);
-		b->hosts[i].rank = off + 1 + (int64_t)i;
-		i++;
-	}
-	b->n = i;
-	ct_db_res_free(res);
-	return 0;
+	return board(db, &host_board, sort, page, userid, b);
 }
 
-int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
+/* Row `id` of board `k` into `row`, with its rank by RAC. */
+static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
+		   void *row)
 {
 	struct ct_db_res *res = NULL;
 	int64_t above = 0;
+	double rac;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT " HOST_COLS "WHERE h.id = ?", "l", id);
+	rc = ct_db_query(db, &res, k->get_sql, "l", id);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) <= 0) {
 		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no host %lld", (long long)id);
+		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	}
-	read_host(res, h);
+	k->read(res, row);
 	ct_db_res_free(res);
-	rc = ct_db_query_int(db, &above, "SELECT COUNT(*) FROM host WHERE "
-		"expavg_credit > ? OR (expavg_credit = ? AND id > ?)", "ddl",
-		h->expavg_credit, h->expavg_credit, id);
+	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
+	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
 	if (rc < 0)
 		return rc;
-	h->rank = above + 1;
+	*row_rank(k, row) = above + 1;
+	return 0;
+}
+
+int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
+{
+	int rc = get_row(db, &user_board, id, u);
+
+	if (rc < 0)
+		return rc;
+	return ct_db_query_int(db, &u->nhosts, "SELECT COUNT(*) FROM host "
+			       "WHERE userid = ?", "l", id);
+}
+
+int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
+{
+	return get_row(db, &team_board, id, t);
+}
+
+int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
+{
+	int rc = get_row(db, &host_board, id, h);
+
+	if (rc < 0)
+		return rc;
 	return ct_db_query_int(db, &h->ndevices, "SELECT COUNT(*) FROM device "
 			       "WHERE hostid = ?", "l", id);
 }
 
 /* ---- credit history ------------------------------------------------------ */
 
+static const struct board_kind *const boards[] = {
+	&user_board, &team_board, &host_board,
+};
+
 static int history_query(struct ct_db *db, struct ct_db_res **res,
 			 const char *kind, int64_t id)
 {
-	if (strcmp(kind, "user") == 0)
-		return ct_db_query(db, res, "SELECT create_time DIV 86400 AS d, "
-			"SUM(credit) FROM credit_event WHERE userid = ? "
-			"GROUP BY d ORDER BY d DESC LIMIT ?", "li", id,
-			CT_WEB_HIST_DAYS);
-	if (strcmp(kind, "team") == 0)
-		return ct_db_query(db, res, "SELECT create_time DIV 86400 AS d, "
-			"SUM(credit) FROM credit_event WHERE teamid = ? "
-			"GROUP BY d ORDER BY d DESC LIMIT ?", "li", id,
-			CT_WEB_HIST_DAYS);
-	if (strcmp(kind, "host") == 0)
-		return ct_db_query(db, res, "SELECT create_time DIV 86400 AS d, "
-			"SUM(credit) FROM credit_event WHERE hostid = ? "
-			"GROUP BY d ORDER BY d DESC LIMIT ?", "li", id,
-			CT_WEB_HIST_DAYS);
+	size_t i;
+
+	for (i = 0; i < sizeof(boards) / sizeof(boards[0]); i++)
+		if (strcmp(kind, boards[i]->name) == 0)
+			return ct_db_query(db, res, boards[i]->history_sql,
+					   "li", id, CT_WEB_HIST_DAYS);
 	return ct_error(CT_EINVAL, "web: history of '%s'", kind);
 }
 

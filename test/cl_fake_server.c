@@ -5,7 +5,7 @@
  * and report) is tested on its own, independently of the real server.
  *
  *   cl_fake_server DIR [--port P] [--results N] [--steps S] [--delay D]
- *                      [--bad-hash] [--garbage N]
+ *                      [--bad-hash] [--garbage N] [--lose-acks N]
  *
  * It writes a tiny random GPT-2 model and a token file into DIR and serves
  * the protocol of doc/protocol.md: /rpc/scheduler hands out N results
@@ -19,7 +19,9 @@
  * report as "DUP NAME"; an error report's SHA256 field is its error code).
  * The port goes to DIR/port when it listens. Faults for the tests of bad
  * input: --bad-hash announces a wrong SHA-256 for the data file; --garbage N
- * answers the first N scheduler requests with malformed XML.
+ * answers the first N scheduler requests with malformed XML; --lose-acks N
+ * records the reports of the first N requests that carry some, then answers
+ * them with HTTP 500 as if the reply were lost on the way.
  */
 #include "ct_buf.h"
 #include "ct_delta.h"
@@ -43,7 +45,7 @@
 struct fake {
 	const char *dir;
 	int port, nresults, steps, given;
-	int bad_hash, garbage;
+	int bad_hash, garbage, lose_acks;
 	double delay;
 	char model_sha[65], data_sha[65];
 	char model_path[4096], data_path[4096];
@@ -185,6 +187,13 @@ static int scheduler(struct fake *f, struct MHD_Connection *c, const struct ct_b
 			       "<upload_token>tok-r%d</upload_token>"
 			       "<max_upload_bytes>100000000</max_upload_bytes></result>\n",
 			       i, host ? host : "127.0.0.1", i, i);
+	}
+	if (f->lose_acks > 0 && ct_xml_child(root, "result") != NULL) {
+		f->lose_acks--;
+		pthread_mutex_unlock(&f->lock);
+		xmlFreeDoc(doc);
+		ct_buf_reset(out);
+		return 500;
 	}
 	pthread_mutex_unlock(&f->lock);
 	ct_buf_appends(out, "</scheduler_reply>\n");
@@ -378,6 +387,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--steps") == 0) f.steps = atoi(v);
 		else if (strcmp(argv[i], "--delay") == 0) f.delay = atof(v);
 		else if (strcmp(argv[i], "--garbage") == 0) f.garbage = atoi(v);
+		else if (strcmp(argv[i], "--lose-acks") == 0) f.lose_acks = atoi(v);
 		i++;
 	}
 	pthread_mutex_init(&f.lock, NULL);

@@ -3,7 +3,9 @@
 # backed off from without touching the state; an input file that never
 # matches its announced SHA-256 is retried, then reported to the server as
 # an error (CT_EHASH, -10) instead of being computed on; the state file
-# stays loadable throughout.
+# stays loadable throughout. A scheduler reply lost after the server took
+# the report: the client reports again, the server answers DUP, and the
+# client counts the result once and forgets it.
 . "$(dirname "$0")/client_lib.sh"
 
 start_fake srv --results 1 --steps 20 --garbage 3 --bad-hash
@@ -20,4 +22,13 @@ wait_for 20 "the failed task is forgotten after the ack" bash -c "! grep -q '<ta
 ls "$T/c/cache" | grep -q . && fail "unverified data left in the cache: $(ls "$T/c/cache")"
 "$CTUNE" --dir "$T/c" status >/dev/null || fail "status after bad input"
 stop "$CPID"
-echo "PASS: malformed replies backed off, hash mismatch reported as error -10"
+
+start_fake srv2 --results 1 --steps 20 --lose-acks 1
+"$CTUNE" --dir "$T/c2" attach "$FAKE_URL" --key k >/dev/null || fail "attach c2"
+start_client c2 --always --device cpu --backoff-base 0.1
+wait_for 60 "the repeated report" grep -q "^DUP r0" "$T/srv2/reports.log"
+[ "$(grep -c '^r0 success' "$T/srv2/reports.log")" = 1 ] || fail "r0 not recorded exactly once"
+wait_for 20 "the task is forgotten after the DUP ack" bash -c "! grep -q '<task>' '$T/c2/client_state.xml'"
+state_has c2 '<results_reported>1</results_reported>' || fail "the result was counted twice"
+stop "$CPID"
+echo "PASS: malformed replies backed off, hash mismatch reported as error -10, lost ack handled"

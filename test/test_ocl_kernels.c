@@ -252,6 +252,8 @@ static void test_attention(void **state)
 	check_attention(2, 7, 12, 3);
 	check_attention(1, 13, 20, 4);
 	check_attention(3, 1, 6, 2);
+	check_attention(2, 9, 48, 3);	/* hs = 16: the 8-channel kernels */
+	check_attention(1, 5, 8, 1);
 }
 
 /* ---- elementwise ----------------------------------------------------------- */
