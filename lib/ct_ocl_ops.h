@@ -7,6 +7,16 @@
  * parameters, gradients and optimizer state each live in one large buffer.
  * Launchers only enqueue work on the in-order queue; nothing waits until the
  * caller reads a buffer back (ct_ocl_read) or calls clFinish.
+ *
+ * Tuning knobs (environment; none of them can change a result, only which
+ * work-item computes which outputs, in what order of outputs):
+ *   CT_OCL_MM="R,VW,NV"  matmul register block (ct_ocl.h)
+ *   CT_OCL_KC=N          k-piece length of long matmul reductions
+ *   CT_OCL_FWD=n|t       forward matmul as out or as out^T
+ *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
+ *                        table (wall and process CPU ms) is printed to
+ *                        stderr by ct_ocl_ops_free (for the backend: the
+ *                        last training step's)
  */
 #ifndef CT_OCL_OPS_H
 #define CT_OCL_OPS_H
@@ -65,6 +75,7 @@ struct ct_ocl_ops {
 	size_t scratch_floats;
 	cl_mem accb;			/* parked accumulators of a k-split product */
 	size_t accb_floats;
+
 	cl_mem clip_part;		/* gradient-norm partials, grown on demand */
 	size_t clip_part_floats;
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */

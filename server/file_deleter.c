@@ -39,30 +39,50 @@ static int remove_path(const char *path)
 	return ct_error_errno("file deleter: %s", path);
 }
 
-static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
-{
-	struct ct_db_res *res = NULL;
-	char path[4096];
-	int rc, done = 0;
+/* What differs between deleting uploads and deleting shards once the rows
+ * are chosen: where a row's file lives, and the row's table and state. */
+struct fd_kind {
+	int (*path)(const struct ct_server *srv, const char *name, char *out,
+		    size_t cap);
+	const char *update_sql;	/* state := ? WHERE id = ? AND state = ? */
+	int from_state;
+};
 
-	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
-			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? LIMIT ?",
-			 "iili", CT_FD_READY, srv->file_grace, now, DELETE_BATCH);
-	if (rc < 0)
-		return rc;
+static const struct fd_kind upload_kind = {
+	.path = ct_server_upload_path,
+	.update_sql = "UPDATE result SET file_delete_state=? WHERE id=? AND "
+		      "file_delete_state=?",
+	.from_state = CT_FD_READY,
+};
+
+static const struct fd_kind shard_kind = {
+	.path = ct_server_download_path,
+	.update_sql = "UPDATE `file` SET file_delete_state=? WHERE id=? AND "
+		      "file_delete_state=?",
+	.from_state = CT_FD_INIT,
+};
+
+/* Unlink the file of each row (id, name) of `res` and move the row to
+ * DONE (ERROR if the unlink failed). Frees `res`. Returns the rows moved,
+ * or a negative CT_E* code from the database. */
+static int delete_rows(struct ct_server *srv, struct ct_db *db,
+		       struct ct_db_res *res, const struct fd_kind *k)
+{
+	char path[4096];
+	int rc = 0, done = 0;
+
 	while (ct_db_next(res) > 0 && !ct_server_stopping(srv)) {
 		int64_t id = ct_db_int(res, 0);
 		int state = CT_FD_DONE;
 
-		rc = ct_server_upload_path(srv, ct_db_str(res, 1), path, sizeof(path));
+		rc = k->path(srv, ct_db_str(res, 1), path, sizeof(path));
 		if (rc == 0)
 			rc = remove_path(path);
 		if (rc < 0) {
 			ct_log_warn("%s", ct_errmsg(rc));
 			state = CT_FD_ERROR;
 		}
-		rc = ct_db_exec(db, "UPDATE result SET file_delete_state=? WHERE id=? AND "
-				"file_delete_state=?", "ili", state, id, CT_FD_READY);
+		rc = ct_db_exec(db, k->update_sql, "ili", state, id, k->from_state);
 		if (rc < 0)
 			break;
 		done += rc;
@@ -71,11 +91,23 @@ static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
 	return rc < 0 ? rc : done;
 }
 
+static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
+			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? LIMIT ?",
+			 "iili", CT_FD_READY, srv->file_grace, now, DELETE_BATCH);
+	if (rc < 0)
+		return rc;
+	return delete_rows(srv, db, res, &upload_kind);
+}
+
 static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 {
 	struct ct_db_res *res = NULL;
-	char path[4096];
-	int rc, done = 0;
+	int rc;
 
 	rc = ct_db_query(db, &res,
 			 "SELECT f.id, f.sha256 FROM `file` f JOIN job j ON j.id = f.jobid "
@@ -90,25 +122,7 @@ static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 			 CT_JOB_RUNNING, CT_JOB_RUNNING, DELETE_BATCH);
 	if (rc < 0)
 		return rc;
-	while (ct_db_next(res) > 0 && !ct_server_stopping(srv)) {
-		int64_t id = ct_db_int(res, 0);
-		int state = CT_FD_DONE;
-
-		rc = ct_server_download_path(srv, ct_db_str(res, 1), path, sizeof(path));
-		if (rc == 0)
-			rc = remove_path(path);
-		if (rc < 0) {
-			ct_log_warn("%s", ct_errmsg(rc));
-			state = CT_FD_ERROR;
-		}
-		rc = ct_db_exec(db, "UPDATE `file` SET file_delete_state=? WHERE id=? AND "
-				"file_delete_state=?", "ili", state, id, CT_FD_INIT);
-		if (rc < 0)
-			break;
-		done += rc;
-	}
-	ct_db_res_free(res);
-	return rc < 0 ? rc : done;
+	return delete_rows(srv, db, res, &shard_kind);
 }
 
 int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)

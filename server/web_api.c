@@ -26,6 +26,10 @@ struct jfield {
 };
 
 #define JF(T, k, t, m) { .key = (k), .type = (t), .off = offsetof(T, m) }
+/* Members whose JSON key is the member's name. */
+#define JI(T, m) JF(T, #m, JF_INT, m)
+#define JN(T, m) JF(T, #m, JF_NUM, m)
+#define JS(T, m) JF(T, #m, JF_STR, m)
 #define JEND { .key = NULL }
 
 static void j_members(struct ct_json *j, const void *row, const struct jfield *f)
@@ -58,154 +62,85 @@ static void j_object(struct ct_json *j, const void *row, const struct jfield *f)
 	ct_json_obj_end(j);
 }
 
-#define U(k, t, m) JF(struct ct_web_user, k, t, m)
+#define U struct ct_web_user
 static const struct jfield user_fields[] = {
-	U("id", JF_INT, id),
-	U("rank", JF_INT, rank),
-	U("name", JF_STR, name),
-	U("country", JF_STR, country),
-	U("teamid", JF_INT, teamid),
-	U("team_name", JF_STR, team_name),
-	U("total_credit", JF_NUM, total_credit),
-	U("expavg_credit", JF_NUM, expavg_credit),
-	U("expavg_time", JF_NUM, expavg_time),
-	U("create_time", JF_INT, create_time),
-	JEND
+	JI(U, id), JI(U, rank), JS(U, name), JS(U, country), JI(U, teamid),
+	JS(U, team_name), JN(U, total_credit), JN(U, expavg_credit),
+	JN(U, expavg_time), JI(U, create_time), JEND,
 };
 #undef U
 
-#define T(k, t, m) JF(struct ct_web_team, k, t, m)
+#define T struct ct_web_team
 static const struct jfield team_fields[] = {
-	T("id", JF_INT, id),
-	T("rank", JF_INT, rank),
-	T("name", JF_STR, name),
-	T("founder_id", JF_INT, userid),
-	T("founder_name", JF_STR, founder_name),
-	T("url", JF_STR, url),
-	T("description", JF_STR, description),
-	T("nusers", JF_INT, nusers),
-	T("total_credit", JF_NUM, total_credit),
-	T("expavg_credit", JF_NUM, expavg_credit),
-	T("expavg_time", JF_NUM, expavg_time),
-	T("create_time", JF_INT, create_time),
-	JEND
+	JI(T, id), JI(T, rank), JS(T, name),
+	JF(T, "founder_id", JF_INT, userid), JS(T, founder_name), JS(T, url),
+	JS(T, description), JI(T, nusers), JN(T, total_credit),
+	JN(T, expavg_credit), JN(T, expavg_time), JI(T, create_time), JEND,
 };
 #undef T
 
-#define H(k, t, m) JF(struct ct_web_host, k, t, m)
+#define H struct ct_web_host
 static const struct jfield host_fields[] = {
-	H("id", JF_INT, id),
-	H("rank", JF_INT, rank),
-	H("userid", JF_INT, userid),
-	H("owner_name", JF_STR, owner_name),
-	H("device", JF_STR, device),
-	H("cpu_model", JF_STR, cpu_model),
-	H("os", JF_STR, os),
-	H("ncpus", JF_INT, ncpus),
-	H("ram_bytes", JF_INT, ram_bytes),
-	H("client_version", JF_STR, client_version),
-	H("nresults_valid", JF_INT, nresults_valid),
-	H("nresults_invalid", JF_INT, nresults_invalid),
-	H("total_credit", JF_NUM, total_credit),
-	H("expavg_credit", JF_NUM, expavg_credit),
-	H("expavg_time", JF_NUM, expavg_time),
-	H("create_time", JF_INT, create_time),
-	H("rpc_time", JF_INT, rpc_time),
-	JEND
+	JI(H, id), JI(H, rank), JI(H, userid), JS(H, owner_name), JS(H, device),
+	JS(H, cpu_model), JS(H, os), JI(H, ncpus), JI(H, ram_bytes),
+	JS(H, client_version), JI(H, nresults_valid), JI(H, nresults_invalid),
+	JN(H, total_credit), JN(H, expavg_credit), JN(H, expavg_time),
+	JI(H, create_time), JI(H, rpc_time), JEND,
 };
 #undef H
 
-#define J(k, t, m) JF(struct ct_web_job, k, t, m)
+#define J struct ct_web_job
 static const struct jfield job_fields[] = {
-	J("id", JF_INT, id),
-	J("name", JF_STR, name),
-	J("status", JF_STR, status_name),
-	J("error_message", JF_STR, error_message),
-	J("create_time", JF_INT, create_time),
-	J("finish_time", JF_INT, finish_time),
-	J("nshards", JF_INT, nshards),
-	J("nrounds", JF_INT, nrounds),
-	J("cur_round", JF_INT, cur_round),
-	J("steps", JF_INT, steps),
-	J("batch", JF_INT, batch),
-	J("seq", JF_INT, seq),
-	J("lr", JF_NUM, lr),
-	J("nwus", JF_INT, nwus),
-	J("nwus_done", JF_INT, nwus_done),
-	J("results_unsent", JF_INT, res_unsent),
-	J("results_in_progress", JF_INT, res_in_progress),
-	J("results_valid", JF_INT, res_valid),
-	J("results_invalid", JF_INT, res_invalid),
-	J("results_error", JF_INT, res_error),
-	J("credit", JF_NUM, credit),
-	J("base_eval_loss", JF_NUM, base_eval_loss),
-	J("final_eval_loss", JF_NUM, final_eval_loss),
-	J("model_sha256", JF_STR, model_sha256),
-	J("final_model_sha256", JF_STR, final_model_sha256),
-	JEND
+	JI(J, id), JS(J, name), JF(J, "status", JF_STR, status_name),
+	JS(J, error_message), JI(J, create_time), JI(J, finish_time),
+	JI(J, nshards), JI(J, nrounds), JI(J, cur_round), JI(J, steps),
+	JI(J, batch), JI(J, seq), JN(J, lr), JI(J, nwus), JI(J, nwus_done),
+	JF(J, "results_unsent", JF_INT, res_unsent),
+	JF(J, "results_in_progress", JF_INT, res_in_progress),
+	JF(J, "results_valid", JF_INT, res_valid),
+	JF(J, "results_invalid", JF_INT, res_invalid),
+	JF(J, "results_error", JF_INT, res_error), JN(J, credit),
+	JN(J, base_eval_loss), JN(J, final_eval_loss), JS(J, model_sha256),
+	JS(J, final_model_sha256), JEND,
 };
 #undef J
 
-#define R(k, t, m) JF(struct ct_web_round, k, t, m)
+#define R struct ct_web_round
 static const struct jfield round_fields[] = {
-	R("round", JF_INT, idx),
-	R("status", JF_STR, status_name),
-	R("nwus", JF_INT, nwus),
-	R("nwus_done", JF_INT, nwus_done),
-	R("results_in_progress", JF_INT, res_in_progress),
-	R("results_valid", JF_INT, res_valid),
-	R("results_invalid", JF_INT, res_invalid),
-	R("base_eval_loss", JF_NUM, base_eval_loss),
-	R("eval_loss", JF_NUM, eval_loss),
-	R("model_sha256", JF_STR, model_sha256),
-	R("out_model_sha256", JF_STR, out_model_sha256),
-	R("create_time", JF_INT, create_time),
-	R("finish_time", JF_INT, finish_time),
-	JEND
+	JF(R, "round", JF_INT, idx), JF(R, "status", JF_STR, status_name),
+	JI(R, nwus), JI(R, nwus_done),
+	JF(R, "results_in_progress", JF_INT, res_in_progress),
+	JF(R, "results_valid", JF_INT, res_valid),
+	JF(R, "results_invalid", JF_INT, res_invalid), JN(R, base_eval_loss),
+	JN(R, eval_loss), JS(R, model_sha256), JS(R, out_model_sha256),
+	JI(R, create_time), JI(R, finish_time), JEND,
 };
 #undef R
 
-#define C(k, t, m) JF(struct ct_web_contrib, k, t, m)
+#define C struct ct_web_contrib
 static const struct jfield contrib_fields[] = {
-	C("userid", JF_INT, userid),
-	C("name", JF_STR, name),
-	C("nresults", JF_INT, nresults),
-	C("credit", JF_NUM, credit),
-	JEND
+	JI(C, userid), JS(C, name), JI(C, nresults), JN(C, credit), JEND,
 };
 #undef C
 
-#define S(k, t, m) JF(struct ct_web_status, k, t, m)
+#define S struct ct_web_status
 static const struct jfield status_fields[] = {
-	S("time", JF_INT, now),
-	S("results_ready_to_send", JF_INT, res_unsent),
-	S("results_in_progress", JF_INT, res_in_progress),
-	S("workunits_awaiting_validation", JF_INT, wu_need_validate),
-	S("workunits_awaiting_assimilation", JF_INT, wu_need_assimilate),
-	S("users", JF_INT, users),
-	S("users_with_credit", JF_INT, users_with_credit),
-	S("teams", JF_INT, teams),
-	S("hosts", JF_INT, hosts),
-	S("hosts_active_24h", JF_INT, hosts_active_24h),
-	S("jobs_running", JF_INT, jobs_running),
-	S("jobs_done", JF_INT, jobs_done),
-	S("credit_24h", JF_NUM, credit_24h),
-	S("tflops", JF_NUM, tflops),
-	S("total_credit", JF_NUM, total_credit),
-	JEND
+	JF(S, "time", JF_INT, now),
+	JF(S, "results_ready_to_send", JF_INT, res_unsent),
+	JF(S, "results_in_progress", JF_INT, res_in_progress),
+	JF(S, "workunits_awaiting_validation", JF_INT, wu_need_validate),
+	JF(S, "workunits_awaiting_assimilation", JF_INT, wu_need_assimilate),
+	JI(S, users), JI(S, users_with_credit), JI(S, teams), JI(S, hosts),
+	JI(S, hosts_active_24h), JI(S, jobs_running), JI(S, jobs_done),
+	JN(S, credit_24h), JN(S, tflops), JN(S, total_credit), JEND,
 };
 #undef S
 
-#define RL(k, t, m) JF(struct ct_web_role, k, t, m)
+#define RL struct ct_web_role
 static const struct jfield role_fields[] = {
-	RL("role", JF_STR, role),
-	RL("instance", JF_STR, instance),
-	RL("alive", JF_BOOL, alive),
-	RL("beat_time", JF_INT, beat_time),
-	RL("nruns", JF_INT, nruns),
-	RL("nitems", JF_INT, nitems),
-	RL("last_error", JF_STR, last_error),
-	JEND
+	JS(RL, role), JS(RL, instance), JF(RL, "alive", JF_BOOL, alive),
+	JI(RL, beat_time), JI(RL, nruns), JI(RL, nitems), JS(RL, last_error),
+	JEND,
 };
 #undef RL
 

@@ -13,11 +13,74 @@
 #include "db.h"
 #include "web_data.h"
 
-#define COPY(dst, res, col) snprintf((dst), sizeof(dst), "%s", ct_db_str((res), (col)))
-
 static double dbl_or_nan(const struct ct_db_res *res, int col)
 {
 	return ct_db_isnull(res, col) ? NAN : ct_db_double(res, col);
+}
+
+/* A result row's columns as a table: column i of the SELECT goes to the
+ * struct member at cols[i].off, as its type says (strings are copied,
+ * truncated to the member's size; COL_DBL_NAN reads SQL NULL as NAN). */
+enum col_type { COL_INT, COL_DBL, COL_DBL_NAN, COL_STR };
+
+struct col {
+	enum col_type type;
+	size_t off, cap;
+};
+
+#define COLI(T, m) { .type = COL_INT, .off = offsetof(T, m) }
+#define COLD(T, m) { .type = COL_DBL, .off = offsetof(T, m) }
+#define COLN(T, m) { .type = COL_DBL_NAN, .off = offsetof(T, m) }
+#define COLS(T, m) { .type = COL_STR, .off = offsetof(T, m), \
+	.cap = sizeof(((T *)0)->m) }
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+static void read_cols(const struct ct_db_res *res, void *row,
+		      const struct col *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *p = (char *)row + cols[i].off;
+		int c = (int)i;
+
+		switch (cols[i].type) {
+		case COL_INT:
+			*(int64_t *)p = ct_db_int(res, c);
+			break;
+		case COL_DBL:
+			*(double *)p = ct_db_double(res, c);
+			break;
+		case COL_DBL_NAN:
+			*(double *)p = dbl_or_nan(res, c);
+			break;
+		case COL_STR:
+			snprintf(p, cols[i].cap, "%s", ct_db_str(res, c));
+			break;
+		}
+	}
+}
+
+/* Every row of `res` (at most its row count) into a new zeroed array of
+ * `size`-byte rows filled per `cols`; frees `res`. *out is malloc'd (NULL
+ * when there are no rows), *n its rows. `what` names the rows in errors. */
+static int read_all(struct ct_db_res *res, size_t size, const struct col *cols,
+		    size_t ncols, const char *what, void **out, size_t *n)
+{
+	size_t rows = ct_db_nrows(res), i = 0;
+	char *a;
+
+	*out = NULL;
+	*n = 0;
+	a = rows ? calloc(rows, size) : NULL;
+	if (rows && a == NULL) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOMEM, "web: %zu %s", rows, what);
+	}
+	while (ct_db_next(res) > 0 && i < rows)
+		read_cols(res, a + size * i++, cols, ncols);
+	ct_db_res_free(res);
+	*out = a;
+	*n = i;
+	return 0;
 }
 
 static void board_pages(struct ct_web_board *b, int64_t page, int64_t total)
@@ -45,8 +108,8 @@ void ct_web_board_free(struct ct_web_board *b)
  * rows are joined by primary key. Joining first makes MariaDB sort the
  * whole table instead (measured by bench/bench_web).
  *
- * PAGE(tbl, a, SEL, JOIN, order): one such page of table `tbl` aliased `a`;
- * OWNED(tbl, a, SEL, JOIN, idx, col, order): the rows whose `col` is the
+ * PAGE(tbl, a, sel, join, order): one such page of table `tbl` aliased `a`;
+ * OWNED(tbl, a, sel, join, idx, col, order): the rows whose `col` is the
  * owner's id, read through index `idx`, at most 4 pages. */
 #define PAGE(tbl, a, sel, join, order) "SELECT " sel "FROM (SELECT id FROM " \
 	tbl " ORDER BY " order " DESC, id DESC LIMIT ? OFFSET ?) k " \
@@ -55,112 +118,83 @@ void ct_web_board_free(struct ct_web_board *b)
 #define OWNED(tbl, a, sel, join, idx, col, order) "SELECT " sel "FROM " tbl \
 	" " a " FORCE INDEX (" idx ") " join "WHERE " a "." col " = ? " \
 	"ORDER BY " a "." order " DESC, " a ".id DESC LIMIT ?"
-/* How many rows rank above a row with this RAC (ties broken by id). */
-#define RANK(tbl) "SELECT COUNT(*) FROM " tbl " WHERE " \
-	"expavg_credit > ? OR (expavg_credit = ? AND id > ?)"
-/* Credit granted per day to one row, newest day first. */
-#define HISTORY(col) "SELECT create_time DIV 86400 AS d, SUM(credit) " \
-	"FROM credit_event WHERE " col " = ? GROUP BY d ORDER BY d DESC LIMIT ?"
 
 /* What differs between the three leaderboards: the row struct (size, where
- * its rank and RAC live, how a result row fills it) and the SQL texts.
- * page_sql/owner_sql are indexed by enum ct_web_sort. */
+ * its rank and RAC live, its columns) and the SQL texts. page_sql and
+ * owner_sql are indexed by enum ct_web_sort. */
 struct board_kind {
 	const char *name;		/* "user": for errors and history */
 	size_t size, rank_off, expavg_off;
-	void (*read)(const struct ct_db_res *res, void *row);
+	const struct col *cols;		/* the SELECT's columns, in order */
+	size_t ncols;
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
 	const char *get_sql, *rank_sql, *history_sql;
 };
 
+/* The members of a struct board_kind for row type T with columns `cols`,
+ * read from table `tbl` aliased `a` by `sel` + `join`, with credit events
+ * in column `hcol` of credit_event. */
+#define BOARD(T, cols_, tbl, a, sel, join, hcol) \
+	.size = sizeof(T), .rank_off = offsetof(T, rank), \
+	.expavg_off = offsetof(T, expavg_credit), \
+	.cols = (cols_), .ncols = NCOLS(cols_), \
+	.count_sql = "SELECT COUNT(*) FROM " tbl, \
+	.page_sql = { \
+		[CT_WEB_SORT_RAC] = PAGE(tbl, a, sel, join, "expavg_credit"), \
+		[CT_WEB_SORT_TOTAL] = PAGE(tbl, a, sel, join, "total_credit"), \
+	}, \
+	.get_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id = ?", \
+	.rank_sql = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ? OR " \
+		"(expavg_credit = ? AND id > ?)", \
+	.history_sql = "SELECT create_time DIV 86400 AS d, SUM(credit) FROM " \
+		"credit_event WHERE " hcol " = ? GROUP BY d ORDER BY d DESC LIMIT ?"
+
+/* ... and, for a board whose rows have an owner (column `col`, index `idx`). */
+#define OWNER(tbl, a, sel, join, idx, col) \
+	.owner_count_sql = "SELECT COUNT(*) FROM " tbl " WHERE " col " = ?", \
+	.owner_sql = { \
+		[CT_WEB_SORT_RAC] = OWNED(tbl, a, sel, join, idx, col, \
+					  "expavg_credit"), \
+		[CT_WEB_SORT_TOTAL] = OWNED(tbl, a, sel, join, idx, col, \
+					    "total_credit"), \
+	}
+
 #define USER_SEL "u.id, u.name, u.country, u.url, u.teamid, " \
 	"COALESCE(t.name, ''), u.total_credit, u.expavg_credit, " \
 	"u.expavg_time, u.create_time "
 #define USER_JOIN "LEFT JOIN team t ON t.id = u.teamid "
-
-static void read_user(const struct ct_db_res *res, void *row)
-{
-	struct ct_web_user *u = row;
-
-	memset(u, 0, sizeof(*u));
-	u->id = ct_db_int(res, 0);
-	COPY(u->name, res, 1);
-	COPY(u->country, res, 2);
-	COPY(u->url, res, 3);
-	u->teamid = ct_db_int(res, 4);
-	COPY(u->team_name, res, 5);
-	u->total_credit = ct_db_double(res, 6);
-	u->expavg_credit = ct_db_double(res, 7);
-	u->expavg_time = ct_db_double(res, 8);
-	u->create_time = ct_db_int(res, 9);
-}
+#define U struct ct_web_user
+static const struct col user_cols[] = {
+	COLI(U, id), COLS(U, name), COLS(U, country), COLS(U, url),
+	COLI(U, teamid), COLS(U, team_name), COLD(U, total_credit),
+	COLD(U, expavg_credit), COLD(U, expavg_time), COLI(U, create_time),
+};
 
 static const struct board_kind user_board = {
 	.name = "user",
-	.size = sizeof(struct ct_web_user),
-	.rank_off = offsetof(struct ct_web_user, rank),
-	.expavg_off = offsetof(struct ct_web_user, expavg_credit),
-	.read = read_user,
-	.count_sql = "SELECT COUNT(*) FROM `user`",
-	.page_sql = {
-		[CT_WEB_SORT_RAC] = PAGE("`user`", "u", USER_SEL, USER_JOIN,
-					 "expavg_credit"),
-		[CT_WEB_SORT_TOTAL] = PAGE("`user`", "u", USER_SEL, USER_JOIN,
-					   "total_credit"),
-	},
-	.owner_count_sql = "SELECT COUNT(*) FROM `user` WHERE teamid = ?",
-	.owner_sql = {
-		[CT_WEB_SORT_RAC] = OWNED("`user`", "u", USER_SEL, USER_JOIN,
-			"user_team", "teamid", "expavg_credit"),
-		[CT_WEB_SORT_TOTAL] = OWNED("`user`", "u", USER_SEL, USER_JOIN,
-			"user_team", "teamid", "total_credit"),
-	},
-	.get_sql = "SELECT " USER_SEL "FROM `user` u " USER_JOIN "WHERE u.id = ?",
-	.rank_sql = RANK("`user`"),
-	.history_sql = HISTORY("userid"),
+	BOARD(U, user_cols, "`user`", "u", USER_SEL, USER_JOIN, "userid"),
+	OWNER("`user`", "u", USER_SEL, USER_JOIN, "user_team", "teamid"),
 };
+#undef U
 
 #define TEAM_SEL "t.id, t.name, t.userid, COALESCE(u.name, ''), t.url, " \
 	"t.description, t.nusers, t.total_credit, t.expavg_credit, " \
 	"t.expavg_time, t.create_time "
 #define TEAM_JOIN "LEFT JOIN `user` u ON u.id = t.userid "
-
-static void read_team(const struct ct_db_res *res, void *row)
-{
-	struct ct_web_team *t = row;
-
-	memset(t, 0, sizeof(*t));
-	t->id = ct_db_int(res, 0);
-	COPY(t->name, res, 1);
-	t->userid = ct_db_int(res, 2);
-	COPY(t->founder_name, res, 3);
-	COPY(t->url, res, 4);
-	COPY(t->description, res, 5);
-	t->nusers = ct_db_int(res, 6);
-	t->total_credit = ct_db_double(res, 7);
-	t->expavg_credit = ct_db_double(res, 8);
-	t->expavg_time = ct_db_double(res, 9);
-	t->create_time = ct_db_int(res, 10);
-}
+#define T struct ct_web_team
+static const struct col team_cols[] = {
+	COLI(T, id), COLS(T, name), COLI(T, userid), COLS(T, founder_name),
+	COLS(T, url), COLS(T, description), COLI(T, nusers),
+	COLD(T, total_credit), COLD(T, expavg_credit), COLD(T, expavg_time),
+	COLI(T, create_time),
+};
 
 static const struct board_kind team_board = {
 	.name = "team",
-	.size = sizeof(struct ct_web_team),
-	.rank_off = offsetof(struct ct_web_team, rank),
-	.expavg_off = offsetof(struct ct_web_team, expavg_credit),
-	.read = read_team,
-	.count_sql = "SELECT COUNT(*) FROM team",
-	.page_sql = {
-		[CT_WEB_SORT_RAC] = PAGE("team", "t", TEAM_SEL, TEAM_JOIN,
-					 "expavg_credit"),
-		[CT_WEB_SORT_TOTAL] = PAGE("team", "t", TEAM_SEL, TEAM_JOIN,
-					   "total_credit"),
-	},
-	.get_sql = "SELECT " TEAM_SEL "FROM team t " TEAM_JOIN "WHERE t.id = ?",
-	.rank_sql = RANK("team"),
-	.history_sql = HISTORY("teamid"),
+	BOARD(T, team_cols, "team", "t", TEAM_SEL, TEAM_JOIN, "teamid"),
 };
+#undef T
 
 #define HOST_SEL "h.id, h.userid, COALESCE(u.name, ''), h.os, h.cpu_model, " \
 	"COALESCE(d.name, ''), h.ncpus, h.ram_bytes, h.client_version, " \
@@ -168,53 +202,25 @@ static const struct board_kind team_board = {
 	"h.expavg_credit, h.expavg_time, h.create_time, h.rpc_time "
 #define HOST_JOIN "LEFT JOIN `user` u ON u.id = h.userid " \
 	"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
-
-static void read_host(const struct ct_db_res *res, void *row)
-{
-	struct ct_web_host *h = row;
-
-	memset(h, 0, sizeof(*h));
-	h->id = ct_db_int(res, 0);
-	h->userid = ct_db_int(res, 1);
-	COPY(h->owner_name, res, 2);
-	COPY(h->os, res, 3);
-	COPY(h->cpu_model, res, 4);
-	COPY(h->device, res, 5);
-	h->ncpus = ct_db_int(res, 6);
-	h->ram_bytes = ct_db_int(res, 7);
-	COPY(h->client_version, res, 8);
-	h->nresults_valid = ct_db_int(res, 9);
-	h->nresults_invalid = ct_db_int(res, 10);
-	h->total_credit = ct_db_double(res, 11);
-	h->expavg_credit = ct_db_double(res, 12);
-	h->expavg_time = ct_db_double(res, 13);
-	h->create_time = ct_db_int(res, 14);
-	h->rpc_time = ct_db_int(res, 15);
-}
+#define H struct ct_web_host
+static const struct col host_cols[] = {
+	COLI(H, id), COLI(H, userid), COLS(H, owner_name), COLS(H, os),
+	COLS(H, cpu_model), COLS(H, device), COLI(H, ncpus),
+	COLI(H, ram_bytes), COLS(H, client_version), COLI(H, nresults_valid),
+	COLI(H, nresults_invalid), COLD(H, total_credit),
+	COLD(H, expavg_credit), COLD(H, expavg_time), COLI(H, create_time),
+	COLI(H, rpc_time),
+};
 
 static const struct board_kind host_board = {
 	.name = "host",
-	.size = sizeof(struct ct_web_host),
-	.rank_off = offsetof(struct ct_web_host, rank),
-	.expavg_off = offsetof(struct ct_web_host, expavg_credit),
-	.read = read_host,
-	.count_sql = "SELECT COUNT(*) FROM host",
-	.page_sql = {
-		[CT_WEB_SORT_RAC] = PAGE("host", "h", HOST_SEL, HOST_JOIN,
-					 "expavg_credit"),
-		[CT_WEB_SORT_TOTAL] = PAGE("host", "h", HOST_SEL, HOST_JOIN,
-					   "total_credit"),
-	},
-	.owner_count_sql = "SELECT COUNT(*) FROM host WHERE userid = ?",
-	.owner_sql = {
-		[CT_WEB_SORT_RAC] = OWNED("host", "h", HOST_SEL, HOST_JOIN,
-			"host_user_cpid", "userid", "expavg_credit"),
-		[CT_WEB_SORT_TOTAL] = OWNED("host", "h", HOST_SEL, HOST_JOIN,
-			"host_user_cpid", "userid", "total_credit"),
-	},
-	.get_sql = "SELECT " HOST_SEL "FROM host h " HOST_JOIN "WHERE h.id = ?",
-	.rank_sql = RANK("host"),
-	.history_sql = HISTORY("hostid"),
+	BOARD(H, host_cols, "host", "h", HOST_SEL, HOST_JOIN, "hostid"),
+	OWNER("host", "h", HOST_SEL, HOST_JOIN, "host_user_cpid", "userid"),
+};
+#undef H
+
+static const struct board_kind *const boards[] = {
+	&user_board, &team_board, &host_board,
 };
 
 static int64_t *row_rank(const struct board_kind *k, void *row)
@@ -223,23 +229,21 @@ static int64_t *row_rank(const struct board_kind *k, void *row)
 }
 
 /* Read every row of `res` into a new array at b->users (the union's members
- * share one pointer), ranked from first_rank. Does not free `res`. */
+ * share one pointer), ranked from first_rank. Frees `res`. */
 static int fill_board(const struct board_kind *k, struct ct_db_res *res,
 		      struct ct_web_board *b, int64_t first_rank)
 {
-	size_t n = ct_db_nrows(res), i = 0;
-	char *rows;
+	void *rows;
+	char name[16];
+	int rc;
 
-	rows = n ? calloc(n, k->size) : NULL;
-	if (n && rows == NULL)
-		return ct_error(CT_ENOMEM, "web: %zu %ss", n, k->name);
-	b->users = (void *)rows;
-	while (ct_db_next(res) > 0 && i < n) {
-		k->read(res, rows + i * k->size);
-		*row_rank(k, rows + i * k->size) = first_rank + (int64_t)i;
-		i++;
-	}
-	b->n = i;
+	snprintf(name, sizeof(name), "%ss", k->name);
+	rc = read_all(res, k->size, k->cols, k->ncols, name, &rows, &b->n);
+	if (rc < 0)
+		return rc;
+	b->users = rows;
+	for (size_t i = 0; i < b->n; i++)
+		*row_rank(k, (char *)rows + i * k->size) = first_rank + (int64_t)i;
 	return 0;
 }
 
@@ -275,9 +279,7 @@ static int board(struct ct_db *db, const struct board_kind *k,
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
-	rc = fill_board(k, res, b, off + 1);
-	ct_db_res_free(res);
-	return rc;
+	return fill_board(k, res, b, off + 1);
 }
 
 int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
@@ -314,7 +316,8 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		ct_db_res_free(res);
 		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	}
-	k->read(res, row);
+	memset(row, 0, k->size);
+	read_cols(res, row, k->cols, k->ncols);
 	ct_db_res_free(res);
 	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
 	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
@@ -350,10 +353,6 @@ int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
 }
 
 /* ---- credit history ------------------------------------------------------ */
-
-static const struct board_kind *const boards[] = {
-	&user_board, &team_board, &host_board,
-};
 
 static int history_query(struct ct_db *db, struct ct_db_res **res,
 			 const char *kind, int64_t id)
@@ -421,33 +420,30 @@ out:
 	"(SELECT COALESCE(SUM(nwus_done), 0) FROM `round` r WHERE r.jobid = j.id) " \
 	"FROM job j "
 
-static void read_job(const struct ct_db_res *res, struct ct_web_job *j)
+#define J struct ct_web_job
+static const struct col job_cols[] = {
+	COLI(J, id), COLS(J, name), COLI(J, create_time), COLI(J, finish_time),
+	COLI(J, status), COLS(J, error_message), COLS(J, model_sha256),
+	COLS(J, final_model_sha256), COLI(J, nshards), COLI(J, nrounds),
+	COLI(J, cur_round), COLI(J, steps), COLI(J, batch), COLI(J, seq),
+	COLD(J, lr), COLI(J, min_quorum), COLI(J, target_nresults),
+	COLN(J, base_eval_loss), COLN(J, final_eval_loss), COLI(J, nwus),
+	COLI(J, nwus_done),
+};
+#undef J
+
+static void job_status_name(struct ct_web_job *j)
 {
-	memset(j, 0, sizeof(*j));
-	j->id = ct_db_int(res, 0);
-	COPY(j->name, res, 1);
-	j->create_time = ct_db_int(res, 2);
-	j->finish_time = ct_db_int(res, 3);
-	j->status = ct_db_int(res, 4);
 	snprintf(j->status_name, sizeof(j->status_name), "%s",
 		 ct_job_status_name((int)j->status));
-	COPY(j->error_message, res, 5);
-	COPY(j->model_sha256, res, 6);
-	COPY(j->final_model_sha256, res, 7);
-	j->nshards = ct_db_int(res, 8);
-	j->nrounds = ct_db_int(res, 9);
-	j->cur_round = ct_db_int(res, 10);
-	j->steps = ct_db_int(res, 11);
-	j->batch = ct_db_int(res, 12);
-	j->seq = ct_db_int(res, 13);
-	j->lr = ct_db_double(res, 14);
-	j->min_quorum = ct_db_int(res, 15);
-	j->target_nresults = ct_db_int(res, 16);
-	j->base_eval_loss = dbl_or_nan(res, 17);
-	j->final_eval_loss = dbl_or_nan(res, 18);
-	j->nwus = ct_db_int(res, 19);
-	j->nwus_done = ct_db_int(res, 20);
 }
+
+#define J struct ct_web_job
+static const struct col count_cols[] = {
+	COLI(J, res_unsent), COLI(J, res_in_progress), COLI(J, res_valid),
+	COLI(J, res_invalid), COLI(J, res_error), COLD(J, credit),
+};
+#undef J
 
 /* Result counts of one job by state (result_job index). */
 static int job_counts(struct ct_db *db, struct ct_web_job *j)
@@ -465,14 +461,8 @@ static int job_counts(struct ct_db *db, struct ct_web_job *j)
 		CT_VS_INVALID, CT_RS_OVER, CT_RO_SUCCESS, CT_RO_DIDNT_NEED, j->id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		j->res_unsent = ct_db_int(res, 0);
-		j->res_in_progress = ct_db_int(res, 1);
-		j->res_valid = ct_db_int(res, 2);
-		j->res_invalid = ct_db_int(res, 3);
-		j->res_error = ct_db_int(res, 4);
-		j->credit = ct_db_double(res, 5);
-	}
+	if (ct_db_next(res) > 0)
+		read_cols(res, j, count_cols, NCOLS(count_cols));
 	ct_db_res_free(res);
 	return 0;
 }
@@ -480,7 +470,7 @@ static int job_counts(struct ct_db *db, struct ct_web_job *j)
 int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 {
 	struct ct_db_res *res = NULL;
-	size_t rows, i = 0;
+	void *rows = NULL;
 	int rc;
 
 	*jobs = NULL;
@@ -488,17 +478,13 @@ int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", "");
 	if (rc < 0)
 		return rc;
-	rows = ct_db_nrows(res);
-	*jobs = rows ? calloc(rows, sizeof(**jobs)) : NULL;
-	if (rows && *jobs == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu jobs", rows);
-	}
-	while (ct_db_next(res) > 0 && i < rows)
-		read_job(res, &(*jobs)[i++]);
-	ct_db_res_free(res);
-	*n = i;
-	for (i = 0; i < *n; i++) {
+	rc = read_all(res, sizeof(**jobs), job_cols, NCOLS(job_cols), "jobs",
+		      &rows, n);
+	if (rc < 0)
+		return rc;
+	*jobs = rows;
+	for (size_t i = 0; i < *n; i++) {
+		job_status_name(&(*jobs)[i]);
 		rc = job_counts(db, &(*jobs)[i]);
 		if (rc < 0) {
 			free(*jobs);
@@ -510,12 +496,21 @@ int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 	return 0;
 }
 
+#define R struct ct_web_round
+static const struct col round_cols[] = {
+	COLI(R, idx), COLI(R, status), COLI(R, nwus), COLI(R, nwus_done),
+	COLI(R, create_time), COLI(R, finish_time), COLS(R, model_sha256),
+	COLS(R, out_model_sha256), COLN(R, eval_loss), COLN(R, base_eval_loss),
+	COLI(R, res_in_progress), COLI(R, res_valid), COLI(R, res_invalid),
+};
+#undef R
+
 static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		      size_t *n)
 {
 	struct ct_db_res *res = NULL;
 	struct ct_web_round *r;
-	size_t rows, i = 0;
+	void *rows = NULL;
 	int rc;
 
 	rc = ct_db_query(db, &res, "SELECT r.idx, r.status, r.nwus, r.nwus_done, "
@@ -531,43 +526,28 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		"iiil", CT_RS_IN_PROGRESS, CT_VS_VALID, CT_VS_INVALID, id);
 	if (rc < 0)
 		return rc;
-	rows = ct_db_nrows(res);
-	r = rows ? calloc(rows, sizeof(*r)) : NULL;
-	if (rows && r == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu rounds", rows);
-	}
-	while (ct_db_next(res) > 0 && i < rows) {
-		struct ct_web_round *x = &r[i++];
-
-		x->idx = ct_db_int(res, 0);
-		x->status = ct_db_int(res, 1);
-		snprintf(x->status_name, sizeof(x->status_name), "%s",
-			 ct_round_status_name((int)x->status));
-		x->nwus = ct_db_int(res, 2);
-		x->nwus_done = ct_db_int(res, 3);
-		x->create_time = ct_db_int(res, 4);
-		x->finish_time = ct_db_int(res, 5);
-		COPY(x->model_sha256, res, 6);
-		COPY(x->out_model_sha256, res, 7);
-		x->eval_loss = dbl_or_nan(res, 8);
-		x->base_eval_loss = dbl_or_nan(res, 9);
-		x->res_in_progress = ct_db_int(res, 10);
-		x->res_valid = ct_db_int(res, 11);
-		x->res_invalid = ct_db_int(res, 12);
-	}
-	ct_db_res_free(res);
-	*out = r;
-	*n = i;
+	rc = read_all(res, sizeof(*r), round_cols, NCOLS(round_cols), "rounds",
+		      &rows, n);
+	if (rc < 0)
+		return rc;
+	*out = r = rows;
+	for (size_t i = 0; i < *n; i++)
+		snprintf(r[i].status_name, sizeof(r[i].status_name), "%s",
+			 ct_round_status_name((int)r[i].status));
 	return 0;
 }
+
+#define C struct ct_web_contrib
+static const struct col contrib_cols[] = {
+	COLI(C, userid), COLS(C, name), COLI(C, nresults), COLD(C, credit),
+};
+#undef C
 
 static int job_contributors(struct ct_db *db, int64_t id,
 			    struct ct_web_contrib **out, size_t *n)
 {
 	struct ct_db_res *res = NULL;
-	struct ct_web_contrib *c;
-	size_t rows, i = 0;
+	void *rows = NULL;
 	int rc;
 
 	rc = ct_db_query(db, &res, "SELECT x.userid, COALESCE(u.name, ''), "
@@ -578,23 +558,10 @@ static int job_contributors(struct ct_db *db, int64_t id,
 		"li", id, CT_VS_VALID);
 	if (rc < 0)
 		return rc;
-	rows = ct_db_nrows(res);
-	c = rows ? calloc(rows, sizeof(*c)) : NULL;
-	if (rows && c == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu contributors", rows);
-	}
-	while (ct_db_next(res) > 0 && i < rows) {
-		c[i].userid = ct_db_int(res, 0);
-		COPY(c[i].name, res, 1);
-		c[i].nresults = ct_db_int(res, 2);
-		c[i].credit = ct_db_double(res, 3);
-		i++;
-	}
-	ct_db_res_free(res);
-	*out = c;
-	*n = i;
-	return 0;
+	rc = read_all(res, sizeof(**out), contrib_cols, NCOLS(contrib_cols),
+		      "contributors", &rows, n);
+	*out = rows;
+	return rc;
 }
 
 int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
@@ -614,7 +581,9 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		ct_db_res_free(res);
 		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	}
-	read_job(res, job);
+	memset(job, 0, sizeof(*job));
+	read_cols(res, job, job_cols, NCOLS(job_cols));
+	job_status_name(job);
 	ct_db_res_free(res);
 	rc = job_counts(db, job);
 	if (rc == 0)
@@ -631,6 +600,14 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 
 /* ---- server status ------------------------------------------------------- */
 
+#define RL struct ct_web_role
+static const struct col role_cols[] = {
+	COLS(RL, role), COLS(RL, instance), COLI(RL, start_time),
+	COLI(RL, beat_time), COLI(RL, nruns), COLI(RL, nitems),
+	COLS(RL, last_error),
+};
+#undef RL
+
 static int status_roles(struct ct_db *db, struct ct_web_status *st)
 {
 	struct ct_db_res *res = NULL;
@@ -644,13 +621,7 @@ static int status_roles(struct ct_db *db, struct ct_web_status *st)
 	while (ct_db_next(res) > 0 && st->nroles < 32) {
 		struct ct_web_role *r = &st->roles[st->nroles++];
 
-		COPY(r->role, res, 0);
-		COPY(r->instance, res, 1);
-		r->start_time = ct_db_int(res, 2);
-		r->beat_time = ct_db_int(res, 3);
-		r->nruns = ct_db_int(res, 4);
-		r->nitems = ct_db_int(res, 5);
-		COPY(r->last_error, res, 6);
+		read_cols(res, r, role_cols, NCOLS(role_cols));
 		r->alive = st->now - r->beat_time <= 120;
 	}
 	ct_db_res_free(res);

@@ -61,125 +61,144 @@ static void cpid_of(const struct ct_server *srv, const char *what, int64_t id,
 
 /* ---- one table at a time -------------------------------------------------- */
 
-static int user_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
-		     int64_t *after, int *more)
-{
-	struct ct_db_res *res = NULL;
-	int rc;
+/* A row's XML element as a table of children, in BOINC's order: a column
+ * of the SELECT (column 0 is the id), the row's cpid, or a constant. */
+enum xe_type {
+	XE_INT, XE_DBL, XE_STR,
+	XE_STR_OPT,		/* column, left out when empty */
+	XE_CPID,		/* cpid_of() the row's kind and id */
+	XE_LONG, XE_CONST_STR,	/* constants .v / .s */
+};
 
-	rc = ct_db_query(db, &res, "SELECT id, name, country, create_time, "
-		"total_credit, expavg_credit, expavg_time, teamid, url FROM `user` "
-		"WHERE id > ? ORDER BY id LIMIT ?", "li", *after, BATCH);
-	if (rc < 0)
-		return rc;
-	*more = ct_db_nrows(res) == BATCH;
-	while (rc == 0 && ct_db_next(res) > 0) {
-		char cpid[33];
+struct xelem {
+	const char *tag;
+	enum xe_type type;
+	int col;
+	long v;
+	const char *s;
+};
 
-		*after = ct_db_int(res, 0);
-		cpid_of(srv, "user", *after, cpid);
-		rc = ct_xml_open(x, "user");
-		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
-		if (rc == 0) rc = ct_xml_elem_str(x, "name", ct_db_str(res, 1));
-		if (rc == 0) rc = ct_xml_elem_str(x, "country", ct_db_str(res, 2));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 3));
-		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 4));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 5));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 6));
-		if (rc == 0) rc = ct_xml_elem_str(x, "cpid", cpid);
-		if (rc == 0) rc = ct_xml_elem_int64(x, "teamid", ct_db_int(res, 7));
-		if (rc == 0 && ct_db_str(res, 8)[0])
-			rc = ct_xml_elem_str(x, "url", ct_db_str(res, 8));
-		if (rc == 0) rc = ct_xml_elem_long(x, "has_profile", 0);
-		if (rc == 0) rc = ct_xml_close(x, "user");
-	}
-	ct_db_res_free(res);
-	return rc;
-}
+#define XI(t, c) { .tag = (t), .type = XE_INT, .col = (c) }
+#define XD(t, c) { .tag = (t), .type = XE_DBL, .col = (c) }
+#define XS(t, c) { .tag = (t), .type = XE_STR, .col = (c) }
 
-static int team_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
-		     int64_t *after, int *more)
-{
-	struct ct_db_res *res = NULL;
-	int rc;
+/* One exported table: rows `tag` in file `file` under <plural>, read by
+ * `sql` (id first, then WHERE id > ? ORDER BY id LIMIT ?). */
+struct export_kind {
+	const char *tag, *plural, *file, *sql;
+	const struct xelem *elems;	/* ends with .tag NULL */
+};
 
-	(void)srv;
-	rc = ct_db_query(db, &res, "SELECT t.id, t.name, t.userid, "
-		"t.total_credit, t.expavg_credit, t.expavg_time, "
-		"COALESCE(u.name, ''), t.create_time, t.url, t.description, "
-		"t.nusers FROM team t LEFT JOIN `user` u ON u.id = t.userid "
-		"WHERE t.id > ? ORDER BY t.id LIMIT ?", "li", *after, BATCH);
-	if (rc < 0)
-		return rc;
-	*more = ct_db_nrows(res) == BATCH;
-	while (rc == 0 && ct_db_next(res) > 0) {
-		*after = ct_db_int(res, 0);
-		rc = ct_xml_open(x, "team");
-		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
-		if (rc == 0) rc = ct_xml_elem_long(x, "type", 1);
-		if (rc == 0) rc = ct_xml_elem_str(x, "name", ct_db_str(res, 1));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "userid", ct_db_int(res, 2));
-		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 3));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 4));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 5));
-		if (rc == 0) rc = ct_xml_elem_str(x, "founder_name", ct_db_str(res, 6));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 7));
-		if (rc == 0) rc = ct_xml_elem_str(x, "url", ct_db_str(res, 8));
-		if (rc == 0) rc = ct_xml_elem_str(x, "description", ct_db_str(res, 9));
-		if (rc == 0) rc = ct_xml_elem_str(x, "country", "");
-		if (rc == 0) rc = ct_xml_elem_int64(x, "nusers", ct_db_int(res, 10));
-		if (rc == 0) rc = ct_xml_close(x, "team");
-	}
-	ct_db_res_free(res);
-	return rc;
-}
+static const struct xelem user_elems[] = {
+	XI("id", 0), XS("name", 1), XS("country", 2), XI("create_time", 3),
+	XD("total_credit", 4), XD("expavg_credit", 5), XD("expavg_time", 6),
+	{ .tag = "cpid", .type = XE_CPID }, XI("teamid", 7),
+	{ .tag = "url", .type = XE_STR_OPT, .col = 8 },
+	{ .tag = "has_profile", .type = XE_LONG, .v = 0 },
+	{ .tag = NULL },
+};
 
-static int host_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
-		     int64_t *after, int *more)
-{
-	struct ct_db_res *res = NULL;
-	int rc;
+static const struct export_kind user_export = {
+	.tag = "user", .plural = "users", .file = "user.gz",
+	.sql = "SELECT id, name, country, create_time, total_credit, "
+		"expavg_credit, expavg_time, teamid, url FROM `user` "
+		"WHERE id > ? ORDER BY id LIMIT ?",
+	.elems = user_elems,
+};
 
-	rc = ct_db_query(db, &res, "SELECT h.id, h.userid, h.total_credit, "
-		"h.expavg_credit, h.expavg_time, h.cpu_model, h.os, h.create_time, "
-		"h.rpc_time, h.ncpus, h.ram_bytes, COALESCE(d.name, '') FROM host h "
+static const struct xelem team_elems[] = {
+	XI("id", 0), { .tag = "type", .type = XE_LONG, .v = 1 }, XS("name", 1),
+	XI("userid", 2), XD("total_credit", 3), XD("expavg_credit", 4),
+	XD("expavg_time", 5), XS("founder_name", 6), XI("create_time", 7),
+	XS("url", 8), XS("description", 9),
+	{ .tag = "country", .type = XE_CONST_STR, .s = "" }, XI("nusers", 10),
+	{ .tag = NULL },
+};
+
+static const struct export_kind team_export = {
+	.tag = "team", .plural = "teams", .file = "team.gz",
+	.sql = "SELECT t.id, t.name, t.userid, t.total_credit, "
+		"t.expavg_credit, t.expavg_time, COALESCE(u.name, ''), "
+		"t.create_time, t.url, t.description, t.nusers FROM team t "
+		"LEFT JOIN `user` u ON u.id = t.userid "
+		"WHERE t.id > ? ORDER BY t.id LIMIT ?",
+	.elems = team_elems,
+};
+
+static const struct xelem host_elems[] = {
+	XI("id", 0), XI("userid", 1), XD("total_credit", 2),
+	XD("expavg_credit", 3), XD("expavg_time", 4), XS("p_model", 5),
+	XS("os_name", 6), XI("create_time", 7), XI("rpc_time", 8),
+	XI("ncpus", 9), XI("m_nbytes", 10),
+	{ .tag = "host_cpid", .type = XE_CPID }, XS("coprocs", 11),
+	{ .tag = NULL },
+};
+
+static const struct export_kind host_export = {
+	.tag = "host", .plural = "hosts", .file = "host.gz",
+	.sql = "SELECT h.id, h.userid, h.total_credit, h.expavg_credit, "
+		"h.expavg_time, h.cpu_model, h.os, h.create_time, h.rpc_time, "
+		"h.ncpus, h.ram_bytes, COALESCE(d.name, '') FROM host h "
 		"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
-		"WHERE h.id > ? ORDER BY h.id LIMIT ?", "li", *after, BATCH);
+		"WHERE h.id > ? ORDER BY h.id LIMIT ?",
+	.elems = host_elems,
+};
+
+/* One child element of row `id` (current row of `res`). */
+static int xelem_write(struct ct_server *srv, struct ct_buf *x,
+		       const struct export_kind *k, const struct xelem *e,
+		       const struct ct_db_res *res, int64_t id)
+{
+	char cpid[33];
+
+	switch (e->type) {
+	case XE_INT:
+		return ct_xml_elem_int64(x, e->tag, ct_db_int(res, e->col));
+	case XE_DBL:
+		return ct_xml_elem_double(x, e->tag, ct_db_double(res, e->col));
+	case XE_STR:
+		return ct_xml_elem_str(x, e->tag, ct_db_str(res, e->col));
+	case XE_STR_OPT:
+		if (ct_db_str(res, e->col)[0] == '\0')
+			return 0;
+		return ct_xml_elem_str(x, e->tag, ct_db_str(res, e->col));
+	case XE_CPID:
+		cpid_of(srv, k->tag, id, cpid);
+		return ct_xml_elem_str(x, e->tag, cpid);
+	case XE_LONG:
+		return ct_xml_elem_long(x, e->tag, e->v);
+	case XE_CONST_STR:
+		return ct_xml_elem_str(x, e->tag, e->s);
+	}
+	return ct_error(CT_EINVAL, "stats: element type %d", (int)e->type);
+}
+
+/* The next BATCH rows of `k` after id *after; *more = 1 if there may be more. */
+static int export_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
+		       const struct export_kind *k, int64_t *after, int *more)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, k->sql, "li", *after, BATCH);
 	if (rc < 0)
 		return rc;
 	*more = ct_db_nrows(res) == BATCH;
 	while (rc == 0 && ct_db_next(res) > 0) {
-		char cpid[33];
-
 		*after = ct_db_int(res, 0);
-		cpid_of(srv, "host", *after, cpid);
-		rc = ct_xml_open(x, "host");
-		if (rc == 0) rc = ct_xml_elem_int64(x, "id", *after);
-		if (rc == 0) rc = ct_xml_elem_int64(x, "userid", ct_db_int(res, 1));
-		if (rc == 0) rc = ct_xml_elem_double(x, "total_credit", ct_db_double(res, 2));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_credit", ct_db_double(res, 3));
-		if (rc == 0) rc = ct_xml_elem_double(x, "expavg_time", ct_db_double(res, 4));
-		if (rc == 0) rc = ct_xml_elem_str(x, "p_model", ct_db_str(res, 5));
-		if (rc == 0) rc = ct_xml_elem_str(x, "os_name", ct_db_str(res, 6));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "create_time", ct_db_int(res, 7));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "rpc_time", ct_db_int(res, 8));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "ncpus", ct_db_int(res, 9));
-		if (rc == 0) rc = ct_xml_elem_int64(x, "m_nbytes", ct_db_int(res, 10));
-		if (rc == 0) rc = ct_xml_elem_str(x, "host_cpid", cpid);
-		if (rc == 0) rc = ct_xml_elem_str(x, "coprocs", ct_db_str(res, 11));
-		if (rc == 0) rc = ct_xml_close(x, "host");
+		rc = ct_xml_open(x, k->tag);
+		for (const struct xelem *e = k->elems; rc == 0 && e->tag; e++)
+			rc = xelem_write(srv, x, k, e, res, *after);
+		if (rc == 0)
+			rc = ct_xml_close(x, k->tag);
 	}
 	ct_db_res_free(res);
 	return rc;
 }
-
-typedef int (*rows_fn)(struct ct_server *, struct ct_db *, struct ct_buf *,
-		       int64_t *, int *);
 
 /* Build <plural> ... </plural>, gzip it, write dir/file atomically. */
 static int export_table(struct ct_server *srv, struct ct_db *db,
-			const char *dir, const char *file, const char *plural,
-			rows_fn rows)
+			const char *dir, const struct export_kind *k)
 {
 	struct ct_buf x = CT_BUF_INIT(EXPORT_MAX), gz = CT_BUF_INIT(EXPORT_MAX);
 	char path[4200];
@@ -188,15 +207,15 @@ static int export_table(struct ct_server *srv, struct ct_db *db,
 
 	rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0)
-		rc = ct_xml_open(&x, plural);
+		rc = ct_xml_open(&x, k->plural);
 	while (rc == 0 && more)
-		rc = rows(srv, db, &x, &after, &more);
+		rc = export_rows(srv, db, &x, k, &after, &more);
 	if (rc == 0)
-		rc = ct_xml_close(&x, plural);
+		rc = ct_xml_close(&x, k->plural);
 	if (rc == 0)
 		rc = ct_gzip_compress(x.data, x.len, CT_GZIP_DEFAULT_LEVEL, &gz);
 	if (rc == 0)
-		rc = ct_path_join(path, sizeof(path), dir, file);
+		rc = ct_path_join(path, sizeof(path), dir, k->file);
 	if (rc == 0)
 		rc = ct_file_write_atomic(path, gz.data, gz.len, 0644);
 	ct_buf_free(&x);
@@ -245,11 +264,11 @@ int ct_stats_export(struct ct_server *srv, struct ct_db *db)
 	if (rc == 0)
 		rc = ct_mkdir_p(dir, 0755);
 	if (rc == 0)
-		rc = export_table(srv, db, dir, "user.gz", "users", user_rows);
+		rc = export_table(srv, db, dir, &user_export);
 	if (rc == 0)
-		rc = export_table(srv, db, dir, "team.gz", "teams", team_rows);
+		rc = export_table(srv, db, dir, &team_export);
 	if (rc == 0)
-		rc = export_table(srv, db, dir, "host.gz", "hosts", host_rows);
+		rc = export_table(srv, db, dir, &host_export);
 	/* tables.xml last: its mtime says when the whole export was done. */
 	if (rc == 0)
 		rc = export_tables_xml(db, dir);

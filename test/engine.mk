@@ -6,11 +6,11 @@ CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 
-test_test_gpt2_SOURCES = test/test_gpt2.c
+test_test_gpt2_SOURCES = test/test_gpt2.c test/ct_test_engine.h
 test_test_gpt2_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_gpt2_LDADD = $(CT_TEST_LIBS)
 
-test_test_tokens_SOURCES = test/test_tokens.c
+test_test_tokens_SOURCES = test/test_tokens.c test/ct_test_engine.h
 test_test_tokens_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_tokens_LDADD = $(CT_TEST_LIBS)
 
@@ -18,11 +18,12 @@ test_test_math_SOURCES = test/test_math.c
 test_test_math_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_math_LDADD = $(CT_TEST_LIBS)
 
-test_test_model_SOURCES = test/test_model.c
+test_test_model_SOURCES = test/test_model.c test/ct_test_engine.h
 test_test_model_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_model_LDADD = $(CT_TEST_LIBS)
 
-test_test_cmd_train_SOURCES = test/test_cmd_train.c client/cmd_train.c
+test_test_cmd_train_SOURCES = test/test_cmd_train.c test/ct_test_engine.h \
+	client/cmd_train.c
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_TEST_LIBS)
 endif

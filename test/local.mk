@@ -11,4 +11,5 @@ include test/daemons.mk
 include test/web.mk
 include test/client.mk
 include test/server.mk
+include test/crafted.mk
 include test/lofi.mk

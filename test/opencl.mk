@@ -9,15 +9,15 @@ CT_OPENCL_TESTS = test/test_ocl test/test_ocl_kernels test/test_ocl_train \
 check_PROGRAMS += $(CT_OPENCL_TESTS)
 TESTS += $(CT_OPENCL_TESTS)
 
-test_test_ocl_SOURCES = test/test_ocl.c
+test_test_ocl_SOURCES = test/test_ocl.c test/ct_test_ocl.h
 test_test_ocl_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_ocl_LDADD = $(CT_TEST_LIBS)
 
-test_test_ocl_kernels_SOURCES = test/test_ocl_kernels.c
+test_test_ocl_kernels_SOURCES = test/test_ocl_kernels.c test/ct_test_ocl.h
 test_test_ocl_kernels_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_ocl_kernels_LDADD = $(CT_TEST_LIBS)
 
-test_test_ocl_train_SOURCES = test/test_ocl_train.c
+test_test_ocl_train_SOURCES = test/test_ocl_train.c test/ct_test_ocl.h
 test_test_ocl_train_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_ocl_train_LDADD = $(CT_TEST_LIBS)
 

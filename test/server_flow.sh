@@ -8,30 +8,10 @@
 #   server_flow.sh mariadbd   # a private mariadbd started here, on a socket
 #
 # Exit 0 = pass, 77 = skipped (no mariadbd), anything else = failure.
-set -u
-
+# The helpers (start_server, rpc, up, report, ...) are in test/server_lib.sh.
 mode=${1:-embedded}
-B=${top_builddir:-.}
-S="$B/ctune-server"
-T=$(mktemp -d "${TMPDIR:-/tmp}/ctune-flow-XXXXXX")
-P="$T/proj"
-SRV_PID=
-MDB_PID=
-fails=0
-
-cleanup() {
-	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
-	[ -n "$MDB_PID" ] && kill "$MDB_PID" 2>/dev/null && wait "$MDB_PID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-ok() { echo "ok - $1"; }
-fail() { echo "FAIL - $1"; fails=$((fails + 1)); }
-check() {	# check DESCRIPTION GOT WANT
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got '$2', want '$3'"; fi
-}
-die() { echo "FATAL - $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
+CT_TMP_PREFIX=ctune-flow
+. "$(dirname "$0")/server_lib.sh"
 
 # ---- fixtures: a tiny llm.c checkpoint header + token files -------------
 le32() {
@@ -52,24 +32,7 @@ mk_tokens "$T/eval.bin" 2000
 
 # ---- database -------------------------------------------------------------
 DBOPT=
-if [ "$mode" = mariadbd ]; then
-	command -v mariadbd >/dev/null 2>&1 || command -v /usr/sbin/mariadbd >/dev/null 2>&1 ||
-		{ echo "skip: no mariadbd"; exit 77; }
-	MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
-	user_opt=
-	[ "$(id -u)" = 0 ] && user_opt=--user=root
-	mariadb-install-db --no-defaults --datadir="$T/mdb" $user_opt \
-		--auth-root-authentication-method=normal >"$T/mdb-install.log" 2>&1 ||
-		die "mariadb-install-db failed"
-	"$MARIADBD" --no-defaults --datadir="$T/mdb" --socket="$T/mdb.sock" --skip-networking \
-		--pid-file="$T/mdb.pid" --log-error="$T/mdb.log" $user_opt &
-	MDB_PID=$!
-	for i in $(seq 1 100); do [ -S "$T/mdb.sock" ] && break; sleep 0.1; done
-	[ -S "$T/mdb.sock" ] || die "mariadbd did not start"
-	mariadb --no-defaults -S "$T/mdb.sock" -u root -e "CREATE DATABASE ctune_test" ||
-		die "create database"
-	DBOPT="--db=mysql://root@localhost/ctune_test?socket=$T/mdb.sock"
-fi
+[ "$mode" = mariadbd ] && start_mariadbd
 
 # ---- project, accounts, job ---------------------------------------------
 "$S" init "$P" --listen 127.0.0.1:0 --name "flow test" $DBOPT >/dev/null || die "init"
@@ -87,37 +50,11 @@ check "a job with too few tokens per shard is refused" \
 	   --shards 100 --rounds 1 --steps 1 --batch 8 --seq 64 --lr 0.001 >/dev/null 2>&1; echo $?)" 1
 
 # ---- server -------------------------------------------------------------
-start_server() {
-	rm -f "$P/server.url"
-	"$S" run "$P" --roles http >>"$T/server.log" 2>&1 &
-	SRV_PID=$!
-	for i in $(seq 1 100); do [ -s "$P/server.url" ] && break; sleep 0.1; done
-	[ -s "$P/server.url" ] || die "server did not start"
-	URL=$(cat "$P/server.url")
-}
-stop_server() {
-	kill "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
-}
 start_server
 
 check "status goes through the admin socket while running" \
 	"$("$S" status "$P" | sed -n 's/^users *//p')" 3
 
-# rpc KEY HOSTID CPID WANT [EXTRA-XML] -> reply in $T/reply.xml, status in $code
-rpc() {
-	cat >"$T/req.xml" <<EOF
-<scheduler_request>
-<authenticator>$1</authenticator><host_id>$2</host_id><host_cpid>$3</host_cpid>
-<host><hostname>h-$3</hostname><os>Linux</os><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
-<device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
-${5:-}
-<work_req><want_results>$4</want_results></work_req>
-</scheduler_request>
-EOF
-	code=$(curl -s -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
-		"$URL/rpc/scheduler")
-}
-xp() { xmllint --xpath "$1" "$T/reply.xml" 2>/dev/null; }
 
 CPA=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 CPB=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
@@ -176,11 +113,6 @@ check "path tricks get 404" "$(curl -s -o /dev/null -w '%{http_code}' \
 # ---- uploads --------------------------------------------------------------
 head -c 3000 /dev/urandom >"$T/up.bin"
 UPSHA=$(sha256sum <"$T/up.bin" | cut -d' ' -f1)
-up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code
-	f=$3; r=$1; t=$2; shift 3
-	curl -s -o "$T/up.xml" -w '%{http_code}' -H "X-Upload-Token: $t" "$@" \
-		--data-binary @"$f" "$URL/upload/$r"
-}
 check "upload without a token: 401" "$(curl -s -o /dev/null -w '%{http_code}' \
 	--data-binary @"$T/up.bin" "$URL/upload/$RA1")" 401
 check "upload with another result's token: 401" "$(up "$RA1" "$TA2" "$T/up.bin")" 401
@@ -198,9 +130,6 @@ check "other bytes for an accepted upload: 409" "$(up "$RA1" "$TA1" "$T/other.bi
 check "the accepted file is unchanged" "$(sha256sum <"$P/upload/$RA1" | cut -d' ' -f1)" "$UPSHA"
 
 # ---- reports --------------------------------------------------------------
-report() {	# report NAME SHA SIZE
-	echo "<result><name>$1</name><status>success</status><sha256>$2</sha256><size>$3</size><elapsed_s>1.5</elapsed_s><final_loss>3.25</final_loss><conforming>1</conforming></result>"
-}
 rpc "$BOB" "$HB" $CPB 0 "$(report "$RA1" "$UPSHA" 3000)"
 check "bob reporting alice's result: DENIED" "$(xp 'string(/scheduler_reply/ack/code)')" DENIED
 rpc "$ALICE" "$HA" $CPA 0 "$(report "$RA1" 1111111111111111111111111111111111111111111111111111111111111111 3000)"

@@ -7,7 +7,7 @@
  * The subcommand functions are called directly (client/cmd_train.c is
  * linked in), with stdout/stderr captured into files.
  */
-#include "ct_test.h"
+#include "ct_test_engine.h"
 #include "commands.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -18,32 +18,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 
-static char *dir;
 static char out_text[65536], err_text[4096];
 
-static int setup(void **state)
-{
-	(void)state;
-	dir = ct_test_mkdtemp();
-	return dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ct_test_rmtree(dir);
-	free(dir);
-	return 0;
-}
-
+/* A path in the test directory; short, as nearly every command line has some. */
 static const char *P(const char *name)
 {
-	static char bufs[64][4200];
-	static int k;
-	char *b = bufs[k++ % 64];
-
-	snprintf(b, 4200, "%s/%s", dir, name);
-	return b;
+	return ct_test_path(name);
 }
 
 static void slurp(const char *path, char *buf, size_t cap)
@@ -283,5 +263,6 @@ int main(void)
 		cmocka_unit_test(test_bad_inputs),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ct_test_dir_setup,
+				      ct_test_dir_teardown);
 }

@@ -4,7 +4,7 @@
  * of malformed files (truncated, bad magic/version, size mismatch, bad
  * config) with no partial output.
  */
-#include "ct_test.h"
+#include "ct_test_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
@@ -12,30 +12,11 @@
 #include <math.h>
 #include <sys/stat.h>
 
-static const struct ct_gpt2_config tiny = {
-	.maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64
-};
-
-static char *dir;
-
-static int setup(void **state)
-{
-	(void)state;
-	dir = ct_test_mkdtemp();
-	return dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ct_test_rmtree(dir);
-	free(dir);
-	return 0;
-}
+static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
 
 static void path_in(char *out, size_t cap, const char *name)
 {
-	snprintf(out, cap, "%s/%s", dir, name);
+	snprintf(out, cap, "%s/%s", ct_test_dir, name);
 }
 
 static void test_layout(void **state)
@@ -275,5 +256,6 @@ int main(void)
 		cmocka_unit_test(test_finite_and_flops),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ct_test_dir_setup,
+				      ct_test_dir_teardown);
 }

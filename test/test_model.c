@@ -11,7 +11,7 @@
  *  - resume refuses other inputs or a corrupted state; bad hyperparameters
  *    and vocabularies are rejected; eval is the mean of batch losses.
  */
-#include "ct_test.h"
+#include "ct_test_engine.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -20,26 +20,7 @@
 #include <math.h>
 #include <time.h>
 
-static const struct ct_gpt2_config tiny = {
-	.maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64
-};
-
-static char *dir;
-
-static int setup(void **state)
-{
-	(void)state;
-	dir = ct_test_mkdtemp();
-	return dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ct_test_rmtree(dir);
-	free(dir);
-	return 0;
-}
+static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
 
 static uint32_t lcg(uint32_t *s)
 {
@@ -394,7 +375,7 @@ static void test_wu_deterministic_and_resume(void **state)
 	srand((unsigned)time(NULL));
 	k = 1 + rand() % 6;
 	printf("resuming after step %d of 7\n", k);
-	snprintf(path, sizeof(path), "%s/wu.state", dir);
+	snprintf(path, sizeof(path), "%s/wu.state", ct_test_dir);
 	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
 	for (int i = 0; i < k; i++)
 		assert_int_equal(ct_wu_step(wu, &loss), 0);
@@ -437,7 +418,7 @@ static void test_resume_refuses_other_inputs(void **state)
 	(void)state;
 	make_inputs(&model, &tok, 100, 11);
 	hp_tiny(&hp, 3);
-	snprintf(path, sizeof(path), "%s/r.state", dir);
+	snprintf(path, sizeof(path), "%s/r.state", ct_test_dir);
 	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
 	assert_int_equal(ct_wu_step(wu, &loss), 0);
 	assert_int_equal(ct_wu_save_state(wu, path), 0);
@@ -554,5 +535,6 @@ int main(void)
 		cmocka_unit_test(test_batches_and_eval),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ct_test_dir_setup,
+				      ct_test_dir_teardown);
 }

@@ -4,7 +4,7 @@
  * per-device program binary cache (hit, corrupt entry ignored and rebuilt).
  * Exits 77 (skip) when the machine has no OpenCL device.
  */
-#include "ct_test.h"
+#include "ct_test_ocl.h"
 
 #include <dirent.h>
 
@@ -183,14 +183,8 @@ int main(void)
 		cmocka_unit_test(test_embedded_source),
 		cmocka_unit_test(test_binary_cache),
 	};
-	struct ct_ocl_devinfo *devs = NULL;
-	int ndev = 0;
 
-	ct_ocl_enumerate(&devs, &ndev);
-	free(devs);
-	if (ndev == 0) {
-		fprintf(stderr, "SKIP: no OpenCL device on this machine\n");
+	if (ct_test_ocl_none())
 		return 77;
-	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
  * Runs on the first OpenCL device ("opencl"; CT_TEST_DEVICE overrides);
  * exits 77 (skip) when the machine has no OpenCL device at all.
  */
-#include "ct_test.h"
+#include "ct_test_ocl.h"
 
 #include <math.h>
 
@@ -449,14 +449,8 @@ int main(void)
 		cmocka_unit_test(test_adamw),
 		cmocka_unit_test(test_adamw_clip),
 	};
-	struct ct_ocl_devinfo *devs = NULL;
-	int ndev = 0;
 
-	ct_ocl_enumerate(&devs, &ndev);
-	free(devs);
-	if (ndev == 0) {
-		fprintf(stderr, "SKIP: no OpenCL device on this machine\n");
+	if (ct_test_ocl_none())
 		return 77;
-	}
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,27 +2,10 @@
  * test_tokens.c - llm.c token files: round trip, byte layout, malformed
  * files rejected, vocabulary check naming the offending token.
  */
-#include "ct_test.h"
+#include "ct_test_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_tokens.h"
-
-static char *dir;
-
-static int setup(void **state)
-{
-	(void)state;
-	dir = ct_test_mkdtemp();
-	return dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ct_test_rmtree(dir);
-	free(dir);
-	return 0;
-}
 
 static void test_roundtrip(void **state)
 {
@@ -36,7 +19,7 @@ static void test_roundtrip(void **state)
 	(void)state;
 	for (int i = 0; i < 1000; i++)
 		tok[i] = (uint16_t)(i * 37 % 50257);
-	snprintf(path, sizeof(path), "%s/t.bin", dir);
+	snprintf(path, sizeof(path), "%s/t.bin", ct_test_dir);
 	assert_int_equal(ct_tokens_save(path, tok, 1000), 0);
 	assert_int_equal(ct_tokens_load(path, &t), 0);
 	assert_int_equal(t.n, 1000);
@@ -65,7 +48,7 @@ static int load_bytes(const void *p, size_t n, const char *msg)
 	char path[4200];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/bad.bin", dir);
+	snprintf(path, sizeof(path), "%s/bad.bin", ct_test_dir);
 	assert_int_equal(ct_file_write_atomic(path, p, n, 0644), 0);
 	rc = ct_tokens_load(path, &t);
 	if (rc < 0) {
@@ -101,7 +84,7 @@ static void test_malformed(void **state)
 	h[0] = 20240520;
 	h[1] = 2;
 	assert_int_equal(load_bytes(img, sizeof(img), "version"), CT_EFORMAT);
-	snprintf(path, sizeof(path), "%s/none.bin", dir);
+	snprintf(path, sizeof(path), "%s/none.bin", ct_test_dir);
 	assert_int_equal(ct_tokens_load(path, &t), CT_ENOENT);
 }
 
@@ -125,7 +108,7 @@ static void test_save_fails_cleanly(void **state)
 	char path[4200];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/nodir/t.bin", dir);
+	snprintf(path, sizeof(path), "%s/nodir/t.bin", ct_test_dir);
 	assert_true(ct_tokens_save(path, tok, 3) < 0);
 	assert_false(ct_file_exists(path));
 }
@@ -139,5 +122,6 @@ int main(void)
 		cmocka_unit_test(test_save_fails_cleanly),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ct_test_dir_setup,
+				      ct_test_dir_teardown);
 }

@@ -1,0 +1,95 @@
+# test/server_lib.sh - shell helpers of the ctune-server integration tests
+# (test/server_flow.sh, test/server_crafted.sh), sourced by them: a private
+# temp dir cleaned up on exit, check/fail reporting, a private mariadbd on a
+# socket, starting and stopping `ctune-server run` by its recorded PID, and
+# the protocol's scheduler RPC, upload and report.
+#
+# Before sourcing, a test may set CT_TMP_PREFIX (temp dir name). After it:
+# $S the server binary, $T the temp dir, $P the project dir, $fails.
+# Only what this file started is killed (by PID), and only $T is removed.
+set -u
+
+B=${top_builddir:-.}
+S="$B/ctune-server"
+T=$(mktemp -d "${TMPDIR:-/tmp}/${CT_TMP_PREFIX:-ctune-flow}-XXXXXX")
+P="$T/proj"
+SRV_PID=
+MDB_PID=
+URL=
+fails=0
+
+cleanup() {
+	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
+	[ -n "$MDB_PID" ] && kill "$MDB_PID" 2>/dev/null && wait "$MDB_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+ok() { echo "ok - $1"; }
+fail() { echo "FAIL - $1"; fails=$((fails + 1)); }
+check() {	# check DESCRIPTION GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got '$2', want '$3'"; fi
+}
+die() { echo "FATAL - $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
+
+# start_mariadbd: a private mariadbd on $T/mdb.sock with database ctune_test;
+# sets DBOPT (the --db option for `ctune-server init`). Exits 77 (skip)
+# when there is no mariadbd.
+start_mariadbd() {
+	command -v mariadbd >/dev/null 2>&1 || command -v /usr/sbin/mariadbd >/dev/null 2>&1 ||
+		{ echo "skip: no mariadbd"; exit 77; }
+	MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+	user_opt=
+	[ "$(id -u)" = 0 ] && user_opt=--user=root
+	mariadb-install-db --no-defaults --datadir="$T/mdb" $user_opt \
+		--auth-root-authentication-method=normal >"$T/mdb-install.log" 2>&1 ||
+		die "mariadb-install-db failed"
+	"$MARIADBD" --no-defaults --datadir="$T/mdb" --socket="$T/mdb.sock" --skip-networking \
+		--pid-file="$T/mdb.pid" --log-error="$T/mdb.log" $user_opt &
+	MDB_PID=$!
+	for i in $(seq 1 100); do [ -S "$T/mdb.sock" ] && break; sleep 0.1; done
+	[ -S "$T/mdb.sock" ] || die "mariadbd did not start"
+	mariadb --no-defaults -S "$T/mdb.sock" -u root -e "CREATE DATABASE ctune_test" ||
+		die "create database"
+	DBOPT="--db=mysql://root@localhost/ctune_test?socket=$T/mdb.sock"
+}
+
+# start_server [ROLES]: `ctune-server run $P` (default roles: http only) in
+# the background, logging to $T/server.log; sets SRV_PID and URL.
+start_server() {
+	rm -f "$P/server.url"
+	"$S" run "$P" --roles "${1:-http}" >>"$T/server.log" 2>&1 &
+	SRV_PID=$!
+	for i in $(seq 1 100); do [ -s "$P/server.url" ] && break; sleep 0.1; done
+	[ -s "$P/server.url" ] || die "server did not start"
+	URL=$(cat "$P/server.url")
+}
+stop_server() {
+	kill "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
+}
+
+# rpc KEY HOSTID CPID WANT [EXTRA-XML] -> reply in $T/reply.xml, status in $code
+rpc() {
+	cat >"$T/req.xml" <<EOR
+<scheduler_request>
+<authenticator>$1</authenticator><host_id>$2</host_id><host_cpid>$3</host_cpid>
+<host><hostname>h-$3</hostname><os>Linux</os><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
+<device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
+${5:-}
+<work_req><want_results>$4</want_results></work_req>
+</scheduler_request>
+EOR
+	code=$(curl -s -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
+		"$URL/rpc/scheduler")
+}
+xp() { xmllint --xpath "$1" "$T/reply.xml" 2>/dev/null; }
+
+up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code
+	f=$3; r=$1; t=$2; shift 3
+	curl -s -o "$T/up.xml" -w '%{http_code}' -H "X-Upload-Token: $t" "$@" \
+		--data-binary @"$f" "$URL/upload/$r"
+}
+
+report() {	# report NAME SHA SIZE -> the <result> element of a success report
+	echo "<result><name>$1</name><status>success</status><sha256>$2</sha256><size>$3</size><elapsed_s>1.5</elapsed_s><final_loss>3.25</final_loss><conforming>1</conforming></result>"
+}
