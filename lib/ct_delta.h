@@ -17,7 +17,7 @@
  *    80   32  SHA-256 of the full trained weights (nparams float32, LE)
  *   112    8  payload length in bytes (the zlib stream that follows)
  *   120    8  raw payload length (bytes the stream inflates to)
- *   128    4  int8 block size (128; 0 for lossless)
+ *   128    4  int8 block size (256; 0 for lossless)
  *   132   28  reserved, zero
  *
  * CT_DELTA_LOSSLESS (the default): for every weight i the 32-bit patterns
@@ -42,7 +42,7 @@
  * 32 KiB) while both sides stream with O(1) memory. Planes mixed in one
  * deflate block cost 3-5% more (measured).
  *
- * CT_DELTA_INT8 (lossy): delta = result - base (float), per block of 128
+ * CT_DELTA_INT8 (lossy): delta = result - base (float), per block of 256
  * weights scale = max|delta| / 127 and q = round(delta / scale) as int8.
  * Raw payload, per block: the float32 scale, then the block's int8 values
  * (68 bytes; the last block may be shorter). The decoder
@@ -67,7 +67,7 @@
 #define CT_DELTA_MAGIC "CTDELTA1"
 #define CT_DELTA_VERSION 1
 #define CT_DELTA_HEADER_SIZE 160
-#define CT_DELTA_INT8_BLOCK 128
+#define CT_DELTA_INT8_BLOCK 256
 #define CT_DELTA_CHUNK 65536	/* weights per shuffle chunk */
 /* 4 Gi weights (16 GiB of float32): far above GPT-2 XL's 1.6 G. */
 #define CT_DELTA_MAX_PARAMS ((uint64_t)1 << 32)

@@ -47,7 +47,7 @@
 struct vjob {
 	int64_t wuid, jobid, canonical;
 	int job_status, error_mask, min_quorum;
-	char wu_name[72], model_sha[65], eval_sha[65];
+	char wu_name[72], model_sha[65], eval_sha[65], job_model_sha[65];
 	double tolerance, loss_margin;
 	int probe_tokens, batch, seq;
 	int64_t max_upload;
@@ -87,7 +87,7 @@ static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 			 "SELECT w.id, w.jobid, w.canonical_resultid, j.status, w.error_mask, "
 			 "w.min_quorum, w.name, w.model_sha256, j.eval_sha256, j.tolerance, "
 			 "j.loss_margin, j.probe_tokens, j.batch, j.seq, j.max_upload_bytes, "
-			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay "
+			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay, j.model_sha256 "
 			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
 	if (rc < 0)
 		return rc;
@@ -116,6 +116,7 @@ static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 	j->bound.beta1 = ct_db_double(res, 17);
 	j->bound.beta2 = ct_db_double(res, 18);
 	j->bound.weight_decay = ct_db_double(res, 19);
+	snprintf(j->job_model_sha, sizeof(j->job_model_sha), "%s", ct_db_str(res, 20));
 	ct_db_res_free(res);
 	return 0;
 }
@@ -175,6 +176,33 @@ static int load_inputs(struct vwu *v)
 		return rc;
 	v->have_eval = 1;
 	return 0;
+}
+
+static int probe(struct vwu *v, const float *w, double *loss);
+
+/* The probe loss results are held to: that of the model the JOB started
+ * from, not of this round's start. In later rounds one shard's honest WU,
+ * trained from the average, can be worse on held-out text than that
+ * average (it fits its own shard), so holding it to the round's start
+ * rejected honest work (seen in the demo's 4th round); a result worse
+ * than where the whole job began is garbage whatever the round. */
+static int probe_reference(struct vwu *v)
+{
+	struct ct_gpt2 jm = { 0 };
+	char path[4096];
+	int rc;
+
+	if (v->j.job_model_sha[0] == '\0' || strcmp(v->j.job_model_sha, v->j.model_sha) == 0)
+		return probe(v, v->base.params, &v->base_probe);
+	rc = ct_server_download_path(v->srv, v->j.job_model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_gpt2_load(path, &jm);
+	if (rc == 0 && memcmp(&jm.cfg, &v->base.cfg, sizeof(jm.cfg)) != 0)
+		rc = ct_error(CT_EMISMATCH, "validator: job model and round model differ in shape");
+	if (rc == 0)
+		rc = probe(v, jm.params, &v->base_probe);
+	ct_gpt2_free(&jm);
+	return rc;
 }
 
 /* Probe loss of weights w (the base's layout) on the job's fixed slice. */
@@ -497,7 +525,7 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (rc == 0)
 		rc = load_inputs(v);
 	if (rc == 0)
-		rc = probe(v, v->base.params, &v->base_probe);
+		rc = probe_reference(v);
 	if (rc == CT_ERANGE) {
 		ct_log_warn("validator: %s: eval tokens too short for a probe; probe skipped",
 			    v->j.wu_name);

@@ -16,7 +16,7 @@
 #      volunteer's credit.
 #
 # Options (environment): DEMO_DIR (default ./demo), DEMO_PORT (8710),
-# DEMO_SHARDS (3), DEMO_ROUNDS (3), DEMO_STEPS (100), DEMO_PASSES (4:
+# DEMO_SHARDS (3), DEMO_ROUNDS (5), DEMO_STEPS (100), DEMO_PASSES (4:
 # passes over its shard in one work unit), DEMO_CLIENTS (3),
 # DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
 # DEMO_SERVE=1 keeps the server running at the end (Ctrl-C stops it).
@@ -29,7 +29,7 @@ CORPUS="$BUILD/bench/ctune-corpus"
 DEMO=${DEMO_DIR:-$BUILD/demo}
 PORT=${DEMO_PORT:-8710}
 K=${DEMO_SHARDS:-3}
-R=${DEMO_ROUNDS:-3}
+R=${DEMO_ROUNDS:-5}
 STEPS=${DEMO_STEPS:-100}
 PASSES=${DEMO_PASSES:-4}
 NCLIENTS=${DEMO_CLIENTS:-3}
@@ -140,7 +140,8 @@ cat "$TABLE"
 echo
 echo "credit per volunteer:"
 curl -fs "$URL/api/v1/users?sort=total" 2>/dev/null | tr '{' '\n' |
-	sed -n 's/.*"name":"\([^"]*\)".*"total_credit":\([0-9.e+-]*\).*/  \1: \2 cobblestones/p' || true
+	sed -n 's/.*"name":"\([^"]*\)".*"total_credit":\([0-9.e+-]*\).*/\1 \2/p' |
+	awk '{ printf "  %-12s %.4f cobblestones\n", $1, $2 }' || true
 echo
 echo "done in $(( $(date +%s) - start ))s. Project directory: $DEMO/project"
 echo "pages: $URL/ (leaderboards: $URL/users, job: $URL/job/$JOB)"
