@@ -38,3 +38,6 @@ ctune_server_SOURCES += server/transitioner.c server/validator.c \
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk
+
+# Manual page.
+dist_man_MANS += server/ctune-server.8
