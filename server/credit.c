@@ -125,3 +125,36 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 		rc = credit_row(db, 2, teamid, credit, now);
 	return rc < 0 ? rc : 1;
 }
+
+int ct_credit_decay(struct ct_db *db, int64_t now)
+{
+	/* One fixed statement per table; the factor is the same
+	 * exp(-dt ln2 / half-life) as ct_credit_rac_now(). */
+	static const char *const sql[] = {
+		"UPDATE `user` SET expavg_credit = expavg_credit * EXP(-(? - expavg_time) * ? / ?), "
+		"expavg_time = ? WHERE expavg_time > 0 AND expavg_time < ? - 3600 AND expavg_credit > 0",
+		"UPDATE host SET expavg_credit = expavg_credit * EXP(-(? - expavg_time) * ? / ?), "
+		"expavg_time = ? WHERE expavg_time > 0 AND expavg_time < ? - 3600 AND expavg_credit > 0",
+		"UPDATE team SET expavg_credit = expavg_credit * EXP(-(? - expavg_time) * ? / ?), "
+		"expavg_time = ? WHERE expavg_time > 0 AND expavg_time < ? - 3600 AND expavg_credit > 0",
+	};
+	int total = 0;
+
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		int rc = ct_db_exec(db, sql[i], "lddll", now, M_LN2, CT_CREDIT_HALF_LIFE, now, now);
+
+		if (rc < 0)
+			return rc;
+		total += rc;
+	}
+	return total;
+}
+
+int ct_credit_decay_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	int rc;
+
+	(void)srv;
+	rc = ct_credit_decay(db, ct_db_now());
+	return rc < 0 ? rc : 0;
+}

@@ -51,4 +51,17 @@ double ct_credit_rac_now(double rac, double rac_time, double now);
  * (the caller rolls back). */
 int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t now);
 
+/* Decay the stored recent average credit of every user, host and team
+ * whose expavg_time is more than an hour before `now` to its value at
+ * `now` (ct_credit_rac_now's formula, evaluated by the database), and set
+ * expavg_time = now. Without it an account that stops computing would keep
+ * its RAC on the leaderboards forever (BOINC runs update_stats for this).
+ * Returns the number of rows changed, or a negative CT_E* code. */
+int ct_credit_decay(struct ct_db *db, int64_t now);
+
+struct ct_server;
+/* The "credit_decay" role: ct_credit_decay() at the current time. Returns
+ * 0 (idle: the next pass is due in an hour) or a negative code. */
+int ct_credit_decay_run_once(struct ct_server *srv, struct ct_db *db);
+
 #endif

@@ -21,11 +21,13 @@
 #include "db.h"
 #include "server.h"
 #include "web.h"	/* ct_stats_export_run_once (the "stats" role) */
+#include "credit.h"	/* ct_credit_decay_run_once (the "credit_decay" role) */
 
 #pragma weak ct_transitioner_run_once
 #pragma weak ct_validator_run_once
 #pragma weak ct_assimilator_run_once
 #pragma weak ct_file_deleter_run_once
+#pragma weak ct_credit_decay_run_once
 
 const struct ct_role ct_roles[] = {
 	{ .name = "http", .run_once = NULL, .idle_ms = 0 },
@@ -34,6 +36,7 @@ const struct ct_role ct_roles[] = {
 	{ .name = "assimilator", .run_once = ct_assimilator_run_once, .idle_ms = 1000 },
 	{ .name = "file_deleter", .run_once = ct_file_deleter_run_once, .idle_ms = 10000 },
 	{ .name = "stats", .run_once = ct_stats_export_run_once, .idle_ms = 5000 },
+	{ .name = "credit_decay", .run_once = ct_credit_decay_run_once, .idle_ms = 3600000 },
 	{ .name = NULL },
 };
 
@@ -143,7 +146,7 @@ static int select_roles(const char *spec, int *want, int nroles)
 		const struct ct_role *r = ct_role_find(tok);
 		if (r == NULL)
 			return ct_error(CT_EINVAL, "unknown role '%s' (roles: http, transitioner, "
-					"validator, assimilator, file_deleter)", tok);
+					"validator, assimilator, file_deleter, stats, credit_decay)", tok);
 		if (r != &ct_roles[0] && r->run_once == NULL)
 			return ct_error(CT_EUNSUPP, "role '%s' is not built into this binary", tok);
 		want[r - ct_roles] = 1;

@@ -356,6 +356,24 @@ static void test_honest_pair_credited(void **state)
 	/* a second grant for the same result changes nothing */
 	assert_int_equal(ct_credit_grant(F.db, a, credit1, ct_db_now()), 0);
 	assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[0]) - credit1) < 1e-12);
+	/* recent average credit decays with a 7-day half-life when the
+	 * decay role runs, once per hour at most */
+	{
+		double rac = qdouble("SELECT expavg_credit FROM `user` WHERE id=?", F.users[0]);
+		int64_t t = qint("SELECT expavg_time FROM `user` WHERE id=?", F.users[0]);
+
+		assert_true(ct_credit_decay(F.db, t + 600) == 0);	/* < 1 h: untouched */
+		assert_true(ct_credit_decay(F.db, t + 7 * 86400) >= 3);	/* user, host, team */
+		assert_true(fabs(qdouble("SELECT expavg_credit FROM `user` WHERE id=?", F.users[0]) -
+				 rac / 2) < 1e-9 * rac);
+		assert_int_equal(qint("SELECT expavg_time FROM `user` WHERE id=?", F.users[0]),
+				 t + 7 * 86400);
+		assert_true(fabs(ct_credit_rac_now(rac, (double)t, (double)t + 7 * 86400) - rac / 2) <
+			    1e-9 * rac);
+		/* total credit is never touched */
+		assert_true(fabs(qdouble("SELECT total_credit FROM `user` WHERE id=?", F.users[0]) -
+				 credit1) < 1e-12);
+	}
 	/* nothing left to validate; the validator finds no work */
 	assert_int_equal(qint("SELECT need_validate FROM workunit WHERE id=?", R1[0].id), 0);
 	assert_int_equal(ct_validator_run_once(&F.srv, F.db), 0);
