@@ -12,29 +12,21 @@
  *   bench/bench_avg [N]
  */
 #include "ct_avg.h"
+#include "ct_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double best_memcpy(float *dst, const float *src, size_t n)
 {
 	double best = 1e30;
 
 	for (int rep = 0; rep < 5; rep++) {
-		double t = now();
+		double t = ct_time_mono_s();
 
 		memcpy(dst, src, n * sizeof(float));
-		t = now() - t;
+		t = ct_time_mono_s() - t;
 		best = t < best ? t : best;
 	}
 	return 2.0 * (double)n * sizeof(float) / best / 1e9;
@@ -46,11 +38,11 @@ static double best_avg(float *out, const float *const *in, size_t k, size_t n,
 	double best = 1e30;
 
 	for (int rep = 0; rep < reps; rep++) {
-		double t = now();
+		double t = ct_time_mono_s();
 
 		if (ct_avg(out, in, k, n, m, trim) < 0)
 			return 0.0;
-		t = now() - t;
+		t = ct_time_mono_s() - t;
 		best = t < best ? t : best;
 	}
 	return (double)(k + 1) * (double)n * sizeof(float) / best / 1e9;
@@ -63,13 +55,13 @@ static double best_stream(float *out, const float *const *in, size_t k, size_t n
 	double best = 1e30;
 
 	for (int rep = 0; rep < 3; rep++) {
-		double t = now();
+		double t = ct_time_mono_s();
 
 		memcpy(out, in[0], n * sizeof(float));
 		for (size_t j = 1; j < k; j++)
 			ct_avg_accumulate(out, in[j], n);
 		ct_avg_finish(out, k, n);
-		t = now() - t;
+		t = ct_time_mono_s() - t;
 		best = t < best ? t : best;
 	}
 	return (double)(k + 1) * (double)n * sizeof(float) / best / 1e9;

@@ -11,11 +11,11 @@
  */
 #include "ct_buf.h"
 #include "ct_delta.h"
+#include "ct_time.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
@@ -30,14 +30,6 @@ static double gauss(void)
 	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void run(const float *b, const float *r, float *d, size_t n, double rel,
 		const char *name, int enc, int level)
 {
@@ -46,18 +38,18 @@ static void run(const float *b, const float *r, float *d, size_t n, double rel,
 	struct ct_buf out = CT_BUF_INIT(0);
 	double te, td, err = 0.0, upd = 0.0;
 
-	te = now();
+	te = ct_time_mono_s();
 	if (ct_delta_encode(b, r, n, &m, sha, enc, level, &out) < 0) {
 		printf("encode failed\n");
 		return;
 	}
-	te = now() - te;
-	td = now();
+	te = ct_time_mono_s() - te;
+	td = ct_time_mono_s();
 	if (ct_delta_decode(out.data, out.len, b, n, d, NULL) < 0) {
 		printf("decode failed\n");
 		return;
 	}
-	td = now() - td;
+	td = ct_time_mono_s() - td;
 	for (size_t i = 0; i < n; i++) {
 		err += ((double)d[i] - r[i]) * ((double)d[i] - r[i]);
 		upd += ((double)r[i] - b[i]) * ((double)r[i] - b[i]);

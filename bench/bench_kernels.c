@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ct_err.h"
+#include "ct_time.h"
 #include "ct_log.h"
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
@@ -33,22 +33,6 @@ struct bench {
 	cl_mem inp, w, bias, out, dout, dinp, dw, dbias;
 	float *h_inp, *h_w, *h_bias;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static float rnd(unsigned long long *s)
 {
@@ -162,13 +146,13 @@ static int time_kernel(struct bench *b, const struct kernel_entry *e)
 	if (rc == 0)
 		rc = ct_ocl_check(clFinish(b->ocl->queue), "clFinish");
 	for (int r = 0; rc == 0 && r < b->reps; r++) {
-		double t0 = now_s(), c0 = cpu_s(), dt, dc;
+		double t0 = ct_time_mono_s(), c0 = ct_time_cpu_s(), dt, dc;
 
 		rc = e->fn(b);
 		if (rc == 0)
 			rc = ct_ocl_check(clFinish(b->ocl->queue), "clFinish");
-		dt = now_s() - t0;
-		dc = cpu_s() - c0;
+		dt = ct_time_mono_s() - t0;
+		dc = ct_time_cpu_s() - c0;
 		if (dt < best)
 			best = dt;
 		if (dc < bestcpu)

@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ct_avg.h"
 #include "ct_buf.h"
@@ -56,6 +55,7 @@
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_time.h"
 
 #define MAXK 8
 #define MAXR 8
@@ -106,14 +106,6 @@ struct bench {
 	float ctl[2][3];		/* [shared base, random inits][m1, m2, avg] */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void progress(const struct bench *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -121,7 +113,7 @@ static void progress(const struct bench *b, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "[%6.1fs] ", now_s() - b->t0);
+	fprintf(stderr, "[%6.1fs] ", ct_time_mono_s() - b->t0);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -708,7 +700,7 @@ int main(int argc, char **argv)
 	rc = parse(argc, argv, &b.o);
 	if (rc != 0)
 		return rc;
-	b.t0 = now_s();
+	b.t0 = ct_time_mono_s();
 	/* A strong reference, so the OpenCL backend is linked in from the
 	 * static library (see ct_engine.h). */
 	if (strcmp(b.o.device, "cpu") != 0 && ct_ocl_backend_ops.name == NULL)

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <curl/curl.h>
 
@@ -24,8 +23,11 @@
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_time.h"
+#include "ct_tokens.h"
 #include "db.h"
 #include "files.h"
 #include "http.h"
@@ -56,14 +58,6 @@ struct client {
 static struct ct_server g_srv;
 static double g_deadline;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void die(const char *what, int rc)
 {
 	fprintf(stderr, "bench_sched: %s: %s\n", what, ct_errmsg(rc));
@@ -74,24 +68,27 @@ static void die(const char *what, int rc)
 
 static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200])
 {
-	int32_t hdr[256] = { 20240326, 3, 64, 256, 2, 2, 32, 256 };
-	static unsigned char body[1024 + 4096];
-	unsigned char tok[1024 + 2 * 4000];
+	/* job submission checks the checkpoint's size and every token against
+	 * its vocabulary: a real (zero-weight) model and in-vocabulary tokens */
+	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 2, .NH = 2, .C = 32,
+					    .Vp = 256 };
+	struct ct_gpt2 model = { 0 };
+	static uint16_t tok[4000];
 	int rc;
 
-	memcpy(body, hdr, 1024);
+	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
+		tok[i] = 1;
 	snprintf(m, 4200, "%s/model.bin", dir);
-	rc = ct_file_write_atomic(m, body, sizeof(body), 0644);
-	memset(tok, 1, sizeof(tok));
-	int32_t th[3] = { 20240520, 1, 4000 };
-	memset(tok, 0, 1024);
-	memcpy(tok, th, sizeof(th));
+	rc = ct_gpt2_alloc(&model, &cfg);
+	if (rc == 0)
+		rc = ct_gpt2_save(m, &model.cfg, model.params);
+	ct_gpt2_free(&model);
 	snprintf(t, 4200, "%s/train.bin", dir);
 	if (rc == 0)
-		rc = ct_file_write_atomic(t, tok, sizeof(tok), 0644);
+		rc = ct_tokens_save(t, tok, sizeof(tok) / sizeof(tok[0]));
 	snprintf(e, 4200, "%s/eval.bin", dir);
 	if (rc == 0)
-		rc = ct_file_write_atomic(e, tok, sizeof(tok), 0644);
+		rc = ct_tokens_save(e, tok, sizeof(tok) / sizeof(tok[0]));
 	if (rc < 0)
 		die("inputs", rc);
 }
@@ -242,15 +239,15 @@ static void *client_main(void *arg)
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
-	while (now_s() < g_deadline) {
+	while (ct_time_mono_s() < g_deadline) {
 		struct host *h = &c->hosts[i++ % c->nhosts];
 		build_request(&req, h);
 		ct_buf_reset(&reply);
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.data);
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
-		double t0 = now_s();
+		double t0 = ct_time_mono_s();
 		CURLcode cc = curl_easy_perform(curl);
-		double ms = (now_s() - t0) * 1000;
+		double ms = (ct_time_mono_s() - t0) * 1000;
 		int got = cc == CURLE_OK ? parse_reply(ct_buf_cstr(&reply), h) : -1;
 		if (got < 0) {
 			c->errors++;
@@ -288,7 +285,7 @@ static void run(const struct opts *o)
 
 	setup(o, hosts, &dir);
 	int per = o->hosts / o->clients;
-	t0 = now_s();
+	t0 = ct_time_mono_s();
 	g_deadline = t0 + o->seconds;
 	for (int i = 0; i < o->clients; i++) {
 		cl[i].hosts = hosts + i * per;
@@ -297,7 +294,7 @@ static void run(const struct opts *o)
 	}
 	for (int i = 0; i < o->clients; i++)
 		pthread_join(tid[i], NULL);
-	double el = now_s() - t0;
+	double el = ct_time_mono_s() - t0;
 	for (int i = 0; i < o->clients; i++)
 		n += cl[i].nlat;
 	double *all = malloc((n ? n : 1) * sizeof(double));

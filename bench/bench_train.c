@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_time.h"
 #include "ct_log.h"
 
 struct bcfg {
@@ -34,39 +34,22 @@ static const struct bcfg configs[] = {
 	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
 };
 
-static double now_s(void)
+/* The backend for dev (ct_backend_find), naming the OpenCL one directly: a
+ * strong reference, so the static library links it in. */
+static int backend(const char *dev, const struct ct_backend_ops **ops)
 {
-	struct timespec ts;
+	int rc = ct_backend_find(dev, ops);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of the process, all threads (see the table's "cpu ms"). */
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static const struct ct_backend_ops *backend(const char *dev)
-{
-	const struct ct_backend_ops *ops = NULL;
-
-	if (strcmp(dev, "cpu") == 0)
-		return &ct_cpu_backend_ops;
-	if (ct_backend_find(dev, &ops) < 0)
-		return NULL;
-	return &ct_ocl_backend_ops;	/* strong reference: links the backend */
+	if (rc == 0 && *ops != &ct_cpu_backend_ops)
+		*ops = &ct_ocl_backend_ops;
+	return rc;
 }
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
 static int run(const struct bcfg *c, const char *dev, const float *params,
 	       const uint16_t *tok, int B, int T, int steps, float *params_out)
 {
-	const struct ct_backend_ops *ops = backend(dev);
+	const struct ct_backend_ops *ops = NULL;
 	struct ct_backend *be = NULL;
 	struct ct_step_args a = { .grad_clip = 1.0f,
 				  .opt = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f,
@@ -75,23 +58,24 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	float loss = 0.0f;
 	int rc;
 
-	if (ops == NULL)
-		return ct_error(CT_EINVAL, "unknown device %s", dev);
+	rc = backend(dev, &ops);
+	if (rc < 0)
+		return rc;
 	rc = ops->open(dev, &c->cfg, B, T, 1, &be);
 	if (rc == 0)
 		rc = ops->load_state(be, params, NULL, NULL);
 	for (int s = 0; rc == 0 && s <= steps; s++) {
 		if (s == 1) {
-			t0 = now_s();
-			c0 = cpu_s();
+			t0 = ct_time_mono_s();
+			c0 = ct_time_cpu_s();
 		}
 		a.t = s + 1;
 		ct_adamw_bias_corrections(a.opt.beta1, a.opt.beta2, a.t, &a.opt.bc1, &a.opt.bc2);
 		rc = ops->step(be, tok + (size_t)s * B * T, tok + (size_t)s * B * T + 1, &a, &loss);
 	}
 	if (rc == 0) {
-		dt = (now_s() - t0) / steps;
-		dc = (cpu_s() - c0) / steps;
+		dt = (ct_time_mono_s() - t0) / steps;
+		dc = (ct_time_cpu_s() - c0) / steps;
 		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", c->name, dev, B, T,
 		       dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,

@@ -9,6 +9,7 @@
  * without it.
  */
 #include "cl_daemon_int.h"
+#include "cl_paths.h"
 #include "cl_task.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -75,7 +76,7 @@ static int checkpoint(struct ct_daemon *d, struct running *r)
 	if (rc < 0) {
 		ct_log_error("%s: checkpoint failed: %s", r->name, ct_errmsg(rc));
 	} else if (t != NULL) {
-		ct_strset(&t->checkpoint, "state");
+		ct_strset(&t->checkpoint, CT_CL_SLOT_STATE);
 		t->step = ct_wu_steps_done(r->run.wu);
 		ct_daemon_save(d);
 	}

@@ -3,6 +3,7 @@
  */
 #include "cl_ctl.h"
 #include "ct_err.h"
+#include "ct_unix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,75 +11,29 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-static int fill_addr(const char *path, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path))
-		return ct_error(CT_ETOOBIG, "socket path too long: %s", path);
-	memcpy(sa->sun_path, path, strlen(path) + 1);
-	return 0;
-}
-
+/* Connect to the daemon's socket; "no daemon" gets a hint for the user. */
 static int connect_to(const char *path, int *out)
 {
-	struct sockaddr_un sa;
-	int fd, rc;
+	int rc = ct_unix_connect(path, out);
 
-	*out = -1;
-	rc = fill_addr(path, &sa);
-	if (rc < 0)
-		return rc;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return ct_error_errno("socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		close(fd);
-		if (e == ENOENT || e == ECONNREFUSED)
-			return ct_error(e == ENOENT ? CT_ENOENT : CT_ENET,
-					"no daemon on %s (is 'ctune run' running?)", path);
-		errno = e;
-		return ct_error_errno("connect %s", path);
-	}
-	*out = fd;
-	return 0;
+	if (rc == CT_ENOENT || rc == CT_ENET)
+		return ct_error(rc, "no daemon on %s (is 'ctune run' running?)", path);
+	return rc;
 }
 
 int ct_ctl_listen(const char *path, int *out)
 {
-	struct sockaddr_un sa;
-	mode_t old;
-	int fd = -1, probe, rc;
+	int probe;
 
 	*out = -1;
-	rc = fill_addr(path, &sa);
-	if (rc < 0)
-		return rc;
 	if (connect_to(path, &probe) == 0) {
 		close(probe);
 		return ct_error(CT_EBUSY, "a daemon already listens on %s", path);
 	}
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return ct_error_errno("socket");
-	old = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 8) < 0) {
-		rc = ct_error_errno("bind %s", path);
-		close(fd);
-		return rc;
-	}
-	*out = fd;
-	return 0;
+	return ct_unix_listen(path, SOCK_NONBLOCK, out);
 }
 
 /* Read up to the first '\n' (at most CT_CTL_MAX_LINE bytes) within 2 s. */

@@ -14,13 +14,11 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,14 +93,14 @@ static int cache_needed(struct ct_daemon *d, const char *sha)
 
 static void remove_slot(struct ct_daemon *d, const char *name)
 {
+	static const char *const files[] = { CT_CL_SLOT_STATE, CT_CL_SLOT_RESULT };
 	char *slot = ct_daemon_slot(d, name), path[4200];
 
 	if (slot == NULL)
 		return;
-	snprintf(path, sizeof(path), "%s/state", slot);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/result.ctd", slot);
-	unlink(path);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (ct_path_join(path, sizeof(path), slot, files[i]) == 0)
+			unlink(path);
 	rmdir(slot);
 	free(slot);
 }
@@ -136,8 +134,8 @@ void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 
 		if (shas[i][0] == '\0' || cache_needed(d, shas[i]))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", d->cache_dir, shas[i]);
-		unlink(path);
+		if (ct_path_join(path, sizeof(path), d->cache_dir, shas[i]) == 0)
+			unlink(path);
 	}
 	free(shas);
 }
@@ -359,18 +357,11 @@ static int make_paths(struct ct_daemon *d)
 /* flock the lock file: one daemon per state directory. *fd stays open. */
 static int take_lock(const char *dir, int *fd)
 {
-	char *path = ct_cl_path(dir, CT_CL_LOCK_FILE);
+	int rc = ct_cl_lock_dir(dir, fd);
 
-	*fd = -1;
-	if (path == NULL)
-		return CT_ENOMEM;
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	free(path);
-	if (*fd < 0)
-		return ct_error_errno("open %s/%s", dir, CT_CL_LOCK_FILE);
-	if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+	if (rc == CT_EBUSY)
 		return ct_error(CT_EBUSY, "another 'ctune run' uses %s", dir);
-	return 0;
+	return rc;
 }
 
 static int open_idle(struct ct_daemon *d)

@@ -271,16 +271,6 @@ bad:
 	return rc;
 }
 
-static int valid_hex(const char *s)
-{
-	if (strlen(s) != CT_SHA256_HEXLEN)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return 0;
-	return 1;
-}
-
 int ct_http_fetch_cached(const char *url, const char *cache_dir,
 			 const char sha256[CT_SHA256_HEXLEN + 1], uint64_t size,
 			 const struct ct_http_opts *o)
@@ -291,7 +281,7 @@ int ct_http_fetch_cached(const char *url, const char *cache_dir,
 	int rc;
 
 	ct_http_init();
-	if (!valid_hex(sha256))
+	if (!ct_sha256_hex_valid(sha256))
 		return ct_error(CT_EINVAL, "bad SHA-256 '%s'", sha256);
 	if (asprintf(&final, "%s/%s", cache_dir, sha256) < 0) final = NULL;
 	if (asprintf(&part, "%s/%s.part", cache_dir, sha256) < 0) part = NULL;

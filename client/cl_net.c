@@ -8,6 +8,7 @@
  */
 #include "cl_daemon_int.h"
 #include "cl_http.h"
+#include "cl_paths.h"
 #include "cl_rpc.h"
 #include "ct_err.h"
 #include "ct_log.h"
@@ -143,8 +144,7 @@ static int do_upload(struct ct_daemon *d, const char *url)
 		tok = NULL;
 	if (asprintf(&shah, "X-Content-SHA256: %s", t->output_sha256) < 0)
 		shah = NULL;
-	if (slot != NULL && asprintf(&file, "%s/result.ctd", slot) < 0)
-		file = NULL;
+	file = slot != NULL ? ct_cl_path(slot, CT_CL_SLOT_RESULT) : NULL;
 	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
 	ct_daemon_unlock(d);
 	if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {

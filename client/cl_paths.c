@@ -3,11 +3,13 @@
  */
 #include "cl_paths.h"
 #include "ct_err.h"
+#include "ct_file.h"
 
-#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,40 +47,32 @@ int ct_cl_state_dir(const char *override, char **out)
 	return 0;
 }
 
-/* mkdir -p with 0700 for the parts we create. */
-static int mkdir_parents(char *path)
+int ct_cl_lock_dir(const char *dir, int *fd)
 {
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			*p = '/';
-			return ct_error_errno("mkdir %s", path);
-		}
-		*p = '/';
-	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return ct_error_errno("mkdir %s", path);
+	char *path = ct_cl_path(dir, CT_CL_LOCK_FILE);
+
+	*fd = -1;
+	if (path == NULL)
+		return CT_ENOMEM;
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(path);
+	if (*fd < 0)
+		return ct_error_errno("open %s/%s", dir, CT_CL_LOCK_FILE);
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+		return ct_error(CT_EBUSY, "%s is locked by another ctune", dir);
 	return 0;
 }
 
 int ct_cl_make_private_dir(const char *dir)
 {
 	struct stat st;
-	char *copy = strdup(dir);
 	int rc;
 
-	if (copy == NULL)
-		return CT_ENOMEM;
-	rc = mkdir_parents(copy);
-	free(copy);
+	rc = ct_mkdir_p(dir, 0700);	/* an existing non-directory: CT_EEXISTS */
 	if (rc < 0)
 		return rc;
 	if (stat(dir, &st) < 0)
 		return ct_error_errno("stat %s", dir);
-	if (!S_ISDIR(st.st_mode))
-		return ct_error(CT_EINVAL, "%s is not a directory", dir);
 	if (st.st_uid != geteuid())
 		return ct_error(CT_EPERM, "%s belongs to another user", dir);
 	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) < 0)

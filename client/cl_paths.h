@@ -20,10 +20,21 @@
 #define CT_CL_CACHE_DIR "cache"
 #define CT_CL_SLOTS_DIR "slots"
 
+/* File names inside a task's slot directory (see cl_task.h). */
+#define CT_CL_SLOT_STATE "state"
+#define CT_CL_SLOT_RESULT "result.ctd"
+
 /* Resolve the state directory (see above; `override` may be NULL) into a
  * malloc'd string in *out (caller frees). Returns 0, CT_ECONFIG when no HOME
  * is known, CT_ENOMEM. */
 int ct_cl_state_dir(const char *override, char **out);
+
+/* Open dir/ctune.lock (created 0600) and take its exclusive flock without
+ * waiting: one daemon or state edit per directory. *fd gets the descriptor
+ * (caller closes it, which releases the lock), -1 when it cannot be opened.
+ * Returns 0 when locked, CT_EBUSY when another process holds the lock (*fd
+ * still open), CT_ENOMEM, or the open error. */
+int ct_cl_lock_dir(const char *dir, int *fd);
 
 /* Create `dir` (and parents) if missing and make it mode 0700. Returns 0 or a
  * CT_E* code (CT_EPERM when it exists but belongs to someone else). */

@@ -187,16 +187,6 @@ static int is_leaf(xmlNodePtr n)
 	return 1;
 }
 
-static int valid_sha(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-			return 0;
-	return n == CT_SHA256_HEXLEN;
-}
-
 static int parse_file(xmlNodePtr n, struct ct_task_file *f)
 {
 	xmlChar *role = xmlGetProp(n, BAD_CAST "role");
@@ -212,7 +202,7 @@ static int parse_file(xmlNodePtr n, struct ct_task_file *f)
 	if (rc == 0 && f->name == NULL) rc = CT_ENOMEM;
 	if (rc == 0) rc = req_str(n, "url", &f->url);
 	if (rc == 0) rc = req_str(n, "sha256", &sha);
-	if (rc == 0 && !valid_sha(sha))
+	if (rc == 0 && !ct_sha256_hex_valid(sha))
 		rc = ct_error(CT_EPROTO, "scheduler reply: bad sha256 '%.80s'", sha);
 	if (rc == 0)
 		memcpy(f->sha256, sha, CT_SHA256_HEXLEN + 1);

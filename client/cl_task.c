@@ -2,6 +2,7 @@
  * cl_task.c - see cl_task.h.
  */
 #include "cl_task.h"
+#include "cl_paths.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -16,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STATE_NAME "state"
-#define RESULT_NAME "result.ctd"
 
 const struct ct_task_file *ct_task_input(const struct ct_task *t, const char *role)
 {
@@ -117,7 +116,7 @@ int ct_task_open(struct ct_task_run *r, const struct ct_task *t, const char *cac
 	memset(r, 0, sizeof(*r));
 	rc = load_inputs(r, t, cache_dir);
 	if (rc < 0) goto out;
-	rc = ct_path_join(state, sizeof(state), slot_dir, STATE_NAME);
+	rc = ct_path_join(state, sizeof(state), slot_dir, CT_CL_SLOT_STATE);
 	if (rc < 0) goto out;
 	if (ct_file_exists(state)) {
 		rc = ct_wu_resume(state, &r->model, &r->tokens, &r->hp, device, &r->wu);
@@ -143,7 +142,7 @@ int ct_task_checkpoint(struct ct_task_run *r, const char *slot_dir)
 	char state[4096];
 	int rc;
 
-	rc = ct_path_join(state, sizeof(state), slot_dir, STATE_NAME);
+	rc = ct_path_join(state, sizeof(state), slot_dir, CT_CL_SLOT_STATE);
 	if (rc == 0)
 		rc = ct_wu_save_state(r->wu, state);
 	return rc;
@@ -173,7 +172,7 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	if (rc == CT_ETOOBIG)
 		rc = ct_error(CT_ETOOBIG, "result over the %llu bytes the server allows",
 			      (unsigned long long)max_bytes);
-	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, RESULT_NAME);
+	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
 	if (rc == 0) rc = ct_file_write_atomic(path, out.data, out.len, 0600);
 	if (rc == 0) {
 		ct_sha256_hex(out.data, out.len, sha_hex);

@@ -15,12 +15,10 @@
 #include "ct_err.h"
 #include "ct_log.h"
 
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,19 +75,18 @@ static int account_key(const char *url, const char *name, const char *email,
 static int via_daemon(const char *dir, const char *cmd, int *lock_fd, int *rc)
 {
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
-	char *lock = ct_cl_path(dir, CT_CL_LOCK_FILE), *sock = ct_cl_path(dir, CT_CL_SOCKET_FILE);
+	char *sock;
 	int done = 0;
 
 	*rc = 0;
-	*lock_fd = lock ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600) : -1;
-	if (*lock_fd >= 0 && flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	if (ct_cl_lock_dir(dir, lock_fd) == CT_EBUSY) {
 		done = 1;
-		*rc = ct_ctl_request(sock, cmd, 10, &reply);
+		sock = ct_cl_path(dir, CT_CL_SOCKET_FILE);
+		*rc = sock ? ct_ctl_request(sock, cmd, 10, &reply) : CT_ENOMEM;
 		if (*rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
 			*rc = ct_error(CT_EDENIED, "daemon: %s", ct_buf_cstr(&reply) + 6);
+		free(sock);
 	}
-	free(lock);
-	free(sock);
 	ct_buf_free(&reply);
 	return done;
 }
@@ -157,9 +154,9 @@ int ct_cmd_attach(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *key = NULL, *name = NULL, *email = NULL, *dir = NULL;
-	const char *password = getenv("CTUNE_PASSWORD");
+	const char *password = getenv("CTUNE_PASSWORD"), *why = NULL;
 	char *got = NULL, url[1024];
-	int c, rc, nargs, bad = 0;
+	int c, rc, nargs;
 
 	while ((c = getopt_long(argc, argv, "k:n:e:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -176,8 +173,11 @@ int ct_cmd_attach(int argc, char **argv)
 	if (key == NULL && nargs == 2)
 		key = argv[optind + 1];	/* `ctune attach URL KEY` */
 	else if (nargs != 1)
-		bad = 1;
-	if (bad || (key == NULL && (email == NULL || password == NULL))) {
+		why = nargs == 0 ? "missing the project URL" : "too many arguments";
+	if (why == NULL && key == NULL && (email == NULL || password == NULL))
+		why = "give --key KEY, or --email EMAIL and --password PASSWORD";
+	if (why != NULL) {
+		fprintf(stderr, "ctune attach: %s\n", why);
 		attach_usage(stderr);
 		return CT_EXIT_USAGE;
 	}
@@ -218,7 +218,8 @@ int ct_cmd_detach(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: ctune detach URL [--dir DIR]\n");
+		fprintf(stderr, "ctune detach: %s\nusage: ctune detach URL [--dir DIR]\n",
+			optind == argc ? "missing the project URL" : "too many arguments");
 		return CT_EXIT_USAGE;
 	}
 	snprintf(url, sizeof(url), "%s", argv[optind]);

@@ -20,18 +20,30 @@
 #include <termios.h>
 #include <unistd.h>
 
+/* The daemon's control socket of the state directory (dir_opt may be
+ * NULL) into *sock (caller frees). 0 or a CT_E* code. */
+static int sock_path(const char *dir_opt, char **sock)
+{
+	char *dir = NULL;
+	int rc;
+
+	*sock = NULL;
+	rc = ct_cl_state_dir(dir_opt, &dir);
+	if (rc == 0 && (*sock = ct_cl_path(dir, CT_CL_SOCKET_FILE)) == NULL)
+		rc = CT_ENOMEM;
+	free(dir);
+	return rc;
+}
+
 /* Ask the daemon of the state directory; reply in b. */
 static int ask(const char *dir_opt, const char *cmd, struct ct_buf *b)
 {
-	char *dir = NULL, *sock = NULL;
+	char *sock;
 	int rc;
 
-	rc = ct_cl_state_dir(dir_opt, &dir);
-	if (rc == 0 && (sock = ct_cl_path(dir, CT_CL_SOCKET_FILE)) == NULL)
-		rc = CT_ENOMEM;
+	rc = sock_path(dir_opt, &sock);
 	if (rc == 0)
 		rc = ct_ctl_request(sock, cmd, 10, b);
-	free(dir);
 	free(sock);
 	return rc;
 }
@@ -222,17 +234,14 @@ static void saver_frame(const char *dir, struct ct_status *s)
 /* xscreensaver mode: draw into its window (cl_xsaver.h). */
 static int saver_x11(const struct view_opts *v)
 {
-	char *dir = NULL, *sock = NULL;
+	char *sock;
 	int rc;
 
-	rc = ct_cl_state_dir(v->dir, &dir);
-	if (rc == 0 && (sock = ct_cl_path(dir, CT_CL_SOCKET_FILE)) == NULL)
-		rc = CT_ENOMEM;
+	rc = sock_path(v->dir, &sock);
 	if (rc == 0)
 		rc = ct_xsaver_run(sock, v->window, v->interval);
 	if (rc < 0)
 		fprintf(stderr, "ctune saver: %s\n", ct_errmsg(rc));
-	free(dir);
 	free(sock);
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }

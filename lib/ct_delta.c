@@ -8,13 +8,14 @@
  */
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_hash.h"
+#include "ct_le.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 #include <zlib.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -24,38 +25,6 @@
 #define STAGE_MAX (4 * CT_DELTA_CHUNK)
 #define ZOUT_SIZE 65536
 #define ZIN_STEP ((size_t)1 << 30)	/* zlib's avail_in is 32-bit */
-
-/* ---- little-endian header fields ---------------------------------------- */
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* Raw (inflated) bytes for m weights in one chunk. */
 static size_t chunk_raw_len(int encoding, size_t m)
@@ -79,20 +48,20 @@ static void write_header(unsigned char *h, const struct ct_delta_info *in)
 
 	memset(h, 0, CT_DELTA_HEADER_SIZE);
 	memcpy(h, CT_DELTA_MAGIC, 8);
-	put_u32(h + 8, in->version);
-	put_u32(h + 12, in->encoding);
-	put_u64(h + 16, in->nparams);
-	put_u32(h + 24, m->max_seq_len);
-	put_u32(h + 28, m->vocab_size);
-	put_u32(h + 32, m->padded_vocab_size);
-	put_u32(h + 36, m->num_layers);
-	put_u32(h + 40, m->num_heads);
-	put_u32(h + 44, m->channels);
+	ct_le_put32(h + 8, in->version);
+	ct_le_put32(h + 12, in->encoding);
+	ct_le_put64(h + 16, in->nparams);
+	ct_le_put32(h + 24, m->max_seq_len);
+	ct_le_put32(h + 28, m->vocab_size);
+	ct_le_put32(h + 32, m->padded_vocab_size);
+	ct_le_put32(h + 36, m->num_layers);
+	ct_le_put32(h + 40, m->num_heads);
+	ct_le_put32(h + 44, m->channels);
 	memcpy(h + 48, in->base_sha, 32);
 	memcpy(h + 80, in->weights_sha, 32);
-	put_u64(h + 112, in->payload_len);
-	put_u64(h + 120, in->raw_len);
-	put_u32(h + 128, in->block);
+	ct_le_put64(h + 112, in->payload_len);
+	ct_le_put64(h + 120, in->raw_len);
+	ct_le_put32(h + 128, in->block);
 }
 
 int ct_delta_parse_header(const void *data, size_t len,
@@ -106,22 +75,22 @@ int ct_delta_parse_header(const void *data, size_t len,
 		return ct_error(CT_EFORMAT, "result file: %zu bytes, shorter than its header", len);
 	if (memcmp(h, CT_DELTA_MAGIC, 8) != 0)
 		return ct_error(CT_EFORMAT, "result file: bad magic");
-	info->version = get_u32(h + 8);
+	info->version = ct_le_get32(h + 8);
 	if (info->version != CT_DELTA_VERSION)
 		return ct_error(CT_EUNSUPP, "result file: version %u", info->version);
-	info->encoding = get_u32(h + 12);
-	info->nparams = get_u64(h + 16);
-	m->max_seq_len = get_u32(h + 24);
-	m->vocab_size = get_u32(h + 28);
-	m->padded_vocab_size = get_u32(h + 32);
-	m->num_layers = get_u32(h + 36);
-	m->num_heads = get_u32(h + 40);
-	m->channels = get_u32(h + 44);
+	info->encoding = ct_le_get32(h + 12);
+	info->nparams = ct_le_get64(h + 16);
+	m->max_seq_len = ct_le_get32(h + 24);
+	m->vocab_size = ct_le_get32(h + 28);
+	m->padded_vocab_size = ct_le_get32(h + 32);
+	m->num_layers = ct_le_get32(h + 36);
+	m->num_heads = ct_le_get32(h + 40);
+	m->channels = ct_le_get32(h + 44);
 	memcpy(info->base_sha, h + 48, 32);
 	memcpy(info->weights_sha, h + 80, 32);
-	info->payload_len = get_u64(h + 112);
-	info->raw_len = get_u64(h + 120);
-	info->block = get_u32(h + 128);
+	info->payload_len = ct_le_get64(h + 112);
+	info->raw_len = ct_le_get64(h + 120);
+	info->block = ct_le_get32(h + 128);
 	for (int i = 132; i < CT_DELTA_HEADER_SIZE; i++)
 		if (h[i] != 0)
 			return ct_error(CT_EFORMAT, "result file: reserved bytes set");
@@ -147,46 +116,17 @@ int ct_delta_parse_header(const void *data, size_t len,
 
 /* ---- hashing -------------------------------------------------------------- */
 
-static int sha_begin(EVP_MD_CTX **ctx)
-{
-	*ctx = EVP_MD_CTX_new();
-	if (*ctx == NULL)
-		return CT_ENOMEM;
-	if (EVP_DigestInit_ex(*ctx, EVP_sha256(), NULL) != 1)
-		return ct_error(CT_ECRYPTO, "SHA-256 init failed");
-	return 0;
-}
-
-static int sha_update(EVP_MD_CTX *ctx, const void *p, size_t n)
-{
-	if (EVP_DigestUpdate(ctx, p, n) != 1)
-		return ct_error(CT_ECRYPTO, "SHA-256 update failed");
-	return 0;
-}
-
-static int sha_end(EVP_MD_CTX *ctx, unsigned char out[32])
-{
-	unsigned int olen = 0;
-
-	if (EVP_DigestFinal_ex(ctx, out, &olen) != 1 || olen != 32)
-		return ct_error(CT_ECRYPTO, "SHA-256 final failed");
-	return 0;
-}
-
 int ct_delta_weights_sha(const float *w, size_t n, unsigned char out[32])
 {
-	EVP_MD_CTX *ctx = NULL;
+	struct ct_sha256_ctx *ctx = NULL;
 	int rc;
 
-	rc = sha_begin(&ctx);
-	if (rc < 0)
-		goto out;
-	rc = sha_update(ctx, w, n * sizeof(float));
-	if (rc < 0)
-		goto out;
-	rc = sha_end(ctx, out);
-out:
-	EVP_MD_CTX_free(ctx);
+	rc = ct_sha256_init(&ctx);
+	if (rc == 0)
+		rc = ct_sha256_update(ctx, w, n * sizeof(float));
+	if (rc == 0)
+		return ct_sha256_final(ctx, out);
+	ct_sha256_abort(ctx);
 	return rc;
 }
 
@@ -333,7 +273,7 @@ static int enc_feed(struct enc *e, const unsigned char *p, size_t len, int flush
 }
 
 static int enc_chunks(struct enc *e, const float *base, const float *result,
-		      size_t n, int encoding, EVP_MD_CTX *sha)
+		      size_t n, int encoding, struct ct_sha256_ctx *sha)
 {
 	int rc = 0;
 
@@ -345,7 +285,7 @@ static int enc_chunks(struct enc *e, const float *base, const float *result,
 		else
 			rc = int8_pack(base + s, result + s, m, e->stage);
 		if (rc == 0)
-			rc = sha_update(sha, result + s, m * sizeof(float));
+			rc = ct_sha256_update(sha, result + s, m * sizeof(float));
 		if (rc == 0 && encoding == CT_DELTA_LOSSLESS) {
 			/* one deflate block per byte plane: each gets its own
 			 * Huffman codes */
@@ -367,7 +307,7 @@ int ct_delta_encode(const float *base, const float *result, size_t n,
 {
 	struct ct_delta_info info;
 	struct enc *e = NULL;
-	EVP_MD_CTX *sha = NULL;
+	struct ct_sha256_ctx *sha = NULL;
 	size_t start = out->len;
 	int rc, zinit = 0;
 
@@ -397,13 +337,14 @@ int ct_delta_encode(const float *base, const float *result, size_t n,
 		goto out;
 	}
 	zinit = 1;
-	rc = sha_begin(&sha);
+	rc = ct_sha256_init(&sha);
 	if (rc < 0)
 		goto out;
 	rc = enc_chunks(e, base, result, n, encoding, sha);
 	if (rc < 0)
 		goto out;
-	rc = sha_end(sha, info.weights_sha);
+	rc = ct_sha256_final(sha, info.weights_sha);
+	sha = NULL;
 	if (rc < 0)
 		goto out;
 	info.payload_len = out->len - start - CT_DELTA_HEADER_SIZE;
@@ -412,7 +353,7 @@ out:
 	if (zinit)
 		deflateEnd(&e->z);
 	free(e);
-	EVP_MD_CTX_free(sha);
+	ct_sha256_abort(sha);
 	if (rc < 0) {
 		out->len = start;
 		if (out->data)
@@ -491,7 +432,7 @@ static int dec_finish(struct dec *d)
 }
 
 static int dec_chunks(struct dec *d, struct ct_delta_info *info,
-		      const float *base, size_t n, float *r, EVP_MD_CTX *sha)
+		      const float *base, size_t n, float *r, struct ct_sha256_ctx *sha)
 {
 	int enc = (int)info->encoding;
 	double qerr2 = 0.0;
@@ -508,7 +449,7 @@ static int dec_chunks(struct dec *d, struct ct_delta_info *info,
 		else
 			rc = int8_unpack(base + s, d->stage, m, r + s, &qerr2);
 		if (rc == 0)
-			rc = sha_update(sha, r + s, m * sizeof(float));
+			rc = ct_sha256_update(sha, r + s, m * sizeof(float));
 	}
 	if (rc == 0)
 		rc = dec_finish(d);
@@ -521,7 +462,7 @@ int ct_delta_decode(const void *data, size_t len, const float *base,
 {
 	struct ct_delta_info local;
 	struct dec *d = NULL;
-	EVP_MD_CTX *sha = NULL;
+	struct ct_sha256_ctx *sha = NULL;
 	int rc, zinit = 0;
 
 	if (info == NULL)
@@ -542,13 +483,14 @@ int ct_delta_decode(const void *data, size_t len, const float *base,
 		goto out;
 	}
 	zinit = 1;
-	rc = sha_begin(&sha);
+	rc = ct_sha256_init(&sha);
 	if (rc < 0)
 		goto out;
 	rc = dec_chunks(d, info, base, n, result_out, sha);
 	if (rc < 0)
 		goto out;
-	rc = sha_end(sha, info->decoded_sha);
+	rc = ct_sha256_final(sha, info->decoded_sha);
+	sha = NULL;
 	if (rc < 0)
 		goto out;
 	if (info->encoding == CT_DELTA_LOSSLESS &&
@@ -558,6 +500,6 @@ out:
 	if (zinit)
 		inflateEnd(&d->z);
 	free(d);
-	EVP_MD_CTX_free(sha);
+	ct_sha256_abort(sha);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
+#include "ct_le.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -290,42 +291,20 @@ out:
 #define STATE_VERSION 1
 #define STATE_HDR 256
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static void put_f32(unsigned char *p, float f)
 {
-	memcpy(p, &f, 4);
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	ct_le_put32(p, u);
 }
 
 static float get_f32(const unsigned char *p)
 {
+	uint32_t u = ct_le_get32(p);
 	float f;
 
-	memcpy(&f, p, 4);
+	memcpy(&f, &u, 4);
 	return f;
 }
 
@@ -349,13 +328,13 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 
 	memset(h, 0, STATE_HDR);
 	memcpy(h, STATE_MAGIC, 8);
-	put_u32(h + 8, STATE_VERSION);
+	ct_le_put32(h + 8, STATE_VERSION);
 	memcpy(h + 16, ints, sizeof(ints));
 	memcpy(h + 56, fl, sizeof(fl));
 	put_f32(h + 80, wu->last_loss);
-	put_u64(h + 88, wu->model->lay.total);
-	put_u64(h + 96, wu->tokens->n);
-	put_u64(h + 104, ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
+	ct_le_put64(h + 88, wu->model->lay.total);
+	ct_le_put64(h + 96, wu->tokens->n);
+	ct_le_put64(h + 104, ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
 					   wu->hp.B, wu->hp.T));
 	memcpy(h + 112, wu->model_hash, CT_SHA256_LEN);
 	memcpy(h + 144, wu->tokens_hash, CT_SHA256_LEN);
@@ -424,10 +403,10 @@ static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 
 	if (len < STATE_HDR + CT_SHA256_LEN || memcmp(h, STATE_MAGIC, 8) != 0)
 		return ct_error(CT_EFORMAT, "%s: not a work-unit state file", path);
-	if (get_u32(h + 8) != STATE_VERSION)
+	if (ct_le_get32(h + 8) != STATE_VERSION)
 		return ct_error(CT_EFORMAT, "%s: state file version %u not supported",
-				path, get_u32(h + 8));
-	if (get_u64(h + 88) != n || len != STATE_HDR + 3 * n * sizeof(float) + CT_SHA256_LEN)
+				path, ct_le_get32(h + 8));
+	if (ct_le_get64(h + 88) != n || len != STATE_HDR + 3 * n * sizeof(float) + CT_SHA256_LEN)
 		return ct_error(CT_EFORMAT, "%s: state file size does not match the model", path);
 	ct_sha256(h, len - CT_SHA256_LEN, digest);
 	if (memcmp(digest, h + len - CT_SHA256_LEN, CT_SHA256_LEN) != 0)

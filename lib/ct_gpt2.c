@@ -6,6 +6,7 @@
 #include "ct_gpt2.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_le.h"
 #include "ct_math.h"
 
 #include <stdio.h>
@@ -20,15 +21,6 @@ static const char *const tensor_names[CT_GPT2_NTENSORS] = {
 const char *ct_gpt2_tensor_name(int i)
 {
 	return i >= 0 && i < CT_GPT2_NTENSORS ? tensor_names[i] : "?";
-}
-
-static int host_is_little_endian(void)
-{
-	const uint32_t one = 1;
-	unsigned char b;
-
-	memcpy(&b, &one, 1);
-	return b == 1;
 }
 
 /* Sizes of the 16 tensors in floats (no overflow for configs under caps:
@@ -156,7 +148,7 @@ static int parse_header(const void *data, size_t n, const char *name,
 	struct ct_gpt2_layout lay;
 	int rc;
 
-	if (!host_is_little_endian())
+	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", name);
 	if (n < CT_GPT2_HEADER_BYTES)
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a GPT-2 checkpoint header",
@@ -240,7 +232,7 @@ int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float
 	struct ct_afile af = { .fd = -1 };
 	int rc;
 
-	if (!host_is_little_endian())
+	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
 	rc = ct_gpt2_config_check(cfg);
 	if (rc < 0)

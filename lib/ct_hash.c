@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -261,4 +262,14 @@ int ct_sha256_file_hex(const char *path, char out[CT_SHA256_HEXLEN + 1])
 		return rc;
 	ct_hex_encode(d, sizeof(d), out);
 	return 0;
+}
+
+int ct_sha256_hex_valid(const char *s)
+{
+	if (s == NULL || strlen(s) != CT_SHA256_HEXLEN)
+		return 0;
+	for (int i = 0; i < CT_SHA256_HEXLEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
 }

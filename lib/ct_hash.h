@@ -80,4 +80,8 @@ void ct_sha256_hex(const void *data, size_t n, char out[CT_SHA256_HEXLEN + 1]);
 /* File SHA-256 as hex; returns like ct_sha256_file(). */
 int ct_sha256_file_hex(const char *path, char out[CT_SHA256_HEXLEN + 1]);
 
+/* 1 if s is a SHA-256 as ct_sha256_hex() writes it (exactly 64 lowercase
+ * hex digits), else 0 (also for NULL). For names taken from a peer. */
+int ct_sha256_hex_valid(const char *s);
+
 #endif

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ct_err.h"
 #include "ct_model.h"
+#include "ct_time.h"
 
 static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_PACK] = "ct_mm_pack",
@@ -45,11 +45,12 @@ static const char *const kernel_names[CT_K_COUNT] = {
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 {
+	const char *prof = getenv("CT_OCL_PROFILE");
 	int rc = 0;
 
 	memset(ops, 0, sizeof(*ops));
 	ops->ocl = ocl;
-	ops->profile = getenv("CT_OCL_PROFILE") != NULL && getenv("CT_OCL_PROFILE")[0] == '1';
+	ops->profile = prof != NULL && prof[0] == '1';
 	for (int i = 0; i < CT_K_COUNT && rc == 0; i++) {
 		size_t wg = 0;
 
@@ -66,24 +67,6 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
 	return rc;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of the whole process (all threads): on a shared machine it
- * measures a CPU device's work better than the wall clock. */
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void print_profile(const struct ct_ocl_ops *ops)
@@ -209,8 +192,8 @@ static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 		return 0;
 	if (ops->profile) {
 		clFinish(ops->ocl->queue);
-		t0 = now_s();
-		c0 = cpu_s();
+		t0 = ct_time_mono_s();
+		c0 = ct_time_cpu_s();
 	}
 	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], g1 ? 2 : 1, NULL,
 				     g, lw, 0, NULL, NULL);
@@ -218,8 +201,8 @@ static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 		return ct_ocl_check(err, kernel_names[id]);
 	if (ops->profile) {
 		clFinish(ops->ocl->queue);
-		ops->prof_s[id] += now_s() - t0;
-		ops->prof_cpu[id] += cpu_s() - c0;
+		ops->prof_s[id] += ct_time_mono_s() - t0;
+		ops->prof_cpu[id] += ct_time_cpu_s() - c0;
 		ops->prof_n[id]++;
 	}
 	return 0;
@@ -576,6 +559,14 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 
 /* ---- clipping and AdamW ---------------------------------------------------- */
 
+/* Allocate ops->clip_res (norm and clipping factor) once. */
+static int clip_res_ready(struct ct_ocl_ops *ops)
+{
+	if (ops->clip_res != NULL)
+		return 0;
+	return ct_ocl_alloc(ops->ocl, 4 * sizeof(float), CL_MEM_READ_WRITE, &ops->clip_res);
+}
+
 /* The gradient norm of g and, in res, the clipping factor (see
  * ct_gradnorm_final). */
 static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float clip)
@@ -584,9 +575,8 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	int rc;
 
 	rc = grow(ops, &ops->clip_part, &ops->clip_part_floats, nparts);
-	if (rc == 0 && ops->clip_res == NULL)
-		rc = ct_ocl_alloc(ops->ocl, 4 * sizeof(float), CL_MEM_READ_WRITE,
-				  &ops->clip_res);
+	if (rc == 0)
+		rc = clip_res_ready(ops);
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_PART, "tmu", g, ops->clip_part, (cl_ulong)n);
 	if (rc == 0)
@@ -628,9 +618,8 @@ int ct_ocl_adamw(struct ct_ocl_ops *ops, struct ct_dten p, struct ct_dten g,
 
 	if (clipping)
 		rc = grad_norm(ops, g, n, clip);
-	else if (ops->clip_res == NULL)	/* the kernel needs a valid buffer */
-		rc = ct_ocl_alloc(ops->ocl, 4 * sizeof(float), CL_MEM_READ_WRITE,
-				  &ops->clip_res);
+	else	/* the kernel needs a valid buffer */
+		rc = clip_res_ready(ops);
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_ADAMW, "ttttufffffffmi", p, g, m, v, (cl_ulong)n,
 			      (double)a->lr, (double)a->beta1, (double)a->beta2,

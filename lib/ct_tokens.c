@@ -5,25 +5,17 @@
 #include "config.h"
 #include "ct_tokens.h"
 #include "ct_err.h"
+#include "ct_le.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int host_is_little_endian(void)
-{
-	const uint32_t one = 1;
-	unsigned char b;
-
-	memcpy(&b, &one, 1);
-	return b == 1;
-}
 
 static int parse_header(const void *data, size_t len, const char *path, uint64_t *n)
 {
 	int32_t hdr[3];
 	uint64_t want;
 
-	if (!host_is_little_endian())
+	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
 	if (len < CT_TOKENS_HEADER_BYTES)
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a token file header",
@@ -93,7 +85,7 @@ int ct_tokens_save(const char *path, const uint16_t *tok, uint64_t n)
 	struct ct_afile af = { .fd = -1 };
 	int rc;
 
-	if (!host_is_little_endian())
+	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
 	if (n > INT32_MAX)
 		return ct_error(CT_EINVAL, "%s: %llu tokens is over the format's limit",

@@ -5,4 +5,5 @@ lib_libctune_a_SOURCES += \
 	lib/ct_gzip.c lib/ct_gzip.h \
 	lib/ct_file.c lib/ct_file.h \
 	lib/ct_conf.c lib/ct_conf.h \
-	lib/ct_xml.c lib/ct_xml.h
+	lib/ct_xml.c lib/ct_xml.h \
+	lib/ct_unix.c lib/ct_unix.h

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "ct_err.h"
 #include "ct_log.h"
+#include "ct_unix.h"
 #include "db.h"
 #include "server.h"
 
@@ -277,15 +278,12 @@ int ct_admin_call(const char *dir, int argc, char **argv, int *cmd_rc)
 	int fd, rc;
 
 	rc = sock_path(dir, &sa);
+	if (rc == 0)
+		rc = ct_unix_connect(sa.sun_path, &fd);
+	if (rc == CT_ENOENT || rc == CT_ENET)
+		return 0;	/* no server: run locally */
 	if (rc < 0)
 		return rc;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return ct_error_errno("socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return 0;	/* no server: run locally */
-	}
 	rc = send_request(fd, argc, argv);
 	if (rc == 0)
 		rc = read_full(fd, &rc32, 4);

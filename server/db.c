@@ -28,6 +28,7 @@
 
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_hash.h"
 #include "ct_log.h"
 #include "db_url.h"
 
@@ -809,37 +810,45 @@ static int vquery_first(struct ct_db *db, struct ct_db_res **res, const char *sq
 	return 0;
 }
 
-int ct_db_query_int(struct ct_db *db, int64_t *out, const char *sql, const char *types, ...)
+/* The first column of the first row as an int64 (*i) or, with i NULL, a
+ * double (*d). */
+static int vquery_scalar(struct ct_db *db, int64_t *i, double *d, const char *sql,
+			 const char *types, va_list ap)
 {
 	struct ct_db_res *res = NULL;
+	int rc = vquery_first(db, &res, sql, types, ap);
+
+	if (rc < 0)
+		return rc;
+	if (i)
+		*i = ct_db_int(res, 0);
+	else
+		*d = ct_db_double(res, 0);
+	ct_db_res_free(res);
+	return 0;
+}
+
+int ct_db_query_int(struct ct_db *db, int64_t *out, const char *sql, const char *types, ...)
+{
 	va_list ap;
 	int rc;
 
 	va_start(ap, types);
-	rc = vquery_first(db, &res, sql, types, ap);
+	rc = vquery_scalar(db, out, NULL, sql, types, ap);
 	va_end(ap);
-	if (rc < 0)
-		return rc;
-	*out = ct_db_int(res, 0);
-	ct_db_res_free(res);
-	return 0;
+	return rc;
 }
 
 int ct_db_query_double(struct ct_db *db, double *out, const char *sql,
 		       const char *types, ...)
 {
-	struct ct_db_res *res = NULL;
 	va_list ap;
 	int rc;
 
 	va_start(ap, types);
-	rc = vquery_first(db, &res, sql, types, ap);
+	rc = vquery_scalar(db, NULL, out, sql, types, ap);
 	va_end(ap);
-	if (rc < 0)
-		return rc;
-	*out = ct_db_double(res, 0);
-	ct_db_res_free(res);
-	return 0;
+	return rc;
 }
 
 /* ---- transactions ------------------------------------------------------- */
@@ -865,6 +874,7 @@ void ct_db_rollback(struct ct_db *db)
 int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *arg)
 {
 	int rc = CT_EAGAIN;
+	unsigned jitter;
 
 	for (int attempt = 0; attempt < 5; attempt++) {
 		rc = ct_db_begin(db);
@@ -880,7 +890,10 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 		ct_db_rollback(db);
 		if (rc != CT_EAGAIN)
 			return rc;
-		usleep(1000u * (1u << attempt) + (unsigned)(rand() % 1000));
+		/* back off with jitter (ct_random_bytes: rand() is not for threads) */
+		if (ct_random_bytes(&jitter, sizeof(jitter)) < 0)
+			jitter = 0;
+		usleep(1000u * (1u << attempt) + jitter % 1000u);
 	}
 	return rc;
 }

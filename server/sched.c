@@ -17,6 +17,7 @@
 
 #include "account.h"
 #include "ct_err.h"
+#include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_xml.h"
 #include "daemons.h"
@@ -82,14 +83,12 @@ static int authenticate(struct sched_ctx *c)
 	return rc;
 }
 
+/* 1 if s is 32 hex digits (either case). */
 static int cpid_valid(const char *s)
 {
-	if (strlen(s) != 32)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
-			return 0;
-	return 1;
+	unsigned char raw[16];
+
+	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
 static int find_host(struct sched_ctx *c)
@@ -383,6 +382,7 @@ struct claim_txn {
 static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 {
 	int64_t on = 0;
+	uint32_t r;
 	int rc;
 
 	if (ct_adaptive_decide == NULL || ct_adaptive_apply == NULL ||
@@ -392,7 +392,10 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 			     "ON j.id=w.jobid WHERE w.id=?", "l", t->wuid);
 	if (rc < 0 || !on)
 		return rc < 0 ? rc : 0;
-	if (!ct_adaptive_decide(t->c->consecutive_valid, (double)rand() / ((double)RAND_MAX + 1)))
+	/* a CSPRNG draw: thread-safe, and a host cannot predict it (on a
+	 * failure of the random source, replicate as usual) */
+	if (ct_random_bytes(&r, sizeof(r)) < 0 ||
+	    !ct_adaptive_decide(t->c->consecutive_valid, r / 4294967296.0))
 		return 0;
 	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
 	return rc < 0 ? rc : 0;
@@ -489,6 +492,7 @@ static int assign_work(struct sched_ctx *c)
 	struct ct_db_res *res = NULL;
 	int64_t inprog = 0, cap = 0, ids[64][2];
 	int want = (int)c->req.want, n = 0, rc;
+	uint32_t r;
 
 	if (c->nsend >= MAX_SEND)
 		return 0;
@@ -517,7 +521,8 @@ static int assign_work(struct sched_ctx *c)
 	struct claim_batch b = { .c = c, .ids = ids, .n = n,
 				 .want = want < MAX_SEND - c->nsend ? want : MAX_SEND - c->nsend };
 	/* start at a random candidate so concurrent schedulers collide less */
-	b.start = n > 0 ? rand() % n : 0;
+	if (n > 0 && ct_random_bytes(&r, sizeof(r)) == 0)
+		b.start = (int)(r % (uint32_t)n);
 	rc = ct_db_txn(c->db, claim_batch_txn, &b);
 	if (rc < 0)
 		return rc;

@@ -214,16 +214,6 @@ int ct_server_set_base_url(struct ct_server *srv, const char *url)
 	return 0;
 }
 
-int ct_sha256_hex_valid(const char *s)
-{
-	if (s == NULL || strlen(s) != CT_SHA256_HEXLEN)
-		return 0;
-	for (int i = 0; i < CT_SHA256_HEXLEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 int ct_server_download_path(const struct ct_server *srv, const char *sha256,
 			    char *out, size_t cap)
 {

@@ -87,9 +87,6 @@ int ct_project_init(const char *dir, const struct ct_project_opts *o);
 /* Replace srv->base_url (trailing slashes dropped). 0 or CT_ENOMEM. */
 int ct_server_set_base_url(struct ct_server *srv, const char *url);
 
-/* 1 if s is 64 lowercase hex digits. */
-int ct_sha256_hex_valid(const char *s);
-
 /* 1 if s is a valid result/WU name: [A-Za-z0-9_.-]{1,80}, no "..", not
  * starting with '.'. */
 int ct_result_name_valid(const char *s);

@@ -1,31 +1,29 @@
 /*
  * wg.c - the work generator (see wg.h): job submission and opening rounds.
  *
- * Input checks read only the llm.c file headers here (checkpoint: int32
- * header[256] with magic 20240326, version 3, maxT, V, L, NH, C, Vp; token
- * file: magic 20240520, version 1, count n, size exactly 1024 + 2n) so that
- * submitting a job does not load a model; the validator and assimilator
- * use the engine's full loaders.
+ * Submission reads the checkpoint's header only (ct_gpt2_read_config: the
+ * config and the exact file size, so no model is loaded) and maps the
+ * token files (ct_tokens_load), checks every token against the model's
+ * vocabulary and that each shard and the evaluation file are long enough,
+ * all before anything is stored.
  */
 #include "wg.h"
 
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_gpt2.h"
 #include "ct_log.h"
+#include "ct_tokens.h"
 #include "db.h"
 #include "server.h"
 #include "store.h"
-
-#define CKPT_MAGIC 20240326
-#define TOK_MAGIC 20240520
-#define HDR_BYTES 1024
 
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 {
@@ -40,44 +38,60 @@ int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 
 /* ---- input checks ------------------------------------------------------ */
 
-static int check_model(const char *path, int seq)
-{
-	struct ct_mmap m = { 0 };
-	const int32_t *h;
-	int rc;
+/* The inputs of a job, mapped and checked against each other. */
+struct job_inputs {
+	struct ct_gpt2_config cfg;
+	struct ct_tokens train, eval;
+};
 
-	rc = ct_file_map(path, &m);
-	if (rc < 0)
-		return rc;
-	h = m.addr;
-	if (m.len < HDR_BYTES || h[0] != CKPT_MAGIC)
-		rc = ct_error(CT_EFORMAT, "%s: not an llm.c GPT-2 checkpoint", path);
-	else if (h[1] != 3)
-		rc = ct_error(CT_EFORMAT, "%s: checkpoint version %d (want 3, float32)", path, h[1]);
-	else if (seq > h[2])
-		rc = ct_error(CT_EINVAL, "--seq %d is longer than the model's context %d", seq, h[2]);
-	ct_file_unmap(&m);
+static void free_inputs(struct job_inputs *in)
+{
+	ct_tokens_free(&in->train);
+	ct_tokens_free(&in->eval);
+}
+
+/* Map a token file and check that its tokens are in the model's vocabulary
+ * (the detail names the file). */
+static int load_tokens(const char *path, int V, struct ct_tokens *t)
+{
+	char why[256];
+	int rc = ct_tokens_load(path, t);
+
+	if (rc == 0 && ct_tokens_check_vocab(t, V) < 0) {
+		snprintf(why, sizeof(why), "%s", ct_errmsg(CT_EMISMATCH));
+		rc = ct_error(CT_EMISMATCH, "%s: %s", path, why);
+	}
 	return rc;
 }
 
-/* Map a token file and check its header; *tok / *n point into m. */
-static int map_tokens(const char *path, struct ct_mmap *m, const uint16_t **tok, int64_t *n)
+/* Read the model's header and map the token files; every check that needs
+ * no database is done here. */
+static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 {
-	const int32_t *h;
+	uint64_t need = (uint64_t)s->batch * (uint64_t)s->seq + 1;	/* both <= 65536 */
 	int rc;
 
-	rc = ct_file_map(path, m);
+	memset(in, 0, sizeof(*in));
+	rc = ct_gpt2_read_config(s->model_path, &in->cfg);
 	if (rc < 0)
 		return rc;
-	h = m->addr;
-	if (m->len < HDR_BYTES || h[0] != TOK_MAGIC || h[1] != 1 || h[2] < 0 ||
-	    m->len != HDR_BYTES + 2 * (size_t)h[2]) {
-		ct_file_unmap(m);
-		return ct_error(CT_EFORMAT, "%s: not an llm.c token file (or truncated)", path);
-	}
-	*n = h[2];
-	*tok = (const uint16_t *)((const char *)m->addr + HDR_BYTES);
-	return 0;
+	if (s->seq > in->cfg.maxT)
+		return ct_error(CT_EINVAL, "--seq %d is longer than the model's context %d", s->seq,
+				in->cfg.maxT);
+	rc = load_tokens(s->eval_path, in->cfg.V, &in->eval);
+	if (rc == 0 && in->eval.n < (uint64_t)s->seq + 1)
+		rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens; evaluation needs at least "
+			      "seq+1 = %d", s->eval_path, in->eval.n, s->seq + 1);
+	if (rc == 0)
+		rc = load_tokens(s->train_path, in->cfg.V, &in->train);
+	/* the smallest of the K shards has floor(n/K) tokens */
+	if (rc == 0 && in->train.n / (uint64_t)s->shards < need)
+		rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
+			      " tokens; each needs at least batch*seq+1 = %" PRIu64 " (fewer --shards?)",
+			      s->train_path, in->train.n, in->train.n / (uint64_t)s->shards, need);
+	if (rc < 0)
+		free_inputs(in);
+	return rc;
 }
 
 static int check_spec(const struct ct_job_spec *s)
@@ -106,49 +120,36 @@ static int check_spec(const struct ct_job_spec *s)
 
 /* ---- shards ------------------------------------------------------------ */
 
-/* Store shard k of n tokens as its own token file. */
+/* Store shard k of K of the training tokens as its own token file (written
+ * to a temp file in the store's directory by ct_tokens_save, then added). */
 static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-		       const uint16_t *tok, int64_t n, int k, int K, int need)
+		       const struct ct_tokens *train, int k, int K)
 {
-	int64_t a = n * k / K, b = n * (k + 1) / K, cnt = b - a;
-	char sha[CT_SHA256_HEXLEN + 1];
-	unsigned char *buf;
-	size_t size;
+	uint64_t a = train->n * (uint64_t)k / (uint64_t)K;
+	uint64_t cnt = train->n * (uint64_t)(k + 1) / (uint64_t)K - a;
+	char sha[CT_SHA256_HEXLEN + 1], tmp[PATH_MAX];
+	int64_t size = 0;
 	int rc;
 
-	if (cnt < need)
-		return ct_error(CT_EINVAL, "shard %d would have %" PRId64 " tokens; each needs at "
-				"least batch*seq+1 = %d (fewer --shards?)", k, cnt, need);
-	size = HDR_BYTES + 2 * (size_t)cnt;
-	buf = calloc(1, size);
-	if (buf == NULL)
-		return CT_ENOMEM;
-	int32_t hdr[3] = { TOK_MAGIC, 1, (int32_t)cnt };
-	memcpy(buf, hdr, sizeof(hdr));
-	memcpy(buf + HDR_BYTES, tok + a, 2 * (size_t)cnt);
-	rc = ct_store_add_buf(srv, db, buf, size, "shard", jobid, 0, sha);
-	free(buf);
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-shard-%" PRId64 "-%d", srv->download_dir, jobid, k);
+	rc = ct_tokens_save(tmp, train->tok + a, cnt);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, tmp, "shard", jobid, 0, sha, &size);
+	unlink(tmp);
 	if (rc < 0)
 		return rc;
 	rc = ct_db_exec(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
-			"VALUES (?, ?, ?, ?, ?)", "lisll", jobid, k, sha, (int64_t)size, cnt);
+			"VALUES (?, ?, ?, ?, ?)", "lisll", jobid, k, sha, size, (int64_t)cnt);
 	return rc < 0 ? rc : 0;
 }
 
 static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-		       const struct ct_job_spec *s)
+		       const struct ct_job_spec *s, const struct job_inputs *in)
 {
-	struct ct_mmap m = { 0 };
-	const uint16_t *tok;
-	int64_t n;
-	int rc;
+	int rc = 0;
 
-	rc = map_tokens(s->train_path, &m, &tok, &n);
-	if (rc < 0)
-		return rc;
 	for (int k = 0; rc == 0 && k < s->shards; k++)
-		rc = store_shard(srv, db, jobid, tok, n, k, s->shards, s->batch * s->seq + 1);
-	ct_file_unmap(&m);
+		rc = store_shard(srv, db, jobid, &in->train, k, s->shards);
 	return rc;
 }
 
@@ -163,21 +164,8 @@ struct job_files {
 static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
 			struct job_files *f)
 {
-	struct ct_mmap m = { 0 };
-	const uint16_t *tok;
-	int64_t n;
 	int rc;
 
-	rc = check_model(s->model_path, s->seq);
-	if (rc < 0)
-		return rc;
-	rc = map_tokens(s->eval_path, &m, &tok, &n);
-	if (rc < 0)
-		return rc;
-	ct_file_unmap(&m);
-	if (n < s->seq + 1)
-		return ct_error(CT_EINVAL, "%s: %" PRId64 " tokens; evaluation needs at least "
-				"seq+1 = %d", s->eval_path, n, s->seq + 1);
 	rc = ct_store_add_file(srv, db, s->model_path, "model", 0, 1, f->model, &f->model_size);
 	if (rc == 0)
 		rc = ct_store_add_file(srv, db, s->train_path, "train", 0, 0, f->train,
@@ -226,34 +214,41 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
 		 int64_t *jobid_out)
 {
+	struct job_inputs in = { 0 };
 	struct job_files f;
 	int64_t jobid = 0;
 	int rc;
 
 	*jobid_out = 0;
 	rc = check_spec(spec);
+	if (rc < 0)
+		return rc;
+	rc = load_inputs(spec, &in);
 	if (rc == 0)
 		rc = store_inputs(srv, db, spec, &f);
 	if (rc == 0)
 		rc = insert_job(db, spec, &f, &jobid);
 	if (rc < 0)
-		return rc;
+		goto out;
 	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
 			"lsss", jobid, f.model, f.train, f.eval);
 	if (rc >= 0)
-		rc = make_shards(srv, db, jobid, spec);
+		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)
 		rc = ct_wg_open_round(srv, db, jobid, 1, f.model);
 	if (rc < 0) {
 		/* leave no half-made job behind that the daemons would pick up */
 		ct_db_exec(db, "UPDATE job SET status=?, error_message=? WHERE id=?", "isl",
 			   CT_JOB_ERROR, "submission failed", jobid);
-		return rc;
+		goto out;
 	}
+	rc = 0;
 	ct_log_info("job %" PRId64 " submitted: %d shards x %d rounds", jobid, spec->shards,
 		    spec->rounds);
 	*jobid_out = jobid;
-	return 0;
+out:
+	free_inputs(&in);
+	return rc;
 }
 
 /* ---- rounds ------------------------------------------------------------ */

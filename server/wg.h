@@ -36,11 +36,13 @@ struct ct_job_spec {
 	const char *upload_encoding;	/* "lossless" (default) or "int8" */
 };
 
-/* Submit a job: validate the spec and the input files (checkpoint header,
- * token file header, enough tokens for K shards of at least B*T+1 tokens),
- * store the files, insert the job and open round 1. *jobid_out gets the
- * new id. Returns 0 or CT_EINVAL / CT_EFORMAT (detail says which input
- * is wrong), file or db errors. */
+/* Submit a job: validate the spec and the input files (checkpoint header
+ * and size, token files, every token in the model's vocabulary, enough
+ * tokens for K shards of at least B*T+1 tokens and for evaluation), store
+ * the files, insert the job and open round 1. *jobid_out gets the new id.
+ * Returns 0 or CT_EINVAL / CT_EFORMAT / CT_EMISMATCH (token outside the
+ * vocabulary; the detail says which input is wrong), file or db errors.
+ * A failed check stores nothing. */
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db,
 		 const struct ct_job_spec *spec, int64_t *jobid_out);
 

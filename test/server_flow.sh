@@ -13,14 +13,15 @@ mode=${1:-embedded}
 CT_TMP_PREFIX=ctune-flow
 . "$(dirname "$0")/server_lib.sh"
 
-# ---- fixtures: a tiny llm.c checkpoint header + token files -------------
+# ---- fixtures: a tiny llm.c checkpoint + token files ---------------------
 le32() {
 	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
 		$(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
 }
-mk_model() {	# a header the server accepts (it does not load weights)
-	{ le32 20240326; le32 3; le32 64; le32 256; le32 2; le32 2; le32 32; le32 256
-	  head -c $((1024 - 32)) /dev/zero; head -c 8000 /dev/urandom; } > "$1"
+mk_model() {	# maxT 64, V = Vp = 65536 (any uint16 token is in it), L 1, NH 1, C 2:
+	# 65536*2 (wte) + 64*2 (wpe) + 74 (one layer) + 4 (lnf) = 131278 floats
+	{ le32 20240326; le32 3; le32 64; le32 65536; le32 1; le32 1; le32 2; le32 65536
+	  head -c $((1024 - 32)) /dev/zero; head -c $((4 * 131278)) /dev/urandom; } > "$1"
 }
 mk_tokens() {	# mk_tokens FILE N
 	{ le32 20240520; le32 1; le32 "$2"; head -c $((1024 - 12)) /dev/zero

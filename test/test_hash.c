@@ -213,6 +213,30 @@ static void test_hex_bad(void **state)
 	assert_int_equal(ct_hex_decode("00", out, 0), CT_EFORMAT);
 }
 
+/* The check for SHA-256 names taken from peers (store paths, URLs). */
+static void test_sha256_hex_valid(void **state)
+{
+	char hex[CT_SHA256_HEXLEN + 2];
+
+	(void)state;
+	ct_sha256_hex("abc", 3, hex);
+	assert_true(ct_sha256_hex_valid(hex));
+	hex[5] = 'A';			/* upper case is not what we write */
+	assert_false(ct_sha256_hex_valid(hex));
+	hex[5] = 'g';
+	assert_false(ct_sha256_hex_valid(hex));
+	ct_sha256_hex("abc", 3, hex);
+	hex[CT_SHA256_HEXLEN - 1] = '\0';	/* 63 digits */
+	assert_false(ct_sha256_hex_valid(hex));
+	ct_sha256_hex("abc", 3, hex);
+	hex[CT_SHA256_HEXLEN] = 'a';		/* 65 digits */
+	hex[CT_SHA256_HEXLEN + 1] = '\0';
+	assert_false(ct_sha256_hex_valid(hex));
+	assert_false(ct_sha256_hex_valid("../../etc/passwd"));
+	assert_false(ct_sha256_hex_valid(""));
+	assert_false(ct_sha256_hex_valid(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_hex_bad),
+		cmocka_unit_test(test_sha256_hex_valid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

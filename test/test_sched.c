@@ -39,9 +39,11 @@
 #include "account.h"
 #include "ct_buf.h"
 #include "ct_err.h"
+#include "ct_gpt2.h"
 #include "ct_gzip.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_tokens.h"
 #include "ct_xml.h"
 #include "db.h"
 #include "files.h"
@@ -116,36 +118,26 @@ static char *subst(const char *s)
 
 /* ---- fixtures ---------------------------------------------------------- */
 
-static void write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	fclose(f);
-}
-
 static void make_inputs(void)
 {
 	char path[4200];
-	int32_t hdr[256] = { 20240326, 3, 64, 256, 2, 2, 32, 256 };
-	unsigned char body[4096 + 4000];
+	struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8, .Vp = 256 };
+	struct ct_gpt2 m = { 0 };
 
-	memcpy(body, hdr, 1024);
-	for (size_t i = 1024; i < sizeof(body); i++)
-		body[i] = (unsigned char)(i * 7);
+	assert_int_equal(ct_gpt2_alloc(&m, &cfg), 0);
+	for (size_t i = 0; i < m.lay.total; i++)
+		m.params[i] = (float)(i % 7) * 0.01f;
 	snprintf(path, sizeof(path), "%s/model.bin", g_dir);
-	write_file(path, body, sizeof(body));
+	assert_int_equal(ct_gpt2_save(path, &m.cfg, m.params), 0);
+	ct_gpt2_free(&m);
 	for (int k = 0; k < 2; k++) {
 		int n = k ? 1000 : 6000;
-		size_t sz = 1024 + 2 * (size_t)n;
-		unsigned char *t = calloc(1, sz);
-		int32_t th[3] = { 20240520, 1, n };
-		memcpy(t, th, sizeof(th));
-		for (size_t i = 1024; i < sz; i++)
-			t[i] = (unsigned char)(i * 13 + k);
+		uint16_t *t = calloc((size_t)n, sizeof(*t));
+		assert_non_null(t);
+		for (int i = 0; i < n; i++)
+			t[i] = (uint16_t)((i * 13 + k) % cfg.V);
 		snprintf(path, sizeof(path), "%s/%s.bin", g_dir, k ? "eval" : "train");
-		write_file(path, t, sz);
+		assert_int_equal(ct_tokens_save(path, t, (uint64_t)n), 0);
 		free(t);
 	}
 }

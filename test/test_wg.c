@@ -2,9 +2,11 @@
  * test_wg.c - the work generator and the file store (server/wg.h,
  * server/store.h) on an embedded database: a submitted job becomes K
  * contiguous shards (stored, content-addressed) and round 1 with K WUs of
- * target_nresults unsent results each; bad inputs are refused and leave no
- * running job; opening a round is idempotent; seeds are deterministic and
- * distinct; storing the same bytes twice keeps one object.
+ * target_nresults unsent results each; bad inputs (not a checkpoint or
+ * token file, a token outside the model's vocabulary, too few tokens) are
+ * refused before anything is stored and leave no running job; opening a
+ * round is idempotent; seeds are deterministic and distinct; storing the
+ * same bytes twice keeps one object.
  */
 #include "ct_test.h"
 
@@ -12,7 +14,9 @@
 
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_gpt2.h"
 #include "ct_hash.h"
+#include "ct_tokens.h"
 #include "db.h"
 #include "server.h"
 #include "store.h"
@@ -21,7 +25,8 @@
 static char *g_dir;
 static struct ct_server g_srv;
 static struct ct_db *g_db;
-static char g_model[4200], g_train[4200], g_eval[4200], g_bad[4200];
+static char g_model[4200], g_train[4200], g_eval[4200], g_bad[4200], g_oov[4200],
+	    g_short[4200];
 
 static void put(const char *path, const void *p, size_t n)
 {
@@ -30,16 +35,12 @@ static void put(const char *path, const void *p, size_t n)
 
 static void make_tokens(const char *path, int n, int salt)
 {
-	size_t sz = 1024 + 2 * (size_t)n;
-	unsigned char *t = calloc(1, sz);
-	int32_t h[3] = { 20240520, 1, n };
+	uint16_t *t = calloc((size_t)n, sizeof(*t));
 
-	memcpy(t, h, sizeof(h));
-	for (int i = 0; i < n; i++) {
-		uint16_t v = (uint16_t)(i + salt);	/* token i has value i + salt */
-		memcpy(t + 1024 + 2 * i, &v, 2);
-	}
-	put(path, t, sz);
+	assert_non_null(t);
+	for (int i = 0; i < n; i++)
+		t[i] = (uint16_t)(i + salt);	/* token i has value i + salt */
+	assert_int_equal(ct_tokens_save(path, t, (uint64_t)n), 0);
 	free(t);
 }
 
@@ -47,8 +48,10 @@ static int setup_all(void **state)
 {
 	struct ct_project_opts o = { 0 };
 	char p[4200];
-	int32_t hdr[256] = { 20240326, 3, 64, 256, 2, 2, 32, 256 };
-	unsigned char model[1024 + 512];
+	/* context 64, vocabulary 1024 (every test token is below it) */
+	struct ct_gpt2_config cfg = { .maxT = 64, .V = 1024, .L = 1, .NH = 2, .C = 8,
+				      .Vp = 1024 };
+	struct ct_gpt2 m = { 0 };
 
 	g_dir = ct_test_mkdtemp();
 	snprintf(p, sizeof(p), "%s/proj", g_dir);
@@ -58,16 +61,20 @@ static int setup_all(void **state)
 	if (ct_db_global_init(NULL, p, g_dir) < 0 || ct_db_open(&g_db) < 0 ||
 	    ct_db_migrate(g_db) < 0)
 		return -1;
-	memcpy(model, hdr, 1024);
-	memset(model + 1024, 7, 512);
 	snprintf(g_model, sizeof(g_model), "%s/model.bin", g_dir);
-	put(g_model, model, sizeof(model));
+	if (ct_gpt2_alloc(&m, &cfg) < 0 || ct_gpt2_save(g_model, &m.cfg, m.params) < 0)
+		return -1;
+	ct_gpt2_free(&m);
 	snprintf(g_train, sizeof(g_train), "%s/train.bin", g_dir);
 	make_tokens(g_train, 1000, 0);
 	snprintf(g_eval, sizeof(g_eval), "%s/eval.bin", g_dir);
 	make_tokens(g_eval, 100, 5);
 	snprintf(g_bad, sizeof(g_bad), "%s/bad.bin", g_dir);
 	put(g_bad, "not a model at all", 18);
+	snprintf(g_oov, sizeof(g_oov), "%s/oov.bin", g_dir);
+	make_tokens(g_oov, 1000, 30);	/* tokens up to 1029: over the vocabulary */
+	snprintf(g_short, sizeof(g_short), "%s/short.bin", g_dir);
+	make_tokens(g_short, 8, 0);	/* fewer than seq+1 */
 	return 0;
 }
 
@@ -187,16 +194,31 @@ static void test_open_round(void **state)
 static void test_bad_inputs(void **state)
 {
 	struct ct_job_spec s;
-	int64_t before = 0, after = 0, job = 0;
+	int64_t before = 0, after = 0, files = 0, files_after = 0, job = 0;
 
 	assert_int_equal(ct_db_query_int(g_db, &before, "SELECT COUNT(*) FROM job WHERE status=1",
 					 ""), 0);
+	assert_int_equal(ct_db_query_int(g_db, &files, "SELECT COUNT(*) FROM `file`", ""), 0);
 	s = spec();
 	s.model_path = g_bad;
 	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EFORMAT);
 	s = spec();
 	s.train_path = g_model;		/* a checkpoint is not a token file */
 	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EFORMAT);
+	s = spec();
+	s.model_path = g_train;		/* a token file is not a checkpoint */
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EFORMAT);
+	s = spec();
+	s.train_path = g_oov;
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EMISMATCH);
+	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "oov.bin"));
+	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "token 1024 at position 994"));
+	s = spec();
+	s.eval_path = g_oov;
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EMISMATCH);
+	s = spec();
+	s.eval_path = g_short;
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EINVAL);
 	s = spec();
 	s.shards = 200;			/* 5 tokens per shard < batch*seq+1 */
 	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EINVAL);
@@ -217,6 +239,9 @@ static void test_bad_inputs(void **state)
 	assert_int_equal(ct_db_query_int(g_db, &after, "SELECT COUNT(*) FROM job WHERE status=1",
 					 ""), 0);
 	assert_int_equal(after, before);	/* nothing half-made is running */
+	assert_int_equal(ct_db_query_int(g_db, &files_after, "SELECT COUNT(*) FROM `file`", ""),
+			 0);
+	assert_int_equal(files_after, files);	/* inputs are checked before storing */
 }
 
 static void test_seeds(void **state)

@@ -122,6 +122,7 @@ TABLE="$DEMO/results.md"
 	echo "|---|---|"
 	echo "| base (pretrained on A) | $(evalloss "$M/base.bin") |"
 	for k in $(seq 0 $((K - 1))); do
+		echo "   training on shard $((k + 1)) of $K alone for comparison ..." >&2
 		"$CT" tokens shard "$D/b_train.bin" --shard "$k" --of "$K" --out "$D/shard$k.bin"
 		"$CT" train --model "$M/base.bin" --data "$D/shard$k.bin" --steps $((STEPS * R)) --batch $BATCH \
 			--seq $SEQ --lr $LR --device cpu --out "$M/shard$k.bin" >/dev/null
@@ -131,6 +132,7 @@ TABLE="$DEMO/results.md"
 		"$CS" job export "$DEMO/project" "$JOB" --round "$r" --out "$M/lofi_round$r.bin" >/dev/null
 		echo "| lo-fi average after round $r | $(evalloss "$M/lofi_round$r.bin") |"
 	done
+	echo "   centralized fine-tune on all shards ($((K * STEPS * R)) steps) for comparison ..." >&2
 	"$CT" train --model "$M/base.bin" --data "$D/b_train.bin" --steps $((K * STEPS * R)) \
 		--batch $BATCH --seq $SEQ --lr $LR --device cpu --out "$M/central.bin" >/dev/null
 	echo "| centralized fine-tune (one client, all shards, $((K * STEPS * R)) steps) | $(evalloss "$M/central.bin") |"
