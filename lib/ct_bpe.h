@@ -1,0 +1,31 @@
+/*
+ * ct_bpe.h - GPT-2's byte-level BPE (the "gpt2" tokenizer of
+ * ct_tokenizer.h, which is the interface to use; this is its engine).
+ *
+ * Data: encoder.json (token string -> id, in GPT-2's byte-to-unicode
+ * alphabet) and vocab.bpe (merges, one "a b" pair per line, by rank).
+ */
+#ifndef CT_BPE_H
+#define CT_BPE_H
+
+#include <stddef.h>
+
+#include "ct_tokenizer.h"
+
+struct ct_bpe;
+
+/* Load GPT-2's data files (search order in ct_tokenizer_open). Returns 0
+ * or CT_ENOENT / CT_EFORMAT / CT_ENOMEM / CT_EUNSUPP; *out NULL on
+ * failure; free with ct_bpe_free (NULL is a no-op). */
+int ct_bpe_open_gpt2(struct ct_bpe **out);
+void ct_bpe_free(struct ct_bpe *b);
+
+int ct_bpe_vocab(const struct ct_bpe *b);
+int ct_bpe_eot(const struct ct_bpe *b);
+
+/* As ct_tokenizer_encode / ct_tokenizer_token. */
+int ct_bpe_encode(const struct ct_bpe *b, const unsigned char *text, size_t n,
+		  struct ct_tokvec *out);
+const unsigned char *ct_bpe_token(const struct ct_bpe *b, int id, size_t *len);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * ct_tokenizer.h - text <-> token ids, by tokenizer name.
+ *
+ * Tokenizers:
+ *   "bytes"  one token per byte, id = byte value (V = 256); for small
+ *            models trained from scratch. Every byte string round-trips.
+ *   "gpt2"   GPT-2's byte-level BPE (V = 50257, <|endoftext|> = 50256),
+ *            byte-identical to OpenAI's encoding; its encoder.json and
+ *            vocab.bpe are read from the tokenizer data directory (see
+ *            ct_tokenizer_open).
+ * Encoding never fails on content: invalid UTF-8 is encoded byte by byte
+ * like any other text, and decode(encode(x)) == x for every byte string.
+ *
+ *   struct ct_tokenizer *tk;
+ *   struct ct_tokvec ids = { 0 };
+ *   rc = ct_tokenizer_open("gpt2", &tk);          if (rc < 0) goto out;
+ *   rc = ct_tokenizer_encode(tk, text, n, &ids);  if (rc < 0) goto out;
+ *   ...
+ *   ct_tokvec_free(&ids);
+ *   ct_tokenizer_free(tk);
+ *
+ * A tokenizer is read-only after open: one may be shared by threads.
+ */
+#ifndef CT_TOKENIZER_H
+#define CT_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct_buf.h"
+
+/* A growable array of token ids (owned; free with ct_tokvec_free). */
+struct ct_tokvec {
+	uint16_t *v;
+	size_t n, cap;
+};
+
+/* Append one id. CT_ENOMEM, or CT_ETOOBIG past INT32_MAX ids (the most a
+ * token file holds). */
+int ct_tokvec_push(struct ct_tokvec *tv, uint16_t id);
+
+/* Release the memory and zero tv. */
+void ct_tokvec_free(struct ct_tokvec *tv);
+
+struct ct_tokenizer;
+
+/* Open a tokenizer by name ("bytes", "gpt2"). Data files of "gpt2" are
+ * looked up in $CTUNE_TOKENIZER_DIR/gpt2/, then the installed data
+ * directory (CT_DATADIR/tokenizers/gpt2/), then the source tree's copy.
+ * Returns 0, CT_EINVAL (unknown name: the detail lists the known ones),
+ * CT_ENOENT (data files not found: the detail names where it looked),
+ * CT_EFORMAT (bad data file) or CT_ENOMEM. *out owned by the caller
+ * (ct_tokenizer_free); NULL on failure. */
+int ct_tokenizer_open(const char *name, struct ct_tokenizer **out);
+
+/* Release tk; NULL is a no-op. */
+void ct_tokenizer_free(struct ct_tokenizer *tk);
+
+/* "bytes" or "gpt2". */
+const char *ct_tokenizer_name(const struct ct_tokenizer *tk);
+
+/* Vocabulary size V: every id the tokenizer produces is < V. */
+int ct_tokenizer_vocab(const struct ct_tokenizer *tk);
+
+/* The end-of-text id (gpt2: 50256), or -1 when the tokenizer has none. */
+int ct_tokenizer_eot(const struct ct_tokenizer *tk);
+
+/* Encode n bytes of text, appending the ids to *out. Special tokens are
+ * NOT recognised in the text ("<|endoftext|>" is encoded as plain text, as
+ * tiktoken's encode_ordinary does). Returns 0, CT_ENOMEM or CT_ETOOBIG. */
+int ct_tokenizer_encode(const struct ct_tokenizer *tk, const void *text,
+			size_t n, struct ct_tokvec *out);
+
+/* The bytes of one id (*len of them), valid while tk is open; NULL with
+ * *len = 0 for an id outside the vocabulary. The end-of-text id decodes to
+ * "<|endoftext|>". */
+const unsigned char *ct_tokenizer_token(const struct ct_tokenizer *tk,
+					int id, size_t *len);
+
+/* Append the bytes of n ids to out. Returns 0, CT_ETOOBIG (out's cap),
+ * CT_ENOMEM, or CT_ERANGE for an id outside the vocabulary (the detail
+ * names the position and the id; out keeps what was decoded before it). */
+int ct_tokenizer_decode(const struct ct_tokenizer *tk, const uint16_t *ids,
+			size_t n, struct ct_buf *out);
+
+/* The tokenizer a model of vocabulary V uses when nothing else says so:
+ * "bytes" for V = 256, "gpt2" for V = 50257, NULL otherwise. */
+const char *ct_tokenizer_for_vocab(int V);
+
+#endif
