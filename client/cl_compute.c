@@ -62,6 +62,12 @@ static enum ct_suspend_reason decide(struct ct_daemon *d, double *idle)
 	localtime_r(&now, &tm);
 	e.minute_of_day = tm.tm_hour * 60 + tm.tm_min;
 	e.device_is_gpu = d->host.device_is_gpu;
+	if (d->prefs.suspend_cpu_percent > 0 && ct_clock_mono(d->clk) - d->cpu_sampled >= 2.0) {
+		/* over >= 2 s: shorter samples are mostly tick noise */
+		(void)ct_cpu_other_percent(&d->cpu, &d->cpu_other);
+		d->cpu_sampled = ct_clock_mono(d->clk);
+	}
+	e.other_cpu_percent = d->cpu_other;
 	return ct_prefs_decide(&d->prefs, &e);
 }
 

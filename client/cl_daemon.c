@@ -366,9 +366,21 @@ static int take_lock(const char *dir, int *fd)
 
 static int open_idle(struct ct_daemon *d)
 {
+	int rc;
+
+	rc = ct_cpu_sampler_init(&d->cpu, NULL);
+	if (rc < 0)
+		return rc;
 	if (d->o->idle_file != NULL)
 		return ct_idle_open_file(&d->idle, d->o->idle_file);
-	return ct_idle_open_default(&d->idle, d->clk);
+	rc = ct_idle_open_default(&d->idle, d->clk);
+	if (rc == 0 && strcmp(d->idle.name, "input") == 0 && ct_idle_input_devices(&d->idle) == 0)
+		ct_log_info("idle source: none can see keyboard or mouse input (no logind, "
+			    "no X display, no readable /dev/input keyboard or mouse): "
+			    "counting as idle since boot");
+	else if (rc == 0)
+		ct_log_info("idle source: %s", d->idle.name);
+	return rc;
 }
 
 static int describe_host(struct ct_daemon *d)
@@ -442,6 +454,7 @@ static void cleanup(struct ct_daemon *d)
 {
 	ct_state_free(d->st);
 	ct_idle_close(&d->idle);
+	ct_cpu_sampler_free(&d->cpu);
 	ct_host_free(&d->host);
 	free(d->host_xml);
 	free(d->dir);

@@ -13,6 +13,7 @@
 #include "cl_daemon.h"
 #include "cl_host.h"
 #include "cl_idle.h"
+#include "cl_load.h"
 #include "cl_prefs.h"
 #include "cl_state.h"
 
@@ -24,6 +25,8 @@ struct ct_daemon {
 	char *dir, *state_path, *cache_dir, *slots_dir, *sock_path;
 	struct ct_prefs prefs;
 	struct ct_idle_source idle;
+	struct ct_cpu_sampler cpu;	/* compute thread only */
+	double cpu_other, cpu_sampled;	/* last other-CPU %, its mono time */
 	struct ct_host host;
 	char *host_xml;			/* <host> element, made once */
 

@@ -3,14 +3,15 @@
 # (test/client.mk) link the same code; main.c and the cmd_*.c files are the
 # CLI. ENGINE and OPENCL append their subcommand files to ctune_SOURCES.
 noinst_LIBRARIES += client/libctclient.a
-client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
+client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 client_libctclient_a_SOURCES = \
 	client/commands.h \
 	client/cl_paths.c client/cl_paths.h \
 	client/cl_clock.c client/cl_clock.h \
 	client/cl_backoff.c client/cl_backoff.h \
 	client/cl_prefs.c client/cl_prefs.h \
-	client/cl_idle.c client/cl_idle.h \
+	client/cl_load.c client/cl_load.h \
+	client/cl_idle.c client/cl_idle.h client/cl_idle_logind.c \
 	client/cl_state.c client/cl_state.h \
 	client/cl_ctl.c client/cl_ctl.h \
 	client/cl_http.c client/cl_http.h \
@@ -32,7 +33,7 @@ ctune_SOURCES = \
 ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c
-ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
+ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.
 CT_X11_CFLAGS =

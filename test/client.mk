@@ -1,7 +1,7 @@
 # Tests of the volunteer client (client/): cmocka unit tests of its modules
 # and the real-process integration tests (test/client_*.sh).
 CT_CLIENT_TEST_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
-CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11_LIBS)
+CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS)
 
 if HAVE_CMOCKA
 CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
