@@ -239,15 +239,19 @@ static int status_xml(struct ct_daemon *d, struct ct_buf *b)
 	return rc;
 }
 
-/* "attach URL KEY" while the daemon runs. Lock held. */
+/* "attach URL KEY [CAFILE]" while the daemon runs. Lock held. */
 static int ctl_attach(struct ct_daemon *d, const char *args, struct ct_buf *reply)
 {
-	char url[1024], key[256];
-	int rc;
+	char url[1024], key[256], ca[1024];
+	struct ct_project *p = NULL;
+	int rc, n;
 
-	if (sscanf(args, "%1023s %255s", url, key) != 2)
-		return ct_buf_appends(reply, "error usage: attach URL KEY\n");
-	rc = ct_state_add_project(d->st, url, key, NULL);
+	n = sscanf(args, "%1023s %255s %1023s", url, key, ca);
+	if (n < 2)
+		return ct_buf_appends(reply, "error usage: attach URL KEY [CAFILE]\n");
+	rc = ct_state_add_project(d->st, url, key, &p);
+	if (rc == 0 && n == 3)
+		rc = ct_strset(&p->ca_file, ca);
 	if (rc == 0) {
 		ct_daemon_save(d);
 		rc = ct_daemon_start_project(d, url);

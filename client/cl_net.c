@@ -65,7 +65,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 	struct ct_task_file *files = NULL;
 	struct ct_task *t = NULL;
 	struct ct_http_opts o = { .cancel = &d->stop };
-	char name[128];
+	char name[128], *ca = NULL;
 	size_t n = 0;
 	int rc = 0, hash_bad = 0;
 	double now = ct_clock_now(d->clk);
@@ -84,6 +84,8 @@ static int do_download(struct ct_daemon *d, const char *url)
 		files[n].url = strdup(t->files[n].url ? t->files[n].url : "");
 		files[n].name = strdup(t->files[n].name ? t->files[n].name : "?");
 	}
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
+	o.ca_file = ca;
 	ct_daemon_unlock(d);
 	for (size_t i = 0; i < n && rc == 0 && !d->stop; i++) {
 		ct_log_info("%s: downloading %s (%llu bytes)", name, files[i].name ? files[i].name : "?",
@@ -97,6 +99,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 		free(files[i].name);
 	}
 	free(files);
+	free(ca);
 	ct_daemon_lock(d);
 	t = task_in(d, url, name);
 	if (t == NULL || t->state != CT_TASK_DOWNLOADING || d->stop)
@@ -128,6 +131,7 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
 	struct ct_task *t = NULL;
 	char name[128], *uurl = NULL, *tok = NULL, *shah = NULL, *slot = NULL, *file = NULL;
+	char *ca = NULL;
 	const char *hdrs[3];
 	long status = 0;
 	double now = ct_clock_now(d->clk);
@@ -146,11 +150,12 @@ static int do_upload(struct ct_daemon *d, const char *url)
 		shah = NULL;
 	file = slot != NULL ? ct_cl_path(slot, CT_CL_SLOT_RESULT) : NULL;
 	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
 		rc = CT_ENOMEM;
 	} else {
-		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop };
+		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop, .ca_file = ca };
 
 		hdrs[0] = tok;
 		hdrs[1] = shah;
@@ -180,6 +185,7 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	free(file);
 	free(slot);
 	free(uurl);
+	free(ca);
 	ct_buf_free(&reply);
 	return 1;
 }
@@ -245,11 +251,11 @@ static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct
 }
 
 /* Send the request in req to url's scheduler; parse into r. */
-static int rpc_exchange(struct ct_daemon *d, const char *url, const struct ct_buf *req,
-			struct ct_sched_reply *r)
+static int rpc_exchange(struct ct_daemon *d, const char *url, const char *ca,
+			const struct ct_buf *req, struct ct_sched_reply *r)
 {
 	struct ct_buf reply = CT_BUF_INIT(CT_RPC_MAX_REPLY);
-	struct ct_http_opts o = { .timeout_s = 120, .cancel = &d->stop };
+	struct ct_http_opts o = { .timeout_s = 120, .cancel = &d->stop, .ca_file = ca };
 	char *rpc_url = NULL;
 	long status;
 	int rc;
@@ -276,6 +282,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 	struct ct_project *p = project(d, url);
 	struct ct_buf req = CT_BUF_INIT(CT_RPC_MAX_REPLY);
 	struct ct_sched_reply r;
+	char *ca;
 	int want = 0, rc;
 
 	if (!rpc_due(d, p, &want))
@@ -287,9 +294,11 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 		ct_buf_free(&req);
 		return 1;
 	}
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	ct_log_debug("%s: scheduler RPC, asking for %d", url, want);
-	rc = rpc_exchange(d, url, &req, &r);
+	rc = rpc_exchange(d, url, ca, &req, &r);
+	free(ca);
 	ct_daemon_lock(d);
 	p = project(d, url);
 	if (p == NULL || d->stop)
