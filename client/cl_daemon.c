@@ -4,6 +4,8 @@
  */
 #include "config.h"
 #include "cl_daemon_int.h"
+#include "cl_buffer.h"
+#include "cl_cache.h"
 #include "cl_ctl.h"
 #include "cl_http.h"
 #include "cl_paths.h"
@@ -91,6 +93,11 @@ static int cache_needed(struct ct_daemon *d, const char *sha)
 	return 0;
 }
 
+static int cache_needed_cb(void *ctx, const char *sha)
+{
+	return cache_needed(ctx, sha);
+}
+
 static void remove_slot(struct ct_daemon *d, const char *name)
 {
 	static const char *const files[] = { CT_CL_SLOT_STATE, CT_CL_SLOT_RESULT };
@@ -129,14 +136,11 @@ void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 		remove_slot(d, t->name);
 		ct_project_remove_task(p, i);
 	}
-	for (size_t i = 0; i < nshas; i++) {
-		char path[4200];
-
-		if (shas[i][0] == '\0' || cache_needed(d, shas[i]))
-			continue;
-		if (ct_path_join(path, sizeof(path), d->cache_dir, shas[i]) == 0)
-			unlink(path);
-	}
+	/* inputs stay cached by hash for the next task or round, within
+	 * cache_max_mb (least recently used out first) */
+	if (nshas > 0)
+		(void)ct_cache_trim(d->cache_dir, (uint64_t)d->prefs.cache_max_mb << 20,
+				    cache_needed_cb, d, NULL);
 	free(shas);
 }
 
@@ -182,6 +186,26 @@ static int status_task(struct ct_buf *b, const struct ct_task *t)
 	return rc;
 }
 
+/* ETAs from the host's measured speed: the running WU and the whole
+ * queue (seconds; -1 unknown). */
+static int status_eta(struct ct_daemon *d, struct ct_buf *b, const struct ct_project *p)
+{
+	double eta_task = -1, eta_queue = -1, tokens;
+	int n, rc;
+
+	ct_buffer_queued(p, &n, &tokens);
+	if (d->sec_per_token > 0) {
+		eta_queue = tokens * d->sec_per_token;
+		for (size_t i = 0; i < p->ntasks; i++)
+			if (p->tasks[i].state == CT_TASK_RUNNING)
+				eta_task = ct_buffer_task_tokens(&p->tasks[i]) * d->sec_per_token;
+	}
+	rc = ct_xml_elem_double(b, "eta_task_s", eta_task);
+	if (rc == 0) rc = ct_xml_elem_double(b, "eta_queue_s", eta_queue);
+	if (rc == 0) rc = ct_xml_elem_long(b, "queued_tasks", n);
+	return rc;
+}
+
 static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct_project *p)
 {
 	double now = ct_clock_now(d->clk), next = fmax(p->next_rpc, p->request_delay_until);
@@ -194,6 +218,8 @@ static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct
 	if (rc == 0) rc = ct_xml_elem_double(b, "credit", p->credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "rac", p->rac);
 	if (rc == 0) rc = ct_xml_elem_long(b, "rank", p->rank);
+	if (rc == 0) rc = ct_xml_elem_long(b, "pending_results", p->pending_results);
+	if (rc == 0) rc = status_eta(d, b, p);
 	if (rc == 0) rc = ct_xml_elem_long(b, "nfailures", p->nfailures);
 	if (rc == 0) rc = ct_xml_elem_double(b, "next_rpc_in", next > now ? next - now : 0);
 	for (size_t i = 0; i < p->ntasks && rc == 0; i++)

@@ -40,6 +40,8 @@ struct ct_daemon {
 	char running_project[1024];	/* task the compute thread has open */
 	char running_task[128];
 	double tokens_per_s;
+	double sec_per_token;		/* host speed, kept across tasks (0: unknown) */
+	double wu_tokens;		/* size of the newest WU started */
 	float losses[CT_LOSS_HISTORY];	/* step losses of the running task */
 	int nlosses;
 	double started;

@@ -24,6 +24,9 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->checkpoint_seconds = 60;
 	snprintf(p->device, sizeof(p->device), "auto");
 	p->work_buffer = 1;
+	p->work_buf_min = 10;
+	p->work_buf_max = 30;
+	p->cache_max_mb = 1024;
 }
 
 static int parse_hhmm(const char *s, char **end, int *minutes)
@@ -83,7 +86,7 @@ int ct_prefs_check_device(const char *s)
 static const char *const known_keys[] = {
 	"idle_minutes", "run_on_battery", "max_cpu_percent", "run_hours",
 	"gpu_only", "always", "checkpoint_seconds", "device", "work_buffer",
-	"suspend_cpu_percent",
+	"suspend_cpu_percent", "work_buf_min", "work_buf_max", "cache_max_mb",
 };
 
 static void warn_unknown(const struct ct_conf *c)
@@ -126,6 +129,17 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
 	rc = ct_conf_get_int(c, "suspend_cpu_percent", p->suspend_cpu_percent, 0, 100, &v);
 	if (rc < 0) goto out;
 	p->suspend_cpu_percent = (int)v;
+	rc = ct_conf_get_double(c, "work_buf_min", p->work_buf_min, 0, 86400 * 10,
+				&p->work_buf_min);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_double(c, "work_buf_max", p->work_buf_max, 0, 86400 * 10,
+				&p->work_buf_max);
+	if (rc < 0) goto out;
+	if (p->work_buf_max < p->work_buf_min)
+		p->work_buf_max = p->work_buf_min;
+	rc = ct_conf_get_int(c, "cache_max_mb", p->cache_max_mb, 0, 1L << 30, &v);
+	if (rc < 0) goto out;
+	p->cache_max_mb = v;
 	s = ct_conf_get(c, "run_hours");
 	if (s != NULL && ct_prefs_parse_hours(s, &p->run_from, &p->run_to) < 0) {
 		rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));

@@ -13,7 +13,11 @@
  *   always = off              # ignore idleness (like `ctune run --always`)
  *   checkpoint_seconds = 60   # engine state saved at least this often
  *   device = auto             # auto, cpu, opencl, opencl:N
- *   work_buffer = 1           # tasks to keep queued per project
+ *   work_buffer = 1           # tasks to keep queued per project (at least)
+ *   work_buf_min = 10         # seconds of work queued below which to ask
+ *   work_buf_max = 30         # ... for enough to reach this many seconds
+ *   cache_max_mb = 1024       # base models/shards kept by hash for later
+ *                             # tasks and rounds (least recently used go)
  *   suspend_cpu_percent = 0   # suspend while other programs use more than
  *                             # this share of the machine's CPU (0: never)
  *
@@ -36,6 +40,8 @@ struct ct_prefs {
 	char device[32];		/* "auto", "cpu", "opencl", "opencl:N" */
 	int work_buffer;		/* 1..16 */
 	int suspend_cpu_percent;	/* 0 (off) .. 100 */
+	double work_buf_min, work_buf_max;	/* seconds of queued work */
+	long cache_max_mb;		/* 0: keep only what tasks in hand use */
 };
 
 /* The defaults listed above. */

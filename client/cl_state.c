@@ -113,6 +113,7 @@ static const struct field project_fields[] = {
 	PF("credit", F_DBL, credit),
 	PF("rac", F_DBL, rac),
 	PF("rank", F_LONG, rank),
+	PF("pending_results", F_LONG, pending_results),
 	PF("nfailures", F_INT, nfailures),
 	PF("next_rpc", F_DBL, next_rpc),
 	PF("request_delay_until", F_DBL, request_delay_until),

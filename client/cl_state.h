@@ -99,6 +99,7 @@ struct ct_project {
 	double credit;			/* as last reported by the server */
 	double rac;
 	long rank;			/* 0 unknown */
+	long pending_results;		/* reported, awaiting validation (server) */
 	int nfailures;			/* consecutive failed scheduler RPCs */
 	double next_rpc;		/* earliest next RPC (backoff), wall time */
 	double request_delay_until;	/* from the server's request_delay */

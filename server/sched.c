@@ -623,6 +623,24 @@ static int put_acks(struct ct_buf *b, struct sched_ctx *c)
 	return rc;
 }
 
+/* The user's standing for the client's saver: rank by recent average
+ * credit (1 = first) and results reported but not yet validated. A failed
+ * count leaves the element out (the reply still goes). */
+static int put_standing(struct ct_buf *b, struct sched_ctx *c)
+{
+	int64_t ahead = 0, pending = 0;
+	int rc = 0;
+
+	if (ct_db_query_int(c->db, &ahead, "SELECT COUNT(*) FROM `user` WHERE expavg_credit > ?",
+			    "d", c->expavg_credit) == 0)
+		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	if (rc == 0 && ct_db_query_int(c->db, &pending, "SELECT COUNT(*) FROM result WHERE "
+				       "userid=? AND server_state=5 AND outcome=1 AND "
+				       "validate_state IN (0, 4)", "l", c->userid) == 0)
+		rc = ct_xml_elem_int64(b, "pending_results", pending);
+	return rc;
+}
+
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	const char *pname = "crowdtune";
@@ -636,6 +654,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);
 	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
+	if (rc == 0) rc = put_standing(b, c);
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;
