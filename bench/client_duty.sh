@@ -8,8 +8,9 @@
 # `ctune run --always` client on the CPU. From the client's log: the duty
 # cycle = time spent training (each WU's "starting" to "done") over the
 # wall time from the first WU's start to the last result's report, and
-# the bytes downloaded per WU after the first (inputs come from the cache
-# by hash), against the size of the model.
+# the bytes downloaded per WU after the first, against the size of the
+# model (the base model comes from the cache by hash; each WU's shard is
+# its own and is fetched once).
 # Part 2: a job of R rounds (default 3) x 2 WUs, quorum 1: round turnover =
 # from the server's "round N opened" to the client starting a WU of it.
 # Choose S (default 40) so that one WU trains for about 10 s on this
@@ -94,18 +95,24 @@ while read -r _ s e; do
 	N=$((N + 1))
 done <"$T/spans"
 WALL=$(awk -v a="$(secs "$FIRST")" -v b="$(secs "$LASTREP")" 'BEGIN { printf "%.3f", b - a }')
-DL_ALL=$(grep -o 'downloading [a-z_]* ([0-9]* bytes)' "$L" | tr -d '(' | awk '{ s += $3 } END { print s + 0 }')
-DL_FIRST=$(grep -o '^[^ ]* [^ ]* [^ ]* [^:]*: downloading [a-z_]* ([0-9]* bytes)' "$L" |
-	head -n 2 | tr -d '(' | awk '{ s += $(NF-1) } END { print s + 0 }')
+# bytes fetched over the network, by input (cache hits are logged as
+# "in the cache" and not counted)
+dl() { grep -o ": downloading $1 ([0-9]* bytes)" "$L" | tr -d '(' | awk '{ s += $4; n++ } END { print s + 0, n + 0 }'; }
+read -r MODEL_DL MODEL_N <<<"$(dl model)"
+read -r DATA_DL DATA_N <<<"$(dl data)"
+HITS=$(grep -c ': model in the cache' "$L" || true)
 printf "%-44s %s\n" "WUs computed" "$N"
 printf "%-44s %.2f s\n" "mean WU training time" "$(awk -v b="$BUSY" -v n="$N" 'BEGIN { print b / n }')"
 printf "%-44s %.1f s\n" "wall, first start -> last report" "$WALL"
 printf "%-44s %.2f %%\n" "duty cycle (goal >= 98 %)" "$(awk -v b="$BUSY" -v w="$WALL" 'BEGIN { print 100 * b / w }')"
 printf "%-44s %s\n" "model size (bytes)" "$MODEL_BYTES"
-printf "%-44s %s\n" "bytes downloaded, all WUs" "$DL_ALL"
-printf "%-44s %.0f (%.3f %% of the model; goal <= 1 %%)\n" "bytes downloaded per WU after the first" \
-	"$(awk -v a="$DL_ALL" -v f="$DL_FIRST" -v n="$N" 'BEGIN { print (a - f) / (n - 1) }')" \
-	"$(awk -v a="$DL_ALL" -v f="$DL_FIRST" -v n="$N" -v m="$MODEL_BYTES" 'BEGIN { print 100 * (a - f) / (n - 1) / m }')"
+printf "%-44s %s fetches, %s bytes; %s cache hits\n" "base model downloads" "$MODEL_N" "$MODEL_DL" "$HITS"
+printf "%-44s %.0f (%.3f %% of the model; goal <= 1 %%)\n" "model bytes per WU after the first" \
+	"$(awk -v a="$MODEL_DL" -v m="$MODEL_BYTES" -v n="$N" 'BEGIN { print (a - m) / (n - 1) }')" \
+	"$(awk -v a="$MODEL_DL" -v m="$MODEL_BYTES" -v n="$N" 'BEGIN { print 100 * (a - m) / (n - 1) / m }')"
+printf "%-44s %.0f (%.2f %% of the model; every WU has its own shard)\n" "shard bytes per WU" \
+	"$(awk -v a="$DATA_DL" -v n="$N" 'BEGIN { print a / n }')" \
+	"$(awk -v a="$DATA_DL" -v n="$N" -v m="$MODEL_BYTES" 'BEGIN { print 100 * a / n / m }')"
 
 echo "== part 2: $ROUNDS rounds x 2 WUs, quorum 1: round turnover"
 setup two 2 "$ROUNDS"
