@@ -8,7 +8,9 @@ lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \
 	lib/ct_bpe.c lib/ct_bpe.h \
-	lib/ct_lora.c lib/ct_lora.h \
+	lib/ct_rng.c lib/ct_rng.h \
+	lib/ct_lora.c lib/ct_lora.h lib/ct_lora_init.c \
+	lib/ct_lora_model.c \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
