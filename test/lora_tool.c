@@ -12,6 +12,9 @@
  *       a LoRA result file for WU seed S: HOW = honest-ish (small random
  *       update), zero (the initial adapters), huge (x1e4), nan, shape (a
  *       rank too many), full (a full-weights delta instead).
+ *   lora_tool delta --base B.bin --out RESULT TRAINED.bin
+ *       the lossless full-weights result file of a model trained from B
+ *       (what a full-weight WU uploads), for size comparisons.
  *   lora_tool info RESULT
  *       the header: kind, rank, alpha, targets, seed, nparams, bytes.
  */
@@ -185,6 +188,40 @@ static int cmd_craft(int argc, char **argv)
 	return rc;
 }
 
+static int cmd_delta(int argc, char **argv)
+{
+	struct ct_gpt2 m = { 0 }, t = { 0 };
+	struct ct_buf out = CT_BUF_INIT(0);
+	struct ct_delta_model dm;
+	unsigned char sha[32];
+	const char *base = NULL, *dst = NULL;
+	int rc;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--base") == 0)
+			base = argv[i + 1];
+		else if (strcmp(argv[i], "--out") == 0)
+			dst = argv[i + 1];
+	}
+	if (base == NULL || dst == NULL || argc != 6)
+		return ct_error(CT_EUSAGE, "usage: lora_tool delta --base B --out OUT TRAINED");
+	rc = load_base(base, &m, sha);
+	if (rc == 0)
+		rc = ct_gpt2_load(argv[5], &t);
+	if (rc == 0 && t.lay.total != m.lay.total)
+		rc = ct_error(CT_EMISMATCH, "%s: another model shape", argv[5]);
+	ct_lora_result_model(&m.cfg, &dm);
+	if (rc == 0)
+		rc = ct_delta_encode(m.params, t.params, m.lay.total, &dm, sha, CT_DELTA_LOSSLESS,
+				     -1, &out);
+	if (rc == 0)
+		rc = ct_file_write_atomic(dst, out.data, out.len, 0644);
+	ct_buf_free(&out);
+	ct_gpt2_free(&m);
+	ct_gpt2_free(&t);
+	return rc;
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	struct ct_mmap map = { 0 };
@@ -210,13 +247,15 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: lora_tool merge|craft|info ...\n");
+		fprintf(stderr, "usage: lora_tool merge|craft|delta|info ...\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "merge") == 0)
 		rc = cmd_merge(argc - 1, argv + 1);
 	else if (strcmp(argv[1], "craft") == 0)
 		rc = cmd_craft(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "delta") == 0)
+		rc = cmd_delta(argc - 1, argv + 1);
 	else if (strcmp(argv[1], "info") == 0)
 		rc = cmd_info(argc - 1, argv + 1);
 	else
