@@ -363,6 +363,19 @@ static void test_honest_pair(void **state)
 	assert_true(credit1 > 0.0 && credit1 < full);
 	assert_true(fabs(qdouble("SELECT granted_credit FROM result WHERE id=?", a) - credit1) <
 		    1e-12);
+	/* doc/credit.md's worked example: GPT-2 124M, rank 8 on all four
+	 * targets, 10 steps of 4 x 1024 tokens */
+	{
+		const struct ct_gpt2_config g = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12,
+						  .C = 768, .Vp = 50304 };
+		const struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f,
+						 .targets = CT_LORA_ALL };
+
+		assert_true(fabs(ct_lora_wu_flops(&g, &r8, 1024, 4, 10) -
+				 40960.0 * 558028800.0) < 1.0);
+		assert_true(fabs(ct_credit_from_flops(ct_lora_wu_flops(&g, &r8, 1024, 4, 10)) -
+				 52.909397) < 1e-5);
+	}
 }
 
 /* Adapters for the bad results of WU (1, 1). */
