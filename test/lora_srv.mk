@@ -20,6 +20,13 @@ test_test_lora_round_SOURCES = test/test_lora_round.c server/transitioner.c \
 	server/lora_round.c
 test_test_lora_round_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_lora_round_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+
+# The client's side: a WU's LoRA elements into the engine's parameters.
+check_PROGRAMS += test/test_cl_lora
+TESTS += test/test_cl_lora
+test_test_cl_lora_SOURCES = test/test_cl_lora.c
+test_test_cl_lora_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_lora_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
 
 # The LoRA integration test: a LoRA job with quorum 2 through the real

@@ -338,6 +338,20 @@ static void test_submit_lora_job(void **state)
 	assert_int_equal(qint("SELECT max_upload_bytes FROM job WHERE id=?", F.jobid),
 			 ct_lora_max_upload(&CFG, &SPEC));
 	assert_true(ct_lora_max_upload(&CFG, &SPEC) - (64 << 10) < model_size / 4);
+	/* what the scheduler puts into such a WU (doc/protocol.md); nothing
+	 * for a job without LoRA */
+	{
+		struct ct_buf x = CT_BUF_INIT(0);
+
+		assert_int_equal(ct_lora_wu_xml(&x, F.db, F.jobid), 0);
+		assert_non_null(strstr((const char *)x.data, "<lora_rank>2</lora_rank>"));
+		assert_non_null(strstr((const char *)x.data, "<lora_alpha>4</lora_alpha>"));
+		assert_non_null(strstr((const char *)x.data, "<lora_targets>qkv,proj,fc,fcproj</lora_targets>"));
+		ct_buf_reset(&x);
+		assert_int_equal(ct_lora_wu_xml(&x, F.db, F.jobid + 100), 0);
+		assert_int_equal(x.len, 0);
+		ct_buf_free(&x);
+	}
 	wu_load(1, 0, &R1[0]);
 	wu_load(1, 1, &R1[1]);
 	assert_true(R1[0].seed != R1[1].seed);
