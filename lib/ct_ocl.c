@@ -584,5 +584,6 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 		*out = NULL;
 		return ct_ocl_check(err, "clCreateBuffer");
 	}
+	ocl->alloc_bytes += bytes;
 	return 0;
 }

@@ -83,6 +83,7 @@ struct ct_ocl {
 	int from_cache;			/* 1 if the program came from the cache */
 	/* matmul blocking: rows per work-item, vector width, vectors per row */
 	int mm_r, mm_vw, mm_nv;
+	uint64_t alloc_bytes;		/* total ever allocated by ct_ocl_alloc */
 };
 
 /* Open the device named by spec (see ct_ocl_parse_spec) and build the
