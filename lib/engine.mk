@@ -15,3 +15,5 @@ lib_libctune_a_SOURCES += \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
 EXTRA_DIST += kernels/ct_math.clh
+# LoRA jobs beyond the engine: the exact merge of K shards' adapters.
+lib_libctune_a_SOURCES += lib/ct_lora_merge.c
