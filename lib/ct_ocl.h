@@ -83,7 +83,6 @@ struct ct_ocl {
 	int from_cache;			/* 1 if the program came from the cache */
 	/* matmul blocking: rows per work-item, vector width, vectors per row */
 	int mm_r, mm_vw, mm_nv;
-	uint64_t alloc_bytes;		/* total ever allocated by ct_ocl_alloc */
 };
 
 /* Open the device named by spec (see ct_ocl_parse_spec) and build the
@@ -109,6 +108,11 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out);
  * CT_EDEVNOMEM (naming the size and device) or CT_ECL; *out NULL on
  * failure. */
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out);
+
+/* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
+ * never decremented (buffers grown on demand count each size they had):
+ * an upper bound of the device memory a run used (bench/bench_lora). */
+uint64_t ct_ocl_alloc_total(void);
 
 /* Map a cl_int status to 0 (CL_SUCCESS) or a CT_E* code with a detail
  * "what: CL_ERROR_NAME (n)". Allocation failures give CT_EDEVNOMEM. */
