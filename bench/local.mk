@@ -14,6 +14,10 @@ noinst_PROGRAMS += bench/bench_train
 bench_bench_train_SOURCES = bench/bench_train.c
 bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+noinst_PROGRAMS += bench/bench_lora
+bench_bench_lora_SOURCES = bench/bench_lora.c
+bench_bench_lora_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_lora_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 include bench/corpus.mk
 include bench/lofi.mk
 # Server part: scheduler load generator (simulated hosts over loopback).

@@ -31,6 +31,7 @@ ctune_SOURCES = \
 	client/cmd_run.c \
 	client/cmd_status.c
 ctune_SOURCES += client/cmd_train.c
+ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c
 ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)

@@ -10,12 +10,14 @@
 #include "ct_err.h"
 #include "ct_lora_model.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct cpu_be {
 	struct ct_model m;
 	int training;
+	int borrowed;	/* LoRA: m.params is the caller's frozen base, not ours */
 };
 
 static struct cpu_be *cpu(struct ct_backend *be)
@@ -51,7 +53,10 @@ static int cpu_load_state(struct ct_backend *be, const float *params,
 	struct cpu_be *c = cpu(be);
 	size_t n = c->m.lay.total * sizeof(float);
 
-	memcpy(c->m.params, params, n);
+	if (c->borrowed)		/* frozen: read in place, never written */
+		c->m.params = (float *)(uintptr_t)params;
+	else
+		memcpy(c->m.params, params, n);
 	if (c->training) {
 		if (m != NULL)
 			memcpy(c->m.m, m, n);
@@ -138,6 +143,10 @@ static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
 		free(c);
 		return rc;
 	}
+	/* the base is frozen: use the caller's copy instead of a second one */
+	free(c->m.params);
+	c->m.params = NULL;
+	c->borrowed = 1;
 	*out = (struct ct_backend *)(void *)c;	/* training 0: base m, v absent */
 	return 0;
 }
@@ -184,6 +193,8 @@ static void cpu_close(struct ct_backend *be)
 
 	if (c == NULL)
 		return;
+	if (c->borrowed)
+		c->m.params = NULL;
 	ct_model_free(&c->m);
 	free(c);
 }

@@ -84,7 +84,11 @@ struct ct_backend_ops {
 	 * the adapters of spec (rank > 0) are trained instead: step trains
 	 * the adapters (ct_lora_model.h's arithmetic), eval runs base plus
 	 * adapters, load_state loads the base weights (m, v must be NULL) and
-	 * read_state reads them back (m, v unavailable: CT_ESTATE).
+	 * read_state reads them back (m, v unavailable: CT_ESTATE). Unlike
+	 * open's, the params given to load_state may be kept by pointer (the
+	 * cpu backend does, saving a copy of the frozen base): the caller
+	 * keeps them alive and unchanged until close (ct_wu does: the model
+	 * outlives the WU).
 	 * lora_load sets the adapters and their AdamW moments (ct_lora_nparams
 	 * floats each; m, v NULL: zeros); lora_read copies them out (any
 	 * pointer NULL to skip). */
