@@ -11,8 +11,9 @@
 #    valid, the job is done and its eval loss fell;
 #  - each round's model, as `job export --round R` writes it, is bit for
 #    bit the previous model merged with that round's two adapter files
-#    (recomputed by test/lora_tool from the uploads).
-# CT_E2E_DEVICE picks the clients' device (default cpu).
+#    (recomputed by test/lora_tool from the uploads), and `ctune model
+#    merge` of one adapter file agrees with it.
+# The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
 . "$(dirname "$0")/client_lib.sh"
 SERVER="$top_builddir/ctune-server"
 CORPUS="$top_builddir/bench/ctune-corpus"
@@ -43,7 +44,13 @@ sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
 grep -q "LoRA: rank $RANK, alpha $ALPHA, targets qkv,proj,fc,fcproj" "$T/show0.txt" ||
 	fail "job show does not say LoRA: $(cat "$T/show0.txt")"
 
+# PoCL when there is an OpenCL device (CT_E2E_DEVICE overrides); the
+# clients run their conformance self-test, so results go out as conforming
 DEV=${CT_E2E_DEVICE:-cpu}
+if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
+	DEV=opencl:0
+fi
+SELFTEST_OPT=""
 COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
 "$SERVER" run "$P" >"$T/server.log" 2>&1 &
 SPID=$!
@@ -98,6 +105,12 @@ for r in 1 2; do
 	PREV="$T/round$r.bin"
 done
 cmp -s "$T/round1.bin" "$T/base.bin" && fail "round 1 did not change the model"
+# one shard's adapters alone: the client's `ctune model merge` agrees
+"$CTUNE" model merge "$T/base.bin" "$P/upload/j1-r1-s0-0" --out "$T/one.bin" >/dev/null ||
+	fail "ctune model merge"
+"$TOOL" merge --base "$T/base.bin" --rank $RANK --alpha $ALPHA --out "$T/one-want.bin" \
+	"$P/upload/j1-r1-s0-0" || fail "recompute one shard"
+cmp -s "$T/one.bin" "$T/one-want.bin" || fail "ctune model merge differs from the exact merge"
 "$SERVER" job export "$P" 1 --out "$T/final.bin" >/dev/null || fail "job export (final)"
 cmp -s "$T/final.bin" "$T/round2.bin" || fail "final model is not round 2's"
 
