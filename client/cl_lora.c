@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,12 @@ int ct_task_lora_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 	sp.targets = CT_LORA_ALL;
 	if (targets != NULL) {
 		rc = ct_lora_targets_parse(targets, &sp.targets);
-		if (rc < 0)
-			return ct_error(CT_EINVAL, "work unit parameter lora_targets: %s",
-					ct_errmsg(rc));
+		if (rc < 0) {
+			char why[160];	/* the detail buffer is ct_error's own */
+
+			snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+			return ct_error(CT_EINVAL, "work unit parameter lora_targets: %s", why);
+		}
 	}
 	errno = 0;
 	sd = seed ? strtoull(seed, &end, 10) : 0;

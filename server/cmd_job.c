@@ -112,7 +112,13 @@ static int lora_opt(struct ct_job_spec *s, int c)
 		return rc;
 	default:
 		rc = ct_lora_targets_parse(optarg, &s->lora.targets);
-		return rc < 0 ? ct_error(CT_EUSAGE, "--lora-targets: %s", ct_errmsg(rc)) : 0;
+		if (rc < 0) {
+			char why[160];	/* the detail buffer is ct_error's own */
+
+			snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+			return ct_error(CT_EUSAGE, "--lora-targets: %s", why);
+		}
+		return 0;
 	}
 }
 
