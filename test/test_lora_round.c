@@ -13,7 +13,9 @@
  *  - a round's model is base + the exact mean of the shards' adapter
  *    products (ct_lora_merge over the canonical adapters, bit for bit),
  *    and the next round's WUs start fresh adapters from it, through to the
- *    job's final model.
+ *    job's final model;
+ *  - int8 adapter uploads agree by tolerance within their quantisation
+ *    bound, and a scaled update does not.
  */
 #include "ct_test.h"
 #include "credit.h"
@@ -229,6 +231,8 @@ static void report_file(const struct wu *w, int64_t rid, const struct ct_buf *fi
 				    "ll", now, w->id), 1);
 }
 
+static int g_encoding = CT_DELTA_LOSSLESS;	/* the current job's */
+
 /* The client's upload of adapters ad (as cl_lora.c encodes them). */
 static void report(const struct wu *w, int64_t rid, const float *ad, int conforming)
 {
@@ -236,8 +240,8 @@ static void report(const struct wu *w, int64_t rid, const float *ad, int conform
 	unsigned char base_sha[32];
 
 	assert_int_equal(ct_hex_decode(w->model_sha, base_sha, 32), 0);
-	assert_int_equal(ct_lora_result_encode(&CFG, &SPEC, w->seed, base_sha, ad,
-					       CT_DELTA_LOSSLESS, &out), 0);
+	assert_int_equal(ct_lora_result_encode(&CFG, &SPEC, w->seed, base_sha, ad, g_encoding,
+					       &out), 0);
 	report_file(w, rid, &out, conforming);
 	ct_buf_free(&out);
 }
@@ -562,6 +566,57 @@ static void test_rounds_merge_exactly(void **state)
 	}
 }
 
+/* int8 adapter uploads from non-conforming devices: two honest results
+ * whose adapters differ slightly agree by tolerance, widened by the
+ * decoder's bound on the int8 error of the adapters; a 0.9x update does
+ * not. */
+static void test_int8_adapters(void **state)
+{
+	struct ct_job_spec spec = {
+		.name = "lora int8", .shards = 1, .rounds = 1, .steps = 4, .batch = 2, .seq = 8,
+		.lr = 1e-2, .quorum = 2, .replicas = 3, .tolerance = 1e-3, .loss_margin = 0.5,
+		.adaptive = 0, .model_path = F.model, .train_path = F.train, .eval_path = F.eval,
+		.upload_encoding = "int8", .lora = SPEC,
+	};
+	struct wu w;
+	float *init, *near, *nudge;
+	int64_t a, b, c;
+
+	(void)state;
+	assert_int_equal(ct_wg_submit(&F.srv, F.db, &spec, &F.jobid), 0);
+	g_encoding = CT_DELTA_INT8;
+	wu_load(1, 0, &w);
+	init = malloc(w.n * sizeof(float));
+	near = malloc(w.n * sizeof(float));
+	nudge = malloc(w.n * sizeof(float));
+	assert_int_equal(ct_lora_init(&CFG, &SPEC, w.seed, init), 0);
+	for (size_t i = 0; i < w.n; i++) {
+		float d = w.honest[i] - init[i];
+
+		/* a different device's rounding: a few adapters off by 2% */
+		near[i] = i % 97 == 0 ? init[i] + 1.02f * d : w.honest[i];
+		nudge[i] = init[i] + 0.9f * d;
+	}
+	a = send_to(&w, 0);
+	b = send_to(&w, 1);
+	c = send_to(&w, 2);
+	report(&w, a, w.honest, 0);
+	report(&w, b, near, 0);
+	report(&w, c, nudge, 0);
+	run_daemons();
+	assert_int_equal(vstate(a), CT_VS_VALID);
+	assert_int_equal(vstate(b), CT_VS_VALID);
+	assert_int_equal(vstate(c), CT_VS_INVALID);
+	/* a and b decoded differently (not a hash match); ~2% x sqrt(1/97) of
+	 * the update apart, over the 1e-3 tolerance without the int8 bound */
+	assert_true(qdouble("SELECT update_norm FROM result WHERE id=?", a) !=
+		    qdouble("SELECT update_norm FROM result WHERE id=?", b));
+	assert_int_equal(qint("SELECT status FROM job WHERE id=?", F.jobid), CT_JOB_DONE);
+	g_encoding = CT_DELTA_LOSSLESS;
+	free(init), free(near), free(nudge);
+	wu_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_honest_pair),
 		cmocka_unit_test(test_bad_results_rejected),
 		cmocka_unit_test(test_rounds_merge_exactly),
+		cmocka_unit_test(test_int8_adapters),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
