@@ -20,6 +20,10 @@
  *
  * WUs that failed (error_mask) are marked assimilated at once: the
  * transitioner already flagged their round and job.
+ *
+ * A LoRA job's round is aggregated differently: its results are adapters,
+ * and the new model is the base merged with the exact mean of the shards'
+ * adapter products (lora_round.h); the rest is the same.
  */
 #include "daemons.h"
 #include "db.h"
