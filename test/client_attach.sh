@@ -70,7 +70,11 @@ if command -v socat >/dev/null 2>&1; then
 	grep -q "<ca_file>$T/tls.crt</ca_file>" "$T/tls/client_state.xml" || fail "ca_file not stored"
 	CURL_CA_BUNDLE="$T/tls.crt" "$CTUNE" --dir "$T/tlsenv" attach "$TURL" --key "$KEY" \
 		>"$T/tlsenv.out" 2>&1 || fail "TLS with CURL_CA_BUNDLE: $(cat "$T/tlsenv.out")"
-	echo "ok - TLS: refused without the CA, attached with --ca-file and with CURL_CA_BUNDLE"
+	# the daemon talks TLS to the project with the stored CA file
+	start_client tls --always --device cpu
+	wait_for 60 "the daemon's scheduler RPC over TLS" grep -q "$TURL: scheduler RPC ok" "$T/tls.log"
+	stop "$CPID"
+	echo "ok - TLS: refused without the CA, attached with --ca-file and with CURL_CA_BUNDLE; the daemon uses the stored CA"
 else
 	echo "# no socat: TLS part skipped"
 fi

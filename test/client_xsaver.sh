@@ -51,4 +51,17 @@ done
 [ "$(val curve)" -lt 5 ] || fail "curve still drawn without a daemon"
 kill "$SPID"
 wait "$SPID" 2>/dev/null
-echo "PASS: the X11 saver drew title, job, speed, credit/rank, ETA rows and the loss curve"
+
+# the daemon's idle detection with a display (and no logind here): the X
+# screensaver extension; nobody touches Xvfb, so it computes after
+# idle_minutes
+if ! grep -q "idle source: logind" "$T/c.log"; then
+	start_fake srv2 --results 1 --steps 50
+	"$CTUNE" --dir "$T/x" attach "$FAKE_URL" --key k >/dev/null || fail "attach x"
+	DISPLAY=":$n" start_client x --device cpu --idle-minutes 0.05
+	wait_for 30 "idle source" grep -q "idle source: " "$T/x.log"
+	grep -q "idle source: x11" "$T/x.log" || fail "with a display: $(grep 'idle source' "$T/x.log")"
+	wait_for 60 "computing once idle" grep -q "r0: starting on" "$T/x.log"
+	stop "$CPID"
+fi
+echo "PASS: the X11 saver drew title, job, speed, credit/rank, ETA rows and the loss curve; X11 idle source used"
