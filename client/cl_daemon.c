@@ -114,12 +114,10 @@ static void remove_slot(struct ct_daemon *d, const char *name)
 
 void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 {
-	char (*shas)[CT_SHA256_HEXLEN + 1] = NULL;
-	size_t nshas = 0;
+	int removed = 0;
 
 	for (size_t i = 0; i < p->ntasks;) {
 		struct ct_task *t = &p->tasks[i];
-		void *grown;
 
 		if (t->state != CT_TASK_REPORTED ||
 		    (strcmp(d->running_task, t->name) == 0 &&
@@ -127,21 +125,15 @@ void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 			i++;
 			continue;
 		}
-		grown = realloc(shas, (nshas + t->nfiles + 1) * sizeof(*shas));
-		if (grown != NULL) {
-			shas = grown;
-			for (size_t k = 0; k < t->nfiles; k++)
-				memcpy(shas[nshas++], t->files[k].sha256, CT_SHA256_HEXLEN + 1);
-		}
+		removed++;
 		remove_slot(d, t->name);
 		ct_project_remove_task(p, i);
 	}
 	/* inputs stay cached by hash for the next task or round, within
 	 * cache_max_mb (least recently used out first) */
-	if (nshas > 0)
+	if (removed > 0)
 		(void)ct_cache_trim(d->cache_dir, (uint64_t)d->prefs.cache_max_mb << 20,
 				    cache_needed_cb, d, NULL);
-	free(shas);
 }
 
 int ct_daemon_start_project(struct ct_daemon *d, const char *url)

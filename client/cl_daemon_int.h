@@ -66,9 +66,9 @@ void ct_daemon_wait(struct ct_daemon *d, double s);
 /* Slot directory of a task (malloc'd). */
 char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name);
 
-/* Remove REPORTED tasks of p (except the one the compute thread has open),
- * deleting their slot directories and cache files nobody needs any more.
- * Lock held. */
+/* Remove REPORTED tasks of p (except the one the compute thread has open)
+ * and their slot directories; then trim the input cache to cache_max_mb
+ * (cl_cache.h), keeping what other tasks need. Lock held. */
 void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p);
 
 /* A network thread for one project; arg is a malloc'd struct ct_net_arg. */
