@@ -20,6 +20,7 @@
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_utf8.h"
 #include "ct_xml.h"
 #include "db.h"
 
@@ -56,10 +57,14 @@ static int check_fields(const char *name, const char *email, const char *passwor
 		for (const char *p = name; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				return ct_error(CT_EINVAL, "name has control characters");
+		if (!ct_utf8_valid(name))
+			return ct_error(CT_EINVAL, "name is not UTF-8 text");
 	}
 	n = strlen(email);
 	if (n < 3 || n > 254 || strchr(email, '@') == NULL || strpbrk(email, " \t\r\n<>\"'"))
 		return ct_error(CT_EINVAL, "not an email address");
+	if (!ct_utf8_valid(email))
+		return ct_error(CT_EINVAL, "email address is not UTF-8 text");
 	n = strlen(password);
 	if (n < 8 || n > 256)
 		return ct_error(CT_EINVAL, "password must have 8 to 256 bytes");

@@ -19,6 +19,7 @@
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_utf8.h"
 #include "db.h"
 #include "server.h"
 #include "tmpl.h"
@@ -525,6 +526,8 @@ int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	    strlen(t.description) > 1000)
 		return team_form(req, resp, "A team needs a name of 1 to 64 "
 				 "bytes and a description of at most 1000.");
+	if (!ct_utf8_valid(t.name) || !ct_utf8_valid(t.description))
+		return team_form(req, resp, "The name and description must be UTF-8 text.");
 	rc = ct_db_txn(req->db, team_create_txn, &t);
 	if (rc == CT_EDUP)
 		return team_form(req, resp, "A team with this name exists already.");
