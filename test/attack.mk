@@ -3,7 +3,16 @@
 # ctune-server and drives it over HTTP with scripted or crafted clients.
 # Included from test/local.mk.
 CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
-	test/server_stale_upload.sh
+	test/server_stale_upload.sh test/server_replicas_apart.sh
 EXTRA_DIST += test/attack_lib.sh
 dist_check_SCRIPTS += $(CT_ATTACK_TESTS)
 TESTS += $(CT_ATTACK_TESTS)
+
+if HAVE_CMOCKA
+CT_ATTACK_UNIT_TESTS = test/test_eligibility
+check_PROGRAMS += $(CT_ATTACK_UNIT_TESTS)
+TESTS += $(CT_ATTACK_UNIT_TESTS)
+test_test_eligibility_SOURCES = test/test_eligibility.c
+test_test_eligibility_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_eligibility_LDADD = $(CT_SERVER_TEST_LIBS)
+endif

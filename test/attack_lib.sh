@@ -43,7 +43,10 @@ submit() {
 # address is $T/ip.VOL when set (e.g. 127.0.5.1), else 127.0.0.1.
 vuser() { echo "${1%%.*}"; }
 vip() { [ -f "$T/ip.$1" ] && cat "$T/ip.$1" || echo 127.0.0.1; }
-cpid() { printf '%s' "$1" | sha256sum | cut -c1-32; }
+cpid() {	# the client id of VOL: $T/cpid.VOL when set, else from its name
+	[ -f "$T/cpid.$1" ] && { cat "$T/cpid.$1"; return; }
+	printf '%s' "$1" | sha256sum | cut -c1-32
+}
 # vrpc VOL WANT [EXTRA-XML]: scheduler RPC -> $T/reply.xml, $code
 vrpc() {
 	hid=0
