@@ -23,6 +23,7 @@
 #include "daemons.h"
 #include "db.h"
 #include "eligibility.h"
+#include "worklimit.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
@@ -428,7 +429,9 @@ static int claim_one(struct ct_db *db, void *arg)
 				     " (%s)", t->c->hostid, t->wuid, why);
 		return rc;
 	}
-	deadline = now + delay;
+	rc = ct_wlim_deadline(db, t->c->srv->conf, t->wuid, t->c->hostid, delay, now, &deadline);
+	if (rc < 0)
+		return rc;
 	rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, teamid=?, "
 			"sent_time=?, report_deadline=? WHERE id=? AND server_state=?", "illlllli",
 			CT_RS_IN_PROGRESS, t->c->hostid, t->c->userid, t->c->teamid, now, deadline,
@@ -495,6 +498,22 @@ static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
 	return 0;
 }
 
+/* Hoarding: the host's and account's caps from validated work, and the
+ * daily quota (worklimit.h). */
+static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
+{
+	const char *why = NULL;
+	int room = 0, rc;
+
+	rc = ct_wlim_room(c->db, c->srv->conf, c->userid, c->hostid, cap, &room, &why);
+	if (rc == 0 && room < *want) {
+		ct_log_debug("sched: host %" PRId64 ": %d result(s) at most (%s)", c->hostid,
+			     room, why);
+		*want = room;
+	}
+	return rc;
+}
+
 static int assign_work(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -515,8 +534,10 @@ static int assign_work(struct sched_ctx *c)
 		return rc;
 	if (want > cap - inprog)
 		want = (int)(cap - inprog);
-	if (want <= 0)
-		return 0;
+	if (want > 0)
+		rc = limit_want(c, cap, &want);
+	if (rc < 0 || want <= 0)
+		return rc;
 	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r WHERE "
 			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 WHERE "
 			 "r2.workunitid=r.workunitid AND r2.userid=?) ORDER BY r.priority DESC, r.id "

@@ -27,6 +27,7 @@
 #include "db.h"
 #include "roles.h"
 #include "server.h"
+#include "worklimit.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -278,6 +279,20 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 	return rc < 0 ? rc : 0;
 }
 
+/* Errors of hosts that never returned a valid result do not count towards
+ * the WU's caps: free accounts reporting errors cannot fail a job. */
+static int discount_unproven(struct ct_db *db, struct twu *w)
+{
+	int n = 0, rc;
+
+	if (w->canonical != 0 || w->error_mask != 0 || w->nerror == 0)
+		return 0;
+	rc = ct_wlim_unproven_errors(db, w->id, &n);
+	w->nerror -= n;
+	w->ntotal -= n;
+	return rc;
+}
+
 static int transition_one(struct ct_db *db, void *arg)
 {
 	int64_t wuid = *(const int64_t *)arg, now = ct_db_now();
@@ -288,6 +303,8 @@ static int transition_one(struct ct_db *db, void *arg)
 	if (rc < 0 || w.id == 0)
 		return rc;
 	rc = scan_results(db, &w, now);
+	if (rc == 0)
+		rc = discount_unproven(db, &w);
 	if (rc < 0)
 		return rc;
 	if (w.canonical == 0 && w.error_mask == 0) {
