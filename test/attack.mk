@@ -4,16 +4,19 @@
 # Included from test/local.mk.
 CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
 	test/server_stale_upload.sh test/server_replicas_apart.sh \
-	test/server_hoarding.sh
+	test/server_hoarding.sh test/server_ratelimit.sh
 EXTRA_DIST += test/attack_lib.sh
 dist_check_SCRIPTS += $(CT_ATTACK_TESTS)
 TESTS += $(CT_ATTACK_TESTS)
 
 if HAVE_CMOCKA
-CT_ATTACK_UNIT_TESTS = test/test_eligibility
+CT_ATTACK_UNIT_TESTS = test/test_eligibility test/test_ratelimit
 check_PROGRAMS += $(CT_ATTACK_UNIT_TESTS)
 TESTS += $(CT_ATTACK_UNIT_TESTS)
 test_test_eligibility_SOURCES = test/test_eligibility.c
 test_test_eligibility_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_eligibility_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_ratelimit_SOURCES = test/test_ratelimit.c
+test_test_ratelimit_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_ratelimit_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
