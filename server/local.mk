@@ -24,6 +24,7 @@ server_libctserver_a_SOURCES = \
 	server/eligibility.c server/eligibility.h \
 	server/worklimit.c server/worklimit.h \
 	server/ratelimit.c server/ratelimit.h \
+	server/stall.c server/stall.h \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \
