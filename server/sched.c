@@ -24,10 +24,10 @@
 #include "db.h"
 #include "eligibility.h"
 #include "lora_job.h"
-#include "worklimit.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
+#include "worklimit.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
 
