@@ -11,6 +11,8 @@
  *             noise   base + Gaussian noise with the L2 norm of the honest
  *                     update
  *             x10     base + 10 * (honest - base)
+ *             flip    base - (honest - base): the sign-flipped update
+ *                     (passes the single-result checks; colluders agree)
  *             nudge   base + 0.9 * (honest - base): passes every check of
  *                     a single result, but is not the honest result
  *             nan     the honest weights with one NaN
@@ -131,6 +133,9 @@ static int craft(const char *mode, const float *base, float *w, size_t n)
 	} else if (strcmp(mode, "x10") == 0) {
 		for (size_t i = 0; i < n; i++)
 			w[i] = base[i] + 10.0f * (w[i] - base[i]);
+	} else if (strcmp(mode, "flip") == 0) {
+		for (size_t i = 0; i < n; i++)
+			w[i] = base[i] - (w[i] - base[i]);
 	} else if (strcmp(mode, "nan") == 0) {
 		w[n / 2] = NAN;
 	} else if (strcmp(mode, "nudge") == 0) {
