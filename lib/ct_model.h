@@ -24,6 +24,12 @@
  * Speed: the matmuls run on $CTUNE_THREADS threads (default: online CPUs),
  * split across output tiles, so the thread count never changes a result.
  *
+ * LoRA (frozen weights, rank-r adapters on qkv, attproj, fc, fcproj): the
+ * model opened with CT_MODEL_FROZEN and ct_lora_attach; every layer below
+ * keeps its arithmetic, the parameter-gradient halves are skipped (NULL
+ * dw), and the adapter terms are added after the target matmuls in the
+ * order ct_lora_model.h states.
+ *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;
  * the loss gradient is (p - 1[i==target]) / BT (a division); layernorm's
