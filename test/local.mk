@@ -14,3 +14,4 @@ include test/server.mk
 include test/crafted.mk
 include test/lofi.mk
 include test/lora_srv.mk
+include test/tokenizer.mk
