@@ -34,7 +34,8 @@ ctune_server_SOURCES = server/main.c
 # DAEMONS' sources (objects, so roles.c's weak references resolve)
 ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
-	server/quorum.c server/daemons.h
+	server/quorum.c server/daemons.h \
+	server/eval.c server/eval.h server/vcheck.c server/vcheck.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

@@ -24,6 +24,8 @@
 #include "credit.h"
 #include "daemons.h"
 #include "db.h"
+#include "eval.h"
+#include "vcheck.h"
 #include "roles.h"
 #include "server.h"
 #include "ct_delta.h"
@@ -39,7 +41,7 @@
 #include <string.h>
 
 #define VAL_BATCH 8		/* WUs per run_once */
-#define VAL_MAX_CANDS 16	/* results of one WU considered per pass */
+#define VAL_MAX_CANDS CT_VAL_MAX_CANDS	/* results of one WU considered per pass */
 #define VAL_PROBE_TOKENS 2048	/* default probe size (job.probe_tokens = 0) */
 
 /* ---- one WU: loading ------------------------------------------------------- */
@@ -58,7 +60,7 @@ struct vres {
 	int64_t id, hostid;
 	char name[96];
 	int state, conforming, reason;
-	float *w;
+	int sane;		/* passed its checks (now or in an earlier pass) */
 	struct ct_val_stats st;
 	double probe, quant_error;
 	unsigned char sha[32];
@@ -67,8 +69,10 @@ struct vres {
 
 struct vwu {
 	struct ct_server *srv;
+	struct ct_db *db;
 	struct vjob j;
-	struct ct_gpt2 base;
+	struct ct_gpt2 base;	/* params NULL while a probe runs (memory) */
+	float *scratch;		/* one model: the weights of the result being probed */
 	struct ct_tokens eval;
 	int have_eval;
 	double base_probe, credit, flops, max_ratio;
@@ -156,17 +160,41 @@ static int load_results(struct ct_db *db, struct vwu *v)
 	return 0;
 }
 
-/* Base model, credit, eval tokens and the base's probe loss. */
+/* The round's base weights, (re)loaded when a step needs them: they are
+ * dropped while a probe runs, so the process holds at most two models
+ * (base + the result's weights, or those + the backend's copy). */
+static int base_need(struct vwu *v)
+{
+	char path[4096];
+	int rc;
+
+	if (v->base.params != NULL)
+		return 0;
+	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_seval_model_load(path, &v->base);
+	return rc;
+}
+
+static void base_drop(struct vwu *v)
+{
+	free(v->base.params);
+	v->base.params = NULL;	/* cfg and lay stay */
+}
+
+/* Base model, credit, eval tokens. */
 static int load_inputs(struct vwu *v)
 {
 	char path[4096];
 	int rc;
 
+	/* the shape now; the weights when a step needs them (base_need) */
 	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_load(path, &v->base);
+		rc = ct_gpt2_read_config(path, &v->base.cfg);
 	if (rc < 0)
 		return rc;
+	ct_gpt2_layout(&v->base.cfg, &v->base.lay);
 	v->flops = ct_credit_wu_flops(&v->base.cfg, v->j.seq, v->j.batch, v->j.bound.steps);
 	v->credit = ct_credit_from_flops(v->flops);
 	rc = ct_server_download_path(v->srv, v->j.eval_sha, path, sizeof(path));
@@ -189,14 +217,15 @@ static int probe(struct vwu *v, const float *w, double *loss);
 static int probe_reference_compute(struct vwu *v)
 {
 	struct ct_gpt2 jm = { 0 };
+	const char *sha = v->j.job_model_sha[0] != '\0' ? v->j.job_model_sha : v->j.model_sha;
 	char path[4096];
 	int rc;
 
-	if (v->j.job_model_sha[0] == '\0' || strcmp(v->j.job_model_sha, v->j.model_sha) == 0)
-		return probe(v, v->base.params, &v->base_probe);
-	rc = ct_server_download_path(v->srv, v->j.job_model_sha, path, sizeof(path));
+	/* the base is dropped meanwhile: this model + the backend's copy */
+	base_drop(v);
+	rc = ct_server_download_path(v->srv, sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_load(path, &jm);
+		rc = ct_seval_model_load(path, &jm);
 	if (rc == 0 && memcmp(&jm.cfg, &v->base.cfg, sizeof(jm.cfg)) != 0)
 		rc = ct_error(CT_EMISMATCH, "validator: job model and round model differ in shape");
 	if (rc == 0)
@@ -236,53 +265,50 @@ static int probe(struct vwu *v, const float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
 	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : VAL_PROBE_TOKENS;
-	int T = v->j.seq > 0 ? v->j.seq : 1, B, nb;
+	int T = v->j.seq > 0 ? v->j.seq : 1;
 	float l = NAN;
 	int rc;
 
 	/* about `want` tokens: sequences of the job's T, batches of at most
-	 * the job's B (and what the eval file holds), whole batches, >= 1 */
-	B = ct_eval_batch(v->j.batch, T, v->eval.n);
-	if (B > want / T)
-		B = want / T > 0 ? want / T : 1;
-	nb = want / (B * T) > 0 ? want / (B * T) : 1;
+	 * the job's B (and what the eval file holds), whole batches, >= 1;
+	 * on the server's evaluation device (eval.h) */
 	m.params = (float *)w;
-	rc = ct_eval(&m, &v->eval, B, T, nb, "cpu", &l);
+	rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
 	*loss = l;
 	return rc;
 }
 
 /* ---- one WU: checks --------------------------------------------------------- */
 
-/* Read and decode r's upload into r->w (n floats, allocated here). */
-static int decode_result(struct vwu *v, struct vres *r, struct ct_delta_info *info)
+/* Stream r's upload: statistics and the hash of its weights; the weights
+ * themselves into v->scratch when w_out (a probe needs them). */
+static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_delta_info *info)
 {
 	size_t n = v->base.lay.total;
-	struct ct_mmap map = { 0 };
+	struct ct_vcheck c;
 	char path[4096];
 	int rc;
 
-	rc = ct_server_upload_path(v->srv, r->name, path, sizeof(path));
+	rc = base_need(v);
 	if (rc == 0)
-		rc = ct_file_map(path, &map);
+		rc = ct_server_upload_path(v->srv, r->name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
-	if (v->j.max_upload > 0 && map.len > (uint64_t)v->j.max_upload) {
-		rc = ct_error(CT_ETOOBIG, "%s: upload over the job's cap", r->name);
-		goto out;
+	if (w_out && v->scratch == NULL) {
+		v->scratch = malloc(n * sizeof(float));
+		if (v->scratch == NULL)
+			return CT_ENOMEM;
 	}
-	r->w = malloc(n * sizeof(float));
-	if (r->w == NULL) {
-		rc = CT_ENOMEM;
-		goto out;
-	}
-	rc = ct_delta_decode(map.addr, map.len, v->base.params, n, r->w, info);
+	rc = ct_vcheck_scan(path, v->j.max_upload > 0 ? (uint64_t)v->j.max_upload : 0,
+			    v->base.params, n, w_out ? v->scratch : NULL, &c);
+	if (rc == CT_ETOOBIG)
+		ct_log_info("validator: %s: upload over the job's cap", r->name);
+	*info = c.info;
 	if (rc == 0) {
-		memcpy(r->sha, info->decoded_sha, 32);
-		r->quant_error = info->quant_error;
+		memcpy(r->sha, c.info.decoded_sha, 32);
+		r->quant_error = c.info.quant_error;
+		r->st = c.st;
 	}
-out:
-	ct_file_unmap(&map);
 	return rc;
 }
 
@@ -295,6 +321,41 @@ static int same_model(const struct ct_delta_info *info, const struct ct_gpt2_con
 	       m->num_heads == (uint32_t)c->NH && m->channels == (uint32_t)c->C;
 }
 
+/* Remember what the check found, so the result is not decoded again. */
+static int record_check(struct vwu *v, struct vres *r)
+{
+	struct ct_vcheck c;
+
+	memset(&c, 0, sizeof(c));
+	memcpy(c.info.decoded_sha, r->sha, 32);
+	c.info.quant_error = r->quant_error;
+	c.st.update_norm = r->st.update_norm;
+	c.probe_loss = r->probe;
+	return ct_vcheck_store(v->db, r->id, &c);
+}
+
+/* A result checked in an earlier pass: its record, or (none: checked
+ * before records were kept) a streaming pass for its hash and norm; the
+ * probe loss is the one stored on the result. */
+static int recall_check(struct vwu *v, struct vres *r)
+{
+	struct ct_delta_info info;
+	struct ct_vcheck c;
+	int rc;
+
+	rc = ct_vcheck_load(v->db, r->id, &c);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		memcpy(r->sha, c.info.decoded_sha, 32);
+		r->quant_error = c.info.quant_error;
+		r->st.update_norm = c.st.update_norm;
+		r->probe = c.probe_loss;
+		return 0;
+	}
+	return decode_result(v, r, 0, &info);
+}
+
 /* All checks a new result must pass on its own; sets r->reason. Returns
  * < 0 only for failures of the server itself (memory, probe machinery). */
 static int check_new(struct vwu *v, struct vres *r)
@@ -303,7 +364,7 @@ static int check_new(struct vwu *v, struct vres *r)
 	unsigned char want[32];
 	int rc;
 
-	rc = decode_result(v, r, &info);
+	rc = decode_result(v, r, v->have_eval, &info);
 	if (rc == CT_ENOMEM)
 		return rc;
 	if (rc == CT_EMISMATCH) {
@@ -317,11 +378,11 @@ static int check_new(struct vwu *v, struct vres *r)
 	} else if (!same_model(&info, &v->base.cfg)) {
 		r->reason = CT_VAL_WRONG_SHAPE;
 	} else {
-		ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
 		r->reason = ct_val_sanity(&r->st, &v->j.bound, v->max_ratio);
 	}
 	if (r->reason == CT_VAL_OK && v->have_eval) {
-		rc = probe(v, r->w, &r->probe);
+		base_drop(v);	/* the backend's copy takes its place */
+		rc = probe(v, v->scratch, &r->probe);
 		if (rc < 0)
 			return rc;
 		if (!ct_val_loss_ok(r->probe, v->base_probe, v->j.loss_margin))
@@ -330,10 +391,10 @@ static int check_new(struct vwu *v, struct vres *r)
 	if (r->reason != CT_VAL_OK) {
 		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
 		r->new_state = CT_VS_INVALID;
-		free(r->w);
-		r->w = NULL;
+		return 0;
 	}
-	return 0;
+	r->sane = 1;
+	return record_check(v, r);
 }
 
 /* The canonical result's upload is gone (the WU was assimilated and its
@@ -343,8 +404,7 @@ static int too_late(struct vwu *v, struct vres *canon, int why)
 	ct_log_info("validator: %s: canonical %s unreadable (%s): late results too late",
 		    v->j.wu_name, canon->name, ct_errmsg(why));
 	for (size_t i = 0; i < v->nr; i++) {
-		free(v->r[i].w);
-		v->r[i].w = NULL;
+		v->r[i].sane = 0;
 		if (v->r[i].state == CT_VS_INIT)
 			v->r[i].new_state = CT_VS_TOO_LATE;
 	}
@@ -352,47 +412,74 @@ static int too_late(struct vwu *v, struct vres *canon, int why)
 	return 0;
 }
 
-/* Decode everything, check new results, run the quorum. */
+/* Distance of two candidates' weights, streamed from their uploads. */
+struct dist_ctx {
+	struct vwu *v;
+	size_t *map;
+};
+
+static int cand_dist(void *arg, size_t i, size_t j, double *dist)
+{
+	struct dist_ctx *d = arg;
+	struct vwu *v = d->v;
+	char pa[4096], pb[4096];
+	int rc;
+
+	rc = base_need(v);
+	if (rc == 0)
+		rc = ct_server_upload_path(v->srv, v->r[d->map[i]].name, pa, sizeof(pa));
+	if (rc == 0)
+		rc = ct_server_upload_path(v->srv, v->r[d->map[j]].name, pb, sizeof(pb));
+	if (rc == 0)
+		rc = ct_vcheck_distance(pa, pb, 0, v->base.params, v->base.lay.total, dist);
+	return rc;
+}
+
+/* Check new results, recall the others, run the quorum: hashes first,
+ * uploads streamed only for pairs that need a distance. */
 static int evaluate(struct vwu *v)
 {
 	struct ct_val_cand c[VAL_MAX_CANDS];
 	size_t map[VAL_MAX_CANDS], nc = 0;
+	struct dist_ctx dc = { v, map };
 	int rc, best;
 
 	for (size_t i = 0; i < v->nr; i++) {
 		struct vres *r = &v->r[i];
-		struct ct_delta_info info;
 
 		if (r->state == CT_VS_INIT) {
 			rc = check_new(v, r);
 			if (rc < 0)
 				return rc;
 		} else {
-			/* passed before; only its weights are needed again */
-			rc = decode_result(v, r, &info);
-			if (rc == CT_ENOMEM)
+			/* passed before: what it was is recorded */
+			rc = recall_check(v, r);
+			if (rc == CT_ENOMEM || rc == CT_EDB)
 				return rc;
 			if (rc == 0)
-				ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
+				r->sane = 1;
 			else if (r->state == CT_VS_VALID)
 				return too_late(v, r, rc);	/* decides nothing else */
 			else
 				r->new_state = CT_VS_INVALID, r->reason = CT_VAL_UNREADABLE;
 		}
-		if (r->w == NULL)
+		if (!r->sane)
 			continue;
 		memset(&c[nc], 0, sizeof(c[nc]));
 		c[nc].id = r->id;
 		c[nc].state = r->state;
 		c[nc].conforming = r->conforming;
 		memcpy(c[nc].sha, r->sha, 32);
-		c[nc].w = r->w;
 		c[nc].update_norm = r->st.update_norm;
 		c[nc].probe_loss = r->probe;
 		c[nc].quant_error = r->quant_error;
 		map[nc++] = i;
 	}
-	best = ct_val_decide(c, nc, v->base.lay.total, v->j.min_quorum, v->j.tolerance);
+	rc = ct_val_decide_fn(c, nc, v->j.min_quorum, v->j.tolerance, cand_dist, &dc, &best);
+	if (rc < 0 && v->canonical_idx >= 0 && rc != CT_ENOMEM && rc != CT_EDB)
+		return too_late(v, &v->r[v->canonical_idx], rc);
+	if (rc < 0)
+		return rc;
 	for (size_t k = 0; k < nc; k++)
 		v->r[map[k]].new_state = c[k].new_state;
 	v->canonical_idx = best >= 0 ? (int)map[best] : -1;
@@ -430,7 +517,7 @@ static int apply_result(struct ct_db *db, struct vwu *v, struct vres *r, int64_t
 				"error_message=?, validate_time=? WHERE id=? AND validate_state=?",
 				"iislli", CT_VS_INVALID, CT_RO_VALIDATE_ERROR, msg, now, r->id,
 				r->state);
-	} else if (r->w != NULL) {
+	} else if (r->sane) {
 		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, probe_loss=?, "
 				"update_norm=?, validate_time=? WHERE id=? AND validate_state=?",
 				"iddlli", r->new_state, r->probe, r->st.update_norm, now, r->id,
@@ -512,8 +599,7 @@ static int apply_txn(struct ct_db *db, void *arg)
 
 static void vwu_free(struct vwu *v)
 {
-	for (size_t i = 0; i < v->nr; i++)
-		free(v->r[i].w);
+	free(v->scratch);
 	ct_gpt2_free(&v->base);
 	ct_tokens_free(&v->eval);
 	free(v);
@@ -537,6 +623,7 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (v == NULL)
 		return CT_ENOMEM;
 	v->srv = srv;
+	v->db = db;
 	rc = ct_conf_get_double(srv->conf, "daemons.max_update_ratio", 1.0, 0.0, 1e9,
 				&v->max_ratio);
 	if (rc == 0)
@@ -551,7 +638,7 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (rc == 0)
 		rc = load_inputs(v);
 	if (rc == 0)
-		rc = probe_reference(v);
+		rc = probe_reference(v);	/* drops the base while it runs */
 	if (rc == CT_ERANGE) {
 		ct_log_warn("validator: %s: eval tokens too short for a probe; probe skipped",
 			    v->j.wu_name);
