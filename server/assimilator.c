@@ -23,9 +23,11 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "eval.h"
 #include "roles.h"
 #include "server.h"
 #include "store.h"
+#include "vcheck.h"
 #include "wg.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
@@ -149,25 +151,25 @@ out:
 	return rc;
 }
 
-/* The mean, one result in memory at a time besides the sum (same bits as
+/* The mean, streamed: each result is decoded a chunk at a time into the
+ * sum (vcheck.h), so memory is the base and the sum (same bits as
  * ct_avg's mean: ct_avg.h). */
 static int mean_streaming(struct ct_server *srv, struct around *a, char (*names)[96])
 {
 	size_t n = a->out.lay.total;
-	float *w = malloc(n * sizeof(float));
-	int rc;
+	char path[4096];
+	int rc = 0;
 
-	if (w == NULL)
-		return CT_ENOMEM;
-	rc = decode_canonical(srv, a, names[0], a->out.params);
-	for (int k = 1; rc == 0 && k < a->nwus; k++) {
-		rc = decode_canonical(srv, a, names[k], w);
+	for (int k = 0; rc == 0 && k < a->nwus; k++) {
+		rc = ct_server_upload_path(srv, names[k], path, sizeof(path));
 		if (rc == 0)
-			ct_avg_accumulate(a->out.params, w, n);
+			rc = ct_vcheck_add(path, a->base.params, n, a->out.params, k == 0);
+		if (rc < 0)
+			ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
+				     (long long)a->jobid, names[k], ct_errmsg(rc));
 	}
 	if (rc == 0)
 		ct_avg_finish(a->out.params, (size_t)a->nwus, n);
-	free(w);
 	return rc;
 }
 
@@ -238,29 +240,40 @@ static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a
 	return rc;
 }
 
-static int evaluate(struct ct_server *srv, struct around *a)
+/* Losses of the base and the average on the job's eval tokens, on the
+ * server's evaluation device (eval.h), over the job's evaluation size.
+ * which 0: the base's (when not known from the previous round), before
+ * the average exists; 1: the average's, once the base is freed: at most
+ * two models in memory (one model + the backend's copy). */
+static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a, int which)
 {
 	char path[4096];
-	long nb = 0;
+	int64_t want = 0, used = 0;
 	float l = NAN;
-	int rc, b;
+	int rc = 0;
 
-	rc = ct_conf_get_int(srv->conf, "daemons.eval_batches", 0, 0, 1000000, &nb);
-	if (rc == 0)
+	if (which == 0 && a->has_base_loss)
+		return 0;
+	if (a->eval.tok == NULL) {
 		rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
-	if (rc == 0)
-		rc = ct_tokens_load(path, &a->eval);
-	if (rc < 0)
-		return rc;
-	b = ct_eval_batch(a->batch, a->seq, a->eval.n);
-	if (!a->has_base_loss) {
-		rc = ct_eval(&a->base, &a->eval, b, a->seq, (int)nb, "cpu", &l);
-		a->base_loss = l;
-		a->has_base_loss = rc == 0;
+		if (rc == 0)
+			rc = ct_tokens_load(path, &a->eval);
 	}
 	if (rc == 0)
-		rc = ct_eval(&a->out, &a->eval, b, a->seq, (int)nb, "cpu", &l);
+		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
+	if (rc < 0)
+		return rc;
+	if (which == 0) {
+		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+		a->base_loss = l;
+		a->has_base_loss = rc == 0;
+		return rc;
+	}
+	ct_gpt2_free(&a->base);
+	rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
 	a->eval_loss = l;
+	if (rc == 0)
+		rc = ct_seval_record_round(db, a->id, used);
 	return rc;
 }
 
@@ -333,13 +346,15 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 	}
 	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_load(path, &a->base);
+		rc = ct_seval_model_load(path, &a->base);
+	if (rc == 0)
+		rc = evaluate(srv, db, a, 0);
 	if (rc == 0)
 		rc = aggregate(srv, db, a);
 	if (rc == 0)
 		rc = store_model(srv, db, a);
 	if (rc == 0)
-		rc = evaluate(srv, a);
+		rc = evaluate(srv, db, a, 1);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)

@@ -18,6 +18,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "eval.h"
 #include "server.h"
 #include "wg.h"
 
@@ -68,7 +69,7 @@ static int parse_dbl(const char *s, const char *what, double *out)
 
 enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
-       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT };
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK };
 
 static const struct option submit_opts[] = {
 	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
@@ -81,7 +82,8 @@ static const struct option submit_opts[] = {
 	{ "seed", 1, NULL, O_SEED }, { "deadline", 1, NULL, O_DEADLINE },
 	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
 	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
-	{ "no-adaptive", 0, NULL, O_NOADAPT }, { NULL, 0, NULL, 0 },
+	{ "no-adaptive", 0, NULL, O_NOADAPT }, { "eval-tokens", 1, NULL, O_EVALTOK },
+	{ NULL, 0, NULL, 0 },
 };
 
 static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char *paths[3])
@@ -117,6 +119,8 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
+	case O_EVALTOK: return parse_i64(optarg, "--eval-tokens", 0, CT_SEVAL_MAX_TOKENS,
+					 &s->eval_tokens);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
 }
@@ -141,6 +145,8 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	s.train_path = paths[1];
 	s.eval_path = paths[2];
 	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
+	if (rc == 0 && s.eval_tokens > 0)
+		rc = ct_seval_set_job_tokens(ctx->db, jobid, s.eval_tokens);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
@@ -440,7 +446,7 @@ const struct ct_cmd ct_project_cmds[] = {
 	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
 	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
-	  "[--encoding lossless|int8] [--no-adaptive]",
+	  "[--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]",
 	  "submit a fine-tuning job; prints its id" },
 	{ "job", "list", cmd_list, "", "list jobs" },
 	{ "job", "show", cmd_show, "ID", "show a job, its rounds and results" },

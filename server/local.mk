@@ -26,6 +26,7 @@ server_libctserver_a_SOURCES = \
 	server/roles.c server/roles.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
+	server/eval.c server/eval.h \
 	server/cmd_run.c server/cmd_run.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
@@ -35,7 +36,7 @@ ctune_server_SOURCES = server/main.c
 ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
 	server/quorum.c server/daemons.h \
-	server/eval.c server/eval.h server/vcheck.c server/vcheck.h
+	server/vcheck.c server/vcheck.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

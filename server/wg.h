@@ -34,6 +34,7 @@ struct ct_job_spec {
 	double tolerance, loss_margin;
 	int adaptive;			/* -1: default (on) */
 	const char *upload_encoding;	/* "lossless" (default) or "int8" */
+	int64_t eval_tokens;		/* round evaluation size, 0 = default (eval.h) */
 };
 
 /* Submit a job: validate the spec and the input files (checkpoint header

@@ -20,6 +20,7 @@
 #include "ct_test.h"
 #include "credit.h"
 #include "daemons.h"
+#include "eval.h"
 #include "db.h"
 #include "roles.h"
 #include "server.h"
@@ -336,8 +337,32 @@ static void test_honest_pair_credited(void **state)
 	run_daemons();
 	assert_int_equal(vstate(a), CT_VS_INIT);	/* nothing reported yet */
 	report(&R1[0], a, R1[0].honest, R1[0].base.lay.total, 1);
-	report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
 	run_daemons();
+	/* one of a quorum of 2: checked, recorded, waiting */
+	assert_int_equal(vstate(a), CT_VS_INCONCLUSIVE);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check WHERE resultid=?", a), 1);
+	{
+		/* a checked result is not decoded again: with its upload
+		 * gone, the second replica still matches it by hash */
+		char path[4200], moved[4300];
+
+		{
+			struct ct_db_res *res = NULL;
+
+			assert_int_equal(ct_db_query(F.db, &res, "SELECT name FROM result "
+						     "WHERE id=?", "l", a), 0);
+			assert_int_equal(ct_db_next(res), 1);
+			assert_int_equal(ct_server_upload_path(&F.srv, ct_db_str(res, 0), path,
+							       sizeof(path)), 0);
+			ct_db_res_free(res);
+		}
+		snprintf(moved, sizeof(moved), "%s.away", path);
+		assert_int_equal(rename(path, moved), 0);
+		report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
+		run_daemons();
+		assert_int_equal(rename(moved, path), 0);
+	}
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check WHERE resultid=?", b), 1);
 	assert_int_equal(vstate(a), CT_VS_VALID);
 	assert_int_equal(vstate(b), CT_VS_VALID);
 	canon1[0] = qint("SELECT canonical_resultid FROM workunit WHERE id=?", R1[0].id);
@@ -476,6 +501,14 @@ static void test_round_average(void **state)
 	/* training on the learnable data helped */
 	assert_true(ct_db_double(res, 2) < ct_db_double(res, 3));
 	ct_db_res_free(res);
+	/* the page can say what the losses are over: the default size, or
+	 * the whole eval file when it is shorter */
+	{
+		int64_t nt = qint("SELECT eval_ntokens FROM `round` WHERE jobid=? AND idx=1", F.jobid);
+
+		assert_true(nt > 0 && nt <= CT_SEVAL_DEFAULT_TOKENS);
+		assert_int_equal(nt % 16, 0);	/* whole batches of B x T = 2 x 8 */
+	}
 	assert_int_equal(ct_avg(want, in, 2, n, CT_AVG_MEAN, 0), 0);
 	assert_int_equal(ct_server_download_path(&F.srv, sha, path, sizeof(path)), 0);
 	assert_int_equal(ct_gpt2_load(path, &got), 0);
@@ -621,8 +654,24 @@ static void test_file_deleter(void **state)
 	upload_of(race_a, recent, sizeof(recent));	/* just uploaded */
 	assert_true(ct_file_exists(path));
 	assert_true(ct_file_exists(recent));
+	/* canonical uploads kept on request, the other replicas go */
+	{
+		char other[4200];
+		int64_t b = qint("SELECT MAX(id) FROM result WHERE workunitid=? AND "
+				 "validate_state=1 AND NOT EXISTS (SELECT 1 FROM workunit w "
+				 "WHERE w.canonical_resultid = result.id)", R1[0].id);
+
+		upload_of(b, other, sizeof(other));
+		assert_true(ct_file_exists(other));
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.keep_canonical", "yes"), 0);
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.upload_grace", "3600"), 0);
+		assert_true(ct_file_deleter_run_once(&F.srv, F.db) >= 1);
+		assert_true(ct_file_exists(path));
+		assert_false(ct_file_exists(other));
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.keep_canonical", "no"), 0);
+	}
 	n = ct_file_deleter_run_once(&F.srv, F.db);
-	assert_true(n >= 9);	/* round 1's uploads */
+	assert_true(n >= 2);	/* round 1's canonical uploads */
 	assert_false(ct_file_exists(path));
 	assert_true(ct_file_exists(recent));	/* within the grace period */
 	/* the job ended just now: its shards are still in their grace period */
@@ -638,6 +687,8 @@ static void test_file_deleter(void **state)
 			      "file_delete_state=2", F.jobid), 2);
 	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND "
 			      "file_delete_state<>2", F.jobid), 0);
+	/* with no grace (the default), an upload goes as soon as it may */
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.upload_grace", "0"), 0);
 	/* every round's model and the job's base model stay */
 	assert_int_equal(ct_db_query(F.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
 				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?", "ll",
