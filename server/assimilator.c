@@ -35,6 +35,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
+#include "ct_time.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -332,6 +333,7 @@ static void around_free(struct around *a)
 static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t roundid)
 {
 	struct around *a = calloc(1, sizeof(*a));
+	double t0 = ct_time_mono_s(), t1, t2;
 	char path[4096];
 	int rc;
 
@@ -349,12 +351,18 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = ct_seval_model_load(path, &a->base);
 	if (rc == 0)
 		rc = evaluate(srv, db, a, 0);
+	t1 = ct_time_mono_s();
 	if (rc == 0)
 		rc = aggregate(srv, db, a);
 	if (rc == 0)
 		rc = store_model(srv, db, a);
+	t2 = ct_time_mono_s();
 	if (rc == 0)
 		rc = evaluate(srv, db, a, 1);
+	if (rc == 0)	/* bench/bench_job.sh reads this line */
+		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
+			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
+			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)

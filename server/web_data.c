@@ -502,6 +502,7 @@ static const struct col round_cols[] = {
 	COLI(R, create_time), COLI(R, finish_time), COLS(R, model_sha256),
 	COLS(R, out_model_sha256), COLN(R, eval_loss), COLN(R, base_eval_loss),
 	COLI(R, res_in_progress), COLI(R, res_valid), COLI(R, res_invalid),
+	COLI(R, eval_ntokens),
 };
 #undef R
 
@@ -521,7 +522,7 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
 		" WHERE w.roundid = r.id AND x.validate_state = ?), "
 		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
-		" WHERE w.roundid = r.id AND x.validate_state = ?) "
+		" WHERE w.roundid = r.id AND x.validate_state = ?), r.eval_ntokens "
 		"FROM `round` r WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000",
 		"iiil", CT_RS_IN_PROGRESS, CT_VS_VALID, CT_VS_INVALID, id);
 	if (rc < 0)
