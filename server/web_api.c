@@ -361,6 +361,8 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 		rc = ct_json_finish(&j);
 	if (rc == 0)
 		ct_web_cache_put(key, &resp->body);
+	else
+		ct_web_cache_abandon(key);
 	if (rc < 0) {
 		int st = rc == CT_ENOTFOUND ? 404 : 500;
 

@@ -114,6 +114,8 @@ static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		rc = fill(req, &c);
 		if (rc == 0)
 			ct_web_cache_put(key, &c);
+		else
+			ct_web_cache_abandon(key);
 	}
 	if (rc == 0)
 		rc = ct_web_render(req, resp, title, &c, api);

@@ -314,6 +314,36 @@ static struct wu R1[2];		/* round 1's WUs */
 static int64_t canon1[2];	/* their canonical results */
 static double credit1;		/* credit of one result */
 
+/* The per-round counters the result triggers keep (migration 004) equal
+ * a recount of every round's results. */
+static void check_round_stats(void)
+{
+	struct ct_db_res *res = NULL;
+	size_t n = 0;
+
+	assert_int_equal(ct_db_query(F.db, &res,
+		"SELECT r.id, s.n_unsent, s.n_in_progress, s.n_valid, s.n_invalid, s.n_error, "
+		"s.credit, (SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
+		"WHERE w.roundid = r.id AND x.server_state = 2), (SELECT COUNT(*) FROM result x "
+		"JOIN workunit w ON w.id = x.workunitid WHERE w.roundid = r.id AND "
+		"x.server_state = 4), (SELECT COUNT(*) FROM result x JOIN workunit w ON "
+		"w.id = x.workunitid WHERE w.roundid = r.id AND x.validate_state = 1), "
+		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid WHERE "
+		"w.roundid = r.id AND x.validate_state = 2), (SELECT COUNT(*) FROM result x "
+		"JOIN workunit w ON w.id = x.workunitid WHERE w.roundid = r.id AND "
+		"x.server_state = 5 AND x.outcome NOT IN (1, 7)), (SELECT COALESCE(SUM("
+		"granted_credit), 0) FROM result x JOIN workunit w ON w.id = x.workunitid WHERE "
+		"w.roundid = r.id) FROM `round` r JOIN round_stat s ON s.roundid = r.id", ""), 0);
+	while (ct_db_next(res) > 0) {
+		for (int k = 1; k <= 5; k++)
+			assert_int_equal(ct_db_int(res, k), ct_db_int(res, k + 6));
+		assert_true(fabs(ct_db_double(res, 6) - ct_db_double(res, 12)) < 1e-9);
+		n++;
+	}
+	ct_db_res_free(res);
+	assert_int_equal(n, qint("SELECT COUNT(*) FROM `round` WHERE id>?", 0));
+}
+
 static void test_honest_pair_credited(void **state)
 {
 	int64_t a, b, ev;
@@ -535,6 +565,7 @@ static void test_round_average(void **state)
 			      "r1.status=2 AND r1.out_model_sha256 = r2.model_sha256", F.jobid), 1);
 	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND round_idx=2",
 			      F.jobid), 2);
+	check_round_stats();
 	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=? AND name LIKE '%-r2-%'",
 			      F.jobid), 4);
 	ct_gpt2_free(&got);
@@ -687,6 +718,7 @@ static void test_file_deleter(void **state)
 			      "file_delete_state=2", F.jobid), 2);
 	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND "
 			      "file_delete_state<>2", F.jobid), 0);
+	check_round_stats();
 	/* with no grace (the default), an upload goes as soon as it may */
 	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.upload_grace", "0"), 0);
 	/* every round's model and the job's base model stay */

@@ -21,3 +21,60 @@ CREATE TABLE result_check (
     quant_error     DOUBLE NOT NULL,
     check_time      BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- Result counts per round, kept as results change state (triggers below),
+-- so the job page reads one row per round instead of counting every
+-- result of the job. Rows are never decremented by a DELETE: a purged
+-- (archived) result still counts in its round's history.
+--   n_unsent       server_state = 2 (unsent)
+--   n_in_progress  server_state = 4 (in progress)
+--   n_valid        validate_state = 1
+--   n_invalid      validate_state = 2
+--   n_error        server_state = 5 (over) AND outcome NOT IN (1, 7)
+--   credit         SUM(granted_credit)
+CREATE TABLE round_stat (
+    roundid         BIGINT NOT NULL PRIMARY KEY,
+    jobid           BIGINT NOT NULL,
+    n_unsent        BIGINT NOT NULL DEFAULT 0,
+    n_in_progress   BIGINT NOT NULL DEFAULT 0,
+    n_valid         BIGINT NOT NULL DEFAULT 0,
+    n_invalid       BIGINT NOT NULL DEFAULT 0,
+    n_error         BIGINT NOT NULL DEFAULT 0,
+    credit          DOUBLE NOT NULL DEFAULT 0,
+    KEY round_stat_job (jobid)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+INSERT INTO round_stat (roundid, jobid, n_unsent, n_in_progress, n_valid, n_invalid,
+    n_error, credit)
+  SELECT w.roundid, MIN(w.jobid), SUM(x.server_state = 2), SUM(x.server_state = 4),
+    SUM(x.validate_state = 1), SUM(x.validate_state = 2),
+    SUM(x.server_state = 5 AND x.outcome NOT IN (1, 7)), SUM(x.granted_credit)
+  FROM result x JOIN workunit w ON w.id = x.workunitid GROUP BY w.roundid;
+
+CREATE TRIGGER result_stat_insert AFTER INSERT ON result FOR EACH ROW
+  INSERT INTO round_stat (roundid, jobid, n_unsent, n_in_progress, n_valid, n_invalid,
+      n_error, credit)
+  VALUES (COALESCE((SELECT roundid FROM workunit WHERE id = NEW.workunitid), 0), NEW.jobid,
+      NEW.server_state = 2, NEW.server_state = 4, NEW.validate_state = 1,
+      NEW.validate_state = 2, NEW.server_state = 5 AND NEW.outcome NOT IN (1, 7),
+      NEW.granted_credit)
+  ON DUPLICATE KEY UPDATE n_unsent = n_unsent + VALUES(n_unsent),
+      n_in_progress = n_in_progress + VALUES(n_in_progress),
+      n_valid = n_valid + VALUES(n_valid), n_invalid = n_invalid + VALUES(n_invalid),
+      n_error = n_error + VALUES(n_error), credit = credit + VALUES(credit);
+
+CREATE TRIGGER result_stat_update AFTER UPDATE ON result FOR EACH ROW
+  INSERT INTO round_stat (roundid, jobid, n_unsent, n_in_progress, n_valid, n_invalid,
+      n_error, credit)
+  VALUES (COALESCE((SELECT roundid FROM workunit WHERE id = NEW.workunitid), 0), NEW.jobid,
+      (NEW.server_state = 2) - (OLD.server_state = 2),
+      (NEW.server_state = 4) - (OLD.server_state = 4),
+      (NEW.validate_state = 1) - (OLD.validate_state = 1),
+      (NEW.validate_state = 2) - (OLD.validate_state = 2),
+      (NEW.server_state = 5 AND NEW.outcome NOT IN (1, 7)) -
+      (OLD.server_state = 5 AND OLD.outcome NOT IN (1, 7)),
+      NEW.granted_credit - OLD.granted_credit)
+  ON DUPLICATE KEY UPDATE n_unsent = n_unsent + VALUES(n_unsent),
+      n_in_progress = n_in_progress + VALUES(n_in_progress),
+      n_valid = n_valid + VALUES(n_valid), n_invalid = n_invalid + VALUES(n_invalid),
+      n_error = n_error + VALUES(n_error), credit = credit + VALUES(credit);
