@@ -36,7 +36,7 @@ ctune_server_SOURCES = server/main.c
 ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
 	server/quorum.c server/daemons.h \
-	server/vcheck.c server/vcheck.h
+	server/vcheck.c server/vcheck.h server/purge.c
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

@@ -34,6 +34,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 struct fx {
 	char *dir;
@@ -734,6 +735,48 @@ static void test_file_deleter(void **state)
 	ct_db_res_free(res);
 }
 
+/* The finished job's WUs and results go to the archive and out of the
+ * database; rounds and their counters stay. */
+static void test_purge(void **state)
+{
+	int64_t nwu = qint("SELECT COUNT(*) FROM workunit WHERE jobid=?", F.jobid);
+	int64_t nres = qint("SELECT COUNT(*) FROM result WHERE jobid=?", F.jobid);
+	int64_t valid = qint("SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", F.jobid);
+	char path[4200], name[64], line[1024];
+	time_t now = time(NULL);
+	struct tm tm;
+	int64_t lw = 0, lr = 0;
+	FILE *f;
+
+	(void)state;
+	assert_true(nwu >= 4 && nres > nwu);
+	/* within its age (7 days by default) nothing goes */
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), 0);
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.purge_age", "0"), 0);
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), nwu);
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=?", F.jobid), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=?", F.jobid), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check c LEFT JOIN result r ON "
+			      "r.id = c.resultid WHERE r.id IS NULL AND c.resultid>?", 0), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM `round` WHERE jobid=?", F.jobid), 2);
+	assert_int_equal(qint("SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", F.jobid),
+			 valid);
+	gmtime_r(&now, &tm);
+	strftime(name, sizeof(name), "archive/purge-%Y-%m.tsv", &tm);
+	assert_int_equal(ct_path_join(path, sizeof(path), F.srv.dir, name), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lw += strncmp(line, "wu\t", 3) == 0;
+		lr += strncmp(line, "result\t", 7) == 0;
+	}
+	fclose(f);
+	assert_int_equal(lw, nwu);
+	assert_int_equal(lr, nres);
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.purge_age", "604800"), 0);
+}
+
 static void test_error_cap_flags_job(void **state)
 {
 	int64_t job2, a, b;
@@ -779,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_resends),
 		cmocka_unit_test(test_racing_validators_and_job_done),
 		cmocka_unit_test(test_file_deleter),
+		cmocka_unit_test(test_purge),
 		cmocka_unit_test(test_error_cap_flags_job),
 	};
 	int rc;
