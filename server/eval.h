@@ -25,7 +25,7 @@ struct ct_db;
 
 /* Default tokens of a round evaluation when neither the job
  * (job.eval_tokens) nor the config (daemons.eval_tokens) says. */
-#define CT_SEVAL_DEFAULT_TOKENS 4096
+#define CT_SEVAL_DEFAULT_TOKENS 1024
 
 /* The most tokens a job may ask its rounds to be evaluated on. */
 #define CT_SEVAL_MAX_TOKENS ((int64_t)1 << 32)
