@@ -544,12 +544,12 @@ static int job_contributors(struct ct_db *db, int64_t id,
 	void *rows = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT x.userid, COALESCE(u.name, ''), "
-		"COUNT(*), SUM(x.granted_credit) AS cr FROM result x "
-		"LEFT JOIN `user` u ON u.id = x.userid "
-		"WHERE x.jobid = ? AND x.validate_state = ? "
-		"GROUP BY x.userid, u.name ORDER BY cr DESC, x.userid LIMIT 50",
-		"li", id, CT_VS_VALID);
+	/* the per-(job, user) counters a result trigger keeps (migration 004) */
+	rc = ct_db_query(db, &res, "SELECT s.userid, COALESCE(u.name, ''), "
+		"s.nvalid, s.credit FROM job_user_stat s "
+		"LEFT JOIN `user` u ON u.id = s.userid "
+		"WHERE s.jobid = ? AND s.nvalid > 0 "
+		"ORDER BY s.credit DESC, s.userid LIMIT 50", "l", id);
 	if (rc < 0)
 		return rc;
 	rc = read_all(res, sizeof(**out), contrib_cols, NCOLS(contrib_cols),

@@ -343,6 +343,14 @@ static void check_round_stats(void)
 	}
 	ct_db_res_free(res);
 	assert_int_equal(n, qint("SELECT COUNT(*) FROM `round` WHERE id>?", 0));
+	/* and the per-(job, user) ones a recount of valid results */
+	assert_int_equal(qint("SELECT COUNT(*) FROM (SELECT jobid, userid, COUNT(*) n, "
+			      "SUM(granted_credit) c FROM result WHERE validate_state = 1 AND "
+			      "jobid > ? GROUP BY jobid, userid) x LEFT JOIN job_user_stat s ON "
+			      "s.jobid = x.jobid AND s.userid = x.userid WHERE s.nvalid IS NULL "
+			      "OR s.nvalid <> x.n OR ABS(s.credit - x.c) > 1e-9", 0), 0);
+	assert_true(qint("SELECT SUM(nvalid) FROM job_user_stat WHERE jobid > ?", 0) ==
+		    qint("SELECT COUNT(*) FROM result WHERE validate_state = 1 AND jobid > ?", 0));
 }
 
 static void test_honest_pair_credited(void **state)

@@ -78,3 +78,33 @@ CREATE TRIGGER result_stat_update AFTER UPDATE ON result FOR EACH ROW
       n_in_progress = n_in_progress + VALUES(n_in_progress),
       n_valid = n_valid + VALUES(n_valid), n_invalid = n_invalid + VALUES(n_invalid),
       n_error = n_error + VALUES(n_error), credit = credit + VALUES(credit);
+
+-- Valid results and their credit per (job, user), kept by a trigger as
+-- results are validated and credited: the job page's contributors without
+-- grouping every result of the job. Written only when a count changes.
+CREATE TABLE job_user_stat (
+    jobid           BIGINT NOT NULL,
+    userid          BIGINT NOT NULL,
+    nvalid          BIGINT NOT NULL DEFAULT 0,
+    credit          DOUBLE NOT NULL DEFAULT 0,
+    PRIMARY KEY (jobid, userid),
+    KEY job_user_stat_credit (jobid, credit)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+INSERT INTO job_user_stat (jobid, userid, nvalid, credit)
+  SELECT jobid, userid, COUNT(*), SUM(granted_credit) FROM result
+  WHERE validate_state = 1 GROUP BY jobid, userid;
+
+CREATE TRIGGER result_user_stat_update AFTER UPDATE ON result FOR EACH ROW
+  INSERT INTO job_user_stat (jobid, userid, nvalid, credit)
+  SELECT NEW.jobid, NEW.userid, (NEW.validate_state = 1) - (OLD.validate_state = 1),
+      IF(NEW.validate_state = 1, NEW.granted_credit, 0) -
+      IF(OLD.validate_state = 1, OLD.granted_credit, 0)
+  FROM DUAL WHERE (NEW.validate_state = 1) <> (OLD.validate_state = 1) OR
+      (NEW.validate_state = 1 AND NEW.granted_credit <> OLD.granted_credit)
+  ON DUPLICATE KEY UPDATE nvalid = nvalid + VALUES(nvalid), credit = credit + VALUES(credit);
+
+CREATE TRIGGER result_user_stat_insert AFTER INSERT ON result FOR EACH ROW
+  INSERT INTO job_user_stat (jobid, userid, nvalid, credit)
+  SELECT NEW.jobid, NEW.userid, 1, NEW.granted_credit FROM DUAL WHERE NEW.validate_state = 1
+  ON DUPLICATE KEY UPDATE nvalid = nvalid + VALUES(nvalid), credit = credit + VALUES(credit);
