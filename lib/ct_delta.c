@@ -662,9 +662,9 @@ int ct_delta_reader_next(struct ct_delta_reader *rd, const float *base, float *d
 	k = rd->n - rd->pos < CT_DELTA_CHUNK ? rd->n - rd->pos : CT_DELTA_CHUNK;
 	rc = dec_fill(&rd->d, chunk_raw_len(enc, k));
 	if (rc == 0 && enc == CT_DELTA_LOSSLESS)
-		lossless_unpack(base + rd->pos, rd->d.stage, k, dst);
+		lossless_unpack(base, rd->d.stage, k, dst);
 	else if (rc == 0)
-		rc = int8_unpack(base + rd->pos, rd->d.stage, k, dst, &rd->qerr2);
+		rc = int8_unpack(base, rd->d.stage, k, dst, &rd->qerr2);
 	if (rc == 0)
 		rc = ct_sha256_update(rd->sha, dst, k * sizeof(float));
 	if (rc < 0) {

@@ -162,12 +162,14 @@ int ct_delta_reader_open(const char *path, uint64_t max_len, size_t n,
 const struct ct_delta_info *ct_delta_reader_info(const struct ct_delta_reader *rd);
 
 /* Decode the next chunk: *m (<= CT_DELTA_CHUNK) weights from index *first
- * into dst[0..*m), against base (all n weights of the base). Returns 1
- * with a chunk; 0 at the end, after the checks ct_delta_decode makes
- * (stream ends exactly, lossless hash; CT_ECORRUPT, CT_EHASH); < 0 on an
- * error, after which the reader only fails. dst holds CT_DELTA_CHUNK
- * floats (or is the whole result array + *first, which the caller knows
- * in advance: chunks come in order, each CT_DELTA_CHUNK but the last). */
+ * into dst[0..*m), against base[0..*m) (the base's weights from *first).
+ * Chunks come in order, each CT_DELTA_CHUNK weights but the last, so the
+ * caller knows *first and *m in advance (base + first, dst = its own
+ * array + first). dst may equal base (decode in place: each weight's base
+ * is read before it is written). Returns 1 with a chunk; 0 at the end,
+ * after the checks ct_delta_decode makes (stream ends exactly, lossless
+ * hash; CT_ECORRUPT, CT_EHASH); < 0 on an error, after which the reader
+ * only fails. */
 int ct_delta_reader_next(struct ct_delta_reader *rd, const float *base, float *dst,
 			 size_t *first, size_t *m);
 

@@ -242,36 +242,40 @@ static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a
 }
 
 /* Losses of the base and the average on the job's eval tokens, on the
- * server's evaluation device (eval.h), over the job's evaluation size.
- * which 0: the base's (when not known from the previous round), before
- * the average exists; 1: the average's, once the base is freed: at most
- * two models in memory (one model + the backend's copy). */
-static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a, int which)
+ * server's evaluation device (eval.h), over the job's evaluation size,
+ * once the average is stored: one model in memory at a time besides the
+ * evaluation backend's copy (the average is read back from the store when
+ * the base had to be evaluated first; an OpenCL runtime may keep the
+ * memory of a released buffer for the next one, so two models at once
+ * plus that copy would be three). */
+static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
 	char path[4096];
 	int64_t want = 0, used = 0;
 	float l = NAN;
-	int rc = 0;
+	int rc;
 
-	if (which == 0 && a->has_base_loss)
-		return 0;
-	if (a->eval.tok == NULL) {
-		rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
-		if (rc == 0)
-			rc = ct_tokens_load(path, &a->eval);
-	}
+	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_tokens_load(path, &a->eval);
 	if (rc == 0)
 		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
 	if (rc < 0)
 		return rc;
-	if (which == 0) {
+	if (!a->has_base_loss) {
+		ct_gpt2_free(&a->out);
 		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
-		return rc;
 	}
 	ct_gpt2_free(&a->base);
-	rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
+	if (rc == 0 && a->out.params == NULL) {
+		rc = ct_server_download_path(srv, a->out_sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_seval_model_load(path, &a->out);
+	}
+	if (rc == 0)
+		rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
 	a->eval_loss = l;
 	if (rc == 0)
 		rc = ct_seval_record_round(db, a->id, used);
@@ -349,8 +353,6 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
-	if (rc == 0)
-		rc = evaluate(srv, db, a, 0);
 	t1 = ct_time_mono_s();
 	if (rc == 0)
 		rc = aggregate(srv, db, a);
@@ -358,7 +360,7 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = store_model(srv, db, a);
 	t2 = ct_time_mono_s();
 	if (rc == 0)
-		rc = evaluate(srv, db, a, 1);
+		rc = evaluate(srv, db, a);
 	if (rc == 0)	/* bench/bench_job.sh reads this line */
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,

@@ -72,8 +72,8 @@ struct vwu {
 	struct ct_server *srv;
 	struct ct_db *db;
 	struct vjob j;
-	struct ct_gpt2 base;	/* params NULL while a probe runs (memory) */
-	float *scratch;		/* one model: the weights of the result being probed */
+	struct ct_gpt2 base;	/* params NULL when not loaded yet or dropped */
+	int base_dirty;		/* base.params hold a result's weights (decoded in place) */
 	struct ct_tokens eval;
 	int have_eval;
 	double base_probe, credit, flops, max_ratio;
@@ -161,26 +161,29 @@ static int load_results(struct ct_db *db, struct vwu *v)
 	return 0;
 }
 
-/* The round's base weights, (re)loaded when a step needs them: they are
- * dropped while a probe runs, so the process holds at most two models
- * (base + the result's weights, or those + the backend's copy). */
+static void base_drop(struct vwu *v)
+{
+	free(v->base.params);
+	v->base.params = NULL;	/* cfg and lay stay */
+	v->base_dirty = 0;
+}
+
+/* The round's base weights, (re)loaded when a step needs them. A result
+ * a probe needs is decoded into the base's own array (in place), so the
+ * validator holds one model of its own at a time, and the evaluation
+ * backend's copy while a probe runs: two, whatever the quorum. */
 static int base_need(struct vwu *v)
 {
 	char path[4096];
 	int rc;
 
-	if (v->base.params != NULL)
+	if (v->base.params != NULL && !v->base_dirty)
 		return 0;
+	base_drop(v);
 	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &v->base);
 	return rc;
-}
-
-static void base_drop(struct vwu *v)
-{
-	free(v->base.params);
-	v->base.params = NULL;	/* cfg and lay stay */
 }
 
 /* Base model, credit, eval tokens. */
@@ -296,7 +299,8 @@ static int probe(struct vwu *v, const float *w, double *loss)
 /* ---- one WU: checks --------------------------------------------------------- */
 
 /* Stream r's upload: statistics and the hash of its weights; the weights
- * themselves into v->scratch when w_out (a probe needs them). */
+ * themselves into v->base.params when w_out (a probe needs them; the
+ * base is reloaded when needed again). */
 static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_delta_info *info)
 {
 	size_t n = v->base.lay.total;
@@ -309,13 +313,10 @@ static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_del
 		rc = ct_server_upload_path(v->srv, r->name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
-	if (w_out && v->scratch == NULL) {
-		v->scratch = malloc(n * sizeof(float));
-		if (v->scratch == NULL)
-			return CT_ENOMEM;
-	}
+	if (w_out)
+		v->base_dirty = 1;	/* even when the decode fails half way */
 	rc = ct_vcheck_scan(path, v->j.max_upload > 0 ? (uint64_t)v->j.max_upload : 0,
-			    v->base.params, n, w_out ? v->scratch : NULL, &c);
+			    v->base.params, n, w_out ? v->base.params : NULL, &c);
 	if (rc == CT_ETOOBIG)
 		ct_log_info("validator: %s: upload over the job's cap", r->name);
 	*info = c.info;
@@ -413,8 +414,7 @@ static int check_new(struct vwu *v, struct vres *r)
 		r->reason = ct_val_sanity(&r->st, &v->j.bound, v->max_ratio);
 	}
 	if (r->reason == CT_VAL_OK && v->have_eval && !probe_known(v, r)) {
-		base_drop(v);	/* the backend's copy takes its place */
-		rc = probe(v, v->scratch, &r->probe);
+		rc = probe(v, v->base.params, &r->probe);	/* r's weights, in place */
 		if (rc < 0)
 			return rc;
 	}
@@ -636,7 +636,6 @@ static int apply_txn(struct ct_db *db, void *arg)
 
 static void vwu_free(struct vwu *v)
 {
-	free(v->scratch);
 	ct_gpt2_free(&v->base);
 	ct_tokens_free(&v->eval);
 	free(v);

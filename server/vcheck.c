@@ -40,7 +40,9 @@ int ct_vcheck_scan(const char *path, uint64_t cap, const float *base, size_t n, 
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (w == NULL) {
+	/* a chunk buffer: the output when w is NULL, a copy of the base's
+	 * chunk when decoding in place (w == base) */
+	if (w == NULL || w == base) {
 		chunk = malloc(CT_DELTA_CHUNK * sizeof(float));
 		if (chunk == NULL)
 			return CT_ENOMEM;
@@ -48,12 +50,18 @@ int ct_vcheck_scan(const char *path, uint64_t cap, const float *base, size_t n, 
 	rc = ct_delta_reader_open(path, cap, n, &rd);
 	while (rc >= 0) {
 		/* chunks come in order: the next one starts where this ended */
-		float *dst = chunk != NULL ? chunk : w + next;
+		size_t k = n - next < CT_DELTA_CHUNK ? n - next : CT_DELTA_CHUNK;
+		const float *b = base + next;
+		float *dst = w != NULL ? w + next : chunk;
 
-		rc = ct_delta_reader_next(rd, base, dst, &first, &m);
+		if (w != NULL && w == base && k > 0) {
+			memcpy(chunk, b, k * sizeof(float));
+			b = chunk;
+		}
+		rc = ct_delta_reader_next(rd, b, dst, &first, &m);
 		if (rc <= 0)
 			break;
-		acc_add(&a, base + first, dst, m);
+		acc_add(&a, b, dst, m);
 		next = first + m;
 	}
 	if (rc == 0) {
@@ -74,7 +82,7 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 {
 	struct ct_delta_reader *ra = NULL, *rb = NULL;
 	float *ca = malloc(2 * CT_DELTA_CHUNK * sizeof(float)), *cb;
-	size_t fa, ma, fb, mb;
+	size_t fa, ma, fb, mb, next = 0;
 	double sum = 0.0;
 	int rc, rcb;
 
@@ -85,8 +93,8 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 	if (rc == 0)
 		rc = ct_delta_reader_open(pb, cap, n, &rb);
 	while (rc >= 0) {
-		rc = ct_delta_reader_next(ra, base, ca, &fa, &ma);
-		rcb = ct_delta_reader_next(rb, base, cb, &fb, &mb);
+		rc = ct_delta_reader_next(ra, base + next, ca, &fa, &ma);
+		rcb = ct_delta_reader_next(rb, base + next, cb, &fb, &mb);
 		if (rc >= 0 && rcb < 0)
 			rc = rcb;
 		if (rc <= 0)
@@ -100,6 +108,7 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 
 			sum += d * d;
 		}
+		next = fa + ma;
 	}
 	if (rc == 0)
 		*dist = sqrt(sum);
@@ -123,7 +132,7 @@ int ct_vcheck_add(const char *path, const float *base, size_t n, float *acc, int
 	}
 	rc = ct_delta_reader_open(path, 0, n, &rd);
 	while (rc >= 0) {
-		rc = ct_delta_reader_next(rd, base, first ? acc + next : chunk, &f, &m);
+		rc = ct_delta_reader_next(rd, base + next, first ? acc + next : chunk, &f, &m);
 		if (rc <= 0)
 			break;
 		if (!first)

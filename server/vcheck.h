@@ -27,7 +27,8 @@ struct ct_vcheck {
 /* Stream the result file at path (at most cap bytes when cap > 0) for a
  * model of n weights with base weights `base`: fills out->info and
  * out->st (bit for bit what ct_val_stats gives on the decoded weights);
- * when w is not NULL also the decoded weights (n floats). Memory:
+ * when w is not NULL also the decoded weights (n floats); w may be base
+ * itself (decoded in place: the base is gone, one model in memory). Memory:
  * O(CT_DELTA_CHUNK) besides w. Errors of ct_delta_reader_open/next
  * (CT_ENOENT, CT_ETOOBIG, CT_EMISMATCH, CT_EFORMAT, CT_ECORRUPT, CT_EHASH,
  * CT_EIO), CT_ENOMEM. */

@@ -225,7 +225,7 @@ static int stream_decode(const char *path, uint64_t cap, const float *b, size_t 
 		assert_null(rd);
 		return rc;
 	}
-	while ((rc = ct_delta_reader_next(rd, b, d + next, &first, &m)) == 1) {
+	while ((rc = ct_delta_reader_next(rd, b + next, d + next, &first, &m)) == 1) {
 		assert_int_equal(first, next);
 		assert_true(m >= 1 && m <= CT_DELTA_CHUNK);
 		next += m;
