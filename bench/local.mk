@@ -29,3 +29,9 @@ bench_bench_validate_SOURCES = bench/bench_validate.c server/validator.c server/
 	server/vcheck.c server/credit.c
 bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
+# Tokenizer: encode throughput against tiktoken (bench/bench_tokenizer.sh).
+noinst_PROGRAMS += bench/bench_tokenizer
+bench_bench_tokenizer_SOURCES = bench/bench_tokenizer.c
+bench_bench_tokenizer_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+EXTRA_DIST += bench/bench_tokenizer.sh
+EXTRA_DIST += bench/bench_job.sh
