@@ -70,7 +70,8 @@ cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 }
-trap 'cleanup; [ "$KEEP" = 1 ] || rm -rf "$DIR"' EXIT INT TERM
+trap 'cleanup; [ "$KEEP" = 1 ] || rm -rf "$DIR"' EXIT
+trap 'exit 1' INT TERM
 say() { echo "bench_job: $*" >&2; }
 hwm() { awk '/^VmHWM/ {print $2 * 1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -100,7 +101,7 @@ JOB=$("$CS" job submit "$DIR/project" --name bench --model "$DIR/data/base.bin" 
 	--quorum "$QUORUM" --replicas "$QUORUM" --no-adaptive $EV | awk '/^job/ {print $2}')
 [ -n "$JOB" ] || { say "job submit failed"; exit 1; }
 # the job's files: inputs in the store (download/), results (upload/)
-files() { du -sbc "$DIR/project/download" "$DIR/project/upload" | awk 'END {print $1}'; }
+files() { find "$DIR/project/download" "$DIR/project/upload" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 START_DISK=$(files)
 start=$(date +%s)
 cpids=""

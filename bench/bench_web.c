@@ -169,6 +169,16 @@ static void explain(struct ct_db *db)
 		"expavg_credit DESC, id DESC LIMIT 50 OFFSET 5000) k JOIN `user` u "
 		"ON u.id = k.id LEFT JOIN team t ON t.id = u.teamid "
 		"ORDER BY u.expavg_credit DESC, u.id DESC");
+	explain_one(db, "scheduler's one-replica-per-user check (user 1 holds every "
+		"result of the big job):", "EXPLAIN SELECT r.id, r.workunitid FROM result r "
+		"WHERE r.server_state=2 AND NOT EXISTS (SELECT 1 FROM result r2 FORCE INDEX "
+		"(result_wu_user) WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
+		"ORDER BY r.priority DESC, r.id LIMIT 24");
+	explain_one(db, "the same without FORCE INDEX (the plan before):",
+		"EXPLAIN SELECT r.id, r.workunitid FROM result r "
+		"WHERE r.server_state=2 AND NOT EXISTS (SELECT 1 FROM result r2 "
+		"WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
+		"ORDER BY r.priority DESC, r.id LIMIT 24");
 	explain_one(db, "team members:", "EXPLAIN SELECT u.id, t.name FROM `user` u "
 		"FORCE INDEX (user_team) "
 		"LEFT JOIN team t ON t.id = u.teamid WHERE u.teamid = 12 "

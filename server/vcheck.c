@@ -166,6 +166,31 @@ int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 	return found;
 }
 
+int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
+{
+	struct ct_db_res *res = NULL;
+	int rc, found = 0;
+
+	memset(out, 0, sizeof(*out));
+	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
+			 "c.quant_error FROM result r JOIN result o ON o.workunitid = r.workunitid "
+			 "AND o.id <> r.id AND o.upload_sha256 = r.upload_sha256 "
+			 "JOIN result_check c ON c.resultid = o.id AND "
+			 "c.upload_sha256 = o.upload_sha256 WHERE r.id=? AND "
+			 "r.upload_sha256 <> '' LIMIT 1", "l", resultid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0 &&
+	    ct_hex_decode(ct_db_str(res, 0), out->info.decoded_sha, 32) == 0) {
+		out->st.update_norm = ct_db_double(res, 1);
+		out->probe_loss = ct_db_double(res, 2);
+		out->info.quant_error = ct_db_double(res, 3);
+		found = 1;
+	}
+	ct_db_res_free(res);
+	return found;
+}
+
 int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *c)
 {
 	char hex[65];

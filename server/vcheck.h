@@ -53,6 +53,13 @@ int ct_vcheck_add(const char *path, const float *base, size_t n, float *acc, int
  * a db error. */
 int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out);
 
+/* A twin of result `resultid`: another result of the same WU whose upload
+ * has the very same bytes (same upload_sha256, the hash the server took as
+ * it received it) and which passed its checks. Identical bytes against
+ * the same base decode to identical weights, so its record is this
+ * result's too: 1 and *out as ct_vcheck_load; 0 if none; or a db error. */
+int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out);
+
 /* Record c for result `resultid` (its current upload), replacing an older
  * record. Returns 0 or a db error. */
 int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *c);

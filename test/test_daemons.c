@@ -229,7 +229,7 @@ static void report(const struct wu *w, int64_t rid, const float *res, size_t n, 
 	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
-	char name[96], path[4200];
+	char name[96], path[4200], usha[65];
 	int64_t now = ct_db_now();
 	struct ct_db_res *r = NULL;
 
@@ -242,10 +242,12 @@ static void report(const struct wu *w, int64_t rid, const float *res, size_t n, 
 	ct_db_res_free(r);
 	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
 	assert_int_equal(ct_file_write_atomic(path, out.data, out.len, 0600), 0);
+	ct_sha256_hex(out.data, out.len, usha);	/* as the upload handler does */
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
-				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
-				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
-				    (int64_t)out.len, conforming, rid), 1);
+				    "received_time=?, upload_time=?, upload_size=?, conforming=?, "
+				    "upload_sha256=? WHERE id=?", "iilllisl", CT_RS_OVER,
+				    CT_RO_SUCCESS, now, now, (int64_t)out.len, conforming, usha,
+				    rid), 1);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    "ll", now, w->id), 1);
 	ct_buf_free(&out);
@@ -398,7 +400,23 @@ static void test_honest_pair_credited(void **state)
 		snprintf(moved, sizeof(moved), "%s.away", path);
 		assert_int_equal(rename(path, moved), 0);
 		report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
-		run_daemons();
+		/* b's upload has a's bytes (upload_sha256): b is a's twin and
+		 * is not decoded either; gone, it still validates */
+		{
+			char pb[4200], mb[4300];
+			struct ct_db_res *res = NULL;
+
+			assert_int_equal(ct_db_query(F.db, &res, "SELECT name FROM result "
+						     "WHERE id=?", "l", b), 0);
+			assert_int_equal(ct_db_next(res), 1);
+			assert_int_equal(ct_server_upload_path(&F.srv, ct_db_str(res, 0), pb,
+							       sizeof(pb)), 0);
+			ct_db_res_free(res);
+			snprintf(mb, sizeof(mb), "%s.away", pb);
+			assert_int_equal(rename(pb, mb), 0);
+			run_daemons();
+			assert_int_equal(rename(mb, pb), 0);
+		}
 		assert_int_equal(rename(moved, path), 0);
 	}
 	assert_int_equal(qint("SELECT COUNT(*) FROM result_check WHERE resultid=?", b), 1);
