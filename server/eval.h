@@ -27,6 +27,11 @@ struct ct_db;
  * (job.eval_tokens) nor the config (daemons.eval_tokens) says. */
 #define CT_SEVAL_DEFAULT_TOKENS 1024
 
+/* The OpenCL backend, referenced strongly so that linking eval.o links it
+ * in (ct_engine.h's note on static linking). */
+struct ct_backend_ops;
+extern const struct ct_backend_ops *const ct_seval_ocl_ops;
+
 /* The most tokens a job may ask its rounds to be evaluated on. */
 #define CT_SEVAL_MAX_TOKENS ((int64_t)1 << 32)
 
