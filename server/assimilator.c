@@ -339,7 +339,7 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 	struct around *a = calloc(1, sizeof(*a));
 	double t0 = ct_time_mono_s(), t1, t2;
 	char path[4096];
-	int rc;
+	int rc, held = 0;
 
 	if (a == NULL)
 		return CT_ENOMEM;
@@ -350,6 +350,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = drop_round(db, a);
 		goto out;
 	}
+	ct_seval_hold();	/* the validator's models are not in memory meanwhile */
+	held = 1;
 	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
@@ -375,6 +377,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 			    a->eval_loss, a->base_loss, a->idx >= a->nrounds ? ", job done" : "");
 out:
 	around_free(a);
+	if (held)
+		ct_seval_release();
 	return rc;
 }
 

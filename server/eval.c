@@ -62,6 +62,20 @@ out:
 	return rc;
 }
 
+/* ---- one daemon's models at a time -------------------------------------------- */
+
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ct_seval_hold(void)
+{
+	pthread_mutex_lock(&hold_lock);
+}
+
+void ct_seval_release(void)
+{
+	pthread_mutex_unlock(&hold_lock);
+}
+
 /* ---- the device ---------------------------------------------------------------- */
 
 /* A strong reference links the OpenCL backend in (ct_engine.h's note). */

@@ -32,6 +32,13 @@ struct ct_db;
 struct ct_backend_ops;
 extern const struct ct_backend_ops *const ct_seval_ocl_ops;
 
+/* The process's turn at holding models: the validator takes it for a WU,
+ * the assimilator for a round, so that the two daemons of one process
+ * never hold their models at the same time (two models at most in the
+ * process, not four). Blocks; pair each hold with a release. */
+void ct_seval_hold(void);
+void ct_seval_release(void);
+
 /* The most tokens a job may ask its rounds to be evaluated on. */
 #define CT_SEVAL_MAX_TOKENS ((int64_t)1 << 32)
 

@@ -669,7 +669,7 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 {
 	struct vwu *v = calloc(1, sizeof(*v));
 	double t0 = ct_time_mono_s();
-	int rc;
+	int rc, held = 0;
 
 	if (v == NULL)
 		return CT_ENOMEM;
@@ -685,6 +685,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 		rc = drop_wu(db, wuid);
 		goto out;
 	}
+	ct_seval_hold();	/* the assimilator's models are not in memory meanwhile */
+	held = 1;
 	rc = load_results(db, v);
 	if (rc == 0)
 		rc = load_inputs(v);
@@ -705,6 +707,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 			    ct_time_mono_s() - t0);
 out:
 	vwu_free(v);
+	if (held)
+		ct_seval_release();
 	return rc < 0 ? rc : (rc > 0);
 }
 
