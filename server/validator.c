@@ -12,6 +12,10 @@
  * unless both devices claim conformance, the relative distance of the
  * updates and the probe losses must be within the job's tolerance.
  *
+ * A LoRA job's results are adapter files: the quorum and the step bound
+ * work on the adapters, the other checks and the probe on the base merged
+ * with them (lora_round.h).
+ *
  * The expensive part (decoding, probes) runs outside any transaction; the
  * outcome is applied in one short transaction that locks the WU row,
  * re-checks that no other validator decided it meanwhile, and changes
@@ -26,6 +30,7 @@
 #include "db.h"
 #include "eval.h"
 #include "vcheck.h"
+#include "lora_round.h"
 #include "roles.h"
 #include "server.h"
 #include "ct_delta.h"
@@ -62,6 +67,7 @@ struct vres {
 	char name[96];
 	int state, conforming, reason;
 	int sane;		/* passed its checks (now or in an earlier pass) */
+	float *w;		/* LoRA jobs only: the decoded adapters (small) */
 	struct ct_val_stats st;
 	double probe, quant_error;
 	unsigned char sha[32];
@@ -80,6 +86,11 @@ struct vwu {
 	size_t nr;
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
+	/* What results are a delta of: the base's weights, or for a LoRA job
+	 * the WU's initial adapters (lora_round.h). */
+	struct ct_lora_val lora;
+	const float *ref;
+	size_t n;
 };
 
 static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
@@ -301,12 +312,53 @@ static int probe(struct vwu *v, const float *w, double *loss)
 /* Stream r's upload: statistics and the hash of its weights; the weights
  * themselves into v->base.params when w_out (a probe needs them; the
  * base is reloaded when needed again). */
+/* A LoRA result: adapters (v->lora.n floats, small) into r->w, with
+ * their statistics against the WU's initial adapters. */
+static int decode_lora(struct vwu *v, struct vres *r, struct ct_delta_info *info)
+{
+	struct ct_mmap map = { 0 };
+	char path[4096];
+	int rc;
+
+	if (r->w != NULL)
+		return 0;
+	rc = ct_server_upload_path(v->srv, r->name, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &map);
+	if (rc < 0)
+		return rc;
+	if (v->j.max_upload > 0 && map.len > (uint64_t)v->j.max_upload) {
+		rc = ct_error(CT_ETOOBIG, "%s: upload over the job's cap", r->name);
+		goto out;
+	}
+	r->w = malloc(v->lora.n * sizeof(float));
+	if (r->w == NULL) {
+		rc = CT_ENOMEM;
+		goto out;
+	}
+	rc = ct_lora_val_decode(&v->lora, &v->base.cfg, map.addr, map.len, r->w, info);
+	if (rc == 0) {
+		memcpy(r->sha, info->decoded_sha, 32);
+		r->quant_error = info->quant_error;
+		ct_val_stats(v->lora.init, r->w, v->lora.n, &r->st);
+	} else {
+		free(r->w);
+		r->w = NULL;
+	}
+out:
+	ct_file_unmap(&map);
+	return rc;
+}
+
 static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_delta_info *info)
 {
 	size_t n = v->base.lay.total;
 	struct ct_vcheck c;
 	char path[4096];
 	int rc;
+
+	if (v->lora.spec.rank > 0)
+		return decode_lora(v, r, info);
 
 	rc = base_need(v);
 	if (rc == 0)
@@ -396,6 +448,7 @@ static int check_new(struct vwu *v, struct vres *r)
 	struct ct_delta_info info;
 	struct ct_vcheck twin;
 	unsigned char want[32];
+	float *merged = NULL;
 	int rc;
 
 	/* an exact copy of an upload that passed: same verdict, no decode */
@@ -425,17 +478,28 @@ static int check_new(struct vwu *v, struct vres *r)
 	} else if (!same_model(&info, &v->base.cfg)) {
 		r->reason = CT_VAL_WRONG_SHAPE;
 	} else {
-		r->reason = ct_val_sanity(&r->st, &v->j.bound, v->max_ratio);
+		r->reason = ct_val_sanity(&r->st, &v->j.bound,
+					  v->lora.spec.rank > 0 ? 0.0 : v->max_ratio);
 	}
-	if (r->reason == CT_VAL_OK && v->have_eval && !probe_known(v, r)) {
-		rc = probe(v, v->base.params, &r->probe);	/* r's weights, in place */
+	if (r->reason == CT_VAL_OK && v->lora.spec.rank > 0) {
+		rc = base_need(v);
+		if (rc == 0)
+			rc = ct_lora_val_merged(&v->lora, &v->base, r->w, v->max_ratio, &merged,
+						&r->reason);
 		if (rc < 0)
 			return rc;
 	}
 	if (r->reason == CT_VAL_OK && v->have_eval) {
+		if (merged != NULL || !probe_known(v, r))
+			rc = probe(v, merged != NULL ? merged : v->base.params, &r->probe);
+		if (rc < 0) {
+			free(merged);
+			return rc;
+		}
 		if (!ct_val_loss_ok(r->probe, v->base_probe, v->j.loss_margin))
 			r->reason = CT_VAL_LOSS;
 	}
+	free(merged);
 	if (r->reason != CT_VAL_OK) {
 		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
 		r->new_state = CT_VS_INVALID;
@@ -453,6 +517,8 @@ static int too_late(struct vwu *v, struct vres *canon, int why)
 		    v->j.wu_name, canon->name, ct_errmsg(why));
 	for (size_t i = 0; i < v->nr; i++) {
 		v->r[i].sane = 0;
+		free(v->r[i].w);
+		v->r[i].w = NULL;
 		if (v->r[i].state == CT_VS_INIT)
 			v->r[i].new_state = CT_VS_TOO_LATE;
 	}
@@ -473,6 +539,23 @@ static int cand_dist(void *arg, size_t i, size_t j, double *dist)
 	char pa[4096], pb[4096];
 	int rc;
 
+	if (v->lora.spec.rank > 0) {	/* adapters: small, decoded on demand */
+		struct vres *a = &v->r[d->map[i]], *b = &v->r[d->map[j]];
+		struct ct_delta_info info;
+		double sum = 0.0;
+
+		rc = decode_lora(v, a, &info);
+		if (rc == 0)
+			rc = decode_lora(v, b, &info);
+		for (size_t k = 0; rc == 0 && k < v->lora.n; k++) {
+			double x = (double)a->w[k] - (double)b->w[k];
+
+			sum += x * x;
+		}
+		if (rc == 0)
+			*dist = sqrt(sum);
+		return rc;
+	}
 	rc = base_need(v);
 	if (rc == 0)
 		rc = ct_server_upload_path(v->srv, v->r[d->map[i]].name, pa, sizeof(pa));
@@ -650,9 +733,28 @@ static int apply_txn(struct ct_db *db, void *arg)
 
 static void vwu_free(struct vwu *v)
 {
+	for (size_t i = 0; i < v->nr; i++)
+		free(v->r[i].w);
 	ct_gpt2_free(&v->base);
 	ct_tokens_free(&v->eval);
+	ct_lora_val_close(&v->lora);
 	free(v);
+}
+
+/* What results are a delta of, and for a LoRA job its credit. */
+static int lora_setup(struct ct_db *db, struct vwu *v)
+{
+	int rc = ct_lora_val_open(db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
+	int lora = v->lora.spec.rank > 0;
+
+	v->ref = lora ? v->lora.init : v->base.params;
+	v->n = lora ? v->lora.n : v->base.lay.total;
+	if (rc == 0 && lora) {
+		v->flops = ct_lora_wu_flops(&v->base.cfg, &v->lora.spec, v->j.seq, v->j.batch,
+					    v->j.bound.steps);
+		v->credit = ct_credit_from_flops(v->flops);
+	}
+	return rc;
 }
 
 /* The job stopped or the WU failed: nothing to validate any more. */
@@ -690,6 +792,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	rc = load_results(db, v);
 	if (rc == 0)
 		rc = load_inputs(v);
+	if (rc == 0)
+		rc = lora_setup(db, v);
 	if (rc == 0)
 		rc = probe_reference(v);	/* drops the base while it runs */
 	if (rc == CT_ERANGE) {
