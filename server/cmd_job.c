@@ -456,17 +456,17 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = print_counts(ctx);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error "
-			 "FROM role_heartbeat ORDER BY role, instance", "");
+	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error, "
+			 "host, pid FROM role_heartbeat ORDER BY instance, role", "");
 	if (rc < 0)
 		return rc;
-	fprintf(ctx->out, "roles:\n");
+	fprintf(ctx->out, "instances and roles (a clean stop removes its rows):\n");
 	while (ct_db_next(res) > 0)
-		fprintf(ctx->out, "  %-13s %-24s %s (last seen %" PRId64 " s ago, %" PRId64
-			" items)%s%s\n", ct_db_str(res, 0), ct_db_str(res, 1),
-			now - ct_db_int(res, 2) < 30 ? "up" : "down", now - ct_db_int(res, 2),
-			ct_db_int(res, 3), ct_db_str(res, 4)[0] ? " last error: " : "",
-			ct_db_str(res, 4));
+		fprintf(ctx->out, "  %-16s %-13s %s (host %s pid %" PRId64 ", last seen %" PRId64
+			" s ago, %" PRId64 " items)%s%s\n", ct_db_str(res, 1), ct_db_str(res, 0),
+			now - ct_db_int(res, 2) < 30 ? "up" : "down", ct_db_str(res, 5),
+			ct_db_int(res, 6), now - ct_db_int(res, 2), ct_db_int(res, 3),
+			ct_db_str(res, 4)[0] ? " last error: " : "", ct_db_str(res, 4));
 	ct_db_res_free(res);
 	return 0;
 }

@@ -29,6 +29,7 @@ server_libctserver_a_SOURCES = \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \
+	server/instance.c server/instance.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
 	server/eval.c server/eval.h \

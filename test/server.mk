@@ -8,7 +8,8 @@ CT_SERVER_TEST_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) $(CURL
 CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS)
 
-CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh
+CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh \
+	test/server_instances.sh
 dist_check_SCRIPTS += $(CT_SERVER_SCRIPT_TESTS)
 EXTRA_DIST += test/server_flow.sh test/data/sched
 TESTS += $(CT_SERVER_SCRIPT_TESTS)
