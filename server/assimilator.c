@@ -27,6 +27,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "instance.h"
 #include "eval.h"
 #include "lora_job.h"
 #include "lora_round.h"
@@ -436,10 +437,13 @@ out:
 int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_db_res *res = NULL;
-	int64_t ids[ASSIM_BATCH];
+	int64_t ids[ASSIM_BATCH], n, k;
 	size_t nids = 0;
 	int rc, done = 0;
 
+	rc = ct_instance_share(db, &n, &k);	/* this instance's rounds (instance.h) */
+	if (rc < 0)
+		return rc;
 	/* Failed WUs: nothing to average; their job was flagged. */
 	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
 			"WHERE assimilate_state=? AND error_mask<>0", "ili", CT_AS_DONE,
@@ -450,8 +454,9 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	rc = ct_db_query(db, &res,
 			 "SELECT r.id FROM `round` r WHERE r.status=? AND NOT EXISTS "
 			 "(SELECT 1 FROM workunit w WHERE w.roundid = r.id AND "
-			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
-			 "ORDER BY r.id LIMIT ?", "iii", CT_ROUND_OPEN, CT_AS_READY, ASSIM_BATCH);
+			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) AND MOD(r.id, ?)=? "
+			 "ORDER BY r.id LIMIT ?", "iilli", CT_ROUND_OPEN, CT_AS_READY, n, k,
+			 ASSIM_BATCH);
 	if (rc < 0)
 		return rc;
 	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)

@@ -26,7 +26,7 @@ struct ct_server;
 struct ct_db;
 
 #define CT_INSTANCE_MAX 64	/* longest instance name */
-#define CT_INSTANCE_LIVE_S 20	/* a role whose beat is older is not live */
+#define CT_INSTANCE_LIVE_S 60	/* a role whose beat is older is not live */
 
 /* Pick this process's instance name (name may be NULL: the default) and
  * take its lock under srv->dir. Returns 0; CT_EINVAL (a name with other
