@@ -30,6 +30,7 @@ server_libctserver_a_SOURCES = \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \
 	server/instance.c server/instance.h \
+	server/lock_order.c server/lock_order.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
 	server/eval.c server/eval.h \

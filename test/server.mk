@@ -15,9 +15,14 @@ EXTRA_DIST += test/server_flow.sh test/data/sched
 TESTS += $(CT_SERVER_SCRIPT_TESTS)
 
 if HAVE_CMOCKA
-CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
+CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
+	test/test_lock_order
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
+
+test_test_lock_order_SOURCES = test/test_lock_order.c
+test_test_lock_order_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_lock_order_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_db_SOURCES = test/test_db.c
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
