@@ -54,7 +54,8 @@ static size_t acts_layout(struct ct_acts *a, float *base, size_t L, size_t B,
 	TAKE(ln1_rstd, L * BT);
 	TAKE(qkv, L * BT * 3 * C);
 	TAKE(atty, L * BT * C);
-	TAKE(att, L * B * NH * T * T);
+	TAKE(att, L * B * NH * T * 2);
+	TAKE(attrow, T);
 	TAKE(attproj, L * BT * C);
 	TAKE(residual2, L * BT * C);
 	TAKE(ln2, L * BT * C);
@@ -88,7 +89,7 @@ static size_t gacts_layout(struct ct_grad_acts *g, float *base, size_t B,
 	TAKE(dattproj, BT * C);
 	TAKE(dfcproj, BT * C);
 	TAKE(dqkv, BT * 3 * C);
-	TAKE(datt, B * NH * T * T);
+	TAKE(datt, ct_attention_scratch_floats((int)T, (int)C, (int)NH));
 	TAKE(dfch, BT * 4 * C);
 	TAKE(dfch_gelu, BT * 4 * C);
 #undef TAKE
@@ -169,8 +170,8 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	ct_layernorm_forward(a->ln1 + lc, a->ln1_mean + lt, a->ln1_rstd + lt,
 			     residual, p.ln1w, p.ln1b, BT, C);
 	ct_matmul_forward(a->qkv + 3 * lc, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, 3 * C);
-	ct_attention_forward(a->atty + lc, a->att + (size_t)l * B * NH * T * T,
-			     a->qkv + 3 * lc, B, T, C, NH);
+	ct_attention_forward_recompute(a->atty + lc, a->att + (size_t)l * B * NH * T * 2,
+				       a->attrow, a->qkv + 3 * lc, B, T, C, NH);
 	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, p.attprojb,
 			  BT, C, C);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
@@ -255,8 +256,8 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	ct_matmul_backward(g->datty, d.attprojw, d.attprojb, g->dattproj,
 			   a->atty + lc, p.attprojw, BT, C, C);
 	zero(g->dqkv, 3 * n);
-	ct_attention_backward(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
-			      a->att + (size_t)l * B * NH * T * T, B, T, C, NH);
+	ct_attention_backward_recompute(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
+					a->att + (size_t)l * B * NH * T * 2, B, T, C, NH);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw,
 			   BT, C, 3 * C);

@@ -23,7 +23,8 @@
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
 
-/* Device twins of struct ct_acts / ct_grad_acts, one buffer per field. */
+/* Device twins of struct ct_acts / ct_grad_acts, one buffer per field
+ * (att: the attention rows' max and sum; datt: the rows' dot, B*NH*T). */
 #define CT_ACT_FIELDS(X) \
 	X(encoded) X(ln1) X(ln1_mean) X(ln1_rstd) X(qkv) X(atty) X(att) \
 	X(attproj) X(residual2) X(ln2) X(ln2_mean) X(ln2_rstd) X(fch) \
@@ -106,7 +107,7 @@ static int alloc_acts(struct ct_backend *be)
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
 	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_mean, L * BT);
 	A_(ln1_rstd, L * BT); A_(qkv, L * BT * 3 * C); A_(atty, L * BT * C);
-	A_(att, L * B * NH * T * T); A_(attproj, L * BT * C);
+	A_(att, L * B * NH * T * 2); A_(attproj, L * BT * C);
 	A_(residual2, L * BT * C); A_(ln2, L * BT * C); A_(ln2_mean, L * BT);
 	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, L * BT * 4 * C);
 	A_(fcproj, L * BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
@@ -119,7 +120,7 @@ static int alloc_acts(struct ct_backend *be)
 	G_(dlogits, BT * Vp); G_(dresidual, BT * C); G_(dresidual_in, BT * C);
 	G_(dresidual2, BT * C); G_(dln, BT * C); G_(datty, BT * C);
 	G_(dattproj, BT * C); G_(dfcproj, BT * C); G_(dqkv, BT * 3 * C);
-	G_(datt, B * NH * T * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
+	G_(datt, B * NH * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
 #undef G_
 	return rc;
 }
@@ -270,8 +271,9 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 				    residual, p.ln1w, p.ln1b, BT, C));
 	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * lc), D(a->ln1, lc), p.qkvw, p.qkvb, 1,
 				 BT, C, 3 * C));
-	DO(ct_ocl_attention_forward(o, D(a->atty, lc), D(a->att, (size_t)l * B * NH * T * T),
-				    D(a->qkv, 3 * lc), B, T, C, NH));
+	DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
+					      D(a->att, (size_t)l * B * NH * T * 2),
+					      D(a->qkv, 3 * lc), B, T, C, NH));
 	DO(ct_ocl_matmul_forward(o, D(a->attproj, lc), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
 	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, lc), n));
@@ -384,9 +386,10 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	DO(ct_ocl_matmul_backward(o, D(g->datty, 0), d.attprojw, d.attprojb, 1,
 				  D(g->dattproj, 0), D(a->atty, lc), p.attprojw, BT, C, C));
 	DO(ct_ocl_zero(o, D(g->dqkv, 0), 3 * n));
-	DO(ct_ocl_attention_backward(o, D(g->dqkv, 0), D(g->datt, 0), D(g->datty, 0),
-				     D(a->qkv, 3 * lc),
-				     D(a->att, (size_t)l * B * NH * T * T), B, T, C, NH));
+	DO(ct_ocl_attention_backward_recompute(o, D(g->dqkv, 0), D(g->datt, 0),
+					       D(g->datty, 0), D(a->qkv, 3 * lc),
+					       D(a->att, (size_t)l * B * NH * T * 2),
+					       B, T, C, NH));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
 				  D(a->ln1, lc), p.qkvw, BT, C, 3 * C));

@@ -41,6 +41,10 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_GRADNORM_FINAL] = "ct_gradnorm_final",
 	[CT_K_GRAD_SCALE] = "ct_grad_scale",
 	[CT_K_ADAMW] = "ct_adamw",
+	[CT_K_ATTN_FWD] = "ct_attn_fwd",
+	[CT_K_ATTN_BWD_DOT] = "ct_attn_bwd_dot",
+	[CT_K_ATTN_BWD_DQ] = "ct_attn_bwd_dq",
+	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
 };
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -494,6 +498,33 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 		rc = ocl_args(ops, id, "tttttiiii", dqkv, datt, dout, qkv, att, B, T, C, NH);
 	if (rc == 0)
 		rc = ocl_run(ops, id, (size_t)(k8 ? C / 8 : C), (size_t)B * T);
+	return rc;
+}
+
+int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
+				       struct ct_dten stat, struct ct_dten qkv,
+				       int B, int T, int C, int NH)
+{
+	RUN(CT_K_ATTN_FWD, T, B * NH, "tttiiii", out, stat, qkv, B, T, C, NH);
+}
+
+/* Three passes: the rows' dot (needed by every g), then dq by query rows,
+ * then dk and dv by key rows (each chain in the reference's order). */
+int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten dqkv,
+					struct ct_dten dot, struct ct_dten dout,
+					struct ct_dten qkv, struct ct_dten stat,
+					int B, int T, int C, int NH)
+{
+	int rc;
+
+	rc = ocl_args(ops, CT_K_ATTN_BWD_DOT, "ttttiiii", dot, dout, qkv, stat, B, T, C, NH);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_BWD_DOT, (size_t)T, (size_t)B * NH);
+	for (int id = CT_K_ATTN_BWD_DQ; id <= CT_K_ATTN_BWD_DKV && rc == 0; id++) {
+		rc = ocl_args(ops, id, "tttttiiii", dqkv, dot, dout, qkv, stat, B, T, C, NH);
+		if (rc == 0)
+			rc = ocl_run(ops, id, (size_t)T, (size_t)B * NH);
+	}
 	return rc;
 }
 

@@ -63,6 +63,10 @@ enum ct_ocl_kid {
 	CT_K_GRADNORM_FINAL,
 	CT_K_GRAD_SCALE,
 	CT_K_ADAMW,
+	CT_K_ATTN_FWD,
+	CT_K_ATTN_BWD_DOT,
+	CT_K_ATTN_BWD_DQ,
+	CT_K_ATTN_BWD_DKV,
 	CT_K_COUNT
 };
 
@@ -141,6 +145,17 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 			      struct ct_dten datt, struct ct_dten dout,
 			      struct ct_dten qkv, struct ct_dten att,
 			      int B, int T, int C, int NH);
+/* The device twins of ct_attention_forward_recompute and
+ * ct_attention_backward_recompute (no (B,NH,T,T) matrices): stat
+ * (B,NH,T,2) is written by forward and read by backward; dot is scratch of
+ * B*NH*T floats. Returns 0 or CT_ECL. */
+int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
+				       struct ct_dten stat, struct ct_dten qkv,
+				       int B, int T, int C, int NH);
+int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten dqkv,
+					struct ct_dten dot, struct ct_dten dout,
+					struct ct_dten qkv, struct ct_dten stat,
+					int B, int T, int C, int NH);
 int ct_ocl_gelu_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			struct ct_dten inp, size_t n);
 int ct_ocl_gelu_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,

@@ -256,6 +256,61 @@ static void test_attention(void **state)
 	check_attention(1, 5, 8, 1);
 }
 
+/* The recompute path (no T x T matrices): C twin == materialised reference,
+ * and device == C, bit for bit; dqkv starts non-zero (backward adds). */
+static void check_attention_recompute(int B, int T, int C, int NH)
+{
+	const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+	const size_t ns = (size_t)B * NH * T * 2;
+	float *qkv = rand_floats(3 * n, 3.0f), *dout = rand_floats(n, 1.0f);
+	float *dqkv0 = rand_floats(3 * n, 1.0f), *att = rand_floats(na, 1.0f);
+	float *datt = rand_floats(na, 1.0f), *out = rand_floats(n, 1.0f);
+	float *dqkv = malloc(3 * n * sizeof(float)), *dqkv_c = malloc(3 * n * sizeof(float));
+	float *out_c = rand_floats(n, 1.0f), *stat = rand_floats(ns, 1.0f);
+	float *scr = rand_floats(ct_attention_scratch_floats(T, C, NH), 1.0f);
+	struct ct_dten d_qkv = dev(qkv, 3 * n), d_out = dev(out_c, n), d_stat = dev(stat, ns);
+	struct ct_dten d_dout = dev(dout, n), d_dqkv = dev(dqkv0, 3 * n);
+	struct ct_dten d_dot = dev(stat, ns / 2);
+
+	assert_non_null(dqkv);
+	assert_non_null(dqkv_c);
+	memcpy(dqkv, dqkv0, 3 * n * sizeof(float));
+	memcpy(dqkv_c, dqkv0, 3 * n * sizeof(float));
+	ct_attention_forward(out, att, qkv, B, T, C, NH);
+	ct_attention_backward(dqkv, datt, dout, qkv, att, B, T, C, NH);
+	ct_attention_forward_recompute(out_c, stat, scr, qkv, B, T, C, NH);
+	ct_attention_backward_recompute(dqkv_c, scr, dout, qkv, stat, B, T, C, NH);
+	assert_memory_equal(out_c, out, n * sizeof(float));
+	assert_memory_equal(dqkv_c, dqkv, 3 * n * sizeof(float));
+	assert_int_equal(ct_ocl_attention_forward_recompute(&ops, d_out, d_stat, d_qkv,
+							    B, T, C, NH), 0);
+	assert_int_equal(ct_ocl_attention_backward_recompute(&ops, d_dqkv, d_dot, d_dout, d_qkv,
+							     d_stat, B, T, C, NH), 0);
+	expect_same("attention (recompute) out", d_out, out, n);
+	expect_same("attention (recompute) stat", d_stat, stat, ns);
+	expect_same("attention (recompute) dqkv", d_dqkv, dqkv, 3 * n);
+	clReleaseMemObject(d_dot.mem);
+	drop(d_qkv, qkv);
+	drop(d_dout, dout);
+	free(out_c);
+	free(dqkv_c);
+	free(dqkv0);
+	free(att);
+	free(datt);
+	free(scr);
+}
+
+static void test_attention_recompute(void **state)
+{
+	(void)state;
+	check_attention_recompute(2, 7, 12, 3);
+	check_attention_recompute(1, 13, 20, 4);
+	check_attention_recompute(3, 1, 6, 2);
+	check_attention_recompute(1, 10, 15, 5);	/* hs = 3 */
+	check_attention_recompute(2, 11, 130, 1);	/* hs = 130: 64-channel pieces */
+	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, T past 64 */
+}
+
 /* ---- elementwise ----------------------------------------------------------- */
 
 static void test_gelu_residual(void **state)
@@ -443,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
+		cmocka_unit_test(test_attention_recompute),
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
