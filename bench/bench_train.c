@@ -9,20 +9,30 @@
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
- * ct_gpt2_flops_per_token) and the process CPU time per step (all
- * threads: on a shared machine the wall clock depends on the neighbours). --check also compares the weights after the
+ * ct_gpt2_flops_per_token), the process CPU time per step (all
+ * threads: on a shared machine the wall clock depends on the neighbours),
+ * the peak resident memory of the process that ran it (each run is a child
+ * process; on PoCL the device memory is host memory, so this is the
+ * device's peak plus the host copy of the weights) and the largest single
+ * OpenCL buffer (0 for cpu). --check also compares the weights after the
  * steps between the devices (bit for bit). Defaults: all configs, B=4,
  * T=64, 3 steps, devices cpu and opencl.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_time.h"
 #include "ct_log.h"
+#include "ct_ocl.h"
 
 struct bcfg {
 	const char *name;
@@ -46,7 +56,7 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 }
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
-static int run(const struct bcfg *c, const char *dev, const float *params,
+static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	       const uint16_t *tok, int B, int T, int steps, float *params_out)
 {
 	const struct ct_backend_ops *ops = NULL;
@@ -76,10 +86,15 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	if (rc == 0) {
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
-		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", c->name, dev, B, T,
-		       dt * 1e3, B * T / dt,
+		struct rusage ru;
+		size_t largest = 0;
+
+		getrusage(RUSAGE_SELF, &ru);
+		ct_ocl_alloc_stats(NULL, &largest);
+		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f\n",
+		       c->name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
-		       (double)loss);
+		       (double)loss, ru.ru_maxrss / 1024.0, largest / 1048576.0);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
@@ -87,6 +102,39 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	if (be != NULL)
 		ops->close(be);
 	return rc;
+}
+
+/* run_here in a child process, so that its peak RSS (the device memory,
+ * for PoCL, plus the host copies) is its own; params_out is shared memory. */
+static int run(const struct bcfg *c, const char *dev, const float *params,
+	       const uint16_t *tok, int B, int T, int steps, float *params_out)
+{
+	pid_t pid;
+	int status = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return ct_error(CT_EIO, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int rc = run_here(c, dev, params, tok, B, T, steps, params_out);
+
+		if (rc < 0)
+			fprintf(stderr, "bench_train: %s %s: %s\n", c->name, dev, ct_errmsg(rc));
+		fflush(stdout);
+		_exit(rc < 0 ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return ct_error(CT_EIO, "%s on %s failed", c->name, dev);
+	return 0;
+}
+
+static float *shared_floats(size_t n)
+{
+	void *p = mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
@@ -109,7 +157,7 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)c->cfg.V);
 	for (int d = 0; rc == 0 && d < ndev; d++) {
 		if (check) {
-			out[d] = malloc(m.lay.total * sizeof(float));
+			out[d] = shared_floats(m.lay.total);
 			if (out[d] == NULL)
 				rc = ct_error(CT_ENOMEM, "weights");
 		}
@@ -121,7 +169,8 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		       memcmp(out[0], out[d], m.lay.total * sizeof(float)) == 0 ?
 		       "bit-identical" : "DIFFERENT");
 	for (int d = 0; d < ndev; d++)
-		free(out[d]);
+		if (out[d] != NULL)
+			munmap(out[d], m.lay.total * sizeof(float));
 	free(tok);
 	ct_gpt2_free(&m);
 	return rc;
@@ -165,8 +214,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s\n", "config", "device", "B", "T",
-	       "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss");
+	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s\n", "config", "device", "B",
+	       "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "peakMiB", "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
 			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check);

@@ -562,6 +562,26 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out)
 	return 0;
 }
 
+static size_t alloc_total, alloc_largest;
+
+void ct_ocl_alloc_stats(size_t *total, size_t *largest)
+{
+	if (total != NULL)
+		*total = __atomic_load_n(&alloc_total, __ATOMIC_RELAXED);
+	if (largest != NULL)
+		*largest = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
+}
+
+static void alloc_count(size_t bytes)
+{
+	size_t cur = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
+
+	__atomic_add_fetch(&alloc_total, bytes, __ATOMIC_RELAXED);
+	while (bytes > cur && !__atomic_compare_exchange_n(&alloc_largest, &cur, bytes, 0,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out)
 {
 	cl_int err;
@@ -584,5 +604,6 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 		*out = NULL;
 		return ct_ocl_check(err, "clCreateBuffer");
 	}
+	alloc_count(bytes);
 	return 0;
 }

@@ -90,6 +90,16 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
+/* Memory savers (bit-neutral, OpenCL backend only): attproj, fch_gelu and
+ * fcproj are kept for the current layer only (backward needs none of them
+ * but fch_gelu, which it recomputes with the same kernel); when training,
+ * the probabilities overwrite the logits and dlogits the probabilities
+ * (every one of those kernels is elementwise). */
+static cl_mem probs_buf(const struct ct_backend *be)
+{
+	return be->a.probs != NULL ? be->a.probs : be->a.logits;
+}
+
 /* ---- open / close ---------------------------------------------------------- */
 
 static int alloc_f(struct ct_backend *be, cl_mem *m, size_t floats)
@@ -107,17 +117,20 @@ static int alloc_acts(struct ct_backend *be)
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
 	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_mean, L * BT);
 	A_(ln1_rstd, L * BT); A_(qkv, L * BT * 3 * C); A_(atty, L * BT * C);
-	A_(att, L * B * NH * T * 2); A_(attproj, L * BT * C);
+	A_(att, L * B * NH * T * 2); A_(attproj, BT * C);
 	A_(residual2, L * BT * C); A_(ln2, L * BT * C); A_(ln2_mean, L * BT);
-	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, L * BT * 4 * C);
-	A_(fcproj, L * BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
+	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, BT * 4 * C);
+	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
 	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
-	A_(probs, BT * Vp); A_(losses, BT);
+	A_(losses, BT);
+	if (!be->training)	/* training: probs overwrite the logits in place */
+		A_(probs, BT * Vp);
 #undef A_
 	if (rc < 0 || !be->training)
 		return rc;
 #define G_(f, n) if (rc == 0) rc = alloc_f(be, &be->g.f, (n))
-	G_(dlogits, BT * Vp); G_(dresidual, BT * C); G_(dresidual_in, BT * C);
+	/* dlogits overwrite the probs in place (see probs_buf) */
+	G_(dresidual, BT * C); G_(dresidual_in, BT * C);
 	G_(dresidual2, BT * C); G_(dln, BT * C); G_(datty, BT * C);
 	G_(dattproj, BT * C); G_(dfcproj, BT * C); G_(dqkv, BT * 3 * C);
 	G_(datt, B * NH * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
@@ -274,18 +287,18 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 	DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
 					      D(a->att, (size_t)l * B * NH * T * 2),
 					      D(a->qkv, 3 * lc), B, T, C, NH));
-	DO(ct_ocl_matmul_forward(o, D(a->attproj, lc), D(a->atty, lc), p.attprojw,
+	DO(ct_ocl_matmul_forward(o, D(a->attproj, 0), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
-	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, lc), n));
+	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, 0), n));
 	DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
 				    D(a->residual2, lc), p.ln2w, p.ln2b, BT, C));
 	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, lc), p.fcw, p.fcb, 1,
 				 BT, C, 4 * C));
-	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 4 * lc), D(a->fch, 4 * lc), 4 * n));
-	DO(ct_ocl_matmul_forward(o, D(a->fcproj, lc), D(a->fch_gelu, 4 * lc), p.fcprojw,
+	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * lc), 4 * n));
+	DO(ct_ocl_matmul_forward(o, D(a->fcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
 				 p.fcprojb, 1, BT, 4 * C, C));
 	DO(ct_ocl_residual_forward(o, D(a->residual3, lc), D(a->residual2, lc),
-				   D(a->fcproj, lc), n));
+				   D(a->fcproj, 0), n));
 	return rc;
 }
 
@@ -318,7 +331,7 @@ static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t
 				    BT, c->C));
 	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				 none, 0, BT, c->C, c->Vp));
-	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(a->probs, 0), D(a->logits, 0),
+	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0), D(a->logits, 0),
 				       be->targets, BT, c->V, c->Vp));
 	return rc;
 }
@@ -367,8 +380,9 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	DO(ct_ocl_residual_backward(o, D(g->dresidual2, 0), D(g->dfcproj, 0),
 				    D(g->dresidual, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfch_gelu, 0), 4 * n));
+	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * lc), 4 * n));
 	DO(ct_ocl_matmul_backward(o, D(g->dfch_gelu, 0), d.fcprojw, d.fcprojb, 1,
-				  D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc), p.fcprojw,
+				  D(g->dfcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
 				  BT, 4 * C, C));
 	DO(ct_ocl_zero(o, D(g->dfch, 0), 4 * n));
 	DO(ct_ocl_gelu_backward(o, D(g->dfch, 0), D(a->fch, 4 * lc), D(g->dfch_gelu, 0),
@@ -411,11 +425,11 @@ static int backward(struct ct_backend *be)
 	struct ct_dten none = { NULL, 0 };
 	int rc = 0;
 
-	DO(ct_ocl_crossentropy_backward(o, D(g->dlogits, 0), D(a->probs, 0), be->targets,
-					BT, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_backward(o, D(probs_buf(be), 0), D(probs_buf(be), 0),
+					be->targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
-				  D(g->dlogits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				  D(probs_buf(be), 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				  BT, c->C, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dresidual, 0), n));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual, 0), P(be, be->grads, CT_LNFW),
