@@ -1,4 +1,8 @@
+#ifdef CT_TEST_CONTRACT	/* tests only: prove the self-test sees contraction */
+#pragma OPENCL FP_CONTRACT ON
+#else
 #pragma OPENCL FP_CONTRACT OFF
+#endif
 /*
  * attention.cl - causal self-attention without the (B,NH,T,T) matrices: the
  * device twins of ct_attention_forward_recompute() and

@@ -14,7 +14,8 @@ lib_libctune_a_SOURCES += \
 	lib/ct_ocl.c lib/ct_ocl.h \
 	lib/ct_ocl_ops.c lib/ct_ocl_ops.h \
 	lib/ct_ocl_backend.c \
-	lib/ct_ocl_selftest.c lib/ct_ocl_selftest.h
+	lib/ct_ocl_selftest.c lib/ct_ocl_selftest.h \
+	lib/ct_ocl_conform.c
 nodist_lib_libctune_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c
 CLEANFILES += kernels/ct_kernels.c

@@ -427,6 +427,12 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d",
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
 		 (double)CT_LN_EPS, CT_CLIP_CHUNK);
+	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
+		size_t used = strlen(options);
+
+		snprintf(options + used, sizeof(options) - used, " %s",
+			 getenv("CT_OCL_TEST_OPTIONS"));
+	}
 	if (cache_dir == NULL)
 		default_cache_dir(dir, sizeof(dir));
 	else
