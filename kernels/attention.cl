@@ -11,34 +11,50 @@
  *
  * Forward keeps per query row the softmax max and sum (stat (B,NH,T,2));
  * backward recomputes each probability from them. Every dot product is one
- * fma chain in increasing channel order; four of them (four keys, or four
- * queries) run side by side in the lanes of a float4, each lane its own
- * chain, so vectorising changes no result. Accumulators over keys or
+ * fma chain in increasing channel order; 32 of them (32 keys, or 32
+ * queries) run side by side in the lanes of two float16s, each lane its own
+ * chain, so vectorising changes no result. For that the keys, values,
+ * queries and output gradients are first transposed to (B,NH,hs,T)
+ * (ct_attn_tr, scratch of the launcher). Accumulators over keys or
  * queries are kept in private arrays of CT_ATT_CH channels; heads wider than
  * that are done CT_ATT_CH channels at a time (recomputing the scores).
  */
 
 #define CT_ATT_CH 64
 
-/* Raw dots of x (hs) with rows r0 + (j + l) * stride for lanes l < n
- * (n <= 4; missing lanes repeat the last row and are ignored). */
-static inline float4 ct_att_dot4(const __global float *x, const __global float *r0,
-				 size_t stride, int j, int n, int hs)
+/* dst (B,NH,hs,T) = the head-major transpose of the channels c0..c0+C-1
+ * of src rows (B*T rows of ld floats): dst[((b*NH+h)*hs + i)*T + t] =
+ * src[(b*T+t)*ld + c0 + h*hs + i]. One work-item per (t, b*C + c). The
+ * score dots read keys (or queries) 32 at a time from it. */
+__kernel void ct_attn_tr(CT_BUF(__global, dst), CT_BUF(const __global, src), int ld,
+			 int B, int T, int C)
 {
-	const __global float *a = r0 + (size_t)j * stride;
-	const __global float *b = r0 + (size_t)(j + min(1, n - 1)) * stride;
-	const __global float *c = r0 + (size_t)(j + min(2, n - 1)) * stride;
-	const __global float *d = r0 + (size_t)(j + min(3, n - 1)) * stride;
-	float4 acc = (float4)(0.0f);
+	int t = get_global_id(0), bc = get_global_id(1);
+	int b = bc / C, c = bc % C;
 
-	for (int i = 0; i < hs; i++)
-		acc = fma((float4)(x[i]), (float4)(a[i], b[i], c[i], d[i]), acc);
-	return acc;
+	if (t >= T || bc >= B * C)
+		return;
+	CT_AT(dst); CT_AT(src);
+	dst[((size_t)b * C + c) * T + t] = src[((size_t)b * T + t) * ld + c];
 }
 
-static inline float ct_att_lane(float4 v, int l)
+/* Raw dots of x (hs) with the 32 columns j..j+31 of rowsT (hs rows of T
+ * floats, padded: columns past T are read and ignored): lanes are
+ * independent fma chains in increasing i, the reference's chain. */
+static inline void ct_att_dot32(float *s, const __global float *x,
+				const __global float *rowsT, int T, int j, int hs)
 {
-	return l == 0 ? v.s0 : l == 1 ? v.s1 : l == 2 ? v.s2 : v.s3;
+	float16 a0 = (float16)(0.0f), a1 = (float16)(0.0f);
+
+	for (int i = 0; i < hs; i++) {
+		const __global float *r = rowsT + (size_t)i * T + j;
+		float16 xi = (float16)(x[i]);
+
+		a0 = fma(xi, vload16(0, r), a0);
+		a1 = fma(xi, vload16(0, r + 16), a1);
+	}
+	vstore16(a0, 0, s);
+	vstore16(a1, 0, s + 16);
 }
 
 static inline float ct_att_scale(int hs)
@@ -50,32 +66,32 @@ static inline float ct_att_scale(int hs)
 
 /* One work-item per (t, b*NH + h): out[b,t,h*hs..] and stat of the row. */
 __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
-			  CT_BUF(const __global, qkv), int B, int T, int C, int NH)
+			  CT_BUF(const __global, qkv), CT_BUF(const __global, kT),
+			  int B, int T, int C, int NH)
 {
 	int t = get_global_id(0), bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q, *base;
-	float scale = ct_att_scale(hs), mx = 0.0f, sum = 0.0f;
+	const __global float *q, *base, *kt;
+	float scale = ct_att_scale(hs), mx = 0.0f, sum = 0.0f, s[32];
 
 	if (t >= T || bh >= B * NH)
 		return;
-	CT_AT(out); CT_AT(stat); CT_AT(qkv);
+	CT_AT(out); CT_AT(stat); CT_AT(qkv); CT_AT(kT);
 	base = qkv + (size_t)b * T * C3 + h * hs;
 	q = base + (size_t)t * C3;
-	for (int j = 0; j <= t; j += 4) {
-		float4 s = ct_att_dot4(q, base + C, C3, j, min(4, t + 1 - j), hs);
-
-		for (int l = 0; l < 4 && j + l <= t; l++) {
-			float x = ct_att_lane(s, l) * scale;
+	kt = kT + (size_t)bh * hs * T;
+	for (int j = 0; j <= t; j += 32) {
+		ct_att_dot32(s, q, kt, T, j, hs);
+		for (int l = 0; l < 32 && j + l <= t; l++) {
+			float x = s[l] * scale;
 
 			mx = (j + l == 0 || x > mx) ? x : mx;
 		}
 	}
-	for (int j = 0; j <= t; j += 4) {
-		float4 s = ct_att_dot4(q, base + C, C3, j, min(4, t + 1 - j), hs);
-
-		for (int l = 0; l < 4 && j + l <= t; l++)
-			sum = sum + ct_expf(ct_att_lane(s, l) * scale - mx);
+	for (int j = 0; j <= t; j += 32) {
+		ct_att_dot32(s, q, kt, T, j, hs);
+		for (int l = 0; l < 32 && j + l <= t; l++)
+			sum = sum + ct_expf(s[l] * scale - mx);
 	}
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
@@ -83,11 +99,10 @@ __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
 
 		for (int i = 0; i < nc; i++)
 			acc[i] = 0.0f;
-		for (int j = 0; j <= t; j += 4) {
-			float4 s = ct_att_dot4(q, base + C, C3, j, min(4, t + 1 - j), hs);
-
-			for (int l = 0; l < 4 && j + l <= t; l++) {
-				float a = ct_expf(ct_att_lane(s, l) * scale - mx) / sum;
+		for (int j = 0; j <= t; j += 32) {
+			ct_att_dot32(s, q, kt, T, j, hs);
+			for (int l = 0; l < 32 && j + l <= t; l++) {
+				float a = ct_expf(s[l] * scale - mx) / sum;
 				const __global float *v = base + (size_t)(j + l) * C3 + 2 * C + c0;
 
 				for (int i = 0; i < nc; i++)
@@ -105,30 +120,29 @@ __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
  * dot[bh,t] = sum over t2 <= t of fma(att[t,t2], da[t,t2], acc). */
 __kernel void ct_attn_bwd_dot(CT_BUF(__global, dot), CT_BUF(const __global, dout),
 			      CT_BUF(const __global, qkv), CT_BUF(const __global, stat),
-			      int B, int T, int C, int NH)
+			      CT_BUF(const __global, tr), int B, int T, int C, int NH)
 {
 	int t = get_global_id(0), bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q, *dy, *base;
-	float scale = ct_att_scale(hs), mx, sum, acc = 0.0f;
+	const __global float *q, *dy, *kt, *vt;
+	float scale = ct_att_scale(hs), mx, sum, acc = 0.0f, s[32], da[32];
 
 	if (t >= T || bh >= B * NH)
 		return;
-	CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat);
-	base = qkv + (size_t)b * T * C3 + h * hs;
-	q = base + (size_t)t * C3;
+	CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
+	q = qkv + ((size_t)b * T + t) * C3 + h * hs;
 	dy = dout + ((size_t)b * T + t) * C + h * hs;
+	kt = tr + (size_t)bh * hs * T;			/* k^T, then v^T */
+	vt = kt + (size_t)B * C * T;
 	mx = stat[((size_t)bh * T + t) * 2];
 	sum = stat[((size_t)bh * T + t) * 2 + 1];
-	for (int j = 0; j <= t; j += 4) {
-		int n = min(4, t + 1 - j);
-		float4 s = ct_att_dot4(q, base + C, C3, j, n, hs);
-		float4 da = ct_att_dot4(dy, base + 2 * C, C3, j, n, hs);
+	for (int j = 0; j <= t; j += 32) {
+		ct_att_dot32(s, q, kt, T, j, hs);
+		ct_att_dot32(da, dy, vt, T, j, hs);
+		for (int l = 0; l < 32 && j + l <= t; l++) {
+			float a = ct_expf(s[l] * scale - mx) / sum;
 
-		for (int l = 0; l < n; l++) {
-			float a = ct_expf(ct_att_lane(s, l) * scale - mx) / sum;
-
-			acc = fma(a, ct_att_lane(da, l), acc);
+			acc = fma(a, da[l], acc);
 		}
 	}
 	dot[(size_t)bh * T + t] = acc;
@@ -151,20 +165,23 @@ static inline float ct_att_g(float s, float da, float mx, float sum, float dot,
  * t2 <= t of fma(g[t,t2], k[t2,i], acc). */
 __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			     CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
-			     CT_BUF(const __global, stat), int B, int T, int C, int NH)
+			     CT_BUF(const __global, stat), CT_BUF(const __global, tr),
+			     int B, int T, int C, int NH)
 {
 	int t = get_global_id(0), bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q, *dy, *base;
-	float scale = ct_att_scale(hs), mx, sum, dt;
+	const __global float *q, *dy, *base, *kt, *vt;
+	float scale = ct_att_scale(hs), mx, sum, dt, s[32], da[32];
 	size_t row;
 
 	if (t >= T || bh >= B * NH)
 		return;
-	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat);
+	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
 	base = qkv + (size_t)b * T * C3 + h * hs;
 	q = base + (size_t)t * C3;
 	dy = dout + ((size_t)b * T + t) * C + h * hs;
+	kt = tr + (size_t)bh * hs * T;
+	vt = kt + (size_t)B * C * T;
 	row = (size_t)bh * T + t;
 	mx = stat[row * 2];
 	sum = stat[row * 2 + 1];
@@ -176,14 +193,11 @@ __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot)
 
 		for (int i = 0; i < nc; i++)
 			acc[i] = 0.0f;
-		for (int j = 0; j <= t; j += 4) {
-			int n = min(4, t + 1 - j);
-			float4 s = ct_att_dot4(q, base + C, C3, j, n, hs);
-			float4 da = ct_att_dot4(dy, base + 2 * C, C3, j, n, hs);
-
-			for (int l = 0; l < n; l++) {
-				float a, g = ct_att_g(ct_att_lane(s, l), ct_att_lane(da, l),
-						      mx, sum, dt, scale, &a);
+		for (int j = 0; j <= t; j += 32) {
+			ct_att_dot32(s, q, kt, T, j, hs);
+			ct_att_dot32(da, dy, vt, T, j, hs);
+			for (int l = 0; l < 32 && j + l <= t; l++) {
+				float a, g = ct_att_g(s[l], da[l], mx, sum, dt, scale, &a);
 				const __global float *k = base + (size_t)(j + l) * C3 + C + c0;
 
 				for (int i = 0; i < nc; i++)
@@ -200,22 +214,24 @@ __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot)
  * q[t,i], acc) and fma(att[t,t2], dout[t,i], acc). */
 __kernel void ct_attn_bwd_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			      CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
-			      CT_BUF(const __global, stat), int B, int T, int C, int NH)
+			      CT_BUF(const __global, stat), CT_BUF(const __global, tr),
+			      int B, int T, int C, int NH)
 {
 	int t2 = get_global_id(0), bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *k, *v, *base, *dyb;
-	const __global float *st;
-	float scale = ct_att_scale(hs);
+	const __global float *k, *v, *base, *dyb, *st, *qt, *dt;
+	float scale = ct_att_scale(hs), s[32], da[32];
 
 	if (t2 >= T || bh >= B * NH)
 		return;
-	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat);
+	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
 	base = qkv + (size_t)b * T * C3 + h * hs;
 	k = base + (size_t)t2 * C3 + C;
 	v = base + (size_t)t2 * C3 + 2 * C;
 	dyb = dout + (size_t)b * T * C + h * hs;
 	st = stat + (size_t)bh * T * 2;
+	qt = tr + (size_t)2 * B * C * T + (size_t)bh * hs * T;	/* q^T, then dout^T */
+	dt = qt + (size_t)B * C * T;
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
 		float ak[CT_ATT_CH], av[CT_ATT_CH];
@@ -225,21 +241,17 @@ __kernel void ct_attn_bwd_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot
 			ak[i] = 0.0f;
 			av[i] = 0.0f;
 		}
-		for (int j = t2; j < T; j += 4) {
-			int n = min(4, T - j);
-			float4 s = ct_att_dot4(k, base, C3, j, n, hs);
-			float4 da = ct_att_dot4(v, dyb, C, j, n, hs);
-
-			for (int l = 0; l < n; l++) {
-				size_t r = (size_t)bh * T + j + l;
-				float a, g = ct_att_g(ct_att_lane(s, l), ct_att_lane(da, l),
-						      st[(j + l) * 2], st[(j + l) * 2 + 1],
-						      dot[r], scale, &a);
-				const __global float *qt = base + (size_t)(j + l) * C3 + c0;
+		for (int j = t2; j < T; j += 32) {
+			ct_att_dot32(s, k, qt, T, j, hs);
+			ct_att_dot32(da, v, dt, T, j, hs);
+			for (int l = 0; l < 32 && j + l < T; l++) {
+				float a, g = ct_att_g(s[l], da[l], st[(j + l) * 2], st[(j + l) * 2 + 1],
+						      dot[(size_t)bh * T + j + l], scale, &a);
+				const __global float *qq = base + (size_t)(j + l) * C3 + c0;
 				const __global float *dy = dyb + (size_t)(j + l) * C + c0;
 
 				for (int i = 0; i < nc; i++) {
-					ak[i] = fma(g, qt[i], ak[i]);
+					ak[i] = fma(g, qq[i], ak[i]);
 					av[i] = fma(a, dy[i], av[i]);
 				}
 			}

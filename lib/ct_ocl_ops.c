@@ -45,6 +45,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATTN_BWD_DOT] = "ct_attn_bwd_dot",
 	[CT_K_ATTN_BWD_DQ] = "ct_attn_bwd_dq",
 	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
+	[CT_K_ATTN_TR] = "ct_attn_tr",
 };
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -102,6 +103,8 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		clReleaseMemObject(ops->clip_res);
 	if (ops->ce_stat != NULL)
 		clReleaseMemObject(ops->ce_stat);
+	if (ops->att_tr != NULL)
+		clReleaseMemObject(ops->att_tr);
 	if (ops->accb != NULL)
 		clReleaseMemObject(ops->accb);
 	memset(ops, 0, sizeof(*ops));
@@ -501,27 +504,69 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 	return rc;
 }
 
+/* Transpose the channels at src (B*T rows of ld floats, C of them) into
+ * block `blk` of ops->att_tr, (B,NH,hs,T) each; the scratch holds
+ * `nblk` blocks plus 32 floats of padding (read by the last 32-key dots). */
+static int att_tr(struct ct_ocl_ops *ops, int blk, int nblk, struct ct_dten src, int ld,
+		  int B, int T, int C)
+{
+	size_t per = (size_t)B * C * T;
+	int rc = grow(ops, &ops->att_tr, &ops->att_tr_floats, (size_t)nblk * per + 32);
+
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_TR, "ttiiii", ct_dten_at(ops->att_tr, blk * per), src,
+			      ld, B, T, C);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_TR, (size_t)T, (size_t)B * C);
+	return rc;
+}
+
+static struct ct_dten dten_plus(struct ct_dten t, size_t off)
+{
+	return ct_dten_at(t.mem, t.off + off);
+}
+
 int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
 				       struct ct_dten stat, struct ct_dten qkv,
 				       int B, int T, int C, int NH)
 {
-	RUN(CT_K_ATTN_FWD, T, B * NH, "tttiiii", out, stat, qkv, B, T, C, NH);
+	int rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
+
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
+			      ct_dten_at(ops->att_tr, 0), B, T, C, NH);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_FWD, (size_t)T, (size_t)B * NH);
+	return rc;
 }
 
-/* Three passes: the rows' dot (needed by every g), then dq by query rows,
- * then dk and dv by key rows (each chain in the reference's order). */
+/* Transposes (k, v, q, dout), then three passes: the rows' dot (needed by
+ * every g), dq by query rows, dk and dv by key rows (each chain in the
+ * reference's order). */
 int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 					struct ct_dten dot, struct ct_dten dout,
 					struct ct_dten qkv, struct ct_dten stat,
 					int B, int T, int C, int NH)
 {
+	struct ct_dten tr;
 	int rc;
 
-	rc = ocl_args(ops, CT_K_ATTN_BWD_DOT, "ttttiiii", dot, dout, qkv, stat, B, T, C, NH);
+	rc = att_tr(ops, 0, 4, dten_plus(qkv, C), 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 1, 4, dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 2, 4, qkv, 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 3, 4, dout, C, B, T, C);
+	tr = ct_dten_at(ops->att_tr, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_BWD_DOT, "tttttiiii", dot, dout, qkv, stat, tr,
+			      B, T, C, NH);
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_ATTN_BWD_DOT, (size_t)T, (size_t)B * NH);
 	for (int id = CT_K_ATTN_BWD_DQ; id <= CT_K_ATTN_BWD_DKV && rc == 0; id++) {
-		rc = ocl_args(ops, id, "tttttiiii", dqkv, dot, dout, qkv, stat, B, T, C, NH);
+		rc = ocl_args(ops, id, "ttttttiiii", dqkv, dot, dout, qkv, stat, tr,
+			      B, T, C, NH);
 		if (rc == 0)
 			rc = ocl_run(ops, id, (size_t)T, (size_t)B * NH);
 	}

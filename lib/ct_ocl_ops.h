@@ -67,6 +67,7 @@ enum ct_ocl_kid {
 	CT_K_ATTN_BWD_DOT,
 	CT_K_ATTN_BWD_DQ,
 	CT_K_ATTN_BWD_DKV,
+	CT_K_ATTN_TR,
 	CT_K_COUNT
 };
 
@@ -85,6 +86,8 @@ struct ct_ocl_ops {
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
 	cl_mem ce_stat;			/* softmax row max and sum (2*BT) */
 	size_t ce_stat_floats;
+	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
+	size_t att_tr_floats;
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;

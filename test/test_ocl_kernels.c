@@ -309,6 +309,8 @@ static void test_attention_recompute(void **state)
 	check_attention_recompute(1, 10, 15, 5);	/* hs = 3 */
 	check_attention_recompute(2, 11, 130, 1);	/* hs = 130: 64-channel pieces */
 	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, T past 64 */
+	check_attention_recompute(2, 33, 32, 2);	/* one past a 32-key block */
+	check_attention_recompute(1, 64, 64, 1);	/* whole blocks only */
 }
 
 /* ---- elementwise ----------------------------------------------------------- */
