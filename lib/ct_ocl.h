@@ -89,7 +89,8 @@ struct ct_ocl {
  * kernel program with CT_OCL_BUILD_OPTIONS plus the blocking of the matmul
  * kernel chosen for the device's type (as -D options; the environment
  * variable CT_OCL_MM="R,VW,NV" overrides it for tuning: blocking never
- * changes results). cache_dir: directory for program binaries, NULL
+ * changes results; CT_OCL_TEST_OPTIONS appends build options, for tests
+ * that build deliberately non-conforming variants). cache_dir: directory for program binaries, NULL
  * for the default ($CTUNE_KERNEL_CACHE if set, else $XDG_CACHE_HOME or
  * ~/.cache, then /crowdtune/kernels), "" for no cache. On success *out is owned by the caller (ct_ocl_close).
  * Returns 0, CT_EINVAL (bad spec), CT_ENOTFOUND (no such device), CT_ECL
