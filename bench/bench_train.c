@@ -5,7 +5,7 @@
  * NH=12), both with GPT-2's vocabulary, random init.
  *
  *   bench/bench_train [--config small|124m|all] [--batch B] [--seq T]
- *                     [--steps N] [--device D]... [--check]
+ *                     [--steps N] [--device D]... [--check] [--compare [R]]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -14,7 +14,13 @@
  * the peak resident memory of the process that ran it (each run is a child
  * process; on PoCL the device memory is host memory, so this is the
  * device's peak plus the host copy of the weights) and the largest single
- * OpenCL buffer (0 for cpu). --check also compares the weights after the
+ * OpenCL buffer (0 for cpu).
+ *
+ * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
+ * eager fp32; needs python3-torch, which nothing else needs) on the same
+ * checkpoint and batches, written to a temporary directory: each round runs
+ * every device, then PyTorch, back to back, and prints PyTorch's ms/step
+ * over each device's (the ratio > 1: crowdtune faster). --check also compares the weights after the
  * steps between the devices (bit for bit). Defaults: all configs, B=4,
  * T=64, 3 steps, devices cpu and opencl.
  */
@@ -33,6 +39,7 @@
 #include "ct_time.h"
 #include "ct_log.h"
 #include "ct_ocl.h"
+#include "ct_tokens.h"
 
 struct bcfg {
 	const char *name;
@@ -56,6 +63,8 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 }
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
+static double *last_ms;	/* shared with the child: its ms/step */
+
 static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	       const uint16_t *tok, int B, int T, int steps, float *params_out)
 {
@@ -89,6 +98,8 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		struct rusage ru;
 		size_t largest = 0;
 
+		if (last_ms != NULL)
+			*last_ms = dt * 1e3;
 		getrusage(RUSAGE_SELF, &ru);
 		ct_ocl_alloc_stats(NULL, &largest);
 		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f\n",
@@ -137,8 +148,67 @@ static float *shared_floats(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* One PyTorch run on the checkpoint and tokens in dir; *ms its ms/step
+ * (0 when it could not run). */
+static void torch_run(const char *dir, int B, int T, int steps, double *ms)
+{
+	char cmd[8192], line[256];
+	FILE *f;
+
+	*ms = 0.0;
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d 2>&1",
+		 CT_TORCH_SCRIPT, dir, dir, B, T, steps);
+	f = popen(cmd, "r");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "torch ms/step %lf", ms) != 1)
+			fprintf(stderr, "torch: %s", line);
+	pclose(f);
+}
+
+/* --compare: rounds of (every device, then PyTorch), with the ratios. */
+static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+		   size_t ntok, char **devs, int ndev, int B, int T, int steps, int rounds)
+{
+	char dir[] = "/tmp/bench_train.XXXXXX", path[64];
+	double ms[8], tms;
+	int rc = 0;
+
+	if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+		printf("%-6s torch    (not run: python3-torch is not installed)\n", c->name);
+		return 0;
+	}
+	if (mkdtemp(dir) == NULL)
+		return ct_error(CT_EIO, "mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/model.bin", dir);
+	rc = ct_gpt2_save(path, &c->cfg, m->params);
+	snprintf(path, sizeof(path), "%s/tokens.bin", dir);
+	if (rc == 0)
+		rc = ct_tokens_save(path, tok, ntok);
+	for (int r = 0; rc == 0 && r < rounds; r++) {
+		for (int d = 0; rc == 0 && d < ndev; d++) {
+			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL);
+			ms[d] = *last_ms;
+		}
+		torch_run(dir, B, T, steps, &tms);
+		printf("%-6s torch    %3d %4d %10.1f %10.0f   round %d:", c->name, B, T, tms,
+		       tms > 0 ? B * T / (tms / 1e3) : 0.0, r + 1);
+		for (int d = 0; rc == 0 && d < ndev; d++)
+			printf("  torch/%s %.2fx", devs[d], tms / ms[d]);
+		printf("\n");
+		fflush(stdout);
+	}
+	snprintf(path, sizeof(path), "%s/model.bin", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/tokens.bin", dir);
+	unlink(path);
+	rmdir(dir);
+	return rc;
+}
+
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
-			int steps, int check)
+			int steps, int check, int rounds)
 {
 	struct ct_gpt2 m;
 	uint16_t *tok = NULL;
@@ -164,6 +234,8 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		if (rc == 0)
 			rc = run(c, devs[d], m.params, tok, B, T, steps, out[d]);
 	}
+	if (rc == 0 && rounds > 0)
+		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
 	for (int d = 1; rc == 0 && check && d < ndev; d++)
 		printf("%-6s weights %s vs %s: %s\n", c->name, devs[0], devs[d],
 		       memcmp(out[0], out[d], m.lay.total * sizeof(float)) == 0 ?
@@ -185,13 +257,15 @@ int main(int argc, char **argv)
 		{ "steps", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "compare", optional_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *devs[8], *def[2] = { "cpu", "opencl" };
 	const char *which = "all";
-	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, c, rc = 0;
+	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, rounds = 0, c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:B:T:n:d:k", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': which = optarg; break;
 		case 'B': B = atoi(optarg); break;
@@ -199,9 +273,15 @@ int main(int argc, char **argv)
 		case 'n': steps = atoi(optarg); break;
 		case 'd': if (ndev < 8) devs[ndev++] = optarg; break;
 		case 'k': check = 1; break;
+		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
+		case 'h':
+			printf("usage: %s [--config small|124m|all] [--batch B] [--seq T] "
+			       "[--steps N] [--device D]... [--check] [--compare[=R]]\n", argv[0]);
+			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|all] [--batch B] "
-				"[--seq T] [--steps N] [--device D]... [--check]\n", argv[0]);
+				"[--seq T] [--steps N] [--device D]... [--check] [--compare[=R]]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -210,7 +290,15 @@ int main(int argc, char **argv)
 		devs[1] = def[1];
 		ndev = 2;
 	}
-	if (B < 1 || T < 1 || T > 1024 || steps < 1) {
+	last_ms = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (last_ms == MAP_FAILED)
+		last_ms = NULL;
+	if (rounds > 0 && last_ms == NULL) {
+		fprintf(stderr, "bench_train: no shared memory for --compare\n");
+		return 1;
+	}
+	if (B < 1 || T < 1 || T > 1024 || steps < 1 || rounds < 0) {
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
@@ -218,7 +306,7 @@ int main(int argc, char **argv)
 	       "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "peakMiB", "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
-			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check);
+			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check, rounds);
 	if (rc < 0)
 		fprintf(stderr, "bench_train: %s\n", ct_errmsg(rc));
 	return rc < 0 ? 1 : 0;

@@ -12,7 +12,9 @@ bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_kernels_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 noinst_PROGRAMS += bench/bench_train
 bench_bench_train_SOURCES = bench/bench_train.c
-bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) \
+	-DCT_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/torch_train.py"'
+EXTRA_DIST += bench/torch_train.py
 bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 include bench/corpus.mk
 include bench/lofi.mk
