@@ -8,7 +8,8 @@ CT_CL_FILES = \
 	kernels/ct_math.clh \
 	kernels/matmul.cl \
 	kernels/layers.cl \
-	kernels/attention.cl
+	kernels/attention.cl \
+	kernels/mm_tiled.cl
 
 lib_libctune_a_SOURCES += \
 	lib/ct_ocl.c lib/ct_ocl.h \

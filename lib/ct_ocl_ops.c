@@ -46,6 +46,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATTN_BWD_DQ] = "ct_attn_bwd_dq",
 	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
 	[CT_K_ATTN_TR] = "ct_attn_tr",
+	[CT_K_MM_TILED] = "ct_mm_tiled",
 };
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -68,6 +69,14 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 		if (rc == 0 && clGetKernelInfo(ops->k[i], CL_KERNEL_NUM_ARGS, sizeof(cl_uint),
 					       &ops->nargs[i], NULL) != CL_SUCCESS)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
+	}
+	if (rc == 0) {	/* tiles of 16 x 16 work-items: needs groups of 256 */
+		const char *t = getenv("CT_OCL_MM_TILED");
+
+		ops->mm_tiled = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
+			: ocl->info.type != CT_OCL_TYPE_CPU;
+		if (ops->wg_max[CT_K_MM_TILED] < 256)
+			ops->mm_tiled = 0;
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -309,10 +318,40 @@ struct mm_args {
 	int M, N, K;
 };
 
-/* Run one product. When B's rows are contiguous (sn == 1) the kernel reads
- * B in place and only a last partial panel is packed; otherwise all of B is
- * packed into panels. Long k ranges run in pieces. */
+static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
+
+/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, local 16 x 16. */
+static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
+{
+	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
+	size_t g[2] = { ((size_t)a->N + 15) / 16 * 16, ((size_t)a->M + 15) / 16 * 16 };
+	size_t l[2] = { 16, 16 };
+	int rc;
+
+	if (a->M <= 0 || a->N <= 0)
+		return 0;
+	rc = ocl_args(ops, CT_K_MM_TILED, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
+		      a->sk, a->sn, bias, a->has_bias, a->bias_row, a->out, a->som, a->son,
+		      a->M, a->N, a->K, a->accumulate);
+	if (rc == 0)
+		rc = ct_ocl_check(clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[CT_K_MM_TILED],
+							 2, NULL, g, l, 0, NULL, NULL),
+				  "ct_mm_tiled");
+	return rc;
+}
+
+/* Run one product (tiled or register-blocked: the same bits). */
 static int mm_run(struct ct_ocl_ops *ops, const struct mm_args *a)
+{
+	if (ops->mm_tiled)
+		return mm_tiled_run(ops, a);
+	return mm_run_blocked(ops, a);
+}
+
+/* The register-blocked kernel. When B's rows are contiguous (sn == 1) it
+ * reads B in place and only a last partial panel is packed; otherwise all
+ * of B is packed into panels. Long k ranges run in pieces. */
+static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
 	size_t pw = (size_t)o->mm_vw * o->mm_nv;

@@ -13,6 +13,8 @@
  *   CT_OCL_MM="R,VW,NV"  matmul register block (ct_ocl.h)
  *   CT_OCL_KC=N          k-piece length of long matmul reductions
  *   CT_OCL_FWD=n|t       forward matmul as out or as out^T
+ *   CT_OCL_MM_TILED=0|1  matmuls through the local-memory tiled kernel
+ *                        (default: on GPUs and accelerators, off on CPUs)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the
@@ -68,6 +70,7 @@ enum ct_ocl_kid {
 	CT_K_ATTN_BWD_DQ,
 	CT_K_ATTN_BWD_DKV,
 	CT_K_ATTN_TR,
+	CT_K_MM_TILED,
 	CT_K_COUNT
 };
 
@@ -88,6 +91,7 @@ struct ct_ocl_ops {
 	size_t ce_stat_floats;
 	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
 	size_t att_tr_floats;
+	int mm_tiled;			/* matmuls through ct_mm_tiled (see ct_ocl_ops_init) */
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;

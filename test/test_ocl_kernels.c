@@ -154,6 +154,26 @@ static void test_matmul_kpieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
+/* The local-memory tiled kernel (the GPU default) gives the same bits, in
+ * every form; on a device whose groups cannot hold 16 x 16 work-items it is
+ * never used (nothing to test). */
+static void test_matmul_tiled(void **state)
+{
+	(void)state;
+	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >= 256;
+	if (!ops.mm_tiled)
+		skip();
+	check_matmul(1, 1, 1, 1);
+	check_matmul(37, 45, 70, 1);
+	check_matmul(16, 32, 48, 0);	/* whole tiles */
+	check_matmul(13, 200, 161, 1);
+	check_matmul(300, 20, 30, 1);
+	setenv("CT_OCL_FWD", "t", 1);
+	check_matmul(37, 45, 70, 1);
+	unsetenv("CT_OCL_FWD");
+	ops.mm_tiled = 0;
+}
+
 /* ---- encoder --------------------------------------------------------------- */
 
 static void test_encoder(void **state)
@@ -497,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_matmul_kpieces),
 		cmocka_unit_test(test_matmul_forms),
+		cmocka_unit_test(test_matmul_tiled),
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
