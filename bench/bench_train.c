@@ -11,16 +11,19 @@
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
  * ct_gpt2_flops_per_token), the process CPU time per step (all
  * threads: on a shared machine the wall clock depends on the neighbours),
- * the peak resident memory of the process that ran it (each run is a child
- * process; on PoCL the device memory is host memory, so this is the
- * device's peak plus the host copy of the weights) and the largest single
- * OpenCL buffer (0 for cpu).
+ * the peak resident memory of the process that ran it (rssMiB: each run is
+ * a child process; on PoCL the device memory is host memory, so this is
+ * the device's peak plus the host copies and the OpenCL runtime), the
+ * OpenCL buffers allocated (devMiB: every ct_ocl_alloc, scratch regrowth
+ * counted twice, so an upper bound of the device memory) and the largest
+ * single OpenCL buffer (bufMiB; both 0 for cpu).
  *
  * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
  * eager fp32; needs python3-torch, which nothing else needs) on the same
  * checkpoint and batches, written to a temporary directory: each round runs
  * every device, then PyTorch, back to back, and prints PyTorch's ms/step
- * over each device's (the ratio > 1: crowdtune faster). --check also compares the weights after the
+ * over each device's (the ratio > 1: crowdtune faster). --check also
+ * compares the weights after the
  * steps between the devices (bit for bit). Defaults: all configs, B=4,
  * T=64, 3 steps, devices cpu and opencl.
  */
@@ -93,19 +96,20 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		rc = ops->step(be, tok + (size_t)s * B * T, tok + (size_t)s * B * T + 1, &a, &loss);
 	}
 	if (rc == 0) {
+		struct rusage ru;
+		size_t largest = 0, total = 0;
+
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
-		struct rusage ru;
-		size_t largest = 0;
-
 		if (last_ms != NULL)
 			*last_ms = dt * 1e3;
 		getrusage(RUSAGE_SELF, &ru);
-		ct_ocl_alloc_stats(NULL, &largest);
-		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f\n",
+		ct_ocl_alloc_stats(&total, &largest);
+		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
 		       c->name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
-		       (double)loss, ru.ru_maxrss / 1024.0, largest / 1048576.0);
+		       (double)loss, ru.ru_maxrss / 1024.0, total / 1048576.0,
+		       largest / 1048576.0);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
@@ -302,8 +306,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s\n", "config", "device", "B",
-	       "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "peakMiB", "bufMiB");
+	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
+	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
+	       "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
 			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check, rounds);
