@@ -14,8 +14,7 @@
  * the peak resident memory of the process that ran it (rssMiB: each run is
  * a child process; on PoCL the device memory is host memory, so this is
  * the device's peak plus the host copies and the OpenCL runtime), the
- * OpenCL buffers allocated (devMiB: every ct_ocl_alloc, scratch regrowth
- * counted twice, so an upper bound of the device memory) and the largest
+ * peak of the OpenCL buffers live at once (devMiB) and the largest
  * single OpenCL buffer (bufMiB; both 0 for cpu).
  *
  * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
@@ -97,18 +96,18 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	}
 	if (rc == 0) {
 		struct rusage ru;
-		size_t largest = 0, total = 0;
+		size_t largest = 0, peak = 0;
 
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
 		if (last_ms != NULL)
 			*last_ms = dt * 1e3;
 		getrusage(RUSAGE_SELF, &ru);
-		ct_ocl_alloc_stats(&total, &largest);
+		ct_ocl_alloc_stats(&peak, &largest);
 		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
 		       c->name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
-		       (double)loss, ru.ru_maxrss / 1024.0, total / 1048576.0,
+		       (double)loss, ru.ru_maxrss / 1024.0, peak / 1048576.0,
 		       largest / 1048576.0);
 		fflush(stdout);
 	}

@@ -57,6 +57,51 @@ static inline void ct_att_dot32(float *s, const __global float *x,
 	vstore16(a1, 0, s + 16);
 }
 
+/* ct_expf (ct_math.clh) on 16 lanes: the same statements in the same
+ * order on every lane, the branches as selects, so each lane has exactly
+ * the bits of the scalar function. */
+static inline float16 ct_expf16(float16 x)
+{
+	float16 t, k, r, p, y;
+	int16 n, big;
+
+	t = x * 1.4426950216293335f;
+	k = t + 12582912.0f;
+	k = k - 12582912.0f;
+	n = convert_int16_sat(k);
+	r = fma(-k, (float16)(0.6931471824645996f), x);
+	r = fma(-k, (float16)(-1.9046542121259336e-09f), r);
+	p = (float16)(2.480158764e-05f);
+	p = fma(p, r, (float16)(1.984127011e-04f));
+	p = fma(p, r, (float16)(1.388888923e-03f));
+	p = fma(p, r, (float16)(8.333333768e-03f));
+	p = fma(p, r, (float16)(4.166666791e-02f));
+	p = fma(p, r, (float16)(1.666666716e-01f));
+	p = fma(p, r, (float16)(0.5f));
+	p = fma(p, r, (float16)(1.0f));
+	p = fma(p, r, (float16)(1.0f));
+	big = n > 127;
+	p = select(p, p * 2.0f, big);
+	n = select(n, n - 1, big);
+	n = clamp(n, -127, 128);		/* only lanes replaced below leave [-126, 127] */
+	y = p * as_float16((n + 127) << 23);
+	y = select(y, (float16)(0.0f), y < CT_FLT_MIN);
+	y = select(y, (float16)(0.0f), x < -87.3365478515625f);
+	y = select(y, as_float16((int16)(CT_INF_BITS)), x > 88.72283935546875f);
+	return select(y, x + x, isnan(x));
+}
+
+/* p[l] = ct_expf(s[l] * scale - mx) / sum for 32 lanes (div: 0 = e only). */
+static inline void ct_att_probs32(float *pr, const float *s, float scale, float mx,
+				  float sum, int div)
+{
+	for (int h = 0; h < 32; h += 16) {
+		float16 e = ct_expf16(vload16(0, s + h) * scale - mx);
+
+		vstore16(div ? e / sum : e, 0, pr + h);
+	}
+}
+
 static inline float ct_att_scale(int hs)
 {
 	float s = sqrt((float)hs);
@@ -90,8 +135,9 @@ __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
 	}
 	for (int j = 0; j <= t; j += 32) {
 		ct_att_dot32(s, q, kt, T, j, hs);
+		ct_att_probs32(s, s, scale, mx, 1.0f, 0);
 		for (int l = 0; l < 32 && j + l <= t; l++)
-			sum = sum + ct_expf(s[l] * scale - mx);
+			sum = sum + s[l];
 	}
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
@@ -101,8 +147,9 @@ __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
 			acc[i] = 0.0f;
 		for (int j = 0; j <= t; j += 32) {
 			ct_att_dot32(s, q, kt, T, j, hs);
+			ct_att_probs32(s, s, scale, mx, sum, 1);
 			for (int l = 0; l < 32 && j + l <= t; l++) {
-				float a = ct_expf(s[l] * scale - mx) / sum;
+				float a = s[l];
 				const __global float *v = base + (size_t)(j + l) * C3 + 2 * C + c0;
 
 				for (int i = 0; i < nc; i++)
@@ -139,26 +186,40 @@ __kernel void ct_attn_bwd_dot(CT_BUF(__global, dot), CT_BUF(const __global, dout
 	for (int j = 0; j <= t; j += 32) {
 		ct_att_dot32(s, q, kt, T, j, hs);
 		ct_att_dot32(da, dy, vt, T, j, hs);
-		for (int l = 0; l < 32 && j + l <= t; l++) {
-			float a = ct_expf(s[l] * scale - mx) / sum;
-
-			acc = fma(a, da[l], acc);
-		}
+		ct_att_probs32(s, s, scale, mx, sum, 1);
+		for (int l = 0; l < 32 && j + l <= t; l++)
+			acc = fma(s[l], da[l], acc);
 	}
 	dot[(size_t)bh * T + t] = acc;
 }
 
-/* g[t,t2] and att[t,t2] from the raw score s, the raw da and the row's
- * stat and dot (ct_model.h's order: d = da - dot; d = att * d; g = d * scale). */
-static inline float ct_att_g(float s, float da, float mx, float sum, float dot,
-			     float scale, float *a)
+/* g[t,t2] from att[t,t2], the raw da and the row's dot (ct_model.h's
+ * order: d = da - dot; d = att * d; g = d * scale). */
+static inline float ct_att_gp(float a, float da, float dot, float scale)
 {
-	float d;
+	float d = da - dot;
 
-	*a = ct_expf(s * scale - mx) / sum;
-	d = da - dot;
-	d = *a * d;
+	d = a * d;
 	return d * scale;
+}
+
+/* ct_att_probs32 for 32 queries j..j+31 against one key: each lane with
+ * its own row's max and sum from st (T rows of (max, sum)); lanes past T
+ * get max 0, sum 1 (their results are not used). */
+static inline void ct_att_probs32q(float *pr, const float *s, float scale,
+				   const __global float *st, int j, int T)
+{
+	float mx[32], sm[32];
+
+	for (int l = 0; l < 32; l++) {
+		mx[l] = j + l < T ? st[(size_t)(j + l) * 2] : 0.0f;
+		sm[l] = j + l < T ? st[(size_t)(j + l) * 2 + 1] : 1.0f;
+	}
+	for (int h = 0; h < 32; h += 16) {
+		float16 e = ct_expf16(vload16(0, s + h) * scale - vload16(0, mx + h));
+
+		vstore16(e / vload16(0, sm + h), 0, pr + h);
+	}
 }
 
 /* Backward step 2, one work-item per (t, b*NH + h): dq[t] += sum over
@@ -196,8 +257,9 @@ __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot)
 		for (int j = 0; j <= t; j += 32) {
 			ct_att_dot32(s, q, kt, T, j, hs);
 			ct_att_dot32(da, dy, vt, T, j, hs);
+			ct_att_probs32(s, s, scale, mx, sum, 1);
 			for (int l = 0; l < 32 && j + l <= t; l++) {
-				float a, g = ct_att_g(s[l], da[l], mx, sum, dt, scale, &a);
+				float g = ct_att_gp(s[l], da[l], dt, scale);
 				const __global float *k = base + (size_t)(j + l) * C3 + C + c0;
 
 				for (int i = 0; i < nc; i++)
@@ -244,9 +306,9 @@ __kernel void ct_attn_bwd_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot
 		for (int j = t2; j < T; j += 32) {
 			ct_att_dot32(s, k, qt, T, j, hs);
 			ct_att_dot32(da, v, dt, T, j, hs);
+			ct_att_probs32q(s, s, scale, st, j, T);
 			for (int l = 0; l < 32 && j + l < T; l++) {
-				float a, g = ct_att_g(s[l], da[l], st[(j + l) * 2], st[(j + l) * 2 + 1],
-						      dot[(size_t)bh * T + j + l], scale, &a);
+				float a = s[l], g = ct_att_gp(a, da[l], dot[(size_t)bh * T + j + l], scale);
 				const __global float *qq = base + (size_t)(j + l) * C3 + c0;
 				const __global float *dy = dyb + (size_t)(j + l) * C + c0;
 

@@ -568,24 +568,40 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out)
 	return 0;
 }
 
-static size_t alloc_total, alloc_largest;
+static size_t alloc_live, alloc_peak, alloc_largest;
 
-void ct_ocl_alloc_stats(size_t *total, size_t *largest)
+void ct_ocl_alloc_stats(size_t *peak, size_t *largest)
 {
-	if (total != NULL)
-		*total = __atomic_load_n(&alloc_total, __ATOMIC_RELAXED);
+	if (peak != NULL)
+		*peak = __atomic_load_n(&alloc_peak, __ATOMIC_RELAXED);
 	if (largest != NULL)
 		*largest = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
 }
 
+static void max_into(size_t *at, size_t v)
+{
+	size_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+	while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 0, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
 static void alloc_count(size_t bytes)
 {
-	size_t cur = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
+	max_into(&alloc_peak, __atomic_add_fetch(&alloc_live, bytes, __ATOMIC_RELAXED));
+	max_into(&alloc_largest, bytes);
+}
 
-	__atomic_add_fetch(&alloc_total, bytes, __ATOMIC_RELAXED);
-	while (bytes > cur && !__atomic_compare_exchange_n(&alloc_largest, &cur, bytes, 0,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+void ct_ocl_free(cl_mem m)
+{
+	size_t bytes = 0;
+
+	if (m == NULL)
+		return;
+	if (clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(bytes), &bytes, NULL) == CL_SUCCESS)
+		__atomic_sub_fetch(&alloc_live, bytes, __ATOMIC_RELAXED);
+	clReleaseMemObject(m);
 }
 
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out)

@@ -110,10 +110,15 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out);
  * failure. */
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out);
 
-/* Statistics of this process's ct_ocl_alloc calls (for benchmarks): bytes
- * allocated so far (releases are not subtracted) and the largest buffer.
- * Either pointer may be NULL. */
-void ct_ocl_alloc_stats(size_t *total, size_t *largest);
+/* Release a buffer from ct_ocl_alloc, counting it off the statistics
+ * below (clReleaseMemObject does the same without the counting). NULL: no-op. */
+void ct_ocl_free(cl_mem m);
+
+/* Statistics of this process's ct_ocl_alloc calls (for benchmarks): the
+ * peak of the bytes live at once (buffers released with ct_ocl_free are
+ * subtracted, others count until the process ends) and the largest single
+ * buffer. Either pointer may be NULL. */
+void ct_ocl_alloc_stats(size_t *peak, size_t *largest);
 
 /* Map a cl_int status to 0 (CL_SUCCESS) or a CT_E* code with a detail
  * "what: CL_ERROR_NAME (n)". Allocation failures give CT_EDEVNOMEM. */

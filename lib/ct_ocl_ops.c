@@ -262,7 +262,7 @@ static int grow(struct ct_ocl_ops *ops, cl_mem *buf, size_t *cap, size_t floats)
 	if (floats <= *cap)
 		return 0;
 	if (*buf != NULL)
-		clReleaseMemObject(*buf);
+		ct_ocl_free(*buf);
 	*buf = NULL;
 	*cap = 0;
 	rc = ct_ocl_alloc(ops->ocl, floats * sizeof(float), CL_MEM_READ_WRITE, buf);
