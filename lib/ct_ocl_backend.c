@@ -49,6 +49,7 @@ struct ct_backend {
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T, training;
+	int lean;			/* ln1, qkv, ln2 for one layer, recomputed in backward */
 	cl_mem params, grads, m, v;
 	cl_mem inputs, targets;		/* uint16 (B*T) */
 	struct dacts a;
@@ -92,7 +93,8 @@ static struct ct_dten D(cl_mem m, size_t off)
 
 /* Memory savers (bit-neutral, OpenCL backend only): attproj, fch_gelu and
  * fcproj are kept for the current layer only (backward needs none of them
- * but fch_gelu, which it recomputes with the same kernel); when training,
+ * but fch_gelu, which it recomputes with the same kernel); in lean mode
+ * (big batches) ln1, qkv and ln2 too (recompute_lean); when training,
  * the probabilities overwrite the logits and dlogits the probabilities
  * (every one of those kernels is elementwise). */
 static cl_mem probs_buf(const struct ct_backend *be)
@@ -115,10 +117,12 @@ static int alloc_acts(struct ct_backend *be)
 	int rc = 0;
 
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
-	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_mean, L * BT);
-	A_(ln1_rstd, L * BT); A_(qkv, L * BT * 3 * C); A_(atty, L * BT * C);
+	const size_t Ll = be->lean ? 1 : L;
+
+	A_(encoded, BT * C); A_(ln1, Ll * BT * C); A_(ln1_mean, L * BT);
+	A_(ln1_rstd, L * BT); A_(qkv, Ll * BT * 3 * C); A_(atty, L * BT * C);
 	A_(att, L * B * NH * T * 2); A_(attproj, BT * C);
-	A_(residual2, L * BT * C); A_(ln2, L * BT * C); A_(ln2_mean, L * BT);
+	A_(residual2, L * BT * C); A_(ln2, Ll * BT * C); A_(ln2_mean, L * BT);
 	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, BT * 4 * C);
 	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
 	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
@@ -191,6 +195,11 @@ static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
 	be->B = B;
 	be->T = T;
 	be->training = training != 0;
+	/* lean when the logits alone pass 256 MiB (124M at B*T >= 1334);
+	 * CT_OCL_LEAN=0|1 forces (tests) */
+	be->lean = be->training && (size_t)B * T * cfg->Vp > ((size_t)64 << 20);
+	if (getenv("CT_OCL_LEAN") != NULL && be->training)
+		be->lean = getenv("CT_OCL_LEAN")[0] == '1';
 	n = be->lay.total;
 	be->losses = malloc((size_t)B * T * sizeof(float));
 	rc = be->losses == NULL ? ct_error(CT_ENOMEM, "loss buffer") : 0;
@@ -280,19 +289,21 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 	int rc = 0;
 
 	dlayer(be, be->params, l, &p);
-	DO(ct_ocl_layernorm_forward(o, D(a->ln1, lc), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+	const size_t ll = be->lean ? 0 : lc;	/* ln1, qkv, ln2 of this layer */
+
+	DO(ct_ocl_layernorm_forward(o, D(a->ln1, ll), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				    residual, p.ln1w, p.ln1b, BT, C));
-	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * lc), D(a->ln1, lc), p.qkvw, p.qkvb, 1,
+	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * ll), D(a->ln1, ll), p.qkvw, p.qkvb, 1,
 				 BT, C, 3 * C));
 	DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
 					      D(a->att, (size_t)l * B * NH * T * 2),
-					      D(a->qkv, 3 * lc), B, T, C, NH));
+					      D(a->qkv, 3 * ll), B, T, C, NH));
 	DO(ct_ocl_matmul_forward(o, D(a->attproj, 0), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
 	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, 0), n));
-	DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
+	DO(ct_ocl_layernorm_forward(o, D(a->ln2, ll), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
 				    D(a->residual2, lc), p.ln2w, p.ln2b, BT, C));
-	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, lc), p.fcw, p.fcb, 1,
+	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, ll), p.fcw, p.fcb, 1,
 				 BT, C, 4 * C));
 	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * lc), 4 * n));
 	DO(ct_ocl_matmul_forward(o, D(a->fcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
@@ -360,6 +371,26 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 
 /* ---- backward ------------------------------------------------------------------ */
 
+/* Lean mode: ln1, qkv and ln2 of layer l again, as block_forward made
+ * them (mean and rstd are rewritten with the values they hold). */
+static int recompute_lean(struct ct_backend *be, int l, struct ct_dten residual,
+			  const struct dlayer *p)
+{
+	const int BT = be->B * be->T, C = be->cfg.C;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	int rc = 0;
+
+	DO(ct_ocl_layernorm_forward(o, D(a->ln1, 0), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+				    residual, p->ln1w, p->ln1b, BT, C));
+	DO(ct_ocl_matmul_forward(o, D(a->qkv, 0), D(a->ln1, 0), p->qkvw, p->qkvb, 1,
+				 BT, C, 3 * C));
+	DO(ct_ocl_layernorm_forward(o, D(a->ln2, 0), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
+				    D(a->residual2, lc), p->ln2w, p->ln2b, BT, C));
+	return rc;
+}
+
 /* Backward through block l (ct_model.c's block_backward): g.dresidual holds
  * the gradient of residual3[l]; g.dresidual_in receives that of `residual`. */
 static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
@@ -372,8 +403,12 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	struct dlayer p, d;
 	int rc = 0;
 
+	const size_t ll = be->lean ? 0 : lc;
+
 	dlayer(be, be->params, l, &p);
 	dlayer(be, be->grads, l, &d);
+	if (be->lean)	/* the same kernels on the same inputs: the same bits */
+		DO(recompute_lean(be, l, residual, &p));
 	DO(ct_ocl_zero(o, D(g->dresidual_in, 0), n));
 	DO(ct_ocl_zero(o, D(g->dresidual2, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfcproj, 0), n));
@@ -389,7 +424,7 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 				4 * n));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.fcw, d.fcb, 1, D(g->dfch, 0),
-				  D(a->ln2, lc), p.fcw, BT, C, 4 * C));
+				  D(a->ln2, ll), p.fcw, BT, C, 4 * C));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual2, 0), d.ln2w, d.ln2b, D(g->dln, 0),
 				     D(a->residual2, lc), p.ln2w, D(a->ln2_mean, lt),
 				     D(a->ln2_rstd, lt), BT, C));
@@ -401,12 +436,12 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 				  D(g->dattproj, 0), D(a->atty, lc), p.attprojw, BT, C, C));
 	DO(ct_ocl_zero(o, D(g->dqkv, 0), 3 * n));
 	DO(ct_ocl_attention_backward_recompute(o, D(g->dqkv, 0), D(g->datt, 0),
-					       D(g->datty, 0), D(a->qkv, 3 * lc),
+					       D(g->datty, 0), D(a->qkv, 3 * ll),
 					       D(a->att, (size_t)l * B * NH * T * 2),
 					       B, T, C, NH));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
-				  D(a->ln1, lc), p.qkvw, BT, C, 3 * C));
+				  D(a->ln1, ll), p.qkvw, BT, C, 3 * C));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual_in, 0), d.ln1w, d.ln1b, D(g->dln, 0),
 				     residual, p.ln1w, D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				     BT, C));

@@ -7,8 +7,9 @@
  * a device can silently disagree with the C reference, and compares every
  * output with the reference layer (ct_layers.c, ct_attention.c) bit for
  * bit:
- *  - subnormal softmax: logits spread over ~110 so that ct_expf and e/sum
- *    give subnormal results (and -log of a subnormal probability);
+ *  - subnormal softmax: logits spread over ~220 so that e/sum gives
+ *    subnormal probabilities (ct_expf itself returns 0 below FLT_MIN by
+ *    design), and -log of a subnormal probability;
  *  - subnormal g*g: AdamW and the gradient norm on gradients of 1e-19 ..
  *    1e-24 (g*g subnormal or zero) and subnormal moments;
  *  - subnormal attention: scores far apart, so that attention weights are
@@ -141,8 +142,8 @@ static void same(struct probe *p, const char *what, struct ct_dten d, float *ref
 	free(got);
 }
 
-/* Softmax and cross-entropy: rows whose logits spread over ~110 (exp and
- * e/sum subnormal, targets on subnormal probabilities), or one long row. */
+/* Softmax and cross-entropy: rows whose logits spread over `spread` (220:
+ * e/sum subnormal, targets on subnormal probabilities), or long rows. */
 static void probe_softmax(struct probe *p, int BT, int V, int Vp, float spread)
 {
 	size_t n = (size_t)BT * Vp;
