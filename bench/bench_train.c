@@ -5,7 +5,8 @@
  * NH=12), both with GPT-2's vocabulary, random init.
  *
  *   bench/bench_train [--config small|124m|all] [--batch B] [--seq T]
- *                     [--steps N] [--device D]... [--check] [--compare [R]]
+ *                     [--steps N] [--device D]... [--check] [--lora-rank R]
+ *                     [--compare[=R]]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -14,17 +15,21 @@
  * the peak resident memory of the process that ran it (rssMiB: each run is
  * a child process; on PoCL the device memory is host memory, so this is
  * the device's peak plus the host copies and the OpenCL runtime), the
- * peak of the OpenCL buffers live at once (devMiB) and the largest
- * single OpenCL buffer (bufMiB; both 0 for cpu).
+ * peak of the OpenCL buffers live at once (devMiB) and the largest single
+ * OpenCL buffer (bufMiB; both 0 for cpu). --check also compares the
+ * weights after the steps between the devices (bit for bit). Defaults: all configs, B=4,
+ * T=64, 3 steps, devices cpu and opencl. --lora-rank R adds, after each
+ * full row, a row for a LoRA step (rank R, alpha R, all four targets,
+ * frozen weights: config shown as "small/rR"); --check then compares the
+ * adapters (GFLOP/s still counts the full model's training FLOPs, the
+ * credit formula, so it compares like tokens/s). Memory and upload size
+ * of LoRA vs full: bench/bench_lora.
  *
  * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
  * eager fp32; needs python3-torch, which nothing else needs) on the same
  * checkpoint and batches, written to a temporary directory: each round runs
  * every device, then PyTorch, back to back, and prints PyTorch's ms/step
- * over each device's (the ratio > 1: crowdtune faster). --check also
- * compares the weights after the
- * steps between the devices (bit for bit). Defaults: all configs, B=4,
- * T=64, 3 steps, devices cpu and opencl.
+ * over each device's (the ratio > 1: crowdtune faster).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -48,6 +53,8 @@ struct bcfg {
 	struct ct_gpt2_config cfg;
 };
 
+static struct ct_lora_spec lora;	/* rank 0: full rows only */
+
 static const struct bcfg configs[] = {
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
 	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
@@ -64,12 +71,15 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 	return rc;
 }
 
-/* Run warm-up + steps on dev; params_out gets the final weights. */
 static double *last_ms;	/* shared with the child: its ms/step */
 
+/* Run warm-up + steps on dev; params_out gets the final weights. */
 static int run_here(const struct bcfg *c, const char *dev, const float *params,
-	       const uint16_t *tok, int B, int T, int steps, float *params_out)
+	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const struct ct_lora_spec *l)
 {
+	char name[32];
+	float *ad = NULL;
 	const struct ct_backend_ops *ops = NULL;
 	struct ct_backend *be = NULL;
 	struct ct_step_args a = { .grad_clip = 1.0f,
@@ -82,9 +92,19 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	rc = backend(dev, &ops);
 	if (rc < 0)
 		return rc;
-	rc = ops->open(dev, &c->cfg, B, T, 1, &be);
+	snprintf(name, sizeof(name), l->rank ? "%s/r%d" : "%s", c->name, l->rank);
+	if (l->rank > 0) {
+		ad = malloc(ct_lora_nparams(&c->cfg, l) * sizeof(float));
+		rc = ad ? ct_lora_init(&c->cfg, l, 7, ad) : ct_error(CT_ENOMEM, "adapters");
+		if (rc == 0)
+			rc = ops->open_lora(dev, &c->cfg, B, T, l, &be);
+	} else {
+		rc = ops->open(dev, &c->cfg, B, T, 1, &be);
+	}
 	if (rc == 0)
 		rc = ops->load_state(be, params, NULL, NULL);
+	if (rc == 0 && ad != NULL)
+		rc = ops->lora_load(be, ad, NULL, NULL);
 	for (int s = 0; rc == 0 && s <= steps; s++) {
 		if (s == 1) {
 			t0 = ct_time_mono_s();
@@ -104,15 +124,17 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 			*last_ms = dt * 1e3;
 		getrusage(RUSAGE_SELF, &ru);
 		ct_ocl_alloc_stats(&peak, &largest);
-		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
-		       c->name, dev, B, T, dt * 1e3, B * T / dt,
+		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
+		       name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
 		       (double)loss, ru.ru_maxrss / 1024.0, peak / 1048576.0,
 		       largest / 1048576.0);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
-		rc = ops->read_state(be, params_out, NULL, NULL);
+		rc = l->rank > 0 ? ops->lora_read(be, params_out, NULL, NULL)
+				 : ops->read_state(be, params_out, NULL, NULL);
+	free(ad);
 	if (be != NULL)
 		ops->close(be);
 	return rc;
@@ -121,7 +143,8 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 /* run_here in a child process, so that its peak RSS (the device memory,
  * for PoCL, plus the host copies) is its own; params_out is shared memory. */
 static int run(const struct bcfg *c, const char *dev, const float *params,
-	       const uint16_t *tok, int B, int T, int steps, float *params_out)
+	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const struct ct_lora_spec *l)
 {
 	pid_t pid;
 	int status = 0;
@@ -131,7 +154,7 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	if (pid < 0)
 		return ct_error(CT_EIO, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		int rc = run_here(c, dev, params, tok, B, T, steps, params_out);
+		int rc = run_here(c, dev, params, tok, B, T, steps, params_out, l);
 
 		if (rc < 0)
 			fprintf(stderr, "bench_train: %s %s: %s\n", c->name, dev, ct_errmsg(rc));
@@ -174,12 +197,13 @@ static void torch_run(const char *dir, int B, int T, int steps, double *ms)
 static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
 		   size_t ntok, char **devs, int ndev, int B, int T, int steps, int rounds)
 {
+	struct ct_lora_spec none = { 0 };
 	char dir[] = "/tmp/bench_train.XXXXXX", path[64];
 	double ms[8], tms;
 	int rc = 0;
 
 	if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-		printf("%-6s torch    (not run: python3-torch is not installed)\n", c->name);
+		printf("%-9s torch    (not run: python3-torch is not installed)\n", c->name);
 		return 0;
 	}
 	if (mkdtemp(dir) == NULL)
@@ -191,11 +215,11 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t
 		rc = ct_tokens_save(path, tok, ntok);
 	for (int r = 0; rc == 0 && r < rounds; r++) {
 		for (int d = 0; rc == 0 && d < ndev; d++) {
-			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL);
+			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
 			ms[d] = *last_ms;
 		}
 		torch_run(dir, B, T, steps, &tms);
-		printf("%-6s torch    %3d %4d %10.1f %10.0f   round %d:", c->name, B, T, tms,
+		printf("%-9s torch    %3d %4d %10.1f %10.0f   round %d:", c->name, B, T, tms,
 		       tms > 0 ? B * T / (tms / 1e3) : 0.0, r + 1);
 		for (int d = 0; rc == 0 && d < ndev; d++)
 			printf("  torch/%s %.2fx", devs[d], tms / ms[d]);
@@ -210,12 +234,39 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t
 	return rc;
 }
 
+static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+		      char **devs, int ndev, int B, int T, int steps, int check,
+		      const struct ct_lora_spec *l)
+{
+	size_t n = l->rank > 0 ? ct_lora_nparams(&c->cfg, l) : m->lay.total;
+	float *out[8] = { NULL };
+	int rc = 0;
+
+	for (int d = 0; rc == 0 && d < ndev; d++) {
+		if (check) {
+			out[d] = shared_floats(n);
+			if (out[d] == NULL)
+				rc = ct_error(CT_ENOMEM, "weights");
+		}
+		if (rc == 0)
+			rc = run(c, devs[d], m->params, tok, B, T, steps, out[d], l);
+	}
+	for (int d = 1; rc == 0 && check && d < ndev; d++)
+		printf("%-6s %s %s vs %s: %s\n", c->name, l->rank ? "adapters" : "weights",
+		       devs[0], devs[d],
+		       memcmp(out[0], out[d], n * sizeof(float)) == 0 ? "bit-identical"
+								     : "DIFFERENT");
+	for (int d = 0; d < ndev; d++)
+		if (out[d] != NULL)
+			munmap(out[d], n * sizeof(float));
+	return rc;
+}
+
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
 			int steps, int check, int rounds)
 {
 	struct ct_gpt2 m;
 	uint16_t *tok = NULL;
-	float *out[8] = { NULL };
 	size_t ntok = (size_t)(steps + 1) * B * T + 1;
 	int rc;
 
@@ -228,24 +279,15 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		rc = ct_error(CT_ENOMEM, "tokens");
 	for (size_t i = 0; rc == 0 && i < ntok; i++)
 		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)c->cfg.V);
-	for (int d = 0; rc == 0 && d < ndev; d++) {
-		if (check) {
-			out[d] = shared_floats(m.lay.total);
-			if (out[d] == NULL)
-				rc = ct_error(CT_ENOMEM, "weights");
-		}
-		if (rc == 0)
-			rc = run(c, devs[d], m.params, tok, B, T, steps, out[d]);
+	if (rc == 0) {
+		struct ct_lora_spec none = { 0 };
+
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
 	if (rc == 0 && rounds > 0)
 		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
-	for (int d = 1; rc == 0 && check && d < ndev; d++)
-		printf("%-6s weights %s vs %s: %s\n", c->name, devs[0], devs[d],
-		       memcmp(out[0], out[d], m.lay.total * sizeof(float)) == 0 ?
-		       "bit-identical" : "DIFFERENT");
-	for (int d = 0; d < ndev; d++)
-		if (out[d] != NULL)
-			munmap(out[d], m.lay.total * sizeof(float));
+	if (rc == 0 && lora.rank > 0)
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &lora);
 	free(tok);
 	ct_gpt2_free(&m);
 	return rc;
@@ -260,6 +302,7 @@ int main(int argc, char **argv)
 		{ "steps", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "lora-rank", required_argument, NULL, 'r' },
 		{ "compare", optional_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -268,7 +311,7 @@ int main(int argc, char **argv)
 	const char *which = "all";
 	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, rounds = 0, c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': which = optarg; break;
 		case 'B': B = atoi(optarg); break;
@@ -276,15 +319,24 @@ int main(int argc, char **argv)
 		case 'n': steps = atoi(optarg); break;
 		case 'd': if (ndev < 8) devs[ndev++] = optarg; break;
 		case 'k': check = 1; break;
+		case 'r':
+			lora = (struct ct_lora_spec){ .rank = atoi(optarg), .targets = CT_LORA_ALL };
+			lora.alpha = (float)lora.rank;
+			if (lora.rank < 1 || lora.rank > CT_LORA_MAX_RANK) {
+				fprintf(stderr, "bad --lora-rank\n");
+				return 2;
+			}
+			break;
 		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
 		case 'h':
 			printf("usage: %s [--config small|124m|all] [--batch B] [--seq T] "
-			       "[--steps N] [--device D]... [--check] [--compare[=R]]\n", argv[0]);
+			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
+			       "[--compare[=R]]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|all] [--batch B] "
-				"[--seq T] [--steps N] [--device D]... [--check] [--compare[=R]]\n",
-				argv[0]);
+				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R] "
+				"[--compare[=R]]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -305,7 +357,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
+	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
 	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
 	       "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)

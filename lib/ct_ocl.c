@@ -604,6 +604,13 @@ void ct_ocl_free(cl_mem m)
 	clReleaseMemObject(m);
 }
 
+static uint64_t alloc_total;
+
+uint64_t ct_ocl_alloc_total(void)
+{
+	return __atomic_load_n(&alloc_total, __ATOMIC_RELAXED);
+}
+
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out)
 {
 	cl_int err;
@@ -627,5 +634,6 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 		return ct_ocl_check(err, "clCreateBuffer");
 	}
 	alloc_count(bytes);
+	__atomic_add_fetch(&alloc_total, (uint64_t)bytes, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -120,6 +120,11 @@ void ct_ocl_free(cl_mem m);
  * buffer. Either pointer may be NULL. */
 void ct_ocl_alloc_stats(size_t *peak, size_t *largest);
 
+/* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
+ * never decremented (buffers grown on demand count each size they had):
+ * an upper bound of the device memory a run used (bench/bench_lora). */
+uint64_t ct_ocl_alloc_total(void);
+
 /* Map a cl_int status to 0 (CL_SUCCESS) or a CT_E* code with a detail
  * "what: CL_ERROR_NAME (n)". Allocation failures give CT_EDEVNOMEM. */
 int ct_ocl_check(cl_int err, const char *what);

@@ -22,6 +22,7 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "lora_job.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
@@ -559,7 +560,8 @@ static const char wu_sql[] =
 	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
 	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
 
-static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db_res *r)
+static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
+			struct ct_db_res *r)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
@@ -577,6 +579,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db_re
 		rc = ct_xml_elem_double(b, dbl[i], ct_db_double(r, 14 + i));
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", ct_db_int(r, 6));
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", ct_db_str(r, 20));
+	if (rc == 0) rc = ct_lora_wu_xml(b, db, ct_db_int(r, 3));
 	if (rc == 0) rc = put_file(b, srv, "model", ct_db_str(r, 7), ct_db_int(r, 8));
 	if (rc == 0) rc = put_file(b, srv, "data", ct_db_str(r, 9), ct_db_int(r, 10));
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
@@ -623,6 +626,43 @@ static int put_acks(struct ct_buf *b, struct sched_ctx *c)
 	return rc;
 }
 
+/* request_delay for this reply. A host that got no work while some job's
+ * newest round has every result back (validation and assimilation are
+ * about to open the next round) is told to come back within a second, so
+ * round turnover does not wait a whole request_delay; otherwise the
+ * configured delay. */
+static long reply_delay(struct sched_ctx *c)
+{
+	int64_t turning = 0;
+
+	if (c->nsend > 0 || c->srv->request_delay <= 1)
+		return c->srv->request_delay;
+	if (ct_db_query_int(c->db, &turning, "SELECT COUNT(*) FROM job j WHERE j.status=1 AND "
+			    "j.cur_round < j.nrounds AND NOT EXISTS (SELECT 1 FROM workunit w "
+			    "JOIN result r ON r.workunitid=w.id WHERE w.jobid=j.id AND "
+			    "w.round_idx=j.cur_round AND r.server_state<>5)", "") < 0)
+		return c->srv->request_delay;
+	return turning > 0 ? 1 : c->srv->request_delay;
+}
+
+/* The user's standing for the client's saver: rank by recent average
+ * credit (1 = first) and results reported but not yet validated. A failed
+ * count leaves the element out (the reply still goes). */
+static int put_standing(struct ct_buf *b, struct sched_ctx *c)
+{
+	int64_t ahead = 0, pending = 0;
+	int rc = 0;
+
+	if (ct_db_query_int(c->db, &ahead, "SELECT COUNT(*) FROM `user` WHERE expavg_credit > ?",
+			    "d", c->expavg_credit) == 0)
+		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	if (rc == 0 && ct_db_query_int(c->db, &pending, "SELECT COUNT(*) FROM result WHERE "
+				       "userid=? AND server_state=5 AND outcome=1 AND "
+				       "validate_state IN (0, 4)", "l", c->userid) == 0)
+		rc = ct_xml_elem_int64(b, "pending_results", pending);
+	return rc;
+}
+
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	const char *pname = "crowdtune";
@@ -631,11 +671,12 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	ct_conf_get_str(c->srv->conf, "project_name", "crowdtune", &pname);
 	rc = ct_xml_open(b, "scheduler_reply");
 	if (rc == 0) rc = ct_xml_elem_int64(b, "host_id", c->hostid);
-	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", c->srv->request_delay);
+	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", reply_delay(c));
 	if (rc == 0) rc = ct_xml_elem_str(b, "user_name", c->user_name);
 	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);
 	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
+	if (rc == 0) rc = put_standing(b, c);
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;
@@ -643,7 +684,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc < 0)
 			break;
 		if (ct_db_next(r) > 0) {
-			rc = put_workunit(b, c->srv, r);
+			rc = put_workunit(b, c->srv, c->db, r);
 			if (rc == 0)
 				rc = put_result(b, c, r);
 		}
