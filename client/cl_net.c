@@ -136,7 +136,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 static int upload_fatal(long status)
 {
 	return status == 400 || status == 401 || status == 403 || status == 404 ||
-	       status == 409 || status == 413;
+	       status == 409 || status == 410 || status == 413;
 }
 
 static int do_upload(struct ct_daemon *d, const char *url)
