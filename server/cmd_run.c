@@ -174,7 +174,9 @@ static int run_serving(struct ct_server *srv, const struct run_opts *o)
 	const char *listen = o->listen;
 	int rc;
 
-	rc = ct_admin_start(srv);
+	rc = ct_instance_clear_stale();
+	if (rc == 0)
+		rc = ct_admin_start(srv);
 	if (rc < 0)
 		return rc;
 	if (ct_roles_wants_http(o->roles)) {

@@ -161,6 +161,19 @@ int ct_instance_beat(struct ct_db *db, const char *role, int64_t nruns, int64_t 
 	return rc < 0 ? rc : 0;
 }
 
+int ct_instance_clear_stale(void)
+{
+	struct ct_db *db = NULL;
+	int rc;
+
+	rc = ct_db_open(&db);
+	if (rc == 0)
+		rc = ct_db_exec(db, "DELETE FROM role_heartbeat WHERE instance=? AND (pid<>? OR "
+				"host<>?)", "sls", g_name, (int64_t)getpid(), g_host);
+	ct_db_close(db);
+	return rc < 0 ? rc : 0;
+}
+
 int ct_instance_forget(struct ct_db *db, const char *role)
 {
 	int rc = ct_db_exec(db, "DELETE FROM role_heartbeat WHERE role=? AND instance=? AND "

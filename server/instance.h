@@ -53,6 +53,12 @@ int ct_instance_file(const char *dir, const char *base, const char *ext, char *o
 int ct_instance_beat(struct ct_db *db, const char *role, int64_t nruns, int64_t nitems,
 		     const char *err);
 
+/* Delete the heartbeats this instance's earlier processes left (killed,
+ * not stopped: the roles it ran then may not be the ones it runs now).
+ * Call once after ct_instance_setup(); opens its own connection. Returns
+ * 0 or a database error. */
+int ct_instance_clear_stale(void);
+
 /* Delete role's heartbeat in this instance (a clean stop). */
 int ct_instance_forget(struct ct_db *db, const char *role);
 

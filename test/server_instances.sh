@@ -57,10 +57,24 @@ check "a clean stop removes the instance from status" "$(grep -c '^  beta ' "$T/
 check "the other instance stays" "$(grep -c '^  alpha ' "$T/status.txt")" 3
 
 # beta comes back on the lock it left behind
-"$S" run "$P" --instance beta --roles validator >>"$T/beta.log" 2>&1 &
+"$S" run "$P" --instance beta --roles validator,transitioner >>"$T/beta.log" 2>&1 &
 BETA_PID=$!
 sleep 2
 check "an instance restarts after a clean stop" "$(kill -0 "$BETA_PID" 2>/dev/null && echo y)" y
+# killed, it leaves its rows (shown down later); the kernel drops its lock,
+# and its next start with other roles clears the rows of the old process
+kill -9 "$BETA_PID"; wait "$BETA_PID"
+check "a killed instance's rows stay" \
+	"$("$S" status "$P" | grep -c "^  beta .*pid $BETA_PID,")" 2
+"$S" run "$P" --instance beta --roles validator >>"$T/beta.log" 2>&1 &
+OLD_PID=$BETA_PID; BETA_PID=$!
+sleep 2
+check "an instance restarts after kill -9" "$(kill -0 "$BETA_PID" 2>/dev/null && echo y)" y
+"$S" status "$P" >"$T/status.txt" || die "status"
+check "the killed process's rows are gone" "$(grep -c "pid $OLD_PID," "$T/status.txt")" 0
+check "the new one shows its one role" "$(grep -c "^  beta  *validator .*pid $BETA_PID," \
+	"$T/status.txt")" 1
+check "and only that" "$(grep -c '^  beta ' "$T/status.txt")" 1
 kill "$BETA_PID"; wait "$BETA_PID"
 stop_server
 "$S" status "$P" >"$T/status.txt" || die "status without a server"
