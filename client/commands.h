@@ -34,6 +34,9 @@ int ct_cmd_model(int argc, char **argv);
 /* LEAD (client/cmd_tokens.c) */
 int ct_cmd_tokens(int argc, char **argv);
 
+/* TEXT (client/cmd_sample.c) */
+int ct_cmd_sample(int argc, char **argv);
+
 /* OPENCL (client/cmd_devices.c) */
 int ct_cmd_devices(int argc, char **argv);
 

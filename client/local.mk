@@ -32,6 +32,7 @@ ctune_SOURCES = \
 ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c
+ctune_SOURCES += client/cmd_sample.c
 ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.

@@ -343,6 +343,22 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 	return rc;
 }
 
+/* The reference's logits are those of ct_model_forward(); the inputs
+ * double as (valid, unused) targets. */
+static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+		      float *out)
+{
+	int rc;
+
+	if (pos < 0 || pos >= be->B * be->T)
+		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
+	rc = forward(be, inputs, inputs);
+	if (rc == 0)
+		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, (size_t)pos * be->cfg.Vp),
+				 (size_t)be->cfg.V);
+	return rc;
+}
+
 /* ---- backward ------------------------------------------------------------------ */
 
 /* Backward through block l (ct_model.c's block_backward): g.dresidual holds
@@ -469,4 +485,5 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.read_state = ocl_read_state,
 	.read_grads = ocl_read_grads,
 	.close = ocl_close,
+	.logits = ocl_logits,
 };

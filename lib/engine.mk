@@ -12,4 +12,5 @@ lib_libctune_a_SOURCES += \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
+lib_libctune_a_SOURCES += lib/ct_sample.c lib/ct_sample.h
 EXTRA_DIST += kernels/ct_math.clh
