@@ -24,6 +24,7 @@
 #include "daemons.h"
 #include "db.h"
 #include "roles.h"
+#include "sample.h"
 #include "server.h"
 #include "store.h"
 #include "wg.h"
@@ -340,6 +341,9 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = store_model(srv, db, a);
 	if (rc == 0)
 		rc = evaluate(srv, a);
+	if (rc == 0)	/* best effort, once per round (sample.h) */
+		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, &a->base,
+				      a->out_sha, &a->out);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)

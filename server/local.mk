@@ -27,6 +27,7 @@ server_libctserver_a_SOURCES = \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
 	server/cmd_run.c server/cmd_run.h
+server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
 bin_PROGRAMS += ctune-server
