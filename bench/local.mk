@@ -23,3 +23,8 @@ bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD
 	$(CURL_CFLAGS) -I$(top_srcdir)/server
 bench_bench_sched_LDADD = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)
+# Tokenizer: encode throughput against tiktoken (bench/bench_tokenizer.sh).
+noinst_PROGRAMS += bench/bench_tokenizer
+bench_bench_tokenizer_SOURCES = bench/bench_tokenizer.c
+bench_bench_tokenizer_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+EXTRA_DIST += bench/bench_tokenizer.sh

@@ -4,6 +4,7 @@
  *   ctune tokens info FILE
  *   ctune tokens shard FILE --shard k --of K --out OUT
  *   ctune tokens cat IN1 IN2 ... --out OUT
+ *   ctune tokens encode|decode ...   (text <-> tokens, cmd_tokens_text.c)
  *
  * `shard` cuts exactly the slice the project server sends as shard k of K
  * (tokens [n*k/K, n*(k+1)/K) ), so an operator or the demo can re-run one
@@ -25,8 +26,11 @@ static void tokens_usage(FILE *f)
 	fputs("usage: ctune tokens info FILE\n"
 	      "       ctune tokens shard FILE --shard k --of K --out OUT\n"
 	      "       ctune tokens cat IN... --out OUT\n"
+	      "       ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT\n"
+	      "       ctune tokens decode --tokenizer gpt2|bytes IN [--out OUT.txt]\n"
 	      "Inspect llm.c token files, cut shard k of K exactly as the project\n"
-	      "server does (tokens [n*k/K, n*(k+1)/K)), or concatenate files.\n", f);
+	      "server does (tokens [n*k/K, n*(k+1)/K)), concatenate files, or turn\n"
+	      "text into tokens and back (`ctune tokens encode --help`).\n", f);
 }
 
 static int fail(int rc)
@@ -158,6 +162,11 @@ int ct_cmd_tokens(int argc, char **argv)
 		return tokens_shard(argc - 1, argv + 1);
 	if (strcmp(argv[1], "cat") == 0)
 		return tokens_cat(argc - 1, argv + 1);
-	fprintf(stderr, "ctune tokens: unknown action '%s' (info, shard, cat)\n", argv[1]);
+	if (strcmp(argv[1], "encode") == 0)
+		return ct_cmd_tokens_encode(argc - 1, argv + 1);
+	if (strcmp(argv[1], "decode") == 0)
+		return ct_cmd_tokens_decode(argc - 1, argv + 1);
+	fprintf(stderr, "ctune tokens: unknown action '%s' (info, shard, cat, encode, "
+		"decode)\n", argv[1]);
 	return CT_EXIT_USAGE;
 }

@@ -33,6 +33,9 @@ int ct_cmd_model(int argc, char **argv);
 
 /* LEAD (client/cmd_tokens.c) */
 int ct_cmd_tokens(int argc, char **argv);
+/* client/cmd_tokens_text.c: `ctune tokens encode|decode` (argv[0] is the action) */
+int ct_cmd_tokens_encode(int argc, char **argv);
+int ct_cmd_tokens_decode(int argc, char **argv);
 
 /* TEXT (client/cmd_sample.c) */
 int ct_cmd_sample(int argc, char **argv);

@@ -31,7 +31,7 @@ ctune_SOURCES = \
 	client/cmd_status.c
 ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_devices.c
-ctune_SOURCES += client/cmd_tokens.c
+ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
 ctune_SOURCES += client/cmd_sample.c
 ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
 

@@ -5,3 +5,4 @@ dist_doc_DATA += doc/credit.md doc/results.md doc/validation.md
 dist_doc_DATA += doc/protocol.md doc/operator.md
 dist_doc_DATA += doc/volunteer.md
 dist_doc_DATA += doc/web.md
+dist_doc_DATA += doc/tokenizers.md

@@ -1,44 +1,480 @@
 /*
- * ct_bpe.c - GPT-2's byte-level BPE (see ct_bpe.h). Not written yet: the
- * "gpt2" tokenizer reports CT_EUNSUPP until it is.
+ * ct_bpe.c - GPT-2's byte-level BPE (see ct_bpe.h): loading encoder.json
+ * and vocab.bpe, and encoding. The pre-tokeniser (GPT-2's regex, written
+ * out by hand) is in ct_bpe_split.c.
+ *
+ * Encoding follows OpenAI's tiktoken, the reference the tests hold it to:
+ * the text is cut into pieces; a piece that is itself a token is that
+ * token; otherwise the piece starts as one token per byte and the adjacent
+ * pair whose concatenation has the lowest rank (leftmost on ties) is merged
+ * until no concatenation is a token. For GPT-2 a token's rank is its id
+ * (the loader checks that vocab.bpe's merge i makes token 256 + i), so a
+ * pair table (left id, right id) -> id of the concatenation, built from
+ * every split of every token, is all the merge loop needs.
  */
 #include "config.h"
 #include "ct_bpe.h"
+#include "ct_bpe_int.h"
 #include "ct_err.h"
+#include "ct_file.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GPT2_VOCAB 50257
+#define GPT2_EOT 50256
+#define EOT_TEXT "<|endoftext|>"
+#define MAX_DATA_FILE (16u << 20)	/* encoder.json is 1 MB */
+#define MAX_TOKEN_LEN 256		/* GPT-2's longest is 128 bytes */
+#define NO_RANK UINT32_MAX
+#define HEAP_MIN 64			/* pieces this long merge with a heap */
+
+struct pair_slot {
+	uint32_t key;		/* left << 16 | right; UINT32_MAX = empty */
+	uint32_t id;		/* id of the concatenation */
+};
+
+struct ct_bpe {
+	int V, eot;
+	unsigned char *bytes;	/* all tokens' bytes, back to back */
+	uint32_t *off;		/* token i is bytes[off[i] .. off[i+1]) */
+	int32_t *vslot;		/* bytes -> id, open addressing; -1 empty */
+	uint32_t vmask;
+	struct pair_slot *pslot;
+	uint32_t pmask;
+	uint16_t byte_id[256];	/* the token of each single byte */
+};
+
+/* ---- hashing ---------------------------------------------------------- */
+
+static uint64_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+		h ^= h >> 32;
+		p += 8;
+		n -= 8;
+	}
+	if (n > 0) {
+		uint64_t w = 0;
+
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+	}
+	h ^= h >> 29;
+	h *= 0xFF51AFD7ED558CCDull;
+	return h ^ (h >> 32);
+}
+
+static uint32_t hash_pair(uint32_t key)
+{
+	uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+static size_t tok_len(const struct ct_bpe *b, uint32_t id)
+{
+	return b->off[id + 1] - b->off[id];
+}
+
+int ct_bpe_lookup(const struct ct_bpe *b, const unsigned char *p, size_t n)
+{
+	uint32_t i = (uint32_t)hash_bytes(p, n) & b->vmask;
+
+	for (;; i = (i + 1) & b->vmask) {
+		int32_t id = b->vslot[i];
+
+		if (id < 0)
+			return -1;
+		if (tok_len(b, (uint32_t)id) == n &&
+		    memcmp(b->bytes + b->off[id], p, n) == 0)
+			return id;
+	}
+}
+
+/* Id of the concatenation of tokens l and r, or NO_RANK. */
+static inline uint32_t pair_rank(const struct ct_bpe *b, uint32_t l, uint32_t r)
+{
+	uint32_t key = l << 16 | r;
+	uint32_t i = hash_pair(key) & b->pmask;
+
+	for (;; i = (i + 1) & b->pmask) {
+		if (b->pslot[i].key == key)
+			return b->pslot[i].id;
+		if (b->pslot[i].key == UINT32_MAX)
+			return NO_RANK;
+	}
+}
+
+/* ---- building the tables ---------------------------------------------- */
+
+static uint32_t pow2_at_least(size_t n)
+{
+	uint32_t p = 1024;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int build_vocab_hash(struct ct_bpe *b)
+{
+	b->vmask = pow2_at_least((size_t)b->V * 3) - 1;
+	b->vslot = malloc(((size_t)b->vmask + 1) * sizeof(*b->vslot));
+	if (b->vslot == NULL)
+		return CT_ENOMEM;
+	memset(b->vslot, 0xFF, ((size_t)b->vmask + 1) * sizeof(*b->vslot));
+	for (int id = 0; id < b->V; id++) {
+		const unsigned char *p = b->bytes + b->off[id];
+		size_t n = tok_len(b, (uint32_t)id);
+		uint32_t i;
+
+		if (id == b->eot)
+			continue;
+		if (ct_bpe_lookup(b, p, n) >= 0)
+			return ct_error(CT_EFORMAT, "encoder.json: token %d repeats "
+					"an earlier token's bytes", id);
+		i = (uint32_t)hash_bytes(p, n) & b->vmask;
+		while (b->vslot[i] >= 0)
+			i = (i + 1) & b->vmask;
+		b->vslot[i] = id;
+	}
+	return 0;
+}
+
+/* Visit every split of every token into two tokens; insert (or count). */
+static size_t walk_pairs(struct ct_bpe *b, int insert)
+{
+	size_t count = 0;
+
+	for (int id = 0; id < b->V; id++) {
+		const unsigned char *p = b->bytes + b->off[id];
+		size_t n = tok_len(b, (uint32_t)id);
+
+		if (id == b->eot)
+			continue;
+		for (size_t k = 1; k < n; k++) {
+			int l = ct_bpe_lookup(b, p, k), r;
+			uint32_t key, i;
+
+			if (l < 0)
+				continue;
+			r = ct_bpe_lookup(b, p + k, n - k);
+			if (r < 0)
+				continue;
+			count++;
+			if (!insert)
+				continue;
+			key = (uint32_t)l << 16 | (uint32_t)r;
+			i = hash_pair(key) & b->pmask;
+			while (b->pslot[i].key != UINT32_MAX)
+				i = (i + 1) & b->pmask;
+			b->pslot[i].key = key;
+			b->pslot[i].id = (uint32_t)id;
+		}
+	}
+	return count;
+}
+
+static int build_pair_table(struct ct_bpe *b)
+{
+	size_t n = walk_pairs(b, 0);
+
+	b->pmask = pow2_at_least(n * 2 + 1) - 1;
+	b->pslot = malloc(((size_t)b->pmask + 1) * sizeof(*b->pslot));
+	if (b->pslot == NULL)
+		return CT_ENOMEM;
+	memset(b->pslot, 0xFF, ((size_t)b->pmask + 1) * sizeof(*b->pslot));
+	walk_pairs(b, 1);
+	return 0;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+/* Read name from the first data directory that has all of GPT-2's files. */
+static int read_data(const char *name, unsigned char **data, size_t *len)
+{
+	const char *env = getenv("CTUNE_TOKENIZER_DIR");
+	const char *dirs[3];
+	char path[PATH_MAX], tried[3 * PATH_MAX];
+	size_t nd = 0;
+
+	*data = NULL;
+	*len = 0;
+	tried[0] = '\0';
+	if (env != NULL && env[0] != '\0')
+		dirs[nd++] = env;
+	dirs[nd++] = CT_DATADIR "/tokenizers";
+#ifdef CT_SRCDATADIR
+	dirs[nd++] = CT_SRCDATADIR "/tokenizers";
+#endif
+	for (size_t i = 0; i < nd; i++) {
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/gpt2/%s", dirs[i], name);
+		if (!ct_file_exists(path)) {
+			size_t t = strlen(tried);
+
+			snprintf(tried + t, sizeof(tried) - t, "%s%s", t ? ", " : "", path);
+			continue;
+		}
+		rc = ct_file_read_all(path, MAX_DATA_FILE, data, len);
+		return rc;
+	}
+	return ct_error(CT_ENOENT, "gpt2 tokenizer data %s not found (looked at %s; "
+			"set CTUNE_TOKENIZER_DIR to a directory holding gpt2/%s)",
+			name, tried, name);
+}
+
+static void bpe_free_tables(struct ct_bpe *b)
+{
+	free(b->bytes);
+	free(b->off);
+	free(b->vslot);
+	free(b->pslot);
+}
 
 int ct_bpe_open_gpt2(struct ct_bpe **out)
 {
+	struct ct_bpe *b;
+	unsigned char *json = NULL, *merges = NULL;
+	size_t njson, nmerges;
+	int rc;
+
 	*out = NULL;
-	return ct_error(CT_EUNSUPP, "the gpt2 tokenizer is not built yet");
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return CT_ENOMEM;
+	b->V = GPT2_VOCAB;
+	b->eot = GPT2_EOT;
+	rc = read_data("encoder.json", &json, &njson);
+	if (rc < 0)
+		goto out;
+	rc = read_data("vocab.bpe", &merges, &nmerges);
+	if (rc < 0)
+		goto out;
+	rc = ct_bpe_parse_encoder(b->V, (const char *)json, njson, &b->bytes, &b->off);
+	if (rc < 0)
+		goto out;
+	rc = build_vocab_hash(b);
+	if (rc < 0)
+		goto out;
+	rc = ct_bpe_check_merges(b, (const char *)merges, nmerges);
+	if (rc < 0)
+		goto out;
+	rc = build_pair_table(b);
+	if (rc < 0)
+		goto out;
+	for (int c = 0; c < 256; c++) {
+		unsigned char ch = (unsigned char)c;
+		int id = ct_bpe_lookup(b, &ch, 1);
+
+		if (id < 0) {
+			rc = ct_error(CT_EFORMAT, "encoder.json: no token for byte %d", c);
+			goto out;
+		}
+		b->byte_id[c] = (uint16_t)id;
+	}
+	*out = b;
+	b = NULL;
+out:
+	free(json);
+	free(merges);
+	ct_bpe_free(b);
+	return rc;
 }
 
 void ct_bpe_free(struct ct_bpe *b)
 {
-	(void)b;
+	if (b == NULL)
+		return;
+	bpe_free_tables(b);
+	free(b);
 }
 
 int ct_bpe_vocab(const struct ct_bpe *b)
 {
-	(void)b;
-	return 0;
+	return b->V;
 }
 
 int ct_bpe_eot(const struct ct_bpe *b)
 {
-	(void)b;
-	return -1;
-}
-
-int ct_bpe_encode(const struct ct_bpe *b, const unsigned char *text, size_t n,
-		  struct ct_tokvec *out)
-{
-	(void)b; (void)text; (void)n; (void)out;
-	return CT_EUNSUPP;
+	return b->eot;
 }
 
 const unsigned char *ct_bpe_token(const struct ct_bpe *b, int id, size_t *len)
 {
-	(void)b; (void)id;
-	*len = 0;
+	if (id < 0 || id >= b->V) {
+		*len = 0;
+		return NULL;
+	}
+	*len = tok_len(b, (uint32_t)id);
+	return b->bytes + b->off[id];
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* Short pieces: scan for the leftmost lowest rank, as tiktoken does. */
+static int merge_scan(const struct ct_bpe *b, const unsigned char *p, size_t n,
+		      struct ct_tokvec *out)
+{
+	uint32_t id[HEAP_MIN], rank[HEAP_MIN];
+	size_t m = n;
+
+	for (size_t i = 0; i < n; i++)
+		id[i] = b->byte_id[p[i]];
+	for (size_t i = 0; i + 1 < n; i++)
+		rank[i] = pair_rank(b, id[i], id[i + 1]);
+	rank[n - 1] = NO_RANK;
+	for (;;) {
+		uint32_t best = NO_RANK;
+		size_t at = 0;
+
+		for (size_t i = 0; i + 1 < m; i++)
+			if (rank[i] < best) {
+				best = rank[i];
+				at = i;
+			}
+		if (best == NO_RANK)
+			break;
+		id[at] = best;
+		memmove(id + at + 1, id + at + 2, (m - at - 2) * sizeof(*id));
+		memmove(rank + at + 1, rank + at + 2, (m - at - 2) * sizeof(*rank));
+		m--;
+		rank[at] = at + 1 < m ? pair_rank(b, id[at], id[at + 1]) : NO_RANK;
+		if (at > 0)
+			rank[at - 1] = pair_rank(b, id[at - 1], id[at]);
+	}
+	for (size_t i = 0; i < m; i++) {
+		int rc = ct_tokvec_push(out, (uint16_t)id[i]);
+
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
+}
+
+int ct_bpe_merge(const struct ct_bpe *b, const unsigned char *p, size_t n,
+		 struct ct_tokvec *out)
+{
+	int id;
+
+	if (n == 1)
+		return ct_tokvec_push(out, b->byte_id[p[0]]);
+	if (n <= MAX_TOKEN_LEN) {
+		id = ct_bpe_lookup(b, p, n);
+		if (id >= 0)
+			return ct_tokvec_push(out, (uint16_t)id);
+	}
+	if (n < HEAP_MIN)
+		return merge_scan(b, p, n, out);
+	return ct_bpe_merge_heap(b, p, n, out);
+}
+
+/* Long pieces: a heap of (rank, position), stale entries skipped. Popping
+ * the least (rank, position) among the live pairs is exactly the leftmost
+ * lowest rank the scan picks, in O(n log n). */
+int ct_bpe_merge_heap(const struct ct_bpe *b, const unsigned char *p,
+		      size_t n, struct ct_tokvec *out)
+{
+	struct ct_bpe_heap h = { 0 };
+	uint32_t *id = malloc(n * sizeof(*id));
+	size_t *next = malloc(n * sizeof(*next)), *prev = malloc(n * sizeof(*prev));
+	int rc = CT_ENOMEM;
+
+	if (id == NULL || next == NULL || prev == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		id[i] = b->byte_id[p[i]];
+		next[i] = i + 1;
+		prev[i] = i - 1;	/* SIZE_MAX for the first */
+	}
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t r = pair_rank(b, id[i], id[i + 1]);
+
+		if (r != NO_RANK && (rc = ct_bpe_heap_push(&h, r, i)) < 0)
+			goto out;
+	}
+	while (h.n > 0) {
+		uint64_t top = ct_bpe_heap_pop(&h);
+		uint32_t r = (uint32_t)(top >> 40);
+		size_t i = (size_t)(top & ((1ull << 40) - 1)), j;
+
+		if (id[i] == NO_RANK || next[i] >= n || pair_rank(b, id[i], id[next[i]]) != r)
+			continue;	/* stale */
+		j = next[i];
+		id[i] = r;
+		id[j] = NO_RANK;
+		next[i] = next[j];
+		if (next[j] < n)
+			prev[next[j]] = i;
+		rc = 0;
+		if (next[i] < n && (r = pair_rank(b, id[i], id[next[i]])) != NO_RANK)
+			rc = ct_bpe_heap_push(&h, r, i);
+		if (rc == 0 && prev[i] != SIZE_MAX &&
+		    (r = pair_rank(b, id[prev[i]], id[i])) != NO_RANK)
+			rc = ct_bpe_heap_push(&h, r, prev[i]);
+		if (rc < 0)
+			goto out;
+	}
+	rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i = next[i])
+		rc = ct_tokvec_push(out, (uint16_t)id[i]);
+out:
+	free(h.v);
+	free(id);
+	free(next);
+	free(prev);
+	return rc;
+}
+
+int ct_bpe_heap_push(struct ct_bpe_heap *h, uint32_t rank, size_t pos)
+{
+	uint64_t key = (uint64_t)rank << 40 | pos;
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		uint64_t *v = realloc(h->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return CT_ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	for (i = h->n++; i > 0 && h->v[(i - 1) / 2] > key; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = key;
+	return 0;
+}
+
+uint64_t ct_bpe_heap_pop(struct ct_bpe_heap *h)
+{
+	uint64_t top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= last)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n > 0)
+		h->v[i] = last;
+	return top;
 }

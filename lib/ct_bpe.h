@@ -23,9 +23,11 @@ void ct_bpe_free(struct ct_bpe *b);
 int ct_bpe_vocab(const struct ct_bpe *b);
 int ct_bpe_eot(const struct ct_bpe *b);
 
-/* As ct_tokenizer_encode / ct_tokenizer_token. */
+/* As ct_tokenizer_encode / ct_tokenizer_encode_part / ct_tokenizer_token. */
 int ct_bpe_encode(const struct ct_bpe *b, const unsigned char *text, size_t n,
 		  struct ct_tokvec *out);
+int ct_bpe_encode_part(const struct ct_bpe *b, const unsigned char *text,
+		       size_t n, int final, struct ct_tokvec *out, size_t *used);
 const unsigned char *ct_bpe_token(const struct ct_bpe *b, int id, size_t *len);
 
 #endif

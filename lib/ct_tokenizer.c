@@ -111,6 +111,21 @@ int ct_tokenizer_encode(const struct ct_tokenizer *tk, const void *text,
 	return 0;
 }
 
+int ct_tokenizer_encode_part(const struct ct_tokenizer *tk, const void *text,
+			     size_t n, int final, struct ct_tokvec *out,
+			     size_t *used)
+{
+	int rc;
+
+	*used = 0;
+	if (tk->kind == TK_GPT2)
+		return ct_bpe_encode_part(tk->bpe, text, n, final, out, used);
+	rc = ct_tokenizer_encode(tk, text, n, out);
+	if (rc == 0)
+		*used = n;
+	return rc;
+}
+
 const unsigned char *ct_tokenizer_token(const struct ct_tokenizer *tk,
 					int id, size_t *len)
 {

@@ -71,6 +71,17 @@ int ct_tokenizer_eot(const struct ct_tokenizer *tk);
 int ct_tokenizer_encode(const struct ct_tokenizer *tk, const void *text,
 			size_t n, struct ct_tokvec *out);
 
+/* Encode text that arrives in parts (a large file, standard input):
+ * like ct_tokenizer_encode, but unless final is set it stops before the
+ * last pieces of text whose cut could depend on bytes past n, and *used
+ * says how many bytes it encoded. The caller passes the rest again with
+ * more text behind it, and the last part with final = 1; the ids are then
+ * exactly those of one ct_tokenizer_encode over the whole text. *used may
+ * be 0 when n is small (a few bytes, or one long piece): pass more. */
+int ct_tokenizer_encode_part(const struct ct_tokenizer *tk, const void *text,
+			     size_t n, int final, struct ct_tokvec *out,
+			     size_t *used);
+
 /* The bytes of one id (*len of them), valid while tk is open; NULL with
  * *len = 0 for an id outside the vocabulary. The end-of-text id decodes to
  * "<|endoftext|>". */

@@ -7,7 +7,9 @@ lib_libctune_a_SOURCES += \
 	lib/ct_gpt2.c lib/ct_gpt2.h \
 	lib/ct_tokens.c lib/ct_tokens.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \
-	lib/ct_bpe.c lib/ct_bpe.h \
+	lib/ct_bpe.c lib/ct_bpe.h lib/ct_bpe_int.h \
+	lib/ct_bpe_load.c lib/ct_bpe_split.c \
+	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c \
 	lib/ct_lora.c lib/ct_lora.h \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_cpu_backend.c \

@@ -13,3 +13,4 @@ include test/client.mk
 include test/server.mk
 include test/crafted.mk
 include test/lofi.mk
+include test/tokenizer.mk

@@ -1,0 +1,287 @@
+/*
+ * cmd_tokens_text.c - `ctune tokens encode` and `ctune tokens decode`:
+ * text files <-> llm.c token files with a named tokenizer (ct_tokenizer.h).
+ *
+ *   ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT.bin
+ *   ctune tokens decode --tokenizer gpt2|bytes IN.bin [--out OUT.txt]
+ *
+ * Each input (a file, or `-` for standard input) is one document. As in
+ * llm.c's data scripts, a tokenizer with an end-of-text token (gpt2) puts
+ * that token BEFORE every document, so the file starts with it and
+ * documents are separated by it; --no-eot leaves it out. "bytes" has no
+ * such token: its documents are simply concatenated. Inputs are read in
+ * 1 MiB blocks (ct_tokenizer_encode_part), so memory follows the output,
+ * not the input; a progress line goes to standard error for inputs over
+ * 16 MiB.
+ */
+#include "commands.h"
+#include "ct_buf.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_time.h"
+#include "ct_tokenizer.h"
+#include "ct_tokens.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK (1u << 20)
+#define PROGRESS_MIN (16ull << 20)
+#define DECODE_CHUNK 65536
+
+static void encode_usage(FILE *f)
+{
+	fputs("usage: ctune tokens encode --tokenizer NAME [--no-eot] IN... --out OUT.bin\n"
+	      "Tokenize text files (IN may be - for standard input) into one llm.c\n"
+	      "token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken)\n"
+	      "or bytes (one token per byte, V = 256). Each input is one document;\n"
+	      "with gpt2 every document is preceded by <|endoftext|> (50256), as\n"
+	      "llm.c's scripts do, unless --no-eot. \"<|endoftext|>\" written in the\n"
+	      "text itself is encoded as ordinary text.\n", f);
+}
+
+static void decode_usage(FILE *f)
+{
+	fputs("usage: ctune tokens decode --tokenizer NAME IN.bin [--out OUT.txt]\n"
+	      "Turn an llm.c token file back into text (standard output unless\n"
+	      "--out). The end-of-text token is written as <|endoftext|>.\n", f);
+}
+
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "ctune tokens %s: %s\n", what, ct_errmsg(rc));
+	return CT_EXIT_FAIL;
+}
+
+struct progress {
+	uint64_t total, done;	/* bytes of all inputs (0: unknown) */
+	double t0, last;
+	size_t ntok;
+};
+
+static void progress_show(struct progress *pg, int end)
+{
+	double now = ct_time_mono_s();
+
+	if (pg->total < PROGRESS_MIN || (!end && now - pg->last < 1.0))
+		return;
+	pg->last = now;
+	fprintf(stderr, "\rctune tokens encode: %.1f / %.1f MB, %zu tokens, %.1f MB/s%s",
+		pg->done / 1e6, pg->total / 1e6, pg->ntok,
+		pg->done / 1e6 / (now - pg->t0 > 1e-9 ? now - pg->t0 : 1e-9),
+		end ? "\n" : "");
+	fflush(stderr);
+}
+
+/* Encode one document from fd, block by block. */
+static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
+		     struct ct_tokvec *ids, struct progress *pg)
+{
+	size_t cap = BLOCK, have = 0, used;
+	unsigned char *buf = malloc(cap);
+	int rc = 0, eof = 0;
+
+	if (buf == NULL)
+		return CT_ENOMEM;
+	while (!eof || have > 0) {
+		ssize_t r = 0;
+
+		if (!eof) {
+			if (have == cap) {	/* one piece longer than the buffer */
+				unsigned char *nb = realloc(buf, cap * 2);
+
+				if (nb == NULL) {
+					rc = CT_ENOMEM;
+					break;
+				}
+				buf = nb;
+				cap *= 2;
+			}
+			r = read(fd, buf + have, cap - have);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				rc = ct_error_errno("%s: read", name);
+				break;
+			}
+			eof = r == 0;
+			have += (size_t)r;
+			pg->done += (uint64_t)r;
+		}
+		rc = ct_tokenizer_encode_part(tk, buf, have, eof, ids, &used);
+		if (rc < 0)
+			break;
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		pg->ntok = ids->n;
+		progress_show(pg, 0);
+	}
+	free(buf);
+	return rc;
+}
+
+static int encode_one(const struct ct_tokenizer *tk, const char *path, int eot,
+		      struct ct_tokvec *ids, struct progress *pg)
+{
+	int fd = 0, rc;
+
+	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint16_t)eot)) < 0)
+		return rc;
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return ct_error_errno("%s", path);
+	}
+	rc = encode_fd(tk, fd, strcmp(path, "-") ? path : "standard input", ids, pg);
+	if (fd != 0)
+		close(fd);
+	return rc;
+}
+
+struct text_opts {
+	const char *tokenizer, *out;
+	int no_eot;
+};
+
+/* Parse options; the positional arguments are left at argv[optind..]. */
+static int parse_text_opts(int argc, char **argv, struct text_opts *o,
+			   void (*usage)(FILE *))
+{
+	static const struct option opts[] = {
+		{ "tokenizer", required_argument, NULL, 't' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "no-eot", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0;	/* full re-initialisation: main() used getopt already */
+	while ((c = getopt_long(argc, argv, "ho:t:", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': o->tokenizer = optarg; break;
+		case 'o': o->out = optarg; break;
+		case 'n': o->no_eot = 1; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
+		}
+	}
+	return 0;
+}
+
+int ct_cmd_tokens_encode(int argc, char **argv)
+{
+	struct text_opts o = { 0 };
+	struct ct_tokenizer *tk = NULL;
+	struct ct_tokvec ids = { 0 };
+	struct progress pg = { 0 };
+	int rc, eot;
+
+	rc = parse_text_opts(argc, argv, &o, encode_usage);
+	if (rc != 0)
+		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	if (optind >= argc || o.out == NULL || o.tokenizer == NULL) {
+		fprintf(stderr, "ctune tokens encode: need --tokenizer NAME, IN... and --out OUT "
+			"(see --help)\n");
+		return CT_EXIT_USAGE;
+	}
+	rc = ct_tokenizer_open(o.tokenizer, &tk);
+	if (rc < 0)
+		return fail("encode", rc);
+	eot = o.no_eot ? -1 : ct_tokenizer_eot(tk);
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+
+		if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0)
+			pg.total += (uint64_t)st.st_size;
+	}
+	pg.t0 = pg.last = ct_time_mono_s();
+	for (int i = optind; i < argc && rc == 0; i++)
+		rc = encode_one(tk, argv[i], eot, &ids, &pg);
+	if (rc == 0) {
+		progress_show(&pg, 1);
+		rc = ct_tokens_save(o.out, ids.v, ids.n);
+	}
+	if (rc == 0)
+		fprintf(stderr, "ctune tokens encode: %s: %zu tokens (%s) from %d input%s, "
+			"%" PRIu64 " bytes\n", o.out, ids.n, ct_tokenizer_name(tk),
+			argc - optind, argc - optind == 1 ? "" : "s", pg.done);
+	ct_tokvec_free(&ids);
+	ct_tokenizer_free(tk);
+	return rc < 0 ? fail("encode", rc) : CT_EXIT_OK;
+}
+
+/* Write the text of t to fd or af, DECODE_CHUNK tokens at a time. */
+static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
+		      struct ct_afile *af)
+{
+	struct ct_buf b;
+	int rc = 0;
+
+	ct_buf_init(&b, 0);
+	for (uint64_t i = 0; i < t->n && rc == 0; i += DECODE_CHUNK) {
+		size_t k = t->n - i < DECODE_CHUNK ? (size_t)(t->n - i) : DECODE_CHUNK;
+
+		ct_buf_reset(&b);
+		rc = ct_tokenizer_decode(tk, t->tok + i, k, &b);
+		if (rc < 0)
+			break;
+		if (af != NULL)
+			rc = ct_afile_write(af, b.data, b.len);
+		else if (fwrite(b.data, 1, b.len, stdout) != b.len)
+			rc = ct_error_errno("standard output");
+	}
+	ct_buf_free(&b);
+	if (rc == 0 && af == NULL && fflush(stdout) != 0)
+		rc = ct_error_errno("standard output");
+	return rc;
+}
+
+int ct_cmd_tokens_decode(int argc, char **argv)
+{
+	struct text_opts o = { 0 };
+	struct ct_tokenizer *tk = NULL;
+	struct ct_tokens t = { 0 };
+	struct ct_afile af = { .fd = -1 };
+	int rc;
+
+	rc = parse_text_opts(argc, argv, &o, decode_usage);
+	if (rc != 0)
+		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	if (optind != argc - 1 || o.tokenizer == NULL || o.no_eot) {
+		fprintf(stderr, "ctune tokens decode: need --tokenizer NAME and one IN.bin "
+			"(see --help)\n");
+		return CT_EXIT_USAGE;
+	}
+	rc = ct_tokenizer_open(o.tokenizer, &tk);
+	if (rc == 0)
+		rc = ct_tokens_load(argv[optind], &t);
+	if (rc == 0) {
+		for (uint64_t i = 0; i < t.n; i++)
+			if ((int)t.tok[i] >= ct_tokenizer_vocab(tk)) {
+				rc = ct_error(CT_ERANGE, "%s: token %u at position %" PRIu64
+					      " is not in the %s vocabulary of %d (wrong "
+					      "--tokenizer?)", argv[optind], (unsigned)t.tok[i],
+					      i, ct_tokenizer_name(tk), ct_tokenizer_vocab(tk));
+				break;
+			}
+	}
+	if (rc == 0 && o.out != NULL)
+		rc = ct_afile_open(&af, o.out, 0644);
+	if (rc == 0)
+		rc = decode_all(tk, &t, o.out != NULL ? &af : NULL);
+	if (rc == 0 && o.out != NULL)
+		rc = ct_afile_commit(&af);
+	if (o.out != NULL)
+		ct_afile_abort(&af);
+	ct_tokens_free(&t);
+	ct_tokenizer_free(tk);
+	return rc < 0 ? fail("decode", rc) : CT_EXIT_OK;
+}
