@@ -39,6 +39,21 @@ done
 	--top-k 0 --temperature 1.2 >"$tmp/seed8" || fail "seed 8"
 cmp -s "$tmp/cpu3" "$tmp/seed8" && fail "seeds 7 and 8 gave the same text"
 
+# a GPT-2-vocabulary model: the gpt2 tokenizer by default, where it is built
+"$ctune" model init --config 1,2,32,32,50257,50304 --seed 2 --out "$tmp/g.bin" >/dev/null ||
+	fail "gpt2 model init"
+if "$ctune" sample --model "$tmp/g.bin" --prompt "Hello, world" --tokens 24 --seed 3 \
+	>"$tmp/gcpu" 2>"$tmp/gerr"; then
+	"$ctune" sample --model "$tmp/g.bin" --prompt "Hello, world" --tokens 24 --seed 3 \
+		--device opencl >"$tmp/gocl" || fail "gpt2 opencl sample"
+	cmp -s "$tmp/gcpu" "$tmp/gocl" || fail "gpt2: cpu and opencl differ"
+	head -c 12 "$tmp/gcpu" | grep -q "^Hello, world$" || fail "gpt2: prompt not echoed"
+	[ "$(wc -c <"$tmp/gcpu")" -gt 40 ] || fail "gpt2: too little text"
+else
+	grep -q "gpt2" "$tmp/gerr" || fail "gpt2 sample failed: $(cat "$tmp/gerr")"
+	echo "note: gpt2 tokenizer not available: $(cat "$tmp/gerr")"
+fi
+
 "$ctune" sample --model "$tmp/m.bin" --temperature -1 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--temperature -1 is not a usage error"
 "$ctune" sample --prompt x >/dev/null 2>&1
