@@ -93,7 +93,7 @@ say "1/6 data: real text ($TOK tokenizer). A: fortunes (pretraining), B: licence
 "$CT" tokens encode --tokenizer "$TOK" $B_FILES --out "$D/b_train.bin" >/dev/null 2>&1
 "$CT" tokens encode --tokenizer "$TOK" "$B_EVAL" --out "$D/b_eval.bin" >/dev/null 2>&1
 for x in a_train b_train b_eval; do
-	printf '   %-8s %s\n' "$x" "$("$CT" tokens info "$D/$x.bin" | head -1)"
+	printf '   %-8s %s\n' "$x" "$("$CT" tokens info "$D/$x.bin" | head -1 | sed 's:.*/::')"
 done
 sed -n '1,/^%$/p' "$FORTUNES/literature" | head -4 | sed 's/^/   A says: /'
 sed -n '/^ *0\. Definitions/,+3p' "$LICENSES/GPL-3" | sed 's/^/   B says: /'
@@ -103,7 +103,7 @@ say "2/6 base model: GPT-2 config L=$L C=$C NH=$NH V=$V, pretrained $PRESTEPS st
 	--seed 1 --out "$M/init.bin"
 "$CT" train --model "$M/init.bin" --data "$D/a_train.bin" --steps "$PRESTEPS" --batch $PREBATCH \
 	--seq $SEQ --lr $PRELR --device cpu --out "$M/base.bin" |
-	awk -v n="$PRESTEPS" '/^step/ { split($2, a, "/"); if (a[1] % int(n / 5) == 0) print "   " $0 } /done/'
+	awk -v n="$PRESTEPS" '/^step/ { split($2, a, "/"); if (a[1] % int(n / 5) == 0) { print "   " $0; fflush() } } /done/'
 sample() { "$CT" sample --model "$1" --prompt "$PROMPT" --tokens ${DEMO_SAMPLE_TOKENS:-240} \
 	--temperature 0.8 --seed 1 | sed 's/^/   | /'; }
 echo "   the base model writes (prompt \"$PROMPT\", seed 1):"
