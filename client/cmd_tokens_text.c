@@ -61,22 +61,26 @@ static int fail(const char *what, int rc)
 }
 
 struct progress {
-	uint64_t total, done;	/* bytes of all inputs (0: unknown) */
+	uint64_t total, done;	/* bytes of the input files; bytes read */
 	double t0, last;
 	size_t ntok;
+	int tty;		/* stderr is a terminal: redraw one line */
 };
 
 static void progress_show(struct progress *pg, int end)
 {
 	double now = ct_time_mono_s();
 
-	if (pg->total < PROGRESS_MIN || (!end && now - pg->last < 1.0))
+	if ((pg->total < PROGRESS_MIN && pg->done < PROGRESS_MIN) ||
+	    (!end && now - pg->last < 1.0))
 		return;
 	pg->last = now;
-	fprintf(stderr, "\rctune tokens encode: %.1f / %.1f MB, %zu tokens, %.1f MB/s%s",
-		pg->done / 1e6, pg->total / 1e6, pg->ntok,
+	/* standard input's size is unknown: the total only counts files */
+	fprintf(stderr, "%sctune tokens encode: %.1f MB of %.1f, %zu tokens, %.1f MB/s%s",
+		pg->tty ? "\r" : "",
+		pg->done / 1e6, (pg->total > pg->done ? pg->total : pg->done) / 1e6, pg->ntok,
 		pg->done / 1e6 / (now - pg->t0 > 1e-9 ? now - pg->t0 : 1e-9),
-		end ? "\n" : "");
+		end || !pg->tty ? "\n" : "");
 	fflush(stderr);
 }
 
@@ -203,6 +207,7 @@ int ct_cmd_tokens_encode(int argc, char **argv)
 			pg.total += (uint64_t)st.st_size;
 	}
 	pg.t0 = pg.last = ct_time_mono_s();
+	pg.tty = isatty(2);
 	for (int i = optind; i < argc && rc == 0; i++)
 		rc = encode_one(tk, argv[i], eot, &ids, &pg);
 	if (rc == 0) {

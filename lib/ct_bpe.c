@@ -200,16 +200,14 @@ static int build_pair_table(struct ct_bpe *b)
 
 /* ---- loading ---------------------------------------------------------- */
 
-/* Read name from the first data directory that has all of GPT-2's files. */
-static int read_data(const char *name, unsigned char **data, size_t *len)
+/* The first data directory that holds both of GPT-2's files, into dir. */
+static int find_data_dir(char *dir, size_t cap)
 {
 	const char *env = getenv("CTUNE_TOKENIZER_DIR");
 	const char *dirs[3];
-	char path[PATH_MAX], tried[3 * PATH_MAX];
-	size_t nd = 0;
+	char a[PATH_MAX], b[PATH_MAX], tried[3 * PATH_MAX];
+	size_t nd = 0, t = 0;
 
-	*data = NULL;
-	*len = 0;
 	tried[0] = '\0';
 	if (env != NULL && env[0] != '\0')
 		dirs[nd++] = env;
@@ -218,21 +216,30 @@ static int read_data(const char *name, unsigned char **data, size_t *len)
 	dirs[nd++] = CT_SRCDATADIR "/tokenizers";
 #endif
 	for (size_t i = 0; i < nd; i++) {
-		int rc;
-
-		snprintf(path, sizeof(path), "%s/gpt2/%s", dirs[i], name);
-		if (!ct_file_exists(path)) {
-			size_t t = strlen(tried);
-
-			snprintf(tried + t, sizeof(tried) - t, "%s%s", t ? ", " : "", path);
-			continue;
-		}
-		rc = ct_file_read_all(path, MAX_DATA_FILE, data, len);
-		return rc;
+		if (ct_path_join(dir, cap, dirs[i], "gpt2") == 0 &&
+		    ct_path_join(a, sizeof(a), dir, "encoder.json") == 0 &&
+		    ct_path_join(b, sizeof(b), dir, "vocab.bpe") == 0 &&
+		    ct_file_exists(a) && ct_file_exists(b))
+			return 0;
+		t += (size_t)snprintf(tried + t, sizeof(tried) - t, "%s%s",
+				      t ? ", " : "", dir);
+		if (t >= sizeof(tried))
+			t = sizeof(tried) - 1;
 	}
-	return ct_error(CT_ENOENT, "gpt2 tokenizer data %s not found (looked at %s; "
-			"set CTUNE_TOKENIZER_DIR to a directory holding gpt2/%s)",
-			name, tried, name);
+	return ct_error(CT_ENOENT, "gpt2 tokenizer data (encoder.json, vocab.bpe) not "
+			"found in %s; set CTUNE_TOKENIZER_DIR to a directory holding "
+			"gpt2/", tried);
+}
+
+static int read_data(const char *dir, const char *name, unsigned char **data,
+		     size_t *len)
+{
+	char path[PATH_MAX];
+	int rc = ct_path_join(path, sizeof(path), dir, name);
+
+	if (rc < 0)
+		return rc;
+	return ct_file_read_all(path, MAX_DATA_FILE, data, len);
 }
 
 static void bpe_free_tables(struct ct_bpe *b)
@@ -248,6 +255,7 @@ int ct_bpe_open_gpt2(struct ct_bpe **out)
 	struct ct_bpe *b;
 	unsigned char *json = NULL, *merges = NULL;
 	size_t njson, nmerges;
+	char dir[PATH_MAX];
 	int rc;
 
 	*out = NULL;
@@ -256,10 +264,13 @@ int ct_bpe_open_gpt2(struct ct_bpe **out)
 		return CT_ENOMEM;
 	b->V = GPT2_VOCAB;
 	b->eot = GPT2_EOT;
-	rc = read_data("encoder.json", &json, &njson);
+	rc = find_data_dir(dir, sizeof(dir));
 	if (rc < 0)
 		goto out;
-	rc = read_data("vocab.bpe", &merges, &nmerges);
+	rc = read_data(dir, "encoder.json", &json, &njson);
+	if (rc < 0)
+		goto out;
+	rc = read_data(dir, "vocab.bpe", &merges, &nmerges);
 	if (rc < 0)
 		goto out;
 	rc = ct_bpe_parse_encoder(b->V, (const char *)json, njson, &b->bytes, &b->off);
