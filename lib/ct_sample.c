@@ -50,17 +50,45 @@ float ct_sample_uniform(struct ct_sample_rng *r)
 }
 
 /* Order of the candidates: z descending, then index ascending (a total
- * order, so any sort gives the same answer). */
-static int cmp_desc(const void *a, const void *b, void *arg)
+ * order). better(z, i, j): i comes before j. */
+static int better(const float *z, int i, int j)
 {
-	const float *z = arg;
-	int i = *(const int *)a, j = *(const int *)b;
+	return z[i] > z[j] || (z[i] == z[j] && i < j);
+}
 
-	if (z[i] > z[j])
-		return -1;
-	if (z[i] < z[j])
-		return 1;
-	return (i > j) - (i < j);
+/* Restore the heap below slot r: h[0..n) with the worst candidate (by
+ * better()) at the root. */
+static void sift_down(const float *z, int *h, int n, int r)
+{
+	for (;;) {
+		int w = r, a = 2 * r + 1, b = a + 1, t;
+
+		if (a < n && better(z, h[w], h[a]))
+			w = a;
+		if (b < n && better(z, h[w], h[b]))
+			w = b;
+		if (w == r)
+			return;
+		t = h[r];
+		h[r] = h[w];
+		h[w] = t;
+		r = w;
+	}
+}
+
+/* The top_k indices (a set, so any method gives the same answer): a heap
+ * of the k best seen so far, O(V log k). h gets them in h[0..k). */
+static void top_k_set(const float *z, int V, int k, int *h)
+{
+	for (int i = 0; i < k; i++)
+		h[i] = i;
+	for (int r = k / 2 - 1; r >= 0; r--)
+		sift_down(z, h, k, r);
+	for (int i = k; i < V; i++)
+		if (better(z, i, h[0])) {
+			h[0] = i;
+			sift_down(z, h, k, 0);
+		}
 }
 
 static int argmax(const float *x, int V)
@@ -73,17 +101,15 @@ static int argmax(const float *x, int V)
 	return best;
 }
 
-/* z = x / temperature (NaN -> -inf), candidates marked in iscratch[i]
- * (1 = candidate); returns the largest candidate z. */
+/* z = x / temperature (NaN -> -inf), candidates marked in ix[i]
+ * (1 = candidate, 0 = not); returns the largest candidate z. */
 static float candidates(const float *x, int V, float temperature, int top_k,
 			float *z, int *ix)
 {
 	float mx;
 
-	for (int i = 0; i < V; i++) {
+	for (int i = 0; i < V; i++)
 		z[i] = isnan(x[i]) ? -INFINITY : x[i] / temperature;
-		ix[i] = i;
-	}
 	if (top_k == 0 || top_k >= V) {
 		mx = z[0];
 		for (int i = 1; i < V; i++)
@@ -92,12 +118,17 @@ static float candidates(const float *x, int V, float temperature, int top_k,
 			ix[i] = 1;
 		return mx;
 	}
-	qsort_r(ix, (size_t)V, sizeof(int), cmp_desc, z);
+	top_k_set(z, V, top_k, ix);
 	mx = z[ix[0]];
-	for (int r = top_k; r < V; r++)
-		z[ix[r]] = NAN;		/* NaN marks "not a candidate" */
-	for (int i = 0; i < V; i++)
-		ix[i] = !isnan(z[i]);
+	for (int r = 1; r < top_k; r++)
+		mx = z[ix[r]] > mx ? z[ix[r]] : mx;
+	for (int r = 0; r < top_k; r++)
+		z[ix[r]] = NAN;		/* NaN marks a candidate (no z is NaN) */
+	for (int i = 0; i < V; i++) {
+		ix[i] = isnan(z[i]);
+		if (ix[i])
+			z[i] = isnan(x[i]) ? -INFINITY : x[i] / temperature;
+	}
 	return mx;
 }
 

@@ -84,6 +84,53 @@ static void test_pick_top_k(void **state)
 	assert_int_equal(seen[4], 0);
 }
 
+static int cmp_rank(const void *a, const void *b, void *arg)
+{
+	const float *x = arg;
+	int i = *(const int *)a, j = *(const int *)b;
+
+	if (x[i] != x[j])
+		return x[i] > x[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* With many ties (values on a coarse grid), the candidates are exactly the
+ * first k of (value descending, index ascending), as a full sort says:
+ * every pick is one of them, and with k small each gets picked. */
+static void test_pick_top_k_ties(void **state)
+{
+	enum { V = 300 };
+	static const int ks[] = { 1, 2, 5, 40, 299 };
+	float x[V];
+	int order[V], in[V];
+	struct ct_sample_rng r;
+
+	(void)state;
+	ct_sample_rng_seed(&r, 9);
+	for (int i = 0; i < V; i++) {
+		x[i] = (float)(int)(ct_sample_uniform(&r) * 6.0f) * 0.25f;
+		order[i] = i;
+	}
+	qsort_r(order, V, sizeof(int), cmp_rank, x);
+	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
+		int k = ks[t], hit[V] = { 0 }, nhit = 0;
+
+		memset(in, 0, sizeof(in));
+		for (int i = 0; i < k; i++)
+			in[order[i]] = 1;
+		for (int n = 0; n < 4000; n++) {
+			int id = ct_sample_pick(x, V, 0.5f, k, ct_sample_uniform(&r), NULL, NULL);
+
+			assert_true(id >= 0 && id < V);
+			assert_true(in[id]);
+			nhit += !hit[id];
+			hit[id] = 1;
+		}
+		if (k <= 40)
+			assert_int_equal(nhit, k);
+	}
+}
+
 static void test_params_check(void **state)
 {
 	struct ct_sample_params p;
@@ -162,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_pick_greedy),
 		cmocka_unit_test(test_pick_cumulative),
 		cmocka_unit_test(test_pick_top_k),
+		cmocka_unit_test(test_pick_top_k_ties),
 		cmocka_unit_test(test_params_check),
 		cmocka_unit_test(test_generate_matches_forward),
 	};
