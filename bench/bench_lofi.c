@@ -7,7 +7,7 @@
  *   bench/bench_lofi [--quick] [--device D] [--seed S] [--steps N]
  *                    [--epochs E] [--pretrain-steps N] [--control-steps N]
  *                    [--rounds R] [--max-shards K] [--lr F]
- *                    [--eval-batches N]
+ *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
  *
  * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
  * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
@@ -36,6 +36,12 @@
  *   start model, losslessly and as int8; the int8 average is the mean of
  *   the decoded int8 results (one round only: the next round still starts
  *   from the lossless average).
+ * - LoRA lo-fi (--lora-ranks): the same rounds, but WU k trains LoRA
+ *   adapters of rank r (alpha = r, all four targets, AdamW lr --lora-lr,
+ *   its own adapter seed) on the frozen current model; the round's model
+ *   is the exact merge of the K shards' adapters (ct_lora_merge: mean of
+ *   the K products B_k A_k); uploads are the adapters' lossless ct_delta
+ *   files against their initial adapters.
  *
  * Tables go to stdout as Markdown, progress to stderr. The default device
  * is the OpenCL backend: bit-identical to the C reference (checked on one
@@ -59,6 +65,7 @@
 
 #define MAXK 8
 #define MAXR 8
+#define MAXRANKS 6
 
 struct opts {
 	const char *device;
@@ -73,6 +80,16 @@ struct opts {
 	int B, T;
 	float lr, pre_lr;
 	int eval_batches;
+	int lora_ranks[MAXRANKS];	/* LoRA lo-fi at these ranks */
+	int nranks;
+	float lora_lr;
+};
+
+/* One row of the LoRA table: K shards, round r, rank. */
+struct lora_row {
+	int K, r, rank;
+	float loss;
+	double upload;		/* mean lossless bytes of one result */
 };
 
 /* One row of the quality table: K shards, after round r. */
@@ -104,6 +121,8 @@ struct bench {
 	struct upl_row ups[(MAXK + 1) * MAXR];
 	int nups;
 	float ctl[2][3];		/* [shared base, random inits][m1, m2, avg] */
+	struct lora_row lrows[(MAXK + 1) * MAXR * MAXRANKS];
+	int nlrows;
 };
 
 static void progress(const struct bench *b, const char *fmt, ...)
@@ -477,6 +496,109 @@ static int central(struct bench *b, int K, struct lofi_row *rows)
 	return rc;
 }
 
+/* ---- LoRA lo-fi ---------------------------------------------------------- */
+
+/* One LoRA WU from `start` on shard k of round r: adapters into ad, the
+ * lossless upload size added to *bytes. */
+static int lora_wu(struct bench *b, const float *start, const struct ct_lora_spec *sp,
+		   int K, int r, int k, float *ad, float *init, double *bytes)
+{
+	const struct ct_gpt2_config *c = &b->base.cfg;
+	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
+				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
+	struct ct_gpt2 m = view(b, start);
+	struct ct_tokens t = shard(b, k, 1);
+	struct ct_wu_hparams hp = b->hp;
+	struct ct_delta_lora sec;
+	struct ct_buf buf = CT_BUF_INIT(0);
+	unsigned char sha[32];
+	size_t n = ct_lora_nparams(c, sp);
+	int rc;
+
+	hp.steps = b->o.steps;
+	hp.lr = b->o.lora_lr;
+	hp.lora = *sp;
+	hp.lora_seed = b->o.seed * 1000003u + (uint64_t)(K * 64 + r * 8 + k);
+	sec = (struct ct_delta_lora){ (uint32_t)sp->rank, sp->targets, sp->alpha, hp.lora_seed };
+	rc = ct_wu_run(&m, &t, &hp, b->o.device, ad, NULL);
+	if (rc == 0)
+		rc = ct_lora_init(c, sp, hp.lora_seed, init);
+	if (rc == 0)
+		rc = ct_delta_weights_sha(start, b->n, sha);
+	if (rc == 0)
+		rc = ct_delta_encode_lora(init, ad, n, &dm, sha, &sec, CT_DELTA_LOSSLESS, -1, &buf);
+	if (rc == 0)
+		*bytes += (double)buf.len / K;
+	ct_buf_free(&buf);
+	return rc;
+}
+
+/* R LoRA lo-fi rounds with K shards at one rank: R rows. */
+static int lofi_lora(struct bench *b, int K, int rank)
+{
+	struct ct_lora_spec sp = { .rank = rank, .alpha = (float)rank, .targets = CT_LORA_ALL };
+	size_t n = ct_lora_nparams(&b->base.cfg, &sp);
+	float *cur = falloc(b->n), *init = falloc(n), *ad[MAXK] = { 0 };
+	int rc = cur && init ? 0 : ct_error(CT_ENOMEM, "out of memory");
+
+	for (int k = 0; k < K && rc == 0; k++)
+		if ((ad[k] = falloc(n)) == NULL)
+			rc = ct_error(CT_ENOMEM, "out of memory");
+	if (rc == 0)
+		memcpy(cur, b->base.params, b->n * sizeof(float));
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		struct lora_row *w = &b->lrows[b->nlrows];
+
+		memset(w, 0, sizeof(*w));
+		for (int k = 0; k < K && rc == 0; k++)
+			rc = lora_wu(b, cur, &sp, K, r, k, ad[k], init, &w->upload);
+		if (rc == 0)
+			rc = ct_lora_merge(&b->base.cfg, &sp, cur, (const float *const *)ad, K);
+		if (rc == 0)
+			rc = eval(b, cur, 0, &w->loss);
+		if (rc == 0) {
+			w->K = K;
+			w->r = r;
+			w->rank = rank;
+			b->nlrows++;
+			progress(b, "K=%d round %d: LoRA r=%d lo-fi %.4f", K, r, rank, w->loss);
+		}
+	}
+	for (int k = 0; k < K; k++)
+		free(ad[k]);
+	free(cur);
+	free(init);
+	return rc;
+}
+
+static void print_lora(const struct bench *b)
+{
+	printf("\n## LoRA lo-fi (eval loss on B's held-out text; base %.4f; alpha = r, "
+	       "all four targets, lr %g; full-weight lo-fi lr %g)\n\n", (double)b->base_b,
+	       (double)b->o.lora_lr, (double)b->o.lr);
+	printf("| K | round | rank | LoRA lo-fi | full lo-fi | centralized | LoRA vs full lo-fi |"
+	       " LoRA upload, lossless (B) | full upload, lossless (B) | ratio |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < b->nlrows; i++) {
+		const struct lora_row *w = &b->lrows[i];
+		const struct lofi_row *f = NULL;
+		const struct upl_row *u = NULL;
+
+		for (int j = 0; j < b->nrows; j++)
+			if (b->rows[j].K == w->K && b->rows[j].r == w->r)
+				f = &b->rows[j];
+		for (int j = 0; j < b->nups; j++)
+			if (b->ups[j].K == w->K && b->ups[j].r == w->r)
+				u = &b->ups[j];
+		if (f == NULL || u == NULL)
+			continue;
+		printf("| %d | %d | %d | %.4f | %.4f | %.4f | %+.2f%% | %.0f | %.0f | %.4f |\n",
+		       w->K, w->r, w->rank, (double)w->loss, (double)f->avg, (double)f->central,
+		       100.0 * ((double)w->loss - f->avg) / f->avg, w->upload, u->lossless,
+		       w->upload / u->lossless);
+	}
+}
+
 /* ---- control: no shared base ------------------------------------------ */
 
 /* Two members trained control-steps steps on the two halves of the shards,
@@ -595,13 +717,16 @@ static void usage(FILE *f)
 	fputs("usage: bench_lofi [--quick] [--device D] [--seed S] [--steps N]\n"
 	      "                  [--epochs E] [--pretrain-steps N] [--control-steps N]\n"
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
+	      "                  [--lora-ranks R,R,...] [--lora-lr F]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
 	      "language B by lo-fi rounds with K = 1, 2, 4, ... shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
 	      "Defaults: device opencl, seed 1, 160 steps per WU, 4 passes over\n"
 	      "each shard, 1500 pretraining steps, 600 control steps, 3 rounds, up\n"
 	      "to 8 shards, lr 2e-3, 16 eval batches. --quick: 20 steps, 2 passes,\n"
-	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n", f);
+	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n"
+	      "--lora-ranks adds LoRA lo-fi at those ranks (AdamW lr --lora-lr,\n"
+	      "default 1e-2) and its table.\n", f);
 }
 
 static void defaults(struct opts *o, int quick)
@@ -620,6 +745,27 @@ static void defaults(struct opts *o, int quick)
 	o->lr = 2e-3f;
 	o->pre_lr = 2e-3f;
 	o->eval_batches = quick ? 8 : 16;
+	o->nranks = 0;
+	o->lora_lr = 1e-2f;
+}
+
+/* "4,8,16" into o->lora_ranks. Returns 0 or -1. */
+static int parse_ranks(const char *s, struct opts *o)
+{
+	char *end;
+
+	o->nranks = 0;
+	while (*s != '\0' && o->nranks < MAXRANKS) {
+		long r = strtol(s, &end, 10);
+
+		if (end == s || r < 1 || r > CT_LORA_MAX_RANK)
+			return -1;
+		o->lora_ranks[o->nranks++] = (int)r;
+		s = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0')
+			return -1;
+	}
+	return *s == '\0' ? 0 : -1;
 }
 
 /* Returns 0, or 2 on a usage error (message printed). */
@@ -637,6 +783,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "max-shards", required_argument, NULL, 'k' },
 		{ "lr", required_argument, NULL, 'l' },
 		{ "eval-batches", required_argument, NULL, 'e' },
+		{ "lora-ranks", required_argument, NULL, 'R' },
+		{ "lora-lr", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -658,6 +806,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'k': o->maxk = atoi(optarg); break;
 		case 'l': o->lr = o->pre_lr = (float)atof(optarg); break;
 		case 'e': o->eval_batches = atoi(optarg); break;
+		case 'R':
+			if (parse_ranks(optarg, o) < 0) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'L': o->lora_lr = (float)atof(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -686,6 +841,8 @@ static int run_all(struct bench *b)
 			rc = central(b, K, rows);
 		if (rc == 0)
 			b->nrows += b->o.rounds;
+		for (int i = 0; i < b->o.nranks && rc == 0; i++)
+			rc = lofi_lora(b, K, b->o.lora_ranks[i]);
 	}
 	for (int which = 0; which < 2 && rc == 0; which++)
 		rc = control(b, which);
@@ -714,6 +871,8 @@ int main(int argc, char **argv)
 	if (rc == 0) {
 		print_quality(&b);
 		print_uploads(&b);
+		if (b.o.nranks > 0)
+			print_lora(&b);
 		progress(&b, "done");
 	}
 	ct_gpt2_free(&b.base);

@@ -5,14 +5,19 @@
  * NH=12), both with GPT-2's vocabulary, random init.
  *
  *   bench/bench_train [--config small|124m|all] [--batch B] [--seq T]
- *                     [--steps N] [--device D]... [--check]
+ *                     [--steps N] [--device D]... [--check] [--lora-rank R]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
  * ct_gpt2_flops_per_token) and the process CPU time per step (all
  * threads: on a shared machine the wall clock depends on the neighbours). --check also compares the weights after the
  * steps between the devices (bit for bit). Defaults: all configs, B=4,
- * T=64, 3 steps, devices cpu and opencl.
+ * T=64, 3 steps, devices cpu and opencl. --lora-rank R adds, after each
+ * full row, a row for a LoRA step (rank R, alpha R, all four targets,
+ * frozen weights: config shown as "small/rR"); --check then compares the
+ * adapters (GFLOP/s still counts the full model's training FLOPs, the
+ * credit formula, so it compares like tokens/s). Memory and upload size
+ * of LoRA vs full: bench/bench_lora.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,6 +33,8 @@ struct bcfg {
 	const char *name;
 	struct ct_gpt2_config cfg;
 };
+
+static struct ct_lora_spec lora;	/* rank 0: full rows only */
 
 static const struct bcfg configs[] = {
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
@@ -47,8 +54,11 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
 static int run(const struct bcfg *c, const char *dev, const float *params,
-	       const uint16_t *tok, int B, int T, int steps, float *params_out)
+	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const struct ct_lora_spec *l)
 {
+	char name[32];
+	float *ad = NULL;
 	const struct ct_backend_ops *ops = NULL;
 	struct ct_backend *be = NULL;
 	struct ct_step_args a = { .grad_clip = 1.0f,
@@ -61,9 +71,19 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	rc = backend(dev, &ops);
 	if (rc < 0)
 		return rc;
-	rc = ops->open(dev, &c->cfg, B, T, 1, &be);
+	snprintf(name, sizeof(name), l->rank ? "%s/r%d" : "%s", c->name, l->rank);
+	if (l->rank > 0) {
+		ad = malloc(ct_lora_nparams(&c->cfg, l) * sizeof(float));
+		rc = ad ? ct_lora_init(&c->cfg, l, 7, ad) : ct_error(CT_ENOMEM, "adapters");
+		if (rc == 0)
+			rc = ops->open_lora(dev, &c->cfg, B, T, l, &be);
+	} else {
+		rc = ops->open(dev, &c->cfg, B, T, 1, &be);
+	}
 	if (rc == 0)
 		rc = ops->load_state(be, params, NULL, NULL);
+	if (rc == 0 && ad != NULL)
+		rc = ops->lora_load(be, ad, NULL, NULL);
 	for (int s = 0; rc == 0 && s <= steps; s++) {
 		if (s == 1) {
 			t0 = ct_time_mono_s();
@@ -76,16 +96,45 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	if (rc == 0) {
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
-		printf("%-6s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", c->name, dev, B, T,
+		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", name, dev, B, T,
 		       dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
 		       (double)loss);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
-		rc = ops->read_state(be, params_out, NULL, NULL);
+		rc = l->rank > 0 ? ops->lora_read(be, params_out, NULL, NULL)
+				 : ops->read_state(be, params_out, NULL, NULL);
+	free(ad);
 	if (be != NULL)
 		ops->close(be);
+	return rc;
+}
+
+static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+		      char **devs, int ndev, int B, int T, int steps, int check,
+		      const struct ct_lora_spec *l)
+{
+	size_t n = l->rank > 0 ? ct_lora_nparams(&c->cfg, l) : m->lay.total;
+	float *out[8] = { NULL };
+	int rc = 0;
+
+	for (int d = 0; rc == 0 && d < ndev; d++) {
+		if (check) {
+			out[d] = malloc(n * sizeof(float));
+			if (out[d] == NULL)
+				rc = ct_error(CT_ENOMEM, "weights");
+		}
+		if (rc == 0)
+			rc = run(c, devs[d], m->params, tok, B, T, steps, out[d], l);
+	}
+	for (int d = 1; rc == 0 && check && d < ndev; d++)
+		printf("%-6s %s %s vs %s: %s\n", c->name, l->rank ? "adapters" : "weights",
+		       devs[0], devs[d],
+		       memcmp(out[0], out[d], n * sizeof(float)) == 0 ? "bit-identical"
+								     : "DIFFERENT");
+	for (int d = 0; d < ndev; d++)
+		free(out[d]);
 	return rc;
 }
 
@@ -94,7 +143,6 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 {
 	struct ct_gpt2 m;
 	uint16_t *tok = NULL;
-	float *out[8] = { NULL };
 	size_t ntok = (size_t)(steps + 1) * B * T + 1;
 	int rc;
 
@@ -107,21 +155,13 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		rc = ct_error(CT_ENOMEM, "tokens");
 	for (size_t i = 0; rc == 0 && i < ntok; i++)
 		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)c->cfg.V);
-	for (int d = 0; rc == 0 && d < ndev; d++) {
-		if (check) {
-			out[d] = malloc(m.lay.total * sizeof(float));
-			if (out[d] == NULL)
-				rc = ct_error(CT_ENOMEM, "weights");
-		}
-		if (rc == 0)
-			rc = run(c, devs[d], m.params, tok, B, T, steps, out[d]);
+	if (rc == 0) {
+		struct ct_lora_spec none = { 0 };
+
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
-	for (int d = 1; rc == 0 && check && d < ndev; d++)
-		printf("%-6s weights %s vs %s: %s\n", c->name, devs[0], devs[d],
-		       memcmp(out[0], out[d], m.lay.total * sizeof(float)) == 0 ?
-		       "bit-identical" : "DIFFERENT");
-	for (int d = 0; d < ndev; d++)
-		free(out[d]);
+	if (rc == 0 && lora.rank > 0)
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &lora);
 	free(tok);
 	ct_gpt2_free(&m);
 	return rc;
@@ -136,13 +176,14 @@ int main(int argc, char **argv)
 		{ "steps", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "lora-rank", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *devs[8], *def[2] = { "cpu", "opencl" };
 	const char *which = "all";
 	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:B:T:n:d:k", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': which = optarg; break;
 		case 'B': B = atoi(optarg); break;
@@ -150,9 +191,18 @@ int main(int argc, char **argv)
 		case 'n': steps = atoi(optarg); break;
 		case 'd': if (ndev < 8) devs[ndev++] = optarg; break;
 		case 'k': check = 1; break;
+		case 'r':
+			lora = (struct ct_lora_spec){ .rank = atoi(optarg), .targets = CT_LORA_ALL };
+			lora.alpha = (float)lora.rank;
+			if (lora.rank < 1 || lora.rank > CT_LORA_MAX_RANK) {
+				fprintf(stderr, "bad --lora-rank\n");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|all] [--batch B] "
-				"[--seq T] [--steps N] [--device D]... [--check]\n", argv[0]);
+				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -165,7 +215,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-6s %-8s %3s %4s %10s %10s %9s %10s %8s\n", "config", "device", "B", "T",
+	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s\n", "config", "device", "B", "T",
 	       "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)

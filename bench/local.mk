@@ -14,6 +14,10 @@ noinst_PROGRAMS += bench/bench_train
 bench_bench_train_SOURCES = bench/bench_train.c
 bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+noinst_PROGRAMS += bench/bench_lora
+bench_bench_lora_SOURCES = bench/bench_lora.c
+bench_bench_lora_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_lora_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 include bench/corpus.mk
 include bench/lofi.mk
 # Server part: scheduler load generator (simulated hosts over loopback).
@@ -23,6 +27,11 @@ bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD
 	$(CURL_CFLAGS) -I$(top_srcdir)/server
 bench_bench_sched_LDADD = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)
+# LoRA jobs: upload bytes of a LoRA result vs a full one, and the merge.
+noinst_PROGRAMS += bench/bench_lora_upload
+bench_bench_lora_upload_SOURCES = bench/bench_lora_upload.c bench/ct_corpus.c bench/ct_corpus.h
+bench_bench_lora_upload_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_lora_upload_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 # Tokenizer: encode throughput against tiktoken (bench/bench_tokenizer.sh).
 noinst_PROGRAMS += bench/bench_tokenizer
 bench_bench_tokenizer_SOURCES = bench/bench_tokenizer.c

@@ -2,6 +2,7 @@
  * cl_task.c - see cl_task.h.
  */
 #include "cl_task.h"
+#include "cl_lora.h"
 #include "cl_paths.h"
 #include "ct_delta.h"
 #include "ct_err.h"
@@ -73,6 +74,7 @@ int ct_task_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 	if (rc == 0) rc = param_float(t, "eps", &hp->eps);
 	if (rc == 0) rc = param_float(t, "weight_decay", &hp->weight_decay);
 	if (rc == 0) rc = param_float(t, "grad_clip", &hp->grad_clip);
+	if (rc == 0) rc = ct_task_lora_hparams(t, hp);
 	return rc;
 }
 
@@ -163,6 +165,10 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	char path[4096];
 	int rc;
 
+	if (r->hp.lora.rank > 0) {	/* adapters only: cl_lora.h */
+		free(w);
+		return ct_task_write_lora_result(r, slot_dir, max_bytes, sha_hex, size);
+	}
 	if (w == NULL)
 		return CT_ENOMEM;
 	rc = ct_wu_read_params(r->wu, w);

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "commands.h"
+#include "cmd_lora.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -139,7 +140,14 @@ static void train_help(FILE *f)
 		"  --state FILE         save the full training state to FILE ...\n"
 		"  --checkpoint-every K ... every K steps (default 0: only on SIGINT/SIGTERM)\n"
 		"  --resume FILE        continue from a state file saved with --state\n"
-		"                       (same model, data and hyperparameters)\n");
+		"                       (same model, data and hyperparameters)\n"
+		"  --lora-rank R        train LoRA adapters of rank R (1..%d) instead of\n"
+		"                       all weights; OUT is then the adapter file (what a\n"
+		"                       volunteer uploads, lossless; `ctune model merge`)\n"
+		"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
+		"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
+		"  --lora-seed S        seed of the initial adapters (default 0)\n",
+		CT_LORA_MAX_RANK);
 }
 
 static int train_parse(int argc, char **argv, struct train_opts *o)
@@ -161,10 +169,14 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "state", required_argument, NULL, 's' },
 		{ "checkpoint-every", required_argument, NULL, 'k' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "lora-rank", required_argument, NULL, 'R' },
+		{ "lora-alpha", required_argument, NULL, 'A' },
+		{ "lora-targets", required_argument, NULL, 'G' },
+		{ "lora-seed", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, bad = 0, have_lr = 0;
+	int c, bad = 0, have_lr = 0, seed = 0;
 
 	memset(o, 0, sizeof(*o));
 	ct_wu_hparams_default(&o->hp);
@@ -188,6 +200,13 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		case 'e': bad = parse_float("train", "eps", optarg, &o->hp.eps); break;
 		case 'w': bad = parse_float("train", "weight-decay", optarg, &o->hp.weight_decay); break;
 		case 'c': bad = parse_float("train", "grad-clip", optarg, &o->hp.grad_clip); break;
+		case 'R': bad = parse_int("train", "lora-rank", optarg, 1, CT_LORA_MAX_RANK, &o->hp.lora.rank); break;
+		case 'A': bad = parse_float("train", "lora-alpha", optarg, &o->hp.lora.alpha); break;
+		case 'G': bad = ct_lora_targets_parse(optarg, &o->hp.lora.targets) < 0;
+			if (bad)
+				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
+			break;
+		case 'S': bad = parse_int("train", "lora-seed", optarg, 0, INT_MAX, &seed); break;
 		case 'h': train_help(stdout); return 1;
 		default: return usage_error("train", "bad option");
 		}
@@ -201,6 +220,15 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		return usage_error("train", "--model, --data, --steps, --batch, --seq, --lr and --out are required");
 	if (o->every > 0 && o->state == NULL)
 		return usage_error("train", "--checkpoint-every needs --state FILE");
+	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed))
+		return usage_error("train", "--lora-alpha, --lora-targets and --lora-seed need --lora-rank");
+	if (o->hp.lora.rank > 0) {
+		if (o->hp.lora.alpha == 0.0f)
+			o->hp.lora.alpha = (float)o->hp.lora.rank;
+		if (o->hp.lora.targets == 0)
+			o->hp.lora.targets = CT_LORA_ALL;
+		o->hp.lora_seed = (uint64_t)seed;
+	}
 	return 0;
 }
 
@@ -264,7 +292,10 @@ int ct_cmd_train(int argc, char **argv)
 	if (rc < 0)
 		goto out;
 	dt = now_s() - t0;
-	rc = ct_wu_save_model(wu, o.out);
+	if (o.hp.lora.rank > 0)
+		rc = ct_lora_write_adapter_file(wu, &model, o.model, &o.hp, o.out, NULL);
+	else
+		rc = ct_wu_save_model(wu, o.out);
 	if (rc < 0)
 		goto out;
 	printf("done: %d steps on %s, %.0f tokens/s; wrote %s\n",
@@ -286,9 +317,11 @@ static void eval_help(FILE *f)
 {
 	fprintf(f,
 		"usage: ctune eval --model M.bin --data TOKENS.bin --batch B --seq T\n"
-		"                  [--batches K] [--device D]\n\n"
+		"                  [--batches K] [--device D] [--adapter ADAPTER.bin]\n\n"
 		"Print the mean cross-entropy loss of M over K batches of B x T tokens\n"
-		"read from the start of TOKENS (default: one pass over the file).\n");
+		"read from the start of TOKENS (default: one pass over the file).\n"
+		"With --adapter, M with those LoRA adapters merged in (as `ctune model\n"
+		"merge` would write it).\n");
 }
 
 int ct_cmd_eval(int argc, char **argv)
@@ -300,10 +333,11 @@ int ct_cmd_eval(int argc, char **argv)
 		{ "seq", required_argument, NULL, 't' },
 		{ "batches", required_argument, NULL, 'k' },
 		{ "device", required_argument, NULL, 'D' },
+		{ "adapter", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *mpath = NULL, *dpath = NULL, *device = "cpu";
+	const char *mpath = NULL, *dpath = NULL, *device = "cpu", *apath = NULL;
 	int B = 0, T = 0, K = 0, c, bad = 0, rc;
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
@@ -314,6 +348,7 @@ int ct_cmd_eval(int argc, char **argv)
 		case 'm': mpath = optarg; break;
 		case 'd': dpath = optarg; break;
 		case 'D': device = optarg; break;
+		case 'a': apath = optarg; break;
 		case 'b': bad = parse_int("eval", "batch", optarg, 1, CT_WU_MAX_B, &B); break;
 		case 't': bad = parse_int("eval", "seq", optarg, 1, INT_MAX, &T); break;
 		case 'k': bad = parse_int("eval", "batches", optarg, 1, 1000000, &K); break;
@@ -328,6 +363,8 @@ int ct_cmd_eval(int argc, char **argv)
 	if (!mpath || !dpath || !B || !T)
 		return usage_error("eval", "--model, --data, --batch and --seq are required");
 	rc = ct_gpt2_load(mpath, &model);
+	if (rc == 0 && apath != NULL)
+		rc = ct_lora_apply_file(&model, mpath, apath, NULL);
 	if (rc == 0)
 		rc = ct_tokens_load(dpath, &tok);
 	if (rc == 0)
@@ -352,10 +389,12 @@ static void model_help(FILE *f)
 		"usage: ctune model init (--config L,NH,C,maxT,V,Vp | --layers L --heads NH\n"
 		"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
 		"                        [--seed S] --out M.bin\n"
-		"       ctune model info M.bin\n\n"
+		"       ctune model info M.bin\n"
+		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n\n"
 		"init: write a GPT-2 checkpoint with GPT-2's random initialisation from\n"
 		"seed S (default 0); Vp defaults to V rounded up to a multiple of 128.\n"
-		"info: print a checkpoint's configuration and size.\n");
+		"info: print a checkpoint's configuration and size.\n"
+		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n");
 }
 
 static int parse_config(const char *s, struct ct_gpt2_config *c)
@@ -480,6 +519,8 @@ int ct_cmd_model(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "info") == 0)
 		return model_info(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "merge") == 0)
+		return ct_cmd_model_merge(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 			  strcmp(argv[1], "help") == 0)) {
 		model_help(stdout);

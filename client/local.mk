@@ -21,6 +21,7 @@ client_libctclient_a_SOURCES = \
 	client/cl_net.c client/cl_compute.c \
 	client/cl_status.c client/cl_status.h \
 	client/cl_xsaver.c client/cl_xsaver.h
+client_libctclient_a_SOURCES += client/cl_lora.c client/cl_lora.h
 
 bin_PROGRAMS += ctune
 ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
@@ -30,6 +31,7 @@ ctune_SOURCES = \
 	client/cmd_run.c \
 	client/cmd_status.c
 ctune_SOURCES += client/cmd_train.c
+ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
 ctune_SOURCES += client/cmd_sample.c

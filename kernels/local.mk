@@ -7,12 +7,14 @@
 CT_CL_FILES = \
 	kernels/ct_math.clh \
 	kernels/matmul.cl \
-	kernels/layers.cl
+	kernels/layers.cl \
+	kernels/lora.cl
 
 lib_libctune_a_SOURCES += \
 	lib/ct_ocl.c lib/ct_ocl.h \
 	lib/ct_ocl_ops.c lib/ct_ocl_ops.h \
 	lib/ct_ocl_backend.c \
+	lib/ct_ocl_lora.c lib/ct_ocl_lora.h \
 	lib/ct_ocl_selftest.c lib/ct_ocl_selftest.h
 nodist_lib_libctune_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c

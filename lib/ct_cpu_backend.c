@@ -8,13 +8,16 @@
 #include "config.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_lora_model.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct cpu_be {
 	struct ct_model m;
 	int training;
+	int borrowed;	/* LoRA: m.params is the caller's frozen base, not ours */
 };
 
 static struct cpu_be *cpu(struct ct_backend *be)
@@ -50,7 +53,10 @@ static int cpu_load_state(struct ct_backend *be, const float *params,
 	struct cpu_be *c = cpu(be);
 	size_t n = c->m.lay.total * sizeof(float);
 
-	memcpy(c->m.params, params, n);
+	if (c->borrowed)		/* frozen: read in place, never written */
+		c->m.params = (float *)(uintptr_t)params;
+	else
+		memcpy(c->m.params, params, n);
 	if (c->training) {
 		if (m != NULL)
 			memcpy(c->m.m, m, n);
@@ -70,6 +76,8 @@ static int cpu_step(struct ct_backend *be, const uint16_t *inputs,
 {
 	struct ct_model *m = &cpu(be)->m;
 
+	if (m->lora != NULL)
+		return ct_lora_step(m, inputs, targets, &a->opt, a->grad_clip, loss);
 	if (m->grads == NULL)
 		return ct_error(CT_ESTATE, "cpu backend opened for evaluation cannot train");
 	ct_model_zero_grad(m);
@@ -126,12 +134,79 @@ static int cpu_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 	return 0;
 }
 
+static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
+			 int B, int T, const struct ct_lora_spec *spec,
+			 struct ct_backend **out)
+{
+	struct cpu_be *c;
+	int rc;
+
+	*out = NULL;
+	if (strcmp(device, "cpu") != 0)
+		return ct_error(CT_EINVAL, "cpu backend: bad device '%s'", device);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return ct_error(CT_ENOMEM, "out of memory");
+	rc = ct_model_init(&c->m, cfg, NULL, B, T, CT_MODEL_FROZEN);
+	if (rc == 0)
+		rc = ct_lora_attach(&c->m, spec, NULL);
+	if (rc < 0) {
+		ct_model_free(&c->m);
+		free(c);
+		return rc;
+	}
+	/* the base is frozen: use the caller's copy instead of a second one */
+	free(c->m.params);
+	c->m.params = NULL;
+	c->borrowed = 1;
+	*out = (struct ct_backend *)(void *)c;	/* training 0: base m, v absent */
+	return 0;
+}
+
+static int cpu_lora_load(struct ct_backend *be, const float *adapters,
+			 const float *m, const float *v)
+{
+	struct ct_model *md = &cpu(be)->m;
+	size_t n = ct_lora_model_nparams(md) * sizeof(float);
+
+	if (md->lora == NULL)
+		return ct_error(CT_ESTATE, "cpu backend opened without LoRA");
+	memcpy(ct_lora_model_adapters(md), adapters, n);
+	if (m != NULL)
+		memcpy(ct_lora_model_m(md), m, n);
+	else
+		memset(ct_lora_model_m(md), 0, n);
+	if (v != NULL)
+		memcpy(ct_lora_model_v(md), v, n);
+	else
+		memset(ct_lora_model_v(md), 0, n);
+	return 0;
+}
+
+static int cpu_lora_read(struct ct_backend *be, float *adapters, float *m, float *v)
+{
+	struct ct_model *md = &cpu(be)->m;
+	size_t n = ct_lora_model_nparams(md) * sizeof(float);
+
+	if (md->lora == NULL)
+		return ct_error(CT_ESTATE, "cpu backend opened without LoRA");
+	if (adapters != NULL)
+		memcpy(adapters, ct_lora_model_adapters(md), n);
+	if (m != NULL)
+		memcpy(m, ct_lora_model_m(md), n);
+	if (v != NULL)
+		memcpy(v, ct_lora_model_v(md), n);
+	return 0;
+}
+
 static void cpu_close(struct ct_backend *be)
 {
 	struct cpu_be *c = cpu(be);
 
 	if (c == NULL)
 		return;
+	if (c->borrowed)
+		c->m.params = NULL;
 	ct_model_free(&c->m);
 	free(c);
 }
@@ -144,6 +219,9 @@ const struct ct_backend_ops ct_cpu_backend_ops = {
 	.eval = cpu_eval,
 	.read_state = cpu_read_state,
 	.read_grads = cpu_read_grads,
+	.open_lora = cpu_open_lora,
+	.lora_load = cpu_lora_load,
+	.lora_read = cpu_lora_read,
 	.close = cpu_close,
 	.logits = cpu_logits,
 };

@@ -8,8 +8,10 @@
  */
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_le.h"
+#include "ct_lora.h"
 
 #include <float.h>
 #include <math.h>
@@ -62,6 +64,70 @@ static void write_header(unsigned char *h, const struct ct_delta_info *in)
 	ct_le_put64(h + 112, in->payload_len);
 	ct_le_put64(h + 120, in->raw_len);
 	ct_le_put32(h + 128, in->block);
+	if (in->kind == CT_DELTA_LORA) {
+		uint32_t alpha;
+
+		memcpy(&alpha, &in->lora.alpha, 4);
+		ct_le_put32(h + 132, in->kind);
+		ct_le_put32(h + 136, in->lora.rank);
+		ct_le_put32(h + 140, alpha);
+		ct_le_put32(h + 144, in->lora.targets);
+		ct_le_put64(h + 148, in->lora.seed);
+	}
+}
+
+/* Adapter floats of a LoRA file of this model (ct_lora_nparams, in 64
+ * bits from the header's own fields, which are capped first). */
+static int lora_header_check(const struct ct_delta_info *info)
+{
+	const struct ct_delta_lora *l = &info->lora;
+	const struct ct_delta_model *m = &info->model;
+	uint64_t per = 0, C = m->channels;
+
+	if (l->rank < 1 || l->rank > CT_LORA_MAX_RANK)
+		return ct_error(CT_EFORMAT, "result file: LoRA rank %u", l->rank);
+	if (!isfinite(l->alpha) || !(l->alpha > 0.0f))
+		return ct_error(CT_EFORMAT, "result file: LoRA alpha not a number > 0");
+	if (l->targets == 0 || (l->targets & ~(uint32_t)CT_LORA_ALL) != 0)
+		return ct_error(CT_EFORMAT, "result file: LoRA targets 0x%x", l->targets);
+	if (m->channels < 1 || m->channels > CT_GPT2_MAX_C || m->num_layers < 1 ||
+	    m->num_layers > CT_GPT2_MAX_L)
+		return ct_error(CT_EFORMAT, "result file: LoRA model shape out of range");
+	/* A (r, in) + B (out, r) per target: qkv 4C, proj 2C, fc 5C, fcproj 5C */
+	per += (l->targets & CT_LORA_QKV) ? 4 * C : 0;
+	per += (l->targets & CT_LORA_ATTPROJ) ? 2 * C : 0;
+	per += (l->targets & CT_LORA_FC) ? 5 * C : 0;
+	per += (l->targets & CT_LORA_FCPROJ) ? 5 * C : 0;
+	if (info->nparams != per * l->rank * m->num_layers)
+		return ct_error(CT_EFORMAT, "result file: %llu adapter floats do not fit "
+				"rank %u and targets 0x%x", (unsigned long long)info->nparams,
+				l->rank, l->targets);
+	return 0;
+}
+
+/* Bytes 132..159: zero for full weights, the LoRA section otherwise. */
+static int parse_kind(const unsigned char *h, struct ct_delta_info *info)
+{
+	uint32_t alpha;
+
+	info->kind = ct_le_get32(h + 132);
+	if (info->kind == CT_DELTA_FULL) {
+		for (int i = 136; i < CT_DELTA_HEADER_SIZE; i++)
+			if (h[i] != 0)
+				return ct_error(CT_EFORMAT, "result file: reserved bytes set");
+		return 0;
+	}
+	if (info->kind != CT_DELTA_LORA)
+		return ct_error(CT_EFORMAT, "result file: unknown kind %u", info->kind);
+	info->lora.rank = ct_le_get32(h + 136);
+	alpha = ct_le_get32(h + 140);
+	memcpy(&info->lora.alpha, &alpha, 4);
+	info->lora.targets = ct_le_get32(h + 144);
+	info->lora.seed = ct_le_get64(h + 148);
+	for (int i = 156; i < CT_DELTA_HEADER_SIZE; i++)
+		if (h[i] != 0)
+			return ct_error(CT_EFORMAT, "result file: reserved bytes set");
+	return 0;
 }
 
 int ct_delta_parse_header(const void *data, size_t len,
@@ -69,6 +135,7 @@ int ct_delta_parse_header(const void *data, size_t len,
 {
 	const unsigned char *h = data;
 	struct ct_delta_model *m = &info->model;
+	int rc;
 
 	memset(info, 0, sizeof(*info));
 	if (data == NULL || len < CT_DELTA_HEADER_SIZE)
@@ -91,9 +158,9 @@ int ct_delta_parse_header(const void *data, size_t len,
 	info->payload_len = ct_le_get64(h + 112);
 	info->raw_len = ct_le_get64(h + 120);
 	info->block = ct_le_get32(h + 128);
-	for (int i = 132; i < CT_DELTA_HEADER_SIZE; i++)
-		if (h[i] != 0)
-			return ct_error(CT_EFORMAT, "result file: reserved bytes set");
+	rc = parse_kind(h, info);
+	if (rc < 0)
+		return rc;
 	if (info->encoding != CT_DELTA_LOSSLESS && info->encoding != CT_DELTA_INT8)
 		return ct_error(CT_EFORMAT, "result file: unknown encoding %u", info->encoding);
 	if (info->block != (info->encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0))
@@ -111,6 +178,8 @@ int ct_delta_parse_header(const void *data, size_t len,
 		return ct_error(CT_EFORMAT, "result file: payload is %zu bytes, header says %llu",
 				len - CT_DELTA_HEADER_SIZE,
 				(unsigned long long)info->payload_len);
+	if (info->kind == CT_DELTA_LORA)
+		return lora_header_check(info);
 	return 0;
 }
 
@@ -300,10 +369,11 @@ static int enc_chunks(struct enc *e, const float *base, const float *result,
 	return rc;
 }
 
-int ct_delta_encode(const float *base, const float *result, size_t n,
-		    const struct ct_delta_model *model,
-		    const unsigned char base_sha[32], int encoding, int zlevel,
-		    struct ct_buf *out)
+/* Both kinds: lora NULL for full weights. */
+static int encode_kind(const float *base, const float *result, size_t n,
+		       const struct ct_delta_model *model, const unsigned char base_sha[32],
+		       const struct ct_delta_lora *lora, int encoding, int zlevel,
+		       struct ct_buf *out)
 {
 	struct ct_delta_info info;
 	struct enc *e = NULL;
@@ -322,6 +392,13 @@ int ct_delta_encode(const float *base, const float *result, size_t n,
 	memcpy(info.base_sha, base_sha, 32);
 	info.raw_len = total_raw_len(encoding, n);
 	info.block = encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0;
+	if (lora != NULL) {
+		info.kind = CT_DELTA_LORA;
+		info.lora = *lora;
+		if (lora_header_check(&info) < 0)
+			return ct_error(CT_EINVAL, "delta encode: LoRA section does not fit "
+					"%zu adapter floats of this model", n);
+	}
 	rc = ct_buf_reserve(out, CT_DELTA_HEADER_SIZE);
 	if (rc < 0)
 		goto out;
@@ -362,6 +439,24 @@ out:
 		out->data[out->len] = '\0';
 	}
 	return rc;
+}
+
+int ct_delta_encode(const float *base, const float *result, size_t n,
+		    const struct ct_delta_model *model,
+		    const unsigned char base_sha[32], int encoding, int zlevel,
+		    struct ct_buf *out)
+{
+	return encode_kind(base, result, n, model, base_sha, NULL, encoding, zlevel, out);
+}
+
+int ct_delta_encode_lora(const float *init, const float *adapters, size_t n,
+			 const struct ct_delta_model *model,
+			 const unsigned char base_sha[32], const struct ct_delta_lora *lora,
+			 int encoding, int zlevel, struct ct_buf *out)
+{
+	if (lora == NULL)
+		return ct_error(CT_EINVAL, "delta encode: no LoRA section");
+	return encode_kind(init, adapters, n, model, base_sha, lora, encoding, zlevel, out);
 }
 
 /* ---- decode --------------------------------------------------------------- */
@@ -457,8 +552,8 @@ static int dec_chunks(struct dec *d, struct ct_delta_info *info,
 	return rc;
 }
 
-int ct_delta_decode(const void *data, size_t len, const float *base,
-		    size_t n, float *result_out, struct ct_delta_info *info)
+static int decode_kind(const void *data, size_t len, const float *base, size_t n,
+		       float *result_out, struct ct_delta_info *info, uint32_t kind)
 {
 	struct ct_delta_info local;
 	struct dec *d = NULL;
@@ -470,6 +565,10 @@ int ct_delta_decode(const void *data, size_t len, const float *base,
 	rc = ct_delta_parse_header(data, len, info);
 	if (rc < 0)
 		return rc;
+	if (info->kind != kind)
+		return ct_error(CT_EMISMATCH, "result file: %s where %s are expected",
+				info->kind == CT_DELTA_LORA ? "LoRA adapters" : "full weights",
+				kind == CT_DELTA_LORA ? "LoRA adapters" : "full weights");
 	if (info->nparams != (uint64_t)n)
 		return ct_error(CT_EMISMATCH, "result file: %llu weights, model has %zu",
 				(unsigned long long)info->nparams, n);
@@ -502,4 +601,16 @@ out:
 	free(d);
 	ct_sha256_abort(sha);
 	return rc;
+}
+
+int ct_delta_decode(const void *data, size_t len, const float *base,
+		    size_t n, float *result_out, struct ct_delta_info *info)
+{
+	return decode_kind(data, len, base, n, result_out, info, CT_DELTA_FULL);
+}
+
+int ct_delta_decode_lora(const void *data, size_t len, const float *init,
+			 size_t n, float *adapters_out, struct ct_delta_info *info)
+{
+	return decode_kind(data, len, init, n, adapters_out, info, CT_DELTA_LORA);
 }

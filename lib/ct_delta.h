@@ -18,7 +18,24 @@
  *   112    8  payload length in bytes (the zlib stream that follows)
  *   120    8  raw payload length (bytes the stream inflates to)
  *   128    4  int8 block size (256; 0 for lossless)
- *   132   28  reserved, zero
+ *   132    4  kind: 0 full weights (CT_DELTA_FULL), 1 LoRA adapters
+ *             (CT_DELTA_LORA)
+ *   136   24  kind 0: zero. Kind 1, the LoRA section:
+ *   136    4    rank r (1..CT_LORA_MAX_RANK)
+ *   140    4    alpha (float32 bits; finite, > 0)
+ *   144    4    targets (CT_LORA_* bits of ct_lora.h, non-empty)
+ *   148    8    seed of the work unit (the initial adapters' seed)
+ *   156    4    zero
+ *
+ * A LoRA result (kind 1) carries a LoRA work unit's trained adapter array
+ * (ct_lora.h's layout, ct_lora_nparams floats: nparams must equal it for
+ * the header's config, rank and targets) as a delta against the initial
+ * adapters ct_lora_init(config, {r, alpha, targets}, seed), which the
+ * server regenerates; "weights" below then means adapters, base_sha is
+ * still the base model file the WU trained on, and the weights hash is
+ * the adapters' hash. Both encodings apply unchanged. Files of kind 0 are
+ * byte for byte what they were before kinds existed (those bytes were
+ * reserved, zero).
  *
  * CT_DELTA_LOSSLESS (the default): for every weight i the 32-bit patterns
  * b = bits(base[i]), r = bits(result[i]) give d = r - b (mod 2^32), stored
@@ -77,6 +94,20 @@ enum ct_delta_encoding {
 	CT_DELTA_INT8 = 1,
 };
 
+/* What a result file holds. */
+enum ct_delta_kind {
+	CT_DELTA_FULL = 0,	/* all weights of the model, against the base model */
+	CT_DELTA_LORA = 1,	/* LoRA adapters, against the initial adapters */
+};
+
+/* The LoRA section of a kind-1 header. */
+struct ct_delta_lora {
+	uint32_t rank;		/* 1..CT_LORA_MAX_RANK */
+	uint32_t targets;	/* CT_LORA_* bits */
+	float alpha;		/* finite, > 0 */
+	uint64_t seed;		/* the WU seed the initial adapters come from */
+};
+
 /* The model's shape (llm.c's GPT-2 config), carried so a server can reject
  * a result for another model before touching the weights. */
 struct ct_delta_model {
@@ -99,6 +130,8 @@ struct ct_delta_info {
 	uint64_t payload_len;
 	uint64_t raw_len;
 	uint32_t block;
+	uint32_t kind;			/* enum ct_delta_kind */
+	struct ct_delta_lora lora;	/* kind CT_DELTA_LORA only; else zero */
 	/* Set by ct_delta_decode only: SHA-256 of the weights it returned.
 	 * Equal to weights_sha for a lossless file (checked), the hash of the
 	 * dequantised weights for int8. */
@@ -123,17 +156,30 @@ int ct_delta_encode(const float *base, const float *result, size_t n,
 		    const unsigned char base_sha[32], int encoding, int zlevel,
 		    struct ct_buf *out);
 
+/* The same for a LoRA work unit's adapters (n = ct_lora_nparams floats)
+ * against the initial adapters `init` (ct_lora_init of the WU's seed): a
+ * kind CT_DELTA_LORA file with the section `lora`. Returns like
+ * ct_delta_encode; CT_EINVAL also when n does not fit the section and the
+ * model (ct_lora_nparams of model's L and C, lora's rank and targets) or
+ * the section is out of range. */
+int ct_delta_encode_lora(const float *init, const float *adapters, size_t n,
+			 const struct ct_delta_model *model,
+			 const unsigned char base_sha[32], const struct ct_delta_lora *lora,
+			 int encoding, int zlevel, struct ct_buf *out);
+
 /* Parse and check the header of a result file of `len` bytes (at least the
  * header; the payload length must match len exactly). Fills *info (not
- * decoded_sha). Returns 0, CT_EFORMAT (bad magic, unknown encoding or
- * block, reserved bytes set, inconsistent lengths), CT_EUNSUPP (version),
+ * decoded_sha). Returns 0, CT_EFORMAT (bad magic, unknown encoding, block
+ * or kind, reserved bytes set, inconsistent lengths, a LoRA section out of
+ * range or whose adapter count is not nparams), CT_EUNSUPP (version),
  * CT_ETOOBIG (nparams over the cap). */
 int ct_delta_parse_header(const void *data, size_t len,
 			  struct ct_delta_info *info);
 
-/* Decode a result file into result_out (n float32, caller-allocated)
- * given the base weights (n float32). The header's nparams must equal n
- * (CT_EMISMATCH otherwise). Checks: as ct_delta_parse_header; the stream
+/* Decode a full-weights result file into result_out (n float32,
+ * caller-allocated) given the base weights (n float32). The header's
+ * kind must be CT_DELTA_FULL and its nparams equal n (CT_EMISMATCH
+ * otherwise). Checks: as ct_delta_parse_header; the stream
  * inflates to exactly raw_len bytes (CT_ECORRUPT otherwise; no more is
  * ever written); for lossless the SHA-256 of the result must equal the
  * header's (CT_EHASH); int8 scales must be finite and >= 0, and a block
@@ -142,6 +188,13 @@ int ct_delta_parse_header(const void *data, size_t len,
  * work unit's. On failure result_out holds garbage. */
 int ct_delta_decode(const void *data, size_t len, const float *base,
 		    size_t n, float *result_out, struct ct_delta_info *info);
+
+/* Decode a LoRA result file (kind CT_DELTA_LORA, else CT_EMISMATCH) into
+ * adapters_out (n floats) given the initial adapters init (n floats), with
+ * every check of ct_delta_decode. The caller compares info->lora (rank,
+ * alpha, targets, seed), info->model and info->base_sha with the WU's. */
+int ct_delta_decode_lora(const void *data, size_t len, const float *init,
+			 size_t n, float *adapters_out, struct ct_delta_info *info);
 
 /* SHA-256 of n float32 weights as little-endian bytes (the hash the header
  * carries). out: 32 bytes. Returns 0 or CT_ECRYPTO. */

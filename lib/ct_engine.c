@@ -11,6 +11,11 @@
  *   112 [32] SHA-256 of the base weights   144 [32] SHA-256 of the tokens
  *   176..255 zero
  *   256 params[nparams]  m[nparams]  v[nparams]   end: [32] SHA-256
+ * A LoRA work unit (hp.lora.rank > 0) writes version 2: the same header
+ * with 176 i32 rank, 180 f32 alpha, 184 u32 targets, 188 u32 0,
+ * 192 u64 lora_seed, 200 u64 nadapters, and instead of params, m, v the
+ * adapters, their m and their v (nadapters floats each); the frozen base
+ * weights are identified by their SHA-256 at 112.
  */
 #include "config.h"
 #include "ct_engine.h"
@@ -105,6 +110,8 @@ int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
 		rc = check_float("weight_decay", hp->weight_decay, 0.0f, 1e3f, 0, 0);
 	if (rc == 0)
 		rc = check_float("grad_clip", hp->grad_clip, 0.0f, 1e30f, 0, 0);
+	if (rc == 0)
+		rc = ct_lora_spec_check(&hp->lora, cfg);
 	return rc;
 }
 
@@ -127,6 +134,7 @@ struct ct_wu {
 	int step;			/* steps done */
 	float last_loss;
 	int have_hashes;
+	size_t nlora;			/* adapter floats (LoRA), else 0 */
 	unsigned char model_hash[CT_SHA256_LEN];
 	unsigned char tokens_hash[CT_SHA256_LEN];
 };
@@ -158,13 +166,36 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 	wu->tokens = tokens;
 	wu->hp = *hp;
 	wu->last_loss = NAN;
-	rc = ops->open(device ? device : "cpu", &model->cfg, hp->B, hp->T, 1, &wu->be);
+	wu->nlora = ct_lora_nparams(&model->cfg, &hp->lora);
+	if (hp->lora.rank > 0 && ops->open_lora == NULL)
+		rc = ct_error(CT_EUNSUPP, "the %s backend cannot train LoRA adapters", ops->name);
+	else if (hp->lora.rank > 0)
+		rc = ops->open_lora(device ? device : "cpu", &model->cfg, hp->B, hp->T,
+				    &hp->lora, &wu->be);
+	else
+		rc = ops->open(device ? device : "cpu", &model->cfg, hp->B, hp->T, 1, &wu->be);
 	if (rc < 0) {
 		free(wu);
 		return rc;
 	}
 	*out = wu;
 	return 0;
+}
+
+/* Initial adapters of a LoRA WU (ct_lora_init from the WU's seed), zero
+ * moments. */
+static int wu_lora_start(struct ct_wu *wu)
+{
+	float *ad = malloc(wu->nlora * sizeof(float));
+	int rc;
+
+	if (ad == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for %zu LoRA parameters", wu->nlora);
+	rc = ct_lora_init(&wu->model->cfg, &wu->hp.lora, wu->hp.lora_seed, ad);
+	if (rc == 0)
+		rc = wu->ops->lora_load(wu->be, ad, NULL, NULL);
+	free(ad);
+	return rc;
 }
 
 int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
@@ -178,6 +209,8 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	if (rc < 0)
 		return rc;
 	rc = wu->ops->load_state(wu->be, model->params, NULL, NULL);
+	if (rc == 0 && wu->nlora > 0)
+		rc = wu_lora_start(wu);
 	if (rc < 0) {
 		ct_wu_close(wu);
 		return rc;
@@ -236,6 +269,23 @@ int ct_wu_read_params(struct ct_wu *wu, float *params)
 	return wu->ops->read_state(wu->be, params, NULL, NULL);
 }
 
+size_t ct_wu_nparams_trained(const struct ct_wu *wu)
+{
+	return wu->nlora > 0 ? wu->nlora : wu->model->lay.total;
+}
+
+int ct_wu_read_adapters(struct ct_wu *wu, float *adapters)
+{
+	if (wu->nlora == 0)
+		return ct_error(CT_ESTATE, "not a LoRA work unit");
+	return wu->ops->lora_read(wu->be, adapters, NULL, NULL);
+}
+
+int ct_wu_read_trained(struct ct_wu *wu, float *out)
+{
+	return wu->nlora > 0 ? ct_wu_read_adapters(wu, out) : ct_wu_read_params(wu, out);
+}
+
 int ct_wu_save_model(struct ct_wu *wu, const char *path)
 {
 	float *p = malloc(wu->model->lay.total * sizeof(float));
@@ -279,7 +329,7 @@ int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		if (losses != NULL)
 			losses[i] = loss;
 	}
-	rc = ct_wu_read_params(wu, params_out);
+	rc = ct_wu_read_trained(wu, params_out);
 out:
 	ct_wu_close(wu);
 	return rc;
@@ -289,6 +339,7 @@ out:
 
 #define STATE_MAGIC "CTWUSTAT"
 #define STATE_VERSION 1
+#define STATE_VERSION_LORA 2
 #define STATE_HDR 256
 
 static void put_f32(unsigned char *p, float f)
@@ -328,7 +379,7 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 
 	memset(h, 0, STATE_HDR);
 	memcpy(h, STATE_MAGIC, 8);
-	ct_le_put32(h + 8, STATE_VERSION);
+	ct_le_put32(h + 8, wu->nlora > 0 ? STATE_VERSION_LORA : STATE_VERSION);
 	memcpy(h + 16, ints, sizeof(ints));
 	memcpy(h + 56, fl, sizeof(fl));
 	put_f32(h + 80, wu->last_loss);
@@ -338,6 +389,24 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 					   wu->hp.B, wu->hp.T));
 	memcpy(h + 112, wu->model_hash, CT_SHA256_LEN);
 	memcpy(h + 144, wu->tokens_hash, CT_SHA256_LEN);
+	if (wu->nlora > 0) {
+		ct_le_put32(h + 176, (uint32_t)wu->hp.lora.rank);
+		put_f32(h + 180, wu->hp.lora.alpha);
+		ct_le_put32(h + 184, wu->hp.lora.targets);
+		ct_le_put64(h + 192, wu->hp.lora_seed);
+		ct_le_put64(h + 200, wu->nlora);
+	}
+}
+
+/* Read part 0..2 of the trained state (weights or adapters, m, v). */
+static int state_read_part(struct ct_wu *wu, int part, float *buf)
+{
+	float *p = part == 0 ? buf : NULL, *m = part == 1 ? buf : NULL;
+	float *v = part == 2 ? buf : NULL;
+
+	if (wu->nlora > 0)
+		return wu->ops->lora_read(wu->be, p, m, v);
+	return wu->ops->read_state(wu->be, p, m, v);
 }
 
 /* Write buf to the file and the running hash. */
@@ -353,7 +422,7 @@ static int state_put(struct ct_afile *af, struct ct_sha256_ctx *sha,
 
 int ct_wu_save_state(struct ct_wu *wu, const char *path)
 {
-	const size_t n = wu->model->lay.total;
+	const size_t n = ct_wu_nparams_trained(wu);
 	unsigned char hdr[STATE_HDR], digest[CT_SHA256_LEN];
 	struct ct_afile af = { .fd = -1 };
 	struct ct_sha256_ctx *sha = NULL;
@@ -372,8 +441,7 @@ int ct_wu_save_state(struct ct_wu *wu, const char *path)
 		goto out;
 	rc = state_put(&af, sha, hdr, sizeof(hdr));
 	for (int part = 0; part < 3 && rc == 0; part++) {
-		rc = wu->ops->read_state(wu->be, part == 0 ? buf : NULL,
-					 part == 1 ? buf : NULL, part == 2 ? buf : NULL);
+		rc = state_read_part(wu, part, buf);
 		if (rc == 0)
 			rc = state_put(&af, sha, buf, n * sizeof(float));
 	}
@@ -396,17 +464,21 @@ out:
 static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 		       const char *path)
 {
-	const size_t n = wu->model->lay.total;
+	const size_t n = ct_wu_nparams_trained(wu);
+	const uint32_t version = wu->nlora > 0 ? STATE_VERSION_LORA : STATE_VERSION;
 	unsigned char saved_hdr[STATE_HDR], digest[CT_SHA256_LEN];
 	int32_t ints[10];
 	int done;
 
 	if (len < STATE_HDR + CT_SHA256_LEN || memcmp(h, STATE_MAGIC, 8) != 0)
 		return ct_error(CT_EFORMAT, "%s: not a work-unit state file", path);
-	if (ct_le_get32(h + 8) != STATE_VERSION)
+	if (ct_le_get32(h + 8) != STATE_VERSION && ct_le_get32(h + 8) != STATE_VERSION_LORA)
 		return ct_error(CT_EFORMAT, "%s: state file version %u not supported",
 				path, ct_le_get32(h + 8));
-	if (ct_le_get64(h + 88) != n || len != STATE_HDR + 3 * n * sizeof(float) + CT_SHA256_LEN)
+	if (ct_le_get32(h + 8) != version)
+		return ct_error(CT_EMISMATCH, "%s: saved %s LoRA", path,
+				version == STATE_VERSION ? "with" : "without");
+	if (ct_le_get64(h + 88) != wu->model->lay.total || len != STATE_HDR + 3 * n * sizeof(float) + CT_SHA256_LEN)
 		return ct_error(CT_EFORMAT, "%s: state file size does not match the model", path);
 	ct_sha256(h, len - CT_SHA256_LEN, digest);
 	if (memcmp(digest, h + len - CT_SHA256_LEN, CT_SHA256_LEN) != 0)
@@ -429,6 +501,9 @@ static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 	if (memcmp(saved_hdr + 96, h + 96, 16) != 0 ||
 	    memcmp(saved_hdr + 144, h + 144, CT_SHA256_LEN) != 0)
 		return ct_error(CT_EMISMATCH, "%s: saved for other training data", path);
+	if (memcmp(saved_hdr + 176, h + 176, STATE_HDR - 176) != 0)
+		return ct_error(CT_EMISMATCH, "%s: saved with another LoRA rank, alpha, "
+				"targets or seed", path);
 	return 0;
 }
 
@@ -439,7 +514,7 @@ int ct_wu_resume(const char *state_path, const struct ct_gpt2 *model,
 	struct ct_mmap map = { 0 };
 	struct ct_wu *wu = NULL;
 	const float *p;
-	size_t n = model->lay.total;
+	size_t n;
 	int rc;
 
 	*out = NULL;
@@ -453,7 +528,14 @@ int ct_wu_resume(const char *state_path, const struct ct_gpt2 *model,
 	if (rc < 0)
 		goto out;
 	p = (const float *)((const unsigned char *)map.addr + STATE_HDR);
-	rc = wu->ops->load_state(wu->be, p, p + n, p + 2 * n);
+	n = ct_wu_nparams_trained(wu);
+	if (wu->nlora > 0) {
+		rc = wu->ops->load_state(wu->be, model->params, NULL, NULL);
+		if (rc == 0)
+			rc = wu->ops->lora_load(wu->be, p, p + n, p + 2 * n);
+	} else {
+		rc = wu->ops->load_state(wu->be, p, p + n, p + 2 * n);
+	}
 	if (rc < 0)
 		goto out;
 	*out = wu;

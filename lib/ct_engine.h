@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "ct_gpt2.h"
+#include "ct_lora.h"
 #include "ct_model.h"
 #include "ct_tokens.h"
 
@@ -77,6 +78,27 @@ struct ct_backend_ops {
 	 * pointer may be NULL to skip it. */
 	int (*read_state)(struct ct_backend *be, float *params, float *m, float *v);
 
+	/* LoRA (optional, all three or none; NULL: the backend cannot train
+	 * adapters, CT_EUNSUPP). open_lora opens like open with training, but
+	 * the base weights are frozen (no gradients or moments for them) and
+	 * the adapters of spec (rank > 0) are trained instead: step trains
+	 * the adapters (ct_lora_model.h's arithmetic), eval runs base plus
+	 * adapters, load_state loads the base weights (m, v must be NULL) and
+	 * read_state reads them back (m, v unavailable: CT_ESTATE). Unlike
+	 * open's, the params given to load_state may be kept by pointer (the
+	 * cpu backend does, saving a copy of the frozen base): the caller
+	 * keeps them alive and unchanged until close (ct_wu does: the model
+	 * outlives the WU).
+	 * lora_load sets the adapters and their AdamW moments (ct_lora_nparams
+	 * floats each; m, v NULL: zeros); lora_read copies them out (any
+	 * pointer NULL to skip). */
+	int (*open_lora)(const char *device, const struct ct_gpt2_config *cfg,
+			 int B, int T, const struct ct_lora_spec *spec,
+			 struct ct_backend **out);
+	int (*lora_load)(struct ct_backend *be, const float *adapters,
+			 const float *m, const float *v);
+	int (*lora_read)(struct ct_backend *be, float *adapters, float *m, float *v);
+
 	/* Optional (may be NULL): copy the parameter gradients of the last
 	 * step (after clipping, before the update) into grads (nparams). */
 	int (*read_grads)(struct ct_backend *be, float *grads);
@@ -118,6 +140,11 @@ struct ct_wu_hparams {
 	float eps;			/* > 0; default 1e-8 */
 	float weight_decay;		/* >= 0; default 0 */
 	float grad_clip;		/* >= 0; 0 = no clipping (default) */
+	/* LoRA: lora.rank 0 (default) trains every weight; rank > 0 freezes
+	 * the weights and trains adapters started by
+	 * ct_lora_init(cfg, &lora, lora_seed) (doc/workunit.md, LoRA). */
+	struct ct_lora_spec lora;
+	uint64_t lora_seed;
 };
 
 #define CT_WU_MAX_STEPS 100000000
@@ -186,14 +213,28 @@ int ct_wu_save_state(struct ct_wu *wu, const char *path);
 /* Copy the current weights (nparams floats) into params. */
 int ct_wu_read_params(struct ct_wu *wu, float *params);
 
-/* Write the current weights as an llm.c checkpoint, atomically (0644). */
+/* What a work unit trains, for its result: ct_wu_nparams_trained() floats
+ * (the model's nparams, or for a LoRA WU ct_lora_nparams of hp.lora).
+ * ct_wu_read_adapters copies a LoRA WU's current adapter array (layout of
+ * ct_lora.h; CT_ESTATE for a full WU); ct_wu_read_trained copies whichever
+ * the WU trains (adapters or weights). The initial adapters, which a LoRA
+ * result is delta-encoded against, are ct_lora_init(cfg, &hp.lora,
+ * hp.lora_seed). */
+size_t ct_wu_nparams_trained(const struct ct_wu *wu);
+int ct_wu_read_adapters(struct ct_wu *wu, float *adapters);
+int ct_wu_read_trained(struct ct_wu *wu, float *out);
+
+/* Write the current weights as an llm.c checkpoint, atomically (0644).
+ * For a LoRA WU these are the frozen base weights (merge the adapters with
+ * ct_lora_merge). */
 int ct_wu_save_model(struct ct_wu *wu, const char *path);
 
 /* Close the backend and free the WU. NULL is a no-op. */
 void ct_wu_close(struct ct_wu *wu);
 
 /* Convenience: run a whole WU on device; the trained weights go into
- * params_out (nparams floats) and, when losses is not NULL, the N step
+ * params_out (ct_wu_nparams_trained floats: the weights, or for a LoRA WU
+ * the adapters) and, when losses is not NULL, the N step
  * losses into losses. Returns 0 or a CT_E* code. */
 int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	      const struct ct_wu_hparams *hp, const char *device,

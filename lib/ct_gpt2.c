@@ -8,6 +8,7 @@
 #include "ct_file.h"
 #include "ct_le.h"
 #include "ct_math.h"
+#include "ct_rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,91 +257,10 @@ out:
 
 /* ---- seeded initialisation ----------------------------------------- */
 
-/* xoshiro256** seeded from splitmix64: integer-only, so the stream is the
- * same on every platform. */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
-
-/* Uniform in (-1, 1): top 24 bits -> k in [0, 2^24), u = (2k + 1)/2^24 - 1
- * (exact in float, never 0 nor +-1). */
-static float rng_sym(struct rng *r)
-{
-	uint32_t k = (uint32_t)(rng_next(r) >> 40);
-	float u = (float)(2 * k + 1) * (1.0f / 16777216.0f);
-
-	return u - 1.0f;
-}
-
-/* Standard normals by the Marsaglia polar method: pairs (u, v) uniform in
- * the unit disc, s = u*u + v*v, f = sqrtf(-2 ln s / s); returns u*f and
- * keeps v*f for the next call. */
-struct normal_gen {
-	struct rng r;
-	int have;
-	float spare;
-};
-
-static float normal_next(struct normal_gen *g)
-{
-	float u, v, s, f;
-
-	if (g->have) {
-		g->have = 0;
-		return g->spare;
-	}
-	do {
-		u = rng_sym(&g->r);
-		v = rng_sym(&g->r);
-		s = u * u;
-		s = s + v * v;
-	} while (s >= 1.0f || s == 0.0f);
-	f = ct_logf(s);
-	f = -2.0f * f;
-	f = f / s;
-	f = sqrtf(f);
-	g->spare = v * f;
-	g->have = 1;
-	return u * f;
-}
-
 int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *params)
 {
 	struct ct_gpt2_layout lay;
-	struct normal_gen g = { .have = 0 };
+	struct ct_rng g;
 	float std = 0.02f, pstd;
 	int rc;
 
@@ -348,7 +268,7 @@ int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(cfg, &lay);
-	rng_seed(&g.r, seed);
+	ct_rng_seed(&g, seed);
 	pstd = 0.02f / sqrtf(2.0f * (float)cfg->L);
 	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
 		float *p = params + lay.offset[t];
@@ -367,7 +287,7 @@ int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *
 			float sd = (t == CT_ATTPROJW || t == CT_FCPROJW) ? pstd : std;
 
 			for (size_t i = 0; i < n; i++)
-				p[i] = normal_next(&g) * sd;
+				p[i] = ct_rng_normal(&g) * sd;
 			break;
 		}
 		}

@@ -133,7 +133,7 @@ void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 	for (int r = 0; r < BT; r++)
 		layernorm_backward_row(dinp + (size_t)r * C, dout + (size_t)r * C,
 				       inp + (size_t)r * C, w, mean[r], rstd[r], C);
-	for (int i = 0; i < C; i++) {
+	for (int i = 0; i < C && dw != NULL; i++) {
 		float aw = 0.0f, ab = 0.0f;
 
 		for (int r = 0; r < BT; r++) {
@@ -379,6 +379,8 @@ void ct_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 		gemm_run(&g);
 	}
 	/* dw[o,i] += sum_r dout[r,o] * inp[r,i] */
+	if (dw == NULL)		/* frozen weights (LoRA) */
+		return;
 	g = (struct gemm){ .out = dw, .ldo = (size_t)C, .A = dout, .sam = 1,
 			   .sak = (size_t)OC, .Bm = inp, .ldb = (size_t)C,
 			   .M = OC, .N = C, .K = BT, .init = NULL, .add = 1 };

@@ -17,6 +17,17 @@
  *   A (r, C_in) then B (C_out, r)
  * with (C_out, C_in) = qkv (3C, C), attproj (C, C), fc (4C, C),
  * fcproj (C, 4C).
+ *
+ * Where the rest lives (for the server/client side):
+ *  - training: struct ct_wu_hparams (ct_engine.h) carries `lora` (this
+ *    spec; rank 0 = full fine-tuning, unchanged) and `lora_seed` (the
+ *    seed of ct_lora_init); ct_wu_open/ct_wu_resume/ct_wu_step work as for
+ *    a full WU on "cpu" and "opencl" (bit-identical);
+ *  - the result: ct_wu_nparams_trained(wu) floats (ct_lora_nparams for a
+ *    LoRA WU) copied out by ct_wu_read_adapters(wu, buf) (or
+ *    ct_wu_read_trained, which reads weights or adapters as the WU trains);
+ *  - the arithmetic of the adapter layer, forward and backward, and the
+ *    frozen-weight model: ct_lora_model.h and doc/workunit.md section 10.
  */
 #ifndef CT_LORA_H
 #define CT_LORA_H

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "ct_model.h"
 #include "ct_err.h"
+#include "ct_lora_model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,14 +129,18 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 	acts_layout(&m->acts, m->mem, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
 	if (params != NULL)
 		memcpy(m->params, params, n * sizeof(float));
-	if (training) {
+	if (training == 1 || training == CT_MODEL_FROZEN) {
 		size_t ng = gacts_layout(&m->gacts, NULL, B, T, cfg->C, cfg->NH, cfg->Vp);
 
-		m->grads = alloc_floats(n);
-		m->m = alloc_floats(n);
-		m->v = alloc_floats(n);
+		if (training == 1) {
+			m->grads = alloc_floats(n);
+			m->m = alloc_floats(n);
+			m->v = alloc_floats(n);
+			if (m->grads == NULL || m->m == NULL || m->v == NULL)
+				goto nomem;
+		}
 		m->gmem = alloc_floats(ng);
-		if (m->grads == NULL || m->m == NULL || m->v == NULL || m->gmem == NULL)
+		if (m->gmem == NULL)
 			goto nomem;
 		gacts_layout(&m->gacts, m->gmem, B, T, cfg->C, cfg->NH, cfg->Vp);
 	}
@@ -148,6 +153,7 @@ nomem:
 
 void ct_model_free(struct ct_model *m)
 {
+	ct_lora_detach(m);
 	free(m->params);
 	free(m->grads);
 	free(m->m);
@@ -169,17 +175,21 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	ct_layernorm_forward(a->ln1 + lc, a->ln1_mean + lt, a->ln1_rstd + lt,
 			     residual, p.ln1w, p.ln1b, BT, C);
 	ct_matmul_forward(a->qkv + 3 * lc, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, 3 * C);
+	ct_lora_forward(m, l, CT_LORA_QKV, a->qkv + 3 * lc, a->ln1 + lc);
 	ct_attention_forward(a->atty + lc, a->att + (size_t)l * B * NH * T * T,
 			     a->qkv + 3 * lc, B, T, C, NH);
 	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, p.attprojb,
 			  BT, C, C);
+	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
 	ct_layernorm_forward(a->ln2 + lc, a->ln2_mean + lt, a->ln2_rstd + lt,
 			     a->residual2 + lc, p.ln2w, p.ln2b, BT, C);
 	ct_matmul_forward(a->fch + 4 * lc, a->ln2 + lc, p.fcw, p.fcb, BT, C, 4 * C);
+	ct_lora_forward(m, l, CT_LORA_FC, a->fch + 4 * lc, a->ln2 + lc);
 	ct_gelu_forward(a->fch_gelu + 4 * lc, a->fch + 4 * lc, (size_t)BT * 4 * C);
 	ct_matmul_forward(a->fcproj + lc, a->fch_gelu + 4 * lc, p.fcprojw, p.fcprojb,
 			  BT, 4 * C, C);
+	ct_lora_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, a->fch_gelu + 4 * lc);
 	ct_residual_forward(a->residual3 + lc, a->residual2 + lc, a->fcproj + lc,
 			    (size_t)BT * C);
 }
@@ -233,7 +243,10 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	struct layer_params p, d;
 
 	layer_params(&m->lay, m->params, l, C, &p);
-	layer_params(&m->lay, m->grads, l, C, &d);
+	if (m->grads != NULL)
+		layer_params(&m->lay, m->grads, l, C, &d);
+	else			/* frozen weights (LoRA): no parameter gradients */
+		memset(&d, 0, sizeof(d));
 	zero(g->dresidual_in, n);
 	zero(g->dresidual2, n);
 	zero(g->dfcproj, n);
@@ -241,11 +254,13 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->dfch_gelu, 4 * n);
 	ct_matmul_backward(g->dfch_gelu, d.fcprojw, d.fcprojb, g->dfcproj,
 			   a->fch_gelu + 4 * lc, p.fcprojw, BT, 4 * C, C);
+	ct_lora_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, a->fch_gelu + 4 * lc);
 	zero(g->dfch, 4 * n);
 	ct_gelu_backward(g->dfch, a->fch + 4 * lc, g->dfch_gelu, 4 * n);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, d.fcw, d.fcb, g->dfch, a->ln2 + lc, p.fcw,
 			   BT, C, 4 * C);
+	ct_lora_backward(m, l, CT_LORA_FC, g->dln, g->dfch, a->ln2 + lc);
 	ct_layernorm_backward(g->dresidual2, d.ln2w, d.ln2b, g->dln,
 			      a->residual2 + lc, p.ln2w, a->ln2_mean + lt,
 			      a->ln2_rstd + lt, BT, C);
@@ -254,12 +269,14 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->datty, n);
 	ct_matmul_backward(g->datty, d.attprojw, d.attprojb, g->dattproj,
 			   a->atty + lc, p.attprojw, BT, C, C);
+	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
 	zero(g->dqkv, 3 * n);
 	ct_attention_backward(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
 			      a->att + (size_t)l * B * NH * T * T, B, T, C, NH);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw,
 			   BT, C, 3 * C);
+	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
 	ct_layernorm_backward(g->dresidual_in, d.ln1w, d.ln1b, g->dln, residual,
 			      p.ln1w, a->ln1_mean + lt, a->ln1_rstd + lt, BT, C);
 }
@@ -273,14 +290,15 @@ void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
 	struct ct_acts *a = &m->acts;
 	struct ct_grad_acts *g = &m->gacts;
 	const struct ct_gpt2_layout *lay = &m->lay;
+	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
 
 	ct_crossentropy_backward(g->dlogits, a->probs, targets, BT, c->V, c->Vp);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, m->grads + lay->offset[CT_WTE], NULL, g->dlogits,
+	ct_matmul_backward(g->dln, gr ? gr + lay->offset[CT_WTE] : NULL, NULL, g->dlogits,
 			   a->lnf, m->params + lay->offset[CT_WTE], BT, c->C, c->Vp);
 	zero(g->dresidual, n);
-	ct_layernorm_backward(g->dresidual, m->grads + lay->offset[CT_LNFW],
-			      m->grads + lay->offset[CT_LNFB], g->dln,
+	ct_layernorm_backward(g->dresidual, gr ? gr + lay->offset[CT_LNFW] : NULL,
+			      gr ? gr + lay->offset[CT_LNFB] : NULL, g->dln,
 			      a->residual3 + (size_t)(c->L - 1) * n,
 			      m->params + lay->offset[CT_LNFW], a->lnf_mean,
 			      a->lnf_rstd, BT, c->C);
@@ -294,6 +312,8 @@ void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
 		g->dresidual = g->dresidual_in;
 		g->dresidual_in = tmp;
 	}
+	if (gr == NULL)
+		return;
 	ct_encoder_backward(m->grads + lay->offset[CT_WTE],
 			    m->grads + lay->offset[CT_WPE], g->dresidual, inputs,
 			    m->B, m->T, c->C);
@@ -307,6 +327,9 @@ int ct_model_step(struct ct_model *m, const uint16_t *inputs,
 	struct ct_adamw_args a = { .lr = lr, .beta1 = beta1, .beta2 = beta2,
 				   .eps = eps, .weight_decay = weight_decay };
 
+	ct_adamw_bias_corrections(beta1, beta2, t, &a.bc1, &a.bc2);
+	if (m->lora != NULL)
+		return ct_lora_step(m, inputs, targets, &a, grad_clip, loss);
 	if (m->grads == NULL)
 		return ct_error(CT_ESTATE, "model opened for evaluation cannot train");
 	ct_model_zero_grad(m);
@@ -314,7 +337,6 @@ int ct_model_step(struct ct_model *m, const uint16_t *inputs,
 	ct_model_backward(m, inputs, targets);
 	if (grad_clip > 0.0f)
 		ct_grad_clip(m->grads, m->lay.total, grad_clip);
-	ct_adamw_bias_corrections(beta1, beta2, t, &a.bc1, &a.bc2);
 	ct_adamw_update(m->params, m->grads, m->m, m->v, m->lay.total, &a);
 	return 0;
 }

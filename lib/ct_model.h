@@ -24,6 +24,12 @@
  * Speed: the matmuls run on $CTUNE_THREADS threads (default: online CPUs),
  * split across output tiles, so the thread count never changes a result.
  *
+ * LoRA (frozen weights, rank-r adapters on qkv, attproj, fc, fcproj): the
+ * model opened with CT_MODEL_FROZEN and ct_lora_attach; every layer below
+ * keeps its arithmetic, the parameter-gradient halves are skipped (NULL
+ * dw), and the adapter terms are added after the target matmuls in the
+ * order ct_lora_model.h states.
+ *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;
  * the loss gradient is (p - 1[i==target]) / BT (a division); layernorm's
@@ -71,7 +77,8 @@ void ct_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
  *     dinp[r,i] = dinp[r,i] + dv
  *   dw[i]: acc = fmaf(n_i(r), dout[r,i], acc) over r = 0..BT-1; dw[i] = dw[i] + acc
  *   db[i]: acc = acc + dout[r,i] over r;                        db[i] = db[i] + acc
- * dinp, dout, inp (BT,C); dw, db, w (C); mean, rstd (BT). */
+ * dinp, dout, inp (BT,C); dw, db, w (C); mean, rstd (BT). dw and db NULL:
+ * only dinp (frozen layernorm). */
 void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 			   const float *inp, const float *w, const float *mean,
 			   const float *rstd, int BT, int C);
@@ -86,7 +93,7 @@ void ct_matmul_forward(float *out, const float *inp, const float *w,
  *   dinp[r,i]: acc over o = 0..OC-1 of fmaf(dout[r,o], w[o,i], acc); dinp += acc
  *   dw[o,i]:   acc over r = 0..BT-1 of fmaf(dout[r,o], inp[r,i], acc); dw += acc
  *   dbias[o]:  acc over r of (acc + dout[r,o]);                        dbias += acc
- * dinp may be NULL (not needed). */
+ * dinp may be NULL (not needed); dw NULL skips dw (frozen weights). */
 void ct_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 			const float *inp, const float *w, int BT, int C, int OC);
 
@@ -222,6 +229,8 @@ struct ct_grad_acts {
 
 /* The C reference model: parameters, AdamW state and buffers for a fixed
  * B and T. All memory owned; free with ct_model_free(). */
+struct ct_lora_state;
+
 struct ct_model {
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
@@ -233,12 +242,18 @@ struct ct_model {
 	struct ct_grad_acts gacts;
 	void *mem;		/* one allocation behind the activations */
 	void *gmem;		/* one allocation behind the gradient scratch */
+	struct ct_lora_state *lora;	/* LoRA adapters (ct_lora_model.h) or NULL */
 };
+
+/* ct_model_init's `training` for LoRA: gradient scratch for the backward
+ * pass but no parameter gradients or moments (the weights are frozen;
+ * ct_lora_attach adds the adapters). */
+#define CT_MODEL_FROZEN 2
 
 /* Set up a model for cfg (validated) and batch B x T (1 <= T <= maxT,
  * B >= 1, B*T*Vp and friends must fit in memory). params are copied from
- * `params` (nparams floats; NULL: zeros). training != 0 also allocates grads and zeroed
- * m, v. Returns 0, CT_EINVAL (bad B/T, detail says which), CT_EFORMAT (bad
+ * `params` (nparams floats; NULL: zeros). training 1 also allocates grads and zeroed
+ * m, v; CT_MODEL_FROZEN only the backward scratch (grads, m, v stay NULL). Returns 0, CT_EINVAL (bad B/T, detail says which), CT_EFORMAT (bad
  * config) or CT_ENOMEM; on failure m is zeroed. */
 int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 		  const float *params, int B, int T, int training);

@@ -562,6 +562,13 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out)
 	return 0;
 }
 
+static uint64_t alloc_total;
+
+uint64_t ct_ocl_alloc_total(void)
+{
+	return __atomic_load_n(&alloc_total, __ATOMIC_RELAXED);
+}
+
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out)
 {
 	cl_int err;
@@ -584,5 +591,6 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 		*out = NULL;
 		return ct_ocl_check(err, "clCreateBuffer");
 	}
+	__atomic_add_fetch(&alloc_total, (uint64_t)bytes, __ATOMIC_RELAXED);
 	return 0;
 }

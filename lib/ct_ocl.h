@@ -109,6 +109,11 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out);
  * failure. */
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out);
 
+/* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
+ * never decremented (buffers grown on demand count each size they had):
+ * an upper bound of the device memory a run used (bench/bench_lora). */
+uint64_t ct_ocl_alloc_total(void);
+
 /* Map a cl_int status to 0 (CL_SUCCESS) or a CT_E* code with a detail
  * "what: CL_ERROR_NAME (n)". Allocation failures give CT_EDEVNOMEM. */
 int ct_ocl_check(cl_int err, const char *what);

@@ -22,6 +22,7 @@
 #include "ct_err.h"
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
+#include "ct_ocl_lora.h"
 
 /* Device twins of struct ct_acts / ct_grad_acts, one buffer per field. */
 #define CT_ACT_FIELDS(X) \
@@ -53,6 +54,7 @@ struct ct_backend {
 	struct dacts a;
 	struct dgacts g;
 	float *losses;			/* host copy (B*T) */
+	struct ct_ocl_lora *lora;	/* LoRA: frozen weights (grads, m, v NULL) */
 };
 
 /* Views of layer l's parameter tensors in a params-shaped buffer. */
@@ -113,7 +115,7 @@ static int alloc_acts(struct ct_backend *be)
 	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
 	A_(probs, BT * Vp); A_(losses, BT);
 #undef A_
-	if (rc < 0 || !be->training)
+	if (rc < 0 || (!be->training && be->lora == NULL))
 		return rc;
 #define G_(f, n) if (rc == 0) rc = alloc_f(be, &be->g.f, (n))
 	G_(dlogits, BT * Vp); G_(dresidual, BT * C); G_(dresidual_in, BT * C);
@@ -149,14 +151,16 @@ static void ocl_close(struct ct_backend *be)
 	release(&be->v);
 	release(&be->inputs);
 	release(&be->targets);
+	ct_ocl_lora_close(be->lora);
 	ct_ocl_ops_free(&be->ops);
 	ct_ocl_close(be->ocl);
 	free(be->losses);
 	free(be);
 }
 
-static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
-		    int B, int T, int training, struct ct_backend **out)
+static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
+			   int B, int T, int training, const struct ct_lora_spec *spec,
+			   struct ct_backend **out)
 {
 	struct ct_backend *be;
 	size_t n;
@@ -184,6 +188,8 @@ static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_open(device, NULL, &be->ocl);
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	if (rc == 0 && spec != NULL)
+		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
 	if (rc == 0)
 		rc = alloc_f(be, &be->params, n);
 	if (rc == 0 && be->training)
@@ -204,6 +210,36 @@ static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
 	}
 	*out = be;
 	return 0;
+}
+
+static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
+		    int B, int T, int training, struct ct_backend **out)
+{
+	return ocl_open_common(device, cfg, B, T, training, NULL, out);
+}
+
+/* LoRA: training == 0 for the base weights (no grads, m, v), the adapter
+ * state in be->lora, the gradient scratch as for training. */
+static int ocl_open_lora(const char *device, const struct ct_gpt2_config *cfg,
+			 int B, int T, const struct ct_lora_spec *spec,
+			 struct ct_backend **out)
+{
+	return ocl_open_common(device, cfg, B, T, 0, spec, out);
+}
+
+static int ocl_lora_load(struct ct_backend *be, const float *adapters,
+			 const float *m, const float *v)
+{
+	if (be->lora == NULL)
+		return ct_error(CT_ESTATE, "opencl backend opened without LoRA");
+	return ct_ocl_lora_load(be->lora, adapters, m, v);
+}
+
+static int ocl_lora_read(struct ct_backend *be, float *adapters, float *m, float *v)
+{
+	if (be->lora == NULL)
+		return ct_error(CT_ESTATE, "opencl backend opened without LoRA");
+	return ct_ocl_lora_read(be->lora, adapters, m, v);
 }
 
 /* ---- state ----------------------------------------------------------------- */
@@ -270,18 +306,23 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 				    residual, p.ln1w, p.ln1b, BT, C));
 	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * lc), D(a->ln1, lc), p.qkvw, p.qkvb, 1,
 				 BT, C, 3 * C));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_QKV, D(a->qkv, 3 * lc), D(a->ln1, lc)));
 	DO(ct_ocl_attention_forward(o, D(a->atty, lc), D(a->att, (size_t)l * B * NH * T * T),
 				    D(a->qkv, 3 * lc), B, T, C, NH));
 	DO(ct_ocl_matmul_forward(o, D(a->attproj, lc), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_ATTPROJ, D(a->attproj, lc), D(a->atty, lc)));
 	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, lc), n));
 	DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
 				    D(a->residual2, lc), p.ln2w, p.ln2b, BT, C));
 	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, lc), p.fcw, p.fcb, 1,
 				 BT, C, 4 * C));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FC, D(a->fch, 4 * lc), D(a->ln2, lc)));
 	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 4 * lc), D(a->fch, 4 * lc), 4 * n));
 	DO(ct_ocl_matmul_forward(o, D(a->fcproj, lc), D(a->fch_gelu, 4 * lc), p.fcprojw,
 				 p.fcprojb, 1, BT, 4 * C, C));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FCPROJ, D(a->fcproj, lc),
+			       D(a->fch_gelu, 4 * lc)));
 	DO(ct_ocl_residual_forward(o, D(a->residual3, lc), D(a->residual2, lc),
 				   D(a->fcproj, lc), n));
 	return rc;
@@ -361,6 +402,18 @@ static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 
 /* ---- backward ------------------------------------------------------------------ */
 
+/* ct_ocl_matmul_backward, or with frozen weights (LoRA, no grads buffer)
+ * only its input-gradient half. */
+static int mm_backward(struct ct_backend *be, struct ct_dten dinp, struct ct_dten dw,
+		       struct ct_dten dbias, int has_bias, struct ct_dten dout,
+		       struct ct_dten inp, struct ct_dten w, int BT, int C, int OC)
+{
+	if (be->grads == NULL)
+		return ct_ocl_matmul_dinp(&be->ops, dinp, dout, w, BT, C, OC);
+	return ct_ocl_matmul_backward(&be->ops, dinp, dw, dbias, has_bias, dout, inp, w,
+				      BT, C, OC);
+}
+
 /* Backward through block l (ct_model.c's block_backward): g.dresidual holds
  * the gradient of residual3[l]; g.dresidual_in receives that of `residual`. */
 static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
@@ -374,22 +427,26 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	int rc = 0;
 
 	dlayer(be, be->params, l, &p);
-	dlayer(be, be->grads, l, &d);
+	dlayer(be, be->grads, l, &d);	/* NULL buffers when frozen */
 	DO(ct_ocl_zero(o, D(g->dresidual_in, 0), n));
 	DO(ct_ocl_zero(o, D(g->dresidual2, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfcproj, 0), n));
 	DO(ct_ocl_residual_backward(o, D(g->dresidual2, 0), D(g->dfcproj, 0),
 				    D(g->dresidual, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfch_gelu, 0), 4 * n));
-	DO(ct_ocl_matmul_backward(o, D(g->dfch_gelu, 0), d.fcprojw, d.fcprojb, 1,
+	DO(mm_backward(be, D(g->dfch_gelu, 0), d.fcprojw, d.fcprojb, 1,
 				  D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc), p.fcprojw,
 				  BT, 4 * C, C));
+	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_FCPROJ, D(g->dfch_gelu, 0),
+				D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc)));
 	DO(ct_ocl_zero(o, D(g->dfch, 0), 4 * n));
 	DO(ct_ocl_gelu_backward(o, D(g->dfch, 0), D(a->fch, 4 * lc), D(g->dfch_gelu, 0),
 				4 * n));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
-	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.fcw, d.fcb, 1, D(g->dfch, 0),
+	DO(mm_backward(be, D(g->dln, 0), d.fcw, d.fcb, 1, D(g->dfch, 0),
 				  D(a->ln2, lc), p.fcw, BT, C, 4 * C));
+	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_FC, D(g->dln, 0), D(g->dfch, 0),
+				D(a->ln2, lc)));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual2, 0), d.ln2w, d.ln2b, D(g->dln, 0),
 				     D(a->residual2, lc), p.ln2w, D(a->ln2_mean, lt),
 				     D(a->ln2_rstd, lt), BT, C));
@@ -397,15 +454,19 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	DO(ct_ocl_residual_backward(o, D(g->dresidual_in, 0), D(g->dattproj, 0),
 				    D(g->dresidual2, 0), n));
 	DO(ct_ocl_zero(o, D(g->datty, 0), n));
-	DO(ct_ocl_matmul_backward(o, D(g->datty, 0), d.attprojw, d.attprojb, 1,
+	DO(mm_backward(be, D(g->datty, 0), d.attprojw, d.attprojb, 1,
 				  D(g->dattproj, 0), D(a->atty, lc), p.attprojw, BT, C, C));
+	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_ATTPROJ, D(g->datty, 0),
+				D(g->dattproj, 0), D(a->atty, lc)));
 	DO(ct_ocl_zero(o, D(g->dqkv, 0), 3 * n));
 	DO(ct_ocl_attention_backward(o, D(g->dqkv, 0), D(g->datt, 0), D(g->datty, 0),
 				     D(a->qkv, 3 * lc),
 				     D(a->att, (size_t)l * B * NH * T * T), B, T, C, NH));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
-	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
+	DO(mm_backward(be, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
 				  D(a->ln1, lc), p.qkvw, BT, C, 3 * C));
+	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_QKV, D(g->dln, 0), D(g->dqkv, 0),
+				D(a->ln1, lc)));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual_in, 0), d.ln1w, d.ln1b, D(g->dln, 0),
 				     residual, p.ln1w, D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				     BT, C));
@@ -427,7 +488,7 @@ static int backward(struct ct_backend *be)
 	DO(ct_ocl_crossentropy_backward(o, D(g->dlogits, 0), D(a->probs, 0), be->targets,
 					BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
-	DO(ct_ocl_matmul_backward(o, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
+	DO(mm_backward(be, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
 				  D(g->dlogits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				  BT, c->C, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dresidual, 0), n));
@@ -445,12 +506,32 @@ static int backward(struct ct_backend *be)
 		g->dresidual = g->dresidual_in;
 		g->dresidual_in = tmp;
 	}
+	if (be->grads == NULL)		/* frozen embeddings (LoRA) */
+		return rc;
 	DO(ct_ocl_encoder_backward(o, P(be, be->grads, CT_WTE), P(be, be->grads, CT_WPE),
 				   D(g->dresidual, 0), be->inputs, be->B, be->T, c->C));
 	return rc;
 }
 
 /* ---- step ---------------------------------------------------------------------- */
+
+/* A LoRA step (ct_lora_step): adapter gradients zeroed, forward, backward
+ * through the frozen weights, clip and AdamW over the adapters only. */
+static int lora_step(struct ct_backend *be, const uint16_t *inputs,
+		     const uint16_t *targets, const struct ct_step_args *args,
+		     float *loss)
+{
+	struct ct_ocl_lora *lo = be->lora;
+	int rc = 0;
+
+	DO(ct_ocl_zero(&be->ops, D(lo->grad, 0), lo->n));
+	DO(forward(be, inputs, targets));
+	DO(backward(be));
+	DO(ct_ocl_adamw(&be->ops, D(lo->ad, 0), D(lo->grad, 0), D(lo->m, 0), D(lo->v, 0),
+			lo->n, &args->opt, args->grad_clip));
+	DO(mean_loss(be, loss));
+	return rc;
+}
 
 static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
 		    const uint16_t *targets, const struct ct_step_args *args,
@@ -459,6 +540,8 @@ static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
 	const size_t n = be->lay.total;
 	int rc = 0;
 
+	if (be->lora != NULL)
+		return lora_step(be, inputs, targets, args, loss);
 	if (!be->training)
 		return ct_error(CT_ESTATE, "backend opened for evaluation cannot train");
 	if (be->ops.profile) {	/* the profile printed at close is the last step's */
@@ -484,6 +567,9 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.eval = ocl_eval,
 	.read_state = ocl_read_state,
 	.read_grads = ocl_read_grads,
+	.open_lora = ocl_open_lora,
+	.lora_load = ocl_lora_load,
+	.lora_read = ocl_lora_read,
 	.close = ocl_close,
 	.logits = ocl_logits,
 };

@@ -461,6 +461,8 @@ int ct_ocl_layernorm_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 		      mean, rstd, BT, C);
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_LAYERNORM_BWD_DINP, (size_t)BT, 0);
+	if (dw.mem == NULL)	/* frozen layernorm (LoRA): dinp only */
+		return rc;
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_LAYERNORM_BWD_DWB, "ttttttii", dw, db, dout, inp,
 			      mean, rstd, BT, C);

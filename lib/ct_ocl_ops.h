@@ -119,7 +119,8 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 			  int has_bias, struct ct_dten dout, struct ct_dten inp,
 			  int BT, int C, int OC);
 
-/* The other layers: each is the device twin of the ct_model.h function of
+/* The other layers (ct_ocl_layernorm_backward with dw.mem NULL: dinp
+ * only, for frozen weights): each is the device twin of the ct_model.h function of
  * the same name (same shapes, same arithmetic). Token buffers are cl_mem of
  * uint16 (B*T of them). */
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,

@@ -10,9 +10,15 @@ lib_libctune_a_SOURCES += \
 	lib/ct_bpe.c lib/ct_bpe.h lib/ct_bpe_int.h \
 	lib/ct_bpe_load.c lib/ct_bpe_split.c \
 	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c \
-	lib/ct_lora.c lib/ct_lora.h \
+	lib/ct_rng.c lib/ct_rng.h \
+	lib/ct_lora.c lib/ct_lora.h lib/ct_lora_init.c \
+	lib/ct_lora_model.c \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
 lib_libctune_a_SOURCES += lib/ct_sample.c lib/ct_sample.h
 EXTRA_DIST += kernels/ct_math.clh
+# LoRA jobs beyond the engine: the exact merge of K shards' adapters and
+# the adapter result file.
+lib_libctune_a_SOURCES += lib/ct_lora_merge.c \
+	lib/ct_lora_result.c lib/ct_lora_result.h

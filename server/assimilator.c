@@ -20,9 +20,15 @@
  *
  * WUs that failed (error_mask) are marked assimilated at once: the
  * transitioner already flagged their round and job.
+ *
+ * A LoRA job's round is aggregated differently: its results are adapters,
+ * and the new model is the base merged with the exact mean of the shards'
+ * adapter products (lora_round.h); the rest is the same.
  */
 #include "daemons.h"
 #include "db.h"
+#include "lora_job.h"
+#include "lora_round.h"
 #include "roles.h"
 #include "sample.h"
 #include "server.h"
@@ -194,16 +200,39 @@ static int robust(struct ct_server *srv, struct around *a, char (*names)[96],
 	return rc;
 }
 
+/* A LoRA round: base + the exact mean of the shards' adapter products
+ * (lora_round.h), whatever the job's aggregation says. */
+static int lora_aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	int rc;
+
+	if (strcmp(a->aggregation, "mean") != 0 && a->aggregation[0] != '\0')
+		ct_log_warn("assimilator: job %lld is a LoRA job: exact mean of the adapter "
+			    "products, aggregation '%s' not applied", (long long)a->jobid,
+			    a->aggregation);
+	rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
+	if (rc == 0)
+		rc = ct_lora_round_merge(srv, db, a->jobid, a->id, a->nwus, &a->base,
+					 a->out.params);
+	return rc;
+}
+
 /* Aggregate the canonical results into a->out (allocated here). */
 static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
 	enum ct_avg_method m = CT_AVG_MEAN;
 	char (*names)[96] = NULL;
+	struct ct_lora_spec lora;
 	size_t trim = 0;
 	int rc;
 
 	if (a->nwus < 1 || a->nwus > CT_AVG_MAX_INPUTS)
 		return ct_error(CT_ERANGE, "round %lld: %d WUs", (long long)a->id, a->nwus);
+	rc = ct_lora_job_get(db, a->jobid, &lora);
+	if (rc == 0 && lora.rank > 0)
+		rc = lora_aggregate(srv, db, a);
+	if (rc < 0 || lora.rank > 0)
+		return rc;
 	if (ct_avg_parse_method(a->aggregation, &m) < 0)
 		ct_log_warn("assimilator: job %lld: aggregation '%s' unknown, using the mean",
 			    (long long)a->jobid, a->aggregation);

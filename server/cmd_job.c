@@ -19,6 +19,7 @@
 #include "ct_log.h"
 #include "db.h"
 #include "sample.h"
+#include "lora_job.h"
 #include "server.h"
 #include "wg.h"
 
@@ -69,7 +70,9 @@ static int parse_dbl(const char *s, const char *what, double *out)
 
 enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
-       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT };
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT,
+       /* LoRA jobs */
+       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS };
 
 static const struct option submit_opts[] = {
 	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
@@ -82,8 +85,43 @@ static const struct option submit_opts[] = {
 	{ "seed", 1, NULL, O_SEED }, { "deadline", 1, NULL, O_DEADLINE },
 	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
 	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
-	{ "no-adaptive", 0, NULL, O_NOADAPT }, { NULL, 0, NULL, 0 },
+	{ "no-adaptive", 0, NULL, O_NOADAPT },
+	/* LoRA jobs */
+	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
+	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
+	{ NULL, 0, NULL, 0 },
 };
+
+/* --lora-rank R [--lora-alpha A] [--lora-targets LIST]; alpha defaults
+ * to r (s = 1) and targets to all four (ct_wg_submit fills them in). */
+static int lora_opt(struct ct_job_spec *s, int c)
+{
+	double a = 0;
+	int rc;
+
+	switch (c) {
+	case O_LORA_RANK:
+		rc = parse_int(optarg, "--lora-rank", &s->lora.rank);
+		if (rc == 0 && (s->lora.rank < 1 || s->lora.rank > CT_LORA_MAX_RANK))
+			rc = ct_error(CT_EUSAGE, "--lora-rank must be 1..%d", CT_LORA_MAX_RANK);
+		return rc;
+	case O_LORA_ALPHA:
+		rc = parse_dbl(optarg, "--lora-alpha", &a);
+		if (rc == 0 && !(a > 0 && a < 1e30))
+			rc = ct_error(CT_EUSAGE, "--lora-alpha must be a number > 0");
+		s->lora.alpha = (float)a;
+		return rc;
+	default:
+		rc = ct_lora_targets_parse(optarg, &s->lora.targets);
+		if (rc < 0) {
+			char why[160];	/* the detail buffer is ct_error's own */
+
+			snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+			return ct_error(CT_EUSAGE, "--lora-targets: %s", why);
+		}
+		return 0;
+	}
+}
 
 static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char *paths[3])
 {
@@ -118,6 +156,7 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
+	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
 }
@@ -250,6 +289,7 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		(int)ct_db_int(res, 5), (int)ct_db_int(res, 6), (int)ct_db_int(res, 7),
 		ct_db_double(res, 8), (int)ct_db_int(res, 9), (int)ct_db_int(res, 10));
 	fprintf(ctx->out, "base model: %s\n", ct_db_str(res, 11));
+	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (ct_db_str(res, 12)[0])
 		fprintf(ctx->out, "final model: %s (eval loss %s)\n", ct_db_str(res, 12),
 			ct_db_isnull(res, 14) ? "-" : ct_db_str(res, 14));
@@ -449,10 +489,11 @@ const struct ct_cmd ct_project_cmds[] = {
 	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
 	  "[--encoding lossless|int8] [--no-adaptive] "
+	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]] "
 	  "| with text instead of --train/--eval: --train-text FILE... "
 	  "(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2] "
 	  "[--sample-prompt TEXT] [--sample-seed S]",
-	  "submit a fine-tuning job; prints its id" },
+	  "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id" },
 	{ "job", "list", cmd_list, "", "list jobs" },
 	{ "job", "show", cmd_show, "ID", "show a job, its rounds and results" },
 	{ "job", "cancel", cmd_cancel, "ID", "cancel a running job" },

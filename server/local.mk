@@ -28,6 +28,8 @@ server_libctserver_a_SOURCES = \
 	server/cmd_job.c server/commands.h \
 	server/cmd_run.c server/cmd_run.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
+# LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
+server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
 bin_PROGRAMS += ctune-server
@@ -36,6 +38,7 @@ ctune_server_SOURCES = server/main.c
 ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
 	server/quorum.c server/daemons.h
+ctune_server_SOURCES += server/lora_round.c server/lora_round.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

@@ -22,6 +22,7 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "lora_job.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
@@ -559,7 +560,8 @@ static const char wu_sql[] =
 	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
 	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
 
-static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db_res *r)
+static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
+			struct ct_db_res *r)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
@@ -577,6 +579,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db_re
 		rc = ct_xml_elem_double(b, dbl[i], ct_db_double(r, 14 + i));
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", ct_db_int(r, 6));
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", ct_db_str(r, 20));
+	if (rc == 0) rc = ct_lora_wu_xml(b, db, ct_db_int(r, 3));
 	if (rc == 0) rc = put_file(b, srv, "model", ct_db_str(r, 7), ct_db_int(r, 8));
 	if (rc == 0) rc = put_file(b, srv, "data", ct_db_str(r, 9), ct_db_int(r, 10));
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
@@ -643,7 +646,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc < 0)
 			break;
 		if (ct_db_next(r) > 0) {
-			rc = put_workunit(b, c->srv, r);
+			rc = put_workunit(b, c->srv, c->db, r);
 			if (rc == 0)
 				rc = put_result(b, c, r);
 		}

@@ -12,6 +12,10 @@
  * unless both devices claim conformance, the relative distance of the
  * updates and the probe losses must be within the job's tolerance.
  *
+ * A LoRA job's results are adapter files: the quorum and the step bound
+ * work on the adapters, the other checks and the probe on the base merged
+ * with them (lora_round.h).
+ *
  * The expensive part (decoding, probes) runs outside any transaction; the
  * outcome is applied in one short transaction that locks the WU row,
  * re-checks that no other validator decided it meanwhile, and changes
@@ -24,6 +28,7 @@
 #include "credit.h"
 #include "daemons.h"
 #include "db.h"
+#include "lora_round.h"
 #include "roles.h"
 #include "server.h"
 #include "ct_delta.h"
@@ -75,6 +80,11 @@ struct vwu {
 	size_t nr;
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
+	/* What results are a delta of: the base's weights, or for a LoRA job
+	 * the WU's initial adapters (lora_round.h). */
+	struct ct_lora_val lora;
+	const float *ref;
+	size_t n;
 };
 
 static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
@@ -257,7 +267,7 @@ static int probe(struct vwu *v, const float *w, double *loss)
 /* Read and decode r's upload into r->w (n floats, allocated here). */
 static int decode_result(struct vwu *v, struct vres *r, struct ct_delta_info *info)
 {
-	size_t n = v->base.lay.total;
+	size_t n = v->n;
 	struct ct_mmap map = { 0 };
 	char path[4096];
 	int rc;
@@ -276,7 +286,10 @@ static int decode_result(struct vwu *v, struct vres *r, struct ct_delta_info *in
 		rc = CT_ENOMEM;
 		goto out;
 	}
-	rc = ct_delta_decode(map.addr, map.len, v->base.params, n, r->w, info);
+	if (v->lora.spec.rank > 0)
+		rc = ct_lora_val_decode(&v->lora, &v->base.cfg, map.addr, map.len, r->w, info);
+	else
+		rc = ct_delta_decode(map.addr, map.len, v->base.params, n, r->w, info);
 	if (rc == 0) {
 		memcpy(r->sha, info->decoded_sha, 32);
 		r->quant_error = info->quant_error;
@@ -301,6 +314,7 @@ static int check_new(struct vwu *v, struct vres *r)
 {
 	struct ct_delta_info info;
 	unsigned char want[32];
+	float *merged = NULL;
 	int rc;
 
 	rc = decode_result(v, r, &info);
@@ -317,16 +331,26 @@ static int check_new(struct vwu *v, struct vres *r)
 	} else if (!same_model(&info, &v->base.cfg)) {
 		r->reason = CT_VAL_WRONG_SHAPE;
 	} else {
-		ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
-		r->reason = ct_val_sanity(&r->st, &v->j.bound, v->max_ratio);
+		ct_val_stats(v->ref, r->w, v->n, &r->st);
+		r->reason = ct_val_sanity(&r->st, &v->j.bound,
+					  v->lora.spec.rank > 0 ? 0.0 : v->max_ratio);
 	}
-	if (r->reason == CT_VAL_OK && v->have_eval) {
-		rc = probe(v, r->w, &r->probe);
+	if (r->reason == CT_VAL_OK && v->lora.spec.rank > 0) {
+		rc = ct_lora_val_merged(&v->lora, &v->base, r->w, v->max_ratio, &merged,
+					&r->reason);
 		if (rc < 0)
 			return rc;
+	}
+	if (r->reason == CT_VAL_OK && v->have_eval) {
+		rc = probe(v, merged ? merged : r->w, &r->probe);
+		if (rc < 0) {
+			free(merged);
+			return rc;
+		}
 		if (!ct_val_loss_ok(r->probe, v->base_probe, v->j.loss_margin))
 			r->reason = CT_VAL_LOSS;
 	}
+	free(merged);
 	if (r->reason != CT_VAL_OK) {
 		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
 		r->new_state = CT_VS_INVALID;
@@ -373,7 +397,7 @@ static int evaluate(struct vwu *v)
 			if (rc == CT_ENOMEM)
 				return rc;
 			if (rc == 0)
-				ct_val_stats(v->base.params, r->w, v->base.lay.total, &r->st);
+				ct_val_stats(v->ref, r->w, v->n, &r->st);
 			else if (r->state == CT_VS_VALID)
 				return too_late(v, r, rc);	/* decides nothing else */
 			else
@@ -392,7 +416,7 @@ static int evaluate(struct vwu *v)
 		c[nc].quant_error = r->quant_error;
 		map[nc++] = i;
 	}
-	best = ct_val_decide(c, nc, v->base.lay.total, v->j.min_quorum, v->j.tolerance);
+	best = ct_val_decide(c, nc, v->n, v->j.min_quorum, v->j.tolerance);
 	for (size_t k = 0; k < nc; k++)
 		v->r[map[k]].new_state = c[k].new_state;
 	v->canonical_idx = best >= 0 ? (int)map[best] : -1;
@@ -516,7 +540,24 @@ static void vwu_free(struct vwu *v)
 		free(v->r[i].w);
 	ct_gpt2_free(&v->base);
 	ct_tokens_free(&v->eval);
+	ct_lora_val_close(&v->lora);
 	free(v);
+}
+
+/* What results are a delta of, and for a LoRA job its credit. */
+static int lora_setup(struct ct_db *db, struct vwu *v)
+{
+	int rc = ct_lora_val_open(db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
+	int lora = v->lora.spec.rank > 0;
+
+	v->ref = lora ? v->lora.init : v->base.params;
+	v->n = lora ? v->lora.n : v->base.lay.total;
+	if (rc == 0 && lora) {
+		v->flops = ct_lora_wu_flops(&v->base.cfg, &v->lora.spec, v->j.seq, v->j.batch,
+					    v->j.bound.steps);
+		v->credit = ct_credit_from_flops(v->flops);
+	}
+	return rc;
 }
 
 /* The job stopped or the WU failed: nothing to validate any more. */
@@ -550,6 +591,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	rc = load_results(db, v);
 	if (rc == 0)
 		rc = load_inputs(v);
+	if (rc == 0)
+		rc = lora_setup(db, v);
 	if (rc == 0)
 		rc = probe_reference(v);
 	if (rc == CT_ERANGE) {

@@ -22,6 +22,7 @@
 #include "ct_log.h"
 #include "ct_tokens.h"
 #include "db.h"
+#include "lora_job.h"
 #include "server.h"
 #include "store.h"
 
@@ -115,7 +116,7 @@ static int check_spec(const struct ct_job_spec *s)
 		return ct_error(CT_EINVAL, "--encoding must be lossless or int8");
 	if (s->name && strlen(s->name) > 128)
 		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
-	return 0;
+	return ct_lora_job_check(&s->lora, NULL);
 }
 
 /* ---- shards ------------------------------------------------------------ */
@@ -232,6 +233,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		goto out;
 	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
 			"lsss", jobid, f.model, f.train, f.eval);
+	if (rc >= 0 && spec->lora.rank > 0)
+		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
 	if (rc >= 0)
 		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "ct_lora.h"
+
 struct ct_server;
 struct ct_db;
 
@@ -34,6 +36,9 @@ struct ct_job_spec {
 	double tolerance, loss_margin;
 	int adaptive;			/* -1: default (on) */
 	const char *upload_encoding;	/* "lossless" (default) or "int8" */
+	/* LoRA: rank 0 trains every weight; rank > 0 trains adapters (alpha
+	 * 0: alpha = rank; targets 0: all four). lora_job.h */
+	struct ct_lora_spec lora;
 };
 
 /* Submit a job: validate the spec and the input files (checkpoint header

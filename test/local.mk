@@ -13,4 +13,5 @@ include test/client.mk
 include test/server.mk
 include test/crafted.mk
 include test/lofi.mk
+include test/lora_srv.mk
 include test/tokenizer.mk

@@ -2,13 +2,16 @@
  * test_cmd_train.c - `ctune model init`, `ctune train`, `ctune eval` as a
  * user runs them: output lines, exit statuses, one-line errors, atomic
  * outputs (nothing written on failure), and --state/--resume giving the
- * same checkpoint as an uninterrupted run.
+ * same checkpoint as an uninterrupted run; LoRA: `train --lora-rank`
+ * writes the adapter file, `model merge` and `eval --adapter` use it.
  *
  * The subcommand functions are called directly (client/cmd_train.c is
  * linked in), with stdout/stderr captured into files.
  */
 #include "ct_test_engine.h"
 #include "commands.h"
+#include "ct_delta.h"
+#include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
@@ -254,6 +257,89 @@ static void test_bad_inputs(void **state)
 	}
 }
 
+/* The LoRA adapter file, merged: the same weights as the engine's own WU
+ * merged by ct_lora_merge; eval --adapter sees the merged model. */
+static void test_lora_train_merge(void **state)
+{
+	const char *m = P("m.bin"), *t = P("tok.bin");
+	struct ct_gpt2 base = { 0 }, merged = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_delta_info info;
+	unsigned char *data;
+	size_t len, n;
+	float *ad, l1, l3;
+	char want[256];
+
+	(void)state;
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "3",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-rank", "4",
+			     "--lora-alpha", "8", "--lora-targets", "qkv,fc,fcproj",
+			     "--lora-seed", "5", "--out", P("a.bin"), NULL), 0);
+	assert_int_equal(sscanf(out_text, "step 1/3 loss %f", &l1), 1);
+	assert_int_equal(sscanf(strstr(out_text, "step 3/3"), "step 3/3 loss %f", &l3), 1);
+	assert_true(l3 < l1);
+	assert_int_equal(ct_file_read_all(P("a.bin"), 0, &data, &len), 0);
+	assert_int_equal(ct_delta_parse_header(data, len, &info), 0);
+	assert_int_equal(info.kind, CT_DELTA_LORA);
+	assert_int_equal(info.lora.rank, 4);
+	assert_int_equal(info.lora.targets, CT_LORA_QKV | CT_LORA_FC | CT_LORA_FCPROJ);
+	assert_true(info.lora.alpha == 8.0f);
+	assert_int_equal(info.lora.seed, 5);
+	free(data);
+	assert_int_equal(run(ct_cmd_model, "model", "merge", m, P("a.bin"), "--out",
+			     P("merged.bin"), NULL), 0);
+	assert_non_null(strstr(out_text, "LoRA rank 4"));
+	/* the same WU through the engine, merged by hand */
+	assert_int_equal(ct_gpt2_load(m, &base), 0);
+	assert_int_equal(ct_tokens_load(t, &tok), 0);
+	ct_wu_hparams_default(&hp);
+	hp.steps = 3;
+	hp.B = 2;
+	hp.T = 16;
+	hp.lr = 1e-2f;
+	hp.lora = (struct ct_lora_spec){ .rank = 4, .alpha = 8.0f,
+					 .targets = CT_LORA_QKV | CT_LORA_FC | CT_LORA_FCPROJ };
+	hp.lora_seed = 5;
+	n = ct_lora_nparams(&base.cfg, &hp.lora);
+	ad = malloc(n * sizeof(float));
+	assert_int_equal(ct_wu_run(&base, &tok, &hp, "cpu", ad, NULL), 0);
+	{
+		const float *const one[1] = { ad };
+
+		assert_int_equal(ct_lora_merge(&base.cfg, &hp.lora, base.params, one, 1), 0);
+	}
+	assert_int_equal(ct_gpt2_load(P("merged.bin"), &merged), 0);
+	assert_memory_equal(base.params, merged.params, base.lay.total * sizeof(float));
+	/* eval with the adapter == eval of the merged file */
+	assert_int_equal(run(ct_cmd_eval, "eval", "--model", P("merged.bin"), "--data", t,
+			     "--batch", "2", "--seq", "16", "--batches", "3", NULL), 0);
+	snprintf(want, sizeof(want), "%s", out_text);
+	assert_int_equal(run(ct_cmd_eval, "eval", "--model", m, "--adapter", P("a.bin"),
+			     "--data", t, "--batch", "2", "--seq", "16", "--batches", "3",
+			     NULL), 0);
+	assert_string_equal(out_text, want);
+	/* against another base: refused, nothing written */
+	assert_int_equal(run(ct_cmd_model, "model", "merge", P("o.bin"), P("a.bin"), "--out",
+			     P("bad.bin"), NULL), CT_EXIT_FAIL);
+	assert_non_null(strstr(err_text, "another base model"));
+	assert_false(ct_file_exists(P("bad.bin")));
+	assert_int_equal(run(ct_cmd_model, "model", "merge", m, "--out", P("bad.bin"), NULL),
+			 CT_EXIT_USAGE);
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "1",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-alpha", "3",
+			     "--out", P("bad.bin"), NULL), CT_EXIT_USAGE);
+	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "1",
+			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-rank", "2",
+			     "--lora-targets", "qkv,mlp", "--out", P("bad.bin"), NULL),
+			 CT_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "mlp"));
+	free(ad);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&base);
+	ct_gpt2_free(&merged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_train_and_eval),
 		cmocka_unit_test(test_resume_same_bytes),
 		cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_lora_train_merge),
 	};
 
 	return cmocka_run_group_tests(tests, ct_test_dir_setup,

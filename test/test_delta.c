@@ -7,6 +7,7 @@
 #include "ct_test.h"
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_lora.h"
 
 #include <math.h>
 #include <zlib.h>
@@ -360,6 +361,93 @@ static void test_int8_bad_scale(void **state)
 	free(raw);
 }
 
+/* LoRA results (kind 1): the section round-trips, both encodings work on
+ * adapters, each decoder refuses the other kind, a full file keeps bytes
+ * 132..159 zero, and a section that is out of range or does not fit
+ * nparams is refused. */
+static void test_lora_kind(void **state)
+{
+	static const struct ct_delta_model tiny = { 16, 60, 64, 2, 2, 32 };
+	struct ct_gpt2_config cfg = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64 };
+	struct ct_lora_spec spec = { .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
+	struct ct_delta_lora sec = { .rank = 4, .targets = CT_LORA_ALL, .alpha = 8.0f,
+				     .seed = 0x1234567890abcdefull };
+	size_t n = ct_lora_nparams(&cfg, &spec), len;
+	float *init = malloc(n * 4), *ad = malloc(n * 4), *d = malloc(n * 4);
+	struct ct_buf out = CT_BUF_INIT(0), full = CT_BUF_INIT(0);
+	struct ct_delta_info info;
+	unsigned char *p;
+
+	(void)state;
+	assert_int_equal(n, 4 * 32 * 16 * 2);
+	make_weights(init, ad, n, 1e-2);
+	for (size_t i = n / 2; i < n; i++)
+		init[i] = 0.0f;		/* B starts at zero */
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &tiny, base_sha, &sec,
+					      CT_DELTA_LOSSLESS, -1, &out), 0);
+	assert_int_equal(ct_delta_decode_lora(out.data, out.len, init, n, d, &info), 0);
+	assert_memory_equal(d, ad, n * 4);
+	assert_int_equal(info.kind, CT_DELTA_LORA);
+	assert_int_equal(info.lora.rank, 4);
+	assert_int_equal(info.lora.targets, CT_LORA_ALL);
+	assert_true(info.lora.alpha == 8.0f);
+	assert_true(info.lora.seed == sec.seed);
+	assert_memory_equal(info.base_sha, base_sha, 32);
+	/* the other decoder refuses it, whatever n */
+	assert_int_equal(ct_delta_decode(out.data, out.len, init, n, d, NULL), CT_EMISMATCH);
+	/* int8 adapters */
+	ct_buf_reset(&out);
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &tiny, base_sha, &sec, CT_DELTA_INT8,
+					      -1, &out), 0);
+	assert_int_equal(ct_delta_decode_lora(out.data, out.len, init, n, d, &info), 0);
+	assert_true(info.quant_error > 0.0);
+	/* a full-weights file: zero bytes 132..159, refused by the LoRA decoder */
+	assert_int_equal(ct_delta_encode(init, ad, n, &tiny, base_sha, CT_DELTA_LOSSLESS, -1,
+					 &full), 0);
+	for (int i = 132; i < CT_DELTA_HEADER_SIZE; i++)
+		assert_int_equal(full.data[i], 0);
+	assert_int_equal(ct_delta_decode_lora(full.data, full.len, init, n, d, NULL),
+			 CT_EMISMATCH);
+	/* a section that does not fit n, or out of range: the encoder refuses */
+	sec.rank = 3;
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &tiny, base_sha, &sec,
+					      CT_DELTA_LOSSLESS, -1, &full), CT_EINVAL);
+	sec.rank = 4;
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &tiny, base_sha, NULL,
+					      CT_DELTA_LOSSLESS, -1, &full), CT_EINVAL);
+	/* crafted LoRA headers */
+	len = out.len;
+	p = malloc(len);
+#define LMUTATE(stmt, expect) do { \
+		memcpy(p, out.data, len); \
+		stmt; \
+		assert_int_equal(ct_delta_decode_lora(p, len, init, n, d, NULL), (expect)); \
+	} while (0)
+	LMUTATE((void)0, 0);
+	LMUTATE(put_le(p + 132, 2, 4), CT_EFORMAT);		/* unknown kind */
+	LMUTATE(put_le(p + 136, 0, 4), CT_EFORMAT);		/* rank 0 */
+	LMUTATE(put_le(p + 136, 2000, 4), CT_EFORMAT);		/* rank over the cap */
+	LMUTATE(put_le(p + 136, 8, 4), CT_EFORMAT);		/* rank 8 needs 2n floats */
+	LMUTATE(put_le(p + 140, 0x7fc00000u, 4), CT_EFORMAT);	/* alpha NaN */
+	LMUTATE(put_le(p + 140, 0xbf800000u, 4), CT_EFORMAT);	/* alpha -1 */
+	LMUTATE(put_le(p + 144, 0x10, 4), CT_EFORMAT);		/* unknown target */
+	LMUTATE(put_le(p + 144, CT_LORA_QKV, 4), CT_EFORMAT);	/* fewer targets than n */
+	LMUTATE(put_le(p + 44, 1u << 20, 4), CT_EFORMAT);	/* absurd C */
+	LMUTATE(p[157] = 1, CT_EFORMAT);
+	LMUTATE(put_le(p + 148, 7, 8), 0);	/* seed: the caller's to compare */
+#undef LMUTATE
+	/* a full file with LoRA bytes set but kind 0 */
+	free(p);
+	p = malloc(full.len);
+	memcpy(p, full.data, full.len);
+	put_le(p + 136, 4, 4);
+	assert_int_equal(ct_delta_decode(p, full.len, init, n, d, NULL), CT_EFORMAT);
+	free(p);
+	free(init), free(ad), free(d);
+	ct_buf_free(&out);
+	ct_buf_free(&full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_single_weight),
 		cmocka_unit_test(test_int8_error_bound),
 		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_lora_kind),
 		cmocka_unit_test_setup_teardown(test_crafted_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_payloads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_int8_bad_scale, setup, teardown),

@@ -1,0 +1,97 @@
+/*
+ * cl_lora.c - see cl_lora.h.
+ */
+#include "cl_lora.h"
+#include "cl_paths.h"
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_hash.h"
+#include "ct_lora_result.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ct_task_lora_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
+{
+	const char *rank = ct_task_param(t, "lora_rank"), *alpha = ct_task_param(t, "lora_alpha");
+	const char *targets = ct_task_param(t, "lora_targets"), *seed = ct_task_param(t, "seed");
+	struct ct_lora_spec sp = { 0 };
+	char *end;
+	long r;
+	double a;
+	unsigned long long sd;
+	int rc;
+
+	memset(&hp->lora, 0, sizeof(hp->lora));
+	hp->lora_seed = 0;
+	if (rank == NULL)
+		return 0;
+	errno = 0;
+	r = strtol(rank, &end, 10);
+	if (end == rank || *end != '\0' || errno != 0 || r < 1 || r > CT_LORA_MAX_RANK)
+		return ct_error(CT_EINVAL, "work unit parameter lora_rank = '%.40s' is out of range",
+				rank);
+	sp.rank = (int)r;
+	sp.alpha = (float)r;
+	if (alpha != NULL) {
+		a = strtod(alpha, &end);
+		if (end == alpha || *end != '\0' || !isfinite(a) || !(a > 0) || a > 1e30)
+			return ct_error(CT_EINVAL, "work unit parameter lora_alpha = '%.40s' is not "
+					"a number > 0", alpha);
+		sp.alpha = (float)a;
+	}
+	sp.targets = CT_LORA_ALL;
+	if (targets != NULL) {
+		rc = ct_lora_targets_parse(targets, &sp.targets);
+		if (rc < 0) {
+			char why[160];	/* the detail buffer is ct_error's own */
+
+			snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+			return ct_error(CT_EINVAL, "work unit parameter lora_targets: %s", why);
+		}
+	}
+	errno = 0;
+	sd = seed ? strtoull(seed, &end, 10) : 0;
+	if (seed == NULL || end == seed || *end != '\0' || errno != 0 || seed[0] == '-')
+		return ct_error(CT_EINVAL, "a LoRA work unit needs a seed (got '%.40s')",
+				seed ? seed : "");
+	hp->lora = sp;
+	hp->lora_seed = (uint64_t)sd;
+	return 0;
+}
+
+int ct_task_write_lora_result(struct ct_task_run *r, const char *slot_dir,
+			      uint64_t max_bytes, char sha_hex[CT_SHA256_HEXLEN + 1],
+			      uint64_t *size)
+{
+	struct ct_buf out = CT_BUF_INIT(max_bytes > 0 && max_bytes < SIZE_MAX ? (size_t)max_bytes : 0);
+	size_t n = ct_lora_nparams(&r->model.cfg, &r->hp.lora);
+	float *ad = malloc(n * sizeof(float));
+	char path[4096];
+	int rc = 0;
+
+	if (ad == NULL)
+		return CT_ENOMEM;
+	rc = ct_wu_read_adapters(r->wu, ad);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (!isfinite(ad[i]))
+			rc = ct_error(CT_ENONFINITE, "LoRA adapter %zu is not finite", i);
+	if (rc == 0)
+		rc = ct_lora_result_encode(&r->model.cfg, &r->hp.lora, r->hp.lora_seed, r->base_sha,
+					   ad, r->encoding, &out);
+	if (rc == CT_ETOOBIG)
+		rc = ct_error(CT_ETOOBIG, "result over the %llu bytes the server allows",
+			      (unsigned long long)max_bytes);
+	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
+	if (rc == 0) rc = ct_file_write_atomic(path, out.data, out.len, 0600);
+	if (rc == 0) {
+		ct_sha256_hex(out.data, out.len, sha_hex);
+		*size = out.len;
+	}
+	free(ad);
+	ct_buf_free(&out);
+	return rc;
+}

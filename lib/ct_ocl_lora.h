@@ -1,0 +1,65 @@
+/*
+ * ct_ocl_lora.h - LoRA adapters on the OpenCL backend: the device twin of
+ * ct_lora_model.h (same adapter layer, same arithmetic, bit-identical) and
+ * the adapter state the backend keeps next to its frozen weights.
+ */
+#ifndef CT_OCL_LORA_H
+#define CT_OCL_LORA_H
+
+#include "ct_lora.h"
+#include "ct_ocl_ops.h"
+
+/* The scaling kernel (kernels/lora.cl): create from ocl's program;
+ * release with clReleaseKernel. Returns 0 or CT_ECL. */
+int ct_ocl_lora_kernel(struct ct_ocl *ocl, cl_kernel *out);
+
+/* Device twins of ct_lora_layer_forward / ct_lora_layer_backward (same
+ * shapes; dinp.mem NULL skips the input gradient). k is the kernel of
+ * ct_ocl_lora_kernel. Enqueued only. Return 0 or CT_E*. */
+int ct_ocl_lora_layer_forward(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dten out,
+			      struct ct_dten hs, struct ct_dten u, struct ct_dten inp,
+			      struct ct_dten A, struct ct_dten Bm, float s,
+			      int BT, int C, int OC, int r);
+int ct_ocl_lora_layer_backward(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dten dinp,
+			       struct ct_dten dA, struct ct_dten dB, struct ct_dten dh,
+			       struct ct_dten dout, struct ct_dten inp, struct ct_dten hs,
+			       struct ct_dten A, struct ct_dten Bm, float s,
+			       int BT, int C, int OC, int r);
+
+/* Adapter state of a backend: adapters, their gradient and AdamW moments
+ * (ct_lora_nparams floats each), the saved rank-r activations of every
+ * slot and the scratch. */
+struct ct_ocl_lora {
+	struct ct_ocl_ops *ops;		/* borrowed */
+	cl_kernel k;
+	struct ct_lora_spec spec;
+	float s;
+	int BT;
+	int nslots;
+	struct ct_lora_slot *slots;
+	int *slot_of;			/* (L, 4): slot or -1 */
+	size_t n;
+	cl_mem ad, grad, m, v, hs, dh, u;
+};
+
+/* Allocate the state for cfg, a checked spec (rank > 0) and batches of BT
+ * rows. *out owned by the caller (ct_ocl_lora_close). Returns 0,
+ * CT_EINVAL, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL. */
+int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+		     const struct ct_lora_spec *spec, int BT, struct ct_ocl_lora **out);
+void ct_ocl_lora_close(struct ct_ocl_lora *lo);
+
+/* Backend hooks, no-ops (returning 0) when lo is NULL or (l, t) has no
+ * adapter: the adapter term after the target's matmul forward, and the
+ * adapter's gradients (and input gradient into dinp) after its backward. */
+int ct_ocl_lora_forward(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
+			struct ct_dten out, struct ct_dten inp);
+int ct_ocl_lora_backward(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
+			 struct ct_dten dinp, struct ct_dten dout, struct ct_dten inp);
+
+/* Set adapters and moments (NULL m/v: zeros) / read them (NULL: skip). */
+int ct_ocl_lora_load(struct ct_ocl_lora *lo, const float *ad, const float *m,
+		     const float *v);
+int ct_ocl_lora_read(struct ct_ocl_lora *lo, float *ad, float *m, float *v);
+
+#endif

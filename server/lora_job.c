@@ -1,0 +1,131 @@
+/*
+ * lora_job.c - see lora_job.h.
+ */
+#include "lora_job.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "ct_xml.h"
+#include "db.h"
+
+int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(spec, 0, sizeof(*spec));
+	rc = ct_db_query(db, &res, "SELECT lora_rank, lora_alpha, lora_targets FROM job_lora "
+			 "WHERE jobid=?", "l", jobid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		spec->rank = (int)ct_db_int(res, 0);
+		spec->alpha = (float)ct_db_double(res, 1);
+		spec->targets = (unsigned)ct_db_int(res, 2);
+		if (spec->rank < 1 || spec->rank > CT_LORA_MAX_RANK || !(spec->alpha > 0.0f) ||
+		    !isfinite(spec->alpha) || spec->targets == 0 ||
+		    (spec->targets & ~(unsigned)CT_LORA_ALL) != 0)
+			rc = ct_error(CT_EFORMAT, "job %" PRId64 ": stored LoRA spec is invalid",
+				      jobid);
+	}
+	ct_db_res_free(res);
+	return rc < 0 ? rc : 0;
+}
+
+int64_t ct_lora_max_upload(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+{
+	int64_t raw = 4 * (int64_t)ct_lora_nparams(cfg, spec);
+
+	return 160 + raw + raw / 8 + (64 << 10);
+}
+
+int ct_lora_job_check(const struct ct_lora_spec *in, struct ct_lora_spec *out)
+{
+	struct ct_lora_spec s = *in;
+
+	if (s.rank == 0 && (s.alpha != 0.0f || s.targets != 0))
+		return ct_error(CT_EINVAL, "--lora-alpha and --lora-targets need --lora-rank");
+	if (s.rank != 0 && s.alpha == 0.0f)
+		s.alpha = (float)s.rank;
+	if (s.rank != 0 && s.targets == 0)
+		s.targets = CT_LORA_ALL;
+	if (out != NULL)
+		*out = s;
+	return ct_lora_spec_check(&s, NULL);
+}
+
+int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *in,
+		    const struct ct_gpt2_config *cfg)
+{
+	struct ct_lora_spec spec;
+	int rc;
+
+	if (in->rank < 1)
+		return ct_error(CT_EINVAL, "LoRA job without a rank");
+	rc = ct_lora_job_check(in, &spec);
+	if (rc == 0)
+		rc = ct_lora_spec_check(&spec, cfg);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "INSERT INTO job_lora (jobid, lora_rank, lora_alpha, lora_targets) "
+			"VALUES (?, ?, ?, ?)", "lidi", jobid, spec.rank, (double)spec.alpha,
+			(int)spec.targets);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "UPDATE job SET max_upload_bytes=? WHERE id=?", "ll",
+				ct_lora_max_upload(cfg, &spec), jobid);
+	return rc < 0 ? rc : 0;
+}
+
+void ct_lora_targets_str(unsigned targets, char *out, size_t cap)
+{
+	static const char *const names[CT_LORA_NTARGETS] = { "qkv", "proj", "fc", "fcproj" };
+	size_t len = 0;
+
+	if (cap == 0)
+		return;
+	out[0] = '\0';
+	for (int t = 0; t < CT_LORA_NTARGETS; t++) {
+		if (!(targets & (1u << t)))
+			continue;
+		int n = snprintf(out + len, cap - len, "%s%s", len ? "," : "", names[t]);
+		if (n < 0 || (size_t)n >= cap - len)
+			return;
+		len += (size_t)n;
+	}
+}
+
+int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid)
+{
+	struct ct_lora_spec spec;
+	char targets[32];
+	int rc;
+
+	rc = ct_lora_job_get(db, jobid, &spec);
+	if (rc < 0 || spec.rank == 0)
+		return rc;
+	ct_lora_targets_str(spec.targets, targets, sizeof(targets));
+	rc = ct_xml_elem_int64(b, "lora_rank", spec.rank);
+	if (rc == 0)
+		rc = ct_xml_elem_double(b, "lora_alpha", (double)spec.alpha);
+	if (rc == 0)
+		rc = ct_xml_elem_str(b, "lora_targets", targets);
+	return rc;
+}
+
+int ct_lora_job_describe(FILE *out, struct ct_db *db, int64_t jobid)
+{
+	struct ct_lora_spec spec;
+	char targets[32];
+	int rc;
+
+	rc = ct_lora_job_get(db, jobid, &spec);
+	if (rc < 0 || spec.rank == 0)
+		return rc;
+	ct_lora_targets_str(spec.targets, targets, sizeof(targets));
+	fprintf(out, "LoRA: rank %d, alpha %g, targets %s (results are adapters)\n", spec.rank,
+		(double)spec.alpha, targets);
+	return 0;
+}

@@ -1,0 +1,119 @@
+#!/bin/bash
+# A LoRA job through the whole system with real processes: a ctune-server
+# on its embedded database and two `ctune run` daemons of two accounts
+# complete a job of 2 rounds x 2 shards, rank 4 adapters on all four
+# targets, quorum 2 (both replicas of every WU), validated by hash.
+#  - the scheduler sends the WUs' LoRA parameters; the clients train the
+#    adapters and upload only them: every upload is a LoRA result file
+#    (kind 1, rank 4) and under 1/10 of the size of a full-weight WU's upload
+#    (`ctune train` of all weights, same steps, encoded the same way);
+#  - both replicas of every WU uploaded the same bytes, all 8 results are
+#    valid, the job is done and its eval loss fell;
+#  - each round's model, as `job export --round R` writes it, is bit for
+#    bit the previous model merged with that round's two adapter files
+#    (recomputed by test/lora_tool from the uploads), and `ctune model
+#    merge` of one adapter file agrees with it.
+# The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
+. "$(dirname "$0")/client_lib.sh"
+SERVER="$top_builddir/ctune-server"
+CORPUS="$top_builddir/bench/ctune-corpus"
+TOOL="$top_builddir/test/lora_tool"
+for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
+	[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
+done
+RANK=4
+ALPHA=8
+
+start_fake probe
+PORT=$(cat "$T/probe/port")
+stop "$FAKE_PID"
+URL="http://127.0.0.1:$PORT"
+P="$T/proj"
+
+"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
+sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
+"$CTUNE" model init --layers 2 --heads 4 --channels 128 --max-seq 32 --vocab 29 --seed 1 \
+	--out "$T/base.bin" >/dev/null || fail "model init"
+"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
+"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
+	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
+	--name lora-e2e >"$T/submit.log" 2>&1 || fail "job submit"
+"$SERVER" job show "$P" 1 >"$T/show0.txt" 2>&1
+grep -q "LoRA: rank $RANK, alpha $ALPHA, targets qkv,proj,fc,fcproj" "$T/show0.txt" ||
+	fail "job show does not say LoRA: $(cat "$T/show0.txt")"
+
+# PoCL when there is an OpenCL device (CT_E2E_DEVICE overrides); the
+# clients run their conformance self-test, so results go out as conforming
+DEV=${CT_E2E_DEVICE:-cpu}
+if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
+	DEV=opencl:0
+fi
+SELFTEST_OPT=""
+COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
+"$SERVER" run "$P" >"$T/server.log" 2>&1 &
+SPID=$!
+PIDS="$PIDS $SPID"
+wait_for 60 "server up" curl -sf "$URL/api/v1/status"
+for i in 1 2; do
+	KEY=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
+		--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
+	[ -n "$KEY" ] || fail "user create $i"
+	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" >/dev/null || fail "attach c$i"
+	start_client c$i $COMMON
+	eval C$i=\$CPID
+done
+
+job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
+wait_for 600 "the LoRA job completes" job_done
+"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
+grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
+awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
+     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
+
+# uploads: 8 LoRA adapter files, replicas identical, far below a full delta
+[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
+for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
+	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
+	[ "$n" = 1 ] || fail "replicas of $wu differ"
+done
+# a full-weight WU's upload of the same shape: same steps and data, all weights
+"$CTUNE" train --model "$T/base.bin" --data "$T/train.bin" --steps 30 --batch 4 --seq 16 \
+	--lr 0.01 --grad-clip 1 --out "$T/trained.bin" >"$T/train.log" 2>&1 || fail "ctune train"
+"$TOOL" delta --base "$T/base.bin" --out "$T/full.ctd" "$T/trained.bin" ||
+	fail "full-weight delta for comparison"
+FULL=$(stat -c %s "$T/full.ctd")
+MAX=0
+for f in "$P/upload"/*; do
+	"$TOOL" info "$f" >"$T/info.txt" || fail "$f is not a result file"
+	grep -q "^kind 1 rank $RANK alpha $ALPHA targets 0xf " "$T/info.txt" ||
+		fail "$f is not a rank-$RANK adapter file: $(cat "$T/info.txt")"
+	s=$(stat -c %s "$f")
+	[ "$s" -gt "$MAX" ] && MAX=$s
+done
+[ $((MAX * 10)) -lt "$FULL" ] || fail "largest upload $MAX bytes, not far below a full delta ($FULL)"
+
+# each round's model = previous model merged with its two adapter files
+PREV="$T/base.bin"
+for r in 1 2; do
+	"$SERVER" job export "$P" 1 --round $r --out "$T/round$r.bin" >/dev/null ||
+		fail "job export --round $r"
+	"$TOOL" merge --base "$PREV" --rank $RANK --alpha $ALPHA --out "$T/want$r.bin" \
+		"$P/upload/j1-r$r-s0-0" "$P/upload/j1-r$r-s1-0" || fail "recompute round $r"
+	cmp -s "$T/round$r.bin" "$T/want$r.bin" || fail "round $r's model is not the exact merge"
+	PREV="$T/round$r.bin"
+done
+cmp -s "$T/round1.bin" "$T/base.bin" && fail "round 1 did not change the model"
+# one shard's adapters alone: the client's `ctune model merge` agrees
+"$CTUNE" model merge "$T/base.bin" "$P/upload/j1-r1-s0-0" --out "$T/one.bin" >/dev/null ||
+	fail "ctune model merge"
+"$TOOL" merge --base "$T/base.bin" --rank $RANK --alpha $ALPHA --out "$T/one-want.bin" \
+	"$P/upload/j1-r1-s0-0" || fail "recompute one shard"
+cmp -s "$T/one.bin" "$T/one-want.bin" || fail "ctune model merge differs from the exact merge"
+"$SERVER" job export "$P" 1 --out "$T/final.bin" >/dev/null || fail "job export (final)"
+cmp -s "$T/final.bin" "$T/round2.bin" || fail "final model is not round 2's"
+
+stop "$C1"; stop "$C2"; stop "$SPID"
+echo "PASS: LoRA job done on $DEV, 8 valid results by hash, uploads <= $MAX bytes" \
+	"(full delta $FULL), rounds merged exactly"

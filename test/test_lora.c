@@ -1,0 +1,488 @@
+/*
+ * test_lora.c - LoRA in the C reference model and the work-unit runner.
+ *
+ *  - ct_lora_init: a pure function of the seed, drawn from the shared
+ *    generator (the same stream as ct_gpt2_init_random), A ~ N(0, 1/in),
+ *    B = 0;
+ *  - the adapter layer equals the plain loops of its spec, bit for bit;
+ *  - zero B leaves the forward pass exactly the base model's;
+ *  - adapter gradients agree with the full model's weight gradient at the
+ *    merged weights (dA = s B^T G, dB = s G A^T), so the input gradient
+ *    flows through W and the adapters in every layer;
+ *  - a LoRA model has no parameter gradients or moments;
+ *  - LoRA work units are deterministic, learn, resume exactly, and refuse
+ *    a state saved with another spec, seed or mode.
+ */
+#include "ct_test_engine.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_lora_model.h"
+#include "ct_rng.h"
+
+#include <math.h>
+#include <time.h>
+
+static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+static void fill(float *p, size_t n, uint32_t seed, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = ((float)(lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
+}
+
+static float *floats(size_t n)
+{
+	float *p = calloc(n ? n : 1, sizeof(float));
+
+	assert_non_null(p);
+	return p;
+}
+
+/* ---- init ----------------------------------------------------------- */
+
+static void test_init(void **state)
+{
+	struct ct_gpt2_config c = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 64, .Vp = 64 };
+	struct ct_lora_spec sp = { .rank = 8, .alpha = 16.0f, .targets = CT_LORA_ALL };
+	size_t n = ct_lora_nparams(&c, &sp);
+	float *a = floats(n), *b = floats(n), *d = floats(n);
+	struct ct_lora_slot s0, s3;
+	struct ct_rng g;
+	double sum = 0, sq = 0;
+	size_t na;
+
+	(void)state;
+	assert_int_equal(n, (size_t)2 * 8 * (64 + 192 + 64 + 64 + 64 + 256 + 256 + 64));
+	assert_int_equal(ct_lora_init(&c, &sp, 42, a), 0);
+	assert_int_equal(ct_lora_init(&c, &sp, 42, b), 0);
+	assert_memory_equal(a, b, n * sizeof(float));
+	assert_int_equal(ct_lora_init(&c, &sp, 43, d), 0);
+	assert_memory_not_equal(a, d, n * sizeof(float));
+	/* the first A comes straight off the shared generator, scaled */
+	ct_lora_slot(&c, &sp, 0, &s0);
+	ct_rng_seed(&g, 42);
+	for (size_t j = 0; j < 10; j++)
+		assert_true(a[s0.a_off + j] == ct_rng_normal(&g) * (1.0f / sqrtf(64.0f)));
+	/* fcproj's A is (8, 256): std 1/16; its B and every B are zero */
+	ct_lora_slot(&c, &sp, 3, &s3);
+	assert_int_equal(s3.target, CT_LORA_FCPROJ);
+	assert_int_equal(s3.in, 256);
+	na = (size_t)8 * 256;
+	for (size_t j = 0; j < na; j++) {
+		sum += a[s3.a_off + j];
+		sq += (double)a[s3.a_off + j] * a[s3.a_off + j];
+	}
+	printf("fcproj A: mean %.4f std %.4f (want 0, %.4f)\n", sum / na,
+	       sqrt(sq / na), 1.0 / 16);
+	assert_true(fabs(sum / na) < 0.01);
+	assert_true(fabs(sqrt(sq / na) - 1.0 / 16) < 0.005);
+	for (int i = 0; i < ct_lora_nslots(&c, &sp); i++) {
+		struct ct_lora_slot s;
+
+		ct_lora_slot(&c, &sp, i, &s);
+		for (size_t j = 0; j < (size_t)s.out * 8; j++)
+			assert_true(a[s.b_off + j] == 0.0f);
+	}
+	sp.rank = 0;
+	assert_int_equal(ct_lora_init(&c, &sp, 1, a), 0);
+	sp.rank = 4;
+	sp.alpha = -1.0f;
+	assert_int_equal(ct_lora_init(&c, &sp, 1, a), CT_EINVAL);
+	free(a);
+	free(b);
+	free(d);
+}
+
+/* ---- the adapter layer == its spec ---------------------------------- */
+
+static void check_layer(int BT, int C, int OC, int r, float s)
+{
+	float *x = floats((size_t)BT * C), *A = floats((size_t)r * C);
+	float *Bm = floats((size_t)OC * r), *y = floats((size_t)BT * OC);
+	float *y0 = floats((size_t)BT * OC), *hs = floats((size_t)BT * r);
+	float *u = floats((size_t)BT * OC), *dy = floats((size_t)BT * OC);
+	float *dx = floats((size_t)BT * C), *dx0 = floats((size_t)BT * C);
+	float *dA = floats((size_t)r * C), *dB = floats((size_t)OC * r);
+	float *dA0 = floats((size_t)r * C), *dB0 = floats((size_t)OC * r);
+	float *dh = floats((size_t)BT * r), *h = floats((size_t)BT * r);
+	float *g = floats((size_t)BT * r);
+
+	fill(x, (size_t)BT * C, 1, 1.0f);
+	fill(A, (size_t)r * C, 2, 0.5f);
+	fill(Bm, (size_t)OC * r, 3, 0.5f);
+	fill(y0, (size_t)BT * OC, 4, 1.0f);
+	fill(dy, (size_t)BT * OC, 5, 1.0f);
+	fill(dx0, (size_t)BT * C, 6, 1.0f);
+	fill(dA0, (size_t)r * C, 7, 1.0f);
+	fill(dB0, (size_t)OC * r, 8, 1.0f);
+	memcpy(y, y0, sizeof(float) * BT * OC);
+	ct_lora_layer_forward(y, hs, u, x, A, Bm, s, BT, C, OC, r);
+	for (int t = 0; t < BT; t++)
+		for (int j = 0; j < r; j++) {
+			float acc = 0.0f;
+
+			for (int i = 0; i < C; i++)
+				acc = fmaf(x[t * C + i], A[j * C + i], acc);
+			h[t * r + j] = acc * s;
+			assert_true(hs[t * r + j] == h[t * r + j]);
+		}
+	for (int t = 0; t < BT; t++)
+		for (int o = 0; o < OC; o++) {
+			float acc = 0.0f;
+
+			for (int j = 0; j < r; j++)
+				acc = fmaf(h[t * r + j], Bm[o * r + j], acc);
+			assert_true(y[t * OC + o] == y0[t * OC + o] + acc);
+		}
+	memcpy(dx, dx0, sizeof(float) * BT * C);
+	memcpy(dA, dA0, sizeof(float) * r * C);
+	memcpy(dB, dB0, sizeof(float) * OC * r);
+	ct_lora_layer_backward(dx, dA, dB, dh, dy, x, hs, A, Bm, s, BT, C, OC, r);
+	for (int t = 0; t < BT; t++)
+		for (int j = 0; j < r; j++) {
+			float acc = 0.0f;
+
+			for (int o = 0; o < OC; o++)
+				acc = fmaf(dy[t * OC + o], Bm[o * r + j], acc);
+			g[t * r + j] = (0.0f + acc) * s;
+		}
+	for (int o = 0; o < OC; o++)
+		for (int j = 0; j < r; j++) {
+			float acc = 0.0f;
+
+			for (int t = 0; t < BT; t++)
+				acc = fmaf(dy[t * OC + o], h[t * r + j], acc);
+			assert_true(dB[o * r + j] == dB0[o * r + j] + acc);
+		}
+	for (int t = 0; t < BT; t++)
+		for (int i = 0; i < C; i++) {
+			float acc = 0.0f;
+
+			for (int j = 0; j < r; j++)
+				acc = fmaf(g[t * r + j], A[j * C + i], acc);
+			assert_true(dx[t * C + i] == dx0[t * C + i] + acc);
+		}
+	for (int j = 0; j < r; j++)
+		for (int i = 0; i < C; i++) {
+			float acc = 0.0f;
+
+			for (int t = 0; t < BT; t++)
+				acc = fmaf(g[t * r + j], x[t * C + i], acc);
+			assert_true(dA[j * C + i] == dA0[j * C + i] + acc);
+		}
+	free(x); free(A); free(Bm); free(y); free(y0); free(hs); free(u); free(dy);
+	free(dx); free(dx0); free(dA); free(dB); free(dA0); free(dB0); free(dh);
+	free(h); free(g);
+}
+
+static void test_layer_matches_spec(void **state)
+{
+	(void)state;
+	check_layer(5, 7, 9, 1, 2.0f);
+	check_layer(32, 32, 96, 4, 0.5f);
+	check_layer(67, 70, 130, 8, 1.0f);
+	check_layer(256, 128, 512, 16, 0.25f);	/* big enough for threads */
+	check_layer(64, 3, 2, 32, 3.0f);	/* r > C, r > OC */
+}
+
+/* ---- the model ------------------------------------------------------ */
+
+static void batch(uint16_t *in, uint16_t *tg, int n, uint32_t seed)
+{
+	uint16_t tok[257];
+
+	for (int i = 0; i <= n; i++)
+		tok[i] = (uint16_t)(lcg(&seed) % tiny.V);
+	memcpy(in, tok, n * sizeof(uint16_t));
+	memcpy(tg, tok + 1, n * sizeof(uint16_t));
+}
+
+/* base + s * B A in double, rounded once, for every slot. */
+static void merge_double(const struct ct_gpt2_config *c, const struct ct_lora_spec *sp,
+			 float *params, const float *ad)
+{
+	float s = sp->alpha / (float)sp->rank;
+
+	for (int k = 0; k < ct_lora_nslots(c, sp); k++) {
+		struct ct_lora_slot sl;
+
+		ct_lora_slot(c, sp, k, &sl);
+		for (int o = 0; o < sl.out; o++)
+			for (int i = 0; i < sl.in; i++) {
+				double d = 0;
+
+				for (int j = 0; j < sp->rank; j++)
+					d += (double)ad[sl.b_off + (size_t)o * sp->rank + j] *
+					     ad[sl.a_off + (size_t)j * sl.in + i];
+				params[sl.w_off + (size_t)o * sl.in + i] =
+					(float)(params[sl.w_off + (size_t)o * sl.in + i] + s * d);
+			}
+	}
+}
+
+static void test_zero_b_is_base(void **state)
+{
+	struct ct_lora_spec sp = { .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
+	struct ct_gpt2_layout lay;
+	struct ct_model full, lm;
+	uint16_t in[32], tg[32];
+	float *p, *ad, l0, l1;
+
+	(void)state;
+	ct_gpt2_layout(&tiny, &lay);
+	p = floats(lay.total);
+	ad = floats(ct_lora_nparams(&tiny, &sp));
+	assert_int_equal(ct_gpt2_init_random(&tiny, 7, p), 0);
+	assert_int_equal(ct_lora_init(&tiny, &sp, 9, ad), 0);
+	batch(in, tg, 32, 3);
+	assert_int_equal(ct_model_init(&full, &tiny, p, 2, 16, 0), 0);
+	assert_int_equal(ct_model_init(&lm, &tiny, p, 2, 16, CT_MODEL_FROZEN), 0);
+	assert_int_equal(ct_lora_attach(&lm, &sp, ad), 0);
+	/* frozen: no parameter gradients, no moments */
+	assert_null(lm.grads);
+	assert_null(lm.m);
+	assert_null(lm.v);
+	assert_int_equal(ct_model_init(&full, &tiny, p, 2, 16, 0), 0);
+	l0 = ct_model_forward(&full, in, tg);
+	l1 = ct_model_forward(&lm, in, tg);
+	assert_true(l0 == l1);
+	assert_memory_equal(full.acts.logits, lm.acts.logits, 32 * tiny.Vp * sizeof(float));
+	/* a full model cannot take adapters */
+	ct_model_free(&full);
+	assert_int_equal(ct_model_init(&full, &tiny, p, 2, 16, 1), 0);
+	assert_int_equal(ct_lora_attach(&full, &sp, ad), CT_EINVAL);
+	ct_model_free(&full);
+	ct_model_free(&lm);
+	free(p);
+	free(ad);
+}
+
+/* Adapter gradients against the full model's weight gradient G at the
+ * merged weights: dA = s B^T G, dB = s G A^T (in double). */
+static void check_grads(unsigned targets, int rank)
+{
+	struct ct_lora_spec sp = { .rank = rank, .alpha = 2.0f * rank, .targets = targets };
+	const float s = 2.0f;
+	struct ct_gpt2_layout lay;
+	struct ct_model full, lm;
+	uint16_t in[32], tg[32];
+	size_t n = ct_lora_nparams(&tiny, &sp);
+	float *p, *pm, *ad, *ga, l0, l1;
+	double worst = 0, gmax = 0;
+
+	ct_gpt2_layout(&tiny, &lay);
+	p = floats(lay.total);
+	pm = floats(lay.total);
+	ad = floats(n);
+	assert_int_equal(ct_gpt2_init_random(&tiny, 11, p), 0);
+	assert_int_equal(ct_lora_init(&tiny, &sp, 12, ad), 0);
+	for (int k = 0; k < ct_lora_nslots(&tiny, &sp); k++) {	/* non-zero B */
+		struct ct_lora_slot sl;
+
+		ct_lora_slot(&tiny, &sp, k, &sl);
+		fill(ad + sl.b_off, (size_t)sl.out * rank, 100 + k, 0.05f);
+	}
+	memcpy(pm, p, lay.total * sizeof(float));
+	merge_double(&tiny, &sp, pm, ad);
+	batch(in, tg, 32, 5);
+	assert_int_equal(ct_model_init(&full, &tiny, pm, 2, 16, 1), 0);
+	assert_int_equal(ct_model_init(&lm, &tiny, p, 2, 16, CT_MODEL_FROZEN), 0);
+	assert_int_equal(ct_lora_attach(&lm, &sp, ad), 0);
+	ct_model_zero_grad(&full);
+	l0 = ct_model_forward(&full, in, tg);
+	ct_model_backward(&full, in, tg);
+	memset(ct_lora_model_grads(&lm), 0, n * sizeof(float));
+	l1 = ct_model_forward(&lm, in, tg);
+	ct_model_backward(&lm, in, tg);
+	assert_true(fabsf(l0 - l1) < 1e-4f);
+	ga = ct_lora_model_grads(&lm);
+	for (size_t i = 0; i < n; i++)
+		gmax = fmax(gmax, fabs(ga[i]));
+	for (int k = 0; k < ct_lora_nslots(&tiny, &sp); k++) {
+		struct ct_lora_slot sl;
+		const float *G;
+
+		ct_lora_slot(&tiny, &sp, k, &sl);
+		G = full.grads + sl.w_off;
+		for (int j = 0; j < rank; j++)
+			for (int i = 0; i < sl.in; i++) {
+				double want = 0;
+
+				for (int o = 0; o < sl.out; o++)
+					want += (double)ad[sl.b_off + (size_t)o * rank + j] *
+						G[(size_t)o * sl.in + i];
+				want *= s;
+				worst = fmax(worst, fabs(want - ga[sl.a_off + (size_t)j * sl.in + i]));
+			}
+		for (int o = 0; o < sl.out; o++)
+			for (int j = 0; j < rank; j++) {
+				double want = 0;
+
+				for (int i = 0; i < sl.in; i++)
+					want += (double)G[(size_t)o * sl.in + i] *
+						ad[sl.a_off + (size_t)j * sl.in + i];
+				want *= s;
+				worst = fmax(worst, fabs(want - ga[sl.b_off + (size_t)o * rank + j]));
+			}
+	}
+	printf("targets 0x%x rank %d: loss %.6f vs %.6f, max |grad| %.3e, worst diff %.3e\n",
+	       targets, rank, (double)l0, (double)l1, gmax, worst);
+	assert_true(gmax > 1e-4);
+	assert_true(worst <= 1e-3 * gmax);
+	ct_model_free(&full);
+	ct_model_free(&lm);
+	free(p);
+	free(pm);
+	free(ad);
+}
+
+static void test_grads_vs_full_model(void **state)
+{
+	(void)state;
+	check_grads(CT_LORA_ALL, 4);
+	check_grads(CT_LORA_QKV, 2);
+	check_grads(CT_LORA_ATTPROJ | CT_LORA_FCPROJ, 3);
+	check_grads(CT_LORA_FC, 8);
+}
+
+/* ---- work units ----------------------------------------------------- */
+
+static void make_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n, int period)
+{
+	uint16_t *t = malloc(n * sizeof(uint16_t));
+
+	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
+	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
+	for (int i = 0; i < n; i++)
+		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
+	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
+	free(t);
+}
+
+static void hp_lora(struct ct_wu_hparams *hp, int steps)
+{
+	ct_wu_hparams_default(hp);
+	hp->steps = steps;
+	hp->B = 2;
+	hp->T = 16;
+	hp->lr = 1e-2f;
+	hp->weight_decay = 0.01f;
+	hp->lora = (struct ct_lora_spec){ .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
+	hp->lora_seed = 77;
+}
+
+static void test_wu_learns(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_wu *wu = NULL;
+	float losses[40], *out, *base;
+
+	(void)state;
+	make_inputs(&model, &tok, 500, 10);
+	hp_lora(&hp, 40);
+	out = floats(ct_lora_nparams(&tiny, &hp.lora));
+	base = floats(model.lay.total);
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", out, losses), 0);
+	printf("LoRA loss: step 1 %.4f, step 20 %.4f, step 40 %.4f\n", (double)losses[0],
+	       (double)losses[19], (double)losses[39]);
+	assert_true(losses[39] < 0.9f * losses[0]);	/* frozen embeddings: slower */
+	assert_true(losses[39] < losses[19]);
+	/* the base weights stay as they were */
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
+	assert_int_equal(ct_wu_nparams_trained(wu), ct_lora_nparams(&tiny, &hp.lora));
+	assert_int_equal(ct_wu_step(wu, &losses[0]), 0);
+	assert_int_equal(ct_wu_read_params(wu, base), 0);
+	assert_memory_equal(base, model.params, model.lay.total * sizeof(float));
+	ct_wu_close(wu);
+	free(out);
+	free(base);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+static void test_wu_resume(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp, hp2;
+	struct ct_wu *wu = NULL;
+	size_t n;
+	float *a, *b, *c, la[7], lb[7], loss;
+	const char *path = ct_test_path("lora.state");
+	int k;
+
+	(void)state;
+	make_inputs(&model, &tok, 150, 23);
+	hp_lora(&hp, 7);
+	hp.grad_clip = 0.5f;
+	n = ct_lora_nparams(&tiny, &hp.lora);
+	a = floats(n);
+	b = floats(n);
+	c = floats(n);
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", a, la), 0);
+	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", b, lb), 0);
+	assert_memory_equal(a, b, n * sizeof(float));
+	assert_memory_equal(la, lb, sizeof(la));
+	srand((unsigned)time(NULL));
+	k = 1 + rand() % 6;
+	printf("resuming a LoRA WU after step %d of 7\n", k);
+	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
+	for (int i = 0; i < k; i++)
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+	assert_int_equal(ct_wu_save_state(wu, path), 0);
+	assert_int_equal(ct_wu_step(wu, &loss), 0);
+	ct_wu_close(wu);
+	wu = NULL;
+	/* other spec, seed or a full WU: refused */
+	hp2 = hp;
+	hp2.lora_seed = 78;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EMISMATCH);
+	hp2 = hp;
+	hp2.lora.alpha = 4.0f;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EMISMATCH);
+	hp2 = hp;
+	hp2.lora.targets = CT_LORA_QKV;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EFORMAT);
+	hp2 = hp;
+	hp2.lora.rank = 0;
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EMISMATCH);
+	assert_null(wu);
+	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
+	assert_int_equal(ct_wu_steps_done(wu), k);
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu);
+
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		assert_true(loss == la[i]);
+	}
+	assert_int_equal(ct_wu_read_adapters(wu, c), 0);
+	assert_memory_equal(a, c, n * sizeof(float));
+	ct_wu_close(wu);
+	free(a);
+	free(b);
+	free(c);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init),
+		cmocka_unit_test(test_layer_matches_spec),
+		cmocka_unit_test(test_zero_b_is_base),
+		cmocka_unit_test(test_grads_vs_full_model),
+		cmocka_unit_test(test_wu_learns),
+		cmocka_unit_test(test_wu_resume),
+	};
+
+	return cmocka_run_group_tests(tests, ct_test_dir_setup, ct_test_dir_teardown);
+}
