@@ -62,6 +62,12 @@ static enum ct_suspend_reason decide(struct ct_daemon *d, double *idle)
 	localtime_r(&now, &tm);
 	e.minute_of_day = tm.tm_hour * 60 + tm.tm_min;
 	e.device_is_gpu = d->host.device_is_gpu;
+	if (d->prefs.suspend_cpu_percent > 0 && ct_clock_mono(d->clk) - d->cpu_sampled >= 2.0) {
+		/* over >= 2 s: shorter samples are mostly tick noise */
+		(void)ct_cpu_other_percent(&d->cpu, &d->cpu_other);
+		d->cpu_sampled = ct_clock_mono(d->clk);
+	}
+	e.other_cpu_percent = d->cpu_other;
 	return ct_prefs_decide(&d->prefs, &e);
 }
 
@@ -177,9 +183,10 @@ static int start_task(struct ct_daemon *d, struct running *r)
 	snprintf(d->running_project, sizeof(d->running_project), "%s", r->url);
 	snprintf(d->running_task, sizeof(d->running_task), "%s", r->name);
 	d->nlosses = 0;
+	r->tok_per_step = ct_task_tokens_per_step(&r->run);
+	d->wu_tokens = r->tok_per_step * r->run.hp.steps;	/* for the work buffer */
 	ct_daemon_save(d);
 	ct_daemon_unlock(d);
-	r->tok_per_step = ct_task_tokens_per_step(&r->run);
 	r->last_ckpt = ct_clock_mono(d->clk);
 	return 1;
 }
@@ -237,6 +244,10 @@ static int record_step(struct ct_daemon *d, struct running *r, float loss, doubl
 		t->elapsed += dt;
 		d->st->totals.seconds += dt;
 		d->st->totals.tokens += r->tok_per_step;
+		if (dt > 0 && r->tok_per_step > 0)	/* the work buffer's speed */
+			d->sec_per_token = d->sec_per_token > 0
+				? 0.8 * d->sec_per_token + 0.2 * dt / r->tok_per_step
+				: dt / r->tok_per_step;
 		if (dt > 0)
 			d->tokens_per_s = d->tokens_per_s > 0
 				? 0.7 * d->tokens_per_s + 0.3 * r->tok_per_step / dt

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 #include "cl_daemon_int.h"
+#include "cl_buffer.h"
+#include "cl_cache.h"
 #include "cl_ctl.h"
 #include "cl_http.h"
 #include "cl_paths.h"
@@ -91,6 +93,11 @@ static int cache_needed(struct ct_daemon *d, const char *sha)
 	return 0;
 }
 
+static int cache_needed_cb(void *ctx, const char *sha)
+{
+	return cache_needed(ctx, sha);
+}
+
 static void remove_slot(struct ct_daemon *d, const char *name)
 {
 	static const char *const files[] = { CT_CL_SLOT_STATE, CT_CL_SLOT_RESULT };
@@ -107,12 +114,10 @@ static void remove_slot(struct ct_daemon *d, const char *name)
 
 void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 {
-	char (*shas)[CT_SHA256_HEXLEN + 1] = NULL;
-	size_t nshas = 0;
+	int removed = 0;
 
 	for (size_t i = 0; i < p->ntasks;) {
 		struct ct_task *t = &p->tasks[i];
-		void *grown;
 
 		if (t->state != CT_TASK_REPORTED ||
 		    (strcmp(d->running_task, t->name) == 0 &&
@@ -120,24 +125,15 @@ void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p)
 			i++;
 			continue;
 		}
-		grown = realloc(shas, (nshas + t->nfiles + 1) * sizeof(*shas));
-		if (grown != NULL) {
-			shas = grown;
-			for (size_t k = 0; k < t->nfiles; k++)
-				memcpy(shas[nshas++], t->files[k].sha256, CT_SHA256_HEXLEN + 1);
-		}
+		removed++;
 		remove_slot(d, t->name);
 		ct_project_remove_task(p, i);
 	}
-	for (size_t i = 0; i < nshas; i++) {
-		char path[4200];
-
-		if (shas[i][0] == '\0' || cache_needed(d, shas[i]))
-			continue;
-		if (ct_path_join(path, sizeof(path), d->cache_dir, shas[i]) == 0)
-			unlink(path);
-	}
-	free(shas);
+	/* inputs stay cached by hash for the next task or round, within
+	 * cache_max_mb (least recently used out first) */
+	if (removed > 0)
+		(void)ct_cache_trim(d->cache_dir, (uint64_t)d->prefs.cache_max_mb << 20,
+				    cache_needed_cb, d, NULL);
 }
 
 int ct_daemon_start_project(struct ct_daemon *d, const char *url)
@@ -182,6 +178,26 @@ static int status_task(struct ct_buf *b, const struct ct_task *t)
 	return rc;
 }
 
+/* ETAs from the host's measured speed: the running WU and the whole
+ * queue (seconds; -1 unknown). */
+static int status_eta(struct ct_daemon *d, struct ct_buf *b, const struct ct_project *p)
+{
+	double eta_task = -1, eta_queue = -1, tokens;
+	int n, rc;
+
+	ct_buffer_queued(p, &n, &tokens);
+	if (d->sec_per_token > 0) {
+		eta_queue = tokens * d->sec_per_token;
+		for (size_t i = 0; i < p->ntasks; i++)
+			if (p->tasks[i].state == CT_TASK_RUNNING)
+				eta_task = ct_buffer_task_tokens(&p->tasks[i]) * d->sec_per_token;
+	}
+	rc = ct_xml_elem_double(b, "eta_task_s", eta_task);
+	if (rc == 0) rc = ct_xml_elem_double(b, "eta_queue_s", eta_queue);
+	if (rc == 0) rc = ct_xml_elem_long(b, "queued_tasks", n);
+	return rc;
+}
+
 static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct_project *p)
 {
 	double now = ct_clock_now(d->clk), next = fmax(p->next_rpc, p->request_delay_until);
@@ -194,6 +210,8 @@ static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct
 	if (rc == 0) rc = ct_xml_elem_double(b, "credit", p->credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "rac", p->rac);
 	if (rc == 0) rc = ct_xml_elem_long(b, "rank", p->rank);
+	if (rc == 0) rc = ct_xml_elem_long(b, "pending_results", p->pending_results);
+	if (rc == 0) rc = status_eta(d, b, p);
 	if (rc == 0) rc = ct_xml_elem_long(b, "nfailures", p->nfailures);
 	if (rc == 0) rc = ct_xml_elem_double(b, "next_rpc_in", next > now ? next - now : 0);
 	for (size_t i = 0; i < p->ntasks && rc == 0; i++)
@@ -239,15 +257,19 @@ static int status_xml(struct ct_daemon *d, struct ct_buf *b)
 	return rc;
 }
 
-/* "attach URL KEY" while the daemon runs. Lock held. */
+/* "attach URL KEY [CAFILE]" while the daemon runs. Lock held. */
 static int ctl_attach(struct ct_daemon *d, const char *args, struct ct_buf *reply)
 {
-	char url[1024], key[256];
-	int rc;
+	char url[1024], key[256], ca[1024];
+	struct ct_project *p = NULL;
+	int rc, n;
 
-	if (sscanf(args, "%1023s %255s", url, key) != 2)
-		return ct_buf_appends(reply, "error usage: attach URL KEY\n");
-	rc = ct_state_add_project(d->st, url, key, NULL);
+	n = sscanf(args, "%1023s %255s %1023s", url, key, ca);
+	if (n < 2)
+		return ct_buf_appends(reply, "error usage: attach URL KEY [CAFILE]\n");
+	rc = ct_state_add_project(d->st, url, key, &p);
+	if (rc == 0 && n == 3)
+		rc = ct_strset(&p->ca_file, ca);
 	if (rc == 0) {
 		ct_daemon_save(d);
 		rc = ct_daemon_start_project(d, url);
@@ -366,9 +388,21 @@ static int take_lock(const char *dir, int *fd)
 
 static int open_idle(struct ct_daemon *d)
 {
+	int rc;
+
+	rc = ct_cpu_sampler_init(&d->cpu, NULL);
+	if (rc < 0)
+		return rc;
 	if (d->o->idle_file != NULL)
 		return ct_idle_open_file(&d->idle, d->o->idle_file);
-	return ct_idle_open_default(&d->idle, d->clk);
+	rc = ct_idle_open_default(&d->idle, d->clk);
+	if (rc == 0 && strcmp(d->idle.name, "input") == 0 && ct_idle_input_devices(&d->idle) == 0)
+		ct_log_info("idle source: none can see keyboard or mouse input (no logind, "
+			    "no X display, no readable /dev/input keyboard or mouse): "
+			    "counting as idle since boot");
+	else if (rc == 0)
+		ct_log_info("idle source: %s", d->idle.name);
+	return rc;
 }
 
 static int describe_host(struct ct_daemon *d)
@@ -442,6 +476,7 @@ static void cleanup(struct ct_daemon *d)
 {
 	ct_state_free(d->st);
 	ct_idle_close(&d->idle);
+	ct_cpu_sampler_free(&d->cpu);
 	ct_host_free(&d->host);
 	free(d->host_xml);
 	free(d->dir);

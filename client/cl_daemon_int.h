@@ -13,6 +13,7 @@
 #include "cl_daemon.h"
 #include "cl_host.h"
 #include "cl_idle.h"
+#include "cl_load.h"
 #include "cl_prefs.h"
 #include "cl_state.h"
 
@@ -24,6 +25,8 @@ struct ct_daemon {
 	char *dir, *state_path, *cache_dir, *slots_dir, *sock_path;
 	struct ct_prefs prefs;
 	struct ct_idle_source idle;
+	struct ct_cpu_sampler cpu;	/* compute thread only */
+	double cpu_other, cpu_sampled;	/* last other-CPU %, its mono time */
 	struct ct_host host;
 	char *host_xml;			/* <host> element, made once */
 
@@ -37,6 +40,8 @@ struct ct_daemon {
 	char running_project[1024];	/* task the compute thread has open */
 	char running_task[128];
 	double tokens_per_s;
+	double sec_per_token;		/* host speed, kept across tasks (0: unknown) */
+	double wu_tokens;		/* size of the newest WU started */
 	float losses[CT_LOSS_HISTORY];	/* step losses of the running task */
 	int nlosses;
 	double started;
@@ -61,9 +66,9 @@ void ct_daemon_wait(struct ct_daemon *d, double s);
 /* Slot directory of a task (malloc'd). */
 char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name);
 
-/* Remove REPORTED tasks of p (except the one the compute thread has open),
- * deleting their slot directories and cache files nobody needs any more.
- * Lock held. */
+/* Remove REPORTED tasks of p (except the one the compute thread has open)
+ * and their slot directories; then trim the input cache to cache_max_mb
+ * (cl_cache.h), keeping what other tasks need. Lock held. */
 void ct_daemon_forget_reported(struct ct_daemon *d, struct ct_project *p);
 
 /* A network thread for one project; arg is a malloc'd struct ct_net_arg. */

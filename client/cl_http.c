@@ -60,6 +60,7 @@ static CURL *make_handle(const char *url, const struct ct_http_opts *o,
 {
 	static const struct ct_http_opts none;
 	CURL *c = curl_easy_init();
+	const char *ca;
 
 	*hdrs = NULL;
 	if (c == NULL)
@@ -82,6 +83,9 @@ static CURL *make_handle(const char *url, const struct ct_http_opts *o,
 	}
 	for (const char *const *h = o->headers; h != NULL && *h != NULL; h++)
 		*hdrs = curl_slist_append(*hdrs, *h);
+	ca = o->ca_file ? o->ca_file : getenv("CURL_CA_BUNDLE");
+	if (ca != NULL && *ca != '\0')
+		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
 	return c;
 }
 
@@ -104,6 +108,10 @@ static int map_result(CURL *c, CURLcode cc, const char *url, int overflow, long 
 		return ct_error(CT_ETIMEOUT, "%s: %s", url, curl_easy_strerror(cc));
 	case CURLE_WRITE_ERROR:
 		return ct_error(CT_EIO, "%s: %s", url, curl_easy_strerror(cc));
+	case CURLE_SSL_CONNECT_ERROR: case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM: case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR: case CURLE_SSL_CRL_BADFILE:
+		return ct_error(CT_ENET, "%s: TLS: %s", url, curl_easy_strerror(cc));
 	default:
 		return ct_error(CT_ENET, "%s: %s", url, curl_easy_strerror(cc));
 	}

@@ -27,6 +27,9 @@ struct ct_http_opts {
 	const char *user_agent;		/* NULL: "ctune/VERSION" */
 	const char *const *headers;	/* NULL-terminated extra headers, or NULL */
 	const volatile int *cancel;	/* transfer aborts (CT_ECANCELED) once *cancel != 0 */
+	const char *ca_file;		/* CA bundle for TLS; NULL: $CURL_CA_BUNDLE, else
+					 * the system's. TLS failures are CT_ENET with
+					 * "TLS:" in the detail. */
 };
 
 /* POST n bytes of body with Content-Type ctype (gzip-compressed with

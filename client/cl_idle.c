@@ -8,12 +8,16 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #ifdef HAVE_X11
 #include <X11/Xlib.h>
@@ -55,61 +59,135 @@ int ct_idle_open_file(struct ct_idle_source *src, const char *path)
 	return 0;
 }
 
-/* ---- input-device source ---- */
+/* ---- input-device source (evdev) ---- */
+
+#define EV_MAX_DEVICES 64
+#define EV_RESCAN_S 30.0		/* look for plugged-in devices this often */
 
 struct input_ctx {
 	char *devroot;
 	const struct ct_clock *clk;
+	int fds[EV_MAX_DEVICES];
+	int nfds;
+	double last_input;		/* wall time of the newest event seen */
+	double scanned;			/* wall time of the last device scan */
 };
 
-/* Newest atime/mtime of the entries of dir whose names start with prefix. */
-static void newest_in(const char *dir, const char *prefix, double *newest, int *found)
+static int test_bit(const unsigned long *bits, unsigned bit)
 {
+	return (bits[bit / (8 * sizeof(long))] >> (bit % (8 * sizeof(long)))) & 1;
+}
+
+/* 1 if fd is a keyboard, mouse or touchpad: keys A and SPACE, or relative
+ * X/Y with a left button, or a touch surface. Power buttons, lid switches,
+ * accelerometers and joysticks do not count as the user at the machine. */
+static int is_kbd_or_mouse(int fd)
+{
+	unsigned long ev[1], key[KEY_MAX / (8 * sizeof(long)) + 1];
+	unsigned long rel[REL_MAX / (8 * sizeof(long)) + 1];
+
+	memset(ev, 0, sizeof(ev));
+	memset(key, 0, sizeof(key));
+	memset(rel, 0, sizeof(rel));
+	if (ioctl(fd, EVIOCGBIT(0, sizeof(ev)), ev) < 0)
+		return 0;
+	if (test_bit(ev, EV_KEY))
+		(void)ioctl(fd, EVIOCGBIT(EV_KEY, sizeof(key)), key);
+	if (test_bit(ev, EV_REL))
+		(void)ioctl(fd, EVIOCGBIT(EV_REL, sizeof(rel)), rel);
+	if (test_bit(key, KEY_A) && test_bit(key, KEY_SPACE))
+		return 1;
+	if (test_bit(rel, REL_X) && test_bit(rel, REL_Y) && test_bit(key, BTN_LEFT))
+		return 1;
+	return test_bit(ev, EV_ABS) && test_bit(key, BTN_TOUCH);
+}
+
+static void input_close_fds(struct input_ctx *ctx)
+{
+	for (int i = 0; i < ctx->nfds; i++)
+		close(ctx->fds[i]);
+	ctx->nfds = 0;
+}
+
+/* (Re)open every readable keyboard/mouse event device under devroot/input.
+ * A FIFO named event* is taken as a device of unknown kind: the unit tests
+ * write input_event records into one (/dev never holds FIFOs). */
+static void input_scan(struct input_ctx *ctx)
+{
+	char dir[1024], path[1300];
 	struct dirent *de;
 	struct stat st;
-	char path[1024];
-	DIR *d = opendir(dir);
+	DIR *d;
 
+	input_close_fds(ctx);
+	snprintf(dir, sizeof(dir), "%s/input", ctx->devroot);
+	d = opendir(dir);
 	if (d == NULL)
 		return;
-	while ((de = readdir(d)) != NULL) {
-		double t;
+	while ((de = readdir(d)) != NULL && ctx->nfds < EV_MAX_DEVICES) {
+		int fd;
 
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 || de->d_name[0] == '.')
+		if (strncmp(de->d_name, "event", 5) != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) < 0)
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* not in the input group: logind/X11 must do */
+		if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) ||
+					    (S_ISCHR(st.st_mode) && is_kbd_or_mouse(fd)))) {
+			close(fd);
 			continue;
-		*found = 1;
-		t = st.st_atim.tv_sec + st.st_atim.tv_nsec / 1e9;
-		if (t > *newest)
-			*newest = t;
-		t = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-		if (t > *newest)
-			*newest = t;
+		}
+		ctx->fds[ctx->nfds++] = fd;
 	}
 	closedir(d);
+}
+
+/* Drain fd; move last_input to the newest key/motion event (its own time
+ * stamp, CLOCK_REALTIME, clamped to [last_input, now]). */
+static void input_drain(struct input_ctx *ctx, int fd, double now)
+{
+	struct input_event ev[64];
+	ssize_t n;
+
+	while ((n = read(fd, ev, sizeof(ev))) > 0) {
+		for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++) {
+			double t;
+
+			if (ev[i].type != EV_KEY && ev[i].type != EV_REL && ev[i].type != EV_ABS &&
+			    !(ev[i].type == EV_SYN && ev[i].code == SYN_DROPPED))
+				continue;
+			t = ev[i].input_event_sec + ev[i].input_event_usec / 1e6;
+			if (t > now || t < now - 86400.0 * 365)
+				t = now;	/* a device on another clock */
+			if (t > ctx->last_input)
+				ctx->last_input = t;
+		}
+	}
 }
 
 static int input_idle(void *vctx, double *out)
 {
 	struct input_ctx *ctx = vctx;
-	double newest = 0, now = ct_clock_now(ctx->clk);
-	char dir[1024];
-	int found = 0;
+	double now = ct_clock_now(ctx->clk);
 
-	snprintf(dir, sizeof(dir), "%s/input", ctx->devroot);
-	newest_in(dir, "event", &newest, &found);
-	newest_in(dir, "mice", &newest, &found);
-	snprintf(dir, sizeof(dir), "%s/pts", ctx->devroot);
-	newest_in(dir, "", &newest, &found);
-	if (!found) {
+	if (now - ctx->scanned >= EV_RESCAN_S || now < ctx->scanned) {
+		for (int i = 0; i < ctx->nfds; i++)
+			input_drain(ctx, ctx->fds[i], now);
+		input_scan(ctx);
+		ctx->scanned = now;
+	}
+	for (int i = 0; i < ctx->nfds; i++)
+		input_drain(ctx, ctx->fds[i], now);
+	if (ctx->nfds == 0 && ctx->last_input == 0) {
 		struct sysinfo si;
 
+		/* nothing can show input (a container, a headless server, or
+		 * no permission): idle since boot, as if nobody were there */
 		*out = sysinfo(&si) == 0 ? (double)si.uptime : 1e9;
 		return 0;
 	}
-	*out = now > newest ? now - newest : 0;
+	*out = now > ctx->last_input ? now - ctx->last_input : 0;
 	return 0;
 }
 
@@ -119,6 +197,7 @@ static void input_close(void *vctx)
 
 	if (ctx == NULL)
 		return;
+	input_close_fds(ctx);
 	free(ctx->devroot);
 	free(ctx);
 }
@@ -136,11 +215,24 @@ int ct_idle_open_input(struct ct_idle_source *src, const char *devroot,
 		return CT_ENOMEM;
 	}
 	ctx->clk = clk;
+	ctx->scanned = ct_clock_now(clk);
+	input_scan(ctx);
+	/* input before we looked is unknown: count from now (conservative) */
+	if (ctx->nfds > 0)
+		ctx->last_input = ctx->scanned;
 	src->name = "input";
 	src->idle_seconds = input_idle;
 	src->close = input_close;
 	src->ctx = ctx;
 	return 0;
+}
+
+/* Number of devices the input source watches (for status and tests). */
+int ct_idle_input_devices(const struct ct_idle_source *src)
+{
+	const struct input_ctx *ctx = src->ctx;
+
+	return src->idle_seconds == input_idle ? ctx->nfds : -1;
 }
 
 /* ---- X11 screensaver extension ---- */
@@ -193,6 +285,8 @@ int ct_idle_open_x11(struct ct_idle_source *src)
 
 int ct_idle_open_default(struct ct_idle_source *src, const struct ct_clock *clk)
 {
+	if (ct_idle_open_logind(src, clk) == 0)
+		return 0;
 	if (ct_idle_open_x11(src) == 0)
 		return 0;
 	return ct_idle_open_input(src, "/dev", clk);

@@ -7,14 +7,18 @@
  * outcome, saving the state before anything else relies on it.
  */
 #include "cl_daemon_int.h"
+#include "cl_buffer.h"
+#include "cl_cache.h"
 #include "cl_http.h"
 #include "cl_paths.h"
 #include "cl_rpc.h"
 #include "ct_err.h"
+#include "ct_file.h"
 #include "ct_log.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +69,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 	struct ct_task_file *files = NULL;
 	struct ct_task *t = NULL;
 	struct ct_http_opts o = { .cancel = &d->stop };
-	char name[128];
+	char name[128], *ca = NULL;
 	size_t n = 0;
 	int rc = 0, hash_bad = 0;
 	double now = ct_clock_now(d->clk);
@@ -84,10 +88,20 @@ static int do_download(struct ct_daemon *d, const char *url)
 		files[n].url = strdup(t->files[n].url ? t->files[n].url : "");
 		files[n].name = strdup(t->files[n].name ? t->files[n].name : "?");
 	}
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
+	o.ca_file = ca;
 	ct_daemon_unlock(d);
 	for (size_t i = 0; i < n && rc == 0 && !d->stop; i++) {
-		ct_log_info("%s: downloading %s (%llu bytes)", name, files[i].name ? files[i].name : "?",
-			    (unsigned long long)files[i].size);
+		char cached[4200];
+
+		/* by hash across tasks and rounds: say which are fetched */
+		if (ct_path_join(cached, sizeof(cached), d->cache_dir, files[i].sha256) == 0 &&
+		    access(cached, F_OK) == 0)
+			ct_log_info("%s: %s in the cache (%llu bytes)", name, files[i].name,
+				    (unsigned long long)files[i].size);
+		else
+			ct_log_info("%s: downloading %s (%llu bytes)", name, files[i].name,
+				    (unsigned long long)files[i].size);
 		rc = ct_http_fetch_cached(files[i].url, d->cache_dir, files[i].sha256,
 					  files[i].size, &o);
 		hash_bad |= rc == CT_EHASH;
@@ -97,11 +111,14 @@ static int do_download(struct ct_daemon *d, const char *url)
 		free(files[i].name);
 	}
 	free(files);
+	free(ca);
 	ct_daemon_lock(d);
 	t = task_in(d, url, name);
 	if (t == NULL || t->state != CT_TASK_DOWNLOADING || d->stop)
 		return 1;
 	if (rc == 0) {
+		for (size_t i = 0; i < t->nfiles; i++)	/* used now: LRU order */
+			ct_cache_touch(d->cache_dir, t->files[i].sha256);
 		t->state = CT_TASK_READY;
 		t->nfailures = 0;
 		ct_log_info("%s: inputs verified, ready", name);
@@ -119,7 +136,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 static int upload_fatal(long status)
 {
 	return status == 400 || status == 401 || status == 403 || status == 404 ||
-	       status == 409 || status == 413;
+	       status == 409 || status == 410 || status == 413;
 }
 
 static int do_upload(struct ct_daemon *d, const char *url)
@@ -128,6 +145,7 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
 	struct ct_task *t = NULL;
 	char name[128], *uurl = NULL, *tok = NULL, *shah = NULL, *slot = NULL, *file = NULL;
+	char *ca = NULL;
 	const char *hdrs[3];
 	long status = 0;
 	double now = ct_clock_now(d->clk);
@@ -146,11 +164,12 @@ static int do_upload(struct ct_daemon *d, const char *url)
 		shah = NULL;
 	file = slot != NULL ? ct_cl_path(slot, CT_CL_SLOT_RESULT) : NULL;
 	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
 		rc = CT_ENOMEM;
 	} else {
-		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop };
+		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop, .ca_file = ca };
 
 		hdrs[0] = tok;
 		hdrs[1] = shah;
@@ -180,32 +199,53 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	free(file);
 	free(slot);
 	free(uurl);
+	free(ca);
 	ct_buf_free(&reply);
 	return 1;
 }
 
 /* ---- scheduler RPC ---- */
 
-/* How many results to ask for (0: none needed). */
+/* How many results to ask for (0: none needed): the work buffer
+ * (cl_buffer.h) on the host's measured speed. */
 static int work_wanted(struct ct_daemon *d, const struct ct_project *p)
 {
-	int want = d->prefs.work_buffer - ct_project_active_tasks(p);
+	double tokens, wu_tokens = 0;
+	int ntasks;
 
 	if (d->prefs.gpu_only && !d->host.device_is_gpu)
 		return 0;	/* could not compute it anyway */
-	return want > 0 ? want : 0;
+	ct_buffer_queued(p, &ntasks, &tokens);
+	for (size_t i = 0; i < p->ntasks; i++) {
+		double w = ct_buffer_task_tokens(&p->tasks[i]);
+
+		if (w > 0 && p->tasks[i].state != CT_TASK_RUNNING)
+			wu_tokens = w;	/* a whole WU of this project */
+	}
+	if (wu_tokens == 0)
+		wu_tokens = d->wu_tokens;
+	/* measured per step of computing; max_cpu_percent stretches wall time */
+	return ct_buffer_want(&d->prefs, ntasks, tokens,
+			      d->sec_per_token * 100.0 / d->prefs.max_cpu_percent, wu_tokens);
 }
 
+/* Whether to call the scheduler now. request_delay is honoured, except
+ * that it never keeps a client waiting that has a finished result to
+ * report or needs work, unless the server's last answer to a request for
+ * work was "none" (then polling faster would only load the server). */
 static int rpc_due(struct ct_daemon *d, const struct ct_project *p, int *want)
 {
 	double now = ct_clock_now(d->clk);
 	int report = 0;
 
-	if (now < p->next_rpc || now < p->request_delay_until)
+	if (now < p->next_rpc)
 		return 0;
 	for (size_t i = 0; i < p->ntasks; i++)
 		report |= p->tasks[i].state == CT_TASK_DONE;
 	*want = work_wanted(d, p);
+	if (now < p->request_delay_until &&
+	    !(report || (*want > 0 && !p->no_work_until_set)))
+		return 0;
 	return report || *want > 0 || now - p->last_rpc >= RPC_REFRESH_S;
 }
 
@@ -221,7 +261,8 @@ static void rpc_failed(struct ct_daemon *d, struct ct_project *p, int rc, double
 	ct_log_warn("%s: scheduler RPC failed (%s); retry in %.3f s", p->url, ct_errmsg(rc), delay);
 }
 
-static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct_sched_reply *r)
+static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct_sched_reply *r,
+		      int wanted)
 {
 	int nnew = 0, nrep = 0, rc;
 	double now = ct_clock_now(d->clk);
@@ -234,6 +275,8 @@ static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct
 	rc = ct_rpc_apply_reply(p, r, now, &nnew);
 	if (rc < 0)
 		ct_log_error("%s: applying the reply: %s", p->url, ct_errmsg(rc));
+	/* asked for work and got none: wait request_delay before asking again */
+	p->no_work_until_set = wanted > 0 && nnew == 0;
 	d->st->totals.results_reported += nrep;
 	p->nfailures = 0;
 	p->next_rpc = 0;
@@ -245,11 +288,11 @@ static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct
 }
 
 /* Send the request in req to url's scheduler; parse into r. */
-static int rpc_exchange(struct ct_daemon *d, const char *url, const struct ct_buf *req,
-			struct ct_sched_reply *r)
+static int rpc_exchange(struct ct_daemon *d, const char *url, const char *ca,
+			const struct ct_buf *req, struct ct_sched_reply *r)
 {
 	struct ct_buf reply = CT_BUF_INIT(CT_RPC_MAX_REPLY);
-	struct ct_http_opts o = { .timeout_s = 120, .cancel = &d->stop };
+	struct ct_http_opts o = { .timeout_s = 120, .cancel = &d->stop, .ca_file = ca };
 	char *rpc_url = NULL;
 	long status;
 	int rc;
@@ -276,6 +319,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 	struct ct_project *p = project(d, url);
 	struct ct_buf req = CT_BUF_INIT(CT_RPC_MAX_REPLY);
 	struct ct_sched_reply r;
+	char *ca;
 	int want = 0, rc;
 
 	if (!rpc_due(d, p, &want))
@@ -287,9 +331,11 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 		ct_buf_free(&req);
 		return 1;
 	}
+	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	ct_log_debug("%s: scheduler RPC, asking for %d", url, want);
-	rc = rpc_exchange(d, url, &req, &r);
+	rc = rpc_exchange(d, url, ca, &req, &r);
+	free(ca);
 	ct_daemon_lock(d);
 	p = project(d, url);
 	if (p == NULL || d->stop)
@@ -301,7 +347,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 			     r.error_message ? r.error_message : "");
 		rpc_failed(d, p, CT_EDENIED, r.request_delay);
 	} else {
-		rpc_apply(d, p, &r);
+		rpc_apply(d, p, &r, want);
 	}
 	ct_daemon_save(d);
 	ct_daemon_wake(d);

@@ -24,6 +24,9 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->checkpoint_seconds = 60;
 	snprintf(p->device, sizeof(p->device), "auto");
 	p->work_buffer = 1;
+	p->work_buf_min = 10;
+	p->work_buf_max = 30;
+	p->cache_max_mb = 1024;
 }
 
 static int parse_hhmm(const char *s, char **end, int *minutes)
@@ -83,6 +86,7 @@ int ct_prefs_check_device(const char *s)
 static const char *const known_keys[] = {
 	"idle_minutes", "run_on_battery", "max_cpu_percent", "run_hours",
 	"gpu_only", "always", "checkpoint_seconds", "device", "work_buffer",
+	"suspend_cpu_percent", "work_buf_min", "work_buf_max", "cache_max_mb",
 };
 
 static void warn_unknown(const struct ct_conf *c)
@@ -122,6 +126,20 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
 	rc = ct_conf_get_int(c, "work_buffer", p->work_buffer, 1, 16, &v);
 	if (rc < 0) goto out;
 	p->work_buffer = (int)v;
+	rc = ct_conf_get_int(c, "suspend_cpu_percent", p->suspend_cpu_percent, 0, 100, &v);
+	if (rc < 0) goto out;
+	p->suspend_cpu_percent = (int)v;
+	rc = ct_conf_get_double(c, "work_buf_min", p->work_buf_min, 0, 86400 * 10,
+				&p->work_buf_min);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_double(c, "work_buf_max", p->work_buf_max, 0, 86400 * 10,
+				&p->work_buf_max);
+	if (rc < 0) goto out;
+	if (p->work_buf_max < p->work_buf_min)
+		p->work_buf_max = p->work_buf_min;
+	rc = ct_conf_get_int(c, "cache_max_mb", p->cache_max_mb, 0, 1L << 30, &v);
+	if (rc < 0) goto out;
+	p->cache_max_mb = v;
 	s = ct_conf_get(c, "run_hours");
 	if (s != NULL && ct_prefs_parse_hours(s, &p->run_from, &p->run_to) < 0) {
 		rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));
@@ -175,6 +193,8 @@ enum ct_suspend_reason ct_prefs_decide(const struct ct_prefs *p, const struct ct
 		return CT_SUSPEND_TIME_OF_DAY;
 	if (!p->always && e->idle_seconds < p->idle_minutes * 60.0)
 		return CT_SUSPEND_USER_ACTIVE;
+	if (p->suspend_cpu_percent > 0 && e->other_cpu_percent > p->suspend_cpu_percent)
+		return CT_SUSPEND_CPU_BUSY;
 	return CT_RUN_OK;
 }
 
@@ -187,6 +207,7 @@ const char *ct_suspend_reason_str(enum ct_suspend_reason r)
 		[CT_SUSPEND_TIME_OF_DAY] = "outside run hours",
 		[CT_SUSPEND_GPU_ONLY] = "gpu only, no GPU",
 		[CT_SUSPEND_USER_REQUEST] = "suspended by user",
+		[CT_SUSPEND_CPU_BUSY] = "computer busy",
 	};
 
 	if ((unsigned)r < sizeof(names) / sizeof(names[0]) && names[r])

@@ -13,7 +13,13 @@
  *   always = off              # ignore idleness (like `ctune run --always`)
  *   checkpoint_seconds = 60   # engine state saved at least this often
  *   device = auto             # auto, cpu, opencl, opencl:N
- *   work_buffer = 1           # tasks to keep queued per project
+ *   work_buffer = 1           # tasks to keep queued per project (at least)
+ *   work_buf_min = 10         # seconds of work queued below which to ask
+ *   work_buf_max = 30         # ... for enough to reach this many seconds
+ *   cache_max_mb = 1024       # base models/shards kept by hash for later
+ *                             # tasks and rounds (least recently used go)
+ *   suspend_cpu_percent = 0   # suspend while other programs use more than
+ *                             # this share of the machine's CPU (0: never)
  *
  * The decision is a pure function of the prefs and a snapshot of the
  * environment, so the tests drive it without a keyboard or a battery.
@@ -33,6 +39,9 @@ struct ct_prefs {
 	double checkpoint_seconds;
 	char device[32];		/* "auto", "cpu", "opencl", "opencl:N" */
 	int work_buffer;		/* 1..16 */
+	int suspend_cpu_percent;	/* 0 (off) .. 100 */
+	double work_buf_min, work_buf_max;	/* seconds of queued work */
+	long cache_max_mb;		/* 0: keep only what tasks in hand use */
 };
 
 /* The defaults listed above. */
@@ -59,6 +68,7 @@ struct ct_run_env {
 	int on_battery;		/* 1 if running on battery */
 	int minute_of_day;	/* local time, 0..1439 */
 	int device_is_gpu;	/* the chosen compute device is not the CPU */
+	double other_cpu_percent;	/* machine CPU used by others (cl_load.h) */
 };
 
 /* Why the client does not compute (0: it may). */
@@ -69,6 +79,7 @@ enum ct_suspend_reason {
 	CT_SUSPEND_TIME_OF_DAY,
 	CT_SUSPEND_GPU_ONLY,
 	CT_SUSPEND_USER_REQUEST,
+	CT_SUSPEND_CPU_BUSY,
 };
 
 /* The decision: CT_RUN_OK or the first reason to stay suspended. */

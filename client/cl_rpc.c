@@ -281,6 +281,9 @@ static int parse_header(xmlNodePtr root, struct ct_sched_reply *r)
 	if (rc == CT_ENOTFOUND) rc = 0;
 	if (rc == 0) rc = ct_xml_get_long(root, "rank", 0, LONG_MAX, &r->rank);
 	if (rc == CT_ENOTFOUND) rc = 0;
+	r->pending_results = -1;
+	if (rc == 0) rc = ct_xml_get_long(root, "pending_results", 0, LONG_MAX, &r->pending_results);
+	if (rc == CT_ENOTFOUND) rc = 0;
 	if (rc == 0) rc = opt_str(root, "user_name", &r->user_name);
 	if (rc == 0) rc = opt_str(root, "project_name", &r->project_name);
 	e = ct_xml_child(root, "error");
@@ -429,6 +432,8 @@ int ct_rpc_apply_reply(struct ct_project *p, const struct ct_sched_reply *r, dou
 		p->rac = r->expavg_credit;
 	if (r->rank > 0)
 		p->rank = r->rank;
+	if (r->pending_results >= 0)
+		p->pending_results = r->pending_results;
 	for (size_t i = 0; i < r->nacks; i++)
 		apply_ack(p, &r->acks[i]);
 	for (size_t i = 0; i < r->naborts; i++) {

@@ -60,6 +60,7 @@ struct ct_sched_reply {
 	char *user_name;
 	double total_credit, expavg_credit;	/* NaN if absent */
 	long rank;			/* the user's rank by RAC if sent, else 0 */
+	long pending_results;		/* reported, not yet validated; -1 if absent */
 	char *project_name;
 	char *error_code;		/* whole request refused: "AUTH", ... */
 	char *error_message;

@@ -109,9 +109,11 @@ static const struct field project_fields[] = {
 	PF("user_name", F_STR, user_name),
 	PF("hostid", F_LONG, hostid),
 	PF("host_auth", F_STR, host_auth),
+	PF("ca_file", F_STR, ca_file),
 	PF("credit", F_DBL, credit),
 	PF("rac", F_DBL, rac),
 	PF("rank", F_LONG, rank),
+	PF("pending_results", F_LONG, pending_results),
 	PF("nfailures", F_INT, nfailures),
 	PF("next_rpc", F_DBL, next_rpc),
 	PF("request_delay_until", F_DBL, request_delay_until),
@@ -346,6 +348,7 @@ static void project_free(struct ct_project *p)
 	free(p->key);
 	free(p->user_name);
 	free(p->host_auth);
+	free(p->ca_file);
 }
 
 void ct_state_free(struct ct_state *st)

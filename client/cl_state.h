@@ -95,9 +95,11 @@ struct ct_project {
 	char *user_name;
 	long hostid;			/* 0 until the server assigns one */
 	char *host_auth;		/* host authenticator from the server, or NULL */
+	char *ca_file;			/* CA bundle for this project (attach --ca-file) */
 	double credit;			/* as last reported by the server */
 	double rac;
 	long rank;			/* 0 unknown */
+	long pending_results;		/* reported, awaiting validation (server) */
 	int nfailures;			/* consecutive failed scheduler RPCs */
 	double next_rpc;		/* earliest next RPC (backoff), wall time */
 	double request_delay_until;	/* from the server's request_delay */

@@ -50,6 +50,33 @@ static void parse_task(xmlNodePtr n, struct ct_status_task *t)
 	get_s(n, "error", t->error, sizeof(t->error));
 }
 
+static void credit_str(double v, char *out, size_t n);
+
+static void dur(double s, char *buf, size_t n)
+{
+	if (s < 0 || !isfinite(s))
+		snprintf(buf, n, "?");
+	else if (s < 90)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s < 5400)
+		snprintf(buf, n, "%.0f min", s / 60);
+	else
+		snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+void ct_status_eta_line(const struct ct_status_project *p, char *buf, size_t n)
+{
+	char task[32], queue[32], cr[32];
+
+	dur(p->eta_task_s, task, sizeof(task));
+	dur(p->eta_queue_s, queue, sizeof(queue));
+	credit_str(p->credit, cr, sizeof(cr));
+	snprintf(buf, n, "ETA this WU %s, queue %s (%ld task%s); credit granted %s, "
+		 "%ld result%s pending validation", task, queue, p->queued_tasks,
+		 p->queued_tasks == 1 ? "" : "s", cr, p->pending_results,
+		 p->pending_results == 1 ? "" : "s");
+}
+
 static void parse_project(xmlNodePtr n, struct ct_status_project *p)
 {
 	get_s(n, "url", p->url, sizeof(p->url));
@@ -58,6 +85,10 @@ static void parse_project(xmlNodePtr n, struct ct_status_project *p)
 	p->credit = get_d(n, "credit", 0);
 	p->rac = get_d(n, "rac", 0);
 	p->rank = get_l(n, "rank", 0);
+	p->pending_results = get_l(n, "pending_results", 0);
+	p->eta_task_s = get_d(n, "eta_task_s", -1);
+	p->eta_queue_s = get_d(n, "eta_queue_s", -1);
+	p->queued_tasks = get_l(n, "queued_tasks", 0);
 	p->nfailures = get_l(n, "nfailures", 0);
 	p->next_rpc_in = get_d(n, "next_rpc_in", 0);
 	for (xmlNodePtr c = ct_xml_child(n, "task"); c && p->ntasks < CT_STATUS_MAX_TASKS;
@@ -213,6 +244,12 @@ int ct_status_render_text(const struct ct_status *s, struct ct_buf *b)
 				    "%s)", p->url, p->user_name[0] ? p->user_name : "?",
 				    p->hostid, cr, rac);
 		if (rc == 0 && p->rank > 0) rc = ct_buf_appendf(b, "  rank #%ld", p->rank);
+		if (rc == 0) {
+			char line[256];
+
+			ct_status_eta_line(p, line, sizeof(line));
+			rc = ct_buf_appendf(b, "\n  %s", line);
+		}
 		if (rc == 0) rc = ct_buf_appendf(b, "  next contact in %.0f s", p->next_rpc_in);
 		if (rc == 0 && p->nfailures > 0)
 			rc = ct_buf_appendf(b, " (%ld failed attempts)", p->nfailures);
@@ -301,7 +338,7 @@ static int render_saver(const struct ct_status *s, int cols, int rows, struct ct
 	const struct ct_status_project *p = NULL;
 	const struct ct_status_task *t = ct_status_running(s, &p);
 	char tps[32];
-	int rc, h = rows - 10, w = cols - 12;	/* 10 lines around the curve */
+	int rc, h = rows - 11, w = cols - 12;	/* 11 lines around the curve */
 
 	if (h < 1) h = 1;
 	if (w < 10) w = 10;
@@ -337,6 +374,12 @@ static int render_saver(const struct ct_status *s, int cols, int rows, struct ct
 		rc = ct_buf_appendf(b, " credit %s \xc2\xb7 recent %s \xc2\xb7 rank %s "
 				    "\xc2\xb7 %s\x1b[K\n", cr, rac, rank,
 				    p->user_name[0] ? p->user_name : "");
+		if (rc == 0) {
+			char line[256];
+
+			ct_status_eta_line(p, line, sizeof(line));
+			rc = ct_buf_appendf(b, " %s\x1b[K\n", line);
+		}
 	}
 	if (rc == 0) rc = ct_buf_appends(b, "\x1b[K\n press any key to exit\x1b[K\x1b[J");
 	return rc;

@@ -30,6 +30,9 @@ struct ct_status_project {
 	long hostid;
 	double credit, rac;
 	long rank;
+	long pending_results;		/* reported, awaiting validation */
+	double eta_task_s, eta_queue_s;	/* -1 unknown */
+	long queued_tasks;
 	long nfailures;
 	double next_rpc_in;
 	struct ct_status_task tasks[CT_STATUS_MAX_TASKS];
@@ -76,5 +79,9 @@ int ct_status_render_saver(const struct ct_status *s, int cols, int rows, struct
 
 /* A progress bar of `width` cells for fraction f (clamped to 0..1). */
 int ct_status_bar(struct ct_buf *b, double f, int width);
+
+/* "ETA this WU 40 s, queue 3 min (4 tasks); credit granted 12.5, 2 results
+ * pending validation" into buf (unknown ETAs print "?"). */
+void ct_status_eta_line(const struct ct_status_project *p, char *buf, size_t n);
 
 #endif

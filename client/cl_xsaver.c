@@ -102,8 +102,10 @@ static void draw(struct xs *x, const struct ct_status *s, int ok)
 		snprintf(line, sizeof(line), "credit %.4g  recent %.4g  rank %ld  %s", p->credit,
 			 p->rac, p->rank, p->user_name);
 		text(x, 4, x->dim, line);
+		ct_status_eta_line(p, line, sizeof(line));
+		text(x, 5, x->dim, line);
 	}
-	curve(x, s, 20, 30 + 6 * x->line, x->w - 40, x->h - (30 + 6 * x->line) - 30);
+	curve(x, s, 20, 30 + 7 * x->line, x->w - 40, x->h - (30 + 7 * x->line) - 30);
 }
 
 static int xs_open(struct xs *x, unsigned long window)
@@ -116,7 +118,15 @@ static int xs_open(struct xs *x, unsigned long window)
 	if (x->dpy == NULL)
 		return ct_error(CT_ENOENT, "cannot open the X display");
 	scr = DefaultScreen(x->dpy);
-	x->win = window ? (Window)window : RootWindow(x->dpy, scr);
+	if (window == CT_XSAVER_NEW_WINDOW) {
+		x->win = XCreateSimpleWindow(x->dpy, RootWindow(x->dpy, scr), 0, 0, 800, 480, 0,
+					     BlackPixel(x->dpy, scr), BlackPixel(x->dpy, scr));
+		XStoreName(x->dpy, x->win, "crowdtune");
+		XMapRaised(x->dpy, x->win);
+		XSync(x->dpy, False);
+	} else {
+		x->win = window ? (Window)window : RootWindow(x->dpy, scr);
+	}
 	XGetWindowAttributes(x->dpy, x->win, &wa);
 	x->w = wa.width;
 	x->h = wa.height;

@@ -11,8 +11,12 @@
 #ifndef CT_CL_XSAVER_H
 #define CT_CL_XSAVER_H
 
+/* ct_xsaver_run's window: a new top-level window of its own (--x11). */
+#define CT_XSAVER_NEW_WINDOW ((unsigned long)-1)
+
 /* Draw the status of the daemon whose socket is sock_path every interval
- * seconds into window (0: the root window) until SIGTERM/SIGINT. Returns
+ * seconds into window (0: the root window; CT_XSAVER_NEW_WINDOW: a window
+ * of its own, 800x480) until SIGTERM/SIGINT. Returns
  * 0, CT_EUNSUPP (no X11 support built in) or CT_ENOENT (no display). */
 int ct_xsaver_run(const char *sock_path, unsigned long window, double interval);
 

@@ -43,28 +43,116 @@ static int check_key(const char *key)
 	return 0;
 }
 
+/* One line saying what is wrong with an RPC to the project at url that
+ * failed with rc (ct_errmsg(rc) holds the detail). */
+static int explain(const char *url, int rc)
+{
+	char detail[600];
+
+	snprintf(detail, sizeof(detail), "%s", ct_errmsg(rc));
+	for (char *c = detail; *c; c++)
+		if (*c == '\n' || *c == '\r' || *c == '\t')
+			*c = ' ';
+	if (rc == CT_ENET && strstr(detail, "TLS:") != NULL)
+		return ct_error(rc, "TLS with %s failed: %s (a project with its own CA: "
+				"--ca-file FILE or CURL_CA_BUNDLE)", url, strstr(detail, "TLS:") + 5);
+	if (rc == CT_ENET || rc == CT_ETIMEOUT)
+		return ct_error(rc, "cannot reach %s: %s", url, detail);
+	if (rc == CT_EHTTP || rc == CT_EXML || rc == CT_ETOOBIG || rc == CT_EPROTO)
+		return ct_error(CT_EPROTO, "%s is not a crowdtune server (%s)", url, detail);
+	return rc;
+}
+
+/* POST req to url/path; parse a reply that is XML whatever its status.
+ * Returns the transport's code or 0 with the body in reply. */
+static int post(const char *url, const char *path, const struct ct_buf *req,
+		const char *ca, struct ct_buf *reply)
+{
+	struct ct_http_opts o = { .timeout_s = 60, .connect_timeout_s = 15, .ca_file = ca };
+	char *rpc = NULL;
+	long status = 0;
+	int rc;
+
+	if (asprintf(&rpc, "%s%s", url, path) < 0)
+		return CT_ENOMEM;
+	rc = ct_http_post(rpc, "application/xml", req->data, req->len, 0, &o, reply, &status);
+	if (rc == CT_EHTTP && reply->len > 0 && memmem(reply->data, reply->len, "<error>", 7))
+		rc = 0;		/* a refusal in XML: the caller reads it */
+	free(rpc);
+	return rc;
+}
+
 /* Create or look up the account; *key is malloc'd. */
 static int account_key(const char *url, const char *name, const char *email,
-		       const char *password, char **key)
+		       const char *password, const char *ca, char **key)
 {
 	struct ct_buf req = CT_BUF_INIT(1 << 16), reply = CT_BUF_INIT(1 << 16);
-	char *rpc = NULL, *uname = NULL;
-	long status;
+	char *uname = NULL, msg[512];
 	int rc;
 
 	*key = NULL;
 	rc = ct_rpc_build_account(name ? "create" : "lookup", name, email, password, &req);
-	if (rc == 0 && asprintf(&rpc, "%s/rpc/account", url) < 0)
-		rc = CT_ENOMEM;
-	if (rc == 0) rc = ct_http_post(rpc, "application/xml", req.data, req.len, 0, NULL,
-				       &reply, &status);
-	if (rc == 0 || (rc == CT_EHTTP && reply.len > 0))
+	if (rc == 0) rc = post(url, "/rpc/account", &req, ca, &reply);
+	if (rc == 0)
 		rc = ct_rpc_parse_account(reply.data, reply.len, key, &uname);
+	/* the detail is overwritten by the next ct_error(): copy it first */
+	snprintf(msg, sizeof(msg), "%s", rc < 0 ? ct_errmsg(rc) : "");
+	msg[strcspn(msg, "\r\n")] = '\0';
+	if (rc == CT_EXML || (rc == CT_EPROTO && strncmp(msg, "not an account", 14) == 0))
+		rc = explain(url, rc);
+	else if (rc == CT_EPROTO && strstr(msg, "password") != NULL)
+		rc = ct_error(CT_EAUTH, "the project refused the password: %s (yours has %zu)",
+			      msg, strlen(password));
+	else if (rc == CT_EAUTH)
+		rc = ct_error(CT_EAUTH, "%s: no account with that email and password", url);
+	else if (rc == CT_EEXISTS || rc == CT_EPROTO || rc == CT_EAGAIN)
+		rc = ct_error(rc, "the project refused: %s", msg);
+	else if (rc < 0)
+		rc = explain(url, rc);
 	if (rc == 0)
 		printf("%s account '%s' on %s\n", name ? "created" : "found",
 		       uname ? uname : email, url);
 	free(uname);
-	free(rpc);
+	ct_buf_free(&req);
+	ct_buf_free(&reply);
+	return rc;
+}
+
+/* One scheduler RPC asking for no work proves the URL, TLS, that it is a
+ * crowdtune server and that it knows the key. st is the state as on disk
+ * (or a fresh one), used only in memory: its cpid makes the server find
+ * the same host record the daemon will use. */
+static int verify_key(struct ct_state *st, const char *url, const char *key, const char *ca)
+{
+	struct ct_buf req = CT_BUF_INIT(1 << 16), reply = CT_BUF_INIT(CT_RPC_MAX_REPLY);
+	struct ct_sched_reply r = { 0 };
+	struct ct_project *p = NULL;
+	int rc;
+
+	rc = ct_state_add_project(st, url, key, &p);
+	if (rc == CT_EEXISTS)
+		rc = ct_error(rc, "already attached to %s", url);
+	if (rc == 0) rc = ct_rpc_build_request(st, p, "<host></host>", 0, &req);
+	if (rc == 0) rc = post(url, "/rpc/scheduler", &req, ca, &reply);
+	if (rc == 0) {
+		rc = ct_rpc_parse_reply(reply.data, reply.len, &r);
+		if (rc < 0)
+			rc = explain(url, rc);
+	} else {
+		rc = explain(url, rc);
+	}
+	if (rc == 0 && r.error_code != NULL) {
+		if (strcmp(r.error_code, "AUTH") == 0)
+			rc = ct_error(CT_EAUTH, "%s does not know this account key (copy it "
+				      "again from your account page)", url);
+		else	/* the reply's strings are ours: no ct_errmsg aliasing */
+			rc = ct_error(CT_EDENIED, "%s refused: %s: %.300s", url, r.error_code,
+				      r.error_message ? r.error_message : "");
+	}
+	if (rc == 0)
+		printf("verified: %s knows this key (user %s)\n", url,
+		       r.user_name ? r.user_name : "?");
+	ct_sched_reply_free(&r);
 	ct_buf_free(&req);
 	ct_buf_free(&reply);
 	return rc;
@@ -91,15 +179,27 @@ static int via_daemon(const char *dir, const char *cmd, int *lock_fd, int *rc)
 	return done;
 }
 
-static int edit_state(const char *dir, const char *url, const char *key)
+/* What attach writes besides URL and key. */
+struct attach_extra {
+	const char *ca_file;		/* absolute, or NULL */
+	const char *cpid;		/* used by the verification RPC, or NULL */
+};
+
+static int edit_state(const char *dir, const char *url, const char *key,
+		      const struct attach_extra *x)
 {
 	struct ct_state *st = NULL;
+	struct ct_project *p = NULL;
 	char *path = ct_cl_path(dir, CT_CL_STATE_FILE);
-	int rc;
+	int rc, fresh = path != NULL && access(path, F_OK) != 0;
 
 	rc = path ? ct_state_load(path, &st) : CT_ENOMEM;
+	if (rc == 0 && fresh && x != NULL && x->cpid != NULL)
+		snprintf(st->cpid, sizeof(st->cpid), "%s", x->cpid);
 	if (rc == 0)
-		rc = key ? ct_state_add_project(st, url, key, NULL) : ct_state_remove_project(st, url);
+		rc = key ? ct_state_add_project(st, url, key, &p) : ct_state_remove_project(st, url);
+	if (rc == 0 && p != NULL && x != NULL && x->ca_file != NULL)
+		rc = ct_strset(&p->ca_file, x->ca_file);
 	if (rc == 0)
 		rc = ct_state_save(st);
 	ct_state_free(st);
@@ -108,18 +208,21 @@ static int edit_state(const char *dir, const char *url, const char *key)
 }
 
 /* Attach or detach (key NULL) in the state directory. */
-static int change(const char *dir_opt, const char *url, const char *key)
+static int change(const char *dir_opt, const char *url, const char *key,
+		  const struct attach_extra *x)
 {
+	const char *ca = x != NULL && x->ca_file != NULL ? x->ca_file : "";
 	char *dir = NULL, *cmd = NULL;
 	int rc, lock_fd = -1;
 
 	umask(077);
 	rc = ct_cl_state_dir(dir_opt, &dir);
 	if (rc == 0) rc = ct_cl_make_private_dir(dir);
-	if (rc == 0 && asprintf(&cmd, key ? "attach %s %s" : "detach %s", url, key) < 0)
+	if (rc == 0 && (key ? asprintf(&cmd, "attach %s %s %s", url, key, ca)
+			    : asprintf(&cmd, "detach %s", url)) < 0)
 		rc = CT_ENOMEM;
 	if (rc == 0 && !via_daemon(dir, cmd, &lock_fd, &rc))
-		rc = edit_state(dir, url, key);
+		rc = edit_state(dir, url, key, x);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	if (rc == 0)
@@ -138,11 +241,49 @@ static void attach_usage(FILE *f)
 		"Attach this computer to a project: with the account key from the\n"
 		"project's web site, by creating an account (--name), or by looking up\n"
 		"the key of an existing account. The password may also come from the\n"
-		"CTUNE_PASSWORD environment variable.\n"
-		"  -d, --dir DIR   state directory\n");
+		"CTUNE_PASSWORD environment variable. One RPC to the project checks the\n"
+		"URL, TLS and the key (or makes the account) before anything is written.\n"
+		"  -d, --dir DIR      state directory\n"
+		"      --ca-file FILE CA certificates for a project with its own CA\n"
+		"                     (default: $CURL_CA_BUNDLE, else the system's)\n"
+		"      --no-verify    write the key without asking the project (scripts\n"
+		"                     attaching before the server is up)\n");
 }
 
-int ct_cmd_attach(int argc, char **argv)
+/* Absolute path of a readable CA file (malloc'd) into *out. */
+static int ca_path(const char *arg, char **out)
+{
+	*out = realpath(arg, NULL);
+	if (*out == NULL || access(*out, R_OK) != 0)
+		return ct_error(CT_EUSAGE, "--ca-file %s: not a readable file", arg);
+	if (strpbrk(*out, " \t\r\n") != NULL)
+		return ct_error(CT_EUSAGE, "--ca-file %s: no spaces in the path, please", *out);
+	return 0;
+}
+
+/* The state as on disk (nothing is written), for its cpid. */
+static int load_state(const char *dir_opt, struct ct_state **st)
+{
+	char *dir = NULL, *path = NULL;
+	int rc;
+
+	*st = NULL;
+	rc = ct_cl_state_dir(dir_opt, &dir);
+	if (rc == 0 && (path = ct_cl_path(dir, CT_CL_STATE_FILE)) == NULL)
+		rc = CT_ENOMEM;
+	if (rc == 0) rc = ct_state_load(path, st);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+struct attach_args {
+	const char *key, *name, *email, *password, *dir, *ca_arg;
+	int no_verify;
+};
+
+/* Options into a; returns -1 to go on, else the exit code. */
+static int attach_opts(int argc, char **argv, struct attach_args *a)
 {
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, 'k' },
@@ -150,49 +291,78 @@ int ct_cmd_attach(int argc, char **argv)
 		{ "email", required_argument, NULL, 'e' },
 		{ "password", required_argument, NULL, 'p' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "ca-file", required_argument, NULL, 'c' },
+		{ "no-verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *key = NULL, *name = NULL, *email = NULL, *dir = NULL;
-	const char *password = getenv("CTUNE_PASSWORD"), *why = NULL;
-	char *got = NULL, url[1024];
-	int c, rc, nargs;
+	const char *why = NULL;
+	int c, nargs;
 
 	while ((c = getopt_long(argc, argv, "k:n:e:p:d:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'k': key = optarg; break;
-		case 'n': name = optarg; break;
-		case 'e': email = optarg; break;
-		case 'p': password = optarg; break;
-		case 'd': dir = optarg; break;
+		case 'k': a->key = optarg; break;
+		case 'n': a->name = optarg; break;
+		case 'e': a->email = optarg; break;
+		case 'p': a->password = optarg; break;
+		case 'd': a->dir = optarg; break;
+		case 'c': a->ca_arg = optarg; break;
+		case 'V': a->no_verify = 1; break;
 		case 'h': attach_usage(stdout); return CT_EXIT_OK;
 		default: attach_usage(stderr); return CT_EXIT_USAGE;
 		}
 	}
 	nargs = argc - optind;
-	if (key == NULL && nargs == 2)
-		key = argv[optind + 1];	/* `ctune attach URL KEY` */
+	if (a->key == NULL && nargs == 2)
+		a->key = argv[optind + 1];	/* `ctune attach URL KEY` */
 	else if (nargs != 1)
 		why = nargs == 0 ? "missing the project URL" : "too many arguments";
-	if (why == NULL && key == NULL && (email == NULL || password == NULL))
+	if (why == NULL && a->key == NULL && (a->email == NULL || a->password == NULL))
 		why = "give --key KEY, or --email EMAIL and --password PASSWORD";
+	if (why == NULL && a->key == NULL && a->no_verify)
+		why = "--no-verify needs --key (an account is made over the network)";
 	if (why != NULL) {
 		fprintf(stderr, "ctune attach: %s\n", why);
 		attach_usage(stderr);
 		return CT_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int ct_cmd_attach(int argc, char **argv)
+{
+	struct attach_args a = { .password = getenv("CTUNE_PASSWORD") };
+	struct attach_extra x = { 0 };
+	struct ct_state *st = NULL;
+	char *got = NULL, *ca = NULL, url[1024];
+	const char *key;
+	int rc;
+
+	rc = attach_opts(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	key = a.key;
 	snprintf(url, sizeof(url), "%s", argv[optind]);
 	ct_url_normalise(url);
 	rc = check_url(url);
+	if (rc == 0 && a.ca_arg != NULL) rc = ca_path(a.ca_arg, &ca);
+	if (rc == 0 && key != NULL) rc = check_key(key);
 	if (rc == 0 && key == NULL) {
-		rc = account_key(url, name, email, password, &got);
+		rc = account_key(url, a.name, a.email, a.password, ca, &got);
 		key = got;
+		if (rc == 0) rc = check_key(key);
+	} else if (rc == 0 && !a.no_verify) {
+		rc = load_state(a.dir, &st);
+		if (rc == 0) rc = verify_key(st, url, key, ca);
+		if (rc == 0) x.cpid = st->cpid;
 	}
-	if (rc == 0) rc = check_key(key);
-	if (rc == 0) rc = change(dir, url, key);
+	x.ca_file = ca;
+	if (rc == 0) rc = change(a.dir, url, key, &x);
 	if (rc < 0)
 		fprintf(stderr, "ctune attach: %s\n", ct_errmsg(rc));
+	ct_state_free(st);
 	free(got);
+	free(ca);
 	return rc == 0 ? CT_EXIT_OK : rc == CT_EUSAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL;
 }
 
@@ -224,7 +394,7 @@ int ct_cmd_detach(int argc, char **argv)
 	}
 	snprintf(url, sizeof(url), "%s", argv[optind]);
 	ct_url_normalise(url);
-	rc = change(dir, url, NULL);
+	rc = change(dir, url, NULL, NULL);
 	if (rc < 0)
 		fprintf(stderr, "ctune detach: %s\n", ct_errmsg(rc));
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;

@@ -34,6 +34,12 @@ static void usage(FILE *f)
 		"      --gpu-only             never compute on the CPU\n"
 		"      --checkpoint-seconds S checkpoint interval (default 60)\n"
 		"      --work-buffer N        tasks to keep queued per project\n"
+		"      --work-buf-min S       ask for work when less than S seconds are\n"
+		"                             queued (default 10) ...\n"
+		"      --work-buf-max S       ... enough for S seconds (default 30)\n"
+		"      --cache-max-mb N       keep inputs by hash up to N MiB (default 1024)\n"
+		"      --suspend-cpu-percent P suspend while other programs use more\n"
+		"                             than P%% of the CPU (0: never, default)\n"
 		"      --backoff-base S       first retry delay after a failure (default 60)\n"
 		"      --exit-after S         stop after S seconds (testing)\n"
 		"      --log-file PATH        log to PATH instead of stderr\n"
@@ -43,7 +49,8 @@ static void usage(FILE *f)
 enum {
 	OPT_ALWAYS = 256, OPT_IDLE_MIN, OPT_IDLE_FILE, OPT_DEVICE, OPT_NO_SELFTEST,
 	OPT_BATTERY, OPT_CPU, OPT_HOURS, OPT_GPU_ONLY, OPT_CKPT, OPT_BUFFER,
-	OPT_BACKOFF, OPT_EXIT_AFTER, OPT_LOG_FILE,
+	OPT_BACKOFF, OPT_EXIT_AFTER, OPT_LOG_FILE, OPT_SUSPEND_CPU,
+	OPT_BUF_MIN, OPT_BUF_MAX, OPT_CACHE_MB,
 };
 
 static const struct option opts[] = {
@@ -59,6 +66,10 @@ static const struct option opts[] = {
 	{ "gpu-only", no_argument, NULL, OPT_GPU_ONLY },
 	{ "checkpoint-seconds", required_argument, NULL, OPT_CKPT },
 	{ "work-buffer", required_argument, NULL, OPT_BUFFER },
+	{ "suspend-cpu-percent", required_argument, NULL, OPT_SUSPEND_CPU },
+	{ "work-buf-min", required_argument, NULL, OPT_BUF_MIN },
+	{ "work-buf-max", required_argument, NULL, OPT_BUF_MAX },
+	{ "cache-max-mb", required_argument, NULL, OPT_CACHE_MB },
 	{ "backoff-base", required_argument, NULL, OPT_BACKOFF },
 	{ "exit-after", required_argument, NULL, OPT_EXIT_AFTER },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
@@ -105,6 +116,20 @@ static int apply(int c, const char *arg, struct ct_prefs *p, struct ct_daemon_op
 	case OPT_BUFFER:
 		rc = number(arg, 1, 16, &v);
 		p->work_buffer = (int)v;
+		break;
+	case OPT_BUF_MIN:
+		rc = number(arg, 0, 864000, &p->work_buf_min);
+		if (p->work_buf_max < p->work_buf_min)
+			p->work_buf_max = p->work_buf_min;
+		break;
+	case OPT_BUF_MAX: rc = number(arg, 0, 864000, &p->work_buf_max); break;
+	case OPT_CACHE_MB:
+		rc = number(arg, 0, 1 << 30, &v);
+		p->cache_max_mb = (long)v;
+		break;
+	case OPT_SUSPEND_CPU:
+		rc = number(arg, 0, 100, &v);
+		p->suspend_cpu_percent = (int)v;
 		break;
 	case OPT_BACKOFF: rc = number(arg, 0.01, 1e6, &o->backoff_base); break;
 	case OPT_EXIT_AFTER: rc = number(arg, 0.1, 1e9, &o->exit_after); break;

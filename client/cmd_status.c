@@ -67,6 +67,7 @@ static int parse_opts(int argc, char **argv, const char *usage, struct view_opts
 		{ "interval", required_argument, NULL, 'i' },
 		{ "frames", required_argument, NULL, 'n' },
 		{ "root", no_argument, NULL, 'r' },
+		{ "x11", no_argument, NULL, 'X' },
 		{ "window-id", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -80,6 +81,7 @@ static int parse_opts(int argc, char **argv, const char *usage, struct view_opts
 		case 'i': v->interval = atof(optarg); break;
 		case 'n': v->frames = atol(optarg); break;
 		case 'r': v->x11 = 1; v->window = 0; break;
+		case 'X': v->x11 = 1; v->window = CT_XSAVER_NEW_WINDOW; break;
 		case 'w': v->x11 = 1; v->window = strtoul(optarg, NULL, 0); break;
 		default:
 			fputs(usage, c == 'h' ? stdout : stderr);
@@ -283,7 +285,8 @@ int ct_cmd_saver(int argc, char **argv)
 
 	rc = parse_opts(argc, argv,
 			"usage: ctune saver [--dir DIR] [--interval S] [--frames N]\n"
-			"       ctune saver --root | --window-id ID   (X11: as an xscreensaver hack)\n"
+			"       ctune saver --x11 | --root | --window-id ID   (X11: a window of\n"
+			"       its own, the root window, or as an xscreensaver hack)\n"
 			"Full-screen live view of the daemon: job, loss curve, speed, credit.\n"
 			"Any key exits (--frames N: exit after N frames). Run by xscreensaver\n"
 			"($XSCREENSAVER_WINDOW set) it draws into the screensaver's window.\n", &v);

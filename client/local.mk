@@ -3,14 +3,17 @@
 # (test/client.mk) link the same code; main.c and the cmd_*.c files are the
 # CLI. ENGINE and OPENCL append their subcommand files to ctune_SOURCES.
 noinst_LIBRARIES += client/libctclient.a
-client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
+client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 client_libctclient_a_SOURCES = \
 	client/commands.h \
 	client/cl_paths.c client/cl_paths.h \
 	client/cl_clock.c client/cl_clock.h \
 	client/cl_backoff.c client/cl_backoff.h \
 	client/cl_prefs.c client/cl_prefs.h \
-	client/cl_idle.c client/cl_idle.h \
+	client/cl_load.c client/cl_load.h \
+	client/cl_buffer.c client/cl_buffer.h \
+	client/cl_cache.c client/cl_cache.h \
+	client/cl_idle.c client/cl_idle.h client/cl_idle_logind.c \
 	client/cl_state.c client/cl_state.h \
 	client/cl_ctl.c client/cl_ctl.h \
 	client/cl_http.c client/cl_http.h \
@@ -35,7 +38,7 @@ ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
 ctune_SOURCES += client/cmd_sample.c
-ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(CT_DEP_LIBS)
+ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.
 CT_X11_CFLAGS =
@@ -45,17 +48,24 @@ CT_X11_CFLAGS += $(X11_CFLAGS)
 CT_X11_LIBS += $(X11_LIBS)
 endif
 
-# Install files: man page, systemd user unit, XDG autostart entry. Both
-# directories are under the configured prefix so that `make distcheck`
-# (which installs into a scratch prefix) works; a distribution packaging
-# ctune passes --prefix=/usr --sysconfdir=/etc.
+# Install files: man page, systemd user unit, XDG autostart entry. The unit
+# is under the configured prefix (systemd reads /usr/local/lib/systemd/user
+# too); `make distcheck` installs into a scratch prefix, where the autostart
+# entry follows $(sysconfdir).
 dist_man_MANS += client/ctune.1
 systemduserunitdir = $(prefix)/lib/systemd/user
 systemduserunit_DATA = client/ctune.service
-autostartdir = $(sysconfdir)/xdg/autostart
-dist_autostart_DATA = client/ctune.desktop
-EXTRA_DIST += client/ctune.service.in
-CLEANFILES += client/ctune.service
+# The autostart entry goes where desktops read it ($XDG_CONFIG_DIRS,
+# /etc/xdg by default): configure picks /etc/xdg/autostart for the prefixes
+# /usr/local and /usr, else $(sysconfdir)/xdg/autostart (--with-autostartdir
+# overrides). Its Exec= line is the installed binary's absolute path.
+autostartdir = $(CT_AUTOSTARTDIR)
+autostart_DATA = client/ctune.desktop
+EXTRA_DIST += client/ctune.service.in client/ctune.desktop.in
+CLEANFILES += client/ctune.service client/ctune.desktop
+client/ctune.desktop: client/ctune.desktop.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) client && \
+	sed -e 's|@bindir[@]|$(bindir)|g' $(srcdir)/client/ctune.desktop.in >$@
 client/ctune.service: client/ctune.service.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) client && \
 	sed -e 's|@bindir[@]|$(bindir)|g' $(srcdir)/client/ctune.service.in >$@

@@ -83,7 +83,13 @@ int ct_from_errno(int err)
 
 static int vset(int code, const char *fmt, va_list ap)
 {
-	vsnprintf(detail_msg, sizeof(detail_msg), fmt, ap);
+	char tmp[sizeof(detail_msg)];
+
+	/* through tmp: callers may pass ct_errmsg()'s buffer as an argument
+	 * (ct_error(CT_EPROTO, "%s", ct_errmsg(rc))), which vsnprintf into the
+	 * same buffer would garble */
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	memcpy(detail_msg, tmp, sizeof(tmp));
 	detail_code = code;
 	return code;
 }

@@ -20,8 +20,11 @@
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_utf8.h"
 #include "ct_xml.h"
 #include "db.h"
+#include "ratelimit.h"
+#include "server.h"
 
 #define SALT_LEN 16
 #define DK_LEN 48
@@ -56,10 +59,14 @@ static int check_fields(const char *name, const char *email, const char *passwor
 		for (const char *p = name; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				return ct_error(CT_EINVAL, "name has control characters");
+		if (!ct_utf8_valid(name))
+			return ct_error(CT_EINVAL, "name is not UTF-8 text");
 	}
 	n = strlen(email);
 	if (n < 3 || n > 254 || strchr(email, '@') == NULL || strpbrk(email, " \t\r\n<>\"'"))
 		return ct_error(CT_EINVAL, "not an email address");
+	if (!ct_utf8_valid(email))
+		return ct_error(CT_EINVAL, "email address is not UTF-8 text");
 	n = strlen(password);
 	if (n < 8 || n > 256)
 		return ct_error(CT_EINVAL, "password must have 8 to 256 bytes");
@@ -162,42 +169,6 @@ out:
 	return rc;
 }
 
-/* ---- rate limit: 10 account requests a minute per address (loopback
- * exempt) ------------------------------------------------------------- */
-
-#define RL_SLOTS 256
-struct rl_slot {
-	char ip[64];
-	time_t win;
-	int n;
-};
-static struct rl_slot g_rl[RL_SLOTS];
-static pthread_mutex_t g_rl_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int rate_ok(const char *ip)
-{
-	unsigned h = 5381;
-	time_t now = time(NULL);
-	int ok;
-
-	/* local tools and demos attach many clients at once; a reverse proxy
-	 * in front should do its own limiting */
-	if (strcmp(ip, "127.0.0.1") == 0 || strcmp(ip, "::1") == 0)
-		return 1;
-	for (const char *p = ip; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	pthread_mutex_lock(&g_rl_lock);
-	struct rl_slot *s = &g_rl[h % RL_SLOTS];
-	if (strcmp(s->ip, ip) != 0 || now - s->win >= 60) {
-		snprintf(s->ip, sizeof(s->ip), "%s", ip);
-		s->win = now;
-		s->n = 0;
-	}
-	ok = ++s->n <= 10;
-	pthread_mutex_unlock(&g_rl_lock);
-	return ok;
-}
-
 /* ---- the RPC ----------------------------------------------------------- */
 
 static int reply_ok(struct ct_http_resp *resp, int64_t uid, const char *name, const char *key)
@@ -264,15 +235,22 @@ static int account_rpc(struct ct_http_req *req, struct ct_http_resp *resp)
 	struct ct_db *db;
 	char key[CT_ACCOUNT_KEY_HEXLEN + 1], name[65];
 	int64_t uid = 0;
-	int rc, ok;
+	int rc, ok, wait = 0;
 
-	if (!rate_ok(req->remote_ip))
-		return ct_http_xml_error(resp, 429, "account_reply", CT_EAGAIN,
-					 "too many account requests; wait a minute", -1);
 	rc = parse_acct(req, &a);
 	if (rc < 0) {
 		rc = ct_http_xml_error(resp, rc == CT_EXML ? 400 : rc == CT_ETOOBIG ? 413 : 200,
 				       "account_reply", rc, ct_errmsg(rc), -1);
+		goto out;
+	}
+	/* the same limits as the web forms, before any password is hashed */
+	if (!ct_rl_allow(req->srv->conf, strcmp(a.action, "create") == 0 ? CT_RL_SIGNUP :
+			 CT_RL_LOGIN, req->remote_ip, a.email, ct_db_now(), &wait)) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "too many account requests; try again in %d s", wait);
+		ct_log_info("account %s from %s: rate-limited", a.action, req->remote_ip);
+		rc = ct_http_xml_error(resp, 429, "account_reply", CT_EAGAIN, msg, wait);
 		goto out;
 	}
 	db = ct_http_db(req);

@@ -30,6 +30,7 @@
 #include "lora_job.h"
 #include "lora_round.h"
 #include "roles.h"
+#include "robust.h"
 #include "sample.h"
 #include "server.h"
 #include "store.h"
@@ -217,6 +218,21 @@ static int lora_aggregate(struct ct_server *srv, struct ct_db *db, struct around
 	return rc;
 }
 
+/* The cross-shard check (robust.h) reads the canonical results through
+ * this. */
+struct robust_src {
+	struct ct_server *srv;
+	const struct around *a;
+	char (*names)[96];
+};
+
+static int robust_load(void *ctx, int i, float *w)
+{
+	struct robust_src *s = ctx;
+
+	return decode_canonical(s->srv, s->a, s->names[i], w);
+}
+
 /* Aggregate the canonical results into a->out (allocated here). */
 static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
@@ -242,7 +258,13 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 			m = CT_AVG_MEAN, trim = 0;
 	}
 	rc = canonical_names(db, a, &names);
-	if (rc == 0)
+	if (rc == 0) {
+		struct robust_src src = { srv, a, names };
+
+		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nwus,
+					   a->base.lay.total, a->base.params, robust_load, &src);
+	}
+	if (rc >= 0)
 		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
 		rc = m == CT_AVG_MEAN ? mean_streaming(srv, a, names)

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "account.h"
+#include "ct_avg.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -72,7 +73,7 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT,
        /* LoRA jobs */
-       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS };
+       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG };
 
 static const struct option submit_opts[] = {
 	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
@@ -89,6 +90,7 @@ static const struct option submit_opts[] = {
 	/* LoRA jobs */
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
+	{ "aggregate", 1, NULL, O_AGG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -161,10 +163,26 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 	}
 }
 
+/* --aggregate mean|trimmed-mean|median: how the assimilator combines a
+ * round's canonical results (ct_avg; job.aggregation). */
+static int aggregate_opt(const char *v, const char **out)
+{
+	enum ct_avg_method m;
+
+	if (strcmp(v, "trimmed-mean") == 0)
+		v = "trimmed";
+	if (ct_avg_parse_method(v, &m) < 0)
+		return ct_error(CT_EUSAGE, "--aggregate: '%s': want mean, trimmed-mean or "
+				"median", v);
+	*out = m == CT_AVG_MEAN ? "mean" : m == CT_AVG_TRIMMED ? "trimmed" : "median";
+	return 0;
+}
+
 static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_job_spec s = { .adaptive = -1 };
 	char *paths[3] = { NULL, NULL, NULL };
+	const char *agg = NULL;
 	struct ct_text_submit ts;
 	int64_t jobid = 0;
 	int c, rc = 0;
@@ -176,6 +194,7 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, NULL)) != -1)
 		rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
+		   : c == O_AGG ? aggregate_opt(optarg, &agg)
 			      : submit_opt(ctx, &s, c, paths);
 	if (rc == 0 && optind < argc)
 		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind]);
@@ -185,6 +204,12 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	s.train_path = paths[1];
 	s.eval_path = paths[2];
 	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
+	/* read by the assimilator only when a round ends: set it right after */
+	if (rc == 0 && agg != NULL)
+		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", agg,
+				jobid);
+	if (rc > 0)
+		rc = 0;
 	if (rc == 0)
 		rc = ct_text_submit_record(ctx, &ts, jobid);
 	if (rc == 0)
@@ -488,7 +513,7 @@ const struct ct_cmd ct_project_cmds[] = {
 	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
 	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
-	  "[--encoding lossless|int8] [--no-adaptive] "
+	  "[--encoding lossless|int8] [--no-adaptive] [--aggregate mean|trimmed-mean|median] "
 	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]] "
 	  "| with text instead of --train/--eval: --train-text FILE... "
 	  "(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2] "

@@ -105,6 +105,13 @@ int ct_eval_batch(int batch, int seq, uint64_t ntokens);
 /* 1 if a probe loss is acceptable: finite and <= base_loss + margin. */
 int ct_val_loss_ok(double loss, double base_loss, double margin);
 
+/* The probe-loss margin a job gets: its absolute `margin` (job.loss_margin,
+ * nats) or rel * base_loss, whichever is larger, so the margin scales with
+ * the job's loss (a job continuing a fine-tuned model has honest updates
+ * that cost more than 0.05 nats on the probe). rel is the project's
+ * daemons.loss_margin_rel (default 0.2; 0 = absolute only). */
+double ct_val_margin(double margin, double rel, double base_loss);
+
 /* One result taking part in a quorum decision. */
 struct ct_val_cand {
 	int64_t id;

@@ -59,7 +59,9 @@ static int status_for(int code)
 	}
 }
 
-/* Look the result up and check it may take an upload from hostid. */
+/* Look the result up and check it may take an upload from hostid: sent
+ * to that host, still in progress, and of a round not yet averaged (an
+ * upload for a closed round could never be used: CT_EEXPIRED, HTTP 410). */
 static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t *resultid)
 {
 	struct ct_db *db = ct_http_db(req);
@@ -68,7 +70,10 @@ static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t 
 
 	if (db == NULL)
 		return ct_error(CT_EAGAIN, "database unavailable");
-	rc = ct_db_query(db, &res, "SELECT id, hostid, server_state FROM result WHERE name=?",
+	rc = ct_db_query(db, &res, "SELECT r.id, r.hostid, r.server_state, "
+			 "COALESCE(rd.status, 0), w.round_idx, w.jobid FROM result r "
+			 "JOIN workunit w ON w.id = r.workunitid "
+			 "LEFT JOIN `round` rd ON rd.id = w.roundid WHERE r.name=?",
 			 "s", req->subpath);
 	if (rc < 0) {
 		ct_http_db_reset(req);
@@ -78,6 +83,10 @@ static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t 
 		rc = ct_error(CT_ENOTFOUND, "no such result");
 	else if (ct_db_int(res, 1) != hostid)
 		rc = ct_error(CT_EDENIED, "result was not sent to this host");
+	else if (ct_db_int(res, 3) != CT_ROUND_OPEN)
+		rc = ct_error(CT_EEXPIRED, "stale: round %lld of job %lld is already "
+			      "closed (averaged or stopped); this result is no longer needed",
+			      (long long)ct_db_int(res, 4), (long long)ct_db_int(res, 5));
 	else if (ct_db_int(res, 2) != CT_RS_IN_PROGRESS)
 		rc = ct_error(CT_ESTATE, "result is not in progress");
 	else
@@ -100,8 +109,11 @@ static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)
 		return upload_error(resp, 401, CT_EAUTH, "no X-Upload-Token header", req);
 	rc = ct_token_check(srv->secret, sizeof(srv->secret), req->subpath, token,
 			    ct_db_now(), &hostid, &max);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = upload_check_result(req, hostid, &rid);
+		if (rc == CT_EEXPIRED)	/* a stale result, not a stale token */
+			return upload_error(resp, 410, rc, ct_errmsg(rc), req);
+	}
 	if (rc < 0)
 		return upload_error(resp, status_for(rc), rc, ct_errmsg(rc), req);
 	if (req->content_length != UINT64_MAX && req->content_length > (uint64_t)max)

@@ -21,6 +21,11 @@ server_libctserver_a_SOURCES = \
 	server/account.c server/account.h \
 	server/sched.c server/sched_rpc.h \
 	server/sched_req.c server/sched_req.h \
+	server/eligibility.c server/eligibility.h \
+	server/worklimit.c server/worklimit.h \
+	server/ratelimit.c server/ratelimit.h \
+	server/stall.c server/stall.h \
+	server/robust.c server/robust.h \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \

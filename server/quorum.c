@@ -109,6 +109,13 @@ int ct_val_loss_ok(double loss, double base_loss, double margin)
 	return isfinite(loss) && loss <= base_loss + margin;
 }
 
+double ct_val_margin(double margin, double rel, double base_loss)
+{
+	double r = rel * base_loss;
+
+	return isfinite(r) && r > margin ? r : margin;
+}
+
 int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 		 size_t n, double tolerance)
 {

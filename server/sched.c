@@ -22,10 +22,12 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "eligibility.h"
 #include "lora_job.h"
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
+#include "worklimit.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
 
@@ -47,6 +49,7 @@ struct sched_ctx {
 	struct sched_req req;
 	int64_t userid, teamid, hostid;
 	int consecutive_valid;	/* the host's, for adaptive replication */
+	struct ct_elig_host who;	/* whom replicas are kept apart from */
 	char user_name[65];
 	double total_credit, expavg_credit;
 	struct ack acks[CT_SCHED_MAX_REPORTS];
@@ -406,7 +409,8 @@ static int claim_one(struct ct_db *db, void *arg)
 {
 	struct claim_txn *t = arg;
 	struct ct_db_res *res = NULL;
-	int64_t mine = 0, now = ct_db_now(), deadline;
+	int64_t now = ct_db_now(), deadline;
+	const char *why;
 	int rc, delay;
 
 	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask FROM workunit WHERE id=? "
@@ -419,11 +423,16 @@ static int claim_one(struct ct_db *db, void *arg)
 	}
 	delay = (int)ct_db_int(res, 0);
 	ct_db_res_free(res);
-	rc = ct_db_query_int(db, &mine, "SELECT COUNT(*) FROM result WHERE workunitid=? AND "
-			     "userid=?", "ll", t->wuid, t->c->userid);
-	if (rc < 0 || mine > 0)
-		return rc < 0 ? rc : 0;
-	deadline = now + delay;
+	rc = ct_elig_check(db, t->wuid, &t->c->who, &why);
+	if (rc <= 0) {
+		if (rc == 0)
+			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64
+				     " (%s)", t->c->hostid, t->wuid, why);
+		return rc;
+	}
+	rc = ct_wlim_deadline(db, t->c->srv->conf, t->wuid, t->c->hostid, delay, now, &deadline);
+	if (rc < 0)
+		return rc;
 	rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, teamid=?, "
 			"sent_time=?, report_deadline=? WHERE id=? AND server_state=?", "illlllli",
 			CT_RS_IN_PROGRESS, t->c->hostid, t->c->userid, t->c->teamid, now, deadline,
@@ -432,6 +441,8 @@ static int claim_one(struct ct_db *db, void *arg)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			"WHERE id=?", "ll", deadline, t->wuid);
+	if (rc >= 0)
+		rc = ct_elig_record(db, t->resultid, &t->c->who);
 	if (rc >= 0)
 		rc = maybe_adaptive(db, t);
 	return rc < 0 ? rc : 1;
@@ -488,6 +499,22 @@ static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
 	return 0;
 }
 
+/* Hoarding: the host's and account's caps from validated work, and the
+ * daily quota (worklimit.h). */
+static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
+{
+	const char *why = NULL;
+	int room = 0, rc;
+
+	rc = ct_wlim_room(c->db, c->srv->conf, c->userid, c->hostid, cap, &room, &why);
+	if (rc == 0 && room < *want) {
+		ct_log_debug("sched: host %" PRId64 ": %d result(s) at most (%s)", c->hostid,
+			     room, why);
+		*want = room;
+	}
+	return rc;
+}
+
 static int assign_work(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -501,12 +528,17 @@ static int assign_work(struct sched_ctx *c)
 	if (want > c->srv->max_wus_per_rpc)
 		want = c->srv->max_wus_per_rpc;
 	rc = in_progress_count(c, &inprog, &cap);
+	if (rc == 0)
+		rc = ct_elig_host_init(&c->who, c->srv->conf, c->userid, c->hostid,
+				       c->req.host_cpid, c->ip);
 	if (rc < 0)
 		return rc;
 	if (want > cap - inprog)
 		want = (int)(cap - inprog);
-	if (want <= 0)
-		return 0;
+	if (want > 0)
+		rc = limit_want(c, cap, &want);
+	if (rc < 0 || want <= 0)
+		return rc;
 	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r WHERE "
 			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 WHERE "
 			 "r2.workunitid=r.workunitid AND r2.userid=?) ORDER BY r.priority DESC, r.id "
@@ -626,6 +658,43 @@ static int put_acks(struct ct_buf *b, struct sched_ctx *c)
 	return rc;
 }
 
+/* request_delay for this reply. A host that got no work while some job's
+ * newest round has every result back (validation and assimilation are
+ * about to open the next round) is told to come back within a second, so
+ * round turnover does not wait a whole request_delay; otherwise the
+ * configured delay. */
+static long reply_delay(struct sched_ctx *c)
+{
+	int64_t turning = 0;
+
+	if (c->nsend > 0 || c->srv->request_delay <= 1)
+		return c->srv->request_delay;
+	if (ct_db_query_int(c->db, &turning, "SELECT COUNT(*) FROM job j WHERE j.status=1 AND "
+			    "j.cur_round < j.nrounds AND NOT EXISTS (SELECT 1 FROM workunit w "
+			    "JOIN result r ON r.workunitid=w.id WHERE w.jobid=j.id AND "
+			    "w.round_idx=j.cur_round AND r.server_state<>5)", "") < 0)
+		return c->srv->request_delay;
+	return turning > 0 ? 1 : c->srv->request_delay;
+}
+
+/* The user's standing for the client's saver: rank by recent average
+ * credit (1 = first) and results reported but not yet validated. A failed
+ * count leaves the element out (the reply still goes). */
+static int put_standing(struct ct_buf *b, struct sched_ctx *c)
+{
+	int64_t ahead = 0, pending = 0;
+	int rc = 0;
+
+	if (ct_db_query_int(c->db, &ahead, "SELECT COUNT(*) FROM `user` WHERE expavg_credit > ?",
+			    "d", c->expavg_credit) == 0)
+		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	if (rc == 0 && ct_db_query_int(c->db, &pending, "SELECT COUNT(*) FROM result WHERE "
+				       "userid=? AND server_state=5 AND outcome=1 AND "
+				       "validate_state IN (0, 4)", "l", c->userid) == 0)
+		rc = ct_xml_elem_int64(b, "pending_results", pending);
+	return rc;
+}
+
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	const char *pname = "crowdtune";
@@ -634,11 +703,12 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	ct_conf_get_str(c->srv->conf, "project_name", "crowdtune", &pname);
 	rc = ct_xml_open(b, "scheduler_reply");
 	if (rc == 0) rc = ct_xml_elem_int64(b, "host_id", c->hostid);
-	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", c->srv->request_delay);
+	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", reply_delay(c));
 	if (rc == 0) rc = ct_xml_elem_str(b, "user_name", c->user_name);
 	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);
 	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
+	if (rc == 0) rc = put_standing(b, c);
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;

@@ -10,11 +10,14 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_utf8.h"
 #include "ct_xml.h"
 
 #define STRCAP 255
 
-/* Optional string: absent -> "" (allocated). */
+/* Optional descriptive string: absent -> "" (allocated); bytes that are
+ * not UTF-8 become '?' and it is cut on a character boundary to `cap`
+ * bytes, so a long or odd field never makes the host's row unstorable. */
 static int opt_str(xmlNodePtr p, const char *name, size_t cap, char **out)
 {
 	int rc = ct_xml_get_str(p, name, 1u << 16, out);
@@ -25,8 +28,7 @@ static int opt_str(xmlNodePtr p, const char *name, size_t cap, char **out)
 	}
 	if (rc < 0)
 		return rc;
-	if (strlen(*out) > cap)
-		(*out)[cap] = 0;	/* descriptive strings are cut, not refused */
+	ct_utf8_fit(*out, cap);	/* descriptive strings are cut, not refused */
 	return 0;
 }
 
@@ -145,8 +147,9 @@ static int parse_lists(xmlNodePtr root, struct sched_req *r)
 		}
 		r->other[r->nother] = strndup(t ? (const char *)t : "", 80);
 		xmlFree(t);
-		if (r->other[r->nother++] == NULL)
+		if (r->other[r->nother] == NULL)
 			return CT_ENOMEM;
+		ct_utf8_fit(r->other[r->nother++], 80);
 	}
 	w = ct_xml_child(root, "work_req");
 	if (rc == 0 && w)

@@ -27,6 +27,8 @@
 #include "db.h"
 #include "roles.h"
 #include "server.h"
+#include "stall.h"
+#include "worklimit.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -221,8 +223,9 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
 			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=?, update_time=? "
-				"WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
+		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=LEFT(CONCAT(?, "
+				"IF(error_message='', '', CONCAT('; ', error_message))), 255), "
+				"update_time=? WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
 				ct_db_now(), w->jobid, CT_JOB_RUNNING);
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
@@ -278,6 +281,20 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 	return rc < 0 ? rc : 0;
 }
 
+/* Errors of hosts that never returned a valid result do not count towards
+ * the WU's caps: free accounts reporting errors cannot fail a job. */
+static int discount_unproven(struct ct_db *db, struct twu *w)
+{
+	int n = 0, rc;
+
+	if (w->canonical != 0 || w->error_mask != 0 || w->nerror == 0)
+		return 0;
+	rc = ct_wlim_unproven_errors(db, w->id, &n);
+	w->nerror -= n;
+	w->ntotal -= n;
+	return rc;
+}
+
 static int transition_one(struct ct_db *db, void *arg)
 {
 	int64_t wuid = *(const int64_t *)arg, now = ct_db_now();
@@ -288,6 +305,10 @@ static int transition_one(struct ct_db *db, void *arg)
 	if (rc < 0 || w.id == 0)
 		return rc;
 	rc = scan_results(db, &w, now);
+	if (rc == 0 && w.canonical == 0 && w.error_mask == 0 && w.nerror > 1)
+		rc = ct_stall_check(db, w.jobid, w.id, w.name);
+	if (rc >= 0)
+		rc = discount_unproven(db, &w);
 	if (rc < 0)
 		return rc;
 	if (w.canonical == 0 && w.error_mask == 0) {

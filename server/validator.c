@@ -77,6 +77,7 @@ struct vwu {
 	struct ct_tokens eval;
 	int have_eval;
 	double base_probe, credit, flops, max_ratio;
+	double margin_rel;	/* [daemons.loss_margin_rel]: see ct_val_margin() */
 	size_t nr;
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
@@ -347,7 +348,8 @@ static int check_new(struct vwu *v, struct vres *r)
 			free(merged);
 			return rc;
 		}
-		if (!ct_val_loss_ok(r->probe, v->base_probe, v->j.loss_margin))
+		if (!ct_val_loss_ok(r->probe, v->base_probe,
+				    ct_val_margin(v->j.loss_margin, v->margin_rel, v->base_probe)))
 			r->reason = CT_VAL_LOSS;
 	}
 	free(merged);
@@ -449,7 +451,14 @@ static int apply_result(struct ct_db *db, struct vwu *v, struct vres *r, int64_t
 	if (r->new_state == r->state && r->state != CT_VS_INIT)
 		return 0;
 	if (r->reason != CT_VAL_OK) {
-		snprintf(msg, sizeof(msg), "validator: %s", ct_val_reason_name(r->reason));
+		if (r->reason == CT_VAL_LOSS)	/* say by how much: the operator may
+						 * have to change the margin */
+			snprintf(msg, sizeof(msg), "validator: probe_loss %.4f > %.4f + %.4f",
+				 r->probe, v->base_probe, ct_val_margin(v->j.loss_margin,
+				 v->margin_rel, v->base_probe));
+		else
+			snprintf(msg, sizeof(msg), "validator: %s",
+				 ct_val_reason_name(r->reason));
 		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, outcome=?, "
 				"error_message=?, validate_time=? WHERE id=? AND validate_state=?",
 				"iislli", CT_VS_INVALID, CT_RO_VALIDATE_ERROR, msg, now, r->id,
@@ -580,6 +589,9 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	v->srv = srv;
 	rc = ct_conf_get_double(srv->conf, "daemons.max_update_ratio", 1.0, 0.0, 1e9,
 				&v->max_ratio);
+	if (rc == 0)
+		rc = ct_conf_get_double(srv->conf, "daemons.loss_margin_rel", 0.2, 0.0, 100.0,
+					&v->margin_rel);
 	if (rc == 0)
 		rc = load_job(db, wuid, &v->j);
 	if (rc < 0)

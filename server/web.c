@@ -554,8 +554,6 @@ static int method_ok(const struct web_route *r, const char *m)
 	return post;
 }
 
-static atomic_int db_ready;
-
 static int status_of(int rc)
 {
 	switch (rc) {
@@ -579,12 +577,6 @@ int ct_web_handle(struct ct_web_req *req, struct ct_web_resp *resp)
 			ttl = atoi(v);
 		atomic_store(&cache_ttl, ttl < 0 ? 0 : ttl > 3600 ? 3600 : ttl);
 	}
-	if (!atomic_load(&db_ready)) {
-		rc = ct_web_init_db(req->db);
-		if (rc < 0)
-			return rc;
-		atomic_store(&db_ready, 1);
-	}
 	rc = web_identify(req, resp);
 	if (rc < 0)
 		return rc;
@@ -607,18 +599,4 @@ int ct_web_handle(struct ct_web_req *req, struct ct_web_resp *resp)
 						 : ct_errmsg(rc));
 	}
 	return rc;
-}
-
-int ct_web_init_db(struct ct_db *db)
-{
-	int rc = ct_db_exec(db, "CREATE TABLE IF NOT EXISTS web_session ("
-		"token_hash CHAR(64) NOT NULL PRIMARY KEY, "
-		"userid BIGINT NOT NULL, "
-		"create_time BIGINT NOT NULL, "
-		"expire_time BIGINT NOT NULL, "
-		"KEY web_session_user (userid), "
-		"KEY web_session_expire (expire_time)"
-		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", "");
-
-	return rc < 0 ? rc : 0;
 }

@@ -116,11 +116,6 @@ int ct_web_owns_path(const char *path);
  * front end then answers 500). */
 int ct_web_handle(struct ct_web_req *req, struct ct_web_resp *resp);
 
-/* Prepare the web module's tables (web_session) on `db`; idempotent.
- * ct_web_handle() calls it once per process by itself. Returns 0 or
- * CT_EDB. */
-int ct_web_init_db(struct ct_db *db);
-
 /* The stats-export role: when the files under PROJECT/html/stats/ are
  * older than the export interval (config key web.stats_interval, seconds,
  * default 3600), write tables.xml, user.gz, team.gz and host.gz (BOINC

@@ -19,7 +19,9 @@
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "ct_utf8.h"
 #include "db.h"
+#include "ratelimit.h"
 #include "server.h"
 #include "tmpl.h"
 #include "web_int.h"
@@ -263,6 +265,33 @@ static int key_page(struct ct_web_req *req, struct ct_web_resp *resp,
 	return rc;
 }
 
+/* The 429 page of the account forms' rate limits (ratelimit.h): checked
+ * before any password is hashed. Returns 0 when the action may go on, 1
+ * when resp holds the refusal, or a CT_E* code. */
+static int rate_limited(struct ct_web_req *req, struct ct_web_resp *resp,
+			enum ct_rl_action action, const char *account)
+{
+	struct ct_buf c = CT_BUF_INIT(4096);
+	int wait = 0, rc;
+
+	if (ct_rl_allow(req->srv ? req->srv->conf : NULL, action, req->remote_addr, account,
+			ct_db_now(), &wait))
+		return 0;
+	ct_log_info("web: %s from %s: rate-limited", action == CT_RL_LOGIN ? "sign-in" :
+		    "sign-up", req->remote_addr ? req->remote_addr : "?");
+	rc = ct_tmpl_printf(&c, "<p class=\"notice error\" id=\"rate-limited\">Too many "
+			    "%s attempts from your address%s. Please try again in %d "
+			    "minute%s.</p><p><a href=\"/\">Home</a></p>",
+			    action == CT_RL_LOGIN ? "sign-in" : "sign-up",
+			    action == CT_RL_LOGIN ? " or for this account" : "",
+			    (wait + 59) / 60, (wait + 59) / 60 == 1 ? "" : "s");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Too many attempts", &c, NULL);
+	resp->status = 429;
+	ct_buf_free(&c);
+	return rc < 0 ? rc : 1;
+}
+
 int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	const char *name = ct_web_arg(req, "name"), *email = ct_web_arg(req, "email");
@@ -277,6 +306,9 @@ int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
 		return create_form(req, resp, "The form expired; please send it again.");
 	if (name == NULL || email == NULL || pw == NULL)
 		return create_form(req, resp, "Please fill in every field.");
+	rc = rate_limited(req, resp, CT_RL_SIGNUP, NULL);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	rc = ct_account_create(req->db, name, email, pw, key, &userid);
 	if (rc == CT_EEXISTS || rc == CT_EDUP)
 		return create_form(req, resp, "An account with this e-mail "
@@ -332,6 +364,9 @@ int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
 		return login_form(req, resp, NULL);
 	if (!ct_web_csrf_ok(req))
 		return login_form(req, resp, "The form expired; please send it again.");
+	rc = rate_limited(req, resp, CT_RL_LOGIN, key != NULL && *key != '\0' ? NULL : email);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (key != NULL && *key != '\0')
 		rc = user_by_key(req->db, key, &userid);
 	else if (email != NULL && pw != NULL)
@@ -525,6 +560,8 @@ int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	    strlen(t.description) > 1000)
 		return team_form(req, resp, "A team needs a name of 1 to 64 "
 				 "bytes and a description of at most 1000.");
+	if (!ct_utf8_valid(t.name) || !ct_utf8_valid(t.description))
+		return team_form(req, resp, "The name and description must be UTF-8 text.");
 	rc = ct_db_txn(req->db, team_create_txn, &t);
 	if (rc == CT_EDUP)
 		return team_form(req, resp, "A team with this name exists already.");

@@ -296,10 +296,8 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 	if (stat(path, &st) == 0 && time(NULL) - st.st_mtime < interval)
 		return 0;
 	/* Housekeeping that shares the export's pace: expired web sessions. */
-	rc = ct_web_init_db(db);
-	if (rc == 0)
-		rc = ct_db_exec(db, "DELETE FROM web_session WHERE "
-				"expire_time <= ?", "l", ct_db_now());
+	rc = ct_db_exec(db, "DELETE FROM web_session WHERE "
+			"expire_time <= ?", "l", ct_db_now());
 	if (rc < 0)
 		return rc;
 	rc = ct_stats_export(srv, db);

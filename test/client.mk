@@ -1,11 +1,12 @@
 # Tests of the volunteer client (client/): cmocka unit tests of its modules
 # and the real-process integration tests (test/client_*.sh).
 CT_CLIENT_TEST_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
-CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11_LIBS)
+CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS)
 
 if HAVE_CMOCKA
 CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
-	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl test/test_cl_status
+	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl test/test_cl_status \
+	test/test_cl_buffer
 check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
 TESTS += $(CT_CLIENT_UNIT_TESTS)
 
@@ -20,6 +21,10 @@ test_test_cl_backoff_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_prefs_SOURCES = test/test_cl_prefs.c
 test_test_cl_prefs_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_prefs_LDADD = $(CT_CLIENT_TEST_LIBS)
+
+test_test_cl_buffer_SOURCES = test/test_cl_buffer.c
+test_test_cl_buffer_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_buffer_LDADD = $(CT_CLIENT_TEST_LIBS)
 
 test_test_cl_idle_SOURCES = test/test_cl_idle.c
 test_test_cl_idle_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
@@ -47,7 +52,17 @@ test_cl_fake_server_LDADD = lib/libctune.a $(MHD_LIBS) $(CT_DEP_LIBS)
 # Real-process integration tests of the client (stand-in server + ctune run).
 CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh \
 	test/client_backoff.sh test/client_badinput.sh test/client_server_e2e.sh \
+	test/client_attach.sh test/client_install.sh test/client_xsaver.sh \
+	test/client_buffer.sh \
 	test/text_job_e2e.sh
 dist_check_SCRIPTS += $(CT_CLIENT_IT)
 TESTS += $(CT_CLIENT_IT)
 EXTRA_DIST += test/client_lib.sh
+
+# Screenshot checker of the X11 saver test (only with X11).
+if HAVE_X11
+check_PROGRAMS += test/x11_shot
+test_x11_shot_SOURCES = test/x11_shot.c
+test_x11_shot_CFLAGS = $(AM_CFLAGS) $(X11_CFLAGS)
+test_x11_shot_LDADD = $(X11_LIBS)
+endif

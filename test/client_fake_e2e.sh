@@ -24,7 +24,7 @@ head -c 4096 "$T/srv/data.bin" >"$T/c1/cache/$DATA_SHA.part"
 head -c 5000 /dev/urandom >"$T/c2/cache/$MODEL_SHA.part"
 
 start_client c1 --always --device cpu --backoff-base 0.2; C1=$CPID
-start_client c2 --always --device cpu --backoff-base 0.2; C2=$CPID
+start_client c2 --always --device cpu --backoff-base 0.2 --cache-max-mb 0; C2=$CPID
 wait_for 60 "both results reported" bash -c "grep -c ' success ' '$T/srv/reports.log' | grep -qx 2"
 
 grep -q "GET $DATA_SHA 4096" "$T/srv/downloads.log" || fail "the partial download was not resumed with Range"
@@ -34,9 +34,12 @@ for r in r0 r1; do
 done
 grep -q DUP "$T/srv/reports.log" && fail "a result was reported twice"
 
-# the task is forgotten once acknowledged; the cache is cleaned
+# the task is forgotten once acknowledged; its inputs stay cached by hash
+# for the next task or round (c1), unless the cache may hold nothing (c2)
 wait_for 20 "c1 forgets reported task" bash -c "! grep -q '<task>' '$T/c1/client_state.xml'"
-[ -e "$T/c1/cache/$DATA_SHA" ] && fail "cache file kept after the task was reported"
+[ -e "$T/c1/cache/$DATA_SHA" ] || fail "input not kept in the cache after the task was reported"
+wait_for 20 "c2 forgets reported task" bash -c "! grep -q '<task>' '$T/c2/client_state.xml'"
+[ -e "$T/c2/cache/$DATA_SHA" ] && fail "cache over --cache-max-mb 0 after the task was reported"
 
 "$CTUNE" --dir "$T/c1" status >"$T/status.out" || fail "ctune status"
 grep -q "project $FAKE_URL" "$T/status.out" || fail "status lacks the project"

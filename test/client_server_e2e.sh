@@ -45,7 +45,7 @@ for i in 1 2; do
 	KEY=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
 		--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
 	[ -n "$KEY" ] || fail "user create $i"
-	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" >/dev/null || fail "attach c$i"
+	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" --no-verify >/dev/null || fail "attach c$i"  # server still down
 done
 start_client c1 $COMMON; C1=$CPID
 start_client c2 $COMMON --max-cpu-percent 5; C2=$CPID

@@ -11,6 +11,8 @@
  *             noise   base + Gaussian noise with the L2 norm of the honest
  *                     update
  *             x10     base + 10 * (honest - base)
+ *             flip    base - (honest - base): the sign-flipped update
+ *                     (passes the single-result checks; colluders agree)
  *             nudge   base + 0.9 * (honest - base): passes every check of
  *                     a single result, but is not the honest result
  *             nan     the honest weights with one NaN
@@ -19,6 +21,9 @@
  *           grad_clip= (the work unit's values, as the scheduler sends them)
  *       Also writes OUT.weights: the raw float32 weights it claims (for
  *       shape: the honest ones, which it does not claim).
+ *   craft_result median BASE OUT W1 W2 W3 ... checkpoint of the
+ *       coordinate-wise median of an odd number of raw weight files (its
+ *       own sort, to check the assimilator's --aggregate median).
  *   craft_result mean BASE OUT W1 W2 ...      checkpoint of the mean
  *       of the raw weight files W1..WK (float sum in order, then one
  *       division by K), with BASE's config, written as an llm.c checkpoint.
@@ -128,6 +133,9 @@ static int craft(const char *mode, const float *base, float *w, size_t n)
 	} else if (strcmp(mode, "x10") == 0) {
 		for (size_t i = 0; i < n; i++)
 			w[i] = base[i] + 10.0f * (w[i] - base[i]);
+	} else if (strcmp(mode, "flip") == 0) {
+		for (size_t i = 0; i < n; i++)
+			w[i] = base[i] - (w[i] - base[i]);
 	} else if (strcmp(mode, "nan") == 0) {
 		w[n / 2] = NAN;
 	} else if (strcmp(mode, "nudge") == 0) {
@@ -236,12 +244,57 @@ static int cmd_mean(const char *base_path, const char *out_path, int k, char **f
 	return rc;
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The coordinate-wise median of an odd number K of raw weight files. */
+static int cmd_median(const char *base_path, const char *out_path, int k, char **files)
+{
+	struct ct_gpt2 base = { 0 };
+	unsigned char *data[15] = { NULL };
+	size_t len, n = 0;
+	float *out = NULL, col[15];
+	int rc;
+
+	if (k % 2 == 0 || k > 15)
+		return ct_error(CT_EINVAL, "median: want an odd number of files, at most 15");
+	rc = ct_gpt2_load(base_path, &base);
+	if (rc == 0) {
+		n = base.lay.total;
+		if ((out = calloc(n, sizeof(float))) == NULL)
+			rc = CT_ENOMEM;
+	}
+	for (int j = 0; rc == 0 && j < k; j++) {
+		rc = ct_file_read_all(files[j], n * sizeof(float) + 1, &data[j], &len);
+		if (rc == 0 && len != n * sizeof(float))
+			rc = ct_error(CT_EFORMAT, "%s: %zu bytes", files[j], len);
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		for (int j = 0; j < k; j++)
+			memcpy(&col[j], data[j] + i * sizeof(float), sizeof(float));
+		qsort(col, (size_t)k, sizeof(float), cmp_float);
+		out[i] = col[k / 2];
+	}
+	if (rc == 0) rc = ct_gpt2_save(out_path, &base.cfg, out);
+	for (int j = 0; j < k; j++)
+		free(data[j]);
+	free(out);
+	ct_gpt2_free(&base);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
 
 	if (argc >= 5 && strcmp(argv[1], "mean") == 0)
 		rc = cmd_mean(argv[2], argv[3], argc - 4, argv + 4);
+	else if (argc >= 5 && strcmp(argv[1], "median") == 0)
+		rc = cmd_median(argv[2], argv[3], argc - 4, argv + 4);
 	else if (argc >= 5 && strcmp(argv[1], "mean") != 0)
 		rc = cmd_result(argv[1], argv[2], argv[3], argv[4], argc - 5, argv + 5);
 	else

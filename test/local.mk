@@ -15,3 +15,4 @@ include test/crafted.mk
 include test/lofi.mk
 include test/lora_srv.mk
 include test/tokenizer.mk
+include test/attack.mk

@@ -114,6 +114,16 @@ static void test_decide(void **unused)
 	e.device_is_gpu = 1;
 	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
 	assert_string_equal(ct_suspend_reason_str(CT_SUSPEND_USER_ACTIVE), "user active");
+	/* other programs' CPU share: off by default, then above X% suspends */
+	e.other_cpu_percent = 90;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	assert_int_equal(load_text(&p, "suspend_cpu_percent = 25\n"), 0);
+	assert_int_equal(p.suspend_cpu_percent, 25);
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_SUSPEND_CPU_BUSY);
+	e.other_cpu_percent = 25;
+	assert_int_equal(ct_prefs_decide(&p, &e), CT_RUN_OK);
+	assert_string_equal(ct_suspend_reason_str(CT_SUSPEND_CPU_BUSY), "computer busy");
+	assert_int_equal(load_text(&p, "suspend_cpu_percent = 101\n"), CT_ECONFIG);
 }
 
 static void test_throttle(void **unused)

@@ -18,6 +18,8 @@ static const char doc[] =
 	"<seconds>10</seconds><tokens>1000</tokens></totals>"
 	"<project><url>http://h</url><user_name>alice</user_name><hostid>7</hostid>"
 	"<credit>0.0022570666</credit><rac>0.0002</rac><rank>3</rank>"
+	"<pending_results>2</pending_results><eta_task_s>42</eta_task_s>"
+	"<eta_queue_s>150</eta_queue_s><queued_tasks>3</queued_tasks>"
 	"<task><name>j1-r2-s5-1</name><state>running</state><progress>0.5</progress>"
 	"<step>25</step><steps>50</steps><last_loss>3.25</last_loss><job>1</job>"
 	"<round>2</round></task>"
@@ -44,6 +46,8 @@ static void test_parse_and_text(void **unused)
 	assert_non_null(strstr(ct_buf_cstr(&b), "[##########----------]  50%  step 25/50  loss 3.2500"));
 	assert_non_null(strstr(ct_buf_cstr(&b), "credit 0.002257"));	/* not "0.00" */
 	assert_non_null(strstr(ct_buf_cstr(&b), "rank #3"));
+	assert_non_null(strstr(ct_buf_cstr(&b), "ETA this WU 42 s, queue 2 min (3 tasks); "
+				"credit granted 0.002257, 2 results pending validation"));
 	assert_non_null(strstr(ct_buf_cstr(&b), "23.5k tokens/s"));
 	assert_non_null(strstr(ct_buf_cstr(&b), "opencl:0, pthread-cpu (conforming)"));
 	ct_buf_free(&b);

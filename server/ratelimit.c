@@ -1,0 +1,151 @@
+/*
+ * ratelimit.c - token buckets per exact key for the account actions (see
+ * ratelimit.h).
+ */
+#include "ratelimit.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+struct bucket {
+	char key[CT_RL_KEYLEN];
+	double tokens;
+	int64_t t;		/* when tokens was computed */
+	double burst, rate;	/* rate: tokens a second */
+};
+
+struct limit {
+	const char *prefix, *burst_key, *rate_key;
+	long burst, per_hour;
+};
+
+static const struct limit g_limits[] = {
+	{ "login-ip", "limits.login_ip_burst", "limits.login_ip_per_hour", 10, 60 },
+	{ "login-acct", "limits.login_acct_burst", "limits.login_acct_per_hour", 5, 12 },
+	{ "signup-ip", "limits.signup_ip_burst", "limits.signup_ip_per_hour", 3, 6 },
+};
+enum { L_LOGIN_IP, L_LOGIN_ACCT, L_SIGNUP_IP };
+
+static struct bucket g_b[CT_RL_CAP];
+static int g_n;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double level(const struct bucket *b, int64_t now)
+{
+	double v = b->tokens + (double)(now - b->t) * b->rate;
+
+	return v > b->burst ? b->burst : v;
+}
+
+/* Drop the buckets that are full again (the same as absent). */
+static void sweep(int64_t now)
+{
+	int j = 0;
+
+	for (int i = 0; i < g_n; i++)
+		if (level(&g_b[i], now) < g_b[i].burst)
+			g_b[j++] = g_b[i];
+	g_n = j;
+}
+
+/* The bucket of key, made full when new; NULL when the table is full
+ * (the caller swept it first). */
+static struct bucket *find(const char *key, double burst, double rate, int64_t now)
+{
+	struct bucket *b;
+
+	for (int i = 0; i < g_n; i++)
+		if (strcmp(g_b[i].key, key) == 0)
+			return &g_b[i];
+	if (g_n == CT_RL_CAP)
+		return NULL;
+	b = &g_b[g_n++];
+	snprintf(b->key, sizeof(b->key), "%s", key);
+	b->tokens = burst;
+	b->t = now;
+	b->burst = burst;
+	b->rate = rate;
+	return b;
+}
+
+static void limit_of(const struct ct_conf *conf, int which, double *burst, double *rate)
+{
+	const struct limit *l = &g_limits[which];
+	long bu = l->burst, ph = l->per_hour;
+
+	if (conf != NULL) {
+		if (ct_conf_get_int(conf, l->burst_key, l->burst, 1, 1000000, &bu) < 0)
+			bu = l->burst;
+		if (ct_conf_get_int(conf, l->rate_key, l->per_hour, 1, 100000000, &ph) < 0)
+			ph = l->per_hour;
+	}
+	*burst = (double)bu;
+	*rate = (double)ph / 3600.0;
+}
+
+static int loopback(const char *ip)
+{
+	return strncmp(ip, "127.", 4) == 0 || strcmp(ip, "::1") == 0 ||
+	       strncmp(ip, "::ffff:127.", 11) == 0;
+}
+
+int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char *ip,
+		const char *account, int64_t now, int *retry_s)
+{
+	struct bucket *bs[2] = { NULL, NULL };
+	int which[2], n = 0, ok = 1, lo = 0;
+	char key[CT_RL_KEYLEN];
+
+	*retry_s = 0;
+	if (ip == NULL)
+		ip = "";
+	if (conf != NULL && ct_conf_get_bool(conf, "limits.loopback", 0, &lo) < 0)
+		lo = 0;
+	if (loopback(ip) && !lo)
+		return 1;
+	which[n++] = action == CT_RL_LOGIN ? L_LOGIN_IP : L_SIGNUP_IP;
+	if (action == CT_RL_LOGIN && account != NULL && account[0] != '\0')
+		which[n++] = L_LOGIN_ACCT;
+	pthread_mutex_lock(&g_lock);
+	if (g_n > CT_RL_CAP - 2)	/* before any find(): it keeps pointers */
+		sweep(now);
+	for (int i = 0; i < n; i++) {
+		const char *who = which[i] == L_LOGIN_ACCT ? account : ip;
+		double burst, rate;
+		size_t k;
+
+		k = (size_t)snprintf(key, sizeof(key), "%s %s", g_limits[which[i]].prefix, who);
+		/* e-mail addresses are case-insensitive here as in account.c */
+		for (size_t j = strlen(g_limits[which[i]].prefix) + 1; j < k && j < sizeof(key); j++)
+			key[j] = (char)tolower((unsigned char)key[j]);
+		limit_of(conf, which[i], &burst, &rate);
+		bs[i] = find(key, burst, rate, now);
+		if (bs[i] == NULL) {	/* full of keys being limited: fail closed */
+			ok = 0;
+			*retry_s = 60;
+			continue;
+		}
+		bs[i]->tokens = level(bs[i], now);
+		bs[i]->t = now;
+		if (bs[i]->tokens < 1.0) {
+			int w = (int)((1.0 - bs[i]->tokens) / bs[i]->rate) + 1;
+
+			ok = 0;
+			*retry_s = w > *retry_s ? w : *retry_s;
+		}
+	}
+	if (ok)
+		for (int i = 0; i < n; i++)
+			bs[i]->tokens -= 1.0;
+	pthread_mutex_unlock(&g_lock);
+	return ok;
+}
+
+void ct_rl_reset(void)
+{
+	pthread_mutex_lock(&g_lock);
+	g_n = 0;
+	pthread_mutex_unlock(&g_lock);
+}

@@ -1,0 +1,64 @@
+/*
+ * worklimit.h - how much work a host may hold, for how long, and whose
+ * errors count against a work unit (doc/validation.md, "Errors and
+ * hoarding"). Everything is derived from the result and host rows the
+ * other modules already keep, so there is no counter to drift:
+ *
+ *   proven host   a host with at least one valid result (host.nresults_valid)
+ *   in progress   when sched.new_host_in_progress = N > 0 (0, the
+ *                 default, leaves only sched.max_in_progress): per host at
+ *                 most min(max_in_progress (or the host's own), N + the
+ *                 host's valid results of the last 24 h); per account at
+ *                 most N + the account's valid results of the last 24 h,
+ *                 or the host's cap when that is larger
+ *   daily quota   results sent to a host in the last 24 h stay below
+ *                 min(daily_quota_max, daily_quota + nresults_valid),
+ *                 halved for each error (client error, no reply, refused
+ *                 upload) among them, at least 1
+ *   deadline      from the WU's expected compute time (the median elapsed
+ *                 time of the job's last 32 valid results): proven hosts
+ *                 10x, new hosts 3x, at least sched.min_deadline, at most
+ *                 the WU's delay_bound; with no estimate yet a new host
+ *                 gets sched.new_host_deadline, a proven one delay_bound
+ *   errors        errors of hosts that never returned a valid result do
+ *                 not count towards a WU's max_error_results (nor its
+ *                 max_total_results): free accounts cannot fail a job
+ *
+ * Config keys ([sched]): daily_quota (32), daily_quota_max (1000),
+ * new_host_in_progress (0 = off), min_deadline (120 s), new_host_deadline
+ * (3600 s). Threads: reentrant; db calls on the caller's connection.
+ */
+#ifndef CT_WORKLIMIT_H
+#define CT_WORKLIMIT_H
+
+#include <stdint.h>
+
+#include "ct_conf.h"
+#include "db.h"
+
+struct ct_wlim_policy {
+	int daily_quota, daily_quota_max, new_host_in_progress;
+	int min_deadline, new_host_deadline;
+};
+
+/* The policy from conf (NULL: defaults). Returns 0 or CT_ECONFIG. */
+int ct_wlim_policy_load(const struct ct_conf *conf, struct ct_wlim_policy *p);
+
+/* How many more results host hostid of account userid may take now
+ * (*room >= 0), given the project's in-progress cap `cap` for the host
+ * (the host's max_in_progress or sched.max_in_progress). *why names the
+ * limit that bound it ("host in progress", "account in progress", "daily
+ * quota"; static) or NULL. Returns 0 or CT_EDB / CT_ECONFIG. */
+int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
+		 int64_t hostid, int64_t cap, int *room, const char **why);
+
+/* The report deadline of a result of WU wuid sent at `now` to host
+ * hostid, whose WU allows delay_bound seconds. Returns 0 or CT_EDB. */
+int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline);
+
+/* Errors (client error, no reply, validate error) among WU wuid's results
+ * that came from hosts with no valid result at all. Returns 0 or CT_EDB. */
+int ct_wlim_unproven_errors(struct ct_db *db, int64_t wuid, int *n);
+
+#endif

@@ -1,0 +1,27 @@
+# Integration tests of the defences against several free accounts, bad
+# peer strings and crashes (doc/validation.md): each starts a real
+# ctune-server and drives it over HTTP with scripted or crafted clients.
+# Included from test/local.mk.
+CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
+	test/server_stale_upload.sh test/server_replicas_apart.sh \
+	test/server_hoarding.sh test/server_ratelimit.sh \
+	test/server_honest_stall.sh test/server_aggregate.sh \
+	test/server_collude.sh test/server_crossshard.sh
+EXTRA_DIST += test/attack_lib.sh
+dist_check_SCRIPTS += $(CT_ATTACK_TESTS)
+TESTS += $(CT_ATTACK_TESTS)
+
+if HAVE_CMOCKA
+CT_ATTACK_UNIT_TESTS = test/test_eligibility test/test_ratelimit test/test_robust
+check_PROGRAMS += $(CT_ATTACK_UNIT_TESTS)
+TESTS += $(CT_ATTACK_UNIT_TESTS)
+test_test_eligibility_SOURCES = test/test_eligibility.c
+test_test_eligibility_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_eligibility_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_ratelimit_SOURCES = test/test_ratelimit.c
+test_test_ratelimit_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_ratelimit_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_robust_SOURCES = test/test_robust.c
+test_test_robust_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_robust_LDADD = $(CT_SERVER_TEST_LIBS)
+endif
