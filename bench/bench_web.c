@@ -1,7 +1,7 @@
 /*
  * bench_web - how fast the web pages render with many volunteers.
  *
- *   bench/bench_web [NUSERS]      (default 20000)
+ *   bench/bench_web [NUSERS [NWUS]]   (defaults 20000, 100000)
  *
  * Makes a project in a temporary directory on the embedded database, fills
  * it with NUSERS users, NUSERS/4 teams and NUSERS hosts with random credit
@@ -10,7 +10,8 @@
  * for each page, without the content cache and with it, and prints a table
  * of the median and worst of 15 requests, plus the plan MariaDB picks for
  * the leaderboard query (it must read the credit index, not sort the
- * table).
+ * table). With NWUS > 0 it also times the page of a job of NWUS work
+ * units (two results each), the issue-13 goal: <= 50 ms uncached.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "ct_err.h"
 #include "ct_log.h"
+#include "daemons.h"
 #include "db.h"
 #include "web.h"
 #include "web_fixture.h"
@@ -73,6 +75,42 @@ static int fill(struct ct_db *db, int n)
 	if (rc >= 0)
 		rc = ct_db_commit(db);
 	return rc < 0 ? rc : 0;
+}
+
+/* A job with about nwus work units in one round, two results each (one
+ * valid, one in progress): a submitted job's WU doubled by INSERT ...
+ * SELECT until there are enough (load, not behaviour). */
+static int big_job(struct web_fx *fx, int nwus, int64_t *jobid)
+{
+	int64_t have = 0;
+	int rc = web_fx_submit(fx, "big job", 1, 1, 2, jobid);
+
+	for (int gen = 0; rc == 0 && have < nwus; gen++) {
+		rc = ct_db_query_int(fx->db, &have, "SELECT COUNT(*) FROM workunit WHERE jobid=?",
+				     "l", *jobid);
+		if (rc == 0 && have < nwus)
+			rc = ct_db_exec(fx->db, "INSERT INTO workunit (create_time, name, jobid, "
+				"roundid, round_idx, shard, seed, model_sha256, model_size, "
+				"data_sha256, data_size, data_tokens, target_nresults, min_quorum, "
+				"max_error_results, max_total_results, max_success_results, "
+				"delay_bound, transition_time) SELECT create_time, CONCAT(name, 'x', ?), "
+				"jobid, roundid, round_idx, shard + ?, seed, model_sha256, model_size, "
+				"data_sha256, data_size, data_tokens, target_nresults, min_quorum, "
+				"max_error_results, max_total_results, max_success_results, "
+				"delay_bound, transition_time FROM workunit WHERE jobid=? LIMIT ?",
+				"illl", gen, have, *jobid, (int64_t)nwus - have) < 0 ? CT_EDB : 0;
+	}
+	for (int k = 0; rc == 0 && k < 2; k++)
+		rc = ct_db_exec(fx->db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+			"server_state, outcome, validate_state, userid, hostid) SELECT w.create_time, "
+			"CONCAT(w.name, '-b', ?), w.id, w.jobid, ?, ?, ?, 1, 1 FROM workunit w WHERE "
+			"w.jobid=? AND w.id > (SELECT MIN(id) FROM workunit WHERE jobid=?)", "iiiill",
+			k, k == 0 ? CT_RS_OVER : CT_RS_IN_PROGRESS, k == 0 ? CT_RO_SUCCESS : 0,
+			k == 0 ? CT_VS_VALID : 0, *jobid, *jobid) < 0 ? CT_EDB : 0;
+	if (rc == 0)
+		rc = ct_db_exec(fx->db, "UPDATE `round` SET nwus=(SELECT COUNT(*) FROM workunit "
+				"WHERE jobid=?) WHERE jobid=?", "ll", *jobid, *jobid) < 0 ? CT_EDB : 0;
+	return rc;
 }
 
 static int time_page(struct web_fx *fx, const char *path, const char *query,
@@ -131,6 +169,16 @@ static void explain(struct ct_db *db)
 		"expavg_credit DESC, id DESC LIMIT 50 OFFSET 5000) k JOIN `user` u "
 		"ON u.id = k.id LEFT JOIN team t ON t.id = u.teamid "
 		"ORDER BY u.expavg_credit DESC, u.id DESC");
+	explain_one(db, "scheduler's one-replica-per-user check (user 1 holds every "
+		"result of the big job):", "EXPLAIN SELECT r.id, r.workunitid FROM result r "
+		"WHERE r.server_state=2 AND NOT EXISTS (SELECT 1 FROM result r2 FORCE INDEX "
+		"(result_wu_user) WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
+		"ORDER BY r.priority DESC, r.id LIMIT 24");
+	explain_one(db, "the same without FORCE INDEX (the plan before):",
+		"EXPLAIN SELECT r.id, r.workunitid FROM result r "
+		"WHERE r.server_state=2 AND NOT EXISTS (SELECT 1 FROM result r2 "
+		"WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
+		"ORDER BY r.priority DESC, r.id LIMIT 24");
 	explain_one(db, "team members:", "EXPLAIN SELECT u.id, t.name FROM `user` u "
 		"FORCE INDEX (user_team) "
 		"LEFT JOIN team t ON t.id = u.teamid WHERE u.teamid = 12 "
@@ -147,7 +195,9 @@ int main(int argc, char **argv)
 		{ "/api/v1/users", "sort=rac&page=3" }, { "/metrics", NULL },
 	};
 	int n = argc > 1 ? atoi(argv[1]) : 20000, rc;
-	char dir[] = "/tmp/ctune-bench-web-XXXXXX", proj[64];
+	int nwus = argc > 2 ? atoi(argv[2]) : 100000;
+	char dir[] = "/tmp/ctune-bench-web-XXXXXX", proj[64], jobpath[64] = "";
+	int64_t jobid = 0;
 	double t0;
 
 	ct_log_set_level(CT_LOG_WARN);
@@ -162,22 +212,39 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_web: %s\n", ct_errmsg(rc));
 		return 1;
 	}
-	printf("%d users, %d teams, %d hosts inserted in %.1f s\n\n", n, n / 4, n,
+	printf("%d users, %d teams, %d hosts inserted in %.1f s\n", n, n / 4, n,
 	       (now_ms() - t0) / 1e3);
+	t0 = now_ms();
+	if (nwus > 0) {
+		rc = big_job(&fx, nwus, &jobid);
+		snprintf(jobpath, sizeof(jobpath), "/job/%lld", (long long)jobid);
+		printf("a job of %d work units, 2 results each, inserted in %.1f s\n", nwus,
+		       (now_ms() - t0) / 1e3);
+	}
+	printf("\n");
 	printf("%-14s %-22s %10s %10s %10s %10s %9s\n", "page", "query",
 	       "med ms", "max ms", "cached ms", "max ms", "bytes");
-	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]) && rc == 0; i++) {
+	for (size_t i = 0; i <= sizeof(pages) / sizeof(pages[0]) && rc == 0; i++) {
+		int last = i == sizeof(pages) / sizeof(pages[0]);
+		const char *path = last ? jobpath : pages[i][0];
+		const char *query = last ? NULL : pages[i][1];
 		double m1 = 0, w1 = 0, m2 = 0, w2 = 0;
 		size_t bytes = 0;
 
+		if (path[0] == '\0')
+			continue;
 		ct_conf_set(fx.srv.conf, "web.cache_ttl", "0");
-		rc = time_page(&fx, pages[i][0], pages[i][1], &m1, &w1, &bytes);
+		rc = time_page(&fx, path, query, &m1, &w1, &bytes);
 		ct_conf_set(fx.srv.conf, "web.cache_ttl", "60");
 		if (rc == 0)
-			rc = time_page(&fx, pages[i][0], pages[i][1], &m2, &w2, &bytes);
-		printf("%-14s %-22s %10.3f %10.3f %10.3f %10.3f %9zu\n", pages[i][0],
-		       pages[i][1] ? pages[i][1] : "", m1, w1, m2, w2, bytes);
+			rc = time_page(&fx, path, query, &m2, &w2, &bytes);
+		printf("%-14s %-22s %10.3f %10.3f %10.3f %10.3f %9zu\n", path,
+		       query ? query : "", m1, w1, m2, w2, bytes);
 	}
+	if (rc < 0)
+		fprintf(stderr, "bench_web: %s\n", ct_errmsg(rc));
+	if (jobid > 0)
+		printf("\njob page at %d WUs: goal <= 50 ms uncached\n", nwus);
 	explain(fx.db);
 	web_fx_close(&fx);
 	snprintf(proj, sizeof(proj), "rm -rf '%s'", dir);

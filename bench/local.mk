@@ -12,7 +12,9 @@ bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_kernels_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 noinst_PROGRAMS += bench/bench_train
 bench_bench_train_SOURCES = bench/bench_train.c
-bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) \
+	-DCT_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/torch_train.py"'
+EXTRA_DIST += bench/torch_train.py
 bench_bench_train_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 noinst_PROGRAMS += bench/bench_lora
 bench_bench_lora_SOURCES = bench/bench_lora.c
@@ -27,6 +29,12 @@ bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD
 	$(CURL_CFLAGS) -I$(top_srcdir)/server
 bench_bench_sched_LDADD = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)
+# Server part: what validating one WU costs (time, peak RSS) by shape and quorum.
+noinst_PROGRAMS += bench/bench_validate
+bench_bench_validate_SOURCES = bench/bench_validate.c server/validator.c server/quorum.c \
+	server/vcheck.c server/credit.c server/lora_round.c
+bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
 # LoRA jobs: upload bytes of a LoRA result vs a full one, and the merge.
 noinst_PROGRAMS += bench/bench_lora_upload
 bench_bench_lora_upload_SOURCES = bench/bench_lora_upload.c bench/ct_corpus.c bench/ct_corpus.h
@@ -42,3 +50,4 @@ noinst_PROGRAMS += bench/bench_sample
 bench_bench_sample_SOURCES = bench/bench_sample.c
 bench_bench_sample_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_sample_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+EXTRA_DIST += bench/bench_job.sh

@@ -19,7 +19,8 @@ double ct_buffer_task_tokens(const struct ct_task *t)
 		return 0;
 	if (ct_task_hparams(t, &hp) < 0)
 		return 0;
-	left = (double)hp.steps - (t->step > 0 ? (double)t->step : 0);
+	left = (double)hp.steps - (t->live_step > t->step ? (double)t->live_step
+							 : t->step > 0 ? (double)t->step : 0);
 	return left > 0 ? left * hp.B * hp.T : 0;
 }
 

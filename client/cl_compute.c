@@ -238,8 +238,8 @@ static int record_step(struct ct_daemon *d, struct running *r, float loss, doubl
 		ct_log_info("%s: aborted; dropping its work", r->name);
 		gone = 1;
 	} else {
-		t->step = ct_wu_steps_done(r->run.wu);
-		t->progress = t->steps > 0 ? (double)t->step / t->steps : 0;
+		t->live_step = ct_wu_steps_done(r->run.wu);
+		t->progress = t->steps > 0 ? (double)t->live_step / t->steps : 0;
 		t->last_loss = loss;
 		t->elapsed += dt;
 		d->st->totals.seconds += dt;

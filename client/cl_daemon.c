@@ -167,7 +167,7 @@ static int status_task(struct ct_buf *b, const struct ct_task *t)
 	if (rc == 0) rc = ct_xml_elem_str(b, "name", t->name);
 	if (rc == 0) rc = ct_xml_elem_str(b, "state", ct_task_state_str(t->state));
 	if (rc == 0) rc = ct_xml_elem_double(b, "progress", isfinite(t->progress) ? t->progress : 0);
-	if (rc == 0) rc = ct_xml_elem_long(b, "step", t->step);
+	if (rc == 0) rc = ct_xml_elem_long(b, "step", t->live_step > t->step ? t->live_step : t->step);
 	if (rc == 0) rc = ct_xml_elem_long(b, "steps", t->steps);
 	if (rc == 0 && isfinite(t->last_loss)) rc = ct_xml_elem_double(b, "last_loss", t->last_loss);
 	if (rc == 0 && job) rc = ct_xml_elem_str(b, "job", job);

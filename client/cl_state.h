@@ -74,6 +74,8 @@ struct ct_task {
 	uint64_t upload_max;		/* bytes the token allows */
 	char *checkpoint;		/* engine state file, NULL before the first */
 	long step;			/* steps done (as of the checkpoint) */
+	long live_step;			/* steps done now; not saved (the file keeps
+					 * `step`, which never passes a checkpoint) */
 	long steps;			/* steps in the WU */
 	double progress;		/* 0..1 */
 	double last_loss;		/* training loss of the last step, or NaN */

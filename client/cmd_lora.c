@@ -11,6 +11,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
+#include "ct_lora_result.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -21,47 +22,30 @@
  * ~0.6 GB of adapters, raw). */
 #define ADAPTER_MAX_BYTES ((size_t)2 << 30)
 
-static void delta_model(const struct ct_gpt2_config *c, struct ct_delta_model *dm)
-{
-	*dm = (struct ct_delta_model){
-		.max_seq_len = (uint32_t)c->maxT, .vocab_size = (uint32_t)c->V,
-		.padded_vocab_size = (uint32_t)c->Vp, .num_layers = (uint32_t)c->L,
-		.num_heads = (uint32_t)c->NH, .channels = (uint32_t)c->C,
-	};
-}
-
 int ct_lora_write_adapter_file(struct ct_wu *wu, const struct ct_gpt2 *model,
 			       const char *model_path, const struct ct_wu_hparams *hp,
 			       const char *out, size_t *bytes)
 {
 	size_t n = ct_lora_nparams(&model->cfg, &hp->lora);
-	struct ct_delta_lora sec = { .rank = (uint32_t)hp->lora.rank,
-				     .targets = hp->lora.targets, .alpha = hp->lora.alpha,
-				     .seed = hp->lora_seed };
 	struct ct_buf buf = CT_BUF_INIT(0);
-	struct ct_delta_model dm;
 	unsigned char base_sha[CT_SHA256_LEN];
-	float *init = malloc(n * sizeof(float)), *ad = malloc(n * sizeof(float));
-	int rc = (init && ad) ? 0 : ct_error(CT_ENOMEM, "out of memory for %zu adapters", n);
+	float *ad = malloc(n * sizeof(float));
+	int rc = ad ? 0 : ct_error(CT_ENOMEM, "out of memory for %zu adapters", n);
 
-	delta_model(&model->cfg, &dm);
 	if (rc == 0)
 		rc = ct_sha256_file(model_path, base_sha);
-	if (rc == 0)
-		rc = ct_lora_init(&model->cfg, &hp->lora, hp->lora_seed, init);
 	if (rc == 0)
 		rc = ct_wu_read_adapters(wu, ad);
 	if (rc == 0)
 		rc = ct_gpt2_check_finite(ad, n, NULL);
-	if (rc == 0)
-		rc = ct_delta_encode_lora(init, ad, n, &dm, base_sha, &sec, CT_DELTA_LOSSLESS,
-					  -1, &buf);
+	if (rc == 0)		/* exactly the client's upload, lossless */
+		rc = ct_lora_result_encode(&model->cfg, &hp->lora, hp->lora_seed, base_sha, ad,
+					   CT_DELTA_LOSSLESS, &buf);
 	if (rc == 0)
 		rc = ct_file_write_atomic(out, buf.data, buf.len, 0644);
 	if (rc == 0 && bytes != NULL)
 		*bytes = buf.len;
 	ct_buf_free(&buf);
-	free(init);
 	free(ad);
 	return rc;
 }
@@ -72,7 +56,7 @@ static int check_header(const struct ct_delta_info *info, const struct ct_gpt2 *
 {
 	struct ct_delta_model dm;
 
-	delta_model(&model->cfg, &dm);
+	ct_lora_result_model(&model->cfg, &dm);
 	if (info->kind != CT_DELTA_LORA)
 		return ct_error(CT_EMISMATCH, "%s is a full-weight result, not LoRA adapters", apath);
 	if (memcmp(&dm, &info->model, sizeof(dm)) != 0)
@@ -88,7 +72,7 @@ int ct_lora_apply_file(struct ct_gpt2 *model, const char *model_path,
 	unsigned char *data = NULL, base_sha[CT_SHA256_LEN];
 	struct ct_delta_info info;
 	struct ct_lora_spec sp;
-	float *init = NULL, *ad = NULL;
+	float *ad = NULL;
 	size_t len, n;
 	int rc;
 
@@ -104,15 +88,12 @@ int ct_lora_apply_file(struct ct_gpt2 *model, const char *model_path,
 	sp = (struct ct_lora_spec){ .rank = (int)info.lora.rank, .alpha = info.lora.alpha,
 				    .targets = info.lora.targets };
 	n = ct_lora_nparams(&model->cfg, &sp);
-	init = malloc(n * sizeof(float));
 	ad = malloc(n * sizeof(float));
-	if (init == NULL || ad == NULL) {
+	if (ad == NULL) {
 		rc = ct_error(CT_ENOMEM, "out of memory for %zu adapters", n);
 		goto out;
 	}
-	rc = ct_lora_init(&model->cfg, &sp, info.lora.seed, init);
-	if (rc == 0)
-		rc = ct_delta_decode_lora(data, len, init, n, ad, &info);
+	rc = ct_lora_result_decode(&model->cfg, &sp, info.lora.seed, NULL, data, len, ad, &info);
 	if (rc == 0) {
 		const float *const one[1] = { ad };
 
@@ -122,7 +103,6 @@ int ct_lora_apply_file(struct ct_gpt2 *model, const char *model_path,
 		*spec = sp;
 out:
 	free(data);
-	free(init);
 	free(ad);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * adapter file and merging one into its base model.
  *
  * The adapter file is exactly what a volunteer uploads for a LoRA work
- * unit, lossless: a ct_delta file of kind CT_DELTA_LORA (lib/ct_delta.h)
+ * unit, lossless (ct_lora_result_encode): a ct_delta file of kind
+ * CT_DELTA_LORA (lib/ct_delta.h)
  * holding the trained adapters as a delta against the initial adapters
  * ct_lora_init(config, {rank, alpha, targets}, seed), with the base
  * model's SHA-256, its config and the LoRA section in the header. So it is

@@ -13,10 +13,14 @@
 #include "ct_le.h"
 #include "ct_lora.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -130,16 +134,12 @@ static int parse_kind(const unsigned char *h, struct ct_delta_info *info)
 	return 0;
 }
 
-int ct_delta_parse_header(const void *data, size_t len,
-			  struct ct_delta_info *info)
+/* Every check of the header but the payload length against the file's. */
+static int parse_head(const unsigned char *h, struct ct_delta_info *info)
 {
-	const unsigned char *h = data;
 	struct ct_delta_model *m = &info->model;
 	int rc;
 
-	memset(info, 0, sizeof(*info));
-	if (data == NULL || len < CT_DELTA_HEADER_SIZE)
-		return ct_error(CT_EFORMAT, "result file: %zu bytes, shorter than its header", len);
 	if (memcmp(h, CT_DELTA_MAGIC, 8) != 0)
 		return ct_error(CT_EFORMAT, "result file: bad magic");
 	info->version = ct_le_get32(h + 8);
@@ -174,6 +174,20 @@ int ct_delta_parse_header(const void *data, size_t len,
 		return ct_error(CT_EFORMAT, "result file: raw length %llu does not fit %llu weights",
 				(unsigned long long)info->raw_len,
 				(unsigned long long)info->nparams);
+	return 0;
+}
+
+int ct_delta_parse_header(const void *data, size_t len,
+			  struct ct_delta_info *info)
+{
+	int rc;
+
+	memset(info, 0, sizeof(*info));
+	if (data == NULL || len < CT_DELTA_HEADER_SIZE)
+		return ct_error(CT_EFORMAT, "result file: %zu bytes, shorter than its header", len);
+	rc = parse_head(data, info);
+	if (rc < 0)
+		return rc;
 	if (info->payload_len != (uint64_t)(len - CT_DELTA_HEADER_SIZE))
 		return ct_error(CT_EFORMAT, "result file: payload is %zu bytes, header says %llu",
 				len - CT_DELTA_HEADER_SIZE,
@@ -464,30 +478,60 @@ int ct_delta_encode_lora(const float *init, const float *adapters, size_t n,
 struct dec {
 	z_stream z;
 	const unsigned char *in;	/* payload not yet handed to zlib */
-	size_t in_left;
+	size_t in_left;			/* bytes of it (in memory or still in the file) */
+	int fd;				/* >= 0: the payload is read from this file */
 	int ended;
+	unsigned char *inbuf;		/* fd mode: DEC_INBUF bytes read at a time */
 	unsigned char stage[STAGE_MAX + 4 * (CT_DELTA_CHUNK / CT_DELTA_INT8_BLOCK)];
 };
+
+#define DEC_INBUF 65536
+
+/* Hand zlib the next piece of payload when it has none. */
+static int dec_refill(struct dec *d)
+{
+	size_t step;
+
+	if (d->z.avail_in != 0 || d->in_left == 0)
+		return 0;
+	if (d->fd < 0) {
+		step = d->in_left < ZIN_STEP ? d->in_left : ZIN_STEP;
+		d->z.next_in = (unsigned char *)d->in;
+		d->in += step;
+	} else {
+		step = d->in_left < DEC_INBUF ? d->in_left : DEC_INBUF;
+		for (size_t got = 0; got < step;) {
+			ssize_t r = read(d->fd, d->inbuf + got, step - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return ct_error(CT_EIO, "result file: read: %s", strerror(errno));
+			if (r == 0)
+				return ct_error(CT_ECORRUPT, "result file: shorter than its header says");
+			got += (size_t)r;
+		}
+		d->z.next_in = d->inbuf;
+	}
+	d->z.avail_in = (uInt)step;
+	d->in_left -= step;
+	return 0;
+}
 
 /* Inflate exactly `want` bytes into stage; the stream may end only after
  * the last byte of the last chunk. */
 static int dec_fill(struct dec *d, size_t want)
 {
-	int zr;
+	int zr, rc;
 
 	d->z.next_out = d->stage;
 	d->z.avail_out = (uInt)want;
 	while (d->z.avail_out > 0) {
 		if (d->ended)
 			return ct_error(CT_ECORRUPT, "result file: payload ends early");
-		if (d->z.avail_in == 0 && d->in_left > 0) {
-			size_t step = d->in_left < ZIN_STEP ? d->in_left : ZIN_STEP;
-
-			d->z.next_in = (unsigned char *)d->in;
-			d->z.avail_in = (uInt)step;
-			d->in += step;
-			d->in_left -= step;
-		}
+		rc = dec_refill(d);
+		if (rc < 0)
+			return rc;
 		zr = inflate(&d->z, Z_NO_FLUSH);
 		if (zr == Z_STREAM_END)
 			d->ended = 1;
@@ -504,17 +548,12 @@ static int dec_fill(struct dec *d, size_t want)
 static int dec_finish(struct dec *d)
 {
 	unsigned char extra;
-	int zr;
+	int zr, rc;
 
 	if (!d->ended) {
-		if (d->z.avail_in == 0 && d->in_left > 0) {
-			size_t step = d->in_left < ZIN_STEP ? d->in_left : ZIN_STEP;
-
-			d->z.next_in = (unsigned char *)d->in;
-			d->z.avail_in = (uInt)step;
-			d->in += step;
-			d->in_left -= step;
-		}
+		rc = dec_refill(d);
+		if (rc < 0)
+			return rc;
 		d->z.next_out = &extra;
 		d->z.avail_out = 1;
 		zr = inflate(&d->z, Z_NO_FLUSH);
@@ -575,6 +614,7 @@ static int decode_kind(const void *data, size_t len, const float *base, size_t n
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return CT_ENOMEM;
+	d->fd = -1;
 	d->in = (const unsigned char *)data + CT_DELTA_HEADER_SIZE;
 	d->in_left = len - CT_DELTA_HEADER_SIZE;
 	if (inflateInit(&d->z) != Z_OK) {
@@ -613,4 +653,151 @@ int ct_delta_decode_lora(const void *data, size_t len, const float *init,
 			 size_t n, float *adapters_out, struct ct_delta_info *info)
 {
 	return decode_kind(data, len, init, n, adapters_out, info, CT_DELTA_LORA);
+}
+
+/* ---- streaming decode from a file ------------------------------------------ */
+
+struct ct_delta_reader {
+	struct dec d;
+	struct ct_delta_info info;
+	struct ct_sha256_ctx *sha;
+	size_t n, pos;
+	double qerr2;
+	int zinit, done;
+	unsigned char inbuf[DEC_INBUF];
+};
+
+static int reader_header(struct ct_delta_reader *rd, const char *path, uint64_t max_len)
+{
+	unsigned char h[CT_DELTA_HEADER_SIZE];
+	struct stat st;
+	size_t got = 0;
+	int rc;
+
+	if (fstat(rd->d.fd, &st) < 0)
+		return ct_error(CT_EIO, "%s: %s", path, strerror(errno));
+	if (max_len > 0 && (uint64_t)st.st_size > max_len)
+		return ct_error(CT_ETOOBIG, "%s: %lld bytes, over the cap of %llu", path,
+				(long long)st.st_size, (unsigned long long)max_len);
+	if ((uint64_t)st.st_size < sizeof(h))
+		return ct_error(CT_EFORMAT, "%s: %lld bytes, shorter than its header", path,
+				(long long)st.st_size);
+	while (got < sizeof(h)) {
+		ssize_t r = read(rd->d.fd, h + got, sizeof(h) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return ct_error(CT_EIO, "%s: read: %s", path, r < 0 ? strerror(errno) : "eof");
+		got += (size_t)r;
+	}
+	rc = parse_head(h, &rd->info);
+	if (rc == 0 && rd->info.payload_len != (uint64_t)st.st_size - sizeof(h))
+		rc = ct_error(CT_EFORMAT, "%s: payload is %llu bytes, header says %llu", path,
+			      (unsigned long long)st.st_size - sizeof(h),
+			      (unsigned long long)rd->info.payload_len);
+	rd->d.in_left = (size_t)rd->info.payload_len;
+	return rc;
+}
+
+int ct_delta_reader_open(const char *path, uint64_t max_len, size_t n,
+			 struct ct_delta_reader **out)
+{
+	struct ct_delta_reader *rd;
+	int rc;
+
+	*out = NULL;
+	rd = calloc(1, sizeof(*rd));
+	if (rd == NULL)
+		return CT_ENOMEM;
+	rd->d.inbuf = rd->inbuf;
+	rd->n = n;
+	rd->d.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rd->d.fd < 0) {
+		rc = ct_error(errno == ENOENT ? CT_ENOENT : CT_EIO, "%s: %s", path,
+			      strerror(errno));
+		goto out;
+	}
+	rc = reader_header(rd, path, max_len);
+	if (rc == 0 && rd->info.kind != CT_DELTA_FULL)
+		rc = ct_error(CT_EMISMATCH, "result file: LoRA adapters where full weights are "
+			      "expected");
+	if (rc == 0 && rd->info.nparams != (uint64_t)n)
+		rc = ct_error(CT_EMISMATCH, "result file: %llu weights, model has %zu",
+			      (unsigned long long)rd->info.nparams, n);
+	if (rc < 0)
+		goto out;
+	if (inflateInit(&rd->d.z) != Z_OK) {
+		rc = ct_error(CT_EZLIB, "inflateInit failed");
+		goto out;
+	}
+	rd->zinit = 1;
+	rc = ct_sha256_init(&rd->sha);
+out:
+	if (rc < 0) {
+		ct_delta_reader_close(rd);
+		return rc;
+	}
+	*out = rd;
+	return 0;
+}
+
+const struct ct_delta_info *ct_delta_reader_info(const struct ct_delta_reader *rd)
+{
+	return &rd->info;
+}
+
+static int reader_end(struct ct_delta_reader *rd)
+{
+	int rc = dec_finish(&rd->d);
+
+	rd->info.quant_error = sqrt(rd->qerr2);
+	if (rc == 0)
+		rc = ct_sha256_final(rd->sha, rd->info.decoded_sha);
+	rd->sha = NULL;
+	if (rc == 0 && rd->info.encoding == CT_DELTA_LOSSLESS &&
+	    memcmp(rd->info.decoded_sha, rd->info.weights_sha, 32) != 0)
+		rc = ct_error(CT_EHASH, "result file: weights do not match their hash");
+	rd->done = rc == 0 ? 1 : -1;
+	return rc;
+}
+
+int ct_delta_reader_next(struct ct_delta_reader *rd, const float *base, float *dst,
+			 size_t *first, size_t *m)
+{
+	int enc = (int)rd->info.encoding, rc;
+	size_t k;
+
+	*first = rd->pos, *m = 0;
+	if (rd->done != 0)
+		return rd->done > 0 ? 0 : ct_error(CT_ESTATE, "result file: reader failed before");
+	if (rd->pos == rd->n)
+		return reader_end(rd);
+	k = rd->n - rd->pos < CT_DELTA_CHUNK ? rd->n - rd->pos : CT_DELTA_CHUNK;
+	rc = dec_fill(&rd->d, chunk_raw_len(enc, k));
+	if (rc == 0 && enc == CT_DELTA_LOSSLESS)
+		lossless_unpack(base, rd->d.stage, k, dst);
+	else if (rc == 0)
+		rc = int8_unpack(base, rd->d.stage, k, dst, &rd->qerr2);
+	if (rc == 0)
+		rc = ct_sha256_update(rd->sha, dst, k * sizeof(float));
+	if (rc < 0) {
+		rd->done = -1;
+		return rc;
+	}
+	rd->pos += k;
+	*m = k;
+	return 1;
+}
+
+void ct_delta_reader_close(struct ct_delta_reader *rd)
+{
+	if (rd == NULL)
+		return;
+	if (rd->zinit)
+		inflateEnd(&rd->d.z);
+	if (rd->d.fd >= 0)
+		close(rd->d.fd);
+	ct_sha256_abort(rd->sha);
+	free(rd);
 }

@@ -189,6 +189,39 @@ int ct_delta_parse_header(const void *data, size_t len,
 int ct_delta_decode(const void *data, size_t len, const float *base,
 		    size_t n, float *result_out, struct ct_delta_info *info);
 
+/* ---- streaming decode ----------------------------------------------------
+ * A result read from its file a piece at a time: O(CT_DELTA_CHUNK) memory
+ * whatever the model's size (no mapping of the file, no whole-model
+ * buffer), so a server can check and compare results it never holds. */
+struct ct_delta_reader;
+
+/* Open the result file at path for n weights: the file is at most max_len
+ * bytes when max_len > 0 (CT_ETOOBIG), its header passes
+ * ct_delta_parse_header's checks (its errors) and says n weights
+ * (CT_EMISMATCH). CT_ENOENT if the file is missing, CT_EIO. *out owned
+ * by the caller (ct_delta_reader_close); NULL on failure. */
+int ct_delta_reader_open(const char *path, uint64_t max_len, size_t n,
+			 struct ct_delta_reader **out);
+
+/* The header's fields; decoded_sha and quant_error are valid once
+ * ct_delta_reader_next has returned 0. Borrowed from rd. */
+const struct ct_delta_info *ct_delta_reader_info(const struct ct_delta_reader *rd);
+
+/* Decode the next chunk: *m (<= CT_DELTA_CHUNK) weights from index *first
+ * into dst[0..*m), against base[0..*m) (the base's weights from *first).
+ * Chunks come in order, each CT_DELTA_CHUNK weights but the last, so the
+ * caller knows *first and *m in advance (base + first, dst = its own
+ * array + first). dst may equal base (decode in place: each weight's base
+ * is read before it is written). Returns 1 with a chunk; 0 at the end,
+ * after the checks ct_delta_decode makes (stream ends exactly, lossless
+ * hash; CT_ECORRUPT, CT_EHASH); < 0 on an error, after which the reader
+ * only fails. */
+int ct_delta_reader_next(struct ct_delta_reader *rd, const float *base, float *dst,
+			 size_t *first, size_t *m);
+
+/* Close the file and free; NULL is a no-op. */
+void ct_delta_reader_close(struct ct_delta_reader *rd);
+
 /* Decode a LoRA result file (kind CT_DELTA_LORA, else CT_EMISMATCH) into
  * adapters_out (n floats) given the initial adapters init (n floats), with
  * every check of ct_delta_decode. The caller compares info->lora (rank,

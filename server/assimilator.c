@@ -27,6 +27,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "eval.h"
 #include "lora_job.h"
 #include "lora_round.h"
 #include "roles.h"
@@ -34,6 +35,7 @@
 #include "sample.h"
 #include "server.h"
 #include "store.h"
+#include "vcheck.h"
 #include "wg.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
@@ -41,6 +43,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
+#include "ct_time.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -157,25 +160,25 @@ out:
 	return rc;
 }
 
-/* The mean, one result in memory at a time besides the sum (same bits as
+/* The mean, streamed: each result is decoded a chunk at a time into the
+ * sum (vcheck.h), so memory is the base and the sum (same bits as
  * ct_avg's mean: ct_avg.h). */
 static int mean_streaming(struct ct_server *srv, struct around *a, char (*names)[96])
 {
 	size_t n = a->out.lay.total;
-	float *w = malloc(n * sizeof(float));
-	int rc;
+	char path[4096];
+	int rc = 0;
 
-	if (w == NULL)
-		return CT_ENOMEM;
-	rc = decode_canonical(srv, a, names[0], a->out.params);
-	for (int k = 1; rc == 0 && k < a->nwus; k++) {
-		rc = decode_canonical(srv, a, names[k], w);
+	for (int k = 0; rc == 0 && k < a->nwus; k++) {
+		rc = ct_server_upload_path(srv, names[k], path, sizeof(path));
 		if (rc == 0)
-			ct_avg_accumulate(a->out.params, w, n);
+			rc = ct_vcheck_add(path, a->base.params, n, a->out.params, k == 0);
+		if (rc < 0)
+			ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
+				     (long long)a->jobid, names[k], ct_errmsg(rc));
 	}
 	if (rc == 0)
 		ct_avg_finish(a->out.params, (size_t)a->nwus, n);
-	free(w);
 	return rc;
 }
 
@@ -290,29 +293,44 @@ static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a
 	return rc;
 }
 
-static int evaluate(struct ct_server *srv, struct around *a)
+/* Losses of the base and the average on the job's eval tokens, on the
+ * server's evaluation device (eval.h), over the job's evaluation size,
+ * once the average is stored: one model in memory at a time besides the
+ * evaluation backend's copy (the average is read back from the store when
+ * the base had to be evaluated first; an OpenCL runtime may keep the
+ * memory of a released buffer for the next one, so two models at once
+ * plus that copy would be three). */
+static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
 	char path[4096];
-	long nb = 0;
+	int64_t want = 0, used = 0;
 	float l = NAN;
-	int rc, b;
+	int rc;
 
-	rc = ct_conf_get_int(srv->conf, "daemons.eval_batches", 0, 0, 1000000, &nb);
-	if (rc == 0)
-		rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_tokens_load(path, &a->eval);
+	if (rc == 0)
+		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
 	if (rc < 0)
 		return rc;
-	b = ct_eval_batch(a->batch, a->seq, a->eval.n);
 	if (!a->has_base_loss) {
-		rc = ct_eval(&a->base, &a->eval, b, a->seq, (int)nb, "cpu", &l);
+		ct_gpt2_free(&a->out);
+		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}
+	ct_gpt2_free(&a->base);
+	if (rc == 0 && a->out.params == NULL) {
+		rc = ct_server_download_path(srv, a->out_sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_seval_model_load(path, &a->out);
+	}
 	if (rc == 0)
-		rc = ct_eval(&a->out, &a->eval, b, a->seq, (int)nb, "cpu", &l);
+		rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
 	a->eval_loss = l;
+	if (rc == 0)
+		rc = ct_seval_record_round(db, a->id, used);
 	return rc;
 }
 
@@ -371,8 +389,9 @@ static void around_free(struct around *a)
 static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t roundid)
 {
 	struct around *a = calloc(1, sizeof(*a));
+	double t0 = ct_time_mono_s(), t1, t2;
 	char path[4096];
-	int rc;
+	int rc, held = 0;
 
 	if (a == NULL)
 		return CT_ENOMEM;
@@ -383,15 +402,23 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = drop_round(db, a);
 		goto out;
 	}
+	ct_seval_hold();	/* the validator's models are not in memory meanwhile */
+	held = 1;
 	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_load(path, &a->base);
+		rc = ct_seval_model_load(path, &a->base);
+	t1 = ct_time_mono_s();
 	if (rc == 0)
 		rc = aggregate(srv, db, a);
 	if (rc == 0)
 		rc = store_model(srv, db, a);
+	t2 = ct_time_mono_s();
 	if (rc == 0)
-		rc = evaluate(srv, a);
+		rc = evaluate(srv, db, a);
+	if (rc == 0)	/* bench/bench_job.sh reads this line */
+		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
+			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
+			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
 	if (rc == 0)	/* best effort, once per round (sample.h) */
 		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, &a->base,
 				      a->out_sha, &a->out);
@@ -405,6 +432,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 			    a->eval_loss, a->base_loss, a->idx >= a->nrounds ? ", job done" : "");
 out:
 	around_free(a);
+	if (held)
+		ct_seval_release();
 	return rc;
 }
 

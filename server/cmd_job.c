@@ -19,6 +19,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "eval.h"
 #include "sample.h"
 #include "lora_job.h"
 #include "server.h"
@@ -71,7 +72,7 @@ static int parse_dbl(const char *s, const char *what, double *out)
 
 enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
-       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT,
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK,
        /* LoRA jobs */
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG };
 
@@ -86,7 +87,7 @@ static const struct option submit_opts[] = {
 	{ "seed", 1, NULL, O_SEED }, { "deadline", 1, NULL, O_DEADLINE },
 	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
 	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
-	{ "no-adaptive", 0, NULL, O_NOADAPT },
+	{ "no-adaptive", 0, NULL, O_NOADAPT }, { "eval-tokens", 1, NULL, O_EVALTOK },
 	/* LoRA jobs */
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
@@ -158,6 +159,8 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
+	case O_EVALTOK: return parse_i64(optarg, "--eval-tokens", 0, CT_SEVAL_MAX_TOKENS,
+					 &s->eval_tokens);
 	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
@@ -204,6 +207,8 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	s.train_path = paths[1];
 	s.eval_path = paths[2];
 	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
+	if (rc == 0 && s.eval_tokens > 0)
+		rc = ct_seval_set_job_tokens(ctx->db, jobid, s.eval_tokens);
 	/* read by the assimilator only when a round ends: set it right after */
 	if (rc == 0 && agg != NULL)
 		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", agg,
@@ -513,7 +518,8 @@ const struct ct_cmd ct_project_cmds[] = {
 	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
 	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
-	  "[--encoding lossless|int8] [--no-adaptive] [--aggregate mean|trimmed-mean|median] "
+	  "[--encoding lossless|int8] [--no-adaptive] [--eval-tokens N] "
+	  "[--aggregate mean|trimmed-mean|median] "
 	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]] "
 	  "| with text instead of --train/--eval: --train-text FILE... "
 	  "(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2] "

@@ -144,4 +144,20 @@ int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
 		  double tolerance);
 
+/* The most candidates ct_val_decide_fn takes. */
+#define CT_VAL_MAX_CANDS 16
+
+/* ||w_i - w_j|| of candidates i < j, computed by the caller (streaming
+ * both uploads). 0 or a CT_E* code. */
+typedef int (*ct_val_dist_fn)(void *ctx, size_t i, size_t j, double *dist);
+
+/* ct_val_decide without the weights in memory (c[].w unused): agreement is
+ * decided by hash first, and dist() is asked only for pairs whose hashes
+ * differ and which may agree within the tolerance, at most once per pair.
+ * The same decisions as ct_val_decide. nc <= CT_VAL_MAX_CANDS (else
+ * CT_EINVAL). *best = the canonical index or -1. Returns 0, or dist()'s
+ * error (then no new_state is meaningful). */
+int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double tolerance,
+		     ct_val_dist_fn dist, void *ctx, int *best);
+
 #endif

@@ -1,14 +1,16 @@
 /*
  * file_deleter.c - the daemon that frees disk space (role "file_deleter").
  *
- * What goes, each a grace period (srv->file_grace, config
- * daemons.file_grace) after it was last needed:
+ * What goes, each a grace period after it was last needed:
  *   - result uploads the transitioner marked deletable (file_delete_state
  *     READY: their WU is decided and assimilated, no replica is out), grace
- *     counted from the result's last activity (sent, received, uploaded);
+ *     (daemons.upload_grace, default 0) counted from the result's last
+ *     activity (sent, received, uploaded); canonical ones stay with
+ *     daemons.keep_canonical;
  *   - token shards of jobs that ended (done, canceled, error), when no WU
  *     or job still running refers to the same bytes (the store is shared
- *     by content), grace counted from the job's last update.
+ *     by content), grace (daemons.file_grace) counted from the job's last
+ *     update.
  * What stays: every model in the store (each round's base and average,
  * the final model: `keep` = 1, and a job's base model), the training and
  * eval token files, anything a running job uses.
@@ -91,14 +93,27 @@ static int delete_rows(struct ct_server *srv, struct ct_db *db,
 	return rc < 0 ? rc : done;
 }
 
+/* Uploads go as soon as their round is averaged (the transitioner marks
+ * them READY then), daemons.upload_grace seconds after the result's last
+ * activity (default 0: a 124M result is ~0.3 GB, and the averaged model
+ * of the round is kept); daemons.keep_canonical = yes keeps each WU's
+ * canonical upload (its row stays READY). */
 static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
 {
 	struct ct_db_res *res = NULL;
-	int rc;
+	long grace = 0;
+	int keep = 0, rc;
 
+	rc = ct_conf_get_int(srv->conf, "daemons.upload_grace", 0, 0, 365 * 86400, &grace);
+	if (rc == 0)
+		rc = ct_conf_get_bool(srv->conf, "daemons.keep_canonical", 0, &keep);
+	if (rc < 0)
+		return rc;
 	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
-			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? LIMIT ?",
-			 "iili", CT_FD_READY, srv->file_grace, now, DELETE_BATCH);
+			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? "
+			 "AND (?=0 OR NOT EXISTS (SELECT 1 FROM workunit w WHERE "
+			 "w.id = result.workunitid AND w.canonical_resultid = result.id)) LIMIT ?",
+			 "iilii", CT_FD_READY, (int64_t)grace, now, keep, DELETE_BATCH);
 	if (rc < 0)
 		return rc;
 	return delete_rows(srv, db, res, &upload_kind);

@@ -31,6 +31,7 @@ server_libctserver_a_SOURCES = \
 	server/roles.c server/roles.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
+	server/eval.c server/eval.h \
 	server/cmd_run.c server/cmd_run.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
@@ -42,7 +43,8 @@ ctune_server_SOURCES = server/main.c
 # DAEMONS' sources (objects, so roles.c's weak references resolve)
 ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
-	server/quorum.c server/daemons.h
+	server/quorum.c server/daemons.h \
+	server/vcheck.c server/vcheck.h server/purge.c
 ctune_server_SOURCES += server/lora_round.c server/lora_round.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 		"        create a project directory (config, secret, database)\n"
 		"  run DIR [--roles r1,r2] [--listen ADDR:PORT] [--db URL] [--log FILE] [-v]\n"
 		"        serve the project (roles: http, transitioner, validator,\n"
-		"        assimilator, file_deleter, stats, credit_decay; default all)\n");
+		"        assimilator, file_deleter, stats, credit_decay, purge; default all)\n");
 	for (const struct ct_cmd *c = ct_project_cmds; c->name; c++)
 		fprintf(f, "  %s%s%s DIR %s\n        %s\n", c->group ? c->group : "",
 			c->group ? " " : "", c->name, c->usage, c->help);

@@ -5,6 +5,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "ct_err.h"
 
 #include <math.h>
 #include <string.h>
@@ -178,3 +179,90 @@ int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
 	return best;
 }
 
+
+/* ---- quorum with weights the caller streams ------------------------------- */
+
+/* ct_val_agree, the distance asked of dist() only when the hashes differ
+ * and a tolerance applies. 1 / 0, or dist()'s error. */
+static int agree_fn(const struct ct_val_cand *c, size_t i, size_t j, double tolerance,
+		    ct_val_dist_fn dist, void *ctx, double *memo)
+{
+	const struct ct_val_cand *a = &c[i], *b = &c[j];
+	double d, denom, lmax;
+	int rc;
+
+	if (memcmp(a->sha, b->sha, 32) == 0)
+		return 1;
+	if (a->conforming && b->conforming && a->quant_error == 0.0 && b->quant_error == 0.0)
+		return 0;	/* conforming devices must match bit for bit */
+	if (!(memo[0] >= 0.0)) {
+		rc = dist(ctx, i, j, &d);
+		if (rc < 0)
+			return rc;
+		memo[0] = d;
+	}
+	d = memo[0];
+	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
+	if (!(d <= tolerance * denom + a->quant_error + b->quant_error))
+		return 0;
+	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
+							 : fabs(b->probe_loss);
+	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
+}
+
+int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double tolerance,
+		     ct_val_dist_fn dist, void *ctx, int *best_out)
+{
+	double memo[CT_VAL_MAX_CANDS][CT_VAL_MAX_CANDS];
+	int best = -1, best_count = 0, decided = 0, rc;
+
+	*best_out = -1;
+	if (nc > CT_VAL_MAX_CANDS)
+		return CT_EINVAL;
+	for (size_t i = 0; i < nc; i++)
+		for (size_t j = 0; j < nc; j++)
+			memo[i][j] = -1.0;
+	for (size_t i = 0; i < nc && !decided; i++) {
+		if (c[i].state == CT_VS_VALID) {
+			best = (int)i;
+			best_count = min_quorum;	/* decided earlier */
+			decided = 1;
+		}
+	}
+	for (size_t i = 0; !decided && i < nc; i++) {
+		int count = 1;
+
+		for (size_t j = 0; j < nc; j++) {
+			if (j == i)
+				continue;
+			rc = agree_fn(c, i < j ? i : j, i < j ? j : i, tolerance, dist, ctx,
+				      &memo[i < j ? i : j][i < j ? j : i]);
+			if (rc < 0)
+				return rc;
+			count += rc;
+		}
+		if (count > best_count) {
+			best = (int)i;
+			best_count = count;
+		}
+	}
+	if (best < 0 || best_count < min_quorum) {
+		for (size_t i = 0; i < nc; i++)
+			c[i].new_state = CT_VS_INCONCLUSIVE;
+		return 0;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		size_t lo = (size_t)best < i ? (size_t)best : i, hi = (size_t)best < i ? i : (size_t)best;
+
+		if ((int)i == best) {
+			c[i].new_state = CT_VS_VALID;
+			continue;
+		}
+		rc = agree_fn(c, lo, hi, tolerance, dist, ctx, &memo[lo][hi]);
+		if (rc < 0)
+			return rc;
+		c[i].new_state = rc ? CT_VS_VALID : CT_VS_INVALID;
+	}
+	*best_out = best;
+	return 0;
+}

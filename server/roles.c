@@ -28,6 +28,7 @@
 #pragma weak ct_assimilator_run_once
 #pragma weak ct_file_deleter_run_once
 #pragma weak ct_credit_decay_run_once
+#pragma weak ct_purge_run_once
 
 const struct ct_role ct_roles[] = {
 	{ .name = "http", .run_once = NULL, .idle_ms = 0 },
@@ -37,6 +38,7 @@ const struct ct_role ct_roles[] = {
 	{ .name = "file_deleter", .run_once = ct_file_deleter_run_once, .idle_ms = 10000 },
 	{ .name = "stats", .run_once = ct_stats_export_run_once, .idle_ms = 5000 },
 	{ .name = "credit_decay", .run_once = ct_credit_decay_run_once, .idle_ms = 3600000 },
+	{ .name = "purge", .run_once = ct_purge_run_once, .idle_ms = 600000 },
 	{ .name = NULL },
 };
 
@@ -146,7 +148,7 @@ static int select_roles(const char *spec, int *want, int nroles)
 		const struct ct_role *r = ct_role_find(tok);
 		if (r == NULL)
 			return ct_error(CT_EINVAL, "unknown role '%s' (roles: http, transitioner, "
-					"validator, assimilator, file_deleter, stats, credit_decay)", tok);
+					"validator, assimilator, file_deleter, stats, credit_decay, purge)", tok);
 		if (r != &ct_roles[0] && r->run_once == NULL)
 			return ct_error(CT_EUNSUPP, "role '%s' is not built into this binary", tok);
 		want[r - ct_roles] = 1;

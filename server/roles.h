@@ -26,6 +26,8 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db);
 int ct_validator_run_once(struct ct_server *srv, struct ct_db *db);
 int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db);
 int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db);
+/* purge.c: archive and delete WUs and results of finished jobs. */
+int ct_purge_run_once(struct ct_server *srv, struct ct_db *db);
 
 struct ct_role {
 	const char *name;

@@ -540,8 +540,9 @@ static int assign_work(struct sched_ctx *c)
 	if (rc < 0 || want <= 0)
 		return rc;
 	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r WHERE "
-			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 WHERE "
-			 "r2.workunitid=r.workunitid AND r2.userid=?) ORDER BY r.priority DESC, r.id "
+			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 FORCE INDEX "
+			 "(result_wu_user) WHERE r2.workunitid=r.workunitid AND r2.userid=?) "
+			 "ORDER BY r.priority DESC, r.id "
 			 "LIMIT ?", "ili", CT_RS_UNSENT, c->userid, want * 4 + 8);
 	if (rc < 0)
 		return rc;

@@ -21,6 +21,7 @@
 #include "server.h"
 #include "tmpl.h"
 #include "web_int.h"
+#include "page_cache.h"
 
 
 /* ---- requests and responses ---------------------------------------------- */
@@ -419,13 +420,33 @@ static time_t mono_now(void)
 	return ts.tv_sec;
 }
 
+static int cache_lookup(const char *key, struct ct_buf *out);
+
+/* A miss joins the key's single flight (page_cache.h): the first request
+ * builds the page, the others wait for it and then read it here. */
 int ct_web_cache_get(const char *key, struct ct_buf *out)
+{
+	if (atomic_load(&cache_ttl) <= 0)
+		return 0;
+	for (int tries = 0; tries < 3; tries++) {
+		if (cache_lookup(key, out))
+			return 1;
+		if (ct_page_flight_begin(key))
+			return 0;	/* ours to build: put or abandon ends it */
+	}
+	return 0;
+}
+
+void ct_web_cache_abandon(const char *key)
+{
+	ct_page_flight_end(key);
+}
+
+static int cache_lookup(const char *key, struct ct_buf *out)
 {
 	time_t now = mono_now();
 	int hit = 0;
 
-	if (atomic_load(&cache_ttl) <= 0)
-		return 0;
 	cache_lock();
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].key != NULL && cache[i].expires > now &&
@@ -444,13 +465,16 @@ void ct_web_cache_put(const char *key, const struct ct_buf *data)
 	char *k;
 	unsigned char *d;
 
-	if (ttl <= 0 || data->len > (1u << 20))
+	if (ttl <= 0 || data->len > (1u << 20)) {
+		ct_page_flight_end(key);
 		return;
+	}
 	k = strdup(key);
 	d = malloc(data->len ? data->len : 1);
 	if (k == NULL || d == NULL) {
 		free(k);
 		free(d);
+		ct_page_flight_end(key);
 		return;
 	}
 	memcpy(d, data->data ? data->data : (unsigned char *)"", data->len);
@@ -470,6 +494,7 @@ void ct_web_cache_put(const char *key, const struct ct_buf *data)
 	cache[victim].len = data->len;
 	cache[victim].expires = now + ttl;
 	cache_unlock();
+	ct_page_flight_end(key);
 }
 
 /* ---- static files --------------------------------------------------------- */

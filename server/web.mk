@@ -5,6 +5,7 @@
 server_libctserver_a_SOURCES += \
 	server/tmpl.c server/tmpl.h \
 	server/web.c server/web.h server/web_int.h \
+	server/page_cache.c server/page_cache.h \
 	server/web_http.c server/web_http.h \
 	server/web_data.c server/web_data.h \
 	server/web_pages.c server/web_api.c server/web_account.c \

@@ -113,7 +113,8 @@ static const struct jfield round_fields[] = {
 	JF(R, "results_in_progress", JF_INT, res_in_progress),
 	JF(R, "results_valid", JF_INT, res_valid),
 	JF(R, "results_invalid", JF_INT, res_invalid), JN(R, base_eval_loss),
-	JN(R, eval_loss), JS(R, model_sha256), JS(R, out_model_sha256),
+	JN(R, eval_loss), JF(R, "eval_ntokens", JF_INT, eval_ntokens),
+	JS(R, model_sha256), JS(R, out_model_sha256),
 	JI(R, create_time), JI(R, finish_time), JEND,
 };
 #undef R
@@ -362,6 +363,8 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 		rc = ct_json_finish(&j);
 	if (rc == 0)
 		ct_web_cache_put(key, &resp->body);
+	else
+		ct_web_cache_abandon(key);
 	if (rc < 0) {
 		int st = rc == CT_ENOTFOUND ? 404 : 500;
 

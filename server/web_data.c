@@ -451,14 +451,12 @@ static int job_counts(struct ct_db *db, struct ct_web_job *j)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(server_state = ?), 0), "
-		"COALESCE(SUM(server_state = ?), 0), "
-		"COALESCE(SUM(validate_state = ?), 0), "
-		"COALESCE(SUM(validate_state = ?), 0), "
-		"COALESCE(SUM(server_state = ? AND outcome NOT IN (?, ?)), 0), "
-		"COALESCE(SUM(granted_credit), 0) FROM result WHERE jobid = ?",
-		"iiiiiiil", CT_RS_UNSENT, CT_RS_IN_PROGRESS, CT_VS_VALID,
-		CT_VS_INVALID, CT_RS_OVER, CT_RO_SUCCESS, CT_RO_DIDNT_NEED, j->id);
+	/* the per-round counters the result triggers keep (migration 004):
+	 * one row per round, whatever the number of results */
+	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
+		"COALESCE(SUM(n_in_progress), 0), COALESCE(SUM(n_valid), 0), "
+		"COALESCE(SUM(n_invalid), 0), COALESCE(SUM(n_error), 0), "
+		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", "l", j->id);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
@@ -502,6 +500,7 @@ static const struct col round_cols[] = {
 	COLI(R, create_time), COLI(R, finish_time), COLS(R, model_sha256),
 	COLS(R, out_model_sha256), COLN(R, eval_loss), COLN(R, base_eval_loss),
 	COLI(R, res_in_progress), COLI(R, res_valid), COLI(R, res_invalid),
+	COLI(R, eval_ntokens),
 };
 #undef R
 
@@ -515,15 +514,10 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 
 	rc = ct_db_query(db, &res, "SELECT r.idx, r.status, r.nwus, r.nwus_done, "
 		"r.create_time, r.finish_time, r.model_sha256, r.out_model_sha256, "
-		"r.eval_loss, r.base_eval_loss, "
-		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
-		" WHERE w.roundid = r.id AND x.server_state = ?), "
-		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
-		" WHERE w.roundid = r.id AND x.validate_state = ?), "
-		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
-		" WHERE w.roundid = r.id AND x.validate_state = ?) "
-		"FROM `round` r WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000",
-		"iiil", CT_RS_IN_PROGRESS, CT_VS_VALID, CT_VS_INVALID, id);
+		"r.eval_loss, r.base_eval_loss, COALESCE(s.n_in_progress, 0), "
+		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens "
+		"FROM `round` r LEFT JOIN round_stat s ON s.roundid = r.id "
+		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", "l", id);
 	if (rc < 0)
 		return rc;
 	rc = read_all(res, sizeof(*r), round_cols, NCOLS(round_cols), "rounds",
@@ -550,12 +544,12 @@ static int job_contributors(struct ct_db *db, int64_t id,
 	void *rows = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT x.userid, COALESCE(u.name, ''), "
-		"COUNT(*), SUM(x.granted_credit) AS cr FROM result x "
-		"LEFT JOIN `user` u ON u.id = x.userid "
-		"WHERE x.jobid = ? AND x.validate_state = ? "
-		"GROUP BY x.userid, u.name ORDER BY cr DESC, x.userid LIMIT 50",
-		"li", id, CT_VS_VALID);
+	/* the per-(job, user) counters a result trigger keeps (migration 004) */
+	rc = ct_db_query(db, &res, "SELECT s.userid, COALESCE(u.name, ''), "
+		"s.nvalid, s.credit FROM job_user_stat s "
+		"LEFT JOIN `user` u ON u.id = s.userid "
+		"WHERE s.jobid = ? AND s.nvalid > 0 "
+		"ORDER BY s.credit DESC, s.userid LIMIT 50", "l", id);
 	if (rc < 0)
 		return rc;
 	rc = read_all(res, sizeof(**out), contrib_cols, NCOLS(contrib_cols),

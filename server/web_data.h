@@ -108,6 +108,7 @@ struct ct_web_round {
 	char model_sha256[65], out_model_sha256[65], status_name[32];
 	double eval_loss, base_eval_loss;		/* NAN when NULL */
 	int64_t res_in_progress, res_valid, res_invalid;
+	int64_t eval_ntokens;				/* tokens the losses are over, 0 unknown */
 };
 
 struct ct_web_contrib {

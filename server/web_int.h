@@ -87,6 +87,11 @@ int64_t ct_web_arg_page(const struct ct_web_req *req);
  * bytes to `out` and returns 1 on a hit, 0 on a miss. */
 int ct_web_cache_get(const char *key, struct ct_buf *out);
 void ct_web_cache_put(const char *key, const struct ct_buf *data);
+/* A miss makes the caller the key's builder (single flight, page_cache.h):
+ * it must end with ct_web_cache_put, or ct_web_cache_abandon when the
+ * build failed, or the others asking for the key wait
+ * CT_PAGE_FLIGHT_WAIT_S seconds. */
+void ct_web_cache_abandon(const char *key);
 
 /* Name of the project for page titles (config `project_name`, else
  * "crowdtune"). */

@@ -115,6 +115,8 @@ static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		rc = fill(req, &c);
 		if (rc == 0)
 			ct_web_cache_put(key, &c);
+		else
+			ct_web_cache_abandon(key);
 	}
 	if (rc == 0)
 		rc = ct_web_render(req, resp, title, &c, api);
@@ -660,9 +662,12 @@ static int rounds_table(struct ct_buf *c, const struct ct_web_round *r, size_t n
 		"<th>Base model</th><th>Averaged model</th></tr></thead><tbody>");
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		char loss[32];
+		char loss[64];
 
-		if (isfinite(r[i].eval_loss))
+		if (isfinite(r[i].eval_loss) && r[i].eval_ntokens > 0)
+			snprintf(loss, sizeof(loss), "%.4f over %lld tokens", r[i].eval_loss,
+				 (long long)r[i].eval_ntokens);
+		else if (isfinite(r[i].eval_loss))
 			snprintf(loss, sizeof(loss), "%.4f", r[i].eval_loss);
 		else
 			snprintf(loss, sizeof(loss), "-");

@@ -410,8 +410,10 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 	if (ct_web_cache_get("metrics", b))
 		return 0;
 	rc = ct_web_get_status(req->db, &st);
-	if (rc < 0)
+	if (rc < 0) {
+		ct_web_cache_abandon("metrics");
 		return rc;
+	}
 	rc = metric(b, "ctune_results_unsent", "Results ready to send", "gauge",
 		    (double)st.res_unsent);
 	if (rc == 0) rc = metric(b, "ctune_results_in_progress", "Results sent "
@@ -440,5 +442,7 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 		rc = role_metrics(b, &st);
 	if (rc == 0)
 		ct_web_cache_put("metrics", b);
+	else
+		ct_web_cache_abandon("metrics");
 	return rc;
 }

@@ -24,6 +24,9 @@ P="$T/proj"
 
 "$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
 sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
+# keep every upload to compare the replicas' bytes below (by default they
+# go as soon as their round is averaged)
+sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 "$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 --seed 1 \
 	--out "$T/base.bin" >/dev/null || fail "model init"
 "$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"

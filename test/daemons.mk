@@ -26,7 +26,7 @@ test_test_quorum_LDADD = $(CT_TEST_LIBS)
 
 test_test_daemons_SOURCES = test/test_daemons.c server/transitioner.c \
 	server/validator.c server/assimilator.c server/file_deleter.c \
-	server/credit.c server/quorum.c server/lora_round.c
+	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
 test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_daemons_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 endif

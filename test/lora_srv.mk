@@ -17,7 +17,7 @@ check_PROGRAMS += test/test_lora_round
 TESTS += test/test_lora_round
 test_test_lora_round_SOURCES = test/test_lora_round.c server/transitioner.c \
 	server/validator.c server/assimilator.c server/credit.c server/quorum.c \
-	server/lora_round.c
+	server/lora_round.c server/vcheck.c
 test_test_lora_round_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_lora_round_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 

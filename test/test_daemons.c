@@ -20,6 +20,7 @@
 #include "ct_test.h"
 #include "credit.h"
 #include "daemons.h"
+#include "eval.h"
 #include "db.h"
 #include "roles.h"
 #include "server.h"
@@ -33,6 +34,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 struct fx {
 	char *dir;
@@ -227,7 +229,7 @@ static void report(const struct wu *w, int64_t rid, const float *res, size_t n, 
 	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
-	char name[96], path[4200];
+	char name[96], path[4200], usha[65];
 	int64_t now = ct_db_now();
 	struct ct_db_res *r = NULL;
 
@@ -240,10 +242,12 @@ static void report(const struct wu *w, int64_t rid, const float *res, size_t n, 
 	ct_db_res_free(r);
 	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
 	assert_int_equal(ct_file_write_atomic(path, out.data, out.len, 0600), 0);
+	ct_sha256_hex(out.data, out.len, usha);	/* as the upload handler does */
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
-				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
-				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
-				    (int64_t)out.len, conforming, rid), 1);
+				    "received_time=?, upload_time=?, upload_size=?, conforming=?, "
+				    "upload_sha256=? WHERE id=?", "iilllisl", CT_RS_OVER,
+				    CT_RO_SUCCESS, now, now, (int64_t)out.len, conforming, usha,
+				    rid), 1);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    "ll", now, w->id), 1);
 	ct_buf_free(&out);
@@ -313,6 +317,44 @@ static struct wu R1[2];		/* round 1's WUs */
 static int64_t canon1[2];	/* their canonical results */
 static double credit1;		/* credit of one result */
 
+/* The per-round counters the result triggers keep (migration 004) equal
+ * a recount of every round's results. */
+static void check_round_stats(void)
+{
+	struct ct_db_res *res = NULL;
+	size_t n = 0;
+
+	assert_int_equal(ct_db_query(F.db, &res,
+		"SELECT r.id, s.n_unsent, s.n_in_progress, s.n_valid, s.n_invalid, s.n_error, "
+		"s.credit, (SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
+		"WHERE w.roundid = r.id AND x.server_state = 2), (SELECT COUNT(*) FROM result x "
+		"JOIN workunit w ON w.id = x.workunitid WHERE w.roundid = r.id AND "
+		"x.server_state = 4), (SELECT COUNT(*) FROM result x JOIN workunit w ON "
+		"w.id = x.workunitid WHERE w.roundid = r.id AND x.validate_state = 1), "
+		"(SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid WHERE "
+		"w.roundid = r.id AND x.validate_state = 2), (SELECT COUNT(*) FROM result x "
+		"JOIN workunit w ON w.id = x.workunitid WHERE w.roundid = r.id AND "
+		"x.server_state = 5 AND x.outcome NOT IN (1, 7)), (SELECT COALESCE(SUM("
+		"granted_credit), 0) FROM result x JOIN workunit w ON w.id = x.workunitid WHERE "
+		"w.roundid = r.id) FROM `round` r JOIN round_stat s ON s.roundid = r.id", ""), 0);
+	while (ct_db_next(res) > 0) {
+		for (int k = 1; k <= 5; k++)
+			assert_int_equal(ct_db_int(res, k), ct_db_int(res, k + 6));
+		assert_true(fabs(ct_db_double(res, 6) - ct_db_double(res, 12)) < 1e-9);
+		n++;
+	}
+	ct_db_res_free(res);
+	assert_int_equal(n, qint("SELECT COUNT(*) FROM `round` WHERE id>?", 0));
+	/* and the per-(job, user) ones a recount of valid results */
+	assert_int_equal(qint("SELECT COUNT(*) FROM (SELECT jobid, userid, COUNT(*) n, "
+			      "SUM(granted_credit) c FROM result WHERE validate_state = 1 AND "
+			      "jobid > ? GROUP BY jobid, userid) x LEFT JOIN job_user_stat s ON "
+			      "s.jobid = x.jobid AND s.userid = x.userid WHERE s.nvalid IS NULL "
+			      "OR s.nvalid <> x.n OR ABS(s.credit - x.c) > 1e-9", 0), 0);
+	assert_true(qint("SELECT SUM(nvalid) FROM job_user_stat WHERE jobid > ?", 0) ==
+		    qint("SELECT COUNT(*) FROM result WHERE validate_state = 1 AND jobid > ?", 0));
+}
+
 static void test_honest_pair_credited(void **state)
 {
 	int64_t a, b, ev;
@@ -336,8 +378,48 @@ static void test_honest_pair_credited(void **state)
 	run_daemons();
 	assert_int_equal(vstate(a), CT_VS_INIT);	/* nothing reported yet */
 	report(&R1[0], a, R1[0].honest, R1[0].base.lay.total, 1);
-	report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
 	run_daemons();
+	/* one of a quorum of 2: checked, recorded, waiting */
+	assert_int_equal(vstate(a), CT_VS_INCONCLUSIVE);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check WHERE resultid=?", a), 1);
+	{
+		/* a checked result is not decoded again: with its upload
+		 * gone, the second replica still matches it by hash */
+		char path[4200], moved[4300];
+
+		{
+			struct ct_db_res *res = NULL;
+
+			assert_int_equal(ct_db_query(F.db, &res, "SELECT name FROM result "
+						     "WHERE id=?", "l", a), 0);
+			assert_int_equal(ct_db_next(res), 1);
+			assert_int_equal(ct_server_upload_path(&F.srv, ct_db_str(res, 0), path,
+							       sizeof(path)), 0);
+			ct_db_res_free(res);
+		}
+		snprintf(moved, sizeof(moved), "%s.away", path);
+		assert_int_equal(rename(path, moved), 0);
+		report(&R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
+		/* b's upload has a's bytes (upload_sha256): b is a's twin and
+		 * is not decoded either; gone, it still validates */
+		{
+			char pb[4200], mb[4300];
+			struct ct_db_res *res = NULL;
+
+			assert_int_equal(ct_db_query(F.db, &res, "SELECT name FROM result "
+						     "WHERE id=?", "l", b), 0);
+			assert_int_equal(ct_db_next(res), 1);
+			assert_int_equal(ct_server_upload_path(&F.srv, ct_db_str(res, 0), pb,
+							       sizeof(pb)), 0);
+			ct_db_res_free(res);
+			snprintf(mb, sizeof(mb), "%s.away", pb);
+			assert_int_equal(rename(pb, mb), 0);
+			run_daemons();
+			assert_int_equal(rename(mb, pb), 0);
+		}
+		assert_int_equal(rename(moved, path), 0);
+	}
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check WHERE resultid=?", b), 1);
 	assert_int_equal(vstate(a), CT_VS_VALID);
 	assert_int_equal(vstate(b), CT_VS_VALID);
 	canon1[0] = qint("SELECT canonical_resultid FROM workunit WHERE id=?", R1[0].id);
@@ -476,6 +558,14 @@ static void test_round_average(void **state)
 	/* training on the learnable data helped */
 	assert_true(ct_db_double(res, 2) < ct_db_double(res, 3));
 	ct_db_res_free(res);
+	/* the page can say what the losses are over: the default size, or
+	 * the whole eval file when it is shorter */
+	{
+		int64_t nt = qint("SELECT eval_ntokens FROM `round` WHERE jobid=? AND idx=1", F.jobid);
+
+		assert_true(nt > 0 && nt <= CT_SEVAL_DEFAULT_TOKENS);
+		assert_int_equal(nt % 16, 0);	/* whole batches of B x T = 2 x 8 */
+	}
 	assert_int_equal(ct_avg(want, in, 2, n, CT_AVG_MEAN, 0), 0);
 	assert_int_equal(ct_server_download_path(&F.srv, sha, path, sizeof(path)), 0);
 	assert_int_equal(ct_gpt2_load(path, &got), 0);
@@ -502,6 +592,7 @@ static void test_round_average(void **state)
 			      "r1.status=2 AND r1.out_model_sha256 = r2.model_sha256", F.jobid), 1);
 	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND round_idx=2",
 			      F.jobid), 2);
+	check_round_stats();
 	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=? AND name LIKE '%-r2-%'",
 			      F.jobid), 4);
 	ct_gpt2_free(&got);
@@ -621,8 +712,24 @@ static void test_file_deleter(void **state)
 	upload_of(race_a, recent, sizeof(recent));	/* just uploaded */
 	assert_true(ct_file_exists(path));
 	assert_true(ct_file_exists(recent));
+	/* canonical uploads kept on request, the other replicas go */
+	{
+		char other[4200];
+		int64_t b = qint("SELECT MAX(id) FROM result WHERE workunitid=? AND "
+				 "validate_state=1 AND NOT EXISTS (SELECT 1 FROM workunit w "
+				 "WHERE w.canonical_resultid = result.id)", R1[0].id);
+
+		upload_of(b, other, sizeof(other));
+		assert_true(ct_file_exists(other));
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.keep_canonical", "yes"), 0);
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.upload_grace", "3600"), 0);
+		assert_true(ct_file_deleter_run_once(&F.srv, F.db) >= 1);
+		assert_true(ct_file_exists(path));
+		assert_false(ct_file_exists(other));
+		assert_int_equal(ct_conf_set(F.srv.conf, "daemons.keep_canonical", "no"), 0);
+	}
 	n = ct_file_deleter_run_once(&F.srv, F.db);
-	assert_true(n >= 9);	/* round 1's uploads */
+	assert_true(n >= 2);	/* round 1's canonical uploads */
 	assert_false(ct_file_exists(path));
 	assert_true(ct_file_exists(recent));	/* within the grace period */
 	/* the job ended just now: its shards are still in their grace period */
@@ -638,6 +745,9 @@ static void test_file_deleter(void **state)
 			      "file_delete_state=2", F.jobid), 2);
 	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=? AND "
 			      "file_delete_state<>2", F.jobid), 0);
+	check_round_stats();
+	/* with no grace (the default), an upload goes as soon as it may */
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.upload_grace", "0"), 0);
 	/* every round's model and the job's base model stay */
 	assert_int_equal(ct_db_query(F.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
 				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?", "ll",
@@ -649,6 +759,48 @@ static void test_file_deleter(void **state)
 		assert_true(ct_file_exists(path));
 	}
 	ct_db_res_free(res);
+}
+
+/* The finished job's WUs and results go to the archive and out of the
+ * database; rounds and their counters stay. */
+static void test_purge(void **state)
+{
+	int64_t nwu = qint("SELECT COUNT(*) FROM workunit WHERE jobid=?", F.jobid);
+	int64_t nres = qint("SELECT COUNT(*) FROM result WHERE jobid=?", F.jobid);
+	int64_t valid = qint("SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", F.jobid);
+	char path[4200], name[64], line[1024];
+	time_t now = time(NULL);
+	struct tm tm;
+	int64_t lw = 0, lr = 0;
+	FILE *f;
+
+	(void)state;
+	assert_true(nwu >= 4 && nres > nwu);
+	/* within its age (7 days by default) nothing goes */
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), 0);
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.purge_age", "0"), 0);
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), nwu);
+	assert_int_equal(ct_purge_run_once(&F.srv, F.db), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM workunit WHERE jobid=?", F.jobid), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result WHERE jobid=?", F.jobid), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM result_check c LEFT JOIN result r ON "
+			      "r.id = c.resultid WHERE r.id IS NULL AND c.resultid>?", 0), 0);
+	assert_int_equal(qint("SELECT COUNT(*) FROM `round` WHERE jobid=?", F.jobid), 2);
+	assert_int_equal(qint("SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", F.jobid),
+			 valid);
+	gmtime_r(&now, &tm);
+	strftime(name, sizeof(name), "archive/purge-%Y-%m.tsv", &tm);
+	assert_int_equal(ct_path_join(path, sizeof(path), F.srv.dir, name), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lw += strncmp(line, "wu\t", 3) == 0;
+		lr += strncmp(line, "result\t", 7) == 0;
+	}
+	fclose(f);
+	assert_int_equal(lw, nwu);
+	assert_int_equal(lr, nres);
+	assert_int_equal(ct_conf_set(F.srv.conf, "daemons.purge_age", "604800"), 0);
 }
 
 static void test_error_cap_flags_job(void **state)
@@ -696,6 +848,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_resends),
 		cmocka_unit_test(test_racing_validators_and_job_done),
 		cmocka_unit_test(test_file_deleter),
+		cmocka_unit_test(test_purge),
 		cmocka_unit_test(test_error_cap_flags_job),
 	};
 	int rc;

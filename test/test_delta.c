@@ -10,6 +10,8 @@
 #include "ct_lora.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static const struct ct_delta_model model = { 1024, 50257, 50304, 12, 12, 768 };
@@ -211,15 +213,95 @@ static void put_le(unsigned char *p, uint64_t v, int bytes)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Decode a modified copy; the caller's array must stay untouched past n. */
+/* Stream-decode the file at path into d (n floats); the last rc. */
+static int stream_decode(const char *path, uint64_t cap, const float *b, size_t n, float *d,
+			 struct ct_delta_info *info)
+{
+	struct ct_delta_reader *rd = NULL;
+	size_t first, m, next = 0;
+	int rc;
+
+	rc = ct_delta_reader_open(path, cap, n, &rd);
+	if (rc < 0) {
+		assert_null(rd);
+		return rc;
+	}
+	while ((rc = ct_delta_reader_next(rd, b + next, d + next, &first, &m)) == 1) {
+		assert_int_equal(first, next);
+		assert_true(m >= 1 && m <= CT_DELTA_CHUNK);
+		next += m;
+	}
+	if (rc == 0) {
+		assert_int_equal(next, n);
+		if (info != NULL)
+			*info = *ct_delta_reader_info(rd);
+		/* after the end it stays at the end */
+		assert_int_equal(ct_delta_reader_next(rd, b, d, &first, &m), 0);
+	}
+	ct_delta_reader_close(rd);
+	return rc;
+}
+
+static int write_tmp(const unsigned char *p, size_t len, char *path)
+{
+	FILE *fp;
+
+	snprintf(path, 64, "/tmp/ct-delta-XXXXXX");
+	close(mkstemp(path));
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(p, 1, len, fp), len);
+	fclose(fp);
+	return 0;
+}
+
+/* Decode a modified copy; the caller's array must stay untouched past n.
+ * The streaming reader, fed the same bytes from a file, must give the
+ * same verdict. */
 static int decode_copy(struct fixture *f, const unsigned char *p, size_t len, size_t n)
 {
-	int rc;
+	static float sd[1001];
+	char path[64];
+	int rc, src;
 
 	f->d[n] = 42.0f;
 	rc = ct_delta_decode(p, len, f->b, n, f->d, NULL);
 	assert_true(f->d[n] == 42.0f);
+	write_tmp(p, len, path);
+	src = stream_decode(path, 0, f->b, n, sd, NULL);
+	unlink(path);
+	assert_int_equal(src, rc);
 	return rc;
+}
+
+/* The streaming reader gives the same weights and info as the in-memory
+ * decoder, for both encodings, and honours the size cap. */
+static void test_stream_reader(void **state)
+{
+	size_t n = 3 * CT_DELTA_CHUNK + 11;
+	float *b = malloc(n * 4), *r = malloc(n * 4), *d1 = malloc(n * 4), *d2 = malloc(n * 4);
+	struct ct_delta_info i1, i2;
+	char path[64];
+
+	(void)state;
+	make_weights(b, r, n, 1e-3);
+	for (int enc = CT_DELTA_LOSSLESS; enc <= CT_DELTA_INT8; enc++) {
+		struct ct_buf out = CT_BUF_INIT(0);
+
+		assert_int_equal(ct_delta_encode(b, r, n, &model, base_sha, enc, -1, &out), 0);
+		assert_int_equal(ct_delta_decode(out.data, out.len, b, n, d1, &i1), 0);
+		write_tmp((unsigned char *)out.data, out.len, path);
+		assert_int_equal(stream_decode(path, 0, b, n, d2, &i2), 0);
+		assert_memory_equal(d1, d2, n * 4);
+		assert_memory_equal(i1.decoded_sha, i2.decoded_sha, 32);
+		assert_true(i1.quant_error == i2.quant_error);
+		assert_int_equal(stream_decode(path, out.len - 1, b, n, d2, NULL), CT_ETOOBIG);
+		assert_int_equal(stream_decode(path, 0, b, n - 1, d2, NULL), CT_EMISMATCH);
+		unlink(path);
+		ct_buf_free(&out);
+	}
+	assert_int_equal(stream_decode("/nonexistent/x", 0, b, n, d2, NULL), CT_ENOENT);
+	free(b), free(r), free(d1), free(d2);
 }
 
 static void test_crafted_headers(void **state)
@@ -456,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_single_weight),
 		cmocka_unit_test(test_int8_error_bound),
 		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_stream_reader),
 		cmocka_unit_test(test_lora_kind),
 		cmocka_unit_test_setup_teardown(test_crafted_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_payloads, setup, teardown),

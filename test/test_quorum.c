@@ -8,6 +8,7 @@
 #include "db.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
+#include "ct_err.h"
 
 #include <math.h>
 
@@ -163,6 +164,71 @@ static struct ct_val_cand cand(int64_t id, const float *w, int conforming, doubl
 	return c;
 }
 
+/* ct_val_decide_fn's distance from the candidates' weights, counted. */
+static int ndist;
+
+static int dist_from_w(void *ctx, size_t i, size_t j, double *dist)
+{
+	const struct ct_val_cand *c = ctx;
+	double s = 0.0;
+
+	assert_true(i < j);
+	ndist++;
+	for (int k = 0; k < N; k++) {
+		double d = (double)c[i].w[k] - (double)c[j].w[k];
+
+		s += d * d;
+	}
+	*dist = sqrt(s);
+	return 0;
+}
+
+/* ct_val_decide, with the check that ct_val_decide_fn (the validator's
+ * streaming quorum) takes the very same decisions and asks each pair's
+ * distance at most once. */
+static int decide(struct ct_val_cand *c, size_t nc, size_t n, int q, double tol)
+{
+	struct ct_val_cand d[8];
+	int best_fn, best;
+
+	assert_true(nc <= 8);
+	memcpy(d, c, nc * sizeof(*c));
+	ndist = 0;
+	assert_int_equal(ct_val_decide_fn(d, nc, q, tol, dist_from_w, d, &best_fn), 0);
+	assert_true(ndist <= (int)(nc * (nc - 1) / 2));
+	best = ct_val_decide(c, nc, n, q, tol);
+	assert_int_equal(best_fn, best);
+	for (size_t i = 0; i < nc; i++)
+		assert_int_equal(d[i].new_state, c[i].new_state);
+	return best;
+}
+
+/* Equal hashes decide without any distance; a failing distance is the
+ * caller's error. */
+static int dist_fails(void *ctx, size_t i, size_t j, double *dist)
+{
+	(void)ctx, (void)i, (void)j, (void)dist;
+	return CT_ENOENT;
+}
+
+static void test_decide_fn_by_hash(void **state)
+{
+	struct ct_val_cand c[3];
+	int best;
+
+	(void)state;
+	make();
+	c[0] = cand(1, honest, 0, 3.0);
+	c[1] = cand(2, honest, 0, 3.0);
+	c[2] = cand(3, honest, 0, 3.0);
+	assert_int_equal(ct_val_decide_fn(c, 3, 2, 1e-3, dist_fails, NULL, &best), 0);
+	assert_int_equal(best, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(c[i].new_state, CT_VS_VALID);
+	c[1] = cand(2, scaled, 0, 3.0);
+	assert_int_equal(ct_val_decide_fn(c, 3, 2, 1e-3, dist_fails, NULL, &best), CT_ENOENT);
+}
+
 static void test_honest_pair(void **state)
 {
 	struct ct_val_cand c[2];
@@ -171,18 +237,18 @@ static void test_honest_pair(void **state)
 	make();
 	c[0] = cand(1, honest, 1, 3.0);
 	c[1] = cand(2, honest, 1, 3.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), 0);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), 0);
 	assert_int_equal(c[0].new_state, CT_VS_VALID);
 	assert_int_equal(c[1].new_state, CT_VS_VALID);
 	/* not conforming, a little different: within the tolerance */
 	c[0] = cand(1, honest, 0, 3.0);
 	c[1] = cand(2, honest_nc, 0, 3.0 + 1e-6);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), 0);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), 0);
 	assert_int_equal(c[1].new_state, CT_VS_VALID);
 	/* the same pair from two conforming devices must match bit for bit */
 	c[0] = cand(1, honest, 1, 3.0);
 	c[1] = cand(2, honest_nc, 1, 3.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), -1);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), -1);
 	assert_int_equal(c[0].new_state, CT_VS_INCONCLUSIVE);
 	assert_int_equal(c[1].new_state, CT_VS_INCONCLUSIVE);
 }
@@ -196,23 +262,23 @@ static void test_disagreement_then_third(void **state)
 	/* honest vs noise: no quorum, both inconclusive (a third is needed) */
 	c[0] = cand(1, noise, 0, 3.0);
 	c[1] = cand(2, honest, 0, 3.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), -1);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), -1);
 	assert_int_equal(c[0].new_state, CT_VS_INCONCLUSIVE);
 	/* the third agrees with the honest one */
 	c[0].state = c[1].state = CT_VS_INCONCLUSIVE;
 	c[2] = cand(3, honest_nc, 0, 3.0);
-	assert_int_equal(ct_val_decide(c, 3, N, 2, 1e-3), 1);
+	assert_int_equal(decide(c, 3, N, 2, 1e-3), 1);
 	assert_int_equal(c[0].new_state, CT_VS_INVALID);
 	assert_int_equal(c[1].new_state, CT_VS_VALID);
 	assert_int_equal(c[2].new_state, CT_VS_VALID);
 	/* x10 and honest: no agreement either */
 	c[0] = cand(1, scaled, 0, 3.0);
 	c[1] = cand(2, honest, 0, 3.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), -1);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), -1);
 	/* same weights but probe losses far apart cannot agree by tolerance */
 	c[0] = cand(1, honest, 0, 3.0);
 	c[1] = cand(2, honest_nc, 0, 3.5);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), -1);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), -1);
 }
 
 /* An int8 upload of the honest weights against the exact ones: the
@@ -242,7 +308,7 @@ static void test_int8_against_exact(void **state)
 	c[1] = cand(2, dec, 1, 3.0);
 	c[1].quant_error = info.quant_error;
 	assert_true(info.quant_error > 0.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 2, 1e-3), 0);
+	assert_int_equal(decide(c, 2, N, 2, 1e-3), 0);
 	assert_int_equal(c[1].new_state, CT_VS_VALID);
 	/* without the allowance they would not agree */
 	c[1].quant_error = 0.0;
@@ -263,18 +329,18 @@ static void test_canonical_and_late(void **state)
 	c[0].state = CT_VS_VALID;	/* decided earlier */
 	c[1] = cand(2, honest, 1, 3.0);
 	c[2] = cand(3, noise, 0, 3.0);
-	assert_int_equal(ct_val_decide(c, 3, N, 2, 1e-3), 0);
+	assert_int_equal(decide(c, 3, N, 2, 1e-3), 0);
 	assert_int_equal(c[0].new_state, CT_VS_VALID);
 	assert_int_equal(c[1].new_state, CT_VS_VALID);
 	assert_int_equal(c[2].new_state, CT_VS_INVALID);
 	/* a WU sent to one trusted host (min_quorum 1) */
 	c[0] = cand(1, honest, 0, 3.0);
-	assert_int_equal(ct_val_decide(c, 1, N, 1, 1e-3), 0);
+	assert_int_equal(decide(c, 1, N, 1, 1e-3), 0);
 	assert_int_equal(c[0].new_state, CT_VS_VALID);
 	/* with quorum 3, two agreeing are not enough */
 	c[0] = cand(1, honest, 1, 3.0);
 	c[1] = cand(2, honest, 1, 3.0);
-	assert_int_equal(ct_val_decide(c, 2, N, 3, 1e-3), -1);
+	assert_int_equal(decide(c, 2, N, 3, 1e-3), -1);
 }
 
 int main(void)
@@ -285,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_sanity_on_real_training),
 		cmocka_unit_test(test_relative_cap_and_loss),
 		cmocka_unit_test(test_honest_pair),
+		cmocka_unit_test(test_decide_fn_by_hash),
 		cmocka_unit_test(test_disagreement_then_third),
 		cmocka_unit_test(test_int8_against_exact),
 		cmocka_unit_test(test_canonical_and_late),

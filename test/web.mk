@@ -16,6 +16,14 @@ CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg
 check_PROGRAMS += $(CT_WEB_TESTS)
 TESTS += $(CT_WEB_TESTS)
 
+check_PROGRAMS += test/test_page_cache
+TESTS += test/test_page_cache
+test_test_page_cache_SOURCES = test/test_page_cache.c server/page_cache.c \
+	server/page_cache.h
+test_test_page_cache_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
+test_test_page_cache_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_page_cache_LDADD = $(CT_TEST_LIBS) -lpthread
+
 test_test_tmpl_SOURCES = test/test_tmpl.c server/tmpl.c server/tmpl.h
 test_test_tmpl_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 test_test_tmpl_CFLAGS = $(CT_TEST_CFLAGS)
