@@ -420,8 +420,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
 	if (rc == 0)	/* best effort, once per round (sample.h) */
-		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, &a->base,
-				      a->out_sha, &a->out);
+		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
+				      &a->out);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)

@@ -379,10 +379,15 @@ static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
 	return rc;
 }
 
-static int store_sample(struct ct_db *db, const struct job_text *jt, int64_t jobid,
-			int idx, const char *sha, const struct ct_gpt2 *model, int ntokens)
+/* Sample the model of hash sha (model: it in memory, or NULL: loaded from
+ * the store here) unless round idx has its sample already. */
+static int store_sample(struct ct_server *srv, struct ct_db *db, const struct job_text *jt,
+			int64_t jobid, int idx, const char *sha, const struct ct_gpt2 *model,
+			int ntokens)
 {
+	struct ct_gpt2 loaded = { 0 };
 	struct ct_buf text;
+	char path[PATH_MAX];
 	int64_t have = 0;
 	int rc;
 
@@ -390,6 +395,14 @@ static int store_sample(struct ct_db *db, const struct job_text *jt, int64_t job
 			     "round_idx=?", "li", jobid, idx);
 	if (rc < 0 || have > 0)
 		return rc;
+	if (model == NULL || model->params == NULL) {
+		rc = ct_server_download_path(srv, sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_gpt2_load(path, &loaded);
+		if (rc < 0)
+			return rc;
+		model = &loaded;
+	}
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
 	rc = sample_model(jt, model, jt->prompt, ntokens, jt->seed, &text);
 	if (rc == 0)
@@ -397,12 +410,13 @@ static int store_sample(struct ct_db *db, const struct job_text *jt, int64_t job
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
 				"lisls", jobid, idx, sha, ct_db_now(), ct_buf_cstr(&text));
 	ct_buf_free(&text);
+	ct_gpt2_free(&loaded);
 	return rc < 0 ? rc : 0;
 }
 
 void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-			   int round_idx, const char *base_sha, const struct ct_gpt2 *base,
-			   const char *out_sha, const struct ct_gpt2 *out)
+			   int round_idx, const char *base_sha, const char *out_sha,
+			   const struct ct_gpt2 *out)
 {
 	struct job_text jt;
 	long ntok = 64;
@@ -415,10 +429,10 @@ void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobi
 	rc = load_job_text(db, jobid, &jt);
 	if (rc == CT_ENOTFOUND)
 		return;
-	if (rc == 0 && round_idx == 1)
-		rc = store_sample(db, &jt, jobid, 0, base_sha, base, (int)ntok);
 	if (rc == 0)
-		rc = store_sample(db, &jt, jobid, round_idx, out_sha, out, (int)ntok);
+		rc = store_sample(srv, db, &jt, jobid, round_idx, out_sha, out, (int)ntok);
+	if (rc == 0 && round_idx == 1)
+		rc = store_sample(srv, db, &jt, jobid, 0, base_sha, NULL, (int)ntok);
 	if (rc < 0)
 		ct_log_warn("assimilator: job %lld round %d: no sample: %s", (long long)jobid,
 			    round_idx, ct_errmsg(rc));

@@ -61,13 +61,14 @@ int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *t
 void ct_text_submit_free(struct ct_text_submit *ts);
 
 /* The assimilator's hook, after it averaged round round_idx of job jobid
- * into `out` (stored as out_sha) from `base` (base_sha): store the
- * round's sample and, for round 1, the base model's (round 0), unless
- * stored already. Best effort: a failure is logged, never returned (a
- * sample must not hold a round up). Jobs without job_text get none. */
+ * into `out` (stored as out_sha; NULL or freed: loaded from the store) from
+ * the model base_sha: store the round's sample and, for round 1, the base
+ * model's (round 0; loaded from the store, so once per job two models are
+ * in memory together for a moment), unless stored already. Best effort: a failure is logged, never returned
+ * (a sample must not hold a round up). Jobs without job_text get none. */
 void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-			   int round_idx, const char *base_sha, const struct ct_gpt2 *base,
-			   const char *out_sha, const struct ct_gpt2 *out);
+			   int round_idx, const char *base_sha, const char *out_sha,
+			   const struct ct_gpt2 *out);
 
 /* `ctune-server job sample DIR ID [--round R] [--prompt TEXT] [--tokens N]
  * [--seed S]`: print a sample of round R's model (0 = base; default: the

@@ -31,7 +31,7 @@ test_test_wg_SOURCES = test/test_wg.c
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_server_sample_SOURCES = test/test_server_sample.c
+test_test_server_sample_SOURCES = test/test_server_sample.c server/quorum.c
 test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
 
