@@ -45,4 +45,9 @@ noinst_PROGRAMS += bench/bench_tokenizer
 bench_bench_tokenizer_SOURCES = bench/bench_tokenizer.c
 bench_bench_tokenizer_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 EXTRA_DIST += bench/bench_tokenizer.sh
+# Sampling: tokens/s of `ctune sample` on cpu and opencl.
+noinst_PROGRAMS += bench/bench_sample
+bench_bench_sample_SOURCES = bench/bench_sample.c
+bench_bench_sample_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_sample_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 EXTRA_DIST += bench/bench_job.sh

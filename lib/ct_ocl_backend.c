@@ -409,6 +409,22 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 	return rc;
 }
 
+/* The reference's logits are those of ct_model_forward(); the inputs
+ * double as (valid, unused) targets. */
+static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+		      float *out)
+{
+	int rc;
+
+	if (pos < 0 || pos >= be->B * be->T)
+		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
+	rc = forward(be, inputs, inputs);
+	if (rc == 0)
+		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, (size_t)pos * be->cfg.Vp),
+				 (size_t)be->cfg.V);
+	return rc;
+}
+
 /* ---- backward ------------------------------------------------------------------ */
 
 /* Lean mode: ln1, qkv and ln2 of layer l again, as block_forward made
@@ -606,4 +622,5 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.lora_load = ocl_lora_load,
 	.lora_read = ocl_lora_read,
 	.close = ocl_close,
+	.logits = ocl_logits,
 };

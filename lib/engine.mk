@@ -17,6 +17,7 @@ lib_libctune_a_SOURCES += \
 	lib/ct_attention.c \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
+lib_libctune_a_SOURCES += lib/ct_sample.c lib/ct_sample.h
 EXTRA_DIST += kernels/ct_math.clh
 # LoRA jobs beyond the engine: the exact merge of K shards' adapters and
 # the adapter result file.

@@ -33,6 +33,7 @@
 #include "lora_round.h"
 #include "roles.h"
 #include "robust.h"
+#include "sample.h"
 #include "server.h"
 #include "store.h"
 #include "vcheck.h"
@@ -419,6 +420,9 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
+	if (rc == 0)	/* best effort, once per round (sample.h) */
+		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
+				      &a->out);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)

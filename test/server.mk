@@ -17,6 +17,7 @@ TESTS += $(CT_SERVER_SCRIPT_TESTS)
 if HAVE_CMOCKA
 CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
 	test/test_lock_order
+CT_SERVER_UNIT_TESTS += test/test_server_sample
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 
@@ -35,6 +36,10 @@ test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_wg_SOURCES = test/test_wg.c
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
+
+test_test_server_sample_SOURCES = test/test_server_sample.c server/quorum.c
+test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_token_SOURCES = test/test_token.c
 test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
