@@ -28,13 +28,18 @@ test_test_quorum_SOURCES = test/test_quorum.c server/quorum.c server/daemons.h
 test_test_quorum_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_quorum_LDADD = $(CT_TEST_LIBS)
 
-test_test_daemons_SOURCES = test/test_daemons.c server/transitioner.c \
+# the fixture test_daemons, test_vrace and test_lora_round share
+CT_DAEMON_FX_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
+
+test_test_daemons_SOURCES = test/test_daemons.c $(CT_DAEMON_FX_SOURCES) \
+	server/transitioner.c \
 	server/validator.c server/assimilator.c server/file_deleter.c \
 	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
 test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_daemons_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 
-test_test_vrace_SOURCES = test/test_vrace.c server/transitioner.c \
+test_test_vrace_SOURCES = test/test_vrace.c $(CT_DAEMON_FX_SOURCES) \
+	server/transitioner.c \
 	server/validator.c server/assimilator.c server/file_deleter.c \
 	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
 test_test_vrace_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)

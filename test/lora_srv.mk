@@ -15,7 +15,8 @@ test_test_lora_merge_LDADD = $(CT_TEST_LIBS)
 CT_LORA_SRV_TESTS += test/test_lora_round
 check_PROGRAMS += test/test_lora_round
 TESTS += test/test_lora_round
-test_test_lora_round_SOURCES = test/test_lora_round.c server/transitioner.c \
+test_test_lora_round_SOURCES = test/test_lora_round.c test/daemon_fixture.c \
+	test/daemon_fixture.h server/transitioner.c \
 	server/validator.c server/assimilator.c server/credit.c server/quorum.c \
 	server/lora_round.c server/vcheck.c
 test_test_lora_round_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)

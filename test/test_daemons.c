@@ -19,6 +19,7 @@
  */
 #include "ct_test.h"
 #include "credit.h"
+#include "daemon_fixture.h"
 #include "daemons.h"
 #include "eval.h"
 #include "db.h"
@@ -50,8 +51,7 @@ static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static double urand(void)
 {
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0;
+	return ct_dfx_urand(&rng);
 }
 
 /* ---- fixture ------------------------------------------------------------------- */
@@ -60,42 +60,13 @@ static int make_inputs(void)
 {
 	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
-	struct ct_gpt2_layout lay;
-	uint16_t tok[3000];
-	float *params;
-	int rc;
 
-	ct_gpt2_layout(&cfg, &lay);
-	params = calloc(lay.total, sizeof(float));
-	/* a learnable sequence: mostly "next = previous + 1" */
-	for (size_t i = 0; i < 3000; i++)
-		tok[i] = (uint16_t)(urand() < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64 : urand() * 64);
-	rc = ct_path_join(F.model, sizeof(F.model), F.dir, "model.bin");
-	if (rc == 0) rc = ct_path_join(F.train, sizeof(F.train), F.dir, "train.bin");
-	if (rc == 0) rc = ct_path_join(F.eval, sizeof(F.eval), F.dir, "eval.bin");
-	if (rc == 0) rc = ct_gpt2_init_random(&cfg, 42, params);
-	if (rc == 0) rc = ct_gpt2_save(F.model, &cfg, params);
-	if (rc == 0) rc = ct_tokens_save(F.train, tok, 2400);
-	if (rc == 0) rc = ct_tokens_save(F.eval, tok + 2400, 600);
-	free(params);
-	return rc;
+	return ct_dfx_make_inputs(&cfg, F.dir, &rng, F.model, F.train, F.eval);
 }
 
 static int64_t add_user(const char *name, int64_t team, int64_t *hostid)
 {
-	char email[64], auth[65];
-	int64_t id;
-
-	snprintf(email, sizeof(email), "%s@example.org", name);
-	ct_sha256_hex(name, strlen(name), auth);
-	assert_int_equal(ct_db_exec(F.db, "INSERT INTO `user` (create_time, name, email, "
-				    "passwd_hash, auth_hash, teamid) VALUES (?,?,?,?,?,?)",
-				    "lssssl", ct_db_now(), name, email, "x", auth, team), 1);
-	id = ct_db_last_id(F.db);
-	assert_int_equal(ct_db_exec(F.db, "INSERT INTO host (create_time, userid, host_cpid) "
-				    "VALUES (?,?,?)", "lls", ct_db_now(), id, auth + 32), 1);
-	*hostid = ct_db_last_id(F.db);
-	return id;
+	return ct_dfx_add_user(F.db, name, team, hostid);
 }
 
 static int64_t submit(const char *name, int max_errors)
@@ -115,28 +86,10 @@ static int64_t submit(const char *name, int max_errors)
 
 static int setup(void **state)
 {
-	const struct ct_project_opts o = { .name = "daemons test", .listen = "127.0.0.1:0" };
-	char datadir[4200], logdir[4200];
 	int rc;
 
 	(void)state;
-	F.dir = ct_test_mkdtemp();
-	rc = ct_project_init(F.dir, &o);
-	if (rc == 0) rc = ct_server_load(&F.srv, F.dir, NULL);
-	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), F.srv.dir, "db");
-	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), F.srv.dir, "log");
-	if (rc == 0) {
-		/* the embedded server sends stderr to its log: keep ours */
-		int saved = dup(2);
-
-		rc = ct_db_global_init(F.srv.db_url, datadir, logdir);
-		if (saved >= 0) {
-			dup2(saved, 2);
-			close(saved);
-		}
-	}
-	if (rc == 0) rc = ct_db_open(&F.db);
-	if (rc == 0) rc = ct_db_migrate(F.db);
+	rc = ct_dfx_open("daemons test", NULL, 1, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -148,11 +101,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	ct_db_close(F.db);
-	ct_db_global_end();
-	ct_server_free(&F.srv);
-	ct_test_rmtree(F.dir);
-	free(F.dir);
+	ct_dfx_close(F.dir, &F.srv, F.db);
 	return 0;
 }
 
@@ -175,34 +124,14 @@ static void wu_free(struct wu *w)
 /* Load WU `shard` of round `idx` of job, with its base and honest result. */
 static void wu_load(int64_t jobid, int idx, int shard, struct wu *w)
 {
-	struct ct_db_res *res = NULL;
-	struct ct_tokens tok = { 0 };
-	struct ct_wu_hparams hp;
-	char path[4200];
+	struct ct_dfx_wu row;
 
 	memset(w, 0, sizeof(*w));
-	assert_int_equal(ct_db_query(F.db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
-				     "j.steps, j.batch, j.seq, j.lr, j.grad_clip FROM workunit w "
-				     "JOIN job j ON j.id = w.jobid WHERE w.jobid=? AND "
-				     "w.round_idx=? AND w.shard=?", "lii", jobid, idx, shard), 0);
-	assert_int_equal(ct_db_next(res), 1);
-	w->id = ct_db_int(res, 0);
-	snprintf(w->model_sha, sizeof(w->model_sha), "%s", ct_db_str(res, 1));
-	snprintf(w->data_sha, sizeof(w->data_sha), "%s", ct_db_str(res, 2));
-	ct_wu_hparams_default(&hp);
-	hp.steps = (int)ct_db_int(res, 3);
-	hp.B = (int)ct_db_int(res, 4);
-	hp.T = (int)ct_db_int(res, 5);
-	hp.lr = (float)ct_db_double(res, 6);
-	hp.grad_clip = (float)ct_db_double(res, 7);
-	ct_db_res_free(res);
-	assert_int_equal(ct_server_download_path(&F.srv, w->model_sha, path, sizeof(path)), 0);
-	assert_int_equal(ct_gpt2_load(path, &w->base), 0);
-	assert_int_equal(ct_server_download_path(&F.srv, w->data_sha, path, sizeof(path)), 0);
-	assert_int_equal(ct_tokens_load(path, &tok), 0);
-	w->honest = malloc(w->base.lay.total * sizeof(float));
-	assert_int_equal(ct_wu_run(&w->base, &tok, &hp, "cpu", w->honest, NULL), 0);
-	ct_tokens_free(&tok);
+	ct_dfx_wu_row(F.db, jobid, idx, shard, &row);
+	w->id = row.id;
+	memcpy(w->model_sha, row.model_sha, sizeof(w->model_sha));
+	memcpy(w->data_sha, row.data_sha, sizeof(w->data_sha));
+	w->honest = ct_dfx_wu_run(&F.srv, &row, &row.hp, &w->base, 0);
 }
 
 /* An unsent result of the WU, sent to `host` (what the scheduler does). */
@@ -229,20 +158,14 @@ static void report(const struct wu *w, int64_t rid, const float *res, size_t n, 
 	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
-	char name[96], path[4200], usha[65];
+	char usha[65];
 	int64_t now = ct_db_now();
-	struct ct_db_res *r = NULL;
 
 	assert_int_equal(ct_hex_decode(w->model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(w->base.params, res, n, &dm, base_sha,
 					 CT_DELTA_LOSSLESS, -1, &out), 0);
-	assert_int_equal(ct_db_query(F.db, &r, "SELECT name FROM result WHERE id=?", "l", rid), 0);
-	assert_int_equal(ct_db_next(r), 1);
-	snprintf(name, sizeof(name), "%s", ct_db_str(r, 0));
-	ct_db_res_free(r);
-	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
-	assert_int_equal(ct_file_write_atomic(path, out.data, out.len, 0600), 0);
-	ct_sha256_hex(out.data, out.len, usha);	/* as the upload handler does */
+	/* the file and its hash, as the upload handler writes them */
+	ct_dfx_upload(&F.srv, F.db, rid, out.data, out.len, usha);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=?, "
 				    "upload_sha256=? WHERE id=?", "iilllisl", CT_RS_OVER,
@@ -267,38 +190,17 @@ static void report_error(const struct wu *w, int64_t rid)
 /* Run transitioner, validator, assimilator until none has work. */
 static void run_daemons(void)
 {
-	for (int pass = 0; pass < 20; pass++) {
-		int n = 0, rc;
-
-		rc = ct_transitioner_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		rc = ct_validator_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		rc = ct_assimilator_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		if (n == 0)
-			return;
-	}
-	fail_msg("daemons never settled");
+	ct_dfx_run_daemons(&F.srv, F.db);
 }
 
 static int64_t qint(const char *sql, int64_t arg)
 {
-	int64_t v = -1;
-
-	assert_int_equal(ct_db_query_int(F.db, &v, sql, "l", arg), 0);
-	return v;
+	return ct_dfx_qint(F.db, sql, arg);
 }
 
 static double qdouble(const char *sql, int64_t arg)
 {
-	double v = -1;
-
-	assert_int_equal(ct_db_query_double(F.db, &v, sql, "l", arg), 0);
-	return v;
+	return ct_dfx_qdouble(F.db, sql, arg);
 }
 
 static int vstate(int64_t rid)

@@ -19,6 +19,7 @@
  */
 #include "ct_test.h"
 #include "credit.h"
+#include "daemon_fixture.h"
 #include "daemons.h"
 #include "db.h"
 #include "lora_job.h"
@@ -53,74 +54,27 @@ static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static double urand(void)
 {
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0;
+	return ct_dfx_urand(&rng);
 }
 
 /* ---- fixture ------------------------------------------------------------- */
 
 static int make_inputs(void)
 {
-	struct ct_gpt2_layout lay;
-	uint16_t tok[3000];
-	float *params;
-	int rc;
-
-	ct_gpt2_layout(&CFG, &lay);
-	params = calloc(lay.total, sizeof(float));
-	for (size_t i = 0; i < 3000; i++)
-		tok[i] = (uint16_t)(urand() < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64 : urand() * 64);
-	rc = ct_path_join(F.model, sizeof(F.model), F.dir, "model.bin");
-	if (rc == 0) rc = ct_path_join(F.train, sizeof(F.train), F.dir, "train.bin");
-	if (rc == 0) rc = ct_path_join(F.eval, sizeof(F.eval), F.dir, "eval.bin");
-	if (rc == 0) rc = ct_gpt2_init_random(&CFG, 42, params);
-	if (rc == 0) rc = ct_gpt2_save(F.model, &CFG, params);
-	if (rc == 0) rc = ct_tokens_save(F.train, tok, 2400);
-	if (rc == 0) rc = ct_tokens_save(F.eval, tok + 2400, 600);
-	free(params);
-	return rc;
+	return ct_dfx_make_inputs(&CFG, F.dir, &rng, F.model, F.train, F.eval);
 }
 
 static int64_t add_user(const char *name, int64_t *hostid)
 {
-	char email[64], auth[65];
-	int64_t id;
-
-	snprintf(email, sizeof(email), "%s@example.org", name);
-	ct_sha256_hex(name, strlen(name), auth);
-	assert_int_equal(ct_db_exec(F.db, "INSERT INTO `user` (create_time, name, email, "
-				    "passwd_hash, auth_hash) VALUES (?,?,?,?,?)", "lssss",
-				    ct_db_now(), name, email, "x", auth), 1);
-	id = ct_db_last_id(F.db);
-	assert_int_equal(ct_db_exec(F.db, "INSERT INTO host (create_time, userid, host_cpid) "
-				    "VALUES (?,?,?)", "lls", ct_db_now(), id, auth + 32), 1);
-	*hostid = ct_db_last_id(F.db);
-	return id;
+	return ct_dfx_add_user(F.db, name, 0, hostid);
 }
 
 static int setup(void **state)
 {
-	const struct ct_project_opts o = { .name = "lora test", .listen = "127.0.0.1:0" };
-	char datadir[4200], logdir[4200];
 	int rc;
 
 	(void)state;
-	F.dir = ct_test_mkdtemp();
-	rc = ct_project_init(F.dir, &o);
-	if (rc == 0) rc = ct_server_load(&F.srv, F.dir, NULL);
-	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), F.srv.dir, "db");
-	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), F.srv.dir, "log");
-	if (rc == 0) {
-		int saved = dup(2);	/* the embedded server takes stderr */
-
-		rc = ct_db_global_init(F.srv.db_url, datadir, logdir);
-		if (saved >= 0) {
-			dup2(saved, 2);
-			close(saved);
-		}
-	}
-	if (rc == 0) rc = ct_db_open(&F.db);
-	if (rc == 0) rc = ct_db_migrate(F.db);
+	rc = ct_dfx_open("lora test", NULL, 1, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -132,11 +86,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	ct_db_close(F.db);
-	ct_db_global_end();
-	ct_server_free(&F.srv);
-	ct_test_rmtree(F.dir);
-	free(F.dir);
+	ct_dfx_close(F.dir, &F.srv, F.db);
 	return 0;
 }
 
@@ -161,38 +111,17 @@ static void wu_free(struct wu *w)
 /* WU `shard` of round `idx`: its base and the adapters a LoRA WU trains. */
 static void wu_load(int idx, int shard, struct wu *w)
 {
-	struct ct_db_res *res = NULL;
-	struct ct_tokens tok = { 0 };
-	struct ct_wu_hparams hp;
-	char path[4200], data[65];
+	struct ct_dfx_wu row;
 
 	memset(w, 0, sizeof(*w));
-	assert_int_equal(ct_db_query(F.db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
-				     "w.seed, j.steps, j.batch, j.seq, j.lr, j.grad_clip FROM "
-				     "workunit w JOIN job j ON j.id = w.jobid WHERE w.jobid=? AND "
-				     "w.round_idx=? AND w.shard=?", "lii", F.jobid, idx, shard), 0);
-	assert_int_equal(ct_db_next(res), 1);
-	w->id = ct_db_int(res, 0);
-	snprintf(w->model_sha, sizeof(w->model_sha), "%s", ct_db_str(res, 1));
-	snprintf(data, sizeof(data), "%s", ct_db_str(res, 2));
-	w->seed = (uint64_t)ct_db_int(res, 3);
-	ct_wu_hparams_default(&hp);
-	hp.steps = (int)ct_db_int(res, 4);
-	hp.B = (int)ct_db_int(res, 5);
-	hp.T = (int)ct_db_int(res, 6);
-	hp.lr = (float)ct_db_double(res, 7);
-	hp.grad_clip = (float)ct_db_double(res, 8);
-	hp.lora = SPEC;
-	hp.lora_seed = w->seed;
-	ct_db_res_free(res);
-	assert_int_equal(ct_server_download_path(&F.srv, w->model_sha, path, sizeof(path)), 0);
-	assert_int_equal(ct_gpt2_load(path, &w->base), 0);
-	assert_int_equal(ct_server_download_path(&F.srv, data, path, sizeof(path)), 0);
-	assert_int_equal(ct_tokens_load(path, &tok), 0);
+	ct_dfx_wu_row(F.db, F.jobid, idx, shard, &row);
+	w->id = row.id;
+	memcpy(w->model_sha, row.model_sha, sizeof(w->model_sha));
+	w->seed = row.seed;
+	row.hp.lora = SPEC;
+	row.hp.lora_seed = w->seed;
 	w->n = ct_lora_nparams(&CFG, &SPEC);
-	w->honest = malloc(w->n * sizeof(float));
-	assert_int_equal(ct_wu_run(&w->base, &tok, &hp, "cpu", w->honest, NULL), 0);
-	ct_tokens_free(&tok);
+	w->honest = ct_dfx_wu_run(&F.srv, &row, &row.hp, &w->base, w->n);
 }
 
 static int64_t send_to(const struct wu *w, int h)
@@ -213,16 +142,9 @@ static int64_t send_to(const struct wu *w, int h)
 static void report_file(const struct wu *w, int64_t rid, const struct ct_buf *file,
 			int conforming)
 {
-	char name[96], path[4200];
 	int64_t now = ct_db_now();
-	struct ct_db_res *r = NULL;
 
-	assert_int_equal(ct_db_query(F.db, &r, "SELECT name FROM result WHERE id=?", "l", rid), 0);
-	assert_int_equal(ct_db_next(r), 1);
-	snprintf(name, sizeof(name), "%s", ct_db_str(r, 0));
-	ct_db_res_free(r);
-	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
-	assert_int_equal(ct_file_write_atomic(path, file->data, file->len, 0600), 0);
+	ct_dfx_upload(&F.srv, F.db, rid, file->data, file->len, NULL);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
 				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
@@ -248,38 +170,17 @@ static void report(const struct wu *w, int64_t rid, const float *ad, int conform
 
 static void run_daemons(void)
 {
-	for (int pass = 0; pass < 20; pass++) {
-		int n = 0, rc;
-
-		rc = ct_transitioner_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		rc = ct_validator_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		rc = ct_assimilator_run_once(&F.srv, F.db);
-		assert_true(rc >= 0);
-		n += rc;
-		if (n == 0)
-			return;
-	}
-	fail_msg("daemons never settled");
+	ct_dfx_run_daemons(&F.srv, F.db);
 }
 
 static int64_t qint(const char *sql, int64_t arg)
 {
-	int64_t v = -1;
-
-	assert_int_equal(ct_db_query_int(F.db, &v, sql, "l", arg), 0);
-	return v;
+	return ct_dfx_qint(F.db, sql, arg);
 }
 
 static double qdouble(const char *sql, int64_t arg)
 {
-	double v = -1;
-
-	assert_int_equal(ct_db_query_double(F.db, &v, sql, "l", arg), 0);
-	return v;
+	return ct_dfx_qdouble(F.db, sql, arg);
 }
 
 static int vstate(int64_t rid)

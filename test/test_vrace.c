@@ -19,6 +19,7 @@
  */
 #include "ct_test.h"
 #include "credit.h"
+#include "daemon_fixture.h"
 #include "daemons.h"
 #include "db.h"
 #include "instance.h"
@@ -61,8 +62,7 @@ static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static double urand(void)
 {
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0;
+	return ct_dfx_urand(&rng);
 }
 
 static double now_s(void)
@@ -79,42 +79,16 @@ static int make_inputs(void)
 {
 	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
-	struct ct_gpt2_layout lay;
-	uint16_t tok[3000];
-	float *params;
-	int rc;
 
-	ct_gpt2_layout(&cfg, &lay);
-	params = calloc(lay.total, sizeof(float));
-	for (size_t i = 0; i < 3000; i++)
-		tok[i] = (uint16_t)(urand() < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64 : urand() * 64);
-	rc = ct_path_join(F.model, sizeof(F.model), F.dir, "model.bin");
-	if (rc == 0) rc = ct_path_join(F.train, sizeof(F.train), F.dir, "train.bin");
-	if (rc == 0) rc = ct_path_join(F.eval, sizeof(F.eval), F.dir, "eval.bin");
-	if (rc == 0) rc = ct_gpt2_init_random(&cfg, 42, params);
-	if (rc == 0) rc = ct_gpt2_save(F.model, &cfg, params);
-	if (rc == 0) rc = ct_tokens_save(F.train, tok, 2400);
-	if (rc == 0) rc = ct_tokens_save(F.eval, tok + 2400, 600);
-	free(params);
-	return rc;
+	return ct_dfx_make_inputs(&cfg, F.dir, &rng, F.model, F.train, F.eval);
 }
 
 static int setup(void **state)
 {
-	const char *url = getenv("CT_TEST_DB_URL");
-	struct ct_project_opts o = { .name = "vrace", .listen = "127.0.0.1:0" };
-	char datadir[4200];
 	int rc;
 
 	(void)state;
-	o.db_url = url;
-	F.dir = ct_test_mkdtemp();
-	rc = ct_project_init(F.dir, &o);
-	if (rc == 0) rc = ct_server_load(&F.srv, F.dir, NULL);
-	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), F.srv.dir, "db");
-	if (rc == 0) rc = ct_db_global_init(F.srv.db_url, datadir, NULL);
-	if (rc == 0) rc = ct_db_open(&F.db);
-	if (rc == 0) rc = ct_db_migrate(F.db);
+	rc = ct_dfx_open("vrace", getenv("CT_TEST_DB_URL"), 0, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -128,11 +102,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	ct_db_close(F.db);
-	ct_db_global_end();
-	ct_server_free(&F.srv);
-	ct_test_rmtree(F.dir);
-	free(F.dir);
+	ct_dfx_close(F.dir, &F.srv, F.db);
 	return 0;
 }
 
@@ -143,19 +113,12 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
-	char name[96], path[4200], usha[65];
-	struct ct_db_res *r = NULL;
+	char usha[65];
 
 	assert_int_equal(ct_hex_decode(model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(base->params, w, base->lay.total, &dm, base_sha,
 					 CT_DELTA_LOSSLESS, -1, &out), 0);
-	assert_int_equal(ct_db_query(F.db, &r, "SELECT name FROM result WHERE id=?", "l", rid), 0);
-	assert_int_equal(ct_db_next(r), 1);
-	snprintf(name, sizeof(name), "%s", ct_db_str(r, 0));
-	ct_db_res_free(r);
-	assert_int_equal(ct_server_upload_path(&F.srv, name, path, sizeof(path)), 0);
-	assert_int_equal(ct_file_write_atomic(path, out.data, out.len, 0600), 0);
-	ct_sha256_hex(out.data, out.len, usha);
+	ct_dfx_upload(&F.srv, F.db, rid, out.data, out.len, usha);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET hostid=?, userid=?, sent_time=?, "
 				    "report_deadline=?, received_time=?, upload_time=?, "
 				    "upload_size=?, conforming=1, upload_sha256=? WHERE id=?",
@@ -169,34 +132,14 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 static void prepare_wu(int shard)
 {
 	struct ct_db_res *res = NULL;
-	struct ct_tokens tok = { 0 };
-	struct ct_wu_hparams hp;
+	struct ct_dfx_wu row;
 	struct ct_gpt2 base;
-	char path[4200], model_sha[65], data_sha[65];
 	float *honest;
 	int64_t id;
 
-	assert_int_equal(ct_db_query(F.db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
-				     "j.steps, j.batch, j.seq, j.lr, j.grad_clip FROM workunit w "
-				     "JOIN job j ON j.id = w.jobid WHERE w.jobid=? AND "
-				     "w.round_idx=1 AND w.shard=?", "li", F.jobid, shard), 0);
-	assert_int_equal(ct_db_next(res), 1);
-	id = ct_db_int(res, 0);
-	snprintf(model_sha, sizeof(model_sha), "%s", ct_db_str(res, 1));
-	snprintf(data_sha, sizeof(data_sha), "%s", ct_db_str(res, 2));
-	ct_wu_hparams_default(&hp);
-	hp.steps = (int)ct_db_int(res, 3);
-	hp.B = (int)ct_db_int(res, 4);
-	hp.T = (int)ct_db_int(res, 5);
-	hp.lr = (float)ct_db_double(res, 6);
-	hp.grad_clip = (float)ct_db_double(res, 7);
-	ct_db_res_free(res);
-	assert_int_equal(ct_server_download_path(&F.srv, model_sha, path, sizeof(path)), 0);
-	assert_int_equal(ct_gpt2_load(path, &base), 0);
-	assert_int_equal(ct_server_download_path(&F.srv, data_sha, path, sizeof(path)), 0);
-	assert_int_equal(ct_tokens_load(path, &tok), 0);
-	honest = malloc(base.lay.total * sizeof(float));
-	assert_int_equal(ct_wu_run(&base, &tok, &hp, "cpu", honest, NULL), 0);
+	ct_dfx_wu_row(F.db, F.jobid, 1, shard, &row);
+	id = row.id;
+	honest = ct_dfx_wu_run(&F.srv, &row, &row.hp, &base, 0);
 	F.wu[shard] = id;
 	assert_int_equal(ct_db_query(F.db, &res, "SELECT id FROM result WHERE workunitid=? "
 				     "ORDER BY id LIMIT 2", "l", id), 0);
@@ -205,9 +148,8 @@ static void prepare_wu(int shard)
 	assert_int_equal(ct_db_next(res), 1);
 	F.b[shard] = ct_db_int(res, 0);
 	ct_db_res_free(res);
-	write_upload(F.a[shard], 0, &base, model_sha, honest);
-	write_upload(F.b[shard], 1, &base, model_sha, honest);
-	ct_tokens_free(&tok);
+	write_upload(F.a[shard], 0, &base, row.model_sha, honest);
+	write_upload(F.b[shard], 1, &base, row.model_sha, honest);
 	ct_gpt2_free(&base);
 	free(honest);
 }
@@ -221,21 +163,12 @@ static void make_job(void)
 		.adaptive = 0, .model_path = F.model, .train_path = F.train,
 		.eval_path = F.eval,
 	};
-	char auth[65];
 
 	for (int i = 0; i < 2; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "racer%d", i);
-		ct_sha256_hex(name, strlen(name), auth);
-		assert_int_equal(ct_db_exec(F.db, "INSERT INTO `user` (create_time, name, email, "
-					    "passwd_hash, auth_hash) VALUES (?,?,?,?,?)", "lssss",
-					    ct_db_now(), name, name, "x", auth), 1);
-		F.users[i] = ct_db_last_id(F.db);
-		assert_int_equal(ct_db_exec(F.db, "INSERT INTO host (create_time, userid, "
-					    "host_cpid) VALUES (?,?,?)", "lls", ct_db_now(),
-					    F.users[i], auth + 32), 1);
-		F.hosts[i] = ct_db_last_id(F.db);
+		F.users[i] = ct_dfx_add_user(F.db, name, 0, &F.hosts[i]);
 	}
 	assert_int_equal(ct_wg_submit(&F.srv, F.db, &spec, &F.jobid), 0);
 	while (ct_transitioner_run_once(&F.srv, F.db) > 0)
@@ -327,10 +260,7 @@ static void pause_kids(void)
 
 static int64_t qint(const char *sql, int64_t arg)
 {
-	int64_t v = -1;
-
-	assert_int_equal(ct_db_query_int(F.db, &v, sql, "l", arg), 0);
-	return v;
+	return ct_dfx_qint(F.db, sql, arg);
 }
 
 /* Every WU back to "first result reported, second in progress". */

@@ -1,0 +1,69 @@
+/*
+ * daemon_fixture.h - the shared fixture of the daemon tests (test_daemons,
+ * test_lora_round, test_vrace): a project with a real database, a tiny
+ * GPT-2 job's inputs, users with hosts, uploads as the upload handler
+ * writes them, and the daemons run until they settle. Every helper fails
+ * the running cmocka test on a database error unless it returns a code.
+ */
+#ifndef CT_DAEMON_FIXTURE_H
+#define CT_DAEMON_FIXTURE_H
+
+#include "db.h"
+#include "server.h"
+#include "ct_engine.h"
+#include "ct_file.h"
+
+#define CT_DFX_PATH 4200	/* size of the path buffers below */
+
+/* The next number in [0, 1) of the xorshift generator whose state is *s. */
+double ct_dfx_urand(uint64_t *s);
+
+/* Write a random model of cfg (seed 42) and a learnable token stream
+ * (2400 train, 600 eval tokens, drawn from *rng) into dir; their paths go
+ * to model, train, eval (CT_DFX_PATH bytes each). Returns 0 or CT_E*. */
+int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64_t *rng,
+		       char *model, char *train, char *eval);
+
+/* A new project in a fresh temporary directory (*dir, caller frees through
+ * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv,
+ * its database opened and migrated into *db. keep_stderr: give the
+ * embedded server a log directory and keep this process's stderr.
+ * Returns 0 or CT_E*. */
+int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
+		struct ct_server *srv, struct ct_db **db);
+
+/* Undo ct_dfx_open: close db, end the library, free srv, remove dir. */
+void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db);
+
+/* A user `name` (email name@example.org, team) with one host (*hostid). */
+int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid);
+
+/* Write data (len bytes) as result rid's upload file; usha (65 bytes, or
+ * NULL) gets its SHA-256 in hex, as the upload handler computes it. */
+void ct_dfx_upload(const struct ct_server *srv, struct ct_db *db, int64_t rid,
+		   const void *data, size_t len, char *usha);
+
+/* A WU's row: id, seed, base model and data hashes, its hyperparameters. */
+struct ct_dfx_wu {
+	int64_t id;
+	uint64_t seed;
+	char model_sha[65], data_sha[65];
+	struct ct_wu_hparams hp;
+};
+
+/* Read WU `shard` of round idx of job jobid into w. */
+void ct_dfx_wu_row(struct ct_db *db, int64_t jobid, int idx, int shard, struct ct_dfx_wu *w);
+
+/* Load w's base into *base (caller frees) and run the WU on the CPU
+ * reference with hp: returns its n floats (n 0: the base's size), malloc'd. */
+float *ct_dfx_wu_run(const struct ct_server *srv, const struct ct_dfx_wu *w,
+		     const struct ct_wu_hparams *hp, struct ct_gpt2 *base, size_t n);
+
+/* Run transitioner, validator, assimilator until none has work. */
+void ct_dfx_run_daemons(struct ct_server *srv, struct ct_db *db);
+
+/* One integer / double of sql with one int64 argument. */
+int64_t ct_dfx_qint(struct ct_db *db, const char *sql, int64_t arg);
+double ct_dfx_qdouble(struct ct_db *db, const char *sql, int64_t arg);
+
+#endif
