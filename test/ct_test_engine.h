@@ -1,14 +1,17 @@
 /*
  * ct_test_engine.h - the fixture the engine tests share (test_gpt2,
- * test_model, test_tokens, test_cmd_train): a tiny GPT-2 configuration and
- * one temporary directory per test group, made by ct_test_dir_setup() and
- * removed with everything in it by ct_test_dir_teardown(). Header-only
+ * test_model, test_tokens, test_cmd_train, test_lora): a tiny GPT-2
+ * configuration and one temporary directory per test group, made by
+ * ct_test_dir_setup() and removed with everything in it by
+ * ct_test_dir_teardown(); deterministic fills, the tiny model's inputs and
+ * hyperparameters, and a WU's interrupted and resumed run. Header-only
  * (static), so each test program has its own directory.
  */
 #ifndef CT_TEST_ENGINE_H
 #define CT_TEST_ENGINE_H
 
 #include "ct_test.h"
+#include "ct_engine.h"
 
 /* A GPT-2 small enough for exact tests: initializer of a
  * struct ct_gpt2_config (vocabulary padded from 60 to 64). */
@@ -46,6 +49,77 @@ static inline const char *ct_test_path(const char *name)
 
 	snprintf(b, sizeof(bufs[0]), "%s/%s", ct_test_dir, name);
 	return b;
+}
+
+/* The next number (24 bits) of a linear congruential generator at *s. */
+static inline uint32_t ct_test_lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+/* p[0..n) = uniform in [-scale, scale], from seed. */
+static inline void ct_test_fill(float *p, size_t n, uint32_t seed, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = ((float)(ct_test_lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
+}
+
+/* A tiny model (seed 1234) into *model and n tokens repeating with
+ * `period` into *tok; the caller frees both. */
+static inline void ct_test_tiny_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n,
+				       int period)
+{
+	const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+	uint16_t *t = malloc(n * sizeof(uint16_t));
+
+	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
+	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
+	for (int i = 0; i < n; i++)
+		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
+	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
+	free(t);
+}
+
+/* The tiny model's WU hyperparameters: `steps` steps of 2 x 16, lr 3e-3. */
+static inline void ct_test_tiny_hparams(struct ct_wu_hparams *hp, int steps)
+{
+	ct_wu_hparams_default(hp);
+	hp->steps = steps;
+	hp->B = 2;
+	hp->T = 16;
+	hp->lr = 3e-3f;
+	hp->weight_decay = 0.01f;
+}
+
+/* Run k steps of the WU, save its state to path, keep going one more step
+ * and "crash" (close it): the saved state is what a resume sees. */
+static inline void ct_test_wu_save_at(const struct ct_gpt2 *model, const struct ct_tokens *tok,
+				      const struct ct_wu_hparams *hp, int k, const char *path)
+{
+	struct ct_wu *wu = NULL;
+	float loss;
+
+	assert_int_equal(ct_wu_open(model, tok, hp, "cpu", &wu), 0);
+	for (int i = 0; i < k; i++)
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+	assert_int_equal(ct_wu_save_state(wu, path), 0);
+	assert_int_equal(ct_wu_step(wu, &loss), 0);
+	ct_wu_close(wu);
+}
+
+/* Step a resumed WU to its end: each step's loss equals la[step] of the
+ * uninterrupted run, bit for bit. */
+static inline void ct_test_wu_replay(struct ct_wu *wu, const float *la)
+{
+	float loss;
+
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu);
+
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		assert_true(loss == la[i]);
+	}
 }
 
 #endif

@@ -24,18 +24,6 @@
 
 static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
 
-static uint32_t lcg(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
-static void fill(float *p, size_t n, uint32_t seed, float scale)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = ((float)(lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
-}
-
 static float *floats(size_t n)
 {
 	float *p = calloc(n ? n : 1, sizeof(float));
@@ -113,14 +101,14 @@ static void check_layer(int BT, int C, int OC, int r, float s)
 	float *dh = floats((size_t)BT * r), *h = floats((size_t)BT * r);
 	float *g = floats((size_t)BT * r);
 
-	fill(x, (size_t)BT * C, 1, 1.0f);
-	fill(A, (size_t)r * C, 2, 0.5f);
-	fill(Bm, (size_t)OC * r, 3, 0.5f);
-	fill(y0, (size_t)BT * OC, 4, 1.0f);
-	fill(dy, (size_t)BT * OC, 5, 1.0f);
-	fill(dx0, (size_t)BT * C, 6, 1.0f);
-	fill(dA0, (size_t)r * C, 7, 1.0f);
-	fill(dB0, (size_t)OC * r, 8, 1.0f);
+	ct_test_fill(x, (size_t)BT * C, 1, 1.0f);
+	ct_test_fill(A, (size_t)r * C, 2, 0.5f);
+	ct_test_fill(Bm, (size_t)OC * r, 3, 0.5f);
+	ct_test_fill(y0, (size_t)BT * OC, 4, 1.0f);
+	ct_test_fill(dy, (size_t)BT * OC, 5, 1.0f);
+	ct_test_fill(dx0, (size_t)BT * C, 6, 1.0f);
+	ct_test_fill(dA0, (size_t)r * C, 7, 1.0f);
+	ct_test_fill(dB0, (size_t)OC * r, 8, 1.0f);
 	memcpy(y, y0, sizeof(float) * BT * OC);
 	ct_lora_layer_forward(y, hs, u, x, A, Bm, s, BT, C, OC, r);
 	for (int t = 0; t < BT; t++)
@@ -198,7 +186,7 @@ static void batch(uint16_t *in, uint16_t *tg, int n, uint32_t seed)
 	uint16_t tok[257];
 
 	for (int i = 0; i <= n; i++)
-		tok[i] = (uint16_t)(lcg(&seed) % tiny.V);
+		tok[i] = (uint16_t)(ct_test_lcg(&seed) % tiny.V);
 	memcpy(in, tok, n * sizeof(uint16_t));
 	memcpy(tg, tok + 1, n * sizeof(uint16_t));
 }
@@ -286,7 +274,7 @@ static void check_grads(unsigned targets, int rank)
 		struct ct_lora_slot sl;
 
 		ct_lora_slot(&tiny, &sp, k, &sl);
-		fill(ad + sl.b_off, (size_t)sl.out * rank, 100 + k, 0.05f);
+		ct_test_fill(ad + sl.b_off, (size_t)sl.out * rank, 100 + k, 0.05f);
 	}
 	memcpy(pm, p, lay.total * sizeof(float));
 	merge_double(&tiny, &sp, pm, ad);
@@ -353,26 +341,10 @@ static void test_grads_vs_full_model(void **state)
 
 /* ---- work units ----------------------------------------------------- */
 
-static void make_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n, int period)
-{
-	uint16_t *t = malloc(n * sizeof(uint16_t));
-
-	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
-	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
-	for (int i = 0; i < n; i++)
-		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
-	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
-	free(t);
-}
-
 static void hp_lora(struct ct_wu_hparams *hp, int steps)
 {
-	ct_wu_hparams_default(hp);
-	hp->steps = steps;
-	hp->B = 2;
-	hp->T = 16;
+	ct_test_tiny_hparams(hp, steps);
 	hp->lr = 1e-2f;
-	hp->weight_decay = 0.01f;
 	hp->lora = (struct ct_lora_spec){ .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
 	hp->lora_seed = 77;
 }
@@ -386,7 +358,7 @@ static void test_wu_learns(void **state)
 	float losses[40], *out, *base;
 
 	(void)state;
-	make_inputs(&model, &tok, 500, 10);
+	ct_test_tiny_inputs(&model, &tok, 500, 10);
 	hp_lora(&hp, 40);
 	out = floats(ct_lora_nparams(&tiny, &hp.lora));
 	base = floats(model.lay.total);
@@ -415,12 +387,12 @@ static void test_wu_resume(void **state)
 	struct ct_wu_hparams hp, hp2;
 	struct ct_wu *wu = NULL;
 	size_t n;
-	float *a, *b, *c, la[7], lb[7], loss;
+	float *a, *b, *c, la[7], lb[7];
 	const char *path = ct_test_path("lora.state");
 	int k;
 
 	(void)state;
-	make_inputs(&model, &tok, 150, 23);
+	ct_test_tiny_inputs(&model, &tok, 150, 23);
 	hp_lora(&hp, 7);
 	hp.grad_clip = 0.5f;
 	n = ct_lora_nparams(&tiny, &hp.lora);
@@ -434,13 +406,7 @@ static void test_wu_resume(void **state)
 	srand((unsigned)time(NULL));
 	k = 1 + rand() % 6;
 	printf("resuming a LoRA WU after step %d of 7\n", k);
-	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
-	for (int i = 0; i < k; i++)
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-	assert_int_equal(ct_wu_save_state(wu, path), 0);
-	assert_int_equal(ct_wu_step(wu, &loss), 0);
-	ct_wu_close(wu);
-	wu = NULL;
+	ct_test_wu_save_at(&model, &tok, &hp, k, path);
 	/* other spec, seed or a full WU: refused */
 	hp2 = hp;
 	hp2.lora_seed = 78;
@@ -457,12 +423,7 @@ static void test_wu_resume(void **state)
 	assert_null(wu);
 	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
 	assert_int_equal(ct_wu_steps_done(wu), k);
-	while (!ct_wu_done(wu)) {
-		int i = ct_wu_steps_done(wu);
-
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-		assert_true(loss == la[i]);
-	}
+	ct_test_wu_replay(wu, la);
 	assert_int_equal(ct_wu_read_adapters(wu, c), 0);
 	assert_memory_equal(a, c, n * sizeof(float));
 	ct_wu_close(wu);

@@ -22,18 +22,6 @@
 
 static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
 
-static uint32_t lcg(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
-static void fill(float *p, size_t n, uint32_t seed, float scale)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = ((float)(lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
-}
-
 /* ---- matmul: blocked == plain -------------------------------------- */
 
 /* Blocked (and, for big sizes, threaded) matmul == the plain loops of the
@@ -47,13 +35,13 @@ static void check_matmul(int BT, int C, int OC)
 	float *dinp0 = malloc(sizeof(float) * BT * C), *dw0 = malloc(sizeof(float) * OC * C);
 	float *db0 = malloc(sizeof(float) * OC);
 
-	fill(inp, (size_t)BT * C, 1, 1.0f);
-	fill(w, (size_t)OC * C, 2, 1.0f);
-	fill(bias, OC, 3, 1.0f);
-	fill(dout, (size_t)BT * OC, 4, 1.0f);
-	fill(dinp0, (size_t)BT * C, 5, 1.0f);
-	fill(dw0, (size_t)OC * C, 6, 1.0f);
-	fill(db0, OC, 7, 1.0f);
+	ct_test_fill(inp, (size_t)BT * C, 1, 1.0f);
+	ct_test_fill(w, (size_t)OC * C, 2, 1.0f);
+	ct_test_fill(bias, OC, 3, 1.0f);
+	ct_test_fill(dout, (size_t)BT * OC, 4, 1.0f);
+	ct_test_fill(dinp0, (size_t)BT * C, 5, 1.0f);
+	ct_test_fill(dw0, (size_t)OC * C, 6, 1.0f);
+	ct_test_fill(db0, OC, 7, 1.0f);
 	ct_matmul_forward(out, inp, w, bias, BT, C, OC);
 	for (int r = 0; r < BT; r++)
 		for (int o = 0; o < OC; o++) {
@@ -246,12 +234,12 @@ static void test_gradients_vs_finite_differences(void **state)
 		for (int t = CT_LN1W; t < CT_GPT2_NTENSORS; t++)
 			if (t != CT_QKVW && t != CT_ATTPROJW && t != CT_FCW && t != CT_FCPROJW)
 				for (size_t i = 0; i < lay.size[t]; i++)
-					p[lay.offset[t] + i] += ((float)(lcg(&seed) % 1000) / 1000.0f - 0.5f) * 0.2f;
+					p[lay.offset[t] + i] += ((float)(ct_test_lcg(&seed) % 1000) / 1000.0f - 0.5f) * 0.2f;
 		assert_int_equal(ct_model_init(&m, &c, p, B, T, 1), 0);
 		free(p);
 	}
 	for (int i = 0; i < B * T + 1; i++)
-		tok[i] = (uint16_t)(lcg(&seed) % c.V);
+		tok[i] = (uint16_t)(ct_test_lcg(&seed) % c.V);
 	for (int i = 0; i < B * T; i++) {
 		in[i] = tok[i];
 		tg[i] = tok[i + 1];
@@ -276,13 +264,13 @@ static void test_gradients_vs_finite_differences(void **state)
 			gmax = fmax(gmax, fabs(m.grads[lay.offset[t] + i]));
 		assert_true(gmax > 0);
 		for (int k = 0; k < 12; k++) {
-			size_t i = lay.offset[t] + lcg(&seed) % lay.size[t];
+			size_t i = lay.offset[t] + ct_test_lcg(&seed) % lay.size[t];
 			double h = 1e-4, save = pd[i], fd, g = m.grads[i];
 
 			if (t == CT_WPE)	/* positions >= T get no gradient */
-				i = lay.offset[t] + lcg(&seed) % ((size_t)T * c.C);
-			if (t == CT_WTE && lcg(&seed) % 2)	/* a token we use */
-				i = lay.offset[t] + (size_t)tok[k] * c.C + lcg(&seed) % c.C;
+				i = lay.offset[t] + ct_test_lcg(&seed) % ((size_t)T * c.C);
+			if (t == CT_WTE && ct_test_lcg(&seed) % 2)	/* a token we use */
+				i = lay.offset[t] + (size_t)tok[k] * c.C + ct_test_lcg(&seed) % c.C;
 			save = pd[i];
 			g = m.grads[i];
 			pd[i] = save + h;
@@ -303,29 +291,6 @@ static void test_gradients_vs_finite_differences(void **state)
 
 /* ---- work units ----------------------------------------------------- */
 
-static void make_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n,
-			int period)
-{
-	uint16_t *t = malloc(n * sizeof(uint16_t));
-
-	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
-	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
-	for (int i = 0; i < n; i++)
-		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
-	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
-	free(t);
-}
-
-static void hp_tiny(struct ct_wu_hparams *hp, int steps)
-{
-	ct_wu_hparams_default(hp);
-	hp->steps = steps;
-	hp->B = 2;
-	hp->T = 16;
-	hp->lr = 3e-3f;
-	hp->weight_decay = 0.01f;
-}
-
 static void test_loss_decreases(void **state)
 {
 	struct ct_gpt2 model = { 0 };
@@ -334,8 +299,8 @@ static void test_loss_decreases(void **state)
 	float losses[40], *out;
 
 	(void)state;
-	make_inputs(&model, &tok, 500, 10);
-	hp_tiny(&hp, 40);
+	ct_test_tiny_inputs(&model, &tok, 500, 10);
+	ct_test_tiny_hparams(&hp, 40);
 	hp.lr = 1e-2f;
 	out = malloc(model.lay.total * sizeof(float));
 	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", out, losses), 0);
@@ -360,8 +325,8 @@ static void test_wu_deterministic_and_resume(void **state)
 	int k;
 
 	(void)state;
-	make_inputs(&model, &tok, 150, 23);	/* 150 tokens: batches wrap */
-	hp_tiny(&hp, 7);
+	ct_test_tiny_inputs(&model, &tok, 150, 23);	/* 150 tokens: batches wrap */
+	ct_test_tiny_hparams(&hp, 7);
 	hp.grad_clip = 0.5f;
 	a = malloc(model.lay.total * sizeof(float));
 	b = malloc(model.lay.total * sizeof(float));
@@ -376,23 +341,11 @@ static void test_wu_deterministic_and_resume(void **state)
 	k = 1 + rand() % 6;
 	printf("resuming after step %d of 7\n", k);
 	snprintf(path, sizeof(path), "%s/wu.state", ct_test_dir);
-	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
-	for (int i = 0; i < k; i++)
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-	assert_int_equal(ct_wu_save_state(wu, path), 0);
-	/* keep going a bit, then "crash": the saved state is what counts */
-	assert_int_equal(ct_wu_step(wu, &loss), 0);
-	ct_wu_close(wu);
-	wu = NULL;
+	ct_test_wu_save_at(&model, &tok, &hp, k, path);
 	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
 	assert_int_equal(ct_wu_steps_done(wu), k);
 	assert_true(ct_wu_last_loss(wu) == la[k - 1]);
-	while (!ct_wu_done(wu)) {
-		int i = ct_wu_steps_done(wu);
-
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-		assert_true(loss == la[i]);
-	}
+	ct_test_wu_replay(wu, la);
 	assert_int_equal(ct_wu_step(wu, &loss), CT_ESTATE);
 	assert_int_equal(ct_wu_read_params(wu, c), 0);
 	assert_memory_equal(a, c, model.lay.total * sizeof(float));
@@ -416,8 +369,8 @@ static void test_resume_refuses_other_inputs(void **state)
 	float loss;
 
 	(void)state;
-	make_inputs(&model, &tok, 100, 11);
-	hp_tiny(&hp, 3);
+	ct_test_tiny_inputs(&model, &tok, 100, 11);
+	ct_test_tiny_hparams(&hp, 3);
 	snprintf(path, sizeof(path), "%s/r.state", ct_test_dir);
 	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), 0);
 	assert_int_equal(ct_wu_step(wu, &loss), 0);
@@ -467,8 +420,8 @@ static void test_bad_inputs(void **state)
 	const struct ct_backend_ops *ops;
 
 	(void)state;
-	make_inputs(&model, &tok, 40, 11);
-	hp_tiny(&hp, 2);
+	ct_test_tiny_inputs(&model, &tok, 40, 11);
+	ct_test_tiny_hparams(&hp, 2);
 	hp.T = 17;				/* > maxT */
 	assert_int_equal(ct_wu_open(&model, &tok, &hp, "cpu", &wu), CT_EINVAL);
 	assert_non_null(strstr(ct_errmsg(CT_EINVAL), "max_seq_len"));
@@ -510,7 +463,7 @@ static void test_batches_and_eval(void **state)
 	assert_int_equal(ct_wu_batch_start(3, 100, 2, 16), 0);
 	assert_int_equal(ct_wu_batch_start(4, 97, 2, 16), 32);	/* 97 = 3*32+1 */
 	assert_int_equal(ct_wu_batch_start(3, 96, 2, 16), 32);	/* only 2 fit */
-	make_inputs(&model, &tok, 100, 13);
+	ct_test_tiny_inputs(&model, &tok, 100, 13);
 	assert_int_equal(ct_eval(&model, &tok, 2, 16, 0, "cpu", &mean), 0);
 	assert_int_equal(ct_model_init(&m, &tiny, model.params, 2, 16, 0), 0);
 	for (int i = 0; i < 3; i++)
