@@ -5,32 +5,10 @@
 # address of its own choosing on the loopback network (127.0.0.0/8 all
 # reaches the server, so two volunteers can be "on different networks").
 #
-# Sets CRAFT, CTUNE, CORPUS; skips (77) when they are not built.
-CRAFT="$B/test/craft_result"
-CTUNE="$B/ctune"
-CORPUS="$B/bench/ctune-corpus"
-for x in "$S" "$CRAFT" "$CTUNE" "$CORPUS"; do
-	[ -x "$x" ] || { echo "skip: $x not built"; exit 77; }
-done
-command -v xmllint >/dev/null 2>&1 || { echo "skip: no xmllint"; exit 77; }
-mkdir -p "$T/cache" "$T/work"
+# Sets CRAFT, CTUNE, CORPUS; skips (77) when they are not built
+# (craft_tools; make_data, mkuser, fetch and craft_item are server_lib.sh's).
+craft_tools
 
-# make_data: a tiny model and token files in $T
-make_data() {
-	"$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 \
-		--seed 1 --out "$T/base.bin" >/dev/null || die "model init"
-	"$CORPUS" --lang 1 --tokens 20000 --out "$T/train.bin" >/dev/null || die "corpus"
-	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || die "corpus"
-}
-# mkuser NAME...: accounts; keys in $T/key.NAME
-mkuser() {
-	for u in "$@"; do
-		k=$("$S" user create "$P" --name "$u" --email "$u@example.org" \
-			--password "password-$u" | sed -n 's/.* account key \([0-9a-f]*\)$/\1/p')
-		[ ${#k} = 32 ] || die "user create $u"
-		echo "$k" >"$T/key.$u"
-	done
-}
 # submit OPTIONS...: job submit with the data of make_data
 submit() {
 	"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" \
@@ -72,38 +50,17 @@ ask() {
 	cp "$T/reply.xml" "$T/reply.$1"
 	xp 'count(/scheduler_reply/result)'
 }
-fetch() {	# fetch URL SHA: into the cache once, checked against its hash
-	[ -f "$T/cache/$2" ] && return 0
-	curl -sf -o "$T/cache/$2.part" "$1" || die "download $1"
-	[ "$(sha256sum <"$T/cache/$2.part" | cut -d' ' -f1)" = "$2" ] || die "hash of $1"
-	mv "$T/cache/$2.part" "$T/cache/$2"
-}
 # compute VOL MODE: make the file of every result in VOL's last reply as
 # MODE (craft_result), without uploading; lines "RESULT WU SHARD TOKEN"
 # go to $T/todo.VOL (and are appended to $T/got.VOL)
 compute() {
-	w() { xmllint --xpath "$1" "$T/reply.$vol" 2>/dev/null; }
-	vol=$1
 	: >"$T/todo.$1"
 	n=$(xmllint --xpath 'count(/scheduler_reply/result)' "$T/reply.$1")
 	i=1
 	while [ "$i" -le "$n" ]; do
-		r=$(w "string(/scheduler_reply/result[$i]/name)")
-		wu=$(w "string(/scheduler_reply/result[$i]/wu_name)")
-		tok=$(w "string(/scheduler_reply/result[$i]/upload_token)")
-		W="/scheduler_reply/workunit[name='$wu']"
-		msha=$(w "string($W/file[@role='model']/sha256)")
-		dsha=$(w "string($W/file[@role='data']/sha256)")
-		fetch "$(w "string($W/file[@role='model']/url)")" "$msha"
-		fetch "$(w "string($W/file[@role='data']/url)")" "$dsha"
-		hp=
-		for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip; do
-			hp="$hp $k=$(w "string($W/$k)")"
-		done
-		"$CRAFT" "$2" "$T/cache/$msha" "$T/cache/$dsha" "$T/work/$r" $hp ||
-			die "craft $2 $r"
-		echo "$r $wu $(w "string($W/shard)") $tok" >>"$T/todo.$1"
-		echo "$r $wu $(w "string($W/shard)")" >>"$T/got.$1"
+		craft_item "$T/reply.$1" "$i" "$2"
+		echo "$r $wu $shard $tok" >>"$T/todo.$1"
+		echo "$r $wu $shard" >>"$T/got.$1"
 		i=$((i + 1))
 	done
 }

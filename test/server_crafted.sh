@@ -23,48 +23,26 @@
 mode=${1:-embedded}
 CT_TMP_PREFIX=ctune-crafted
 . "$(dirname "$0")/server_lib.sh"
-CRAFT="$B/test/craft_result"
-CTUNE="$B/ctune"
-CORPUS="$B/bench/ctune-corpus"
-for x in "$S" "$CRAFT" "$CTUNE" "$CORPUS"; do
-	[ -x "$x" ] || { echo "skip: $x not built"; exit 77; }
-done
-command -v xmllint >/dev/null 2>&1 || { echo "skip: no xmllint"; exit 77; }
+craft_tools
 
 DBOPT=
 [ "$mode" = mariadbd ] && start_mariadbd
 
 # ---- model, data, project, accounts, job --------------------------------
-"$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 --seed 1 \
-	--out "$T/base.bin" >/dev/null || die "model init"
-"$CORPUS" --lang 1 --tokens 20000 --out "$T/train.bin" >/dev/null || die "corpus"
-"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || die "corpus"
+make_data
 "$S" init "$P" --listen 127.0.0.1:0 --name "crafted test" $DBOPT >/dev/null || die "init"
 # h1 takes one replica of every WU in one RPC
 sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/max_wus_per_rpc = 8/' \
 	"$P/ctune-server.conf"
 CHEATS="lazy noise x10 nudge nan shape"
-for u in h1 h2 $CHEATS; do
-	k=$("$S" user create "$P" --name "$u" --email "$u@example.org" --password "password-$u" |
-		sed -n 's/.* account key \([0-9a-f]*\)$/\1/p')
-	[ ${#k} = 32 ] || die "user create $u"
-	echo "$k" >"$T/key.$u"
-done
+mkuser h1 h2 $CHEATS
 "$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 7 --rounds 2 --steps 5 --batch 2 --seq 16 --lr 0.001 --replicas 2 --quorum 2 \
 	--no-adaptive --name crafted >/dev/null || die "job submit"
 start_server http,transitioner,validator,assimilator
-mkdir -p "$T/cache" "$T/work" "$T/honest"
+mkdir -p "$T/honest"
 
 # ---- a scripted volunteer ---------------------------------------------------
-# fetch URL SHA: download into the cache once, checked against its hash
-fetch() {
-	[ -f "$T/cache/$2" ] && return 0
-	curl -sf -o "$T/cache/$2.part" "$1" || die "download $1"
-	[ "$(sha256sum <"$T/cache/$2.part" | cut -d' ' -f1)" = "$2" ] || die "hash of $1"
-	mv "$T/cache/$2.part" "$T/cache/$2"
-}
-
 # work USER MODE: do every result of USER's last reply as MODE
 # (craft_result), upload it with its token and report it in one more RPC.
 # Appends "RESULT WU SHARD" lines to $T/got.USER.
@@ -74,21 +52,7 @@ work() {
 	reports=
 	i=1
 	while [ "$i" -le "$n" ]; do
-		w() { xmllint --xpath "$1" "$T/work.xml" 2>/dev/null; }
-		r=$(w "string(/scheduler_reply/result[$i]/name)")
-		wu=$(w "string(/scheduler_reply/result[$i]/wu_name)")
-		tok=$(w "string(/scheduler_reply/result[$i]/upload_token)")
-		W="/scheduler_reply/workunit[name='$wu']"
-		msha=$(w "string($W/file[@role='model']/sha256)")
-		dsha=$(w "string($W/file[@role='data']/sha256)")
-		fetch "$(w "string($W/file[@role='model']/url)")" "$msha"
-		fetch "$(w "string($W/file[@role='data']/url)")" "$dsha"
-		hp=
-		for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip; do
-			hp="$hp $k=$(w "string($W/$k)")"
-		done
-		"$CRAFT" "$2" "$T/cache/$msha" "$T/cache/$dsha" "$T/work/$r" $hp || die "craft $2 $r"
-		shard=$(w "string($W/shard)")
+		craft_item "$T/work.xml" "$i" "$2"
 		[ "$2" = honest ] && cp "$T/work/$r.weights" "$T/honest/$wu"
 		sha=$(sha256sum <"$T/work/$r" | cut -d' ' -f1)
 		c=$(up "$r" "$tok" "$T/work/$r" -H "X-Content-SHA256: $sha")

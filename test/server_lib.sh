@@ -93,3 +93,60 @@ up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code
 report() {	# report NAME SHA SIZE -> the <result> element of a success report
 	echo "<result><name>$1</name><status>success</status><sha256>$2</sha256><size>$3</size><elapsed_s>1.5</elapsed_s><final_loss>3.25</final_loss><conforming>1</conforming></result>"
 }
+
+# ---- scripted volunteers that compute with test/craft_result ---------------
+# craft_tools: set CRAFT, CTUNE, CORPUS; skip (77) when they or xmllint are
+# missing; make $T/cache and $T/work.
+craft_tools() {
+	CRAFT="$B/test/craft_result"
+	CTUNE="$B/ctune"
+	CORPUS="$B/bench/ctune-corpus"
+	for x in "$S" "$CRAFT" "$CTUNE" "$CORPUS"; do
+		[ -x "$x" ] || { echo "skip: $x not built"; exit 77; }
+	done
+	command -v xmllint >/dev/null 2>&1 || { echo "skip: no xmllint"; exit 77; }
+	mkdir -p "$T/cache" "$T/work"
+}
+# make_data: a tiny model and token files in $T (after craft_tools)
+make_data() {
+	"$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 \
+		--seed 1 --out "$T/base.bin" >/dev/null || die "model init"
+	"$CORPUS" --lang 1 --tokens 20000 --out "$T/train.bin" >/dev/null || die "corpus"
+	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || die "corpus"
+}
+# mkuser NAME...: accounts; keys in $T/key.NAME
+mkuser() {
+	for u in "$@"; do
+		k=$("$S" user create "$P" --name "$u" --email "$u@example.org" \
+			--password "password-$u" | sed -n 's/.* account key \([0-9a-f]*\)$/\1/p')
+		[ ${#k} = 32 ] || die "user create $u"
+		echo "$k" >"$T/key.$u"
+	done
+}
+fetch() {	# fetch URL SHA: into the cache once, checked against its hash
+	[ -f "$T/cache/$2" ] && return 0
+	curl -sf -o "$T/cache/$2.part" "$1" || die "download $1"
+	[ "$(sha256sum <"$T/cache/$2.part" | cut -d' ' -f1)" = "$2" ] || die "hash of $1"
+	mv "$T/cache/$2.part" "$T/cache/$2"
+}
+# craft_item REPLY I MODE: result I of the scheduler reply file REPLY made
+# as MODE (craft_result) into $T/work/RESULT, its model and data fetched;
+# sets r (result), wu, tok (upload token), shard and w() (XPath on REPLY)
+craft_item() {
+	_reply=$1
+	w() { xmllint --xpath "$1" "$_reply" 2>/dev/null; }
+	r=$(w "string(/scheduler_reply/result[$2]/name)")
+	wu=$(w "string(/scheduler_reply/result[$2]/wu_name)")
+	tok=$(w "string(/scheduler_reply/result[$2]/upload_token)")
+	W="/scheduler_reply/workunit[name='$wu']"
+	msha=$(w "string($W/file[@role='model']/sha256)")
+	dsha=$(w "string($W/file[@role='data']/sha256)")
+	fetch "$(w "string($W/file[@role='model']/url)")" "$msha"
+	fetch "$(w "string($W/file[@role='data']/url)")" "$dsha"
+	hp=
+	for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip; do
+		hp="$hp $k=$(w "string($W/$k)")"
+	done
+	"$CRAFT" "$3" "$T/cache/$msha" "$T/cache/$dsha" "$T/work/$r" $hp || die "craft $3 $r"
+	shard=$(w "string($W/shard)")
+}
