@@ -12,12 +12,7 @@
 SERVER="$top_builddir/ctune-server"
 [ -x "$SERVER" ] || { echo "SKIP: ctune-server not built"; exit 77; }
 
-start_fake probe
-PORT=$(cat "$T/probe/port")
-stop "$FAKE_PID"
-URL="http://127.0.0.1:$PORT"
-P="$T/proj"
-"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
+server_project
 "$SERVER" run "$P" >"$T/server.log" 2>&1 &
 SPID=$!
 PIDS="$PIDS $SPID"

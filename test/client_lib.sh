@@ -86,3 +86,28 @@ reference() {
 		--steps "$steps" --batch 2 --seq 8 --lr 0.001 --grad-clip 1 \
 		--out "$T/ref.bin" >"$T/ref.log" 2>&1 || fail "ctune train failed"
 }
+
+# server_project [REQUEST_DELAY]: a port the fake server just had (PORT,
+# URL) and a ctune-server project ($SERVER init) in P listening there, with
+# request_delay set when given.
+server_project() {
+	start_fake probe
+	PORT=$(cat "$T/probe/port")
+	stop "$FAKE_PID"
+	URL="http://127.0.0.1:$PORT"
+	P="$T/proj"
+	"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 ||
+		fail "server init"
+	if [ $# -gt 0 ]; then
+		sed -i "s/^request_delay = .*/request_delay = $1/" "$P/ctune-server.conf"
+	fi
+}
+
+# corpus_data LAYERS HEADS CHANNELS: a model of that size (vocab 29, seed 1)
+# in $T/base.bin and corpus tokens ($CORPUS) in $T/train.bin, $T/eval.bin.
+corpus_data() {
+	"$CTUNE" model init --layers "$1" --heads "$2" --channels "$3" --max-seq 32 --vocab 29 \
+		--seed 1 --out "$T/base.bin" >/dev/null || fail "model init"
+	"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
+	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+}

@@ -16,21 +16,11 @@ CORPUS="$top_builddir/bench/ctune-corpus"
 [ -x "$SERVER" ] && [ -x "$CORPUS" ] || { echo "SKIP: ctune-server or ctune-corpus not built"; exit 77; }
 STEPS=150
 
-start_fake probe
-PORT=$(cat "$T/probe/port")
-stop "$FAKE_PID"
-URL="http://127.0.0.1:$PORT"
-P="$T/proj"
-
-"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
-sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
+server_project 1
 # keep every upload to compare the replicas' bytes below (by default they
 # go as soon as their round is averaged)
 sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
-"$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 29 --seed 1 \
-	--out "$T/base.bin" >/dev/null || fail "model init"
-"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
-"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+corpus_data 1 2 32
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 3 --rounds 2 --steps $STEPS --batch 4 --seq 16 --lr 0.001 --quorum 2 \
 	>"$T/submit.log" 2>&1 || fail "job submit"

@@ -24,18 +24,8 @@ done
 RANK=4
 ALPHA=8
 
-start_fake probe
-PORT=$(cat "$T/probe/port")
-stop "$FAKE_PID"
-URL="http://127.0.0.1:$PORT"
-P="$T/proj"
-
-"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
-sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
-"$CTUNE" model init --layers 2 --heads 4 --channels 128 --max-seq 32 --vocab 29 --seed 1 \
-	--out "$T/base.bin" >/dev/null || fail "model init"
-"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
-"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+server_project 1
+corpus_data 2 4 128
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
 	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \

@@ -12,13 +12,7 @@ SERVER="$top_builddir/ctune-server"
 TEXT=/usr/share/common-licenses/GPL-3
 [ -r "$TEXT" ] || { echo "SKIP: no $TEXT"; exit 77; }
 
-start_fake probe
-PORT=$(cat "$T/probe/port")
-stop "$FAKE_PID"
-URL="http://127.0.0.1:$PORT"
-P="$T/proj"
-"$SERVER" init "$P" --listen "127.0.0.1:$PORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
-sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
+server_project 1
 sed -i "/^\[daemons\]/a sample_tokens = 40" "$P/ctune-server.conf"
 "$CTUNE" model init --layers 1 --heads 2 --channels 32 --max-seq 32 --vocab 256 --seed 1 \
 	--out "$T/base.bin" >/dev/null || fail "model init"
