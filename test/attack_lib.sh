@@ -94,16 +94,6 @@ errors() {
 	done
 	vrpc "$1" 0 "$reports"
 }
-wait_for() {	# wait_for SECONDS DESCRIPTION COMMAND...: poll until it succeeds
-	secs=$1; what=$2; shift 2
-	i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		[ "$i" -ge $((secs * 5)) ] && { fail "timed out: $what"; return 1; }
-		sleep 0.2
-	done
-	ok "$what"
-}
 round_done() {	# round_done JOB ROUND: the round is averaged
 	"$S" job show "$P" "$1" 2>/dev/null | grep -Eq "^ +$2 +done "
 }

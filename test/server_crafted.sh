@@ -77,16 +77,6 @@ ask() {
 	xp 'string(/scheduler_reply/host_id)' >"$T/host.$1"
 	cp "$T/reply.xml" "$T/reply.$1"
 }
-wait_for() {	# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
-	secs=$1; what=$2; shift 2
-	i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		[ "$i" -ge $((secs * 5)) ] && { fail "timed out: $what"; return 1; }
-		sleep 0.2
-	done
-	ok "$what"
-}
 
 # ---- round 1: honest h1, six cheaters, h2 ------------------------------------
 ask h1 8

@@ -94,6 +94,17 @@ report() {	# report NAME SHA SIZE -> the <result> element of a success report
 	echo "<result><name>$1</name><status>success</status><sha256>$2</sha256><size>$3</size><elapsed_s>1.5</elapsed_s><final_loss>3.25</final_loss><conforming>1</conforming></result>"
 }
 
+wait_for() {	# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
+	secs=$1; what=$2; shift 2
+	i=0
+	while ! "$@"; do
+		i=$((i + 1))
+		[ "$i" -ge $((secs * 5)) ] && { fail "timed out: $what"; return 1; }
+		sleep 0.2
+	done
+	ok "$what"
+}
+
 # ---- scripted volunteers that compute with test/craft_result ---------------
 # craft_tools: set CRAFT, CTUNE, CORPUS; skip (77) when they or xmllint are
 # missing; make $T/cache and $T/work.
