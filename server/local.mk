@@ -45,6 +45,7 @@ ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/quorum.c server/daemons.h \
 	server/vcheck.c server/vcheck.h server/purge.c
 ctune_server_SOURCES += server/lora_round.c server/lora_round.h
+ctune_server_SOURCES += server/robust_aside.c server/robust_aside.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk
