@@ -6,28 +6,47 @@
  *
  *   bench/bench_train [--config small|124m|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
+ *                     [--compare[=R]]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
- * ct_gpt2_flops_per_token) and the process CPU time per step (all
- * threads: on a shared machine the wall clock depends on the neighbours). --check also compares the weights after the
- * steps between the devices (bit for bit). Defaults: all configs, B=4,
+ * ct_gpt2_flops_per_token), the process CPU time per step (all
+ * threads: on a shared machine the wall clock depends on the neighbours),
+ * the peak resident memory of the process that ran it (rssMiB: each run is
+ * a child process; on PoCL the device memory is host memory, so this is
+ * the device's peak plus the host copies and the OpenCL runtime), the
+ * peak of the OpenCL buffers live at once (devMiB) and the largest single
+ * OpenCL buffer (bufMiB; both 0 for cpu). --check also compares the
+ * weights after the steps between the devices (bit for bit). Defaults: all configs, B=4,
  * T=64, 3 steps, devices cpu and opencl. --lora-rank R adds, after each
  * full row, a row for a LoRA step (rank R, alpha R, all four targets,
  * frozen weights: config shown as "small/rR"); --check then compares the
  * adapters (GFLOP/s still counts the full model's training FLOPs, the
  * credit formula, so it compares like tokens/s). Memory and upload size
  * of LoRA vs full: bench/bench_lora.
+ *
+ * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
+ * eager fp32; needs python3-torch, which nothing else needs) on the same
+ * checkpoint and batches, written to a temporary directory: each round runs
+ * every device, then PyTorch, back to back, and prints PyTorch's ms/step
+ * over each device's (the ratio > 1: crowdtune faster).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_time.h"
 #include "ct_log.h"
+#include "ct_ocl.h"
+#include "ct_tokens.h"
 
 struct bcfg {
 	const char *name;
@@ -52,8 +71,10 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 	return rc;
 }
 
+static double *last_ms;	/* shared with the child: its ms/step */
+
 /* Run warm-up + steps on dev; params_out gets the final weights. */
-static int run(const struct bcfg *c, const char *dev, const float *params,
+static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	       const uint16_t *tok, int B, int T, int steps, float *params_out,
 	       const struct ct_lora_spec *l)
 {
@@ -94,12 +115,20 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 		rc = ops->step(be, tok + (size_t)s * B * T, tok + (size_t)s * B * T + 1, &a, &loss);
 	}
 	if (rc == 0) {
+		struct rusage ru;
+		size_t largest = 0, peak = 0;
+
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
-		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f\n", name, dev, B, T,
-		       dt * 1e3, B * T / dt,
+		if (last_ms != NULL)
+			*last_ms = dt * 1e3;
+		getrusage(RUSAGE_SELF, &ru);
+		ct_ocl_alloc_stats(&peak, &largest);
+		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
+		       name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
-		       (double)loss);
+		       (double)loss, ru.ru_maxrss / 1024.0, peak / 1048576.0,
+		       largest / 1048576.0);
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
@@ -108,6 +137,100 @@ static int run(const struct bcfg *c, const char *dev, const float *params,
 	free(ad);
 	if (be != NULL)
 		ops->close(be);
+	return rc;
+}
+
+/* run_here in a child process, so that its peak RSS (the device memory,
+ * for PoCL, plus the host copies) is its own; params_out is shared memory. */
+static int run(const struct bcfg *c, const char *dev, const float *params,
+	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const struct ct_lora_spec *l)
+{
+	pid_t pid;
+	int status = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return ct_error(CT_EIO, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int rc = run_here(c, dev, params, tok, B, T, steps, params_out, l);
+
+		if (rc < 0)
+			fprintf(stderr, "bench_train: %s %s: %s\n", c->name, dev, ct_errmsg(rc));
+		fflush(stdout);
+		_exit(rc < 0 ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return ct_error(CT_EIO, "%s on %s failed", c->name, dev);
+	return 0;
+}
+
+static float *shared_floats(size_t n)
+{
+	void *p = mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* One PyTorch run on the checkpoint and tokens in dir; *ms its ms/step
+ * (0 when it could not run). */
+static void torch_run(const char *dir, int B, int T, int steps, double *ms)
+{
+	char cmd[8192], line[256];
+	FILE *f;
+
+	*ms = 0.0;
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d 2>&1",
+		 CT_TORCH_SCRIPT, dir, dir, B, T, steps);
+	f = popen(cmd, "r");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "torch ms/step %lf", ms) != 1)
+			fprintf(stderr, "torch: %s", line);
+	pclose(f);
+}
+
+/* --compare: rounds of (every device, then PyTorch), with the ratios. */
+static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+		   size_t ntok, char **devs, int ndev, int B, int T, int steps, int rounds)
+{
+	struct ct_lora_spec none = { 0 };
+	char dir[] = "/tmp/bench_train.XXXXXX", path[64];
+	double ms[8], tms;
+	int rc = 0;
+
+	if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+		printf("%-9s torch    (not run: python3-torch is not installed)\n", c->name);
+		return 0;
+	}
+	if (mkdtemp(dir) == NULL)
+		return ct_error(CT_EIO, "mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/model.bin", dir);
+	rc = ct_gpt2_save(path, &c->cfg, m->params);
+	snprintf(path, sizeof(path), "%s/tokens.bin", dir);
+	if (rc == 0)
+		rc = ct_tokens_save(path, tok, ntok);
+	for (int r = 0; rc == 0 && r < rounds; r++) {
+		for (int d = 0; rc == 0 && d < ndev; d++) {
+			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
+			ms[d] = *last_ms;
+		}
+		torch_run(dir, B, T, steps, &tms);
+		printf("%-9s torch    %3d %4d %10.1f %10.0f   round %d:", c->name, B, T, tms,
+		       tms > 0 ? B * T / (tms / 1e3) : 0.0, r + 1);
+		for (int d = 0; rc == 0 && d < ndev; d++)
+			printf("  torch/%s %.2fx", devs[d], tms / ms[d]);
+		printf("\n");
+		fflush(stdout);
+	}
+	snprintf(path, sizeof(path), "%s/model.bin", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/tokens.bin", dir);
+	unlink(path);
+	rmdir(dir);
 	return rc;
 }
 
@@ -121,7 +244,7 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const uint1
 
 	for (int d = 0; rc == 0 && d < ndev; d++) {
 		if (check) {
-			out[d] = malloc(n * sizeof(float));
+			out[d] = shared_floats(n);
 			if (out[d] == NULL)
 				rc = ct_error(CT_ENOMEM, "weights");
 		}
@@ -134,12 +257,13 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const uint1
 		       memcmp(out[0], out[d], n * sizeof(float)) == 0 ? "bit-identical"
 								     : "DIFFERENT");
 	for (int d = 0; d < ndev; d++)
-		free(out[d]);
+		if (out[d] != NULL)
+			munmap(out[d], n * sizeof(float));
 	return rc;
 }
 
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
-			int steps, int check)
+			int steps, int check, int rounds)
 {
 	struct ct_gpt2 m;
 	uint16_t *tok = NULL;
@@ -160,6 +284,8 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
+	if (rc == 0 && rounds > 0)
+		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
 	if (rc == 0 && lora.rank > 0)
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &lora);
 	free(tok);
@@ -177,13 +303,15 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "lora-rank", required_argument, NULL, 'r' },
+		{ "compare", optional_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *devs[8], *def[2] = { "cpu", "opencl" };
 	const char *which = "all";
-	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, c, rc = 0;
+	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, rounds = 0, c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': which = optarg; break;
 		case 'B': B = atoi(optarg); break;
@@ -199,10 +327,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
+		case 'h':
+			printf("usage: %s [--config small|124m|all] [--batch B] [--seq T] "
+			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
+			       "[--compare[=R]]\n", argv[0]);
+			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|all] [--batch B] "
-				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R]\n",
-				argv[0]);
+				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R] "
+				"[--compare[=R]]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -211,15 +345,24 @@ int main(int argc, char **argv)
 		devs[1] = def[1];
 		ndev = 2;
 	}
-	if (B < 1 || T < 1 || T > 1024 || steps < 1) {
+	last_ms = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (last_ms == MAP_FAILED)
+		last_ms = NULL;
+	if (rounds > 0 && last_ms == NULL) {
+		fprintf(stderr, "bench_train: no shared memory for --compare\n");
+		return 1;
+	}
+	if (B < 1 || T < 1 || T > 1024 || steps < 1 || rounds < 0) {
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s\n", "config", "device", "B", "T",
-	       "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss");
+	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
+	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
+	       "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
-			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check);
+			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check, rounds);
 	if (rc < 0)
 		fprintf(stderr, "bench_train: %s\n", ct_errmsg(rc));
 	return rc < 0 ? 1 : 0;

@@ -67,12 +67,18 @@ static void probe_devices(struct ct_host *h, int selftest)
 		d->compute_units = info[i].compute_units;
 		snprintf(spec, sizeof(spec), "opencl:%d", i);
 		if (selftest) {
-			rc = ct_ocl_selftest(spec, &ok);
+			struct ct_conform_report rep;
+
+			rc = ct_ocl_selftest_report(spec, &rep, &ok);
 			if (rc < 0) {
 				ct_log_warn("self-test of %s (%s) failed to run: %s", spec,
 					    d->name, ct_errmsg(rc));
 				ok = 0;
 			}
+			for (int c = 0; rc == 0 && c < rep.n; c++)
+				if (!rep.check[c].ok)
+					ct_log_warn("device %s: self-test check \"%s\" failed: %s",
+						    spec, rep.check[c].name, rep.check[c].detail);
 			ct_log_info("device %s (%s): %s", spec, d->name,
 				    ok ? "conforming" : "NOT conforming (validated by tolerance)");
 		}

@@ -76,14 +76,19 @@ static int selftest(const struct ct_ocl_devinfo *d, int digest)
 	double t0 = now_s();
 	int ok = 0, rc;
 
+	struct ct_conform_report rep;
+
 	snprintf(spec, sizeof(spec), "opencl:%d", d->index);
-	rc = ct_ocl_selftest(spec, &ok);
+	rc = ct_ocl_selftest_report(spec, &rep, &ok);
 	if (rc < 0)
 		printf("  self-test:       could not run: %s\n", ct_errmsg(rc));
 	else
 		printf("  self-test:       %s (%.1f s)\n",
-		       ok ? "conforming" : "NOT conforming (results validated by tolerance)",
-		       now_s() - t0);
+		       ok ? "conforming" : "NOT conforming (work units validated by tolerance "
+		       "quorum only)", now_s() - t0);
+	for (int i = 0; rc == 0 && i < rep.n; i++)
+		printf("    %-52s %s%s%s\n", rep.check[i].name, rep.check[i].ok ? "ok" : "FAILED",
+		       rep.check[i].ok ? "" : ": ", rep.check[i].detail);
 	if (digest)
 		print_digest("device", spec);
 	return rc == 0 && ok;

@@ -37,6 +37,9 @@ int ct_cmd_tokens(int argc, char **argv);
 int ct_cmd_tokens_encode(int argc, char **argv);
 int ct_cmd_tokens_decode(int argc, char **argv);
 
+/* TEXT (client/cmd_sample.c) */
+int ct_cmd_sample(int argc, char **argv);
+
 /* OPENCL (client/cmd_devices.c) */
 int ct_cmd_devices(int argc, char **argv);
 

@@ -37,6 +37,7 @@ ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
+ctune_SOURCES += client/cmd_sample.c
 ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.

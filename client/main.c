@@ -53,6 +53,8 @@ static const struct ct_cmd_entry commands[] = {
 	  .summary = "inspect or create model checkpoints" },
 	{ .name = "tokens", .fn = ct_cmd_tokens,
 	  .summary = "inspect, shard or concatenate token files" },
+	{ .name = "sample", .fn = ct_cmd_sample,
+	  .summary = "generate text from a model (same seed, same text)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

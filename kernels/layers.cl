@@ -1,4 +1,8 @@
+#ifdef CT_TEST_CONTRACT	/* tests only: prove the self-test sees contraction */
+#pragma OPENCL FP_CONTRACT ON
+#else
 #pragma OPENCL FP_CONTRACT OFF
+#endif
 /*
  * layers.cl - every layer of the model except the matrix products, as
  * forward/backward kernels that reproduce the C reference (lib/ct_model.h,

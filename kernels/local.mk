@@ -8,6 +8,8 @@ CT_CL_FILES = \
 	kernels/ct_math.clh \
 	kernels/matmul.cl \
 	kernels/layers.cl \
+	kernels/attention.cl \
+	kernels/mm_tiled.cl \
 	kernels/lora.cl
 
 lib_libctune_a_SOURCES += \
@@ -15,7 +17,8 @@ lib_libctune_a_SOURCES += \
 	lib/ct_ocl_ops.c lib/ct_ocl_ops.h \
 	lib/ct_ocl_backend.c \
 	lib/ct_ocl_lora.c lib/ct_ocl_lora.h \
-	lib/ct_ocl_selftest.c lib/ct_ocl_selftest.h
+	lib/ct_ocl_selftest.c lib/ct_ocl_selftest.h \
+	lib/ct_ocl_conform.c
 nodist_lib_libctune_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c
 CLEANFILES += kernels/ct_kernels.c

@@ -1,4 +1,8 @@
+#ifdef CT_TEST_CONTRACT	/* tests only: prove the self-test sees contraction */
+#pragma OPENCL FP_CONTRACT ON
+#else
 #pragma OPENCL FP_CONTRACT OFF
+#endif
 /*
  * matmul.cl - the matrix products of the model (ARITH.md rule 4).
  *

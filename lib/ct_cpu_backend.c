@@ -122,6 +122,18 @@ static int cpu_read_grads(struct ct_backend *be, float *grads)
 	return 0;
 }
 
+static int cpu_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+		      float *out)
+{
+	struct ct_model *m = &cpu(be)->m;
+
+	if (pos < 0 || pos >= m->B * m->T)
+		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, m->B * m->T);
+	ct_model_forward(m, inputs, NULL);
+	memcpy(out, m->acts.logits + (size_t)pos * m->cfg.Vp, (size_t)m->cfg.V * sizeof(float));
+	return 0;
+}
+
 static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
 			 int B, int T, const struct ct_lora_spec *spec,
 			 struct ct_backend **out)
@@ -211,4 +223,5 @@ const struct ct_backend_ops ct_cpu_backend_ops = {
 	.lora_load = cpu_lora_load,
 	.lora_read = cpu_lora_read,
 	.close = cpu_close,
+	.logits = cpu_logits,
 };

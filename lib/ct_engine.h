@@ -105,6 +105,12 @@ struct ct_backend_ops {
 
 	/* Release everything; NULL is a no-op. */
 	void (*close)(struct ct_backend *be);
+
+	/* Optional (may be NULL; used by ct_sample.h): forward only on inputs
+	 * (B*T tokens, < V; no targets) and copy the V logits of row pos
+	 * (0 <= pos < B*T) into out (V floats). */
+	int (*logits)(struct ct_backend *be, const uint16_t *inputs, int pos,
+		      float *out);
 };
 
 /* The C reference backend (always available). */

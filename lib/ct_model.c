@@ -55,7 +55,8 @@ static size_t acts_layout(struct ct_acts *a, float *base, size_t L, size_t B,
 	TAKE(ln1_rstd, L * BT);
 	TAKE(qkv, L * BT * 3 * C);
 	TAKE(atty, L * BT * C);
-	TAKE(att, L * B * NH * T * T);
+	TAKE(att, L * B * NH * T * 2);
+	TAKE(attrow, T);
 	TAKE(attproj, L * BT * C);
 	TAKE(residual2, L * BT * C);
 	TAKE(ln2, L * BT * C);
@@ -89,7 +90,7 @@ static size_t gacts_layout(struct ct_grad_acts *g, float *base, size_t B,
 	TAKE(dattproj, BT * C);
 	TAKE(dfcproj, BT * C);
 	TAKE(dqkv, BT * 3 * C);
-	TAKE(datt, B * NH * T * T);
+	TAKE(datt, ct_attention_scratch_floats((int)T, (int)C, (int)NH));
 	TAKE(dfch, BT * 4 * C);
 	TAKE(dfch_gelu, BT * 4 * C);
 #undef TAKE
@@ -176,8 +177,8 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 			     residual, p.ln1w, p.ln1b, BT, C);
 	ct_matmul_forward(a->qkv + 3 * lc, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, 3 * C);
 	ct_lora_forward(m, l, CT_LORA_QKV, a->qkv + 3 * lc, a->ln1 + lc);
-	ct_attention_forward(a->atty + lc, a->att + (size_t)l * B * NH * T * T,
-			     a->qkv + 3 * lc, B, T, C, NH);
+	ct_attention_forward_recompute(a->atty + lc, a->att + (size_t)l * B * NH * T * 2,
+				       a->attrow, a->qkv + 3 * lc, B, T, C, NH);
 	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, p.attprojb,
 			  BT, C, C);
 	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
@@ -271,8 +272,8 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 			   a->atty + lc, p.attprojw, BT, C, C);
 	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
 	zero(g->dqkv, 3 * n);
-	ct_attention_backward(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
-			      a->att + (size_t)l * B * NH * T * T, B, T, C, NH);
+	ct_attention_backward_recompute(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
+					a->att + (size_t)l * B * NH * T * 2, B, T, C, NH);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw,
 			   BT, C, 3 * C);

@@ -122,6 +122,24 @@ void ct_attention_backward(float *dqkv, float *datt, const float *dout,
 			   const float *qkv, const float *att,
 			   int B, int T, int C, int NH);
 
+/* The same attention without the (B,NH,T,T) matrices (lib/ct_attention.c;
+ * what the model runs). Every output is computed by exactly the chains
+ * above, so out and dqkv are bit-identical to ct_attention_forward/backward;
+ * only what is kept differs:
+ *  - forward keeps, per row (b,h,t), stat[.,0] = mx and stat[.,1] = sum;
+ *    stat (B,NH,T,2); row is scratch of T floats.
+ *  - backward recomputes att[t,t2] = ct_expf(s[t2] - mx) / sum, with s[t2]
+ *    the same fmaf chain times scale (hence the same bits), and da, dot, g
+ *    as above; dq[t] is added once per row t; dk[t2], dv[t2] are chains over
+ *    t = t2..T-1 in increasing t, added once after the last row. scratch
+ *    holds ct_attention_scratch_floats(T, C, NH) floats. dqkv +=. */
+size_t ct_attention_scratch_floats(int T, int C, int NH);
+void ct_attention_forward_recompute(float *out, float *stat, float *row,
+				    const float *qkv, int B, int T, int C, int NH);
+void ct_attention_backward_recompute(float *dqkv, float *scratch, const float *dout,
+				     const float *qkv, const float *stat,
+				     int B, int T, int C, int NH);
+
 /* out[i] = ct_gelu_forward_elem(inp[i]), n elements. */
 void ct_gelu_forward(float *out, const float *inp, size_t n);
 
@@ -191,7 +209,8 @@ struct ct_acts {
 	float *ln1_rstd;	/* (L,B,T) */
 	float *qkv;		/* (L,B,T,3C) */
 	float *atty;		/* (L,B,T,C) */
-	float *att;		/* (L,B,NH,T,T) */
+	float *att;		/* (L,B,NH,T,2) attention rows' max and sum */
+	float *attrow;		/* (T) attention forward scratch */
 	float *attproj;		/* (L,B,T,C) */
 	float *residual2;	/* (L,B,T,C) */
 	float *ln2;		/* (L,B,T,C) */
@@ -222,7 +241,7 @@ struct ct_grad_acts {
 	float *dattproj;	/* (B,T,C) */
 	float *dfcproj;		/* (B,T,C) */
 	float *dqkv;		/* (B,T,3C) */
-	float *datt;		/* (B,NH,T,T) */
+	float *datt;		/* ct_attention_scratch_floats(T, C, NH) */
 	float *dfch;		/* (B,T,4C) */
 	float *dfch_gelu;	/* (B,T,4C) */
 };

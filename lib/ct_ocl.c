@@ -427,6 +427,12 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d",
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
 		 (double)CT_LN_EPS, CT_CLIP_CHUNK);
+	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
+		size_t used = strlen(options);
+
+		snprintf(options + used, sizeof(options) - used, " %s",
+			 getenv("CT_OCL_TEST_OPTIONS"));
+	}
 	if (cache_dir == NULL)
 		default_cache_dir(dir, sizeof(dir));
 	else
@@ -562,6 +568,42 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out)
 	return 0;
 }
 
+static size_t alloc_live, alloc_peak, alloc_largest;
+
+void ct_ocl_alloc_stats(size_t *peak, size_t *largest)
+{
+	if (peak != NULL)
+		*peak = __atomic_load_n(&alloc_peak, __ATOMIC_RELAXED);
+	if (largest != NULL)
+		*largest = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
+}
+
+static void max_into(size_t *at, size_t v)
+{
+	size_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+	while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 0, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+static void alloc_count(size_t bytes)
+{
+	max_into(&alloc_peak, __atomic_add_fetch(&alloc_live, bytes, __ATOMIC_RELAXED));
+	max_into(&alloc_largest, bytes);
+}
+
+void ct_ocl_free(cl_mem m)
+{
+	size_t bytes = 0;
+
+	if (m == NULL)
+		return;
+	if (clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(bytes), &bytes, NULL) == CL_SUCCESS)
+		__atomic_sub_fetch(&alloc_live, bytes, __ATOMIC_RELAXED);
+	clReleaseMemObject(m);
+}
+
 static uint64_t alloc_total;
 
 uint64_t ct_ocl_alloc_total(void)
@@ -591,6 +633,7 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 		*out = NULL;
 		return ct_ocl_check(err, "clCreateBuffer");
 	}
+	alloc_count(bytes);
 	__atomic_add_fetch(&alloc_total, (uint64_t)bytes, __ATOMIC_RELAXED);
 	return 0;
 }

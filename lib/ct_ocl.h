@@ -89,7 +89,8 @@ struct ct_ocl {
  * kernel program with CT_OCL_BUILD_OPTIONS plus the blocking of the matmul
  * kernel chosen for the device's type (as -D options; the environment
  * variable CT_OCL_MM="R,VW,NV" overrides it for tuning: blocking never
- * changes results). cache_dir: directory for program binaries, NULL
+ * changes results; CT_OCL_TEST_OPTIONS appends build options, for tests
+ * that build deliberately non-conforming variants). cache_dir: directory for program binaries, NULL
  * for the default ($CTUNE_KERNEL_CACHE if set, else $XDG_CACHE_HOME or
  * ~/.cache, then /crowdtune/kernels), "" for no cache. On success *out is owned by the caller (ct_ocl_close).
  * Returns 0, CT_EINVAL (bad spec), CT_ENOTFOUND (no such device), CT_ECL
@@ -108,6 +109,16 @@ int ct_ocl_kernel(struct ct_ocl *ocl, const char *name, cl_kernel *out);
  * CT_EDEVNOMEM (naming the size and device) or CT_ECL; *out NULL on
  * failure. */
 int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *out);
+
+/* Release a buffer from ct_ocl_alloc, counting it off the statistics
+ * below (clReleaseMemObject does the same without the counting). NULL: no-op. */
+void ct_ocl_free(cl_mem m);
+
+/* Statistics of this process's ct_ocl_alloc calls (for benchmarks): the
+ * peak of the bytes live at once (buffers released with ct_ocl_free are
+ * subtracted, others count until the process ends) and the largest single
+ * buffer. Either pointer may be NULL. */
+void ct_ocl_alloc_stats(size_t *peak, size_t *largest);
 
 /* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
  * never decremented (buffers grown on demand count each size they had):

@@ -24,7 +24,8 @@
 #include "ct_ocl_ops.h"
 #include "ct_ocl_lora.h"
 
-/* Device twins of struct ct_acts / ct_grad_acts, one buffer per field. */
+/* Device twins of struct ct_acts / ct_grad_acts, one buffer per field
+ * (att: the attention rows' max and sum; datt: the rows' dot, B*NH*T). */
 #define CT_ACT_FIELDS(X) \
 	X(encoded) X(ln1) X(ln1_mean) X(ln1_rstd) X(qkv) X(atty) X(att) \
 	X(attproj) X(residual2) X(ln2) X(ln2_mean) X(ln2_rstd) X(fch) \
@@ -49,6 +50,7 @@ struct ct_backend {
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T, training;
+	int lean;			/* ln1, qkv, ln2 for one layer, recomputed in backward */
 	cl_mem params, grads, m, v;
 	cl_mem inputs, targets;		/* uint16 (B*T) */
 	struct dacts a;
@@ -91,6 +93,17 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
+/* Memory savers (bit-neutral, OpenCL backend only): attproj, fch_gelu and
+ * fcproj are kept for the current layer only (backward needs none of them
+ * but fch_gelu, which it recomputes with the same kernel); in lean mode
+ * (big batches) ln1, qkv and ln2 too (recompute_lean); when training,
+ * the probabilities overwrite the logits and dlogits the probabilities
+ * (every one of those kernels is elementwise). */
+static cl_mem probs_buf(const struct ct_backend *be)
+{
+	return be->a.probs != NULL ? be->a.probs : be->a.logits;
+}
+
 /* ---- open / close ---------------------------------------------------------- */
 
 static int alloc_f(struct ct_backend *be, cl_mem *m, size_t floats)
@@ -106,22 +119,27 @@ static int alloc_acts(struct ct_backend *be)
 	int rc = 0;
 
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
-	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_mean, L * BT);
-	A_(ln1_rstd, L * BT); A_(qkv, L * BT * 3 * C); A_(atty, L * BT * C);
-	A_(att, L * B * NH * T * T); A_(attproj, L * BT * C);
-	A_(residual2, L * BT * C); A_(ln2, L * BT * C); A_(ln2_mean, L * BT);
-	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, L * BT * 4 * C);
-	A_(fcproj, L * BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
+	const size_t Ll = be->lean ? 1 : L;
+
+	A_(encoded, BT * C); A_(ln1, Ll * BT * C); A_(ln1_mean, L * BT);
+	A_(ln1_rstd, L * BT); A_(qkv, Ll * BT * 3 * C); A_(atty, L * BT * C);
+	A_(att, L * B * NH * T * 2); A_(attproj, BT * C);
+	A_(residual2, L * BT * C); A_(ln2, Ll * BT * C); A_(ln2_mean, L * BT);
+	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, BT * 4 * C);
+	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
 	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
-	A_(probs, BT * Vp); A_(losses, BT);
+	A_(losses, BT);
+	if (!be->training)	/* training: probs overwrite the logits in place */
+		A_(probs, BT * Vp);
 #undef A_
 	if (rc < 0 || (!be->training && be->lora == NULL))
 		return rc;
 #define G_(f, n) if (rc == 0) rc = alloc_f(be, &be->g.f, (n))
-	G_(dlogits, BT * Vp); G_(dresidual, BT * C); G_(dresidual_in, BT * C);
+	/* dlogits overwrite the probs in place (see probs_buf) */
+	G_(dresidual, BT * C); G_(dresidual_in, BT * C);
 	G_(dresidual2, BT * C); G_(dln, BT * C); G_(datty, BT * C);
 	G_(dattproj, BT * C); G_(dfcproj, BT * C); G_(dqkv, BT * 3 * C);
-	G_(datt, B * NH * T * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
+	G_(datt, B * NH * T); G_(dfch, BT * 4 * C); G_(dfch_gelu, BT * 4 * C);
 #undef G_
 	return rc;
 }
@@ -181,6 +199,11 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	be->B = B;
 	be->T = T;
 	be->training = training != 0;
+	/* lean when the logits alone pass 256 MiB (124M at B*T >= 1334);
+	 * CT_OCL_LEAN=0|1 forces (tests) */
+	be->lean = be->training && (size_t)B * T * cfg->Vp > ((size_t)64 << 20);
+	if (getenv("CT_OCL_LEAN") != NULL && be->training)
+		be->lean = getenv("CT_OCL_LEAN")[0] == '1';
 	n = be->lay.total;
 	be->losses = malloc((size_t)B * T * sizeof(float));
 	rc = be->losses == NULL ? ct_error(CT_ENOMEM, "loss buffer") : 0;
@@ -299,32 +322,34 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
 	struct dlayer p;
+	const size_t ll = be->lean ? 0 : lc;	/* ln1, qkv, ln2 of this layer */
 	int rc = 0;
 
 	dlayer(be, be->params, l, &p);
-	DO(ct_ocl_layernorm_forward(o, D(a->ln1, lc), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+	DO(ct_ocl_layernorm_forward(o, D(a->ln1, ll), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				    residual, p.ln1w, p.ln1b, BT, C));
-	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * lc), D(a->ln1, lc), p.qkvw, p.qkvb, 1,
+	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * ll), D(a->ln1, ll), p.qkvw, p.qkvb, 1,
 				 BT, C, 3 * C));
-	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_QKV, D(a->qkv, 3 * lc), D(a->ln1, lc)));
-	DO(ct_ocl_attention_forward(o, D(a->atty, lc), D(a->att, (size_t)l * B * NH * T * T),
-				    D(a->qkv, 3 * lc), B, T, C, NH));
-	DO(ct_ocl_matmul_forward(o, D(a->attproj, lc), D(a->atty, lc), p.attprojw,
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_QKV, D(a->qkv, 3 * ll), D(a->ln1, ll)));
+	DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
+					      D(a->att, (size_t)l * B * NH * T * 2),
+					      D(a->qkv, 3 * ll), B, T, C, NH));
+	DO(ct_ocl_matmul_forward(o, D(a->attproj, 0), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
-	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_ATTPROJ, D(a->attproj, lc), D(a->atty, lc)));
-	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, lc), n));
-	DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_ATTPROJ, D(a->attproj, 0), D(a->atty, lc)));
+	DO(ct_ocl_residual_forward(o, D(a->residual2, lc), residual, D(a->attproj, 0), n));
+	DO(ct_ocl_layernorm_forward(o, D(a->ln2, ll), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
 				    D(a->residual2, lc), p.ln2w, p.ln2b, BT, C));
-	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, lc), p.fcw, p.fcb, 1,
+	DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * lc), D(a->ln2, ll), p.fcw, p.fcb, 1,
 				 BT, C, 4 * C));
-	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FC, D(a->fch, 4 * lc), D(a->ln2, lc)));
-	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 4 * lc), D(a->fch, 4 * lc), 4 * n));
-	DO(ct_ocl_matmul_forward(o, D(a->fcproj, lc), D(a->fch_gelu, 4 * lc), p.fcprojw,
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FC, D(a->fch, 4 * lc), D(a->ln2, ll)));
+	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * lc), 4 * n));
+	DO(ct_ocl_matmul_forward(o, D(a->fcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
 				 p.fcprojb, 1, BT, 4 * C, C));
-	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FCPROJ, D(a->fcproj, lc),
-			       D(a->fch_gelu, 4 * lc)));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_FCPROJ, D(a->fcproj, 0),
+			       D(a->fch_gelu, 0)));
 	DO(ct_ocl_residual_forward(o, D(a->residual3, lc), D(a->residual2, lc),
-				   D(a->fcproj, lc), n));
+				   D(a->fcproj, 0), n));
 	return rc;
 }
 
@@ -357,7 +382,7 @@ static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t
 				    BT, c->C));
 	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				 none, 0, BT, c->C, c->Vp));
-	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(a->probs, 0), D(a->logits, 0),
+	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0), D(a->logits, 0),
 				       be->targets, BT, c->V, c->Vp));
 	return rc;
 }
@@ -384,7 +409,44 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 	return rc;
 }
 
+/* The reference's logits are those of ct_model_forward(); the inputs
+ * double as (valid, unused) targets. */
+static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+		      float *out)
+{
+	int rc;
+
+	if (pos < 0 || pos >= be->B * be->T)
+		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
+	rc = forward(be, inputs, inputs);
+	if (rc == 0)
+		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, (size_t)pos * be->cfg.Vp),
+				 (size_t)be->cfg.V);
+	return rc;
+}
+
 /* ---- backward ------------------------------------------------------------------ */
+
+/* Lean mode: ln1, qkv and ln2 of layer l again, as block_forward made
+ * them (mean and rstd are rewritten with the values they hold). */
+static int recompute_lean(struct ct_backend *be, int l, struct ct_dten residual,
+			  const struct dlayer *p)
+{
+	const int BT = be->B * be->T, C = be->cfg.C;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	int rc = 0;
+
+	DO(ct_ocl_layernorm_forward(o, D(a->ln1, 0), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
+				    residual, p->ln1w, p->ln1b, BT, C));
+	DO(ct_ocl_matmul_forward(o, D(a->qkv, 0), D(a->ln1, 0), p->qkvw, p->qkvb, 1,
+				 BT, C, 3 * C));
+	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_QKV, D(a->qkv, 0), D(a->ln1, 0)));
+	DO(ct_ocl_layernorm_forward(o, D(a->ln2, 0), D(a->ln2_mean, lt), D(a->ln2_rstd, lt),
+				    D(a->residual2, lc), p->ln2w, p->ln2b, BT, C));
+	return rc;
+}
 
 /* ct_ocl_matmul_backward, or with frozen weights (LoRA, no grads buffer)
  * only its input-gradient half. */
@@ -408,29 +470,33 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	struct dacts *a = &be->a;
 	struct dgacts *g = &be->g;
 	struct dlayer p, d;
+	const size_t ll = be->lean ? 0 : lc;
 	int rc = 0;
 
 	dlayer(be, be->params, l, &p);
 	dlayer(be, be->grads, l, &d);	/* NULL buffers when frozen */
+	if (be->lean)	/* the same kernels on the same inputs: the same bits */
+		DO(recompute_lean(be, l, residual, &p));
 	DO(ct_ocl_zero(o, D(g->dresidual_in, 0), n));
 	DO(ct_ocl_zero(o, D(g->dresidual2, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfcproj, 0), n));
 	DO(ct_ocl_residual_backward(o, D(g->dresidual2, 0), D(g->dfcproj, 0),
 				    D(g->dresidual, 0), n));
 	DO(ct_ocl_zero(o, D(g->dfch_gelu, 0), 4 * n));
+	DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * lc), 4 * n));
 	DO(mm_backward(be, D(g->dfch_gelu, 0), d.fcprojw, d.fcprojb, 1,
-				  D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc), p.fcprojw,
+				  D(g->dfcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
 				  BT, 4 * C, C));
 	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_FCPROJ, D(g->dfch_gelu, 0),
-				D(g->dfcproj, 0), D(a->fch_gelu, 4 * lc)));
+				D(g->dfcproj, 0), D(a->fch_gelu, 0)));
 	DO(ct_ocl_zero(o, D(g->dfch, 0), 4 * n));
 	DO(ct_ocl_gelu_backward(o, D(g->dfch, 0), D(a->fch, 4 * lc), D(g->dfch_gelu, 0),
 				4 * n));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(mm_backward(be, D(g->dln, 0), d.fcw, d.fcb, 1, D(g->dfch, 0),
-				  D(a->ln2, lc), p.fcw, BT, C, 4 * C));
+				  D(a->ln2, ll), p.fcw, BT, C, 4 * C));
 	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_FC, D(g->dln, 0), D(g->dfch, 0),
-				D(a->ln2, lc)));
+				D(a->ln2, ll)));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual2, 0), d.ln2w, d.ln2b, D(g->dln, 0),
 				     D(a->residual2, lc), p.ln2w, D(a->ln2_mean, lt),
 				     D(a->ln2_rstd, lt), BT, C));
@@ -443,14 +509,15 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_ATTPROJ, D(g->datty, 0),
 				D(g->dattproj, 0), D(a->atty, lc)));
 	DO(ct_ocl_zero(o, D(g->dqkv, 0), 3 * n));
-	DO(ct_ocl_attention_backward(o, D(g->dqkv, 0), D(g->datt, 0), D(g->datty, 0),
-				     D(a->qkv, 3 * lc),
-				     D(a->att, (size_t)l * B * NH * T * T), B, T, C, NH));
+	DO(ct_ocl_attention_backward_recompute(o, D(g->dqkv, 0), D(g->datt, 0),
+					       D(g->datty, 0), D(a->qkv, 3 * ll),
+					       D(a->att, (size_t)l * B * NH * T * 2),
+					       B, T, C, NH));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(mm_backward(be, D(g->dln, 0), d.qkvw, d.qkvb, 1, D(g->dqkv, 0),
-				  D(a->ln1, lc), p.qkvw, BT, C, 3 * C));
+				  D(a->ln1, ll), p.qkvw, BT, C, 3 * C));
 	DO(ct_ocl_lora_backward(be->lora, l, CT_LORA_QKV, D(g->dln, 0), D(g->dqkv, 0),
-				D(a->ln1, lc)));
+				D(a->ln1, ll)));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual_in, 0), d.ln1w, d.ln1b, D(g->dln, 0),
 				     residual, p.ln1w, D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				     BT, C));
@@ -469,11 +536,11 @@ static int backward(struct ct_backend *be)
 	struct ct_dten none = { NULL, 0 };
 	int rc = 0;
 
-	DO(ct_ocl_crossentropy_backward(o, D(g->dlogits, 0), D(a->probs, 0), be->targets,
-					BT, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_backward(o, D(probs_buf(be), 0), D(probs_buf(be), 0),
+					be->targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(mm_backward(be, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
-				  D(g->dlogits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				  D(probs_buf(be), 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				  BT, c->C, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dresidual, 0), n));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual, 0), P(be, be->grads, CT_LNFW),
@@ -555,4 +622,5 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.lora_load = ocl_lora_load,
 	.lora_read = ocl_lora_read,
 	.close = ocl_close,
+	.logits = ocl_logits,
 };

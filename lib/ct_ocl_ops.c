@@ -41,6 +41,12 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_GRADNORM_FINAL] = "ct_gradnorm_final",
 	[CT_K_GRAD_SCALE] = "ct_grad_scale",
 	[CT_K_ADAMW] = "ct_adamw",
+	[CT_K_ATTN_FWD] = "ct_attn_fwd",
+	[CT_K_ATTN_BWD_DOT] = "ct_attn_bwd_dot",
+	[CT_K_ATTN_BWD_DQ] = "ct_attn_bwd_dq",
+	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
+	[CT_K_ATTN_TR] = "ct_attn_tr",
+	[CT_K_MM_TILED] = "ct_mm_tiled",
 };
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -63,6 +69,14 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 		if (rc == 0 && clGetKernelInfo(ops->k[i], CL_KERNEL_NUM_ARGS, sizeof(cl_uint),
 					       &ops->nargs[i], NULL) != CL_SUCCESS)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
+	}
+	if (rc == 0) {	/* tiles of 16 x 16 work-items: needs groups of 256 */
+		const char *t = getenv("CT_OCL_MM_TILED");
+
+		ops->mm_tiled = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
+			: ocl->info.type != CT_OCL_TYPE_CPU;
+		if (ops->wg_max[CT_K_MM_TILED] < 256)
+			ops->mm_tiled = 0;
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -98,6 +112,8 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		clReleaseMemObject(ops->clip_res);
 	if (ops->ce_stat != NULL)
 		clReleaseMemObject(ops->ce_stat);
+	if (ops->att_tr != NULL)
+		clReleaseMemObject(ops->att_tr);
 	if (ops->accb != NULL)
 		clReleaseMemObject(ops->accb);
 	memset(ops, 0, sizeof(*ops));
@@ -246,7 +262,7 @@ static int grow(struct ct_ocl_ops *ops, cl_mem *buf, size_t *cap, size_t floats)
 	if (floats <= *cap)
 		return 0;
 	if (*buf != NULL)
-		clReleaseMemObject(*buf);
+		ct_ocl_free(*buf);
 	*buf = NULL;
 	*cap = 0;
 	rc = ct_ocl_alloc(ops->ocl, floats * sizeof(float), CL_MEM_READ_WRITE, buf);
@@ -302,10 +318,40 @@ struct mm_args {
 	int M, N, K;
 };
 
-/* Run one product. When B's rows are contiguous (sn == 1) the kernel reads
- * B in place and only a last partial panel is packed; otherwise all of B is
- * packed into panels. Long k ranges run in pieces. */
+static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
+
+/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, local 16 x 16. */
+static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
+{
+	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
+	size_t g[2] = { ((size_t)a->N + 15) / 16 * 16, ((size_t)a->M + 15) / 16 * 16 };
+	size_t l[2] = { 16, 16 };
+	int rc;
+
+	if (a->M <= 0 || a->N <= 0)
+		return 0;
+	rc = ocl_args(ops, CT_K_MM_TILED, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
+		      a->sk, a->sn, bias, a->has_bias, a->bias_row, a->out, a->som, a->son,
+		      a->M, a->N, a->K, a->accumulate);
+	if (rc == 0)
+		rc = ct_ocl_check(clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[CT_K_MM_TILED],
+							 2, NULL, g, l, 0, NULL, NULL),
+				  "ct_mm_tiled");
+	return rc;
+}
+
+/* Run one product (tiled or register-blocked: the same bits). */
 static int mm_run(struct ct_ocl_ops *ops, const struct mm_args *a)
+{
+	if (ops->mm_tiled)
+		return mm_tiled_run(ops, a);
+	return mm_run_blocked(ops, a);
+}
+
+/* The register-blocked kernel. When B's rows are contiguous (sn == 1) it
+ * reads B in place and only a last partial panel is packed; otherwise all
+ * of B is packed into panels. Long k ranges run in pieces. */
+static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
 	size_t pw = (size_t)o->mm_vw * o->mm_nv;
@@ -496,6 +542,75 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 		rc = ocl_args(ops, id, "tttttiiii", dqkv, datt, dout, qkv, att, B, T, C, NH);
 	if (rc == 0)
 		rc = ocl_run(ops, id, (size_t)(k8 ? C / 8 : C), (size_t)B * T);
+	return rc;
+}
+
+/* Transpose the channels at src (B*T rows of ld floats, C of them) into
+ * block `blk` of ops->att_tr, (B,NH,hs,T) each; the scratch holds
+ * `nblk` blocks plus 32 floats of padding (read by the last 32-key dots). */
+static int att_tr(struct ct_ocl_ops *ops, int blk, int nblk, struct ct_dten src, int ld,
+		  int B, int T, int C)
+{
+	size_t per = (size_t)B * C * T;
+	int rc = grow(ops, &ops->att_tr, &ops->att_tr_floats, (size_t)nblk * per + 32);
+
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_TR, "ttiiii", ct_dten_at(ops->att_tr, blk * per), src,
+			      ld, B, T, C);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_TR, (size_t)T, (size_t)B * C);
+	return rc;
+}
+
+static struct ct_dten dten_plus(struct ct_dten t, size_t off)
+{
+	return ct_dten_at(t.mem, t.off + off);
+}
+
+int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
+				       struct ct_dten stat, struct ct_dten qkv,
+				       int B, int T, int C, int NH)
+{
+	int rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
+
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
+			      ct_dten_at(ops->att_tr, 0), B, T, C, NH);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_FWD, (size_t)T, (size_t)B * NH);
+	return rc;
+}
+
+/* Transposes (k, v, q, dout), then three passes: the rows' dot (needed by
+ * every g), dq by query rows, dk and dv by key rows (each chain in the
+ * reference's order). */
+int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten dqkv,
+					struct ct_dten dot, struct ct_dten dout,
+					struct ct_dten qkv, struct ct_dten stat,
+					int B, int T, int C, int NH)
+{
+	struct ct_dten tr;
+	int rc;
+
+	rc = att_tr(ops, 0, 4, dten_plus(qkv, C), 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 1, 4, dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 2, 4, qkv, 3 * C, B, T, C);
+	if (rc == 0)
+		rc = att_tr(ops, 3, 4, dout, C, B, T, C);
+	tr = ct_dten_at(ops->att_tr, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_ATTN_BWD_DOT, "tttttiiii", dot, dout, qkv, stat, tr,
+			      B, T, C, NH);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_ATTN_BWD_DOT, (size_t)T, (size_t)B * NH);
+	for (int id = CT_K_ATTN_BWD_DQ; id <= CT_K_ATTN_BWD_DKV && rc == 0; id++) {
+		rc = ocl_args(ops, id, "ttttttiiii", dqkv, dot, dout, qkv, stat, tr,
+			      B, T, C, NH);
+		if (rc == 0)
+			rc = ocl_run(ops, id, (size_t)T, (size_t)B * NH);
+	}
 	return rc;
 }
 

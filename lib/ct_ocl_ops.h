@@ -13,6 +13,8 @@
  *   CT_OCL_MM="R,VW,NV"  matmul register block (ct_ocl.h)
  *   CT_OCL_KC=N          k-piece length of long matmul reductions
  *   CT_OCL_FWD=n|t       forward matmul as out or as out^T
+ *   CT_OCL_MM_TILED=0|1  matmuls through the local-memory tiled kernel
+ *                        (default: on GPUs and accelerators, off on CPUs)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the
@@ -63,6 +65,12 @@ enum ct_ocl_kid {
 	CT_K_GRADNORM_FINAL,
 	CT_K_GRAD_SCALE,
 	CT_K_ADAMW,
+	CT_K_ATTN_FWD,
+	CT_K_ATTN_BWD_DOT,
+	CT_K_ATTN_BWD_DQ,
+	CT_K_ATTN_BWD_DKV,
+	CT_K_ATTN_TR,
+	CT_K_MM_TILED,
 	CT_K_COUNT
 };
 
@@ -81,6 +89,9 @@ struct ct_ocl_ops {
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
 	cl_mem ce_stat;			/* softmax row max and sum (2*BT) */
 	size_t ce_stat_floats;
+	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
+	size_t att_tr_floats;
+	int mm_tiled;			/* matmuls through ct_mm_tiled (see ct_ocl_ops_init) */
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;
@@ -142,6 +153,17 @@ int ct_ocl_attention_backward(struct ct_ocl_ops *ops, struct ct_dten dqkv,
 			      struct ct_dten datt, struct ct_dten dout,
 			      struct ct_dten qkv, struct ct_dten att,
 			      int B, int T, int C, int NH);
+/* The device twins of ct_attention_forward_recompute and
+ * ct_attention_backward_recompute (no (B,NH,T,T) matrices): stat
+ * (B,NH,T,2) is written by forward and read by backward; dot is scratch of
+ * B*NH*T floats. Returns 0 or CT_ECL. */
+int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
+				       struct ct_dten stat, struct ct_dten qkv,
+				       int B, int T, int C, int NH);
+int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten dqkv,
+					struct ct_dten dot, struct ct_dten dout,
+					struct ct_dten qkv, struct ct_dten stat,
+					int B, int T, int C, int NH);
 int ct_ocl_gelu_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			struct ct_dten inp, size_t n);
 int ct_ocl_gelu_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,

@@ -11,6 +11,7 @@
  */
 #include "ct_ocl_selftest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,21 +92,41 @@ int ct_ocl_selftest_digest(const char *device, unsigned char digest[CT_SHA256_LE
 	return rc;
 }
 
-int ct_ocl_selftest(const char *device, int *conforming)
+int ct_ocl_selftest_report(const char *device, struct ct_conform_report *rep,
+			   int *conforming)
 {
 	unsigned char d[CT_SHA256_LEN];
 	char hex[CT_SHA256_HEXLEN + 1];
-	int rc;
+	struct ct_conform_check *c;
+	int rc, ok = 1;
 
 	*conforming = 0;
+	memset(rep, 0, sizeof(*rep));
 	/* a strong reference, so that linking the self-test links the backend
 	 * (ct_engine.c only refers to it weakly) */
 	if (ct_ocl_backend_ops.step == NULL)
 		return ct_error(CT_EINTERNAL, "OpenCL backend missing");
 	rc = ct_ocl_selftest_digest(device, d);
+	if (rc == 0)
+		rc = ct_ocl_conform_probes(device, 0, rep);
 	if (rc < 0)
 		return rc;
 	ct_hex_encode(d, sizeof(d), hex);
-	*conforming = strcmp(hex, CT_OCL_SELFTEST_SHA256) == 0;
+	c = &rep->check[rep->n++];
+	c->name = "work unit digest";
+	c->ok = strcmp(hex, CT_OCL_SELFTEST_SHA256) == 0;
+	if (!c->ok)
+		snprintf(c->detail, sizeof(c->detail), "digest %.16s..., expected %.16s...",
+			 hex, CT_OCL_SELFTEST_SHA256);
+	for (int i = 0; i < rep->n; i++)
+		ok = ok && rep->check[i].ok;
+	*conforming = ok;
 	return 0;
+}
+
+int ct_ocl_selftest(const char *device, int *conforming)
+{
+	struct ct_conform_report rep;
+
+	return ct_ocl_selftest_report(device, &rep, conforming);
 }

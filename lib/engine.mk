@@ -14,8 +14,10 @@ lib_libctune_a_SOURCES += \
 	lib/ct_lora.c lib/ct_lora.h lib/ct_lora_init.c \
 	lib/ct_lora_model.c \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
+	lib/ct_attention.c \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
+lib_libctune_a_SOURCES += lib/ct_sample.c lib/ct_sample.h
 EXTRA_DIST += kernels/ct_math.clh
 # LoRA jobs beyond the engine: the exact merge of K shards' adapters and
 # the adapter result file.

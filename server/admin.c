@@ -4,6 +4,7 @@
 #include "admin.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "ct_log.h"
 #include "ct_unix.h"
 #include "db.h"
+#include "instance.h"
 #include "server.h"
 
 #define MAX_REQ (64u << 10)
@@ -31,12 +33,13 @@ static int g_fd = -1;
 static pthread_t g_tid;
 static int g_started;
 
+/* This instance's socket under dir (instance.h: admin.sock for the
+ * default instance, admin-NAME.sock for another). */
 static int sock_path(const char *dir, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	if (snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s", dir, CT_ADMIN_SOCK) >=
-	    (int)sizeof(sa->sun_path))
+	if (ct_instance_file(dir, "admin", ".sock", sa->sun_path, sizeof(sa->sun_path)) < 0)
 		return ct_error(CT_ETOOBIG, "%s: path too long for a Unix socket", dir);
 	return 0;
 }
@@ -271,6 +274,24 @@ static int read_blob(int fd, FILE *to, uint32_t cap)
 	return 0;
 }
 
+/* No default instance listens: any other instance's admin-NAME.sock. */
+static int connect_other(const char *dir, int *fd)
+{
+	char pat[PATH_MAX];
+	glob_t g;
+	int rc = CT_ENOENT;
+
+	if (snprintf(pat, sizeof(pat), "%s/admin-*.sock", dir) >= (int)sizeof(pat))
+		return CT_ENOENT;
+	if (glob(pat, 0, NULL, &g) != 0)
+		return CT_ENOENT;
+	for (size_t i = 0; i < g.gl_pathc && rc < 0; i++)
+		if (strlen(g.gl_pathv[i]) < sizeof(((struct sockaddr_un *)0)->sun_path))
+			rc = ct_unix_connect(g.gl_pathv[i], fd);
+	globfree(&g);
+	return rc == CT_ENOENT || rc == CT_ENET || rc == 0 ? rc : CT_ENET;
+}
+
 int ct_admin_call(const char *dir, int argc, char **argv, int *cmd_rc)
 {
 	struct sockaddr_un sa;
@@ -280,6 +301,8 @@ int ct_admin_call(const char *dir, int argc, char **argv, int *cmd_rc)
 	rc = sock_path(dir, &sa);
 	if (rc == 0)
 		rc = ct_unix_connect(sa.sun_path, &fd);
+	if (rc == CT_ENOENT || rc == CT_ENET)
+		rc = connect_other(dir, &fd);
 	if (rc == CT_ENOENT || rc == CT_ENET)
 		return 0;	/* no server: run locally */
 	if (rc < 0)

@@ -27,11 +27,13 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "instance.h"
 #include "eval.h"
 #include "lora_job.h"
 #include "lora_round.h"
 #include "roles.h"
 #include "robust.h"
+#include "sample.h"
 #include "server.h"
 #include "store.h"
 #include "vcheck.h"
@@ -422,6 +424,9 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
+	if (rc == 0)	/* best effort, once per round (sample.h) */
+		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
+				      &a->out);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	if (rc == 0)
@@ -440,10 +445,13 @@ out:
 int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_db_res *res = NULL;
-	int64_t ids[ASSIM_BATCH];
+	int64_t ids[ASSIM_BATCH], n, k;
 	size_t nids = 0;
 	int rc, done = 0;
 
+	rc = ct_instance_share(db, &n, &k);	/* this instance's rounds (instance.h) */
+	if (rc < 0)
+		return rc;
 	/* Failed WUs: nothing to average; their job was flagged. */
 	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
 			"WHERE assimilate_state=? AND error_mask<>0", "ili", CT_AS_DONE,
@@ -454,8 +462,9 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	rc = ct_db_query(db, &res,
 			 "SELECT r.id FROM `round` r WHERE r.status=? AND NOT EXISTS "
 			 "(SELECT 1 FROM workunit w WHERE w.roundid = r.id AND "
-			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
-			 "ORDER BY r.id LIMIT ?", "iii", CT_ROUND_OPEN, CT_AS_READY, ASSIM_BATCH);
+			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) AND MOD(r.id, ?)=? "
+			 "ORDER BY r.id LIMIT ?", "iilli", CT_ROUND_OPEN, CT_AS_READY, n, k,
+			 ASSIM_BATCH);
 	if (rc < 0)
 		return rc;
 	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)

@@ -20,6 +20,7 @@
 #include "ct_log.h"
 #include "db.h"
 #include "eval.h"
+#include "sample.h"
 #include "lora_job.h"
 #include "server.h"
 #include "wg.h"
@@ -185,9 +186,13 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct ct_job_spec s = { .adaptive = -1 };
 	char *paths[3] = { NULL, NULL, NULL };
 	const char *agg = NULL;
+	struct ct_text_submit ts;
 	int64_t jobid = 0;
 	int c, rc = 0;
 
+	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
+	argc = ts.argc;
+	argv = ts.argv;
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, NULL)) != -1)
@@ -211,8 +216,11 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc > 0)
 		rc = 0;
 	if (rc == 0)
+		rc = ct_text_submit_record(ctx, &ts, jobid);
+	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
+	ct_text_submit_free(&ts);
 	for (int i = 0; i < 3; i++)
 		free(paths[i]);
 	return rc;
@@ -456,17 +464,17 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = print_counts(ctx);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error "
-			 "FROM role_heartbeat ORDER BY role, instance", "");
+	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error, "
+			 "host, pid FROM role_heartbeat ORDER BY instance, role", "");
 	if (rc < 0)
 		return rc;
-	fprintf(ctx->out, "roles:\n");
+	fprintf(ctx->out, "instances and roles (a clean stop removes its rows):\n");
 	while (ct_db_next(res) > 0)
-		fprintf(ctx->out, "  %-13s %-24s %s (last seen %" PRId64 " s ago, %" PRId64
-			" items)%s%s\n", ct_db_str(res, 0), ct_db_str(res, 1),
-			now - ct_db_int(res, 2) < 30 ? "up" : "down", now - ct_db_int(res, 2),
-			ct_db_int(res, 3), ct_db_str(res, 4)[0] ? " last error: " : "",
-			ct_db_str(res, 4));
+		fprintf(ctx->out, "  %-16s %-13s %s (host %s pid %" PRId64 ", last seen %" PRId64
+			" s ago, %" PRId64 " items)%s%s\n", ct_db_str(res, 1), ct_db_str(res, 0),
+			now - ct_db_int(res, 2) < 30 ? "up" : "down", ct_db_str(res, 5),
+			ct_db_int(res, 6), now - ct_db_int(res, 2), ct_db_int(res, 3),
+			ct_db_str(res, 4)[0] ? " last error: " : "", ct_db_str(res, 4));
 	ct_db_res_free(res);
 	return 0;
 }
@@ -512,11 +520,17 @@ const struct ct_cmd ct_project_cmds[] = {
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
 	  "[--encoding lossless|int8] [--no-adaptive] [--eval-tokens N] "
 	  "[--aggregate mean|trimmed-mean|median] "
-	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
+	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]] "
+	  "| with text instead of --train/--eval: --train-text FILE... "
+	  "(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2] "
+	  "[--sample-prompt TEXT] [--sample-seed S]",
 	  "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id" },
 	{ "job", "list", cmd_list, "", "list jobs" },
 	{ "job", "show", cmd_show, "ID", "show a job, its rounds and results" },
 	{ "job", "cancel", cmd_cancel, "ID", "cancel a running job" },
+	{ "job", "sample", ct_cmd_job_sample,
+	  "ID [--round R] [--prompt TEXT] [--tokens N] [--seed S]",
+	  "print a sample of round R's model (0 = base; default the newest)" },
 	{ "job", "export", cmd_export, "ID --out FILE [--round R]",
 	  "write the job's final (or round R's) model to FILE" },
 	{ NULL, "status", cmd_status, "", "show the project's state and its roles" },

@@ -23,6 +23,7 @@
 #include "db.h"
 #include "files.h"
 #include "http.h"
+#include "instance.h"
 #include "roles.h"
 #include "sched_rpc.h"
 #include "server.h"
@@ -128,7 +129,7 @@ static int http_start(struct ct_server *srv, const char *listen)
 		rc = ct_server_set_base_url(srv, url);
 	/* tests and scripts read the address from here */
 	if (rc == 0)
-		rc = ct_path_join(path, sizeof(path), srv->dir, "server.url");
+		rc = ct_instance_file(srv->dir, "server", ".url", path, sizeof(path));
 	if (rc == 0) {
 		char line[320];
 		int n = snprintf(line, sizeof(line), "%s\n", srv->base_url);
@@ -140,7 +141,7 @@ static int http_start(struct ct_server *srv, const char *listen)
 }
 
 struct run_opts {
-	const char *roles, *listen, *db, *log;
+	const char *roles, *listen, *db, *log, *instance;
 	int verbose;
 };
 
@@ -148,7 +149,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option opts[] = {
 		{ "roles", 1, NULL, 'r' }, { "listen", 1, NULL, 'l' }, { "db", 1, NULL, 'd' },
-		{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { NULL, 0, NULL, 0 } };
+		{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { "instance", 1, NULL, 'i' },
+		{ NULL, 0, NULL, 0 } };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
@@ -158,6 +160,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case 'd': o->db = optarg; break;
 		case 'L': o->log = optarg; break;
 		case 'v': o->verbose = 1; break;
+		case 'i': o->instance = optarg; break;
 		default: return ct_error(CT_EUSAGE, "see ctune-server run --help");
 		}
 	}
@@ -171,7 +174,9 @@ static int run_serving(struct ct_server *srv, const struct run_opts *o)
 	const char *listen = o->listen;
 	int rc;
 
-	rc = ct_admin_start(srv);
+	rc = ct_instance_clear_stale();
+	if (rc == 0)
+		rc = ct_admin_start(srv);
 	if (rc < 0)
 		return rc;
 	if (ct_roles_wants_http(o->roles)) {
@@ -207,15 +212,19 @@ int ct_cmd_run(int argc, char **argv)
 	if (o.log)
 		rc = ct_log_open(o.log);
 	if (rc == 0)
+		rc = ct_instance_setup(&srv, o.instance);
+	if (rc == 0)
 		rc = db_start(&srv);
 	if (rc == 0) {
 		g_srv = &srv;
 		set_signals();
-		ct_log_info("ctune-server %s running project %s", PACKAGE_VERSION, srv.dir);
+		ct_log_info("ctune-server %s running project %s as instance %s", PACKAGE_VERSION,
+			    srv.dir, ct_instance_name());
 		rc = run_serving(&srv, &o);
 		g_srv = NULL;
 	}
 	ct_db_global_end();
+	ct_instance_release();
 	ct_log_info("ctune-server stopped");
 	ct_server_free(&srv);
 	return rc;

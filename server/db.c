@@ -874,9 +874,9 @@ void ct_db_rollback(struct ct_db *db)
 int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *arg)
 {
 	int rc = CT_EAGAIN;
-	unsigned jitter;
+	unsigned jitter, wait_us;
 
-	for (int attempt = 0; attempt < 5; attempt++) {
+	for (int attempt = 0; attempt < CT_DB_TXN_TRIES; attempt++) {
 		rc = ct_db_begin(db);
 		if (rc < 0)
 			return rc;
@@ -890,11 +890,16 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 		ct_db_rollback(db);
 		if (rc != CT_EAGAIN)
 			return rc;
-		/* back off with jitter (ct_random_bytes: rand() is not for threads) */
+		/* exponential backoff, capped, with jitter of up to as much again
+		 * (ct_random_bytes: rand() is not for threads) */
+		wait_us = attempt < 8 ? 1000u << attempt : CT_DB_TXN_MAX_WAIT_US;
+		if (wait_us > CT_DB_TXN_MAX_WAIT_US)
+			wait_us = CT_DB_TXN_MAX_WAIT_US;
 		if (ct_random_bytes(&jitter, sizeof(jitter)) < 0)
 			jitter = 0;
-		usleep(1000u * (1u << attempt) + jitter % 1000u);
+		usleep(wait_us + jitter % wait_us);
 	}
+	ct_log_warn("database: transaction still deadlocked after %d tries", CT_DB_TXN_TRIES);
 	return rc;
 }
 

@@ -236,9 +236,13 @@ void ct_db_rollback(struct ct_db *db);
 
 /* Run fn(db, arg) inside a transaction: commit when it returns >= 0 (and
  * return that value), roll back when it returns < 0. A CT_EAGAIN (deadlock,
- * lock wait timeout) from fn or from the commit rolls back and runs fn
- * again, up to 5 times in all, so fn must have no side effects outside the
- * database (or make them idempotent). */
+ * lock wait timeout, Galera certification failure) from fn or from the
+ * commit rolls back and runs fn again after an exponential backoff with
+ * jitter (1 ms doubling, at most CT_DB_TXN_MAX_WAIT_US, plus up to as much
+ * again), up to CT_DB_TXN_TRIES times in all (5 to 10 s), so fn must have
+ * no side effects outside the database (or make them idempotent). */
+#define CT_DB_TXN_TRIES 30
+#define CT_DB_TXN_MAX_WAIT_US 200000u
 int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *arg);
 
 /* ---- schema ------------------------------------------------------------- */

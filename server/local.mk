@@ -29,10 +29,13 @@ server_libctserver_a_SOURCES = \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \
+	server/instance.c server/instance.h \
+	server/lock_order.c server/lock_order.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h \
 	server/eval.c server/eval.h \
 	server/cmd_run.c server/cmd_run.h
+server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c

@@ -18,7 +18,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: ctune-server COMMAND ...\n\n"
 		"  init DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]\n"
 		"        create a project directory (config, secret, database)\n"
-		"  run DIR [--roles r1,r2] [--listen ADDR:PORT] [--db URL] [--log FILE] [-v]\n"
+		"  run DIR [--roles r1,r2] [--instance NAME] [--listen ADDR:PORT] [--db URL]\n"
+		"      [--log FILE] [-v]\n"
 		"        serve the project (roles: http, transitioner, validator,\n"
 		"        assimilator, file_deleter, stats, credit_decay, purge; default all)\n");
 	for (const struct ct_cmd *c = ct_project_cmds; c->name; c++)
@@ -65,7 +66,7 @@ static const struct {
 	const char *usage;
 } cmds[] = {
 	{ "init", ct_cmd_init, "init DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]" },
-	{ "run", ct_cmd_run, "run DIR [--roles r1,r2] [--listen ADDR:PORT] [--db URL] [--log FILE] [-v]" },
+	{ "run", ct_cmd_run, "run DIR [--roles r1,r2] [--instance NAME] [--listen ADDR:PORT] [--db URL] [--log FILE] [-v]" },
 	{ NULL, NULL, NULL },
 };
 

@@ -19,6 +19,7 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
+#include "instance.h"
 #include "server.h"
 #include "web.h"	/* ct_stats_export_run_once (the "stats" role) */
 #include "credit.h"	/* ct_credit_decay_run_once (the "credit_decay" role) */
@@ -55,7 +56,6 @@ struct role_thread {
 	const struct ct_role *role;
 	pthread_t tid;
 	int started;
-	char instance[128];
 	int64_t nruns, nitems;
 };
 
@@ -72,17 +72,26 @@ static void nap(struct ct_server *srv, int ms)
 
 static void heartbeat(struct ct_db *db, struct role_thread *rt, const char *err)
 {
-	int64_t now = ct_db_now();
-	int rc;
+	int rc = ct_instance_beat(db, rt->role->name, rt->nruns, rt->nitems, err);
 
-	rc = ct_db_exec(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
-			"nruns, nitems, last_error) VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY "
-			"UPDATE beat_time=VALUES(beat_time), nruns=VALUES(nruns), "
-			"nitems=VALUES(nitems), last_error=IF(VALUES(last_error)='', last_error, "
-			"VALUES(last_error))", "ssllll" "s", rt->role->name, rt->instance, now, now,
-			rt->nruns, rt->nitems, err ? err : "");
 	if (rc < 0)
 		ct_log_debug("%s: heartbeat: %s", rt->role->name, ct_errmsg(rc));
+}
+
+/* Sleep ms as nap() does, beating every 5 s meanwhile (a role that sleeps
+ * an hour, credit_decay, still shows as running). */
+static void rest(struct ct_db *db, struct role_thread *rt, int ms, time_t *last_beat)
+{
+	while (ms > 0 && !ct_server_stopping(rt->srv)) {
+		int step = ms < 5000 ? ms : 5000;
+
+		nap(rt->srv, step);
+		ms -= step;
+		if (db && time(NULL) - *last_beat >= 5) {
+			heartbeat(db, rt, NULL);
+			*last_beat = time(NULL);
+		}
+	}
 }
 
 static void *role_main(void *arg)
@@ -93,6 +102,7 @@ static void *role_main(void *arg)
 	time_t last_beat = 0;
 	int rc;
 
+	ct_instance_set_role(rt->role->name);
 	while (!ct_server_stopping(srv)) {
 		if (db == NULL) {
 			rc = ct_db_open(&db);
@@ -115,7 +125,7 @@ static void *role_main(void *arg)
 				ct_db_close(db);
 				db = NULL;
 			}
-			nap(srv, rt->role->idle_ms > 1000 ? rt->role->idle_ms : 1000);
+			rest(db, rt, rt->role->idle_ms > 1000 ? rt->role->idle_ms : 1000, &last_beat);
 			continue;
 		}
 		if (time(NULL) - last_beat >= 5) {
@@ -123,12 +133,36 @@ static void *role_main(void *arg)
 			last_beat = time(NULL);
 		}
 		if (rc == 0)
-			nap(srv, rt->role->idle_ms);
+			rest(db, rt, rt->role->idle_ms, &last_beat);
 	}
-	if (db)
-		heartbeat(db, rt, NULL);
+	if (db && ct_instance_forget(db, rt->role->name) < 0)
+		ct_log_warn("%s: cannot remove its heartbeat", rt->role->name);
 	ct_db_close(db);
 	return NULL;
+}
+
+/* The http role has no thread of its own: beat for it from here until
+ * the server stops, then forget it. */
+static void http_beats(struct ct_server *srv)
+{
+	struct role_thread rt = { .srv = srv, .role = &ct_roles[0] };
+	struct ct_db *db = NULL;
+	time_t last_beat = 0;
+
+	while (!ct_server_stopping(srv)) {
+		if (db == NULL && ct_db_open(&db) < 0) {
+			nap(srv, 2000);
+			continue;
+		}
+		if (time(NULL) - last_beat >= 5) {
+			heartbeat(db, &rt, NULL);
+			last_beat = time(NULL);
+		}
+		nap(srv, 200);
+	}
+	if (db && ct_instance_forget(db, "http") < 0)
+		ct_log_warn("http: cannot remove its heartbeat");
+	ct_db_close(db);
 }
 
 /* Parse "a,b,c" into flags over ct_roles; NULL/"all": every built role. */
@@ -161,21 +195,18 @@ int ct_roles_run(struct ct_server *srv, const char *roles)
 	enum { MAXR = 16 };
 	struct role_thread rt[MAXR];
 	int want[MAXR], n = 0, rc;
-	char host[64] = "?";
 
 	while (ct_roles[n].name && n < MAXR)
 		n++;
 	rc = select_roles(roles, want, n);
 	if (rc < 0)
 		return rc;
-	gethostname(host, sizeof(host) - 1);
 	memset(rt, 0, sizeof(rt));
 	for (int i = 1; i < n; i++) {	/* 0 is http: started by the caller */
 		if (!want[i])
 			continue;
 		rt[i].srv = srv;
 		rt[i].role = &ct_roles[i];
-		snprintf(rt[i].instance, sizeof(rt[i].instance), "%s:%d", host, (int)getpid());
 		if (pthread_create(&rt[i].tid, NULL, role_main, &rt[i]) != 0) {
 			rc = ct_error(CT_EINTERNAL, "cannot start the %s thread", ct_roles[i].name);
 			atomic_store(&srv->stop, 1);
@@ -184,6 +215,8 @@ int ct_roles_run(struct ct_server *srv, const char *roles)
 		rt[i].started = 1;
 		ct_log_info("role %s started", ct_roles[i].name);
 	}
+	if (want[0])
+		http_beats(srv);
 	while (!ct_server_stopping(srv))
 		nap(srv, 200);
 	for (int i = 1; i < n; i++)

@@ -10,7 +10,11 @@
  * (that many items handled), and logs and sleeps when it returned < 0
  * (the connection is reopened after CT_EDB). It stops when srv->stop is
  * set. run_once must be safe to run in several processes at once (claim
- * rows with conditional UPDATEs) and must leave no transaction open.
+ * rows with conditional UPDATEs) and must leave no transaction open; the
+ * validator, transitioner and assimilator take only their instance's
+ * share of the candidates (ct_instance_share(), instance.h). Each thread
+ * beats into role_heartbeat every 5 s, sleeping too, and deletes its row
+ * when it stops cleanly.
  *
  * The daemon functions are written in server/transitioner.c, validator.c,
  * assimilator.c and file_deleter.c. roles.c references them weakly, so the

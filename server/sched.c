@@ -23,6 +23,7 @@
 #include "daemons.h"
 #include "db.h"
 #include "eligibility.h"
+#include "lock_order.h"
 #include "lora_job.h"
 #include "sched_req.h"
 #include "server.h"
@@ -287,6 +288,18 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 	struct report_batch *b = arg;
 	int rc;
 
+	/* every WU row first, in id order (b->t is sorted), before any result
+	 * row or the round counters its triggers update (lock_order.h) */
+	for (int i = 0; i < b->n; i++) {
+		int64_t dummy;
+
+		if (b->t[i].resultid == 0 || (i > 0 && b->t[i].wuid == b->t[i - 1].wuid))
+			continue;
+		rc = ct_db_query_int(db, &dummy, "SELECT id FROM workunit WHERE id=? FOR UPDATE",
+				     "l", b->t[i].wuid);
+		if (rc < 0)
+			return rc;
+	}
 	for (int i = 0; i < b->n; i++) {
 		struct report_txn *t = &b->t[i];
 		t->ack->code = 0;
@@ -299,6 +312,13 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 			return rc;
 	}
 	return 0;
+}
+
+static int report_by_wu(const void *a, const void *b)
+{
+	const struct report_txn *x = a, *y = b;
+
+	return ct_lock_order_cmp(x->wuid, x->resultid, y->wuid, y->resultid);
 }
 
 static int take_reports(struct sched_ctx *c)
@@ -314,6 +334,8 @@ static int take_reports(struct sched_ctx *c)
 	b->n = c->req.nrep;
 	for (int i = 0; rc == 0 && i < b->n; i++)
 		rc = find_report(c, i, &b->t[i]);
+	/* lock the WUs in id order, as every transaction does (lock_order.h) */
+	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
 		rc = ct_db_txn(c->db, report_batch_txn, b);
 	for (int i = 0; rc == 0 && i < b->n; i++)
@@ -455,33 +477,6 @@ static int claim_one(struct ct_db *db, void *arg)
 	return rc < 0 ? rc : 1;
 }
 
-/* All the claims of one RPC in one transaction (fewer commits); a deadlock
- * with another scheduler rolls back and retries the whole batch. */
-struct claim_batch {
-	struct sched_ctx *c;
-	int64_t (*ids)[2];
-	int n, start, want, got;
-	int64_t claimed[CT_SCHED_MAX_WANT];
-};
-
-static int claim_batch_txn(struct ct_db *db, void *arg)
-{
-	struct claim_batch *b = arg;
-	int rc;
-
-	b->got = 0;
-	for (int k = 0; k < b->n && b->got < b->want && b->got < CT_SCHED_MAX_WANT; k++) {
-		int i = (b->start + k) % b->n;
-		struct claim_txn t = { .c = b->c, .resultid = b->ids[i][0], .wuid = b->ids[i][1] };
-		rc = claim_one(db, &t);
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			b->claimed[b->got++] = b->ids[i][0];
-	}
-	return b->got;
-}
-
 static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
 {
 	int rc;
@@ -526,7 +521,7 @@ static int assign_work(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
 	int64_t inprog = 0, cap = 0, ids[64][2];
-	int want = (int)c->req.want, n = 0, rc;
+	int want = (int)c->req.want, n = 0, start = 0, got = 0, rc;
 	uint32_t r;
 
 	if (c->nsend >= MAX_SEND)
@@ -559,16 +554,27 @@ static int assign_work(struct sched_ctx *c)
 		n++;
 	}
 	ct_db_res_free(res);
-	struct claim_batch b = { .c = c, .ids = ids, .n = n,
-				 .want = want < MAX_SEND - c->nsend ? want : MAX_SEND - c->nsend };
-	/* start at a random candidate so concurrent schedulers collide less */
+	/* One transaction per claim: it locks one WU row, then the result and
+	 * the round's counters (round_stat, by trigger). A transaction that
+	 * held those counters while waiting for a second WU would deadlock
+	 * with any other writer of the round (lock_order.h). Start at a random
+	 * candidate so concurrent schedulers collide less. */
+	if (want > MAX_SEND - c->nsend)
+		want = MAX_SEND - c->nsend;
 	if (n > 0 && ct_random_bytes(&r, sizeof(r)) == 0)
-		b.start = (int)(r % (uint32_t)n);
-	rc = ct_db_txn(c->db, claim_batch_txn, &b);
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < b.got; i++)
-		c->send[c->nsend++] = b.claimed[i];
+		start = (int)(r % (uint32_t)n);
+	for (int k = 0; k < n && got < want; k++) {
+		int i = (start + k) % n;
+		struct claim_txn t = { .c = c, .resultid = ids[i][0], .wuid = ids[i][1] };
+
+		rc = ct_db_txn(c->db, claim_one, &t);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			c->send[c->nsend++] = ids[i][0];
+			got++;
+		}
+	}
 	return 0;
 }
 

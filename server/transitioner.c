@@ -25,6 +25,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "instance.h"
 #include "roles.h"
 #include "server.h"
 #include "stall.h"
@@ -332,13 +333,16 @@ static int transition_one(struct ct_db *db, void *arg)
 int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_db_res *res = NULL;
-	int64_t ids[TRANSITION_BATCH];
+	int64_t ids[TRANSITION_BATCH], n, k;
 	size_t nids = 0;
 	int rc, done = 0;
 
+	rc = ct_instance_share(db, &n, &k);	/* this instance's WUs (instance.h) */
+	if (rc < 0)
+		return rc;
 	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
-			 "ORDER BY transition_time LIMIT ?", "li", ct_db_now(),
-			 TRANSITION_BATCH);
+			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(),
+			 n, k, TRANSITION_BATCH);
 	if (rc < 0)
 		return rc;
 	while (nids < TRANSITION_BATCH && ct_db_next(res) > 0)

@@ -29,6 +29,7 @@
 #include "daemons.h"
 #include "db.h"
 #include "eval.h"
+#include "instance.h"
 #include "vcheck.h"
 #include "lora_round.h"
 #include "roles.h"
@@ -716,6 +717,28 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	return rc < 0 ? rc : 0;
 }
 
+/* 1 if every result this pass read still has the validate_state it was
+ * read in (locks them; the WU row is locked already). Another validator
+ * may have moved one meanwhile: deciding on the stale states would leave
+ * that result stuck where the other one put it (issue 15). */
+static int states_unchanged(struct ct_db *db, const struct vwu *v)
+{
+	struct ct_db_res *res = NULL;
+	int rc, same = 1;
+
+	rc = ct_db_query(db, &res, "SELECT id, validate_state FROM result WHERE workunitid=? "
+			 "FOR UPDATE", "l", v->j.wuid);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0)
+		for (size_t i = 0; i < v->nr; i++)
+			if (v->r[i].id == ct_db_int(res, 0) &&
+			    v->r[i].state != (int)ct_db_int(res, 1))
+				same = 0;
+	ct_db_res_free(res);
+	return same;
+}
+
 static int apply_txn(struct ct_db *db, void *arg)
 {
 	struct vwu *v = arg;
@@ -728,6 +751,14 @@ static int apply_txn(struct ct_db *db, void *arg)
 		return rc;
 	if (canonical != v->j.canonical)
 		return 0;	/* another validator decided it meanwhile */
+	rc = states_unchanged(db, v);
+	if (rc == 0) {	/* changed under us: decide again on what is there now */
+		rc = ct_db_exec(db, "UPDATE workunit SET need_validate=1 WHERE id=?", "l",
+				v->j.wuid);
+		return rc < 0 ? rc : 0;
+	}
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < v->nr; i++) {
 		rc = apply_result(db, v, &v->r[i], now);
 		if (rc < 0)
@@ -831,12 +862,15 @@ out:
 int ct_validator_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_db_res *res = NULL;
-	int64_t ids[VAL_BATCH];
+	int64_t ids[VAL_BATCH], n, i;
 	size_t nids = 0;
 	int rc, done = 0;
 
+	rc = ct_instance_share(db, &n, &i);	/* this instance's WUs (instance.h) */
+	if (rc < 0)
+		return rc;
 	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE need_validate=1 "
-			 "ORDER BY id LIMIT ?", "i", VAL_BATCH);
+			 "AND MOD(id, ?)=? ORDER BY id LIMIT ?", "lli", n, i, VAL_BATCH);
 	if (rc < 0)
 		return rc;
 	while (nids < VAL_BATCH && ct_db_next(res) > 0)

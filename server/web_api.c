@@ -12,6 +12,7 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "sample.h"
 #include "web_int.h"
 #include "web_json.h"
 
@@ -293,10 +294,11 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	j_object(j, &job, job_fields);
 	j_array(j, "rounds", r, nr, sizeof(*r), round_fields);
 	j_array(j, "contributors", k, nk, sizeof(*k), contrib_fields);
+	rc = ct_web_job_samples_json(req->db, j, id);
 	ct_json_obj_end(j);
 	free(r);
 	free(k);
-	return 0;
+	return rc;
 }
 
 static int api_status(struct ct_web_req *req, struct ct_json *j)

@@ -12,6 +12,7 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "sample.h"
 #include "server.h"
 #include "tmpl.h"
 #include "web_int.h"
@@ -776,6 +777,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id,
 		rc = ct_buf_appends(c, "</p><h2>Rounds</h2>");
 	if (rc == 0)
 		rc = rounds_table(c, r, nr);
+	if (rc == 0)
+		rc = ct_web_job_samples_html(req->db, c, id);
 	if (rc == 0)
 		rc = contrib_table(c, k, nk);
 	free(r);

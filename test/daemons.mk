@@ -5,6 +5,10 @@ CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quor
 	test/test_daemons
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
+# two validator processes on a private mariadbd (the script builds nothing)
+check_PROGRAMS += test/test_vrace
+dist_check_SCRIPTS += test/vrace_mariadbd.sh
+TESTS += test/vrace_mariadbd.sh
 
 test_test_delta_SOURCES = test/test_delta.c
 test_test_delta_CFLAGS = $(CT_TEST_CFLAGS)
@@ -29,4 +33,10 @@ test_test_daemons_SOURCES = test/test_daemons.c server/transitioner.c \
 	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
 test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_daemons_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+
+test_test_vrace_SOURCES = test/test_vrace.c server/transitioner.c \
+	server/validator.c server/assimilator.c server/file_deleter.c \
+	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
+test_test_vrace_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+test_test_vrace_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 endif

@@ -2,7 +2,7 @@
 # math, the C reference model, work units with save/resume.
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
-	test/test_cmd_train test/test_lora
+	test/test_cmd_train test/test_sample test/test_lora
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 
@@ -13,6 +13,10 @@ test_test_gpt2_LDADD = $(CT_TEST_LIBS)
 test_test_tokens_SOURCES = test/test_tokens.c test/ct_test_engine.h
 test_test_tokens_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_tokens_LDADD = $(CT_TEST_LIBS)
+
+test_test_sample_SOURCES = test/test_sample.c test/ct_test_engine.h
+test_test_sample_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_sample_LDADD = $(CT_TEST_LIBS)
 
 test_test_math_SOURCES = test/test_math.c
 test_test_math_CFLAGS = $(CT_TEST_CFLAGS)

@@ -33,3 +33,7 @@ endif
 # `ctune devices` end to end (needs the ctune binary).
 dist_check_SCRIPTS += test/ctune_devices.sh
 TESTS += test/ctune_devices.sh
+
+# `ctune sample` gives the same text on cpu and opencl (needs ctune).
+dist_check_SCRIPTS += test/sample_devices.sh
+TESTS += test/sample_devices.sh

@@ -8,15 +8,22 @@ CT_SERVER_TEST_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) $(CURL
 CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS)
 
-CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh
+CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh \
+	test/server_instances.sh
 dist_check_SCRIPTS += $(CT_SERVER_SCRIPT_TESTS)
 EXTRA_DIST += test/server_flow.sh test/data/sched
 TESTS += $(CT_SERVER_SCRIPT_TESTS)
 
 if HAVE_CMOCKA
-CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
+CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
+	test/test_lock_order
+CT_SERVER_UNIT_TESTS += test/test_server_sample
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
+
+test_test_lock_order_SOURCES = test/test_lock_order.c
+test_test_lock_order_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_lock_order_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_db_SOURCES = test/test_db.c
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
@@ -29,6 +36,10 @@ test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_wg_SOURCES = test/test_wg.c
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
+
+test_test_server_sample_SOURCES = test/test_server_sample.c server/quorum.c
+test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_token_SOURCES = test/test_token.c
 test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)

@@ -154,6 +154,26 @@ static void test_matmul_kpieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
+/* The local-memory tiled kernel (the GPU default) gives the same bits, in
+ * every form; on a device whose groups cannot hold 16 x 16 work-items it is
+ * never used (nothing to test). */
+static void test_matmul_tiled(void **state)
+{
+	(void)state;
+	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >= 256;
+	if (!ops.mm_tiled)
+		skip();
+	check_matmul(1, 1, 1, 1);
+	check_matmul(37, 45, 70, 1);
+	check_matmul(16, 32, 48, 0);	/* whole tiles */
+	check_matmul(13, 200, 161, 1);
+	check_matmul(300, 20, 30, 1);
+	setenv("CT_OCL_FWD", "t", 1);
+	check_matmul(37, 45, 70, 1);
+	unsetenv("CT_OCL_FWD");
+	ops.mm_tiled = 0;
+}
+
 /* ---- encoder --------------------------------------------------------------- */
 
 static void test_encoder(void **state)
@@ -254,6 +274,63 @@ static void test_attention(void **state)
 	check_attention(3, 1, 6, 2);
 	check_attention(2, 9, 48, 3);	/* hs = 16: the 8-channel kernels */
 	check_attention(1, 5, 8, 1);
+}
+
+/* The recompute path (no T x T matrices): C twin == materialised reference,
+ * and device == C, bit for bit; dqkv starts non-zero (backward adds). */
+static void check_attention_recompute(int B, int T, int C, int NH)
+{
+	const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+	const size_t ns = (size_t)B * NH * T * 2;
+	float *qkv = rand_floats(3 * n, 3.0f), *dout = rand_floats(n, 1.0f);
+	float *dqkv0 = rand_floats(3 * n, 1.0f), *att = rand_floats(na, 1.0f);
+	float *datt = rand_floats(na, 1.0f), *out = rand_floats(n, 1.0f);
+	float *dqkv = malloc(3 * n * sizeof(float)), *dqkv_c = malloc(3 * n * sizeof(float));
+	float *out_c = rand_floats(n, 1.0f), *stat = rand_floats(ns, 1.0f);
+	float *scr = rand_floats(ct_attention_scratch_floats(T, C, NH), 1.0f);
+	struct ct_dten d_qkv = dev(qkv, 3 * n), d_out = dev(out_c, n), d_stat = dev(stat, ns);
+	struct ct_dten d_dout = dev(dout, n), d_dqkv = dev(dqkv0, 3 * n);
+	struct ct_dten d_dot = dev(stat, ns / 2);
+
+	assert_non_null(dqkv);
+	assert_non_null(dqkv_c);
+	memcpy(dqkv, dqkv0, 3 * n * sizeof(float));
+	memcpy(dqkv_c, dqkv0, 3 * n * sizeof(float));
+	ct_attention_forward(out, att, qkv, B, T, C, NH);
+	ct_attention_backward(dqkv, datt, dout, qkv, att, B, T, C, NH);
+	ct_attention_forward_recompute(out_c, stat, scr, qkv, B, T, C, NH);
+	ct_attention_backward_recompute(dqkv_c, scr, dout, qkv, stat, B, T, C, NH);
+	assert_memory_equal(out_c, out, n * sizeof(float));
+	assert_memory_equal(dqkv_c, dqkv, 3 * n * sizeof(float));
+	assert_int_equal(ct_ocl_attention_forward_recompute(&ops, d_out, d_stat, d_qkv,
+							    B, T, C, NH), 0);
+	assert_int_equal(ct_ocl_attention_backward_recompute(&ops, d_dqkv, d_dot, d_dout, d_qkv,
+							     d_stat, B, T, C, NH), 0);
+	expect_same("attention (recompute) out", d_out, out, n);
+	expect_same("attention (recompute) stat", d_stat, stat, ns);
+	expect_same("attention (recompute) dqkv", d_dqkv, dqkv, 3 * n);
+	clReleaseMemObject(d_dot.mem);
+	drop(d_qkv, qkv);
+	drop(d_dout, dout);
+	free(out_c);
+	free(dqkv_c);
+	free(dqkv0);
+	free(att);
+	free(datt);
+	free(scr);
+}
+
+static void test_attention_recompute(void **state)
+{
+	(void)state;
+	check_attention_recompute(2, 7, 12, 3);
+	check_attention_recompute(1, 13, 20, 4);
+	check_attention_recompute(3, 1, 6, 2);
+	check_attention_recompute(1, 10, 15, 5);	/* hs = 3 */
+	check_attention_recompute(2, 11, 130, 1);	/* hs = 130: 64-channel pieces */
+	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, T past 64 */
+	check_attention_recompute(2, 33, 32, 2);	/* one past a 32-key block */
+	check_attention_recompute(1, 64, 64, 1);	/* whole blocks only */
 }
 
 /* ---- elementwise ----------------------------------------------------------- */
@@ -440,9 +517,11 @@ int main(void)
 		cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_matmul_kpieces),
 		cmocka_unit_test(test_matmul_forms),
+		cmocka_unit_test(test_matmul_tiled),
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
+		cmocka_unit_test(test_attention_recompute),
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),

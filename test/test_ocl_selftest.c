@@ -50,12 +50,51 @@ static void test_device_conforms(void **state)
 	assert_int_equal(ok, 1);
 }
 
+/* Every probe check on the device; the failures listed if any. */
+static void expect_probes(unsigned flags, int want_ok)
+{
+	struct ct_conform_report rep;
+	struct ct_ocl_devinfo *devs = NULL;
+	const char *dev = getenv("CT_TEST_DEVICE");
+	int n = 0, rc;
+
+	ct_ocl_enumerate(&devs, &n);
+	free(devs);
+	if (n == 0)
+		skip();
+	rc = ct_ocl_conform_probes(dev ? dev : "opencl", flags, &rep);
+	if (rc < 0)
+		fail_msg("probes: %s", ct_errmsg(rc));
+	assert_int_equal(rep.n, 5);
+	for (int i = 0; i < rep.n; i++) {
+		print_message("%s: %s %s\n", rep.check[i].name, rep.check[i].ok ? "ok" : "FAILED",
+			      rep.check[i].detail);
+		assert_int_equal(rep.check[i].ok, want_ok);
+		assert_true(want_ok ? rep.check[i].detail[0] == '\0' : rep.check[i].detail[0] != '\0');
+	}
+}
+
+static void test_probes_pass(void **state)
+{
+	(void)state;
+	expect_probes(0, 1);
+}
+
+/* A reference spoilt by one bit anywhere must fail every check. */
+static void test_probes_catch_wrong_reference(void **state)
+{
+	(void)state;
+	expect_probes(CT_CONFORM_CORRUPT_REF, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_digest),
 		cmocka_unit_test(test_bad_device),
 		cmocka_unit_test(test_device_conforms),
+		cmocka_unit_test(test_probes_pass),
+		cmocka_unit_test(test_probes_catch_wrong_reference),
 	};
 
 	if (getenv("CTUNE_KERNEL_CACHE") == NULL)

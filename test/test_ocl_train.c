@@ -125,6 +125,15 @@ static void test_cpu_equals_opencl(void **state)
 	assert_true(lc[5] < lc[0]);
 }
 
+/* Lean mode (ln1, qkv, ln2 recomputed in backward; the default for big
+ * batches only) gives the same bytes. */
+static void test_lean_equal(void **state)
+{
+	setenv("CT_OCL_LEAN", "1", 1);
+	test_cpu_equals_opencl(state);
+	unsetenv("CT_OCL_LEAN");
+}
+
 static void test_no_clip_equal(void **state)
 {
 	struct fixture *f = *state;
@@ -250,6 +259,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_equals_opencl),
+		cmocka_unit_test(test_lean_equal),
 		cmocka_unit_test(test_no_clip_equal),
 		cmocka_unit_test(test_backend_state_equal),
 		cmocka_unit_test(test_resume_random_step),

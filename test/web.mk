@@ -54,7 +54,9 @@ endif
 # Browser tests: test/web_seed makes the project, the script serves it with
 # ctune-server and drives headless chromium (test/browser/web.mjs).
 check_PROGRAMS += test/web_seed
-test_web_seed_SOURCES = test/web_seed.c $(CT_WEB_FX_SOURCES)
+# (server/quorum.c: the "e2e" job goes through `job submit`, whose
+# evaluation settings use ct_eval_batch, a daemon function)
+test_web_seed_SOURCES = test/web_seed.c $(CT_WEB_FX_SOURCES) server/quorum.c
 test_web_seed_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_web_seed_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_web_seed_LDADD = $(CT_WEB_FX_LIBS)

@@ -1,43 +1,58 @@
 #!/bin/sh
-# tools/demo.sh - crowdtune's main job, end to end, on this machine.
+# tools/demo.sh - crowdtune's main job, end to end, on this machine, on
+# real text.
 #
 # Run by tools/demo from the build directory (./build). It:
-#   1. generates two synthetic languages from seeds (bench/ctune-corpus):
-#      A to pretrain a small GPT-2-config model, B to fine-tune it on;
-#   2. pretrains the base model on A with `ctune train`;
+#   1. takes two bodies of real English text that Debian ships: the
+#      `fortunes` package's quotations and jokes (A, to pretrain on) and the
+#      licence texts in /usr/share/common-licenses (B, a clearly different,
+#      legal style, to fine-tune on; GFDL-1.3 is held out for evaluation);
+#   2. pretrains a small GPT-2-config model on A with `ctune train` (byte
+#      tokenizer, V = 256) and prints what it writes;
 #   3. creates a project (`ctune-server init`, embedded MariaDB), starts
-#      `ctune-server run`, submits a fine-tuning job (K shards x R rounds,
-#      quorum 2) on B;
+#      `ctune-server run`, submits a fine-tuning job on B's text
+#      (`job submit --train-text`, K shards x R rounds, quorum 2);
 #   4. attaches N volunteers (`ctune attach --name ...`, each its own state
 #      directory and account) and runs their daemons with --always;
 #   5. shows progress until the job is done, then prints the eval-loss table
 #      (base, each shard alone, the lo-fi average after each round, the
-#      centralized fine-tune with the same total steps) and each
+#      centralized fine-tune with the same total steps), one sample before
+#      and one after fine-tuning (same prompt and seed), and each
 #      volunteer's credit.
 #
 # Options (environment): DEMO_DIR (default ./demo), DEMO_PORT (8710),
-# DEMO_SHARDS (3), DEMO_ROUNDS (5), DEMO_STEPS (100), DEMO_PASSES (4:
-# passes over its shard in one work unit), DEMO_CLIENTS (3),
+# DEMO_SIZE (bytes: the default, V = 256; gpt2: a GPT-2-vocabulary model,
+# gpt2 tokenizer, slower), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
+# (steps per work unit), DEMO_PRESTEPS (pretraining steps), DEMO_CLIENTS (3),
 # DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
-# DEMO_SERVE=1 keeps the server running at the end (Ctrl-C stops it).
+# DEMO_PROMPT ("The "), DEMO_SERVE=1 keeps the server running at the end
+# (Ctrl-C stops it).
 set -eu
 
 BUILD=$(pwd)
 CT="$BUILD/ctune"
 CS="$BUILD/ctune-server"
-CORPUS="$BUILD/bench/ctune-corpus"
 DEMO=${DEMO_DIR:-$BUILD/demo}
 PORT=${DEMO_PORT:-8710}
+SIZE=${DEMO_SIZE:-bytes}
+case $SIZE in
+bytes)	TOK=bytes; V=256; VP=256; L=2; NH=4; C=64; SEQ=64; PREBATCH=16
+	PRESTEPS=${DEMO_PRESTEPS:-2000}; STEPS=${DEMO_STEPS:-100} ;;
+gpt2)	TOK=gpt2; V=50257; VP=50304; L=2; NH=4; C=64; SEQ=64; PREBATCH=8
+	PRESTEPS=${DEMO_PRESTEPS:-400}; STEPS=${DEMO_STEPS:-40} ;;
+*)	echo "demo: DEMO_SIZE is bytes or gpt2" >&2; exit 2 ;;
+esac
 K=${DEMO_SHARDS:-3}
-R=${DEMO_ROUNDS:-5}
-STEPS=${DEMO_STEPS:-100}
-PASSES=${DEMO_PASSES:-4}
+R=${DEMO_ROUNDS:-4}
 NCLIENTS=${DEMO_CLIENTS:-3}
 DEVICE=${DEMO_DEVICE:-auto}
+PROMPT=${DEMO_PROMPT:-The }
 BATCH=8
-SEQ=64
 LR=0.002
+PRELR=0.006
 URL="http://127.0.0.1:$PORT"
+FORTUNES=/usr/share/games/fortunes
+LICENSES=/usr/share/common-licenses
 export POCL_DEVICES="${POCL_DEVICES:-pthread}"
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$BUILD/.pocl-cache}"
 
@@ -58,17 +73,41 @@ mkdir -p "$DEMO/data" "$DEMO/models"
 D="$DEMO/data"
 M="$DEMO/models"
 
-say "1/6 data: two synthetic languages from seeds (A: pretraining, B: fine-tuning)"
-"$CORPUS" --lang 1 --tokens 400000 --seed 1 --out "$D/a_train.bin" >/dev/null
-"$CORPUS" --lang 2 --base-lang 1 --share 0.5 --tokens $((K * (STEPS * BATCH * SEQ / PASSES + 1))) --seed 2 \
-	--out "$D/b_train.bin" --text | cut -c1-160 | sed 's/^/   B says: /'
-"$CORPUS" --lang 2 --base-lang 1 --share 0.5 --tokens 20000 --seed 3 --out "$D/b_eval.bin" >/dev/null
+A_FILES=""
+for f in literature wisdom people science humorists work politics cookie computers men-women; do
+	[ -r "$FORTUNES/$f" ] || die "no $FORTUNES/$f: install Debian's fortunes package (tools/setup does)"
+	A_FILES="$A_FILES $FORTUNES/$f"
+done
+B_FILES=""
+for f in GPL-3 GPL-2 LGPL-2.1 LGPL-3 Apache-2.0 MPL-2.0 Artistic; do
+	[ -r "$LICENSES/$f" ] || die "no $LICENSES/$f (Debian's base-files)"
+	B_FILES="$B_FILES $LICENSES/$f"
+done
+B_EVAL=$LICENSES/GFDL-1.3
 
-say "2/6 base model: GPT-2 config L=2 C=64 NH=4, pretrained 300 steps on A"
-"$CT" model init --layers 2 --heads 4 --channels 64 --max-seq $SEQ --vocab 29 --padded-vocab 32 \
+say "1/6 data: real text ($TOK tokenizer). A: fortunes (pretraining), B: licences (fine-tuning)"
+# shellcheck disable=SC2086
+"$CT" tokens encode --tokenizer "$TOK" $A_FILES --out "$D/a_train.bin" >/dev/null 2>"$D/encode.err" ||
+	die "$TOK tokenizer not available: $(cat "$D/encode.err")"
+# shellcheck disable=SC2086
+"$CT" tokens encode --tokenizer "$TOK" $B_FILES --out "$D/b_train.bin" >/dev/null 2>&1
+"$CT" tokens encode --tokenizer "$TOK" "$B_EVAL" --out "$D/b_eval.bin" >/dev/null 2>&1
+for x in a_train b_train b_eval; do
+	printf '   %-8s %s\n' "$x" "$("$CT" tokens info "$D/$x.bin" | head -1 | sed 's:.*/::')"
+done
+sed -n '1,/^%$/p' "$FORTUNES/literature" | head -4 | sed 's/^/   A says: /'
+sed -n '/^ *0\. Definitions/,+3p' "$LICENSES/GPL-3" | sed 's/^/   B says: /'
+
+say "2/6 base model: GPT-2 config L=$L C=$C NH=$NH V=$V, pretrained $PRESTEPS steps on A"
+"$CT" model init --layers $L --heads $NH --channels $C --max-seq $SEQ --vocab $V --padded-vocab $VP \
 	--seed 1 --out "$M/init.bin"
-"$CT" train --model "$M/init.bin" --data "$D/a_train.bin" --steps 300 --batch $BATCH --seq $SEQ \
-	--lr 0.003 --device cpu --out "$M/base.bin" | awk 'NR % 100 == 0 || /done/'
+"$CT" train --model "$M/init.bin" --data "$D/a_train.bin" --steps "$PRESTEPS" --batch $PREBATCH \
+	--seq $SEQ --lr $PRELR --device cpu --out "$M/base.bin" |
+	awk -v n="$PRESTEPS" '/^step/ { split($2, a, "/"); if (a[1] % int(n / 5) == 0) { print "   " $0; fflush() } } /done/'
+sample() { "$CT" sample --model "$1" --prompt "$PROMPT" --tokens ${DEMO_SAMPLE_TOKENS:-240} \
+	--temperature 0.8 --seed 1 | sed 's/^/   | /'; }
+echo "   the base model writes (prompt \"$PROMPT\", seed 1):"
+sample "$M/base.bin" | tee "$DEMO/sample_before.txt"
 
 say "3/6 project: ctune-server init + run on $URL, job of $K shards x $R rounds, quorum 2"
 "$CS" init "$DEMO/project" --listen "127.0.0.1:$PORT" --url "$URL" --name "crowdtune demo" >/dev/null
@@ -79,9 +118,11 @@ until curl -fs -o /dev/null "$URL/" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || die "server did not start; see $DEMO/server.log"
 	sleep 0.3
 done
-JOB=$("$CS" job submit "$DEMO/project" --name "lang A -> lang B" --model "$M/base.bin" \
-	--train "$D/b_train.bin" --eval "$D/b_eval.bin" --shards $K --rounds $R --steps $STEPS \
-	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 | awk '/^job/ {print $2}')
+# shellcheck disable=SC2086
+JOB=$("$CS" job submit "$DEMO/project" --name "fortunes -> licences" --model "$M/base.bin" \
+	--train-text $B_FILES --eval-text "$B_EVAL" --tokenizer "$TOK" \
+	--sample-prompt "$PROMPT" --sample-seed 1 --shards $K --rounds $R --steps $STEPS \
+	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 2>"$DEMO/submit.log" | awk '/^job/ {print $2}')
 [ -n "$JOB" ] || die "job submit failed"
 echo "   job $JOB submitted"
 
@@ -115,12 +156,12 @@ while :; do
 	sleep 2
 done
 
-say "6/6 results: eval loss on B's held-out text (batch $BATCH x $SEQ, all of it)"
+say "6/6 results: eval loss on B's held-out licence (GFDL-1.3, batch $BATCH x $SEQ, all of it)"
 TABLE="$DEMO/results.md"
 {
 	echo "| model | eval loss |"
 	echo "|---|---|"
-	echo "| base (pretrained on A) | $(evalloss "$M/base.bin") |"
+	echo "| base (pretrained on fortunes) | $(evalloss "$M/base.bin") |"
 	for k in $(seq 0 $((K - 1))); do
 		echo "   training on shard $((k + 1)) of $K alone for comparison ..." >&2
 		"$CT" tokens shard "$D/b_train.bin" --shard "$k" --of "$K" --out "$D/shard$k.bin"
@@ -138,6 +179,13 @@ TABLE="$DEMO/results.md"
 	echo "| centralized fine-tune (one client, all shards, $((K * STEPS * R)) steps) | $(evalloss "$M/central.bin") |"
 } >"$TABLE"
 cat "$TABLE"
+
+echo
+echo "before fine-tuning (base model, prompt \"$PROMPT\", seed 1):"
+cat "$DEMO/sample_before.txt"
+echo "after fine-tuning on the licences (lo-fi average of round $R, same prompt and seed):"
+sample "$M/lofi_round$R.bin" | tee "$DEMO/sample_after.txt"
+echo "(the job page shows such a sample for the base model and every round)"
 
 echo
 echo "credit per volunteer:"

@@ -170,6 +170,16 @@ await step('job computed by real clients', async () => {
 	check('final model downloads', dl.status() === 200 && (await dl.body()).length > 1024);
 	const rows = await page.locator('table#contributors tbody tr').count();
 	check('two contributors credited', rows === 2, `${rows}`);
+	// one sample for the base model and one per round, as the API has them
+	const samples = page.locator('table#samples pre.sample');
+	const shown = await samples.allTextContents();
+	check('job page shows a sample for the base and every round',
+		shown.length === api.rounds.length + 1 && api.samples.length === shown.length,
+		`${shown.length} shown, ${api.samples.length} in the API, ${api.rounds.length} rounds`);
+	check('samples start with the job\'s prompt and are the API\'s texts',
+		shown.every((t, i) => t.startsWith('Copyright ') && t === api.samples[i].text &&
+			api.samples[i].round === i), JSON.stringify(shown));
+	check('samples are visible', await samples.first().isVisible());
 });
 
 await step('leaderboard after real work', async () => {

@@ -1,0 +1,175 @@
+/*
+ * cmd_sample.c - `ctune sample`: generate text from a checkpoint
+ * (lib/ct_sample.h). The prompt is echoed, then each new token is printed
+ * as it is chosen; the same seed prints the same text on every device.
+ */
+#include "config.h"
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "ct_gpt2.h"
+#include "ct_sample.h"
+#include "ct_tokenizer.h"
+
+static void sample_help(FILE *f)
+{
+	fprintf(f,
+		"usage: ctune sample --model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
+		"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
+		"                    [--device cpu|opencl[:N]]\n\n"
+		"Generate N tokens (default 64) after TEXT with the model and print the\n"
+		"prompt followed by the generated text. Sampling: temperature X (default\n"
+		"1.0; 0 = always the most likely token), only the K most likely tokens\n"
+		"(default 40; 0 = all), draws from seed S (default 1). The choice is made\n"
+		"on the host in fixed-order arithmetic, so one seed gives the same text\n"
+		"on every device. The tokenizer defaults to the one the model's\n"
+		"vocabulary implies (V = 256: bytes, V = 50257: gpt2). An empty prompt\n"
+		"starts from the end-of-text token (bytes: a newline).\n");
+}
+
+static int usage(const char *what)
+{
+	fprintf(stderr, "ctune sample: %s (see 'ctune sample --help')\n", what);
+	return CT_EXIT_USAGE;
+}
+
+static int fail(int rc)
+{
+	fprintf(stderr, "ctune sample: %s\n", ct_errmsg(rc));
+	return CT_EXIT_FAIL;
+}
+
+/* Parse the numeric options into p; 0 or -1 (message printed). */
+static int parse_num(int c, const char *s, struct ct_sample_params *p)
+{
+	char *end;
+	double d;
+	long long v;
+
+	errno = 0;
+	if (c == 'x') {
+		d = strtod(s, &end);
+		if (errno || end == s || *end || !isfinite(d) || d < 0 || d > 1e6)
+			goto bad;
+		p->temperature = (float)d;
+		return 0;
+	}
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0)
+		goto bad;
+	if (c == 's') {
+		p->seed = (uint64_t)v;
+		return 0;
+	}
+	if (v > INT_MAX)
+		goto bad;
+	if (c == 'n')
+		p->ntokens = (int)v;
+	else
+		p->top_k = (int)v;
+	return 0;
+bad:
+	fprintf(stderr, "ctune sample: bad number '%s'\n", s);
+	return -1;
+}
+
+struct echo {
+	const struct ct_tokenizer *tk;
+};
+
+static int print_token(void *arg, uint16_t id)
+{
+	struct echo *e = arg;
+	size_t len;
+	const unsigned char *b = ct_tokenizer_token(e->tk, id, &len);
+
+	fwrite(b, 1, len, stdout);
+	fflush(stdout);
+	return 0;
+}
+
+static int run(const char *mpath, const char *tkname, const char *prompt,
+	       const char *device, const struct ct_sample_params *sp)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokenizer *tk = NULL;
+	struct ct_tokvec in = { 0 }, out = { 0 };
+	struct echo e;
+	size_t n = strlen(prompt);
+	int rc;
+
+	rc = ct_gpt2_load(mpath, &model);
+	if (rc == 0 && tkname == NULL) {
+		tkname = ct_tokenizer_for_vocab(model.cfg.V);
+		if (tkname == NULL)
+			rc = ct_error(CT_EINVAL, "no default tokenizer for vocabulary %d: "
+				      "name one with --tokenizer", model.cfg.V);
+	}
+	if (rc == 0)
+		rc = ct_tokenizer_open(tkname, &tk);
+	if (rc == 0 && ct_tokenizer_vocab(tk) > model.cfg.V)
+		rc = ct_error(CT_EMISMATCH, "tokenizer '%s' has %d tokens but %s has V = %d",
+			      tkname, ct_tokenizer_vocab(tk), mpath, model.cfg.V);
+	if (rc == 0)
+		rc = ct_sample_prompt(tk, prompt, n, &in);
+	if (rc == 0) {
+		fwrite(prompt, 1, n, stdout);
+		e.tk = tk;
+		rc = ct_sample_generate(&model, device, in.v, in.n, sp, print_token, &e, &out);
+		printf("\n");
+	}
+	ct_tokvec_free(&in);
+	ct_tokvec_free(&out);
+	ct_tokenizer_free(tk);
+	ct_gpt2_free(&model);
+	return rc;
+}
+
+int ct_cmd_sample(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "tokenizer", required_argument, NULL, 'k' },
+		{ "prompt", required_argument, NULL, 'p' },
+		{ "tokens", required_argument, NULL, 'n' },
+		{ "temperature", required_argument, NULL, 'x' },
+		{ "top-k", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mpath = NULL, *tkname = NULL, *prompt = "", *device = "cpu";
+	struct ct_sample_params sp;
+	int c, rc;
+
+	ct_sample_params_default(&sp);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': mpath = optarg; break;
+		case 'k': tkname = optarg; break;
+		case 'p': prompt = optarg; break;
+		case 'D': device = optarg; break;
+		case 'n': case 'x': case 't': case 's':
+			if (parse_num(c, optarg, &sp) < 0)
+				return CT_EXIT_USAGE;
+			break;
+		case 'h': sample_help(stdout); return CT_EXIT_OK;
+		default: return usage("bad option");
+		}
+	}
+	if (optind < argc)
+		return usage("unexpected argument");
+	if (mpath == NULL)
+		return usage("--model is required");
+	rc = run(mpath, tkname, prompt, device, &sp);
+	return rc < 0 ? fail(rc) : CT_EXIT_OK;
+}

@@ -1,0 +1,171 @@
+/*
+ * ct_attention.c - causal self-attention without the (B,NH,T,T) matrices:
+ * the C reference of ct_attention_forward_recompute() and
+ * ct_attention_backward_recompute() (contracts in ct_model.h).
+ *
+ * The arithmetic of every output is exactly that of ct_attention_forward()
+ * and ct_attention_backward() in ct_layers.c (same chains, same order), so
+ * the results are bit-identical to them; what changes is what is kept.
+ * Forward keeps per query row only the softmax's max and sum; backward
+ * recomputes each row's probabilities from them (the score s is the same
+ * fmaf chain, so ct_expf(s - mx) / sum gives the same bits) and keeps the
+ * key-side accumulators of one (b, h) in a scratch of T*hs floats each.
+ */
+#include "config.h"
+#include "ct_model.h"
+#include "ct_math.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	defined(__linux__)
+#define CT_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \
+					       optimize("O3")))
+#else
+#define CT_FMA_CLONES
+#endif
+
+size_t ct_attention_scratch_floats(int T, int C, int NH)
+{
+	size_t hs = (size_t)(C / NH);
+
+	return (size_t)T * (2 + 2 * hs);
+}
+
+/* Scores of query row t against keys 0..t: s[t2] = dot(q, k[t2]) * scale. */
+CT_FMA_CLONES
+static void att_scores(float *s, const float *q, const float *k0, size_t C3,
+		       int t, int hs, float scale)
+{
+	for (int t2 = 0; t2 <= t; t2++) {
+		const float *k = k0 + (size_t)t2 * C3;
+		float acc = 0.0f;
+
+		for (int i = 0; i < hs; i++)
+			acc = fmaf(q[i], k[i], acc);
+		s[t2] = acc * scale;
+	}
+}
+
+/* One (b, h, t) row: out_row (hs), stat (2) = row max and sum. */
+CT_FMA_CLONES
+static void attention_row_rc(float *out_row, float *stat, float *row,
+			     const float *qkv_b, int t, int C, int hoff, int hs,
+			     float scale)
+{
+	const size_t C3 = (size_t)3 * C;
+	float mx = 0.0f, sum = 0.0f;
+
+	att_scores(row, qkv_b + (size_t)t * C3 + hoff, qkv_b + C + hoff, C3, t, hs, scale);
+	for (int t2 = 0; t2 <= t; t2++)
+		mx = (t2 == 0 || row[t2] > mx) ? row[t2] : mx;
+	for (int t2 = 0; t2 <= t; t2++) {
+		float e = ct_expf(row[t2] - mx);
+
+		row[t2] = e;
+		sum = sum + e;
+	}
+	for (int t2 = 0; t2 <= t; t2++)
+		row[t2] = row[t2] / sum;
+	for (int i = 0; i < hs; i++) {
+		float acc = 0.0f;
+
+		for (int t2 = 0; t2 <= t; t2++)
+			acc = fmaf(row[t2], qkv_b[(size_t)t2 * C3 + 2 * C + hoff + i], acc);
+		out_row[i] = acc;
+	}
+	stat[0] = mx;
+	stat[1] = sum;
+}
+
+void ct_attention_forward_recompute(float *out, float *stat, float *row,
+				    const float *qkv, int B, int T, int C, int NH)
+{
+	int hs = C / NH;
+	float scale = 1.0f / sqrtf((float)hs);
+
+	for (int b = 0; b < B; b++)
+		for (int h = 0; h < NH; h++)
+			for (int t = 0; t < T; t++)
+				attention_row_rc(out + ((size_t)b * T + t) * C + h * hs,
+						 stat + (((size_t)b * NH + h) * T + t) * 2, row,
+						 qkv + (size_t)b * T * 3 * C, t, C, h * hs, hs,
+						 scale);
+}
+
+/* Row t of the backward for one (b,h): a = att[t, 0..t] (recomputed),
+ * g = the scaled softmax gradient; dq of row t added into dq; the key-side
+ * chains ak, av (T,hs) advanced by one term each. */
+CT_FMA_CLONES
+static void attention_backward_row(float *a, float *g, float *ak, float *av, float *dq,
+				   const float *qkv_b, const float *dy, const float *stat,
+				   int t, int C, int hoff, int hs, float scale)
+{
+	const size_t C3 = (size_t)3 * C;
+	const float *q = qkv_b + (size_t)t * C3 + hoff;
+	float dot = 0.0f;
+
+	att_scores(a, q, qkv_b + C + hoff, C3, t, hs, scale);
+	for (int t2 = 0; t2 <= t; t2++)
+		a[t2] = ct_expf(a[t2] - stat[0]) / stat[1];
+	for (int t2 = 0; t2 <= t; t2++) {
+		const float *v = qkv_b + (size_t)t2 * C3 + 2 * C + hoff;
+		float acc = 0.0f;
+
+		for (int i = 0; i < hs; i++)
+			acc = fmaf(dy[i], v[i], acc);
+		g[t2] = acc;
+	}
+	for (int t2 = 0; t2 <= t; t2++)
+		dot = fmaf(a[t2], g[t2], dot);
+	for (int t2 = 0; t2 <= t; t2++) {
+		float d = g[t2] - dot;
+
+		d = a[t2] * d;
+		g[t2] = d * scale;
+	}
+	for (int i = 0; i < hs; i++) {
+		float aq = 0.0f;
+
+		for (int t2 = 0; t2 <= t; t2++)
+			aq = fmaf(g[t2], qkv_b[(size_t)t2 * C3 + C + hoff + i], aq);
+		dq[i] = dq[i] + aq;
+	}
+	for (int t2 = 0; t2 <= t; t2++)
+		for (int i = 0; i < hs; i++) {
+			ak[(size_t)t2 * hs + i] = fmaf(g[t2], q[i], ak[(size_t)t2 * hs + i]);
+			av[(size_t)t2 * hs + i] = fmaf(a[t2], dy[i], av[(size_t)t2 * hs + i]);
+		}
+}
+
+void ct_attention_backward_recompute(float *dqkv, float *scratch, const float *dout,
+				     const float *qkv, const float *stat,
+				     int B, int T, int C, int NH)
+{
+	const int hs = C / NH;
+	const size_t C3 = (size_t)3 * C;
+	float scale = 1.0f / sqrtf((float)hs);
+	float *a = scratch, *g = scratch + T, *ak = g + T, *av = ak + (size_t)T * hs;
+
+	for (int b = 0; b < B; b++) {
+		for (int h = 0; h < NH; h++) {
+			const float *qkv_b = qkv + (size_t)b * T * C3;
+			float *dqkv_b = dqkv + (size_t)b * T * C3 + h * hs;
+
+			memset(ak, 0, (size_t)2 * T * hs * sizeof(float));
+			for (int t = 0; t < T; t++)
+				attention_backward_row(a, g, ak, av, dqkv_b + (size_t)t * C3,
+						       qkv_b, dout + ((size_t)b * T + t) * C + h * hs,
+						       stat + (((size_t)b * NH + h) * T + t) * 2,
+						       t, C, h * hs, hs, scale);
+			for (int t2 = 0; t2 < T; t2++)
+				for (int i = 0; i < hs; i++) {
+					float *d = dqkv_b + (size_t)t2 * C3 + i;
+
+					d[C] = d[C] + ak[(size_t)t2 * hs + i];
+					d[2 * C] = d[2 * C] + av[(size_t)t2 * hs + i];
+				}
+		}
+	}
+}

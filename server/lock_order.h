@@ -1,0 +1,20 @@
+/*
+ * lock_order.h - the one order in which transactions lock rows (issue 15):
+ * work unit rows first, by id ascending, then their results' rows, then
+ * what triggers on results update (round_stat: one row per round, shared
+ * by every WU of the round). A transaction that touches several WUs (the
+ * scheduler's reports of one RPC) locks all of them first, in this order,
+ * before changing any result; a claim is a transaction of its own (one WU),
+ * as are the transitioner's and the validator's changes. So no two
+ * transactions wait for each other in a cycle; lock waits that remain are
+ * retried by ct_db_txn() (db.h) with backoff.
+ */
+#ifndef CT_LOCK_ORDER_H
+#define CT_LOCK_ORDER_H
+
+#include <stdint.h>
+
+/* <0, 0, >0 as (wu_a, id_a) sorts before, with, after (wu_b, id_b). */
+int ct_lock_order_cmp(int64_t wu_a, int64_t id_a, int64_t wu_b, int64_t id_b);
+
+#endif

@@ -1,0 +1,533 @@
+/*
+ * sample.c - text in, text out on the server (see sample.h): job submit
+ * with text, the per-round samples, `job sample`.
+ */
+#include "sample.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ct_err.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "ct_sample.h"
+#include "ct_tokenizer.h"
+#include "ct_tokens.h"
+#include "db.h"
+#include "server.h"
+
+#define SAMPLE_BUF_MAX (1 << 20)
+
+/* ---- job submit with text ------------------------------------------------- */
+
+struct text_args {
+	const char *train[64];
+	int ntrain;
+	const char *eval_text, *model, *token_file[2];
+	double fraction;
+};
+
+/* Is `opt` argv[*i] (as "--opt V" or "--opt=V")? Then *val = V, *i moves on. */
+static int take(int argc, char **argv, int *i, const char *opt, const char **val)
+{
+	size_t n = strlen(opt);
+
+	if (strncmp(argv[*i], opt, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*val = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != 0)
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*val = argv[++*i];
+	return 1;
+}
+
+/* Sort argv into ts (kept options) and ta (text options). */
+static int split_args(int argc, char **argv, struct ct_text_submit *ts, struct text_args *ta)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		int t;
+
+		if (i > 0 && strcmp(argv[i], "--train-text") == 0) {
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+				if (ta->ntrain == 64)
+					return ct_error(CT_EUSAGE, "--train-text: at most 64 files");
+				ta->train[ta->ntrain++] = argv[++i];
+			}
+			if (ta->ntrain == 0)
+				return ct_error(CT_EUSAGE, "--train-text needs at least one FILE");
+			continue;
+		}
+#define OPT(name, dst) \
+		if (i > 0 && (t = take(argc, argv, &i, name, &v)) != 0) { \
+			if (t < 0) \
+				return ct_error(CT_EUSAGE, "%s needs a value", name); \
+			dst = v; \
+			continue; \
+		}
+		OPT("--eval-text", ta->eval_text)
+		OPT("--tokenizer", ts->tokenizer)
+		OPT("--sample-prompt", ts->prompt)
+		if (i > 0 && (t = take(argc, argv, &i, "--eval-fraction", &v)) != 0) {
+			char *end;
+
+			ta->fraction = t > 0 ? strtod(v, &end) : 0;
+			if (t < 0 || *v == 0 || *end || !(ta->fraction > 0 && ta->fraction <= 0.5))
+				return ct_error(CT_EUSAGE, "--eval-fraction wants a number in (0, 0.5]");
+			continue;
+		}
+		if (i > 0 && (t = take(argc, argv, &i, "--sample-seed", &v)) != 0) {
+			char *end;
+			long long s = t > 0 ? strtoll(v, &end, 10) : -1;
+
+			if (t < 0 || *v == 0 || *end || s < 0)
+				return ct_error(CT_EUSAGE, "--sample-seed wants an integer >= 0");
+			ts->sample_seed = s;
+			continue;
+		}
+#undef OPT
+		/* kept; remember the inputs for the checks below */
+		ts->argv[ts->argc++] = argv[i];
+		if (i > 0 && (t = take(argc, argv, &i, "--model", &v)) > 0)
+			ta->model = v;
+		else if (i > 0 && (t = take(argc, argv, &i, "--train", &v)) > 0)
+			ta->token_file[0] = v;
+		else if (i > 0 && (t = take(argc, argv, &i, "--eval", &v)) > 0)
+			ta->token_file[1] = v;
+		else
+			continue;
+		if (ts->argv[ts->argc - 1] != argv[i])
+			ts->argv[ts->argc++] = argv[i];
+	}
+	return 0;
+}
+
+/* A --train/--eval file that is text, not a token file: say so. */
+static int check_token_file(struct ct_cmd_ctx *ctx, const char *arg, const char *opt)
+{
+	char path[PATH_MAX];
+	unsigned char head[512];
+	size_t n;
+	FILE *f;
+	int text = 1;
+
+	if (ct_cmd_path(ctx, arg, path, sizeof(path)) < 0 || (f = fopen(path, "rb")) == NULL)
+		return 0;	/* the submit itself reports it */
+	n = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	if (n >= 4 && (head[0] | head[1] << 8 | head[2] << 16 | (uint32_t)head[3] << 24) ==
+		      CT_TOKENS_MAGIC)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (head[i] == 0)
+			text = 0;
+	if (n == 0 || !text)
+		return 0;
+	return ct_error(CT_EFORMAT, "%s %s is text, not a token file: pass text with "
+			"%s-text FILE (tokenised with --tokenizer, default from the model)",
+			opt, arg, opt);
+}
+
+/* Append the tokens of one text file to tv. */
+static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
+		       const char *arg, struct ct_tokvec *tv)
+{
+	char path[PATH_MAX];
+	struct ct_mmap m = { 0 };
+	int rc, eot = ct_tokenizer_eot(tk);
+
+	rc = ct_cmd_path(ctx, arg, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &m);
+	if (rc == 0 && m.len == 0)
+		rc = ct_error(CT_EFORMAT, "%s is empty", arg);
+	if (rc == 0 && eot >= 0)
+		rc = ct_tokvec_push(tv, (uint16_t)eot);	/* documents start with EOT */
+	if (rc == 0)
+		rc = ct_tokenizer_encode(tk, m.addr, m.len, tv);
+	ct_file_unmap(&m);
+	if (rc < 0)
+		return ct_error(rc, "%s: %s", arg, ct_errmsg(rc));
+	return 0;
+}
+
+static int write_tmp(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, int k,
+		     const uint16_t *tok, size_t n)
+{
+	char name[64], path[PATH_MAX];
+	int rc;
+
+	snprintf(name, sizeof(name), ".text-%ld-%s.bin", (long)getpid(), k ? "eval" : "train");
+	rc = ct_path_join(path, sizeof(path), ctx->srv->upload_dir, name);
+	if (rc == 0)
+		rc = ct_tokens_save(path, tok, n);
+	if (rc == 0 && (ts->tmp[k] = strdup(path)) == NULL)
+		rc = ct_error(CT_ENOMEM, "path");
+	if (rc == 0) {
+		ts->argv[ts->argc++] = k ? "--eval" : "--train";
+		ts->argv[ts->argc++] = ts->tmp[k];
+	}
+	return rc;
+}
+
+/* Tokenise the text options into the two temporary token files. */
+static int tokenise(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, struct text_args *ta)
+{
+	struct ct_tokenizer *tk = NULL;
+	struct ct_tokvec tr = { 0 }, ev = { 0 };
+	const char *name = ts->tokenizer ? ts->tokenizer : ct_tokenizer_for_vocab(ts->V);
+	int rc = 0;
+
+	if (name == NULL)
+		return ct_error(CT_EUSAGE, "no default tokenizer for vocabulary %d: name one "
+				"with --tokenizer", ts->V);
+	rc = ct_tokenizer_open(name, &tk);
+	if (rc == 0 && ct_tokenizer_vocab(tk) > ts->V)
+		rc = ct_error(CT_EMISMATCH, "tokenizer '%s' has %d tokens, the model only %d",
+			      name, ct_tokenizer_vocab(tk), ts->V);
+	for (int i = 0; rc == 0 && i < ta->ntrain; i++)
+		rc = encode_file(ctx, tk, ta->train[i], &tr);
+	if (rc == 0 && ta->eval_text)
+		rc = encode_file(ctx, tk, ta->eval_text, &ev);
+	if (rc == 0 && !ta->eval_text) {
+		size_t ne = (size_t)((double)tr.n * ta->fraction);
+
+		ne = ne ? ne : 1;
+		if (ne >= tr.n)
+			rc = ct_error(CT_EINVAL, "the training text is too short to hold out "
+				      "an eval fraction (%zu tokens)", tr.n);
+		for (size_t i = tr.n - ne; rc == 0 && i < tr.n; i++)
+			rc = ct_tokvec_push(&ev, tr.v[i]);
+		tr.n -= rc == 0 ? ne : 0;
+	}
+	if (rc == 0)
+		ct_log_info("job submit: %s tokenizer: %zu training and %zu eval tokens", name,
+			    tr.n, ev.n);
+	if (rc == 0)
+		rc = write_tmp(ctx, ts, 0, tr.v, tr.n);
+	if (rc == 0)
+		rc = write_tmp(ctx, ts, 1, ev.v, ev.n);
+	ct_tokvec_free(&tr);
+	ct_tokvec_free(&ev);
+	ct_tokenizer_free(tk);
+	return rc;
+}
+
+int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
+			   struct ct_text_submit *ts)
+{
+	struct text_args ta = { .ntrain = 0 };
+	struct ct_gpt2_config cfg;
+	char path[PATH_MAX];
+	int rc;
+
+	memset(ts, 0, sizeof(*ts));
+	ts->prompt = "";
+	ts->sample_seed = 1;
+	ts->argv = calloc((size_t)argc + 5, sizeof(char *));
+	if (ts->argv == NULL)
+		return ct_error(CT_ENOMEM, "argv");
+	rc = split_args(argc, argv, ts, &ta);
+	if (rc == 0 && strlen(ts->prompt) > CT_JOB_SAMPLE_MAX_PROMPT)
+		rc = ct_error(CT_EUSAGE, "--sample-prompt: at most %d bytes",
+			      CT_JOB_SAMPLE_MAX_PROMPT);
+	for (int k = 0; rc == 0 && k < 2; k++)
+		if (ta.token_file[k])
+			rc = check_token_file(ctx, ta.token_file[k], k ? "--eval" : "--train");
+	if (rc == 0 && ta.model && ct_cmd_path(ctx, ta.model, path, sizeof(path)) == 0 &&
+	    ct_gpt2_read_config(path, &cfg) == 0)
+		ts->V = cfg.V;
+	if (rc < 0 || (ta.ntrain == 0 && !ta.eval_text && ta.fraction == 0))
+		return rc;
+	if (ta.ntrain == 0)
+		return ct_error(CT_EUSAGE, "--eval-text / --eval-fraction need --train-text");
+	if (ta.token_file[0] || ta.token_file[1])
+		return ct_error(CT_EUSAGE, "give the training data either as tokens (--train, "
+				"--eval) or as text (--train-text with --eval-text or "
+				"--eval-fraction), not both");
+	if (!ta.eval_text == !(ta.fraction > 0))
+		return ct_error(CT_EUSAGE, "--train-text needs exactly one of --eval-text FILE "
+				"and --eval-fraction F");
+	if (ta.model == NULL || ts->V == 0)
+		return ct_error(CT_EUSAGE, "--train-text needs a readable --model");
+	return tokenise(ctx, ts, &ta);
+}
+
+int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *ts,
+			  int64_t jobid)
+{
+	const char *name = ts->tokenizer ? ts->tokenizer : ct_tokenizer_for_vocab(ts->V);
+	int rc;
+
+	if (name == NULL)
+		return 0;	/* no tokenizer known: no samples */
+	rc = ct_db_exec(ctx->db, "INSERT INTO job_text (jobid, tokenizer, sample_prompt, "
+			"sample_seed) VALUES (?, ?, ?, ?)", "lssl", jobid, name, ts->prompt,
+			ts->sample_seed);
+	return rc < 0 ? rc : 0;
+}
+
+void ct_text_submit_free(struct ct_text_submit *ts)
+{
+	for (int k = 0; k < 2; k++) {
+		if (ts->tmp[k])
+			unlink(ts->tmp[k]);
+		free(ts->tmp[k]);
+		ts->tmp[k] = NULL;
+	}
+	free(ts->argv);
+	ts->argv = NULL;
+}
+
+/* ---- samples ----------------------------------------------------------------- */
+
+int ct_sample_utf8_clean(const char *s, size_t n, struct ct_buf *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0;) {
+		unsigned c = p[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+			     : (c >> 3) == 30 ? 4 : 0;
+		uint32_t cp = len == 1 ? c : len == 2 ? c & 31 : len == 3 ? c & 15 : c & 7;
+		int ok = len > 0 && i + len <= n;
+
+		for (size_t k = 1; ok && k < len; k++) {
+			ok = (p[i + k] >> 6) == 2;
+			cp = cp << 6 | (p[i + k] & 63);
+		}
+		/* no overlong forms, surrogates or code points past U+10FFFF */
+		if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+			   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+			   (cp >= 0xD800 && cp <= 0xDFFF)))
+			ok = 0;
+		if (ok && len == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t')
+			ok = 0;
+		if (ok) {
+			rc = ct_buf_append(out, p + i, len);
+			i += len;
+		} else {
+			rc = ct_buf_append(out, "\xEF\xBF\xBD", 3);
+			i += 1;
+		}
+	}
+	return rc;
+}
+
+struct job_text {
+	char tokenizer[17];
+	char prompt[CT_JOB_SAMPLE_MAX_PROMPT + 1];
+	int64_t seed;
+};
+
+static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT tokenizer, sample_prompt, sample_seed FROM job_text "
+			 "WHERE jobid=?", "l", jobid);
+	if (rc < 0)
+		return rc;
+	rc = CT_ENOTFOUND;
+	if (ct_db_next(res) > 0) {
+		snprintf(jt->tokenizer, sizeof(jt->tokenizer), "%s", ct_db_str(res, 0));
+		snprintf(jt->prompt, sizeof(jt->prompt), "%s", ct_db_str(res, 1));
+		jt->seed = ct_db_int(res, 2);
+		rc = 0;
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+/* Sample `ntokens` from model with the job's settings into text (clean
+ * UTF-8). */
+static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
+			const char *prompt, int ntokens, int64_t seed, struct ct_buf *text)
+{
+	struct ct_tokenizer *tk = NULL;
+	struct ct_sample_params sp;
+	struct ct_buf raw;
+	int rc;
+
+	ct_sample_params_default(&sp);
+	sp.ntokens = ntokens;
+	sp.temperature = CT_JOB_SAMPLE_TEMPERATURE;
+	sp.top_k = CT_JOB_SAMPLE_TOP_K < model->cfg.V ? CT_JOB_SAMPLE_TOP_K : 0;
+	sp.seed = (uint64_t)seed;
+	ct_buf_init(&raw, SAMPLE_BUF_MAX);
+	rc = ct_tokenizer_open(jt->tokenizer, &tk);
+	if (rc == 0)
+		rc = ct_sample_text(model, tk, "cpu", prompt, strlen(prompt), &sp, &raw);
+	if (rc == 0)
+		rc = ct_sample_utf8_clean(prompt, strlen(prompt), text);
+	if (rc == 0)
+		rc = ct_sample_utf8_clean((const char *)raw.data, raw.len, text);
+	ct_buf_free(&raw);
+	ct_tokenizer_free(tk);
+	return rc;
+}
+
+/* Sample the model of hash sha (model: it in memory, or NULL: loaded from
+ * the store here) unless round idx has its sample already. */
+static int store_sample(struct ct_server *srv, struct ct_db *db, const struct job_text *jt,
+			int64_t jobid, int idx, const char *sha, const struct ct_gpt2 *model,
+			int ntokens)
+{
+	struct ct_gpt2 loaded = { 0 };
+	struct ct_buf text;
+	char path[PATH_MAX];
+	int64_t have = 0;
+	int rc;
+
+	rc = ct_db_query_int(db, &have, "SELECT COUNT(*) FROM round_sample WHERE jobid=? AND "
+			     "round_idx=?", "li", jobid, idx);
+	if (rc < 0 || have > 0)
+		return rc;
+	if (model == NULL || model->params == NULL) {
+		rc = ct_server_download_path(srv, sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_gpt2_load(path, &loaded);
+		if (rc < 0)
+			return rc;
+		model = &loaded;
+	}
+	ct_buf_init(&text, SAMPLE_BUF_MAX);
+	rc = sample_model(jt, model, jt->prompt, ntokens, jt->seed, &text);
+	if (rc == 0)
+		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
+				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
+				"lisls", jobid, idx, sha, ct_db_now(), ct_buf_cstr(&text));
+	ct_buf_free(&text);
+	ct_gpt2_free(&loaded);
+	return rc < 0 ? rc : 0;
+}
+
+void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			   int round_idx, const char *base_sha, const char *out_sha,
+			   const struct ct_gpt2 *out)
+{
+	struct job_text jt;
+	long ntok = 64;
+	int rc;
+
+	rc = ct_conf_get_int(srv->conf, "daemons.sample_tokens", 64, 0, CT_SAMPLE_MAX_TOKENS,
+			     &ntok);
+	if (rc < 0 || ntok == 0)
+		return;
+	rc = load_job_text(db, jobid, &jt);
+	if (rc == CT_ENOTFOUND)
+		return;
+	if (rc == 0)
+		rc = store_sample(srv, db, &jt, jobid, round_idx, out_sha, out, (int)ntok);
+	if (rc == 0 && round_idx == 1)
+		rc = store_sample(srv, db, &jt, jobid, 0, base_sha, NULL, (int)ntok);
+	if (rc < 0)
+		ct_log_warn("assimilator: job %lld round %d: no sample: %s", (long long)jobid,
+			    round_idx, ct_errmsg(rc));
+}
+
+/* ---- job sample ------------------------------------------------------------------ */
+
+/* The model of round idx (0: the base; -1: the newest averaged one). */
+static int round_model_sha(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[65])
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	if (*idx == 0)
+		rc = ct_db_query(db, &res, "SELECT 0, model_sha256 FROM job WHERE id=?", "l", jobid);
+	else if (*idx > 0)
+		rc = ct_db_query(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
+				 "jobid=? AND idx=? AND out_model_sha256<>''", "ll", jobid, *idx);
+	else
+		rc = ct_db_query(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
+				 "jobid=? AND out_model_sha256<>'' ORDER BY idx DESC LIMIT 1",
+				 "l", jobid);
+	if (rc < 0)
+		return rc;
+	rc = ct_error(CT_ENOTFOUND, "job %" PRId64 " has no model for %s", jobid,
+		      *idx < 0 ? "any averaged round yet (try --round 0)" : "that round");
+	if (ct_db_next(res) > 0) {
+		*idx = ct_db_int(res, 0);
+		snprintf(sha, 65, "%s", ct_db_str(res, 1));
+		rc = 0;
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+static int parse_ll(const char *s, const char *what, long long lo, long long hi, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == 0 || *end || v < lo || v > hi)
+		return ct_error(CT_EUSAGE, "%s: '%s' is not a number in %lld..%lld", what, s, lo, hi);
+	*out = v;
+	return 0;
+}
+
+int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	int64_t id = 0, round = -1, ntok = 64, seed = -1;
+	const char *prompt = NULL;
+	struct job_text jt;
+	struct ct_gpt2 model = { 0 };
+	struct ct_buf text;
+	char sha[65], path[PATH_MAX];
+	int rc = 0;
+
+	for (int i = 1; rc == 0 && i < argc; i++) {
+		const char *v = NULL;
+
+		if (take(argc, argv, &i, "--round", &v) > 0)
+			rc = parse_ll(v, "--round", 0, INT32_MAX, &round);
+		else if (take(argc, argv, &i, "--tokens", &v) > 0)
+			rc = parse_ll(v, "--tokens", 1, CT_SAMPLE_MAX_TOKENS, &ntok);
+		else if (take(argc, argv, &i, "--seed", &v) > 0)
+			rc = parse_ll(v, "--seed", 0, INT64_MAX, &seed);
+		else if (take(argc, argv, &i, "--prompt", &v) > 0)
+			prompt = v;
+		else if (argv[i][0] != '-' && id == 0)
+			rc = parse_ll(argv[i], "job ID", 1, INT64_MAX, &id);
+		else
+			rc = ct_error(CT_EUSAGE, "bad argument '%s' (want ID [--round R] "
+				      "[--prompt TEXT] [--tokens N] [--seed S])", argv[i]);
+	}
+	if (rc == 0 && id == 0)
+		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc < 0)
+		return rc;
+	rc = load_job_text(ctx->db, id, &jt);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no text settings (no such "
+				"job, or no tokenizer for its model)", id);
+	if (rc == 0)
+		rc = round_model_sha(ctx->db, id, &round, sha);
+	if (rc == 0)
+		rc = ct_server_download_path(ctx->srv, sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_gpt2_load(path, &model);
+	ct_buf_init(&text, SAMPLE_BUF_MAX);
+	if (rc == 0)
+		rc = sample_model(&jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
+				  seed >= 0 ? seed : jt.seed, &text);
+	if (rc == 0)
+		fprintf(ctx->out, "job %" PRId64 " round %" PRId64 " (model %.12s, %s tokenizer):"
+			"\n%s\n", id, round, sha, jt.tokenizer, ct_buf_cstr(&text));
+	ct_buf_free(&text);
+	ct_gpt2_free(&model);
+	return rc;
+}
