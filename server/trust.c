@@ -31,20 +31,6 @@ int ct_trust_limits_get(const struct ct_conf *conf, struct ct_trust_limits *l)
 	return rc;
 }
 
-int ct_trust_decide(const struct ct_trust_host *h, const struct ct_trust_limits *l,
-		    int64_t now, double u)
-{
-	double p;
-
-	if (h->caught || h->consecutive_valid < l->min_valid || h->nrounds < l->min_rounds ||
-	    h->first_valid <= 0 || now - h->first_valid < l->min_age)
-		return 0;
-	p = 1.0 - 1.0 / (double)h->consecutive_valid;
-	if (p > 1.0 - l->floor)
-		p = 1.0 - l->floor;
-	return u < p;
-}
-
 static int host_record(struct ct_db *db, int64_t hostid, struct ct_trust_host *h)
 {
 	struct ct_db_res *res = NULL;
