@@ -25,7 +25,7 @@ server_libctserver_a_SOURCES = \
 	server/worklimit.c server/worklimit.h \
 	server/ratelimit.c server/ratelimit.h \
 	server/stall.c server/stall.h \
-	server/robust.c server/robust.h server/trust.c server/trust.h \
+	server/robust.c server/robust.h server/trust.c server/trust_rule.c server/trust.h \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \

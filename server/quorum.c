@@ -6,7 +6,6 @@
 #include "daemons.h"
 #include "db.h"
 #include "ct_err.h"
-#include "trust.h"
 
 #include <math.h>
 #include <string.h>
@@ -16,22 +15,6 @@ int ct_adaptive_decide(int consecutive_valid, double u)
 	if (consecutive_valid < 10)
 		return 0;
 	return u < 1.0 - 1.0 / (double)consecutive_valid;
-}
-
-/* trust.h: the pure half of adaptive replication that cannot be farmed
- * (here so bench_verify links it without a database). */
-int ct_trust_decide(const struct ct_trust_host *h, const struct ct_trust_limits *l,
-		    int64_t now, double u)
-{
-	double p;
-
-	if (h->caught || h->consecutive_valid < l->min_valid || h->nrounds < l->min_rounds ||
-	    h->first_valid <= 0 || now - h->first_valid < l->min_age)
-		return 0;
-	p = 1.0 - 1.0 / (double)h->consecutive_valid;
-	if (p > 1.0 - l->floor)
-		p = 1.0 - l->floor;
-	return u < p;
 }
 
 /* ---- pure checks ---------------------------------------------------------- */
