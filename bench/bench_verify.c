@@ -8,7 +8,7 @@
  *
  * The model (one WU at a time, in order; no network, no database):
  * - each WU's first result goes to a host drawn uniformly from all hosts;
- * - adaptive policy: the scheduler asks ct_adaptive_decide() - the very
+ * - adaptive policy: the scheduler asks ct_trust_decide() (trust.h) - the very
  *   function the server's scheduler calls (server/quorum.c, linked in) -
  *   with that host's consecutive valid results n: with n >= 10 it sends
  *   the WU unreplicated with probability 1 - 1/n, and the single result is
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "daemons.h"
+#include "trust.h"
 
 #define MAX_REPLICAS 6
 #define NKINDS 4
@@ -45,6 +46,7 @@ static const char *const kind_name[NKINDS] = { "honest", "always", "patient", "s
 struct host {
 	enum kind kind;
 	int n;				/* consecutive valid results */
+	int caught;			/* ever invalid: never trusted again */
 };
 
 /* Per-kind counters. */
@@ -128,11 +130,25 @@ static void account(struct sim *s, int i, int verdict, int bad, long wu, struct 
 		w->accepted_bad += bad;
 	} else if (verdict == 0) {
 		s->h[i].n = 0;
+		s->h[i].caught = 1;
 		k->detected++;
 		w->detected++;
 		if (k->first_detected < 0)
 			k->first_detected = wu;
 	}
+}
+
+/* The scheduler's rule (trust.h, ct_trust_decide): 10 valid in a row,
+ * never caught, a spot-check floor of 10%; rounds and age are not
+ * simulated (every host counts as old enough). */
+static int trusted(struct sim *s, int i, double u)
+{
+	struct ct_trust_limits l = { .min_valid = 10, .min_rounds = 1, .min_age = 0,
+				     .floor = 0.1 };
+	struct ct_trust_host h = { .consecutive_valid = s->h[i].n, .nrounds = 1,
+				   .first_valid = 1, .caught = s->h[i].caught };
+
+	return ct_trust_decide(&h, &l, 1, u);
 }
 
 /* Run WU number `wu`. */
@@ -142,7 +158,7 @@ static void one_wu(struct sim *s, long wu, struct wstats *w)
 
 	ids[0] = (int)(rnd(s) % (uint64_t)s->nhosts);
 	w->wus++;
-	if (s->adaptive && ct_adaptive_decide(s->h[ids[0]].n, urand(s))) {
+	if (s->adaptive && trusted(s, ids[0], urand(s))) {
 		int b = cheats(s, ids[0]);
 
 		w->results++;

@@ -268,7 +268,7 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nwus,
 					   a->base.lay.total, a->base.params, robust_load, &src);
 	}
-	if (rc >= 0)
+	if (rc == 0)
 		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
 		rc = m == CT_AVG_MEAN ? mean_streaming(srv, a, names)
@@ -411,6 +411,10 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 	t1 = ct_time_mono_s();
 	if (rc == 0)
 		rc = aggregate(srv, db, a);
+	if (rc > 0) {	/* results set aside (robust_aside.h): not averaged yet */
+		rc = 0;
+		goto out;
+	}
 	if (rc == 0)
 		rc = store_model(srv, db, a);
 	t2 = ct_time_mono_s();

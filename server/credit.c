@@ -81,6 +81,8 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 	rac_time = ct_db_double(res, 2);
 	ct_db_res_free(res);
 	ct_credit_rac_update(&rac, &rac_time, credit, (double)now);
+	total = total < 0.0 ? 0.0 : total;	/* a revocation (negative credit) */
+	rac = rac < 0.0 ? 0.0 : rac;
 	rc = ct_db_exec(db, upd[which], "dddl", total, rac, rac_time, id);
 	return rc < 0 ? rc : 0;
 }
@@ -123,6 +125,41 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 		rc = credit_row(db, 1, hostid, credit, now);
 	if (rc >= 0)
 		rc = credit_row(db, 2, teamid, credit, now);
+	return rc < 0 ? rc : 1;
+}
+
+int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now)
+{
+	struct ct_db_res *res = NULL;
+	int64_t userid, hostid, teamid;
+	double credit;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT userid, hostid, teamid, credit FROM credit_event "
+			 "WHERE resultid=? FOR UPDATE", "l", resultid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return 0;	/* never credited */
+	}
+	userid = ct_db_int(res, 0);
+	hostid = ct_db_int(res, 1);
+	teamid = ct_db_int(res, 2);
+	credit = ct_db_double(res, 3);
+	ct_db_res_free(res);
+	/* credit 0 marks the event revoked: once only, and the row stays */
+	rc = ct_db_exec(db, "UPDATE credit_event SET credit=0 WHERE resultid=? AND credit<>0",
+			"l", resultid);
+	if (rc <= 0)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE result SET granted_credit=0 WHERE id=?", "l", resultid);
+	if (rc >= 0)
+		rc = credit_row(db, 0, userid, -credit, now);
+	if (rc >= 0)
+		rc = credit_row(db, 1, hostid, -credit, now);
+	if (rc >= 0)
+		rc = credit_row(db, 2, teamid, -credit, now);
 	return rc < 0 ? rc : 1;
 }
 

@@ -51,6 +51,15 @@ double ct_credit_rac_now(double rac, double rac_time, double now);
  * (the caller rolls back). */
 int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t now);
 
+/* Take back the credit granted to result `resultid` (the cross-shard
+ * check set it aside: server/robust_aside.c), inside the caller's
+ * transaction: its credit_event row keeps the result but its credit
+ * becomes 0, result.granted_credit 0, and the amount is subtracted from
+ * the user's, host's and team's totals and RAC (never below 0). Returns 1
+ * if revoked, 0 if there was nothing to revoke (never credited, or
+ * revoked already), or a db error. */
+int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now);
+
 /* Decay the stored recent average credit of every user, host and team
  * whose expavg_time is more than an hour before `now` to its value at
  * `now` (ct_credit_rac_now's formula, evaluated by the database), and set

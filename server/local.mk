@@ -25,7 +25,7 @@ server_libctserver_a_SOURCES = \
 	server/worklimit.c server/worklimit.h \
 	server/ratelimit.c server/ratelimit.h \
 	server/stall.c server/stall.h \
-	server/robust.c server/robust.h \
+	server/robust.c server/robust.h server/trust.c server/trust_rule.c server/trust.h \
 	server/store.c server/store.h \
 	server/wg.c server/wg.h \
 	server/roles.c server/roles.h \
@@ -48,6 +48,7 @@ ctune_server_SOURCES += server/transitioner.c server/validator.c \
 	server/quorum.c server/daemons.h \
 	server/vcheck.c server/vcheck.h server/purge.c
 ctune_server_SOURCES += server/lora_round.c server/lora_round.h
+ctune_server_SOURCES += server/robust_aside.c server/robust_aside.h
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
 include server/web.mk

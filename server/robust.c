@@ -13,6 +13,12 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
+#include "robust_aside.h"
+
+/* Setting aside (robust_aside.c) is the daemons' code, linked into
+ * ctune-server but not into every test: weak, skipped when absent. */
+#pragma weak ct_robust_aside_caught
+#pragma weak ct_robust_aside_outlier
 
 int ct_robust_init(struct ct_robust *r, int k, size_t n)
 {
@@ -130,8 +136,9 @@ int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t 
 	int out[CT_ROBUST_MAX_K], nout = 0, rc;
 	float *w;
 
-	if (k < 3 || k > CT_ROBUST_MAX_K)
-		return 0;
+	rc = ct_robust_aside_caught ? ct_robust_aside_caught(db, jobid, idx) : 0;
+	if (rc != 0 || k < 3 || k > CT_ROBUST_MAX_K)
+		return rc;
 	rc = conf ? ct_conf_get_double(conf, "daemons.robust_min_cos", 0.0, -1.0, 1.0,
 				       &lim.min_cos) : 0;
 	if (rc == 0 && conf)
@@ -168,7 +175,9 @@ int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t 
 	}
 	if (rc == 0 && nout > 0)
 		rc = report(db, jobid, idx, &r, out);
+	if (rc == 0 && nout > 0 && ct_robust_aside_outlier)
+		rc = ct_robust_aside_outlier(conf, db, jobid, idx, &r, out);
 	ct_robust_free(&r);
 	free(w);
-	return rc < 0 ? rc : nout;
+	return rc;
 }

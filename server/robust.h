@@ -14,8 +14,8 @@
  * Streaming, so the assimilator never holds K updates at once: pass 1
  * feeds every shard to ct_robust_add() (sum and norms), pass 2 feeds
  * every shard again to ct_robust_score(). Memory: n floats (doubles) for
- * the sum. This version reports (log and the job's notice); it does not
- * yet set outliers aside or re-issue their WUs.
+ * the sum. Outliers are reported (log and the job's notice) and the
+ * worst is set aside (robust_aside.h).
  */
 #ifndef CT_ROBUST_H
 #define CT_ROBUST_H
@@ -52,12 +52,16 @@ void ct_robust_score(struct ct_robust *r, int i, const float *base, const float 
  * outliers and sets out[i] = 1 for each (out has k entries). */
 int ct_robust_verdict(struct ct_robust *r, const struct ct_robust_limits *lim, int *out);
 
-/* Both passes over k updates that load(ctx, i, w) decodes into w (n
- * floats; 0 or a CT_E* code), with the limits from conf (NULL: defaults);
- * then report each outlier: a warning in the log and the job's notice
- * (job.error_message while it runs) naming round idx and the shard.
- * Rounds of fewer than 3 shards are not checked. Returns the number of
- * outliers (0..k) or a CT_E* code (then nothing was reported). */
+/* First sets aside the unreplicated results of caught hosts
+ * (ct_robust_aside_caught); then both passes over k updates that
+ * load(ctx, i, w) decodes into w (n floats; 0 or a CT_E* code), with the
+ * limits from conf (NULL: defaults); then reports each outlier: a warning
+ * in the log and the job's notice (job.error_message while it runs)
+ * naming round idx and the shard, and sets the worst aside
+ * (ct_robust_aside_outlier). Rounds of fewer than 3 shards get no
+ * cross-shard check. Returns 0 when the round may be averaged, > 0 when
+ * results were set aside (the round waits for their replacements), or a
+ * CT_E* code. */
 struct ct_conf;
 struct ct_db;
 typedef int (*ct_robust_load_fn)(void *ctx, int i, float *w);

@@ -28,6 +28,7 @@
 #include "sched_req.h"
 #include "server.h"
 #include "token.h"
+#include "trust.h"
 #include "worklimit.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
@@ -412,7 +413,7 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 	int rc;
 
 	if (ct_adaptive_decide == NULL || ct_adaptive_apply == NULL ||
-	    t->c->consecutive_valid < 10)
+	    t->c->consecutive_valid < 1)
 		return 0;
 	rc = ct_db_query_int(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
 			     "ON j.id=w.jobid WHERE w.id=?", "l", t->wuid);
@@ -420,10 +421,16 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 		return rc < 0 ? rc : 0;
 	/* a CSPRNG draw: thread-safe, and a host cannot predict it (on a
 	 * failure of the random source, replicate as usual) */
-	if (ct_random_bytes(&r, sizeof(r)) < 0 ||
-	    !ct_adaptive_decide(t->c->consecutive_valid, r / 4294967296.0))
+	if (ct_random_bytes(&r, sizeof(r)) < 0)
 		return 0;
+	/* trust.h: slow trust, a spot-check floor, one per round */
+	rc = ct_trust_allow(t->c->srv->conf, db, t->c->hostid, t->wuid, t->c->consecutive_valid,
+			    r / 4294967296.0);
+	if (rc <= 0)
+		return rc;
 	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
+	if (rc > 0)
+		rc = ct_trust_note(db, t->wuid, t->c->hostid);
 	return rc < 0 ? rc : 0;
 }
 

@@ -25,3 +25,4 @@ test_test_robust_SOURCES = test/test_robust.c
 test_test_robust_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_robust_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
+EXTRA_DIST += test/server_trust.sh
