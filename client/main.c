@@ -52,7 +52,7 @@ static const struct ct_cmd_entry commands[] = {
 	{ .name = "model", .fn = ct_cmd_model,
 	  .summary = "inspect or create model checkpoints" },
 	{ .name = "tokens", .fn = ct_cmd_tokens,
-	  .summary = "inspect, shard or concatenate token files" },
+	  .summary = "encode text to token files and back; inspect, shard, concatenate" },
 	{ .name = "sample", .fn = ct_cmd_sample,
 	  .summary = "generate text from a model (same seed, same text)" },
 };
