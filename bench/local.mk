@@ -51,3 +51,4 @@ bench_bench_sample_SOURCES = bench/bench_sample.c
 bench_bench_sample_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_sample_LDADD = lib/libctune.a $(CT_DEP_LIBS)
 EXTRA_DIST += bench/bench_job.sh
+EXTRA_DIST += bench/client_duty.sh

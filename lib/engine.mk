@@ -12,7 +12,7 @@ lib_libctune_a_SOURCES += \
 	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c \
 	lib/ct_rng.c lib/ct_rng.h \
 	lib/ct_lora.c lib/ct_lora.h lib/ct_lora_init.c \
-	lib/ct_lora_model.c \
+	lib/ct_lora_model.c lib/ct_lora_model.h \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_attention.c \
 	lib/ct_cpu_backend.c \
