@@ -29,7 +29,9 @@
  * eager fp32; needs python3-torch, which nothing else needs) on the same
  * checkpoint and batches, written to a temporary directory: each round runs
  * every device, then PyTorch, back to back, and prints PyTorch's ms/step
- * over each device's (the ratio > 1: crowdtune faster).
+ * over each device's (the ratio > 1: crowdtune faster) and its last loss (it
+ * should match the devices' loss column). The interpreter: $BENCH_PYTHON,
+ * else python3, else /usr/bin/python3, the first that imports torch.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -174,21 +176,42 @@ static float *shared_floats(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The first Python that imports torch: $BENCH_PYTHON, python3 on the PATH,
+ * then Debian's /usr/bin/python3 (python3-torch installs there; a pyenv or
+ * venv python3 on the PATH does not see it). NULL when none does. */
+static const char *torch_python(void)
+{
+	const char *cand[] = { getenv("BENCH_PYTHON"), "python3", "/usr/bin/python3" };
+	char cmd[512];
+
+	for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		if (cand[i] == NULL || strchr(cand[i], '\'') != NULL)
+			continue;
+		snprintf(cmd, sizeof(cmd), "'%s' -c 'import torch' >/dev/null 2>&1", cand[i]);
+		if (system(cmd) == 0)
+			return cand[i];
+	}
+	return NULL;
+}
+
 /* One PyTorch run on the checkpoint and tokens in dir; *ms its ms/step
- * (0 when it could not run). */
-static void torch_run(const char *dir, int B, int T, int steps, double *ms)
+ * (0 when it could not run), *loss its last step's loss (the sanity check:
+ * it should match the devices' loss column). */
+static void torch_run(const char *py, const char *dir, int B, int T, int steps, double *ms,
+		      double *loss)
 {
 	char cmd[8192], line[256];
 	FILE *f;
 
 	*ms = 0.0;
-	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d 2>&1",
-		 CT_TORCH_SCRIPT, dir, dir, B, T, steps);
+	*loss = 0.0;
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d 2>&1",
+		 py, CT_TORCH_SCRIPT, dir, dir, B, T, steps);
 	f = popen(cmd, "r");
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "torch ms/step %lf", ms) != 1)
+		if (sscanf(line, "torch ms/step %lf loss %lf", ms, loss) < 1)
 			fprintf(stderr, "torch: %s", line);
 	pclose(f);
 }
@@ -199,11 +222,13 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t
 {
 	struct ct_lora_spec none = { 0 };
 	char dir[] = "/tmp/bench_train.XXXXXX", path[64];
-	double ms[8], tms;
+	double ms[8], tms, tloss;
+	const char *py = torch_python();
 	int rc = 0;
 
-	if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-		printf("%-9s torch    (not run: python3-torch is not installed)\n", c->name);
+	if (py == NULL) {
+		printf("%-9s torch    (not run: no python3 imports torch; install python3-torch "
+		       "or set BENCH_PYTHON)\n", c->name);
 		return 0;
 	}
 	if (mkdtemp(dir) == NULL)
@@ -218,9 +243,9 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t
 			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
 			ms[d] = *last_ms;
 		}
-		torch_run(dir, B, T, steps, &tms);
-		printf("%-9s torch    %3d %4d %10.1f %10.0f   round %d:", c->name, B, T, tms,
-		       tms > 0 ? B * T / (tms / 1e3) : 0.0, r + 1);
+		torch_run(py, dir, B, T, steps, &tms, &tloss);
+		printf("%-9s torch    %3d %4d %10.1f %10.0f   loss %.4f  round %d:", c->name, B,
+		       T, tms, tms > 0 ? B * T / (tms / 1e3) : 0.0, tloss, r + 1);
 		for (int d = 0; rc == 0 && d < ndev; d++)
 			printf("  torch/%s %.2fx", devs[d], tms / ms[d]);
 		printf("\n");

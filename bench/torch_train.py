@@ -9,14 +9,22 @@ the same batches: batch s is tokens[s*B*T .. +B*T] with targets shifted by
 one. Prints one line: `torch ms/step <mean over steps after one warm-up>
 loss <last>`. Needs python3-torch; never used by the build or the tests.
 
+Uses as many threads as the CPUs it may run on (Debian's torch 1.13 starts
+with one per physical core; crowdtune uses every CPU), or $TORCH_THREADS.
+
 usage: torch_train.py CHECKPOINT TOKENS B T STEPS [DEVICE]
 """
+import os
 import struct
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+
+PER_LAYER = ("ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
+             "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb")
 
 
 def load_checkpoint(path):
@@ -39,8 +47,23 @@ def load_checkpoint(path):
             for d in shape:
                 n *= d
             t = torch.frombuffer(bytearray(f.read(4 * n)), dtype=torch.float32)
-            p[name] = t.reshape(shape).clone().requires_grad_(True)
+            t = t.reshape(shape)
+            if name in PER_LAYER:
+                # one leaf per layer, as nn.Module keeps them: indexing a
+                # stacked (L, ...) leaf makes every layer's backward fill and
+                # add a gradient the size of all L layers (O(L^2) traffic)
+                p[name] = [t[l].clone().requires_grad_(True) for l in range(L)]
+            else:
+                p[name] = t.clone().requires_grad_(True)
     return (maxT, V, L, NH, C, Vp), p
+
+
+def leaves(p):
+    """Every parameter tensor, in checkpoint order."""
+    out = []
+    for v in p.values():
+        out.extend(v if isinstance(v, list) else [v])
+    return out
 
 
 def load_tokens(path):
@@ -81,11 +104,16 @@ def main():
         sys.exit(__doc__)
     ckpt, tokf, B, T, steps = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
     dev = sys.argv[6] if len(sys.argv) > 6 else "cpu"
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", 0))
+                          or len(os.sched_getaffinity(0)))
     cfg, p = load_checkpoint(ckpt)
     tok = load_tokens(tokf)
     if dev != "cpu":
-        p = {k: v.detach().to(dev).requires_grad_(True) for k, v in p.items()}
-    opt = torch.optim.AdamW(list(p.values()), lr=1e-4, betas=(0.9, 0.999), eps=1e-8,
+        def move(v):
+            return v.detach().to(dev).requires_grad_(True)
+        p = {k: [move(x) for x in v] if isinstance(v, list) else move(v)
+             for k, v in p.items()}
+    opt = torch.optim.AdamW(leaves(p), lr=1e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.0)
     t0, loss = None, None
     for s in range(steps + 1):
@@ -99,7 +127,7 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss = forward(cfg, p, idx, tgt)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
+        torch.nn.utils.clip_grad_norm_(leaves(p), 1.0)
         opt.step()
     if dev != "cpu":
         torch.cuda.synchronize()
