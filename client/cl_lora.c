@@ -70,7 +70,6 @@ int ct_task_write_lora_result(struct ct_task_run *r, const char *slot_dir,
 	struct ct_buf out = CT_BUF_INIT(max_bytes > 0 && max_bytes < SIZE_MAX ? (size_t)max_bytes : 0);
 	size_t n = ct_lora_nparams(&r->model.cfg, &r->hp.lora);
 	float *ad = malloc(n * sizeof(float));
-	char path[4096];
 	int rc = 0;
 
 	if (ad == NULL)
@@ -82,15 +81,7 @@ int ct_task_write_lora_result(struct ct_task_run *r, const char *slot_dir,
 	if (rc == 0)
 		rc = ct_lora_result_encode(&r->model.cfg, &r->hp.lora, r->hp.lora_seed, r->base_sha,
 					   ad, r->encoding, &out);
-	if (rc == CT_ETOOBIG)
-		rc = ct_error(CT_ETOOBIG, "result over the %llu bytes the server allows",
-			      (unsigned long long)max_bytes);
-	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
-	if (rc == 0) rc = ct_file_write_atomic(path, out.data, out.len, 0600);
-	if (rc == 0) {
-		ct_sha256_hex(out.data, out.len, sha_hex);
-		*size = out.len;
-	}
+	rc = ct_task_save_result(rc, &out, max_bytes, slot_dir, sha_hex, size);
 	free(ad);
 	ct_buf_free(&out);
 	return rc;

@@ -150,6 +150,23 @@ int ct_task_checkpoint(struct ct_task_run *r, const char *slot_dir)
 	return rc;
 }
 
+int ct_task_save_result(int rc, const struct ct_buf *out, uint64_t max_bytes,
+			const char *slot_dir, char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
+{
+	char path[4096];
+
+	if (rc == CT_ETOOBIG)
+		rc = ct_error(CT_ETOOBIG, "result over the %llu bytes the server allows",
+			      (unsigned long long)max_bytes);
+	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
+	if (rc == 0) rc = ct_file_write_atomic(path, out->data, out->len, 0600);
+	if (rc == 0) {
+		ct_sha256_hex(out->data, out->len, sha_hex);
+		*size = out->len;
+	}
+	return rc;
+}
+
 int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
 			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
 {
@@ -162,7 +179,6 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	};
 	size_t n = r->model.lay.total;
 	float *w = malloc(n * sizeof(float));
-	char path[4096];
 	int rc;
 
 	if (r->hp.lora.rank > 0) {	/* adapters only: cl_lora.h */
@@ -175,15 +191,7 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	if (rc == 0) rc = ct_gpt2_check_finite(w, n, &r->model.lay);
 	if (rc == 0) rc = ct_delta_encode(r->model.params, w, n, &dm, r->base_sha, r->encoding,
 					  -1, &out);
-	if (rc == CT_ETOOBIG)
-		rc = ct_error(CT_ETOOBIG, "result over the %llu bytes the server allows",
-			      (unsigned long long)max_bytes);
-	if (rc == 0) rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
-	if (rc == 0) rc = ct_file_write_atomic(path, out.data, out.len, 0600);
-	if (rc == 0) {
-		ct_sha256_hex(out.data, out.len, sha_hex);
-		*size = out.len;
-	}
+	rc = ct_task_save_result(rc, &out, max_bytes, slot_dir, sha_hex, size);
 	free(w);
 	ct_buf_free(&out);
 	return rc;

@@ -51,6 +51,13 @@ int ct_task_open(struct ct_task_run *r, const struct ct_task *t, const char *cac
 /* Save the engine state into slot_dir/state (atomic). */
 int ct_task_checkpoint(struct ct_task_run *r, const char *slot_dir);
 
+/* The last part of writing a result, shared by full-weight and LoRA WUs:
+ * given rc from encoding into out (CT_ETOOBIG: over max_bytes), write out
+ * to slot_dir/result.ctd atomically and give its SHA-256 (hex) and size.
+ * Returns rc, or the first error of the write. out stays the caller's. */
+int ct_task_save_result(int rc, const struct ct_buf *out, uint64_t max_bytes,
+			const char *slot_dir, char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size);
+
 /* After the last step: encode the trained weights against the base model
  * into slot_dir/result.ctd (atomic, at most max_bytes when not 0), and give
  * its SHA-256 (hex) and size. */

@@ -144,17 +144,12 @@ int ct_vcheck_add(const char *path, const float *base, size_t n, float *acc, int
 	return rc;
 }
 
-int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
+/* The first row of a (weights_sha256, update_norm, probe_loss, quant_error)
+ * query into out; frees res. Returns 1 if there was a usable row, else 0. */
+static int read_check(struct ct_db_res *res, struct ct_vcheck *out)
 {
-	struct ct_db_res *res = NULL;
-	int rc, found = 0;
+	int found = 0;
 
-	memset(out, 0, sizeof(*out));
-	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
-			 "c.quant_error FROM result_check c JOIN result r ON r.id = c.resultid "
-			 "WHERE c.resultid=? AND c.upload_sha256 = r.upload_sha256", "l", resultid);
-	if (rc < 0)
-		return rc;
 	if (ct_db_next(res) > 0 &&
 	    ct_hex_decode(ct_db_str(res, 0), out->info.decoded_sha, 32) == 0) {
 		out->st.update_norm = ct_db_double(res, 1);
@@ -166,10 +161,24 @@ int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 	return found;
 }
 
+int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
+			 "c.quant_error FROM result_check c JOIN result r ON r.id = c.resultid "
+			 "WHERE c.resultid=? AND c.upload_sha256 = r.upload_sha256", "l", resultid);
+	if (rc < 0)
+		return rc;
+	return read_check(res, out);
+}
+
 int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 {
 	struct ct_db_res *res = NULL;
-	int rc, found = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
@@ -180,15 +189,7 @@ int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 			 "r.upload_sha256 <> '' LIMIT 1", "l", resultid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0 &&
-	    ct_hex_decode(ct_db_str(res, 0), out->info.decoded_sha, 32) == 0) {
-		out->st.update_norm = ct_db_double(res, 1);
-		out->probe_loss = ct_db_double(res, 2);
-		out->info.quant_error = ct_db_double(res, 3);
-		found = 1;
-	}
-	ct_db_res_free(res);
-	return found;
+	return read_check(res, out);
 }
 
 int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *c)
