@@ -404,6 +404,15 @@ static int record_check(struct vwu *v, struct vres *r)
 	return ct_vcheck_store(v->db, r->id, &c);
 }
 
+/* What a stored check found, copied into r. */
+static void take_check(struct vres *r, const struct ct_vcheck *c)
+{
+	memcpy(r->sha, c->info.decoded_sha, 32);
+	r->quant_error = c->info.quant_error;
+	r->st.update_norm = c->st.update_norm;
+	r->probe = c->probe_loss;
+}
+
 /* A result checked in an earlier pass: its record, or (none: checked
  * before records were kept) a streaming pass for its hash and norm; the
  * probe loss is the one stored on the result. */
@@ -417,10 +426,7 @@ static int recall_check(struct vwu *v, struct vres *r)
 	if (rc < 0)
 		return rc;
 	if (rc == 1) {
-		memcpy(r->sha, c.info.decoded_sha, 32);
-		r->quant_error = c.info.quant_error;
-		r->st.update_norm = c.st.update_norm;
-		r->probe = c.probe_loss;
+		take_check(r, &c);
 		return 0;
 	}
 	return decode_result(v, r, 0, &info);
@@ -458,10 +464,7 @@ static int check_new(struct vwu *v, struct vres *r)
 	if (rc < 0)
 		return rc;
 	if (rc == 1) {
-		memcpy(r->sha, twin.info.decoded_sha, 32);
-		r->quant_error = twin.info.quant_error;
-		r->st.update_norm = twin.st.update_norm;
-		r->probe = twin.probe_loss;
+		take_check(r, &twin);
 		r->sane = 1;
 		return record_check(v, r);
 	}
