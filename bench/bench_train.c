@@ -32,6 +32,9 @@
  * over each device's (the ratio > 1: crowdtune faster) and its last loss (it
  * should match the devices' loss column). The interpreter: $BENCH_PYTHON,
  * else python3, else /usr/bin/python3, the first that imports torch.
+ * $BENCH_TORCH_DEVICE runs PyTorch on another device ("cuda" on a GPU
+ * machine; default "cpu"), $BENCH_TORCH_SCRIPT names the script when the
+ * source tree has moved.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -203,10 +206,16 @@ static void torch_run(const char *py, const char *dir, int B, int T, int steps, 
 	char cmd[8192], line[256];
 	FILE *f;
 
+	const char *script = getenv("BENCH_TORCH_SCRIPT"), *tdev = getenv("BENCH_TORCH_DEVICE");
+
 	*ms = 0.0;
 	*loss = 0.0;
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d 2>&1",
-		 py, CT_TORCH_SCRIPT, dir, dir, B, T, steps);
+	if (script == NULL || strchr(script, '\'') != NULL)
+		script = CT_TORCH_SCRIPT;
+	if (tdev == NULL || strspn(tdev, "abcdefghijklmnopqrstuvwxyz0123456789:") != strlen(tdev))
+		tdev = "cpu";
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s/model.bin' '%s/tokens.bin' %d %d %d %s 2>&1",
+		 py, script, dir, dir, B, T, steps, tdev);
 	f = popen(cmd, "r");
 	if (f == NULL)
 		return;

@@ -79,7 +79,7 @@ def forward(cfg, p, idx, tgt):
     B, T = idx.shape
     hs = C // NH
     x = p["wte"][idx] + p["wpe"][:T]
-    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    mask = torch.ones(T, T, dtype=torch.bool, device=idx.device).tril()
     for l in range(L):
         h = F.layer_norm(x, (C,), p["ln1w"][l], p["ln1b"][l], 1e-5)
         qkv = h @ p["qkvw"][l].t() + p["qkvb"][l]

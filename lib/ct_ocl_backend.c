@@ -176,6 +176,22 @@ static void ocl_close(struct ct_backend *be)
 	free(be);
 }
 
+/* Refuse at open a model whose weights (and, training, gradients and two
+ * AdamW moments) alone exceed the device's memory: some drivers (NVIDIA's)
+ * create buffers lazily, so an oversized model would otherwise fail at its
+ * first kernel instead of here. */
+static int check_fits(const struct ct_backend *be, size_t n)
+{
+	uint64_t need = (uint64_t)n * sizeof(float) * (be->training ? 4 : 1);
+	uint64_t have = be->ocl->info.global_mem;
+
+	if (have != 0 && need > have)
+		return ct_error(CT_EDEVNOMEM, "the model needs %llu bytes of device memory "
+				"before activations; %s has %llu bytes", (unsigned long long)need,
+				be->ocl->info.name, (unsigned long long)have);
+	return 0;
+}
+
 static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 			   int B, int T, int training, const struct ct_lora_spec *spec,
 			   struct ct_backend **out)
@@ -211,6 +227,8 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_open(device, NULL, &be->ocl);
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	if (rc == 0)
+		rc = check_fits(be, n);
 	if (rc == 0 && spec != NULL)
 		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
 	if (rc == 0)
