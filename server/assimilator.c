@@ -29,6 +29,7 @@
 #include "db.h"
 #include "instance.h"
 #include "eval.h"
+#include "mean_stream.h"
 #include "lora_job.h"
 #include "lora_round.h"
 #include "roles.h"
@@ -36,13 +37,13 @@
 #include "sample.h"
 #include "server.h"
 #include "store.h"
-#include "vcheck.h"
 #include "wg.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_le.h"
 #include "ct_log.h"
 #include "ct_time.h"
 
@@ -161,25 +162,36 @@ out:
 	return rc;
 }
 
-/* The mean, streamed: each result is decoded a chunk at a time into the
- * sum (vcheck.h), so memory is the base and the sum (same bits as
- * ct_avg's mean: ct_avg.h). */
-static int mean_streaming(struct ct_server *srv, struct around *a, char (*names)[96])
+/* The mean, streamed from the files (mean_stream.h): the deltas' base is
+ * read from its file a chunk at a time, so the base is dropped first and
+ * the sum is the only model this daemon holds meanwhile. Decoding threads:
+ * $CTUNE_THREADS (daemons.eval_threads sets it), else the online CPUs. */
+static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96])
 {
-	size_t n = a->out.lay.total;
-	char path[4096];
-	int rc = 0;
+	struct ct_gpt2_config cfg = a->base.cfg;
+	const char *e = getenv("CTUNE_THREADS");
+	long threads = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nwus, sizeof(*paths));
+	const char **pp = calloc((size_t)a->nwus, sizeof(*pp));
+	int rc = paths && pp ? 0 : CT_ENOMEM;
 
 	for (int k = 0; rc == 0 && k < a->nwus; k++) {
-		rc = ct_server_upload_path(srv, names[k], path, sizeof(path));
-		if (rc == 0)
-			rc = ct_vcheck_add(path, a->base.params, n, a->out.params, k == 0);
-		if (rc < 0)
-			ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
-				     (long long)a->jobid, names[k], ct_errmsg(rc));
+		rc = ct_server_upload_path(srv, names[k], paths[k], sizeof(paths[k]));
+		pp[k] = paths[k];
 	}
 	if (rc == 0)
-		ct_avg_finish(a->out.params, (size_t)a->nwus, n);
+		rc = ct_server_download_path(srv, a->model_sha, base_path, sizeof(base_path));
+	ct_gpt2_free(&a->base);
+	if (rc == 0)
+		rc = ct_gpt2_alloc(&a->out, &cfg);
+	if (rc == 0)
+		rc = ct_mean_stream(base_path, a->out.lay.total, pp, a->nwus,
+				    threads < 1 ? 1 : (int)threads, a->out.params);
+	if (rc < 0)
+		ct_log_error("assimilator: round %d of job %lld: mean: %s", a->idx,
+			     (long long)a->jobid, ct_errmsg(rc));
+	free(paths);
+	free(pp);
 	return rc;
 }
 
@@ -268,30 +280,28 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nwus,
 					   a->base.lay.total, a->base.params, robust_load, &src);
 	}
-	if (rc == 0)
-		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
-	if (rc == 0)
-		rc = m == CT_AVG_MEAN ? mean_streaming(srv, a, names)
-				      : robust(srv, a, names, m, trim);
+	if (rc == 0 && m == CT_AVG_MEAN)
+		rc = mean_files(srv, a, names);
+	else if (rc == 0 && (rc = ct_gpt2_alloc(&a->out, &a->base.cfg)) == 0)
+		rc = robust(srv, a, names, m, trim);
 	free(names);
 	return rc;
 }
 
-/* Write a->out as a checkpoint into the store (kept); a->out_sha. */
+/* Write a->out as a checkpoint into the store (kept); a->out_sha. The
+ * bytes are ct_gpt2_save's, written and hashed once, straight into the
+ * store. */
 static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
-	char path[4096], name[64];
-	int rc;
+	int32_t hdr[CT_GPT2_HEADER_INTS];
+	const void *parts[2] = { hdr, a->out.params };
+	size_t sizes[2] = { sizeof(hdr), a->out.lay.total * sizeof(float) };
 
-	snprintf(name, sizeof(name), ".assim-%lld-%d.bin", (long long)a->jobid, a->idx);
-	rc = ct_path_join(path, sizeof(path), srv->upload_dir, name);
-	if (rc == 0)
-		rc = ct_gpt2_save(path, &a->out.cfg, a->out.params);
-	if (rc == 0)
-		rc = ct_store_add_file(srv, db, path, "round_model", a->jobid, 1, a->out_sha,
-				       NULL);
-	unlink(path);
-	return rc;
+	if (!ct_le_host())
+		return ct_error(CT_EUNSUPP, "assimilator: big-endian hosts are not supported");
+	ct_gpt2_header(&a->out.cfg, hdr);
+	return ct_store_add_parts(srv, db, parts, sizes, 2, "round_model", a->jobid, 1,
+				  a->out_sha);
 }
 
 /* Losses of the base and the average on the job's eval tokens, on the
@@ -317,7 +327,13 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		return rc;
 	if (!a->has_base_loss) {
 		ct_gpt2_free(&a->out);
-		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+		if (a->base.params == NULL)	/* the streamed mean dropped it */
+			rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		if (rc == 0 && a->base.params == NULL)
+			rc = ct_seval_model_load(path, &a->base);
+		if (rc == 0)
+			rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
+					   &used);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}

@@ -38,6 +38,8 @@ server_libctserver_a_SOURCES = \
 server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
+# The assimilator's streamed mean of a round (threads over the results).
+server_libctserver_a_SOURCES += server/mean_stream.c server/mean_stream.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
 bin_PROGRAMS += ctune-server

@@ -2,7 +2,7 @@
 # validator/transitioner/assimilator decisions. Included from test/local.mk.
 if HAVE_CMOCKA
 CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quorum \
-	test/test_daemons
+	test/test_daemons test/test_mean_stream
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
 # two validator processes on a private mariadbd (the script builds nothing)
@@ -30,6 +30,10 @@ test_test_quorum_LDADD = $(CT_TEST_LIBS)
 
 # the fixture test_daemons, test_vrace and test_lora_round share
 CT_DAEMON_FX_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
+
+test_test_mean_stream_SOURCES = test/test_mean_stream.c
+test_test_mean_stream_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_mean_stream_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_daemons_SOURCES = test/test_daemons.c $(CT_DAEMON_FX_SOURCES) \
 	server/transitioner.c \
