@@ -458,6 +458,57 @@ out:
 	return rc;
 }
 
+/* The loss of an open first round's base, computed while its clients
+ * train (nothing to assimilate meanwhile), so that the round's
+ * assimilation runs one evaluation, not two (load_round reads it back).
+ * One round per call; 1 if one was evaluated. */
+static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, int64_t k)
+{
+	struct around *a = calloc(1, sizeof(*a));
+	int64_t id = 0, want = 0, used = 0, jobid;
+	char path[4096];
+	float l = NAN;
+	int rc = a ? 0 : CT_ENOMEM;
+
+	if (rc == 0)
+		rc = ct_db_query_int(db, &id, "SELECT r.id FROM `round` r JOIN job j ON "
+				     "j.id = r.jobid WHERE r.status=? AND r.idx=1 AND "
+				     "r.base_eval_loss IS NULL AND j.status=? AND MOD(r.id, ?)=? "
+				     "ORDER BY r.id LIMIT 1", "iill", CT_ROUND_OPEN,
+				     CT_JOB_RUNNING, n, k);
+	if (rc == CT_ENOTFOUND)
+		rc = 0, id = 0;
+	if (rc == 0 && id > 0)
+		rc = load_round(db, id, a);
+	if (rc < 0 || id <= 0 || a->id == 0 || a->has_base_loss) {
+		free(a);
+		return rc;
+	}
+	jobid = a->jobid;
+	ct_seval_hold();
+	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_tokens_load(path, &a->eval);
+	if (rc == 0)
+		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
+	if (rc == 0)
+		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_seval_model_load(path, &a->base);
+	if (rc == 0)
+		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+	around_free(a);
+	ct_seval_release();
+	if (rc == 0)
+		rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
+				"base_eval_loss IS NULL AND status=?", "dli", (double)l, id,
+				CT_ROUND_OPEN);
+	if (rc >= 0)
+		ct_log_info("assimilator: job %lld round 1: base loss %.4f on %lld tokens, "
+			    "ahead of the round", (long long)jobid, l, (long long)used);
+	return rc < 0 ? rc : 1;
+}
+
 int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_db_res *res = NULL;
@@ -486,6 +537,13 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)
 		ids[nids++] = ct_db_int(res, 0);
 	ct_db_res_free(res);
+	if (nids == 0 && !ct_server_stopping(srv)) {
+		rc = base_loss_ahead(srv, db, n, k);
+		if (rc == CT_EDB || rc == CT_EAGAIN)
+			return rc;
+		if (rc < 0)
+			ct_log_error("assimilator: base loss ahead: %s", ct_errmsg(rc));
+	}
 	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
 		rc = assimilate_round(srv, db, ids[i]);
 		if (rc == CT_EDB || rc == CT_EAGAIN)
