@@ -25,6 +25,9 @@ RANK=4
 ALPHA=8
 
 server_project 1
+# keep every upload to check them below (by default they go as soon as
+# their round is averaged: the file deleter would race this script)
+sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 2 4 128
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
