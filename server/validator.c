@@ -224,7 +224,6 @@ static int load_inputs(struct vwu *v)
 }
 
 static int probe(struct vwu *v, const float *w, double *loss);
-static int probe_model(struct vwu *v, struct ct_gpt2 *m, int release, double *loss);
 
 /* The probe loss results are held to: that of the model the JOB started
  * from, not of this round's start. In later rounds one shard's honest WU,
@@ -247,7 +246,7 @@ static int probe_reference_compute(struct vwu *v)
 	if (rc == 0 && memcmp(&jm.cfg, &v->base.cfg, sizeof(jm.cfg)) != 0)
 		rc = ct_error(CT_EMISMATCH, "validator: job model and round model differ in shape");
 	if (rc == 0)
-		rc = probe_model(v, &jm, 1, &v->base_probe);
+		rc = probe(v, jm.params, &v->base_probe);
 	ct_gpt2_free(&jm);
 	return rc;
 }
@@ -292,38 +291,31 @@ static int default_probe_tokens(const struct vjob *j)
 	return t > VAL_PROBE_TOKENS ? VAL_PROBE_TOKENS : (int)t;
 }
 
-/* Probe loss of model m's weights (the base's layout) on the job's fixed
- * slice: about `want` tokens, sequences of the job's T, batches of at
- * most the job's B (and what the eval file holds), whole batches, >= 1;
- * on the server's evaluation device (eval.h). release: m->params is freed
- * (and set NULL) as soon as the backend holds its copy, for a model the
- * caller drops or reloads afterwards: one copy during the probe, not two. */
-static int probe_model(struct vwu *v, struct ct_gpt2 *m, int release, double *loss)
+/* Probe loss of weights w (the base's layout) on the job's fixed slice.
+ * When w is the base's array holding a result (decoded in place), it is
+ * freed as soon as the evaluation backend has its copy (base_need reloads
+ * the base): one model in memory during the probe, not two. */
+static int probe(struct vwu *v, const float *w, double *loss)
 {
+	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
+	int own = w == v->base.params && v->base_dirty;
 	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : default_probe_tokens(&v->j);
 	int T = v->j.seq > 0 ? v->j.seq : 1;
 	float l = NAN;
 	int rc;
 
-	if (release)
-		rc = ct_seval_loss_release(v->srv, m, &v->eval, v->j.batch, T, want, &l, NULL);
-	else
-		rc = ct_seval_loss(v->srv, m, &v->eval, v->j.batch, T, want, &l, NULL);
+	/* about `want` tokens: sequences of the job's T, batches of at most
+	 * the job's B (and what the eval file holds), whole batches, >= 1;
+	 * on the server's evaluation device (eval.h) */
+	m.params = (float *)w;
+	if (own) {
+		rc = ct_seval_loss_release(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
+		v->base.params = m.params;	/* NULL once released */
+	} else {
+		rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
+	}
 	*loss = l;
 	return rc;
-}
-
-/* Probe loss of weights w (the base's layout). When w is the base's array
- * holding a result (decoded in place), it is released by the probe
- * (base_need reloads the base). */
-static int probe(struct vwu *v, const float *w, double *loss)
-{
-	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
-
-	if (w == v->base.params && v->base_dirty)
-		return probe_model(v, &v->base, 1, loss);
-	m.params = (float *)w;
-	return probe_model(v, &m, 0, loss);
 }
 
 /* ---- one WU: checks --------------------------------------------------------- */
