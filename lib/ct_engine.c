@@ -548,11 +548,8 @@ out:
 
 /* ---- evaluation ----------------------------------------------------- */
 
-/* ct_eval; with release set, *release (the model's weights) is freed and
- * set to NULL once the backend holds its copy. */
-static int eval_impl(const struct ct_gpt2 *model, float **release,
-		     const struct ct_tokens *tokens, int B, int T, int nbatches,
-		     const char *device, float *mean_loss)
+int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+	    int B, int T, int nbatches, const char *device, float *mean_loss)
 {
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be = NULL;
@@ -580,10 +577,6 @@ static int eval_impl(const struct ct_gpt2 *model, float **release,
 	if (rc < 0)
 		return rc;
 	rc = ops->load_state(be, model->params, NULL, NULL);
-	if (rc == 0 && release != NULL) {	/* load_state copies (ct_engine.h) */
-		free(*release);
-		*release = NULL;
-	}
 	for (int i = 0; i < nbatches && rc == 0; i++) {
 		const uint16_t *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
 
@@ -595,16 +588,4 @@ static int eval_impl(const struct ct_gpt2 *model, float **release,
 	if (rc == 0)
 		*mean_loss = acc / (float)nbatches;
 	return rc;
-}
-
-int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
-	    int B, int T, int nbatches, const char *device, float *mean_loss)
-{
-	return eval_impl(model, NULL, tokens, B, T, nbatches, device, mean_loss);
-}
-
-int ct_eval_release(struct ct_gpt2 *model, const struct ct_tokens *tokens,
-		    int B, int T, int nbatches, const char *device, float *mean_loss)
-{
-	return eval_impl(model, &model->params, tokens, B, T, nbatches, device, mean_loss);
 }

@@ -251,11 +251,4 @@ int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	    int B, int T, int nbatches, const char *device, float *mean_loss);
 
-/* ct_eval that frees model->params (setting it NULL) as soon as the
- * backend has its own copy, so that a caller who does not need the
- * weights afterwards holds one copy, not two, while the evaluation runs.
- * On an error before that point model->params is still there. */
-int ct_eval_release(struct ct_gpt2 *model, const struct ct_tokens *tokens,
-		    int B, int T, int nbatches, const char *device, float *mean_loss);
-
 #endif

@@ -332,8 +332,8 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		if (rc == 0 && a->base.params == NULL)
 			rc = ct_seval_model_load(path, &a->base);
 		if (rc == 0)
-			rc = ct_seval_loss_release(srv, &a->base, &a->eval, a->batch, a->seq,
-						   want, &l, &used);
+			rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
+					   &used);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}
@@ -344,8 +344,7 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 			rc = ct_seval_model_load(path, &a->out);
 	}
 	if (rc == 0)
-		rc = ct_seval_loss_release(srv, &a->out, &a->eval, a->batch, a->seq, want, &l,
-					   &used);	/* the sample reloads it */
+		rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
 	a->eval_loss = l;
 	if (rc == 0)
 		rc = ct_seval_record_round(db, a->id, used);
@@ -505,8 +504,7 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
 	if (rc == 0)
-		rc = ct_seval_loss_release(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
-					   &used);
+		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
 	around_free(a);
 	ct_seval_release();
 	if (rc == 0)

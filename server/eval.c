@@ -125,11 +125,8 @@ const char *ct_seval_device(struct ct_server *srv)
 
 /* ---- evaluations ------------------------------------------------------------------ */
 
-/* ct_seval_loss; release: ct_eval_release on m (m->params freed once the
- * backend has them), and the cpu fallback only while they are there. */
-static int seval(struct ct_server *srv, struct ct_gpt2 *m, int release,
-		 const struct ct_tokens *tok, int batch, int T, int64_t want_tokens,
-		 float *loss, int64_t *ntokens)
+int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
+		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
 {
 	const char *dev = ct_seval_device(srv);
 	int64_t pass;
@@ -149,10 +146,8 @@ static int seval(struct ct_server *srv, struct ct_gpt2 *m, int release,
 	if (pass >= 1 && nb > pass)
 		nb = (int)pass;
 	pthread_mutex_lock(&eval_lock);
-	rc = release ? ct_eval_release(m, tok, B, T, nb, dev, loss)
-		     : ct_eval(m, tok, B, T, nb, dev, loss);
-	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0 &&
-	    m->params != NULL) {
+	rc = ct_eval(m, tok, B, T, nb, dev, loss);
+	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {
 		ct_log_warn("eval: %s failed (%s); evaluating on cpu", dev, ct_errmsg(rc));
 		rc = ct_eval(m, tok, B, T, nb, "cpu", loss);
 	}
@@ -160,20 +155,6 @@ static int seval(struct ct_server *srv, struct ct_gpt2 *m, int release,
 	if (rc == 0 && ntokens != NULL)
 		*ntokens = (int64_t)nb * B * T;
 	return rc;
-}
-
-int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
-		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
-{
-	struct ct_gpt2 view = *m;	/* not released: params stay the caller's */
-
-	return seval(srv, &view, 0, tok, batch, T, want_tokens, loss, ntokens);
-}
-
-int ct_seval_loss_release(struct ct_server *srv, struct ct_gpt2 *m, const struct ct_tokens *tok,
-			  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
-{
-	return seval(srv, m, 1, tok, batch, T, want_tokens, loss, ntokens);
 }
 
 int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,

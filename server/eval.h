@@ -72,14 +72,6 @@ const char *ct_seval_device(struct ct_server *srv);
 int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
 		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens);
 
-/* The same, freeing m->params (set to NULL) as soon as the evaluation
- * backend holds its copy of the weights (ct_eval_release): one model in
- * memory during the evaluation, not two. For a caller that drops or
- * reloads the weights afterwards; m->params may be NULL on return,
- * success or not (then an OpenCL failure is not retried on cpu). */
-int ct_seval_loss_release(struct ct_server *srv, struct ct_gpt2 *m, const struct ct_tokens *tok,
-			  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens);
-
 /* Tokens a round evaluation of job `jobid` is over: job.eval_tokens when
  * > 0, else daemons.eval_tokens (default CT_SEVAL_DEFAULT_TOKENS; 0 = the
  * whole eval file). Returns 0 or a db / config error. */

@@ -291,14 +291,10 @@ static int default_probe_tokens(const struct vjob *j)
 	return t > VAL_PROBE_TOKENS ? VAL_PROBE_TOKENS : (int)t;
 }
 
-/* Probe loss of weights w (the base's layout) on the job's fixed slice.
- * When w is the base's array holding a result (decoded in place), it is
- * freed as soon as the evaluation backend has its copy (base_need reloads
- * the base): one model in memory during the probe, not two. */
+/* Probe loss of weights w (the base's layout) on the job's fixed slice. */
 static int probe(struct vwu *v, const float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
-	int own = w == v->base.params && v->base_dirty;
 	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : default_probe_tokens(&v->j);
 	int T = v->j.seq > 0 ? v->j.seq : 1;
 	float l = NAN;
@@ -308,12 +304,7 @@ static int probe(struct vwu *v, const float *w, double *loss)
 	 * the job's B (and what the eval file holds), whole batches, >= 1;
 	 * on the server's evaluation device (eval.h) */
 	m.params = (float *)w;
-	if (own) {
-		rc = ct_seval_loss_release(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
-		v->base.params = m.params;	/* NULL once released */
-	} else {
-		rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
-	}
+	rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
 	*loss = l;
 	return rc;
 }
