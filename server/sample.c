@@ -19,6 +19,7 @@
 #include "ct_tokenizer.h"
 #include "ct_tokens.h"
 #include "db.h"
+#include "eval.h"
 #include "server.h"
 
 #define SAMPLE_BUF_MAX (1 << 20)
@@ -352,10 +353,14 @@ static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
 }
 
 /* Sample `ntokens` from model with the job's settings into text (clean
- * UTF-8). */
-static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
-			const char *prompt, int ntokens, int64_t seed, struct ct_buf *text)
+ * UTF-8), on the server's evaluation device (eval.h: OpenCL when it
+ * conforms, so the same text as the C reference, which took minutes at
+ * 124M: one forward pass per token), on cpu if that device fails. */
+static int sample_model(struct ct_server *srv, const struct job_text *jt,
+			const struct ct_gpt2 *model, const char *prompt, int ntokens,
+			int64_t seed, struct ct_buf *text)
 {
+	const char *dev = ct_seval_device(srv);	/* same bits on every device */
 	struct ct_tokenizer *tk = NULL;
 	struct ct_sample_params sp;
 	struct ct_buf raw;
@@ -369,7 +374,12 @@ static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
 	ct_buf_init(&raw, SAMPLE_BUF_MAX);
 	rc = ct_tokenizer_open(jt->tokenizer, &tk);
 	if (rc == 0)
+		rc = ct_sample_text(model, tk, dev, prompt, strlen(prompt), &sp, &raw);
+	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {
+		ct_log_warn("sample: %s failed (%s); sampling on cpu", dev, ct_errmsg(rc));
+		ct_buf_reset(&raw);
 		rc = ct_sample_text(model, tk, "cpu", prompt, strlen(prompt), &sp, &raw);
+	}
 	if (rc == 0)
 		rc = ct_sample_utf8_clean(prompt, strlen(prompt), text);
 	if (rc == 0)
@@ -404,7 +414,7 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 		model = &loaded;
 	}
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
-	rc = sample_model(jt, model, jt->prompt, ntokens, jt->seed, &text);
+	rc = sample_model(srv, jt, model, jt->prompt, ntokens, jt->seed, &text);
 	if (rc == 0)
 		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
@@ -522,7 +532,7 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_gpt2_load(path, &model);
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
 	if (rc == 0)
-		rc = sample_model(&jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
+		rc = sample_model(ctx->srv, &jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
 				  seed >= 0 ? seed : jt.seed, &text);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 " round %" PRId64 " (model %.12s, %s tokenizer):"
