@@ -105,7 +105,7 @@ static void *role_main(void *arg)
 	ct_instance_set_role(rt->role->name);
 	while (!ct_server_stopping(srv)) {
 		if (db == NULL) {
-			rc = ct_db_open(&db);
+			rc = ct_db_open(&db, srv->clock);
 			if (rc < 0) {
 				ct_log_error("%s: database: %s", rt->role->name, ct_errmsg(rc));
 				nap(srv, 2000);
@@ -150,7 +150,7 @@ static void http_beats(struct ct_server *srv)
 	time_t last_beat = 0;
 
 	while (!ct_server_stopping(srv)) {
-		if (db == NULL && ct_db_open(&db) < 0) {
+		if (db == NULL && ct_db_open(&db, srv->clock) < 0) {
 			nap(srv, 2000);
 			continue;
 		}

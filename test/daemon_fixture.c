@@ -39,8 +39,9 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 	return rc;
 }
 
-int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
-		struct ct_server *srv, struct ct_db **db)
+int ct_dfx_open(const char *name, const char *db_url, int keep_stderr,
+		const struct ct_clock *clock, char **dir, struct ct_server *srv,
+		struct ct_db **db)
 {
 	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
 	char datadir[CT_DFX_PATH], logdir[CT_DFX_PATH];
@@ -50,6 +51,8 @@ int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **di
 	*dir = ct_test_mkdtemp();
 	rc = ct_project_init(*dir, &o);
 	if (rc == 0) rc = ct_server_load(srv, *dir, NULL);
+	if (rc == 0 && clock != NULL)
+		srv->clock = clock;
 	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), srv->dir, "db");
 	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), srv->dir, "log");
 	if (rc == 0 && !keep_stderr)
@@ -64,7 +67,7 @@ int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **di
 			close(saved);
 		}
 	}
-	if (rc == 0) rc = ct_db_open(db);
+	if (rc == 0) rc = ct_db_open(db, srv->clock);
 	if (rc == 0) rc = ct_db_migrate(*db);
 	return rc;
 }
@@ -78,6 +81,73 @@ void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db)
 	free(dir);
 }
 
+int ct_dfx_lib_start(char **dir)
+{
+	char datadir[CT_DFX_PATH], logdir[CT_DFX_PATH];
+	int rc, saved;
+
+	*dir = ct_test_mkdtemp();
+	if (*dir == NULL)
+		return CT_EIO;
+	rc = ct_path_join(datadir, sizeof(datadir), *dir, "db");
+	if (rc == 0)
+		rc = ct_path_join(logdir, sizeof(logdir), *dir, "log");
+	if (rc == 0)
+		rc = ct_mkdir_p(logdir, 0700);
+	if (rc < 0)
+		return rc;
+	/* the embedded server sends stderr to its log: keep ours */
+	saved = dup(2);
+	rc = ct_db_global_init(NULL, datadir, logdir);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	return rc;
+}
+
+void ct_dfx_lib_end(char *dir)
+{
+	ct_db_global_end();
+	if (dir != NULL)
+		ct_test_rmtree(dir);
+	free(dir);
+}
+
+int ct_dfx_case_open(const char *name, const struct ct_clock *clock, char **dir,
+		     struct ct_server *srv, struct ct_db **db)
+{
+	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
+	int rc;
+
+	*db = NULL;
+	*dir = ct_test_mkdtemp();
+	if (*dir == NULL)
+		return CT_EIO;
+	rc = ct_project_init(*dir, &o);
+	if (rc == 0) rc = ct_server_load(srv, *dir, NULL);
+	if (rc == 0 && clock != NULL)
+		srv->clock = clock;
+	/* an empty database: the next connection creates it again */
+	if (rc == 0) rc = ct_db_open(db, srv->clock);
+	if (rc == 0) rc = ct_db_exec(*db, "DROP DATABASE IF EXISTS `" CT_DB_EMBEDDED_NAME "`",
+				     "");
+	ct_db_close(*db);
+	*db = NULL;
+	if (rc >= 0) rc = ct_db_open(db, srv->clock);
+	if (rc == 0) rc = ct_db_migrate(*db);
+	return rc < 0 ? rc : 0;
+}
+
+void ct_dfx_case_close(char *dir, struct ct_server *srv, struct ct_db *db)
+{
+	ct_db_close(db);
+	ct_server_free(srv);
+	if (dir != NULL)
+		ct_test_rmtree(dir);
+	free(dir);
+}
+
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid)
 {
 	char email[64], auth[65];
@@ -87,10 +157,10 @@ int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_
 	ct_sha256_hex(name, strlen(name), auth);
 	assert_int_equal(ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, "
 				    "passwd_hash, auth_hash, teamid) VALUES (?,?,?,?,?,?)",
-				    "lssssl", ct_db_now(), name, email, "x", auth, team), 1);
+				    "lssssl", ct_db_now(db), name, email, "x", auth, team), 1);
 	id = ct_db_last_id(db);
 	assert_int_equal(ct_db_exec(db, "INSERT INTO host (create_time, userid, host_cpid) "
-				    "VALUES (?,?,?)", "lls", ct_db_now(), id, auth + 32), 1);
+				    "VALUES (?,?,?)", "lls", ct_db_now(db), id, auth + 32), 1);
 	*hostid = ct_db_last_id(db);
 	return id;
 }

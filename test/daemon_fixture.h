@@ -10,6 +10,7 @@
 
 #include "db.h"
 #include "server.h"
+#include "ct_clock.h"
 #include "ct_engine.h"
 #include "ct_file.h"
 
@@ -25,15 +26,33 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 		       char *model, char *train, char *eval);
 
 /* A new project in a fresh temporary directory (*dir, caller frees through
- * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv,
- * its database opened and migrated into *db. keep_stderr: give the
- * embedded server a log directory and keep this process's stderr.
- * Returns 0 or CT_E*. */
-int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
-		struct ct_server *srv, struct ct_db **db);
+ * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv
+ * with clock as its clock (NULL: the system clock; not owned), its
+ * database opened and migrated into *db. keep_stderr: give the embedded
+ * server a log directory and keep this process's stderr. Returns 0 or
+ * CT_E*. */
+int ct_dfx_open(const char *name, const char *db_url, int keep_stderr,
+		const struct ct_clock *clock, char **dir, struct ct_server *srv,
+		struct ct_db **db);
 
 /* Undo ct_dfx_open: close db, end the library, free srv, remove dir. */
 void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db);
+
+/* For a test program whose cases each want their own project and an
+ * empty database. MariaDB's embedded server starts once per process (it
+ * cannot be started again after ct_db_global_end), so the program starts
+ * it once, in a temporary directory (*dir, freed by ct_dfx_lib_end), and
+ * each case gets a fresh project directory and a database dropped and
+ * migrated anew: nothing a case wrote is seen by the next. Returns 0 or
+ * CT_E*. */
+int ct_dfx_lib_start(char **dir);
+void ct_dfx_lib_end(char *dir);
+
+/* A new project (as ct_dfx_open) on the library ct_dfx_lib_start started,
+ * with an empty, migrated database. Undo with ct_dfx_case_close. */
+int ct_dfx_case_open(const char *name, const struct ct_clock *clock, char **dir,
+		     struct ct_server *srv, struct ct_db **db);
+void ct_dfx_case_close(char *dir, struct ct_server *srv, struct ct_db *db);
 
 /* A user `name` (email name@example.org, team) with one host (*hostid). */
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid);

@@ -74,7 +74,7 @@ static int setup(void **state)
 	int rc;
 
 	(void)state;
-	rc = ct_dfx_open("lora test", NULL, 1, &F.dir, &F.srv, &F.db);
+	rc = ct_dfx_open("lora test", NULL, 1, NULL, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -126,7 +126,7 @@ static void wu_load(int idx, int shard, struct wu *w)
 
 static int64_t send_to(const struct wu *w, int h)
 {
-	int64_t rid = 0, now = ct_db_now();
+	int64_t rid = 0, now = ct_db_now(F.db);
 
 	assert_int_equal(ct_db_query_int(F.db, &rid, "SELECT id FROM result WHERE workunitid=? "
 					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
@@ -142,7 +142,7 @@ static int64_t send_to(const struct wu *w, int h)
 static void report_file(const struct wu *w, int64_t rid, const struct ct_buf *file,
 			int conforming)
 {
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(F.db);
 
 	ct_dfx_upload(&F.srv, F.db, rid, file->data, file->len, NULL);
 	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "

@@ -163,7 +163,7 @@ static void reset_project(void)
 		snprintf(email, sizeof(email), "%s@example.org", KEYS[i][0]);
 		assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
 					    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
-					    ct_db_now(), KEYS[i][0], email, hash), 1);
+					    ct_db_now(g_db), KEYS[i][0], email, hash), 1);
 	}
 	snprintf(m, sizeof(m), "%s/model.bin", g_dir);
 	snprintf(tr, sizeof(tr), "%s/train.bin", g_dir);
@@ -191,12 +191,12 @@ static int setup_all(void **state)
 	if (ct_project_init(data, &o) < 0 || ct_server_load(&g_srv, data, NULL) < 0)
 		return -1;
 	snprintf(data, sizeof(data), "%s/proj/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db) < 0 ||
+	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, g_srv.clock) < 0 ||
 	    ct_db_migrate(g_db) < 0)
 		return -1;
-	if (ct_http_register_routes(ct_sched_routes) < 0 ||
-	    ct_http_register_routes(ct_files_routes) < 0 ||
-	    ct_http_register_routes(ct_account_routes) < 0 ||
+	if (ct_http_register_routes(&g_srv, ct_sched_routes) < 0 ||
+	    ct_http_register_routes(&g_srv, ct_files_routes) < 0 ||
+	    ct_http_register_routes(&g_srv, ct_account_routes) < 0 ||
 	    ct_http_start(&g_srv, "127.0.0.1:0", &port) < 0)
 		return -1;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);

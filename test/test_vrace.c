@@ -88,7 +88,7 @@ static int setup(void **state)
 	int rc;
 
 	(void)state;
-	rc = ct_dfx_open("vrace", getenv("CT_TEST_DB_URL"), 0, &F.dir, &F.srv, &F.db);
+	rc = ct_dfx_open("vrace", getenv("CT_TEST_DB_URL"), 0, NULL, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -123,7 +123,7 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 				    "report_deadline=?, received_time=?, upload_time=?, "
 				    "upload_size=?, conforming=1, upload_sha256=? WHERE id=?",
 				    "llllllls" "l", F.hosts[h], F.users[h],
-				    ct_db_now(), ct_db_now() + 86400, ct_db_now(), ct_db_now(),
+				    ct_db_now(F.db), ct_db_now(F.db) + 86400, ct_db_now(F.db), ct_db_now(F.db),
 				    (int64_t)out.len, usha, rid), 1);
 	ct_buf_free(&out);
 }
@@ -190,7 +190,7 @@ static void kid_main(int idx, const char *instance)
 			_exit(2);
 		ct_instance_set_role("validator");
 	}
-	if (ct_db_open(&db) < 0)
+	if (ct_db_open(&db, F.srv.clock) < 0)
 		_exit(3);
 	while (!__atomic_load_n(&F.shm->quit, __ATOMIC_SEQ_CST)) {
 		int rc;
