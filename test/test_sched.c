@@ -26,6 +26,12 @@
  * @NAME@ in requests, attributes and expected values is replaced by the
  * captured or predefined variable (@URL@ too); @SHA:text@ by the SHA-256
  * hex of "text".
+ *
+ * The harness knows exactly the elements and attributes above (the table
+ * `vocab`) and refuses a case file with any other, or without a required
+ * attribute, before running it: a misspelled expectation (<xpth>,
+ * <sql qurey=...>) fails the case instead of asserting nothing. Only the
+ * body inside <request> is free (it is what the server gets).
  */
 #include "ct_test.h"
 
@@ -250,6 +256,85 @@ static long post(const char *path, const void *body, size_t n, struct curl_slist
 	return status;
 }
 
+/* ---- the case file's vocabulary --------------------------------------- */
+
+/* An element a case file may hold: where, with which attributes (the
+ * required ones first, `nreq` of them) and which child elements. */
+struct vocab {
+	const char *name;
+	const char *parent;		/* NULL: the root */
+	const char *attrs[5];		/* NULL-terminated */
+	int nreq;
+	int free_body;			/* children are not harness elements */
+};
+
+static const struct vocab vocab[] = {
+	{ .name = "case", .parent = NULL },
+	{ .name = "description", .parent = "case" },
+	{ .name = "step", .parent = "case", .attrs = { "path" } },
+	{ .name = "upload", .parent = "case",
+	  .attrs = { "result", "token", "data", "status" }, .nreq = 2 },
+	{ .name = "request", .parent = "step", .attrs = { "gzip" }, .free_body = 1 },
+	{ .name = "expect", .parent = "step", .attrs = { "status" } },
+	{ .name = "xpath", .parent = "expect", .attrs = { "expr" }, .nreq = 1 },
+	{ .name = "capture", .parent = "step", .attrs = { "var", "expr" }, .nreq = 2 },
+	{ .name = "sql", .parent = "step", .attrs = { "query" }, .nreq = 1 },
+};
+
+static const struct vocab *vocab_find(const char *name, const char *parent)
+{
+	for (size_t i = 0; i < sizeof(vocab) / sizeof(vocab[0]); i++)
+		if (strcmp(vocab[i].name, name) == 0 &&
+		    (vocab[i].parent == NULL ? parent == NULL :
+		     parent != NULL && strcmp(vocab[i].parent, parent) == 0))
+			return &vocab[i];
+	return NULL;
+}
+
+static int vocab_has_attr(const struct vocab *v, const char *name)
+{
+	for (int i = 0; v->attrs[i] != NULL; i++)
+		if (strcmp(v->attrs[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Check element n (whose parent element is named parent, NULL for the
+ * root) and its subtree against `vocab`. Returns 0, or CT_EFORMAT with
+ * what is wrong in why. */
+static int case_check(xmlNodePtr n, const char *parent, char *why, size_t cap)
+{
+	const char *name = (const char *)n->name;
+	const struct vocab *v = vocab_find(name, parent);
+
+	if (v == NULL) {
+		snprintf(why, cap, "line %ld: unknown element <%s> in <%s>", xmlGetLineNo(n), name,
+			 parent ? parent : "(document)");
+		return CT_EFORMAT;
+	}
+	for (xmlAttrPtr a = n->properties; a != NULL; a = a->next)
+		if (!vocab_has_attr(v, (const char *)a->name)) {
+			snprintf(why, cap, "line %ld: <%s> has no attribute %s", xmlGetLineNo(n),
+				 name, (const char *)a->name);
+			return CT_EFORMAT;
+		}
+	for (int i = 0; i < v->nreq; i++)
+		if (!xmlHasProp(n, (const xmlChar *)v->attrs[i])) {
+			snprintf(why, cap, "line %ld: <%s> needs attribute %s", xmlGetLineNo(n),
+				 name, v->attrs[i]);
+			return CT_EFORMAT;
+		}
+	if (v->free_body)
+		return 0;
+	for (xmlNodePtr c = ct_xml_child(n, NULL); c != NULL; c = ct_xml_next(c, NULL)) {
+		int rc = case_check(c, name, why, cap);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* ---- case steps -------------------------------------------------------- */
 
 static char *attr(xmlNodePtr n, const char *name)
@@ -414,6 +499,12 @@ static void run_case(const char *file)
 	if (doc == NULL)
 		fail_msg("%s: not XML", file);
 	root = xmlDocGetRootElement(doc);
+	{
+		char why[256];
+
+		if (root == NULL || case_check(root, NULL, why, sizeof(why)) < 0)
+			fail_msg("%s: %s", file, root ? why : "empty");
+	}
 	reset_project();
 	for (n = ct_xml_child(root, NULL); n; n = ct_xml_next(n, NULL)) {
 		if (strcmp((const char *)n->name, "step") == 0)
@@ -450,9 +541,55 @@ static void test_cases(void **state)
 	free(list);
 }
 
+/* The vocabulary check refuses what a typo makes of a case file, and
+ * accepts the real thing. */
+static void test_case_typos_refused(void **state)
+{
+	static const struct {
+		const char *xml, *why;		/* why: part of the refusal; NULL: fine */
+	} c[] = {
+		{ "<case><step><request><scheduler_request><anything/></scheduler_request>"
+		  "</request><expect status=\"200\"><xpath expr=\"1\">1</xpath></expect>"
+		  "<capture var=\"A\" expr=\"1\"/><sql query=\"SELECT 1\">1</sql></step>"
+		  "<upload result=\"r\" token=\"t\"/></case>", NULL },
+		{ "<case><step><expect><xpth expr=\"1\">2</xpth></expect></step></case>",
+		  "unknown element <xpth> in <expect>" },
+		{ "<case><stpe/></case>", "unknown element <stpe>" },
+		{ "<case><step><sql qurey=\"SELECT 1\">1</sql></step></case>",
+		  "<sql> has no attribute qurey" },
+		{ "<case><step><expect stauts=\"200\"/></step></case>",
+		  "<expect> has no attribute stauts" },
+		{ "<case><step><capture var=\"A\"/></step></case>",
+		  "<capture> needs attribute expr" },
+		{ "<case><step><xpath expr=\"1\">1</xpath></step></case>",
+		  "unknown element <xpath> in <step>" },	/* outside <expect> */
+		{ "<cases/>", "unknown element <cases>" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		xmlDocPtr doc = xmlReadMemory(c[i].xml, (int)strlen(c[i].xml), "case.xml", NULL,
+					      XML_PARSE_NONET);
+		char why[256] = "";
+		int rc;
+
+		assert_non_null(doc);
+		rc = case_check(xmlDocGetRootElement(doc), NULL, why, sizeof(why));
+		if (c[i].why == NULL) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, CT_EFORMAT);
+			if (strstr(why, c[i].why) == NULL)
+				fail_msg("case %zu: '%s' does not say '%s'", i, why, c[i].why);
+		}
+		xmlFreeDoc(doc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_case_typos_refused),
 		cmocka_unit_test(test_cases),
 	};
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
