@@ -244,8 +244,9 @@ static int account_rpc(struct ct_http_req *req, struct ct_http_resp *resp)
 		goto out;
 	}
 	/* the same limits as the web forms, before any password is hashed */
-	if (!ct_rl_allow(req->srv->rl, req->srv->conf, strcmp(a.action, "create") == 0 ? CT_RL_SIGNUP :
-			 CT_RL_LOGIN, req->remote_ip, a.email, ct_server_now(req->srv), &wait)) {
+	if (!ct_rl_allow(req->srv->rl, req->srv->conf,
+			 strcmp(a.action, "create") == 0 ? CT_RL_SIGNUP : CT_RL_LOGIN,
+			 req->remote_ip, a.email, ct_server_now(req->srv), &wait)) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "too many account requests; try again in %d s", wait);

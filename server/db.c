@@ -101,11 +101,6 @@ int64_t ct_db_now(const struct ct_db *db)
 	return ct_clock_now_s(db->clock);
 }
 
-const struct ct_clock *ct_db_clock(const struct ct_db *db)
-{
-	return db->clock;
-}
-
 int ct_db_global_is_embedded(void)
 {
 	return g_embedded;

@@ -269,7 +269,4 @@ int ct_db_schema_latest(void);
  * make deadlines pass. */
 int64_t ct_db_now(const struct ct_db *db);
 
-/* The clock this connection stamps rows with (never NULL). */
-const struct ct_clock *ct_db_clock(const struct ct_db *db);
-
 #endif
