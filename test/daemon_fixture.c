@@ -39,9 +39,8 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 	return rc;
 }
 
-int ct_dfx_open(const char *name, const char *db_url, int keep_stderr,
-		const struct ct_clock *clock, char **dir, struct ct_server *srv,
-		struct ct_db **db)
+int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
+		struct ct_server *srv, struct ct_db **db)
 {
 	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
 	char datadir[CT_DFX_PATH], logdir[CT_DFX_PATH];
@@ -51,8 +50,6 @@ int ct_dfx_open(const char *name, const char *db_url, int keep_stderr,
 	*dir = ct_test_mkdtemp();
 	rc = ct_project_init(*dir, &o);
 	if (rc == 0) rc = ct_server_load(srv, *dir, NULL);
-	if (rc == 0 && clock != NULL)
-		srv->clock = clock;
 	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), srv->dir, "db");
 	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), srv->dir, "log");
 	if (rc == 0 && !keep_stderr)

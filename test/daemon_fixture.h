@@ -26,14 +26,13 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 		       char *model, char *train, char *eval);
 
 /* A new project in a fresh temporary directory (*dir, caller frees through
- * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv
- * with clock as its clock (NULL: the system clock; not owned), its
- * database opened and migrated into *db. keep_stderr: give the embedded
- * server a log directory and keep this process's stderr. Returns 0 or
- * CT_E*. */
-int ct_dfx_open(const char *name, const char *db_url, int keep_stderr,
-		const struct ct_clock *clock, char **dir, struct ct_server *srv,
-		struct ct_db **db);
+ * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv,
+ * its database opened and migrated into *db. keep_stderr: give the
+ * embedded server a log directory and keep this process's stderr.
+ * Returns 0 or CT_E*. For one program only: it starts the database
+ * library, which cannot start again (see ct_dfx_lib_start). */
+int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
+		struct ct_server *srv, struct ct_db **db);
 
 /* Undo ct_dfx_open: close db, end the library, free srv, remove dir. */
 void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db);

@@ -88,7 +88,7 @@ static int setup(void **state)
 	int rc;
 
 	(void)state;
-	rc = ct_dfx_open("vrace", getenv("CT_TEST_DB_URL"), 0, NULL, &F.dir, &F.srv, &F.db);
+	rc = ct_dfx_open("vrace", getenv("CT_TEST_DB_URL"), 0, &F.dir, &F.srv, &F.db);
 	if (rc == 0) rc = make_inputs();
 	if (rc < 0) {
 		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
@@ -114,6 +114,7 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
 	char usha[65];
+	int64_t now = ct_db_now(F.db);
 
 	assert_int_equal(ct_hex_decode(model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(base->params, w, base->lay.total, &dm, base_sha,
@@ -123,7 +124,7 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 				    "report_deadline=?, received_time=?, upload_time=?, "
 				    "upload_size=?, conforming=1, upload_sha256=? WHERE id=?",
 				    "llllllls" "l", F.hosts[h], F.users[h],
-				    ct_db_now(F.db), ct_db_now(F.db) + 86400, ct_db_now(F.db), ct_db_now(F.db),
+				    now, now + 86400, now, now,
 				    (int64_t)out.len, usha, rid), 1);
 	ct_buf_free(&out);
 }
