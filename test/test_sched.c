@@ -586,10 +586,32 @@ static void test_case_typos_refused(void **state)
 	}
 }
 
+/* Route tables belong to a server: two servers in one process register
+ * their own; a table twice is one; past CT_SERVER_MAX_ROUTE_TABLES the
+ * answer is CT_ETOOBIG. */
+static void test_routes_per_server(void **state)
+{
+	static const struct ct_http_route empty[CT_SERVER_MAX_ROUTE_TABLES + 1][1];
+	struct ct_server a = { 0 }, b = { 0 };
+
+	(void)state;
+	assert_int_equal(ct_http_register_routes(&a, ct_sched_routes), 0);
+	assert_int_equal(ct_http_register_routes(&a, ct_sched_routes), 0);
+	assert_int_equal(a.nroutes, 1);
+	assert_int_equal(b.nroutes, 0);
+	for (int i = 0; i < CT_SERVER_MAX_ROUTE_TABLES; i++)
+		assert_int_equal(ct_http_register_routes(&b, empty[i]), 0);
+	assert_int_equal(ct_http_register_routes(&b, empty[CT_SERVER_MAX_ROUTE_TABLES]),
+			 CT_ETOOBIG);
+	assert_int_equal(a.nroutes, 1);
+	assert_ptr_equal(a.routes[0], ct_sched_routes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_case_typos_refused),
+		cmocka_unit_test(test_routes_per_server),
 		cmocka_unit_test(test_cases),
 	};
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
