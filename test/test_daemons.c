@@ -9,7 +9,7 @@
  * deleter.
  *
  * Each case has its own fixture: a fresh project and database, a fake
- * clock starting at T0 (deadlines and grace periods pass by moving it,
+ * clock starting at CT_DFX_T0 (deadlines and grace periods pass by moving it,
  * never by waiting), six users with a host each, and a job of two rounds
  * of two WUs; a case builds the history it needs (an honest round, a job
  * finished two days later) with the helpers below. The cases: honest pairs
@@ -46,22 +46,13 @@
 /* One test's world: its own project, database, fake clock, users and job.
  * Nothing is shared between tests: each builds what it needs on top. */
 struct fx {
-	char *dir;
-	struct ct_server srv;
-	struct ct_db *db;
-	double t;			/* the fake clock's time (seconds) */
-	struct ct_clock clock;
-	uint64_t rng;
-	char model[4200], train[4200], eval[4200];
+	struct ct_dfx_case c;	/* project, database, fake clock, inputs */
 	int64_t jobid, team, users[6], hosts[6];
 };
 
-/* The clock every test starts at: 2025-06-01 00:00:00 UTC. */
-#define T0 1748736000.0
-
 static double urand(struct fx *f)
 {
-	return ct_dfx_urand(&f->rng);
+	return ct_dfx_urand(&f->c.rng);
 }
 
 /* ---- fixture ------------------------------------------------------------------- */
@@ -72,12 +63,12 @@ static int64_t submit(struct fx *f, const char *name, int max_errors)
 		.name = name, .shards = 2, .rounds = 2, .steps = 3, .batch = 2, .seq = 8,
 		.lr = 1e-2, .quorum = 2, .replicas = 2, .max_error_results = max_errors,
 		.max_total_results = 10, .tolerance = 1e-3, .loss_margin = 0.5,
-		.adaptive = 0, .model_path = f->model, .train_path = f->train,
-		.eval_path = f->eval,
+		.adaptive = 0, .model_path = f->c.model, .train_path = f->c.train,
+		.eval_path = f->c.eval,
 	};
 	int64_t id = 0;
 
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &spec, &id), 0);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &spec, &id), 0);
 	return id;
 }
 
@@ -85,14 +76,14 @@ static int64_t submit(struct fx *f, const char *name, int max_errors)
  * each, and a job of 2 rounds of 2 WUs. */
 static void populate(struct fx *f)
 {
-	assert_int_equal(ct_db_exec(f->db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
-				    "ls", ct_db_now(f->db), "testers"), 1);
-	f->team = ct_db_last_id(f->db);
+	assert_int_equal(ct_db_exec(f->c.db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
+				    "ls", ct_db_now(f->c.db), "testers"), 1);
+	f->team = ct_db_last_id(f->c.db);
 	for (int i = 0; i < 6; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "user%d", i);
-		f->users[i] = ct_dfx_add_user(f->db, name, i < 2 ? f->team : 0, &f->hosts[i]);
+		f->users[i] = ct_dfx_add_user(f->c.db, name, i < 2 ? f->team : 0, &f->hosts[i]);
 	}
 	f->jobid = submit(f, "daemons job", 5);
 }
@@ -102,19 +93,8 @@ static int setup(void **state)
 	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
 	struct fx *f = calloc(1, sizeof(*f));
-	int rc;
 
-	if (f == NULL)
-		return -1;
-	f->rng = 0x9E3779B97F4A7C15ull;
-	f->t = T0;
-	ct_clock_fake(&f->clock, &f->t);
-	rc = ct_dfx_case_open("daemons test", &f->clock, &f->dir, &f->srv, &f->db);
-	if (rc == 0)
-		rc = ct_dfx_make_inputs(&cfg, f->dir, &f->rng, f->model, f->train, f->eval);
-	if (rc < 0) {
-		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
-		ct_dfx_case_close(f->dir, &f->srv, f->db);
+	if (f == NULL || ct_dfx_case_open(&f->c, "daemons test", &cfg) < 0) {
 		free(f);
 		return -1;
 	}
@@ -127,7 +107,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
-	ct_dfx_case_close(f->dir, &f->srv, f->db);
+	ct_dfx_case_close(&f->c);
 	free(f);
 	return 0;
 }
@@ -154,11 +134,11 @@ static void wu_load(struct fx *f, int64_t jobid, int idx, int shard, struct wu *
 	struct ct_dfx_wu row;
 
 	memset(w, 0, sizeof(*w));
-	ct_dfx_wu_row(f->db, jobid, idx, shard, &row);
+	ct_dfx_wu_row(f->c.db, jobid, idx, shard, &row);
 	w->id = row.id;
 	memcpy(w->model_sha, row.model_sha, sizeof(w->model_sha));
 	memcpy(w->data_sha, row.data_sha, sizeof(w->data_sha));
-	w->honest = ct_dfx_wu_run(&f->srv, &row, &row.hp, &w->base, 0);
+	w->honest = ct_dfx_wu_run(&f->c.srv, &row, &row.hp, &w->base, 0);
 }
 
 /* The credit of one valid result of the fixture's job (steps 3, B 2, T 8). */
@@ -170,16 +150,16 @@ static double one_credit(const struct wu *w)
 /* An unsent result of the WU, sent to `host` (what the scheduler does). */
 static int64_t send_to(struct fx *f, const struct wu *w, int h)
 {
-	int64_t rid = 0, now = ct_db_now(f->db);
+	int64_t rid = 0, now = ct_db_now(f->c.db);
 
-	assert_int_equal(ct_db_query_int(f->db, &rid, "SELECT id FROM result WHERE workunitid=? "
+	assert_int_equal(ct_db_query_int(f->c.db, &rid, "SELECT id FROM result WHERE workunitid=? "
 					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
 					 CT_RS_UNSENT), 0);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
 				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
 				    "illllli", CT_RS_IN_PROGRESS, f->hosts[h], f->users[h], now,
 				    now + 86400, rid, CT_RS_UNSENT), 1);
-	assert_true(ct_db_exec(f->db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
+	assert_true(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			       "WHERE id=?", "ll", now + 86400, w->id) >= 0);
 	return rid;
 }
@@ -193,53 +173,53 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *r
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
 	char usha[65];
-	int64_t now = ct_db_now(f->db);
+	int64_t now = ct_db_now(f->c.db);
 
 	assert_int_equal(ct_hex_decode(w->model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(w->base.params, res, n, &dm, base_sha,
 					 CT_DELTA_LOSSLESS, -1, &out), 0);
 	/* the file and its hash, as the upload handler writes them */
-	ct_dfx_upload(&f->srv, f->db, rid, out.data, out.len, usha);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE result SET server_state=?, outcome=?, "
+	ct_dfx_upload(&f->c.srv, f->c.db, rid, out.data, out.len, usha);
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=?, "
 				    "upload_sha256=? WHERE id=?", "iilllisl", CT_RS_OVER,
 				    CT_RO_SUCCESS, now, now, (int64_t)out.len, conforming, usha,
 				    rid), 1);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE workunit SET transition_time=? WHERE id=?",
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    "ll", now, w->id), 1);
 	ct_buf_free(&out);
 }
 
 static void report_error(struct fx *f, const struct wu *w, int64_t rid)
 {
-	int64_t now = ct_db_now(f->db);
+	int64_t now = ct_db_now(f->c.db);
 
-	assert_int_equal(ct_db_exec(f->db, "UPDATE result SET server_state=?, outcome=?, "
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, exit_status=1 WHERE id=?", "iill",
 				    CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rid), 1);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE workunit SET transition_time=? WHERE id=?",
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    "ll", now, w->id), 1);
 }
 
 /* Run transitioner, validator, assimilator until none has work. */
 static void run_daemons(struct fx *f)
 {
-	ct_dfx_run_daemons(&f->srv, f->db);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
 }
 
 static int64_t qint(struct fx *f, const char *sql, int64_t arg)
 {
-	return ct_dfx_qint(f->db, sql, arg);
+	return ct_dfx_qint(f->c.db, sql, arg);
 }
 
 static double qdouble(struct fx *f, const char *sql, int64_t arg)
 {
-	return ct_dfx_qdouble(f->db, sql, arg);
+	return ct_dfx_qdouble(f->c.db, sql, arg);
 }
 
 static int vstate(struct fx *f, int64_t rid)
 {
-	return (int)qint(f, "SELECT validate_state FROM result WHERE id=?", rid);
+	return ct_dfx_vstate(f->c.db, rid);
 }
 
 static int unsent(struct fx *f, const struct wu *w)
@@ -287,7 +267,7 @@ static void check_round_stats(struct fx *f)
 	struct ct_db_res *res = NULL;
 	size_t n = 0;
 
-	assert_int_equal(ct_db_query(f->db, &res,
+	assert_int_equal(ct_db_query(f->c.db, &res,
 		"SELECT r.id, s.n_unsent, s.n_in_progress, s.n_valid, s.n_invalid, s.n_error, "
 		"s.credit, (SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
 		"WHERE w.roundid = r.id AND x.server_state = 2), (SELECT COUNT(*) FROM result x "
@@ -343,10 +323,10 @@ static void test_honest_pair_credited(void **state)
 		{
 			struct ct_db_res *res = NULL;
 
-			assert_int_equal(ct_db_query(f->db, &res, "SELECT name FROM result "
+			assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result "
 						     "WHERE id=?", "l", a), 0);
 			assert_int_equal(ct_db_next(res), 1);
-			assert_int_equal(ct_server_upload_path(&f->srv, ct_db_str(res, 0), path,
+			assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path,
 							       sizeof(path)), 0);
 			ct_db_res_free(res);
 		}
@@ -359,10 +339,10 @@ static void test_honest_pair_credited(void **state)
 			char pb[4200], mb[4300];
 			struct ct_db_res *res = NULL;
 
-			assert_int_equal(ct_db_query(f->db, &res, "SELECT name FROM result "
+			assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result "
 						     "WHERE id=?", "l", b), 0);
 			assert_int_equal(ct_db_next(res), 1);
-			assert_int_equal(ct_server_upload_path(&f->srv, ct_db_str(res, 0), pb,
+			assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), pb,
 							       sizeof(pb)), 0);
 			ct_db_res_free(res);
 			snprintf(mb, sizeof(mb), "%s.away", pb);
@@ -389,7 +369,7 @@ static void test_honest_pair_credited(void **state)
 	ev = qint(f, "SELECT COUNT(*) FROM credit_event WHERE workunitid=?", R1[0].id);
 	assert_int_equal(ev, 2);
 	/* a second grant for the same result changes nothing */
-	assert_int_equal(ct_credit_grant(f->db, a, credit1, ct_db_now(f->db)), 0);
+	assert_int_equal(ct_credit_grant(f->c.db, a, credit1, ct_db_now(f->c.db)), 0);
 	assert_true(fabs(qdouble(f, "SELECT total_credit FROM `user` WHERE id=?", f->users[0]) - credit1) < 1e-12);
 	/* recent average credit decays with a 7-day half-life when the
 	 * decay role runs, once per hour at most */
@@ -397,8 +377,8 @@ static void test_honest_pair_credited(void **state)
 		double rac = qdouble(f, "SELECT expavg_credit FROM `user` WHERE id=?", f->users[0]);
 		int64_t t = qint(f, "SELECT expavg_time FROM `user` WHERE id=?", f->users[0]);
 
-		assert_true(ct_credit_decay(f->db, t + 600) == 0);	/* < 1 h: untouched */
-		assert_true(ct_credit_decay(f->db, t + 7 * 86400) >= 3);	/* user, host, team */
+		assert_true(ct_credit_decay(f->c.db, t + 600) == 0);	/* < 1 h: untouched */
+		assert_true(ct_credit_decay(f->c.db, t + 7 * 86400) >= 3);	/* user, host, team */
 		assert_true(fabs(qdouble(f, "SELECT expavg_credit FROM `user` WHERE id=?", f->users[0]) -
 				 rac / 2) < 1e-9 * rac);
 		assert_int_equal(qint(f, "SELECT expavg_time FROM `user` WHERE id=?", f->users[0]),
@@ -411,7 +391,7 @@ static void test_honest_pair_credited(void **state)
 	}
 	/* nothing left to validate; the validator finds no work */
 	assert_int_equal(qint(f, "SELECT need_validate FROM workunit WHERE id=?", R1[0].id), 0);
-	assert_int_equal(ct_validator_run_once(&f->srv, f->db), 0);
+	assert_int_equal(ct_validator_run_once(&f->c.srv, f->c.db), 0);
 	wu_free(&R1[0]);
 }
 
@@ -514,7 +494,7 @@ static void test_round_average(void **state)
 	n = R1[0].base.lay.total;
 	want = malloc(n * sizeof(float));
 	/* run_daemons() already closed round 1 and opened round 2 */
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT status, out_model_sha256, eval_loss, "
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, out_model_sha256, eval_loss, "
 				     "base_eval_loss FROM `round` WHERE jobid=? AND idx=1", "l",
 				     f->jobid), 0);
 	assert_int_equal(ct_db_next(res), 1);
@@ -533,7 +513,7 @@ static void test_round_average(void **state)
 		assert_int_equal(nt % 16, 0);	/* whole batches of B x T = 2 x 8 */
 	}
 	assert_int_equal(ct_avg(want, in, 2, n, CT_AVG_MEAN, 0), 0);
-	assert_int_equal(ct_server_download_path(&f->srv, sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_server_download_path(&f->c.srv, sha, path, sizeof(path)), 0);
 	assert_int_equal(ct_gpt2_load(path, &got), 0);
 	assert_memory_equal(got.params, want, n * sizeof(float));
 	assert_int_equal(qint(f, "SELECT keep FROM `file` WHERE sha256=(SELECT out_model_sha256 "
@@ -547,12 +527,12 @@ static void test_round_average(void **state)
 	/* A crash after round 2 was opened but before round 1 was recorded:
 	 * the next pass redoes the work, gets the same model, and opens
 	 * nothing twice. */
-	assert_int_equal(ct_db_exec(f->db, "UPDATE `round` SET status=?, out_model_sha256='' "
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE `round` SET status=?, out_model_sha256='' "
 				    "WHERE jobid=? AND idx=1", "il", CT_ROUND_OPEN, f->jobid), 1);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE workunit SET assimilate_state=? WHERE jobid=? "
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET assimilate_state=? WHERE jobid=? "
 				    "AND round_idx=1", "il", CT_AS_READY, f->jobid), 2);
-	assert_int_equal(ct_assimilator_run_once(&f->srv, f->db), 1);
-	assert_int_equal(ct_assimilator_run_once(&f->srv, f->db), 0);
+	assert_int_equal(ct_assimilator_run_once(&f->c.srv, f->c.db), 1);
+	assert_int_equal(ct_assimilator_run_once(&f->c.srv, f->c.db), 0);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM `round` r1 JOIN `round` r2 ON r2.jobid = "
 			      "r1.jobid AND r2.idx = 2 WHERE r1.jobid=? AND r1.idx=1 AND "
 			      "r1.status=2 AND r1.out_model_sha256 = r2.model_sha256", f->jobid), 1);
@@ -581,11 +561,11 @@ static void test_deadline_resends(void **state)
 	assert_int_equal(vstate(f, a), CT_VS_INCONCLUSIVE);
 	assert_int_equal(unsent(f, &w), 0);	/* b may still come back */
 	assert_int_equal(qint(f, "SELECT server_state FROM result WHERE id=?", b), CT_RS_IN_PROGRESS);
-	f->t += 86399;		/* a second before b's deadline: it may still come */
+	f->c.t += 86399;		/* a second before b's deadline: it may still come */
 	run_daemons(f);
 	assert_int_equal(unsent(f, &w), 0);
 	assert_int_equal(qint(f, "SELECT server_state FROM result WHERE id=?", b), CT_RS_IN_PROGRESS);
-	f->t += 86401;		/* b's deadline has passed */
+	f->c.t += 86401;		/* b's deadline has passed */
 	run_daemons(f);
 	assert_int_equal(unsent(f, &w), 1);	/* resent */
 	assert_int_equal(qint(f, "SELECT outcome FROM result WHERE id=?", b), CT_RO_NO_REPLY);
@@ -623,7 +603,7 @@ static void *race(void *arg)
 static void test_racing_validators_and_job_done(void **state)
 {
 	struct fx *f = *state;
-	struct racer r[2] = { { &f->srv, 0 }, { &f->srv, 0 } };
+	struct racer r[2] = { { &f->c.srv, 0 }, { &f->c.srv, 0 } };
 	pthread_t t[2];
 	struct wu w;
 	int64_t a, b;
@@ -636,7 +616,7 @@ static void test_racing_validators_and_job_done(void **state)
 	b = send_to(f, &w, 5);
 	report(f, &w, a, w.honest, w.base.lay.total, 1);
 	report(f, &w, b, w.honest, w.base.lay.total, 1);
-	assert_true(ct_transitioner_run_once(&f->srv, f->db) >= 1);
+	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 1);
 	assert_int_equal(qint(f, "SELECT need_validate FROM workunit WHERE id=?", w.id), 1);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
@@ -667,14 +647,14 @@ static void upload_of(struct fx *f, int64_t rid, char *path, size_t cap)
 {
 	struct ct_db_res *res = NULL;
 
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT name FROM result WHERE id=?", "l",
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result WHERE id=?", "l",
 				     rid), 0);
 	assert_int_equal(ct_db_next(res), 1);
-	assert_int_equal(ct_server_upload_path(&f->srv, ct_db_str(res, 0), path, cap), 0);
+	assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path, cap), 0);
 	ct_db_res_free(res);
 }
 
-/* Ensure round 1 is done at T0 and round 2 two days later (the job ends
+/* Ensure round 1 is done at CT_DFX_T0 and round 2 two days later (the job ends
  * then); *wu10 gets WU (1,0)'s id, *canon its canonical result, *last the
  * last result reported. */
 static void job_over_two_days(struct fx *f, int64_t *wu10, int64_t *canon, int64_t *last)
@@ -683,7 +663,7 @@ static void job_over_two_days(struct fx *f, int64_t *wu10, int64_t *canon, int64
 	*wu10 = qint(f, "SELECT id FROM workunit WHERE round_idx=1 AND shard=0 AND jobid=?",
 		     f->jobid);
 	*canon = qint(f, "SELECT canonical_resultid FROM workunit WHERE id=?", *wu10);
-	f->t += 2 * 86400;
+	f->c.t += 2 * 86400;
 	honest_wu(f, 2, 0, 0, 1, NULL);
 	honest_wu(f, 2, 1, 2, 3, last);
 	assert_int_equal(qint(f, "SELECT status FROM job WHERE id=?", f->jobid), CT_JOB_DONE);
@@ -711,22 +691,22 @@ static void test_file_deleter(void **state)
 
 		upload_of(f, b, other, sizeof(other));
 		assert_true(ct_file_exists(other));
-		assert_int_equal(ct_conf_set(f->srv.conf, "daemons.keep_canonical", "yes"), 0);
-		assert_int_equal(ct_conf_set(f->srv.conf, "daemons.upload_grace", "3600"), 0);
-		assert_true(ct_file_deleter_run_once(&f->srv, f->db) >= 1);
+		assert_int_equal(ct_conf_set(f->c.srv.conf, "daemons.keep_canonical", "yes"), 0);
+		assert_int_equal(ct_conf_set(f->c.srv.conf, "daemons.upload_grace", "3600"), 0);
+		assert_true(ct_file_deleter_run_once(&f->c.srv, f->c.db) >= 1);
 		assert_true(ct_file_exists(path));
 		assert_false(ct_file_exists(other));
-		assert_int_equal(ct_conf_set(f->srv.conf, "daemons.keep_canonical", "no"), 0);
+		assert_int_equal(ct_conf_set(f->c.srv.conf, "daemons.keep_canonical", "no"), 0);
 	}
-	n = ct_file_deleter_run_once(&f->srv, f->db);
+	n = ct_file_deleter_run_once(&f->c.srv, f->c.db);
 	assert_true(n >= 2);	/* round 1's canonical uploads */
 	assert_false(ct_file_exists(path));
 	assert_true(ct_file_exists(recent));	/* within the grace period */
 	/* the job ended just now: its shards are still in their grace period */
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM `file` WHERE jobid=? AND kind='shard' AND "
 			      "file_delete_state=0", f->jobid), 2);
-	f->t += 3 * 86400;
-	n = ct_file_deleter_run_once(&f->srv, f->db);
+	f->c.t += 3 * 86400;
+	n = ct_file_deleter_run_once(&f->c.srv, f->c.db);
 	assert_true(n >= 2);
 	assert_false(ct_file_exists(recent));
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM result WHERE jobid=? AND file_delete_state<>2 "
@@ -737,15 +717,15 @@ static void test_file_deleter(void **state)
 			      "file_delete_state<>2", f->jobid), 0);
 	check_round_stats(f);
 	/* with no grace (the default), an upload goes as soon as it may */
-	assert_int_equal(ct_conf_set(f->srv.conf, "daemons.upload_grace", "0"), 0);
+	assert_int_equal(ct_conf_set(f->c.srv.conf, "daemons.upload_grace", "0"), 0);
 	/* every round's model and the job's base model stay */
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
 				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?", "ll",
 				     f->jobid, f->jobid), 0);
 	assert_int_equal(ct_db_nrows(res), 3);
 	while (ct_db_next(res) > 0) {
 		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
-		assert_int_equal(ct_server_download_path(&f->srv, sha, path, sizeof(path)), 0);
+		assert_int_equal(ct_server_download_path(&f->c.srv, sha, path, sizeof(path)), 0);
 		assert_true(ct_file_exists(path));
 	}
 	ct_db_res_free(res);
@@ -764,21 +744,21 @@ static void test_purge(void **state)
 	FILE *fp;
 
 	job_over_two_days(f, &wu10, &canon, &last);
-	done = ct_db_now(f->db);
-	f->t += 3 * 86400;	/* past every file's grace: the deleter empties the job */
-	while (ct_file_deleter_run_once(&f->srv, f->db) > 0)
+	done = ct_db_now(f->c.db);
+	f->c.t += 3 * 86400;	/* past every file's grace: the deleter empties the job */
+	while (ct_file_deleter_run_once(&f->c.srv, f->c.db) > 0)
 		;
 	nwu = qint(f, "SELECT COUNT(*) FROM workunit WHERE jobid=?", f->jobid);
 	nres = qint(f, "SELECT COUNT(*) FROM result WHERE jobid=?", f->jobid);
 	valid = qint(f, "SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", f->jobid);
 	assert_true(nwu >= 4 && nres > nwu);
 	/* within its age (7 days by default, from the job's end) nothing goes */
-	assert_int_equal(ct_purge_run_once(&f->srv, f->db), 0);
-	f->t = (double)done + 7 * 86400 - 1;
-	assert_int_equal(ct_purge_run_once(&f->srv, f->db), 0);
-	f->t += 1;
-	assert_int_equal(ct_purge_run_once(&f->srv, f->db), nwu);
-	assert_int_equal(ct_purge_run_once(&f->srv, f->db), 0);
+	assert_int_equal(ct_purge_run_once(&f->c.srv, f->c.db), 0);
+	f->c.t = (double)done + 7 * 86400 - 1;
+	assert_int_equal(ct_purge_run_once(&f->c.srv, f->c.db), 0);
+	f->c.t += 1;
+	assert_int_equal(ct_purge_run_once(&f->c.srv, f->c.db), nwu);
+	assert_int_equal(ct_purge_run_once(&f->c.srv, f->c.db), 0);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM workunit WHERE jobid=?", f->jobid), 0);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM result WHERE jobid=?", f->jobid), 0);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM result_check c LEFT JOIN result r ON "
@@ -787,10 +767,10 @@ static void test_purge(void **state)
 	assert_int_equal(qint(f, "SELECT SUM(n_valid) FROM round_stat WHERE jobid=?", f->jobid),
 			 valid);
 	/* archived in the server clock's month */
-	now = (time_t)f->t;
+	now = (time_t)f->c.t;
 	gmtime_r(&now, &tm);
 	strftime(name, sizeof(name), "archive/purge-%Y-%m.tsv", &tm);
-	assert_int_equal(ct_path_join(path, sizeof(path), f->srv.dir, name), 0);
+	assert_int_equal(ct_path_join(path, sizeof(path), f->c.srv.dir, name), 0);
 	fp = fopen(path, "r");
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp) != NULL) {
@@ -826,7 +806,7 @@ static void test_error_cap_flags_job(void **state)
 	run_daemons(f);
 	assert_int_equal(qint(f, "SELECT error_mask FROM workunit WHERE id=?", w.id),
 			 CT_WU_ERR_TOO_MANY_ERRORS);
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT status, error_message FROM job WHERE id=?",
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, error_message FROM job WHERE id=?",
 				     "l", job2), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_db_int(res, 0), CT_JOB_ERROR);
@@ -840,26 +820,6 @@ static void test_error_cap_flags_job(void **state)
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM workunit WHERE jobid=? AND assimilate_state<>2",
 			      job2), 0);
 	wu_free(&w);
-}
-
-/* The database library, started once for the program (ct_dfx_lib_start
- * says why); it holds no case's data. */
-static int group_setup(void **state)
-{
-	char *dir = NULL;
-
-	if (ct_dfx_lib_start(&dir) < 0) {
-		ct_dfx_lib_end(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	ct_dfx_lib_end(*state);
-	return 0;
 }
 
 /* Each case runs on its own fixture (setup/teardown): any one of them can
@@ -880,7 +840,5 @@ int main(int argc, char **argv)
 		T(test_error_cap_flags_job),
 	};
 
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return ct_dfx_main("test_daemons", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

@@ -44,20 +44,14 @@ static const struct ct_lora_spec SPEC = { .rank = 2, .alpha = 4.0f, .targets = C
 
 /* One case's world: nothing is shared between cases. */
 struct fx {
-	char *dir;
-	struct ct_server srv;
-	struct ct_db *db;
-	double t;			/* the fake clock's time */
-	struct ct_clock clock;
-	uint64_t rng;
-	int encoding;			/* the current job's upload encoding */
-	char model[4200], train[4200], eval[4200];
+	struct ct_dfx_case c;	/* project, database, fake clock, inputs */
+	int encoding;		/* the current job's upload encoding */
 	int64_t jobid, users[4], hosts[4];
 };
 
 static double urand(struct fx *f)
 {
-	return ct_dfx_urand(&f->rng);
+	return ct_dfx_urand(&f->c.rng);
 }
 
 /* ---- fixture ------------------------------------------------------------- */
@@ -65,28 +59,17 @@ static double urand(struct fx *f)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	int rc;
 
-	if (f == NULL)
-		return -1;
-	f->rng = 0x9E3779B97F4A7C15ull;
-	f->t = 1748736000.0;	/* 2025-06-01 */
-	f->encoding = CT_DELTA_LOSSLESS;
-	ct_clock_fake(&f->clock, &f->t);
-	rc = ct_dfx_case_open("lora test", &f->clock, &f->dir, &f->srv, &f->db);
-	if (rc == 0)
-		rc = ct_dfx_make_inputs(&CFG, f->dir, &f->rng, f->model, f->train, f->eval);
-	if (rc < 0) {
-		fprintf(stderr, "setup: %s\n", ct_errmsg(rc));
-		ct_dfx_case_close(f->dir, &f->srv, f->db);
+	if (f == NULL || ct_dfx_case_open(&f->c, "lora test", &CFG) < 0) {
 		free(f);
 		return -1;
 	}
+	f->encoding = CT_DELTA_LOSSLESS;
 	for (int i = 0; i < 4; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "user%d", i);
-		f->users[i] = ct_dfx_add_user(f->db, name, 0, &f->hosts[i]);
+		f->users[i] = ct_dfx_add_user(f->c.db, name, 0, &f->hosts[i]);
 	}
 	*state = f;
 	return 0;
@@ -96,27 +79,8 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
-	ct_dfx_case_close(f->dir, &f->srv, f->db);
+	ct_dfx_case_close(&f->c);
 	free(f);
-	return 0;
-}
-
-/* The database library, started once for the program (ct_dfx_lib_start). */
-static int group_setup(void **state)
-{
-	char *dir = NULL;
-
-	if (ct_dfx_lib_start(&dir) < 0) {
-		ct_dfx_lib_end(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	ct_dfx_lib_end(*state);
 	return 0;
 }
 
@@ -144,24 +108,24 @@ static void wu_load(struct fx *f, int idx, int shard, struct wu *w)
 	struct ct_dfx_wu row;
 
 	memset(w, 0, sizeof(*w));
-	ct_dfx_wu_row(f->db, f->jobid, idx, shard, &row);
+	ct_dfx_wu_row(f->c.db, f->jobid, idx, shard, &row);
 	w->id = row.id;
 	memcpy(w->model_sha, row.model_sha, sizeof(w->model_sha));
 	w->seed = row.seed;
 	row.hp.lora = SPEC;
 	row.hp.lora_seed = w->seed;
 	w->n = ct_lora_nparams(&CFG, &SPEC);
-	w->honest = ct_dfx_wu_run(&f->srv, &row, &row.hp, &w->base, w->n);
+	w->honest = ct_dfx_wu_run(&f->c.srv, &row, &row.hp, &w->base, w->n);
 }
 
 static int64_t send_to(struct fx *f, const struct wu *w, int h)
 {
-	int64_t rid = 0, now = ct_db_now(f->db);
+	int64_t rid = 0, now = ct_db_now(f->c.db);
 
-	assert_int_equal(ct_db_query_int(f->db, &rid, "SELECT id FROM result WHERE workunitid=? "
+	assert_int_equal(ct_db_query_int(f->c.db, &rid, "SELECT id FROM result WHERE workunitid=? "
 					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
 					 CT_RS_UNSENT), 0);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
 				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
 				    "illllli", CT_RS_IN_PROGRESS, f->hosts[h], f->users[h], now,
 				    now + 86400, rid, CT_RS_UNSENT), 1);
@@ -172,14 +136,14 @@ static int64_t send_to(struct fx *f, const struct wu *w, int h)
 static void report_file(struct fx *f, const struct wu *w, int64_t rid,
 			const struct ct_buf *file, int conforming)
 {
-	int64_t now = ct_db_now(f->db);
+	int64_t now = ct_db_now(f->c.db);
 
-	ct_dfx_upload(&f->srv, f->db, rid, file->data, file->len, NULL);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE result SET server_state=?, outcome=?, "
+	ct_dfx_upload(&f->c.srv, f->c.db, rid, file->data, file->len, NULL);
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
 				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
 				    (int64_t)file->len, conforming, rid), 1);
-	assert_int_equal(ct_db_exec(f->db, "UPDATE workunit SET transition_time=? WHERE id=?",
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    "ll", now, w->id), 1);
 }
 
@@ -198,22 +162,22 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *a
 
 static void run_daemons(struct fx *f)
 {
-	ct_dfx_run_daemons(&f->srv, f->db);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
 }
 
 static int64_t qint(struct fx *f, const char *sql, int64_t arg)
 {
-	return ct_dfx_qint(f->db, sql, arg);
+	return ct_dfx_qint(f->c.db, sql, arg);
 }
 
 static double qdouble(struct fx *f, const char *sql, int64_t arg)
 {
-	return ct_dfx_qdouble(f->db, sql, arg);
+	return ct_dfx_qdouble(f->c.db, sql, arg);
 }
 
 static int vstate(struct fx *f, int64_t rid)
 {
-	return (int)qint(f, "SELECT validate_state FROM result WHERE id=?", rid);
+	return ct_dfx_vstate(f->c.db, rid);
 }
 
 static const char *errmsg(struct fx *f, int64_t rid)
@@ -221,7 +185,7 @@ static const char *errmsg(struct fx *f, int64_t rid)
 	static char buf[256];
 	struct ct_db_res *r = NULL;
 
-	assert_int_equal(ct_db_query(f->db, &r, "SELECT error_message FROM result WHERE id=?",
+	assert_int_equal(ct_db_query(f->c.db, &r, "SELECT error_message FROM result WHERE id=?",
 				     "l", rid), 0);
 	assert_int_equal(ct_db_next(r), 1);
 	snprintf(buf, sizeof(buf), "%s", ct_db_str(r, 0));
@@ -239,7 +203,7 @@ static void lora_spec(struct fx *f, struct ct_job_spec *spec)
 		.name = "lora job", .shards = 2, .rounds = 2, .steps = 4, .batch = 2, .seq = 8,
 		.lr = 1e-2, .quorum = 2, .replicas = 2, .max_total_results = 12,
 		.max_error_results = 10, .tolerance = 1e-3, .loss_margin = 0.5, .adaptive = 0,
-		.model_path = f->model, .train_path = f->train, .eval_path = f->eval,
+		.model_path = f->c.model, .train_path = f->c.train, .eval_path = f->c.eval,
 		.lora = { .rank = 2, .alpha = 4.0f },	/* targets: default, all */
 	};
 }
@@ -249,7 +213,7 @@ static void submit_lora(struct fx *f)
 	struct ct_job_spec spec;
 
 	lora_spec(f, &spec);
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &spec, &f->jobid), 0);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &spec, &f->jobid), 0);
 }
 
 static void test_submit_lora_job(void **state)
@@ -264,13 +228,13 @@ static void test_submit_lora_job(void **state)
 	bad = spec;
 	/* refused before anything is stored */
 	bad.lora.rank = 0;
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &bad, &id), CT_EINVAL);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &bad, &id), CT_EINVAL);
 	bad.lora = (struct ct_lora_spec){ .rank = 2, .alpha = -1.0f };
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &bad, &id), CT_EINVAL);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &bad, &id), CT_EINVAL);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM job WHERE id>?", 0), 0);
 
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &spec, &f->jobid), 0);
-	assert_int_equal(ct_lora_job_get(f->db, f->jobid, &got), 0);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &spec, &f->jobid), 0);
+	assert_int_equal(ct_lora_job_get(f->c.db, f->jobid, &got), 0);
 	assert_int_equal(got.rank, SPEC.rank);
 	assert_true(got.alpha == SPEC.alpha);
 	assert_int_equal(got.targets, CT_LORA_ALL);
@@ -284,12 +248,12 @@ static void test_submit_lora_job(void **state)
 	{
 		struct ct_buf x = CT_BUF_INIT(0);
 
-		assert_int_equal(ct_lora_wu_xml(&x, f->db, f->jobid), 0);
+		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid), 0);
 		assert_non_null(strstr((const char *)x.data, "<lora_rank>2</lora_rank>"));
 		assert_non_null(strstr((const char *)x.data, "<lora_alpha>4</lora_alpha>"));
 		assert_non_null(strstr((const char *)x.data, "<lora_targets>qkv,proj,fc,fcproj</lora_targets>"));
 		ct_buf_reset(&x);
-		assert_int_equal(ct_lora_wu_xml(&x, f->db, f->jobid + 100), 0);
+		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid + 100), 0);
 		assert_int_equal(x.len, 0);
 		ct_buf_free(&x);
 	}
@@ -457,17 +421,17 @@ static void check_round_model(struct fx *f, int idx, const struct wu *ws, const 
 	struct ct_db_res *res = NULL;
 	char sha[65], path[4200];
 
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT status, out_model_sha256, model_sha256 "
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, out_model_sha256, model_sha256 "
 				     "FROM `round` WHERE jobid=? AND idx=?", "li", f->jobid, idx), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_db_int(res, 0), CT_ROUND_DONE);
 	snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 1));
 	assert_string_equal(ct_db_str(res, 2), base_sha);
 	ct_db_res_free(res);
-	assert_int_equal(ct_server_download_path(&f->srv, base_sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_server_download_path(&f->c.srv, base_sha, path, sizeof(path)), 0);
 	assert_int_equal(ct_gpt2_load(path, &base), 0);
 	assert_int_equal(ct_lora_merge(&CFG, &SPEC, base.params, ads, 2), 0);
-	assert_int_equal(ct_server_download_path(&f->srv, sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_server_download_path(&f->c.srv, sha, path, sizeof(path)), 0);
 	assert_int_equal(ct_gpt2_load(path, &got), 0);
 	assert_memory_equal(got.params, base.params, base.lay.total * sizeof(float));
 	ct_gpt2_free(&base);
@@ -493,7 +457,7 @@ static void test_rounds_merge_exactly(void **state)
 		report(f, &R1[k], b, R1[k].honest, 1);
 	}
 	run_daemons(f);
-	assert_int_equal(ct_db_query(f->db, &res, "SELECT j.model_sha256, r.out_model_sha256 FROM "
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT j.model_sha256, r.out_model_sha256 FROM "
 				     "job j JOIN `round` r ON r.jobid = j.id AND r.idx = 1 WHERE "
 				     "j.id=?", "l", f->jobid), 0);
 	assert_int_equal(ct_db_next(res), 1);
@@ -534,14 +498,14 @@ static void test_int8_adapters(void **state)
 	struct ct_job_spec spec = {
 		.name = "lora int8", .shards = 1, .rounds = 1, .steps = 4, .batch = 2, .seq = 8,
 		.lr = 1e-2, .quorum = 2, .replicas = 3, .tolerance = 1e-3, .loss_margin = 0.5,
-		.adaptive = 0, .model_path = f->model, .train_path = f->train, .eval_path = f->eval,
+		.adaptive = 0, .model_path = f->c.model, .train_path = f->c.train, .eval_path = f->c.eval,
 		.upload_encoding = "int8", .lora = SPEC,
 	};
 	struct wu w;
 	float *init, *near, *nudge;
 	int64_t a, b, c;
 
-	assert_int_equal(ct_wg_submit(&f->srv, f->db, &spec, &f->jobid), 0);
+	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &spec, &f->jobid), 0);
 	f->encoding = CT_DELTA_INT8;
 	wu_load(f, 1, 0, &w);
 	init = malloc(w.n * sizeof(float));
@@ -588,7 +552,5 @@ int main(int argc, char **argv)
 		T(test_int8_adapters),
 	};
 
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return ct_dfx_main("test_lora_round", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }
