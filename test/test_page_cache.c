@@ -1,5 +1,5 @@
 /*
- * Unit tests for server/page_cache.c: the web content cache and its single
+ * Unit tests for server/web/page_cache.c: the web content cache and its single
  * flight. Many threads missing the same key at once run one build; a
  * build that ends (put or abandon) wakes the waiters; keys are
  * independent; entries expire after the TTL on the cache's clock (a fake
