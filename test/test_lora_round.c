@@ -160,26 +160,6 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *a
 	ct_buf_free(&out);
 }
 
-static void run_daemons(struct fx *f)
-{
-	ct_dfx_run_daemons(&f->c.srv, f->c.db);
-}
-
-static int64_t qint(struct fx *f, const char *sql, int64_t arg)
-{
-	return ct_dfx_qint(f->c.db, sql, arg);
-}
-
-static double qdouble(struct fx *f, const char *sql, int64_t arg)
-{
-	return ct_dfx_qdouble(f->c.db, sql, arg);
-}
-
-static int vstate(struct fx *f, int64_t rid)
-{
-	return ct_dfx_vstate(f->c.db, rid);
-}
-
 static const char *errmsg(struct fx *f, int64_t rid)
 {
 	static char buf[256];
@@ -231,7 +211,7 @@ static void test_submit_lora_job(void **state)
 	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &bad, &id), CT_EINVAL);
 	bad.lora = (struct ct_lora_spec){ .rank = 2, .alpha = -1.0f };
 	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &bad, &id), CT_EINVAL);
-	assert_int_equal(qint(f, "SELECT COUNT(*) FROM job WHERE id>?", 0), 0);
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT COUNT(*) FROM job WHERE id>?", 0), 0);
 
 	assert_int_equal(ct_wg_submit(&f->c.srv, f->c.db, &spec, &f->jobid), 0);
 	assert_int_equal(ct_lora_job_get(f->c.db, f->jobid, &got), 0);
@@ -239,8 +219,8 @@ static void test_submit_lora_job(void **state)
 	assert_true(got.alpha == SPEC.alpha);
 	assert_int_equal(got.targets, CT_LORA_ALL);
 	/* uploads capped at adapter size, far below the model's */
-	model_size = qint(f, "SELECT model_size FROM job WHERE id=?", f->jobid);
-	assert_int_equal(qint(f, "SELECT max_upload_bytes FROM job WHERE id=?", f->jobid),
+	model_size = ct_dfx_qint(f->c.db, "SELECT model_size FROM job WHERE id=?", f->jobid);
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT max_upload_bytes FROM job WHERE id=?", f->jobid),
 			 ct_lora_max_upload(&CFG, &SPEC));
 	assert_true(ct_lora_max_upload(&CFG, &SPEC) - (64 << 10) < model_size / 4);
 	/* what the scheduler puts into such a WU (doc/protocol.md); nothing
@@ -277,15 +257,15 @@ static void test_honest_pair(void **state)
 	b = send_to(f, w, 1);
 	report(f, w, a, w->honest, 1);
 	report(f, w, b, w->honest, 1);
-	run_daemons(f);
-	assert_int_equal(vstate(f, a), CT_VS_VALID);
-	assert_int_equal(vstate(f, b), CT_VS_VALID);
-	assert_true(qdouble(f, "SELECT probe_loss FROM result WHERE id=?", a) > 0.0);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
+	assert_int_equal(ct_dfx_vstate(f->c.db, a), CT_VS_VALID);
+	assert_int_equal(ct_dfx_vstate(f->c.db, b), CT_VS_VALID);
+	assert_true(ct_dfx_qdouble(f->c.db, "SELECT probe_loss FROM result WHERE id=?", a) > 0.0);
 	credit1 = ct_credit_from_flops(ct_lora_wu_flops(&CFG, &SPEC, 8, 2, 4));
 	full = ct_credit_from_flops(ct_credit_wu_flops(&CFG, 8, 2, 4));
 	assert_true(credit1 > 0.0 && credit1 < full);
-	assert_true(fabs(qdouble(f, "SELECT granted_credit FROM result WHERE id=?", a) - credit1) <
-		    1e-12);
+	assert_true(fabs(ct_dfx_qdouble(f->c.db, "SELECT granted_credit FROM result WHERE id=?",
+					a) - credit1) < 1e-12);
 	/* doc/credit.md's worked example: GPT-2 124M, rank 8 on all four
 	 * targets, 10 steps of 4 x 1024 tokens */
 	{
@@ -389,26 +369,28 @@ static void test_bad_results_rejected(void **state)
 			report(f, w, rid, v, 0);
 			free(v);
 		}
-		run_daemons(f);
-		assert_int_equal(vstate(f, rid), CT_VS_INVALID);
+		ct_dfx_run_daemons(&f->c.srv, f->c.db);
+		assert_int_equal(ct_dfx_vstate(f->c.db, rid), CT_VS_INVALID);
 		assert_non_null(strstr(errmsg(f, rid), bad[k].reason));
-		assert_int_equal(qint(f, "SELECT COUNT(*) FROM credit_event WHERE resultid=?", rid), 0);
-		assert_int_equal(vstate(f, honest), CT_VS_INCONCLUSIVE);
+		assert_int_equal(ct_dfx_qint(f->c.db, "SELECT COUNT(*) FROM credit_event WHERE "
+					     "resultid=?", rid), 0);
+		assert_int_equal(ct_dfx_vstate(f->c.db, honest), CT_VS_INCONCLUSIVE);
 	}
 	/* a nudged update passes every check alone but disagrees */
 	nudge = send_to(f, w, 3);
 	v = variant(w, init, "nudge");
 	report(f, w, nudge, v, 0);
 	free(v);
-	run_daemons(f);
-	assert_int_equal(vstate(f, nudge), CT_VS_INCONCLUSIVE);
-	assert_int_equal(qint(f, "SELECT canonical_resultid FROM workunit WHERE id=?", w->id), 0);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
+	assert_int_equal(ct_dfx_vstate(f->c.db, nudge), CT_VS_INCONCLUSIVE);
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT canonical_resultid FROM workunit WHERE id=?",
+				     w->id), 0);
 	third = send_to(f, w, 0);
 	report(f, w, third, w->honest, 0);
-	run_daemons(f);
-	assert_int_equal(vstate(f, honest), CT_VS_VALID);
-	assert_int_equal(vstate(f, third), CT_VS_VALID);
-	assert_int_equal(vstate(f, nudge), CT_VS_INVALID);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
+	assert_int_equal(ct_dfx_vstate(f->c.db, honest), CT_VS_VALID);
+	assert_int_equal(ct_dfx_vstate(f->c.db, third), CT_VS_VALID);
+	assert_int_equal(ct_dfx_vstate(f->c.db, nudge), CT_VS_INVALID);
 	free(init);
 	wu_free(w);
 }
@@ -456,7 +438,7 @@ static void test_rounds_merge_exactly(void **state)
 		report(f, &R1[k], a, R1[k].honest, 1);
 		report(f, &R1[k], b, R1[k].honest, 1);
 	}
-	run_daemons(f);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
 	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT j.model_sha256, r.out_model_sha256 FROM "
 				     "job j JOIN `round` r ON r.jobid = j.id AND r.idx = 1 WHERE "
 				     "j.id=?", "l", f->jobid), 0);
@@ -476,12 +458,12 @@ static void test_rounds_merge_exactly(void **state)
 		report(f, &R2[k], a, R2[k].honest, 1);
 		report(f, &R2[k], b, R2[k].honest, 1);
 	}
-	run_daemons(f);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
 	check_round_model(f, 2, R2, out1);
-	assert_int_equal(qint(f, "SELECT status FROM job WHERE id=?", f->jobid), CT_JOB_DONE);
-	assert_int_equal(qint(f, "SELECT COUNT(*) FROM job j JOIN `round` r ON r.jobid = j.id AND "
-			      "r.idx = 2 WHERE j.id=? AND j.final_model_sha256 = "
-			      "r.out_model_sha256", f->jobid), 1);
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT status FROM job WHERE id=?", f->jobid), CT_JOB_DONE);
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT COUNT(*) FROM job j JOIN `round` r ON "
+				     "r.jobid = j.id AND r.idx = 2 WHERE j.id=? AND "
+				     "j.final_model_sha256 = r.out_model_sha256", f->jobid), 1);
 	for (int k = 0; k < 2; k++) {
 		wu_free(&R1[k]);
 		wu_free(&R2[k]);
@@ -525,15 +507,15 @@ static void test_int8_adapters(void **state)
 	report(f, &w, a, w.honest, 0);
 	report(f, &w, b, near, 0);
 	report(f, &w, c, nudge, 0);
-	run_daemons(f);
-	assert_int_equal(vstate(f, a), CT_VS_VALID);
-	assert_int_equal(vstate(f, b), CT_VS_VALID);
-	assert_int_equal(vstate(f, c), CT_VS_INVALID);
+	ct_dfx_run_daemons(&f->c.srv, f->c.db);
+	assert_int_equal(ct_dfx_vstate(f->c.db, a), CT_VS_VALID);
+	assert_int_equal(ct_dfx_vstate(f->c.db, b), CT_VS_VALID);
+	assert_int_equal(ct_dfx_vstate(f->c.db, c), CT_VS_INVALID);
 	/* a and b decoded differently (not a hash match); ~2% x sqrt(1/97) of
 	 * the update apart, over the 1e-3 tolerance without the int8 bound */
-	assert_true(qdouble(f, "SELECT update_norm FROM result WHERE id=?", a) !=
-		    qdouble(f, "SELECT update_norm FROM result WHERE id=?", b));
-	assert_int_equal(qint(f, "SELECT status FROM job WHERE id=?", f->jobid), CT_JOB_DONE);
+	assert_true(ct_dfx_qdouble(f->c.db, "SELECT update_norm FROM result WHERE id=?", a) !=
+		    ct_dfx_qdouble(f->c.db, "SELECT update_norm FROM result WHERE id=?", b));
+	assert_int_equal(ct_dfx_qint(f->c.db, "SELECT status FROM job WHERE id=?", f->jobid), CT_JOB_DONE);
 	free(init), free(near), free(nudge);
 	wu_free(&w);
 }
