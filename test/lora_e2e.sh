@@ -25,8 +25,8 @@ RANK=4
 ALPHA=8
 
 server_project 1
-# keep every upload to check them below (by default they go as soon as
-# their round is averaged: the file deleter would race this script)
+# the uploads are read after the job is done: keep them however long that
+# takes (the file deleter would remove them as soon as the round closed)
 sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 2 4 128
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
