@@ -281,6 +281,7 @@ static const struct vocab vocab[] = {
 	{ .name = "xpath", .parent = "expect", .attrs = { "expr" }, .nreq = 1 },
 	{ .name = "capture", .parent = "step", .attrs = { "var", "expr" }, .nreq = 2 },
 	{ .name = "sql", .parent = "step", .attrs = { "query" }, .nreq = 1 },
+	{ .name = "setup", .parent = "case", .attrs = { "sql" }, .nreq = 1 },
 };
 
 static const struct vocab *vocab_find(const char *name, const char *parent)
