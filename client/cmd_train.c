@@ -10,6 +10,7 @@
 #include "config.h"
 #include "commands.h"
 #include "cmd_lora.h"
+#include "cmd_model.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -390,11 +391,16 @@ static void model_help(FILE *f)
 		"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
 		"                        [--seed S] --out M.bin\n"
 		"       ctune model info M.bin\n"
-		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n\n"
+		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n"
+		"       ctune model import HF_DIR --out M.ct\n"
+		"       ctune model export M.ct --out DIR [--tokenizer-from HF_DIR]\n"
+		"       ctune model init-llama ... --out M.ct (see --help)\n\n"
 		"init: write a GPT-2 checkpoint with GPT-2's random initialisation from\n"
 		"seed S (default 0); Vp defaults to V rounded up to a multiple of 128.\n"
 		"info: print a checkpoint's configuration and size.\n"
-		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n");
+		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n"
+		"import/export: Hugging Face Llama-family directories (safetensors) in and\n"
+		"out; init-llama: a random Llama-config model (each has --help).\n");
 }
 
 static int parse_config(const char *s, struct ct_gpt2_config *c)
@@ -521,6 +527,12 @@ int ct_cmd_model(int argc, char **argv)
 		return model_info(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "merge") == 0)
 		return ct_cmd_model_merge(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "import") == 0)
+		return ct_cmd_model_import(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "export") == 0)
+		return ct_cmd_model_export(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "init-llama") == 0)
+		return ct_cmd_model_init_llama(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 			  strcmp(argv[1], "help") == 0)) {
 		model_help(stdout);

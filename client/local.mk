@@ -35,6 +35,7 @@ ctune_SOURCES = \
 	client/cmd_status.c
 ctune_SOURCES += client/cmd_train.c
 ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
+ctune_SOURCES += client/cmd_model.c client/cmd_model.h
 ctune_SOURCES += client/cmd_devices.c
 ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
 ctune_SOURCES += client/cmd_sample.c

@@ -226,6 +226,7 @@ struct ct_acts {
 	float *logits;		/* (B,T,Vp) */
 	float *probs;		/* (B,T,Vp) */
 	float *losses;		/* (B,T) */
+	float *rope;		/* Llama only: (T, hs) RoPE table (ct_llama.h) */
 };
 
 /* Gradient scratch of the backward pass, reused by every layer (each

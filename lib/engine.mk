@@ -15,6 +15,9 @@ lib_libctune_a_SOURCES += \
 	lib/ct_lora_model.c lib/ct_lora_model.h \
 	lib/ct_layers.c lib/ct_model.c lib/ct_model.h \
 	lib/ct_attention.c \
+	lib/ct_llama.c lib/ct_llama.h lib/ct_llama_layers.c lib/ct_llama_model.c \
+	lib/ct_llama_hf.c lib/ct_llama_hf.h lib/ct_jv.c lib/ct_jv.h \
+	lib/ct_safetensors.c lib/ct_safetensors.h \
 	lib/ct_cpu_backend.c \
 	lib/ct_engine.c lib/ct_engine.h
 lib_libctune_a_SOURCES += lib/ct_sample.c lib/ct_sample.h
