@@ -245,7 +245,7 @@ static int train_loop(struct ct_wu *wu, const struct train_opts *o)
 		rc = ct_wu_step(wu, &loss);
 		if (rc < 0)
 			return rc;
-		printf("step %d/%d loss %.4f\n", i, o->hp.steps, (double)loss);
+		printf("step %d/%d loss %.6f\n", i, o->hp.steps, (double)loss);
 		fflush(stdout);
 		if (o->state && ((o->every > 0 && i % o->every == 0) || stop_requested)) {
 			rc = ct_wu_save_state(wu, o->state);

@@ -8,6 +8,7 @@
  */
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_le.h"
@@ -82,6 +83,18 @@ static void write_header(unsigned char *h, const struct ct_delta_info *in)
 
 /* Adapter floats of a LoRA file of this model (ct_lora_nparams, in 64
  * bits from the header's own fields, which are capped first). */
+/* A Llama model's adapters (ct_llama.h): the per-layer widths depend on
+ * KVH and F, which the header does not carry, so only a whole number of
+ * rank x layers rows within the widest shapes is checked here; the exact
+ * count is checked against the work unit's config when decoding. */
+static int llama_lora_size(uint64_t n, const struct ct_delta_lora *l,
+			   const struct ct_delta_model *m)
+{
+	uint64_t rl = (uint64_t)l->rank * m->num_layers, C = m->channels;
+
+	return n % rl == 0 && n / rl <= 7 * C + 2 * (C + 2 * (uint64_t)CT_LLAMA_MAX_F);
+}
+
 static int lora_header_check(const struct ct_delta_info *info)
 {
 	const struct ct_delta_lora *l = &info->lora;
@@ -102,7 +115,8 @@ static int lora_header_check(const struct ct_delta_info *info)
 	per += (l->targets & CT_LORA_ATTPROJ) ? 2 * C : 0;
 	per += (l->targets & CT_LORA_FC) ? 5 * C : 0;
 	per += (l->targets & CT_LORA_FCPROJ) ? 5 * C : 0;
-	if (info->nparams != per * l->rank * m->num_layers)
+	if (info->nparams != per * l->rank * m->num_layers &&
+	    !llama_lora_size(info->nparams, l, m))
 		return ct_error(CT_EFORMAT, "result file: %llu adapter floats do not fit "
 				"rank %u and targets 0x%x", (unsigned long long)info->nparams,
 				l->rank, l->targets);
