@@ -31,7 +31,7 @@ test_test_lora_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_lora_LDADD = $(CT_TEST_LIBS)
 
 test_test_cmd_train_SOURCES = test/test_cmd_train.c test/ct_test_engine.h \
-	client/cmd_train.c client/cmd_lora.c
+	client/cmd_train.c client/cmd_lora.c client/cmd_model.c
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_TEST_LIBS)
 endif
