@@ -11,3 +11,5 @@ endif
 dist_check_SCRIPTS += test/llama_torch.sh
 TESTS += test/llama_torch.sh
 EXTRA_DIST += test/llama_torch.py
+dist_check_SCRIPTS += test/llama_e2e.sh
+TESTS += test/llama_e2e.sh
