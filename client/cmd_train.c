@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "cmd_lora.h"
 #include "cmd_model.h"
+#include "ct_llama.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -509,10 +510,16 @@ static int model_info(int argc, char **argv)
 	if (rc < 0)
 		return fail("model", rc);
 	ct_gpt2_layout(&c, &lay);
-	printf("%s: GPT-2 checkpoint v3 float32\n"
-	       "  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
+	if (c.arch == CT_ARCH_LLAMA)
+		printf("%s: Llama checkpoint v1 float32 (%d KV heads, MLP %d, rope_theta %g%s%s)\n",
+		       argv[1], c.KVH, c.F, c.rope_theta,
+		       (c.flags & CT_LLAMA_TIED) ? ", tied embeddings" : "",
+		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "");
+	else
+		printf("%s: GPT-2 checkpoint v3 float32\n", argv[1]);
+	printf("  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
 	       "  %zu parameters, %.3g training FLOPs per token at T=%d\n",
-	       argv[1], c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
+	       c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
 	       ct_gpt2_flops_per_token(&c, c.maxT), c.maxT);
 	return CT_EXIT_OK;
 }
