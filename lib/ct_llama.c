@@ -135,14 +135,23 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 		if (h[i] != 0)
 			return ct_error(CT_EFORMAT, "%s: Llama checkpoint header byte %zu is not zero",
 					name, i);
-	memset(c, 0, sizeof(*c));
-	*c = (struct ct_gpt2_config){
-		.maxT = v[2], .V = v[3], .L = v[4], .NH = v[5], .C = v[6], .Vp = v[7],
-		.arch = CT_ARCH_LLAMA, .KVH = v[8], .F = v[9], .flags = v[10],
-		.rope_orig_maxT = v[11], .rope_theta = get_f64(h + 48),
-		.rms_eps = get_f64(h + 56), .rope_factor = get_f64(h + 64),
-		.rope_low = get_f64(h + 72), .rope_high = get_f64(h + 80),
-	};
+	memset(c, 0, sizeof(*c));	/* field by field: padding stays zero (memcmp) */
+	c->maxT = v[2];
+	c->V = v[3];
+	c->L = v[4];
+	c->NH = v[5];
+	c->C = v[6];
+	c->Vp = v[7];
+	c->arch = CT_ARCH_LLAMA;
+	c->KVH = v[8];
+	c->F = v[9];
+	c->flags = v[10];
+	c->rope_orig_maxT = v[11];
+	c->rope_theta = get_f64(h + 48);
+	c->rms_eps = get_f64(h + 56);
+	c->rope_factor = get_f64(h + 64);
+	c->rope_low = get_f64(h + 72);
+	c->rope_high = get_f64(h + 80);
 	rc = ct_gpt2_config_check(c);
 	if (rc < 0)
 		return ct_error(rc, "%s: bad Llama checkpoint header", name);
