@@ -99,7 +99,7 @@ static int cfg_int(const struct ct_jv *root, const char *key, int64_t lo, int64_
 	int64_t x;
 	int rc;
 
-	if (v == NULL && def >= 0) {
+	if ((v == NULL || v->type == CT_JV_NULL) && def >= 0) {
 		*out = def;
 		return 0;
 	}

@@ -30,6 +30,10 @@
  * dw), and the adapter terms are added after the target matmuls in the
  * order ct_lora_model.h states.
  *
+ * Second model type: a config with arch CT_ARCH_LLAMA (ct_llama.h) runs the
+ * Llama forward/backward (lib/ct_llama_model.c) behind the same
+ * ct_model_* functions, buffers and LoRA hooks.
+ *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;
  * the loss gradient is (p - 1[i==target]) / BT (a division); layernorm's

@@ -27,11 +27,11 @@ ALPHA=8
 server_project 1
 if [ -n "${LLAMA_E2E_SMOL:-}" ]; then
 	SHAPE="--layers 30 --heads 9 --kv-heads 3 --channels 576 --mlp 1536 --vocab 49152"
-	RUN="--steps 2 --batch 1 --seq 16 --eval-tokens 64"
+	RUN="--steps 2 --batch 1 --seq 16 --eval-tokens 64 --lr 0.001"
 	EVAL_TOKENS=200
 else
 	SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 64 --mlp 96 --vocab 29"
-	RUN="--steps 20 --batch 4 --seq 16"
+	RUN="--steps 20 --batch 4 --seq 16 --lr 0.01"
 	EVAL_TOKENS=4000
 fi
 "$CTUNE" model init-llama $SHAPE --max-seq 32 --tied --rope-theta 100000 --seed 1 \
@@ -40,7 +40,7 @@ fi
 "$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
 "$CORPUS" --lang 1 --tokens $EVAL_TOKENS --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
 "$SERVER" job submit "$P" --model "$T/hf" --train "$T/train.bin" --eval "$T/eval.bin" \
-	--shards 2 --rounds 2 $RUN --lr 0.01 --quorum 2 \
+	--shards 2 --rounds 2 $RUN --quorum 2 \
 	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
 	--name llama-e2e >"$T/submit.log" 2>&1 || fail "job submit --model HF_DIR: $(cat "$T/submit.log")"
 
