@@ -25,6 +25,10 @@ RANK=4
 ALPHA=8
 
 server_project 1
+# keep the uploads (the checks below read them; a slow run outlives the
+# file deleter's default grace of 0)
+sed -i 's/^\[daemons\]$/[daemons]\nupload_grace = 3600/' "$P/ctune-server.conf"
+grep -q '^upload_grace = 3600$' "$P/ctune-server.conf" || fail "could not set upload_grace"
 if [ -n "${LLAMA_E2E_SMOL:-}" ]; then
 	SHAPE="--layers 30 --heads 9 --kv-heads 3 --channels 576 --mlp 1536 --vocab 49152"
 	RUN="--steps 2 --batch 1 --seq 16 --eval-tokens 64 --lr 0.001"
@@ -67,6 +71,7 @@ wait_for "${LLAMA_E2E_TIMEOUT:-900}" "the Llama LoRA job completes" job_done
 grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
 awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
      END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
+[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
 for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
 	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
 	[ "$n" = 1 ] || fail "replicas of $wu differ"
