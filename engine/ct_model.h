@@ -31,7 +31,7 @@
  * order ct_lora_model.h states.
  *
  * Second model type: a config with arch CT_ARCH_LLAMA (ct_llama.h) runs the
- * Llama forward/backward (lib/ct_llama_model.c) behind the same
+ * Llama forward/backward (engine/ct_llama_model.c) behind the same
  * ct_model_* functions, buffers and LoRA hooks.
  *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
@@ -126,7 +126,7 @@ void ct_attention_backward(float *dqkv, float *datt, const float *dout,
 			   const float *qkv, const float *att,
 			   int B, int T, int C, int NH);
 
-/* The same attention without the (B,NH,T,T) matrices (lib/ct_attention.c;
+/* The same attention without the (B,NH,T,T) matrices (engine/ct_attention.c;
  * what the model runs). Every output is computed by exactly the chains
  * above, so out and dqkv are bit-identical to ct_attention_forward/backward;
  * only what is kept differs:
