@@ -53,17 +53,7 @@ if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
 	DEV=opencl:0
 fi
 COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
-"$SERVER" run "$P" >"$T/server.log" 2>&1 &
-SPID=$!
-PIDS="$PIDS $SPID"
-wait_for 60 "server up" curl -sf "$URL/api/v1/status"
-for i in 1 2; do
-	KEY=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
-		--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
-	[ -n "$KEY" ] || fail "user create $i"
-	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" >/dev/null || fail "attach c$i"
-	start_client c$i $COMMON
-done
+server_and_clients 2 $COMMON
 
 job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 wait_for "${LLAMA_E2E_TIMEOUT:-900}" "the Llama LoRA job completes" job_done
