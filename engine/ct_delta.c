@@ -183,8 +183,10 @@ static int parse_head(const unsigned char *h, struct ct_delta_info *info)
 	if (info->encoding != CT_DELTA_LOSSLESS && info->encoding != CT_DELTA_INT8 &&
 	    info->encoding != CT_DELTA_LOSSLESS_TENSOR)
 		return ct_error(CT_EFORMAT, "result file: unknown encoding %u", info->encoding);
-	if (info->encoding == CT_DELTA_LOSSLESS_TENSOR && info->kind != CT_DELTA_LORA)
-		return ct_error(CT_EFORMAT, "result file: per-tensor encoding of full weights");
+	if (info->encoding == CT_DELTA_LOSSLESS_TENSOR &&
+	    (info->kind != CT_DELTA_LORA || info->lora.arch != CT_ARCH_GPT2))
+		return ct_error(CT_EFORMAT, "result file: per-tensor encoding of other than "
+				"GPT-2 adapters");
 	if (info->block != (info->encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0))
 		return ct_error(CT_EFORMAT, "result file: block size %u", info->block);
 	if (info->nparams == 0)
@@ -522,7 +524,8 @@ static int encode_kind(const float *base, const float *result, size_t n,
 
 	if (n == 0 || (uint64_t)n > CT_DELTA_MAX_PARAMS || zlevel < -1 || zlevel > 9 ||
 	    (encoding != CT_DELTA_LOSSLESS && encoding != CT_DELTA_INT8 &&
-	     (encoding != CT_DELTA_LOSSLESS_TENSOR || lora == NULL)))
+	     (encoding != CT_DELTA_LOSSLESS_TENSOR || lora == NULL ||
+	      lora->arch != CT_ARCH_GPT2)))
 		return ct_error(CT_EINVAL, "delta encode: bad arguments");
 	memset(&info, 0, sizeof(info));
 	info.version = CT_DELTA_VERSION;

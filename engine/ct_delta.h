@@ -63,8 +63,8 @@
  * 32 KiB) while both sides stream with O(1) memory. Planes mixed in one
  * deflate block cost 3-5% more (measured).
  *
- * CT_DELTA_LOSSLESS_TENSOR (LoRA files only; what ct_lora_result_encode
- * writes for lossless): as CT_DELTA_LOSSLESS with two changes. (1) The
+ * CT_DELTA_LOSSLESS_TENSOR (GPT-2 LoRA files only; what
+ * ct_lora_result_encode writes for their lossless encoding): as CT_DELTA_LOSSLESS with two changes. (1) The
  * difference is of the patterns in the floats' order, o(u) = u for a
  * non-negative pattern and u ^ 0x7fffffff for a negative one (as int32:
  * -0 is -1), d = o(r) - o(b); o is a bijection, so this is as exact. B
