@@ -20,6 +20,7 @@
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
+#include "ct_rng.h"
 #include "ct_time.h"
 #include "mean_stream.h"
 
@@ -29,17 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static struct ct_rng rng;
 
 static double gauss(void)
 {
-	double u, v;
-
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	u = (double)(rng >> 11) / 9007199254740992.0 + 1e-12;
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	v = (double)(rng >> 11) / 9007199254740992.0;
-	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+	return (double)ct_rng_normal(&rng);
 }
 
 static int write_file(const char *path, const void *a, size_t na, const void *b, size_t nb)
@@ -99,6 +94,7 @@ static int run(const char *dir, const struct ct_gpt2_config *cfg, int k)
 	int rc = 0;
 
 	ct_gpt2_layout(cfg, &lay);
+	ct_rng_seed(&rng, 1);
 	base = malloc(lay.total * sizeof(float));
 	w = malloc(lay.total * sizeof(float));
 	ref = malloc(lay.total * sizeof(float));

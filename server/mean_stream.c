@@ -1,9 +1,9 @@
 /*
  * mean_stream.c - see mean_stream.h.
  *
- * One pass per group of up to CT_MEAN_GROUP results: for each chunk of
- * CT_DELTA_CHUNK weights the main thread reads the base's chunk, every
- * thread (the main one included) decodes the chunks of its share of the
+ * One pass per group of up to CT_MEAN_GROUP results: for each span of
+ * SPAN chunks of CT_DELTA_CHUNK weights the main thread reads the base's
+ * span, every thread (the main one included) decodes the chunks of its share of the
  * group's readers (reader j on thread j mod T) into their own buffers,
  * and once all are done the main thread adds them into the sum in result
  * order. Inflating is most of a decode (zlib: ~70% of the CPU time at
@@ -25,12 +25,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Chunks decoded per reader between two synchronisations of the threads
+ * (a thread start and join each: under load a join can wait a time
+ * slice, so not one per chunk). */
+#define SPAN 4
+
 struct group {
 	struct ct_delta_reader *rd[CT_MEAN_GROUP];
-	float *dec[CT_MEAN_GROUP];	/* each reader's chunk */
+	float *dec[CT_MEAN_GROUP];	/* each reader's span of chunks */
 	int rc[CT_MEAN_GROUP];
 	int n;				/* readers in this group */
-	const float *base;		/* the current chunk of the base */
+	const float *base;		/* the current span of the base */
+	size_t nch;			/* chunks in the span */
 	int threads;
 };
 
@@ -39,14 +45,17 @@ struct share {
 	int tid;
 };
 
-/* Thread tid's share of the current chunk: readers tid, tid + T, ... */
+/* Thread tid's share of the current span: readers tid, tid + T, ...,
+ * each its span's chunks in order. */
 static void decode_share(struct group *g, int tid)
 {
 	for (int j = tid; j < g->n; j += g->threads) {
-		size_t first, m;
+		for (size_t c = 0; c < g->nch && g->rc[j] == 1; c++) {
+			size_t first, m, off = c * CT_DELTA_CHUNK;
 
-		if (g->rc[j] == 1)
-			g->rc[j] = ct_delta_reader_next(g->rd[j], g->base, g->dec[j], &first, &m);
+			g->rc[j] = ct_delta_reader_next(g->rd[j], g->base + off, g->dec[j] + off,
+							&first, &m);
+		}
 	}
 }
 
@@ -58,9 +67,9 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Every share of the current chunk: threads 1..T-1 started per chunk
- * (~2,000 chunks a pass at 124M: a few ms of thread starts), the main
- * thread's share meanwhile; a share whose thread cannot start runs here. */
+/* Every share of the current span: threads 1..T-1 started per span
+ * (~500 spans a pass at 124M), the main thread's share meanwhile; a share
+ * whose thread cannot start runs here. */
 static void decode_all(struct group *g)
 {
 	struct share sh[CT_MEAN_GROUP];
@@ -134,24 +143,26 @@ static int group_pass(struct group *g, int fd, const char *base_path, const char
 {
 	int rc = group_open(g, paths, g0, n);
 
-	for (size_t s = 0; rc == 0 && s < n; s += CT_DELTA_CHUNK) {
-		size_t m = n - s < CT_DELTA_CHUNK ? n - s : CT_DELTA_CHUNK;
+	for (size_t s = 0; rc == 0 && s < n; s += SPAN * CT_DELTA_CHUNK) {
+		size_t len = n - s < SPAN * CT_DELTA_CHUNK ? n - s : SPAN * CT_DELTA_CHUNK;
 
-		rc = read_base(fd, base_path, s, m, bbuf);
+		rc = read_base(fd, base_path, s, len, bbuf);
 		if (rc < 0)
 			break;
 		g->base = bbuf;
+		g->nch = (len + CT_DELTA_CHUNK - 1) / CT_DELTA_CHUNK;
 		decode_all(g);
 		rc = group_check(g, paths, g0, 1);
 		for (int j = 0; rc == 0 && j < g->n; j++) {
 			if (g0 + j == 0)
-				memcpy(out + s, g->dec[j], m * sizeof(float));
+				memcpy(out + s, g->dec[j], len * sizeof(float));
 			else
-				ct_avg_accumulate(out + s, g->dec[j], m);
+				ct_avg_accumulate(out + s, g->dec[j], len);
 		}
 	}
 	if (rc == 0) {	/* each stream ends here, and its hash matches */
 		g->base = bbuf;
+		g->nch = 1;
 		for (int t = 0; t < g->threads; t++)
 			decode_share(g, t);
 		rc = group_check(g, paths, g0, 0);
@@ -183,13 +194,13 @@ int ct_mean_stream(const char *base_path, size_t n, const char *const *paths, in
 		goto out;
 	}
 	g = calloc(1, sizeof(*g));
-	bbuf = malloc((size_t)(CT_MEAN_GROUP + 1) * CT_DELTA_CHUNK * sizeof(float));
+	bbuf = malloc((size_t)(CT_MEAN_GROUP + 1) * SPAN * CT_DELTA_CHUNK * sizeof(float));
 	if (g == NULL || bbuf == NULL) {
 		rc = CT_ENOMEM;
 		goto out;
 	}
 	for (int j = 0; j < CT_MEAN_GROUP; j++)
-		g->dec[j] = bbuf + (size_t)(j + 1) * CT_DELTA_CHUNK;
+		g->dec[j] = bbuf + (size_t)(j + 1) * SPAN * CT_DELTA_CHUNK;
 	g->threads = threads < 1 ? 1 : threads > CT_MEAN_GROUP ? CT_MEAN_GROUP : threads;
 	if (g->threads > k)
 		g->threads = k;

@@ -2,7 +2,7 @@
  * Unit tests for server/mean_stream: the streamed mean of K result files
  * has ct_avg's bits (against the weights ct_delta_decode gives) for any
  * number of threads, with more results than one group holds and a model
- * of several chunks; a damaged, missing or foreign result and a short
+ * of several chunks and spans; a damaged, missing or foreign result and a short
  * base file are errors, never a mean.
  */
 #include "ct_test.h"
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define N ((size_t)2 * CT_DELTA_CHUNK + 123)	/* three chunks, the last short */
+#define N ((size_t)5 * CT_DELTA_CHUNK + 123)	/* 6 chunks, the last short: 2 spans */
 #define K (CT_MEAN_GROUP + 3)			/* two passes */
 
 static const struct ct_delta_model dm = { 64, 60, 64, 2, 2, 32 };
