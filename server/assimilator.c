@@ -27,6 +27,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "job_state.h"
 #include "instance.h"
 #include "eval.h"
 #include "lora_job.h"
@@ -355,10 +356,9 @@ static int finish_txn(struct ct_db *db, void *arg)
 		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
 				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
 	if (rc >= 0 && a->idx >= a->nrounds)
-		rc = ct_db_exec(db, "UPDATE job SET status=?, final_model_sha256=?, "
-				"final_eval_loss=?, finish_time=?, update_time=? WHERE id=? "
-				"AND status=?", "isdllli", CT_JOB_DONE, a->out_sha, a->eval_loss,
-				now, now, a->jobid, CT_JOB_RUNNING);
+		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_DONE,
+				 &(struct ct_job_change){ .now = now, .out_sha = a->out_sha,
+							  .eval_loss = a->eval_loss });
 	else if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE job SET update_time=? WHERE id=?", "ll", now,
 				a->jobid);

@@ -19,6 +19,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "job_state.h"
 #include "eval.h"
 #include "sample.h"
 #include "lora_job.h"
@@ -331,33 +332,6 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 /* ---- job cancel -------------------------------------------------------- */
 
-static int cancel_txn(struct ct_db *db, void *arg)
-{
-	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now();
-	int rc;
-
-	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
-	if (rc == CT_ENOTFOUND)
-		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
-	if (rc < 0)
-		return rc;
-	if (st != CT_JOB_RUNNING)
-		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", id, ct_job_status_name((int)st));
-	rc = ct_db_exec(db, "UPDATE job SET status=?, finish_time=?, update_time=? WHERE id=?",
-			"illl", CT_JOB_CANCELED, now, now, id);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE jobid=? AND status=?", "ili",
-				CT_ROUND_CANCELED, id, CT_ROUND_OPEN);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET error_mask=error_mask|?, transition_time=? "
-				"WHERE jobid=? AND canonical_resultid=0", "ill", CT_WU_ERR_CANCELED,
-				now, id);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE jobid=? AND "
-				"server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, id, CT_RS_UNSENT);
-	return rc < 0 ? rc : 0;
-}
-
 static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	int64_t id;
@@ -365,7 +339,7 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 	rc = job_arg(argc, argv, &id);
 	if (rc == 0)
-		rc = ct_db_txn(ctx->db, cancel_txn, &id);
+		rc = ct_job_cancel(ctx->db, id);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 " canceled\n", id);
 	return rc;

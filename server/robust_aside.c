@@ -13,6 +13,7 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
+#include "result_state.h"
 #include "robust.h"
 
 /* One decision about a WU's canonical result. */
@@ -41,9 +42,9 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 	}
 	ct_db_res_free(res);
 	for (int i = 0; rc >= 0 && i < *n; i++) {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, error_message=? "
-				"WHERE id=?", "isl", CT_VS_INVALID,
-				"set aside: unlike the round's other shards", ids[i]);
+		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
+				 &(struct ct_res_change){ .error_message =
+					"set aside: unlike the round's other shards" });
 		if (rc >= 0)
 			rc = ct_credit_revoke(db, ids[i], now);
 		if (rc >= 0 && hosts[i] > 0)

@@ -22,6 +22,7 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "result_state.h"
 #include "eligibility.h"
 #include "lock_order.h"
 #include "lora_job.h"
@@ -222,10 +223,10 @@ static int report_apply(struct ct_db *db, void *arg)
 			goto out;
 		}
 		/* final_loss stays NULL when the client did not send one */
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
-				"elapsed_s=?, final_loss=?, conforming=? WHERE id=? AND server_state=?",
-				"iilddili", CT_RS_OVER, CT_RO_SUCCESS, now, rep->elapsed_s,
-				rep->final_loss, (int)rep->conforming, t->resultid, CT_RS_IN_PROGRESS);
+		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
+				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
+							  .final_loss = rep->final_loss,
+							  .conforming = (int)rep->conforming });
 		if (rc == 0) {
 			rc = reject(t->ack, CT_EDUP, "result already reported");
 			goto out;
@@ -234,10 +235,10 @@ static int report_apply(struct ct_db *db, void *arg)
 			rc = ct_db_exec(db, "UPDATE result SET final_loss=NULL WHERE id=?", "l",
 					t->resultid);
 	} else {
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
-				"elapsed_s=?, exit_status=?, error_message=? WHERE id=? AND server_state=?",
-				"iildisli", CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rep->elapsed_s,
-				(int)rep->error_code, rep->error_message, t->resultid, CT_RS_IN_PROGRESS);
+		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
+				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
+							  .exit_status = (int)rep->error_code,
+							  .error_message = rep->error_message });
 		if (rc == 0) {
 			rc = reject(t->ack, CT_EDUP, "result already reported");
 			goto out;
@@ -462,10 +463,10 @@ static int claim_one(struct ct_db *db, void *arg)
 	rc = ct_wlim_deadline(db, t->c->srv->conf, t->wuid, t->c->hostid, delay, now, &deadline);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, teamid=?, "
-			"sent_time=?, report_deadline=? WHERE id=? AND server_state=?", "illlllli",
-			CT_RS_IN_PROGRESS, t->c->hostid, t->c->userid, t->c->teamid, now, deadline,
-			t->resultid, CT_RS_UNSENT);
+	rc = ct_res_move(db, t->resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
+			 &(struct ct_res_change){ .now = now, .hostid = t->c->hostid,
+						  .userid = t->c->userid, .teamid = t->c->teamid,
+						  .deadline = deadline });
 	if (rc <= 0)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "

@@ -25,6 +25,8 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "job_state.h"
+#include "result_state.h"
 #include "instance.h"
 #include "roles.h"
 #include "server.h"
@@ -66,9 +68,7 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 			"l", wuid);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
-			"AND id<>? AND server_state=?", "iilli", CT_RS_OVER, CT_RO_DIDNT_NEED,
-			wuid, resultid, CT_RS_UNSENT);
+	rc = ct_res_drop_unsent_wu(db, wuid, resultid);
 	return rc < 0 ? rc : 1;
 }
 
@@ -154,9 +154,8 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 		w->ntotal++;
 		w->maxidx = idx > w->maxidx ? idx : w->maxidx;
 		if (ss == CT_RS_IN_PROGRESS && deadline < now) {
-			rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? "
-					"WHERE id=? AND server_state=?", "iili", CT_RS_OVER,
-					CT_RO_NO_REPLY, rid, CT_RS_IN_PROGRESS);
+			rc = ct_res_move(db, rid, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
+					 &(struct ct_res_change){ .now = now });
 			if (rc > 0)
 				rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 "
 						"WHERE id=?", "l", ct_db_int(res, 5));
@@ -193,10 +192,7 @@ static int create_results(struct ct_db *db, struct twu *w, int k, int64_t now)
 		for (int tries = 0; tries < 4; tries++) {
 			w->maxidx++;
 			snprintf(name, sizeof(name), "%s-%d", w->name, w->maxidx);
-			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, "
-					"jobid, server_state, outcome, validate_state) "
-					"VALUES (?,?,?,?,?,?,?)", "lslliii", now, name, w->id,
-					w->jobid, CT_RS_UNSENT, CT_RO_INIT, CT_VS_INIT);
+			rc = ct_res_create(db, w->id, w->jobid, name, now);
 			if (rc != CT_EDUP)
 				break;
 		}
@@ -224,10 +220,8 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
 			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=LEFT(CONCAT(?, "
-				"IF(error_message='', '', CONCAT('; ', error_message))), 255), "
-				"update_time=? WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
-				ct_db_now(), w->jobid, CT_JOB_RUNNING);
+		rc = ct_job_move(db, w->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+				 &(struct ct_job_change){ .now = ct_db_now(), .msg = msg });
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
@@ -263,9 +257,7 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 {
 	int rc;
 
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
-			"AND server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, w->id,
-			CT_RS_UNSENT);
+	rc = ct_res_drop_unsent_wu(db, w->id, 0);
 	if (rc < 0)
 		return rc;
 	w->nunsent = 0;

@@ -28,6 +28,7 @@
 #include "credit.h"
 #include "daemons.h"
 #include "db.h"
+#include "result_state.h"
 #include "eval.h"
 #include "instance.h"
 #include "vcheck.h"
@@ -660,19 +661,14 @@ static int apply_result(struct ct_db *db, struct vwu *v, struct vres *r, int64_t
 		else
 			snprintf(msg, sizeof(msg), "validator: %s",
 				 ct_val_reason_name(r->reason));
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, outcome=?, "
-				"error_message=?, validate_time=? WHERE id=? AND validate_state=?",
-				"iislli", CT_VS_INVALID, CT_RO_VALIDATE_ERROR, msg, now, r->id,
-				r->state);
-	} else if (r->sane) {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, probe_loss=?, "
-				"update_norm=?, validate_time=? WHERE id=? AND validate_state=?",
-				"iddlli", r->new_state, r->probe, r->st.update_norm, now, r->id,
-				r->state);
+		rc = ct_res_move(db, r->id, ct_res_validated(r->state), CT_RES_VALIDATE_ERROR,
+				 &(struct ct_res_change){ .now = now, .error_message = msg });
 	} else {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, validate_time=? "
-				"WHERE id=? AND validate_state=?", "illi", r->new_state, now,
-				r->id, r->state);
+		rc = ct_res_move(db, r->id, ct_res_validated(r->state),
+				 ct_res_validated(r->new_state),
+				 &(struct ct_res_change){ .now = now, .has_probe = r->sane,
+							  .probe_loss = r->probe,
+							  .update_norm = r->st.update_norm });
 	}
 	if (rc <= 0)
 		return rc;
