@@ -19,6 +19,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "dl_job.h"
 #include "job_state.h"
 #include "eval.h"
 #include "sample.h"
@@ -229,25 +230,36 @@ out:
 
 /* ---- job list / show --------------------------------------------------- */
 
+/* A loss for a table: "-" for none, else every digit. */
+static const char *loss_str(double loss, char *buf, size_t size)
+{
+	if (isnan(loss))
+		return "-";
+	snprintf(buf, size, "%.17g", loss);
+	return buf;
+}
+
 static int cmd_list(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_job_row *jobs = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(ctx->db, &res, "SELECT id, name, status, cur_round, nrounds, nshards, "
-			 "final_eval_loss FROM job ORDER BY id", "");
+	rc = ct_job_list(ctx->db, &jobs, &n);
 	if (rc < 0)
 		return rc;
 	fprintf(ctx->out, "%-6s %-24s %-9s %-9s %-6s %s\n", "ID", "NAME", "STATUS", "ROUND",
 		"SHARDS", "EVAL LOSS");
-	while (ct_db_next(res) > 0) {
-		char round[32];
-		snprintf(round, sizeof(round), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
-		fprintf(ctx->out, "%-6" PRId64 " %-24.24s %-9s %-9s %-6d %s\n", ct_db_int(res, 0),
-			ct_db_str(res, 1), ct_job_status_name((int)ct_db_int(res, 2)), round,
-			(int)ct_db_int(res, 5), ct_db_isnull(res, 6) ? "-" : ct_db_str(res, 6));
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_job_row *j = &jobs[i];
+		char round[32], loss[32];
+
+		snprintf(round, sizeof(round), "%d/%d", j->cur_round, j->nrounds);
+		fprintf(ctx->out, "%-6" PRId64 " %-24.24s %-9s %-9s %-6d %s\n", j->id, j->name,
+			ct_job_status_name(j->status), round, j->nshards,
+			loss_str(j->final_eval_loss, loss, sizeof(loss)));
 	}
-	ct_db_res_free(res);
+	free(jobs);
 	return 0;
 }
 
@@ -296,37 +308,30 @@ static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
 
 static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_job_row j;
+	char loss[32];
 	int64_t id;
 	int rc;
 
 	rc = job_arg(argc, argv, &id);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT name, status, cur_round, nrounds, nshards, steps, "
-			 "batch, seq, lr, min_quorum, target_nresults, model_sha256, "
-			 "final_model_sha256, error_message, final_eval_loss FROM job WHERE id=?",
-			 "l", id);
+	rc = ct_job_get(ctx->db, id, &j);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
-	}
 	fprintf(ctx->out, "job %" PRId64 " (%s): %s, round %d of %d, %d shards\n", id,
-		ct_db_str(res, 0), ct_job_status_name((int)ct_db_int(res, 1)),
-		(int)ct_db_int(res, 2), (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
+		j.name, ct_job_status_name(j.status), j.cur_round, j.nrounds, j.nshards);
 	fprintf(ctx->out, "work unit: %d steps, batch %d, seq %d, lr %g; quorum %d of %d\n",
-		(int)ct_db_int(res, 5), (int)ct_db_int(res, 6), (int)ct_db_int(res, 7),
-		ct_db_double(res, 8), (int)ct_db_int(res, 9), (int)ct_db_int(res, 10));
-	fprintf(ctx->out, "base model: %s\n", ct_db_str(res, 11));
+		j.steps, j.batch, j.seq, j.lr, j.min_quorum, j.target_nresults);
+	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
-	if (ct_db_str(res, 12)[0])
-		fprintf(ctx->out, "final model: %s (eval loss %s)\n", ct_db_str(res, 12),
-			ct_db_isnull(res, 14) ? "-" : ct_db_str(res, 14));
-	if (ct_db_str(res, 13)[0])
-		fprintf(ctx->out, "error: %s\n", ct_db_str(res, 13));
-	ct_db_res_free(res);
+	if (j.final_model_sha256[0])
+		fprintf(ctx->out, "final model: %s (eval loss %s)\n", j.final_model_sha256,
+			loss_str(j.final_eval_loss, loss, sizeof(loss)));
+	if (j.error_message[0])
+		fprintf(ctx->out, "error: %s\n", j.error_message);
 	return show_rounds(ctx, id);
 }
 

@@ -22,6 +22,8 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "db_args.h"
+#include "dl.h"
 #include "result_state.h"
 #include "eligibility.h"
 #include "lock_order.h"
@@ -64,6 +66,14 @@ struct sched_ctx {
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
 
+/* authenticate's columns, in its SELECT's order. */
+#define C struct sched_ctx
+static const struct ct_dl_col account_cols[] = {
+	CT_DL_COL(C, userid), CT_DL_COL(C, user_name), CT_DL_COL(C, teamid),
+	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit),
+};
+#undef C
+
 static int authenticate(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -77,16 +87,9 @@ static int authenticate(struct sched_ctx *c)
 			 "FROM `user` WHERE auth_hash=?", "s", hash);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
+	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
+	if (rc == CT_ENOTFOUND)
 		rc = ct_error(CT_EAUTH, "unknown account key");
-	} else {
-		c->userid = ct_db_int(res, 0);
-		snprintf(c->user_name, sizeof(c->user_name), "%s", ct_db_str(res, 1));
-		c->teamid = ct_db_int(res, 2);
-		c->total_credit = ct_db_double(res, 3);
-		c->expavg_credit = ct_db_double(res, 4);
-	}
-	ct_db_res_free(res);
 	return rc;
 }
 
@@ -600,51 +603,72 @@ static int put_file(struct ct_buf *b, struct ct_server *srv, const char *role,
 	return rc;
 }
 
+/* A result being sent, with its WU and job: what the reply says. */
+struct sent {
+	char name[81], wu_name[65];
+	int64_t deadline, jobid, round, shard, seed;
+	char model_sha[65], data_sha[65];
+	int64_t model_size, data_size, steps, batch, seq;
+	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
+	char upload_encoding[65];
+	int64_t max_upload;
+};
+
 static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
 	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
 	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
+#define S struct sent
+static const struct ct_dl_col sent_cols[] = {
+	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
+	CT_DL_COL(S, round), CT_DL_COL(S, shard), CT_DL_COL(S, seed), CT_DL_COL(S, model_sha),
+	CT_DL_COL(S, model_size), CT_DL_COL(S, data_sha), CT_DL_COL(S, data_size),
+	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
+	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
+	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
+};
+#undef S
 
 static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
-			struct ct_db_res *r)
+			const struct sent *s)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
 	int rc;
 
 	rc = ct_xml_open(b, "workunit");
-	if (rc == 0) rc = ct_xml_elem_str(b, "name", ct_db_str(r, 2));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", ct_db_int(r, 3));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "round", ct_db_int(r, 4));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", ct_db_int(r, 5));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", ct_db_int(r, 11));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", ct_db_int(r, 12));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", ct_db_int(r, 13));
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", s->wu_name);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", s->jobid);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "round", s->round);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", s->shard);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", s->steps);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", s->batch);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", s->seq);
 	for (int i = 0; rc == 0 && i < 6; i++)
-		rc = ct_xml_elem_double(b, dbl[i], ct_db_double(r, 14 + i));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", ct_db_int(r, 6));
-	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", ct_db_str(r, 20));
-	if (rc == 0) rc = ct_lora_wu_xml(b, db, ct_db_int(r, 3));
-	if (rc == 0) rc = put_file(b, srv, "model", ct_db_str(r, 7), ct_db_int(r, 8));
-	if (rc == 0) rc = put_file(b, srv, "data", ct_db_str(r, 9), ct_db_int(r, 10));
+		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
+	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
+	if (rc == 0) rc = ct_lora_wu_xml(b, db, s->jobid);
+	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
+	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
 	return rc;
 }
 
-static int put_result(struct ct_buf *b, struct sched_ctx *c, struct ct_db_res *r)
+static int put_result(struct ct_buf *b, struct sched_ctx *c, const struct sent *s)
 {
 	char token[CT_TOKEN_MAX];
-	const char *name = ct_db_str(r, 0);
-	int64_t deadline = ct_db_int(r, 1), max = ct_db_int(r, 21);
+	const char *name = s->name;
+	int64_t deadline = s->deadline, max = s->max_upload;
 	int rc;
 
 	rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid, max,
 			   deadline + c->srv->upload_token_slack, token, sizeof(token));
 	if (rc == 0) rc = ct_xml_open(b, "result");
 	if (rc == 0) rc = ct_xml_elem_str(b, "name", name);
-	if (rc == 0) rc = ct_xml_elem_str(b, "wu_name", ct_db_str(r, 2));
+	if (rc == 0) rc = ct_xml_elem_str(b, "wu_name", s->wu_name);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", deadline);
 	if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
 	if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
@@ -727,15 +751,19 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;
-		rc = ct_db_query(c->db, &r, wu_sql, "l", c->send[i]);
-		if (rc < 0)
-			break;
-		if (ct_db_next(r) > 0) {
-			rc = put_workunit(b, c->srv, c->db, r);
-			if (rc == 0)
-				rc = put_result(b, c, r);
+		struct sent s;
+
+		rc = CT_DB_QUERY(c->db, &r, wu_sql, c->send[i]);
+		if (rc == 0)
+			rc = ct_dl_one(r, &s, sent_cols, CT_DL_NCOLS(sent_cols));
+		if (rc == CT_ENOTFOUND) {
+			rc = 0;		/* gone meanwhile: not sent */
+			continue;
 		}
-		ct_db_res_free(r);
+		if (rc == 0)
+			rc = put_workunit(b, c->srv, c->db, &s);
+		if (rc == 0)
+			rc = put_result(b, c, &s);
 	}
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
 	return rc;

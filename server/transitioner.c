@@ -25,6 +25,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
 #include "job_state.h"
 #include "result_state.h"
 #include "instance.h"
@@ -72,6 +73,17 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 	return rc < 0 ? rc : 1;
 }
 
+/* load_wu's columns, in its SELECT's order. */
+#define W struct twu
+static const struct ct_dl_col twu_cols[] = {
+	CT_DL_COL(W, id), CT_DL_COL(W, jobid), CT_DL_COL(W, roundid), CT_DL_COL(W, canonical),
+	CT_DL_COL(W, name), CT_DL_COL(W, target), CT_DL_COL(W, max_err),
+	CT_DL_COL(W, max_total), CT_DL_COL(W, max_success), CT_DL_COL(W, error_mask),
+	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
+	CT_DL_COL(W, need_validate),
+};
+#undef W
+
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 {
@@ -88,24 +100,11 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 			 "ll", wuid, now);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		w->id = ct_db_int(res, 0);
-		w->jobid = ct_db_int(res, 1);
-		w->roundid = ct_db_int(res, 2);
-		w->canonical = ct_db_int(res, 3);
-		snprintf(w->name, sizeof(w->name), "%s", ct_db_str(res, 4));
-		w->target = (int)ct_db_int(res, 5);
-		w->max_err = (int)ct_db_int(res, 6);
-		w->max_total = (int)ct_db_int(res, 7);
-		w->max_success = (int)ct_db_int(res, 8);
-		w->error_mask = (int)ct_db_int(res, 9);
-		w->assimilate_state = (int)ct_db_int(res, 10);
-		w->file_delete_state = (int)ct_db_int(res, 11);
-		w->need_validate = (int)ct_db_int(res, 12);
-	}
-	ct_db_res_free(res);
-	if (w->id == 0)
-		return 0;
+	rc = ct_dl_one(res, w, twu_cols, CT_DL_NCOLS(twu_cols));
+	if (rc == CT_ENOTFOUND)
+		return 0;	/* not due any more */
+	if (rc < 0)
+		return rc;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
 	rc = ct_db_query(db, &res, "SELECT status FROM job WHERE id=?", "l", w->jobid);

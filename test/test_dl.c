@@ -14,6 +14,7 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "dl_job.h"
 #include "job_state.h"
 #include "result_state.h"
 
@@ -183,6 +184,28 @@ static void test_job_table_walk(void **state)
 		}
 	assert_int_equal(nallowed, (int)ct_job_nedges);
 	assert_int_equal(nallowed, 3);
+}
+
+static void test_job_rows(void **state)
+{
+	int64_t id = new_job(CT_JOB_RUNNING);
+	struct ct_job_row j, *all = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(ct_job_move(g_db, id, CT_JOB_RUNNING, CT_JOB_DONE,
+				     &(struct ct_job_change){ .now = 3, .out_sha = "f",
+							      .eval_loss = 0.125 }), 1);
+	assert_int_equal(ct_job_get(g_db, id, &j), 0);
+	assert_true(j.id == id && j.status == CT_JOB_DONE && j.lr == 0.1);
+	assert_string_equal(j.name, "t");
+	assert_string_equal(j.final_model_sha256, "f");
+	assert_true(j.final_eval_loss == 0.125);
+	assert_int_equal(ct_job_get(g_db, id + 1000, &j), CT_ENOTFOUND);
+	assert_int_equal(ct_job_list(g_db, &all, &n), 0);
+	assert_true(n >= 1 && all[n - 1].id == id);
+	assert_true(isnan(all[0].final_eval_loss) || all[0].id != all[n - 1].id);
+	free(all);
 }
 
 static void test_job_error_message_and_cancel(void **state)
@@ -372,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typed_args_and_mapper),
 		cmocka_unit_test(test_job_table_walk),
+		cmocka_unit_test(test_job_rows),
 		cmocka_unit_test(test_job_error_message_and_cancel),
 		cmocka_unit_test(test_result_table_walk),
 		cmocka_unit_test(test_result_drop_unsent),
