@@ -24,6 +24,7 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "dl_result.h"
 #include "result_state.h"
 #include "eligibility.h"
 #include "lock_order.h"
@@ -186,7 +187,7 @@ static int report_apply(struct ct_db *db, void *arg)
 {
 	struct report_txn *t = arg;
 	struct sched_report *rep = t->rep;
-	struct ct_db_res *res = NULL;
+	struct ct_result_row r;
 	int64_t dummy, now = ct_db_now();
 	int rc, state, outcome;
 
@@ -194,17 +195,16 @@ static int report_apply(struct ct_db *db, void *arg)
 			     t->wuid);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT hostid, server_state, outcome, upload_sha256, "
-			 "upload_size FROM result WHERE id=?", "l", t->resultid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
+	rc = ct_result_get_upload(db, t->resultid, &r);
+	if (rc == CT_ENOTFOUND) {
 		rc = reject(t->ack, CT_ENOTFOUND, "no such result");
 		goto out;
 	}
-	state = (int)ct_db_int(res, 1);
-	outcome = (int)ct_db_int(res, 2);
-	if (ct_db_int(res, 0) != t->c->hostid) {
+	if (rc < 0)
+		return rc;
+	state = r.server_state;
+	outcome = r.outcome;
+	if (r.hostid != t->c->hostid) {
 		rc = reject(t->ack, CT_EDENIED, "result was not sent to this host");
 		goto out;
 	}
@@ -217,11 +217,11 @@ static int report_apply(struct ct_db *db, void *arg)
 		goto out;
 	}
 	if (rep->success) {
-		if (ct_db_str(res, 3)[0] == 0) {
+		if (r.upload_sha256[0] == 0) {
 			rc = reject(t->ack, CT_ENOENT, "no upload received for this result");
 			goto out;
 		}
-		if (strcmp(ct_db_str(res, 3), rep->sha256) != 0 || ct_db_int(res, 4) != rep->size) {
+		if (strcmp(r.upload_sha256, rep->sha256) != 0 || r.upload_size != rep->size) {
 			rc = reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
 			goto out;
 		}
@@ -254,14 +254,13 @@ static int report_apply(struct ct_db *db, void *arg)
 		goto out;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE id=?", "ll", now, t->wuid);
 out:
-	ct_db_res_free(res);
 	return rc < 0 ? rc : 0;
 }
 
 /* Find the result's row (outside the transaction: names never change). */
 static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_result_row r;
 	int rc;
 
 	t->c = c;
@@ -269,15 +268,13 @@ static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
 	t->ack = &c->acks[i];
 	t->ack->name = t->rep->name;
 	t->resultid = 0;
-	rc = ct_db_query(c->db, &res, "SELECT id, workunitid FROM result WHERE name=?", "s",
-			 t->rep->name);
+	rc = ct_result_by_name(c->db, t->rep->name, &r);
+	if (rc == CT_ENOTFOUND)
+		return 0;
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		t->resultid = ct_db_int(res, 0);
-		t->wuid = ct_db_int(res, 1);
-	}
-	ct_db_res_free(res);
+	t->resultid = r.id;
+	t->wuid = r.workunitid;
 	return 0;
 }
 

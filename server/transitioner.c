@@ -26,6 +26,7 @@
 #include "daemons.h"
 #include "db.h"
 #include "dl.h"
+#include "dl_result.h"
 #include "job_state.h"
 #include "result_state.h"
 #include "instance.h"
@@ -37,6 +38,7 @@
 #include "ct_log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TRANSITION_BATCH 100
@@ -135,32 +137,30 @@ static int result_index(const char *wuname, const char *name)
 /* Time out overdue results and count the rest. */
 static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_result_row *rows = NULL;
+	size_t n = 0;
 	int rc;
 
 	w->min_deadline = CT_TRANSITION_NEVER;
 	w->maxidx = -1;
-	rc = ct_db_query(db, &res, "SELECT id, server_state, outcome, validate_state, "
-			 "report_deadline, hostid, name FROM result WHERE workunitid=?",
-			 "l", w->id);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0) {
-		int64_t rid = ct_db_int(res, 0), deadline = ct_db_int(res, 4);
-		int ss = (int)ct_db_int(res, 1), oc = (int)ct_db_int(res, 2);
-		int vs = (int)ct_db_int(res, 3), idx = result_index(w->name, ct_db_str(res, 6));
+	rc = ct_result_list_wu(db, w->id, &rows, &n);
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		const struct ct_result_row *r = &rows[i];
+		int64_t deadline = r->report_deadline;
+		int ss = r->server_state, oc = r->outcome, vs = r->validate_state;
+		int idx = result_index(w->name, r->name);
 
 		w->ntotal++;
 		w->maxidx = idx > w->maxidx ? idx : w->maxidx;
 		if (ss == CT_RS_IN_PROGRESS && deadline < now) {
-			rc = ct_res_move(db, rid, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
+			rc = ct_res_move(db, r->id, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
 					 &(struct ct_res_change){ .now = now });
 			if (rc > 0)
 				rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 "
-						"WHERE id=?", "l", ct_db_int(res, 5));
+						"WHERE id=?", "l", r->hostid);
 			if (rc < 0)
 				break;
-			ct_log_info("transitioner: result %s timed out", ct_db_str(res, 6));
+			ct_log_info("transitioner: result %s timed out", r->name);
 			ss = CT_RS_OVER, oc = CT_RO_NO_REPLY;
 		}
 		if (ss == CT_RS_UNSENT) {
@@ -177,7 +177,7 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			w->nerror++;
 		}
 	}
-	ct_db_res_free(res);
+	free(rows);
 	return rc < 0 ? rc : 0;
 }
 

@@ -203,8 +203,11 @@ static void test_job_rows(void **state)
 	assert_true(j.final_eval_loss == 0.125);
 	assert_int_equal(ct_job_get(g_db, id + 1000, &j), CT_ENOTFOUND);
 	assert_int_equal(ct_job_list(g_db, &all, &n), 0);
-	assert_true(n >= 1 && all[n - 1].id == id);
-	assert_true(isnan(all[0].final_eval_loss) || all[0].id != all[n - 1].id);
+	assert_true(n >= 1 && all[n - 1].id == id);	/* oldest first */
+	assert_int_equal(all[n - 1].status, CT_JOB_DONE);
+	assert_true(all[n - 1].final_eval_loss == 0.125);
+	for (size_t i = 0; i + 1 < n; i++)
+		assert_true(all[i].id < all[i + 1].id);
 	free(all);
 }
 
