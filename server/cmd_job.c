@@ -19,7 +19,10 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "db_args.h"
+#include "dl.h"
 #include "dl_job.h"
+#include "dl_round.h"
 #include "job_state.h"
 #include "eval.h"
 #include "sample.h"
@@ -270,39 +273,56 @@ static int job_arg(int argc, char **argv, int64_t *id)
 	return parse_i64(argv[1], "job ID", 1, INT64_MAX, id);
 }
 
+/* show_rounds' count of results by state. */
+struct state_count {
+	int server_state, outcome, validate_state;
+	int64_t n;
+};
+
+static const struct ct_dl_col state_count_cols[] = {
+	CT_DL_COL(struct state_count, server_state), CT_DL_COL(struct state_count, outcome),
+	CT_DL_COL(struct state_count, validate_state), CT_DL_COL(struct state_count, n),
+};
+
 static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
 {
+	struct ct_round_row *rounds = NULL;
+	struct state_count *counts = NULL;
 	struct ct_db_res *res = NULL;
+	void *rows = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(ctx->db, &res, "SELECT idx, status, nwus, nwus_done, base_eval_loss, "
-			 "eval_loss, model_sha256, out_model_sha256 FROM `round` WHERE jobid=? "
-			 "ORDER BY idx", "l", id);
+	rc = ct_round_list(ctx->db, id, &rounds, &n);
 	if (rc < 0)
 		return rc;
 	fprintf(ctx->out, "rounds:\n  %-5s %-9s %-9s %-12s %-12s %s\n", "ROUND", "STATUS", "WUS",
 		"BASE LOSS", "EVAL LOSS", "MODEL");
-	while (ct_db_next(res) > 0) {
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_round_row *r = &rounds[i];
 		char wus[32];
-		snprintf(wus, sizeof(wus), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 2));
-		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", (int)ct_db_int(res, 0),
-			ct_round_status_name((int)ct_db_int(res, 1)), wus,
-			ct_db_isnull(res, 4) ? NAN : ct_db_double(res, 4),
-			ct_db_isnull(res, 5) ? NAN : ct_db_double(res, 5),
-			ct_db_str(res, 7)[0] ? ct_db_str(res, 7) : ct_db_str(res, 6));
+
+		snprintf(wus, sizeof(wus), "%d/%d", r->nwus_done, r->nwus);
+		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", r->idx,
+			ct_round_status_name(r->status), wus, r->base_eval_loss, r->eval_loss,
+			r->out_model_sha256[0] ? r->out_model_sha256 : r->model_sha256);
 	}
-	ct_db_res_free(res);
-	rc = ct_db_query(ctx->db, &res, "SELECT server_state, outcome, validate_state, COUNT(*) "
-			 "FROM result WHERE jobid=? GROUP BY server_state, outcome, validate_state",
-			 "l", id);
+	free(rounds);
+	rc = CT_DB_QUERY(ctx->db, &res, "SELECT server_state, outcome, validate_state, "
+			 "COUNT(*) FROM result WHERE jobid=? GROUP BY server_state, outcome, "
+			 "validate_state", id);
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(*counts), state_count_cols,
+			       CT_DL_NCOLS(state_count_cols), "result states", &rows, &n);
 	if (rc < 0)
 		return rc;
+	counts = rows;
 	fprintf(ctx->out, "results:\n");
-	while (ct_db_next(res) > 0)
+	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-12s %-15s %-13s %" PRId64 "\n",
-			ct_rs_name((int)ct_db_int(res, 0)), ct_ro_name((int)ct_db_int(res, 1)),
-			ct_vs_name((int)ct_db_int(res, 2)), ct_db_int(res, 3));
-	ct_db_res_free(res);
+			ct_rs_name(counts[i].server_state), ct_ro_name(counts[i].outcome),
+			ct_vs_name(counts[i].validate_state), counts[i].n);
+	free(counts);
 	return 0;
 }
 
