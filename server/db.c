@@ -538,6 +538,14 @@ int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, si
 	return nrows > INT32_MAX ? INT32_MAX : (int)nrows;
 }
 
+int ct_db_param_count(struct ct_db *db, const char *sql)
+{
+	struct stmt_entry *e = NULL;
+	int rc = stmt_get(db, sql, &e);
+
+	return rc < 0 ? rc : (int)mysql_stmt_param_count(e->st);
+}
+
 int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...)
 {
 	struct ct_db_arg a[CT_DB_MAX_PARAMS];

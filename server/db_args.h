@@ -43,6 +43,11 @@ int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, si
 int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
 		 const struct ct_db_arg *a, size_t n);
 
+/* Prepare `sql` (it stays in the connection's cache) and return its number
+ * of '?' placeholders, or CT_EDB (the detail says why it does not prepare)
+ * / CT_ENOMEM. For tests that check every statement of the server. */
+int ct_db_param_count(struct ct_db *db, const char *sql);
+
 static inline struct ct_db_arg ct_db_arg_l(long long x)
 {
 	return (struct ct_db_arg){ .type = 'l', .v.l = (int64_t)x };

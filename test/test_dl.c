@@ -4,13 +4,19 @@
  * and the job and result state machines (job_state.h, result_state.h),
  * whose tables are walked pair by pair: every allowed move succeeds and
  * writes what its edge says, every other is refused and changes nothing.
+ * And every statement of the server written with a db.h type string: read
+ * from the sources, prepared on the real database, its placeholders counted
+ * against its type string (the typed macros are checked by the compiler).
  */
 #include "ct_test.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "ct_err.h"
+#include "ct_file.h"
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
@@ -393,6 +399,159 @@ static void test_result_drop_unsent(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* ---- every type-string statement of the server -------------------------- */
+
+struct scan {
+	int checked, skipped;
+};
+
+/* Past blanks and comments. */
+static const char *skip_ws(const char *p)
+{
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 2 : p + strlen(p);
+		} else if (p[0] == '/' && p[1] == '/') {
+			p += strcspn(p, "\n");
+		} else {
+			return p;
+		}
+	}
+}
+
+/* Past one argument and its comma; NULL at the call's end. */
+static const char *skip_arg(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			char q = *p++;
+			while (*p && *p != q)
+				p += p[0] == '\\' && p[1] ? 2 : 1;
+			if (*p == 0)
+				return NULL;
+		} else if (*p == '(') {
+			depth++;
+		} else if (*p == ')') {
+			if (depth-- == 0)
+				return NULL;
+		} else if (*p == ',' && depth == 0) {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/* Consecutive string literals from p, joined into out; NULL if p is not
+ * at one (the SQL is built some other way). */
+static const char *read_literals(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+	int any = 0;
+
+	for (p = skip_ws(p); *p == '"'; p = skip_ws(p)) {
+		for (p++; *p && *p != '"'; p++) {
+			char c = *p;
+			if (c == '\\') {
+				c = *++p;
+				c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+			}
+			if (n + 1 < cap)
+				out[n++] = c;
+		}
+		if (*p++ != '"')
+			return NULL;
+		any = 1;
+	}
+	out[n] = 0;
+	return any ? p : NULL;
+}
+
+/* Check each call of `fn` (its SQL after `skip` arguments) in text. */
+static void check_calls(const char *path, const char *text, const char *fn, int skip,
+			struct scan *sc)
+{
+	size_t fl = strlen(fn);
+
+	for (const char *p = strstr(text, fn); p; p = strstr(p + fl, fn)) {
+		char sql[8192], types[64];
+		const char *q = p + fl;
+		int line = 1, want;
+
+		if (p > text && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z')))
+			continue;	/* a longer name */
+		for (int i = 0; q && i < skip; i++)
+			q = skip_arg(q);
+		q = q ? read_literals(q, sql, sizeof(sql)) : NULL;
+		q = q ? skip_ws(q) : NULL;
+		if (q == NULL || *q != ',' || read_literals(q + 1, types, sizeof(types)) == NULL) {
+			sc->skipped++;
+			continue;
+		}
+		for (const char *c = text; c < p; c++)
+			line += *c == '\n';
+		if (strspn(types, "ildsbn") != strlen(types))
+			fail_msg("%s:%d: bad type string \"%s\"", path, line, types);
+		want = ct_db_param_count(g_db, sql);
+		if (want != (int)strlen(types))
+			fail_msg("%s:%d: %d placeholders%s%s, %zu types \"%s\": %s", path, line,
+				 want, want < 0 ? ": " : "", want < 0 ? ct_errmsg(want) : "",
+				 strlen(types), types, sql);
+		sc->checked++;
+	}
+}
+
+static void scan_dir(const char *dir, struct scan *sc)
+{
+	static const struct { const char *fn; int skip; } calls[] = {
+		{ "ct_db_exec(", 1 }, { "ct_db_query(", 2 }, { "ct_db_query_int(", 2 },
+		{ "ct_db_query_double(", 2 },
+	};
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[4096];
+		size_t l = strlen(e->d_name);
+		unsigned char *text = NULL;
+		size_t n = 0;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR) {
+			scan_dir(path, sc);
+			continue;
+		}
+		if (l < 3 || strcmp(e->d_name + l - 2, ".c") != 0 || strcmp(e->d_name, "db.c") == 0)
+			continue;
+		assert_int_equal(ct_file_read_all(path, 1 << 24, &text, &n), 0);
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			check_calls(path, (const char *)text, calls[i].fn, calls[i].skip, sc);
+		free(text);
+	}
+	closedir(d);
+}
+
+static void test_every_statement(void **state)
+{
+	const char *src = getenv("top_srcdir");
+	struct scan sc = { 0 };
+	char dir[4096];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/server", src ? src : "..");
+	scan_dir(dir, &sc);
+	print_message("%d statements prepared and counted, %d built otherwise (skipped)\n",
+		      sc.checked, sc.skipped);
+	assert_true(sc.checked >= 150);	/* the scan found the server's statements */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_job_error_message_and_cancel),
 		cmocka_unit_test(test_result_table_walk),
 		cmocka_unit_test(test_result_drop_unsent),
+		cmocka_unit_test(test_every_statement),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
