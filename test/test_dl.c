@@ -146,15 +146,23 @@ static const struct ct_dl_col jrow_cols[] = {
 	CT_DL_COL(struct jrow, error_message), CT_DL_COL_NAN(struct jrow, final_loss),
 };
 
-static struct jrow get_job(int64_t id)
+/* The row `id` of a one-parameter query into *row per cols[0..n). */
+static void read_row(const char *sql, int64_t id, void *row, const struct ct_dl_col *cols,
+		     size_t n)
 {
 	struct ct_db_res *res = NULL;
+
+	assert_int_equal(CT_DB_QUERY(g_db, &res, sql, id), 0);
+	assert_int_equal(ct_dl_one(res, row, cols, n), 0);
+}
+
+static struct jrow get_job(int64_t id)
+{
 	struct jrow j;
 
-	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT status, finish_time, update_time, "
-				     "final_model_sha256, error_message, final_eval_loss FROM "
-				     "job WHERE id=?", id), 0);
-	assert_int_equal(ct_dl_one(res, &j, jrow_cols, CT_DL_NCOLS(jrow_cols)), 0);
+	read_row("SELECT status, finish_time, update_time, final_model_sha256, error_message, "
+		 "final_eval_loss FROM job WHERE id=?", id, &j, jrow_cols,
+		 CT_DL_NCOLS(jrow_cols));
 	return j;
 }
 
@@ -287,14 +295,12 @@ static const struct ct_dl_col rrow_cols[] = {
 
 static struct rrow get_result(int64_t id)
 {
-	struct ct_db_res *res = NULL;
 	struct rrow r;
 
-	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT server_state, outcome, "
-				     "validate_state, conforming, exit_status, hostid, "
-				     "report_deadline, received_time, validate_time, final_loss, "
-				     "probe_loss, error_message FROM result WHERE id=?", id), 0);
-	assert_int_equal(ct_dl_one(res, &r, rrow_cols, CT_DL_NCOLS(rrow_cols)), 0);
+	read_row("SELECT server_state, outcome, validate_state, conforming, exit_status, "
+		 "hostid, report_deadline, received_time, validate_time, final_loss, "
+		 "probe_loss, error_message FROM result WHERE id=?", id, &r, rrow_cols,
+		 CT_DL_NCOLS(rrow_cols));
 	return r;
 }
 
