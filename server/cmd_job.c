@@ -452,7 +452,7 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(ctx->db);
 	int ver = 0, rc;
 
 	rc = ct_db_schema_version(ctx->db, &ver);

@@ -68,7 +68,7 @@ int ct_job_move(struct ct_db *db, int64_t jobid, int from, int to,
 static int cancel_txn(struct ct_db *db, void *arg)
 {
 	int64_t id = *(int64_t *)arg, st = 0;
-	struct ct_job_change c = { .now = ct_db_now() };
+	struct ct_job_change c = { .now = ct_db_now(db) };
 	int rc;
 
 	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);

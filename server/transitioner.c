@@ -220,12 +220,12 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
 	if (rc >= 0)
 		rc = ct_job_move(db, w->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
-				 &(struct ct_job_change){ .now = ct_db_now(), .msg = msg });
+				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
 				"id<>? AND canonical_resultid=0 AND error_mask=0", "lll",
-				ct_db_now(), w->jobid, w->id);
+				ct_db_now(db), w->jobid, w->id);
 	return rc < 0 ? rc : 0;
 }
 
@@ -289,7 +289,7 @@ static int discount_unproven(struct ct_db *db, struct twu *w)
 
 static int transition_one(struct ct_db *db, void *arg)
 {
-	int64_t wuid = *(const int64_t *)arg, now = ct_db_now();
+	int64_t wuid = *(const int64_t *)arg, now = ct_db_now(db);
 	struct twu w;
 	int rc;
 
@@ -332,7 +332,7 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
-			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(),
+			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(db),
 			 n, k, TRANSITION_BATCH);
 	if (rc < 0)
 		return rc;
