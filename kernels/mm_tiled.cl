@@ -5,57 +5,196 @@
 #endif
 /*
  * mm_tiled.cl - the GPU-shaped variant of ct_mm (matmul.cl): the same
- * products with the same bits, through local-memory tiles.
+ * products with the same bits, through local-memory tiles and register
+ * blocks.
  *
  *   out[m*som + n*son] = init + sum over k = 0..K-1 of A[m*sam + k*sak] *
  *                        B[k*sk + n*sn], one fma chain in increasing k
  * with init = bias (bias[m] when bias_row, else bias[n]) or 0, and with
- * accumulate: out = out + chain (the chain from 0). A work-group of
- * CT_MMT x CT_MMT work-items computes a CT_MMT x CT_MMT block of outputs,
- * one per work-item; the k range is walked in tiles of CT_MMT that the
- * group stages in local memory, and each work-item continues its own chain
- * tile after tile, so the order of every output's operations is the
- * reference's whatever the tile size. Launched with local size
- * (CT_MMT, CT_MMT) over (N, M) rounded up.
+ * accumulate: out = out + chain (the chain from 0).
+ *
+ * A work-group of TX x TY work-items (TX = BN / RN, TY = BM / RM) computes
+ * a BM x BN block of outputs; work-item (tx, ty) owns the RM x RN outputs
+ * of rows ty + TY*i and columns tx + TX*j, each in a register. The k range
+ * is walked in slices of BK: the group stages the A slice (BM x BK) and the
+ * B slice (BK x BN) in local memory, each work-item loading its share with
+ * reads that are contiguous across neighbouring work-items along whichever
+ * of the operand's strides is 1, and fetching the next slice into
+ * registers while the current one is used. Every output continues its own
+ * chain slice after slice, one fma per k in increasing k, so the order of
+ * each output's operations is the reference's whatever the tile sizes; the
+ * last partial slice stops at K (no padded fma ever touches a chain).
+ *
+ * The sizes are -D options chosen by the host from the device's limits
+ * (CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN; see ct_ocl.c).
+ * Launched with local size (TX, TY) over (ceil(N/BN)*TX, ceil(M/BM)*TY).
  */
-#ifndef CT_MMT
-#define CT_MMT 16
+#ifndef CT_MMT_BM
+#define CT_MMT_BM 64
 #endif
+#ifndef CT_MMT_BN
+#define CT_MMT_BN 64
+#endif
+#ifndef CT_MMT_BK
+#define CT_MMT_BK 16
+#endif
+#ifndef CT_MMT_RM
+#define CT_MMT_RM 4
+#endif
+#ifndef CT_MMT_RN
+#define CT_MMT_RN 4
+#endif
+/* Unrolling hints only on GPUs (-DCT_MMT_GPU): PoCL 3.1 computes wrong
+ * results for this kernel with its loops unrolled (NaNs once a work-item
+ * owns more than 4 outputs), and without them its results are the
+ * reference's bits. Unrolling never changes an output's operations. */
+#ifdef CT_MMT_GPU
+#define CT_MMT_UNROLL _Pragma("unroll")
+#else
+#define CT_MMT_UNROLL
+#endif
+#define CT_MMT_TX (CT_MMT_BN / CT_MMT_RN)
+#define CT_MMT_TY (CT_MMT_BM / CT_MMT_RM)
+#define CT_MMT_NT (CT_MMT_TX * CT_MMT_TY)
+/* elements of each slice a work-item loads (rounded up) */
+#define CT_MMT_LA ((CT_MMT_BM * CT_MMT_BK + CT_MMT_NT - 1) / CT_MMT_NT)
+#define CT_MMT_LB ((CT_MMT_BK * CT_MMT_BN + CT_MMT_NT - 1) / CT_MMT_NT)
 
-__kernel void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
-			  const __global float *B, ulong boff, int sk, int sn,
-			  const __global float *bias, ulong biasoff, int has_bias, int bias_row,
-			  __global float *out, ulong ooff, int som, int son,
-			  int M, int N, int K, int accumulate)
+/* Fetch this work-item's share of the A slice at k0 into ra: element e =
+ * lid + NT*i of the slice is (row e/BK, k e%BK) when A's k stride is 1,
+ * else (row e%BM, k e/BM); 0 outside the matrix. */
+static inline void ct_mmt_fetch_a(float *ra, const __global float *A, int sam, int sak,
+				  int m0, int k0, int M, int K, int lid)
 {
-	__local float As[CT_MMT][CT_MMT + 1], Bs[CT_MMT][CT_MMT + 1];
-	int lx = get_local_id(0), ly = get_local_id(1);
-	int n = get_group_id(0) * CT_MMT + lx, m = get_group_id(1) * CT_MMT + ly;
-	int m0 = get_group_id(1) * CT_MMT, n0 = get_group_id(0) * CT_MMT;
-	float acc = 0.0f;
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_LA; i++) {
+		int e = lid + CT_MMT_NT * i;
+		int r = sak == 1 ? e / CT_MMT_BK : e % CT_MMT_BM;
+		int kk = sak == 1 ? e % CT_MMT_BK : e / CT_MMT_BM;
+		int m = m0 + r, k = k0 + kk;
+
+		ra[i] = e < CT_MMT_BM * CT_MMT_BK && m < M && k < K
+			? A[(size_t)m * sam + (size_t)k * sak] : 0.0f;
+	}
+}
+
+/* The same for the B slice: element e is (k e/BN, column e%BN) when B's n
+ * stride is 1, else (k e%BK, column e/BK). */
+static inline void ct_mmt_fetch_b(float *rb, const __global float *B, int sk, int sn,
+				  int n0, int k0, int N, int K, int lid)
+{
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_LB; i++) {
+		int e = lid + CT_MMT_NT * i;
+		int kk = sn == 1 ? e / CT_MMT_BN : e % CT_MMT_BK;
+		int c = sn == 1 ? e % CT_MMT_BN : e / CT_MMT_BK;
+		int n = n0 + c, k = k0 + kk;
+
+		rb[i] = e < CT_MMT_BK * CT_MMT_BN && n < N && k < K
+			? B[(size_t)k * sk + (size_t)n * sn] : 0.0f;
+	}
+}
+
+/* Store the fetched shares into As[k][row] and Bs[k][column]. */
+static inline void ct_mmt_stage(__local float *As, __local float *Bs, const float *ra,
+				const float *rb, int sak, int sn, int lid)
+{
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_LA; i++) {
+		int e = lid + CT_MMT_NT * i;
+		int r = sak == 1 ? e / CT_MMT_BK : e % CT_MMT_BM;
+		int kk = sak == 1 ? e % CT_MMT_BK : e / CT_MMT_BM;
+
+		if (e < CT_MMT_BM * CT_MMT_BK)
+			As[kk * (CT_MMT_BM + 1) + r] = ra[i];
+	}
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_LB; i++) {
+		int e = lid + CT_MMT_NT * i;
+		int kk = sn == 1 ? e / CT_MMT_BN : e % CT_MMT_BK;
+		int c = sn == 1 ? e % CT_MMT_BN : e / CT_MMT_BK;
+
+		if (e < CT_MMT_BK * CT_MMT_BN)
+			Bs[kk * (CT_MMT_BN + 1) + c] = rb[i];
+	}
+}
+
+/* One k step of every owned output: acc = fma(A[m,k], B[k,n], acc). */
+static inline void ct_mmt_step(float *acc, const __local float *As,
+			       const __local float *Bs, int kk, int tx, int ty)
+{
+	float a[CT_MMT_RM], b[CT_MMT_RN];
+
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_RM; i++)
+		a[i] = As[kk * (CT_MMT_BM + 1) + ty + CT_MMT_TY * i];
+	CT_MMT_UNROLL
+	for (int j = 0; j < CT_MMT_RN; j++)
+		b[j] = Bs[kk * (CT_MMT_BN + 1) + tx + CT_MMT_TX * j];
+	CT_MMT_UNROLL
+	for (int x = 0; x < CT_MMT_RM * CT_MMT_RN; x++)
+		acc[x] = fma(a[x / CT_MMT_RN], b[x % CT_MMT_RN], acc[x]);
+}
+
+__kernel __attribute__((reqd_work_group_size(CT_MMT_TX, CT_MMT_TY, 1)))
+void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
+		 const __global float *B, ulong boff, int sk, int sn,
+		 const __global float *bias, ulong biasoff, int has_bias, int bias_row,
+		 __global float *out, ulong ooff, int som, int son,
+		 int M, int N, int K, int accumulate)
+{
+	__local float As[CT_MMT_BK * (CT_MMT_BM + 1)], Bs[CT_MMT_BK * (CT_MMT_BN + 1)];
+	int tx = get_local_id(0), ty = get_local_id(1), lid = ty * CT_MMT_TX + tx;
+	int n0 = get_group_id(0) * CT_MMT_BN, m0 = get_group_id(1) * CT_MMT_BM;
+	float acc[CT_MMT_RM * CT_MMT_RN], ra[CT_MMT_LA], rb[CT_MMT_LB];
 
 	A += aoff;
 	B += boff;
 	bias += biasoff;
 	out += ooff;
-	if (!accumulate && has_bias && m < M && n < N)
-		acc = bias[bias_row ? m : n];
-	for (int k0 = 0; k0 < K; k0 += CT_MMT) {
-		int ka = k0 + lx, kb = k0 + ly;
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_RM; i++) {
+		int m = min(m0 + ty + CT_MMT_TY * i, M - 1);
+	CT_MMT_UNROLL
+		for (int j = 0; j < CT_MMT_RN; j++) {
+			int n = min(n0 + tx + CT_MMT_TX * j, N - 1);
 
-		/* As[row][kk] = A[m0+row, k0+kk]; Bs[kk][col] = B[k0+kk, n0+col] */
-		As[ly][lx] = m0 + ly < M && ka < K ? A[(size_t)(m0 + ly) * sam + (size_t)ka * sak]
-						   : 0.0f;
-		Bs[ly][lx] = kb < K && n0 + lx < N ? B[(size_t)kb * sk + (size_t)(n0 + lx) * sn]
-						   : 0.0f;
+			acc[i * CT_MMT_RN + j] = !accumulate && has_bias ? bias[bias_row ? m : n] : 0.0f;
+		}
+	}
+	if (K > 0) {
+		ct_mmt_fetch_a(ra, A, sam, sak, m0, 0, M, K, lid);
+		ct_mmt_fetch_b(rb, B, sk, sn, n0, 0, N, K, lid);
+	}
+	for (int k0 = 0; k0 < K; k0 += CT_MMT_BK) {
+		int kn = min(CT_MMT_BK, K - k0);
+
+		ct_mmt_stage(As, Bs, ra, rb, sak, sn, lid);
 		barrier(CLK_LOCAL_MEM_FENCE);
-		for (int kk = 0; kk < CT_MMT && k0 + kk < K; kk++)
-			acc = fma(As[ly][kk], Bs[kk][lx], acc);
+		if (k0 + CT_MMT_BK < K) {	/* the next slice, while this one is used */
+			ct_mmt_fetch_a(ra, A, sam, sak, m0, k0 + CT_MMT_BK, M, K, lid);
+			ct_mmt_fetch_b(rb, B, sk, sn, n0, k0 + CT_MMT_BK, N, K, lid);
+		}
+		if (kn == CT_MMT_BK) {
+	CT_MMT_UNROLL
+			for (int kk = 0; kk < CT_MMT_BK; kk++)
+				ct_mmt_step(acc, As, Bs, kk, tx, ty);
+		} else {
+			for (int kk = 0; kk < kn; kk++)
+				ct_mmt_step(acc, As, Bs, kk, tx, ty);
+		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
-	if (m < M && n < N) {
-		__global float *o = out + (size_t)m * som + (size_t)n * son;
+	CT_MMT_UNROLL
+	for (int i = 0; i < CT_MMT_RM; i++) {
+		int m = m0 + ty + CT_MMT_TY * i;
+	CT_MMT_UNROLL
+		for (int j = 0; j < CT_MMT_RN; j++) {
+			int n = n0 + tx + CT_MMT_TX * j;
+			__global float *o = out + (size_t)m * som + (size_t)n * son;
 
-		*o = accumulate ? *o + acc : acc;
+			if (m < M && n < N)
+				*o = accumulate ? *o + acc[i * CT_MMT_RN + j] : acc[i * CT_MMT_RN + j];
+		}
 	}
 }

@@ -49,6 +49,12 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_TILED] = "ct_mm_tiled",
 };
 
+/* Work-items per group of the tiled matmul (its reqd_work_group_size). */
+static size_t mmt_group(const struct ct_ocl *ocl)
+{
+	return (size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
+}
+
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 {
 	const char *prof = getenv("CT_OCL_PROFILE");
@@ -70,12 +76,12 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 					       &ops->nargs[i], NULL) != CL_SUCCESS)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
 	}
-	if (rc == 0) {	/* tiles of 16 x 16 work-items: needs groups of 256 */
+	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
 		const char *t = getenv("CT_OCL_MM_TILED");
 
 		ops->mm_tiled = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
 			: ocl->info.type != CT_OCL_TYPE_CPU;
-		if (ops->wg_max[CT_K_MM_TILED] < 256)
+		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl))
 			ops->mm_tiled = 0;
 	}
 	if (rc < 0)
@@ -195,24 +201,21 @@ static size_t pick_local(const struct ct_ocl_ops *ops, int id, size_t g0, size_t
 	return l;
 }
 
-/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
- * rounded up to whole work-groups (kernels check their bounds). */
-static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
+/* Enqueue kernel `id` over global size g, local size l (dims 1 or 2),
+ * timed into the profile when profiling. */
+static int ocl_launch(struct ct_ocl_ops *ops, int id, cl_uint dims, const size_t *g,
+		      const size_t *l)
 {
-	size_t l = pick_local(ops, id, g0, g1);
-	size_t g[2] = { (g0 + l - 1) / l * l, g1 }, lw[2] = { l, 1 };
 	double t0 = 0.0, c0 = 0.0;
 	cl_int err;
 
-	if (g0 == 0)
-		return 0;
 	if (ops->profile) {
 		clFinish(ops->ocl->queue);
 		t0 = ct_time_mono_s();
 		c0 = ct_time_cpu_s();
 	}
-	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], g1 ? 2 : 1, NULL,
-				     g, lw, 0, NULL, NULL);
+	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], dims, NULL, g, l, 0,
+				     NULL, NULL);
 	if (err != CL_SUCCESS)
 		return ct_ocl_check(err, kernel_names[id]);
 	if (ops->profile) {
@@ -222,6 +225,18 @@ static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 		ops->prof_n[id]++;
 	}
 	return 0;
+}
+
+/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
+ * rounded up to whole work-groups (kernels check their bounds). */
+static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
+{
+	size_t l = pick_local(ops, id, g0, g1);
+	size_t g[2] = { (g0 + l - 1) / l * l, g1 }, lw[2] = { l, 1 };
+
+	if (g0 == 0)
+		return 0;
+	return ocl_launch(ops, id, g1 ? 2 : 1, g, lw);
 }
 
 int ct_ocl_write(struct ct_ocl_ops *ops, struct ct_dten dst, const float *src, size_t n)
@@ -320,12 +335,15 @@ struct mm_args {
 
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
 
-/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, local 16 x 16. */
+/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, one group of
+ * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs. */
 static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
+	const struct ct_ocl *o = ops->ocl;
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
-	size_t g[2] = { ((size_t)a->N + 15) / 16 * 16, ((size_t)a->M + 15) / 16 * 16 };
-	size_t l[2] = { 16, 16 };
+	size_t l[2] = { (size_t)(o->mmt_bn / o->mmt_rn), (size_t)(o->mmt_bm / o->mmt_rm) };
+	size_t g[2] = { ((size_t)a->N + o->mmt_bn - 1) / o->mmt_bn * l[0],
+			((size_t)a->M + o->mmt_bm - 1) / o->mmt_bm * l[1] };
 	int rc;
 
 	if (a->M <= 0 || a->N <= 0)
@@ -334,9 +352,7 @@ static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 		      a->sk, a->sn, bias, a->has_bias, a->bias_row, a->out, a->som, a->son,
 		      a->M, a->N, a->K, a->accumulate);
 	if (rc == 0)
-		rc = ct_ocl_check(clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[CT_K_MM_TILED],
-							 2, NULL, g, l, 0, NULL, NULL),
-				  "ct_mm_tiled");
+		rc = ocl_launch(ops, CT_K_MM_TILED, 2, g, l);
 	return rc;
 }
 

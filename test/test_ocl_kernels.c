@@ -154,24 +154,70 @@ static void test_matmul_kpieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
-/* The local-memory tiled kernel (the GPU default) gives the same bits, in
- * every form; on a device whose groups cannot hold 16 x 16 work-items it is
- * never used (nothing to test). */
-static void test_matmul_tiled(void **state)
+/* Reopen the device with the tiled matmul built for tiles `mmt`
+ * (CT_OCL_MMT; NULL: the device's default). Returns 1 if the device can
+ * run that kernel's work-groups (and sets ops.mm_tiled), else 0. */
+static int reopen_tiled(const char *mmt)
 {
-	(void)state;
-	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >= 256;
-	if (!ops.mm_tiled)
-		skip();
+	const char *dev_spec = getenv("CT_TEST_DEVICE");
+
+	ct_ocl_ops_free(&ops);
+	ct_ocl_close(ocl);
+	if (mmt != NULL)
+		setenv("CT_OCL_MMT", mmt, 1);
+	else
+		unsetenv("CT_OCL_MMT");
+	assert_int_equal(ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl), 0);
+	assert_int_equal(ct_ocl_ops_init(&ops, ocl), 0);
+	unsetenv("CT_OCL_MMT");
+	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >=
+		(size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
+	return ops.mm_tiled;
+}
+
+/* Every form of product through the tiled kernel: normal and transposed
+ * forward (A's k stride 1, B's n stride 1 or not), dinp, dweight (A's m
+ * stride 1), K shorter than a slice, a partial last slice, several slices,
+ * edges in m and n. */
+static void check_tiled_forms(void)
+{
 	check_matmul(1, 1, 1, 1);
 	check_matmul(37, 45, 70, 1);
-	check_matmul(16, 32, 48, 0);	/* whole tiles */
+	check_matmul(64, 64, 128, 0);	/* whole 64 x 64 tiles */
 	check_matmul(13, 200, 161, 1);
 	check_matmul(300, 20, 30, 1);
+	check_matmul(130, 7, 65, 1);	/* forward K = 7 < a slice; dinp 65, dweight 130 */
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(5, 33, 300, 0);
 	unsetenv("CT_OCL_FWD");
+}
+
+/* The local-memory tiled kernel (the GPU default) gives the same bits, in
+ * every form and for every tile shape (the device default, the large tile
+ * for big GPUs, small and odd ones); on a device whose groups cannot hold
+ * a shape's work-items that shape is never used (skipped). */
+static void test_matmul_tiled(void **state)
+{
+	static const char *const shapes[] = {
+		NULL, "128,64,16,8,4", "32,32,8,4,4", "24,40,5,3,5", "16,16,16,1,1",
+	};
+	int ran = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		if (!reopen_tiled(shapes[i])) {
+			fprintf(stderr, "tiles %s: work-groups too big for the device\n",
+				shapes[i] ? shapes[i] : "(default)");
+			continue;
+		}
+		check_tiled_forms();
+		ran++;
+	}
+	reopen_tiled(NULL);
 	ops.mm_tiled = 0;
+	if (ran == 0)
+		skip();
 }
 
 /* ---- encoder --------------------------------------------------------------- */
