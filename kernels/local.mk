@@ -10,6 +10,7 @@ CT_CL_FILES = \
 	kernels/layers.cl \
 	kernels/attention.cl \
 	kernels/mm_tiled.cl \
+	kernels/attn_tiled.cl \
 	kernels/lora.cl
 
 lib_libctune_a_SOURCES += \

@@ -47,12 +47,30 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
 	[CT_K_ATTN_TR] = "ct_attn_tr",
 	[CT_K_MM_TILED] = "ct_mm_tiled",
+	[CT_K_ATG_FWD] = "ct_atg_fwd",
+	[CT_K_ATG_DQ] = "ct_atg_dq",
+	[CT_K_ATG_DKV] = "ct_atg_dkv",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
 static size_t mmt_group(const struct ct_ocl *ocl)
 {
 	return (size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
+}
+
+/* Whether the recompute attention runs through attn_tiled.cl: on GPUs
+ * and accelerators (CT_OCL_ATT_TILED=0|1 forces), when the device holds
+ * its groups of 256 and their 42 KiB of local memory. */
+static int att_tiled_default(const struct ct_ocl_ops *ops)
+{
+	const char *t = getenv("CT_OCL_ATT_TILED");
+	int on = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
+		: ops->ocl->info.type != CT_OCL_TYPE_CPU;
+
+	for (int id = CT_K_ATG_FWD; id <= CT_K_ATG_DKV; id++)
+		if (ops->wg_max[id] < 256)
+			on = 0;
+	return on && ops->ocl->info.local_mem >= 48 * 1024;
 }
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -83,6 +101,7 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 			: ocl->info.type != CT_OCL_TYPE_CPU;
 		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl))
 			ops->mm_tiled = 0;
+		ops->att_tiled = att_tiled_default(ops);
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -583,11 +602,31 @@ static struct ct_dten dten_plus(struct ct_dten t, size_t off)
 	return ct_dten_at(t.mem, t.off + off);
 }
 
+/* Launch attn_tiled.cl's kernel `id` over (query or key tiles, B*NH). */
+static int atg_run(struct ct_ocl_ops *ops, int id, int B, int T, int NH)
+{
+	size_t g[2] = { ((size_t)T + 31) / 32 * 256, (size_t)B * NH }, l[2] = { 256, 1 };
+
+	return ocl_launch(ops, id, 2, g, l);
+}
+
+/* Whether this shape runs through attn_tiled.cl (heads of <= 64). */
+static int atg_use(const struct ct_ocl_ops *ops, int B, int T, int C, int NH)
+{
+	return ops->att_tiled && NH > 0 && C / NH <= 64 && B > 0 && T > 0;
+}
+
 int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
 				       struct ct_dten stat, struct ct_dten qkv,
 				       int B, int T, int C, int NH)
 {
-	int rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
+	int rc;
+
+	if (atg_use(ops, B, T, C, NH)) {
+		rc = ocl_args(ops, CT_K_ATG_FWD, "tttiiii", out, stat, qkv, B, T, C, NH);
+		return rc == 0 ? atg_run(ops, CT_K_ATG_FWD, B, T, NH) : rc;
+	}
+	rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
 
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
@@ -608,6 +647,16 @@ int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten d
 	struct ct_dten tr;
 	int rc;
 
+	if (atg_use(ops, B, T, C, NH)) {	/* dq (and each row's dot), then dk, dv */
+		rc = ocl_args(ops, CT_K_ATG_DQ, "tttttiiii", dqkv, dot, dout, qkv, stat,
+			      B, T, C, NH);
+		if (rc == 0)
+			rc = atg_run(ops, CT_K_ATG_DQ, B, T, NH);
+		if (rc == 0)
+			rc = ocl_args(ops, CT_K_ATG_DKV, "tttttiiii", dqkv, dot, dout, qkv,
+				      stat, B, T, C, NH);
+		return rc == 0 ? atg_run(ops, CT_K_ATG_DKV, B, T, NH) : rc;
+	}
 	rc = att_tr(ops, 0, 4, dten_plus(qkv, C), 3 * C, B, T, C);
 	if (rc == 0)
 		rc = att_tr(ops, 1, 4, dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);

@@ -379,6 +379,29 @@ static void test_attention_recompute(void **state)
 	check_attention_recompute(1, 64, 64, 1);	/* whole blocks only */
 }
 
+/* The same through the GPU-shaped tiled kernels (attn_tiled.cl), forced
+ * on: tiles of 32 rows, partial last tiles, several tiles, heads of 1..64
+ * channels (a wider head falls back to the kernels above). */
+static void test_attention_tiled(void **state)
+{
+	(void)state;
+	ops.att_tiled = 1;
+	for (int id = CT_K_ATG_FWD; id <= CT_K_ATG_DKV; id++)
+		if (ops.wg_max[id] < 256 || ocl->info.local_mem < 48 * 1024)
+			ops.att_tiled = 0;
+	if (!ops.att_tiled)
+		skip();
+	check_attention_recompute(2, 7, 12, 3);
+	check_attention_recompute(3, 1, 6, 2);
+	check_attention_recompute(1, 10, 15, 5);	/* hs = 3 */
+	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, three tiles */
+	check_attention_recompute(2, 33, 32, 2);	/* one past a tile */
+	check_attention_recompute(1, 64, 64, 1);	/* whole tiles only */
+	check_attention_recompute(1, 97, 100, 2);	/* hs = 50, four tiles */
+	check_attention_recompute(1, 40, 130, 1);	/* hs = 130: not tiled */
+	ops.att_tiled = 0;
+}
+
 /* ---- elementwise ----------------------------------------------------------- */
 
 static void test_gelu_residual(void **state)
@@ -568,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_attention_recompute),
+		cmocka_unit_test(test_attention_tiled),
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
