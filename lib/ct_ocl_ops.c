@@ -50,6 +50,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATG_FWD] = "ct_atg_fwd",
 	[CT_K_ATG_DQ] = "ct_atg_dq",
 	[CT_K_ATG_DKV] = "ct_atg_dkv",
+	[CT_K_GRADNORM_TILED] = "ct_gradnorm_tiled",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -58,19 +59,21 @@ static size_t mmt_group(const struct ct_ocl *ocl)
 	return (size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
 }
 
-/* Whether the recompute attention runs through attn_tiled.cl: on GPUs
- * and accelerators (CT_OCL_ATT_TILED=0|1 forces), when the device holds
- * its groups of 256 and their 42 KiB of local memory. */
-static int att_tiled_default(const struct ct_ocl_ops *ops)
+/* Whether kernels first..last (GPU-shaped variants, groups of 256 using
+ * up to `local` bytes of local memory) are used: on GPUs and accelerators,
+ * or as the environment variable `env` (0|1) forces, when the device can
+ * run them. */
+static int tiled_default(const struct ct_ocl_ops *ops, const char *env, int first,
+			 int last, size_t local)
 {
-	const char *t = getenv("CT_OCL_ATT_TILED");
+	const char *t = getenv(env);
 	int on = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
 		: ops->ocl->info.type != CT_OCL_TYPE_CPU;
 
-	for (int id = CT_K_ATG_FWD; id <= CT_K_ATG_DKV; id++)
+	for (int id = first; id <= last; id++)
 		if (ops->wg_max[id] < 256)
 			on = 0;
-	return on && ops->ocl->info.local_mem >= 48 * 1024;
+	return on && ops->ocl->info.local_mem >= local;
 }
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
@@ -101,7 +104,10 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 			: ocl->info.type != CT_OCL_TYPE_CPU;
 		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl))
 			ops->mm_tiled = 0;
-		ops->att_tiled = att_tiled_default(ops);
+		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
+					       CT_K_ATG_DKV, 48 * 1024);
+		ops->gn_tiled = tiled_default(ops, "CT_OCL_GN_TILED", CT_K_GRADNORM_TILED,
+					      CT_K_GRADNORM_TILED, 16 * 1024 + 64);
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -759,10 +765,17 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	rc = grow(ops, &ops->clip_part, &ops->clip_part_floats, nparts);
 	if (rc == 0)
 		rc = clip_res_ready(ops);
-	if (rc == 0)
+	if (rc == 0 && ops->gn_tiled) {	/* groups of 256 for 8 chunks */
+		size_t gs = (nparts + 7) / 8 * 256, ls = 256;
+
+		rc = ocl_args(ops, CT_K_GRADNORM_TILED, "tmu", g, ops->clip_part, (cl_ulong)n);
+		if (rc == 0)
+			rc = ocl_launch(ops, CT_K_GRADNORM_TILED, 1, &gs, &ls);
+	} else if (rc == 0) {
 		rc = ocl_args(ops, CT_K_GRADNORM_PART, "tmu", g, ops->clip_part, (cl_ulong)n);
-	if (rc == 0)
-		rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
+		if (rc == 0)
+			rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
+	}
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_FINAL, "mmuf", ops->clip_part,
 			      ops->clip_res, (cl_ulong)nparts, (double)clip);

@@ -501,6 +501,20 @@ static void test_clip(void **state)
 	check_clip(16 * CT_CLIP_CHUNK, 3.0f);
 }
 
+/* The same through the GPU-shaped partial sums (gradnorm_tiled.cl),
+ * forced on: groups of 8 chunks, pieces of 512, partial pieces, chunks and
+ * groups. */
+static void test_clip_tiled(void **state)
+{
+	ops.gn_tiled = ops.wg_max[CT_K_GRADNORM_TILED] >= 256;
+	if (!ops.gn_tiled)
+		skip();
+	check_clip(100, 1e-3f);				/* less than a piece */
+	test_clip(state);
+	check_clip(17 * CT_CLIP_CHUNK + 700, 2.0f);	/* 3 groups, partial piece */
+	ops.gn_tiled = 0;
+}
+
 static void test_adamw(void **state)
 {
 	const size_t n = 5003;
@@ -595,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_clip_tiled),
 		cmocka_unit_test(test_adamw),
 		cmocka_unit_test(test_adamw_clip),
 	};
