@@ -25,9 +25,13 @@
  * each output's operations is the reference's whatever the tile sizes; the
  * last partial slice stops at K (no padded fma ever touches a chain).
  *
- * The sizes are -D options chosen by the host from the device's limits
- * (CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN; see ct_ocl.c).
- * Launched with local size (TX, TY) over (ceil(N/BN)*TX, ceil(M/BM)*TY).
+ * ct_mm_tiled's sizes are -D options chosen by the host from the device's
+ * limits (CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN; see
+ * ct_ocl.c); ct_mm_tiled_s is the same with fixed small tiles (32 x 32,
+ * 2 x 2 per work-item) for products too small to fill the device with big
+ * ones. Both share the code below, whose size arguments are constants
+ * once inlined. Launched with local size (TX, TY) over (ceil(N/BN)*TX,
+ * ceil(M/BM)*TY).
  */
 #ifndef CT_MMT_BM
 #define CT_MMT_BM 64
@@ -56,85 +60,150 @@
 #define CT_MMT_TX (CT_MMT_BN / CT_MMT_RN)
 #define CT_MMT_TY (CT_MMT_BM / CT_MMT_RM)
 #define CT_MMT_NT (CT_MMT_TX * CT_MMT_TY)
-/* elements of each slice a work-item loads (rounded up) */
-#define CT_MMT_LA ((CT_MMT_BM * CT_MMT_BK + CT_MMT_NT - 1) / CT_MMT_NT)
-#define CT_MMT_LB ((CT_MMT_BK * CT_MMT_BN + CT_MMT_NT - 1) / CT_MMT_NT)
+/* The sizes of one variant: tile bm x bn, k slice bk, rm x rn outputs per
+ * work-item, tx x ty = nt work-items, la and lb elements of the A and B
+ * slices loaded by each (rounded up). */
+#define CT_MMT_DIMS const int bm, const int bn, const int bk, const int rm, const int rn
+#define CT_MMT_ARGS bm, bn, bk, rm, rn
 
 /* Fetch this work-item's share of the A slice at k0 into ra: element e =
- * lid + NT*i of the slice is (row e/BK, k e%BK) when A's k stride is 1,
- * else (row e%BM, k e/BM); 0 outside the matrix. */
+ * lid + nt*i of the slice is (row e/bk, k e%bk) when A's k stride is 1,
+ * else (row e%bm, k e/bm); 0 outside the matrix. */
 static inline void ct_mmt_fetch_a(float *ra, const __global float *A, int sam, int sak,
-				  int m0, int k0, int M, int K, int lid)
+				  int m0, int k0, int M, int K, int lid, CT_MMT_DIMS)
 {
+	const int nt = (bn / rn) * (bm / rm), la = (bm * bk + nt - 1) / nt;
+
 	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_LA; i++) {
-		int e = lid + CT_MMT_NT * i;
-		int r = sak == 1 ? e / CT_MMT_BK : e % CT_MMT_BM;
-		int kk = sak == 1 ? e % CT_MMT_BK : e / CT_MMT_BM;
+	for (int i = 0; i < la; i++) {
+		int e = lid + nt * i;
+		int r = sak == 1 ? e / bk : e % bm, kk = sak == 1 ? e % bk : e / bm;
 		int m = m0 + r, k = k0 + kk;
 
-		ra[i] = e < CT_MMT_BM * CT_MMT_BK && m < M && k < K
-			? A[(size_t)m * sam + (size_t)k * sak] : 0.0f;
+		ra[i] = e < bm * bk && m < M && k < K ? A[(size_t)m * sam + (size_t)k * sak]
+						      : 0.0f;
 	}
 }
 
-/* The same for the B slice: element e is (k e/BN, column e%BN) when B's n
- * stride is 1, else (k e%BK, column e/BK). */
+/* The same for the B slice: element e is (k e/bn, column e%bn) when B's n
+ * stride is 1, else (k e%bk, column e/bk). */
 static inline void ct_mmt_fetch_b(float *rb, const __global float *B, int sk, int sn,
-				  int n0, int k0, int N, int K, int lid)
+				  int n0, int k0, int N, int K, int lid, CT_MMT_DIMS)
 {
+	const int nt = (bn / rn) * (bm / rm), lb = (bk * bn + nt - 1) / nt;
+
 	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_LB; i++) {
-		int e = lid + CT_MMT_NT * i;
-		int kk = sn == 1 ? e / CT_MMT_BN : e % CT_MMT_BK;
-		int c = sn == 1 ? e % CT_MMT_BN : e / CT_MMT_BK;
+	for (int i = 0; i < lb; i++) {
+		int e = lid + nt * i;
+		int kk = sn == 1 ? e / bn : e % bk, c = sn == 1 ? e % bn : e / bk;
 		int n = n0 + c, k = k0 + kk;
 
-		rb[i] = e < CT_MMT_BK * CT_MMT_BN && n < N && k < K
-			? B[(size_t)k * sk + (size_t)n * sn] : 0.0f;
+		rb[i] = e < bk * bn && n < N && k < K ? B[(size_t)k * sk + (size_t)n * sn]
+						      : 0.0f;
 	}
 }
 
-/* Store the fetched shares into As[k][row] and Bs[k][column]. */
+/* Store the fetched shares into As[k][row] and Bs[k][column] (row strides
+ * bm + 1 and bn + 1). */
 static inline void ct_mmt_stage(__local float *As, __local float *Bs, const float *ra,
-				const float *rb, int sak, int sn, int lid)
+				const float *rb, int sak, int sn, int lid, CT_MMT_DIMS)
 {
-	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_LA; i++) {
-		int e = lid + CT_MMT_NT * i;
-		int r = sak == 1 ? e / CT_MMT_BK : e % CT_MMT_BM;
-		int kk = sak == 1 ? e % CT_MMT_BK : e / CT_MMT_BM;
+	const int nt = (bn / rn) * (bm / rm);
+	const int la = (bm * bk + nt - 1) / nt, lb = (bk * bn + nt - 1) / nt;
 
-		if (e < CT_MMT_BM * CT_MMT_BK)
-			As[kk * (CT_MMT_BM + 1) + r] = ra[i];
+	CT_MMT_UNROLL
+	for (int i = 0; i < la; i++) {
+		int e = lid + nt * i;
+		int r = sak == 1 ? e / bk : e % bm, kk = sak == 1 ? e % bk : e / bm;
+
+		if (e < bm * bk)
+			As[kk * (bm + 1) + r] = ra[i];
 	}
 	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_LB; i++) {
-		int e = lid + CT_MMT_NT * i;
-		int kk = sn == 1 ? e / CT_MMT_BN : e % CT_MMT_BK;
-		int c = sn == 1 ? e % CT_MMT_BN : e / CT_MMT_BK;
+	for (int i = 0; i < lb; i++) {
+		int e = lid + nt * i;
+		int kk = sn == 1 ? e / bn : e % bk, c = sn == 1 ? e % bn : e / bk;
 
-		if (e < CT_MMT_BK * CT_MMT_BN)
-			Bs[kk * (CT_MMT_BN + 1) + c] = rb[i];
+		if (e < bk * bn)
+			Bs[kk * (bn + 1) + c] = rb[i];
 	}
 }
 
 /* One k step of every owned output: acc = fma(A[m,k], B[k,n], acc). */
-static inline void ct_mmt_step(float *acc, const __local float *As,
-			       const __local float *Bs, int kk, int tx, int ty)
+static inline void ct_mmt_step(float *acc, const __local float *As, const __local float *Bs,
+			       int kk, int tx, int ty, CT_MMT_DIMS)
 {
-	float a[CT_MMT_RM], b[CT_MMT_RN];
+	const int txn = bn / rn, tyn = bm / rm;
+	float a[16], b[16];
 
 	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_RM; i++)
-		a[i] = As[kk * (CT_MMT_BM + 1) + ty + CT_MMT_TY * i];
+	for (int i = 0; i < rm; i++)
+		a[i] = As[kk * (bm + 1) + ty + tyn * i];
 	CT_MMT_UNROLL
-	for (int j = 0; j < CT_MMT_RN; j++)
-		b[j] = Bs[kk * (CT_MMT_BN + 1) + tx + CT_MMT_TX * j];
+	for (int j = 0; j < rn; j++)
+		b[j] = Bs[kk * (bn + 1) + tx + txn * j];
 	CT_MMT_UNROLL
-	for (int x = 0; x < CT_MMT_RM * CT_MMT_RN; x++)
-		acc[x] = fma(a[x / CT_MMT_RN], b[x % CT_MMT_RN], acc[x]);
+	for (int x = 0; x < rm * rn; x++)
+		acc[x] = fma(a[x / rn], b[x % rn], acc[x]);
 }
+
+/* The whole product for one work-group (see the top of the file); acc
+ * (rm*rn), ra and rb (the fetch shares) are the caller's private arrays. */
+static inline void ct_mmt_run(const __global float *A, int sam, int sak,
+			      const __global float *B, int sk, int sn,
+			      const __global float *bias, int has_bias, int bias_row,
+			      __global float *out, int som, int son,
+			      int M, int N, int K, int accumulate, __local float *As,
+			      __local float *Bs, float *acc, float *ra, float *rb, CT_MMT_DIMS)
+{
+	const int txn = bn / rn, tyn = bm / rm;
+	int tx = get_local_id(0), ty = get_local_id(1), lid = ty * txn + tx;
+	int n0 = get_group_id(0) * bn, m0 = get_group_id(1) * bm;
+
+	CT_MMT_UNROLL
+	for (int x = 0; x < rm * rn; x++) {
+		int m = min(m0 + ty + tyn * (x / rn), M - 1), n = min(n0 + tx + txn * (x % rn), N - 1);
+
+		acc[x] = !accumulate && has_bias ? bias[bias_row ? m : n] : 0.0f;
+	}
+	if (K > 0) {
+		ct_mmt_fetch_a(ra, A, sam, sak, m0, 0, M, K, lid, CT_MMT_ARGS);
+		ct_mmt_fetch_b(rb, B, sk, sn, n0, 0, N, K, lid, CT_MMT_ARGS);
+	}
+	for (int k0 = 0; k0 < K; k0 += bk) {
+		int kn = min(bk, K - k0);
+
+		ct_mmt_stage(As, Bs, ra, rb, sak, sn, lid, CT_MMT_ARGS);
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (k0 + bk < K) {	/* the next slice, while this one is used */
+			ct_mmt_fetch_a(ra, A, sam, sak, m0, k0 + bk, M, K, lid, CT_MMT_ARGS);
+			ct_mmt_fetch_b(rb, B, sk, sn, n0, k0 + bk, N, K, lid, CT_MMT_ARGS);
+		}
+		if (kn == bk) {
+			CT_MMT_UNROLL
+			for (int kk = 0; kk < bk; kk++)
+				ct_mmt_step(acc, As, Bs, kk, tx, ty, CT_MMT_ARGS);
+		} else {
+			for (int kk = 0; kk < kn; kk++)
+				ct_mmt_step(acc, As, Bs, kk, tx, ty, CT_MMT_ARGS);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	CT_MMT_UNROLL
+	for (int x = 0; x < rm * rn; x++) {
+		int m = m0 + ty + tyn * (x / rn), n = n0 + tx + txn * (x % rn);
+		__global float *o = out + (size_t)m * som + (size_t)n * son;
+
+		if (m < M && n < N)
+			*o = accumulate ? *o + acc[x] : acc[x];
+	}
+}
+
+#define CT_MMT_TX (CT_MMT_BN / CT_MMT_RN)
+#define CT_MMT_TY (CT_MMT_BM / CT_MMT_RM)
+#define CT_MMT_NT (CT_MMT_TX * CT_MMT_TY)
+#define CT_MMT_LA ((CT_MMT_BM * CT_MMT_BK + CT_MMT_NT - 1) / CT_MMT_NT)
+#define CT_MMT_LB ((CT_MMT_BK * CT_MMT_BN + CT_MMT_NT - 1) / CT_MMT_NT)
 
 __kernel __attribute__((reqd_work_group_size(CT_MMT_TX, CT_MMT_TY, 1)))
 void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
@@ -144,57 +213,25 @@ void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
 		 int M, int N, int K, int accumulate)
 {
 	__local float As[CT_MMT_BK * (CT_MMT_BM + 1)], Bs[CT_MMT_BK * (CT_MMT_BN + 1)];
-	int tx = get_local_id(0), ty = get_local_id(1), lid = ty * CT_MMT_TX + tx;
-	int n0 = get_group_id(0) * CT_MMT_BN, m0 = get_group_id(1) * CT_MMT_BM;
 	float acc[CT_MMT_RM * CT_MMT_RN], ra[CT_MMT_LA], rb[CT_MMT_LB];
 
-	A += aoff;
-	B += boff;
-	bias += biasoff;
-	out += ooff;
-	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_RM; i++) {
-		int m = min(m0 + ty + CT_MMT_TY * i, M - 1);
-	CT_MMT_UNROLL
-		for (int j = 0; j < CT_MMT_RN; j++) {
-			int n = min(n0 + tx + CT_MMT_TX * j, N - 1);
+	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
+		   out + ooff, som, son, M, N, K, accumulate, As, Bs, acc, ra, rb,
+		   CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN);
+}
 
-			acc[i * CT_MMT_RN + j] = !accumulate && has_bias ? bias[bias_row ? m : n] : 0.0f;
-		}
-	}
-	if (K > 0) {
-		ct_mmt_fetch_a(ra, A, sam, sak, m0, 0, M, K, lid);
-		ct_mmt_fetch_b(rb, B, sk, sn, n0, 0, N, K, lid);
-	}
-	for (int k0 = 0; k0 < K; k0 += CT_MMT_BK) {
-		int kn = min(CT_MMT_BK, K - k0);
+/* Small tiles: 32 x 32 outputs per group of 16 x 16, k slices of 16. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
+void ct_mm_tiled_s(const __global float *A, ulong aoff, int sam, int sak,
+		   const __global float *B, ulong boff, int sk, int sn,
+		   const __global float *bias, ulong biasoff, int has_bias, int bias_row,
+		   __global float *out, ulong ooff, int som, int son,
+		   int M, int N, int K, int accumulate)
+{
+	__local float As[16 * 33], Bs[16 * 33];
+	float acc[4], ra[2], rb[2];
 
-		ct_mmt_stage(As, Bs, ra, rb, sak, sn, lid);
-		barrier(CLK_LOCAL_MEM_FENCE);
-		if (k0 + CT_MMT_BK < K) {	/* the next slice, while this one is used */
-			ct_mmt_fetch_a(ra, A, sam, sak, m0, k0 + CT_MMT_BK, M, K, lid);
-			ct_mmt_fetch_b(rb, B, sk, sn, n0, k0 + CT_MMT_BK, N, K, lid);
-		}
-		if (kn == CT_MMT_BK) {
-	CT_MMT_UNROLL
-			for (int kk = 0; kk < CT_MMT_BK; kk++)
-				ct_mmt_step(acc, As, Bs, kk, tx, ty);
-		} else {
-			for (int kk = 0; kk < kn; kk++)
-				ct_mmt_step(acc, As, Bs, kk, tx, ty);
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	CT_MMT_UNROLL
-	for (int i = 0; i < CT_MMT_RM; i++) {
-		int m = m0 + ty + CT_MMT_TY * i;
-	CT_MMT_UNROLL
-		for (int j = 0; j < CT_MMT_RN; j++) {
-			int n = n0 + tx + CT_MMT_TX * j;
-			__global float *o = out + (size_t)m * som + (size_t)n * son;
-
-			if (m < M && n < N)
-				*o = accumulate ? *o + acc[i * CT_MMT_RN + j] : acc[i * CT_MMT_RN + j];
-		}
-	}
+	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
+		   out + ooff, som, son, M, N, K, accumulate, As, Bs, acc, ra, rb,
+		   32, 32, 16, 2, 2);
 }

@@ -51,6 +51,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATG_DQ] = "ct_atg_dq",
 	[CT_K_ATG_DKV] = "ct_atg_dkv",
 	[CT_K_GRADNORM_TILED] = "ct_gradnorm_tiled",
+	[CT_K_MM_TILED_S] = "ct_mm_tiled_s",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -100,9 +101,11 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
 		const char *t = getenv("CT_OCL_MM_TILED");
 
-		ops->mm_tiled = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
-			: ocl->info.type != CT_OCL_TYPE_CPU;
-		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl))
+		ops->mm_tiled = t != NULL && strchr("01bs", t[0]) != NULL && t[0] != '\0'
+			? t[0] != '0' : ocl->info.type != CT_OCL_TYPE_CPU;
+		ops->mm_tiles = t != NULL && (t[0] == 'b' || t[0] == 's') ? t[0] : 0;
+		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl) ||
+		    (ops->mm_tiles == 's' && ops->wg_max[CT_K_MM_TILED_S] < 256))
 			ops->mm_tiled = 0;
 		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
 					       CT_K_ATG_DKV, 48 * 1024);
@@ -361,23 +364,32 @@ struct mm_args {
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
 
 /* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, one group of
- * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs. */
+ * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs; or through
+ * ct_mm_tiled_s (32 x 32 blocks, groups of 16 x 16) when the big blocks
+ * would be fewer than two per compute unit (small products). */
 static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
-	size_t l[2] = { (size_t)(o->mmt_bn / o->mmt_rn), (size_t)(o->mmt_bm / o->mmt_rm) };
-	size_t g[2] = { ((size_t)a->N + o->mmt_bn - 1) / o->mmt_bn * l[0],
-			((size_t)a->M + o->mmt_bm - 1) / o->mmt_bm * l[1] };
-	int rc;
+	int bm = o->mmt_bm, bn = o->mmt_bn, id = CT_K_MM_TILED, rc;
+	size_t l[2] = { (size_t)(bn / o->mmt_rn), (size_t)(bm / o->mmt_rm) }, g[2];
+	size_t big = ((size_t)a->M + bm - 1) / bm * (((size_t)a->N + bn - 1) / bn);
 
 	if (a->M <= 0 || a->N <= 0)
 		return 0;
-	rc = ocl_args(ops, CT_K_MM_TILED, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
+	if (ops->mm_tiles == 's' || (ops->mm_tiles == 0 && ops->wg_max[CT_K_MM_TILED_S] >= 256 &&
+				     big < 2 * (size_t)o->info.compute_units)) {
+		id = CT_K_MM_TILED_S;
+		bm = bn = 32;
+		l[0] = l[1] = 16;
+	}
+	g[0] = ((size_t)a->N + bn - 1) / bn * l[0];
+	g[1] = ((size_t)a->M + bm - 1) / bm * l[1];
+	rc = ocl_args(ops, id, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
 		      a->sk, a->sn, bias, a->has_bias, a->bias_row, a->out, a->som, a->son,
 		      a->M, a->N, a->K, a->accumulate);
 	if (rc == 0)
-		rc = ocl_launch(ops, CT_K_MM_TILED, 2, g, l);
+		rc = ocl_launch(ops, id, 2, g, l);
 	return rc;
 }
 

@@ -211,8 +211,14 @@ static void test_matmul_tiled(void **state)
 				shapes[i] ? shapes[i] : "(default)");
 			continue;
 		}
+		ops.mm_tiles = 'b';
 		check_tiled_forms();
 		ran++;
+	}
+	if (reopen_tiled(NULL) && ops.wg_max[CT_K_MM_TILED_S] >= 256) {
+		ops.mm_tiles = 's';	/* the small tiles of small products */
+		check_tiled_forms();
+		ops.mm_tiles = 0;
 	}
 	reopen_tiled(NULL);
 	ops.mm_tiled = 0;
