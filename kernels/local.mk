@@ -11,7 +11,7 @@ CT_CL_FILES = \
 	kernels/attention.cl \
 	kernels/mm_tiled.cl \
 	kernels/attn_tiled.cl \
-	kernels/gradnorm_tiled.cl \
+	kernels/reduce_tiled.cl \
 	kernels/lora.cl
 
 lib_libctune_a_SOURCES += \

@@ -52,6 +52,8 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATG_DKV] = "ct_atg_dkv",
 	[CT_K_GRADNORM_TILED] = "ct_gradnorm_tiled",
 	[CT_K_MM_TILED_S] = "ct_mm_tiled_s",
+	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
+	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -109,8 +111,9 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 			ops->mm_tiled = 0;
 		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
 					       CT_K_ATG_DKV, 48 * 1024);
-		ops->gn_tiled = tiled_default(ops, "CT_OCL_GN_TILED", CT_K_GRADNORM_TILED,
-					      CT_K_GRADNORM_TILED, 16 * 1024 + 64);
+		ops->red_tiled = tiled_default(ops, "CT_OCL_RED_TILED", CT_K_LN_DWB_TILED,
+					       CT_K_MM_DBIAS_TILED, 17 * 1024) &&
+			ops->wg_max[CT_K_GRADNORM_TILED] >= 256;
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -499,7 +502,13 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 	 * (Measured no faster: computing dw^T with B = dout read in place, and
 	 * copying the strided A row-major or interleaved by row blocks.) */
 	rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
-	if (rc == 0 && has_bias) {
+	if (rc == 0 && has_bias && ops->red_tiled) {	/* 32 columns per group */
+		size_t g = ((size_t)OC + 31) / 32 * 256, l = 256;
+
+		rc = ocl_args(ops, CT_K_MM_DBIAS_TILED, "ttii", dout, dbias, BT, OC);
+		if (rc == 0)
+			rc = ocl_launch(ops, CT_K_MM_DBIAS_TILED, 1, &g, &l);
+	} else if (rc == 0 && has_bias) {
 		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);
 		if (rc == 0)
 			rc = ocl_run(ops, CT_K_MM_DBIAS, (size_t)OC, 0);
@@ -562,6 +571,13 @@ int ct_ocl_layernorm_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 		rc = ocl_run(ops, CT_K_LAYERNORM_BWD_DINP, (size_t)BT, 0);
 	if (dw.mem == NULL)	/* frozen layernorm (LoRA): dinp only */
 		return rc;
+	if (rc == 0 && ops->red_tiled) {	/* 32 channels per group */
+		size_t g = ((size_t)C + 31) / 32 * 256, l = 256;
+
+		rc = ocl_args(ops, CT_K_LN_DWB_TILED, "ttttttii", dw, db, dout, inp,
+			      mean, rstd, BT, C);
+		return rc == 0 ? ocl_launch(ops, CT_K_LN_DWB_TILED, 1, &g, &l) : rc;
+	}
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_LAYERNORM_BWD_DWB, "ttttttii", dw, db, dout, inp,
 			      mean, rstd, BT, C);
@@ -777,7 +793,7 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	rc = grow(ops, &ops->clip_part, &ops->clip_part_floats, nparts);
 	if (rc == 0)
 		rc = clip_res_ready(ops);
-	if (rc == 0 && ops->gn_tiled) {	/* groups of 256 for 8 chunks */
+	if (rc == 0 && ops->red_tiled) {	/* groups of 256 for 8 chunks */
 		size_t gs = (nparts + 7) / 8 * 256, ls = 256;
 
 		rc = ocl_args(ops, CT_K_GRADNORM_TILED, "tmu", g, ops->clip_part, (cl_ulong)n);

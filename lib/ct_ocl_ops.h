@@ -22,9 +22,10 @@
  *   CT_OCL_ATT_TILED=0|1 the recompute attention through the local-memory
  *                        tiled kernels (attn_tiled.cl; heads of <= 64
  *                        channels; default as CT_OCL_MM_TILED)
- *   CT_OCL_GN_TILED=0|1  the gradient norm's partial sums through the
- *                        local-memory kernel (gradnorm_tiled.cl; default
- *                        as CT_OCL_MM_TILED)
+ *   CT_OCL_RED_TILED=0|1 long reductions (the gradient norm's partial
+ *                        sums, layernorm dw/db, matmul dbias) through the
+ *                        local-memory kernels (reduce_tiled.cl; default as
+ *                        CT_OCL_MM_TILED)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the
@@ -86,6 +87,8 @@ enum ct_ocl_kid {
 	CT_K_ATG_DKV,
 	CT_K_GRADNORM_TILED,
 	CT_K_MM_TILED_S,
+	CT_K_LN_DWB_TILED,
+	CT_K_MM_DBIAS_TILED,
 	CT_K_COUNT
 };
 
@@ -109,7 +112,7 @@ struct ct_ocl_ops {
 	int mm_tiled;			/* matmuls through ct_mm_tiled (see ct_ocl_ops_init) */
 	int mm_tiles;			/* 0: big or small tiles by size, 'b', 's': forced */
 	int att_tiled;			/* recompute attention through attn_tiled.cl */
-	int gn_tiled;			/* gradient norm through gradnorm_tiled.cl */
+	int red_tiled;			/* long reductions through reduce_tiled.cl */
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;

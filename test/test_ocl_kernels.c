@@ -260,9 +260,8 @@ static void test_encoder(void **state)
 
 /* ---- layernorm ------------------------------------------------------------- */
 
-static void test_layernorm(void **state)
+static void check_layernorm(int BT, int C)
 {
-	const int BT = 29, C = 83;
 	const size_t n = (size_t)BT * C;
 	float *inp = rand_floats(n, 3.0f), *w = rand_floats(C, 1.0f), *b = rand_floats(C, 1.0f);
 	float *out = rand_floats(n, 1.0f), *mean = rand_floats(BT, 1.0f);
@@ -273,7 +272,6 @@ static void test_layernorm(void **state)
 	struct ct_dten d_dout = dev(dout, n), d_dinp = dev(dinp, n);
 	struct ct_dten d_dw = dev(dw, C), d_db = dev(db, C);
 
-	(void)state;
 	ct_layernorm_forward(out, mean, rstd, inp, w, b, BT, C);
 	assert_int_equal(ct_ocl_layernorm_forward(&ops, d_out, d_mean, d_rstd, d_inp, d_w,
 						  d_b, BT, C), 0);
@@ -291,6 +289,12 @@ static void test_layernorm(void **state)
 	drop(d_w, w);
 	drop(d_b, b);
 	drop(d_dout, dout);
+}
+
+static void test_layernorm(void **state)
+{
+	(void)state;
+	check_layernorm(29, 83);
 }
 
 /* ---- attention ------------------------------------------------------------- */
@@ -507,18 +511,27 @@ static void test_clip(void **state)
 	check_clip(16 * CT_CLIP_CHUNK, 3.0f);
 }
 
-/* The same through the GPU-shaped partial sums (gradnorm_tiled.cl),
- * forced on: groups of 8 chunks, pieces of 512, partial pieces, chunks and
- * groups. */
-static void test_clip_tiled(void **state)
+/* The same reductions through the GPU-shaped kernels (reduce_tiled.cl),
+ * forced on. Gradient norm: groups of 8 chunks, pieces of 512, partial
+ * pieces, chunks and groups. Layernorm dw/db and matmul dbias: groups of
+ * 32 columns, pieces of 64 rows, partial ones of each. */
+static void test_reduce_tiled(void **state)
 {
-	ops.gn_tiled = ops.wg_max[CT_K_GRADNORM_TILED] >= 256;
-	if (!ops.gn_tiled)
+	ops.red_tiled = 1;
+	for (int id = CT_K_GRADNORM_TILED; id <= CT_K_MM_DBIAS_TILED; id++)
+		if (id != CT_K_MM_TILED_S && ops.wg_max[id] < 256)
+			ops.red_tiled = 0;
+	if (!ops.red_tiled)
 		skip();
 	check_clip(100, 1e-3f);				/* less than a piece */
 	test_clip(state);
 	check_clip(17 * CT_CLIP_CHUNK + 700, 2.0f);	/* 3 groups, partial piece */
-	ops.gn_tiled = 0;
+	check_layernorm(29, 83);
+	check_layernorm(150, 70);
+	check_layernorm(64, 32);			/* whole pieces only */
+	check_matmul(37, 45, 70, 1);
+	check_matmul(150, 20, 97, 1);
+	ops.red_tiled = 0;
 }
 
 static void test_adamw(void **state)
@@ -615,7 +628,7 @@ int main(void)
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
-		cmocka_unit_test(test_clip_tiled),
+		cmocka_unit_test(test_reduce_tiled),
 		cmocka_unit_test(test_adamw),
 		cmocka_unit_test(test_adamw_clip),
 	};

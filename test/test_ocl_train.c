@@ -142,7 +142,7 @@ static void test_gpu_kernels_equal(void **state)
 {
 	setenv("CT_OCL_MM_TILED", "b", 1);	/* big tiles only */
 	setenv("CT_OCL_ATT_TILED", "1", 1);
-	setenv("CT_OCL_GN_TILED", "1", 1);
+	setenv("CT_OCL_RED_TILED", "1", 1);
 	test_cpu_equals_opencl(state);
 	setenv("CT_OCL_MMT", "24,40,5,3,5", 1);
 	test_cpu_equals_opencl(state);
@@ -151,7 +151,7 @@ static void test_gpu_kernels_equal(void **state)
 	test_cpu_equals_opencl(state);
 	unsetenv("CT_OCL_MM_TILED");
 	unsetenv("CT_OCL_ATT_TILED");
-	unsetenv("CT_OCL_GN_TILED");
+	unsetenv("CT_OCL_RED_TILED");
 }
 
 static void test_no_clip_equal(void **state)
