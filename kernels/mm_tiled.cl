@@ -15,7 +15,7 @@
  *
  * A work-group of TX x TY work-items (TX = BN / RN, TY = BM / RM) computes
  * a BM x BN block of outputs; work-item (tx, ty) owns the RM x RN outputs
- * of rows ty + TY*i and columns tx + TX*j, each in a register. The k range
+ * of rows ty*RM + i and columns tx*RN + j, each in a register. The k range
  * is walked in slices of BK: the group stages the A slice (BM x BK) and the
  * B slice (BK x BN) in local memory, each work-item loading its share with
  * reads that are contiguous across neighbouring work-items along whichever
@@ -65,6 +65,10 @@
  * slices loaded by each (rounded up). */
 #define CT_MMT_DIMS const int bm, const int bn, const int bk, const int rm, const int rn
 #define CT_MMT_ARGS bm, bn, bk, rm, rn
+/* row strides of the staged slices: padded by 4 (keeping 16-byte rows for
+ * vector reads) when the owned runs are read four at a time, else by 1 */
+#define CT_MMT_LDA (rm % 4 == 0 ? bm + 4 : bm + 1)
+#define CT_MMT_LDB (rn % 4 == 0 ? bn + 4 : bn + 1)
 
 /* Fetch this work-item's share of the A slice at k0 into ra: element e =
  * lid + nt*i of the slice is (row e/bk, k e%bk) when A's k stride is 1,
@@ -103,8 +107,7 @@ static inline void ct_mmt_fetch_b(float *rb, const __global float *B, int sk, in
 	}
 }
 
-/* Store the fetched shares into As[k][row] and Bs[k][column] (row strides
- * bm + 1 and bn + 1). */
+/* Store the fetched shares into As[k][row] and Bs[k][column]. */
 static inline void ct_mmt_stage(__local float *As, __local float *Bs, const float *ra,
 				const float *rb, int sak, int sn, int lid, CT_MMT_DIMS)
 {
@@ -117,7 +120,7 @@ static inline void ct_mmt_stage(__local float *As, __local float *Bs, const floa
 		int r = sak == 1 ? e / bk : e % bm, kk = sak == 1 ? e % bk : e / bm;
 
 		if (e < bm * bk)
-			As[kk * (bm + 1) + r] = ra[i];
+			As[kk * CT_MMT_LDA + r] = ra[i];
 	}
 	CT_MMT_UNROLL
 	for (int i = 0; i < lb; i++) {
@@ -125,23 +128,38 @@ static inline void ct_mmt_stage(__local float *As, __local float *Bs, const floa
 		int kk = sn == 1 ? e / bn : e % bk, c = sn == 1 ? e % bn : e / bk;
 
 		if (e < bk * bn)
-			Bs[kk * (bn + 1) + c] = rb[i];
+			Bs[kk * CT_MMT_LDB + c] = rb[i];
 	}
 }
 
-/* One k step of every owned output: acc = fma(A[m,k], B[k,n], acc). */
+/* One k step of every owned output: acc = fma(A[m,k], B[k,n], acc). The
+ * work-item's rm rows (and rn columns) are contiguous in the tile, read
+ * four at a time where rm (rn) is a multiple of 4. */
 static inline void ct_mmt_step(float *acc, const __local float *As, const __local float *Bs,
 			       int kk, int tx, int ty, CT_MMT_DIMS)
 {
-	const int txn = bn / rn, tyn = bm / rm;
+	const __local float *ap = As + kk * CT_MMT_LDA + ty * rm;
+	const __local float *bp = Bs + kk * CT_MMT_LDB + tx * rn;
 	float a[16], b[16];
 
-	CT_MMT_UNROLL
-	for (int i = 0; i < rm; i++)
-		a[i] = As[kk * (bm + 1) + ty + tyn * i];
-	CT_MMT_UNROLL
-	for (int j = 0; j < rn; j++)
-		b[j] = Bs[kk * (bn + 1) + tx + txn * j];
+	if (rm % 4 == 0) {
+		CT_MMT_UNROLL
+		for (int i = 0; i < rm; i += 4)
+			vstore4(vload4(0, ap + i), 0, a + i);
+	} else {
+		CT_MMT_UNROLL
+		for (int i = 0; i < rm; i++)
+			a[i] = ap[i];
+	}
+	if (rn % 4 == 0) {
+		CT_MMT_UNROLL
+		for (int j = 0; j < rn; j += 4)
+			vstore4(vload4(0, bp + j), 0, b + j);
+	} else {
+		CT_MMT_UNROLL
+		for (int j = 0; j < rn; j++)
+			b[j] = bp[j];
+	}
 	CT_MMT_UNROLL
 	for (int x = 0; x < rm * rn; x++)
 		acc[x] = fma(a[x / rn], b[x % rn], acc[x]);
@@ -156,13 +174,13 @@ static inline void ct_mmt_run(const __global float *A, int sam, int sak,
 			      int M, int N, int K, int accumulate, __local float *As,
 			      __local float *Bs, float *acc, float *ra, float *rb, CT_MMT_DIMS)
 {
-	const int txn = bn / rn, tyn = bm / rm;
+	const int txn = bn / rn;
 	int tx = get_local_id(0), ty = get_local_id(1), lid = ty * txn + tx;
 	int n0 = get_group_id(0) * bn, m0 = get_group_id(1) * bm;
 
 	CT_MMT_UNROLL
 	for (int x = 0; x < rm * rn; x++) {
-		int m = min(m0 + ty + tyn * (x / rn), M - 1), n = min(n0 + tx + txn * (x % rn), N - 1);
+		int m = min(m0 + ty * rm + x / rn, M - 1), n = min(n0 + tx * rn + x % rn, N - 1);
 
 		acc[x] = !accumulate && has_bias ? bias[bias_row ? m : n] : 0.0f;
 	}
@@ -191,7 +209,7 @@ static inline void ct_mmt_run(const __global float *A, int sam, int sak,
 	}
 	CT_MMT_UNROLL
 	for (int x = 0; x < rm * rn; x++) {
-		int m = m0 + ty + tyn * (x / rn), n = n0 + tx + txn * (x % rn);
+		int m = m0 + ty * rm + x / rn, n = n0 + tx * rn + x % rn;
 		__global float *o = out + (size_t)m * som + (size_t)n * son;
 
 		if (m < M && n < N)
@@ -212,7 +230,8 @@ void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
 		 __global float *out, ulong ooff, int som, int son,
 		 int M, int N, int K, int accumulate)
 {
-	__local float As[CT_MMT_BK * (CT_MMT_BM + 1)], Bs[CT_MMT_BK * (CT_MMT_BN + 1)];
+	__local float As[CT_MMT_BK * (CT_MMT_BM + 4)] __attribute__((aligned(16)));
+	__local float Bs[CT_MMT_BK * (CT_MMT_BN + 4)] __attribute__((aligned(16)));
 	float acc[CT_MMT_RM * CT_MMT_RN], ra[CT_MMT_LA], rb[CT_MMT_LB];
 
 	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
@@ -228,7 +247,7 @@ void ct_mm_tiled_s(const __global float *A, ulong aoff, int sam, int sak,
 		   __global float *out, ulong ooff, int som, int son,
 		   int M, int N, int K, int accumulate)
 {
-	__local float As[16 * 33], Bs[16 * 33];
+	__local float As[16 * 33], Bs[16 * 33];	/* rm = rn = 2: strides 33 */
 	float acc[4], ra[2], rb[2];
 
 	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
