@@ -411,17 +411,21 @@ static int choose_blocking(struct ct_ocl *ocl)
 	return 0;
 }
 
-/* Tiles of the local-memory matmul (mm_tiled.cl): 64 x 64 outputs per
- * group of 16 x 16 work-items (4 x 4 each) where the device allows groups
- * of 256 and 16 KiB of local memory, else 32 x 32 per group of 8 x 8.
- * CT_OCL_MMT="BM,BN,BK,RM,RN" overrides (tuning, tests; results never
- * change). */
+/* Tiles of the local-memory matmul (mm_tiled.cl): on big devices (32 or
+ * more compute units, groups of 256, 16 KiB of local memory) 128 x 64
+ * outputs per group of 16 x 16 work-items (8 x 4 each); with groups of 256
+ * and 16 KiB otherwise 64 x 64 (4 x 4 each); else 32 x 32 per group of
+ * 8 x 8. CT_OCL_MMT="BM,BN,BK,RM,RN" overrides (tuning, tests; results
+ * never change). */
 static int choose_tiles(struct ct_ocl *ocl)
 {
 	const char *env = getenv("CT_OCL_MMT");
 	int bm, bn, bk, rm, rn;
 
-	if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384) {
+	if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384 &&
+	    ocl->info.compute_units >= 32) {
+		bm = 128; bn = 64; bk = 16; rm = 8; rn = 4;
+	} else if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384) {
 		bm = 64; bn = 64; bk = 16; rm = 4; rn = 4;
 	} else {
 		bm = 32; bn = 32; bk = 16; rm = 4; rn = 4;
