@@ -27,9 +27,9 @@
  *
  * ct_mm_tiled's sizes are -D options chosen by the host from the device's
  * limits (CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN; see
- * ct_ocl.c); ct_mm_tiled_s is the same with fixed small tiles (32 x 32,
- * 2 x 2 per work-item) for products too small to fill the device with big
- * ones. Both share the code below, whose size arguments are constants
+ * ct_ocl.c); ct_mm_tiled_m and ct_mm_tiled_s are the same with fixed
+ * medium (64 x 64, 4 x 4 per work-item) and small (32 x 32, 2 x 2) tiles
+ * for products too small to fill the device with big ones. Both share the code below, whose size arguments are constants
  * once inlined. Launched with local size (TX, TY) over (ceil(N/BN)*TX,
  * ceil(M/BM)*TY).
  */
@@ -237,6 +237,23 @@ void ct_mm_tiled(const __global float *A, ulong aoff, int sam, int sak,
 	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
 		   out + ooff, som, son, M, N, K, accumulate, As, Bs, acc, ra, rb,
 		   CT_MMT_BM, CT_MMT_BN, CT_MMT_BK, CT_MMT_RM, CT_MMT_RN);
+}
+
+/* Medium tiles: 64 x 64 outputs per group of 16 x 16 (4 x 4 each). */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
+void ct_mm_tiled_m(const __global float *A, ulong aoff, int sam, int sak,
+		   const __global float *B, ulong boff, int sk, int sn,
+		   const __global float *bias, ulong biasoff, int has_bias, int bias_row,
+		   __global float *out, ulong ooff, int som, int son,
+		   int M, int N, int K, int accumulate)
+{
+	__local float As[16 * 68] __attribute__((aligned(16)));
+	__local float Bs[16 * 68] __attribute__((aligned(16)));
+	float acc[16], ra[4], rb[4];
+
+	ct_mmt_run(A + aoff, sam, sak, B + boff, sk, sn, bias + biasoff, has_bias, bias_row,
+		   out + ooff, som, son, M, N, K, accumulate, As, Bs, acc, ra, rb,
+		   64, 64, 16, 4, 4);
 }
 
 /* Small tiles: 32 x 32 outputs per group of 16 x 16, k slices of 16. */

@@ -54,6 +54,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_TILED_S] = "ct_mm_tiled_s",
 	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
 	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
+	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -103,11 +104,12 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
 		const char *t = getenv("CT_OCL_MM_TILED");
 
-		ops->mm_tiled = t != NULL && strchr("01bs", t[0]) != NULL && t[0] != '\0'
+		ops->mm_tiled = t != NULL && strchr("01bms", t[0]) != NULL && t[0] != '\0'
 			? t[0] != '0' : ocl->info.type != CT_OCL_TYPE_CPU;
-		ops->mm_tiles = t != NULL && (t[0] == 'b' || t[0] == 's') ? t[0] : 0;
+		ops->mm_tiles = t != NULL && strchr("bms", t[0]) != NULL ? t[0] : 0;
 		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl) ||
-		    (ops->mm_tiles == 's' && ops->wg_max[CT_K_MM_TILED_S] < 256))
+		    (ops->mm_tiles == 's' && ops->wg_max[CT_K_MM_TILED_S] < 256) ||
+		    (ops->mm_tiles == 'm' && ops->wg_max[CT_K_MM_TILED_M] < 256))
 			ops->mm_tiled = 0;
 		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
 					       CT_K_ATG_DKV, 48 * 1024);
@@ -366,24 +368,34 @@ struct mm_args {
 
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
 
-/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, one group of
- * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs; or through
- * ct_mm_tiled_s (32 x 32 blocks, groups of 16 x 16) when the big blocks
- * would be fewer than two per compute unit (small products). */
+/* Groups of bm x bn tiles over an M x N output. */
+static size_t mm_tiles(const struct mm_args *a, int bm, int bn)
+{
+	return ((size_t)a->M + bm - 1) / bm * (((size_t)a->N + bn - 1) / bn);
+}
+
+/* mm_run through the tiled kernels (mm_tiled.cl): one launch, one group of
+ * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs, with
+ * ct_mm_tiled's tiles, else ct_mm_tiled_m's (64 x 64), else ct_mm_tiled_s's
+ * (32 x 32): the first that gives every compute unit a group (or as
+ * ops->mm_tiles forces). */
 static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
-	int bm = o->mmt_bm, bn = o->mmt_bn, id = CT_K_MM_TILED, rc;
+	size_t cus = o->info.compute_units ? o->info.compute_units : 1;
+	int bm = o->mmt_bm, bn = o->mmt_bn, id = CT_K_MM_TILED, pick = ops->mm_tiles, rc;
 	size_t l[2] = { (size_t)(bn / o->mmt_rn), (size_t)(bm / o->mmt_rm) }, g[2];
-	size_t big = ((size_t)a->M + bm - 1) / bm * (((size_t)a->N + bn - 1) / bn);
 
 	if (a->M <= 0 || a->N <= 0)
 		return 0;
-	if (ops->mm_tiles == 's' || (ops->mm_tiles == 0 && ops->wg_max[CT_K_MM_TILED_S] >= 256 &&
-				     big < 2 * (size_t)o->info.compute_units)) {
-		id = CT_K_MM_TILED_S;
-		bm = bn = 32;
+	if (pick == 0)
+		pick = mm_tiles(a, bm, bn) >= cus ? 'b'
+			: ops->wg_max[CT_K_MM_TILED_M] >= 256 && mm_tiles(a, 64, 64) >= cus ? 'm'
+			: ops->wg_max[CT_K_MM_TILED_S] >= 256 ? 's' : 'b';
+	if (pick != 'b') {
+		id = pick == 'm' ? CT_K_MM_TILED_M : CT_K_MM_TILED_S;
+		bm = bn = pick == 'm' ? 64 : 32;
 		l[0] = l[1] = 16;
 	}
 	g[0] = ((size_t)a->N + bn - 1) / bn * l[0];

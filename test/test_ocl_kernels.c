@@ -215,10 +215,13 @@ static void test_matmul_tiled(void **state)
 		check_tiled_forms();
 		ran++;
 	}
-	if (reopen_tiled(NULL) && ops.wg_max[CT_K_MM_TILED_S] >= 256) {
-		ops.mm_tiles = 's';	/* the small tiles of small products */
+	if (reopen_tiled(NULL) && ops.wg_max[CT_K_MM_TILED_M] >= 256) {
+		ops.mm_tiles = 'm';	/* the medium and small tiles of small products */
+		check_tiled_forms();
+		ops.mm_tiles = 's';
 		check_tiled_forms();
 		ops.mm_tiles = 0;
+		check_tiled_forms();	/* picked by size */
 	}
 	reopen_tiled(NULL);
 	ops.mm_tiled = 0;
