@@ -48,15 +48,11 @@
 #ifndef CT_MMT_RN
 #define CT_MMT_RN 4
 #endif
-/* Unrolling hints only on GPUs (-DCT_MMT_GPU): PoCL 3.1 computes wrong
- * results for this kernel with its loops unrolled (NaNs once a work-item
- * owns more than 4 outputs), and without them its results are the
- * reference's bits. Unrolling never changes an output's operations. */
-#ifdef CT_MMT_GPU
+/* Full unrolling of the loops over a work-item's outputs and shares keeps
+ * them in registers; it never changes an output's operations. (An earlier
+ * form of this kernel, unrolled, gave NaNs on PoCL 3.1; this one gives
+ * the reference's bits with and without the hints.) */
 #define CT_MMT_UNROLL _Pragma("unroll")
-#else
-#define CT_MMT_UNROLL
-#endif
 #define CT_MMT_TX (CT_MMT_BN / CT_MMT_RN)
 #define CT_MMT_TY (CT_MMT_BM / CT_MMT_RM)
 #define CT_MMT_NT (CT_MMT_TX * CT_MMT_TY)
