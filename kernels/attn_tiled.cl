@@ -33,6 +33,8 @@
 #define CT_ATG_PL (CT_ATG_B + 1)
 #define CT_ATG_SPT (CT_ATG_B * CT_ATG_B / CT_ATG_NT)	/* dots per work-item */
 #define CT_ATG_OPT (CT_ATG_B * CT_ATG_HS / CT_ATG_NT)	/* outputs per work-item */
+/* (the loops over a work-item's dots and outputs are unrolled so that
+ * they stay in registers) */
 
 /* dst[r][i] = src[(r0 + r) * ld + i] for r < CT_ATG_B, i < hs (0 past T). */
 static inline void ct_atg_load(__local float *dst, const __global float *src, int ld,
@@ -52,11 +54,13 @@ static inline void ct_atg_dots(float *s, const __local float *X, const __local f
 {
 	int y = lid % CT_ATG_B, x0 = lid / CT_ATG_B;
 
+#pragma unroll
 	for (int j = 0; j < CT_ATG_SPT; j++)
 		s[j] = 0.0f;
 	for (int i = 0; i < hs; i++) {
 		float yi = Y[y * CT_ATG_LD + i];
 
+#pragma unroll
 		for (int j = 0; j < CT_ATG_SPT; j++)
 			s[j] = fma(X[(x0 + j * (CT_ATG_NT / CT_ATG_B)) * CT_ATG_LD + i], yi, s[j]);
 	}
@@ -97,6 +101,7 @@ void ct_atg_fwd(CT_BUF(__global, out), CT_BUF(__global, stat), CT_BUF(const __gl
 	base = qkv + (size_t)b * T * C3 + h * hs;
 	ct_atg_load(Qs, base, C3, q0, T, hs, lid);
 	for (int pass = 0; pass < 3; pass++) {
+#pragma unroll
 		for (int o = 0; o < CT_ATG_OPT; o++)
 			acc[o] = 0.0f;
 		for (int k0 = 0; k0 <= q0; k0 += CT_ATG_B) {
@@ -106,6 +111,7 @@ void ct_atg_fwd(CT_BUF(__global, out), CT_BUF(__global, stat), CT_BUF(const __gl
 				ct_atg_load(Vs, base + 2 * C, C3, k0, T, hs, lid);
 			barrier(CLK_LOCAL_MEM_FENCE);
 			ct_atg_dots(s, Qs, Ks, hs, lid);
+#pragma unroll
 			for (int j = 0; j < CT_ATG_SPT; j++) {	/* x: query, y: key */
 				int x = ct_atg_x(lid, j), y = lid % CT_ATG_B;
 				float v = s[j] * scale;
@@ -134,6 +140,7 @@ void ct_atg_fwd(CT_BUF(__global, out), CT_BUF(__global, stat), CT_BUF(const __gl
 				else
 					sms[x] = m;
 			} else if (pass == 2) {
+#pragma unroll
 				for (int o = 0; o < CT_ATG_OPT; o++) {
 					int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 
@@ -144,6 +151,7 @@ void ct_atg_fwd(CT_BUF(__global, out), CT_BUF(__global, stat), CT_BUF(const __gl
 			}
 		}
 	}
+#pragma unroll
 	for (int o = 0; o < CT_ATG_OPT; o++) {
 		int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 
@@ -184,6 +192,7 @@ void ct_atg_dq(CT_BUF(__global, dqkv), CT_BUF(__global, dot), CT_BUF(const __glo
 		dts[lid] = 0.0f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
+#pragma unroll
 		for (int o = 0; o < CT_ATG_OPT; o++)
 			acc[o] = 0.0f;
 		for (int k0 = 0; k0 <= q0; k0 += CT_ATG_B) {
@@ -193,6 +202,7 @@ void ct_atg_dq(CT_BUF(__global, dqkv), CT_BUF(__global, dot), CT_BUF(const __glo
 			barrier(CLK_LOCAL_MEM_FENCE);
 			ct_atg_dots(s, Qs, Ks, hs, lid);
 			ct_atg_dots(da, Ys, Vs, hs, lid);
+#pragma unroll
 			for (int j = 0; j < CT_ATG_SPT; j++) {	/* x: query, y: key */
 				int x = ct_atg_x(lid, j), y = lid % CT_ATG_B;
 				float p = ct_expf(s[j] * scale - mxs[x]) / sms[x];
@@ -210,6 +220,7 @@ void ct_atg_dq(CT_BUF(__global, dqkv), CT_BUF(__global, dot), CT_BUF(const __glo
 					a = fma(Ps[x * CT_ATG_PL + y], Ds[x * CT_ATG_PL + y], a);
 				dts[x] = a;
 			} else if (pass == 1) {
+#pragma unroll
 				for (int o = 0; o < CT_ATG_OPT; o++) {
 					int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 
@@ -221,6 +232,7 @@ void ct_atg_dq(CT_BUF(__global, dqkv), CT_BUF(__global, dot), CT_BUF(const __glo
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+#pragma unroll
 	for (int o = 0; o < CT_ATG_OPT; o++) {
 		int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 		__global float *d = dqkv + ((size_t)b * T + q0 + x) * C3 + h * hs + i;
@@ -255,6 +267,7 @@ void ct_atg_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 	dyb = dout + (size_t)b * T * C + h * hs;
 	ct_atg_load(Ks, base + C, C3, k0, T, hs, lid);
 	ct_atg_load(Vs, base + 2 * C, C3, k0, T, hs, lid);
+#pragma unroll
 	for (int o = 0; o < CT_ATG_OPT; o++) {
 		ak[o] = 0.0f;
 		av[o] = 0.0f;
@@ -273,6 +286,7 @@ void ct_atg_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 		barrier(CLK_LOCAL_MEM_FENCE);
 		ct_atg_dots(s, Ks, Qs, hs, lid);
 		ct_atg_dots(da, Vs, Ys, hs, lid);
+#pragma unroll
 		for (int j = 0; j < CT_ATG_SPT; j++) {	/* x: key, y: query */
 			int x = ct_atg_x(lid, j), y = lid % CT_ATG_B;
 			float p = ct_expf(s[j] * scale - mxs[y]) / sms[y];
@@ -281,6 +295,7 @@ void ct_atg_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			Gs[x * CT_ATG_PL + y] = ct_att_gp(p, da[j], dts[y], scale);
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
 		for (int o = 0; o < CT_ATG_OPT; o++) {
 			int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 			/* queries t = q0 + y with t >= k0 + x and t < T */
@@ -292,6 +307,7 @@ void ct_atg_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			}
 		}
 	}
+#pragma unroll
 	for (int o = 0; o < CT_ATG_OPT; o++) {
 		int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
 		__global float *d = dqkv + ((size_t)b * T + k0 + x) * C3 + h * hs + i;
