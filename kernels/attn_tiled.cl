@@ -82,6 +82,20 @@ static inline float ct_atg_chain(float acc, const __local float *W, const __loca
 	return acc;
 }
 
+/* The work-item's outputs (row x, channel i) of a query tile at q0 each
+ * advance their chain over the key tile at k0: keys up to the row's own. */
+static inline void ct_atg_causal(float *acc, const __local float *W, const __local float *R,
+				 int hs, int lid, int q0, int k0)
+{
+#pragma unroll
+	for (int o = 0; o < CT_ATG_OPT; o++) {
+		int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
+
+		if (x < CT_ATG_B)
+			acc[o] = ct_atg_chain(acc[o], W, R, x, i, 0, min(CT_ATG_B, q0 + x - k0 + 1));
+	}
+}
+
 /* Forward. Group (query tile qt, bh): rows t = qt*B + x. Three sweeps
  * over the key tiles 0..qt recompute the scores: the max, the sum of the
  * exponentials, then out = the chain of p * v. */
@@ -140,14 +154,7 @@ void ct_atg_fwd(CT_BUF(__global, out), CT_BUF(__global, stat), CT_BUF(const __gl
 				else
 					sms[x] = m;
 			} else if (pass == 2) {
-#pragma unroll
-				for (int o = 0; o < CT_ATG_OPT; o++) {
-					int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
-
-					if (x < CT_ATG_B)
-						acc[o] = ct_atg_chain(acc[o], Ps, Vs, x, i, 0,
-								      min(CT_ATG_B, q0 + x - k0 + 1));
-				}
+				ct_atg_causal(acc, Ps, Vs, hs, lid, q0, k0);
 			}
 		}
 	}
@@ -220,14 +227,7 @@ void ct_atg_dq(CT_BUF(__global, dqkv), CT_BUF(__global, dot), CT_BUF(const __glo
 					a = fma(Ps[x * CT_ATG_PL + y], Ds[x * CT_ATG_PL + y], a);
 				dts[x] = a;
 			} else if (pass == 1) {
-#pragma unroll
-				for (int o = 0; o < CT_ATG_OPT; o++) {
-					int e = lid + o * CT_ATG_NT, x = e / hs, i = e % hs;
-
-					if (x < CT_ATG_B)
-						acc[o] = ct_atg_chain(acc[o], Ds, Ks, x, i, 0,
-								      min(CT_ATG_B, q0 + x - k0 + 1));
-				}
+				ct_atg_causal(acc, Ds, Ks, hs, lid, q0, k0);
 			}
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);

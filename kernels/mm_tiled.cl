@@ -48,11 +48,9 @@
 #ifndef CT_MMT_RN
 #define CT_MMT_RN 4
 #endif
-/* Full unrolling of the loops over a work-item's outputs and shares keeps
- * them in registers; it never changes an output's operations. (An earlier
- * form of this kernel, unrolled, gave NaNs on PoCL 3.1; this one gives
- * the reference's bits with and without the hints.) */
-#define CT_MMT_UNROLL _Pragma("unroll")
+/* (#pragma unroll below: full unrolling of the loops over a work-item's
+ * outputs and shares keeps them in registers; it never changes an output's
+ * operations) */
 #define CT_MMT_TX (CT_MMT_BN / CT_MMT_RN)
 #define CT_MMT_TY (CT_MMT_BM / CT_MMT_RM)
 #define CT_MMT_NT (CT_MMT_TX * CT_MMT_TY)
@@ -66,65 +64,37 @@
 #define CT_MMT_LDA (rm % 4 == 0 ? bm + 4 : bm + 1)
 #define CT_MMT_LDB (rn % 4 == 0 ? bn + 4 : bn + 1)
 
-/* Fetch this work-item's share of the A slice at k0 into ra: element e =
- * lid + nt*i of the slice is (row e/bk, k e%bk) when A's k stride is 1,
- * else (row e%bm, k e/bm); 0 outside the matrix. */
-static inline void ct_mmt_fetch_a(float *ra, const __global float *A, int sam, int sak,
-				  int m0, int k0, int M, int K, int lid, CT_MMT_DIMS)
+/* Fetch this work-item's share (n elements) of a slice of an operand:
+ * `width` rows o0.. (of O) of A, or columns of B, by bk values of k from
+ * k0 (of K), element (o, k) at src[o*so + k*sk]. Element e = lid + nt*i of
+ * the slice is (o e/bk, k e%bk) when so != 1 (k runs contiguous across
+ * work-items, as A's rows do), else (o e%width, k e/width); 0 outside
+ * the matrix. */
+static inline void ct_mmt_fetch(float *r, const __global float *src, int so, int sk,
+				int o0, int k0, int O, int K, int lid, int width, int bk,
+				int nt, int n)
 {
-	const int nt = (bn / rn) * (bm / rm), la = (bm * bk + nt - 1) / nt;
-
-	CT_MMT_UNROLL
-	for (int i = 0; i < la; i++) {
+#pragma unroll
+	for (int i = 0; i < n; i++) {
 		int e = lid + nt * i;
-		int r = sak == 1 ? e / bk : e % bm, kk = sak == 1 ? e % bk : e / bm;
-		int m = m0 + r, k = k0 + kk;
+		int o = so != 1 ? e / bk : e % width, kk = so != 1 ? e % bk : e / width;
 
-		ra[i] = e < bm * bk && m < M && k < K ? A[(size_t)m * sam + (size_t)k * sak]
-						      : 0.0f;
+		r[i] = e < width * bk && o0 + o < O && k0 + kk < K
+			? src[(size_t)(o0 + o) * so + (size_t)(k0 + kk) * sk] : 0.0f;
 	}
 }
 
-/* The same for the B slice: element e is (k e/bn, column e%bn) when B's n
- * stride is 1, else (k e%bk, column e/bk). */
-static inline void ct_mmt_fetch_b(float *rb, const __global float *B, int sk, int sn,
-				  int n0, int k0, int N, int K, int lid, CT_MMT_DIMS)
+/* Store a fetched share into the staged slice dst[k][o] (row stride ld). */
+static inline void ct_mmt_put(__local float *dst, int ld, const float *r, int so, int lid,
+			      int width, int bk, int nt, int n)
 {
-	const int nt = (bn / rn) * (bm / rm), lb = (bk * bn + nt - 1) / nt;
-
-	CT_MMT_UNROLL
-	for (int i = 0; i < lb; i++) {
+#pragma unroll
+	for (int i = 0; i < n; i++) {
 		int e = lid + nt * i;
-		int kk = sn == 1 ? e / bn : e % bk, c = sn == 1 ? e % bn : e / bk;
-		int n = n0 + c, k = k0 + kk;
+		int o = so != 1 ? e / bk : e % width, kk = so != 1 ? e % bk : e / width;
 
-		rb[i] = e < bk * bn && n < N && k < K ? B[(size_t)k * sk + (size_t)n * sn]
-						      : 0.0f;
-	}
-}
-
-/* Store the fetched shares into As[k][row] and Bs[k][column]. */
-static inline void ct_mmt_stage(__local float *As, __local float *Bs, const float *ra,
-				const float *rb, int sak, int sn, int lid, CT_MMT_DIMS)
-{
-	const int nt = (bn / rn) * (bm / rm);
-	const int la = (bm * bk + nt - 1) / nt, lb = (bk * bn + nt - 1) / nt;
-
-	CT_MMT_UNROLL
-	for (int i = 0; i < la; i++) {
-		int e = lid + nt * i;
-		int r = sak == 1 ? e / bk : e % bm, kk = sak == 1 ? e % bk : e / bm;
-
-		if (e < bm * bk)
-			As[kk * CT_MMT_LDA + r] = ra[i];
-	}
-	CT_MMT_UNROLL
-	for (int i = 0; i < lb; i++) {
-		int e = lid + nt * i;
-		int kk = sn == 1 ? e / bn : e % bk, c = sn == 1 ? e % bn : e / bk;
-
-		if (e < bk * bn)
-			Bs[kk * CT_MMT_LDB + c] = rb[i];
+		if (e < width * bk)
+			dst[kk * ld + o] = r[i];
 	}
 }
 
@@ -139,24 +109,24 @@ static inline void ct_mmt_step(float *acc, const __local float *As, const __loca
 	float a[16], b[16];
 
 	if (rm % 4 == 0) {
-		CT_MMT_UNROLL
+#pragma unroll
 		for (int i = 0; i < rm; i += 4)
 			vstore4(vload4(0, ap + i), 0, a + i);
 	} else {
-		CT_MMT_UNROLL
+#pragma unroll
 		for (int i = 0; i < rm; i++)
 			a[i] = ap[i];
 	}
 	if (rn % 4 == 0) {
-		CT_MMT_UNROLL
+#pragma unroll
 		for (int j = 0; j < rn; j += 4)
 			vstore4(vload4(0, bp + j), 0, b + j);
 	} else {
-		CT_MMT_UNROLL
+#pragma unroll
 		for (int j = 0; j < rn; j++)
 			b[j] = bp[j];
 	}
-	CT_MMT_UNROLL
+#pragma unroll
 	for (int x = 0; x < rm * rn; x++)
 		acc[x] = fma(a[x / rn], b[x % rn], acc[x]);
 }
@@ -170,31 +140,33 @@ static inline void ct_mmt_run(const __global float *A, int sam, int sak,
 			      int M, int N, int K, int accumulate, __local float *As,
 			      __local float *Bs, float *acc, float *ra, float *rb, CT_MMT_DIMS)
 {
-	const int txn = bn / rn;
+	const int txn = bn / rn, nt = txn * (bm / rm);
+	const int la = (bm * bk + nt - 1) / nt, lb = (bk * bn + nt - 1) / nt;
 	int tx = get_local_id(0), ty = get_local_id(1), lid = ty * txn + tx;
 	int n0 = get_group_id(0) * bn, m0 = get_group_id(1) * bm;
 
-	CT_MMT_UNROLL
+#pragma unroll
 	for (int x = 0; x < rm * rn; x++) {
 		int m = min(m0 + ty * rm + x / rn, M - 1), n = min(n0 + tx * rn + x % rn, N - 1);
 
 		acc[x] = !accumulate && has_bias ? bias[bias_row ? m : n] : 0.0f;
 	}
-	if (K > 0) {
-		ct_mmt_fetch_a(ra, A, sam, sak, m0, 0, M, K, lid, CT_MMT_ARGS);
-		ct_mmt_fetch_b(rb, B, sk, sn, n0, 0, N, K, lid, CT_MMT_ARGS);
-	}
 	for (int k0 = 0; k0 < K; k0 += bk) {
 		int kn = min(bk, K - k0);
 
-		ct_mmt_stage(As, Bs, ra, rb, sak, sn, lid, CT_MMT_ARGS);
+		if (k0 == 0) {
+			ct_mmt_fetch(ra, A, sam, sak, m0, 0, M, K, lid, bm, bk, nt, la);
+			ct_mmt_fetch(rb, B, sn, sk, n0, 0, N, K, lid, bn, bk, nt, lb);
+		}
+		ct_mmt_put(As, CT_MMT_LDA, ra, sam, lid, bm, bk, nt, la);
+		ct_mmt_put(Bs, CT_MMT_LDB, rb, sn, lid, bn, bk, nt, lb);
 		barrier(CLK_LOCAL_MEM_FENCE);
 		if (k0 + bk < K) {	/* the next slice, while this one is used */
-			ct_mmt_fetch_a(ra, A, sam, sak, m0, k0 + bk, M, K, lid, CT_MMT_ARGS);
-			ct_mmt_fetch_b(rb, B, sk, sn, n0, k0 + bk, N, K, lid, CT_MMT_ARGS);
+			ct_mmt_fetch(ra, A, sam, sak, m0, k0 + bk, M, K, lid, bm, bk, nt, la);
+			ct_mmt_fetch(rb, B, sn, sk, n0, k0 + bk, N, K, lid, bn, bk, nt, lb);
 		}
 		if (kn == bk) {
-			CT_MMT_UNROLL
+#pragma unroll
 			for (int kk = 0; kk < bk; kk++)
 				ct_mmt_step(acc, As, Bs, kk, tx, ty, CT_MMT_ARGS);
 		} else {
@@ -203,7 +175,7 @@ static inline void ct_mmt_run(const __global float *A, int sam, int sak,
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
-	CT_MMT_UNROLL
+#pragma unroll
 	for (int x = 0; x < rm * rn; x++) {
 		int m = m0 + ty * rm + x / rn, n = n0 + tx * rn + x % rn;
 		__global float *o = out + (size_t)m * som + (size_t)n * son;
