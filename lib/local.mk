@@ -8,7 +8,8 @@ lib_libctune_a_SOURCES = \
 	lib/ct_buf.c lib/ct_buf.h \
 	lib/ct_time.c lib/ct_time.h \
 	lib/ct_le.h \
-	lib/ct_utf8.c lib/ct_utf8.h
+	lib/ct_utf8.c lib/ct_utf8.h \
+	lib/ct_cmd.c lib/ct_cmd.h
 include lib/delta.mk
 include lib/util.mk
 include lib/engine.mk

@@ -1,0 +1,245 @@
+/*
+ * ct_cmd.c - the command-table resolver both programs dispatch with (see
+ * ct_cmd.h): walk the words down the tree, answer help, check options and
+ * argument counts with getopt_long on a copy of argv.
+ */
+#include "ct_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+
+#define WORDS_CAP 128
+
+static int is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+static const struct ct_cmd_def *find(const struct ct_cmd_def *const *t, const char *name)
+{
+	for (; *t; t++)
+		if (strcmp((*t)->name, name) == 0)
+			return *t;
+	return NULL;
+}
+
+void ct_cmd_list(FILE *f, const struct ct_cmd_def *const *table)
+{
+	size_t w = 0;
+
+	for (const struct ct_cmd_def *const *t = table; *t; t++)
+		if (strlen((*t)->name) > w)
+			w = strlen((*t)->name);
+	fprintf(f, "commands:\n");
+	for (const struct ct_cmd_def *const *t = table; *t; t++)
+		fprintf(f, "  %-*s  %s\n", (int)w, (*t)->name, (*t)->summary);
+}
+
+/* "usage: PROG WORDS USAGE", the summary, the help, a group's commands. */
+static void print_usage(FILE *f, const char *prog, const char *words,
+			const struct ct_cmd_def *d)
+{
+	if (d->subs)
+		fprintf(f, "usage: %s %s COMMAND ...\n", prog, words);
+	else
+		fprintf(f, "usage: %s %s%s%s\n", prog, words, d->usage[0] ? " " : "", d->usage);
+	fprintf(f, "%s\n", d->summary);
+	if (d->help)
+		fprintf(f, "\n%s", d->help);
+	if (d->subs) {
+		fprintf(f, "\n");
+		ct_cmd_list(f, d->subs);
+		fprintf(f, "\n'%s %s COMMAND --help' shows a command's usage.\n", prog, words);
+	}
+}
+
+/* The option named by a getopt error, into name (cap bytes). */
+static void bad_name(char **argv, char *name, size_t cap)
+{
+	const char *tok = argv[optind - 1];
+
+	if (optopt == 0 || strncmp(tok, "--", 2) == 0)
+		snprintf(name, cap, "%.*s", (int)strcspn(tok, "="), tok);
+	else
+		snprintf(name, cap, "-%c", optopt);
+}
+
+/* Is the long option name (with its "--") in opts? */
+static int known_long(const struct option *opts, const char *name)
+{
+	for (; opts && opts->name; opts++)
+		if (strcmp(opts->name, name + 2) == 0)
+			return 1;
+	return 0;
+}
+
+/* One getopt_long pass over a copy of argv: 1 for --help, CT_EUSAGE for a
+ * bad option, else 0 with *npos the positional arguments. */
+static int scan_opts(const struct ct_cmd_def *d, const char *words, int argc, char **argv,
+		     int *npos)
+{
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	char so[64], name[80];
+	char **copy;
+	int c, rc = 0;
+
+	if (snprintf(so, sizeof(so), ":%s", d->shortopts ? d->shortopts : "") >= (int)sizeof(so))
+		return ct_error(CT_EUSAGE, "%s: option string too long", words);
+	copy = malloc(((size_t)argc + 1) * sizeof(*copy));
+	if (copy == NULL)
+		return ct_error(CT_ENOMEM, "argv");
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	copy[argc] = NULL;
+	optind = 0;
+	while (rc == 0 && (c = getopt_long(argc, copy, so, d->opts ? d->opts : none, NULL)) != -1) {
+		if (c != '?' && c != ':')
+			continue;
+		bad_name(copy, name, sizeof(name));
+		if (is_help(name))
+			rc = 1;
+		else if (c == ':')
+			rc = ct_error(CT_EUSAGE, "%s: option '%s' needs a value", words, name);
+		else if (strchr(copy[optind - 1], '=') && known_long(d->opts, name))
+			rc = ct_error(CT_EUSAGE, "%s: option '%s' takes no value", words, name);
+		else
+			rc = ct_error(CT_EUSAGE, "%s: unknown option '%s'", words, name);
+	}
+	*npos = argc - optind;
+	if (rc == 0 && d->max_args >= 0 && *npos > d->max_args)
+		rc = ct_error(CT_EUSAGE, "%s: unexpected argument '%s'", words,
+			      copy[optind + d->max_args]);
+	free(copy);
+	return rc;
+}
+
+/* Check the options and arguments of leaf d; argv[0] is its name. */
+static int check_args(const char *prog, const char *words, const struct ct_cmd_def *d,
+		      int argc, char **argv)
+{
+	int saved = opterr, npos = 0, rc = 0;
+
+	if (d->own_opts) {
+		for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (is_help(argv[i]))
+				rc = 1;
+		npos = d->min_args;
+	} else {
+		opterr = 0;
+		rc = scan_opts(d, words, argc, argv, &npos);
+		opterr = saved;
+		optind = 0;	/* the handler parses from the start again */
+	}
+	if (rc == 1)
+		print_usage(stdout, prog, words, d);
+	else if (rc == 0 && npos < d->min_args)
+		rc = ct_error(CT_EUSAGE, "%s: missing argument (usage: %s %s %s)", words, prog,
+			      words, d->usage);
+	if (rc < 0 && rc != CT_ENOMEM && strlen(ct_errmsg(rc)) + strlen(prog) + 40 < 500) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", ct_errmsg(rc));
+		if (strstr(msg, "(usage: ") == NULL)
+			rc = ct_error(rc, "%s (see '%s %s --help')", msg, prog, words);
+	}
+	return rc;
+}
+
+static int append_word(char *words, const char *w)
+{
+	size_t n = strlen(words);
+
+	if (n + strlen(w) + 2 > WORDS_CAP)
+		return ct_error(CT_EUSAGE, "command too long");
+	snprintf(words + n, WORDS_CAP - n, "%s%s", n ? " " : "", w);
+	return 0;
+}
+
+int ct_cmd_resolve(const char *prog, const struct ct_cmd_def *const *table, int argc,
+		   char **argv, const struct ct_cmd_def **def, int *nwords)
+{
+	const struct ct_cmd_def *d = NULL;
+	char words[WORDS_CAP] = "";
+	int help = 0, n = 0, rc;
+
+	*def = NULL;
+	*nwords = 0;
+	if (argc > 0 && strcmp(argv[0], "help") == 0) {
+		help = 1;
+		argc--;
+		argv++;
+	}
+	while (d == NULL || d->subs) {
+		const struct ct_cmd_def *const *t = d ? d->subs : table;
+		const struct ct_cmd_def *next;
+
+		if (d && (n >= argc || is_help(argv[n]))) {
+			print_usage(help || n < argc ? stdout : stderr, prog, words, d);
+			if (help || n < argc)
+				return 1;
+			return ct_error(CT_EUSAGE, "%s: missing command (one of the above)", words);
+		}
+		if (n >= argc)
+			return ct_error(CT_EUSAGE, "missing command (see '%s --help')", prog);
+		next = find(t, argv[n]);
+		if (next == NULL && argv[n][0] == '-')
+			return ct_error(CT_EUSAGE, "%s%sunknown option '%s' (see '%s%s%s --help')",
+					words, words[0] ? ": " : "", argv[n], prog,
+					words[0] ? " " : "", words);
+		if (next == NULL)
+			return ct_error(CT_EUSAGE, "unknown command '%s%s%s' (see '%s%s%s --help')",
+					words, words[0] ? " " : "", argv[n], prog,
+					words[0] ? " " : "", words);
+		rc = append_word(words, argv[n]);
+		if (rc < 0)
+			return rc;
+		d = next;
+		n++;
+	}
+	if (help) {
+		print_usage(stdout, prog, words, d);
+		return 1;
+	}
+	rc = check_args(prog, words, d, argc - n + 1, argv + n - 1);
+	if (rc != 0)
+		return rc;
+	*def = d;
+	*nwords = n;
+	return 0;
+}
+
+int ct_cmd_run(const char *prog, const struct ct_cmd_def *const *table,
+	       struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	const struct ct_cmd_def *def;
+	int nw, rc;
+
+	rc = ct_cmd_resolve(prog, table, argc, argv, &def, &nw);
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", prog, ct_errmsg(rc));
+		return 2;
+	}
+	return def->fn(ctx, argc - nw + 1, argv + nw - 1);
+}
+
+const struct ct_cmd_def *ct_cmd_lookup(const struct ct_cmd_def *const *table, int argc,
+				       char **argv, int *nwords)
+{
+	const struct ct_cmd_def *d = NULL;
+	int n = 0;
+
+	*nwords = 0;
+	while (d == NULL || d->subs) {
+		if (n >= argc)
+			return NULL;
+		d = find(d ? d->subs : table, argv[n]);
+		if (d == NULL)
+			return NULL;
+		n++;
+	}
+	*nwords = n;
+	return d;
+}
