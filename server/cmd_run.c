@@ -24,33 +24,13 @@
 #include "files.h"
 #include "http.h"
 #include "instance.h"
+#include "project_init.h"
 #include "roles.h"
 #include "sched_rpc.h"
 #include "server.h"
 #include "web_http.h"
 
 static struct ct_server *g_srv;
-
-/* Start the database library for the project and bring the schema up to
- * date. */
-static int db_start(struct ct_server *srv)
-{
-	char datadir[PATH_MAX], logdir[PATH_MAX];
-	struct ct_db *db = NULL;
-	int rc;
-
-	rc = ct_path_join(datadir, sizeof(datadir), srv->dir, "db");
-	if (rc == 0)
-		rc = ct_path_join(logdir, sizeof(logdir), srv->dir, "log");
-	if (rc == 0)
-		rc = ct_db_global_init(srv->db_url, datadir, logdir);
-	if (rc == 0)
-		rc = ct_db_open(&db);
-	if (rc == 0)
-		rc = ct_db_migrate(db);
-	ct_db_close(db);
-	return rc;
-}
 
 static const struct option init_opts[] = {
 	{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
@@ -59,7 +39,7 @@ static const struct option init_opts[] = {
 static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_project_opts o = { 0 };
-	struct ct_server srv;
+	char abs[PATH_MAX];
 	int c, rc;
 
 	(void)ctx;
@@ -74,17 +54,9 @@ static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ct_error(CT_EUSAGE, "usage: ctune-server init DIR [options]");
-	rc = ct_project_init(argv[optind], &o);
-	if (rc < 0)
-		return rc;
-	rc = ct_server_load(&srv, argv[optind], NULL);
-	if (rc < 0)
-		return rc;
-	rc = db_start(&srv);
-	ct_db_global_end();
+	rc = ct_project_create(argv[optind], &o);
 	if (rc == 0)
-		printf("project created in %s\n", srv.dir);
-	ct_server_free(&srv);
+		printf("project created in %s\n", realpath(argv[optind], abs) ? abs : argv[optind]);
 	return rc;
 }
 
@@ -218,7 +190,7 @@ static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc == 0)
 		rc = ct_instance_setup(&srv, o.instance);
 	if (rc == 0)
-		rc = db_start(&srv);
+		rc = ct_project_db_start(&srv, 0);
 	if (rc == 0) {
 		g_srv = &srv;
 		set_signals();
@@ -255,7 +227,7 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 	rc = ct_server_load(&srv, dir, NULL);
 	if (rc < 0)
 		return rc;
-	rc = db_start(&srv);
+	rc = ct_project_db_start(&srv, 0);
 	if (rc == 0)
 		rc = ct_db_open(&ctx.db);
 	if (rc == 0) {
