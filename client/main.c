@@ -5,7 +5,6 @@
 #include "config.h"
 #include "commands.h"
 #include "ct_cmd.h"
-#include "ct_err.h"
 #include "ct_log.h"
 
 #include <getopt.h>

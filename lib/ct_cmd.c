@@ -5,6 +5,7 @@
  */
 #include "ct_cmd.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,32 +56,55 @@ static void print_usage(FILE *f, const char *prog, const char *words,
 	}
 }
 
-/* The option named by a getopt error, into name (cap bytes). */
-static void bad_name(char **argv, char *name, size_t cap)
+/* CT_EUSAGE with "WORDS: what (see 'PROG WORDS --help')". */
+static int usage_error(const char *prog, const char *words, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int usage_error(const char *prog, const char *words, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ct_error(CT_EUSAGE, "%s: %s (see '%s %s --help')", words, what, prog, words);
+}
+
+/* The long option of opts whose val is c, or NULL. */
+static const struct option *long_by_val(const struct option *opts, int c)
+{
+	for (; opts && opts->name; opts++)
+		if (opts->val == c && opts->flag == NULL)
+			return opts;
+	return NULL;
+}
+
+/* The option a getopt error is about, into name (cap bytes): an unknown
+ * long option leaves optopt 0; a long option with a bad value sets optopt
+ * to its val; a short one to its letter (getopt may not have stepped past
+ * a cluster yet, so the token before optind is checked against the val). */
+static void bad_name(char **argv, const struct option *opts, char *name, size_t cap)
 {
 	const char *tok = argv[optind - 1];
+	const struct option *o = long_by_val(opts, optopt);
+	size_t n = strcspn(tok, "=");
 
-	if (optopt == 0 || strncmp(tok, "--", 2) == 0)
-		snprintf(name, cap, "%.*s", (int)strcspn(tok, "="), tok);
+	if (optopt == 0 || (o && strncmp(tok, "--", 2) == 0 && strlen(o->name) >= n - 2 &&
+			    strncmp(tok + 2, o->name, n - 2) == 0))
+		snprintf(name, cap, "%.*s", (int)n, tok);
 	else
 		snprintf(name, cap, "-%c", optopt);
 }
 
-/* Is the long option name (with its "--") in opts? */
-static int known_long(const struct option *opts, const char *name)
-{
-	for (; opts && opts->name; opts++)
-		if (strcmp(opts->name, name + 2) == 0)
-			return 1;
-	return 0;
-}
-
 /* One getopt_long pass over a copy of argv: 1 for --help, CT_EUSAGE for a
- * bad option, else 0 with *npos the positional arguments. */
-static int scan_opts(const struct ct_cmd_def *d, const char *words, int argc, char **argv,
-		     int *npos)
+ * bad option or too many arguments, else 0 with *npos the positional
+ * arguments. */
+static int scan_opts(const char *prog, const char *words, const struct ct_cmd_def *d,
+		     int argc, char **argv, int *npos)
 {
 	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	const struct option *lo = d->opts ? d->opts : none;
 	char so[64], name[80];
 	char **copy;
 	int c, rc = 0;
@@ -93,23 +117,23 @@ static int scan_opts(const struct ct_cmd_def *d, const char *words, int argc, ch
 	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
 	copy[argc] = NULL;
 	optind = 0;
-	while (rc == 0 && (c = getopt_long(argc, copy, so, d->opts ? d->opts : none, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, copy, so, lo, NULL)) != -1) {
 		if (c != '?' && c != ':')
 			continue;
-		bad_name(copy, name, sizeof(name));
+		bad_name(copy, lo, name, sizeof(name));
 		if (is_help(name))
 			rc = 1;
 		else if (c == ':')
-			rc = ct_error(CT_EUSAGE, "%s: option '%s' needs a value", words, name);
-		else if (strchr(copy[optind - 1], '=') && known_long(d->opts, name))
-			rc = ct_error(CT_EUSAGE, "%s: option '%s' takes no value", words, name);
+			rc = usage_error(prog, words, "option '%s' needs a value", name);
+		else if (optopt != 0 && strncmp(name, "--", 2) == 0)
+			rc = usage_error(prog, words, "option '%s' takes no value", name);
 		else
-			rc = ct_error(CT_EUSAGE, "%s: unknown option '%s'", words, name);
+			rc = usage_error(prog, words, "unknown option '%s'", name);
 	}
 	*npos = argc - optind;
 	if (rc == 0 && d->max_args >= 0 && *npos > d->max_args)
-		rc = ct_error(CT_EUSAGE, "%s: unexpected argument '%s'", words,
-			      copy[optind + d->max_args]);
+		rc = usage_error(prog, words, "unexpected argument '%s'",
+				 copy[optind + d->max_args]);
 	free(copy);
 	return rc;
 }
@@ -127,7 +151,7 @@ static int check_args(const char *prog, const char *words, const struct ct_cmd_d
 		npos = d->min_args;
 	} else {
 		opterr = 0;
-		rc = scan_opts(d, words, argc, argv, &npos);
+		rc = scan_opts(prog, words, d, argc, argv, &npos);
 		opterr = saved;
 		optind = 0;	/* the handler parses from the start again */
 	}
@@ -136,13 +160,6 @@ static int check_args(const char *prog, const char *words, const struct ct_cmd_d
 	else if (rc == 0 && npos < d->min_args)
 		rc = ct_error(CT_EUSAGE, "%s: missing argument (usage: %s %s %s)", words, prog,
 			      words, d->usage);
-	if (rc < 0 && rc != CT_ENOMEM && strlen(ct_errmsg(rc)) + strlen(prog) + 40 < 500) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", ct_errmsg(rc));
-		if (strstr(msg, "(usage: ") == NULL)
-			rc = ct_error(rc, "%s (see '%s %s --help')", msg, prog, words);
-	}
 	return rc;
 }
 
