@@ -32,7 +32,7 @@
 
 static struct ct_server *g_srv;
 
-static const struct option init_opts[] = {
+static const struct option init_long[] = {
 	{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
 	{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 } };
 
@@ -43,7 +43,7 @@ static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	int c, rc;
 
 	(void)ctx;
-	while ((c = getopt_long(argc, argv, "", init_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", init_long, NULL)) != -1) {
 		switch (c) {
 		case 'l': o.listen = optarg; break;
 		case 'u': o.url = optarg; break;
@@ -119,7 +119,7 @@ struct run_opts {
 	int verbose;
 };
 
-static const struct option run_opts[] = {
+static const struct option run_long[] = {
 	{ "roles", 1, NULL, 'r' }, { "listen", 1, NULL, 'l' }, { "db", 1, NULL, 'd' },
 	{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { "instance", 1, NULL, 'i' },
 	{ NULL, 0, NULL, 0 } };
@@ -128,7 +128,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "v", run_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v", run_long, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->roles = optarg; break;
 		case 'l': o->listen = optarg; break;
@@ -249,7 +249,7 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 /* ---- the table rows (ct_cmd.h) ----------------------------------------- */
 
 const struct ct_cmd_def ct_init_cmd = {
-	.name = "init", .fn = cmd_init, .opts = init_opts, .min_args = 1, .max_args = 1,
+	.name = "init", .fn = cmd_init, .opts = init_long, .min_args = 1, .max_args = 1,
 	.summary = "create a project directory (config, secret, database)",
 	.usage = "DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]",
 	.help = "DIR must be new or empty. --db mysql://USER:PASS@HOST[:PORT]/DATABASE uses\n"
@@ -259,7 +259,7 @@ const struct ct_cmd_def ct_init_cmd = {
 };
 
 const struct ct_cmd_def ct_run_cmd = {
-	.name = "run", .fn = cmd_run, .opts = run_opts, .shortopts = "v", .min_args = 1,
+	.name = "run", .fn = cmd_run, .opts = run_long, .shortopts = "v", .min_args = 1,
 	.max_args = 1, .summary = "serve the project",
 	.usage = "DIR [--roles r1,r2] [--instance NAME] [--listen ADDR:PORT] [--db URL]\n"
 	"       [--log FILE] [-v]",

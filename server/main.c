@@ -35,11 +35,15 @@ static int project_cmd(int argc, char **argv, int nw)
 	char *args[256];
 	int n = 0;
 
-	if (argc <= nw || argv[nw][0] == '-' || argc > 255)
-		return ct_error(CT_EUSAGE, "missing project DIR after '%s%s%s' (see "
-				"'ctune-server %s%s%s --help')", argv[0], nw > 1 ? " " : "",
-				nw > 1 ? argv[1] : "", argv[0], nw > 1 ? " " : "",
-				nw > 1 ? argv[1] : "");
+	if (argc > 255)
+		return ct_error(CT_EUSAGE, "too many arguments");
+	if (argc <= nw || argv[nw][0] == '-') {
+		const char *w = nw > 1 ? argv[1] : "";
+
+		return ct_error(CT_EUSAGE, "%s%s%s: the project DIR must come first (see "
+				"'ctune-server %s%s%s --help')", argv[0], *w ? " " : "", w,
+				argv[0], *w ? " " : "", w);
+	}
 	for (int i = 0; i < nw; i++)
 		args[n++] = argv[i];
 	for (int i = nw + 1; i < argc; i++)
