@@ -543,8 +543,8 @@ static const struct ct_cmd_def job_cancel = {
 	.flags = CT_CMD_PROJECT, .summary = "cancel a running job", .usage = "DIR ID",
 };
 static const struct ct_cmd_def job_sample = {
-	.name = "sample", .fn = ct_cmd_job_sample, .own_opts = 1, .min_args = 2,
-	.max_args = -1, .flags = CT_CMD_PROJECT,
+	.name = "sample", .fn = ct_cmd_job_sample, .opts = ct_job_sample_opts, .min_args = 2,
+	.max_args = 2, .flags = CT_CMD_PROJECT,
 	.summary = "print a sample of round R's model (0 = base; default the newest)",
 	.usage = "DIR ID [--round R] [--prompt TEXT] [--tokens N] [--seed S]",
 };
