@@ -74,8 +74,8 @@ static int parse_global(int argc, char **argv, int *status)
 		case 'V':
 			printf("ctune (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 			return -1;
-		default:
-			usage(stderr);
+		default:	/* getopt named the option */
+			fprintf(stderr, "ctune: see 'ctune --help'\n");
 			*status = CT_EXIT_USAGE;
 			return -1;
 		}

@@ -158,8 +158,9 @@ static int check_args(const char *prog, const char *words, const struct ct_cmd_d
 	if (rc == 1)
 		print_usage(stdout, prog, words, d);
 	else if (rc == 0 && npos < d->min_args)
-		rc = ct_error(CT_EUSAGE, "%s: missing argument (usage: %s %s %s)", words, prog,
-			      words, d->usage);
+		rc = ct_error(CT_EUSAGE, "%s: missing argument (usage: %s %s %.*s%s)", words,
+			      prog, words, (int)strcspn(d->usage, "\n"), d->usage,
+			      strchr(d->usage, '\n') ? " ..." : "");
 	return rc;
 }
 
