@@ -149,6 +149,7 @@ static int cmd_merge(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 const struct ct_cmd_def ct_model_merge_cmd = {
 	.name = "merge", .fn = cmd_merge, .opts = merge_long, .min_args = 2, .max_args = 2,
+	.required = "out",
 	.summary = "merge LoRA adapters into their base model",
 	.usage = "BASE.bin ADAPTER.bin --out MERGED.bin",
 	.help = "Merge the LoRA adapters of ADAPTER (written by `ctune train --lora-rank`)\n"

@@ -159,7 +159,7 @@ static int cmd_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 }
 
 const struct ct_cmd_def ct_sample_cmd = {
-	.name = "sample", .fn = cmd_sample, .opts = sample_long,
+	.name = "sample", .fn = cmd_sample, .opts = sample_long, .required = "model",
 	.summary = "generate text from a model (same seed, same text)",
 	.usage = "--model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
 	"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"

@@ -153,6 +153,7 @@ static const struct ct_cmd_def info_cmd = {
 
 static const struct ct_cmd_def shard_cmd = {
 	.name = "shard", .fn = tokens_shard, .opts = shard_long, .min_args = 1, .max_args = 1,
+	.required = "shard of out",
 	.summary = "cut shard k of K exactly as the project server does",
 	.usage = "FILE --shard k --of K --out OUT",
 	.help = "Shard k of K is tokens [n*k/K, n*(k+1)/K) of FILE's n tokens.\n",
@@ -160,6 +161,7 @@ static const struct ct_cmd_def shard_cmd = {
 
 static const struct ct_cmd_def cat_cmd = {
 	.name = "cat", .fn = tokens_cat, .opts = cat_long, .min_args = 1, .max_args = -1,
+	.required = "out",
 	.summary = "concatenate token files", .usage = "IN... --out OUT",
 };
 

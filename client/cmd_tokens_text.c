@@ -282,6 +282,7 @@ static int cmd_decode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 const struct ct_cmd_def ct_tokens_encode_cmd = {
 	.name = "encode", .fn = cmd_encode, .opts = encode_long, .shortopts = "o:t:",
+	.required = "tokenizer out",
 	.min_args = 1, .max_args = -1,
 	.summary = "tokenize text files into one llm.c token file",
 	.usage = "--tokenizer NAME [--no-eot] IN... --out OUT.bin",
@@ -295,6 +296,7 @@ const struct ct_cmd_def ct_tokens_encode_cmd = {
 
 const struct ct_cmd_def ct_tokens_decode_cmd = {
 	.name = "decode", .fn = cmd_decode, .opts = decode_long, .shortopts = "o:t:",
+	.required = "tokenizer",
 	.min_args = 1, .max_args = 1,
 	.summary = "turn an llm.c token file back into text",
 	.usage = "--tokenizer NAME IN.bin [--out OUT.txt]",

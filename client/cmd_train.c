@@ -468,6 +468,7 @@ static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 const struct ct_cmd_def ct_train_cmd = {
 	.name = "train", .fn = cmd_train, .opts = train_long,
+	.required = "model data steps batch seq lr out",
 	.summary = "run one work unit locally (training)",
 	.usage = "--model BASE.bin --data TOKENS.bin --steps N --batch B\n"
 	"                   --seq T --lr LR --out OUT.bin [options]",
@@ -494,7 +495,7 @@ const struct ct_cmd_def ct_train_cmd = {
 };
 
 const struct ct_cmd_def ct_eval_cmd = {
-	.name = "eval", .fn = cmd_eval, .opts = eval_long,
+	.name = "eval", .fn = cmd_eval, .opts = eval_long, .required = "model data batch seq",
 	.summary = "evaluate a model on a token file",
 	.usage = "--model M.bin --data TOKENS.bin --batch B --seq T\n"
 	"                  [--batches K] [--device D] [--adapter ADAPTER.bin]",

@@ -97,6 +97,31 @@ static void bad_name(char **argv, const struct option *opts, char *name, size_t 
 		snprintf(name, cap, "-%c", optopt);
 }
 
+/* The first option of d->required whose val is not in seen[0..n), as
+ * usage_error, or 0. */
+static int check_required(const char *prog, const char *words, const struct ct_cmd_def *d,
+			  const int *seen, int n)
+{
+	const char *p = d->required;
+
+	while (p && *p) {
+		size_t len = strcspn(p, " ");
+		const struct option *o = d->opts;
+		int found = 0;
+
+		while (o && o->name && !(strlen(o->name) == len && strncmp(o->name, p, len) == 0))
+			o++;
+		for (int i = 0; o && o->name && i < n; i++)
+			found |= seen[i] == o->val;
+		if (!found)
+			return usage_error(prog, words, "the required option '--%.*s' is missing",
+					   (int)len, p);
+		p += len;
+		p += *p == ' ';
+	}
+	return 0;
+}
+
 /* One getopt_long pass over a copy of argv: 1 for --help, CT_EUSAGE for a
  * bad option or too many arguments, else 0 with *npos the positional
  * arguments. */
@@ -107,7 +132,7 @@ static int scan_opts(const char *prog, const char *words, const struct ct_cmd_de
 	const struct option *lo = d->opts ? d->opts : none;
 	char so[64], name[80];
 	char **copy;
-	int c, rc = 0;
+	int seen[64], nseen = 0, c, rc = 0;
 
 	if (snprintf(so, sizeof(so), ":%s", d->shortopts ? d->shortopts : "") >= (int)sizeof(so))
 		return ct_error(CT_EUSAGE, "%s: option string too long", words);
@@ -118,8 +143,11 @@ static int scan_opts(const char *prog, const char *words, const struct ct_cmd_de
 	copy[argc] = NULL;
 	optind = 0;
 	while (rc == 0 && (c = getopt_long(argc, copy, so, lo, NULL)) != -1) {
-		if (c != '?' && c != ':')
+		if (c != '?' && c != ':') {
+			if (nseen < 64)
+				seen[nseen++] = c;
 			continue;
+		}
 		bad_name(copy, lo, name, sizeof(name));
 		if (is_help(name))
 			rc = 1;
@@ -131,6 +159,8 @@ static int scan_opts(const char *prog, const char *words, const struct ct_cmd_de
 			rc = usage_error(prog, words, "unknown option '%s'", name);
 	}
 	*npos = argc - optind;
+	if (rc == 0)
+		rc = check_required(prog, words, d, seen, nseen);
 	if (rc == 0 && d->max_args >= 0 && *npos > d->max_args)
 		rc = usage_error(prog, words, "unexpected argument '%s'",
 				 copy[optind + d->max_args]);

@@ -8,7 +8,8 @@
  *   PROG WORDS... --help | -h    the same
  *   PROG GROUP                   the group's usage on stderr, exit 2
  *   an unknown command, an unknown option, an option missing its
- *   argument, too few or too many arguments: one line naming it, exit 2
+ *   argument, a required option left out, too few or too many arguments:
+ *   one line naming it, exit 2
  *
  * Options are checked against the command's getopt_long table (the same
  * table its handler parses with), on a copy of argv, before the handler
@@ -39,6 +40,8 @@ struct ct_cmd_def {
 	const char *shortopts;		/* getopt's, NULL: none */
 	int own_opts;		/* 1: fn refuses unknown options itself */
 	int min_args, max_args;	/* positional arguments; max_args -1: any */
+	/* long options that must be given, space-separated ("model out") */
+	const char *required;
 	const struct ct_cmd_def *const *subs;	/* a group: NULL-ended */
 	unsigned flags;		/* for the program's own use */
 };

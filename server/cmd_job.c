@@ -550,6 +550,7 @@ static const struct ct_cmd_def job_sample = {
 };
 static const struct ct_cmd_def job_export = {
 	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
+	.required = "out",
 	.min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
 	.summary = "write the job's final (or round R's) model to FILE",
 	.usage = "DIR ID --out FILE [--round R]",
@@ -568,6 +569,7 @@ const struct ct_cmd_def ct_status_cmd = {
 };
 static const struct ct_cmd_def user_create = {
 	.name = "create", .fn = cmd_user_create, .opts = user_opts, .min_args = 1,
+	.required = "name email password",
 	.max_args = 1, .flags = CT_CMD_PROJECT, .summary = "create an account; prints its key",
 	.usage = "DIR --name NAME --email EMAIL --password PW",
 };

@@ -67,13 +67,19 @@ while [ "$i" -le "$(wc -l <"$T/queue")" ]; do
 	try $(sed -n "${i}p" "$T/queue")
 	i=$((i + 1))
 done
-# too few arguments and an option without its value
+# too few arguments, a required option left out, an option without its value
 "$S" job show "$P" >"$T/o" 2>"$T/e"
 check "job show without ID exits 2" "$?" 2
 grep -q "missing argument" "$T/e" || fail "job show without ID: $(cat "$T/e")"
 "$C" model merge a.bin --out >"$T/o" 2>"$T/e"
 check "model merge --out without a value exits 2" "$?" 2
 grep -q "'--out' needs a value" "$T/e" || fail "merge --out: $(cat "$T/e")"
+"$S" job export "$P" 1 >"$T/o" 2>"$T/e"
+check "job export without --out exits 2" "$?" 2
+grep -q "required option '--out' is missing" "$T/e" || fail "export without --out: $(cat "$T/e")"
+"$C" tokens encode --out x.bin in.txt >"$T/o" 2>"$T/e"
+check "tokens encode without --tokenizer exits 2" "$?" 2
+grep -q "'--tokenizer' is missing" "$T/e" || fail "encode without --tokenizer: $(cat "$T/e")"
 "$S" status "$P" extra >"$T/o" 2>"$T/e"
 check "status with an extra argument exits 2" "$?" 2
 grep -q "unexpected argument 'extra'" "$T/e" || fail "status extra: $(cat "$T/e")"

@@ -42,11 +42,15 @@ static const struct ct_cmd_def run_def = {
 	.name = "run", .fn = leaf, .opts = leaf_opts, .shortopts = "vqr:", .min_args = 1,
 	.max_args = 1, .summary = "run it", .usage = "DIR [--roles R] [-v]",
 };
+static const struct ct_cmd_def need_def = {
+	.name = "need", .fn = leaf, .opts = leaf_opts, .shortopts = "vqr:",
+	.required = "roles quiet", .summary = "needs options", .usage = "--roles R -q",
+};
 static const struct ct_cmd_def raw_def = {
 	.name = "raw", .fn = leaf, .own_opts = 1, .max_args = -1,
 	.summary = "parses its own options", .usage = "[ANY...]",
 };
-static const struct ct_cmd_def *const job_subs[] = { &run_def, &raw_def, NULL };
+static const struct ct_cmd_def *const job_subs[] = { &run_def, &raw_def, &need_def, NULL };
 static const struct ct_cmd_def job_def = {
 	.name = "job", .subs = job_subs, .summary = "a group",
 };
@@ -139,6 +143,12 @@ static void test_argument_counts(void **state)
 	expect_usage("run: missing argument (usage: prog run DIR", resolve(&d, &nw, "run", NULL));
 	expect_usage("run: missing argument", resolve(&d, &nw, "run", "-v", NULL));
 	expect_usage("unexpected argument 'E'", resolve(&d, &nw, "run", "D", "E", NULL));
+	/* required options, given long, short or abbreviated */
+	expect_usage("the required option '--roles' is missing",
+		     resolve(&d, &nw, "job", "need", "-q", NULL));
+	expect_usage("the required option '--quiet' is missing",
+		     resolve(&d, &nw, "job", "need", "--roles", "x", NULL));
+	assert_int_equal(resolve(&d, &nw, "job", "need", "-r", "x", "--qu", NULL), 0);
 	/* options are checked before the count */
 	expect_usage("unknown option '--bogus'", resolve(&d, &nw, "run", "--bogus", NULL));
 }
