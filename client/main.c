@@ -1,6 +1,9 @@
 /*
  * main.c - `ctune`, the crowdtune volunteer client: global options, then one
  * command from a const table (ct_cmd.h; see commands.h for the contract).
+ *
+ * Every command is linked in (client/libctclient.a) and listed in the
+ * table below.
  */
 #include "config.h"
 #include "commands.h"
