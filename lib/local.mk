@@ -21,7 +21,8 @@ lib_libctune_a_SOURCES += \
 	lib/ct_file.c lib/ct_file.h \
 	lib/ct_conf.c lib/ct_conf.h \
 	lib/ct_xml.c lib/ct_xml.h \
-	lib/ct_unix.c lib/ct_unix.h
+	lib/ct_unix.c lib/ct_unix.h \
+	lib/ct_clock.c lib/ct_clock.h
 lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \

@@ -333,7 +333,7 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int cancel_txn(struct ct_db *db, void *arg)
 {
-	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now();
+	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now(db);
 	int rc;
 
 	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
@@ -454,7 +454,7 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(ctx->db);
 	int ver = 0, rc;
 
 	rc = ct_db_schema_version(ctx->db, &ver);

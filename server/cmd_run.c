@@ -87,10 +87,10 @@ static int http_start(struct ct_server *srv, const char *listen)
 	char url[300], path[PATH_MAX], host[128];
 	int port = 0, rc;
 
-	rc = ct_http_register_routes(ct_sched_routes);
-	if (rc == 0) rc = ct_http_register_routes(ct_account_routes);
-	if (rc == 0) rc = ct_http_register_routes(ct_files_routes);
-	if (rc == 0) rc = ct_web_register();
+	rc = ct_http_register_routes(srv, ct_sched_routes);
+	if (rc == 0) rc = ct_http_register_routes(srv, ct_account_routes);
+	if (rc == 0) rc = ct_http_register_routes(srv, ct_files_routes);
+	if (rc == 0) rc = ct_web_register(srv);
 	if (rc == 0) rc = ct_http_start(srv, listen, &port);
 	if (rc < 0)
 		return rc;
@@ -229,7 +229,7 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 		return rc;
 	rc = ct_project_db_start(&srv, 0);
 	if (rc == 0)
-		rc = ct_db_open(&ctx.db);
+		rc = ct_db_open(&ctx.db, srv.clock);
 	if (rc == 0) {
 		ctx.srv = &srv;
 		ctx.cwd = getcwd(cwd, sizeof(cwd));

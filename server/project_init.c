@@ -165,7 +165,7 @@ int ct_project_db_start(struct ct_server *srv, int fresh)
 	if (rc == 0)
 		rc = ct_db_global_init(srv->db_url, datadir, logdir);
 	if (rc == 0)
-		rc = ct_db_open(&db);
+		rc = ct_db_open(&db, srv->clock);
 	if (rc == 0 && fresh)
 		rc = check_unused(db, srv->db_url);
 	if (rc == 0)

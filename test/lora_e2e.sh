@@ -25,6 +25,9 @@ RANK=4
 ALPHA=8
 
 server_project 1
+# the uploads are read after the job is done: keep them however long that
+# takes (the file deleter would remove them as soon as the round closed)
+sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 2 4 128
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
