@@ -10,6 +10,8 @@
 #include "config.h"
 #include "commands.h"
 #include "cmd_lora.h"
+#include "cmd_model.h"
+#include "ct_llama.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -216,7 +218,7 @@ static int train_loop(struct ct_wu *wu, const struct train_opts *o)
 		rc = ct_wu_step(wu, &loss);
 		if (rc < 0)
 			return rc;
-		printf("step %d/%d loss %.4f\n", i, o->hp.steps, (double)loss);
+		printf("step %d/%d loss %.6f\n", i, o->hp.steps, (double)loss);
 		fflush(stdout);
 		if (o->state && ((o->every > 0 && i % o->every == 0) || stop_requested)) {
 			rc = ct_wu_save_state(wu, o->state);
@@ -452,10 +454,16 @@ static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc < 0)
 		return fail("model", rc);
 	ct_gpt2_layout(&c, &lay);
-	printf("%s: GPT-2 checkpoint v3 float32\n"
-	       "  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
+	if (c.arch == CT_ARCH_LLAMA)
+		printf("%s: Llama checkpoint v1 float32 (%d KV heads, MLP %d, rope_theta %g%s%s)\n",
+		       argv[1], c.KVH, c.F, c.rope_theta,
+		       (c.flags & CT_LLAMA_TIED) ? ", tied embeddings" : "",
+		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "");
+	else
+		printf("%s: GPT-2 checkpoint v3 float32\n", argv[1]);
+	printf("  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
 	       "  %zu parameters, %.3g training FLOPs per token at T=%d\n",
-	       argv[1], c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
+	       c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
 	       ct_gpt2_flops_per_token(&c, c.maxT), c.maxT);
 	return CT_EXIT_OK;
 }
@@ -521,10 +529,11 @@ static const struct ct_cmd_def model_info_cmd = {
 };
 
 static const struct ct_cmd_def *const model_cmds[] = {
-	&model_init_cmd, &model_info_cmd, &ct_model_merge_cmd, NULL,
+	&model_init_cmd, &model_info_cmd, &ct_model_merge_cmd, &ct_model_import_cmd,
+	&ct_model_export_cmd, &ct_model_init_llama_cmd, NULL,
 };
 
 const struct ct_cmd_def ct_model_cmd = {
 	.name = "model", .subs = model_cmds,
-	.summary = "inspect or create model checkpoints",
+	.summary = "inspect or create model checkpoints; Hugging Face Llama in and out",
 };

@@ -6,3 +6,4 @@ dist_doc_DATA += doc/protocol.md doc/operator.md
 dist_doc_DATA += doc/volunteer.md
 dist_doc_DATA += doc/web.md
 dist_doc_DATA += doc/tokenizers.md
+dist_doc_DATA += doc/llama.md
