@@ -37,7 +37,8 @@ server_libctserver_a_SOURCES = \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
 	server/eval.c server/eval.h \
-	server/cmd_run.c server/cmd_run.h
+	server/cmd_run.c server/cmd_run.h \
+	server/project_init.c server/project_init.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h

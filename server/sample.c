@@ -4,6 +4,7 @@
  */
 #include "sample.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -489,6 +490,12 @@ static int parse_ll(const char *s, const char *what, long long lo, long long hi,
 	return 0;
 }
 
+const struct option ct_job_sample_opts[] = {
+	{ "round", required_argument, NULL, 'r' }, { "tokens", required_argument, NULL, 'n' },
+	{ "seed", required_argument, NULL, 's' }, { "prompt", required_argument, NULL, 'p' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	int64_t id = 0, round = -1, ntok = 64, seed = -1;
@@ -497,27 +504,25 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct ct_gpt2 model = { 0 };
 	struct ct_buf text;
 	char sha[65], path[PATH_MAX];
-	int rc = 0;
+	int c, rc = 0;
 
-	for (int i = 1; rc == 0 && i < argc; i++) {
-		const char *v = NULL;
-
-		if (take(argc, argv, &i, "--round", &v) > 0)
-			rc = parse_ll(v, "--round", 0, INT32_MAX, &round);
-		else if (take(argc, argv, &i, "--tokens", &v) > 0)
-			rc = parse_ll(v, "--tokens", 1, CT_SAMPLE_MAX_TOKENS, &ntok);
-		else if (take(argc, argv, &i, "--seed", &v) > 0)
-			rc = parse_ll(v, "--seed", 0, INT64_MAX, &seed);
-		else if (take(argc, argv, &i, "--prompt", &v) > 0)
-			prompt = v;
-		else if (argv[i][0] != '-' && id == 0)
-			rc = parse_ll(argv[i], "job ID", 1, INT64_MAX, &id);
-		else
-			rc = ct_error(CT_EUSAGE, "bad argument '%s' (want ID [--round R] "
-				      "[--prompt TEXT] [--tokens N] [--seed S])", argv[i]);
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "", ct_job_sample_opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rc = parse_ll(optarg, "--round", 0, INT32_MAX, &round); break;
+		case 'n': rc = parse_ll(optarg, "--tokens", 1, CT_SAMPLE_MAX_TOKENS, &ntok); break;
+		case 's': rc = parse_ll(optarg, "--seed", 0, INT64_MAX, &seed); break;
+		case 'p': prompt = optarg; break;
+		default:
+			rc = ct_error(CT_EUSAGE, "bad option '%s' (want ID [--round R] [--prompt "
+				      "TEXT] [--tokens N] [--seed S])", argv[optind - 1]);
+		}
 	}
-	if (rc == 0 && id == 0)
-		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc == 0 && optind + 1 != argc)
+		rc = ct_error(CT_EUSAGE, "want one job ID");
+	if (rc == 0)
+		rc = parse_ll(argv[optind], "job ID", 1, INT64_MAX, &id);
 	if (rc < 0)
 		return rc;
 	rc = load_job_text(ctx->db, id, &jt);
