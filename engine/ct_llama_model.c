@@ -143,22 +143,15 @@ float ct_llama_forward(struct ct_model *m, const uint16_t *inputs,
 	const int BT = m->B * m->T, C = c->C;
 	const float *wte = m->params + m->lay.offset[CT_WTE];
 	struct ct_acts *a = &m->acts;
-	const float *residual = a->encoded;
+	const float *residual;
 
 	for (int r = 0; r < BT; r++)
 		memcpy(a->encoded + (size_t)r * C, wte + (size_t)inputs[r] * C,
 		       (size_t)C * sizeof(float));
-	for (int l = 0; l < c->L; l++) {
-		block_forward(m, l, residual);
-		residual = a->residual3 + (size_t)l * BT * C;
-	}
+	residual = ct_model_blocks_forward(m, block_forward);
 	ct_rmsnorm_forward(a->lnf, a->lnf_rstd, residual, m->params + m->lay.offset[CT_LNFW],
 			   BT, C, (float)c->rms_eps);
-	ct_matmul_forward(a->logits, a->lnf, m->params + head_offset(m), NULL, BT, C, c->Vp);
-	ct_crossentropy_forward(a->losses, a->probs, a->logits, targets, BT, c->V, c->Vp);
-	if (targets == NULL)
-		return 0.0f;
-	return ct_mean_loss(a->losses, BT);
+	return ct_model_head_forward(m, head_offset(m), targets);
 }
 
 static void zero(float *p, size_t n)
@@ -238,23 +231,11 @@ void ct_llama_backward(struct ct_model *m, const uint16_t *inputs,
 	struct ct_grad_acts *g = &m->gacts;
 	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
 
-	ct_crossentropy_backward(g->dlogits, a->probs, targets, BT, c->V, c->Vp);
-	zero(g->dln, n);
-	ct_matmul_backward(g->dln, gr ? gr + head_offset(m) : NULL, NULL, g->dlogits, a->lnf,
-			   m->params + head_offset(m), BT, C, c->Vp);
-	zero(g->dresidual, n);
+	ct_model_head_backward(m, head_offset(m), targets);
 	ct_rmsnorm_backward(g->dresidual, gr ? gr + m->lay.offset[CT_LNFW] : NULL, g->dln,
 			    a->residual3 + (size_t)(c->L - 1) * n,
 			    m->params + m->lay.offset[CT_LNFW], a->lnf_rstd, BT, C);
-	for (int l = c->L - 1; l >= 0; l--) {
-		const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * n;
-		float *tmp;
-
-		block_backward(m, l, residual);
-		tmp = g->dresidual;
-		g->dresidual = g->dresidual_in;
-		g->dresidual_in = tmp;
-	}
+	ct_model_blocks_backward(m, block_backward);
 	if (gr == NULL)
 		return;
 	for (int r = 0; r < BT; r++) {

@@ -215,21 +215,37 @@ float ct_model_forward(struct ct_model *m, const uint16_t *inputs,
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	struct ct_acts *a = &m->acts;
-	const float *residual = a->encoded;
+	const float *residual;
 
 	if (c->arch == CT_ARCH_LLAMA)
 		return ct_llama_forward(m, inputs, targets);
 	ct_encoder_forward(a->encoded, inputs, m->params + m->lay.offset[CT_WTE],
 			   m->params + m->lay.offset[CT_WPE], m->B, m->T, c->C);
-	for (int l = 0; l < c->L; l++) {
-		block_forward(m, l, residual);
-		residual = a->residual3 + (size_t)l * BT * c->C;
-	}
+	residual = ct_model_blocks_forward(m, block_forward);
 	ct_layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, residual,
 			     m->params + m->lay.offset[CT_LNFW],
 			     m->params + m->lay.offset[CT_LNFB], BT, c->C);
-	ct_matmul_forward(a->logits, a->lnf, m->params + m->lay.offset[CT_WTE],
-			  NULL, BT, c->C, c->Vp);
+	return ct_model_head_forward(m, m->lay.offset[CT_WTE], targets);
+}
+
+const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *block)
+{
+	const float *residual = m->acts.encoded;
+
+	for (int l = 0; l < m->cfg.L; l++) {
+		block(m, l, residual);
+		residual = m->acts.residual3 + (size_t)l * m->B * m->T * m->cfg.C;
+	}
+	return residual;
+}
+
+float ct_model_head_forward(struct ct_model *m, size_t head, const uint16_t *targets)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int BT = m->B * m->T;
+	struct ct_acts *a = &m->acts;
+
+	ct_matmul_forward(a->logits, a->lnf, m->params + head, NULL, BT, c->C, c->Vp);
 	ct_crossentropy_forward(a->losses, a->probs, a->logits, targets, BT,
 				c->V, c->Vp);
 	if (targets == NULL)
@@ -313,31 +329,50 @@ void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
 		ct_llama_backward(m, inputs, targets);
 		return;
 	}
-	ct_crossentropy_backward(g->dlogits, a->probs, targets, BT, c->V, c->Vp);
-	zero(g->dln, n);
-	ct_matmul_backward(g->dln, gr ? gr + lay->offset[CT_WTE] : NULL, NULL, g->dlogits,
-			   a->lnf, m->params + lay->offset[CT_WTE], BT, c->C, c->Vp);
-	zero(g->dresidual, n);
+	ct_model_head_backward(m, lay->offset[CT_WTE], targets);
 	ct_layernorm_backward(g->dresidual, gr ? gr + lay->offset[CT_LNFW] : NULL,
 			      gr ? gr + lay->offset[CT_LNFB] : NULL, g->dln,
 			      a->residual3 + (size_t)(c->L - 1) * n,
 			      m->params + lay->offset[CT_LNFW], a->lnf_mean,
 			      a->lnf_rstd, BT, c->C);
-	for (int l = c->L - 1; l >= 0; l--) {
-		const float *residual = l == 0 ? a->encoded
-					       : a->residual3 + (size_t)(l - 1) * n;
-		float *tmp;
-
-		block_backward(m, l, residual);
-		tmp = g->dresidual;
-		g->dresidual = g->dresidual_in;
-		g->dresidual_in = tmp;
-	}
+	ct_model_blocks_backward(m, block_backward);
 	if (gr == NULL)
 		return;
 	ct_encoder_backward(m->grads + lay->offset[CT_WTE],
 			    m->grads + lay->offset[CT_WPE], g->dresidual, inputs,
 			    m->B, m->T, c->C);
+}
+
+void ct_model_head_backward(struct ct_model *m, size_t head, const uint16_t *targets)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int BT = m->B * m->T;
+	const size_t n = (size_t)BT * c->C;
+	struct ct_grad_acts *g = &m->gacts;
+	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
+
+	ct_crossentropy_backward(g->dlogits, m->acts.probs, targets, BT, c->V, c->Vp);
+	zero(g->dln, n);
+	ct_matmul_backward(g->dln, gr ? gr + head : NULL, NULL, g->dlogits,
+			   m->acts.lnf, m->params + head, BT, c->C, c->Vp);
+	zero(g->dresidual, n);
+}
+
+void ct_model_blocks_backward(struct ct_model *m, ct_model_block_fn *block)
+{
+	const size_t n = (size_t)m->B * m->T * m->cfg.C;
+	struct ct_grad_acts *g = &m->gacts;
+
+	for (int l = m->cfg.L - 1; l >= 0; l--) {
+		const float *residual = l == 0 ? m->acts.encoded
+					       : m->acts.residual3 + (size_t)(l - 1) * n;
+		float *tmp;
+
+		block(m, l, residual);
+		tmp = g->dresidual;
+		g->dresidual = g->dresidual_in;
+		g->dresidual_in = tmp;
+	}
 }
 
 int ct_model_step(struct ct_model *m, const uint16_t *inputs,

@@ -311,4 +311,29 @@ int ct_model_step(struct ct_model *m, const uint16_t *inputs,
 		  float beta2, float eps, float weight_decay, float grad_clip,
 		  float *loss);
 
+/* ---- shared by the architectures' drivers (ct_model.c, ct_llama_model.c)
+ * only; the order of the calls inside is part of the specification. */
+
+/* One block: reads `residual` (its input) and, forward, writes layer l's
+ * activations; backward, turns m->gacts.dresidual (gradient of
+ * residual3[l]) into m->gacts.dresidual_in (gradient of `residual`). */
+typedef void ct_model_block_fn(struct ct_model *m, int l, const float *residual);
+
+/* block() for l = 0 .. L-1 on acts.encoded, then residual3[l-1]; returns
+ * the last block's output (BT x C). */
+const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *block);
+
+/* block() for l = L-1 .. 0, swapping gacts.dresidual and dresidual_in
+ * after each: on return gacts.dresidual holds the gradient of acts.encoded. */
+void ct_model_blocks_backward(struct ct_model *m, ct_model_block_fn *block);
+
+/* The output matrix (params + head, Vp x C) on acts.lnf into logits, then
+ * probs and losses; returns the mean loss, or 0 when targets is NULL. */
+float ct_model_head_forward(struct ct_model *m, size_t head, const uint16_t *targets);
+
+/* Back through the loss and the output matrix at offset head: gacts.dln
+ * gets the gradient of acts.lnf (grads + head gets its own when grads is
+ * not NULL); gacts.dresidual is zeroed for the final norm to add into. */
+void ct_model_head_backward(struct ct_model *m, size_t head, const uint16_t *targets);
+
 #endif
