@@ -131,3 +131,36 @@ corpus_data() {
 	"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
 	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
 }
+
+# lora_e2e_tools: SERVER, CORPUS, TOOL (test/lora_tool) set and built, else
+# skip (77); RANK=4 ALPHA=8, the adapters the LoRA end-to-end jobs use.
+lora_e2e_tools() {
+	SERVER="$top_builddir/ctune-server"
+	CORPUS="$top_builddir/bench/ctune-corpus"
+	TOOL="$top_builddir/test/lora_tool"
+	for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
+		[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
+	done
+	RANK=4
+	ALPHA=8
+}
+
+# lora_e2e_run DEVICE SECONDS WHAT: the server and two clients on DEVICE
+# (server_and_clients), job 1 done within SECONDS with 8 valid results, its
+# eval loss fell, 8 uploads in $P/upload and both replicas of every WU
+# uploaded the same bytes. The job's table is left in $T/job.txt.
+lora_e2e_run() {
+	local wu n
+	server_and_clients 2 --always --device "$1" --backoff-base 0.5 --checkpoint-seconds 0.3
+	job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
+	wait_for "$2" "$3" job_done
+	"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
+	grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
+	awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
+	     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
+	[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
+	for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
+		n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
+		[ "$n" = 1 ] || fail "replicas of $wu differ"
+	done
+}

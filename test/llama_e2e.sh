@@ -15,14 +15,7 @@
 # 3 KV heads, MLP 1536, V=49152): minutes and ~3 GB of disk, so not in
 # `make check`.
 . "$(dirname "$0")/client_lib.sh"
-SERVER="$top_builddir/ctune-server"
-CORPUS="$top_builddir/bench/ctune-corpus"
-TOOL="$top_builddir/test/lora_tool"
-for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
-	[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
-done
-RANK=4
-ALPHA=8
+lora_e2e_tools
 
 server_project 1
 # keep the uploads (the checks below read them; a slow run outlives the
@@ -52,20 +45,7 @@ DEV=cpu
 if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
 	DEV=opencl:0
 fi
-COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
-server_and_clients 2 $COMMON
-
-job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
-wait_for "${LLAMA_E2E_TIMEOUT:-900}" "the Llama LoRA job completes" job_done
-"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
-grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
-awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
-     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
-[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
-for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
-	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
-	[ "$n" = 1 ] || fail "replicas of $wu differ"
-done
+lora_e2e_run "$DEV" "${LLAMA_E2E_TIMEOUT:-900}" "the Llama LoRA job completes"
 if [ "$DEV" != cpu ]; then
 	grep -q "Llama models run on the C reference only; using cpu" "$T/c1.log" ||
 		fail "client c1 did not say it ran the Llama WU on cpu"

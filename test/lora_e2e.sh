@@ -15,14 +15,7 @@
 #    merge` of one adapter file agrees with it.
 # The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
 . "$(dirname "$0")/client_lib.sh"
-SERVER="$top_builddir/ctune-server"
-CORPUS="$top_builddir/bench/ctune-corpus"
-TOOL="$top_builddir/test/lora_tool"
-for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
-	[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
-done
-RANK=4
-ALPHA=8
+lora_e2e_tools
 
 server_project 1
 # the uploads are read after the job is done: keep them however long that
@@ -43,23 +36,9 @@ DEV=${CT_E2E_DEVICE:-cpu}
 if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
 	DEV=opencl:0
 fi
-SELFTEST_OPT=""
-COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
-server_and_clients 2 $COMMON
+lora_e2e_run "$DEV" 600 "the LoRA job completes"
 
-job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
-wait_for 600 "the LoRA job completes" job_done
-"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
-grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
-awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
-     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
-
-# uploads: 8 LoRA adapter files, replicas identical, far below a full delta
-[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
-for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
-	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
-	[ "$n" = 1 ] || fail "replicas of $wu differ"
-done
+# uploads: 8 LoRA adapter files, far below a full delta
 # a full-weight WU's upload of the same shape: same steps and data, all weights
 "$CTUNE" train --model "$T/base.bin" --data "$T/train.bin" --steps 30 --batch 4 --seq 16 \
 	--lr 0.01 --grad-clip 1 --out "$T/trained.bin" >"$T/train.log" 2>&1 || fail "ctune train"
