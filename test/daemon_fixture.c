@@ -183,6 +183,29 @@ void ct_dfx_case_close(struct ct_dfx_case *c)
 	c->dir = NULL;
 }
 
+int ct_dfx_case_teardown(void **state)
+{
+	struct ct_dfx_case *c = *state;
+
+	ct_dfx_case_close(c);
+	free(c);
+	return 0;
+}
+
+int64_t ct_dfx_send(struct ct_db *db, int64_t wuid, int64_t hostid, int64_t userid)
+{
+	int64_t rid = 0, now = ct_db_now(db);
+
+	assert_int_equal(ct_db_query_int(db, &rid, "SELECT id FROM result WHERE workunitid=? "
+					 "AND server_state=? ORDER BY id LIMIT 1", "li", wuid,
+					 CT_RS_UNSENT), 0);
+	assert_int_equal(ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
+				    "illllli", CT_RS_IN_PROGRESS, hostid, userid, now,
+				    now + 86400, rid, CT_RS_UNSENT), 1);
+	return rid;
+}
+
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid)
 {
 	char email[64], auth[65];

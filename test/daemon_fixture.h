@@ -81,6 +81,13 @@ struct ct_dfx_case {
 int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
 		     const struct ct_gpt2_config *cfg);
 void ct_dfx_case_close(struct ct_dfx_case *c);
+/* A cmocka teardown for a fixture that embeds struct ct_dfx_case as its
+ * FIRST member and was calloc()ed: closes the case, frees *state. */
+int ct_dfx_case_teardown(void **state);
+
+/* An unsent result of WU wuid sent to hostid/userid, as the scheduler
+ * does it (report deadline a day away); returns its id (asserts). */
+int64_t ct_dfx_send(struct ct_db *db, int64_t wuid, int64_t hostid, int64_t userid);
 
 /* A user `name` (email name@example.org, team) with one host (*hostid). */
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid);

@@ -103,15 +103,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	ct_dfx_case_close(&f->c);
-	free(f);
-	return 0;
-}
-
 /* ---- playing the scheduler and the clients ---------------------------------- */
 
 struct wu {
@@ -150,15 +141,9 @@ static double one_credit(const struct wu *w)
 /* An unsent result of the WU, sent to `host` (what the scheduler does). */
 static int64_t send_to(struct fx *f, const struct wu *w, int h)
 {
-	int64_t rid = 0, now = ct_db_now(f->c.db);
+	int64_t rid = ct_dfx_send(f->c.db, w->id, f->hosts[h], f->users[h]);
+	int64_t now = ct_db_now(f->c.db);
 
-	assert_int_equal(ct_db_query_int(f->c.db, &rid, "SELECT id FROM result WHERE workunitid=? "
-					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
-					 CT_RS_UNSENT), 0);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
-				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
-				    "illllli", CT_RS_IN_PROGRESS, f->hosts[h], f->users[h], now,
-				    now + 86400, rid, CT_RS_UNSENT), 1);
 	assert_true(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			       "WHERE id=?", "ll", now + 86400, w->id) >= 0);
 	return rid;
@@ -832,7 +817,7 @@ static void test_error_cap_flags_job(void **state)
 /* Each case runs on its own fixture (setup/teardown): any one of them can
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ct_dfx_case_teardown)
 
 int main(int argc, char **argv)
 {

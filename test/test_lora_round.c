@@ -75,15 +75,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	ct_dfx_case_close(&f->c);
-	free(f);
-	return 0;
-}
-
 /* ---- playing the scheduler and the clients ----------------------------- */
 
 struct wu {
@@ -120,16 +111,7 @@ static void wu_load(struct fx *f, int idx, int shard, struct wu *w)
 
 static int64_t send_to(struct fx *f, const struct wu *w, int h)
 {
-	int64_t rid = 0, now = ct_db_now(f->c.db);
-
-	assert_int_equal(ct_db_query_int(f->c.db, &rid, "SELECT id FROM result WHERE workunitid=? "
-					 "AND server_state=? ORDER BY id LIMIT 1", "li", w->id,
-					 CT_RS_UNSENT), 0);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
-				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
-				    "illllli", CT_RS_IN_PROGRESS, f->hosts[h], f->users[h], now,
-				    now + 86400, rid, CT_RS_UNSENT), 1);
-	return rid;
+	return ct_dfx_send(f->c.db, w->id, f->hosts[h], f->users[h]);
 }
 
 /* Upload `file` as result rid and report it (what the scheduler records). */
@@ -522,7 +504,7 @@ static void test_int8_adapters(void **state)
 
 /* Each case on its own fixture; `test_lora_round PATTERN` runs the cases
  * whose names match (cmocka's filter: * and ?). */
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ct_dfx_case_teardown)
 
 int main(int argc, char **argv)
 {
