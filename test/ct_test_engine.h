@@ -12,6 +12,7 @@
 
 #include "ct_test.h"
 #include "ct_engine.h"
+#include "ct_err.h"
 
 /* A GPT-2 small enough for exact tests: initializer of a
  * struct ct_gpt2_config (vocabulary padded from 60 to 64). */
@@ -120,6 +121,55 @@ static inline void ct_test_wu_replay(struct ct_wu *wu, const float *la)
 		assert_int_equal(ct_wu_step(wu, &loss), 0);
 		assert_true(loss == la[i]);
 	}
+}
+
+/* Run the WU of hp twice on the C reference: both give the same n floats
+ * (into a) and the same losses (la, hp->steps floats), bit for bit. */
+static inline void ct_test_wu_twice(const struct ct_gpt2 *model, const struct ct_tokens *tok,
+				    const struct ct_wu_hparams *hp, size_t n, float *a, float *la)
+{
+	float *b = malloc(n * sizeof(float)), *lb = malloc((size_t)hp->steps * sizeof(float));
+
+	assert_non_null(b);
+	assert_non_null(lb);
+	assert_int_equal(ct_wu_run(model, tok, hp, "cpu", a, la), 0);
+	assert_int_equal(ct_wu_run(model, tok, hp, "cpu", b, lb), 0);
+	assert_memory_equal(a, b, n * sizeof(float));
+	assert_memory_equal(la, lb, (size_t)hp->steps * sizeof(float));
+	free(b);
+	free(lb);
+}
+
+/* Resume the WU of hp from a state saved after every step k in order
+ * (path is the state file; nothing depends on the time it runs): each
+ * resumed run reports k steps done and la[k-1] as its last loss, replays
+ * the losses la, refuses a step past its end, and read() then gives the n
+ * floats a of the uninterrupted run. what names the WU in the progress. */
+static inline void ct_test_wu_resume_each(const struct ct_gpt2 *model,
+					  const struct ct_tokens *tok,
+					  const struct ct_wu_hparams *hp, const char *path,
+					  const char *what, int (*read)(struct ct_wu *, float *),
+					  size_t n, const float *a, const float *la)
+{
+	float *c = malloc(n * sizeof(float)), loss;
+	struct ct_wu *wu = NULL;
+
+	assert_non_null(c);
+	for (int k = 1; k < hp->steps; k++) {
+		printf("resuming %s after step %d of %d\n", what, k, hp->steps);
+		ct_test_wu_save_at(model, tok, hp, k, path);
+		assert_int_equal(ct_wu_resume(path, model, tok, hp, "cpu", &wu), 0);
+		assert_int_equal(ct_wu_steps_done(wu), k);
+		assert_true(ct_wu_last_loss(wu) == la[k - 1]);
+		ct_test_wu_replay(wu, la);
+		assert_int_equal(ct_wu_step(wu, &loss), CT_ESTATE);
+		memset(c, 0, n * sizeof(float));
+		assert_int_equal(read(wu, c), 0);
+		assert_memory_equal(a, c, n * sizeof(float));
+		ct_wu_close(wu);
+		wu = NULL;
+	}
+	free(c);
 }
 
 #endif

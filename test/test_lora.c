@@ -386,9 +386,8 @@ static void test_wu_resume(void **state)
 	struct ct_wu_hparams hp, hp2;
 	struct ct_wu *wu = NULL;
 	size_t n;
-	float *a, *b, *c, la[7], lb[7];
+	float *a, la[7];
 	const char *path = ct_test_path("lora.state");
-	int k;
 
 	(void)state;
 	ct_test_tiny_inputs(&model, &tok, 150, 23);
@@ -396,14 +395,9 @@ static void test_wu_resume(void **state)
 	hp.grad_clip = 0.5f;
 	n = ct_lora_nparams(&tiny, &hp.lora);
 	a = floats(n);
-	b = floats(n);
-	c = floats(n);
-	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", a, la), 0);
-	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", b, lb), 0);
-	assert_memory_equal(a, b, n * sizeof(float));
-	assert_memory_equal(la, lb, sizeof(la));
-	k = 4;	/* the refusals: one resume point is enough */
-	ct_test_wu_save_at(&model, &tok, &hp, k, path);
+	ct_test_wu_twice(&model, &tok, &hp, n, a, la);
+	/* the refusals: one resume point (after step 4) is enough */
+	ct_test_wu_save_at(&model, &tok, &hp, 4, path);
 	/* other spec, seed or a full WU: refused */
 	hp2 = hp;
 	hp2.lora_seed = 78;
@@ -418,22 +412,9 @@ static void test_wu_resume(void **state)
 	hp2.lora.rank = 0;
 	assert_int_equal(ct_wu_resume(path, &model, &tok, &hp2, "cpu", &wu), CT_EMISMATCH);
 	assert_null(wu);
-	/* every resume point, in order (nothing depends on the time it runs) */
-	for (k = 1; k < 7; k++) {
-		printf("resuming a LoRA WU after step %d of 7\n", k);
-		ct_test_wu_save_at(&model, &tok, &hp, k, path);
-		assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
-		assert_int_equal(ct_wu_steps_done(wu), k);
-		ct_test_wu_replay(wu, la);
-		memset(c, 0, n * sizeof(float));
-		assert_int_equal(ct_wu_read_adapters(wu, c), 0);
-		assert_memory_equal(a, c, n * sizeof(float));
-		ct_wu_close(wu);
-		wu = NULL;
-	}
+	ct_test_wu_resume_each(&model, &tok, &hp, path, "a LoRA WU", ct_wu_read_adapters,
+			       n, a, la);
 	free(a);
-	free(b);
-	free(c);
 	ct_tokens_free(&tok);
 	ct_gpt2_free(&model);
 }

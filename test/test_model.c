@@ -318,43 +318,20 @@ static void test_wu_deterministic_and_resume(void **state)
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
 	struct ct_wu_hparams hp;
-	struct ct_wu *wu = NULL;
-	float *a, *b, *c, loss, la[7], lb[7];
+	float *a, la[7];
 	char path[4200];
-	int k;
 
 	(void)state;
 	ct_test_tiny_inputs(&model, &tok, 150, 23);	/* 150 tokens: batches wrap */
 	ct_test_tiny_hparams(&hp, 7);
 	hp.grad_clip = 0.5f;
 	a = malloc(model.lay.total * sizeof(float));
-	b = malloc(model.lay.total * sizeof(float));
-	c = malloc(model.lay.total * sizeof(float));
-	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", a, la), 0);
-	assert_int_equal(ct_wu_run(&model, &tok, &hp, "cpu", b, lb), 0);
-	assert_memory_equal(a, b, model.lay.total * sizeof(float));
-	assert_memory_equal(la, lb, sizeof(la));
+	ct_test_wu_twice(&model, &tok, &hp, model.lay.total, a, la);
 	assert_memory_not_equal(a, model.params, model.lay.total * sizeof(float));
-
-	/* every resume point, in order (nothing depends on the time it runs) */
 	snprintf(path, sizeof(path), "%s/wu.state", ct_test_dir);
-	for (k = 1; k < 7; k++) {
-		printf("resuming after step %d of 7\n", k);
-		ct_test_wu_save_at(&model, &tok, &hp, k, path);
-		assert_int_equal(ct_wu_resume(path, &model, &tok, &hp, "cpu", &wu), 0);
-		assert_int_equal(ct_wu_steps_done(wu), k);
-		assert_true(ct_wu_last_loss(wu) == la[k - 1]);
-		ct_test_wu_replay(wu, la);
-		assert_int_equal(ct_wu_step(wu, &loss), CT_ESTATE);
-		memset(c, 0, model.lay.total * sizeof(float));
-		assert_int_equal(ct_wu_read_params(wu, c), 0);
-		assert_memory_equal(a, c, model.lay.total * sizeof(float));
-		ct_wu_close(wu);
-		wu = NULL;
-	}
+	ct_test_wu_resume_each(&model, &tok, &hp, path, "a WU", ct_wu_read_params,
+			       model.lay.total, a, la);
 	free(a);
-	free(b);
-	free(c);
 	ct_tokens_free(&tok);
 	ct_gpt2_free(&model);
 }
