@@ -142,6 +142,21 @@ struct ct_wu {
 	unsigned char tokens_hash[CT_SHA256_LEN];
 };
 
+/* The backend for device that runs model, after checking that tokens are
+ * all inside its vocabulary. */
+static int backend_for(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
+		       const char *device, const struct ct_backend_ops **ops)
+{
+	int rc = ct_tokens_check_vocab(tokens, model->cfg.V);
+
+	if (rc < 0)
+		return rc;
+	rc = ct_backend_find(device, ops);
+	if (rc == 0)
+		rc = ct_backend_supports(*ops, &model->cfg);
+	return rc;
+}
+
 /* Validate inputs, find and open the backend (no state loaded yet). */
 static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		     const struct ct_wu_hparams *hp, const char *device,
@@ -155,12 +170,7 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 	rc = ct_wu_hparams_check(hp, &model->cfg, tokens->n);
 	if (rc < 0)
 		return rc;
-	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
-	if (rc < 0)
-		return rc;
-	rc = ct_backend_find(device, &ops);
-	if (rc == 0)
-		rc = ct_backend_supports(ops, &model->cfg);
+	rc = backend_for(model, tokens, device, &ops);
 	if (rc < 0)
 		return rc;
 	wu = calloc(1, sizeof(*wu));
@@ -572,12 +582,7 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 				(unsigned long long)bt + 1, (unsigned long long)tokens->n);
 	if (nbatches <= 0)
 		nbatches = (int)((tokens->n - 1) / bt > 1000000 ? 1000000 : (tokens->n - 1) / bt);
-	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
-	if (rc < 0)
-		return rc;
-	rc = ct_backend_find(device, &ops);
-	if (rc == 0)
-		rc = ct_backend_supports(ops, &model->cfg);
+	rc = backend_for(model, tokens, device, &ops);
 	if (rc < 0)
 		return rc;
 	rc = ops->open(device ? device : "cpu", &model->cfg, B, T, 0, &be);
