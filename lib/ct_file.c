@@ -178,6 +178,18 @@ int ct_file_write_atomic(const char *path, const void *data, size_t n, int mode)
 	return ct_afile_commit(&af);
 }
 
+ssize_t ct_file_read_some(int fd, const char *path, void *buf, size_t n)
+{
+	for (;;) {
+		ssize_t r = read(fd, buf, n);
+
+		if (r >= 0)
+			return r;
+		if (errno != EINTR)
+			return ct_error_errno("%s: read failed", path);
+	}
+}
+
 /* Read fd to EOF into b (whose max is the cap). */
 static int read_fd_all(int fd, const char *path, struct ct_buf *b)
 {
@@ -194,24 +206,36 @@ static int read_fd_all(int fd, const char *path, struct ct_buf *b)
 		if (b->cap == b->len) {
 			unsigned char extra;
 
-			r = read(fd, &extra, 1);
-			if (r < 0 && errno == EINTR)
-				continue;
+			r = ct_file_read_some(fd, path, &extra, 1);
 			if (r < 0)
-				return ct_error_errno("%s: read failed", path);
+				return (int)r;
 			if (r > 0)
 				return ct_error(CT_ETOOBIG, "%s: larger than %zu bytes", path, b->max);
 			return 0;
 		}
-		r = read(fd, b->data + b->len, b->cap - b->len);
-		if (r < 0 && errno == EINTR)
-			continue;
+		r = ct_file_read_some(fd, path, b->data + b->len, b->cap - b->len);
 		if (r < 0)
-			return ct_error_errno("%s: read failed", path);
+			return (int)r;
 		if (r == 0)
 			return 0;
 		b->len += (size_t)r;
 	}
+}
+
+/* path opened for reading, *st its status: the descriptor, or CT_E*. */
+static int open_stat(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return ct_error_errno("%s: cannot open", path);
+	if (fstat(fd, st) < 0) {
+		int rc = ct_error_errno("%s: stat failed", path);
+
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 int ct_file_read_all(const char *path, size_t max, unsigned char **data, size_t *len)
@@ -223,13 +247,9 @@ int ct_file_read_all(const char *path, size_t max, unsigned char **data, size_t 
 	*data = NULL;
 	*len = 0;
 	ct_buf_init(&b, max);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_stat(path, &st);
 	if (fd < 0)
-		return ct_error_errno("%s: cannot open", path);
-	if (fstat(fd, &st) < 0) {
-		rc = ct_error_errno("%s: stat failed", path);
-		goto out;
-	}
+		return fd;
 	if (S_ISDIR(st.st_mode)) {
 		rc = ct_error(CT_EINVAL, "%s: is a directory", path);
 		goto out;
@@ -261,13 +281,9 @@ int ct_file_map(const char *path, struct ct_mmap *m)
 
 	m->addr = NULL;
 	m->len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_stat(path, &st);
 	if (fd < 0)
-		return ct_error_errno("%s: cannot open", path);
-	if (fstat(fd, &st) < 0) {
-		rc = ct_error_errno("%s: stat failed", path);
-		goto out;
-	}
+		return fd;
 	if (!S_ISREG(st.st_mode)) {
 		rc = ct_error(CT_EINVAL, "%s: not a regular file", path);
 		goto out;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Replace path with the n bytes at data, atomically; the file gets exactly
  * the permissions `mode` (e.g. 0644; umask is not applied). Returns 0 or a CT_E*
@@ -50,6 +51,10 @@ int ct_afile_commit(struct ct_afile *af);
 /* Give up: close and unlink the temp file, free memory. Safe to call on a
  * finished, failed-to-open or zeroed struct. */
 void ct_afile_abort(struct ct_afile *af);
+
+/* One read(2) of up to n bytes from fd into buf, retried when a signal
+ * interrupts it: the byte count (0 at end of file), or CT_E* naming path. */
+ssize_t ct_file_read_some(int fd, const char *path, void *buf, size_t n);
 
 /* Read the whole file at path into a malloc'd buffer (NUL-terminated one
  * byte past *len, not counted) that the caller free()s. Files over max bytes

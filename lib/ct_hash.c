@@ -4,6 +4,7 @@
  */
 #include "ct_hash.h"
 #include "ct_err.h"
+#include "ct_file.h"
 #include "ct_log.h"
 
 #include <errno.h>
@@ -92,13 +93,11 @@ void ct_sha256(const void *data, size_t n, unsigned char out[CT_SHA256_LEN])
 static int hash_fd(int fd, const char *path, struct ct_sha256_ctx *ctx, unsigned char *buf)
 {
 	for (;;) {
-		ssize_t r = read(fd, buf, FILE_CHUNK);
+		ssize_t r = ct_file_read_some(fd, path, buf, FILE_CHUNK);
 		int rc;
 
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r < 0)
-			return ct_error_errno("%s: read failed", path);
+			return (int)r;
 		if (r == 0)
 			return 0;
 		rc = ct_sha256_update(ctx, buf, (size_t)r);
