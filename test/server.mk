@@ -25,11 +25,11 @@ test_test_lock_order_SOURCES = test/test_lock_order.c
 test_test_lock_order_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_lock_order_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_dl_SOURCES = test/test_dl.c
+test_test_dl_SOURCES = test/test_dl.c test/ct_test_db.h
 test_test_dl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_dl_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_db_SOURCES = test/test_db.c
+test_test_db_SOURCES = test/test_db.c test/ct_test_db.h
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
 

@@ -5,7 +5,7 @@
  * transactions, and concurrent claims from two connections never taking
  * one row twice. Also the URL parser.
  */
-#include "ct_test.h"
+#include "ct_test_db.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -20,15 +20,7 @@ static struct ct_db *g_db;
 
 static int setup_all(void **state)
 {
-	char data[4200];
-
-	g_dir = ct_test_mkdtemp();
-	if (g_dir == NULL)
-		return -1;
-	snprintf(data, sizeof(data), "%s/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, NULL) < 0)
-		return -1;
-	if (ct_db_migrate(g_db) < 0)
+	if (ct_test_db_open(&g_dir, &g_db) < 0)
 		return -1;
 	return ct_db_exec(g_db, "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
 			  "i INT, l BIGINT, d DOUBLE, s VARCHAR(100), b BLOB, n DOUBLE NULL, "

@@ -8,7 +8,7 @@
  * from the sources, prepared on the real database, its placeholders counted
  * against its type string (the typed macros are checked by the compiler).
  */
-#include "ct_test.h"
+#include "ct_test_db.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -29,16 +29,8 @@ static struct ct_db *g_db;
 
 static int setup_all(void **state)
 {
-	char data[4200];
-
 	(void)state;
-	g_dir = ct_test_mkdtemp();
-	if (g_dir == NULL)
-		return -1;
-	snprintf(data, sizeof(data), "%s/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, NULL) < 0)
-		return -1;
-	return ct_db_migrate(g_db) < 0 ? -1 : 0;
+	return ct_test_db_open(&g_dir, &g_db);
 }
 
 static int teardown_all(void **state)

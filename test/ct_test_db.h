@@ -1,0 +1,29 @@
+/*
+ * ct_test_db.h - what the database unit tests (test_db, test_dl) share:
+ * the embedded server on a fresh temporary directory with the project's
+ * schema migrated. Header-only (static inline).
+ */
+#ifndef CT_TEST_DB_H
+#define CT_TEST_DB_H
+
+#include "ct_test.h"
+#include "db.h"
+
+/* A new temporary directory (*dir, malloc'd; the caller removes and frees
+ * it) holding the embedded server's data ("db") and logs, one connection
+ * to it (*db) and the migrated schema. Returns 0, or -1 (cmocka's setup
+ * failure) with what was made left for the caller's teardown. */
+static inline int ct_test_db_open(char **dir, struct ct_db **db)
+{
+	char data[4200];
+
+	*dir = ct_test_mkdtemp();
+	if (*dir == NULL)
+		return -1;
+	snprintf(data, sizeof(data), "%s/db", *dir);
+	if (ct_db_global_init(NULL, data, *dir) < 0 || ct_db_open(db, NULL) < 0)
+		return -1;
+	return ct_db_migrate(*db) < 0 ? -1 : 0;
+}
+
+#endif
