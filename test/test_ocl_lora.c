@@ -122,23 +122,8 @@ struct wu_fix {
 
 static void wu_fix(struct wu_fix *f, int rank, unsigned targets, float clip)
 {
-	uint16_t tok[400];
-	uint64_t s = 12345;
-
 	memset(f, 0, sizeof(*f));
-	assert_int_equal(ct_gpt2_alloc(&f->model, &cfg), 0);
-	assert_int_equal(ct_gpt2_init_random(&cfg, 7, f->model.params), 0);
-	for (size_t i = 0; i < 400; i++) {
-		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		tok[i] = (uint16_t)(i % 7 == 3 ? (s >> 33) % cfg.V : (i * 5) % 17);
-	}
-	assert_int_equal(ct_tokens_from_array(&f->tokens, tok, 400), 0);
-	ct_wu_hparams_default(&f->hp);
-	f->hp.steps = 6;
-	f->hp.B = 3;
-	f->hp.T = 11;
-	f->hp.lr = 1e-2f;
-	f->hp.weight_decay = 0.01f;
+	assert_int_equal(ct_test_ocl_wu_inputs(&cfg, &f->model, &f->tokens, &f->hp), 0);
 	f->hp.grad_clip = clip;
 	f->hp.lora = (struct ct_lora_spec){ .rank = rank, .alpha = 2.0f * rank,
 					    .targets = targets };

@@ -32,25 +32,9 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	uint16_t tok[400];
-	uint64_t s = 12345;
 
-	if (f == NULL || ct_gpt2_alloc(&f->model, &cfg) < 0 ||
-	    ct_gpt2_init_random(&cfg, 7, f->model.params) < 0)
+	if (f == NULL || ct_test_ocl_wu_inputs(&cfg, &f->model, &f->tokens, &f->hp) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++) {
-		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		/* a mostly repetitive stream, so the loss moves */
-		tok[i] = (uint16_t)(i % 7 == 3 ? (s >> 33) % cfg.V : (i * 5) % 17);
-	}
-	if (ct_tokens_from_array(&f->tokens, tok, sizeof(tok) / sizeof(tok[0])) < 0)
-		return -1;
-	ct_wu_hparams_default(&f->hp);
-	f->hp.steps = 6;
-	f->hp.B = 3;
-	f->hp.T = 11;
-	f->hp.lr = 1e-2f;
-	f->hp.weight_decay = 0.01f;
 	f->hp.grad_clip = 1.0f;
 	f->dir = ct_test_mkdtemp();
 	if (f->dir == NULL)
