@@ -10,7 +10,7 @@
 # attach.
 . "$(dirname "$0")/client_lib.sh"
 SERVER="$top_builddir/ctune-server"
-[ -x "$SERVER" ] || { echo "SKIP: ctune-server not built"; exit 77; }
+need_built "$SERVER"
 
 server_project
 "$SERVER" run "$P" >"$T/server.log" 2>&1 &

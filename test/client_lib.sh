@@ -132,15 +132,22 @@ corpus_data() {
 	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
 }
 
+# need_built PROGRAM...: skip the test (77) unless every PROGRAM is built.
+need_built() {
+	local x
+
+	for x in "$@"; do
+		[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
+	done
+}
+
 # lora_e2e_tools: SERVER, CORPUS, TOOL (test/lora_tool) set and built, else
 # skip (77); RANK=4 ALPHA=8, the adapters the LoRA end-to-end jobs use.
 lora_e2e_tools() {
 	SERVER="$top_builddir/ctune-server"
 	CORPUS="$top_builddir/bench/ctune-corpus"
 	TOOL="$top_builddir/test/lora_tool"
-	for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
-		[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
-	done
+	need_built "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"
 	RANK=4
 	ALPHA=8
 }

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/client_lib.sh"
 SERVER="$top_builddir/ctune-server"
 CORPUS="$top_builddir/bench/ctune-corpus"
-[ -x "$SERVER" ] && [ -x "$CORPUS" ] || { echo "SKIP: ctune-server or ctune-corpus not built"; exit 77; }
+need_built "$SERVER" "$CORPUS"
 STEPS=150
 
 server_project 1

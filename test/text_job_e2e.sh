@@ -8,7 +8,7 @@
 # Also: a text file given as --train gets a hint, --eval-text works.
 . "$(dirname "$0")/client_lib.sh"
 SERVER="$top_builddir/ctune-server"
-[ -x "$SERVER" ] || { echo "SKIP: ctune-server not built"; exit 77; }
+need_built "$SERVER"
 TEXT=/usr/share/common-licenses/GPL-3
 [ -r "$TEXT" ] || { echo "SKIP: no $TEXT"; exit 77; }
 
