@@ -25,18 +25,27 @@ static struct cpu_be *cpu(struct ct_backend *be)
 	return (struct cpu_be *)(void *)be;
 }
 
+/* A zeroed cpu_be (*c) when device is "cpu"; else CT_EINVAL. */
+static int cpu_alloc(const char *device, struct cpu_be **c)
+{
+	*c = NULL;
+	if (strcmp(device, "cpu") != 0)
+		return ct_error(CT_EINVAL, "cpu backend: bad device '%s'", device);
+	*c = calloc(1, sizeof(**c));
+	if (*c == NULL)
+		return ct_error(CT_ENOMEM, "out of memory");
+	return 0;
+}
+
 static int cpu_open(const char *device, const struct ct_gpt2_config *cfg,
 		    int B, int T, int training, struct ct_backend **out)
 {
 	struct cpu_be *c;
-	int rc;
+	int rc = cpu_alloc(device, &c);
 
 	*out = NULL;
-	if (strcmp(device, "cpu") != 0)
-		return ct_error(CT_EINVAL, "cpu backend: bad device '%s'", device);
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return ct_error(CT_ENOMEM, "out of memory");
+	if (rc < 0)
+		return rc;
 	rc = ct_model_init(&c->m, cfg, NULL, B, T, training);
 	if (rc < 0) {
 		free(c);
@@ -139,14 +148,11 @@ static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
 			 struct ct_backend **out)
 {
 	struct cpu_be *c;
-	int rc;
+	int rc = cpu_alloc(device, &c);
 
 	*out = NULL;
-	if (strcmp(device, "cpu") != 0)
-		return ct_error(CT_EINVAL, "cpu backend: bad device '%s'", device);
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return ct_error(CT_ENOMEM, "out of memory");
+	if (rc < 0)
+		return rc;
 	rc = ct_model_init(&c->m, cfg, NULL, B, T, CT_MODEL_FROZEN);
 	if (rc == 0)
 		rc = ct_lora_attach(&c->m, spec, NULL);

@@ -97,16 +97,27 @@ void ct_lora_targets_str(unsigned targets, char *out, size_t cap)
 	}
 }
 
+/* Job jobid's LoRA spec and its targets as text (32 bytes): 1, 0 when the
+ * job trains all weights, or CT_E*. */
+static int spec_targets(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec,
+			char targets[32])
+{
+	int rc = ct_lora_job_get(db, jobid, spec);
+
+	if (rc < 0 || spec->rank == 0)
+		return rc;
+	ct_lora_targets_str(spec->targets, targets, 32);
+	return 1;
+}
+
 int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid)
 {
 	struct ct_lora_spec spec;
 	char targets[32];
-	int rc;
+	int rc = spec_targets(db, jobid, &spec, targets);
 
-	rc = ct_lora_job_get(db, jobid, &spec);
-	if (rc < 0 || spec.rank == 0)
+	if (rc <= 0)
 		return rc;
-	ct_lora_targets_str(spec.targets, targets, sizeof(targets));
 	rc = ct_xml_elem_int64(b, "lora_rank", spec.rank);
 	if (rc == 0)
 		rc = ct_xml_elem_double(b, "lora_alpha", (double)spec.alpha);
@@ -119,12 +130,10 @@ int ct_lora_job_describe(FILE *out, struct ct_db *db, int64_t jobid)
 {
 	struct ct_lora_spec spec;
 	char targets[32];
-	int rc;
+	int rc = spec_targets(db, jobid, &spec, targets);
 
-	rc = ct_lora_job_get(db, jobid, &spec);
-	if (rc < 0 || spec.rank == 0)
+	if (rc <= 0)
 		return rc;
-	ct_lora_targets_str(spec.targets, targets, sizeof(targets));
 	fprintf(out, "LoRA: rank %d, alpha %g, targets %s (results are adapters)\n", spec.rank,
 		(double)spec.alpha, targets);
 	return 0;

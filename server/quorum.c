@@ -117,10 +117,26 @@ double ct_val_margin(double margin, double rel, double base_loss)
 	return isfinite(r) && r > margin ? r : margin;
 }
 
+/* The tolerance test of two candidates whose weights are dist apart: the
+ * distance within tolerance of the larger update (plus both quantisation
+ * errors) and the probe losses within tolerance of the larger one. */
+static int close_enough(const struct ct_val_cand *a, const struct ct_val_cand *b, double dist,
+			double tolerance)
+{
+	double denom, lmax;
+
+	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
+	if (!(dist <= tolerance * denom + a->quant_error + b->quant_error))
+		return 0;
+	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
+							 : fabs(b->probe_loss);
+	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
+}
+
 int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 		 size_t n, double tolerance)
 {
-	double dist = 0.0, denom, lmax;
+	double dist = 0.0;
 
 	if (memcmp(a->sha, b->sha, 32) == 0)
 		return 1;
@@ -131,13 +147,7 @@ int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 
 		dist += d * d;
 	}
-	dist = sqrt(dist);
-	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
-	if (!(dist <= tolerance * denom + a->quant_error + b->quant_error))
-		return 0;
-	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
-							 : fabs(b->probe_loss);
-	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
+	return close_enough(a, b, sqrt(dist), tolerance);
 }
 
 int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
@@ -188,7 +198,7 @@ static int agree_fn(const struct ct_val_cand *c, size_t i, size_t j, double tole
 		    ct_val_dist_fn dist, void *ctx, double *memo)
 {
 	const struct ct_val_cand *a = &c[i], *b = &c[j];
-	double d, denom, lmax;
+	double d;
 	int rc;
 
 	if (memcmp(a->sha, b->sha, 32) == 0)
@@ -201,13 +211,7 @@ static int agree_fn(const struct ct_val_cand *c, size_t i, size_t j, double tole
 			return rc;
 		memo[0] = d;
 	}
-	d = memo[0];
-	denom = a->update_norm > b->update_norm ? a->update_norm : b->update_norm;
-	if (!(d <= tolerance * denom + a->quant_error + b->quant_error))
-		return 0;
-	lmax = fabs(a->probe_loss) > fabs(b->probe_loss) ? fabs(a->probe_loss)
-							 : fabs(b->probe_loss);
-	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
+	return close_enough(a, b, memo[0], tolerance);
 }
 
 int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double tolerance,
