@@ -357,23 +357,6 @@ out:
 #define STATE_VERSION_LORA 2
 #define STATE_HDR 256
 
-static void put_f32(unsigned char *p, float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	ct_le_put32(p, u);
-}
-
-static float get_f32(const unsigned char *p)
-{
-	uint32_t u = ct_le_get32(p);
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 /* SHA-256 of the base weights and the tokens, once per WU. */
 static void wu_input_hashes(struct ct_wu *wu)
 {
@@ -397,7 +380,7 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 	ct_le_put32(h + 8, wu->nlora > 0 ? STATE_VERSION_LORA : STATE_VERSION);
 	memcpy(h + 16, ints, sizeof(ints));
 	memcpy(h + 56, fl, sizeof(fl));
-	put_f32(h + 80, wu->last_loss);
+	ct_le_put_f32(h + 80, wu->last_loss);
 	ct_le_put64(h + 88, wu->model->lay.total);
 	ct_le_put64(h + 96, wu->tokens->n);
 	ct_le_put64(h + 104, ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
@@ -406,7 +389,7 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 	memcpy(h + 144, wu->tokens_hash, CT_SHA256_LEN);
 	if (wu->nlora > 0) {
 		ct_le_put32(h + 176, (uint32_t)wu->hp.lora.rank);
-		put_f32(h + 180, wu->hp.lora.alpha);
+		ct_le_put_f32(h + 180, wu->hp.lora.alpha);
 		ct_le_put32(h + 184, wu->hp.lora.targets);
 		ct_le_put64(h + 192, wu->hp.lora_seed);
 		ct_le_put64(h + 200, wu->nlora);
@@ -504,7 +487,7 @@ static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 		return ct_error(CT_EFORMAT, "%s: bad step count %d", path, done);
 	/* Rebuild the header this WU would write at that step and compare. */
 	wu->step = done;
-	wu->last_loss = get_f32(h + 80);
+	wu->last_loss = ct_le_get_f32(h + 80);
 	wu_input_hashes(wu);
 	state_header(wu, saved_hdr);
 	if (memcmp(saved_hdr + 16, h + 16, 40) != 0)

@@ -82,23 +82,6 @@ int ct_llama_config_check(const struct ct_gpt2_config *c)
 
 /* ---- checkpoint header ----------------------------------------------- */
 
-static void put_f64(unsigned char *p, double d)
-{
-	uint64_t u;
-
-	memcpy(&u, &d, 8);
-	ct_le_put64(p, u);
-}
-
-static double get_f64(const unsigned char *p)
-{
-	uint64_t u = ct_le_get64(p);
-	double d;
-
-	memcpy(&d, &u, 8);
-	return d;
-}
-
 void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_HEADER_BYTES])
 {
 	const int32_t ints[12] = { CT_LLAMA_MAGIC, CT_LLAMA_VERSION, c->maxT, c->V, c->L,
@@ -108,11 +91,11 @@ void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_H
 	memset(hdr, 0, CT_GPT2_HEADER_BYTES);
 	for (int i = 0; i < 12; i++)
 		ct_le_put32(hdr + 4 * i, (uint32_t)ints[i]);
-	put_f64(hdr + 48, c->rope_theta);
-	put_f64(hdr + 56, c->rms_eps);
-	put_f64(hdr + 64, c->rope_factor);
-	put_f64(hdr + 72, c->rope_low);
-	put_f64(hdr + 80, c->rope_high);
+	ct_le_put_f64(hdr + 48, c->rope_theta);
+	ct_le_put_f64(hdr + 56, c->rms_eps);
+	ct_le_put_f64(hdr + 64, c->rope_factor);
+	ct_le_put_f64(hdr + 72, c->rope_low);
+	ct_le_put_f64(hdr + 80, c->rope_high);
 }
 
 int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
@@ -147,11 +130,11 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 	c->F = v[9];
 	c->flags = v[10];
 	c->rope_orig_maxT = v[11];
-	c->rope_theta = get_f64(h + 48);
-	c->rms_eps = get_f64(h + 56);
-	c->rope_factor = get_f64(h + 64);
-	c->rope_low = get_f64(h + 72);
-	c->rope_high = get_f64(h + 80);
+	c->rope_theta = ct_le_get_f64(h + 48);
+	c->rms_eps = ct_le_get_f64(h + 56);
+	c->rope_factor = ct_le_get_f64(h + 64);
+	c->rope_low = ct_le_get_f64(h + 72);
+	c->rope_high = ct_le_get_f64(h + 80);
 	rc = ct_gpt2_config_check(c);
 	if (rc < 0)
 		return ct_error(rc, "%s: bad Llama checkpoint header", name);

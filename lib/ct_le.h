@@ -55,4 +55,42 @@ static inline uint64_t ct_le_get64(const unsigned char *p)
 	return v;
 }
 
+/* Store f's bits at p[0..3] as ct_le_put32() stores an integer. */
+static inline void ct_le_put_f32(unsigned char *p, float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	ct_le_put32(p, u);
+}
+
+/* The float stored by ct_le_put_f32() at p, bit for bit. */
+static inline float ct_le_get_f32(const unsigned char *p)
+{
+	uint32_t u = ct_le_get32(p);
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* Store d's bits at p[0..7] as ct_le_put64() stores an integer. */
+static inline void ct_le_put_f64(unsigned char *p, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	ct_le_put64(p, u);
+}
+
+/* The double stored by ct_le_put_f64() at p, bit for bit. */
+static inline double ct_le_get_f64(const unsigned char *p)
+{
+	uint64_t u = ct_le_get64(p);
+	double d;
+
+	memcpy(&d, &u, 8);
+	return d;
+}
+
 #endif
