@@ -149,6 +149,18 @@ static int64_t send_to(struct fx *f, const struct wu *w, int h)
 	return rid;
 }
 
+/* The path of result rid's upload file (cap bytes at path). */
+static void upload_of(struct fx *f, int64_t rid, char *path, size_t cap)
+{
+	struct ct_db_res *res = NULL;
+
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result WHERE id=?", "l",
+				     rid), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path, cap), 0);
+	ct_db_res_free(res);
+}
+
 /* The client's upload and report of result rid: weights `res` (n floats)
  * encoded against the WU's base. */
 static void report(struct fx *f, const struct wu *w, int64_t rid, const float *res, size_t n,
@@ -309,16 +321,7 @@ static void test_honest_pair_credited(void **state)
 		 * gone, the second replica still matches it by hash */
 		char path[4200], moved[4300];
 
-		{
-			struct ct_db_res *res = NULL;
-
-			assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result "
-						     "WHERE id=?", "l", a), 0);
-			assert_int_equal(ct_db_next(res), 1);
-			assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path,
-							       sizeof(path)), 0);
-			ct_db_res_free(res);
-		}
+		upload_of(f, a, path, sizeof(path));
 		snprintf(moved, sizeof(moved), "%s.away", path);
 		assert_int_equal(rename(path, moved), 0);
 		report(f, &R1[0], b, R1[0].honest, R1[0].base.lay.total, 1);
@@ -326,14 +329,8 @@ static void test_honest_pair_credited(void **state)
 		 * is not decoded either; gone, it still validates */
 		{
 			char pb[4200], mb[4300];
-			struct ct_db_res *res = NULL;
 
-			assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result "
-						     "WHERE id=?", "l", b), 0);
-			assert_int_equal(ct_db_next(res), 1);
-			assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), pb,
-							       sizeof(pb)), 0);
-			ct_db_res_free(res);
+			upload_of(f, b, pb, sizeof(pb));
 			snprintf(mb, sizeof(mb), "%s.away", pb);
 			assert_int_equal(rename(pb, mb), 0);
 			run_daemons(f);
@@ -633,17 +630,6 @@ static void test_racing_validators_and_job_done(void **state)
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM job WHERE id=? AND base_eval_loss IS NOT NULL",
 			      f->jobid), 1);
 	wu_free(&w);
-}
-
-static void upload_of(struct fx *f, int64_t rid, char *path, size_t cap)
-{
-	struct ct_db_res *res = NULL;
-
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result WHERE id=?", "l",
-				     rid), 0);
-	assert_int_equal(ct_db_next(res), 1);
-	assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path, cap), 0);
-	ct_db_res_free(res);
 }
 
 /* Ensure round 1 is done at CT_DFX_T0 and round 2 two days later (the job ends
