@@ -148,12 +148,6 @@ void ct_gqa_backward(float *dqkv, float *scratch, const float *dout,
 
 /* ---- the model (struct ct_model with cfg.arch == CT_ARCH_LLAMA) ------ */
 
-/* Float counts of the activation / gradient-scratch blocks and their
- * layout (pointers assigned when base is not NULL); see ct_llama_model.c
- * for which struct ct_acts fields are used and their shapes. */
-size_t ct_llama_acts_layout(struct ct_model *m, float *base);
-size_t ct_llama_gacts_layout(struct ct_model *m, float *base);
-
 /* Forward (mean loss; targets NULL: logits only, returns 0) and backward,
  * the same contract as ct_model_forward / ct_model_backward. Backward
  * order: crossentropy -> lm_head (or tied embedding) -> final RMSNorm ->

@@ -40,64 +40,6 @@ static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
 	p->fcprojw = base + lay->offset[CT_FCPROJW] + l * C * F;
 }
 
-size_t ct_llama_acts_layout(struct ct_model *m, float *base)
-{
-	const size_t L = (size_t)m->cfg.L, B = (size_t)m->B, T = (size_t)m->T;
-	const size_t C = (size_t)m->cfg.C, NH = (size_t)m->cfg.NH, F = (size_t)m->cfg.F;
-	const size_t BT = B * T, QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
-	struct ct_acts *a = &m->acts;
-	size_t off = 0;
-
-#define TAKE(field, n) do { if (base) a->field = base + off; off += (n); } while (0)
-	TAKE(encoded, BT * C);
-	TAKE(ln1, L * BT * C);
-	TAKE(ln1_rstd, L * BT);
-	TAKE(qkv, L * BT * QKV);
-	TAKE(atty, L * BT * C);
-	TAKE(att, L * B * NH * T * 2);
-	TAKE(attrow, T);
-	TAKE(attproj, L * BT * C);
-	TAKE(residual2, L * BT * C);
-	TAKE(ln2, L * BT * C);
-	TAKE(ln2_rstd, L * BT);
-	TAKE(fch, L * BT * 2 * F);
-	TAKE(fch_gelu, L * BT * F);
-	TAKE(fcproj, L * BT * C);
-	TAKE(residual3, L * BT * C);
-	TAKE(lnf, BT * C);
-	TAKE(lnf_rstd, BT);
-	TAKE(logits, BT * (size_t)m->cfg.Vp);
-	TAKE(probs, BT * (size_t)m->cfg.Vp);
-	TAKE(losses, BT);
-	TAKE(rope, T * (C / NH));
-#undef TAKE
-	return off;
-}
-
-size_t ct_llama_gacts_layout(struct ct_model *m, float *base)
-{
-	const size_t T = (size_t)m->T, BT = (size_t)m->B * T, C = (size_t)m->cfg.C;
-	const size_t F = (size_t)m->cfg.F, QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
-	struct ct_grad_acts *g = &m->gacts;
-	size_t off = 0;
-
-#define TAKE(field, n) do { if (base) g->field = base + off; off += (n); } while (0)
-	TAKE(dlogits, BT * (size_t)m->cfg.Vp);
-	TAKE(dresidual, BT * C);
-	TAKE(dresidual_in, BT * C);
-	TAKE(dresidual2, BT * C);
-	TAKE(dln, BT * C);
-	TAKE(datty, BT * C);
-	TAKE(dattproj, BT * C);
-	TAKE(dfcproj, BT * C);
-	TAKE(dqkv, BT * QKV);
-	TAKE(datt, T * (2 + 2 * (C / (size_t)m->cfg.NH)));
-	TAKE(dfch, BT * 2 * F);
-	TAKE(dfch_gelu, BT * F);
-#undef TAKE
-	return off;
-}
-
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
 	const struct ct_gpt2_config *c = &m->cfg;

@@ -43,60 +43,101 @@ static void layer_params(const struct ct_gpt2_layout *lay, float *base, int l,
 	p->fcprojb = base + lay->offset[CT_FCPROJB] + l * C_;
 }
 
-/* Lay out the activations in one block; returns the float count (and
- * assigns pointers when base is not NULL). */
-static size_t acts_layout(struct ct_acts *a, float *base, size_t L, size_t B,
-			  size_t T, size_t C, size_t NH, size_t Vp)
+/* Per-row widths of the activations that differ between the
+ * architectures: GPT-2's (3C qkv, 4C MLP, LayerNorm means) or Llama's
+ * (grouped-query qkv, SwiGLU's 2F and F, no means, a RoPE table). */
+struct act_dims {
+	size_t qkv, fch, fch_gelu, mean, rope;
+};
+
+static void act_dims(const struct ct_model *m, struct act_dims *d)
 {
-	size_t off = 0, BT = B * T;
-#define TAKE(field, n) do { if (base) a->field = base + off; off += (n); } while (0)
-	TAKE(encoded, BT * C);
-	TAKE(ln1, L * BT * C);
-	TAKE(ln1_mean, L * BT);
-	TAKE(ln1_rstd, L * BT);
-	TAKE(qkv, L * BT * 3 * C);
-	TAKE(atty, L * BT * C);
-	TAKE(att, L * B * NH * T * 2);
-	TAKE(attrow, T);
-	TAKE(attproj, L * BT * C);
-	TAKE(residual2, L * BT * C);
-	TAKE(ln2, L * BT * C);
-	TAKE(ln2_mean, L * BT);
-	TAKE(ln2_rstd, L * BT);
-	TAKE(fch, L * BT * 4 * C);
-	TAKE(fch_gelu, L * BT * 4 * C);
-	TAKE(fcproj, L * BT * C);
-	TAKE(residual3, L * BT * C);
-	TAKE(lnf, BT * C);
-	TAKE(lnf_mean, BT);
-	TAKE(lnf_rstd, BT);
-	TAKE(logits, BT * Vp);
-	TAKE(probs, BT * Vp);
-	TAKE(losses, BT);
-#undef TAKE
+	const struct ct_gpt2_config *c = &m->cfg;
+	const size_t C = (size_t)c->C;
+
+	if (c->arch == CT_ARCH_LLAMA) {
+		d->qkv = (size_t)ct_llama_qkv_dim(c);
+		d->fch = 2 * (size_t)c->F;
+		d->fch_gelu = (size_t)c->F;
+		d->mean = 0;
+		d->rope = (size_t)m->T * (C / (size_t)c->NH);
+	} else {
+		d->qkv = 3 * C;
+		d->fch = 4 * C;
+		d->fch_gelu = 4 * C;
+		d->mean = 1;
+		d->rope = 0;
+	}
+}
+
+/* Take n floats at base + off for field (left NULL when n is 0). */
+#define TAKE(s, field, n) do { if (base && (n) > 0) (s)->field = base + off; off += (n); } \
+	while (0)
+
+/* Lay out the activations in one block; returns the float count (and
+ * assigns pointers when base is not NULL). Which fields each architecture
+ * uses: ct_llama_model.c. */
+static size_t acts_layout(struct ct_model *m, float *base)
+{
+	const size_t L = (size_t)m->cfg.L, B = (size_t)m->B, T = (size_t)m->T;
+	const size_t C = (size_t)m->cfg.C, NH = (size_t)m->cfg.NH, Vp = (size_t)m->cfg.Vp;
+	const size_t BT = B * T;
+	struct ct_acts *a = &m->acts;
+	struct act_dims d;
+	size_t off = 0;
+
+	act_dims(m, &d);
+	TAKE(a, encoded, BT * C);
+	TAKE(a, ln1, L * BT * C);
+	TAKE(a, ln1_mean, L * BT * d.mean);
+	TAKE(a, ln1_rstd, L * BT);
+	TAKE(a, qkv, L * BT * d.qkv);
+	TAKE(a, atty, L * BT * C);
+	TAKE(a, att, L * B * NH * T * 2);
+	TAKE(a, attrow, T);
+	TAKE(a, attproj, L * BT * C);
+	TAKE(a, residual2, L * BT * C);
+	TAKE(a, ln2, L * BT * C);
+	TAKE(a, ln2_mean, L * BT * d.mean);
+	TAKE(a, ln2_rstd, L * BT);
+	TAKE(a, fch, L * BT * d.fch);
+	TAKE(a, fch_gelu, L * BT * d.fch_gelu);
+	TAKE(a, fcproj, L * BT * C);
+	TAKE(a, residual3, L * BT * C);
+	TAKE(a, lnf, BT * C);
+	TAKE(a, lnf_mean, BT * d.mean);
+	TAKE(a, lnf_rstd, BT);
+	TAKE(a, logits, BT * Vp);
+	TAKE(a, probs, BT * Vp);
+	TAKE(a, losses, BT);
+	TAKE(a, rope, d.rope);
 	return off;
 }
 
-static size_t gacts_layout(struct ct_grad_acts *g, float *base, size_t B,
-			   size_t T, size_t C, size_t NH, size_t Vp)
+/* The same for one layer's worth of gradient scratch. */
+static size_t gacts_layout(struct ct_model *m, float *base)
 {
-	size_t off = 0, BT = B * T;
-#define TAKE(field, n) do { if (base) g->field = base + off; off += (n); } while (0)
-	TAKE(dlogits, BT * Vp);
-	TAKE(dresidual, BT * C);
-	TAKE(dresidual_in, BT * C);
-	TAKE(dresidual2, BT * C);
-	TAKE(dln, BT * C);
-	TAKE(datty, BT * C);
-	TAKE(dattproj, BT * C);
-	TAKE(dfcproj, BT * C);
-	TAKE(dqkv, BT * 3 * C);
-	TAKE(datt, ct_attention_scratch_floats((int)T, (int)C, (int)NH));
-	TAKE(dfch, BT * 4 * C);
-	TAKE(dfch_gelu, BT * 4 * C);
-#undef TAKE
+	const size_t BT = (size_t)m->B * m->T, C = (size_t)m->cfg.C;
+	struct ct_grad_acts *g = &m->gacts;
+	struct act_dims d;
+	size_t off = 0;
+
+	act_dims(m, &d);
+	TAKE(g, dlogits, BT * (size_t)m->cfg.Vp);
+	TAKE(g, dresidual, BT * C);
+	TAKE(g, dresidual_in, BT * C);
+	TAKE(g, dresidual2, BT * C);
+	TAKE(g, dln, BT * C);
+	TAKE(g, datty, BT * C);
+	TAKE(g, dattproj, BT * C);
+	TAKE(g, dfcproj, BT * C);
+	TAKE(g, dqkv, BT * d.qkv);
+	TAKE(g, datt, ct_attention_scratch_floats(m->T, m->cfg.C, m->cfg.NH));
+	TAKE(g, dfch, BT * d.fch);
+	TAKE(g, dfch_gelu, BT * d.fch_gelu);
 	return off;
 }
+#undef TAKE
 
 static float *alloc_floats(size_t n)
 {
@@ -123,26 +164,18 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 	m->B = B;
 	m->T = T;
 	n = m->lay.total;
-	if (cfg->arch == CT_ARCH_LLAMA)
-		na = ct_llama_acts_layout(m, NULL);
-	else
-		na = acts_layout(&m->acts, NULL, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
+	na = acts_layout(m, NULL);
 	m->params = alloc_floats(n);
 	m->mem = alloc_floats(na);
 	if (m->params == NULL || m->mem == NULL)
 		goto nomem;
-	if (cfg->arch == CT_ARCH_LLAMA) {
-		ct_llama_acts_layout(m, m->mem);
-		if (ct_llama_rope_table(cfg, T, m->acts.rope) < 0)
-			goto nomem;
-	} else {
-		acts_layout(&m->acts, m->mem, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
-	}
+	acts_layout(m, m->mem);
+	if (cfg->arch == CT_ARCH_LLAMA && ct_llama_rope_table(cfg, T, m->acts.rope) < 0)
+		goto nomem;
 	if (params != NULL)
 		memcpy(m->params, params, n * sizeof(float));
 	if (training == 1 || training == CT_MODEL_FROZEN) {
-		size_t ng = cfg->arch == CT_ARCH_LLAMA ? ct_llama_gacts_layout(m, NULL)
-			    : gacts_layout(&m->gacts, NULL, B, T, cfg->C, cfg->NH, cfg->Vp);
+		size_t ng = gacts_layout(m, NULL);
 
 		if (training == 1) {
 			m->grads = alloc_floats(n);
@@ -154,10 +187,7 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 		m->gmem = alloc_floats(ng);
 		if (m->gmem == NULL)
 			goto nomem;
-		if (cfg->arch == CT_ARCH_LLAMA)
-			ct_llama_gacts_layout(m, m->gmem);
-		else
-			gacts_layout(&m->gacts, m->gmem, B, T, cfg->C, cfg->NH, cfg->Vp);
+		gacts_layout(m, m->gmem);
 	}
 	return 0;
 nomem:
