@@ -2,8 +2,12 @@
  * cmd_tokens_text.c - `ctune tokens encode` and `ctune tokens decode`:
  * text files <-> llm.c token files with a named tokenizer (ct_tokenizer.h).
  *
- *   ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT.bin
- *   ctune tokens decode --tokenizer gpt2|bytes IN.bin [--out OUT.txt]
+ *   ctune tokens encode --tokenizer gpt2|bytes|PATH [--no-eot] IN... --out OUT.bin
+ *   ctune tokens decode --tokenizer gpt2|bytes|PATH IN.bin [--out OUT.txt]
+ *
+ * PATH is a Hugging Face tokenizer.json (or its directory). A vocabulary
+ * over 65,536 ids (Llama 3, Qwen) is written as a version 2 token file
+ * (32-bit ids, ct_tokens.h), which decode reads but training refuses.
  *
  * Each input (a file, or `-` for standard input) is one document. As in
  * llm.c's data scripts, a tokenizer with an end-of-text token (gpt2) puts
@@ -40,18 +44,26 @@ static void encode_usage(FILE *f)
 {
 	fputs("usage: ctune tokens encode --tokenizer NAME [--no-eot] IN... --out OUT.bin\n"
 	      "Tokenize text files (IN may be - for standard input) into one llm.c\n"
-	      "token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken)\n"
-	      "or bytes (one token per byte, V = 256). Each input is one document;\n"
-	      "with gpt2 every document is preceded by <|endoftext|> (50256), as\n"
-	      "llm.c's scripts do, unless --no-eot. \"<|endoftext|>\" written in the\n"
-	      "text itself is encoded as ordinary text.\n", f);
+	      "token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken),\n"
+	      "bytes (one token per byte, V = 256), or the path of a Hugging Face\n"
+	      "tokenizer.json or of its directory (byte-level BPE: Llama 3, Qwen2/3,\n"
+	      "SmolLM2, GPT-2; ids as Hugging Face's tokenizers give them).\n"
+	      "Each input is one document; it is preceded by the end-of-text token\n"
+	      "(gpt2: <|endoftext|> = 50256, as llm.c's scripts do; tokenizer.json:\n"
+	      "its <|endoftext|>, <|end_of_text|> or </s>) unless --no-eot. With gpt2,\n"
+	      "\"<|endoftext|>\" written in the text is encoded as ordinary text; a\n"
+	      "tokenizer.json's added tokens written in the text ARE recognised, as\n"
+	      "Hugging Face does. A vocabulary over 65,536 ids (Llama 3, Qwen) makes\n"
+	      "a version 2 token file (32-bit ids), which training does not take.\n", f);
 }
 
 static void decode_usage(FILE *f)
 {
 	fputs("usage: ctune tokens decode --tokenizer NAME IN.bin [--out OUT.txt]\n"
-	      "Turn an llm.c token file back into text (standard output unless\n"
-	      "--out). The end-of-text token is written as <|endoftext|>.\n", f);
+	      "Turn an llm.c token file (version 1, or version 2 with 32-bit ids)\n"
+	      "back into text (standard output unless --out). NAME as for encode.\n"
+	      "The end-of-text token is written as <|endoftext|>, a tokenizer.json's\n"
+	      "added tokens as their text.\n", f);
 }
 
 static int fail(const char *what, int rc)
@@ -136,7 +148,7 @@ static int encode_one(const struct ct_tokenizer *tk, const char *path, int eot,
 {
 	int fd = 0, rc;
 
-	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint16_t)eot)) < 0)
+	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint32_t)eot)) < 0)
 		return rc;
 	if (strcmp(path, "-") != 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -212,7 +224,8 @@ int ct_cmd_tokens_encode(int argc, char **argv)
 		rc = encode_one(tk, argv[i], eot, &ids, &pg);
 	if (rc == 0) {
 		progress_show(&pg, 1);
-		rc = ct_tokens_save(o.out, ids.v, ids.n);
+		rc = ct_tokens_save_ids(o.out, ids.v, ids.n,
+					ct_tokenizer_vocab(tk) > UINT16_MAX + 1);
 	}
 	if (rc == 0)
 		fprintf(stderr, "ctune tokens encode: %s: %zu tokens (%s) from %d input%s, "
@@ -227,6 +240,7 @@ int ct_cmd_tokens_encode(int argc, char **argv)
 static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 		      struct ct_afile *af)
 {
+	static uint32_t ids[DECODE_CHUNK];
 	struct ct_buf b;
 	int rc = 0;
 
@@ -234,8 +248,10 @@ static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 	for (uint64_t i = 0; i < t->n && rc == 0; i += DECODE_CHUNK) {
 		size_t k = t->n - i < DECODE_CHUNK ? (size_t)(t->n - i) : DECODE_CHUNK;
 
+		for (size_t q = 0; q < k; q++)
+			ids[q] = ct_tokens_get(t, i + q);
 		ct_buf_reset(&b);
-		rc = ct_tokenizer_decode(tk, t->tok + i, k, &b);
+		rc = ct_tokenizer_decode(tk, ids, k, &b);
 		if (rc < 0)
 			break;
 		if (af != NULL)
@@ -267,14 +283,15 @@ int ct_cmd_tokens_decode(int argc, char **argv)
 	}
 	rc = ct_tokenizer_open(o.tokenizer, &tk);
 	if (rc == 0)
-		rc = ct_tokens_load(argv[optind], &t);
+		rc = ct_tokens_load_any(argv[optind], &t);
 	if (rc == 0) {
 		for (uint64_t i = 0; i < t.n; i++)
-			if ((int)t.tok[i] >= ct_tokenizer_vocab(tk)) {
+			if (ct_tokens_get(&t, i) >= (uint32_t)ct_tokenizer_vocab(tk)) {
 				rc = ct_error(CT_ERANGE, "%s: token %u at position %" PRIu64
 					      " is not in the %s vocabulary of %d (wrong "
-					      "--tokenizer?)", argv[optind], (unsigned)t.tok[i],
-					      i, ct_tokenizer_name(tk), ct_tokenizer_vocab(tk));
+					      "--tokenizer?)", argv[optind],
+					      (unsigned)ct_tokens_get(&t, i), i,
+					      ct_tokenizer_name(tk), ct_tokenizer_vocab(tk));
 				break;
 			}
 	}

@@ -221,7 +221,7 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 }
 
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint16_t *prompt, size_t np,
+		       const uint32_t *prompt, size_t np,
 		       const struct ct_sample_params *p,
 		       int (*on_token)(void *arg, uint16_t id), void *arg,
 		       struct ct_tokvec *out)
@@ -238,7 +238,7 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 	if (np == 0 || np > (size_t)INT32_MAX)
 		return ct_error(CT_EINVAL, "sample: the prompt must have 1..2^31-1 tokens");
 	for (size_t i = 0; i < np; i++)
-		if (prompt[i] >= model->cfg.V)
+		if (prompt[i] >= (uint32_t)model->cfg.V)
 			return ct_error(CT_EMISMATCH, "prompt token %u at %zu is outside the "
 					"model's vocabulary (V = %d)", prompt[i], i,
 					model->cfg.V);
@@ -247,7 +247,8 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 	ctx = malloc((np + (size_t)p->ntokens) * sizeof(uint16_t));
 	if (ctx == NULL)
 		return ct_error(CT_ENOMEM, "sample context");
-	memcpy(ctx, prompt, np * sizeof(uint16_t));
+	for (size_t i = 0; i < np; i++)
+		ctx[i] = (uint16_t)prompt[i];	/* < V <= 65536, checked above */
 	rc = gen_open(&g, model, device, np + (size_t)p->ntokens - 1);
 	ct_sample_rng_seed(&rng, p->seed);
 	for (int k = 0; rc == 0 && k < p->ntokens; k++) {
