@@ -9,7 +9,9 @@
  * `shard` cuts exactly the slice the project server sends as shard k of K
  * (tokens [n*k/K, n*(k+1)/K) ), so an operator or the demo can re-run one
  * work unit by hand with `ctune train` and compare its result with the
- * volunteers'. Outputs are written atomically.
+ * volunteers'. Outputs are written atomically. Version 2 files (32-bit
+ * ids, ct_tokens.h) are read and cut alike; a concatenation is version 2
+ * when any input is.
  */
 #include "commands.h"
 #include "ct_err.h"
@@ -26,8 +28,8 @@ static void tokens_usage(FILE *f)
 	fputs("usage: ctune tokens info FILE\n"
 	      "       ctune tokens shard FILE --shard k --of K --out OUT\n"
 	      "       ctune tokens cat IN... --out OUT\n"
-	      "       ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT\n"
-	      "       ctune tokens decode --tokenizer gpt2|bytes IN [--out OUT.txt]\n"
+	      "       ctune tokens encode --tokenizer gpt2|bytes|TOKENIZER.json [--no-eot] IN... --out OUT\n"
+	      "       ctune tokens decode --tokenizer gpt2|bytes|TOKENIZER.json IN [--out OUT.txt]\n"
 	      "Inspect llm.c token files, cut shard k of K exactly as the project\n"
 	      "server does (tokens [n*k/K, n*(k+1)/K)), concatenate files, or turn\n"
 	      "text into tokens and back (`ctune tokens encode --help`).\n", f);
@@ -42,20 +44,21 @@ static int fail(int rc)
 static int tokens_info(int argc, char **argv)
 {
 	struct ct_tokens t = { 0 };
-	uint16_t max = 0;
+	uint32_t max = 0;
 	int rc;
 
 	if (argc != 2) {
 		tokens_usage(stderr);
 		return CT_EXIT_USAGE;
 	}
-	rc = ct_tokens_load(argv[1], &t);
+	rc = ct_tokens_load_any(argv[1], &t);
 	if (rc < 0)
 		return fail(rc);
 	for (uint64_t i = 0; i < t.n; i++)
-		if (t.tok[i] > max)
-			max = t.tok[i];
-	printf("%s: %" PRIu64 " tokens, largest token id %u\n", argv[1], t.n, (unsigned)max);
+		if (ct_tokens_get(&t, i) > max)
+			max = ct_tokens_get(&t, i);
+	printf("%s: %" PRIu64 " tokens, largest token id %u%s\n", argv[1], t.n, (unsigned)max,
+	       t.version == CT_TOKENS_VERSION_WIDE ? " (version 2: 32-bit ids)" : "");
 	ct_tokens_free(&t);
 	return CT_EXIT_OK;
 }
@@ -100,12 +103,15 @@ static int tokens_shard(int argc, char **argv)
 		fprintf(stderr, "ctune tokens shard: need FILE --shard k --of K --out OUT, 0 <= k < K\n");
 		return CT_EXIT_USAGE;
 	}
-	rc = ct_tokens_load(argv[optind], &t);
+	rc = ct_tokens_load_any(argv[optind], &t);
 	if (rc < 0)
 		return fail(rc);
 	a = t.n * (uint64_t)k / (uint64_t)K;
 	b = t.n * (uint64_t)(k + 1) / (uint64_t)K;
-	rc = ct_tokens_save(out, t.tok + a, b - a);
+	if (t.tok32 != NULL)
+		rc = ct_tokens_save_ids(out, t.tok32 + a, b - a, 1);
+	else
+		rc = ct_tokens_save(out, t.tok + a, b - a);
 	ct_tokens_free(&t);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
@@ -114,9 +120,9 @@ static int tokens_cat(int argc, char **argv)
 {
 	const char *out = NULL;
 	long k = 0, K = 0;
-	uint16_t *all = NULL, *p;
+	uint32_t *all = NULL, *p;
 	uint64_t n = 0;
-	int rc, first;
+	int rc, first, wide = 0;
 
 	rc = parse_out(argc, argv, &k, &K, &out);
 	if (rc != 0)
@@ -129,7 +135,7 @@ static int tokens_cat(int argc, char **argv)
 	for (int i = first; i < argc; i++) {
 		struct ct_tokens t = { 0 };
 
-		rc = ct_tokens_load(argv[i], &t);
+		rc = ct_tokens_load_any(argv[i], &t);
 		if (rc == 0 && n + t.n > INT32_MAX)
 			rc = ct_error(CT_ETOOBIG, "concatenation exceeds %d tokens", INT32_MAX);
 		p = rc == 0 ? realloc(all, (size_t)(n + t.n + 1) * sizeof(*all)) : NULL;
@@ -137,14 +143,16 @@ static int tokens_cat(int argc, char **argv)
 			rc = CT_ENOMEM;
 		if (rc == 0) {
 			all = p;
-			memcpy(all + n, t.tok, (size_t)t.n * sizeof(*all));
+			for (uint64_t q = 0; q < t.n; q++)
+				all[n + q] = ct_tokens_get(&t, q);
 			n += t.n;
+			wide |= t.version == CT_TOKENS_VERSION_WIDE;
 		}
 		ct_tokens_free(&t);
 		if (rc < 0)
 			goto out;
 	}
-	rc = ct_tokens_save(out, all, n);
+	rc = ct_tokens_save_ids(out, all, n, wide);
 out:
 	free(all);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;

@@ -71,11 +71,12 @@ static int is_type(struct hf *h, int obj, const char *type)
 	       str_field(h, obj, "type") == 0 && strcmp(ct_buf_cstr(&h->s), type) == 0;
 }
 
-/* ByteLevel pre-tokeniser with no prefix space; its use_regex into *re. */
+/* ByteLevel pre-tokeniser with no prefix space; its use_regex into *re.
+ * 0, 1 when pt is not a ByteLevel, or CT_EUNSUPP. */
 static int byte_level(struct hf *h, int pt, int *re)
 {
 	if (!is_type(h, pt, "ByteLevel"))
-		return -1;
+		return 1;
 	if (bool_field(h, pt, "add_prefix_space", 0))
 		return unsupp(h, "ByteLevel with", "add_prefix_space");
 	*re = bool_field(h, pt, "use_regex", 1);
@@ -86,9 +87,12 @@ static int byte_level(struct hf *h, int pt, int *re)
  * Split or Digits and a ByteLevel. */
 static int pre_tokenizer(struct hf *h, int root)
 {
-	int pt = ct_jread_get(h->j, root, "pre_tokenizer"), list, a, bl, re = 0;
+	int pt = ct_jread_get(h->j, root, "pre_tokenizer"), list, a, bl, re = 0, rc;
 
-	if (pt >= 0 && byte_level(h, pt, &re) == 0) {
+	rc = pt >= 0 ? byte_level(h, pt, &re) : 1;
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
 		if (!re)
 			return unsupp(h, "a ByteLevel pre-tokeniser without", "its regex");
 		h->b->pre = CT_BPE_PRE_GPT2;
@@ -104,8 +108,10 @@ static int pre_tokenizer(struct hf *h, int root)
 	}
 	a = ct_jread_first(h->j, list);
 	bl = ct_jread_next(h->j, a);
-	if (byte_level(h, bl, &re) != 0)
-		return unsupp(h, "a pre-tokeniser Sequence that does not end in", "ByteLevel");
+	rc = byte_level(h, bl, &re);
+	if (rc != 0)
+		return rc < 0 ? rc : unsupp(h, "a pre-tokeniser Sequence that does not end in",
+					    "ByteLevel");
 	if (is_type(h, a, "Digits")) {
 		if (!bool_field(h, a, "individual_digits", 0) || !re)
 			return unsupp(h, "Digits pre-tokeniser other than", "individual digits then GPT-2's regex");

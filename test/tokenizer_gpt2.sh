@@ -30,50 +30,19 @@ if ! command -v node >/dev/null 2>&1 || [ ! -f "$top_srcdir/test/node_modules/ti
 	exit 77
 fi
 
+. "$top_srcdir/test/tokenizer_corpus.sh"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/corpus"
-n=0
-
-# Up to 64 KB of a (possibly gzipped) file, cut at a line end; kept only
-# when it is valid UTF-8 (tiktoken takes strings).
-add() {
-	local src=$1 dst
-	[ -r "$src" ] || return 0
-	n=$((n + 1))
-	dst=$(printf '%s/corpus/%03d-%s' "$T" "$n" "$(basename "$src" .gz)")
-	zcat -f "$src" | head -c 65536 | sed '$d' >"$dst"
-	if [ ! -s "$dst" ] || ! iconv -f UTF-8 -t UTF-8 "$dst" >/dev/null 2>&1; then
-		rm -f "$dst"
-	fi
-}
-
-L=/usr/share/common-licenses
-for f in GPL-3 Apache-2.0 LGPL-2.1 MPL-2.0 Artistic; do add "$L/$f"; done
-M=/usr/share/man
-for f in man1/man.1.gz man8/apt-get.8.gz man1/dpkg.1.gz man1/bash.1.gz man1/ls.1.gz; do
-	add "$M/$f"
-done
-for f in stdio.h stdlib.h string.h unistd.h curl/curl.h libxml2/libxml/tree.h; do
-	add "/usr/include/$f"
-done
-for lang in ru uk ja zh_CN ko de fr pl cs; do
-	for f in man1/man.1.gz man1/apropos.1.gz man1/chsh.1.gz man1/dpkg.1.gz man8/apt-get.8.gz man5/passwd.5.gz; do
-		add "$M/$lang/$f"
-	done
-done
+corpus_add_debian "$T/corpus"
 (cd "$top_srcdir/test" && node "$REF" synth "$T/corpus/900-synth.txt") || fail "synth"
 cat "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* | head -c 2500000 | sed '$d' \
 	>"$T/corpus/999-big.txt"
 
 files=("$T"/corpus/*)
-bytes=$(cat "${files[@]}" | wc -c)
-nonascii=$(cat "${files[@]}" | LC_ALL=C tr -d '\000-\177' | wc -c)
-echo "corpus: ${#files[@]} files, $bytes bytes, $nonascii non-ASCII bytes"
-[ "$bytes" -ge $((MIN_BYTES + 2500000)) ] ||
-	fail "corpus too small ($bytes bytes): Debian's licence texts, man pages or headers are missing"
-[ $((nonascii * 100)) -ge $((bytes * MIN_NONASCII_PERCENT)) ] ||
-	fail "corpus has too little non-ASCII text ($nonascii of $bytes bytes): translated man pages missing?"
+MIN_BYTES=$((MIN_BYTES + 2500000))
+corpus_check "${files[@]}" || exit 1
+bytes=$corpus_bytes
 
 "$CTUNE" tokens encode --tokenizer gpt2 "${files[@]}" --out "$T/all.bin" || fail "encode"
 (cd "$top_srcdir/test" && node "$REF" compare "$T/all.bin" "${files[@]}") ||
