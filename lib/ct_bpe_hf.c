@@ -161,7 +161,8 @@ static int settings(struct hf *h, int root, int model)
 	    ct_jread_type(h->j, ct_jread_get(h->j, model, "dropout")) != CT_JREAD_NULL)
 		return unsupp(h, "the BPE setting", "dropout");
 	h->b->whole_first = bool_field(h, model, "ignore_merges", 0);
-	if (norm >= 0 && ct_jread_type(h->j, norm) != CT_JREAD_NULL && !is_type(h, norm, "NFC")) {
+	h->b->nfc = norm >= 0 && is_type(h, norm, "NFC");
+	if (norm >= 0 && ct_jread_type(h->j, norm) != CT_JREAD_NULL && !h->b->nfc) {
 		str_field(h, norm, "type");
 		return ct_error(CT_EUNSUPP, "%s: normalizer '%s' is not supported (known: none, "
 				"NFC)", h->b->file, ct_buf_cstr(&h->s));

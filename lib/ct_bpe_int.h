@@ -35,6 +35,7 @@ struct ct_bpe {
 	int V, eot;
 	enum ct_bpe_pre pre;
 	int whole_first;	/* a piece that is a token is that token */
+	int nfc;		/* text is put in Unicode NFC before splitting */
 	char file[128];		/* for messages: "encoder.json", a path */
 	unsigned char *bytes;	/* all tokens' bytes, back to back */
 	uint32_t *off;		/* token i is bytes[off[i] .. off[i+1]); empty: no id i */

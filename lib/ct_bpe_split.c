@@ -15,8 +15,11 @@
 #include "config.h"
 #include "ct_bpe.h"
 #include "ct_bpe_int.h"
+#include "ct_err.h"
+#include "ct_nfc.h"
 #include "ct_unicode.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Streaming: a piece is final once this many bytes follow it, more than
@@ -125,7 +128,7 @@ static inline int is_crlf(unsigned char c)
 size_t ct_bpe_split_llama3(const unsigned char *p, size_t n, size_t i,
 			   int max_digits)
 {
-	size_t len, len1, k, last, nl_end = 0;
+	size_t len, len1 = 0, k, last, nl_end = 0;
 	enum ct_ucls c = cls_at(p, n, i, &len), c1;
 
 	if (p[i] == '\'' && (k = contraction_ci(p, n, i)) > 0)
@@ -190,12 +193,15 @@ static size_t safe_end(const struct ct_bpe *b, const unsigned char *p, size_t i,
 
 /* Encode the pre-tokeniser's pieces of the segment p[i..n) (between added
  * tokens). Unless final, stop before the first piece that could change
- * with text past n; *done says where encoding stopped. */
+ * with text past n; *done says where encoding stopped. With cut (NFC
+ * text, not final) it stops only where cut[e] marks a place the original
+ * text can be cut, dropping the ids of pieces after it. */
 static int encode_segment(const struct ct_bpe *b, const unsigned char *p,
-			  size_t i, size_t n, int final, struct ct_tokvec *out,
-			  size_t *done)
+			  size_t i, size_t n, int final, const uint32_t *cut,
+			  struct ct_tokvec *out, size_t *done)
 {
 	size_t safe = final ? n : safe_end(b, p, i, n), run = 0, len, e;
+	size_t keep_n = out->n, keep_i = i;
 	int rc = 0;
 
 	while (i < n) {
@@ -225,8 +231,58 @@ static int encode_segment(const struct ct_bpe *b, const unsigned char *p,
 		if (rc < 0)
 			break;
 		i = e;
+		if (cut != NULL && cut[e] != UINT32_MAX) {
+			keep_n = out->n;
+			keep_i = e;
+		}
+	}
+	if (cut != NULL && !final && rc == 0) {
+		out->n = keep_n;
+		i = keep_i;
 	}
 	*done = i;
+	return rc;
+}
+
+/* The start of the last NFC segment of p[i..n): where a stream can be cut
+ * without changing NFC before it (a byte that is no continuation starts a
+ * character). */
+static size_t nfc_last_cut(const unsigned char *p, size_t i, size_t n)
+{
+	for (size_t k = n; k-- > i;)
+		if ((p[k] & 0xC0) != 0x80 && ct_nfc_is_inert(p + k, 1 + (n - k > 3 ? 3 : n - k - 1)))
+			return k;
+	return i;
+}
+
+/* encode_segment, after NFC when the tokenizer asks for it and the text
+ * is not already NFC; *done is in the caller's text. */
+static int encode_text(const struct ct_bpe *b, const unsigned char *p, size_t i,
+		       size_t n, int final, struct ct_tokvec *out, size_t *done)
+{
+	struct ct_buf nb;
+	uint32_t *cut;
+	size_t stop = n, d = 0;
+	int rc;
+
+	if (!b->nfc || ct_nfc_is_inert(p + i, n - i))
+		return encode_segment(b, p, i, n, final, NULL, out, done);
+	if (!final)
+		stop = nfc_last_cut(p, i, n);
+	*done = i;
+	if (stop <= i)
+		return 0;
+	cut = malloc((3 * (stop - i) + 1) * sizeof(*cut));
+	if (cut == NULL)
+		return CT_ENOMEM;
+	ct_buf_init(&nb, 0);
+	rc = ct_nfc(p + i, stop - i, &nb, cut);
+	if (rc == 0)
+		rc = encode_segment(b, nb.data, 0, nb.len, final, final ? NULL : cut, out, &d);
+	if (rc == 0)
+		*done = final ? n : i + cut[d];
+	ct_buf_free(&nb);
+	free(cut);
 	return rc;
 }
 
@@ -276,10 +332,10 @@ static int encode_part(const struct ct_bpe *b, const unsigned char *p,
 	while (i < n && rc == 0) {
 		if (!find_added(b, p, i, lim, n, &at, &id)) {
 			if ((final ? n : lim) > i)
-				rc = encode_segment(b, p, i, final ? n : lim, final, out, &i);
+				rc = encode_text(b, p, i, final ? n : lim, final, out, &i);
 			break;
 		}
-		rc = encode_segment(b, p, i, at, 1, out, &i);
+		rc = encode_text(b, p, i, at, 1, out, &i);
 		if (rc == 0)
 			rc = ct_tokvec_push(out, id);
 		i = at + (b->off[id + 1] - b->off[id]);
