@@ -15,6 +15,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_jread.h"
+#include "ct_nfc.h"
 #include "ct_tokenizer.h"
 #include "ct_tokens.h"
 
@@ -81,6 +82,44 @@ static void test_jread_bad(void **state)
 	assert_int_equal(ct_jread_parse("[1,2,3]", 7, 3, &j), CT_ETOOBIG);
 	assert_int_equal(ct_jread_parse("[1,2,3]", 7, 4, &j), 0);
 	ct_jread_free(j);
+}
+
+/* ---- NFC ----------------------------------------------------------------- */
+
+static void test_nfc(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} v[] = {
+		{ "plain ascii, é and 中文", "plain ascii, é and 中文" },
+		{ "e\xcc\x81", "\xc3\xa9" },				/* e + acute */
+		{ "\xe2\x84\xa6", "\xce\xa9" },				/* ohm sign: singleton */
+		{ "x\xcc\x81\xcc\xa3", "x\xcc\xa3\xcc\x81" },		/* canonical order */
+		{ "\xe1\xb8\x8b\xcc\xa3", "\xe1\xb8\x8d\xcc\x87" },	/* d dot-above + below */
+		{ "\xe0\xa5\x98", "\xe0\xa4\x95\xe0\xa4\xbc" },	/* excluded composite */
+		{ "\xe1\x84\x80\xe1\x85\xa1\xe1\x86\xa8", "\xea\xb0\x81" },	/* Hangul L V T */
+		{ "\xea\xb0\x80\xe1\x86\xa8", "\xea\xb0\x81" },	/* Hangul LV + T */
+		{ "\xcc\x81" "e", "\xcc\x81" "e" },				/* leading mark stays */
+		{ "a\xcc\x8a\xcc\x81", "\xc7\xbb" },			/* a ring acute */
+		{ "\xff\xcc\x81" "e\xcc\x81\xc3", "\xff\xcc\x81\xc3\xa9\xc3" },	/* bad bytes kept */
+	};
+	uint32_t seg[64];
+	struct ct_buf b;
+
+	(void)state;
+	ct_buf_init(&b, 0);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t n = strlen(v[i].in);
+
+		ct_buf_reset(&b);
+		assert_int_equal(ct_nfc((const unsigned char *)v[i].in, n, &b, seg), 0);
+		if (b.len != strlen(v[i].want) || memcmp(b.data, v[i].want, b.len) != 0)
+			fail_msg("NFC of vector %zu is wrong", i);
+		assert_int_equal(ct_nfc_is_inert((const unsigned char *)v[i].in, n), i == 0);
+		assert_int_equal(seg[0], 0);
+		assert_int_equal(seg[b.len], n);
+	}
+	ct_buf_free(&b);
 }
 
 /* ---- version 2 token files --------------------------------------------------- */
@@ -302,21 +341,32 @@ static void test_hf_pretokenizers(void **state)
 }
 
 /* Feeding random text in parts of many sizes gives the ids of one call:
- * added tokens, white-space runs and digits across every cut. */
-static void test_hf_parts(void **state)
+ * added tokens, white-space runs, digits and (with NFC) combining marks
+ * across every cut. */
+static void parts_equal_whole(const char *name, int nfc)
 {
 	static const char *const bits[] = {
 		"ab", "abc", " the", "<|x|>", "<|x|>y", "<|x", "|>", "  ", "\n", "\r\n", " \n ",
 		"   \n\n  ", "\t", "123", "4567", "'LL", "'s", "(", "ü", "中文", "\xff", "x", "y",
-		"...", "!\n",
+		"...", "!\n", "e\xcc\x81", "\xcc\xa3", "\xcc\x81\xcc\x81", "\xe2\x84\xa6",
+		"\xea\xb0\x80", "\xe1\x86\xa8", "\xe1\x84\x80\xe1\x85\xa1",
 	};
 	struct ct_tokenizer *tk;
-	char text[6000];
+	char text[6000], *j = hf_json(NULL, "", ""), *at = strstr(j, "\"normalizer\": null");
 	size_t n = 0;
 	uint32_t x = 99;
 
-	(void)state;
-	assert_int_equal(open_json("parts", hf_json(NULL, "", ""), &tk), 0);
+	if (nfc) {
+		struct ct_buf b;
+
+		ct_buf_init(&b, 0);
+		ct_buf_append(&b, j, (size_t)(at - j));
+		ct_buf_appendf(&b, "\"normalizer\": {\"type\": \"NFC\"}%s",
+			       at + strlen("\"normalizer\": null"));
+		free(j);
+		j = (char *)ct_buf_steal(&b, NULL);
+	}
+	assert_int_equal(open_json(name, j, &tk), 0);
 	while (n < sizeof(text) - 16) {
 		const char *w;
 
@@ -347,6 +397,13 @@ static void test_hf_parts(void **state)
 		ct_tokvec_free(&whole);
 	}
 	ct_tokenizer_free(tk);
+}
+
+static void test_hf_parts(void **state)
+{
+	(void)state;
+	parts_equal_whole("parts", 0);
+	parts_equal_whole("parts_nfc", 1);
 }
 
 /* What the engine does not implement is refused, by name. */
@@ -392,6 +449,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jread),
 		cmocka_unit_test(test_jread_bad),
+		cmocka_unit_test(test_nfc),
 		cmocka_unit_test(test_tokens_v2),
 		cmocka_unit_test(test_hf_small),
 		cmocka_unit_test(test_hf_pretokenizers),
