@@ -261,7 +261,7 @@ static int encode_text(const struct ct_bpe *b, const unsigned char *p, size_t i,
 		       size_t n, int final, struct ct_tokvec *out, size_t *done)
 {
 	struct ct_buf nb;
-	uint32_t *cut;
+	uint32_t *cut = NULL;
 	size_t stop = n, d = 0;
 	int rc;
 
@@ -272,13 +272,13 @@ static int encode_text(const struct ct_bpe *b, const unsigned char *p, size_t i,
 	*done = i;
 	if (stop <= i)
 		return 0;
-	cut = malloc((3 * (stop - i) + 1) * sizeof(*cut));
-	if (cut == NULL)
+	cut = final ? NULL : malloc((3 * (stop - i) + 1) * sizeof(*cut));
+	if (!final && cut == NULL)
 		return CT_ENOMEM;
 	ct_buf_init(&nb, 0);
 	rc = ct_nfc(p + i, stop - i, &nb, cut);
 	if (rc == 0)
-		rc = encode_segment(b, nb.data, 0, nb.len, final, final ? NULL : cut, out, &d);
+		rc = encode_segment(b, nb.data, 0, nb.len, final, cut, out, &d);
 	if (rc == 0)
 		*done = final ? n : i + cut[d];
 	ct_buf_free(&nb);
