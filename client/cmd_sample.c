@@ -22,7 +22,8 @@
 static void sample_help(FILE *f)
 {
 	fprintf(f,
-		"usage: ctune sample --model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
+		"usage: ctune sample --model M.bin [--tokenizer bytes|gpt2|TOKENIZER.json]\n"
+		"                    [--prompt TEXT]\n"
 		"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
 		"                    [--device cpu|opencl[:N]]\n\n"
 		"Generate N tokens (default 64) after TEXT with the model and print the\n"
@@ -31,8 +32,10 @@ static void sample_help(FILE *f)
 		"(default 40; 0 = all), draws from seed S (default 1). The choice is made\n"
 		"on the host in fixed-order arithmetic, so one seed gives the same text\n"
 		"on every device. The tokenizer defaults to the one the model's\n"
-		"vocabulary implies (V = 256: bytes, V = 50257: gpt2). An empty prompt\n"
-		"starts from the end-of-text token (bytes: a newline).\n");
+		"vocabulary implies (V = 256: bytes, V = 50257: gpt2); a Hugging Face\n"
+		"tokenizer.json (or its directory) whose vocabulary fits the model's may\n"
+		"be named instead. An empty prompt starts from the end-of-text token\n"
+		"(bytes: a newline).\n");
 }
 
 static int usage(const char *what)

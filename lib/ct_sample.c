@@ -299,8 +299,15 @@ int ct_sample_text(const struct ct_gpt2 *model, const struct ct_tokenizer *tk,
 	rc = ct_sample_prompt(tk, prompt, n, &in);
 	if (rc == 0)
 		rc = ct_sample_generate(model, device, in.v, in.n, p, NULL, NULL, &gen);
-	if (rc == 0)
-		rc = ct_tokenizer_decode(tk, gen.v, gen.n, text);
+	for (size_t i = 0; rc == 0 && i < gen.n; i++) {
+		size_t len;
+		const unsigned char *b = ct_tokenizer_token(tk, (int)gen.v[i], &len);
+
+		/* an id with no text (a padded vocabulary's, a hole of a
+		 * tokenizer.json) prints nothing */
+		if (b != NULL)
+			rc = ct_buf_append(text, b, len);
+	}
 	ct_tokvec_free(&in);
 	ct_tokvec_free(&gen);
 	return rc;

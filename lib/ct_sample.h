@@ -91,7 +91,8 @@ int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n
 /* Text in, text out: encode `prompt` (n bytes) with tk, generate with
  * ct_sample_generate() and append the decoded new tokens to *text (the
  * prompt itself is not copied; an empty one as in ct_sample_prompt()). The tokenizer's
- * vocabulary must not exceed the model's (CT_EMISMATCH). */
+ * vocabulary must not exceed the model's (CT_EMISMATCH); an id the
+ * tokenizer has no text for (padding past its vocabulary) adds nothing. */
 int ct_sample_text(const struct ct_gpt2 *model, const struct ct_tokenizer *tk,
 		   const char *device, const char *prompt, size_t n,
 		   const struct ct_sample_params *p, struct ct_buf *text);

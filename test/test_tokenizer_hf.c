@@ -16,6 +16,7 @@
 #include "ct_file.h"
 #include "ct_jread.h"
 #include "ct_nfc.h"
+#include "ct_sample.h"
 #include "ct_tokenizer.h"
 #include "ct_tokens.h"
 
@@ -406,6 +407,58 @@ static void test_hf_parts(void **state)
 	parts_equal_whole("parts_nfc", 1);
 }
 
+/* Sampling with a tokenizer.json: the prompt's added token and text go
+ * in, the new ids come out as text; a tokenizer bigger than the model is
+ * refused. */
+static void test_hf_sample(void **state)
+{
+	struct ct_gpt2_config cfg = CT_TEST_TINY_CONFIG;
+	struct ct_gpt2 model = { 0 };
+	struct ct_sample_params sp;
+	struct ct_tokenizer *tk;
+	struct ct_tokvec in = { 0 }, gen = { 0 };
+	struct ct_buf text, want;
+
+	(void)state;
+	cfg.V = 304;
+	cfg.Vp = 320;
+	ct_buf_init(&text, 0);
+	assert_int_equal(ct_gpt2_alloc(&model, &cfg), 0);
+	assert_int_equal(ct_gpt2_init_random(&cfg, 3, model.params), 0);
+	assert_int_equal(open_json("sample", hf_json(NULL, "", ""), &tk), 0);
+	ct_sample_params_default(&sp);
+	sp.ntokens = 12;
+	sp.top_k = 0;
+	assert_int_equal(ct_sample_text(&model, tk, "cpu", "ab<|x|>y the", 12, &sp, &text), 0);
+	/* the same ids by hand: prompt 300 ("ab"), 4 ("<|x|>y"), 302 e */
+	assert_int_equal(ct_sample_prompt(tk, "ab<|x|>y the", 12, &in), 0);
+	assert_int_equal(in.n, 4);
+	assert_int_equal(in.v[1], 4);
+	assert_int_equal(ct_sample_generate(&model, "cpu", in.v, in.n, &sp, NULL, NULL, &gen), 0);
+	assert_int_equal(gen.n, 12);
+	ct_buf_init(&want, 0);
+	for (size_t i = 0; i < gen.n; i++) {
+		size_t len;
+		const unsigned char *b = ct_tokenizer_token(tk, (int)gen.v[i], &len);
+
+		if (b != NULL)	/* holes (ids 0-2, 5-9) print nothing */
+			ct_buf_append(&want, b, len);
+	}
+	assert_int_equal(text.len, want.len);
+	if (want.len > 0)
+		assert_memory_equal(text.data, want.data, want.len);
+	ct_buf_free(&want);
+	ct_tokvec_free(&in);
+	ct_tokvec_free(&gen);
+	ct_buf_reset(&text);
+	model.cfg.V = 300;
+	assert_int_equal(ct_sample_text(&model, tk, "cpu", "ab", 2, &sp, &text), CT_EMISMATCH);
+	model.cfg.V = 304;
+	ct_tokenizer_free(tk);
+	ct_gpt2_free(&model);
+	ct_buf_free(&text);
+}
+
 /* What the engine does not implement is refused, by name. */
 static void test_hf_refused(void **state)
 {
@@ -454,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_hf_small),
 		cmocka_unit_test(test_hf_pretokenizers),
 		cmocka_unit_test(test_hf_parts),
+		cmocka_unit_test(test_hf_sample),
 		cmocka_unit_test(test_hf_refused),
 	};
 
