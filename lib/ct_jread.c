@@ -8,6 +8,8 @@
 #include "config.h"
 #include "ct_jread.h"
 #include "ct_err.h"
+#include "ct_hash.h"
+#include "ct_unicode.h"
 #include "ct_utf8.h"
 
 #include <stdint.h>
@@ -62,30 +64,20 @@ static int new_node(struct ct_jread *j, enum ct_jread_type t, int *id)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Four hex digits at s[0..4) into *v; -1 when not. */
 static int hex4(const char *s, size_t avail, uint32_t *v)
 {
+	char hex[5];
+	unsigned char b[2];
+
 	*v = 0;
 	if (avail < 4)
 		return -1;
-	for (int k = 0; k < 4; k++) {
-		int h = hexval(s[k]);
-
-		if (h < 0)
-			return -1;
-		*v = *v << 4 | (uint32_t)h;
-	}
+	memcpy(hex, s, 4);
+	hex[4] = '\0';
+	if (ct_hex_decode(hex, b, 2) < 0)
+		return -1;
+	*v = (uint32_t)b[0] << 8 | b[1];
 	return 0;
 }
 
@@ -366,7 +358,7 @@ int ct_jread_str(const struct ct_jread *j, int s, struct ct_buf *out)
 		const char *bs = memchr(p, '\\', (size_t)(end - p));
 		unsigned char u[4];
 		uint32_t cp;
-		size_t k, len;
+		size_t k;
 
 		if (bs == NULL)
 			return ct_buf_append(out, p, (size_t)(end - p));
@@ -374,27 +366,8 @@ int ct_jread_str(const struct ct_jread *j, int s, struct ct_buf *out)
 		k = unescape(bs, (size_t)(end - bs), &cp);
 		if (k == 0)	/* checked by the parse */
 			return ct_error(CT_EFORMAT, "JSON: bad escape");
-		if (cp < 0x80) {
-			u[0] = (unsigned char)cp;
-			len = 1;
-		} else if (cp < 0x800) {
-			u[0] = (unsigned char)(0xC0 | cp >> 6);
-			u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 2;
-		} else if (cp < 0x10000) {
-			u[0] = (unsigned char)(0xE0 | cp >> 12);
-			u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 3;
-		} else {
-			u[0] = (unsigned char)(0xF0 | cp >> 18);
-			u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-			u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-			u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 4;
-		}
 		if (rc == 0)
-			rc = ct_buf_append(out, u, len);
+			rc = ct_buf_append(out, u, ct_utf8_encode(cp, u));
 		p = bs + k;
 	}
 	return rc;

@@ -209,30 +209,9 @@ static int append_utf8(struct ct_buf *out, const uint32_t *v, size_t n)
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		uint32_t cp = v[i];
 		unsigned char u[4];
-		size_t len;
 
-		if (cp < 0x80) {
-			u[0] = (unsigned char)cp;
-			len = 1;
-		} else if (cp < 0x800) {
-			u[0] = (unsigned char)(0xC0 | cp >> 6);
-			u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 2;
-		} else if (cp < 0x10000) {
-			u[0] = (unsigned char)(0xE0 | cp >> 12);
-			u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 3;
-		} else {
-			u[0] = (unsigned char)(0xF0 | cp >> 18);
-			u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-			u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-			u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-			len = 4;
-		}
-		rc = ct_buf_append(out, u, len);
+		rc = ct_buf_append(out, u, ct_utf8_encode(v[i], u));
 	}
 	return rc;
 }

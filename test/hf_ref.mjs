@@ -21,6 +21,7 @@
 //       case-insensitive contractions match): ctune follows the Rust one.
 import { TokenizerLoader } from "@lenml/tokenizers";
 import fs from "node:fs";
+import { benchEncode, compareDocs } from "./token_ref.mjs";
 
 const [cmd, ...args] = process.argv.slice(2);
 
@@ -32,56 +33,15 @@ function load(dir) {
 	});
 }
 
-function readTokens(path) {
-	const b = fs.readFileSync(path);
-	const hdr = new Int32Array(b.buffer, b.byteOffset, 256);
-	const width = hdr[1] === 2 ? 4 : 2;
-	if (hdr[0] !== 20240520 || (hdr[1] !== 1 && hdr[1] !== 2))
-		throw new Error(`${path}: not a token file`);
-	if (b.length !== 1024 + width * hdr[2])
-		throw new Error(`${path}: size does not match the count`);
-	const body = b.buffer.slice(b.byteOffset + 1024, b.byteOffset + b.length);
-	return width === 4 ? new Uint32Array(body) : new Uint16Array(body);
-}
-
 function compare(dir, eot, binPath, files) {
 	const tk = load(dir);
-	const got = readTokens(binPath);
 	const show = (ids) => `[${Array.from(ids).join(" ")}] ${JSON.stringify(tk.decode(Array.from(ids)))}`;
-	let at = 0, total = 0;
-	for (const f of files) {
-		const text = fs.readFileSync(f, "utf8");
-		const ids = tk.encode(text, { add_special_tokens: false });
-		const want = eot >= 0 ? [eot, ...ids] : ids;
-		for (let i = 0; i < want.length; i++, at++) {
-			if (got[at] !== want[i]) {
-				const a = Math.max(0, i - 5);
-				console.log(`MISMATCH in ${f}, token ${i} (file position ${at}):\n` +
-					`  hf:    ${show(want.slice(a, i + 5))}\n` +
-					`  ctune: ${show(got.slice(at - (i - a), at + 5))}`);
-				process.exit(1);
-			}
-		}
-		total += want.length;
-	}
-	if (got.length !== total) {
-		console.log(`MISMATCH: ctune wrote ${got.length} tokens, hf makes ${total}`);
-		process.exit(1);
-	}
-	console.log(`identical: ${total} tokens from ${files.length} files`);
+	compareDocs(binPath, files, eot, (t) => tk.encode(t, { add_special_tokens: false }), show, "hf");
 }
 
 function bench(dir, file, rounds) {
 	const tk = load(dir);
-	const text = fs.readFileSync(file, "utf8");
-	const mb = Buffer.byteLength(text) / 1e6;
-	let best = Infinity;
-	for (let r = 0; r < rounds; r++) {
-		const t0 = process.hrtime.bigint();
-		tk.encode(text, { add_special_tokens: false });
-		best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
-	}
-	console.log(`hf ${(mb / best).toFixed(2)}`);
+	benchEncode("hf", file, rounds, (t) => tk.encode(t, { add_special_tokens: false }));
 }
 
 function synth(out) {

@@ -23,4 +23,4 @@ test_test_tokenizer_hf_LDADD = $(CT_TEST_LIBS)
 endif
 dist_check_SCRIPTS += test/tokenizer_hf.sh
 TESTS += test/tokenizer_hf.sh
-EXTRA_DIST += test/hf_ref.mjs test/tokenizer_corpus.sh
+EXTRA_DIST += test/hf_ref.mjs test/token_ref.mjs test/tokenizer_corpus.sh

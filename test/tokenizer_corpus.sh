@@ -5,6 +5,9 @@
 # at a line end, kept only when it is valid UTF-8 (the references take
 # strings). `corpus_check FILE...` prints the size and fails (returns 1)
 # below MIN_BYTES bytes or MIN_NONASCII_PERCENT non-ASCII bytes.
+# `corpus_make DIR REF` does both, adding the stress text of `node REF
+# synth` and a 2.5 MB document of all of it (across ctune's 1 MiB blocks);
+# the files are then "$DIR"/*.
 
 corpus_n=0
 
@@ -51,4 +54,16 @@ corpus_check() {
 		echo "FAIL: corpus has too little non-ASCII text ($nonascii of $bytes bytes): translated man pages missing?"
 		return 1
 	fi
+}
+
+corpus_make() {
+	local dir=$1 ref=$2
+	corpus_add_debian "$dir"
+	(cd "$top_srcdir/test" && node "$ref" synth "$dir/900-synth.txt") || {
+		echo "FAIL: synth"
+		return 1
+	}
+	cat "$dir"/* "$dir"/* "$dir"/* "$dir"/* | head -c 2500000 | sed '$d' >"$dir/999-big.txt"
+	MIN_BYTES=$((MIN_BYTES + 2500000))
+	corpus_check "$dir"/*
 }

@@ -34,14 +34,8 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/corpus"
-corpus_add_debian "$T/corpus"
-(cd "$top_srcdir/test" && node "$REF" synth "$T/corpus/900-synth.txt") || fail "synth"
-cat "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* | head -c 2500000 | sed '$d' \
-	>"$T/corpus/999-big.txt"
-
+corpus_make "$T/corpus" "$REF" || exit 1
 files=("$T"/corpus/*)
-MIN_BYTES=$((MIN_BYTES + 2500000))
-corpus_check "${files[@]}" || exit 1
 bytes=$corpus_bytes
 
 "$CTUNE" tokens encode --tokenizer gpt2 "${files[@]}" --out "$T/all.bin" || fail "encode"
