@@ -15,6 +15,8 @@
  *                     (passes the single-result checks; colluders agree)
  *             nudge   base + 0.9 * (honest - base): passes every check of
  *                     a single result, but is not the honest result
+ *             ulp     base moved by one ulp towards the honest weights
+ *                     (a near-zero update with the honest signs)
  *             nan     the honest weights with one NaN
  *             shape   a delta for another model config (one more layer)
  *       HP: steps= batch= seq= lr= beta1= beta2= eps= weight_decay=
@@ -136,6 +138,9 @@ static int craft(const char *mode, const float *base, float *w, size_t n)
 	} else if (strcmp(mode, "flip") == 0) {
 		for (size_t i = 0; i < n; i++)
 			w[i] = base[i] - (w[i] - base[i]);
+	} else if (strcmp(mode, "ulp") == 0) {
+		for (size_t i = 0; i < n; i++)
+			w[i] = w[i] == base[i] ? base[i] : nextafterf(base[i], w[i]);
 	} else if (strcmp(mode, "nan") == 0) {
 		w[n / 2] = NAN;
 	} else if (strcmp(mode, "nudge") == 0) {
