@@ -240,10 +240,12 @@ int ct_cmd_tokens_encode(int argc, char **argv)
 static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 		      struct ct_afile *af)
 {
-	static uint32_t ids[DECODE_CHUNK];
+	uint32_t *ids = malloc(DECODE_CHUNK * sizeof(*ids));
 	struct ct_buf b;
 	int rc = 0;
 
+	if (ids == NULL)
+		return CT_ENOMEM;
 	ct_buf_init(&b, 0);
 	for (uint64_t i = 0; i < t->n && rc == 0; i += DECODE_CHUNK) {
 		size_t k = t->n - i < DECODE_CHUNK ? (size_t)(t->n - i) : DECODE_CHUNK;
@@ -260,6 +262,7 @@ static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 			rc = ct_error_errno("standard output");
 	}
 	ct_buf_free(&b);
+	free(ids);
 	if (rc == 0 && af == NULL && fflush(stdout) != 0)
 		rc = ct_error_errno("standard output");
 	return rc;
