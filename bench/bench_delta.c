@@ -1,5 +1,5 @@
 /*
- * bench_delta - size and speed of the result upload encodings (lib/ct_delta).
+ * bench_delta - size and speed of the result upload encodings (engine/ct_delta).
  *
  * Synthetic weights w ~ N(0, 0.02) (GPT-2's init scale) and a trained
  * result w + N(0, 0.02 * rel) for rel = 1e-4, 1e-3, 1e-2 (a fine-tuning WU

@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
-	/* a strong reference: link the OpenCL backend out of libctune.a */
+	/* the OpenCL backend must be complete */
 	if (ct_ocl_backend_ops.name == NULL)
 		return 1;
 	printf("B=%d T=%d, %d timed steps after one warm-up; LoRA alpha = r, targets 0x%x\n\n",

@@ -1,5 +1,5 @@
 /*
- * bench_sample.c - sampling speed of `ctune sample` (lib/ct_sample.h):
+ * bench_sample.c - sampling speed of `ctune sample` (engine/ct_sample.h):
  * tokens generated per second on the C reference ("cpu") and on the
  * OpenCL backend, for the demo's byte-level model (L=2, C=64, V=256,
  * maxT=64), a small GPT-2 (L=4, C=256) and GPT-2 124M's shape (L=12,

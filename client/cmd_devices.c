@@ -1,7 +1,7 @@
 /*
  * cmd_devices.c - `ctune devices`: list the OpenCL platforms and devices
  * with their properties and run the conformance self-test on each
- * (lib/ct_ocl_selftest.h), printing conforming / not conforming.
+ * (engine/ct_ocl_selftest.h), printing conforming / not conforming.
  *
  *   ctune devices [--no-selftest] [--device opencl:N] [--digest]
  *

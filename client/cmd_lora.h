@@ -5,7 +5,7 @@
  *
  * The adapter file is exactly what a volunteer uploads for a LoRA work
  * unit, lossless (ct_lora_result_encode): a ct_delta file of kind
- * CT_DELTA_LORA (lib/ct_delta.h)
+ * CT_DELTA_LORA (engine/ct_delta.h)
  * holding the trained adapters as a delta against the initial adapters
  * ct_lora_init(config, {rank, alpha, targets}, seed), with the base
  * model's SHA-256, its config and the LoRA section in the header. So it is

@@ -1,6 +1,6 @@
 /*
  * cmd_sample.c - `ctune sample`: generate text from a checkpoint
- * (lib/ct_sample.h). The prompt is echoed, then each new token is printed
+ * (engine/ct_sample.h). The prompt is echoed, then each new token is printed
  * as it is chosen; the same seed prints the same text on every device.
  */
 #include "config.h"

@@ -2,7 +2,7 @@
  * cmd_train.c - `ctune train`, `ctune eval` and `ctune model`: run one work
  * unit locally, evaluate a checkpoint, create or inspect checkpoints.
  *
- * These are thin wrappers over lib/ct_engine.h (the same runner the daemon
+ * These are thin wrappers over engine/ct_engine.h (the same runner the daemon
  * uses), so a volunteer or an operator can reproduce any work unit by hand.
  * Errors print one line naming the problem and exit non-zero; outputs are
  * written atomically, so a failed run leaves no partial file.

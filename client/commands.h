@@ -8,10 +8,11 @@
  * environment so that every subcommand sees them the same way:
  *   CTUNE_DIR   the state directory chosen with `ctune --dir DIR`.
  *
- * Owners: attach/detach/run/status/saver/suspend/resume/quit are CLIENT's (client/cmd_*.c);
- * train/eval/model are ENGINE's (client/cmd_train.c); devices is OPENCL's
- * (client/cmd_devices.c). main.c references the others' functions weakly, so
- * ctune links and says "not built in" until their files are in the build.
+ * Where they live: attach/detach (client/cmd_attach.c), run (cmd_run.c),
+ * status/saver/suspend/resume/quit (cmd_status.c), train/eval/model
+ * (cmd_train.c, LoRA parts in cmd_lora.c), devices (cmd_devices.c), tokens
+ * (cmd_tokens.c), sample (cmd_sample.c); all in client/libctclient.a, listed
+ * in main.c's command table.
  */
 #ifndef CT_CLIENT_COMMANDS_H
 #define CT_CLIENT_COMMANDS_H

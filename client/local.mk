@@ -1,7 +1,7 @@
 # client/ rules (included by the top-level Makefile.am): `ctune`, the
 # volunteer client. Its modules go into client/libctclient.a so the unit tests
-# (test/client.mk) link the same code; main.c and the cmd_*.c files are the
-# CLI. ENGINE and OPENCL append their subcommand files to ctune_SOURCES.
+# (test/client.mk) link the same code, the cmd_*.c files (the subcommands)
+# included; ctune is main.c, its command table, + that library.
 noinst_LIBRARIES += client/libctclient.a
 client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS) $(LIBSYSTEMD_CFLAGS)
 client_libctclient_a_SOURCES = \
@@ -26,19 +26,20 @@ client_libctclient_a_SOURCES = \
 	client/cl_xsaver.c client/cl_xsaver.h
 client_libctclient_a_SOURCES += client/cl_lora.c client/cl_lora.h
 
-bin_PROGRAMS += ctune
-ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
-ctune_SOURCES = \
-	client/main.c client/commands.h \
+client_libctclient_a_SOURCES += \
 	client/cmd_attach.c \
 	client/cmd_run.c \
 	client/cmd_status.c
-ctune_SOURCES += client/cmd_train.c
-ctune_SOURCES += client/cmd_lora.c client/cmd_lora.h
-ctune_SOURCES += client/cmd_devices.c
-ctune_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
-ctune_SOURCES += client/cmd_sample.c
-ctune_LDADD = client/libctclient.a lib/libctune.a $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS) $(CT_DEP_LIBS)
+client_libctclient_a_SOURCES += client/cmd_train.c
+client_libctclient_a_SOURCES += client/cmd_lora.c client/cmd_lora.h
+client_libctclient_a_SOURCES += client/cmd_devices.c
+client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
+client_libctclient_a_SOURCES += client/cmd_sample.c
+
+bin_PROGRAMS += ctune
+ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)
+ctune_SOURCES = client/main.c client/commands.h
+ctune_LDADD = client/libctclient.a $(CT_CORE_LIBS) $(CURL_LIBS) $(CT_X11_LIBS) $(LIBSYSTEMD_LIBS) $(CT_DEP_LIBS)
 
 # Optional X11 screensaver-extension idle source.
 CT_X11_CFLAGS =

@@ -6,7 +6,7 @@
 #   html/embed.sh OUT.c SRCDIR FILE...
 #
 # Writes OUT.c defining `const struct ct_web_asset ct_web_assets[]` (see
-# server/web.h), one entry per FILE: its name (the path under SRCDIR), its
+# server/web/web.h), one entry per FILE: its name (the path under SRCDIR), its
 # bytes (NUL-terminated, so templates can be used as C strings) and length.
 # Byte-exact through od; POSIX sh + od + sed; written to a temp file and
 # renamed.

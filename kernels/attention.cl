@@ -6,7 +6,7 @@
 /*
  * attention.cl - causal self-attention without the (B,NH,T,T) matrices: the
  * device twins of ct_attention_forward_recompute() and
- * ct_attention_backward_recompute() (lib/ct_attention.c, contract in
+ * ct_attention_backward_recompute() (engine/ct_attention.c, contract in
  * ct_model.h), bit-identical to them.
  *
  * Forward keeps per query row the softmax max and sum (stat (B,NH,T,2));

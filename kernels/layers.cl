@@ -5,8 +5,8 @@
 #endif
 /*
  * layers.cl - every layer of the model except the matrix products, as
- * forward/backward kernels that reproduce the C reference (lib/ct_model.h,
- * lib/ct_layers.c) bit for bit: each output element is computed by one
+ * forward/backward kernels that reproduce the C reference (engine/ct_model.h,
+ * engine/ct_layers.c) bit for bit: each output element is computed by one
  * work-item with exactly the reference's chain of operations (sequential
  * sums from index 0, explicit fma only where the reference has fmaf,
  * ct_expf/ct_logf/ct_tanhf from ct_math.clh). Parallelism is only across

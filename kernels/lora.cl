@@ -1,6 +1,6 @@
 #pragma OPENCL FP_CONTRACT OFF
 /*
- * lora.cl - the one kernel LoRA adds (lib/ct_ocl_lora.c): x[i] = x[i] * s,
+ * lora.cl - the one kernel LoRA adds (engine/ct_ocl_lora.c): x[i] = x[i] * s,
  * the scaling of the adapter's rank-r activations and their gradient
  * (ct_lora_model.h). The products themselves run on matmul.cl's kernel and
  * the output add on ct_residual_fwd, so they are bit-identical to the C

@@ -4,7 +4,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #endif
 /*
- * matmul.cl - the matrix products of the model (ARITH.md rule 4).
+ * matmul.cl - the matrix products of the model (each a dot as in
+ * doc/workunit.md §3 "Arithmetic rules").
  *
  * One kernel, ct_mm, computes every product the model needs:
  *   out[m, n] = init + sum_{k=0..K-1} A[m, k] * B[k, n]

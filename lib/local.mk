@@ -1,5 +1,8 @@
-# lib/: code shared by server and client (see lib/*.h for each module).
-# Helpers appending modules add them to lib_libctune_a_SOURCES below.
+# lib/: utilities and file formats shared by server, client and engine:
+# errors, logging, buffers, time, UTF-8, hashing, gzip/zlib, atomic files,
+# config files, safe XML, Unix sockets, token files and tokenizers (bytes,
+# GPT-2 BPE, Hugging Face tokenizer.json with its JSON reader and NFC),
+# weight averaging. Nothing here depends on engine/.
 noinst_LIBRARIES += lib/libctune.a
 lib_libctune_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 lib_libctune_a_SOURCES = \
@@ -9,6 +12,20 @@ lib_libctune_a_SOURCES = \
 	lib/ct_time.c lib/ct_time.h \
 	lib/ct_le.h \
 	lib/ct_utf8.c lib/ct_utf8.h
-include lib/delta.mk
-include lib/util.mk
-include lib/engine.mk
+lib_libctune_a_SOURCES += \
+	lib/ct_avg.c lib/ct_avg.h
+lib_libctune_a_SOURCES += \
+	lib/ct_hash.c lib/ct_hash.h \
+	lib/ct_gzip.c lib/ct_gzip.h \
+	lib/ct_file.c lib/ct_file.h \
+	lib/ct_conf.c lib/ct_conf.h \
+	lib/ct_xml.c lib/ct_xml.h \
+	lib/ct_unix.c lib/ct_unix.h
+lib_libctune_a_SOURCES += \
+	lib/ct_tokens.c lib/ct_tokens.h \
+	lib/ct_tokenizer.c lib/ct_tokenizer.h \
+	lib/ct_bpe.c lib/ct_bpe.h lib/ct_bpe_int.h \
+	lib/ct_bpe_load.c lib/ct_bpe_split.c lib/ct_bpe_hf.c \
+	lib/ct_jread.c lib/ct_jread.h \
+	lib/ct_nfc.c lib/ct_nfc.h lib/ct_nfc_tab.c \
+	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c

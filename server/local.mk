@@ -1,12 +1,11 @@
 # server/ rules (included by the top-level Makefile.am).
-# server/libctserver.a holds every server module but main.c, so the tests
-# link the same code; ctune-server is main.c + the daemons + that library.
-# DAEMONS: append your .c/.h files to ctune_server_SOURCES with += (roles.c
-# and sched.c reference the daemons' functions weakly, so they must be
-# linked as objects, not from the archive).
+# server/libctserver.a holds every server module but main.c (the scheduler,
+# the daemons, the commands and, from server/web/local.mk, the web front
+# end), each compiled once; ctune-server is main.c + that library, and the
+# tests link the same library.
 CT_SERVER_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) \
-	-I$(top_srcdir)/server
-CT_SERVER_LIBS = server/libctserver.a lib/libctune.a $(MARIADBD_LIBS) $(MHD_LIBS) \
+	-I$(top_srcdir)/server -I$(top_srcdir)/server/web
+CT_SERVER_LIBS = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CT_DEP_LIBS)
 
 noinst_LIBRARIES += server/libctserver.a
@@ -35,23 +34,24 @@ server_libctserver_a_SOURCES = \
 	server/cmd_job.c server/commands.h \
 	server/eval.c server/eval.h \
 	server/cmd_run.c server/cmd_run.h
-server_libctserver_a_SOURCES += server/sample.c server/sample.h server/web_samples.c
+server_libctserver_a_SOURCES += server/sample.c server/sample.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
-bin_PROGRAMS += ctune-server
-ctune_server_SOURCES = server/main.c
-# DAEMONS' sources (objects, so roles.c's weak references resolve)
-ctune_server_SOURCES += server/transitioner.c server/validator.c \
+# The daemons (roles.c's role table, sched.c's adaptive replication)
+server_libctserver_a_SOURCES += server/transitioner.c server/validator.c \
 	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
 	server/quorum.c server/daemons.h \
 	server/vcheck.c server/vcheck.h server/purge.c
-ctune_server_SOURCES += server/lora_round.c server/lora_round.h
-ctune_server_SOURCES += server/robust_aside.c server/robust_aside.h
+server_libctserver_a_SOURCES += server/lora_round.c server/lora_round.h
+server_libctserver_a_SOURCES += server/robust_aside.c server/robust_aside.h
+
+bin_PROGRAMS += ctune-server
+ctune_server_SOURCES = server/main.c
 ctune_server_CFLAGS = $(CT_SERVER_CFLAGS)
 ctune_server_LDADD = $(CT_SERVER_LIBS)
-include server/web.mk
+include server/web/local.mk
 
 # Manual page.
 dist_man_MANS += server/ctune-server.8

@@ -15,11 +15,6 @@
 #include "db.h"
 #include "robust_aside.h"
 
-/* Setting aside (robust_aside.c) is the daemons' code, linked into
- * ctune-server but not into every test: weak, skipped when absent. */
-#pragma weak ct_robust_aside_caught
-#pragma weak ct_robust_aside_outlier
-
 int ct_robust_init(struct ct_robust *r, int k, size_t n)
 {
 	memset(r, 0, sizeof(*r));
@@ -136,7 +131,7 @@ int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t 
 	int out[CT_ROBUST_MAX_K], nout = 0, rc;
 	float *w;
 
-	rc = ct_robust_aside_caught ? ct_robust_aside_caught(db, jobid, idx) : 0;
+	rc = ct_robust_aside_caught(db, jobid, idx);
 	if (rc != 0 || k < 3 || k > CT_ROBUST_MAX_K)
 		return rc;
 	rc = conf ? ct_conf_get_double(conf, "daemons.robust_min_cos", 0.0, -1.0, 1.0,
@@ -175,7 +170,7 @@ int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t 
 	}
 	if (rc == 0 && nout > 0)
 		rc = report(db, jobid, idx, &r, out);
-	if (rc == 0 && nout > 0 && ct_robust_aside_outlier)
+	if (rc == 0 && nout > 0)
 		rc = ct_robust_aside_outlier(conf, db, jobid, idx, &r, out);
 	ct_robust_free(&r);
 	free(w);

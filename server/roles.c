@@ -1,10 +1,8 @@
 /*
  * roles.c - the role table and the threads that run roles (see roles.h).
  *
- * The daemon entry points live in files linked into ctune-server itself
- * (server/transitioner.c, ...), not in libctserver.a, so they are declared
- * weak here: a binary or test without them links, and ct_roles_run() says
- * "role not built" for a role whose function is NULL.
+ * Every role's entry point is linked in (server/libctserver.a); the table
+ * below lists them.
  */
 #include "roles.h"
 
@@ -23,13 +21,6 @@
 #include "server.h"
 #include "web.h"	/* ct_stats_export_run_once (the "stats" role) */
 #include "credit.h"	/* ct_credit_decay_run_once (the "credit_decay" role) */
-
-#pragma weak ct_transitioner_run_once
-#pragma weak ct_validator_run_once
-#pragma weak ct_assimilator_run_once
-#pragma weak ct_file_deleter_run_once
-#pragma weak ct_credit_decay_run_once
-#pragma weak ct_purge_run_once
 
 const struct ct_role ct_roles[] = {
 	{ .name = "http", .run_once = NULL, .idle_ms = 0 },

@@ -17,8 +17,8 @@
  * when it stops cleanly.
  *
  * The daemon functions are written in server/transitioner.c, validator.c,
- * assimilator.c and file_deleter.c. roles.c references them weakly, so the
- * binary links (and says "role not built") while one is missing.
+ * assimilator.c, file_deleter.c and purge.c, all in server/libctserver.a;
+ * roles.c's table ct_roles lists every role.
  */
 #ifndef CT_ROLES_H
 #define CT_ROLES_H

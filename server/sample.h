@@ -7,7 +7,7 @@
  *
  * A job's text settings live in table job_text: its tokenizer, and the
  * prompt and seed of its samples. Round 0 of round_sample is the base
- * model. Sampling runs on the CPU reference with lib/ct_sample.h
+ * model. Sampling runs on the CPU reference with engine/ct_sample.h
  * (temperature CT_JOB_SAMPLE_TEMPERATURE, top-k CT_JOB_SAMPLE_TOP_K,
  * daemons.sample_tokens tokens, default 64; 0 turns samples off).
  */

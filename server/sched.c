@@ -33,11 +33,6 @@
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
 
-/* Adaptive replication lives with the transitioner (daemons.h), linked
- * into ctune-server but not into every test: weak, skipped when absent. */
-#pragma weak ct_adaptive_decide
-#pragma weak ct_adaptive_apply
-
 struct ack {
 	const char *name;
 	int code;		/* 0: accepted */
@@ -412,8 +407,7 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 	uint32_t r;
 	int rc;
 
-	if (ct_adaptive_decide == NULL || ct_adaptive_apply == NULL ||
-	    t->c->consecutive_valid < 1)
+	if (t->c->consecutive_valid < 1)
 		return 0;
 	rc = ct_db_query_int(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
 			     "ON j.id=w.jobid WHERE w.id=?", "l", t->wuid);

@@ -47,7 +47,7 @@ endif
 check_PROGRAMS += test/cl_fake_server
 test_cl_fake_server_SOURCES = test/cl_fake_server.c
 test_cl_fake_server_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS)
-test_cl_fake_server_LDADD = lib/libctune.a $(MHD_LIBS) $(CT_DEP_LIBS)
+test_cl_fake_server_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CT_DEP_LIBS)
 
 # Real-process integration tests of the client (stand-in server + ctune run).
 CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh \

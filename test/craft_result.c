@@ -1,7 +1,7 @@
 /*
  * craft_result.c - a test helper (not installed) that plays a volunteer
  * for test/server_crafted.sh: it makes result files, honest or crafted to
- * cheat, in the upload format of lib/ct_delta.h, and recomputes the
+ * cheat, in the upload format of engine/ct_delta.h, and recomputes the
  * average the assimilator should take at the end of a round.
  *
  *   craft_result MODE BASE DATA OUT HP...     write one result file

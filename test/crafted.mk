@@ -5,7 +5,7 @@
 check_PROGRAMS += test/craft_result
 test_craft_result_SOURCES = test/craft_result.c
 test_craft_result_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
-test_craft_result_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+test_craft_result_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 
 CT_CRAFTED_SCRIPT_TESTS = test/server_crafted_embedded.sh test/server_crafted_mariadbd.sh
 dist_check_SCRIPTS += $(CT_CRAFTED_SCRIPT_TESTS)

@@ -18,30 +18,25 @@ test_test_avg_SOURCES = test/test_avg.c
 test_test_avg_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_avg_LDADD = $(CT_TEST_LIBS)
 
-# server/ pieces under test are compiled into the test itself (the daemons
-# are linked into ctune-server as objects, not from libctserver.a).
-test_test_credit_SOURCES = test/test_credit.c server/credit.c server/credit.h
+test_test_credit_SOURCES = test/test_credit.c
 test_test_credit_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_credit_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 
-test_test_quorum_SOURCES = test/test_quorum.c server/quorum.c server/daemons.h
+test_test_quorum_SOURCES = test/test_quorum.c
 test_test_quorum_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_quorum_LDADD = $(CT_TEST_LIBS)
+test_test_quorum_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 
-# the fixture test_daemons, test_vrace and test_lora_round share
-CT_DAEMON_FX_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
+# the fixture test_daemons, test_vrace and test_lora_round share, compiled
+# once into test/libctdaemonfx.a
+check_LIBRARIES += test/libctdaemonfx.a
+test_libctdaemonfx_a_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
+test_libctdaemonfx_a_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 
-test_test_daemons_SOURCES = test/test_daemons.c $(CT_DAEMON_FX_SOURCES) \
-	server/transitioner.c \
-	server/validator.c server/assimilator.c server/file_deleter.c \
-	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
+test_test_daemons_SOURCES = test/test_daemons.c
 test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_daemons_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+test_test_daemons_LDADD = test/libctdaemonfx.a $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 
-test_test_vrace_SOURCES = test/test_vrace.c $(CT_DAEMON_FX_SOURCES) \
-	server/transitioner.c \
-	server/validator.c server/assimilator.c server/file_deleter.c \
-	server/credit.c server/quorum.c server/lora_round.c server/vcheck.c server/purge.c
+test_test_vrace_SOURCES = test/test_vrace.c
 test_test_vrace_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_vrace_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+test_test_vrace_LDADD = test/libctdaemonfx.a $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 endif

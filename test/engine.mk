@@ -1,4 +1,4 @@
-# Unit tests of the training engine (helper "engine"): formats, portable
+# Unit tests of the training engine (engine/): formats, portable
 # math, the C reference model, work units with save/resume.
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
@@ -30,8 +30,7 @@ test_test_lora_SOURCES = test/test_lora.c test/ct_test_engine.h
 test_test_lora_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_lora_LDADD = $(CT_TEST_LIBS)
 
-test_test_cmd_train_SOURCES = test/test_cmd_train.c test/ct_test_engine.h \
-	client/cmd_train.c client/cmd_lora.c
+test_test_cmd_train_SOURCES = test/test_cmd_train.c test/ct_test_engine.h
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
-test_test_cmd_train_LDADD = $(CT_TEST_LIBS)
+test_test_cmd_train_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif

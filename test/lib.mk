@@ -20,7 +20,7 @@ test_test_utf8_SOURCES = test/test_utf8.c
 test_test_utf8_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_utf8_LDADD = $(CT_TEST_LIBS)
 
-# Utility modules (lib/util.mk).
+# Utility modules (lib/local.mk).
 CT_UTIL_TESTS = test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml
 check_PROGRAMS += $(CT_UTIL_TESTS)
 TESTS += $(CT_UTIL_TESTS)

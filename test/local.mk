@@ -1,7 +1,7 @@
 # test/: cmocka unit tests (test/test_<module>.c), integration and browser
 # tests. Each part of the tree keeps its test rules in test/<part>.mk.
 CT_TEST_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CMOCKA_CFLAGS)
-CT_TEST_LIBS = lib/libctune.a $(CT_DEP_LIBS) $(CMOCKA_LIBS)
+CT_TEST_LIBS = $(CT_CORE_LIBS) $(CT_DEP_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += test/ct_test.h
 
 include test/lib.mk

@@ -10,17 +10,13 @@ test_test_lora_merge_SOURCES = test/test_lora_merge.c
 test_test_lora_merge_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_lora_merge_LDADD = $(CT_TEST_LIBS)
 
-# The daemons on a LoRA job (embedded database; the daemons compiled in,
-# as in test_daemons).
+# The daemons on a LoRA job (embedded database, as in test_daemons).
 CT_LORA_SRV_TESTS += test/test_lora_round
 check_PROGRAMS += test/test_lora_round
 TESTS += test/test_lora_round
-test_test_lora_round_SOURCES = test/test_lora_round.c test/daemon_fixture.c \
-	test/daemon_fixture.h server/transitioner.c \
-	server/validator.c server/assimilator.c server/credit.c server/quorum.c \
-	server/lora_round.c server/vcheck.c
+test_test_lora_round_SOURCES = test/test_lora_round.c
 test_test_lora_round_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_lora_round_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+test_test_lora_round_LDADD = test/libctdaemonfx.a $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 
 # The client's side: a WU's LoRA elements into the engine's parameters.
 check_PROGRAMS += test/test_cl_lora
@@ -36,7 +32,7 @@ endif
 check_PROGRAMS += test/lora_tool
 test_lora_tool_SOURCES = test/lora_tool.c
 test_lora_tool_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
-test_lora_tool_LDADD = lib/libctune.a $(CT_DEP_LIBS)
+test_lora_tool_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 
 CT_LORA_SRV_IT = test/lora_e2e.sh
 dist_check_SCRIPTS += $(CT_LORA_SRV_IT)

@@ -1,4 +1,4 @@
-# Tests of the OpenCL part (helper "opencl"): the runtime, every kernel
+# Tests of the OpenCL backend (engine/ct_ocl*.c): the runtime, every kernel
 # against the C reference bit for bit, and whole work units on cpu vs opencl.
 # They run on PoCL here (POCL_DEVICES=pthread, shared POCL_CACHE_DIR, set in
 # AM_TESTS_ENVIRONMENT) and exit 77 (skip) on a machine without any OpenCL

@@ -4,7 +4,7 @@
 # test of the real binary on the embedded database and on a private
 # mariadbd. Included from test/local.mk.
 CT_SERVER_TEST_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS) \
-	-I$(top_srcdir)/server
+	-I$(top_srcdir)/server -I$(top_srcdir)/server/web
 CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS)
 
@@ -37,7 +37,7 @@ test_test_wg_SOURCES = test/test_wg.c
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_server_sample_SOURCES = test/test_server_sample.c server/quorum.c
+test_test_server_sample_SOURCES = test/test_server_sample.c
 test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
 

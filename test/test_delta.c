@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/ct_delta: the result upload format. Lossless round
+ * Unit tests for engine/ct_delta: the result upload format. Lossless round
  * trips are bit-exact (special values included) and verified by hash; int8
  * stays within half a quantisation step; every crafted or damaged file is
  * rejected without writing past the caller's array.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for ct_lora_merge (lib/ct_lora_merge.c): the exact lo-fi merge
+ * Unit tests for ct_lora_merge (engine/ct_lora_merge.c): the exact lo-fi merge
  * of K shards' adapters. For K = 1..4, several ranks and target sets it
  * must equal, bit for bit, a plain float32 loop written straight from the
  * header's formula (same order, fmaf), agree with the same merge computed

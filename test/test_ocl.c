@@ -1,5 +1,5 @@
 /*
- * test_ocl.c - the OpenCL runtime (lib/ct_ocl.c): device specs, device
+ * test_ocl.c - the OpenCL runtime (engine/ct_ocl.c): device specs, device
  * enumeration, error mapping, the embedded program source, and the
  * per-device program binary cache (hit, corrupt entry ignored and rebuilt).
  * Exits 77 (skip) when the machine has no OpenCL device.

@@ -1,6 +1,6 @@
 /*
  * test_ocl_kernels.c - every OpenCL kernel against its C reference layer
- * (lib/ct_layers.c), bit for bit (memcmp), on random inputs with awkward
+ * (engine/ct_layers.c), bit for bit (memcmp), on random inputs with awkward
  * sizes (not multiples of any block or vector width), with gradient
  * buffers that already hold values (backward functions add into them).
  *

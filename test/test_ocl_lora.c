@@ -262,7 +262,7 @@ static int setup(void **state)
 	int rc;
 
 	(void)state;
-	/* pull the backend out of libctune.a (the engine's reference is weak) */
+	/* the backend must offer LoRA */
 	if (ct_ocl_backend_ops.open_lora == NULL)
 		return -1;
 	if (spec != NULL)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for server/page_cache.c: single flight for the web content
+ * Unit tests for server/web/page_cache.c: single flight for the web content
  * cache. Many threads missing the same key at once run one build; a build
  * that ends (put or abandon) wakes the waiters; keys are independent.
  */

@@ -1,5 +1,5 @@
 /*
- * test_sample.c - the sampler's pieces (lib/ct_sample.h): the splitmix64
+ * test_sample.c - the sampler's pieces (engine/ct_sample.h): the splitmix64
  * uniform generator against the published splitmix64 outputs, the pick
  * rules (greedy, top-k, cumulative sum, NaN), and generation on the cpu
  * backend against a direct ct_model_forward() of the same context.

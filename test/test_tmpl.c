@@ -1,4 +1,4 @@
-/* Unit tests for server/tmpl: HTML escaping in text and attributes, the
+/* Unit tests for server/web/tmpl: HTML escaping in text and attributes, the
  * escaping printf, URL encoding, templates, credit and date formatting. */
 #include "ct_test.h"
 #include "ct_buf.h"

@@ -1,4 +1,4 @@
-/* Unit tests for server/web_json: string escaping (quotes, control bytes,
+/* Unit tests for server/web/web_json: string escaping (quotes, control bytes,
  * HTML-significant characters, invalid UTF-8), nesting and commas, numbers,
  * sticky errors. Outputs are compared byte for byte: the format is fully
  * specified, so any change is one a client of the API would see. */

@@ -1,4 +1,4 @@
-/* Unit tests for server/web_svg: the chart is well-formed XML (parsed with
+/* Unit tests for server/web/web_svg: the chart is well-formed XML (parsed with
  * libxml2), plots the points where they belong, escapes its labels, skips
  * non-finite points, says so when there is no data; nice ticks. */
 #include <math.h>

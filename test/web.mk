@@ -1,15 +1,17 @@
-# Tests of the web pages (server/tmpl.c, server/web*.c): cmocka unit tests
+# Tests of the web pages (server/web/): cmocka unit tests
 # of escaping, JSON and SVG; test_web_db, the web module on a real embedded
 # database; test_web_browser.sh, a real ctune-server driven by headless
 # chromium through playwright-core (test/package.json).
 # The fixture: a project populated through the server's own functions
 # (test/web_fixture.c), for test_web_db and web_seed.
-# server/credit.c is the validator's credit call (DAEMONS' module, linked
-# into ctune-server as an object, so the fixture compiles it itself).
-CT_WEB_FX_SOURCES = test/web_fixture.c test/web_fixture.h server/credit.c
-CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
+# Compiled once into test/libctwebfx.a (also linked by bench/bench_web).
+noinst_LIBRARIES += test/libctwebfx.a
+test_libctwebfx_a_SOURCES = test/web_fixture.c test/web_fixture.h
+test_libctwebfx_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
+test_libctwebfx_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
+CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
 CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
-CT_WEB_FX_LIBS = $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
+CT_WEB_FX_LIBS = test/libctwebfx.a $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
 
 if HAVE_CMOCKA
 CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg
@@ -18,33 +20,26 @@ TESTS += $(CT_WEB_TESTS)
 
 check_PROGRAMS += test/test_page_cache
 TESTS += test/test_page_cache
-test_test_page_cache_SOURCES = test/test_page_cache.c server/page_cache.c \
-	server/page_cache.h
-test_test_page_cache_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
-test_test_page_cache_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_page_cache_LDADD = $(CT_TEST_LIBS) -lpthread
+test_test_page_cache_SOURCES = test/test_page_cache.c
+test_test_page_cache_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_page_cache_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_tmpl_SOURCES = test/test_tmpl.c server/tmpl.c server/tmpl.h
-test_test_tmpl_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
-test_test_tmpl_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_tmpl_LDADD = $(CT_TEST_LIBS)
+test_test_tmpl_SOURCES = test/test_tmpl.c
+test_test_tmpl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_tmpl_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_web_json_SOURCES = test/test_web_json.c server/web_json.c \
-	server/web_json.h
-test_test_web_json_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
-test_test_web_json_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_web_json_LDADD = $(CT_TEST_LIBS)
+test_test_web_json_SOURCES = test/test_web_json.c
+test_test_web_json_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_web_json_LDADD = $(CT_SERVER_TEST_LIBS)
 
-test_test_web_svg_SOURCES = test/test_web_svg.c server/web_svg.c \
-	server/web_svg.h server/tmpl.c server/tmpl.h
-test_test_web_svg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
-test_test_web_svg_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_web_svg_LDADD = $(CT_TEST_LIBS)
+test_test_web_svg_SOURCES = test/test_web_svg.c
+test_test_web_svg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_web_svg_LDADD = $(CT_SERVER_TEST_LIBS)
 
 # In-process integration test: the web module on the fixture's database.
 check_PROGRAMS += test/test_web_db
 TESTS += test/test_web_db
-test_test_web_db_SOURCES = test/test_web_db.c $(CT_WEB_FX_SOURCES)
+test_test_web_db_SOURCES = test/test_web_db.c
 test_test_web_db_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_test_web_db_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_test_web_db_LDADD = $(CT_WEB_FX_LIBS)
@@ -54,9 +49,7 @@ endif
 # Browser tests: test/web_seed makes the project, the script serves it with
 # ctune-server and drives headless chromium (test/browser/web.mjs).
 check_PROGRAMS += test/web_seed
-# (server/quorum.c: the "e2e" job goes through `job submit`, whose
-# evaluation settings use ct_eval_batch, a daemon function)
-test_web_seed_SOURCES = test/web_seed.c $(CT_WEB_FX_SOURCES) server/quorum.c
+test_web_seed_SOURCES = test/web_seed.c
 test_web_seed_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_web_seed_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_web_seed_LDADD = $(CT_WEB_FX_LIBS)

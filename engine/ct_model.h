@@ -122,7 +122,7 @@ void ct_attention_backward(float *dqkv, float *datt, const float *dout,
 			   const float *qkv, const float *att,
 			   int B, int T, int C, int NH);
 
-/* The same attention without the (B,NH,T,T) matrices (lib/ct_attention.c;
+/* The same attention without the (B,NH,T,T) matrices (engine/ct_attention.c;
  * what the model runs). Every output is computed by exactly the chains
  * above, so out and dqkv are bit-identical to ct_attention_forward/backward;
  * only what is kept differs:

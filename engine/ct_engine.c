@@ -29,8 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#pragma weak ct_ocl_backend_ops
-
 /* ---- registry ------------------------------------------------------- */
 
 int ct_backend_find(const char *device, const struct ct_backend_ops **out)
@@ -51,9 +49,6 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out)
 			return ct_error(CT_EINVAL, "unknown device '%s' (cpu, opencl or opencl:N)",
 					device);
 		}
-		if (&ct_ocl_backend_ops == NULL)
-			return ct_error(CT_EUNSUPP, "device '%s': the OpenCL backend is not built in",
-					device);
 		*out = &ct_ocl_backend_ops;
 		return 0;
 	}

@@ -25,7 +25,7 @@
  * first) into digest. Returns 0 or the backend's CT_E* code. */
 int ct_ocl_selftest_digest(const char *device, unsigned char digest[CT_SHA256_LEN]);
 
-/* The arithmetic probes (lib/ct_ocl_conform.c): the engine's kernels on
+/* The arithmetic probes (engine/ct_ocl_conform.c): the engine's kernels on
  * inputs that give subnormal results (exp, e/sum, g*g, attention weights),
  * products followed by additions (which differ if the compiler contracts
  * them into fmas) and long reductions, each compared with the C reference

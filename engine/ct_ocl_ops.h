@@ -1,7 +1,7 @@
 /*
  * ct_ocl_ops.h - host-side launchers of crowdtune's OpenCL kernels, one per
  * layer operation of the model, each the device twin of a C reference layer
- * (lib/ct_layers.c) with bit-identical results.
+ * (engine/ct_layers.c) with bit-identical results.
  *
  * Tensors on the device are (buffer, offset in floats) pairs, because the
  * parameters, gradients and optimizer state each live in one large buffer.
@@ -111,7 +111,7 @@ int ct_ocl_read(struct ct_ocl_ops *ops, float *dst, struct ct_dten src, size_t n
 int ct_ocl_zero(struct ct_ocl_ops *ops, struct ct_dten dst, size_t n);
 
 /* out (BT,OC) = inp (BT,C) . w (OC,C)^T + bias (OC); has_bias 0: no bias.
- * Arithmetic: ARITH.md rule 4. */
+ * Arithmetic: a dot, doc/workunit.md §3 "Arithmetic rules". */
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC);

@@ -102,8 +102,7 @@ int ct_ocl_selftest_report(const char *device, struct ct_conform_report *rep,
 
 	*conforming = 0;
 	memset(rep, 0, sizeof(*rep));
-	/* a strong reference, so that linking the self-test links the backend
-	 * (ct_engine.c only refers to it weakly) */
+	/* the backend table must be complete */
 	if (ct_ocl_backend_ops.step == NULL)
 		return ct_error(CT_EINTERNAL, "OpenCL backend missing");
 	rc = ct_ocl_selftest_digest(device, d);

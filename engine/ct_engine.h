@@ -3,7 +3,7 @@
  * on a token shard (exactly the semantics of doc/workunit.md), step by step,
  * with an atomic save/resume of the full state in between, on a pluggable
  * compute backend ("cpu" = the C reference of ct_model.h, "opencl[:N]" =
- * lib/ct_ocl_backend.c). Also the evaluation used by validators.
+ * engine/ct_ocl_backend.c). Also the evaluation used by validators.
  *
  * Typical use (the client daemon, `ctune train`):
  *
@@ -116,12 +116,8 @@ struct ct_backend_ops {
 /* The C reference backend (always available). */
 extern const struct ct_backend_ops ct_cpu_backend_ops;
 
-/* The OpenCL backend, defined by lib/ct_ocl_backend.c (OPENCL). The engine
- * references it weakly: when that object is not linked in, "opencl" devices
- * give CT_EUNSUPP. NOTE for static linking: a weak reference does not pull
- * an object out of libctune.a, so a program that wants the OpenCL backend
- * must reference some symbol of ct_ocl_backend.o strongly (ctune does,
- * through `ctune devices`' self-test; a test can take &ct_ocl_backend_ops). */
+/* The OpenCL backend, defined by engine/ct_ocl_backend.c; ct_backend_find()
+ * links it into every program that uses the engine. */
 extern const struct ct_backend_ops ct_ocl_backend_ops;
 
 /* Backend for a device string: "cpu" -> ct_cpu_backend_ops; "opencl" or

@@ -1,0 +1,35 @@
+# engine/: the training engine. The portable math shared with the OpenCL
+# kernels (kernels/), the seeded generator, GPT-2 checkpoints, the C
+# reference model (layers, attention, forward/backward, AdamW), LoRA, the
+# work-unit runner with its backend table (CPU reference, OpenCL), the
+# OpenCL runtime, sampling, and the result upload encoding (ct_delta).
+# Programs link engine/libctengine.a before lib/libctune.a ($(CT_CORE_LIBS)).
+noinst_LIBRARIES += engine/libctengine.a
+engine_libctengine_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+engine_libctengine_a_SOURCES = \
+	engine/ct_math.h \
+	engine/ct_rng.c engine/ct_rng.h \
+	engine/ct_gpt2.c engine/ct_gpt2.h \
+	engine/ct_lora.c engine/ct_lora.h engine/ct_lora_init.c \
+	engine/ct_lora_model.c engine/ct_lora_model.h \
+	engine/ct_layers.c engine/ct_model.c engine/ct_model.h \
+	engine/ct_attention.c \
+	engine/ct_cpu_backend.c \
+	engine/ct_engine.c engine/ct_engine.h
+engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h
+# LoRA jobs beyond the engine: the exact merge of K shards' adapters and
+# the adapter result file.
+engine_libctengine_a_SOURCES += engine/ct_lora_merge.c \
+	engine/ct_lora_result.c engine/ct_lora_result.h
+# Result upload encoding of full and LoRA results.
+engine_libctengine_a_SOURCES += \
+	engine/ct_delta.c engine/ct_delta.h
+# The OpenCL runtime and backend; the kernel sources are kernels/*.cl
+# (kernels/local.mk embeds them into this library).
+engine_libctengine_a_SOURCES += \
+	engine/ct_ocl.c engine/ct_ocl.h \
+	engine/ct_ocl_ops.c engine/ct_ocl_ops.h \
+	engine/ct_ocl_backend.c \
+	engine/ct_ocl_lora.c engine/ct_ocl_lora.h \
+	engine/ct_ocl_selftest.c engine/ct_ocl_selftest.h \
+	engine/ct_ocl_conform.c

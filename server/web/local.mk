@@ -1,0 +1,16 @@
+# server/web/: the web pages, JSON API, stats export and metrics of
+# ctune-server (included at the end of server/local.mk). They live in
+# server/libctserver.a with the rest of the server, so tests link them the
+# same way; html/local.mk generates server/web/web_assets.c (CSS, layout, icon).
+server_libctserver_a_SOURCES += \
+	server/web/tmpl.c server/web/tmpl.h \
+	server/web/web.c server/web/web.h server/web/web_int.h \
+	server/web/page_cache.c server/web/page_cache.h \
+	server/web/web_http.c server/web/web_http.h \
+	server/web/web_data.c server/web/web_data.h \
+	server/web/web_pages.c server/web/web_api.c server/web/web_account.c \
+	server/web/web_stats.c server/web/web_samples.c \
+	server/web/web_json.c server/web/web_json.h \
+	server/web/web_svg.c server/web/web_svg.h
+nodist_server_libctserver_a_SOURCES += server/web/web_assets.c
+
