@@ -12,6 +12,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_tokenizer.h"
+#include "ct_test_tokenizer.h"
 
 static struct ct_tokenizer *gpt2;
 
@@ -221,27 +222,8 @@ static void test_gpt2_parts(void **state)
 
 	(void)state;
 	encode_str(text, n, &whole);
-	for (size_t step = 1; step <= 24; step++) {
-		struct ct_tokvec parts = { 0 };
-		size_t start = 0, have = 0, used;
-
-		while (start < n) {
-			int final;
-
-			have = have + step < n - start ? have + step : n - start;
-			final = start + have == n;
-			assert_int_equal(ct_tokenizer_encode_part(gpt2, text + start, have,
-								  final, &parts, &used), 0);
-			assert_true(used <= have);
-			if (final)
-				assert_int_equal(used, have);
-			start += used;
-			have -= used;
-		}
-		assert_int_equal(parts.n, whole.n);
-		assert_memory_equal(parts.v, whole.v, whole.n * sizeof(uint32_t));
-		ct_tokvec_free(&parts);
-	}
+	for (size_t step = 1; step <= 24; step++)
+		ct_test_parts_equal_whole(gpt2, text, n, step, &whole);
 	ct_tokvec_free(&whole);
 }
 

@@ -18,6 +18,7 @@
 #include "ct_nfc.h"
 #include "ct_sample.h"
 #include "ct_tokenizer.h"
+#include "ct_test_tokenizer.h"
 #include "ct_tokens.h"
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -377,24 +378,10 @@ static void parts_equal_whole(const char *name, int nfc)
 		n += strlen(w);
 	}
 	for (size_t step = 1; step <= 300; step += step < 40 ? 1 : 37) {
-		struct ct_tokvec whole = { 0 }, parts = { 0 };
-		size_t start = 0, have = 0, used;
+		struct ct_tokvec whole = { 0 };
 
 		assert_int_equal(ct_tokenizer_encode(tk, text, n, &whole), 0);
-		while (start < n) {
-			int final;
-
-			have = have + step < n - start ? have + step : n - start;
-			final = start + have == n;
-			assert_int_equal(ct_tokenizer_encode_part(tk, text + start, have, final,
-								  &parts, &used), 0);
-			assert_true(used <= have);
-			start += used;
-			have -= used;
-		}
-		assert_int_equal(parts.n, whole.n);
-		assert_memory_equal(parts.v, whole.v, whole.n * sizeof(uint32_t));
-		ct_tokvec_free(&parts);
+		ct_test_parts_equal_whole(tk, text, n, step, &whole);
 		ct_tokvec_free(&whole);
 	}
 	ct_tokenizer_free(tk);

@@ -4,7 +4,8 @@
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_tokenizer
 TESTS += test/test_tokenizer
-test_test_tokenizer_SOURCES = test/test_tokenizer.c test/ct_test_engine.h
+test_test_tokenizer_SOURCES = test/test_tokenizer.c test/ct_test_engine.h \
+	test/ct_test_tokenizer.h
 test_test_tokenizer_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_tokenizer_LDADD = $(CT_TEST_LIBS)
 endif
@@ -17,7 +18,8 @@ EXTRA_DIST += test/tiktoken_ref.mjs
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_tokenizer_hf
 TESTS += test/test_tokenizer_hf
-test_test_tokenizer_hf_SOURCES = test/test_tokenizer_hf.c test/ct_test_engine.h
+test_test_tokenizer_hf_SOURCES = test/test_tokenizer_hf.c test/ct_test_engine.h \
+	test/ct_test_tokenizer.h
 test_test_tokenizer_hf_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_tokenizer_hf_LDADD = $(CT_TEST_LIBS)
 endif
