@@ -1,16 +1,19 @@
 /*
- * ct_bpe.c - GPT-2's byte-level BPE (see ct_bpe.h): loading encoder.json
- * and vocab.bpe, and encoding. The pre-tokeniser (GPT-2's regex, written
- * out by hand) is in ct_bpe_split.c.
+ * ct_bpe.c - byte-level BPE (see ct_bpe.h): loading GPT-2's encoder.json
+ * and vocab.bpe (a tokenizer.json is read by ct_bpe_hf.c into the same
+ * tables), and merging. The pre-tokenisers (regexes written out by hand)
+ * and the encode loop are in ct_bpe_split.c.
  *
- * Encoding follows OpenAI's tiktoken, the reference the tests hold it to:
- * the text is cut into pieces; a piece that is itself a token is that
- * token; otherwise the piece starts as one token per byte and the adjacent
- * pair whose concatenation has the lowest rank (leftmost on ties) is merged
- * until no concatenation is a token. For GPT-2 a token's rank is its id
- * (the loader checks that vocab.bpe's merge i makes token 256 + i), so a
- * pair table (left id, right id) -> id of the concatenation, built from
- * every split of every token, is all the merge loop needs.
+ * Encoding follows OpenAI's tiktoken and Hugging Face's tokenizers, the
+ * references the tests hold it to: the text is cut into pieces; a piece
+ * that is itself a token is that token (GPT-2, and a tokenizer.json with
+ * ignore_merges); otherwise the piece starts as one token per byte and the
+ * adjacent pair with the lowest merge rank (leftmost on ties) is merged
+ * until no pair has one. A pair table (left id, right id) -> (rank, id of
+ * the concatenation) makes each step one hash look-up. For GPT-2 a
+ * token's rank is its id (the loader checks that vocab.bpe's merge i makes
+ * token 256 + i), so the table is built from every split of every token;
+ * for a tokenizer.json the rank is the merge's place in model.merges.
  */
 #include "config.h"
 #include "ct_bpe.h"
