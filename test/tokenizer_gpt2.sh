@@ -46,6 +46,26 @@ bytes=$corpus_bytes
 for f in "${files[@]}"; do printf '<|endoftext|>'; cat "$f"; done >"$T/want.txt"
 cmp "$T/want.txt" "$T/all.txt" || fail "decode does not give back the text"
 
+# GPT-2 as a Hugging Face tokenizer.json (its vocabulary and merges, the
+# ByteLevel pre-tokeniser, <|endoftext|> added) goes through the tokenizer.json
+# path of the engine (merges by rank, not by id): the same ids on the text
+# that does not spell <|endoftext|> (which is a special token there).
+node -e 'const fs = require("fs"), d = process.argv[1];
+	const merges = fs.readFileSync(d + "/vocab.bpe", "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+	fs.writeFileSync(process.argv[2], JSON.stringify({ version: "1.0",
+		added_tokens: [{ id: 50256, content: "<|endoftext|>", special: true }],
+		normalizer: null, pre_tokenizer: { type: "ByteLevel", add_prefix_space: false },
+		decoder: { type: "ByteLevel" },
+		model: { type: "BPE", vocab: JSON.parse(fs.readFileSync(d + "/encoder.json", "utf8")), merges } }));' \
+	"$top_srcdir/data/tokenizers/gpt2" "$T/gpt2.json" || fail "gpt2 tokenizer.json"
+plain=()
+for f in "${files[@]}"; do grep -q '<|endoftext|>' "$f" || plain+=("$f"); done
+[ ${#plain[@]} -ge 20 ] || fail "only ${#plain[@]} files without <|endoftext|>"
+"$CTUNE" tokens encode --tokenizer gpt2 "${plain[@]}" --out "$T/plain.bin" || fail "encode plain"
+"$CTUNE" tokens encode --tokenizer "$T/gpt2.json" "${plain[@]}" --out "$T/plain-hf.bin" ||
+	fail "encode with gpt2's tokenizer.json"
+cmp "$T/plain.bin" "$T/plain-hf.bin" || fail "gpt2's tokenizer.json gives other ids than gpt2"
+
 # Not UTF-8: a binary and stray bytes; by file and by standard input.
 { head -c 200000 "$CTUNE"; printf '\x80\xbf abc\xc3 \xed\xa0\x80 \xf4\x90\x80\x80 x\xff\xfe'; } >"$T/raw"
 "$CTUNE" tokens encode --tokenizer gpt2 --no-eot "$T/raw" --out "$T/raw.bin" || fail "encode raw"
