@@ -62,6 +62,7 @@
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_time.h"
+#include "robust.h"
 
 #define MAXK 8
 #define MAXR 8
@@ -76,7 +77,7 @@ struct opts {
 	int pre_steps;		/* pretraining on A */
 	int ctl_steps;		/* each control member */
 	int rounds;		/* R, <= MAXR */
-	int maxk;		/* largest K: 1, 2, 4, ... <= MAXK */
+	int maxk;		/* largest K: 1, 2, 3, 4, 8 <= MAXK */
 	int B, T;
 	float lr, pre_lr;
 	int eval_batches;
@@ -96,6 +97,10 @@ struct lora_row {
 struct lofi_row {
 	int K, r;
 	float best, worst, avg, central;
+	/* the server's cross-shard check (server/robust.c) on this round's
+	 * honest results, K >= 3: lowest cosine, size ratio range, outliers */
+	double cos_min, ratio_lo, ratio_hi;
+	int outliers;
 };
 
 /* One row of the uploads table: mean bytes per result of round r. */
@@ -431,6 +436,37 @@ static int singles(struct bench *b, struct kstate *s, int r, struct lofi_row *ro
 	return rc;
 }
 
+/* The cross-shard check the assimilator runs before averaging, at its
+ * default limits, on the K honest results of a round (K >= 3). */
+static int xshard(const struct bench *b, const float *start, float *const *res, int K,
+		  struct lofi_row *row)
+{
+	const struct ct_robust_limits lim = { .min_cos = 0.0, .max_ratio = 4.0 };
+	struct ct_robust r;
+	int out[MAXK], rc;
+
+	row->outliers = -1;
+	if (K < 3)
+		return 0;
+	rc = ct_robust_init(&r, K, b->n);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; k < K; k++)
+		ct_robust_add(&r, k, start, res[k]);
+	for (int k = 0; k < K; k++)
+		ct_robust_score(&r, k, start, res[k]);
+	row->outliers = ct_robust_verdict(&r, &lim, out);
+	row->cos_min = r.cos[0];
+	row->ratio_lo = row->ratio_hi = r.ratio[0];
+	for (int k = 1; k < K; k++) {
+		row->cos_min = r.cos[k] < row->cos_min ? r.cos[k] : row->cos_min;
+		row->ratio_lo = r.ratio[k] < row->ratio_lo ? r.ratio[k] : row->ratio_lo;
+		row->ratio_hi = r.ratio[k] > row->ratio_hi ? r.ratio[k] : row->ratio_hi;
+	}
+	ct_robust_free(&r);
+	return 0;
+}
+
 /* R lo-fi rounds with K shards: fills R rows (not their central column)
  * and R uploads rows. */
 static int lofi(struct bench *b, int K, struct lofi_row *rows)
@@ -448,6 +484,8 @@ static int lofi(struct bench *b, int K, struct lofi_row *rows)
 		}
 		if (rc == 0)
 			rc = singles(b, &s, r, row);
+		if (rc == 0)
+			rc = xshard(b, s.cur, s.res, K, row);
 		if (rc == 0)
 			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)K, b->n,
 				    CT_AVG_MEAN, 0);
@@ -682,6 +720,17 @@ static void print_quality(const struct bench *b)
 		       100.0 * ((double)w->avg - w->central) / w->central,
 		       100.0 * ((double)b->base_b - w->avg) / ((double)b->base_b - w->central));
 	}
+	printf("\n### the cross-shard check on these honest rounds (server defaults: "
+	       "cosine >= 0, size within 1/4..4x of the others' median)\n\n");
+	printf("| K | round | lowest cosine | size ratios | outliers (false positives) |\n");
+	printf("|---|---|---|---|---|\n");
+	for (int i = 0; i < b->nrows; i++) {
+		const struct lofi_row *w = &b->rows[i];
+
+		if (w->outliers >= 0)
+			printf("| %d | %d | %.3f | %.2f..%.2f | %d |\n", w->K, w->r, w->cos_min,
+			       w->ratio_lo, w->ratio_hi, w->outliers);
+	}
 	printf("\n### control: averaging needs a shared base (%d steps per member)\n\n",
 	       b->o.ctl_steps);
 	printf("| members start from | member 1 | member 2 | average of the two |\n");
@@ -719,7 +768,7 @@ static void usage(FILE *f)
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
 	      "                  [--lora-ranks R,R,...] [--lora-lr F]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
-	      "language B by lo-fi rounds with K = 1, 2, 4, ... shards and by one\n"
+	      "language B by lo-fi rounds with K = 1, 2, 3, 4, 8 shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
 	      "Defaults: device opencl, seed 1, 160 steps per WU, 4 passes over\n"
 	      "each shard, 1500 pretraining steps, 600 control steps, 3 rounds, up\n"
@@ -828,12 +877,12 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* All K = 1, 2, 4, ... up to maxk: lo-fi rounds, then centralized. */
+/* All K = 1, 2, 3, 4, 8 up to maxk: lo-fi rounds, then centralized. */
 static int run_all(struct bench *b)
 {
 	int rc = 0;
 
-	for (int K = 1; K <= b->o.maxk && rc == 0; K *= 2) {
+	for (int K = 1; K <= b->o.maxk && rc == 0; K = K < 4 ? K + 1 : 2 * K) {
 		struct lofi_row *rows = &b->rows[b->nrows];
 
 		rc = lofi(b, K, rows);

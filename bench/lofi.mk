@@ -3,8 +3,9 @@
 # (bench_verify). Built by `make`, never run by `make check`.
 noinst_PROGRAMS += bench/bench_lofi
 bench_bench_lofi_SOURCES = bench/bench_lofi.c
-bench_bench_lofi_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
-bench_bench_lofi_LDADD = bench/libctcorpus.a $(CT_CORE_LIBS) $(CT_DEP_LIBS)
+bench_bench_lofi_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server
+# the server's cross-shard check (server/robust.c) from server/libctserver.a
+bench_bench_lofi_LDADD = bench/libctcorpus.a $(CT_SERVER_LIBS)
 # bench_verify links the scheduler's own ct_adaptive_decide() (server/quorum.c,
 # a pure function: no database) from server/libctserver.a.
 noinst_PROGRAMS += bench/bench_verify
