@@ -557,7 +557,8 @@ static int lora_wu(struct bench *b, const float *start, const struct ct_lora_spe
 	hp.lr = b->o.lora_lr;
 	hp.lora = *sp;
 	hp.lora_seed = b->o.seed * 1000003u + (uint64_t)(K * 64 + r * 8 + k);
-	sec = (struct ct_delta_lora){ (uint32_t)sp->rank, sp->targets, sp->alpha, hp.lora_seed };
+	sec = (struct ct_delta_lora){ (uint32_t)sp->rank, sp->targets, sp->alpha, hp.lora_seed,
+				     CT_ARCH_GPT2 };
 	rc = ct_wu_run(&m, &t, &hp, b->o.device, ad, NULL);
 	if (rc == 0)
 		rc = ct_lora_init(c, sp, hp.lora_seed, init);

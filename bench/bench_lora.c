@@ -76,7 +76,7 @@ static int encode(struct ct_wu *wu, const struct ct_gpt2 *m, const struct ct_wu_
 	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
 				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
 	struct ct_delta_lora sec = { (uint32_t)hp->lora.rank, hp->lora.targets,
-				     hp->lora.alpha, hp->lora_seed };
+				     hp->lora.alpha, hp->lora_seed, CT_ARCH_GPT2 };
 	unsigned char sha[32] = { 0 };
 	size_t n = ct_wu_nparams_trained(wu);
 	float *w = malloc(n * sizeof(float)), *init = NULL;

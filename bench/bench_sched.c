@@ -113,7 +113,7 @@ static int clone_wus(struct ct_db *db, int wus)
 		for (int n = 0; rc >= 0 && n < 2; n++) {
 			snprintf(rn, sizeof(rn), "%s-%d", name, n);
 			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
-					"server_state) VALUES (?, ?, ?, 1, ?)", "lsli", ct_db_now(), rn,
+					"server_state) VALUES (?, ?, ?, 1, ?)", "lsli", ct_db_now(db), rn,
 					wuid, CT_RS_UNSENT);
 		}
 		rc = rc < 0 ? rc : 0;
@@ -147,7 +147,7 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out)
 	if (rc == 0)
 		rc = ct_db_global_init(g_srv.db_url, t, dir);
 	if (rc == 0)
-		rc = ct_db_open(&db);
+		rc = ct_db_open(&db, g_srv.clock);
 	if (rc == 0)
 		rc = ct_db_migrate(db);
 	if (rc < 0)
@@ -162,7 +162,7 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out)
 		ct_account_key_hash(hosts[i].key, hash);
 		snprintf(email, sizeof(email), "u%d@bench", i);
 		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-				"auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss", ct_db_now(), email, email,
+				"auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss", ct_db_now(db), email, email,
 				hash);
 		if (rc < 0)
 			die("users", rc);
@@ -177,8 +177,8 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out)
 	if (rc < 0)
 		die("job", rc);
 	ct_db_close(db);
-	ct_http_register_routes(ct_sched_routes);
-	ct_http_register_routes(ct_files_routes);
+	ct_http_register_routes(&g_srv, ct_sched_routes);
+	ct_http_register_routes(&g_srv, ct_files_routes);
 	rc = ct_http_start(&g_srv, "127.0.0.1:0", &port);
 	if (rc < 0)
 		die("http", rc);

@@ -1,10 +1,12 @@
 /*
  * bench_train.c - tokens per second of a training step (forward, backward,
  * AdamW) on the C reference ("cpu") and on the OpenCL backend, for a small
- * GPT-2 (L=4, C=256, NH=4) and for GPT-2 124M's shape (L=12, C=768,
- * NH=12), both with GPT-2's vocabulary, random init.
+ * GPT-2 (L=4, C=256, NH=4), for GPT-2 124M's shape (L=12, C=768,
+ * NH=12), both with GPT-2's vocabulary, and for the Llama-family
+ * SmolLM2-135M shape (smol135m: L=30, C=576, 9 heads sharing 3 KV heads,
+ * SwiGLU MLP 1536, V=49152, tied embeddings; C reference only), random init.
  *
- *   bench/bench_train [--config small|124m|all] [--batch B] [--seq T]
+ *   bench/bench_train [--config small|124m|smol135m|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
  *                     [--compare[=R]]
  *
@@ -48,6 +50,7 @@
 
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 #include "ct_time.h"
 #include "ct_log.h"
 #include "ct_ocl.h"
@@ -63,6 +66,10 @@ static struct ct_lora_spec lora;	/* rank 0: full rows only */
 static const struct bcfg configs[] = {
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
 	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
+	/* SmolLM2-135M's shape (ct_llama.h): runs on the C reference only */
+	{ "smol135m", { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30, .NH = 9, .C = 576,
+			.arch = CT_ARCH_LLAMA, .KVH = 3, .F = 1536, .flags = CT_LLAMA_TIED,
+			.rope_theta = 100000.0, .rms_eps = 1e-5 } },
 };
 
 /* The backend for dev (ct_backend_find), naming the OpenCL one directly: a
@@ -97,6 +104,10 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	rc = backend(dev, &ops);
 	if (rc < 0)
 		return rc;
+	if (ct_backend_supports(ops, &c->cfg) < 0) {
+		printf("%-9s %-8s (skipped: %s)\n", c->name, dev, ct_errmsg(CT_EUNSUPP));
+		return 0;
+	}
 	snprintf(name, sizeof(name), l->rank ? "%s/r%d" : "%s", c->name, l->rank);
 	if (l->rank > 0) {
 		ad = malloc(ct_lora_nparams(&c->cfg, l) * sizeof(float));
@@ -318,7 +329,7 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
-	if (rc == 0 && rounds > 0)
+	if (rc == 0 && rounds > 0 && c->cfg.arch == CT_ARCH_GPT2)	/* torch_train.py: GPT-2 */
 		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
 	if (rc == 0 && lora.rank > 0)
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &lora);
@@ -363,12 +374,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
 		case 'h':
-			printf("usage: %s [--config small|124m|all] [--batch B] [--seq T] "
+			printf("usage: %s [--config small|124m|smol135m|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
 			       "[--compare[=R]]\n", argv[0]);
 			return 0;
 		default:
-			fprintf(stderr, "usage: %s [--config small|124m|all] [--batch B] "
+			fprintf(stderr, "usage: %s [--config small|124m|smol135m|all] [--batch B] "
 				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R] "
 				"[--compare[=R]]\n", argv[0]);
 			return 2;

@@ -98,7 +98,7 @@ static int upload_replicas(struct ct_server *srv, struct ct_db *db, int64_t jobi
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char bsha[32];
 	char msha[65] = "", path[4096], name[96];
-	int64_t wuid = 0, now = ct_db_now();
+	int64_t wuid = 0, now = ct_db_now(db);
 	float *w = NULL;
 	int rc;
 
@@ -192,7 +192,7 @@ static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
 	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), srv.dir, "db");
 	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), srv.dir, "log");
 	if (rc == 0) rc = ct_db_global_init(srv.db_url, datadir, logdir);
-	if (rc == 0) rc = ct_db_open(&db);
+	if (rc == 0) rc = ct_db_open(&db, srv.clock);
 	if (rc == 0) rc = ct_db_migrate(db);
 	if (rc == 0) rc = make_inputs(dir, cfg, model, train, eval);
 	if (rc == 0) {

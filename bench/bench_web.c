@@ -37,7 +37,7 @@ static double now_ms(void)
 
 static int fill(struct ct_db *db, int n)
 {
-	int64_t t0 = ct_db_now() - 86400 * 365;
+	int64_t t0 = ct_db_now(db) - 86400 * 365;
 	int rc = ct_db_begin(db);
 
 	srand(7);

@@ -18,7 +18,7 @@
 #ifndef CT_CL_DAEMON_H
 #define CT_CL_DAEMON_H
 
-#include "cl_clock.h"
+#include "ct_clock.h"
 #include "cl_prefs.h"
 
 struct ct_daemon_opts {

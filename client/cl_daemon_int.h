@@ -9,7 +9,7 @@
 #include <signal.h>
 
 #include "cl_backoff.h"
-#include "cl_clock.h"
+#include "ct_clock.h"
 #include "cl_daemon.h"
 #include "cl_host.h"
 #include "cl_idle.h"

@@ -25,7 +25,7 @@
 #ifndef CT_CL_IDLE_H
 #define CT_CL_IDLE_H
 
-#include "cl_clock.h"
+#include "ct_clock.h"
 
 struct ct_idle_source {
 	const char *name;		/* "logind", "x11", "input", "file" */

@@ -10,6 +10,8 @@
 #include "config.h"
 #include "commands.h"
 #include "cmd_lora.h"
+#include "cmd_model.h"
+#include "ct_llama.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -244,7 +246,7 @@ static int train_loop(struct ct_wu *wu, const struct train_opts *o)
 		rc = ct_wu_step(wu, &loss);
 		if (rc < 0)
 			return rc;
-		printf("step %d/%d loss %.4f\n", i, o->hp.steps, (double)loss);
+		printf("step %d/%d loss %.6f\n", i, o->hp.steps, (double)loss);
 		fflush(stdout);
 		if (o->state && ((o->every > 0 && i % o->every == 0) || stop_requested)) {
 			rc = ct_wu_save_state(wu, o->state);
@@ -390,11 +392,16 @@ static void model_help(FILE *f)
 		"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
 		"                        [--seed S] --out M.bin\n"
 		"       ctune model info M.bin\n"
-		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n\n"
+		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n"
+		"       ctune model import HF_DIR --out M.ct\n"
+		"       ctune model export M.ct --out DIR [--tokenizer-from HF_DIR]\n"
+		"       ctune model init-llama ... --out M.ct (see --help)\n\n"
 		"init: write a GPT-2 checkpoint with GPT-2's random initialisation from\n"
 		"seed S (default 0); Vp defaults to V rounded up to a multiple of 128.\n"
 		"info: print a checkpoint's configuration and size.\n"
-		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n");
+		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n"
+		"import/export: Hugging Face Llama-family directories (safetensors) in and\n"
+		"out; init-llama: a random Llama-config model (each has --help).\n");
 }
 
 static int parse_config(const char *s, struct ct_gpt2_config *c)
@@ -503,10 +510,16 @@ static int model_info(int argc, char **argv)
 	if (rc < 0)
 		return fail("model", rc);
 	ct_gpt2_layout(&c, &lay);
-	printf("%s: GPT-2 checkpoint v3 float32\n"
-	       "  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
+	if (c.arch == CT_ARCH_LLAMA)
+		printf("%s: Llama checkpoint v1 float32 (%d KV heads, MLP %d, rope_theta %g%s%s)\n",
+		       argv[1], c.KVH, c.F, c.rope_theta,
+		       (c.flags & CT_LLAMA_TIED) ? ", tied embeddings" : "",
+		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "");
+	else
+		printf("%s: GPT-2 checkpoint v3 float32\n", argv[1]);
+	printf("  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
 	       "  %zu parameters, %.3g training FLOPs per token at T=%d\n",
-	       argv[1], c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
+	       c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,
 	       ct_gpt2_flops_per_token(&c, c.maxT), c.maxT);
 	return CT_EXIT_OK;
 }
@@ -521,6 +534,12 @@ int ct_cmd_model(int argc, char **argv)
 		return model_info(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "merge") == 0)
 		return ct_cmd_model_merge(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "import") == 0)
+		return ct_cmd_model_import(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "export") == 0)
+		return ct_cmd_model_export(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "init-llama") == 0)
+		return ct_cmd_model_init_llama(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 			  strcmp(argv[1], "help") == 0)) {
 		model_help(stdout);

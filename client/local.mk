@@ -7,7 +7,6 @@ client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_
 client_libctclient_a_SOURCES = \
 	client/commands.h \
 	client/cl_paths.c client/cl_paths.h \
-	client/cl_clock.c client/cl_clock.h \
 	client/cl_backoff.c client/cl_backoff.h \
 	client/cl_prefs.c client/cl_prefs.h \
 	client/cl_load.c client/cl_load.h \
@@ -32,6 +31,7 @@ client_libctclient_a_SOURCES += \
 	client/cmd_status.c
 client_libctclient_a_SOURCES += client/cmd_train.c
 client_libctclient_a_SOURCES += client/cmd_lora.c client/cmd_lora.h
+client_libctclient_a_SOURCES += client/cmd_model.c client/cmd_model.h
 client_libctclient_a_SOURCES += client/cmd_devices.c
 client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
 client_libctclient_a_SOURCES += client/cmd_sample.c

@@ -8,6 +8,7 @@
  */
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_le.h"
@@ -77,11 +78,25 @@ static void write_header(unsigned char *h, const struct ct_delta_info *in)
 		ct_le_put32(h + 140, alpha);
 		ct_le_put32(h + 144, in->lora.targets);
 		ct_le_put64(h + 148, in->lora.seed);
+		ct_le_put32(h + 156, in->lora.arch);
 	}
 }
 
 /* Adapter floats of a LoRA file of this model (ct_lora_nparams, in 64
  * bits from the header's own fields, which are capped first). */
+/* A Llama model's adapters (ct_llama.h, header model type 1): the
+ * per-layer widths depend on KVH and F, which the header does not carry,
+ * so only a whole number of rank x layers rows within the widest shapes is
+ * checked here; the exact count is checked against the work unit's config
+ * when decoding (ct_lora_result_decode). */
+static int llama_lora_size(uint64_t n, const struct ct_delta_lora *l,
+			   const struct ct_delta_model *m)
+{
+	uint64_t rl = (uint64_t)l->rank * m->num_layers, C = m->channels;
+
+	return n % rl == 0 && n / rl <= 7 * C + 2 * (C + 2 * (uint64_t)CT_LLAMA_MAX_F);
+}
+
 static int lora_header_check(const struct ct_delta_info *info)
 {
 	const struct ct_delta_lora *l = &info->lora;
@@ -102,7 +117,8 @@ static int lora_header_check(const struct ct_delta_info *info)
 	per += (l->targets & CT_LORA_ATTPROJ) ? 2 * C : 0;
 	per += (l->targets & CT_LORA_FC) ? 5 * C : 0;
 	per += (l->targets & CT_LORA_FCPROJ) ? 5 * C : 0;
-	if (info->nparams != per * l->rank * m->num_layers)
+	if (l->arch == CT_ARCH_LLAMA ? !llama_lora_size(info->nparams, l, m)
+				     : info->nparams != per * l->rank * m->num_layers)
 		return ct_error(CT_EFORMAT, "result file: %llu adapter floats do not fit "
 				"rank %u and targets 0x%x", (unsigned long long)info->nparams,
 				l->rank, l->targets);
@@ -128,7 +144,10 @@ static int parse_kind(const unsigned char *h, struct ct_delta_info *info)
 	memcpy(&info->lora.alpha, &alpha, 4);
 	info->lora.targets = ct_le_get32(h + 144);
 	info->lora.seed = ct_le_get64(h + 148);
-	for (int i = 156; i < CT_DELTA_HEADER_SIZE; i++)
+	info->lora.arch = ct_le_get32(h + 156);
+	if (info->lora.arch != CT_ARCH_GPT2 && info->lora.arch != CT_ARCH_LLAMA)
+		return ct_error(CT_EFORMAT, "result file: unknown model type %u", info->lora.arch);
+	for (int i = 160; i < CT_DELTA_HEADER_SIZE; i++)
 		if (h[i] != 0)
 			return ct_error(CT_EFORMAT, "result file: reserved bytes set");
 	return 0;

@@ -25,7 +25,10 @@
  *   140    4    alpha (float32 bits; finite, > 0)
  *   144    4    targets (CT_LORA_* bits of ct_lora.h, non-empty)
  *   148    8    seed of the work unit (the initial adapters' seed)
- *   156    4    zero
+ *   156    4    model type: 0 GPT-2 (adapter count checked against the
+ *                shape below), 1 Llama (ct_llama.h; the widths depend on
+ *                KV heads and MLP size, so only whole rank x layers rows
+ *                are checked here, the exact count when decoding)
  *
  * A LoRA result (kind 1) carries a LoRA work unit's trained adapter array
  * (ct_lora.h's layout, ct_lora_nparams floats: nparams must equal it for
@@ -106,6 +109,7 @@ struct ct_delta_lora {
 	uint32_t targets;	/* CT_LORA_* bits */
 	float alpha;		/* finite, > 0 */
 	uint64_t seed;		/* the WU seed the initial adapters come from */
+	uint32_t arch;		/* CT_ARCH_GPT2 or CT_ARCH_LLAMA (ct_gpt2.h) */
 };
 
 /* The model's shape (llm.c's GPT-2 config), carried so a server can reject

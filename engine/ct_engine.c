@@ -55,6 +55,14 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out)
 	return ct_error(CT_EINVAL, "unknown device '%s' (cpu, opencl or opencl:N)", device);
 }
 
+int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg)
+{
+	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops)
+		return ct_error(CT_EUNSUPP, "Llama models run on the C reference only in this "
+				"version (device %s; use --device cpu)", ops->name);
+	return 0;
+}
+
 /* ---- hyperparameters ------------------------------------------------ */
 
 void ct_wu_hparams_default(struct ct_wu_hparams *hp)
@@ -151,6 +159,8 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 	if (rc < 0)
 		return rc;
 	rc = ct_backend_find(device, &ops);
+	if (rc == 0)
+		rc = ct_backend_supports(ops, &model->cfg);
 	if (rc < 0)
 		return rc;
 	wu = calloc(1, sizeof(*wu));
@@ -566,6 +576,8 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	if (rc < 0)
 		return rc;
 	rc = ct_backend_find(device, &ops);
+	if (rc == 0)
+		rc = ct_backend_supports(ops, &model->cfg);
 	if (rc < 0)
 		return rc;
 	rc = ops->open(device ? device : "cpu", &model->cfg, B, T, 0, &be);

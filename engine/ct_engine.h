@@ -125,6 +125,12 @@ extern const struct ct_backend_ops ct_ocl_backend_ops;
  * is not built in. Anything else -> CT_EINVAL. *out NULL on failure. */
 int ct_backend_find(const char *device, const struct ct_backend_ops **out);
 
+/* 0 if backend ops can run a model of config cfg, else CT_EUNSUPP with a
+ * detail for the user: Llama models (cfg->arch CT_ARCH_LLAMA) run on the
+ * C reference ("cpu") only in this version. Every open goes through it
+ * (work units, eval, sampling). */
+int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg);
+
 /* ---- work units ----------------------------------------------------- */
 
 /* Hyperparameters of a work unit. */

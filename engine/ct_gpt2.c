@@ -7,6 +7,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_le.h"
+#include "ct_llama.h"
 #include "ct_math.h"
 #include "ct_rng.h"
 
@@ -30,6 +31,10 @@ static void tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSO
 {
 	size_t L = (size_t)c->L, C = (size_t)c->C;
 
+	if (c->arch == CT_ARCH_LLAMA) {
+		ct_llama_tensor_sizes(c, s);
+		return;
+	}
 	s[CT_WTE] = (size_t)c->Vp * C;
 	s[CT_WPE] = (size_t)c->maxT * C;
 	s[CT_LN1W] = L * C;
@@ -80,6 +85,10 @@ int ct_gpt2_config_check(const struct ct_gpt2_config *c)
 	if (c->Vp < c->V)
 		return ct_error(CT_EFORMAT, "model config: padded_vocab_size %d < vocab_size %d",
 				c->Vp, c->V);
+	if (c->arch != CT_ARCH_GPT2 && c->arch != CT_ARCH_LLAMA)
+		return ct_error(CT_EFORMAT, "model config: unknown model type %d", c->arch);
+	if (c->arch == CT_ARCH_LLAMA && (rc = ct_llama_config_check(c)) < 0)
+		return rc;
 	tensor_sizes(c, s);
 	for (int i = 0; i < CT_GPT2_NTENSORS; i++)
 		total += s[i];
@@ -155,6 +164,9 @@ static int parse_header(const void *data, size_t n, const char *name,
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a GPT-2 checkpoint header",
 				name, n);
 	memcpy(hdr, data, sizeof(hdr));
+	if (hdr[0] == CT_LLAMA_MAGIC)
+		return ct_llama_parse_header(data, n, name, cfg);
+	memset(cfg, 0, sizeof(*cfg));
 	if (hdr[0] != CT_GPT2_MAGIC)
 		return ct_error(CT_EFORMAT, "%s: bad magic %d (not a GPT-2 checkpoint; want %d)",
 				name, (int)hdr[0], CT_GPT2_MAGIC);
@@ -239,7 +251,10 @@ int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(cfg, &lay);
-	ct_gpt2_header(cfg, hdr);
+	if (cfg->arch == CT_ARCH_LLAMA)
+		ct_llama_header(cfg, (unsigned char *)hdr);
+	else
+		ct_gpt2_header(cfg, hdr);
 	rc = ct_afile_open(&af, path, 0644);
 	if (rc < 0)
 		return rc;
@@ -319,5 +334,7 @@ double ct_gpt2_flops_per_token(const struct ct_gpt2_config *c, int T)
 	double nm = L * 12.0 * C * C + Vp * C;
 	double fwd = 2.0 * nm + 2.0 * L * C * ((double)T + 1.0);
 
+	if (c->arch == CT_ARCH_LLAMA)
+		return ct_llama_flops_per_token(c, T);
 	return 3.0 * fwd;
 }

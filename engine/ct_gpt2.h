@@ -46,7 +46,21 @@ struct ct_gpt2_config {
 	int NH;		/* number of attention heads */
 	int C;		/* channels; C % NH == 0 */
 	int Vp;		/* padded vocabulary, Vp >= V (rows of wte) */
+	/* Second model type (ct_llama.h): arch CT_ARCH_LLAMA; every field
+	 * below is 0 for GPT-2, so a zero-initialised config is GPT-2. */
+	int arch;	/* CT_ARCH_GPT2 (0) or CT_ARCH_LLAMA */
+	int KVH;	/* Llama: key/value heads, NH % KVH == 0 */
+	int F;		/* Llama: MLP hidden size (intermediate_size) */
+	int flags;	/* Llama: CT_LLAMA_TIED, CT_LLAMA_QKV_BIAS */
+	int rope_orig_maxT;	/* Llama-3 scaling: original_max_position_embeddings */
+	double rope_theta;	/* Llama: RoPE base */
+	double rms_eps;		/* Llama: RMSNorm epsilon */
+	double rope_factor;	/* Llama-3 scaling factor; 0: no scaling */
+	double rope_low, rope_high;	/* Llama-3 low/high_freq_factor */
 };
+
+#define CT_ARCH_GPT2 0
+#define CT_ARCH_LLAMA 1
 
 /* Index of each tensor in the parameter array, llm.c's order. */
 enum ct_gpt2_tensor {

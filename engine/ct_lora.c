@@ -6,6 +6,7 @@
 #include "config.h"
 #include "ct_lora.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 
 #include <math.h>
 #include <string.h>
@@ -86,6 +87,17 @@ static void target_shape(const struct ct_gpt2_config *cfg, enum ct_lora_target t
 {
 	int C = cfg->C;
 
+	if (cfg->arch == CT_ARCH_LLAMA) {
+		int F = cfg->F, Q = ct_llama_qkv_dim(cfg);
+
+		switch (t) {
+		case CT_LORA_QKV:     *out = Q;     *in = C; *tensor = CT_QKVW; break;
+		case CT_LORA_ATTPROJ: *out = C;     *in = C; *tensor = CT_ATTPROJW; break;
+		case CT_LORA_FC:      *out = 2 * F; *in = C; *tensor = CT_FCW; break;
+		default:              *out = C;     *in = F; *tensor = CT_FCPROJW; break;
+		}
+		return;
+	}
 	switch (t) {
 	case CT_LORA_QKV:     *out = 3 * C; *in = C;     *tensor = CT_QKVW; break;
 	case CT_LORA_ATTPROJ: *out = C;     *in = C;     *tensor = CT_ATTPROJW; break;
@@ -134,6 +146,17 @@ size_t ct_lora_nparams(const struct ct_gpt2_config *cfg, const struct ct_lora_sp
 
 	if (spec->rank <= 0)
 		return 0;
+	if (cfg->arch == CT_ARCH_LLAMA) {
+		for (int t = 0; t < CT_LORA_NTARGETS; t++) {
+			int o, in, tensor;
+
+			if (spec->targets & (1u << t)) {
+				target_shape(cfg, (enum ct_lora_target)(1 << t), &o, &in, &tensor);
+				per_layer += (size_t)spec->rank * ((size_t)o + in);
+			}
+		}
+		return per_layer * cfg->L;
+	}
 	if (spec->targets & CT_LORA_QKV)
 		per_layer += (size_t)spec->rank * (C + 3 * C);
 	if (spec->targets & CT_LORA_ATTPROJ)

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "ct_lora_model.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,14 @@ static int target_index(enum ct_lora_target t)
 	return i;
 }
 
+/* Llama: the widest adapter output (QKV, 2F or C). */
+static int lora_widest(const struct ct_gpt2_config *c)
+{
+	int q = ct_llama_qkv_dim(c), w = 2 * c->F > q ? 2 * c->F : q;
+
+	return w > c->C ? w : c->C;
+}
+
 static float *alloc_f(size_t n)
 {
 	return calloc(n ? n : 1, sizeof(float));
@@ -113,7 +122,7 @@ int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 	st->slot_of = malloc((size_t)c->L * CT_LORA_NTARGETS * sizeof(int));
 	st->ad = alloc_f(st->n);
 	st->hs = alloc_f((size_t)st->nslots * BT * spec->rank);
-	st->u = alloc_f(BT * 4 * c->C);
+	st->u = alloc_f(BT * (c->arch == CT_ARCH_LLAMA ? (size_t)lora_widest(c) : 4 * (size_t)c->C));
 	if (st->train) {
 		st->grad = alloc_f(st->n);
 		st->m = alloc_f(st->n);

@@ -41,7 +41,7 @@ int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora
 {
 	struct ct_delta_lora sec = { .rank = (uint32_t)spec->rank,
 				     .targets = spec->targets, .alpha = spec->alpha,
-				     .seed = seed };
+				     .seed = seed, .arch = (uint32_t)cfg->arch };
 	struct ct_delta_model m;
 	size_t n;
 	float *init = NULL;
@@ -66,7 +66,7 @@ static int same_wu(const struct ct_delta_info *info, const struct ct_gpt2_config
 	struct ct_delta_model m;
 
 	ct_lora_result_model(cfg, &m);
-	if (memcmp(&m, &info->model, sizeof(m)) != 0)
+	if (memcmp(&m, &info->model, sizeof(m)) != 0 || info->lora.arch != (uint32_t)cfg->arch)
 		return ct_error(CT_EMISMATCH, "LoRA result for another model shape");
 	if (info->lora.rank != (uint32_t)spec->rank || info->lora.targets != spec->targets ||
 	    memcmp(&info->lora.alpha, &spec->alpha, sizeof(float)) != 0)

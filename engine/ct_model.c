@@ -12,6 +12,7 @@
 #include "config.h"
 #include "ct_model.h"
 #include "ct_err.h"
+#include "ct_llama.h"
 #include "ct_lora_model.h"
 
 #include <stdlib.h>
@@ -122,16 +123,26 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 	m->B = B;
 	m->T = T;
 	n = m->lay.total;
-	na = acts_layout(&m->acts, NULL, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
+	if (cfg->arch == CT_ARCH_LLAMA)
+		na = ct_llama_acts_layout(m, NULL);
+	else
+		na = acts_layout(&m->acts, NULL, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
 	m->params = alloc_floats(n);
 	m->mem = alloc_floats(na);
 	if (m->params == NULL || m->mem == NULL)
 		goto nomem;
-	acts_layout(&m->acts, m->mem, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
+	if (cfg->arch == CT_ARCH_LLAMA) {
+		ct_llama_acts_layout(m, m->mem);
+		if (ct_llama_rope_table(cfg, T, m->acts.rope) < 0)
+			goto nomem;
+	} else {
+		acts_layout(&m->acts, m->mem, cfg->L, B, T, cfg->C, cfg->NH, cfg->Vp);
+	}
 	if (params != NULL)
 		memcpy(m->params, params, n * sizeof(float));
 	if (training == 1 || training == CT_MODEL_FROZEN) {
-		size_t ng = gacts_layout(&m->gacts, NULL, B, T, cfg->C, cfg->NH, cfg->Vp);
+		size_t ng = cfg->arch == CT_ARCH_LLAMA ? ct_llama_gacts_layout(m, NULL)
+			    : gacts_layout(&m->gacts, NULL, B, T, cfg->C, cfg->NH, cfg->Vp);
 
 		if (training == 1) {
 			m->grads = alloc_floats(n);
@@ -143,7 +154,10 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 		m->gmem = alloc_floats(ng);
 		if (m->gmem == NULL)
 			goto nomem;
-		gacts_layout(&m->gacts, m->gmem, B, T, cfg->C, cfg->NH, cfg->Vp);
+		if (cfg->arch == CT_ARCH_LLAMA)
+			ct_llama_gacts_layout(m, m->gmem);
+		else
+			gacts_layout(&m->gacts, m->gmem, B, T, cfg->C, cfg->NH, cfg->Vp);
 	}
 	return 0;
 nomem:
@@ -203,6 +217,8 @@ float ct_model_forward(struct ct_model *m, const uint16_t *inputs,
 	struct ct_acts *a = &m->acts;
 	const float *residual = a->encoded;
 
+	if (c->arch == CT_ARCH_LLAMA)
+		return ct_llama_forward(m, inputs, targets);
 	ct_encoder_forward(a->encoded, inputs, m->params + m->lay.offset[CT_WTE],
 			   m->params + m->lay.offset[CT_WPE], m->B, m->T, c->C);
 	for (int l = 0; l < c->L; l++) {
@@ -293,6 +309,10 @@ void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
 	const struct ct_gpt2_layout *lay = &m->lay;
 	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
 
+	if (c->arch == CT_ARCH_LLAMA) {
+		ct_llama_backward(m, inputs, targets);
+		return;
+	}
 	ct_crossentropy_backward(g->dlogits, a->probs, targets, BT, c->V, c->Vp);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, gr ? gr + lay->offset[CT_WTE] : NULL, NULL, g->dlogits,

@@ -30,6 +30,10 @@
  * dw), and the adapter terms are added after the target matmuls in the
  * order ct_lora_model.h states.
  *
+ * Second model type: a config with arch CT_ARCH_LLAMA (ct_llama.h) runs the
+ * Llama forward/backward (engine/ct_llama_model.c) behind the same
+ * ct_model_* functions, buffers and LoRA hooks.
+ *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;
  * the loss gradient is (p - 1[i==target]) / BT (a division); layernorm's
@@ -226,6 +230,7 @@ struct ct_acts {
 	float *logits;		/* (B,T,Vp) */
 	float *probs;		/* (B,T,Vp) */
 	float *losses;		/* (B,T) */
+	float *rope;		/* Llama only: (T, hs) RoPE table (ct_llama.h) */
 };
 
 /* Gradient scratch of the backward pass, reused by every layer (each

@@ -204,6 +204,8 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 	g->V = model->cfg.V;
 	g->T = total < (size_t)model->cfg.maxT ? (int)total : model->cfg.maxT;
 	rc = ct_backend_find(device, &g->ops);
+	if (rc == 0)
+		rc = ct_backend_supports(g->ops, &model->cfg);
 	if (rc < 0)
 		return rc;
 	if (g->ops->logits == NULL)

@@ -14,6 +14,8 @@ engine_libctengine_a_SOURCES = \
 	engine/ct_lora_model.c engine/ct_lora_model.h \
 	engine/ct_layers.c engine/ct_model.c engine/ct_model.h \
 	engine/ct_attention.c \
+	engine/ct_llama.c engine/ct_llama.h engine/ct_llama_layers.c \
+	engine/ct_llama_model.c engine/ct_llama_hf.c engine/ct_llama_hf.h \
 	engine/ct_cpu_backend.c \
 	engine/ct_engine.c engine/ct_engine.h
 engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h

@@ -111,7 +111,7 @@ int ct_account_create(struct ct_db *db, const char *name, const char *email,
 	ct_account_key_hash(key_out, hash);
 	rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
 			"auth_hash, auth_wrapped) VALUES (?, ?, ?, ?, ?, ?)", "lsssss",
-			ct_db_now(), name, em, ph, hash, wrapx);
+			ct_db_now(db), name, em, ph, hash, wrapx);
 	if (rc == CT_EDUP)
 		return ct_error(CT_EEXISTS, "an account with this email address exists");
 	if (rc < 0)
@@ -244,8 +244,9 @@ static int account_rpc(struct ct_http_req *req, struct ct_http_resp *resp)
 		goto out;
 	}
 	/* the same limits as the web forms, before any password is hashed */
-	if (!ct_rl_allow(req->srv->conf, strcmp(a.action, "create") == 0 ? CT_RL_SIGNUP :
-			 CT_RL_LOGIN, req->remote_ip, a.email, ct_db_now(), &wait)) {
+	if (!ct_rl_allow(req->srv->rl, req->srv->conf,
+			 strcmp(a.action, "create") == 0 ? CT_RL_SIGNUP : CT_RL_LOGIN,
+			 req->remote_ip, a.email, ct_server_now(req->srv), &wait)) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "too many account requests; try again in %d s", wait);

@@ -29,9 +29,11 @@
 #define MAX_OUT (16u << 20)
 #define MAX_ARGS 128
 
-static int g_fd = -1;
-static pthread_t g_tid;
-static int g_started;
+/* The listening side, in struct ct_server.admin while `run` serves. */
+struct ct_admin {
+	int fd;
+	pthread_t tid;
+};
 
 /* This instance's socket under dir (instance.h: admin.sock for the
  * default instance, admin-NAME.sock for another). */
@@ -131,7 +133,7 @@ static void serve_one(struct ct_server *srv, struct ct_db **db, int fd)
 	if (req == NULL || read_full(fd, req, n) < 0)
 		goto out;
 	req[n] = 0;
-	if (*db == NULL && ct_db_open(db) < 0) {
+	if (*db == NULL && ct_db_open(db, srv->clock) < 0) {
 		rc = CT_EDB;
 		snprintf(err, sizeof(err), "%s", ct_errmsg(CT_EDB));
 	} else {
@@ -158,10 +160,10 @@ static void *admin_main(void *arg)
 	struct ct_db *db = NULL;
 
 	while (!ct_server_stopping(srv)) {
-		struct pollfd p = { .fd = g_fd, .events = POLLIN };
+		struct pollfd p = { .fd = srv->admin->fd, .events = POLLIN };
 		if (poll(&p, 1, 200) <= 0)
 			continue;
-		int c = accept4(g_fd, NULL, NULL, SOCK_CLOEXEC);
+		int c = accept4(srv->admin->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			continue;
 		struct timeval tv = { 30, 0 };
@@ -176,45 +178,57 @@ static void *admin_main(void *arg)
 int ct_admin_start(struct ct_server *srv)
 {
 	struct sockaddr_un sa;
+	struct ct_admin *a;
 	int rc;
 
+	if (srv->admin != NULL)
+		return ct_error(CT_ESTATE, "the admin socket is already open");
 	rc = sock_path(srv->dir, &sa);
 	if (rc < 0)
 		return rc;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return CT_ENOMEM;
 	unlink(sa.sun_path);	/* stale from a killed server (we hold the lock) */
-	g_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (g_fd < 0)
-		return ct_error_errno("admin socket");
+	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (a->fd < 0) {
+		rc = ct_error_errno("admin socket");
+		goto fail;
+	}
 	mode_t old = umask(077);
-	rc = bind(g_fd, (struct sockaddr *)&sa, sizeof(sa));
+	rc = bind(a->fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (rc < 0 || listen(g_fd, 8) < 0) {
+	if (rc < 0 || listen(a->fd, 8) < 0) {
 		rc = ct_error_errno("admin socket %s", sa.sun_path);
-		close(g_fd);
-		g_fd = -1;
-		return rc;
+		goto fail;
 	}
 	chmod(sa.sun_path, 0600);
-	if (pthread_create(&g_tid, NULL, admin_main, srv) != 0) {
-		close(g_fd);
-		g_fd = -1;
-		return ct_error(CT_EINTERNAL, "cannot start the admin thread");
+	srv->admin = a;
+	if (pthread_create(&a->tid, NULL, admin_main, srv) != 0) {
+		srv->admin = NULL;
+		rc = ct_error(CT_EINTERNAL, "cannot start the admin thread");
+		goto fail;
 	}
-	g_started = 1;
 	return 0;
+fail:
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a);
+	return rc;
 }
 
 void ct_admin_stop(struct ct_server *srv)
 {
+	struct ct_admin *a = srv->admin;
 	struct sockaddr_un sa;
 
-	if (!g_started)
+	if (a == NULL)
 		return;
 	atomic_store(&srv->stop, 1);
-	pthread_join(g_tid, NULL);
-	g_started = 0;
-	close(g_fd);
-	g_fd = -1;
+	pthread_join(a->tid, NULL);
+	close(a->fd);
+	free(a);
+	srv->admin = NULL;
 	if (sock_path(srv->dir, &sa) == 0)
 		unlink(sa.sun_path);
 }

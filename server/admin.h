@@ -18,7 +18,8 @@ struct ct_server;
 #define CT_ADMIN_SOCK "admin.sock"
 
 /* Listen on srv->dir/admin.sock and serve requests in a thread (one at a
- * time) until ct_admin_stop(). Returns 0 or a CT_E* code. */
+ * time) until ct_admin_stop(); the listener lives in srv->admin meanwhile.
+ * Returns 0, CT_ESTATE (already listening) or another CT_E* code. */
 int ct_admin_start(struct ct_server *srv);
 void ct_admin_stop(struct ct_server *srv);
 

@@ -340,7 +340,7 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 static int finish_txn(struct ct_db *db, void *arg)
 {
 	struct around *a = arg;
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(db);
 	int rc;
 
 	rc = ct_db_exec(db, "UPDATE `round` SET status=?, out_model_sha256=?, eval_loss=?, "
@@ -371,11 +371,11 @@ static int drop_round(struct ct_db *db, const struct around *a)
 	int rc;
 
 	rc = ct_db_exec(db, "UPDATE `round` SET status=?, finish_time=? WHERE id=? AND status=?",
-			"illi", CT_ROUND_CANCELED, ct_db_now(), a->id, CT_ROUND_OPEN);
+			"illi", CT_ROUND_CANCELED, ct_db_now(db), a->id, CT_ROUND_OPEN);
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
 				"WHERE roundid=? AND assimilate_state=?", "illi", CT_AS_DONE,
-				ct_db_now(), a->id, CT_AS_READY);
+				ct_db_now(db), a->id, CT_AS_READY);
 	return rc < 0 ? rc : 0;
 }
 
@@ -455,7 +455,7 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	/* Failed WUs: nothing to average; their job was flagged. */
 	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
 			"WHERE assimilate_state=? AND error_mask<>0", "ili", CT_AS_DONE,
-			ct_db_now(), CT_AS_READY);
+			ct_db_now(db), CT_AS_READY);
 	if (rc < 0)
 		return rc;
 	done += rc;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "account.h"
 #include "ct_avg.h"
@@ -20,6 +21,7 @@
 #include "ct_log.h"
 #include "db.h"
 #include "eval.h"
+#include "job_hf.h"
 #include "sample.h"
 #include "lora_job.h"
 #include "server.h"
@@ -184,7 +186,7 @@ static int aggregate_opt(const char *v, const char **out)
 static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_job_spec s = { .adaptive = -1 };
-	char *paths[3] = { NULL, NULL, NULL };
+	char *paths[3] = { NULL, NULL, NULL }, *hf_tmp = NULL;
 	const char *agg = NULL;
 	struct ct_text_submit ts;
 	int64_t jobid = 0;
@@ -201,6 +203,8 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			      : submit_opt(ctx, &s, c, paths);
 	if (rc == 0 && optind < argc)
 		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if (rc == 0)		/* --model HF_DIR: a Hugging Face directory */
+		rc = ct_job_hf_import(&paths[0], &hf_tmp);
 	if (rc < 0)
 		goto out;
 	s.model_path = paths[0];
@@ -223,6 +227,9 @@ out:
 	ct_text_submit_free(&ts);
 	for (int i = 0; i < 3; i++)
 		free(paths[i]);
+	if (hf_tmp != NULL)
+		unlink(hf_tmp);
+	free(hf_tmp);
 	return rc;
 }
 
@@ -333,7 +340,7 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int cancel_txn(struct ct_db *db, void *arg)
 {
-	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now();
+	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now(db);
 	int rc;
 
 	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
@@ -376,9 +383,10 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = { { "out", 1, NULL, 'o' }, { "round", 1, NULL, 'r' },
-					      { NULL, 0, NULL, 0 } };
+					      { "hf", 0, NULL, 'H' }, { NULL, 0, NULL, 0 } };
 	char out[PATH_MAX] = "", src[PATH_MAX], sha[80] = "";
 	int64_t id, round = 0;
+	int hf = 0;
 	struct ct_mmap m = { 0 };
 	int c, rc = 0;
 
@@ -389,8 +397,10 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			rc = ct_cmd_path(ctx, optarg, out, sizeof(out));
 		else if (c == 'r')
 			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &round);
+		else if (c == 'H')
+			hf = 1;
 		else
-			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R])");
+			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf])");
 	}
 	if (rc == 0 && optind >= argc)
 		rc = ct_error(CT_EUSAGE, "missing job ID");
@@ -414,6 +424,12 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
 				round ? "such round's" : "final");
 	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
+	if (rc == 0 && hf) {
+		rc = ct_job_hf_export(src, out);
+		if (rc == 0)
+			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors\n", out, sha);
+		return rc;
+	}
 	if (rc == 0)
 		rc = ct_file_map(src, &m);
 	if (rc == 0)
@@ -453,7 +469,7 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(ctx->db);
 	int ver = 0, rc;
 
 	rc = ct_db_schema_version(ctx->db, &ver);
@@ -514,7 +530,7 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 const struct ct_cmd ct_project_cmds[] = {
 	{ "job", "submit", cmd_submit,
-	  "--model BASE.bin --train TOKENS.bin --eval TOKENS.bin --shards K --rounds R "
+	  "--model BASE.bin|HF_DIR --train TOKENS.bin --eval TOKENS.bin --shards K --rounds R "
 	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
 	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
 	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
@@ -531,8 +547,9 @@ const struct ct_cmd ct_project_cmds[] = {
 	{ "job", "sample", ct_cmd_job_sample,
 	  "ID [--round R] [--prompt TEXT] [--tokens N] [--seed S]",
 	  "print a sample of round R's model (0 = base; default the newest)" },
-	{ "job", "export", cmd_export, "ID --out FILE [--round R]",
-	  "write the job's final (or round R's) model to FILE" },
+	{ "job", "export", cmd_export, "ID --out FILE [--round R] [--hf]",
+	  "write the job's final (or round R's) model to FILE (--hf: a Llama model as a "
+	  "Hugging Face directory FILE)" },
 	{ NULL, "status", cmd_status, "", "show the project's state and its roles" },
 	{ "user", "create", cmd_user_create, "--name NAME --email EMAIL --password PW",
 	  "create an account; prints its key" },

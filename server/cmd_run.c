@@ -45,7 +45,7 @@ static int db_start(struct ct_server *srv)
 	if (rc == 0)
 		rc = ct_db_global_init(srv->db_url, datadir, logdir);
 	if (rc == 0)
-		rc = ct_db_open(&db);
+		rc = ct_db_open(&db, srv->clock);
 	if (rc == 0)
 		rc = ct_db_migrate(db);
 	ct_db_close(db);
@@ -113,10 +113,10 @@ static int http_start(struct ct_server *srv, const char *listen)
 	char url[300], path[PATH_MAX], host[128];
 	int port = 0, rc;
 
-	rc = ct_http_register_routes(ct_sched_routes);
-	if (rc == 0) rc = ct_http_register_routes(ct_account_routes);
-	if (rc == 0) rc = ct_http_register_routes(ct_files_routes);
-	if (rc == 0) rc = ct_web_register();
+	rc = ct_http_register_routes(srv, ct_sched_routes);
+	if (rc == 0) rc = ct_http_register_routes(srv, ct_account_routes);
+	if (rc == 0) rc = ct_http_register_routes(srv, ct_files_routes);
+	if (rc == 0) rc = ct_web_register(srv);
 	if (rc == 0) rc = ct_http_start(srv, listen, &port);
 	if (rc < 0)
 		return rc;
@@ -253,7 +253,7 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 		return rc;
 	rc = db_start(&srv);
 	if (rc == 0)
-		rc = ct_db_open(&ctx.db);
+		rc = ct_db_open(&ctx.db, srv.clock);
 	if (rc == 0) {
 		ctx.srv = &srv;
 		ctx.cwd = getcwd(cwd, sizeof(cwd));

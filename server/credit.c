@@ -192,6 +192,6 @@ int ct_credit_decay_run_once(struct ct_server *srv, struct ct_db *db)
 	int rc;
 
 	(void)srv;
-	rc = ct_credit_decay(db, ct_db_now());
+	rc = ct_credit_decay(db, ct_db_now(db));
 	return rc < 0 ? rc : 0;
 }

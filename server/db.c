@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <mysqld_error.h>
 #include <errmsg.h>
 
+#include "ct_clock.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
@@ -67,6 +67,7 @@ struct stmt_entry {
 
 struct ct_db {
 	MYSQL *my;
+	const struct ct_clock *clock;	/* what ct_db_now(db) reads; not owned */
 	struct stmt_entry cache[CT_DB_STMT_CACHE];
 	int ncache;
 };
@@ -94,16 +95,10 @@ static int g_inited;
 static int g_embedded;
 static int g_lockfd = -1;
 static char *g_scratch;		/* scratch datadir for remote-only use */
-static atomic_llong g_time_offset;
 
-int64_t ct_db_now(void)
+int64_t ct_db_now(const struct ct_db *db)
 {
-	return (int64_t)time(NULL) + (int64_t)atomic_load(&g_time_offset);
-}
-
-void ct_db_set_time_offset(int64_t seconds)
-{
-	atomic_store(&g_time_offset, (long long)seconds);
+	return ct_clock_now_s(db->clock);
 }
 
 int ct_db_global_is_embedded(void)
@@ -305,7 +300,7 @@ static int db_select_database(struct ct_db *db)
 	return 0;
 }
 
-int ct_db_open(struct ct_db **out)
+int ct_db_open(struct ct_db **out, const struct ct_clock *clock)
 {
 	struct ct_db *db;
 	unsigned timeout = 10;
@@ -317,6 +312,7 @@ int ct_db_open(struct ct_db **out)
 	db = calloc(1, sizeof(*db));
 	if (db == NULL)
 		return CT_ENOMEM;
+	db->clock = clock != NULL ? clock : &ct_clock_system;
 	mysql_thread_init();
 	db->my = mysql_init(NULL);
 	if (db->my == NULL) {
@@ -1038,7 +1034,7 @@ static int migrate_locked(struct ct_db *db)
 		if (rc < 0)
 			return rc;
 		rc = ct_db_exec(db, "INSERT INTO schema_version (version, name, applied_at) "
-				"VALUES (?, ?, ?)", "isl", m->version, m->name, ct_db_now());
+				"VALUES (?, ?, ?)", "isl", m->version, m->name, ct_db_now(db));
 		if (rc < 0)
 			return rc;
 	}

@@ -161,14 +161,16 @@ int ct_db_global_is_embedded(void);
 /* ---- connections -------------------------------------------------------- */
 
 struct ct_db;
+struct ct_clock;
 
 /* Connect, in the calling thread, to the database ct_db_global_init() was
  * given (the embedded database is created on first use). Sets utf8mb4,
- * READ COMMITTED and autocommit on. *out is owned by the caller (close
- * with ct_db_close() in the same thread). Returns 0, CT_EDB (detail says
- * why: bad credentials, server down...), CT_ENOMEM; *out = NULL on
- * failure. */
-int ct_db_open(struct ct_db **out);
+ * READ COMMITTED and autocommit on. clock (NULL: the system clock; not
+ * owned, must outlive the connection) is what ct_db_now(db) reads: pass the
+ * server's (srv->clock). *out is owned by the caller (close with
+ * ct_db_close() in the same thread). Returns 0, CT_EDB (detail says why:
+ * bad credentials, server down...), CT_ENOMEM; *out = NULL on failure. */
+int ct_db_open(struct ct_db **out, const struct ct_clock *clock);
 
 /* Close the connection and free its statement cache. NULL is a no-op. */
 void ct_db_close(struct ct_db *db);
@@ -261,10 +263,10 @@ int ct_db_schema_latest(void);
 
 /* ---- small helpers ------------------------------------------------------ */
 
-/* Seconds since the epoch (the time every row uses). Tests may move it
- * with ct_db_set_time_offset() (added to the wall clock, process-wide) to
- * simulate deadlines passing. */
-int64_t ct_db_now(void);
-void ct_db_set_time_offset(int64_t seconds);
+/* Seconds since the epoch on this connection's clock (the time every row
+ * uses): the clock given to ct_db_open(), which the server takes from its
+ * context (struct ct_server.clock) and tests replace with a fake one to
+ * make deadlines pass. */
+int64_t ct_db_now(const struct ct_db *db);
 
 #endif

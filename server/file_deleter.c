@@ -142,7 +142,7 @@ static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 
 int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)
 {
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(db);
 	int n1, n2, rc;
 
 	n1 = delete_uploads(srv, db, now);

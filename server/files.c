@@ -108,7 +108,7 @@ static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)
 	if (token == NULL)
 		return upload_error(resp, 401, CT_EAUTH, "no X-Upload-Token header", req);
 	rc = ct_token_check(srv->secret, sizeof(srv->secret), req->subpath, token,
-			    ct_db_now(), &hostid, &max);
+			    ct_server_now(srv), &hostid, &max);
 	if (rc == 0) {
 		rc = upload_check_result(req, hostid, &rid);
 		if (rc == CT_EEXPIRED)	/* a stale result, not a stale token */
@@ -242,7 +242,7 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 	db = ct_http_db(req);
 	rc = db ? ct_db_exec(db, "UPDATE result SET upload_sha256=?, upload_size=?, upload_time=? "
 			     "WHERE id=? AND hostid=? AND server_state=?", "slllli", sha,
-			     (int64_t)u->n, ct_db_now(), u->resultid, u->hostid,
+			     (int64_t)u->n, ct_db_now(db), u->resultid, u->hostid,
 			     CT_RS_IN_PROGRESS) : CT_EAGAIN;
 	if (rc < 0) {
 		if (rc == CT_EDB)

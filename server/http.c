@@ -32,7 +32,6 @@
 #include "db.h"
 #include "server.h"
 
-#define MAX_TABLES 16
 #define MAX_HEADER_BYTES (16u << 10)
 #define MAX_DISCARD (16u << 20)	/* body bytes read and dropped after a refusal */
 
@@ -54,19 +53,20 @@ struct conn_state {
 	char ip[64];
 };
 
-static const struct ct_http_route *g_tables[MAX_TABLES];
-static int g_ntables;
+/* Process-wide on purpose: a thread-exit destructor must be a key made
+ * before the database library's own (see db_key_early), whatever server
+ * object the thread served. */
 static pthread_key_t g_db_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
-int ct_http_register_routes(const struct ct_http_route *table)
+int ct_http_register_routes(struct ct_server *srv, const struct ct_http_route *table)
 {
-	for (int i = 0; i < g_ntables; i++)
-		if (g_tables[i] == table)
+	for (int i = 0; i < srv->nroutes; i++)
+		if (srv->routes[i] == table)
 			return 0;
-	if (g_ntables == MAX_TABLES)
+	if (srv->nroutes == CT_SERVER_MAX_ROUTE_TABLES)
 		return ct_error(CT_ETOOBIG, "too many route tables");
-	g_tables[g_ntables++] = table;
+	srv->routes[srv->nroutes++] = table;
 	return 0;
 }
 
@@ -101,7 +101,7 @@ struct ct_db *ct_http_db(struct ct_http_req *req)
 	pthread_once(&g_key_once, db_key_make);
 	db = pthread_getspecific(g_db_key);
 	if (db == NULL) {
-		rc = ct_db_open(&db);
+		rc = ct_db_open(&db, req->srv->clock);
 		if (rc < 0) {
 			ct_log_error("http: database: %s", ct_errmsg(rc));
 			return NULL;
@@ -197,12 +197,13 @@ static int method_ok(const char *want, const char *got)
 }
 
 /* The route for method+path; *path_matched says a route had the path. */
-static const struct ct_http_route *find_route(const char *method, const char *path,
-					      const char **subpath, int *path_matched)
+static const struct ct_http_route *find_route(const struct ct_server *srv, const char *method,
+					      const char *path, const char **subpath,
+					      int *path_matched)
 {
 	*path_matched = 0;
-	for (int t = 0; t < g_ntables; t++)
-		for (const struct ct_http_route *r = g_tables[t]; r->path; r++) {
+	for (int t = 0; t < srv->nroutes; t++)
+		for (const struct ct_http_route *r = srv->routes[t]; r->path; r++) {
 			size_t n = strlen(r->path);
 			int hit;
 			if (n > 0 && r->path[n - 1] == '*') {
@@ -368,7 +369,7 @@ static void on_headers(struct conn_state *st, struct MHD_Connection *c)
 		st->failed = 1;
 		return;
 	}
-	st->route = find_route(st->req.method, st->path, &st->req.subpath, &matched);
+	st->route = find_route(srv, st->req.method, st->path, &st->req.subpath, &matched);
 	if (st->route == NULL) {
 		plain_error(&st->resp, matched ? 405 : 404,
 			    matched ? "method not allowed" : "not found");

@@ -5,7 +5,7 @@
  * Routes: a route is a row of a `const struct ct_http_route[]` table ended
  * by a row with path NULL. The server registers its own table (RPC, upload,
  * download); other parts (the web pages) register theirs with
- * ct_http_register_routes() before the HTTP role starts. The first
+ * ct_http_register_routes(srv, table) before the HTTP role starts. The first
  * matching row of the first matching table wins; a path ending in '*'
  * matches that prefix and req->subpath is the rest (path "/download/"
  * followed by '*', on "/download/ab12", gives "ab12").
@@ -82,9 +82,11 @@ struct ct_http_route {
 	void (*abort)(struct ct_http_req *req);
 };
 
-/* Add a route table (kept by pointer: it must be static). At most 16
- * tables; call before ct_http_start(). Returns 0 or CT_ETOOBIG. */
-int ct_http_register_routes(const struct ct_http_route *table);
+/* Add a route table to the ones srv serves (srv->routes; kept by pointer:
+ * it must be static; adding one twice is a no-op). At most
+ * CT_SERVER_MAX_ROUTE_TABLES tables; call before ct_http_start(). Returns
+ * 0 or CT_ETOOBIG. */
+int ct_http_register_routes(struct ct_server *srv, const struct ct_http_route *table);
 
 /* Value of request header `name` (case-insensitive), or NULL. Owned by the
  * connection. */

@@ -146,7 +146,7 @@ int ct_instance_file(const char *dir, const char *base, const char *ext, char *o
 int ct_instance_beat(struct ct_db *db, const char *role, int64_t nruns, int64_t nitems,
 		     const char *err)
 {
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(db);
 	int rc;
 
 	rc = ct_db_exec(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
@@ -166,7 +166,7 @@ int ct_instance_clear_stale(void)
 	struct ct_db *db = NULL;
 	int rc;
 
-	rc = ct_db_open(&db);
+	rc = ct_db_open(&db, NULL);
 	if (rc == 0)
 		rc = ct_db_exec(db, "DELETE FROM role_heartbeat WHERE instance=? AND (pid<>? OR "
 				"host<>?)", "sls", g_name, (int64_t)getpid(), g_host);
@@ -198,11 +198,11 @@ int ct_instance_share(struct ct_db *db, int64_t *n, int64_t *i)
 		return 0;
 	rc = ct_db_query_int(db, &live, "SELECT COUNT(*) FROM role_heartbeat WHERE role=? AND "
 			     "beat_time>=? AND instance<>?", "sls", t_role,
-			     ct_db_now() - CT_INSTANCE_LIVE_S, g_name);
+			     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
 	if (rc == 0)
 		rc = ct_db_query_int(db, &below, "SELECT COUNT(*) FROM role_heartbeat WHERE "
 				     "role=? AND beat_time>=? AND instance<?", "sls", t_role,
-				     ct_db_now() - CT_INSTANCE_LIVE_S, g_name);
+				     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
 	if (rc < 0)
 		return rc;
 	*n = live + 1;

@@ -31,7 +31,7 @@ server_libctserver_a_SOURCES = \
 	server/instance.c server/instance.h \
 	server/lock_order.c server/lock_order.h \
 	server/admin.c server/admin.h \
-	server/cmd_job.c server/commands.h \
+	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
 	server/eval.c server/eval.h \
 	server/cmd_run.c server/cmd_run.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h

@@ -82,7 +82,7 @@ static int archive_wu(struct ct_db *db, int64_t wuid, struct ct_buf *out)
 static int archive_write(struct ct_server *srv, const struct ct_buf *lines)
 {
 	char dir[4096], path[4200], name[64];
-	time_t now = time(NULL);
+	time_t now = (time_t)ct_server_now(srv);	/* the server clock's month */
 	struct tm tm;
 	size_t off = 0;
 	int fd, rc;
@@ -150,7 +150,7 @@ int ct_purge_run_once(struct ct_server *srv, struct ct_db *db)
 			 "WHERE j.status IN (?, ?, ?) AND w.file_delete_state=? AND "
 			 "GREATEST(j.finish_time, j.update_time) + ? <= ? ORDER BY w.id LIMIT ?",
 			 "iiiilli", CT_JOB_DONE, CT_JOB_CANCELED, CT_JOB_ERROR, CT_FD_DONE,
-			 (int64_t)age, ct_db_now(), PURGE_BATCH);
+			 (int64_t)age, ct_db_now(db), PURGE_BATCH);
 	if (rc < 0)
 		return rc;
 	while (ids[0] < PURGE_BATCH && ct_db_next(res) > 0)

@@ -7,7 +7,10 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ct_err.h"
 
 struct bucket {
 	char key[CT_RL_KEYLEN];
@@ -28,9 +31,31 @@ static const struct limit g_limits[] = {
 };
 enum { L_LOGIN_IP, L_LOGIN_ACCT, L_SIGNUP_IP };
 
-static struct bucket g_b[CT_RL_CAP];
-static int g_n;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+struct ct_rl {
+	pthread_mutex_t lock;
+	int n;
+	struct bucket b[CT_RL_CAP];
+};
+
+int ct_rl_new(struct ct_rl **out)
+{
+	struct ct_rl *rl = calloc(1, sizeof(*rl));
+
+	*out = NULL;
+	if (rl == NULL)
+		return CT_ENOMEM;
+	pthread_mutex_init(&rl->lock, NULL);
+	*out = rl;
+	return 0;
+}
+
+void ct_rl_free(struct ct_rl *rl)
+{
+	if (rl == NULL)
+		return;
+	pthread_mutex_destroy(&rl->lock);
+	free(rl);
+}
 
 static double level(const struct bucket *b, int64_t now)
 {
@@ -40,28 +65,29 @@ static double level(const struct bucket *b, int64_t now)
 }
 
 /* Drop the buckets that are full again (the same as absent). */
-static void sweep(int64_t now)
+static void sweep(struct ct_rl *rl, int64_t now)
 {
 	int j = 0;
 
-	for (int i = 0; i < g_n; i++)
-		if (level(&g_b[i], now) < g_b[i].burst)
-			g_b[j++] = g_b[i];
-	g_n = j;
+	for (int i = 0; i < rl->n; i++)
+		if (level(&rl->b[i], now) < rl->b[i].burst)
+			rl->b[j++] = rl->b[i];
+	rl->n = j;
 }
 
 /* The bucket of key, made full when new; NULL when the table is full
  * (the caller swept it first). */
-static struct bucket *find(const char *key, double burst, double rate, int64_t now)
+static struct bucket *find(struct ct_rl *rl, const char *key, double burst, double rate,
+			   int64_t now)
 {
 	struct bucket *b;
 
-	for (int i = 0; i < g_n; i++)
-		if (strcmp(g_b[i].key, key) == 0)
-			return &g_b[i];
-	if (g_n == CT_RL_CAP)
+	for (int i = 0; i < rl->n; i++)
+		if (strcmp(rl->b[i].key, key) == 0)
+			return &rl->b[i];
+	if (rl->n == CT_RL_CAP)
 		return NULL;
-	b = &g_b[g_n++];
+	b = &rl->b[rl->n++];
 	snprintf(b->key, sizeof(b->key), "%s", key);
 	b->tokens = burst;
 	b->t = now;
@@ -91,8 +117,8 @@ static int loopback(const char *ip)
 	       strncmp(ip, "::ffff:127.", 11) == 0;
 }
 
-int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char *ip,
-		const char *account, int64_t now, int *retry_s)
+int ct_rl_allow(struct ct_rl *rl, const struct ct_conf *conf, enum ct_rl_action action,
+		const char *ip, const char *account, int64_t now, int *retry_s)
 {
 	struct bucket *bs[2] = { NULL, NULL };
 	int which[2], n = 0, ok = 1, lo = 0;
@@ -108,9 +134,9 @@ int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char
 	which[n++] = action == CT_RL_LOGIN ? L_LOGIN_IP : L_SIGNUP_IP;
 	if (action == CT_RL_LOGIN && account != NULL && account[0] != '\0')
 		which[n++] = L_LOGIN_ACCT;
-	pthread_mutex_lock(&g_lock);
-	if (g_n > CT_RL_CAP - 2)	/* before any find(): it keeps pointers */
-		sweep(now);
+	pthread_mutex_lock(&rl->lock);
+	if (rl->n > CT_RL_CAP - 2)	/* before any find(): it keeps pointers */
+		sweep(rl, now);
 	for (int i = 0; i < n; i++) {
 		const char *who = which[i] == L_LOGIN_ACCT ? account : ip;
 		double burst, rate;
@@ -121,7 +147,7 @@ int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char
 		for (size_t j = strlen(g_limits[which[i]].prefix) + 1; j < k && j < sizeof(key); j++)
 			key[j] = (char)tolower((unsigned char)key[j]);
 		limit_of(conf, which[i], &burst, &rate);
-		bs[i] = find(key, burst, rate, now);
+		bs[i] = find(rl, key, burst, rate, now);
 		if (bs[i] == NULL) {	/* full of keys being limited: fail closed */
 			ok = 0;
 			*retry_s = 60;
@@ -139,13 +165,6 @@ int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char
 	if (ok)
 		for (int i = 0; i < n; i++)
 			bs[i]->tokens -= 1.0;
-	pthread_mutex_unlock(&g_lock);
+	pthread_mutex_unlock(&rl->lock);
 	return ok;
-}
-
-void ct_rl_reset(void)
-{
-	pthread_mutex_lock(&g_lock);
-	g_n = 0;
-	pthread_mutex_unlock(&g_lock);
 }

@@ -20,8 +20,8 @@
  * the same machine, which should limit by itself) unless
  * limits.loopback = 1.
  *
- * Threads: one process-wide table behind a mutex; every function is
- * thread-safe.
+ * Threads: one table per server (struct ct_server.rl) behind its own
+ * mutex; ct_rl_allow() is thread-safe.
  */
 #ifndef CT_RATELIMIT_H
 #define CT_RATELIMIT_H
@@ -35,14 +35,17 @@
 
 enum ct_rl_action { CT_RL_LOGIN, CT_RL_SIGNUP };
 
+struct ct_rl;
+
+/* A new, empty table; *out is freed with ct_rl_free(). 0 or CT_ENOMEM. */
+int ct_rl_new(struct ct_rl **out);
+void ct_rl_free(struct ct_rl *rl);
+
 /* Whether `action` from address ip (and for the account `account`, an
  * e-mail address or NULL) may run now; each call that is allowed takes
  * one token from every bucket it names. Returns 1 (go on) or 0 (refuse:
  * *retry_s is the seconds until it would be allowed, at least 1). */
-int ct_rl_allow(const struct ct_conf *conf, enum ct_rl_action action, const char *ip,
-		const char *account, int64_t now, int *retry_s);
-
-/* Forget every key (tests). */
-void ct_rl_reset(void);
+int ct_rl_allow(struct ct_rl *rl, const struct ct_conf *conf, enum ct_rl_action action,
+		const char *ip, const char *account, int64_t now, int *retry_s);
 
 #endif

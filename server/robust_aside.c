@@ -58,7 +58,7 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 static int aside_txn(struct ct_db *db, void *arg)
 {
 	struct aside *s = arg;
-	int64_t now = ct_db_now(), canon = -1;
+	int64_t now = ct_db_now(db), canon = -1;
 	int rc, n = 0;
 
 	rc = ct_db_query_int(db, &canon, "SELECT canonical_resultid FROM workunit WHERE id=? "

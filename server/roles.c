@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ct_clock.h"
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
@@ -71,16 +72,16 @@ static void heartbeat(struct ct_db *db, struct role_thread *rt, const char *err)
 
 /* Sleep ms as nap() does, beating every 5 s meanwhile (a role that sleeps
  * an hour, credit_decay, still shows as running). */
-static void rest(struct ct_db *db, struct role_thread *rt, int ms, time_t *last_beat)
+static void rest(struct ct_db *db, struct role_thread *rt, int ms, double *last_beat)
 {
 	while (ms > 0 && !ct_server_stopping(rt->srv)) {
 		int step = ms < 5000 ? ms : 5000;
 
 		nap(rt->srv, step);
 		ms -= step;
-		if (db && time(NULL) - *last_beat >= 5) {
+		if (db && ct_clock_mono(rt->srv->clock) - *last_beat >= 5) {
 			heartbeat(db, rt, NULL);
-			*last_beat = time(NULL);
+			*last_beat = ct_clock_mono(rt->srv->clock);
 		}
 	}
 }
@@ -90,13 +91,13 @@ static void *role_main(void *arg)
 	struct role_thread *rt = arg;
 	struct ct_server *srv = rt->srv;
 	struct ct_db *db = NULL;
-	time_t last_beat = 0;
+	double last_beat = -1e9;	/* beat at once */
 	int rc;
 
 	ct_instance_set_role(rt->role->name);
 	while (!ct_server_stopping(srv)) {
 		if (db == NULL) {
-			rc = ct_db_open(&db);
+			rc = ct_db_open(&db, srv->clock);
 			if (rc < 0) {
 				ct_log_error("%s: database: %s", rt->role->name, ct_errmsg(rc));
 				nap(srv, 2000);
@@ -119,9 +120,9 @@ static void *role_main(void *arg)
 			rest(db, rt, rt->role->idle_ms > 1000 ? rt->role->idle_ms : 1000, &last_beat);
 			continue;
 		}
-		if (time(NULL) - last_beat >= 5) {
+		if (ct_clock_mono(srv->clock) - last_beat >= 5) {
 			heartbeat(db, rt, NULL);
-			last_beat = time(NULL);
+			last_beat = ct_clock_mono(srv->clock);
 		}
 		if (rc == 0)
 			rest(db, rt, rt->role->idle_ms, &last_beat);
@@ -138,16 +139,16 @@ static void http_beats(struct ct_server *srv)
 {
 	struct role_thread rt = { .srv = srv, .role = &ct_roles[0] };
 	struct ct_db *db = NULL;
-	time_t last_beat = 0;
+	double last_beat = -1e9;	/* beat at once */
 
 	while (!ct_server_stopping(srv)) {
-		if (db == NULL && ct_db_open(&db) < 0) {
+		if (db == NULL && ct_db_open(&db, srv->clock) < 0) {
 			nap(srv, 2000);
 			continue;
 		}
-		if (time(NULL) - last_beat >= 5) {
+		if (ct_clock_mono(srv->clock) - last_beat >= 5) {
 			heartbeat(db, &rt, NULL);
-			last_beat = time(NULL);
+			last_beat = ct_clock_mono(srv->clock);
 		}
 		nap(srv, 200);
 	}

@@ -412,7 +412,7 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 	if (rc == 0)
 		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
-				"lisls", jobid, idx, sha, ct_db_now(), ct_buf_cstr(&text));
+				"lisls", jobid, idx, sha, ct_db_now(db), ct_buf_cstr(&text));
 	ct_buf_free(&text);
 	ct_gpt2_free(&loaded);
 	return rc < 0 ? rc : 0;

@@ -118,7 +118,7 @@ static int find_host(struct sched_ctx *c)
 		if (rc != CT_ENOTFOUND)
 			return rc;
 		rc = ct_db_exec(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
-				"VALUES (?, ?, ?)", "lls", ct_db_now(), c->userid, c->req.host_cpid);
+				"VALUES (?, ?, ?)", "lls", ct_db_now(c->db), c->userid, c->req.host_cpid);
 		if (rc >= 0) {
 			c->hostid = ct_db_last_id(c->db);
 			ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
@@ -138,7 +138,7 @@ static int update_host(struct sched_ctx *c)
 	rc = ct_db_exec(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
 			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
 			"WHERE id=?", "sssilssll", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
-			r->ram_bytes, r->client_version, c->ip, ct_db_now(), c->hostid);
+			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
 	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
 		struct sched_device *d = &r->dev[i];
 		rc = ct_db_exec(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
@@ -148,7 +148,7 @@ static int update_host(struct sched_ctx *c)
 				"global_mem=VALUES(global_mem), compute_units=VALUES(compute_units), "
 				"conforming=VALUES(conforming), update_time=VALUES(update_time)",
 				"lisssliil", c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
-				(int)d->compute_units, (int)d->conforming, ct_db_now());
+				(int)d->compute_units, (int)d->conforming, ct_db_now(c->db));
 	}
 	if (rc >= 0)
 		rc = ct_db_exec(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?", "li",
@@ -178,7 +178,7 @@ static int report_apply(struct ct_db *db, void *arg)
 	struct report_txn *t = arg;
 	struct sched_report *rep = t->rep;
 	struct ct_db_res *res = NULL;
-	int64_t dummy, now = ct_db_now();
+	int64_t dummy, now = ct_db_now(db);
 	int rc, state, outcome;
 
 	rc = ct_db_query_int(db, &dummy, "SELECT id FROM workunit WHERE id=? FOR UPDATE", "l",
@@ -382,7 +382,7 @@ static int find_lost(struct sched_ctx *c)
 
 	rc = ct_db_query(c->db, &res, "SELECT id, name FROM result WHERE hostid=? AND "
 			 "server_state=? AND report_deadline>? ORDER BY id LIMIT 64", "lil",
-			 c->hostid, CT_RS_IN_PROGRESS, ct_db_now());
+			 c->hostid, CT_RS_IN_PROGRESS, ct_db_now(c->db));
 	if (rc < 0)
 		return rc;
 	while (ct_db_next(res) > 0 && c->nsend < MAX_SEND)
@@ -432,7 +432,7 @@ static int claim_one(struct ct_db *db, void *arg)
 {
 	struct claim_txn *t = arg;
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now(), deadline;
+	int64_t now = ct_db_now(db), deadline;
 	const char *why;
 	int rc, delay;
 

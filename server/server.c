@@ -12,10 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ct_clock.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "page_cache.h"
+#include "ratelimit.h"
 
 static const char conf_template[] =
 	"# ctune-server project configuration (doc/operator.md lists every key)\n"
@@ -146,8 +149,14 @@ int ct_server_load(struct ct_server *srv, const char *dir, const char *db_url)
 	int rc;
 
 	memset(srv, 0, sizeof(*srv));
+	srv->clock = &ct_clock_system;
 	if (realpath(dir, real) == NULL)
 		return ct_error_errno("%s", dir);
+	rc = ct_page_cache_new(&srv->pages, srv->clock);
+	if (rc == 0)
+		rc = ct_rl_new(&srv->rl);
+	if (rc < 0)
+		goto fail;
 	srv->dir = strdup(real);
 	srv->download_dir = join(real, "download");
 	srv->upload_dir = join(real, "upload");
@@ -197,7 +206,14 @@ void ct_server_free(struct ct_server *srv)
 	free(srv->db_url);
 	free(srv->base_url);
 	ct_conf_free(srv->conf);
+	ct_page_cache_free(srv->pages);
+	ct_rl_free(srv->rl);
 	memset(srv, 0, sizeof(*srv));
+}
+
+int64_t ct_server_now(const struct ct_server *srv)
+{
+	return ct_clock_now_s(srv->clock);
 }
 
 int ct_server_set_base_url(struct ct_server *srv, const char *url)

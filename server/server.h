@@ -1,7 +1,10 @@
 /*
  * server.h - the ctune-server process: its project directory, config,
- * secrets and tunables, shared by every role thread (struct ct_server is
- * passed explicitly; there is no global).
+ * secrets, tunables and process state, shared by every role thread
+ * (struct ct_server is passed explicitly; there is no global): the clock
+ * rows are stamped with, the web page cache, the account rate limits, the
+ * HTTP route tables and the admin socket all live here, so two servers in
+ * one process (tests) never share any of them.
  *
  * A project directory holds:
  *   ctune-server.conf   config (key = value, see doc/operator.md), 0600
@@ -23,11 +26,17 @@
 #include "ct_conf.h"
 #include "ct_hash.h"
 
+struct ct_admin;
+struct ct_clock;
 struct ct_db;
 struct ct_http;
+struct ct_http_route;
+struct ct_page_cache;
+struct ct_rl;
 
 #define CT_SERVER_CONF "ctune-server.conf"
 #define CT_SERVER_SECRET_LEN 32
+#define CT_SERVER_MAX_ROUTE_TABLES 16
 
 struct ct_server {
 	char *dir;		/* project directory, absolute, owned */
@@ -49,15 +58,30 @@ struct ct_server {
 
 	atomic_int stop;	/* set to 1 to make every role loop return */
 	struct ct_http *http;	/* the HTTP front end when the http role runs */
+
+	/* process state (ct_server_load makes it, ct_server_free frees it) */
+	const struct ct_clock *clock;	/* stamps rows and deadlines: every
+					 * connection opened for this server takes
+					 * it (ct_db_open); the system clock,
+					 * tests set a fake one (ct_clock.h) */
+	struct ct_page_cache *pages;	/* web content cache (page_cache.h) */
+	struct ct_rl *rl;		/* account rate limits (ratelimit.h) */
+	/* route tables the http role serves (ct_http_register_routes) */
+	const struct ct_http_route *routes[CT_SERVER_MAX_ROUTE_TABLES];
+	int nroutes;
+	struct ct_admin *admin;		/* admin socket while `run` serves (admin.h) */
 };
 
-/* Load the project at dir (config, secret, paths) into a zeroed srv.
+/* Load the project at dir (config, secret, paths) into srv, with fresh
+ * process state (system clock, empty page cache and rate limits, no
+ * routes).
  * db_url (may be NULL) overrides the config's `db` key. Returns 0 or
  * CT_ENOENT (not a project: no config), CT_ECONFIG, a file error. On
  * failure srv is cleaned up (ct_server_free() on it is harmless). */
 int ct_server_load(struct ct_server *srv, const char *dir, const char *db_url);
 
-/* Free what ct_server_load() allocated; srv is zeroed. */
+/* Free what ct_server_load() allocated; srv is zeroed. The http role and
+ * the admin socket must be stopped first (ct_http_stop, ct_admin_stop). */
 void ct_server_free(struct ct_server *srv);
 
 /* PROJECT/download/<aa>/<sha256> into out (cap bytes). sha256 must be 64
@@ -90,6 +114,10 @@ int ct_server_set_base_url(struct ct_server *srv, const char *url);
 /* 1 if s is a valid result/WU name: [A-Za-z0-9_.-]{1,80}, no "..", not
  * starting with '.'. */
 int ct_result_name_valid(const char *s);
+
+/* Seconds since the epoch on srv's clock (ct_db_now() where a connection
+ * is at hand: the same clock). */
+int64_t ct_server_now(const struct ct_server *srv);
 
 /* 1 once srv->stop was set (a role loop checks it between items). */
 static inline int ct_server_stopping(struct ct_server *srv)

@@ -77,7 +77,7 @@ static int record(struct ct_db *db, const char *sha, int64_t size, const char *k
 	int rc = ct_db_exec(db, "INSERT INTO `file` (sha256, size, kind, jobid, create_time, keep) "
 			    "VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
 			    "keep=GREATEST(keep, VALUES(keep)), file_delete_state=0",
-			    "slslli", sha, size, kind, jobid, ct_db_now(), keep);
+			    "slslli", sha, size, kind, jobid, ct_db_now(db), keep);
 
 	return rc < 0 ? rc : 0;
 }

@@ -227,12 +227,12 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=LEFT(CONCAT(?, "
 				"IF(error_message='', '', CONCAT('; ', error_message))), 255), "
 				"update_time=? WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
-				ct_db_now(), w->jobid, CT_JOB_RUNNING);
+				ct_db_now(db), w->jobid, CT_JOB_RUNNING);
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
 				"id<>? AND canonical_resultid=0 AND error_mask=0", "lll",
-				ct_db_now(), w->jobid, w->id);
+				ct_db_now(db), w->jobid, w->id);
 	return rc < 0 ? rc : 0;
 }
 
@@ -298,7 +298,7 @@ static int discount_unproven(struct ct_db *db, struct twu *w)
 
 static int transition_one(struct ct_db *db, void *arg)
 {
-	int64_t wuid = *(const int64_t *)arg, now = ct_db_now();
+	int64_t wuid = *(const int64_t *)arg, now = ct_db_now(db);
 	struct twu w;
 	int rc;
 
@@ -341,7 +341,7 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
-			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(),
+			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(db),
 			 n, k, TRANSITION_BATCH);
 	if (rc < 0)
 		return rc;

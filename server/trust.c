@@ -65,7 +65,7 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 	if (rc < 0 || consecutive_valid < l.min_valid)
 		return rc;
 	rc = host_record(db, hostid, &h);
-	if (rc < 0 || !ct_trust_decide(&h, &l, ct_db_now(), u))
+	if (rc < 0 || !ct_trust_decide(&h, &l, ct_db_now(db), u))
 		return rc;
 	rc = ct_db_query_int(db, &nshards, "SELECT j.nshards FROM workunit w JOIN job j ON "
 			     "j.id = w.jobid WHERE w.id=?", "l", wuid);

@@ -745,7 +745,7 @@ static int states_unchanged(struct ct_db *db, const struct vwu *v)
 static int apply_txn(struct ct_db *db, void *arg)
 {
 	struct vwu *v = arg;
-	int64_t now = ct_db_now(), canonical = -1;
+	int64_t now = ct_db_now(db), canonical = -1;
 	int rc, changed = 0;
 
 	rc = ct_db_query_int(db, &canonical, "SELECT canonical_resultid FROM workunit "

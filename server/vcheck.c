@@ -201,7 +201,7 @@ int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *
 	rc = ct_db_exec(db, "REPLACE INTO result_check (resultid, upload_sha256, weights_sha256, "
 			"update_norm, probe_loss, quant_error, check_time) SELECT id, "
 			"upload_sha256, ?, ?, ?, ?, ? FROM result WHERE id=?", "sdddll", hex,
-			c->st.update_norm, c->probe_loss, c->info.quant_error, ct_db_now(),
+			c->st.update_norm, c->probe_loss, c->info.quant_error, ct_db_now(db),
 			resultid);
 	return rc < 0 ? rc : 0;
 }

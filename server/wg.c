@@ -195,7 +195,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 		"?, ?, ?, ?)",
 		"sllislssiiiiiddddddliiiiiiiddsl",
-		s->name && *s->name ? s->name : "job", ct_db_now(), ct_db_now(), CT_JOB_RUNNING,
+		s->name && *s->name ? s->name : "job", ct_db_now(db), ct_db_now(db), CT_JOB_RUNNING,
 		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
 		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
 		s->eps ? s->eps : 1e-8, s->weight_decay, s->grad_clip ? s->grad_clip : 1.0,
@@ -295,7 +295,7 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 {
 	struct ct_db_res *res = NULL;
 	char wu[64], rn[96];
-	int64_t now = ct_db_now(), wuid;
+	int64_t now = ct_db_now(db), wuid;
 	int rc;
 
 	rc = ct_db_query(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
@@ -358,7 +358,7 @@ static int open_round_txn(struct ct_db *db, void *arg)
 	if (rc < 0)
 		return rc;
 	rc = ct_db_exec(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
-			"nwus) VALUES (?, ?, ?, ?, ?, ?)", "lilisi", t->jobid, t->idx, ct_db_now(),
+			"nwus) VALUES (?, ?, ?, ?, ?, ?)", "lilisi", t->jobid, t->idx, ct_db_now(db),
 			CT_ROUND_OPEN, t->model, p.nshards);
 	if (rc < 0)
 		return rc;
@@ -369,7 +369,7 @@ static int open_round_txn(struct ct_db *db, void *arg)
 			return rc;
 	}
 	rc = ct_db_exec(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
-			"WHERE id=?", "ill", t->idx, ct_db_now(), t->jobid);
+			"WHERE id=?", "ill", t->idx, ct_db_now(db), t->jobid);
 	return rc < 0 ? rc : 1;
 }
 

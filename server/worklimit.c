@@ -135,7 +135,7 @@ int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 {
 	struct ct_wlim_policy p;
 	struct host_recent h = { 0 };
-	int64_t now = ct_db_now(), day, r = 1000000;
+	int64_t now = ct_db_now(db), day, r = 1000000;
 	int rc;
 
 	*room = 0;

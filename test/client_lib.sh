@@ -103,6 +103,26 @@ server_project() {
 	fi
 }
 
+# server_and_clients N OPTS...: `ctune-server run` on $P (pid SPID), then
+# N accounts user1..userN, each attached in $T/cI and running
+# `ctune run OPTS` (pids C1..CN).
+server_and_clients() {
+	local n=$1 i key
+	shift
+	"$SERVER" run "$P" >"$T/server.log" 2>&1 &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	wait_for 60 "server up" curl -sf "$URL/api/v1/status"
+	for i in $(seq 1 "$n"); do
+		key=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
+			--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
+		[ -n "$key" ] || fail "user create $i"
+		"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$key" >/dev/null || fail "attach c$i"
+		start_client c$i "$@"
+		eval C$i=\$CPID
+	done
+}
+
 # corpus_data LAYERS HEADS CHANNELS: a model of that size (vocab 29, seed 1)
 # in $T/base.bin and corpus tokens ($CORPUS) in $T/train.bin, $T/eval.bin.
 corpus_data() {

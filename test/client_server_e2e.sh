@@ -92,7 +92,7 @@ credit_list() {
 		{ k = $2 / (total / 12); r = int(k + 0.5); if (k - r > 1e-6 || r - k > 1e-6) bad = 1; s += r }
 		END { exit bad || s != 12 }' "$T/credit"
 }
-wait_for 30 "credit: all three users, 12 equal shares ($(cat "$T/credit" 2>/dev/null))" credit_list
+wait_for 120 "credit: all three users, 12 equal shares ($(cat "$T/credit" 2>/dev/null))" credit_list
 n=$(grep -c "(success): accepted" "$T/server.log")
 [ "$n" = 12 ] || fail "$n accepted reports instead of 12 (a result reported twice?)"
 

@@ -64,7 +64,7 @@ int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **di
 			close(saved);
 		}
 	}
-	if (rc == 0) rc = ct_db_open(db);
+	if (rc == 0) rc = ct_db_open(db, srv->clock);
 	if (rc == 0) rc = ct_db_migrate(*db);
 	return rc;
 }
@@ -78,6 +78,111 @@ void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db)
 	free(dir);
 }
 
+int ct_dfx_lib_start(char **dir)
+{
+	char datadir[CT_DFX_PATH], logdir[CT_DFX_PATH];
+	int rc, saved;
+
+	*dir = ct_test_mkdtemp();
+	if (*dir == NULL)
+		return CT_EIO;
+	rc = ct_path_join(datadir, sizeof(datadir), *dir, "db");
+	if (rc == 0)
+		rc = ct_path_join(logdir, sizeof(logdir), *dir, "log");
+	if (rc == 0)
+		rc = ct_mkdir_p(logdir, 0700);
+	if (rc < 0)
+		return rc;
+	/* the embedded server sends stderr to its log: keep ours */
+	saved = dup(2);
+	rc = ct_db_global_init(NULL, datadir, logdir);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	return rc;
+}
+
+void ct_dfx_lib_end(char *dir)
+{
+	ct_db_global_end();
+	if (dir != NULL)
+		ct_test_rmtree(dir);
+	free(dir);
+}
+
+int ct_dfx_group_setup(void **state)
+{
+	char *dir = NULL;
+
+	if (ct_dfx_lib_start(&dir) < 0) {
+		ct_dfx_lib_end(dir);
+		return -1;
+	}
+	*state = dir;
+	return 0;
+}
+
+int ct_dfx_group_teardown(void **state)
+{
+	ct_dfx_lib_end(*state);
+	*state = NULL;
+	return 0;
+}
+
+int ct_dfx_main(const char *name, const struct CMUnitTest *tests, size_t n, int argc,
+		char **argv)
+{
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return _cmocka_run_group_tests(name, tests, n, ct_dfx_group_setup, ct_dfx_group_teardown);
+}
+
+int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
+		     const struct ct_gpt2_config *cfg)
+{
+	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
+	int rc;
+
+	c->rng = 0x9E3779B97F4A7C15ull;
+	c->t = CT_DFX_T0;
+	ct_clock_fake(&c->clock, &c->t);
+	c->dir = ct_test_mkdtemp();
+	if (c->dir == NULL)
+		return CT_EIO;
+	rc = ct_project_init(c->dir, &o);
+	if (rc == 0) rc = ct_server_load(&c->srv, c->dir, NULL);
+	if (rc == 0)
+		c->srv.clock = &c->clock;
+	/* an empty database: the next connection creates it again */
+	if (rc == 0) rc = ct_db_open(&c->db, c->srv.clock);
+	if (rc == 0) rc = ct_db_exec(c->db, "DROP DATABASE IF EXISTS `" CT_DB_EMBEDDED_NAME "`",
+				     "");
+	ct_db_close(c->db);
+	c->db = NULL;
+	if (rc >= 0) rc = ct_db_open(&c->db, c->srv.clock);
+	if (rc == 0) rc = ct_db_migrate(c->db);
+	if (rc == 0)
+		rc = ct_dfx_make_inputs(cfg, c->dir, &c->rng, c->model, c->train, c->eval);
+	if (rc < 0) {
+		fprintf(stderr, "case setup: %s\n", ct_errmsg(rc));
+		ct_dfx_case_close(c);
+		return rc;
+	}
+	return 0;
+}
+
+void ct_dfx_case_close(struct ct_dfx_case *c)
+{
+	ct_db_close(c->db);
+	c->db = NULL;
+	ct_server_free(&c->srv);
+	if (c->dir != NULL)
+		ct_test_rmtree(c->dir);
+	free(c->dir);
+	c->dir = NULL;
+}
+
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid)
 {
 	char email[64], auth[65];
@@ -87,10 +192,10 @@ int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_
 	ct_sha256_hex(name, strlen(name), auth);
 	assert_int_equal(ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, "
 				    "passwd_hash, auth_hash, teamid) VALUES (?,?,?,?,?,?)",
-				    "lssssl", ct_db_now(), name, email, "x", auth, team), 1);
+				    "lssssl", ct_db_now(db), name, email, "x", auth, team), 1);
 	id = ct_db_last_id(db);
 	assert_int_equal(ct_db_exec(db, "INSERT INTO host (create_time, userid, host_cpid) "
-				    "VALUES (?,?,?)", "lls", ct_db_now(), id, auth + 32), 1);
+				    "VALUES (?,?,?)", "lls", ct_db_now(db), id, auth + 32), 1);
 	*hostid = ct_db_last_id(db);
 	return id;
 }
@@ -188,4 +293,9 @@ double ct_dfx_qdouble(struct ct_db *db, const char *sql, int64_t arg)
 
 	assert_int_equal(ct_db_query_double(db, &v, sql, "l", arg), 0);
 	return v;
+}
+
+int ct_dfx_vstate(struct ct_db *db, int64_t rid)
+{
+	return (int)ct_dfx_qint(db, "SELECT validate_state FROM result WHERE id=?", rid);
 }

@@ -8,8 +8,10 @@
 #ifndef CT_DAEMON_FIXTURE_H
 #define CT_DAEMON_FIXTURE_H
 
+#include "ct_test.h"
 #include "db.h"
 #include "server.h"
+#include "ct_clock.h"
 #include "ct_engine.h"
 #include "ct_file.h"
 
@@ -28,12 +30,57 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
  * ct_dfx_close) named name, on db_url (NULL: embedded), loaded into srv,
  * its database opened and migrated into *db. keep_stderr: give the
  * embedded server a log directory and keep this process's stderr.
- * Returns 0 or CT_E*. */
+ * Returns 0 or CT_E*. For one program only: it starts the database
+ * library, which cannot start again (see ct_dfx_lib_start). */
 int ct_dfx_open(const char *name, const char *db_url, int keep_stderr, char **dir,
 		struct ct_server *srv, struct ct_db **db);
 
 /* Undo ct_dfx_open: close db, end the library, free srv, remove dir. */
 void ct_dfx_close(char *dir, struct ct_server *srv, struct ct_db *db);
+
+/* For a test program whose cases each want their own project and an
+ * empty database. MariaDB's embedded server starts once per process (it
+ * cannot be started again after ct_db_global_end), so the program starts
+ * it once, in a temporary directory (*dir, freed by ct_dfx_lib_end), and
+ * each case gets a fresh project directory and a database dropped and
+ * migrated anew: nothing a case wrote is seen by the next. Returns 0 or
+ * CT_E*. */
+int ct_dfx_lib_start(char **dir);
+void ct_dfx_lib_end(char *dir);
+
+/* The same as cmocka group setup and teardown (*state holds the dir). */
+int ct_dfx_group_setup(void **state);
+int ct_dfx_group_teardown(void **state);
+
+/* main() of such a program: run its n cases, each with its own
+ * setup/teardown, between ct_dfx_group_setup and _teardown; argv[1], when
+ * given, runs only the cases whose names match it (cmocka's filter: * and
+ * ?), so any case can run alone. Returns cmocka's exit status. */
+int ct_dfx_main(const char *name, const struct CMUnitTest *tests, size_t n, int argc,
+		char **argv);
+
+/* One case's world in such a program: a new project on an empty,
+ * migrated database, a fake clock (srv.clock) starting at CT_DFX_T0, a
+ * seeded generator and the inputs of a tiny job. A test embeds it in its
+ * own fixture, which must not move while the case runs (srv points at
+ * clock). */
+struct ct_dfx_case {
+	char *dir;
+	struct ct_server srv;
+	struct ct_db *db;
+	double t;		/* the fake clock's time: move it to pass time */
+	struct ct_clock clock;
+	uint64_t rng;
+	char model[CT_DFX_PATH], train[CT_DFX_PATH], eval[CT_DFX_PATH];
+};
+
+#define CT_DFX_T0 1748736000.0	/* 2025-06-01 00:00:00 UTC */
+
+/* Open c (zeroed) for a project named name with a random model of cfg
+ * (ct_dfx_make_inputs). Returns 0, or CT_E* with c closed again. */
+int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
+		     const struct ct_gpt2_config *cfg);
+void ct_dfx_case_close(struct ct_dfx_case *c);
 
 /* A user `name` (email name@example.org, team) with one host (*hostid). */
 int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_t *hostid);
@@ -61,6 +108,9 @@ float *ct_dfx_wu_run(const struct ct_server *srv, const struct ct_dfx_wu *w,
 
 /* Run transitioner, validator, assimilator until none has work. */
 void ct_dfx_run_daemons(struct ct_server *srv, struct ct_db *db);
+
+/* result rid's validate_state. */
+int ct_dfx_vstate(struct ct_db *db, int64_t rid);
 
 /* One integer / double of sql with one int64 argument. */
 int64_t ct_dfx_qint(struct ct_db *db, const char *sql, int64_t arg);

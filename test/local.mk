@@ -15,4 +15,5 @@ include test/crafted.mk
 include test/lofi.mk
 include test/lora_srv.mk
 include test/tokenizer.mk
+include test/llama.mk
 include test/attack.mk

@@ -25,6 +25,9 @@ RANK=4
 ALPHA=8
 
 server_project 1
+# the uploads are read after the job is done: keep them however long that
+# takes (the file deleter would remove them as soon as the round closed)
+sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 2 4 128
 "$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
@@ -42,18 +45,7 @@ if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | g
 fi
 SELFTEST_OPT=""
 COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
-"$SERVER" run "$P" >"$T/server.log" 2>&1 &
-SPID=$!
-PIDS="$PIDS $SPID"
-wait_for 60 "server up" curl -sf "$URL/api/v1/status"
-for i in 1 2; do
-	KEY=$("$SERVER" user create "$P" --name "user$i" --email "user$i@example.org" \
-		--password "password-$i" 2>/dev/null | sed -n 's/.*account key //p')
-	[ -n "$KEY" ] || fail "user create $i"
-	"$CTUNE" --dir "$T/c$i" attach "$URL" --key "$KEY" >/dev/null || fail "attach c$i"
-	start_client c$i $COMMON
-	eval C$i=\$CPID
-done
+server_and_clients 2 $COMMON
 
 job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 wait_for 600 "the LoRA job completes" job_done

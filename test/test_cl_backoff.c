@@ -6,7 +6,7 @@
 #include "ct_test.h"
 
 #include "cl_backoff.h"
-#include "cl_clock.h"
+#include "ct_clock.h"
 
 static void test_ceiling(void **unused)
 {

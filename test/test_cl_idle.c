@@ -8,7 +8,7 @@
  */
 #include "ct_test.h"
 
-#include "cl_clock.h"
+#include "ct_clock.h"
 #include "cl_idle.h"
 #include "cl_prefs.h"
 #include "ct_err.h"

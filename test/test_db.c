@@ -26,7 +26,7 @@ static int setup_all(void **state)
 	if (g_dir == NULL)
 		return -1;
 	snprintf(data, sizeof(data), "%s/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db) < 0)
+	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, NULL) < 0)
 		return -1;
 	if (ct_db_migrate(g_db) < 0)
 		return -1;
@@ -174,7 +174,7 @@ static void *claim_thread(void *arg)
 	struct claimer *c = arg;
 	struct ct_db *db = NULL;
 
-	if (ct_db_open(&db) < 0) {
+	if (ct_db_open(&db, NULL) < 0) {
 		c->err = 1;
 		return NULL;
 	}

@@ -1,8 +1,9 @@
 /*
  * test_ocl_train.c - whole work units on the C reference ("cpu") and on the
  * OpenCL backend give the same bytes: losses, gradients, weights, AdamW
- * state and the trained checkpoint file (SHA-256); a WU interrupted at a
- * random step and resumed on opencl (or moved from cpu to opencl) gives the
+ * state and the trained checkpoint file (SHA-256); a WU interrupted after
+ * any step (each one is tried, in order: no test here depends on the time
+ * it runs) and resumed on opencl (or moved from cpu to opencl) gives the
  * identical file; evaluation gives the identical mean loss.
  *
  * Tiny model with awkward sizes (C = 24, NH = 2, Vp = 64 > V = 61, B = 3,
@@ -10,8 +11,6 @@
  * machine has no OpenCL device; CT_TEST_DEVICE picks one ("opencl:N").
  */
 #include "ct_test_ocl.h"
-
-#include <time.h>
 
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -186,22 +185,27 @@ static void test_backend_state_equal(void **state)
 	}
 }
 
-static void test_resume_random_step(void **state)
+/* Interrupted after step k, for every k in 1..steps-1, the WU resumes to
+ * the bytes of the uninterrupted run. */
+static void test_resume_every_step(void **state)
 {
 	struct fixture *f = *state;
 	char full[CT_SHA256_HEXLEN + 1], res[CT_SHA256_HEXLEN + 1], st[4200];
-	int k = 1 + (int)(time(NULL) % (f->hp.steps - 1));	/* 1..steps-1 */
 
-	fprintf(stderr, "resuming after step %d of %d\n", k, f->hp.steps);
 	snprintf(st, sizeof(st), "%s/wu.state", f->dir);
 	run_wu(f, ocl_dev, NULL, 0, NULL, "full.bin", NULL, full);
-	run_wu(f, ocl_dev, NULL, k, st, NULL, NULL, NULL);
-	run_wu(f, ocl_dev, st, 0, NULL, "resumed.bin", NULL, res);
-	assert_string_equal(full, res);
-	/* a state saved by the C reference continues on OpenCL */
-	run_wu(f, "cpu", NULL, k, st, NULL, NULL, NULL);
-	run_wu(f, ocl_dev, st, 0, NULL, "moved.bin", NULL, res);
-	assert_string_equal(full, res);
+	for (int k = 1; k < f->hp.steps; k++) {
+		fprintf(stderr, "resuming after step %d of %d\n", k, f->hp.steps);
+		run_wu(f, ocl_dev, NULL, k, st, NULL, NULL, NULL);
+		memset(res, 0, sizeof(res));
+		run_wu(f, ocl_dev, st, 0, NULL, "resumed.bin", NULL, res);
+		assert_string_equal(full, res);
+		/* a state saved by the C reference continues on OpenCL */
+		run_wu(f, "cpu", NULL, k, st, NULL, NULL, NULL);
+		memset(res, 0, sizeof(res));
+		run_wu(f, ocl_dev, st, 0, NULL, "moved.bin", NULL, res);
+		assert_string_equal(full, res);
+	}
 }
 
 static void test_eval_equal(void **state)
@@ -281,7 +285,7 @@ int main(void)
 		cmocka_unit_test(test_lean_equal),
 		cmocka_unit_test(test_no_clip_equal),
 		cmocka_unit_test(test_backend_state_equal),
-		cmocka_unit_test(test_resume_random_step),
+		cmocka_unit_test(test_resume_every_step),
 		cmocka_unit_test(test_eval_equal),
 		cmocka_unit_test(test_bad_device),
 		cmocka_unit_test(test_device_limits),

@@ -26,6 +26,12 @@
  * @NAME@ in requests, attributes and expected values is replaced by the
  * captured or predefined variable (@URL@ too); @SHA:text@ by the SHA-256
  * hex of "text".
+ *
+ * The harness knows exactly the elements and attributes above (the table
+ * `vocab`) and refuses a case file with any other, or without a required
+ * attribute, before running it: a misspelled expectation (<xpth>,
+ * <sql qurey=...>) fails the case instead of asserting nothing. Only the
+ * body inside <request> is free (it is what the server gets).
  */
 #include "ct_test.h"
 
@@ -163,7 +169,7 @@ static void reset_project(void)
 		snprintf(email, sizeof(email), "%s@example.org", KEYS[i][0]);
 		assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
 					    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
-					    ct_db_now(), KEYS[i][0], email, hash), 1);
+					    ct_db_now(g_db), KEYS[i][0], email, hash), 1);
 	}
 	snprintf(m, sizeof(m), "%s/model.bin", g_dir);
 	snprintf(tr, sizeof(tr), "%s/train.bin", g_dir);
@@ -191,12 +197,12 @@ static int setup_all(void **state)
 	if (ct_project_init(data, &o) < 0 || ct_server_load(&g_srv, data, NULL) < 0)
 		return -1;
 	snprintf(data, sizeof(data), "%s/proj/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db) < 0 ||
+	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, g_srv.clock) < 0 ||
 	    ct_db_migrate(g_db) < 0)
 		return -1;
-	if (ct_http_register_routes(ct_sched_routes) < 0 ||
-	    ct_http_register_routes(ct_files_routes) < 0 ||
-	    ct_http_register_routes(ct_account_routes) < 0 ||
+	if (ct_http_register_routes(&g_srv, ct_sched_routes) < 0 ||
+	    ct_http_register_routes(&g_srv, ct_files_routes) < 0 ||
+	    ct_http_register_routes(&g_srv, ct_account_routes) < 0 ||
 	    ct_http_start(&g_srv, "127.0.0.1:0", &port) < 0)
 		return -1;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -248,6 +254,85 @@ static long post(const char *path, const void *body, size_t n, struct curl_slist
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(c);
 	return status;
+}
+
+/* ---- the case file's vocabulary --------------------------------------- */
+
+/* An element a case file may hold: where, with which attributes (the
+ * required ones first, `nreq` of them) and which child elements. */
+struct vocab {
+	const char *name;
+	const char *parent;		/* NULL: the root */
+	const char *attrs[5];		/* NULL-terminated */
+	int nreq;
+	int free_body;			/* children are not harness elements */
+};
+
+static const struct vocab vocab[] = {
+	{ .name = "case", .parent = NULL },
+	{ .name = "description", .parent = "case" },
+	{ .name = "step", .parent = "case", .attrs = { "path" } },
+	{ .name = "upload", .parent = "case",
+	  .attrs = { "result", "token", "data", "status" }, .nreq = 2 },
+	{ .name = "request", .parent = "step", .attrs = { "gzip" }, .free_body = 1 },
+	{ .name = "expect", .parent = "step", .attrs = { "status" } },
+	{ .name = "xpath", .parent = "expect", .attrs = { "expr" }, .nreq = 1 },
+	{ .name = "capture", .parent = "step", .attrs = { "var", "expr" }, .nreq = 2 },
+	{ .name = "sql", .parent = "step", .attrs = { "query" }, .nreq = 1 },
+};
+
+static const struct vocab *vocab_find(const char *name, const char *parent)
+{
+	for (size_t i = 0; i < sizeof(vocab) / sizeof(vocab[0]); i++)
+		if (strcmp(vocab[i].name, name) == 0 &&
+		    (vocab[i].parent == NULL ? parent == NULL :
+		     parent != NULL && strcmp(vocab[i].parent, parent) == 0))
+			return &vocab[i];
+	return NULL;
+}
+
+static int vocab_has_attr(const struct vocab *v, const char *name)
+{
+	for (int i = 0; v->attrs[i] != NULL; i++)
+		if (strcmp(v->attrs[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Check element n (whose parent element is named parent, NULL for the
+ * root) and its subtree against `vocab`. Returns 0, or CT_EFORMAT with
+ * what is wrong in why. */
+static int case_check(xmlNodePtr n, const char *parent, char *why, size_t cap)
+{
+	const char *name = (const char *)n->name;
+	const struct vocab *v = vocab_find(name, parent);
+
+	if (v == NULL) {
+		snprintf(why, cap, "line %ld: unknown element <%s> in <%s>", xmlGetLineNo(n), name,
+			 parent ? parent : "(document)");
+		return CT_EFORMAT;
+	}
+	for (xmlAttrPtr a = n->properties; a != NULL; a = a->next)
+		if (!vocab_has_attr(v, (const char *)a->name)) {
+			snprintf(why, cap, "line %ld: <%s> has no attribute %s", xmlGetLineNo(n),
+				 name, (const char *)a->name);
+			return CT_EFORMAT;
+		}
+	for (int i = 0; i < v->nreq; i++)
+		if (!xmlHasProp(n, (const xmlChar *)v->attrs[i])) {
+			snprintf(why, cap, "line %ld: <%s> needs attribute %s", xmlGetLineNo(n),
+				 name, v->attrs[i]);
+			return CT_EFORMAT;
+		}
+	if (v->free_body)
+		return 0;
+	for (xmlNodePtr c = ct_xml_child(n, NULL); c != NULL; c = ct_xml_next(c, NULL)) {
+		int rc = case_check(c, name, why, cap);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* ---- case steps -------------------------------------------------------- */
@@ -414,6 +499,12 @@ static void run_case(const char *file)
 	if (doc == NULL)
 		fail_msg("%s: not XML", file);
 	root = xmlDocGetRootElement(doc);
+	{
+		char why[256];
+
+		if (root == NULL || case_check(root, NULL, why, sizeof(why)) < 0)
+			fail_msg("%s: %s", file, root ? why : "empty");
+	}
 	reset_project();
 	for (n = ct_xml_child(root, NULL); n; n = ct_xml_next(n, NULL)) {
 		if (strcmp((const char *)n->name, "step") == 0)
@@ -450,9 +541,77 @@ static void test_cases(void **state)
 	free(list);
 }
 
+/* The vocabulary check refuses what a typo makes of a case file, and
+ * accepts the real thing. */
+static void test_case_typos_refused(void **state)
+{
+	static const struct {
+		const char *xml, *why;		/* why: part of the refusal; NULL: fine */
+	} c[] = {
+		{ "<case><step><request><scheduler_request><anything/></scheduler_request>"
+		  "</request><expect status=\"200\"><xpath expr=\"1\">1</xpath></expect>"
+		  "<capture var=\"A\" expr=\"1\"/><sql query=\"SELECT 1\">1</sql></step>"
+		  "<upload result=\"r\" token=\"t\"/></case>", NULL },
+		{ "<case><step><expect><xpth expr=\"1\">2</xpth></expect></step></case>",
+		  "unknown element <xpth> in <expect>" },
+		{ "<case><stpe/></case>", "unknown element <stpe>" },
+		{ "<case><step><sql qurey=\"SELECT 1\">1</sql></step></case>",
+		  "<sql> has no attribute qurey" },
+		{ "<case><step><expect stauts=\"200\"/></step></case>",
+		  "<expect> has no attribute stauts" },
+		{ "<case><step><capture var=\"A\"/></step></case>",
+		  "<capture> needs attribute expr" },
+		{ "<case><step><xpath expr=\"1\">1</xpath></step></case>",
+		  "unknown element <xpath> in <step>" },	/* outside <expect> */
+		{ "<cases/>", "unknown element <cases>" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		xmlDocPtr doc = xmlReadMemory(c[i].xml, (int)strlen(c[i].xml), "case.xml", NULL,
+					      XML_PARSE_NONET);
+		char why[256] = "";
+		int rc;
+
+		assert_non_null(doc);
+		rc = case_check(xmlDocGetRootElement(doc), NULL, why, sizeof(why));
+		if (c[i].why == NULL) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, CT_EFORMAT);
+			if (strstr(why, c[i].why) == NULL)
+				fail_msg("case %zu: '%s' does not say '%s'", i, why, c[i].why);
+		}
+		xmlFreeDoc(doc);
+	}
+}
+
+/* Route tables belong to a server: two servers in one process register
+ * their own; a table twice is one; past CT_SERVER_MAX_ROUTE_TABLES the
+ * answer is CT_ETOOBIG. */
+static void test_routes_per_server(void **state)
+{
+	static const struct ct_http_route empty[CT_SERVER_MAX_ROUTE_TABLES + 1][1];
+	struct ct_server a = { 0 }, b = { 0 };
+
+	(void)state;
+	assert_int_equal(ct_http_register_routes(&a, ct_sched_routes), 0);
+	assert_int_equal(ct_http_register_routes(&a, ct_sched_routes), 0);
+	assert_int_equal(a.nroutes, 1);
+	assert_int_equal(b.nroutes, 0);
+	for (int i = 0; i < CT_SERVER_MAX_ROUTE_TABLES; i++)
+		assert_int_equal(ct_http_register_routes(&b, empty[i]), 0);
+	assert_int_equal(ct_http_register_routes(&b, empty[CT_SERVER_MAX_ROUTE_TABLES]),
+			 CT_ETOOBIG);
+	assert_int_equal(a.nroutes, 1);
+	assert_ptr_equal(a.routes[0], ct_sched_routes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_case_typos_refused),
+		cmocka_unit_test(test_routes_per_server),
 		cmocka_unit_test(test_cases),
 	};
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

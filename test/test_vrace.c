@@ -114,6 +114,7 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 	struct ct_buf out = CT_BUF_INIT(0);
 	unsigned char base_sha[32];
 	char usha[65];
+	int64_t now = ct_db_now(F.db);
 
 	assert_int_equal(ct_hex_decode(model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(base->params, w, base->lay.total, &dm, base_sha,
@@ -123,7 +124,7 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 				    "report_deadline=?, received_time=?, upload_time=?, "
 				    "upload_size=?, conforming=1, upload_sha256=? WHERE id=?",
 				    "llllllls" "l", F.hosts[h], F.users[h],
-				    ct_db_now(), ct_db_now() + 86400, ct_db_now(), ct_db_now(),
+				    now, now + 86400, now, now,
 				    (int64_t)out.len, usha, rid), 1);
 	ct_buf_free(&out);
 }
@@ -190,7 +191,7 @@ static void kid_main(int idx, const char *instance)
 			_exit(2);
 		ct_instance_set_role("validator");
 	}
-	if (ct_db_open(&db) < 0)
+	if (ct_db_open(&db, F.srv.clock) < 0)
 		_exit(3);
 	while (!__atomic_load_n(&F.shm->quit, __ATOMIC_SEQ_CST)) {
 		int rc;

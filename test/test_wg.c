@@ -58,7 +58,7 @@ static int setup_all(void **state)
 	if (ct_project_init(p, &o) < 0 || ct_server_load(&g_srv, p, NULL) < 0)
 		return -1;
 	snprintf(p, sizeof(p), "%s/proj/db", g_dir);
-	if (ct_db_global_init(NULL, p, g_dir) < 0 || ct_db_open(&g_db) < 0 ||
+	if (ct_db_global_init(NULL, p, g_dir) < 0 || ct_db_open(&g_db, g_srv.clock) < 0 ||
 	    ct_db_migrate(g_db) < 0)
 		return -1;
 	snprintf(g_model, sizeof(g_model), "%s/model.bin", g_dir);

@@ -62,7 +62,7 @@ int web_fx_open(struct web_fx *fx, const char *dir)
 	if (rc == 0)
 		rc = ct_db_global_init(fx->srv.db_url, datadir, logdir);
 	if (rc == 0)
-		rc = ct_db_open(&fx->db);
+		rc = ct_db_open(&fx->db, fx->srv.clock);
 	if (rc == 0)
 		rc = ct_db_migrate(fx->db);
 	return rc;
@@ -161,7 +161,7 @@ static int host_rpc(struct web_fx *fx, struct web_fx_user *u, size_t i)
 static int grant_user(struct web_fx *fx, struct web_fx_user *u, double credit)
 {
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(fx->db);
 	int rc, k = 0;
 
 	rc = ct_db_query(fx->db, &res, "SELECT id FROM result WHERE userid = ? "

@@ -22,7 +22,9 @@
 #
 # Options (environment): DEMO_DIR (default ./demo), DEMO_PORT (8710),
 # DEMO_SIZE (bytes: the default, V = 256; gpt2: a GPT-2-vocabulary model,
-# gpt2 tokenizer, slower), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
+# gpt2 tokenizer, slower; llama: a small Llama-config model (RMSNorm, RoPE,
+# SwiGLU, 4 heads sharing 2 KV heads, tied embeddings), bytes tokenizer,
+# trained on the C reference), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
 # (steps per work unit), DEMO_PRESTEPS (pretraining steps), DEMO_CLIENTS (3),
 # DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
 # DEMO_PROMPT ("The "), DEMO_SERVE=1 keeps the server running at the end
@@ -40,7 +42,9 @@ bytes)	TOK=bytes; V=256; VP=256; L=2; NH=4; C=64; SEQ=64; PREBATCH=16
 	PRESTEPS=${DEMO_PRESTEPS:-2000}; STEPS=${DEMO_STEPS:-100} ;;
 gpt2)	TOK=gpt2; V=50257; VP=50304; L=2; NH=4; C=64; SEQ=64; PREBATCH=8
 	PRESTEPS=${DEMO_PRESTEPS:-400}; STEPS=${DEMO_STEPS:-40} ;;
-*)	echo "demo: DEMO_SIZE is bytes or gpt2" >&2; exit 2 ;;
+llama)	TOK=bytes; V=256; VP=256; L=2; NH=4; C=64; SEQ=64; PREBATCH=16
+	PRESTEPS=${DEMO_PRESTEPS:-1500}; STEPS=${DEMO_STEPS:-80} ;;
+*)	echo "demo: DEMO_SIZE is bytes, gpt2 or llama" >&2; exit 2 ;;
 esac
 K=${DEMO_SHARDS:-3}
 R=${DEMO_ROUNDS:-4}
@@ -98,9 +102,15 @@ done
 sed -n '1,/^%$/p' "$FORTUNES/literature" | head -4 | sed 's/^/   A says: /'
 sed -n '/^ *0\. Definitions/,+3p' "$LICENSES/GPL-3" | sed 's/^/   B says: /'
 
-say "2/6 base model: GPT-2 config L=$L C=$C NH=$NH V=$V, pretrained $PRESTEPS steps on A"
-"$CT" model init --layers $L --heads $NH --channels $C --max-seq $SEQ --vocab $V --padded-vocab $VP \
-	--seed 1 --out "$M/init.bin"
+if [ "$SIZE" = llama ]; then
+	say "2/6 base model: Llama config L=$L C=$C NH=$NH (2 KV heads) MLP 176 V=$V, pretrained $PRESTEPS steps on A"
+	"$CT" model init-llama --layers $L --heads $NH --kv-heads 2 --channels $C --mlp 176 \
+		--max-seq $SEQ --vocab $V --tied --seed 1 --out "$M/init.bin"
+else
+	say "2/6 base model: GPT-2 config L=$L C=$C NH=$NH V=$V, pretrained $PRESTEPS steps on A"
+	"$CT" model init --layers $L --heads $NH --channels $C --max-seq $SEQ --vocab $V \
+		--padded-vocab $VP --seed 1 --out "$M/init.bin"
+fi
 "$CT" train --model "$M/init.bin" --data "$D/a_train.bin" --steps "$PRESTEPS" --batch $PREBATCH \
 	--seq $SEQ --lr $PRELR --device cpu --out "$M/base.bin" |
 	awk -v n="$PRESTEPS" '/^step/ { split($2, a, "/"); if (a[1] % int(n / 5) == 0) { print "   " $0; fflush() } } /done/'

@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,116 +386,6 @@ void ct_web_redirect(struct ct_web_resp *resp, const char *location)
 	resp->content_type = "text/plain; charset=utf-8";
 }
 
-/* ---- content cache ------------------------------------------------------- */
-
-#define CACHE_SLOTS 64
-
-struct cache_entry {
-	char *key;
-	unsigned char *data;
-	size_t len;
-	time_t expires;
-};
-
-static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct cache_entry cache[CACHE_SLOTS];
-static atomic_int cache_ttl = 5;
-
-static void cache_lock(void)
-{
-	pthread_mutex_lock(&cache_mutex);
-}
-
-static void cache_unlock(void)
-{
-	pthread_mutex_unlock(&cache_mutex);
-}
-
-static time_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-static int cache_lookup(const char *key, struct ct_buf *out);
-
-/* A miss joins the key's single flight (page_cache.h): the first request
- * builds the page, the others wait for it and then read it here. */
-int ct_web_cache_get(const char *key, struct ct_buf *out)
-{
-	if (atomic_load(&cache_ttl) <= 0)
-		return 0;
-	for (int tries = 0; tries < 3; tries++) {
-		if (cache_lookup(key, out))
-			return 1;
-		if (ct_page_flight_begin(key))
-			return 0;	/* ours to build: put or abandon ends it */
-	}
-	return 0;
-}
-
-void ct_web_cache_abandon(const char *key)
-{
-	ct_page_flight_end(key);
-}
-
-static int cache_lookup(const char *key, struct ct_buf *out)
-{
-	time_t now = mono_now();
-	int hit = 0;
-
-	cache_lock();
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		if (cache[i].key != NULL && cache[i].expires > now &&
-		    strcmp(cache[i].key, key) == 0) {
-			hit = ct_buf_append(out, cache[i].data, cache[i].len) == 0;
-			break;
-		}
-	cache_unlock();
-	return hit;
-}
-
-void ct_web_cache_put(const char *key, const struct ct_buf *data)
-{
-	time_t now = mono_now();
-	int ttl = atomic_load(&cache_ttl), victim = 0;
-	char *k;
-	unsigned char *d;
-
-	if (ttl <= 0 || data->len > (1u << 20)) {
-		ct_page_flight_end(key);
-		return;
-	}
-	k = strdup(key);
-	d = malloc(data->len ? data->len : 1);
-	if (k == NULL || d == NULL) {
-		free(k);
-		free(d);
-		ct_page_flight_end(key);
-		return;
-	}
-	memcpy(d, data->data ? data->data : (unsigned char *)"", data->len);
-	cache_lock();
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (cache[i].key != NULL && strcmp(cache[i].key, key) == 0) {
-			victim = i;
-			break;
-		}
-		if (cache[i].expires < cache[victim].expires)
-			victim = i;
-	}
-	free(cache[victim].key);
-	free(cache[victim].data);
-	cache[victim].key = k;
-	cache[victim].data = d;
-	cache[victim].len = data->len;
-	cache[victim].expires = now + ttl;
-	cache_unlock();
-	ct_page_flight_end(key);
-}
-
 /* ---- static files --------------------------------------------------------- */
 
 static int web_static(struct ct_web_req *req, struct ct_web_resp *resp)
@@ -595,12 +484,9 @@ int ct_web_handle(struct ct_web_req *req, struct ct_web_resp *resp)
 	int rc;
 
 	if (req->srv->conf != NULL) {
-		int ttl = 5;
 		const char *v = ct_conf_get(req->srv->conf, "web.cache_ttl");
 
-		if (v != NULL)
-			ttl = atoi(v);
-		atomic_store(&cache_ttl, ttl < 0 ? 0 : ttl > 3600 ? 3600 : ttl);
+		ct_page_cache_set_ttl(req->srv->pages, v != NULL ? atoi(v) : 5);
 	}
 	rc = web_identify(req, resp);
 	if (rc < 0)

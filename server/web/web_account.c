@@ -41,7 +41,7 @@ int ct_web_auth_session(struct ct_web_req *req)
 	rc = ct_db_query(req->db, &res, "SELECT u.id, u.name, u.teamid FROM "
 		"web_session s JOIN `user` u ON u.id = s.userid "
 		"WHERE s.token_hash = ? AND s.expire_time > ?", "sl", hash,
-		ct_db_now());
+		ct_db_now(req->db));
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0) {
@@ -61,7 +61,7 @@ static int session_start(struct ct_web_req *req, struct ct_web_resp *resp,
 {
 	unsigned char rnd[32];
 	char hash[CT_SHA256_HEXLEN + 1];
-	int64_t now = ct_db_now();
+	int64_t now = ct_db_now(req->db);
 	int rc;
 
 	rc = ct_random_bytes(rnd, sizeof(rnd));
@@ -274,8 +274,8 @@ static int rate_limited(struct ct_web_req *req, struct ct_web_resp *resp,
 	struct ct_buf c = CT_BUF_INIT(4096);
 	int wait = 0, rc;
 
-	if (ct_rl_allow(req->srv ? req->srv->conf : NULL, action, req->remote_addr, account,
-			ct_db_now(), &wait))
+	if (ct_rl_allow(req->srv->rl, req->srv->conf, action, req->remote_addr, account,
+			ct_db_now(req->db), &wait))
 		return 0;
 	ct_log_info("web: %s from %s: rate-limited", action == CT_RL_LOGIN ? "sign-in" :
 		    "sign-up", req->remote_addr ? req->remote_addr : "?");
@@ -531,7 +531,7 @@ static int team_create_txn(struct ct_db *db, void *arg)
 	int rc;
 
 	rc = ct_db_exec(db, "INSERT INTO team (create_time, name, userid, "
-		"description) VALUES (?, ?, ?, ?)", "lsls", ct_db_now(), t->name,
+		"description) VALUES (?, ?, ?, ?)", "lsls", ct_db_now(db), t->name,
 		t->userid, t->description);
 	if (rc < 0)
 		return rc;

@@ -12,7 +12,9 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "page_cache.h"
 #include "sample.h"
+#include "server.h"
 #include "web_int.h"
 #include "web_json.h"
 
@@ -355,16 +357,16 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 	snprintf(key, sizeof(key), "api:%.64s?%s&%lld", what,
 		 ct_web_arg_sort(req) == CT_WEB_SORT_TOTAL ? "total" : "rac",
 		 (long long)ct_web_arg_page(req));
-	if (ct_web_cache_get(key, &resp->body))
+	if (ct_page_cache_get(req->srv->pages, key, &resp->body))
 		return 0;
 	ct_json_init(&j, &resp->body);
 	rc = api_dispatch(req, &j, what);
 	if (rc == 0)
 		rc = ct_json_finish(&j);
 	if (rc == 0)
-		ct_web_cache_put(key, &resp->body);
+		ct_page_cache_put(req->srv->pages, key, &resp->body);
 	else
-		ct_web_cache_abandon(key);
+		ct_page_cache_abandon(req->srv->pages, key);
 	if (rc < 0) {
 		int st = rc == CT_ENOTFOUND ? 404 : 500;
 

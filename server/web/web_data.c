@@ -628,7 +628,7 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	st->now = ct_db_now();
+	st->now = ct_db_now(db);
 	day_ago = st->now - 86400;
 	rc = ct_db_query_int(db, &st->res_unsent, "SELECT COUNT(*) FROM result "
 			     "WHERE server_state = ?", "i", CT_RS_UNSENT);

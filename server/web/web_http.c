@@ -114,7 +114,7 @@ static const struct ct_http_route web_routes[] = {
 	{ .path = NULL },
 };
 
-int ct_web_register(void)
+int ct_web_register(struct ct_server *srv)
 {
-	return ct_http_register_routes(web_routes);
+	return ct_http_register_routes(srv, web_routes);
 }

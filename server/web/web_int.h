@@ -82,17 +82,6 @@ int64_t ct_web_path_id(const char *path, const char *prefix);
 enum ct_web_sort ct_web_arg_sort(const struct ct_web_req *req);
 int64_t ct_web_arg_page(const struct ct_web_req *req);
 
-/* The short-lived content cache (web.c): key -> bytes, TTL seconds
- * (config web.cache_ttl, default 5; 0 disables it). get appends the cached
- * bytes to `out` and returns 1 on a hit, 0 on a miss. */
-int ct_web_cache_get(const char *key, struct ct_buf *out);
-void ct_web_cache_put(const char *key, const struct ct_buf *data);
-/* A miss makes the caller the key's builder (single flight, page_cache.h):
- * it must end with ct_web_cache_put, or ct_web_cache_abandon when the
- * build failed, or the others asking for the key wait
- * CT_PAGE_FLIGHT_WAIT_S seconds. */
-void ct_web_cache_abandon(const char *key);
-
 /* Name of the project for page titles (config `project_name`, else
  * "crowdtune"). */
 const char *ct_web_project_name(const struct ct_server *srv);

@@ -15,6 +15,7 @@
 #include "sample.h"
 #include "server.h"
 #include "tmpl.h"
+#include "page_cache.h"
 #include "web_int.h"
 #include "web_svg.h"
 
@@ -111,12 +112,12 @@ static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
 	int rc = 0;
 
-	if (!ct_web_cache_get(key, &c)) {
+	if (!ct_page_cache_get(req->srv->pages, key, &c)) {
 		rc = fill(req, &c);
 		if (rc == 0)
-			ct_web_cache_put(key, &c);
+			ct_page_cache_put(req->srv->pages, key, &c);
 		else
-			ct_web_cache_abandon(key);
+			ct_page_cache_abandon(req->srv->pages, key);
 	}
 	if (rc == 0)
 		rc = ct_web_render(req, resp, title, &c, api);

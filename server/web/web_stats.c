@@ -31,6 +31,7 @@
 #include "db.h"
 #include "server.h"
 #include "tmpl.h"
+#include "page_cache.h"
 #include "web_int.h"
 
 #define EXPORT_MAX (512u << 20)	/* uncompressed XML of one table */
@@ -241,7 +242,7 @@ static int export_tables_xml(struct ct_db *db, const char *dir)
 			"COALESCE(SUM(total_credit), 0) FROM `user`", "");
 	if (rc == 0) rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0) rc = ct_xml_open(&x, "tables");
-	if (rc == 0) rc = ct_xml_elem_int64(&x, "update_time", ct_db_now());
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "update_time", ct_db_now(db));
 	if (rc == 0) rc = ct_xml_elem_int64(&x, "nusers_total", nusers);
 	if (rc == 0) rc = ct_xml_elem_int64(&x, "nteams_total", nteams);
 	if (rc == 0) rc = ct_xml_elem_int64(&x, "nhosts_total", nhosts);
@@ -297,7 +298,7 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 		return 0;
 	/* Housekeeping that shares the export's pace: expired web sessions. */
 	rc = ct_db_exec(db, "DELETE FROM web_session WHERE "
-			"expire_time <= ?", "l", ct_db_now());
+			"expire_time <= ?", "l", ct_db_now(db));
 	if (rc < 0)
 		return rc;
 	rc = ct_stats_export(srv, db);
@@ -407,11 +408,11 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 	int rc;
 
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-	if (ct_web_cache_get("metrics", b))
+	if (ct_page_cache_get(req->srv->pages, "metrics", b))
 		return 0;
 	rc = ct_web_get_status(req->db, &st);
 	if (rc < 0) {
-		ct_web_cache_abandon("metrics");
+		ct_page_cache_abandon(req->srv->pages, "metrics");
 		return rc;
 	}
 	rc = metric(b, "ctune_results_unsent", "Results ready to send", "gauge",
@@ -441,8 +442,8 @@ int ct_web_metrics(struct ct_web_req *req, struct ct_web_resp *resp)
 	if (rc == 0)
 		rc = role_metrics(b, &st);
 	if (rc == 0)
-		ct_web_cache_put("metrics", b);
+		ct_page_cache_put(req->srv->pages, "metrics", b);
 	else
-		ct_web_cache_abandon("metrics");
+		ct_page_cache_abandon(req->srv->pages, "metrics");
 	return rc;
 }

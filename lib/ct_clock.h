@@ -1,11 +1,18 @@
 /*
- * cl_clock.h - the client's clock seam: wall time, monotonic time and
- * sleeping go through a struct of function pointers so tests can drive time
- * (a fake clock whose sleep just advances it) while the daemon uses the
- * system clock.
+ * ct_clock.h - the clock seam shared by the server and the client: wall
+ * time, monotonic time and sleeping go through a struct of function
+ * pointers, so tests drive time (a fake clock whose sleep just advances
+ * it) while the programs use the system clock.
+ *
+ * Who holds one: the client's daemon (struct ct_daemon_opts.clk) and idle
+ * detector; the server's context (struct ct_server.clock), from which every
+ * database connection takes the clock that stamps rows (ct_db_now()). A
+ * clock is not owned by its users: it must outlive them.
  */
-#ifndef CT_CL_CLOCK_H
-#define CT_CL_CLOCK_H
+#ifndef CT_CLOCK_H
+#define CT_CLOCK_H
+
+#include <stdint.h>
 
 struct ct_clock {
 	/* Wall clock in seconds since the epoch (deadlines, state file). */
@@ -32,6 +39,12 @@ static inline double ct_clock_now(const struct ct_clock *c)
 static inline double ct_clock_mono(const struct ct_clock *c)
 {
 	return c->mono(c->ctx);
+}
+
+/* Wall clock in whole seconds since the epoch (what database rows hold). */
+static inline int64_t ct_clock_now_s(const struct ct_clock *c)
+{
+	return (int64_t)c->now(c->ctx);
 }
 
 static inline void ct_clock_sleep(const struct ct_clock *c, double s)

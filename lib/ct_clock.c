@@ -1,7 +1,7 @@
 /*
- * cl_clock.c - see cl_clock.h.
+ * ct_clock.c - the system clock and the fake one (ct_clock.h).
  */
-#include "cl_clock.h"
+#include "ct_clock.h"
 
 #include <errno.h>
 #include <time.h>

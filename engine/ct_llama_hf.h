@@ -1,0 +1,45 @@
+/*
+ * ct_llama_hf.h - Hugging Face model directories in and out for the Llama
+ * model type: config.json + one or more *.safetensors shards, in the
+ * names of transformers' LlamaForCausalLM / Qwen2ForCausalLM
+ * (model.embed_tokens.weight, model.layers.N.self_attn.q_proj.weight, ...,
+ * model.norm.weight, lm_head.weight). How they map onto crowdtune's flat
+ * parameter array: ct_llama.h.
+ *
+ * Import accepts model_type "llama" (hidden_act silu, no attention or MLP
+ * biases) and "qwen2" (q/k/v biases, no sliding window); rope_scaling
+ * absent, null, rope_type "default" or "llama3"; head_dim absent or
+ * hidden_size / num_attention_heads; vocab_size <= 65536 (token files are
+ * uint16). Tensors F32, F16 or BF16 (converted to float32); a missing
+ * tensor, a wrong shape, another dtype or a tensor the architecture does
+ * not have is refused, naming it (rotary_emb.inv_freq buffers and, for
+ * tied models, lm_head.weight are ignored). max_position_embeddings is
+ * capped at CT_GPT2_MAX_T. Every size is capped (config.json 1 MiB,
+ * 4096 shards, the safetensors limits).
+ *
+ * Export writes config.json and a single model.safetensors (F32) that
+ * transformers loads with from_pretrained(); importing it again gives the
+ * same parameters bit for bit.
+ */
+#ifndef CT_LLAMA_HF_H
+#define CT_LLAMA_HF_H
+
+#include "ct_gpt2.h"
+
+#define CT_HF_MAX_CONFIG (1 << 20)
+#define CT_HF_MAX_SHARDS 4096
+
+/* Read the model in directory dir into *m (zeroed first; ct_gpt2_free).
+ * progress, when not NULL, is called once per shard read (i of n, path).
+ * Returns 0 or a CT_E* code whose detail names the file and the problem. */
+int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
+		       void (*progress)(int i, int n, const char *path));
+
+/* Write m (a Llama model) to directory dir (created if missing):
+ * config.json and model.safetensors, each atomically. When tok_dir is not
+ * NULL, tokenizer.json, tokenizer_config.json, special_tokens_map.json and
+ * generation_config.json found there are copied too. Returns 0 or a CT_E*
+ * code (CT_EINVAL for a GPT-2 model). */
+int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok_dir);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * ct_llama_model.c - the Llama forward and backward pass of the C
+ * reference (struct ct_model with cfg.arch == CT_ARCH_LLAMA; ct_model.c
+ * dispatches here). The order of the layers, and so of the gradient
+ * contributions, is the specification (ct_llama.h, doc/workunit.md).
+ *
+ * struct ct_acts fields used, per layer l where marked (L,...):
+ *   encoded (BT,C)  ln1 (L,BT,C)  ln1_rstd (L,BT)  qkv (L,BT,QKV) rotated
+ *   atty (L,BT,C)  att (L,B,NH,T,2)  attrow (T)  attproj (L,BT,C)
+ *   residual2 (L,BT,C)  ln2 (L,BT,C)  ln2_rstd (L,BT)  fch (L,BT,2F)
+ *   fch_gelu (L,BT,F) = SwiGLU output  fcproj (L,BT,C)  residual3 (L,BT,C)
+ *   lnf (BT,C)  lnf_rstd (BT)  logits, probs (BT,Vp)  losses (BT)
+ *   rope (T,hs) the RoPE table; the *_mean fields stay NULL.
+ * struct ct_grad_acts: dqkv (BT,QKV), dfch (BT,2F), dfch_gelu (BT,F), the
+ * others as GPT-2's.
+ */
+#include "config.h"
+#include "ct_llama.h"
+#include "ct_lora_model.h"
+#include "ct_model.h"
+
+#include <string.h>
+
+struct lp {
+	float *ln1w, *qkvw, *qkvb, *attprojw, *ln2w, *fcw, *fcprojw;
+};
+
+static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
+{
+	const struct ct_gpt2_layout *lay = &m->lay;
+	const size_t C = (size_t)m->cfg.C, F = (size_t)m->cfg.F;
+	const size_t QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
+
+	p->ln1w = base + lay->offset[CT_LN1W] + l * C;
+	p->qkvw = base + lay->offset[CT_QKVW] + l * QKV * C;
+	p->qkvb = lay->size[CT_QKVB] ? base + lay->offset[CT_QKVB] + l * QKV : NULL;
+	p->attprojw = base + lay->offset[CT_ATTPROJW] + l * C * C;
+	p->ln2w = base + lay->offset[CT_LN2W] + l * C;
+	p->fcw = base + lay->offset[CT_FCW] + l * 2 * F * C;
+	p->fcprojw = base + lay->offset[CT_FCPROJW] + l * C * F;
+}
+
+size_t ct_llama_acts_layout(struct ct_model *m, float *base)
+{
+	const size_t L = (size_t)m->cfg.L, B = (size_t)m->B, T = (size_t)m->T;
+	const size_t C = (size_t)m->cfg.C, NH = (size_t)m->cfg.NH, F = (size_t)m->cfg.F;
+	const size_t BT = B * T, QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
+	struct ct_acts *a = &m->acts;
+	size_t off = 0;
+
+#define TAKE(field, n) do { if (base) a->field = base + off; off += (n); } while (0)
+	TAKE(encoded, BT * C);
+	TAKE(ln1, L * BT * C);
+	TAKE(ln1_rstd, L * BT);
+	TAKE(qkv, L * BT * QKV);
+	TAKE(atty, L * BT * C);
+	TAKE(att, L * B * NH * T * 2);
+	TAKE(attrow, T);
+	TAKE(attproj, L * BT * C);
+	TAKE(residual2, L * BT * C);
+	TAKE(ln2, L * BT * C);
+	TAKE(ln2_rstd, L * BT);
+	TAKE(fch, L * BT * 2 * F);
+	TAKE(fch_gelu, L * BT * F);
+	TAKE(fcproj, L * BT * C);
+	TAKE(residual3, L * BT * C);
+	TAKE(lnf, BT * C);
+	TAKE(lnf_rstd, BT);
+	TAKE(logits, BT * (size_t)m->cfg.Vp);
+	TAKE(probs, BT * (size_t)m->cfg.Vp);
+	TAKE(losses, BT);
+	TAKE(rope, T * (C / NH));
+#undef TAKE
+	return off;
+}
+
+size_t ct_llama_gacts_layout(struct ct_model *m, float *base)
+{
+	const size_t T = (size_t)m->T, BT = (size_t)m->B * T, C = (size_t)m->cfg.C;
+	const size_t F = (size_t)m->cfg.F, QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
+	struct ct_grad_acts *g = &m->gacts;
+	size_t off = 0;
+
+#define TAKE(field, n) do { if (base) g->field = base + off; off += (n); } while (0)
+	TAKE(dlogits, BT * (size_t)m->cfg.Vp);
+	TAKE(dresidual, BT * C);
+	TAKE(dresidual_in, BT * C);
+	TAKE(dresidual2, BT * C);
+	TAKE(dln, BT * C);
+	TAKE(datty, BT * C);
+	TAKE(dattproj, BT * C);
+	TAKE(dfcproj, BT * C);
+	TAKE(dqkv, BT * QKV);
+	TAKE(datt, T * (2 + 2 * (C / (size_t)m->cfg.NH)));
+	TAKE(dfch, BT * 2 * F);
+	TAKE(dfch_gelu, BT * F);
+#undef TAKE
+	return off;
+}
+
+static void block_forward(struct ct_model *m, int l, const float *residual)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int B = m->B, T = m->T, C = c->C, BT = B * T, F = c->F, hs = C / c->NH;
+	const int QKV = ct_llama_qkv_dim(c);
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT;
+	const float eps = (float)c->rms_eps;
+	struct ct_acts *a = &m->acts;
+	float *qkv = a->qkv + (size_t)l * BT * QKV, *fch = a->fch + 2 * (size_t)l * BT * F;
+	float *sw = a->fch_gelu + (size_t)l * BT * F;
+	struct lp p;
+
+	lparams(m, m->params, l, &p);
+	ct_rmsnorm_forward(a->ln1 + lc, a->ln1_rstd + lt, residual, p.ln1w, BT, C, eps);
+	ct_matmul_forward(qkv, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, QKV);
+	ct_lora_forward(m, l, CT_LORA_QKV, qkv, a->ln1 + lc);
+	ct_rope_forward(qkv, a->rope, BT, T, c->NH, c->KVH, hs);
+	ct_gqa_forward(a->atty + lc, a->att + (size_t)l * B * c->NH * T * 2, a->attrow,
+		       qkv, B, T, c->NH, c->KVH, hs);
+	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, NULL, BT, C, C);
+	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
+	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
+	ct_rmsnorm_forward(a->ln2 + lc, a->ln2_rstd + lt, a->residual2 + lc, p.ln2w, BT, C, eps);
+	ct_matmul_forward(fch, a->ln2 + lc, p.fcw, NULL, BT, C, 2 * F);
+	ct_lora_forward(m, l, CT_LORA_FC, fch, a->ln2 + lc);
+	ct_swiglu_forward(sw, fch, BT, F);
+	ct_matmul_forward(a->fcproj + lc, sw, p.fcprojw, NULL, BT, F, C);
+	ct_lora_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, sw);
+	ct_residual_forward(a->residual3 + lc, a->residual2 + lc, a->fcproj + lc,
+			    (size_t)BT * C);
+}
+
+/* The output matrix: lm_head, or the embedding when tied. */
+static size_t head_offset(const struct ct_model *m)
+{
+	return (m->cfg.flags & CT_LLAMA_TIED) ? m->lay.offset[CT_WTE] : m->lay.offset[CT_WPE];
+}
+
+float ct_llama_forward(struct ct_model *m, const uint16_t *inputs,
+		       const uint16_t *targets)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int BT = m->B * m->T, C = c->C;
+	const float *wte = m->params + m->lay.offset[CT_WTE];
+	struct ct_acts *a = &m->acts;
+	const float *residual = a->encoded;
+
+	for (int r = 0; r < BT; r++)
+		memcpy(a->encoded + (size_t)r * C, wte + (size_t)inputs[r] * C,
+		       (size_t)C * sizeof(float));
+	for (int l = 0; l < c->L; l++) {
+		block_forward(m, l, residual);
+		residual = a->residual3 + (size_t)l * BT * C;
+	}
+	ct_rmsnorm_forward(a->lnf, a->lnf_rstd, residual, m->params + m->lay.offset[CT_LNFW],
+			   BT, C, (float)c->rms_eps);
+	ct_matmul_forward(a->logits, a->lnf, m->params + head_offset(m), NULL, BT, C, c->Vp);
+	ct_crossentropy_forward(a->losses, a->probs, a->logits, targets, BT, c->V, c->Vp);
+	if (targets == NULL)
+		return 0.0f;
+	return ct_mean_loss(a->losses, BT);
+}
+
+static void zero(float *p, size_t n)
+{
+	memset(p, 0, n * sizeof(float));
+}
+
+/* Backward through block l's MLP half: g->dresidual (gradient of
+ * residual3) into g->dresidual2. */
+static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const struct lp *d)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int BT = m->B * m->T, C = c->C, F = c->F;
+	const size_t lc = (size_t)l * BT * C, n = (size_t)BT * C;
+	const float *fch = m->acts.fch + 2 * (size_t)l * BT * F;
+	const float *sw = m->acts.fch_gelu + (size_t)l * BT * F;
+	struct ct_grad_acts *g = &m->gacts;
+
+	zero(g->dresidual2, n);
+	zero(g->dfcproj, n);
+	ct_residual_backward(g->dresidual2, g->dfcproj, g->dresidual, n);
+	zero(g->dfch_gelu, (size_t)BT * F);
+	ct_matmul_backward(g->dfch_gelu, d->fcprojw, NULL, g->dfcproj, sw, p->fcprojw, BT, F, C);
+	ct_lora_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, sw);
+	zero(g->dfch, (size_t)BT * 2 * F);
+	ct_swiglu_backward(g->dfch, fch, g->dfch_gelu, BT, F);
+	zero(g->dln, n);
+	ct_matmul_backward(g->dln, d->fcw, NULL, g->dfch, m->acts.ln2 + lc, p->fcw, BT, C, 2 * F);
+	ct_lora_backward(m, l, CT_LORA_FC, g->dln, g->dfch, m->acts.ln2 + lc);
+	ct_rmsnorm_backward(g->dresidual2, d->ln2w, g->dln, m->acts.residual2 + lc, p->ln2w,
+			    m->acts.ln2_rstd + (size_t)l * BT, BT, C);
+}
+
+/* Backward through block l: g->dresidual holds the gradient of
+ * residual3[l]; on exit g->dresidual_in holds that of `residual`. */
+static void block_backward(struct ct_model *m, int l, const float *residual)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int B = m->B, T = m->T, C = c->C, BT = B * T, hs = C / c->NH;
+	const int QKV = ct_llama_qkv_dim(c);
+	const size_t lc = (size_t)l * BT * C, n = (size_t)BT * C;
+	struct ct_acts *a = &m->acts;
+	struct ct_grad_acts *g = &m->gacts;
+	struct lp p, d;
+
+	lparams(m, m->params, l, &p);
+	if (m->grads != NULL)
+		lparams(m, m->grads, l, &d);
+	else
+		memset(&d, 0, sizeof(d));
+	zero(g->dresidual_in, n);
+	mlp_backward(m, l, &p, &d);
+	zero(g->dattproj, n);
+	ct_residual_backward(g->dresidual_in, g->dattproj, g->dresidual2, n);
+	zero(g->datty, n);
+	ct_matmul_backward(g->datty, d.attprojw, NULL, g->dattproj, a->atty + lc, p.attprojw,
+			   BT, C, C);
+	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
+	zero(g->dqkv, (size_t)BT * QKV);
+	ct_gqa_backward(g->dqkv, g->datt, g->datty, a->qkv + (size_t)l * BT * QKV,
+			a->att + (size_t)l * B * c->NH * T * 2, B, T, c->NH, c->KVH, hs);
+	ct_rope_backward(g->dqkv, a->rope, BT, T, c->NH, c->KVH, hs);
+	zero(g->dln, n);
+	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw, BT, C, QKV);
+	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
+	ct_rmsnorm_backward(g->dresidual_in, d.ln1w, g->dln, residual, p.ln1w,
+			    a->ln1_rstd + (size_t)l * BT, BT, C);
+}
+
+void ct_llama_backward(struct ct_model *m, const uint16_t *inputs,
+		       const uint16_t *targets)
+{
+	const struct ct_gpt2_config *c = &m->cfg;
+	const int BT = m->B * m->T, C = c->C;
+	const size_t n = (size_t)BT * C;
+	struct ct_acts *a = &m->acts;
+	struct ct_grad_acts *g = &m->gacts;
+	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
+
+	ct_crossentropy_backward(g->dlogits, a->probs, targets, BT, c->V, c->Vp);
+	zero(g->dln, n);
+	ct_matmul_backward(g->dln, gr ? gr + head_offset(m) : NULL, NULL, g->dlogits, a->lnf,
+			   m->params + head_offset(m), BT, C, c->Vp);
+	zero(g->dresidual, n);
+	ct_rmsnorm_backward(g->dresidual, gr ? gr + m->lay.offset[CT_LNFW] : NULL, g->dln,
+			    a->residual3 + (size_t)(c->L - 1) * n,
+			    m->params + m->lay.offset[CT_LNFW], a->lnf_rstd, BT, C);
+	for (int l = c->L - 1; l >= 0; l--) {
+		const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * n;
+		float *tmp;
+
+		block_backward(m, l, residual);
+		tmp = g->dresidual;
+		g->dresidual = g->dresidual_in;
+		g->dresidual_in = tmp;
+	}
+	if (gr == NULL)
+		return;
+	for (int r = 0; r < BT; r++) {
+		float *dw = gr + m->lay.offset[CT_WTE] + (size_t)inputs[r] * C;
+		const float *dy = g->dresidual + (size_t)r * C;
+
+		for (int i = 0; i < C; i++)
+			dw[i] = dw[i] + dy[i];
+	}
+}

@@ -1,0 +1,15 @@
+# Llama model type: unit tests of the JSON reader, safetensors files, the
+# Llama config/checkpoint and C-reference determinism, and the comparison
+# with an independent PyTorch implementation (skips without python3-torch).
+if HAVE_CMOCKA
+check_PROGRAMS += test/test_llama
+TESTS += test/test_llama
+test_test_llama_SOURCES = test/test_llama.c
+test_test_llama_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_llama_LDADD = $(CT_TEST_LIBS)
+endif
+dist_check_SCRIPTS += test/llama_torch.sh
+TESTS += test/llama_torch.sh
+EXTRA_DIST += test/llama_torch.py
+dist_check_SCRIPTS += test/llama_e2e.sh
+TESTS += test/llama_e2e.sh

@@ -1,0 +1,90 @@
+#!/bin/bash
+# A Llama-family model through the whole system with real processes: a
+# random Llama-config model (GQA, tied embeddings) is written as a Hugging
+# Face directory (`ctune model export`), submitted with
+# `job submit --model HF_DIR` as a LoRA job (rank 4 on all four targets,
+# 2 rounds x 2 shards, quorum 2), and trained by two `ctune run` daemons of
+# two accounts. The clients are started on PoCL when there is an OpenCL
+# device: they must run the Llama WUs on the C reference instead (and say
+# so). Checks: all 8 results valid by hash (replicas' uploads identical),
+# eval loss fell, `job export --hf` writes config.json + model.safetensors
+# that `ctune model import` reads back to exactly the model the assimilator
+# produced (`job export` without --hf), and round 1's model is the exact
+# merge of its two adapter files.
+# LLAMA_E2E_SMOL=1 uses the SmolLM2-135M shape (30 layers, C=576, 9 heads,
+# 3 KV heads, MLP 1536, V=49152): minutes and ~3 GB of disk, so not in
+# `make check`.
+. "$(dirname "$0")/client_lib.sh"
+SERVER="$top_builddir/ctune-server"
+CORPUS="$top_builddir/bench/ctune-corpus"
+TOOL="$top_builddir/test/lora_tool"
+for x in "$SERVER" "$CORPUS" "$TOOL" "$CTUNE"; do
+	[ -x "$x" ] || { echo "SKIP: $x not built"; exit 77; }
+done
+RANK=4
+ALPHA=8
+
+server_project 1
+# keep the uploads (the checks below read them; a slow run outlives the
+# file deleter's default grace of 0)
+sed -i 's/^\[daemons\]$/[daemons]\nupload_grace = 3600/' "$P/ctune-server.conf"
+grep -q '^upload_grace = 3600$' "$P/ctune-server.conf" || fail "could not set upload_grace"
+if [ -n "${LLAMA_E2E_SMOL:-}" ]; then
+	SHAPE="--layers 30 --heads 9 --kv-heads 3 --channels 576 --mlp 1536 --vocab 49152"
+	RUN="--steps 2 --batch 1 --seq 16 --eval-tokens 64 --lr 0.001"
+	EVAL_TOKENS=200
+else
+	SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 64 --mlp 96 --vocab 29"
+	RUN="--steps 20 --batch 4 --seq 16 --lr 0.01"
+	EVAL_TOKENS=4000
+fi
+"$CTUNE" model init-llama $SHAPE --max-seq 32 --tied --rope-theta 100000 --seed 1 \
+	--out "$T/init.ct" >/dev/null || fail "model init-llama"
+"$CTUNE" model export "$T/init.ct" --out "$T/hf" >/dev/null || fail "model export"
+"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
+"$CORPUS" --lang 1 --tokens $EVAL_TOKENS --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+"$SERVER" job submit "$P" --model "$T/hf" --train "$T/train.bin" --eval "$T/eval.bin" \
+	--shards 2 --rounds 2 $RUN --quorum 2 \
+	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
+	--name llama-e2e >"$T/submit.log" 2>&1 || fail "job submit --model HF_DIR: $(cat "$T/submit.log")"
+
+DEV=cpu
+if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
+	DEV=opencl:0
+fi
+COMMON="--always --device $DEV --backoff-base 0.5 --checkpoint-seconds 0.3"
+server_and_clients 2 $COMMON
+
+job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
+wait_for "${LLAMA_E2E_TIMEOUT:-900}" "the Llama LoRA job completes" job_done
+"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
+grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
+awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
+     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
+[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
+for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
+	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
+	[ "$n" = 1 ] || fail "replicas of $wu differ"
+done
+if [ "$DEV" != cpu ]; then
+	grep -q "Llama models run on the C reference only; using cpu" "$T/c1.log" ||
+		fail "client c1 did not say it ran the Llama WU on cpu"
+fi
+
+# the assimilator's model, and the same as a Hugging Face directory
+"$SERVER" job export "$P" 1 --out "$T/final.ct" >/dev/null || fail "job export"
+"$SERVER" job export "$P" 1 --out "$T/final_hf" --hf >/dev/null || fail "job export --hf"
+[ -s "$T/final_hf/config.json" ] && [ -s "$T/final_hf/model.safetensors" ] ||
+	fail "job export --hf wrote no config.json / model.safetensors"
+"$CTUNE" model import "$T/final_hf" --out "$T/back.ct" >/dev/null 2>&1 || fail "import final_hf"
+cmp -s "$T/back.ct" "$T/final.ct" || fail "safetensors export does not read back to the job's model"
+cmp -s "$T/final.ct" "$T/init.ct" && fail "the job did not change the model"
+# round 1 = the base merged with its two adapter files, exactly
+"$SERVER" job export "$P" 1 --round 1 --out "$T/round1.ct" >/dev/null || fail "export round 1"
+"$TOOL" merge --base "$T/init.ct" --rank $RANK --alpha $ALPHA --out "$T/want1.ct" \
+	"$P/upload/j1-r1-s0-0" "$P/upload/j1-r1-s1-0" || fail "recompute round 1"
+cmp -s "$T/round1.ct" "$T/want1.ct" || fail "round 1's model is not the exact merge"
+
+stop "$SPID"
+echo "PASS: Llama LoRA job from a safetensors directory on $DEV (ran on cpu), 8 valid" \
+	"results by hash, exported safetensors read back exactly"
