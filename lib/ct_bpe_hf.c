@@ -11,14 +11,15 @@
 #include "ct_bpe_int.h"
 #include "ct_buf.h"
 #include "ct_err.h"
-#include "ct_jread.h"
+#include "ct_jv.h"
 #include "ct_unicode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NODES (1 << 22)	/* Llama 3: 0.7 M values; 80 MB of nodes at most */
+#define MAX_VALUES (1 << 22)	/* Llama 3: 0.7 M values */
+#define MAX_BYTES (64u << 20)
 
 /* The Split regexes this engine implements (ct_bpe_split.c). */
 static const char LLAMA3_RE[] =
@@ -30,7 +31,6 @@ static const char QWEN2_RE[] =
 
 struct hf {
 	struct ct_bpe *b;
-	const struct ct_jread *j;
 	int to_byte[CT_BPE_NALPHA];
 	struct ct_buf s;	/* scratch string */
 };
@@ -43,53 +43,54 @@ static int unsupp(const struct hf *h, const char *what, const char *detail)
 
 /* The string value of key in obj into h->s (NUL-terminated); "" when the
  * key is missing or null. */
-static int str_field(struct hf *h, int obj, const char *key)
+static int str_field(struct hf *h, const struct ct_jv *obj, const char *key)
 {
-	int v = ct_jread_get(h->j, obj, key);
+	const struct ct_jv *v = ct_jv_get(obj, key);
 
 	ct_buf_reset(&h->s);
-	if (v >= 0 && ct_jread_type(h->j, v) == CT_JREAD_STRING)
-		return ct_jread_str(h->j, v, &h->s) < 0 ? CT_EFORMAT : ct_buf_append(&h->s, "", 0);
-	if (v >= 0 && ct_jread_type(h->j, v) != CT_JREAD_NULL)
+	if (v != NULL && v->type == CT_JV_STR)
+		return ct_buf_appends(&h->s, v->str);
+	if (v != NULL && v->type != CT_JV_NULL)
 		return ct_error(CT_EFORMAT, "%s: \"%s\" is not a string", h->b->file, key);
 	return ct_buf_append(&h->s, "", 0);
 }
 
 /* A boolean field: 1, 0, or dflt when missing or null. */
-static int bool_field(const struct hf *h, int obj, const char *key, int dflt)
+static int bool_field(const struct ct_jv *obj, const char *key, int dflt)
 {
-	int v = ct_jread_get(h->j, obj, key);
+	const struct ct_jv *v = ct_jv_get(obj, key);
 
-	if (v < 0 || ct_jread_type(h->j, v) == CT_JREAD_NULL)
+	if (v == NULL || v->type == CT_JV_NULL)
 		return dflt;
-	return ct_jread_type(h->j, v) == CT_JREAD_TRUE;
+	return v->type == CT_JV_TRUE;
 }
 
-static int is_type(struct hf *h, int obj, const char *type)
+static int is_type(struct hf *h, const struct ct_jv *obj, const char *type)
 {
-	return obj >= 0 && ct_jread_type(h->j, obj) == CT_JREAD_OBJECT &&
-	       str_field(h, obj, "type") == 0 && strcmp(ct_buf_cstr(&h->s), type) == 0;
+	return obj != NULL && obj->type == CT_JV_OBJ && str_field(h, obj, "type") == 0 &&
+	       strcmp(ct_buf_cstr(&h->s), type) == 0;
 }
 
 /* ByteLevel pre-tokeniser with no prefix space; its use_regex into *re.
  * 0, 1 when pt is not a ByteLevel, or CT_EUNSUPP. */
-static int byte_level(struct hf *h, int pt, int *re)
+static int byte_level(struct hf *h, const struct ct_jv *pt, int *re)
 {
 	if (!is_type(h, pt, "ByteLevel"))
 		return 1;
-	if (bool_field(h, pt, "add_prefix_space", 0))
+	if (bool_field(pt, "add_prefix_space", 0))
 		return unsupp(h, "ByteLevel with", "add_prefix_space");
-	*re = bool_field(h, pt, "use_regex", 1);
+	*re = bool_field(pt, "use_regex", 1);
 	return 0;
 }
 
 /* Recognise the pre-tokeniser: one ByteLevel, or a Sequence of a known
  * Split or Digits and a ByteLevel. */
-static int pre_tokenizer(struct hf *h, int root)
+static int pre_tokenizer(struct hf *h, const struct ct_jv *root)
 {
-	int pt = ct_jread_get(h->j, root, "pre_tokenizer"), list, a, bl, re = 0, rc;
+	const struct ct_jv *pt = ct_jv_get(root, "pre_tokenizer"), *list = NULL, *a, *pat;
+	int re = 0, rc;
 
-	rc = pt >= 0 ? byte_level(h, pt, &re) : 1;
+	rc = pt != NULL ? byte_level(h, pt, &re) : 1;
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
@@ -98,33 +99,33 @@ static int pre_tokenizer(struct hf *h, int root)
 		h->b->pre = CT_BPE_PRE_GPT2;
 		return 0;
 	}
-	list = pt >= 0 && is_type(h, pt, "Sequence") ? ct_jread_get(h->j, pt, "pretokenizers") : -1;
-	if (list < 0 || ct_jread_type(h->j, list) != CT_JREAD_ARRAY || ct_jread_count(h->j, list) != 2) {
-		if (pt >= 0)
+	if (is_type(h, pt, "Sequence"))
+		list = ct_jv_get(pt, "pretokenizers");
+	if (list == NULL || list->type != CT_JV_ARR || list->n != 2) {
+		if (pt != NULL)
 			str_field(h, pt, "type");
 		return ct_error(CT_EUNSUPP, "%s: pre-tokeniser '%s' is not supported (known: "
 				"ByteLevel, or a Sequence of Split or Digits and ByteLevel)",
-				h->b->file, pt >= 0 ? ct_buf_cstr(&h->s) : "none");
+				h->b->file, pt != NULL ? ct_buf_cstr(&h->s) : "none");
 	}
-	a = ct_jread_first(h->j, list);
-	bl = ct_jread_next(h->j, a);
-	rc = byte_level(h, bl, &re);
+	a = &list->items[0];
+	rc = byte_level(h, &list->items[1], &re);
 	if (rc != 0)
 		return rc < 0 ? rc : unsupp(h, "a pre-tokeniser Sequence that does not end in",
 					    "ByteLevel");
 	if (is_type(h, a, "Digits")) {
-		if (!bool_field(h, a, "individual_digits", 0) || !re)
+		if (!bool_field(a, "individual_digits", 0) || !re)
 			return unsupp(h, "Digits pre-tokeniser other than", "individual digits then GPT-2's regex");
 		h->b->pre = CT_BPE_PRE_DIGITS_GPT2;
 		return 0;
 	}
 	if (!is_type(h, a, "Split") || re)
 		return unsupp(h, "this pre-tokeniser Sequence", "(known: Split+ByteLevel, Digits+ByteLevel)");
-	if (bool_field(h, a, "invert", 0) || str_field(h, a, "behavior") < 0 ||
+	if (bool_field(a, "invert", 0) || str_field(h, a, "behavior") < 0 ||
 	    strcmp(ct_buf_cstr(&h->s), "Isolated") != 0)
 		return unsupp(h, "Split other than", "behavior Isolated, invert false");
-	if (str_field(h, ct_jread_get(h->j, a, "pattern") >= 0 ?
-		      ct_jread_get(h->j, a, "pattern") : a, "Regex") < 0)
+	pat = ct_jv_get(a, "pattern");
+	if (str_field(h, pat != NULL ? pat : a, "Regex") < 0)
 		return CT_EFORMAT;
 	if (strcmp(ct_buf_cstr(&h->s), LLAMA3_RE) == 0)
 		h->b->pre = CT_BPE_PRE_LLAMA3;
@@ -138,10 +139,11 @@ static int pre_tokenizer(struct hf *h, int root)
 }
 
 /* The BPE model's settings, the normalizer and the decoder. */
-static int settings(struct hf *h, int root, int model)
+static int settings(struct hf *h, const struct ct_jv *root, const struct ct_jv *model)
 {
-	int norm = ct_jread_get(h->j, root, "normalizer");
-	int dec = ct_jread_get(h->j, root, "decoder");
+	const struct ct_jv *norm = ct_jv_get(root, "normalizer");
+	const struct ct_jv *dec = ct_jv_get(root, "decoder");
+	const struct ct_jv *drop = ct_jv_get(model, "dropout");
 	static const char *const empty[] = { "unk_token", "continuing_subword_prefix",
 					     "end_of_word_suffix" };
 
@@ -155,19 +157,18 @@ static int settings(struct hf *h, int root, int model)
 		if (h->s.len > 0)
 			return unsupp(h, "the BPE setting", empty[k]);
 	}
-	if (bool_field(h, model, "byte_fallback", 0))
+	if (bool_field(model, "byte_fallback", 0))
 		return unsupp(h, "the BPE setting", "byte_fallback");
-	if (ct_jread_get(h->j, model, "dropout") >= 0 &&
-	    ct_jread_type(h->j, ct_jread_get(h->j, model, "dropout")) != CT_JREAD_NULL)
+	if (drop != NULL && drop->type != CT_JV_NULL)
 		return unsupp(h, "the BPE setting", "dropout");
-	h->b->whole_first = bool_field(h, model, "ignore_merges", 0);
-	h->b->nfc = norm >= 0 && is_type(h, norm, "NFC");
-	if (norm >= 0 && ct_jread_type(h->j, norm) != CT_JREAD_NULL && !h->b->nfc) {
+	h->b->whole_first = bool_field(model, "ignore_merges", 0);
+	h->b->nfc = is_type(h, norm, "NFC");
+	if (norm != NULL && norm->type != CT_JV_NULL && !h->b->nfc) {
 		str_field(h, norm, "type");
 		return ct_error(CT_EUNSUPP, "%s: normalizer '%s' is not supported (known: none, "
 				"NFC)", h->b->file, ct_buf_cstr(&h->s));
 	}
-	if (dec >= 0 && ct_jread_type(h->j, dec) != CT_JREAD_NULL && !is_type(h, dec, "ByteLevel"))
+	if (dec != NULL && dec->type != CT_JV_NULL && !is_type(h, dec, "ByteLevel"))
 		return unsupp(h, "a decoder other than", "ByteLevel");
 	return 0;
 }
@@ -191,27 +192,25 @@ static int alpha_bytes(const struct hf *h, const unsigned char *s, size_t n,
 	return 0;
 }
 
-/* The ids of vocab and added_tokens: V, and each id used once. */
-static int count_ids(struct hf *h, int vocab, int added)
+/* The ids of vocab and added_tokens (NULL: none): V. */
+static int count_ids(struct hf *h, const struct ct_jv *vocab, const struct ct_jv *added)
 {
-	long long id;
+	int64_t id;
 	int rc;
 
 	h->b->V = 0;
-	for (int k = ct_jread_first(h->j, vocab); k >= 0; k = ct_jread_next(h->j, k)) {
-		rc = ct_jread_int(h->j, k + 1, 0, CT_BPE_MAX_VOCAB - 1, &id);
+	for (size_t k = 0; k < vocab->n; k++) {
+		rc = ct_jv_int(&vocab->items[k], 0, CT_BPE_MAX_VOCAB - 1, "a vocabulary id", &id);
 		if (rc < 0)
 			return rc;
 		if (id >= h->b->V)
 			h->b->V = (int)id + 1;
 	}
-	for (int k = added < 0 ? -1 : ct_jread_first(h->j, added); k >= 0;
-	     k = ct_jread_next(h->j, k)) {
-		int v = ct_jread_get(h->j, k, "id");
-
-		if (v < 0 || (rc = ct_jread_int(h->j, v, 0, CT_BPE_MAX_VOCAB - 1, &id)) < 0)
-			return ct_error(CT_EFORMAT, "%s: an added token without a valid id",
-					h->b->file);
+	for (size_t k = 0; added != NULL && k < added->n; k++) {
+		rc = ct_jv_int(ct_jv_get(&added->items[k], "id"), 0, CT_BPE_MAX_VOCAB - 1,
+			       "an added token's id", &id);
+		if (rc < 0)
+			return rc;
 		if (id >= h->b->V)
 			h->b->V = (int)id + 1;
 	}
@@ -222,35 +221,37 @@ static int count_ids(struct hf *h, int vocab, int added)
 }
 
 /* Added tokens: their text and flags; refuse the strip options. */
-static int read_added(struct hf *h, int added, uint32_t *start, uint32_t *len,
-		      struct ct_buf *all)
+static int read_added(struct hf *h, const struct ct_jv *added, uint32_t *start,
+		      uint32_t *len, struct ct_buf *all)
 {
 	struct ct_bpe *b = h->b;
-	long long id;
+	int64_t id;
 
 	b->is_added = calloc((size_t)b->V, 1);
-	b->added = malloc(((size_t)(added < 0 ? 0 : ct_jread_count(h->j, added)) + 1) *
-			  sizeof(*b->added));
+	b->added = malloc(((added ? added->n : 0) + 1) * sizeof(*b->added));
 	if (b->is_added == NULL || b->added == NULL)
 		return CT_ENOMEM;
-	for (int k = added < 0 ? -1 : ct_jread_first(h->j, added); k >= 0;
-	     k = ct_jread_next(h->j, k)) {
-		int c = ct_jread_get(h->j, k, "content"), rc;
+	for (size_t k = 0; added != NULL && k < added->n; k++) {
+		const struct ct_jv *t = &added->items[k], *c = ct_jv_get(t, "content");
 
-		ct_jread_int(h->j, ct_jread_get(h->j, k, "id"), 0, b->V - 1, &id);
-		if (bool_field(h, k, "lstrip", 0) || bool_field(h, k, "rstrip", 0) ||
-		    bool_field(h, k, "single_word", 0))
+		ct_jv_int(ct_jv_get(t, "id"), 0, b->V - 1, "id", &id);	/* checked */
+		if (bool_field(t, "lstrip", 0) || bool_field(t, "rstrip", 0) ||
+		    bool_field(t, "single_word", 0))
 			return unsupp(h, "added tokens with", "lstrip, rstrip or single_word");
 		if (b->is_added[id] || b->nadded >= CT_BPE_MAX_ADDED)
 			return ct_error(CT_EFORMAT, "%s: added token %lld given twice, or more "
-					"than %d added tokens", b->file, id, CT_BPE_MAX_ADDED);
+					"than %d added tokens", b->file, (long long)id,
+					CT_BPE_MAX_ADDED);
+		if (c == NULL || c->type != CT_JV_STR)
+			return ct_error(CT_EFORMAT, "%s: added token %lld has no content", b->file,
+					(long long)id);
 		start[id] = (uint32_t)all->len;
-		if (c < 0 || (rc = ct_jread_str(h->j, c, all)) < 0)
-			return ct_error(CT_EFORMAT, "%s: added token %lld has no content", b->file, id);
+		if (ct_buf_appends(all, c->str) < 0)
+			return CT_ENOMEM;
 		len[id] = (uint32_t)(all->len - start[id]);
 		if (len[id] == 0 || len[id] > CT_BPE_MAX_ADDED_LEN)
 			return ct_error(CT_EFORMAT, "%s: added token %lld is empty or over %d bytes",
-					b->file, id, CT_BPE_MAX_ADDED_LEN);
+					b->file, (long long)id, CT_BPE_MAX_ADDED_LEN);
 		b->is_added[id] = 1;
 		b->added[b->nadded++] = (uint32_t)id;
 		b->added_first[(unsigned char)all->data[start[id]]] = 1;
@@ -261,34 +262,31 @@ static int read_added(struct hf *h, int added, uint32_t *start, uint32_t *len,
 }
 
 /* model.vocab: bytes of each id that is not an added token. */
-static int read_vocab(struct hf *h, int vocab, uint32_t *start, uint32_t *len,
-		      struct ct_buf *all)
+static int read_vocab(struct hf *h, const struct ct_jv *vocab, uint32_t *start,
+		      uint32_t *len, struct ct_buf *all)
 {
 	struct ct_bpe *b = h->b;
-	long long id;
+	int64_t id;
 
-	for (int k = ct_jread_first(h->j, vocab); k >= 0; k = ct_jread_next(h->j, k)) {
+	for (size_t k = 0; k < vocab->n; k++) {
+		const char *tok = vocab->keys[k];
 		int rc;
 
-		ct_jread_int(h->j, k + 1, 0, b->V - 1, &id);
+		ct_jv_int(&vocab->items[k], 0, b->V - 1, "id", &id);	/* checked */
 		if (b->is_added[id])
 			continue;	/* an added token decodes as its text */
 		if (len[id] != UINT32_MAX)
 			return ct_error(CT_EFORMAT, "%s: id %lld given twice in the vocabulary",
-					b->file, id);
-		ct_buf_reset(&h->s);
-		rc = ct_jread_str(h->j, k, &h->s);
-		if (rc < 0)
-			return rc;
+					b->file, (long long)id);
 		start[id] = (uint32_t)all->len;
-		rc = alpha_bytes(h, (const unsigned char *)h->s.data, h->s.len, all);
+		rc = alpha_bytes(h, (const unsigned char *)tok, strlen(tok), all);
 		if (rc == CT_ENOMEM)
 			return rc;
 		len[id] = (uint32_t)(all->len - start[id]);
 		if (rc < 0 || len[id] == 0)
 			return ct_error(CT_EUNSUPP, "%s: vocabulary token %lld (\"%s\") is not "
 					"written in GPT-2's byte alphabet (not a byte-level BPE?)",
-					b->file, id, ct_buf_cstr(&h->s));
+					b->file, (long long)id, tok);
 	}
 	return 0;
 }
@@ -322,40 +320,44 @@ static int merge_side(struct hf *h, const unsigned char *s, size_t n, struct ct_
 	return ct_bpe_lookup(h->b, (const unsigned char *)out->data + at, out->len - at);
 }
 
+/* One merge, "a b" or ["a", "b"], into h->s as "a b"; *nl = length of a. */
+static int merge_text(struct hf *h, const struct ct_jv *m, int rank, size_t *nl)
+{
+	const char *sp;
+
+	ct_buf_reset(&h->s);
+	if (m->type == CT_JV_ARR && m->n == 2 && m->items[0].type == CT_JV_STR &&
+	    m->items[1].type == CT_JV_STR) {
+		*nl = strlen(m->items[0].str);
+		if (ct_buf_appendf(&h->s, "%s %s", m->items[0].str, m->items[1].str) < 0)
+			return CT_ENOMEM;
+		return 0;
+	}
+	sp = m->type == CT_JV_STR ? strchr(m->str, ' ') : NULL;
+	if (sp == NULL || strchr(sp + 1, ' ') != NULL)
+		return ct_error(CT_EFORMAT, "%s: merge %d is not \"a b\"", h->b->file, rank);
+	*nl = (size_t)(sp - m->str);
+	return ct_buf_appends(&h->s, m->str);
+}
+
 /* model.merges, in rank order. */
-static int read_merges(struct hf *h, int merges)
+static int read_merges(struct hf *h, const struct ct_jv *merges)
 {
 	struct ct_bpe *b = h->b;
 	struct ct_buf cat;
-	int rank = 0, rc;
+	int rc;
 
-	if (ct_jread_count(h->j, merges) > CT_BPE_MAX_MERGES)
+	if (merges->n > CT_BPE_MAX_MERGES)
 		return ct_error(CT_ETOOBIG, "%s: more than %d merges", b->file, CT_BPE_MAX_MERGES);
-	rc = ct_bpe_pair_alloc(b, (size_t)ct_jread_count(h->j, merges));
+	rc = ct_bpe_pair_alloc(b, merges->n);
 	ct_buf_init(&cat, 0);
-	for (int k = ct_jread_first(h->j, merges); k >= 0 && rc == 0; k = ct_jread_next(h->j, k), rank++) {
+	for (int rank = 0; rc == 0 && (size_t)rank < merges->n; rank++) {
 		const unsigned char *s;
-		const unsigned char *sp;
 		int l, r, id;
-		size_t nl;
+		size_t nl = 0;
 
-		ct_buf_reset(&h->s);
 		ct_buf_reset(&cat);
-		if (ct_jread_type(h->j, k) == CT_JREAD_ARRAY && ct_jread_count(h->j, k) == 2) {
-			int a = ct_jread_first(h->j, k), c;
-
-			rc = ct_jread_str(h->j, a, &h->s);
-			nl = h->s.len;
-			c = ct_buf_append(&h->s, " ", 1);
-			if (rc == 0 && c == 0)
-				rc = ct_jread_str(h->j, ct_jread_next(h->j, a), &h->s);
-		} else {
-			rc = ct_jread_str(h->j, k, &h->s);
-			sp = rc == 0 ? memchr(h->s.data, ' ', h->s.len) : NULL;
-			nl = sp ? (size_t)(sp - h->s.data) : 0;
-			if (rc == 0 && (sp == NULL || memchr(sp + 1, ' ', h->s.len - nl - 1)))
-				rc = ct_error(CT_EFORMAT, "%s: merge %d is not \"a b\"", b->file, rank);
-		}
+		rc = merge_text(h, &merges->items[rank], rank, &nl);
 		if (rc < 0)
 			break;
 		s = (const unsigned char *)h->s.data;
@@ -392,18 +394,18 @@ static void find_eot(struct ct_bpe *b)
 		}
 }
 
-static int load_tables(struct hf *h, int model, int added)
+static int load_tables(struct hf *h, const struct ct_jv *model, const struct ct_jv *added)
 {
-	int vocab = ct_jread_get(h->j, model, "vocab"), merges = ct_jread_get(h->j, model, "merges");
+	const struct ct_jv *vocab = ct_jv_get(model, "vocab"), *merges = ct_jv_get(model, "merges");
 	uint32_t *start = NULL, *len = NULL;
 	struct ct_buf all;
 	int rc;
 
-	if (vocab < 0 || ct_jread_type(h->j, vocab) != CT_JREAD_OBJECT || merges < 0 ||
-	    ct_jread_type(h->j, merges) != CT_JREAD_ARRAY)
+	if (vocab == NULL || vocab->type != CT_JV_OBJ || merges == NULL ||
+	    merges->type != CT_JV_ARR)
 		return ct_error(CT_EFORMAT, "%s: model.vocab or model.merges missing", h->b->file);
-	if (added >= 0 && ct_jread_type(h->j, added) != CT_JREAD_ARRAY)
-		added = -1;	/* null: none */
+	if (added != NULL && added->type != CT_JV_ARR)
+		added = NULL;	/* null: none */
 	rc = count_ids(h, vocab, added);
 	ct_buf_init(&all, 0);
 	if (rc == 0) {
@@ -433,24 +435,20 @@ static int load_tables(struct hf *h, int model, int added)
 
 int ct_bpe_load_hf(struct ct_bpe *b, const char *json, size_t n)
 {
-	struct ct_jread *j = NULL;
+	const struct ct_jv_limits lim = { .max_bytes = MAX_BYTES, .max_values = MAX_VALUES,
+					  .max_depth = 64 };
+	struct ct_jv *root = NULL;
+	const struct ct_jv *model;
 	struct hf h = { .b = b };
-	int rc, root, model;
+	int rc;
 
 	ct_bpe_alphabet(h.to_byte);
 	ct_buf_init(&h.s, 0);
-	rc = ct_jread_parse(json, n, MAX_NODES, &j);
-	if (rc < 0) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "%s", ct_errmsg(rc));
-		rc = ct_error(rc, "%s: %s", b->file, msg);
+	rc = ct_jv_parse(json, n, &lim, b->file, &root);
+	if (rc < 0)
 		goto out;
-	}
-	h.j = j;
-	root = ct_jread_root(j);
-	model = ct_jread_type(j, root) == CT_JREAD_OBJECT ? ct_jread_get(j, root, "model") : -1;
-	if (model < 0) {
+	model = root->type == CT_JV_OBJ ? ct_jv_get(root, "model") : NULL;
+	if (model == NULL) {
 		rc = ct_error(CT_EFORMAT, "%s: no \"model\" (not a tokenizer.json?)", b->file);
 		goto out;
 	}
@@ -458,11 +456,11 @@ int ct_bpe_load_hf(struct ct_bpe *b, const char *json, size_t n)
 	if (rc == 0)
 		rc = pre_tokenizer(&h, root);
 	if (rc == 0)
-		rc = load_tables(&h, model, ct_jread_get(j, root, "added_tokens"));
+		rc = load_tables(&h, model, ct_jv_get(root, "added_tokens"));
 	if (rc == 0)
 		find_eot(b);
 out:
 	ct_buf_free(&h.s);
-	ct_jread_free(j);
+	ct_jv_free(root);
 	return rc;
 }

@@ -1,9 +1,9 @@
 /*
  * test_tokenizer_hf.c - tokenizers from a Hugging Face tokenizer.json and
- * what they need: the strict JSON reader (ct_jread.h), version 2 token
- * files (32-bit ids), and a small tokenizer.json written here (the 256
- * bytes, a few merges whose ids are not their ranks, added tokens that
- * overlap) with each known pre-tokeniser: exact ids for hand-checked
+ * what they need: version 2 token files (32-bit ids), Unicode NFC, and a
+ * small tokenizer.json written here (the 256 bytes, a few merges whose ids
+ * are not their ranks, added tokens that overlap) with each known
+ * pre-tokeniser: exact ids for hand-checked
  * inputs, encoding in parts equal to encoding at once (added tokens and
  * white-space runs across the cuts), exact round trips, and every setting
  * the engine does not implement refused by name. The comparison with
@@ -14,77 +14,11 @@
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
-#include "ct_jread.h"
 #include "ct_nfc.h"
 #include "ct_sample.h"
 #include "ct_tokenizer.h"
 #include "ct_test_tokenizer.h"
 #include "ct_tokens.h"
-
-/* ---- JSON --------------------------------------------------------------- */
-
-static void test_jread(void **state)
-{
-	static const char doc[] = " {\"a\": [1, -2, 3.5e2, true, false, null],"
-		"\"s\\u00e9\": \"x\\n\\\"\\ud83d\\ude00\\u0041\", \"o\": {}, \"a\": 9} ";
-	struct ct_jread *j;
-	struct ct_buf b;
-	long long v;
-	int a, k;
-
-	(void)state;
-	ct_buf_init(&b, 0);
-	assert_int_equal(ct_jread_parse(doc, sizeof(doc) - 1, 100, &j), 0);
-	assert_int_equal(ct_jread_type(j, 0), CT_JREAD_OBJECT);
-	assert_int_equal(ct_jread_count(j, 0), 4);
-	a = ct_jread_get(j, 0, "a");	/* the first of two "a" */
-	assert_int_equal(ct_jread_type(j, a), CT_JREAD_ARRAY);
-	assert_int_equal(ct_jread_count(j, a), 6);
-	k = ct_jread_first(j, a);
-	assert_int_equal(ct_jread_int(j, k, 0, 10, &v), 0);
-	assert_int_equal(v, 1);
-	k = ct_jread_next(j, k);
-	assert_int_equal(ct_jread_int(j, k, -5, 5, &v), 0);
-	assert_int_equal(v, -2);
-	assert_int_equal(ct_jread_int(j, k, 0, 5, &v), CT_EFORMAT);	/* range */
-	k = ct_jread_next(j, k);
-	assert_int_equal(ct_jread_int(j, k, 0, 1000, &v), CT_EFORMAT);	/* 3.5e2 */
-	k = ct_jread_next(j, k);
-	assert_int_equal(ct_jread_type(j, k), CT_JREAD_TRUE);
-	assert_int_equal(ct_jread_type(j, ct_jread_next(j, ct_jread_next(j, k))), CT_JREAD_NULL);
-	assert_int_equal(ct_jread_str(j, ct_jread_get(j, 0, "s\xc3\xa9"), &b), 0);
-	assert_int_equal(b.len, 8);
-	assert_memory_equal(b.data, "x\n\"\xf0\x9f\x98\x80" "A", 8);
-	assert_int_equal(ct_jread_first(j, ct_jread_get(j, 0, "o")), -1);
-	assert_int_equal(ct_jread_get(j, 0, "missing"), -1);
-	ct_jread_free(j);
-	ct_buf_free(&b);
-}
-
-static void test_jread_bad(void **state)
-{
-	static const char *const bad[] = {
-		"", "{", "[1,]", "{\"a\" 1}", "{\"a\":1,}", "[01]", "[1.]", "[-]", "\"\\x\"",
-		"\"\\ud800\"", "\"\\udc00x\"", "\"a\tb\"", "\"\xff\"", "\"\xc0\x80\"", "[1] 2",
-		"nul", "[tru]", "\xef\xbb\xbf{}", "{1:2}",
-	};
-	char deep[200];
-	struct ct_jread *j;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(ct_jread_parse(bad[i], strlen(bad[i]), 100, &j), CT_EFORMAT);
-		assert_null(j);
-	}
-	memset(deep, '[', 100);
-	memset(deep + 100, ']', 100);
-	assert_int_equal(ct_jread_parse(deep, 200, 1000, &j), CT_ETOOBIG);
-	assert_int_equal(ct_jread_parse(deep + 40, 120, 1000, &j), 0);	/* depth 60 */
-	ct_jread_free(j);
-	assert_int_equal(ct_jread_parse("[1,2,3]", 7, 3, &j), CT_ETOOBIG);
-	assert_int_equal(ct_jread_parse("[1,2,3]", 7, 4, &j), 0);
-	ct_jread_free(j);
-}
 
 /* ---- NFC ----------------------------------------------------------------- */
 
@@ -487,8 +421,6 @@ static void test_hf_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_jread),
-		cmocka_unit_test(test_jread_bad),
 		cmocka_unit_test(test_nfc),
 		cmocka_unit_test(test_tokens_v2),
 		cmocka_unit_test(test_hf_small),
