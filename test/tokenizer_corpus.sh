@@ -7,9 +7,38 @@
 # below MIN_BYTES bytes or MIN_NONASCII_PERCENT non-ASCII bytes.
 # `corpus_make DIR REF` does both, adding the stress text of `node REF
 # synth` and a 2.5 MB document of all of it (across ctune's 1 MiB blocks);
-# the files are then "$DIR"/*.
+# the files are then "$DIR"/*. MIN_BYTES and MIN_NONASCII_PERCENT default
+# to 300000 and 8.
 
 corpus_n=0
+MIN_BYTES=${MIN_BYTES:-300000}
+MIN_NONASCII_PERCENT=${MIN_NONASCII_PERCENT:-8}
+
+# need_node FILE...: node and every FILE (a reference's package.json under
+# test/node_modules) are there; else the test fails under CI and skips
+# (77) elsewhere.
+need_node() {
+	local f msg
+	for f in "$@"; do
+		if ! command -v node >/dev/null 2>&1 || [ ! -f "$f" ]; then
+			msg="needs node and ${f#"$top_srcdir"/} (tools/setup installs them)"
+			[ -n "${CI:-}" ] && { echo "FAIL: $msg"; exit 1; }
+			echo "SKIP: $msg"
+			exit 77
+		fi
+	done
+}
+
+# corpus_setup REF: T, a temporary directory removed on exit, with the
+# corpus (corpus_make with REF) in $T/corpus, its files in the array
+# files; exits 1 when the corpus cannot be made.
+corpus_setup() {
+	T=$(mktemp -d)
+	trap 'rm -rf "$T"' EXIT
+	mkdir "$T/corpus"
+	corpus_make "$T/corpus" "$1" || exit 1
+	files=("$T"/corpus/*)
+}
 
 # Up to 64 KB of a (possibly gzipped) file into $1.
 corpus_add() {

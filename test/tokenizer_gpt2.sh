@@ -18,24 +18,12 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir/build}
 CTUNE=$top_builddir/ctune
 REF="$top_srcdir/test/tiktoken_ref.mjs"
-MIN_BYTES=300000
-MIN_NONASCII_PERCENT=8
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-if ! command -v node >/dev/null 2>&1 || [ ! -f "$top_srcdir/test/node_modules/tiktoken/package.json" ]; then
-	msg="needs node and test/node_modules/tiktoken (tools/setup installs them)"
-	[ -n "${CI:-}" ] && fail "$msg"
-	echo "SKIP: $msg"
-	exit 77
-fi
-
 . "$top_srcdir/test/tokenizer_corpus.sh"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-mkdir "$T/corpus"
-corpus_make "$T/corpus" "$REF" || exit 1
-files=("$T"/corpus/*)
+need_node "$top_srcdir/test/node_modules/tiktoken/package.json"
+corpus_setup "$REF"
 bytes=$corpus_bytes
 
 "$CTUNE" tokens encode --tokenizer gpt2 "${files[@]}" --out "$T/all.bin" || fail "encode"

