@@ -21,7 +21,7 @@
 //       case-insensitive contractions match): ctune follows the Rust one.
 import { TokenizerLoader } from "@lenml/tokenizers";
 import fs from "node:fs";
-import { benchEncode, compareDocs } from "./token_ref.mjs";
+import { benchEncode, compareDocs, synthText } from "./token_ref.mjs";
 
 const [cmd, ...args] = process.argv.slice(2);
 
@@ -45,8 +45,6 @@ function bench(dir, file, rounds) {
 }
 
 function synth(out) {
-	let seed = 4242;
-	const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
 	const parts = [
 		"It's we're they've I'm you'll he'd 'S 'LL 'Re 'VE 'M 'D 'T ''s '' ' s don't",
 		"Numbers 1 12 123 1234 12345 123456 1234567 3.14159 2026-11-24 0x1F ٣٤٥٦ ½ Ⅻ ²³",
@@ -67,19 +65,7 @@ function synth(out) {
 	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZäöüßéèçñ日本語中文";
 	const seps = [" ", "  ", ", ", ".\n", "'s ", " 42 ", "\t", "!? ", "\n\n", " \r\n", "1234",
 		"'LL ", " (", ") ", "\n  ", "<|im_end|>", "...\n"];
-	let s = parts.join("\n") + "\n";
-	for (let w = 0; w < 6000; w++) {
-		let word = "";
-		const n = 1 + rnd(12);
-		for (let k = 0; k < n; k++)
-			word += letters[rnd(letters.length)];
-		s += word + seps[rnd(seps.length)];
-	}
-	let long = "";
-	for (let k = 0; k < 5000; k++)
-		long += letters[rnd(52)];
-	s += long + "\n";
-	fs.writeFileSync(out, s);
+	synthText(out, 4242, parts, letters, seps, 6000);
 }
 
 if (cmd === "compare")

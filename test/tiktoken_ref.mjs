@@ -11,7 +11,7 @@
 //       writes the hand-made stress text the test adds to its corpus.
 import { get_encoding } from "tiktoken";
 import fs from "node:fs";
-import { benchEncode, compareDocs } from "./token_ref.mjs";
+import { benchEncode, compareDocs, synthText } from "./token_ref.mjs";
 
 const EOT = 50256;
 const enc = get_encoding("gpt2");
@@ -33,8 +33,6 @@ function bench(file, rounds) {
 // Deterministic stress text: the corners of GPT-2's pre-tokeniser and long
 // pieces (which ctune merges with a heap instead of a scan).
 function synth(out) {
-	let seed = 12345;
-	const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
 	const parts = [
 		"It's we're they've I'm you'll he'd 'S 'LL 'Re ''s '' ' s", "don't  ' t",
 		"emoji 😀😀 👍🏽 🇩🇪 👨‍👩‍👧 family", "numbers 1234567890 ٣٤٥ ½ Ⅻ 3.14e-10 0x1F",
@@ -46,19 +44,8 @@ function synth(out) {
 		" \t \u3000 ".repeat(100) + "end", "ab".repeat(800), "\u00e9".repeat(500),
 	];
 	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZäöüßéèçñ日本語中文";
-	let s = parts.join("\n") + "\n";
-	for (let w = 0; w < 4000; w++) {
-		let word = "";
-		const n = 1 + rnd(12);
-		for (let k = 0; k < n; k++)
-			word += letters[rnd(letters.length)];
-		s += word + [" ", "  ", ", ", ".\n", "'s ", " 42 ", "\t", "!? "][rnd(8)];
-	}
-	let long = "";
-	for (let k = 0; k < 5000; k++)
-		long += letters[rnd(52)];
-	s += long + "\n";
-	fs.writeFileSync(out, s);
+	const seps = [" ", "  ", ", ", ".\n", "'s ", " 42 ", "\t", "!? "];
+	synthText(out, 12345, parts, letters, seps, 4000);
 }
 
 if (cmd === "compare")

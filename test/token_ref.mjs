@@ -1,7 +1,7 @@
 // token_ref.mjs - what the reference scripts of the tokenizer tests share
 // (tiktoken_ref.mjs, hf_ref.mjs): reading a token file of either version,
-// comparing it with the reference's ids document by document, and timing
-// an encoder.
+// comparing it with the reference's ids document by document, timing an
+// encoder, and writing a stress text.
 import fs from "node:fs";
 
 // The ids of an llm.c token file: version 1 (uint16) or 2 (uint32).
@@ -55,4 +55,24 @@ export function benchEncode(name, file, rounds, encode) {
 		best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
 	}
 	console.log(`${name} ${(mb / best).toFixed(2)}`);
+}
+
+// Write to out a deterministic stress text: the parts, one a line, then
+// nwords random words of letters, each followed by one of seps, then one
+// 5000-letter word (ASCII letters only). seed starts the generator.
+export function synthText(out, seed, parts, letters, seps, nwords) {
+	const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+	let s = parts.join("\n") + "\n";
+	for (let w = 0; w < nwords; w++) {
+		let word = "";
+		const n = 1 + rnd(12);
+		for (let k = 0; k < n; k++)
+			word += letters[rnd(letters.length)];
+		s += word + seps[rnd(seps.length)];
+	}
+	let long = "";
+	for (let k = 0; k < 5000; k++)
+		long += letters[rnd(52)];
+	s += long + "\n";
+	fs.writeFileSync(out, s);
 }
