@@ -55,42 +55,27 @@ static inline uint64_t ct_le_get64(const unsigned char *p)
 	return v;
 }
 
-/* Store f's bits at p[0..3] as ct_le_put32() stores an integer. */
-static inline void ct_le_put_f32(unsigned char *p, float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	ct_le_put32(p, u);
+/* ct_le_put_f32(p, float) / ct_le_get_f32(p) and ct_le_put_f64(p, double)
+ * / ct_le_get_f64(p): a float's or double's bits stored at p[0..N/8) as
+ * ct_le_putN() stores an integer, and read back bit for bit. */
+#define CT_LE_FLOAT_(T, U, N)							\
+static inline void ct_le_put_f##N(unsigned char *p, T v)			\
+{										\
+	U u;									\
+										\
+	memcpy(&u, &v, sizeof(u));						\
+	ct_le_put##N(p, u);							\
+}										\
+static inline T ct_le_get_f##N(const unsigned char *p)				\
+{										\
+	U u = ct_le_get##N(p);							\
+	T v;									\
+										\
+	memcpy(&v, &u, sizeof(v));						\
+	return v;								\
 }
-
-/* The float stored by ct_le_put_f32() at p, bit for bit. */
-static inline float ct_le_get_f32(const unsigned char *p)
-{
-	uint32_t u = ct_le_get32(p);
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-/* Store d's bits at p[0..7] as ct_le_put64() stores an integer. */
-static inline void ct_le_put_f64(unsigned char *p, double d)
-{
-	uint64_t u;
-
-	memcpy(&u, &d, 8);
-	ct_le_put64(p, u);
-}
-
-/* The double stored by ct_le_put_f64() at p, bit for bit. */
-static inline double ct_le_get_f64(const unsigned char *p)
-{
-	uint64_t u = ct_le_get64(p);
-	double d;
-
-	memcpy(&d, &u, 8);
-	return d;
-}
+CT_LE_FLOAT_(float, uint32_t, 32)
+CT_LE_FLOAT_(double, uint64_t, 64)
+#undef CT_LE_FLOAT_
 
 #endif
