@@ -10,7 +10,8 @@ CT_CL_FILES = \
 	kernels/layers.cl \
 	kernels/attention.cl \
 	kernels/mm_tiled.cl \
-	kernels/lora.cl
+	kernels/lora.cl \
+	kernels/llama.cl
 
 nodist_engine_libctengine_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c
