@@ -59,8 +59,8 @@ int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_c
 {
 	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops &&
 	    ops != &ct_ocl_backend_ops)
-		return ct_error(CT_EUNSUPP, "Llama models run on the C reference only in this "
-				"version (device %s; use --device cpu)", ops->name);
+		return ct_error(CT_EUNSUPP, "Llama models run on the C reference and OpenCL "
+				"only (device %s; use --device cpu or opencl)", ops->name);
 	return 0;
 }
 
