@@ -80,4 +80,13 @@ double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_s
 int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			int64_t roundid, int nwus, const struct ct_gpt2 *base, float *out);
 
+/* The K canonical adapter sets of round `roundid` (nwus WUs) in shard
+ * order, each decoded against its WU's initial adapters: ads[k] (nwus
+ * entries, NULL on entry) gets ct_lora_nparams(cfg, spec) floats malloc'd
+ * here; the caller frees them, also on error. Returns 0, CT_ESTATE (a WU
+ * without a canonical result), CT_ENOMEM, decode or db errors. */
+int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
+			   const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			   float **ads);
+
 #endif
