@@ -66,9 +66,11 @@ int ct_lora_robust_check(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		rc = round_seed(db, roundid, &seed, &one);
 	if (rc < 0)
 		return rc;
-	if (!one && nwus >= 3) {	/* a round opened before shards shared a seed */
-		ct_log_warn("assimilator: job %lld round %d: its shards started from different "
-			    "adapters: no cross-shard check", (long long)jobid, idx);
+	if (nwus < 3 || !one) {	/* no check (robust.h), or nothing to compare */
+		if (nwus >= 3)	/* a round opened before its shards shared a seed */
+			ct_log_warn("assimilator: job %lld round %d: its shards started from "
+				    "different adapters: no cross-shard check", (long long)jobid,
+				    idx);
 		return ct_robust_aside_caught(db, jobid, idx);
 	}
 	src.n = ct_lora_nparams(&base->cfg, &spec);
