@@ -29,23 +29,19 @@ static int load_adapters(void *ctx, int i, float *w)
 	return 0;
 }
 
-/* The one seed of the round's WUs; 0 with *one = 0 when they differ. */
+/* The one seed of the round's WUs; *one = 0 when they differ. */
 static int round_seed(struct ct_db *db, int64_t roundid, int64_t *seed, int *one)
 {
-	struct ct_db_res *res = NULL;
+	int64_t nseeds = 0;
 	int rc;
 
-	*one = 0;
-	rc = ct_db_query(db, &res, "SELECT MIN(seed), COUNT(DISTINCT seed) FROM workunit WHERE "
-			 "roundid=?", "l", roundid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0) {
-		*seed = ct_db_int(res, 0);
-		*one = ct_db_int(res, 1) == 1;
-	}
-	ct_db_res_free(res);
-	return 0;
+	rc = ct_db_query_int(db, &nseeds, "SELECT COUNT(DISTINCT seed) FROM workunit WHERE "
+			     "roundid=?", "l", roundid);
+	if (rc == 0)
+		rc = ct_db_query_int(db, seed, "SELECT MIN(seed) FROM workunit WHERE roundid=?",
+				     "l", roundid);
+	*one = rc == 0 && nseeds == 1;
+	return rc;
 }
 
 int ct_lora_robust_check(struct ct_server *srv, struct ct_db *db, int64_t jobid, int idx,
