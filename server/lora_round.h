@@ -13,8 +13,10 @@
  *
  * Assimilator: a LoRA round's model is base + the exact mean of the
  * shards' adapter products, ct_lora_merge over the K canonical results in
- * shard order; the next round's WUs start fresh adapters (their own
- * seeds) from that model.
+ * shard order; the next round's WUs start fresh adapters (one seed per
+ * round, the same for its shards: wg.h) from that model. Before the
+ * merge, the cross-shard check compares the shards' adapter updates
+ * (lora_robust.h).
  */
 #ifndef CT_LORA_ROUND_H
 #define CT_LORA_ROUND_H
