@@ -411,6 +411,38 @@ static int choose_blocking(struct ct_ocl *ocl)
 	return 0;
 }
 
+/* Tiles of the local-memory matmul (mm_tiled.cl): on big devices (32 or
+ * more compute units, groups of 256, 16 KiB of local memory) 128 x 64
+ * outputs per group of 16 x 16 work-items (8 x 4 each); with groups of 256
+ * and 16 KiB otherwise 64 x 64 (4 x 4 each); else 32 x 32 per group of
+ * 8 x 8. CT_OCL_MMT="BM,BN,BK,RM,RN" overrides (tuning, tests; results
+ * never change). */
+static int choose_tiles(struct ct_ocl *ocl)
+{
+	const char *env = getenv("CT_OCL_MMT");
+	int bm, bn, bk, rm, rn;
+
+	if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384 &&
+	    ocl->info.compute_units >= 32) {
+		bm = 128; bn = 64; bk = 16; rm = 8; rn = 4;
+	} else if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384) {
+		bm = 64; bn = 64; bk = 16; rm = 4; rn = 4;
+	} else {
+		bm = 32; bn = 32; bk = 16; rm = 4; rn = 4;
+	}
+	if (env != NULL && env[0] != '\0' &&
+	    (sscanf(env, "%d,%d,%d,%d,%d", &bm, &bn, &bk, &rm, &rn) != 5 ||
+	     bm < 1 || bn < 1 || bk < 1 || bk > 64 || rm < 1 || rn < 1 || rm > 16 ||
+	     rn > 16 || bm % rm != 0 || bn % rn != 0 || bm > 512 || bn > 512 ||
+	     (bm / rm) * (bn / rn) > 1024))
+		return ct_error(CT_EINVAL, "CT_OCL_MMT='%s': want BM,BN,BK,RM,RN (RM "
+				"dividing BM, RN dividing BN, at most 1024 work-items, "
+				"BK 1..64)", env);
+	ocl->mmt_bm = bm; ocl->mmt_bn = bn; ocl->mmt_bk = bk;
+	ocl->mmt_rm = rm; ocl->mmt_rn = rn;
+	return 0;
+}
+
 static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 {
 	char options[1024], dir[3072], path[3200], key[CT_SHA256_HEXLEN + 1];
@@ -420,12 +452,16 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 	int rc;
 
 	rc = choose_blocking(ocl);
+	if (rc == 0)
+		rc = choose_tiles(ocl);
 	if (rc < 0)
 		return rc;
 	/* the reference's constants, exactly (hex float) */
 	snprintf(options, sizeof(options), "%s -DCT_MM_R=%d -DCT_MM_VW=%d -DCT_MM_NV=%d "
+		 "-DCT_MMT_BM=%d -DCT_MMT_BN=%d -DCT_MMT_BK=%d -DCT_MMT_RM=%d -DCT_MMT_RN=%d "
 		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d",
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
+		 ocl->mmt_bm, ocl->mmt_bn, ocl->mmt_bk, ocl->mmt_rm, ocl->mmt_rn,
 		 (double)CT_LN_EPS, CT_CLIP_CHUNK);
 	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
 		size_t used = strlen(options);

@@ -83,12 +83,16 @@ struct ct_ocl {
 	int from_cache;			/* 1 if the program came from the cache */
 	/* matmul blocking: rows per work-item, vector width, vectors per row */
 	int mm_r, mm_vw, mm_nv;
+	/* tiled matmul (mm_tiled.cl): output tile, k slice, outputs per
+	 * work-item; work-groups are (bn / rn) x (bm / rm) */
+	int mmt_bm, mmt_bn, mmt_bk, mmt_rm, mmt_rn;
 };
 
 /* Open the device named by spec (see ct_ocl_parse_spec) and build the
  * kernel program with CT_OCL_BUILD_OPTIONS plus the blocking of the matmul
  * kernel chosen for the device's type (as -D options; the environment
- * variable CT_OCL_MM="R,VW,NV" overrides it for tuning: blocking never
+ * variable CT_OCL_MM="R,VW,NV" overrides it for tuning, and
+ * CT_OCL_MMT="BM,BN,BK,RM,RN" the tiled kernel's sizes: blocking never
  * changes results; CT_OCL_TEST_OPTIONS appends build options, for tests
  * that build deliberately non-conforming variants). cache_dir: directory for program binaries, NULL
  * for the default ($CTUNE_KERNEL_CACHE if set, else $XDG_CACHE_HOME or

@@ -47,7 +47,38 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_ATTN_BWD_DKV] = "ct_attn_bwd_dkv",
 	[CT_K_ATTN_TR] = "ct_attn_tr",
 	[CT_K_MM_TILED] = "ct_mm_tiled",
+	[CT_K_ATG_FWD] = "ct_atg_fwd",
+	[CT_K_ATG_DQ] = "ct_atg_dq",
+	[CT_K_ATG_DKV] = "ct_atg_dkv",
+	[CT_K_GRADNORM_TILED] = "ct_gradnorm_tiled",
+	[CT_K_MM_TILED_S] = "ct_mm_tiled_s",
+	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
+	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
+	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
 };
+
+/* Work-items per group of the tiled matmul (its reqd_work_group_size). */
+static size_t mmt_group(const struct ct_ocl *ocl)
+{
+	return (size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
+}
+
+/* Whether kernels first..last (GPU-shaped variants, groups of 256 using
+ * up to `local` bytes of local memory) are used: on GPUs and accelerators,
+ * or as the environment variable `env` (0|1) forces, when the device can
+ * run them. */
+static int tiled_default(const struct ct_ocl_ops *ops, const char *env, int first,
+			 int last, size_t local)
+{
+	const char *t = getenv(env);
+	int on = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
+		: ops->ocl->info.type != CT_OCL_TYPE_CPU;
+
+	for (int id = first; id <= last; id++)
+		if (ops->wg_max[id] < 256)
+			on = 0;
+	return on && ops->ocl->info.local_mem >= local;
+}
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 {
@@ -70,13 +101,21 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 					       &ops->nargs[i], NULL) != CL_SUCCESS)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
 	}
-	if (rc == 0) {	/* tiles of 16 x 16 work-items: needs groups of 256 */
+	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
 		const char *t = getenv("CT_OCL_MM_TILED");
 
-		ops->mm_tiled = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
-			: ocl->info.type != CT_OCL_TYPE_CPU;
-		if (ops->wg_max[CT_K_MM_TILED] < 256)
+		ops->mm_tiled = t != NULL && strchr("01bms", t[0]) != NULL && t[0] != '\0'
+			? t[0] != '0' : ocl->info.type != CT_OCL_TYPE_CPU;
+		ops->mm_tiles = t != NULL && strchr("bms", t[0]) != NULL ? t[0] : 0;
+		if (ops->wg_max[CT_K_MM_TILED] < mmt_group(ocl) ||
+		    (ops->mm_tiles == 's' && ops->wg_max[CT_K_MM_TILED_S] < 256) ||
+		    (ops->mm_tiles == 'm' && ops->wg_max[CT_K_MM_TILED_M] < 256))
 			ops->mm_tiled = 0;
+		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
+					       CT_K_ATG_DKV, 48 * 1024);
+		ops->red_tiled = tiled_default(ops, "CT_OCL_RED_TILED", CT_K_LN_DWB_TILED,
+					       CT_K_MM_DBIAS_TILED, 17 * 1024) &&
+			ops->wg_max[CT_K_GRADNORM_TILED] >= 256;
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -195,24 +234,21 @@ static size_t pick_local(const struct ct_ocl_ops *ops, int id, size_t g0, size_t
 	return l;
 }
 
-/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
- * rounded up to whole work-groups (kernels check their bounds). */
-static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
+/* Enqueue kernel `id` over global size g, local size l (dims 1 or 2),
+ * timed into the profile when profiling. */
+static int ocl_launch(struct ct_ocl_ops *ops, int id, cl_uint dims, const size_t *g,
+		      const size_t *l)
 {
-	size_t l = pick_local(ops, id, g0, g1);
-	size_t g[2] = { (g0 + l - 1) / l * l, g1 }, lw[2] = { l, 1 };
 	double t0 = 0.0, c0 = 0.0;
 	cl_int err;
 
-	if (g0 == 0)
-		return 0;
 	if (ops->profile) {
 		clFinish(ops->ocl->queue);
 		t0 = ct_time_mono_s();
 		c0 = ct_time_cpu_s();
 	}
-	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], g1 ? 2 : 1, NULL,
-				     g, lw, 0, NULL, NULL);
+	err = clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[id], dims, NULL, g, l, 0,
+				     NULL, NULL);
 	if (err != CL_SUCCESS)
 		return ct_ocl_check(err, kernel_names[id]);
 	if (ops->profile) {
@@ -222,6 +258,18 @@ static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 		ops->prof_n[id]++;
 	}
 	return 0;
+}
+
+/* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
+ * rounded up to whole work-groups (kernels check their bounds). */
+static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
+{
+	size_t l = pick_local(ops, id, g0, g1);
+	size_t g[2] = { (g0 + l - 1) / l * l, g1 }, lw[2] = { l, 1 };
+
+	if (g0 == 0)
+		return 0;
+	return ocl_launch(ops, id, g1 ? 2 : 1, g, lw);
 }
 
 int ct_ocl_write(struct ct_ocl_ops *ops, struct ct_dten dst, const float *src, size_t n)
@@ -320,23 +368,43 @@ struct mm_args {
 
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a);
 
-/* mm_run through ct_mm_tiled (mm_tiled.cl): one launch, local 16 x 16. */
+/* Groups of bm x bn tiles over an M x N output. */
+static size_t mm_tiles(const struct mm_args *a, int bm, int bn)
+{
+	return ((size_t)a->M + bm - 1) / bm * (((size_t)a->N + bn - 1) / bn);
+}
+
+/* mm_run through the tiled kernels (mm_tiled.cl): one launch, one group of
+ * (BN/RN) x (BM/RM) work-items per BM x BN block of outputs, with
+ * ct_mm_tiled's tiles, else ct_mm_tiled_m's (64 x 64), else ct_mm_tiled_s's
+ * (32 x 32): the first that gives every compute unit a group (or as
+ * ops->mm_tiles forces). */
 static int mm_tiled_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
+	const struct ct_ocl *o = ops->ocl;
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
-	size_t g[2] = { ((size_t)a->N + 15) / 16 * 16, ((size_t)a->M + 15) / 16 * 16 };
-	size_t l[2] = { 16, 16 };
-	int rc;
+	size_t cus = o->info.compute_units ? o->info.compute_units : 1;
+	int bm = o->mmt_bm, bn = o->mmt_bn, id = CT_K_MM_TILED, pick = ops->mm_tiles, rc;
+	size_t l[2] = { (size_t)(bn / o->mmt_rn), (size_t)(bm / o->mmt_rm) }, g[2];
 
 	if (a->M <= 0 || a->N <= 0)
 		return 0;
-	rc = ocl_args(ops, CT_K_MM_TILED, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
+	if (pick == 0)
+		pick = mm_tiles(a, bm, bn) >= cus ? 'b'
+			: ops->wg_max[CT_K_MM_TILED_M] >= 256 && mm_tiles(a, 64, 64) >= cus ? 'm'
+			: ops->wg_max[CT_K_MM_TILED_S] >= 256 ? 's' : 'b';
+	if (pick != 'b') {
+		id = pick == 'm' ? CT_K_MM_TILED_M : CT_K_MM_TILED_S;
+		bm = bn = pick == 'm' ? 64 : 32;
+		l[0] = l[1] = 16;
+	}
+	g[0] = ((size_t)a->N + bn - 1) / bn * l[0];
+	g[1] = ((size_t)a->M + bm - 1) / bm * l[1];
+	rc = ocl_args(ops, id, "tiitiitiitiiiiii", a->A, a->sam, a->sak, a->B,
 		      a->sk, a->sn, bias, a->has_bias, a->bias_row, a->out, a->som, a->son,
 		      a->M, a->N, a->K, a->accumulate);
 	if (rc == 0)
-		rc = ct_ocl_check(clEnqueueNDRangeKernel(ops->ocl->queue, ops->k[CT_K_MM_TILED],
-							 2, NULL, g, l, 0, NULL, NULL),
-				  "ct_mm_tiled");
+		rc = ocl_launch(ops, id, 2, g, l);
 	return rc;
 }
 
@@ -446,7 +514,13 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 	 * (Measured no faster: computing dw^T with B = dout read in place, and
 	 * copying the strided A row-major or interleaved by row blocks.) */
 	rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
-	if (rc == 0 && has_bias) {
+	if (rc == 0 && has_bias && ops->red_tiled) {	/* 32 columns per group */
+		size_t g = ((size_t)OC + 31) / 32 * 256, l = 256;
+
+		rc = ocl_args(ops, CT_K_MM_DBIAS_TILED, "ttii", dout, dbias, BT, OC);
+		if (rc == 0)
+			rc = ocl_launch(ops, CT_K_MM_DBIAS_TILED, 1, &g, &l);
+	} else if (rc == 0 && has_bias) {
 		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);
 		if (rc == 0)
 			rc = ocl_run(ops, CT_K_MM_DBIAS, (size_t)OC, 0);
@@ -509,6 +583,13 @@ int ct_ocl_layernorm_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 		rc = ocl_run(ops, CT_K_LAYERNORM_BWD_DINP, (size_t)BT, 0);
 	if (dw.mem == NULL)	/* frozen layernorm (LoRA): dinp only */
 		return rc;
+	if (rc == 0 && ops->red_tiled) {	/* 32 channels per group */
+		size_t g = ((size_t)C + 31) / 32 * 256, l = 256;
+
+		rc = ocl_args(ops, CT_K_LN_DWB_TILED, "ttttttii", dw, db, dout, inp,
+			      mean, rstd, BT, C);
+		return rc == 0 ? ocl_launch(ops, CT_K_LN_DWB_TILED, 1, &g, &l) : rc;
+	}
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_LAYERNORM_BWD_DWB, "ttttttii", dw, db, dout, inp,
 			      mean, rstd, BT, C);
@@ -567,11 +648,31 @@ static struct ct_dten dten_plus(struct ct_dten t, size_t off)
 	return ct_dten_at(t.mem, t.off + off);
 }
 
+/* Launch attn_tiled.cl's kernel `id` over (query or key tiles, B*NH). */
+static int atg_run(struct ct_ocl_ops *ops, int id, int B, int T, int NH)
+{
+	size_t g[2] = { ((size_t)T + 31) / 32 * 256, (size_t)B * NH }, l[2] = { 256, 1 };
+
+	return ocl_launch(ops, id, 2, g, l);
+}
+
+/* Whether this shape runs through attn_tiled.cl (heads of <= 64). */
+static int atg_use(const struct ct_ocl_ops *ops, int B, int T, int C, int NH)
+{
+	return ops->att_tiled && NH > 0 && C / NH <= 64 && B > 0 && T > 0;
+}
+
 int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten out,
 				       struct ct_dten stat, struct ct_dten qkv,
 				       int B, int T, int C, int NH)
 {
-	int rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
+	int rc;
+
+	if (atg_use(ops, B, T, C, NH)) {
+		rc = ocl_args(ops, CT_K_ATG_FWD, "tttiiii", out, stat, qkv, B, T, C, NH);
+		return rc == 0 ? atg_run(ops, CT_K_ATG_FWD, B, T, NH) : rc;
+	}
+	rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
 
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
@@ -592,6 +693,16 @@ int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten d
 	struct ct_dten tr;
 	int rc;
 
+	if (atg_use(ops, B, T, C, NH)) {	/* dq (and each row's dot), then dk, dv */
+		rc = ocl_args(ops, CT_K_ATG_DQ, "tttttiiii", dqkv, dot, dout, qkv, stat,
+			      B, T, C, NH);
+		if (rc == 0)
+			rc = atg_run(ops, CT_K_ATG_DQ, B, T, NH);
+		if (rc == 0)
+			rc = ocl_args(ops, CT_K_ATG_DKV, "tttttiiii", dqkv, dot, dout, qkv,
+				      stat, B, T, C, NH);
+		return rc == 0 ? atg_run(ops, CT_K_ATG_DKV, B, T, NH) : rc;
+	}
 	rc = att_tr(ops, 0, 4, dten_plus(qkv, C), 3 * C, B, T, C);
 	if (rc == 0)
 		rc = att_tr(ops, 1, 4, dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);
@@ -694,10 +805,17 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	rc = grow(ops, &ops->clip_part, &ops->clip_part_floats, nparts);
 	if (rc == 0)
 		rc = clip_res_ready(ops);
-	if (rc == 0)
+	if (rc == 0 && ops->red_tiled) {	/* groups of 256 for 8 chunks */
+		size_t gs = (nparts + 7) / 8 * 256, ls = 256;
+
+		rc = ocl_args(ops, CT_K_GRADNORM_TILED, "tmu", g, ops->clip_part, (cl_ulong)n);
+		if (rc == 0)
+			rc = ocl_launch(ops, CT_K_GRADNORM_TILED, 1, &gs, &ls);
+	} else if (rc == 0) {
 		rc = ocl_args(ops, CT_K_GRADNORM_PART, "tmu", g, ops->clip_part, (cl_ulong)n);
-	if (rc == 0)
-		rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
+		if (rc == 0)
+			rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
+	}
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_FINAL, "mmuf", ops->clip_part,
 			      ops->clip_res, (cl_ulong)nparts, (double)clip);

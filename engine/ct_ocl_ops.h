@@ -13,8 +13,19 @@
  *   CT_OCL_MM="R,VW,NV"  matmul register block (ct_ocl.h)
  *   CT_OCL_KC=N          k-piece length of long matmul reductions
  *   CT_OCL_FWD=n|t       forward matmul as out or as out^T
- *   CT_OCL_MM_TILED=0|1  matmuls through the local-memory tiled kernel
- *                        (default: on GPUs and accelerators, off on CPUs)
+ *   CT_OCL_MM_TILED=0|1|b|m|s  matmuls through the local-memory tiled
+ *                        kernels (default: on GPUs and accelerators, off on
+ *                        CPUs), each product with the biggest tiles that
+ *                        still give every compute unit a group (big, 64 x
+ *                        64, else 32 x 32); b, m, s force one size
+ *   CT_OCL_MMT="BM,BN,BK,RM,RN"  that kernel's tiles (ct_ocl.h)
+ *   CT_OCL_ATT_TILED=0|1 the recompute attention through the local-memory
+ *                        tiled kernels (attn_tiled.cl; heads of <= 64
+ *                        channels; default as CT_OCL_MM_TILED)
+ *   CT_OCL_RED_TILED=0|1 long reductions (the gradient norm's partial
+ *                        sums, layernorm dw/db, matmul dbias) through the
+ *                        local-memory kernels (reduce_tiled.cl; default as
+ *                        CT_OCL_MM_TILED)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the
@@ -71,6 +82,14 @@ enum ct_ocl_kid {
 	CT_K_ATTN_BWD_DKV,
 	CT_K_ATTN_TR,
 	CT_K_MM_TILED,
+	CT_K_ATG_FWD,
+	CT_K_ATG_DQ,
+	CT_K_ATG_DKV,
+	CT_K_GRADNORM_TILED,
+	CT_K_MM_TILED_S,
+	CT_K_LN_DWB_TILED,
+	CT_K_MM_DBIAS_TILED,
+	CT_K_MM_TILED_M,
 	CT_K_COUNT
 };
 
@@ -92,6 +111,9 @@ struct ct_ocl_ops {
 	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
 	size_t att_tr_floats;
 	int mm_tiled;			/* matmuls through ct_mm_tiled (see ct_ocl_ops_init) */
+	int mm_tiles;			/* 0: tiles by size; 'b', 'm', 's': forced */
+	int att_tiled;			/* recompute attention through attn_tiled.cl */
+	int red_tiled;			/* long reductions through reduce_tiled.cl */
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;

@@ -10,6 +10,8 @@ CT_CL_FILES = \
 	kernels/layers.cl \
 	kernels/attention.cl \
 	kernels/mm_tiled.cl \
+	kernels/attn_tiled.cl \
+	kernels/reduce_tiled.cl \
 	kernels/lora.cl
 
 nodist_engine_libctengine_a_SOURCES = kernels/ct_kernels.c

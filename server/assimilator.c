@@ -27,6 +27,8 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
+#include "job_state.h"
 #include "instance.h"
 #include "eval.h"
 #include "lora_job.h"
@@ -65,6 +67,16 @@ struct around {
 	struct ct_tokens eval;
 };
 
+/* load_round's columns, in its SELECT's order. */
+#define A struct around
+static const struct ct_dl_col around_cols[] = {
+	CT_DL_COL(A, id), CT_DL_COL(A, jobid), CT_DL_COL(A, idx), CT_DL_COL(A, nwus),
+	CT_DL_COL(A, model_sha), CT_DL_COL(A, nrounds), CT_DL_COL(A, job_status),
+	CT_DL_COL(A, batch), CT_DL_COL(A, seq), CT_DL_COL(A, eval_sha),
+	CT_DL_COL(A, aggregation), CT_DL_COL(A, base_loss), CT_DL_COL(A, has_base_loss),
+};
+#undef A
+
 static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 {
 	struct ct_db_res *res = NULL;
@@ -78,23 +90,12 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 			 "li", roundid, CT_ROUND_OPEN);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		a->id = ct_db_int(res, 0);
-		a->jobid = ct_db_int(res, 1);
-		a->idx = (int)ct_db_int(res, 2);
-		a->nwus = (int)ct_db_int(res, 3);
-		snprintf(a->model_sha, sizeof(a->model_sha), "%s", ct_db_str(res, 4));
-		a->nrounds = (int)ct_db_int(res, 5);
-		a->job_status = (int)ct_db_int(res, 6);
-		a->batch = (int)ct_db_int(res, 7);
-		a->seq = (int)ct_db_int(res, 8);
-		snprintf(a->eval_sha, sizeof(a->eval_sha), "%s", ct_db_str(res, 9));
-		snprintf(a->aggregation, sizeof(a->aggregation), "%s", ct_db_str(res, 10));
-		a->base_loss = ct_db_double(res, 11);
-		a->has_base_loss = ct_db_int(res, 12) != 0;
-	}
-	ct_db_res_free(res);
-	if (a->id == 0 || a->has_base_loss || a->idx <= 1)
+	rc = ct_dl_one(res, a, around_cols, CT_DL_NCOLS(around_cols));
+	if (rc == CT_ENOTFOUND)
+		return 0;	/* a->id stays 0: not open any more */
+	if (rc < 0)
+		return rc;
+	if (a->has_base_loss || a->idx <= 1)
 		return 0;
 	/* this round's base is the previous round's average: its loss is known */
 	rc = ct_db_query(db, &res, "SELECT eval_loss FROM `round` WHERE jobid=? AND idx=? "
@@ -359,10 +360,9 @@ static int finish_txn(struct ct_db *db, void *arg)
 		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
 				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
 	if (rc >= 0 && a->idx >= a->nrounds)
-		rc = ct_db_exec(db, "UPDATE job SET status=?, final_model_sha256=?, "
-				"final_eval_loss=?, finish_time=?, update_time=? WHERE id=? "
-				"AND status=?", "isdllli", CT_JOB_DONE, a->out_sha, a->eval_loss,
-				now, now, a->jobid, CT_JOB_RUNNING);
+		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_DONE,
+				 &(struct ct_job_change){ .now = now, .out_sha = a->out_sha,
+							  .eval_loss = a->eval_loss });
 	else if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE job SET update_time=? WHERE id=?", "ll", now,
 				a->jobid);

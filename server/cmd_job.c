@@ -20,6 +20,11 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "db.h"
+#include "db_args.h"
+#include "dl.h"
+#include "dl_job.h"
+#include "dl_round.h"
+#include "job_state.h"
 #include "eval.h"
 #include "job_hf.h"
 #include "sample.h"
@@ -235,25 +240,36 @@ out:
 
 /* ---- job list / show --------------------------------------------------- */
 
+/* A loss for a table: "-" for none, else every digit. */
+static const char *loss_str(double loss, char *buf, size_t size)
+{
+	if (isnan(loss))
+		return "-";
+	snprintf(buf, size, "%.17g", loss);
+	return buf;
+}
+
 static int cmd_list(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_job_row *jobs = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(ctx->db, &res, "SELECT id, name, status, cur_round, nrounds, nshards, "
-			 "final_eval_loss FROM job ORDER BY id", "");
+	rc = ct_job_list(ctx->db, &jobs, &n);
 	if (rc < 0)
 		return rc;
 	fprintf(ctx->out, "%-6s %-24s %-9s %-9s %-6s %s\n", "ID", "NAME", "STATUS", "ROUND",
 		"SHARDS", "EVAL LOSS");
-	while (ct_db_next(res) > 0) {
-		char round[32];
-		snprintf(round, sizeof(round), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
-		fprintf(ctx->out, "%-6" PRId64 " %-24.24s %-9s %-9s %-6d %s\n", ct_db_int(res, 0),
-			ct_db_str(res, 1), ct_job_status_name((int)ct_db_int(res, 2)), round,
-			(int)ct_db_int(res, 5), ct_db_isnull(res, 6) ? "-" : ct_db_str(res, 6));
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_job_row *j = &jobs[i];
+		char round[32], loss[32];
+
+		snprintf(round, sizeof(round), "%d/%d", j->cur_round, j->nrounds);
+		fprintf(ctx->out, "%-6" PRId64 " %-24.24s %-9s %-9s %-6d %s\n", j->id, j->name,
+			ct_job_status_name(j->status), round, j->nshards,
+			loss_str(j->final_eval_loss, loss, sizeof(loss)));
 	}
-	ct_db_res_free(res);
+	free(jobs);
 	return 0;
 }
 
@@ -264,106 +280,89 @@ static int job_arg(int argc, char **argv, int64_t *id)
 	return parse_i64(argv[1], "job ID", 1, INT64_MAX, id);
 }
 
+/* show_rounds' count of results by state. */
+struct state_count {
+	int server_state, outcome, validate_state;
+	int64_t n;
+};
+
+static const struct ct_dl_col state_count_cols[] = {
+	CT_DL_COL(struct state_count, server_state), CT_DL_COL(struct state_count, outcome),
+	CT_DL_COL(struct state_count, validate_state), CT_DL_COL(struct state_count, n),
+};
+
 static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
 {
+	struct ct_round_row *rounds = NULL;
+	struct state_count *counts = NULL;
 	struct ct_db_res *res = NULL;
+	void *rows = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(ctx->db, &res, "SELECT idx, status, nwus, nwus_done, base_eval_loss, "
-			 "eval_loss, model_sha256, out_model_sha256 FROM `round` WHERE jobid=? "
-			 "ORDER BY idx", "l", id);
+	rc = ct_round_list(ctx->db, id, &rounds, &n);
 	if (rc < 0)
 		return rc;
 	fprintf(ctx->out, "rounds:\n  %-5s %-9s %-9s %-12s %-12s %s\n", "ROUND", "STATUS", "WUS",
 		"BASE LOSS", "EVAL LOSS", "MODEL");
-	while (ct_db_next(res) > 0) {
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_round_row *r = &rounds[i];
 		char wus[32];
-		snprintf(wus, sizeof(wus), "%d/%d", (int)ct_db_int(res, 3), (int)ct_db_int(res, 2));
-		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", (int)ct_db_int(res, 0),
-			ct_round_status_name((int)ct_db_int(res, 1)), wus,
-			ct_db_isnull(res, 4) ? NAN : ct_db_double(res, 4),
-			ct_db_isnull(res, 5) ? NAN : ct_db_double(res, 5),
-			ct_db_str(res, 7)[0] ? ct_db_str(res, 7) : ct_db_str(res, 6));
+
+		snprintf(wus, sizeof(wus), "%d/%d", r->nwus_done, r->nwus);
+		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", r->idx,
+			ct_round_status_name(r->status), wus, r->base_eval_loss, r->eval_loss,
+			r->out_model_sha256[0] ? r->out_model_sha256 : r->model_sha256);
 	}
-	ct_db_res_free(res);
-	rc = ct_db_query(ctx->db, &res, "SELECT server_state, outcome, validate_state, COUNT(*) "
-			 "FROM result WHERE jobid=? GROUP BY server_state, outcome, validate_state",
-			 "l", id);
+	free(rounds);
+	rc = CT_DB_QUERY(ctx->db, &res, "SELECT server_state, outcome, validate_state, "
+			 "COUNT(*) FROM result WHERE jobid=? GROUP BY server_state, outcome, "
+			 "validate_state", id);
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(*counts), state_count_cols,
+			       CT_DL_NCOLS(state_count_cols), "result states", &rows, &n);
 	if (rc < 0)
 		return rc;
+	counts = rows;
 	fprintf(ctx->out, "results:\n");
-	while (ct_db_next(res) > 0)
+	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-12s %-15s %-13s %" PRId64 "\n",
-			ct_rs_name((int)ct_db_int(res, 0)), ct_ro_name((int)ct_db_int(res, 1)),
-			ct_vs_name((int)ct_db_int(res, 2)), ct_db_int(res, 3));
-	ct_db_res_free(res);
+			ct_rs_name(counts[i].server_state), ct_ro_name(counts[i].outcome),
+			ct_vs_name(counts[i].validate_state), counts[i].n);
+	free(counts);
 	return 0;
 }
 
 static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_job_row j;
+	char loss[32];
 	int64_t id;
 	int rc;
 
 	rc = job_arg(argc, argv, &id);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT name, status, cur_round, nrounds, nshards, steps, "
-			 "batch, seq, lr, min_quorum, target_nresults, model_sha256, "
-			 "final_model_sha256, error_message, final_eval_loss FROM job WHERE id=?",
-			 "l", id);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
-	}
-	fprintf(ctx->out, "job %" PRId64 " (%s): %s, round %d of %d, %d shards\n", id,
-		ct_db_str(res, 0), ct_job_status_name((int)ct_db_int(res, 1)),
-		(int)ct_db_int(res, 2), (int)ct_db_int(res, 3), (int)ct_db_int(res, 4));
-	fprintf(ctx->out, "work unit: %d steps, batch %d, seq %d, lr %g; quorum %d of %d\n",
-		(int)ct_db_int(res, 5), (int)ct_db_int(res, 6), (int)ct_db_int(res, 7),
-		ct_db_double(res, 8), (int)ct_db_int(res, 9), (int)ct_db_int(res, 10));
-	fprintf(ctx->out, "base model: %s\n", ct_db_str(res, 11));
-	ct_lora_job_describe(ctx->out, ctx->db, id);
-	if (ct_db_str(res, 12)[0])
-		fprintf(ctx->out, "final model: %s (eval loss %s)\n", ct_db_str(res, 12),
-			ct_db_isnull(res, 14) ? "-" : ct_db_str(res, 14));
-	if (ct_db_str(res, 13)[0])
-		fprintf(ctx->out, "error: %s\n", ct_db_str(res, 13));
-	ct_db_res_free(res);
-	return show_rounds(ctx, id);
-}
-
-/* ---- job cancel -------------------------------------------------------- */
-
-static int cancel_txn(struct ct_db *db, void *arg)
-{
-	int64_t id = *(int64_t *)arg, st = 0, now = ct_db_now(db);
-	int rc;
-
-	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
+	rc = ct_job_get(ctx->db, id, &j);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
 	if (rc < 0)
 		return rc;
-	if (st != CT_JOB_RUNNING)
-		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", id, ct_job_status_name((int)st));
-	rc = ct_db_exec(db, "UPDATE job SET status=?, finish_time=?, update_time=? WHERE id=?",
-			"illl", CT_JOB_CANCELED, now, now, id);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE jobid=? AND status=?", "ili",
-				CT_ROUND_CANCELED, id, CT_ROUND_OPEN);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET error_mask=error_mask|?, transition_time=? "
-				"WHERE jobid=? AND canonical_resultid=0", "ill", CT_WU_ERR_CANCELED,
-				now, id);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE jobid=? AND "
-				"server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, id, CT_RS_UNSENT);
-	return rc < 0 ? rc : 0;
+	fprintf(ctx->out, "job %" PRId64 " (%s): %s, round %d of %d, %d shards\n", id,
+		j.name, ct_job_status_name(j.status), j.cur_round, j.nrounds, j.nshards);
+	fprintf(ctx->out, "work unit: %d steps, batch %d, seq %d, lr %g; quorum %d of %d\n",
+		j.steps, j.batch, j.seq, j.lr, j.min_quorum, j.target_nresults);
+	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
+	ct_lora_job_describe(ctx->out, ctx->db, id);
+	if (j.final_model_sha256[0])
+		fprintf(ctx->out, "final model: %s (eval loss %s)\n", j.final_model_sha256,
+			loss_str(j.final_eval_loss, loss, sizeof(loss)));
+	if (j.error_message[0])
+		fprintf(ctx->out, "error: %s\n", j.error_message);
+	return show_rounds(ctx, id);
 }
+
+/* ---- job cancel -------------------------------------------------------- */
 
 static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
@@ -372,7 +371,7 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 	rc = job_arg(argc, argv, &id);
 	if (rc == 0)
-		rc = ct_db_txn(ctx->db, cancel_txn, &id);
+		rc = ct_job_cancel(ctx->db, id);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 " canceled\n", id);
 	return rc;

@@ -3,6 +3,7 @@
  */
 #include "credit.h"
 #include "db.h"
+#include "dl.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
 
@@ -48,6 +49,29 @@ double ct_credit_rac_now(double rac, double rac_time, double now)
 	return rac * exp(-dt * M_LN2 / CT_CREDIT_HALF_LIFE);
 }
 
+/* The credit totals of a user, host or team row. */
+struct totals {
+	double total, rac, rac_time;
+};
+
+static const struct ct_dl_col totals_cols[] = {
+	CT_DL_COL(struct totals, total), CT_DL_COL(struct totals, rac),
+	CT_DL_COL(struct totals, rac_time),
+};
+
+/* Whom a result's credit goes to (a credit_event row; the grant reads
+ * every column but the credit). */
+struct event {
+	int64_t wuid, jobid, userid, hostid, teamid;
+	double credit;
+};
+
+static const struct ct_dl_col event_cols[] = {
+	CT_DL_COL(struct event, wuid), CT_DL_COL(struct event, jobid),
+	CT_DL_COL(struct event, userid), CT_DL_COL(struct event, hostid),
+	CT_DL_COL(struct event, teamid), CT_DL_COL(struct event, credit),
+};
+
 /* Lock the row of `table` (one of three literals, so the SQL stays a fixed
  * set of prepared statements), fold the credit in, write it back. */
 static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
@@ -64,6 +88,7 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 		"UPDATE team SET total_credit=?, expavg_credit=?, expavg_time=? WHERE id=?",
 	};
 	struct ct_db_res *res = NULL;
+	struct totals t;
 	double total, rac, rac_time;
 	int rc;
 
@@ -72,14 +97,14 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 	rc = ct_db_query(db, &res, sel[which], "l", id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
+	rc = ct_dl_one(res, &t, totals_cols, CT_DL_NCOLS(totals_cols));
+	if (rc == CT_ENOTFOUND)
 		return 0;	/* deleted account: the event row still records it */
-	}
-	total = ct_db_double(res, 0) + credit;
-	rac = ct_db_double(res, 1);
-	rac_time = ct_db_double(res, 2);
-	ct_db_res_free(res);
+	if (rc < 0)
+		return rc;
+	total = t.total + credit;
+	rac = t.rac;
+	rac_time = t.rac_time;
 	ct_credit_rac_update(&rac, &rac_time, credit, (double)now);
 	total = total < 0.0 ? 0.0 : total;	/* a revocation (negative credit) */
 	rac = rac < 0.0 ? 0.0 : rac;
@@ -90,7 +115,7 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t now)
 {
 	struct ct_db_res *res = NULL;
-	int64_t wuid, jobid, userid, hostid, teamid = 0;
+	struct event e;
 	int rc;
 
 	rc = ct_db_query(db, &res,
@@ -99,20 +124,16 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 			 "l", resultid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
+	rc = ct_dl_one(res, &e, event_cols, CT_DL_NCOLS(event_cols) - 1);
+	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "credit: no result %lld", (long long)resultid);
-	}
-	wuid = ct_db_int(res, 0);
-	jobid = ct_db_int(res, 1);
-	userid = ct_db_int(res, 2);
-	hostid = ct_db_int(res, 3);
-	teamid = ct_db_int(res, 4);
-	ct_db_res_free(res);
+	if (rc < 0)
+		return rc;
 	/* The unique key on resultid is the once-only guard. */
 	rc = ct_db_exec(db, "INSERT INTO credit_event (create_time, resultid, workunitid, "
 			"jobid, userid, hostid, teamid, credit) VALUES (?,?,?,?,?,?,?,?)",
-			"llllllld", now, resultid, wuid, jobid, userid, hostid, teamid, credit);
+			"llllllld", now, resultid, e.wuid, e.jobid, e.userid, e.hostid, e.teamid,
+			credit);
 	if (rc == CT_EDUP)
 		return 0;
 	if (rc < 0)
@@ -120,34 +141,29 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 	rc = ct_db_exec(db, "UPDATE result SET granted_credit=? WHERE id=?", "dl",
 			credit, resultid);
 	if (rc >= 0)
-		rc = credit_row(db, 0, userid, credit, now);
+		rc = credit_row(db, 0, e.userid, credit, now);
 	if (rc >= 0)
-		rc = credit_row(db, 1, hostid, credit, now);
+		rc = credit_row(db, 1, e.hostid, credit, now);
 	if (rc >= 0)
-		rc = credit_row(db, 2, teamid, credit, now);
+		rc = credit_row(db, 2, e.teamid, credit, now);
 	return rc < 0 ? rc : 1;
 }
 
 int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now)
 {
 	struct ct_db_res *res = NULL;
-	int64_t userid, hostid, teamid;
-	double credit;
+	struct event e;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT userid, hostid, teamid, credit FROM credit_event "
-			 "WHERE resultid=? FOR UPDATE", "l", resultid);
+	rc = ct_db_query(db, &res, "SELECT workunitid, jobid, userid, hostid, teamid, credit "
+			 "FROM credit_event WHERE resultid=? FOR UPDATE", "l", resultid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
+	rc = ct_dl_one(res, &e, event_cols, CT_DL_NCOLS(event_cols));
+	if (rc == CT_ENOTFOUND)
 		return 0;	/* never credited */
-	}
-	userid = ct_db_int(res, 0);
-	hostid = ct_db_int(res, 1);
-	teamid = ct_db_int(res, 2);
-	credit = ct_db_double(res, 3);
-	ct_db_res_free(res);
+	if (rc < 0)
+		return rc;
 	/* credit 0 marks the event revoked: once only, and the row stays */
 	rc = ct_db_exec(db, "UPDATE credit_event SET credit=0 WHERE resultid=? AND credit<>0",
 			"l", resultid);
@@ -155,11 +171,11 @@ int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE result SET granted_credit=0 WHERE id=?", "l", resultid);
 	if (rc >= 0)
-		rc = credit_row(db, 0, userid, -credit, now);
+		rc = credit_row(db, 0, e.userid, -e.credit, now);
 	if (rc >= 0)
-		rc = credit_row(db, 1, hostid, -credit, now);
+		rc = credit_row(db, 1, e.hostid, -e.credit, now);
 	if (rc >= 0)
-		rc = credit_row(db, 2, teamid, -credit, now);
+		rc = credit_row(db, 2, e.teamid, -e.credit, now);
 	return rc < 0 ? rc : 1;
 }
 

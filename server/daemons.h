@@ -18,6 +18,10 @@
  *   assimilate_state = READY;
  * - the assimilator averages a round's canonical results when all its WUs
  *   are ready, stores and evaluates the new model, opens the next round.
+ * The state changes themselves go through the two state machines: a
+ * result's server_state / outcome / validate_state through result_state.h
+ * and job.status through job_state.h, each with its allowed moves as a
+ * table (test/test_dl.c walks them).
  */
 #ifndef CT_DAEMONS_H
 #define CT_DAEMONS_H

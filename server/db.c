@@ -31,6 +31,7 @@
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "db_url.h"
+#include "db_args.h"
 
 #define CT_DB_MAX_PARAMS 48
 #define CT_DB_STMT_CACHE 160
@@ -406,21 +407,91 @@ static int stmt_get(struct ct_db *db, const char *sql, struct stmt_entry **out)
 	return 0;
 }
 
-union param_val {
-	long long ll;
-	double d;
-};
+/* The variadic parameters, read per `types`, as typed arguments: a[0..*n).
+ * CT_EINVAL for an unknown letter or more than CT_DB_MAX_PARAMS. */
+static int va_to_args(const char *sql, const char *types, va_list ap,
+		      struct ct_db_arg *a, size_t *n)
+{
+	*n = types ? strlen(types) : 0;
+	if (*n > CT_DB_MAX_PARAMS)
+		return ct_error(CT_EINVAL, "%zu parameters: %s", *n, sql);
+	for (size_t i = 0; i < *n; i++) {
+		a[i].type = types[i];
+		switch (types[i]) {
+		case 'i':
+			a[i].v.l = va_arg(ap, int);
+			break;
+		case 'l':
+			a[i].v.l = va_arg(ap, int64_t);
+			break;
+		case 'd':
+			a[i].v.d = va_arg(ap, double);
+			break;
+		case 's':
+			a[i].v.s = va_arg(ap, const char *);
+			break;
+		case 'b':
+			a[i].v.b.p = va_arg(ap, const void *);
+			a[i].v.b.n = va_arg(ap, size_t);
+			break;
+		case 'n':
+			break;
+		default:
+			return ct_error(CT_EINVAL, "bad parameter type '%c': %s", types[i], sql);
+		}
+	}
+	return 0;
+}
 
-/* Bind the variadic parameters per `types` and execute. */
-static int stmt_run(struct ct_db *db, const char *sql, const char *types, va_list ap,
+/* MySQL's binding of argument a (lens: where its length lives). */
+static int bind_arg(const char *sql, const struct ct_db_arg *a, MYSQL_BIND *b,
+		    unsigned long *len)
+{
+	switch (a->type) {
+	case 'i':
+	case 'l':
+		b->buffer_type = MYSQL_TYPE_LONGLONG;
+		b->buffer = (void *)&a->v.l;
+		break;
+	case 'd':
+		b->buffer_type = MYSQL_TYPE_DOUBLE;
+		b->buffer = (void *)&a->v.d;
+		break;
+	case 's':
+		if (a->v.s == NULL) {
+			b->buffer_type = MYSQL_TYPE_NULL;
+			break;
+		}
+		*len = strlen(a->v.s);
+		b->buffer_type = MYSQL_TYPE_STRING;
+		b->buffer = (void *)a->v.s;
+		b->buffer_length = *len;
+		b->length = len;
+		break;
+	case 'b':
+		*len = (unsigned long)a->v.b.n;
+		b->buffer_type = MYSQL_TYPE_BLOB;
+		b->buffer = (void *)a->v.b.p;
+		b->buffer_length = *len;
+		b->length = len;
+		break;
+	case 'n':
+		b->buffer_type = MYSQL_TYPE_NULL;
+		break;
+	default:
+		return ct_error(CT_EINVAL, "bad parameter type '%c': %s", a->type, sql);
+	}
+	return 0;
+}
+
+/* Bind the arguments a[0..n) and execute. */
+static int stmt_run(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n,
 		    struct stmt_entry **out)
 {
 	MYSQL_BIND b[CT_DB_MAX_PARAMS];
-	union param_val v[CT_DB_MAX_PARAMS];
 	unsigned long lens[CT_DB_MAX_PARAMS];
 	struct stmt_entry *e = NULL;
 	MYSQL_STMT *st;
-	size_t n = types ? strlen(types) : 0;
 	int rc;
 
 	rc = stmt_get(db, sql, &e);
@@ -432,45 +503,9 @@ static int stmt_run(struct ct_db *db, const char *sql, const char *types, va_lis
 				n, (unsigned long)mysql_stmt_param_count(st), sql);
 	memset(b, 0, sizeof(b[0]) * (n ? n : 1));
 	for (size_t i = 0; i < n; i++) {
-		switch (types[i]) {
-		case 'i':
-		case 'l':
-			v[i].ll = types[i] == 'i' ? (long long)va_arg(ap, int)
-						  : (long long)va_arg(ap, int64_t);
-			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			b[i].buffer = &v[i].ll;
-			break;
-		case 'd':
-			v[i].d = va_arg(ap, double);
-			b[i].buffer_type = MYSQL_TYPE_DOUBLE;
-			b[i].buffer = &v[i].d;
-			break;
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-			if (s == NULL) {
-				b[i].buffer_type = MYSQL_TYPE_NULL;
-				break;
-			}
-			lens[i] = strlen(s);
-			b[i].buffer_type = MYSQL_TYPE_STRING;
-			b[i].buffer = (void *)s;
-			b[i].buffer_length = lens[i];
-			b[i].length = &lens[i];
-			break;
-		}
-		case 'b':
-			b[i].buffer = (void *)va_arg(ap, const void *);
-			lens[i] = (unsigned long)va_arg(ap, size_t);
-			b[i].buffer_type = MYSQL_TYPE_BLOB;
-			b[i].buffer_length = lens[i];
-			b[i].length = &lens[i];
-			break;
-		case 'n':
-			b[i].buffer_type = MYSQL_TYPE_NULL;
-			break;
-		default:
-			return ct_error(CT_EINVAL, "bad parameter type '%c': %s", types[i], sql);
-		}
+		rc = bind_arg(sql, &a[i], &b[i], &lens[i]);
+		if (rc < 0)
+			return rc;
 	}
 	if (n > 0 && mysql_stmt_bind_param(st, b) != 0)
 		return db_error(db->my, mysql_stmt_errno(st), mysql_stmt_error(st), sql);
@@ -480,34 +515,44 @@ static int stmt_run(struct ct_db *db, const char *sql, const char *types, va_lis
 	return 0;
 }
 
-static int vexec(struct ct_db *db, const char *sql, const char *types, va_list ap)
+int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
 {
 	struct stmt_entry *e = NULL;
 	MYSQL_STMT *st;
-	my_ulonglong n;
+	my_ulonglong nrows;
 	int rc;
 
-	rc = stmt_run(db, sql, types, ap, &e);
+	rc = stmt_run(db, sql, a, n, &e);
 	if (rc < 0)
 		return rc;
 	st = e->st;
-	n = mysql_stmt_affected_rows(st);
-	if (n == (my_ulonglong)-1) {	/* the statement returned rows */
+	nrows = mysql_stmt_affected_rows(st);
+	if (nrows == (my_ulonglong)-1) {	/* the statement returned rows */
 		mysql_stmt_free_result(st);
 		return 0;
 	}
-	return n > INT32_MAX ? INT32_MAX : (int)n;
+	return nrows > INT32_MAX ? INT32_MAX : (int)nrows;
+}
+
+int ct_db_param_count(struct ct_db *db, const char *sql)
+{
+	struct stmt_entry *e = NULL;
+	int rc = stmt_get(db, sql, &e);
+
+	return rc < 0 ? rc : (int)mysql_stmt_param_count(e->st);
 }
 
 int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...)
 {
+	struct ct_db_arg a[CT_DB_MAX_PARAMS];
 	va_list ap;
+	size_t n;
 	int rc;
 
 	va_start(ap, types);
-	rc = vexec(db, sql, types, ap);
+	rc = va_to_args(sql, types, ap, a, &n);
 	va_end(ap);
-	return rc;
+	return rc < 0 ? rc : ct_db_execa(db, sql, a, n);
 }
 
 int64_t ct_db_last_id(struct ct_db *db)
@@ -663,8 +708,8 @@ out:
 	return rc;
 }
 
-static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
-		  const char *types, va_list ap)
+int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
+		 const struct ct_db_arg *a, size_t n)
 {
 	struct ct_db_res *res;
 	struct stmt_entry *e = NULL;
@@ -675,7 +720,7 @@ static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
 	if (res == NULL)
 		return CT_ENOMEM;
 	res->cur = -1;
-	rc = stmt_run(db, sql, types, ap, &e);
+	rc = stmt_run(db, sql, a, n, &e);
 	if (rc < 0)
 		goto fail;
 	rc = fetch_all(db, e, sql, res);
@@ -686,6 +731,18 @@ static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
 fail:
 	ct_db_res_free(res);
 	return rc;
+}
+
+static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
+		  const char *types, va_list ap)
+{
+	struct ct_db_arg a[CT_DB_MAX_PARAMS];
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	rc = va_to_args(sql, types, ap, a, &n);
+	return rc < 0 ? rc : ct_db_querya(db, out, sql, a, n);
 }
 
 int ct_db_query(struct ct_db *db, struct ct_db_res **out, const char *sql,

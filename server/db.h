@@ -19,7 +19,8 @@
  *     'b'  const void *, size_t   (binary blob)
  *     'n'  no argument: binds SQL NULL
  * The letters are not checked by the compiler: a wrong one is undefined
- * behaviour. Each connection caches its prepared statements by SQL text
+ * behaviour; db_args.h's CT_DB_EXEC / CT_DB_QUERY pick each binding from
+ * the argument's C type instead (new code uses them). Each connection caches its prepared statements by SQL text
  * (up to 160, oldest evicted), so preparing costs nothing after the first
  * call: keep SQL text constant and pass values as parameters.
  *

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "dl.h"
 
 int ct_elig_policy_load(const struct ct_conf *conf, struct ct_elig_policy *p)
 {
@@ -70,10 +71,22 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
 	return rc;
 }
 
+/* A replica already sent: whose it was (ct_elig_check's SELECT, in order). */
+struct replica {
+	int64_t userid, hostid;
+	char cpid[4 * 32 + 1], net[4 * 48 + 1];
+};
+
+static const struct ct_dl_col replica_cols[] = {
+	CT_DL_COL(struct replica, userid), CT_DL_COL(struct replica, hostid),
+	CT_DL_COL(struct replica, cpid), CT_DL_COL(struct replica, net),
+};
+
 int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		  const char **why)
 {
 	struct ct_db_res *res = NULL;
+	struct replica r;
 	int rc, ok = 1;
 
 	*why = NULL;
@@ -85,14 +98,15 @@ int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 	if (rc < 0)
 		return rc;
 	while (ok && ct_db_next(res) > 0) {
-		if (ct_db_int(res, 0) == h->userid) {
+		ct_dl_row(res, &r, replica_cols, CT_DL_NCOLS(replica_cols));
+		if (r.userid == h->userid) {
 			*why = "account";
 			ok = 0;
-		} else if (ct_db_int(res, 1) == h->hostid ||
-			   (h->cpid && h->cpid[0] && strcmp(ct_db_str(res, 2), h->cpid) == 0)) {
+		} else if (r.hostid == h->hostid ||
+			   (h->cpid && h->cpid[0] && strcmp(r.cpid, h->cpid) == 0)) {
 			*why = "host";
 			ok = 0;
-		} else if (h->net[0] && strcmp(ct_db_str(res, 3), h->net) == 0) {
+		} else if (h->net[0] && strcmp(r.net, h->net) == 0) {
 			*why = "network";
 			ok = 0;
 		}

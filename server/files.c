@@ -26,6 +26,7 @@
 #include "ct_log.h"
 #include "ct_xml.h"
 #include "db.h"
+#include "dl.h"
 #include "http.h"
 #include "server.h"
 #include "token.h"
@@ -62,10 +63,24 @@ static int status_for(int code)
 /* Look the result up and check it may take an upload from hostid: sent
  * to that host, still in progress, and of a round not yet averaged (an
  * upload for a closed round could never be used: CT_EEXPIRED, HTTP 410). */
+struct upload_target {
+	int64_t id, hostid;
+	int server_state, round_status;
+	int64_t round_idx, jobid;
+};
+
+static const struct ct_dl_col upload_target_cols[] = {
+	CT_DL_COL(struct upload_target, id), CT_DL_COL(struct upload_target, hostid),
+	CT_DL_COL(struct upload_target, server_state),
+	CT_DL_COL(struct upload_target, round_status),
+	CT_DL_COL(struct upload_target, round_idx), CT_DL_COL(struct upload_target, jobid),
+};
+
 static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t *resultid)
 {
 	struct ct_db *db = ct_http_db(req);
 	struct ct_db_res *res = NULL;
+	struct upload_target t;
 	int rc;
 
 	if (db == NULL)
@@ -79,20 +94,21 @@ static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t 
 		ct_http_db_reset(req);
 		return rc;
 	}
-	if (ct_db_next(res) <= 0)
-		rc = ct_error(CT_ENOTFOUND, "no such result");
-	else if (ct_db_int(res, 1) != hostid)
-		rc = ct_error(CT_EDENIED, "result was not sent to this host");
-	else if (ct_db_int(res, 3) != CT_ROUND_OPEN)
-		rc = ct_error(CT_EEXPIRED, "stale: round %lld of job %lld is already "
-			      "closed (averaged or stopped); this result is no longer needed",
-			      (long long)ct_db_int(res, 4), (long long)ct_db_int(res, 5));
-	else if (ct_db_int(res, 2) != CT_RS_IN_PROGRESS)
-		rc = ct_error(CT_ESTATE, "result is not in progress");
-	else
-		*resultid = ct_db_int(res, 0);
-	ct_db_res_free(res);
-	return rc;
+	rc = ct_dl_one(res, &t, upload_target_cols, CT_DL_NCOLS(upload_target_cols));
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no such result");
+	if (rc < 0)
+		return rc;
+	if (t.hostid != hostid)
+		return ct_error(CT_EDENIED, "result was not sent to this host");
+	if (t.round_status != CT_ROUND_OPEN)
+		return ct_error(CT_EEXPIRED, "stale: round %lld of job %lld is already "
+				"closed (averaged or stopped); this result is no longer needed",
+				(long long)t.round_idx, (long long)t.jobid);
+	if (t.server_state != CT_RS_IN_PROGRESS)
+		return ct_error(CT_ESTATE, "result is not in progress");
+	*resultid = t.id;
+	return 0;
 }
 
 static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)

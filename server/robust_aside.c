@@ -13,6 +13,8 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
+#include "dl.h"
+#include "result_state.h"
 #include "robust.h"
 
 /* One decision about a WU's canonical result. */
@@ -21,6 +23,12 @@ struct aside {
 	int idx, shard, action;
 	double cos, ratio;
 	char msg[256];
+};
+
+/* The columns shard_wu (the first three) and ct_robust_aside_caught read. */
+static const struct ct_dl_col aside_cols[] = {
+	CT_DL_COL(struct aside, wuid), CT_DL_COL(struct aside, resultid),
+	CT_DL_COL(struct aside, hostid), CT_DL_COL(struct aside, shard),
 };
 
 /* Every valid result of the WU becomes invalid, its credit revoked. */
@@ -41,9 +49,9 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 	}
 	ct_db_res_free(res);
 	for (int i = 0; rc >= 0 && i < *n; i++) {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, error_message=? "
-				"WHERE id=?", "isl", CT_VS_INVALID,
-				"set aside: unlike the round's other shards", ids[i]);
+		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
+				 &(struct ct_res_change){ .error_message =
+					"set aside: unlike the round's other shards" });
 		if (rc >= 0)
 			rc = ct_credit_revoke(db, ids[i], now);
 		if (rc >= 0 && hosts[i] > 0)
@@ -101,11 +109,8 @@ static int shard_wu(struct ct_db *db, struct aside *s)
 			 "w.round_idx=? AND w.shard=?", "lii", s->jobid, s->idx, s->shard);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		s->wuid = ct_db_int(res, 0);
-		s->resultid = ct_db_int(res, 1);
-		s->hostid = ct_db_int(res, 2);
-	}
+	if (ct_db_next(res) > 0)
+		ct_dl_row(res, s, aside_cols, 3);
 	ct_db_res_free(res);
 	return s->wuid > 0 ? 0 : ct_error(CT_ESTATE, "job %lld round %d: no canonical result "
 					  "of shard %d", (long long)s->jobid, s->idx, s->shard);
@@ -190,10 +195,7 @@ int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx)
 		memset(&s[n], 0, sizeof(s[n]));
 		s[n].jobid = jobid;
 		s[n].idx = idx;
-		s[n].wuid = ct_db_int(res, 0);
-		s[n].resultid = ct_db_int(res, 1);
-		s[n].hostid = ct_db_int(res, 2);
-		s[n].shard = (int)ct_db_int(res, 3);
+		ct_dl_row(res, &s[n], aside_cols, CT_DL_NCOLS(aside_cols));
 		s[n].action = CT_ROBUST_CAUGHT;
 		snprintf(s[n].msg, sizeof(s[n].msg), "round %d, shard %d: unreplicated result of "
 			 "host %lld, caught since, set aside; work unit re-issued with replicas",

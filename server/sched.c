@@ -22,6 +22,10 @@
 #include "ct_xml.h"
 #include "daemons.h"
 #include "db.h"
+#include "db_args.h"
+#include "dl.h"
+#include "dl_result.h"
+#include "result_state.h"
 #include "eligibility.h"
 #include "lock_order.h"
 #include "lora_job.h"
@@ -58,6 +62,14 @@ struct sched_ctx {
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
 
+/* authenticate's columns, in its SELECT's order. */
+#define C struct sched_ctx
+static const struct ct_dl_col account_cols[] = {
+	CT_DL_COL(C, userid), CT_DL_COL(C, user_name), CT_DL_COL(C, teamid),
+	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit),
+};
+#undef C
+
 static int authenticate(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -71,16 +83,9 @@ static int authenticate(struct sched_ctx *c)
 			 "FROM `user` WHERE auth_hash=?", "s", hash);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
+	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
+	if (rc == CT_ENOTFOUND)
 		rc = ct_error(CT_EAUTH, "unknown account key");
-	} else {
-		c->userid = ct_db_int(res, 0);
-		snprintf(c->user_name, sizeof(c->user_name), "%s", ct_db_str(res, 1));
-		c->teamid = ct_db_int(res, 2);
-		c->total_credit = ct_db_double(res, 3);
-		c->expavg_credit = ct_db_double(res, 4);
-	}
-	ct_db_res_free(res);
 	return rc;
 }
 
@@ -177,7 +182,7 @@ static int report_apply(struct ct_db *db, void *arg)
 {
 	struct report_txn *t = arg;
 	struct sched_report *rep = t->rep;
-	struct ct_db_res *res = NULL;
+	struct ct_result_row r;
 	int64_t dummy, now = ct_db_now(db);
 	int rc, state, outcome;
 
@@ -185,17 +190,16 @@ static int report_apply(struct ct_db *db, void *arg)
 			     t->wuid);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT hostid, server_state, outcome, upload_sha256, "
-			 "upload_size FROM result WHERE id=?", "l", t->resultid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
+	rc = ct_result_get_upload(db, t->resultid, &r);
+	if (rc == CT_ENOTFOUND) {
 		rc = reject(t->ack, CT_ENOTFOUND, "no such result");
 		goto out;
 	}
-	state = (int)ct_db_int(res, 1);
-	outcome = (int)ct_db_int(res, 2);
-	if (ct_db_int(res, 0) != t->c->hostid) {
+	if (rc < 0)
+		return rc;
+	state = r.server_state;
+	outcome = r.outcome;
+	if (r.hostid != t->c->hostid) {
 		rc = reject(t->ack, CT_EDENIED, "result was not sent to this host");
 		goto out;
 	}
@@ -208,19 +212,19 @@ static int report_apply(struct ct_db *db, void *arg)
 		goto out;
 	}
 	if (rep->success) {
-		if (ct_db_str(res, 3)[0] == 0) {
+		if (r.upload_sha256[0] == 0) {
 			rc = reject(t->ack, CT_ENOENT, "no upload received for this result");
 			goto out;
 		}
-		if (strcmp(ct_db_str(res, 3), rep->sha256) != 0 || ct_db_int(res, 4) != rep->size) {
+		if (strcmp(r.upload_sha256, rep->sha256) != 0 || r.upload_size != rep->size) {
 			rc = reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
 			goto out;
 		}
 		/* final_loss stays NULL when the client did not send one */
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
-				"elapsed_s=?, final_loss=?, conforming=? WHERE id=? AND server_state=?",
-				"iilddili", CT_RS_OVER, CT_RO_SUCCESS, now, rep->elapsed_s,
-				rep->final_loss, (int)rep->conforming, t->resultid, CT_RS_IN_PROGRESS);
+		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
+				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
+							  .final_loss = rep->final_loss,
+							  .conforming = (int)rep->conforming });
 		if (rc == 0) {
 			rc = reject(t->ack, CT_EDUP, "result already reported");
 			goto out;
@@ -229,10 +233,10 @@ static int report_apply(struct ct_db *db, void *arg)
 			rc = ct_db_exec(db, "UPDATE result SET final_loss=NULL WHERE id=?", "l",
 					t->resultid);
 	} else {
-		rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
-				"elapsed_s=?, exit_status=?, error_message=? WHERE id=? AND server_state=?",
-				"iildisli", CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rep->elapsed_s,
-				(int)rep->error_code, rep->error_message, t->resultid, CT_RS_IN_PROGRESS);
+		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
+				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
+							  .exit_status = (int)rep->error_code,
+							  .error_message = rep->error_message });
 		if (rc == 0) {
 			rc = reject(t->ack, CT_EDUP, "result already reported");
 			goto out;
@@ -245,14 +249,13 @@ static int report_apply(struct ct_db *db, void *arg)
 		goto out;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE id=?", "ll", now, t->wuid);
 out:
-	ct_db_res_free(res);
 	return rc < 0 ? rc : 0;
 }
 
 /* Find the result's row (outside the transaction: names never change). */
 static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_result_row r;
 	int rc;
 
 	t->c = c;
@@ -260,15 +263,13 @@ static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
 	t->ack = &c->acks[i];
 	t->ack->name = t->rep->name;
 	t->resultid = 0;
-	rc = ct_db_query(c->db, &res, "SELECT id, workunitid FROM result WHERE name=?", "s",
-			 t->rep->name);
+	rc = ct_result_by_name(c->db, t->rep->name, &r);
+	if (rc == CT_ENOTFOUND)
+		return 0;
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		t->resultid = ct_db_int(res, 0);
-		t->wuid = ct_db_int(res, 1);
-	}
-	ct_db_res_free(res);
+	t->resultid = r.id;
+	t->wuid = r.workunitid;
 	return 0;
 }
 
@@ -456,10 +457,10 @@ static int claim_one(struct ct_db *db, void *arg)
 	rc = ct_wlim_deadline(db, t->c->srv->conf, t->wuid, t->c->hostid, delay, now, &deadline);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, teamid=?, "
-			"sent_time=?, report_deadline=? WHERE id=? AND server_state=?", "illlllli",
-			CT_RS_IN_PROGRESS, t->c->hostid, t->c->userid, t->c->teamid, now, deadline,
-			t->resultid, CT_RS_UNSENT);
+	rc = ct_res_move(db, t->resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
+			 &(struct ct_res_change){ .now = now, .hostid = t->c->hostid,
+						  .userid = t->c->userid, .teamid = t->c->teamid,
+						  .deadline = deadline });
 	if (rc <= 0)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
@@ -593,51 +594,72 @@ static int put_file(struct ct_buf *b, struct ct_server *srv, const char *role,
 	return rc;
 }
 
+/* A result being sent, with its WU and job: what the reply says. */
+struct sent {
+	char name[81], wu_name[65];
+	int64_t deadline, jobid, round, shard, seed;
+	char model_sha[65], data_sha[65];
+	int64_t model_size, data_size, steps, batch, seq;
+	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
+	char upload_encoding[65];
+	int64_t max_upload;
+};
+
 static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
 	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
 	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
+#define S struct sent
+static const struct ct_dl_col sent_cols[] = {
+	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
+	CT_DL_COL(S, round), CT_DL_COL(S, shard), CT_DL_COL(S, seed), CT_DL_COL(S, model_sha),
+	CT_DL_COL(S, model_size), CT_DL_COL(S, data_sha), CT_DL_COL(S, data_size),
+	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
+	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
+	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
+};
+#undef S
 
 static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
-			struct ct_db_res *r)
+			const struct sent *s)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
 	int rc;
 
 	rc = ct_xml_open(b, "workunit");
-	if (rc == 0) rc = ct_xml_elem_str(b, "name", ct_db_str(r, 2));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", ct_db_int(r, 3));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "round", ct_db_int(r, 4));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", ct_db_int(r, 5));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", ct_db_int(r, 11));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", ct_db_int(r, 12));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", ct_db_int(r, 13));
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", s->wu_name);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", s->jobid);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "round", s->round);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", s->shard);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", s->steps);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", s->batch);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", s->seq);
 	for (int i = 0; rc == 0 && i < 6; i++)
-		rc = ct_xml_elem_double(b, dbl[i], ct_db_double(r, 14 + i));
-	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", ct_db_int(r, 6));
-	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", ct_db_str(r, 20));
-	if (rc == 0) rc = ct_lora_wu_xml(b, db, ct_db_int(r, 3));
-	if (rc == 0) rc = put_file(b, srv, "model", ct_db_str(r, 7), ct_db_int(r, 8));
-	if (rc == 0) rc = put_file(b, srv, "data", ct_db_str(r, 9), ct_db_int(r, 10));
+		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
+	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
+	if (rc == 0) rc = ct_lora_wu_xml(b, db, s->jobid);
+	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
+	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
 	return rc;
 }
 
-static int put_result(struct ct_buf *b, struct sched_ctx *c, struct ct_db_res *r)
+static int put_result(struct ct_buf *b, struct sched_ctx *c, const struct sent *s)
 {
 	char token[CT_TOKEN_MAX];
-	const char *name = ct_db_str(r, 0);
-	int64_t deadline = ct_db_int(r, 1), max = ct_db_int(r, 21);
+	const char *name = s->name;
+	int64_t deadline = s->deadline, max = s->max_upload;
 	int rc;
 
 	rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid, max,
 			   deadline + c->srv->upload_token_slack, token, sizeof(token));
 	if (rc == 0) rc = ct_xml_open(b, "result");
 	if (rc == 0) rc = ct_xml_elem_str(b, "name", name);
-	if (rc == 0) rc = ct_xml_elem_str(b, "wu_name", ct_db_str(r, 2));
+	if (rc == 0) rc = ct_xml_elem_str(b, "wu_name", s->wu_name);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", deadline);
 	if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
 	if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
@@ -720,15 +742,19 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;
-		rc = ct_db_query(c->db, &r, wu_sql, "l", c->send[i]);
-		if (rc < 0)
-			break;
-		if (ct_db_next(r) > 0) {
-			rc = put_workunit(b, c->srv, c->db, r);
-			if (rc == 0)
-				rc = put_result(b, c, r);
+		struct sent s;
+
+		rc = CT_DB_QUERY(c->db, &r, wu_sql, c->send[i]);
+		if (rc == 0)
+			rc = ct_dl_one(r, &s, sent_cols, CT_DL_NCOLS(sent_cols));
+		if (rc == CT_ENOTFOUND) {
+			rc = 0;		/* gone meanwhile: not sent */
+			continue;
 		}
-		ct_db_res_free(r);
+		if (rc == 0)
+			rc = put_workunit(b, c->srv, c->db, &s);
+		if (rc == 0)
+			rc = put_result(b, c, &s);
 	}
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
 	return rc;

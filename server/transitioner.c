@@ -25,6 +25,10 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
+#include "dl_result.h"
+#include "job_state.h"
+#include "result_state.h"
 #include "instance.h"
 #include "roles.h"
 #include "server.h"
@@ -34,6 +38,7 @@
 #include "ct_log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TRANSITION_BATCH 100
@@ -66,11 +71,20 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 			"l", wuid);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
-			"AND id<>? AND server_state=?", "iilli", CT_RS_OVER, CT_RO_DIDNT_NEED,
-			wuid, resultid, CT_RS_UNSENT);
+	rc = ct_res_drop_unsent_wu(db, wuid, resultid);
 	return rc < 0 ? rc : 1;
 }
+
+/* load_wu's columns, in its SELECT's order. */
+#define W struct twu
+static const struct ct_dl_col twu_cols[] = {
+	CT_DL_COL(W, id), CT_DL_COL(W, jobid), CT_DL_COL(W, roundid), CT_DL_COL(W, canonical),
+	CT_DL_COL(W, name), CT_DL_COL(W, target), CT_DL_COL(W, max_err),
+	CT_DL_COL(W, max_total), CT_DL_COL(W, max_success), CT_DL_COL(W, error_mask),
+	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
+	CT_DL_COL(W, need_validate),
+};
+#undef W
 
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
@@ -88,24 +102,11 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 			 "ll", wuid, now);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		w->id = ct_db_int(res, 0);
-		w->jobid = ct_db_int(res, 1);
-		w->roundid = ct_db_int(res, 2);
-		w->canonical = ct_db_int(res, 3);
-		snprintf(w->name, sizeof(w->name), "%s", ct_db_str(res, 4));
-		w->target = (int)ct_db_int(res, 5);
-		w->max_err = (int)ct_db_int(res, 6);
-		w->max_total = (int)ct_db_int(res, 7);
-		w->max_success = (int)ct_db_int(res, 8);
-		w->error_mask = (int)ct_db_int(res, 9);
-		w->assimilate_state = (int)ct_db_int(res, 10);
-		w->file_delete_state = (int)ct_db_int(res, 11);
-		w->need_validate = (int)ct_db_int(res, 12);
-	}
-	ct_db_res_free(res);
-	if (w->id == 0)
-		return 0;
+	rc = ct_dl_one(res, w, twu_cols, CT_DL_NCOLS(twu_cols));
+	if (rc == CT_ENOTFOUND)
+		return 0;	/* not due any more */
+	if (rc < 0)
+		return rc;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
 	rc = ct_db_query(db, &res, "SELECT status FROM job WHERE id=?", "l", w->jobid);
@@ -136,33 +137,30 @@ static int result_index(const char *wuname, const char *name)
 /* Time out overdue results and count the rest. */
 static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_result_row *rows = NULL;
+	size_t n = 0;
 	int rc;
 
 	w->min_deadline = CT_TRANSITION_NEVER;
 	w->maxidx = -1;
-	rc = ct_db_query(db, &res, "SELECT id, server_state, outcome, validate_state, "
-			 "report_deadline, hostid, name FROM result WHERE workunitid=?",
-			 "l", w->id);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0) {
-		int64_t rid = ct_db_int(res, 0), deadline = ct_db_int(res, 4);
-		int ss = (int)ct_db_int(res, 1), oc = (int)ct_db_int(res, 2);
-		int vs = (int)ct_db_int(res, 3), idx = result_index(w->name, ct_db_str(res, 6));
+	rc = ct_result_list_wu(db, w->id, &rows, &n);
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		const struct ct_result_row *r = &rows[i];
+		int64_t deadline = r->report_deadline;
+		int ss = r->server_state, oc = r->outcome, vs = r->validate_state;
+		int idx = result_index(w->name, r->name);
 
 		w->ntotal++;
 		w->maxidx = idx > w->maxidx ? idx : w->maxidx;
 		if (ss == CT_RS_IN_PROGRESS && deadline < now) {
-			rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? "
-					"WHERE id=? AND server_state=?", "iili", CT_RS_OVER,
-					CT_RO_NO_REPLY, rid, CT_RS_IN_PROGRESS);
+			rc = ct_res_move(db, r->id, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
+					 &(struct ct_res_change){ .now = now });
 			if (rc > 0)
 				rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 "
-						"WHERE id=?", "l", ct_db_int(res, 5));
+						"WHERE id=?", "l", r->hostid);
 			if (rc < 0)
 				break;
-			ct_log_info("transitioner: result %s timed out", ct_db_str(res, 6));
+			ct_log_info("transitioner: result %s timed out", r->name);
 			ss = CT_RS_OVER, oc = CT_RO_NO_REPLY;
 		}
 		if (ss == CT_RS_UNSENT) {
@@ -179,7 +177,7 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			w->nerror++;
 		}
 	}
-	ct_db_res_free(res);
+	free(rows);
 	return rc < 0 ? rc : 0;
 }
 
@@ -193,10 +191,7 @@ static int create_results(struct ct_db *db, struct twu *w, int k, int64_t now)
 		for (int tries = 0; tries < 4; tries++) {
 			w->maxidx++;
 			snprintf(name, sizeof(name), "%s-%d", w->name, w->maxidx);
-			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, "
-					"jobid, server_state, outcome, validate_state) "
-					"VALUES (?,?,?,?,?,?,?)", "lslliii", now, name, w->id,
-					w->jobid, CT_RS_UNSENT, CT_RO_INIT, CT_VS_INIT);
+			rc = ct_res_create(db, w->id, w->jobid, name, now);
 			if (rc != CT_EDUP)
 				break;
 		}
@@ -224,10 +219,8 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
 			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET status=?, error_message=LEFT(CONCAT(?, "
-				"IF(error_message='', '', CONCAT('; ', error_message))), 255), "
-				"update_time=? WHERE id=? AND status=?", "islli", CT_JOB_ERROR, msg,
-				ct_db_now(db), w->jobid, CT_JOB_RUNNING);
+		rc = ct_job_move(db, w->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
@@ -263,9 +256,7 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 {
 	int rc;
 
-	rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=? WHERE workunitid=? "
-			"AND server_state=?", "iili", CT_RS_OVER, CT_RO_DIDNT_NEED, w->id,
-			CT_RS_UNSENT);
+	rc = ct_res_drop_unsent_wu(db, w->id, 0);
 	if (rc < 0)
 		return rc;
 	w->nunsent = 0;

@@ -28,6 +28,8 @@
 #include "credit.h"
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
+#include "result_state.h"
 #include "eval.h"
 #include "instance.h"
 #include "vcheck.h"
@@ -95,6 +97,20 @@ struct vwu {
 	size_t n;
 };
 
+/* load_job's columns, in its SELECT's order. */
+#define V struct vjob
+static const struct ct_dl_col vjob_cols[] = {
+	CT_DL_COL(V, wuid), CT_DL_COL(V, jobid), CT_DL_COL(V, canonical),
+	CT_DL_COL(V, job_status), CT_DL_COL(V, error_mask), CT_DL_COL(V, min_quorum),
+	CT_DL_COL(V, wu_name), CT_DL_COL(V, model_sha), CT_DL_COL(V, eval_sha),
+	CT_DL_COL(V, tolerance), CT_DL_COL(V, loss_margin), CT_DL_COL(V, probe_tokens),
+	CT_DL_COL(V, batch), CT_DL_COL(V, seq), CT_DL_COL(V, max_upload),
+	CT_DL_COL(V, bound.steps), CT_DL_COL(V, bound.lr), CT_DL_COL(V, bound.beta1),
+	CT_DL_COL(V, bound.beta2), CT_DL_COL(V, bound.weight_decay),
+	CT_DL_COL(V, job_model_sha),
+};
+#undef V
+
 static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 {
 	struct ct_db_res *res = NULL;
@@ -109,35 +125,20 @@ static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
+	rc = ct_dl_one(res, j, vjob_cols, CT_DL_NCOLS(vjob_cols));
+	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "validator: WU %lld or its job is gone",
 				(long long)wuid);
-	}
-	j->wuid = ct_db_int(res, 0);
-	j->jobid = ct_db_int(res, 1);
-	j->canonical = ct_db_int(res, 2);
-	j->job_status = (int)ct_db_int(res, 3);
-	j->error_mask = (int)ct_db_int(res, 4);
-	j->min_quorum = (int)ct_db_int(res, 5);
-	snprintf(j->wu_name, sizeof(j->wu_name), "%s", ct_db_str(res, 6));
-	snprintf(j->model_sha, sizeof(j->model_sha), "%s", ct_db_str(res, 7));
-	snprintf(j->eval_sha, sizeof(j->eval_sha), "%s", ct_db_str(res, 8));
-	j->tolerance = ct_db_double(res, 9);
-	j->loss_margin = ct_db_double(res, 10);
-	j->probe_tokens = (int)ct_db_int(res, 11);
-	j->batch = (int)ct_db_int(res, 12);
-	j->seq = (int)ct_db_int(res, 13);
-	j->max_upload = ct_db_int(res, 14);
-	j->bound.steps = (int)ct_db_int(res, 15);
-	j->bound.lr = ct_db_double(res, 16);
-	j->bound.beta1 = ct_db_double(res, 17);
-	j->bound.beta2 = ct_db_double(res, 18);
-	j->bound.weight_decay = ct_db_double(res, 19);
-	snprintf(j->job_model_sha, sizeof(j->job_model_sha), "%s", ct_db_str(res, 20));
-	ct_db_res_free(res);
-	return 0;
+	return rc;
 }
+
+/* load_results' columns, in its SELECT's order. */
+#define R struct vres
+static const struct ct_dl_col vres_cols[] = {
+	CT_DL_COL(R, id), CT_DL_COL(R, hostid), CT_DL_COL(R, name), CT_DL_COL(R, state),
+	CT_DL_COL(R, conforming), CT_DL_COL(R, probe),
+};
+#undef R
 
 /* The results that take part: successes not yet decided, and the
  * canonical one. */
@@ -159,12 +160,8 @@ static int load_results(struct ct_db *db, struct vwu *v)
 		struct vres *r = &v->r[v->nr];
 
 		memset(r, 0, sizeof(*r));
-		r->id = ct_db_int(res, 0);
-		r->hostid = ct_db_int(res, 1);
-		snprintf(r->name, sizeof(r->name), "%s", ct_db_str(res, 2));
-		r->state = (int)ct_db_int(res, 3);
-		r->conforming = ct_db_int(res, 4) != 0;
-		r->probe = ct_db_double(res, 5);
+		ct_dl_row(res, r, vres_cols, CT_DL_NCOLS(vres_cols));
+		r->conforming = r->conforming != 0;
 		r->new_state = r->state;
 		if (r->id == v->j.canonical)
 			v->canonical_idx = (int)v->nr;
@@ -660,19 +657,14 @@ static int apply_result(struct ct_db *db, struct vwu *v, struct vres *r, int64_t
 		else
 			snprintf(msg, sizeof(msg), "validator: %s",
 				 ct_val_reason_name(r->reason));
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, outcome=?, "
-				"error_message=?, validate_time=? WHERE id=? AND validate_state=?",
-				"iislli", CT_VS_INVALID, CT_RO_VALIDATE_ERROR, msg, now, r->id,
-				r->state);
-	} else if (r->sane) {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, probe_loss=?, "
-				"update_norm=?, validate_time=? WHERE id=? AND validate_state=?",
-				"iddlli", r->new_state, r->probe, r->st.update_norm, now, r->id,
-				r->state);
+		rc = ct_res_move(db, r->id, ct_res_validated(r->state), CT_RES_VALIDATE_ERROR,
+				 &(struct ct_res_change){ .now = now, .error_message = msg });
 	} else {
-		rc = ct_db_exec(db, "UPDATE result SET validate_state=?, validate_time=? "
-				"WHERE id=? AND validate_state=?", "illi", r->new_state, now,
-				r->id, r->state);
+		rc = ct_res_move(db, r->id, ct_res_validated(r->state),
+				 ct_res_validated(r->new_state),
+				 &(struct ct_res_change){ .now = now, .has_probe = r->sane,
+							  .probe_loss = r->probe,
+							  .update_norm = r->st.update_norm });
 	}
 	if (rc <= 0)
 		return rc;

@@ -22,6 +22,8 @@
 #include "ct_log.h"
 #include "ct_tokens.h"
 #include "db.h"
+#include "job_state.h"
+#include "result_state.h"
 #include "lora_job.h"
 #include "server.h"
 #include "store.h"
@@ -241,8 +243,9 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = ct_wg_open_round(srv, db, jobid, 1, f.model);
 	if (rc < 0) {
 		/* leave no half-made job behind that the daemons would pick up */
-		ct_db_exec(db, "UPDATE job SET status=?, error_message=? WHERE id=?", "isl",
-			   CT_JOB_ERROR, "submission failed", jobid);
+		ct_job_move(db, jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+			    &(struct ct_job_change){ .now = ct_db_now(db),
+						     .msg = "submission failed" });
 		goto out;
 	}
 	rc = 0;
@@ -328,9 +331,7 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 	wuid = ct_db_last_id(db);
 	for (int n = 0; n < p->target; n++) {
 		snprintf(rn, sizeof(rn), "%s-%d", wu, n);
-		rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
-				"server_state) VALUES (?, ?, ?, ?, ?)", "lslli", now, rn, wuid,
-				t->jobid, CT_RS_UNSENT);
+		rc = ct_res_create(db, wuid, t->jobid, rn, now);
 		if (rc < 0)
 			return rc;
 	}

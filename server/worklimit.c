@@ -3,6 +3,7 @@
  * errors count (see worklimit.h).
  */
 #include "worklimit.h"
+#include "dl.h"
 
 #include <stdlib.h>
 
@@ -49,6 +50,12 @@ struct host_recent {
 	int64_t nvalid, sent24, err24, valid24;
 };
 
+/* host_recent's counts over the last day, in its SELECT's order. */
+static const struct ct_dl_col recent_cols[] = {
+	CT_DL_COL(struct host_recent, sent24), CT_DL_COL(struct host_recent, err24),
+	CT_DL_COL(struct host_recent, valid24),
+};
+
 static int host_recent(struct ct_db *db, int64_t hostid, int64_t now, struct host_recent *h)
 {
 	struct ct_db_res *res = NULL;
@@ -66,13 +73,8 @@ static int host_recent(struct ct_db *db, int64_t hostid, int64_t now, struct hos
 			 CT_RO_NO_REPLY, CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, now - DAY);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		h->sent24 = ct_db_int(res, 0);
-		h->err24 = ct_db_int(res, 1);
-		h->valid24 = ct_db_int(res, 2);
-	}
-	ct_db_res_free(res);
-	return 0;
+	rc = ct_dl_one(res, h, recent_cols, CT_DL_NCOLS(recent_cols));
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
 static int64_t daily_quota(const struct ct_wlim_policy *p, const struct host_recent *h)

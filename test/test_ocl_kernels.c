@@ -154,24 +154,79 @@ static void test_matmul_kpieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
-/* The local-memory tiled kernel (the GPU default) gives the same bits, in
- * every form; on a device whose groups cannot hold 16 x 16 work-items it is
- * never used (nothing to test). */
-static void test_matmul_tiled(void **state)
+/* Reopen the device with the tiled matmul built for tiles `mmt`
+ * (CT_OCL_MMT; NULL: the device's default). Returns 1 if the device can
+ * run that kernel's work-groups (and sets ops.mm_tiled), else 0. */
+static int reopen_tiled(const char *mmt)
 {
-	(void)state;
-	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >= 256;
-	if (!ops.mm_tiled)
-		skip();
+	const char *dev_spec = getenv("CT_TEST_DEVICE");
+
+	ct_ocl_ops_free(&ops);
+	ct_ocl_close(ocl);
+	if (mmt != NULL)
+		setenv("CT_OCL_MMT", mmt, 1);
+	else
+		unsetenv("CT_OCL_MMT");
+	assert_int_equal(ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl), 0);
+	assert_int_equal(ct_ocl_ops_init(&ops, ocl), 0);
+	unsetenv("CT_OCL_MMT");
+	ops.mm_tiled = ops.wg_max[CT_K_MM_TILED] >=
+		(size_t)(ocl->mmt_bn / ocl->mmt_rn) * (size_t)(ocl->mmt_bm / ocl->mmt_rm);
+	return ops.mm_tiled;
+}
+
+/* Every form of product through the tiled kernel: normal and transposed
+ * forward (A's k stride 1, B's n stride 1 or not), dinp, dweight (A's m
+ * stride 1), K shorter than a slice, a partial last slice, several slices,
+ * edges in m and n. */
+static void check_tiled_forms(void)
+{
 	check_matmul(1, 1, 1, 1);
 	check_matmul(37, 45, 70, 1);
-	check_matmul(16, 32, 48, 0);	/* whole tiles */
+	check_matmul(64, 64, 128, 0);	/* whole 64 x 64 tiles */
 	check_matmul(13, 200, 161, 1);
 	check_matmul(300, 20, 30, 1);
+	check_matmul(130, 7, 65, 1);	/* forward K = 7 < a slice; dinp 65, dweight 130 */
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(5, 33, 300, 0);
 	unsetenv("CT_OCL_FWD");
+}
+
+/* The local-memory tiled kernel (the GPU default) gives the same bits, in
+ * every form and for every tile shape (the device default, the large tile
+ * for big GPUs, small and odd ones); on a device whose groups cannot hold
+ * a shape's work-items that shape is never used (skipped). */
+static void test_matmul_tiled(void **state)
+{
+	static const char *const shapes[] = {
+		NULL, "128,64,16,8,4", "32,32,8,4,4", "24,40,5,3,5", "16,16,16,1,1",
+	};
+	int ran = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		if (!reopen_tiled(shapes[i])) {
+			fprintf(stderr, "tiles %s: work-groups too big for the device\n",
+				shapes[i] ? shapes[i] : "(default)");
+			continue;
+		}
+		ops.mm_tiles = 'b';
+		check_tiled_forms();
+		ran++;
+	}
+	if (reopen_tiled(NULL) && ops.wg_max[CT_K_MM_TILED_M] >= 256) {
+		ops.mm_tiles = 'm';	/* the medium and small tiles of small products */
+		check_tiled_forms();
+		ops.mm_tiles = 's';
+		check_tiled_forms();
+		ops.mm_tiles = 0;
+		check_tiled_forms();	/* picked by size */
+	}
+	reopen_tiled(NULL);
 	ops.mm_tiled = 0;
+	if (ran == 0)
+		skip();
 }
 
 /* ---- encoder --------------------------------------------------------------- */
@@ -208,9 +263,8 @@ static void test_encoder(void **state)
 
 /* ---- layernorm ------------------------------------------------------------- */
 
-static void test_layernorm(void **state)
+static void check_layernorm(int BT, int C)
 {
-	const int BT = 29, C = 83;
 	const size_t n = (size_t)BT * C;
 	float *inp = rand_floats(n, 3.0f), *w = rand_floats(C, 1.0f), *b = rand_floats(C, 1.0f);
 	float *out = rand_floats(n, 1.0f), *mean = rand_floats(BT, 1.0f);
@@ -221,7 +275,6 @@ static void test_layernorm(void **state)
 	struct ct_dten d_dout = dev(dout, n), d_dinp = dev(dinp, n);
 	struct ct_dten d_dw = dev(dw, C), d_db = dev(db, C);
 
-	(void)state;
 	ct_layernorm_forward(out, mean, rstd, inp, w, b, BT, C);
 	assert_int_equal(ct_ocl_layernorm_forward(&ops, d_out, d_mean, d_rstd, d_inp, d_w,
 						  d_b, BT, C), 0);
@@ -239,6 +292,12 @@ static void test_layernorm(void **state)
 	drop(d_w, w);
 	drop(d_b, b);
 	drop(d_dout, dout);
+}
+
+static void test_layernorm(void **state)
+{
+	(void)state;
+	check_layernorm(29, 83);
 }
 
 /* ---- attention ------------------------------------------------------------- */
@@ -331,6 +390,29 @@ static void test_attention_recompute(void **state)
 	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, T past 64 */
 	check_attention_recompute(2, 33, 32, 2);	/* one past a 32-key block */
 	check_attention_recompute(1, 64, 64, 1);	/* whole blocks only */
+}
+
+/* The same through the GPU-shaped tiled kernels (attn_tiled.cl), forced
+ * on: tiles of 32 rows, partial last tiles, several tiles, heads of 1..64
+ * channels (a wider head falls back to the kernels above). */
+static void test_attention_tiled(void **state)
+{
+	(void)state;
+	ops.att_tiled = 1;
+	for (int id = CT_K_ATG_FWD; id <= CT_K_ATG_DKV; id++)
+		if (ops.wg_max[id] < 256 || ocl->info.local_mem < 48 * 1024)
+			ops.att_tiled = 0;
+	if (!ops.att_tiled)
+		skip();
+	check_attention_recompute(2, 7, 12, 3);
+	check_attention_recompute(3, 1, 6, 2);
+	check_attention_recompute(1, 10, 15, 5);	/* hs = 3 */
+	check_attention_recompute(1, 70, 128, 2);	/* hs = 64, three tiles */
+	check_attention_recompute(2, 33, 32, 2);	/* one past a tile */
+	check_attention_recompute(1, 64, 64, 1);	/* whole tiles only */
+	check_attention_recompute(1, 97, 100, 2);	/* hs = 50, four tiles */
+	check_attention_recompute(1, 40, 130, 1);	/* hs = 130: not tiled */
+	ops.att_tiled = 0;
 }
 
 /* ---- elementwise ----------------------------------------------------------- */
@@ -432,6 +514,29 @@ static void test_clip(void **state)
 	check_clip(16 * CT_CLIP_CHUNK, 3.0f);
 }
 
+/* The same reductions through the GPU-shaped kernels (reduce_tiled.cl),
+ * forced on. Gradient norm: groups of 8 chunks, pieces of 512, partial
+ * pieces, chunks and groups. Layernorm dw/db and matmul dbias: groups of
+ * 32 columns, pieces of 64 rows, partial ones of each. */
+static void test_reduce_tiled(void **state)
+{
+	ops.red_tiled = 1;
+	for (int id = CT_K_GRADNORM_TILED; id <= CT_K_MM_DBIAS_TILED; id++)
+		if (id != CT_K_MM_TILED_S && ops.wg_max[id] < 256)
+			ops.red_tiled = 0;
+	if (!ops.red_tiled)
+		skip();
+	check_clip(100, 1e-3f);				/* less than a piece */
+	test_clip(state);
+	check_clip(17 * CT_CLIP_CHUNK + 700, 2.0f);	/* 3 groups, partial piece */
+	check_layernorm(29, 83);
+	check_layernorm(150, 70);
+	check_layernorm(64, 32);			/* whole pieces only */
+	check_matmul(37, 45, 70, 1);
+	check_matmul(150, 20, 97, 1);
+	ops.red_tiled = 0;
+}
+
 static void test_adamw(void **state)
 {
 	const size_t n = 5003;
@@ -522,9 +627,11 @@ int main(void)
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_attention_recompute),
+		cmocka_unit_test(test_attention_tiled),
 		cmocka_unit_test(test_gelu_residual),
 		cmocka_unit_test(test_crossentropy),
 		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_reduce_tiled),
 		cmocka_unit_test(test_adamw),
 		cmocka_unit_test(test_adamw_clip),
 	};

@@ -133,6 +133,26 @@ static void test_lean_equal(void **state)
 	unsetenv("CT_OCL_LEAN");
 }
 
+/* The GPU-shaped kernels (tiled matmul, tiled attention, tiled gradient
+ * norm), forced on this device, give the same bytes; the matmul with its
+ * big tiles (the device's, and an odd shape) and with its small ones. (Each is skipped by the backend when the device
+ * cannot run its work-groups; test_ocl_kernels says which.) */
+static void test_gpu_kernels_equal(void **state)
+{
+	setenv("CT_OCL_MM_TILED", "b", 1);	/* big tiles only */
+	setenv("CT_OCL_ATT_TILED", "1", 1);
+	setenv("CT_OCL_RED_TILED", "1", 1);
+	test_cpu_equals_opencl(state);
+	setenv("CT_OCL_MMT", "24,40,5,3,5", 1);
+	test_cpu_equals_opencl(state);
+	unsetenv("CT_OCL_MMT");
+	setenv("CT_OCL_MM_TILED", "s", 1);	/* small tiles only */
+	test_cpu_equals_opencl(state);
+	unsetenv("CT_OCL_MM_TILED");
+	unsetenv("CT_OCL_ATT_TILED");
+	unsetenv("CT_OCL_RED_TILED");
+}
+
 static void test_no_clip_equal(void **state)
 {
 	struct fixture *f = *state;
@@ -283,6 +303,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_equals_opencl),
 		cmocka_unit_test(test_lean_equal),
+		cmocka_unit_test(test_gpu_kernels_equal),
 		cmocka_unit_test(test_no_clip_equal),
 		cmocka_unit_test(test_backend_state_equal),
 		cmocka_unit_test(test_resume_every_step),

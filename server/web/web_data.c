@@ -11,77 +11,8 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "dl.h"
 #include "web_data.h"
-
-static double dbl_or_nan(const struct ct_db_res *res, int col)
-{
-	return ct_db_isnull(res, col) ? NAN : ct_db_double(res, col);
-}
-
-/* A result row's columns as a table: column i of the SELECT goes to the
- * struct member at cols[i].off, as its type says (strings are copied,
- * truncated to the member's size; COL_DBL_NAN reads SQL NULL as NAN). */
-enum col_type { COL_INT, COL_DBL, COL_DBL_NAN, COL_STR };
-
-struct col {
-	enum col_type type;
-	size_t off, cap;
-};
-
-#define COLI(T, m) { .type = COL_INT, .off = offsetof(T, m) }
-#define COLD(T, m) { .type = COL_DBL, .off = offsetof(T, m) }
-#define COLN(T, m) { .type = COL_DBL_NAN, .off = offsetof(T, m) }
-#define COLS(T, m) { .type = COL_STR, .off = offsetof(T, m), \
-	.cap = sizeof(((T *)0)->m) }
-#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
-
-static void read_cols(const struct ct_db_res *res, void *row,
-		      const struct col *cols, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char *p = (char *)row + cols[i].off;
-		int c = (int)i;
-
-		switch (cols[i].type) {
-		case COL_INT:
-			*(int64_t *)p = ct_db_int(res, c);
-			break;
-		case COL_DBL:
-			*(double *)p = ct_db_double(res, c);
-			break;
-		case COL_DBL_NAN:
-			*(double *)p = dbl_or_nan(res, c);
-			break;
-		case COL_STR:
-			snprintf(p, cols[i].cap, "%s", ct_db_str(res, c));
-			break;
-		}
-	}
-}
-
-/* Every row of `res` (at most its row count) into a new zeroed array of
- * `size`-byte rows filled per `cols`; frees `res`. *out is malloc'd (NULL
- * when there are no rows), *n its rows. `what` names the rows in errors. */
-static int read_all(struct ct_db_res *res, size_t size, const struct col *cols,
-		    size_t ncols, const char *what, void **out, size_t *n)
-{
-	size_t rows = ct_db_nrows(res), i = 0;
-	char *a;
-
-	*out = NULL;
-	*n = 0;
-	a = rows ? calloc(rows, size) : NULL;
-	if (rows && a == NULL) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOMEM, "web: %zu %s", rows, what);
-	}
-	while (ct_db_next(res) > 0 && i < rows)
-		read_cols(res, a + size * i++, cols, ncols);
-	ct_db_res_free(res);
-	*out = a;
-	*n = i;
-	return 0;
-}
 
 static void board_pages(struct ct_web_board *b, int64_t page, int64_t total)
 {
@@ -125,7 +56,7 @@ void ct_web_board_free(struct ct_web_board *b)
 struct board_kind {
 	const char *name;		/* "user": for errors and history */
 	size_t size, rank_off, expavg_off;
-	const struct col *cols;		/* the SELECT's columns, in order */
+	const struct ct_dl_col *cols;		/* the SELECT's columns, in order */
 	size_t ncols;
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
@@ -138,7 +69,7 @@ struct board_kind {
 #define BOARD(T, cols_, tbl, a, sel, join, hcol) \
 	.size = sizeof(T), .rank_off = offsetof(T, rank), \
 	.expavg_off = offsetof(T, expavg_credit), \
-	.cols = (cols_), .ncols = NCOLS(cols_), \
+	.cols = (cols_), .ncols = CT_DL_NCOLS(cols_), \
 	.count_sql = "SELECT COUNT(*) FROM " tbl, \
 	.page_sql = { \
 		[CT_WEB_SORT_RAC] = PAGE(tbl, a, sel, join, "expavg_credit"), \
@@ -165,10 +96,10 @@ struct board_kind {
 	"u.expavg_time, u.create_time "
 #define USER_JOIN "LEFT JOIN team t ON t.id = u.teamid "
 #define U struct ct_web_user
-static const struct col user_cols[] = {
-	COLI(U, id), COLS(U, name), COLS(U, country), COLS(U, url),
-	COLI(U, teamid), COLS(U, team_name), COLD(U, total_credit),
-	COLD(U, expavg_credit), COLD(U, expavg_time), COLI(U, create_time),
+static const struct ct_dl_col user_cols[] = {
+	CT_DL_COL(U, id), CT_DL_COL(U, name), CT_DL_COL(U, country), CT_DL_COL(U, url),
+	CT_DL_COL(U, teamid), CT_DL_COL(U, team_name), CT_DL_COL(U, total_credit),
+	CT_DL_COL(U, expavg_credit), CT_DL_COL(U, expavg_time), CT_DL_COL(U, create_time),
 };
 
 static const struct board_kind user_board = {
@@ -183,11 +114,11 @@ static const struct board_kind user_board = {
 	"t.expavg_time, t.create_time "
 #define TEAM_JOIN "LEFT JOIN `user` u ON u.id = t.userid "
 #define T struct ct_web_team
-static const struct col team_cols[] = {
-	COLI(T, id), COLS(T, name), COLI(T, userid), COLS(T, founder_name),
-	COLS(T, url), COLS(T, description), COLI(T, nusers),
-	COLD(T, total_credit), COLD(T, expavg_credit), COLD(T, expavg_time),
-	COLI(T, create_time),
+static const struct ct_dl_col team_cols[] = {
+	CT_DL_COL(T, id), CT_DL_COL(T, name), CT_DL_COL(T, userid), CT_DL_COL(T, founder_name),
+	CT_DL_COL(T, url), CT_DL_COL(T, description), CT_DL_COL(T, nusers),
+	CT_DL_COL(T, total_credit), CT_DL_COL(T, expavg_credit), CT_DL_COL(T, expavg_time),
+	CT_DL_COL(T, create_time),
 };
 
 static const struct board_kind team_board = {
@@ -203,13 +134,13 @@ static const struct board_kind team_board = {
 #define HOST_JOIN "LEFT JOIN `user` u ON u.id = h.userid " \
 	"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
 #define H struct ct_web_host
-static const struct col host_cols[] = {
-	COLI(H, id), COLI(H, userid), COLS(H, owner_name), COLS(H, os),
-	COLS(H, cpu_model), COLS(H, device), COLI(H, ncpus),
-	COLI(H, ram_bytes), COLS(H, client_version), COLI(H, nresults_valid),
-	COLI(H, nresults_invalid), COLD(H, total_credit),
-	COLD(H, expavg_credit), COLD(H, expavg_time), COLI(H, create_time),
-	COLI(H, rpc_time),
+static const struct ct_dl_col host_cols[] = {
+	CT_DL_COL(H, id), CT_DL_COL(H, userid), CT_DL_COL(H, owner_name), CT_DL_COL(H, os),
+	CT_DL_COL(H, cpu_model), CT_DL_COL(H, device), CT_DL_COL(H, ncpus),
+	CT_DL_COL(H, ram_bytes), CT_DL_COL(H, client_version), CT_DL_COL(H, nresults_valid),
+	CT_DL_COL(H, nresults_invalid), CT_DL_COL(H, total_credit),
+	CT_DL_COL(H, expavg_credit), CT_DL_COL(H, expavg_time), CT_DL_COL(H, create_time),
+	CT_DL_COL(H, rpc_time),
 };
 
 static const struct board_kind host_board = {
@@ -238,7 +169,7 @@ static int fill_board(const struct board_kind *k, struct ct_db_res *res,
 	int rc;
 
 	snprintf(name, sizeof(name), "%ss", k->name);
-	rc = read_all(res, k->size, k->cols, k->ncols, name, &rows, &b->n);
+	rc = ct_dl_all(res, k->size, k->cols, k->ncols, name, &rows, &b->n);
 	if (rc < 0)
 		return rc;
 	b->users = rows;
@@ -317,7 +248,7 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	}
 	memset(row, 0, k->size);
-	read_cols(res, row, k->cols, k->ncols);
+	ct_dl_row(res, row, k->cols, k->ncols);
 	ct_db_res_free(res);
 	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
 	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
@@ -421,14 +352,14 @@ out:
 	"FROM job j "
 
 #define J struct ct_web_job
-static const struct col job_cols[] = {
-	COLI(J, id), COLS(J, name), COLI(J, create_time), COLI(J, finish_time),
-	COLI(J, status), COLS(J, error_message), COLS(J, model_sha256),
-	COLS(J, final_model_sha256), COLI(J, nshards), COLI(J, nrounds),
-	COLI(J, cur_round), COLI(J, steps), COLI(J, batch), COLI(J, seq),
-	COLD(J, lr), COLI(J, min_quorum), COLI(J, target_nresults),
-	COLN(J, base_eval_loss), COLN(J, final_eval_loss), COLI(J, nwus),
-	COLI(J, nwus_done),
+static const struct ct_dl_col job_cols[] = {
+	CT_DL_COL(J, id), CT_DL_COL(J, name), CT_DL_COL(J, create_time), CT_DL_COL(J, finish_time),
+	CT_DL_COL(J, status), CT_DL_COL(J, error_message), CT_DL_COL(J, model_sha256),
+	CT_DL_COL(J, final_model_sha256), CT_DL_COL(J, nshards), CT_DL_COL(J, nrounds),
+	CT_DL_COL(J, cur_round), CT_DL_COL(J, steps), CT_DL_COL(J, batch), CT_DL_COL(J, seq),
+	CT_DL_COL(J, lr), CT_DL_COL(J, min_quorum), CT_DL_COL(J, target_nresults),
+	CT_DL_COL_NAN(J, base_eval_loss), CT_DL_COL_NAN(J, final_eval_loss), CT_DL_COL(J, nwus),
+	CT_DL_COL(J, nwus_done),
 };
 #undef J
 
@@ -439,9 +370,9 @@ static void job_status_name(struct ct_web_job *j)
 }
 
 #define J struct ct_web_job
-static const struct col count_cols[] = {
-	COLI(J, res_unsent), COLI(J, res_in_progress), COLI(J, res_valid),
-	COLI(J, res_invalid), COLI(J, res_error), COLD(J, credit),
+static const struct ct_dl_col count_cols[] = {
+	CT_DL_COL(J, res_unsent), CT_DL_COL(J, res_in_progress), CT_DL_COL(J, res_valid),
+	CT_DL_COL(J, res_invalid), CT_DL_COL(J, res_error), CT_DL_COL(J, credit),
 };
 #undef J
 
@@ -460,7 +391,7 @@ static int job_counts(struct ct_db *db, struct ct_web_job *j)
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
-		read_cols(res, j, count_cols, NCOLS(count_cols));
+		ct_dl_row(res, j, count_cols, CT_DL_NCOLS(count_cols));
 	ct_db_res_free(res);
 	return 0;
 }
@@ -476,7 +407,7 @@ int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", "");
 	if (rc < 0)
 		return rc;
-	rc = read_all(res, sizeof(**jobs), job_cols, NCOLS(job_cols), "jobs",
+	rc = ct_dl_all(res, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs",
 		      &rows, n);
 	if (rc < 0)
 		return rc;
@@ -495,12 +426,12 @@ int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 }
 
 #define R struct ct_web_round
-static const struct col round_cols[] = {
-	COLI(R, idx), COLI(R, status), COLI(R, nwus), COLI(R, nwus_done),
-	COLI(R, create_time), COLI(R, finish_time), COLS(R, model_sha256),
-	COLS(R, out_model_sha256), COLN(R, eval_loss), COLN(R, base_eval_loss),
-	COLI(R, res_in_progress), COLI(R, res_valid), COLI(R, res_invalid),
-	COLI(R, eval_ntokens),
+static const struct ct_dl_col round_cols[] = {
+	CT_DL_COL(R, idx), CT_DL_COL(R, status), CT_DL_COL(R, nwus), CT_DL_COL(R, nwus_done),
+	CT_DL_COL(R, create_time), CT_DL_COL(R, finish_time), CT_DL_COL(R, model_sha256),
+	CT_DL_COL(R, out_model_sha256), CT_DL_COL_NAN(R, eval_loss), CT_DL_COL_NAN(R, base_eval_loss),
+	CT_DL_COL(R, res_in_progress), CT_DL_COL(R, res_valid), CT_DL_COL(R, res_invalid),
+	CT_DL_COL(R, eval_ntokens),
 };
 #undef R
 
@@ -520,7 +451,7 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", "l", id);
 	if (rc < 0)
 		return rc;
-	rc = read_all(res, sizeof(*r), round_cols, NCOLS(round_cols), "rounds",
+	rc = ct_dl_all(res, sizeof(*r), round_cols, CT_DL_NCOLS(round_cols), "rounds",
 		      &rows, n);
 	if (rc < 0)
 		return rc;
@@ -532,8 +463,8 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 }
 
 #define C struct ct_web_contrib
-static const struct col contrib_cols[] = {
-	COLI(C, userid), COLS(C, name), COLI(C, nresults), COLD(C, credit),
+static const struct ct_dl_col contrib_cols[] = {
+	CT_DL_COL(C, userid), CT_DL_COL(C, name), CT_DL_COL(C, nresults), CT_DL_COL(C, credit),
 };
 #undef C
 
@@ -552,7 +483,7 @@ static int job_contributors(struct ct_db *db, int64_t id,
 		"ORDER BY s.credit DESC, s.userid LIMIT 50", "l", id);
 	if (rc < 0)
 		return rc;
-	rc = read_all(res, sizeof(**out), contrib_cols, NCOLS(contrib_cols),
+	rc = ct_dl_all(res, sizeof(**out), contrib_cols, CT_DL_NCOLS(contrib_cols),
 		      "contributors", &rows, n);
 	*out = rows;
 	return rc;
@@ -576,7 +507,7 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	}
 	memset(job, 0, sizeof(*job));
-	read_cols(res, job, job_cols, NCOLS(job_cols));
+	ct_dl_row(res, job, job_cols, CT_DL_NCOLS(job_cols));
 	job_status_name(job);
 	ct_db_res_free(res);
 	rc = job_counts(db, job);
@@ -595,10 +526,10 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 /* ---- server status ------------------------------------------------------- */
 
 #define RL struct ct_web_role
-static const struct col role_cols[] = {
-	COLS(RL, role), COLS(RL, instance), COLI(RL, start_time),
-	COLI(RL, beat_time), COLI(RL, nruns), COLI(RL, nitems),
-	COLS(RL, last_error),
+static const struct ct_dl_col role_cols[] = {
+	CT_DL_COL(RL, role), CT_DL_COL(RL, instance), CT_DL_COL(RL, start_time),
+	CT_DL_COL(RL, beat_time), CT_DL_COL(RL, nruns), CT_DL_COL(RL, nitems),
+	CT_DL_COL(RL, last_error),
 };
 #undef RL
 
@@ -615,7 +546,7 @@ static int status_roles(struct ct_db *db, struct ct_web_status *st)
 	while (ct_db_next(res) > 0 && st->nroles < 32) {
 		struct ct_web_role *r = &st->roles[st->nroles++];
 
-		read_cols(res, r, role_cols, NCOLS(role_cols));
+		ct_dl_row(res, r, role_cols, CT_DL_NCOLS(role_cols));
 		r->alive = st->now - r->beat_time <= 120;
 	}
 	ct_db_res_free(res);

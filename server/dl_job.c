@@ -1,0 +1,50 @@
+/*
+ * dl_job.c - the `job` table's reads (see dl_job.h): one column list, one
+ * column table, the statements beside them.
+ */
+#include "ct_err.h"
+#include "db.h"
+#include "db_args.h"
+#include "dl.h"
+#include "dl_job.h"
+
+#define J struct ct_job_row
+#define JOB_COLS "id, name, status, cur_round, nrounds, nshards, steps, batch, seq, lr, " \
+	"min_quorum, target_nresults, model_sha256, final_model_sha256, error_message, " \
+	"final_eval_loss"
+static const struct ct_dl_col job_cols[] = {
+	CT_DL_COL(J, id), CT_DL_COL(J, name), CT_DL_COL(J, status), CT_DL_COL(J, cur_round),
+	CT_DL_COL(J, nrounds), CT_DL_COL(J, nshards), CT_DL_COL(J, steps),
+	CT_DL_COL(J, batch), CT_DL_COL(J, seq), CT_DL_COL(J, lr), CT_DL_COL(J, min_quorum),
+	CT_DL_COL(J, target_nresults), CT_DL_COL(J, model_sha256),
+	CT_DL_COL(J, final_model_sha256), CT_DL_COL(J, error_message),
+	CT_DL_COL_NAN(J, final_eval_loss),
+};
+#undef J
+
+int ct_job_get(struct ct_db *db, int64_t id, struct ct_job_row *j)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = CT_DB_QUERY(db, &res, "SELECT " JOB_COLS " FROM job WHERE id=?", id);
+	if (rc == 0)
+		rc = ct_dl_one(res, j, job_cols, CT_DL_NCOLS(job_cols));
+	return rc;
+}
+
+int ct_job_list(struct ct_db *db, struct ct_job_row **jobs, size_t *n)
+{
+	struct ct_db_res *res = NULL;
+	void *rows = NULL;
+	int rc;
+
+	*jobs = NULL;
+	*n = 0;
+	rc = ct_db_query(db, &res, "SELECT " JOB_COLS " FROM job ORDER BY id", "");
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs",
+			       &rows, n);
+	*jobs = rows;
+	return rc;
+}

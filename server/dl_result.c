@@ -1,0 +1,75 @@
+/*
+ * dl_result.c - the `result` table's reads (see dl_result.h): each
+ * statement with its column table beside it.
+ */
+#include <string.h>
+
+#include "ct_err.h"
+#include "db.h"
+#include "db_args.h"
+#include "dl.h"
+#include "dl_result.h"
+
+#define R struct ct_result_row
+
+static const struct ct_dl_col upload_cols[] = {
+	CT_DL_COL(R, hostid), CT_DL_COL(R, server_state), CT_DL_COL(R, outcome),
+	CT_DL_COL(R, validate_state), CT_DL_COL(R, upload_sha256), CT_DL_COL(R, upload_size),
+};
+
+int ct_result_get_upload(struct ct_db *db, int64_t id, struct ct_result_row *r)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = CT_DB_QUERY(db, &res, "SELECT hostid, server_state, outcome, validate_state, "
+			 "upload_sha256, upload_size FROM result WHERE id=?", id);
+	if (rc == 0)
+		rc = ct_dl_one(res, r, upload_cols, CT_DL_NCOLS(upload_cols));
+	if (rc == 0)
+		r->id = id;
+	return rc;
+}
+
+static const struct ct_dl_col name_cols[] = {
+	CT_DL_COL(R, id), CT_DL_COL(R, workunitid),
+};
+
+int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *r)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = CT_DB_QUERY(db, &res, "SELECT id, workunitid FROM result WHERE name=?", name);
+	if (rc == 0)
+		rc = ct_dl_one(res, r, name_cols, CT_DL_NCOLS(name_cols));
+	return rc;
+}
+
+static const struct ct_dl_col wu_cols[] = {
+	CT_DL_COL(R, id), CT_DL_COL(R, name), CT_DL_COL(R, hostid),
+	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
+	CT_DL_COL(R, report_deadline),
+};
+
+int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
+		      size_t *n)
+{
+	struct ct_db_res *res = NULL;
+	void *a = NULL;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	rc = CT_DB_QUERY(db, &res, "SELECT id, name, hostid, server_state, outcome, "
+			 "validate_state, report_deadline FROM result WHERE workunitid=? "
+			 "ORDER BY id", wuid);
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(**rows), wu_cols, CT_DL_NCOLS(wu_cols), "results",
+			       &a, n);
+	*rows = a;
+	return rc;
+}
+#undef R

@@ -1,0 +1,38 @@
+/*
+ * dl_result.h - the `result` table's row and its named reads (the data
+ * layer, dl.h). Writes of the state columns belong to result_state.h.
+ *
+ * Each read fills the members its comment names and zeroes the rest.
+ */
+#ifndef CT_DL_RESULT_H
+#define CT_DL_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_db;
+
+struct ct_result_row {
+	int64_t id, workunitid, hostid;
+	char name[81];
+	int server_state, outcome, validate_state;	/* db.h's codes */
+	int64_t report_deadline;
+	char upload_sha256[65];		/* "" until an upload arrived */
+	int64_t upload_size;
+};
+
+/* Result `id`: hostid, state columns, upload_sha256, upload_size. Returns
+ * 0, CT_ENOTFOUND or a db error. */
+int ct_result_get_upload(struct ct_db *db, int64_t id, struct ct_result_row *r);
+
+/* The result named `name`: id, workunitid. Returns 0, CT_ENOTFOUND or a db
+ * error. */
+int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *r);
+
+/* Every result of WU `wuid` (in id order): id, name, hostid, state
+ * columns, report_deadline. *rows is malloc'd (free() it; NULL when there
+ * are none), *n its length. Returns 0, CT_ENOMEM or a db error. */
+int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
+		      size_t *n);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * dl_round.h - the `round` table's row and its named reads (the data
+ * layer, dl.h). A round is opened by the work generator (wg.h) and closed
+ * by the assimilator, the transitioner (error) or a cancel (job_state.h).
+ */
+#ifndef CT_DL_ROUND_H
+#define CT_DL_ROUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_db;
+
+struct ct_round_row {
+	int idx;			/* 1-based */
+	int status;			/* enum ct_round_status (db.h) */
+	int nwus, nwus_done;
+	double base_eval_loss, eval_loss;	/* NAN while there is none */
+	char model_sha256[65], out_model_sha256[65];	/* out: "" until averaged */
+};
+
+/* Every round of job `jobid`, oldest first, into a malloc'd array *rounds
+ * (free() it; NULL when there are none) of *n rows. Returns 0, CT_ENOMEM or
+ * a db error. */
+int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
+		  size_t *n);
+
+#endif

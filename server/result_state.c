@@ -1,0 +1,188 @@
+/*
+ * result_state.c - a result's lifecycle (see result_state.h): the states,
+ * the table of allowed moves, and the one statement per kind of move that
+ * writes result's state columns.
+ */
+#include <inttypes.h>
+
+#include "ct_err.h"
+#include "db.h"
+#include "db_args.h"
+#include "result_state.h"
+
+const struct ct_res_cols ct_res_states[CT_RES_NSTATES] = {
+	[CT_RES_UNSENT] = { CT_RS_UNSENT, CT_RO_INIT, CT_VS_INIT },
+	[CT_RES_IN_PROGRESS] = { CT_RS_IN_PROGRESS, CT_RO_INIT, CT_VS_INIT },
+	[CT_RES_REPORTED] = { CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT },
+	[CT_RES_CLIENT_ERROR] = { CT_RS_OVER, CT_RO_CLIENT_ERROR, CT_VS_INIT },
+	[CT_RES_NO_REPLY] = { CT_RS_OVER, CT_RO_NO_REPLY, CT_VS_INIT },
+	[CT_RES_DIDNT_NEED] = { CT_RS_OVER, CT_RO_DIDNT_NEED, CT_VS_INIT },
+	[CT_RES_VALID] = { CT_RS_OVER, CT_RO_SUCCESS, CT_VS_VALID },
+	[CT_RES_INVALID] = { CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INVALID },
+	[CT_RES_INCONCLUSIVE] = { CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INCONCLUSIVE },
+	[CT_RES_TOO_LATE] = { CT_RS_OVER, CT_RO_SUCCESS, CT_VS_TOO_LATE },
+	[CT_RES_VALIDATE_ERROR] = { CT_RS_OVER, CT_RO_VALIDATE_ERROR, CT_VS_INVALID },
+};
+
+const struct ct_res_edge ct_res_edges[] = {
+	{ CT_RES_UNSENT, CT_RES_IN_PROGRESS },
+	{ CT_RES_UNSENT, CT_RES_DIDNT_NEED },
+	{ CT_RES_IN_PROGRESS, CT_RES_REPORTED },
+	{ CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR },
+	{ CT_RES_IN_PROGRESS, CT_RES_NO_REPLY },
+	{ CT_RES_REPORTED, CT_RES_REPORTED },	/* looked at, undecided */
+	{ CT_RES_REPORTED, CT_RES_VALID },
+	{ CT_RES_REPORTED, CT_RES_INVALID },
+	{ CT_RES_REPORTED, CT_RES_INCONCLUSIVE },
+	{ CT_RES_REPORTED, CT_RES_TOO_LATE },
+	{ CT_RES_REPORTED, CT_RES_VALIDATE_ERROR },
+	{ CT_RES_INCONCLUSIVE, CT_RES_VALID },
+	{ CT_RES_INCONCLUSIVE, CT_RES_INVALID },
+	{ CT_RES_INCONCLUSIVE, CT_RES_VALIDATE_ERROR },
+	{ CT_RES_VALID, CT_RES_INVALID },	/* set aside */
+};
+const size_t ct_res_nedges = sizeof(ct_res_edges) / sizeof(ct_res_edges[0]);
+
+int ct_res_validated(int vs)
+{
+	for (int s = CT_RES_REPORTED; s < CT_RES_NSTATES; s++)
+		if (ct_res_states[s].outcome == CT_RO_SUCCESS &&
+		    ct_res_states[s].validate_state == vs)
+			return s;
+	return -1;
+}
+
+int ct_res_move_allowed(int from, int to)
+{
+	for (size_t i = 0; i < ct_res_nedges; i++)
+		if ((int)ct_res_edges[i].from == from && (int)ct_res_edges[i].to == to)
+			return 1;
+	return 0;
+}
+
+/* The WHERE clause every move ends with: the row and its whole old state. */
+#define FROM " WHERE id=? AND server_state=? AND outcome=? AND validate_state=?"
+#define FROM_ARGS(id, f) (id), (f)->server_state, (f)->outcome, (f)->validate_state
+
+static int write_send(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+		      const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+			  "teamid=?, sent_time=?, report_deadline=?" FROM, t->server_state,
+			  c->hostid, c->userid, c->teamid, c->now, c->deadline, FROM_ARGS(id, f));
+}
+
+static int write_reported(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+			  const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
+			  "elapsed_s=?, final_loss=?, conforming=?" FROM, t->server_state,
+			  t->outcome, c->now, c->elapsed_s, c->final_loss, c->conforming,
+			  FROM_ARGS(id, f));
+}
+
+static int write_client_error(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+			      const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
+			  "elapsed_s=?, exit_status=?, error_message=?" FROM, t->server_state,
+			  t->outcome, c->now, c->elapsed_s, c->exit_status,
+			  c->error_message ? c->error_message : "", FROM_ARGS(id, f));
+}
+
+static int write_over(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+		      const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	(void)c;
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?" FROM,
+			  t->server_state, t->outcome, FROM_ARGS(id, f));
+}
+
+static int write_validated(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+			   const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	if (c->has_probe)
+		return CT_DB_EXEC(db, "UPDATE result SET validate_state=?, probe_loss=?, "
+				  "update_norm=?, validate_time=?" FROM, t->validate_state,
+				  c->probe_loss, c->update_norm, c->now, FROM_ARGS(id, f));
+	return CT_DB_EXEC(db, "UPDATE result SET validate_state=?, validate_time=?" FROM,
+			  t->validate_state, c->now, FROM_ARGS(id, f));
+}
+
+static int write_validate_error(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+				const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	return CT_DB_EXEC(db, "UPDATE result SET validate_state=?, outcome=?, "
+			  "error_message=?, validate_time=?" FROM, t->validate_state, t->outcome,
+			  c->error_message ? c->error_message : "", c->now, FROM_ARGS(id, f));
+}
+
+static int write_set_aside(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+			   const struct ct_res_cols *t, const struct ct_res_change *c)
+{
+	return CT_DB_EXEC(db, "UPDATE result SET validate_state=?, error_message=?" FROM,
+			  t->validate_state, c->error_message ? c->error_message : "",
+			  FROM_ARGS(id, f));
+}
+
+typedef int (*write_fn)(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
+			const struct ct_res_cols *t, const struct ct_res_change *c);
+
+/* The statement of an allowed move. */
+static write_fn writer(enum ct_res_state from, enum ct_res_state to)
+{
+	if (from == CT_RES_UNSENT && to == CT_RES_IN_PROGRESS)
+		return write_send;
+	if (from == CT_RES_IN_PROGRESS && to == CT_RES_REPORTED)
+		return write_reported;
+	if (to == CT_RES_CLIENT_ERROR)
+		return write_client_error;
+	if (to == CT_RES_NO_REPLY || to == CT_RES_DIDNT_NEED)
+		return write_over;
+	if (to == CT_RES_VALIDATE_ERROR)
+		return write_validate_error;
+	if (from == CT_RES_VALID)
+		return write_set_aside;
+	return write_validated;
+}
+
+int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
+		enum ct_res_state to, const struct ct_res_change *c)
+{
+	if (!ct_res_move_allowed((int)from, (int)to))
+		return ct_error(CT_ESTATE, "result %" PRId64 ": no move from state %d to %d", id,
+				(int)from, (int)to);
+	return writer(from, to)(db, id, &ct_res_states[from], &ct_res_states[to], c);
+}
+
+int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,
+		  int64_t now)
+{
+	const struct ct_res_cols *u = &ct_res_states[CT_RES_UNSENT];
+	int rc;
+
+	rc = CT_DB_EXEC(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+			"server_state, outcome, validate_state) VALUES (?,?,?,?,?,?,?)", now,
+			name, wuid, jobid, u->server_state, u->outcome, u->validate_state);
+	return rc < 0 ? rc : 0;
+}
+
+int ct_res_drop_unsent_wu(struct ct_db *db, int64_t wuid, int64_t except)
+{
+	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];
+	const struct ct_res_cols *t = &ct_res_states[CT_RES_DIDNT_NEED];
+
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=? WHERE "
+			  "workunitid=? AND id<>? AND server_state=?", t->server_state,
+			  t->outcome, wuid, except, f->server_state);
+}
+
+int ct_res_drop_unsent_job(struct ct_db *db, int64_t jobid)
+{
+	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];
+	const struct ct_res_cols *t = &ct_res_states[CT_RES_DIDNT_NEED];
+
+	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=? WHERE jobid=? "
+			  "AND server_state=?", t->server_state, t->outcome, jobid,
+			  f->server_state);
+}
