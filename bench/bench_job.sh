@@ -163,11 +163,13 @@ FILENAME ~ /server.log$/ {
 		for (i = 1; i <= NF; i++) if ($(i) ~ /^[0-9.]+$/ && $(i + 1) == "s" && $(i + 2) == "(average") { as += $(i); if ($(i) > asmax) asmax = $(i) }
 		na++
 	}
+	if ($0 ~ /ahead of the round, in /) { for (i = 1; i <= NF; i++) if ($(i) == "in") ah += $(i + 1) }
+	if ($0 ~ /assimilator: job .* done: .* sample /) { for (i = 1; i <= NF; i++) if ($(i) == "sample") sm += $(i + 1); ns++ }
 }
 END {
 	n = split(chwm, c, " "); cmax = 0; for (i = 1; i <= n; i++) if (c[i] > cmax) cmax = c[i]
 	trw = ntr ? tr / ntr : 0
-	srv = ntr ? (v + as) / ntr : 0
+	srv = ntr ? (v + as + ah + sm) / ntr : 0
 	printf "| shape %s, quorum %d (load %s) | value |\n|---|---|\n", shape, q, loadavg
 	printf "| model size | %.1f MiB |\n", mb / 1048576
 	printf "| job wall time | %d s |\n", wall
@@ -176,7 +178,8 @@ END {
 	printf "| client: upload per WU (mean of %d) | %.2f s |\n", nup, nup ? upt / nup : 0
 	printf "| server: validate per pass (mean of %d) | %.2f s |\n", nv, nv ? v / nv : 0
 	printf "| server: assimilate per round (mean of %d; max) | %.2f s; %.2f s |\n", na, na ? as / na : 0, asmax
-	printf "| server time per WU result (validate + share of assimilate) | %.2f s (%.1f%% of train) |\n", srv, trw ? 100 * srv / trw : 0
+	printf "| server: base loss ahead of round 1; round samples (mean of %d) | %.2f s; %.2f s |\n", ns, ah, ns ? sm / ns : 0
+	printf "| server time per WU result (validate + share of assimilate, base loss, samples) | %.2f s (%.1f%% of train) |\n", srv, trw ? 100 * srv / trw : 0
 	printf "| server peak RSS | %.0f MiB (%.2fx model) |\n", shwm / 1048576, shwm / mb
 	printf "| client peak RSS (max of %d) | %.0f MiB |\n", n, cmax / 1048576
 	printf "| bytes downloaded / uploaded by clients | %.1f / %.1f MiB |\n", down / 1048576, upb / 1048576

@@ -574,7 +574,8 @@ static int lora_wu(struct bench *b, const float *start, const struct ct_lora_spe
 	if (rc == 0)
 		rc = ct_delta_weights_sha(start, b->n, sha);
 	if (rc == 0)
-		rc = ct_delta_encode_lora(init, ad, n, &dm, sha, &sec, CT_DELTA_LOSSLESS, -1, &buf);
+		rc = ct_delta_encode_lora(init, ad, n, &dm, sha, &sec, CT_DELTA_LOSSLESS_TENSOR,
+					  -1, &buf);
 	if (rc == 0)
 		*bytes += (double)buf.len / K;
 	ct_buf_free(&buf);

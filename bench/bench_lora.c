@@ -94,7 +94,9 @@ static int encode(struct ct_wu *wu, const struct ct_gpt2 *m, const struct ct_wu_
 		int enc = e == 0 ? CT_DELTA_LOSSLESS : CT_DELTA_INT8;
 
 		ct_buf_reset(&buf);
-		rc = init ? ct_delta_encode_lora(init, w, n, &dm, sha, &sec, enc, -1, &buf)
+		/* lossless adapters as the client writes them (ct_lora_result.h) */
+		rc = init ? ct_delta_encode_lora(init, w, n, &dm, sha, &sec,
+						 e == 0 ? CT_DELTA_LOSSLESS_TENSOR : enc, -1, &buf)
 			  : ct_delta_encode(m->params, w, n, &dm, sha, enc, -1, &buf);
 		if (rc == 0)
 			*(e == 0 ? &r->lossless : &r->int8) = (double)buf.len;

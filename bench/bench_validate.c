@@ -9,7 +9,9 @@
  * model's size.
  *
  *   bench_validate [--shape 124m|tiny] [--quorum Q] [--distinct]
- *                  [--probe-tokens N]
+ *                  [--probe-tokens N] [--eval-device D]
+ *
+ * --eval-device: the project's daemons.eval_device (auto, cpu, opencl).
  *
  * --distinct: each replica differs from the others by a tiny amount and
  * reports a non-conforming device, so the quorum cannot agree by hash and
@@ -36,7 +38,7 @@
 #include <unistd.h>
 
 struct opts {
-	const char *shape;
+	const char *shape, *eval_device;
 	int quorum, distinct, probe_tokens;
 };
 
@@ -173,6 +175,21 @@ static int upload_replicas(struct ct_server *srv, struct ct_db *db, int64_t jobi
 	return rc < 0 ? rc : 0;
 }
 
+/* daemons.eval_device = dev in the new project's config (its last
+ * section is [daemons]). */
+static int set_eval_device(const char *dir, const char *dev)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CT_SERVER_CONF);
+	f = fopen(path, "a");
+	if (f == NULL)
+		return ct_error(CT_EIO, "%s: cannot append", path);
+	fprintf(f, "\n[daemons]\neval_device = %s\n", dev);
+	return fclose(f) == 0 ? 0 : ct_error(CT_EIO, "%s: write", path);
+}
+
 static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
 {
 	const struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0" };
@@ -188,6 +205,7 @@ static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
 	if (dir == NULL)
 		return CT_EIO;
 	rc = ct_project_init(dir, &po);
+	if (rc == 0 && o->eval_device != NULL) rc = set_eval_device(dir, o->eval_device);
 	if (rc == 0) rc = ct_server_load(&srv, dir, NULL);
 	if (rc == 0) rc = ct_path_join(datadir, sizeof(datadir), srv.dir, "db");
 	if (rc == 0) rc = ct_path_join(logdir, sizeof(logdir), srv.dir, "log");
@@ -256,6 +274,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "shape", 1, NULL, 's' }, { "quorum", 1, NULL, 'q' },
 		{ "distinct", 0, NULL, 'd' }, { "probe-tokens", 1, NULL, 'p' },
+		{ "eval-device", 1, NULL, 'e' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .shape = "tiny", .quorum = 2 };
@@ -268,9 +287,10 @@ int main(int argc, char **argv)
 		case 'q': o.quorum = atoi(optarg); break;
 		case 'd': o.distinct = 1; break;
 		case 'p': o.probe_tokens = atoi(optarg); break;
+		case 'e': o.eval_device = optarg; break;
 		default:
 			printf("usage: bench_validate [--shape 124m|tiny] [--quorum Q] [--distinct] "
-			       "[--probe-tokens N]\n");
+			       "[--probe-tokens N] [--eval-device D]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}

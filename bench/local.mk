@@ -29,6 +29,11 @@ bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD
 	$(CURL_CFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web
 bench_bench_sched_LDADD = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)
+# Server part: averaging a round, the previous way against the streamed mean.
+noinst_PROGRAMS += bench/bench_mean
+bench_bench_mean_SOURCES = bench/bench_mean.c
+bench_bench_mean_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_mean_LDADD = $(CT_SERVER_LIBS)
 # Server part: what validating one WU costs (time, peak RSS) by shape and quorum.
 noinst_PROGRAMS += bench/bench_validate
 bench_bench_validate_SOURCES = bench/bench_validate.c

@@ -78,6 +78,7 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 	}
 	if (rc == 0) rc = ct_xml_open(b, "work_req");
 	if (rc == 0) rc = ct_xml_elem_long(b, "want_results", want < 0 ? 0 : want > 16 ? 16 : want);
+	if (rc == 0) rc = ct_xml_elem_long(b, "lora", 1);	/* this client runs LoRA WUs */
 	if (rc == 0) rc = ct_xml_close(b, "work_req");
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_request");
 	return rc;

@@ -232,24 +232,6 @@ static int change(const char *dir_opt, const char *url, const char *key,
 	return rc;
 }
 
-static void attach_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune attach URL --key KEY   (or: ctune attach URL KEY)\n"
-		"       ctune attach URL --name NAME --email EMAIL --password PASSWORD\n"
-		"       ctune attach URL --email EMAIL --password PASSWORD\n"
-		"Attach this computer to a project: with the account key from the\n"
-		"project's web site, by creating an account (--name), or by looking up\n"
-		"the key of an existing account. The password may also come from the\n"
-		"CTUNE_PASSWORD environment variable. One RPC to the project checks the\n"
-		"URL, TLS and the key (or makes the account) before anything is written.\n"
-		"  -d, --dir DIR      state directory\n"
-		"      --ca-file FILE CA certificates for a project with its own CA\n"
-		"                     (default: $CURL_CA_BUNDLE, else the system's)\n"
-		"      --no-verify    write the key without asking the project (scripts\n"
-		"                     attaching before the server is up)\n");
-}
-
 /* Absolute path of a readable CA file (malloc'd) into *out. */
 static int ca_path(const char *arg, char **out)
 {
@@ -283,23 +265,24 @@ struct attach_args {
 };
 
 /* Options into a; returns -1 to go on, else the exit code. */
+static const struct option attach_long[] = {
+	{ "key", required_argument, NULL, 'k' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "email", required_argument, NULL, 'e' },
+	{ "password", required_argument, NULL, 'p' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "ca-file", required_argument, NULL, 'c' },
+	{ "no-verify", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+#define ATTACH_SHORT "k:n:e:p:d:"
+
 static int attach_opts(int argc, char **argv, struct attach_args *a)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "email", required_argument, NULL, 'e' },
-		{ "password", required_argument, NULL, 'p' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "ca-file", required_argument, NULL, 'c' },
-		{ "no-verify", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *why = NULL;
 	int c, nargs;
 
-	while ((c = getopt_long(argc, argv, "k:n:e:p:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ATTACH_SHORT, attach_long, NULL)) != -1) {
 		switch (c) {
 		case 'k': a->key = optarg; break;
 		case 'n': a->name = optarg; break;
@@ -308,8 +291,7 @@ static int attach_opts(int argc, char **argv, struct attach_args *a)
 		case 'd': a->dir = optarg; break;
 		case 'c': a->ca_arg = optarg; break;
 		case 'V': a->no_verify = 1; break;
-		case 'h': attach_usage(stdout); return CT_EXIT_OK;
-		default: attach_usage(stderr); return CT_EXIT_USAGE;
+		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
 	nargs = argc - optind;
@@ -322,14 +304,13 @@ static int attach_opts(int argc, char **argv, struct attach_args *a)
 	if (why == NULL && a->key == NULL && a->no_verify)
 		why = "--no-verify needs --key (an account is made over the network)";
 	if (why != NULL) {
-		fprintf(stderr, "ctune attach: %s\n", why);
-		attach_usage(stderr);
+		fprintf(stderr, "ctune attach: %s (see 'ctune attach --help')\n", why);
 		return CT_EXIT_USAGE;
 	}
 	return -1;
 }
 
-int ct_cmd_attach(int argc, char **argv)
+static int cmd_attach(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct attach_args a = { .password = getenv("CTUNE_PASSWORD") };
 	struct attach_extra x = { 0 };
@@ -338,6 +319,7 @@ int ct_cmd_attach(int argc, char **argv)
 	const char *key;
 	int rc;
 
+	(void)ctx;
 	rc = attach_opts(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
@@ -366,31 +348,22 @@ int ct_cmd_attach(int argc, char **argv)
 	return rc == 0 ? CT_EXIT_OK : rc == CT_EUSAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL;
 }
 
-int ct_cmd_detach(int argc, char **argv)
+static const struct option detach_long[] = {
+	{ "dir", required_argument, NULL, 'd' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cmd_detach(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *dir = NULL;
 	char url[1024];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		if (c == 'd') {
-			dir = optarg;
-		} else {
-			fprintf(c == 'h' ? stdout : stderr,
-				"usage: ctune detach URL [--dir DIR]\n"
-				"Detach from a project; its unfinished tasks are dropped.\n");
-			return c == 'h' ? CT_EXIT_OK : CT_EXIT_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "ctune detach: %s\nusage: ctune detach URL [--dir DIR]\n",
-			optind == argc ? "missing the project URL" : "too many arguments");
-		return CT_EXIT_USAGE;
+	(void)ctx;
+	while ((c = getopt_long(argc, argv, "d:", detach_long, NULL)) != -1) {
+		if (c != 'd')
+			return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
+		dir = optarg;
 	}
 	snprintf(url, sizeof(url), "%s", argv[optind]);
 	ct_url_normalise(url);
@@ -399,3 +372,29 @@ int ct_cmd_detach(int argc, char **argv)
 		fprintf(stderr, "ctune detach: %s\n", ct_errmsg(rc));
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }
+
+const struct ct_cmd_def ct_attach_cmd = {
+	.name = "attach", .fn = cmd_attach, .opts = attach_long, .shortopts = ATTACH_SHORT,
+	.min_args = 1, .max_args = 2,
+	.summary = "attach to a project (URL --key KEY, or create an account)",
+	.usage = "URL --key KEY   (or: ctune attach URL KEY)\n"
+	"       ctune attach URL --name NAME --email EMAIL --password PASSWORD\n"
+	"       ctune attach URL --email EMAIL --password PASSWORD",
+	.help = "Attach this computer to a project: with the account key from the\n"
+	"project's web site, by creating an account (--name), or by looking up\n"
+	"the key of an existing account. The password may also come from the\n"
+	"CTUNE_PASSWORD environment variable. One RPC to the project checks the\n"
+	"URL, TLS and the key (or makes the account) before anything is written.\n"
+	"  -d, --dir DIR      state directory\n"
+	"      --ca-file FILE CA certificates for a project with its own CA\n"
+	"                     (default: $CURL_CA_BUNDLE, else the system's)\n"
+	"      --no-verify    write the key without asking the project (scripts\n"
+	"                     attaching before the server is up)\n",
+};
+
+const struct ct_cmd_def ct_detach_cmd = {
+	.name = "detach", .fn = cmd_detach, .opts = detach_long, .shortopts = "d:",
+	.min_args = 1, .max_args = 1, .summary = "detach from a project (URL)",
+	.usage = "URL [--dir DIR]",
+	.help = "Detach from a project; its unfinished tasks are dropped.\n",
+};

@@ -22,16 +22,6 @@
 #include "ct_ocl.h"
 #include "ct_ocl_selftest.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune devices [--no-selftest] [--device opencl:N] [--digest]\n"
-		"  -n, --no-selftest   list the devices only\n"
-		"  -d, --device SPEC   only this device (opencl:N)\n"
-		"      --digest        also print the self-test digest of the C\n"
-		"                      reference and of each device\n");
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -94,20 +84,21 @@ static int selftest(const struct ct_ocl_devinfo *d, int digest)
 	return rc == 0 && ok;
 }
 
-int ct_cmd_devices(int argc, char **argv)
+static const struct option devices_long[] = {
+	{ "no-selftest", no_argument, NULL, 'n' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "digest", no_argument, NULL, 'g' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cmd_devices(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "no-selftest", no_argument, NULL, 'n' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "digest", no_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ct_ocl_devinfo *devs = NULL;
 	int n = 0, only = -1, test = 1, digest = 0, bad = 0, c, rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "nd:h", opts, NULL)) != -1) {
+	(void)ctx;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "nd:", devices_long, NULL)) != -1) {
 		switch (c) {
 		case 'n': test = 0; break;
 		case 'g': digest = 1; break;
@@ -118,14 +109,11 @@ int ct_cmd_devices(int argc, char **argv)
 				return CT_EXIT_USAGE;
 			}
 			break;
-		case 'h': usage(stdout); return CT_EXIT_OK;
-		default: usage(stderr); return CT_EXIT_USAGE;
+		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
-	if (optind < argc) {
-		usage(stderr);
+	if (optind < argc)
 		return CT_EXIT_USAGE;
-	}
 	rc = ct_ocl_enumerate(&devs, &n);
 	if (rc < 0) {
 		fprintf(stderr, "ctune devices: %s\n", ct_errmsg(rc));
@@ -152,3 +140,13 @@ int ct_cmd_devices(int argc, char **argv)
 	free(devs);
 	return bad ? CT_EXIT_FAIL : CT_EXIT_OK;
 }
+
+const struct ct_cmd_def ct_devices_cmd = {
+	.name = "devices", .fn = cmd_devices, .opts = devices_long, .shortopts = "nd:",
+	.summary = "list OpenCL devices and their conformance",
+	.usage = "[--no-selftest] [--device opencl:N] [--digest]",
+	.help = "  -n, --no-selftest   list the devices only\n"
+	"  -d, --device SPEC   only this device (opencl:N)\n"
+	"      --digest        also print the self-test digest of the C\n"
+	"                      reference and of each device\n",
+};

@@ -107,37 +107,24 @@ out:
 	return rc;
 }
 
-static void merge_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n\n"
-		"Merge the LoRA adapters of ADAPTER (written by `ctune train --lora-rank`)\n"
-		"into BASE, the model they were trained from: W = W + (alpha/r) B A for\n"
-		"every adapted matrix (the exact merge of ct_lora.h with one shard), and\n"
-		"write the merged checkpoint to MERGED atomically.\n");
-}
+static const struct option merge_long[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
 
-int ct_cmd_model_merge(int argc, char **argv)
+static int cmd_merge(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *out = NULL;
 	struct ct_gpt2 model = { 0 };
 	struct ct_lora_spec sp;
 	int c, rc;
 
+	(void)ctx;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'h': merge_help(stdout); return CT_EXIT_OK;
-		default:
-			fprintf(stderr, "ctune model: bad option (see 'ctune model merge --help')\n");
-			return CT_EXIT_USAGE;
-		}
+	while ((c = getopt_long(argc, argv, "", merge_long, NULL)) != -1) {
+		if (c != 'o')
+			return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
+		out = optarg;
 	}
 	if (argc - optind != 2 || out == NULL) {
 		fprintf(stderr, "ctune model: merge takes BASE.bin ADAPTER.bin and --out "
@@ -159,3 +146,14 @@ int ct_cmd_model_merge(int argc, char **argv)
 	}
 	return CT_EXIT_OK;
 }
+
+const struct ct_cmd_def ct_model_merge_cmd = {
+	.name = "merge", .fn = cmd_merge, .opts = merge_long, .min_args = 2, .max_args = 2,
+	.required = "out",
+	.summary = "merge LoRA adapters into their base model",
+	.usage = "BASE.bin ADAPTER.bin --out MERGED.bin",
+	.help = "Merge the LoRA adapters of ADAPTER (written by `ctune train --lora-rank`)\n"
+	"into BASE, the model they were trained from: W = W + (alpha/r) B A for\n"
+	"every adapted matrix (the exact merge of ct_lora.h with one shard), and\n"
+	"write the merged checkpoint to MERGED atomically.\n",
+};

@@ -34,8 +34,7 @@ int ct_lora_write_adapter_file(struct ct_wu *wu, const struct ct_gpt2 *model,
 int ct_lora_apply_file(struct ct_gpt2 *model, const char *model_path,
 		       const char *adapter_path, struct ct_lora_spec *spec);
 
-/* `ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin`; argv[0] is
- * "merge". Returns an exit status (commands.h). */
-int ct_cmd_model_merge(int argc, char **argv);
+/* `ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin` is
+ * ct_model_merge_cmd (commands.h). */
 
 #endif

@@ -25,80 +25,52 @@ static int fail(const char *what, int rc)
 	return CT_EXIT_FAIL;
 }
 
-static int usage(const char *what, const char *msg, void (*help)(FILE *))
-{
-	fprintf(stderr, "ctune model %s: %s\n", what, msg);
-	help(stderr);
-	return CT_EXIT_USAGE;
-}
-
-static void import_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune model import HF_DIR --out M.ct\n\n"
-		"Read a Hugging Face Llama-family model directory (config.json and one or\n"
-		"more *.safetensors shards; model_type llama or qwen2; F32, F16 or BF16\n"
-		"tensors, converted to float32) and write it as a crowdtune Llama\n"
-		"checkpoint. Refuses missing or unexpected tensors, other dtypes and\n"
-		"unsupported features, naming them.\n");
-}
-
-static void export_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune model export M.ct --out DIR [--tokenizer-from HF_DIR]\n\n"
-		"Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
-		"config.json and model.safetensors (float32), loadable with\n"
-		"transformers' from_pretrained(). --tokenizer-from copies tokenizer.json,\n"
-		"tokenizer_config.json, special_tokens_map.json and\n"
-		"generation_config.json from HF_DIR when present.\n");
-}
-
 static void progress(int i, int n, const char *path)
 {
 	fprintf(stderr, "reading %s (%d of %d)\n", path, i + 1, n);
 }
 
-/* Parse "ARG --out X [--opt Y]": positional into *pos, the options into
- * the given slots (NULL: not accepted). */
-static int two_args(int argc, char **argv, const char *what, void (*help)(FILE *),
-		    const char **pos, const char **out, const char **tok)
+static const struct option import_long[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option export_long[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ "tokenizer-from", required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parse "ARG --out X [--tokenizer-from Y]" with opts (one of the above):
+ * the positional into *pos, the options into their slots. 0, or an exit
+ * status. */
+static int two_args(int argc, char **argv, const struct option *opts, const char **pos,
+		    const char **out, const char **tok)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "tokenizer-from", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': *out = optarg; break;
-		case 't':
-			if (tok == NULL)
-				return usage(what, "--tokenizer-from is for export", help);
-			*tok = optarg;
-			break;
-		case 'h': help(stdout); return 1;
-		default: return usage(what, "bad option", help);
+		case 't': *tok = optarg; break;
+		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
 	if (optind + 1 != argc || *out == NULL)
-		return usage(what, "want one input and --out", help);
+		return CT_EXIT_USAGE;	/* ct_cmd_resolve counted them */
 	*pos = argv[optind];
 	return 0;
 }
 
-int ct_cmd_model_import(int argc, char **argv)
+static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, "import", import_help, &dir, &out, NULL);
+	int rc = two_args(argc, argv, import_long, &dir, &out, NULL);
 
+	(void)ctx;
 	if (rc != 0)
-		return rc == 1 ? CT_EXIT_OK : rc;
+		return rc;
 	rc = ct_llama_hf_import(dir, &m, progress);
 	if (rc == 0)
 		rc = ct_gpt2_check_finite(m.params, m.lay.total, &m.lay);
@@ -113,14 +85,15 @@ int ct_cmd_model_import(int argc, char **argv)
 	return rc < 0 ? fail("import", rc) : CT_EXIT_OK;
 }
 
-int ct_cmd_model_export(int argc, char **argv)
+static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *tok = NULL;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, "export", export_help, &in, &out, &tok);
+	int rc = two_args(argc, argv, export_long, &in, &out, &tok);
 
+	(void)ctx;
 	if (rc != 0)
-		return rc == 1 ? CT_EXIT_OK : rc;
+		return rc;
 	rc = ct_gpt2_load(in, &m);
 	if (rc == 0)
 		rc = ct_llama_hf_export(&m, out, tok);
@@ -129,17 +102,6 @@ int ct_cmd_model_export(int argc, char **argv)
 		       out, m.lay.total);
 	ct_gpt2_free(&m);
 	return rc < 0 ? fail("export", rc) : CT_EXIT_OK;
-}
-
-static void init_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune model init-llama --layers L --heads NH --kv-heads KVH\n"
-		"         --channels C --mlp F --vocab V --max-seq T [--tied] [--qkv-bias]\n"
-		"         [--rope-theta X] [--rms-eps E] [--seed S] --out M.ct\n\n"
-		"Write a Llama-config checkpoint with random weights (matrices and\n"
-		"embeddings ~ N(0, 0.02), norms 1, biases 0) from seed S (default 0).\n"
-		"Defaults: rope_theta 10000, rms_norm_eps 1e-5.\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *out)
@@ -156,17 +118,18 @@ static int num_arg(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
-int ct_cmd_model_init_llama(int argc, char **argv)
+static const struct option init_long[] = {
+	{ "layers", 1, NULL, 'L' }, { "heads", 1, NULL, 'H' },
+	{ "kv-heads", 1, NULL, 'K' }, { "channels", 1, NULL, 'C' },
+	{ "mlp", 1, NULL, 'F' }, { "vocab", 1, NULL, 'V' },
+	{ "max-seq", 1, NULL, 'T' }, { "tied", 0, NULL, 'y' },
+	{ "qkv-bias", 0, NULL, 'b' }, { "rope-theta", 1, NULL, 'r' },
+	{ "rms-eps", 1, NULL, 'e' }, { "seed", 1, NULL, 's' },
+	{ "out", 1, NULL, 'o' }, { NULL, 0, NULL, 0 },
+};
+
+static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "layers", 1, NULL, 'L' }, { "heads", 1, NULL, 'H' },
-		{ "kv-heads", 1, NULL, 'K' }, { "channels", 1, NULL, 'C' },
-		{ "mlp", 1, NULL, 'F' }, { "vocab", 1, NULL, 'V' },
-		{ "max-seq", 1, NULL, 'T' }, { "tied", 0, NULL, 'y' },
-		{ "qkv-bias", 0, NULL, 'b' }, { "rope-theta", 1, NULL, 'r' },
-		{ "rms-eps", 1, NULL, 'e' }, { "seed", 1, NULL, 's' },
-		{ "out", 1, NULL, 'o' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	struct ct_gpt2_config c = { .arch = CT_ARCH_LLAMA, .rope_theta = 10000.0,
 				    .rms_eps = 1e-5 };
 	struct ct_gpt2 m = { 0 };
@@ -174,8 +137,9 @@ int ct_cmd_model_init_llama(int argc, char **argv)
 	double x, seed = 0;
 	int o, rc = 0, *slot;
 
+	(void)ctx;
 	optind = 0;
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1 && rc == 0) {
+	while ((o = getopt_long(argc, argv, "", init_long, NULL)) != -1 && rc == 0) {
 		slot = o == 'L' ? &c.L : o == 'H' ? &c.NH : o == 'K' ? &c.KVH : o == 'C' ? &c.C
 		       : o == 'F' ? &c.F : o == 'V' ? &c.V : o == 'T' ? &c.maxT : NULL;
 		if (slot != NULL) {
@@ -190,14 +154,13 @@ int ct_cmd_model_init_llama(int argc, char **argv)
 		case 'e': rc = num_arg(optarg, 1e-30, 0.5, &c.rms_eps); break;
 		case 's': rc = num_arg(optarg, 0, 9007199254740992.0, &seed); break;
 		case 'o': out = optarg; break;
-		case 'h': init_help(stdout); return CT_EXIT_OK;
-		default: return usage("init-llama", "bad option", init_help);
+		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
 	if (rc < 0)
 		return CT_EXIT_USAGE;
 	if (optind < argc || out == NULL || !c.L || !c.NH || !c.C || !c.F || !c.V || !c.maxT)
-		return usage("init-llama", "needs --out and a full config", init_help);
+		return CT_EXIT_USAGE;	/* ct_cmd_resolve checked the required options */
 	if (c.KVH == 0)
 		c.KVH = c.NH;
 	c.Vp = c.V;
@@ -212,3 +175,40 @@ int ct_cmd_model_init_llama(int argc, char **argv)
 	ct_gpt2_free(&m);
 	return rc < 0 ? fail("init-llama", rc) : CT_EXIT_OK;
 }
+
+/* ---- the table rows (ct_cmd.h) ---- */
+
+const struct ct_cmd_def ct_model_import_cmd = {
+	.name = "import", .fn = cmd_import, .opts = import_long, .shortopts = "o:",
+	.required = "out", .min_args = 1, .max_args = 1,
+	.summary = "read a Hugging Face Llama-family directory into a checkpoint",
+	.usage = "HF_DIR --out M.ct",
+	.help = "Read a Hugging Face Llama-family model directory (config.json and one or\n"
+	"more *.safetensors shards; model_type llama or qwen2; F32, F16 or BF16\n"
+	"tensors, converted to float32) and write it as a crowdtune Llama\n"
+	"checkpoint. Refuses missing or unexpected tensors, other dtypes and\n"
+	"unsupported features, naming them.\n",
+};
+
+const struct ct_cmd_def ct_model_export_cmd = {
+	.name = "export", .fn = cmd_export, .opts = export_long, .shortopts = "o:",
+	.required = "out", .min_args = 1, .max_args = 1,
+	.summary = "write a Llama checkpoint as a Hugging Face directory",
+	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR]",
+	.help = "Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
+	"config.json and model.safetensors (float32), loadable with\n"
+	"transformers' from_pretrained(). --tokenizer-from copies tokenizer.json,\n"
+	"tokenizer_config.json, special_tokens_map.json and\n"
+	"generation_config.json from HF_DIR when present.\n",
+};
+
+const struct ct_cmd_def ct_model_init_llama_cmd = {
+	.name = "init-llama", .fn = cmd_init_llama, .opts = init_long,
+	.required = "layers heads channels mlp vocab max-seq out",
+	.summary = "write a Llama-config checkpoint with random weights",
+	.usage = "--layers L --heads NH --kv-heads KVH\n"
+	"         --channels C --mlp F --vocab V --max-seq T [--tied] [--qkv-bias]\n"
+	"         [--rope-theta X] [--rms-eps E] [--seed S] --out M.ct",
+	.help = "Matrices and embeddings ~ N(0, 0.02), norms 1, biases 0, from seed S\n"
+	"(default 0). Defaults: rope_theta 10000, rms_norm_eps 1e-5, KVH = NH.\n",
+};

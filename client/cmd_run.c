@@ -16,36 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune run [options]\n"
-		"Run the volunteer daemon: fetch work from every attached project, train\n"
-		"while the computer is idle, upload and report the results.\n\n"
-		"  -d, --dir DIR              state directory\n"
-		"      --always               compute regardless of user activity\n"
-		"      --idle-minutes M       idle time before computing (default 3)\n"
-		"      --idle-file PATH       read idle seconds from PATH (testing)\n"
-		"      --device D             auto, cpu, opencl or opencl:N\n"
-		"      --no-selftest          skip the OpenCL conformance self-test\n"
-		"      --run-on-battery       also compute on battery power\n"
-		"      --max-cpu-percent P    duty cycle of computing (1-100)\n"
-		"      --run-hours H-H        only compute in this local time window\n"
-		"      --gpu-only             never compute on the CPU\n"
-		"      --checkpoint-seconds S checkpoint interval (default 60)\n"
-		"      --work-buffer N        tasks to keep queued per project\n"
-		"      --work-buf-min S       ask for work when less than S seconds are\n"
-		"                             queued (default 10) ...\n"
-		"      --work-buf-max S       ... enough for S seconds (default 30)\n"
-		"      --cache-max-mb N       keep inputs by hash up to N MiB (default 1024)\n"
-		"      --suspend-cpu-percent P suspend while other programs use more\n"
-		"                             than P%% of the CPU (0: never, default)\n"
-		"      --backoff-base S       first retry delay after a failure (default 60)\n"
-		"      --exit-after S         stop after S seconds (testing)\n"
-		"      --log-file PATH        log to PATH instead of stderr\n"
-		"Preferences are read from DIR/prefs.conf first.\n");
-}
-
 enum {
 	OPT_ALWAYS = 256, OPT_IDLE_MIN, OPT_IDLE_FILE, OPT_DEVICE, OPT_NO_SELFTEST,
 	OPT_BATTERY, OPT_CPU, OPT_HOURS, OPT_GPU_ONLY, OPT_CKPT, OPT_BUFFER,
@@ -73,7 +43,6 @@ static const struct option opts[] = {
 	{ "backoff-base", required_argument, NULL, OPT_BACKOFF },
 	{ "exit-after", required_argument, NULL, OPT_EXIT_AFTER },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -139,25 +108,21 @@ static int apply(int c, const char *arg, struct ct_prefs *p, struct ct_daemon_op
 	return rc;
 }
 
-int ct_cmd_run(int argc, char **argv)
+static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_daemon_opts o = { .selftest = 1 };
 	const char *dir_opt = NULL, *log_file = NULL;
 	char *dir = NULL, *prefs_path = NULL;
 	int c, rc;
 
+	(void)ctx;
 	ct_prefs_default(&o.prefs);
-	/* first pass: --dir and --help only (prefs.conf lives in the dir) */
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	/* first pass: --dir only (prefs.conf lives in the dir) */
+	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
 		if (c == 'd')
 			dir_opt = optarg;
-		else if (c == 'h') {
-			usage(stdout);
-			return CT_EXIT_OK;
-		} else if (c == '?') {
-			usage(stderr);
-			return CT_EXIT_USAGE;
-		}
+		else if (c == '?')
+			return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ctune run: unexpected argument '%s'\n", argv[optind]);
@@ -173,8 +138,8 @@ int ct_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		if (c == 'd' || c == 'h')
+	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
+		if (c == 'd')
 			continue;
 		rc = apply(c, optarg, &o.prefs, &o, &log_file);
 		if (rc < 0) {
@@ -196,3 +161,34 @@ out:
 	free(prefs_path);
 	return rc == 0 ? CT_EXIT_OK : rc == CT_EUSAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL;
 }
+
+const struct ct_cmd_def ct_run_cmd = {
+	.name = "run", .fn = cmd_run, .opts = opts, .shortopts = "d:", .max_args = 0,
+	.summary = "run the client daemon: fetch, train and return work",
+	.usage = "[options]",
+	.help =
+		"Run the volunteer daemon: fetch work from every attached project, train\n"
+		"while the computer is idle, upload and report the results.\n\n"
+		"  -d, --dir DIR              state directory\n"
+		"      --always               compute regardless of user activity\n"
+		"      --idle-minutes M       idle time before computing (default 3)\n"
+		"      --idle-file PATH       read idle seconds from PATH (testing)\n"
+		"      --device D             auto, cpu, opencl or opencl:N\n"
+		"      --no-selftest          skip the OpenCL conformance self-test\n"
+		"      --run-on-battery       also compute on battery power\n"
+		"      --max-cpu-percent P    duty cycle of computing (1-100)\n"
+		"      --run-hours H-H        only compute in this local time window\n"
+		"      --gpu-only             never compute on the CPU\n"
+		"      --checkpoint-seconds S checkpoint interval (default 60)\n"
+		"      --work-buffer N        tasks to keep queued per project\n"
+		"      --work-buf-min S       ask for work when less than S seconds are\n"
+		"                             queued (default 10) ...\n"
+		"      --work-buf-max S       ... enough for S seconds (default 30)\n"
+		"      --cache-max-mb N       keep inputs by hash up to N MiB (default 1024)\n"
+		"      --suspend-cpu-percent P suspend while other programs use more\n"
+		"                             than P% of the CPU (0: never, default)\n"
+		"      --backoff-base S       first retry delay after a failure (default 60)\n"
+		"      --exit-after S         stop after S seconds (testing)\n"
+		"      --log-file PATH        log to PATH instead of stderr\n"
+		"Preferences are read from DIR/prefs.conf first.\n",
+};

@@ -19,22 +19,6 @@
 #include "ct_sample.h"
 #include "ct_tokenizer.h"
 
-static void sample_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune sample --model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
-		"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
-		"                    [--device cpu|opencl[:N]]\n\n"
-		"Generate N tokens (default 64) after TEXT with the model and print the\n"
-		"prompt followed by the generated text. Sampling: temperature X (default\n"
-		"1.0; 0 = always the most likely token), only the K most likely tokens\n"
-		"(default 40; 0 = all), draws from seed S (default 1). The choice is made\n"
-		"on the host in fixed-order arithmetic, so one seed gives the same text\n"
-		"on every device. The tokenizer defaults to the one the model's\n"
-		"vocabulary implies (V = 256: bytes, V = 50257: gpt2). An empty prompt\n"
-		"starts from the end-of-text token (bytes: a newline).\n");
-}
-
 static int usage(const char *what)
 {
 	fprintf(stderr, "ctune sample: %s (see 'ctune sample --help')\n", what);
@@ -133,26 +117,27 @@ static int run(const char *mpath, const char *tkname, const char *prompt,
 	return rc;
 }
 
-int ct_cmd_sample(int argc, char **argv)
+static const struct option sample_long[] = {
+	{ "model", required_argument, NULL, 'm' },
+	{ "tokenizer", required_argument, NULL, 'k' },
+	{ "prompt", required_argument, NULL, 'p' },
+	{ "tokens", required_argument, NULL, 'n' },
+	{ "temperature", required_argument, NULL, 'x' },
+	{ "top-k", required_argument, NULL, 't' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "device", required_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cmd_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "tokenizer", required_argument, NULL, 'k' },
-		{ "prompt", required_argument, NULL, 'p' },
-		{ "tokens", required_argument, NULL, 'n' },
-		{ "temperature", required_argument, NULL, 'x' },
-		{ "top-k", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *mpath = NULL, *tkname = NULL, *prompt = "", *device = "cpu";
 	struct ct_sample_params sp;
 	int c, rc;
 
+	(void)ctx;
 	ct_sample_params_default(&sp);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", sample_long, NULL)) != -1) {
 		switch (c) {
 		case 'm': mpath = optarg; break;
 		case 'k': tkname = optarg; break;
@@ -162,7 +147,6 @@ int ct_cmd_sample(int argc, char **argv)
 			if (parse_num(c, optarg, &sp) < 0)
 				return CT_EXIT_USAGE;
 			break;
-		case 'h': sample_help(stdout); return CT_EXIT_OK;
 		default: return usage("bad option");
 		}
 	}
@@ -173,3 +157,19 @@ int ct_cmd_sample(int argc, char **argv)
 	rc = run(mpath, tkname, prompt, device, &sp);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
+
+const struct ct_cmd_def ct_sample_cmd = {
+	.name = "sample", .fn = cmd_sample, .opts = sample_long, .required = "model",
+	.summary = "generate text from a model (same seed, same text)",
+	.usage = "--model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
+	"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
+	"                    [--device cpu|opencl[:N]]",
+	.help = "Generate N tokens (default 64) after TEXT with the model and print the\n"
+	"prompt followed by the generated text. Sampling: temperature X (default\n"
+	"1.0; 0 = always the most likely token), only the K most likely tokens\n"
+	"(default 40; 0 = all), draws from seed S (default 1). The choice is made\n"
+	"on the host in fixed-order arithmetic, so one seed gives the same text\n"
+	"on every device. The tokenizer defaults to the one the model's\n"
+	"vocabulary implies (V = 256: bytes, V = 50257: gpt2). An empty prompt\n"
+	"starts from the end-of-text token (bytes: a newline).\n",
+};

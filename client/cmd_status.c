@@ -58,23 +58,30 @@ struct view_opts {
 	unsigned long window;		/* 0: the root window */
 };
 
-/* Parse the options; returns -1 to go on, or an exit status. */
-static int parse_opts(int argc, char **argv, const char *usage, struct view_opts *v)
+/* Each command's options, a subset of what parse_opts knows. */
+#define OPT_DIR { "dir", required_argument, NULL, 'd' }
+#define OPT_END { NULL, 0, NULL, 0 }
+static const struct option dir_long[] = { OPT_DIR, OPT_END };
+static const struct option status_long[] = {
+	OPT_DIR, { "xml", no_argument, NULL, 'x' }, OPT_END,
+};
+static const struct option saver_long[] = {
+	OPT_DIR,
+	{ "interval", required_argument, NULL, 'i' },
+	{ "frames", required_argument, NULL, 'n' },
+	{ "root", no_argument, NULL, 'r' },
+	{ "x11", no_argument, NULL, 'X' },
+	{ "window-id", required_argument, NULL, 'w' },
+	OPT_END,
+};
+
+/* Parse the options of opts (one of the above); returns -1 to go on, or an
+ * exit status. */
+static int parse_opts(int argc, char **argv, const struct option *opts, struct view_opts *v)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "xml", no_argument, NULL, 'x' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "frames", required_argument, NULL, 'n' },
-		{ "root", no_argument, NULL, 'r' },
-		{ "x11", no_argument, NULL, 'X' },
-		{ "window-id", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': v->dir = optarg; break;
 		case 'x': v->xml = 1; break;
@@ -83,28 +90,21 @@ static int parse_opts(int argc, char **argv, const char *usage, struct view_opts
 		case 'r': v->x11 = 1; v->window = 0; break;
 		case 'X': v->x11 = 1; v->window = CT_XSAVER_NEW_WINDOW; break;
 		case 'w': v->x11 = 1; v->window = strtoul(optarg, NULL, 0); break;
-		default:
-			fputs(usage, c == 'h' ? stdout : stderr);
-			return c == 'h' ? CT_EXIT_OK : CT_EXIT_USAGE;
+		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
-	if (optind != argc) {
-		fputs(usage, stderr);
-		return CT_EXIT_USAGE;
-	}
-	return -1;
+	return optind != argc ? CT_EXIT_USAGE : -1;
 }
 
-int ct_cmd_status(int argc, char **argv)
+static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_buf reply = CT_BUF_INIT(CT_CTL_MAX_REPLY), out = CT_BUF_INIT(0);
 	struct ct_status *s = calloc(1, sizeof(*s));
 	struct view_opts v = { 0 };
 	int rc;
 
-	rc = parse_opts(argc, argv,
-			"usage: ctune status [--dir DIR] [--xml]\n"
-			"Show the running daemon's projects, tasks, device and credit.\n", &v);
+	(void)ctx;
+	rc = parse_opts(argc, argv, status_long, &v);
 	if (rc >= 0 || s == NULL) {
 		free(s);
 		return rc >= 0 ? rc : CT_EXIT_FAIL;
@@ -125,12 +125,15 @@ int ct_cmd_status(int argc, char **argv)
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }
 
-static int simple(int argc, char **argv, const char *cmd, const char *usage)
+/* suspend, resume, quit: one word to the daemon (argv[0]) */
+static int simple(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
 	struct view_opts v = { 0 };
-	int rc = parse_opts(argc, argv, usage, &v);
+	const char *cmd = argv[0];
+	int rc = parse_opts(argc, argv, dir_long, &v);
 
+	(void)ctx;
 	if (rc >= 0)
 		return rc;
 	rc = ask(v.dir, cmd, &reply);
@@ -140,23 +143,6 @@ static int simple(int argc, char **argv, const char *cmd, const char *usage)
 		fprintf(stderr, "ctune %s: %s\n", cmd, ct_errmsg(rc));
 	ct_buf_free(&reply);
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
-}
-
-int ct_cmd_suspend(int argc, char **argv)
-{
-	return simple(argc, argv, "suspend", "usage: ctune suspend [--dir DIR]\n"
-		      "Stop computing (checkpointed) until 'ctune resume'.\n");
-}
-
-int ct_cmd_resume(int argc, char **argv)
-{
-	return simple(argc, argv, "resume", "usage: ctune resume [--dir DIR]\n");
-}
-
-int ct_cmd_quit(int argc, char **argv)
-{
-	return simple(argc, argv, "quit", "usage: ctune quit [--dir DIR]\n"
-		      "Make the daemon checkpoint and exit.\n");
 }
 
 /* ---- the saver ---- */
@@ -276,20 +262,15 @@ static int saver_term(const struct view_opts *v, struct ct_status *s)
 	return CT_EXIT_OK;
 }
 
-int ct_cmd_saver(int argc, char **argv)
+static int cmd_saver(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_status *s = calloc(1, sizeof(*s));
 	struct view_opts v = { .interval = 1 };
 	const char *xs_win = getenv("XSCREENSAVER_WINDOW");
 	int rc;
 
-	rc = parse_opts(argc, argv,
-			"usage: ctune saver [--dir DIR] [--interval S] [--frames N]\n"
-			"       ctune saver --x11 | --root | --window-id ID   (X11: a window of\n"
-			"       its own, the root window, or as an xscreensaver hack)\n"
-			"Full-screen live view of the daemon: job, loss curve, speed, credit.\n"
-			"Any key exits (--frames N: exit after N frames). Run by xscreensaver\n"
-			"($XSCREENSAVER_WINDOW set) it draws into the screensaver's window.\n", &v);
+	(void)ctx;
+	rc = parse_opts(argc, argv, saver_long, &v);
 	if (rc >= 0 || s == NULL) {
 		free(s);
 		return rc >= 0 ? rc : CT_EXIT_FAIL;
@@ -304,3 +285,40 @@ int ct_cmd_saver(int argc, char **argv)
 	free(s);
 	return rc;
 }
+
+/* ---- the table rows (ct_cmd.h) ---- */
+
+const struct ct_cmd_def ct_status_cmd = {
+	.name = "status", .fn = cmd_status, .opts = status_long, .shortopts = "d:",
+	.summary = "show projects, tasks and credit of the running daemon",
+	.usage = "[--dir DIR] [--xml]",
+	.help = "Show the running daemon's projects, tasks, device and credit.\n",
+};
+
+const struct ct_cmd_def ct_saver_cmd = {
+	.name = "saver", .fn = cmd_saver, .opts = saver_long, .shortopts = "d:",
+	.summary = "full-screen live view of the daemon (exits on a key)",
+	.usage = "[--dir DIR] [--interval S] [--frames N]\n"
+	"       ctune saver --x11 | --root | --window-id ID   (X11: a window of\n"
+	"       its own, the root window, or as an xscreensaver hack)",
+	.help = "Full-screen live view of the daemon: job, loss curve, speed, credit.\n"
+	"Any key exits (--frames N: exit after N frames). Run by xscreensaver\n"
+	"($XSCREENSAVER_WINDOW set) it draws into the screensaver's window.\n",
+};
+
+const struct ct_cmd_def ct_suspend_cmd = {
+	.name = "suspend", .fn = simple, .opts = dir_long, .shortopts = "d:",
+	.summary = "stop computing until 'ctune resume'", .usage = "[--dir DIR]",
+	.help = "Stop computing (checkpointed) until 'ctune resume'.\n",
+};
+
+const struct ct_cmd_def ct_resume_cmd = {
+	.name = "resume", .fn = simple, .opts = dir_long, .shortopts = "d:",
+	.summary = "resume computing after 'ctune suspend'", .usage = "[--dir DIR]",
+};
+
+const struct ct_cmd_def ct_quit_cmd = {
+	.name = "quit", .fn = simple, .opts = dir_long, .shortopts = "d:",
+	.summary = "make the daemon checkpoint and exit", .usage = "[--dir DIR]",
+	.help = "Make the daemon checkpoint and exit.\n",
+};

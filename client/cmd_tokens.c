@@ -21,34 +21,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void tokens_usage(FILE *f)
-{
-	fputs("usage: ctune tokens info FILE\n"
-	      "       ctune tokens shard FILE --shard k --of K --out OUT\n"
-	      "       ctune tokens cat IN... --out OUT\n"
-	      "       ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT\n"
-	      "       ctune tokens decode --tokenizer gpt2|bytes IN [--out OUT.txt]\n"
-	      "Inspect llm.c token files, cut shard k of K exactly as the project\n"
-	      "server does (tokens [n*k/K, n*(k+1)/K)), concatenate files, or turn\n"
-	      "text into tokens and back (`ctune tokens encode --help`).\n", f);
-}
-
 static int fail(int rc)
 {
 	fprintf(stderr, "ctune tokens: %s\n", ct_errmsg(rc));
 	return CT_EXIT_FAIL;
 }
 
-static int tokens_info(int argc, char **argv)
+static int tokens_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_tokens t = { 0 };
 	uint16_t max = 0;
 	int rc;
 
-	if (argc != 2) {
-		tokens_usage(stderr);
-		return CT_EXIT_USAGE;
-	}
+	(void)ctx;
+	if (argc != 2)
+		return CT_EXIT_USAGE;	/* ct_cmd_resolve counted the arguments */
 	rc = ct_tokens_load(argv[1], &t);
 	if (rc < 0)
 		return fail(rc);
@@ -60,32 +47,37 @@ static int tokens_info(int argc, char **argv)
 	return CT_EXIT_OK;
 }
 
-/* Parse --shard/--of/--out after the positional arguments. */
-static int parse_out(int argc, char **argv, long *k, long *K, const char **out)
+static const struct option shard_long[] = {
+	{ "shard", required_argument, NULL, 's' },
+	{ "of", required_argument, NULL, 'K' },
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option cat_long[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parse the options of opts (one of the above) around the positional
+ * arguments. */
+static int parse_out(int argc, char **argv, const struct option *opts, long *k, long *K,
+		     const char **out)
 {
-	static const struct option opts[] = {
-		{ "shard", required_argument, NULL, 's' },
-		{ "of", required_argument, NULL, 'K' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	optind = 0;	/* 0: full re-initialisation, main() used getopt already */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': *k = strtol(optarg, NULL, 10); break;
 		case 'K': *K = strtol(optarg, NULL, 10); break;
 		case 'o': *out = optarg; break;
-		case 'h': tokens_usage(stdout); return 1;
-		default: tokens_usage(stderr); return -1;
+		default: return -1;	/* ct_cmd_resolve named it */
 		}
 	}
 	return 0;
 }
 
-static int tokens_shard(int argc, char **argv)
+static int tokens_shard(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_tokens t = { 0 };
 	const char *out = NULL;
@@ -93,9 +85,10 @@ static int tokens_shard(int argc, char **argv)
 	uint64_t a, b;
 	int rc;
 
-	rc = parse_out(argc, argv, &k, &K, &out);
+	(void)ctx;
+	rc = parse_out(argc, argv, shard_long, &k, &K, &out);
 	if (rc != 0)
-		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+		return CT_EXIT_USAGE;
 	if (optind != argc - 1 || out == NULL || K < 1 || k < 0 || k >= K) {
 		fprintf(stderr, "ctune tokens shard: need FILE --shard k --of K --out OUT, 0 <= k < K\n");
 		return CT_EXIT_USAGE;
@@ -110,7 +103,7 @@ static int tokens_shard(int argc, char **argv)
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
 
-static int tokens_cat(int argc, char **argv)
+static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *out = NULL;
 	long k = 0, K = 0;
@@ -118,9 +111,10 @@ static int tokens_cat(int argc, char **argv)
 	uint64_t n = 0;
 	int rc, first;
 
-	rc = parse_out(argc, argv, &k, &K, &out);
+	(void)ctx;
+	rc = parse_out(argc, argv, cat_long, &k, &K, &out);
 	if (rc != 0)
-		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+		return CT_EXIT_USAGE;
 	if (optind >= argc || out == NULL) {
 		fprintf(stderr, "ctune tokens cat: need IN... --out OUT\n");
 		return CT_EXIT_USAGE;
@@ -150,23 +144,32 @@ out:
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
 
-int ct_cmd_tokens(int argc, char **argv)
-{
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		tokens_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? CT_EXIT_USAGE : CT_EXIT_OK;
-	}
-	if (strcmp(argv[1], "info") == 0)
-		return tokens_info(argc - 1, argv + 1);
-	if (strcmp(argv[1], "shard") == 0)
-		return tokens_shard(argc - 1, argv + 1);
-	if (strcmp(argv[1], "cat") == 0)
-		return tokens_cat(argc - 1, argv + 1);
-	if (strcmp(argv[1], "encode") == 0)
-		return ct_cmd_tokens_encode(argc - 1, argv + 1);
-	if (strcmp(argv[1], "decode") == 0)
-		return ct_cmd_tokens_decode(argc - 1, argv + 1);
-	fprintf(stderr, "ctune tokens: unknown action '%s' (info, shard, cat, encode, "
-		"decode)\n", argv[1]);
-	return CT_EXIT_USAGE;
-}
+/* ---- the table rows (ct_cmd.h) ---- */
+
+static const struct ct_cmd_def info_cmd = {
+	.name = "info", .fn = tokens_info, .min_args = 1, .max_args = 1,
+	.summary = "print a token file's length and largest token id", .usage = "FILE",
+};
+
+static const struct ct_cmd_def shard_cmd = {
+	.name = "shard", .fn = tokens_shard, .opts = shard_long, .min_args = 1, .max_args = 1,
+	.required = "shard of out",
+	.summary = "cut shard k of K exactly as the project server does",
+	.usage = "FILE --shard k --of K --out OUT",
+	.help = "Shard k of K is tokens [n*k/K, n*(k+1)/K) of FILE's n tokens.\n",
+};
+
+static const struct ct_cmd_def cat_cmd = {
+	.name = "cat", .fn = tokens_cat, .opts = cat_long, .min_args = 1, .max_args = -1,
+	.required = "out",
+	.summary = "concatenate token files", .usage = "IN... --out OUT",
+};
+
+static const struct ct_cmd_def *const tokens_cmds[] = {
+	&info_cmd, &shard_cmd, &cat_cmd, &ct_tokens_encode_cmd, &ct_tokens_decode_cmd, NULL,
+};
+
+const struct ct_cmd_def ct_tokens_cmd = {
+	.name = "tokens", .subs = tokens_cmds,
+	.summary = "encode text to token files and back; inspect, shard, concatenate",
+};

@@ -36,24 +36,6 @@
 #define PROGRESS_MIN (16ull << 20)
 #define DECODE_CHUNK 65536
 
-static void encode_usage(FILE *f)
-{
-	fputs("usage: ctune tokens encode --tokenizer NAME [--no-eot] IN... --out OUT.bin\n"
-	      "Tokenize text files (IN may be - for standard input) into one llm.c\n"
-	      "token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken)\n"
-	      "or bytes (one token per byte, V = 256). Each input is one document;\n"
-	      "with gpt2 every document is preceded by <|endoftext|> (50256), as\n"
-	      "llm.c's scripts do, unless --no-eot. \"<|endoftext|>\" written in the\n"
-	      "text itself is encoded as ordinary text.\n", f);
-}
-
-static void decode_usage(FILE *f)
-{
-	fputs("usage: ctune tokens decode --tokenizer NAME IN.bin [--out OUT.txt]\n"
-	      "Turn an llm.c token file back into text (standard output unless\n"
-	      "--out). The end-of-text token is written as <|endoftext|>.\n", f);
-}
-
 static int fail(const char *what, int rc)
 {
 	fprintf(stderr, "ctune tokens %s: %s\n", what, ct_errmsg(rc));
@@ -154,33 +136,38 @@ struct text_opts {
 	int no_eot;
 };
 
-/* Parse options; the positional arguments are left at argv[optind..]. */
+static const struct option encode_long[] = {
+	{ "tokenizer", required_argument, NULL, 't' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "no-eot", no_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option decode_long[] = {
+	{ "tokenizer", required_argument, NULL, 't' },
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parse the options of opts (one of the above); the positional arguments
+ * are left at argv[optind..]. */
 static int parse_text_opts(int argc, char **argv, struct text_opts *o,
-			   void (*usage)(FILE *))
+			   const struct option *opts)
 {
-	static const struct option opts[] = {
-		{ "tokenizer", required_argument, NULL, 't' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "no-eot", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	optind = 0;	/* full re-initialisation: main() used getopt already */
-	while ((c = getopt_long(argc, argv, "ho:t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': o->tokenizer = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'n': o->no_eot = 1; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -1;
+		default: return -1;	/* ct_cmd_resolve named it */
 		}
 	}
 	return 0;
 }
 
-int ct_cmd_tokens_encode(int argc, char **argv)
+static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct text_opts o = { 0 };
 	struct ct_tokenizer *tk = NULL;
@@ -188,9 +175,10 @@ int ct_cmd_tokens_encode(int argc, char **argv)
 	struct progress pg = { 0 };
 	int rc, eot;
 
-	rc = parse_text_opts(argc, argv, &o, encode_usage);
+	(void)ctx;
+	rc = parse_text_opts(argc, argv, &o, encode_long);
 	if (rc != 0)
-		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
+		return CT_EXIT_USAGE;
 	if (optind >= argc || o.out == NULL || o.tokenizer == NULL) {
 		fprintf(stderr, "ctune tokens encode: need --tokenizer NAME, IN... and --out OUT "
 			"(see --help)\n");
@@ -249,7 +237,7 @@ static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 	return rc;
 }
 
-int ct_cmd_tokens_decode(int argc, char **argv)
+static int cmd_decode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct text_opts o = { 0 };
 	struct ct_tokenizer *tk = NULL;
@@ -257,10 +245,11 @@ int ct_cmd_tokens_decode(int argc, char **argv)
 	struct ct_afile af = { .fd = -1 };
 	int rc;
 
-	rc = parse_text_opts(argc, argv, &o, decode_usage);
+	(void)ctx;
+	rc = parse_text_opts(argc, argv, &o, decode_long);
 	if (rc != 0)
-		return rc > 0 ? CT_EXIT_OK : CT_EXIT_USAGE;
-	if (optind != argc - 1 || o.tokenizer == NULL || o.no_eot) {
+		return CT_EXIT_USAGE;
+	if (optind != argc - 1 || o.tokenizer == NULL) {
 		fprintf(stderr, "ctune tokens decode: need --tokenizer NAME and one IN.bin "
 			"(see --help)\n");
 		return CT_EXIT_USAGE;
@@ -290,3 +279,27 @@ int ct_cmd_tokens_decode(int argc, char **argv)
 	ct_tokenizer_free(tk);
 	return rc < 0 ? fail("decode", rc) : CT_EXIT_OK;
 }
+
+const struct ct_cmd_def ct_tokens_encode_cmd = {
+	.name = "encode", .fn = cmd_encode, .opts = encode_long, .shortopts = "o:t:",
+	.required = "tokenizer out",
+	.min_args = 1, .max_args = -1,
+	.summary = "tokenize text files into one llm.c token file",
+	.usage = "--tokenizer NAME [--no-eot] IN... --out OUT.bin",
+	.help = "Tokenize text files (IN may be - for standard input) into one llm.c\n"
+	"token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken)\n"
+	"or bytes (one token per byte, V = 256). Each input is one document;\n"
+	"with gpt2 every document is preceded by <|endoftext|> (50256), as\n"
+	"llm.c's scripts do, unless --no-eot. \"<|endoftext|>\" written in the\n"
+	"text itself is encoded as ordinary text.\n",
+};
+
+const struct ct_cmd_def ct_tokens_decode_cmd = {
+	.name = "decode", .fn = cmd_decode, .opts = decode_long, .shortopts = "o:t:",
+	.required = "tokenizer",
+	.min_args = 1, .max_args = 1,
+	.summary = "turn an llm.c token file back into text",
+	.usage = "--tokenizer NAME IN.bin [--out OUT.txt]",
+	.help = "Turn an llm.c token file back into text (standard output unless\n"
+	"--out). The end-of-text token is written as <|endoftext|>.\n",
+};

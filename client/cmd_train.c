@@ -125,66 +125,39 @@ struct train_opts {
 	struct ct_wu_hparams hp;
 };
 
-static void train_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune train --model BASE.bin --data TOKENS.bin --steps N --batch B\n"
-		"                   --seq T --lr LR --out OUT.bin [options]\n\n"
-		"Run one work unit: N AdamW steps from BASE on consecutive batches of\n"
-		"B x T tokens of TOKENS (wrapping around), printing each step's loss, then\n"
-		"write the trained model (llm.c checkpoint) to OUT atomically.\n\n"
-		"  --beta1 X            AdamW beta1 (default 0.9)\n"
-		"  --beta2 X            AdamW beta2 (default 0.999)\n"
-		"  --eps X              AdamW epsilon (default 1e-8)\n"
-		"  --weight-decay X     decoupled weight decay (default 0)\n"
-		"  --grad-clip X        clip the global gradient norm at X (default 0: off)\n"
-		"  --device D           cpu, opencl or opencl:N (default cpu)\n"
-		"  --state FILE         save the full training state to FILE ...\n"
-		"  --checkpoint-every K ... every K steps (default 0: only on SIGINT/SIGTERM)\n"
-		"  --resume FILE        continue from a state file saved with --state\n"
-		"                       (same model, data and hyperparameters)\n"
-		"  --lora-rank R        train LoRA adapters of rank R (1..%d) instead of\n"
-		"                       all weights; OUT is then the adapter file (what a\n"
-		"                       volunteer uploads, lossless; `ctune model merge`)\n"
-		"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
-		"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
-		"  --lora-seed S        seed of the initial adapters (default 0)\n",
-		CT_LORA_MAX_RANK);
-}
+static const struct option train_long[] = {
+	{ "model", required_argument, NULL, 'm' },
+	{ "data", required_argument, NULL, 'd' },
+	{ "steps", required_argument, NULL, 'n' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "seq", required_argument, NULL, 't' },
+	{ "lr", required_argument, NULL, 'l' },
+	{ "beta1", required_argument, NULL, '1' },
+	{ "beta2", required_argument, NULL, '2' },
+	{ "eps", required_argument, NULL, 'e' },
+	{ "weight-decay", required_argument, NULL, 'w' },
+	{ "grad-clip", required_argument, NULL, 'c' },
+	{ "device", required_argument, NULL, 'D' },
+	{ "resume", required_argument, NULL, 'r' },
+	{ "state", required_argument, NULL, 's' },
+	{ "checkpoint-every", required_argument, NULL, 'k' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "lora-rank", required_argument, NULL, 'R' },
+	{ "lora-alpha", required_argument, NULL, 'A' },
+	{ "lora-targets", required_argument, NULL, 'G' },
+	{ "lora-seed", required_argument, NULL, 'S' },
+	{ NULL, 0, NULL, 0 },
+};
 
 static int train_parse(int argc, char **argv, struct train_opts *o)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "steps", required_argument, NULL, 'n' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "seq", required_argument, NULL, 't' },
-		{ "lr", required_argument, NULL, 'l' },
-		{ "beta1", required_argument, NULL, '1' },
-		{ "beta2", required_argument, NULL, '2' },
-		{ "eps", required_argument, NULL, 'e' },
-		{ "weight-decay", required_argument, NULL, 'w' },
-		{ "grad-clip", required_argument, NULL, 'c' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "resume", required_argument, NULL, 'r' },
-		{ "state", required_argument, NULL, 's' },
-		{ "checkpoint-every", required_argument, NULL, 'k' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "lora-rank", required_argument, NULL, 'R' },
-		{ "lora-alpha", required_argument, NULL, 'A' },
-		{ "lora-targets", required_argument, NULL, 'G' },
-		{ "lora-seed", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c, bad = 0, have_lr = 0, seed = 0;
 
 	memset(o, 0, sizeof(*o));
 	ct_wu_hparams_default(&o->hp);
 	o->hp.steps = o->hp.B = o->hp.T = 0;
 	o->device = "cpu";
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+	while ((c = getopt_long(argc, argv, "", train_long, NULL)) != -1 && !bad) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'd': o->data = optarg; break;
@@ -209,7 +182,6 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
 			break;
 		case 'S': bad = parse_int("train", "lora-seed", optarg, 0, INT_MAX, &seed); break;
-		case 'h': train_help(stdout); return 1;
 		default: return usage_error("train", "bad option");
 		}
 	}
@@ -261,7 +233,7 @@ static int train_loop(struct ct_wu *wu, const struct train_opts *o)
 	return 0;
 }
 
-int ct_cmd_train(int argc, char **argv)
+static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct train_opts o;
 	struct ct_gpt2 model = { 0 };
@@ -270,9 +242,10 @@ int ct_cmd_train(int argc, char **argv)
 	double t0, dt;
 	int rc, start;
 
+	(void)ctx;
 	rc = train_parse(argc, argv, &o);
-	if (rc != 0)			/* 1: --help shown; else a usage error */
-		return rc == 1 ? CT_EXIT_OK : CT_EXIT_USAGE;
+	if (rc != 0)
+		return CT_EXIT_USAGE;
 	rc = check_writable(o.out);
 	if (rc == 0)
 		rc = ct_gpt2_load(o.model, &model);
@@ -315,37 +288,27 @@ out:
 
 /* ---- eval ----------------------------------------------------------- */
 
-static void eval_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune eval --model M.bin --data TOKENS.bin --batch B --seq T\n"
-		"                  [--batches K] [--device D] [--adapter ADAPTER.bin]\n\n"
-		"Print the mean cross-entropy loss of M over K batches of B x T tokens\n"
-		"read from the start of TOKENS (default: one pass over the file).\n"
-		"With --adapter, M with those LoRA adapters merged in (as `ctune model\n"
-		"merge` would write it).\n");
-}
+static const struct option eval_long[] = {
+	{ "model", required_argument, NULL, 'm' },
+	{ "data", required_argument, NULL, 'd' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "seq", required_argument, NULL, 't' },
+	{ "batches", required_argument, NULL, 'k' },
+	{ "device", required_argument, NULL, 'D' },
+	{ "adapter", required_argument, NULL, 'a' },
+	{ NULL, 0, NULL, 0 },
+};
 
-int ct_cmd_eval(int argc, char **argv)
+static int cmd_eval(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "seq", required_argument, NULL, 't' },
-		{ "batches", required_argument, NULL, 'k' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "adapter", required_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *mpath = NULL, *dpath = NULL, *device = "cpu", *apath = NULL;
 	int B = 0, T = 0, K = 0, c, bad = 0, rc;
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
 	float loss;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+	(void)ctx;
+	while ((c = getopt_long(argc, argv, "", eval_long, NULL)) != -1 && !bad) {
 		switch (c) {
 		case 'm': mpath = optarg; break;
 		case 'd': dpath = optarg; break;
@@ -354,7 +317,6 @@ int ct_cmd_eval(int argc, char **argv)
 		case 'b': bad = parse_int("eval", "batch", optarg, 1, CT_WU_MAX_B, &B); break;
 		case 't': bad = parse_int("eval", "seq", optarg, 1, INT_MAX, &T); break;
 		case 'k': bad = parse_int("eval", "batches", optarg, 1, 1000000, &K); break;
-		case 'h': eval_help(stdout); return CT_EXIT_OK;
 		default: return usage_error("eval", "bad option");
 		}
 	}
@@ -385,25 +347,6 @@ int ct_cmd_eval(int argc, char **argv)
 
 /* ---- model ---------------------------------------------------------- */
 
-static void model_help(FILE *f)
-{
-	fprintf(f,
-		"usage: ctune model init (--config L,NH,C,maxT,V,Vp | --layers L --heads NH\n"
-		"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
-		"                        [--seed S] --out M.bin\n"
-		"       ctune model info M.bin\n"
-		"       ctune model merge BASE.bin ADAPTER.bin --out MERGED.bin\n"
-		"       ctune model import HF_DIR --out M.ct\n"
-		"       ctune model export M.ct --out DIR [--tokenizer-from HF_DIR]\n"
-		"       ctune model init-llama ... --out M.ct (see --help)\n\n"
-		"init: write a GPT-2 checkpoint with GPT-2's random initialisation from\n"
-		"seed S (default 0); Vp defaults to V rounded up to a multiple of 128.\n"
-		"info: print a checkpoint's configuration and size.\n"
-		"merge: merge LoRA adapters into their base (see 'ctune model merge --help').\n"
-		"import/export: Hugging Face Llama-family directories (safetensors) in and\n"
-		"out; init-llama: a random Llama-config model (each has --help).\n");
-}
-
 static int parse_config(const char *s, struct ct_gpt2_config *c)
 {
 	int v[6], n = 0;
@@ -433,28 +376,29 @@ static int parse_config(const char *s, struct ct_gpt2_config *c)
 	return 0;
 }
 
-static int model_init(int argc, char **argv)
+static const struct option model_init_long[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "layers", required_argument, NULL, 'L' },
+	{ "heads", required_argument, NULL, 'H' },
+	{ "channels", required_argument, NULL, 'C' },
+	{ "max-seq", required_argument, NULL, 'T' },
+	{ "vocab", required_argument, NULL, 'V' },
+	{ "padded-vocab", required_argument, NULL, 'P' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "out", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int model_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "layers", required_argument, NULL, 'L' },
-		{ "heads", required_argument, NULL, 'H' },
-		{ "channels", required_argument, NULL, 'C' },
-		{ "max-seq", required_argument, NULL, 'T' },
-		{ "vocab", required_argument, NULL, 'V' },
-		{ "padded-vocab", required_argument, NULL, 'P' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ct_gpt2_config cfg = { 0 };
 	struct ct_gpt2 m = { 0 };
 	const char *out = NULL;
 	unsigned long long seed = 0;
 	int c, bad = 0, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
+	(void)ctx;
+	while ((c = getopt_long(argc, argv, "", model_init_long, NULL)) != -1 && !bad) {
 		switch (c) {
 		case 'c': bad = parse_config(optarg, &cfg); break;
 		case 'L': bad = parse_int("model", "layers", optarg, 1, INT_MAX, &cfg.L); break;
@@ -474,7 +418,6 @@ static int model_init(int argc, char **argv)
 			break;
 		}
 		case 'o': out = optarg; break;
-		case 'h': model_help(stdout); return CT_EXIT_OK;
 		default: return usage_error("model", "bad option");
 		}
 	}
@@ -498,12 +441,13 @@ static int model_init(int argc, char **argv)
 	return rc < 0 ? fail("model", rc) : CT_EXIT_OK;
 }
 
-static int model_info(int argc, char **argv)
+static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_gpt2_config c;
 	struct ct_gpt2_layout lay;
 	int rc;
 
+	(void)ctx;
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error("model", "info takes one checkpoint file");
 	rc = ct_gpt2_read_config(argv[1], &c);
@@ -524,27 +468,72 @@ static int model_info(int argc, char **argv)
 	return CT_EXIT_OK;
 }
 
-int ct_cmd_model(int argc, char **argv)
-{
-	if (argc >= 2 && strcmp(argv[1], "init") == 0) {
-		optind = 0;
-		return model_init(argc - 1, argv + 1);
-	}
-	if (argc >= 2 && strcmp(argv[1], "info") == 0)
-		return model_info(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "merge") == 0)
-		return ct_cmd_model_merge(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "import") == 0)
-		return ct_cmd_model_import(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "export") == 0)
-		return ct_cmd_model_export(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "init-llama") == 0)
-		return ct_cmd_model_init_llama(argc - 1, argv + 1);
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-			  strcmp(argv[1], "help") == 0)) {
-		model_help(stdout);
-		return CT_EXIT_OK;
-	}
-	model_help(stderr);
-	return CT_EXIT_USAGE;
-}
+
+/* ---- the table rows (ct_cmd.h) ---------------------------------------- */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const struct ct_cmd_def ct_train_cmd = {
+	.name = "train", .fn = cmd_train, .opts = train_long,
+	.required = "model data steps batch seq lr out",
+	.summary = "run one work unit locally (training)",
+	.usage = "--model BASE.bin --data TOKENS.bin --steps N --batch B\n"
+	"                   --seq T --lr LR --out OUT.bin [options]",
+	.help = "Run one work unit: N AdamW steps from BASE on consecutive batches of\n"
+	"B x T tokens of TOKENS (wrapping around), printing each step's loss, then\n"
+	"write the trained model (llm.c checkpoint) to OUT atomically.\n\n"
+	"  --beta1 X            AdamW beta1 (default 0.9)\n"
+	"  --beta2 X            AdamW beta2 (default 0.999)\n"
+	"  --eps X              AdamW epsilon (default 1e-8)\n"
+	"  --weight-decay X     decoupled weight decay (default 0)\n"
+	"  --grad-clip X        clip the global gradient norm at X (default 0: off)\n"
+	"  --device D           cpu, opencl or opencl:N (default cpu)\n"
+	"  --state FILE         save the full training state to FILE ...\n"
+	"  --checkpoint-every K ... every K steps (default 0: only on SIGINT/SIGTERM)\n"
+	"  --resume FILE        continue from a state file saved with --state\n"
+	"                       (same model, data and hyperparameters)\n"
+	"  --lora-rank R        train LoRA adapters of rank R (1.." STR(CT_LORA_MAX_RANK)
+	") instead of\n"
+	"                       all weights; OUT is then the adapter file (what a\n"
+	"                       volunteer uploads, lossless; `ctune model merge`)\n"
+	"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
+	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
+	"  --lora-seed S        seed of the initial adapters (default 0)\n",
+};
+
+const struct ct_cmd_def ct_eval_cmd = {
+	.name = "eval", .fn = cmd_eval, .opts = eval_long, .required = "model data batch seq",
+	.summary = "evaluate a model on a token file",
+	.usage = "--model M.bin --data TOKENS.bin --batch B --seq T\n"
+	"                  [--batches K] [--device D] [--adapter ADAPTER.bin]",
+	.help = "Print the mean cross-entropy loss of M over K batches of B x T tokens\n"
+	"read from the start of TOKENS (default: one pass over the file).\n"
+	"With --adapter, M with those LoRA adapters merged in (as `ctune model\n"
+	"merge` would write it).\n",
+};
+
+static const struct ct_cmd_def model_init_cmd = {
+	.name = "init", .fn = model_init, .opts = model_init_long,
+	.summary = "write a GPT-2 checkpoint with GPT-2's random initialisation",
+	.usage = "(--config L,NH,C,maxT,V,Vp | --layers L --heads NH\n"
+	"                         --channels C --max-seq T --vocab V [--padded-vocab Vp])\n"
+	"                        [--seed S] --out M.bin",
+	.help = "The initialisation comes from seed S (default 0); Vp defaults to V\n"
+	"rounded up to a multiple of 128.\n",
+};
+
+static const struct ct_cmd_def model_info_cmd = {
+	.name = "info", .fn = model_info, .min_args = 1, .max_args = 1,
+	.summary = "print a checkpoint's configuration and size", .usage = "M.bin",
+};
+
+static const struct ct_cmd_def *const model_cmds[] = {
+	&model_init_cmd, &model_info_cmd, &ct_model_merge_cmd, &ct_model_import_cmd,
+	&ct_model_export_cmd, &ct_model_init_llama_cmd, NULL,
+};
+
+const struct ct_cmd_def ct_model_cmd = {
+	.name = "model", .subs = model_cmds,
+	.summary = "inspect or create model checkpoints; Hugging Face Llama in and out",
+};

@@ -1,11 +1,14 @@
 /*
- * commands.h - the subcommands of `ctune`, each `int fn(int argc, char **argv)`.
+ * commands.h - the commands of `ctune`, as rows of main.c's table
+ * (ct_cmd.h); each row sits beside its handler in client/cmd_*.c.
  *
- * client/main.c parses the global options and dispatches through a table of
- * these. argv[0] is the subcommand's name; the function parses the rest with
- * getopt_long and returns the process exit status (0 success, 1 failure,
- * 2 usage error). Global options that matter to a subcommand travel in the
- * environment so that every subcommand sees them the same way:
+ * main.c parses the global options, then ct_cmd_resolve() finds the row,
+ * answers --help and refuses unknown options and wrong argument counts
+ * before the handler runs. A handler is called with ctx NULL and argv[0]
+ * its own name, parses the rest with getopt_long (the row's option table)
+ * and returns the process exit status (0 success, 1 failure, 2 usage
+ * error). Global options that matter to a command travel in the
+ * environment so that every command sees them the same way:
  *   CTUNE_DIR   the state directory chosen with `ctune --dir DIR`.
  *
  * Where they live: attach/detach (client/cmd_attach.c), run (cmd_run.c),
@@ -17,34 +20,27 @@
 #ifndef CT_CLIENT_COMMANDS_H
 #define CT_CLIENT_COMMANDS_H
 
-/* CLIENT */
-int ct_cmd_attach(int argc, char **argv);
-int ct_cmd_detach(int argc, char **argv);
-int ct_cmd_run(int argc, char **argv);
-int ct_cmd_status(int argc, char **argv);
-int ct_cmd_saver(int argc, char **argv);
-int ct_cmd_suspend(int argc, char **argv);
-int ct_cmd_resume(int argc, char **argv);
-int ct_cmd_quit(int argc, char **argv);
+#include "ct_cmd.h"
 
-/* ENGINE (client/cmd_train.c) */
-int ct_cmd_train(int argc, char **argv);
-int ct_cmd_eval(int argc, char **argv);
-int ct_cmd_model(int argc, char **argv);
+/* client/cmd_attach.c */
+extern const struct ct_cmd_def ct_attach_cmd, ct_detach_cmd;
+/* client/cmd_run.c */
+extern const struct ct_cmd_def ct_run_cmd;
+/* client/cmd_status.c */
+extern const struct ct_cmd_def ct_status_cmd, ct_saver_cmd, ct_suspend_cmd,
+	ct_resume_cmd, ct_quit_cmd;
+/* client/cmd_devices.c */
+extern const struct ct_cmd_def ct_devices_cmd;
+/* client/cmd_train.c: train, eval, model (init, info; merge in cmd_lora.c) */
+extern const struct ct_cmd_def ct_train_cmd, ct_eval_cmd, ct_model_cmd;
+extern const struct ct_cmd_def ct_model_merge_cmd;
+/* client/cmd_tokens.c (encode, decode in cmd_tokens_text.c) */
+extern const struct ct_cmd_def ct_tokens_cmd;
+extern const struct ct_cmd_def ct_tokens_encode_cmd, ct_tokens_decode_cmd;
+/* client/cmd_sample.c */
+extern const struct ct_cmd_def ct_sample_cmd;
 
-/* LEAD (client/cmd_tokens.c) */
-int ct_cmd_tokens(int argc, char **argv);
-/* client/cmd_tokens_text.c: `ctune tokens encode|decode` (argv[0] is the action) */
-int ct_cmd_tokens_encode(int argc, char **argv);
-int ct_cmd_tokens_decode(int argc, char **argv);
-
-/* TEXT (client/cmd_sample.c) */
-int ct_cmd_sample(int argc, char **argv);
-
-/* OPENCL (client/cmd_devices.c) */
-int ct_cmd_devices(int argc, char **argv);
-
-/* Exit statuses shared by the subcommands. */
+/* Exit statuses shared by the commands. */
 #define CT_EXIT_OK 0
 #define CT_EXIT_FAIL 1
 #define CT_EXIT_USAGE 2

@@ -36,7 +36,7 @@
 /* Raw (inflated) bytes for m weights in one chunk. */
 static size_t chunk_raw_len(int encoding, size_t m)
 {
-	if (encoding == CT_DELTA_LOSSLESS)
+	if (encoding != CT_DELTA_INT8)
 		return 4 * m;
 	return m + 4 * ((m + CT_DELTA_INT8_BLOCK - 1) / CT_DELTA_INT8_BLOCK);
 }
@@ -180,8 +180,13 @@ static int parse_head(const unsigned char *h, struct ct_delta_info *info)
 	rc = parse_kind(h, info);
 	if (rc < 0)
 		return rc;
-	if (info->encoding != CT_DELTA_LOSSLESS && info->encoding != CT_DELTA_INT8)
+	if (info->encoding != CT_DELTA_LOSSLESS && info->encoding != CT_DELTA_INT8 &&
+	    info->encoding != CT_DELTA_LOSSLESS_TENSOR)
 		return ct_error(CT_EFORMAT, "result file: unknown encoding %u", info->encoding);
+	if (info->encoding == CT_DELTA_LOSSLESS_TENSOR &&
+	    (info->kind != CT_DELTA_LORA || info->lora.arch != CT_ARCH_GPT2))
+		return ct_error(CT_EFORMAT, "result file: per-tensor encoding of other than "
+				"GPT-2 adapters");
 	if (info->block != (info->encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0))
 		return ct_error(CT_EFORMAT, "result file: block size %u", info->block);
 	if (info->nparams == 0)
@@ -250,12 +255,25 @@ static float u2f(uint32_t u)
 	return f;
 }
 
-/* Lossless, m weights -> 4m shuffled bytes of zig-zag(bits(r) - bits(b)). */
-static void lossless_pack(const float *b, const float *r, size_t m,
+/* The sign-magnitude bits of a float as a two's complement integer in the
+ * floats' order: non-negative patterns stay, negative ones get their
+ * magnitude bits flipped (-0 -> -1, the smallest negative -> -2, ...). A
+ * bijection, its own inverse; a weight that crosses zero or starts at
+ * zero (LoRA's B) differs from its base by about its magnitude, not by
+ * 2^31. */
+static uint32_t ord(uint32_t u)
+{
+	return u ^ ((uint32_t)((int32_t)u >> 31) >> 1);
+}
+
+/* Lossless, m weights -> 4m shuffled bytes of zig-zag(bits(r) - bits(b)),
+ * or of zig-zag(ord(bits(r)) - ord(bits(b))) for the per-tensor encoding
+ * (ordered != 0). */
+static void lossless_pack(const float *b, const float *r, size_t m, int ordered,
 			  unsigned char *stage)
 {
 	for (size_t i = 0; i < m; i++) {
-		uint32_t d = f2u(r[i]) - f2u(b[i]);
+		uint32_t d = ordered ? ord(f2u(r[i])) - ord(f2u(b[i])) : f2u(r[i]) - f2u(b[i]);
 		uint32_t z = (d << 1) ^ (0u - (d >> 31));
 
 		stage[i] = (unsigned char)z;
@@ -266,7 +284,7 @@ static void lossless_pack(const float *b, const float *r, size_t m,
 }
 
 static void lossless_unpack(const float *b, const unsigned char *stage,
-			    size_t m, float *r)
+			    size_t m, int ordered, float *r)
 {
 	for (size_t i = 0; i < m; i++) {
 		uint32_t z = (uint32_t)stage[i] |
@@ -275,7 +293,7 @@ static void lossless_unpack(const float *b, const unsigned char *stage,
 			     (uint32_t)stage[3 * m + i] << 24;
 		uint32_t d = (z >> 1) ^ (0u - (z & 1));
 
-		r[i] = u2f(f2u(b[i]) + d);
+		r[i] = ordered ? u2f(ord(ord(f2u(b[i])) + d)) : u2f(f2u(b[i]) + d);
 	}
 }
 
@@ -345,11 +363,58 @@ static int int8_unpack(const float *b, const unsigned char *stage, size_t m,
 	return 0;
 }
 
+/* ---- chunks ---------------------------------------------------------------
+ * Lossless and int8 cut the weights into chunks of CT_DELTA_CHUNK. The
+ * per-tensor encoding also ends a chunk at the end of every adapter
+ * matrix (each slot's A, then its B, in ct_lora_slot order), so a byte
+ * plane never mixes A's small updates with B's whole values. */
+struct segs {
+	struct ct_gpt2_config cfg;
+	struct ct_lora_spec spec;
+	int per_tensor, t, nt;	/* t: current matrix, 2 per slot */
+	size_t end;		/* where matrix t ends */
+};
+
+static void segs_init(struct segs *g, const struct ct_delta_info *info)
+{
+	const struct ct_delta_model *m = &info->model;
+
+	memset(g, 0, sizeof(*g));
+	g->per_tensor = info->encoding == CT_DELTA_LOSSLESS_TENSOR;
+	if (!g->per_tensor)
+		return;
+	g->cfg = (struct ct_gpt2_config){ .maxT = (int)m->max_seq_len, .V = (int)m->vocab_size,
+					  .Vp = (int)m->padded_vocab_size, .L = (int)m->num_layers,
+					  .NH = (int)m->num_heads, .C = (int)m->channels };
+	g->spec = (struct ct_lora_spec){ .rank = (int)info->lora.rank,
+					 .alpha = info->lora.alpha, .targets = info->lora.targets };
+	g->nt = 2 * ct_lora_nslots(&g->cfg, &g->spec);
+	g->t = -1;
+}
+
+/* Weights in the chunk that starts at pos (< n). */
+static size_t segs_next(struct segs *g, size_t pos, size_t n)
+{
+	size_t m = n - pos < CT_DELTA_CHUNK ? n - pos : CT_DELTA_CHUNK;
+
+	while (g->per_tensor && pos >= g->end && g->t + 1 < g->nt) {
+		struct ct_lora_slot sl;
+
+		g->t++;
+		ct_lora_slot(&g->cfg, &g->spec, g->t / 2, &sl);
+		g->end = g->t % 2 == 0 ? sl.b_off : sl.b_off + (size_t)sl.out * g->spec.rank;
+	}
+	if (g->per_tensor && g->end > pos && g->end - pos < m)
+		m = g->end - pos;
+	return m;
+}
+
 /* ---- encode --------------------------------------------------------------- */
 
 struct enc {
 	z_stream z;
 	struct ct_buf *out;
+	int level, strategy;
 	unsigned char zout[ZOUT_SIZE];
 	unsigned char stage[STAGE_MAX + 4 * (CT_DELTA_CHUNK / CT_DELTA_INT8_BLOCK)];
 };
@@ -374,25 +439,68 @@ static int enc_feed(struct enc *e, const unsigned char *p, size_t len, int flush
 	return 0;
 }
 
-static int enc_chunks(struct enc *e, const float *base, const float *result,
-		      size_t n, int encoding, struct ct_sha256_ctx *sha)
+/* Order-0 entropy of p[0..m) in bits per byte, below 1: a plane of
+ * mostly equal bytes, where deflate's matches beat its Huffman codes (a
+ * code is at least one bit a byte). */
+static int low_entropy(const unsigned char *p, size_t m)
 {
-	int rc = 0;
+	size_t h[256] = { 0 };
+	double e = 0.0;
 
-	for (size_t s = 0; s < n && rc == 0; s += CT_DELTA_CHUNK) {
-		size_t m = n - s < CT_DELTA_CHUNK ? n - s : CT_DELTA_CHUNK;
+	for (size_t i = 0; i < m; i++)
+		h[p[i]]++;
+	for (int v = 0; v < 256; v++)
+		if (h[v] != 0)
+			e -= (double)h[v] * log2((double)h[v] / (double)m);
+	return e < (double)m;
+}
 
-		if (encoding == CT_DELTA_LOSSLESS)
-			lossless_pack(base + s, result + s, m, e->stage);
+/* Deflate one byte plane of m bytes as its own block. Per tensor: planes
+ * of near-random bytes by Huffman codes alone (matches only cost there),
+ * planes of mostly equal bytes with matches. */
+static int enc_plane(struct enc *e, const unsigned char *p, size_t m, int per_tensor)
+{
+	int want = Z_DEFAULT_STRATEGY;
+
+	if (per_tensor && !low_entropy(p, m))
+		want = Z_HUFFMAN_ONLY;
+	if (want != e->strategy) {
+		e->z.next_in = NULL;
+		e->z.avail_in = 0;
+		e->z.next_out = e->zout;
+		e->z.avail_out = ZOUT_SIZE;
+		if (deflateParams(&e->z, e->level, want) != Z_OK)
+			return ct_error(CT_EZLIB, "deflateParams failed");
+		e->strategy = want;
+		int rc = ct_buf_append(e->out, e->zout, ZOUT_SIZE - e->z.avail_out);
+
+		if (rc < 0)
+			return rc;
+	}
+	return enc_feed(e, p, m, Z_BLOCK);
+}
+
+static int enc_chunks(struct enc *e, const float *base, const float *result,
+		      const struct ct_delta_info *info, struct ct_sha256_ctx *sha)
+{
+	int encoding = (int)info->encoding, rc = 0;
+	size_t n = (size_t)info->nparams, m;
+	struct segs g;
+
+	segs_init(&g, info);
+	for (size_t s = 0; s < n && rc == 0; s += m) {
+		m = segs_next(&g, s, n);
+		if (encoding != CT_DELTA_INT8)
+			lossless_pack(base + s, result + s, m, g.per_tensor, e->stage);
 		else
 			rc = int8_pack(base + s, result + s, m, e->stage);
 		if (rc == 0)
 			rc = ct_sha256_update(sha, result + s, m * sizeof(float));
-		if (rc == 0 && encoding == CT_DELTA_LOSSLESS) {
+		if (rc == 0 && encoding != CT_DELTA_INT8) {
 			/* one deflate block per byte plane: each gets its own
 			 * Huffman codes */
 			for (int p = 0; p < 4 && rc == 0; p++)
-				rc = enc_feed(e, e->stage + (size_t)p * m, m, Z_BLOCK);
+				rc = enc_plane(e, e->stage + (size_t)p * m, m, g.per_tensor);
 		} else if (rc == 0) {
 			rc = enc_feed(e, e->stage, chunk_raw_len(encoding, m), Z_NO_FLUSH);
 		}
@@ -415,7 +523,9 @@ static int encode_kind(const float *base, const float *result, size_t n,
 	int rc, zinit = 0;
 
 	if (n == 0 || (uint64_t)n > CT_DELTA_MAX_PARAMS || zlevel < -1 || zlevel > 9 ||
-	    (encoding != CT_DELTA_LOSSLESS && encoding != CT_DELTA_INT8))
+	    (encoding != CT_DELTA_LOSSLESS && encoding != CT_DELTA_INT8 &&
+	     (encoding != CT_DELTA_LOSSLESS_TENSOR || lora == NULL ||
+	      lora->arch != CT_ARCH_GPT2)))
 		return ct_error(CT_EINVAL, "delta encode: bad arguments");
 	memset(&info, 0, sizeof(info));
 	info.version = CT_DELTA_VERSION;
@@ -442,7 +552,11 @@ static int encode_kind(const float *base, const float *result, size_t n,
 		goto out;
 	}
 	e->out = out;
-	if (deflateInit(&e->z, zlevel < 0 ? 1 : zlevel) != Z_OK) {
+	/* per tensor: the level only matters for the few planes of mostly
+	 * equal bytes, where 9 costs little */
+	e->level = zlevel >= 0 ? zlevel : encoding == CT_DELTA_LOSSLESS_TENSOR ? 9 : 1;
+	e->strategy = Z_DEFAULT_STRATEGY;
+	if (deflateInit(&e->z, e->level) != Z_OK) {
 		rc = ct_error(CT_EZLIB, "deflateInit failed");
 		goto out;
 	}
@@ -450,7 +564,7 @@ static int encode_kind(const float *base, const float *result, size_t n,
 	rc = ct_sha256_init(&sha);
 	if (rc < 0)
 		goto out;
-	rc = enc_chunks(e, base, result, n, encoding, sha);
+	rc = enc_chunks(e, base, result, &info, sha);
 	if (rc < 0)
 		goto out;
 	rc = ct_sha256_final(sha, info.weights_sha);
@@ -589,16 +703,18 @@ static int dec_chunks(struct dec *d, struct ct_delta_info *info,
 {
 	int enc = (int)info->encoding;
 	double qerr2 = 0.0;
+	struct segs g;
+	size_t m;
 	int rc = 0;
 
-	for (size_t s = 0; s < n && rc == 0; s += CT_DELTA_CHUNK) {
-		size_t m = n - s < CT_DELTA_CHUNK ? n - s : CT_DELTA_CHUNK;
-
+	segs_init(&g, info);
+	for (size_t s = 0; s < n && rc == 0; s += m) {
+		m = segs_next(&g, s, n);
 		rc = dec_fill(d, chunk_raw_len(enc, m));
 		if (rc < 0)
 			break;
-		if (enc == CT_DELTA_LOSSLESS)
-			lossless_unpack(base + s, d->stage, m, r + s);
+		if (enc != CT_DELTA_INT8)
+			lossless_unpack(base + s, d->stage, m, g.per_tensor, r + s);
 		else
 			rc = int8_unpack(base + s, d->stage, m, r + s, &qerr2);
 		if (rc == 0)
@@ -651,7 +767,7 @@ static int decode_kind(const void *data, size_t len, const float *base, size_t n
 	sha = NULL;
 	if (rc < 0)
 		goto out;
-	if (info->encoding == CT_DELTA_LOSSLESS &&
+	if (info->encoding != CT_DELTA_INT8 &&
 	    memcmp(info->decoded_sha, info->weights_sha, 32) != 0)
 		rc = ct_error(CT_EHASH, "result file: weights do not match their hash");
 out:
@@ -795,7 +911,7 @@ int ct_delta_reader_next(struct ct_delta_reader *rd, const float *base, float *d
 	k = rd->n - rd->pos < CT_DELTA_CHUNK ? rd->n - rd->pos : CT_DELTA_CHUNK;
 	rc = dec_fill(&rd->d, chunk_raw_len(enc, k));
 	if (rc == 0 && enc == CT_DELTA_LOSSLESS)
-		lossless_unpack(base, rd->d.stage, k, dst);
+		lossless_unpack(base, rd->d.stage, k, 0, dst);
 	else if (rc == 0)
 		rc = int8_unpack(base, rd->d.stage, k, dst, &rd->qerr2);
 	if (rc == 0)

@@ -9,7 +9,8 @@
  *   off size  field (all integers little-endian)
  *     0    8  magic "CTDELTA1"
  *     8    4  version (1)
- *    12    4  encoding (CT_DELTA_LOSSLESS or CT_DELTA_INT8)
+ *    12    4  encoding (CT_DELTA_LOSSLESS, CT_DELTA_INT8 or, for LoRA,
+ *             CT_DELTA_LOSSLESS_TENSOR)
  *    16    8  nparams: number of float32 weights
  *    24   24  model config: max_seq_len, vocab_size, padded_vocab_size,
  *             num_layers, num_heads, channels (u32 each)
@@ -62,6 +63,22 @@
  * 32 KiB) while both sides stream with O(1) memory. Planes mixed in one
  * deflate block cost 3-5% more (measured).
  *
+ * CT_DELTA_LOSSLESS_TENSOR (GPT-2 LoRA files only; what
+ * ct_lora_result_encode writes for their lossless encoding): as CT_DELTA_LOSSLESS with two changes. (1) The
+ * difference is of the patterns in the floats' order, o(u) = u for a
+ * non-negative pattern and u ^ 0x7fffffff for a negative one (as int32:
+ * -0 is -1), d = o(r) - o(b); o is a bijection, so this is as exact. B
+ * starts at zero: with plain patterns a trained B weight of either sign
+ * costs a different top byte (d near 0 or near 2^32), with o its zig-zag
+ * is 2|B|+sign, the top byte its exponent alone. (2) Chunks also end at
+ * the end of every adapter matrix (each slot's A, then its B, in
+ * ct_lora_slot order; still at most CT_DELTA_CHUNK weights), so each
+ * byte plane holds one matrix: A's small updates and B's whole values
+ * get their own Huffman codes. The encoder also picks per plane between
+ * Huffman codes alone (near-random planes) and matches (planes of mostly
+ * equal bytes); any deflate stream decodes. Measured at GPT-2 124M, r=8:
+ * 7-10% smaller than CT_DELTA_LOSSLESS (doc/results.md).
+ *
  * CT_DELTA_INT8 (lossy): delta = result - base (float), per block of 256
  * weights scale = max|delta| / 127 and q = round(delta / scale) as int8.
  * Raw payload, per block: the float32 scale, then the block's int8 values
@@ -95,6 +112,7 @@
 enum ct_delta_encoding {
 	CT_DELTA_LOSSLESS = 0,
 	CT_DELTA_INT8 = 1,
+	CT_DELTA_LOSSLESS_TENSOR = 2,	/* LoRA files only */
 };
 
 /* What a result file holds. */
@@ -165,7 +183,8 @@ int ct_delta_encode(const float *base, const float *result, size_t n,
  * kind CT_DELTA_LORA file with the section `lora`. Returns like
  * ct_delta_encode; CT_EINVAL also when n does not fit the section and the
  * model (ct_lora_nparams of model's L and C, lora's rank and targets) or
- * the section is out of range. */
+ * the section is out of range. encoding may also be
+ * CT_DELTA_LOSSLESS_TENSOR (zlevel -1: 9 for its planes that use matches). */
 int ct_delta_encode_lora(const float *init, const float *adapters, size_t n,
 			 const struct ct_delta_model *model,
 			 const unsigned char base_sha[32], const struct ct_delta_lora *lora,

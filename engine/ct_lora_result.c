@@ -54,6 +54,8 @@ int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora
 	if (rc < 0)
 		return rc;
 	ct_lora_result_model(cfg, &m);
+	if (encoding == CT_DELTA_LOSSLESS && cfg->arch == CT_ARCH_GPT2)
+		encoding = CT_DELTA_LOSSLESS_TENSOR;	/* its segments follow GPT-2's slots */
 	rc = ct_delta_encode_lora(init, adapters, n, &m, base_sha, &sec, encoding, -1, out);
 	free(init);
 	return rc;

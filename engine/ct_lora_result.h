@@ -24,8 +24,9 @@ void ct_lora_result_model(const struct ct_gpt2_config *cfg, struct ct_delta_mode
 /* Encode a LoRA WU's adapters (ct_lora_nparams(cfg, spec) floats, rank >
  * 0) against ct_lora_init(cfg, spec, seed) and append the file to out
  * (bounded by out->max). base_sha: SHA-256 of the base model file the WU
- * trained from. encoding: CT_DELTA_LOSSLESS or CT_DELTA_INT8 (zlib level
- * 1). Allocates the initial adapters for the call. Returns 0, CT_EINVAL
+ * trained from. encoding: CT_DELTA_LOSSLESS (written as the smaller
+ * CT_DELTA_LOSSLESS_TENSOR: same adapters, same hash) or CT_DELTA_INT8 (zlib
+ * level 1). Allocates the initial adapters for the call. Returns 0, CT_EINVAL
  * (spec), CT_ENOMEM, or ct_delta_encode_lora's errors (CT_ETOOBIG: out's
  * cap); out->len unchanged on failure. */
 int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,

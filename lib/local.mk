@@ -1,7 +1,8 @@
 # lib/: utilities and file formats shared by server, client and engine:
-# errors, logging, buffers, time, UTF-8, hashing, gzip/zlib, atomic files,
-# config files, safe XML, Unix sockets, token files and tokenizers (bytes,
-# GPT-2 BPE), weight averaging. Nothing here depends on engine/.
+# errors, logging, buffers, time, UTF-8, command tables, hashing, gzip/zlib,
+# atomic files, config files, safe XML, Unix sockets, token files and
+# tokenizers (bytes, GPT-2 BPE), weight averaging. Nothing here depends on
+# engine/.
 noinst_LIBRARIES += lib/libctune.a
 lib_libctune_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 lib_libctune_a_SOURCES = \
@@ -10,7 +11,8 @@ lib_libctune_a_SOURCES = \
 	lib/ct_buf.c lib/ct_buf.h \
 	lib/ct_time.c lib/ct_time.h \
 	lib/ct_le.h \
-	lib/ct_utf8.c lib/ct_utf8.h
+	lib/ct_utf8.c lib/ct_utf8.h \
+	lib/ct_cmd.c lib/ct_cmd.h
 lib_libctune_a_SOURCES += \
 	lib/ct_avg.c lib/ct_avg.h
 lib_libctune_a_SOURCES += \

@@ -84,7 +84,7 @@ static int run_request(struct ct_server *srv, struct ct_db *db, char *req, size_
 		       char **out, size_t *outlen, char *err, size_t errcap)
 {
 	char *argv[MAX_ARGS + 1], *p = req, *end = req + n;
-	const struct ct_cmd *cmd;
+	const struct ct_cmd_def *cmd;
 	struct ct_cmd_ctx ctx = { .srv = srv, .db = db };
 	int argc = 0, nw, rc;
 
@@ -96,7 +96,7 @@ static int run_request(struct ct_server *srv, struct ct_db *db, char *req, size_
 	}
 	argv[argc] = NULL;
 	err[0] = 0;
-	cmd = argc > 0 ? ct_cmd_find(argv[0], argc > 1 ? argv[1] : NULL, &nw) : NULL;
+	cmd = ct_cmd_lookup(ct_project_cmds, argc, argv, &nw);
 	ctx.out = open_memstream(out, outlen);
 	if (ctx.out == NULL)
 		return CT_ENOMEM;

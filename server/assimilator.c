@@ -31,6 +31,7 @@
 #include "job_state.h"
 #include "instance.h"
 #include "eval.h"
+#include "mean_stream.h"
 #include "lora_job.h"
 #include "lora_robust.h"
 #include "lora_round.h"
@@ -39,13 +40,14 @@
 #include "sample.h"
 #include "server.h"
 #include "store.h"
-#include "vcheck.h"
 #include "wg.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_le.h"
+#include "ct_llama.h"
 #include "ct_log.h"
 #include "ct_time.h"
 
@@ -163,25 +165,36 @@ out:
 	return rc;
 }
 
-/* The mean, streamed: each result is decoded a chunk at a time into the
- * sum (vcheck.h), so memory is the base and the sum (same bits as
- * ct_avg's mean: ct_avg.h). */
-static int mean_streaming(struct ct_server *srv, struct around *a, char (*names)[96])
+/* The mean, streamed from the files (mean_stream.h): the deltas' base is
+ * read from its file a chunk at a time, so the base is dropped first and
+ * the sum is the only model this daemon holds meanwhile. Decoding threads:
+ * $CTUNE_THREADS (daemons.eval_threads sets it), else the online CPUs. */
+static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96])
 {
-	size_t n = a->out.lay.total;
-	char path[4096];
-	int rc = 0;
+	struct ct_gpt2_config cfg = a->base.cfg;
+	const char *e = getenv("CTUNE_THREADS");
+	long threads = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nwus, sizeof(*paths));
+	const char **pp = calloc((size_t)a->nwus, sizeof(*pp));
+	int rc = paths && pp ? 0 : CT_ENOMEM;
 
 	for (int k = 0; rc == 0 && k < a->nwus; k++) {
-		rc = ct_server_upload_path(srv, names[k], path, sizeof(path));
-		if (rc == 0)
-			rc = ct_vcheck_add(path, a->base.params, n, a->out.params, k == 0);
-		if (rc < 0)
-			ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
-				     (long long)a->jobid, names[k], ct_errmsg(rc));
+		rc = ct_server_upload_path(srv, names[k], paths[k], sizeof(paths[k]));
+		pp[k] = paths[k];
 	}
 	if (rc == 0)
-		ct_avg_finish(a->out.params, (size_t)a->nwus, n);
+		rc = ct_server_download_path(srv, a->model_sha, base_path, sizeof(base_path));
+	ct_gpt2_free(&a->base);
+	if (rc == 0)
+		rc = ct_gpt2_alloc(&a->out, &cfg);
+	if (rc == 0)
+		rc = ct_mean_stream(base_path, a->out.lay.total, pp, a->nwus,
+				    threads < 1 ? 1 : (int)threads, a->out.params);
+	if (rc < 0)
+		ct_log_error("assimilator: round %d of job %lld: mean: %s", a->idx,
+			     (long long)a->jobid, ct_errmsg(rc));
+	free(paths);
+	free(pp);
 	return rc;
 }
 
@@ -273,30 +286,31 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nwus,
 					   a->base.lay.total, a->base.params, robust_load, &src);
 	}
-	if (rc == 0)
-		rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
-	if (rc == 0)
-		rc = m == CT_AVG_MEAN ? mean_streaming(srv, a, names)
-				      : robust(srv, a, names, m, trim);
+	if (rc == 0 && m == CT_AVG_MEAN)
+		rc = mean_files(srv, a, names);
+	else if (rc == 0 && (rc = ct_gpt2_alloc(&a->out, &a->base.cfg)) == 0)
+		rc = robust(srv, a, names, m, trim);
 	free(names);
 	return rc;
 }
 
-/* Write a->out as a checkpoint into the store (kept); a->out_sha. */
+/* Write a->out as a checkpoint into the store (kept); a->out_sha. The
+ * bytes are ct_gpt2_save's, written and hashed once, straight into the
+ * store. */
 static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
-	char path[4096], name[64];
-	int rc;
+	int32_t hdr[CT_GPT2_HEADER_INTS];
+	const void *parts[2] = { hdr, a->out.params };
+	size_t sizes[2] = { sizeof(hdr), a->out.lay.total * sizeof(float) };
 
-	snprintf(name, sizeof(name), ".assim-%lld-%d.bin", (long long)a->jobid, a->idx);
-	rc = ct_path_join(path, sizeof(path), srv->upload_dir, name);
-	if (rc == 0)
-		rc = ct_gpt2_save(path, &a->out.cfg, a->out.params);
-	if (rc == 0)
-		rc = ct_store_add_file(srv, db, path, "round_model", a->jobid, 1, a->out_sha,
-				       NULL);
-	unlink(path);
-	return rc;
+	if (!ct_le_host())
+		return ct_error(CT_EUNSUPP, "assimilator: big-endian hosts are not supported");
+	if (a->out.cfg.arch == CT_ARCH_LLAMA)	/* as ct_gpt2_save writes it */
+		ct_llama_header(&a->out.cfg, (unsigned char *)hdr);
+	else
+		ct_gpt2_header(&a->out.cfg, hdr);
+	return ct_store_add_parts(srv, db, parts, sizes, 2, "round_model", a->jobid, 1,
+				  a->out_sha);
 }
 
 /* Losses of the base and the average on the job's eval tokens, on the
@@ -322,7 +336,13 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		return rc;
 	if (!a->has_base_loss) {
 		ct_gpt2_free(&a->out);
-		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+		if (a->base.params == NULL)	/* the streamed mean dropped it */
+			rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		if (rc == 0 && a->base.params == NULL)
+			rc = ct_seval_model_load(path, &a->base);
+		if (rc == 0)
+			rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
+					   &used);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}
@@ -428,22 +448,82 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
-	if (rc == 0)	/* best effort, once per round (sample.h) */
-		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
-				      &a->out);
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
+	/* best effort, once per round (sample.h); after the next round
+	 * opened, since sampling on the C reference can take minutes at 124M
+	 * while clients wait for work, and before the round is done, so that
+	 * a finished job has its samples */
+	t1 = ct_time_mono_s();
+	if (rc == 0)
+		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
+				      &a->out);
+	t2 = ct_time_mono_s() - t1;
 	if (rc == 0)
 		rc = ct_db_txn(db, finish_txn, a);
-	if (rc > 0)
+	if (rc > 0)	/* bench/bench_job.sh reads "sample" */
 		ct_log_info("assimilator: job %lld round %d done: model %.12s eval loss %.4f "
-			    "(base %.4f)%s", (long long)a->jobid, a->idx, a->out_sha,
-			    a->eval_loss, a->base_loss, a->idx >= a->nrounds ? ", job done" : "");
+			    "(base %.4f), sample %.2f s%s", (long long)a->jobid, a->idx,
+			    a->out_sha, a->eval_loss, a->base_loss, t2,
+			    a->idx >= a->nrounds ? ", job done" : "");
 out:
 	around_free(a);
 	if (held)
 		ct_seval_release();
 	return rc;
+}
+
+/* The loss of an open first round's base, computed while its clients
+ * train (nothing to assimilate meanwhile), so that the round's
+ * assimilation runs one evaluation, not two (load_round reads it back).
+ * One round per call; 1 if one was evaluated. */
+static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, int64_t k)
+{
+	struct around *a = calloc(1, sizeof(*a));
+	int64_t id = 0, want = 0, used = 0, jobid;
+	double t0 = ct_time_mono_s();
+	char path[4096];
+	float l = NAN;
+	int rc = a ? 0 : CT_ENOMEM;
+
+	if (rc == 0)
+		rc = ct_db_query_int(db, &id, "SELECT r.id FROM `round` r JOIN job j ON "
+				     "j.id = r.jobid WHERE r.status=? AND r.idx=1 AND "
+				     "r.base_eval_loss IS NULL AND j.status=? AND MOD(r.id, ?)=? "
+				     "ORDER BY r.id LIMIT 1", "iill", CT_ROUND_OPEN,
+				     CT_JOB_RUNNING, n, k);
+	if (rc == CT_ENOTFOUND)
+		rc = 0, id = 0;
+	if (rc == 0 && id > 0)
+		rc = load_round(db, id, a);
+	if (rc < 0 || id <= 0 || a->id == 0 || a->has_base_loss) {
+		free(a);
+		return rc;
+	}
+	jobid = a->jobid;
+	ct_seval_hold();
+	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_tokens_load(path, &a->eval);
+	if (rc == 0)
+		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
+	if (rc == 0)
+		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_seval_model_load(path, &a->base);
+	if (rc == 0)
+		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+	around_free(a);
+	ct_seval_release();
+	if (rc == 0)
+		rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
+				"base_eval_loss IS NULL AND status=?", "dli", (double)l, id,
+				CT_ROUND_OPEN);
+	if (rc >= 0)
+		ct_log_info("assimilator: job %lld round 1: base loss %.4f on %lld tokens, "
+			    "ahead of the round, in %.2f s", (long long)jobid, l, (long long)used,
+			    ct_time_mono_s() - t0);	/* bench/bench_job.sh reads it */
+	return rc < 0 ? rc : 1;
 }
 
 int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
@@ -474,6 +554,13 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)
 		ids[nids++] = ct_db_int(res, 0);
 	ct_db_res_free(res);
+	if (nids == 0 && !ct_server_stopping(srv)) {
+		rc = base_loss_ahead(srv, db, n, k);
+		if (rc == CT_EDB || rc == CT_EAGAIN)
+			return rc;
+		if (rc < 0)
+			ct_log_error("assimilator: base loss ahead: %s", ct_errmsg(rc));
+	}
 	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
 		rc = assimilate_round(srv, db, ids[i]);
 		if (rc == CT_EDB || rc == CT_EAGAIN)

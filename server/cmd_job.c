@@ -379,10 +379,12 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 /* ---- job export -------------------------------------------------------- */
 
+static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
+					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
+					     { NULL, 0, NULL, 0 } };
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { "out", 1, NULL, 'o' }, { "round", 1, NULL, 'r' },
-					      { "hf", 0, NULL, 'H' }, { NULL, 0, NULL, 0 } };
 	char out[PATH_MAX] = "", src[PATH_MAX], sha[80] = "";
 	int64_t id, round = 0;
 	int hf = 0;
@@ -391,7 +393,7 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", opts, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
 		if (c == 'o')
 			rc = ct_cmd_path(ctx, optarg, out, sizeof(out));
 		else if (c == 'r')
@@ -496,10 +498,11 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 /* ---- user create ------------------------------------------------------- */
 
+static const struct option user_opts[] = { { "name", 1, NULL, 'n' }, { "email", 1, NULL, 'e' },
+					   { "password", 1, NULL, 'p' }, { NULL, 0, NULL, 0 } };
+
 static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { "name", 1, NULL, 'n' }, { "email", 1, NULL, 'e' },
-					      { "password", 1, NULL, 'p' }, { NULL, 0, NULL, 0 } };
 	const char *name = NULL, *email = NULL, *pw = NULL;
 	char key[CT_ACCOUNT_KEY_HEXLEN + 1];
 	int64_t uid = 0;
@@ -507,7 +510,7 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", user_opts, NULL)) != -1) {
 		if (c == 'n')
 			name = optarg;
 		else if (c == 'e')
@@ -525,47 +528,72 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
-/* ---- the table --------------------------------------------------------- */
+/* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
-const struct ct_cmd ct_project_cmds[] = {
-	{ "job", "submit", cmd_submit,
-	  "--model BASE.bin|HF_DIR --train TOKENS.bin --eval TOKENS.bin --shards K --rounds R "
-	  "--steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N] [--beta1 X] "
-	  "[--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X] [--seed S] "
-	  "[--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X] "
-	  "[--encoding lossless|int8] [--no-adaptive] [--eval-tokens N] "
-	  "[--aggregate mean|trimmed-mean|median] "
-	  "[--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]] "
-	  "| with text instead of --train/--eval: --train-text FILE... "
-	  "(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2] "
-	  "[--sample-prompt TEXT] [--sample-seed S]",
-	  "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id" },
-	{ "job", "list", cmd_list, "", "list jobs" },
-	{ "job", "show", cmd_show, "ID", "show a job, its rounds and results" },
-	{ "job", "cancel", cmd_cancel, "ID", "cancel a running job" },
-	{ "job", "sample", ct_cmd_job_sample,
-	  "ID [--round R] [--prompt TEXT] [--tokens N] [--seed S]",
-	  "print a sample of round R's model (0 = base; default the newest)" },
-	{ "job", "export", cmd_export, "ID --out FILE [--round R] [--hf]",
-	  "write the job's final (or round R's) model to FILE (--hf: a Llama model as a "
-	  "Hugging Face directory FILE)" },
-	{ NULL, "status", cmd_status, "", "show the project's state and its roles" },
-	{ "user", "create", cmd_user_create, "--name NAME --email EMAIL --password PW",
-	  "create an account; prints its key" },
-	{ NULL, NULL, NULL, NULL, NULL },
+static const struct ct_cmd_def job_submit = {
+	.name = "submit", .fn = cmd_submit, .own_opts = 1, .min_args = 1, .max_args = -1,
+	.flags = CT_CMD_PROJECT,
+	.summary = "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id",
+	.usage = "DIR --model BASE.bin|HF_DIR --train TOKENS.bin --eval TOKENS.bin --shards K\n"
+	"       --rounds R --steps N --batch B --seq T --lr LR [--quorum Q] [--replicas N]\n"
+	"       [--beta1 X] [--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X]\n"
+	"       [--seed S] [--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X]\n"
+	"       [--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]\n"
+	"       [--aggregate mean|trimmed-mean|median]\n"
+	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
+	.help = "With text instead of --train/--eval: --train-text FILE...\n"
+	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2]\n"
+	"[--sample-prompt TEXT] [--sample-seed S]. See doc/operator.md.\n",
 };
-
-const struct ct_cmd *ct_cmd_find(const char *a, const char *b, int *nwords)
-{
-	for (const struct ct_cmd *c = ct_project_cmds; c->name; c++) {
-		if (c->group == NULL && strcmp(a, c->name) == 0) {
-			*nwords = 1;
-			return c;
-		}
-		if (c->group && strcmp(a, c->group) == 0 && b && strcmp(b, c->name) == 0) {
-			*nwords = 2;
-			return c;
-		}
-	}
-	return NULL;
-}
+static const struct ct_cmd_def job_list = {
+	.name = "list", .fn = cmd_list, .min_args = 1, .max_args = 1,
+	.flags = CT_CMD_PROJECT, .summary = "list jobs", .usage = "DIR",
+};
+static const struct ct_cmd_def job_show = {
+	.name = "show", .fn = cmd_show, .min_args = 2, .max_args = 2,
+	.flags = CT_CMD_PROJECT, .summary = "show a job, its rounds and results",
+	.usage = "DIR ID",
+};
+static const struct ct_cmd_def job_cancel = {
+	.name = "cancel", .fn = cmd_cancel, .min_args = 2, .max_args = 2,
+	.flags = CT_CMD_PROJECT, .summary = "cancel a running job", .usage = "DIR ID",
+};
+static const struct ct_cmd_def job_sample = {
+	.name = "sample", .fn = ct_cmd_job_sample, .opts = ct_job_sample_opts, .min_args = 2,
+	.max_args = 2, .flags = CT_CMD_PROJECT,
+	.summary = "print a sample of round R's model (0 = base; default the newest)",
+	.usage = "DIR ID [--round R] [--prompt TEXT] [--tokens N] [--seed S]",
+};
+static const struct ct_cmd_def job_export = {
+	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
+	.required = "out",
+	.min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
+	.summary = "write the job's final (or round R's) model to FILE (--hf: a Llama model "
+	"as a Hugging Face directory FILE)",
+	.usage = "DIR ID --out FILE [--round R] [--hf]",
+};
+static const struct ct_cmd_def *const job_cmds[] = {
+	&job_submit, &job_list, &job_show, &job_cancel, &job_sample, &job_export, NULL,
+};
+const struct ct_cmd_def ct_job_cmd = {
+	.name = "job", .subs = job_cmds,
+	.summary = "submit, list, show, cancel, sample and export fine-tuning jobs",
+};
+const struct ct_cmd_def ct_status_cmd = {
+	.name = "status", .fn = cmd_status, .min_args = 1, .max_args = 1,
+	.flags = CT_CMD_PROJECT, .summary = "show the project's state and its roles",
+	.usage = "DIR",
+};
+static const struct ct_cmd_def user_create = {
+	.name = "create", .fn = cmd_user_create, .opts = user_opts, .min_args = 1,
+	.required = "name email password",
+	.max_args = 1, .flags = CT_CMD_PROJECT, .summary = "create an account; prints its key",
+	.usage = "DIR --name NAME --email EMAIL --password PW",
+};
+static const struct ct_cmd_def *const user_cmds[] = { &user_create, NULL };
+const struct ct_cmd_def ct_user_cmd = {
+	.name = "user", .subs = user_cmds, .summary = "create volunteer accounts",
+};
+const struct ct_cmd_def *const ct_project_cmds[] = {
+	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
+};

@@ -24,6 +24,7 @@
 #include "files.h"
 #include "http.h"
 #include "instance.h"
+#include "project_init.h"
 #include "roles.h"
 #include "sched_rpc.h"
 #include "server.h"
@@ -31,37 +32,18 @@
 
 static struct ct_server *g_srv;
 
-/* Start the database library for the project and bring the schema up to
- * date. */
-static int db_start(struct ct_server *srv)
-{
-	char datadir[PATH_MAX], logdir[PATH_MAX];
-	struct ct_db *db = NULL;
-	int rc;
+static const struct option init_long[] = {
+	{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
+	{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 } };
 
-	rc = ct_path_join(datadir, sizeof(datadir), srv->dir, "db");
-	if (rc == 0)
-		rc = ct_path_join(logdir, sizeof(logdir), srv->dir, "log");
-	if (rc == 0)
-		rc = ct_db_global_init(srv->db_url, datadir, logdir);
-	if (rc == 0)
-		rc = ct_db_open(&db, srv->clock);
-	if (rc == 0)
-		rc = ct_db_migrate(db);
-	ct_db_close(db);
-	return rc;
-}
-
-int ct_cmd_init(int argc, char **argv)
+static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
-		{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 } };
 	struct ct_project_opts o = { 0 };
-	struct ct_server srv;
+	char abs[PATH_MAX];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	(void)ctx;
+	while ((c = getopt_long(argc, argv, "", init_long, NULL)) != -1) {
 		switch (c) {
 		case 'l': o.listen = optarg; break;
 		case 'u': o.url = optarg; break;
@@ -72,17 +54,9 @@ int ct_cmd_init(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ct_error(CT_EUSAGE, "usage: ctune-server init DIR [options]");
-	rc = ct_project_init(argv[optind], &o);
-	if (rc < 0)
-		return rc;
-	rc = ct_server_load(&srv, argv[optind], NULL);
-	if (rc < 0)
-		return rc;
-	rc = db_start(&srv);
-	ct_db_global_end();
+	rc = ct_project_create(argv[optind], &o);
 	if (rc == 0)
-		printf("project created in %s\n", srv.dir);
-	ct_server_free(&srv);
+		printf("project created in %s\n", realpath(argv[optind], abs) ? abs : argv[optind]);
 	return rc;
 }
 
@@ -145,15 +119,16 @@ struct run_opts {
 	int verbose;
 };
 
+static const struct option run_long[] = {
+	{ "roles", 1, NULL, 'r' }, { "listen", 1, NULL, 'l' }, { "db", 1, NULL, 'd' },
+	{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { "instance", 1, NULL, 'i' },
+	{ NULL, 0, NULL, 0 } };
+
 static int parse_run(int argc, char **argv, struct run_opts *o)
 {
-	static const struct option opts[] = {
-		{ "roles", 1, NULL, 'r' }, { "listen", 1, NULL, 'l' }, { "db", 1, NULL, 'd' },
-		{ "log", 1, NULL, 'L' }, { "verbose", 0, NULL, 'v' }, { "instance", 1, NULL, 'i' },
-		{ NULL, 0, NULL, 0 } };
 	int c;
 
-	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v", run_long, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->roles = optarg; break;
 		case 'l': o->listen = optarg; break;
@@ -192,7 +167,7 @@ static int run_serving(struct ct_server *srv, const struct run_opts *o)
 	return rc;
 }
 
-int ct_cmd_run(int argc, char **argv)
+static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct run_opts o = { 0 };
 	struct ct_server srv;
@@ -200,6 +175,7 @@ int ct_cmd_run(int argc, char **argv)
 	enum ct_log_level level;
 	int rc;
 
+	(void)ctx;
 	rc = parse_run(argc, argv, &o);
 	if (rc < 0)
 		return rc;
@@ -214,7 +190,7 @@ int ct_cmd_run(int argc, char **argv)
 	if (rc == 0)
 		rc = ct_instance_setup(&srv, o.instance);
 	if (rc == 0)
-		rc = db_start(&srv);
+		rc = ct_project_db_start(&srv, 0);
 	if (rc == 0) {
 		g_srv = &srv;
 		set_signals();
@@ -236,7 +212,7 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 {
 	struct ct_cmd_ctx ctx = { .out = stdout };
 	struct ct_server srv;
-	const struct ct_cmd *cmd;
+	const struct ct_cmd_def *cmd;
 	char cwd[PATH_MAX];
 	int nw, cmd_rc = 0, rc;
 
@@ -245,13 +221,13 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 		return rc;
 	if (rc == 1)
 		return cmd_rc;
-	cmd = ct_cmd_find(argv[0], argc > 1 ? argv[1] : NULL, &nw);
+	cmd = ct_cmd_lookup(ct_project_cmds, argc, argv, &nw);
 	if (cmd == NULL)
 		return ct_error(CT_EUSAGE, "unknown command");
 	rc = ct_server_load(&srv, dir, NULL);
 	if (rc < 0)
 		return rc;
-	rc = db_start(&srv);
+	rc = ct_project_db_start(&srv, 0);
 	if (rc == 0)
 		rc = ct_db_open(&ctx.db, srv.clock);
 	if (rc == 0) {
@@ -269,3 +245,24 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 		ct_error(rc, "%s", msg);	/* cleanup may have replaced the detail */
 	return rc;
 }
+
+/* ---- the table rows (ct_cmd.h) ----------------------------------------- */
+
+const struct ct_cmd_def ct_init_cmd = {
+	.name = "init", .fn = cmd_init, .opts = init_long, .min_args = 1, .max_args = 1,
+	.summary = "create a project directory (config, secret, database)",
+	.usage = "DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]",
+	.help = "DIR must be new or empty. --db mysql://USER:PASS@HOST[:PORT]/DATABASE uses\n"
+	"an external MariaDB (default: an embedded one under DIR/db). A database\n"
+	"that already holds another project is refused; a failed init leaves\n"
+	"nothing behind.\n",
+};
+
+const struct ct_cmd_def ct_run_cmd = {
+	.name = "run", .fn = cmd_run, .opts = run_long, .shortopts = "v", .min_args = 1,
+	.max_args = 1, .summary = "serve the project",
+	.usage = "DIR [--roles r1,r2] [--instance NAME] [--listen ADDR:PORT] [--db URL]\n"
+	"       [--log FILE] [-v]",
+	.help = "roles: http, transitioner, validator, assimilator, file_deleter, stats,\n"
+	"credit_decay, purge; default all.\n",
+};

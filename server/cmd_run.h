@@ -7,9 +7,11 @@
 #ifndef CT_CMD_RUN_H
 #define CT_CMD_RUN_H
 
-/* argv[0] is "init"/"run"; options and DIR follow. */
-int ct_cmd_init(int argc, char **argv);
-int ct_cmd_run(int argc, char **argv);
+#include "ct_cmd.h"
+
+/* The rows of `init DIR` and `run DIR` in main.c's table (ct_cmd.h); their
+ * handlers take a NULL ctx and return 0 or a CT_E* code. */
+extern const struct ct_cmd_def ct_init_cmd, ct_run_cmd;
 
 /* Run a project command (argv = its words and options, without DIR) on the
  * project in dir: through the admin socket if a server runs, else here. */

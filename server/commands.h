@@ -5,11 +5,15 @@
  * `ctune-server run`, called through the admin socket (admin.h) with
  * the caller's argv and working directory; either way they print to
  * ctx->out and return 0 or a CT_E* code whose ct_errmsg() is the error.
+ * ctune-server's main.c resolves and checks a command line against these
+ * tables (ct_cmd.h) before anything opens the project.
  */
 #ifndef CT_COMMANDS_H
 #define CT_COMMANDS_H
 
 #include <stdio.h>
+
+#include "ct_cmd.h"
 
 struct ct_server;
 struct ct_db;
@@ -21,21 +25,16 @@ struct ct_cmd_ctx {
 	const char *cwd;	/* where relative paths in argv are resolved */
 };
 
-struct ct_cmd {
-	const char *group;	/* "job", or NULL for a top-level command */
-	const char *name;	/* "submit", "status" */
-	/* argv[0] is the command name; the project dir is already taken out */
-	int (*fn)(struct ct_cmd_ctx *ctx, int argc, char **argv);
-	const char *usage;	/* after "ctune-server ... DIR" */
-	const char *help;	/* one line */
-};
+/* The project commands' rows in their tables (ct_cmd.h) carry this flag:
+ * their first argument is the project DIR, and ctune-server runs them
+ * through ct_cmd_project(); their handlers take a struct ct_cmd_ctx with
+ * the project open and argv[0] the command's name (DIR taken out). */
+#define CT_CMD_PROJECT 1u
 
-/* The table, ended by a row with name NULL. */
-extern const struct ct_cmd ct_project_cmds[];
-
-/* The command for words a (and b when a is a group), or NULL; *nwords gets
- * 1 or 2. */
-const struct ct_cmd *ct_cmd_find(const char *a, const char *b, int *nwords);
+/* The project commands (job ..., status, user ...), NULL-ended, and the
+ * rows main.c lists beside init and run. */
+extern const struct ct_cmd_def *const ct_project_cmds[];
+extern const struct ct_cmd_def ct_job_cmd, ct_status_cmd, ct_user_cmd;
 
 /* Resolve path against ctx->cwd into out (cap bytes). */
 int ct_cmd_path(const struct ct_cmd_ctx *ctx, const char *path, char *out, size_t cap);

@@ -37,10 +37,13 @@ server_libctserver_a_SOURCES = \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
 	server/eval.c server/eval.h \
-	server/cmd_run.c server/cmd_run.h
+	server/cmd_run.c server/cmd_run.h \
+	server/project_init.c server/project_init.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
+# The assimilator's streamed mean of a round (threads over the results).
+server_libctserver_a_SOURCES += server/mean_stream.c server/mean_stream.h
 nodist_server_libctserver_a_SOURCES = server/db_sql.c
 
 # The daemons (roles.c's role table, sched.c's adaptive replication)

@@ -4,6 +4,7 @@
  */
 #include "sample.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include "ct_tokenizer.h"
 #include "ct_tokens.h"
 #include "db.h"
+#include "eval.h"
 #include "server.h"
 
 #define SAMPLE_BUF_MAX (1 << 20)
@@ -352,10 +354,14 @@ static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
 }
 
 /* Sample `ntokens` from model with the job's settings into text (clean
- * UTF-8). */
-static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
-			const char *prompt, int ntokens, int64_t seed, struct ct_buf *text)
+ * UTF-8), on the server's evaluation device (eval.h: OpenCL when it
+ * conforms, so the same text as the C reference, which took minutes at
+ * 124M: one forward pass per token), on cpu if that device fails. */
+static int sample_model(struct ct_server *srv, const struct job_text *jt,
+			const struct ct_gpt2 *model, const char *prompt, int ntokens,
+			int64_t seed, struct ct_buf *text)
 {
+	const char *dev = ct_seval_device(srv);	/* same bits on every device */
 	struct ct_tokenizer *tk = NULL;
 	struct ct_sample_params sp;
 	struct ct_buf raw;
@@ -369,7 +375,12 @@ static int sample_model(const struct job_text *jt, const struct ct_gpt2 *model,
 	ct_buf_init(&raw, SAMPLE_BUF_MAX);
 	rc = ct_tokenizer_open(jt->tokenizer, &tk);
 	if (rc == 0)
+		rc = ct_sample_text(model, tk, dev, prompt, strlen(prompt), &sp, &raw);
+	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {
+		ct_log_warn("sample: %s failed (%s); sampling on cpu", dev, ct_errmsg(rc));
+		ct_buf_reset(&raw);
 		rc = ct_sample_text(model, tk, "cpu", prompt, strlen(prompt), &sp, &raw);
+	}
 	if (rc == 0)
 		rc = ct_sample_utf8_clean(prompt, strlen(prompt), text);
 	if (rc == 0)
@@ -404,7 +415,7 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 		model = &loaded;
 	}
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
-	rc = sample_model(jt, model, jt->prompt, ntokens, jt->seed, &text);
+	rc = sample_model(srv, jt, model, jt->prompt, ntokens, jt->seed, &text);
 	if (rc == 0)
 		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
@@ -479,6 +490,12 @@ static int parse_ll(const char *s, const char *what, long long lo, long long hi,
 	return 0;
 }
 
+const struct option ct_job_sample_opts[] = {
+	{ "round", required_argument, NULL, 'r' }, { "tokens", required_argument, NULL, 'n' },
+	{ "seed", required_argument, NULL, 's' }, { "prompt", required_argument, NULL, 'p' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	int64_t id = 0, round = -1, ntok = 64, seed = -1;
@@ -487,27 +504,25 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct ct_gpt2 model = { 0 };
 	struct ct_buf text;
 	char sha[65], path[PATH_MAX];
-	int rc = 0;
+	int c, rc = 0;
 
-	for (int i = 1; rc == 0 && i < argc; i++) {
-		const char *v = NULL;
-
-		if (take(argc, argv, &i, "--round", &v) > 0)
-			rc = parse_ll(v, "--round", 0, INT32_MAX, &round);
-		else if (take(argc, argv, &i, "--tokens", &v) > 0)
-			rc = parse_ll(v, "--tokens", 1, CT_SAMPLE_MAX_TOKENS, &ntok);
-		else if (take(argc, argv, &i, "--seed", &v) > 0)
-			rc = parse_ll(v, "--seed", 0, INT64_MAX, &seed);
-		else if (take(argc, argv, &i, "--prompt", &v) > 0)
-			prompt = v;
-		else if (argv[i][0] != '-' && id == 0)
-			rc = parse_ll(argv[i], "job ID", 1, INT64_MAX, &id);
-		else
-			rc = ct_error(CT_EUSAGE, "bad argument '%s' (want ID [--round R] "
-				      "[--prompt TEXT] [--tokens N] [--seed S])", argv[i]);
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "", ct_job_sample_opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rc = parse_ll(optarg, "--round", 0, INT32_MAX, &round); break;
+		case 'n': rc = parse_ll(optarg, "--tokens", 1, CT_SAMPLE_MAX_TOKENS, &ntok); break;
+		case 's': rc = parse_ll(optarg, "--seed", 0, INT64_MAX, &seed); break;
+		case 'p': prompt = optarg; break;
+		default:
+			rc = ct_error(CT_EUSAGE, "bad option '%s' (want ID [--round R] [--prompt "
+				      "TEXT] [--tokens N] [--seed S])", argv[optind - 1]);
+		}
 	}
-	if (rc == 0 && id == 0)
-		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc == 0 && optind + 1 != argc)
+		rc = ct_error(CT_EUSAGE, "want one job ID");
+	if (rc == 0)
+		rc = parse_ll(argv[optind], "job ID", 1, INT64_MAX, &id);
 	if (rc < 0)
 		return rc;
 	rc = load_job_text(ctx->db, id, &jt);
@@ -522,7 +537,7 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_gpt2_load(path, &model);
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
 	if (rc == 0)
-		rc = sample_model(&jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
+		rc = sample_model(ctx->srv, &jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
 				  seed >= 0 ? seed : jt.seed, &text);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 " round %" PRId64 " (model %.12s, %s tokenizer):"

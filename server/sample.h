@@ -14,6 +14,8 @@
 #ifndef CT_SERVER_SAMPLE_H
 #define CT_SERVER_SAMPLE_H
 
+#include <getopt.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,8 +74,10 @@ void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobi
 
 /* `ctune-server job sample DIR ID [--round R] [--prompt TEXT] [--tokens N]
  * [--seed S]`: print a sample of round R's model (0 = base; default: the
- * newest averaged one) with the job's tokenizer, prompt and seed. */
+ * newest averaged one) with the job's tokenizer, prompt and seed; its
+ * options are ct_job_sample_opts. */
 int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv);
+extern const struct option ct_job_sample_opts[];
 
 /* The job page's "Samples" section (nothing when the job has none) and
  * the JSON API's "samples" member: [{round, model_sha256, text}], round 0

@@ -536,11 +536,15 @@ static int assign_work(struct sched_ctx *c)
 		rc = limit_want(c, cap, &want);
 	if (rc < 0 || want <= 0)
 		return rc;
+	/* a client that did not say it runs LoRA (work_req/lora) gets
+	 * full-weight WUs only */
 	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r WHERE "
 			 "r.server_state=? AND NOT EXISTS (SELECT 1 FROM result r2 FORCE INDEX "
 			 "(result_wu_user) WHERE r2.workunitid=r.workunitid AND r2.userid=?) "
+			 "AND (? OR NOT EXISTS (SELECT 1 FROM workunit w JOIN job_lora l ON "
+			 "l.jobid=w.jobid WHERE w.id=r.workunitid)) "
 			 "ORDER BY r.priority DESC, r.id "
-			 "LIMIT ?", "ili", CT_RS_UNSENT, c->userid, want * 4 + 8);
+			 "LIMIT ?", "ilii", CT_RS_UNSENT, c->userid, (int)c->req.lora, want * 4 + 8);
 	if (rc < 0)
 		return rc;
 	while (ct_db_next(res) > 0 && n < 64) {

@@ -154,6 +154,8 @@ static int parse_lists(xmlNodePtr root, struct sched_req *r)
 	w = ct_xml_child(root, "work_req");
 	if (rc == 0 && w)
 		rc = opt_long(w, "want_results", 0, CT_SCHED_MAX_WANT, &r->want);
+	if (rc == 0 && w)
+		rc = opt_long(w, "lora", 0, 1, &r->lora);
 	return rc;
 }
 

@@ -46,6 +46,7 @@ struct sched_req {
 	int nother;
 	int has_other;		/* <other_results> was present */
 	long want;
+	long lora;		/* work_req/lora: 1 if the client runs LoRA WUs */
 };
 
 /* Parse n bytes. Returns 0 with *req filled (free with sched_req_free),

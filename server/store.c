@@ -144,29 +144,52 @@ out:
 	return rc;
 }
 
+int ct_store_add_parts(struct ct_server *srv, struct ct_db *db, const void *const *parts,
+		       const size_t *sizes, int nparts, const char *kind, int64_t jobid,
+		       int keep, char sha_out[CT_SHA256_HEXLEN + 1])
+{
+	struct ct_sha256_ctx *h = NULL;
+	unsigned char d[CT_SHA256_LEN];
+	char tmp[PATH_MAX];
+	int64_t size = 0;
+	int fd, rc;
+
+	sha_out[0] = 0;
+	fd = tmp_open(srv, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	rc = ct_sha256_init(&h);
+	for (int i = 0; rc == 0 && i < nparts; i++) {
+		rc = ct_sha256_update(h, parts[i], sizes[i]);
+		if (rc == 0)
+			rc = write_all(fd, parts[i], sizes[i]);
+		size += (int64_t)sizes[i];
+	}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = ct_error_errno("fsync %s", tmp);
+	close(fd);
+	if (rc == 0) {
+		rc = ct_sha256_final(h, d);
+		h = NULL;
+	}
+	if (rc == 0) {
+		ct_hex_encode(d, sizeof(d), sha_out);
+		rc = place(srv, tmp, sha_out);
+	}
+	unlink(tmp);
+	ct_sha256_abort(h);
+	if (rc == 0)
+		rc = record(db, sha_out, size, kind, jobid, keep);
+	if (rc < 0)
+		sha_out[0] = 0;
+	return rc;
+}
+
 int ct_store_add_buf(struct ct_server *srv, struct ct_db *db, const void *data, size_t n,
 		     const char *kind, int64_t jobid, int keep,
 		     char sha_out[CT_SHA256_HEXLEN + 1])
 {
-	char tmp[PATH_MAX];
-	int fd, rc;
-
-	ct_sha256_hex(data, n, sha_out);
-	fd = tmp_open(srv, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	rc = write_all(fd, data, n);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = ct_error_errno("fsync %s", tmp);
-	close(fd);
-	if (rc == 0)
-		rc = place(srv, tmp, sha_out);
-	unlink(tmp);
-	if (rc == 0)
-		rc = record(db, sha_out, (int64_t)n, kind, jobid, keep);
-	if (rc < 0)
-		sha_out[0] = 0;
-	return rc;
+	return ct_store_add_parts(srv, db, &data, &n, 1, kind, jobid, keep, sha_out);
 }
 
 int ct_store_has(const struct ct_server *srv, const char *sha256)

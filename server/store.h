@@ -33,6 +33,13 @@ int ct_store_add_buf(struct ct_server *srv, struct ct_db *db, const void *data,
 		     size_t n, const char *kind, int64_t jobid, int keep,
 		     char sha_out[CT_SHA256_HEXLEN + 1]);
 
+/* Same for the concatenation of nparts pieces in memory (parts[i] of
+ * sizes[i] bytes), hashed as they are written: a model is stored as its
+ * header and its weights without a file of its own first. */
+int ct_store_add_parts(struct ct_server *srv, struct ct_db *db, const void *const *parts,
+		       const size_t *sizes, int nparts, const char *kind, int64_t jobid,
+		       int keep, char sha_out[CT_SHA256_HEXLEN + 1]);
+
 /* 1 if the object is present on disk, else 0. */
 int ct_store_has(const struct ct_server *srv, const char *sha256);
 

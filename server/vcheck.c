@@ -3,7 +3,6 @@
  */
 #include "vcheck.h"
 #include "db.h"
-#include "ct_avg.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 
@@ -115,32 +114,6 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 	ct_delta_reader_close(ra);
 	ct_delta_reader_close(rb);
 	free(ca);
-	return rc;
-}
-
-int ct_vcheck_add(const char *path, const float *base, size_t n, float *acc, int first)
-{
-	struct ct_delta_reader *rd = NULL;
-	float *chunk = NULL;
-	size_t f = 0, m = 0, next = 0;
-	int rc;
-
-	if (!first) {
-		chunk = malloc(CT_DELTA_CHUNK * sizeof(float));
-		if (chunk == NULL)
-			return CT_ENOMEM;
-	}
-	rc = ct_delta_reader_open(path, 0, n, &rd);
-	while (rc >= 0) {
-		rc = ct_delta_reader_next(rd, base + next, first ? acc + next : chunk, &f, &m);
-		if (rc <= 0)
-			break;
-		if (!first)
-			ct_avg_accumulate(acc + f, chunk, m);
-		next = f + m;
-	}
-	ct_delta_reader_close(rd);
-	free(chunk);
 	return rc;
 }
 

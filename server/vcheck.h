@@ -41,12 +41,6 @@ int ct_vcheck_scan(const char *path, uint64_t cap, const float *base, size_t n, 
 int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float *base,
 		       size_t n, double *dist);
 
-/* Add the decoded weights of the result file at path (against `base`, n
- * weights) into acc, streaming: with first set they are copied into acc,
- * else added by ct_avg_accumulate (so a mean built this way has ct_avg's
- * bits). Errors as ct_vcheck_scan. */
-int ct_vcheck_add(const char *path, const float *base, size_t n, float *acc, int first);
-
 /* The record of result `resultid`'s check, if there is one for the upload
  * the result row names: 1 and out->info.decoded_sha, out->info.quant_error,
  * out->st.update_norm, out->probe_loss set (the rest zero); 0 if none; or

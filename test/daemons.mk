@@ -2,7 +2,7 @@
 # validator/transitioner/assimilator decisions. Included from test/local.mk.
 if HAVE_CMOCKA
 CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quorum \
-	test/test_daemons
+	test/test_daemons test/test_mean_stream
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
 # two validator processes on a private mariadbd (the script builds nothing)
@@ -31,6 +31,10 @@ test_test_quorum_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 check_LIBRARIES += test/libctdaemonfx.a
 test_libctdaemonfx_a_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
 test_libctdaemonfx_a_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+
+test_test_mean_stream_SOURCES = test/test_mean_stream.c
+test_test_mean_stream_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_mean_stream_LDADD = $(CT_SERVER_TEST_LIBS)
 
 test_test_daemons_SOURCES = test/test_daemons.c
 test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)

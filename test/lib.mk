@@ -1,6 +1,6 @@
 # Unit tests of lib/ modules.
 if HAVE_CMOCKA
-CT_LIB_TESTS = test/test_err test/test_log test/test_buf test/test_utf8
+CT_LIB_TESTS = test/test_err test/test_log test/test_buf test/test_utf8 test/test_cmd
 check_PROGRAMS += $(CT_LIB_TESTS)
 TESTS += $(CT_LIB_TESTS)
 
@@ -15,6 +15,10 @@ test_test_log_LDADD = $(CT_TEST_LIBS)
 test_test_buf_SOURCES = test/test_buf.c
 test_test_buf_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_buf_LDADD = $(CT_TEST_LIBS)
+
+test_test_cmd_SOURCES = test/test_cmd.c
+test_test_cmd_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_cmd_LDADD = $(CT_TEST_LIBS)
 
 test_test_utf8_SOURCES = test/test_utf8.c
 test_test_utf8_CFLAGS = $(CT_TEST_CFLAGS)

@@ -11,6 +11,7 @@ include test/daemons.mk
 include test/web.mk
 include test/client.mk
 include test/server.mk
+include test/cli.mk
 include test/crafted.mk
 include test/lofi.mk
 include test/lora_srv.mk

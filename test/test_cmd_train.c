@@ -41,15 +41,22 @@ static void slurp(const char *path, char *buf, size_t cap)
 	buf[n] = '\0';
 }
 
-/* Run fn with a NULL-terminated argument list; stdout and stderr land in
- * out_text / err_text. Returns the exit status. */
-static int run(int (*fn)(int, char **), ...)
+/* The commands under test, dispatched as client/main.c does. */
+static const struct ct_cmd_def *const commands[] = {
+	&ct_train_cmd, &ct_eval_cmd, &ct_model_cmd, NULL,
+};
+
+/* Run a command line (NULL-terminated words, "train" first) through the
+ * command table; stdout and stderr land in out_text / err_text. Returns
+ * the exit status. */
+static int run(const char *first, ...)
 {
 	char *argv[64];
 	int argc = 0, rc, so, se, fo, fe;
 	va_list ap;
 
-	va_start(ap, fn);
+	argv[argc++] = (char *)first;
+	va_start(ap, first);
 	while (argc < 63 && (argv[argc] = va_arg(ap, char *)) != NULL)
 		argc++;
 	va_end(ap);
@@ -62,8 +69,7 @@ static int run(int (*fn)(int, char **), ...)
 	fe = open(P("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	optind = 0;
-	rc = fn(argc, argv);
+	rc = ct_cmd_run("ctune", commands, NULL, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -91,7 +97,7 @@ static void test_model_init(void **state)
 
 	(void)state;
 	make_data();
-	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,2,32,32,29,32",
+	assert_int_equal(run("model", "init", "--config", "2,2,32,32,29,32",
 			     "--seed", "3", "--out", P("m.bin"), NULL), 0);
 	assert_non_null(strstr(out_text, "27520 parameters"));
 	assert_int_equal(ct_gpt2_load(P("m.bin"), &m), 0);
@@ -99,19 +105,19 @@ static void test_model_init(void **state)
 	assert_int_equal(m.cfg.Vp, 32);
 	ct_gpt2_free(&m);
 	/* the long form, Vp rounded up to 128 by default */
-	assert_int_equal(run(ct_cmd_model, "model", "init", "--layers", "1", "--heads", "2",
+	assert_int_equal(run("model", "init", "--layers", "1", "--heads", "2",
 			     "--channels", "16", "--max-seq", "8", "--vocab", "29",
 			     "--out", P("m2.bin"), NULL), 0);
 	assert_int_equal(ct_gpt2_read_config(P("m2.bin"), &m.cfg), 0);
 	assert_int_equal(m.cfg.Vp, 128);
-	assert_int_equal(run(ct_cmd_model, "model", "info", P("m2.bin"), NULL), 0);
+	assert_int_equal(run("model", "info", P("m2.bin"), NULL), 0);
 	assert_non_null(strstr(out_text, "layers 1, heads 2, channels 16"));
 	/* bad configs: one line, non-zero, no file */
-	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,3,32,32,29,32",
+	assert_int_equal(run("model", "init", "--config", "2,3,32,32,29,32",
 			     "--out", P("bad.bin"), NULL), CT_EXIT_FAIL);
 	assert_non_null(strstr(err_text, "divisible"));
 	assert_false(ct_file_exists(P("bad.bin")));
-	assert_int_equal(run(ct_cmd_model, "model", "init", "--config", "2,2,32",
+	assert_int_equal(run("model", "init", "--config", "2,2,32",
 			     "--out", P("bad.bin"), NULL), CT_EXIT_USAGE);
 	assert_false(ct_file_exists(P("bad.bin")));
 }
@@ -122,7 +128,7 @@ static void test_train_and_eval(void **state)
 	float l1, l3;
 
 	(void)state;
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "3",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "3",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--weight-decay",
 			     "0.01", "--grad-clip", "1.0", "--out", P("o.bin"), NULL), 0);
 	assert_int_equal(sscanf(out_text, "step 1/3 loss %f", &l1), 1);
@@ -131,7 +137,7 @@ static void test_train_and_eval(void **state)
 	assert_true(l3 < l1);
 	assert_non_null(strstr(out_text, "tokens/s"));
 	assert_true(ct_file_exists(P("o.bin")));
-	assert_int_equal(run(ct_cmd_eval, "eval", "--model", P("o.bin"), "--data", t,
+	assert_int_equal(run("eval", "--model", P("o.bin"), "--data", t,
 			     "--batch", "2", "--seq", "16", "--batches", "4", NULL), 0);
 	assert_non_null(strstr(out_text, "loss "));
 	assert_non_null(strstr(out_text, "4 batches of 2 x 16"));
@@ -144,16 +150,16 @@ static void test_resume_same_bytes(void **state)
 	size_t na, nb;
 
 	(void)state;
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "5",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--out",
 			     P("full.bin"), NULL), 0);
 	/* a first run that saves its state every 2 steps, "interrupted" by
 	 * being told to stop at 5 anyway: we resume from the step-4 state */
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "5",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--state",
 			     P("s.state"), "--checkpoint-every", "2", "--out", P("x.bin"),
 			     NULL), 0);
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "5",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--resume",
 			     P("s.state"), "--out", P("resumed.bin"), NULL), 0);
 	assert_null(strstr(out_text, "step 4/5"));
@@ -165,7 +171,7 @@ static void test_resume_same_bytes(void **state)
 	free(a);
 	free(b);
 	/* resuming with other hyperparameters is refused */
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "5",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "5",
 			     "--batch", "2", "--seq", "16", "--lr", "2e-2", "--resume",
 			     P("s.state"), "--out", P("r2.bin"), NULL), CT_EXIT_FAIL);
 	assert_non_null(strstr(err_text, "hyperparameters"));
@@ -189,8 +195,7 @@ static void expect_fail(int want, const char *needle, const char *const *args)
 		int so = dup(2), fe = open(P("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		dup2(fe, 2);
-		optind = 0;
-		rc = ct_cmd_train(n, argv);
+		rc = ct_cmd_run("ctune", commands, NULL, n, argv);
 		fflush(stderr);
 		dup2(so, 2);
 		close(so);
@@ -272,7 +277,7 @@ static void test_lora_train_merge(void **state)
 	char want[256];
 
 	(void)state;
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "3",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "3",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-rank", "4",
 			     "--lora-alpha", "8", "--lora-targets", "qkv,fc,fcproj",
 			     "--lora-seed", "5", "--out", P("a.bin"), NULL), 0);
@@ -287,7 +292,7 @@ static void test_lora_train_merge(void **state)
 	assert_true(info.lora.alpha == 8.0f);
 	assert_int_equal(info.lora.seed, 5);
 	free(data);
-	assert_int_equal(run(ct_cmd_model, "model", "merge", m, P("a.bin"), "--out",
+	assert_int_equal(run("model", "merge", m, P("a.bin"), "--out",
 			     P("merged.bin"), NULL), 0);
 	assert_non_null(strstr(out_text, "LoRA rank 4"));
 	/* the same WU through the engine, merged by hand */
@@ -312,24 +317,24 @@ static void test_lora_train_merge(void **state)
 	assert_int_equal(ct_gpt2_load(P("merged.bin"), &merged), 0);
 	assert_memory_equal(base.params, merged.params, base.lay.total * sizeof(float));
 	/* eval with the adapter == eval of the merged file */
-	assert_int_equal(run(ct_cmd_eval, "eval", "--model", P("merged.bin"), "--data", t,
+	assert_int_equal(run("eval", "--model", P("merged.bin"), "--data", t,
 			     "--batch", "2", "--seq", "16", "--batches", "3", NULL), 0);
 	snprintf(want, sizeof(want), "%s", out_text);
-	assert_int_equal(run(ct_cmd_eval, "eval", "--model", m, "--adapter", P("a.bin"),
+	assert_int_equal(run("eval", "--model", m, "--adapter", P("a.bin"),
 			     "--data", t, "--batch", "2", "--seq", "16", "--batches", "3",
 			     NULL), 0);
 	assert_string_equal(out_text, want);
 	/* against another base: refused, nothing written */
-	assert_int_equal(run(ct_cmd_model, "model", "merge", P("o.bin"), P("a.bin"), "--out",
+	assert_int_equal(run("model", "merge", P("o.bin"), P("a.bin"), "--out",
 			     P("bad.bin"), NULL), CT_EXIT_FAIL);
 	assert_non_null(strstr(err_text, "another base model"));
 	assert_false(ct_file_exists(P("bad.bin")));
-	assert_int_equal(run(ct_cmd_model, "model", "merge", m, "--out", P("bad.bin"), NULL),
+	assert_int_equal(run("model", "merge", m, "--out", P("bad.bin"), NULL),
 			 CT_EXIT_USAGE);
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "1",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "1",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-alpha", "3",
 			     "--out", P("bad.bin"), NULL), CT_EXIT_USAGE);
-	assert_int_equal(run(ct_cmd_train, "train", "--model", m, "--data", t, "--steps", "1",
+	assert_int_equal(run("train", "--model", m, "--data", t, "--steps", "1",
 			     "--batch", "2", "--seq", "16", "--lr", "1e-2", "--lora-rank", "2",
 			     "--lora-targets", "qkv,mlp", "--out", P("bad.bin"), NULL),
 			 CT_EXIT_USAGE);

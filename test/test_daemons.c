@@ -310,6 +310,10 @@ static void test_honest_pair_credited(void **state)
 	b = send_to(f, &R1[0], 1);
 	run_daemons(f);
 	assert_int_equal(vstate(f, a), CT_VS_INIT);	/* nothing reported yet */
+	/* while its clients train, the assimilator evaluates the first
+	 * round's base (test_round_average: the same loss ends on the job) */
+	assert_int_equal(qint(f, "SELECT COUNT(*) FROM `round` WHERE jobid=? AND idx=1 AND "
+			      "status=1 AND base_eval_loss > 0", f->jobid), 1);
 	report(f, &R1[0], a, R1[0].honest, R1[0].base.lay.total, 1);
 	run_daemons(f);
 	/* one of a quorum of 2: checked, recorded, waiting */
@@ -503,6 +507,9 @@ static void test_round_average(void **state)
 	assert_false(ct_db_isnull(res, 2));
 	/* training on the learnable data helped */
 	assert_true(ct_db_double(res, 2) < ct_db_double(res, 3));
+	/* the base loss computed ahead is the job's base loss */
+	assert_true(qdouble(f, "SELECT base_eval_loss FROM job WHERE id=?", f->jobid) ==
+		    ct_db_double(res, 3));
 	ct_db_res_free(res);
 	/* the page can say what the losses are over: the default size, or
 	 * the whole eval file when it is shorter */

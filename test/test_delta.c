@@ -530,6 +530,61 @@ static void test_lora_kind(void **state)
 	ct_buf_free(&full);
 }
 
+/* The per-tensor LoRA encoding: bit-exact for every pattern (signed
+ * zeros, NaN payloads, infinities, weights that cross zero), across
+ * matrices longer than a chunk (rank 8 at C=768: B of qkv is 147,456
+ * floats), smaller than CT_DELTA_LOSSLESS on adapters whose B starts at
+ * zero, hash-checked, and refused for full weights. */
+static void test_lora_per_tensor(void **state)
+{
+	struct ct_gpt2_config cfg = { .maxT = 64, .V = 60, .L = 1, .NH = 12, .C = 768, .Vp = 64 };
+	struct ct_lora_spec spec = { .rank = 8, .alpha = 16.0f, .targets = CT_LORA_ALL };
+	struct ct_delta_model dm = { 64, 60, 64, 1, 12, 768 };
+	struct ct_delta_lora sec = { .rank = 8, .targets = CT_LORA_ALL, .alpha = 16.0f, .seed = 9 };
+	static const uint32_t odd[] = { 0x80000000u, 0x00000000u, 0x7fc00001u, 0xffc00002u,
+					0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u };
+	size_t n = ct_lora_nparams(&cfg, &spec);
+	float *init = malloc(n * 4), *ad = malloc(n * 4), *d = malloc(n * 4);
+	struct ct_buf t = CT_BUF_INIT(0), plain = CT_BUF_INIT(0);
+	struct ct_delta_info info;
+
+	(void)state;
+	assert_int_equal(ct_lora_init(&cfg, &spec, 9, init), 0);
+	for (size_t i = 0; i < n; i++)	/* A moved a little, B away from zero */
+		ad[i] = init[i] != 0.0f ? init[i] + (float)(1e-4 * gauss()) : (float)(1e-3 * gauss());
+	for (size_t k = 0; k < 8; k++) {	/* special patterns over both kinds of base */
+		memcpy(&ad[k], &odd[k], 4);
+		memcpy(&ad[n - 1 - k], &odd[k], 4);
+		memcpy(&init[n / 2 + k], &odd[7 - k], 4);
+	}
+	ad[100] = -init[100];			/* crosses zero */
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &dm, base_sha, &sec,
+					      CT_DELTA_LOSSLESS_TENSOR, -1, &t), 0);
+	assert_int_equal(ct_delta_encode_lora(init, ad, n, &dm, base_sha, &sec,
+					      CT_DELTA_LOSSLESS, -1, &plain), 0);
+	assert_int_equal(ct_delta_decode_lora(t.data, t.len, init, n, d, &info), 0);
+	assert_int_equal(info.encoding, CT_DELTA_LOSSLESS_TENSOR);
+	assert_memory_equal(d, ad, n * 4);
+	assert_memory_equal(info.decoded_sha, info.weights_sha, 32);
+	assert_int_equal(ct_delta_decode_lora(plain.data, plain.len, init, n, d, NULL), 0);
+	assert_memory_equal(d, ad, n * 4);
+	assert_true(t.len < plain.len * 95 / 100);
+	/* a claimed hash that is not the decoded adapters' */
+	t.data[80] ^= 1;
+	assert_int_equal(ct_delta_decode_lora(t.data, t.len, init, n, d, NULL), CT_EHASH);
+	/* full weights: not encoded per tensor, nor accepted so */
+	assert_int_equal(ct_delta_encode(init, ad, n, &dm, base_sha, CT_DELTA_LOSSLESS_TENSOR, -1,
+					 &plain), CT_EINVAL);
+	ct_buf_reset(&plain);
+	assert_int_equal(ct_delta_encode(init, ad, n, &dm, base_sha, CT_DELTA_LOSSLESS, -1,
+					 &plain), 0);
+	put_le((unsigned char *)plain.data + 12, CT_DELTA_LOSSLESS_TENSOR, 4);
+	assert_int_equal(ct_delta_decode(plain.data, plain.len, init, n, d, NULL), CT_EFORMAT);
+	free(init), free(ad), free(d);
+	ct_buf_free(&t);
+	ct_buf_free(&plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_stream_reader),
 		cmocka_unit_test(test_lora_kind),
+		cmocka_unit_test(test_lora_per_tensor),
 		cmocka_unit_test_setup_teardown(test_crafted_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_payloads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_int8_bad_scale, setup, teardown),

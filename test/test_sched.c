@@ -21,6 +21,7 @@
  *                                       first row, as text)
  *     </step>
  *     <upload result="@R1@" token="@T1@" data="some bytes" status="200"/>
+ *     <setup sql="INSERT INTO ..."/>  (a statement run at that point)
  *   </case>
  *
  * @NAME@ in requests, attributes and expected values is replaced by the
@@ -151,7 +152,8 @@ static void make_inputs(void)
 static void reset_project(void)
 {
 	static const char *const tables[] = { "user", "team", "host", "device", "file", "job",
-		"job_shard", "round", "workunit", "result", "credit_event", "role_heartbeat", NULL };
+		"job_shard", "round", "workunit", "result", "credit_event", "role_heartbeat", "job_lora",
+		NULL };
 	char sql[128], m[4200], tr[4200], ev[4200], cmd[4400];
 	int64_t jobid = 0;
 
@@ -279,6 +281,7 @@ static const struct vocab vocab[] = {
 	{ .name = "xpath", .parent = "expect", .attrs = { "expr" }, .nreq = 1 },
 	{ .name = "capture", .parent = "step", .attrs = { "var", "expr" }, .nreq = 2 },
 	{ .name = "sql", .parent = "step", .attrs = { "query" }, .nreq = 1 },
+	{ .name = "setup", .parent = "case", .attrs = { "sql" }, .nreq = 1 },
 };
 
 static const struct vocab *vocab_find(const char *name, const char *parent)
@@ -487,6 +490,17 @@ static void run_upload(const char *name, int stepno, xmlNodePtr up)
 	free(want);
 }
 
+/* <setup sql="..."/>: a statement on the case's database (to give job 1
+ * a shape the standard project lacks), which must succeed. */
+static void run_setup(const char *name, xmlNodePtr n)
+{
+	char *sql = attr(n, "sql");
+
+	if (sql == NULL || ct_db_exec(g_db, sql, "") < 0)
+		fail_msg("%s: setup failed: %s", name, sql ? sql : "(no sql attribute)");
+	free(sql);
+}
+
 static void run_case(const char *file)
 {
 	char path[4400];
@@ -511,6 +525,8 @@ static void run_case(const char *file)
 			run_step(file, ++stepno, n);
 		else if (strcmp((const char *)n->name, "upload") == 0)
 			run_upload(file, ++stepno, n);
+		else if (strcmp((const char *)n->name, "setup") == 0)
+			run_setup(file, n);
 	}
 	xmlFreeDoc(doc);
 }

@@ -41,7 +41,8 @@ static int submit_text_job(struct web_fx *fx, int64_t *jobid)
 			 "--quorum", "2", "--replicas", "2", "--sample-prompt", "Copyright ",
 			 NULL };
 	struct ct_cmd_ctx ctx = { .srv = &fx->srv, .db = fx->db, .cwd = "/" };
-	const struct ct_cmd *cmd;
+	char *words[] = { "job", "submit", NULL };
+	const struct ct_cmd_def *cmd;
 	int nw = 0, rc;
 
 	rc = ct_path_join(model, sizeof(model), fx->dir, "text-model.bin");
@@ -52,7 +53,7 @@ static int submit_text_job(struct web_fx *fx, int64_t *jobid)
 	if (rc == 0)
 		rc = ct_gpt2_save(model, &cfg, m.params);
 	ct_gpt2_free(&m);
-	cmd = ct_cmd_find("job", "submit", &nw);
+	cmd = ct_cmd_lookup(ct_project_cmds, 2, words, &nw);
 	ctx.out = fmemopen(out, sizeof(out) - 1, "w");
 	if (rc == 0 && (cmd == NULL || ctx.out == NULL))
 		rc = ct_error(CT_EINVAL, "no job submit");
