@@ -52,11 +52,16 @@ static int run(const struct bcfg *c, const struct ct_gpt2 *m, const char *dev,
 	sp.ntokens = N;
 	t0 = ct_time_mono_s();
 	c0 = ct_time_cpu_s();
-	rc = ct_sample_generate(m, dev, prompt, (size_t)P, &sp, NULL, NULL, &out);
+	uint32_t wide[P > 0 ? P : 1];
+
+	for (int i = 0; i < P; i++)
+		wide[i] = prompt[i];
+	rc = ct_sample_generate(m, dev, wide, (size_t)P, &sp, NULL, NULL, &out);
 	dt = (ct_time_mono_s() - t0) / N;
 	dc = (ct_time_cpu_s() - c0) / N;
 	if (rc == 0) {
-		memcpy(ids, out.v, (size_t)N * sizeof(uint16_t));
+		for (int i = 0; i < N; i++)
+			ids[i] = (uint16_t)out.v[i];
 		printf("| %-6s | %-8s | %3d+%-3d | %10.2f | %9.1f | %10.2f |\n", c->name, dev,
 		       P, N, dt * 1e3, 1.0 / dt, dc * 1e3);
 	} else {

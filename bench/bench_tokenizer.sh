@@ -5,6 +5,10 @@
 #
 #   bench/bench_tokenizer.sh [BUILD_DIR] [MB] [ROUNDS]
 #
+# Then, when test/node_modules has them (tools/setup), the same for Llama 3's
+# and Qwen3's tokenizer.json beside Hugging Face's tokenizers in JavaScript
+# (npm @lenml/tokenizers, test/hf_ref.mjs).
+#
 # Input: MB (default 8) of real text Debian ships - licence texts, raw man
 # pages in translation, then in English - valid UTF-8 only (tiktoken takes
 # strings). Each run encodes the whole input 3 times and keeps the best;
@@ -38,3 +42,19 @@ for r in $(seq "$rounds"); do
 done
 med() { sort -g "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf '%-6s %12s %14s\n' median "$(med "$T/c")" "$(med "$T/t")"
+
+nm=$src/test/node_modules/@lenml
+[ -f "$nm/tokenizers/package.json" ] || exit 0
+for m in llama3 qwen3; do
+	dir=$nm/tokenizer-$m/models
+	[ -f "$dir/tokenizer.json" ] || continue
+	echo
+	echo "$m tokenizer.json"
+	printf '%-6s %12s %14s  %s\n' run "ctune MB/s" "hf (JS) MB/s" "load (1 5 15 min)"
+	for r in $(seq "$rounds"); do
+		c=$(nice taskset -c 0 "$build/bench/bench_tokenizer" --tokenizer "$dir/tokenizer.json" \
+			"$T/input.txt" 3 | cut -d' ' -f1,2)
+		t=$(cd "$src/test" && nice taskset -c 0 node hf_ref.mjs bench "$dir" "$T/input.txt" 1)
+		printf '%-6s %12s %14s  %s\n' "$r" "${c#ctune }" "${t#hf }" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	done
+done

@@ -161,7 +161,7 @@ static int cmd_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 const struct ct_cmd_def ct_sample_cmd = {
 	.name = "sample", .fn = cmd_sample, .opts = sample_long, .required = "model",
 	.summary = "generate text from a model (same seed, same text)",
-	.usage = "--model M.bin [--tokenizer bytes|gpt2] [--prompt TEXT]\n"
+	.usage = "--model M.bin [--tokenizer bytes|gpt2|TOKENIZER.json] [--prompt TEXT]\n"
 	"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
 	"                    [--device cpu|opencl[:N]]",
 	.help = "Generate N tokens (default 64) after TEXT with the model and print the\n"
@@ -170,6 +170,8 @@ const struct ct_cmd_def ct_sample_cmd = {
 	"(default 40; 0 = all), draws from seed S (default 1). The choice is made\n"
 	"on the host in fixed-order arithmetic, so one seed gives the same text\n"
 	"on every device. The tokenizer defaults to the one the model's\n"
-	"vocabulary implies (V = 256: bytes, V = 50257: gpt2). An empty prompt\n"
-	"starts from the end-of-text token (bytes: a newline).\n",
+	"vocabulary implies (V = 256: bytes, V = 50257: gpt2); a Hugging Face\n"
+	"tokenizer.json (or its directory) whose vocabulary fits the model's may\n"
+	"be named instead. An empty prompt starts from the end-of-text token\n"
+	"(bytes: a newline).\n",
 };

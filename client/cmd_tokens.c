@@ -9,7 +9,9 @@
  * `shard` cuts exactly the slice the project server sends as shard k of K
  * (tokens [n*k/K, n*(k+1)/K) ), so an operator or the demo can re-run one
  * work unit by hand with `ctune train` and compare its result with the
- * volunteers'. Outputs are written atomically.
+ * volunteers'. Outputs are written atomically. Version 2 files (32-bit
+ * ids, ct_tokens.h) are read and cut alike; a concatenation is version 2
+ * when any input is.
  */
 #include "commands.h"
 #include "ct_err.h"
@@ -30,19 +32,20 @@ static int fail(int rc)
 static int tokens_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_tokens t = { 0 };
-	uint16_t max = 0;
+	uint32_t max = 0;
 	int rc;
 
 	(void)ctx;
 	if (argc != 2)
 		return CT_EXIT_USAGE;	/* ct_cmd_resolve counted the arguments */
-	rc = ct_tokens_load(argv[1], &t);
+	rc = ct_tokens_load_any(argv[1], &t);
 	if (rc < 0)
 		return fail(rc);
 	for (uint64_t i = 0; i < t.n; i++)
-		if (t.tok[i] > max)
-			max = t.tok[i];
-	printf("%s: %" PRIu64 " tokens, largest token id %u\n", argv[1], t.n, (unsigned)max);
+		if (ct_tokens_get(&t, i) > max)
+			max = ct_tokens_get(&t, i);
+	printf("%s: %" PRIu64 " tokens, largest token id %u%s\n", argv[1], t.n, (unsigned)max,
+	       t.version == CT_TOKENS_VERSION_WIDE ? " (version 2: 32-bit ids)" : "");
 	ct_tokens_free(&t);
 	return CT_EXIT_OK;
 }
@@ -93,12 +96,15 @@ static int tokens_shard(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "ctune tokens shard: need FILE --shard k --of K --out OUT, 0 <= k < K\n");
 		return CT_EXIT_USAGE;
 	}
-	rc = ct_tokens_load(argv[optind], &t);
+	rc = ct_tokens_load_any(argv[optind], &t);
 	if (rc < 0)
 		return fail(rc);
 	a = t.n * (uint64_t)k / (uint64_t)K;
 	b = t.n * (uint64_t)(k + 1) / (uint64_t)K;
-	rc = ct_tokens_save(out, t.tok + a, b - a);
+	if (t.tok32 != NULL)
+		rc = ct_tokens_save_ids(out, t.tok32 + a, b - a, 1);
+	else
+		rc = ct_tokens_save(out, t.tok + a, b - a);
 	ct_tokens_free(&t);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
@@ -107,9 +113,9 @@ static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *out = NULL;
 	long k = 0, K = 0;
-	uint16_t *all = NULL, *p;
+	uint32_t *all = NULL, *p;
 	uint64_t n = 0;
-	int rc, first;
+	int rc, first, wide = 0;
 
 	(void)ctx;
 	rc = parse_out(argc, argv, cat_long, &k, &K, &out);
@@ -123,7 +129,7 @@ static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	for (int i = first; i < argc; i++) {
 		struct ct_tokens t = { 0 };
 
-		rc = ct_tokens_load(argv[i], &t);
+		rc = ct_tokens_load_any(argv[i], &t);
 		if (rc == 0 && n + t.n > INT32_MAX)
 			rc = ct_error(CT_ETOOBIG, "concatenation exceeds %d tokens", INT32_MAX);
 		p = rc == 0 ? realloc(all, (size_t)(n + t.n + 1) * sizeof(*all)) : NULL;
@@ -131,14 +137,16 @@ static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			rc = CT_ENOMEM;
 		if (rc == 0) {
 			all = p;
-			memcpy(all + n, t.tok, (size_t)t.n * sizeof(*all));
+			for (uint64_t q = 0; q < t.n; q++)
+				all[n + q] = ct_tokens_get(&t, q);
 			n += t.n;
+			wide |= t.version == CT_TOKENS_VERSION_WIDE;
 		}
 		ct_tokens_free(&t);
 		if (rc < 0)
 			goto out;
 	}
-	rc = ct_tokens_save(out, all, n);
+	rc = ct_tokens_save_ids(out, all, n, wide);
 out:
 	free(all);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;

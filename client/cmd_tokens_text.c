@@ -2,8 +2,12 @@
  * cmd_tokens_text.c - `ctune tokens encode` and `ctune tokens decode`:
  * text files <-> llm.c token files with a named tokenizer (ct_tokenizer.h).
  *
- *   ctune tokens encode --tokenizer gpt2|bytes [--no-eot] IN... --out OUT.bin
- *   ctune tokens decode --tokenizer gpt2|bytes IN.bin [--out OUT.txt]
+ *   ctune tokens encode --tokenizer gpt2|bytes|PATH [--no-eot] IN... --out OUT.bin
+ *   ctune tokens decode --tokenizer gpt2|bytes|PATH IN.bin [--out OUT.txt]
+ *
+ * PATH is a Hugging Face tokenizer.json (or its directory). A vocabulary
+ * over 65,536 ids (Llama 3, Qwen) is written as a version 2 token file
+ * (32-bit ids, ct_tokens.h), which decode reads but training refuses.
  *
  * Each input (a file, or `-` for standard input) is one document. As in
  * llm.c's data scripts, a tokenizer with an end-of-text token (gpt2) puts
@@ -118,7 +122,7 @@ static int encode_one(const struct ct_tokenizer *tk, const char *path, int eot,
 {
 	int fd = 0, rc;
 
-	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint16_t)eot)) < 0)
+	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint32_t)eot)) < 0)
 		return rc;
 	if (strcmp(path, "-") != 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -200,7 +204,8 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = encode_one(tk, argv[i], eot, &ids, &pg);
 	if (rc == 0) {
 		progress_show(&pg, 1);
-		rc = ct_tokens_save(o.out, ids.v, ids.n);
+		rc = ct_tokens_save_ids(o.out, ids.v, ids.n,
+					ct_tokenizer_vocab(tk) > UINT16_MAX + 1);
 	}
 	if (rc == 0)
 		fprintf(stderr, "ctune tokens encode: %s: %zu tokens (%s) from %d input%s, "
@@ -215,15 +220,20 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 		      struct ct_afile *af)
 {
+	uint32_t *ids = malloc(DECODE_CHUNK * sizeof(*ids));
 	struct ct_buf b;
 	int rc = 0;
 
+	if (ids == NULL)
+		return CT_ENOMEM;
 	ct_buf_init(&b, 0);
 	for (uint64_t i = 0; i < t->n && rc == 0; i += DECODE_CHUNK) {
 		size_t k = t->n - i < DECODE_CHUNK ? (size_t)(t->n - i) : DECODE_CHUNK;
 
+		for (size_t q = 0; q < k; q++)
+			ids[q] = ct_tokens_get(t, i + q);
 		ct_buf_reset(&b);
-		rc = ct_tokenizer_decode(tk, t->tok + i, k, &b);
+		rc = ct_tokenizer_decode(tk, ids, k, &b);
 		if (rc < 0)
 			break;
 		if (af != NULL)
@@ -232,6 +242,7 @@ static int decode_all(const struct ct_tokenizer *tk, const struct ct_tokens *t,
 			rc = ct_error_errno("standard output");
 	}
 	ct_buf_free(&b);
+	free(ids);
 	if (rc == 0 && af == NULL && fflush(stdout) != 0)
 		rc = ct_error_errno("standard output");
 	return rc;
@@ -256,14 +267,15 @@ static int cmd_decode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	}
 	rc = ct_tokenizer_open(o.tokenizer, &tk);
 	if (rc == 0)
-		rc = ct_tokens_load(argv[optind], &t);
+		rc = ct_tokens_load_any(argv[optind], &t);
 	if (rc == 0) {
 		for (uint64_t i = 0; i < t.n; i++)
-			if ((int)t.tok[i] >= ct_tokenizer_vocab(tk)) {
+			if (ct_tokens_get(&t, i) >= (uint32_t)ct_tokenizer_vocab(tk)) {
 				rc = ct_error(CT_ERANGE, "%s: token %u at position %" PRIu64
 					      " is not in the %s vocabulary of %d (wrong "
-					      "--tokenizer?)", argv[optind], (unsigned)t.tok[i],
-					      i, ct_tokenizer_name(tk), ct_tokenizer_vocab(tk));
+					      "--tokenizer?)", argv[optind],
+					      (unsigned)ct_tokens_get(&t, i), i,
+					      ct_tokenizer_name(tk), ct_tokenizer_vocab(tk));
 				break;
 			}
 	}
@@ -287,11 +299,17 @@ const struct ct_cmd_def ct_tokens_encode_cmd = {
 	.summary = "tokenize text files into one llm.c token file",
 	.usage = "--tokenizer NAME [--no-eot] IN... --out OUT.bin",
 	.help = "Tokenize text files (IN may be - for standard input) into one llm.c\n"
-	"token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken)\n"
-	"or bytes (one token per byte, V = 256). Each input is one document;\n"
-	"with gpt2 every document is preceded by <|endoftext|> (50256), as\n"
-	"llm.c's scripts do, unless --no-eot. \"<|endoftext|>\" written in the\n"
-	"text itself is encoded as ordinary text.\n",
+	"token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken),\n"
+	"bytes (one token per byte, V = 256), or the path of a Hugging Face\n"
+	"tokenizer.json or of its directory (byte-level BPE: Llama 3, Qwen2/3,\n"
+	"SmolLM2, GPT-2; ids as Hugging Face's tokenizers give them).\n"
+	"Each input is one document; it is preceded by the end-of-text token\n"
+	"(gpt2: <|endoftext|> = 50256, as llm.c's scripts do; tokenizer.json:\n"
+	"its <|endoftext|>, <|end_of_text|> or </s>) unless --no-eot. With gpt2,\n"
+	"\"<|endoftext|>\" written in the text is encoded as ordinary text; a\n"
+	"tokenizer.json's added tokens written in the text ARE recognised, as\n"
+	"Hugging Face does. A vocabulary over 65,536 ids (Llama 3, Qwen) makes\n"
+	"a version 2 token file (32-bit ids), which training does not take.\n",
 };
 
 const struct ct_cmd_def ct_tokens_decode_cmd = {
@@ -300,6 +318,8 @@ const struct ct_cmd_def ct_tokens_decode_cmd = {
 	.min_args = 1, .max_args = 1,
 	.summary = "turn an llm.c token file back into text",
 	.usage = "--tokenizer NAME IN.bin [--out OUT.txt]",
-	.help = "Turn an llm.c token file back into text (standard output unless\n"
-	"--out). The end-of-text token is written as <|endoftext|>.\n",
+	.help = "Turn an llm.c token file (version 1, or version 2 with 32-bit ids)\n"
+	"back into text (standard output unless --out). NAME as for encode.\n"
+	"The end-of-text token is written as <|endoftext|>, a tokenizer.json's\n"
+	"added tokens as their text.\n",
 };

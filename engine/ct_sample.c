@@ -223,7 +223,7 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 }
 
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint16_t *prompt, size_t np,
+		       const uint32_t *prompt, size_t np,
 		       const struct ct_sample_params *p,
 		       int (*on_token)(void *arg, uint16_t id), void *arg,
 		       struct ct_tokvec *out)
@@ -240,7 +240,7 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 	if (np == 0 || np > (size_t)INT32_MAX)
 		return ct_error(CT_EINVAL, "sample: the prompt must have 1..2^31-1 tokens");
 	for (size_t i = 0; i < np; i++)
-		if (prompt[i] >= model->cfg.V)
+		if (prompt[i] >= (uint32_t)model->cfg.V)
 			return ct_error(CT_EMISMATCH, "prompt token %u at %zu is outside the "
 					"model's vocabulary (V = %d)", prompt[i], i,
 					model->cfg.V);
@@ -249,7 +249,8 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 	ctx = malloc((np + (size_t)p->ntokens) * sizeof(uint16_t));
 	if (ctx == NULL)
 		return ct_error(CT_ENOMEM, "sample context");
-	memcpy(ctx, prompt, np * sizeof(uint16_t));
+	for (size_t i = 0; i < np; i++)
+		ctx[i] = (uint16_t)prompt[i];	/* < V <= 65536, checked above */
 	rc = gen_open(&g, model, device, np + (size_t)p->ntokens - 1);
 	ct_sample_rng_seed(&rng, p->seed);
 	for (int k = 0; rc == 0 && k < p->ntokens; k++) {
@@ -300,8 +301,15 @@ int ct_sample_text(const struct ct_gpt2 *model, const struct ct_tokenizer *tk,
 	rc = ct_sample_prompt(tk, prompt, n, &in);
 	if (rc == 0)
 		rc = ct_sample_generate(model, device, in.v, in.n, p, NULL, NULL, &gen);
-	if (rc == 0)
-		rc = ct_tokenizer_decode(tk, gen.v, gen.n, text);
+	for (size_t i = 0; rc == 0 && i < gen.n; i++) {
+		size_t len;
+		const unsigned char *b = ct_tokenizer_token(tk, (int)gen.v[i], &len);
+
+		/* an id with no text (a padded vocabulary's, a hole of a
+		 * tokenizer.json) prints nothing */
+		if (b != NULL)
+			rc = ct_buf_append(text, b, len);
+	}
 	ct_tokvec_free(&in);
 	ct_tokvec_free(&gen);
 	return rc;

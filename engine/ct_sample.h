@@ -74,9 +74,10 @@ int ct_sample_pick(const float *x, int V, float temperature, int top_k, float u,
  * ct_sample_uniform() draw. The ids are appended to *out; on_token (may be
  * NULL) is called after each one and stops generation by returning
  * non-zero. Returns 0 or a CT_E* code (CT_EINVAL for bad params or an
- * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). */
+ * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). The
+ * model takes 16-bit ids: a V over 65,536 cannot reach here (ct_gpt2). */
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint16_t *prompt, size_t np,
+		       const uint32_t *prompt, size_t np,
 		       const struct ct_sample_params *p,
 		       int (*on_token)(void *arg, uint16_t id), void *arg,
 		       struct ct_tokvec *out);
@@ -90,7 +91,8 @@ int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n
 /* Text in, text out: encode `prompt` (n bytes) with tk, generate with
  * ct_sample_generate() and append the decoded new tokens to *text (the
  * prompt itself is not copied; an empty one as in ct_sample_prompt()). The tokenizer's
- * vocabulary must not exceed the model's (CT_EMISMATCH). */
+ * vocabulary must not exceed the model's (CT_EMISMATCH); an id the
+ * tokenizer has no text for (padding past its vocabulary) adds nothing. */
 int ct_sample_text(const struct ct_gpt2 *model, const struct ct_tokenizer *tk,
 		   const char *device, const char *prompt, size_t n,
 		   const struct ct_sample_params *p, struct ct_buf *text);

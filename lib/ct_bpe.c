@@ -1,16 +1,19 @@
 /*
- * ct_bpe.c - GPT-2's byte-level BPE (see ct_bpe.h): loading encoder.json
- * and vocab.bpe, and encoding. The pre-tokeniser (GPT-2's regex, written
- * out by hand) is in ct_bpe_split.c.
+ * ct_bpe.c - byte-level BPE (see ct_bpe.h): loading GPT-2's encoder.json
+ * and vocab.bpe (a tokenizer.json is read by ct_bpe_hf.c into the same
+ * tables), and merging. The pre-tokenisers (regexes written out by hand)
+ * and the encode loop are in ct_bpe_split.c.
  *
- * Encoding follows OpenAI's tiktoken, the reference the tests hold it to:
- * the text is cut into pieces; a piece that is itself a token is that
- * token; otherwise the piece starts as one token per byte and the adjacent
- * pair whose concatenation has the lowest rank (leftmost on ties) is merged
- * until no concatenation is a token. For GPT-2 a token's rank is its id
- * (the loader checks that vocab.bpe's merge i makes token 256 + i), so a
- * pair table (left id, right id) -> id of the concatenation, built from
- * every split of every token, is all the merge loop needs.
+ * Encoding follows OpenAI's tiktoken and Hugging Face's tokenizers, the
+ * references the tests hold it to: the text is cut into pieces; a piece
+ * that is itself a token is that token (GPT-2, and a tokenizer.json with
+ * ignore_merges); otherwise the piece starts as one token per byte and the
+ * adjacent pair with the lowest merge rank (leftmost on ties) is merged
+ * until no pair has one. A pair table (left id, right id) -> (rank, id of
+ * the concatenation) makes each step one hash look-up. For GPT-2 a
+ * token's rank is its id (the loader checks that vocab.bpe's merge i makes
+ * token 256 + i), so the table is built from every split of every token;
+ * for a tokenizer.json the rank is the merge's place in model.merges.
  */
 #include "config.h"
 #include "ct_bpe.h"
@@ -28,25 +31,10 @@
 #define GPT2_EOT 50256
 #define EOT_TEXT "<|endoftext|>"
 #define MAX_DATA_FILE (16u << 20)	/* encoder.json is 1 MB */
-#define MAX_TOKEN_LEN 256		/* GPT-2's longest is 128 bytes */
-#define NO_RANK UINT32_MAX
+#define MAX_HF_FILE (64u << 20)	/* Qwen3's tokenizer.json is 11 MB */
 #define HEAP_MIN 64			/* pieces this long merge with a heap */
-
-struct pair_slot {
-	uint32_t key;		/* left << 16 | right; UINT32_MAX = empty */
-	uint32_t id;		/* id of the concatenation */
-};
-
-struct ct_bpe {
-	int V, eot;
-	unsigned char *bytes;	/* all tokens' bytes, back to back */
-	uint32_t *off;		/* token i is bytes[off[i] .. off[i+1]) */
-	int32_t *vslot;		/* bytes -> id, open addressing; -1 empty */
-	uint32_t vmask;
-	struct pair_slot *pslot;
-	uint32_t pmask;
-	uint16_t byte_id[256];	/* the token of each single byte */
-};
+#define NO_MERGE UINT64_MAX
+#define DEAD UINT32_MAX			/* a merged-away position of the heap */
 
 /* ---- hashing ---------------------------------------------------------- */
 
@@ -74,11 +62,12 @@ static uint64_t hash_bytes(const unsigned char *p, size_t n)
 	return h ^ (h >> 32);
 }
 
-static uint32_t hash_pair(uint32_t key)
+static uint32_t hash_pair(uint64_t key)
 {
-	uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+	uint64_t h = key * 0x9E3779B97F4A7C15ull;
 
-	return (uint32_t)(h >> 32);
+	h ^= h >> 29;
+	return (uint32_t)(h * 0xBF58476D1CE4E5B9ull >> 32);
 }
 
 static size_t tok_len(const struct ct_bpe *b, uint32_t id)
@@ -101,23 +90,51 @@ int ct_bpe_lookup(const struct ct_bpe *b, const unsigned char *p, size_t n)
 	}
 }
 
-/* Id of the concatenation of tokens l and r, or NO_RANK. */
-static inline uint32_t pair_rank(const struct ct_bpe *b, uint32_t l, uint32_t r)
+/* rank << 32 | id of the merge of tokens l and r, or NO_MERGE. Lower is
+ * merged first; for GPT-2 the rank is the id. */
+static inline uint64_t pair_rank(const struct ct_bpe *b, uint32_t l, uint32_t r)
 {
-	uint32_t key = l << 16 | r;
+	uint64_t key = (uint64_t)l << 32 | r;
 	uint32_t i = hash_pair(key) & b->pmask;
 
 	for (;; i = (i + 1) & b->pmask) {
 		if (b->pslot[i].key == key)
-			return b->pslot[i].id;
-		if (b->pslot[i].key == UINT32_MAX)
-			return NO_RANK;
+			return (uint64_t)b->pslot[i].rank << 32 | b->pslot[i].id;
+		if (b->pslot[i].key == UINT64_MAX)
+			return NO_MERGE;
 	}
+}
+
+int ct_bpe_pair_insert(struct ct_bpe *b, uint32_t l, uint32_t r, uint32_t rank,
+		       uint32_t id)
+{
+	uint64_t key = (uint64_t)l << 32 | r;
+	uint32_t i = hash_pair(key) & b->pmask;
+
+	while (b->pslot[i].key != UINT64_MAX) {
+		if (b->pslot[i].key == key)
+			return 0;	/* the first (lowest rank) stays */
+		i = (i + 1) & b->pmask;
+	}
+	b->pslot[i].key = key;
+	b->pslot[i].rank = rank;
+	b->pslot[i].id = id;
+	return 1;
+}
+
+int ct_bpe_pair_alloc(struct ct_bpe *b, size_t n)
+{
+	b->pmask = ct_bpe_pow2(n * 2 + 1) - 1;
+	b->pslot = malloc(((size_t)b->pmask + 1) * sizeof(*b->pslot));
+	if (b->pslot == NULL)
+		return CT_ENOMEM;
+	memset(b->pslot, 0xFF, ((size_t)b->pmask + 1) * sizeof(*b->pslot));
+	return 0;
 }
 
 /* ---- building the tables ---------------------------------------------- */
 
-static uint32_t pow2_at_least(size_t n)
+uint32_t ct_bpe_pow2(size_t n)
 {
 	uint32_t p = 1024;
 
@@ -126,9 +143,9 @@ static uint32_t pow2_at_least(size_t n)
 	return p;
 }
 
-static int build_vocab_hash(struct ct_bpe *b)
+int ct_bpe_build_vocab_hash(struct ct_bpe *b)
 {
-	b->vmask = pow2_at_least((size_t)b->V * 3) - 1;
+	b->vmask = ct_bpe_pow2((size_t)b->V * 3) - 1;
 	b->vslot = malloc(((size_t)b->vmask + 1) * sizeof(*b->vslot));
 	if (b->vslot == NULL)
 		return CT_ENOMEM;
@@ -138,11 +155,11 @@ static int build_vocab_hash(struct ct_bpe *b)
 		size_t n = tok_len(b, (uint32_t)id);
 		uint32_t i;
 
-		if (id == b->eot)
+		if (id == b->eot || n == 0 || (b->is_added != NULL && b->is_added[id]))
 			continue;
 		if (ct_bpe_lookup(b, p, n) >= 0)
-			return ct_error(CT_EFORMAT, "encoder.json: token %d repeats "
-					"an earlier token's bytes", id);
+			return ct_error(CT_EFORMAT, "%s: token %d repeats "
+					"an earlier token's bytes", b->file, id);
 		i = (uint32_t)hash_bytes(p, n) & b->vmask;
 		while (b->vslot[i] >= 0)
 			i = (i + 1) & b->vmask;
@@ -164,7 +181,6 @@ static size_t walk_pairs(struct ct_bpe *b, int insert)
 			continue;
 		for (size_t k = 1; k < n; k++) {
 			int l = ct_bpe_lookup(b, p, k), r;
-			uint32_t key, i;
 
 			if (l < 0)
 				continue;
@@ -172,14 +188,9 @@ static size_t walk_pairs(struct ct_bpe *b, int insert)
 			if (r < 0)
 				continue;
 			count++;
-			if (!insert)
-				continue;
-			key = (uint32_t)l << 16 | (uint32_t)r;
-			i = hash_pair(key) & b->pmask;
-			while (b->pslot[i].key != UINT32_MAX)
-				i = (i + 1) & b->pmask;
-			b->pslot[i].key = key;
-			b->pslot[i].id = (uint32_t)id;
+			if (insert)
+				ct_bpe_pair_insert(b, (uint32_t)l, (uint32_t)r, (uint32_t)id,
+						   (uint32_t)id);
 		}
 	}
 	return count;
@@ -187,15 +198,11 @@ static size_t walk_pairs(struct ct_bpe *b, int insert)
 
 static int build_pair_table(struct ct_bpe *b)
 {
-	size_t n = walk_pairs(b, 0);
+	int rc = ct_bpe_pair_alloc(b, walk_pairs(b, 0));
 
-	b->pmask = pow2_at_least(n * 2 + 1) - 1;
-	b->pslot = malloc(((size_t)b->pmask + 1) * sizeof(*b->pslot));
-	if (b->pslot == NULL)
-		return CT_ENOMEM;
-	memset(b->pslot, 0xFF, ((size_t)b->pmask + 1) * sizeof(*b->pslot));
-	walk_pairs(b, 1);
-	return 0;
+	if (rc == 0)
+		walk_pairs(b, 1);
+	return rc;
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -242,12 +249,17 @@ static int read_data(const char *dir, const char *name, unsigned char **data,
 	return ct_file_read_all(path, MAX_DATA_FILE, data, len);
 }
 
-static void bpe_free_tables(struct ct_bpe *b)
+int ct_bpe_byte_ids(struct ct_bpe *b)
 {
-	free(b->bytes);
-	free(b->off);
-	free(b->vslot);
-	free(b->pslot);
+	for (int c = 0; c < 256; c++) {
+		unsigned char ch = (unsigned char)c;
+		int id = ct_bpe_lookup(b, &ch, 1);
+
+		if (id < 0)
+			return ct_error(CT_EFORMAT, "%s: no token for byte %d", b->file, c);
+		b->byte_id[c] = (uint32_t)id;
+	}
+	return 0;
 }
 
 int ct_bpe_open_gpt2(struct ct_bpe **out)
@@ -264,6 +276,9 @@ int ct_bpe_open_gpt2(struct ct_bpe **out)
 		return CT_ENOMEM;
 	b->V = GPT2_VOCAB;
 	b->eot = GPT2_EOT;
+	b->pre = CT_BPE_PRE_GPT2;
+	b->whole_first = 1;
+	snprintf(b->file, sizeof(b->file), "encoder.json");
 	rc = find_data_dir(dir, sizeof(dir));
 	if (rc < 0)
 		goto out;
@@ -276,7 +291,7 @@ int ct_bpe_open_gpt2(struct ct_bpe **out)
 	rc = ct_bpe_parse_encoder(b->V, (const char *)json, njson, &b->bytes, &b->off);
 	if (rc < 0)
 		goto out;
-	rc = build_vocab_hash(b);
+	rc = ct_bpe_build_vocab_hash(b);
 	if (rc < 0)
 		goto out;
 	rc = ct_bpe_check_merges(b, (const char *)merges, nmerges);
@@ -285,16 +300,9 @@ int ct_bpe_open_gpt2(struct ct_bpe **out)
 	rc = build_pair_table(b);
 	if (rc < 0)
 		goto out;
-	for (int c = 0; c < 256; c++) {
-		unsigned char ch = (unsigned char)c;
-		int id = ct_bpe_lookup(b, &ch, 1);
-
-		if (id < 0) {
-			rc = ct_error(CT_EFORMAT, "encoder.json: no token for byte %d", c);
-			goto out;
-		}
-		b->byte_id[c] = (uint16_t)id;
-	}
+	rc = ct_bpe_byte_ids(b);
+	if (rc < 0)
+		goto out;
 	*out = b;
 	b = NULL;
 out:
@@ -304,11 +312,44 @@ out:
 	return rc;
 }
 
+int ct_bpe_open_hf(const char *path, struct ct_bpe **out)
+{
+	struct ct_bpe *b;
+	unsigned char *json = NULL;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return CT_ENOMEM;
+	b->eot = -1;
+	snprintf(b->file, sizeof(b->file), "%s", path);
+	rc = ct_file_read_all(path, MAX_HF_FILE, &json, &n);
+	if (rc == CT_ETOOBIG)
+		rc = ct_error(rc, "%s: over %u MiB, too big for a tokenizer.json", path,
+			      MAX_HF_FILE >> 20);
+	if (rc == 0)
+		rc = ct_bpe_load_hf(b, (const char *)json, n);
+	free(json);
+	if (rc < 0) {
+		ct_bpe_free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
 void ct_bpe_free(struct ct_bpe *b)
 {
 	if (b == NULL)
 		return;
-	bpe_free_tables(b);
+	free(b->bytes);
+	free(b->off);
+	free(b->vslot);
+	free(b->pslot);
+	free(b->is_added);
+	free(b->added);
 	free(b);
 }
 
@@ -324,9 +365,9 @@ int ct_bpe_eot(const struct ct_bpe *b)
 
 const unsigned char *ct_bpe_token(const struct ct_bpe *b, int id, size_t *len)
 {
-	if (id < 0 || id >= b->V) {
+	if (id < 0 || id >= b->V || tok_len(b, (uint32_t)id) == 0) {
 		*len = 0;
-		return NULL;
+		return NULL;	/* outside, or an id the vocabulary leaves out */
 	}
 	*len = tok_len(b, (uint32_t)id);
 	return b->bytes + b->off[id];
@@ -338,16 +379,17 @@ const unsigned char *ct_bpe_token(const struct ct_bpe *b, int id, size_t *len)
 static int merge_scan(const struct ct_bpe *b, const unsigned char *p, size_t n,
 		      struct ct_tokvec *out)
 {
-	uint32_t id[HEAP_MIN], rank[HEAP_MIN];
+	uint32_t id[HEAP_MIN];
+	uint64_t rank[HEAP_MIN];
 	size_t m = n;
 
 	for (size_t i = 0; i < n; i++)
 		id[i] = b->byte_id[p[i]];
 	for (size_t i = 0; i + 1 < n; i++)
 		rank[i] = pair_rank(b, id[i], id[i + 1]);
-	rank[n - 1] = NO_RANK;
+	rank[n - 1] = NO_MERGE;
 	for (;;) {
-		uint32_t best = NO_RANK;
+		uint64_t best = NO_MERGE;
 		size_t at = 0;
 
 		for (size_t i = 0; i + 1 < m; i++)
@@ -355,18 +397,18 @@ static int merge_scan(const struct ct_bpe *b, const unsigned char *p, size_t n,
 				best = rank[i];
 				at = i;
 			}
-		if (best == NO_RANK)
+		if (best == NO_MERGE)
 			break;
-		id[at] = best;
+		id[at] = (uint32_t)best;
 		memmove(id + at + 1, id + at + 2, (m - at - 2) * sizeof(*id));
 		memmove(rank + at + 1, rank + at + 2, (m - at - 2) * sizeof(*rank));
 		m--;
-		rank[at] = at + 1 < m ? pair_rank(b, id[at], id[at + 1]) : NO_RANK;
+		rank[at] = at + 1 < m ? pair_rank(b, id[at], id[at + 1]) : NO_MERGE;
 		if (at > 0)
 			rank[at - 1] = pair_rank(b, id[at - 1], id[at]);
 	}
 	for (size_t i = 0; i < m; i++) {
-		int rc = ct_tokvec_push(out, (uint16_t)id[i]);
+		int rc = ct_tokvec_push(out, id[i]);
 
 		if (rc < 0)
 			return rc;
@@ -381,10 +423,10 @@ int ct_bpe_merge(const struct ct_bpe *b, const unsigned char *p, size_t n,
 
 	if (n == 1)
 		return ct_tokvec_push(out, b->byte_id[p[0]]);
-	if (n <= MAX_TOKEN_LEN) {
+	if (b->whole_first) {
 		id = ct_bpe_lookup(b, p, n);
 		if (id >= 0)
-			return ct_tokvec_push(out, (uint16_t)id);
+			return ct_tokvec_push(out, (uint32_t)id);
 	}
 	if (n < HEAP_MIN)
 		return merge_scan(b, p, n, out);
@@ -410,36 +452,38 @@ int ct_bpe_merge_heap(const struct ct_bpe *b, const unsigned char *p,
 		prev[i] = i - 1;	/* SIZE_MAX for the first */
 	}
 	for (size_t i = 0; i + 1 < n; i++) {
-		uint32_t r = pair_rank(b, id[i], id[i + 1]);
+		uint64_t r = pair_rank(b, id[i], id[i + 1]);
 
-		if (r != NO_RANK && (rc = ct_bpe_heap_push(&h, r, i)) < 0)
+		if (r != NO_MERGE && (rc = ct_bpe_heap_push(&h, (uint32_t)(r >> 32), i)) < 0)
 			goto out;
 	}
 	while (h.n > 0) {
-		uint64_t top = ct_bpe_heap_pop(&h);
-		uint32_t r = (uint32_t)(top >> 40);
+		uint64_t top = ct_bpe_heap_pop(&h), r;
 		size_t i = (size_t)(top & ((1ull << 40) - 1)), j;
 
-		if (id[i] == NO_RANK || next[i] >= n || pair_rank(b, id[i], id[next[i]]) != r)
+		if (id[i] == DEAD || next[i] >= n)
+			continue;
+		r = pair_rank(b, id[i], id[next[i]]);
+		if (r == NO_MERGE || r >> 32 != top >> 40)
 			continue;	/* stale */
 		j = next[i];
-		id[i] = r;
-		id[j] = NO_RANK;
+		id[i] = (uint32_t)r;
+		id[j] = DEAD;
 		next[i] = next[j];
 		if (next[j] < n)
 			prev[next[j]] = i;
 		rc = 0;
-		if (next[i] < n && (r = pair_rank(b, id[i], id[next[i]])) != NO_RANK)
-			rc = ct_bpe_heap_push(&h, r, i);
+		if (next[i] < n && (r = pair_rank(b, id[i], id[next[i]])) != NO_MERGE)
+			rc = ct_bpe_heap_push(&h, (uint32_t)(r >> 32), i);
 		if (rc == 0 && prev[i] != SIZE_MAX &&
-		    (r = pair_rank(b, id[prev[i]], id[i])) != NO_RANK)
-			rc = ct_bpe_heap_push(&h, r, prev[i]);
+		    (r = pair_rank(b, id[prev[i]], id[i])) != NO_MERGE)
+			rc = ct_bpe_heap_push(&h, (uint32_t)(r >> 32), prev[i]);
 		if (rc < 0)
 			goto out;
 	}
 	rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i = next[i])
-		rc = ct_tokvec_push(out, (uint16_t)id[i]);
+		rc = ct_tokvec_push(out, id[i]);
 out:
 	free(h.v);
 	free(id);
@@ -447,7 +491,6 @@ out:
 	free(prev);
 	return rc;
 }
-
 int ct_bpe_heap_push(struct ct_bpe_heap *h, uint32_t rank, size_t pos)
 {
 	uint64_t key = (uint64_t)rank << 40 | pos;

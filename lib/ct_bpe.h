@@ -1,9 +1,11 @@
 /*
- * ct_bpe.h - GPT-2's byte-level BPE (the "gpt2" tokenizer of
- * ct_tokenizer.h, which is the interface to use; this is its engine).
+ * ct_bpe.h - byte-level BPE (the "gpt2" tokenizer of ct_tokenizer.h and
+ * those read from a Hugging Face tokenizer.json; ct_tokenizer.h is the
+ * interface to use, this is their engine).
  *
- * Data: encoder.json (token string -> id, in GPT-2's byte-to-unicode
- * alphabet) and vocab.bpe (merges, one "a b" pair per line, by rank).
+ * GPT-2's data: encoder.json (token string -> id, in GPT-2's
+ * byte-to-unicode alphabet) and vocab.bpe (merges, one "a b" pair per
+ * line, by rank). tokenizer.json: see ct_bpe_open_hf.
  */
 #ifndef CT_BPE_H
 #define CT_BPE_H
@@ -19,6 +21,14 @@ struct ct_bpe;
  * failure; free with ct_bpe_free (NULL is a no-op). */
 int ct_bpe_open_gpt2(struct ct_bpe **out);
 void ct_bpe_free(struct ct_bpe *b);
+
+/* Load a Hugging Face tokenizer.json (at most 64 MiB): a BPE model over
+ * GPT-2's byte alphabet, no normalizer or NFC (see doc/tokenizers.md), a
+ * pre-tokeniser this engine knows (GPT-2's, Llama 3's or Qwen2's regex,
+ * SmolLM2's digits + GPT-2), added tokens without strip options. Anything
+ * else is CT_EUNSUPP with a detail naming it. Returns 0 or CT_ENOENT /
+ * CT_EFORMAT / CT_EUNSUPP / CT_ETOOBIG / CT_ENOMEM; *out NULL on failure. */
+int ct_bpe_open_hf(const char *path, struct ct_bpe **out);
 
 int ct_bpe_vocab(const struct ct_bpe *b);
 int ct_bpe_eot(const struct ct_bpe *b);

@@ -14,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NALPHA (256 + 68)
+#define NALPHA CT_BPE_NALPHA
 
-/* The byte each code point of the alphabet stands for; -1 if none. */
-static void alphabet(int to_byte[NALPHA])
+void ct_bpe_alphabet(int to_byte[NALPHA])
 {
 	int k = 0;
 
@@ -191,7 +190,7 @@ int ct_bpe_parse_encoder(int V, const char *json, size_t n,
 	*off = NULL;
 	if (buf == NULL || start == NULL || len == NULL || o == NULL)
 		goto out;
-	alphabet(j.to_byte);
+	ct_bpe_alphabet(j.to_byte);
 	memset(len, 0xFF, (size_t)V * sizeof(*len));
 	rc = parse_entries(&j, V, buf, start, len);
 	if (rc < 0)
@@ -242,7 +241,7 @@ int ct_bpe_check_merges(const struct ct_bpe *b, const char *text, size_t n)
 	unsigned char buf[512];
 	size_t i = 0;
 
-	alphabet(to_byte);
+	ct_bpe_alphabet(to_byte);
 	while (i < n) {
 		const char *s = text + i, *nl = memchr(s, '\n', n - i), *sp;
 		size_t len = nl ? (size_t)(nl - s) : n - i, la, lb;

@@ -1,7 +1,8 @@
 /*
  * ct_tokenizer.c - the tokenizer registry, the token-id vector, and the
- * "bytes" tokenizer (see ct_tokenizer.h). GPT-2's BPE lives in ct_bpe.c;
- * this file only dispatches to it.
+ * "bytes" tokenizer (see ct_tokenizer.h). Byte-level BPE (GPT-2's, and
+ * those of a tokenizer.json) lives in ct_bpe*.c; this file only
+ * dispatches to it.
  */
 #include "config.h"
 #include "ct_tokenizer.h"
@@ -9,22 +10,25 @@
 #include "ct_err.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-enum tk_kind { TK_BYTES, TK_GPT2 };
+enum tk_kind { TK_BYTES, TK_GPT2, TK_HF };
 
 struct ct_tokenizer {
 	enum tk_kind kind;
-	struct ct_bpe *bpe;		/* TK_GPT2 */
+	struct ct_bpe *bpe;		/* TK_GPT2, TK_HF */
 	unsigned char bytes[256];	/* TK_BYTES: id -> its byte */
+	char *path;			/* TK_HF: the tokenizer.json */
 };
 
-int ct_tokvec_push(struct ct_tokvec *tv, uint16_t id)
+int ct_tokvec_push(struct ct_tokvec *tv, uint32_t id)
 {
 	if (tv->n == tv->cap) {
 		size_t cap = tv->cap ? tv->cap * 2 : 4096;
-		uint16_t *v;
+		uint32_t *v;
 
 		if (tv->n >= (size_t)INT32_MAX)
 			return ct_error(CT_ETOOBIG, "more than %d tokens", INT32_MAX);
@@ -44,6 +48,33 @@ void ct_tokvec_free(struct ct_tokvec *tv)
 	memset(tv, 0, sizeof(*tv));
 }
 
+int ct_tokenizer_is_path(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n > 0 && (strchr(name, '/') != NULL ||
+			 (n > 5 && strcmp(name + n - 5, ".json") == 0));
+}
+
+/* A directory stands for its tokenizer.json. */
+static int open_hf(struct ct_tokenizer *tk, const char *name)
+{
+	struct stat st;
+	size_t n = strlen(name);
+
+	if (stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+		tk->path = malloc(n + sizeof("/tokenizer.json"));
+		if (tk->path != NULL)
+			snprintf(tk->path, n + sizeof("/tokenizer.json"), "%s%stokenizer.json",
+				 name, n > 0 && name[n - 1] == '/' ? "" : "/");
+	} else {
+		tk->path = strdup(name);
+	}
+	if (tk->path == NULL)
+		return CT_ENOMEM;
+	return ct_bpe_open_hf(tk->path, &tk->bpe);
+}
+
 int ct_tokenizer_open(const char *name, struct ct_tokenizer **out)
 {
 	struct ct_tokenizer *tk;
@@ -60,12 +91,15 @@ int ct_tokenizer_open(const char *name, struct ct_tokenizer **out)
 	} else if (name != NULL && strcmp(name, "gpt2") == 0) {
 		tk->kind = TK_GPT2;
 		rc = ct_bpe_open_gpt2(&tk->bpe);
+	} else if (ct_tokenizer_is_path(name)) {
+		tk->kind = TK_HF;
+		rc = open_hf(tk, name);
 	} else {
-		rc = ct_error(CT_EINVAL, "unknown tokenizer '%s' (known: bytes, gpt2)",
-			      name ? name : "");
+		rc = ct_error(CT_EINVAL, "unknown tokenizer '%s' (known: bytes, gpt2, or "
+			      "the path of a tokenizer.json)", name ? name : "");
 	}
 	if (rc < 0) {
-		free(tk);
+		ct_tokenizer_free(tk);
 		return rc;
 	}
 	*out = tk;
@@ -77,11 +111,14 @@ void ct_tokenizer_free(struct ct_tokenizer *tk)
 	if (tk == NULL)
 		return;
 	ct_bpe_free(tk->bpe);
+	free(tk->path);
 	free(tk);
 }
 
 const char *ct_tokenizer_name(const struct ct_tokenizer *tk)
 {
+	if (tk->kind == TK_HF)
+		return tk->path;
 	return tk->kind == TK_BYTES ? "bytes" : "gpt2";
 }
 
@@ -101,7 +138,7 @@ int ct_tokenizer_encode(const struct ct_tokenizer *tk, const void *text,
 	const unsigned char *p = text;
 	int rc;
 
-	if (tk->kind == TK_GPT2)
+	if (tk->kind != TK_BYTES)
 		return ct_bpe_encode(tk->bpe, p, n, out);
 	for (size_t i = 0; i < n; i++) {
 		rc = ct_tokvec_push(out, p[i]);
@@ -118,7 +155,7 @@ int ct_tokenizer_encode_part(const struct ct_tokenizer *tk, const void *text,
 	int rc;
 
 	*used = 0;
-	if (tk->kind == TK_GPT2)
+	if (tk->kind != TK_BYTES)
 		return ct_bpe_encode_part(tk->bpe, text, n, final, out, used);
 	rc = ct_tokenizer_encode(tk, text, n, out);
 	if (rc == 0)
@@ -129,7 +166,7 @@ int ct_tokenizer_encode_part(const struct ct_tokenizer *tk, const void *text,
 const unsigned char *ct_tokenizer_token(const struct ct_tokenizer *tk,
 					int id, size_t *len)
 {
-	if (tk->kind == TK_GPT2)
+	if (tk->kind != TK_BYTES)
 		return ct_bpe_token(tk->bpe, id, len);
 	if (id < 0 || id > 255) {
 		*len = 0;
@@ -139,12 +176,13 @@ const unsigned char *ct_tokenizer_token(const struct ct_tokenizer *tk,
 	return &tk->bytes[id];
 }
 
-int ct_tokenizer_decode(const struct ct_tokenizer *tk, const uint16_t *ids,
+int ct_tokenizer_decode(const struct ct_tokenizer *tk, const uint32_t *ids,
 			size_t n, struct ct_buf *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
-		const unsigned char *s = ct_tokenizer_token(tk, ids[i], &len);
+		const unsigned char *s = ids[i] > INT32_MAX ? NULL :
+					 ct_tokenizer_token(tk, (int)ids[i], &len);
 		int rc;
 
 		if (s == NULL)

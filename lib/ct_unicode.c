@@ -39,3 +39,27 @@ bad:
 	*cp = UINT32_MAX;
 	return 1;
 }
+
+size_t ct_utf8_encode(uint32_t cp, unsigned char out[4])
+{
+	if (cp < 0x80) {
+		out[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (unsigned char)(0xC0 | cp >> 6);
+		out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (unsigned char)(0xE0 | cp >> 12);
+		out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (unsigned char)(0xF0 | cp >> 18);
+	out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}

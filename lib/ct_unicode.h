@@ -32,4 +32,7 @@ static inline enum ct_ucls ct_unicode_class(uint32_t cp)
  * returned alone with *cp = UINT32_MAX. */
 size_t ct_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
 
+/* Encode code point cp (< 0x110000) as UTF-8 into out; its length 1-4. */
+size_t ct_utf8_encode(uint32_t cp, unsigned char out[4]);
+
 #endif

@@ -1,8 +1,8 @@
 # lib/: utilities and file formats shared by server, client and engine:
 # errors, logging, buffers, time, UTF-8, command tables, hashing, gzip/zlib,
 # atomic files, config files, safe XML, Unix sockets, token files and
-# tokenizers (bytes, GPT-2 BPE), weight averaging. Nothing here depends on
-# engine/.
+# tokenizers (bytes, GPT-2 BPE, Hugging Face tokenizer.json with its JSON
+# reader and NFC), weight averaging. Nothing here depends on engine/.
 noinst_LIBRARIES += lib/libctune.a
 lib_libctune_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 lib_libctune_a_SOURCES = \
@@ -31,5 +31,6 @@ lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \
 	lib/ct_bpe.c lib/ct_bpe.h lib/ct_bpe_int.h \
-	lib/ct_bpe_load.c lib/ct_bpe_split.c \
+	lib/ct_bpe_load.c lib/ct_bpe_split.c lib/ct_bpe_hf.c \
+	lib/ct_nfc.c lib/ct_nfc.h lib/ct_nfc_tab.c \
 	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c

@@ -154,7 +154,7 @@ static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
 	if (rc == 0 && m.len == 0)
 		rc = ct_error(CT_EFORMAT, "%s is empty", arg);
 	if (rc == 0 && eot >= 0)
-		rc = ct_tokvec_push(tv, (uint16_t)eot);	/* documents start with EOT */
+		rc = ct_tokvec_push(tv, (uint32_t)eot);	/* documents start with EOT */
 	if (rc == 0)
 		rc = ct_tokenizer_encode(tk, m.addr, m.len, tv);
 	ct_file_unmap(&m);
@@ -164,7 +164,7 @@ static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
 }
 
 static int write_tmp(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, int k,
-		     const uint16_t *tok, size_t n)
+		     const uint32_t *tok, size_t n)
 {
 	char name[64], path[PATH_MAX];
 	int rc;
@@ -172,7 +172,7 @@ static int write_tmp(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, int k,
 	snprintf(name, sizeof(name), ".text-%ld-%s.bin", (long)getpid(), k ? "eval" : "train");
 	rc = ct_path_join(path, sizeof(path), ctx->srv->upload_dir, name);
 	if (rc == 0)
-		rc = ct_tokens_save(path, tok, n);
+		rc = ct_tokens_save_ids(path, tok, n, 0);	/* ids < V <= 65536 */
 	if (rc == 0 && (ts->tmp[k] = strdup(path)) == NULL)
 		rc = ct_error(CT_ENOMEM, "path");
 	if (rc == 0) {
@@ -243,6 +243,10 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 	if (rc == 0 && strlen(ts->prompt) > CT_JOB_SAMPLE_MAX_PROMPT)
 		rc = ct_error(CT_EUSAGE, "--sample-prompt: at most %d bytes",
 			      CT_JOB_SAMPLE_MAX_PROMPT);
+	if (rc == 0 && ts->tokenizer && ct_tokenizer_is_path(ts->tokenizer))
+		rc = ct_error(CT_EUSAGE, "--tokenizer %s: a job names bytes or gpt2; for a "
+			      "tokenizer.json, tokenise with `ctune tokens encode --tokenizer "
+			      "PATH` and give --train/--eval token files", ts->tokenizer);
 	for (int k = 0; rc == 0 && k < 2; k++)
 		if (ta.token_file[k])
 			rc = check_token_file(ctx, ta.token_file[k], k ? "--eval" : "--train");

@@ -11,20 +11,11 @@
 //       writes the hand-made stress text the test adds to its corpus.
 import { get_encoding } from "tiktoken";
 import fs from "node:fs";
+import { benchEncode, compareDocs } from "./token_ref.mjs";
 
 const EOT = 50256;
 const enc = get_encoding("gpt2");
 const [cmd, ...args] = process.argv.slice(2);
-
-function readTokens(path) {
-	const b = fs.readFileSync(path);
-	const hdr = new Int32Array(b.buffer, b.byteOffset, 256);
-	if (hdr[0] !== 20240520 || hdr[1] !== 1)
-		throw new Error(`${path}: not an llm.c token file`);
-	if (b.length !== 1024 + 2 * hdr[2])
-		throw new Error(`${path}: size does not match the count`);
-	return new Uint16Array(b.buffer.slice(b.byteOffset + 1024, b.byteOffset + b.length));
-}
 
 function show(ids) {
 	const text = new TextDecoder().decode(enc.decode(Uint32Array.from(ids)));
@@ -32,40 +23,11 @@ function show(ids) {
 }
 
 function compare(binPath, files) {
-	const got = readTokens(binPath);
-	let at = 0, total = 0;
-	for (const f of files) {
-		const text = fs.readFileSync(f, "utf8");
-		const want = [EOT, ...enc.encode_ordinary(text)];
-		for (let i = 0; i < want.length; i++, at++) {
-			if (got[at] !== want[i]) {
-				const a = Math.max(0, i - 5);
-				console.log(`MISMATCH in ${f}, token ${i} (file position ${at}):\n` +
-					`  tiktoken: ${show(want.slice(a, i + 5))}\n` +
-					`  ctune:    ${show(got.slice(at - (i - a), at + 5))}`);
-				process.exit(1);
-			}
-		}
-		total += want.length;
-	}
-	if (got.length !== total) {
-		console.log(`MISMATCH: ctune wrote ${got.length} tokens, tiktoken makes ${total}`);
-		process.exit(1);
-	}
-	console.log(`identical: ${total} tokens from ${files.length} files`);
+	compareDocs(binPath, files, EOT, (t) => enc.encode_ordinary(t), show, "tiktoken");
 }
 
 function bench(file, rounds) {
-	const text = fs.readFileSync(file, "utf8");
-	const mb = Buffer.byteLength(text) / 1e6;
-	let best = Infinity;
-	for (let r = 0; r < rounds; r++) {
-		const t0 = process.hrtime.bigint();
-		enc.encode_ordinary(text);
-		const s = Number(process.hrtime.bigint() - t0) / 1e9;
-		best = Math.min(best, s);
-	}
-	console.log(`tiktoken ${(mb / best).toFixed(2)}`);
+	benchEncode("tiktoken", file, rounds, (t) => enc.encode_ordinary(t));
 }
 
 // Deterministic stress text: the corners of GPT-2's pre-tokeniser and long

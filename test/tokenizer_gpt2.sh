@@ -30,50 +30,13 @@ if ! command -v node >/dev/null 2>&1 || [ ! -f "$top_srcdir/test/node_modules/ti
 	exit 77
 fi
 
+. "$top_srcdir/test/tokenizer_corpus.sh"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/corpus"
-n=0
-
-# Up to 64 KB of a (possibly gzipped) file, cut at a line end; kept only
-# when it is valid UTF-8 (tiktoken takes strings).
-add() {
-	local src=$1 dst
-	[ -r "$src" ] || return 0
-	n=$((n + 1))
-	dst=$(printf '%s/corpus/%03d-%s' "$T" "$n" "$(basename "$src" .gz)")
-	zcat -f "$src" | head -c 65536 | sed '$d' >"$dst"
-	if [ ! -s "$dst" ] || ! iconv -f UTF-8 -t UTF-8 "$dst" >/dev/null 2>&1; then
-		rm -f "$dst"
-	fi
-}
-
-L=/usr/share/common-licenses
-for f in GPL-3 Apache-2.0 LGPL-2.1 MPL-2.0 Artistic; do add "$L/$f"; done
-M=/usr/share/man
-for f in man1/man.1.gz man8/apt-get.8.gz man1/dpkg.1.gz man1/bash.1.gz man1/ls.1.gz; do
-	add "$M/$f"
-done
-for f in stdio.h stdlib.h string.h unistd.h curl/curl.h libxml2/libxml/tree.h; do
-	add "/usr/include/$f"
-done
-for lang in ru uk ja zh_CN ko de fr pl cs; do
-	for f in man1/man.1.gz man1/apropos.1.gz man1/chsh.1.gz man1/dpkg.1.gz man8/apt-get.8.gz man5/passwd.5.gz; do
-		add "$M/$lang/$f"
-	done
-done
-(cd "$top_srcdir/test" && node "$REF" synth "$T/corpus/900-synth.txt") || fail "synth"
-cat "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* "$T"/corpus/* | head -c 2500000 | sed '$d' \
-	>"$T/corpus/999-big.txt"
-
+corpus_make "$T/corpus" "$REF" || exit 1
 files=("$T"/corpus/*)
-bytes=$(cat "${files[@]}" | wc -c)
-nonascii=$(cat "${files[@]}" | LC_ALL=C tr -d '\000-\177' | wc -c)
-echo "corpus: ${#files[@]} files, $bytes bytes, $nonascii non-ASCII bytes"
-[ "$bytes" -ge $((MIN_BYTES + 2500000)) ] ||
-	fail "corpus too small ($bytes bytes): Debian's licence texts, man pages or headers are missing"
-[ $((nonascii * 100)) -ge $((bytes * MIN_NONASCII_PERCENT)) ] ||
-	fail "corpus has too little non-ASCII text ($nonascii of $bytes bytes): translated man pages missing?"
+bytes=$corpus_bytes
 
 "$CTUNE" tokens encode --tokenizer gpt2 "${files[@]}" --out "$T/all.bin" || fail "encode"
 (cd "$top_srcdir/test" && node "$REF" compare "$T/all.bin" "${files[@]}") ||
@@ -82,6 +45,26 @@ echo "corpus: ${#files[@]} files, $bytes bytes, $nonascii non-ASCII bytes"
 "$CTUNE" tokens decode --tokenizer gpt2 "$T/all.bin" --out "$T/all.txt" || fail "decode"
 for f in "${files[@]}"; do printf '<|endoftext|>'; cat "$f"; done >"$T/want.txt"
 cmp "$T/want.txt" "$T/all.txt" || fail "decode does not give back the text"
+
+# GPT-2 as a Hugging Face tokenizer.json (its vocabulary and merges, the
+# ByteLevel pre-tokeniser, <|endoftext|> added) goes through the tokenizer.json
+# path of the engine (merges by rank, not by id): the same ids on the text
+# that does not spell <|endoftext|> (which is a special token there).
+node -e 'const fs = require("fs"), d = process.argv[1];
+	const merges = fs.readFileSync(d + "/vocab.bpe", "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+	fs.writeFileSync(process.argv[2], JSON.stringify({ version: "1.0",
+		added_tokens: [{ id: 50256, content: "<|endoftext|>", special: true }],
+		normalizer: null, pre_tokenizer: { type: "ByteLevel", add_prefix_space: false },
+		decoder: { type: "ByteLevel" },
+		model: { type: "BPE", vocab: JSON.parse(fs.readFileSync(d + "/encoder.json", "utf8")), merges } }));' \
+	"$top_srcdir/data/tokenizers/gpt2" "$T/gpt2.json" || fail "gpt2 tokenizer.json"
+plain=()
+for f in "${files[@]}"; do grep -q '<|endoftext|>' "$f" || plain+=("$f"); done
+[ ${#plain[@]} -ge 20 ] || fail "only ${#plain[@]} files without <|endoftext|>"
+"$CTUNE" tokens encode --tokenizer gpt2 "${plain[@]}" --out "$T/plain.bin" || fail "encode plain"
+"$CTUNE" tokens encode --tokenizer "$T/gpt2.json" "${plain[@]}" --out "$T/plain-hf.bin" ||
+	fail "encode with gpt2's tokenizer.json"
+cmp "$T/plain.bin" "$T/plain-hf.bin" || fail "gpt2's tokenizer.json gives other ids than gpt2"
 
 # Not UTF-8: a binary and stray bytes; by file and by standard input.
 { head -c 200000 "$CTUNE"; printf '\x80\xbf abc\xc3 \xed\xa0\x80 \xf4\x90\x80\x80 x\xff\xfe'; } >"$T/raw"
