@@ -4,7 +4,7 @@
  * GPT-2 (L=4, C=256, NH=4), for GPT-2 124M's shape (L=12, C=768,
  * NH=12), both with GPT-2's vocabulary, and for the Llama-family
  * SmolLM2-135M shape (smol135m: L=30, C=576, 9 heads sharing 3 KV heads,
- * SwiGLU MLP 1536, V=49152, tied embeddings; C reference only), random init.
+ * SwiGLU MLP 1536, V=49152, tied embeddings), random init.
  *
  *   bench/bench_train [--config small|124m|smol135m|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
@@ -66,7 +66,7 @@ static struct ct_lora_spec lora;	/* rank 0: full rows only */
 static const struct bcfg configs[] = {
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
 	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
-	/* SmolLM2-135M's shape (ct_llama.h): runs on the C reference only */
+	/* SmolLM2-135M's shape (ct_llama.h) */
 	{ "smol135m", { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30, .NH = 9, .C = 576,
 			.arch = CT_ARCH_LLAMA, .KVH = 3, .F = 1536, .flags = CT_LLAMA_TIED,
 			.rope_theta = 100000.0, .rms_eps = 1e-5 } },

@@ -118,11 +118,6 @@ int ct_task_open(struct ct_task_run *r, const struct ct_task *t, const char *cac
 	memset(r, 0, sizeof(*r));
 	rc = load_inputs(r, t, cache_dir);
 	if (rc < 0) goto out;
-	if (r->model.cfg.arch == CT_ARCH_LLAMA && device != NULL && strcmp(device, "cpu") != 0) {
-		ct_log_info("%s: Llama models run on the C reference only; using cpu, not %s",
-			    t->name, device);
-		device = "cpu";
-	}
 	rc = ct_path_join(state, sizeof(state), slot_dir, CT_CL_SLOT_STATE);
 	if (rc < 0) goto out;
 	if (ct_file_exists(state)) {

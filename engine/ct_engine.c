@@ -57,9 +57,10 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out)
 
 int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg)
 {
-	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops)
-		return ct_error(CT_EUNSUPP, "Llama models run on the C reference only in this "
-				"version (device %s; use --device cpu)", ops->name);
+	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops &&
+	    ops != &ct_ocl_backend_ops)
+		return ct_error(CT_EUNSUPP, "Llama models run on the C reference and OpenCL "
+				"only (device %s; use --device cpu or opencl)", ops->name);
 	return 0;
 }
 

@@ -127,8 +127,8 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out);
 
 /* 0 if backend ops can run a model of config cfg, else CT_EUNSUPP with a
  * detail for the user: Llama models (cfg->arch CT_ARCH_LLAMA) run on the
- * C reference ("cpu") only in this version. Every open goes through it
- * (work units, eval, sampling). */
+ * C reference ("cpu") and the OpenCL backend only. Every open goes
+ * through it (work units, eval, sampling). */
 int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg);
 
 /* ---- work units ----------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
 #include "ct_ocl_lora.h"
+#include "ct_ocl_llama.h"
 
 /* Device twins of struct ct_acts / ct_grad_acts, one buffer per field
  * (att: the attention rows' max and sum; datt: the rows' dot, B*NH*T). */
@@ -57,6 +58,7 @@ struct ct_backend {
 	struct dgacts g;
 	float *losses;			/* host copy (B*T) */
 	struct ct_ocl_lora *lora;	/* LoRA: frozen weights (grads, m, v NULL) */
+	struct ct_ocl_llama *llama;	/* arch Llama: its activations (be->a, be->g unused) */
 };
 
 /* Views of layer l's parameter tensors in a params-shaped buffer. */
@@ -170,6 +172,7 @@ static void ocl_close(struct ct_backend *be)
 	release(&be->inputs);
 	release(&be->targets);
 	ct_ocl_lora_close(be->lora);
+	ct_ocl_llama_close(be->llama);
 	ct_ocl_ops_free(&be->ops);
 	ct_ocl_close(be->ocl);
 	free(be->losses);
@@ -243,7 +246,10 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->inputs);
 	if (rc == 0)
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->targets);
-	if (rc == 0)
+	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
+		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
+				       &be->llama);
+	else if (rc == 0)
 		rc = alloc_acts(be);
 	if (rc < 0) {
 		ocl_close(be);
@@ -389,6 +395,10 @@ static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t
 	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->targets, CL_TRUE, 0,
 					     (size_t)BT * 2, targets, 0, NULL, NULL),
 			"upload targets"));
+	if (be->llama != NULL) {
+		DO(ct_ocl_llama_forward(be->llama, be->params, be->inputs, be->targets, be->lora));
+		return rc;
+	}
 	DO(ct_ocl_encoder_forward(o, D(a->encoded, 0), be->inputs, P(be, be->params, CT_WTE),
 				  P(be, be->params, CT_WPE), be->B, be->T, c->C));
 	for (int l = 0; l < c->L && rc == 0; l++)
@@ -411,7 +421,8 @@ static int mean_loss(struct ct_backend *be, float *loss)
 	int BT = be->B * be->T;
 	int rc;
 
-	rc = ct_ocl_read(&be->ops, be->losses, D(be->a.losses, 0), (size_t)BT);
+	rc = ct_ocl_read(&be->ops, be->losses, be->llama ? ct_ocl_llama_losses(be->llama)
+							: D(be->a.losses, 0), (size_t)BT);
 	if (rc == 0)
 		*loss = ct_mean_loss(be->losses, BT);
 	return rc;
@@ -437,7 +448,11 @@ static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 	if (pos < 0 || pos >= be->B * be->T)
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
 	rc = forward(be, inputs, inputs);
-	if (rc == 0)
+	if (rc == 0 && be->llama != NULL)
+		rc = ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
+							   (size_t)pos * be->cfg.Vp),
+				 (size_t)be->cfg.V);
+	else if (rc == 0)
 		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, (size_t)pos * be->cfg.Vp),
 				 (size_t)be->cfg.V);
 	return rc;
@@ -554,6 +569,9 @@ static int backward(struct ct_backend *be)
 	struct ct_dten none = { NULL, 0 };
 	int rc = 0;
 
+	if (be->llama != NULL)
+		return ct_ocl_llama_backward(be->llama, be->params, be->grads, be->inputs,
+					     be->targets, be->lora);
 	DO(ct_ocl_crossentropy_backward(o, D(probs_buf(be), 0), D(probs_buf(be), 0),
 					be->targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));

@@ -121,7 +121,7 @@ int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 		     const struct ct_lora_spec *spec, int BT, struct ct_ocl_lora **out)
 {
 	struct ct_ocl_lora *lo;
-	int rc;
+	int rc, widest = 0;
 
 	*out = NULL;
 	rc = ct_lora_spec_check(spec, cfg);
@@ -148,6 +148,8 @@ int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 		lo->slot_of[i] = -1;
 	for (int i = 0; i < lo->nslots; i++) {
 		ct_lora_slot(cfg, spec, i, &lo->slots[i]);
+		if (lo->slots[i].out > widest)	/* the scratch u holds (BT, out) */
+			widest = lo->slots[i].out;
 		lo->slot_of[lo->slots[i].layer * CT_LORA_NTARGETS +
 			    target_index(lo->slots[i].target)] = i;
 	}
@@ -165,7 +167,7 @@ int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 	if (rc == 0)
 		rc = alloc_f(lo, &lo->dh, (size_t)BT * spec->rank);
 	if (rc == 0)
-		rc = alloc_f(lo, &lo->u, (size_t)BT * 4 * cfg->C);
+		rc = alloc_f(lo, &lo->u, (size_t)BT * widest);
 	if (rc < 0) {
 		ct_ocl_lora_close(lo);
 		return rc;

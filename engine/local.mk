@@ -33,5 +33,6 @@ engine_libctengine_a_SOURCES += \
 	engine/ct_ocl_ops.c engine/ct_ocl_ops.h \
 	engine/ct_ocl_backend.c \
 	engine/ct_ocl_lora.c engine/ct_ocl_lora.h \
+	engine/ct_ocl_llama.c engine/ct_ocl_llama.h \
 	engine/ct_ocl_selftest.c engine/ct_ocl_selftest.h \
 	engine/ct_ocl_conform.c

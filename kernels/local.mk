@@ -12,7 +12,8 @@ CT_CL_FILES = \
 	kernels/mm_tiled.cl \
 	kernels/attn_tiled.cl \
 	kernels/reduce_tiled.cl \
-	kernels/lora.cl
+	kernels/lora.cl \
+	kernels/llama.cl
 
 nodist_engine_libctengine_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c

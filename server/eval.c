@@ -128,8 +128,7 @@ const char *ct_seval_device(struct ct_server *srv)
 int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
 		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
 {
-	/* Llama models run on the C reference only (ct_backend_supports) */
-	const char *dev = m->cfg.arch == CT_ARCH_GPT2 ? ct_seval_device(srv) : "cpu";
+	const char *dev = ct_seval_device(srv);
 	int64_t pass;
 	int B, nb, rc;
 

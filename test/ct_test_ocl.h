@@ -1,13 +1,15 @@
 /*
  * ct_test_ocl.h - what the OpenCL tests (test_ocl, test_ocl_kernels,
- * test_ocl_train) share: skipping, automake's way, on a machine without
- * any OpenCL device. Header-only (static inline).
+ * test_ocl_train, test_ocl_llama) share: skipping, automake's way, on a
+ * machine without any OpenCL device; random inputs, device copies and the
+ * bit-for-bit comparison of the kernel tests. Header-only (static inline).
  */
 #ifndef CT_TEST_OCL_H
 #define CT_TEST_OCL_H
 
 #include "ct_test.h"
 #include "ct_ocl.h"
+#include "ct_ocl_ops.h"
 
 /* 1 if this machine has no OpenCL device (after saying so on stderr), so
  * main() returns 77 and the test counts as skipped; else 0. */
@@ -23,6 +25,61 @@ static inline int ct_test_ocl_none(void)
 		return 1;
 	}
 	return 0;
+}
+
+/* xorshift64 state of ct_test_frand (one per test program). */
+static uint64_t ct_test_rng = 0x9e3779b97f4a7c15ULL;
+
+/* Uniform in [-1, 1), the same sequence on every machine. */
+static inline float ct_test_frand(void)
+{
+	ct_test_rng ^= ct_test_rng << 13;
+	ct_test_rng ^= ct_test_rng >> 7;
+	ct_test_rng ^= ct_test_rng << 17;
+	return (float)(ct_test_rng >> 40) / 8388608.0f - 1.0f;
+}
+
+/* n floats of ct_test_frand() * scale (malloc'd; the test frees them). */
+static inline float *ct_test_rand_floats(size_t n, float scale)
+{
+	float *p = malloc((n ? n : 1) * sizeof(float));
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = ct_test_frand() * scale;
+	return p;
+}
+
+/* A device buffer of ops's device holding a copy of n host floats. */
+static inline struct ct_dten ct_test_dev(struct ct_ocl_ops *ops, const float *h, size_t n)
+{
+	cl_mem m = NULL;
+
+	assert_int_equal(ct_ocl_alloc(ops->ocl, (n ? n : 1) * sizeof(float),
+				      CL_MEM_READ_WRITE, &m), 0);
+	assert_int_equal(ct_ocl_write(ops, ct_dten_at(m, 0), h, n), 0);
+	return ct_dten_at(m, 0);
+}
+
+/* The device tensor equals the host reference bit for bit (memcmp per
+ * float, the first difference named); releases d and frees ref. */
+static inline void ct_test_expect_same(struct ct_ocl_ops *ops, const char *what,
+				       struct ct_dten d, float *ref, size_t n)
+{
+	float *got = malloc((n ? n : 1) * sizeof(float));
+	size_t bad = 0, first = 0;
+
+	assert_non_null(got);
+	assert_int_equal(ct_ocl_read(ops, got, d, n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && bad++ == 0)
+			first = i;
+	if (bad)
+		fail_msg("%s: %zu of %zu differ; first [%zu] device %.9g reference %.9g",
+			 what, bad, n, first, (double)got[first], (double)ref[first]);
+	clReleaseMemObject(d.mem);
+	free(got);
+	free(ref);
 }
 
 #endif

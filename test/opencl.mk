@@ -5,7 +5,7 @@
 # device. Included from test/local.mk.
 if HAVE_CMOCKA
 CT_OPENCL_TESTS = test/test_ocl test/test_ocl_kernels test/test_ocl_train \
-	test/test_ocl_selftest test/test_ocl_lora
+	test/test_ocl_selftest test/test_ocl_lora test/test_ocl_llama
 check_PROGRAMS += $(CT_OPENCL_TESTS)
 TESTS += $(CT_OPENCL_TESTS)
 
@@ -24,6 +24,10 @@ test_test_ocl_train_LDADD = $(CT_TEST_LIBS)
 test_test_ocl_lora_SOURCES = test/test_ocl_lora.c test/ct_test_ocl.h
 test_test_ocl_lora_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_ocl_lora_LDADD = $(CT_TEST_LIBS)
+
+test_test_ocl_llama_SOURCES = test/test_ocl_llama.c test/ct_test_ocl.h
+test_test_ocl_llama_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_ocl_llama_LDADD = $(CT_TEST_LIBS)
 
 test_test_ocl_selftest_SOURCES = test/test_ocl_selftest.c
 test_test_ocl_selftest_CFLAGS = $(CT_TEST_CFLAGS)

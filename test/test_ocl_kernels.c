@@ -18,35 +18,15 @@
 
 static struct ct_ocl *ocl;
 static struct ct_ocl_ops ops;
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static float frand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (float)(rng >> 40) / 8388608.0f - 1.0f;	/* [-1, 1) */
-}
-
 static float *rand_floats(size_t n, float scale)
 {
-	float *p = malloc((n ? n : 1) * sizeof(float));
-
-	assert_non_null(p);
-	for (size_t i = 0; i < n; i++)
-		p[i] = frand() * scale;
-	return p;
+	return ct_test_rand_floats(n, scale);
 }
-
 
 /* A device buffer holding a copy of host data. */
 static struct ct_dten dev(const float *h, size_t n)
 {
-	cl_mem m = NULL;
-
-	assert_int_equal(ct_ocl_alloc(ocl, (n ? n : 1) * sizeof(float), CL_MEM_READ_WRITE, &m), 0);
-	assert_int_equal(ct_ocl_write(&ops, ct_dten_at(m, 0), h, n), 0);
-	return ct_dten_at(m, 0);
+	return ct_test_dev(&ops, h, n);
 }
 
 static cl_mem dev_tokens(const uint16_t *h, size_t n)
@@ -62,20 +42,7 @@ static cl_mem dev_tokens(const uint16_t *h, size_t n)
 /* The device tensor equals the host reference, bit for bit; frees both. */
 static void expect_same(const char *what, struct ct_dten d, float *ref, size_t n)
 {
-	float *got = malloc((n ? n : 1) * sizeof(float));
-	size_t bad = 0, first = 0;
-
-	assert_non_null(got);
-	assert_int_equal(ct_ocl_read(&ops, got, d, n), 0);
-	for (size_t i = 0; i < n; i++)
-		if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && bad++ == 0)
-			first = i;
-	if (bad)
-		fail_msg("%s: %zu of %zu differ; first [%zu] device %.9g reference %.9g",
-			 what, bad, n, first, (double)got[first], (double)ref[first]);
-	clReleaseMemObject(d.mem);
-	free(got);
-	free(ref);
+	ct_test_expect_same(&ops, what, d, ref, n);
 }
 
 static void drop(struct ct_dten d, float *h)

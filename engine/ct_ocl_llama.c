@@ -1,0 +1,530 @@
+/*
+ * ct_ocl_llama.c - the Llama model type on the OpenCL backend
+ * (ct_ocl_llama.h): launchers of kernels/llama.cl and the forward/backward
+ * pass, which mirrors ct_llama_model.c call for call (same layers, same
+ * order, same zeroing of the gradient scratch) with each C reference layer
+ * replaced by its device twin. The matmuls, residuals, attention and
+ * cross-entropy are GPT-2's launchers (ct_ocl_ops.h), LoRA is
+ * ct_ocl_lora.h's.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "ct_llama.h"
+#include "ct_model.h"
+#include "ct_ocl_llama.h"
+#include "ct_ocl_lora.h"
+
+static const char *const llk_names[CT_LK_COUNT] = {
+	"ct_ll_embed_fwd", "ct_ll_embed_bwd", "ct_rmsnorm_fwd", "ct_rmsnorm_bwd_dinp",
+	"ct_rmsnorm_bwd_dw", "ct_ll_rope", "ct_swiglu_fwd", "ct_swiglu_bwd",
+	"ct_ll_gqa_expand", "ct_ll_gqa_reduce",
+};
+
+int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops)
+{
+	memset(lk, 0, sizeof(*lk));
+	lk->ops = ops;
+	for (int i = 0; i < CT_LK_COUNT; i++) {
+		int rc = ct_ocl_kernel(ops->ocl, llk_names[i], &lk->k[i]);
+
+		if (rc < 0) {
+			ct_ocl_llk_free(lk);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void ct_ocl_llk_free(struct ct_ocl_llk *lk)
+{
+	for (int i = 0; i < CT_LK_COUNT; i++)
+		if (lk->k[i] != NULL)
+			clReleaseKernel(lk->k[i]);
+	memset(lk->k, 0, sizeof(lk->k));
+}
+
+/* Set kernel id's arguments from fmt ('t' a struct ct_dten = buffer and
+ * ulong offset, 'm' a cl_mem, 'i' an int, 'f' a float) and enqueue it over
+ * g0 x g1 work-items (g1 0: 1-D), local size left to the driver (every
+ * work-item computes its own outputs, so results never depend on it). */
+static int launch(struct ct_ocl_llk *lk, int id, size_t g0, size_t g1, const char *fmt, ...)
+{
+	cl_kernel k = lk->k[id];
+	size_t g[2] = { g0, g1 };
+	cl_uint a = 0;
+	cl_int err = CL_SUCCESS;
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p != '\0' && err == CL_SUCCESS; p++) {
+		if (*p == 't') {
+			struct ct_dten t = va_arg(ap, struct ct_dten);
+			cl_ulong off = t.off;
+
+			err = clSetKernelArg(k, a++, sizeof(cl_mem), &t.mem);
+			if (err == CL_SUCCESS)
+				err = clSetKernelArg(k, a++, sizeof(off), &off);
+		} else if (*p == 'm') {
+			cl_mem m = va_arg(ap, cl_mem);
+
+			err = clSetKernelArg(k, a++, sizeof(m), &m);
+		} else if (*p == 'i') {
+			cl_int v = va_arg(ap, int);
+
+			err = clSetKernelArg(k, a++, sizeof(v), &v);
+		} else {
+			cl_float v = (cl_float)va_arg(ap, double);
+
+			err = clSetKernelArg(k, a++, sizeof(v), &v);
+		}
+	}
+	va_end(ap);
+	if (err == CL_SUCCESS && g0 > 0)
+		err = clEnqueueNDRangeKernel(lk->ops->ocl->queue, k, g1 ? 2 : 1, NULL, g, NULL,
+					     0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return ct_error(CT_ECL, "%s: %s", llk_names[id], ct_ocl_strerror(err));
+	return 0;
+}
+
+int ct_ocl_embed_forward(struct ct_ocl_llk *lk, struct ct_dten out, cl_mem inp,
+			 struct ct_dten wte, int BT, int C)
+{
+	return launch(lk, CT_LK_EMBED_FWD, (size_t)C, (size_t)BT, "tmtii", out, inp, wte, BT, C);
+}
+
+int ct_ocl_embed_backward(struct ct_ocl_llk *lk, struct ct_dten dwte, struct ct_dten dout,
+			  cl_mem inp, int BT, int C)
+{
+	return launch(lk, CT_LK_EMBED_BWD, (size_t)C, 0, "ttmii", dwte, dout, inp, BT, C);
+}
+
+int ct_ocl_rmsnorm_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten rstd,
+			   struct ct_dten inp, struct ct_dten w, int BT, int C, float eps)
+{
+	return launch(lk, CT_LK_RMSNORM_FWD, (size_t)BT, 0, "ttttiif", out, rstd, inp, w,
+		      BT, C, (double)eps);
+}
+
+int ct_ocl_rmsnorm_backward(struct ct_ocl_llk *lk, struct ct_dten dinp, struct ct_dten dw,
+			    struct ct_dten dout, struct ct_dten inp, struct ct_dten w,
+			    struct ct_dten rstd, int BT, int C)
+{
+	int rc = launch(lk, CT_LK_RMSNORM_BWD_DINP, (size_t)BT, 0, "tttttii", dinp, dout,
+			inp, w, rstd, BT, C);
+
+	if (rc == 0 && dw.mem != NULL)
+		rc = launch(lk, CT_LK_RMSNORM_BWD_DW, (size_t)C, 0, "ttttii", dw, dout, inp,
+			    rstd, BT, C);
+	return rc;
+}
+
+int ct_ocl_rope(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten tab, int BT,
+		int T, int NH, int KVH, int hs, int dir)
+{
+	return launch(lk, CT_LK_ROPE, (size_t)(NH + KVH) * (hs / 2), (size_t)BT, "ttiiiiii",
+		      qkv, tab, BT, T, NH + KVH, hs, (NH + 2 * KVH) * hs, dir);
+}
+
+int ct_ocl_swiglu_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten fch,
+			  int BT, int F)
+{
+	return launch(lk, CT_LK_SWIGLU_FWD, (size_t)F, (size_t)BT, "ttii", out, fch, BT, F);
+}
+
+int ct_ocl_swiglu_backward(struct ct_ocl_llk *lk, struct ct_dten dfch, struct ct_dten fch,
+			   struct ct_dten dout, int BT, int F)
+{
+	return launch(lk, CT_LK_SWIGLU_BWD, (size_t)F, (size_t)BT, "tttii", dfch, fch, dout,
+		      BT, F);
+}
+
+static int gqa_expand(struct ct_ocl_llk *lk, struct ct_dten x3, struct ct_dten qkv,
+		      int BT, int NH, int KVH, int hs)
+{
+	return launch(lk, CT_LK_GQA_EXPAND, (size_t)3 * NH * hs, (size_t)BT, "ttiiii", x3, qkv,
+		      BT, NH, KVH, hs);
+}
+
+int ct_ocl_gqa_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten stat,
+		       struct ct_dten qkv, struct ct_dten x3,
+		       int B, int T, int NH, int KVH, int hs)
+{
+	int rc = 0;
+
+	if (KVH != NH) {
+		rc = gqa_expand(lk, x3, qkv, B * T, NH, KVH, hs);
+		qkv = x3;
+	}
+	if (rc == 0)
+		rc = ct_ocl_attention_forward_recompute(lk->ops, out, stat, qkv, B, T, NH * hs, NH);
+	return rc;
+}
+
+int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dten dot,
+			struct ct_dten dout, struct ct_dten qkv, struct ct_dten stat,
+			struct ct_dten x3, struct ct_dten dx3,
+			int B, int T, int NH, int KVH, int hs)
+{
+	const int BT = B * T, C = NH * hs;
+	int rc;
+
+	if (KVH == NH)
+		return ct_ocl_attention_backward_recompute(lk->ops, dqkv, dot, dout, qkv, stat,
+							   B, T, C, NH);
+	rc = gqa_expand(lk, x3, qkv, BT, NH, KVH, hs);
+	if (rc == 0)
+		rc = ct_ocl_zero(lk->ops, dx3, (size_t)BT * 3 * C);
+	if (rc == 0)
+		rc = ct_ocl_attention_backward_recompute(lk->ops, dx3, dot, dout, x3, stat,
+							 B, T, C, NH);
+	if (rc == 0)
+		rc = launch(lk, CT_LK_GQA_REDUCE, (size_t)(NH + 2 * KVH) * hs, (size_t)BT,
+			    "ttiiii", dqkv, dx3, BT, NH, KVH, hs);
+	return rc;
+}
+
+/* ---- the model ------------------------------------------------------------- */
+
+/* Device activations (the fields of ct_llama_model.c's struct ct_acts,
+ * shapes there; x3 the expanded q/k/v of one layer) and gradient scratch
+ * (dx3 the expanded dqkv; datt the attention rows' dot, B*NH*T). */
+#define CT_LL_ACTS(X) \
+	X(encoded) X(ln1) X(ln1_rstd) X(qkv) X(atty) X(att) X(attproj) \
+	X(residual2) X(ln2) X(ln2_rstd) X(fch) X(sw) X(fcproj) X(residual3) \
+	X(lnf) X(lnf_rstd) X(logits) X(probs) X(losses) X(rope) X(x3)
+#define CT_LL_GACTS(X) \
+	X(dresidual) X(dresidual_in) X(dresidual2) X(dln) X(datty) X(dattproj) \
+	X(dfcproj) X(dqkv) X(dx3) X(datt) X(dfch) X(dsw)
+
+struct ct_ocl_llama {
+	struct ct_ocl_llk lk;
+	struct ct_gpt2_config cfg;
+	struct ct_gpt2_layout lay;
+	int B, T, QKV;
+#define CT_LL_FIELD_(f) cl_mem f;
+	CT_LL_ACTS(CT_LL_FIELD_)
+	CT_LL_GACTS(CT_LL_FIELD_)
+#undef CT_LL_FIELD_
+};
+
+/* Layer l's parameter tensors in a params-shaped buffer (base NULL: all
+ * NULL, for frozen gradients); qkvb.mem NULL without q/k/v biases. */
+struct ll_layer {
+	struct ct_dten ln1w, qkvw, qkvb, attprojw, ln2w, fcw, fcprojw;
+};
+
+static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct ll_layer *p)
+{
+	const size_t *o = ll->lay.offset, C = (size_t)ll->cfg.C, F = (size_t)ll->cfg.F;
+	const size_t QKV = (size_t)ll->QKV;
+
+	p->ln1w = ct_dten_at(base, o[CT_LN1W] + l * C);
+	p->qkvw = ct_dten_at(base, o[CT_QKVW] + l * QKV * C);
+	p->qkvb = ct_dten_at(ll->lay.size[CT_QKVB] ? base : NULL, o[CT_QKVB] + l * QKV);
+	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * C);
+	p->ln2w = ct_dten_at(base, o[CT_LN2W] + l * C);
+	p->fcw = ct_dten_at(base, o[CT_FCW] + l * 2 * F * C);
+	p->fcprojw = ct_dten_at(base, o[CT_FCPROJW] + l * C * F);
+}
+
+static struct ct_dten D(cl_mem m, size_t off)
+{
+	return ct_dten_at(m, off);
+}
+
+static int ll_alloc(struct ct_ocl_llama *ll, cl_mem *m, size_t floats)
+{
+	return ct_ocl_alloc(ll->lk.ops->ocl, (floats ? floats : 1) * sizeof(float),
+			    CL_MEM_READ_WRITE, m);
+}
+
+static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
+{
+	const size_t L = ll->cfg.L, B = ll->B, T = ll->T, C = ll->cfg.C, NH = ll->cfg.NH;
+	const size_t F = ll->cfg.F, BT = B * T, QKV = ll->QKV, Vp = ll->cfg.Vp;
+	const size_t x3 = ll->cfg.KVH == ll->cfg.NH ? 0 : BT * 3 * C;
+	int rc = 0;
+
+#define A_(f, n) if (rc == 0) rc = ll_alloc(ll, &ll->f, (n))
+	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_rstd, L * BT);
+	A_(qkv, L * BT * QKV); A_(atty, L * BT * C); A_(att, L * B * NH * T * 2);
+	A_(attproj, BT * C); A_(residual2, L * BT * C); A_(ln2, L * BT * C);
+	A_(ln2_rstd, L * BT); A_(fch, L * BT * 2 * F); A_(sw, L * BT * F);
+	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
+	A_(lnf_rstd, BT); A_(logits, BT * Vp); A_(probs, BT * Vp); A_(losses, BT);
+	A_(rope, T * (C / NH)); A_(x3, x3);
+	if (grads) {
+		A_(dresidual, BT * C); A_(dresidual_in, BT * C); A_(dresidual2, BT * C);
+		A_(dln, BT * C); A_(datty, BT * C); A_(dattproj, BT * C);
+		A_(dfcproj, BT * C); A_(dqkv, BT * QKV); A_(dx3, x3);
+		A_(datt, B * NH * T); A_(dfch, BT * 2 * F); A_(dsw, BT * F);
+	}
+#undef A_
+	return rc;
+}
+
+static int upload_rope(struct ct_ocl_llama *ll)
+{
+	const size_t n = (size_t)ll->T * (ll->cfg.C / ll->cfg.NH);
+	float *tab = malloc(n * sizeof(float));
+	int rc;
+
+	if (tab == NULL)
+		return ct_error(CT_ENOMEM, "RoPE table");
+	rc = ct_llama_rope_table(&ll->cfg, ll->T, tab);
+	if (rc == 0)
+		rc = ct_ocl_write(ll->lk.ops, D(ll->rope, 0), tab, n);
+	free(tab);
+	return rc;
+}
+
+int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+		      int B, int T, int grads, struct ct_ocl_llama **out)
+{
+	struct ct_ocl_llama *ll;
+	int rc;
+
+	*out = NULL;
+	ll = calloc(1, sizeof(*ll));
+	if (ll == NULL)
+		return ct_error(CT_ENOMEM, "Llama device state");
+	ll->cfg = *cfg;
+	ct_gpt2_layout(cfg, &ll->lay);
+	ll->B = B;
+	ll->T = T;
+	ll->QKV = ct_llama_qkv_dim(cfg);
+	rc = ct_ocl_llk_init(&ll->lk, ops);
+	if (rc == 0)
+		rc = ll_alloc_all(ll, grads);
+	if (rc == 0)
+		rc = upload_rope(ll);
+	if (rc < 0) {
+		ct_ocl_llama_close(ll);
+		return rc;
+	}
+	*out = ll;
+	return 0;
+}
+
+void ct_ocl_llama_close(struct ct_ocl_llama *ll)
+{
+	if (ll == NULL)
+		return;
+#define R_(f) if (ll->f != NULL) clReleaseMemObject(ll->f);
+	CT_LL_ACTS(R_)
+	CT_LL_GACTS(R_)
+#undef R_
+	ct_ocl_llk_free(&ll->lk);
+	free(ll);
+}
+
+struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll)
+{
+	return D(ll->losses, 0);
+}
+
+struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll)
+{
+	return D(ll->logits, 0);
+}
+
+/* Chain launches: after the first failure the rest are skipped. */
+#define DO(call) do { if (rc == 0) rc = (call); } while (0)
+
+/* ct_llama_model.c's block_forward: layer l from `residual`. */
+static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
+			 struct ct_dten residual, struct ct_ocl_lora *lo)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = C / c->NH;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const float eps = (float)c->rms_eps;
+	struct ct_ocl_llk *lk = &ll->lk;
+	struct ct_ocl_ops *o = lk->ops;
+	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), fch = D(ll->fch, lt * 2 * F);
+	struct ct_dten sw = D(ll->sw, lt * F), ln1 = D(ll->ln1, lc), ln2 = D(ll->ln2, lc);
+	struct ct_dten atty = D(ll->atty, lc), attproj = D(ll->attproj, 0);
+	struct ct_dten fcproj = D(ll->fcproj, 0), none = { NULL, 0 };
+	struct ll_layer p;
+	int rc = 0;
+
+	ll_layer(ll, params, l, &p);
+	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p.ln1w, BT, C, eps));
+	DO(ct_ocl_matmul_forward(o, qkv, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
+				 BT, C, ll->QKV));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, qkv, ln1));
+	DO(ct_ocl_rope(lk, qkv, D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
+	DO(ct_ocl_gqa_forward(lk, atty, D(ll->att, lt * c->NH * 2), qkv, D(ll->x3, 0),
+			      B, T, c->NH, c->KVH, hs));
+	DO(ct_ocl_matmul_forward(o, attproj, atty, p.attprojw, none, 0, BT, C, C));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
+	DO(ct_ocl_residual_forward(o, D(ll->residual2, lc), residual, attproj, n));
+	DO(ct_ocl_rmsnorm_forward(lk, ln2, D(ll->ln2_rstd, lt), D(ll->residual2, lc), p.ln2w,
+				  BT, C, eps));
+	DO(ct_ocl_matmul_forward(o, fch, ln2, p.fcw, none, 0, BT, C, 2 * F));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FC, fch, ln2));
+	DO(ct_ocl_swiglu_forward(lk, sw, fch, BT, F));
+	DO(ct_ocl_matmul_forward(o, fcproj, sw, p.fcprojw, none, 0, BT, F, C));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FCPROJ, fcproj, sw));
+	DO(ct_ocl_residual_forward(o, D(ll->residual3, lc), D(ll->residual2, lc), fcproj, n));
+	return rc;
+}
+
+/* The output matrix: lm_head, or the embedding when tied. */
+static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
+{
+	return D(base, (ll->cfg.flags & CT_LLAMA_TIED) ? ll->lay.offset[CT_WTE]
+						       : ll->lay.offset[CT_WPE]);
+}
+
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+			 cl_mem targets, struct ct_ocl_lora *lora)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	const size_t n = (size_t)BT * C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten none = { NULL, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
+	int rc = 0;
+
+	DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
+				D(params, ll->lay.offset[CT_WTE]), BT, C));
+	for (int l = 0; l < c->L && rc == 0; l++)
+		DO(block_forward(ll, params, l, l == 0 ? D(ll->encoded, 0)
+						       : D(ll->residual3, (size_t)(l - 1) * n),
+				 lora));
+	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
+				  D(params, ll->lay.offset[CT_LNFW]), BT, C, (float)c->rms_eps));
+	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
+				 BT, C, c->Vp));
+	DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->probs, 0), D(ll->logits, 0),
+				       targets, BT, c->V, c->Vp));
+	return rc;
+}
+
+/* ct_ocl_matmul_backward, or with frozen weights (grads NULL) only its
+ * input-gradient half. */
+static int mm_bwd(struct ct_ocl_llama *ll, cl_mem grads, struct ct_dten dinp,
+		  struct ct_dten dw, struct ct_dten dbias, struct ct_dten dout,
+		  struct ct_dten inp, struct ct_dten w, int BT, int C, int OC)
+{
+	if (grads == NULL)
+		return ct_ocl_matmul_dinp(ll->lk.ops, dinp, dout, w, BT, C, OC);
+	return ct_ocl_matmul_backward(ll->lk.ops, dinp, dw, dbias, dbias.mem != NULL, dout,
+				      inp, w, BT, C, OC);
+}
+
+/* ct_llama_model.c's mlp_backward: dresidual into dresidual2. */
+static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const struct ll_layer *p,
+			const struct ll_layer *d, struct ct_ocl_lora *lo)
+{
+	const int BT = ll->B * ll->T, C = ll->cfg.C, F = ll->cfg.F;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	struct ct_ocl_llk *lk = &ll->lk;
+	struct ct_ocl_ops *o = lk->ops;
+	struct ct_dten fch = D(ll->fch, lt * 2 * F), sw = D(ll->sw, lt * F);
+	struct ct_dten ln2 = D(ll->ln2, lc), none = { NULL, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_zero(o, D(ll->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, D(ll->dfcproj, 0), n));
+	DO(ct_ocl_residual_backward(o, D(ll->dresidual2, 0), D(ll->dfcproj, 0),
+				    D(ll->dresidual, 0), n));
+	DO(ct_ocl_zero(o, D(ll->dsw, 0), (size_t)BT * F));
+	DO(mm_bwd(ll, grads, D(ll->dsw, 0), d->fcprojw, none, D(ll->dfcproj, 0), sw,
+		  p->fcprojw, BT, F, C));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_FCPROJ, D(ll->dsw, 0), D(ll->dfcproj, 0), sw));
+	DO(ct_ocl_zero(o, D(ll->dfch, 0), (size_t)BT * 2 * F));
+	DO(ct_ocl_swiglu_backward(lk, D(ll->dfch, 0), fch, D(ll->dsw, 0), BT, F));
+	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), d->fcw, none, D(ll->dfch, 0), ln2, p->fcw,
+		  BT, C, 2 * F));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_FC, D(ll->dln, 0), D(ll->dfch, 0), ln2));
+	DO(ct_ocl_rmsnorm_backward(lk, D(ll->dresidual2, 0), d->ln2w, D(ll->dln, 0),
+				   D(ll->residual2, lc), p->ln2w, D(ll->ln2_rstd, lt), BT, C));
+	return rc;
+}
+
+/* ct_llama_model.c's block_backward: dresidual (gradient of residual3[l])
+ * into dresidual_in (that of `residual`). */
+static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, int l,
+			  struct ct_dten residual, struct ct_ocl_lora *lo)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = C / c->NH;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	struct ct_ocl_llk *lk = &ll->lk;
+	struct ct_ocl_ops *o = lk->ops;
+	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lc);
+	struct ct_dten ln1 = D(ll->ln1, lc), none = { NULL, 0 };
+	struct ll_layer p, d;
+	int rc = 0;
+
+	ll_layer(ll, params, l, &p);
+	ll_layer(ll, grads, l, &d);	/* NULL buffers when frozen */
+	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
+	DO(mlp_backward(ll, grads, l, &p, &d, lo));
+	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
+	DO(ct_ocl_residual_backward(o, D(ll->dresidual_in, 0), D(ll->dattproj, 0),
+				    D(ll->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, D(ll->datty, 0), n));
+	DO(mm_bwd(ll, grads, D(ll->datty, 0), d.attprojw, none, D(ll->dattproj, 0), atty,
+		  p.attprojw, BT, C, C));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, D(ll->datty, 0), D(ll->dattproj, 0),
+				atty));
+	DO(ct_ocl_zero(o, D(ll->dqkv, 0), (size_t)BT * ll->QKV));
+	DO(ct_ocl_gqa_backward(lk, D(ll->dqkv, 0), D(ll->datt, 0), D(ll->datty, 0), qkv,
+			       D(ll->att, lt * c->NH * 2), D(ll->x3, 0), D(ll->dx3, 0),
+			       B, T, c->NH, c->KVH, hs));
+	DO(ct_ocl_rope(lk, D(ll->dqkv, 0), D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
+	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), d.qkvw, d.qkvb, D(ll->dqkv, 0), ln1, p.qkvw,
+		  BT, C, ll->QKV));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_QKV, D(ll->dln, 0), D(ll->dqkv, 0), ln1));
+	DO(ct_ocl_rmsnorm_backward(lk, D(ll->dresidual_in, 0), d.ln1w, D(ll->dln, 0), residual,
+				   p.ln1w, D(ll->ln1_rstd, lt), BT, C));
+	return rc;
+}
+
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	const size_t n = (size_t)BT * C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten dlogits = D(ll->probs, 0), none = { NULL, 0 };
+	struct ct_dten dlnfw = grads ? D(grads, ll->lay.offset[CT_LNFW]) : none;
+	int rc = 0;
+
+	/* the gradient of the logits overwrites the probabilities in place */
+	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->probs, 0), targets, BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, grads), none, dlogits, D(ll->lnf, 0),
+		  head(ll, params), BT, C, c->Vp));
+	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
+	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
+				   D(ll->residual3, (size_t)(c->L - 1) * n),
+				   D(params, ll->lay.offset[CT_LNFW]), D(ll->lnf_rstd, 0), BT, C));
+	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
+		cl_mem tmp;
+
+		DO(block_backward(ll, params, grads, l,
+				  l == 0 ? D(ll->encoded, 0) : D(ll->residual3, (size_t)(l - 1) * n),
+				  lora));
+		tmp = ll->dresidual;
+		ll->dresidual = ll->dresidual_in;
+		ll->dresidual_in = tmp;
+	}
+	if (grads == NULL)		/* frozen embeddings (LoRA) */
+		return rc;
+	DO(ct_ocl_embed_backward(&ll->lk, D(grads, ll->lay.offset[CT_WTE]), D(ll->dresidual, 0),
+				 inputs, BT, C));
+	return rc;
+}

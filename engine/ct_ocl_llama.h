@@ -1,0 +1,109 @@
+/*
+ * ct_ocl_llama.h - the Llama model type (ct_llama.h) on the OpenCL
+ * backend: launchers of the Llama layer kernels (kernels/llama.cl), each
+ * bit-identical to its C reference in ct_llama_layers.c, and the Llama
+ * forward/backward pass that ct_ocl_backend.c runs for arch CT_ARCH_LLAMA,
+ * call for call the twin of ct_llama_model.c.
+ *
+ * Grouped-query attention (KVH < NH) runs through the GPT-2 attention
+ * kernels (ct_ocl_attention_*_recompute): the q/k/v rows are first expanded
+ * to GPT-2's [q | k | v] with each query head's kv head copied beside it,
+ * and the gradients of the copies are added back into their kv head in
+ * increasing query head, the order of ct_gqa_backward, so the bits are
+ * those of the C reference. With KVH == NH the rows are already GPT-2's.
+ * Tensors are (buffer, offset) pairs as in ct_ocl_ops.h; launchers only
+ * enqueue.
+ */
+#ifndef CT_OCL_LLAMA_H
+#define CT_OCL_LLAMA_H
+
+#include <stdint.h>
+
+#include "ct_gpt2.h"
+#include "ct_ocl_ops.h"
+
+struct ct_ocl_lora;
+
+enum ct_ocl_llama_kid {
+	CT_LK_EMBED_FWD,
+	CT_LK_EMBED_BWD,
+	CT_LK_RMSNORM_FWD,
+	CT_LK_RMSNORM_BWD_DINP,
+	CT_LK_RMSNORM_BWD_DW,
+	CT_LK_ROPE,
+	CT_LK_SWIGLU_FWD,
+	CT_LK_SWIGLU_BWD,
+	CT_LK_GQA_EXPAND,
+	CT_LK_GQA_REDUCE,
+	CT_LK_COUNT
+};
+
+/* The Llama kernels of ops's program, launched on ops's queue. */
+struct ct_ocl_llk {
+	struct ct_ocl_ops *ops;		/* borrowed */
+	cl_kernel k[CT_LK_COUNT];
+};
+
+/* Create the kernels. Returns 0 or CT_ECL (everything created released).
+ * Release with ct_ocl_llk_free (safe on a zeroed struct). */
+int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops);
+void ct_ocl_llk_free(struct ct_ocl_llk *lk);
+
+/* Device twins of the ct_llama.h layers (same shapes, same bits); tokens
+ * are a cl_mem of BT uint16. ct_ocl_rmsnorm_backward with dw.mem NULL:
+ * dinp only (frozen weights). Return 0 or CT_ECL. */
+int ct_ocl_embed_forward(struct ct_ocl_llk *lk, struct ct_dten out, cl_mem inp,
+			 struct ct_dten wte, int BT, int C);
+int ct_ocl_embed_backward(struct ct_ocl_llk *lk, struct ct_dten dwte, struct ct_dten dout,
+			  cl_mem inp, int BT, int C);
+int ct_ocl_rmsnorm_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten rstd,
+			   struct ct_dten inp, struct ct_dten w, int BT, int C, float eps);
+int ct_ocl_rmsnorm_backward(struct ct_ocl_llk *lk, struct ct_dten dinp, struct ct_dten dw,
+			    struct ct_dten dout, struct ct_dten inp, struct ct_dten w,
+			    struct ct_dten rstd, int BT, int C);
+/* dir > 0: ct_rope_forward, dir < 0: ct_rope_backward (tab: T*hs floats
+ * of ct_llama_rope_table). */
+int ct_ocl_rope(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten tab, int BT,
+		int T, int NH, int KVH, int hs, int dir);
+int ct_ocl_swiglu_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten fch,
+			  int BT, int F);
+int ct_ocl_swiglu_backward(struct ct_ocl_llk *lk, struct ct_dten dfch, struct ct_dten fch,
+			   struct ct_dten dout, int BT, int F);
+
+/* ct_gqa_forward / ct_gqa_backward. x3 and dx3 are scratch of B*T*3*NH*hs
+ * floats (unused when KVH == NH), dot of B*NH*T; dqkv must hold what the
+ * reference's holds on entry (zeros in the model). */
+int ct_ocl_gqa_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten stat,
+		       struct ct_dten qkv, struct ct_dten x3,
+		       int B, int T, int NH, int KVH, int hs);
+int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dten dot,
+			struct ct_dten dout, struct ct_dten qkv, struct ct_dten stat,
+			struct ct_dten x3, struct ct_dten dx3,
+			int B, int T, int NH, int KVH, int hs);
+
+/* ---- the model on the backend ------------------------------------------ */
+
+struct ct_ocl_llama;
+
+/* Activations (and, with grads != 0, the gradient scratch) of a Llama
+ * config (checked) at batch B x T, and the RoPE table, on ops's device.
+ * Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
+ * ct_ocl_llama_close (NULL is fine). */
+int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+		      int B, int T, int grads, struct ct_ocl_llama **out);
+void ct_ocl_llama_close(struct ct_ocl_llama *ll);
+
+/* ct_llama_forward up to the per-row losses (the tokens already uploaded
+ * to inputs and targets) / ct_llama_backward (params's gradients added into
+ * grads; grads NULL: frozen weights, input gradients and lora only). lora
+ * NULL: no adapters. Enqueued. Return 0 or CT_E*. */
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+			 cl_mem targets, struct ct_ocl_lora *lora);
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora);
+
+/* The losses (BT) and logits (BT, Vp) of the last forward. */
+struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll);
+struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll);
+
+#endif

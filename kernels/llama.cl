@@ -1,0 +1,269 @@
+#ifdef CT_TEST_CONTRACT	/* tests only: prove the self-test sees contraction */
+#pragma OPENCL FP_CONTRACT ON
+#else
+#pragma OPENCL FP_CONTRACT OFF
+#endif
+/*
+ * llama.cl - the Llama layers (engine/ct_llama.h): token embedding,
+ * RMSNorm, RoPE, SwiGLU, and the gather / scatter that let grouped-query
+ * attention run through attention.cl's kernels. Each kernel is the device
+ * twin of a C reference function in engine/ct_llama_layers.c (or
+ * ct_llama_model.c) with the same chain of operations per output element:
+ * sequential sums from index 0, fma only where the reference has fmaf,
+ * ct_expf from ct_math.clh. Parallelism is only across independent outputs.
+ * CT_BUF / CT_AT (layers.cl): every float buffer comes with an offset.
+ */
+
+/* ---- embedding ------------------------------------------------------------- */
+
+/* out (BT,C) = wte[inp[bt]] (a copy); one work-item per (c, bt). */
+__kernel void ct_ll_embed_fwd(CT_BUF(__global, out), const __global ushort *inp,
+			      CT_BUF(const __global, wte), int BT, int C)
+{
+	int c = get_global_id(0), bt = get_global_id(1);
+
+	if (c >= C || bt >= BT)
+		return;
+	CT_AT(out); CT_AT(wte);
+	out[(size_t)bt * C + c] = wte[(size_t)inp[bt] * C + c];
+}
+
+/* dwte[inp[bt], c] += dout[bt, c], rows in increasing order; one work-item
+ * per channel c. */
+__kernel void ct_ll_embed_bwd(CT_BUF(__global, dwte), CT_BUF(const __global, dout),
+			      const __global ushort *inp, int BT, int C)
+{
+	int c = get_global_id(0);
+
+	if (c >= C)
+		return;
+	CT_AT(dwte); CT_AT(dout);
+	for (int bt = 0; bt < BT; bt++) {
+		size_t iw = (size_t)inp[bt] * C + c;
+
+		dwte[iw] = dwte[iw] + dout[(size_t)bt * C + c];
+	}
+}
+
+/* ---- RMSNorm --------------------------------------------------------------- */
+
+/* ct_rmsnorm_forward; one work-item per row r. */
+__kernel void ct_rmsnorm_fwd(CT_BUF(__global, out), CT_BUF(__global, rstd),
+			     CT_BUF(const __global, inp), CT_BUF(const __global, w),
+			     int BT, int C, float eps)
+{
+	int r = get_global_id(0);
+	const __global float *x;
+	__global float *y;
+	float ss = 0.0f, rs;
+
+	if (r >= BT)
+		return;
+	CT_AT(out); CT_AT(rstd); CT_AT(inp); CT_AT(w);
+	x = inp + (size_t)r * C;
+	y = out + (size_t)r * C;
+	for (int i = 0; i < C; i++)
+		ss = fma(x[i], x[i], ss);
+	rs = ss / (float)C;
+	rs = rs + eps;
+	rs = sqrt(rs);
+	rs = 1.0f / rs;
+	for (int i = 0; i < C; i++) {
+		float v = x[i] * rs;
+
+		y[i] = v * w[i];
+	}
+	rstd[r] = rs;
+}
+
+/* The dinp half of ct_rmsnorm_backward; one work-item per row r. */
+__kernel void ct_rmsnorm_bwd_dinp(CT_BUF(__global, dinp), CT_BUF(const __global, dout),
+				  CT_BUF(const __global, inp), CT_BUF(const __global, w),
+				  CT_BUF(const __global, rstd), int BT, int C)
+{
+	int r = get_global_id(0);
+	const __global float *x, *dy;
+	__global float *dx;
+	float rs, s = 0.0f, m;
+
+	if (r >= BT)
+		return;
+	CT_AT(dinp); CT_AT(dout); CT_AT(inp); CT_AT(w); CT_AT(rstd);
+	x = inp + (size_t)r * C;
+	dy = dout + (size_t)r * C;
+	dx = dinp + (size_t)r * C;
+	rs = rstd[r];
+	for (int i = 0; i < C; i++) {
+		float dn = w[i] * dy[i], n = x[i] * rs;
+
+		s = fma(dn, n, s);
+	}
+	m = s / (float)C;
+	for (int i = 0; i < C; i++) {
+		float dn = w[i] * dy[i], n = x[i] * rs, dv;
+
+		n = n * m;
+		dv = dn - n;
+		dv = dv * rs;
+		dx[i] = dx[i] + dv;
+	}
+}
+
+/* The dw half of ct_rmsnorm_backward; one work-item per channel i, rows
+ * in increasing order. */
+__kernel void ct_rmsnorm_bwd_dw(CT_BUF(__global, dw), CT_BUF(const __global, dout),
+				CT_BUF(const __global, inp), CT_BUF(const __global, rstd),
+				int BT, int C)
+{
+	int i = get_global_id(0);
+	float acc = 0.0f;
+
+	if (i >= C)
+		return;
+	CT_AT(dw); CT_AT(dout); CT_AT(inp); CT_AT(rstd);
+	for (int r = 0; r < BT; r++) {
+		float n = inp[(size_t)r * C + i] * rstd[r];
+
+		acc = fma(n, dout[(size_t)r * C + i], acc);
+	}
+	dw[i] = dw[i] + acc;
+}
+
+/* ---- RoPE ------------------------------------------------------------------ */
+
+/* ct_rope_forward (dir > 0) / ct_rope_backward (dir < 0) in place on the
+ * first nh heads of each of BT rows of `stride` floats; tab (T, hs/2, 2)
+ * of (cos, sin). One work-item per (pair i + h*hs/2, row r). */
+__kernel void ct_ll_rope(CT_BUF(__global, x), CT_BUF(const __global, tab),
+			 int BT, int T, int nh, int hs, int stride, int dir)
+{
+	int hi = get_global_id(0), r = get_global_id(1);
+	int h2 = hs / 2, h = hi / h2, i = hi % h2;
+	__global float *v;
+	const __global float *cs;
+	float c, s, x0, x1, a, b;
+
+	if (hi >= nh * h2 || r >= BT)
+		return;
+	CT_AT(x); CT_AT(tab);
+	v = x + (size_t)r * stride + (size_t)h * hs;
+	cs = tab + (size_t)(r % T) * hs;
+	c = cs[2 * i];
+	s = cs[2 * i + 1];
+	x0 = v[i];
+	x1 = v[i + h2];
+	if (dir > 0) {
+		a = x0 * c;
+		b = x1 * s;
+		v[i] = a - b;
+		a = x1 * c;
+		b = x0 * s;
+		v[i + h2] = a + b;
+	} else {
+		a = x0 * c;
+		b = x1 * s;
+		v[i] = a + b;
+		a = x1 * c;
+		b = x0 * s;
+		v[i + h2] = a - b;
+	}
+}
+
+/* ---- SwiGLU ---------------------------------------------------------------- */
+
+/* ct_swiglu_forward: fch (BT, 2F) = [gate | up], out (BT, F); one
+ * work-item per (i, r). */
+__kernel void ct_swiglu_fwd(CT_BUF(__global, out), CT_BUF(const __global, fch),
+			    int BT, int F)
+{
+	int i = get_global_id(0), r = get_global_id(1);
+	float g, u, sig, y;
+
+	if (i >= F || r >= BT)
+		return;
+	CT_AT(out); CT_AT(fch);
+	g = fch[(size_t)r * 2 * F + i];
+	u = fch[(size_t)r * 2 * F + F + i];
+	sig = 1.0f + ct_expf(-g);
+	sig = 1.0f / sig;
+	y = g * sig;
+	out[(size_t)r * F + i] = y * u;
+}
+
+/* ct_swiglu_backward: dfch (BT, 2F) += the gate and up gradients. */
+__kernel void ct_swiglu_bwd(CT_BUF(__global, dfch), CT_BUF(const __global, fch),
+			    CT_BUF(const __global, dout), int BT, int F)
+{
+	int i = get_global_id(0), r = get_global_id(1);
+	size_t gi, ui;
+	float g, u, dy, sig, a, d, t;
+
+	if (i >= F || r >= BT)
+		return;
+	CT_AT(dfch); CT_AT(fch); CT_AT(dout);
+	gi = (size_t)r * 2 * F + i;
+	ui = gi + F;
+	g = fch[gi];
+	u = fch[ui];
+	dy = dout[(size_t)r * F + i];
+	sig = 1.0f + ct_expf(-g);
+	sig = 1.0f / sig;
+	a = g * sig;
+	t = 1.0f - sig;
+	t = g * t;
+	t = 1.0f + t;
+	d = sig * t;
+	dfch[ui] = dfch[ui] + dy * a;
+	t = dy * u;
+	dfch[gi] = dfch[gi] + t * d;
+}
+
+/* ---- grouped-query attention through attention.cl -------------------------- */
+
+/* dst (BT, 3C) = GPT-2's [q | k | v] rows from Llama's (BT, QKV) rows
+ * [NH q heads | KVH k heads | KVH v heads]: query head h's k and v are a
+ * copy of kv head h / (NH/KVH). One work-item per (column j < 3C, row). */
+__kernel void ct_ll_gqa_expand(CT_BUF(__global, dst), CT_BUF(const __global, src),
+			       int BT, int NH, int KVH, int hs)
+{
+	int j = get_global_id(0), r = get_global_id(1);
+	int C = NH * hs, part = j / C, c = j % C, kh = (c / hs) / (NH / KVH);
+	int sc;
+
+	if (j >= 3 * C || r >= BT)
+		return;
+	CT_AT(dst); CT_AT(src);
+	sc = part == 0 ? c : (NH + (part - 1) * KVH + kh) * hs + c % hs;
+	dst[(size_t)r * 3 * C + j] = src[(size_t)r * (NH + 2 * KVH) * hs + sc];
+}
+
+/* The transpose of ct_ll_gqa_expand on gradients: dq added; each kv
+ * head's dk, dv += those of its query heads in increasing h (the order of
+ * ct_gqa_backward). One work-item per (column j < QKV, row). */
+__kernel void ct_ll_gqa_reduce(CT_BUF(__global, dqkv), CT_BUF(const __global, src),
+			       int BT, int NH, int KVH, int hs)
+{
+	int j = get_global_id(0), r = get_global_id(1);
+	int C = NH * hs, QKV = (NH + 2 * KVH) * hs, G = NH / KVH;
+	const __global float *e;
+	__global float *d;
+	int part, kh, i;
+	float acc;
+
+	if (j >= QKV || r >= BT)
+		return;
+	CT_AT(dqkv); CT_AT(src);
+	e = src + (size_t)r * 3 * C;
+	d = dqkv + (size_t)r * QKV + j;
+	if (j < C) {	/* e = 0 + dq: the same bits added as the reference's dq */
+		*d = *d + e[j];
+		return;
+	}
+	part = j < C + KVH * hs ? 1 : 2;
+	kh = (j - C - (part - 1) * KVH * hs) / hs;
+	i = j % hs;
+	acc = *d;
+	for (int g = 0; g < G; g++)
+		acc = acc + e[part * C + (kh * G + g) * hs + i];
+	*d = acc;
+}
