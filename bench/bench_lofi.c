@@ -8,6 +8,7 @@
  *                    [--epochs E] [--pretrain-steps N] [--control-steps N]
  *                    [--rounds R] [--max-shards K] [--lr F]
  *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
+ *                    [--lora-seed-per-shard]
  *
  * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
  * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
@@ -38,7 +39,9 @@
  *   from the lossless average).
  * - LoRA lo-fi (--lora-ranks): the same rounds, but WU k trains LoRA
  *   adapters of rank r (alpha = r, all four targets, AdamW lr --lora-lr,
- *   its own adapter seed) on the frozen current model; the round's model
+ *   one adapter seed per round, as the server's work generator gives) on
+ *   the frozen current model, and the server's cross-shard check runs on
+ *   the adapter updates (server/lora_robust.c); the round's model
  *   is the exact merge of the K shards' adapters (ct_lora_merge: mean of
  *   the K products B_k A_k); uploads are the adapters' lossless ct_delta
  *   files against their initial adapters.
@@ -84,6 +87,7 @@ struct opts {
 	int lora_ranks[MAXRANKS];	/* LoRA lo-fi at these ranks */
 	int nranks;
 	float lora_lr;
+	int lora_seed_per_shard;	/* the old policy: each WU its own A */
 };
 
 /* One row of the LoRA table: K shards, round r, rank. */
@@ -91,6 +95,10 @@ struct lora_row {
 	int K, r, rank;
 	float loss;
 	double upload;		/* mean lossless bytes of one result */
+	/* the cross-shard check of the adapter updates (server/lora_robust.c),
+	 * K >= 3: lowest cosine, outliers (-1: K < 3) */
+	double cos_min;
+	int outliers;
 };
 
 /* One row of the quality table: K shards, after round r. */
@@ -438,7 +446,7 @@ static int singles(struct bench *b, struct kstate *s, int r, struct lofi_row *ro
 
 /* The cross-shard check the assimilator runs before averaging, at its
  * default limits, on the K honest results of a round (K >= 3). */
-static int xshard(const struct bench *b, const float *start, float *const *res, int K,
+static int xshard(const float *start, float *const *res, int K, size_t n,
 		  struct lofi_row *row)
 {
 	const struct ct_robust_limits lim = { .min_cos = 0.0, .max_ratio = 4.0 };
@@ -448,7 +456,7 @@ static int xshard(const struct bench *b, const float *start, float *const *res, 
 	row->outliers = -1;
 	if (K < 3)
 		return 0;
-	rc = ct_robust_init(&r, K, b->n);
+	rc = ct_robust_init(&r, K, n);
 	if (rc < 0)
 		return rc;
 	for (int k = 0; k < K; k++)
@@ -485,7 +493,7 @@ static int lofi(struct bench *b, int K, struct lofi_row *rows)
 		if (rc == 0)
 			rc = singles(b, &s, r, row);
 		if (rc == 0)
-			rc = xshard(b, s.cur, s.res, K, row);
+			rc = xshard(s.cur, s.res, K, b->n, row);
 		if (rc == 0)
 			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)K, b->n,
 				    CT_AVG_MEAN, 0);
@@ -556,7 +564,8 @@ static int lora_wu(struct bench *b, const float *start, const struct ct_lora_spe
 	hp.steps = b->o.steps;
 	hp.lr = b->o.lora_lr;
 	hp.lora = *sp;
-	hp.lora_seed = b->o.seed * 1000003u + (uint64_t)(K * 64 + r * 8 + k);
+	hp.lora_seed = b->o.seed * 1000003u + (uint64_t)(K * 64 + r * 8) +	/* the round's */
+		       (b->o.lora_seed_per_shard ? (uint64_t)k : 0);
 	sec = (struct ct_delta_lora){ (uint32_t)sp->rank, sp->targets, sp->alpha, hp.lora_seed,
 				     CT_ARCH_GPT2 };
 	rc = ct_wu_run(&m, &t, &hp, b->o.device, ad, NULL);
@@ -592,6 +601,13 @@ static int lofi_lora(struct bench *b, int K, int rank)
 		memset(w, 0, sizeof(*w));
 		for (int k = 0; k < K && rc == 0; k++)
 			rc = lora_wu(b, cur, &sp, K, r, k, ad[k], init, &w->upload);
+		if (rc == 0) {	/* init: the round's initial adapters */
+			struct lofi_row x = { 0 };
+
+			rc = xshard(init, ad, K, n, &x);
+			w->cos_min = x.cos_min;
+			w->outliers = x.outliers;
+		}
 		if (rc == 0)
 			rc = ct_lora_merge(&b->base.cfg, &sp, cur, (const float *const *)ad, K);
 		if (rc == 0)
@@ -617,8 +633,9 @@ static void print_lora(const struct bench *b)
 	       "all four targets, lr %g; full-weight lo-fi lr %g)\n\n", (double)b->base_b,
 	       (double)b->o.lora_lr, (double)b->o.lr);
 	printf("| K | round | rank | LoRA lo-fi | full lo-fi | centralized | LoRA vs full lo-fi |"
-	       " LoRA upload, lossless (B) | full upload, lossless (B) | ratio |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	       " LoRA upload, lossless (B) | full upload, lossless (B) | ratio |"
+	       " cross-shard: lowest cosine | outliers |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < b->nlrows; i++) {
 		const struct lora_row *w = &b->lrows[i];
 		const struct lofi_row *f = NULL;
@@ -632,10 +649,14 @@ static void print_lora(const struct bench *b)
 				u = &b->ups[j];
 		if (f == NULL || u == NULL)
 			continue;
-		printf("| %d | %d | %d | %.4f | %.4f | %.4f | %+.2f%% | %.0f | %.0f | %.4f |\n",
+		printf("| %d | %d | %d | %.4f | %.4f | %.4f | %+.2f%% | %.0f | %.0f | %.4f |",
 		       w->K, w->r, w->rank, (double)w->loss, (double)f->avg, (double)f->central,
 		       100.0 * ((double)w->loss - f->avg) / f->avg, w->upload, u->lossless,
 		       w->upload / u->lossless);
+		if (w->outliers < 0)
+			printf(" | |\n");
+		else
+			printf(" %.3f | %d |\n", w->cos_min, w->outliers);
 	}
 }
 
@@ -768,7 +789,7 @@ static void usage(FILE *f)
 	fputs("usage: bench_lofi [--quick] [--device D] [--seed S] [--steps N]\n"
 	      "                  [--epochs E] [--pretrain-steps N] [--control-steps N]\n"
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
-	      "                  [--lora-ranks R,R,...] [--lora-lr F]\n"
+	      "                  [--lora-ranks R,R,...] [--lora-lr F] [--lora-seed-per-shard]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
 	      "language B by lo-fi rounds with K = 1, 2, 3, 4, 8 shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
@@ -777,7 +798,8 @@ static void usage(FILE *f)
 	      "to 8 shards, lr 2e-3, 16 eval batches. --quick: 20 steps, 2 passes,\n"
 	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n"
 	      "--lora-ranks adds LoRA lo-fi at those ranks (AdamW lr --lora-lr,\n"
-	      "default 1e-2) and its table.\n", f);
+	      "default 1e-2) and its table; one adapter seed per round as the\n"
+	      "server gives, or with --lora-seed-per-shard one per WU (the old policy).\n", f);
 }
 
 static void defaults(struct opts *o, int quick)
@@ -836,6 +858,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "eval-batches", required_argument, NULL, 'e' },
 		{ "lora-ranks", required_argument, NULL, 'R' },
 		{ "lora-lr", required_argument, NULL, 'L' },
+		{ "lora-seed-per-shard", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -864,6 +887,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'L': o->lora_lr = (float)atof(optarg); break;
+		case 'S': o->lora_seed_per_shard = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}

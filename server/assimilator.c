@@ -33,6 +33,7 @@
 #include "eval.h"
 #include "mean_stream.h"
 #include "lora_job.h"
+#include "lora_robust.h"
 #include "lora_round.h"
 #include "roles.h"
 #include "robust.h"
@@ -229,6 +230,9 @@ static int lora_aggregate(struct ct_server *srv, struct ct_db *db, struct around
 		ct_log_warn("assimilator: job %lld is a LoRA job: exact mean of the adapter "
 			    "products, aggregation '%s' not applied", (long long)a->jobid,
 			    a->aggregation);
+	rc = ct_lora_robust_check(srv, db, a->jobid, a->idx, a->id, a->nwus, &a->base);
+	if (rc != 0)
+		return rc;	/* > 0: results set aside (robust.h) */
 	rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
 		rc = ct_lora_round_merge(srv, db, a->jobid, a->id, a->nwus, &a->base,

@@ -52,6 +52,7 @@ server_libctserver_a_SOURCES += server/transitioner.c server/validator.c \
 	server/quorum.c server/daemons.h \
 	server/vcheck.c server/vcheck.h server/purge.c
 server_libctserver_a_SOURCES += server/lora_round.c server/lora_round.h
+server_libctserver_a_SOURCES += server/lora_robust.c server/lora_robust.h
 server_libctserver_a_SOURCES += server/robust_aside.c server/robust_aside.h
 
 bin_PROGRAMS += ctune-server

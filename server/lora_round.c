@@ -153,6 +153,13 @@ static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid
 	return rc;
 }
 
+int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
+			   const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			   float **ads)
+{
+	return decode_round(srv, db, roundid, nwus, cfg, spec, ads);
+}
+
 int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			int64_t roundid, int nwus, const struct ct_gpt2 *base, float *out)
 {

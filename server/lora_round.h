@@ -13,8 +13,10 @@
  *
  * Assimilator: a LoRA round's model is base + the exact mean of the
  * shards' adapter products, ct_lora_merge over the K canonical results in
- * shard order; the next round's WUs start fresh adapters (their own
- * seeds) from that model.
+ * shard order; the next round's WUs start fresh adapters (one seed per
+ * round, the same for its shards: wg.h) from that model. Before the
+ * merge, the cross-shard check compares the shards' adapter updates
+ * (lora_robust.h).
  */
 #ifndef CT_LORA_ROUND_H
 #define CT_LORA_ROUND_H
@@ -79,5 +81,14 @@ double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_s
  * errors. */
 int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			int64_t roundid, int nwus, const struct ct_gpt2 *base, float *out);
+
+/* The K canonical adapter sets of round `roundid` (nwus WUs) in shard
+ * order, each decoded against its WU's initial adapters: ads[k] (nwus
+ * entries, NULL on entry) gets ct_lora_nparams(cfg, spec) floats malloc'd
+ * here; the caller frees them, also on error. Returns 0, CT_ESTATE (a WU
+ * without a canonical result), CT_ENOMEM, decode or db errors. */
+int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
+			   const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			   float **ads);
 
 #endif

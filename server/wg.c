@@ -299,8 +299,14 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 	struct ct_db_res *res = NULL;
 	char wu[64], rn[96];
 	int64_t now = ct_db_now(db), wuid;
+	struct ct_lora_spec lora;
 	int rc;
 
+	/* a LoRA round's shards start from the same adapters, one seed per
+	 * round, so their adapter updates compare (lora_robust.h) */
+	rc = ct_lora_job_get(db, t->jobid, &lora);
+	if (rc < 0)
+		return rc;
 	rc = ct_db_query(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
 			 "shard=?", "li", t->jobid, k);
 	if (rc < 0)
@@ -315,7 +321,8 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 			"target_nresults, min_quorum, max_error_results, max_total_results, "
 			"max_success_results, delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, "
 			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "lslliilslslliiiiiil",
-			now, wu, t->jobid, roundid, t->idx, k, ct_wg_wu_seed(p->seed, t->idx, k),
+			now, wu, t->jobid, roundid, t->idx, k,
+			ct_wg_wu_seed(p->seed, t->idx, lora.rank > 0 ? 0 : k),
 			t->model, model_size, ct_db_str(res, 0), ct_db_int(res, 1), ct_db_int(res, 2),
 			p->target, p->quorum, p->max_err, p->max_total, p->max_succ, p->delay, now);
 	ct_db_res_free(res);

@@ -62,7 +62,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db,
 int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		     int round_idx, const char *model_sha256);
 
-/* The seed of WU (round_idx, shard) of a job with seed job_seed. */
+/* The seed of WU (round_idx, shard) of a job with seed job_seed. The WUs
+ * of a LoRA job's round all get shard 0's (their adapters start alike). */
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard);
 
 #endif

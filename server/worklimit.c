@@ -29,8 +29,12 @@ int ct_wlim_policy_load(const struct ct_conf *conf, struct ct_wlim_policy *p)
 	if (rc == 0)
 		rc = get_int(conf, "sched.daily_quota_max", 1000, 1, 10000000,
 			     &p->daily_quota_max);
+	/* on by default at the project's own cap: a new host may hold what any
+	 * host may, and all new hosts of one account together no more */
 	if (rc == 0)
-		rc = get_int(conf, "sched.new_host_in_progress", 0, 0, 10000,
+		rc = get_int(conf, "sched.max_in_progress", 4, 1, 10000, &p->new_host_in_progress);
+	if (rc == 0)
+		rc = get_int(conf, "sched.new_host_in_progress", p->new_host_in_progress, 0, 10000,
 			     &p->new_host_in_progress);
 	if (rc == 0)
 		rc = get_int(conf, "sched.min_deadline", 120, 1, 86400 * 365, &p->min_deadline);

@@ -5,12 +5,13 @@
  * other modules already keep, so there is no counter to drift:
  *
  *   proven host   a host with at least one valid result (host.nresults_valid)
- *   in progress   when sched.new_host_in_progress = N > 0 (0, the
- *                 default, leaves only sched.max_in_progress): per host at
- *                 most min(max_in_progress (or the host's own), N + the
- *                 host's valid results of the last 24 h); per account at
- *                 most N + the account's valid results of the last 24 h,
- *                 or the host's cap when that is larger
+ *   in progress   with sched.new_host_in_progress = N (default: the
+ *                 project's sched.max_in_progress, 4; 0 turns the caps
+ *                 off, leaving only max_in_progress): per host at most
+ *                 min(max_in_progress (or the host's own), N + the host's
+ *                 valid results of the last 24 h); per account at most
+ *                 N + the account's valid results of the last 24 h, or
+ *                 the host's cap when that is larger
  *   daily quota   results sent to a host in the last 24 h stay below
  *                 min(daily_quota_max, daily_quota + nresults_valid),
  *                 halved for each error (client error, no reply, refused
@@ -25,7 +26,7 @@
  *                 max_total_results): free accounts cannot fail a job
  *
  * Config keys ([sched]): daily_quota (32), daily_quota_max (1000),
- * new_host_in_progress (0 = off), min_deadline (120 s), new_host_deadline
+ * new_host_in_progress (max_in_progress; 0 = off), min_deadline (120 s), new_host_deadline
  * (3600 s). Threads: reentrant; db calls on the caller's connection.
  */
 #ifndef CT_WORKLIMIT_H

@@ -25,7 +25,8 @@ cpid() {	# the client id of VOL: $T/cpid.VOL when set, else from its name
 	[ -f "$T/cpid.$1" ] && { cat "$T/cpid.$1"; return; }
 	printf '%s' "$1" | sha256sum | cut -c1-32
 }
-# vrpc VOL WANT [EXTRA-XML]: scheduler RPC -> $T/reply.xml, $code
+# vrpc VOL WANT [EXTRA-XML]: scheduler RPC -> $T/reply.xml, $code (the
+# volunteer says it runs LoRA work units: craft_result makes their results)
 vrpc() {
 	hid=0
 	[ -f "$T/host.$1" ] && hid=$(cat "$T/host.$1")
@@ -35,7 +36,7 @@ vrpc() {
 <host><hostname>$1</hostname><os>Linux</os><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
 <device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
 ${3:-}
-<work_req><want_results>$2</want_results></work_req>
+<work_req><want_results>$2</want_results><lora>1</lora></work_req>
 </scheduler_request>
 EOR
 	code=$(curl -s --interface "$(vip "$1")" -o "$T/reply.xml" -w '%{http_code}' \

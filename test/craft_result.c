@@ -21,8 +21,13 @@
  *             shape   a delta for another model config (one more layer)
  *       HP: steps= batch= seq= lr= beta1= beta2= eps= weight_decay=
  *           grad_clip= (the work unit's values, as the scheduler sends them)
+ *           and for a LoRA WU lora_rank= lora_alpha= lora_targets= seed=:
+ *           then the result is an adapter file, the modes applied to the
+ *           adapters against the WU's initial ones (honest, lazy, x10,
+ *           flip, ulp, nan, nudge, noise).
  *       Also writes OUT.weights: the raw float32 weights it claims (for
- *       shape: the honest ones, which it does not claim).
+ *       shape: the honest ones, which it does not claim; for LoRA: the
+ *       adapters).
  *   craft_result median BASE OUT W1 W2 W3 ... checkpoint of the
  *       coordinate-wise median of an odd number of raw weight files (its
  *       own sort, to check the assimilator's --aggregate median).
@@ -39,6 +44,8 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_hash.h"
+#include "ct_lora.h"
+#include "ct_lora_result.h"
 #include "ct_tokens.h"
 
 #include <math.h>
@@ -58,6 +65,17 @@ static int parse_hp(int argc, char **argv, struct ct_wu_hparams *hp)
 		if (eq == NULL)
 			return ct_error(CT_EINVAL, "bad argument '%s'", argv[i]);
 		*eq = '\0';
+		if (strcmp(argv[i], "lora_targets") == 0) {
+			if (ct_lora_targets_parse(eq + 1, &hp->lora.targets) < 0)
+				return ct_error(CT_EINVAL, "bad LoRA targets '%s'", eq + 1);
+			continue;
+		}
+		if (strcmp(argv[i], "seed") == 0) {	/* 64 bits: not through a double */
+			hp->lora_seed = strtoull(eq + 1, &end, 10);
+			if (end == eq + 1 || *end != '\0')
+				return ct_error(CT_EINVAL, "bad seed '%s'", eq + 1);
+			continue;
+		}
 		v = strtod(eq + 1, &end);
 		if (end == eq + 1 || *end != '\0')
 			return ct_error(CT_EINVAL, "bad value for %s", argv[i]);
@@ -70,6 +88,8 @@ static int parse_hp(int argc, char **argv, struct ct_wu_hparams *hp)
 		else if (strcmp(argv[i], "eps") == 0) hp->eps = (float)v;
 		else if (strcmp(argv[i], "weight_decay") == 0) hp->weight_decay = (float)v;
 		else if (strcmp(argv[i], "grad_clip") == 0) hp->grad_clip = (float)v;
+		else if (strcmp(argv[i], "lora_rank") == 0) hp->lora.rank = (int)v;
+		else if (strcmp(argv[i], "lora_alpha") == 0) hp->lora.alpha = (float)v;
 		else return ct_error(CT_EINVAL, "unknown parameter %s", argv[i]);
 	}
 	return 0;
@@ -169,6 +189,27 @@ static int craft(const char *mode, const float *base, float *w, size_t n)
 	return 0;
 }
 
+/* The modes on a LoRA WU's adapters (n floats), against its initial
+ * adapters: "flip" is init - (trained - init), whose merged update is
+ * about minus the honest one. */
+static int craft_lora(const char *mode, const struct ct_gpt2_config *cfg,
+		      const struct ct_wu_hparams *hp, float *w, size_t n)
+{
+	float *init = malloc(n * sizeof(float));
+	int rc;
+
+	if (init == NULL)
+		return CT_ENOMEM;
+	if (strcmp(mode, "shape") == 0)
+		rc = ct_error(CT_EINVAL, "mode shape is not made for a LoRA WU");
+	else
+		rc = ct_lora_init(cfg, &hp->lora, hp->lora_seed, init);
+	if (rc == 0)
+		rc = craft(mode, init, w, n);
+	free(init);
+	return rc;
+}
+
 static int cmd_result(const char *mode, const char *base_path, const char *data_path,
 		      const char *out_path, int argc, char **argv)
 {
@@ -188,17 +229,25 @@ static int cmd_result(const char *mode, const char *base_path, const char *data_
 	if (rc == 0) rc = ct_sha256_file(base_path, base_sha);
 	if (rc == 0) rc = ct_tokens_load(data_path, &tok);
 	if (rc == 0) {
-		n = base.lay.total;
+		n = hp.lora.rank > 0 ? ct_lora_nparams(&base.cfg, &hp.lora) : base.lay.total;
 		if ((w = malloc(n * sizeof(float))) == NULL)
 			rc = CT_ENOMEM;
 	}
 	if (rc == 0) rc = ct_wu_run(&base, &tok, &hp, "cpu", w, NULL);
-	if (rc == 0) rc = craft(mode, base.params, w, n);
-	if (rc == 0 && strcmp(mode, "shape") == 0) {
-		rc = other_shape(&base, base_sha, &out);
+	if (rc == 0 && hp.lora.rank > 0) {
+		rc = craft_lora(mode, &base.cfg, &hp, w, n);
+		if (rc == 0)
+			rc = ct_lora_result_encode(&base.cfg, &hp.lora, hp.lora_seed, base_sha, w,
+						   CT_DELTA_LOSSLESS, &out);
 	} else if (rc == 0) {
-		delta_model(&base.cfg, &dm);
-		rc = ct_delta_encode(base.params, w, n, &dm, base_sha, CT_DELTA_LOSSLESS, -1, &out);
+		rc = craft(mode, base.params, w, n);
+		if (rc == 0 && strcmp(mode, "shape") == 0) {
+			rc = other_shape(&base, base_sha, &out);
+		} else if (rc == 0) {
+			delta_model(&base.cfg, &dm);
+			rc = ct_delta_encode(base.params, w, n, &dm, base_sha, CT_DELTA_LOSSLESS,
+					     -1, &out);
+		}
 	}
 	if (rc == 0) rc = ct_file_write_atomic(out_path, out.data, out.len, 0644);
 	if (rc == 0 && snprintf(wpath, sizeof(wpath), "%s.weights", out_path) >= (int)sizeof(wpath))

@@ -22,11 +22,25 @@
 # near-zero update instead: every weight one ulp from the base, towards
 # the honest weights; it is set aside for its size (far below the median).
 #
+# XSHARD_JOB=lora (test/server_crossshard_lora.sh) plays it on a LoRA job
+# (rank 4 adapters on every target): the flipped result is the adapters
+# moved back from their start as far as the honest ones moved forward,
+# and the check compares the shards' merged updates (server/lora_robust.c);
+# the final model is base merged with the honest adapters (test/lora_tool).
+#
 # Exit 0 = pass, 77 = skipped, anything else = failure.
 MODE=${XSHARD_MODE:-flip}
-CT_TMP_PREFIX=ctune-xshard-$MODE
+JOBKIND=${XSHARD_JOB:-full}
+CT_TMP_PREFIX=ctune-xshard-$JOBKIND-$MODE
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
+LORA_OPTS=
+LORA_TARGETS=qkv,proj,fc,fcproj
+if [ "$JOBKIND" = lora ]; then
+	LTOOL="$B/test/lora_tool"
+	[ -x "$LTOOL" ] || { echo "skip: $LTOOL not built"; exit 77; }
+	LORA_OPTS="--lora-rank 4 --lora-alpha 8 --lora-targets $LORA_TARGETS"
+fi
 
 make_data
 "$S" init "$P" --listen 127.0.0.1:0 --name "cross-shard" >/dev/null || die "init"
@@ -36,7 +50,7 @@ echo 127.0.7.1 >"$T/ip.c1"
 echo 127.0.17.1 >"$T/ip.c2"
 echo 127.0.8.1 >"$T/ip.h1"
 echo 127.0.9.1 >"$T/ip.h2"
-submit --shards 3 --rounds 1 --replicas 2 --quorum 2 --no-adaptive --name xshard
+submit --shards 3 --rounds 1 --replicas 2 --quorum 2 --no-adaptive --name xshard $LORA_OPTS
 start_server http,transitioner,validator,assimilator
 
 check "c1 takes a replica" "$(ask c1 1)" 1
@@ -48,10 +62,7 @@ work c1 "$MODE"
 compute c2 honest
 xr=$(awk -v x="$X" '$2 == x {print $1}' "$T/todo.c2")
 W="/scheduler_reply/workunit[name='$X']"
-hp=
-for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip; do
-	hp="$hp $k=$(xmllint --xpath "string($W/$k)" "$T/reply.c2")"
-done
+hp=$(wu_hp "$T/reply.c2" "$X")
 msha=$(xmllint --xpath "string($W/file[@role='model']/sha256)" "$T/reply.c2")
 dsha=$(xmllint --xpath "string($W/file[@role='data']/sha256)" "$T/reply.c2")
 "$CRAFT" "$MODE" "$T/cache/$msha" "$T/cache/$dsha" "$T/work/$xr" $hp || die "craft $MODE"
@@ -85,9 +96,15 @@ check "the check passed the second time" \
 "$S" job export "$P" 1 --out "$T/final.bin" >/dev/null 2>&1 || fail "job export"
 set --
 for s in 0 1 2; do
-	set -- "$@" "$T/work/$(awk -v s="$s" '$3 == s {print $1; exit}' "$T/got.h1").weights"
+	set -- "$@" "$T/work/$(awk -v s="$s" '$3 == s {print $1; exit}' "$T/got.h1")"
 done
-"$CRAFT" mean "$T/base.bin" "$T/honest.bin" "$@" || die "craft mean"
+if [ "$JOBKIND" = lora ]; then
+	"$LTOOL" merge --base "$T/base.bin" --rank 4 --alpha 8 --targets $LORA_TARGETS \
+		--out "$T/honest.bin" "$@" || die "lora_tool merge"
+else
+	for f in "$@"; do shift; set -- "$@" "$f.weights"; done
+	"$CRAFT" mean "$T/base.bin" "$T/honest.bin" "$@" || die "craft mean"
+fi
 check "the final model is the honest-only mean, byte for byte" \
 	"$(cmp -s "$T/final.bin" "$T/honest.bin" && echo same)" same
 credit_of() { tr '{' '\n' <"$T/users.json" |

@@ -140,6 +140,15 @@ fetch() {	# fetch URL SHA: into the cache once, checked against its hash
 	[ "$(sha256sum <"$T/cache/$2.part" | cut -d' ' -f1)" = "$2" ] || die "hash of $1"
 	mv "$T/cache/$2.part" "$T/cache/$2"
 }
+# wu_hp REPLY WU: craft_result's HP arguments for work unit WU of the
+# scheduler reply file REPLY (with its LoRA parameters when it has them)
+wu_hp() {
+	for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip seed lora_rank \
+		lora_alpha lora_targets; do
+		v=$(xmllint --xpath "string(/scheduler_reply/workunit[name='$2']/$k)" "$1" 2>/dev/null)
+		[ -n "$v" ] && printf ' %s=%s' "$k" "$v"
+	done
+}
 # craft_item REPLY I MODE: result I of the scheduler reply file REPLY made
 # as MODE (craft_result) into $T/work/RESULT, its model and data fetched;
 # sets r (result), wu, tok (upload token), shard and w() (XPath on REPLY)
@@ -154,10 +163,7 @@ craft_item() {
 	dsha=$(w "string($W/file[@role='data']/sha256)")
 	fetch "$(w "string($W/file[@role='model']/url)")" "$msha"
 	fetch "$(w "string($W/file[@role='data']/url)")" "$dsha"
-	hp=
-	for k in steps batch seq lr beta1 beta2 eps weight_decay grad_clip; do
-		hp="$hp $k=$(w "string($W/$k)")"
-	done
+	hp=$(wu_hp "$_reply" "$wu")
 	"$CRAFT" "$3" "$T/cache/$msha" "$T/cache/$dsha" "$T/work/$r" $hp || die "craft $3 $r"
 	shard=$(w "string($W/shard)")
 }

@@ -9,8 +9,12 @@
 #    where it asks for one result at a time;
 #  - from then on it plays the best a cheater can: honest while its WU is
 #    replicated (it reads the server's log, which a real cheater cannot),
-#    sign-flipped as soon as one goes to it alone, and sign-flipped
-#    everywhere after that; h1, h2, h3 (other networks) are honest;
+#    sign-flipped as soon as one goes to it alone, honest for the rest of
+#    that round (a flipped replica there would lose its quorum, and the
+#    assimilator would set the lone result aside as a caught host's
+#    before the cross-shard check ran: that path is
+#    test/server_trust_caught.sh's), and sign-flipped everywhere after that
+#    round; h1, h2, h3 (other networks) are honest;
 #  - its unreplicated flipped result is set aside by the cross-shard check
 #    (never averaged), that catches it: no WU goes to it alone again, and
 #    its later flips lose their quorums;
@@ -24,8 +28,15 @@
 # 2-step WUs (cosine near 0 at K=3). a asks first in every round (the
 # honest hosts wait for that) so it earns trust in rounds 1-2.
 #
+# TRUST_MODE=caught (test/server_trust_caught.sh): right after its lone
+# flip, a asks for one more result of the same round (a replica: a host
+# gets at most one WU of a round alone) and flips it too; that replica
+# loses its quorum, a is caught, and the assimilator sets the lone result
+# aside as a caught host's before the round's cross-shard check runs.
+#
 # Exit 0 = pass, 77 = skipped, anything else = failure.
-CT_TMP_PREFIX=ctune-trust
+MODE=${TRUST_MODE:-xshard}
+CT_TMP_PREFIX=ctune-trust-$MODE
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
@@ -53,6 +64,7 @@ job_done() { "$S" job show "$P" "$1" 2>/dev/null | head -1 | grep -q ': done'; }
 # one pass of every volunteer: a first (the attacker), then h1..h3 honest
 cur_round() { "$S" job show "$P" 1 | sed -n 's/.*round \([0-9]*\) of.*/\1/p'; }
 caught=0
+flip_round=0
 nalone=0
 nflip=0
 nhon=0
@@ -65,14 +77,23 @@ step() {
 		if [ "$n" -gt 0 ]; then
 			wu=$(xmllint --xpath 'string(/scheduler_reply/result/wu_name)' "$T/reply.a")
 			mode=honest
-			if [ "$rnd" -ge 3 ] && { [ $caught = 1 ] || alone "$wu"; }; then
+			if [ "$rnd" -ge 3 ] && alone "$wu"; then
 				mode=flip
-				alone "$wu" && nalone=$((nalone + 1))
+				nalone=$((nalone + 1))
 				caught=1
+				flip_round=$rnd
+			elif [ $caught = 1 ] && [ "$rnd" -gt $flip_round ]; then
+				mode=flip
 			fi
 			work a $mode
 			[ $mode = flip ] && nflip=$((nflip + n)) || nhon=$((nhon + n))
 			echo "# round $rnd: a reports $n result(s) ($mode)"
+			if [ "$MODE" = caught ] && [ "$flip_round" = "$rnd" ] &&
+				[ "$(ask a 1)" -gt 0 ]; then
+				work a flip
+				nflip=$((nflip + 1))
+				echo "# round $rnd: a reports a replica (flip)"
+			fi
 		fi
 	fi
 	for v in h1 h2 h3; do
@@ -96,8 +117,15 @@ until_done 150 "job 1 finishes" a 1
 echo "# a's results: $nhon honest, $nflip flipped, $nalone of them alone"
 check "a got a WU alone once trusted, and flipped it" "$([ $nalone -ge 1 ] && echo yes)" yes
 check "none of its WUs alone after that" "$nalone" 1
-check "the flipped result alone was set aside" \
-	"$(grep -c 'job 1: round [3-6], shard [0-2]: canonical result set aside' "$T/server.log")" 1
+set_aside_xshard=$(grep -c 'job 1: round [3-6], shard [0-2]: canonical result set aside' "$T/server.log")
+set_aside_caught=$(grep -c "job 1: round [3-6], shard [0-2]: unreplicated result of host $(cat "$T/host.a"), caught since, set aside" "$T/server.log")
+if [ "$MODE" = caught ]; then
+	check "the flipped result alone was set aside as a caught host's" \
+		"$set_aside_xshard $set_aside_caught" "0 1"
+else
+	check "the flipped result alone was set aside by the cross-shard check" \
+		"$set_aside_xshard $set_aside_caught" "1 0"
+fi
 # every valid result of job 1 earns the same credit (same steps, batch,
 # seq): c, from an honest host's; a's flipped results earn none (it keeps at most its
 # honest ones'), and every result the honest hosts reported stays valid

@@ -221,7 +221,9 @@ static void test_submit_lora_job(void **state)
 	}
 	wu_load(f, 1, 0, &R1[0]);
 	wu_load(f, 1, 1, &R1[1]);
-	assert_true(R1[0].seed != R1[1].seed);
+	/* a round's shards start from the same adapters (one seed per round:
+	 * their adapter updates compare, lora_robust.h) */
+	assert_true(R1[0].seed == R1[1].seed);
 	wu_free(&R1[0]);
 	wu_free(&R1[1]);
 }
