@@ -319,7 +319,7 @@ static void test_lora_train_merge(void **state)
 	/* eval with the adapter == eval of the merged file */
 	assert_int_equal(run("eval", "--model", P("merged.bin"), "--data", t,
 			     "--batch", "2", "--seq", "16", "--batches", "3", NULL), 0);
-	snprintf(want, sizeof(want), "%s", out_text);
+	snprintf(want, sizeof(want), "%.255s", out_text);	/* longer output fails below */
 	assert_int_equal(run("eval", "--model", m, "--adapter", P("a.bin"),
 			     "--data", t, "--batch", "2", "--seq", "16", "--batches", "3",
 			     NULL), 0);

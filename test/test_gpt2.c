@@ -229,7 +229,7 @@ static void test_save_fails_cleanly(void **state)
 static void test_finite_and_flops(void **state)
 {
 	struct ct_gpt2 a = { 0 };
-	struct ct_gpt2_config g2 = { 1024, 50257, 12, 12, 768, 50304 };
+	struct ct_gpt2_config g2 = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 };
 	double f;
 
 	(void)state;
