@@ -86,14 +86,7 @@ static void attention_row_rc(float *out_row, float *stat, float *row,
 		   g->scale);
 	for (int t2 = 0; t2 <= t; t2++)
 		mx = (t2 == 0 || row[t2] > mx) ? row[t2] : mx;
-	for (int t2 = 0; t2 <= t; t2++) {
-		float e = ct_expf(row[t2] - mx);
-
-		row[t2] = e;
-		sum = sum + e;
-	}
-	for (int t2 = 0; t2 <= t; t2++)
-		row[t2] = row[t2] / sum;
+	sum = ct_softmax_tail(row, t + 1, mx);
 	for (int i = 0; i < hs; i++) {
 		float acc = 0.0f;
 

@@ -398,7 +398,7 @@ static void attention_row(float *out_row, float *att_row, const float *qkv_b,
 {
 	const size_t C3 = (size_t)3 * C;
 	const float *q = qkv_b + (size_t)t * C3 + hoff;
-	float mx = 0.0f, sum = 0.0f;
+	float mx = 0.0f;
 
 	for (int t2 = 0; t2 <= t; t2++) {
 		const float *k = qkv_b + (size_t)t2 * C3 + C + hoff;
@@ -410,14 +410,7 @@ static void attention_row(float *out_row, float *att_row, const float *qkv_b,
 		att_row[t2] = acc;
 		mx = (t2 == 0 || acc > mx) ? acc : mx;
 	}
-	for (int t2 = 0; t2 <= t; t2++) {
-		float e = ct_expf(att_row[t2] - mx);
-
-		att_row[t2] = e;
-		sum = sum + e;
-	}
-	for (int t2 = 0; t2 <= t; t2++)
-		att_row[t2] = att_row[t2] / sum;
+	ct_softmax_tail(att_row, t + 1, mx);
 	for (int t2 = t + 1; t2 < T; t2++)
 		att_row[t2] = 0.0f;
 	for (int i = 0; i < hs; i++) {
