@@ -138,7 +138,18 @@ static int cpu_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 
 	if (pos < 0 || pos >= m->B * m->T)
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, m->B * m->T);
-	ct_model_forward(m, inputs, NULL);
+	if (m->B == 1 && !cpu(be)->training && m->lora == NULL &&
+	    m->cfg.arch != CT_ARCH_LLAMA) {
+		/* causal: the forward of rows 0..pos alone gives row pos's
+		 * logits bit for bit (the OpenCL backend does the same) */
+		const int T = m->T;
+
+		m->T = pos + 1;
+		ct_model_forward(m, inputs, NULL);
+		m->T = T;
+	} else {
+		ct_model_forward(m, inputs, NULL);
+	}
 	memcpy(out, m->acts.logits + (size_t)pos * m->cfg.Vp, (size_t)m->cfg.V * sizeof(float));
 	return 0;
 }

@@ -447,7 +447,19 @@ static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 
 	if (pos < 0 || pos >= be->B * be->T)
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
-	rc = forward(be, inputs, inputs);
+	if (be->B == 1 && !be->training && be->lora == NULL && be->llama == NULL) {
+		/* causal: row pos sees rows 0..pos only, so the forward of
+		 * those rows (a batch of T = pos + 1) gives its logits bit for
+		 * bit; the rows after it are not computed (ct_sample's steps
+		 * cost the context so far, not the whole window) */
+		const int T = be->T;
+
+		be->T = pos + 1;
+		rc = forward(be, inputs, inputs);
+		be->T = T;
+	} else {
+		rc = forward(be, inputs, inputs);
+	}
 	if (rc == 0 && be->llama != NULL)
 		rc = ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
 							   (size_t)pos * be->cfg.Vp),

@@ -412,8 +412,8 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 		return rc;
 	if (model == NULL || model->params == NULL) {
 		rc = ct_server_download_path(srv, sha, path, sizeof(path));
-		if (rc == 0)
-			rc = ct_gpt2_load(path, &loaded);
+		if (rc == 0)	/* read, not mapped: one copy in memory */
+			rc = ct_seval_model_load(path, &loaded);
 		if (rc < 0)
 			return rc;
 		model = &loaded;
@@ -431,7 +431,7 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 
 void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			   int round_idx, const char *base_sha, const char *out_sha,
-			   const struct ct_gpt2 *out)
+			   struct ct_gpt2 *out)
 {
 	struct job_text jt;
 	long ntok = 64;
@@ -446,6 +446,8 @@ void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobi
 		return;
 	if (rc == 0)
 		rc = store_sample(srv, db, &jt, jobid, round_idx, out_sha, out, (int)ntok);
+	if (out != NULL)	/* not with the base's weights below */
+		ct_gpt2_free(out);
 	if (rc == 0 && round_idx == 1)
 		rc = store_sample(srv, db, &jt, jobid, 0, base_sha, NULL, (int)ntok);
 	if (rc < 0)

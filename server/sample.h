@@ -65,12 +65,14 @@ void ct_text_submit_free(struct ct_text_submit *ts);
 /* The assimilator's hook, after it averaged round round_idx of job jobid
  * into `out` (stored as out_sha; NULL or freed: loaded from the store) from
  * the model base_sha: store the round's sample and, for round 1, the base
- * model's (round 0; loaded from the store, so once per job two models are
- * in memory together for a moment), unless stored already. Best effort: a failure is logged, never returned
- * (a sample must not hold a round up). Jobs without job_text get none. */
+ * model's (round 0; loaded from the store), unless stored already. out's
+ * weights are freed (ct_gpt2_free) after the round's sample, before the
+ * base is loaded: one model in memory at a time (plus the sampling
+ * device's copy). Best effort: a failure is logged, never returned (a
+ * sample must not hold a round up). Jobs without job_text get none. */
 void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			   int round_idx, const char *base_sha, const char *out_sha,
-			   const struct ct_gpt2 *out);
+			   struct ct_gpt2 *out);
 
 /* `ctune-server job sample DIR ID [--round R] [--prompt TEXT] [--tokens N]
  * [--seed S]`: print a sample of round R's model (0 = base; default: the

@@ -87,6 +87,7 @@ struct vwu {
 	int have_eval;
 	double base_probe, credit, flops, max_ratio;
 	double margin_rel;	/* [daemons.loss_margin_rel]: see ct_val_margin() */
+	double t_load, t_decode, t_probe;	/* seconds, for the log line */
 	size_t nr;
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
@@ -187,12 +188,15 @@ static int base_need(struct vwu *v)
 	char path[4096];
 	int rc;
 
+	double t0 = ct_time_mono_s();
+
 	if (v->base.params != NULL && !v->base_dirty)
 		return 0;
 	base_drop(v);
 	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &v->base);
+	v->t_load += ct_time_mono_s() - t0;
 	return rc;
 }
 
@@ -232,6 +236,7 @@ static int probe_reference_compute(struct vwu *v)
 {
 	struct ct_gpt2 jm = { 0 };
 	const char *sha = v->j.job_model_sha[0] != '\0' ? v->j.job_model_sha : v->j.model_sha;
+	double t0 = ct_time_mono_s();
 	char path[4096];
 	int rc;
 
@@ -240,6 +245,7 @@ static int probe_reference_compute(struct vwu *v)
 	rc = ct_server_download_path(v->srv, sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &jm);
+	v->t_load += ct_time_mono_s() - t0;
 	if (rc == 0 && memcmp(&jm.cfg, &v->base.cfg, sizeof(jm.cfg)) != 0)
 		rc = ct_error(CT_EMISMATCH, "validator: job model and round model differ in shape");
 	if (rc == 0)
@@ -260,7 +266,10 @@ static int probe_reference(struct vwu *v)
 	char key[sizeof(last.key)];
 	int rc;
 
-	snprintf(key, sizeof(key), "%s %s %s %d %d %d", v->j.job_model_sha, v->j.model_sha,
+	/* the job's model, not the round's: computed once per job, not
+	 * once per round (it loaded a model and ran a probe each round) */
+	snprintf(key, sizeof(key), "%s %s %d %d %d",
+		 v->j.job_model_sha[0] != '\0' ? v->j.job_model_sha : v->j.model_sha,
 		 v->j.eval_sha, v->j.probe_tokens, v->j.seq, v->j.batch);
 	if (last.key[0] != '\0' && strcmp(key, last.key) == 0) {
 		v->base_probe = last.loss;
@@ -300,9 +309,12 @@ static int probe(struct vwu *v, const float *w, double *loss)
 	/* about `want` tokens: sequences of the job's T, batches of at most
 	 * the job's B (and what the eval file holds), whole batches, >= 1;
 	 * on the server's evaluation device (eval.h) */
+	double t0 = ct_time_mono_s();
+
 	m.params = (float *)w;
 	rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
 	*loss = l;
+	v->t_probe += ct_time_mono_s() - t0;
 	return rc;
 }
 
@@ -354,6 +366,7 @@ static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_del
 	size_t n = v->base.lay.total;
 	struct ct_vcheck c;
 	char path[4096];
+	double t0;
 	int rc;
 
 	if (v->lora.spec.rank > 0)
@@ -366,8 +379,10 @@ static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_del
 		return rc;
 	if (w_out)
 		v->base_dirty = 1;	/* even when the decode fails half way */
+	t0 = ct_time_mono_s();
 	rc = ct_vcheck_scan(path, v->j.max_upload > 0 ? (uint64_t)v->j.max_upload : 0,
 			    v->base.params, n, w_out ? v->base.params : NULL, &c);
+	v->t_decode += ct_time_mono_s() - t0;
 	if (rc == CT_ETOOBIG)
 		ct_log_info("validator: %s: upload over the job's cap", r->name);
 	*info = c.info;
@@ -845,8 +860,9 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (rc == 0)
 		rc = ct_db_txn(db, apply_txn, v);
 	if (rc > 0)	/* bench/bench_job.sh reads this line */
-		ct_log_info("validator: %s: %zu result(s) in %.2f s", v->j.wu_name, v->nr,
-			    ct_time_mono_s() - t0);
+		ct_log_info("validator: %s: %zu result(s) in %.2f s (models read %.2f s, "
+			    "decode %.2f s, probes %.2f s)", v->j.wu_name, v->nr,
+			    ct_time_mono_s() - t0, v->t_load, v->t_decode, v->t_probe);
 out:
 	vwu_free(v);
 	if (held)

@@ -34,3 +34,13 @@ test_test_cmd_train_SOURCES = test/test_cmd_train.c test/ct_test_engine.h
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
+
+# a backend's logits of one row from the rows before it: the whole window's bits
+if HAVE_CMOCKA
+check_PROGRAMS += test/test_sample_prefix
+TESTS += test/test_sample_prefix
+test_test_sample_prefix_SOURCES = test/test_sample_prefix.c test/ct_test_engine.h \
+	test/ct_test_ocl.h
+test_test_sample_prefix_CFLAGS = $(CT_TEST_CFLAGS)
+test_test_sample_prefix_LDADD = $(CT_TEST_LIBS)
+endif
