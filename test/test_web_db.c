@@ -209,6 +209,11 @@ static void test_status_and_metrics(void **state)
 	assert_int_equal(r.status, 200);
 	snprintf(pat, sizeof(pat), "\"results_in_progress\":%lld", (long long)inprog);
 	assert_non_null(strstr(body(&r), pat));
+	/* the kept counters (round_stat) agree with the result table */
+	assert_int_equal(ct_db_query_int(fx.db, &inprog, "SELECT COUNT(*) FROM "
+		"result WHERE server_state = ?", "i", CT_RS_UNSENT), 0);
+	snprintf(pat, sizeof(pat), "\"results_ready_to_send\":%lld", (long long)inprog);
+	assert_non_null(strstr(body(&r), pat));
 	assert_non_null(strstr(body(&r), "\"hosts_active_24h\":5"));
 	ct_web_resp_free(&r);
 	request("GET", "/metrics", NULL, NULL, NULL, &r);

@@ -553,6 +553,26 @@ static int status_roles(struct ct_db *db, struct ct_web_status *st)
 	return 0;
 }
 
+/* Unsent and in-progress results from the per-round counters the result
+ * triggers keep (round_stat, migration 004): one row per round, not a
+ * count over the result table. */
+static int status_result_counts(struct ct_db *db, struct ct_web_status *st)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
+			 "COALESCE(SUM(n_in_progress), 0) FROM round_stat", "");
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		st->res_unsent = ct_db_int(res, 0);
+		st->res_in_progress = ct_db_int(res, 1);
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
 int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 {
 	int64_t day_ago;
@@ -561,11 +581,7 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 	memset(st, 0, sizeof(*st));
 	st->now = ct_db_now(db);
 	day_ago = st->now - 86400;
-	rc = ct_db_query_int(db, &st->res_unsent, "SELECT COUNT(*) FROM result "
-			     "WHERE server_state = ?", "i", CT_RS_UNSENT);
-	if (rc == 0)
-		rc = ct_db_query_int(db, &st->res_in_progress, "SELECT COUNT(*) "
-			"FROM result WHERE server_state = ?", "i", CT_RS_IN_PROGRESS);
+	rc = status_result_counts(db, st);
 	if (rc == 0)
 		rc = ct_db_query_int(db, &st->wu_need_validate, "SELECT COUNT(*) "
 			"FROM workunit WHERE need_validate = 1", "");
