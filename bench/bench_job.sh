@@ -14,11 +14,14 @@
 # --shape: 124m (GPT-2 small: L=12 NH=12 C=768 T=1024 V=50257) or tiny
 # (L=2 NH=4 C=64, vocab 29: a minute). --dir DIR keeps everything there
 # (default: a fresh directory under $TMPDIR, removed afterwards unless
-# --keep). --device picks the clients' device (default auto).
+# --keep). --device picks the clients' device (default auto). --timeout S
+# (default 3600) ends the run and is also the WUs' deadline: no replica
+# times out and is re-issued mid-run (with --clients = --quorum a re-issue
+# has no eligible host, one replica per account, and the job would stall).
 set -eu
 
 usage() {
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -98,7 +101,8 @@ EV=""
 JOB=$("$CS" job submit "$DIR/project" --name bench --model "$DIR/data/base.bin" \
 	--train "$DIR/data/train.bin" --eval "$DIR/data/eval.bin" --shards "$SHARDS" \
 	--rounds "$ROUNDS" --steps "$STEPS" --batch "$BATCH" --seq "$SEQ" --lr 1e-4 \
-	--quorum "$QUORUM" --replicas "$QUORUM" --no-adaptive $EV | awk '/^job/ {print $2}')
+	--quorum "$QUORUM" --replicas "$QUORUM" --no-adaptive --deadline "$TIMEOUT" $EV |
+	awk '/^job/ {print $2}')
 [ -n "$JOB" ] || { say "job submit failed"; exit 1; }
 # the job's files: inputs in the store (download/), results (upload/)
 files() { find "$DIR/project/download" "$DIR/project/upload" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
@@ -120,7 +124,13 @@ while :; do
 	show=$("$CS" job show "$DIR/project" "$JOB" 2>/dev/null || true)
 	printf '%s\n' "$show" | grep -q "^job $JOB .*: done" && break
 	printf '%s\n' "$show" | grep -q "^job $JOB .*: \(error\|canceled\)" && { say "job failed"; exit 1; }
-	[ "$(date +%s)" -lt "$deadline" ] || { say "timed out; logs in $DIR"; KEEP=1; exit 1; }
+	if [ "$(date +%s)" -ge "$deadline" ]; then
+		say "timed out after $TIMEOUT s; logs in $DIR; the job and the server's last steps:"
+		printf '%s\n' "$show" >&2
+		grep -E 'validator|assimilator|transitioner' "$DIR/server.log" | tail -n 8 >&2
+		KEEP=1
+		exit 1
+	fi
 	sleep 5
 done
 WALL=$(( $(date +%s) - start ))
@@ -158,7 +168,15 @@ FILENAME ~ /clients.log$/ {
 	else if ($0 ~ /: uploaded [0-9]+ bytes/) { if (name in up0) { upt += ts($1) - up0[name]; nup++ }; for (i = 1; i <= NF; i++) if ($(i) == "uploaded") upb += $(i + 1) }
 }
 FILENAME ~ /server.log$/ {
-	if ($0 ~ /validator: .*result\(s\) in /) { for (i = 1; i <= NF; i++) if ($(i) == "in") v += $(i + 1); nv++ }
+	if ($0 ~ /validator: .*result\(s\) in /) {
+		for (i = 1; i <= NF; i++) {
+			if ($(i) == "in" && $(i + 2) ~ /^s/) v += $(i + 1)
+			if ($(i) == "read") vl += $(i + 1)
+			if ($(i) == "decode") vd += $(i + 1)
+			if ($(i) == "probes") vp += $(i + 1)
+		}
+		nv++
+	}
 	if ($0 ~ /assimilator: job .* round .*: .* s \(average/) {
 		for (i = 1; i <= NF; i++) if ($(i) ~ /^[0-9.]+$/ && $(i + 1) == "s" && $(i + 2) == "(average") { as += $(i); if ($(i) > asmax) asmax = $(i) }
 		na++
@@ -177,6 +195,7 @@ END {
 	printf "| client: train per WU (mean of %d) | %.2f s |\n", ntr, trw
 	printf "| client: upload per WU (mean of %d) | %.2f s |\n", nup, nup ? upt / nup : 0
 	printf "| server: validate per pass (mean of %d) | %.2f s |\n", nv, nv ? v / nv : 0
+	printf "| server: validation, all passes: models read / decode / probes | %.2f / %.2f / %.2f s of %.2f s |\n", vl, vd, vp, v
 	printf "| server: assimilate per round (mean of %d; max) | %.2f s; %.2f s |\n", na, na ? as / na : 0, asmax
 	printf "| server: base loss ahead of round 1; round samples (mean of %d) | %.2f s; %.2f s |\n", ns, ah, ns ? sm / ns : 0
 	printf "| server time per WU result (validate + share of assimilate, base loss, samples) | %.2f s (%.1f%% of train) |\n", srv, trw ? 100 * srv / trw : 0
