@@ -59,6 +59,13 @@ struct ct_backend {
 	float *losses;			/* host copy (B*T) */
 	struct ct_ocl_lora *lora;	/* LoRA: frozen weights (grads, m, v NULL) */
 	struct ct_ocl_llama *llama;	/* arch Llama: its activations (be->a, be->g unused) */
+	/* Sampling (B = 1, eval only): the activations of rows 0..kv_rows-1
+	 * were computed for the tokens kv_tok (kv_rows tokens of kv_size
+	 * bytes each) with the weights loaded now; 0 after anything else
+	 * ran (ocl_logits_rows). */
+	int kv_rows;
+	size_t kv_size;
+	unsigned char *kv_tok;
 };
 
 /* Views of layer l's parameter tensors in a params-shaped buffer. */
@@ -176,6 +183,7 @@ static void ocl_close(struct ct_backend *be)
 	ct_ocl_ops_free(&be->ops);
 	ct_ocl_close(be->ocl);
 	free(be->losses);
+	free(be->kv_tok);
 	free(be);
 }
 
@@ -297,6 +305,7 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	size_t n = be->lay.total;
 	int rc;
 
+	be->kv_rows = 0;	/* other weights: no row computed with them */
 	rc = ct_ocl_write(&be->ops, D(be->params, 0), params, n);
 	if (rc < 0 || !be->training)
 		return rc;
@@ -389,6 +398,7 @@ static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t
 	struct ct_dten none = { NULL, 0 };
 	int rc = 0;
 
+	be->kv_rows = 0;	/* the activations are overwritten */
 	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->inputs, CL_TRUE, 0,
 					     (size_t)BT * 2, inputs, 0, NULL, NULL),
 			"upload inputs"));
@@ -438,6 +448,103 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 	return rc;
 }
 
+/* ---- sampling: rows kept from one call to the next (B = 1) ---------------------- */
+
+/* Rows t0..t1-1 of a B = 1 forward pass, the rows before t0 being in the
+ * activations already (layer stride: be->T rows, as forward() lays them
+ * out with B = 1). Every row goes through the very kernels and per-row
+ * arithmetic of forward(); attention runs over rows 0..t1-1 (its rows
+ * before t0 come out as they were). Then the head of row t1-1 alone:
+ * its logits in logits row 0. The tokens of rows t0..t1-1 are at the
+ * start of be->inputs. */
+static int forward_rows(struct ct_backend *be, int t0, int t1)
+{
+	const int C = be->cfg.C, NH = be->cfg.NH, n = t1 - t0;
+	const size_t r = (size_t)t0 * C, bt = (size_t)be->T, last = (size_t)(t1 - 1) * C;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct ct_dten none = { NULL, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_encoder_forward(o, D(a->encoded, r), be->inputs, P(be, be->params, CT_WTE),
+				  D(be->params, be->lay.offset[CT_WPE] + r), 1, n, C));
+	for (int l = 0; l < be->cfg.L && rc == 0; l++) {
+		const size_t lc = (size_t)l * bt * C, lt = (size_t)l * bt + (size_t)t0;
+		struct ct_dten res = l == 0 ? D(a->encoded, r)
+					    : D(a->residual3, (size_t)(l - 1) * bt * C + r);
+		struct dlayer p;
+
+		dlayer(be, be->params, l, &p);
+		DO(ct_ocl_layernorm_forward(o, D(a->ln1, lc + r), D(a->ln1_mean, lt),
+					    D(a->ln1_rstd, lt), res, p.ln1w, p.ln1b, n, C));
+		DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * (lc + r)), D(a->ln1, lc + r), p.qkvw,
+					 p.qkvb, 1, n, C, 3 * C));
+		DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
+						      D(a->att, (size_t)l * NH * bt * 2),
+						      D(a->qkv, 3 * lc), 1, t1, C, NH));
+		DO(ct_ocl_matmul_forward(o, D(a->attproj, 0), D(a->atty, lc + r), p.attprojw,
+					 p.attprojb, 1, n, C, C));
+		DO(ct_ocl_residual_forward(o, D(a->residual2, lc + r), res, D(a->attproj, 0),
+					   (size_t)n * C));
+		DO(ct_ocl_layernorm_forward(o, D(a->ln2, lc + r), D(a->ln2_mean, lt),
+					    D(a->ln2_rstd, lt), D(a->residual2, lc + r), p.ln2w,
+					    p.ln2b, n, C));
+		DO(ct_ocl_matmul_forward(o, D(a->fch, 4 * (lc + r)), D(a->ln2, lc + r), p.fcw,
+					 p.fcb, 1, n, C, 4 * C));
+		DO(ct_ocl_gelu_forward(o, D(a->fch_gelu, 0), D(a->fch, 4 * (lc + r)),
+				       (size_t)n * 4 * C));
+		DO(ct_ocl_matmul_forward(o, D(a->fcproj, 0), D(a->fch_gelu, 0), p.fcprojw,
+					 p.fcprojb, 1, n, 4 * C, C));
+		DO(ct_ocl_residual_forward(o, D(a->residual3, lc + r), D(a->residual2, lc + r),
+					   D(a->fcproj, 0), (size_t)n * C));
+	}
+	DO(ct_ocl_layernorm_forward(o, D(a->lnf, 0), D(a->lnf_mean, 0), D(a->lnf_rstd, 0),
+				    D(a->residual3, (size_t)(be->cfg.L - 1) * bt * C + last),
+				    P(be, be->params, CT_LNFW), P(be, be->params, CT_LNFB), 1, C));
+	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				 none, 0, 1, C, be->cfg.Vp));
+	return rc;
+}
+
+/* Logits of row pos for B = 1 (ocl_logits' contract): causal, so row pos
+ * needs rows 0..pos alone, and the rows computed by the previous call for
+ * the same leading tokens are still right: only the new rows run (a
+ * sampler's step costs one row, not the whole window), each with
+ * forward()'s per-row arithmetic, so the same bits (test_sample_prefix).
+ * tsize: bytes per token id. */
+static int ct_ocl_logits_rows(struct ct_backend *be, const void *inputs, size_t tsize,
+			      int pos, float *out)
+{
+	const unsigned char *in = inputs;
+	int t0 = 0, rc;
+
+	if (be->kv_tok == NULL || be->kv_size != tsize) {
+		free(be->kv_tok);
+		be->kv_rows = 0;
+		be->kv_size = tsize;
+		be->kv_tok = malloc((size_t)be->T * tsize);
+		if (be->kv_tok == NULL)
+			return ct_error(CT_ENOMEM, "sampling rows");
+	}
+	while (t0 < be->kv_rows && t0 < pos &&
+	       memcmp(be->kv_tok + (size_t)t0 * tsize, in + (size_t)t0 * tsize, tsize) == 0)
+		t0++;
+	be->kv_rows = 0;	/* until the rows below are in */
+	rc = ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->inputs, CL_TRUE, 0,
+					       (size_t)(pos + 1 - t0) * tsize,
+					       in + (size_t)t0 * tsize, 0, NULL, NULL),
+			  "upload inputs");
+	if (rc == 0)
+		rc = forward_rows(be, t0, pos + 1);
+	if (rc == 0)
+		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, 0), (size_t)be->cfg.V);
+	if (rc == 0) {
+		memcpy(be->kv_tok, in, (size_t)(pos + 1) * tsize);
+		be->kv_rows = pos + 1;
+	}
+	return rc;
+}
+
 /* The reference's logits are those of ct_model_forward(); the inputs
  * double as (valid, unused) targets. */
 static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
@@ -447,19 +554,9 @@ static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 
 	if (pos < 0 || pos >= be->B * be->T)
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
-	if (be->B == 1 && !be->training && be->lora == NULL && be->llama == NULL) {
-		/* causal: row pos sees rows 0..pos only, so the forward of
-		 * those rows (a batch of T = pos + 1) gives its logits bit for
-		 * bit; the rows after it are not computed (ct_sample's steps
-		 * cost the context so far, not the whole window) */
-		const int T = be->T;
-
-		be->T = pos + 1;
-		rc = forward(be, inputs, inputs);
-		be->T = T;
-	} else {
-		rc = forward(be, inputs, inputs);
-	}
+	if (be->B == 1 && !be->training && be->lora == NULL && be->llama == NULL)
+		return ct_ocl_logits_rows(be, inputs, sizeof(*inputs), pos, out);
+	rc = forward(be, inputs, inputs);
 	if (rc == 0 && be->llama != NULL)
 		rc = ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
 							   (size_t)pos * be->cfg.Vp),

@@ -5,7 +5,9 @@
  * bits of the whole window's forward pass (ct_model_forward of B=1, T):
  * the model is causal, so the rows after pos cannot change it. Checked on
  * the C reference and, when the machine has one, on the OpenCL device
- * (CT_TEST_DEVICE picks it), for every row, in any order.
+ * (CT_TEST_DEVICE picks it), for every row, in any order, and after a
+ * token changed, other weights were loaded or an evaluation ran (the
+ * OpenCL backend keeps the rows it computed for the next call).
  */
 #include "ct_test.h"
 #include "ct_test_engine.h"
@@ -59,6 +61,23 @@ static void check_device(const char *device)
 		if (memcmp(out, want + (size_t)pos * cfg.Vp, (size_t)cfg.V * sizeof(float)) != 0)
 			fail_msg("%s: logits of row %d differ from the full window's", device, pos);
 	}
+	/* a token changed in the middle: the rows from it on are stale */
+	free(want);
+	in[4] = (uint16_t)((in[4] + 1) % cfg.V);
+	want = full_logits(&model, in);
+	assert_int_equal(ops->logits(be, in, 10, out), 0);
+	assert_memory_equal(out, want + (size_t)10 * cfg.Vp, (size_t)cfg.V * sizeof(float));
+	/* other weights: no row is kept */
+	free(want);
+	assert_int_equal(ct_gpt2_init_random(&cfg, 4, model.params), 0);
+	want = full_logits(&model, in);
+	assert_int_equal(ops->load_state(be, model.params, NULL, NULL), 0);
+	assert_int_equal(ops->logits(be, in, 12, out), 0);
+	assert_memory_equal(out, want + (size_t)12 * cfg.Vp, (size_t)cfg.V * sizeof(float));
+	/* an evaluation in between overwrites the rows */
+	assert_int_equal(ops->eval(be, in, in, out), 0);
+	assert_int_equal(ops->logits(be, in, 13, out), 0);
+	assert_memory_equal(out, want + (size_t)13 * cfg.Vp, (size_t)cfg.V * sizeof(float));
 	assert_int_equal(ops->logits(be, in, cfg.maxT, out), CT_EINVAL);
 	ops->close(be);
 	free(want);
