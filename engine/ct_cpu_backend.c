@@ -131,6 +131,18 @@ static int cpu_read_grads(struct ct_backend *be, float *grads)
 	return 0;
 }
 
+static int cpu_load_range(struct ct_backend *be, size_t off, const float *params, size_t n)
+{
+	struct cpu_be *c = cpu(be);
+
+	if (c->borrowed)
+		return ct_error(CT_ESTATE, "cpu backend: the frozen base weights are borrowed");
+	if (off > c->m.lay.total || n > c->m.lay.total - off)
+		return ct_error(CT_EINVAL, "weights %zu..%zu of %zu", off, off + n, c->m.lay.total);
+	memcpy(c->m.params + off, params, n * sizeof(float));
+	return 0;
+}
+
 static int cpu_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
 		      float *out)
 {
@@ -241,4 +253,5 @@ const struct ct_backend_ops ct_cpu_backend_ops = {
 	.lora_read = cpu_lora_read,
 	.close = cpu_close,
 	.logits = cpu_logits,
+	.load_range = cpu_load_range,
 };

@@ -318,6 +318,14 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	return rc;
 }
 
+static int ocl_load_range(struct ct_backend *be, size_t off, const float *params, size_t n)
+{
+	if (off > be->lay.total || n > be->lay.total - off)
+		return ct_error(CT_EINVAL, "weights %zu..%zu of %zu", off, off + n, be->lay.total);
+	be->kv_rows = 0;
+	return ct_ocl_write(&be->ops, D(be->params, off), params, n);
+}
+
 static int ocl_read_state(struct ct_backend *be, float *params, float *m, float *v)
 {
 	size_t n = be->lay.total;
@@ -768,4 +776,5 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.lora_read = ocl_lora_read,
 	.close = ocl_close,
 	.logits = ocl_logits,
+	.load_range = ocl_load_range,
 };

@@ -325,7 +325,7 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	char path[4096];
 	int64_t want = 0, used = 0;
 	float l = NAN;
-	int rc;
+	int rc, gone = 0;
 
 	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
 	if (rc == 0)
@@ -340,9 +340,9 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 			rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
 		if (rc == 0 && a->base.params == NULL)
 			rc = ct_seval_model_load(path, &a->base);
-		if (rc == 0)
-			rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
-					   &used);
+		if (rc == 0)	/* the weights move to the device (eval.h) */
+			rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->batch, a->seq,
+						    want, &l, &used, &gone);
 		a->base_loss = l;
 		a->has_base_loss = rc == 0;
 	}
@@ -352,8 +352,11 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 		if (rc == 0)
 			rc = ct_seval_model_load(path, &a->out);
 	}
-	if (rc == 0)
-		rc = ct_seval_loss(srv, &a->out, &a->eval, a->batch, a->seq, want, &l, &used);
+	if (rc == 0)	/* stored already: its weights can move to the device */
+		rc = ct_seval_loss_handover(srv, &a->out, &a->eval, a->batch, a->seq, want, &l,
+					    &used, &gone);
+	if (gone)	/* the sample reads it back from the store */
+		ct_gpt2_free(&a->out);
 	a->eval_loss = l;
 	if (rc == 0)
 		rc = ct_seval_record_round(db, a->id, used);
@@ -512,7 +515,8 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
 	if (rc == 0)
-		rc = ct_seval_loss(srv, &a->base, &a->eval, a->batch, a->seq, want, &l, &used);
+		rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
+					    &used, &(int){ 0 });
 	around_free(a);
 	ct_seval_release();
 	if (rc == 0)

@@ -125,26 +125,64 @@ const char *ct_seval_device(struct ct_server *srv)
 
 /* ---- evaluations ------------------------------------------------------------------ */
 
-int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
-		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
+/* Batch size and count of an evaluation (ct_seval_loss's rules). */
+static int eval_shape(const struct ct_tokens *tok, int batch, int T, int64_t want_tokens,
+		      int *B, int *nb)
 {
-	const char *dev = ct_seval_device(srv);
 	int64_t pass;
-	int B, nb, rc;
 
 	if (T < 1 || tok->n < 2)
 		return ct_error(CT_ERANGE, "eval: sequence length %d on %llu tokens", T,
 				(unsigned long long)tok->n);
-	B = ct_eval_batch(batch, T, tok->n);
-	if (want_tokens > 0 && B > want_tokens / T)
-		B = want_tokens / T > 0 ? (int)(want_tokens / T) : 1;
-	pass = (int64_t)((tok->n - 1) / ((uint64_t)B * (uint64_t)T));
+	*B = ct_eval_batch(batch, T, tok->n);
+	if (want_tokens > 0 && *B > want_tokens / T)
+		*B = want_tokens / T > 0 ? (int)(want_tokens / T) : 1;
+	pass = (int64_t)((tok->n - 1) / ((uint64_t)*B * (uint64_t)T));
 	if (want_tokens <= 0)
-		nb = (int)(pass > 1000000 ? 1000000 : pass);
+		*nb = (int)(pass > 1000000 ? 1000000 : pass);
 	else
-		nb = want_tokens / ((int64_t)B * T) > 0 ? (int)(want_tokens / ((int64_t)B * T)) : 1;
-	if (pass >= 1 && nb > pass)
-		nb = (int)pass;
+		*nb = want_tokens / ((int64_t)*B * T) > 0 ? (int)(want_tokens / ((int64_t)*B * T))
+							  : 1;
+	if (pass >= 1 && *nb > pass)
+		*nb = (int)pass;
+	return 0;
+}
+
+int ct_seval_loss_handover(struct ct_server *srv, struct ct_gpt2 *m,
+			   const struct ct_tokens *tok, int batch, int T, int64_t want_tokens,
+			   float *loss, int64_t *ntokens, int *consumed)
+{
+	const char *dev = ct_seval_device(srv);
+	int B, nb, rc;
+
+	*consumed = 0;
+	if (tok->tok == NULL)	/* 32-bit ids: ct_eval's own path reads them */
+		return ct_seval_loss(srv, m, tok, batch, T, want_tokens, loss, ntokens);
+	rc = eval_shape(tok, batch, T, want_tokens, &B, &nb);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&eval_lock);
+	rc = ct_seval_run_handover(dev, m, tok, B, T, nb, loss, consumed);
+	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && !*consumed &&
+	    strcmp(dev, "cpu") != 0) {
+		ct_log_warn("eval: %s failed (%s); evaluating on cpu", dev, ct_errmsg(rc));
+		rc = ct_seval_run_handover("cpu", m, tok, B, T, nb, loss, consumed);
+	}
+	pthread_mutex_unlock(&eval_lock);
+	if (rc == 0 && ntokens != NULL)
+		*ntokens = (int64_t)nb * B * T;
+	return rc;
+}
+
+int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
+		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens)
+{
+	const char *dev = ct_seval_device(srv);
+	int B, nb, rc;
+
+	rc = eval_shape(tok, batch, T, want_tokens, &B, &nb);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&eval_lock);
 	rc = ct_eval(m, tok, B, T, nb, dev, loss);
 	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {

@@ -72,6 +72,23 @@ const char *ct_seval_device(struct ct_server *srv);
 int ct_seval_loss(struct ct_server *srv, const struct ct_gpt2 *m, const struct ct_tokens *tok,
 		  int batch, int T, int64_t want_tokens, float *loss, int64_t *ntokens);
 
+/* ct_seval_loss, but m's weights MOVE to the device: they are written to
+ * it a piece at a time and the host pages released behind each piece
+ * (eval_handover.c), so the process never holds the model twice. On
+ * return *consumed says whether m->params was used up that way (then its
+ * contents are gone: free it, or load it again); 0 when the backend has
+ * no load_range and copied it whole. A device failure before anything was
+ * consumed falls back to "cpu" as ct_seval_loss does; after, it is
+ * returned. Same loss bits as ct_seval_loss. */
+int ct_seval_loss_handover(struct ct_server *srv, struct ct_gpt2 *m,
+			   const struct ct_tokens *tok, int batch, int T, int64_t want_tokens,
+			   float *loss, int64_t *ntokens, int *consumed);
+
+/* The evaluation itself on `device`: nb batches of B x T (ct_eval's
+ * batches and sum), the weights handed over as above. For eval.c. */
+int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct_tokens *tok,
+			  int B, int T, int nb, float *loss, int *consumed);
+
 /* Tokens a round evaluation of job `jobid` is over: job.eval_tokens when
  * > 0, else daemons.eval_tokens (default CT_SEVAL_DEFAULT_TOKENS; 0 = the
  * whole eval file). Returns 0 or a db / config error. */

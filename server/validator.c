@@ -224,7 +224,7 @@ static int load_inputs(struct vwu *v)
 	return 0;
 }
 
-static int probe(struct vwu *v, const float *w, double *loss);
+static int probe(struct vwu *v, float *w, double *loss);
 
 /* The probe loss results are held to: that of the model the JOB started
  * from, not of this round's start. In later rounds one shard's honest WU,
@@ -297,8 +297,10 @@ static int default_probe_tokens(const struct vjob *j)
 	return t > VAL_PROBE_TOKENS ? VAL_PROBE_TOKENS : (int)t;
 }
 
-/* Probe loss of weights w (the base's layout) on the job's fixed slice. */
-static int probe(struct vwu *v, const float *w, double *loss)
+/* Probe loss of weights w (the base's layout) on the job's fixed slice.
+ * w is used up (its weights move to the evaluation device, eval.h): every
+ * caller frees it or, for the base's array, has marked it dirty. */
+static int probe(struct vwu *v, float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
 	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : default_probe_tokens(&v->j);
@@ -311,8 +313,9 @@ static int probe(struct vwu *v, const float *w, double *loss)
 	 * on the server's evaluation device (eval.h) */
 	double t0 = ct_time_mono_s();
 
-	m.params = (float *)w;
-	rc = ct_seval_loss(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL);
+	m.params = w;
+	rc = ct_seval_loss_handover(v->srv, &m, &v->eval, v->j.batch, T, want, &l, NULL,
+				    &(int){ 0 });
 	*loss = l;
 	v->t_probe += ct_time_mono_s() - t0;
 	return rc;

@@ -44,3 +44,13 @@ test_test_vrace_SOURCES = test/test_vrace.c
 test_test_vrace_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
 test_test_vrace_LDADD = test/libctdaemonfx.a $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
 endif
+
+# the server's evaluation that moves the weights to the device (eval_handover.c)
+if HAVE_CMOCKA
+check_PROGRAMS += test/test_eval_handover
+TESTS += test/test_eval_handover
+test_test_eval_handover_SOURCES = test/test_eval_handover.c test/ct_test_engine.h \
+	test/ct_test_ocl.h
+test_test_eval_handover_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_eval_handover_LDADD = $(CT_SERVER_TEST_LIBS)
+endif

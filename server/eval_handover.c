@@ -1,0 +1,87 @@
+/*
+ * eval_handover.c - an evaluation whose weights move to the device instead
+ * of being copied there (eval.h, ct_seval_loss_handover): the host array
+ * is written to the backend 4 MiB at a time (ct_backend_ops.load_range)
+ * and each piece's pages are given back to the kernel as soon as the
+ * device has them, so the process never holds the model twice. At 124M
+ * that is the difference between the server's peak being two models and
+ * the database, and one (doc/results.md, issue 13).
+ */
+#include "eval.h"
+#include "ct_engine.h"
+#include "ct_err.h"
+#include "ct_log.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PIECE ((size_t)1 << 20)	/* floats per write: 4 MiB */
+
+/* Give back the whole pages inside [p, p + bytes): their contents are
+ * dropped (read again as zeros). */
+static void release_pages(void *p, size_t bytes)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)p + bytes) & ~(page - 1);
+
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Set be's weights from w (n floats), releasing w's pages behind. */
+static int hand_over(const struct ct_backend_ops *ops, struct ct_backend *be, float *w,
+		     size_t n)
+{
+	int rc = 0;
+
+	if (ops->load_range == NULL)
+		return ops->load_state(be, w, NULL, NULL);
+	for (size_t off = 0; off < n && rc == 0; off += PIECE) {
+		size_t k = n - off < PIECE ? n - off : PIECE;
+
+		rc = ops->load_range(be, off, w + off, k);
+		if (rc == 0)
+			release_pages(w + off, k * sizeof(float));
+	}
+	return rc;
+}
+
+int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct_tokens *tok,
+			  int B, int T, int nb, float *loss, int *consumed)
+{
+	const struct ct_backend_ops *ops;
+	struct ct_backend *be = NULL;
+	float acc = 0.0f, l;
+	int rc;
+
+	*consumed = 0;
+	if (B < 1 || T < 1 || nb < 1 || (uint64_t)B * (uint64_t)T + 1 > tok->n)
+		return ct_error(CT_ERANGE, "eval: %d batches of %d x %d on %llu tokens", nb, B, T,
+				(unsigned long long)tok->n);
+	rc = ct_tokens_check_vocab(tok, m->cfg.V);
+	if (rc == 0)
+		rc = ct_backend_find(device, &ops);
+	if (rc == 0)
+		rc = ct_backend_supports(ops, &m->cfg);
+	if (rc == 0)
+		rc = ops->open(device, &m->cfg, B, T, 0, &be);
+	if (rc < 0)
+		return rc;
+	*consumed = ops->load_range != NULL;
+	rc = hand_over(ops, be, m->params, m->lay.total);
+	/* ct_eval's batches and its float sum, in its order: the same loss */
+	for (int i = 0; i < nb && rc == 0; i++) {
+		uint64_t s = ct_wu_batch_start((uint64_t)i, tok->n, B, T);
+
+		rc = ops->eval(be, tok->tok + s, tok->tok + s + 1, &l);
+		if (rc == 0)
+			acc = acc + l;
+	}
+	ops->close(be);
+	if (rc == 0)
+		*loss = acc / (float)nb;
+	return rc;
+}
