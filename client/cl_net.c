@@ -117,11 +117,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 					  files[i].size, &o);
 		hash_bad |= rc == CT_EHASH;
 	}
-	for (size_t i = 0; i < n; i++) {
-		free(files[i].url);
-		free(files[i].name);
-	}
-	free(files);
+	ct_task_files_free(files, n);
 	free(ca);
 	ct_daemon_lock(d);
 	t = task_in(d, url, name);

@@ -327,16 +327,26 @@ static void task_init(struct ct_task *t)
 	t->eval_loss = NAN;
 }
 
+void ct_params_free(struct ct_param *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].value);
+	}
+	free(p);
+}
+
+void ct_task_files_free(struct ct_task_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free_fields(&f[i], file_fields, NF(file_fields));
+	free(f);
+}
+
 static void task_free(struct ct_task *t)
 {
-	for (size_t i = 0; i < t->nparams; i++) {
-		free(t->params[i].name);
-		free(t->params[i].value);
-	}
-	free(t->params);
-	for (size_t i = 0; i < t->nfiles; i++)
-		free_fields(&t->files[i], file_fields, NF(file_fields));
-	free(t->files);
+	ct_params_free(t->params, t->nparams);
+	ct_task_files_free(t->files, t->nfiles);
 	free_fields(t, task_fields, NF(task_fields));
 }
 
