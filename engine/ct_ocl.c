@@ -640,6 +640,13 @@ void ct_ocl_free(cl_mem m)
 	clReleaseMemObject(m);
 }
 
+void ct_ocl_unref(cl_mem *m)
+{
+	if (*m != NULL)
+		clReleaseMemObject(*m);
+	*m = NULL;
+}
+
 static uint64_t alloc_total;
 
 uint64_t ct_ocl_alloc_total(void)

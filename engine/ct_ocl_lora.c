@@ -86,24 +86,17 @@ static int target_index(enum ct_lora_target t)
 	return i;
 }
 
-static void release(cl_mem *m)
-{
-	if (*m != NULL)
-		clReleaseMemObject(*m);
-	*m = NULL;
-}
-
 void ct_ocl_lora_close(struct ct_ocl_lora *lo)
 {
 	if (lo == NULL)
 		return;
-	release(&lo->ad);
-	release(&lo->grad);
-	release(&lo->m);
-	release(&lo->v);
-	release(&lo->hs);
-	release(&lo->dh);
-	release(&lo->u);
+	ct_ocl_unref(&lo->ad);
+	ct_ocl_unref(&lo->grad);
+	ct_ocl_unref(&lo->m);
+	ct_ocl_unref(&lo->v);
+	ct_ocl_unref(&lo->hs);
+	ct_ocl_unref(&lo->dh);
+	ct_ocl_unref(&lo->u);
 	if (lo->k != NULL)
 		clReleaseKernel(lo->k);
 	free(lo->slots);
