@@ -647,6 +647,12 @@ void ct_ocl_unref(cl_mem *m)
 	*m = NULL;
 }
 
+void ct_ocl_unref_n(cl_mem *const *bufs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ct_ocl_unref(bufs[i]);
+}
+
 static uint64_t alloc_total;
 
 uint64_t ct_ocl_alloc_total(void)

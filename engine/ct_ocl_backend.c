@@ -158,12 +158,8 @@ static void ocl_close(struct ct_backend *be)
 #define R_(f) ct_ocl_unref(&be->g.f);
 	CT_GACT_FIELDS(R_)
 #undef R_
-	ct_ocl_unref(&be->params);
-	ct_ocl_unref(&be->grads);
-	ct_ocl_unref(&be->m);
-	ct_ocl_unref(&be->v);
-	ct_ocl_unref(&be->inputs);
-	ct_ocl_unref(&be->targets);
+	CT_OCL_UNREF_ALL(&be->params, &be->grads, &be->m, &be->v, &be->inputs,
+			 &be->targets);
 	ct_ocl_lora_close(be->lora);
 	ct_ocl_llama_close(be->llama);
 	ct_ocl_ops_free(&be->ops);

@@ -90,13 +90,7 @@ void ct_ocl_lora_close(struct ct_ocl_lora *lo)
 {
 	if (lo == NULL)
 		return;
-	ct_ocl_unref(&lo->ad);
-	ct_ocl_unref(&lo->grad);
-	ct_ocl_unref(&lo->m);
-	ct_ocl_unref(&lo->v);
-	ct_ocl_unref(&lo->hs);
-	ct_ocl_unref(&lo->dh);
-	ct_ocl_unref(&lo->u);
+	CT_OCL_UNREF_ALL(&lo->ad, &lo->grad, &lo->m, &lo->v, &lo->hs, &lo->dh, &lo->u);
 	if (lo->k != NULL)
 		clReleaseKernel(lo->k);
 	free(lo->slots);

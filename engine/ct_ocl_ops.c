@@ -143,10 +143,8 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 	for (int i = 0; i < CT_K_COUNT; i++)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
-	cl_mem *bufs[] = { &ops->scratch, &ops->clip_part, &ops->clip_res,
-			   &ops->ce_stat, &ops->att_tr, &ops->accb };
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		ct_ocl_unref(bufs[i]);
+	CT_OCL_UNREF_ALL(&ops->scratch, &ops->clip_part, &ops->clip_res,
+			 &ops->ce_stat, &ops->att_tr, &ops->accb);
 	memset(ops, 0, sizeof(*ops));
 }
 
