@@ -4,6 +4,7 @@
  * cannot drift apart.
  */
 #include "cl_state.h"
+#include "ct_array.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -509,18 +510,15 @@ struct ct_project *ct_state_find_project(struct ct_state *st, const char *url)
 int ct_state_add_project(struct ct_state *st, const char *url, const char *key,
 			 struct ct_project **out)
 {
-	struct ct_project *arr, *p;
+	struct ct_project *p;
 
 	if (out != NULL)
 		*out = NULL;
 	if (ct_state_find_project(st, url) != NULL)
 		return ct_error(CT_EEXISTS, "already attached to %s", url);
-	arr = realloc(st->projects, (st->nprojects + 1) * sizeof(*arr));
-	if (arr == NULL)
+	p = ct_array_add_zeroed(&st->projects, st->nprojects, sizeof(*p));
+	if (p == NULL)
 		return CT_ENOMEM;
-	st->projects = arr;
-	p = &arr[st->nprojects];
-	memset(p, 0, sizeof(*p));
 	p->url = strdup(url);
 	p->key = strdup(key ? key : "");
 	if (p->url == NULL || p->key == NULL) {
@@ -558,16 +556,14 @@ struct ct_task *ct_project_find_task(struct ct_project *p, const char *name)
 
 int ct_project_add_task(struct ct_project *p, const char *name, struct ct_task **out)
 {
-	struct ct_task *arr, *t;
+	struct ct_task *t;
 
 	*out = NULL;
 	if (ct_project_find_task(p, name) != NULL)
 		return ct_error(CT_EEXISTS, "task %s already known", name);
-	arr = realloc(p->tasks, (p->ntasks + 1) * sizeof(*arr));
-	if (arr == NULL)
+	t = ct_array_add_zeroed(&p->tasks, p->ntasks, sizeof(*t));
+	if (t == NULL)
 		return CT_ENOMEM;
-	p->tasks = arr;
-	t = &arr[p->ntasks];
 	task_init(t);
 	t->name = strdup(name);
 	if (t->name == NULL)
@@ -596,16 +592,15 @@ const char *ct_task_param(const struct ct_task *t, const char *name)
 
 int ct_task_add_param(struct ct_task *t, const char *name, const char *value)
 {
-	struct ct_param *arr = realloc(t->params, (t->nparams + 1) * sizeof(*arr));
+	struct ct_param *pp = ct_array_add_zeroed(&t->params, t->nparams, sizeof(*pp));
 
-	if (arr == NULL)
+	if (pp == NULL)
 		return CT_ENOMEM;
-	t->params = arr;
-	arr[t->nparams].name = strdup(name);
-	arr[t->nparams].value = strdup(value);
-	if (arr[t->nparams].name == NULL || arr[t->nparams].value == NULL) {
-		free(arr[t->nparams].name);
-		free(arr[t->nparams].value);
+	pp->name = strdup(name);
+	pp->value = strdup(value);
+	if (pp->name == NULL || pp->value == NULL) {
+		free(pp->name);
+		free(pp->value);
 		return CT_ENOMEM;
 	}
 	t->nparams++;
@@ -614,13 +609,12 @@ int ct_task_add_param(struct ct_task *t, const char *name, const char *value)
 
 int ct_task_add_file(struct ct_task *t, struct ct_task_file **out)
 {
-	struct ct_task_file *arr = realloc(t->files, (t->nfiles + 1) * sizeof(*arr));
+	struct ct_task_file *f = ct_array_add_zeroed(&t->files, t->nfiles, sizeof(*f));
 
 	*out = NULL;
-	if (arr == NULL)
+	if (f == NULL)
 		return CT_ENOMEM;
-	t->files = arr;
-	memset(&arr[t->nfiles], 0, sizeof(arr[0]));
-	*out = &arr[t->nfiles++];
+	t->nfiles++;
+	*out = f;
 	return 0;
 }

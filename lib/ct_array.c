@@ -25,3 +25,17 @@ int ct_array_grow(void *arr, size_t *cap, size_t n, size_t elsize, size_t first)
 	*cap = ncap;
 	return 0;
 }
+
+void *ct_array_add_zeroed(void *arr, size_t n, size_t elsize)
+{
+	char *v;
+
+	if (n >= SIZE_MAX / elsize - 1)
+		return NULL;
+	memcpy(&v, arr, sizeof(v));
+	v = realloc(v, (n + 1) * elsize);
+	if (v == NULL)
+		return NULL;
+	memcpy(arr, &v, sizeof(v));
+	return memset(v + n * elsize, 0, elsize);
+}

@@ -20,4 +20,9 @@
  * CT_ENOMEM (no message) with *arr and *cap as they were. */
 int ct_array_grow(void *arr, size_t *cap, size_t n, size_t elsize, size_t first);
 
+/* For arrays that grow by exactly one (no cap kept): realloc *arr (a T **)
+ * from n to n + 1 elements and zero the new one. Returns it (the caller
+ * counts it), or NULL (out of memory) with *arr as it was. */
+void *ct_array_add_zeroed(void *arr, size_t n, size_t elsize);
+
 #endif
