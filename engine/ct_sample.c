@@ -19,6 +19,8 @@ void ct_sample_params_default(struct ct_sample_params *p)
 	p->temperature = 1.0f;
 	p->top_k = 40;
 	p->seed = 1;
+	p->load = NULL;
+	p->load_arg = NULL;
 }
 
 int ct_sample_params_check(const struct ct_sample_params *p, int V)
@@ -197,7 +199,7 @@ static void gen_close(struct gen *g)
 }
 
 static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *device,
-		    size_t total)
+		    size_t total, const struct ct_sample_params *p)
 {
 	int rc;
 
@@ -217,7 +219,9 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 	if (!g->win || !g->logits || !g->z || !g->ix)
 		return ct_error(CT_ENOMEM, "sampler buffers");
 	rc = g->ops->open(device, &model->cfg, 1, g->T, 0, &g->be);
-	if (rc == 0)
+	if (rc == 0 && p->load != NULL)
+		rc = p->load(p->load_arg, g->ops, g->be);
+	else if (rc == 0)
 		rc = g->ops->load_state(g->be, model->params, NULL, NULL);
 	return rc;
 }
@@ -251,7 +255,7 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 		return ct_error(CT_ENOMEM, "sample context");
 	for (size_t i = 0; i < np; i++)
 		ctx[i] = (uint16_t)prompt[i];	/* < V <= 65536, checked above */
-	rc = gen_open(&g, model, device, np + (size_t)p->ntokens - 1);
+	rc = gen_open(&g, model, device, np + (size_t)p->ntokens - 1, p);
 	ct_sample_rng_seed(&rng, p->seed);
 	for (int k = 0; rc == 0 && k < p->ntokens; k++) {
 		size_t w = n < (size_t)g.T ? n : (size_t)g.T;

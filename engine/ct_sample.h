@@ -27,15 +27,24 @@
 
 #define CT_SAMPLE_MAX_TOKENS 65536
 
+struct ct_backend;
+struct ct_backend_ops;
+
 /* What to generate. */
 struct ct_sample_params {
 	int ntokens;		/* tokens to generate, 0..CT_SAMPLE_MAX_TOKENS */
 	float temperature;	/* >= 0 and finite; 0 = greedy (argmax) */
 	int top_k;		/* 0 = all V tokens, else 1..V */
 	uint64_t seed;		/* seeds the uniform draws */
+	/* Optional (NULL by default): sets the weights of the backend the
+	 * generation opened, instead of load_state(model->params), so that a
+	 * caller can stream them from a file (the server, to never hold the
+	 * model twice); model->params is then not read. 0 or a CT_E* code. */
+	int (*load)(void *arg, const struct ct_backend_ops *ops, struct ct_backend *be);
+	void *load_arg;
 };
 
-/* Defaults: 64 tokens, temperature 1.0, top-k 40, seed 1. */
+/* Defaults: 64 tokens, temperature 1.0, top-k 40, seed 1, no loader. */
 void ct_sample_params_default(struct ct_sample_params *p);
 
 /* 0, or CT_EINVAL naming the bad field (V is the model's vocabulary). */

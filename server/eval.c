@@ -38,20 +38,12 @@ int ct_seval_model_load(const char *path, struct ct_gpt2 *m)
 		goto out;
 	}
 	len = m->lay.total * sizeof(float);
-	while (got < len) {
-		size_t step = len - got < READ_STEP ? len - got : READ_STEP;
-		ssize_t r = pread(fd, (char *)m->params + got, step,
-				  (off_t)(CT_GPT2_HEADER_BYTES + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			rc = ct_error(CT_EIO, "%s: read: %s", path, r < 0 ? strerror(errno)
-									 : "file shrank");
-			goto out;
-		}
-		got += (size_t)r;
-	}
+	for (got = 0; got < len && rc == 0; got += READ_STEP)
+		rc = ct_seval_pread(fd, path, (char *)m->params + got,
+				    len - got < READ_STEP ? len - got : READ_STEP,
+				    (uint64_t)CT_GPT2_HEADER_BYTES + got);
+	if (rc < 0)
+		goto out;
 	/* the weights are read once: let the page cache drop them */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 out:

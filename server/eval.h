@@ -89,6 +89,23 @@ int ct_seval_loss_handover(struct ct_server *srv, struct ct_gpt2 *m,
 int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct_tokens *tok,
 			  int B, int T, int nb, float *loss, int *consumed);
 
+/* A model file to stream to a backend (ct_seval_load_file). */
+struct ct_seval_file {
+	const char *path;	/* an llm.c checkpoint (header + weights) */
+	size_t nparams;		/* its weights (lay.total) */
+};
+
+/* A ct_sample_params.load: set the weights of backend be from the file
+ * arg (struct ct_seval_file *) 4 MiB at a time (load_range), never
+ * holding the model in host memory; without load_range, the whole model
+ * once. 0 or CT_EIO / CT_ENOMEM / the backend's error. */
+struct ct_backend;
+int ct_seval_load_file(void *arg, const struct ct_backend_ops *ops, struct ct_backend *be);
+
+/* pread exactly len bytes at off of fd (path for the message): 0 or
+ * CT_EIO ("file shrank" on a short file). */
+int ct_seval_pread(int fd, const char *path, void *dst, size_t len, uint64_t off);
+
 /* Tokens a round evaluation of job `jobid` is over: job.eval_tokens when
  * > 0, else daemons.eval_tokens (default CT_SEVAL_DEFAULT_TOKENS; 0 = the
  * whole eval file). Returns 0 or a db / config error. */

@@ -12,12 +12,32 @@
 #include "ct_err.h"
 #include "ct_log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define PIECE ((size_t)1 << 20)	/* floats per write: 4 MiB */
+
+int ct_seval_pread(int fd, const char *path, void *dst, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, (char *)dst + got, len - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return ct_error(CT_EIO, "%s: read: %s", path,
+					r < 0 ? strerror(errno) : "file shrank");
+		got += (size_t)r;
+	}
+	return 0;
+}
 
 /* Give back the whole pages inside [p, p + bytes): their contents are
  * dropped (read again as zeros). */
@@ -83,5 +103,43 @@ int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct
 	ops->close(be);
 	if (rc == 0)
 		*loss = acc / (float)nb;
+	return rc;
+}
+
+int ct_seval_load_file(void *arg, const struct ct_backend_ops *ops, struct ct_backend *be)
+{
+	const struct ct_seval_file *f = arg;
+	struct ct_gpt2 whole = { 0 };
+	float *buf = NULL;
+	int fd = -1, rc = 0;
+
+	if (ops->load_range == NULL) {	/* no pieces: the whole model, once */
+		rc = ct_seval_model_load(f->path, &whole);
+		if (rc == 0)
+			rc = ops->load_state(be, whole.params, NULL, NULL);
+		ct_gpt2_free(&whole);
+		return rc;
+	}
+	buf = malloc(PIECE * sizeof(float));
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (buf == NULL || fd < 0) {
+		rc = buf == NULL ? ct_error(CT_ENOMEM, "model piece")
+				 : ct_error(CT_EIO, "%s: %s", f->path, strerror(errno));
+		goto out;
+	}
+	for (size_t off = 0; off < f->nparams && rc == 0; off += PIECE) {
+		size_t k = f->nparams - off < PIECE ? f->nparams - off : PIECE;
+
+		rc = ct_seval_pread(fd, f->path, buf, k * sizeof(float),
+				    (uint64_t)CT_GPT2_HEADER_BYTES + off * sizeof(float));
+		if (rc == 0)
+			rc = ops->load_range(be, off, buf, k);
+	}
+	/* read once: let the page cache drop it */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	return rc;
 }

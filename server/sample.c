@@ -362,9 +362,10 @@ static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
  * conforms, so the same text as the C reference, which took minutes at
  * 124M: one forward pass per token), on cpu if that device fails. */
 static int sample_model(struct ct_server *srv, const struct job_text *jt,
-			const struct ct_gpt2 *model, const char *prompt, int ntokens,
-			int64_t seed, struct ct_buf *text)
+			const struct ct_gpt2 *model, const char *file, const char *prompt,
+			int ntokens, int64_t seed, struct ct_buf *text)
 {
+	struct ct_seval_file f = { file, model->lay.total };
 	const char *dev = ct_seval_device(srv);	/* same bits on every device */
 	struct ct_tokenizer *tk = NULL;
 	struct ct_sample_params sp;
@@ -376,6 +377,10 @@ static int sample_model(struct ct_server *srv, const struct job_text *jt,
 	sp.temperature = CT_JOB_SAMPLE_TEMPERATURE;
 	sp.top_k = CT_JOB_SAMPLE_TOP_K < model->cfg.V ? CT_JOB_SAMPLE_TOP_K : 0;
 	sp.seed = (uint64_t)seed;
+	if (file != NULL) {	/* the weights go from the file to the device */
+		sp.load = ct_seval_load_file;
+		sp.load_arg = &f;
+	}
 	ct_buf_init(&raw, SAMPLE_BUF_MAX);
 	rc = ct_tokenizer_open(jt->tokenizer, &tk);
 	if (rc == 0)
@@ -400,9 +405,9 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 			int64_t jobid, int idx, const char *sha, const struct ct_gpt2 *model,
 			int ntokens)
 {
-	struct ct_gpt2 loaded = { 0 };
+	struct ct_gpt2 shape = { 0 };
 	struct ct_buf text;
-	char path[PATH_MAX];
+	char path[PATH_MAX] = "";
 	int64_t have = 0;
 	int rc;
 
@@ -411,21 +416,24 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 	if (rc < 0 || have > 0)
 		return rc;
 	if (model == NULL || model->params == NULL) {
+		/* the shape here; the weights stream from the store to the
+		 * sampling device (eval.h): never in this process's memory */
 		rc = ct_server_download_path(srv, sha, path, sizeof(path));
-		if (rc == 0)	/* read, not mapped: one copy in memory */
-			rc = ct_seval_model_load(path, &loaded);
+		if (rc == 0)
+			rc = ct_gpt2_read_config(path, &shape.cfg);
 		if (rc < 0)
 			return rc;
-		model = &loaded;
+		ct_gpt2_layout(&shape.cfg, &shape.lay);
+		model = &shape;
 	}
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
-	rc = sample_model(srv, jt, model, jt->prompt, ntokens, jt->seed, &text);
+	rc = sample_model(srv, jt, model, path[0] != '\0' ? path : NULL, jt->prompt, ntokens,
+			  jt->seed, &text);
 	if (rc == 0)
 		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
 				"lisls", jobid, idx, sha, ct_db_now(db), ct_buf_cstr(&text));
 	ct_buf_free(&text);
-	ct_gpt2_free(&loaded);
 	return rc < 0 ? rc : 0;
 }
 
@@ -543,8 +551,8 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_gpt2_load(path, &model);
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
 	if (rc == 0)
-		rc = sample_model(ctx->srv, &jt, &model, prompt ? prompt : jt.prompt, (int)ntok,
-				  seed >= 0 ? seed : jt.seed, &text);
+		rc = sample_model(ctx->srv, &jt, &model, NULL, prompt ? prompt : jt.prompt,
+				  (int)ntok, seed >= 0 ? seed : jt.seed, &text);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 " round %" PRId64 " (model %.12s, %s tokenizer):"
 			"\n%s\n", id, round, sha, jt.tokenizer, ct_buf_cstr(&text));
