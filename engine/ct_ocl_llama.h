@@ -50,7 +50,7 @@ int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops);
 void ct_ocl_llk_free(struct ct_ocl_llk *lk);
 
 /* Device twins of the ct_llama.h layers (same shapes, same bits); tokens
- * are a cl_mem of BT uint16. ct_ocl_rmsnorm_backward with dw.mem NULL:
+ * are a cl_mem of BT ct_tok. ct_ocl_rmsnorm_backward with dw.mem NULL:
  * dinp only (frozen weights). Return 0 or CT_ECL. */
 int ct_ocl_embed_forward(struct ct_ocl_llk *lk, struct ct_dten out, cl_mem inp,
 			 struct ct_dten wte, int BT, int C);

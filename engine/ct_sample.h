@@ -74,12 +74,11 @@ int ct_sample_pick(const float *x, int V, float temperature, int top_k, float u,
  * ct_sample_uniform() draw. The ids are appended to *out; on_token (may be
  * NULL) is called after each one and stops generation by returning
  * non-zero. Returns 0 or a CT_E* code (CT_EINVAL for bad params or an
- * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). The
- * model takes 16-bit ids: a V over 65,536 cannot reach here (ct_gpt2). */
+ * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). */
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint32_t *prompt, size_t np,
+		       const ct_tok *prompt, size_t np,
 		       const struct ct_sample_params *p,
-		       int (*on_token)(void *arg, uint16_t id), void *arg,
+		       int (*on_token)(void *arg, ct_tok id), void *arg,
 		       struct ct_tokvec *out);
 
 /* The prompt's ids: encode n bytes of prompt with tk, appending to *out;

@@ -172,7 +172,7 @@ static int write_tmp(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, int k,
 	snprintf(name, sizeof(name), ".text-%ld-%s.bin", (long)getpid(), k ? "eval" : "train");
 	rc = ct_path_join(path, sizeof(path), ctx->srv->upload_dir, name);
 	if (rc == 0)
-		rc = ct_tokens_save_ids(path, tok, n, 0);	/* ids < V <= 65536 */
+		rc = ct_tokens_save(path, tok, n);	/* version 2 when an id passes 65,535 */
 	if (rc == 0 && (ts->tmp[k] = strdup(path)) == NULL)
 		rc = ct_error(CT_ENOMEM, "path");
 	if (rc == 0) {
