@@ -7,7 +7,7 @@
  *
  * PATH is a Hugging Face tokenizer.json (or its directory). A vocabulary
  * over 65,536 ids (Llama 3, Qwen) is written as a version 2 token file
- * (32-bit ids, ct_tokens.h), which decode reads but training refuses.
+ * (32-bit ids, ct_tokens.h), which everything reads alike.
  *
  * Each input (a file, or `-` for standard input) is one document. As in
  * llm.c's data scripts, a tokenizer with an end-of-text token (gpt2) puts
@@ -309,7 +309,7 @@ const struct ct_cmd_def ct_tokens_encode_cmd = {
 	"\"<|endoftext|>\" written in the text is encoded as ordinary text; a\n"
 	"tokenizer.json's added tokens written in the text ARE recognised, as\n"
 	"Hugging Face does. A vocabulary over 65,536 ids (Llama 3, Qwen) makes\n"
-	"a version 2 token file (32-bit ids), which training does not take.\n",
+	"a version 2 token file (32-bit ids); training takes both versions.\n",
 };
 
 const struct ct_cmd_def ct_tokens_decode_cmd = {

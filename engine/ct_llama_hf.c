@@ -218,8 +218,8 @@ static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
 	if (rc < 0)
 		return rc;
 	if (c->V > CT_GPT2_MAX_V)
-		return ct_error(CT_EUNSUPP, "config.json: vocab_size %d is over %d (token files "
-				"hold 16-bit ids)", c->V, CT_GPT2_MAX_V);
+		return ct_error(CT_EUNSUPP, "config.json: vocab_size %d is over crowdtune's "
+				"cap of %d", c->V, CT_GPT2_MAX_V);
 	if (hd != 0 && hd * c->NH != c->C)
 		return ct_error(CT_EUNSUPP, "config.json: head_dim %d != hidden_size / "
 				"num_attention_heads is not supported", hd);

@@ -13,3 +13,5 @@ TESTS += test/llama_torch.sh
 EXTRA_DIST += test/llama_torch.py
 dist_check_SCRIPTS += test/llama_e2e.sh
 TESTS += test/llama_e2e.sh
+dist_check_SCRIPTS += test/llama_e2e_wide.sh
+TESTS += test/llama_e2e_wide.sh
