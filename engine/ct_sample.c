@@ -279,8 +279,12 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n,
 		     struct ct_tokvec *out)
 {
-	int eot = ct_tokenizer_eot(tk);
+	int eot = ct_tokenizer_eot(tk), rc;
 
+	if (ct_tokenizer_has_template(tk)) {	/* as a training document starts */
+		rc = ct_tokenizer_doc_open(tk, out);
+		return rc == 0 && n > 0 ? ct_tokenizer_encode(tk, prompt, n, out) : rc;
+	}
 	if (n > 0)
 		return ct_tokenizer_encode(tk, prompt, n, out);
 	return ct_tokvec_push(out, (ct_tok)(eot >= 0 ? eot : '\n'));

@@ -83,7 +83,9 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 
 /* The prompt's ids: encode n bytes of prompt with tk, appending to *out;
  * an empty prompt gives the tokenizer's end-of-text token, or "\n" when it
- * has none. Returns like ct_tokenizer_encode(). */
+ * has none. A tokenizer.json whose post_processor template adds tokens
+ * gets those first (Llama 3: <|begin_of_text|>, as its training documents
+ * and Hugging Face's encode). Returns like ct_tokenizer_encode(). */
 int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n,
 		     struct ct_tokvec *out);
 

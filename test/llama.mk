@@ -15,3 +15,8 @@ dist_check_SCRIPTS += test/llama_e2e.sh
 TESTS += test/llama_e2e.sh
 dist_check_SCRIPTS += test/llama_e2e_wide.sh
 TESTS += test/llama_e2e_wide.sh
+# tokenizer.json post_processor templates (Llama 3's <|begin_of_text|>)
+# against Hugging Face's encode with special tokens (node; skips without)
+dist_check_SCRIPTS += test/tokenizer_template.sh
+TESTS += test/tokenizer_template.sh
+EXTRA_DIST += test/hf_template.mjs
