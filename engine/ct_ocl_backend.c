@@ -635,6 +635,7 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 		memset(be->ops.prof_s, 0, sizeof(be->ops.prof_s));
 		memset(be->ops.prof_cpu, 0, sizeof(be->ops.prof_cpu));
 		memset(be->ops.prof_n, 0, sizeof(be->ops.prof_n));
+		ct_ocl_llama_prof_reset(be->llama);
 	}
 	DO(ct_ocl_zero(&be->ops, D(be->grads, 0), n));
 	DO(forward(be, inputs, targets));

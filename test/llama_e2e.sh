@@ -48,6 +48,15 @@ TIED=--tied
 "$CTUNE" model init-llama $SHAPE --max-seq 32 $TIED --rope-theta 100000 --seed 1 \
 	--out "$T/init.ct" >/dev/null || fail "model init-llama"
 "$CTUNE" model export "$T/init.ct" --out "$T/hf" >/dev/null || fail "model export"
+# Qwen3 (q_norm/k_norm, its own head_dim) is refused, naming what is missing
+mkdir -p "$T/qwen3" && cp "$T/hf/model.safetensors" "$T/qwen3/" &&
+	sed 's/"model_type": "[a-z0-9]*"/"model_type": "qwen3"/' "$T/hf/config.json" >"$T/qwen3/config.json"
+out=$("$CTUNE" model import "$T/qwen3" --out "$T/qwen3/m.ct" 2>&1) && fail "qwen3 imported"
+echo "$out" | grep -q "q_norm" && echo "$out" | grep -q "head_dim" || fail "qwen3 refusal: $out"
+sed -i 's/"model_type": "qwen3"/"model_type": "llama"/; s/"head_dim": [0-9]*/"head_dim": 128/' \
+	"$T/qwen3/config.json"
+out=$("$CTUNE" model import "$T/qwen3" --out "$T/qwen3/m.ct" 2>&1) && fail "head_dim 128 imported"
+echo "$out" | grep -q "head_dim 128" || fail "head_dim refusal: $out"
 if [ -n "$WIDE" ]; then
 	L=/usr/share/common-licenses
 	"$CTUNE" tokens encode --tokenizer "$TJ" $L/GPL-3 $L/Apache-2.0 --out "$T/train.bin" \
