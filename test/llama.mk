@@ -20,3 +20,7 @@ TESTS += test/llama_e2e_wide.sh
 dist_check_SCRIPTS += test/tokenizer_template.sh
 TESTS += test/tokenizer_template.sh
 EXTRA_DIST += test/hf_template.mjs
+# vocabularies over 65,536 (Llama 3, Qwen2.5) on real tokenizer.json text,
+# C reference vs OpenCL byte for byte (skips without test/node_modules)
+dist_check_SCRIPTS += test/llama_vocab.sh
+TESTS += test/llama_vocab.sh
