@@ -148,8 +148,11 @@ struct ct_wu {
 static int backend_for(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		       const char *device, const struct ct_backend_ops **ops)
 {
-	int rc = ct_tokens_check_vocab(tokens, model->cfg.V);
+	int rc;
 
+	if (tokens->tok == NULL && tokens->n > 0)	/* ct_tokens_load_any, not widened */
+		return ct_error(CT_EINVAL, "tokens mapped without widening (ct_tokens_load)");
+	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
 	if (rc < 0)
 		return rc;
 	rc = ct_backend_find(device, ops);
