@@ -81,7 +81,9 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK,
        /* LoRA jobs */
-       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG };
+       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
+       /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
+       O_TEXT };
 
 static const struct option submit_opts[] = {
 	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
@@ -99,6 +101,10 @@ static const struct option submit_opts[] = {
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
 	{ "aggregate", 1, NULL, O_AGG },
+	/* text jobs; --train-text takes one FILE or more */
+	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
+	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
+	{ "sample-prompt", 1, NULL, O_TEXT }, { "sample-seed", 1, NULL, O_TEXT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -188,39 +194,104 @@ static int aggregate_opt(const char *v, const char **out)
 	return 0;
 }
 
-static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
-{
-	struct ct_job_spec s = { .adaptive = -1 };
-	char *paths[3] = { NULL, NULL, NULL }, *hf_tmp = NULL;
-	const char *agg = NULL;
-	struct ct_text_submit ts;
-	int64_t jobid = 0;
-	int c, rc = 0;
+/* What job submit's options say. */
+struct submit_args {
+	struct ct_job_spec s;
+	char *paths[3];		/* --model, --train, --eval (owned) */
+	const char *agg;	/* --aggregate, or NULL */
+};
 
-	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
-	argc = ts.argc;
-	argv = ts.argv;
+static void submit_args_free(struct submit_args *a)
+{
+	for (int i = 0; i < 3; i++)
+		free(a->paths[i]);
+}
+
+/* The word of the option getopt_long just returned (with its value). */
+static const char *opt_word(char **argv)
+{
+	return optarg != NULL && optarg == argv[optind - 1] && optind >= 2 ? argv[optind - 2]
+									     : argv[optind - 1];
+}
+
+/* Parse job submit's argv (argv[0] the command's name) into a: every
+ * option and its value, and at most npos positional arguments. A text
+ * option is only accepted when text_ok and spelled out in full (sample.c
+ * takes it out by its full name). Returns 0 or CT_EUSAGE. */
+static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos, int text_ok,
+			struct submit_args *a)
+{
+	int li, c, rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->s.adaptive = -1;
 	optind = 0;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, NULL)) != -1)
-		rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
-		   : c == O_AGG ? aggregate_opt(optarg, &agg)
-			      : submit_opt(ctx, &s, c, paths);
-	if (rc == 0 && optind < argc)
-		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, &li)) != -1) {
+		const char *w = c == O_TEXT ? opt_word(argv) : "";
+
+		if (c == O_TEXT && (!text_ok || strncmp(w + 2, submit_opts[li].name,
+						strlen(submit_opts[li].name)) != 0))
+			rc = ct_error(CT_EUSAGE, "'%s': spell the text options out in full", w);
+		else if (c != O_TEXT)
+			rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
+			   : c == O_AGG ? aggregate_opt(optarg, &a->agg)
+				      : submit_opt(ctx, &a->s, c, a->paths);
+	}
+	if (rc == 0 && argc - optind > npos)
+		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind + npos]);
+	optind = 0;
+	return rc;
+}
+
+/* The table's check (ct_cmd.h): every value, before the project opens,
+ * on a copy of argv (getopt reorders what it parses). The positional
+ * arguments are DIR and --train-text's FILEs past its first (getopt takes
+ * the first as the option's value). */
+static int check_submit(int argc, char **argv)
+{
+	struct ct_cmd_ctx none = { .cwd = NULL };
+	struct submit_args a = { .paths = { NULL } };
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	int npos = 1, rc;
+
+	if (copy == NULL)
+		return ct_error(CT_ENOMEM, "argv");
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--train-text") == 0)
+			for (; i + 2 < argc && strncmp(argv[i + 2], "--", 2) != 0; i++)
+				npos++;
+	rc = submit_parse(&none, argc, copy, npos, 1, &a);
+	submit_args_free(&a);
+	free(copy);
+	return rc;
+}
+
+static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct submit_args a = { .paths = { NULL } };
+	struct ct_text_submit ts;
+	char *hf_tmp = NULL;
+	int64_t jobid = 0;
+	int rc = 0;
+
+	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
+	if (rc == 0)
+		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
 	if (rc == 0)		/* --model HF_DIR: a Hugging Face directory */
-		rc = ct_job_hf_import(&paths[0], &hf_tmp);
+		rc = ct_job_hf_import(&a.paths[0], &hf_tmp);
 	if (rc < 0)
 		goto out;
-	s.model_path = paths[0];
-	s.train_path = paths[1];
-	s.eval_path = paths[2];
-	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
-	if (rc == 0 && s.eval_tokens > 0)
-		rc = ct_seval_set_job_tokens(ctx->db, jobid, s.eval_tokens);
+	a.s.model_path = a.paths[0];
+	a.s.train_path = a.paths[1];
+	a.s.eval_path = a.paths[2];
+	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
+	if (rc == 0 && a.s.eval_tokens > 0)
+		rc = ct_seval_set_job_tokens(ctx->db, jobid, a.s.eval_tokens);
 	/* read by the assimilator only when a round ends: set it right after */
-	if (rc == 0 && agg != NULL)
-		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", agg,
+	if (rc == 0 && a.agg != NULL)
+		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", a.agg,
 				jobid);
 	if (rc > 0)
 		rc = 0;
@@ -230,8 +301,7 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
 	ct_text_submit_free(&ts);
-	for (int i = 0; i < 3; i++)
-		free(paths[i]);
+	submit_args_free(&a);
 	if (hf_tmp != NULL)
 		unlink(hf_tmp);
 	free(hf_tmp);
@@ -531,7 +601,8 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 /* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
 static const struct ct_cmd_def job_submit = {
-	.name = "submit", .fn = cmd_submit, .own_opts = 1, .min_args = 1, .max_args = -1,
+	.name = "submit", .fn = cmd_submit, .opts = submit_opts, .check = check_submit,
+	.min_args = 1, .max_args = -1,
 	.flags = CT_CMD_PROJECT,
 	.summary = "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id",
 	.usage = "DIR --model BASE.bin|HF_DIR --train TOKENS.bin --eval TOKENS.bin --shards K\n"
