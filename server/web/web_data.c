@@ -231,6 +231,24 @@ int ct_web_hosts(struct ct_db *db, enum ct_web_sort sort, int64_t page,
 	return board(db, &host_board, sort, page, userid, b);
 }
 
+static const struct board_kind *board_kind(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(boards) / sizeof(boards[0]); i++)
+		if (strcmp(kind, boards[i]->name) == 0)
+			return boards[i];
+	return NULL;
+}
+
+int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
+		 int64_t owner, struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+
+	if (k == NULL || (owner > 0 && k->owner_count_sql == NULL))
+		return ct_error(CT_EINVAL, "web: no board of %s by owner", kind);
+	return board(db, k, sort, page, owner, b);
+}
+
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
@@ -288,13 +306,11 @@ int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
 static int history_query(struct ct_db *db, struct ct_db_res **res,
 			 const char *kind, int64_t id)
 {
-	size_t i;
+	const struct board_kind *k = board_kind(kind);
 
-	for (i = 0; i < sizeof(boards) / sizeof(boards[0]); i++)
-		if (strcmp(kind, boards[i]->name) == 0)
-			return ct_db_query(db, res, boards[i]->history_sql,
-					   "li", id, CT_WEB_HIST_DAYS);
-	return ct_error(CT_EINVAL, "web: history of '%s'", kind);
+	if (k == NULL)
+		return ct_error(CT_EINVAL, "web: history of '%s'", kind);
+	return ct_db_query(db, res, k->history_sql, "li", id, CT_WEB_HIST_DAYS);
 }
 
 int ct_web_history(struct ct_db *db, const char *kind, int64_t id,

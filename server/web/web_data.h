@@ -77,6 +77,11 @@ int ct_web_hosts(struct ct_db *db, enum ct_web_sort sort, int64_t page,
 		 int64_t userid, struct ct_web_board *b);
 void ct_web_board_free(struct ct_web_board *b);
 
+/* The same by kind ("user", "team", "host"): owner is teamid for "user",
+ * userid for "host", and must be 0 for "team". CT_EINVAL for another kind. */
+int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
+		 int64_t owner, struct ct_web_board *b);
+
 /* One row by id (with its rank by RAC filled in). */
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u);
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t);
