@@ -21,6 +21,7 @@
 #include "ct_log.h"
 #include "ct_utf8.h"
 #include "db.h"
+#include "dl.h"
 #include "ratelimit.h"
 #include "server.h"
 #include "tmpl.h"
@@ -30,6 +31,12 @@
 #define CONTENT_MAX (1u << 20)
 
 /* ---- sessions ------------------------------------------------------------ */
+
+/* The session's user, straight into the request. */
+static const struct ct_dl_col session_cols[] = {
+	CT_DL_COL(struct ct_web_req, userid), CT_DL_COL(struct ct_web_req, user_name),
+	CT_DL_COL(struct ct_web_req, user_teamid),
+};
 
 int ct_web_auth_session(struct ct_web_req *req)
 {
@@ -42,16 +49,9 @@ int ct_web_auth_session(struct ct_web_req *req)
 		"web_session s JOIN `user` u ON u.id = s.userid "
 		"WHERE s.token_hash = ? AND s.expire_time > ?", "sl", hash,
 		ct_db_now(req->db));
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0) {
-		req->userid = ct_db_int(res, 0);
-		snprintf(req->user_name, sizeof(req->user_name), "%s",
-			 ct_db_str(res, 1));
-		req->user_teamid = ct_db_int(res, 2);
-	}
-	ct_db_res_free(res);
-	return 0;
+	if (rc == 0)
+		rc = ct_dl_one(res, req, session_cols, CT_DL_NCOLS(session_cols));
+	return rc == CT_ENOTFOUND ? 0 : rc;	/* no session: signed out */
 }
 
 /* Sign `userid` in: new session row + cookie; the rest of this response

@@ -258,16 +258,14 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 	double rac;
 	int rc;
 
+	memset(row, 0, k->size);
 	rc = ct_db_query(db, &res, k->get_sql, "l", id);
+	if (rc == 0)
+		rc = ct_dl_one(res, row, k->cols, k->ncols);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
-	}
-	memset(row, 0, k->size);
-	ct_dl_row(res, row, k->cols, k->ncols);
-	ct_db_res_free(res);
 	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
 	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
 	if (rc < 0)
@@ -313,47 +311,56 @@ static int history_query(struct ct_db *db, struct ct_db_res **res,
 	return ct_db_query(db, res, k->history_sql, "li", id, CT_WEB_HIST_DAYS);
 }
 
+/* A day of credit_event (history_sql's columns). */
+struct hist_day {
+	int64_t day;
+	double credit;
+};
+
+static const struct ct_dl_col hist_cols[] = {
+	CT_DL_COL(struct hist_day, day), CT_DL_COL(struct hist_day, credit),
+};
+
 int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 		   double total, double **t, double **credit, size_t *n)
 {
 	struct ct_db_res *res = NULL;
-	size_t rows, k;
+	struct hist_day *d = NULL;
+	void *rows = NULL;
+	size_t nd = 0;
 	double cum = total;
 	int rc;
 
 	*t = *credit = NULL;
 	*n = 0;
 	rc = history_query(db, &res, kind, id);
-	if (rc < 0)
-		return rc;
-	rows = ct_db_nrows(res);
-	if (rows == 0)
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(*d), hist_cols, CT_DL_NCOLS(hist_cols), "history days",
+			       &rows, &nd);
+	d = rows;
+	if (rc < 0 || nd == 0)
 		goto out;
-	*t = calloc(rows + 1, sizeof(double));
-	*credit = calloc(rows + 1, sizeof(double));
+	*t = calloc(nd + 1, sizeof(double));
+	*credit = calloc(nd + 1, sizeof(double));
 	if (*t == NULL || *credit == NULL) {
 		free(*t);
 		free(*credit);
 		*t = *credit = NULL;
-		rc = ct_error(CT_ENOMEM, "web: history of %zu days", rows);
+		rc = ct_error(CT_ENOMEM, "web: history of %zu days", nd);
 		goto out;
 	}
 	/* Rows come newest first: walk back from the total. */
-	k = rows;
-	while (ct_db_next(res) > 0 && k > 0) {
-		int64_t day = ct_db_int(res, 0);
-
-		(*t)[k] = (double)((day + 1) * 86400);
+	for (size_t i = 0, k = nd; i < nd; i++, k--) {
+		(*t)[k] = (double)((d[i].day + 1) * 86400);
 		(*credit)[k] = cum;
-		cum -= ct_db_double(res, 1);
+		cum -= d[i].credit;
 		if (k == 1)
-			(*t)[0] = (double)(day * 86400);
-		k--;
+			(*t)[0] = (double)(d[i].day * 86400);
 	}
 	(*credit)[0] = cum > 0 ? cum : 0;
-	*n = rows + 1;
+	*n = nd + 1;
 out:
-	ct_db_res_free(res);
+	free(d);
 	return rc < 0 ? rc : 0;
 }
 
@@ -404,12 +411,9 @@ static int job_counts(struct ct_db *db, struct ct_web_job *j)
 		"COALESCE(SUM(n_in_progress), 0), COALESCE(SUM(n_valid), 0), "
 		"COALESCE(SUM(n_invalid), 0), COALESCE(SUM(n_error), 0), "
 		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", "l", j->id);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0)
-		ct_dl_row(res, j, count_cols, CT_DL_NCOLS(count_cols));
-	ct_db_res_free(res);
-	return 0;
+	if (rc == 0)	/* an aggregate: always one row */
+		rc = ct_dl_one(res, j, count_cols, CT_DL_NCOLS(count_cols));
+	return rc;
 }
 
 int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
@@ -515,17 +519,15 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 	*rounds = NULL;
 	*contrib = NULL;
 	*nrounds = *ncontrib = 0;
+	memset(job, 0, sizeof(*job));
 	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "WHERE j.id = ?", "l", id);
+	if (rc == 0)
+		rc = ct_dl_one(res, job, job_cols, CT_DL_NCOLS(job_cols));
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
-	}
-	memset(job, 0, sizeof(*job));
-	ct_dl_row(res, job, job_cols, CT_DL_NCOLS(job_cols));
 	job_status_name(job);
-	ct_db_res_free(res);
 	rc = job_counts(db, job);
 	if (rc == 0)
 		rc = job_rounds(db, id, rounds, nrounds);
