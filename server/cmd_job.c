@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,11 +140,58 @@ static int lora_opt(struct ct_job_spec *s, int c)
 	}
 }
 
+/* The options that set one number of struct ct_job_spec: its type ('i'
+ * an int >= 0, 'l' an int64_t in lo..hi, 'd' a finite double) and place. */
+#define SPEC(o, t, m, lo, hi) { o, t, offsetof(struct ct_job_spec, m), lo, hi }
+static const struct spec_num {
+	int val;
+	char type;
+	size_t off;
+	int64_t lo, hi;
+} spec_nums[] = {
+	SPEC(O_SHARDS, 'i', shards, 0, 0), SPEC(O_ROUNDS, 'i', rounds, 0, 0),
+	SPEC(O_STEPS, 'i', steps, 0, 0), SPEC(O_BATCH, 'i', batch, 0, 0),
+	SPEC(O_SEQ, 'i', seq, 0, 0), SPEC(O_QUORUM, 'i', quorum, 0, 0),
+	SPEC(O_REPLICAS, 'i', replicas, 0, 0), SPEC(O_DEADLINE, 'i', delay_bound, 0, 0),
+	SPEC(O_LR, 'd', lr, 0, 0), SPEC(O_BETA1, 'd', beta1, 0, 0),
+	SPEC(O_BETA2, 'd', beta2, 0, 0), SPEC(O_EPS, 'd', eps, 0, 0),
+	SPEC(O_WD, 'd', weight_decay, 0, 0), SPEC(O_CLIP, 'd', grad_clip, 0, 0),
+	SPEC(O_TOL, 'd', tolerance, 0, 0), SPEC(O_MARGIN, 'd', loss_margin, 0, 0),
+	SPEC(O_SEED, 'l', seed, 0, INT64_MAX),
+	SPEC(O_EVALTOK, 'l', eval_tokens, 0, CT_SEVAL_MAX_TOKENS),
+};
+#undef SPEC
+
+/* Option c's value (optarg) into its field of s, if c is one of spec_nums:
+ * 0 or CT_EUSAGE; 1 when c is not. */
+static int spec_num_opt(struct ct_job_spec *s, int c)
+{
+	const struct option *o = submit_opts;
+	char what[40];
+
+	for (size_t i = 0; i < sizeof(spec_nums) / sizeof(spec_nums[0]); i++) {
+		const struct spec_num *n = &spec_nums[i];
+		void *p = (char *)s + n->off;
+
+		if (n->val != c)
+			continue;
+		while (o->name && o->val != c)
+			o++;
+		snprintf(what, sizeof(what), "--%s", o->name);
+		return n->type == 'i' ? parse_int(optarg, what, p)
+		     : n->type == 'd' ? parse_dbl(optarg, what, p)
+				      : parse_i64(optarg, what, n->lo, n->hi, p);
+	}
+	return 1;
+}
+
 static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char *paths[3])
 {
 	char p[PATH_MAX];
-	int rc;
+	int rc = spec_num_opt(s, c);
 
+	if (rc <= 0)
+		return rc;
 	switch (c) {
 	case O_MODEL: case O_TRAIN: case O_EVAL:
 		rc = ct_cmd_path(ctx, optarg, p, sizeof(p));
@@ -152,28 +200,9 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		free(paths[c - O_MODEL]);
 		paths[c - O_MODEL] = strdup(p);
 		return paths[c - O_MODEL] ? 0 : CT_ENOMEM;
-	case O_SHARDS: return parse_int(optarg, "--shards", &s->shards);
-	case O_ROUNDS: return parse_int(optarg, "--rounds", &s->rounds);
-	case O_STEPS: return parse_int(optarg, "--steps", &s->steps);
-	case O_BATCH: return parse_int(optarg, "--batch", &s->batch);
-	case O_SEQ: return parse_int(optarg, "--seq", &s->seq);
-	case O_LR: return parse_dbl(optarg, "--lr", &s->lr);
-	case O_QUORUM: return parse_int(optarg, "--quorum", &s->quorum);
-	case O_REPLICAS: return parse_int(optarg, "--replicas", &s->replicas);
-	case O_BETA1: return parse_dbl(optarg, "--beta1", &s->beta1);
-	case O_BETA2: return parse_dbl(optarg, "--beta2", &s->beta2);
-	case O_EPS: return parse_dbl(optarg, "--eps", &s->eps);
-	case O_WD: return parse_dbl(optarg, "--weight-decay", &s->weight_decay);
-	case O_CLIP: return parse_dbl(optarg, "--grad-clip", &s->grad_clip);
-	case O_SEED: return parse_i64(optarg, "--seed", 0, INT64_MAX, &s->seed);
-	case O_DEADLINE: return parse_int(optarg, "--deadline", &s->delay_bound);
 	case O_NAME: s->name = optarg; return 0;
-	case O_TOL: return parse_dbl(optarg, "--tolerance", &s->tolerance);
-	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
-	case O_EVALTOK: return parse_i64(optarg, "--eval-tokens", 0, CT_SEVAL_MAX_TOKENS,
-					 &s->eval_tokens);
 	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
