@@ -61,6 +61,7 @@ struct board_kind {
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
 	const char *get_sql, *rank_sql, *history_sql;
+	const char *after_sql;		/* id order after an id (the stats export) */
 };
 
 /* The members of a struct board_kind for row type T with columns `cols`,
@@ -76,6 +77,8 @@ struct board_kind {
 		[CT_WEB_SORT_TOTAL] = PAGE(tbl, a, sel, join, "total_credit"), \
 	}, \
 	.get_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id = ?", \
+	.after_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id > ? " \
+		"ORDER BY " a ".id LIMIT ?", \
 	.rank_sql = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ? OR " \
 		"(expavg_credit = ? AND id > ?)", \
 	.history_sql = "SELECT create_time DIV 86400 AS d, SUM(credit) FROM " \
@@ -247,6 +250,22 @@ int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int6
 	if (k == NULL || (owner > 0 && k->owner_count_sql == NULL))
 		return ct_error(CT_EINVAL, "web: no board of %s by owner", kind);
 	return board(db, k, sort, page, owner, b);
+}
+
+int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_t limit,
+		       struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	if (k == NULL)
+		return ct_error(CT_EINVAL, "web: no board of %s", kind);
+	rc = ct_db_query(db, &res, k->after_sql, "ll", after, limit);
+	if (rc == 0)
+		rc = fill_board(k, res, b, 0);
+	return rc;
 }
 
 /* Row `id` of board `k` into `row`, with its rank by RAC. */

@@ -82,6 +82,12 @@ void ct_web_board_free(struct ct_web_board *b);
 int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
 		 int64_t owner, struct ct_web_board *b);
 
+/* At most `limit` rows of kind's board whose id is > after, in id order
+ * (keyset paging for the stats export), into b->users/teams/hosts (rank 0,
+ * page fields 0). Free with ct_web_board_free(). */
+int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_t limit,
+		       struct ct_web_board *b);
+
 /* One row by id (with its rank by RAC filled in). */
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u);
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t);
