@@ -365,14 +365,50 @@ static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *h
 	return rc;
 }
 
-/* The cards every user, team and host page opens with. */
-static int credit_cards(struct ct_buf *c, double total, double rac, int64_t rank)
+/* The cards of a user's, team's or host's page as a table: a label and a
+ * member of the row, shown as text (.none when empty: "" leaves the card
+ * out), a number, credit, a date or bytes in GiB. */
+enum card_kind { CARD_STR, CARD_NUM, CARD_CREDIT, CARD_DATE, CARD_GIB };
+
+struct card_def {
+	const char *label;
+	enum card_kind kind;
+	size_t off;
+	const char *none;	/* CARD_STR: shown when the text is empty */
+};
+
+#define CARD(T, l, k, m, ...) { .label = (l), .kind = (k), .off = offsetof(T, m), \
+	__VA_ARGS__ }
+/* the three every page opens with */
+#define CREDIT_CARDS(T) CARD(T, "Total credit", CARD_CREDIT, total_credit), \
+	CARD(T, "Recent average credit", CARD_CREDIT, expavg_credit), \
+	CARD(T, "Rank (recent average)", CARD_NUM, rank)
+
+static int cards(struct ct_buf *c, const struct card_def *d, size_t n, const void *row)
 {
 	int rc = ct_buf_appends(c, "<div class=\"cards\">");
 
-	if (rc == 0) rc = card_credit(c, "Total credit", total);
-	if (rc == 0) rc = card_credit(c, "Recent average credit", rac);
-	if (rc == 0) rc = card_num(c, "Rank (recent average)", rank);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const char *p = (const char *)row + d[i].off;
+		char s[64];
+
+		if (d[i].kind == CARD_STR && p[0] == '\0' && d[i].none != NULL && !d[i].none[0])
+			continue;
+		if (d[i].kind == CARD_STR)
+			rc = card(c, d[i].label, p[0] || d[i].none == NULL ? p : d[i].none);
+		else if (d[i].kind == CARD_NUM)
+			rc = card_num(c, d[i].label, row_i64(row, d[i].off));
+		else if (d[i].kind == CARD_CREDIT)
+			rc = card_credit(c, d[i].label, row_dbl(row, d[i].off));
+		else if (d[i].kind == CARD_DATE)
+			rc = card(c, d[i].label, ct_tmpl_date(s, sizeof(s), row_i64(row, d[i].off)));
+		else {
+			snprintf(s, sizeof(s), "%.1f GiB", row_i64(row, d[i].off) / 1073741824.0);
+			rc = card(c, d[i].label, s);
+		}
+	}
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</div>");
 	return rc;
 }
 
@@ -396,24 +432,26 @@ static int history_chart(struct ct_web_req *req, struct ct_buf *c,
 	return rc;
 }
 
+#define U struct ct_web_user
+static const struct card_def user_cards[] = {
+	CREDIT_CARDS(U), CARD(U, "Team", CARD_STR, team_name, .none = "none"),
+	CARD(U, "Country", CARD_STR, country, .none = ""),
+	CARD(U, "Member since", CARD_DATE, create_time),
+	CARD(U, "Computers", CARD_NUM, nhosts),
+};
+#undef U
+
 static int fill_user(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
 		     size_t cap)
 {
 	struct ct_web_user u;
-	char s[64];
 	int rc;
 
 	rc = ct_web_get_user(req->db, id, &u);
 	if (rc < 0)
 		return rc;
 	snprintf(title, cap, "%s", u.name);
-	rc = credit_cards(c, u.total_credit, u.expavg_credit, u.rank);
-	if (rc == 0) rc = card(c, "Team", u.teamid ? u.team_name : "none");
-	if (rc == 0 && u.country[0]) rc = card(c, "Country", u.country);
-	if (rc == 0) rc = card(c, "Member since",
-			       ct_tmpl_date(s, sizeof(s), u.create_time));
-	if (rc == 0) rc = card_num(c, "Computers", u.nhosts);
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	rc = cards(c, user_cards, sizeof(user_cards) / sizeof(user_cards[0]), &u);
 	if (rc == 0 && u.teamid)
 		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
 				    (long long)u.teamid, u.team_name);
@@ -445,22 +483,24 @@ static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
 	return rc;
 }
 
+#define T struct ct_web_team
+static const struct card_def team_cards[] = {
+	CREDIT_CARDS(T), CARD(T, "Members", CARD_NUM, nusers),
+	CARD(T, "Founded", CARD_DATE, create_time), CARD(T, "Founder", CARD_STR, founder_name),
+};
+#undef T
+
 static int fill_team(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
 		     size_t cap)
 {
 	struct ct_web_team t;
-	char s[64];
 	int rc;
 
 	rc = ct_web_get_team(req->db, id, &t);
 	if (rc < 0)
 		return rc;
 	snprintf(title, cap, "%s", t.name);
-	rc = credit_cards(c, t.total_credit, t.expavg_credit, t.rank);
-	if (rc == 0) rc = card_num(c, "Members", t.nusers);
-	if (rc == 0) rc = card(c, "Founded", ct_tmpl_date(s, sizeof(s), t.create_time));
-	if (rc == 0) rc = card(c, "Founder", t.founder_name);
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	rc = cards(c, team_cards, sizeof(team_cards) / sizeof(team_cards[0]), &t);
 	if (rc == 0 && t.description[0])
 		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t.description);
 	if (rc == 0)
@@ -472,32 +512,30 @@ static int fill_team(struct ct_web_req *req, struct ct_buf *c, int64_t id, char 
 	return rc;
 }
 
+#define H struct ct_web_host
+static const struct card_def host_cards[] = {
+	CREDIT_CARDS(H), CARD(H, "Owner", CARD_STR, owner_name),
+	CARD(H, "Device", CARD_STR, device, .none = "CPU reference"),
+	CARD(H, "CPU", CARD_STR, cpu_model), CARD(H, "Operating system", CARD_STR, os),
+	CARD(H, "CPU cores", CARD_NUM, ncpus), CARD(H, "Memory", CARD_GIB, ram_bytes),
+	CARD(H, "Client", CARD_STR, client_version),
+	CARD(H, "Valid results", CARD_NUM, nresults_valid),
+	CARD(H, "Invalid results", CARD_NUM, nresults_invalid),
+	CARD(H, "Last contact", CARD_DATE, rpc_time),
+};
+#undef H
+
 static int fill_host(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
 		     size_t cap)
 {
 	struct ct_web_host h;
-	char s[64];
 	int rc;
 
 	rc = ct_web_get_host(req->db, id, &h);
 	if (rc < 0)
 		return rc;
 	snprintf(title, cap, "Computer #%lld", (long long)id);
-	rc = credit_cards(c, h.total_credit, h.expavg_credit, h.rank);
-	if (rc == 0) rc = card(c, "Owner", h.owner_name);
-	if (rc == 0) rc = card(c, "Device", h.device[0] ? h.device : "CPU reference");
-	if (rc == 0) rc = card(c, "CPU", h.cpu_model);
-	if (rc == 0) rc = card(c, "Operating system", h.os);
-	if (rc == 0) rc = card_num(c, "CPU cores", h.ncpus);
-	if (rc == 0) {
-		snprintf(s, sizeof(s), "%.1f GiB", h.ram_bytes / 1073741824.0);
-		rc = card(c, "Memory", s);
-	}
-	if (rc == 0) rc = card(c, "Client", h.client_version);
-	if (rc == 0) rc = card_num(c, "Valid results", h.nresults_valid);
-	if (rc == 0) rc = card_num(c, "Invalid results", h.nresults_invalid);
-	if (rc == 0) rc = card(c, "Last contact", ct_tmpl_date(s, sizeof(s), h.rpc_time));
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
+	rc = cards(c, host_cards, sizeof(host_cards) / sizeof(host_cards[0]), &h);
 	if (rc == 0)
 		rc = ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
 				    (long long)h.userid, h.owner_name);
