@@ -234,9 +234,7 @@ static int api_one(struct ct_web_req *req, struct ct_json *j, const char *kind,
 	size_t n = 0;
 	int rc;
 
-	rc = kind[0] == 'u' ? ct_web_get_user(req->db, id, &x.u) :
-	     kind[0] == 't' ? ct_web_get_team(req->db, id, &x.t) :
-	     ct_web_get_host(req->db, id, &x.h);
+	rc = ct_web_get(req->db, kind, id, &x);
 	if (rc < 0)
 		return rc;
 	total = kind[0] == 'u' ? x.u.total_credit : kind[0] == 't' ?

@@ -318,6 +318,17 @@ int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
 			       "WHERE hostid = ?", "l", id);
 }
 
+int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row)
+{
+	if (strcmp(kind, "user") == 0)
+		return ct_web_get_user(db, id, row);
+	if (strcmp(kind, "team") == 0)
+		return ct_web_get_team(db, id, row);
+	if (strcmp(kind, "host") == 0)
+		return ct_web_get_host(db, id, row);
+	return ct_error(CT_EINVAL, "web: no %s rows", kind);
+}
+
 /* ---- credit history ------------------------------------------------------ */
 
 static int history_query(struct ct_db *db, struct ct_db_res **res,

@@ -92,6 +92,9 @@ int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u);
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t);
 int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h);
+/* The same by kind ("user", "team", "host") into the matching struct;
+ * CT_EINVAL for another kind. */
+int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row);
 
 /* Credit history: cumulative credit at the end of each day with a grant,
  * newest CT_WEB_HIST_DAYS days, oldest first; t[] are UNIX times (end of

@@ -432,35 +432,7 @@ static int history_chart(struct ct_web_req *req, struct ct_buf *c,
 	return rc;
 }
 
-#define U struct ct_web_user
-static const struct card_def user_cards[] = {
-	CREDIT_CARDS(U), CARD(U, "Team", CARD_STR, team_name, .none = "none"),
-	CARD(U, "Country", CARD_STR, country, .none = ""),
-	CARD(U, "Member since", CARD_DATE, create_time),
-	CARD(U, "Computers", CARD_NUM, nhosts),
-};
-#undef U
-
-static int fill_user(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
-		     size_t cap)
-{
-	struct ct_web_user u;
-	int rc;
-
-	rc = ct_web_get_user(req->db, id, &u);
-	if (rc < 0)
-		return rc;
-	snprintf(title, cap, "%s", u.name);
-	rc = cards(c, user_cards, sizeof(user_cards) / sizeof(user_cards[0]), &u);
-	if (rc == 0 && u.teamid)
-		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
-				    (long long)u.teamid, u.team_name);
-	if (rc == 0)
-		rc = history_chart(req, c, "user", id, u.total_credit);
-	if (rc == 0)
-		rc = board_section(req, c, "Computers", &host_view, id, SIZE_MAX);
-	return rc;
-}
+/* ---- the pages of one user, team or host ---------------------------------- */
 
 /* Join or leave button for the signed-in user on a team's page. */
 static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
@@ -483,36 +455,69 @@ static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
 	return rc;
 }
 
+static int user_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
+{
+	const struct ct_web_user *u = row;
+
+	(void)req;
+	(void)id;
+	if (u->teamid == 0)
+		return 0;
+	return ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
+			      (long long)u->teamid, u->team_name);
+}
+
+static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
+{
+	const struct ct_web_team *t = row;
+	int rc = 0;
+
+	if (t->description[0])
+		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t->description);
+	if (rc == 0)
+		rc = team_action(req, c, id);
+	return rc;
+}
+
+static int host_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
+{
+	const struct ct_web_host *h = row;
+
+	(void)req;
+	(void)id;
+	return ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
+			      (long long)h->userid, h->owner_name);
+}
+
+/* What differs between the pages of a user, a team and a host: the cards,
+ * the text after them, the title (the row's name, or "Computer #ID" where
+ * name_off is 0) and the board of the rows it owns, if any. The credit
+ * history chart comes between the text and that board. */
+struct entity_view {
+	const char *kind;	/* ct_web_get's */
+	const struct card_def *cards;
+	size_t ncards, name_off, total_off;
+	int (*text)(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row);
+	const char *owned_heading;	/* NULL: none */
+	const struct board_view *owned;
+};
+
+#define ENTITY_VIEW(T, k, cards_) .kind = (k), .cards = (cards_), \
+	.ncards = sizeof(cards_) / sizeof((cards_)[0]), .total_off = offsetof(T, total_credit)
+
+#define U struct ct_web_user
 #define T struct ct_web_team
+#define H struct ct_web_host
+static const struct card_def user_cards[] = {
+	CREDIT_CARDS(U), CARD(U, "Team", CARD_STR, team_name, .none = "none"),
+	CARD(U, "Country", CARD_STR, country, .none = ""),
+	CARD(U, "Member since", CARD_DATE, create_time),
+	CARD(U, "Computers", CARD_NUM, nhosts),
+};
 static const struct card_def team_cards[] = {
 	CREDIT_CARDS(T), CARD(T, "Members", CARD_NUM, nusers),
 	CARD(T, "Founded", CARD_DATE, create_time), CARD(T, "Founder", CARD_STR, founder_name),
 };
-#undef T
-
-static int fill_team(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
-		     size_t cap)
-{
-	struct ct_web_team t;
-	int rc;
-
-	rc = ct_web_get_team(req->db, id, &t);
-	if (rc < 0)
-		return rc;
-	snprintf(title, cap, "%s", t.name);
-	rc = cards(c, team_cards, sizeof(team_cards) / sizeof(team_cards[0]), &t);
-	if (rc == 0 && t.description[0])
-		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t.description);
-	if (rc == 0)
-		rc = team_action(req, c, id);
-	if (rc == 0)
-		rc = history_chart(req, c, "team", id, t.total_credit);
-	if (rc == 0)
-		rc = board_section(req, c, "Members", &user_view, id, SIZE_MAX);
-	return rc;
-}
-
-#define H struct ct_web_host
 static const struct card_def host_cards[] = {
 	CREDIT_CARDS(H), CARD(H, "Owner", CARD_STR, owner_name),
 	CARD(H, "Device", CARD_STR, device, .none = "CPU reference"),
@@ -523,32 +528,50 @@ static const struct card_def host_cards[] = {
 	CARD(H, "Invalid results", CARD_NUM, nresults_invalid),
 	CARD(H, "Last contact", CARD_DATE, rpc_time),
 };
+
+enum { PAGE_USER, PAGE_TEAM, PAGE_HOST };
+static const struct entity_view entity_pages[] = {
+	[PAGE_USER] = { ENTITY_VIEW(U, "user", user_cards), .name_off = offsetof(U, name),
+			.text = user_text, .owned_heading = "Computers", .owned = &host_view },
+	[PAGE_TEAM] = { ENTITY_VIEW(T, "team", team_cards), .name_off = offsetof(T, name),
+			.text = team_text, .owned_heading = "Members", .owned = &user_view },
+	[PAGE_HOST] = { ENTITY_VIEW(H, "host", host_cards), .text = host_text },
+};
+#undef U
+#undef T
 #undef H
 
-static int fill_host(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
-		     size_t cap)
+static int fill_entity(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
+		       size_t cap, const void *arg)
 {
-	struct ct_web_host h;
+	const struct entity_view *v = arg;
+	union { struct ct_web_user u; struct ct_web_team t; struct ct_web_host h; } row;
 	int rc;
 
-	rc = ct_web_get_host(req->db, id, &h);
+	rc = ct_web_get(req->db, v->kind, id, &row);
 	if (rc < 0)
 		return rc;
-	snprintf(title, cap, "Computer #%lld", (long long)id);
-	rc = cards(c, host_cards, sizeof(host_cards) / sizeof(host_cards[0]), &h);
+	if (v->name_off)
+		snprintf(title, cap, "%s", (const char *)&row + v->name_off);
+	else
+		snprintf(title, cap, "Computer #%lld", (long long)id);
+	rc = cards(c, v->cards, v->ncards, &row);
 	if (rc == 0)
-		rc = ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
-				    (long long)h.userid, h.owner_name);
+		rc = v->text(req, c, id, &row);
 	if (rc == 0)
-		rc = history_chart(req, c, "host", id, h.total_credit);
+		rc = history_chart(req, c, v->kind, id, row_dbl(&row, v->total_off));
+	if (rc == 0 && v->owned)
+		rc = board_section(req, c, v->owned_heading, v->owned, id, SIZE_MAX);
 	return rc;
 }
 
-/* The page /KIND/ID: fill() reads the row, writes the content and names
- * the page; `none` is the 404's message. */
+/* The page /KIND/ID: fill(arg) reads the row, writes the content and
+ * names the page; `none` is the 404's message. */
 static int one_page(struct ct_web_req *req, struct ct_web_resp *resp, const char *kind,
 		    const char *none,
-		    int (*fill)(struct ct_web_req *, struct ct_buf *, int64_t, char *, size_t))
+		    int (*fill)(struct ct_web_req *, struct ct_buf *, int64_t, char *, size_t,
+				const void *),
+		    const void *arg)
 {
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
 	char path[16], api[64], title[320];
@@ -559,7 +582,7 @@ static int one_page(struct ct_web_req *req, struct ct_web_resp *resp, const char
 	id = ct_web_path_id(req->path, path);
 	if (id <= 0)
 		return ct_error(CT_ENOTFOUND, "%s", none);
-	rc = fill(req, &c, id, title, sizeof(title));
+	rc = fill(req, &c, id, title, sizeof(title), arg);
 	snprintf(api, sizeof(api), "/api/v1/%s/%lld", kind, (long long)id);
 	if (rc == 0)
 		rc = ct_web_render(req, resp, title, &c, api);
@@ -569,17 +592,20 @@ static int one_page(struct ct_web_req *req, struct ct_web_resp *resp, const char
 
 int ct_web_page_user(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	return one_page(req, resp, "user", "no such user", fill_user);
+	return one_page(req, resp, "user", "no such user", fill_entity,
+			&entity_pages[PAGE_USER]);
 }
 
 int ct_web_page_team(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	return one_page(req, resp, "team", "no such team", fill_team);
+	return one_page(req, resp, "team", "no such team", fill_entity,
+			&entity_pages[PAGE_TEAM]);
 }
 
 int ct_web_page_host(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	return one_page(req, resp, "host", "no such computer", fill_host);
+	return one_page(req, resp, "host", "no such computer", fill_entity,
+			&entity_pages[PAGE_HOST]);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -799,7 +825,7 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 }
 
 static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
-		    size_t cap)
+		    size_t cap, const void *arg)
 {
 	struct ct_web_round *r = NULL;
 	struct ct_web_contrib *k = NULL;
@@ -807,6 +833,7 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 	size_t nr = 0, nk = 0;
 	int rc;
 
+	(void)arg;
 	rc = ct_web_get_job(req->db, id, j, &r, &nr, &k, &nk);
 	if (rc < 0)
 		return rc;
@@ -839,7 +866,7 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 
 int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	return one_page(req, resp, "job", "no such job", fill_job);
+	return one_page(req, resp, "job", "no such job", fill_job, NULL);
 }
 
 /* ---- status and home ----------------------------------------------------- */
