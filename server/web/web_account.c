@@ -40,17 +40,13 @@ static const struct ct_dl_col session_cols[] = {
 
 int ct_web_auth_session(struct ct_web_req *req)
 {
-	struct ct_db_res *res = NULL;
 	char hash[CT_SHA256_HEXLEN + 1];
 	int rc;
 
 	ct_sha256_hex(req->session, strlen(req->session), hash);
-	rc = ct_db_query(req->db, &res, "SELECT u.id, u.name, u.teamid FROM "
+	rc = CT_DL_ONE(req->db, req, session_cols, "SELECT u.id, u.name, u.teamid FROM "
 		"web_session s JOIN `user` u ON u.id = s.userid "
-		"WHERE s.token_hash = ? AND s.expire_time > ?", "sl", hash,
-		ct_db_now(req->db));
-	if (rc == 0)
-		rc = ct_dl_one(res, req, session_cols, CT_DL_NCOLS(session_cols));
+		"WHERE s.token_hash = ? AND s.expire_time > ?", hash, ct_db_now(req->db));
 	return rc == CT_ENOTFOUND ? 0 : rc;	/* no session: signed out */
 }
 

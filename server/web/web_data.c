@@ -162,17 +162,19 @@ static int64_t *row_rank(const struct board_kind *k, void *row)
 	return (int64_t *)((char *)row + k->rank_off);
 }
 
-/* Read every row of `res` into a new array at b->users (the union's members
- * share one pointer), ranked from first_rank. Frees `res`. */
-static int fill_board(const struct board_kind *k, struct ct_db_res *res,
-		      struct ct_web_board *b, int64_t first_rank)
+/* Run board k's SELECT `sql` with the arguments a[0..na) and read every
+ * row into a new array at b->users (the union's members share one
+ * pointer), ranked from first_rank. */
+static int fill_board(struct ct_db *db, const struct board_kind *k, const char *sql,
+		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b,
+		      int64_t first_rank)
 {
 	void *rows;
 	char name[16];
 	int rc;
 
 	snprintf(name, sizeof(name), "%ss", k->name);
-	rc = ct_dl_all(res, k->size, k->cols, k->ncols, name, &rows, &b->n);
+	rc = ct_dl_query_all(db, k->size, k->cols, k->ncols, name, &rows, &b->n, sql, a, na);
 	if (rc < 0)
 		return rc;
 	b->users = rows;
@@ -187,7 +189,6 @@ static int board(struct ct_db *db, const struct board_kind *k,
 		 enum ct_web_sort sort, int64_t page, int64_t owner,
 		 struct ct_web_board *b)
 {
-	struct ct_db_res *res = NULL;
 	int64_t total = 0, off;
 	int s = sort == CT_WEB_SORT_TOTAL ? CT_WEB_SORT_TOTAL : CT_WEB_SORT_RAC;
 	int rc;
@@ -197,23 +198,17 @@ static int board(struct ct_db *db, const struct board_kind *k,
 	if (page < 1 || page > CT_WEB_MAX_PAGE || owner > 0)
 		page = 1;
 	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	if (owner > 0) {
+	if (owner > 0)
 		rc = ct_db_query_int(db, &total, k->owner_count_sql, "l", owner);
-		if (rc < 0)
-			return rc;
-		rc = ct_db_query(db, &res, k->owner_sql[s], "li", owner,
-				 CT_WEB_PAGE_SIZE * 4);
-	} else {
+	else
 		rc = ct_db_query_int(db, &total, k->count_sql, "");
-		if (rc < 0)
-			return rc;
-		rc = ct_db_query(db, &res, k->page_sql[s], "ll",
-				 (int64_t)CT_WEB_PAGE_SIZE, off);
-	}
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
-	return fill_board(k, res, b, off + 1);
+	if (owner > 0)
+		return fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
+				  b, off + 1);
+	return fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b, off + 1);
 }
 
 int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
@@ -256,31 +251,23 @@ int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_
 		       struct ct_web_board *b)
 {
 	const struct board_kind *k = board_kind(kind);
-	struct ct_db_res *res = NULL;
-	int rc;
 
 	memset(b, 0, sizeof(*b));
 	if (k == NULL)
 		return ct_error(CT_EINVAL, "web: no board of %s", kind);
-	rc = ct_db_query(db, &res, k->after_sql, "ll", after, limit);
-	if (rc == 0)
-		rc = fill_board(k, res, b, 0);
-	return rc;
+	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b, 0);
 }
 
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
 {
-	struct ct_db_res *res = NULL;
 	int64_t above = 0;
 	double rac;
 	int rc;
 
 	memset(row, 0, k->size);
-	rc = ct_db_query(db, &res, k->get_sql, "l", id);
-	if (rc == 0)
-		rc = ct_dl_one(res, row, k->cols, k->ncols);
+	rc = ct_dl_query_one(db, row, k->cols, k->ncols, k->get_sql, CT_DB_ARGS(id));
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	if (rc < 0)
@@ -331,16 +318,6 @@ int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row)
 
 /* ---- credit history ------------------------------------------------------ */
 
-static int history_query(struct ct_db *db, struct ct_db_res **res,
-			 const char *kind, int64_t id)
-{
-	const struct board_kind *k = board_kind(kind);
-
-	if (k == NULL)
-		return ct_error(CT_EINVAL, "web: history of '%s'", kind);
-	return ct_db_query(db, res, k->history_sql, "li", id, CT_WEB_HIST_DAYS);
-}
-
 /* A day of credit_event (history_sql's columns). */
 struct hist_day {
 	int64_t day;
@@ -354,7 +331,7 @@ static const struct ct_dl_col hist_cols[] = {
 int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 		   double total, double **t, double **credit, size_t *n)
 {
-	struct ct_db_res *res = NULL;
+	const struct board_kind *k = board_kind(kind);
 	struct hist_day *d = NULL;
 	void *rows = NULL;
 	size_t nd = 0;
@@ -363,10 +340,10 @@ int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 
 	*t = *credit = NULL;
 	*n = 0;
-	rc = history_query(db, &res, kind, id);
-	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(*d), hist_cols, CT_DL_NCOLS(hist_cols), "history days",
-			       &rows, &nd);
+	if (k == NULL)
+		return ct_error(CT_EINVAL, "web: history of '%s'", kind);
+	rc = CT_DL_ALL(db, sizeof(*d), hist_cols, "history days", &rows, &nd, k->history_sql,
+		       id, CT_WEB_HIST_DAYS);
 	d = rows;
 	if (rc < 0 || nd == 0)
 		goto out;
@@ -432,47 +409,33 @@ static const struct ct_dl_col count_cols[] = {
 /* Result counts of one job by state (result_job index). */
 static int job_counts(struct ct_db *db, struct ct_web_job *j)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
 	/* the per-round counters the result triggers keep (migration 004):
-	 * one row per round, whatever the number of results */
-	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
+	 * one row per round, whatever the number of results; an aggregate,
+	 * so always one row */
+	return CT_DL_ONE(db, j, count_cols, "SELECT COALESCE(SUM(n_unsent), 0), "
 		"COALESCE(SUM(n_in_progress), 0), COALESCE(SUM(n_valid), 0), "
 		"COALESCE(SUM(n_invalid), 0), COALESCE(SUM(n_error), 0), "
-		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", "l", j->id);
-	if (rc == 0)	/* an aggregate: always one row */
-		rc = ct_dl_one(res, j, count_cols, CT_DL_NCOLS(count_cols));
-	return rc;
+		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", j->id);
 }
 
 int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	void *rows = NULL;
 	int rc;
 
-	*jobs = NULL;
-	*n = 0;
-	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", "");
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs",
-		      &rows, n);
-	if (rc < 0)
-		return rc;
+	rc = ct_dl_query_all(db, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs", &rows,
+			     n, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", NULL, 0);
 	*jobs = rows;
-	for (size_t i = 0; i < *n; i++) {
+	for (size_t i = 0; rc == 0 && i < *n; i++) {
 		job_status_name(&(*jobs)[i]);
 		rc = job_counts(db, &(*jobs)[i]);
-		if (rc < 0) {
-			free(*jobs);
-			*jobs = NULL;
-			*n = 0;
-			return rc;
-		}
 	}
-	return 0;
+	if (rc < 0) {
+		free(*jobs);
+		*jobs = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 #define R struct ct_web_round
@@ -488,21 +451,17 @@ static const struct ct_dl_col round_cols[] = {
 static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		      size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	struct ct_web_round *r;
 	void *rows = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT r.idx, r.status, r.nwus, r.nwus_done, "
+	rc = CT_DL_ALL(db, sizeof(*r), round_cols, "rounds", &rows, n,
+		"SELECT r.idx, r.status, r.nwus, r.nwus_done, "
 		"r.create_time, r.finish_time, r.model_sha256, r.out_model_sha256, "
 		"r.eval_loss, r.base_eval_loss, COALESCE(s.n_in_progress, 0), "
 		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens "
 		"FROM `round` r LEFT JOIN round_stat s ON s.roundid = r.id "
-		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", "l", id);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(*r), round_cols, CT_DL_NCOLS(round_cols), "rounds",
-		      &rows, n);
+		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", id);
 	if (rc < 0)
 		return rc;
 	*out = r = rows;
@@ -521,20 +480,16 @@ static const struct ct_dl_col contrib_cols[] = {
 static int job_contributors(struct ct_db *db, int64_t id,
 			    struct ct_web_contrib **out, size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	void *rows = NULL;
 	int rc;
 
 	/* the per-(job, user) counters a result trigger keeps (migration 004) */
-	rc = ct_db_query(db, &res, "SELECT s.userid, COALESCE(u.name, ''), "
+	rc = CT_DL_ALL(db, sizeof(**out), contrib_cols, "contributors", &rows, n,
+		"SELECT s.userid, COALESCE(u.name, ''), "
 		"s.nvalid, s.credit FROM job_user_stat s "
 		"LEFT JOIN `user` u ON u.id = s.userid "
 		"WHERE s.jobid = ? AND s.nvalid > 0 "
-		"ORDER BY s.credit DESC, s.userid LIMIT 50", "l", id);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(**out), contrib_cols, CT_DL_NCOLS(contrib_cols),
-		      "contributors", &rows, n);
+		"ORDER BY s.credit DESC, s.userid LIMIT 50", id);
 	*out = rows;
 	return rc;
 }
@@ -543,16 +498,13 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib)
 {
-	struct ct_db_res *res = NULL;
 	int rc;
 
 	*rounds = NULL;
 	*contrib = NULL;
 	*nrounds = *ncontrib = 0;
 	memset(job, 0, sizeof(*job));
-	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "WHERE j.id = ?", "l", id);
-	if (rc == 0)
-		rc = ct_dl_one(res, job, job_cols, CT_DL_NCOLS(job_cols));
+	rc = CT_DL_ONE(db, job, job_cols, "SELECT " JOB_COLS "WHERE j.id = ?", id);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	if (rc < 0)
@@ -583,22 +535,22 @@ static const struct ct_dl_col role_cols[] = {
 
 static int status_roles(struct ct_db *db, struct ct_web_status *st)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_web_role *r;
+	void *rows = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT role, instance, start_time, "
-		"beat_time, nruns, nitems, last_error FROM role_heartbeat "
-		"ORDER BY role, instance LIMIT 32", "");
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0 && st->nroles < 32) {
-		struct ct_web_role *r = &st->roles[st->nroles++];
-
-		ct_dl_row(res, r, role_cols, CT_DL_NCOLS(role_cols));
-		r->alive = st->now - r->beat_time <= 120;
+	rc = ct_dl_query_all(db, sizeof(*r), role_cols, CT_DL_NCOLS(role_cols), "roles", &rows,
+			     &n, "SELECT role, instance, start_time, beat_time, nruns, nitems, "
+			     "last_error FROM role_heartbeat ORDER BY role, instance LIMIT 32",
+			     NULL, 0);
+	r = rows;
+	for (size_t i = 0; i < n && st->nroles < 32; i++) {
+		r[i].alive = st->now - r[i].beat_time <= 120;
+		st->roles[st->nroles++] = r[i];
 	}
-	ct_db_res_free(res);
-	return 0;
+	free(rows);
+	return rc;
 }
 
 int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
