@@ -482,9 +482,20 @@ static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
 					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
 					     { NULL, 0, NULL, 0 } };
 
+/* The model a job export writes: its SELECT's one column. */
+struct export_model {
+	char sha[80];
+};
+
+static const struct ct_dl_col export_model_cols[] = {
+	CT_DL_COL(struct export_model, sha),
+};
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	char out[PATH_MAX] = "", src[PATH_MAX], sha[80] = "";
+	char out[PATH_MAX] = "", src[PATH_MAX];
+	struct export_model em = { "" };
+	const char *sha = em.sha;
 	int64_t id, round = 0;
 	int hf = 0;
 	struct ct_mmap m = { 0 };
@@ -510,16 +521,12 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_error(CT_EUSAGE, "--out FILE is required");
 	if (rc < 0)
 		return rc;
-	struct ct_db_res *res = NULL;
-	rc = round ? ct_db_query(ctx->db, &res, "SELECT out_model_sha256 FROM `round` WHERE "
-				 "jobid=? AND idx=?", "li", id, (int)round)
-		   : ct_db_query(ctx->db, &res, "SELECT final_model_sha256 FROM job WHERE id=?",
-				 "l", id);
-	if (rc < 0)
+	rc = round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
+			       "`round` WHERE jobid=? AND idx=?", id, (int)round)
+		   : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
+			       "job WHERE id=?", id);
+	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (ct_db_next(res) > 0)
-		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
-	ct_db_res_free(res);
 	if (sha[0] == 0)
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
 				round ? "such round's" : "final");
@@ -566,10 +573,27 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 	return 0;
 }
 
+/* A row of role_heartbeat for `status`, in its SELECT's order. */
+struct status_role {
+	char role[132], instance[516];
+	int64_t beat_time, nitems;
+	char last_error[1024], host[260];
+	int64_t pid;
+};
+
+#define S struct status_role
+static const struct ct_dl_col status_role_cols[] = {
+	CT_DL_COL(S, role), CT_DL_COL(S, instance), CT_DL_COL(S, beat_time),
+	CT_DL_COL(S, nitems), CT_DL_COL(S, last_error), CT_DL_COL(S, host), CT_DL_COL(S, pid),
+};
+#undef S
+
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct status_role *r = NULL;
 	int64_t now = ct_db_now(ctx->db);
+	void *rows = NULL;
+	size_t n = 0;
 	int ver = 0, rc;
 
 	rc = ct_db_schema_version(ctx->db, &ver);
@@ -580,18 +604,21 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = print_counts(ctx);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error, "
-			 "host, pid FROM role_heartbeat ORDER BY instance, role", "");
+	rc = ct_dl_query_all(ctx->db, sizeof(*r), status_role_cols, CT_DL_NCOLS(status_role_cols),
+			     "roles", &rows, &n, "SELECT role, instance, beat_time, nitems, "
+			     "last_error, host, pid FROM role_heartbeat ORDER BY instance, role",
+			     NULL, 0);
 	if (rc < 0)
 		return rc;
+	r = rows;
 	fprintf(ctx->out, "instances and roles (a clean stop removes its rows):\n");
-	while (ct_db_next(res) > 0)
+	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-16s %-13s %s (host %s pid %" PRId64 ", last seen %" PRId64
-			" s ago, %" PRId64 " items)%s%s\n", ct_db_str(res, 1), ct_db_str(res, 0),
-			now - ct_db_int(res, 2) < 30 ? "up" : "down", ct_db_str(res, 5),
-			ct_db_int(res, 6), now - ct_db_int(res, 2), ct_db_int(res, 3),
-			ct_db_str(res, 4)[0] ? " last error: " : "", ct_db_str(res, 4));
-	ct_db_res_free(res);
+			" s ago, %" PRId64 " items)%s%s\n", r[i].instance, r[i].role,
+			now - r[i].beat_time < 30 ? "up" : "down", r[i].host, r[i].pid,
+			now - r[i].beat_time, r[i].nitems,
+			r[i].last_error[0] ? " last error: " : "", r[i].last_error);
+	free(rows);
 	return 0;
 }
 
