@@ -148,7 +148,7 @@ int ct_seval_loss_handover(struct ct_server *srv, struct ct_gpt2 *m,
 	int B, nb, rc;
 
 	*consumed = 0;
-	if (tok->tok == NULL)	/* 32-bit ids: ct_eval's own path reads them */
+	if (tok->tok == NULL)	/* ids not widened: ct_eval says what to do */
 		return ct_seval_loss(srv, m, tok, batch, T, want_tokens, loss, ntokens);
 	rc = eval_shape(tok, batch, T, want_tokens, &B, &nb);
 	if (rc < 0)

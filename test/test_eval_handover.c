@@ -25,7 +25,7 @@ static void check(const char *device)
 {
 	struct ct_gpt2 a = { 0 }, b = { 0 };
 	struct ct_tokens tok = { 0 };
-	uint16_t t[400];
+	ct_tok t[400];
 	uint32_t s = 3;
 	float want = 0, got = 0;
 	int consumed = -1;
@@ -37,7 +37,7 @@ static void check(const char *device)
 	assert_int_equal(ct_gpt2_init_random(&cfg, 9, a.params), 0);
 	memcpy(b.params, a.params, a.lay.total * sizeof(float));
 	for (size_t i = 0; i < 400; i++)
-		t[i] = (uint16_t)(ct_test_lcg(&s) % (uint32_t)cfg.V);
+		t[i] = (ct_tok)(ct_test_lcg(&s) % (uint32_t)cfg.V);
 	tok.tok = t;
 	tok.n = 400;
 	assert_int_equal(ct_eval(&a, &tok, 2, 16, 5, device, &want), 0);

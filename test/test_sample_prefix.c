@@ -22,7 +22,7 @@
 static const struct ct_gpt2_config cfg = CT_TEST_TINY_CONFIG;
 
 /* The logits of every row of the full window, (T, Vp). */
-static float *full_logits(const struct ct_gpt2 *model, const uint16_t *in)
+static float *full_logits(const struct ct_gpt2 *model, const ct_tok *in)
 {
 	struct ct_model m;
 	float *lg = malloc((size_t)cfg.maxT * cfg.Vp * sizeof(float));
@@ -41,14 +41,14 @@ static void check_device(const char *device)
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be = NULL;
 	struct ct_gpt2 model = { 0 };
-	uint16_t in[16];
+	ct_tok in[16];
 	uint32_t s = 5;
 	float out[64], *want;
 
 	assert_int_equal(ct_gpt2_alloc(&model, &cfg), 0);
 	assert_int_equal(ct_gpt2_init_random(&cfg, 3, model.params), 0);
 	for (int i = 0; i < cfg.maxT; i++)
-		in[i] = (uint16_t)(ct_test_lcg(&s) % (uint32_t)cfg.V);
+		in[i] = (ct_tok)(ct_test_lcg(&s) % (uint32_t)cfg.V);
 	want = full_logits(&model, in);
 	assert_int_equal(ct_backend_find(device, &ops), 0);
 	assert_int_equal(ops->open(device, &cfg, 1, cfg.maxT, 0, &be), 0);
@@ -63,7 +63,7 @@ static void check_device(const char *device)
 	}
 	/* a token changed in the middle: the rows from it on are stale */
 	free(want);
-	in[4] = (uint16_t)((in[4] + 1) % cfg.V);
+	in[4] = (ct_tok)((in[4] + 1) % (ct_tok)cfg.V);
 	want = full_logits(&model, in);
 	assert_int_equal(ops->logits(be, in, 10, out), 0);
 	assert_memory_equal(out, want + (size_t)10 * cfg.Vp, (size_t)cfg.V * sizeof(float));
