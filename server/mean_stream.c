@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "mean_stream.h"
+#include "eval.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
 #include "ct_err.h"
@@ -92,20 +93,8 @@ static void decode_all(struct group *g)
 /* The base's weights [s, s + m) into buf. */
 static int read_base(int fd, const char *path, size_t s, size_t m, float *buf)
 {
-	size_t got = 0, len = m * sizeof(float);
-
-	while (got < len) {
-		ssize_t r = pread(fd, (char *)buf + got, len - got,
-				  (off_t)(CT_GPT2_HEADER_BYTES + s * sizeof(float) + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return ct_error(CT_EIO, "%s: read: %s", path,
-					r < 0 ? strerror(errno) : "file shrank");
-		got += (size_t)r;
-	}
-	return 0;
+	return ct_seval_pread(fd, path, buf, m * sizeof(float),
+			      (uint64_t)CT_GPT2_HEADER_BYTES + s * sizeof(float));
 }
 
 /* Open the readers of results [g0, g0 + g->n). */
