@@ -139,6 +139,21 @@ galera_start 2 || die "node 2"
 galera_start 3 || die "node 3"
 check "the cluster has three nodes" \
 	"$(galera_sql 1 "SHOW STATUS LIKE 'wsrep_cluster_size'" | cut -f2)" 3
+# what the server's retries rest on: a transaction that loses a conflict to
+# another node's commit is aborted with error 1213 (a deadlock), the
+# error ct_db_txn runs a transaction again for
+galera_sql 1 "CREATE DATABASE probe; CREATE TABLE probe.t (id INT PRIMARY KEY, v INT);
+	INSERT INTO probe.t VALUES (1, 0)" || die "probe table"
+galera_sql 1 "START TRANSACTION; UPDATE probe.t SET v=1 WHERE id=1; SELECT SLEEP(4);
+	COMMIT" >"$GT/probe.out" 2>&1 &
+probe=$!
+sleep 1.5
+galera_sql 2 "UPDATE probe.t SET v=2 WHERE id=1" || fail "the other node's update"
+wait "$probe"
+check "a transaction that loses a commit conflict to another node fails with 1213" \
+	"$(grep -c 'ERROR 1213' "$GT/probe.out")" 1
+check "the other node's write won, on every node" "$(galera_sql 3 "SET SESSION wsrep_sync_wait=1; SELECT v FROM probe.t")" 2
+galera_sql 1 "DROP DATABASE probe"
 galera_sql 1 "CREATE DATABASE ctune CHARACTER SET utf8mb4;
 	CREATE USER ct@'%' IDENTIFIED BY 'pw'; GRANT ALL ON ctune.* TO ct@'%'" || die "grant"
 DB1="mysql://ct:pw@$GNET.1:3306/ctune"
@@ -213,10 +228,9 @@ valid=$(q "SELECT COUNT(*) FROM result WHERE jobid=1 AND validate_state=1")
 [ "$valid" -ge $((2 * NWU)) ] && ok "$valid valid results for $NWU WUs" ||
 	fail "$valid valid results for $NWU WUs (quorum 2)"
 
-# the nodes agree (give the last write sets a moment to apply)
-sleep 2
+# the nodes agree (wsrep_sync_wait: once the node applied what it was sent)
 rows() {
-	galera_sql "$1" "USE ctune; SELECT CONCAT((SELECT COUNT(*) FROM result), '/',
+	galera_sql "$1" "USE ctune; SET SESSION wsrep_sync_wait=1; SELECT CONCAT((SELECT COUNT(*) FROM result), '/',
 		(SELECT COUNT(*) FROM credit_event), '/', (SELECT SUM(credit) FROM credit_event),
 		'/', (SELECT GROUP_CONCAT(out_model_sha256 ORDER BY id) FROM round))"
 }
