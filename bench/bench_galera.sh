@@ -13,9 +13,9 @@ BS="$top_builddir/bench/bench_sched"
 SECS=${1:-15}
 shift 2>/dev/null
 CLIENTS=${*:-16 32}
-GT=$(mktemp -d "${TMPDIR:-/tmp}/ctune-bgalera-XXXXXX")
 . "$(dirname "$0")/../test/galera_lib.sh"
 galera_need
+GT=$(mktemp -d "${TMPDIR:-/tmp}/ctune-bgalera-XXXXXX")
 MPID=
 cleanup() {
 	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID"

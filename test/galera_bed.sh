@@ -37,9 +37,9 @@ FULL=0
 for x in "$S" "$CTUNE" "$CORPUS"; do
 	[ -x "$x" ] || { echo "skip: $x not built"; exit 77; }
 done
-GT=$(mktemp -d "${TMPDIR:-/tmp}/ctune-galera-XXXXXX")
 . "$(dirname "$0")/galera_lib.sh"
 galera_need
+GT=$(mktemp -d "${TMPDIR:-/tmp}/ctune-galera-XXXXXX")
 
 PIDS=()
 cleanup() {
