@@ -122,6 +122,9 @@ galera_start() {
 			--auth-root-authentication-method=normal >"$GT/n1/install.log" 2>&1 ||
 			{ echo "galera: mariadb-install-db failed"; cat "$GT/n1/install.log"; return 1; }
 	fi
+	# a node that comes back may need a new SST, written by nobody (above)
+	# over what mariadbd (root) made since: rsync must own it to set modes
+	chown -R nobody "$GT/n$i/data" 2>/dev/null || chmod -R a+rwX "$GT/n$i/data"
 	ip netns exec "${GNS}n$i" "$MARIADBD" --defaults-file="$GT/n$i/my.cnf" "$@" \
 		>>"$GT/n$i/out.log" 2>&1 &
 	GPID[$i]=$!
