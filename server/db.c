@@ -265,8 +265,12 @@ static void fetch_ctx_free(struct fetch_ctx *f, int ncols);
 
 /* ---- connections -------------------------------------------------------- */
 
+/* The server's error code of this thread's last failed statement. */
+static __thread unsigned g_last_errno;
+
 static int db_error(MYSQL *my, unsigned err, const char *errmsg, const char *what)
 {
+	g_last_errno = err;
 	if (err == ER_LOCK_DEADLOCK || err == ER_LOCK_WAIT_TIMEOUT)
 		return ct_error(CT_EAGAIN, "%s: %s", what, errmsg);
 	if (err == ER_DUP_ENTRY || err == ER_DUP_KEY)
@@ -542,11 +546,13 @@ int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, si
 {
 	/* An autocommit statement is a transaction of its own: one that
 	 * Galera aborts at commit (certification failure, reported as a
-	 * deadlock) or that hits a deadlock is run again like ct_db_txn does.
+	 * deadlock) or that hits a deadlock is run again like ct_db_txn does
+	 * (not a lock wait timeout: that one already waited its 50 s).
 	 * Inside a transaction the caller's ct_db_txn retries the whole. */
 	for (int attempt = 0;; attempt++) {
 		int rc = execa_once(db, sql, a, n);
-		if (rc != CT_EAGAIN || db->in_txn || attempt + 1 >= CT_DB_TXN_TRIES)
+		if (rc != CT_EAGAIN || db->in_txn || g_last_errno != ER_LOCK_DEADLOCK ||
+		    attempt + 1 >= CT_DB_TXN_TRIES)
 			return rc;
 		backoff_wait(attempt);
 	}

@@ -183,9 +183,10 @@ void ct_db_close(struct ct_db *db);
  * UPDATE that matched a row but changed no value counts as affected, as
  * the connection uses CLIENT_FOUND_ROWS), or CT_EDB / CT_EAGAIN / CT_EDUP
  * / CT_EINVAL (bad type string). Outside a transaction (autocommit), a
- * deadlock or a Galera certification failure is retried with ct_db_txn's
- * backoff and bound before CT_EAGAIN comes back; inside one (ct_db_begin)
- * it comes back at once, for ct_db_txn to run the whole again. */
+ * deadlock or a Galera certification failure (error 1213) is retried with
+ * ct_db_txn's backoff and bound before CT_EAGAIN comes back (a lock wait
+ * timeout is not); inside one (ct_db_begin) it comes back at once, for
+ * ct_db_txn to run the whole again. */
 int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...);
 
 /* AUTO_INCREMENT id of the row the last INSERT on this connection made. */
