@@ -55,6 +55,7 @@ struct ct_gpt2_config {
 	int F;		/* Llama: MLP hidden size (intermediate_size) */
 	int flags;	/* Llama: CT_LLAMA_TIED, CT_LLAMA_QKV_BIAS */
 	int rope_orig_maxT;	/* Llama-3 scaling: original_max_position_embeddings */
+	int hd;		/* Llama: head_dim when it is not C/NH (Qwen3), else 0 */
 	double rope_theta;	/* Llama: RoPE base */
 	double rms_eps;		/* Llama: RMSNorm epsilon */
 	double rope_factor;	/* Llama-3 scaling factor; 0: no scaling */

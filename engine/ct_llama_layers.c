@@ -129,3 +129,73 @@ void ct_swiglu_backward(float *dfch, const float *fch, const float *dout, int BT
 		}
 	}
 }
+
+void ct_qknorm_forward(float *qkv, float *rstd, const float *raw, const float *qkw,
+		       int BT, int NH, int KVH, int hd, float eps)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	for (int r = 0; r < BT; r++) {
+		const float *row = raw + (size_t)r * QKV;
+		float *y = qkv + (size_t)r * QKV;
+
+		for (int h = 0; h < nh; h++) {
+			const float *x = row + (size_t)h * hd, *w = qkw + (h < NH ? 0 : hd);
+			float ss = 0.0f, rs;
+
+			for (int i = 0; i < hd; i++)
+				ss = fmaf(x[i], x[i], ss);
+			rs = 1.0f / sqrtf(ss / (float)hd + eps);
+			for (int i = 0; i < hd; i++)
+				y[(size_t)h * hd + i] = (x[i] * rs) * w[i];
+			rstd[(size_t)r * nh + h] = rs;
+		}
+		memcpy(y + (size_t)nh * hd, row + (size_t)nh * hd, (size_t)KVH * hd * sizeof(float));
+	}
+}
+
+/* dqkw[i] += acc over rows r, then heads h0..h1-1, of n_i * dy_i. */
+static void qknorm_dw(float *dw, const float *dqkv, const float *raw, const float *rstd,
+		      int BT, int NH, int KVH, int hd, int h0, int h1)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	for (int i = 0; i < hd; i++) {
+		float acc = 0.0f;
+
+		for (int r = 0; r < BT; r++)
+			for (int h = h0; h < h1; h++) {
+				size_t k = (size_t)r * QKV + (size_t)h * hd + i;
+
+				acc = fmaf(raw[k] * rstd[(size_t)r * nh + h], dqkv[k], acc);
+			}
+		dw[i] = dw[i] + acc;
+	}
+}
+
+void ct_qknorm_backward(float *dqkv, float *dqkw, const float *raw, const float *qkw,
+			const float *rstd, int BT, int NH, int KVH, int hd)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	if (dqkw != NULL) {
+		qknorm_dw(dqkw, dqkv, raw, rstd, BT, NH, KVH, hd, 0, NH);
+		qknorm_dw(dqkw + hd, dqkv, raw, rstd, BT, NH, KVH, hd, NH, nh);
+	}
+	for (int r = 0; r < BT; r++)
+		for (int h = 0; h < nh; h++) {
+			const size_t o = (size_t)r * QKV + (size_t)h * hd;
+			const float *x = raw + o, *w = qkw + (h < NH ? 0 : hd);
+			const float rs = rstd[(size_t)r * nh + h];
+			float *dy = dqkv + o, s = 0.0f, m;
+
+			for (int i = 0; i < hd; i++)
+				s = fmaf(w[i] * dy[i], x[i] * rs, s);
+			m = s / (float)hd;
+			for (int i = 0; i < hd; i++)
+				dy[i] = ((w[i] * dy[i]) - ((x[i] * rs) * m)) * rs;
+		}
+}
