@@ -23,7 +23,6 @@
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,11 +61,6 @@ int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_c
 	    ops != &ct_ocl_backend_ops)
 		return ct_error(CT_EUNSUPP, "Llama models run on the C reference and OpenCL "
 				"only (device %s; use --device cpu or opencl)", ops->name);
-	if (cfg->arch == CT_ARCH_LLAMA && ops == &ct_ocl_backend_ops &&
-	    (cfg->hd != 0 || (cfg->flags & CT_LLAMA_QK_NORM)))
-		return ct_error(CT_EUNSUPP, "Qwen3-style models (head_dim %d other than "
-				"C/NH, or q/k norms) run on the C reference only so far "
-				"(use --device cpu)", cfg->hd ? cfg->hd : cfg->C / cfg->NH);
 	return 0;
 }
 

@@ -138,7 +138,8 @@ void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER
 
 /* GPT-2 initialisation from a seed, identical on every platform: every
  * weight matrix and both embeddings ~ normal(0, 0.02), except attprojw and
- * fcprojw ~ normal(0, 0.02/sqrt(2L)); layernorm weights 1; biases 0
+ * fcprojw ~ normal(0, 0.02/sqrt(2L)); layernorm weights (and Llama's q/k
+ * norm weights) 1; biases 0
  * (padded rows of wte are drawn too, like every other element). Normals
  * come from one xoshiro256** stream seeded by splitmix64(seed), turned into
  * N(0,1) by the Marsaglia polar method on ct_logf/sqrtf, consumed in

@@ -267,3 +267,106 @@ __kernel void ct_ll_gqa_reduce(CT_BUF(__global, dqkv), CT_BUF(const __global, sr
 		acc = acc + e[part * C + (kh * G + g) * hs + i];
 	*d = acc;
 }
+
+/* ---- per-head RMSNorm of q and k (Qwen3) --------------------------------- */
+
+/* ct_qknorm_forward: raw, qkv (BT, (NH+2KVH)*hd); heads h < NH+KVH normed
+ * (w = qkw, or qkw + hd for k heads), the v heads copied. One work-item
+ * per (head h < NH+2KVH, row r). */
+__kernel void ct_ll_qknorm_fwd(CT_BUF(__global, qkv), CT_BUF(__global, rstd),
+			       CT_BUF(const __global, raw), CT_BUF(const __global, qkw),
+			       int BT, int NH, int KVH, int hd, float eps)
+{
+	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
+	size_t o;
+	const __global float *x, *w;
+	__global float *y;
+	float ss = 0.0f, rs;
+
+	if (h >= nh + KVH || r >= BT)
+		return;
+	CT_AT(qkv); CT_AT(rstd); CT_AT(raw); CT_AT(qkw);
+	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
+	x = raw + o;
+	y = qkv + o;
+	if (h >= nh) {
+		for (int i = 0; i < hd; i++)
+			y[i] = x[i];
+		return;
+	}
+	w = qkw + (h < NH ? 0 : hd);
+	for (int i = 0; i < hd; i++)
+		ss = fma(x[i], x[i], ss);
+	rs = ss / (float)hd;
+	rs = rs + eps;
+	rs = sqrt(rs);
+	rs = 1.0f / rs;
+	for (int i = 0; i < hd; i++) {
+		float v = x[i] * rs;
+
+		y[i] = v * w[i];
+	}
+	rstd[(size_t)r * nh + h] = rs;
+}
+
+/* The weight half of ct_qknorm_backward: dqkw[j] for j < 2hd (j < hd:
+ * q_norm over the q heads, else k_norm over the k heads), rows then heads
+ * in increasing order. One work-item per j. Runs before ..._dx. */
+__kernel void ct_ll_qknorm_bwd_dw(CT_BUF(__global, dqkw), CT_BUF(const __global, dqkv),
+				  CT_BUF(const __global, raw), CT_BUF(const __global, rstd),
+				  int BT, int NH, int KVH, int hd)
+{
+	int j = get_global_id(0), nh = NH + KVH, i, h0, h1;
+	size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+	float acc = 0.0f;
+
+	if (j >= 2 * hd)
+		return;
+	CT_AT(dqkw); CT_AT(dqkv); CT_AT(raw); CT_AT(rstd);
+	i = j % hd;
+	h0 = j < hd ? 0 : NH;
+	h1 = j < hd ? NH : nh;
+	for (int r = 0; r < BT; r++)
+		for (int h = h0; h < h1; h++) {
+			size_t k = (size_t)r * QKV + (size_t)h * hd + i;
+			float n = raw[k] * rstd[(size_t)r * nh + h];
+
+			acc = fma(n, dqkv[k], acc);
+		}
+	dqkw[j] = dqkw[j] + acc;
+}
+
+/* The input half of ct_qknorm_backward, in place on dqkv's q and k heads.
+ * One work-item per (head h < NH+KVH, row r). */
+__kernel void ct_ll_qknorm_bwd_dx(CT_BUF(__global, dqkv), CT_BUF(const __global, raw),
+				  CT_BUF(const __global, qkw), CT_BUF(const __global, rstd),
+				  int BT, int NH, int KVH, int hd)
+{
+	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
+	size_t o;
+	const __global float *x, *w;
+	__global float *dy;
+	float rs, s = 0.0f, m;
+
+	if (h >= nh || r >= BT)
+		return;
+	CT_AT(dqkv); CT_AT(raw); CT_AT(qkw); CT_AT(rstd);
+	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
+	x = raw + o;
+	dy = dqkv + o;
+	w = qkw + (h < NH ? 0 : hd);
+	rs = rstd[(size_t)r * nh + h];
+	for (int i = 0; i < hd; i++) {
+		float dn = w[i] * dy[i], n = x[i] * rs;
+
+		s = fma(dn, n, s);
+	}
+	m = s / (float)hd;
+	for (int i = 0; i < hd; i++) {
+		float dn = w[i] * dy[i], n = x[i] * rs, dv;
+
+		n = n * m;
+		dv = dn - n;
+		dy[i] = dv * rs;
+	}
+}
