@@ -11,42 +11,50 @@
 #include <math.h>
 #include <string.h>
 
+/* One row of n values: y = (x * rs) * w; returns rs. */
+static float rms_row_fwd(float *y, const float *x, const float *w, int n, float eps)
+{
+	float ss = 0.0f, rs;
+
+	for (int i = 0; i < n; i++)
+		ss = fmaf(x[i], x[i], ss);
+	rs = 1.0f / sqrtf(ss / (float)n + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = (x[i] * rs) * w[i];
+	return rs;
+}
+
+/* The input gradient of one row: dv = (dn - n*m) * rs; dx + dv when add,
+ * else dv (dx may be dy). */
+static void rms_row_bwd(float *dx, const float *dy, const float *x, const float *w,
+			float rs, int n, int add)
+{
+	float s = 0.0f, m;
+
+	for (int i = 0; i < n; i++)
+		s = fmaf(w[i] * dy[i], x[i] * rs, s);
+	m = s / (float)n;
+	for (int i = 0; i < n; i++) {
+		float dv = ((w[i] * dy[i]) - ((x[i] * rs) * m)) * rs;
+
+		dx[i] = add ? dx[i] + dv : dv;
+	}
+}
+
 void ct_rmsnorm_forward(float *out, float *rstd, const float *inp,
 			const float *w, int BT, int C, float eps)
 {
-	for (int r = 0; r < BT; r++) {
-		const float *x = inp + (size_t)r * C;
-		float *y = out + (size_t)r * C;
-		float ss = 0.0f, rs;
-
-		for (int i = 0; i < C; i++)
-			ss = fmaf(x[i], x[i], ss);
-		rs = 1.0f / sqrtf(ss / (float)C + eps);
-		for (int i = 0; i < C; i++)
-			y[i] = (x[i] * rs) * w[i];
-		rstd[r] = rs;
-	}
+	for (int r = 0; r < BT; r++)
+		rstd[r] = rms_row_fwd(out + (size_t)r * C, inp + (size_t)r * C, w, C, eps);
 }
 
 void ct_rmsnorm_backward(float *dinp, float *dw, const float *dout,
 			 const float *inp, const float *w, const float *rstd,
 			 int BT, int C)
 {
-	for (int r = 0; r < BT; r++) {
-		const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
-		float *dx = dinp + (size_t)r * C;
-		const float rs = rstd[r];
-		float s = 0.0f, m;
-
-		for (int i = 0; i < C; i++)
-			s = fmaf(w[i] * dy[i], x[i] * rs, s);
-		m = s / (float)C;
-		for (int i = 0; i < C; i++) {
-			float dv = (w[i] * dy[i]) - ((x[i] * rs) * m);
-
-			dx[i] = dx[i] + dv * rs;
-		}
-	}
+	for (int r = 0; r < BT; r++)
+		rms_row_bwd(dinp + (size_t)r * C, dout + (size_t)r * C, inp + (size_t)r * C, w,
+			    rstd[r], C, 1);
 	if (dw == NULL)
 		return;
 	for (int i = 0; i < C; i++) {
@@ -140,17 +148,9 @@ void ct_qknorm_forward(float *qkv, float *rstd, const float *raw, const float *q
 		const float *row = raw + (size_t)r * QKV;
 		float *y = qkv + (size_t)r * QKV;
 
-		for (int h = 0; h < nh; h++) {
-			const float *x = row + (size_t)h * hd, *w = qkw + (h < NH ? 0 : hd);
-			float ss = 0.0f, rs;
-
-			for (int i = 0; i < hd; i++)
-				ss = fmaf(x[i], x[i], ss);
-			rs = 1.0f / sqrtf(ss / (float)hd + eps);
-			for (int i = 0; i < hd; i++)
-				y[(size_t)h * hd + i] = (x[i] * rs) * w[i];
-			rstd[(size_t)r * nh + h] = rs;
-		}
+		for (int h = 0; h < nh; h++)
+			rstd[(size_t)r * nh + h] = rms_row_fwd(y + (size_t)h * hd, row + (size_t)h * hd,
+								qkw + (h < NH ? 0 : hd), hd, eps);
 		memcpy(y + (size_t)nh * hd, row + (size_t)nh * hd, (size_t)KVH * hd * sizeof(float));
 	}
 }
@@ -188,14 +188,8 @@ void ct_qknorm_backward(float *dqkv, float *dqkw, const float *raw, const float 
 	for (int r = 0; r < BT; r++)
 		for (int h = 0; h < nh; h++) {
 			const size_t o = (size_t)r * QKV + (size_t)h * hd;
-			const float *x = raw + o, *w = qkw + (h < NH ? 0 : hd);
-			const float rs = rstd[(size_t)r * nh + h];
-			float *dy = dqkv + o, s = 0.0f, m;
 
-			for (int i = 0; i < hd; i++)
-				s = fmaf(w[i] * dy[i], x[i] * rs, s);
-			m = s / (float)hd;
-			for (int i = 0; i < hd; i++)
-				dy[i] = ((w[i] * dy[i]) - ((x[i] * rs) * m)) * rs;
+			rms_row_bwd(dqkv + o, dqkv + o, raw + o, qkw + (h < NH ? 0 : hd),
+				    rstd[(size_t)r * nh + h], hd, 0);
 		}
 }

@@ -47,33 +47,62 @@ __kernel void ct_ll_embed_bwd(CT_BUF(__global, dwte), CT_BUF(const __global, dou
 
 /* ---- RMSNorm --------------------------------------------------------------- */
 
+/* One row of n values: y = (x * rs) * w with rs ct_rmsnorm_forward's
+ * chain; returns rs. */
+static float rms_row_fwd(__global float *y, const __global float *x,
+			 const __global float *w, int n, float eps)
+{
+	float ss = 0.0f, rs;
+
+	for (int i = 0; i < n; i++)
+		ss = fma(x[i], x[i], ss);
+	rs = ss / (float)n;
+	rs = rs + eps;
+	rs = sqrt(rs);
+	rs = 1.0f / rs;
+	for (int i = 0; i < n; i++) {
+		float v = x[i] * rs;
+
+		y[i] = v * w[i];
+	}
+	return rs;
+}
+
+/* The input gradient of one row (ct_rmsnorm_backward's chain): dv_i =
+ * (dn_i - n_i * m) * rs; dx_i + dv_i when add, else dv_i (dx may be dy). */
+static void rms_row_bwd(__global float *dx, const __global float *dy,
+			const __global float *x, const __global float *w, float rs, int n,
+			int add)
+{
+	float s = 0.0f, m;
+
+	for (int i = 0; i < n; i++) {
+		float dn = w[i] * dy[i], v = x[i] * rs;
+
+		s = fma(dn, v, s);
+	}
+	m = s / (float)n;
+	for (int i = 0; i < n; i++) {
+		float dn = w[i] * dy[i], v = x[i] * rs, dv;
+
+		v = v * m;
+		dv = dn - v;
+		dv = dv * rs;
+		dx[i] = add ? dx[i] + dv : dv;
+	}
+}
+
 /* ct_rmsnorm_forward; one work-item per row r. */
 __kernel void ct_rmsnorm_fwd(CT_BUF(__global, out), CT_BUF(__global, rstd),
 			     CT_BUF(const __global, inp), CT_BUF(const __global, w),
 			     int BT, int C, float eps)
 {
 	int r = get_global_id(0);
-	const __global float *x;
-	__global float *y;
-	float ss = 0.0f, rs;
 
 	if (r >= BT)
 		return;
 	CT_AT(out); CT_AT(rstd); CT_AT(inp); CT_AT(w);
-	x = inp + (size_t)r * C;
-	y = out + (size_t)r * C;
-	for (int i = 0; i < C; i++)
-		ss = fma(x[i], x[i], ss);
-	rs = ss / (float)C;
-	rs = rs + eps;
-	rs = sqrt(rs);
-	rs = 1.0f / rs;
-	for (int i = 0; i < C; i++) {
-		float v = x[i] * rs;
-
-		y[i] = v * w[i];
-	}
-	rstd[r] = rs;
+	rstd[r] = rms_row_fwd(out + (size_t)r * C, inp + (size_t)r * C, w, C, eps);
 }
 
 /* The dinp half of ct_rmsnorm_backward; one work-item per row r. */
@@ -82,31 +111,12 @@ __kernel void ct_rmsnorm_bwd_dinp(CT_BUF(__global, dinp), CT_BUF(const __global,
 				  CT_BUF(const __global, rstd), int BT, int C)
 {
 	int r = get_global_id(0);
-	const __global float *x, *dy;
-	__global float *dx;
-	float rs, s = 0.0f, m;
+	size_t o = (size_t)r * C;
 
 	if (r >= BT)
 		return;
 	CT_AT(dinp); CT_AT(dout); CT_AT(inp); CT_AT(w); CT_AT(rstd);
-	x = inp + (size_t)r * C;
-	dy = dout + (size_t)r * C;
-	dx = dinp + (size_t)r * C;
-	rs = rstd[r];
-	for (int i = 0; i < C; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs;
-
-		s = fma(dn, n, s);
-	}
-	m = s / (float)C;
-	for (int i = 0; i < C; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs, dv;
-
-		n = n * m;
-		dv = dn - n;
-		dv = dv * rs;
-		dx[i] = dx[i] + dv;
-	}
+	rms_row_bwd(dinp + o, dout + o, inp + o, w, rstd[r], C, 1);
 }
 
 /* The dw half of ct_rmsnorm_backward; one work-item per channel i, rows
@@ -279,34 +289,18 @@ __kernel void ct_ll_qknorm_fwd(CT_BUF(__global, qkv), CT_BUF(__global, rstd),
 {
 	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
 	size_t o;
-	const __global float *x, *w;
-	__global float *y;
-	float ss = 0.0f, rs;
 
 	if (h >= nh + KVH || r >= BT)
 		return;
 	CT_AT(qkv); CT_AT(rstd); CT_AT(raw); CT_AT(qkw);
 	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
-	x = raw + o;
-	y = qkv + o;
 	if (h >= nh) {
 		for (int i = 0; i < hd; i++)
-			y[i] = x[i];
+			qkv[o + i] = raw[o + i];
 		return;
 	}
-	w = qkw + (h < NH ? 0 : hd);
-	for (int i = 0; i < hd; i++)
-		ss = fma(x[i], x[i], ss);
-	rs = ss / (float)hd;
-	rs = rs + eps;
-	rs = sqrt(rs);
-	rs = 1.0f / rs;
-	for (int i = 0; i < hd; i++) {
-		float v = x[i] * rs;
-
-		y[i] = v * w[i];
-	}
-	rstd[(size_t)r * nh + h] = rs;
+	rstd[(size_t)r * nh + h] = rms_row_fwd(qkv + o, raw + o, qkw + (h < NH ? 0 : hd), hd,
+						 eps);
 }
 
 /* The weight half of ct_qknorm_backward: dqkw[j] for j < 2hd (j < hd:
@@ -344,29 +338,11 @@ __kernel void ct_ll_qknorm_bwd_dx(CT_BUF(__global, dqkv), CT_BUF(const __global,
 {
 	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
 	size_t o;
-	const __global float *x, *w;
-	__global float *dy;
-	float rs, s = 0.0f, m;
 
 	if (h >= nh || r >= BT)
 		return;
 	CT_AT(dqkv); CT_AT(raw); CT_AT(qkw); CT_AT(rstd);
 	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
-	x = raw + o;
-	dy = dqkv + o;
-	w = qkw + (h < NH ? 0 : hd);
-	rs = rstd[(size_t)r * nh + h];
-	for (int i = 0; i < hd; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs;
-
-		s = fma(dn, n, s);
-	}
-	m = s / (float)hd;
-	for (int i = 0; i < hd; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs, dv;
-
-		n = n * m;
-		dv = dn - n;
-		dy[i] = dv * rs;
-	}
+	rms_row_bwd(dqkv + o, dqkv + o, raw + o, qkw + (h < NH ? 0 : hd),
+		    rstd[(size_t)r * nh + h], hd, 0);
 }
