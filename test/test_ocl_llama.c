@@ -250,6 +250,7 @@ static void test_gqa(void **state)
 	check_gqa(1, 9, 4, 1, 14);	/* multi-query */
 	check_gqa(2, 5, 3, 3, 8);	/* KVH == NH: GPT-2's rows */
 	check_gqa(1, 11, 2, 1, 66);	/* heads wider than the kernels' 64 channels */
+	check_gqa(1, 9, 4, 2, 128);	/* Qwen3's head_dim */
 }
 
 /* ---- whole work units ------------------------------------------------------- */
