@@ -141,5 +141,29 @@ for r in 0 1 2; do
 		fail "round $r: the stored sample is not ctune sample's text with the exported tokenizer"
 done
 stop "$SPID"
+
+# a checkpoint with --tokenizer PATH, and a directory with token files:
+# both keep the tokenizer.json, so `job sample` decodes their base models
+"$CTUNE" tokens encode --tokenizer "$T/tok" $L/LGPL-3 --out "$T/lgpl.bin" 2>/dev/null ||
+	fail "tokens encode"
+# shellcheck disable=SC2086
+"$SERVER" job submit "$P" --model "$T/init.ct" --tokenizer "$T/tok/tokenizer.json" \
+	--train-text $L/GPL-3 --eval-fraction 0.1 --sample-prompt "$PROMPT" $JOB >"$T/j2.log" 2>&1 ||
+	fail "job submit --tokenizer PATH: $(cat "$T/j2.log")"
+# shellcheck disable=SC2086
+"$SERVER" job submit "$P" --model "$T/hf" --train "$T/lgpl.bin" --eval "$T/lgpl.bin" \
+	--sample-prompt "$PROMPT" $JOB >"$T/j3.log" 2>&1 ||
+	fail "job submit --model HF_DIR --train: $(cat "$T/j3.log")"
+for j in 2 3; do
+	"$SERVER" job sample "$P" $j --round 0 --tokens $NTOK >"$T/js$j.txt" 2>"$T/js$j.err" ||
+		fail "job sample $j: $(cat "$T/js$j.err")"
+	tail -n +2 "$T/js$j.txt" >"$T/js$j.body"
+	node -e 'const fs = require("fs");
+		const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+		const s = j.samples.find((x) => x.round === 0).text + "\n";
+		process.exit(s === fs.readFileSync(process.argv[2], "utf8") ? 0 : 1);' \
+		"$T/job.json" "$T/js$j.body" ||
+		fail "job $j's base sample is not job 1's: $(cat "$T/js$j.txt")"
+done
 echo "PASS: Llama job from text with its tokenizer.json (BOS $BOS), samples of base and 2" \
 	"rounds decoded as ctune sample does with the exported tokenizer, on $DEV"
