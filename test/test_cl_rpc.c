@@ -275,15 +275,5 @@ static void test_account(void **unused)
 	ct_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_and_apply),
-		cmocka_unit_test(test_build_request),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_error_reply),
-		cmocka_unit_test(test_account),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_parse_and_apply, test_build_request, test_malformed, test_oversize,
+	test_error_reply, test_account)

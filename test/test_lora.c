@@ -419,16 +419,6 @@ static void test_wu_resume(void **state)
 	ct_gpt2_free(&model);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_init),
-		cmocka_unit_test(test_layer_matches_spec),
-		cmocka_unit_test(test_zero_b_is_base),
-		cmocka_unit_test(test_grads_vs_full_model),
-		cmocka_unit_test(test_wu_learns),
-		cmocka_unit_test(test_wu_resume),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup, ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_init,
+	test_layer_matches_spec, test_zero_b_is_base, test_grads_vs_full_model,
+	test_wu_learns, test_wu_resume)

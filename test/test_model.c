@@ -455,18 +455,7 @@ static void test_batches_and_eval(void **state)
 	ct_gpt2_free(&model);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_matmul_matches_spec),
-		cmocka_unit_test(test_gradients_vs_finite_differences),
-		cmocka_unit_test(test_loss_decreases),
-		cmocka_unit_test(test_wu_deterministic_and_resume),
-		cmocka_unit_test(test_resume_refuses_other_inputs),
-		cmocka_unit_test(test_bad_inputs),
-		cmocka_unit_test(test_batches_and_eval),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup,
-				      ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_matmul_matches_spec,
+	test_gradients_vs_finite_differences, test_loss_decreases,
+	test_wu_deterministic_and_resume, test_resume_refuses_other_inputs,
+	test_bad_inputs, test_batches_and_eval)

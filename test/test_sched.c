@@ -623,12 +623,5 @@ static void test_routes_per_server(void **state)
 	assert_ptr_equal(a.routes[0], ct_sched_routes);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_case_typos_refused),
-		cmocka_unit_test(test_routes_per_server),
-		cmocka_unit_test(test_cases),
-	};
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_case_typos_refused,
+	test_routes_per_server, test_cases)

@@ -86,14 +86,4 @@ static void test_fit_scrubs(void **state)
 	assert_string_equal(s, "ok??");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_char_len),
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_fit_cuts_on_boundary),
-		cmocka_unit_test(test_fit_scrubs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_char_len, test_valid, test_fit_cuts_on_boundary, test_fit_scrubs)

@@ -128,16 +128,6 @@ static void test_cap_error_is_sticky(void **state)
 	ct_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape_specials),
-		cmocka_unit_test(test_escape_utf8),
-		cmocka_unit_test(test_embedded_nul),
-		cmocka_unit_test(test_nesting_and_commas),
-		cmocka_unit_test(test_numbers_round_trip),
-		cmocka_unit_test(test_unbalanced_is_error),
-		cmocka_unit_test(test_cap_error_is_sticky),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_escape_specials, test_escape_utf8, test_embedded_nul,
+	test_nesting_and_commas, test_numbers_round_trip, test_unbalanced_is_error,
+	test_cap_error_is_sticky)
