@@ -29,6 +29,13 @@ static inline int ct_test_ocl_none(void)
 	return 0;
 }
 
+/* The `before` of an OpenCL test's struct ct_test_plan: 77 (main's
+ * "skipped") where ct_test_ocl_none(), else 0. */
+static inline int ct_test_ocl_skip(void)
+{
+	return ct_test_ocl_none() ? 77 : 0;
+}
+
 /* The inputs of the small work units run on both backends: model (cfg,
  * random weights of seed 7), a 400-token mostly repetitive stream (so the
  * loss moves) and hp: 6 steps of B 3 x T 11, lr 1e-2, weight decay 0.01,
