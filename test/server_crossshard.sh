@@ -107,10 +107,8 @@ else
 fi
 check "the final model is the honest-only mean, byte for byte" \
 	"$(cmp -s "$T/final.bin" "$T/honest.bin" && echo same)" same
-credit_of() { tr '{' '\n' <"$T/users.json" |
-	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 credits() {
-	curl -sf -o "$T/users.json" "$URL/api/v1/users" || return 1
+	users_json || return 1
 	a=$(credit_of h2); b=$(credit_of c2); c=$(credit_of h1)
 	[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] &&
 		awk -v a="$a" -v b="$b" -v c="$c" 'function near(x, y) { return x - y < 1e-9 * y && y - x < 1e-9 * y }
