@@ -1,6 +1,7 @@
 # Unit tests of the training engine (engine/): formats, portable
 # math, the C reference model, work units with save/resume.
 # The tests' default flags (test/local.mk) but for test_cmd_train.
+EXTRA_DIST += test/ct_test_engine.h
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
 	test/test_cmd_train test/test_sample test/test_lora
@@ -11,4 +12,3 @@ TESTS += $(CT_ENGINE_TESTS)
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
-EXTRA_DIST += test/ct_test_engine.h
