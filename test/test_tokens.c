@@ -115,5 +115,15 @@ static void test_save_fails_cleanly(void **state)
 	assert_false(ct_file_exists(path));
 }
 
-CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_roundtrip,
-	test_malformed, test_vocab, test_save_fails_cleanly)
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_vocab),
+		cmocka_unit_test(test_save_fails_cleanly),
+	};
+
+	return cmocka_run_group_tests(tests, ct_test_dir_setup,
+				      ct_test_dir_teardown);
+}
