@@ -6,8 +6,6 @@ bench_bench_avg_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 bench_bench_delta_SOURCES = bench/bench_delta.c
 bench_bench_delta_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 # OpenCL part: kernel and training-step benchmarks (built, never run by make check).
-# bench_train and bench_lora share their run options (bench/ct_bench.h).
-EXTRA_DIST += bench/ct_bench.h
 noinst_PROGRAMS += bench/bench_kernels
 bench_bench_kernels_SOURCES = bench/bench_kernels.c
 bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
@@ -22,6 +20,8 @@ noinst_PROGRAMS += bench/bench_lora
 bench_bench_lora_SOURCES = bench/bench_lora.c
 bench_bench_lora_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_lora_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
+# bench_train's and bench_lora's run options
+EXTRA_DIST += bench/ct_bench.h
 include bench/corpus.mk
 include bench/lofi.mk
 # Server part: scheduler load generator (simulated hosts over loopback).
