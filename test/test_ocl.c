@@ -173,9 +173,5 @@ static void test_binary_cache(void **state)
 	free(dir);
 }
 
-static const struct ct_test_plan plan = {
-	.before = ct_test_ocl_skip,
-};
-
-CT_TEST_MAIN_WITH(&plan, test_parse_spec, test_enumerate, test_errors,
+CT_TEST_MAIN_OCL(NULL, NULL, test_parse_spec, test_enumerate, test_errors,
 	test_alloc_limits, test_embedded_source, test_binary_cache)

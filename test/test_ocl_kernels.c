@@ -583,13 +583,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct ct_test_plan plan = {
-	.before = ct_test_ocl_skip,
-	.group_setup = setup,
-	.group_teardown = teardown,
-};
-
-CT_TEST_MAIN_WITH(&plan, test_matmul, test_matmul_kpieces, test_matmul_forms,
+CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
 	test_attention_recompute, test_attention_tiled, test_gelu_residual,
 	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)

@@ -275,10 +275,4 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct ct_test_plan plan = {
-	.before = ct_test_ocl_skip,
-	.group_setup = setup,
-	.group_teardown = teardown,
-};
-
-CT_TEST_MAIN_WITH(&plan, test_layer, test_wu_equal, test_resume_across)
+CT_TEST_MAIN_OCL(setup, teardown, test_layer, test_wu_equal, test_resume_across)
