@@ -9,6 +9,14 @@
 # (craft_tools; make_data, mkuser, fetch and craft_item are server_lib.sh's).
 craft_tools
 
+# attack_project NAME [SCHED-SETTINGS]: the data (make_data) and a new
+# project NAME; SCHED-SETTINGS (lines joined by \n) open its [sched] section
+attack_project() {
+	make_data
+	"$S" init "$P" --listen 127.0.0.1:0 --name "$1" >/dev/null || die "init"
+	[ -z "${2:-}" ] || sed -i "s/^\[sched\]\$/[sched]\n$2/" "$P/ctune-server.conf"
+}
+
 # submit OPTIONS...: job submit with the data of make_data
 submit() {
 	"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" \

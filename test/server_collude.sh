@@ -17,9 +17,7 @@ CT_TMP_PREFIX=ctune-collude
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "collusion" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1/' "$P/ctune-server.conf"
+attack_project "collusion" "separate_loopback = 1"
 mkuser c1 c2 h1 h2
 echo 127.0.7.1 >"$T/ip.c1"
 echo 127.0.7.2 >"$T/ip.c2"

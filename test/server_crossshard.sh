@@ -42,9 +42,7 @@ if [ "$JOBKIND" = lora ]; then
 	LORA_OPTS="--lora-rank 4 --lora-alpha 8 --lora-targets $LORA_TARGETS"
 fi
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "cross-shard" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1/' "$P/ctune-server.conf"
+attack_project "cross-shard" "separate_loopback = 1"
 mkuser c1 c2 h1 h2
 echo 127.0.7.1 >"$T/ip.c1"
 echo 127.0.17.1 >"$T/ip.c2"
