@@ -11,10 +11,8 @@ TESTS += $(CT_OPENCL_TESTS)
 endif
 EXTRA_DIST += test/ct_test_ocl.h
 
-# `ctune devices` end to end (needs the ctune binary).
-dist_check_SCRIPTS += test/ctune_devices.sh
-TESTS += test/ctune_devices.sh
-
-# `ctune sample` gives the same text on cpu and opencl (needs ctune).
-dist_check_SCRIPTS += test/sample_devices.sh
-TESTS += test/sample_devices.sh
+# `ctune devices` end to end, and `ctune sample` giving the same text on cpu
+# and opencl (both need the ctune binary).
+CT_OPENCL_SCRIPT_TESTS = test/ctune_devices.sh test/sample_devices.sh
+dist_check_SCRIPTS += $(CT_OPENCL_SCRIPT_TESTS)
+TESTS += $(CT_OPENCL_SCRIPT_TESTS)
