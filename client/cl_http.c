@@ -204,16 +204,9 @@ static size_t dl_write(char *p, size_t size, size_t nm, void *arg)
 		d->overflow = 1;
 		return 0;
 	}
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(d->fd, p + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			d->ioerr = errno;
-			return 0;
-		}
-		off += (size_t)w;
+	if (ct_fd_write_all(d->fd, p, n) < 0) {
+		d->ioerr = errno;
+		return 0;
 	}
 	d->have += n;
 	return n;

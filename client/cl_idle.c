@@ -48,15 +48,24 @@ static int file_idle(void *ctx, double *out)
 	return rc;
 }
 
+int ct_idle_source_set(struct ct_idle_source *src, const char *name,
+		       int (*idle_seconds)(void *ctx, double *out), void (*close)(void *ctx),
+		       void *ctx)
+{
+	src->name = name;
+	src->idle_seconds = idle_seconds;
+	src->close = close;
+	src->ctx = ctx;
+	return 0;
+}
+
 int ct_idle_open_file(struct ct_idle_source *src, const char *path)
 {
-	src->ctx = strdup(path);
-	if (src->ctx == NULL)
+	char *copy = strdup(path);
+
+	if (copy == NULL)
 		return CT_ENOMEM;
-	src->name = "file";
-	src->idle_seconds = file_idle;
-	src->close = free;
-	return 0;
+	return ct_idle_source_set(src, "file", file_idle, free, copy);
 }
 
 /* ---- input-device source (evdev) ---- */
@@ -220,11 +229,7 @@ int ct_idle_open_input(struct ct_idle_source *src, const char *devroot,
 	/* input before we looked is unknown: count from now (conservative) */
 	if (ctx->nfds > 0)
 		ctx->last_input = ctx->scanned;
-	src->name = "input";
-	src->idle_seconds = input_idle;
-	src->close = input_close;
-	src->ctx = ctx;
-	return 0;
+	return ct_idle_source_set(src, "input", input_idle, input_close, ctx);
 }
 
 /* Number of devices the input source watches (for status and tests). */
@@ -269,11 +274,7 @@ int ct_idle_open_x11(struct ct_idle_source *src)
 		XCloseDisplay(d);
 		return ct_error(CT_ENOENT, "display has no MIT-SCREEN-SAVER extension");
 	}
-	src->name = "x11";
-	src->idle_seconds = x11_idle;
-	src->close = x11_close;
-	src->ctx = d;
-	return 0;
+	return ct_idle_source_set(src, "x11", x11_idle, x11_close, d);
 }
 #else
 int ct_idle_open_x11(struct ct_idle_source *src)

@@ -59,6 +59,12 @@ int ct_idle_open_logind(struct ct_idle_source *src, const struct ct_clock *clk);
  * when no display can be opened or it lacks the extension. */
 int ct_idle_open_x11(struct ct_idle_source *src);
 
+/* For the open functions above: make src the source called name that asks
+ * idle_seconds(ctx) and ends with close(ctx). Returns 0. */
+int ct_idle_source_set(struct ct_idle_source *src, const char *name,
+		       int (*idle_seconds)(void *ctx, double *out), void (*close)(void *ctx),
+		       void *ctx);
+
 /* logind, else X11, else input on /dev. */
 int ct_idle_open_default(struct ct_idle_source *src, const struct ct_clock *clk);
 

@@ -97,11 +97,7 @@ int ct_idle_open_logind(struct ct_idle_source *src, const struct ct_clock *clk)
 		logind_close(ctx);
 		return ct_error(CT_ENOENT, "logind does not answer on the system bus");
 	}
-	src->name = "logind";
-	src->idle_seconds = logind_idle;
-	src->close = logind_close;
-	src->ctx = ctx;
-	return 0;
+	return ct_idle_source_set(src, "logind", logind_idle, logind_close, ctx);
 }
 #else
 int ct_idle_open_logind(struct ct_idle_source *src, const struct ct_clock *clk)

@@ -45,6 +45,21 @@ static void fail_task(struct ct_task *t, int rc, const char *what)
 	ct_strset(&t->error, ct_errmsg(rc));
 }
 
+/* The first task of p in state whose retry time has come, or NULL; its
+ * name is copied into name[size] (the task may go while unlocked). */
+static struct ct_task *next_due(struct ct_daemon *d, struct ct_project *p,
+				enum ct_task_state state, char *name, size_t size)
+{
+	double now = ct_clock_now(d->clk);
+
+	for (size_t i = 0; i < p->ntasks; i++)
+		if (p->tasks[i].state == state && p->tasks[i].next_try <= now) {
+			snprintf(name, size, "%s", p->tasks[i].name);
+			return &p->tasks[i];
+		}
+	return NULL;
+}
+
 /* After a failed transfer of t: back off, or give up. */
 static void transfer_failed(struct ct_daemon *d, struct ct_task *t, int rc, const char *what,
 			    int fatal)
@@ -72,14 +87,10 @@ static int do_download(struct ct_daemon *d, const char *url)
 	char name[128], *ca = NULL;
 	size_t n = 0;
 	int rc = 0, hash_bad = 0;
-	double now = ct_clock_now(d->clk);
 
-	for (size_t i = 0; i < p->ntasks && t == NULL; i++)
-		if (p->tasks[i].state == CT_TASK_DOWNLOADING && p->tasks[i].next_try <= now)
-			t = &p->tasks[i];
+	t = next_due(d, p, CT_TASK_DOWNLOADING, name, sizeof(name));
 	if (t == NULL)
 		return 0;
-	snprintf(name, sizeof(name), "%s", t->name);
 	files = calloc(t->nfiles ? t->nfiles : 1, sizeof(*files));
 	if (files == NULL)
 		return 0;
@@ -106,11 +117,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 					  files[i].size, &o);
 		hash_bad |= rc == CT_EHASH;
 	}
-	for (size_t i = 0; i < n; i++) {
-		free(files[i].url);
-		free(files[i].name);
-	}
-	free(files);
+	ct_task_files_free(files, n);
 	free(ca);
 	ct_daemon_lock(d);
 	t = task_in(d, url, name);
@@ -148,15 +155,11 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	char *ca = NULL;
 	const char *hdrs[3];
 	long status = 0;
-	double now = ct_clock_now(d->clk);
 	int rc;
 
-	for (size_t i = 0; i < p->ntasks && t == NULL; i++)
-		if (p->tasks[i].state == CT_TASK_UPLOADING && p->tasks[i].next_try <= now)
-			t = &p->tasks[i];
+	t = next_due(d, p, CT_TASK_UPLOADING, name, sizeof(name));
 	if (t == NULL)
 		return 0;
-	snprintf(name, sizeof(name), "%s", t->name);
 	slot = ct_daemon_slot(d, name);
 	if (asprintf(&tok, "X-Upload-Token: %s", t->upload_token ? t->upload_token : "") < 0)
 		tok = NULL;

@@ -86,24 +86,6 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 
 /* ---- reply ---- */
 
-static void free_files(struct ct_task_file *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(f[i].name);
-		free(f[i].url);
-	}
-	free(f);
-}
-
-static void free_params(struct ct_param *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(p[i].name);
-		free(p[i].value);
-	}
-	free(p);
-}
-
 void ct_sched_reply_free(struct ct_sched_reply *r)
 {
 	for (size_t i = 0; i < r->nacks; i++) {
@@ -117,8 +99,8 @@ void ct_sched_reply_free(struct ct_sched_reply *r)
 	free(r->aborts);
 	for (size_t i = 0; i < r->nwus; i++) {
 		free(r->wus[i].name);
-		free_params(r->wus[i].params, r->wus[i].nparams);
-		free_files(r->wus[i].files, r->wus[i].nfiles);
+		ct_params_free(r->wus[i].params, r->wus[i].nparams);
+		ct_task_files_free(r->wus[i].files, r->wus[i].nfiles);
 	}
 	free(r->wus);
 	for (size_t i = 0; i < r->nresults; i++) {

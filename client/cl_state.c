@@ -4,6 +4,7 @@
  * cannot drift apart.
  */
 #include "cl_state.h"
+#include "ct_array.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -75,65 +76,64 @@ struct field {
 	size_t off;
 };
 
-#define TF(tag, type, member) { tag, type, offsetof(struct ct_task, member) }
+/* The element is named after the member (FIELD(ct_task, F_STR, name) is
+ * <name>), so the tag and the member cannot disagree either. */
+#define FIELD(s, type, member) { #member, type, offsetof(struct s, member) }
 static const struct field task_fields[] = {
-	TF("name", F_STR, name),
-	TF("wu_name", F_STR, wu_name),
-	TF("state", F_STATE, state),
-	TF("received", F_DBL, received),
-	TF("deadline", F_DBL, deadline),
-	TF("upload_url", F_STR, upload_url),
-	TF("upload_token", F_STR, upload_token),
-	TF("upload_max", F_U64, upload_max),
-	TF("checkpoint", F_STR, checkpoint),
-	TF("step", F_LONG, step),
-	TF("steps", F_LONG, steps),
-	TF("progress", F_DBL, progress),
-	TF("last_loss", F_DBL, last_loss),
-	TF("elapsed", F_DBL, elapsed),
-	TF("device", F_STR, device),
-	TF("conforming", F_INT, conforming),
-	TF("output_sha256", F_HEX, output_sha256),
-	TF("output_size", F_U64, output_size),
-	TF("eval_loss", F_DBL, eval_loss),
-	TF("outcome", F_INT, outcome),
-	TF("error", F_STR, error),
-	TF("nfailures", F_INT, nfailures),
-	TF("next_try", F_DBL, next_try),
+	FIELD(ct_task, F_STR, name),
+	FIELD(ct_task, F_STR, wu_name),
+	FIELD(ct_task, F_STATE, state),
+	FIELD(ct_task, F_DBL, received),
+	FIELD(ct_task, F_DBL, deadline),
+	FIELD(ct_task, F_STR, upload_url),
+	FIELD(ct_task, F_STR, upload_token),
+	FIELD(ct_task, F_U64, upload_max),
+	FIELD(ct_task, F_STR, checkpoint),
+	FIELD(ct_task, F_LONG, step),
+	FIELD(ct_task, F_LONG, steps),
+	FIELD(ct_task, F_DBL, progress),
+	FIELD(ct_task, F_DBL, last_loss),
+	FIELD(ct_task, F_DBL, elapsed),
+	FIELD(ct_task, F_STR, device),
+	FIELD(ct_task, F_INT, conforming),
+	FIELD(ct_task, F_HEX, output_sha256),
+	FIELD(ct_task, F_U64, output_size),
+	FIELD(ct_task, F_DBL, eval_loss),
+	FIELD(ct_task, F_INT, outcome),
+	FIELD(ct_task, F_STR, error),
+	FIELD(ct_task, F_INT, nfailures),
+	FIELD(ct_task, F_DBL, next_try),
 };
 
-#define PF(tag, type, member) { tag, type, offsetof(struct ct_project, member) }
 static const struct field project_fields[] = {
-	PF("url", F_STR, url),
-	PF("key", F_STR, key),
-	PF("user_name", F_STR, user_name),
-	PF("hostid", F_LONG, hostid),
-	PF("host_auth", F_STR, host_auth),
-	PF("ca_file", F_STR, ca_file),
-	PF("credit", F_DBL, credit),
-	PF("rac", F_DBL, rac),
-	PF("rank", F_LONG, rank),
-	PF("pending_results", F_LONG, pending_results),
-	PF("nfailures", F_INT, nfailures),
-	PF("next_rpc", F_DBL, next_rpc),
-	PF("request_delay_until", F_DBL, request_delay_until),
-	PF("last_rpc", F_DBL, last_rpc),
+	FIELD(ct_project, F_STR, url),
+	FIELD(ct_project, F_STR, key),
+	FIELD(ct_project, F_STR, user_name),
+	FIELD(ct_project, F_LONG, hostid),
+	FIELD(ct_project, F_STR, host_auth),
+	FIELD(ct_project, F_STR, ca_file),
+	FIELD(ct_project, F_DBL, credit),
+	FIELD(ct_project, F_DBL, rac),
+	FIELD(ct_project, F_LONG, rank),
+	FIELD(ct_project, F_LONG, pending_results),
+	FIELD(ct_project, F_INT, nfailures),
+	FIELD(ct_project, F_DBL, next_rpc),
+	FIELD(ct_project, F_DBL, request_delay_until),
+	FIELD(ct_project, F_DBL, last_rpc),
 };
 
-#define FF(tag, type, member) { tag, type, offsetof(struct ct_task_file, member) }
 static const struct field file_fields[] = {
-	FF("name", F_STR, name),
-	FF("url", F_STR, url),
-	FF("sha256", F_HEX, sha256),
-	FF("size", F_U64, size),
+	FIELD(ct_task_file, F_STR, name),
+	FIELD(ct_task_file, F_STR, url),
+	FIELD(ct_task_file, F_HEX, sha256),
+	FIELD(ct_task_file, F_U64, size),
 };
 
-#define OF(tag, type, member) { tag, type, offsetof(struct ct_totals, member) }
 static const struct field totals_fields[] = {
-	OF("results_done", F_LONG, results_done),
-	OF("results_reported", F_LONG, results_reported),
-	OF("seconds", F_DBL, seconds),
-	OF("tokens", F_DBL, tokens),
+	FIELD(ct_totals, F_LONG, results_done),
+	FIELD(ct_totals, F_LONG, results_reported),
+	FIELD(ct_totals, F_DBL, seconds),
+	FIELD(ct_totals, F_DBL, tokens),
 };
 
 #define NF(a) (sizeof(a) / sizeof((a)[0]))
@@ -240,6 +240,16 @@ static int read_fields(xmlNodePtr parent, void *obj, const struct field *f, size
 	return rc;
 }
 
+/* Free the strings of obj: every F_STR field (the tables list them all). */
+static void free_fields(void *obj, const struct field *f, size_t n)
+{
+	char *base = obj;
+
+	for (size_t i = 0; i < n; i++)
+		if (f[i].type == F_STR)
+			free(*(char **)(base + f[i].off));
+}
+
 /* ---- writer ---- */
 
 static int write_task(struct ct_buf *b, const struct ct_task *t)
@@ -318,25 +328,27 @@ static void task_init(struct ct_task *t)
 	t->eval_loss = NAN;
 }
 
+void ct_params_free(struct ct_param *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].value);
+	}
+	free(p);
+}
+
+void ct_task_files_free(struct ct_task_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free_fields(&f[i], file_fields, NF(file_fields));
+	free(f);
+}
+
 static void task_free(struct ct_task *t)
 {
-	for (size_t i = 0; i < t->nparams; i++) {
-		free(t->params[i].name);
-		free(t->params[i].value);
-	}
-	free(t->params);
-	for (size_t i = 0; i < t->nfiles; i++) {
-		free(t->files[i].name);
-		free(t->files[i].url);
-	}
-	free(t->files);
-	free(t->name);
-	free(t->wu_name);
-	free(t->upload_url);
-	free(t->upload_token);
-	free(t->checkpoint);
-	free(t->device);
-	free(t->error);
+	ct_params_free(t->params, t->nparams);
+	ct_task_files_free(t->files, t->nfiles);
+	free_fields(t, task_fields, NF(task_fields));
 }
 
 static void project_free(struct ct_project *p)
@@ -344,11 +356,7 @@ static void project_free(struct ct_project *p)
 	for (size_t i = 0; i < p->ntasks; i++)
 		task_free(&p->tasks[i]);
 	free(p->tasks);
-	free(p->url);
-	free(p->key);
-	free(p->user_name);
-	free(p->host_auth);
-	free(p->ca_file);
+	free_fields(p, project_fields, NF(project_fields));
 }
 
 void ct_state_free(struct ct_state *st)
@@ -502,18 +510,15 @@ struct ct_project *ct_state_find_project(struct ct_state *st, const char *url)
 int ct_state_add_project(struct ct_state *st, const char *url, const char *key,
 			 struct ct_project **out)
 {
-	struct ct_project *arr, *p;
+	struct ct_project *p;
 
 	if (out != NULL)
 		*out = NULL;
 	if (ct_state_find_project(st, url) != NULL)
 		return ct_error(CT_EEXISTS, "already attached to %s", url);
-	arr = realloc(st->projects, (st->nprojects + 1) * sizeof(*arr));
-	if (arr == NULL)
+	p = ct_array_add_zeroed(&st->projects, st->nprojects, sizeof(*p));
+	if (p == NULL)
 		return CT_ENOMEM;
-	st->projects = arr;
-	p = &arr[st->nprojects];
-	memset(p, 0, sizeof(*p));
 	p->url = strdup(url);
 	p->key = strdup(key ? key : "");
 	if (p->url == NULL || p->key == NULL) {
@@ -551,16 +556,14 @@ struct ct_task *ct_project_find_task(struct ct_project *p, const char *name)
 
 int ct_project_add_task(struct ct_project *p, const char *name, struct ct_task **out)
 {
-	struct ct_task *arr, *t;
+	struct ct_task *t;
 
 	*out = NULL;
 	if (ct_project_find_task(p, name) != NULL)
 		return ct_error(CT_EEXISTS, "task %s already known", name);
-	arr = realloc(p->tasks, (p->ntasks + 1) * sizeof(*arr));
-	if (arr == NULL)
+	t = ct_array_add_zeroed(&p->tasks, p->ntasks, sizeof(*t));
+	if (t == NULL)
 		return CT_ENOMEM;
-	p->tasks = arr;
-	t = &arr[p->ntasks];
 	task_init(t);
 	t->name = strdup(name);
 	if (t->name == NULL)
@@ -589,16 +592,15 @@ const char *ct_task_param(const struct ct_task *t, const char *name)
 
 int ct_task_add_param(struct ct_task *t, const char *name, const char *value)
 {
-	struct ct_param *arr = realloc(t->params, (t->nparams + 1) * sizeof(*arr));
+	struct ct_param *pp = ct_array_add_zeroed(&t->params, t->nparams, sizeof(*pp));
 
-	if (arr == NULL)
+	if (pp == NULL)
 		return CT_ENOMEM;
-	t->params = arr;
-	arr[t->nparams].name = strdup(name);
-	arr[t->nparams].value = strdup(value);
-	if (arr[t->nparams].name == NULL || arr[t->nparams].value == NULL) {
-		free(arr[t->nparams].name);
-		free(arr[t->nparams].value);
+	pp->name = strdup(name);
+	pp->value = strdup(value);
+	if (pp->name == NULL || pp->value == NULL) {
+		free(pp->name);
+		free(pp->value);
 		return CT_ENOMEM;
 	}
 	t->nparams++;
@@ -607,13 +609,12 @@ int ct_task_add_param(struct ct_task *t, const char *name, const char *value)
 
 int ct_task_add_file(struct ct_task *t, struct ct_task_file **out)
 {
-	struct ct_task_file *arr = realloc(t->files, (t->nfiles + 1) * sizeof(*arr));
+	struct ct_task_file *f = ct_array_add_zeroed(&t->files, t->nfiles, sizeof(*f));
 
 	*out = NULL;
-	if (arr == NULL)
+	if (f == NULL)
 		return CT_ENOMEM;
-	t->files = arr;
-	memset(&arr[t->nfiles], 0, sizeof(arr[0]));
-	*out = &arr[t->nfiles++];
+	t->nfiles++;
+	*out = f;
 	return 0;
 }

@@ -178,6 +178,11 @@ int ct_task_add_param(struct ct_task *t, const char *name, const char *value);
 /* Add a zeroed file entry; *out points into t. */
 int ct_task_add_file(struct ct_task *t, struct ct_task_file **out);
 
+/* Free n parameters / n input files and the array itself (NULL-safe); the
+ * scheduler reply (cl_rpc.c) holds the same two lists. */
+void ct_params_free(struct ct_param *p, size_t n);
+void ct_task_files_free(struct ct_task_file *f, size_t n);
+
 /* Replace *dst with a copy of src (NULL allowed). 0 or CT_ENOMEM. */
 int ct_strset(char **dst, const char *src);
 

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +38,66 @@ static long get_l(xmlNodePtr n, const char *tag, long def)
 	return ct_xml_get_long(n, tag, LONG_MIN, LONG_MAX, &v) == 0 ? v : def;
 }
 
-static void parse_task(xmlNodePtr n, struct ct_status_task *t)
+/* The document's fields, each an element named after its member; absent or
+ * malformed ones get the default (strings ""), long strings are cut. */
+enum vtype { V_STR, V_DBL, V_LONG, V_INT };
+
+struct vfield {
+	const char *tag;
+	enum vtype type;
+	size_t off;
+	size_t size;	/* V_STR: the char array's size */
+	double def;	/* V_DBL */
+};
+
+#define VS(s, m) { #m, V_STR, offsetof(struct s, m), sizeof(((struct s *)0)->m), 0 }
+#define VD(s, m, def) { #m, V_DBL, offsetof(struct s, m), 0, def }
+#define VL(s, m) { #m, V_LONG, offsetof(struct s, m), 0, 0 }
+#define VI(s, m) { #m, V_INT, offsetof(struct s, m), 0, 0 }
+#define NV(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct vfield status_fields[] = {
+	VL(ct_status, pid), VS(ct_status, version), VS(ct_status, device),
+	VS(ct_status, device_name), VI(ct_status, conforming), VS(ct_status, activity),
+	VS(ct_status, reason), VD(ct_status, idle_seconds, 0), VD(ct_status, tokens_per_s, 0),
+	VS(ct_status, running), VD(ct_status, uptime, 0),
+};
+
+static const struct vfield totals_fields[] = {
+	VL(ct_status, results_done), VL(ct_status, results_reported),
+	VD(ct_status, seconds, 0), VD(ct_status, tokens, 0),
+};
+
+static const struct vfield project_fields[] = {
+	VS(ct_status_project, url), VS(ct_status_project, user_name),
+	VL(ct_status_project, hostid), VD(ct_status_project, credit, 0),
+	VD(ct_status_project, rac, 0), VL(ct_status_project, rank),
+	VL(ct_status_project, pending_results), VD(ct_status_project, eta_task_s, -1),
+	VD(ct_status_project, eta_queue_s, -1), VL(ct_status_project, queued_tasks),
+	VL(ct_status_project, nfailures), VD(ct_status_project, next_rpc_in, 0),
+};
+
+static const struct vfield task_fields[] = {
+	VS(ct_status_task, name), VS(ct_status_task, state),
+	VD(ct_status_task, progress, 0), VL(ct_status_task, step), VL(ct_status_task, steps),
+	VD(ct_status_task, last_loss, NAN), VS(ct_status_task, job),
+	VS(ct_status_task, round), VS(ct_status_task, error),
+};
+
+static void get_fields(xmlNodePtr n, void *obj, const struct vfield *f, size_t nf)
 {
-	get_s(n, "name", t->name, sizeof(t->name));
-	get_s(n, "state", t->state, sizeof(t->state));
-	t->progress = get_d(n, "progress", 0);
-	t->step = get_l(n, "step", 0);
-	t->steps = get_l(n, "steps", 0);
-	t->last_loss = get_d(n, "last_loss", NAN);
-	get_s(n, "job", t->job, sizeof(t->job));
-	get_s(n, "round", t->round, sizeof(t->round));
-	get_s(n, "error", t->error, sizeof(t->error));
+	char *base = obj;
+
+	for (size_t i = 0; i < nf; i++) {
+		void *p = base + f[i].off;
+
+		switch (f[i].type) {
+		case V_STR: get_s(n, f[i].tag, p, f[i].size); break;
+		case V_DBL: *(double *)p = get_d(n, f[i].tag, f[i].def); break;
+		case V_LONG: *(long *)p = get_l(n, f[i].tag, 0); break;
+		case V_INT: *(int *)p = (int)get_l(n, f[i].tag, 0); break;
+		}
+	}
 }
 
 static void credit_str(double v, char *out, size_t n);
@@ -79,21 +129,10 @@ void ct_status_eta_line(const struct ct_status_project *p, char *buf, size_t n)
 
 static void parse_project(xmlNodePtr n, struct ct_status_project *p)
 {
-	get_s(n, "url", p->url, sizeof(p->url));
-	get_s(n, "user_name", p->user_name, sizeof(p->user_name));
-	p->hostid = get_l(n, "hostid", 0);
-	p->credit = get_d(n, "credit", 0);
-	p->rac = get_d(n, "rac", 0);
-	p->rank = get_l(n, "rank", 0);
-	p->pending_results = get_l(n, "pending_results", 0);
-	p->eta_task_s = get_d(n, "eta_task_s", -1);
-	p->eta_queue_s = get_d(n, "eta_queue_s", -1);
-	p->queued_tasks = get_l(n, "queued_tasks", 0);
-	p->nfailures = get_l(n, "nfailures", 0);
-	p->next_rpc_in = get_d(n, "next_rpc_in", 0);
+	get_fields(n, p, project_fields, NV(project_fields));
 	for (xmlNodePtr c = ct_xml_child(n, "task"); c && p->ntasks < CT_STATUS_MAX_TASKS;
 	     c = ct_xml_next(c, "task"))
-		parse_task(c, &p->tasks[p->ntasks++]);
+		get_fields(c, &p->tasks[p->ntasks++], task_fields, NV(task_fields));
 }
 
 int ct_status_parse(const void *data, size_t n, struct ct_status *s)
@@ -111,24 +150,10 @@ int ct_status_parse(const void *data, size_t n, struct ct_status *s)
 		xmlFreeDoc(doc);
 		return ct_error(CT_EPROTO, "not a status document");
 	}
-	s->pid = get_l(root, "pid", 0);
-	get_s(root, "version", s->version, sizeof(s->version));
-	get_s(root, "device", s->device, sizeof(s->device));
-	get_s(root, "device_name", s->device_name, sizeof(s->device_name));
-	s->conforming = (int)get_l(root, "conforming", 0);
-	get_s(root, "activity", s->activity, sizeof(s->activity));
-	get_s(root, "reason", s->reason, sizeof(s->reason));
-	s->idle_seconds = get_d(root, "idle_seconds", 0);
-	s->tokens_per_s = get_d(root, "tokens_per_s", 0);
-	get_s(root, "running", s->running, sizeof(s->running));
-	s->uptime = get_d(root, "uptime", 0);
+	get_fields(root, s, status_fields, NV(status_fields));
 	c = ct_xml_child(root, "totals");
-	if (c != NULL) {
-		s->results_done = get_l(c, "results_done", 0);
-		s->results_reported = get_l(c, "results_reported", 0);
-		s->seconds = get_d(c, "seconds", 0);
-		s->tokens = get_d(c, "tokens", 0);
-	}
+	if (c != NULL)
+		get_fields(c, s, totals_fields, NV(totals_fields));
 	for (c = ct_xml_child(root, "project"); c && s->nprojects < CT_STATUS_MAX_PROJECTS;
 	     c = ct_xml_next(c, "project"))
 		parse_project(c, &s->projects[s->nprojects++]);

@@ -96,19 +96,32 @@ static int parse_opts(int argc, char **argv, const struct option *opts, struct v
 	return optind != argc ? CT_EXIT_USAGE : -1;
 }
 
+/* status and saver: parse the options (opts) into v and allocate the status
+ * document they show (*s, freed by the caller). Returns -1 to go on, or an
+ * exit status with *s NULL. */
+static int view_begin(int argc, char **argv, const struct option *opts, struct view_opts *v,
+		      struct ct_status **s)
+{
+	int rc = parse_opts(argc, argv, opts, v);
+
+	*s = NULL;
+	if (rc >= 0)
+		return rc;
+	*s = calloc(1, sizeof(**s));
+	return *s == NULL ? CT_EXIT_FAIL : -1;
+}
+
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_buf reply = CT_BUF_INIT(CT_CTL_MAX_REPLY), out = CT_BUF_INIT(0);
-	struct ct_status *s = calloc(1, sizeof(*s));
+	struct ct_status *s;
 	struct view_opts v = { 0 };
 	int rc;
 
 	(void)ctx;
-	rc = parse_opts(argc, argv, status_long, &v);
-	if (rc >= 0 || s == NULL) {
-		free(s);
-		return rc >= 0 ? rc : CT_EXIT_FAIL;
-	}
+	rc = view_begin(argc, argv, status_long, &v, &s);
+	if (rc >= 0)
+		return rc;
 	rc = ask(v.dir, "status", &reply);
 	if (rc == 0 && v.xml)
 		fputs(ct_buf_cstr(&reply), stdout);
@@ -264,17 +277,15 @@ static int saver_term(const struct view_opts *v, struct ct_status *s)
 
 static int cmd_saver(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_status *s = calloc(1, sizeof(*s));
+	struct ct_status *s;
 	struct view_opts v = { .interval = 1 };
 	const char *xs_win = getenv("XSCREENSAVER_WINDOW");
 	int rc;
 
 	(void)ctx;
-	rc = parse_opts(argc, argv, saver_long, &v);
-	if (rc >= 0 || s == NULL) {
-		free(s);
-		return rc >= 0 ? rc : CT_EXIT_FAIL;
-	}
+	rc = view_begin(argc, argv, saver_long, &v, &s);
+	if (rc >= 0)
+		return rc;
 	if (!(v.interval >= 0.05))
 		v.interval = 0.05;
 	if (!v.x11 && xs_win != NULL && *xs_win) {

@@ -22,14 +22,6 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__)
-#define CT_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \
-					       optimize("O3")))
-#else
-#define CT_FMA_CLONES
-#endif
-
 size_t ct_attention_scratch_floats(int T, int C, int NH)
 {
 	size_t hs = (size_t)(C / NH);

@@ -75,14 +75,21 @@ void ct_wu_hparams_default(struct ct_wu_hparams *hp)
 	};
 }
 
-static int check_float(const char *name, float x, float lo, float hi, int open_lo,
-		       int open_hi)
+/* A hyperparameter and its allowed range; open_lo/open_hi exclude the
+ * bound itself. */
+struct float_range {
+	const char *name;
+	float x, lo, hi;
+	int open_lo, open_hi;
+};
+
+static int check_float(const struct float_range *r)
 {
-	if (!isfinite(x) || x < lo || (open_lo && x == lo) || x > hi ||
-	    (open_hi && x == hi))
+	if (!isfinite(r->x) || r->x < r->lo || (r->open_lo && r->x == r->lo) ||
+	    r->x > r->hi || (r->open_hi && r->x == r->hi))
 		return ct_error(CT_ERANGE, "%s = %g is out of range (%s%g, %g%s)",
-				name, (double)x, open_lo ? "(" : "[", (double)lo,
-				(double)hi, open_hi ? ")" : "]");
+				r->name, (double)r->x, r->open_lo ? "(" : "[",
+				(double)r->lo, (double)r->hi, r->open_hi ? ")" : "]");
 	return 0;
 }
 
@@ -103,17 +110,16 @@ int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
 		return ct_error(CT_ERANGE, "a batch needs B*T+1 = %llu tokens but the data has %llu",
 				(unsigned long long)hp->B * hp->T + 1,
 				(unsigned long long)ntokens);
-	rc = check_float("lr", hp->lr, 0.0f, 1e3f, 0, 0);
-	if (rc == 0)
-		rc = check_float("beta1", hp->beta1, 0.0f, 1.0f, 0, 1);
-	if (rc == 0)
-		rc = check_float("beta2", hp->beta2, 0.0f, 1.0f, 0, 1);
-	if (rc == 0)
-		rc = check_float("eps", hp->eps, 0.0f, 1.0f, 1, 0);
-	if (rc == 0)
-		rc = check_float("weight_decay", hp->weight_decay, 0.0f, 1e3f, 0, 0);
-	if (rc == 0)
-		rc = check_float("grad_clip", hp->grad_clip, 0.0f, 1e30f, 0, 0);
+	const struct float_range ranges[] = {
+		{ "lr", hp->lr, 0.0f, 1e3f, 0, 0 },
+		{ "beta1", hp->beta1, 0.0f, 1.0f, 0, 1 },
+		{ "beta2", hp->beta2, 0.0f, 1.0f, 0, 1 },
+		{ "eps", hp->eps, 0.0f, 1.0f, 1, 0 },
+		{ "weight_decay", hp->weight_decay, 0.0f, 1e3f, 0, 0 },
+		{ "grad_clip", hp->grad_clip, 0.0f, 1e30f, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]) && rc == 0; i++)
+		rc = check_float(&ranges[i]);
 	if (rc == 0)
 		rc = ct_lora_spec_check(&hp->lora, cfg);
 	return rc;

@@ -154,9 +154,6 @@ static int parse_header(const void *data, size_t n, const char *name,
 			struct ct_gpt2_config *cfg)
 {
 	int32_t hdr[8];
-	size_t want;
-	struct ct_gpt2_layout lay;
-	int rc;
 
 	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", name);
@@ -173,12 +170,26 @@ static int parse_header(const void *data, size_t n, const char *name,
 	if (hdr[1] != CT_GPT2_VERSION)
 		return ct_error(CT_EFORMAT, "%s: checkpoint version %d not supported (want %d, float32)",
 				name, (int)hdr[1], CT_GPT2_VERSION);
-	cfg->maxT = hdr[2];
-	cfg->V = hdr[3];
-	cfg->L = hdr[4];
-	cfg->NH = hdr[5];
-	cfg->C = hdr[6];
-	cfg->Vp = hdr[7];
+	ct_gpt2_config_dims(cfg, hdr);
+	return ct_gpt2_config_fits(cfg, n, name);
+}
+
+void ct_gpt2_config_dims(struct ct_gpt2_config *cfg, const int32_t *v)
+{
+	cfg->maxT = v[2];
+	cfg->V = v[3];
+	cfg->L = v[4];
+	cfg->NH = v[5];
+	cfg->C = v[6];
+	cfg->Vp = v[7];
+}
+
+int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *name)
+{
+	struct ct_gpt2_layout lay;
+	size_t want;
+	int rc;
+
 	rc = ct_gpt2_config_check(cfg);
 	if (rc < 0) {
 		char why[256];

@@ -90,6 +90,15 @@ struct ct_gpt2 {
  * CT_EFORMAT with a detail naming the field. */
 int ct_gpt2_config_check(const struct ct_gpt2_config *cfg);
 
+/* The dimensions both checkpoint headers share: v[2..7] are maxT, V, L,
+ * NH, C, Vp (cfg's other fields untouched). */
+void ct_gpt2_config_dims(struct ct_gpt2_config *cfg, const int32_t *v);
+
+/* ct_gpt2_config_check(), then that an image of n bytes is exactly the
+ * header and cfg's parameters. Errors name the file: CT_EFORMAT and the
+ * config check's codes. */
+int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *name);
+
 /* Fill lay for a valid config (ct_gpt2_config_check() passed). */
 void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay);
 

@@ -23,14 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__)
-#define CT_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \
-					       optimize("O3")))
-#else
-#define CT_FMA_CLONES
-#endif
-
 /* ---- encoder -------------------------------------------------------- */
 
 void ct_encoder_forward(float *out, const uint16_t *inp, const float *wte,

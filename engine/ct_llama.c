@@ -101,10 +101,7 @@ void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_H
 int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 			  struct ct_gpt2_config *c)
 {
-	struct ct_gpt2_layout lay;
 	int32_t v[12];
-	size_t want;
-	int rc;
 
 	if (n < CT_GPT2_HEADER_BYTES)
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a Llama checkpoint",
@@ -119,12 +116,7 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 			return ct_error(CT_EFORMAT, "%s: Llama checkpoint header byte %zu is not zero",
 					name, i);
 	memset(c, 0, sizeof(*c));	/* field by field: padding stays zero (memcmp) */
-	c->maxT = v[2];
-	c->V = v[3];
-	c->L = v[4];
-	c->NH = v[5];
-	c->C = v[6];
-	c->Vp = v[7];
+	ct_gpt2_config_dims(c, v);
 	c->arch = CT_ARCH_LLAMA;
 	c->KVH = v[8];
 	c->F = v[9];
@@ -135,15 +127,7 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 	c->rope_factor = ct_le_get_f64(h + 64);
 	c->rope_low = ct_le_get_f64(h + 72);
 	c->rope_high = ct_le_get_f64(h + 80);
-	rc = ct_gpt2_config_check(c);
-	if (rc < 0)
-		return ct_error(rc, "%s: bad Llama checkpoint header", name);
-	ct_gpt2_layout(c, &lay);
-	want = CT_GPT2_HEADER_BYTES + lay.total * sizeof(float);
-	if (n != want)
-		return ct_error(CT_EFORMAT, "%s: file is %zu bytes but its header implies %zu "
-				"(truncated or wrong file)", name, n, want);
-	return 0;
+	return ct_gpt2_config_fits(c, n, name);
 }
 
 double ct_llama_flops_per_token(const struct ct_gpt2_config *c, int T)

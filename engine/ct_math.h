@@ -12,6 +12,18 @@
 
 #include "../kernels/ct_math.clh"
 
+/* The reference's hot loops are compiled for AVX-512, FMA and plain x86-64
+ * and picked at load time. Only speed differs: the sources spell every
+ * fused multiply-add (fmaf) and -ffp-contract=off forbids the rest, so
+ * all clones compute the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	defined(__linux__)
+#define CT_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \
+					       optimize("O3")))
+#else
+#define CT_FMA_CLONES
+#endif
+
 /* The tail of an attention row's softmax, in place over row[0..n) once its
  * max mx is known: e = ct_expf(x - mx), summed in increasing order, then
  * each e divided by the sum (doc/workunit.md, attention). Returns the sum.

@@ -640,6 +640,19 @@ void ct_ocl_free(cl_mem m)
 	clReleaseMemObject(m);
 }
 
+void ct_ocl_unref(cl_mem *m)
+{
+	if (*m != NULL)
+		clReleaseMemObject(*m);
+	*m = NULL;
+}
+
+void ct_ocl_unref_n(cl_mem *const *bufs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ct_ocl_unref(bufs[i]);
+}
+
 static uint64_t alloc_total;
 
 uint64_t ct_ocl_alloc_total(void)

@@ -118,6 +118,18 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
  * below (clReleaseMemObject does the same without the counting). NULL: no-op. */
 void ct_ocl_free(cl_mem m);
 
+/* clReleaseMemObject(*m) when *m is not NULL, then *m = NULL (no
+ * statistics: for buffers not from ct_ocl_alloc, or whose count the
+ * caller does not want). */
+void ct_ocl_unref(cl_mem *m);
+
+/* ct_ocl_unref() on each of the n buffers; CT_OCL_UNREF_ALL(&a, &b, ...)
+ * lists them in place. */
+void ct_ocl_unref_n(cl_mem *const *bufs, size_t n);
+#define CT_OCL_UNREF_ALL(...)						\
+	ct_ocl_unref_n((cl_mem *const[]){ __VA_ARGS__ },		\
+		       sizeof((cl_mem *const[]){ __VA_ARGS__ }) / sizeof(cl_mem *))
+
 /* Statistics of this process's ct_ocl_alloc calls (for benchmarks): the
  * peak of the bytes live at once (buffers released with ct_ocl_free are
  * subtracted, others count until the process ends) and the largest single

@@ -146,31 +146,20 @@ static int alloc_acts(struct ct_backend *be)
 	return rc;
 }
 
-static void release(cl_mem *m)
-{
-	if (*m != NULL)
-		clReleaseMemObject(*m);
-	*m = NULL;
-}
-
 static void ocl_close(struct ct_backend *be)
 {
 	if (be == NULL)
 		return;
 	if (be->ocl != NULL)
 		clFinish(be->ocl->queue);
-#define R_(f) release(&be->a.f);
+#define R_(f) ct_ocl_unref(&be->a.f);
 	CT_ACT_FIELDS(R_)
 #undef R_
-#define R_(f) release(&be->g.f);
+#define R_(f) ct_ocl_unref(&be->g.f);
 	CT_GACT_FIELDS(R_)
 #undef R_
-	release(&be->params);
-	release(&be->grads);
-	release(&be->m);
-	release(&be->v);
-	release(&be->inputs);
-	release(&be->targets);
+	CT_OCL_UNREF_ALL(&be->params, &be->grads, &be->m, &be->v, &be->inputs,
+			 &be->targets);
 	ct_ocl_lora_close(be->lora);
 	ct_ocl_llama_close(be->llama);
 	ct_ocl_ops_free(&be->ops);

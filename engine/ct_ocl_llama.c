@@ -316,7 +316,7 @@ void ct_ocl_llama_close(struct ct_ocl_llama *ll)
 {
 	if (ll == NULL)
 		return;
-#define R_(f) if (ll->f != NULL) clReleaseMemObject(ll->f);
+#define R_(f) ct_ocl_unref(&ll->f);
 	CT_LL_ACTS(R_)
 	CT_LL_GACTS(R_)
 #undef R_

@@ -86,24 +86,11 @@ static int target_index(enum ct_lora_target t)
 	return i;
 }
 
-static void release(cl_mem *m)
-{
-	if (*m != NULL)
-		clReleaseMemObject(*m);
-	*m = NULL;
-}
-
 void ct_ocl_lora_close(struct ct_ocl_lora *lo)
 {
 	if (lo == NULL)
 		return;
-	release(&lo->ad);
-	release(&lo->grad);
-	release(&lo->m);
-	release(&lo->v);
-	release(&lo->hs);
-	release(&lo->dh);
-	release(&lo->u);
+	CT_OCL_UNREF_ALL(&lo->ad, &lo->grad, &lo->m, &lo->v, &lo->hs, &lo->dh, &lo->u);
 	if (lo->k != NULL)
 		clReleaseKernel(lo->k);
 	free(lo->slots);

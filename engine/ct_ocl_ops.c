@@ -143,18 +143,8 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 	for (int i = 0; i < CT_K_COUNT; i++)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
-	if (ops->scratch != NULL)
-		clReleaseMemObject(ops->scratch);
-	if (ops->clip_part != NULL)
-		clReleaseMemObject(ops->clip_part);
-	if (ops->clip_res != NULL)
-		clReleaseMemObject(ops->clip_res);
-	if (ops->ce_stat != NULL)
-		clReleaseMemObject(ops->ce_stat);
-	if (ops->att_tr != NULL)
-		clReleaseMemObject(ops->att_tr);
-	if (ops->accb != NULL)
-		clReleaseMemObject(ops->accb);
+	CT_OCL_UNREF_ALL(&ops->scratch, &ops->clip_part, &ops->clip_res,
+			 &ops->ce_stat, &ops->att_tr, &ops->accb);
 	memset(ops, 0, sizeof(*ops));
 }
 

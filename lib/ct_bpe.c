@@ -16,6 +16,7 @@
  * for a tokenizer.json the rank is the merge's place in model.merges.
  */
 #include "config.h"
+#include "ct_array.h"
 #include "ct_bpe.h"
 #include "ct_bpe_int.h"
 #include "ct_err.h"
@@ -495,16 +496,10 @@ int ct_bpe_heap_push(struct ct_bpe_heap *h, uint32_t rank, size_t pos)
 {
 	uint64_t key = (uint64_t)rank << 40 | pos;
 	size_t i;
+	int rc = ct_array_grow(&h->v, &h->cap, h->n, sizeof(*h->v), 256);
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 256;
-		uint64_t *v = realloc(h->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return CT_ENOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
+	if (rc < 0)
+		return rc;
 	for (i = h->n++; i > 0 && h->v[(i - 1) / 2] > key; i = (i - 1) / 2)
 		h->v[i] = h->v[(i - 1) / 2];
 	h->v[i] = key;

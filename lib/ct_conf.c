@@ -7,6 +7,7 @@
  * "name:line: what".
  */
 #include "ct_conf.h"
+#include "ct_array.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -60,17 +61,10 @@ static struct entry *find(const struct ct_conf *c, const char *key)
 /* Append an entry taking ownership of key and value (freed on failure). */
 static int add(struct ct_conf *c, char *key, char *value, int line)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 16;
-		struct entry *ne = realloc(c->e, ncap * sizeof(*ne));
-
-		if (ne == NULL) {
-			free(key);
-			free(value);
-			return CT_ENOMEM;
-		}
-		c->e = ne;
-		c->cap = ncap;
+	if (ct_array_grow(&c->e, &c->cap, c->n, sizeof(*c->e), 16) < 0) {
+		free(key);
+		free(value);
+		return CT_ENOMEM;
 	}
 	c->e[c->n].key = key;
 	c->e[c->n].value = value;

@@ -98,24 +98,32 @@ out:
 	return rc;
 }
 
-int ct_afile_write(struct ct_afile *af, const void *p, size_t n)
+int ct_fd_write_all(int fd, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 
-	if (af->fd < 0)
-		return ct_error(CT_ESTATE, "atomic file is not open");
 	while (n > 0) {
-		ssize_t w = write(af->fd, c, n);
+		ssize_t w = write(fd, c, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
-			return ct_error_errno("%s: write failed", af->path);
-		if (w == 0)
-			return ct_error(CT_EIO, "%s: write returned 0", af->path);
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
 		c += w;
 		n -= (size_t)w;
 	}
+	return 0;
+}
+
+int ct_afile_write(struct ct_afile *af, const void *p, size_t n)
+{
+	if (af->fd < 0)
+		return ct_error(CT_ESTATE, "atomic file is not open");
+	if (ct_fd_write_all(af->fd, p, n) < 0)
+		return ct_error_errno("%s: write failed", af->path);
 	return 0;
 }
 

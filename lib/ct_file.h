@@ -37,6 +37,11 @@ struct ct_afile {
  * no abort, but ct_afile_abort() on it is harmless). */
 int ct_afile_open(struct ct_afile *af, const char *path, int mode);
 
+/* Write all n bytes of p to fd, again after EINTR and short writes.
+ * Returns 0, or -1 with errno set (EIO for a write() that returned 0); the
+ * caller words the error (ct_error_errno). */
+int ct_fd_write_all(int fd, const void *p, size_t n);
+
 /* Append n bytes. Returns 0 or a CT_E* code (ENOSPC -> CT_ENOSPC); after a
  * failure the caller must still ct_afile_abort(). */
 int ct_afile_write(struct ct_afile *af, const void *p, size_t n);

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "ct_nfc.h"
+#include "ct_array.h"
 #include "ct_err.h"
 #include "ct_unicode.h"
 
@@ -126,17 +127,11 @@ struct cps {
 
 static int cps_push(struct cps *c, uint32_t cp)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		uint32_t *v = realloc(c->v, cap * sizeof(*v));
+	int rc = ct_array_grow(&c->v, &c->cap, c->n, sizeof(*c->v), 64);
 
-		if (v == NULL)
-			return CT_ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
-	c->v[c->n++] = cp;
-	return 0;
+	if (rc == 0)
+		c->v[c->n++] = cp;
+	return rc;
 }
 
 static int decompose(struct cps *c, uint32_t cp)

@@ -186,29 +186,38 @@ static int name_is(xmlNodePtr n, const char *name)
 	       (name == NULL || strcmp((const char *)n->name, name) == 0);
 }
 
-xmlNodePtr ct_xml_child(xmlNodePtr parent, const char *name)
+/* The first element named name (any element: NULL) from n on. */
+static xmlNodePtr find_from(xmlNodePtr n, const char *name)
 {
-	if (parent == NULL)
-		return NULL;
-	for (xmlNodePtr n = parent->children; n != NULL; n = n->next)
+	for (; n != NULL; n = n->next)
 		if (name_is(n, name))
 			return n;
 	return NULL;
 }
 
+xmlNodePtr ct_xml_child(xmlNodePtr parent, const char *name)
+{
+	return parent == NULL ? NULL : find_from(parent->children, name);
+}
+
 xmlNodePtr ct_xml_next(xmlNodePtr after, const char *name)
 {
-	if (after == NULL)
-		return NULL;
-	for (xmlNodePtr n = after->next; n != NULL; n = n->next)
-		if (name_is(n, name))
-			return n;
-	return NULL;
+	return after == NULL ? NULL : find_from(after->next, name);
 }
 
 static int is_xml_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* *out = a copy of s[0..len); over maxlen -> CT_ETOOBIG (the caller words
+ * the message), *out NULL. */
+static int copy_capped(const char *s, size_t len, size_t maxlen, char **out)
+{
+	if (len > maxlen)
+		return CT_ETOOBIG;
+	*out = strndup(s, len);
+	return *out == NULL ? CT_ENOMEM : 0;
 }
 
 int ct_xml_get_str(xmlNodePtr parent, const char *name, size_t maxlen, char **out)
@@ -231,14 +240,9 @@ int ct_xml_get_str(xmlNodePtr parent, const char *name, size_t maxlen, char **ou
 	len = strlen(s);
 	while (len > 0 && is_xml_space(s[len - 1]))
 		len--;
-	if (len > maxlen) {
-		rc = ct_error(CT_ETOOBIG, "<%s> longer than %zu bytes", name, maxlen);
-		goto out;
-	}
-	*out = strndup(s, len);
-	if (*out == NULL)
-		rc = CT_ENOMEM;
-out:
+	rc = copy_capped(s, len, maxlen, out);
+	if (rc == CT_ETOOBIG)
+		ct_error(rc, "<%s> longer than %zu bytes", name, maxlen);
 	xmlFree(content);
 	return rc;
 }
@@ -255,15 +259,10 @@ int ct_xml_get_attr(xmlNodePtr node, const char *name, size_t maxlen, char **out
 	if (v == NULL)
 		return ct_error(CT_ENOTFOUND, "<%s>: missing attribute %s", (const char *)node->name,
 				name);
-	if (strlen((const char *)v) > maxlen) {
-		rc = ct_error(CT_ETOOBIG, "<%s>: attribute %s longer than %zu bytes",
-			      (const char *)node->name, name, maxlen);
-		goto out;
-	}
-	*out = strdup((const char *)v);
-	if (*out == NULL)
-		rc = CT_ENOMEM;
-out:
+	rc = copy_capped((const char *)v, strlen((const char *)v), maxlen, out);
+	if (rc == CT_ETOOBIG)
+		ct_error(rc, "<%s>: attribute %s longer than %zu bytes",
+			 (const char *)node->name, name, maxlen);
 	xmlFree(v);
 	return rc;
 }

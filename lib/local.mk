@@ -9,6 +9,7 @@ lib_libctune_a_SOURCES = \
 	lib/ct_err.c lib/ct_err.h \
 	lib/ct_log.c lib/ct_log.h \
 	lib/ct_buf.c lib/ct_buf.h \
+	lib/ct_array.c lib/ct_array.h \
 	lib/ct_time.c lib/ct_time.h \
 	lib/ct_le.h \
 	lib/ct_utf8.c lib/ct_utf8.h \
