@@ -52,7 +52,7 @@ void ct_dfx_lib_end(char *dir);
 int ct_dfx_group_setup(void **state);
 int ct_dfx_group_teardown(void **state);
 
-/* main() of such a program (group name `group`): run the case functions
+/* main() of such a program (group name group_name): run the case functions
  * named, each between case_setup and ct_dfx_case_teardown, all between
  * ct_dfx_group_setup and _teardown; argv[1], when given, runs only the cases
  * whose names match it (cmocka's filter: * and ?), so any case can run
