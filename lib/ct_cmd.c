@@ -191,6 +191,12 @@ static int check_args(const char *prog, const char *words, const struct ct_cmd_d
 		rc = ct_error(CT_EUSAGE, "%s: missing argument (usage: %s %s %.*s%s)", words,
 			      prog, words, (int)strcspn(d->usage, "\n"), d->usage,
 			      strchr(d->usage, '\n') ? " ..." : "");
+	if (rc == 0 && d->check) {
+		opterr = 0;
+		rc = d->check(argc, argv);
+		opterr = saved;
+		optind = 0;
+	}
 	return rc;
 }
 

@@ -13,7 +13,8 @@
  *
  * Options are checked against the command's getopt_long table (the same
  * table its handler parses with), on a copy of argv, before the handler
- * runs; the handler then parses argv as before (optind is reset to 0).
+ * runs, then their values by the row's check(), if any; the handler then
+ * parses argv as before (optind is reset to 0).
  *
  * Each program defines struct ct_cmd_ctx (the server: the project and its
  * database, commands.h; the client passes NULL); this module never looks
@@ -39,6 +40,11 @@ struct ct_cmd_def {
 	const struct option *opts;	/* NULL: takes no long options */
 	const char *shortopts;		/* getopt's, NULL: none */
 	int own_opts;		/* 1: fn refuses unknown options itself */
+	/* optional: judges the option values once the table's check passed,
+	 * before anything runs (argv as fn gets it, with the positional
+	 * arguments fn's caller takes out, such as DIR, still in it);
+	 * returns 0 or CT_EUSAGE with a one-line message (exit 2) */
+	int (*check)(int argc, char **argv);
 	int min_args, max_args;	/* positional arguments; max_args -1: any */
 	/* long options that must be given, space-separated ("model out") */
 	const char *required;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,9 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK,
        /* LoRA jobs */
-       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG };
+       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
+       /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
+       O_TEXT };
 
 static const struct option submit_opts[] = {
 	{ "model", 1, NULL, O_MODEL }, { "train", 1, NULL, O_TRAIN },
@@ -99,6 +102,10 @@ static const struct option submit_opts[] = {
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
 	{ "aggregate", 1, NULL, O_AGG },
+	/* text jobs; --train-text takes one FILE or more */
+	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
+	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
+	{ "sample-prompt", 1, NULL, O_TEXT }, { "sample-seed", 1, NULL, O_TEXT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -133,11 +140,58 @@ static int lora_opt(struct ct_job_spec *s, int c)
 	}
 }
 
+/* The options that set one number of struct ct_job_spec: its type ('i'
+ * an int >= 0, 'l' an int64_t in lo..hi, 'd' a finite double) and place. */
+#define SPEC(o, t, m, lo, hi) { o, t, offsetof(struct ct_job_spec, m), lo, hi }
+static const struct spec_num {
+	int val;
+	char type;
+	size_t off;
+	int64_t lo, hi;
+} spec_nums[] = {
+	SPEC(O_SHARDS, 'i', shards, 0, 0), SPEC(O_ROUNDS, 'i', rounds, 0, 0),
+	SPEC(O_STEPS, 'i', steps, 0, 0), SPEC(O_BATCH, 'i', batch, 0, 0),
+	SPEC(O_SEQ, 'i', seq, 0, 0), SPEC(O_QUORUM, 'i', quorum, 0, 0),
+	SPEC(O_REPLICAS, 'i', replicas, 0, 0), SPEC(O_DEADLINE, 'i', delay_bound, 0, 0),
+	SPEC(O_LR, 'd', lr, 0, 0), SPEC(O_BETA1, 'd', beta1, 0, 0),
+	SPEC(O_BETA2, 'd', beta2, 0, 0), SPEC(O_EPS, 'd', eps, 0, 0),
+	SPEC(O_WD, 'd', weight_decay, 0, 0), SPEC(O_CLIP, 'd', grad_clip, 0, 0),
+	SPEC(O_TOL, 'd', tolerance, 0, 0), SPEC(O_MARGIN, 'd', loss_margin, 0, 0),
+	SPEC(O_SEED, 'l', seed, 0, INT64_MAX),
+	SPEC(O_EVALTOK, 'l', eval_tokens, 0, CT_SEVAL_MAX_TOKENS),
+};
+#undef SPEC
+
+/* Option c's value (optarg) into its field of s, if c is one of spec_nums:
+ * 0 or CT_EUSAGE; 1 when c is not. */
+static int spec_num_opt(struct ct_job_spec *s, int c)
+{
+	const struct option *o = submit_opts;
+	char what[40];
+
+	for (size_t i = 0; i < sizeof(spec_nums) / sizeof(spec_nums[0]); i++) {
+		const struct spec_num *n = &spec_nums[i];
+		void *p = (char *)s + n->off;
+
+		if (n->val != c)
+			continue;
+		while (o->name && o->val != c)
+			o++;
+		snprintf(what, sizeof(what), "--%s", o->name);
+		return n->type == 'i' ? parse_int(optarg, what, p)
+		     : n->type == 'd' ? parse_dbl(optarg, what, p)
+				      : parse_i64(optarg, what, n->lo, n->hi, p);
+	}
+	return 1;
+}
+
 static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char *paths[3])
 {
 	char p[PATH_MAX];
-	int rc;
+	int rc = spec_num_opt(s, c);
 
+	if (rc <= 0)
+		return rc;
 	switch (c) {
 	case O_MODEL: case O_TRAIN: case O_EVAL:
 		rc = ct_cmd_path(ctx, optarg, p, sizeof(p));
@@ -146,28 +200,9 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		free(paths[c - O_MODEL]);
 		paths[c - O_MODEL] = strdup(p);
 		return paths[c - O_MODEL] ? 0 : CT_ENOMEM;
-	case O_SHARDS: return parse_int(optarg, "--shards", &s->shards);
-	case O_ROUNDS: return parse_int(optarg, "--rounds", &s->rounds);
-	case O_STEPS: return parse_int(optarg, "--steps", &s->steps);
-	case O_BATCH: return parse_int(optarg, "--batch", &s->batch);
-	case O_SEQ: return parse_int(optarg, "--seq", &s->seq);
-	case O_LR: return parse_dbl(optarg, "--lr", &s->lr);
-	case O_QUORUM: return parse_int(optarg, "--quorum", &s->quorum);
-	case O_REPLICAS: return parse_int(optarg, "--replicas", &s->replicas);
-	case O_BETA1: return parse_dbl(optarg, "--beta1", &s->beta1);
-	case O_BETA2: return parse_dbl(optarg, "--beta2", &s->beta2);
-	case O_EPS: return parse_dbl(optarg, "--eps", &s->eps);
-	case O_WD: return parse_dbl(optarg, "--weight-decay", &s->weight_decay);
-	case O_CLIP: return parse_dbl(optarg, "--grad-clip", &s->grad_clip);
-	case O_SEED: return parse_i64(optarg, "--seed", 0, INT64_MAX, &s->seed);
-	case O_DEADLINE: return parse_int(optarg, "--deadline", &s->delay_bound);
 	case O_NAME: s->name = optarg; return 0;
-	case O_TOL: return parse_dbl(optarg, "--tolerance", &s->tolerance);
-	case O_MARGIN: return parse_dbl(optarg, "--loss-margin", &s->loss_margin);
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
-	case O_EVALTOK: return parse_i64(optarg, "--eval-tokens", 0, CT_SEVAL_MAX_TOKENS,
-					 &s->eval_tokens);
 	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
@@ -188,39 +223,104 @@ static int aggregate_opt(const char *v, const char **out)
 	return 0;
 }
 
-static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
-{
-	struct ct_job_spec s = { .adaptive = -1 };
-	char *paths[3] = { NULL, NULL, NULL }, *hf_tmp = NULL;
-	const char *agg = NULL;
-	struct ct_text_submit ts;
-	int64_t jobid = 0;
-	int c, rc = 0;
+/* What job submit's options say. */
+struct submit_args {
+	struct ct_job_spec s;
+	char *paths[3];		/* --model, --train, --eval (owned) */
+	const char *agg;	/* --aggregate, or NULL */
+};
 
-	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
-	argc = ts.argc;
-	argv = ts.argv;
+static void submit_args_free(struct submit_args *a)
+{
+	for (int i = 0; i < 3; i++)
+		free(a->paths[i]);
+}
+
+/* The word of the option getopt_long just returned (with its value). */
+static const char *opt_word(char **argv)
+{
+	return optarg != NULL && optarg == argv[optind - 1] && optind >= 2 ? argv[optind - 2]
+									     : argv[optind - 1];
+}
+
+/* Parse job submit's argv (argv[0] the command's name) into a: every
+ * option and its value, and at most npos positional arguments. A text
+ * option is only accepted when text_ok and spelled out in full (sample.c
+ * takes it out by its full name). Returns 0 or CT_EUSAGE. */
+static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos, int text_ok,
+			struct submit_args *a)
+{
+	int li, c, rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->s.adaptive = -1;
 	optind = 0;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, NULL)) != -1)
-		rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
-		   : c == O_AGG ? aggregate_opt(optarg, &agg)
-			      : submit_opt(ctx, &s, c, paths);
-	if (rc == 0 && optind < argc)
-		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, &li)) != -1) {
+		const char *w = c == O_TEXT ? opt_word(argv) : "";
+
+		if (c == O_TEXT && (!text_ok || strncmp(w + 2, submit_opts[li].name,
+						strlen(submit_opts[li].name)) != 0))
+			rc = ct_error(CT_EUSAGE, "'%s': spell the text options out in full", w);
+		else if (c != O_TEXT)
+			rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
+			   : c == O_AGG ? aggregate_opt(optarg, &a->agg)
+				      : submit_opt(ctx, &a->s, c, a->paths);
+	}
+	if (rc == 0 && argc - optind > npos)
+		rc = ct_error(CT_EUSAGE, "unexpected argument '%s'", argv[optind + npos]);
+	optind = 0;
+	return rc;
+}
+
+/* The table's check (ct_cmd.h): every value, before the project opens,
+ * on a copy of argv (getopt reorders what it parses). The positional
+ * arguments are DIR and --train-text's FILEs past its first (getopt takes
+ * the first as the option's value). */
+static int check_submit(int argc, char **argv)
+{
+	struct ct_cmd_ctx none = { .cwd = NULL };
+	struct submit_args a = { .paths = { NULL } };
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	int npos = 1, rc;
+
+	if (copy == NULL)
+		return ct_error(CT_ENOMEM, "argv");
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--train-text") == 0)
+			for (; i + 2 < argc && strncmp(argv[i + 2], "--", 2) != 0; i++)
+				npos++;
+	rc = submit_parse(&none, argc, copy, npos, 1, &a);
+	submit_args_free(&a);
+	free(copy);
+	return rc;
+}
+
+static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct submit_args a = { .paths = { NULL } };
+	struct ct_text_submit ts;
+	char *hf_tmp = NULL;
+	int64_t jobid = 0;
+	int rc = 0;
+
+	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
+	if (rc == 0)
+		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
 	if (rc == 0)		/* --model HF_DIR: a Hugging Face directory */
-		rc = ct_job_hf_import(&paths[0], &hf_tmp);
+		rc = ct_job_hf_import(&a.paths[0], &hf_tmp);
 	if (rc < 0)
 		goto out;
-	s.model_path = paths[0];
-	s.train_path = paths[1];
-	s.eval_path = paths[2];
-	rc = ct_wg_submit(ctx->srv, ctx->db, &s, &jobid);
-	if (rc == 0 && s.eval_tokens > 0)
-		rc = ct_seval_set_job_tokens(ctx->db, jobid, s.eval_tokens);
+	a.s.model_path = a.paths[0];
+	a.s.train_path = a.paths[1];
+	a.s.eval_path = a.paths[2];
+	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
+	if (rc == 0 && a.s.eval_tokens > 0)
+		rc = ct_seval_set_job_tokens(ctx->db, jobid, a.s.eval_tokens);
 	/* read by the assimilator only when a round ends: set it right after */
-	if (rc == 0 && agg != NULL)
-		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", agg,
+	if (rc == 0 && a.agg != NULL)
+		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", a.agg,
 				jobid);
 	if (rc > 0)
 		rc = 0;
@@ -230,8 +330,7 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
 	ct_text_submit_free(&ts);
-	for (int i = 0; i < 3; i++)
-		free(paths[i]);
+	submit_args_free(&a);
 	if (hf_tmp != NULL)
 		unlink(hf_tmp);
 	free(hf_tmp);
@@ -383,9 +482,20 @@ static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
 					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
 					     { NULL, 0, NULL, 0 } };
 
+/* The model a job export writes: its SELECT's one column. */
+struct export_model {
+	char sha[80];
+};
+
+static const struct ct_dl_col export_model_cols[] = {
+	CT_DL_COL(struct export_model, sha),
+};
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	char out[PATH_MAX] = "", src[PATH_MAX], sha[80] = "";
+	char out[PATH_MAX] = "", src[PATH_MAX];
+	struct export_model em = { "" };
+	const char *sha = em.sha;
 	int64_t id, round = 0;
 	int hf = 0;
 	struct ct_mmap m = { 0 };
@@ -411,16 +521,12 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_error(CT_EUSAGE, "--out FILE is required");
 	if (rc < 0)
 		return rc;
-	struct ct_db_res *res = NULL;
-	rc = round ? ct_db_query(ctx->db, &res, "SELECT out_model_sha256 FROM `round` WHERE "
-				 "jobid=? AND idx=?", "li", id, (int)round)
-		   : ct_db_query(ctx->db, &res, "SELECT final_model_sha256 FROM job WHERE id=?",
-				 "l", id);
-	if (rc < 0)
+	rc = round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
+			       "`round` WHERE jobid=? AND idx=?", id, (int)round)
+		   : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
+			       "job WHERE id=?", id);
+	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (ct_db_next(res) > 0)
-		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
-	ct_db_res_free(res);
 	if (sha[0] == 0)
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
 				round ? "such round's" : "final");
@@ -467,10 +573,27 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 	return 0;
 }
 
+/* A row of role_heartbeat for `status`, in its SELECT's order. */
+struct status_role {
+	char role[132], instance[516];
+	int64_t beat_time, nitems;
+	char last_error[1024], host[260];
+	int64_t pid;
+};
+
+#define S struct status_role
+static const struct ct_dl_col status_role_cols[] = {
+	CT_DL_COL(S, role), CT_DL_COL(S, instance), CT_DL_COL(S, beat_time),
+	CT_DL_COL(S, nitems), CT_DL_COL(S, last_error), CT_DL_COL(S, host), CT_DL_COL(S, pid),
+};
+#undef S
+
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_db_res *res = NULL;
+	struct status_role *r = NULL;
 	int64_t now = ct_db_now(ctx->db);
+	void *rows = NULL;
+	size_t n = 0;
 	int ver = 0, rc;
 
 	rc = ct_db_schema_version(ctx->db, &ver);
@@ -481,18 +604,21 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = print_counts(ctx);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(ctx->db, &res, "SELECT role, instance, beat_time, nitems, last_error, "
-			 "host, pid FROM role_heartbeat ORDER BY instance, role", "");
+	rc = ct_dl_query_all(ctx->db, sizeof(*r), status_role_cols, CT_DL_NCOLS(status_role_cols),
+			     "roles", &rows, &n, "SELECT role, instance, beat_time, nitems, "
+			     "last_error, host, pid FROM role_heartbeat ORDER BY instance, role",
+			     NULL, 0);
 	if (rc < 0)
 		return rc;
+	r = rows;
 	fprintf(ctx->out, "instances and roles (a clean stop removes its rows):\n");
-	while (ct_db_next(res) > 0)
+	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-16s %-13s %s (host %s pid %" PRId64 ", last seen %" PRId64
-			" s ago, %" PRId64 " items)%s%s\n", ct_db_str(res, 1), ct_db_str(res, 0),
-			now - ct_db_int(res, 2) < 30 ? "up" : "down", ct_db_str(res, 5),
-			ct_db_int(res, 6), now - ct_db_int(res, 2), ct_db_int(res, 3),
-			ct_db_str(res, 4)[0] ? " last error: " : "", ct_db_str(res, 4));
-	ct_db_res_free(res);
+			" s ago, %" PRId64 " items)%s%s\n", r[i].instance, r[i].role,
+			now - r[i].beat_time < 30 ? "up" : "down", r[i].host, r[i].pid,
+			now - r[i].beat_time, r[i].nitems,
+			r[i].last_error[0] ? " last error: " : "", r[i].last_error);
+	free(rows);
 	return 0;
 }
 
@@ -531,7 +657,8 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 /* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
 static const struct ct_cmd_def job_submit = {
-	.name = "submit", .fn = cmd_submit, .own_opts = 1, .min_args = 1, .max_args = -1,
+	.name = "submit", .fn = cmd_submit, .opts = submit_opts, .check = check_submit,
+	.min_args = 1, .max_args = -1,
 	.flags = CT_CMD_PROJECT,
 	.summary = "submit a fine-tuning job (LoRA adapters with --lora-rank); prints its id",
 	.usage = "DIR --model BASE.bin|HF_DIR --train TOKENS.bin --eval TOKENS.bin --shards K\n"

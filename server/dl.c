@@ -78,3 +78,24 @@ int ct_dl_all(struct ct_db_res *res, size_t size, const struct ct_dl_col *cols,
 	*n = i;
 	return rc;
 }
+
+int ct_dl_query_one(struct ct_db *db, void *row, const struct ct_dl_col *cols, size_t n,
+		    const char *sql, const struct ct_db_arg *a, size_t na)
+{
+	struct ct_db_res *res = NULL;
+	int rc = ct_db_querya(db, &res, sql, a, na);
+
+	return rc < 0 ? rc : ct_dl_one(res, row, cols, n);
+}
+
+int ct_dl_query_all(struct ct_db *db, size_t size, const struct ct_dl_col *cols,
+		    size_t ncols, const char *what, void **out, size_t *n, const char *sql,
+		    const struct ct_db_arg *a, size_t na)
+{
+	struct ct_db_res *res = NULL;
+	int rc = ct_db_querya(db, &res, sql, a, na);
+
+	*out = NULL;
+	*n = 0;
+	return rc < 0 ? rc : ct_dl_all(res, size, cols, ncols, what, out, n);
+}

@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db_args.h"
+
+struct ct_db;
 struct ct_db_res;
 
 enum ct_dl_type { CT_DL_I64, CT_DL_INT, CT_DL_DBL, CT_DL_DBL_NAN, CT_DL_STR };
@@ -60,5 +63,22 @@ int ct_dl_one(struct ct_db_res *res, void *row, const struct ct_dl_col *cols, si
  * errors. Returns 0, CT_ENOMEM, or CT_EINVAL as ct_dl_one. */
 int ct_dl_all(struct ct_db_res *res, size_t size, const struct ct_dl_col *cols,
 	      size_t ncols, const char *what, void **out, size_t *n);
+
+/* Run the SELECT `sql` with the arguments a[0..na) (db_args.h; NULL, 0
+ * for none) and read its one row into `row` as ct_dl_one does, or every
+ * row into a new array as ct_dl_all does. Returns their results, or the
+ * query's error. CT_DL_ONE / CT_DL_ALL take the arguments as a list:
+ *
+ *   rc = CT_DL_ONE(db, &j, job_cols, "SELECT ... WHERE id=?", id);
+ */
+int ct_dl_query_one(struct ct_db *db, void *row, const struct ct_dl_col *cols, size_t n,
+		    const char *sql, const struct ct_db_arg *a, size_t na);
+int ct_dl_query_all(struct ct_db *db, size_t size, const struct ct_dl_col *cols,
+		    size_t ncols, const char *what, void **out, size_t *n, const char *sql,
+		    const struct ct_db_arg *a, size_t na);
+#define CT_DL_ONE(db, row, cols, sql, ...) ct_dl_query_one((db), (row), (cols), \
+	CT_DL_NCOLS(cols), (sql), CT_DB_ARGS(__VA_ARGS__))
+#define CT_DL_ALL(db, size, cols, what, out, n, sql, ...) ct_dl_query_all((db), (size), \
+	(cols), CT_DL_NCOLS(cols), (what), (out), (n), (sql), CT_DB_ARGS(__VA_ARGS__))
 
 #endif

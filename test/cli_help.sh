@@ -83,6 +83,19 @@ grep -q "'--tokenizer' is missing" "$T/e" || fail "encode without --tokenizer: $
 "$S" status "$P" extra >"$T/o" 2>"$T/e"
 check "status with an extra argument exits 2" "$?" 2
 grep -q "unexpected argument 'extra'" "$T/e" || fail "status extra: $(cat "$T/e")"
+# job submit judges every option and value before it opens the project:
+# a DIR that is no project shows that nothing was opened
+for bad in "--shards abc|--shards: 'abc' is not a number" \
+	   "--aggregate foo|--aggregate: 'foo'" "--tok bytes|spell the text options out" \
+	   "--bogus-opt|unknown option '--bogus-opt'" "stray|unexpected argument 'stray'"; do
+	# shellcheck disable=SC2086 # the options are words
+	"$S" job submit "$T/no-project" ${bad%%|*} >"$T/o" 2>"$T/e"
+	check "job submit ${bad%%|*} exits 2" "$?" 2
+	grep -q -- "${bad#*|}" "$T/e" || fail "job submit ${bad%%|*}: $(cat "$T/e")"
+done
+"$S" job submit "$T/no-project" --train-text a b --eval-fraction 0.1 >"$T/o" 2>"$T/e"
+check "job submit with two text files reaches the project" "$?" 1
+grep -q "no-project" "$T/e" || fail "job submit --train-text a b: $(cat "$T/e")"
 
 echo "$ncmds commands tried"
 [ "$ncmds" -ge 30 ] || fail "only $ncmds commands found in the help"

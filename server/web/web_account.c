@@ -21,6 +21,7 @@
 #include "ct_log.h"
 #include "ct_utf8.h"
 #include "db.h"
+#include "dl.h"
 #include "ratelimit.h"
 #include "server.h"
 #include "tmpl.h"
@@ -31,27 +32,22 @@
 
 /* ---- sessions ------------------------------------------------------------ */
 
+/* The session's user, straight into the request. */
+static const struct ct_dl_col session_cols[] = {
+	CT_DL_COL(struct ct_web_req, userid), CT_DL_COL(struct ct_web_req, user_name),
+	CT_DL_COL(struct ct_web_req, user_teamid),
+};
+
 int ct_web_auth_session(struct ct_web_req *req)
 {
-	struct ct_db_res *res = NULL;
 	char hash[CT_SHA256_HEXLEN + 1];
 	int rc;
 
 	ct_sha256_hex(req->session, strlen(req->session), hash);
-	rc = ct_db_query(req->db, &res, "SELECT u.id, u.name, u.teamid FROM "
+	rc = CT_DL_ONE(req->db, req, session_cols, "SELECT u.id, u.name, u.teamid FROM "
 		"web_session s JOIN `user` u ON u.id = s.userid "
-		"WHERE s.token_hash = ? AND s.expire_time > ?", "sl", hash,
-		ct_db_now(req->db));
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0) {
-		req->userid = ct_db_int(res, 0);
-		snprintf(req->user_name, sizeof(req->user_name), "%s",
-			 ct_db_str(res, 1));
-		req->user_teamid = ct_db_int(res, 2);
-	}
-	ct_db_res_free(res);
-	return 0;
+		"WHERE s.token_hash = ? AND s.expire_time > ?", hash, ct_db_now(req->db));
+	return rc == CT_ENOTFOUND ? 0 : rc;	/* no session: signed out */
 }
 
 /* Sign `userid` in: new session row + cookie; the rest of this response
@@ -205,6 +201,22 @@ static int form_page(struct ct_web_req *req, struct ct_web_resp *resp,
 	return rc;
 }
 
+/* The first steps of every form's handler: a GET shows form f, a POST
+ * whose CSRF token does not match shows it again with a notice. Returns 0
+ * when the POST may go on, 1 when resp holds the page, or a CT_E* code. */
+static int form_start(struct ct_web_req *req, struct ct_web_resp *resp, const struct form *f)
+{
+	int rc;
+
+	if (strcmp(req->method, "POST") != 0)
+		rc = form_page(req, resp, f, NULL);
+	else if (!ct_web_csrf_ok(req))
+		rc = form_page(req, resp, f, "The form expired; please send it again.");
+	else
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
 static const struct form_part create_parts[] = {
 	HTML("<form class=\"box\" method=\"post\" action=\"/account/create\">"),
 	CSRF,
@@ -225,11 +237,6 @@ static const struct form create_form_def = {
 	.title = "Create an account", .error_status = 400, .parts = create_parts,
 };
 
-static int create_form(struct ct_web_req *req, struct ct_web_resp *resp,
-		       const char *error)
-{
-	return form_page(req, resp, &create_form_def, error);
-}
 
 /* The page that hands over the account key: the key and the exact
  * command that attaches a computer with it. */
@@ -300,21 +307,20 @@ int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	int64_t userid = 0;
 	int rc;
 
-	if (strcmp(req->method, "POST") != 0)
-		return create_form(req, resp, NULL);
-	if (!ct_web_csrf_ok(req))
-		return create_form(req, resp, "The form expired; please send it again.");
+	rc = form_start(req, resp, &create_form_def);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (name == NULL || email == NULL || pw == NULL)
-		return create_form(req, resp, "Please fill in every field.");
+		return form_page(req, resp, &create_form_def, "Please fill in every field.");
 	rc = rate_limited(req, resp, CT_RL_SIGNUP, NULL);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	rc = ct_account_create(req->db, name, email, pw, key, &userid);
 	if (rc == CT_EEXISTS || rc == CT_EDUP)
-		return create_form(req, resp, "An account with this e-mail "
-				   "address exists already: sign in instead.");
+		return form_page(req, resp, &create_form_def, "An account with this e-mail "
+				 "address exists already: sign in instead.");
 	if (rc == CT_EINVAL || rc == CT_EPROTO || rc == CT_ERANGE)
-		return create_form(req, resp, ct_errmsg(rc));
+		return form_page(req, resp, &create_form_def, ct_errmsg(rc));
 	if (rc < 0)
 		return rc;
 	rc = session_start(req, resp, userid);
@@ -346,11 +352,6 @@ static const struct form login_form_def = {
 	.title = "Sign in", .error_status = 403, .parts = login_parts,
 };
 
-static int login_form(struct ct_web_req *req, struct ct_web_resp *resp,
-		      const char *error)
-{
-	return form_page(req, resp, &login_form_def, error);
-}
 
 int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
 {
@@ -360,10 +361,9 @@ int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
 	int64_t userid = 0;
 	int rc;
 
-	if (strcmp(req->method, "POST") != 0)
-		return login_form(req, resp, NULL);
-	if (!ct_web_csrf_ok(req))
-		return login_form(req, resp, "The form expired; please send it again.");
+	rc = form_start(req, resp, &login_form_def);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	rc = rate_limited(req, resp, CT_RL_LOGIN, key != NULL && *key != '\0' ? NULL : email);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
@@ -372,12 +372,11 @@ int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
 	else if (email != NULL && pw != NULL)
 		rc = ct_account_lookup(req->db, email, pw, out_key, &userid, name65);
 	else
-		return login_form(req, resp, "Please fill in the form.");
+		return form_page(req, resp, &login_form_def, "Please fill in the form.");
 	if (rc == CT_EAUTH || rc == CT_ENOTFOUND || rc == CT_EINVAL ||
 	    rc == CT_EFORMAT || rc == CT_EPROTO)
-		return login_form(req, resp, key != NULL && *key != '\0' ?
-				  "Unknown account key." :
-				  "Wrong e-mail address or password.");
+		return form_page(req, resp, &login_form_def, key != NULL && *key != '\0' ?
+				 "Unknown account key." : "Wrong e-mail address or password.");
 	if (rc < 0)
 		return rc;
 	rc = session_start(req, resp, userid);
@@ -513,11 +512,6 @@ static const struct form team_form_def = {
 	.title = "Create a team", .error_status = 400, .parts = team_parts,
 };
 
-static int team_form(struct ct_web_req *req, struct ct_web_resp *resp,
-		     const char *error)
-{
-	return form_page(req, resp, &team_form_def, error);
-}
 
 struct team_new {
 	int64_t userid, id;
@@ -548,23 +542,24 @@ int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
 
 	if (req->userid <= 0)
 		return signed_out(req, resp);
-	if (strcmp(req->method, "POST") != 0)
-		return team_form(req, resp, NULL);
-	if (!ct_web_csrf_ok(req))
-		return team_form(req, resp, "The form expired; please send it again.");
+	rc = form_start(req, resp, &team_form_def);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	t.name = ct_web_arg(req, "name");
 	t.description = ct_web_arg(req, "description");
 	if (t.description == NULL)
 		t.description = "";
 	if (t.name == NULL || t.name[0] == '\0' || strlen(t.name) > 64 ||
 	    strlen(t.description) > 1000)
-		return team_form(req, resp, "A team needs a name of 1 to 64 "
+		return form_page(req, resp, &team_form_def, "A team needs a name of 1 to 64 "
 				 "bytes and a description of at most 1000.");
 	if (!ct_utf8_valid(t.name) || !ct_utf8_valid(t.description))
-		return team_form(req, resp, "The name and description must be UTF-8 text.");
+		return form_page(req, resp, &team_form_def,
+				 "The name and description must be UTF-8 text.");
 	rc = ct_db_txn(req->db, team_create_txn, &t);
 	if (rc == CT_EDUP)
-		return team_form(req, resp, "A team with this name exists already.");
+		return form_page(req, resp, &team_form_def,
+				 "A team with this name exists already.");
 	if (rc < 0)
 		return rc;
 	snprintf(loc, sizeof(loc), "/team/%lld", (long long)t.id);

@@ -170,18 +170,19 @@ static void j_board_head(struct ct_json *j, const struct ct_web_board *b)
 
 /* The three leaderboard rows, by the first letter of their name. */
 struct api_kind {
+	const char *name;	/* ct_web_board's kind */
 	const struct jfield *fields;
 	size_t size;
 };
 
 static const struct api_kind user_kind = {
-	.fields = user_fields, .size = sizeof(struct ct_web_user),
+	.name = "user", .fields = user_fields, .size = sizeof(struct ct_web_user),
 };
 static const struct api_kind team_kind = {
-	.fields = team_fields, .size = sizeof(struct ct_web_team),
+	.name = "team", .fields = team_fields, .size = sizeof(struct ct_web_team),
 };
 static const struct api_kind host_kind = {
-	.fields = host_fields, .size = sizeof(struct ct_web_host),
+	.name = "host", .fields = host_fields, .size = sizeof(struct ct_web_host),
 };
 
 static const struct api_kind *api_kind(const char *name)
@@ -198,9 +199,7 @@ static int api_board(struct ct_web_req *req, struct ct_json *j, const char *what
 	int64_t page = ct_web_arg_page(req);
 	int rc;
 
-	rc = strcmp(what, "users") == 0 ? ct_web_users(req->db, s, page, 0, &b) :
-	     strcmp(what, "teams") == 0 ? ct_web_teams(req->db, s, page, &b) :
-	     ct_web_hosts(req->db, s, page, 0, &b);
+	rc = ct_web_board(req->db, k->name, s, page, 0, &b);
 	if (rc < 0)
 		return rc;
 	ct_json_obj_begin(j);
@@ -235,9 +234,7 @@ static int api_one(struct ct_web_req *req, struct ct_json *j, const char *kind,
 	size_t n = 0;
 	int rc;
 
-	rc = kind[0] == 'u' ? ct_web_get_user(req->db, id, &x.u) :
-	     kind[0] == 't' ? ct_web_get_team(req->db, id, &x.t) :
-	     ct_web_get_host(req->db, id, &x.h);
+	rc = ct_web_get(req->db, kind, id, &x);
 	if (rc < 0)
 		return rc;
 	total = kind[0] == 'u' ? x.u.total_credit : kind[0] == 't' ?

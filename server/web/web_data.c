@@ -61,6 +61,7 @@ struct board_kind {
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
 	const char *get_sql, *rank_sql, *history_sql;
+	const char *after_sql;		/* id order after an id (the stats export) */
 };
 
 /* The members of a struct board_kind for row type T with columns `cols`,
@@ -76,6 +77,8 @@ struct board_kind {
 		[CT_WEB_SORT_TOTAL] = PAGE(tbl, a, sel, join, "total_credit"), \
 	}, \
 	.get_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id = ?", \
+	.after_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id > ? " \
+		"ORDER BY " a ".id LIMIT ?", \
 	.rank_sql = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ? OR " \
 		"(expavg_credit = ? AND id > ?)", \
 	.history_sql = "SELECT create_time DIV 86400 AS d, SUM(credit) FROM " \
@@ -159,17 +162,19 @@ static int64_t *row_rank(const struct board_kind *k, void *row)
 	return (int64_t *)((char *)row + k->rank_off);
 }
 
-/* Read every row of `res` into a new array at b->users (the union's members
- * share one pointer), ranked from first_rank. Frees `res`. */
-static int fill_board(const struct board_kind *k, struct ct_db_res *res,
-		      struct ct_web_board *b, int64_t first_rank)
+/* Run board k's SELECT `sql` with the arguments a[0..na) and read every
+ * row into a new array at b->users (the union's members share one
+ * pointer), ranked from first_rank. */
+static int fill_board(struct ct_db *db, const struct board_kind *k, const char *sql,
+		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b,
+		      int64_t first_rank)
 {
 	void *rows;
 	char name[16];
 	int rc;
 
 	snprintf(name, sizeof(name), "%ss", k->name);
-	rc = ct_dl_all(res, k->size, k->cols, k->ncols, name, &rows, &b->n);
+	rc = ct_dl_query_all(db, k->size, k->cols, k->ncols, name, &rows, &b->n, sql, a, na);
 	if (rc < 0)
 		return rc;
 	b->users = rows;
@@ -184,7 +189,6 @@ static int board(struct ct_db *db, const struct board_kind *k,
 		 enum ct_web_sort sort, int64_t page, int64_t owner,
 		 struct ct_web_board *b)
 {
-	struct ct_db_res *res = NULL;
 	int64_t total = 0, off;
 	int s = sort == CT_WEB_SORT_TOTAL ? CT_WEB_SORT_TOTAL : CT_WEB_SORT_RAC;
 	int rc;
@@ -194,23 +198,17 @@ static int board(struct ct_db *db, const struct board_kind *k,
 	if (page < 1 || page > CT_WEB_MAX_PAGE || owner > 0)
 		page = 1;
 	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	if (owner > 0) {
+	if (owner > 0)
 		rc = ct_db_query_int(db, &total, k->owner_count_sql, "l", owner);
-		if (rc < 0)
-			return rc;
-		rc = ct_db_query(db, &res, k->owner_sql[s], "li", owner,
-				 CT_WEB_PAGE_SIZE * 4);
-	} else {
+	else
 		rc = ct_db_query_int(db, &total, k->count_sql, "");
-		if (rc < 0)
-			return rc;
-		rc = ct_db_query(db, &res, k->page_sql[s], "ll",
-				 (int64_t)CT_WEB_PAGE_SIZE, off);
-	}
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
-	return fill_board(k, res, b, off + 1);
+	if (owner > 0)
+		return fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
+				  b, off + 1);
+	return fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b, off + 1);
 }
 
 int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
@@ -231,25 +229,49 @@ int ct_web_hosts(struct ct_db *db, enum ct_web_sort sort, int64_t page,
 	return board(db, &host_board, sort, page, userid, b);
 }
 
+static const struct board_kind *board_kind(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(boards) / sizeof(boards[0]); i++)
+		if (strcmp(kind, boards[i]->name) == 0)
+			return boards[i];
+	return NULL;
+}
+
+int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
+		 int64_t owner, struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+
+	if (k == NULL || (owner > 0 && k->owner_count_sql == NULL))
+		return ct_error(CT_EINVAL, "web: no board of %s by owner", kind);
+	return board(db, k, sort, page, owner, b);
+}
+
+int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_t limit,
+		       struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+
+	memset(b, 0, sizeof(*b));
+	if (k == NULL)
+		return ct_error(CT_EINVAL, "web: no board of %s", kind);
+	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b, 0);
+}
+
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
 {
-	struct ct_db_res *res = NULL;
 	int64_t above = 0;
 	double rac;
 	int rc;
 
-	rc = ct_db_query(db, &res, k->get_sql, "l", id);
+	memset(row, 0, k->size);
+	rc = ct_dl_query_one(db, row, k->cols, k->ncols, k->get_sql, CT_DB_ARGS(id));
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
-	}
-	memset(row, 0, k->size);
-	ct_dl_row(res, row, k->cols, k->ncols);
-	ct_db_res_free(res);
 	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
 	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
 	if (rc < 0)
@@ -283,61 +305,69 @@ int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
 			       "WHERE hostid = ?", "l", id);
 }
 
+int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row)
+{
+	if (strcmp(kind, "user") == 0)
+		return ct_web_get_user(db, id, row);
+	if (strcmp(kind, "team") == 0)
+		return ct_web_get_team(db, id, row);
+	if (strcmp(kind, "host") == 0)
+		return ct_web_get_host(db, id, row);
+	return ct_error(CT_EINVAL, "web: no %s rows", kind);
+}
+
 /* ---- credit history ------------------------------------------------------ */
 
-static int history_query(struct ct_db *db, struct ct_db_res **res,
-			 const char *kind, int64_t id)
-{
-	size_t i;
+/* A day of credit_event (history_sql's columns). */
+struct hist_day {
+	int64_t day;
+	double credit;
+};
 
-	for (i = 0; i < sizeof(boards) / sizeof(boards[0]); i++)
-		if (strcmp(kind, boards[i]->name) == 0)
-			return ct_db_query(db, res, boards[i]->history_sql,
-					   "li", id, CT_WEB_HIST_DAYS);
-	return ct_error(CT_EINVAL, "web: history of '%s'", kind);
-}
+static const struct ct_dl_col hist_cols[] = {
+	CT_DL_COL(struct hist_day, day), CT_DL_COL(struct hist_day, credit),
+};
 
 int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 		   double total, double **t, double **credit, size_t *n)
 {
-	struct ct_db_res *res = NULL;
-	size_t rows, k;
+	const struct board_kind *k = board_kind(kind);
+	struct hist_day *d = NULL;
+	void *rows = NULL;
+	size_t nd = 0;
 	double cum = total;
 	int rc;
 
 	*t = *credit = NULL;
 	*n = 0;
-	rc = history_query(db, &res, kind, id);
-	if (rc < 0)
-		return rc;
-	rows = ct_db_nrows(res);
-	if (rows == 0)
+	if (k == NULL)
+		return ct_error(CT_EINVAL, "web: history of '%s'", kind);
+	rc = CT_DL_ALL(db, sizeof(*d), hist_cols, "history days", &rows, &nd, k->history_sql,
+		       id, CT_WEB_HIST_DAYS);
+	d = rows;
+	if (rc < 0 || nd == 0)
 		goto out;
-	*t = calloc(rows + 1, sizeof(double));
-	*credit = calloc(rows + 1, sizeof(double));
+	*t = calloc(nd + 1, sizeof(double));
+	*credit = calloc(nd + 1, sizeof(double));
 	if (*t == NULL || *credit == NULL) {
 		free(*t);
 		free(*credit);
 		*t = *credit = NULL;
-		rc = ct_error(CT_ENOMEM, "web: history of %zu days", rows);
+		rc = ct_error(CT_ENOMEM, "web: history of %zu days", nd);
 		goto out;
 	}
 	/* Rows come newest first: walk back from the total. */
-	k = rows;
-	while (ct_db_next(res) > 0 && k > 0) {
-		int64_t day = ct_db_int(res, 0);
-
-		(*t)[k] = (double)((day + 1) * 86400);
+	for (size_t i = 0, k = nd; i < nd; i++, k--) {
+		(*t)[k] = (double)((d[i].day + 1) * 86400);
 		(*credit)[k] = cum;
-		cum -= ct_db_double(res, 1);
+		cum -= d[i].credit;
 		if (k == 1)
-			(*t)[0] = (double)(day * 86400);
-		k--;
+			(*t)[0] = (double)(d[i].day * 86400);
 	}
 	(*credit)[0] = cum > 0 ? cum : 0;
-	*n = rows + 1;
+	*n = nd + 1;
 out:
-	ct_db_res_free(res);
+	free(d);
 	return rc < 0 ? rc : 0;
 }
 
@@ -379,50 +409,33 @@ static const struct ct_dl_col count_cols[] = {
 /* Result counts of one job by state (result_job index). */
 static int job_counts(struct ct_db *db, struct ct_web_job *j)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
 	/* the per-round counters the result triggers keep (migration 004):
-	 * one row per round, whatever the number of results */
-	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
+	 * one row per round, whatever the number of results; an aggregate,
+	 * so always one row */
+	return CT_DL_ONE(db, j, count_cols, "SELECT COALESCE(SUM(n_unsent), 0), "
 		"COALESCE(SUM(n_in_progress), 0), COALESCE(SUM(n_valid), 0), "
 		"COALESCE(SUM(n_invalid), 0), COALESCE(SUM(n_error), 0), "
-		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", "l", j->id);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0)
-		ct_dl_row(res, j, count_cols, CT_DL_NCOLS(count_cols));
-	ct_db_res_free(res);
-	return 0;
+		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", j->id);
 }
 
 int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	void *rows = NULL;
 	int rc;
 
-	*jobs = NULL;
-	*n = 0;
-	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", "");
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs",
-		      &rows, n);
-	if (rc < 0)
-		return rc;
+	rc = ct_dl_query_all(db, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs", &rows,
+			     n, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", NULL, 0);
 	*jobs = rows;
-	for (size_t i = 0; i < *n; i++) {
+	for (size_t i = 0; rc == 0 && i < *n; i++) {
 		job_status_name(&(*jobs)[i]);
 		rc = job_counts(db, &(*jobs)[i]);
-		if (rc < 0) {
-			free(*jobs);
-			*jobs = NULL;
-			*n = 0;
-			return rc;
-		}
 	}
-	return 0;
+	if (rc < 0) {
+		free(*jobs);
+		*jobs = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 #define R struct ct_web_round
@@ -438,21 +451,17 @@ static const struct ct_dl_col round_cols[] = {
 static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		      size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	struct ct_web_round *r;
 	void *rows = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT r.idx, r.status, r.nwus, r.nwus_done, "
+	rc = CT_DL_ALL(db, sizeof(*r), round_cols, "rounds", &rows, n,
+		"SELECT r.idx, r.status, r.nwus, r.nwus_done, "
 		"r.create_time, r.finish_time, r.model_sha256, r.out_model_sha256, "
 		"r.eval_loss, r.base_eval_loss, COALESCE(s.n_in_progress, 0), "
 		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens "
 		"FROM `round` r LEFT JOIN round_stat s ON s.roundid = r.id "
-		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", "l", id);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(*r), round_cols, CT_DL_NCOLS(round_cols), "rounds",
-		      &rows, n);
+		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", id);
 	if (rc < 0)
 		return rc;
 	*out = r = rows;
@@ -471,20 +480,16 @@ static const struct ct_dl_col contrib_cols[] = {
 static int job_contributors(struct ct_db *db, int64_t id,
 			    struct ct_web_contrib **out, size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	void *rows = NULL;
 	int rc;
 
 	/* the per-(job, user) counters a result trigger keeps (migration 004) */
-	rc = ct_db_query(db, &res, "SELECT s.userid, COALESCE(u.name, ''), "
+	rc = CT_DL_ALL(db, sizeof(**out), contrib_cols, "contributors", &rows, n,
+		"SELECT s.userid, COALESCE(u.name, ''), "
 		"s.nvalid, s.credit FROM job_user_stat s "
 		"LEFT JOIN `user` u ON u.id = s.userid "
 		"WHERE s.jobid = ? AND s.nvalid > 0 "
-		"ORDER BY s.credit DESC, s.userid LIMIT 50", "l", id);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_all(res, sizeof(**out), contrib_cols, CT_DL_NCOLS(contrib_cols),
-		      "contributors", &rows, n);
+		"ORDER BY s.credit DESC, s.userid LIMIT 50", id);
 	*out = rows;
 	return rc;
 }
@@ -493,23 +498,18 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib)
 {
-	struct ct_db_res *res = NULL;
 	int rc;
 
 	*rounds = NULL;
 	*contrib = NULL;
 	*nrounds = *ncontrib = 0;
-	rc = ct_db_query(db, &res, "SELECT " JOB_COLS "WHERE j.id = ?", "l", id);
+	memset(job, 0, sizeof(*job));
+	rc = CT_DL_ONE(db, job, job_cols, "SELECT " JOB_COLS "WHERE j.id = ?", id);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
-	}
-	memset(job, 0, sizeof(*job));
-	ct_dl_row(res, job, job_cols, CT_DL_NCOLS(job_cols));
 	job_status_name(job);
-	ct_db_res_free(res);
 	rc = job_counts(db, job);
 	if (rc == 0)
 		rc = job_rounds(db, id, rounds, nrounds);
@@ -535,22 +535,22 @@ static const struct ct_dl_col role_cols[] = {
 
 static int status_roles(struct ct_db *db, struct ct_web_status *st)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_web_role *r;
+	void *rows = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT role, instance, start_time, "
-		"beat_time, nruns, nitems, last_error FROM role_heartbeat "
-		"ORDER BY role, instance LIMIT 32", "");
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0 && st->nroles < 32) {
-		struct ct_web_role *r = &st->roles[st->nroles++];
-
-		ct_dl_row(res, r, role_cols, CT_DL_NCOLS(role_cols));
-		r->alive = st->now - r->beat_time <= 120;
+	rc = ct_dl_query_all(db, sizeof(*r), role_cols, CT_DL_NCOLS(role_cols), "roles", &rows,
+			     &n, "SELECT role, instance, start_time, beat_time, nruns, nitems, "
+			     "last_error FROM role_heartbeat ORDER BY role, instance LIMIT 32",
+			     NULL, 0);
+	r = rows;
+	for (size_t i = 0; i < n && st->nroles < 32; i++) {
+		r[i].alive = st->now - r[i].beat_time <= 120;
+		st->roles[st->nroles++] = r[i];
 	}
-	ct_db_res_free(res);
-	return 0;
+	free(rows);
+	return rc;
 }
 
 int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)

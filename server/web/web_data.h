@@ -77,10 +77,24 @@ int ct_web_hosts(struct ct_db *db, enum ct_web_sort sort, int64_t page,
 		 int64_t userid, struct ct_web_board *b);
 void ct_web_board_free(struct ct_web_board *b);
 
+/* The same by kind ("user", "team", "host"): owner is teamid for "user",
+ * userid for "host", and must be 0 for "team". CT_EINVAL for another kind. */
+int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
+		 int64_t owner, struct ct_web_board *b);
+
+/* At most `limit` rows of kind's board whose id is > after, in id order
+ * (keyset paging for the stats export), into b->users/teams/hosts (rank 0,
+ * page fields 0). Free with ct_web_board_free(). */
+int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_t limit,
+		       struct ct_web_board *b);
+
 /* One row by id (with its rank by RAC filled in). */
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u);
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t);
 int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h);
+/* The same by kind ("user", "team", "host") into the matching struct;
+ * CT_EINVAL for another kind. */
+int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row);
 
 /* Credit history: cumulative credit at the end of each day with a grant,
  * newest CT_WEB_HIST_DAYS days, oldest first; t[] are UNIX times (end of

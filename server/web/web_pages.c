@@ -6,6 +6,8 @@
  * same for everyone are kept in the short content cache (web.c).
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,16 +106,17 @@ static int pager(struct ct_buf *b, const char *base, const struct ct_web_board *
 	return rc;
 }
 
-/* Render `key`'s content from the cache or with fill(), then the page. */
+/* Render `key`'s content from the cache or with fill(arg), then the page. */
 static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		       const char *key, const char *title, const char *api,
-		       int (*fill)(struct ct_web_req *, struct ct_buf *))
+		       int (*fill)(struct ct_web_req *, struct ct_buf *, const void *),
+		       const void *arg)
 {
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
 	int rc = 0;
 
 	if (!ct_page_cache_get(req->srv->pages, key, &c)) {
-		rc = fill(req, &c);
+		rc = fill(req, &c, arg);
 		if (rc == 0)
 			ct_page_cache_put(req->srv->pages, key, &c);
 		else
@@ -125,214 +128,289 @@ static int cached_page(struct ct_web_req *req, struct ct_web_resp *resp,
 	return rc;
 }
 
-static void board_key(const struct ct_web_req *req, const char *what,
-		      char *key, size_t size)
+/* ---- users, teams, hosts: boards ----------------------------------------- */
+
+/* What differs between the three leaderboards' tables: the row type, the
+ * cells before and after the two credit columns, the header around the
+ * optional column (team, owner) and the row shown when there is none. */
+struct board_view {
+	const char *kind;	/* "user": ct_web_board's kind */
+	size_t size, id_off, rank_off, rac_off, total_off, time_off;
+	const char *head, *head_opt, *head_end, *empty;
+	/* the cells after "<tr ...><td>rank</td>" up to the credit and after
+	 * it up to the date; opt: the optional column */
+	int (*before)(struct ct_buf *c, const void *row, int opt);
+	int (*after)(struct ct_buf *c, const void *row, int opt);
+};
+
+#define BOARD_VIEW(T) .size = sizeof(T), .id_off = offsetof(T, id), \
+	.rank_off = offsetof(T, rank), .rac_off = offsetof(T, expavg_credit), \
+	.total_off = offsetof(T, total_credit), .time_off = offsetof(T, create_time)
+
+static int64_t row_i64(const void *row, size_t off)
 {
-	snprintf(key, size, "%s?sort=%s&page=%lld", what,
-		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req));
+	int64_t v;
+
+	memcpy(&v, (const char *)row + off, sizeof(v));
+	return v;
 }
 
-/* ---- users --------------------------------------------------------------- */
-
-static int users_table(struct ct_buf *c, const struct ct_web_board *bd,
-		       int show_team)
+static double row_dbl(const void *row, size_t off)
 {
-	int rc = ct_buf_appends(c, "<table class=\"board\" id=\"users\"><thead><tr>"
-		"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">Recent "
-		"average credit</th><th class=\"num\">Total credit</th>");
+	double v;
 
-	if (rc == 0 && show_team)
-		rc = ct_buf_appends(c, "<th>Team</th>");
+	memcpy(&v, (const char *)row + off, sizeof(v));
+	return v;
+}
+
+static int board_row(struct ct_buf *c, const struct board_view *v, const void *row, int opt)
+{
+	int rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld</td>",
+				(long long)row_i64(row, v->id_off),
+				(long long)row_i64(row, v->rank_off));
+
 	if (rc == 0)
-		rc = ct_buf_appends(c, "<th class=\"hide-narrow\">Country</th>"
-			"<th class=\"hide-narrow\">Member since</th></tr></thead><tbody>");
+		rc = v->before(c, row, opt);
+	if (rc == 0)
+		rc = credit_td(c, row_dbl(row, v->rac_off));
+	if (rc == 0)
+		rc = credit_td(c, row_dbl(row, v->total_off));
+	if (rc == 0)
+		rc = v->after(c, row, opt);
+	if (rc == 0)
+		rc = date_td(c, row_i64(row, v->time_off), "hide-narrow");
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tr>");
+	return rc;
+}
 
-	for (size_t i = 0; i < bd->n && rc == 0; i++) {
-		const struct ct_web_user *u = &bd->users[i];
+static int board_table(struct ct_buf *c, const struct board_view *v,
+		       const struct ct_web_board *bd, int opt)
+{
+	int rc = ct_buf_appends(c, v->head);
 
-		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
-			"</td><td><a class=\"name\" href=\"/user/%lld\">%s</a></td>",
-			(long long)u->id, (long long)u->rank, (long long)u->id, u->name);
-		if (rc == 0)
-			rc = credit_td(c, u->expavg_credit);
-		if (rc == 0)
-			rc = credit_td(c, u->total_credit);
-		if (rc == 0 && show_team)
-			rc = u->teamid > 0 ?
-				ct_tmpl_printf(c, "<td><a href=\"/team/%lld\">%s</a></td>",
-					       (long long)u->teamid, u->team_name) :
-				ct_buf_appends(c, "<td></td>");
-		if (rc == 0)
-			rc = ct_tmpl_printf(c, "<td class=\"hide-narrow\">%s</td>",
-					    u->country);
-		if (rc == 0)
-			rc = date_td(c, u->create_time, "hide-narrow");
-		if (rc == 0)
-			rc = ct_buf_appends(c, "</tr>");
-	}
+	if (rc == 0 && opt && v->head_opt)
+		rc = ct_buf_appends(c, v->head_opt);
+	if (rc == 0)
+		rc = ct_buf_appends(c, v->head_end);
+	for (size_t i = 0; i < bd->n && rc == 0; i++)
+		rc = board_row(c, v, (const char *)bd->users + i * v->size, opt);
 	if (rc == 0 && bd->n == 0)
-		rc = ct_buf_appends(c, "<tr><td colspan=\"7\" class=\"muted\">"
-				    "Nobody here yet.</td></tr>");
+		rc = ct_buf_appends(c, v->empty);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "</tbody></table>");
 	return rc;
 }
 
-static int fill_users(struct ct_web_req *req, struct ct_buf *c)
+static int user_before(struct ct_buf *c, const void *row, int opt)
 {
+	const struct ct_web_user *u = row;
+
+	(void)opt;
+	return ct_tmpl_printf(c, "<td><a class=\"name\" href=\"/user/%lld\">%s</a></td>",
+			      (long long)u->id, u->name);
+}
+
+static int user_after(struct ct_buf *c, const void *row, int show_team)
+{
+	const struct ct_web_user *u = row;
+	int rc = 0;
+
+	if (show_team)
+		rc = u->teamid > 0 ?
+			ct_tmpl_printf(c, "<td><a href=\"/team/%lld\">%s</a></td>",
+				       (long long)u->teamid, u->team_name) :
+			ct_buf_appends(c, "<td></td>");
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<td class=\"hide-narrow\">%s</td>", u->country);
+	return rc;
+}
+
+static const struct board_view user_view = {
+	.kind = "user", BOARD_VIEW(struct ct_web_user),
+	.head = "<table class=\"board\" id=\"users\"><thead><tr>"
+		"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">Recent "
+		"average credit</th><th class=\"num\">Total credit</th>",
+	.head_opt = "<th>Team</th>",
+	.head_end = "<th class=\"hide-narrow\">Country</th>"
+		"<th class=\"hide-narrow\">Member since</th></tr></thead><tbody>",
+	.empty = "<tr><td colspan=\"7\" class=\"muted\">Nobody here yet.</td></tr>",
+	.before = user_before, .after = user_after,
+};
+
+static int team_before(struct ct_buf *c, const void *row, int opt)
+{
+	const struct ct_web_team *t = row;
+
+	(void)opt;
+	return ct_tmpl_printf(c, "<td><a class=\"name\" href=\"/team/%lld\">%s</a></td>"
+			      "<td class=\"num\">%lld</td>", (long long)t->id, t->name,
+			      (long long)t->nusers);
+}
+
+static int no_cells(struct ct_buf *c, const void *row, int opt)
+{
+	(void)c;
+	(void)row;
+	(void)opt;
+	return 0;
+}
+
+static const struct board_view team_view = {
+	.kind = "team", BOARD_VIEW(struct ct_web_team),
+	.head = "<p><a href=\"/teams/create\">Create a team</a></p><table class=\"board\" "
+		"id=\"teams\"><thead><tr><th class=\"num\">Rank</th><th>Name</th><th "
+		"class=\"num\">Members</th><th class=\"num\">Recent average credit</th>"
+		"<th class=\"num\">Total credit</th><th class=\"hide-narrow\">"
+		"Founded</th></tr></thead><tbody>",
+	.head_end = "",
+	.empty = "<tr><td colspan=\"6\" class=\"muted\">No team yet.</td></tr>",
+	.before = team_before, .after = no_cells,
+};
+
+static int host_before(struct ct_buf *c, const void *row, int show_owner)
+{
+	const struct ct_web_host *h = row;
+	int rc = ct_tmpl_printf(c, "<td><a href=\"/host/%lld\">#%lld</a></td>",
+				(long long)h->id, (long long)h->id);
+
+	if (rc == 0 && show_owner)
+		rc = ct_tmpl_printf(c, "<td><a href=\"/user/%lld\">%s</a></td>",
+				    (long long)h->userid, h->owner_name);
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<td>%s</td><td class=\"hide-narrow\">%s</td>",
+				    h->device[0] ? h->device : h->cpu_model, h->os);
+	return rc;
+}
+
+static const struct board_view host_view = {
+	.kind = "host", BOARD_VIEW(struct ct_web_host),
+	.head = "<table class=\"board\" id=\"hosts\"><thead><tr>"
+		"<th class=\"num\">Rank</th><th>Computer</th>",
+	.head_opt = "<th>Owner</th>",
+	.head_end = "<th>Device</th><th class=\"hide-narrow\">OS</th><th class=\"num\">"
+		"Recent average credit</th><th class=\"num\">Total credit</th><th class="
+		"\"hide-narrow\">Since</th></tr></thead><tbody>",
+	.empty = "<tr><td colspan=\"8\" class=\"muted\">No computer yet.</td></tr>",
+	.before = host_before, .after = no_cells,
+};
+
+/* A leaderboard page: its content is the same for everyone (cached). */
+static int fill_board(struct ct_web_req *req, struct ct_buf *c, const void *arg)
+{
+	const struct board_view *v = arg;
 	struct ct_web_board bd;
+	char base[16];
 	int rc;
 
-	rc = ct_web_users(req->db, ct_web_arg_sort(req), ct_web_arg_page(req),
-			  0, &bd);
+	rc = ct_web_board(req->db, v->kind, ct_web_arg_sort(req), ct_web_arg_page(req), 0,
+			  &bd);
 	if (rc < 0)
 		return rc;
-	rc = sort_tabs(c, "/users", bd.sort);
+	snprintf(base, sizeof(base), "/%ss", v->kind);
+	rc = sort_tabs(c, base, bd.sort);
 	if (rc == 0)
-		rc = users_table(c, &bd, 1);
+		rc = board_table(c, v, &bd, 1);
 	if (rc == 0)
-		rc = pager(c, "/users", &bd);
+		rc = pager(c, base, &bd);
 	ct_web_board_free(&bd);
 	return rc;
+}
+
+static int board_page(struct ct_web_req *req, struct ct_web_resp *resp,
+		      const struct board_view *v, const char *title)
+{
+	char key[96], api[32];
+
+	snprintf(key, sizeof(key), "%ss?sort=%s&page=%lld", v->kind,
+		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req));
+	snprintf(api, sizeof(api), "/api/v1/%ss", v->kind);
+	return cached_page(req, resp, key, title, api, fill_board, v);
 }
 
 int ct_web_page_users(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	char key[96];
-
-	board_key(req, "users", key, sizeof(key));
-	return cached_page(req, resp, key, "Top participants", "/api/v1/users",
-			   fill_users);
-}
-
-/* ---- teams --------------------------------------------------------------- */
-
-static int fill_teams(struct ct_web_req *req, struct ct_buf *c)
-{
-	struct ct_web_board bd;
-	int rc;
-
-	rc = ct_web_teams(req->db, ct_web_arg_sort(req), ct_web_arg_page(req), &bd);
-	if (rc < 0)
-		return rc;
-	rc = sort_tabs(c, "/teams", bd.sort);
-	if (rc == 0)
-		rc = ct_buf_appends(c, "<p><a href=\"/teams/create\">Create a team"
-			"</a></p><table class=\"board\" id=\"teams\"><thead><tr>"
-			"<th class=\"num\">Rank</th><th>Name</th><th class=\"num\">"
-			"Members</th><th class=\"num\">Recent average credit</th>"
-			"<th class=\"num\">Total credit</th><th class=\"hide-narrow\">"
-			"Founded</th></tr></thead><tbody>");
-	for (size_t i = 0; i < bd.n && rc == 0; i++) {
-		const struct ct_web_team *t = &bd.teams[i];
-
-		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
-			"</td><td><a class=\"name\" href=\"/team/%lld\">%s</a></td>"
-			"<td class=\"num\">%lld</td>", (long long)t->id,
-			(long long)t->rank, (long long)t->id, t->name,
-			(long long)t->nusers);
-		if (rc == 0)
-			rc = credit_td(c, t->expavg_credit);
-		if (rc == 0)
-			rc = credit_td(c, t->total_credit);
-		if (rc == 0)
-			rc = date_td(c, t->create_time, "hide-narrow");
-		if (rc == 0)
-			rc = ct_buf_appends(c, "</tr>");
-	}
-	if (rc == 0 && bd.n == 0)
-		rc = ct_buf_appends(c, "<tr><td colspan=\"6\" class=\"muted\">"
-				    "No team yet.</td></tr>");
-	if (rc == 0)
-		rc = ct_buf_appends(c, "</tbody></table>");
-	if (rc == 0)
-		rc = pager(c, "/teams", &bd);
-	ct_web_board_free(&bd);
-	return rc;
+	return board_page(req, resp, &user_view, "Top participants");
 }
 
 int ct_web_page_teams(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	char key[96];
-
-	board_key(req, "teams", key, sizeof(key));
-	return cached_page(req, resp, key, "Top teams", "/api/v1/teams", fill_teams);
-}
-
-/* ---- hosts --------------------------------------------------------------- */
-
-static int hosts_table(struct ct_buf *c, const struct ct_web_board *bd,
-		       int show_owner)
-{
-	int rc = ct_buf_appends(c, "<table class=\"board\" id=\"hosts\"><thead><tr>"
-		"<th class=\"num\">Rank</th><th>Computer</th>");
-
-	if (rc == 0 && show_owner)
-		rc = ct_buf_appends(c, "<th>Owner</th>");
-	if (rc == 0)
-		rc = ct_buf_appends(c, "<th>Device</th><th class=\"hide-narrow\">OS"
-			"</th><th class=\"num\">Recent average credit</th><th class="
-			"\"num\">Total credit</th><th class=\"hide-narrow\">Since</th>"
-			"</tr></thead><tbody>");
-
-	for (size_t i = 0; i < bd->n && rc == 0; i++) {
-		const struct ct_web_host *h = &bd->hosts[i];
-
-		rc = ct_tmpl_printf(c, "<tr data-id=\"%lld\"><td class=\"num\">%lld"
-			"</td><td><a href=\"/host/%lld\">#%lld</a></td>",
-			(long long)h->id, (long long)h->rank, (long long)h->id,
-			(long long)h->id);
-		if (rc == 0 && show_owner)
-			rc = ct_tmpl_printf(c, "<td><a href=\"/user/%lld\">%s</a></td>",
-					    (long long)h->userid, h->owner_name);
-		if (rc == 0)
-			rc = ct_tmpl_printf(c, "<td>%s</td><td class=\"hide-narrow\">"
-				"%s</td>", h->device[0] ? h->device : h->cpu_model, h->os);
-		if (rc == 0)
-			rc = credit_td(c, h->expavg_credit);
-		if (rc == 0)
-			rc = credit_td(c, h->total_credit);
-		if (rc == 0)
-			rc = date_td(c, h->create_time, "hide-narrow");
-		if (rc == 0)
-			rc = ct_buf_appends(c, "</tr>");
-	}
-	if (rc == 0 && bd->n == 0)
-		rc = ct_buf_appends(c, "<tr><td colspan=\"8\" class=\"muted\">"
-				    "No computer yet.</td></tr>");
-	if (rc == 0)
-		rc = ct_buf_appends(c, "</tbody></table>");
-	return rc;
-}
-
-static int fill_hosts(struct ct_web_req *req, struct ct_buf *c)
-{
-	struct ct_web_board bd;
-	int rc;
-
-	rc = ct_web_hosts(req->db, ct_web_arg_sort(req), ct_web_arg_page(req),
-			  0, &bd);
-	if (rc < 0)
-		return rc;
-	rc = sort_tabs(c, "/hosts", bd.sort);
-	if (rc == 0)
-		rc = hosts_table(c, &bd, 1);
-	if (rc == 0)
-		rc = pager(c, "/hosts", &bd);
-	ct_web_board_free(&bd);
-	return rc;
+	return board_page(req, resp, &team_view, "Top teams");
 }
 
 int ct_web_page_hosts(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	char key[96];
-
-	board_key(req, "hosts", key, sizeof(key));
-	return cached_page(req, resp, key, "Top computers", "/api/v1/hosts",
-			   fill_hosts);
+	return board_page(req, resp, &host_view, "Top computers");
 }
 
 /* ---- one user, team, host ------------------------------------------------ */
+
+/* <h2>heading</h2> and the first `max` rows of board v (RAC order) whose
+ * owner is `owner` (0: everyone). */
+static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *heading,
+			 const struct board_view *v, int64_t owner, size_t max)
+{
+	struct ct_web_board bd;
+	int rc;
+
+	rc = ct_web_board(req->db, v->kind, CT_WEB_SORT_RAC, 1, owner, &bd);
+	if (rc < 0)
+		return rc;
+	if (bd.n > max)
+		bd.n = max;
+	rc = ct_tmpl_printf(c, "<h2>%s</h2>", heading);
+	if (rc == 0)
+		rc = board_table(c, v, &bd, owner == 0);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
+/* The cards of a user's, team's or host's page as a table: a label and a
+ * member of the row, shown as text (.none when empty: "" leaves the card
+ * out), a number, credit, a date or bytes in GiB. */
+enum card_kind { CARD_STR, CARD_NUM, CARD_CREDIT, CARD_DATE, CARD_GIB };
+
+struct card_def {
+	const char *label;
+	enum card_kind kind;
+	size_t off;
+	const char *none;	/* CARD_STR: shown when the text is empty */
+};
+
+#define CARD(T, l, k, m, ...) { .label = (l), .kind = (k), .off = offsetof(T, m), \
+	__VA_ARGS__ }
+/* the three every page opens with */
+#define CREDIT_CARDS(T) CARD(T, "Total credit", CARD_CREDIT, total_credit), \
+	CARD(T, "Recent average credit", CARD_CREDIT, expavg_credit), \
+	CARD(T, "Rank (recent average)", CARD_NUM, rank)
+
+static int cards(struct ct_buf *c, const struct card_def *d, size_t n, const void *row)
+{
+	int rc = ct_buf_appends(c, "<div class=\"cards\">");
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const char *p = (const char *)row + d[i].off;
+		char s[64];
+
+		if (d[i].kind == CARD_STR && p[0] == '\0' && d[i].none != NULL && !d[i].none[0])
+			continue;
+		if (d[i].kind == CARD_STR)
+			rc = card(c, d[i].label, p[0] || d[i].none == NULL ? p : d[i].none);
+		else if (d[i].kind == CARD_NUM)
+			rc = card_num(c, d[i].label, row_i64(row, d[i].off));
+		else if (d[i].kind == CARD_CREDIT)
+			rc = card_credit(c, d[i].label, row_dbl(row, d[i].off));
+		else if (d[i].kind == CARD_DATE)
+			rc = card(c, d[i].label, ct_tmpl_date(s, sizeof(s), row_i64(row, d[i].off)));
+		else {
+			snprintf(s, sizeof(s), "%.1f GiB", row_i64(row, d[i].off) / 1073741824.0);
+			rc = card(c, d[i].label, s);
+		}
+	}
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</div>");
+	return rc;
+}
 
 static int history_chart(struct ct_web_req *req, struct ct_buf *c,
 			 const char *kind, int64_t id, double total)
@@ -354,59 +432,7 @@ static int history_chart(struct ct_web_req *req, struct ct_buf *c,
 	return rc;
 }
 
-static int fill_user(struct ct_web_req *req, struct ct_buf *c, int64_t id,
-		     struct ct_web_user *u)
-{
-	struct ct_web_board hosts;
-	char s[64];
-	int rc;
-
-	rc = ct_buf_appends(c, "<div class=\"cards\">");
-	if (rc == 0) rc = card_credit(c, "Total credit", u->total_credit);
-	if (rc == 0) rc = card_credit(c, "Recent average credit", u->expavg_credit);
-	if (rc == 0) rc = card_num(c, "Rank (recent average)", u->rank);
-	if (rc == 0) rc = card(c, "Team", u->teamid ? u->team_name : "none");
-	if (rc == 0 && u->country[0]) rc = card(c, "Country", u->country);
-	if (rc == 0) rc = card(c, "Member since",
-			       ct_tmpl_date(s, sizeof(s), u->create_time));
-	if (rc == 0) rc = card_num(c, "Computers", u->nhosts);
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
-	if (rc == 0 && u->teamid)
-		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
-				    (long long)u->teamid, u->team_name);
-	if (rc == 0)
-		rc = history_chart(req, c, "user", id, u->total_credit);
-	if (rc < 0)
-		return rc;
-	rc = ct_web_hosts(req->db, CT_WEB_SORT_RAC, 1, id, &hosts);
-	if (rc < 0)
-		return rc;
-	rc = ct_buf_appends(c, "<h2>Computers</h2>");
-	if (rc == 0)
-		rc = hosts_table(c, &hosts, 0);
-	ct_web_board_free(&hosts);
-	return rc;
-}
-
-int ct_web_page_user(struct ct_web_req *req, struct ct_web_resp *resp)
-{
-	int64_t id = ct_web_path_id(req->path, "/user/");
-	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	struct ct_web_user u;
-	char api[64];
-	int rc;
-
-	if (id <= 0)
-		return ct_error(CT_ENOTFOUND, "no such user");
-	rc = ct_web_get_user(req->db, id, &u);
-	if (rc == 0)
-		rc = fill_user(req, &c, id, &u);
-	snprintf(api, sizeof(api), "/api/v1/user/%lld", (long long)id);
-	if (rc == 0)
-		rc = ct_web_render(req, resp, u.name, &c, api);
-	ct_buf_free(&c);
-	return rc;
-}
+/* ---- the pages of one user, team or host ---------------------------------- */
 
 /* Join or leave button for the signed-in user on a team's page. */
 static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
@@ -429,110 +455,157 @@ static int team_action(struct ct_web_req *req, struct ct_buf *c, int64_t id)
 	return rc;
 }
 
-static int fill_team(struct ct_web_req *req, struct ct_buf *c, int64_t id,
-		     const struct ct_web_team *t)
+static int user_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
 {
-	struct ct_web_board members;
-	char s[64];
-	int rc;
+	const struct ct_web_user *u = row;
 
-	rc = ct_buf_appends(c, "<div class=\"cards\">");
-	if (rc == 0) rc = card_credit(c, "Total credit", t->total_credit);
-	if (rc == 0) rc = card_credit(c, "Recent average credit", t->expavg_credit);
-	if (rc == 0) rc = card_num(c, "Rank (recent average)", t->rank);
-	if (rc == 0) rc = card_num(c, "Members", t->nusers);
-	if (rc == 0) rc = card(c, "Founded", ct_tmpl_date(s, sizeof(s), t->create_time));
-	if (rc == 0) rc = card(c, "Founder", t->founder_name);
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
-	if (rc == 0 && t->description[0])
+	(void)req;
+	(void)id;
+	if (u->teamid == 0)
+		return 0;
+	return ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
+			      (long long)u->teamid, u->team_name);
+}
+
+static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
+{
+	const struct ct_web_team *t = row;
+	int rc = 0;
+
+	if (t->description[0])
 		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t->description);
 	if (rc == 0)
 		rc = team_action(req, c, id);
-	if (rc == 0)
-		rc = history_chart(req, c, "team", id, t->total_credit);
+	return rc;
+}
+
+static int host_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
+{
+	const struct ct_web_host *h = row;
+
+	(void)req;
+	(void)id;
+	return ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
+			      (long long)h->userid, h->owner_name);
+}
+
+/* What differs between the pages of a user, a team and a host: the cards,
+ * the text after them, the title (the row's name, or "Computer #ID" where
+ * name_off is 0) and the board of the rows it owns, if any. The credit
+ * history chart comes between the text and that board. */
+struct entity_view {
+	const char *kind;	/* ct_web_get's */
+	const struct card_def *cards;
+	size_t ncards, name_off, total_off;
+	int (*text)(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row);
+	const char *owned_heading;	/* NULL: none */
+	const struct board_view *owned;
+};
+
+#define ENTITY_VIEW(T, k, cards_) .kind = (k), .cards = (cards_), \
+	.ncards = sizeof(cards_) / sizeof((cards_)[0]), .total_off = offsetof(T, total_credit)
+
+#define U struct ct_web_user
+#define T struct ct_web_team
+#define H struct ct_web_host
+static const struct card_def user_cards[] = {
+	CREDIT_CARDS(U), CARD(U, "Team", CARD_STR, team_name, .none = "none"),
+	CARD(U, "Country", CARD_STR, country, .none = ""),
+	CARD(U, "Member since", CARD_DATE, create_time),
+	CARD(U, "Computers", CARD_NUM, nhosts),
+};
+static const struct card_def team_cards[] = {
+	CREDIT_CARDS(T), CARD(T, "Members", CARD_NUM, nusers),
+	CARD(T, "Founded", CARD_DATE, create_time), CARD(T, "Founder", CARD_STR, founder_name),
+};
+static const struct card_def host_cards[] = {
+	CREDIT_CARDS(H), CARD(H, "Owner", CARD_STR, owner_name),
+	CARD(H, "Device", CARD_STR, device, .none = "CPU reference"),
+	CARD(H, "CPU", CARD_STR, cpu_model), CARD(H, "Operating system", CARD_STR, os),
+	CARD(H, "CPU cores", CARD_NUM, ncpus), CARD(H, "Memory", CARD_GIB, ram_bytes),
+	CARD(H, "Client", CARD_STR, client_version),
+	CARD(H, "Valid results", CARD_NUM, nresults_valid),
+	CARD(H, "Invalid results", CARD_NUM, nresults_invalid),
+	CARD(H, "Last contact", CARD_DATE, rpc_time),
+};
+
+enum { PAGE_USER, PAGE_TEAM, PAGE_HOST };
+static const struct entity_view entity_pages[] = {
+	[PAGE_USER] = { ENTITY_VIEW(U, "user", user_cards), .name_off = offsetof(U, name),
+			.text = user_text, .owned_heading = "Computers", .owned = &host_view },
+	[PAGE_TEAM] = { ENTITY_VIEW(T, "team", team_cards), .name_off = offsetof(T, name),
+			.text = team_text, .owned_heading = "Members", .owned = &user_view },
+	[PAGE_HOST] = { ENTITY_VIEW(H, "host", host_cards), .text = host_text },
+};
+#undef U
+#undef T
+#undef H
+
+static int fill_entity(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
+		       size_t cap, const void *arg)
+{
+	const struct entity_view *v = arg;
+	union { struct ct_web_user u; struct ct_web_team t; struct ct_web_host h; } row;
+	int rc;
+
+	rc = ct_web_get(req->db, v->kind, id, &row);
 	if (rc < 0)
 		return rc;
-	rc = ct_web_users(req->db, CT_WEB_SORT_RAC, 1, id, &members);
-	if (rc < 0)
-		return rc;
-	rc = ct_buf_appends(c, "<h2>Members</h2>");
+	if (v->name_off)
+		snprintf(title, cap, "%s", (const char *)&row + v->name_off);
+	else
+		snprintf(title, cap, "Computer #%lld", (long long)id);
+	rc = cards(c, v->cards, v->ncards, &row);
 	if (rc == 0)
-		rc = users_table(c, &members, 0);
-	ct_web_board_free(&members);
+		rc = v->text(req, c, id, &row);
+	if (rc == 0)
+		rc = history_chart(req, c, v->kind, id, row_dbl(&row, v->total_off));
+	if (rc == 0 && v->owned)
+		rc = board_section(req, c, v->owned_heading, v->owned, id, SIZE_MAX);
 	return rc;
 }
 
-int ct_web_page_team(struct ct_web_req *req, struct ct_web_resp *resp)
+/* The page /KIND/ID: fill(arg) reads the row, writes the content and
+ * names the page; `none` is the 404's message. */
+static int one_page(struct ct_web_req *req, struct ct_web_resp *resp, const char *kind,
+		    const char *none,
+		    int (*fill)(struct ct_web_req *, struct ct_buf *, int64_t, char *, size_t,
+				const void *),
+		    const void *arg)
 {
-	int64_t id = ct_web_path_id(req->path, "/team/");
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	struct ct_web_team t;
-	char api[64];
+	char path[16], api[64], title[320];
+	int64_t id;
 	int rc;
 
+	snprintf(path, sizeof(path), "/%s/", kind);
+	id = ct_web_path_id(req->path, path);
 	if (id <= 0)
-		return ct_error(CT_ENOTFOUND, "no such team");
-	rc = ct_web_get_team(req->db, id, &t);
-	if (rc == 0)
-		rc = fill_team(req, &c, id, &t);
-	snprintf(api, sizeof(api), "/api/v1/team/%lld", (long long)id);
-	if (rc == 0)
-		rc = ct_web_render(req, resp, t.name, &c, api);
-	ct_buf_free(&c);
-	return rc;
-}
-
-static int fill_host(struct ct_web_req *req, struct ct_buf *c, int64_t id,
-		     const struct ct_web_host *h)
-{
-	char s[64];
-	int rc;
-
-	rc = ct_buf_appends(c, "<div class=\"cards\">");
-	if (rc == 0) rc = card_credit(c, "Total credit", h->total_credit);
-	if (rc == 0) rc = card_credit(c, "Recent average credit", h->expavg_credit);
-	if (rc == 0) rc = card_num(c, "Rank (recent average)", h->rank);
-	if (rc == 0) rc = card(c, "Owner", h->owner_name);
-	if (rc == 0) rc = card(c, "Device", h->device[0] ? h->device : "CPU reference");
-	if (rc == 0) rc = card(c, "CPU", h->cpu_model);
-	if (rc == 0) rc = card(c, "Operating system", h->os);
-	if (rc == 0) rc = card_num(c, "CPU cores", h->ncpus);
-	if (rc == 0) {
-		snprintf(s, sizeof(s), "%.1f GiB", h->ram_bytes / 1073741824.0);
-		rc = card(c, "Memory", s);
-	}
-	if (rc == 0) rc = card(c, "Client", h->client_version);
-	if (rc == 0) rc = card_num(c, "Valid results", h->nresults_valid);
-	if (rc == 0) rc = card_num(c, "Invalid results", h->nresults_invalid);
-	if (rc == 0) rc = card(c, "Last contact", ct_tmpl_date(s, sizeof(s), h->rpc_time));
-	if (rc == 0) rc = ct_buf_appends(c, "</div>");
-	if (rc == 0)
-		rc = ct_tmpl_printf(c, "<p>Owned by <a href=\"/user/%lld\">%s</a>.</p>",
-				    (long long)h->userid, h->owner_name);
-	if (rc == 0)
-		rc = history_chart(req, c, "host", id, h->total_credit);
-	return rc;
-}
-
-int ct_web_page_host(struct ct_web_req *req, struct ct_web_resp *resp)
-{
-	int64_t id = ct_web_path_id(req->path, "/host/");
-	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	struct ct_web_host h;
-	char api[64], title[64];
-	int rc;
-
-	if (id <= 0)
-		return ct_error(CT_ENOTFOUND, "no such computer");
-	rc = ct_web_get_host(req->db, id, &h);
-	if (rc == 0)
-		rc = fill_host(req, &c, id, &h);
-	snprintf(api, sizeof(api), "/api/v1/host/%lld", (long long)id);
-	snprintf(title, sizeof(title), "Computer #%lld", (long long)id);
+		return ct_error(CT_ENOTFOUND, "%s", none);
+	rc = fill(req, &c, id, title, sizeof(title), arg);
+	snprintf(api, sizeof(api), "/api/v1/%s/%lld", kind, (long long)id);
 	if (rc == 0)
 		rc = ct_web_render(req, resp, title, &c, api);
 	ct_buf_free(&c);
 	return rc;
+}
+
+int ct_web_page_user(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return one_page(req, resp, "user", "no such user", fill_entity,
+			&entity_pages[PAGE_USER]);
+}
+
+int ct_web_page_team(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return one_page(req, resp, "team", "no such team", fill_entity,
+			&entity_pages[PAGE_TEAM]);
+}
+
+int ct_web_page_host(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	return one_page(req, resp, "host", "no such computer", fill_entity,
+			&entity_pages[PAGE_HOST]);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -586,12 +659,13 @@ static int jobs_rows(struct ct_web_req *req, struct ct_buf *c,
 	return rc;
 }
 
-static int fill_jobs(struct ct_web_req *req, struct ct_buf *c)
+static int fill_jobs(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 {
 	struct ct_web_job *jobs = NULL;
 	size_t n = 0;
 	int rc;
 
+	(void)arg;
 	rc = ct_web_jobs(req->db, &jobs, &n);
 	if (rc < 0)
 		return rc;
@@ -614,7 +688,7 @@ static int fill_jobs(struct ct_web_req *req, struct ct_buf *c)
 
 int ct_web_page_jobs(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	return cached_page(req, resp, "jobs", "Jobs", "/api/v1/jobs", fill_jobs);
+	return cached_page(req, resp, "jobs", "Jobs", "/api/v1/jobs", fill_jobs, NULL);
 }
 
 static int sha_link(struct ct_buf *c, const char *sha, const char *label)
@@ -750,17 +824,20 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 	return rc;
 }
 
-static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id,
-		    struct ct_web_job *j)
+static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
+		    size_t cap, const void *arg)
 {
 	struct ct_web_round *r = NULL;
 	struct ct_web_contrib *k = NULL;
+	struct ct_web_job job, *j = &job;
 	size_t nr = 0, nk = 0;
 	int rc;
 
+	(void)arg;
 	rc = ct_web_get_job(req->db, id, j, &r, &nr, &k, &nk);
 	if (rc < 0)
 		return rc;
+	snprintf(title, cap, "Job %lld: %s", (long long)id, j->name);
 	rc = job_cards(c, j);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<h2>Evaluation loss</h2>");
@@ -789,22 +866,7 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id,
 
 int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	int64_t id = ct_web_path_id(req->path, "/job/");
-	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	struct ct_web_job j;
-	char api[64], title[300];
-	int rc;
-
-	if (id <= 0)
-		return ct_error(CT_ENOTFOUND, "no such job");
-	memset(&j, 0, sizeof(j));
-	rc = fill_job(req, &c, id, &j);
-	snprintf(api, sizeof(api), "/api/v1/job/%lld", (long long)id);
-	snprintf(title, sizeof(title), "Job %lld: %s", (long long)id, j.name);
-	if (rc == 0)
-		rc = ct_web_render(req, resp, title, &c, api);
-	ct_buf_free(&c);
-	return rc;
+	return one_page(req, resp, "job", "no such job", fill_job, NULL);
 }
 
 /* ---- status and home ----------------------------------------------------- */
@@ -856,11 +918,12 @@ static int roles_table(struct ct_buf *c, const struct ct_web_status *st)
 	return rc;
 }
 
-static int fill_status(struct ct_web_req *req, struct ct_buf *c)
+static int fill_status(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 {
 	struct ct_web_status st;
 	int rc = ct_web_get_status(req->db, &st);
 
+	(void)arg;
 	if (rc == 0)
 		rc = status_cards(c, &st);
 	if (rc == 0)
@@ -871,15 +934,15 @@ static int fill_status(struct ct_web_req *req, struct ct_buf *c)
 int ct_web_page_status(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	return cached_page(req, resp, "status", "Server status", "/api/v1/status",
-			   fill_status);
+			   fill_status, NULL);
 }
 
-static int fill_home(struct ct_web_req *req, struct ct_buf *c)
+static int fill_home(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 {
 	struct ct_web_status st;
-	struct ct_web_board top;
 	int rc;
 
+	(void)arg;
 	rc = ct_tmpl_printf(c, "<p>%s fine-tunes language models on volunteers' "
 		"computers. Every work unit is checked by replication, and every "
 		"valid result earns credit.</p><p><a href=\"/account/create\">"
@@ -889,17 +952,8 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c)
 		rc = ct_web_get_status(req->db, &st);
 	if (rc == 0)
 		rc = status_cards(c, &st);
-	if (rc < 0)
-		return rc;
-	rc = ct_web_users(req->db, CT_WEB_SORT_RAC, 1, 0, &top);
-	if (rc < 0)
-		return rc;
-	if (top.n > 10)
-		top.n = 10;
-	rc = ct_buf_appends(c, "<h2>Top participants</h2>");
 	if (rc == 0)
-		rc = users_table(c, &top, 1);
-	ct_web_board_free(&top);
+		rc = board_section(req, c, "Top participants", &user_view, 0, 10);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
 			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");
@@ -909,5 +963,5 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c)
 int ct_web_page_home(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	return cached_page(req, resp, "home", ct_web_project_name(req->srv),
-			   "/api/v1/status", fill_home);
+			   "/api/v1/status", fill_home, NULL);
 }

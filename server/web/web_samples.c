@@ -9,67 +9,98 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "dl.h"
 #include "tmpl.h"
 #include "web_json.h"
 
 /* At most this many samples on a page (the base and 200 rounds). */
 #define SAMPLES_MAX 201
 
-static int query(struct ct_db *db, int64_t jobid, struct ct_db_res **res)
+/* One round_sample row; TEXT holds at most 65,535 bytes, so text never
+ * truncates. */
+struct sample_row {
+	int64_t round;
+	char model_sha256[65];
+	char text[65536];
+};
+
+static const struct ct_dl_col sample_cols[] = {
+	CT_DL_COL(struct sample_row, round), CT_DL_COL(struct sample_row, model_sha256),
+	CT_DL_COL(struct sample_row, text),
+};
+
+/* The job's samples, oldest first: *row is a buffer for one (free it). */
+static int query(struct ct_db *db, int64_t jobid, struct ct_db_res **res,
+		 struct sample_row **row)
 {
+	*row = malloc(sizeof(**row));
+	if (*row == NULL)
+		return ct_error(CT_ENOMEM, "sample row");
 	return ct_db_query(db, res, "SELECT round_idx, model_sha256, sample_text FROM "
 			   "round_sample WHERE jobid=? ORDER BY round_idx LIMIT ?", "li",
 			   jobid, SAMPLES_MAX);
 }
 
+/* The next row of res into r: 1, or 0 at the end. */
+static int next(struct ct_db_res *res, struct sample_row *r)
+{
+	if (ct_db_next(res) <= 0)
+		return 0;
+	ct_dl_row(res, r, sample_cols, CT_DL_NCOLS(sample_cols));
+	return 1;
+}
+
 int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 {
 	struct ct_db_res *res = NULL;
-	int rc = query(db, jobid, &res);
+	struct sample_row *r = NULL;
+	int rc = query(db, jobid, &res, &r);
 
-	if (rc < 0 || ct_db_nrows(res) == 0) {
-		ct_db_res_free(res);
-		return rc;
-	}
+	if (rc < 0 || ct_db_nrows(res) == 0)
+		goto out;
 	rc = ct_buf_appends(c, "<h2>Samples</h2><p>What the model writes from the same "
 			    "prompt and seed, before fine-tuning and after each round.</p>"
 			    "<table id=\"samples\"><thead><tr><th>Model</th><th>Sample</th>"
 			    "</tr></thead><tbody>");
-	while (rc == 0 && ct_db_next(res) > 0) {
-		int64_t idx = ct_db_int(res, 0);
-
-		if (idx == 0)
+	while (rc == 0 && next(res, r)) {
+		if (r->round == 0)
 			rc = ct_buf_appends(c, "<tr class=\"sample\" data-round=\"0\"><td>base</td>");
 		else
 			rc = ct_tmpl_printf(c, "<tr class=\"sample\" data-round=\"%lld\"><td>"
-					    "round %lld</td>", (long long)idx, (long long)idx);
+					    "round %lld</td>", (long long)r->round,
+					    (long long)r->round);
 		if (rc == 0)
 			rc = ct_tmpl_printf(c, "<td><pre class=\"sample\">%s</pre></td></tr>",
-					    ct_db_str(res, 2));
+					    r->text);
 	}
 	if (rc == 0)
 		rc = ct_buf_appends(c, "</tbody></table>");
+out:
 	ct_db_res_free(res);
+	free(r);
 	return rc;
 }
 
 int ct_web_job_samples_json(struct ct_db *db, struct ct_json *j, int64_t jobid)
 {
 	struct ct_db_res *res = NULL;
-	int rc = query(db, jobid, &res);
+	struct sample_row *r = NULL;
+	int rc = query(db, jobid, &res, &r);
 
 	if (rc < 0)
-		return rc;
+		goto out;
 	ct_json_key(j, "samples");
 	ct_json_arr_begin(j);
-	while (ct_db_next(res) > 0) {
+	while (next(res, r)) {
 		ct_json_obj_begin(j);
-		ct_json_kint(j, "round", ct_db_int(res, 0));
-		ct_json_kstr(j, "model_sha256", ct_db_str(res, 1));
-		ct_json_kstr(j, "text", ct_db_str(res, 2));
+		ct_json_kint(j, "round", r->round);
+		ct_json_kstr(j, "model_sha256", r->model_sha256);
+		ct_json_kstr(j, "text", r->text);
 		ct_json_obj_end(j);
 	}
 	ct_json_arr_end(j);
+out:
 	ct_db_res_free(res);
-	return 0;
+	free(r);
+	return rc;
 }

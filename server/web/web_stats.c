@@ -16,6 +16,8 @@
  * id (32 hex digits, as BOINC's): sites can follow a user across exports
  * but learn nothing about the e-mail address.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@
 #include "server.h"
 #include "tmpl.h"
 #include "page_cache.h"
+#include "web_data.h"
 #include "web_int.h"
 
 #define EXPORT_MAX (512u << 20)	/* uncompressed XML of one table */
@@ -62,11 +65,12 @@ static void cpid_of(const struct ct_server *srv, const char *what, int64_t id,
 
 /* ---- one table at a time -------------------------------------------------- */
 
-/* A row's XML element as a table of children, in BOINC's order: a column
- * of the SELECT (column 0 is the id), the row's cpid, or a constant. */
+/* A row's XML element as a table of children, in BOINC's order: a member
+ * of the leaderboard's row struct (web_data.h, read through the data
+ * layer's mapper), the row's cpid, or a constant. */
 enum xe_type {
 	XE_INT, XE_DBL, XE_STR,
-	XE_STR_OPT,		/* column, left out when empty */
+	XE_STR_OPT,		/* member, left out when empty */
 	XE_CPID,		/* cpid_of() the row's kind and id */
 	XE_LONG, XE_CONST_STR,	/* constants .v / .s */
 };
@@ -74,97 +78,90 @@ enum xe_type {
 struct xelem {
 	const char *tag;
 	enum xe_type type;
-	int col;
+	size_t off;		/* the member's place in the row */
 	long v;
 	const char *s;
 };
 
-#define XI(t, c) { .tag = (t), .type = XE_INT, .col = (c) }
-#define XD(t, c) { .tag = (t), .type = XE_DBL, .col = (c) }
-#define XS(t, c) { .tag = (t), .type = XE_STR, .col = (c) }
+/* Member m of row type T as element `t`; its C type picks how. */
+#define XM(T, t, m) { .tag = (t), .off = offsetof(T, m), .type = _Generic( \
+	(((T *)0)->m), int64_t: XE_INT, double: XE_DBL, char *: XE_STR) }
 
-/* One exported table: rows `tag` in file `file` under <plural>, read by
- * `sql` (id first, then WHERE id > ? ORDER BY id LIMIT ?). */
+/* One exported table: ct_web_board_after's rows of `kind` (row struct of
+ * `size` bytes), element `kind` each, in file `file` under <plural>. */
 struct export_kind {
-	const char *tag, *plural, *file, *sql;
+	const char *kind, *plural, *file;
+	size_t size;
 	const struct xelem *elems;	/* ends with .tag NULL */
 };
 
+#define U struct ct_web_user
 static const struct xelem user_elems[] = {
-	XI("id", 0), XS("name", 1), XS("country", 2), XI("create_time", 3),
-	XD("total_credit", 4), XD("expavg_credit", 5), XD("expavg_time", 6),
-	{ .tag = "cpid", .type = XE_CPID }, XI("teamid", 7),
-	{ .tag = "url", .type = XE_STR_OPT, .col = 8 },
+	XM(U, "id", id), XM(U, "name", name), XM(U, "country", country),
+	XM(U, "create_time", create_time), XM(U, "total_credit", total_credit),
+	XM(U, "expavg_credit", expavg_credit), XM(U, "expavg_time", expavg_time),
+	{ .tag = "cpid", .type = XE_CPID }, XM(U, "teamid", teamid),
+	{ .tag = "url", .type = XE_STR_OPT, .off = offsetof(U, url) },
 	{ .tag = "has_profile", .type = XE_LONG, .v = 0 },
 	{ .tag = NULL },
 };
+#undef U
 
-static const struct export_kind user_export = {
-	.tag = "user", .plural = "users", .file = "user.gz",
-	.sql = "SELECT id, name, country, create_time, total_credit, "
-		"expavg_credit, expavg_time, teamid, url FROM `user` "
-		"WHERE id > ? ORDER BY id LIMIT ?",
-	.elems = user_elems,
-};
-
+#define T struct ct_web_team
 static const struct xelem team_elems[] = {
-	XI("id", 0), { .tag = "type", .type = XE_LONG, .v = 1 }, XS("name", 1),
-	XI("userid", 2), XD("total_credit", 3), XD("expavg_credit", 4),
-	XD("expavg_time", 5), XS("founder_name", 6), XI("create_time", 7),
-	XS("url", 8), XS("description", 9),
-	{ .tag = "country", .type = XE_CONST_STR, .s = "" }, XI("nusers", 10),
+	XM(T, "id", id), { .tag = "type", .type = XE_LONG, .v = 1 }, XM(T, "name", name),
+	XM(T, "userid", userid), XM(T, "total_credit", total_credit),
+	XM(T, "expavg_credit", expavg_credit), XM(T, "expavg_time", expavg_time),
+	XM(T, "founder_name", founder_name), XM(T, "create_time", create_time),
+	XM(T, "url", url), XM(T, "description", description),
+	{ .tag = "country", .type = XE_CONST_STR, .s = "" }, XM(T, "nusers", nusers),
 	{ .tag = NULL },
 };
+#undef T
 
-static const struct export_kind team_export = {
-	.tag = "team", .plural = "teams", .file = "team.gz",
-	.sql = "SELECT t.id, t.name, t.userid, t.total_credit, "
-		"t.expavg_credit, t.expavg_time, COALESCE(u.name, ''), "
-		"t.create_time, t.url, t.description, t.nusers FROM team t "
-		"LEFT JOIN `user` u ON u.id = t.userid "
-		"WHERE t.id > ? ORDER BY t.id LIMIT ?",
-	.elems = team_elems,
-};
-
+/* BOINC's names: p_model the CPU, m_nbytes the memory, coprocs the device */
+#define H struct ct_web_host
 static const struct xelem host_elems[] = {
-	XI("id", 0), XI("userid", 1), XD("total_credit", 2),
-	XD("expavg_credit", 3), XD("expavg_time", 4), XS("p_model", 5),
-	XS("os_name", 6), XI("create_time", 7), XI("rpc_time", 8),
-	XI("ncpus", 9), XI("m_nbytes", 10),
-	{ .tag = "host_cpid", .type = XE_CPID }, XS("coprocs", 11),
+	XM(H, "id", id), XM(H, "userid", userid), XM(H, "total_credit", total_credit),
+	XM(H, "expavg_credit", expavg_credit), XM(H, "expavg_time", expavg_time),
+	XM(H, "p_model", cpu_model), XM(H, "os_name", os), XM(H, "create_time", create_time),
+	XM(H, "rpc_time", rpc_time), XM(H, "ncpus", ncpus), XM(H, "m_nbytes", ram_bytes),
+	{ .tag = "host_cpid", .type = XE_CPID }, XM(H, "coprocs", device),
 	{ .tag = NULL },
 };
+#undef H
 
-static const struct export_kind host_export = {
-	.tag = "host", .plural = "hosts", .file = "host.gz",
-	.sql = "SELECT h.id, h.userid, h.total_credit, h.expavg_credit, "
-		"h.expavg_time, h.cpu_model, h.os, h.create_time, h.rpc_time, "
-		"h.ncpus, h.ram_bytes, COALESCE(d.name, '') FROM host h "
-		"LEFT JOIN device d ON d.hostid = h.id AND d.slot = 0 "
-		"WHERE h.id > ? ORDER BY h.id LIMIT ?",
-	.elems = host_elems,
+static const struct export_kind exports[] = {
+	{ "user", "users", "user.gz", sizeof(struct ct_web_user), user_elems },
+	{ "team", "teams", "team.gz", sizeof(struct ct_web_team), team_elems },
+	{ "host", "hosts", "host.gz", sizeof(struct ct_web_host), host_elems },
 };
 
-/* One child element of row `id` (current row of `res`). */
+/* One child element of `row` (its id `id`). */
 static int xelem_write(struct ct_server *srv, struct ct_buf *x,
 		       const struct export_kind *k, const struct xelem *e,
-		       const struct ct_db_res *res, int64_t id)
+		       const char *row, int64_t id)
 {
+	const char *p = row + e->off;
 	char cpid[33];
+	int64_t i;
+	double d;
 
 	switch (e->type) {
 	case XE_INT:
-		return ct_xml_elem_int64(x, e->tag, ct_db_int(res, e->col));
+		memcpy(&i, p, sizeof(i));
+		return ct_xml_elem_int64(x, e->tag, i);
 	case XE_DBL:
-		return ct_xml_elem_double(x, e->tag, ct_db_double(res, e->col));
-	case XE_STR:
-		return ct_xml_elem_str(x, e->tag, ct_db_str(res, e->col));
+		memcpy(&d, p, sizeof(d));
+		return ct_xml_elem_double(x, e->tag, d);
 	case XE_STR_OPT:
-		if (ct_db_str(res, e->col)[0] == '\0')
+		if (p[0] == '\0')
 			return 0;
-		return ct_xml_elem_str(x, e->tag, ct_db_str(res, e->col));
+		/* fall through */
+	case XE_STR:
+		return ct_xml_elem_str(x, e->tag, p);
 	case XE_CPID:
-		cpid_of(srv, k->tag, id, cpid);
+		cpid_of(srv, k->kind, id, cpid);
 		return ct_xml_elem_str(x, e->tag, cpid);
 	case XE_LONG:
 		return ct_xml_elem_long(x, e->tag, e->v);
@@ -178,22 +175,24 @@ static int xelem_write(struct ct_server *srv, struct ct_buf *x,
 static int export_rows(struct ct_server *srv, struct ct_db *db, struct ct_buf *x,
 		       const struct export_kind *k, int64_t *after, int *more)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_web_board b;
 	int rc;
 
-	rc = ct_db_query(db, &res, k->sql, "li", *after, BATCH);
+	rc = ct_web_board_after(db, k->kind, *after, BATCH, &b);
 	if (rc < 0)
 		return rc;
-	*more = ct_db_nrows(res) == BATCH;
-	while (rc == 0 && ct_db_next(res) > 0) {
-		*after = ct_db_int(res, 0);
-		rc = ct_xml_open(x, k->tag);
+	*more = b.n == BATCH;
+	for (size_t i = 0; rc == 0 && i < b.n; i++) {
+		const char *row = (const char *)b.users + i * k->size;
+
+		memcpy(after, row, sizeof(*after));	/* id: each row struct's first member */
+		rc = ct_xml_open(x, k->kind);
 		for (const struct xelem *e = k->elems; rc == 0 && e->tag; e++)
-			rc = xelem_write(srv, x, k, e, res, *after);
+			rc = xelem_write(srv, x, k, e, row, *after);
 		if (rc == 0)
-			rc = ct_xml_close(x, k->tag);
+			rc = ct_xml_close(x, k->kind);
 	}
-	ct_db_res_free(res);
+	ct_web_board_free(&b);
 	return rc;
 }
 
@@ -264,12 +263,8 @@ int ct_stats_export(struct ct_server *srv, struct ct_db *db)
 	rc = stats_dir(srv, dir, sizeof(dir));
 	if (rc == 0)
 		rc = ct_mkdir_p(dir, 0755);
-	if (rc == 0)
-		rc = export_table(srv, db, dir, &user_export);
-	if (rc == 0)
-		rc = export_table(srv, db, dir, &team_export);
-	if (rc == 0)
-		rc = export_table(srv, db, dir, &host_export);
+	for (size_t i = 0; rc == 0 && i < sizeof(exports) / sizeof(exports[0]); i++)
+		rc = export_table(srv, db, dir, &exports[i]);
 	/* tables.xml last: its mtime says when the whole export was done. */
 	if (rc == 0)
 		rc = export_tables_xml(db, dir);
