@@ -23,3 +23,4 @@ include test/lora_srv.mk
 include test/tokenizer.mk
 include test/llama.mk
 include test/attack.mk
+include test/galera.mk
