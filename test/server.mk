@@ -20,9 +20,6 @@ CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
 CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl
 # the migration lock and resumable migrations (issue 15)
 CT_SERVER_UNIT_TESTS += test/test_migrate_lock
-test_test_migrate_lock_SOURCES = test/test_migrate_lock.c test/ct_test_db.h
-test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
-test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 
@@ -40,4 +37,6 @@ test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_token_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
