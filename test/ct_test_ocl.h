@@ -29,6 +29,22 @@ static inline int ct_test_ocl_none(void)
 	return 0;
 }
 
+/* The `before` of an OpenCL test's struct ct_test_plan: 77 (main's
+ * "skipped") where ct_test_ocl_none(), else 0. */
+static inline int ct_test_ocl_skip(void)
+{
+	return ct_test_ocl_none() ? 77 : 0;
+}
+
+/* main() of an OpenCL test: skipped where ct_test_ocl_skip() says so, else
+ * the test functions named, in order, between fx_group_setup and
+ * fx_group_teardown (CT_TEST_MAIN_GROUP). */
+#define CT_TEST_MAIN_OCL(fx_group_setup, fx_group_teardown, ...) \
+	CT_TEST_MAIN_WITH((&(const struct ct_test_plan){ .before = ct_test_ocl_skip, \
+							 .group_setup = (fx_group_setup), \
+							 .group_teardown = (fx_group_teardown) }), \
+			  __VA_ARGS__)
+
 /* The inputs of the small work units run on both backends: model (cfg,
  * random weights of seed 7), a 400-token mostly repetitive stream (so the
  * loss moves) and hp: 6 steps of B 3 x T 11, lr 1e-2, weight decay 0.01,

@@ -583,27 +583,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_matmul),
-		cmocka_unit_test(test_matmul_kpieces),
-		cmocka_unit_test(test_matmul_forms),
-		cmocka_unit_test(test_matmul_tiled),
-		cmocka_unit_test(test_encoder),
-		cmocka_unit_test(test_layernorm),
-		cmocka_unit_test(test_attention),
-		cmocka_unit_test(test_attention_recompute),
-		cmocka_unit_test(test_attention_tiled),
-		cmocka_unit_test(test_gelu_residual),
-		cmocka_unit_test(test_crossentropy),
-		cmocka_unit_test(test_clip),
-		cmocka_unit_test(test_reduce_tiled),
-		cmocka_unit_test(test_adamw),
-		cmocka_unit_test(test_adamw_clip),
-	};
-
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
+	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
+	test_attention_recompute, test_attention_tiled, test_gelu_residual,
+	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)

@@ -275,15 +275,4 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layer),
-		cmocka_unit_test(test_wu_equal),
-		cmocka_unit_test(test_resume_across),
-	};
-
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_OCL(setup, teardown, test_layer, test_wu_equal, test_resume_across)

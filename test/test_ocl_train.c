@@ -282,26 +282,23 @@ static void test_device_limits(void **state)
 	ct_ocl_backend_ops.close(be);
 }
 
-int main(void)
+/* CT_TEST_DEVICE names the OpenCL device to test. */
+static int before(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpu_equals_opencl),
-		cmocka_unit_test(test_lean_equal),
-		cmocka_unit_test(test_gpu_kernels_equal),
-		cmocka_unit_test(test_no_clip_equal),
-		cmocka_unit_test(test_backend_state_equal),
-		cmocka_unit_test(test_resume_every_step),
-		cmocka_unit_test(test_eval_equal),
-		cmocka_unit_test(test_bad_device),
-		cmocka_unit_test(test_device_limits),
-	};
-
 	if (getenv("CT_TEST_DEVICE") != NULL)
 		ocl_dev = getenv("CT_TEST_DEVICE");
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
 	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
 		setenv("CTUNE_KERNEL_CACHE", "", 1);
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return ct_test_ocl_skip();
 }
+
+static const struct ct_test_plan plan = {
+	.before = before,
+	.group_setup = setup,
+	.group_teardown = teardown,
+};
+
+CT_TEST_MAIN_WITH(&plan, test_cpu_equals_opencl, test_lean_equal,
+	test_gpu_kernels_equal, test_no_clip_equal, test_backend_state_equal,
+	test_resume_every_step, test_eval_equal, test_bad_device, test_device_limits)
