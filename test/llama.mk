@@ -4,9 +4,6 @@
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_llama
 TESTS += test/test_llama
-test_test_llama_SOURCES = test/test_llama.c
-test_test_llama_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_llama_LDADD = $(CT_TEST_LIBS)
 # a job's own tokenizer.json (server/job_tokenizer.c): the submit's choice
 # and errors, long texts encoded in parts
 check_PROGRAMS += test/test_job_tokenizer

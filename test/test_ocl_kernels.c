@@ -560,18 +560,13 @@ static void test_adamw_clip(void **state)
 
 static int setup(void **state)
 {
-	const char *dev_spec = getenv("CT_TEST_DEVICE");
-	int rc;
+	const char *dev_spec;
 
 	(void)state;
 	/* no crowdtune kernel cache here (test_ocl covers it); PoCL's own
 	 * cache (POCL_CACHE_DIR) keeps the build fast */
-	rc = ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl);
-	if (rc < 0) {
-		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+	if (ct_test_ocl_open(&dev_spec, &ocl) < 0)
 		return -1;
-	}
-	fprintf(stderr, "device: %s (%s)\n", ocl->info.name, ocl->info.platform);
 	return ct_ocl_ops_init(&ops, ocl) == 0 ? 0 : -1;
 }
 

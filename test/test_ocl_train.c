@@ -64,7 +64,6 @@ static void run_wu(struct fixture *f, const char *device, const char *resume,
 {
 	struct ct_wu *wu = NULL;
 	char path[4200];
-	float loss;
 	int rc;
 
 	if (resume != NULL)
@@ -73,17 +72,11 @@ static void run_wu(struct fixture *f, const char *device, const char *resume,
 		rc = ct_wu_open(&f->model, &f->tokens, &f->hp, device, &wu);
 	if (rc < 0)
 		fail_msg("%s: %s", device, ct_errmsg(rc));
-	while (!ct_wu_done(wu)) {
-		int i = ct_wu_steps_done(wu);
-
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-		if (losses != NULL)
-			losses[i] = loss;
-		if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after) {
-			assert_int_equal(ct_wu_save_state(wu, state_out), 0);
-			ct_wu_close(wu);
-			return;
-		}
+	ct_test_wu_run(wu, losses, stop_after);
+	if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after) {
+		assert_int_equal(ct_wu_save_state(wu, state_out), 0);
+		ct_wu_close(wu);
+		return;
 	}
 	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
 	assert_int_equal(ct_wu_save_model(wu, path), 0);
