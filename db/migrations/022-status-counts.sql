@@ -1,4 +1,4 @@
--- db/migrations/015-status-counts.sql - queries that do not grow with the
+-- db/migrations/022-status-counts.sql - queries that do not grow with the
 -- project's history (issue 13). Each statement may run again after a
 -- crash (IF NOT EXISTS).
 --
