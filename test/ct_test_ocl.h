@@ -64,6 +64,15 @@ static inline int ct_test_ocl_open(const char **spec, struct ct_ocl **ocl)
 	return 0;
 }
 
+/* The `before` of a test whose backends build their kernels afresh:
+ * CTUNE_KERNEL_CACHE="" (no crowdtune kernel cache) unless it is set. 0. */
+static inline int ct_test_no_kernel_cache(void)
+{
+	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
+		setenv("CTUNE_KERNEL_CACHE", "", 1);
+	return 0;
+}
+
 /* The inputs of the small work units run on both backends: model (cfg,
  * random weights of seed 7), a 400-token mostly repetitive stream (so the
  * loss moves) and hp: 6 steps of B 3 x T 11, lr 1e-2, weight decay 0.01,

@@ -38,8 +38,6 @@ endif
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_eval_handover
 TESTS += test/test_eval_handover
-test_test_eval_handover_SOURCES = test/test_eval_handover.c test/ct_test_engine.h \
-	test/ct_test_ocl.h
 test_test_eval_handover_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_eval_handover_LDADD = $(CT_SERVER_TEST_LIBS)
 endif

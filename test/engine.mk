@@ -5,20 +5,13 @@ EXTRA_DIST += test/ct_test_engine.h
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
 	test/test_cmd_train test/test_sample test/test_lora
+# test_sample_prefix: a backend's logits of one row from the rows before
+# it are the whole window's bits
+CT_ENGINE_TESTS += test/test_sample_prefix
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 
 # `ctune train` is the client's command (client/libctclient.a).
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_CLIENT_TEST_LIBS)
-endif
-
-# a backend's logits of one row from the rows before it: the whole window's bits
-if HAVE_CMOCKA
-check_PROGRAMS += test/test_sample_prefix
-TESTS += test/test_sample_prefix
-test_test_sample_prefix_SOURCES = test/test_sample_prefix.c test/ct_test_engine.h \
-	test/ct_test_ocl.h
-test_test_sample_prefix_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_sample_prefix_LDADD = $(CT_TEST_LIBS)
 endif

@@ -70,14 +70,5 @@ static void test_opencl(void **state)
 	check(getenv("CT_TEST_DEVICE") != NULL ? getenv("CT_TEST_DEVICE") : "opencl");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpu),
-		cmocka_unit_test(test_opencl),
-	};
-
-	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
-		setenv("CTUNE_KERNEL_CACHE", "", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN_WITH((&(const struct ct_test_plan){ .before = ct_test_no_kernel_cache }),
+		  test_cpu, test_opencl)

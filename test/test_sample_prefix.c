@@ -100,14 +100,5 @@ static void test_opencl_prefix(void **state)
 	check_device(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpu_prefix),
-		cmocka_unit_test(test_opencl_prefix),
-	};
-
-	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
-		setenv("CTUNE_KERNEL_CACHE", "", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN_WITH((&(const struct ct_test_plan){ .before = ct_test_no_kernel_cache }),
+		  test_cpu_prefix, test_opencl_prefix)
