@@ -18,18 +18,12 @@ static const struct ct_dl_col round_cols[] = {
 int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 		  size_t *n)
 {
-	struct ct_db_res *res = NULL;
 	void *rows = NULL;
 	int rc;
 
-	*rounds = NULL;
-	*n = 0;
-	rc = CT_DB_QUERY(db, &res, "SELECT idx, status, nwus, nwus_done, base_eval_loss, "
-			 "eval_loss, model_sha256, out_model_sha256 FROM `round` WHERE jobid=? "
-			 "ORDER BY idx", jobid);
-	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(**rounds), round_cols, CT_DL_NCOLS(round_cols),
-			       "rounds", &rows, n);
+	rc = CT_DL_ALL(db, sizeof(**rounds), round_cols, "rounds", &rows, n, "SELECT idx, "
+		       "status, nwus, nwus_done, base_eval_loss, eval_loss, model_sha256, "
+		       "out_model_sha256 FROM `round` WHERE jobid=? ORDER BY idx", jobid);
 	*rounds = rows;
 	return rc;
 }

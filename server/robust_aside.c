@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "credit.h"
@@ -31,23 +32,36 @@ static const struct ct_dl_col aside_cols[] = {
 	CT_DL_COL(struct aside, hostid), CT_DL_COL(struct aside, shard),
 };
 
+/* A valid result to set aside, and its host. */
+struct valid_row {
+	int64_t id, hostid;
+};
+
+static const struct ct_dl_col valid_cols[] = {
+	CT_DL_COL(struct valid_row, id), CT_DL_COL(struct valid_row, hostid),
+};
+
 /* Every valid result of the WU becomes invalid, its credit revoked. */
 static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 {
-	struct ct_db_res *res = NULL;
+	struct valid_row *v = NULL;
+	void *a = NULL;
 	int64_t ids[64], hosts[64];
+	size_t nv = 0;
 	int rc;
 
 	*n = 0;
-	rc = ct_db_query(db, &res, "SELECT id, hostid FROM result WHERE workunitid=? AND "
-			 "validate_state=? LIMIT 64", "li", wuid, CT_VS_VALID);
+	rc = CT_DL_ALL(db, sizeof(*v), valid_cols, "valid results", &a, &nv,
+		       "SELECT id, hostid FROM result WHERE workunitid=? AND "
+		       "validate_state=? LIMIT 64", wuid, CT_VS_VALID);
+	v = a;
 	if (rc < 0)
 		return rc;
-	while (*n < 64 && ct_db_next(res) > 0) {
-		ids[*n] = ct_db_int(res, 0);
-		hosts[(*n)++] = ct_db_int(res, 1);
+	for (; *n < 64 && (size_t)*n < nv; (*n)++) {
+		ids[*n] = v[*n].id;
+		hosts[*n] = v[*n].hostid;
 	}
-	ct_db_res_free(res);
+	free(v);
 	for (int i = 0; rc >= 0 && i < *n; i++) {
 		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
 				 &(struct ct_res_change){ .error_message =

@@ -84,6 +84,7 @@ static const struct ct_dl_col twu_cols[] = {
 	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
 	CT_DL_COL(W, need_validate),
 };
+static const struct ct_dl_col job_status_col[] = { CT_DL_COL(W, job_status) };
 #undef W
 
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
@@ -109,13 +110,8 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 		return rc;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
-	rc = ct_db_query(db, &res, "SELECT status FROM job WHERE id=?", "l", w->jobid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0)
-		w->job_status = (int)ct_db_int(res, 0);
-	ct_db_res_free(res);
-	return 0;
+	rc = CT_DL_ONE(db, w, job_status_col, "SELECT status FROM job WHERE id=?", w->jobid);
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
 /* Index n of a result named "<wu>-<n>", or -1. */
@@ -323,7 +319,6 @@ static int transition_one(struct ct_db *db, void *arg)
 
 int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 {
-	struct ct_db_res *res = NULL;
 	int64_t ids[TRANSITION_BATCH], n, k;
 	size_t nids = 0;
 	int rc, done = 0;
@@ -331,14 +326,11 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 	rc = ct_instance_share(db, &n, &k);	/* this instance's WUs (instance.h) */
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
-			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(db),
-			 n, k, TRANSITION_BATCH);
+	rc = CT_DL_IDS(db, ids, TRANSITION_BATCH, &nids, "SELECT id FROM workunit WHERE "
+		       "transition_time<=? AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?",
+		       ct_db_now(db), n, k, TRANSITION_BATCH);
 	if (rc < 0)
 		return rc;
-	while (nids < TRANSITION_BATCH && ct_db_next(res) > 0)
-		ids[nids++] = ct_db_int(res, 0);
-	ct_db_res_free(res);
 	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
 		rc = ct_db_txn(db, transition_one, &ids[i]);
 		if (rc < 0) {
