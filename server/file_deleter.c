@@ -24,6 +24,7 @@
 #include "dl.h"
 #include "roles.h"
 #include "server.h"
+#include "wu_state.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -168,10 +169,7 @@ int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)
 		return n2;
 	/* WUs whose uploads are handled: their own inputs are per-job shards
 	 * (above) and kept models, so the WU row only records it */
-	rc = ct_db_exec(db, "UPDATE workunit SET file_delete_state=? WHERE file_delete_state=? "
-			"AND NOT EXISTS (SELECT 1 FROM result r WHERE r.workunitid = workunit.id "
-			"AND r.file_delete_state IN (?, ?))", "iiii", CT_FD_DONE, CT_FD_READY,
-			CT_FD_INIT, CT_FD_READY);
+	rc = ct_wu_files_done(db);
 	if (rc < 0)
 		return rc;
 	if (n1 + n2 > 0)

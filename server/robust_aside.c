@@ -17,6 +17,7 @@
 #include "dl.h"
 #include "result_state.h"
 #include "robust.h"
+#include "wu_state.h"
 
 /* One decision about a WU's canonical result. */
 struct aside {
@@ -91,13 +92,8 @@ static int aside_txn(struct ct_db *db, void *arg)
 		rc = invalidate_valid(db, s->wuid, now, &n);
 		/* set aside by the server: the WU's caps are not spent by it */
 		if (rc >= 0)
-			rc = ct_db_exec(db, "UPDATE workunit SET canonical_resultid=0, "
-					"canonical_credit=0, assimilate_state=?, need_validate=0, "
-					"transition_time=?, min_quorum=GREATEST(min_quorum, 2), "
-					"target_nresults=GREATEST(target_nresults, 2), "
-					"max_success_results=max_success_results+?, "
-					"max_total_results=max_total_results+? WHERE id=?", "iliil",
-					CT_AS_INIT, now, n, n + 2, s->wuid);
+			rc = ct_wu_move(db, s->wuid, CT_WU_READY, CT_WU_OPEN,
+					&(struct ct_wu_change){ .now = now, .extra = n });
 	}
 	if (rc >= 0)
 		rc = ct_db_exec(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "

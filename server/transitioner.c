@@ -34,6 +34,7 @@
 #include "server.h"
 #include "stall.h"
 #include "worklimit.h"
+#include "wu_state.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -212,8 +213,8 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 		return 0;	/* the job was stopped by someone else */
 	snprintf(msg, sizeof(msg), "work unit %s: %s", w->name, why);
 	ct_log_warn("transitioner: %s", msg);
-	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
-			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
+	rc = ct_round_move(db, w->roundid, CT_ROUND_OPEN, CT_ROUND_ERROR,
+			   &(struct ct_round_change){ .now = ct_db_now(db) });
 	if (rc >= 0)
 		rc = ct_job_move(db, w->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
 				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
@@ -286,12 +287,15 @@ static int discount_unproven(struct ct_db *db, struct twu *w)
 static int transition_one(struct ct_db *db, void *arg)
 {
 	int64_t wuid = *(const int64_t *)arg, now = ct_db_now(db);
+	enum ct_wu_state from;
 	struct twu w;
-	int rc;
+	int rc, fd_from;
 
 	rc = load_wu(db, wuid, now, &w);
 	if (rc < 0 || w.id == 0)
 		return rc;
+	from = ct_wu_state_of(w.canonical, w.error_mask, w.assimilate_state);
+	fd_from = w.file_delete_state;
 	rc = scan_results(db, &w, now);
 	if (rc == 0 && w.canonical == 0 && w.error_mask == 0 && w.nerror > 1)
 		rc = ct_stall_check(db, w.jobid, w.id, w.name);
@@ -310,10 +314,10 @@ static int transition_one(struct ct_db *db, void *arg)
 		return rc;
 	/* successes to validate: before the decision, or late ones after it */
 	w.need_validate = w.nwaiting > 0 && w.error_mask == 0 ? 1 : 0;
-	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=?, error_mask=?, "
-			"need_validate=?, assimilate_state=?, file_delete_state=? WHERE id=?",
-			"liiiil", w.min_deadline, w.error_mask, w.need_validate,
-			w.assimilate_state, w.file_delete_state, w.id);
+	rc = ct_wu_store_pass(db, w.id, from, fd_from, &(struct ct_wu_pass){
+		.canonical = w.canonical, .transition_time = w.min_deadline,
+		.error_mask = w.error_mask, .need_validate = w.need_validate,
+		.assimilate_state = w.assimilate_state, .file_delete_state = w.file_delete_state });
 	return rc < 0 ? rc : 1;
 }
 
