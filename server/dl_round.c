@@ -11,7 +11,7 @@
 static const struct ct_dl_col round_cols[] = {
 	CT_DL_COL(R, idx), CT_DL_COL(R, status), CT_DL_COL(R, nwus), CT_DL_COL(R, nwus_done),
 	CT_DL_COL_NAN(R, base_eval_loss), CT_DL_COL_NAN(R, eval_loss),
-	CT_DL_COL(R, model_sha256), CT_DL_COL(R, out_model_sha256),
+	CT_DL_COL(R, model_sha256), CT_DL_COL(R, out_model_sha256), CT_DL_COL(R, finish_time),
 };
 #undef R
 
@@ -23,7 +23,7 @@ int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 
 	rc = CT_DL_ALL(db, sizeof(**rounds), round_cols, "rounds", &rows, n, "SELECT idx, "
 		       "status, nwus, nwus_done, base_eval_loss, eval_loss, model_sha256, "
-		       "out_model_sha256 FROM `round` WHERE jobid=? ORDER BY idx", jobid);
+		       "out_model_sha256, finish_time FROM `round` WHERE jobid=? ORDER BY idx", jobid);
 	*rounds = rows;
 	return rc;
 }

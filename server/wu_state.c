@@ -8,29 +8,22 @@
 #include "ct_err.h"
 #include "db.h"
 #include "db_args.h"
+#include "dl.h"
 #include "wu_state.h"
 
 /* ---- round.status ------------------------------------------------------ */
 
-const struct ct_round_edge ct_round_edges[] = {
+const struct ct_state_edge ct_round_edges[] = {
 	{ CT_ROUND_OPEN, CT_ROUND_DONE },
 	{ CT_ROUND_OPEN, CT_ROUND_ERROR },
 	{ CT_ROUND_OPEN, CT_ROUND_CANCELED },
 };
 const size_t ct_round_nedges = sizeof(ct_round_edges) / sizeof(ct_round_edges[0]);
 
-int ct_round_move_allowed(int from, int to)
-{
-	for (size_t i = 0; i < ct_round_nedges; i++)
-		if (ct_round_edges[i].from == from && ct_round_edges[i].to == to)
-			return 1;
-	return 0;
-}
-
 int ct_round_move(struct ct_db *db, int64_t id, int from, int to,
 		  const struct ct_round_change *c)
 {
-	if (!ct_round_move_allowed(from, to))
+	if (!ct_state_edge_allowed(ct_round_edges, ct_round_nedges, from, to))
 		return ct_error(CT_ESTATE, "round %" PRId64 ": no move from %d to %d", id, from,
 				to);
 	switch (to) {
@@ -74,7 +67,21 @@ enum ct_wu_state ct_wu_state_of(int64_t canonical, int error_mask, int assimilat
 	return canonical != 0 ? CT_WU_DECIDED : CT_WU_OPEN;
 }
 
-const struct ct_wu_edge ct_wu_edges[] = {
+static const struct ct_dl_col wu_cols[] = {
+	CT_DL_COL(struct ct_wu_row, canonical), CT_DL_COL(struct ct_wu_row, transition_time),
+	CT_DL_COL(struct ct_wu_row, credit), CT_DL_COL(struct ct_wu_row, error_mask),
+	CT_DL_COL(struct ct_wu_row, assimilate_state), CT_DL_COL(struct ct_wu_row, need_validate),
+	CT_DL_COL(struct ct_wu_row, file_delete_state),
+};
+
+int ct_wu_get(struct ct_db *db, int64_t id, struct ct_wu_row *w)
+{
+	return CT_DL_ONE(db, w, wu_cols, "SELECT canonical_resultid, transition_time, "
+			 "canonical_credit, error_mask, assimilate_state, need_validate, "
+			 "file_delete_state FROM workunit WHERE id=?", id);
+}
+
+const struct ct_state_edge ct_wu_edges[] = {
 	{ CT_WU_OPEN, CT_WU_FAILED },	 /* caps, canceled */
 	{ CT_WU_OPEN, CT_WU_READY },	 /* the validator's canonical result */
 	{ CT_WU_DECIDED, CT_WU_READY },	 /* handed over by the transitioner */
@@ -84,12 +91,9 @@ const struct ct_wu_edge ct_wu_edges[] = {
 };
 const size_t ct_wu_nedges = sizeof(ct_wu_edges) / sizeof(ct_wu_edges[0]);
 
-int ct_wu_move_allowed(int from, int to)
+static int wu_allowed(int from, int to)
 {
-	for (size_t i = 0; i < ct_wu_nedges; i++)
-		if ((int)ct_wu_edges[i].from == from && (int)ct_wu_edges[i].to == to)
-			return 1;
-	return 0;
+	return ct_state_edge_allowed(ct_wu_edges, ct_wu_nedges, from, to);
 }
 
 static int set_aside(struct ct_db *db, int64_t id, const struct ct_wu_change *c)
@@ -107,7 +111,7 @@ static int set_aside(struct ct_db *db, int64_t id, const struct ct_wu_change *c)
 int ct_wu_move(struct ct_db *db, int64_t id, enum ct_wu_state from, enum ct_wu_state to,
 	       const struct ct_wu_change *c)
 {
-	if (!ct_wu_move_allowed(from, to))
+	if (!wu_allowed(from, to))
 		return ct_error(CT_ESTATE, "work unit %" PRId64 ": no move from %d to %d", id,
 				(int)from, (int)to);
 	if (from == CT_WU_OPEN && to == CT_WU_FAILED)
@@ -133,7 +137,7 @@ int ct_wu_move(struct ct_db *db, int64_t id, enum ct_wu_state from, enum ct_wu_s
  * order of progress; set aside is the one move back, not a pass's). */
 static int forward(int from, int to)
 {
-	return to > from && ct_wu_move_allowed(from, to);
+	return to > from && wu_allowed(from, to);
 }
 
 /* 1 if a pass may take a WU from `from` to `to`: staying, or one or two

@@ -33,19 +33,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "state_edge.h"
+
 struct ct_db;
 
 /* ---- round.status ------------------------------------------------------ */
 
-/* One allowed change of round.status (CT_ROUND_* of db.h). */
-struct ct_round_edge {
-	int from, to;
-};
-extern const struct ct_round_edge ct_round_edges[];
+/* The allowed changes of round.status (CT_ROUND_* of db.h); every other
+ * (from, to) pair is refused (ct_state_edge_allowed). */
+extern const struct ct_state_edge ct_round_edges[];
 extern const size_t ct_round_nedges;
-
-/* 1 if round.status may go from `from` to `to`. */
-int ct_round_move_allowed(int from, int to);
 
 /* What a move records beside the status: DONE sets out_model_sha256 =
  * out_sha, eval_loss, base_eval_loss, finish_time = now and nwus_done =
@@ -80,15 +77,20 @@ enum ct_wu_state {
 /* The state of a WU with these columns. */
 enum ct_wu_state ct_wu_state_of(int64_t canonical, int error_mask, int assimilate_state);
 
-/* One allowed move. */
-struct ct_wu_edge {
-	enum ct_wu_state from, to;
+/* The columns of a WU this module writes (the state, the flag, when the
+ * transitioner looks next). */
+struct ct_wu_row {
+	int64_t canonical, transition_time;
+	double credit;
+	int error_mask, assimilate_state, need_validate, file_delete_state;
 };
-extern const struct ct_wu_edge ct_wu_edges[];
-extern const size_t ct_wu_nedges;
 
-/* 1 if a WU may move from `from` to `to` in one move. */
-int ct_wu_move_allowed(int from, int to);
+/* Read WU `id` (no lock). Returns 0, CT_ENOTFOUND or a db error. */
+int ct_wu_get(struct ct_db *db, int64_t id, struct ct_wu_row *w);
+
+/* The allowed moves of a WU in one step; every other is refused. */
+extern const struct ct_state_edge ct_wu_edges[];
+extern const size_t ct_wu_nedges;
 
 /* What a move records (members the edge does not use are ignored):
  *   OPEN -> FAILED:   error_mask |= error_bits, transition_time = now

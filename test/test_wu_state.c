@@ -16,43 +16,13 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "dl_round.h"
 #include "result_state.h"
 #include "wu_state.h"
 
-static char *g_dir;
-static struct ct_db *g_db;
-
-static int setup_all(void **state)
-{
-	(void)state;
-	return ct_test_db_open(&g_dir, &g_db);
-}
-
-static int teardown_all(void **state)
-{
-	(void)state;
-	ct_db_close(g_db);
-	ct_db_global_end();
-	ct_test_rmtree(g_dir);
-	free(g_dir);
-	return 0;
-}
+#define g_db (ct_test_dbs()->db)
 
 /* ---- rounds ----------------------------------------------------------------- */
-
-struct rdrow {
-	int status;
-	int64_t finish_time;
-	int nwus_done;
-	double eval_loss, base_loss;
-	char out_sha[65];
-};
-
-static const struct ct_dl_col rdrow_cols[] = {
-	CT_DL_COL(struct rdrow, status), CT_DL_COL(struct rdrow, finish_time),
-	CT_DL_COL(struct rdrow, nwus_done), CT_DL_COL_NAN(struct rdrow, eval_loss),
-	CT_DL_COL_NAN(struct rdrow, base_loss), CT_DL_COL(struct rdrow, out_sha),
-};
 
 static int64_t new_round(int64_t jobid, int idx, int status)
 {
@@ -62,13 +32,16 @@ static int64_t new_round(int64_t jobid, int idx, int status)
 	return ct_db_last_id(g_db);
 }
 
-static struct rdrow get_round(int64_t id)
+/* The one round of job `jobid`, read through the data layer. */
+static struct ct_round_row get_round(int64_t jobid)
 {
-	struct rdrow r;
+	struct ct_round_row *all = NULL, r;
+	size_t n = 0;
 
-	assert_int_equal(CT_DL_ONE(g_db, &r, rdrow_cols, "SELECT status, finish_time, "
-				   "nwus_done, eval_loss, base_eval_loss, out_model_sha256 FROM "
-				   "`round` WHERE id=?", id), 0);
+	assert_int_equal(ct_round_list(g_db, jobid, &all, &n), 0);
+	assert_int_equal(n, 1);
+	r = all[0];
+	free(all);
 	return r;
 }
 
@@ -76,15 +49,16 @@ static void test_round_table_walk(void **state)
 {
 	const struct ct_round_change c = { .now = 40, .out_sha = "avg", .eval_loss = 2.5,
 					   .base_loss = 3.0 };
-	int nallowed = 0, idx = 1;
+	int nallowed = 0, job = 100;
 
 	(void)state;
 	for (int from = CT_ROUND_OPEN; from <= CT_ROUND_CANCELED; from++)
-		for (int to = CT_ROUND_OPEN; to <= CT_ROUND_CANCELED; to++) {
-			int64_t id = new_round(1, idx++, from);
-			int ok = ct_round_move_allowed(from, to);
+		for (int to = CT_ROUND_OPEN; to <= CT_ROUND_CANCELED; to++, job++) {
+			int64_t id = new_round(job, 1, from);
+			int ok = ct_state_edge_allowed(ct_round_edges, ct_round_nedges, from,
+						   to);
 			int rc = ct_round_move(g_db, id, from, to, &c);
-			struct rdrow r = get_round(id);
+			struct ct_round_row r = get_round(job);
 
 			if (!ok) {
 				assert_int_equal(rc, CT_ESTATE);
@@ -97,8 +71,8 @@ static void test_round_table_walk(void **state)
 			assert_int_equal(r.status, to);
 			assert_true(r.finish_time == (to == CT_ROUND_ERROR ? 0 : 40));
 			assert_int_equal(r.nwus_done, to == CT_ROUND_DONE ? 3 : 0);
-			assert_string_equal(r.out_sha, to == CT_ROUND_DONE ? "avg" : "");
-			assert_true(to == CT_ROUND_DONE ? r.eval_loss == 2.5 && r.base_loss == 3.0
+			assert_string_equal(r.out_model_sha256, to == CT_ROUND_DONE ? "avg" : "");
+			assert_true(to == CT_ROUND_DONE ? r.eval_loss == 2.5 && r.base_eval_loss == 3.0
 							: isnan(r.eval_loss));
 			/* the round is not at `from` any more */
 			assert_int_equal(ct_round_move(g_db, id, from, to, &c), 0);
@@ -109,14 +83,18 @@ static void test_round_table_walk(void **state)
 
 static void test_round_cancel_job(void **state)
 {
-	int64_t open = new_round(2, 1, CT_ROUND_OPEN), done = new_round(2, 2, CT_ROUND_DONE);
-	int64_t other = new_round(3, 1, CT_ROUND_OPEN);
+	struct ct_round_row *r = NULL;
+	size_t n = 0;
 
 	(void)state;
+	new_round(2, 1, CT_ROUND_DONE);
+	new_round(2, 2, CT_ROUND_OPEN);
+	new_round(3, 1, CT_ROUND_OPEN);
 	assert_int_equal(ct_round_cancel_job(g_db, 2), 1);
-	assert_int_equal(get_round(open).status, CT_ROUND_CANCELED);
-	assert_int_equal(get_round(done).status, CT_ROUND_DONE);
-	assert_int_equal(get_round(other).status, CT_ROUND_OPEN);
+	assert_int_equal(ct_round_list(g_db, 2, &r, &n), 0);
+	assert_true(n == 2 && r[0].status == CT_ROUND_DONE && r[1].status == CT_ROUND_CANCELED);
+	free(r);
+	assert_int_equal(get_round(3).status, CT_ROUND_OPEN);
 }
 
 /* ---- work units ------------------------------------------------------------ */
@@ -131,22 +109,6 @@ static const struct {
 	[CT_WU_FAILED] = { 0, CT_WU_ERR_TOO_MANY_ERRORS, CT_AS_INIT },
 	[CT_WU_READY] = { 7, 0, CT_AS_READY },
 	[CT_WU_DONE] = { 7, 0, CT_AS_DONE },
-};
-
-struct wrow {
-	int64_t canonical, transition_time;
-	double credit, flops;
-	int error_mask, assimilate_state, need_validate, file_delete_state;
-	int min_quorum, target, max_success, max_total;
-};
-
-static const struct ct_dl_col wrow_cols[] = {
-	CT_DL_COL(struct wrow, canonical), CT_DL_COL(struct wrow, transition_time),
-	CT_DL_COL(struct wrow, credit), CT_DL_COL(struct wrow, flops),
-	CT_DL_COL(struct wrow, error_mask), CT_DL_COL(struct wrow, assimilate_state),
-	CT_DL_COL(struct wrow, need_validate), CT_DL_COL(struct wrow, file_delete_state),
-	CT_DL_COL(struct wrow, min_quorum), CT_DL_COL(struct wrow, target),
-	CT_DL_COL(struct wrow, max_success), CT_DL_COL(struct wrow, max_total),
 };
 
 /* A WU of job `jobid`, round `roundid` in state s (columns written
@@ -171,45 +133,59 @@ static int64_t new_wu(int64_t jobid, int64_t roundid, enum ct_wu_state s)
 	return ct_db_last_id(g_db);
 }
 
-static struct wrow get_wu(int64_t id)
+static struct ct_wu_row get_wu(int64_t id)
 {
-	struct wrow w;
+	struct ct_wu_row w;
 
-	assert_int_equal(CT_DL_ONE(g_db, &w, wrow_cols, "SELECT canonical_resultid, "
-				   "transition_time, canonical_credit, rsc_fpops, error_mask, "
-				   "assimilate_state, need_validate, file_delete_state, min_quorum, "
-				   "target_nresults, max_success_results, max_total_results FROM "
-				   "workunit WHERE id=?", id), 0);
+	assert_int_equal(ct_wu_get(g_db, id, &w), 0);
 	return w;
 }
 
-static enum ct_wu_state state_of(const struct wrow *w)
+/* What set aside and the validator's move write beyond the WU's state. */
+struct caps {
+	double flops;
+	int min_quorum, target, max_success, max_total;
+};
+
+static const struct ct_dl_col caps_cols[] = {
+	CT_DL_COL(struct caps, flops), CT_DL_COL(struct caps, min_quorum),
+	CT_DL_COL(struct caps, target), CT_DL_COL(struct caps, max_success),
+	CT_DL_COL(struct caps, max_total),
+};
+
+static enum ct_wu_state state_of(const struct ct_wu_row *w)
 {
 	return ct_wu_state_of(w->canonical, w->error_mask, w->assimilate_state);
 }
 
 static enum ct_wu_state wu_state(int64_t id)
 {
-	struct wrow w = get_wu(id);
+	struct ct_wu_row w = get_wu(id);
 
 	return state_of(&w);
 }
 
-/* What the move from -> to must have written besides the state columns. */
-static void check_wu_extras(const struct wrow *w, enum ct_wu_state from, enum ct_wu_state to)
+/* What the move from -> to of WU `id` must have written besides the state
+ * columns. */
+static void check_wu_extras(int64_t id, enum ct_wu_state from, enum ct_wu_state to)
 {
 	int aside = from == CT_WU_READY && to == CT_WU_OPEN;
+	struct ct_wu_row w = get_wu(id);
+	struct caps c;
 
-	assert_true(w->transition_time == (to == CT_WU_DONE || aside ||
-					   to == CT_WU_FAILED ? 60 : 1));
+	assert_int_equal(CT_DL_ONE(g_db, &c, caps_cols, "SELECT rsc_fpops, min_quorum, "
+				   "target_nresults, max_success_results, max_total_results FROM "
+				   "workunit WHERE id=?", id), 0);
+	assert_true(w.transition_time == (to == CT_WU_DONE || aside ||
+					  to == CT_WU_FAILED ? 60 : 1));
 	if (from == CT_WU_OPEN && to == CT_WU_READY)
-		assert_true(w->canonical == 21 && w->credit == 1.5 && w->flops == 1e12);
+		assert_true(w.canonical == 21 && w.credit == 1.5 && c.flops == 1e12);
 	if (to == CT_WU_FAILED)
-		assert_int_equal(w->error_mask, CT_WU_ERR_TOO_MANY_TOTAL);
-	assert_int_equal(w->need_validate, aside ? 0 : 1);
-	assert_true(aside ? w->credit == 0 && w->min_quorum == 2 && w->target == 2 &&
-			    w->max_success == 5 && w->max_total == 8
-			  : w->min_quorum == 1 && w->max_total == 4);
+		assert_int_equal(w.error_mask, CT_WU_ERR_TOO_MANY_TOTAL);
+	assert_int_equal(w.need_validate, aside ? 0 : 1);
+	assert_true(aside ? w.credit == 0 && c.min_quorum == 2 && c.target == 2 &&
+			    c.max_success == 5 && c.max_total == 8
+			  : c.min_quorum == 1 && c.max_total == 4);
 }
 
 static void test_wu_table_walk(void **state)
@@ -223,9 +199,9 @@ static void test_wu_table_walk(void **state)
 	for (int from = 0; from < CT_WU_NSTATES; from++)
 		for (int to = 0; to < CT_WU_NSTATES; to++) {
 			int64_t id = new_wu(10, 10, from);
-			int ok = ct_wu_move_allowed(from, to);
+			int ok = ct_state_edge_allowed(ct_wu_edges, ct_wu_nedges, from, to);
 			int rc = ct_wu_move(g_db, id, from, to, &c);
-			struct wrow w = get_wu(id);
+			struct ct_wu_row w = get_wu(id);
 
 			assert_int_equal(rc, ok ? 1 : CT_ESTATE);
 			assert_int_equal(state_of(&w), ok ? to : from);
@@ -234,7 +210,7 @@ static void test_wu_table_walk(void **state)
 				continue;
 			}
 			nallowed++;
-			check_wu_extras(&w, from, to);
+			check_wu_extras(id, from, to);
 			/* the row's state is the guard: the same move again is 0 */
 			assert_int_equal(ct_wu_move(g_db, id, from, to, &c), 0);
 		}
@@ -265,7 +241,7 @@ static void test_wu_pass(void **state)
 	struct ct_wu_pass p = { .transition_time = 77, .error_mask = CT_WU_ERR_CANCELED,
 				.assimilate_state = CT_AS_READY,
 				.file_delete_state = CT_FD_INIT };
-	struct wrow w;
+	struct ct_wu_row w;
 
 	(void)state;
 	/* OPEN -> FAILED -> READY in one pass */
@@ -297,7 +273,7 @@ static void test_wu_flag_and_bulk(void **state)
 {
 	int64_t open = new_wu(13, 13, CT_WU_OPEN), canon = new_wu(13, 13, CT_WU_READY);
 	int64_t failed = new_wu(13, 14, CT_WU_FAILED), other = new_wu(14, 15, CT_WU_READY);
-	struct wrow w;
+	struct ct_wu_row w;
 
 	(void)state;
 	assert_int_equal(ct_wu_need_validate(g_db, open, 0, -1), 1);
@@ -349,5 +325,5 @@ int main(void)
 		cmocka_unit_test(test_wu_flag_and_bulk),
 	};
 
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+	return cmocka_run_group_tests(tests, ct_test_db_setup, ct_test_db_teardown);
 }
