@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ct_err.h"
 #include "db.h"
@@ -114,5 +115,16 @@ int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const
 	while (rc == 0 && *n < max && ct_db_next(res) > 0)
 		ct_dl_row(res, &ids[(*n)++], &id_col, 1);
 	ct_db_res_free(res);
+	return rc;
+}
+
+int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
+		     const struct ct_dl_col *cols, size_t ncols, const char *what,
+		     const char *sql, const struct ct_db_arg *a, size_t na)
+{
+	void *rows = NULL;
+	int rc = ct_dl_query_all(db, size, cols, ncols, what, &rows, n, sql, a, na);
+
+	memcpy(out, &rows, sizeof(rows));	/* a T * has a void *'s representation */
 	return rc;
 }

@@ -29,11 +29,6 @@ int ct_job_get(struct ct_db *db, int64_t id, struct ct_job_row *j)
 
 int ct_job_list(struct ct_db *db, struct ct_job_row **jobs, size_t *n)
 {
-	void *rows = NULL;
-	int rc;
-
-	rc = ct_dl_query_all(db, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs", &rows,
-			     n, "SELECT " JOB_COLS " FROM job ORDER BY id", NULL, 0);
-	*jobs = rows;
-	return rc;
+	return ct_dl_query_list(db, sizeof(**jobs), jobs, n, job_cols, CT_DL_NCOLS(job_cols),
+				"jobs", "SELECT " JOB_COLS " FROM job ORDER BY id", NULL, 0);
 }

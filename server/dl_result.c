@@ -49,13 +49,8 @@ static const struct ct_dl_col wu_cols[] = {
 int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
 		      size_t *n)
 {
-	void *a = NULL;
-	int rc;
-
-	rc = CT_DL_ALL(db, sizeof(**rows), wu_cols, "results", &a, n, "SELECT id, name, "
-		       "hostid, server_state, outcome, validate_state, report_deadline FROM "
-		       "result WHERE workunitid=? ORDER BY id", wuid);
-	*rows = a;
-	return rc;
+	return CT_DL_LIST(db, rows, n, wu_cols, "results", "SELECT id, name, hostid, "
+			  "server_state, outcome, validate_state, report_deadline FROM result "
+			  "WHERE workunitid=? ORDER BY id", wuid);
 }
 #undef R

@@ -18,12 +18,7 @@ static const struct ct_dl_col round_cols[] = {
 int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 		  size_t *n)
 {
-	void *rows = NULL;
-	int rc;
-
-	rc = CT_DL_ALL(db, sizeof(**rounds), round_cols, "rounds", &rows, n, "SELECT idx, "
-		       "status, nwus, nwus_done, base_eval_loss, eval_loss, model_sha256, "
-		       "out_model_sha256, finish_time FROM `round` WHERE jobid=? ORDER BY idx", jobid);
-	*rounds = rows;
-	return rc;
+	return CT_DL_LIST(db, rounds, n, round_cols, "rounds", "SELECT idx, status, nwus, "
+			  "nwus_done, base_eval_loss, eval_loss, model_sha256, out_model_sha256, "
+			  "finish_time FROM `round` WHERE jobid=? ORDER BY idx", jobid);
 }

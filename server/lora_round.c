@@ -143,15 +143,12 @@ static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid
 			float **ads)
 {
 	struct canon_row *rows = NULL;
-	void *a = NULL;
 	size_t n = ct_lora_nparams(cfg, spec), nrows = 0;
 	int rc;
 
-	rc = CT_DL_ALL(db, sizeof(*rows), canon_cols, "canonical results", &a, &nrows,
-		       "SELECT w.shard, w.seed, r.name FROM workunit w JOIN result r "
-		       "ON r.id = w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard",
-		       roundid);
-	rows = a;
+	rc = CT_DL_LIST(db, &rows, &nrows, canon_cols, "canonical results", "SELECT w.shard, "
+			"w.seed, r.name FROM workunit w JOIN result r ON r.id = "
+			"w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard", roundid);
 	if (rc == 0 && nrows != (size_t)nwus)
 		rc = ct_error(CT_ESTATE, "round %" PRId64 ": %zu canonical results of %d",
 			      roundid, nrows, nwus);

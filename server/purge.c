@@ -67,13 +67,11 @@ static int archive_rows(struct ct_db *db, const char *kind, size_t ncols, const 
 			int64_t wuid, struct ct_buf *out)
 {
 	struct arch_row *rows = NULL;
-	void *a = NULL;
 	size_t n = 0;
 	int rc;
 
-	rc = ct_dl_query_all(db, sizeof(*rows), arch_cols, ncols, kind, &a, &n, sql,
-			     CT_DB_ARGS(wuid));
-	rows = a;
+	rc = ct_dl_query_list(db, sizeof(*rows), &rows, &n, arch_cols, ncols, kind, sql,
+			      CT_DB_ARGS(wuid));
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		rc = ct_buf_appendf(out, "%s", kind);
 		for (size_t c = 0; rc == 0 && c < ncols; c++)

@@ -46,16 +46,14 @@ static const struct ct_dl_col valid_cols[] = {
 static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 {
 	struct valid_row *v = NULL;
-	void *a = NULL;
 	int64_t ids[64], hosts[64];
 	size_t nv = 0;
 	int rc;
 
 	*n = 0;
-	rc = CT_DL_ALL(db, sizeof(*v), valid_cols, "valid results", &a, &nv,
-		       "SELECT id, hostid FROM result WHERE workunitid=? AND "
-		       "validate_state=? LIMIT 64", wuid, CT_VS_VALID);
-	v = a;
+	rc = CT_DL_LIST(db, &v, &nv, valid_cols, "valid results", "SELECT id, hostid FROM "
+			"result WHERE workunitid=? AND validate_state=? LIMIT 64", wuid,
+			CT_VS_VALID);
 	if (rc < 0)
 		return rc;
 	for (; *n < 64 && (size_t)*n < nv; (*n)++) {

@@ -178,16 +178,14 @@ static const struct ct_dl_col elapsed_cols[] = { CT_DL_COL(struct elapsed_row, e
 static int expected_seconds(struct ct_db *db, int64_t wuid, double *out)
 {
 	struct elapsed_row *v = NULL;
-	void *a = NULL;
 	size_t n = 0;
 	int rc;
 
 	*out = 0;
-	rc = CT_DL_ALL(db, sizeof(*v), elapsed_cols, "run times", &a, &n,
-		       "SELECT r.elapsed_s FROM result r JOIN workunit w ON w.jobid = r.jobid "
-		       "WHERE w.id=? AND r.validate_state=? AND r.elapsed_s > 0 "
-		       "ORDER BY r.id DESC LIMIT ?", wuid, CT_VS_VALID, ESTIMATE_SAMPLES);
-	v = a;
+	rc = CT_DL_LIST(db, &v, &n, elapsed_cols, "run times", "SELECT r.elapsed_s FROM "
+			"result r JOIN workunit w ON w.jobid = r.jobid WHERE w.id=? AND "
+			"r.validate_state=? AND r.elapsed_s > 0 ORDER BY r.id DESC LIMIT ?", wuid,
+			CT_VS_VALID, ESTIMATE_SAMPLES);
 	if (rc < 0)
 		return rc;
 	if (n > 0) {
