@@ -112,12 +112,9 @@ static int decode_shard(struct ct_server *srv, const struct ct_gpt2_config *cfg,
 			float *ad)
 {
 	struct ct_mmap map = { 0 };
-	char path[4096];
 	int rc;
 
-	rc = ct_server_upload_path(srv, name, path, sizeof(path));
-	if (rc == 0)
-		rc = ct_file_map(path, &map);
+	rc = ct_server_map_upload(srv, name, &map);
 	if (rc == 0)
 		rc = ct_lora_result_decode(cfg, spec, seed, NULL, map.addr, map.len, ad, NULL);
 	ct_file_unmap(&map);

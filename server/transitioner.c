@@ -91,20 +91,14 @@ static const struct ct_dl_col job_status_col[] = { CT_DL_COL(W, job_status) };
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 {
-	struct ct_db_res *res = NULL;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	rc = ct_db_query(db, &res,
-			 "SELECT w.id, w.jobid, w.roundid, w.canonical_resultid, w.name, "
-			 "w.target_nresults, w.max_error_results, w.max_total_results, "
-			 "w.max_success_results, w.error_mask, w.assimilate_state, "
-			 "w.file_delete_state, w.need_validate "
-			 "FROM workunit w WHERE w.id=? AND w.transition_time<=? FOR UPDATE",
-			 "ll", wuid, now);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_one(res, w, twu_cols, CT_DL_NCOLS(twu_cols));
+	rc = CT_DL_ONE(db, w, twu_cols, "SELECT w.id, w.jobid, w.roundid, "
+		       "w.canonical_resultid, w.name, w.target_nresults, w.max_error_results, "
+		       "w.max_total_results, w.max_success_results, w.error_mask, "
+		       "w.assimilate_state, w.file_delete_state, w.need_validate FROM workunit w "
+		       "WHERE w.id=? AND w.transition_time<=? FOR UPDATE", wuid, now);
 	if (rc == CT_ENOTFOUND)
 		return 0;	/* not due any more */
 	if (rc < 0)
