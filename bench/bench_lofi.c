@@ -122,7 +122,7 @@ struct bench {
 	struct opts o;
 	struct ct_gpt2 base;		/* pretrained on A */
 	size_t n;			/* nparams */
-	uint16_t *b_train;		/* maxk shards, back to back */
+	ct_tok *b_train;		/* maxk shards, back to back */
 	size_t shard_len;		/* steps*B*T + 1 */
 	struct ct_tokens a_eval, b_eval;
 	struct ct_wu_hparams hp;	/* fine-tuning */
@@ -165,7 +165,7 @@ static struct ct_gpt2 view(const struct bench *b, const float *params)
 }
 
 /* Tokens [off, off+n) of an array, as a borrowed ct_tokens. */
-static struct ct_tokens tok_view(const uint16_t *tok, size_t off, size_t n)
+static struct ct_tokens tok_view(const ct_tok *tok, size_t off, size_t n)
 {
 	struct ct_tokens t = { .tok = tok + off, .n = n };
 
@@ -207,7 +207,7 @@ static float *falloc(size_t n)
 static int make_text(const struct ct_corpus_lang *L, uint64_t seed, size_t n,
 		     struct ct_tokens *t)
 {
-	uint16_t *tok = malloc(n * sizeof(*tok));
+	ct_tok *tok = malloc(n * sizeof(*tok));
 	int rc;
 
 	if (tok == NULL)

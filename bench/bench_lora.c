@@ -117,14 +117,14 @@ static int measure(const struct bcfg *c, const char *dev, int B, int T, int step
 	struct ct_wu_hparams hp;
 	struct ct_wu *wu = NULL;
 	size_t ntok = (size_t)(steps + 1) * B * T + 1;
-	uint16_t *t = malloc(ntok * sizeof(uint16_t));
+	ct_tok *t = malloc(ntok * sizeof(ct_tok));
 	double t0 = 0, c0 = 0;
 	int rc = t ? ct_gpt2_alloc(&m, &c->cfg) : ct_error(CT_ENOMEM, "tokens");
 
 	if (rc == 0)
 		rc = ct_gpt2_init_random(&c->cfg, 1337, m.params);
 	for (size_t i = 0; rc == 0 && i < ntok; i++)
-		t[i] = (uint16_t)((i * 2654435761u) % (unsigned)c->cfg.V);
+		t[i] = (ct_tok)((i * 2654435761u) % (unsigned)c->cfg.V);
 	if (rc == 0)
 		rc = ct_tokens_from_array(&tok, t, ntok);
 	ct_wu_hparams_default(&hp);

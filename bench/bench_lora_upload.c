@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	struct ct_tokens tok = { 0 };
 	struct opts o;
 	size_t ntok;
-	uint16_t *buf;
+	ct_tok *buf;
 	double full = 0, got = 0;
 	int rc;
 
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = ct_gpt2_init_random(&o.cfg, 1, m.params);
 	ntok = (size_t)o.steps * o.B * o.T + 1;
-	buf = malloc(ntok * sizeof(uint16_t));
+	buf = malloc(ntok * sizeof(ct_tok));
 	tok.tok = buf;
 	tok.n = ntok;
 	if (rc == 0 && buf == NULL)

@@ -41,7 +41,7 @@ static const struct bcfg configs[] = {
 
 /* Generate on dev; ids (N) get the tokens. */
 static int run(const struct bcfg *c, const struct ct_gpt2 *m, const char *dev,
-	       const uint16_t *prompt, int P, int N, uint16_t *ids)
+	       const ct_tok *prompt, int P, int N, ct_tok *ids)
 {
 	struct ct_sample_params sp;
 	struct ct_tokvec out = { 0 };
@@ -61,7 +61,7 @@ static int run(const struct bcfg *c, const struct ct_gpt2 *m, const char *dev,
 	dc = (ct_time_cpu_s() - c0) / N;
 	if (rc == 0) {
 		for (int i = 0; i < N; i++)
-			ids[i] = (uint16_t)out.v[i];
+			ids[i] = (ct_tok)out.v[i];
 		printf("| %-6s | %-8s | %3d+%-3d | %10.2f | %9.1f | %10.2f |\n", c->name, dev,
 		       P, N, dt * 1e3, 1.0 / dt, dc * 1e3);
 	} else {
@@ -101,20 +101,20 @@ out:
 static int bench(const struct bcfg *c, const char **devs, int ndev, int P, int N, int check)
 {
 	struct ct_gpt2 m = { 0 };
-	uint16_t *prompt = malloc((size_t)P * sizeof(uint16_t));
-	uint16_t *ids = calloc((size_t)ndev * N, sizeof(uint16_t));
+	ct_tok *prompt = malloc((size_t)P * sizeof(ct_tok));
+	ct_tok *ids = calloc((size_t)ndev * N, sizeof(ct_tok));
 	int rc = (prompt && ids) ? ct_gpt2_alloc(&m, &c->cfg) : CT_ENOMEM;
 
 	if (rc == 0)
 		rc = ct_gpt2_init_random(&c->cfg, 1, m.params);
 	for (int i = 0; rc == 0 && i < P; i++)
-		prompt[i] = (uint16_t)((i * 37 + 11) % c->cfg.V);
+		prompt[i] = (ct_tok)((i * 37 + 11) % c->cfg.V);
 	for (int d = 0; rc == 0 && d < ndev; d++)
 		rc = run(c, &m, devs[d], prompt, P, N, ids + (size_t)d * N);
 	if (rc == 0)
 		pick_only(c);
 	for (int d = 1; rc == 0 && check && d < ndev; d++)
-		if (memcmp(ids, ids + (size_t)d * N, (size_t)N * sizeof(uint16_t)) != 0) {
+		if (memcmp(ids, ids + (size_t)d * N, (size_t)N * sizeof(ct_tok)) != 0) {
 			fprintf(stderr, "bench_sample: %s: %s and %s sampled different tokens\n",
 				c->name, devs[0], devs[d]);
 			rc = CT_EMISMATCH;

@@ -73,7 +73,7 @@ static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200
 	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 2, .NH = 2, .C = 32,
 					    .Vp = 256 };
 	struct ct_gpt2 model = { 0 };
-	static uint16_t tok[4000];
+	static ct_tok tok[4000];
 	int rc;
 
 	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)

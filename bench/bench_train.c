@@ -87,7 +87,7 @@ static double *last_ms;	/* shared with the child: its ms/step */
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
 static int run_here(const struct bcfg *c, const char *dev, const float *params,
-	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const ct_tok *tok, int B, int T, int steps, float *params_out,
 	       const struct ct_lora_spec *l)
 {
 	char name[32];
@@ -159,7 +159,7 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 /* run_here in a child process, so that its peak RSS (the device memory,
  * for PoCL, plus the host copies) is its own; params_out is shared memory. */
 static int run(const struct bcfg *c, const char *dev, const float *params,
-	       const uint16_t *tok, int B, int T, int steps, float *params_out,
+	       const ct_tok *tok, int B, int T, int steps, float *params_out,
 	       const struct ct_lora_spec *l)
 {
 	pid_t pid;
@@ -237,7 +237,7 @@ static void torch_run(const char *py, const char *dir, int B, int T, int steps, 
 }
 
 /* --compare: rounds of (every device, then PyTorch), with the ratios. */
-static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
 		   size_t ntok, char **devs, int ndev, int B, int T, int steps, int rounds)
 {
 	struct ct_lora_spec none = { 0 };
@@ -279,7 +279,7 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t
 	return rc;
 }
 
-static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const uint16_t *tok,
+static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
 		      char **devs, int ndev, int B, int T, int steps, int check,
 		      const struct ct_lora_spec *l)
 {
@@ -311,7 +311,7 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 			int steps, int check, int rounds)
 {
 	struct ct_gpt2 m;
-	uint16_t *tok = NULL;
+	ct_tok *tok = NULL;
 	size_t ntok = (size_t)(steps + 1) * B * T + 1;
 	int rc;
 
@@ -319,11 +319,11 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 	rc = ct_gpt2_alloc(&m, &c->cfg);
 	if (rc == 0)
 		rc = ct_gpt2_init_random(&c->cfg, 1337, m.params);
-	tok = malloc(ntok * sizeof(uint16_t));
+	tok = malloc(ntok * sizeof(ct_tok));
 	if (rc == 0 && tok == NULL)
 		rc = ct_error(CT_ENOMEM, "tokens");
 	for (size_t i = 0; rc == 0 && i < ntok; i++)
-		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)c->cfg.V);
+		tok[i] = (ct_tok)((i * 2654435761u) % (unsigned)c->cfg.V);
 	if (rc == 0) {
 		struct ct_lora_spec none = { 0 };
 

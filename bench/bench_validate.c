@@ -70,14 +70,14 @@ static int make_inputs(const char *dir, const struct ct_gpt2_config *cfg, char *
 		       char *train, char *eval)
 {
 	size_t n = 20000;
-	uint16_t *tok = malloc(n * sizeof(uint16_t));
+	ct_tok *tok = malloc(n * sizeof(ct_tok));
 	struct ct_gpt2 m = { 0 };
 	int rc;
 
 	if (tok == NULL)
 		return CT_ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)cfg->V);
+		tok[i] = (ct_tok)((i * 2654435761u) % (unsigned)cfg->V);
 	rc = ct_path_join(model, 4096, dir, "model.bin");
 	if (rc == 0) rc = ct_path_join(train, 4096, dir, "train.bin");
 	if (rc == 0) rc = ct_path_join(eval, 4096, dir, "eval.bin");

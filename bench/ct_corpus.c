@@ -84,16 +84,16 @@ char ct_corpus_char(unsigned tok)
 }
 
 /* Append c; 1 when out is full (nothing written). */
-static int emit(uint16_t *out, size_t *n, size_t cap, char c)
+static int emit(ct_tok *out, size_t *n, size_t cap, char c)
 {
 	if (*n >= cap)
 		return 1;
-	out[(*n)++] = (uint16_t)tok_of(c);
+	out[(*n)++] = (ct_tok)tok_of(c);
 	return 0;
 }
 
 void ct_corpus_generate(const struct ct_corpus_lang *L, uint64_t seed,
-			uint16_t *out, size_t cap)
+			ct_tok *out, size_t cap)
 {
 	struct rng r = { seed ^ 0xa5a5a5a55a5a5a5aULL };
 	size_t n = 0;

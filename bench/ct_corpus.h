@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ct_tok.h"
+
 #define CT_CORPUS_V 29
 #define CT_CORPUS_NWORDS 64
 #define CT_CORPUS_NSUCC 4
@@ -46,7 +48,7 @@ void ct_corpus_lang_build(struct ct_corpus_lang *L, uint64_t seed,
  * text (different seeds give independent samples of the same language,
  * e.g. a training set and a held-out set). */
 void ct_corpus_generate(const struct ct_corpus_lang *L, uint64_t seed,
-			uint16_t *out, size_t n);
+			ct_tok *out, size_t n);
 
 /* The character of token tok (< CT_CORPUS_V), or '?' for anything else. */
 char ct_corpus_char(unsigned tok);

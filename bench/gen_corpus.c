@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	long long ntok = 0;
 	const char *out = NULL;
 	struct ct_corpus_lang base, L;
-	uint16_t *toks;
+	ct_tok *toks;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {

@@ -69,7 +69,7 @@ struct echo {
 	const struct ct_tokenizer *tk;
 };
 
-static int print_token(void *arg, uint16_t id)
+static int print_token(void *arg, ct_tok id)
 {
 	struct echo *e = arg;
 	size_t len;

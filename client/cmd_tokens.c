@@ -101,10 +101,7 @@ static int tokens_shard(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return fail(rc);
 	a = t.n * (uint64_t)k / (uint64_t)K;
 	b = t.n * (uint64_t)(k + 1) / (uint64_t)K;
-	if (t.tok32 != NULL)
-		rc = ct_tokens_save_ids(out, t.tok32 + a, b - a, 1);
-	else
-		rc = ct_tokens_save(out, t.tok + a, b - a);
+	rc = ct_tokens_save_range(out, &t, a, b - a);
 	ct_tokens_free(&t);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }

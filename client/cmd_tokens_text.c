@@ -7,13 +7,16 @@
  *
  * PATH is a Hugging Face tokenizer.json (or its directory). A vocabulary
  * over 65,536 ids (Llama 3, Qwen) is written as a version 2 token file
- * (32-bit ids, ct_tokens.h), which decode reads but training refuses.
+ * (32-bit ids, ct_tokens.h), which everything reads alike.
  *
  * Each input (a file, or `-` for standard input) is one document. As in
  * llm.c's data scripts, a tokenizer with an end-of-text token (gpt2) puts
  * that token BEFORE every document, so the file starts with it and
- * documents are separated by it; --no-eot leaves it out. "bytes" has no
- * such token: its documents are simply concatenated. Inputs are read in
+ * documents are separated by it; --no-eot leaves it out. A tokenizer.json
+ * whose post_processor template adds tokens (Llama 3's <|begin_of_text|>)
+ * gets those around each document instead, exactly Hugging Face's
+ * encode(text) (ct_tokenizer_doc_open). "bytes" has no such token: its
+ * documents are simply concatenated. Inputs are read in
  * 1 MiB blocks (ct_tokenizer_encode_part), so memory follows the output,
  * not the input; a progress line goes to standard error for inputs over
  * 16 MiB.
@@ -117,12 +120,12 @@ static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
 	return rc;
 }
 
-static int encode_one(const struct ct_tokenizer *tk, const char *path, int eot,
+static int encode_one(const struct ct_tokenizer *tk, const char *path, int marks,
 		      struct ct_tokvec *ids, struct progress *pg)
 {
 	int fd = 0, rc;
 
-	if (eot >= 0 && (rc = ct_tokvec_push(ids, (uint32_t)eot)) < 0)
+	if (marks && (rc = ct_tokenizer_doc_open(tk, ids)) < 0)
 		return rc;
 	if (strcmp(path, "-") != 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -132,6 +135,8 @@ static int encode_one(const struct ct_tokenizer *tk, const char *path, int eot,
 	rc = encode_fd(tk, fd, strcmp(path, "-") ? path : "standard input", ids, pg);
 	if (fd != 0)
 		close(fd);
+	if (rc == 0 && marks)
+		rc = ct_tokenizer_doc_close(tk, ids);
 	return rc;
 }
 
@@ -177,7 +182,7 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct ct_tokenizer *tk = NULL;
 	struct ct_tokvec ids = { 0 };
 	struct progress pg = { 0 };
-	int rc, eot;
+	int rc;
 
 	(void)ctx;
 	rc = parse_text_opts(argc, argv, &o, encode_long);
@@ -191,7 +196,6 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = ct_tokenizer_open(o.tokenizer, &tk);
 	if (rc < 0)
 		return fail("encode", rc);
-	eot = o.no_eot ? -1 : ct_tokenizer_eot(tk);
 	for (int i = optind; i < argc; i++) {
 		struct stat st;
 
@@ -201,7 +205,7 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	pg.t0 = pg.last = ct_time_mono_s();
 	pg.tty = isatty(2);
 	for (int i = optind; i < argc && rc == 0; i++)
-		rc = encode_one(tk, argv[i], eot, &ids, &pg);
+		rc = encode_one(tk, argv[i], !o.no_eot, &ids, &pg);
 	if (rc == 0) {
 		progress_show(&pg, 1);
 		rc = ct_tokens_save_ids(o.out, ids.v, ids.n,
@@ -305,11 +309,14 @@ const struct ct_cmd_def ct_tokens_encode_cmd = {
 	"SmolLM2, GPT-2; ids as Hugging Face's tokenizers give them).\n"
 	"Each input is one document; it is preceded by the end-of-text token\n"
 	"(gpt2: <|endoftext|> = 50256, as llm.c's scripts do; tokenizer.json:\n"
-	"its <|endoftext|>, <|end_of_text|> or </s>) unless --no-eot. With gpt2,\n"
+	"its <|endoftext|>, <|end_of_text|> or </s>) unless --no-eot. When the\n"
+	"tokenizer.json's post_processor template adds tokens (Llama 3's\n"
+	"<|begin_of_text|>), each document gets those instead: exactly Hugging\n"
+	"Face's encode(text) with special tokens. With gpt2,\n"
 	"\"<|endoftext|>\" written in the text is encoded as ordinary text; a\n"
 	"tokenizer.json's added tokens written in the text ARE recognised, as\n"
 	"Hugging Face does. A vocabulary over 65,536 ids (Llama 3, Qwen) makes\n"
-	"a version 2 token file (32-bit ids), which training does not take.\n",
+	"a version 2 token file (32-bit ids); training takes both versions.\n",
 };
 
 const struct ct_cmd_def ct_tokens_decode_cmd = {

@@ -79,8 +79,8 @@ static int cpu_load_state(struct ct_backend *be, const float *params,
 	return 0;
 }
 
-static int cpu_step(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, const struct ct_step_args *a,
+static int cpu_step(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, const struct ct_step_args *a,
 		    float *loss)
 {
 	struct ct_model *m = &cpu(be)->m;
@@ -98,8 +98,8 @@ static int cpu_step(struct ct_backend *be, const uint16_t *inputs,
 	return 0;
 }
 
-static int cpu_eval(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, float *loss)
+static int cpu_eval(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, float *loss)
 {
 	*loss = ct_model_forward(&cpu(be)->m, inputs, targets);
 	return 0;
@@ -131,7 +131,7 @@ static int cpu_read_grads(struct ct_backend *be, float *grads)
 	return 0;
 }
 
-static int cpu_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+static int cpu_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 		      float *out)
 {
 	struct ct_model *m = &cpu(be)->m;

@@ -154,8 +154,11 @@ struct ct_wu {
 static int backend_for(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		       const char *device, const struct ct_backend_ops **ops)
 {
-	int rc = ct_tokens_check_vocab(tokens, model->cfg.V);
+	int rc;
 
+	if (tokens->tok == NULL && tokens->n > 0)	/* ct_tokens_load_any, not widened */
+		return ct_error(CT_EINVAL, "tokens mapped without widening (ct_tokens_load)");
+	rc = ct_tokens_check_vocab(tokens, model->cfg.V);
 	if (rc < 0)
 		return rc;
 	rc = ct_backend_find(device, ops);
@@ -244,7 +247,7 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 int ct_wu_step(struct ct_wu *wu, float *loss)
 {
 	struct ct_step_args a;
-	const uint16_t *batch;
+	const ct_tok *batch;
 	int rc;
 
 	if (wu->step >= wu->hp.steps)
@@ -365,13 +368,16 @@ out:
 #define STATE_HDR 256
 
 /* SHA-256 of the base weights and the tokens, once per WU. */
-static void wu_input_hashes(struct ct_wu *wu)
+static int wu_input_hashes(struct ct_wu *wu)
 {
+	int rc;
+
 	if (wu->have_hashes)
-		return;
+		return 0;
 	ct_sha256(wu->model->params, wu->model->lay.total * sizeof(float), wu->model_hash);
-	ct_sha256(wu->tokens->tok, wu->tokens->n * sizeof(uint16_t), wu->tokens_hash);
-	wu->have_hashes = 1;
+	rc = ct_tokens_sha256(wu->tokens, wu->tokens_hash);	/* 16-bit packing when ids fit */
+	wu->have_hashes = rc == 0;
+	return rc;
 }
 
 static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
@@ -436,9 +442,10 @@ int ct_wu_save_state(struct ct_wu *wu, const char *path)
 
 	if (buf == NULL)
 		return ct_error(CT_ENOMEM, "out of memory for the state of %zu parameters", n);
-	wu_input_hashes(wu);
+	rc = wu_input_hashes(wu);
 	state_header(wu, hdr);
-	rc = ct_sha256_init(&sha);
+	if (rc == 0)
+		rc = ct_sha256_init(&sha);
 	if (rc < 0)
 		goto out;
 	rc = ct_afile_open(&af, path, 0600);
@@ -495,7 +502,8 @@ static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 	/* Rebuild the header this WU would write at that step and compare. */
 	wu->step = done;
 	wu->last_loss = ct_le_get_f32(h + 80);
-	wu_input_hashes(wu);
+	if (wu_input_hashes(wu) < 0)
+		return ct_error(CT_ENOMEM, "%s: could not hash the work unit's tokens", path);
 	state_header(wu, saved_hdr);
 	if (memcmp(saved_hdr + 16, h + 16, 40) != 0)
 		return ct_error(CT_EMISMATCH, "%s: saved for another model config or batch/steps", path);
@@ -580,7 +588,7 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		return rc;
 	rc = ops->load_state(be, model->params, NULL, NULL);
 	for (int i = 0; i < nbatches && rc == 0; i++) {
-		const uint16_t *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+		const ct_tok *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
 
 		rc = ops->eval(be, b, b + 1, &loss);
 		if (rc == 0)

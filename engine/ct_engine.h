@@ -66,13 +66,13 @@ struct ct_backend_ops {
 	/* One training step on inputs and targets (B*T tokens each, < V):
 	 * zero grads, forward, backward, clip, AdamW with a. *loss = the mean
 	 * loss of the forward pass (before the update). */
-	int (*step)(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, const struct ct_step_args *a,
+	int (*step)(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, const struct ct_step_args *a,
 		    float *loss);
 
 	/* Forward only: *loss = mean loss of the batch. */
-	int (*eval)(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, float *loss);
+	int (*eval)(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, float *loss);
 
 	/* Copy the current weights / m / v out (nparams floats each); any
 	 * pointer may be NULL to skip it. */
@@ -109,7 +109,7 @@ struct ct_backend_ops {
 	/* Optional (may be NULL; used by ct_sample.h): forward only on inputs
 	 * (B*T tokens, < V; no targets) and copy the V logits of row pos
 	 * (0 <= pos < B*T) into out (V floats). */
-	int (*logits)(struct ct_backend *be, const uint16_t *inputs, int pos,
+	int (*logits)(struct ct_backend *be, const ct_tok *inputs, int pos,
 		      float *out);
 };
 

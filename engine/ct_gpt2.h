@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ct_tok.h"
+
 #define CT_GPT2_MAGIC 20240326
 #define CT_GPT2_VERSION 3
 #define CT_GPT2_HEADER_INTS 256
@@ -32,8 +34,8 @@
 
 /* Caps on what a checkpoint header may claim (a file comes from a peer). */
 #define CT_GPT2_MAX_T (1 << 16)
-#define CT_GPT2_MAX_V 65536		/* tokens are uint16 */
-#define CT_GPT2_MAX_VP (1 << 20)
+#define CT_GPT2_MAX_V CT_VOCAB_MAX	/* ct_tok.h */
+#define CT_GPT2_MAX_VP (1 << 22)
 #define CT_GPT2_MAX_L 1024
 #define CT_GPT2_MAX_NH 1024
 #define CT_GPT2_MAX_C (1 << 16)

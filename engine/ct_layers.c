@@ -25,7 +25,7 @@
 
 /* ---- encoder -------------------------------------------------------- */
 
-void ct_encoder_forward(float *out, const uint16_t *inp, const float *wte,
+void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
 			const float *wpe, int B, int T, int C)
 {
 	for (int b = 0; b < B; b++) {
@@ -41,7 +41,7 @@ void ct_encoder_forward(float *out, const uint16_t *inp, const float *wte,
 }
 
 void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
-			 const uint16_t *inp, int B, int T, int C)
+			 const ct_tok *inp, int B, int T, int C)
 {
 	for (int b = 0; b < B; b++) {
 		for (int t = 0; t < T; t++) {
@@ -553,7 +553,7 @@ void ct_residual_backward(float *da, float *db, const float *dout, size_t n)
 
 CT_FMA_CLONES
 void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
-			     const uint16_t *targets, int BT, int V, int Vp)
+			     const ct_tok *targets, int BT, int V, int Vp)
 {
 	for (int r = 0; r < BT; r++) {
 		const float *x = logits + (size_t)r * Vp;
@@ -587,7 +587,7 @@ float ct_mean_loss(const float *losses, int BT)
 }
 
 void ct_crossentropy_backward(float *dlogits, const float *probs,
-			      const uint16_t *targets, int BT, int V, int Vp)
+			      const ct_tok *targets, int BT, int V, int Vp)
 {
 	float n = (float)BT;
 
@@ -596,7 +596,7 @@ void ct_crossentropy_backward(float *dlogits, const float *probs,
 		float *d = dlogits + (size_t)r * Vp;
 
 		for (int i = 0; i < V; i++) {
-			float g = i == targets[r] ? p[i] - 1.0f : p[i];
+			float g = i == (int)targets[r] ? p[i] - 1.0f : p[i];
 
 			d[i] = g / n;
 		}

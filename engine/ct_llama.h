@@ -153,9 +153,9 @@ void ct_gqa_backward(float *dqkv, float *scratch, const float *dout,
  * order: crossentropy -> lm_head (or tied embedding) -> final RMSNorm ->
  * layers L-1..0 (residual3 -> down -> SwiGLU -> gate/up -> ln2 ->
  * residual2 -> o_proj -> attention -> RoPE^T -> qkv -> ln1) -> embedding. */
-float ct_llama_forward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets);
-void ct_llama_backward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets);
+float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets);
+void ct_llama_backward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets);
 
 #endif

@@ -168,6 +168,11 @@ static int cfg_arch(const struct ct_jv *root, struct ct_gpt2_config *c)
 {
 	const char *mt = cfg_str(root, "model_type"), *act = cfg_str(root, "hidden_act");
 
+	if (mt != NULL && strcmp(mt, "qwen3") == 0)	/* the near miss, named in full */
+		return ct_error(CT_EUNSUPP, "config.json: model_type 'qwen3' is not supported: "
+				"its per-head RMSNorm of queries and keys (self_attn.q_norm / "
+				"self_attn.k_norm) and a head_dim other than hidden_size / "
+				"num_attention_heads are not implemented (llama or qwen2)");
 	if (mt == NULL || (strcmp(mt, "llama") != 0 && strcmp(mt, "qwen2") != 0))
 		return ct_error(CT_EUNSUPP, "config.json: model_type '%s' is not supported "
 				"(llama or qwen2)", mt ? mt : "?");
@@ -218,8 +223,8 @@ static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
 	if (rc < 0)
 		return rc;
 	if (c->V > CT_GPT2_MAX_V)
-		return ct_error(CT_EUNSUPP, "config.json: vocab_size %d is over %d (token files "
-				"hold 16-bit ids)", c->V, CT_GPT2_MAX_V);
+		return ct_error(CT_EUNSUPP, "config.json: vocab_size %d is over crowdtune's "
+				"cap of %d", c->V, CT_GPT2_MAX_V);
 	if (hd != 0 && hd * c->NH != c->C)
 		return ct_error(CT_EUNSUPP, "config.json: head_dim %d != hidden_size / "
 				"num_attention_heads is not supported", hd);

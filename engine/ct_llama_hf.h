@@ -9,8 +9,8 @@
  * Import accepts model_type "llama" (hidden_act silu, no attention or MLP
  * biases) and "qwen2" (q/k/v biases, no sliding window); rope_scaling
  * absent, null, rope_type "default" or "llama3"; head_dim absent or
- * hidden_size / num_attention_heads; vocab_size <= 65536 (token files are
- * uint16). Tensors F32, F16 or BF16 (converted to float32); a missing
+ * hidden_size / num_attention_heads; vocab_size <= CT_VOCAB_MAX (ct_tok.h,
+ * 2,097,152). Tensors F32, F16 or BF16 (converted to float32); a missing
  * tensor, a wrong shape, another dtype or a tensor the architecture does
  * not have is refused, naming it (rotary_emb.inv_freq buffers and, for
  * tied models, lm_head.weight are ignored). max_position_embeddings is

@@ -78,8 +78,8 @@ static size_t head_offset(const struct ct_model *m)
 	return (m->cfg.flags & CT_LLAMA_TIED) ? m->lay.offset[CT_WTE] : m->lay.offset[CT_WPE];
 }
 
-float ct_llama_forward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets)
+float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C;
@@ -163,8 +163,8 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 			    a->ln1_rstd + (size_t)l * BT, BT, C);
 }
 
-void ct_llama_backward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets)
+void ct_llama_backward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C;

@@ -211,7 +211,7 @@ void ct_lora_backward(struct ct_model *m, int l, enum ct_lora_target t,
 			       sl->in, sl->out, st->spec.rank);
 }
 
-int ct_lora_step(struct ct_model *m, const uint16_t *inputs, const uint16_t *targets,
+int ct_lora_step(struct ct_model *m, const ct_tok *inputs, const ct_tok *targets,
 		 const struct ct_adamw_args *a, float grad_clip, float *loss)
 {
 	struct ct_lora_state *st = m->lora;

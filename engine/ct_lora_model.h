@@ -82,7 +82,7 @@ void ct_lora_backward(struct ct_model *m, int l, enum ct_lora_target t,
 /* One LoRA training step: zero adapter grads, forward, backward, clip
  * (grad_clip > 0) over the adapter gradients, AdamW over the adapters.
  * Returns 0 or CT_ESTATE (no trainable LoRA). */
-int ct_lora_step(struct ct_model *m, const uint16_t *inputs, const uint16_t *targets,
+int ct_lora_step(struct ct_model *m, const ct_tok *inputs, const ct_tok *targets,
 		 const struct ct_adamw_args *a, float grad_clip, float *loss);
 
 #endif

@@ -239,8 +239,8 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 			    (size_t)BT * C);
 }
 
-float ct_model_forward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets)
+float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -269,7 +269,7 @@ const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *bloc
 	return residual;
 }
 
-float ct_model_head_forward(struct ct_model *m, size_t head, const uint16_t *targets)
+float ct_model_head_forward(struct ct_model *m, size_t head, const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -344,8 +344,8 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 			      p.ln1w, a->ln1_mean + lt, a->ln1_rstd + lt, BT, C);
 }
 
-void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets)
+void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -373,7 +373,7 @@ void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
 			    m->B, m->T, c->C);
 }
 
-void ct_model_head_backward(struct ct_model *m, size_t head, const uint16_t *targets)
+void ct_model_head_backward(struct ct_model *m, size_t head, const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -405,8 +405,8 @@ void ct_model_blocks_backward(struct ct_model *m, ct_model_block_fn *block)
 	}
 }
 
-int ct_model_step(struct ct_model *m, const uint16_t *inputs,
-		  const uint16_t *targets, int t, float lr, float beta1,
+int ct_model_step(struct ct_model *m, const ct_tok *inputs,
+		  const ct_tok *targets, int t, float lr, float beta1,
 		  float beta2, float eps, float weight_decay, float grad_clip,
 		  float *loss)
 {

@@ -54,7 +54,7 @@
 
 /* out (B,T,C) = wte[inp[b,t]] + wpe[t]: out = wte[ix*C+c] + wpe[t*C+c].
  * inp (B,T) tokens < Vp; wte (Vp,C); wpe (maxT,C), T <= maxT. */
-void ct_encoder_forward(float *out, const uint16_t *inp, const float *wte,
+void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
 			const float *wpe, int B, int T, int C);
 
 /* dwte (Vp,C), dwpe (maxT,C) += from dout (B,T,C). For each position in
@@ -63,7 +63,7 @@ void ct_encoder_forward(float *out, const uint16_t *inp, const float *wte,
  * (added straight into the gradient, one position at a time: repeated
  * tokens accumulate in position order on top of what is already there). */
 void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
-			 const uint16_t *inp, int B, int T, int C);
+			 const ct_tok *inp, int B, int T, int C);
 
 /* Per row r of inp (BT,C):
  *   sum = sum_i x[i];  mu = sum / C
@@ -163,7 +163,7 @@ void ct_residual_backward(float *da, float *db, const float *dout, size_t n);
  *   losses[r] = -ct_logf(probs[r, targets[r]])
  * logits, probs (BT,Vp); targets, losses (BT); targets < V. */
 void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
-			     const uint16_t *targets, int BT, int V, int Vp);
+			     const ct_tok *targets, int BT, int V, int Vp);
 
 /* Mean loss of a batch: (acc over r = 0..BT-1 of acc + losses[r]) / (float)BT. */
 float ct_mean_loss(const float *losses, int BT);
@@ -171,7 +171,7 @@ float ct_mean_loss(const float *losses, int BT);
 /* dlogits (BT,Vp) = (probs - 1[i == target]) / (float)BT for i < V, 0 for
  * i >= V. Written, not added (it is the first gradient of the pass). */
 void ct_crossentropy_backward(float *dlogits, const float *probs,
-			      const uint16_t *targets, int BT, int V, int Vp);
+			      const ct_tok *targets, int BT, int V, int Vp);
 
 /* ---- optimizer ------------------------------------------------------ */
 
@@ -288,8 +288,8 @@ void ct_model_free(struct ct_model *m);
 /* Forward pass on inputs (B,T) and targets (B,T) (targets may be NULL:
  * logits only, returns 0). Returns the mean loss (ct_mean_loss). Tokens
  * must be < V (checked by the caller). */
-float ct_model_forward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets);
+float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets);
 
 /* Zero the parameter gradients. */
 void ct_model_zero_grad(struct ct_model *m);
@@ -299,15 +299,15 @@ void ct_model_zero_grad(struct ct_model *m);
  * crossentropy -> logits matmul (dwte first) -> final layernorm -> layers
  * L-1..0 (residual3 -> fcproj -> gelu -> fc -> ln2 -> residual2 ->
  * attproj -> attention -> qkv -> ln1) -> encoder (dwte, dwpe). */
-void ct_model_backward(struct ct_model *m, const uint16_t *inputs,
-		       const uint16_t *targets);
+void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
+		       const ct_tok *targets);
 
 /* One full training step: zero_grad, forward, backward, optional clip
  * (grad_clip > 0), AdamW step t (1-based) with args built from the
  * hyperparameters. *loss receives the mean loss. Returns 0 or CT_ESTATE
  * (model opened without training buffers). */
-int ct_model_step(struct ct_model *m, const uint16_t *inputs,
-		  const uint16_t *targets, int t, float lr, float beta1,
+int ct_model_step(struct ct_model *m, const ct_tok *inputs,
+		  const ct_tok *targets, int t, float lr, float beta1,
 		  float beta2, float eps, float weight_decay, float grad_clip,
 		  float *loss);
 
@@ -329,11 +329,11 @@ void ct_model_blocks_backward(struct ct_model *m, ct_model_block_fn *block);
 
 /* The output matrix (params + head, Vp x C) on acts.lnf into logits, then
  * probs and losses; returns the mean loss, or 0 when targets is NULL. */
-float ct_model_head_forward(struct ct_model *m, size_t head, const uint16_t *targets);
+float ct_model_head_forward(struct ct_model *m, size_t head, const ct_tok *targets);
 
 /* Back through the loss and the output matrix at offset head: gacts.dln
  * gets the gradient of acts.lnf (grads + head gets its own when grads is
  * not NULL); gacts.dresidual is zeroed for the final norm to add into. */
-void ct_model_head_backward(struct ct_model *m, size_t head, const uint16_t *targets);
+void ct_model_head_backward(struct ct_model *m, size_t head, const ct_tok *targets);
 
 #endif

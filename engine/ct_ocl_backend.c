@@ -53,7 +53,7 @@ struct ct_backend {
 	int B, T, training;
 	int lean;			/* ln1, qkv, ln2 for one layer, recomputed in backward */
 	cl_mem params, grads, m, v;
-	cl_mem inputs, targets;		/* uint16 (B*T) */
+	cl_mem inputs, targets;		/* ct_tok (B*T) */
 	struct dacts a;
 	struct dgacts g;
 	float *losses;			/* host copy (B*T) */
@@ -232,9 +232,9 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	if (rc == 0 && be->training)
 		rc = alloc_f(be, &be->v, n);
 	if (rc == 0)
-		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->inputs);
+		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->inputs);
 	if (rc == 0)
-		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * 2, CL_MEM_READ_ONLY, &be->targets);
+		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->targets);
 	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
 		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
 				       &be->llama);
@@ -368,7 +368,7 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 
 /* Upload the tokens and run the forward pass up to the losses
  * (ct_model_forward). */
-static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t *targets)
+static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &be->cfg;
 	const int BT = be->B * be->T;
@@ -379,10 +379,10 @@ static int forward(struct ct_backend *be, const uint16_t *inputs, const uint16_t
 	int rc = 0;
 
 	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->inputs, CL_TRUE, 0,
-					     (size_t)BT * 2, inputs, 0, NULL, NULL),
+					     (size_t)BT * sizeof(ct_tok), inputs, 0, NULL, NULL),
 			"upload inputs"));
 	DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->targets, CL_TRUE, 0,
-					     (size_t)BT * 2, targets, 0, NULL, NULL),
+					     (size_t)BT * sizeof(ct_tok), targets, 0, NULL, NULL),
 			"upload targets"));
 	if (be->llama != NULL) {
 		DO(ct_ocl_llama_forward(be->llama, be->params, be->inputs, be->targets, be->lora));
@@ -417,8 +417,8 @@ static int mean_loss(struct ct_backend *be, float *loss)
 	return rc;
 }
 
-static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, float *loss)
+static int ocl_eval(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, float *loss)
 {
 	int rc = forward(be, inputs, targets);
 
@@ -429,7 +429,7 @@ static int ocl_eval(struct ct_backend *be, const uint16_t *inputs,
 
 /* The reference's logits are those of ct_model_forward(); the inputs
  * double as (valid, unused) targets. */
-static int ocl_logits(struct ct_backend *be, const uint16_t *inputs, int pos,
+static int ocl_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 		      float *out)
 {
 	int rc;
@@ -593,8 +593,8 @@ static int backward(struct ct_backend *be)
 
 /* A LoRA step (ct_lora_step): adapter gradients zeroed, forward, backward
  * through the frozen weights, clip and AdamW over the adapters only. */
-static int lora_step(struct ct_backend *be, const uint16_t *inputs,
-		     const uint16_t *targets, const struct ct_step_args *args,
+static int lora_step(struct ct_backend *be, const ct_tok *inputs,
+		     const ct_tok *targets, const struct ct_step_args *args,
 		     float *loss)
 {
 	struct ct_ocl_lora *lo = be->lora;
@@ -609,8 +609,8 @@ static int lora_step(struct ct_backend *be, const uint16_t *inputs,
 	return rc;
 }
 
-static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
-		    const uint16_t *targets, const struct ct_step_args *args,
+static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
+		    const ct_tok *targets, const struct ct_step_args *args,
 		    float *loss)
 {
 	const size_t n = be->lay.total;
@@ -624,6 +624,7 @@ static int ocl_step(struct ct_backend *be, const uint16_t *inputs,
 		memset(be->ops.prof_s, 0, sizeof(be->ops.prof_s));
 		memset(be->ops.prof_cpu, 0, sizeof(be->ops.prof_cpu));
 		memset(be->ops.prof_n, 0, sizeof(be->ops.prof_n));
+		ct_ocl_llama_prof_reset(be->llama);
 	}
 	DO(ct_ocl_zero(&be->ops, D(be->grads, 0), n));
 	DO(forward(be, inputs, targets));

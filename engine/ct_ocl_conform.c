@@ -78,15 +78,16 @@ static struct ct_dten up(struct probe *p, const float *h, size_t n)
 	return ct_dten_at(m, 0);
 }
 
-static cl_mem up_tokens(struct probe *p, const uint16_t *h, size_t n)
+static cl_mem up_tokens(struct probe *p, const ct_tok *h, size_t n)
 {
 	cl_mem m = NULL;
 
 	if (p->rc == 0 && p->nmem < (int)(sizeof(p->mems) / sizeof(p->mems[0])))
-		p->rc = ct_ocl_alloc(p->ocl, n * 2, CL_MEM_READ_WRITE, &m);
+		p->rc = ct_ocl_alloc(p->ocl, n * sizeof(ct_tok), CL_MEM_READ_WRITE, &m);
 	if (p->rc == 0) {
 		p->mems[p->nmem++] = m;
-		p->rc = ct_ocl_check(clEnqueueWriteBuffer(p->ocl->queue, m, CL_TRUE, 0, n * 2, h,
+		p->rc = ct_ocl_check(clEnqueueWriteBuffer(p->ocl->queue, m, CL_TRUE, 0,
+							  n * sizeof(ct_tok), h,
 							  0, NULL, NULL), "write tokens");
 	}
 	return m;
@@ -148,7 +149,7 @@ static void probe_softmax(struct probe *p, int BT, int V, int Vp, float spread)
 {
 	size_t n = (size_t)BT * Vp;
 	float *x = floats(p, n), *probs = floats(p, n), *loss = floats(p, BT);
-	uint16_t tg[8];
+	ct_tok tg[8];
 	struct ct_dten dx, dp, dl;
 	cl_mem dt;
 
@@ -163,7 +164,7 @@ static void probe_softmax(struct probe *p, int BT, int V, int Vp, float spread)
 			mx = row[i] > mx ? row[i] : mx;
 		for (int i = 1; i < V; i++)
 			best = fabsf(row[i] - mx + 95.0f) < fabsf(row[best] - mx + 95.0f) ? i : best;
-		tg[r] = (uint16_t)(r % 2 ? best : (r * 7) % V);
+		tg[r] = (ct_tok)(r % 2 ? best : (r * 7) % V);
 	}
 	dx = up(p, x, n);
 	dp = up(p, probs, n);

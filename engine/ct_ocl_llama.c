@@ -18,6 +18,9 @@
 #include "ct_model.h"
 #include "ct_ocl_llama.h"
 #include "ct_ocl_lora.h"
+#include "ct_time.h"
+
+#include <stdio.h>
 
 static const char *const llk_names[CT_LK_COUNT] = {
 	"ct_ll_embed_fwd", "ct_ll_embed_bwd", "ct_rmsnorm_fwd", "ct_rmsnorm_bwd_dinp",
@@ -40,8 +43,27 @@ int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops)
 	return 0;
 }
 
+static void print_profile(const struct ct_ocl_llk *lk)
+{
+	double total = 0.0;
+
+	for (int i = 0; i < CT_LK_COUNT; i++)
+		total += lk->prof_s[i];
+	if (total <= 0.0)
+		return;
+	fprintf(stderr, "%-24s %8s %10s %10s %6s\n", "kernel (llama.cl)", "calls", "ms",
+		"cpu ms", "%");
+	for (int i = 0; i < CT_LK_COUNT; i++)
+		if (lk->prof_n[i] > 0)
+			fprintf(stderr, "%-24s %8ld %10.1f %10.1f %6.1f\n", llk_names[i],
+				lk->prof_n[i], lk->prof_s[i] * 1e3, lk->prof_cpu[i] * 1e3,
+				100.0 * lk->prof_s[i] / total);
+}
+
 void ct_ocl_llk_free(struct ct_ocl_llk *lk)
 {
+	if (lk->ops != NULL && lk->ops->profile)
+		print_profile(lk);
 	for (int i = 0; i < CT_LK_COUNT; i++)
 		if (lk->k[i] != NULL)
 			clReleaseKernel(lk->k[i]);
@@ -58,6 +80,7 @@ static int launch(struct ct_ocl_llk *lk, int id, size_t g0, size_t g1, const cha
 	size_t g[2] = { g0, g1 };
 	cl_uint a = 0;
 	cl_int err = CL_SUCCESS;
+	double t0 = 0.0, c0 = 0.0;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -84,11 +107,22 @@ static int launch(struct ct_ocl_llk *lk, int id, size_t g0, size_t g1, const cha
 		}
 	}
 	va_end(ap);
+	if (lk->ops->profile) {
+		clFinish(lk->ops->ocl->queue);
+		t0 = ct_time_mono_s();
+		c0 = ct_time_cpu_s();
+	}
 	if (err == CL_SUCCESS && g0 > 0)
 		err = clEnqueueNDRangeKernel(lk->ops->ocl->queue, k, g1 ? 2 : 1, NULL, g, NULL,
 					     0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return ct_error(CT_ECL, "%s: %s", llk_names[id], ct_ocl_strerror(err));
+	if (lk->ops->profile) {
+		clFinish(lk->ops->ocl->queue);
+		lk->prof_s[id] += ct_time_mono_s() - t0;
+		lk->prof_cpu[id] += ct_time_cpu_s() - c0;
+		lk->prof_n[id]++;
+	}
 	return 0;
 }
 
@@ -322,6 +356,15 @@ void ct_ocl_llama_close(struct ct_ocl_llama *ll)
 #undef R_
 	ct_ocl_llk_free(&ll->lk);
 	free(ll);
+}
+
+void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll)
+{
+	if (ll == NULL)
+		return;
+	memset(ll->lk.prof_s, 0, sizeof(ll->lk.prof_s));
+	memset(ll->lk.prof_cpu, 0, sizeof(ll->lk.prof_cpu));
+	memset(ll->lk.prof_n, 0, sizeof(ll->lk.prof_n));
 }
 
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll)

@@ -42,6 +42,10 @@ enum ct_ocl_llama_kid {
 struct ct_ocl_llk {
 	struct ct_ocl_ops *ops;		/* borrowed */
 	cl_kernel k[CT_LK_COUNT];
+	/* CT_OCL_PROFILE=1 (ops->profile): each launch waited for and timed;
+	 * the table goes to stderr from ct_ocl_llk_free, before ops' own */
+	double prof_s[CT_LK_COUNT], prof_cpu[CT_LK_COUNT];
+	long prof_n[CT_LK_COUNT];
 };
 
 /* Create the kernels. Returns 0 or CT_ECL (everything created released).
@@ -50,7 +54,7 @@ int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops);
 void ct_ocl_llk_free(struct ct_ocl_llk *lk);
 
 /* Device twins of the ct_llama.h layers (same shapes, same bits); tokens
- * are a cl_mem of BT uint16. ct_ocl_rmsnorm_backward with dw.mem NULL:
+ * are a cl_mem of BT ct_tok. ct_ocl_rmsnorm_backward with dw.mem NULL:
  * dinp only (frozen weights). Return 0 or CT_ECL. */
 int ct_ocl_embed_forward(struct ct_ocl_llk *lk, struct ct_dten out, cl_mem inp,
 			 struct ct_dten wte, int BT, int C);
@@ -92,6 +96,10 @@ struct ct_ocl_llama;
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 		      int B, int T, int grads, struct ct_ocl_llama **out);
 void ct_ocl_llama_close(struct ct_ocl_llama *ll);
+
+/* Zero the Llama kernels' profile (the backend keeps the last step's, as
+ * for its own kernels). NULL is fine. */
+void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll);
 
 /* ct_llama_forward up to the per-row losses (the tokens already uploaded
  * to inputs and targets) / ct_llama_backward (params's gradients added into

@@ -155,7 +155,7 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 /* The other layers (ct_ocl_layernorm_backward with dw.mem NULL: dinp
  * only, for frozen weights): each is the device twin of the ct_model.h function of
  * the same name (same shapes, same arithmetic). Token buffers are cl_mem of
- * uint16 (B*T of them). */
+ * ct_tok (B*T of them). */
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C);
 int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,

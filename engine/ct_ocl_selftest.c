@@ -37,7 +37,7 @@ static void st_hparams(struct ct_wu_hparams *hp)
 }
 
 /* A fixed token stream: mostly a short cycle, some pseudo-random tokens. */
-static void st_tokens(uint16_t *tok, int n)
+static void st_tokens(ct_tok *tok, int n)
 {
 	uint32_t s = 2463534242u;
 
@@ -45,7 +45,7 @@ static void st_tokens(uint16_t *tok, int n)
 		s ^= s << 13;
 		s ^= s >> 17;
 		s ^= s << 5;
-		tok[i] = (uint16_t)(i % 5 == 0 ? s % (uint32_t)st_cfg.V : (uint32_t)(i * 3) % 11u);
+		tok[i] = (ct_tok)(i % 5 == 0 ? s % (uint32_t)st_cfg.V : (uint32_t)(i * 3) % 11u);
 	}
 }
 
@@ -55,7 +55,7 @@ int ct_ocl_selftest_digest(const char *device, unsigned char digest[CT_SHA256_LE
 	struct ct_tokens tokens;
 	struct ct_wu_hparams hp;
 	struct ct_sha256_ctx *h = NULL;
-	uint16_t tok[ST_NTOK];
+	ct_tok tok[ST_NTOK];
 	float *out = NULL, losses[3];
 	int rc;
 

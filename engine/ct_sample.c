@@ -181,7 +181,7 @@ struct gen {
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be;
 	int T, V;
-	uint16_t *win;		/* T tokens: the context window, 0-padded */
+	ct_tok *win;		/* T tokens: the context window, 0-padded */
 	float *logits, *z;	/* V each */
 	int *ix;		/* V */
 };
@@ -210,7 +210,7 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 		return rc;
 	if (g->ops->logits == NULL)
 		return ct_error(CT_EUNSUPP, "backend '%s' cannot return logits", g->ops->name);
-	g->win = calloc((size_t)g->T, sizeof(uint16_t));
+	g->win = calloc((size_t)g->T, sizeof(ct_tok));
 	g->logits = malloc((size_t)g->V * sizeof(float));
 	g->z = malloc((size_t)g->V * sizeof(float));
 	g->ix = malloc((size_t)g->V * sizeof(int));
@@ -223,14 +223,14 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 }
 
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint32_t *prompt, size_t np,
+		       const ct_tok *prompt, size_t np,
 		       const struct ct_sample_params *p,
-		       int (*on_token)(void *arg, uint16_t id), void *arg,
+		       int (*on_token)(void *arg, ct_tok id), void *arg,
 		       struct ct_tokvec *out)
 {
 	struct gen g = { 0 };
 	struct ct_sample_rng rng;
-	uint16_t *ctx = NULL;
+	ct_tok *ctx = NULL;
 	size_t n = np;
 	int rc;
 
@@ -246,18 +246,17 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 					model->cfg.V);
 	if (p->ntokens == 0)
 		return 0;
-	ctx = malloc((np + (size_t)p->ntokens) * sizeof(uint16_t));
+	ctx = malloc((np + (size_t)p->ntokens) * sizeof(ct_tok));
 	if (ctx == NULL)
 		return ct_error(CT_ENOMEM, "sample context");
-	for (size_t i = 0; i < np; i++)
-		ctx[i] = (uint16_t)prompt[i];	/* < V <= 65536, checked above */
+	memcpy(ctx, prompt, np * sizeof(ct_tok));	/* each < V, checked above */
 	rc = gen_open(&g, model, device, np + (size_t)p->ntokens - 1);
 	ct_sample_rng_seed(&rng, p->seed);
 	for (int k = 0; rc == 0 && k < p->ntokens; k++) {
 		size_t w = n < (size_t)g.T ? n : (size_t)g.T;
 		int id;
 
-		memcpy(g.win, ctx + (n - w), w * sizeof(uint16_t));
+		memcpy(g.win, ctx + (n - w), w * sizeof(ct_tok));
 		rc = g.ops->logits(g.be, g.win, (int)w - 1, g.logits);
 		if (rc < 0)
 			break;
@@ -267,9 +266,9 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 			rc = id;
 			break;
 		}
-		ctx[n++] = (uint16_t)id;
-		rc = ct_tokvec_push(out, (uint16_t)id);
-		if (rc == 0 && on_token != NULL && on_token(arg, (uint16_t)id) != 0)
+		ctx[n++] = (ct_tok)id;
+		rc = ct_tokvec_push(out, (ct_tok)id);
+		if (rc == 0 && on_token != NULL && on_token(arg, (ct_tok)id) != 0)
 			break;
 	}
 	gen_close(&g);
@@ -280,11 +279,15 @@ int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
 int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n,
 		     struct ct_tokvec *out)
 {
-	int eot = ct_tokenizer_eot(tk);
+	int eot = ct_tokenizer_eot(tk), rc;
 
+	if (ct_tokenizer_has_template(tk)) {	/* as a training document starts */
+		rc = ct_tokenizer_doc_open(tk, out);
+		return rc == 0 && n > 0 ? ct_tokenizer_encode(tk, prompt, n, out) : rc;
+	}
 	if (n > 0)
 		return ct_tokenizer_encode(tk, prompt, n, out);
-	return ct_tokvec_push(out, (uint16_t)(eot >= 0 ? eot : '\n'));
+	return ct_tokvec_push(out, (ct_tok)(eot >= 0 ? eot : '\n'));
 }
 
 int ct_sample_text(const struct ct_gpt2 *model, const struct ct_tokenizer *tk,

@@ -74,17 +74,18 @@ int ct_sample_pick(const float *x, int V, float temperature, int top_k, float u,
  * ct_sample_uniform() draw. The ids are appended to *out; on_token (may be
  * NULL) is called after each one and stops generation by returning
  * non-zero. Returns 0 or a CT_E* code (CT_EINVAL for bad params or an
- * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). The
- * model takes 16-bit ids: a V over 65,536 cannot reach here (ct_gpt2). */
+ * empty prompt, CT_EMISMATCH for a prompt id >= V, backend errors). */
 int ct_sample_generate(const struct ct_gpt2 *model, const char *device,
-		       const uint32_t *prompt, size_t np,
+		       const ct_tok *prompt, size_t np,
 		       const struct ct_sample_params *p,
-		       int (*on_token)(void *arg, uint16_t id), void *arg,
+		       int (*on_token)(void *arg, ct_tok id), void *arg,
 		       struct ct_tokvec *out);
 
 /* The prompt's ids: encode n bytes of prompt with tk, appending to *out;
  * an empty prompt gives the tokenizer's end-of-text token, or "\n" when it
- * has none. Returns like ct_tokenizer_encode(). */
+ * has none. A tokenizer.json whose post_processor template adds tokens
+ * gets those first (Llama 3: <|begin_of_text|>, as its training documents
+ * and Hugging Face's encode). Returns like ct_tokenizer_encode(). */
 int ct_sample_prompt(const struct ct_tokenizer *tk, const char *prompt, size_t n,
 		     struct ct_tokvec *out);
 

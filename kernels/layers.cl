@@ -21,7 +21,7 @@
 /* ---- encoder --------------------------------------------------------------- */
 
 /* out (BT,C) = wte[inp[bt]] + wpe[t]; one work-item per (c, bt). */
-__kernel void ct_encoder_fwd(CT_BUF(__global, out), const __global ushort *inp,
+__kernel void ct_encoder_fwd(CT_BUF(__global, out), const __global ct_tok *inp,
 			     CT_BUF(const __global, wte), CT_BUF(const __global, wpe),
 			     int BT, int T, int C)
 {
@@ -36,7 +36,7 @@ __kernel void ct_encoder_fwd(CT_BUF(__global, out), const __global ushort *inp,
 /* dwte[ix,c] += dout[bt,c] and dwpe[t,c] += dout[bt,c], positions in
  * increasing order; one work-item per channel c (channels independent). */
 __kernel void ct_encoder_bwd(CT_BUF(__global, dwte), CT_BUF(__global, dwpe),
-			     CT_BUF(const __global, dout), const __global ushort *inp,
+			     CT_BUF(const __global, dout), const __global ct_tok *inp,
 			     int BT, int T, int C)
 {
 	int c = get_global_id(0);
@@ -480,7 +480,7 @@ __kernel void ct_ce_norm(CT_BUF(__global, probs), const __global float *stat,
 
 /* losses[r] = -ct_logf(probs[r, targets[r]]). */
 __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs),
-			 const __global ushort *targets, int BT, int Vp)
+			 const __global ct_tok *targets, int BT, int Vp)
 {
 	int r = get_global_id(0);
 
@@ -493,7 +493,7 @@ __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs)
 /* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); one
  * work-item per (i, r). */
 __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
-				  const __global ushort *targets, int BT, int V, int Vp)
+				  const __global ct_tok *targets, int BT, int V, int Vp)
 {
 	int i = get_global_id(0), r = get_global_id(1);
 	size_t j = (size_t)r * Vp + i;

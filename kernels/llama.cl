@@ -17,7 +17,7 @@
 /* ---- embedding ------------------------------------------------------------- */
 
 /* out (BT,C) = wte[inp[bt]] (a copy); one work-item per (c, bt). */
-__kernel void ct_ll_embed_fwd(CT_BUF(__global, out), const __global ushort *inp,
+__kernel void ct_ll_embed_fwd(CT_BUF(__global, out), const __global ct_tok *inp,
 			      CT_BUF(const __global, wte), int BT, int C)
 {
 	int c = get_global_id(0), bt = get_global_id(1);
@@ -31,7 +31,7 @@ __kernel void ct_ll_embed_fwd(CT_BUF(__global, out), const __global ushort *inp,
 /* dwte[inp[bt], c] += dout[bt, c], rows in increasing order; one work-item
  * per channel c. */
 __kernel void ct_ll_embed_bwd(CT_BUF(__global, dwte), CT_BUF(const __global, dout),
-			      const __global ushort *inp, int BT, int C)
+			      const __global ct_tok *inp, int BT, int C)
 {
 	int c = get_global_id(0);
 

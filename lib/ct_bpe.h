@@ -33,6 +33,13 @@ int ct_bpe_open_hf(const char *path, struct ct_bpe **out);
 int ct_bpe_vocab(const struct ct_bpe *b);
 int ct_bpe_eot(const struct ct_bpe *b);
 
+/* The post_processor template of a tokenizer.json: 1 with the ids it puts
+ * before (*pre, *npre) and after (*post, *npost) the text of a sequence,
+ * or 0 when there is none (GPT-2, a ByteLevel post_processor). The arrays
+ * stay valid while b is open. */
+int ct_bpe_template(const struct ct_bpe *b, const uint32_t **pre, int *npre,
+		    const uint32_t **post, int *npost);
+
 /* As ct_tokenizer_encode / ct_tokenizer_encode_part / ct_tokenizer_token. */
 int ct_bpe_encode(const struct ct_bpe *b, const unsigned char *text, size_t n,
 		  struct ct_tokvec *out);

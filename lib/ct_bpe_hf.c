@@ -459,6 +459,8 @@ int ct_bpe_load_hf(struct ct_bpe *b, const char *json, size_t n)
 		rc = load_tables(&h, model, ct_jv_get(root, "added_tokens"));
 	if (rc == 0)
 		find_eot(b);
+	if (rc == 0)
+		rc = ct_bpe_post_processor(b, root);
 out:
 	ct_buf_free(&h.s);
 	ct_jv_free(root);

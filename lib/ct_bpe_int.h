@@ -25,6 +25,8 @@ enum ct_bpe_pre {
 	CT_BPE_PRE_DIGITS_GPT2,	/* Digits(individual) then GPT-2's (SmolLM2) */
 };
 
+#define CT_BPE_TPL_MAX 8	/* special ids on each side of a template */
+
 struct ct_bpe_pair {
 	uint64_t key;		/* left << 32 | right; UINT64_MAX = empty */
 	uint32_t rank;		/* merge order: lower merges first */
@@ -51,6 +53,10 @@ struct ct_bpe {
 	int nadded;
 	size_t added_max;	/* the longest one's bytes */
 	uint8_t added_first[256];	/* 1 for each byte one of them starts with */
+	/* post_processor's template (ct_bpe_post.c): ids before / after the
+	 * text of one sequence; templated 0 when the file has no template. */
+	int templated, ntpl_pre, ntpl_post;
+	uint32_t tpl_pre[CT_BPE_TPL_MAX], tpl_post[CT_BPE_TPL_MAX];
 };
 
 /* GPT-2's byte-to-unicode alphabet: to_byte[cp] is the byte code point
@@ -119,5 +125,10 @@ size_t ct_bpe_split_llama3(const unsigned char *p, size_t n, size_t i,
  * pre-tokeniser this engine does not implement; the detail names it),
  * CT_ETOOBIG or CT_ENOMEM. */
 int ct_bpe_load_hf(struct ct_bpe *b, const char *json, size_t n);
+
+/* Read root's post_processor into b's template (after b->V is known).
+ * Returns 0, CT_EFORMAT or CT_EUNSUPP (an unknown processor type, named). */
+struct ct_jv;
+int ct_bpe_post_processor(struct ct_bpe *b, const struct ct_jv *root);
 
 #endif

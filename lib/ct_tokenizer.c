@@ -132,6 +132,43 @@ int ct_tokenizer_eot(const struct ct_tokenizer *tk)
 	return tk->kind == TK_BYTES ? -1 : ct_bpe_eot(tk->bpe);
 }
 
+static int push_all(struct ct_tokvec *out, const uint32_t *ids, int n)
+{
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = ct_tokvec_push(out, ids[i]);
+	return rc;
+}
+
+int ct_tokenizer_doc_open(const struct ct_tokenizer *tk, struct ct_tokvec *out)
+{
+	const uint32_t *pre, *post;
+	int npre, npost, eot = ct_tokenizer_eot(tk);
+
+	if (tk->kind != TK_BYTES && ct_bpe_template(tk->bpe, &pre, &npre, &post, &npost))
+		return push_all(out, pre, npre);
+	return eot >= 0 ? ct_tokvec_push(out, (uint32_t)eot) : 0;
+}
+
+int ct_tokenizer_has_template(const struct ct_tokenizer *tk)
+{
+	const uint32_t *pre, *post;
+	int npre, npost;
+
+	return tk->kind != TK_BYTES && ct_bpe_template(tk->bpe, &pre, &npre, &post, &npost);
+}
+
+int ct_tokenizer_doc_close(const struct ct_tokenizer *tk, struct ct_tokvec *out)
+{
+	const uint32_t *pre, *post;
+	int npre, npost;
+
+	if (tk->kind != TK_BYTES && ct_bpe_template(tk->bpe, &pre, &npre, &post, &npost))
+		return push_all(out, post, npost);
+	return 0;
+}
+
 int ct_tokenizer_encode(const struct ct_tokenizer *tk, const void *text,
 			size_t n, struct ct_tokvec *out)
 {

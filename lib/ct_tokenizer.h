@@ -83,6 +83,21 @@ int ct_tokenizer_vocab(const struct ct_tokenizer *tk);
  * tokenizer has none. */
 int ct_tokenizer_eot(const struct ct_tokenizer *tk);
 
+/* Documents of training text (`tokens encode`, `job submit --train-text`):
+ * ct_tokenizer_doc_open appends the ids that start one. When the
+ * tokenizer.json's post_processor has a template that adds tokens (Llama
+ * 3's current file: <|begin_of_text|> before the text), they are the
+ * template's, so that a document is exactly Hugging Face's encode(text)
+ * with special tokens added (what its run_clm.py trains on); otherwise
+ * the end-of-text token (llm.c's convention), or nothing when there is
+ * none. ct_tokenizer_doc_close appends the template's ids after the text
+ * (usually none). Return 0 or CT_ENOMEM. */
+int ct_tokenizer_doc_open(const struct ct_tokenizer *tk, struct ct_tokvec *out);
+int ct_tokenizer_doc_close(const struct ct_tokenizer *tk, struct ct_tokvec *out);
+
+/* 1 when tk is a tokenizer.json with such a template, else 0. */
+int ct_tokenizer_has_template(const struct ct_tokenizer *tk);
+
 /* Encode n bytes of text, appending the ids to *out. For "gpt2" special
  * tokens are NOT recognised in the text ("<|endoftext|>" is encoded as
  * plain text, as tiktoken's encode_ordinary does); a tokenizer.json's

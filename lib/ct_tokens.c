@@ -5,13 +5,14 @@
 #include "config.h"
 #include "ct_tokens.h"
 #include "ct_err.h"
+#include "ct_hash.h"
 #include "ct_le.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_header(const void *data, size_t len, const char *path, int wide_ok,
-			uint64_t *n, int *version)
+static int parse_header(const void *data, size_t len, const char *path, uint64_t *n,
+			int *version)
 {
 	int32_t hdr[3];
 	uint64_t want;
@@ -26,13 +27,10 @@ static int parse_header(const void *data, size_t len, const char *path, int wide
 	if (hdr[0] != CT_TOKENS_MAGIC)
 		return ct_error(CT_EFORMAT, "%s: bad magic %d (not a token file; want %d)",
 				path, (int)hdr[0], CT_TOKENS_MAGIC);
-	if (hdr[1] == CT_TOKENS_VERSION_WIDE && !wide_ok)
-		return ct_error(CT_EUNSUPP, "%s: a version 2 token file (32-bit ids, for "
-				"vocabularies over 65,536); training takes version 1 files "
-				"(16-bit ids) only", path);
 	if (hdr[1] != CT_TOKENS_VERSION && hdr[1] != CT_TOKENS_VERSION_WIDE)
-		return ct_error(CT_EFORMAT, "%s: token file version %d not supported (want %d)",
-				path, (int)hdr[1], CT_TOKENS_VERSION);
+		return ct_error(CT_EFORMAT, "%s: token file version %d not supported (want %d "
+				"or %d)", path, (int)hdr[1], CT_TOKENS_VERSION,
+				CT_TOKENS_VERSION_WIDE);
 	if (hdr[2] < 0)
 		return ct_error(CT_EFORMAT, "%s: negative token count %d", path, (int)hdr[2]);
 	width = hdr[1] == CT_TOKENS_VERSION_WIDE ? 4 : 2;
@@ -45,7 +43,20 @@ static int parse_header(const void *data, size_t len, const char *path, int wide
 	return 0;
 }
 
-static int load(const char *path, struct ct_tokens *t, int wide_ok)
+/* Version 1 ids widened into t->owned. */
+static int widen(struct ct_tokens *t, const char *path)
+{
+	t->owned = malloc(t->n ? t->n * sizeof(ct_tok) : 1);
+	if (t->owned == NULL)
+		return ct_error(CT_ENOMEM, "%s: out of memory widening %llu tokens", path,
+				(unsigned long long)t->n);
+	for (uint64_t i = 0; i < t->n; i++)
+		t->owned[i] = t->tok16[i];
+	t->tok = t->owned;
+	return 0;
+}
+
+static int load(const char *path, struct ct_tokens *t, int wide)
 {
 	const unsigned char *body;
 	int rc;
@@ -54,44 +65,56 @@ static int load(const char *path, struct ct_tokens *t, int wide_ok)
 	rc = ct_file_map(path, &t->map);
 	if (rc < 0)
 		return rc;
-	rc = parse_header(t->map.addr, t->map.len, path, wide_ok, &t->n, &t->version);
+	rc = parse_header(t->map.addr, t->map.len, path, &t->n, &t->version);
 	if (rc < 0) {
 		ct_tokens_free(t);
 		return rc;
 	}
 	body = (const unsigned char *)t->map.addr + CT_TOKENS_HEADER_BYTES;
 	if (t->version == CT_TOKENS_VERSION_WIDE)
-		t->tok32 = (const uint32_t *)body;
+		t->tok = (const ct_tok *)body;
 	else
-		t->tok = (const uint16_t *)body;
-	return 0;
+		t->tok16 = (const uint16_t *)body;
+	rc = t->tok == NULL && wide ? widen(t, path) : 0;
+	if (rc < 0)
+		ct_tokens_free(t);
+	return rc;
 }
 
 int ct_tokens_load(const char *path, struct ct_tokens *t)
 {
-	return load(path, t, 0);
+	return load(path, t, 1);
 }
 
 int ct_tokens_load_any(const char *path, struct ct_tokens *t)
 {
-	return load(path, t, 1);
+	return load(path, t, 0);
 }
 
-int ct_tokens_from_array(struct ct_tokens *t, const uint16_t *tok, uint64_t n)
+/* 1 when every id is < 65,536. */
+static int narrow_ok(const ct_tok *tok, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (tok[i] > UINT16_MAX)
+			return 0;
+	return 1;
+}
+
+int ct_tokens_from_array(struct ct_tokens *t, const ct_tok *tok, uint64_t n)
 {
 	memset(t, 0, sizeof(*t));
 	if (n > INT32_MAX)
 		return ct_error(CT_EINVAL, "%llu tokens is over the file format's limit",
 				(unsigned long long)n);
-	t->owned = malloc(n ? n * sizeof(uint16_t) : 1);
+	t->owned = malloc(n ? n * sizeof(ct_tok) : 1);
 	if (t->owned == NULL)
 		return ct_error(CT_ENOMEM, "out of memory for %llu tokens",
 				(unsigned long long)n);
 	if (n)
-		memcpy(t->owned, tok, n * sizeof(uint16_t));
+		memcpy(t->owned, tok, n * sizeof(ct_tok));
 	t->tok = t->owned;
 	t->n = n;
-	t->version = CT_TOKENS_VERSION;
+	t->version = narrow_ok(tok, n) ? CT_TOKENS_VERSION : CT_TOKENS_VERSION_WIDE;
 	return 0;
 }
 
@@ -145,12 +168,14 @@ static int save(const char *path, const void *tok, uint64_t n, int version,
 	return ct_afile_commit(&af);
 }
 
-int ct_tokens_save(const char *path, const uint16_t *tok, uint64_t n)
+int ct_tokens_save(const char *path, const ct_tok *tok, uint64_t n)
 {
-	return save(path, tok, n, CT_TOKENS_VERSION, 0);
+	if (narrow_ok(tok, n))
+		return save(path, tok, n, CT_TOKENS_VERSION, 1);
+	return save(path, tok, n, CT_TOKENS_VERSION_WIDE, 0);
 }
 
-int ct_tokens_save_ids(const char *path, const uint32_t *tok, uint64_t n, int wide)
+int ct_tokens_save_ids(const char *path, const ct_tok *tok, uint64_t n, int wide)
 {
 	if (wide)
 		return save(path, tok, n, CT_TOKENS_VERSION_WIDE, 0);
@@ -162,8 +187,49 @@ int ct_tokens_save_ids(const char *path, const uint32_t *tok, uint64_t n, int wi
 	return save(path, tok, n, CT_TOKENS_VERSION, 1);
 }
 
+int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a,
+			 uint64_t n)
+{
+	if (t->tok16 != NULL)
+		return save(path, t->tok16 + a, n, CT_TOKENS_VERSION, 0);
+	return ct_tokens_save_ids(path, t->tok + a, n, t->version == CT_TOKENS_VERSION_WIDE);
+}
+
+int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32])
+{
+	struct ct_sha256_ctx *ctx = NULL;
+	int narrow = t->tok == NULL || narrow_ok(t->tok, t->n);
+	int rc;
+
+	if (t->tok == NULL) {	/* a mapped version 1 body */
+		ct_sha256(t->tok16, t->n * sizeof(uint16_t), out);
+		return 0;
+	}
+	if (!narrow) {
+		ct_sha256(t->tok, t->n * sizeof(ct_tok), out);
+		return 0;
+	}
+	rc = ct_sha256_init(&ctx);
+	for (uint64_t i = 0; i < t->n && rc == 0; i += 4096) {
+		uint16_t blk[4096];
+		size_t k = t->n - i < 4096 ? (size_t)(t->n - i) : 4096;
+
+		for (size_t q = 0; q < k; q++)
+			blk[q] = (uint16_t)t->tok[i + q];
+		rc = ct_sha256_update(ctx, blk, k * sizeof(uint16_t));
+	}
+	if (rc < 0) {
+		ct_sha256_abort(ctx);
+		return rc;
+	}
+	return ct_sha256_final(ctx, out);
+}
+
 int ct_tokens_check_vocab(const struct ct_tokens *t, int V)
 {
+	if (V < 1 || V > CT_VOCAB_MAX)
+		return ct_error(CT_EMISMATCH, "a vocabulary of %d is outside 1..%d", V,
+				CT_VOCAB_MAX);
 	for (uint64_t i = 0; i < t->n; i++)
 		if (ct_tokens_get(t, i) >= (uint32_t)V)
 			return ct_error(CT_EMISMATCH,

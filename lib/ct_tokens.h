@@ -6,10 +6,11 @@
  * n uint16 tokens. The file size must be exactly 1024 + 2n bytes.
  * Version 2 (ctune's, for vocabularies over 65,536 such as Llama 3's and
  * Qwen's) is the same with [1] = 2 and n uint32 tokens: exactly 1024 + 4n
- * bytes. The training engine takes version 1 only (ct_tokens_load refuses
- * version 2 by name); `ctune tokens` reads both (ct_tokens_load_any).
- * Loading memory-maps the file (shards can be large); tokens are checked
- * against a model's vocabulary with ct_tokens_check_vocab().
+ * bytes. Both load as 32-bit ids (ct_tok, ct_tok.h): ct_tokens_load widens
+ * a version 1 file into memory; ct_tokens_load_any maps either without
+ * widening (read it with ct_tokens_get). Loading memory-maps the file
+ * (shards can be large); tokens are checked against a model's vocabulary
+ * with ct_tokens_check_vocab().
  */
 #ifndef CT_TOKENS_H
 #define CT_TOKENS_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "ct_file.h"
+#include "ct_tok.h"
 
 #define CT_TOKENS_MAGIC 20240520
 #define CT_TOKENS_VERSION 1
@@ -28,46 +30,64 @@
 /* A token array, either mapped from a file or owned in memory. Zero-
  * initialise; free with ct_tokens_free(). `tok` is read-only. */
 struct ct_tokens {
-	const uint16_t *tok;	/* n tokens (version 1; NULL for version 2) */
+	const ct_tok *tok;	/* n ids; NULL only after ct_tokens_load_any of a
+				 * version 1 file (then tok16 holds them) */
 	uint64_t n;
 	struct ct_mmap map;	/* when loaded from a file */
-	uint16_t *owned;	/* when made from memory */
-	const uint32_t *tok32;	/* n tokens of a version 2 file, else NULL */
-	int version;		/* 1 or 2 */
+	ct_tok *owned;		/* when widened or made from memory */
+	const uint16_t *tok16;	/* the mapped body of a version 1 file, else NULL */
+	int version;		/* the file's version; from memory: the narrowest
+				 * that holds the ids (1 when all are < 65,536) */
 };
 
-/* Map and validate a version 1 token file (magic, version, count >= 0,
- * exact size). Returns 0, CT_ENOENT / CT_EPERM / CT_EIO, CT_EFORMAT
- * (detail names the path and the problem) or CT_EUNSUPP (big-endian
- * host; a version 2 file, which the engine's 16-bit ids cannot hold); t
- * zeroed on failure. */
+/* Map and validate a token file of either version (magic, version, count
+ * >= 0, exact size); a version 1 file is widened into t->owned (4n bytes)
+ * so that t->tok is always set. Returns 0, CT_ENOENT / CT_EPERM / CT_EIO,
+ * CT_EFORMAT (detail names the path and the problem), CT_ENOMEM or
+ * CT_EUNSUPP (big-endian host); t zeroed on failure. */
 int ct_tokens_load(const char *path, struct ct_tokens *t);
 
-/* The same, taking version 1 (t->tok) or version 2 (t->tok32). */
+/* The same without widening: t->tok (version 2) or t->tok16 (version 1)
+ * is the mapped file. For large files that are only read token by token
+ * (ct_tokens_get) or copied (ct_tokens_save_range). */
 int ct_tokens_load_any(const char *path, struct ct_tokens *t);
 
-/* Token i (< t->n) of either version. */
-static inline uint32_t ct_tokens_get(const struct ct_tokens *t, uint64_t i)
+/* Token i (< t->n) of either form. */
+static inline ct_tok ct_tokens_get(const struct ct_tokens *t, uint64_t i)
 {
-	return t->tok32 != NULL ? t->tok32[i] : t->tok[i];
+	return t->tok != NULL ? t->tok[i] : t->tok16[i];
 }
 
 /* Write n 32-bit ids to path atomically: version 2 when wide, else
  * version 1 (every id must then be < 65,536: CT_ERANGE names the first
  * that is not). Returns 0, CT_EINVAL (n > INT32_MAX), CT_ERANGE or an I/O
  * code; nothing is left behind on failure. */
-int ct_tokens_save_ids(const char *path, const uint32_t *tok, uint64_t n, int wide);
+int ct_tokens_save_ids(const char *path, const ct_tok *tok, uint64_t n, int wide);
+
+/* Write tokens [a, a+n) of t (a + n <= t->n) to path atomically in t's
+ * version (a shard of a version 1 file is a version 1 file). Returns as
+ * ct_tokens_save_ids. */
+int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a,
+			 uint64_t n);
 
 /* Copy n tokens into t (owned). Returns 0, CT_EINVAL (n > INT32_MAX) or
  * CT_ENOMEM. */
-int ct_tokens_from_array(struct ct_tokens *t, const uint16_t *tok, uint64_t n);
+int ct_tokens_from_array(struct ct_tokens *t, const ct_tok *tok, uint64_t n);
 
 /* Release t (unmap or free) and zero it. A zeroed t is a no-op. */
 void ct_tokens_free(struct ct_tokens *t);
 
-/* Write n tokens to path atomically (0644). Returns 0, CT_EINVAL
- * (n > INT32_MAX) or an I/O code; nothing is left behind on failure. */
-int ct_tokens_save(const char *path, const uint16_t *tok, uint64_t n);
+/* Write n tokens to path atomically (0644) in the narrowest version that
+ * holds them: version 1 when every id is < 65,536, else version 2.
+ * Returns 0, CT_EINVAL (n > INT32_MAX) or an I/O code; nothing is left
+ * behind on failure. */
+int ct_tokens_save(const char *path, const ct_tok *tok, uint64_t n);
+
+/* SHA-256 of the ids, packed little-endian as 16-bit words when every id
+ * is < 65,536 and as 32-bit words otherwise (so a version 1 file's digest
+ * is that of its body, whichever way it was loaded). Returns 0, CT_ENOMEM
+ * or CT_ECRYPTO. */
+int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32]);
 
 /* 0 if every token is < V, else CT_EMISMATCH with a detail naming the
  * first offending position and token ("token 70000 at position 12 is not

@@ -29,9 +29,9 @@ lib_libctune_a_SOURCES += \
 	lib/ct_jv.c lib/ct_jv.h \
 	lib/ct_safetensors.c lib/ct_safetensors.h
 lib_libctune_a_SOURCES += \
-	lib/ct_tokens.c lib/ct_tokens.h \
+	lib/ct_tokens.c lib/ct_tokens.h lib/ct_tok.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \
 	lib/ct_bpe.c lib/ct_bpe.h lib/ct_bpe_int.h \
-	lib/ct_bpe_load.c lib/ct_bpe_split.c lib/ct_bpe_hf.c \
+	lib/ct_bpe_load.c lib/ct_bpe_split.c lib/ct_bpe_hf.c lib/ct_bpe_post.c \
 	lib/ct_nfc.c lib/ct_nfc.h lib/ct_nfc_tab.c \
 	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c

@@ -146,17 +146,19 @@ static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
 {
 	char path[PATH_MAX];
 	struct ct_mmap m = { 0 };
-	int rc, eot = ct_tokenizer_eot(tk);
+	int rc;
 
 	rc = ct_cmd_path(ctx, arg, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_file_map(path, &m);
 	if (rc == 0 && m.len == 0)
 		rc = ct_error(CT_EFORMAT, "%s is empty", arg);
-	if (rc == 0 && eot >= 0)
-		rc = ct_tokvec_push(tv, (uint32_t)eot);	/* documents start with EOT */
+	if (rc == 0)	/* EOT, or the template's BOS, before each document */
+		rc = ct_tokenizer_doc_open(tk, tv);
 	if (rc == 0)
 		rc = ct_tokenizer_encode(tk, m.addr, m.len, tv);
+	if (rc == 0)
+		rc = ct_tokenizer_doc_close(tk, tv);
 	ct_file_unmap(&m);
 	if (rc < 0)
 		return ct_error(rc, "%s: %s", arg, ct_errmsg(rc));
@@ -172,7 +174,7 @@ static int write_tmp(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, int k,
 	snprintf(name, sizeof(name), ".text-%ld-%s.bin", (long)getpid(), k ? "eval" : "train");
 	rc = ct_path_join(path, sizeof(path), ctx->srv->upload_dir, name);
 	if (rc == 0)
-		rc = ct_tokens_save_ids(path, tok, n, 0);	/* ids < V <= 65536 */
+		rc = ct_tokens_save(path, tok, n);	/* version 2 when an id passes 65,535 */
 	if (rc == 0 && (ts->tmp[k] = strdup(path)) == NULL)
 		rc = ct_error(CT_ENOMEM, "path");
 	if (rc == 0) {

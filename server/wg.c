@@ -58,7 +58,7 @@ static void free_inputs(struct job_inputs *in)
 static int load_tokens(const char *path, int V, struct ct_tokens *t)
 {
 	char why[256];
-	int rc = ct_tokens_load(path, t);
+	int rc = ct_tokens_load_any(path, t);	/* mapped, not widened */
 
 	if (rc == 0 && ct_tokens_check_vocab(t, V) < 0) {
 		snprintf(why, sizeof(why), "%s", ct_errmsg(CT_EMISMATCH));
@@ -124,7 +124,8 @@ static int check_spec(const struct ct_job_spec *s)
 /* ---- shards ------------------------------------------------------------ */
 
 /* Store shard k of K of the training tokens as its own token file (written
- * to a temp file in the store's directory by ct_tokens_save, then added). */
+ * to a temp file in the store's directory in the input's version, then
+ * added). */
 static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		       const struct ct_tokens *train, int k, int K)
 {
@@ -135,7 +136,7 @@ static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	int rc;
 
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-shard-%" PRId64 "-%d", srv->download_dir, jobid, k);
-	rc = ct_tokens_save(tmp, train->tok + a, cnt);
+	rc = ct_tokens_save_range(tmp, train, a, cnt);
 	if (rc == 0)
 		rc = ct_store_add_file(srv, db, tmp, "shard", jobid, 0, sha, &size);
 	unlink(tmp);

@@ -345,7 +345,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static int make_inputs(struct fake *f)
 {
 	struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16, .Vp = 64 };
-	uint16_t tok[4096];
+	ct_tok tok[4096];
 	int rc;
 
 	rc = ct_gpt2_alloc(&f->base, &cfg);
@@ -354,7 +354,7 @@ static int make_inputs(struct fake *f)
 	snprintf(f->data_path, sizeof(f->data_path), "%s/data.bin", f->dir);
 	if (rc == 0) rc = ct_gpt2_save(f->model_path, &cfg, f->base.params);
 	for (int i = 0; i < 4096; i++)	/* a learnable pattern */
-		tok[i] = (uint16_t)((i * 7 + (i / 5) % 3) % 64);
+		tok[i] = (ct_tok)((i * 7 + (i / 5) % 3) % 64);
 	if (rc == 0) rc = ct_tokens_save(f->data_path, tok, 4096);
 	if (rc == 0) rc = ct_sha256_file_hex(f->model_path, f->model_sha);
 	if (rc == 0) rc = ct_sha256_file_hex(f->data_path, f->data_sha);

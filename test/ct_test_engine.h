@@ -72,12 +72,12 @@ static inline void ct_test_tiny_inputs(struct ct_gpt2 *model, struct ct_tokens *
 				       int period)
 {
 	const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
-	uint16_t *t = malloc(n * sizeof(uint16_t));
+	ct_tok *t = malloc(n * sizeof(ct_tok));
 
 	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);
 	assert_int_equal(ct_gpt2_init_random(&tiny, 1234, model->params), 0);
 	for (int i = 0; i < n; i++)
-		t[i] = (uint16_t)((i % period) * 7 % tiny.V);
+		t[i] = (ct_tok)((i % period) * 7 % tiny.V);
 	assert_int_equal(ct_tokens_from_array(tok, t, n), 0);
 	free(t);
 }

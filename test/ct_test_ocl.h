@@ -37,14 +37,14 @@ static inline int ct_test_ocl_none(void)
 static inline int ct_test_ocl_wu_inputs(const struct ct_gpt2_config *cfg, struct ct_gpt2 *model,
 					struct ct_tokens *tokens, struct ct_wu_hparams *hp)
 {
-	uint16_t tok[400];
+	ct_tok tok[400];
 	uint64_t s = 12345;
 
 	if (ct_gpt2_alloc(model, cfg) < 0 || ct_gpt2_init_random(cfg, 7, model->params) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++) {
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		tok[i] = (uint16_t)(i % 7 == 3 ? (s >> 33) % cfg->V : (i * 5) % 17);
+		tok[i] = (ct_tok)(i % 7 == 3 ? (s >> 33) % cfg->V : (i * 5) % 17);
 	}
 	if (ct_tokens_from_array(tokens, tok, sizeof(tok) / sizeof(tok[0])) < 0)
 		return -1;

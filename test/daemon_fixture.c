@@ -18,7 +18,7 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 		       char *model, char *train, char *eval)
 {
 	struct ct_gpt2_layout lay;
-	uint16_t tok[3000];
+	ct_tok tok[3000];
 	float *params;
 	int rc;
 
@@ -26,7 +26,7 @@ int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64
 	params = calloc(lay.total, sizeof(float));
 	/* a learnable sequence: mostly "next = previous + 1" */
 	for (size_t i = 0; i < 3000; i++)
-		tok[i] = (uint16_t)(ct_dfx_urand(rng) < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64
+		tok[i] = (ct_tok)(ct_dfx_urand(rng) < 0.8 && i > 0 ? (tok[i - 1] + 1) % 64
 				    : ct_dfx_urand(rng) * 64);
 	rc = ct_path_join(model, CT_DFX_PATH, dir, "model.bin");
 	if (rc == 0) rc = ct_path_join(train, CT_DFX_PATH, dir, "train.bin");

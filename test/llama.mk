@@ -8,8 +8,15 @@ test_test_llama_SOURCES = test/test_llama.c
 test_test_llama_CFLAGS = $(CT_TEST_CFLAGS)
 test_test_llama_LDADD = $(CT_TEST_LIBS)
 endif
-dist_check_SCRIPTS += test/llama_torch.sh
-TESTS += test/llama_torch.sh
-EXTRA_DIST += test/llama_torch.py
-dist_check_SCRIPTS += test/llama_e2e.sh
-TESTS += test/llama_e2e.sh
+# Scripts: the PyTorch comparison; a LoRA job from a safetensors directory
+# through server and clients (llama_e2e_wide.sh: with Llama 3's 128,256
+# ids and real tokenizer.json text); tokenizer.json post_processor
+# templates (Llama 3's <|begin_of_text|>) against Hugging Face's encode with
+# special tokens; vocabularies over 65,536 (Llama 3, Qwen2.5) trained on C
+# reference vs OpenCL byte for byte. Node-based ones skip without
+# test/node_modules.
+CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh \
+	test/tokenizer_template.sh test/llama_vocab.sh
+dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
+TESTS += $(CT_LLAMA_TEST_SH)
+EXTRA_DIST += test/llama_torch.py test/hf_template.mjs

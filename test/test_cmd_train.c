@@ -82,10 +82,10 @@ static int run(const char *first, ...)
 
 static void make_data(void)
 {
-	uint16_t tok[3000];
+	ct_tok tok[3000];
 
 	for (int i = 0; i < 3000; i++)
-		tok[i] = (uint16_t)((i * 5 + i / 7) % 29);
+		tok[i] = (ct_tok)((i * 5 + i / 7) % 29);
 	assert_int_equal(ct_tokens_save(P("tok.bin"), tok, 3000), 0);
 	tok[10] = 40;	/* out of a 29-token vocabulary */
 	assert_int_equal(ct_tokens_save(P("bad_tok.bin"), tok, 3000), 0);

@@ -12,7 +12,7 @@
 /* n tokens of language L's text `seed`, as characters (malloc'd string). */
 static char *text_of(const struct ct_corpus_lang *L, uint64_t seed, size_t n)
 {
-	uint16_t *tok = malloc(n * sizeof(*tok));
+	ct_tok *tok = malloc(n * sizeof(*tok));
 	char *s = malloc(n + 1);
 
 	assert_non_null(tok);

@@ -221,12 +221,12 @@ static void train_child(const char *threads, const char *path)
 		struct ct_gpt2 m = { 0 };
 		struct ct_tokens tok = { 0 };
 		struct ct_wu_hparams hp;
-		uint16_t t[200];
+		ct_tok t[200];
 		int rc;
 
 		setenv("CTUNE_THREADS", threads, 1);
 		for (int i = 0; i < 200; i++)
-			t[i] = (uint16_t)(i * 7 % 50);
+			t[i] = (ct_tok)(i * 7 % 50);
 		rc = ct_gpt2_alloc(&m, &c);
 		if (rc == 0)
 			rc = ct_gpt2_init_random(&c, 3, m.params);
@@ -267,13 +267,13 @@ static void test_resume_identical(void **state)
 	struct ct_tokens tok = { 0 };
 	struct ct_wu_hparams hp;
 	struct ct_wu *wu = NULL;
-	uint16_t t[200];
+	ct_tok t[200];
 	float *straight, *resumed, loss;
 
 	(void)state;
 	c.flags = CT_LLAMA_TIED;
 	for (int i = 0; i < 200; i++)
-		t[i] = (uint16_t)(i * 11 % 50);
+		t[i] = (ct_tok)(i * 11 % 50);
 	assert_int_equal(ct_gpt2_alloc(&m, &c), 0);
 	assert_int_equal(ct_gpt2_init_random(&c, 5, m.params), 0);
 	assert_int_equal(ct_tokens_from_array(&tok, t, 200), 0);

@@ -180,14 +180,14 @@ static void test_layer_matches_spec(void **state)
 
 /* ---- the model ------------------------------------------------------ */
 
-static void batch(uint16_t *in, uint16_t *tg, int n, uint32_t seed)
+static void batch(ct_tok *in, ct_tok *tg, int n, uint32_t seed)
 {
-	uint16_t tok[257];
+	ct_tok tok[257];
 
 	for (int i = 0; i <= n; i++)
-		tok[i] = (uint16_t)(ct_test_lcg(&seed) % tiny.V);
-	memcpy(in, tok, n * sizeof(uint16_t));
-	memcpy(tg, tok + 1, n * sizeof(uint16_t));
+		tok[i] = (ct_tok)(ct_test_lcg(&seed) % tiny.V);
+	memcpy(in, tok, n * sizeof(ct_tok));
+	memcpy(tg, tok + 1, n * sizeof(ct_tok));
 }
 
 /* base + s * B A in double, rounded once, for every slot. */
@@ -218,7 +218,7 @@ static void test_zero_b_is_base(void **state)
 	struct ct_lora_spec sp = { .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
 	struct ct_gpt2_layout lay;
 	struct ct_model full, lm;
-	uint16_t in[32], tg[32];
+	ct_tok in[32], tg[32];
 	float *p, *ad, l0, l1;
 
 	(void)state;
@@ -258,7 +258,7 @@ static void check_grads(unsigned targets, int rank)
 	const float s = 2.0f;
 	struct ct_gpt2_layout lay;
 	struct ct_model full, lm;
-	uint16_t in[32], tg[32];
+	ct_tok in[32], tg[32];
 	size_t n = ct_lora_nparams(&tiny, &sp);
 	float *p, *pm, *ad, *ga, l0, l1;
 	double worst = 0, gmax = 0;

@@ -174,7 +174,7 @@ static void d_block(const struct dmodel *m, int l, double *x, int T)
 }
 
 /* Mean cross-entropy over B sequences of T (inputs tok, targets tok+1). */
-static double d_loss(const struct dmodel *m, const uint16_t *tok, int B, int T)
+static double d_loss(const struct dmodel *m, const ct_tok *tok, int B, int T)
 {
 	const int C = m->c->C, V = m->c->V;
 	const size_t *o = m->lay->offset;
@@ -182,7 +182,7 @@ static double d_loss(const struct dmodel *m, const uint16_t *tok, int B, int T)
 	double total = 0;
 
 	for (int b = 0; b < B; b++) {
-		const uint16_t *in = tok + b * T, *tg = tok + b * T + 1;
+		const ct_tok *in = tok + b * T, *tg = tok + b * T + 1;
 
 		for (int t = 0; t < T; t++)
 			for (int i = 0; i < C; i++)
@@ -216,7 +216,7 @@ static void test_gradients_vs_finite_differences(void **state)
 	struct ct_gpt2_config c = tiny;
 	struct ct_gpt2_layout lay;
 	struct ct_model m;
-	uint16_t tok[2 * 8 + 1], in[16], tg[16];
+	ct_tok tok[2 * 8 + 1], in[16], tg[16];
 	double *pd;
 	struct dmodel dm;
 	float loss;
@@ -238,7 +238,7 @@ static void test_gradients_vs_finite_differences(void **state)
 		free(p);
 	}
 	for (int i = 0; i < B * T + 1; i++)
-		tok[i] = (uint16_t)(ct_test_lcg(&seed) % c.V);
+		tok[i] = (ct_tok)(ct_test_lcg(&seed) % c.V);
 	for (int i = 0; i < B * T; i++) {
 		in[i] = tok[i];
 		tg[i] = tok[i + 1];
@@ -367,7 +367,7 @@ static void test_resume_refuses_other_inputs(void **state)
 	assert_int_equal(ct_wu_resume(path, &other, &tok, &hp, "cpu", &wu), CT_EMISMATCH);
 	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "base model"));
 	{
-		uint16_t t2[100];
+		ct_tok t2[100];
 
 		memcpy(t2, tok.tok, sizeof(t2));
 		t2[50] ^= 1;

@@ -29,12 +29,12 @@ static struct ct_dten dev(const float *h, size_t n)
 	return ct_test_dev(&ops, h, n);
 }
 
-static cl_mem dev_tokens(const uint16_t *h, size_t n)
+static cl_mem dev_tokens(const ct_tok *h, size_t n)
 {
 	cl_mem m = NULL;
 
-	assert_int_equal(ct_ocl_alloc(ocl, n * 2, CL_MEM_READ_WRITE, &m), 0);
-	assert_int_equal(clEnqueueWriteBuffer(ocl->queue, m, CL_TRUE, 0, n * 2, h, 0,
+	assert_int_equal(ct_ocl_alloc(ocl, n * sizeof(ct_tok), CL_MEM_READ_WRITE, &m), 0);
+	assert_int_equal(clEnqueueWriteBuffer(ocl->queue, m, CL_TRUE, 0, n * sizeof(ct_tok), h, 0,
 					      NULL, NULL), CL_SUCCESS);
 	return m;
 }
@@ -201,7 +201,7 @@ static void test_matmul_tiled(void **state)
 static void test_encoder(void **state)
 {
 	const int B = 3, T = 7, C = 21, Vp = 11, maxT = 9;
-	uint16_t tok[3 * 7];
+	ct_tok tok[3 * 7];
 	float *wte = rand_floats((size_t)Vp * C, 1.0f), *wpe = rand_floats((size_t)maxT * C, 1.0f);
 	float *out = rand_floats((size_t)B * T * C, 1.0f), *dout = rand_floats((size_t)B * T * C, 1.0f);
 	float *dwte = rand_floats((size_t)Vp * C, 1.0f), *dwpe = rand_floats((size_t)maxT * C, 1.0f);
@@ -210,7 +210,7 @@ static void test_encoder(void **state)
 
 	(void)state;
 	for (int i = 0; i < B * T; i++)
-		tok[i] = (uint16_t)((i * 7) % 5);	/* repeated tokens */
+		tok[i] = (ct_tok)((i * 7) % 5);	/* repeated tokens */
 	d_tok = dev_tokens(tok, (size_t)B * T);
 	d_wte = dev(wte, (size_t)Vp * C); d_wpe = dev(wpe, (size_t)maxT * C);
 	d_out = dev(out, (size_t)B * T * C); d_dout = dev(dout, (size_t)B * T * C);
@@ -422,7 +422,7 @@ static void test_crossentropy(void **state)
 {
 	const int BT = 23, V = 51, Vp = 64;
 	const size_t n = (size_t)BT * Vp;
-	uint16_t tgt[23];
+	ct_tok tgt[23];
 	float *logits = rand_floats(n, 8.0f), *probs = rand_floats(n, 1.0f);
 	float *losses = rand_floats(BT, 1.0f), *dlogits = rand_floats(n, 1.0f);
 	struct ct_dten d_logits, d_probs, d_losses, d_dlogits;
@@ -431,7 +431,7 @@ static void test_crossentropy(void **state)
 
 	(void)state;
 	for (int r = 0; r < BT; r++)
-		tgt[r] = (uint16_t)((r * 13) % V);
+		tgt[r] = (ct_tok)((r * 13) % V);
 	logits[5] = 80.0f;	/* one row with a dominant logit */
 	d_tgt = dev_tokens(tgt, BT);
 	d_logits = dev(logits, n); d_probs = dev(probs, n);

@@ -51,7 +51,7 @@ static void drop(struct ct_dten d, float *h)
 static void test_embed(void **state)
 {
 	const int BT = 31, C = 27, V = 19;
-	uint16_t tok[31];
+	ct_tok tok[31];
 	float *wte = rand_floats((size_t)V * C, 1.0f), *out = rand_floats((size_t)BT * C, 1.0f);
 	float *dout = rand_floats((size_t)BT * C, 1.0f), *dwte = rand_floats((size_t)V * C, 1.0f);
 	struct ct_dten d_wte = dev(wte, (size_t)V * C), d_out = dev(out, (size_t)BT * C);
@@ -60,7 +60,7 @@ static void test_embed(void **state)
 
 	(void)state;
 	for (int i = 0; i < BT; i++)	/* repeated tokens: the additions' order matters */
-		tok[i] = (uint16_t)((i * 7) % 5 + (i % 3) * 6);
+		tok[i] = (ct_tok)((i * 7) % 5 + (i % 3) * 6);
 	assert_int_equal(ct_ocl_alloc(ocl, sizeof(tok), CL_MEM_READ_WRITE, &d_tok), 0);
 	assert_int_equal(clEnqueueWriteBuffer(ocl->queue, d_tok, CL_TRUE, 0, sizeof(tok), tok,
 					      0, NULL, NULL), CL_SUCCESS);
@@ -237,7 +237,7 @@ struct wu_fix {
 
 static void wu_fix(struct wu_fix *f, int KVH, int flags)
 {
-	uint16_t tok[400];
+	ct_tok tok[400];
 	uint64_t s = 777;
 
 	memset(f, 0, sizeof(*f));
@@ -246,7 +246,7 @@ static void wu_fix(struct wu_fix *f, int KVH, int flags)
 	assert_int_equal(ct_gpt2_init_random(&f->cfg, 11, f->model.params), 0);
 	for (size_t i = 0; i < 400; i++) {
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		tok[i] = (uint16_t)(i % 5 == 2 ? (s >> 33) % f->cfg.V : (i * 3) % 19);
+		tok[i] = (ct_tok)(i % 5 == 2 ? (s >> 33) % f->cfg.V : (i * 3) % 19);
 	}
 	assert_int_equal(ct_tokens_from_array(&f->tokens, tok, 400), 0);
 	ct_wu_hparams_default(&f->hp);

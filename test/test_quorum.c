@@ -75,14 +75,14 @@ static void test_sanity_on_real_training(void **state)
 	struct ct_tokens tok = { 0 };
 	struct ct_val_stats st;
 	struct ct_val_bound b;
-	uint16_t data[400];
+	ct_tok data[400];
 	float *out, *x10;
 
 	(void)state;
 	assert_int_equal(ct_gpt2_alloc(&m, &cfg), 0);
 	assert_int_equal(ct_gpt2_init_random(&cfg, 7, m.params), 0);
 	for (int i = 0; i < 400; i++)
-		data[i] = (uint16_t)(urand() * 64);
+		data[i] = (ct_tok)(urand() * 64);
 	assert_int_equal(ct_tokens_from_array(&tok, data, 400), 0);
 	ct_wu_hparams_default(&hp);
 	hp.steps = 5, hp.B = 2, hp.T = 8, hp.lr = 1e-2f;

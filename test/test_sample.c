@@ -147,14 +147,6 @@ static void test_params_check(void **state)
 	assert_int_equal(ct_sample_params_check(&p, 256), CT_EINVAL);
 }
 
-/* The prompt as the 32-bit ids ct_sample_generate takes. */
-static const uint32_t *widen(const uint16_t *a, uint32_t *w, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		w[i] = a[i];
-	return w;
-}
-
 /* Greedy generation must pick the argmax of the reference forward pass of
  * the growing context, also once the context is longer than maxT. */
 static void test_generate_matches_forward(void **state)
@@ -163,8 +155,7 @@ static void test_generate_matches_forward(void **state)
 	struct ct_gpt2 model = { 0 };
 	struct ct_sample_params p;
 	struct ct_tokvec out = { 0 }, again = { 0 };
-	uint16_t ctx[64] = { 3, 14, 15 };
-	uint32_t w32[64];
+	ct_tok ctx[64] = { 3, 14, 15 };
 	size_t n = 3;
 
 	(void)state;
@@ -173,7 +164,7 @@ static void test_generate_matches_forward(void **state)
 	ct_sample_params_default(&p);
 	p.temperature = 0.0f;
 	p.ntokens = 20;		/* 3 + 20 > maxT = 16 */
-	assert_int_equal(ct_sample_generate(&model, "cpu", widen(ctx, w32, n), n, &p, NULL, NULL, &out), 0);
+	assert_int_equal(ct_sample_generate(&model, "cpu", ctx, n, &p, NULL, NULL, &out), 0);
 	assert_int_equal(out.n, 20);
 	for (size_t k = 0; k < out.n; k++) {
 		size_t w = n < (size_t)cfg.maxT ? n : (size_t)cfg.maxT;
@@ -195,16 +186,16 @@ static void test_generate_matches_forward(void **state)
 	p.temperature = 1.0f;
 	p.top_k = 0;
 	ct_tokvec_free(&out);
-	assert_int_equal(ct_sample_generate(&model, "cpu", widen(ctx, w32, 3), 3, &p, NULL, NULL, &out), 0);
-	assert_int_equal(ct_sample_generate(&model, "cpu", widen(ctx, w32, 3), 3, &p, NULL, NULL, &again), 0);
+	assert_int_equal(ct_sample_generate(&model, "cpu", ctx, 3, &p, NULL, NULL, &out), 0);
+	assert_int_equal(ct_sample_generate(&model, "cpu", ctx, 3, &p, NULL, NULL, &again), 0);
 	assert_memory_equal(out.v, again.v, out.n * sizeof(uint32_t));
 	ct_tokvec_free(&again);
 	p.seed = 2;
-	assert_int_equal(ct_sample_generate(&model, "cpu", widen(ctx, w32, 3), 3, &p, NULL, NULL, &again), 0);
+	assert_int_equal(ct_sample_generate(&model, "cpu", ctx, 3, &p, NULL, NULL, &again), 0);
 	assert_memory_not_equal(out.v, again.v, out.n * sizeof(uint32_t));
 	/* a prompt token outside the vocabulary is refused */
 	ctx[0] = 60;
-	assert_int_equal(ct_sample_generate(&model, "cpu", widen(ctx, w32, 3), 3, &p, NULL, NULL, &again),
+	assert_int_equal(ct_sample_generate(&model, "cpu", ctx, 3, &p, NULL, NULL, &again),
 			 CT_EMISMATCH);
 	ct_tokvec_free(&out);
 	ct_tokvec_free(&again);

@@ -139,10 +139,10 @@ static void make_inputs(void)
 	ct_gpt2_free(&m);
 	for (int k = 0; k < 2; k++) {
 		int n = k ? 1000 : 6000;
-		uint16_t *t = calloc((size_t)n, sizeof(*t));
+		ct_tok *t = calloc((size_t)n, sizeof(*t));
 		assert_non_null(t);
 		for (int i = 0; i < n; i++)
-			t[i] = (uint16_t)((i * 13 + k) % cfg.V);
+			t[i] = (ct_tok)((i * 13 + k) % cfg.V);
 		snprintf(path, sizeof(path), "%s/%s.bin", g_dir, k ? "eval" : "train");
 		assert_int_equal(ct_tokens_save(path, t, (uint64_t)n), 0);
 		free(t);

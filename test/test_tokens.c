@@ -5,11 +5,13 @@
 #include "ct_test_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_hash.h"
 #include "ct_tokens.h"
 
 static void test_roundtrip(void **state)
 {
-	uint16_t tok[1000];
+	ct_tok tok[1000];
+	uint16_t narrow[1000];
 	struct ct_tokens t = { 0 };
 	char path[4200];
 	unsigned char *data;
@@ -17,8 +19,10 @@ static void test_roundtrip(void **state)
 	int32_t hdr[4];
 
 	(void)state;
-	for (int i = 0; i < 1000; i++)
-		tok[i] = (uint16_t)(i * 37 % 50257);
+	for (int i = 0; i < 1000; i++) {
+		tok[i] = (ct_tok)(i * 37 % 50257);
+		narrow[i] = (uint16_t)tok[i];
+	}
 	snprintf(path, sizeof(path), "%s/t.bin", ct_test_dir);
 	assert_int_equal(ct_tokens_save(path, tok, 1000), 0);
 	assert_int_equal(ct_tokens_load(path, &t), 0);
@@ -33,7 +37,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(hdr[1], 1);
 	assert_int_equal(hdr[2], 1000);
 	assert_int_equal(hdr[3], 0);
-	assert_memory_equal(data + 1024, tok, 2000);
+	assert_memory_equal(data + 1024, narrow, 2000);	/* 16-bit ids on disk */
 	free(data);
 	/* an empty file is valid */
 	assert_int_equal(ct_tokens_save(path, tok, 0), 0);
@@ -84,15 +88,17 @@ static void test_malformed(void **state)
 	h[0] = 20240520;
 	h[1] = 3;
 	assert_int_equal(load_bytes(img, sizeof(img), "version"), CT_EFORMAT);
-	h[1] = 2;	/* 32-bit ids: the engine's loader refuses them by name */
-	assert_int_equal(load_bytes(img, sizeof(img), "version 2"), CT_EUNSUPP);
+	h[1] = 2;	/* 32-bit ids: 10 of them are 40 bytes, not 20 */
+	assert_int_equal(load_bytes(img, sizeof(img), "10 tokens"), CT_EFORMAT);
+	h[2] = 5;
+	assert_int_equal(load_bytes(img, sizeof(img), NULL), 0);
 	snprintf(path, sizeof(path), "%s/none.bin", ct_test_dir);
 	assert_int_equal(ct_tokens_load(path, &t), CT_ENOENT);
 }
 
 static void test_vocab(void **state)
 {
-	uint16_t tok[5] = { 1, 2, 64, 3, 65535 };
+	ct_tok tok[5] = { 1, 2, 64, 3, 65535 };
 	struct ct_tokens t = { 0 };
 
 	(void)state;
@@ -100,13 +106,69 @@ static void test_vocab(void **state)
 	assert_int_equal(ct_tokens_check_vocab(&t, 65536), 0);
 	assert_int_equal(ct_tokens_check_vocab(&t, 64), CT_EMISMATCH);
 	assert_non_null(strstr(ct_errmsg(CT_EMISMATCH), "token 64 at position 2"));
+	assert_int_equal(ct_tokens_check_vocab(&t, CT_VOCAB_MAX + 1), CT_EMISMATCH);
 	ct_tokens_free(&t);
 	assert_null(t.tok);
 }
 
+/* Version 1 loads widened, version 2 mapped; both give the same ids, and
+ * the digest of ids that fit 16 bits is that of the version 1 body. */
+static void test_widen_and_digest(void **state)
+{
+	ct_tok ids[6] = { 0, 9, 65535, 300, 7, 42 };
+	uint16_t body[6];
+	unsigned char d1[32], d2[32], d3[32], want[32];
+	struct ct_tokens a = { 0 }, b = { 0 }, c = { 0 };
+	char p1[4200], p2[4200], p3[4200];
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		body[i] = (uint16_t)ids[i];
+	snprintf(p1, sizeof(p1), "%s/w1.bin", ct_test_dir);
+	snprintf(p2, sizeof(p2), "%s/w2.bin", ct_test_dir);
+	snprintf(p3, sizeof(p3), "%s/w3.bin", ct_test_dir);
+	assert_int_equal(ct_tokens_save_ids(p1, ids, 6, 0), 0);
+	assert_int_equal(ct_tokens_save_ids(p2, ids, 6, 1), 0);
+	assert_int_equal(ct_tokens_load(p1, &a), 0);
+	assert_int_equal(ct_tokens_load(p2, &b), 0);
+	assert_int_equal(a.version, 1);
+	assert_int_equal(b.version, 2);
+	assert_memory_equal(a.tok, ids, sizeof(ids));
+	assert_memory_equal(b.tok, ids, sizeof(ids));
+	ct_sha256(body, sizeof(body), want);
+	assert_int_equal(ct_tokens_sha256(&a, d1), 0);
+	assert_int_equal(ct_tokens_sha256(&b, d2), 0);
+	assert_memory_equal(d1, want, 32);
+	assert_memory_equal(d2, want, 32);
+	ct_tokens_free(&a);
+	/* mapped without widening, and a range of it, stay version 1 */
+	assert_int_equal(ct_tokens_load_any(p1, &a), 0);
+	assert_null(a.tok);
+	assert_int_equal(ct_tokens_sha256(&a, d3), 0);
+	assert_memory_equal(d3, want, 32);
+	assert_int_equal(ct_tokens_save_range(p3, &a, 2, 3), 0);
+	assert_int_equal(ct_tokens_load(p3, &c), 0);
+	assert_int_equal(c.version, 1);
+	assert_int_equal(c.n, 3);
+	assert_memory_equal(c.tok, ids + 2, 3 * sizeof(ct_tok));
+	ct_tokens_free(&c);
+	ct_tokens_free(&a);
+	/* an id over 65,535: 32-bit digest, version 2 files */
+	ct_tokens_free(&b);
+	ids[4] = 151935;
+	assert_int_equal(ct_tokens_save(p3, ids, 6), 0);
+	assert_int_equal(ct_tokens_load(p3, &c), 0);
+	assert_int_equal(c.version, 2);
+	assert_int_equal(c.tok[4], 151935);
+	assert_int_equal(ct_tokens_sha256(&c, d1), 0);
+	ct_sha256(ids, sizeof(ids), want);
+	assert_memory_equal(d1, want, 32);
+	ct_tokens_free(&c);
+}
+
 static void test_save_fails_cleanly(void **state)
 {
-	uint16_t tok[3] = { 1, 2, 3 };
+	ct_tok tok[3] = { 1, 2, 3 };
 	char path[4200];
 
 	(void)state;
@@ -121,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_vocab),
+		cmocka_unit_test(test_widen_and_digest),
 		cmocka_unit_test(test_save_fails_cleanly),
 	};
 

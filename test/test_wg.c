@@ -35,11 +35,11 @@ static void put(const char *path, const void *p, size_t n)
 
 static void make_tokens(const char *path, int n, int salt)
 {
-	uint16_t *t = calloc((size_t)n, sizeof(*t));
+	ct_tok *t = calloc((size_t)n, sizeof(*t));
 
 	assert_non_null(t);
 	for (int i = 0; i < n; i++)
-		t[i] = (uint16_t)(i + salt);	/* token i has value i + salt */
+		t[i] = (ct_tok)(i + salt);	/* token i has value i + salt */
 	assert_int_equal(ct_tokens_save(path, t, (uint64_t)n), 0);
 	free(t);
 }
@@ -135,7 +135,7 @@ static void test_submit(void **state)
 		const int32_t *h = m.addr;
 		assert_int_equal(h[0], 20240520);
 		assert_int_equal(h[2], b - a);
-		uint16_t t0;
+		uint16_t t0;	/* a version 1 input makes version 1 shards */
 		memcpy(&t0, (const char *)m.addr + 1024, 2);
 		assert_int_equal(t0, a);	/* the slice starts at token a */
 		ct_file_unmap(&m);

@@ -83,7 +83,7 @@ static int make_inputs(const char *dir, char *model, char *train, char *eval,
 	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1,
 					    .NH = 2, .C = 8, .Vp = 64 };
 	struct ct_gpt2_layout lay;
-	uint16_t tok[400];
+	ct_tok tok[400];
 	float *params;
 	char in[4200];
 	int rc;
@@ -93,7 +93,7 @@ static int make_inputs(const char *dir, char *model, char *train, char *eval,
 	if (params == NULL)
 		return CT_ENOMEM;
 	for (size_t i = 0; i < 400; i++)
-		tok[i] = (uint16_t)((i * 7 + i / 5) % 64);
+		tok[i] = (ct_tok)((i * 7 + i / 5) % 64);
 	rc = ct_path_join(in, sizeof(in), dir, "inputs");
 	if (rc == 0)
 		rc = ct_mkdir_p(in, 0700);
