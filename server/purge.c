@@ -104,7 +104,6 @@ static int archive_write(struct ct_server *srv, const struct ct_buf *lines)
 	char dir[4096], path[4200], name[64];
 	time_t now = (time_t)ct_server_now(srv);	/* the server clock's month */
 	struct tm tm;
-	size_t off = 0;
 	int fd, rc;
 
 	gmtime_r(&now, &tm);
@@ -119,17 +118,8 @@ static int archive_write(struct ct_server *srv, const struct ct_buf *lines)
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return ct_error_errno("purge: %s", path);
-	while (off < lines->len) {
-		ssize_t w = write(fd, lines->data + off, lines->len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = ct_error_errno("purge: %s", path);
-			break;
-		}
-		off += (size_t)w;
-	}
+	if (ct_fd_write_all(fd, lines->data, lines->len) < 0)
+		rc = ct_error_errno("purge: %s", path);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = ct_error_errno("purge: fsync %s", path);
 	close(fd);
