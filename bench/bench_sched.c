@@ -8,11 +8,21 @@
  * latency percentiles.
  *
  *   bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W]
- *               [--http-threads T] [--db mysql://...]
+ *               [--http-threads T] [--servers K] [--db mysql://...]...
+ *
+ * --servers K: K scheduler front ends, each a process of its own (as K
+ * `ctune-server run` instances would be) on one project directory, the
+ * client threads spread over them; server i uses the i-th --db (cycled),
+ * so `--servers 2 --db URL1 --db URL2` puts them on two Galera nodes.
+ * More than one server needs an external database. The set-up and every
+ * server run in child processes; this one only drives the load.
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +45,12 @@
 #include "server.h"
 #include "wg.h"
 
+#define MAX_SERVERS 8
+
 struct opts {
-	int clients, hosts, seconds, wus, http_threads;
-	const char *db;
+	int clients, hosts, seconds, wus, http_threads, servers, ndb;
+	const char *db;			/* the first --db (NULL: embedded) */
+	const char *dbs[MAX_SERVERS];
 };
 
 struct host {
@@ -48,6 +61,7 @@ struct host {
 };
 
 struct client {
+	const char *url;		/* its server's base URL */
 	struct host *hosts;
 	int nhosts;
 	double *lat;		/* ms per RPC */
@@ -57,6 +71,7 @@ struct client {
 
 static struct ct_server g_srv;
 static double g_deadline;
+static char g_urls[MAX_SERVERS][128];
 
 static void die(const char *what, int rc)
 {
@@ -124,25 +139,20 @@ static int clone_wus(struct ct_db *db, int wus)
 	return rc;
 }
 
-static void setup(const struct opts *o, struct host *hosts, char **dir_out)
+/* In a child process: the project, its users and the job (then exit). */
+static void prepare(const struct opts *o, struct host *hosts, const char *dir)
 {
 	struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0" };
-	char *dir = malloc(4200), p[4200], m[4200], t[4200], e[4200], url[128], thr[16];
+	char p[4200], m[4200], t[4200], e[4200];
 	struct ct_db *db = NULL;
 	int64_t jobid;
-	int port = 0, rc;
+	int rc;
 
-	snprintf(dir, 4200, "%s/ctune-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", CT_EIO);
 	snprintf(p, sizeof(p), "%s/proj", dir);
 	po.db_url = o->db;
 	rc = ct_project_init(p, &po);
 	if (rc == 0)
 		rc = ct_server_load(&g_srv, p, o->db);
-	snprintf(thr, sizeof(thr), "%d", o->http_threads);
-	if (rc == 0)
-		rc = ct_conf_set(g_srv.conf, "http.threads", thr);
 	snprintf(t, sizeof(t), "%s/proj/db", dir);
 	if (rc == 0)
 		rc = ct_db_global_init(g_srv.db_url, t, dir);
@@ -153,12 +163,7 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out)
 	if (rc < 0)
 		die("project", rc);
 	for (int i = 0; i < o->hosts; i++) {
-		unsigned char raw[16];
 		char hash[65], email[64];
-		ct_random_bytes(raw, sizeof(raw));
-		ct_hex_encode(raw, sizeof(raw), hosts[i].key);
-		ct_random_bytes(raw, sizeof(raw));
-		ct_hex_encode(raw, sizeof(raw), hosts[i].cpid);
 		ct_account_key_hash(hosts[i].key, hash);
 		snprintf(email, sizeof(email), "u%d@bench", i);
 		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
@@ -177,13 +182,96 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out)
 	if (rc < 0)
 		die("job", rc);
 	ct_db_close(db);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+	exit(0);
+}
+
+/* In a child process: scheduler front end `idx` on the project in dir and
+ * its database; writes its port to fd, serves until SIGTERM. */
+static void serve(const struct opts *o, int idx, const char *dir, int fd)
+{
+	const char *url = o->ndb ? o->dbs[idx % o->ndb] : NULL;
+	char p[4200], t[4200], thr[16];
+	sigset_t set;
+	int port = 0, sig, rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	snprintf(p, sizeof(p), "%s/proj", dir);
+	rc = ct_server_load(&g_srv, p, url);
+	snprintf(thr, sizeof(thr), "%d", o->http_threads);
+	if (rc == 0)
+		rc = ct_conf_set(g_srv.conf, "http.threads", thr);
+	snprintf(t, sizeof(t), "%s/proj/db", dir);
+	if (rc == 0)
+		rc = ct_db_global_init(g_srv.db_url, t, dir);
+	if (rc < 0)
+		die("server", rc);
 	ct_http_register_routes(&g_srv, ct_sched_routes);
 	ct_http_register_routes(&g_srv, ct_files_routes);
 	rc = ct_http_start(&g_srv, "127.0.0.1:0", &port);
 	if (rc < 0)
 		die("http", rc);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	ct_server_set_base_url(&g_srv, url);
+	if (write(fd, &port, sizeof(port)) != (ssize_t)sizeof(port))
+		die("port", CT_EIO);
+	close(fd);
+	sigwait(&set, &sig);
+	ct_http_stop(&g_srv);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+	exit(0);
+}
+
+static void wait_child(pid_t pid, const char *what)
+{
+	int st = 0;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench_sched: %s failed\n", what);
+		exit(1);
+	}
+}
+
+/* The project (in a child), then o->servers front ends; their PIDs in
+ * pids, their URLs in g_urls. */
+static void setup(const struct opts *o, struct host *hosts, char **dir_out, pid_t *pids)
+{
+	char *dir = malloc(4200);
+	pid_t pid;
+
+	snprintf(dir, 4200, "%s/ctune-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp", CT_EIO);
+	for (int i = 0; i < o->hosts; i++) {
+		unsigned char raw[16];
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].key);
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].cpid);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		prepare(o, hosts, dir);
+	wait_child(pid, "set-up");
+	for (int i = 0; i < o->servers; i++) {
+		int fds[2], port = 0;
+		if (pipe(fds) < 0)
+			die("pipe", CT_EIO);
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			close(fds[0]);
+			serve(o, i, dir, fds[1]);
+		}
+		close(fds[1]);
+		if (read(fds[0], &port, sizeof(port)) != (ssize_t)sizeof(port))
+			die("a server did not start", CT_EIO);
+		close(fds[0]);
+		snprintf(g_urls[i], sizeof(g_urls[i]), "http://127.0.0.1:%d", port);
+	}
 	*dir_out = dir;
 }
 
@@ -235,7 +323,7 @@ static void *client_main(void *arg)
 	char url[256];
 	int i = 0;
 
-	snprintf(url, sizeof(url), "%s/rpc/scheduler", g_srv.base_url);
+	snprintf(url, sizeof(url), "%s/rpc/scheduler", c->url);
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
@@ -280,14 +368,16 @@ static void run(const struct opts *o)
 	pthread_t *tid = calloc((size_t)o->clients, sizeof(*tid));
 	int64_t disp = 0, errs = 0;
 	size_t n = 0;
+	pid_t pids[MAX_SERVERS];
 	char *dir = NULL;
 	double t0;
 
-	setup(o, hosts, &dir);
+	setup(o, hosts, &dir, pids);
 	int per = o->hosts / o->clients;
 	t0 = ct_time_mono_s();
 	g_deadline = t0 + o->seconds;
 	for (int i = 0; i < o->clients; i++) {
+		cl[i].url = g_urls[i % o->servers];
 		cl[i].hosts = hosts + i * per;
 		cl[i].nhosts = per;
 		pthread_create(&tid[i], NULL, client_main, &cl[i]);
@@ -306,14 +396,16 @@ static void run(const struct opts *o)
 		errs += cl[i].errors;
 	}
 	qsort(all, n, sizeof(double), cmp_d);
-	printf("| db | clients | hosts | http threads | seconds | RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-	printf("| %s | %d | %d | %d | %.1f | %zu | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f |\n",
-	       o->db ? "external" : "embedded", o->clients, o->hosts, o->http_threads, el, n, errs,
-	       disp, disp / el, n ? all[n / 2] : 0.0, n ? all[(size_t)(n * 0.99)] : 0.0);
-	ct_http_stop(&g_srv);
-	ct_db_global_end();
-	ct_server_free(&g_srv);
+	printf("| db | servers | clients | hosts | http threads | seconds | RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| %s | %d | %d | %d | %d | %.1f | %zu | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f |\n",
+	       o->ndb > 1 ? "external (several)" : o->db ? "external" : "embedded", o->servers,
+	       o->clients, o->hosts, o->http_threads, el, n, errs, disp, disp / el,
+	       n ? all[n / 2] : 0.0, n ? all[(size_t)(n * 0.99)] : 0.0);
+	for (int i = 0; i < o->servers; i++)
+		kill(pids[i], SIGTERM);
+	for (int i = 0; i < o->servers; i++)
+		wait_child(pids[i], "a server");
 	char cmd[4300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
@@ -332,9 +424,10 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "clients", 1, NULL, 'c' }, { "hosts", 1, NULL, 'H' }, { "seconds", 1, NULL, 's' },
 		{ "wus", 1, NULL, 'w' }, { "http-threads", 1, NULL, 't' }, { "db", 1, NULL, 'd' },
+		{ "servers", 1, NULL, 'S' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct opts o = { .clients = 4, .hosts = 200, .seconds = 10, .wus = 20000,
-			  .http_threads = 4 };
+			  .http_threads = 4, .servers = 1 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -344,15 +437,28 @@ int main(int argc, char **argv)
 		case 's': o.seconds = atoi(optarg); break;
 		case 'w': o.wus = atoi(optarg); break;
 		case 't': o.http_threads = atoi(optarg); break;
-		case 'd': o.db = optarg; break;
+		case 'd':
+			if (o.ndb == MAX_SERVERS) {
+				fprintf(stderr, "bench_sched: at most %d --db\n", MAX_SERVERS);
+				return 2;
+			}
+			o.dbs[o.ndb++] = optarg;
+			o.db = o.dbs[0];
+			break;
+		case 'S': o.servers = atoi(optarg); break;
 		default:
 			printf("usage: bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W] "
-			       "[--http-threads T] [--db mysql://...]\n");
+			       "[--http-threads T] [--servers K] [--db mysql://...]...\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if (o.servers > 1 && o.db == NULL) {
+		fprintf(stderr, "bench_sched: --servers %d needs --db (the embedded database "
+			"is one process's)\n", o.servers);
+		return 2;
+	}
 	if (o.clients < 1 || o.hosts < o.clients || o.seconds < 1 || o.wus < 1 ||
-	    o.http_threads < 1) {
+	    o.http_threads < 1 || o.servers < 1 || o.servers > MAX_SERVERS) {
 		fprintf(stderr, "bench_sched: bad arguments\n");
 		return 2;
 	}

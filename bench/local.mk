@@ -64,3 +64,10 @@ bench_bench_web_SOURCES = bench/bench_web.c
 bench_bench_web_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
 bench_bench_web_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 bench_bench_web_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
+# Scale-out (issue 15): a validator/assimilator backlog on an external
+# database, timed with 1 and 2 instances by bench/bench_daemons.sh.
+noinst_PROGRAMS += bench/bench_daemons
+bench_bench_daemons_SOURCES = bench/bench_daemons.c
+bench_bench_daemons_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_daemons_LDADD = $(CT_SERVER_LIBS)
+EXTRA_DIST += bench/bench_daemons.sh bench/bench_galera.sh

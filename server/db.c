@@ -32,6 +32,7 @@
 #include "ct_log.h"
 #include "db_url.h"
 #include "db_args.h"
+#include "migrate_lock.h"
 
 #define CT_DB_MAX_PARAMS 48
 #define CT_DB_STMT_CACHE 160
@@ -71,6 +72,7 @@ struct ct_db {
 	const struct ct_clock *clock;	/* what ct_db_now(db) reads; not owned */
 	struct stmt_entry cache[CT_DB_STMT_CACHE];
 	int ncache;
+	int in_txn;		/* between ct_db_begin and commit/rollback */
 };
 
 struct cell {
@@ -263,8 +265,12 @@ static void fetch_ctx_free(struct fetch_ctx *f, int ncols);
 
 /* ---- connections -------------------------------------------------------- */
 
+/* The server's error code of this thread's last failed statement. */
+static __thread unsigned g_last_errno;
+
 static int db_error(MYSQL *my, unsigned err, const char *errmsg, const char *what)
 {
+	g_last_errno = err;
 	if (err == ER_LOCK_DEADLOCK || err == ER_LOCK_WAIT_TIMEOUT)
 		return ct_error(CT_EAGAIN, "%s: %s", what, errmsg);
 	if (err == ER_DUP_ENTRY || err == ER_DUP_KEY)
@@ -515,7 +521,9 @@ static int stmt_run(struct ct_db *db, const char *sql, const struct ct_db_arg *a
 	return 0;
 }
 
-int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
+static void backoff_wait(int attempt);
+
+static int execa_once(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
 {
 	struct stmt_entry *e = NULL;
 	MYSQL_STMT *st;
@@ -532,6 +540,22 @@ int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, si
 		return 0;
 	}
 	return nrows > INT32_MAX ? INT32_MAX : (int)nrows;
+}
+
+int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
+{
+	/* An autocommit statement is a transaction of its own: one that
+	 * Galera aborts at commit (certification failure, reported as a
+	 * deadlock) or that hits a deadlock is run again like ct_db_txn does
+	 * (not a lock wait timeout: that one already waited its 50 s).
+	 * Inside a transaction the caller's ct_db_txn retries the whole. */
+	for (int attempt = 0;; attempt++) {
+		int rc = execa_once(db, sql, a, n);
+		if (rc != CT_EAGAIN || db->in_txn || g_last_errno != ER_LOCK_DEADLOCK ||
+		    attempt + 1 >= CT_DB_TXN_TRIES)
+			return rc;
+		backoff_wait(attempt);
+	}
 }
 
 int ct_db_param_count(struct ct_db *db, const char *sql)
@@ -908,11 +932,15 @@ int ct_db_query_double(struct ct_db *db, double *out, const char *sql,
 
 int ct_db_begin(struct ct_db *db)
 {
-	return raw_exec(db, "START TRANSACTION");
+	int rc = raw_exec(db, "START TRANSACTION");
+
+	db->in_txn = rc == 0;
+	return rc;
 }
 
 int ct_db_commit(struct ct_db *db)
 {
+	db->in_txn = 0;
 	if (mysql_commit(db->my) != 0)
 		return db_error(db->my, mysql_errno(db->my), mysql_error(db->my), "COMMIT");
 	return 0;
@@ -920,14 +948,28 @@ int ct_db_commit(struct ct_db *db)
 
 void ct_db_rollback(struct ct_db *db)
 {
+	db->in_txn = 0;
 	if (mysql_rollback(db->my) != 0)
 		ct_log_warn("ROLLBACK failed: %s", mysql_error(db->my));
+}
+
+/* Exponential backoff, capped, with jitter of up to as much again
+ * (ct_random_bytes: rand() is not for threads). */
+static void backoff_wait(int attempt)
+{
+	unsigned jitter, wait_us;
+
+	wait_us = attempt < 8 ? 1000u << attempt : CT_DB_TXN_MAX_WAIT_US;
+	if (wait_us > CT_DB_TXN_MAX_WAIT_US)
+		wait_us = CT_DB_TXN_MAX_WAIT_US;
+	if (ct_random_bytes(&jitter, sizeof(jitter)) < 0)
+		jitter = 0;
+	usleep(wait_us + jitter % wait_us);
 }
 
 int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *arg)
 {
 	int rc = CT_EAGAIN;
-	unsigned jitter, wait_us;
 
 	for (int attempt = 0; attempt < CT_DB_TXN_TRIES; attempt++) {
 		rc = ct_db_begin(db);
@@ -943,14 +985,7 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 		ct_db_rollback(db);
 		if (rc != CT_EAGAIN)
 			return rc;
-		/* exponential backoff, capped, with jitter of up to as much again
-		 * (ct_random_bytes: rand() is not for threads) */
-		wait_us = attempt < 8 ? 1000u << attempt : CT_DB_TXN_MAX_WAIT_US;
-		if (wait_us > CT_DB_TXN_MAX_WAIT_US)
-			wait_us = CT_DB_TXN_MAX_WAIT_US;
-		if (ct_random_bytes(&jitter, sizeof(jitter)) < 0)
-			jitter = 0;
-		usleep(wait_us + jitter % wait_us);
+		backoff_wait(attempt);
 	}
 	ct_log_warn("database: transaction still deadlocked after %d tries", CT_DB_TXN_TRIES);
 	return rc;
@@ -1000,12 +1035,25 @@ const char *ct_round_status_name(int s)
 
 /* ---- schema migrations -------------------------------------------------- */
 
-/* Run each statement of a script (cut at ';' ending a line). */
-static int run_script(struct ct_db *db, const struct ct_sql_migration *m)
+/* Whether err says that what a DDL statement makes or drops is already so:
+ * after a crash between a statement and its progress record, the first
+ * statement a resumed migration runs may have been applied. */
+static int already_applied(unsigned err)
+{
+	return err == ER_TABLE_EXISTS_ERROR || err == ER_DUP_FIELDNAME ||
+	       err == ER_DUP_KEYNAME || err == ER_CANT_DROP_FIELD_OR_KEY ||
+	       err == ER_TRG_ALREADY_EXISTS || err == ER_TRG_DOES_NOT_EXIST ||
+	       err == ER_BAD_TABLE_ERROR;
+}
+
+/* Run each statement of a script (cut at ';' ending a line), the first
+ * `done` ones excepted (applied before an earlier attempt failed), and
+ * record the progress after each in migration_lock (migrate_lock.h). */
+static int run_script(struct ct_db *db, const struct ct_sql_migration *m, int done)
 {
 	const char *p = m->sql;
 	char *stmt = NULL;
-	int rc = 0;
+	int rc = 0, idx = 0, resumed = done > 0;
 
 	while (*p) {
 		const char *end = strstr(p, ";\n");
@@ -1023,15 +1071,22 @@ static int run_script(struct ct_db *db, const struct ct_sql_migration *m)
 			}
 			break;
 		}
-		if (q < p + n) {
+		if (q < p + n && idx++ >= done) {
 			stmt = strndup(p, n);
 			if (stmt == NULL)
 				return CT_ENOMEM;
 			rc = raw_exec(db, stmt);
 			free(stmt);
+			if (rc < 0 && resumed && already_applied(mysql_errno(db->my)))
+				rc = 0;
+			resumed = 0;
 			if (rc < 0)
-				return ct_error(CT_EDB, "migration %d (%s): %s", m->version, m->name,
-						ct_errmsg(rc));
+				return ct_error(CT_EDB, "migration %d (%s), statement %d: %s (%u)",
+						m->version, m->name, idx, mysql_error(db->my),
+						mysql_errno(db->my));
+			rc = ct_migrate_set_progress(db, m->version, idx);
+			if (rc < 0)
+				return rc;
 		}
 		p += n;
 		if (end)
@@ -1065,14 +1120,17 @@ int ct_db_schema_version(struct ct_db *db, int *out)
 static int migrate_locked(struct ct_db *db)
 {
 	int64_t ntables = 0;
-	int cur, rc;
+	int cur, rc, pver, pstep;
 
 	rc = ct_db_schema_version(db, &cur);
+	if (rc == 0)
+		rc = ct_migrate_progress(db, &pver, &pstep);
 	if (rc < 0)
 		return rc;
-	if (cur == 0) {
+	if (cur == 0 && pver != 1) {	/* not a half-made schema of ours */
 		rc = ct_db_query_int(db, &ntables, "SELECT COUNT(*) FROM information_schema.tables "
-				     "WHERE table_schema = DATABASE()", "");
+				     "WHERE table_schema = DATABASE() AND "
+				     "table_name <> 'migration_lock'", "");
 		if (rc < 0)
 			return rc;
 		if (ntables > 0)
@@ -1086,12 +1144,19 @@ static int migrate_locked(struct ct_db *db)
 		const struct ct_sql_migration *m = &ct_sql_migrations[i];
 		if (m->version <= cur)
 			continue;
-		ct_log_info("database: applying schema %d (%s)", m->version, m->name);
-		rc = run_script(db, m);
+		int done = pver == m->version ? pstep : 0;
+		if (done > 0)
+			ct_log_info("database: resuming schema %d (%s) after statement %d",
+				    m->version, m->name, done);
+		else
+			ct_log_info("database: applying schema %d (%s)", m->version, m->name);
+		rc = run_script(db, m, done);
 		if (rc < 0)
 			return rc;
 		rc = ct_db_exec(db, "INSERT INTO schema_version (version, name, applied_at) "
 				"VALUES (?, ?, ?)", "isl", m->version, m->name, ct_db_now(db));
+		if (rc >= 0)
+			rc = ct_migrate_set_progress(db, 0, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -1100,16 +1165,14 @@ static int migrate_locked(struct ct_db *db)
 
 int ct_db_migrate(struct ct_db *db)
 {
-	int64_t got = 0;
+	char holder[33];
 	int rc;
 
-	rc = ct_db_query_int(db, &got, "SELECT GET_LOCK('ctune_migrate', 60)", "");
+	/* a row lock, not GET_LOCK: that is local to one Galera node */
+	rc = ct_migrate_lock(db, CT_MIGRATE_LEASE_S + 30, holder);
 	if (rc < 0)
 		return rc;
-	if (got != 1)
-		return ct_error(CT_EBUSY, "another process is migrating the database");
 	rc = migrate_locked(db);
-	int64_t ignored;
-	ct_db_query_int(db, &ignored, "SELECT RELEASE_LOCK('ctune_migrate')", "");
+	ct_migrate_unlock(db, holder);
 	return rc;
 }

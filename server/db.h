@@ -182,7 +182,11 @@ void ct_db_close(struct ct_db *db);
  * Returns the number of affected rows (>= 0; clamped to INT32_MAX; an
  * UPDATE that matched a row but changed no value counts as affected, as
  * the connection uses CLIENT_FOUND_ROWS), or CT_EDB / CT_EAGAIN / CT_EDUP
- * / CT_EINVAL (bad type string). */
+ * / CT_EINVAL (bad type string). Outside a transaction (autocommit), a
+ * deadlock or a Galera certification failure (error 1213) is retried with
+ * ct_db_txn's backoff and bound before CT_EAGAIN comes back (a lock wait
+ * timeout is not); inside one (ct_db_begin) it comes back at once, for
+ * ct_db_txn to run the whole again. */
 int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...);
 
 /* AUTO_INCREMENT id of the row the last INSERT on this connection made. */
@@ -251,10 +255,13 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 /* ---- schema ------------------------------------------------------------- */
 
 /* Bring the schema up to date: apply db/schema.sql to an empty database,
- * then each newer migration, each recorded in schema_version; takes a named
- * lock (GET_LOCK) so two processes starting together apply each migration
- * once. Returns 0 or CT_EDB (the detail names the migration and the
- * statement). */
+ * then each newer migration, each recorded in schema_version; takes the
+ * migration lock (a row, migrate_lock.h: GET_LOCK would be local to one
+ * Galera node) so two processes starting together apply each migration
+ * once, and resumes a migration that failed half-way after its last
+ * applied statement. Returns 0, CT_EBUSY (another process held the lock
+ * too long) or CT_EDB (the detail names the migration, the statement's
+ * number and the server's error). */
 int ct_db_migrate(struct ct_db *db);
 
 /* Highest schema version applied (0 for an empty database), and the

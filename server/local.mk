@@ -11,7 +11,7 @@ CT_SERVER_LIBS = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIB
 noinst_LIBRARIES += server/libctserver.a
 server_libctserver_a_CFLAGS = $(CT_SERVER_CFLAGS)
 server_libctserver_a_SOURCES = \
-	server/db.c server/db.h server/db_args.h \
+	server/db.c server/db.h server/db_args.h server/migrate_lock.c server/migrate_lock.h \
 	server/dl.c server/dl.h server/dl_job.c server/dl_job.h \
 	server/dl_result.c server/dl_result.h server/dl_round.c server/dl_round.h \
 	server/job_state.c server/job_state.h \

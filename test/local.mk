@@ -18,3 +18,4 @@ include test/lora_srv.mk
 include test/tokenizer.mk
 include test/llama.mk
 include test/attack.mk
+include test/galera.mk

@@ -18,6 +18,11 @@ if HAVE_CMOCKA
 CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
 	test/test_lock_order
 CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl test/test_wu_state
+# the migration lock and resumable migrations (issue 15)
+CT_SERVER_UNIT_TESTS += test/test_migrate_lock
+test_test_migrate_lock_SOURCES = test/test_migrate_lock.c test/ct_test_db.h
+test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 

@@ -16,8 +16,9 @@ CT_TMP_PREFIX=ctune-kill9
 [ -x "$S" ] || { echo "skip: $S not built"; exit 77; }
 SRC=${top_srcdir:-$(dirname "$0")/..}
 
+# (but the migration lock's, which must exist before the schema does)
 check "no CREATE TABLE in the server's C sources (all in db/)" \
-	"$(grep -l 'CREATE TABLE' "$SRC"/server/*.c | wc -l)" 0
+	"$(grep -l 'CREATE TABLE' "$SRC"/server/*.c | grep -v '/migrate_lock\.c$' | wc -l)" 0
 
 # login JAR EMAIL PASSWORD -> HTTP code of the sign-in POST; cookies in JAR
 login() {
