@@ -4,9 +4,13 @@
  * GPT-2 (L=4, C=256, NH=4), for GPT-2 124M's shape (L=12, C=768,
  * NH=12), both with GPT-2's vocabulary, and for the Llama-family
  * SmolLM2-135M shape (smol135m: L=30, C=576, 9 heads sharing 3 KV heads,
- * SwiGLU MLP 1536, V=49152, tied embeddings), random init.
+ * SwiGLU MLP 1536, V=49152, tied embeddings), random init. qwen3_06b
+ * (Qwen3-0.6B: L=28, C=1024, 16 heads of head_dim 128 sharing 8 KV heads,
+ * q/k norms, MLP 3072, V=151936, tied; 596M parameters) runs only when
+ * named, and only its LoRA rows (rank 8 unless --lora-rank): full
+ * fine-tuning needs ~9.5 GB for weights, gradients and moments alone.
  *
- *   bench/bench_train [--config small|124m|smol135m|all] [--batch B] [--seq T]
+ *   bench/bench_train [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
  *                     [--compare[=R]]
  *
@@ -59,17 +63,23 @@
 struct bcfg {
 	const char *name;
 	struct ct_gpt2_config cfg;
+	int lora_only;	/* not in "all"; LoRA rows only */
 };
 
 static struct ct_lora_spec lora;	/* rank 0: full rows only */
 
 static const struct bcfg configs[] = {
-	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
-	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
+	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 }, 0 },
+	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 }, 0 },
 	/* SmolLM2-135M's shape (ct_llama.h) */
 	{ "smol135m", { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30, .NH = 9, .C = 576,
 			.arch = CT_ARCH_LLAMA, .KVH = 3, .F = 1536, .flags = CT_LLAMA_TIED,
-			.rope_theta = 100000.0, .rms_eps = 1e-5 } },
+			.rope_theta = 100000.0, .rms_eps = 1e-5 }, 0 },
+	/* Qwen3-0.6B's shape: head_dim 128 != C/NH, q/k norms */
+	{ "qwen3_06b", { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28, .NH = 16,
+			 .C = 1024, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 3072, .hd = 128,
+			 .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM, .rope_theta = 1e6,
+			 .rms_eps = 1e-6 }, 1 },
 };
 
 /* The backend for dev (ct_backend_find), naming the OpenCL one directly: a
@@ -324,15 +334,19 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 		rc = ct_error(CT_ENOMEM, "tokens");
 	for (size_t i = 0; rc == 0 && i < ntok; i++)
 		tok[i] = (ct_tok)((i * 2654435761u) % (unsigned)c->cfg.V);
-	if (rc == 0) {
+	if (rc == 0 && !c->lora_only) {
 		struct ct_lora_spec none = { 0 };
 
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
 	if (rc == 0 && rounds > 0 && c->cfg.arch == CT_ARCH_GPT2)	/* torch_train.py: GPT-2 */
 		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
-	if (rc == 0 && lora.rank > 0)
-		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &lora);
+	if (rc == 0 && (lora.rank > 0 || c->lora_only)) {
+		struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f, .targets = CT_LORA_ALL };
+
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check,
+				lora.rank > 0 ? &lora : &r8);
+	}
 	free(tok);
 	ct_gpt2_free(&m);
 	return rc;
@@ -374,12 +388,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
 		case 'h':
-			printf("usage: %s [--config small|124m|smol135m|all] [--batch B] [--seq T] "
+			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
 			       "[--compare[=R]]\n", argv[0]);
 			return 0;
 		default:
-			fprintf(stderr, "usage: %s [--config small|124m|smol135m|all] [--batch B] "
+			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "
 				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R] "
 				"[--compare[=R]]\n", argv[0]);
 			return 2;
@@ -406,7 +420,8 @@ int main(int argc, char **argv)
 	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
 	       "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
-		if (strcmp(which, "all") == 0 || strcmp(which, configs[i].name) == 0)
+		if ((strcmp(which, "all") == 0 && !configs[i].lora_only) ||
+		    strcmp(which, configs[i].name) == 0)
 			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check, rounds);
 	if (rc < 0)
 		fprintf(stderr, "bench_train: %s\n", ct_errmsg(rc));

@@ -125,7 +125,8 @@ static const struct option init_long[] = {
 	{ "max-seq", 1, NULL, 'T' }, { "tied", 0, NULL, 'y' },
 	{ "qkv-bias", 0, NULL, 'b' }, { "rope-theta", 1, NULL, 'r' },
 	{ "rms-eps", 1, NULL, 'e' }, { "seed", 1, NULL, 's' },
-	{ "out", 1, NULL, 'o' }, { NULL, 0, NULL, 0 },
+	{ "out", 1, NULL, 'o' }, { "head-dim", 1, NULL, 'd' },
+	{ "qk-norm", 0, NULL, 'q' }, { NULL, 0, NULL, 0 },
 };
 
 static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
@@ -141,7 +142,8 @@ static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "", init_long, NULL)) != -1 && rc == 0) {
 		slot = o == 'L' ? &c.L : o == 'H' ? &c.NH : o == 'K' ? &c.KVH : o == 'C' ? &c.C
-		       : o == 'F' ? &c.F : o == 'V' ? &c.V : o == 'T' ? &c.maxT : NULL;
+		       : o == 'F' ? &c.F : o == 'V' ? &c.V : o == 'T' ? &c.maxT
+		       : o == 'd' ? &c.hd : NULL;
 		if (slot != NULL) {
 			rc = num_arg(optarg, 1, 1 << 20, &x);
 			*slot = (int)x;
@@ -150,6 +152,7 @@ static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		switch (o) {
 		case 'y': c.flags |= CT_LLAMA_TIED; break;
 		case 'b': c.flags |= CT_LLAMA_QKV_BIAS; break;
+		case 'q': c.flags |= CT_LLAMA_QK_NORM; break;
 		case 'r': rc = num_arg(optarg, 1.000001, 1e12, &c.rope_theta); break;
 		case 'e': rc = num_arg(optarg, 1e-30, 0.5, &c.rms_eps); break;
 		case 's': rc = num_arg(optarg, 0, 9007199254740992.0, &seed); break;
@@ -164,6 +167,8 @@ static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (c.KVH == 0)
 		c.KVH = c.NH;
 	c.Vp = c.V;
+	if (c.hd * c.NH == c.C)
+		c.hd = 0;	/* C/NH is kept as 0 (ct_llama.h) */
 	rc = ct_gpt2_alloc(&m, &c);
 	if (rc == 0)
 		rc = ct_gpt2_init_random(&c, (uint64_t)seed, m.params);
@@ -184,7 +189,8 @@ const struct ct_cmd_def ct_model_import_cmd = {
 	.summary = "read a Hugging Face Llama-family directory into a checkpoint",
 	.usage = "HF_DIR --out M.ct",
 	.help = "Read a Hugging Face Llama-family model directory (config.json and one or\n"
-	"more *.safetensors shards; model_type llama or qwen2; F32, F16 or BF16\n"
+	"more *.safetensors shards; model_type llama, qwen2 or\n"
+	"qwen3; F32, F16 or BF16\n"
 	"tensors, converted to float32) and write it as a crowdtune Llama\n"
 	"checkpoint. Refuses missing or unexpected tensors, other dtypes and\n"
 	"unsupported features, naming them.\n",
@@ -208,7 +214,10 @@ const struct ct_cmd_def ct_model_init_llama_cmd = {
 	.summary = "write a Llama-config checkpoint with random weights",
 	.usage = "--layers L --heads NH --kv-heads KVH\n"
 	"         --channels C --mlp F --vocab V --max-seq T [--tied] [--qkv-bias]\n"
-	"         [--rope-theta X] [--rms-eps E] [--seed S] --out M.ct",
+	"         [--head-dim HD] [--qk-norm] [--rope-theta X] [--rms-eps E]\n"
+	"         [--seed S] --out M.ct",
 	.help = "Matrices and embeddings ~ N(0, 0.02), norms 1, biases 0, from seed S\n"
-	"(default 0). Defaults: rope_theta 10000, rms_norm_eps 1e-5, KVH = NH.\n",
+	"(default 0). Defaults: rope_theta 10000, rms_norm_eps 1e-5, KVH = NH,\n"
+	"head_dim C/NH. --head-dim and --qk-norm (per-head RMSNorm of q and k)\n"
+	"make a Qwen3-style model.\n",
 };

@@ -455,10 +455,13 @@ static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return fail("model", rc);
 	ct_gpt2_layout(&c, &lay);
 	if (c.arch == CT_ARCH_LLAMA)
-		printf("%s: Llama checkpoint v1 float32 (%d KV heads, MLP %d, rope_theta %g%s%s)\n",
-		       argv[1], c.KVH, c.F, c.rope_theta,
+		printf("%s: Llama checkpoint v%d float32 (%d KV heads, head_dim %d, MLP %d, "
+		       "rope_theta %g%s%s%s)\n", argv[1],
+		       c.hd || (c.flags & CT_LLAMA_QK_NORM) ? CT_LLAMA_VERSION_HD : CT_LLAMA_VERSION,
+		       c.KVH, ct_llama_head_dim(&c), c.F, c.rope_theta,
 		       (c.flags & CT_LLAMA_TIED) ? ", tied embeddings" : "",
-		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "");
+		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "",
+		       (c.flags & CT_LLAMA_QK_NORM) ? ", q/k norms" : "");
 	else
 		printf("%s: GPT-2 checkpoint v3 float32\n", argv[1]);
 	printf("  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"

@@ -300,7 +300,11 @@ int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *
 		float *p = params + lay.offset[t];
 		size_t n = lay.size[t];
 
-		switch (t) {
+		/* Llama's ln1b slot holds Qwen3's q/k norm weights: ones too */
+		int ones = t == CT_LN1W || t == CT_LN2W || t == CT_LNFW ||
+			   (t == CT_LN1B && cfg->arch == CT_ARCH_LLAMA);
+
+		switch (ones ? CT_LN1W : t) {
 		case CT_LN1W: case CT_LN2W: case CT_LNFW:
 			for (size_t i = 0; i < n; i++)
 				p[i] = 1.0f;

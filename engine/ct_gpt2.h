@@ -55,6 +55,7 @@ struct ct_gpt2_config {
 	int F;		/* Llama: MLP hidden size (intermediate_size) */
 	int flags;	/* Llama: CT_LLAMA_TIED, CT_LLAMA_QKV_BIAS */
 	int rope_orig_maxT;	/* Llama-3 scaling: original_max_position_embeddings */
+	int hd;		/* Llama: head_dim when it is not C/NH (Qwen3), else 0 */
 	double rope_theta;	/* Llama: RoPE base */
 	double rms_eps;		/* Llama: RMSNorm epsilon */
 	double rope_factor;	/* Llama-3 scaling factor; 0: no scaling */
@@ -137,7 +138,8 @@ void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER
 
 /* GPT-2 initialisation from a seed, identical on every platform: every
  * weight matrix and both embeddings ~ normal(0, 0.02), except attprojw and
- * fcprojw ~ normal(0, 0.02/sqrt(2L)); layernorm weights 1; biases 0
+ * fcprojw ~ normal(0, 0.02/sqrt(2L)); layernorm weights (and Llama's q/k
+ * norm weights) 1; biases 0
  * (padded rows of wte are drawn too, like every other element). Normals
  * come from one xoshiro256** stream seeded by splitmix64(seed), turned into
  * N(0,1) by the Marsaglia polar method on ct_logf/sqrtf, consumed in

@@ -17,23 +17,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+int ct_llama_head_dim(const struct ct_gpt2_config *c)
+{
+	return c->hd > 0 ? c->hd : c->C / c->NH;
+}
+
+int ct_llama_att_dim(const struct ct_gpt2_config *c)
+{
+	return c->NH * ct_llama_head_dim(c);
+}
+
 int ct_llama_qkv_dim(const struct ct_gpt2_config *c)
 {
-	return (c->NH + 2 * c->KVH) * (c->C / c->NH);
+	return (c->NH + 2 * c->KVH) * ct_llama_head_dim(c);
 }
 
 void ct_llama_tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS])
 {
 	size_t L = (size_t)c->L, C = (size_t)c->C, F = (size_t)c->F;
-	size_t QKV = (size_t)ct_llama_qkv_dim(c);
+	size_t QKV = (size_t)ct_llama_qkv_dim(c), A = (size_t)ct_llama_att_dim(c);
 
 	memset(s, 0, CT_GPT2_NTENSORS * sizeof(size_t));
 	s[CT_WTE] = (size_t)c->Vp * C;
 	s[CT_WPE] = (c->flags & CT_LLAMA_TIED) ? 0 : (size_t)c->Vp * C;
 	s[CT_LN1W] = L * C;
+	s[CT_LN1B] = (c->flags & CT_LLAMA_QK_NORM) ? L * 2 * (size_t)ct_llama_head_dim(c) : 0;
 	s[CT_QKVW] = L * QKV * C;
 	s[CT_QKVB] = (c->flags & CT_LLAMA_QKV_BIAS) ? L * QKV : 0;
-	s[CT_ATTPROJW] = L * C * C;
+	s[CT_ATTPROJW] = L * C * A;
 	s[CT_LN2W] = L * C;
 	s[CT_FCW] = L * 2 * F * C;
 	s[CT_FCPROJW] = L * C * F;
@@ -55,13 +66,16 @@ int ct_llama_config_check(const struct ct_gpt2_config *c)
 	if (c->KVH < 1 || c->KVH > c->NH || c->NH % c->KVH != 0)
 		return ct_error(CT_EFORMAT, "model config: num_key_value_heads %d must divide "
 				"num_attention_heads %d", c->KVH, c->NH);
-	if ((c->C / c->NH) % 2 != 0)
+	if (c->hd != 0 && (c->hd < 2 || c->hd > CT_LLAMA_MAX_HD || c->hd == c->C / c->NH))
+		return ct_error(CT_EFORMAT, "model config: head_dim %d (must be 0, meaning "
+				"C/NH, or 2..%d and not C/NH)", c->hd, CT_LLAMA_MAX_HD);
+	if (ct_llama_head_dim(c) % 2 != 0)
 		return ct_error(CT_EFORMAT, "model config: head size %d must be even for RoPE",
-				c->C / c->NH);
+				ct_llama_head_dim(c));
 	if (c->F < 1 || c->F > CT_LLAMA_MAX_F)
 		return ct_error(CT_EFORMAT, "model config: intermediate_size %d (must be 1..%d)",
 				c->F, CT_LLAMA_MAX_F);
-	if ((c->flags & ~(CT_LLAMA_TIED | CT_LLAMA_QKV_BIAS)) != 0)
+	if ((c->flags & ~(CT_LLAMA_TIED | CT_LLAMA_QKV_BIAS | CT_LLAMA_QK_NORM)) != 0)
 		return ct_error(CT_EFORMAT, "model config: unknown flags 0x%x", c->flags);
 	rc = bad_double("rope_theta", c->rope_theta, 1.0 + 1e-9, 1e12);
 	if (rc == 0)
@@ -84,7 +98,9 @@ int ct_llama_config_check(const struct ct_gpt2_config *c)
 
 void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_HEADER_BYTES])
 {
-	const int32_t ints[12] = { CT_LLAMA_MAGIC, CT_LLAMA_VERSION, c->maxT, c->V, c->L,
+	const int v2 = c->hd != 0 || (c->flags & CT_LLAMA_QK_NORM) != 0;
+	const int32_t ints[12] = { CT_LLAMA_MAGIC, v2 ? CT_LLAMA_VERSION_HD : CT_LLAMA_VERSION,
+				   c->maxT, c->V, c->L,
 				   c->NH, c->C, c->Vp, c->KVH, c->F, c->flags,
 				   c->rope_orig_maxT };
 
@@ -96,22 +112,32 @@ void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_H
 	ct_le_put_f64(hdr + 64, c->rope_factor);
 	ct_le_put_f64(hdr + 72, c->rope_low);
 	ct_le_put_f64(hdr + 80, c->rope_high);
+	if (v2)
+		ct_le_put32(hdr + 88, (uint32_t)ct_llama_head_dim(c));
 }
 
 int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 			  struct ct_gpt2_config *c)
 {
-	int32_t v[12];
+	int32_t v[12], hd = 0;
+	size_t zero_from = 88;
 
 	if (n < CT_GPT2_HEADER_BYTES)
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a Llama checkpoint",
 				name, n);
 	for (int i = 0; i < 12; i++)
 		v[i] = (int32_t)ct_le_get32(h + 4 * i);
-	if (v[1] != CT_LLAMA_VERSION)
-		return ct_error(CT_EFORMAT, "%s: Llama checkpoint version %d not supported (want %d)",
-				name, (int)v[1], CT_LLAMA_VERSION);
-	for (size_t i = 88; i < CT_GPT2_HEADER_BYTES; i++)
+	if (v[1] != CT_LLAMA_VERSION && v[1] != CT_LLAMA_VERSION_HD)
+		return ct_error(CT_EFORMAT, "%s: Llama checkpoint version %d not supported (want "
+				"%d or %d)", name, (int)v[1], CT_LLAMA_VERSION, CT_LLAMA_VERSION_HD);
+	if (v[1] == CT_LLAMA_VERSION_HD) {
+		hd = (int32_t)ct_le_get32(h + 88);
+		zero_from = 92;
+	} else if (v[10] & CT_LLAMA_QK_NORM) {
+		return ct_error(CT_EFORMAT, "%s: q/k norms need a version %d Llama checkpoint",
+				name, CT_LLAMA_VERSION_HD);
+	}
+	for (size_t i = zero_from; i < CT_GPT2_HEADER_BYTES; i++)
 		if (h[i] != 0)
 			return ct_error(CT_EFORMAT, "%s: Llama checkpoint header byte %zu is not zero",
 					name, i);
@@ -127,14 +153,17 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 	c->rope_factor = ct_le_get_f64(h + 64);
 	c->rope_low = ct_le_get_f64(h + 72);
 	c->rope_high = ct_le_get_f64(h + 80);
+	if (v[1] == CT_LLAMA_VERSION_HD && (hd < 1 || c->NH < 1 || hd != c->C / c->NH))
+		c->hd = hd;	/* else C/NH, written as 0 in memory */
 	return ct_gpt2_config_fits(c, n, name);
 }
 
 double ct_llama_flops_per_token(const struct ct_gpt2_config *c, int T)
 {
 	double L = c->L, C = c->C, Vp = c->Vp, F = c->F, QKV = ct_llama_qkv_dim(c);
-	double nm = L * (QKV * C + C * C + 3.0 * F * C) + Vp * C;
-	double fwd = 2.0 * nm + 2.0 * L * C * ((double)T + 1.0);
+	double A = ct_llama_att_dim(c);
+	double nm = L * (QKV * C + A * C + 3.0 * F * C) + Vp * C;
+	double fwd = 2.0 * nm + 2.0 * L * A * ((double)T + 1.0);
 
 	return 3.0 * fwd;
 }
@@ -213,7 +242,7 @@ static void own_sincos(double a, double *s, double *c)
 
 void ct_llama_inv_freq(const struct ct_gpt2_config *c, double *f)
 {
-	const int hs = c->C / c->NH, h2 = hs / 2;
+	const int hs = ct_llama_head_dim(c), h2 = hs / 2;
 	const double lt = own_log(c->rope_theta);
 	const double two_pi = 4.0 * (PIO2_1 + PIO2_2);
 
@@ -238,7 +267,7 @@ void ct_llama_inv_freq(const struct ct_gpt2_config *c, double *f)
 
 int ct_llama_rope_table(const struct ct_gpt2_config *c, int T, float *tab)
 {
-	const int h2 = c->C / c->NH / 2;
+	const int h2 = ct_llama_head_dim(c) / 2;
 	double *f = malloc((size_t)h2 * sizeof(double));
 
 	if (f == NULL)

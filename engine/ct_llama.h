@@ -4,20 +4,23 @@
  * a struct ct_gpt2_config with arch = CT_ARCH_LLAMA and the same flat
  * parameter array of 16 tensor slots as GPT-2 (struct ct_gpt2_layout), so
  * work units, hashes, averaging, deltas and LoRA treat both types alike.
- * What each slot holds for Llama (empty slots have size 0):
+ * What each slot holds for Llama (empty slots have size 0; hd = head_dim,
+ * A = NH*hd the attention width, A = C unless hd differs from C/NH):
  *   CT_WTE      embed_tokens (Vp, C)
  *   CT_WPE      lm_head (Vp, C); empty when tied (the logits use WTE)
  *   CT_LN1W     input_layernorm (L, C)
- *   CT_QKVW     (L, QKV, C), QKV = (NH + 2*KVH) * hs: q_proj rows, then
+ *   CT_LN1B     (L, 2*hd) q_norm then k_norm (CT_LLAMA_QK_NORM, Qwen3)
+ *   CT_QKVW     (L, QKV, C), QKV = (NH + 2*KVH) * hd: q_proj rows, then
  *               k_proj rows, then v_proj rows (HF's (out, in) layout)
  *   CT_QKVB     (L, QKV) q/k/v biases (CT_LLAMA_QKV_BIAS, Qwen2), else empty
- *   CT_ATTPROJW o_proj (L, C, C)
+ *   CT_ATTPROJW o_proj (L, C, A)
  *   CT_LN2W     post_attention_layernorm (L, C)
  *   CT_FCW      (L, 2F, C): gate_proj rows, then up_proj rows
  *   CT_FCPROJW  down_proj (L, C, F)
  *   CT_LNFW     norm (C)
- *   CT_LN1B, CT_ATTPROJB, CT_LN2B, CT_FCB, CT_FCPROJB, CT_LNFB: empty.
- * hs = C / NH (head_dim must equal hidden_size / num_attention_heads).
+ *   CT_ATTPROJB, CT_LN2B, CT_FCB, CT_FCPROJB, CT_LNFB: empty (and CT_LN1B
+ *   without q/k norms).
+ * hd = cfg.hd when set (Qwen3's head_dim), else C / NH.
  *
  * The arithmetic (RMSNorm, RoPE, SwiGLU, grouped-query attention) is
  * specified function by function below and in doc/workunit.md ("Llama");
@@ -32,7 +35,11 @@
  *   i32 [0] magic 20261124  [1] version 1  [2] maxT [3] V [4] L [5] NH
  *       [6] C [7] Vp [8] KVH [9] F [10] flags [11] rope_orig_maxT
  *   f64 at byte 48 rope_theta, 56 rms_eps, 64 rope_factor, 72 rope_low,
- *       80 rope_high;  bytes 88..1023 zero
+ *       80 rope_high;  version 2 only: i32 at byte 88 head_dim;
+ *   the remaining bytes up to 1023 zero.
+ * Version 1 is written whenever it can say everything (head_dim = C/NH, no
+ * q/k norms), so existing models keep their exact bytes; version 2 adds
+ * head_dim and allows the CT_LLAMA_QK_NORM flag.
  *   float32 params[nparams] in the slot order above.
  * The file size must be exactly 1024 + 4*nparams. ct_gpt2_load() and
  * friends read and write both formats (the magic tells them apart).
@@ -47,8 +54,11 @@
 
 #define CT_LLAMA_MAGIC 20261124
 #define CT_LLAMA_VERSION 1
+#define CT_LLAMA_VERSION_HD 2	/* carries head_dim; allows CT_LLAMA_QK_NORM */
 #define CT_LLAMA_TIED 1		/* lm_head shares embed_tokens */
 #define CT_LLAMA_QKV_BIAS 2	/* q/k/v projections have biases */
+#define CT_LLAMA_QK_NORM 4	/* per-head RMSNorm of q and k (Qwen3) */
+#define CT_LLAMA_MAX_HD 1024	/* cap on head_dim */
 #define CT_LLAMA_MAX_F (1 << 18)
 
 struct ct_model;
@@ -56,15 +66,22 @@ struct ct_model;
 /* Extra checks of a Llama config (called by ct_gpt2_config_check after
  * the common fields): 1 <= KVH <= NH, NH % KVH == 0, hs even, 1 <= F <=
  * CT_LLAMA_MAX_F, known flags, rope_theta > 1, 0 < rms_eps < 1, scaling
- * either off (factor 0) or factor >= 1, 0 < low < high, orig_maxT >= 1.
+ * either off (factor 0) or factor >= 1, 0 < low < high, orig_maxT >= 1,
+ * hd 0 or an even 2..CT_LLAMA_MAX_HD other than C/NH (C/NH is written 0).
  * Returns 0 or CT_EFORMAT naming the field. */
 int ct_llama_config_check(const struct ct_gpt2_config *c);
 
 /* Tensor sizes (floats) of the 16 slots above for a Llama config. */
 void ct_llama_tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS]);
 
-/* QKV = (NH + 2*KVH) * (C/NH): rows of one layer's fused q/k/v matrix. */
+/* QKV = (NH + 2*KVH) * hd: rows of one layer's fused q/k/v matrix. */
 int ct_llama_qkv_dim(const struct ct_gpt2_config *c);
+
+/* hd: cfg.hd when set, else C / NH. */
+int ct_llama_head_dim(const struct ct_gpt2_config *c);
+
+/* A = NH * hd: the width of the attention output (o_proj's input). */
+int ct_llama_att_dim(const struct ct_gpt2_config *c);
 
 /* Header of the Llama checkpoint (layout above) for cfg into hdr. */
 void ct_llama_header(const struct ct_gpt2_config *cfg, unsigned char hdr[CT_GPT2_HEADER_BYTES]);
@@ -74,12 +91,12 @@ void ct_llama_header(const struct ct_gpt2_config *cfg, unsigned char hdr[CT_GPT2
 int ct_llama_parse_header(const unsigned char *hdr, size_t n, const char *name,
 			  struct ct_gpt2_config *cfg);
 
-/* Training FLOPs per token, like ct_gpt2_flops_per_token with
- * Nm = L*(QKV*C + C*C + 3*F*C) + Vp*C. */
+/* Training FLOPs per token: 3 * (2*Nm + 2*L*A*(T+1)) with
+ * Nm = L*(QKV*C + A*C + 3*F*C) + Vp*C (A = C when hd = C/NH). */
 double ct_llama_flops_per_token(const struct ct_gpt2_config *c, int T);
 
-/* RoPE inverse frequencies (hs/2 doubles): f_i = theta^(-2i/hs), computed
- * as exp(-(2i/hs) * log(theta)) with this module's own exp and log; with
+/* RoPE inverse frequencies (hs/2 doubles, hs = hd): f_i = theta^(-2i/hs),
+ * computed as exp(-(2i/hs) * log(theta)) with this module's own exp and log; with
  * Llama-3 scaling (factor > 0), for wavelength w = 2*pi / f_i,
  * lo = orig/low, hi = orig/high:  w < hi: f_i;  w > lo: f_i / factor;
  * else with s = (orig/w - low) / (high - low): (1-s)*f_i/factor + s*f_i. */
@@ -108,6 +125,26 @@ void ct_rmsnorm_forward(float *out, float *rstd, const float *inp,
 void ct_rmsnorm_backward(float *dinp, float *dw, const float *dout,
 			 const float *inp, const float *w, const float *rstd,
 			 int BT, int C);
+
+/* Per-head RMSNorm of queries and keys (CT_LLAMA_QK_NORM, before RoPE):
+ * for row r of raw (BT rows of QKV) and head h < NH + KVH (q heads, then
+ * k heads), x = the head's hd values, w = qkw (h < NH: q_norm) or qkw + hd
+ * (k_norm), as ct_rmsnorm_forward with C = hd:
+ *   ss = acc over i of fmaf(x[i], x[i], acc);  rs = 1.0f / sqrtf(ss /
+ *   (float)hd + eps);  qkv[..i] = (x[i] * rs) * w[i];  rstd[r*(NH+KVH)+h] = rs
+ * The v heads are copied unchanged into qkv. */
+void ct_qknorm_forward(float *qkv, float *rstd, const float *raw, const float *qkw,
+		       int BT, int NH, int KVH, int hd, float eps);
+
+/* Backward, in place on dqkv's q and k heads (the gradient of the normed
+ * values becomes that of raw; v heads untouched). First, if dqkw is not
+ * NULL, for i < hd: dqkw[i] += (acc over r ascending, then q head h
+ * ascending, of fmaf(x_i * rs, dy_i, acc)), and dqkw[hd + i] the same over
+ * the k heads. Then per (r, h), with dn_i = w_i * dy_i, n_i = x_i * rs:
+ *   s = acc over i of fmaf(dn_i, n_i, acc);  m = s / (float)hd
+ *   dy_i = (dn_i - (n_i * m)) * rs   (replaced, not added) */
+void ct_qknorm_backward(float *dqkv, float *dqkw, const float *raw, const float *qkw,
+			const float *rstd, int BT, int NH, int KVH, int hd);
 
 /* Rotary embedding in place on the q and k heads of qkv (BT rows of QKV,
  * positions t = r % T), HF's rotate-half pairing (i, i + hs/2), i < hs/2,
@@ -152,7 +189,8 @@ void ct_gqa_backward(float *dqkv, float *scratch, const float *dout,
  * the same contract as ct_model_forward / ct_model_backward. Backward
  * order: crossentropy -> lm_head (or tied embedding) -> final RMSNorm ->
  * layers L-1..0 (residual3 -> down -> SwiGLU -> gate/up -> ln2 ->
- * residual2 -> o_proj -> attention -> RoPE^T -> qkv -> ln1) -> embedding. */
+ * residual2 -> o_proj -> attention -> RoPE^T -> q/k norms -> qkv -> ln1)
+ * -> embedding. */
 float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets);
 void ct_llama_backward(struct ct_model *m, const ct_tok *inputs,

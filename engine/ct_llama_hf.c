@@ -46,11 +46,11 @@ static void hf_add(struct hf_t *t, size_t *n, const char *name, int l, int64_t r
 static int hf_tensors(const struct ct_gpt2_config *c, struct hf_t **out, size_t *nout)
 {
 	struct ct_gpt2_layout lay;
-	const size_t C = (size_t)c->C, F = (size_t)c->F, hs = C / (size_t)c->NH;
+	const size_t C = (size_t)c->C, F = (size_t)c->F, hs = (size_t)ct_llama_head_dim(c);
 	const size_t QKV = (size_t)ct_llama_qkv_dim(c), q = (size_t)c->NH * hs;
 	const size_t kv = (size_t)c->KVH * hs;
 	const int bias = (c->flags & CT_LLAMA_QKV_BIAS) != 0;
-	struct hf_t *t = calloc((size_t)c->L * 12 + 3, sizeof(*t));
+	struct hf_t *t = calloc((size_t)c->L * 14 + 3, sizeof(*t));
 	size_t n = 0;
 
 	if (t == NULL)
@@ -73,8 +73,14 @@ static int hf_tensors(const struct ct_gpt2_config *c, struct hf_t **out, size_t 
 			hf_add(t, &n, "self_attn.k_proj.bias", l, (int64_t)kv, 0, qb + q);
 			hf_add(t, &n, "self_attn.v_proj.bias", l, (int64_t)kv, 0, qb + q + kv);
 		}
-		hf_add(t, &n, "self_attn.o_proj.weight", l, (int64_t)C, (int64_t)C,
-		       lay.offset[CT_ATTPROJW] + l * C * C);
+		if (c->flags & CT_LLAMA_QK_NORM) {
+			const size_t qn = lay.offset[CT_LN1B] + l * 2 * hs;
+
+			hf_add(t, &n, "self_attn.q_norm.weight", l, (int64_t)hs, 0, qn);
+			hf_add(t, &n, "self_attn.k_norm.weight", l, (int64_t)hs, 0, qn + hs);
+		}
+		hf_add(t, &n, "self_attn.o_proj.weight", l, (int64_t)C, (int64_t)q,
+		       lay.offset[CT_ATTPROJW] + l * C * q);
 		hf_add(t, &n, "post_attention_layernorm.weight", l, (int64_t)C, 0,
 		       lay.offset[CT_LN2W] + l * C);
 		hf_add(t, &n, "mlp.gate_proj.weight", l, (int64_t)F, (int64_t)C, fw);
@@ -168,24 +174,22 @@ static int cfg_arch(const struct ct_jv *root, struct ct_gpt2_config *c)
 {
 	const char *mt = cfg_str(root, "model_type"), *act = cfg_str(root, "hidden_act");
 
-	if (mt != NULL && strcmp(mt, "qwen3") == 0)	/* the near miss, named in full */
-		return ct_error(CT_EUNSUPP, "config.json: model_type 'qwen3' is not supported: "
-				"its per-head RMSNorm of queries and keys (self_attn.q_norm / "
-				"self_attn.k_norm) and a head_dim other than hidden_size / "
-				"num_attention_heads are not implemented (llama or qwen2)");
-	if (mt == NULL || (strcmp(mt, "llama") != 0 && strcmp(mt, "qwen2") != 0))
+	if (mt == NULL || (strcmp(mt, "llama") != 0 && strcmp(mt, "qwen2") != 0 &&
+			   strcmp(mt, "qwen3") != 0))
 		return ct_error(CT_EUNSUPP, "config.json: model_type '%s' is not supported "
-				"(llama or qwen2)", mt ? mt : "?");
+				"(llama, qwen2 or qwen3)", mt ? mt : "?");
 	if (act != NULL && strcmp(act, "silu") != 0)
 		return ct_error(CT_EUNSUPP, "config.json: hidden_act '%s' is not supported (silu)",
 				act);
 	if (cfg_bool(root, "attention_bias") || cfg_bool(root, "mlp_bias"))
 		return ct_error(CT_EUNSUPP, "config.json: attention_bias / mlp_bias are not "
-				"supported for model_type llama");
+				"supported for model_type %s", mt);
 	if (cfg_bool(root, "use_sliding_window"))
 		return ct_error(CT_EUNSUPP, "config.json: sliding-window attention is not supported");
 	if (strcmp(mt, "qwen2") == 0)
 		c->flags |= CT_LLAMA_QKV_BIAS;
+	if (strcmp(mt, "qwen3") == 0)
+		c->flags |= CT_LLAMA_QK_NORM;
 	if (cfg_bool(root, "tie_word_embeddings"))
 		c->flags |= CT_LLAMA_TIED;
 	return 0;
@@ -213,7 +217,7 @@ static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
 	if (rc == 0)
 		rc = cfg_int(root, "max_position_embeddings", 1, INT32_MAX, 2048, &mpe);
 	if (rc == 0)
-		rc = cfg_int(root, "head_dim", 0, INT32_MAX, 0, &hd);
+		rc = cfg_int(root, "head_dim", 0, CT_LLAMA_MAX_HD, 0, &hd);
 	if (rc == 0)
 		rc = cfg_num(root, "rms_norm_eps", 1e-6, &c->rms_eps);
 	if (rc == 0)
@@ -225,9 +229,10 @@ static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
 	if (c->V > CT_GPT2_MAX_V)
 		return ct_error(CT_EUNSUPP, "config.json: vocab_size %d is over crowdtune's "
 				"cap of %d", c->V, CT_GPT2_MAX_V);
+	if (hd == 0 && (c->flags & CT_LLAMA_QK_NORM))
+		hd = 128;	/* transformers' Qwen3Config default */
 	if (hd != 0 && hd * c->NH != c->C)
-		return ct_error(CT_EUNSUPP, "config.json: head_dim %d != hidden_size / "
-				"num_attention_heads is not supported", hd);
+		c->hd = hd;	/* C/NH is kept as 0 (ct_llama.h) */
 	c->Vp = c->V;
 	c->maxT = mpe < CT_GPT2_MAX_T ? mpe : CT_GPT2_MAX_T;
 	return ct_gpt2_config_check(c);
@@ -412,9 +417,15 @@ static void fmt_double(char *buf, size_t cap, double d)
 static int write_config(const struct ct_gpt2_config *c, const char *dir)
 {
 	const int qwen = (c->flags & CT_LLAMA_QKV_BIAS) != 0;
+	const int qwen3 = (c->flags & CT_LLAMA_QK_NORM) != 0;
+	const char *arch = qwen3 ? "Qwen3ForCausalLM" : qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+	const char *mt = qwen3 ? "qwen3" : qwen ? "qwen2" : "llama";
 	char path[4096], eps[40], theta[40], rs[512] = "null", f[3][40], text[4096];
 	int k;
 
+	if (qwen && qwen3)
+		return ct_error(CT_EUNSUPP, "a model with both q/k/v biases and q/k norms has "
+				"no Hugging Face model type");
 	fmt_double(eps, sizeof(eps), c->rms_eps);
 	fmt_double(theta, sizeof(theta), c->rope_theta);
 	if (c->rope_factor > 0.0) {
@@ -436,10 +447,9 @@ static int write_config(const struct ct_gpt2_config *c, const char *dir)
 		     "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n"
 		     "  \"attention_bias\": false,\n  \"mlp_bias\": false,\n%s"
 		     "  \"torch_dtype\": \"float32\"\n}\n",
-		     qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM", qwen ? "qwen2" : "llama",
-		     c->C, c->F, c->L, c->NH, c->KVH, c->C / c->NH, c->V, c->maxT, eps, theta,
-		     rs, (c->flags & CT_LLAMA_TIED) ? "true" : "false",
-		     qwen ? "  \"use_sliding_window\": false,\n" : "");
+		     arch, mt, c->C, c->F, c->L, c->NH, c->KVH, ct_llama_head_dim(c), c->V,
+		     c->maxT, eps, theta, rs, (c->flags & CT_LLAMA_TIED) ? "true" : "false",
+		     qwen || qwen3 ? "  \"use_sliding_window\": false,\n" : "");
 	if (k < 0 || (size_t)k >= sizeof(text))
 		return ct_error(CT_EINTERNAL, "config.json text too long");
 	if (ct_path_join(path, sizeof(path), dir, "config.json") < 0)

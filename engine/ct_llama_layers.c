@@ -11,42 +11,50 @@
 #include <math.h>
 #include <string.h>
 
+/* One row of n values: y = (x * rs) * w; returns rs. */
+static float rms_row_fwd(float *y, const float *x, const float *w, int n, float eps)
+{
+	float ss = 0.0f, rs;
+
+	for (int i = 0; i < n; i++)
+		ss = fmaf(x[i], x[i], ss);
+	rs = 1.0f / sqrtf(ss / (float)n + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = (x[i] * rs) * w[i];
+	return rs;
+}
+
+/* The input gradient of one row: dv = (dn - n*m) * rs; dx + dv when add,
+ * else dv (dx may be dy). */
+static void rms_row_bwd(float *dx, const float *dy, const float *x, const float *w,
+			float rs, int n, int add)
+{
+	float s = 0.0f, m;
+
+	for (int i = 0; i < n; i++)
+		s = fmaf(w[i] * dy[i], x[i] * rs, s);
+	m = s / (float)n;
+	for (int i = 0; i < n; i++) {
+		float dv = ((w[i] * dy[i]) - ((x[i] * rs) * m)) * rs;
+
+		dx[i] = add ? dx[i] + dv : dv;
+	}
+}
+
 void ct_rmsnorm_forward(float *out, float *rstd, const float *inp,
 			const float *w, int BT, int C, float eps)
 {
-	for (int r = 0; r < BT; r++) {
-		const float *x = inp + (size_t)r * C;
-		float *y = out + (size_t)r * C;
-		float ss = 0.0f, rs;
-
-		for (int i = 0; i < C; i++)
-			ss = fmaf(x[i], x[i], ss);
-		rs = 1.0f / sqrtf(ss / (float)C + eps);
-		for (int i = 0; i < C; i++)
-			y[i] = (x[i] * rs) * w[i];
-		rstd[r] = rs;
-	}
+	for (int r = 0; r < BT; r++)
+		rstd[r] = rms_row_fwd(out + (size_t)r * C, inp + (size_t)r * C, w, C, eps);
 }
 
 void ct_rmsnorm_backward(float *dinp, float *dw, const float *dout,
 			 const float *inp, const float *w, const float *rstd,
 			 int BT, int C)
 {
-	for (int r = 0; r < BT; r++) {
-		const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
-		float *dx = dinp + (size_t)r * C;
-		const float rs = rstd[r];
-		float s = 0.0f, m;
-
-		for (int i = 0; i < C; i++)
-			s = fmaf(w[i] * dy[i], x[i] * rs, s);
-		m = s / (float)C;
-		for (int i = 0; i < C; i++) {
-			float dv = (w[i] * dy[i]) - ((x[i] * rs) * m);
-
-			dx[i] = dx[i] + dv * rs;
-		}
-	}
+	for (int r = 0; r < BT; r++)
+		rms_row_bwd(dinp + (size_t)r * C, dout + (size_t)r * C, inp + (size_t)r * C, w,
+			    rstd[r], C, 1);
 	if (dw == NULL)
 		return;
 	for (int i = 0; i < C; i++) {
@@ -128,4 +136,60 @@ void ct_swiglu_backward(float *dfch, const float *fch, const float *dout, int BT
 			dg[i] = dg[i] + ((dy[i] * u[i]) * d);
 		}
 	}
+}
+
+void ct_qknorm_forward(float *qkv, float *rstd, const float *raw, const float *qkw,
+		       int BT, int NH, int KVH, int hd, float eps)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	for (int r = 0; r < BT; r++) {
+		const float *row = raw + (size_t)r * QKV;
+		float *y = qkv + (size_t)r * QKV;
+
+		for (int h = 0; h < nh; h++)
+			rstd[(size_t)r * nh + h] = rms_row_fwd(y + (size_t)h * hd, row + (size_t)h * hd,
+								qkw + (h < NH ? 0 : hd), hd, eps);
+		memcpy(y + (size_t)nh * hd, row + (size_t)nh * hd, (size_t)KVH * hd * sizeof(float));
+	}
+}
+
+/* dqkw[i] += acc over rows r, then heads h0..h1-1, of n_i * dy_i. */
+static void qknorm_dw(float *dw, const float *dqkv, const float *raw, const float *rstd,
+		      int BT, int NH, int KVH, int hd, int h0, int h1)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	for (int i = 0; i < hd; i++) {
+		float acc = 0.0f;
+
+		for (int r = 0; r < BT; r++)
+			for (int h = h0; h < h1; h++) {
+				size_t k = (size_t)r * QKV + (size_t)h * hd + i;
+
+				acc = fmaf(raw[k] * rstd[(size_t)r * nh + h], dqkv[k], acc);
+			}
+		dw[i] = dw[i] + acc;
+	}
+}
+
+void ct_qknorm_backward(float *dqkv, float *dqkw, const float *raw, const float *qkw,
+			const float *rstd, int BT, int NH, int KVH, int hd)
+{
+	const int nh = NH + KVH;
+	const size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+
+	if (dqkw != NULL) {
+		qknorm_dw(dqkw, dqkv, raw, rstd, BT, NH, KVH, hd, 0, NH);
+		qknorm_dw(dqkw + hd, dqkv, raw, rstd, BT, NH, KVH, hd, NH, nh);
+	}
+	for (int r = 0; r < BT; r++)
+		for (int h = 0; h < nh; h++) {
+			const size_t o = (size_t)r * QKV + (size_t)h * hd;
+
+			rms_row_bwd(dqkv + o, dqkv + o, raw + o, qkw + (h < NH ? 0 : hd),
+				    rstd[(size_t)r * nh + h], hd, 0);
+		}
 }

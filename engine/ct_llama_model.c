@@ -6,7 +6,8 @@
  *
  * struct ct_acts fields used, per layer l where marked (L,...):
  *   encoded (BT,C)  ln1 (L,BT,C)  ln1_rstd (L,BT)  qkv (L,BT,QKV) rotated
- *   atty (L,BT,C)  att (L,B,NH,T,2)  attrow (T)  attproj (L,BT,C)
+ *   qkvr (L,BT,QKV), qkn_rstd (L,BT,NH+KVH) with q/k norms
+ *   atty (L,BT,A)  att (L,B,NH,T,2)  attrow (T)  attproj (L,BT,C)
  *   residual2 (L,BT,C)  ln2 (L,BT,C)  ln2_rstd (L,BT)  fch (L,BT,2F)
  *   fch_gelu (L,BT,F) = SwiGLU output  fcproj (L,BT,C)  residual3 (L,BT,C)
  *   lnf (BT,C)  lnf_rstd (BT)  logits, probs (BT,Vp)  losses (BT)
@@ -22,19 +23,21 @@
 #include <string.h>
 
 struct lp {
-	float *ln1w, *qkvw, *qkvb, *attprojw, *ln2w, *fcw, *fcprojw;
+	float *ln1w, *qkvw, *qkvb, *qkn, *attprojw, *ln2w, *fcw, *fcprojw;
 };
 
 static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
 {
 	const struct ct_gpt2_layout *lay = &m->lay;
 	const size_t C = (size_t)m->cfg.C, F = (size_t)m->cfg.F;
-	const size_t QKV = (size_t)ct_llama_qkv_dim(&m->cfg);
+	const size_t QKV = (size_t)ct_llama_qkv_dim(&m->cfg), A = (size_t)ct_llama_att_dim(&m->cfg);
+	const size_t hd = (size_t)ct_llama_head_dim(&m->cfg);
 
+	p->qkn = lay->size[CT_LN1B] ? base + lay->offset[CT_LN1B] + l * 2 * hd : NULL;
 	p->ln1w = base + lay->offset[CT_LN1W] + l * C;
 	p->qkvw = base + lay->offset[CT_QKVW] + l * QKV * C;
 	p->qkvb = lay->size[CT_QKVB] ? base + lay->offset[CT_QKVB] + l * QKV : NULL;
-	p->attprojw = base + lay->offset[CT_ATTPROJW] + l * C * C;
+	p->attprojw = base + lay->offset[CT_ATTPROJW] + l * C * A;
 	p->ln2w = base + lay->offset[CT_LN2W] + l * C;
 	p->fcw = base + lay->offset[CT_FCW] + l * 2 * F * C;
 	p->fcprojw = base + lay->offset[CT_FCPROJW] + l * C * F;
@@ -43,24 +46,29 @@ static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
-	const int B = m->B, T = m->T, C = c->C, BT = B * T, F = c->F, hs = C / c->NH;
+	const int B = m->B, T = m->T, C = c->C, BT = B * T, F = c->F;
+	const int hs = ct_llama_head_dim(c), A = ct_llama_att_dim(c);
 	const int QKV = ct_llama_qkv_dim(c);
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT;
+	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, la = (size_t)l * BT * A;
 	const float eps = (float)c->rms_eps;
 	struct ct_acts *a = &m->acts;
 	float *qkv = a->qkv + (size_t)l * BT * QKV, *fch = a->fch + 2 * (size_t)l * BT * F;
 	float *sw = a->fch_gelu + (size_t)l * BT * F;
+	float *raw = a->qkvr ? a->qkvr + (size_t)l * BT * QKV : qkv;
 	struct lp p;
 
 	lparams(m, m->params, l, &p);
 	ct_rmsnorm_forward(a->ln1 + lc, a->ln1_rstd + lt, residual, p.ln1w, BT, C, eps);
-	ct_matmul_forward(qkv, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, QKV);
-	ct_lora_forward(m, l, CT_LORA_QKV, qkv, a->ln1 + lc);
+	ct_matmul_forward(raw, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, QKV);
+	ct_lora_forward(m, l, CT_LORA_QKV, raw, a->ln1 + lc);
+	if (p.qkn != NULL)
+		ct_qknorm_forward(qkv, a->qkn_rstd + lt * (size_t)(c->NH + c->KVH), raw, p.qkn,
+				  BT, c->NH, c->KVH, hs, eps);
 	ct_rope_forward(qkv, a->rope, BT, T, c->NH, c->KVH, hs);
-	ct_gqa_forward(a->atty + lc, a->att + (size_t)l * B * c->NH * T * 2, a->attrow,
+	ct_gqa_forward(a->atty + la, a->att + (size_t)l * B * c->NH * T * 2, a->attrow,
 		       qkv, B, T, c->NH, c->KVH, hs);
-	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, NULL, BT, C, C);
-	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
+	ct_matmul_forward(a->attproj + lc, a->atty + la, p.attprojw, NULL, BT, A, C);
+	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + la);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
 	ct_rmsnorm_forward(a->ln2 + lc, a->ln2_rstd + lt, a->residual2 + lc, p.ln2w, BT, C, eps);
 	ct_matmul_forward(fch, a->ln2 + lc, p.fcw, NULL, BT, C, 2 * F);
@@ -132,9 +140,10 @@ static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const st
 static void block_backward(struct ct_model *m, int l, const float *residual)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
-	const int B = m->B, T = m->T, C = c->C, BT = B * T, hs = C / c->NH;
+	const int B = m->B, T = m->T, C = c->C, BT = B * T;
+	const int hs = ct_llama_head_dim(c), A = ct_llama_att_dim(c);
 	const int QKV = ct_llama_qkv_dim(c);
-	const size_t lc = (size_t)l * BT * C, n = (size_t)BT * C;
+	const size_t lc = (size_t)l * BT * C, n = (size_t)BT * C, la = (size_t)l * BT * A;
 	struct ct_acts *a = &m->acts;
 	struct ct_grad_acts *g = &m->gacts;
 	struct lp p, d;
@@ -148,14 +157,18 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	mlp_backward(m, l, &p, &d);
 	zero(g->dattproj, n);
 	ct_residual_backward(g->dresidual_in, g->dattproj, g->dresidual2, n);
-	zero(g->datty, n);
-	ct_matmul_backward(g->datty, d.attprojw, NULL, g->dattproj, a->atty + lc, p.attprojw,
-			   BT, C, C);
-	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
+	zero(g->datty, (size_t)BT * A);
+	ct_matmul_backward(g->datty, d.attprojw, NULL, g->dattproj, a->atty + la, p.attprojw,
+			   BT, A, C);
+	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + la);
 	zero(g->dqkv, (size_t)BT * QKV);
 	ct_gqa_backward(g->dqkv, g->datt, g->datty, a->qkv + (size_t)l * BT * QKV,
 			a->att + (size_t)l * B * c->NH * T * 2, B, T, c->NH, c->KVH, hs);
 	ct_rope_backward(g->dqkv, a->rope, BT, T, c->NH, c->KVH, hs);
+	if (p.qkn != NULL)
+		ct_qknorm_backward(g->dqkv, d.qkn, a->qkvr + (size_t)l * BT * QKV, p.qkn,
+				   a->qkn_rstd + (size_t)l * BT * (c->NH + c->KVH), BT,
+				   c->NH, c->KVH, hs);
 	zero(g->dln, n);
 	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw, BT, C, QKV);
 	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);

@@ -92,7 +92,8 @@ static void target_shape(const struct ct_gpt2_config *cfg, enum ct_lora_target t
 
 		switch (t) {
 		case CT_LORA_QKV:     *out = Q;     *in = C; *tensor = CT_QKVW; break;
-		case CT_LORA_ATTPROJ: *out = C;     *in = C; *tensor = CT_ATTPROJW; break;
+		case CT_LORA_ATTPROJ: *out = C;     *in = ct_llama_att_dim(cfg);
+				      *tensor = CT_ATTPROJW; break;
 		case CT_LORA_FC:      *out = 2 * F; *in = C; *tensor = CT_FCW; break;
 		default:              *out = C;     *in = F; *tensor = CT_FCPROJW; break;
 		}

@@ -47,7 +47,7 @@ static void layer_params(const struct ct_gpt2_layout *lay, float *base, int l,
  * architectures: GPT-2's (3C qkv, 4C MLP, LayerNorm means) or Llama's
  * (grouped-query qkv, SwiGLU's 2F and F, no means, a RoPE table). */
 struct act_dims {
-	size_t qkv, fch, fch_gelu, mean, rope;
+	size_t qkv, fch, fch_gelu, mean, rope, att, qkn;
 };
 
 static void act_dims(const struct ct_model *m, struct act_dims *d)
@@ -60,13 +60,17 @@ static void act_dims(const struct ct_model *m, struct act_dims *d)
 		d->fch = 2 * (size_t)c->F;
 		d->fch_gelu = (size_t)c->F;
 		d->mean = 0;
-		d->rope = (size_t)m->T * (C / (size_t)c->NH);
+		d->rope = (size_t)m->T * (size_t)ct_llama_head_dim(c);
+		d->att = (size_t)ct_llama_att_dim(c);
+		d->qkn = (c->flags & CT_LLAMA_QK_NORM) ? (size_t)(c->NH + c->KVH) : 0;
 	} else {
 		d->qkv = 3 * C;
 		d->fch = 4 * C;
 		d->fch_gelu = 4 * C;
 		d->mean = 1;
 		d->rope = 0;
+		d->att = C;
+		d->qkn = 0;
 	}
 }
 
@@ -92,7 +96,7 @@ static size_t acts_layout(struct ct_model *m, float *base)
 	TAKE(a, ln1_mean, L * BT * d.mean);
 	TAKE(a, ln1_rstd, L * BT);
 	TAKE(a, qkv, L * BT * d.qkv);
-	TAKE(a, atty, L * BT * C);
+	TAKE(a, atty, L * BT * d.att);
 	TAKE(a, att, L * B * NH * T * 2);
 	TAKE(a, attrow, T);
 	TAKE(a, attproj, L * BT * C);
@@ -111,6 +115,8 @@ static size_t acts_layout(struct ct_model *m, float *base)
 	TAKE(a, probs, BT * Vp);
 	TAKE(a, losses, BT);
 	TAKE(a, rope, d.rope);
+	TAKE(a, qkvr, d.qkn ? L * BT * d.qkv : 0);
+	TAKE(a, qkn_rstd, L * BT * d.qkn);
 	return off;
 }
 
@@ -128,11 +134,11 @@ static size_t gacts_layout(struct ct_model *m, float *base)
 	TAKE(g, dresidual_in, BT * C);
 	TAKE(g, dresidual2, BT * C);
 	TAKE(g, dln, BT * C);
-	TAKE(g, datty, BT * C);
+	TAKE(g, datty, BT * d.att);
 	TAKE(g, dattproj, BT * C);
 	TAKE(g, dfcproj, BT * C);
 	TAKE(g, dqkv, BT * d.qkv);
-	TAKE(g, datt, ct_attention_scratch_floats(m->T, m->cfg.C, m->cfg.NH));
+	TAKE(g, datt, ct_attention_scratch_floats(m->T, (int)d.att, m->cfg.NH));
 	TAKE(g, dfch, BT * d.fch);
 	TAKE(g, dfch_gelu, BT * d.fch_gelu);
 	return off;

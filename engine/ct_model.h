@@ -231,6 +231,8 @@ struct ct_acts {
 	float *probs;		/* (B,T,Vp) */
 	float *losses;		/* (B,T) */
 	float *rope;		/* Llama only: (T, hs) RoPE table (ct_llama.h) */
+	float *qkvr;		/* Llama with q/k norms: (L,B,T,QKV) before the norms */
+	float *qkn_rstd;	/* Llama with q/k norms: (L,B,T,NH+KVH) */
 };
 
 /* Gradient scratch of the backward pass, reused by every layer (each

@@ -25,7 +25,8 @@
 static const char *const llk_names[CT_LK_COUNT] = {
 	"ct_ll_embed_fwd", "ct_ll_embed_bwd", "ct_rmsnorm_fwd", "ct_rmsnorm_bwd_dinp",
 	"ct_rmsnorm_bwd_dw", "ct_ll_rope", "ct_swiglu_fwd", "ct_swiglu_bwd",
-	"ct_ll_gqa_expand", "ct_ll_gqa_reduce",
+	"ct_ll_gqa_expand", "ct_ll_gqa_reduce", "ct_ll_qknorm_fwd", "ct_ll_qknorm_bwd_dw",
+	"ct_ll_qknorm_bwd_dx",
 };
 
 int ct_ocl_llk_init(struct ct_ocl_llk *lk, struct ct_ocl_ops *ops)
@@ -165,6 +166,29 @@ int ct_ocl_rope(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten tab, i
 		      qkv, tab, BT, T, NH + KVH, hs, (NH + 2 * KVH) * hs, dir);
 }
 
+int ct_ocl_qknorm_forward(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten rstd,
+			  struct ct_dten raw, struct ct_dten qkw, int BT, int NH, int KVH,
+			  int hd, float eps)
+{
+	return launch(lk, CT_LK_QKNORM_FWD, (size_t)(NH + 2 * KVH), (size_t)BT, "ttttiiiif",
+		      qkv, rstd, raw, qkw, BT, NH, KVH, hd, (double)eps);
+}
+
+int ct_ocl_qknorm_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dten dqkw,
+			   struct ct_dten raw, struct ct_dten qkw, struct ct_dten rstd,
+			   int BT, int NH, int KVH, int hd)
+{
+	int rc = 0;
+
+	if (dqkw.mem != NULL)	/* reads dqkv before the input half replaces it */
+		rc = launch(lk, CT_LK_QKNORM_BWD_DW, (size_t)2 * hd, 0, "ttttiiii", dqkw, dqkv,
+			    raw, rstd, BT, NH, KVH, hd);
+	if (rc == 0)
+		rc = launch(lk, CT_LK_QKNORM_BWD_DX, (size_t)(NH + KVH), (size_t)BT, "ttttiiii",
+			    dqkv, raw, qkw, rstd, BT, NH, KVH, hd);
+	return rc;
+}
+
 int ct_ocl_swiglu_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten fch,
 			  int BT, int F)
 {
@@ -231,7 +255,7 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 #define CT_LL_ACTS(X) \
 	X(encoded) X(ln1) X(ln1_rstd) X(qkv) X(atty) X(att) X(attproj) \
 	X(residual2) X(ln2) X(ln2_rstd) X(fch) X(sw) X(fcproj) X(residual3) \
-	X(lnf) X(lnf_rstd) X(logits) X(probs) X(losses) X(rope) X(x3)
+	X(lnf) X(lnf_rstd) X(logits) X(probs) X(losses) X(rope) X(x3) X(qkvr) X(qkn_rstd)
 #define CT_LL_GACTS(X) \
 	X(dresidual) X(dresidual_in) X(dresidual2) X(dln) X(datty) X(dattproj) \
 	X(dfcproj) X(dqkv) X(dx3) X(datt) X(dfch) X(dsw)
@@ -240,7 +264,7 @@ struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
-	int B, T, QKV;
+	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
 #define CT_LL_FIELD_(f) cl_mem f;
 	CT_LL_ACTS(CT_LL_FIELD_)
 	CT_LL_GACTS(CT_LL_FIELD_)
@@ -250,7 +274,7 @@ struct ct_ocl_llama {
 /* Layer l's parameter tensors in a params-shaped buffer (base NULL: all
  * NULL, for frozen gradients); qkvb.mem NULL without q/k/v biases. */
 struct ll_layer {
-	struct ct_dten ln1w, qkvw, qkvb, attprojw, ln2w, fcw, fcprojw;
+	struct ct_dten ln1w, qkvw, qkvb, qkn, attprojw, ln2w, fcw, fcprojw;
 };
 
 static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct ll_layer *p)
@@ -261,7 +285,9 @@ static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct l
 	p->ln1w = ct_dten_at(base, o[CT_LN1W] + l * C);
 	p->qkvw = ct_dten_at(base, o[CT_QKVW] + l * QKV * C);
 	p->qkvb = ct_dten_at(ll->lay.size[CT_QKVB] ? base : NULL, o[CT_QKVB] + l * QKV);
-	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * C);
+	p->qkn = ct_dten_at(ll->lay.size[CT_LN1B] ? base : NULL,
+			    o[CT_LN1B] + l * 2 * (size_t)ll->hd);
+	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * (size_t)ll->A);
 	p->ln2w = ct_dten_at(base, o[CT_LN2W] + l * C);
 	p->fcw = ct_dten_at(base, o[CT_FCW] + l * 2 * F * C);
 	p->fcprojw = ct_dten_at(base, o[CT_FCPROJW] + l * C * F);
@@ -282,20 +308,22 @@ static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
 {
 	const size_t L = ll->cfg.L, B = ll->B, T = ll->T, C = ll->cfg.C, NH = ll->cfg.NH;
 	const size_t F = ll->cfg.F, BT = B * T, QKV = ll->QKV, Vp = ll->cfg.Vp;
-	const size_t x3 = ll->cfg.KVH == ll->cfg.NH ? 0 : BT * 3 * C;
+	const size_t A = ll->A, x3 = ll->cfg.KVH == ll->cfg.NH ? 0 : BT * 3 * A;
+	const int qkn = (ll->cfg.flags & CT_LLAMA_QK_NORM) != 0;
 	int rc = 0;
 
 #define A_(f, n) if (rc == 0) rc = ll_alloc(ll, &ll->f, (n))
 	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_rstd, L * BT);
-	A_(qkv, L * BT * QKV); A_(atty, L * BT * C); A_(att, L * B * NH * T * 2);
+	A_(qkv, L * BT * QKV); A_(atty, L * BT * A); A_(att, L * B * NH * T * 2);
 	A_(attproj, BT * C); A_(residual2, L * BT * C); A_(ln2, L * BT * C);
 	A_(ln2_rstd, L * BT); A_(fch, L * BT * 2 * F); A_(sw, L * BT * F);
 	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
 	A_(lnf_rstd, BT); A_(logits, BT * Vp); A_(probs, BT * Vp); A_(losses, BT);
-	A_(rope, T * (C / NH)); A_(x3, x3);
+	A_(rope, T * (size_t)ll->hd); A_(x3, x3);
+	A_(qkvr, qkn ? L * BT * QKV : 0); A_(qkn_rstd, qkn ? L * BT * (NH + ll->cfg.KVH) : 0);
 	if (grads) {
 		A_(dresidual, BT * C); A_(dresidual_in, BT * C); A_(dresidual2, BT * C);
-		A_(dln, BT * C); A_(datty, BT * C); A_(dattproj, BT * C);
+		A_(dln, BT * C); A_(datty, BT * A); A_(dattproj, BT * C);
 		A_(dfcproj, BT * C); A_(dqkv, BT * QKV); A_(dx3, x3);
 		A_(datt, B * NH * T); A_(dfch, BT * 2 * F); A_(dsw, BT * F);
 	}
@@ -305,7 +333,7 @@ static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
 
 static int upload_rope(struct ct_ocl_llama *ll)
 {
-	const size_t n = (size_t)ll->T * (ll->cfg.C / ll->cfg.NH);
+	const size_t n = (size_t)ll->T * ll->hd;
 	float *tab = malloc(n * sizeof(float));
 	int rc;
 
@@ -333,6 +361,8 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 	ll->B = B;
 	ll->T = T;
 	ll->QKV = ct_llama_qkv_dim(cfg);
+	ll->A = ct_llama_att_dim(cfg);
+	ll->hd = ct_llama_head_dim(cfg);
 	rc = ct_ocl_llk_init(&ll->lk, ops);
 	if (rc == 0)
 		rc = ll_alloc_all(ll, grads);
@@ -385,27 +415,32 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
-	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = C / c->NH;
+	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = ll->hd;
 	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
 	const float eps = (float)c->rms_eps;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), fch = D(ll->fch, lt * 2 * F);
 	struct ct_dten sw = D(ll->sw, lt * F), ln1 = D(ll->ln1, lc), ln2 = D(ll->ln2, lc);
-	struct ct_dten atty = D(ll->atty, lc), attproj = D(ll->attproj, 0);
+	struct ct_dten atty = D(ll->atty, lt * ll->A), attproj = D(ll->attproj, 0);
 	struct ct_dten fcproj = D(ll->fcproj, 0), none = { NULL, 0 };
+	struct ct_dten raw;
 	struct ll_layer p;
 	int rc = 0;
 
 	ll_layer(ll, params, l, &p);
+	raw = p.qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
 	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p.ln1w, BT, C, eps));
-	DO(ct_ocl_matmul_forward(o, qkv, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
+	DO(ct_ocl_matmul_forward(o, raw, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
 				 BT, C, ll->QKV));
-	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, qkv, ln1));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, raw, ln1));
+	if (p.qkn.mem != NULL)
+		DO(ct_ocl_qknorm_forward(lk, qkv, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
+					 p.qkn, BT, c->NH, c->KVH, hs, eps));
 	DO(ct_ocl_rope(lk, qkv, D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
 	DO(ct_ocl_gqa_forward(lk, atty, D(ll->att, lt * c->NH * 2), qkv, D(ll->x3, 0),
 			      B, T, c->NH, c->KVH, hs));
-	DO(ct_ocl_matmul_forward(o, attproj, atty, p.attprojw, none, 0, BT, C, C));
+	DO(ct_ocl_matmul_forward(o, attproj, atty, p.attprojw, none, 0, BT, ll->A, C));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
 	DO(ct_ocl_residual_forward(o, D(ll->residual2, lc), residual, attproj, n));
 	DO(ct_ocl_rmsnorm_forward(lk, ln2, D(ll->ln2_rstd, lt), D(ll->residual2, lc), p.ln2w,
@@ -500,11 +535,11 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
-	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = C / c->NH;
+	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = ll->hd;
 	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lc);
+	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lt * ll->A);
 	struct ct_dten ln1 = D(ll->ln1, lc), none = { NULL, 0 };
 	struct ll_layer p, d;
 	int rc = 0;
@@ -516,9 +551,9 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
 	DO(ct_ocl_residual_backward(o, D(ll->dresidual_in, 0), D(ll->dattproj, 0),
 				    D(ll->dresidual2, 0), n));
-	DO(ct_ocl_zero(o, D(ll->datty, 0), n));
+	DO(ct_ocl_zero(o, D(ll->datty, 0), (size_t)BT * ll->A));
 	DO(mm_bwd(ll, grads, D(ll->datty, 0), d.attprojw, none, D(ll->dattproj, 0), atty,
-		  p.attprojw, BT, C, C));
+		  p.attprojw, BT, ll->A, C));
 	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, D(ll->datty, 0), D(ll->dattproj, 0),
 				atty));
 	DO(ct_ocl_zero(o, D(ll->dqkv, 0), (size_t)BT * ll->QKV));
@@ -526,6 +561,10 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 			       D(ll->att, lt * c->NH * 2), D(ll->x3, 0), D(ll->dx3, 0),
 			       B, T, c->NH, c->KVH, hs));
 	DO(ct_ocl_rope(lk, D(ll->dqkv, 0), D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
+	if (p.qkn.mem != NULL)
+		DO(ct_ocl_qknorm_backward(lk, D(ll->dqkv, 0), d.qkn, D(ll->qkvr, lt * ll->QKV),
+					  p.qkn, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), BT,
+					  c->NH, c->KVH, hs));
 	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
 	DO(mm_bwd(ll, grads, D(ll->dln, 0), d.qkvw, d.qkvb, D(ll->dqkv, 0), ln1, p.qkvw,
 		  BT, C, ll->QKV));

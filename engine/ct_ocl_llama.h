@@ -35,6 +35,9 @@ enum ct_ocl_llama_kid {
 	CT_LK_SWIGLU_BWD,
 	CT_LK_GQA_EXPAND,
 	CT_LK_GQA_REDUCE,
+	CT_LK_QKNORM_FWD,
+	CT_LK_QKNORM_BWD_DW,
+	CT_LK_QKNORM_BWD_DX,
 	CT_LK_COUNT
 };
 
@@ -69,6 +72,14 @@ int ct_ocl_rmsnorm_backward(struct ct_ocl_llk *lk, struct ct_dten dinp, struct c
  * of ct_llama_rope_table). */
 int ct_ocl_rope(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten tab, int BT,
 		int T, int NH, int KVH, int hs, int dir);
+/* ct_qknorm_forward / ct_qknorm_backward (Qwen3's per-head q/k RMSNorm);
+ * dqkw.mem NULL: the input gradient only (frozen weights). */
+int ct_ocl_qknorm_forward(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten rstd,
+			  struct ct_dten raw, struct ct_dten qkw, int BT, int NH, int KVH,
+			  int hd, float eps);
+int ct_ocl_qknorm_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dten dqkw,
+			   struct ct_dten raw, struct ct_dten qkw, struct ct_dten rstd,
+			   int BT, int NH, int KVH, int hd);
 int ct_ocl_swiglu_forward(struct ct_ocl_llk *lk, struct ct_dten out, struct ct_dten fch,
 			  int BT, int F);
 int ct_ocl_swiglu_backward(struct ct_ocl_llk *lk, struct ct_dten dfch, struct ct_dten fch,

@@ -47,33 +47,62 @@ __kernel void ct_ll_embed_bwd(CT_BUF(__global, dwte), CT_BUF(const __global, dou
 
 /* ---- RMSNorm --------------------------------------------------------------- */
 
+/* One row of n values: y = (x * rs) * w with rs ct_rmsnorm_forward's
+ * chain; returns rs. */
+static float rms_row_fwd(__global float *y, const __global float *x,
+			 const __global float *w, int n, float eps)
+{
+	float ss = 0.0f, rs;
+
+	for (int i = 0; i < n; i++)
+		ss = fma(x[i], x[i], ss);
+	rs = ss / (float)n;
+	rs = rs + eps;
+	rs = sqrt(rs);
+	rs = 1.0f / rs;
+	for (int i = 0; i < n; i++) {
+		float v = x[i] * rs;
+
+		y[i] = v * w[i];
+	}
+	return rs;
+}
+
+/* The input gradient of one row (ct_rmsnorm_backward's chain): dv_i =
+ * (dn_i - n_i * m) * rs; dx_i + dv_i when add, else dv_i (dx may be dy). */
+static void rms_row_bwd(__global float *dx, const __global float *dy,
+			const __global float *x, const __global float *w, float rs, int n,
+			int add)
+{
+	float s = 0.0f, m;
+
+	for (int i = 0; i < n; i++) {
+		float dn = w[i] * dy[i], v = x[i] * rs;
+
+		s = fma(dn, v, s);
+	}
+	m = s / (float)n;
+	for (int i = 0; i < n; i++) {
+		float dn = w[i] * dy[i], v = x[i] * rs, dv;
+
+		v = v * m;
+		dv = dn - v;
+		dv = dv * rs;
+		dx[i] = add ? dx[i] + dv : dv;
+	}
+}
+
 /* ct_rmsnorm_forward; one work-item per row r. */
 __kernel void ct_rmsnorm_fwd(CT_BUF(__global, out), CT_BUF(__global, rstd),
 			     CT_BUF(const __global, inp), CT_BUF(const __global, w),
 			     int BT, int C, float eps)
 {
 	int r = get_global_id(0);
-	const __global float *x;
-	__global float *y;
-	float ss = 0.0f, rs;
 
 	if (r >= BT)
 		return;
 	CT_AT(out); CT_AT(rstd); CT_AT(inp); CT_AT(w);
-	x = inp + (size_t)r * C;
-	y = out + (size_t)r * C;
-	for (int i = 0; i < C; i++)
-		ss = fma(x[i], x[i], ss);
-	rs = ss / (float)C;
-	rs = rs + eps;
-	rs = sqrt(rs);
-	rs = 1.0f / rs;
-	for (int i = 0; i < C; i++) {
-		float v = x[i] * rs;
-
-		y[i] = v * w[i];
-	}
-	rstd[r] = rs;
+	rstd[r] = rms_row_fwd(out + (size_t)r * C, inp + (size_t)r * C, w, C, eps);
 }
 
 /* The dinp half of ct_rmsnorm_backward; one work-item per row r. */
@@ -82,31 +111,12 @@ __kernel void ct_rmsnorm_bwd_dinp(CT_BUF(__global, dinp), CT_BUF(const __global,
 				  CT_BUF(const __global, rstd), int BT, int C)
 {
 	int r = get_global_id(0);
-	const __global float *x, *dy;
-	__global float *dx;
-	float rs, s = 0.0f, m;
+	size_t o = (size_t)r * C;
 
 	if (r >= BT)
 		return;
 	CT_AT(dinp); CT_AT(dout); CT_AT(inp); CT_AT(w); CT_AT(rstd);
-	x = inp + (size_t)r * C;
-	dy = dout + (size_t)r * C;
-	dx = dinp + (size_t)r * C;
-	rs = rstd[r];
-	for (int i = 0; i < C; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs;
-
-		s = fma(dn, n, s);
-	}
-	m = s / (float)C;
-	for (int i = 0; i < C; i++) {
-		float dn = w[i] * dy[i], n = x[i] * rs, dv;
-
-		n = n * m;
-		dv = dn - n;
-		dv = dv * rs;
-		dx[i] = dx[i] + dv;
-	}
+	rms_row_bwd(dinp + o, dout + o, inp + o, w, rstd[r], C, 1);
 }
 
 /* The dw half of ct_rmsnorm_backward; one work-item per channel i, rows
@@ -266,4 +276,73 @@ __kernel void ct_ll_gqa_reduce(CT_BUF(__global, dqkv), CT_BUF(const __global, sr
 	for (int g = 0; g < G; g++)
 		acc = acc + e[part * C + (kh * G + g) * hs + i];
 	*d = acc;
+}
+
+/* ---- per-head RMSNorm of q and k (Qwen3) --------------------------------- */
+
+/* ct_qknorm_forward: raw, qkv (BT, (NH+2KVH)*hd); heads h < NH+KVH normed
+ * (w = qkw, or qkw + hd for k heads), the v heads copied. One work-item
+ * per (head h < NH+2KVH, row r). */
+__kernel void ct_ll_qknorm_fwd(CT_BUF(__global, qkv), CT_BUF(__global, rstd),
+			       CT_BUF(const __global, raw), CT_BUF(const __global, qkw),
+			       int BT, int NH, int KVH, int hd, float eps)
+{
+	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
+	size_t o;
+
+	if (h >= nh + KVH || r >= BT)
+		return;
+	CT_AT(qkv); CT_AT(rstd); CT_AT(raw); CT_AT(qkw);
+	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
+	if (h >= nh) {
+		for (int i = 0; i < hd; i++)
+			qkv[o + i] = raw[o + i];
+		return;
+	}
+	rstd[(size_t)r * nh + h] = rms_row_fwd(qkv + o, raw + o, qkw + (h < NH ? 0 : hd), hd,
+						 eps);
+}
+
+/* The weight half of ct_qknorm_backward: dqkw[j] for j < 2hd (j < hd:
+ * q_norm over the q heads, else k_norm over the k heads), rows then heads
+ * in increasing order. One work-item per j. Runs before ..._dx. */
+__kernel void ct_ll_qknorm_bwd_dw(CT_BUF(__global, dqkw), CT_BUF(const __global, dqkv),
+				  CT_BUF(const __global, raw), CT_BUF(const __global, rstd),
+				  int BT, int NH, int KVH, int hd)
+{
+	int j = get_global_id(0), nh = NH + KVH, i, h0, h1;
+	size_t QKV = (size_t)(NH + 2 * KVH) * hd;
+	float acc = 0.0f;
+
+	if (j >= 2 * hd)
+		return;
+	CT_AT(dqkw); CT_AT(dqkv); CT_AT(raw); CT_AT(rstd);
+	i = j % hd;
+	h0 = j < hd ? 0 : NH;
+	h1 = j < hd ? NH : nh;
+	for (int r = 0; r < BT; r++)
+		for (int h = h0; h < h1; h++) {
+			size_t k = (size_t)r * QKV + (size_t)h * hd + i;
+			float n = raw[k] * rstd[(size_t)r * nh + h];
+
+			acc = fma(n, dqkv[k], acc);
+		}
+	dqkw[j] = dqkw[j] + acc;
+}
+
+/* The input half of ct_qknorm_backward, in place on dqkv's q and k heads.
+ * One work-item per (head h < NH+KVH, row r). */
+__kernel void ct_ll_qknorm_bwd_dx(CT_BUF(__global, dqkv), CT_BUF(const __global, raw),
+				  CT_BUF(const __global, qkw), CT_BUF(const __global, rstd),
+				  int BT, int NH, int KVH, int hd)
+{
+	int h = get_global_id(0), r = get_global_id(1), nh = NH + KVH;
+	size_t o;
+
+	if (h >= nh || r >= BT)
+		return;
+	CT_AT(dqkv); CT_AT(raw); CT_AT(qkw); CT_AT(rstd);
+	o = (size_t)r * (NH + 2 * KVH) * hd + (size_t)h * hd;
+	rms_row_bwd(dqkv + o, dqkv + o, raw + o, qkw + (h < NH ? 0 : hd),
+		    rstd[(size_t)r * nh + h], hd, 0);
 }

@@ -113,13 +113,21 @@ galera_synced() {
 		WHERE VARIABLE_NAME='wsrep_local_state_comment'" 2>/dev/null)" = Synced ]
 }
 
+# mariadb-install-db into node 1's (empty) data directory.
+galera_install_db() {
+	mkdir -p "$GT/n1/data" &&
+	mariadb-install-db --no-defaults --datadir="$GT/n1/data" --user=root \
+		--auth-root-authentication-method=normal >"$GT/n1/install.log" 2>&1
+}
+
 galera_start() {
 	local i=$1 n
 	shift
 	[ -f "$GT/n$i/my.cnf" ] || galera_conf "$i"
 	if [ "$i" = 1 ] && [ ! -d "$GT/n1/data/mysql" ]; then
-		mariadb-install-db --no-defaults --datadir="$GT/n1/data" --user=root \
-			--auth-root-authentication-method=normal >"$GT/n1/install.log" 2>&1 ||
+		# one retry from scratch: under heavy load its bootstrap server
+		# has been seen to fail once (make check at load 18)
+		galera_install_db || { rm -rf "$GT/n1/data"; galera_install_db; } ||
 			{ echo "galera: mariadb-install-db failed"; cat "$GT/n1/install.log"; return 1; }
 	fi
 	# a node that comes back may need a new SST, written by nobody (above)

@@ -10,12 +10,14 @@ test_test_llama_LDADD = $(CT_TEST_LIBS)
 endif
 # Scripts: the PyTorch comparison; a LoRA job from a safetensors directory
 # through server and clients (llama_e2e_wide.sh: with Llama 3's 128,256
-# ids and real tokenizer.json text); tokenizer.json post_processor
+# ids and real tokenizer.json text; llama_e2e_qwen3.sh: a Qwen3-style model);
+# tokenizer.json post_processor
 # templates (Llama 3's <|begin_of_text|>) against Hugging Face's encode with
 # special tokens; vocabularies over 65,536 (Llama 3, Qwen2.5) trained on C
 # reference vs OpenCL byte for byte. Node-based ones skip without
 # test/node_modules.
 CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh \
+	test/llama_e2e_qwen3.sh \
 	test/tokenizer_template.sh test/llama_vocab.sh
 dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
 TESTS += $(CT_LLAMA_TEST_SH)

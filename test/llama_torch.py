@@ -40,12 +40,25 @@ CASES = [
     ("qwen_bias_gqa", 2, 64, 4, 1, 112, 270, True, True, 1000000.0, None, "BF16", 2),
     ("llama3_scaling", 1, 64, 2, 1, 64, 257, False, False, 500000.0,
      (8.0, 1.0, 4.0, 8), "F16", 1),
+    # Qwen3: head_dim 16 != C/NH = 12 (q 64 wide, o_proj 64 -> 48), per-head
+    # q_norm / k_norm before RoPE, GQA, tied
+    ("qwen3_hd_qknorm", 2, 48, 4, 2, 80, 290, True, False, 1000000.0, None, "BF16", 1,
+     16, True),
+    ("qwen3_f32_mha", 1, 32, 4, 4, 64, 270, False, False, 10000.0, None, "F32", 2,
+     4, True),
 ]
+
+def qwen3(case):
+    """(head_dim, q/k norms) of a case: Qwen3 cases carry them last."""
+    if len(case) > 13:
+        return case[13], case[14]
+    return case[2] // case[3], False
+
 
 DT = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
 
 
-def hf_names(L, bias, tied):
+def hf_names(L, bias, tied, qkn=False):
     names = ["model.embed_tokens.weight"]
     for l in range(L):
         p = "model.layers.%d." % l
@@ -54,6 +67,8 @@ def hf_names(L, bias, tied):
         if bias:
             names += [p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias",
                       p + "self_attn.v_proj.bias"]
+        if qkn:
+            names += [p + "self_attn.q_norm.weight", p + "self_attn.k_norm.weight"]
         names += [p + "self_attn.o_proj.weight", p + "post_attention_layernorm.weight",
                   p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight",
                   p + "mlp.down_proj.weight"]
@@ -64,8 +79,8 @@ def hf_names(L, bias, tied):
 
 
 def make_model(case, gen):
-    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case
-    hs = C // NH
+    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case[:13]
+    hs, qkn = qwen3(case)
     shapes = {"model.embed_tokens.weight": (V, C), "model.norm.weight": (C,),
               "lm_head.weight": (V, C)}
     for l in range(L):
@@ -77,10 +92,11 @@ def make_model(case, gen):
             p + "self_attn.v_proj.weight": (KVH * hs, C),
             p + "self_attn.q_proj.bias": (NH * hs,), p + "self_attn.k_proj.bias": (KVH * hs,),
             p + "self_attn.v_proj.bias": (KVH * hs,),
-            p + "self_attn.o_proj.weight": (C, C), p + "mlp.gate_proj.weight": (F, C),
+            p + "self_attn.q_norm.weight": (hs,), p + "self_attn.k_norm.weight": (hs,),
+            p + "self_attn.o_proj.weight": (C, NH * hs), p + "mlp.gate_proj.weight": (F, C),
             p + "mlp.up_proj.weight": (F, C), p + "mlp.down_proj.weight": (C, F)})
     w = {}
-    for n in hf_names(L, bias, tied):
+    for n in hf_names(L, bias, tied, qkn):
         shp = shapes[n]
         if n.endswith("norm.weight"):
             t = 1.0 + 0.1 * torch.randn(shp, generator=gen)
@@ -131,14 +147,20 @@ def read_safetensors(path):
 
 
 def write_hf_dir(d, case, w):
-    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case
+    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case[:13]
+    hd, qkn = qwen3(case)
     os.makedirs(d, exist_ok=True)
-    cfg = {"architectures": ["Qwen2ForCausalLM" if bias else "LlamaForCausalLM"],
-           "model_type": "qwen2" if bias else "llama", "hidden_size": C,
+    mt = "qwen3" if qkn else "qwen2" if bias else "llama"
+    cfg = {"architectures": [{"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                              "llama": "LlamaForCausalLM"}[mt]],
+           "model_type": mt, "hidden_size": C,
            "intermediate_size": F, "num_hidden_layers": L, "num_attention_heads": NH,
            "num_key_value_heads": KVH, "vocab_size": V, "max_position_embeddings": 128,
            "rms_norm_eps": 1e-5, "rope_theta": theta, "tie_word_embeddings": tied,
            "hidden_act": "silu", "torch_dtype": "float32"}
+    if qkn:
+        cfg.update({"head_dim": hd, "attention_bias": False, "use_sliding_window": False,
+                    "sliding_window": None, "max_window_layers": L})
     if scal:
         cfg["rope_scaling"] = {"rope_type": "llama3", "factor": scal[0],
                                "low_freq_factor": scal[1], "high_freq_factor": scal[2],
@@ -155,8 +177,8 @@ def write_hf_dir(d, case, w):
 
 
 def inv_freq(case):
-    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case
-    hs = C // NH
+    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case[:13]
+    hs = qwen3(case)[0]
     f = [theta ** (-(2.0 * i) / hs) for i in range(hs // 2)]
     if scal:
         factor, low, high, orig = scal
@@ -175,8 +197,8 @@ def inv_freq(case):
 
 
 def forward(case, p, idx, tgt):
-    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case
-    hs, eps = C // NH, 1e-5
+    name, L, C, NH, KVH, F, V, tied, bias, theta, scal, dtype, shards = case[:13]
+    (hs, qkn), eps = qwen3(case), 1e-5
     Bb, Tt = idx.shape
     ang = torch.arange(Tt, dtype=torch.float64)[:, None] * inv_freq(case)[None, :]
     cos = torch.cat([ang.cos(), ang.cos()], -1).float()
@@ -199,13 +221,17 @@ def forward(case, p, idx, tgt):
             y = h @ p[pre + "self_attn.%s_proj.weight" % k].T
             if bias:
                 y = y + p[pre + "self_attn.%s_proj.bias" % k]
-            qkv.append(y.view(Bb, Tt, nh, hs).transpose(1, 2))
+            y = y.view(Bb, Tt, nh, hs)
+            if qkn and k != "v":
+                # Qwen3: each head's q and k RMS-normed over head_dim, then RoPE
+                y = rms(y, p[pre + "self_attn.%s_norm.weight" % k])
+            qkv.append(y.transpose(1, 2))
         q, k, v = rope(qkv[0]), rope(qkv[1]), qkv[2]
         k = k.repeat_interleave(NH // KVH, dim=1)
         v = v.repeat_interleave(NH // KVH, dim=1)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(hs)
         att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(Bb, Tt, C)
+        y = (att @ v).transpose(1, 2).reshape(Bb, Tt, NH * hs)
         x = x + y @ p[pre + "self_attn.o_proj.weight"].T
         h = rms(x, p[pre + "post_attention_layernorm.weight"])
         g = torch.nn.functional.silu(h @ p[pre + "mlp.gate_proj.weight"].T)

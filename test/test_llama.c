@@ -295,6 +295,20 @@ static void test_resume_identical(void **state)
 	ct_gpt2_free(&m);
 }
 
+/* The adapter floats of every LoRA slot of cfg, added up. */
+static size_t lora_slots_sum(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+{
+	size_t sum = 0;
+
+	for (int i = 0; i < ct_lora_nslots(cfg, spec); i++) {
+		struct ct_lora_slot s;
+
+		ct_lora_slot(cfg, spec, i, &s);
+		sum += (size_t)spec->rank * ((size_t)s.in + s.out);
+	}
+	return sum;
+}
+
 static void test_sizes_and_refusal(void **state)
 {
 	struct ct_gpt2_config smol = { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30,
@@ -304,7 +318,6 @@ static void test_sizes_and_refusal(void **state)
 	struct ct_lora_spec spec = { .rank = 8, .alpha = 8, .targets = CT_LORA_ALL };
 	struct ct_backend_ops fake = { .name = "other" };
 	struct ct_gpt2_layout lay;
-	size_t sum = 0;
 
 	(void)state;
 	assert_int_equal(ct_gpt2_config_check(&smol), 0);
@@ -313,16 +326,80 @@ static void test_sizes_and_refusal(void **state)
 	assert_true(fabs(ct_gpt2_flops_per_token(&smol, 64) -
 			 3.0 * (2.0 * (30.0 * (960.0 * 576 + 576.0 * 576 + 3.0 * 1536 * 576) +
 				       49152.0 * 576) + 2.0 * 30 * 576 * 65)) < 1.0);
-	for (int i = 0; i < ct_lora_nslots(&smol, &spec); i++) {
-		struct ct_lora_slot s;
-
-		ct_lora_slot(&smol, &spec, i, &s);
-		sum += (size_t)spec.rank * ((size_t)s.in + s.out);
-	}
-	assert_int_equal(sum, ct_lora_nparams(&smol, &spec));
+	assert_int_equal(lora_slots_sum(&smol, &spec), ct_lora_nparams(&smol, &spec));
 	assert_int_equal(ct_backend_supports(&ct_cpu_backend_ops, &smol), 0);
 	assert_int_equal(ct_backend_supports(&fake, &smol), CT_EUNSUPP);
 	assert_non_null(strstr(ct_errmsg(CT_EUNSUPP), "C reference and OpenCL only"));
+}
+
+/* Qwen3: head_dim apart from C/NH and q/k norms need the version 2
+ * header, which round-trips to the byte; plain models still write
+ * version 1; Qwen3-0.6B's sizes, FLOPs and LoRA slots. */
+static void test_qwen3(void **state)
+{
+	struct ct_gpt2_config c = tiny_llama(), bad;
+	struct ct_gpt2_config q06 = { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28,
+				      .NH = 16, .C = 1024, .arch = CT_ARCH_LLAMA, .KVH = 8,
+				      .F = 3072, .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM,
+				      .hd = 128, .rope_theta = 1e6, .rms_eps = 1e-6 };
+	struct ct_lora_spec spec = { .rank = 8, .alpha = 8, .targets = CT_LORA_ALL };
+	struct ct_gpt2 m = { 0 }, back = { 0 };
+	struct ct_gpt2_layout lay;
+	struct ct_lora_slot sl;
+	unsigned char *img, *img2;
+	size_t n, n2;
+
+	(void)state;
+	c.flags = CT_LLAMA_QK_NORM;
+	c.hd = 12;		/* C/NH = 8 */
+	assert_int_equal(ct_gpt2_alloc(&m, &c), 0);
+	assert_int_equal(m.lay.size[CT_LN1B], 2 * 2 * 12);
+	assert_int_equal(m.lay.size[CT_QKVW], 2 * (4 + 4) * 12 * 32);
+	assert_int_equal(m.lay.size[CT_ATTPROJW], 2 * 32 * 48);
+	assert_int_equal(ct_gpt2_init_random(&c, 3, m.params), 0);
+	assert_true(m.params[m.lay.offset[CT_LN1B]] == 1.0f);	/* norm weights start at 1 */
+	assert_int_equal(ct_gpt2_save(ct_test_path("q.ct"), &c, m.params), 0);
+	assert_int_equal(ct_file_read_all(ct_test_path("q.ct"), 0, &img, &n), 0);
+	assert_int_equal(ct_le_get32(img + 4), CT_LLAMA_VERSION_HD);
+	assert_int_equal(ct_le_get32(img + 88), 12);
+	assert_int_equal(ct_gpt2_load_mem(img, n, "q.ct", &back), 0);
+	assert_memory_equal(&back.cfg, &c, sizeof(c));
+	assert_int_equal(ct_gpt2_save(ct_test_path("q2.ct"), &back.cfg, back.params), 0);
+	ct_gpt2_free(&back);
+	assert_int_equal(ct_file_read_all(ct_test_path("q2.ct"), 0, &img2, &n2), 0);
+	assert_int_equal(n2, n);
+	assert_memory_equal(img2, img, n);
+	free(img2);
+	img[92] = 1;		/* reserved after head_dim */
+	assert_int_equal(ct_gpt2_load_mem(img, n, "reserved", &back), CT_EFORMAT);
+	img[92] = 0;
+	ct_le_put32(img + 4, CT_LLAMA_VERSION);	/* q/k norms in a version 1 file */
+	assert_int_equal(ct_gpt2_load_mem(img, n, "v1", &back), CT_EFORMAT);
+	free(img);
+	ct_gpt2_free(&m);
+	c = tiny_llama();	/* nothing new: still version 1 */
+	assert_int_equal(ct_gpt2_alloc(&m, &c), 0);
+	assert_int_equal(ct_gpt2_save(ct_test_path("p.ct"), &c, m.params), 0);
+	assert_int_equal(ct_file_read_all(ct_test_path("p.ct"), 0, &img, &n), 0);
+	assert_int_equal(ct_le_get32(img + 4), CT_LLAMA_VERSION);
+	free(img);
+	ct_gpt2_free(&m);
+	bad = c;
+	bad.hd = 8;		/* C/NH must be written 0 */
+	assert_int_equal(ct_gpt2_config_check(&bad), CT_EFORMAT);
+	bad.hd = 7;		/* odd */
+	assert_int_equal(ct_gpt2_config_check(&bad), CT_EFORMAT);
+	bad.hd = CT_LLAMA_MAX_HD + 2;
+	assert_int_equal(ct_gpt2_config_check(&bad), CT_EFORMAT);
+	assert_int_equal(ct_gpt2_config_check(&q06), 0);
+	ct_gpt2_layout(&q06, &lay);
+	assert_int_equal(lay.total, 596049920);	/* Qwen3-0.6B's parameter count */
+	assert_true(fabs(ct_gpt2_flops_per_token(&q06, 64) -
+			 3.0 * (2.0 * (28.0 * (4096.0 * 1024 + 2048.0 * 1024 + 3.0 * 3072 * 1024) +
+				       151936.0 * 1024) + 2.0 * 28 * 2048 * 65)) < 1.0);
+	ct_lora_slot(&q06, &spec, 1, &sl);	/* layer 0's o_proj: A = 2048 -> C */
+	assert_true(sl.target == CT_LORA_ATTPROJ && sl.in == 2048 && sl.out == 1024);
+	assert_int_equal(lora_slots_sum(&q06, &spec), ct_lora_nparams(&q06, &spec));
 }
 
 int main(void)
@@ -335,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_threads_identical),
 		cmocka_unit_test(test_resume_identical),
 		cmocka_unit_test(test_sizes_and_refusal),
+		cmocka_unit_test(test_qwen3),
 	};
 
 	return cmocka_run_group_tests(tests, ct_test_dir_setup, ct_test_dir_teardown);

@@ -172,6 +172,40 @@ static void test_swiglu(void **state)
 	drop(d_dout, dout);
 }
 
+/* ct_qknorm_forward / ct_qknorm_backward (Qwen3) on rows of NH + 2 KVH
+ * heads of hd. */
+static void check_qknorm(int BT, int NH, int KVH, int hd, int with_dw)
+{
+	const size_t n = (size_t)BT * (NH + 2 * KVH) * hd, nr = (size_t)BT * (NH + KVH);
+	float *raw = rand_floats(n, 2.0f), *w = rand_floats(2 * (size_t)hd, 1.5f);
+	float *qkv = rand_floats(n, 1.0f), *rstd = rand_floats(nr, 1.0f);
+	float *dqkv = rand_floats(n, 1.0f), *dw = rand_floats(2 * (size_t)hd, 1.0f);
+	struct ct_dten d_raw = dev(raw, n), d_w = dev(w, 2 * (size_t)hd), d_qkv = dev(qkv, n);
+	struct ct_dten d_rstd = dev(rstd, nr), d_dqkv = dev(dqkv, n);
+	struct ct_dten d_dw = dev(dw, 2 * (size_t)hd), none = { NULL, 0 };
+
+	ct_qknorm_forward(qkv, rstd, raw, w, BT, NH, KVH, hd, 1e-6f);
+	assert_int_equal(ct_ocl_qknorm_forward(&lk, d_qkv, d_rstd, d_raw, d_w, BT, NH, KVH, hd,
+					       1e-6f), 0);
+	ct_qknorm_backward(dqkv, with_dw ? dw : NULL, raw, w, rstd, BT, NH, KVH, hd);
+	assert_int_equal(ct_ocl_qknorm_backward(&lk, d_dqkv, with_dw ? d_dw : none, d_raw, d_w,
+						d_rstd, BT, NH, KVH, hd), 0);
+	expect_same("qknorm forward", d_qkv, qkv, n);
+	expect_same("qknorm rstd", d_rstd, rstd, nr);
+	expect_same("qknorm backward", d_dqkv, dqkv, n);
+	expect_same("qknorm dw", d_dw, dw, 2 * (size_t)hd);
+	drop(d_raw, raw);
+	drop(d_w, w);
+}
+
+static void test_qknorm(void **state)
+{
+	(void)state;
+	check_qknorm(23, 4, 2, 16, 1);
+	check_qknorm(7, 3, 1, 130, 1);	/* wider than 128 */
+	check_qknorm(9, 2, 2, 6, 0);	/* frozen weights */
+}
+
 /* ct_gqa_forward / ct_gqa_backward on rows of (NH + 2 KVH) heads. */
 static void check_gqa(int B, int T, int NH, int KVH, int hs)
 {
@@ -216,16 +250,19 @@ static void test_gqa(void **state)
 	check_gqa(1, 9, 4, 1, 14);	/* multi-query */
 	check_gqa(2, 5, 3, 3, 8);	/* KVH == NH: GPT-2's rows */
 	check_gqa(1, 11, 2, 1, 66);	/* heads wider than the kernels' 64 channels */
+	check_gqa(1, 9, 4, 2, 128);	/* Qwen3's head_dim */
 }
 
 /* ---- whole work units ------------------------------------------------------- */
 
-/* L=2 C=36 NH=6 hs=6, V=53 < Vp=56, F=30; kvh and flags vary. */
+/* L=2 C=36 NH=6 hs=6, V=53 < Vp=56, F=30; kvh and flags vary. With
+ * Qwen3's q/k norms the heads are hd = 8 wide (q 48 > C = 36). */
 static struct ct_gpt2_config model_cfg(int KVH, int flags)
 {
 	return (struct ct_gpt2_config){ .maxT = 16, .V = 53, .Vp = 56, .L = 2, .NH = 6,
 					.C = 36, .arch = CT_ARCH_LLAMA, .KVH = KVH, .F = 30,
-					.flags = flags, .rope_theta = 500000.0, .rms_eps = 1e-5 };
+					.flags = flags, .rope_theta = 500000.0, .rms_eps = 1e-5,
+					.hd = (flags & CT_LLAMA_QK_NORM) ? 8 : 0 };
 }
 
 struct wu_fix {
@@ -340,6 +377,14 @@ static void test_wu_lora(void **state)
 	wu_equal(2, CT_LLAMA_TIED, 2);
 }
 
+static void test_wu_qwen3(void **state)
+{
+	(void)state;
+	wu_equal(2, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 0);
+	wu_equal(6, CT_LLAMA_QK_NORM, 0);
+	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
+}
+
 /* One step through the backend interface: gradients, weights and AdamW
  * moments all identical; evaluation and logits too. */
 static void test_backend_state_equal(void **state)
@@ -429,11 +474,13 @@ int main(void)
 		cmocka_unit_test(test_rope),
 		cmocka_unit_test(test_swiglu),
 		cmocka_unit_test(test_gqa),
+		cmocka_unit_test(test_qknorm),
 		cmocka_unit_test(test_backend_state_equal),
 		cmocka_unit_test(test_wu_gqa_untied_bias),
 		cmocka_unit_test(test_wu_mqa_tied),
 		cmocka_unit_test(test_wu_mha_tied_bias),
 		cmocka_unit_test(test_wu_lora),
+		cmocka_unit_test(test_wu_qwen3),
 	};
 
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
