@@ -37,12 +37,12 @@ struct opts {
 static int make_inputs(const char *dir, const struct ct_gpt2_config *cfg, char *model,
 		       char *train, char *eval)
 {
-	static uint16_t tok[20000];
+	static ct_tok tok[20000];
 	struct ct_gpt2 m = { 0 };
 	int rc;
 
 	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
-		tok[i] = (uint16_t)((i * 2654435761u) % (unsigned)cfg->V);
+		tok[i] = (ct_tok)((i * 2654435761u) % (unsigned)cfg->V);
 	rc = ct_path_join(model, 4096, dir, "bench-model.bin");
 	if (rc == 0) rc = ct_path_join(train, 4096, dir, "bench-train.bin");
 	if (rc == 0) rc = ct_path_join(eval, 4096, dir, "bench-eval.bin");

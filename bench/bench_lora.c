@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ct_bench.h"
 #include "ct_buf.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
@@ -207,28 +208,20 @@ static void row(const struct bcfg *c, const char *dev, const struct ct_lora_spec
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "batch", required_argument, NULL, 'B' },
-		{ "seq", required_argument, NULL, 'T' },
-		{ "steps", required_argument, NULL, 'n' },
-		{ "device", required_argument, NULL, 'd' },
+		CT_BENCH_RUN_OPTIONS,
 		{ "rank", required_argument, NULL, 'r' },
 		{ "targets", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *devs[8];
+	struct ct_bench_run run = CT_BENCH_RUN_INIT;
 	int ranks[8];
-	const char *which = "all";
 	unsigned targets = CT_LORA_ALL;
-	int ndev = 0, nrank = 0, B = 4, T = 64, steps = 3, c, rc = 0;
+	int nrank = 0, c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ct_bench_run_opt(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'c': which = optarg; break;
-		case 'B': B = atoi(optarg); break;
-		case 'T': T = atoi(optarg); break;
-		case 'n': steps = atoi(optarg); break;
-		case 'd': if (ndev < 8) devs[ndev++] = optarg; break;
 		case 'r': if (nrank < 8) ranks[nrank++] = atoi(optarg); break;
 		case 'g':
 			if (ct_lora_targets_parse(optarg, &targets) < 0) {
@@ -243,11 +236,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (ndev == 0)
-		devs[ndev++] = "cpu";
+	if (run.ndev == 0)
+		run.devs[run.ndev++] = "cpu";
 	if (nrank == 0)
 		ranks[nrank++] = 8;
-	if (B < 1 || T < 1 || T > 1024 || steps < 1) {
+	if (ct_bench_run_bad(&run)) {
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
@@ -255,28 +248,30 @@ int main(int argc, char **argv)
 	if (ct_ocl_backend_ops.name == NULL)
 		return 1;
 	printf("B=%d T=%d, %d timed steps after one warm-up; LoRA alpha = r, targets 0x%x\n\n",
-	       B, T, steps, targets);
+	       run.B, run.T, run.steps, targets);
 	printf("| config | device | mode | trained floats | upload lossless (B) | vs full |"
 	       " upload int8 (B) | peak RSS (MB) | vs full | device buffers (MB) | vs full |"
 	       " tokens/s | step time vs full | ms/step | CPU time vs full | CPU ms/step |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++) {
-		if (strcmp(which, "all") != 0 && strcmp(which, configs[i].name) != 0)
+		if (strcmp(run.which, "all") != 0 && strcmp(run.which, configs[i].name) != 0)
 			continue;
-		for (int d = 0; d < ndev && rc == 0; d++) {
+		for (int d = 0; d < run.ndev && rc == 0; d++) {
 			struct ct_lora_spec none = { 0 };
 			struct result full, r;
 
-			rc = run_child(&configs[i], devs[d], B, T, steps, &none, &full);
+			rc = run_child(&configs[i], run.devs[d], run.B, run.T, run.steps, &none,
+				       &full);
 			if (rc == 0)
-				row(&configs[i], devs[d], &none, &full, &full);
+				row(&configs[i], run.devs[d], &none, &full, &full);
 			for (int k = 0; k < nrank && rc == 0; k++) {
 				struct ct_lora_spec l = { .rank = ranks[k], .alpha = (float)ranks[k],
 							  .targets = targets };
 
-				rc = run_child(&configs[i], devs[d], B, T, steps, &l, &r);
+				rc = run_child(&configs[i], run.devs[d], run.B, run.T, run.steps,
+					       &l, &r);
 				if (rc == 0)
-					row(&configs[i], devs[d], &l, &r, &full);
+					row(&configs[i], run.devs[d], &l, &r, &full);
 			}
 		}
 	}

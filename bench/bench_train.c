@@ -52,6 +52,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ct_bench.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_llama.h"
@@ -355,28 +356,21 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "batch", required_argument, NULL, 'B' },
-		{ "seq", required_argument, NULL, 'T' },
-		{ "steps", required_argument, NULL, 'n' },
-		{ "device", required_argument, NULL, 'd' },
+		CT_BENCH_RUN_OPTIONS,
 		{ "check", no_argument, NULL, 'k' },
 		{ "lora-rank", required_argument, NULL, 'r' },
 		{ "compare", optional_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *devs[8], *def[2] = { "cpu", "opencl" };
-	const char *which = "all";
-	int ndev = 0, B = 4, T = 64, steps = 3, check = 0, rounds = 0, c, rc = 0;
+	struct ct_bench_run run = CT_BENCH_RUN_INIT;
+	char *def[2] = { "cpu", "opencl" };
+	int check = 0, rounds = 0, c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:h", opts, NULL)) != -1) {
+		if (ct_bench_run_opt(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'c': which = optarg; break;
-		case 'B': B = atoi(optarg); break;
-		case 'T': T = atoi(optarg); break;
-		case 'n': steps = atoi(optarg); break;
-		case 'd': if (ndev < 8) devs[ndev++] = optarg; break;
 		case 'k': check = 1; break;
 		case 'r':
 			lora = (struct ct_lora_spec){ .rank = atoi(optarg), .targets = CT_LORA_ALL };
@@ -399,10 +393,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (ndev == 0) {
-		devs[0] = def[0];
-		devs[1] = def[1];
-		ndev = 2;
+	if (run.ndev == 0) {
+		run.devs[0] = def[0];
+		run.devs[1] = def[1];
+		run.ndev = 2;
 	}
 	last_ms = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		       -1, 0);
@@ -412,7 +406,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_train: no shared memory for --compare\n");
 		return 1;
 	}
-	if (B < 1 || T < 1 || T > 1024 || steps < 1 || rounds < 0) {
+	if (ct_bench_run_bad(&run) || rounds < 0) {
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
 	}
@@ -420,9 +414,10 @@ int main(int argc, char **argv)
 	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
 	       "bufMiB");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
-		if ((strcmp(which, "all") == 0 && !configs[i].lora_only) ||
-		    strcmp(which, configs[i].name) == 0)
-			rc = bench_config(&configs[i], devs, ndev, B, T, steps, check, rounds);
+		if ((strcmp(run.which, "all") == 0 && !configs[i].lora_only) ||
+		    strcmp(run.which, configs[i].name) == 0)
+			rc = bench_config(&configs[i], run.devs, run.ndev, run.B, run.T, run.steps,
+					  check, rounds);
 	if (rc < 0)
 		fprintf(stderr, "bench_train: %s\n", ct_errmsg(rc));
 	return rc < 0 ? 1 : 0;

@@ -20,6 +20,8 @@ noinst_PROGRAMS += bench/bench_lora
 bench_bench_lora_SOURCES = bench/bench_lora.c
 bench_bench_lora_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_lora_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
+# bench_train's and bench_lora's run options
+EXTRA_DIST += bench/ct_bench.h
 include bench/corpus.mk
 include bench/lofi.mk
 # Server part: scheduler load generator (simulated hosts over loopback).

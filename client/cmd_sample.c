@@ -13,9 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ct_err.h"
+#include "ct_file.h"
 #include "ct_gpt2.h"
+#include "ct_llama_hf.h"
 #include "ct_sample.h"
 #include "ct_tokenizer.h"
 
@@ -80,6 +83,20 @@ static int print_token(void *arg, ct_tok id)
 	return 0;
 }
 
+/* A checkpoint, or a Hugging Face directory (what `model export` and `job
+ * export --hf` write): then *tkdef is its tokenizer.json when it has one. */
+static int load_model(const char *mpath, struct ct_gpt2 *model, char *tkdef, size_t cap)
+{
+	struct stat st;
+
+	tkdef[0] = 0;
+	if (stat(mpath, &st) != 0 || !S_ISDIR(st.st_mode))
+		return ct_gpt2_load(mpath, model);
+	if (ct_path_join(tkdef, cap, mpath, "tokenizer.json") < 0 || !ct_file_exists(tkdef))
+		tkdef[0] = 0;
+	return ct_llama_hf_import(mpath, model, NULL);
+}
+
 static int run(const char *mpath, const char *tkname, const char *prompt,
 	       const char *device, const struct ct_sample_params *sp)
 {
@@ -88,9 +105,12 @@ static int run(const char *mpath, const char *tkname, const char *prompt,
 	struct ct_tokvec in = { 0 }, out = { 0 };
 	struct echo e;
 	size_t n = strlen(prompt);
+	char tkdef[PATH_MAX];
 	int rc;
 
-	rc = ct_gpt2_load(mpath, &model);
+	rc = load_model(mpath, &model, tkdef, sizeof(tkdef));
+	if (rc == 0 && tkname == NULL && tkdef[0] != 0)
+		tkname = tkdef;
 	if (rc == 0 && tkname == NULL) {
 		tkname = ct_tokenizer_for_vocab(model.cfg.V);
 		if (tkname == NULL)
@@ -161,7 +181,7 @@ static int cmd_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 const struct ct_cmd_def ct_sample_cmd = {
 	.name = "sample", .fn = cmd_sample, .opts = sample_long, .required = "model",
 	.summary = "generate text from a model (same seed, same text)",
-	.usage = "--model M.bin [--tokenizer bytes|gpt2|TOKENIZER.json] [--prompt TEXT]\n"
+	.usage = "--model M.bin|HF_DIR [--tokenizer bytes|gpt2|TOKENIZER.json] [--prompt TEXT]\n"
 	"                    [--tokens N] [--temperature X] [--top-k K] [--seed S]\n"
 	"                    [--device cpu|opencl[:N]]",
 	.help = "Generate N tokens (default 64) after TEXT with the model and print the\n"
@@ -172,6 +192,7 @@ const struct ct_cmd_def ct_sample_cmd = {
 	"on every device. The tokenizer defaults to the one the model's\n"
 	"vocabulary implies (V = 256: bytes, V = 50257: gpt2); a Hugging Face\n"
 	"tokenizer.json (or its directory) whose vocabulary fits the model's may\n"
-	"be named instead. An empty prompt starts from the end-of-text token\n"
-	"(bytes: a newline).\n",
+	"be named instead. HF_DIR: a Hugging Face directory (`model export`,\n"
+	"`job export --hf`), sampled with its own tokenizer.json by default.\n"
+	"An empty prompt starts from the end-of-text token (bytes: a newline).\n",
 };

@@ -6,6 +6,7 @@ CT_SQL_MIGRATIONS = db/migrations/002-text.sql
 CT_SQL_MIGRATIONS += db/migrations/003-lora.sql db/migrations/004-server-scale.sql \
 	db/migrations/005-hardening.sql db/migrations/007-instances.sql \
 	db/migrations/008-trust.sql
+CT_SQL_MIGRATIONS += db/migrations/021-job-tokenizer.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)
 dist_pkgdata_DATA += db/schema.sql

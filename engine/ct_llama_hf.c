@@ -457,15 +457,18 @@ static int write_config(const struct ct_gpt2_config *c, const char *dir)
 	return ct_file_write_atomic(path, text, (size_t)k, 0644);
 }
 
+const char *const ct_llama_hf_tokenizer_files[] = {
+	"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+	"generation_config.json", NULL,
+};
+
 /* Copy the tokenizer files that exist in src into dir. */
 static int copy_tokenizer(const char *src, const char *dir)
 {
-	static const char *const names[] = { "tokenizer.json", "tokenizer_config.json",
-					      "special_tokens_map.json",
-					      "generation_config.json" };
+	const char *const *names = ct_llama_hf_tokenizer_files;
 	int rc = 0;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && rc == 0; i++) {
+	for (size_t i = 0; names[i] != NULL && rc == 0; i++) {
 		char from[4096], to[4096];
 		unsigned char *data = NULL;
 		size_t len = 0;
@@ -522,4 +525,9 @@ out:
 	free(o);
 	free(t);
 	return rc;
+}
+
+int ct_llama_hf_read_config(const char *dir, struct ct_gpt2_config *c)
+{
+	return read_config(dir, c);
 }

@@ -42,4 +42,14 @@ int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
  * code (CT_EINVAL for a GPT-2 model). */
 int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok_dir);
 
+/* The tokenizer files export copies when they exist (NULL-terminated):
+ * tokenizer.json, tokenizer_config.json, special_tokens_map.json,
+ * generation_config.json. */
+extern const char *const ct_llama_hf_tokenizer_files[];
+
+/* Read and check dir/config.json alone into *c (what import would
+ * accept: the same errors, naming the directory). Returns 0 or a CT_E*
+ * code. */
+int ct_llama_hf_read_config(const char *dir, struct ct_gpt2_config *c);
+
 #endif

@@ -28,6 +28,7 @@
 #include "job_state.h"
 #include "eval.h"
 #include "job_hf.h"
+#include "job_tokenizer.h"
 #include "sample.h"
 #include "lora_job.h"
 #include "server.h"
@@ -532,9 +533,14 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 				round ? "such round's" : "final");
 	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
 	if (rc == 0 && hf) {
+		int ntok = 0;
+
 		rc = ct_job_hf_export(src, out);
+		if (rc == 0)	/* the job's tokenizer.json and the files beside it */
+			rc = ct_job_tokenizer_export(ctx->srv, ctx->db, id, out, &ntok);
 		if (rc == 0)
-			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors\n", out, sha);
+			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors%s\n",
+				out, sha, ntok ? " + the job's tokenizer files" : "");
 		return rc;
 	}
 	if (rc == 0)
@@ -669,8 +675,11 @@ static const struct ct_cmd_def job_submit = {
 	"       [--aggregate mean|trimmed-mean|median]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
-	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2]\n"
-	"[--sample-prompt TEXT] [--sample-seed S]. See doc/operator.md.\n",
+	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2|PATH]\n"
+	"[--sample-prompt TEXT] [--sample-seed S]. With --model HF_DIR the text is\n"
+	"tokenised with HF_DIR/tokenizer.json (PATH: another tokenizer.json), which\n"
+	"the job keeps to decode its samples; job export --hf copies it back.\n"
+	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {
 	.name = "list", .fn = cmd_list, .min_args = 1, .max_args = 1,

@@ -21,6 +21,7 @@
 #include "ct_tokens.h"
 #include "db.h"
 #include "eval.h"
+#include "job_tokenizer.h"
 #include "server.h"
 
 #define SAMPLE_BUF_MAX (1 << 20)
@@ -156,7 +157,7 @@ static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
 	if (rc == 0)	/* EOT, or the template's BOS, before each document */
 		rc = ct_tokenizer_doc_open(tk, tv);
 	if (rc == 0)
-		rc = ct_tokenizer_encode(tk, m.addr, m.len, tv);
+		rc = ct_job_tokenizer_encode(tk, arg, m.addr, m.len, tv);
 	if (rc == 0)
 		rc = ct_tokenizer_doc_close(tk, tv);
 	ct_file_unmap(&m);
@@ -245,16 +246,14 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 	if (rc == 0 && strlen(ts->prompt) > CT_JOB_SAMPLE_MAX_PROMPT)
 		rc = ct_error(CT_EUSAGE, "--sample-prompt: at most %d bytes",
 			      CT_JOB_SAMPLE_MAX_PROMPT);
-	if (rc == 0 && ts->tokenizer && ct_tokenizer_is_path(ts->tokenizer))
-		rc = ct_error(CT_EUSAGE, "--tokenizer %s: a job names bytes or gpt2; for a "
-			      "tokenizer.json, tokenise with `ctune tokens encode --tokenizer "
-			      "PATH` and give --train/--eval token files", ts->tokenizer);
 	for (int k = 0; rc == 0 && k < 2; k++)
 		if (ta.token_file[k])
 			rc = check_token_file(ctx, ta.token_file[k], k ? "--eval" : "--train");
 	if (rc == 0 && ta.model && ct_cmd_path(ctx, ta.model, path, sizeof(path)) == 0 &&
 	    ct_gpt2_read_config(path, &cfg) == 0)
 		ts->V = cfg.V;
+	if (rc == 0)	/* a Hugging Face directory's, or --tokenizer PATH */
+		rc = ct_job_tokenizer_prepare(ctx, ta.model, ta.ntrain > 0, ts);
 	if (rc < 0 || (ta.ntrain == 0 && !ta.eval_text && ta.fraction == 0))
 		return rc;
 	if (ta.ntrain == 0)
@@ -277,6 +276,12 @@ int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *t
 	const char *name = ts->tokenizer ? ts->tokenizer : ct_tokenizer_for_vocab(ts->V);
 	int rc;
 
+	if (ts->tk_path != NULL) {	/* kept with the job */
+		rc = ct_job_tokenizer_record(ctx, ts, jobid);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		name = CT_JOB_TOKENIZER_JSON;
+	}
 	if (name == NULL)
 		return 0;	/* no tokenizer known: no samples */
 	rc = ct_db_exec(ctx->db, "INSERT INTO job_text (jobid, tokenizer, sample_prompt, "
@@ -295,6 +300,9 @@ void ct_text_submit_free(struct ct_text_submit *ts)
 	}
 	free(ts->argv);
 	ts->argv = NULL;
+	free(ts->tk_path);
+	free(ts->tk_dir);
+	ts->tk_path = ts->tk_dir = NULL;
 }
 
 /* ---- samples ----------------------------------------------------------------- */
@@ -335,6 +343,7 @@ int ct_sample_utf8_clean(const char *s, size_t n, struct ct_buf *out)
 
 struct job_text {
 	char tokenizer[17];
+	char tokenizer_sha[65];	/* a stored tokenizer.json's (job_tokenizer.h) */
 	char prompt[CT_JOB_SAMPLE_MAX_PROMPT + 1];
 	int64_t seed;
 };
@@ -356,6 +365,8 @@ static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
 		rc = 0;
 	}
 	ct_db_res_free(res);
+	if (rc == 0)
+		rc = ct_job_tokenizer_find(db, jobid, jt->tokenizer, jt->tokenizer_sha);
 	return rc;
 }
 
@@ -379,7 +390,7 @@ static int sample_model(struct ct_server *srv, const struct job_text *jt,
 	sp.top_k = CT_JOB_SAMPLE_TOP_K < model->cfg.V ? CT_JOB_SAMPLE_TOP_K : 0;
 	sp.seed = (uint64_t)seed;
 	ct_buf_init(&raw, SAMPLE_BUF_MAX);
-	rc = ct_tokenizer_open(jt->tokenizer, &tk);
+	rc = ct_job_tokenizer_open(srv, jt->tokenizer, jt->tokenizer_sha, &tk);
 	if (rc == 0)
 		rc = ct_sample_text(model, tk, dev, prompt, strlen(prompt), &sp, &raw);
 	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {

@@ -38,6 +38,8 @@ struct ct_text_submit {
 	const char *prompt;	/* --sample-prompt, or "" */
 	int64_t sample_seed;	/* --sample-seed, default 1 */
 	int V;			/* the model's vocabulary (0: not read) */
+	char *tk_path, *tk_dir;	/* a tokenizer.json kept with the job and its
+				 * directory (job_tokenizer.h), owned; or NULL */
 };
 
 /* Take the text options out of submit's argv:
@@ -45,7 +47,8 @@ struct ct_text_submit {
  *   --eval-fraction F (0 < F <= 0.5: the last F of the training text's
  *   tokens are held out), --tokenizer NAME, --sample-prompt TEXT,
  *   --sample-seed S.
- * With --train-text the text is tokenised (tokenizer: --tokenizer, else the
+ * With --train-text the text is tokenised (tokenizer: --tokenizer NAME or
+ * PATH, else a Hugging Face --model directory's tokenizer.json, else the
  * one of the model's vocabulary) into temporary token files under the
  * project's upload directory, and "--train TMP --eval TMP" are appended to
  * ts->argv. A --train/--eval file that is text rather than a token file

@@ -17,13 +17,10 @@ if HAVE_CMOCKA
 CT_ATTACK_UNIT_TESTS = test/test_eligibility test/test_ratelimit test/test_robust
 check_PROGRAMS += $(CT_ATTACK_UNIT_TESTS)
 TESTS += $(CT_ATTACK_UNIT_TESTS)
-test_test_eligibility_SOURCES = test/test_eligibility.c
 test_test_eligibility_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_eligibility_LDADD = $(CT_SERVER_TEST_LIBS)
-test_test_ratelimit_SOURCES = test/test_ratelimit.c
 test_test_ratelimit_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_ratelimit_LDADD = $(CT_SERVER_TEST_LIBS)
-test_test_robust_SOURCES = test/test_robust.c
 test_test_robust_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_robust_LDADD = $(CT_SERVER_TEST_LIBS)
 endif

@@ -9,6 +9,14 @@
 # (craft_tools; make_data, mkuser, fetch and craft_item are server_lib.sh's).
 craft_tools
 
+# attack_project NAME [SCHED-SETTINGS]: the data (make_data) and a new
+# project NAME; SCHED-SETTINGS (lines joined by \n) open its [sched] section
+attack_project() {
+	make_data
+	"$S" init "$P" --listen 127.0.0.1:0 --name "$1" >/dev/null || die "init"
+	[ -z "${2:-}" ] || sed -i "s/^\[sched\]\$/[sched]\n$2/" "$P/ctune-server.conf"
+}
+
 # submit OPTIONS...: job submit with the data of make_data
 submit() {
 	"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" \
@@ -30,17 +38,9 @@ cpid() {	# the client id of VOL: $T/cpid.VOL when set, else from its name
 vrpc() {
 	hid=0
 	[ -f "$T/host.$1" ] && hid=$(cat "$T/host.$1")
-	cat >"$T/req.xml" <<EOR
-<scheduler_request>
-<authenticator>$(cat "$T/key.$(vuser "$1")")</authenticator><host_id>$hid</host_id><host_cpid>$(cpid "$1")</host_cpid>
-<host><hostname>$1</hostname><os>Linux</os><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
-<device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
-${3:-}
-<work_req><want_results>$2</want_results><lora>1</lora></work_req>
-</scheduler_request>
-EOR
-	code=$(curl -s --interface "$(vip "$1")" -o "$T/reply.xml" -w '%{http_code}' \
-		--data-binary @"$T/req.xml" "$URL/rpc/scheduler")
+	sched_rpc "$(cat "$T/key.$(vuser "$1")")" "$hid" "$(cpid "$1")" "$2" \
+		"<hostname>$1</hostname><os>Linux</os>" "${3:-}" "<lora>1</lora>" \
+		--interface "$(vip "$1")"
 }
 # ask VOL WANT: an RPC asking for WANT results; remembers the host id and
 # the reply in $T/reply.VOL; prints the number of results got

@@ -79,12 +79,13 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *t
 	return ret;
 }
 
-static void log_line(struct fake *f, const char *line)
+/* Append line to the file `name` in the fake's directory (best effort). */
+static void log_line(struct fake *f, const char *name, const char *line)
 {
 	char path[4200];
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "%s/reports.log", f->dir);
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
 	fp = fopen(path, "a");
 	if (fp != NULL) {
 		fputs(line, fp);
@@ -134,7 +135,7 @@ static void handle_report(struct fake *f, xmlNodePtr r, struct ct_buf *out)
 			 sha ? sha : "-", size);
 		ct_buf_appendf(out, "<ack><name>%s</name><status>accepted</status></ack>\n", name);
 	}
-	log_line(f, line);
+	log_line(f, "reports.log", line);
 out:
 	free(name);
 	free(status);
@@ -270,17 +271,7 @@ static int download(struct fake *f, struct MHD_Connection *c, const char *sha,
 		status = 206;
 	}
 	snprintf(line, sizeof(line), "GET %s %llu\n", sha, a);
-	{
-		char p[4200];
-		FILE *fp;
-
-		snprintf(p, sizeof(p), "%s/downloads.log", f->dir);
-		fp = fopen(p, "a");
-		if (fp != NULL) {
-			fputs(line, fp);
-			fclose(fp);
-		}
-	}
+	log_line(f, "downloads.log", line);
 	*resp = MHD_create_response_from_buffer((size_t)(b - a + 1), data + a, MHD_RESPMEM_MUST_COPY);
 	free(data);
 	if (status == 206) {

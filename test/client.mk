@@ -10,42 +10,26 @@ CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_pref
 check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
 TESTS += $(CT_CLIENT_UNIT_TESTS)
 
-test_test_cl_state_SOURCES = test/test_cl_state.c
 test_test_cl_state_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_state_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_backoff_SOURCES = test/test_cl_backoff.c
 test_test_cl_backoff_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_backoff_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_prefs_SOURCES = test/test_cl_prefs.c
 test_test_cl_prefs_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_prefs_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_buffer_SOURCES = test/test_cl_buffer.c
 test_test_cl_buffer_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_buffer_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_idle_SOURCES = test/test_cl_idle.c
 test_test_cl_idle_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_idle_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_rpc_SOURCES = test/test_cl_rpc.c
 test_test_cl_rpc_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_rpc_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_ctl_SOURCES = test/test_cl_ctl.c
 test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
-
-test_test_cl_status_SOURCES = test/test_cl_status.c
 test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_status_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
 
 # A stand-in server for the client's own integration tests.
 check_PROGRAMS += test/cl_fake_server
-test_cl_fake_server_SOURCES = test/cl_fake_server.c
 test_cl_fake_server_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS)
 test_cl_fake_server_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CT_DEP_LIBS)
 

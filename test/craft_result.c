@@ -260,27 +260,42 @@ static int cmd_result(const char *mode, const char *base_path, const char *data_
 	return rc;
 }
 
+/* BASE's model into *base and a zeroed float per parameter into *out
+ * (malloc'd); 0 or CT_E*. */
+static int load_base(const char *path, struct ct_gpt2 *base, float **out)
+{
+	int rc = ct_gpt2_load(path, base);
+
+	if (rc == 0 && (*out = calloc(base->lay.total, sizeof(float))) == NULL)
+		rc = CT_ENOMEM;
+	return rc;
+}
+
+/* The raw weight file `path`, n floats, into *data (malloc'd); 0 or CT_E*. */
+static int read_weights(const char *path, size_t n, unsigned char **data)
+{
+	size_t len;
+	int rc = ct_file_read_all(path, n * sizeof(float) + 1, data, &len);
+
+	if (rc == 0 && len != n * sizeof(float))
+		rc = ct_error(CT_EFORMAT, "%s: %zu bytes, want %zu", path, len, n * sizeof(float));
+	return rc;
+}
+
 /* The mean of K raw weight files, written as a checkpoint with BASE's
  * config. */
 static int cmd_mean(const char *base_path, const char *out_path, int k, char **files)
 {
 	struct ct_gpt2 base = { 0 };
 	unsigned char *data = NULL;
-	size_t len, n = 0;
+	size_t n;
 	float *acc = NULL;
 	int rc;
 
-	rc = ct_gpt2_load(base_path, &base);
-	if (rc == 0) {
-		n = base.lay.total;
-		if ((acc = calloc(n, sizeof(float))) == NULL)
-			rc = CT_ENOMEM;
-	}
+	rc = load_base(base_path, &base, &acc);
+	n = base.lay.total;
 	for (int j = 0; rc == 0 && j < k; j++) {
-		rc = ct_file_read_all(files[j], n * sizeof(float) + 1, &data, &len);
-		if (rc == 0 && len != n * sizeof(float))
-			rc = ct_error(CT_EFORMAT, "%s: %zu bytes, want %zu", files[j], len,
-				      n * sizeof(float));
+		rc = read_weights(files[j], n, &data);
 		for (size_t i = 0; rc == 0 && i < n; i++) {
 			float x;
 
@@ -310,23 +325,16 @@ static int cmd_median(const char *base_path, const char *out_path, int k, char *
 {
 	struct ct_gpt2 base = { 0 };
 	unsigned char *data[15] = { NULL };
-	size_t len, n = 0;
+	size_t n;
 	float *out = NULL, col[15];
 	int rc;
 
 	if (k % 2 == 0 || k > 15)
 		return ct_error(CT_EINVAL, "median: want an odd number of files, at most 15");
-	rc = ct_gpt2_load(base_path, &base);
-	if (rc == 0) {
-		n = base.lay.total;
-		if ((out = calloc(n, sizeof(float))) == NULL)
-			rc = CT_ENOMEM;
-	}
-	for (int j = 0; rc == 0 && j < k; j++) {
-		rc = ct_file_read_all(files[j], n * sizeof(float) + 1, &data[j], &len);
-		if (rc == 0 && len != n * sizeof(float))
-			rc = ct_error(CT_EFORMAT, "%s: %zu bytes", files[j], len);
-	}
+	rc = load_base(base_path, &base, &out);
+	n = base.lay.total;
+	for (int j = 0; rc == 0 && j < k; j++)
+		rc = read_weights(files[j], n, &data[j]);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		for (int j = 0; j < k; j++)
 			memcpy(&col[j], data[j] + i * sizeof(float), sizeof(float));

@@ -1,11 +1,8 @@
 # The crafted-results integration test of ctune-server: a real server
 # (embedded database, then a private mariadbd) driven over HTTP by a
 # scripted volunteer whose results test/craft_result makes honest or
-# crafted to cheat. Included from test/local.mk.
+# crafted to cheat (built with the tests' default flags, test/local.mk).
 check_PROGRAMS += test/craft_result
-test_craft_result_SOURCES = test/craft_result.c
-test_craft_result_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
-test_craft_result_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 
 CT_CRAFTED_SCRIPT_TESTS = test/server_crafted_embedded.sh test/server_crafted_mariadbd.sh
 dist_check_SCRIPTS += $(CT_CRAFTED_SCRIPT_TESTS)

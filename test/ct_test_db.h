@@ -1,14 +1,15 @@
 /*
- * ct_test_db.h - what the database unit tests (test_db, test_dl,
- * test_wu_state) share:
- * the embedded server on a fresh temporary directory with the project's
- * schema migrated. Header-only (static inline).
+ * ct_test_db.h - what the database unit tests (test_db, test_dl, test_sched,
+ * test_wg, test_wu_state) share: the embedded server on a fresh temporary directory with
+ * the project's schema migrated, alone or under a project. Header-only
+ * (static inline).
  */
 #ifndef CT_TEST_DB_H
 #define CT_TEST_DB_H
 
 #include "ct_test.h"
 #include "db.h"
+#include "server.h"
 
 /* A new temporary directory (*dir, malloc'd; the caller removes and frees
  * it) holding the embedded server's data ("db") and logs, one connection
@@ -62,6 +63,27 @@ static inline int ct_test_db_teardown(void **state)
 {
 	(void)state;
 	return ct_test_db_close(ct_test_dbs()->dir, ct_test_dbs()->db);
+}
+
+/* The same with a project: *dir holds the project "proj" made with *o and
+ * loaded into *srv, whose embedded database ("proj/db") is open in *db on
+ * the server's clock with the schema migrated. Returns 0, or -1 with what
+ * was made left for the caller's teardown. */
+static inline int ct_test_project_open(const struct ct_project_opts *o, char **dir,
+				       struct ct_server *srv, struct ct_db **db)
+{
+	char p[4200];
+
+	*dir = ct_test_mkdtemp();
+	if (*dir == NULL)
+		return -1;
+	snprintf(p, sizeof(p), "%s/proj", *dir);
+	if (ct_project_init(p, o) < 0 || ct_server_load(srv, p, NULL) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/proj/db", *dir);
+	if (ct_db_global_init(NULL, p, *dir) < 0 || ct_db_open(db, srv->clock) < 0)
+		return -1;
+	return ct_db_migrate(*db) < 0 ? -1 : 0;
 }
 
 #endif

@@ -10,6 +10,8 @@
 #ifndef CT_TEST_ENGINE_H
 #define CT_TEST_ENGINE_H
 
+#include <math.h>
+
 #include "ct_test.h"
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -64,6 +66,16 @@ static inline void ct_test_fill(float *p, size_t n, uint32_t seed, float scale)
 {
 	for (size_t i = 0; i < n; i++)
 		p[i] = ((float)(ct_test_lcg(&seed) % 20001) / 10000.0f - 1.0f) * scale;
+}
+
+/* acc + the sum over k < n of a[k * sa] * b[k * sb], one fmaf per k in k
+ * order: the spec's order for a layer's dot products. */
+static inline float ct_test_fma_dot(float acc, const float *a, int sa, const float *b, int sb,
+				    int n)
+{
+	for (int k = 0; k < n; k++)
+		acc = fmaf(a[(size_t)k * sa], b[(size_t)k * sb], acc);
+	return acc;
 }
 
 /* A tiny model (seed 1234) into *model and n tokens repeating with

@@ -9,6 +9,7 @@
 #define CT_TEST_OCL_H
 
 #include "ct_test.h"
+#include "ct_err.h"
 #include "ct_ocl.h"
 #include "ct_engine.h"
 #include "ct_ocl_ops.h"
@@ -26,6 +27,40 @@ static inline int ct_test_ocl_none(void)
 		fprintf(stderr, "SKIP: no OpenCL device on this machine\n");
 		return 1;
 	}
+	return 0;
+}
+
+/* The `before` of an OpenCL test's struct ct_test_plan: 77 (main's
+ * "skipped") where ct_test_ocl_none(), else 0. */
+static inline int ct_test_ocl_skip(void)
+{
+	return ct_test_ocl_none() ? 77 : 0;
+}
+
+/* main() of an OpenCL test: skipped where ct_test_ocl_skip() says so, else
+ * the test functions named, in order, between fx_group_setup and
+ * fx_group_teardown (CT_TEST_MAIN_GROUP). */
+#define CT_TEST_MAIN_OCL(fx_group_setup, fx_group_teardown, ...) \
+	CT_TEST_MAIN_WITH((&(const struct ct_test_plan){ .before = ct_test_ocl_skip, \
+							 .group_setup = (fx_group_setup), \
+							 .group_teardown = (fx_group_teardown) }), \
+			  __VA_ARGS__)
+
+/* Open the device the tests run on: $CT_TEST_DEVICE, else "opencl"
+ * (*spec says which), and say on stderr which it is. 0, or -1 after
+ * saying why on stderr. */
+static inline int ct_test_ocl_open(const char **spec, struct ct_ocl **ocl)
+{
+	const char *env = getenv("CT_TEST_DEVICE");
+	int rc;
+
+	*spec = env != NULL ? env : "opencl";
+	rc = ct_ocl_open(*spec, "", ocl);
+	if (rc < 0) {
+		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+		return -1;
+	}
+	fprintf(stderr, "device: %s (%s)\n", (*ocl)->info.name, (*ocl)->info.platform);
 	return 0;
 }
 
@@ -110,6 +145,23 @@ static inline void ct_test_expect_same(struct ct_ocl_ops *ops, const char *what,
 	clReleaseMemObject(d.mem);
 	free(got);
 	free(ref);
+}
+
+/* Step wu until it is done or stop_after (> 0) steps are done, writing
+ * each step's loss to losses[step] when losses is not NULL. */
+static inline void ct_test_wu_run(struct ct_wu *wu, float *losses, int stop_after)
+{
+	float loss;
+
+	while (!ct_wu_done(wu)) {
+		int i = ct_wu_steps_done(wu);
+
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		if (losses != NULL)
+			losses[i] = loss;
+		if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after)
+			return;
+	}
 }
 
 #endif

@@ -130,14 +130,6 @@ int ct_dfx_group_teardown(void **state)
 	return 0;
 }
 
-int ct_dfx_main(const char *name, const struct CMUnitTest *tests, size_t n, int argc,
-		char **argv)
-{
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
-	return _cmocka_run_group_tests(name, tests, n, ct_dfx_group_setup, ct_dfx_group_teardown);
-}
-
 int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
 		     const struct ct_gpt2_config *cfg)
 {

@@ -52,12 +52,18 @@ void ct_dfx_lib_end(char *dir);
 int ct_dfx_group_setup(void **state);
 int ct_dfx_group_teardown(void **state);
 
-/* main() of such a program: run its n cases, each with its own
- * setup/teardown, between ct_dfx_group_setup and _teardown; argv[1], when
- * given, runs only the cases whose names match it (cmocka's filter: * and
- * ?), so any case can run alone. Returns cmocka's exit status. */
-int ct_dfx_main(const char *name, const struct CMUnitTest *tests, size_t n, int argc,
-		char **argv);
+/* main() of such a program (group name group_name): run the case functions
+ * named, each between case_setup and ct_dfx_case_teardown, all between
+ * ct_dfx_group_setup and _teardown; argv[1], when given, runs only the cases
+ * whose names match it (cmocka's filter: * and ?), so any case can run
+ * alone. Returns cmocka's exit status. */
+#define CT_DFX_MAIN(group_name, case_setup, ...) \
+	static const struct ct_test_plan ct_dfx_plan = { \
+		.group = (group_name), .setup = (case_setup), \
+		.teardown = ct_dfx_case_teardown, .group_setup = ct_dfx_group_setup, \
+		.group_teardown = ct_dfx_group_teardown, \
+	}; \
+	CT_TEST_MAIN_WITH(&ct_dfx_plan, __VA_ARGS__)
 
 /* One case's world in such a program: a new project on an empty,
  * migrated database, a fake clock (srv.clock) starting at CT_DFX_T0, a

@@ -10,35 +10,24 @@ check_PROGRAMS += test/test_vrace
 dist_check_SCRIPTS += test/vrace_mariadbd.sh
 TESTS += test/vrace_mariadbd.sh
 
-test_test_delta_SOURCES = test/test_delta.c
-test_test_delta_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_delta_LDADD = $(CT_TEST_LIBS)
-
-test_test_avg_SOURCES = test/test_avg.c
-test_test_avg_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_avg_LDADD = $(CT_TEST_LIBS)
-
-test_test_credit_SOURCES = test/test_credit.c
-test_test_credit_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_credit_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
-
-test_test_quorum_SOURCES = test/test_quorum.c
-test_test_quorum_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_quorum_LDADD = $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+# test_delta and test_avg: the tests' default flags (test/local.mk); the
+# others are server tests.
+test_test_credit_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_credit_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_quorum_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_quorum_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_mean_stream_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_mean_stream_LDADD = $(CT_SERVER_TEST_LIBS)
 
 # the fixture test_daemons, test_vrace and test_lora_round share, compiled
 # once into test/libctdaemonfx.a
 check_LIBRARIES += test/libctdaemonfx.a
 test_libctdaemonfx_a_SOURCES = test/daemon_fixture.c test/daemon_fixture.h
 test_libctdaemonfx_a_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
+CT_DAEMON_FX_LIBS = test/libctdaemonfx.a $(CT_SERVER_TEST_LIBS)
 
-test_test_mean_stream_SOURCES = test/test_mean_stream.c
-test_test_mean_stream_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
-test_test_mean_stream_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_daemons_SOURCES = test/test_daemons.c
-test_test_daemons_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)
-test_test_daemons_LDADD = test/libctdaemonfx.a $(CT_SERVER_LIBS) $(CMOCKA_LIBS)
+test_test_daemons_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_daemons_LDADD = $(CT_DAEMON_FX_LIBS)
 
 test_test_vrace_SOURCES = test/test_vrace.c
 test_test_vrace_CFLAGS = $(CT_SERVER_CFLAGS) $(CMOCKA_CFLAGS)

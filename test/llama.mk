@@ -4,11 +4,17 @@
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_llama
 TESTS += test/test_llama
-test_test_llama_SOURCES = test/test_llama.c
-test_test_llama_CFLAGS = $(CT_TEST_CFLAGS)
-test_test_llama_LDADD = $(CT_TEST_LIBS)
+# a job's own tokenizer.json (server/job_tokenizer.c): the submit's choice
+# and errors, long texts encoded in parts
+check_PROGRAMS += test/test_job_tokenizer
+TESTS += test/test_job_tokenizer
+test_test_job_tokenizer_SOURCES = test/test_job_tokenizer.c
+test_test_job_tokenizer_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_job_tokenizer_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
-# Scripts: the PyTorch comparison; a LoRA job from a safetensors directory
+# Scripts: the PyTorch comparison; a Llama job from plain text with Llama 3's
+# tokenizer.json, its samples decoded and its tokenizer exported
+# (llama_text.sh); a LoRA job from a safetensors directory
 # through server and clients (llama_e2e_wide.sh: with Llama 3's 128,256
 # ids and real tokenizer.json text; llama_e2e_qwen3.sh: a Qwen3-style model);
 # tokenizer.json post_processor
@@ -17,7 +23,7 @@ endif
 # reference vs OpenCL byte for byte. Node-based ones skip without
 # test/node_modules.
 CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh \
-	test/llama_e2e_qwen3.sh \
+	test/llama_e2e_qwen3.sh test/llama_text.sh \
 	test/tokenizer_template.sh test/llama_vocab.sh
 dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
 TESTS += $(CT_LLAMA_TEST_SH)

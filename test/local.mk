@@ -1,6 +1,11 @@
 # test/: cmocka unit tests (test/test_<module>.c), integration and browser
 # tests. Each part of the tree keeps its test rules in test/<part>.mk.
-CT_TEST_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CMOCKA_CFLAGS)
+# A cmocka test test/test_foo is test/test_foo.c compiled with AM_CFLAGS and
+# linked with LDADD = $(CT_TEST_LIBS) (Makefile.am) unless its .mk names a
+# family's flags (CT_SERVER_TEST_*, CT_CLIENT_TEST_*). Its main() is
+# CT_TEST_MAIN(test_a, test_b, ...) (test/ct_test.h); `test/test_foo PATTERN`
+# runs only the tests whose names match (cmocka's filter: * and ?).
+CT_TEST_CFLAGS = $(AM_CFLAGS)
 CT_TEST_LIBS = $(CT_CORE_LIBS) $(CT_DEP_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += test/ct_test.h
 

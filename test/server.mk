@@ -11,7 +11,7 @@ CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MH
 CT_SERVER_SCRIPT_TESTS = test/server_flow_embedded.sh test/server_flow_mariadbd.sh \
 	test/server_instances.sh
 dist_check_SCRIPTS += $(CT_SERVER_SCRIPT_TESTS)
-EXTRA_DIST += test/server_flow.sh test/data/sched
+EXTRA_DIST += test/server_flow.sh test/data/sched test/ct_test_db.h
 TESTS += $(CT_SERVER_SCRIPT_TESTS)
 
 if HAVE_CMOCKA
@@ -20,41 +20,25 @@ CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
 CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl test/test_wu_state
 # the migration lock and resumable migrations (issue 15)
 CT_SERVER_UNIT_TESTS += test/test_migrate_lock
-test_test_migrate_lock_SOURCES = test/test_migrate_lock.c test/ct_test_db.h
-test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
-test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 
-test_test_lock_order_SOURCES = test/test_lock_order.c
 test_test_lock_order_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_lock_order_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_dl_SOURCES = test/test_dl.c test/ct_test_db.h
 test_test_dl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_dl_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_wu_state_SOURCES = test/test_wu_state.c test/ct_test_db.h
 test_test_wu_state_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wu_state_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_db_SOURCES = test/test_db.c test/ct_test_db.h
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_sched_SOURCES = test/test_sched.c
 test_test_sched_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_wg_SOURCES = test/test_wg.c
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_server_sample_SOURCES = test/test_server_sample.c
 test_test_server_sample_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_server_sample_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_token_SOURCES = test/test_token.c
 test_test_token_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_token_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 endif

@@ -13,8 +13,7 @@ CT_TMP_PREFIX=ctune-agg
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "aggregate" >/dev/null || die "init"
+attack_project "aggregate"
 mkuser h1 h2
 out=$("$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 3 --rounds 2 --steps 2 --batch 2 --seq 16 --lr 0.001 --aggregate mode 2>&1)

@@ -40,17 +40,8 @@ e=$(printf '\303\251')		# é, 2 bytes
 smile=$(printf '\360\237\230\200')	# 😀, 4 bytes
 # strhost CPID HOSTNAME OS CPU WANT [EXTRA]: a scheduler RPC with these strings
 strhost() {
-	cat >"$T/req.xml" <<EOR
-<scheduler_request>
-<authenticator>$key</authenticator><host_id>0</host_id><host_cpid>$1</host_cpid>
-<host><hostname>$2</hostname><os>$3</os><cpu_model>$4</cpu_model><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
-<device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
-${6:-}
-<work_req><want_results>$5</want_results></work_req>
-</scheduler_request>
-EOR
-	code=$(curl -s -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
-		"$URL/rpc/scheduler")
+	sched_rpc "$key" 0 "$1" "$5" "<hostname>$2</hostname><os>$3</os><cpu_model>$4</cpu_model>" \
+		"${6:-}"
 }
 
 strhost 0123456789abcdef0123456789abcdef "$a254$e" "$a254$e" "$a254$e" 1

@@ -17,9 +17,7 @@ CT_TMP_PREFIX=ctune-collude
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "collusion" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1/' "$P/ctune-server.conf"
+attack_project "collusion" "separate_loopback = 1"
 mkuser c1 c2 h1 h2
 echo 127.0.7.1 >"$T/ip.c1"
 echo 127.0.7.2 >"$T/ip.c2"
@@ -47,10 +45,8 @@ for s in 0 1; do set -- "$@" "$T/work/$(awk -v s="$s" '$3 == s {print $1}' "$T/g
 "$CRAFT" mean "$T/base.bin" "$T/honest.bin" "$@" || die "craft mean"
 check "the final model is the honest-only mean, byte for byte" \
 	"$(cmp -s "$T/final.bin" "$T/honest.bin" && echo same)" same
-credit_of() { tr '{' '\n' <"$T/users.json" |
-	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 credits() {
-	curl -sf -o "$T/users.json" "$URL/api/v1/users" || return 1
+	users_json || return 1
 	a=$(credit_of h1); b=$(credit_of h2)
 	[ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && a == b) }'
 }

@@ -140,10 +140,8 @@ check "the nudged result was not rejected on its own" \
 	"$(grep -c "validator: $(cut -d' ' -f1 "$T/got.nudge") rejected" "$T/server.log")" 0
 
 # credit: h1 and h2 have equal shares (7 valid results each), cheaters none
-credit_of() { tr '{' '\n' <"$T/users.json" |
-	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 credits() {
-	curl -sf -o "$T/users.json" "$URL/api/v1/users" || return 1
+	users_json || return 1
 	c1=$(credit_of h1); c2=$(credit_of h2)
 	[ -n "$c1" ] && [ -n "$c2" ] && awk -v a="$c1" -v b="$c2" 'BEGIN { exit !(a > 0 && a == b) }'
 }

@@ -42,9 +42,7 @@ if [ "$JOBKIND" = lora ]; then
 	LORA_OPTS="--lora-rank 4 --lora-alpha 8 --lora-targets $LORA_TARGETS"
 fi
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "cross-shard" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1/' "$P/ctune-server.conf"
+attack_project "cross-shard" "separate_loopback = 1"
 mkuser c1 c2 h1 h2
 echo 127.0.7.1 >"$T/ip.c1"
 echo 127.0.17.1 >"$T/ip.c2"
@@ -107,10 +105,8 @@ else
 fi
 check "the final model is the honest-only mean, byte for byte" \
 	"$(cmp -s "$T/final.bin" "$T/honest.bin" && echo same)" same
-credit_of() { tr '{' '\n' <"$T/users.json" |
-	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 credits() {
-	curl -sf -o "$T/users.json" "$URL/api/v1/users" || return 1
+	users_json || return 1
 	a=$(credit_of h2); b=$(credit_of c2); c=$(credit_of h1)
 	[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] &&
 		awk -v a="$a" -v b="$b" -v c="$c" 'function near(x, y) { return x - y < 1e-9 * y && y - x < 1e-9 * y }

@@ -21,10 +21,8 @@ CT_TMP_PREFIX=ctune-hoard
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "hoarding" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1\ndaily_quota = 4\nnew_host_deadline = 3\nmin_deadline = 1\nnew_host_in_progress = 1/' \
-	"$P/ctune-server.conf"
+attack_project "hoarding" \
+	"separate_loopback = 1\ndaily_quota = 4\nnew_host_deadline = 3\nmin_deadline = 1\nnew_host_in_progress = 1"
 sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/max_wus_per_rpc = 8/' \
 	"$P/ctune-server.conf"
 ERR="e1 e2 e3 e4 e5 e6"

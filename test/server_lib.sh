@@ -68,20 +68,30 @@ stop_server() {
 	kill "$SRV_PID"; wait "$SRV_PID"; SRV_PID=
 }
 
-# rpc KEY HOSTID CPID WANT [EXTRA-XML] -> reply in $T/reply.xml, status in $code
-rpc() {
+# sched_rpc KEY HOSTID CPID WANT HOST-XML [EXTRA-XML [WORK-XML [CURL-ARGS...]]]
+# -> reply in $T/reply.xml, status in $code. HOST-XML opens the <host>
+# element (before its ncpus, ram and cpu device), WORK-XML ends <work_req>.
+sched_rpc() {
 	cat >"$T/req.xml" <<EOR
 <scheduler_request>
 <authenticator>$1</authenticator><host_id>$2</host_id><host_cpid>$3</host_cpid>
-<host><hostname>h-$3</hostname><os>Linux</os><ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
+<host>$5<ncpus>2</ncpus><ram_bytes>1000</ram_bytes>
 <device><name>cpu</name><vendor>x</vendor><type>cpu</type><conforming>1</conforming></device></host>
-${5:-}
-<work_req><want_results>$4</want_results></work_req>
+${6:-}
+<work_req><want_results>$4</want_results>${7:-}</work_req>
 </scheduler_request>
 EOR
-	code=$(curl -s -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
+	shift 4; shift $(($# < 3 ? $# : 3))
+	code=$(curl -s "$@" -o "$T/reply.xml" -w '%{http_code}' --data-binary @"$T/req.xml" \
 		"$URL/rpc/scheduler")
 }
+# rpc KEY HOSTID CPID WANT [EXTRA-XML] -> reply in $T/reply.xml, status in $code
+rpc() { sched_rpc "$1" "$2" "$3" "$4" "<hostname>h-$3</hostname><os>Linux</os>" "${5:-}"; }
+# users_json: the users' list (/api/v1/users) into $T/users.json;
+# credit_of NAME: NAME's total credit there (empty when NAME is not listed)
+users_json() { curl -sf -o "$T/users.json" "$URL/api/v1/users"; }
+credit_of() { tr '{' '\n' <"$T/users.json" |
+	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 xp() { xmllint --xpath "$1" "$T/reply.xml" 2>/dev/null; }
 
 up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code

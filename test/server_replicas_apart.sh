@@ -18,10 +18,8 @@ CT_TMP_PREFIX=ctune-apart
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "replicas apart" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1/; s/^log_level = .*/log_level = debug/' \
-	"$P/ctune-server.conf"
+attack_project "replicas apart" "separate_loopback = 1"
+sed -i 's/^log_level = .*/log_level = debug/' "$P/ctune-server.conf"
 mkuser m1 m2 m3 h
 echo 127.0.7.1 >"$T/ip.m1"
 echo 127.0.7.2 >"$T/ip.m2"

@@ -13,8 +13,7 @@ CT_TMP_PREFIX=ctune-stale
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "stale uploads" >/dev/null || die "init"
+attack_project "stale uploads"
 mkuser a b c
 submit --shards 1 --rounds 2 --replicas 3 --quorum 2 --no-adaptive --name stale
 start_server http,transitioner,validator,assimilator

@@ -40,10 +40,8 @@ CT_TMP_PREFIX=ctune-trust-$MODE
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-make_data
-"$S" init "$P" --listen 127.0.0.1:0 --name "trust" >/dev/null || die "init"
-sed -i 's/^\[sched\]$/[sched]\nseparate_loopback = 1\ntrust_min_valid = 3\ntrust_min_rounds = 2\ntrust_min_age = 0/' \
-	"$P/ctune-server.conf"
+attack_project "trust" \
+	"separate_loopback = 1\ntrust_min_valid = 3\ntrust_min_rounds = 2\ntrust_min_age = 0"
 mkuser a h1 h2 h3
 echo 127.0.7.1 >"$T/ip.a"
 echo 127.0.8.1 >"$T/ip.h1"

@@ -102,13 +102,5 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(ct_avg_parse_method("avg", &m), CT_EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mean_matches_reference),
-		cmocka_unit_test(test_mean_exact_small),
-		cmocka_unit_test(test_robust_methods),
-		cmocka_unit_test(test_bad_arguments),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_mean_matches_reference, test_mean_exact_small, test_robust_methods,
+	test_bad_arguments)

@@ -54,12 +54,4 @@ static void test_steal(void **state)
 	free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_append_and_grow),
-		cmocka_unit_test(test_cap_is_hard),
-		cmocka_unit_test(test_steal),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_append_and_grow, test_cap_is_hard, test_steal)

@@ -81,12 +81,4 @@ static void test_fake_clock(void **unused)
 	assert_true(ct_clock_mono(&clk) == t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ceiling),
-		cmocka_unit_test(test_jitter_range),
-		cmocka_unit_test(test_fake_clock),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_ceiling, test_jitter_range, test_fake_clock)

@@ -132,11 +132,4 @@ static void test_cache_trim(void **unused)
 	assert_int_equal(ct_cache_trim("/nonexistent/cache", 0, NULL, NULL, NULL), CT_ENOENT);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_queued_and_want),
-		cmocka_unit_test(test_cache_trim),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_queued_and_want, test_cache_trim)

@@ -97,11 +97,4 @@ static void test_silent_client_times_out(void **unused)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_silent_client_times_out),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_round_trip, test_silent_client_times_out)

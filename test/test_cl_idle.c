@@ -324,17 +324,6 @@ static void test_idle_logic(void **unused)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_file_source),
-		cmocka_unit_test(test_input_source),
-		cmocka_unit_test(test_pty_output_is_not_input),
-		cmocka_unit_test(test_uinput_keyboard),
-		cmocka_unit_test(test_cpu_other_percent),
-		cmocka_unit_test(test_logind),
-		cmocka_unit_test(test_x11_absent_is_not_fatal),
-		cmocka_unit_test(test_idle_logic),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_file_source, test_input_source, test_pty_output_is_not_input,
+	test_uinput_keyboard, test_cpu_other_percent, test_logind,
+	test_x11_absent_is_not_fatal, test_idle_logic)

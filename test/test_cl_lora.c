@@ -116,13 +116,4 @@ static void test_malformed(void **unused)
 	ct_state_free(st);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_protocol_example),
-		cmocka_unit_test(test_defaults_and_full),
-		cmocka_unit_test(test_malformed),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_protocol_example, test_defaults_and_full, test_malformed)

@@ -172,15 +172,5 @@ static void test_battery(void **unused)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_and_file),
-		cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_hours),
-		cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_throttle),
-		cmocka_unit_test(test_battery),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_defaults_and_file, test_bad_values, test_hours, test_decide,
+	test_throttle, test_battery)

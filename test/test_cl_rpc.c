@@ -197,10 +197,19 @@ static void test_malformed(void **unused)
 		       CT_EXML);
 }
 
+/* The reply in b is refused as too big; b is emptied for the next. */
+static void refused_too_big(struct ct_buf *b)
+{
+	struct ct_sched_reply r;
+
+	assert_int_equal(ct_rpc_parse_reply(b->data, b->len, &r), CT_ETOOBIG);
+	ct_sched_reply_free(&r);
+	ct_buf_reset(b);
+}
+
 static void test_oversize(void **unused)
 {
 	struct ct_buf b = CT_BUF_INIT(0);
-	struct ct_sched_reply r;
 
 	(void)unused;
 	/* more than 4 MiB */
@@ -208,31 +217,24 @@ static void test_oversize(void **unused)
 	for (int i = 0; i < (5 << 20) / 64; i++)
 		ct_buf_appends(&b, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	ct_buf_appends(&b, "</user_name></scheduler_reply>");
-	assert_int_equal(ct_rpc_parse_reply(b.data, b.len, &r), CT_ETOOBIG);
-	ct_sched_reply_free(&r);
+	refused_too_big(&b);
 	/* too deep */
-	ct_buf_reset(&b);
 	ct_buf_appends(&b, "<scheduler_reply>");
 	for (int i = 0; i < 40; i++) ct_buf_appends(&b, "<a>");
 	for (int i = 0; i < 40; i++) ct_buf_appends(&b, "</a>");
 	ct_buf_appends(&b, "</scheduler_reply>");
-	assert_int_equal(ct_rpc_parse_reply(b.data, b.len, &r), CT_ETOOBIG);
-	ct_sched_reply_free(&r);
+	refused_too_big(&b);
 	/* too many acks */
-	ct_buf_reset(&b);
 	ct_buf_appends(&b, "<scheduler_reply>");
 	for (int i = 0; i < CT_RPC_MAX_ACKS + 1; i++)
 		ct_buf_appendf(&b, "<ack><name>r%d</name><status>accepted</status></ack>", i);
 	ct_buf_appends(&b, "</scheduler_reply>");
-	assert_int_equal(ct_rpc_parse_reply(b.data, b.len, &r), CT_ETOOBIG);
-	ct_sched_reply_free(&r);
+	refused_too_big(&b);
 	/* an over-long string */
-	ct_buf_reset(&b);
 	ct_buf_appends(&b, "<scheduler_reply><user_name>");
 	for (int i = 0; i < 5000; i++) ct_buf_appends(&b, "x");
 	ct_buf_appends(&b, "</user_name></scheduler_reply>");
-	assert_int_equal(ct_rpc_parse_reply(b.data, b.len, &r), CT_ETOOBIG);
-	ct_sched_reply_free(&r);
+	refused_too_big(&b);
 	ct_buf_free(&b);
 }
 
@@ -275,15 +277,5 @@ static void test_account(void **unused)
 	ct_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_and_apply),
-		cmocka_unit_test(test_build_request),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_error_reply),
-		cmocka_unit_test(test_account),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_parse_and_apply, test_build_request, test_malformed, test_oversize,
+	test_error_reply, test_account)

@@ -195,14 +195,5 @@ static void test_kill9_never_corrupts(void **unused)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_missing_is_empty),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_kill9_never_corrupts),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_round_trip, test_missing_is_empty, test_malformed, test_oversize,
+	test_kill9_never_corrupts)

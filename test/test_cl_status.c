@@ -109,12 +109,4 @@ static void test_not_status(void **unused)
 	free(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_and_text),
-		cmocka_unit_test(test_saver_frame),
-		cmocka_unit_test(test_not_status),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_parse_and_text, test_saver_frame, test_not_status)

@@ -178,14 +178,5 @@ static void test_run_reaches_handler(void **state)
 	assert_null(ct_cmd_lookup(table, 1, argv, &nw));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_words_and_groups),
-		cmocka_unit_test(test_options_named_as_typed),
-		cmocka_unit_test(test_argument_counts),
-		cmocka_unit_test(test_run_reaches_handler),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_words_and_groups, test_options_named_as_typed, test_argument_counts,
+	test_run_reaches_handler)

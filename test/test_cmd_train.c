@@ -345,16 +345,6 @@ static void test_lora_train_merge(void **state)
 	ct_gpt2_free(&merged);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_model_init),
-		cmocka_unit_test(test_train_and_eval),
-		cmocka_unit_test(test_resume_same_bytes),
-		cmocka_unit_test(test_bad_inputs),
-		cmocka_unit_test(test_lora_train_merge),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup,
-				      ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_model_init,
+	test_train_and_eval, test_resume_same_bytes, test_bad_inputs,
+	test_lora_train_merge)

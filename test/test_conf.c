@@ -249,16 +249,5 @@ static void test_save_load_roundtrip(void **state)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_types),
-		cmocka_unit_test(test_value_errors),
-		cmocka_unit_test(test_syntax_errors),
-		cmocka_unit_test(test_nul_byte),
-		cmocka_unit_test(test_quotes_sections),
-		cmocka_unit_test(test_save_load_roundtrip),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_types, test_value_errors, test_syntax_errors, test_nul_byte,
+	test_quotes_sections, test_save_load_roundtrip)

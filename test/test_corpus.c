@@ -144,15 +144,5 @@ static void test_chars(void **state)
 	assert_int_equal(ct_corpus_char(65535), '?');
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden_text),
-		cmocka_unit_test(test_text_is_made_of_words),
-		cmocka_unit_test(test_derived_language_shares_words),
-		cmocka_unit_test(test_seeds),
-		cmocka_unit_test(test_chars),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_golden_text, test_text_is_made_of_words,
+	test_derived_language_shares_words, test_seeds, test_chars)

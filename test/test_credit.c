@@ -70,13 +70,5 @@ static void test_rac_steady_rate(void **state)
 	assert_true(fabs(rac - 50.0) < 0.5);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wu_credit_gpt2_small),
-		cmocka_unit_test(test_rac_hand_computed),
-		cmocka_unit_test(test_rac_clock_backwards),
-		cmocka_unit_test(test_rac_steady_rate),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_wu_credit_gpt2_small, test_rac_hand_computed, test_rac_clock_backwards,
+	test_rac_steady_rate)

@@ -809,20 +809,6 @@ static void test_error_cap_flags_job(void **state)
 /* Each case runs on its own fixture (setup/teardown): any one of them can
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, ct_dfx_case_teardown)
-
-int main(int argc, char **argv)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_honest_pair_credited),
-		T(test_bad_results_rejected),
-		T(test_round_average),
-		T(test_deadline_resends),
-		T(test_racing_validators_and_job_done),
-		T(test_file_deleter),
-		T(test_purge),
-		T(test_error_cap_flags_job),
-	};
-
-	return ct_dfx_main("test_daemons", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
+	test_round_average, test_deadline_resends, test_racing_validators_and_job_done,
+	test_file_deleter, test_purge, test_error_cap_flags_job)

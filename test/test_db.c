@@ -251,17 +251,6 @@ static void test_state_names(void **state)
 	assert_string_equal(ct_rs_name(99), "?");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_migrate),
-		cmocka_unit_test(test_types_round_trip),
-		cmocka_unit_test(test_statement_reuse),
-		cmocka_unit_test(test_conditional_update_and_dup),
-		cmocka_unit_test(test_txn),
-		cmocka_unit_test(test_concurrent_claims),
-		cmocka_unit_test(test_url),
-		cmocka_unit_test(test_state_names),
-	};
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_migrate, test_types_round_trip,
+	test_statement_reuse, test_conditional_update_and_dup, test_txn,
+	test_concurrent_claims, test_url, test_state_names)

@@ -546,17 +546,6 @@ static void test_every_statement(void **state)
 	assert_true(sc.checked >= 150);	/* the scan found the server's statements */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_typed_args_and_mapper),
-		cmocka_unit_test(test_job_table_walk),
-		cmocka_unit_test(test_job_rows),
-		cmocka_unit_test(test_job_error_message_and_cancel),
-		cmocka_unit_test(test_result_table_walk),
-		cmocka_unit_test(test_result_drop_unsent),
-		cmocka_unit_test(test_every_statement),
-	};
-
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_typed_args_and_mapper,
+	test_job_table_walk, test_job_rows, test_job_error_message_and_cancel,
+	test_result_table_walk, test_result_drop_unsent, test_every_statement)

@@ -63,12 +63,4 @@ static void test_policy(void **state)
 	ct_conf_free(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_net_key),
-		cmocka_unit_test(test_policy),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_net_key, test_policy)

@@ -59,13 +59,5 @@ static void test_errno_mapping(void **state)
 	assert_non_null(strstr(ct_errmsg(rc), "open x: "));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_codes_have_messages),
-		cmocka_unit_test(test_codes_are_distinct),
-		cmocka_unit_test(test_detail),
-		cmocka_unit_test(test_errno_mapping),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_codes_have_messages, test_codes_are_distinct, test_detail,
+	test_errno_mapping)

@@ -244,18 +244,6 @@ static void test_finite_and_flops(void **state)
 	assert_true(f > 6.0 * 124e6 && f < 6.0 * 124e6 * 1.25);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout),
-		cmocka_unit_test(test_config_check),
-		cmocka_unit_test(test_init),
-		cmocka_unit_test(test_roundtrip_and_bytes),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_save_fails_cleanly),
-		cmocka_unit_test(test_finite_and_flops),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup,
-				      ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_layout,
+	test_config_check, test_init, test_roundtrip_and_bytes, test_malformed,
+	test_save_fails_cleanly, test_finite_and_flops)

@@ -226,17 +226,5 @@ static void test_files(void **state)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_appends_and_level),
-		cmocka_unit_test(test_zip_bomb),
-		cmocka_unit_test(test_cap_exact),
-		cmocka_unit_test(test_bad_streams),
-		cmocka_unit_test(test_multi_member),
-		cmocka_unit_test(test_files),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_roundtrip, test_appends_and_level, test_zip_bomb, test_cap_exact,
+	test_bad_streams, test_multi_member, test_files)

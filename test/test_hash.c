@@ -237,20 +237,6 @@ static void test_sha256_hex_valid(void **state)
 	assert_false(ct_sha256_hex_valid(NULL));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sha256_vectors),
-		cmocka_unit_test(test_sha256_streaming),
-		cmocka_unit_test(test_sha256_file),
-		cmocka_unit_test(test_hmac_rfc4231),
-		cmocka_unit_test(test_pbkdf2),
-		cmocka_unit_test(test_memeq_ct),
-		cmocka_unit_test(test_random),
-		cmocka_unit_test(test_hex),
-		cmocka_unit_test(test_hex_bad),
-		cmocka_unit_test(test_sha256_hex_valid),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_sha256_vectors, test_sha256_streaming, test_sha256_file,
+	test_hmac_rfc4231, test_pbkdf2, test_memeq_ct, test_random, test_hex,
+	test_hex_bad, test_sha256_hex_valid)

@@ -20,11 +20,4 @@ static void test_cmp(void **state)
 	assert_true(ct_lock_order_cmp(7, INT64_MIN + 1, 7, INT64_MAX) < 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cmp),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_cmp)

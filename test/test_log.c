@@ -59,12 +59,4 @@ static void test_parse_level(void **state)
 	assert_int_equal(ct_log_parse_level("loud", &l), CT_EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_levels_and_file),
-		cmocka_unit_test(test_open_fails_cleanly),
-		cmocka_unit_test(test_parse_level),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_levels_and_file, test_open_fails_cleanly, test_parse_level)

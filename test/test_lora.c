@@ -112,57 +112,32 @@ static void check_layer(int BT, int C, int OC, int r, float s)
 	ct_lora_layer_forward(y, hs, u, x, A, Bm, s, BT, C, OC, r);
 	for (int t = 0; t < BT; t++)
 		for (int j = 0; j < r; j++) {
-			float acc = 0.0f;
-
-			for (int i = 0; i < C; i++)
-				acc = fmaf(x[t * C + i], A[j * C + i], acc);
-			h[t * r + j] = acc * s;
+			h[t * r + j] = ct_test_fma_dot(0.0f, &x[t * C], 1, &A[j * C], 1, C) * s;
 			assert_true(hs[t * r + j] == h[t * r + j]);
 		}
 	for (int t = 0; t < BT; t++)
-		for (int o = 0; o < OC; o++) {
-			float acc = 0.0f;
-
-			for (int j = 0; j < r; j++)
-				acc = fmaf(h[t * r + j], Bm[o * r + j], acc);
-			assert_true(y[t * OC + o] == y0[t * OC + o] + acc);
-		}
+		for (int o = 0; o < OC; o++)
+			assert_true(y[t * OC + o] ==
+				    y0[t * OC + o] + ct_test_fma_dot(0.0f, &h[t * r], 1, &Bm[o * r], 1, r));
 	memcpy(dx, dx0, sizeof(float) * BT * C);
 	memcpy(dA, dA0, sizeof(float) * r * C);
 	memcpy(dB, dB0, sizeof(float) * OC * r);
 	ct_lora_layer_backward(dx, dA, dB, dh, dy, x, hs, A, Bm, s, BT, C, OC, r);
 	for (int t = 0; t < BT; t++)
-		for (int j = 0; j < r; j++) {
-			float acc = 0.0f;
-
-			for (int o = 0; o < OC; o++)
-				acc = fmaf(dy[t * OC + o], Bm[o * r + j], acc);
-			g[t * r + j] = (0.0f + acc) * s;
-		}
+		for (int j = 0; j < r; j++)
+			g[t * r + j] = (0.0f + ct_test_fma_dot(0.0f, &dy[t * OC], 1, &Bm[j], r, OC)) * s;
 	for (int o = 0; o < OC; o++)
-		for (int j = 0; j < r; j++) {
-			float acc = 0.0f;
-
-			for (int t = 0; t < BT; t++)
-				acc = fmaf(dy[t * OC + o], h[t * r + j], acc);
-			assert_true(dB[o * r + j] == dB0[o * r + j] + acc);
-		}
+		for (int j = 0; j < r; j++)
+			assert_true(dB[o * r + j] ==
+				    dB0[o * r + j] + ct_test_fma_dot(0.0f, &dy[o], OC, &h[j], r, BT));
 	for (int t = 0; t < BT; t++)
-		for (int i = 0; i < C; i++) {
-			float acc = 0.0f;
-
-			for (int j = 0; j < r; j++)
-				acc = fmaf(g[t * r + j], A[j * C + i], acc);
-			assert_true(dx[t * C + i] == dx0[t * C + i] + acc);
-		}
+		for (int i = 0; i < C; i++)
+			assert_true(dx[t * C + i] ==
+				    dx0[t * C + i] + ct_test_fma_dot(0.0f, &g[t * r], 1, &A[i], C, r));
 	for (int j = 0; j < r; j++)
-		for (int i = 0; i < C; i++) {
-			float acc = 0.0f;
-
-			for (int t = 0; t < BT; t++)
-				acc = fmaf(g[t * r + j], x[t * C + i], acc);
-			assert_true(dA[j * C + i] == dA0[j * C + i] + acc);
-		}
+		for (int i = 0; i < C; i++)
+			assert_true(dA[j * C + i] ==
+				    dA0[j * C + i] + ct_test_fma_dot(0.0f, &g[j], r, &x[i], C, BT));
 	free(x); free(A); free(Bm); free(y); free(y0); free(hs); free(u); free(dy);
 	free(dx); free(dx0); free(dA); free(dB); free(dA0); free(dB0); free(dh);
 	free(h); free(g);
@@ -419,16 +394,6 @@ static void test_wu_resume(void **state)
 	ct_gpt2_free(&model);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_init),
-		cmocka_unit_test(test_layer_matches_spec),
-		cmocka_unit_test(test_zero_b_is_base),
-		cmocka_unit_test(test_grads_vs_full_model),
-		cmocka_unit_test(test_wu_learns),
-		cmocka_unit_test(test_wu_resume),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup, ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_init,
+	test_layer_matches_spec, test_zero_b_is_base, test_grads_vs_full_model,
+	test_wu_learns, test_wu_resume)

@@ -279,14 +279,5 @@ static void test_merge_rejects(void **state)
 	free(ad), free(w), free(copy);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_merge_matches_reference),
-		cmocka_unit_test(test_merge_threads),
-		cmocka_unit_test(test_merge_is_mean_of_products),
-		cmocka_unit_test(test_merge_rejects),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_merge_matches_reference, test_merge_threads,
+	test_merge_is_mean_of_products, test_merge_rejects)

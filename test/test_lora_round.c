@@ -506,17 +506,5 @@ static void test_int8_adapters(void **state)
 
 /* Each case on its own fixture; `test_lora_round PATTERN` runs the cases
  * whose names match (cmocka's filter: * and ?). */
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, ct_dfx_case_teardown)
-
-int main(int argc, char **argv)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_submit_lora_job),
-		T(test_honest_pair),
-		T(test_bad_results_rejected),
-		T(test_rounds_merge_exactly),
-		T(test_int8_adapters),
-	};
-
-	return ct_dfx_main("test_lora_round", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+CT_DFX_MAIN("test_lora_round", setup, test_submit_lora_job, test_honest_pair,
+	test_bad_results_rejected, test_rounds_merge_exactly, test_int8_adapters)

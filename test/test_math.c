@@ -248,19 +248,5 @@ static void test_grad_clip(void **state)
 	free(g);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exp_accuracy),
-		cmocka_unit_test(test_exp_special),
-		cmocka_unit_test(test_log_accuracy),
-		cmocka_unit_test(test_log_special),
-		cmocka_unit_test(test_tanh_accuracy),
-		cmocka_unit_test(test_tanh_special),
-		cmocka_unit_test(test_gelu),
-		cmocka_unit_test(test_adamw),
-		cmocka_unit_test(test_grad_clip),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_exp_accuracy, test_exp_special, test_log_accuracy, test_log_special,
+	test_tanh_accuracy, test_tanh_special, test_gelu, test_adamw, test_grad_clip)

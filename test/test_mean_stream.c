@@ -157,11 +157,4 @@ static void test_errors(void **state)
 	free(got);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_bits_as_ct_avg),
-		cmocka_unit_test(test_errors),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_GROUP(setup, teardown, test_same_bits_as_ct_avg, test_errors)

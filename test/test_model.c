@@ -43,35 +43,23 @@ static void check_matmul(int BT, int C, int OC)
 	ct_test_fill(db0, OC, 7, 1.0f);
 	ct_matmul_forward(out, inp, w, bias, BT, C, OC);
 	for (int r = 0; r < BT; r++)
-		for (int o = 0; o < OC; o++) {
-			float acc = bias[o];
-
-			for (int i = 0; i < C; i++)
-				acc = fmaf(inp[r * C + i], w[o * C + i], acc);
-			assert_true(out[r * OC + o] == acc);
-		}
+		for (int o = 0; o < OC; o++)
+			assert_true(out[r * OC + o] ==
+				    ct_test_fma_dot(bias[o], &inp[r * C], 1, &w[o * C], 1, C));
 	memcpy(dinp, dinp0, sizeof(float) * BT * C);
 	memcpy(dw, dw0, sizeof(float) * OC * C);
 	memcpy(db, db0, sizeof(float) * OC);
 	ct_matmul_backward(dinp, dw, db, dout, inp, w, BT, C, OC);
 	for (int r = 0; r < BT; r++)
-		for (int i = 0; i < C; i++) {
-			float acc = 0.0f;
-
-			for (int o = 0; o < OC; o++)
-				acc = fmaf(dout[r * OC + o], w[o * C + i], acc);
-			assert_true(dinp[r * C + i] == dinp0[r * C + i] + acc);
-		}
+		for (int i = 0; i < C; i++)
+			assert_true(dinp[r * C + i] ==
+				    dinp0[r * C + i] + ct_test_fma_dot(0.0f, &dout[r * OC], 1, &w[i], C, OC));
 	for (int o = 0; o < OC; o++) {
 		float ab = 0.0f;
 
-		for (int i = 0; i < C; i++) {
-			float acc = 0.0f;
-
-			for (int r = 0; r < BT; r++)
-				acc = fmaf(dout[r * OC + o], inp[r * C + i], acc);
-			assert_true(dw[o * C + i] == dw0[o * C + i] + acc);
-		}
+		for (int i = 0; i < C; i++)
+			assert_true(dw[o * C + i] ==
+				    dw0[o * C + i] + ct_test_fma_dot(0.0f, &dout[o], OC, &inp[i], C, BT));
 		for (int r = 0; r < BT; r++)
 			ab = ab + dout[r * OC + o];
 		assert_true(db[o] == db0[o] + ab);
@@ -455,18 +443,7 @@ static void test_batches_and_eval(void **state)
 	ct_gpt2_free(&model);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_matmul_matches_spec),
-		cmocka_unit_test(test_gradients_vs_finite_differences),
-		cmocka_unit_test(test_loss_decreases),
-		cmocka_unit_test(test_wu_deterministic_and_resume),
-		cmocka_unit_test(test_resume_refuses_other_inputs),
-		cmocka_unit_test(test_bad_inputs),
-		cmocka_unit_test(test_batches_and_eval),
-	};
-
-	return cmocka_run_group_tests(tests, ct_test_dir_setup,
-				      ct_test_dir_teardown);
-}
+CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_matmul_matches_spec,
+	test_gradients_vs_finite_differences, test_loss_decreases,
+	test_wu_deterministic_and_resume, test_resume_refuses_other_inputs,
+	test_bad_inputs, test_batches_and_eval)

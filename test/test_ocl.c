@@ -173,18 +173,5 @@ static void test_binary_cache(void **state)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_spec),
-		cmocka_unit_test(test_enumerate),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_alloc_limits),
-		cmocka_unit_test(test_embedded_source),
-		cmocka_unit_test(test_binary_cache),
-	};
-
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN_OCL(NULL, NULL, test_parse_spec, test_enumerate, test_errors,
+	test_alloc_limits, test_embedded_source, test_binary_cache)

@@ -560,18 +560,13 @@ static void test_adamw_clip(void **state)
 
 static int setup(void **state)
 {
-	const char *dev_spec = getenv("CT_TEST_DEVICE");
-	int rc;
+	const char *dev_spec;
 
 	(void)state;
 	/* no crowdtune kernel cache here (test_ocl covers it); PoCL's own
 	 * cache (POCL_CACHE_DIR) keeps the build fast */
-	rc = ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl);
-	if (rc < 0) {
-		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+	if (ct_test_ocl_open(&dev_spec, &ocl) < 0)
 		return -1;
-	}
-	fprintf(stderr, "device: %s (%s)\n", ocl->info.name, ocl->info.platform);
 	return ct_ocl_ops_init(&ops, ocl) == 0 ? 0 : -1;
 }
 
@@ -583,27 +578,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_matmul),
-		cmocka_unit_test(test_matmul_kpieces),
-		cmocka_unit_test(test_matmul_forms),
-		cmocka_unit_test(test_matmul_tiled),
-		cmocka_unit_test(test_encoder),
-		cmocka_unit_test(test_layernorm),
-		cmocka_unit_test(test_attention),
-		cmocka_unit_test(test_attention_recompute),
-		cmocka_unit_test(test_attention_tiled),
-		cmocka_unit_test(test_gelu_residual),
-		cmocka_unit_test(test_crossentropy),
-		cmocka_unit_test(test_clip),
-		cmocka_unit_test(test_reduce_tiled),
-		cmocka_unit_test(test_adamw),
-		cmocka_unit_test(test_adamw_clip),
-	};
-
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
+	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
+	test_attention_recompute, test_attention_tiled, test_gelu_residual,
+	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)

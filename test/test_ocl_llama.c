@@ -308,19 +308,13 @@ static void run_wu(struct wu_fix *f, const char *device, float *losses,
 {
 	struct ct_wu *wu = NULL;
 	char path[4200];
-	float loss;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s.out", dir, device);
 	rc = ct_wu_open(&f->model, &f->tokens, &f->hp, device, &wu);
 	if (rc < 0)
 		fail_msg("%s: %s", device, ct_errmsg(rc));
-	while (!ct_wu_done(wu)) {
-		int i = ct_wu_steps_done(wu);
-
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-		losses[i] = loss;
-	}
+	ct_test_wu_run(wu, losses, 0);
 	if (f->hp.lora.rank > 0)
 		assert_int_equal(ct_wu_save_state(wu, path), 0);
 	else
@@ -437,18 +431,9 @@ static void test_backend_state_equal(void **state)
 
 static int setup(void **state)
 {
-	const char *spec = getenv("CT_TEST_DEVICE");
-	int rc;
-
 	(void)state;
-	if (spec != NULL)
-		ocl_dev = spec;
-	rc = ct_ocl_open(ocl_dev, "", &ocl);
-	if (rc < 0) {
-		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+	if (ct_test_ocl_open(&ocl_dev, &ocl) < 0)
 		return -1;
-	}
-	fprintf(stderr, "device: %s (%s)\n", ocl->info.name, ocl->info.platform);
 	dir = ct_test_mkdtemp();
 	if (dir == NULL || ct_ocl_ops_init(&ops, ocl) < 0)
 		return -1;

@@ -244,20 +244,12 @@ static void test_resume_across(void **state)
 
 static int setup(void **state)
 {
-	const char *spec = getenv("CT_TEST_DEVICE");
-	int rc;
-
 	(void)state;
 	/* the backend must offer LoRA */
 	if (ct_ocl_backend_ops.open_lora == NULL)
 		return -1;
-	if (spec != NULL)
-		dev = spec;
-	rc = ct_ocl_open(dev, "", &ocl);
-	if (rc < 0) {
-		fprintf(stderr, "cannot open the OpenCL device: %s\n", ct_errmsg(rc));
+	if (ct_test_ocl_open(&dev, &ocl) < 0)
 		return -1;
-	}
 	if (ct_ocl_ops_init(&ops, ocl) < 0 || ct_ocl_lora_kernel(ocl, &kscale) < 0)
 		return -1;
 	dir = ct_test_mkdtemp();
@@ -275,15 +267,4 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layer),
-		cmocka_unit_test(test_wu_equal),
-		cmocka_unit_test(test_resume_across),
-	};
-
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_OCL(setup, teardown, test_layer, test_wu_equal, test_resume_across)

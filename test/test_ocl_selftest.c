@@ -87,17 +87,17 @@ static void test_probes_catch_wrong_reference(void **state)
 	expect_probes(CT_CONFORM_CORRUPT_REF, 0);
 }
 
-int main(void)
+/* no crowdtune kernel cache in tests unless the caller sets one */
+static int before(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reference_digest),
-		cmocka_unit_test(test_bad_device),
-		cmocka_unit_test(test_device_conforms),
-		cmocka_unit_test(test_probes_pass),
-		cmocka_unit_test(test_probes_catch_wrong_reference),
-	};
-
 	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
 		setenv("CTUNE_KERNEL_CACHE", "", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return 0;
 }
+
+static const struct ct_test_plan plan = {
+	.before = before,
+};
+
+CT_TEST_MAIN_WITH(&plan, test_reference_digest, test_bad_device, test_device_conforms,
+	test_probes_pass, test_probes_catch_wrong_reference)

@@ -64,7 +64,6 @@ static void run_wu(struct fixture *f, const char *device, const char *resume,
 {
 	struct ct_wu *wu = NULL;
 	char path[4200];
-	float loss;
 	int rc;
 
 	if (resume != NULL)
@@ -73,17 +72,11 @@ static void run_wu(struct fixture *f, const char *device, const char *resume,
 		rc = ct_wu_open(&f->model, &f->tokens, &f->hp, device, &wu);
 	if (rc < 0)
 		fail_msg("%s: %s", device, ct_errmsg(rc));
-	while (!ct_wu_done(wu)) {
-		int i = ct_wu_steps_done(wu);
-
-		assert_int_equal(ct_wu_step(wu, &loss), 0);
-		if (losses != NULL)
-			losses[i] = loss;
-		if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after) {
-			assert_int_equal(ct_wu_save_state(wu, state_out), 0);
-			ct_wu_close(wu);
-			return;
-		}
+	ct_test_wu_run(wu, losses, stop_after);
+	if (stop_after > 0 && ct_wu_steps_done(wu) == stop_after) {
+		assert_int_equal(ct_wu_save_state(wu, state_out), 0);
+		ct_wu_close(wu);
+		return;
 	}
 	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
 	assert_int_equal(ct_wu_save_model(wu, path), 0);
@@ -282,26 +275,23 @@ static void test_device_limits(void **state)
 	ct_ocl_backend_ops.close(be);
 }
 
-int main(void)
+/* CT_TEST_DEVICE names the OpenCL device to test. */
+static int before(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpu_equals_opencl),
-		cmocka_unit_test(test_lean_equal),
-		cmocka_unit_test(test_gpu_kernels_equal),
-		cmocka_unit_test(test_no_clip_equal),
-		cmocka_unit_test(test_backend_state_equal),
-		cmocka_unit_test(test_resume_every_step),
-		cmocka_unit_test(test_eval_equal),
-		cmocka_unit_test(test_bad_device),
-		cmocka_unit_test(test_device_limits),
-	};
-
 	if (getenv("CT_TEST_DEVICE") != NULL)
 		ocl_dev = getenv("CT_TEST_DEVICE");
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
 	if (getenv("CTUNE_KERNEL_CACHE") == NULL)
 		setenv("CTUNE_KERNEL_CACHE", "", 1);
-	if (ct_test_ocl_none())
-		return 77;
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return ct_test_ocl_skip();
 }
+
+static const struct ct_test_plan plan = {
+	.before = before,
+	.group_setup = setup,
+	.group_teardown = teardown,
+};
+
+CT_TEST_MAIN_WITH(&plan, test_cpu_equals_opencl, test_lean_equal,
+	test_gpu_kernels_equal, test_no_clip_equal, test_backend_state_equal,
+	test_resume_every_step, test_eval_equal, test_bad_device, test_device_limits)

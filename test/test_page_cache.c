@@ -160,16 +160,6 @@ static void test_caches_independent(void **state)
 	ct_buf_free(&out);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_one_build_for_many),
-		T(test_abandon_wakes_and_keys_independent),
-		T(test_store_expires_on_its_clock),
-		T(test_caches_independent),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN_EACH(setup, teardown, test_one_build_for_many,
+	test_abandon_wakes_and_keys_independent, test_store_expires_on_its_clock,
+	test_caches_independent)

@@ -343,18 +343,6 @@ static void test_canonical_and_late(void **state)
 	assert_int_equal(decide(c, 2, N, 3, 1e-3), -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_adaptive),
-		cmocka_unit_test(test_adam_bound),
-		cmocka_unit_test(test_sanity_on_real_training),
-		cmocka_unit_test(test_relative_cap_and_loss),
-		cmocka_unit_test(test_honest_pair),
-		cmocka_unit_test(test_decide_fn_by_hash),
-		cmocka_unit_test(test_disagreement_then_third),
-		cmocka_unit_test(test_int8_against_exact),
-		cmocka_unit_test(test_canonical_and_late),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_adaptive, test_adam_bound, test_sanity_on_real_training,
+	test_relative_cap_and_loss, test_honest_pair, test_decide_fn_by_hash,
+	test_disagreement_then_third, test_int8_against_exact, test_canonical_and_late)

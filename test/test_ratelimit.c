@@ -143,17 +143,5 @@ static void test_tables_independent(void **state)
 	ct_rl_free(other);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_exact_per_address),
-		T(test_per_account),
-		T(test_signup_and_config),
-		T(test_full_table_fails_closed),
-		T(test_tables_independent),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN_EACH(setup, teardown, test_exact_per_address, test_per_account,
+	test_signup_and_config, test_full_table_fails_closed, test_tables_independent)

@@ -130,14 +130,5 @@ static void test_two_shards_never_flagged(void **state)
 	assert_int_equal(ct_robust_init(&r, 0, N), CT_EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_honest_pass),
-		cmocka_unit_test(test_direct_cosine),
-		cmocka_unit_test(test_attacks_flagged),
-		cmocka_unit_test(test_two_shards_never_flagged),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_honest_pass, test_direct_cosine, test_attacks_flagged,
+	test_two_shards_never_flagged)

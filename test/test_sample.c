@@ -202,17 +202,6 @@ static void test_generate_matches_forward(void **state)
 	ct_gpt2_free(&model);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_uniform_is_splitmix64),
-		cmocka_unit_test(test_pick_greedy),
-		cmocka_unit_test(test_pick_cumulative),
-		cmocka_unit_test(test_pick_top_k),
-		cmocka_unit_test(test_pick_top_k_ties),
-		cmocka_unit_test(test_params_check),
-		cmocka_unit_test(test_generate_matches_forward),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_uniform_is_splitmix64, test_pick_greedy, test_pick_cumulative,
+	test_pick_top_k, test_pick_top_k_ties, test_params_check,
+	test_generate_matches_forward)

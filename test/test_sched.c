@@ -34,7 +34,7 @@
  * <sql qurey=...>) fails the case instead of asserting nothing. Only the
  * body inside <request> is free (it is what the server gets).
  */
-#include "ct_test.h"
+#include "ct_test_db.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -190,17 +190,11 @@ static void reset_project(void)
 static int setup_all(void **state)
 {
 	struct ct_project_opts o = { .name = "cases", .listen = "127.0.0.1:0" };
-	char data[4200], url[128];
+	char url[128];
 	int port = 0;
 
 	ct_log_set_level(CT_LOG_WARN);
-	g_dir = ct_test_mkdtemp();
-	snprintf(data, sizeof(data), "%s/proj", g_dir);
-	if (ct_project_init(data, &o) < 0 || ct_server_load(&g_srv, data, NULL) < 0)
-		return -1;
-	snprintf(data, sizeof(data), "%s/proj/db", g_dir);
-	if (ct_db_global_init(NULL, data, g_dir) < 0 || ct_db_open(&g_db, g_srv.clock) < 0 ||
-	    ct_db_migrate(g_db) < 0)
+	if (ct_test_project_open(&o, &g_dir, &g_srv, &g_db) < 0)
 		return -1;
 	if (ct_http_register_routes(&g_srv, ct_sched_routes) < 0 ||
 	    ct_http_register_routes(&g_srv, ct_files_routes) < 0 ||
@@ -623,12 +617,5 @@ static void test_routes_per_server(void **state)
 	assert_ptr_equal(a.routes[0], ct_sched_routes);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_case_typos_refused),
-		cmocka_unit_test(test_routes_per_server),
-		cmocka_unit_test(test_cases),
-	};
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_case_typos_refused,
+	test_routes_per_server, test_cases)

@@ -130,18 +130,7 @@ static void test_credit_and_date(void **state)
 	assert_string_equal(ct_tmpl_date(s, sizeof(s), 0), "-");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_script_name_stays_text),
-		cmocka_unit_test(test_attribute_breakout_escaped),
-		cmocka_unit_test(test_escapen_drops_nul),
-		cmocka_unit_test(test_printf_numbers_and_strings),
-		cmocka_unit_test(test_printf_rejects_bad_format),
-		cmocka_unit_test(test_printf_respects_cap),
-		cmocka_unit_test(test_urlencode),
-		cmocka_unit_test(test_render),
-		cmocka_unit_test(test_credit_and_date),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_script_name_stays_text, test_attribute_breakout_escaped,
+	test_escapen_drops_nul, test_printf_numbers_and_strings,
+	test_printf_rejects_bad_format, test_printf_respects_cap, test_urlencode,
+	test_render, test_credit_and_date)

@@ -67,11 +67,4 @@ static void test_refusals(void **state)
 	assert_int_equal(host, -5);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_refusals),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_round_trip, test_refusals)

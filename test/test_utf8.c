@@ -46,6 +46,19 @@ static void test_valid(void **state)
 
 static void test_fit_cuts_on_boundary(void **state)
 {
+	/* string, cap: what ct_utf8_fit returns and leaves */
+	static const struct {
+		const char *in;
+		size_t cap, len;
+		const char *out;
+	} fits[] = {
+		/* a 4-byte character straddling the cap is dropped whole */
+		{ "ab\xf0\x9f\x98\x80", 5, 2, "ab" },
+		{ "ab\xf0\x9f\x98\x80", 6, 6, "ab\xf0\x9f\x98\x80" },
+		/* shorter than the cap: unchanged */
+		{ "\xe2\x82\xac", 255, 3, "\xe2\x82\xac" },
+		{ "xyz", 0, 0, "" },
+	};
 	char s[300];
 	(void)state;
 
@@ -55,20 +68,11 @@ static void test_fit_cuts_on_boundary(void **state)
 	assert_int_equal(ct_utf8_fit(s, 255), 254);
 	assert_int_equal(strlen(s), 254);
 	assert_true(ct_utf8_valid(s));
-	/* a 4-byte character straddling the cap is dropped whole */
-	strcpy(s, "ab\xf0\x9f\x98\x80");
-	assert_int_equal(ct_utf8_fit(s, 5), 2);
-	assert_string_equal(s, "ab");
-	strcpy(s, "ab\xf0\x9f\x98\x80");
-	assert_int_equal(ct_utf8_fit(s, 6), 6);
-	assert_string_equal(s, "ab\xf0\x9f\x98\x80");
-	/* shorter than the cap: unchanged */
-	strcpy(s, "\xe2\x82\xac");
-	assert_int_equal(ct_utf8_fit(s, 255), 3);
-	assert_string_equal(s, "\xe2\x82\xac");
-	strcpy(s, "xyz");
-	assert_int_equal(ct_utf8_fit(s, 0), 0);
-	assert_string_equal(s, "");
+	for (size_t i = 0; i < sizeof(fits) / sizeof(fits[0]); i++) {
+		strcpy(s, fits[i].in);
+		assert_int_equal(ct_utf8_fit(s, fits[i].cap), fits[i].len);
+		assert_string_equal(s, fits[i].out);
+	}
 }
 
 static void test_fit_scrubs(void **state)
@@ -86,14 +90,4 @@ static void test_fit_scrubs(void **state)
 	assert_string_equal(s, "ok??");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_char_len),
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_fit_cuts_on_boundary),
-		cmocka_unit_test(test_fit_scrubs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_char_len, test_valid, test_fit_cuts_on_boundary, test_fit_scrubs)

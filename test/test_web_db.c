@@ -440,18 +440,8 @@ static void test_stats_export_matches_db(void **state)
 	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_api_users_by_total),
-		cmocka_unit_test(test_users_page_escapes_and_orders),
-		cmocka_unit_test(test_user_page_history_chart),
-		cmocka_unit_test(test_job_page),
-		cmocka_unit_test(test_status_and_metrics),
-		cmocka_unit_test(test_create_account_needs_csrf),
-		cmocka_unit_test(test_create_account_shows_key_then_team),
-		cmocka_unit_test(test_login_with_password_shows_same_key),
-		cmocka_unit_test(test_stats_export_matches_db),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
+	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
+	test_status_and_metrics, test_create_account_needs_csrf,
+	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
+	test_stats_export_matches_db)

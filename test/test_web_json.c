@@ -9,41 +9,41 @@
 #include "ct_err.h"
 #include "web_json.h"
 
-static void test_escape_specials(void **state)
+/* ct_json_escape of the n bytes s gives want, byte for byte. */
+static void expect_escape(const char *s, size_t n, const char *want)
 {
 	struct ct_buf b = CT_BUF_INIT(0);
+
+	assert_int_equal(ct_json_escape(&b, s, n), 0);
+	assert_string_equal(ct_buf_cstr(&b), want);
+	ct_buf_free(&b);
+}
+
+static void test_escape_specials(void **state)
+{
 	const char s[] = "a\"b\\c\n\t\r\x01</script>&";
 
 	(void)state;
-	assert_int_equal(ct_json_escape(&b, s, sizeof(s) - 1), 0);
-	assert_string_equal(ct_buf_cstr(&b),
-		"\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u003c/script\\u003e\\u0026\"");
-	ct_buf_free(&b);
+	expect_escape(s, sizeof(s) - 1,
+		      "\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u003c/script\\u003e\\u0026\"");
 }
 
 static void test_escape_utf8(void **state)
 {
-	struct ct_buf b = CT_BUF_INIT(0);
 	/* valid 2/3/4-byte sequences pass; a lone continuation byte, a
 	 * truncated sequence, an overlong '/' and a surrogate are replaced. */
 	const char s[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x80|\xe2\x82|\xc0\xaf|\xed\xa0\x80";
 
 	(void)state;
-	assert_int_equal(ct_json_escape(&b, s, sizeof(s) - 1), 0);
-	assert_string_equal(ct_buf_cstr(&b),
-		"\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|\\ufffd\\ufffd|"
-		"\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\"");
-	ct_buf_free(&b);
+	expect_escape(s, sizeof(s) - 1,
+		      "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|\\ufffd\\ufffd|"
+		      "\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\"");
 }
 
 static void test_embedded_nul(void **state)
 {
-	struct ct_buf b = CT_BUF_INIT(0);
-
 	(void)state;
-	assert_int_equal(ct_json_escape(&b, "a\0b", 3), 0);
-	assert_string_equal(ct_buf_cstr(&b), "\"a\\u0000b\"");
-	ct_buf_free(&b);
+	expect_escape("a\0b", 3, "\"a\\u0000b\"");
 }
 
 static void test_nesting_and_commas(void **state)
@@ -128,16 +128,6 @@ static void test_cap_error_is_sticky(void **state)
 	ct_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape_specials),
-		cmocka_unit_test(test_escape_utf8),
-		cmocka_unit_test(test_embedded_nul),
-		cmocka_unit_test(test_nesting_and_commas),
-		cmocka_unit_test(test_numbers_round_trip),
-		cmocka_unit_test(test_unbalanced_is_error),
-		cmocka_unit_test(test_cap_error_is_sticky),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_escape_specials, test_escape_utf8, test_embedded_nul,
+	test_nesting_and_commas, test_numbers_round_trip, test_unbalanced_is_error,
+	test_cap_error_is_sticky)

@@ -194,15 +194,6 @@ static void test_ticks(void **state)
 	assert_int_equal(ct_svg_ticks(NAN, 5, t, 8), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loss_curve_geometry),
-		cmocka_unit_test(test_labels_escaped),
-		cmocka_unit_test(test_nonfinite_skipped_and_empty),
-		cmocka_unit_test(test_time_axis_and_flat_series),
-		cmocka_unit_test(test_integer_x_axis),
-		cmocka_unit_test(test_ticks),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_loss_curve_geometry, test_labels_escaped,
+	test_nonfinite_skipped_and_empty, test_time_axis_and_flat_series,
+	test_integer_x_axis, test_ticks)

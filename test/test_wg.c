@@ -8,7 +8,7 @@
  * round is idempotent; seeds are deterministic and distinct; storing the
  * same bytes twice keeps one object.
  */
-#include "ct_test.h"
+#include "ct_test_db.h"
 
 #include <inttypes.h>
 
@@ -47,19 +47,12 @@ static void make_tokens(const char *path, int n, int salt)
 static int setup_all(void **state)
 {
 	struct ct_project_opts o = { 0 };
-	char p[4200];
 	/* context 64, vocabulary 1024 (every test token is below it) */
 	struct ct_gpt2_config cfg = { .maxT = 64, .V = 1024, .L = 1, .NH = 2, .C = 8,
 				      .Vp = 1024 };
 	struct ct_gpt2 m = { 0 };
 
-	g_dir = ct_test_mkdtemp();
-	snprintf(p, sizeof(p), "%s/proj", g_dir);
-	if (ct_project_init(p, &o) < 0 || ct_server_load(&g_srv, p, NULL) < 0)
-		return -1;
-	snprintf(p, sizeof(p), "%s/proj/db", g_dir);
-	if (ct_db_global_init(NULL, p, g_dir) < 0 || ct_db_open(&g_db, g_srv.clock) < 0 ||
-	    ct_db_migrate(g_db) < 0)
+	if (ct_test_project_open(&o, &g_dir, &g_srv, &g_db) < 0)
 		return -1;
 	snprintf(g_model, sizeof(g_model), "%s/model.bin", g_dir);
 	if (ct_gpt2_alloc(&m, &cfg) < 0 || ct_gpt2_save(g_model, &m.cfg, m.params) < 0)

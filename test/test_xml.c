@@ -374,20 +374,6 @@ static void test_double_roundtrip(void **state)
 	ct_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_and_get),
-		cmocka_unit_test(test_get_errors),
-		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_malformed_is_quiet),
-		cmocka_unit_test(test_entities_refused),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_writer),
-		cmocka_unit_test(test_attributes),
-		cmocka_unit_test(test_writer_errors),
-		cmocka_unit_test(test_double_roundtrip),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+CT_TEST_MAIN(test_parse_and_get, test_get_errors, test_limits, test_malformed_is_quiet,
+	test_entities_refused, test_threads, test_writer, test_attributes,
+	test_writer_errors, test_double_roundtrip)

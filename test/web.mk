@@ -14,32 +14,21 @@ CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 CT_WEB_FX_LIBS = test/libctwebfx.a $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
 
 if HAVE_CMOCKA
-CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg
+CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg test/test_page_cache
 check_PROGRAMS += $(CT_WEB_TESTS)
 TESTS += $(CT_WEB_TESTS)
-
-check_PROGRAMS += test/test_page_cache
-TESTS += test/test_page_cache
-test_test_page_cache_SOURCES = test/test_page_cache.c
 test_test_page_cache_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_page_cache_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_tmpl_SOURCES = test/test_tmpl.c
 test_test_tmpl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_tmpl_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_web_json_SOURCES = test/test_web_json.c
 test_test_web_json_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_web_json_LDADD = $(CT_SERVER_TEST_LIBS)
-
-test_test_web_svg_SOURCES = test/test_web_svg.c
 test_test_web_svg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_web_svg_LDADD = $(CT_SERVER_TEST_LIBS)
 
 # In-process integration test: the web module on the fixture's database.
 check_PROGRAMS += test/test_web_db
 TESTS += test/test_web_db
-test_test_web_db_SOURCES = test/test_web_db.c
 test_test_web_db_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_test_web_db_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_test_web_db_LDADD = $(CT_WEB_FX_LIBS)
@@ -49,7 +38,6 @@ endif
 # Browser tests: test/web_seed makes the project, the script serves it with
 # ctune-server and drives headless chromium (test/browser/web.mjs).
 check_PROGRAMS += test/web_seed
-test_web_seed_SOURCES = test/web_seed.c
 test_web_seed_CPPFLAGS = $(CT_WEB_FX_CPPFLAGS)
 test_web_seed_CFLAGS = $(CT_WEB_FX_CFLAGS)
 test_web_seed_LDADD = $(CT_WEB_FX_LIBS)
