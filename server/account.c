@@ -23,6 +23,7 @@
 #include "ct_utf8.h"
 #include "ct_xml.h"
 #include "db.h"
+#include "dl.h"
 #include "ratelimit.h"
 #include "server.h"
 
@@ -133,40 +134,46 @@ static int parse_phash(const char *s, int *iter, unsigned char salt[SALT_LEN], c
 	return ct_hex_decode(saltx, salt, SALT_LEN) < 0 ? -1 : 0;
 }
 
+/* The row a sign-in reads. */
+struct login_row {
+	int64_t id;
+	char name[65], passwd_hash[256], auth_wrapped[65];
+};
+
+static const struct ct_dl_col login_cols[] = {
+	CT_DL_COL(struct login_row, id), CT_DL_COL(struct login_row, name),
+	CT_DL_COL(struct login_row, passwd_hash), CT_DL_COL(struct login_row, auth_wrapped),
+};
+
 int ct_account_lookup(struct ct_db *db, const char *email, const char *password,
 		      char key_out[CT_ACCOUNT_KEY_HEXLEN + 1], int64_t *userid,
 		      char name_out[65])
 {
-	struct ct_db_res *res = NULL;
+	struct login_row u = { 0 };
 	unsigned char salt[SALT_LEN] = { 0 }, dk[DK_LEN], wrapped[16], key[16];
 	char em[256], dkx[65] = "", got[65];
 	int iter = CT_PBKDF2_ITERATIONS, found, rc;
 
 	lower(em, email, sizeof(em));
-	rc = ct_db_query(db, &res, "SELECT id, name, passwd_hash, auth_wrapped FROM `user` "
-			 "WHERE email=?", "s", em);
-	if (rc < 0)
+	rc = CT_DL_ONE(db, &u, login_cols, "SELECT id, name, passwd_hash, auth_wrapped "
+		       "FROM `user` WHERE email=?", em);
+	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	found = ct_db_next(res) > 0 &&
-		parse_phash(ct_db_str(res, 2), &iter, salt, dkx) == 0 &&
-		ct_hex_decode(ct_db_str(res, 3), wrapped, sizeof(wrapped)) == 0;
+	found = rc == 0 && parse_phash(u.passwd_hash, &iter, salt, dkx) == 0 &&
+		ct_hex_decode(u.auth_wrapped, wrapped, sizeof(wrapped)) == 0;
 	/* derive even for an unknown email, so timing does not tell */
 	rc = pbkdf2(password, salt, iter, dk);
 	if (rc < 0)
-		goto out;
+		return rc;
 	ct_hex_encode(dk, 32, got);
-	if (!found || !ct_memeq_ct(got, dkx, 64)) {
-		rc = ct_error(CT_EAUTH, "wrong email address or password");
-		goto out;
-	}
+	if (!found || !ct_memeq_ct(got, dkx, 64))
+		return ct_error(CT_EAUTH, "wrong email address or password");
 	for (int i = 0; i < 16; i++)
 		key[i] = wrapped[i] ^ dk[32 + i];
 	ct_hex_encode(key, sizeof(key), key_out);
-	*userid = ct_db_int(res, 0);
-	snprintf(name_out, 65, "%s", ct_db_str(res, 1));
-out:
-	ct_db_res_free(res);
-	return rc;
+	*userid = u.id;
+	snprintf(name_out, 65, "%s", u.name);
+	return 0;
 }
 
 /* ---- the RPC ----------------------------------------------------------- */

@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "ct_err.h"
+#include "ct_file.h"
 #include "ct_log.h"
 #include "ct_unix.h"
 #include "db.h"
@@ -64,18 +65,8 @@ static int read_full(int fd, void *p, size_t n)
 
 static int write_full(int fd, const void *p, size_t n)
 {
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return ct_error(CT_EIO, "admin socket: short write");
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return ct_fd_write_all(fd, p, n) < 0 ? ct_error(CT_EIO, "admin socket: short write")
+					     : 0;
 }
 
 /* ---- server side ------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ct_err.h"
 #include "db.h"
@@ -98,4 +99,32 @@ int ct_dl_query_all(struct ct_db *db, size_t size, const struct ct_dl_col *cols,
 	*out = NULL;
 	*n = 0;
 	return rc < 0 ? rc : ct_dl_all(res, size, cols, ncols, what, out, n);
+}
+
+int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const char *sql,
+		    const struct ct_db_arg *a, size_t na)
+{
+	static const struct ct_dl_col id_col = { .type = CT_DL_I64, .cap = sizeof(int64_t) };
+	struct ct_db_res *res = NULL;
+	int rc = ct_db_querya(db, &res, sql, a, na);
+
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	rc = check_ncols(res, 1, "ids");
+	while (rc == 0 && *n < max && ct_db_next(res) > 0)
+		ct_dl_row(res, &ids[(*n)++], &id_col, 1);
+	ct_db_res_free(res);
+	return rc;
+}
+
+int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
+		     const struct ct_dl_col *cols, size_t ncols, const char *what,
+		     const char *sql, const struct ct_db_arg *a, size_t na)
+{
+	void *rows = NULL;
+	int rc = ct_dl_query_all(db, size, cols, ncols, what, &rows, n, sql, a, na);
+
+	memcpy(out, &rows, sizeof(rows));	/* a T * has a void *'s representation */
+	return rc;
 }

@@ -76,9 +76,32 @@ int ct_dl_query_one(struct ct_db *db, void *row, const struct ct_dl_col *cols, s
 int ct_dl_query_all(struct ct_db *db, size_t size, const struct ct_dl_col *cols,
 		    size_t ncols, const char *what, void **out, size_t *n, const char *sql,
 		    const struct ct_db_arg *a, size_t na);
+/* Run the SELECT `sql` of one integer column (ids) with the arguments
+ * a[0..na) and read its first `max` rows into ids[0..*n). Returns 0, the
+ * query's error, or CT_EINVAL when the SELECT has not one column.
+ *
+ *   rc = CT_DL_IDS(db, ids, 100, &n, "SELECT id FROM workunit WHERE ...", now);
+ */
+int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const char *sql,
+		    const struct ct_db_arg *a, size_t na);
+/* ct_dl_query_all into a typed array: `out` is the address of a `T *`
+ * (struct rows of T, the size taken from it), *n its rows. CT_DL_LIST takes
+ * the arguments as a list:
+ *
+ *   struct ct_round_row *rows;
+ *   rc = CT_DL_LIST(db, &rows, &n, round_cols, "rounds", "SELECT ...", jobid);
+ */
+int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
+		     const struct ct_dl_col *cols, size_t ncols, const char *what,
+		     const char *sql, const struct ct_db_arg *a, size_t na);
 #define CT_DL_ONE(db, row, cols, sql, ...) ct_dl_query_one((db), (row), (cols), \
 	CT_DL_NCOLS(cols), (sql), CT_DB_ARGS(__VA_ARGS__))
 #define CT_DL_ALL(db, size, cols, what, out, n, sql, ...) ct_dl_query_all((db), (size), \
 	(cols), CT_DL_NCOLS(cols), (what), (out), (n), (sql), CT_DB_ARGS(__VA_ARGS__))
+#define CT_DL_LIST(db, out, n, cols, what, sql, ...) ct_dl_query_list((db), \
+	sizeof(**(out)), (out), (n), (cols), CT_DL_NCOLS(cols), (what), (sql), \
+	CT_DB_ARGS(__VA_ARGS__))
+#define CT_DL_IDS(db, ids, max, n, sql, ...) ct_dl_query_ids((db), (ids), (max), (n), \
+	(sql), CT_DB_ARGS(__VA_ARGS__))
 
 #endif

@@ -24,27 +24,11 @@ static const struct ct_dl_col job_cols[] = {
 
 int ct_job_get(struct ct_db *db, int64_t id, struct ct_job_row *j)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
-	rc = CT_DB_QUERY(db, &res, "SELECT " JOB_COLS " FROM job WHERE id=?", id);
-	if (rc == 0)
-		rc = ct_dl_one(res, j, job_cols, CT_DL_NCOLS(job_cols));
-	return rc;
+	return CT_DL_ONE(db, j, job_cols, "SELECT " JOB_COLS " FROM job WHERE id=?", id);
 }
 
 int ct_job_list(struct ct_db *db, struct ct_job_row **jobs, size_t *n)
 {
-	struct ct_db_res *res = NULL;
-	void *rows = NULL;
-	int rc;
-
-	*jobs = NULL;
-	*n = 0;
-	rc = ct_db_query(db, &res, "SELECT " JOB_COLS " FROM job ORDER BY id", "");
-	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs",
-			       &rows, n);
-	*jobs = rows;
-	return rc;
+	return ct_dl_query_list(db, sizeof(**jobs), jobs, n, job_cols, CT_DL_NCOLS(job_cols),
+				"jobs", "SELECT " JOB_COLS " FROM job ORDER BY id", NULL, 0);
 }

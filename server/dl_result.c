@@ -19,14 +19,11 @@ static const struct ct_dl_col upload_cols[] = {
 
 int ct_result_get_upload(struct ct_db *db, int64_t id, struct ct_result_row *r)
 {
-	struct ct_db_res *res = NULL;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	rc = CT_DB_QUERY(db, &res, "SELECT hostid, server_state, outcome, validate_state, "
-			 "upload_sha256, upload_size FROM result WHERE id=?", id);
-	if (rc == 0)
-		rc = ct_dl_one(res, r, upload_cols, CT_DL_NCOLS(upload_cols));
+	rc = CT_DL_ONE(db, r, upload_cols, "SELECT hostid, server_state, outcome, "
+		       "validate_state, upload_sha256, upload_size FROM result WHERE id=?", id);
 	if (rc == 0)
 		r->id = id;
 	return rc;
@@ -38,14 +35,9 @@ static const struct ct_dl_col name_cols[] = {
 
 int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *r)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
 	memset(r, 0, sizeof(*r));
-	rc = CT_DB_QUERY(db, &res, "SELECT id, workunitid FROM result WHERE name=?", name);
-	if (rc == 0)
-		rc = ct_dl_one(res, r, name_cols, CT_DL_NCOLS(name_cols));
-	return rc;
+	return CT_DL_ONE(db, r, name_cols, "SELECT id, workunitid FROM result WHERE name=?",
+			 name);
 }
 
 static const struct ct_dl_col wu_cols[] = {
@@ -57,19 +49,8 @@ static const struct ct_dl_col wu_cols[] = {
 int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
 		      size_t *n)
 {
-	struct ct_db_res *res = NULL;
-	void *a = NULL;
-	int rc;
-
-	*rows = NULL;
-	*n = 0;
-	rc = CT_DB_QUERY(db, &res, "SELECT id, name, hostid, server_state, outcome, "
-			 "validate_state, report_deadline FROM result WHERE workunitid=? "
-			 "ORDER BY id", wuid);
-	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(**rows), wu_cols, CT_DL_NCOLS(wu_cols), "results",
-			       &a, n);
-	*rows = a;
-	return rc;
+	return CT_DL_LIST(db, rows, n, wu_cols, "results", "SELECT id, name, hostid, "
+			  "server_state, outcome, validate_state, report_deadline FROM result "
+			  "WHERE workunitid=? ORDER BY id", wuid);
 }
 #undef R

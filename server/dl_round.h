@@ -1,7 +1,8 @@
 /*
  * dl_round.h - the `round` table's row and its named reads (the data
  * layer, dl.h). A round is opened by the work generator (wg.h) and closed
- * by the assimilator, the transitioner (error) or a cancel (job_state.h).
+ * by the assimilator, the transitioner (error) or a cancel; its status is
+ * written by wu_state.h only.
  */
 #ifndef CT_DL_ROUND_H
 #define CT_DL_ROUND_H
@@ -17,6 +18,7 @@ struct ct_round_row {
 	int nwus, nwus_done;
 	double base_eval_loss, eval_loss;	/* NAN while there is none */
 	char model_sha256[65], out_model_sha256[65];	/* out: "" until averaged */
+	int64_t finish_time;		/* 0 while open, and after an error */
 };
 
 /* Every round of job `jobid`, oldest first, into a malloc'd array *rounds

@@ -21,13 +21,16 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
 #include "roles.h"
 #include "server.h"
+#include "wu_state.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,32 +67,45 @@ static const struct fd_kind shard_kind = {
 	.from_state = CT_FD_INIT,
 };
 
+/* A row to delete the file of: its id and its file's name. */
+struct fd_row {
+	int64_t id;
+	char name[256];
+};
+
+static const struct ct_dl_col fd_cols[] = {
+	CT_DL_COL(struct fd_row, id), CT_DL_COL(struct fd_row, name),
+};
+
 /* Unlink the file of each row (id, name) of `res` and move the row to
  * DONE (ERROR if the unlink failed). Frees `res`. Returns the rows moved,
  * or a negative CT_E* code from the database. */
 static int delete_rows(struct ct_server *srv, struct ct_db *db,
 		       struct ct_db_res *res, const struct fd_kind *k)
 {
+	struct fd_row *rows = NULL;
+	void *a = NULL;
+	size_t n = 0;
 	char path[4096];
-	int rc = 0, done = 0;
+	int rc, done = 0;
 
-	while (ct_db_next(res) > 0 && !ct_server_stopping(srv)) {
-		int64_t id = ct_db_int(res, 0);
+	rc = ct_dl_all(res, sizeof(*rows), fd_cols, CT_DL_NCOLS(fd_cols), "files", &a, &n);
+	rows = a;
+	for (size_t i = 0; rc >= 0 && i < n && !ct_server_stopping(srv); i++) {
 		int state = CT_FD_DONE;
 
-		rc = k->path(srv, ct_db_str(res, 1), path, sizeof(path));
+		rc = k->path(srv, rows[i].name, path, sizeof(path));
 		if (rc == 0)
 			rc = remove_path(path);
 		if (rc < 0) {
 			ct_log_warn("%s", ct_errmsg(rc));
 			state = CT_FD_ERROR;
 		}
-		rc = ct_db_exec(db, k->update_sql, "ili", state, id, k->from_state);
-		if (rc < 0)
-			break;
-		done += rc;
+		rc = ct_db_exec(db, k->update_sql, "ili", state, rows[i].id, k->from_state);
+		if (rc >= 0)
+			done += rc;
 	}
-	ct_db_res_free(res);
+	free(rows);
 	return rc < 0 ? rc : done;
 }
 
@@ -153,10 +169,7 @@ int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)
 		return n2;
 	/* WUs whose uploads are handled: their own inputs are per-job shards
 	 * (above) and kept models, so the WU row only records it */
-	rc = ct_db_exec(db, "UPDATE workunit SET file_delete_state=? WHERE file_delete_state=? "
-			"AND NOT EXISTS (SELECT 1 FROM result r WHERE r.workunitid = workunit.id "
-			"AND r.file_delete_state IN (?, ?))", "iiii", CT_FD_DONE, CT_FD_READY,
-			CT_FD_INIT, CT_FD_READY);
+	rc = ct_wu_files_done(db);
 	if (rc < 0)
 		return rc;
 	if (n1 + n2 > 0)

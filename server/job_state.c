@@ -9,6 +9,7 @@
 #include "db_args.h"
 #include "job_state.h"
 #include "result_state.h"
+#include "wu_state.h"
 
 const struct ct_job_edge ct_job_edges[] = {
 	{ CT_JOB_RUNNING, CT_JOB_DONE },
@@ -80,12 +81,9 @@ static int cancel_txn(struct ct_db *db, void *arg)
 		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", id, ct_job_status_name((int)st));
 	rc = ct_job_move(db, id, CT_JOB_RUNNING, CT_JOB_CANCELED, &c);
 	if (rc >= 0)
-		rc = CT_DB_EXEC(db, "UPDATE `round` SET status=? WHERE jobid=? AND status=?",
-				CT_ROUND_CANCELED, id, CT_ROUND_OPEN);
+		rc = ct_round_cancel_job(db, id);
 	if (rc >= 0)
-		rc = CT_DB_EXEC(db, "UPDATE workunit SET error_mask=error_mask|?, "
-				"transition_time=? WHERE jobid=? AND canonical_resultid=0",
-				CT_WU_ERR_CANCELED, c.now, id);
+		rc = ct_wu_cancel_job(db, id, c.now);
 	if (rc >= 0)
 		rc = ct_res_drop_unsent_job(db, id);
 	return rc < 0 ? rc : 0;

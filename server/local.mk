@@ -16,6 +16,7 @@ server_libctserver_a_SOURCES = \
 	server/dl_result.c server/dl_result.h server/dl_round.c server/dl_round.h \
 	server/job_state.c server/job_state.h \
 	server/result_state.c server/result_state.h \
+	server/wu_state.c server/wu_state.h server/state_edge.h \
 	server/db_url.c server/db_url.h \
 	server/server.c server/server.h \
 	server/http.c server/http.h \

@@ -10,29 +10,40 @@
 #include "ct_err.h"
 #include "ct_xml.h"
 #include "db.h"
+#include "dl.h"
+
+/* job_lora's row as stored. */
+struct lora_row {
+	int rank;
+	double alpha;
+	int64_t targets;
+};
+
+static const struct ct_dl_col lora_cols[] = {
+	CT_DL_COL(struct lora_row, rank), CT_DL_COL(struct lora_row, alpha),
+	CT_DL_COL(struct lora_row, targets),
+};
 
 int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
 {
-	struct ct_db_res *res = NULL;
+	struct lora_row r;
 	int rc;
 
 	memset(spec, 0, sizeof(*spec));
-	rc = ct_db_query(db, &res, "SELECT lora_rank, lora_alpha, lora_targets FROM job_lora "
-			 "WHERE jobid=?", "l", jobid);
+	rc = CT_DL_ONE(db, &r, lora_cols, "SELECT lora_rank, lora_alpha, lora_targets "
+		       "FROM job_lora WHERE jobid=?", jobid);
+	if (rc == CT_ENOTFOUND)
+		return 0;
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		spec->rank = (int)ct_db_int(res, 0);
-		spec->alpha = (float)ct_db_double(res, 1);
-		spec->targets = (unsigned)ct_db_int(res, 2);
-		if (spec->rank < 1 || spec->rank > CT_LORA_MAX_RANK || !(spec->alpha > 0.0f) ||
-		    !isfinite(spec->alpha) || spec->targets == 0 ||
-		    (spec->targets & ~(unsigned)CT_LORA_ALL) != 0)
-			rc = ct_error(CT_EFORMAT, "job %" PRId64 ": stored LoRA spec is invalid",
-				      jobid);
-	}
-	ct_db_res_free(res);
-	return rc < 0 ? rc : 0;
+	spec->rank = r.rank;
+	spec->alpha = (float)r.alpha;
+	spec->targets = (unsigned)r.targets;
+	if (spec->rank < 1 || spec->rank > CT_LORA_MAX_RANK || !(spec->alpha > 0.0f) ||
+	    !isfinite(spec->alpha) || spec->targets == 0 ||
+	    (spec->targets & ~(unsigned)CT_LORA_ALL) != 0)
+		return ct_error(CT_EFORMAT, "job %" PRId64 ": stored LoRA spec is invalid", jobid);
+	return 0;
 }
 
 int64_t ct_lora_max_upload(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)

@@ -15,6 +15,7 @@
 #include "ct_lora_result.h"
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
 #include "lora_job.h"
 #include "server.h"
 
@@ -111,12 +112,9 @@ static int decode_shard(struct ct_server *srv, const struct ct_gpt2_config *cfg,
 			float *ad)
 {
 	struct ct_mmap map = { 0 };
-	char path[4096];
 	int rc;
 
-	rc = ct_server_upload_path(srv, name, path, sizeof(path));
-	if (rc == 0)
-		rc = ct_file_map(path, &map);
+	rc = ct_server_map_upload(srv, name, &map);
 	if (rc == 0)
 		rc = ct_lora_result_decode(cfg, spec, seed, NULL, map.addr, map.len, ad, NULL);
 	ct_file_unmap(&map);
@@ -125,31 +123,39 @@ static int decode_shard(struct ct_server *srv, const struct ct_gpt2_config *cfg,
 	return rc;
 }
 
+/* A WU's canonical result, as the merge reads it. */
+struct canon_row {
+	int64_t shard, seed;
+	char name[256];
+};
+
+static const struct ct_dl_col canon_cols[] = {
+	CT_DL_COL(struct canon_row, shard), CT_DL_COL(struct canon_row, seed),
+	CT_DL_COL(struct canon_row, name),
+};
+
 /* The K canonical results in shard order: decode each into ads[k]. */
 static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
 			const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
 			float **ads)
 {
-	struct ct_db_res *res = NULL;
-	size_t n = ct_lora_nparams(cfg, spec);
-	int k = 0, rc;
+	struct canon_row *rows = NULL;
+	size_t n = ct_lora_nparams(cfg, spec), nrows = 0;
+	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT w.shard, w.seed, r.name FROM workunit w JOIN result r "
-			 "ON r.id = w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard",
-			 "l", roundid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_nrows(res) != (size_t)nwus)
+	rc = CT_DL_LIST(db, &rows, &nrows, canon_cols, "canonical results", "SELECT w.shard, "
+			"w.seed, r.name FROM workunit w JOIN result r ON r.id = "
+			"w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard", roundid);
+	if (rc == 0 && nrows != (size_t)nwus)
 		rc = ct_error(CT_ESTATE, "round %" PRId64 ": %zu canonical results of %d",
-			      roundid, ct_db_nrows(res), nwus);
-	while (rc == 0 && k < nwus && ct_db_next(res) > 0) {
+			      roundid, nrows, nwus);
+	for (int k = 0; rc == 0 && k < nwus; k++) {
 		ads[k] = malloc(n * sizeof(float));
 		rc = ads[k] == NULL ? CT_ENOMEM
-				    : decode_shard(srv, cfg, spec, ct_db_str(res, 2),
-						   (uint64_t)ct_db_int(res, 1), ads[k]);
-		k++;
+				    : decode_shard(srv, cfg, spec, rows[k].name,
+						   (uint64_t)rows[k].seed, ads[k]);
 	}
-	ct_db_res_free(res);
+	free(rows);
 	return rc;
 }
 

@@ -25,6 +25,7 @@
  */
 #include "daemons.h"
 #include "db.h"
+#include "dl.h"
 #include "roles.h"
 #include "server.h"
 #include "ct_buf.h"
@@ -34,7 +35,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,39 +45,56 @@
 #define PURGE_BATCH 100
 #define ARCHIVE_MAX ((size_t)64 << 20)	/* one batch's lines */
 
-static int archive_wu(struct ct_db *db, int64_t wuid, struct ct_buf *out)
+/* An archived row: each column as the database's text, as it is written
+ * to the archive. */
+#define ARCH_MAXCOLS 15
+#define ARCH_FIELD 256
+struct arch_row {
+	char f[ARCH_MAXCOLS][ARCH_FIELD];
+};
+
+#define ARCH_COL(i) { .type = CT_DL_STR, .off = offsetof(struct arch_row, f[i]), \
+		      .cap = ARCH_FIELD }
+static const struct ct_dl_col arch_cols[ARCH_MAXCOLS] = {
+	ARCH_COL(0), ARCH_COL(1), ARCH_COL(2), ARCH_COL(3), ARCH_COL(4), ARCH_COL(5),
+	ARCH_COL(6), ARCH_COL(7), ARCH_COL(8), ARCH_COL(9), ARCH_COL(10), ARCH_COL(11),
+	ARCH_COL(12), ARCH_COL(13), ARCH_COL(14),
+};
+
+/* One archive line per row of `sql` (its ncols columns; one parameter, the
+ * WU's id): `kind` and the columns, tab-separated. */
+static int archive_rows(struct ct_db *db, const char *kind, size_t ncols, const char *sql,
+			int64_t wuid, struct ct_buf *out)
 {
-	struct ct_db_res *res = NULL;
+	struct arch_row *rows = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT id, name, jobid, round_idx, shard, "
-			 "canonical_resultid, canonical_credit, model_sha256, data_sha256, "
-			 "create_time FROM workunit WHERE id=?", "l", wuid);
-	if (rc < 0)
-		return rc;
-	while (rc == 0 && ct_db_next(res) > 0)
-		rc = ct_buf_appendf(out, "wu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				    ct_db_str(res, 0), ct_db_str(res, 1), ct_db_str(res, 2),
-				    ct_db_str(res, 3), ct_db_str(res, 4), ct_db_str(res, 5),
-				    ct_db_str(res, 6), ct_db_str(res, 7), ct_db_str(res, 8),
-				    ct_db_str(res, 9));
-	ct_db_res_free(res);
-	if (rc < 0)
-		return rc;
-	rc = ct_db_query(db, &res, "SELECT id, name, workunitid, jobid, userid, hostid, "
-			 "server_state, outcome, validate_state, granted_credit, sent_time, "
-			 "received_time, upload_sha256, upload_size, elapsed_s FROM result "
-			 "WHERE workunitid=? ORDER BY id", "l", wuid);
-	if (rc < 0)
-		return rc;
-	while (rc == 0 && ct_db_next(res) > 0) {
-		rc = ct_buf_appendf(out, "result");
-		for (int c = 0; rc == 0 && c < 15; c++)
-			rc = ct_buf_appendf(out, "\t%s", ct_db_str(res, c));
+	rc = ct_dl_query_list(db, sizeof(*rows), &rows, &n, arch_cols, ncols, kind, sql,
+			      CT_DB_ARGS(wuid));
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = ct_buf_appendf(out, "%s", kind);
+		for (size_t c = 0; rc == 0 && c < ncols; c++)
+			rc = ct_buf_appendf(out, "\t%s", rows[i].f[c]);
 		if (rc == 0)
 			rc = ct_buf_appendf(out, "\n");
 	}
-	ct_db_res_free(res);
+	free(rows);
+	return rc;
+}
+
+static int archive_wu(struct ct_db *db, int64_t wuid, struct ct_buf *out)
+{
+	int rc;
+
+	rc = archive_rows(db, "wu", 10, "SELECT id, name, jobid, round_idx, shard, "
+			  "canonical_resultid, canonical_credit, model_sha256, data_sha256, "
+			  "create_time FROM workunit WHERE id=?", wuid, out);
+	if (rc == 0)
+		rc = archive_rows(db, "result", 15, "SELECT id, name, workunitid, jobid, userid, "
+				  "hostid, server_state, outcome, validate_state, granted_credit, "
+				  "sent_time, received_time, upload_sha256, upload_size, elapsed_s "
+				  "FROM result WHERE workunitid=? ORDER BY id", wuid, out);
 	return rc;
 }
 
@@ -84,7 +104,6 @@ static int archive_write(struct ct_server *srv, const struct ct_buf *lines)
 	char dir[4096], path[4200], name[64];
 	time_t now = (time_t)ct_server_now(srv);	/* the server clock's month */
 	struct tm tm;
-	size_t off = 0;
 	int fd, rc;
 
 	gmtime_r(&now, &tm);
@@ -99,17 +118,8 @@ static int archive_write(struct ct_server *srv, const struct ct_buf *lines)
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return ct_error_errno("purge: %s", path);
-	while (off < lines->len) {
-		ssize_t w = write(fd, lines->data + off, lines->len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = ct_error_errno("purge: %s", path);
-			break;
-		}
-		off += (size_t)w;
-	}
+	if (ct_fd_write_all(fd, lines->data, lines->len) < 0)
+		rc = ct_error_errno("purge: %s", path);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = ct_error_errno("purge: fsync %s", path);
 	close(fd);
@@ -136,8 +146,8 @@ static int delete_txn(struct ct_db *db, void *arg)
 int ct_purge_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	struct ct_buf lines = CT_BUF_INIT(ARCHIVE_MAX);
-	struct ct_db_res *res = NULL;
 	int64_t ids[PURGE_BATCH + 1];
+	size_t nids = 0;
 	long age = 7 * 86400;
 	int rc;
 
@@ -146,16 +156,14 @@ int ct_purge_run_once(struct ct_server *srv, struct ct_db *db)
 			     &age);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT w.id FROM workunit w JOIN job j ON j.id = w.jobid "
-			 "WHERE j.status IN (?, ?, ?) AND w.file_delete_state=? AND "
-			 "GREATEST(j.finish_time, j.update_time) + ? <= ? ORDER BY w.id LIMIT ?",
-			 "iiiilli", CT_JOB_DONE, CT_JOB_CANCELED, CT_JOB_ERROR, CT_FD_DONE,
-			 (int64_t)age, ct_db_now(db), PURGE_BATCH);
+	rc = CT_DL_IDS(db, ids + 1, PURGE_BATCH, &nids, "SELECT w.id FROM workunit w JOIN job j "
+		       "ON j.id = w.jobid WHERE j.status IN (?, ?, ?) AND w.file_delete_state=? "
+		       "AND GREATEST(j.finish_time, j.update_time) + ? <= ? ORDER BY w.id LIMIT ?",
+		       CT_JOB_DONE, CT_JOB_CANCELED, CT_JOB_ERROR, CT_FD_DONE, (int64_t)age,
+		       ct_db_now(db), PURGE_BATCH);
 	if (rc < 0)
 		return rc;
-	while (ids[0] < PURGE_BATCH && ct_db_next(res) > 0)
-		ids[++ids[0]] = ct_db_int(res, 0);
-	ct_db_res_free(res);
+	ids[0] = (int64_t)nids;
 	for (int64_t i = 1; rc == 0 && i <= ids[0]; i++)
 		rc = archive_wu(db, ids[i], &lines);
 	if (rc == 0 && ids[0] > 0)

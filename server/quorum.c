@@ -133,15 +133,27 @@ static int close_enough(const struct ct_val_cand *a, const struct ct_val_cand *b
 	return fabs(a->probe_loss - b->probe_loss) <= tolerance * lmax + 1e-7;
 }
 
+/* What the hashes alone say of two candidates: 1 the same bytes, 0 they
+ * differ between conforming devices (which must match bit for bit), -1 the
+ * distance decides. */
+static int by_hash(const struct ct_val_cand *a, const struct ct_val_cand *b)
+{
+	if (memcmp(a->sha, b->sha, 32) == 0)
+		return 1;
+	if (a->conforming && b->conforming && a->quant_error == 0.0 && b->quant_error == 0.0)
+		return 0;
+	return -1;
+}
+
 int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 		 size_t n, double tolerance)
 {
 	double dist = 0.0;
 
-	if (memcmp(a->sha, b->sha, 32) == 0)
-		return 1;
-	if (a->conforming && b->conforming && a->quant_error == 0.0 && b->quant_error == 0.0)
-		return 0;	/* conforming devices must match bit for bit */
+	int h = by_hash(a, b);
+
+	if (h >= 0)
+		return h;
 	for (size_t i = 0; i < n; i++) {
 		double d = (double)a->w[i] - (double)b->w[i];
 
@@ -150,82 +162,17 @@ int ct_val_agree(const struct ct_val_cand *a, const struct ct_val_cand *b,
 	return close_enough(a, b, sqrt(dist), tolerance);
 }
 
-int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
-		  double tolerance)
+/* The quorum over c[0..nc), agreement of candidates i and j asked of
+ * agree(ctx, i, j) (1, 0, or < 0 an error): a candidate found valid earlier
+ * wins; else the one most others agree with, if at least min_quorum do
+ * (counting itself). Sets every new_state; *best the winner or -1 (no
+ * quorum: all INCONCLUSIVE). Returns 0 or agree's error. */
+static int quorum(struct ct_val_cand *c, size_t nc, int min_quorum,
+		  int (*agree)(void *ctx, size_t i, size_t j), void *ctx, int *best_out)
 {
-	int best = -1, best_count = 0, decided = 0;
-
-	for (size_t i = 0; i < nc; i++) {
-		if (c[i].state == CT_VS_VALID) {
-			best = (int)i;
-			best_count = min_quorum;	/* decided earlier */
-			decided = 1;
-			break;
-		}
-	}
-	for (size_t i = 0; !decided && i < nc; i++) {
-		int count = 1;
-
-		for (size_t j = 0; j < nc; j++)
-			if (j != i)
-				count += ct_val_agree(&c[i], &c[j], n, tolerance);
-		if (count > best_count) {
-			best = (int)i;
-			best_count = count;
-		}
-	}
-	if (best < 0 || best_count < min_quorum) {
-		for (size_t i = 0; i < nc; i++)
-			c[i].new_state = CT_VS_INCONCLUSIVE;
-		return -1;
-	}
-	for (size_t i = 0; i < nc; i++) {
-		if ((int)i == best)
-			c[i].new_state = CT_VS_VALID;
-		else
-			c[i].new_state = ct_val_agree(&c[best], &c[i], n, tolerance)
-						 ? CT_VS_VALID : CT_VS_INVALID;
-	}
-	return best;
-}
-
-
-/* ---- quorum with weights the caller streams ------------------------------- */
-
-/* ct_val_agree, the distance asked of dist() only when the hashes differ
- * and a tolerance applies. 1 / 0, or dist()'s error. */
-static int agree_fn(const struct ct_val_cand *c, size_t i, size_t j, double tolerance,
-		    ct_val_dist_fn dist, void *ctx, double *memo)
-{
-	const struct ct_val_cand *a = &c[i], *b = &c[j];
-	double d;
-	int rc;
-
-	if (memcmp(a->sha, b->sha, 32) == 0)
-		return 1;
-	if (a->conforming && b->conforming && a->quant_error == 0.0 && b->quant_error == 0.0)
-		return 0;	/* conforming devices must match bit for bit */
-	if (!(memo[0] >= 0.0)) {
-		rc = dist(ctx, i, j, &d);
-		if (rc < 0)
-			return rc;
-		memo[0] = d;
-	}
-	return close_enough(a, b, memo[0], tolerance);
-}
-
-int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double tolerance,
-		     ct_val_dist_fn dist, void *ctx, int *best_out)
-{
-	double memo[CT_VAL_MAX_CANDS][CT_VAL_MAX_CANDS];
 	int best = -1, best_count = 0, decided = 0, rc;
 
 	*best_out = -1;
-	if (nc > CT_VAL_MAX_CANDS)
-		return CT_EINVAL;
-	for (size_t i = 0; i < nc; i++)
-		for (size_t j = 0; j < nc; j++)
-			memo[i][j] = -1.0;
 	for (size_t i = 0; i < nc && !decided; i++) {
 		if (c[i].state == CT_VS_VALID) {
 			best = (int)i;
@@ -239,8 +186,7 @@ int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double to
 		for (size_t j = 0; j < nc; j++) {
 			if (j == i)
 				continue;
-			rc = agree_fn(c, i < j ? i : j, i < j ? j : i, tolerance, dist, ctx,
-				      &memo[i < j ? i : j][i < j ? j : i]);
+			rc = agree(ctx, i, j);
 			if (rc < 0)
 				return rc;
 			count += rc;
@@ -256,17 +202,82 @@ int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double to
 		return 0;
 	}
 	for (size_t i = 0; i < nc; i++) {
-		size_t lo = (size_t)best < i ? (size_t)best : i, hi = (size_t)best < i ? i : (size_t)best;
-
-		if ((int)i == best) {
-			c[i].new_state = CT_VS_VALID;
-			continue;
-		}
-		rc = agree_fn(c, lo, hi, tolerance, dist, ctx, &memo[lo][hi]);
+		rc = (int)i == best ? 1 : agree(ctx, (size_t)best, i);
 		if (rc < 0)
 			return rc;
 		c[i].new_state = rc ? CT_VS_VALID : CT_VS_INVALID;
 	}
 	*best_out = best;
 	return 0;
+}
+
+/* ---- quorum with the weights in memory ------------------------------------ */
+
+struct mem_agree {
+	const struct ct_val_cand *c;
+	size_t n;
+	double tolerance;
+};
+
+static int agree_mem(void *ctx, size_t i, size_t j)
+{
+	const struct mem_agree *m = ctx;
+
+	return ct_val_agree(&m->c[i], &m->c[j], m->n, m->tolerance);
+}
+
+int ct_val_decide(struct ct_val_cand *c, size_t nc, size_t n, int min_quorum,
+		  double tolerance)
+{
+	struct mem_agree m = { .c = c, .n = n, .tolerance = tolerance };
+	int best;
+
+	quorum(c, nc, min_quorum, agree_mem, &m, &best);	/* agree_mem never fails */
+	return best;
+}
+
+/* ---- quorum with weights the caller streams ------------------------------- */
+
+/* ct_val_agree, the distance asked of dist() only when the hashes differ
+ * and a tolerance applies, each pair's at most once. */
+struct fn_agree {
+	const struct ct_val_cand *c;
+	double tolerance;
+	ct_val_dist_fn dist;
+	void *ctx;
+	double memo[CT_VAL_MAX_CANDS][CT_VAL_MAX_CANDS];	/* [lo][hi]; < 0: not asked */
+};
+
+static int agree_fn(void *ctx, size_t i, size_t j)
+{
+	struct fn_agree *f = ctx;
+	size_t lo = i < j ? i : j, hi = i < j ? j : i;
+	const struct ct_val_cand *a = &f->c[lo], *b = &f->c[hi];
+	double d;
+
+	int rc = by_hash(a, b);
+
+	if (rc >= 0)
+		return rc;
+	if (!(f->memo[lo][hi] >= 0.0)) {
+		rc = f->dist(f->ctx, lo, hi, &d);
+		if (rc < 0)
+			return rc;
+		f->memo[lo][hi] = d;
+	}
+	return close_enough(a, b, f->memo[lo][hi], f->tolerance);
+}
+
+int ct_val_decide_fn(struct ct_val_cand *c, size_t nc, int min_quorum, double tolerance,
+		     ct_val_dist_fn dist, void *ctx, int *best_out)
+{
+	struct fn_agree f = { .c = c, .tolerance = tolerance, .dist = dist, .ctx = ctx };
+
+	*best_out = -1;
+	if (nc > CT_VAL_MAX_CANDS)
+		return CT_EINVAL;
+	for (size_t i = 0; i < nc; i++)
+		for (size_t j = 0; j < nc; j++)
+			f.memo[i][j] = -1.0;
+	return quorum(c, nc, min_quorum, agree_fn, &f, best_out);
 }

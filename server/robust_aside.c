@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "credit.h"
@@ -16,6 +17,7 @@
 #include "dl.h"
 #include "result_state.h"
 #include "robust.h"
+#include "wu_state.h"
 
 /* One decision about a WU's canonical result. */
 struct aside {
@@ -31,23 +33,34 @@ static const struct ct_dl_col aside_cols[] = {
 	CT_DL_COL(struct aside, hostid), CT_DL_COL(struct aside, shard),
 };
 
+/* A valid result to set aside, and its host. */
+struct valid_row {
+	int64_t id, hostid;
+};
+
+static const struct ct_dl_col valid_cols[] = {
+	CT_DL_COL(struct valid_row, id), CT_DL_COL(struct valid_row, hostid),
+};
+
 /* Every valid result of the WU becomes invalid, its credit revoked. */
 static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 {
-	struct ct_db_res *res = NULL;
+	struct valid_row *v = NULL;
 	int64_t ids[64], hosts[64];
+	size_t nv = 0;
 	int rc;
 
 	*n = 0;
-	rc = ct_db_query(db, &res, "SELECT id, hostid FROM result WHERE workunitid=? AND "
-			 "validate_state=? LIMIT 64", "li", wuid, CT_VS_VALID);
+	rc = CT_DL_LIST(db, &v, &nv, valid_cols, "valid results", "SELECT id, hostid FROM "
+			"result WHERE workunitid=? AND validate_state=? LIMIT 64", wuid,
+			CT_VS_VALID);
 	if (rc < 0)
 		return rc;
-	while (*n < 64 && ct_db_next(res) > 0) {
-		ids[*n] = ct_db_int(res, 0);
-		hosts[(*n)++] = ct_db_int(res, 1);
+	for (; *n < 64 && (size_t)*n < nv; (*n)++) {
+		ids[*n] = v[*n].id;
+		hosts[*n] = v[*n].hostid;
 	}
-	ct_db_res_free(res);
+	free(v);
 	for (int i = 0; rc >= 0 && i < *n; i++) {
 		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
 				 &(struct ct_res_change){ .error_message =
@@ -77,13 +90,8 @@ static int aside_txn(struct ct_db *db, void *arg)
 		rc = invalidate_valid(db, s->wuid, now, &n);
 		/* set aside by the server: the WU's caps are not spent by it */
 		if (rc >= 0)
-			rc = ct_db_exec(db, "UPDATE workunit SET canonical_resultid=0, "
-					"canonical_credit=0, assimilate_state=?, need_validate=0, "
-					"transition_time=?, min_quorum=GREATEST(min_quorum, 2), "
-					"target_nresults=GREATEST(target_nresults, 2), "
-					"max_success_results=max_success_results+?, "
-					"max_total_results=max_total_results+? WHERE id=?", "iliil",
-					CT_AS_INIT, now, n, n + 2, s->wuid);
+			rc = ct_wu_move(db, s->wuid, CT_WU_READY, CT_WU_OPEN,
+					&(struct ct_wu_change){ .now = now, .extra = n });
 	}
 	if (rc >= 0)
 		rc = ct_db_exec(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "

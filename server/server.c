@@ -266,3 +266,14 @@ int ct_server_upload_path(const struct ct_server *srv, const char *result_name,
 	n = snprintf(out, cap, "%s/%s", srv->upload_dir, result_name);
 	return n < 0 || (size_t)n >= cap ? CT_ETOOBIG : 0;
 }
+
+int ct_server_map_upload(const struct ct_server *srv, const char *result_name,
+			 struct ct_mmap *map)
+{
+	char path[4096];
+	int rc;
+
+	memset(map, 0, sizeof(*map));
+	rc = ct_server_upload_path(srv, result_name, path, sizeof(path));
+	return rc < 0 ? rc : ct_file_map(path, map);
+}

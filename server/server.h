@@ -94,6 +94,14 @@ int ct_server_download_path(const struct ct_server *srv, const char *sha256,
 int ct_server_upload_path(const struct ct_server *srv, const char *result_name,
 			  char *out, size_t cap);
 
+struct ct_mmap;
+
+/* Map the upload of result `result_name` (ct_file_map of its
+ * ct_server_upload_path; unmap with ct_file_unmap). Returns 0 or their
+ * errors (*map zeroed on failure). */
+int ct_server_map_upload(const struct ct_server *srv, const char *result_name,
+			 struct ct_mmap *map);
+
 /* Options of `ctune-server init`; NULL fields take defaults. */
 struct ct_project_opts {
 	const char *name;	/* project_name, default "crowdtune" */

@@ -34,6 +34,7 @@
 #include "server.h"
 #include "stall.h"
 #include "worklimit.h"
+#include "wu_state.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -84,38 +85,28 @@ static const struct ct_dl_col twu_cols[] = {
 	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
 	CT_DL_COL(W, need_validate),
 };
+static const struct ct_dl_col job_status_col[] = { CT_DL_COL(W, job_status) };
 #undef W
 
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 {
-	struct ct_db_res *res = NULL;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	rc = ct_db_query(db, &res,
-			 "SELECT w.id, w.jobid, w.roundid, w.canonical_resultid, w.name, "
-			 "w.target_nresults, w.max_error_results, w.max_total_results, "
-			 "w.max_success_results, w.error_mask, w.assimilate_state, "
-			 "w.file_delete_state, w.need_validate "
-			 "FROM workunit w WHERE w.id=? AND w.transition_time<=? FOR UPDATE",
-			 "ll", wuid, now);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_one(res, w, twu_cols, CT_DL_NCOLS(twu_cols));
+	rc = CT_DL_ONE(db, w, twu_cols, "SELECT w.id, w.jobid, w.roundid, "
+		       "w.canonical_resultid, w.name, w.target_nresults, w.max_error_results, "
+		       "w.max_total_results, w.max_success_results, w.error_mask, "
+		       "w.assimilate_state, w.file_delete_state, w.need_validate FROM workunit w "
+		       "WHERE w.id=? AND w.transition_time<=? FOR UPDATE", wuid, now);
 	if (rc == CT_ENOTFOUND)
 		return 0;	/* not due any more */
 	if (rc < 0)
 		return rc;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
-	rc = ct_db_query(db, &res, "SELECT status FROM job WHERE id=?", "l", w->jobid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0)
-		w->job_status = (int)ct_db_int(res, 0);
-	ct_db_res_free(res);
-	return 0;
+	rc = CT_DL_ONE(db, w, job_status_col, "SELECT status FROM job WHERE id=?", w->jobid);
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
 /* Index n of a result named "<wu>-<n>", or -1. */
@@ -216,8 +207,8 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 		return 0;	/* the job was stopped by someone else */
 	snprintf(msg, sizeof(msg), "work unit %s: %s", w->name, why);
 	ct_log_warn("transitioner: %s", msg);
-	rc = ct_db_exec(db, "UPDATE `round` SET status=? WHERE id=? AND status=?", "ili",
-			CT_ROUND_ERROR, w->roundid, CT_ROUND_OPEN);
+	rc = ct_round_move(db, w->roundid, CT_ROUND_OPEN, CT_ROUND_ERROR,
+			   &(struct ct_round_change){ .now = ct_db_now(db) });
 	if (rc >= 0)
 		rc = ct_job_move(db, w->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
 				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
@@ -290,12 +281,15 @@ static int discount_unproven(struct ct_db *db, struct twu *w)
 static int transition_one(struct ct_db *db, void *arg)
 {
 	int64_t wuid = *(const int64_t *)arg, now = ct_db_now(db);
+	enum ct_wu_state from;
 	struct twu w;
-	int rc;
+	int rc, fd_from;
 
 	rc = load_wu(db, wuid, now, &w);
 	if (rc < 0 || w.id == 0)
 		return rc;
+	from = ct_wu_state_of(w.canonical, w.error_mask, w.assimilate_state);
+	fd_from = w.file_delete_state;
 	rc = scan_results(db, &w, now);
 	if (rc == 0 && w.canonical == 0 && w.error_mask == 0 && w.nerror > 1)
 		rc = ct_stall_check(db, w.jobid, w.id, w.name);
@@ -314,16 +308,15 @@ static int transition_one(struct ct_db *db, void *arg)
 		return rc;
 	/* successes to validate: before the decision, or late ones after it */
 	w.need_validate = w.nwaiting > 0 && w.error_mask == 0 ? 1 : 0;
-	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=?, error_mask=?, "
-			"need_validate=?, assimilate_state=?, file_delete_state=? WHERE id=?",
-			"liiiil", w.min_deadline, w.error_mask, w.need_validate,
-			w.assimilate_state, w.file_delete_state, w.id);
+	rc = ct_wu_store_pass(db, w.id, from, fd_from, &(struct ct_wu_pass){
+		.canonical = w.canonical, .transition_time = w.min_deadline,
+		.error_mask = w.error_mask, .need_validate = w.need_validate,
+		.assimilate_state = w.assimilate_state, .file_delete_state = w.file_delete_state });
 	return rc < 0 ? rc : 1;
 }
 
 int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 {
-	struct ct_db_res *res = NULL;
 	int64_t ids[TRANSITION_BATCH], n, k;
 	size_t nids = 0;
 	int rc, done = 0;
@@ -331,14 +324,11 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 	rc = ct_instance_share(db, &n, &k);	/* this instance's WUs (instance.h) */
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE transition_time<=? "
-			 "AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?", "llli", ct_db_now(db),
-			 n, k, TRANSITION_BATCH);
+	rc = CT_DL_IDS(db, ids, TRANSITION_BATCH, &nids, "SELECT id FROM workunit WHERE "
+		       "transition_time<=? AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?",
+		       ct_db_now(db), n, k, TRANSITION_BATCH);
 	if (rc < 0)
 		return rc;
-	while (nids < TRANSITION_BATCH && ct_db_next(res) > 0)
-		ids[nids++] = ct_db_int(res, 0);
-	ct_db_res_free(res);
 	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
 		rc = ct_db_txn(db, transition_one, &ids[i]);
 		if (rc < 0) {

@@ -7,6 +7,7 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "db.h"
+#include "dl.h"
 
 int ct_trust_limits_get(const struct ct_conf *conf, struct ct_trust_limits *l)
 {
@@ -31,22 +32,22 @@ int ct_trust_limits_get(const struct ct_conf *conf, struct ct_trust_limits *l)
 	return rc;
 }
 
+/* host_record's first SELECT. */
+static const struct ct_dl_col record_cols[] = {
+	CT_DL_COL(struct ct_trust_host, nrounds), CT_DL_COL(struct ct_trust_host, first_valid),
+};
+
 static int host_record(struct ct_db *db, int64_t hostid, struct ct_trust_host *h)
 {
-	struct ct_db_res *res = NULL;
 	int64_t bad = 0;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT COUNT(DISTINCT w.roundid), COALESCE(MIN(r.received_time), "
-			 "0) FROM result r JOIN workunit w ON w.id = r.workunitid WHERE "
-			 "r.hostid=? AND r.validate_state=?", "li", hostid, CT_VS_VALID);
-	if (rc < 0)
+	rc = CT_DL_ONE(db, h, record_cols, "SELECT COUNT(DISTINCT w.roundid), "
+		       "COALESCE(MIN(r.received_time), 0) FROM result r JOIN workunit w ON "
+		       "w.id = r.workunitid WHERE r.hostid=? AND r.validate_state=?", hostid,
+		       CT_VS_VALID);
+	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (ct_db_next(res) > 0) {
-		h->nrounds = ct_db_int(res, 0);
-		h->first_valid = ct_db_int(res, 1);
-	}
-	ct_db_res_free(res);
 	rc = ct_db_query_int(db, &bad, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
 			     "validate_state=? LIMIT 1", "li", hostid, CT_VS_INVALID);
 	h->caught = bad > 0;
@@ -80,17 +81,21 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 	return 1;
 }
 
+/* The one column ct_trust_note reads. */
+struct wu_name {
+	char name[72];
+};
+
+static const struct ct_dl_col wu_name_cols[] = { CT_DL_COL(struct wu_name, name) };
+
 int ct_trust_note(struct ct_db *db, int64_t wuid, int64_t hostid)
 {
-	struct ct_db_res *res = NULL;
+	struct wu_name w;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT name FROM workunit WHERE id=?", "l", wuid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0)
-		ct_log_info("scheduler: work unit %s goes to host %lld alone (trusted)",
-			    ct_db_str(res, 0), (long long)hostid);
-	ct_db_res_free(res);
-	return 0;
+	rc = CT_DL_ONE(db, &w, wu_name_cols, "SELECT name FROM workunit WHERE id=?", wuid);
+	if (rc == 0)
+		ct_log_info("scheduler: work unit %s goes to host %lld alone (trusted)", w.name,
+			    (long long)hostid);
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }

@@ -3,10 +3,12 @@
  */
 #include "vcheck.h"
 #include "db.h"
+#include "dl.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,52 +119,57 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 	return rc;
 }
 
-/* The first row of a (weights_sha256, update_norm, probe_loss, quant_error)
- * query into out; frees res. Returns 1 if there was a usable row, else 0. */
-static int read_check(struct ct_db_res *res, struct ct_vcheck *out)
-{
-	int found = 0;
+/* A result_check row as ct_vcheck_load and ct_vcheck_twin read it. */
+struct check_row {
+	char weights_sha256[129];
+	double update_norm, probe_loss, quant_error;
+};
 
-	if (ct_db_next(res) > 0 &&
-	    ct_hex_decode(ct_db_str(res, 0), out->info.decoded_sha, 32) == 0) {
-		out->st.update_norm = ct_db_double(res, 1);
-		out->probe_loss = ct_db_double(res, 2);
-		out->info.quant_error = ct_db_double(res, 3);
-		found = 1;
-	}
-	ct_db_res_free(res);
-	return found;
+static const struct ct_dl_col check_cols[] = {
+	CT_DL_COL(struct check_row, weights_sha256), CT_DL_COL(struct check_row, update_norm),
+	CT_DL_COL(struct check_row, probe_loss), CT_DL_COL(struct check_row, quant_error),
+};
+
+/* The first row of `sql` (the result_check row of result `resultid` it
+ * finds; `from` the rest after its columns) into out. Returns 1 if there
+ * was a usable row, 0 if none, or a db error. */
+static int read_check(struct ct_db *db, const char *from, int64_t resultid,
+		      struct ct_vcheck *out)
+{
+	struct check_row c;
+	char sql[512];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(sql, sizeof(sql), "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
+		 "c.quant_error %s", from);
+	rc = CT_DL_ONE(db, &c, check_cols, sql, resultid);
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (ct_hex_decode(c.weights_sha256, out->info.decoded_sha, 32) != 0)
+		return 0;
+	out->st.update_norm = c.update_norm;
+	out->probe_loss = c.probe_loss;
+	out->info.quant_error = c.quant_error;
+	return 1;
 }
 
 int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
-			 "c.quant_error FROM result_check c JOIN result r ON r.id = c.resultid "
-			 "WHERE c.resultid=? AND c.upload_sha256 = r.upload_sha256", "l", resultid);
-	if (rc < 0)
-		return rc;
-	return read_check(res, out);
+	return read_check(db, "FROM result_check c JOIN result r ON r.id = c.resultid "
+			  "WHERE c.resultid=? AND c.upload_sha256 = r.upload_sha256", resultid,
+			  out);
 }
 
 int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = ct_db_query(db, &res, "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
-			 "c.quant_error FROM result r JOIN result o ON o.workunitid = r.workunitid "
-			 "AND o.id <> r.id AND o.upload_sha256 = r.upload_sha256 "
-			 "JOIN result_check c ON c.resultid = o.id AND "
-			 "c.upload_sha256 = o.upload_sha256 WHERE r.id=? AND "
-			 "r.upload_sha256 <> '' LIMIT 1", "l", resultid);
-	if (rc < 0)
-		return rc;
-	return read_check(res, out);
+	return read_check(db, "FROM result r JOIN result o ON o.workunitid = r.workunitid "
+			  "AND o.id <> r.id AND o.upload_sha256 = r.upload_sha256 "
+			  "JOIN result_check c ON c.resultid = o.id AND "
+			  "c.upload_sha256 = o.upload_sha256 WHERE r.id=? AND "
+			  "r.upload_sha256 <> '' LIMIT 1", resultid, out);
 }
 
 int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *c)

@@ -167,27 +167,32 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A valid result's run time, the estimate's sample. */
+struct elapsed_row {
+	double elapsed_s;
+};
+
+static const struct ct_dl_col elapsed_cols[] = { CT_DL_COL(struct elapsed_row, elapsed_s) };
+
 /* Median elapsed time of the job's last valid results; 0 when none. */
 static int expected_seconds(struct ct_db *db, int64_t wuid, double *out)
 {
-	struct ct_db_res *res = NULL;
-	double v[ESTIMATE_SAMPLES];
-	int n = 0, rc;
+	struct elapsed_row *v = NULL;
+	size_t n = 0;
+	int rc;
 
 	*out = 0;
-	rc = ct_db_query(db, &res, "SELECT r.elapsed_s FROM result r JOIN workunit w "
-			 "ON w.jobid = r.jobid WHERE w.id=? AND r.validate_state=? AND "
-			 "r.elapsed_s > 0 ORDER BY r.id DESC LIMIT ?", "lii", wuid, CT_VS_VALID,
-			 ESTIMATE_SAMPLES);
+	rc = CT_DL_LIST(db, &v, &n, elapsed_cols, "run times", "SELECT r.elapsed_s FROM "
+			"result r JOIN workunit w ON w.jobid = r.jobid WHERE w.id=? AND "
+			"r.validate_state=? AND r.elapsed_s > 0 ORDER BY r.id DESC LIMIT ?", wuid,
+			CT_VS_VALID, ESTIMATE_SAMPLES);
 	if (rc < 0)
 		return rc;
-	while (n < ESTIMATE_SAMPLES && ct_db_next(res) > 0)
-		v[n++] = ct_db_double(res, 0);
-	ct_db_res_free(res);
 	if (n > 0) {
-		qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-		*out = v[n / 2];
+		qsort(v, n, sizeof(v[0]), cmp_double);	/* the row is its one double */
+		*out = v[n / 2].elapsed_s;
 	}
+	free(v);
 	return 0;
 }
 

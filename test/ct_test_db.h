@@ -1,6 +1,6 @@
 /*
  * ct_test_db.h - what the database unit tests (test_db, test_dl, test_sched,
- * test_wg) share: the embedded server on a fresh temporary directory with
+ * test_wg, test_wu_state) share: the embedded server on a fresh temporary directory with
  * the project's schema migrated, alone or under a project. Header-only
  * (static inline).
  */
@@ -26,6 +26,43 @@ static inline int ct_test_db_open(char **dir, struct ct_db **db)
 	if (ct_db_global_init(NULL, data, *dir) < 0 || ct_db_open(db, NULL) < 0)
 		return -1;
 	return ct_db_migrate(*db) < 0 ? -1 : 0;
+}
+
+/* Undo ct_test_db_open: close `db`, stop the embedded server, remove and
+ * free `dir`. Returns 0 (a cmocka teardown's success). */
+static inline int ct_test_db_close(char *dir, struct ct_db *db)
+{
+	ct_db_close(db);
+	ct_db_global_end();
+	ct_test_rmtree(dir);
+	free(dir);
+	return 0;
+}
+
+/* For a test file that needs nothing more: the directory and connection
+ * its group fixtures below open (ct_test_dbs()->db in the tests). */
+struct ct_test_dbs {
+	char *dir;
+	struct ct_db *db;
+};
+
+static inline struct ct_test_dbs *ct_test_dbs(void)
+{
+	static struct ct_test_dbs s;
+
+	return &s;
+}
+
+static inline int ct_test_db_setup(void **state)
+{
+	(void)state;
+	return ct_test_db_open(&ct_test_dbs()->dir, &ct_test_dbs()->db);
+}
+
+static inline int ct_test_db_teardown(void **state)
+{
+	(void)state;
+	return ct_test_db_close(ct_test_dbs()->dir, ct_test_dbs()->db);
 }
 
 /* The same with a project: *dir holds the project "proj" made with *o and

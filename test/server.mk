@@ -17,7 +17,7 @@ TESTS += $(CT_SERVER_SCRIPT_TESTS)
 if HAVE_CMOCKA
 CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
 	test/test_lock_order
-CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl
+CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl test/test_wu_state
 # the migration lock and resumable migrations (issue 15)
 CT_SERVER_UNIT_TESTS += test/test_migrate_lock
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
@@ -27,6 +27,8 @@ test_test_lock_order_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_lock_order_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_dl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_dl_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_wu_state_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_wu_state_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_sched_CFLAGS = $(CT_SERVER_TEST_CFLAGS)

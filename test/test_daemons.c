@@ -752,8 +752,14 @@ static void test_purge(void **state)
 	fp = fopen(path, "r");
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp) != NULL) {
+		int tabs = 0;
+
+		for (const char *c = line; *c; c++)
+			tabs += *c == '\t';
 		lw += strncmp(line, "wu\t", 3) == 0;
 		lr += strncmp(line, "result\t", 7) == 0;
+		/* the table, then its 10 (wu) or 15 (result) columns */
+		assert_int_equal(tabs, line[0] == 'w' ? 10 : 15);
 	}
 	fclose(fp);
 	assert_int_equal(lw, nwu);

@@ -30,11 +30,8 @@ static int setup_all(void **state)
 
 static int teardown_all(void **state)
 {
-	ct_db_close(g_db);
-	ct_db_global_end();
-	ct_test_rmtree(g_dir);
-	free(g_dir);
-	return 0;
+	(void)state;
+	return ct_test_db_close(g_dir, g_db);
 }
 
 static void test_migrate(void **state)

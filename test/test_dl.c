@@ -36,11 +36,7 @@ static int setup_all(void **state)
 static int teardown_all(void **state)
 {
 	(void)state;
-	ct_db_close(g_db);
-	ct_db_global_end();
-	ct_test_rmtree(g_dir);
-	free(g_dir);
-	return 0;
+	return ct_test_db_close(g_dir, g_db);
 }
 
 /* ---- typed arguments and the mapper -------------------------------------- */
