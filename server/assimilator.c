@@ -41,6 +41,7 @@
 #include "server.h"
 #include "store.h"
 #include "wg.h"
+#include "wu_state.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
@@ -371,14 +372,13 @@ static int finish_txn(struct ct_db *db, void *arg)
 	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_db_exec(db, "UPDATE `round` SET status=?, out_model_sha256=?, eval_loss=?, "
-			"base_eval_loss=?, finish_time=?, nwus_done=nwus WHERE id=? AND status=?",
-			"isddlli", CT_ROUND_DONE, a->out_sha, a->eval_loss, a->base_loss, now,
-			a->id, CT_ROUND_OPEN);
+	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_DONE,
+			   &(struct ct_round_change){ .now = now, .out_sha = a->out_sha,
+						      .eval_loss = a->eval_loss,
+						      .base_loss = a->base_loss });
 	if (rc <= 0)
 		return rc;	/* another assimilator recorded it */
-	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
-			"WHERE roundid=?", "ill", CT_AS_DONE, now, a->id);
+	rc = ct_wu_done_ready(db, a->id, now);
 	if (rc >= 0 && a->idx == 1)
 		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
 				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
@@ -395,14 +395,13 @@ static int finish_txn(struct ct_db *db, void *arg)
 /* The job stopped: the round will not be averaged. */
 static int drop_round(struct ct_db *db, const struct around *a)
 {
+	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_db_exec(db, "UPDATE `round` SET status=?, finish_time=? WHERE id=? AND status=?",
-			"illi", CT_ROUND_CANCELED, ct_db_now(db), a->id, CT_ROUND_OPEN);
+	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_CANCELED,
+			   &(struct ct_round_change){ .now = now });
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
-				"WHERE roundid=? AND assimilate_state=?", "illi", CT_AS_DONE,
-				ct_db_now(db), a->id, CT_AS_READY);
+		rc = ct_wu_done_ready(db, a->id, now);
 	return rc < 0 ? rc : 0;
 }
 
@@ -541,9 +540,7 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	/* Failed WUs: nothing to average; their job was flagged. */
-	rc = ct_db_exec(db, "UPDATE workunit SET assimilate_state=?, transition_time=? "
-			"WHERE assimilate_state=? AND error_mask<>0", "ili", CT_AS_DONE,
-			ct_db_now(db), CT_AS_READY);
+	rc = ct_wu_done_ready(db, 0, ct_db_now(db));
 	if (rc < 0)
 		return rc;
 	done += rc;

@@ -36,6 +36,7 @@
 #include "lora_round.h"
 #include "roles.h"
 #include "server.h"
+#include "wu_state.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -725,8 +726,7 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 			     v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE workunit SET need_validate=?, transition_time=? WHERE id=?",
-			"ill", waiting > 0 ? 1 : 0, now, v->j.wuid);
+	rc = ct_wu_need_validate(db, v->j.wuid, waiting > 0, now);
 	return rc < 0 ? rc : 0;
 }
 
@@ -766,8 +766,7 @@ static int apply_txn(struct ct_db *db, void *arg)
 		return 0;	/* another validator decided it meanwhile */
 	rc = states_unchanged(db, v);
 	if (rc == 0) {	/* changed under us: decide again on what is there now */
-		rc = ct_db_exec(db, "UPDATE workunit SET need_validate=1 WHERE id=?", "l",
-				v->j.wuid);
+		rc = ct_wu_need_validate(db, v->j.wuid, 1, -1);
 		return rc < 0 ? rc : 0;
 	}
 	if (rc < 0)
@@ -813,7 +812,7 @@ static int lora_setup(struct ct_db *db, struct vwu *v)
 /* The job stopped or the WU failed: nothing to validate any more. */
 static int drop_wu(struct ct_db *db, int64_t wuid)
 {
-	int rc = ct_db_exec(db, "UPDATE workunit SET need_validate=0 WHERE id=?", "l", wuid);
+	int rc = ct_wu_need_validate(db, wuid, 0, -1);
 
 	return rc < 0 ? rc : 0;
 }
