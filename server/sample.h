@@ -7,7 +7,9 @@
  *
  * A job's text settings live in table job_text: its tokenizer, and the
  * prompt and seed of its samples. Round 0 of round_sample is the base
- * model. Sampling runs on the CPU reference with engine/ct_sample.h
+ * model. Sampling runs with engine/ct_sample.h on the server's evaluation
+ * device (eval.h: OpenCL when it conforms, else the C reference; the same
+ * bits either way), each step computing only its new row
  * (temperature CT_JOB_SAMPLE_TEMPERATURE, top-k CT_JOB_SAMPLE_TOP_K,
  * daemons.sample_tokens tokens, default 64; 0 turns samples off).
  */
