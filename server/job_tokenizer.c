@@ -16,6 +16,7 @@
 #include "ct_log.h"
 #include "ct_time.h"
 #include "db.h"
+#include "dl.h"
 #include "sample.h"
 #include "server.h"
 #include "store.h"
@@ -189,24 +190,31 @@ int ct_job_tokenizer_encode(const struct ct_tokenizer *tk, const char *name,
 	return rc;
 }
 
+/* A row of job_tokenizer_file (name is VARCHAR(64) of utf8mb4). */
+struct kept_file {
+	char name[260], sha[65];
+};
+
+static const struct ct_dl_col kept_cols[] = {
+	CT_DL_COL(struct kept_file, name),
+	CT_DL_COL(struct kept_file, sha),
+};
+
 int ct_job_tokenizer_find(struct ct_db *db, int64_t jobid, const char *name, char sha[65])
 {
-	struct ct_db_res *res = NULL;
+	struct kept_file f;
 	int rc;
 
 	sha[0] = 0;
 	if (strcmp(name, CT_JOB_TOKENIZER_JSON) != 0)
 		return 0;
-	rc = ct_db_query(db, &res, "SELECT sha256 FROM job_tokenizer_file WHERE jobid=? AND "
-			 "name=?", "ls", jobid, CT_JOB_TOKENIZER_JSON);
-	if (rc < 0)
-		return rc;
-	rc = ct_error(CT_ENOTFOUND, "job %lld keeps no tokenizer.json", (long long)jobid);
-	if (ct_db_next(res) > 0) {
-		snprintf(sha, 65, "%s", ct_db_str(res, 0));
-		rc = 0;
-	}
-	ct_db_res_free(res);
+	rc = CT_DL_ONE(db, &f, kept_cols, "SELECT name, sha256 FROM job_tokenizer_file "
+		       "WHERE jobid=? AND name=?", jobid, CT_JOB_TOKENIZER_JSON);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "job %lld keeps no tokenizer.json",
+				(long long)jobid);
+	if (rc == 0)
+		memcpy(sha, f.sha, 65);
 	return rc;
 }
 
@@ -228,22 +236,24 @@ int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const c
 int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			    const char *dir, int *n)
 {
-	struct ct_db_res *res = NULL;
+	struct kept_file *files = NULL;
+	size_t nfiles = 0;
 	int rc, k = 0;
 
 	if (n != NULL)
 		*n = 0;
-	rc = ct_db_query(db, &res, "SELECT name, sha256 FROM job_tokenizer_file WHERE jobid=? "
-			 "ORDER BY name", "l", jobid);
-	while (rc == 0 && ct_db_next(res) > 0) {
+	rc = CT_DL_LIST(db, &files, &nfiles, kept_cols, "tokenizer files",
+			"SELECT name, sha256 FROM job_tokenizer_file WHERE jobid=? ORDER BY name",
+			jobid);
+	for (size_t i = 0; rc == 0 && i < nfiles; i++) {
 		char from[PATH_MAX], to[PATH_MAX];
-		const char *name = ct_db_str(res, 0);
+		const char *name = files[i].name;
 		unsigned char *data = NULL;
 		size_t len = 0;
 
 		if (strchr(name, '/') != NULL || name[0] == '.')
 			continue;	/* only the names record() writes */
-		rc = ct_server_download_path(srv, ct_db_str(res, 1), from, sizeof(from));
+		rc = ct_server_download_path(srv, files[i].sha, from, sizeof(from));
 		if (rc == 0)
 			rc = ct_path_join(to, sizeof(to), dir, name);
 		if (rc == 0)	/* tokenizer.json is capped at 64 MiB when read */
@@ -253,7 +263,7 @@ int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t job
 		free(data);
 		k += rc == 0;
 	}
-	ct_db_res_free(res);
+	free(files);
 	if (n != NULL)
 		*n = k;
 	return rc;
