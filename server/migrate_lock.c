@@ -9,6 +9,7 @@
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "dl.h"
 
 static int make_table(struct ct_db *db)
 {
@@ -65,23 +66,32 @@ void ct_migrate_unlock(struct ct_db *db, const char holder[33])
 		ct_log_warn("database: could not release the migration lock");
 }
 
+/* The progress columns of the lock row. */
+struct progress {
+	int version, step;
+};
+
+static const struct ct_dl_col progress_cols[] = {
+	CT_DL_COL(struct progress, version),
+	CT_DL_COL(struct progress, step),
+};
+
 int ct_migrate_progress(struct ct_db *db, int *version, int *step)
 {
-	int64_t v = 0, s = 0;
-	int rc;
+	struct progress p = { 0, 0 };
+	int rc = ct_dl_query_one(db, &p, progress_cols, CT_DL_NCOLS(progress_cols),
+				 "SELECT version, step FROM migration_lock WHERE id=1", NULL, 0);
 
-	rc = ct_db_query_int(db, &v, "SELECT version FROM migration_lock WHERE id=1", "");
-	if (rc >= 0)
-		rc = ct_db_query_int(db, &s, "SELECT step FROM migration_lock WHERE id=1", "");
-	*version = rc < 0 ? 0 : (int)v;
-	*step = rc < 0 ? 0 : (int)s;
+	*version = rc < 0 ? 0 : p.version;
+	*step = rc < 0 ? 0 : p.step;
 	return rc < 0 ? rc : 0;
 }
 
 int ct_migrate_set_progress(struct ct_db *db, int version, int step)
 {
-	int rc = ct_db_exec(db, "UPDATE migration_lock SET version=?, step=? WHERE id=1", "ii",
-			    version, step);
+	int rc = ct_db_exec(db, "UPDATE migration_lock SET version=?, step=?, expires=? "
+			    "WHERE id=1", "iil", version, step,
+			    (int64_t)time(NULL) + CT_MIGRATE_LEASE_S);
 
 	return rc < 0 ? rc : 0;
 }

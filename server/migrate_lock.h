@@ -20,8 +20,10 @@
 
 #include "db.h"
 
-/* How long a holder's lease lasts (seconds): a process that died holding
- * the lock delays the next migration this long at most. */
+/* How long a holder's lease lasts (seconds) from when it took the lock or
+ * last recorded progress: a process that died holding the lock delays the
+ * next migration this long at most, and one statement may take this long
+ * before another process could take the lock over. */
 #define CT_MIGRATE_LEASE_S 120
 
 /* Make the lock table if needed and take the lock, waiting up to
@@ -37,7 +39,8 @@ void ct_migrate_unlock(struct ct_db *db, const char holder[33]);
  * statements already applied. */
 int ct_migrate_progress(struct ct_db *db, int *version, int *step);
 
-/* Record that step statements of migration version are applied. */
+/* Record that step statements of migration version are applied, and
+ * renew the lease (the holder calls it after each statement). */
 int ct_migrate_set_progress(struct ct_db *db, int version, int step);
 
 #endif

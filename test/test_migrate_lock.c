@@ -65,6 +65,12 @@ static void test_lock_is_a_row(void **state)
 	assert_int_equal(ct_db_exec(g_db, "UPDATE migration_lock SET expires=? WHERE id=1", "l",
 				    (int64_t)time(NULL) - 1), 1);
 	assert_int_equal(ct_migrate_lock(g_db, 1, h1), 0);
+	/* each recorded statement renews the lease: a long migration keeps it */
+	assert_int_equal(ct_db_exec(g_db, "UPDATE migration_lock SET expires=? WHERE id=1", "l",
+				    (int64_t)time(NULL) + 1), 1);
+	assert_int_equal(ct_migrate_set_progress(g_db, 0, 0), 0);
+	assert_true(q_int("SELECT expires FROM migration_lock WHERE id=1") >=
+		    (int64_t)time(NULL) + CT_MIGRATE_LEASE_S - 5);
 	ct_migrate_unlock(db2, h2);		/* not its lock any more: no-op */
 	assert_int_equal(q_int("SELECT COUNT(*) FROM migration_lock WHERE holder<>''"), 1);
 	ct_migrate_unlock(g_db, h1);
