@@ -109,6 +109,27 @@ static void test_matmul_forms(void **state)
 	unsetenv("CT_OCL_FWD");
 }
 
+/* The few-rows forward (kernels/matvec.cl), forced for every shape: 16
+ * outputs per work-item, runs of 16 i transposed in registers, 1, 2 or 4
+ * rows per work-item; OC and C around and off those multiples. */
+static void test_matmul_matvec(void **state)
+{
+	(void)state;
+	setenv("CT_OCL_MATVEC", "1", 1);
+	for (int bt = 1; bt <= 3; bt++) {
+		check_matmul(bt, 45, 70, 1);	/* C % 16 = 13, OC % 16 = 6 */
+		check_matmul(bt, 45, 70, 0);
+		check_matmul(bt, 33, 17, 1);
+		check_matmul(bt, 7, 5, 0);	/* C, OC under one block */
+		check_matmul(bt, 64, 48, 1);	/* exact multiples, no tail */
+		check_matmul(bt, 129, 161, 0);
+	}
+	check_matmul(5, 47, 31, 1);	/* two groups of 4 rows, the last partial */
+	check_matmul(9, 16, 16, 0);
+	check_matmul(1, 1, 1, 1);
+	unsetenv("CT_OCL_MATVEC");
+}
+
 /* Long k ranges are run in pieces with parked accumulators; force small
  * pieces so that the tiny sizes here take that path. */
 static void test_matmul_kpieces(void **state)
@@ -579,6 +600,7 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
+	test_matmul_matvec,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
 	test_attention_recompute, test_attention_tiled, test_gelu_residual,
 	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)
