@@ -57,7 +57,6 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
-	[CT_K_MATVEC4] = "ct_matvec4",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -464,7 +463,7 @@ static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
  * (measured: see doc/results.md "Sampling speed"). CT_OCL_MATVEC=0 / 1
  * forces it off / on for every shape, and CT_OCL_FWD=n / t (ct_mm's two
  * forms) turns it off (tuning, tests). Same bits as ct_mm. */
-#define MATVEC_ROWS 4
+#define MATVEC_ROWS 2
 static int matvec_use(const struct ct_ocl_ops *ops, int BT)
 {
 	const char *env = getenv("CT_OCL_MATVEC"), *fwd = getenv("CT_OCL_FWD");
@@ -476,12 +475,13 @@ static int matvec_use(const struct ct_ocl_ops *ops, int BT)
 	return ops->ocl->info.type == CT_OCL_TYPE_CPU && BT <= MATVEC_ROWS;
 }
 
+/* One launch: ct_matvec1 (16 outputs per work-item) for one row, else
+ * ct_matvec2 (8 outputs x 2 rows per work-item) over pairs of rows. */
 static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten inp,
 		      struct ct_dten w, struct ct_dten bias, int has_bias, int BT,
 		      int C, int OC)
 {
-	int nt = BT >= 4 ? 4 : BT == 3 ? 4 : BT;
-	int id = nt == 4 ? CT_K_MATVEC4 : nt == 2 ? CT_K_MATVEC2 : CT_K_MATVEC1;
+	int nt = BT == 1 ? 1 : 2, id = BT == 1 ? CT_K_MATVEC1 : CT_K_MATVEC2;
 	int rc;
 
 	if (BT <= 0 || OC <= 0)
@@ -489,7 +489,8 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 	rc = ocl_args(ops, id, "tttitiii", inp, w, has_bias ? bias : out, has_bias, out,
 		      BT, C, OC);
 	if (rc == 0)
-		rc = ocl_run(ops, id, ((size_t)OC + 15) / 16, ((size_t)BT + nt - 1) / nt);
+		rc = ocl_run(ops, id, ((size_t)OC + 16 / nt - 1) / (16 / nt),
+			     ((size_t)BT + nt - 1) / nt);
 	return rc;
 }
 

@@ -92,7 +92,6 @@ enum ct_ocl_kid {
 	CT_K_MM_TILED_M,
 	CT_K_MATVEC1,
 	CT_K_MATVEC2,
-	CT_K_MATVEC4,
 	CT_K_COUNT
 };
 

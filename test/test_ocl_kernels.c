@@ -110,21 +110,21 @@ static void test_matmul_forms(void **state)
 }
 
 /* The few-rows forward (kernels/matvec.cl), forced for every shape: 16
- * outputs per work-item, runs of 16 i transposed in registers, 1, 2 or 4
- * rows per work-item; OC and C around and off those multiples. */
+ * outputs x 1 row or 8 outputs x 2 rows per work-item (odd BT: a last
+ * partial pair); OC around and off those multiples, odd C. */
 static void test_matmul_matvec(void **state)
 {
 	(void)state;
 	setenv("CT_OCL_MATVEC", "1", 1);
 	for (int bt = 1; bt <= 3; bt++) {
-		check_matmul(bt, 45, 70, 1);	/* C % 16 = 13, OC % 16 = 6 */
+		check_matmul(bt, 45, 70, 1);	/* OC % 16 = 6, OC % 8 = 6 */
 		check_matmul(bt, 45, 70, 0);
 		check_matmul(bt, 33, 17, 1);
-		check_matmul(bt, 7, 5, 0);	/* C, OC under one block */
-		check_matmul(bt, 64, 48, 1);	/* exact multiples, no tail */
+		check_matmul(bt, 7, 5, 0);	/* OC under one work-item's */
+		check_matmul(bt, 64, 48, 1);	/* exact multiples */
 		check_matmul(bt, 129, 161, 0);
 	}
-	check_matmul(5, 47, 31, 1);	/* two groups of 4 rows, the last partial */
+	check_matmul(5, 47, 31, 1);	/* three pairs of rows, the last partial */
 	check_matmul(9, 16, 16, 0);
 	check_matmul(1, 1, 1, 1);
 	unsetenv("CT_OCL_MATVEC");
