@@ -460,7 +460,10 @@ static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
 
 /* The forward for few rows (kernels/matvec.cl: the weights read in place,
  * no packing, no padded columns): on CPU devices for BT <= MATVEC_ROWS
- * (measured: see doc/results.md "Sampling speed"). CT_OCL_MATVEC=0 / 1
+ * (measured with bench_kernels on 124M's shapes: BT 1-2 well ahead of
+ * ct_mm, BT 3-4 a wash with a 4 x 4 variant, BT 6+ behind; see
+ * doc/results.md "Sampling speed"; GPUs keep the tiled kernels, not
+ * measured there). CT_OCL_MATVEC=0 / 1
  * forces it off / on for every shape, and CT_OCL_FWD=n / t (ct_mm's two
  * forms) turns it off (tuning, tests). Same bits as ct_mm. */
 #define MATVEC_ROWS 2
@@ -502,7 +505,11 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	/* Computing out^T saves packing the weights (C x OC) for packing the
 	 * inputs (C x BT) but writes the output scattered: measured worth it
 	 * for the logits (OC = Vp, ~200 x BT), a wash at OC ~ 10 x BT, worse at
-	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). */
+	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). With
+	 * BT = 1 (a sampling step) the transposed form used a 32-wide panel
+	 * for one real column: 31/32 of its fmas wasted, in k pieces; so on
+	 * CPUs BT <= 2 goes to matvec_run (GPT-2 124M, one row, PoCL on 2
+	 * cores at load ~3: 75 CPU-ms per token against 125). */
 	int transposed = OC >= 8 * BT;
 
 	if (matvec_use(ops, BT))
