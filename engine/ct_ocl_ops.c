@@ -463,9 +463,9 @@ static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
  * (measured with bench_kernels on 124M's shapes: BT 1-2 well ahead of
  * ct_mm, BT 3-4 a wash with a 4 x 4 variant, BT 6+ behind; see
  * doc/results.md "Sampling speed"; GPUs keep the tiled kernels, not
- * measured there). CT_OCL_MATVEC=0 / 1
- * forces it off / on for every shape, and CT_OCL_FWD=n / t (ct_mm's two
- * forms) turns it off (tuning, tests). Same bits as ct_mm. */
+ * measured there). CT_OCL_MATVEC=0 / 1 forces it off / on for every
+ * shape, and CT_OCL_FWD=n / t (ct_mm's two forms) turns it off (tuning,
+ * tests). Same bits as ct_mm. */
 #define MATVEC_ROWS 2
 static int matvec_use(const struct ct_ocl_ops *ops, int BT)
 {

@@ -102,6 +102,7 @@ static void test_matmul_forms(void **state)
 	(void)state;
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(1, 45, 70, 1);	/* one row: GPUs' sampling step */
 	check_matmul(8, 64, 40, 0);
 	setenv("CT_OCL_FWD", "n", 1);
 	check_matmul(3, 45, 170, 1);
@@ -177,6 +178,7 @@ static void check_tiled_forms(void)
 	check_matmul(130, 7, 65, 1);	/* forward K = 7 < a slice; dinp 65, dweight 130 */
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(1, 45, 70, 1);	/* one row: GPUs' sampling step */
 	check_matmul(5, 33, 300, 0);
 	unsetenv("CT_OCL_FWD");
 }
