@@ -666,6 +666,7 @@ static int zin_fail(int zr)
  * the last byte of the last chunk. */
 static int dec_fill(struct dec *d, size_t want)
 {
+	size_t out0, in0;
 	int zr, rc;
 
 	d->z.next_out = d->stage;
@@ -676,12 +677,15 @@ static int dec_fill(struct dec *d, size_t want)
 		rc = dec_refill(d);
 		if (rc < 0)
 			return rc;
-		if (d->z.avail_in == 0)
-			return ct_error(CT_ECORRUPT, "result file: payload truncated");
+		out0 = d->z.avail_out;
+		in0 = d->z.avail_in;
 		zr = ct_zin_run(&d->z);
 		if (zr < 0)
 			return zin_fail(zr);
 		d->ended = zr;
+		/* no progress with all the payload handed over */
+		if (!zr && d->z.avail_out == out0 && d->z.avail_in == in0 && d->in_left == 0)
+			return ct_error(CT_ECORRUPT, "result file: payload truncated");
 	}
 	return 0;
 }
@@ -691,14 +695,14 @@ static int dec_fill(struct dec *d, size_t want)
 static int dec_finish(struct dec *d)
 {
 	unsigned char extra;
+	size_t in0;
 	int zr, rc;
 
 	while (!d->ended) {
 		rc = dec_refill(d);
 		if (rc < 0)
 			return rc;
-		if (d->z.avail_in == 0)
-			return ct_error(CT_ECORRUPT, "result file: payload truncated");
+		in0 = d->z.avail_in;
 		d->z.next_out = &extra;
 		d->z.avail_out = 1;
 		zr = ct_zin_run(&d->z);
@@ -707,6 +711,8 @@ static int dec_finish(struct dec *d)
 		if (d->z.avail_out != 1)
 			return ct_error(CT_ECORRUPT, "result file: payload longer than its weights");
 		d->ended = zr;
+		if (!zr && d->z.avail_in == in0 && d->in_left == 0)
+			return ct_error(CT_ECORRUPT, "result file: payload truncated");
 	}
 	if (d->z.avail_in != 0 || d->in_left != 0)
 		return ct_error(CT_ECORRUPT, "result file: trailing bytes after the payload");

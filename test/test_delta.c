@@ -112,6 +112,42 @@ static void test_single_weight(void **state)
 	ct_buf_free(&out);
 }
 
+/* Several chunks of an unchanged model, a payload of a few hundred bytes
+ * for 1 MiB of weights, a short last chunk: every chunk is delivered,
+ * from memory and from a file. (LoRA results, whose chunks are single
+ * adapter matrices, are covered by test_lora_round: an inflater holding
+ * output after taking all the input must not read as truncated.) */
+static void test_small_payload_many_chunks(void **state)
+{
+	size_t n = 3 * CT_DELTA_CHUNK + 300, first, m, got = 0;
+	float *b = calloc(n, 4), *d = malloc(n * 4);
+	struct ct_buf out = CT_BUF_INIT(0);
+	struct ct_delta_reader *rd;
+	char path[] = "/tmp/test_delta_XXXXXX";
+	int fd = mkstemp(path), rc;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (float)(i % 97) * 0.01f;
+	assert_int_equal(ct_delta_encode(b, b, n, &model, base_sha, CT_DELTA_LOSSLESS, 9, &out), 0);
+	assert_true(out.len < 4096);
+	assert_int_equal(ct_delta_decode(out.data, out.len, b, n, d, NULL), 0);
+	assert_memory_equal(d, b, n * 4);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, out.data, out.len), (ssize_t)out.len);
+	close(fd);
+	assert_int_equal(ct_delta_reader_open(path, 0, n, &rd), 0);
+	while ((rc = ct_delta_reader_next(rd, b + got, d + got, &first, &m)) == 1)
+		got += m;
+	assert_int_equal(rc, 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(d, b, n * 4);
+	ct_delta_reader_close(rd);
+	unlink(path);
+	ct_buf_free(&out);
+	free(b), free(d);
+}
+
 static void test_int8_error_bound(void **state)
 {
 	size_t n = CT_DELTA_CHUNK + 100;
@@ -613,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_lossless_exact),
 		cmocka_unit_test(test_lossless_compresses),
 		cmocka_unit_test(test_single_weight),
+		cmocka_unit_test(test_small_payload_many_chunks),
 		cmocka_unit_test(test_int8_error_bound),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_stream_reader),
