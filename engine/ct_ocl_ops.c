@@ -55,6 +55,8 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
 	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
+	[CT_K_MATVEC1] = "ct_matvec1",
+	[CT_K_MATVEC2] = "ct_matvec2",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -456,6 +458,45 @@ static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
 	return mm_run(ops, &a);
 }
 
+/* The forward for few rows (kernels/matvec.cl: the weights read in place,
+ * no packing, no padded columns): on CPU devices for BT <= MATVEC_ROWS
+ * (measured with bench_kernels on 124M's shapes: BT 1-2 well ahead of
+ * ct_mm, BT 3-4 a wash with a 4 x 4 variant, BT 6+ behind; see
+ * doc/results.md "Sampling speed"; GPUs keep the tiled kernels, not
+ * measured there). CT_OCL_MATVEC=0 / 1 forces it off / on for every
+ * shape, and CT_OCL_FWD=n / t (ct_mm's two forms) turns it off (tuning,
+ * tests). Same bits as ct_mm. */
+#define MATVEC_ROWS 2
+static int matvec_use(const struct ct_ocl_ops *ops, int BT)
+{
+	const char *env = getenv("CT_OCL_MATVEC"), *fwd = getenv("CT_OCL_FWD");
+
+	if (env != NULL && (env[0] == '0' || env[0] == '1'))
+		return env[0] == '1';
+	if (fwd != NULL && (fwd[0] == 'n' || fwd[0] == 't'))
+		return 0;
+	return ops->ocl->info.type == CT_OCL_TYPE_CPU && BT <= MATVEC_ROWS;
+}
+
+/* One launch: ct_matvec1 (16 outputs per work-item) for one row, else
+ * ct_matvec2 (8 outputs x 2 rows per work-item) over pairs of rows. */
+static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten inp,
+		      struct ct_dten w, struct ct_dten bias, int has_bias, int BT,
+		      int C, int OC)
+{
+	int nt = BT == 1 ? 1 : 2, id = BT == 1 ? CT_K_MATVEC1 : CT_K_MATVEC2;
+	int rc;
+
+	if (BT <= 0 || OC <= 0)
+		return 0;
+	rc = ocl_args(ops, id, "tttitiii", inp, w, has_bias ? bias : out, has_bias, out,
+		      BT, C, OC);
+	if (rc == 0)
+		rc = ocl_run(ops, id, ((size_t)OC + 16 / nt - 1) / (16 / nt),
+			     ((size_t)BT + nt - 1) / nt);
+	return rc;
+}
+
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
@@ -464,9 +505,15 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	/* Computing out^T saves packing the weights (C x OC) for packing the
 	 * inputs (C x BT) but writes the output scattered: measured worth it
 	 * for the logits (OC = Vp, ~200 x BT), a wash at OC ~ 10 x BT, worse at
-	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). */
+	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). With
+	 * BT = 1 (a sampling step) the transposed form used a 32-wide panel
+	 * for one real column: 31/32 of its fmas wasted, in k pieces; so on
+	 * CPUs BT <= 2 goes to matvec_run (GPT-2 124M, one row, PoCL on 2
+	 * cores at load ~3: 75 CPU-ms per token against 125). */
 	int transposed = OC >= 8 * BT;
 
+	if (matvec_use(ops, BT))
+		return matvec_run(ops, out, inp, w, bias, has_bias, BT, C, OC);
 	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
 		transposed = env[0] == 't';
 	if (transposed) {

@@ -90,6 +90,8 @@ enum ct_ocl_kid {
 	CT_K_LN_DWB_TILED,
 	CT_K_MM_DBIAS_TILED,
 	CT_K_MM_TILED_M,
+	CT_K_MATVEC1,
+	CT_K_MATVEC2,
 	CT_K_COUNT
 };
 

@@ -13,7 +13,8 @@ CT_CL_FILES = \
 	kernels/attn_tiled.cl \
 	kernels/reduce_tiled.cl \
 	kernels/lora.cl \
-	kernels/llama.cl
+	kernels/llama.cl \
+	kernels/matvec.cl
 
 nodist_engine_libctengine_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c

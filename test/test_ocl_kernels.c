@@ -102,11 +102,33 @@ static void test_matmul_forms(void **state)
 	(void)state;
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(1, 45, 70, 1);	/* one row: GPUs' sampling step */
 	check_matmul(8, 64, 40, 0);
 	setenv("CT_OCL_FWD", "n", 1);
 	check_matmul(3, 45, 170, 1);
 	check_matmul(33, 17, 300, 0);
 	unsetenv("CT_OCL_FWD");
+}
+
+/* The few-rows forward (kernels/matvec.cl), forced for every shape: 16
+ * outputs x 1 row or 8 outputs x 2 rows per work-item (odd BT: a last
+ * partial pair); OC around and off those multiples, odd C. */
+static void test_matmul_matvec(void **state)
+{
+	(void)state;
+	setenv("CT_OCL_MATVEC", "1", 1);
+	for (int bt = 1; bt <= 3; bt++) {
+		check_matmul(bt, 45, 70, 1);	/* OC % 16 = 6, OC % 8 = 6 */
+		check_matmul(bt, 45, 70, 0);
+		check_matmul(bt, 33, 17, 1);
+		check_matmul(bt, 7, 5, 0);	/* OC under one work-item's */
+		check_matmul(bt, 64, 48, 1);	/* exact multiples */
+		check_matmul(bt, 129, 161, 0);
+	}
+	check_matmul(5, 47, 31, 1);	/* three pairs of rows, the last partial */
+	check_matmul(9, 16, 16, 0);
+	check_matmul(1, 1, 1, 1);
+	unsetenv("CT_OCL_MATVEC");
 }
 
 /* Long k ranges are run in pieces with parked accumulators; force small
@@ -156,6 +178,7 @@ static void check_tiled_forms(void)
 	check_matmul(130, 7, 65, 1);	/* forward K = 7 < a slice; dinp 65, dweight 130 */
 	setenv("CT_OCL_FWD", "t", 1);
 	check_matmul(37, 45, 70, 1);
+	check_matmul(1, 45, 70, 1);	/* one row: GPUs' sampling step */
 	check_matmul(5, 33, 300, 0);
 	unsetenv("CT_OCL_FWD");
 }
@@ -579,6 +602,7 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
+	test_matmul_matvec,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
 	test_attention_recompute, test_attention_tiled, test_gelu_residual,
 	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)
