@@ -13,11 +13,13 @@
 #include "ct_hash.h"
 #include "ct_le.h"
 #include "ct_lora.h"
+#include "ct_zin.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -609,7 +611,7 @@ int ct_delta_encode_lora(const float *init, const float *adapters, size_t n,
 /* ---- decode --------------------------------------------------------------- */
 
 struct dec {
-	z_stream z;
+	struct ct_zin z;
 	const unsigned char *in;	/* payload not yet handed to zlib */
 	size_t in_left;			/* bytes of it (in memory or still in the file) */
 	int fd;				/* >= 0: the payload is read from this file */
@@ -646,52 +648,71 @@ static int dec_refill(struct dec *d)
 		}
 		d->z.next_in = d->inbuf;
 	}
-	d->z.avail_in = (uInt)step;
+	d->z.avail_in = step;
 	d->in_left -= step;
 	return 0;
+}
+
+/* An inflate error, named as the result file's. */
+static int zin_fail(int zr)
+{
+	char m[128];
+
+	snprintf(m, sizeof(m), "%s", ct_errmsg(zr));
+	return ct_error(CT_ECORRUPT, "result file: %s", m);
 }
 
 /* Inflate exactly `want` bytes into stage; the stream may end only after
  * the last byte of the last chunk. */
 static int dec_fill(struct dec *d, size_t want)
 {
+	size_t out0, in0;
 	int zr, rc;
 
 	d->z.next_out = d->stage;
-	d->z.avail_out = (uInt)want;
+	d->z.avail_out = want;
 	while (d->z.avail_out > 0) {
 		if (d->ended)
 			return ct_error(CT_ECORRUPT, "result file: payload ends early");
 		rc = dec_refill(d);
 		if (rc < 0)
 			return rc;
-		zr = inflate(&d->z, Z_NO_FLUSH);
-		if (zr == Z_STREAM_END)
-			d->ended = 1;
-		else if (zr == Z_BUF_ERROR && d->z.avail_in == 0 && d->in_left == 0)
+		out0 = d->z.avail_out;
+		in0 = d->z.avail_in;
+		zr = ct_zin_run(&d->z);
+		if (zr < 0)
+			return zin_fail(zr);
+		d->ended = zr;
+		/* no progress with all the payload handed over */
+		if (!zr && d->z.avail_out == out0 && d->z.avail_in == in0 && d->in_left == 0)
 			return ct_error(CT_ECORRUPT, "result file: payload truncated");
-		else if (zr != Z_OK)
-			return ct_error(CT_ECORRUPT, "result file: bad zlib stream (%d)", zr);
 	}
 	return 0;
 }
 
 /* After the last chunk: the stream must end with no more output and no
- * trailing bytes. */
+ * trailing bytes (its end may still be spread over several reads). */
 static int dec_finish(struct dec *d)
 {
 	unsigned char extra;
+	size_t in0;
 	int zr, rc;
 
-	if (!d->ended) {
+	while (!d->ended) {
 		rc = dec_refill(d);
 		if (rc < 0)
 			return rc;
+		in0 = d->z.avail_in;
 		d->z.next_out = &extra;
 		d->z.avail_out = 1;
-		zr = inflate(&d->z, Z_NO_FLUSH);
-		if (zr != Z_STREAM_END || d->z.avail_out != 1)
+		zr = ct_zin_run(&d->z);
+		if (zr < 0)
+			return zin_fail(zr);
+		if (d->z.avail_out != 1)
 			return ct_error(CT_ECORRUPT, "result file: payload longer than its weights");
+		d->ended = zr;
+		if (!zr && d->z.avail_in == in0 && d->in_left == 0)
+			return ct_error(CT_ECORRUPT, "result file: payload truncated");
 	}
 	if (d->z.avail_in != 0 || d->in_left != 0)
 		return ct_error(CT_ECORRUPT, "result file: trailing bytes after the payload");
@@ -752,10 +773,9 @@ static int decode_kind(const void *data, size_t len, const float *base, size_t n
 	d->fd = -1;
 	d->in = (const unsigned char *)data + CT_DELTA_HEADER_SIZE;
 	d->in_left = len - CT_DELTA_HEADER_SIZE;
-	if (inflateInit(&d->z) != Z_OK) {
-		rc = ct_error(CT_EZLIB, "inflateInit failed");
+	rc = ct_zin_init(&d->z);
+	if (rc < 0)
 		goto out;
-	}
 	zinit = 1;
 	rc = ct_sha256_init(&sha);
 	if (rc < 0)
@@ -772,7 +792,7 @@ static int decode_kind(const void *data, size_t len, const float *base, size_t n
 		rc = ct_error(CT_EHASH, "result file: weights do not match their hash");
 out:
 	if (zinit)
-		inflateEnd(&d->z);
+		ct_zin_end(&d->z);
 	free(d);
 	ct_sha256_abort(sha);
 	return rc;
@@ -862,10 +882,9 @@ int ct_delta_reader_open(const char *path, uint64_t max_len, size_t n,
 			      (unsigned long long)rd->info.nparams, n);
 	if (rc < 0)
 		goto out;
-	if (inflateInit(&rd->d.z) != Z_OK) {
-		rc = ct_error(CT_EZLIB, "inflateInit failed");
+	rc = ct_zin_init(&rd->d.z);
+	if (rc < 0)
 		goto out;
-	}
 	rd->zinit = 1;
 	rc = ct_sha256_init(&rd->sha);
 out:
@@ -930,7 +949,7 @@ void ct_delta_reader_close(struct ct_delta_reader *rd)
 	if (rd == NULL)
 		return;
 	if (rd->zinit)
-		inflateEnd(&rd->d.z);
+		ct_zin_end(&rd->d.z);
 	if (rd->d.fd >= 0)
 		close(rd->d.fd);
 	ct_sha256_abort(rd->sha);

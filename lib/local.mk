@@ -19,6 +19,7 @@ lib_libctune_a_SOURCES += \
 lib_libctune_a_SOURCES += \
 	lib/ct_hash.c lib/ct_hash.h \
 	lib/ct_gzip.c lib/ct_gzip.h \
+	lib/ct_zin.c lib/ct_zin.h \
 	lib/ct_file.c lib/ct_file.h \
 	lib/ct_conf.c lib/ct_conf.h \
 	lib/ct_xml.c lib/ct_xml.h \

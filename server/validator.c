@@ -284,14 +284,15 @@ static int probe_reference(struct vwu *v)
 	return rc;
 }
 
-/* The probe's size when the job does not set one: a quarter of the
+/* The probe's size when the job does not set one: a sixteenth of the
  * tokens a WU trains on (a forward pass over them costs the server about
- * 1/12 of the WU's forward + backward), at least one sequence, at most
+ * 1/48 of the WU's forward + backward: a quarter, 1/12, was most of
+ * issue 13's budget of a tenth), at least one sequence, at most
  * VAL_PROBE_TOKENS. Enough to tell garbage from a trained model; a job
  * wanting a finer probe sets job.probe_tokens. */
 static int default_probe_tokens(const struct vjob *j)
 {
-	int64_t t = (int64_t)j->bound.steps * j->batch * j->seq / 4;
+	int64_t t = (int64_t)j->bound.steps * j->batch * j->seq / 16;
 
 	if (t < j->seq)
 		t = j->seq;
