@@ -219,6 +219,39 @@ static void test_matmul_tiled(void **state)
 		skip();
 }
 
+/* The register-blocked kernel gives the same bits for every block shape
+ * (CT_OCL_MM): 8 x 2 (CPUs without AVX-512), 6 x 4 (AVX-512), 4 x 2 of
+ * float4 (other devices) and odd ones, in every form, with k pieces and
+ * rows and panels past the edges. */
+static void test_matmul_blockings(void **state)
+{
+	static const char *const shapes[] = { "8,16,2", "6,16,4", "4,4,2", "5,8,3", "7,2,1" };
+	const char *dev_spec = getenv("CT_TEST_DEVICE");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		ct_ocl_ops_free(&ops);
+		ct_ocl_close(ocl);
+		setenv("CT_OCL_MM", shapes[i], 1);
+		assert_int_equal(ct_ocl_open(dev_spec ? dev_spec : "opencl", "", &ocl), 0);
+		assert_int_equal(ct_ocl_ops_init(&ops, ocl), 0);
+		unsetenv("CT_OCL_MM");
+		ops.mm_tiled = 0;
+		check_matmul(37, 45, 70, 1);
+		check_matmul(13, 200, 161, 1);
+		check_matmul(300, 20, 30, 1);
+		setenv("CT_OCL_FWD", "t", 1);
+		check_matmul(29, 131, 67, 1);
+		unsetenv("CT_OCL_FWD");
+		setenv("CT_OCL_KC", "48", 1);
+		check_matmul(37, 45, 300, 1);
+		check_matmul(301, 129, 20, 0);
+		unsetenv("CT_OCL_KC");
+	}
+	reopen_tiled(NULL);
+	ops.mm_tiled = 0;
+}
+
 /* ---- encoder --------------------------------------------------------------- */
 
 static void test_encoder(void **state)
@@ -602,7 +635,7 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
-	test_matmul_matvec,
+	test_matmul_matvec, test_matmul_blockings,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
 	test_attention_recompute, test_attention_tiled, test_gelu_residual,
 	test_crossentropy, test_clip, test_reduce_tiled, test_adamw, test_adamw_clip)
