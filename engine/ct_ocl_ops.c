@@ -57,6 +57,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
+	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -99,12 +100,21 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 							&wg, NULL) != CL_SUCCESS)
 			wg = 1;
 		ops->wg_max[i] = wg ? wg : 1;
+		wg = 0;
+		if (rc == 0 && clGetKernelWorkGroupInfo(ops->k[i], ocl->device,
+							CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+							sizeof(wg), &wg, NULL) != CL_SUCCESS)
+			wg = 1;
+		ops->wg_mult[i] = wg ? wg : 1;
 		if (rc == 0 && clGetKernelInfo(ops->k[i], CL_KERNEL_NUM_ARGS, sizeof(cl_uint),
 					       &ops->nargs[i], NULL) != CL_SUCCESS)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
 	}
 	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
-		const char *t = getenv("CT_OCL_MM_TILED");
+		const char *t = getenv("CT_OCL_MM_TILED"), *loc = getenv("CT_OCL_LOCAL");
+
+		ops->gpu_local = loc != NULL && (strcmp(loc, "cpu") == 0 || strcmp(loc, "gpu") == 0)
+			? loc[0] == 'g' : ocl->info.type != CT_OCL_TYPE_CPU;
 
 		ops->mm_tiled = t != NULL && strchr("01bms", t[0]) != NULL && t[0] != '\0'
 			? t[0] != '0' : ocl->info.type != CT_OCL_TYPE_CPU;
@@ -117,7 +127,8 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 					       CT_K_ATG_DKV, 48 * 1024);
 		ops->red_tiled = tiled_default(ops, "CT_OCL_RED_TILED", CT_K_LN_DWB_TILED,
 					       CT_K_MM_DBIAS_TILED, 17 * 1024) &&
-			ops->wg_max[CT_K_GRADNORM_TILED] >= 256;
+			ops->wg_max[CT_K_GRADNORM_TILED] >= 256 &&
+			ops->wg_max[CT_K_CE_ROWS_TILED] >= 256;
 	}
 	if (rc < 0)
 		ct_ocl_ops_free(ops);
@@ -207,20 +218,28 @@ static int ocl_args(struct ct_ocl_ops *ops, int id, const char *fmt, ...)
 }
 
 /* Work-group size along dimension 0 for a range of g0 x g1 work-items:
- * a power of two, at most the kernel's limit (and 256 on GPUs), small enough that
- * there are about 8 work-groups per compute unit (on CPU devices one
- * work-group runs on one thread, so a single big group would use one core),
- * and no more than g0. Results never depend on it: every work-item
- * computes its own outputs. */
+ * a power of two, at most the kernel's limit (and 256 by the GPU rule),
+ * small enough that there are about 8 work-groups per compute unit (on
+ * CPU devices one work-group runs on one thread, so a single big group
+ * would use one core), and no more than g0. By the GPU rule (GPUs and
+ * accelerators, or CT_OCL_LOCAL=gpu) it is never narrower than the
+ * kernel's preferred multiple, whatever the grid: there a group of one
+ * work-item still takes a whole warp or wavefront for one lane, so a
+ * small grid (a row per work-item, BT = 256) is better served by fewer,
+ * full groups. Results never depend on it: every work-item computes its
+ * own outputs. */
 static size_t pick_local(const struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
 {
 	size_t cus = ops->ocl->info.compute_units ? ops->ocl->info.compute_units : 1;
 	size_t target = g0 * (g1 ? g1 : 1) / (8 * cus);
 	size_t cap = ops->wg_max[id], l = 1;
 
-	if (ops->ocl->info.type != CT_OCL_TYPE_CPU && cap > 256)
-		cap = 256;
-
+	if (ops->gpu_local) {
+		if (cap > 256)
+			cap = 256;
+		while (l * 2 <= cap && l < ops->wg_mult[id])
+			l *= 2;
+	}
 	while (l * 2 <= target && l * 2 <= cap && l * 2 <= g0)
 		l *= 2;
 	return l;
@@ -786,6 +805,26 @@ int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
 	RUN(CT_K_RESIDUAL_BWD, n, 0, "tttu", da, db, dout, (cl_ulong)n);
 }
 
+/* One of the softmax's row chains (kernel id CT_K_CE_MAX or CT_K_CE_SUM)
+ * over x (BT,Vp) into ops->ce_stat: one work-item per row, or with the
+ * tiled reductions groups of 256 for 32 rows (reduce_tiled.cl; the same
+ * chains). */
+static int ce_row_chain(struct ct_ocl_ops *ops, int id, struct ct_dten x, int BT, int V,
+			int Vp)
+{
+	int rc;
+
+	if (ops->red_tiled) {
+		size_t gs = ((size_t)BT + 31) / 32 * 256, ls = 256;
+
+		rc = ocl_args(ops, CT_K_CE_ROWS_TILED, "tmiiii", x, ops->ce_stat, BT, V, Vp,
+			      id == CT_K_CE_SUM);
+		return rc < 0 ? rc : ocl_launch(ops, CT_K_CE_ROWS_TILED, 1, &gs, &ls);
+	}
+	rc = ocl_args(ops, id, "tmiii", x, ops->ce_stat, BT, V, Vp);
+	return rc < 0 ? rc : ocl_run(ops, id, (size_t)BT, 0);
+}
+
 int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, int BT, int V, int Vp)
@@ -793,17 +832,13 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT);
 
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_CE_MAX, "tmiii", logits, ops->ce_stat, BT, V, Vp);
-	if (rc == 0)
-		rc = ocl_run(ops, CT_K_CE_MAX, (size_t)BT, 0);
+		rc = ce_row_chain(ops, CT_K_CE_MAX, logits, BT, V, Vp);
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_CE_EXP, "ttmiii", probs, logits, ops->ce_stat, BT, V, Vp);
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_CE_EXP, (size_t)Vp, (size_t)BT);
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_CE_SUM, "tmiii", probs, ops->ce_stat, BT, V, Vp);
-	if (rc == 0)
-		rc = ocl_run(ops, CT_K_CE_SUM, (size_t)BT, 0);
+		rc = ce_row_chain(ops, CT_K_CE_SUM, probs, BT, V, Vp);
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_CE_NORM, "tmiii", probs, ops->ce_stat, BT, V, Vp);
 	if (rc == 0)

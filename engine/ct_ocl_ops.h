@@ -23,9 +23,16 @@
  *                        tiled kernels (attn_tiled.cl; heads of <= 64
  *                        channels; default as CT_OCL_MM_TILED)
  *   CT_OCL_RED_TILED=0|1 long reductions (the gradient norm's partial
- *                        sums, layernorm dw/db, matmul dbias) through the
+ *                        sums, layernorm dw/db, matmul dbias, the softmax
+ *                        max and sum over the vocabulary) through the
  *                        local-memory kernels (reduce_tiled.cl; default as
  *                        CT_OCL_MM_TILED)
+ *   CT_OCL_LOCAL=cpu|gpu work-group sizes of the one-output-per-item
+ *                        kernels by the CPU rule (about 8 groups per
+ *                        compute unit, down to groups of 1) or the GPU
+ *                        rule (never narrower than the kernel's preferred
+ *                        multiple, a warp or wavefront); default by the
+ *                        device's type
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the
@@ -92,6 +99,7 @@ enum ct_ocl_kid {
 	CT_K_MM_TILED_M,
 	CT_K_MATVEC1,
 	CT_K_MATVEC2,
+	CT_K_CE_ROWS_TILED,
 	CT_K_COUNT
 };
 
@@ -99,6 +107,7 @@ struct ct_ocl_ops {
 	struct ct_ocl *ocl;		/* not owned */
 	cl_kernel k[CT_K_COUNT];
 	size_t wg_max[CT_K_COUNT];	/* CL_KERNEL_WORK_GROUP_SIZE */
+	size_t wg_mult[CT_K_COUNT];	/* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
 	cl_uint nargs[CT_K_COUNT];	/* CL_KERNEL_NUM_ARGS */
 	cl_mem scratch;			/* packed matmul operand, grown on demand */
 	size_t scratch_floats;
@@ -116,6 +125,7 @@ struct ct_ocl_ops {
 	int mm_tiles;			/* 0: tiles by size; 'b', 'm', 's': forced */
 	int att_tiled;			/* recompute attention through attn_tiled.cl */
 	int red_tiled;			/* long reductions through reduce_tiled.cl */
+	int gpu_local;			/* GPU rule for work-group sizes (pick_local) */
 	/* profiling (CT_OCL_PROFILE=1 in the environment): every launch is
 	 * waited for and timed; totals are printed by ct_ocl_ops_free */
 	int profile;

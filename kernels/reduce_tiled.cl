@@ -70,16 +70,24 @@ void ct_gradnorm_tiled(CT_BUF(const __global, g), __global float *part, ulong n)
 #define CT_COL_R 64
 #define CT_COL_LD (CT_COL_W + 1)
 
-/* tile[r][w] = src[(r0 + r) * ld + c0 + w] for rows < nr, columns < nc. */
+/* tile[r][w] (R x W, row stride ldt) = src[(r0 + r) * ld + c0 + w] for
+ * rows < nr, columns < nc, loaded by the group's 256 work-items. */
+static inline void ct_tile_load(__local float *tile, int R, int W, int ldt,
+				const __global float *src, int ld, int r0, int nr, int c0,
+				int nc, int lid)
+{
+	for (int e = lid; e < R * W; e += 256) {
+		int r = e / W, w = e % W;
+
+		if (r < nr && w < nc)
+			tile[r * ldt + w] = src[(size_t)(r0 + r) * ld + c0 + w];
+	}
+}
+
 static inline void ct_col_load(__local float *tile, const __global float *src, int ld,
 			       int r0, int nr, int c0, int nc, int lid)
 {
-	for (int e = lid; e < CT_COL_R * CT_COL_W; e += 256) {
-		int r = e / CT_COL_W, w = e % CT_COL_W;
-
-		if (r < nr && w < nc)
-			tile[r * CT_COL_LD + w] = src[(size_t)(r0 + r) * ld + c0 + w];
-	}
+	ct_tile_load(tile, CT_COL_R, CT_COL_W, CT_COL_LD, src, ld, r0, nr, c0, nc, lid);
 }
 
 /* ct_layernorm_bwd_dwb, tiled: dw[i] += chain of fma(n, d), db[i] +=
@@ -147,4 +155,54 @@ void ct_mm_dbias_tiled(CT_BUF(const __global, dout), CT_BUF(__global, dbias), in
 	}
 	if (lid < nc)
 		dbias[c0 + lid] = dbias[c0 + lid] + acc;
+}
+
+/* Softmax row chains over the vocabulary (ct_ce_max, ct_ce_sum of
+ * layers.cl), tiled: the same chains, one per row, each in increasing
+ * column order, so the same bits. The plain kernels give each work-item a
+ * row of up to 151,936 floats and walk it alone, so neighbouring
+ * work-items read addresses a row apart; here a group of 256 owns
+ * CT_CE_W rows and walks them in pieces of CT_CE_TL columns, all 256
+ * loading each piece into local memory with reads contiguous along the
+ * row, then CT_CE_W of them continue their row's chain over it. Launched
+ * with local size 256 over ceil(BT / CT_CE_W) groups. */
+#define CT_CE_W 32
+#define CT_CE_TL 128
+#define CT_CE_LD (CT_CE_TL + 1)
+
+/* what 0: stat[r] = the max chain of ct_ce_max (x[r,0], then
+ * x[r,i] > mx ? x[r,i] : mx); what 1: stat[BT + r] = the sum chain of
+ * ct_ce_sum (0 + x[r,0] + x[r,1] + ...). */
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void ct_ce_rows_tiled(CT_BUF(const __global, x), __global float *stat,
+		      int BT, int V, int Vp, int what)
+{
+	__local float tile[CT_CE_W * CT_CE_LD];
+	int lid = get_local_id(0), r0 = get_group_id(0) * CT_CE_W;
+	int mine = lid < CT_CE_W && r0 + lid < BT;
+	const __local float *row = tile + (mine ? lid : 0) * CT_CE_LD;
+	float acc = 0.0f;
+
+	CT_AT(x);
+	for (int j0 = 0; j0 < V; j0 += CT_CE_TL) {
+		int m = min(CT_CE_TL, V - j0);
+
+		barrier(CLK_LOCAL_MEM_FENCE);
+		ct_tile_load(tile, CT_CE_W, CT_CE_TL, CT_CE_LD, x, Vp, r0, min(CT_CE_W, BT - r0),
+			     j0, m, lid);
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (!mine)
+			continue;
+		if (what == 1) {
+			for (int j = 0; j < m; j++)
+				acc = acc + row[j];
+			continue;
+		}
+		if (j0 == 0)
+			acc = row[0];
+		for (int j = j0 == 0 ? 1 : 0; j < m; j++)
+			acc = row[j] > acc ? row[j] : acc;
+	}
+	if (mine)
+		stat[(what == 1 ? BT : 0) + r0 + lid] = acc;
 }

@@ -474,21 +474,23 @@ static void test_gelu_residual(void **state)
 
 /* ---- cross-entropy --------------------------------------------------------- */
 
-static void test_crossentropy(void **state)
+/* Softmax, loss and dlogits of BT rows over V of Vp columns, the device's
+ * bits against the reference's. */
+static void check_crossentropy(int BT, int V, int Vp)
 {
-	const int BT = 23, V = 51, Vp = 64;
 	const size_t n = (size_t)BT * Vp;
-	ct_tok tgt[23];
+	ct_tok *tgt = malloc((size_t)BT * sizeof(ct_tok));
 	float *logits = rand_floats(n, 8.0f), *probs = rand_floats(n, 1.0f);
 	float *losses = rand_floats(BT, 1.0f), *dlogits = rand_floats(n, 1.0f);
 	struct ct_dten d_logits, d_probs, d_losses, d_dlogits;
 	cl_mem d_tgt;
 	float *hl, ref_mean, got_mean;
 
-	(void)state;
+	assert_non_null(tgt);
 	for (int r = 0; r < BT; r++)
 		tgt[r] = (ct_tok)((r * 13) % V);
 	logits[5] = 80.0f;	/* one row with a dominant logit */
+	logits[(size_t)(BT - 1) * Vp + V - 1] = 90.0f;	/* the max in the last column */
 	d_tgt = dev_tokens(tgt, BT);
 	d_logits = dev(logits, n); d_probs = dev(probs, n);
 	d_losses = dev(losses, BT); d_dlogits = dev(dlogits, n);
@@ -510,6 +512,13 @@ static void test_crossentropy(void **state)
 	expect_same("crossentropy dlogits", d_dlogits, dlogits, n);
 	drop(d_logits, logits);
 	clReleaseMemObject(d_tgt);
+	free(tgt);
+}
+
+static void test_crossentropy(void **state)
+{
+	(void)state;
+	check_crossentropy(23, 51, 64);
 }
 
 /* ---- clipping, AdamW --------------------------------------------------------- */
@@ -547,6 +556,8 @@ static void test_reduce_tiled(void **state)
 	for (int id = CT_K_GRADNORM_TILED; id <= CT_K_MM_DBIAS_TILED; id++)
 		if (id != CT_K_MM_TILED_S && ops.wg_max[id] < 256)
 			ops.red_tiled = 0;
+	if (ops.wg_max[CT_K_CE_ROWS_TILED] < 256)
+		ops.red_tiled = 0;
 	if (!ops.red_tiled)
 		skip();
 	check_clip(100, 1e-3f);				/* less than a piece */
@@ -557,6 +568,12 @@ static void test_reduce_tiled(void **state)
 	check_layernorm(64, 32);			/* whole pieces only */
 	check_matmul(37, 45, 70, 1);
 	check_matmul(150, 20, 97, 1);
+	/* softmax rows: groups of 32 rows, pieces of 128 columns; less than
+	 * a piece, whole pieces, a partial last piece, partial last groups */
+	check_crossentropy(23, 51, 64);
+	check_crossentropy(64, 256, 256);
+	check_crossentropy(45, 300, 320);
+	check_crossentropy(70, 1000, 1024);
 	ops.red_tiled = 0;
 }
 

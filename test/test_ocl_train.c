@@ -119,6 +119,7 @@ static void test_gpu_kernels_equal(void **state)
 	setenv("CT_OCL_MM_TILED", "b", 1);	/* big tiles only */
 	setenv("CT_OCL_ATT_TILED", "1", 1);
 	setenv("CT_OCL_RED_TILED", "1", 1);
+	setenv("CT_OCL_LOCAL", "gpu", 1);	/* work-groups of a warp or more */
 	test_cpu_equals_opencl(state);
 	setenv("CT_OCL_MMT", "24,40,5,3,5", 1);
 	test_cpu_equals_opencl(state);
@@ -128,6 +129,7 @@ static void test_gpu_kernels_equal(void **state)
 	unsetenv("CT_OCL_MM_TILED");
 	unsetenv("CT_OCL_ATT_TILED");
 	unsetenv("CT_OCL_RED_TILED");
+	unsetenv("CT_OCL_LOCAL");
 }
 
 static void test_no_clip_equal(void **state)
