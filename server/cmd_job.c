@@ -20,6 +20,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
+#include "daemons.h"
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
@@ -81,7 +82,7 @@ static int parse_dbl(const char *s, const char *what, double *out)
 
 enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
-       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK,
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK,
        /* LoRA jobs */
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
        /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
@@ -99,6 +100,7 @@ static const struct option submit_opts[] = {
 	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
 	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
 	{ "no-adaptive", 0, NULL, O_NOADAPT }, { "eval-tokens", 1, NULL, O_EVALTOK },
+	{ "probe-tokens", 1, NULL, O_PROBETOK },
 	/* LoRA jobs */
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
@@ -141,6 +143,10 @@ static int lora_opt(struct ct_job_spec *s, int c)
 	}
 }
 
+/* The largest --probe-tokens: job.probe_tokens is an INT, and a probe is
+ * run for every result whose weights are new. */
+#define CT_PROBE_MAX_TOKENS ((int64_t)1 << 24)
+
 /* The options that set one number of struct ct_job_spec: its type ('i'
  * an int >= 0, 'l' an int64_t in lo..hi, 'd' a finite double) and place. */
 #define SPEC(o, t, m, lo, hi) { o, t, offsetof(struct ct_job_spec, m), lo, hi }
@@ -160,6 +166,7 @@ static const struct spec_num {
 	SPEC(O_TOL, 'd', tolerance, 0, 0), SPEC(O_MARGIN, 'd', loss_margin, 0, 0),
 	SPEC(O_SEED, 'l', seed, 0, INT64_MAX),
 	SPEC(O_EVALTOK, 'l', eval_tokens, 0, CT_SEVAL_MAX_TOKENS),
+	SPEC(O_PROBETOK, 'l', probe_tokens, 0, CT_PROBE_MAX_TOKENS),
 };
 #undef SPEC
 
@@ -319,6 +326,12 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
 	if (rc == 0 && a.s.eval_tokens > 0)
 		rc = ct_seval_set_job_tokens(ctx->db, jobid, a.s.eval_tokens);
+	/* read by the validator only when a result is back: set it right after */
+	if (rc == 0 && a.s.probe_tokens > 0)
+		rc = ct_db_exec(ctx->db, "UPDATE job SET probe_tokens=? WHERE id=?", "ll",
+				a.s.probe_tokens, jobid);
+	if (rc > 0)	/* rows changed */
+		rc = 0;
 	/* read by the assimilator only when a round ends: set it right after */
 	if (rc == 0 && a.agg != NULL)
 		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", a.agg,
@@ -452,6 +465,9 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		j.name, ct_job_status_name(j.status), j.cur_round, j.nrounds, j.nshards);
 	fprintf(ctx->out, "work unit: %d steps, batch %d, seq %d, lr %g; quorum %d of %d\n",
 		j.steps, j.batch, j.seq, j.lr, j.min_quorum, j.target_nresults);
+	fprintf(ctx->out, "probe: %d eval tokens per new result%s\n",
+		ct_val_probe_tokens(j.steps, j.batch, j.seq, j.probe_tokens),
+		j.probe_tokens > 0 ? "" : " (default)");
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])
@@ -672,6 +688,7 @@ static const struct ct_cmd_def job_submit = {
 	"       [--beta1 X] [--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X]\n"
 	"       [--seed S] [--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X]\n"
 	"       [--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]\n"
+	"       [--probe-tokens N]\n"
 	"       [--aggregate mean|trimmed-mean|median]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"

@@ -116,6 +116,14 @@ int ct_val_loss_ok(double loss, double base_loss, double margin);
  * daemons.loss_margin_rel (default 0.2; 0 = absolute only). */
 double ct_val_margin(double margin, double rel, double base_loss);
 
+/* The probe's size, in eval tokens, for a job whose WUs train `steps`
+ * steps of batch x seq: job.probe_tokens when > 0, else a quarter of the
+ * tokens a WU trains on (a forward pass over them costs the server about
+ * 1/12 of the WU's forward + backward), at least one sequence, at most
+ * CT_VAL_PROBE_TOKENS (doc/validation.md, "The probe"). */
+#define CT_VAL_PROBE_TOKENS 1024
+int ct_val_probe_tokens(int steps, int batch, int seq, int probe_tokens);
+
 /* One result taking part in a quorum decision. */
 struct ct_val_cand {
 	int64_t id;

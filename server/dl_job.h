@@ -22,6 +22,7 @@ struct ct_job_row {
 	int steps, batch, seq;
 	double lr;
 	int min_quorum, target_nresults;
+	int probe_tokens;		/* 0: the default (ct_val_probe_tokens) */
 	char model_sha256[65], final_model_sha256[65];	/* "" until done */
 	char error_message[4 * 255 + 1];
 	double final_eval_loss;		/* NAN while there is none */

@@ -117,6 +117,24 @@ double ct_val_margin(double margin, double rel, double base_loss)
 	return isfinite(r) && r > margin ? r : margin;
 }
 
+/* The cap is the round evaluation's default size: the base and the
+ * result are probed on the same tokens, so 1024 of them tell garbage from
+ * a trained model with room to spare, and a WU's probe stays a fixed cost
+ * as WUs grow (at 2048 it was most of the server's time per 124M WU;
+ * doc/results.md, issue 13). (A sixteenth instead of a quarter was tried
+ * for issue 13: text_job_e2e's honest results then failed the probe,
+ * whose loss over one sequence is too noisy for the margin.) */
+int ct_val_probe_tokens(int steps, int batch, int seq, int probe_tokens)
+{
+	int64_t t = (int64_t)steps * batch * seq / 4;
+
+	if (probe_tokens > 0)
+		return probe_tokens;
+	if (t < seq)
+		t = seq;
+	return t > CT_VAL_PROBE_TOKENS ? CT_VAL_PROBE_TOKENS : (int)t;
+}
+
 /* The tolerance test of two candidates whose weights are dist apart: the
  * distance within tolerance of the larger update (plus both quantisation
  * errors) and the probe losses within tolerance of the larger one. */

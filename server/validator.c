@@ -52,7 +52,6 @@
 
 #define VAL_BATCH 8		/* WUs per run_once */
 #define VAL_MAX_CANDS CT_VAL_MAX_CANDS	/* results of one WU considered per pass */
-#define VAL_PROBE_TOKENS 2048	/* default probe size (job.probe_tokens = 0) */
 
 /* ---- one WU: loading ------------------------------------------------------- */
 
@@ -284,29 +283,13 @@ static int probe_reference(struct vwu *v)
 	return rc;
 }
 
-/* The probe's size when the job does not set one: a quarter of the
- * tokens a WU trains on (a forward pass over them costs the server about
- * 1/12 of the WU's forward + backward), at least one sequence, at most
- * VAL_PROBE_TOKENS. Enough to tell garbage from a trained model; a job
- * wanting a finer probe sets job.probe_tokens. (A sixteenth was tried for
- * issue 13: text_job_e2e's honest results then failed the probe, whose
- * loss over one sequence is too noisy for the margin.) */
-static int default_probe_tokens(const struct vjob *j)
-{
-	int64_t t = (int64_t)j->bound.steps * j->batch * j->seq / 4;
-
-	if (t < j->seq)
-		t = j->seq;
-	return t > VAL_PROBE_TOKENS ? VAL_PROBE_TOKENS : (int)t;
-}
-
 /* Probe loss of weights w (the base's layout) on the job's fixed slice.
  * w is used up (its weights move to the evaluation device, eval.h): every
  * caller frees it or, for the base's array, has marked it dirty. */
 static int probe(struct vwu *v, float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
-	int want = v->j.probe_tokens > 0 ? v->j.probe_tokens : default_probe_tokens(&v->j);
+	int want = ct_val_probe_tokens(v->j.bound.steps, v->j.batch, v->j.seq, v->j.probe_tokens);
 	int T = v->j.seq > 0 ? v->j.seq : 1;
 	float l = NAN;
 	int rc;

@@ -87,6 +87,7 @@ grep -q "unexpected argument 'extra'" "$T/e" || fail "status extra: $(cat "$T/e"
 # a DIR that is no project shows that nothing was opened
 for bad in "--shards abc|--shards: 'abc' is not a number" \
 	   "--aggregate foo|--aggregate: 'foo'" "--tok bytes|spell the text options out" \
+	   "--probe-tokens 99999999|--probe-tokens: '99999999' is not a number in 0..16777216" \
 	   "--bogus-opt|unknown option '--bogus-opt'" "stray|unexpected argument 'stray'"; do
 	# shellcheck disable=SC2086 # the options are words
 	"$S" job submit "$T/no-project" ${bad%%|*} >"$T/o" 2>"$T/e"

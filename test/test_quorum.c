@@ -133,6 +133,19 @@ static void test_relative_cap_and_loss(void **state)
 	assert_int_equal(ct_eval_batch(4, 8, 5), 1);
 }
 
+/* The probe's size: a quarter of a WU's tokens, at least one sequence, at
+ * most 1024 (the round evaluation's default); the job's own setting wins. */
+static void test_probe_tokens(void **state)
+{
+	(void)state;
+	assert_int_equal(ct_val_probe_tokens(3, 2, 64, 0), 96);	/* 384 / 4 */
+	assert_int_equal(ct_val_probe_tokens(1, 1, 64, 0), 64);	/* one sequence */
+	assert_int_equal(ct_val_probe_tokens(16, 4, 64, 0), 1024);	/* exactly the cap */
+	assert_int_equal(ct_val_probe_tokens(100, 4, 256, 0), 1024);	/* 102,400 / 4 capped */
+	assert_int_equal(ct_val_probe_tokens(100, 4, 256, 5000), 5000);	/* the job's */
+	assert_int_equal(ct_val_probe_tokens(3, 2, 64, 16), 16);
+}
+
 /* ---- quorum on crafted results ------------------------------------------ */
 
 static float base[N], honest[N], honest_nc[N], noise[N], scaled[N];
@@ -344,5 +357,5 @@ static void test_canonical_and_late(void **state)
 }
 
 CT_TEST_MAIN(test_adaptive, test_adam_bound, test_sanity_on_real_training,
-	test_relative_cap_and_loss, test_honest_pair, test_decide_fn_by_hash,
+	test_relative_cap_and_loss, test_probe_tokens, test_honest_pair, test_decide_fn_by_hash,
 	test_disagreement_then_third, test_int8_against_exact, test_canonical_and_late)
