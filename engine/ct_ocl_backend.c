@@ -52,6 +52,9 @@ struct ct_backend {
 	struct ct_gpt2_layout lay;
 	int B, T, training;
 	int lean;			/* ln1, qkv, ln2 for one layer, recomputed in backward */
+	int nl;				/* layers of per-layer activations kept: L, or 1 when
+					 * only evaluating (see layer_slot) */
+	int head_rows;			/* rows of logits held at once (head_chunked) */
 	cl_mem params, grads, m, v;
 	cl_mem inputs, targets;		/* ct_tok (B*T) */
 	struct dacts a;
@@ -105,12 +108,25 @@ static struct ct_dten D(cl_mem m, size_t off)
 /* Memory savers (bit-neutral, OpenCL backend only): attproj, fch_gelu and
  * fcproj are kept for the current layer only (backward needs none of them
  * but fch_gelu, which it recomputes with the same kernel); in lean mode
- * (big batches) ln1, qkv and ln2 too (recompute_lean); when training,
- * the probabilities overwrite the logits and dlogits the probabilities
- * (every one of those kernels is elementwise). */
+ * (big batches) ln1, qkv and ln2 too (recompute_lean); unless training
+ * LoRA adapters, the probabilities overwrite the logits and dlogits the
+ * probabilities (every one of those kernels is elementwise; ocl_logits
+ * stops before them). */
 static cl_mem probs_buf(const struct ct_backend *be)
 {
 	return be->a.probs != NULL ? be->a.probs : be->a.logits;
+}
+
+/* The activation slot of layer l. A backend that only evaluates (no
+ * training, no LoRA) keeps one layer's activations and reuses them layer
+ * after layer (block l reads its input from the slot and writes its
+ * output back over it last: the same kernels on the same values, so the
+ * same bits), which at 124M B=4 T=256 is ~415 MiB less; sampling's kept
+ * rows need every layer's, so the first ct_ocl_logits_rows grows them to
+ * L (all_layers). */
+static size_t layer_slot(const struct ct_backend *be, int l)
+{
+	return be->nl == 1 ? 0 : (size_t)l;
 }
 
 /* ---- open / close ---------------------------------------------------------- */
@@ -121,24 +137,67 @@ static int alloc_f(struct ct_backend *be, cl_mem *m, size_t floats)
 			    CL_MEM_READ_WRITE, m);
 }
 
-static int alloc_acts(struct ct_backend *be)
+/* The per-layer activations, be->nl layers of them. */
+static int alloc_layer_acts(struct ct_backend *be)
 {
-	const size_t L = be->cfg.L, B = be->B, T = be->T, C = be->cfg.C;
-	const size_t NH = be->cfg.NH, Vp = be->cfg.Vp, BT = B * T;
+	const size_t L = be->nl, B = be->B, T = be->T, C = be->cfg.C;
+	const size_t NH = be->cfg.NH, BT = B * T;
+	const size_t Ll = be->lean ? 1 : L;
 	int rc = 0;
 
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
-	const size_t Ll = be->lean ? 1 : L;
-
-	A_(encoded, BT * C); A_(ln1, Ll * BT * C); A_(ln1_mean, L * BT);
-	A_(ln1_rstd, L * BT); A_(qkv, Ll * BT * 3 * C); A_(atty, L * BT * C);
-	A_(att, L * B * NH * T * 2); A_(attproj, BT * C);
+	A_(ln1, Ll * BT * C); A_(ln1_mean, L * BT); A_(ln1_rstd, L * BT);
+	A_(qkv, Ll * BT * 3 * C); A_(atty, L * BT * C); A_(att, L * B * NH * T * 2);
 	A_(residual2, L * BT * C); A_(ln2, Ll * BT * C); A_(ln2_mean, L * BT);
-	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(fch_gelu, BT * 4 * C);
-	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
-	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, BT * Vp);
+	A_(ln2_rstd, L * BT); A_(fch, L * BT * 4 * C); A_(residual3, L * BT * C);
+	return rc;
+}
+
+/* Grow a one-layer backend's per-layer activations to every layer
+ * (layer_slot); their contents are dropped. */
+static int all_layers(struct ct_backend *be)
+{
+	if (be->nl == be->cfg.L || be->llama != NULL)
+		return 0;
+	be->kv_rows = 0;
+	CT_OCL_UNREF_ALL(&be->a.ln1, &be->a.ln1_mean, &be->a.ln1_rstd, &be->a.qkv,
+			 &be->a.atty, &be->a.att, &be->a.residual2, &be->a.ln2,
+			 &be->a.ln2_mean, &be->a.ln2_rstd, &be->a.fch, &be->a.residual3);
+	be->nl = be->cfg.L;
+	return alloc_layer_acts(be);
+}
+
+/* Rows of logits an evaluating backend holds at once: about 32 MiB of
+ * them (160 rows at GPT-2's vocabulary, so 124M at B=4 T=256 holds 31 MiB
+ * instead of 206), all of B*T when that is less; CT_OCL_HEAD_ROWS=N
+ * forces N (tests). Each row's logits, probabilities and loss are the
+ * same whatever rows are computed beside it. */
+static int head_rows(const struct ct_backend *be)
+{
+	const char *env = getenv("CT_OCL_HEAD_ROWS");
+	long bt = (long)be->B * be->T, r = ((long)8 << 20) / be->cfg.Vp;
+
+	if (env != NULL && atol(env) > 0)
+		r = atol(env);
+	r = r < 1 ? 1 : r;
+	return (int)(r < bt ? r : bt);
+}
+
+static int alloc_acts(struct ct_backend *be)
+{
+	const size_t B = be->B, T = be->T, C = be->cfg.C;
+	const size_t NH = be->cfg.NH, Vp = be->cfg.Vp, BT = B * T;
+	int rc;
+
+	be->nl = be->training || be->lora != NULL ? be->cfg.L : 1;
+	be->head_rows = be->nl == 1 ? head_rows(be) : (int)BT;
+	rc = alloc_layer_acts(be);
+#define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
+	A_(encoded, BT * C); A_(attproj, BT * C); A_(fch_gelu, BT * 4 * C);
+	A_(fcproj, BT * C); A_(lnf, BT * C);
+	A_(lnf_mean, BT); A_(lnf_rstd, BT); A_(logits, (size_t)be->head_rows * Vp);
 	A_(losses, BT);
-	if (!be->training)	/* training: probs overwrite the logits in place */
+	if (be->lora != NULL)	/* else the probs overwrite the logits in place */
 		A_(probs, BT * Vp);
 #undef A_
 	if (rc < 0 || (!be->training && be->lora == NULL))
@@ -348,7 +407,8 @@ static int ocl_read_grads(struct ct_backend *be, float *grads)
 static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 {
 	const int B = be->B, T = be->T, C = be->cfg.C, NH = be->cfg.NH, BT = B * T;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t ls = layer_slot(be, l);
+	const size_t lc = ls * BT * C, lt = ls * BT, n = (size_t)BT * C;
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
 	struct dlayer p;
@@ -362,7 +422,7 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 				 BT, C, 3 * C));
 	DO(ct_ocl_lora_forward(be->lora, l, CT_LORA_QKV, D(a->qkv, 3 * ll), D(a->ln1, ll)));
 	DO(ct_ocl_attention_forward_recompute(o, D(a->atty, lc),
-					      D(a->att, (size_t)l * B * NH * T * 2),
+					      D(a->att, ls * B * NH * T * 2),
 					      D(a->qkv, 3 * ll), B, T, C, NH));
 	DO(ct_ocl_matmul_forward(o, D(a->attproj, 0), D(a->atty, lc), p.attprojw,
 				 p.attprojb, 1, BT, C, C));
@@ -383,9 +443,38 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 	return rc;
 }
 
+/* The head of an evaluating backend, head_rows rows at a time: each
+ * chunk's logits (rows r0.., the matmul's per-row chains), then its
+ * softmax and losses in place, its targets uploaded to the start of
+ * be->targets; losses (B*T) as forward() leaves them. */
+static int head_chunked(struct ct_backend *be, const ct_tok *targets)
+{
+	const struct ct_gpt2_config *c = &be->cfg;
+	const int BT = be->B * be->T;
+	struct ct_ocl_ops *o = &be->ops;
+	struct dacts *a = &be->a;
+	struct ct_dten none = { NULL, 0 };
+	int rc = 0;
+
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += be->head_rows) {
+		int n = BT - r0 < be->head_rows ? BT - r0 : be->head_rows;
+
+		DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, (size_t)r0 * c->C),
+					 P(be, be->params, CT_WTE), none, 0, n, c->C, c->Vp));
+		DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->targets, CL_TRUE, 0,
+						     (size_t)n * sizeof(ct_tok), targets + r0,
+						     0, NULL, NULL), "upload targets"));
+		DO(ct_ocl_crossentropy_forward(o, D(a->losses, (size_t)r0), D(probs_buf(be), 0),
+					       D(a->logits, 0), be->targets, n, c->V, c->Vp));
+	}
+	return rc;
+}
+
 /* Upload the tokens and run the forward pass up to the losses
- * (ct_model_forward). */
-static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *targets)
+ * (ct_model_forward); with loss 0 up to the final layernorm only (GPT-2;
+ * ocl_logits runs the head for the row it wants). */
+static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *targets,
+		   int loss)
 {
 	const struct ct_gpt2_config *c = &be->cfg;
 	const int BT = be->B * be->T;
@@ -410,15 +499,19 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 				  P(be, be->params, CT_WPE), be->B, be->T, c->C));
 	for (int l = 0; l < c->L && rc == 0; l++)
 		DO(block_forward(be, l, l == 0 ? D(a->encoded, 0)
-					       : D(a->residual3, (size_t)(l - 1) * n)));
+					       : D(a->residual3, layer_slot(be, l - 1) * n)));
 	DO(ct_ocl_layernorm_forward(o, D(a->lnf, 0), D(a->lnf_mean, 0), D(a->lnf_rstd, 0),
-				    D(a->residual3, (size_t)(c->L - 1) * n),
+				    D(a->residual3, layer_slot(be, c->L - 1) * n),
 				    P(be, be->params, CT_LNFW), P(be, be->params, CT_LNFB),
 				    BT, c->C));
+	if (!loss)
+		return rc;
+	if (be->head_rows < BT)
+		return rc < 0 ? rc : head_chunked(be, targets);
 	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				 none, 0, BT, c->C, c->Vp));
-	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0), D(a->logits, 0),
-				       be->targets, BT, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0),
+				       D(a->logits, 0), be->targets, BT, c->V, c->Vp));
 	return rc;
 }
 
@@ -438,7 +531,7 @@ static int mean_loss(struct ct_backend *be, float *loss)
 static int ocl_eval(struct ct_backend *be, const ct_tok *inputs,
 		    const ct_tok *targets, float *loss)
 {
-	int rc = forward(be, inputs, targets);
+	int rc = forward(be, inputs, targets, 1);
 
 	if (rc == 0)
 		rc = mean_loss(be, loss);
@@ -515,6 +608,9 @@ static int ct_ocl_logits_rows(struct ct_backend *be, const void *inputs, size_t 
 	const unsigned char *in = inputs;
 	int t0 = 0, rc;
 
+	rc = all_layers(be);	/* the kept rows are every layer's */
+	if (rc < 0)
+		return rc;
 	if (be->kv_tok == NULL || be->kv_size != tsize) {
 		free(be->kv_tok);
 		be->kv_rows = 0;
@@ -553,14 +649,18 @@ static int ocl_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, be->B * be->T);
 	if (be->B == 1 && !be->training && be->lora == NULL && be->llama == NULL)
 		return ct_ocl_logits_rows(be, inputs, sizeof(*inputs), pos, out);
-	rc = forward(be, inputs, inputs);
+	rc = forward(be, inputs, inputs, 0);
 	if (rc == 0 && be->llama != NULL)
-		rc = ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
-							   (size_t)pos * be->cfg.Vp),
-				 (size_t)be->cfg.V);
-	else if (rc == 0)
-		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, (size_t)pos * be->cfg.Vp),
-				 (size_t)be->cfg.V);
+		return ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
+							     (size_t)pos * be->cfg.Vp),
+				   (size_t)be->cfg.V);
+	if (rc == 0)	/* the head of row pos alone (its logits as in any batch) */
+		rc = ct_ocl_matmul_forward(&be->ops, D(be->a.logits, 0),
+					   D(be->a.lnf, (size_t)pos * be->cfg.C),
+					   P(be, be->params, CT_WTE), (struct ct_dten){ NULL, 0 },
+					   0, 1, be->cfg.C, be->cfg.Vp);
+	if (rc == 0)
+		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, 0), (size_t)be->cfg.V);
 	return rc;
 }
 
@@ -718,7 +818,7 @@ static int lora_step(struct ct_backend *be, const ct_tok *inputs,
 	int rc = 0;
 
 	DO(ct_ocl_zero(&be->ops, D(lo->grad, 0), lo->n));
-	DO(forward(be, inputs, targets));
+	DO(forward(be, inputs, targets, 1));
 	DO(backward(be));
 	DO(ct_ocl_adamw(&be->ops, D(lo->ad, 0), D(lo->grad, 0), D(lo->m, 0), D(lo->v, 0),
 			lo->n, &args->opt, args->grad_clip));
@@ -744,7 +844,7 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 		ct_ocl_llama_prof_reset(be->llama);
 	}
 	DO(ct_ocl_zero(&be->ops, D(be->grads, 0), n));
-	DO(forward(be, inputs, targets));
+	DO(forward(be, inputs, targets, 1));
 	DO(backward(be));
 	/* clipping (when grad_clip > 0) is folded into the AdamW pass */
 	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),

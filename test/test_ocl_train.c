@@ -17,6 +17,8 @@
 #include "ct_hash.h"
 #include "ct_ocl.h"
 
+#include <math.h>
+
 static const char *ocl_dev = "opencl";
 static const struct ct_gpt2_config cfg = {
 	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
@@ -214,6 +216,12 @@ static void test_eval_equal(void **state)
 
 	assert_int_equal(ct_eval(&f->model, &f->tokens, 2, 13, 3, "cpu", &mc), 0);
 	assert_int_equal(ct_eval(&f->model, &f->tokens, 2, 13, 3, ocl_dev, &mo), 0);
+	assert_memory_equal(&mc, &mo, sizeof(float));
+	/* the head 5 rows at a time (26 rows: chunks of 5 and a last one of 1) */
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);
+	mo = NAN;
+	assert_int_equal(ct_eval(&f->model, &f->tokens, 2, 13, 3, ocl_dev, &mo), 0);
+	unsetenv("CT_OCL_HEAD_ROWS");
 	assert_memory_equal(&mc, &mo, sizeof(float));
 }
 
