@@ -172,7 +172,7 @@ static int all_layers(struct ct_backend *be)
  * instead of 206), all of B*T when that is less; CT_OCL_HEAD_ROWS=N
  * forces N (tests). Each row's logits, probabilities and loss are the
  * same whatever rows are computed beside it. */
-static int head_rows(const struct ct_backend *be)
+static int eval_head_rows(const struct ct_backend *be)
 {
 	const char *env = getenv("CT_OCL_HEAD_ROWS");
 	long bt = (long)be->B * be->T, r = ((long)8 << 20) / be->cfg.Vp;
@@ -190,7 +190,7 @@ static int alloc_acts(struct ct_backend *be)
 	int rc;
 
 	be->nl = be->training || be->lora != NULL ? be->cfg.L : 1;
-	be->head_rows = be->nl == 1 ? head_rows(be) : (int)BT;
+	be->head_rows = be->nl == 1 ? eval_head_rows(be) : (int)BT;
 	rc = alloc_layer_acts(be);
 #define A_(f, n) if (rc == 0) rc = alloc_f(be, &be->a.f, (n))
 	A_(encoded, BT * C); A_(attproj, BT * C); A_(fch_gelu, BT * 4 * C);
@@ -445,9 +445,8 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 
 /* The head of an evaluating backend, head_rows rows at a time: each
  * chunk's logits (rows r0.., the matmul's per-row chains), then its
- * softmax and losses in place, its targets uploaded to the start of
- * be->targets; losses (B*T) as forward() leaves them. */
-static int head_chunked(struct ct_backend *be, const ct_tok *targets)
+ * softmax and losses in place; losses (B*T) as forward() leaves them. */
+static int head_chunked(struct ct_backend *be)
 {
 	const struct ct_gpt2_config *c = &be->cfg;
 	const int BT = be->B * be->T;
@@ -461,11 +460,9 @@ static int head_chunked(struct ct_backend *be, const ct_tok *targets)
 
 		DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, (size_t)r0 * c->C),
 					 P(be, be->params, CT_WTE), none, 0, n, c->C, c->Vp));
-		DO(ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->targets, CL_TRUE, 0,
-						     (size_t)n * sizeof(ct_tok), targets + r0,
-						     0, NULL, NULL), "upload targets"));
 		DO(ct_ocl_crossentropy_forward(o, D(a->losses, (size_t)r0), D(probs_buf(be), 0),
-					       D(a->logits, 0), be->targets, n, c->V, c->Vp));
+					       D(a->logits, 0), be->targets, (size_t)r0, n, c->V,
+					       c->Vp));
 	}
 	return rc;
 }
@@ -507,11 +504,11 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 	if (!loss)
 		return rc;
 	if (be->head_rows < BT)
-		return rc < 0 ? rc : head_chunked(be, targets);
+		return rc < 0 ? rc : head_chunked(be);
 	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
 				 none, 0, BT, c->C, c->Vp));
 	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0),
-				       D(a->logits, 0), be->targets, BT, c->V, c->Vp));
+				       D(a->logits, 0), be->targets, 0, BT, c->V, c->Vp));
 	return rc;
 }
 

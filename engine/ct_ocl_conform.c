@@ -172,7 +172,7 @@ static void probe_softmax(struct probe *p, int BT, int V, int Vp, float spread)
 	dt = up_tokens(p, tg, BT);
 	if (p->rc == 0) {
 		ct_crossentropy_forward(loss, probs, x, tg, BT, V, Vp);
-		p->rc = ct_ocl_crossentropy_forward(&p->ops, dl, dp, dx, dt, BT, V, Vp);
+		p->rc = ct_ocl_crossentropy_forward(&p->ops, dl, dp, dx, dt, 0, BT, V, Vp);
 	}
 	if (spread > 110.0f)
 		need_subnormal(p, "probability", probs, n, 0);

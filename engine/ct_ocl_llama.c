@@ -482,7 +482,7 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
 				 BT, C, c->Vp));
 	DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->probs, 0), D(ll->logits, 0),
-				       targets, BT, c->V, c->Vp));
+				       targets, 0, BT, c->V, c->Vp));
 	return rc;
 }
 

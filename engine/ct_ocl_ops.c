@@ -827,7 +827,7 @@ static int ce_row_chain(struct ct_ocl_ops *ops, int id, struct ct_dten x, int BT
 
 int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
-				cl_mem targets, int BT, int V, int Vp)
+				cl_mem targets, size_t toff, int BT, int V, int Vp)
 {
 	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT);
 
@@ -844,7 +844,8 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_CE_NORM, (size_t)V, (size_t)BT);
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_CE_LOSS, "ttmii", losses, probs, targets, BT, Vp);
+		rc = ocl_args(ops, CT_K_CE_LOSS, "ttmuii", losses, probs, targets, (cl_ulong)toff,
+			      BT, Vp);
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_CE_LOSS, (size_t)BT, 0);
 	return rc;

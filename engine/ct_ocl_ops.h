@@ -206,9 +206,10 @@ int ct_ocl_residual_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			    struct ct_dten a, struct ct_dten b, size_t n);
 int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
 			     struct ct_dten db, struct ct_dten dout, size_t n);
+/* targets: BT token ids from id toff of the buffer on. */
 int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
-				cl_mem targets, int BT, int V, int Vp);
+				cl_mem targets, size_t toff, int BT, int V, int Vp);
 int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp);

@@ -478,15 +478,16 @@ __kernel void ct_ce_norm(CT_BUF(__global, probs), const __global float *stat,
 	probs[j] = probs[j] / stat[BT + r];
 }
 
-/* losses[r] = -ct_logf(probs[r, targets[r]]). */
+/* losses[r] = -ct_logf(probs[r, targets[r]]) (targets from targets_off on). */
 __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs),
-			 const __global ct_tok *targets, int BT, int Vp)
+			 const __global ct_tok *targets, ulong targets_off, int BT, int Vp)
 {
 	int r = get_global_id(0);
 
 	if (r >= BT)
 		return;
 	CT_AT(losses); CT_AT(probs);
+	targets += targets_off;
 	losses[r] = -ct_logf(probs[(size_t)r * Vp + targets[r]]);
 }
 

@@ -326,12 +326,6 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
 	if (rc == 0 && a.s.eval_tokens > 0)
 		rc = ct_seval_set_job_tokens(ctx->db, jobid, a.s.eval_tokens);
-	/* read by the validator only when a result is back: set it right after */
-	if (rc == 0 && a.s.probe_tokens > 0)
-		rc = ct_db_exec(ctx->db, "UPDATE job SET probe_tokens=? WHERE id=?", "ll",
-				a.s.probe_tokens, jobid);
-	if (rc > 0)	/* rows changed */
-		rc = 0;
 	/* read by the assimilator only when a round ends: set it right after */
 	if (rc == 0 && a.agg != NULL)
 		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", a.agg,

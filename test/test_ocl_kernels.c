@@ -495,7 +495,7 @@ static void check_crossentropy(int BT, int V, int Vp)
 	d_logits = dev(logits, n); d_probs = dev(probs, n);
 	d_losses = dev(losses, BT); d_dlogits = dev(dlogits, n);
 	ct_crossentropy_forward(losses, probs, logits, tgt, BT, V, Vp);
-	assert_int_equal(ct_ocl_crossentropy_forward(&ops, d_losses, d_probs, d_logits, d_tgt,
+	assert_int_equal(ct_ocl_crossentropy_forward(&ops, d_losses, d_probs, d_logits, d_tgt, 0,
 						     BT, V, Vp), 0);
 	hl = malloc(BT * sizeof(float));
 	assert_non_null(hl);
