@@ -393,13 +393,22 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
  * 16-float native vectors (AVX-512: 32 vector registers) 6 rows x 4
  * vectors (24 accumulators, 10 loads per 24 fmas) measured ~15% faster on
  * the model's products than 8 x 2 (doc/results.md, "CPU matmul blocking").
- * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change). */
+ * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
+ * Also the elementwise kernels' elements per work-item (ocl->ew). */
 static int choose_blocking(struct ct_ocl *ocl)
 {
-	const char *env = getenv("CT_OCL_MM");
+	const char *env = getenv("CT_OCL_MM"), *ew = getenv("CT_OCL_EW");
 	cl_uint native = 0;
 	int r, vw, nv;
 
+	/* CPUs: 16 elements per work-item of the elementwise kernels, run as
+	 * vector loops (see kernels/layers.cl, CT_EW); CT_OCL_EW=N overrides */
+	ocl->ew = ocl->info.type == CT_OCL_TYPE_CPU ? 16 : 1;
+	if (ew != NULL && ew[0] != '\0') {
+		ocl->ew = atoi(ew);
+		if (ocl->ew < 1 || ocl->ew > 64)
+			return ct_error(CT_EINVAL, "CT_OCL_EW='%s': want 1..64", ew);
+	}
 	if (ocl->info.type == CT_OCL_TYPE_CPU &&
 	    clGetDeviceInfo(ocl->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
 			    &native, NULL) == CL_SUCCESS && native >= 16) {
@@ -467,10 +476,10 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 	/* the reference's constants, exactly (hex float) */
 	snprintf(options, sizeof(options), "%s -DCT_MM_R=%d -DCT_MM_VW=%d -DCT_MM_NV=%d "
 		 "-DCT_MMT_BM=%d -DCT_MMT_BN=%d -DCT_MMT_BK=%d -DCT_MMT_RM=%d -DCT_MMT_RN=%d "
-		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d",
+		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d -DCT_EW=%d",
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
 		 ocl->mmt_bm, ocl->mmt_bn, ocl->mmt_bk, ocl->mmt_rm, ocl->mmt_rn,
-		 (double)CT_LN_EPS, CT_CLIP_CHUNK);
+		 (double)CT_LN_EPS, CT_CLIP_CHUNK, ocl->ew);
 	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
 		size_t used = strlen(options);
 

@@ -271,6 +271,12 @@ static int ocl_launch(struct ct_ocl_ops *ops, int id, cl_uint dims, const size_t
 	return 0;
 }
 
+/* Work-items of an elementwise kernel over n elements (CT_EW each). */
+static size_t ew_items(const struct ct_ocl_ops *ops, size_t n)
+{
+	return (n + (size_t)ops->ocl->ew - 1) / (size_t)ops->ocl->ew;
+}
+
 /* Enqueue kernel `id` over a 1- or 2-D range (g1 = 0: 1-D); the range is
  * rounded up to whole work-groups (kernels check their bounds). */
 static int ocl_run(struct ct_ocl_ops *ops, int id, size_t g0, size_t g1)
@@ -522,14 +528,17 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 {
 	const char *env = getenv("CT_OCL_FWD");
 	/* Computing out^T saves packing the weights (C x OC) for packing the
-	 * inputs (C x BT) but writes the output scattered: measured worth it
-	 * for the logits (OC = Vp, ~200 x BT), a wash at OC ~ 10 x BT, worse at
-	 * OC = 3 x BT. CT_OCL_FWD=n / t forces either (tuning, tests). With
+	 * inputs (C x BT) but writes the output scattered (column by column:
+	 * see ct_mm_store). Measured with bench_kernels on PoCL (Zen 5, 2
+	 * cores): ahead from OC = 1.5 x BT (BT 256: 370-430 GFLOP/s against
+	 * 280-320 for every GPT-2 124M shape), a wash there (2048 x 3072),
+	 * behind below (1024 x 768, 4096 x 768). CT_OCL_FWD=n / t forces
+	 * either (tuning, tests). With
 	 * BT = 1 (a sampling step) the transposed form used a 32-wide panel
 	 * for one real column: 31/32 of its fmas wasted, in k pieces; so on
 	 * CPUs BT <= 2 goes to matvec_run (GPT-2 124M, one row, PoCL on 2
 	 * cores at load ~3: 75 CPU-ms per token against 125). */
-	int transposed = OC >= 8 * BT;
+	int transposed = 2 * (long)OC >= 3 * (long)BT;
 
 	if (matvec_use(ops, BT))
 		return matvec_run(ops, out, inp, w, bias, has_bias, BT, C, OC);
@@ -784,25 +793,25 @@ int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten d
 int ct_ocl_gelu_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			struct ct_dten inp, size_t n)
 {
-	RUN(CT_K_GELU_FWD, n, 0, "ttu", out, inp, (cl_ulong)n);
+	RUN(CT_K_GELU_FWD, ew_items(ops, n), 0, "ttu", out, inp, (cl_ulong)n);
 }
 
 int ct_ocl_gelu_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 			 struct ct_dten inp, struct ct_dten dout, size_t n)
 {
-	RUN(CT_K_GELU_BWD, n, 0, "tttu", dinp, inp, dout, (cl_ulong)n);
+	RUN(CT_K_GELU_BWD, ew_items(ops, n), 0, "tttu", dinp, inp, dout, (cl_ulong)n);
 }
 
 int ct_ocl_residual_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			    struct ct_dten a, struct ct_dten b, size_t n)
 {
-	RUN(CT_K_RESIDUAL_FWD, n, 0, "tttu", out, a, b, (cl_ulong)n);
+	RUN(CT_K_RESIDUAL_FWD, ew_items(ops, n), 0, "tttu", out, a, b, (cl_ulong)n);
 }
 
 int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
 			     struct ct_dten db, struct ct_dten dout, size_t n)
 {
-	RUN(CT_K_RESIDUAL_BWD, n, 0, "tttu", da, db, dout, (cl_ulong)n);
+	RUN(CT_K_RESIDUAL_BWD, ew_items(ops, n), 0, "tttu", da, db, dout, (cl_ulong)n);
 }
 
 /* One of the softmax's row chains (kernel id CT_K_CE_MAX or CT_K_CE_SUM)
@@ -887,7 +896,7 @@ static int grad_norm(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	} else if (rc == 0) {
 		rc = ocl_args(ops, CT_K_GRADNORM_PART, "tmu", g, ops->clip_part, (cl_ulong)n);
 		if (rc == 0)
-			rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 7) / 8, 0);	/* 8 per item */
+			rc = ocl_run(ops, CT_K_GRADNORM_PART, (nparts + 15) / 16, 0);	/* 16 per item */
 	}
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_GRADNORM_FINAL, "mmuf", ops->clip_part,
@@ -907,7 +916,7 @@ int ct_ocl_grad_clip(struct ct_ocl_ops *ops, struct ct_dten g, size_t n, float c
 	if (rc == 0 && clip > 0.0f)
 		rc = ocl_args(ops, CT_K_GRAD_SCALE, "tmu", g, ops->clip_res, (cl_ulong)n);
 	if (rc == 0 && clip > 0.0f)
-		rc = ocl_run(ops, CT_K_GRAD_SCALE, n, 0);
+		rc = ocl_run(ops, CT_K_GRAD_SCALE, ew_items(ops, n), 0);
 	return rc;
 }
 
@@ -934,6 +943,6 @@ int ct_ocl_adamw(struct ct_ocl_ops *ops, struct ct_dten p, struct ct_dten g,
 			      (double)a->eps, (double)a->weight_decay, (double)a->bc1,
 			      (double)a->bc2, ops->clip_res, clipping);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_ADAMW, n, 0);
+		rc = ocl_run(ops, CT_K_ADAMW, ew_items(ops, n), 0);
 	return rc;
 }

@@ -33,6 +33,9 @@
  *                        rule (never narrower than the kernel's preferred
  *                        multiple, a warp or wavefront); default by the
  *                        device's type
+ *   CT_OCL_EW=N          elements per work-item of the elementwise kernels
+ *                        and AdamW (default 16 on CPUs, run as vector
+ *                        loops; 1 elsewhere)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the

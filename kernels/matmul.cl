@@ -94,6 +94,27 @@ static inline void ct_mm_store(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *
 			       int som, int son, int m0, int n0, int M, int N,
 			       int accumulate)
 {
+	if (som == 1 && !accumulate) {
+		/* the transposed form: each column's CT_MM_R rows are adjacent
+		 * in out, so write column by column (row by row, the stores
+		 * run a stride of son apart, which on a CPU stalls when son is
+		 * a multiple of 512: measured 2x slower at OC = 2048/3072/4096) */
+		float res[CT_MM_R][CT_MM_PW];
+		int rn = M - m0 < CT_MM_R ? M - m0 : CT_MM_R;
+
+#pragma unroll
+		for (int r = 0; r < CT_MM_R; r++)
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				CT_MM_VSTORE(acc[r][v], v, res[r]);
+		for (int j = 0; j < CT_MM_PW && n0 + j < N; j++) {
+			__global float *o = out + m0 + (size_t)(n0 + j) * son;
+
+			for (int r = 0; r < rn; r++)
+				o[r] = res[r][j];
+		}
+		return;
+	}
 #pragma unroll
 	for (int r = 0; r < CT_MM_R; r++) {
 		__global float *o = out + (size_t)(m0 + r) * som + (size_t)n0 * son;

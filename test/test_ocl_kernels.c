@@ -527,13 +527,28 @@ static void check_clip(size_t n, float clip)
 {
 	float *g = rand_floats(n, 1.0f);
 	struct ct_dten d_g = dev(g, n);
-	float norm, dnorm;
+	size_t nparts = (n + CT_CLIP_CHUNK - 1) / CT_CLIP_CHUNK;
+	float norm, dnorm, *parts = calloc(nparts, sizeof(float));
+	float *dparts = malloc(nparts * sizeof(float));
 
+	/* each chunk's sum of squares, as doc/workunit.md says: an ulp of
+	 * one part is often lost in the norm, so the parts are compared too */
+	assert_non_null(parts);
+	assert_non_null(dparts);
+	for (size_t j = 0; j < n; j++)
+		parts[j / CT_CLIP_CHUNK] = fmaf(g[j], g[j], parts[j / CT_CLIP_CHUNK]);
 	norm = ct_grad_clip(g, n, clip);
 	assert_int_equal(ct_ocl_grad_clip(&ops, d_g, n, clip), 0);
 	assert_int_equal(ct_ocl_grad_norm_read(&ops, &dnorm), 0);
+	assert_int_equal(ct_ocl_read(&ops, dparts, ct_dten_at(ops.clip_part, 0), nparts), 0);
+	for (size_t k = 0; k < nparts; k++)
+		if (memcmp(&parts[k], &dparts[k], sizeof(float)) != 0)
+			fail_msg("gradient norm part %zu of %zu: device %.9g reference %.9g",
+				 k, nparts, (double)dparts[k], (double)parts[k]);
 	assert_memory_equal(&norm, &dnorm, sizeof(float));
 	expect_same("clipped gradient", d_g, g, n);
+	free(parts);
+	free(dparts);
 }
 
 static void test_clip(void **state)
@@ -542,8 +557,9 @@ static void test_clip(void **state)
 	check_clip(2 * CT_CLIP_CHUNK + 123, 1.0f);	/* clipped, 3 chunks */
 	check_clip(1000, 1e6f);				/* norm below clip */
 	check_clip(CT_CLIP_CHUNK, 0.5f);
-	check_clip(9 * CT_CLIP_CHUNK + 5, 3.0f);	/* 8 full chunks side by side + rest */
-	check_clip(16 * CT_CLIP_CHUNK, 3.0f);
+	check_clip(9 * CT_CLIP_CHUNK + 5, 3.0f);	/* a partial group of 16 chunks */
+	check_clip(16 * CT_CLIP_CHUNK, 3.0f);		/* one full group */
+	check_clip(33 * CT_CLIP_CHUNK + 5, 0.7f);	/* 2 full groups + rest */
 }
 
 /* The same reductions through the GPU-shaped kernels (reduce_tiled.cl),

@@ -122,7 +122,9 @@ static void test_gpu_kernels_equal(void **state)
 	setenv("CT_OCL_ATT_TILED", "1", 1);
 	setenv("CT_OCL_RED_TILED", "1", 1);
 	setenv("CT_OCL_LOCAL", "gpu", 1);	/* work-groups of a warp or more */
+	setenv("CT_OCL_EW", "1", 1);		/* an element per work-item */
 	test_cpu_equals_opencl(state);
+	setenv("CT_OCL_EW", "5", 1);		/* and runs that end part-way */
 	setenv("CT_OCL_MMT", "24,40,5,3,5", 1);
 	test_cpu_equals_opencl(state);
 	unsetenv("CT_OCL_MMT");
@@ -132,6 +134,7 @@ static void test_gpu_kernels_equal(void **state)
 	unsetenv("CT_OCL_ATT_TILED");
 	unsetenv("CT_OCL_RED_TILED");
 	unsetenv("CT_OCL_LOCAL");
+	unsetenv("CT_OCL_EW");
 }
 
 static void test_no_clip_equal(void **state)
