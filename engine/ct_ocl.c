@@ -394,10 +394,12 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
  * vectors (24 accumulators, 10 loads per 24 fmas) measured ~15% faster on
  * the model's products than 8 x 2 (doc/results.md, "CPU matmul blocking").
  * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
- * Also the elementwise kernels' elements per work-item (ocl->ew). */
+ * Also the elementwise kernels' elements per work-item (ocl->ew) and the
+ * attention kernels' rows (ocl->att_r). */
 static int choose_blocking(struct ct_ocl *ocl)
 {
 	const char *env = getenv("CT_OCL_MM"), *ew = getenv("CT_OCL_EW");
+	const char *ar = getenv("CT_OCL_ATT_R");
 	cl_uint native = 0;
 	int r, vw, nv;
 
@@ -408,6 +410,15 @@ static int choose_blocking(struct ct_ocl *ocl)
 		ocl->ew = atoi(ew);
 		if (ocl->ew < 1 || ocl->ew > 64)
 			return ct_error(CT_EINVAL, "CT_OCL_EW='%s': want 1..64", ew);
+	}
+	/* attention.cl: 8 rows per work-item (GPT-2 124M at T=1024 on PoCL, 2
+	 * cores: attention 3.05 s per step at 1 row, 1.29 s at 4, 1.04 s at 8);
+	 * CT_OCL_ATT_R=N overrides */
+	ocl->att_r = 8;
+	if (ar != NULL && ar[0] != '\0') {
+		ocl->att_r = atoi(ar);
+		if (ocl->att_r < 1 || ocl->att_r > 8)
+			return ct_error(CT_EINVAL, "CT_OCL_ATT_R='%s': want 1..8", ar);
 	}
 	if (ocl->info.type == CT_OCL_TYPE_CPU &&
 	    clGetDeviceInfo(ocl->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
@@ -476,10 +487,10 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 	/* the reference's constants, exactly (hex float) */
 	snprintf(options, sizeof(options), "%s -DCT_MM_R=%d -DCT_MM_VW=%d -DCT_MM_NV=%d "
 		 "-DCT_MMT_BM=%d -DCT_MMT_BN=%d -DCT_MMT_BK=%d -DCT_MMT_RM=%d -DCT_MMT_RN=%d "
-		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d -DCT_EW=%d",
+		 "-DCT_LN_EPS=%af -DCT_CLIP_CHUNK=%d -DCT_EW=%d -DCT_ATT_R=%d",
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
 		 ocl->mmt_bm, ocl->mmt_bn, ocl->mmt_bk, ocl->mmt_rm, ocl->mmt_rn,
-		 (double)CT_LN_EPS, CT_CLIP_CHUNK, ocl->ew);
+		 (double)CT_LN_EPS, CT_CLIP_CHUNK, ocl->ew, ocl->att_r);
 	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
 		size_t used = strlen(options);
 

@@ -84,6 +84,7 @@ struct ct_ocl {
 	/* matmul blocking: rows per work-item, vector width, vectors per row */
 	int mm_r, mm_vw, mm_nv;
 	int ew;				/* elements per work-item of elementwise kernels (CT_EW) */
+	int att_r;			/* query (key) rows per attention work-item (CT_ATT_R) */
 	/* tiled matmul (mm_tiled.cl): output tile, k slice, outputs per
 	 * work-item; work-groups are (bn / rn) x (bm / rm) */
 	int mmt_bm, mmt_bn, mmt_bk, mmt_rm, mmt_rn;

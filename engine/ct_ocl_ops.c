@@ -588,7 +588,7 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 	} else if (rc == 0 && has_bias) {
 		rc = ocl_args(ops, CT_K_MM_DBIAS, "ttii", dout, dbias, BT, OC);
 		if (rc == 0)
-			rc = ocl_run(ops, CT_K_MM_DBIAS, (size_t)OC, 0);
+			rc = ocl_run(ops, CT_K_MM_DBIAS, ew_items(ops, (size_t)OC), 0);
 	}
 	return rc;
 }
@@ -659,7 +659,7 @@ int ct_ocl_layernorm_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 		rc = ocl_args(ops, CT_K_LAYERNORM_BWD_DWB, "ttttttii", dw, db, dout, inp,
 			      mean, rstd, BT, C);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_LAYERNORM_BWD_DWB, (size_t)C, 0);
+		rc = ocl_run(ops, CT_K_LAYERNORM_BWD_DWB, ew_items(ops, (size_t)C), 0);
 	return rc;
 }
 
@@ -713,6 +713,12 @@ static struct ct_dten dten_plus(struct ct_dten t, size_t off)
 	return ct_dten_at(t.mem, t.off + off);
 }
 
+/* Work-items of attention.cl's kernels per head: CT_ATT_R rows each. */
+static size_t att_items(const struct ct_ocl_ops *ops, int T)
+{
+	return ((size_t)T + (size_t)ops->ocl->att_r - 1) / (size_t)ops->ocl->att_r;
+}
+
 /* Launch attn_tiled.cl's kernel `id` over (query or key tiles, B*NH). */
 static int atg_run(struct ct_ocl_ops *ops, int id, int B, int T, int NH)
 {
@@ -743,7 +749,7 @@ int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten ou
 		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
 			      ct_dten_at(ops->att_tr, 0), B, T, C, NH);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_ATTN_FWD, (size_t)T, (size_t)B * NH);
+		rc = ocl_run(ops, CT_K_ATTN_FWD, att_items(ops, T), (size_t)B * NH);
 	return rc;
 }
 
@@ -780,12 +786,12 @@ int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten d
 		rc = ocl_args(ops, CT_K_ATTN_BWD_DOT, "tttttiiii", dot, dout, qkv, stat, tr,
 			      B, T, C, NH);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_ATTN_BWD_DOT, (size_t)T, (size_t)B * NH);
+		rc = ocl_run(ops, CT_K_ATTN_BWD_DOT, att_items(ops, T), (size_t)B * NH);
 	for (int id = CT_K_ATTN_BWD_DQ; id <= CT_K_ATTN_BWD_DKV && rc == 0; id++) {
 		rc = ocl_args(ops, id, "ttttttiiii", dqkv, dot, dout, qkv, stat, tr,
 			      B, T, C, NH);
 		if (rc == 0)
-			rc = ocl_run(ops, id, (size_t)T, (size_t)B * NH);
+			rc = ocl_run(ops, id, att_items(ops, T), (size_t)B * NH);
 	}
 	return rc;
 }

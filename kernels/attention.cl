@@ -22,6 +22,14 @@
 
 #define CT_ATT_CH 64
 
+/* Rows per work-item (queries; keys in ct_attn_bwd_dkv): each 32-wide
+ * load of keys (or queries) then serves CT_ATT_R dots, and each value row
+ * CT_ATT_R outputs. Rows past T repeat row T-1 and are not stored. The
+ * host launches ceil(T / CT_ATT_R) work-items per head (-D from the host). */
+#ifndef CT_ATT_R
+#define CT_ATT_R 8
+#endif
+
 /* dst (B,NH,hs,T) = the head-major transpose of the channels c0..c0+C-1
  * of src rows (B*T rows of ld floats): dst[((b*NH+h)*hs + i)*T + t] =
  * src[(b*T+t)*ld + c0 + h*hs + i]. One work-item per (t, b*C + c). The
@@ -38,23 +46,36 @@ __kernel void ct_attn_tr(CT_BUF(__global, dst), CT_BUF(const __global, src), int
 	dst[((size_t)b * C + c) * T + t] = src[((size_t)b * T + t) * ld + c];
 }
 
-/* Raw dots of x (hs) with the 32 columns j..j+31 of rowsT (hs rows of T
- * floats, padded: columns past T are read and ignored): lanes are
- * independent fma chains in increasing i, the reference's chain. */
-static inline void ct_att_dot32(float *s, const __global float *x,
-				const __global float *rowsT, int T, int j, int hs)
+/* Raw dots of CT_ATT_R vectors x + xo[r] (hs each) with the 32 columns
+ * j..j+31 of rowsT (hs rows of T floats, padded: columns past T are read
+ * and ignored): s[r][l], lanes independent fma chains in increasing i,
+ * the reference's chain. */
+static inline void ct_att_dot32(float s[CT_ATT_R][32], const __global float *x,
+				const size_t xo[CT_ATT_R], const __global float *rowsT,
+				int T, int j, int hs)
 {
-	float16 a0 = (float16)(0.0f), a1 = (float16)(0.0f);
+	float16 a0[CT_ATT_R], a1[CT_ATT_R];
 
-	for (int i = 0; i < hs; i++) {
-		const __global float *r = rowsT + (size_t)i * T + j;
-		float16 xi = (float16)(x[i]);
-
-		a0 = fma(xi, vload16(0, r), a0);
-		a1 = fma(xi, vload16(0, r + 16), a1);
+	for (int r = 0; r < CT_ATT_R; r++) {
+		a0[r] = (float16)(0.0f);
+		a1[r] = (float16)(0.0f);
 	}
-	vstore16(a0, 0, s);
-	vstore16(a1, 0, s + 16);
+	for (int i = 0; i < hs; i++) {
+		const __global float *p = rowsT + (size_t)i * T + j;
+		float16 k0 = vload16(0, p), k1 = vload16(0, p + 16);
+
+#pragma unroll
+		for (int r = 0; r < CT_ATT_R; r++) {
+			float16 xi = (float16)(x[xo[r] + i]);
+
+			a0[r] = fma(xi, k0, a0[r]);
+			a1[r] = fma(xi, k1, a1[r]);
+		}
+	}
+	for (int r = 0; r < CT_ATT_R; r++) {
+		vstore16(a0[r], 0, s[r]);
+		vstore16(a1[r], 0, s[r] + 16);
+	}
 }
 
 /* ct_expf (ct_math.clh) on 16 lanes: the same statements in the same
@@ -109,88 +130,141 @@ static inline float ct_att_scale(int hs)
 	return 1.0f / s;
 }
 
-/* One work-item per (t, b*NH + h): out[b,t,h*hs..] and stat of the row. */
+/* Row r of a work-item's block from t0 (rows past T repeat row T-1). */
+static inline int ct_att_row(int t0, int r, int T)
+{
+	return min(t0 + r, T - 1);
+}
+
+/* The softmax max and sum of the block's rows from t0 (st: T rows of
+ * (max, sum)). */
+static inline void ct_att_row_stats(float mx[CT_ATT_R], float sum[CT_ATT_R],
+				    const __global float *st, int t0, int T)
+{
+	for (int r = 0; r < CT_ATT_R; r++) {
+		mx[r] = st[(size_t)ct_att_row(t0, r, T) * 2];
+		sum[r] = st[(size_t)ct_att_row(t0, r, T) * 2 + 1];
+	}
+}
+
+/* xo[r] = offset of row r of the block from t0, rows ld floats apart. */
+static inline void ct_att_rows(size_t xo[CT_ATT_R], int t0, int T, int ld)
+{
+	for (int r = 0; r < CT_ATT_R; r++)
+		xo[r] = (size_t)ct_att_row(t0, r, T) * ld;
+}
+
+/* One work-item per (CT_ATT_R query rows from t0, b*NH + h): out[b,t,
+ * h*hs..] and stat of each row t. */
 __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
 			  CT_BUF(const __global, qkv), CT_BUF(const __global, kT),
 			  int B, int T, int C, int NH)
 {
-	int t = get_global_id(0), bh = get_global_id(1);
-	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q, *base, *kt;
-	float scale = ct_att_scale(hs), mx = 0.0f, sum = 0.0f, s[32];
+	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C, tl;
+	const __global float *base, *kt;
+	float scale = ct_att_scale(hs), mx[CT_ATT_R], sum[CT_ATT_R], s[CT_ATT_R][32];
+	size_t qo[CT_ATT_R];
 
-	if (t >= T || bh >= B * NH)
+	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(out); CT_AT(stat); CT_AT(qkv); CT_AT(kT);
 	base = qkv + (size_t)b * T * C3 + h * hs;
-	q = base + (size_t)t * C3;
 	kt = kT + (size_t)bh * hs * T;
-	for (int j = 0; j <= t; j += 32) {
-		ct_att_dot32(s, q, kt, T, j, hs);
-		for (int l = 0; l < 32 && j + l <= t; l++) {
-			float x = s[l] * scale;
-
-			mx = (j + l == 0 || x > mx) ? x : mx;
-		}
+	tl = ct_att_row(t0, CT_ATT_R - 1, T);
+	ct_att_rows(qo, t0, T, C3);
+	for (int r = 0; r < CT_ATT_R; r++) {
+		mx[r] = 0.0f;
+		sum[r] = 0.0f;
 	}
-	for (int j = 0; j <= t; j += 32) {
-		ct_att_dot32(s, q, kt, T, j, hs);
-		ct_att_probs32(s, s, scale, mx, 1.0f, 0);
-		for (int l = 0; l < 32 && j + l <= t; l++)
-			sum = sum + s[l];
+	for (int j = 0; j <= tl; j += 32) {
+		ct_att_dot32(s, base, qo, kt, T, j, hs);
+		for (int r = 0; r < CT_ATT_R; r++)
+			for (int l = 0; l < 32 && j + l <= ct_att_row(t0, r, T); l++) {
+				float x = s[r][l] * scale;
+
+				mx[r] = (j + l == 0 || x > mx[r]) ? x : mx[r];
+			}
+	}
+	for (int j = 0; j <= tl; j += 32) {
+		ct_att_dot32(s, base, qo, kt, T, j, hs);
+		for (int r = 0; r < CT_ATT_R; r++) {
+			ct_att_probs32(s[r], s[r], scale, mx[r], 1.0f, 0);
+			for (int l = 0; l < 32 && j + l <= ct_att_row(t0, r, T); l++)
+				sum[r] = sum[r] + s[r][l];
+		}
 	}
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
-		float acc[CT_ATT_CH];
+		float acc[CT_ATT_R][CT_ATT_CH];
 
-		for (int i = 0; i < nc; i++)
-			acc[i] = 0.0f;
-		for (int j = 0; j <= t; j += 32) {
-			ct_att_dot32(s, q, kt, T, j, hs);
-			ct_att_probs32(s, s, scale, mx, sum, 1);
-			for (int l = 0; l < 32 && j + l <= t; l++) {
-				float a = s[l];
+		for (int r = 0; r < CT_ATT_R; r++)
+			for (int i = 0; i < nc; i++)
+				acc[r][i] = 0.0f;
+		for (int j = 0; j <= tl; j += 32) {
+			ct_att_dot32(s, base, qo, kt, T, j, hs);
+			for (int r = 0; r < CT_ATT_R; r++)
+				ct_att_probs32(s[r], s[r], scale, mx[r], sum[r], 1);
+			for (int l = 0; l < 32 && j + l <= tl; l++) {
 				const __global float *v = base + (size_t)(j + l) * C3 + 2 * C + c0;
 
-				for (int i = 0; i < nc; i++)
-					acc[i] = fma(a, v[i], acc[i]);
+				for (int r = 0; r < CT_ATT_R; r++) {
+					float a = s[r][l];
+
+					if (j + l > ct_att_row(t0, r, T))
+						continue;
+					for (int i = 0; i < nc; i++)
+						acc[r][i] = fma(a, v[i], acc[r][i]);
+				}
 			}
 		}
-		for (int i = 0; i < nc; i++)
-			out[((size_t)b * T + t) * C + h * hs + c0 + i] = acc[i];
+		for (int r = 0; r < CT_ATT_R && t0 + r < T; r++)
+			for (int i = 0; i < nc; i++)
+				out[((size_t)b * T + t0 + r) * C + h * hs + c0 + i] = acc[r][i];
 	}
-	stat[((size_t)bh * T + t) * 2] = mx;
-	stat[((size_t)bh * T + t) * 2 + 1] = sum;
+	for (int r = 0; r < CT_ATT_R && t0 + r < T; r++) {
+		stat[((size_t)bh * T + t0 + r) * 2] = mx[r];
+		stat[((size_t)bh * T + t0 + r) * 2 + 1] = sum[r];
+	}
 }
 
-/* Backward step 1, one work-item per (t, b*NH + h):
+/* Backward step 1, one work-item per (CT_ATT_R query rows, b*NH + h):
  * dot[bh,t] = sum over t2 <= t of fma(att[t,t2], da[t,t2], acc). */
 __kernel void ct_attn_bwd_dot(CT_BUF(__global, dot), CT_BUF(const __global, dout),
 			      CT_BUF(const __global, qkv), CT_BUF(const __global, stat),
 			      CT_BUF(const __global, tr), int B, int T, int C, int NH)
 {
-	int t = get_global_id(0), bh = get_global_id(1);
-	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
+	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C, tl;
 	const __global float *q, *dy, *kt, *vt;
-	float scale = ct_att_scale(hs), mx, sum, acc = 0.0f, s[32], da[32];
+	float scale = ct_att_scale(hs), mx[CT_ATT_R], sum[CT_ATT_R], acc[CT_ATT_R];
+	float s[CT_ATT_R][32], da[CT_ATT_R][32];
+	size_t qo[CT_ATT_R], yo[CT_ATT_R];
 
-	if (t >= T || bh >= B * NH)
+	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
-	q = qkv + ((size_t)b * T + t) * C3 + h * hs;
-	dy = dout + ((size_t)b * T + t) * C + h * hs;
+	q = qkv + (size_t)b * T * C3 + h * hs;
+	dy = dout + (size_t)b * T * C + h * hs;
 	kt = tr + (size_t)bh * hs * T;			/* k^T, then v^T */
 	vt = kt + (size_t)B * C * T;
-	mx = stat[((size_t)bh * T + t) * 2];
-	sum = stat[((size_t)bh * T + t) * 2 + 1];
-	for (int j = 0; j <= t; j += 32) {
-		ct_att_dot32(s, q, kt, T, j, hs);
-		ct_att_dot32(da, dy, vt, T, j, hs);
-		ct_att_probs32(s, s, scale, mx, sum, 1);
-		for (int l = 0; l < 32 && j + l <= t; l++)
-			acc = fma(s[l], da[l], acc);
+	tl = ct_att_row(t0, CT_ATT_R - 1, T);
+	ct_att_rows(qo, t0, T, C3);
+	ct_att_rows(yo, t0, T, C);
+	ct_att_row_stats(mx, sum, stat + (size_t)bh * T * 2, t0, T);
+	for (int r = 0; r < CT_ATT_R; r++)
+		acc[r] = 0.0f;
+	for (int j = 0; j <= tl; j += 32) {
+		ct_att_dot32(s, q, qo, kt, T, j, hs);
+		ct_att_dot32(da, dy, yo, vt, T, j, hs);
+		for (int r = 0; r < CT_ATT_R; r++) {
+			ct_att_probs32(s[r], s[r], scale, mx[r], sum[r], 1);
+			for (int l = 0; l < 32 && j + l <= ct_att_row(t0, r, T); l++)
+				acc[r] = fma(s[r][l], da[r][l], acc[r]);
+		}
 	}
-	dot[(size_t)bh * T + t] = acc;
+	for (int r = 0; r < CT_ATT_R && t0 + r < T; r++)
+		dot[(size_t)bh * T + t0 + r] = acc[r];
 }
 
 /* g[t,t2] from att[t,t2], the raw da and the row's dot (ct_model.h's
@@ -203,18 +277,22 @@ static inline float ct_att_gp(float a, float da, float dot, float scale)
 	return d * scale;
 }
 
-/* ct_att_probs32 for 32 queries j..j+31 against one key: each lane with
- * its own row's max and sum from st (T rows of (max, sum)); lanes past T
- * get max 0, sum 1 (their results are not used). */
-static inline void ct_att_probs32q(float *pr, const float *s, float scale,
-				   const __global float *st, int j, int T)
+/* The max and sum of the 32 query rows j..j+31 from st (T rows of (max,
+ * sum)); lanes past T get max 0, sum 1 (their results are not used). */
+static inline void ct_att_stat32(float mx[32], float sm[32], const __global float *st,
+				 int j, int T)
 {
-	float mx[32], sm[32];
-
 	for (int l = 0; l < 32; l++) {
 		mx[l] = j + l < T ? st[(size_t)(j + l) * 2] : 0.0f;
 		sm[l] = j + l < T ? st[(size_t)(j + l) * 2 + 1] : 1.0f;
 	}
+}
+
+/* ct_att_probs32 for 32 queries against one key: each lane with its own
+ * row's max and sum (ct_att_stat32). */
+static inline void ct_att_probs32q(float *pr, const float *s, float scale,
+				   const float mx[32], const float sm[32])
+{
 	for (int h = 0; h < 32; h += 16) {
 		float16 e = ct_expf16(vload16(0, s + h) * scale - vload16(0, mx + h));
 
@@ -222,105 +300,136 @@ static inline void ct_att_probs32q(float *pr, const float *s, float scale,
 	}
 }
 
-/* Backward step 2, one work-item per (t, b*NH + h): dq[t] += sum over
- * t2 <= t of fma(g[t,t2], k[t2,i], acc). */
+/* Backward step 2, one work-item per (CT_ATT_R query rows, b*NH + h):
+ * dq[t] += sum over t2 <= t of fma(g[t,t2], k[t2,i], acc). */
 __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			     CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
 			     CT_BUF(const __global, stat), CT_BUF(const __global, tr),
 			     int B, int T, int C, int NH)
 {
-	int t = get_global_id(0), bh = get_global_id(1);
-	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *q, *dy, *base, *kt, *vt;
-	float scale = ct_att_scale(hs), mx, sum, dt, s[32], da[32];
-	size_t row;
+	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C, tl;
+	const __global float *base, *dy, *kt, *vt;
+	float scale = ct_att_scale(hs), mx[CT_ATT_R], sum[CT_ATT_R], dt[CT_ATT_R];
+	float s[CT_ATT_R][32], da[CT_ATT_R][32];
+	size_t qo[CT_ATT_R], yo[CT_ATT_R];
 
-	if (t >= T || bh >= B * NH)
+	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
 	base = qkv + (size_t)b * T * C3 + h * hs;
-	q = base + (size_t)t * C3;
-	dy = dout + ((size_t)b * T + t) * C + h * hs;
+	dy = dout + (size_t)b * T * C + h * hs;
 	kt = tr + (size_t)bh * hs * T;
 	vt = kt + (size_t)B * C * T;
-	row = (size_t)bh * T + t;
-	mx = stat[row * 2];
-	sum = stat[row * 2 + 1];
-	dt = dot[row];
+	tl = ct_att_row(t0, CT_ATT_R - 1, T);
+	ct_att_rows(qo, t0, T, C3);
+	ct_att_rows(yo, t0, T, C);
+	ct_att_row_stats(mx, sum, stat + (size_t)bh * T * 2, t0, T);
+	for (int r = 0; r < CT_ATT_R; r++)
+		dt[r] = dot[(size_t)bh * T + ct_att_row(t0, r, T)];
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
-		float acc[CT_ATT_CH];
-		__global float *d = dqkv + ((size_t)b * T + t) * C3 + h * hs + c0;
+		float acc[CT_ATT_R][CT_ATT_CH];
 
-		for (int i = 0; i < nc; i++)
-			acc[i] = 0.0f;
-		for (int j = 0; j <= t; j += 32) {
-			ct_att_dot32(s, q, kt, T, j, hs);
-			ct_att_dot32(da, dy, vt, T, j, hs);
-			ct_att_probs32(s, s, scale, mx, sum, 1);
-			for (int l = 0; l < 32 && j + l <= t; l++) {
-				float g = ct_att_gp(s[l], da[l], dt, scale);
+		for (int r = 0; r < CT_ATT_R; r++)
+			for (int i = 0; i < nc; i++)
+				acc[r][i] = 0.0f;
+		for (int j = 0; j <= tl; j += 32) {
+			ct_att_dot32(s, base, qo, kt, T, j, hs);
+			ct_att_dot32(da, dy, yo, vt, T, j, hs);
+			for (int r = 0; r < CT_ATT_R; r++)
+				ct_att_probs32(s[r], s[r], scale, mx[r], sum[r], 1);
+			for (int l = 0; l < 32 && j + l <= tl; l++) {
 				const __global float *k = base + (size_t)(j + l) * C3 + C + c0;
 
-				for (int i = 0; i < nc; i++)
-					acc[i] = fma(g, k[i], acc[i]);
+				for (int r = 0; r < CT_ATT_R; r++) {
+					float g;
+
+					if (j + l > ct_att_row(t0, r, T))
+						continue;
+					g = ct_att_gp(s[r][l], da[r][l], dt[r], scale);
+					for (int i = 0; i < nc; i++)
+						acc[r][i] = fma(g, k[i], acc[r][i]);
+				}
 			}
 		}
-		for (int i = 0; i < nc; i++)
-			d[i] = d[i] + acc[i];
+		for (int r = 0; r < CT_ATT_R && t0 + r < T; r++) {
+			__global float *d = dqkv + ((size_t)b * T + t0 + r) * C3 + h * hs + c0;
+
+			for (int i = 0; i < nc; i++)
+				d[i] = d[i] + acc[r][i];
+		}
 	}
 }
 
-/* Backward step 3, one work-item per (key t2, b*NH + h): dk[t2] and dv[t2]
- * += chains over queries t = t2..T-1 in increasing t of fma(g[t,t2],
- * q[t,i], acc) and fma(att[t,t2], dout[t,i], acc). */
+/* Backward step 3, one work-item per (CT_ATT_R key rows t2, b*NH + h):
+ * dk[t2] and dv[t2] += chains over queries t = t2..T-1 in increasing t of
+ * fma(g[t,t2], q[t,i], acc) and fma(att[t,t2], dout[t,i], acc). */
 __kernel void ct_attn_bwd_dkv(CT_BUF(__global, dqkv), CT_BUF(const __global, dot),
 			      CT_BUF(const __global, dout), CT_BUF(const __global, qkv),
 			      CT_BUF(const __global, stat), CT_BUF(const __global, tr),
 			      int B, int T, int C, int NH)
 {
-	int t2 = get_global_id(0), bh = get_global_id(1);
+	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
 	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
-	const __global float *k, *v, *base, *dyb, *st, *qt, *dt;
-	float scale = ct_att_scale(hs), s[32], da[32];
+	const __global float *base, *dyb, *st, *qt, *dt, *dots;
+	float scale = ct_att_scale(hs), s[CT_ATT_R][32], da[CT_ATT_R][32], mx[32], sm[32];
+	size_t ko[CT_ATT_R], vo[CT_ATT_R];
 
-	if (t2 >= T || bh >= B * NH)
+	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
 	base = qkv + (size_t)b * T * C3 + h * hs;
-	k = base + (size_t)t2 * C3 + C;
-	v = base + (size_t)t2 * C3 + 2 * C;
+	ct_att_rows(ko, t0, T, C3);
+	for (int r = 0; r < CT_ATT_R; r++) {
+		vo[r] = ko[r] + 2 * C;
+		ko[r] += C;
+	}
 	dyb = dout + (size_t)b * T * C + h * hs;
 	st = stat + (size_t)bh * T * 2;
+	dots = dot + (size_t)bh * T;
 	qt = tr + (size_t)2 * B * C * T + (size_t)bh * hs * T;	/* q^T, then dout^T */
 	dt = qt + (size_t)B * C * T;
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
 		int nc = min(CT_ATT_CH, hs - c0);
-		float ak[CT_ATT_CH], av[CT_ATT_CH];
-		__global float *d = dqkv + ((size_t)b * T + t2) * C3 + h * hs + c0;
+		float ak[CT_ATT_R][CT_ATT_CH], av[CT_ATT_R][CT_ATT_CH];
 
-		for (int i = 0; i < nc; i++) {
-			ak[i] = 0.0f;
-			av[i] = 0.0f;
-		}
-		for (int j = t2; j < T; j += 32) {
-			ct_att_dot32(s, k, qt, T, j, hs);
-			ct_att_dot32(da, v, dt, T, j, hs);
-			ct_att_probs32q(s, s, scale, st, j, T);
+		for (int r = 0; r < CT_ATT_R; r++)
+			for (int i = 0; i < nc; i++) {
+				ak[r][i] = 0.0f;
+				av[r][i] = 0.0f;
+			}
+		for (int j = t0; j < T; j += 32) {
+			ct_att_dot32(s, base, ko, qt, T, j, hs);
+			ct_att_dot32(da, base, vo, dt, T, j, hs);
+			ct_att_stat32(mx, sm, st, j, T);
+			for (int r = 0; r < CT_ATT_R; r++)
+				ct_att_probs32q(s[r], s[r], scale, mx, sm);
 			for (int l = 0; l < 32 && j + l < T; l++) {
-				float a = s[l], g = ct_att_gp(a, da[l], dot[(size_t)bh * T + j + l], scale);
 				const __global float *qq = base + (size_t)(j + l) * C3 + c0;
 				const __global float *dy = dyb + (size_t)(j + l) * C + c0;
+				float dtl = dots[j + l];
 
-				for (int i = 0; i < nc; i++) {
-					ak[i] = fma(g, qq[i], ak[i]);
-					av[i] = fma(a, dy[i], av[i]);
+				for (int r = 0; r < CT_ATT_R; r++) {
+					float a = s[r][l], g;
+
+					if (j + l < ct_att_row(t0, r, T))
+						continue;
+					g = ct_att_gp(a, da[r][l], dtl, scale);
+					for (int i = 0; i < nc; i++) {
+						ak[r][i] = fma(g, qq[i], ak[r][i]);
+						av[r][i] = fma(a, dy[i], av[r][i]);
+					}
 				}
 			}
 		}
-		for (int i = 0; i < nc; i++) {
-			d[C + i] = d[C + i] + ak[i];
-			d[2 * C + i] = d[2 * C + i] + av[i];
+		for (int r = 0; r < CT_ATT_R && t0 + r < T; r++) {
+			__global float *d = dqkv + ((size_t)b * T + t0 + r) * C3 + h * hs + c0;
+
+			for (int i = 0; i < nc; i++) {
+				d[C + i] = d[C + i] + ak[r][i];
+				d[2 * C + i] = d[2 * C + i] + av[r][i];
+			}
 		}
 	}
 }

@@ -134,28 +134,39 @@ __kernel void ct_layernorm_bwd_dinp(CT_BUF(__global, dinp), CT_BUF(const __globa
 	}
 }
 
-/* dw, db of layernorm; one work-item per channel i, rows in order. */
+/* dw, db of layernorm; one work-item per CT_EW channels i, each with its
+ * own chains, rows in order. */
 __kernel void ct_layernorm_bwd_dwb(CT_BUF(__global, dw), CT_BUF(__global, db),
 				   CT_BUF(const __global, dout), CT_BUF(const __global, inp),
 				   CT_BUF(const __global, mean), CT_BUF(const __global, rstd),
 				   int BT, int C)
 {
-	int i = get_global_id(0);
-	float aw = 0.0f, ab = 0.0f;
+	int i0 = get_global_id(0) * CT_EW, w = C - i0 < CT_EW ? C - i0 : CT_EW;
+	float aw[CT_EW], ab[CT_EW];
 
-	if (i >= C)
+	if (i0 >= C)
 		return;
 	CT_AT(dw); CT_AT(db); CT_AT(dout); CT_AT(inp); CT_AT(mean); CT_AT(rstd);
-	for (int r = 0; r < BT; r++) {
-		float n = inp[(size_t)r * C + i] - mean[r];
-		float d = dout[(size_t)r * C + i];
-
-		n = n * rstd[r];
-		aw = fma(n, d, aw);
-		ab = ab + d;
+	for (int c = 0; c < CT_EW; c++) {
+		aw[c] = 0.0f;
+		ab[c] = 0.0f;
 	}
-	dw[i] = dw[i] + aw;
-	db[i] = db[i] + ab;
+	for (int r = 0; r < BT; r++) {
+		float mr = mean[r], rr = rstd[r];
+
+		for (int c = 0; c < w; c++) {
+			float n = inp[(size_t)r * C + i0 + c] - mr;
+			float d = dout[(size_t)r * C + i0 + c];
+
+			n = n * rr;
+			aw[c] = fma(n, d, aw[c]);
+			ab[c] = ab[c] + d;
+		}
+	}
+	for (int c = 0; c < w; c++) {
+		dw[i0 + c] = dw[i0 + c] + aw[c];
+		db[i0 + c] = db[i0 + c] + ab[c];
+	}
 }
 
 /* ---- attention ------------------------------------------------------------- */
@@ -363,18 +374,7 @@ __kernel void ct_attention_bwd_qkv8(CT_BUF(__global, dqkv), CT_BUF(const __globa
 
 /* ---- elementwise ----------------------------------------------------------- */
 
-/* Elementwise kernels (and AdamW) give each work-item CT_EW consecutive
- * elements (fewer at the end): 16 on CPU devices, where the compiler then
- * runs the loop in vector instructions (one element per work-item, PoCL
- * ran these kernels in scalar ones: 124M's AdamW 154 ms against 45), 1
- * elsewhere. The host launches ceil(n / CT_EW) work-items. */
-#ifndef CT_EW
-#define CT_EW 1
-#endif
-#define CT_EW_FOR(i, n) \
-	for (size_t i = get_global_id(0) * CT_EW, \
-	     i##_end = (n) - i < CT_EW ? (n) : i + CT_EW; i < i##_end; i++)
-
+/* CT_EW elements per work-item (ct_math.clh). */
 __kernel void ct_gelu_fwd(CT_BUF(__global, out), CT_BUF(const __global, inp), ulong n)
 {
 	if (get_global_id(0) * CT_EW >= n)
