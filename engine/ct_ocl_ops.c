@@ -857,7 +857,7 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_CE_NORM, "tmiii", probs, ops->ce_stat, BT, V, Vp);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_CE_NORM, (size_t)V, (size_t)BT);
+		rc = ocl_run(ops, CT_K_CE_NORM, ew_items(ops, (size_t)V), (size_t)BT);
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_CE_LOSS, "ttmuii", losses, probs, targets, (cl_ulong)toff,
 			      BT, Vp);
@@ -870,7 +870,7 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	RUN(CT_K_CROSSENTROPY_BWD, Vp, BT, "ttmiii", dlogits, probs, targets, BT, V, Vp);
+	RUN(CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), BT, "ttmiii", dlogits, probs, targets, BT, V, Vp);
 }
 
 /* ---- clipping and AdamW ---------------------------------------------------- */

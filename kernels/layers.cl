@@ -445,7 +445,16 @@ __kernel void ct_ce_max(CT_BUF(const __global, logits), __global float *stat,
 	stat[r] = mx;
 }
 
-/* probs[r,i] = ct_expf(x[r,i] - max_r) for i < V, 0 for i >= V. */
+/* ct_ce_norm and ct_crossentropy_bwd take CT_EW entries i of row r =
+ * gid1 per work-item (gid0). */
+#define CT_CE_FOR(i, n) \
+	for (int i = (int)get_global_id(0) * CT_EW, \
+	     i##_end = (n) - i < CT_EW ? (n) : i + CT_EW; i < i##_end; i++)
+
+/* probs[r,i] = ct_expf(x[r,i] - max_r) for i < V, 0 for i >= V; one
+ * work-item per (i, r) (ct_expf's branches keep the compiler from
+ * running a CT_EW loop of it in vector instructions, while PoCL
+ * vectorises across work-items: measured 19 ms against 12 for 124M). */
 __kernel void ct_ce_exp(CT_BUF(__global, probs), CT_BUF(const __global, logits),
 			const __global float *stat, int BT, int V, int Vp)
 {
@@ -479,13 +488,16 @@ __kernel void ct_ce_sum(CT_BUF(const __global, probs), __global float *stat,
 __kernel void ct_ce_norm(CT_BUF(__global, probs), const __global float *stat,
 			 int BT, int V, int Vp)
 {
-	int i = get_global_id(0), r = get_global_id(1);
-	size_t j = (size_t)r * Vp + i;
+	int r = get_global_id(1);
+	float sum;
 
-	if (i >= V || r >= BT)
+	if ((int)get_global_id(0) * CT_EW >= V || r >= BT)
 		return;
 	CT_AT(probs);
-	probs[j] = probs[j] / stat[BT + r];
+	probs += (size_t)r * Vp;
+	sum = stat[BT + r];
+	CT_CE_FOR(i, V)
+		probs[i] = probs[i] / sum;
 }
 
 /* losses[r] = -ct_logf(probs[r, targets[r]]) (targets from targets_off on). */
@@ -501,25 +513,29 @@ __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs)
 	losses[r] = -ct_logf(probs[(size_t)r * Vp + targets[r]]);
 }
 
-/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); one
- * work-item per (i, r). */
+/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V). */
 __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
 				  const __global ct_tok *targets, int BT, int V, int Vp)
 {
-	int i = get_global_id(0), r = get_global_id(1);
-	size_t j = (size_t)r * Vp + i;
-	float d = 0.0f;
+	int r = get_global_id(1), tr;
 
-	if (i >= Vp || r >= BT)
+	if ((int)get_global_id(0) * CT_EW >= Vp || r >= BT)
 		return;
 	CT_AT(dlogits); CT_AT(probs);
-	if (i < V) {
-		float ind = i == (int)targets[r] ? 1.0f : 0.0f;
+	dlogits += (size_t)r * Vp;
+	probs += (size_t)r * Vp;
+	tr = (int)targets[r];
+	CT_CE_FOR(i, Vp) {
+		float d = 0.0f;
 
-		d = probs[j] - ind;
-		d = d / (float)BT;
+		if (i < V) {
+			float ind = i == tr ? 1.0f : 0.0f;
+
+			d = probs[i] - ind;
+			d = d / (float)BT;
+		}
+		dlogits[i] = d;
 	}
-	dlogits[j] = d;
 }
 
 /* ---- gradient clipping and AdamW ------------------------------------------- */
