@@ -205,7 +205,7 @@ int ct_ocl_swiglu_backward(struct ct_ocl_llk *lk, struct ct_dten dfch, struct ct
 static int gqa_expand(struct ct_ocl_llk *lk, struct ct_dten x3, struct ct_dten qkv,
 		      int BT, int NH, int KVH, int hs)
 {
-	return launch(lk, CT_LK_GQA_EXPAND, (size_t)3 * NH * hs, (size_t)BT, "ttiiii", x3, qkv,
+	return launch(lk, CT_LK_GQA_EXPAND, (size_t)3 * NH, (size_t)BT, "ttiiii", x3, qkv,
 		      BT, NH, KVH, hs);
 }
 
