@@ -411,10 +411,12 @@ static int choose_blocking(struct ct_ocl *ocl)
 		if (ocl->ew < 1 || ocl->ew > 64)
 			return ct_error(CT_EINVAL, "CT_OCL_EW='%s': want 1..64", ew);
 	}
-	/* attention.cl: 8 rows per work-item (GPT-2 124M at T=1024 on PoCL, 2
-	 * cores: attention 3.05 s per step at 1 row, 1.29 s at 4, 1.04 s at 8);
-	 * CT_OCL_ATT_R=N overrides */
-	ocl->att_r = 8;
+	/* attention.cl: 8 rows per work-item on CPUs (GPT-2 124M at T=1024 on
+	 * PoCL, 2 cores: attention 3.05 s per step at 1 row, 1.29 s at 4, 1.04
+	 * s at 8); 1 elsewhere, where 8 rows' private arrays would spill (GPUs
+	 * run attn_tiled.cl for heads of up to 64 channels, these kernels for
+	 * wider ones); CT_OCL_ATT_R=N overrides */
+	ocl->att_r = ocl->info.type == CT_OCL_TYPE_CPU ? 8 : 1;
 	if (ar != NULL && ar[0] != '\0') {
 		ocl->att_r = atoi(ar);
 		if (ocl->att_r < 1 || ocl->att_r > 8)

@@ -37,7 +37,7 @@
  *                        and AdamW (default 16 on CPUs, run as vector
  *                        loops; 1 elsewhere)
  *   CT_OCL_ATT_R=N       query (key) rows per work-item of attention.cl's
- *                        kernels (default 8)
+ *                        kernels (default 8 on CPUs, 1 elsewhere)
  *   CT_OCL_PROFILE=1     wait for and time every launch; a per-kernel
  *                        table (wall and process CPU ms) is printed to
  *                        stderr by ct_ocl_ops_free (for the backend: the

@@ -104,12 +104,19 @@ static void test_cpu_equals_opencl(void **state)
 }
 
 /* Lean mode (ln1, qkv, ln2 recomputed in backward; the default for big
- * batches only) gives the same bytes. */
+ * batches only) gives the same bytes; so do attention.cl's kernels with a
+ * row per work-item (GPUs' choice) and with blocks of 3 (T = 11: the last
+ * block ends past T). */
 static void test_lean_equal(void **state)
 {
 	setenv("CT_OCL_LEAN", "1", 1);
 	test_cpu_equals_opencl(state);
 	unsetenv("CT_OCL_LEAN");
+	setenv("CT_OCL_ATT_R", "1", 1);
+	test_cpu_equals_opencl(state);
+	setenv("CT_OCL_ATT_R", "3", 1);
+	test_cpu_equals_opencl(state);
+	unsetenv("CT_OCL_ATT_R");
 }
 
 /* The GPU-shaped kernels (tiled matmul, tiled attention, tiled gradient
