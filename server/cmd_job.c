@@ -235,7 +235,6 @@ static int aggregate_opt(const char *v, const char **out)
 struct submit_args {
 	struct ct_job_spec s;
 	char *paths[3];		/* --model, --train, --eval (owned) */
-	const char *agg;	/* --aggregate, or NULL */
 };
 
 static void submit_args_free(struct submit_args *a)
@@ -272,7 +271,7 @@ static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos,
 			rc = ct_error(CT_EUSAGE, "'%s': spell the text options out in full", w);
 		else if (c != O_TEXT)
 			rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
-			   : c == O_AGG ? aggregate_opt(optarg, &a->agg)
+			   : c == O_AGG ? aggregate_opt(optarg, &a->s.aggregation)
 				      : submit_opt(ctx, &a->s, c, a->paths);
 	}
 	if (rc == 0 && argc - optind > npos)
@@ -324,14 +323,6 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	a.s.train_path = a.paths[1];
 	a.s.eval_path = a.paths[2];
 	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
-	if (rc == 0 && a.s.eval_tokens > 0)
-		rc = ct_seval_set_job_tokens(ctx->db, jobid, a.s.eval_tokens);
-	/* read by the assimilator only when a round ends: set it right after */
-	if (rc == 0 && a.agg != NULL)
-		rc = ct_db_exec(ctx->db, "UPDATE job SET aggregation=? WHERE id=?", "sl", a.agg,
-				jobid);
-	if (rc > 0)
-		rc = 0;
 	if (rc == 0)
 		rc = ct_text_submit_record(ctx, &ts, jobid);
 	if (rc == 0)
@@ -444,7 +435,7 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_job_row j;
 	char loss[32];
-	int64_t id;
+	int64_t id, evtok = 0;
 	int rc;
 
 	rc = job_arg(argc, argv, &id);
@@ -462,6 +453,12 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	fprintf(ctx->out, "probe: %d eval tokens per new result%s\n",
 		ct_val_probe_tokens(j.steps, j.batch, j.seq, j.probe_tokens),
 		j.probe_tokens > 0 ? "" : " (default)");
+	rc = ct_seval_job_tokens(ctx->srv, ctx->db, id, &evtok);
+	if (rc < 0)
+		return rc;
+	fprintf(ctx->out, "evaluation: %s%" PRId64 " tokens a round%s; rounds aggregated by %s\n",
+		evtok > 0 ? "" : "the whole eval file, ", evtok,
+		j.eval_tokens > 0 ? "" : " (default)", j.aggregation);
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])

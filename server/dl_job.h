@@ -23,6 +23,8 @@ struct ct_job_row {
 	double lr;
 	int min_quorum, target_nresults;
 	int probe_tokens;		/* 0: the default (ct_val_probe_tokens) */
+	int64_t eval_tokens;		/* 0: the default (ct_seval_job_tokens) */
+	char aggregation[17];		/* mean, trimmed or median */
 	char model_sha256[65], final_model_sha256[65];	/* "" until done */
 	char error_message[4 * 255 + 1];
 	double final_eval_loss;		/* NAN while there is none */

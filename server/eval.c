@@ -207,19 +207,6 @@ int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	return rc;
 }
 
-int ct_seval_set_job_tokens(struct ct_db *db, int64_t jobid, int64_t tokens)
-{
-	int64_t found = 0;
-	int rc;
-
-	rc = ct_db_query_int(db, &found, "SELECT COUNT(*) FROM job WHERE id=?", "l", jobid);
-	if (rc == 0 && found == 0)
-		rc = ct_error(CT_ENOTFOUND, "no job %lld", (long long)jobid);
-	if (rc == 0)
-		rc = ct_db_exec(db, "UPDATE job SET eval_tokens=? WHERE id=?", "ll", tokens, jobid);
-	return rc < 0 ? rc : 0;
-}
-
 int ct_seval_record_round(struct ct_db *db, int64_t roundid, int64_t ntokens)
 {
 	int rc = ct_db_exec(db, "UPDATE `round` SET eval_ntokens=? WHERE id=?", "ll", ntokens,

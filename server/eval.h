@@ -42,10 +42,6 @@ void ct_seval_release(void);
 /* The most tokens a job may ask its rounds to be evaluated on. */
 #define CT_SEVAL_MAX_TOKENS ((int64_t)1 << 32)
 
-/* Store job `jobid`'s evaluation size (job.eval_tokens; 0 = default).
- * Returns 0, CT_ENOTFOUND (no such job) or a db error. */
-int ct_seval_set_job_tokens(struct ct_db *db, int64_t jobid, int64_t tokens);
-
 /* Record that round `roundid`'s losses are over `ntokens` tokens
  * (round.eval_ntokens, shown on the job page). 0 or a db error. */
 int ct_seval_record_round(struct ct_db *db, int64_t roundid, int64_t ntokens);

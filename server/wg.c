@@ -194,10 +194,11 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
 		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
 		"max_total_results, max_success_results, delay_bound, adaptive_replication, "
-		"tolerance, loss_margin, upload_encoding, max_upload_bytes, probe_tokens) VALUES "
+		"tolerance, loss_margin, upload_encoding, max_upload_bytes, probe_tokens, "
+		"eval_tokens, aggregation) VALUES "
 		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-		"?, ?, ?, ?, ?)",
-		"sllislssiiiiiddddddliiiiiiiddsll",
+		"?, ?, ?, ?, ?, ?, ?)",
+		"sllislssiiiiiddddddliiiiiiiddsllls",
 		s->name && *s->name ? s->name : "job", ct_db_now(db), ct_db_now(db), CT_JOB_RUNNING,
 		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
 		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
@@ -208,7 +209,8 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 		replicas + 3, s->delay_bound ? s->delay_bound : 86400,
 		s->adaptive < 0 ? 1 : s->adaptive, s->tolerance ? s->tolerance : 1e-3,
 		s->loss_margin ? s->loss_margin : 0.05,
-		s->upload_encoding ? s->upload_encoding : "lossless", max_up, s->probe_tokens);
+		s->upload_encoding ? s->upload_encoding : "lossless", max_up, s->probe_tokens,
+		s->eval_tokens, s->aggregation ? s->aggregation : "mean");
 	if (rc < 0)
 		return rc;
 	*jobid = ct_db_last_id(db);

@@ -37,6 +37,7 @@ struct ct_job_spec {
 	int adaptive;			/* -1: default (on) */
 	const char *upload_encoding;	/* "lossless" (default) or "int8" */
 	int64_t eval_tokens;		/* round evaluation size, 0 = default (eval.h) */
+	const char *aggregation;	/* "mean" (default), "trimmed" or "median" (ct_avg) */
 	int64_t probe_tokens;		/* validator's probe size, 0 = default (ct_val_probe_tokens) */
 	/* LoRA: rank 0 trains every weight; rank > 0 trains adapters (alpha
 	 * 0: alpha = rank; targets 0: all four). lora_job.h */

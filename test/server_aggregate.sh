@@ -9,8 +9,9 @@
 #  - a bad --aggregate value is refused with the choices;
 #  - job show reports the probe size --probe-tokens set (32 eval tokens,
 #    where this job's default would be 16; the validator reads the same
-#    column through the same ct_val_probe_tokens), and setting it leaves
-#    --aggregate in force.
+#    column through the same ct_val_probe_tokens), the evaluation size
+#    --eval-tokens set and the aggregation, all three stored with the job
+#    when it is created (no later UPDATE: no moment with the defaults).
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.
 CT_TMP_PREFIX=ctune-agg
@@ -23,9 +24,11 @@ out=$("$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "
 	--shards 3 --rounds 2 --steps 2 --batch 2 --seq 16 --lr 0.001 --aggregate mode 2>&1)
 check "--aggregate mode is refused" "$(echo "$out" | grep -c 'want mean, trimmed-mean or median')" 1
 submit --shards 3 --rounds 2 --replicas 2 --quorum 2 --no-adaptive --aggregate median --name med \
-	--probe-tokens 32
+	--probe-tokens 32 --eval-tokens 48
 check "job show says the job's probe size" \
 	"$("$S" job show "$P" 1 | grep -c '^probe: 32 eval tokens per new result$')" 1
+check "job show says its evaluation size and aggregation" \
+	"$("$S" job show "$P" 1 | grep -c '^evaluation: 48 tokens a round; rounds aggregated by median$')" 1
 start_server http,transitioner,validator,assimilator
 check "h1 gets one replica of each WU" "$(ask h1 4)" 3
 check "h2 gets the others" "$(ask h2 4)" 3
