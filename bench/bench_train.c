@@ -12,7 +12,7 @@
  *
  *   bench/bench_train [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
- *                     [--compare[=R]]
+ *                     [--compare[=R]] [--long T2]
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -41,6 +41,11 @@
  * $BENCH_TORCH_DEVICE runs PyTorch on another device ("cuda" on a GPU
  * machine; default "cpu"), $BENCH_TORCH_SCRIPT names the script when the
  * source tree has moved.
+ *
+ * --long T2 also runs, per device, T, T2 and T again, and prints T2's
+ * tokens/s over T's (their mean) with T2's OpenCL memory: issue 17's goals
+ * for 124m, `--config 124m --device opencl --long 1024`, are >= 0.7x,
+ * buffers peaking at <= 5 GiB and none over 1 GiB.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -94,7 +99,12 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 	return rc;
 }
 
-static double *last_ms;	/* shared with the child: its ms/step */
+/* What a run in a child process reports to the parent (shared memory). */
+struct run_stats {
+	double ms;		/* per step */
+	double peak, largest;	/* bytes of OpenCL buffers: live at once, one buffer */
+};
+static struct run_stats *last;
 
 /* Run warm-up + steps on dev; params_out gets the final weights. */
 static int run_here(const struct bcfg *c, const char *dev, const float *params,
@@ -147,10 +157,10 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 
 		dt = (ct_time_mono_s() - t0) / steps;
 		dc = (ct_time_cpu_s() - c0) / steps;
-		if (last_ms != NULL)
-			*last_ms = dt * 1e3;
 		getrusage(RUSAGE_SELF, &ru);
 		ct_ocl_alloc_stats(&peak, &largest);
+		if (last != NULL)
+			*last = (struct run_stats){ dt * 1e3, (double)peak, (double)largest };
 		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
 		       name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
@@ -272,7 +282,7 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *
 	for (int r = 0; rc == 0 && r < rounds; r++) {
 		for (int d = 0; rc == 0 && d < ndev; d++) {
 			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
-			ms[d] = *last_ms;
+			ms[d] = last->ms;
 		}
 		torch_run(py, dir, B, T, steps, &tms, &tloss);
 		printf("%-9s torch    %3d %4d %10.1f %10.0f   loss %.4f  round %d:", c->name, B,
@@ -287,6 +297,39 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *
 	snprintf(path, sizeof(path), "%s/tokens.bin", dir);
 	unlink(path);
 	rmdir(dir);
+	return rc;
+}
+
+/* --long T2: per device a run at T, one at T2, one at T again (so that a
+ * drift in the machine's load shows in neither side alone), then T2's
+ * tokens/s over the mean of T's and T2's OpenCL memory: issue 17's goals
+ * for 124m at T2 = 1024 against T = 64 are >= 0.7x, buffers peaking at
+ * <= 5 GiB and none over 1 GiB. */
+static int long_seq(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
+		    char **devs, int ndev, int B, int T, int T2, int steps)
+{
+	struct ct_lora_spec none = { 0 };
+	int rc = 0;
+
+	for (int d = 0; rc == 0 && d < ndev; d++) {
+		struct run_stats a = { 0 }, l = { 0 };
+
+		rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
+		if (rc == 0) {
+			a = *last;
+			rc = run(c, devs[d], m->params, tok, B, T2, steps, NULL, &none);
+		}
+		if (rc == 0) {
+			l = *last;
+			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
+		}
+		if (rc == 0 && l.ms > 0.0)
+			printf("%-9s %-8s tokens/s at T=%d over T=%d: %.2fx; at T=%d OpenCL buffers "
+			       "peak %.2f GiB, largest %.0f MiB (goals for 124m, 1024 over 64: "
+			       ">= 0.70x, <= 5 GiB, <= 1024 MiB)\n", c->name, devs[d], T2, T,
+			       (double)T2 * (a.ms + last->ms) / 2.0 / ((double)T * l.ms), T2,
+			       l.peak / 1073741824.0, l.largest / 1048576.0);
+	}
 	return rc;
 }
 
@@ -319,11 +362,11 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
 }
 
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
-			int steps, int check, int rounds)
+			int steps, int check, int rounds, int T2)
 {
 	struct ct_gpt2 m;
 	ct_tok *tok = NULL;
-	size_t ntok = (size_t)(steps + 1) * B * T + 1;
+	size_t ntok = (size_t)(steps + 1) * B * (T2 > T ? T2 : T) + 1;
 	int rc;
 
 	memset(&m, 0, sizeof(m));
@@ -340,6 +383,8 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 
 		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
 	}
+	if (rc == 0 && T2 > 0 && !c->lora_only)
+		rc = long_seq(c, &m, tok, devs, ndev, B, T, T2, steps);
 	if (rc == 0 && rounds > 0 && c->cfg.arch == CT_ARCH_GPT2)	/* torch_train.py: GPT-2 */
 		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
 	if (rc == 0 && (lora.rank > 0 || c->lora_only)) {
@@ -360,14 +405,15 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'k' },
 		{ "lora-rank", required_argument, NULL, 'r' },
 		{ "compare", optional_argument, NULL, 'p' },
+		{ "long", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_bench_run run = CT_BENCH_RUN_INIT;
 	char *def[2] = { "cpu", "opencl" };
-	int check = 0, rounds = 0, c, rc = 0;
+	int check = 0, rounds = 0, T2 = 0, c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:L:h", opts, NULL)) != -1) {
 		if (ct_bench_run_opt(&run, c, optarg))
 			continue;
 		switch (c) {
@@ -381,15 +427,22 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
+		case 'L':
+			T2 = atoi(optarg);
+			if (T2 < 1) {
+				fprintf(stderr, "bad --long\n");
+				return 2;
+			}
+			break;
 		case 'h':
 			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
-			       "[--compare[=R]]\n", argv[0]);
+			       "[--compare[=R]] [--long T2]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "
 				"[--seq T] [--steps N] [--device D]... [--check] [--lora-rank R] "
-				"[--compare[=R]]\n", argv[0]);
+				"[--compare[=R]] [--long T2]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -398,12 +451,10 @@ int main(int argc, char **argv)
 		run.devs[1] = def[1];
 		run.ndev = 2;
 	}
-	last_ms = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		       -1, 0);
-	if (last_ms == MAP_FAILED)
-		last_ms = NULL;
-	if (rounds > 0 && last_ms == NULL) {
-		fprintf(stderr, "bench_train: no shared memory for --compare\n");
+	last = mmap(NULL, sizeof(*last), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		    -1, 0);
+	if (last == MAP_FAILED) {
+		fprintf(stderr, "bench_train: no shared memory\n");
 		return 1;
 	}
 	if (ct_bench_run_bad(&run) || rounds < 0) {
@@ -417,7 +468,7 @@ int main(int argc, char **argv)
 		if ((strcmp(run.which, "all") == 0 && !configs[i].lora_only) ||
 		    strcmp(run.which, configs[i].name) == 0)
 			rc = bench_config(&configs[i], run.devs, run.ndev, run.B, run.T, run.steps,
-					  check, rounds);
+					  check, rounds, T2);
 	if (rc < 0)
 		fprintf(stderr, "bench_train: %s\n", ct_errmsg(rc));
 	return rc < 0 ? 1 : 0;
