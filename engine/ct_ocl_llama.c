@@ -162,7 +162,7 @@ int ct_ocl_rmsnorm_backward(struct ct_ocl_llk *lk, struct ct_dten dinp, struct c
 int ct_ocl_rope(struct ct_ocl_llk *lk, struct ct_dten qkv, struct ct_dten tab, int BT,
 		int T, int NH, int KVH, int hs, int dir)
 {
-	return launch(lk, CT_LK_ROPE, (size_t)(NH + KVH) * (hs / 2), (size_t)BT, "ttiiiiii",
+	return launch(lk, CT_LK_ROPE, (size_t)(NH + KVH), (size_t)BT, "ttiiiiii",
 		      qkv, tab, BT, T, NH + KVH, hs, (NH + 2 * KVH) * hs, dir);
 }
 
@@ -242,7 +242,7 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 		rc = ct_ocl_attention_backward_recompute(lk->ops, dx3, dot, dout, x3, stat,
 							 B, T, C, NH);
 	if (rc == 0)
-		rc = launch(lk, CT_LK_GQA_REDUCE, (size_t)(NH + 2 * KVH) * hs, (size_t)BT,
+		rc = launch(lk, CT_LK_GQA_REDUCE, (size_t)(NH + 2 * KVH), (size_t)BT,
 			    "ttiiii", dqkv, dx3, BT, NH, KVH, hs);
 	return rc;
 }
