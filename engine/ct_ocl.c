@@ -388,11 +388,15 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
 	return 0;
 }
 
-/* Matmul blocking for the device: large register blocks of float16 for
- * CPUs (PoCL vectorises them to AVX-512/AVX2), small ones elsewhere. With
- * 16-float native vectors (AVX-512: 32 vector registers) 6 rows x 4
- * vectors (24 accumulators, 10 loads per 24 fmas) measured ~15% faster on
- * the model's products than 8 x 2 (doc/results.md, "CPU matmul blocking").
+/* Matmul blocking for the device: register blocks of the CPU's vectors,
+ * small ones elsewhere. With 16-float native vectors (AVX-512: 32 vector
+ * registers) 6 rows x 4 float16 (24 accumulators, 10 loads per 24 fmas)
+ * measured ~15% faster on the model's products than 8 x 2 (doc/results.md,
+ * "CPU matmul blocking"). With 8-float ones (AVX2: 16 registers) 6 rows x
+ * 2 float8 (12 accumulators, BLIS's Haswell shape): 8 x 2 of float16 needs
+ * 32 registers, and PoCL built for Haswell ran it 20% slower per product
+ * and 10% per 124M step (doc/results.md, session 7). Other CPUs keep 8 x 2
+ * of float16 (not measured: without FMA hardware fma() is a library call).
  * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
  * Also the elementwise kernels' elements per work-item (ocl->ew) and the
  * attention kernels' rows (ocl->att_r). */
@@ -426,6 +430,8 @@ static int choose_blocking(struct ct_ocl *ocl)
 	    clGetDeviceInfo(ocl->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
 			    &native, NULL) == CL_SUCCESS && native >= 16) {
 		ocl->mm_r = 6; ocl->mm_vw = 16; ocl->mm_nv = 4;
+	} else if (ocl->info.type == CT_OCL_TYPE_CPU && native == 8) {
+		ocl->mm_r = 6; ocl->mm_vw = 8; ocl->mm_nv = 2;
 	} else if (ocl->info.type == CT_OCL_TYPE_CPU) {
 		ocl->mm_r = 8; ocl->mm_vw = 16; ocl->mm_nv = 2;
 	} else {
