@@ -107,8 +107,11 @@ users_and_clients() {
 		bg "$GT/$name-c$i.log" "$CTUNE" --dir "$GT/$name-c$i" -v run $COPTS
 	done
 }
-job_done() { hub "$S" job show "$1" 1 2>/dev/null | head -1 | grep -q ': done'; }
-final_sha() { hub "$S" job show "$1" 1 2>/dev/null | sed -n 's/^final model: \([0-9a-f]*\).*/\1/p'; }
+# job_done DIR [JOB], final_sha DIR [JOB] (JOB: default 1)
+job_done() { hub "$S" job show "$1" "${2:-1}" 2>/dev/null | head -1 | grep -q ': done'; }
+final_sha() {
+	hub "$S" job show "$1" "${2:-1}" 2>/dev/null | sed -n 's/^final model: \([0-9a-f]*\).*/\1/p'
+}
 
 # ---- the reference: one server, embedded database, two clients --------------
 ref_run() {
@@ -169,7 +172,12 @@ check "every table has a primary key" "$(galera_sql 1 "SELECT COUNT(*) FROM
 check "every table is InnoDB" "$(galera_sql 1 "SELECT COUNT(*) FROM information_schema.tables
 	WHERE table_schema='ctune' AND engine <> 'InnoDB'")" 0
 hub "$S" job submit "$P" --model "$GT/base.bin" --train "$GT/train.bin" --eval "$GT/eval.bin" \
-	$JOBARGS >>"$GT/init.log" 2>&1 || die "job submit"
+	$JOBARGS >"$GT/submit.out" 2>>"$GT/init.log" || die "job submit"
+cat "$GT/submit.out" >>"$GT/init.log"
+# the job's id: Galera hands each node its own auto-increment offset, so the
+# first job is not always 1 (a CI run got 2)
+JOB=$(sed -n 's/^job \([0-9][0-9]*\)$/\1/p' "$GT/submit.out")
+[ -n "$JOB" ] || die "job submit printed no job id"
 
 bg "$GT/server-a.log" "$S" run "$P" --instance a --listen 127.0.0.1:8001 --db "$DB1"
 SA=$BGPID
@@ -181,7 +189,7 @@ users_and_clients gal "$P" 3 http://127.0.0.1:8001 http://127.0.0.1:8002
 
 # mid-job: the first round averaged, the second one running
 round1() {
-	[ "$(galera_sql 1 "SELECT COUNT(*) FROM ctune.round WHERE jobid=1 AND idx=1 AND
+	[ "$(galera_sql 1 "SELECT COUNT(*) FROM ctune.round WHERE jobid=$JOB AND idx=1 AND
 		out_model_sha256 <> ''")" = 1 ]
 }
 wait_for 600 "round 1 of the job is averaged" round1
@@ -201,22 +209,22 @@ if [ $FULL = 1 ]; then
 	ok "node 2 rejoined the cluster"
 fi
 
-wait_for $((FULL ? 1800 : 900)) "the job finishes on the cluster" job_done "$P"
+wait_for $((FULL ? 1800 : 900)) "the job finishes on the cluster" job_done "$P" "$JOB"
 wait "$REFPID" || true
 [ "$(wc -c <"$GT/ref.sha" 2>/dev/null)" = 65 ] ||
 	die "the single-server reference run did not finish"
-check "final model equals the single-server run's" "$(final_sha "$P")" "$(cat "$GT/ref.sha")"
+check "final model equals the single-server run's" "$(final_sha "$P" "$JOB")" "$(cat "$GT/ref.sha")"
 
 q() { galera_sql 1 "USE ctune; $*"; }
 NWU=$((ROUNDS * SHARDS))
-check "every WU was made once" "$(q "SELECT COUNT(*) FROM workunit WHERE jobid=1")" $NWU
+check "every WU was made once" "$(q "SELECT COUNT(*) FROM workunit WHERE jobid=$JOB")" $NWU
 check "no WU lost: each has a valid canonical result" "$(q "SELECT COUNT(*) FROM workunit w
-	JOIN result r ON r.id=w.canonical_resultid WHERE w.jobid=1 AND r.validate_state=1")" $NWU
-check "every round averaged once" "$(q "SELECT COUNT(*) FROM round WHERE jobid=1 AND
+	JOIN result r ON r.id=w.canonical_resultid WHERE w.jobid=$JOB AND r.validate_state=1")" $NWU
+check "every round averaged once" "$(q "SELECT COUNT(*) FROM round WHERE jobid=$JOB AND
 	status=2 AND out_model_sha256 <> '' AND nwus_done=nwus")" $ROUNDS
 check "one credit event per valid result, none for others" "$(q "SELECT
-	(SELECT COUNT(*) FROM credit_event WHERE jobid=1) - (SELECT COUNT(*) FROM result
-	WHERE jobid=1 AND validate_state=1 AND granted_credit > 0)")" 0
+	(SELECT COUNT(*) FROM credit_event WHERE jobid=$JOB) - (SELECT COUNT(*) FROM result
+	WHERE jobid=$JOB AND validate_state=1 AND granted_credit > 0)")" 0
 check "no credit event twice (by result)" "$(q "SELECT COUNT(*) - COUNT(DISTINCT resultid)
 	FROM credit_event")" 0
 check "every user's total is the sum of its events" "$(q "SELECT COUNT(*) FROM user u WHERE
@@ -224,7 +232,7 @@ check "every user's total is the sum of its events" "$(q "SELECT COUNT(*) FROM u
 	WHERE e.userid=u.id)) > 1e-6 * GREATEST(1, u.total_credit)")" 0
 check "credit granted equals the events'" "$(q "SELECT COUNT(*) FROM result r JOIN
 	credit_event e ON e.resultid=r.id WHERE ABS(r.granted_credit - e.credit) > 1e-9")" 0
-valid=$(q "SELECT COUNT(*) FROM result WHERE jobid=1 AND validate_state=1")
+valid=$(q "SELECT COUNT(*) FROM result WHERE jobid=$JOB AND validate_state=1")
 [ "$valid" -ge $((2 * NWU)) ] && ok "$valid valid results for $NWU WUs" ||
 	fail "$valid valid results for $NWU WUs (quorum 2)"
 
