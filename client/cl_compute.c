@@ -29,6 +29,7 @@ struct running {
 	char name[128];
 	char *slot;
 	double last_ckpt;		/* monotonic time of the last checkpoint */
+	double ckpt_every;		/* seconds between checkpoints (prefs) */
 	double tok_per_step;
 };
 
@@ -185,6 +186,11 @@ static int start_task(struct ct_daemon *d, struct running *r)
 	d->nlosses = 0;
 	r->tok_per_step = ct_task_tokens_per_step(&r->run);
 	d->wu_tokens = r->tok_per_step * r->run.hp.steps;	/* for the work buffer */
+	r->ckpt_every = ct_prefs_checkpoint_interval(&d->prefs, ct_wu_state_bytes(r->run.wu));
+	if (r->ckpt_every > d->prefs.checkpoint_seconds)
+		ct_log_info("%s: checkpoints every %.0f s (a %.0f MB state, at most %ld MB an "
+			    "hour)", t->name, r->ckpt_every, ct_wu_state_bytes(r->run.wu) / 1e6,
+			    d->prefs.checkpoint_mb_per_hour);
 	ct_daemon_save(d);
 	ct_daemon_unlock(d);
 	r->last_ckpt = ct_clock_mono(d->clk);
@@ -291,7 +297,7 @@ static void step(struct ct_daemon *d, struct running *r)
 		finish_task(d, r);
 		return;
 	}
-	if (ct_clock_mono(d->clk) - r->last_ckpt >= d->prefs.checkpoint_seconds)
+	if (ct_clock_mono(d->clk) - r->last_ckpt >= r->ckpt_every)
 		checkpoint(d, r);
 	pause = ct_prefs_throttle_sleep(&d->prefs, dt);
 	if (pause > 0)

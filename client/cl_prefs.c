@@ -22,6 +22,7 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->gpu_only = 0;
 	p->always = 0;
 	p->checkpoint_seconds = 60;
+	p->checkpoint_mb_per_hour = 2048;
 	snprintf(p->device, sizeof(p->device), "auto");
 	p->work_buffer = 1;
 	p->work_buf_min = 10;
@@ -85,7 +86,8 @@ int ct_prefs_check_device(const char *s)
 
 static const char *const known_keys[] = {
 	"idle_minutes", "run_on_battery", "max_cpu_percent", "run_hours",
-	"gpu_only", "always", "checkpoint_seconds", "device", "work_buffer",
+	"gpu_only", "always", "checkpoint_seconds", "checkpoint_mb_per_hour", "device",
+	"work_buffer",
 	"suspend_cpu_percent", "work_buf_min", "work_buf_max", "cache_max_mb",
 };
 
@@ -122,6 +124,9 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
 	if (rc < 0) goto out;
 	rc = ct_conf_get_double(c, "checkpoint_seconds", p->checkpoint_seconds, 0.01, 1e6,
 				&p->checkpoint_seconds);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_int(c, "checkpoint_mb_per_hour", p->checkpoint_mb_per_hour, 0,
+			     1000000000L, &p->checkpoint_mb_per_hour);
 	if (rc < 0) goto out;
 	rc = ct_conf_get_int(c, "work_buffer", p->work_buffer, 1, 16, &v);
 	if (rc < 0) goto out;
@@ -213,6 +218,19 @@ const char *ct_suspend_reason_str(enum ct_suspend_reason r)
 	if ((unsigned)r < sizeof(names) / sizeof(names[0]) && names[r])
 		return names[r];
 	return "suspended";
+}
+
+double ct_prefs_checkpoint_interval(const struct ct_prefs *p, double bytes)
+{
+	double s = p->checkpoint_seconds;
+
+	if (p->checkpoint_mb_per_hour > 0 && bytes > 0) {
+		double cap = bytes / 1048576.0 * 3600.0 / (double)p->checkpoint_mb_per_hour;
+
+		if (cap > s)
+			s = cap;
+	}
+	return s;
 }
 
 double ct_prefs_throttle_sleep(const struct ct_prefs *p, double busy)

@@ -12,6 +12,9 @@
  *   gpu_only = off            # never compute on the CPU
  *   always = off              # ignore idleness (like `ctune run --always`)
  *   checkpoint_seconds = 60   # engine state saved at least this often
+ *   checkpoint_mb_per_hour = 2048  # ... but big states less often, so
+ *                             # that checkpoints write at most this much an
+ *                             # hour (0: no cap; a 124M WU's state is 1.5 GB)
  *   device = auto             # auto, cpu, opencl, opencl:N
  *   work_buffer = 1           # tasks to keep queued per project (at least)
  *   work_buf_min = 10         # seconds of work queued below which to ask
@@ -37,6 +40,7 @@ struct ct_prefs {
 	int gpu_only;
 	int always;
 	double checkpoint_seconds;
+	long checkpoint_mb_per_hour;	/* 0: no cap */
 	char device[32];		/* "auto", "cpu", "opencl", "opencl:N" */
 	int work_buffer;		/* 1..16 */
 	int suspend_cpu_percent;	/* 0 (off) .. 100 */
@@ -87,6 +91,12 @@ enum ct_suspend_reason ct_prefs_decide(const struct ct_prefs *p, const struct ct
 
 /* "running", "user active", "on battery", ... */
 const char *ct_suspend_reason_str(enum ct_suspend_reason r);
+
+/* Seconds between checkpoints of a state of `bytes`: checkpoint_seconds,
+ * or longer so that they write at most checkpoint_mb_per_hour MiB an hour
+ * (a 124M WU's 1.5 GB every minute would be 2 TB a day of a volunteer's
+ * SSD; the state is also saved on every suspend and exit). */
+double ct_prefs_checkpoint_interval(const struct ct_prefs *p, double bytes);
 
 /* Seconds to sleep after computing for `busy` seconds so that the compute
  * share is max_cpu_percent: busy * (100 / pct - 1). */

@@ -431,6 +431,12 @@ static int state_put(struct ct_afile *af, struct ct_sha256_ctx *sha,
 	return ct_afile_write(af, buf, n);
 }
 
+double ct_wu_state_bytes(const struct ct_wu *wu)
+{
+	return (double)STATE_HDR + 3.0 * (double)ct_wu_nparams_trained(wu) * sizeof(float) +
+	       CT_SHA256_LEN;
+}
+
 int ct_wu_save_state(struct ct_wu *wu, const char *path)
 {
 	const size_t n = ct_wu_nparams_trained(wu);

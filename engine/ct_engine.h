@@ -229,6 +229,10 @@ int ct_wu_read_params(struct ct_wu *wu, float *params);
  * result is delta-encoded against, are ct_lora_init(cfg, &hp.lora,
  * hp.lora_seed). */
 size_t ct_wu_nparams_trained(const struct ct_wu *wu);
+
+/* Bytes of the file ct_wu_save_state writes (the trained floats, their
+ * two AdamW moments, header and digest). */
+double ct_wu_state_bytes(const struct ct_wu *wu);
 int ct_wu_read_adapters(struct ct_wu *wu, float *adapters);
 int ct_wu_read_trained(struct ct_wu *wu, float *out);
 

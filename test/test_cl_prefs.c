@@ -172,5 +172,27 @@ static void test_battery(void **unused)
 	free(dir);
 }
 
+/* Checkpoints: every checkpoint_seconds for small states; big ones so
+ * that at most checkpoint_mb_per_hour MiB are written an hour. */
+static void test_checkpoint_interval(void **unused)
+{
+	struct ct_prefs p;
+	const double mib = 1048576.0;
+
+	(void)unused;
+	ct_prefs_default(&p);
+	assert_int_equal(p.checkpoint_mb_per_hour, 2048);
+	assert_true(ct_prefs_checkpoint_interval(&p, 1.5 * mib) == 60);	/* demo-sized */
+	assert_true(ct_prefs_checkpoint_interval(&p, 34.0 * mib) == 60);	/* 2048/60 MiB */
+	/* a 124M WU's state: 1424 MiB at 2048 MiB an hour, one per 2503 s */
+	assert_true(ct_prefs_checkpoint_interval(&p, 1424.0 * mib) == 1424.0 * 3600.0 / 2048.0);
+	assert_int_equal(load_text(&p, "checkpoint_mb_per_hour = 0\ncheckpoint_seconds = 30\n"),
+			 0);
+	assert_true(ct_prefs_checkpoint_interval(&p, 1424.0 * mib) == 30);	/* no cap */
+	assert_int_equal(load_text(&p, "checkpoint_mb_per_hour = 360\n"), 0);
+	assert_true(ct_prefs_checkpoint_interval(&p, 100.0 * mib) == 1000);
+	assert_int_equal(load_text(&p, "checkpoint_mb_per_hour = -1\n"), CT_ECONFIG);
+}
+
 CT_TEST_MAIN(test_defaults_and_file, test_bad_values, test_hours, test_decide,
-	test_throttle, test_battery)
+	test_throttle, test_battery, test_checkpoint_interval)
