@@ -359,13 +359,17 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 	return rc;
 }
 
-/* Length of the k pieces (see ct_mm): about 1 MiB of each operand, at
- * least 256 (measured best on PoCL for the model's shapes); CT_OCL_KC
- * overrides (tuning, tests). K <= 2 pieces runs whole. */
-static int mm_kpiece(int M, int N, int K)
+/* Length of the k pieces (see ct_mm): about 1 MiB of the operand that is
+ * reused across the outer loop (B, K x N, when all panels of a row block
+ * run together (pfast); else A, M x K), at least 256 (measured best on
+ * PoCL for the model's shapes); CT_OCL_KC overrides (tuning, tests). K <=
+ * 2 pieces runs whole. (Sized by max(M, N) before, the transposed forward
+ * of the logits, M = 50304, N = BT = 256, ran in 3 pieces at 360 GFLOP/s;
+ * whole, its 786 KB of packed inputs stay in cache: 440.) */
+static int mm_kpiece(int M, int N, int K, int pfast)
 {
 	const char *env = getenv("CT_OCL_KC");
-	int big = M > N ? M : N, kc = (1 << 18) / (big > 0 ? big : 1);
+	int reused = pfast ? N : M, kc = (1 << 17) / (reused > 0 ? reused : 1);
 
 	if (kc < 256)
 		kc = 256;
@@ -443,7 +447,7 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	size_t np = ((size_t)a->N + pw - 1) / pw;
 	size_t mb = ((size_t)a->M + o->mm_r - 1) / o->mm_r;
 	int M = a->M, N = a->N, K = a->K, direct = a->sn == 1;
-	int kc = mm_kpiece(M, N, K), lda = (int)(np * pw), pfast, rc;
+	int lda = (int)(np * pw), pfast, kc, rc;
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
 
 	if (M <= 0 || N <= 0)
@@ -451,6 +455,7 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	/* keep the bigger operand's blocks hot: with A larger than B, run all
 	 * panels of one row block together */
 	pfast = (double)M * K > (double)K * N;
+	kc = mm_kpiece(M, N, K, pfast);
 	rc = mm_pack_b(ops, a->B, a->sk, a->sn, N, K, pw, np, direct);
 	if (rc == 0)
 		rc = grow(ops, &ops->accb, &ops->accb_floats, kc < K ? (size_t)M * lda : 1);
