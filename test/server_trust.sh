@@ -61,7 +61,10 @@ alone() { grep -q "work unit $1 goes to host $(cat "$T/host.a") alone" "$T/serve
 job_done() { "$S" job show "$P" "$1" 2>/dev/null | head -1 | grep -q ': done'; }
 # one pass of every volunteer: a first (the attacker), then h1..h3 honest
 cur_round() { "$S" job show "$P" 1 | sed -n 's/.*round \([0-9]*\) of.*/\1/p'; }
+wu_of() { xmllint --xpath "string(/scheduler_reply/result[$1]/wu_name)" "$T/reply.a"; }
+round_of() { echo "$1" | sed -n 's/^j[0-9]*-r\([0-9]*\)-s[0-9]*$/\1/p'; }
 caught=0
+extra=0		# TRUST_MODE=caught: the replica flipped beside the lone flip
 flip_round=0
 nalone=0
 nflip=0
@@ -73,26 +76,50 @@ step() {
 		[ "${rnd:-0}" -ge 3 ] && want=1
 		n=$(ask a $want)
 		if [ "$n" -gt 0 ]; then
-			wu=$(xmllint --xpath 'string(/scheduler_reply/result/wu_name)' "$T/reply.a")
-			# the round of the WU it got: the next round may have opened
-			# since cur_round (a CI run flipped a round-4 WU as round 3's)
-			rnd=$(echo "$wu" | sed -n 's/^j[0-9]*-r\([0-9]*\)-s[0-9]*$/\1/p')
-			mode=honest
-			if [ "$rnd" -ge 3 ] && alone "$wu"; then
-				mode=flip
+			# each result by its own WU's round: the next round may open
+			# between cur_round and the ask (CI runs flipped a round-4 WU
+			# as round 3's, and flipped replicas that came with a lone WU
+			# when asking for 4), so a decides per result, as a real
+			# cheater would from the WU names; first which one is alone
+			lone=0
+			i=1
+			while [ "$i" -le "$n" ]; do
+				wu=$(wu_of "$i")
+				[ "$(round_of "$wu")" -ge 3 ] && alone "$wu" && lone=$i
+				i=$((i + 1))
+			done
+			if [ $lone -gt 0 ]; then
 				nalone=$((nalone + 1))
 				caught=1
-				flip_round=$rnd
-			elif [ $caught = 1 ] && [ "$rnd" -gt $flip_round ]; then
-				mode=flip
+				flip_round=$(round_of "$(wu_of $lone)")
 			fi
-			work a $mode
-			[ $mode = flip ] && nflip=$((nflip + n)) || nhon=$((nhon + n))
+			: >"$T/todo.a"
+			mode=honest
+			i=1
+			while [ "$i" -le "$n" ]; do
+				wu=$(wu_of "$i")
+				rnd=$(round_of "$wu")
+				m=honest
+				if [ $i = $lone ] || { [ $caught = 1 ] && [ "$rnd" -gt $flip_round ]; }; then
+					m=flip
+				elif [ "$MODE" = caught ] && [ "$rnd" = "$flip_round" ] &&
+					[ $extra = 0 ]; then
+					m=flip		# a replica of the lone flip's round
+					extra=1
+				fi
+				craft_item "$T/reply.a" "$i" "$m"
+				echo "$r $wu $shard $tok" >>"$T/todo.a"
+				echo "$r $wu $shard" >>"$T/got.a"
+				[ $m = flip ] && { nflip=$((nflip + 1)); mode=flip; } || nhon=$((nhon + 1))
+				i=$((i + 1))
+			done
+			deliver a
 			echo "# round $rnd: a reports $n result(s) ($mode)"
-			if [ "$MODE" = caught ] && [ "$flip_round" = "$rnd" ] &&
+			if [ "$MODE" = caught ] && [ "$flip_round" = "$rnd" ] && [ $extra = 0 ] &&
 				[ "$(ask a 1)" -gt 0 ]; then
 				work a flip
 				nflip=$((nflip + 1))
+				extra=1
 				echo "# round $rnd: a reports a replica (flip)"
 			fi
 		fi
