@@ -228,40 +228,66 @@ __kernel void ct_attn_fwd(CT_BUF(__global, out), CT_BUF(__global, stat),
 	}
 }
 
+/* What the backward's query-row kernels share for the CT_ATT_R rows from
+ * t0 of head bh: q and dout of the head (qo, yo: the rows' offsets), k^T
+ * and v^T (tr: the launcher's transposes), the last row and the rows'
+ * softmax max and sum. */
+struct ct_att_qrows {
+	const __global float *q, *dy, *kt, *vt;
+	size_t qo[CT_ATT_R], yo[CT_ATT_R];
+	float mx[CT_ATT_R], sum[CT_ATT_R];
+	int tl;
+};
+
+static inline void ct_att_qrows_init(struct ct_att_qrows *w, const __global float *qkv,
+				     const __global float *dout, const __global float *stat,
+				     const __global float *tr, int t0, int bh, int B, int T,
+				     int C, int NH)
+{
+	int b = bh / NH, hs = C / NH;
+
+	w->q = qkv + (size_t)b * T * 3 * C + (bh % NH) * hs;
+	w->dy = dout + (size_t)b * T * C + (bh % NH) * hs;
+	w->kt = tr + (size_t)bh * hs * T;		/* k^T, then v^T */
+	w->vt = w->kt + (size_t)B * C * T;
+	w->tl = ct_att_row(t0, CT_ATT_R - 1, T);
+	ct_att_rows(w->qo, t0, T, 3 * C);
+	ct_att_rows(w->yo, t0, T, C);
+	ct_att_row_stats(w->mx, w->sum, stat + (size_t)bh * T * 2, t0, T);
+}
+
+/* For keys j..j+31: s = the rows' probabilities, da = their raw dots of
+ * dout with v. */
+static inline void ct_att_qrows_keys(const struct ct_att_qrows *w, float s[CT_ATT_R][32],
+				     float da[CT_ATT_R][32], int j, int T, int hs, float scale)
+{
+	ct_att_dot32(s, w->q, w->qo, w->kt, T, j, hs);
+	ct_att_dot32(da, w->dy, w->yo, w->vt, T, j, hs);
+	for (int r = 0; r < CT_ATT_R; r++)
+		ct_att_probs32(s[r], s[r], scale, w->mx[r], w->sum[r], 1);
+}
+
 /* Backward step 1, one work-item per (CT_ATT_R query rows, b*NH + h):
  * dot[bh,t] = sum over t2 <= t of fma(att[t,t2], da[t,t2], acc). */
 __kernel void ct_attn_bwd_dot(CT_BUF(__global, dot), CT_BUF(const __global, dout),
 			      CT_BUF(const __global, qkv), CT_BUF(const __global, stat),
 			      CT_BUF(const __global, tr), int B, int T, int C, int NH)
 {
-	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
-	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C, tl;
-	const __global float *q, *dy, *kt, *vt;
-	float scale = ct_att_scale(hs), mx[CT_ATT_R], sum[CT_ATT_R], acc[CT_ATT_R];
-	float s[CT_ATT_R][32], da[CT_ATT_R][32];
-	size_t qo[CT_ATT_R], yo[CT_ATT_R];
+	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1), hs = C / NH;
+	float scale = ct_att_scale(hs), acc[CT_ATT_R], s[CT_ATT_R][32], da[CT_ATT_R][32];
+	struct ct_att_qrows w;
 
 	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
-	q = qkv + (size_t)b * T * C3 + h * hs;
-	dy = dout + (size_t)b * T * C + h * hs;
-	kt = tr + (size_t)bh * hs * T;			/* k^T, then v^T */
-	vt = kt + (size_t)B * C * T;
-	tl = ct_att_row(t0, CT_ATT_R - 1, T);
-	ct_att_rows(qo, t0, T, C3);
-	ct_att_rows(yo, t0, T, C);
-	ct_att_row_stats(mx, sum, stat + (size_t)bh * T * 2, t0, T);
+	ct_att_qrows_init(&w, qkv, dout, stat, tr, t0, bh, B, T, C, NH);
 	for (int r = 0; r < CT_ATT_R; r++)
 		acc[r] = 0.0f;
-	for (int j = 0; j <= tl; j += 32) {
-		ct_att_dot32(s, q, qo, kt, T, j, hs);
-		ct_att_dot32(da, dy, yo, vt, T, j, hs);
-		for (int r = 0; r < CT_ATT_R; r++) {
-			ct_att_probs32(s[r], s[r], scale, mx[r], sum[r], 1);
+	for (int j = 0; j <= w.tl; j += 32) {
+		ct_att_qrows_keys(&w, s, da, j, T, hs, scale);
+		for (int r = 0; r < CT_ATT_R; r++)
 			for (int l = 0; l < 32 && j + l <= ct_att_row(t0, r, T); l++)
 				acc[r] = fma(s[r][l], da[r][l], acc[r]);
-		}
 	}
 	for (int r = 0; r < CT_ATT_R && t0 + r < T; r++)
 		dot[(size_t)bh * T + t0 + r] = acc[r];
@@ -308,23 +334,14 @@ __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot)
 			     int B, int T, int C, int NH)
 {
 	int t0 = get_global_id(0) * CT_ATT_R, bh = get_global_id(1);
-	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C, tl;
-	const __global float *base, *dy, *kt, *vt;
-	float scale = ct_att_scale(hs), mx[CT_ATT_R], sum[CT_ATT_R], dt[CT_ATT_R];
-	float s[CT_ATT_R][32], da[CT_ATT_R][32];
-	size_t qo[CT_ATT_R], yo[CT_ATT_R];
+	int b = bh / NH, h = bh % NH, hs = C / NH, C3 = 3 * C;
+	float scale = ct_att_scale(hs), dt[CT_ATT_R], s[CT_ATT_R][32], da[CT_ATT_R][32];
+	struct ct_att_qrows w;
 
 	if (t0 >= T || bh >= B * NH)
 		return;
 	CT_AT(dqkv); CT_AT(dot); CT_AT(dout); CT_AT(qkv); CT_AT(stat); CT_AT(tr);
-	base = qkv + (size_t)b * T * C3 + h * hs;
-	dy = dout + (size_t)b * T * C + h * hs;
-	kt = tr + (size_t)bh * hs * T;
-	vt = kt + (size_t)B * C * T;
-	tl = ct_att_row(t0, CT_ATT_R - 1, T);
-	ct_att_rows(qo, t0, T, C3);
-	ct_att_rows(yo, t0, T, C);
-	ct_att_row_stats(mx, sum, stat + (size_t)bh * T * 2, t0, T);
+	ct_att_qrows_init(&w, qkv, dout, stat, tr, t0, bh, B, T, C, NH);
 	for (int r = 0; r < CT_ATT_R; r++)
 		dt[r] = dot[(size_t)bh * T + ct_att_row(t0, r, T)];
 	for (int c0 = 0; c0 < hs; c0 += CT_ATT_CH) {
@@ -334,13 +351,11 @@ __kernel void ct_attn_bwd_dq(CT_BUF(__global, dqkv), CT_BUF(const __global, dot)
 		for (int r = 0; r < CT_ATT_R; r++)
 			for (int i = 0; i < nc; i++)
 				acc[r][i] = 0.0f;
-		for (int j = 0; j <= tl; j += 32) {
-			ct_att_dot32(s, base, qo, kt, T, j, hs);
-			ct_att_dot32(da, dy, yo, vt, T, j, hs);
-			for (int r = 0; r < CT_ATT_R; r++)
-				ct_att_probs32(s[r], s[r], scale, mx[r], sum[r], 1);
-			for (int l = 0; l < 32 && j + l <= tl; l++) {
-				const __global float *k = base + (size_t)(j + l) * C3 + C + c0;
+		for (int j = 0; j <= w.tl; j += 32) {
+			ct_att_qrows_keys(&w, s, da, j, T, hs, scale);
+			for (int l = 0; l < 32 && j + l <= w.tl; l++) {
+				/* w.q is the head's q: its k is C further along the row */
+				const __global float *k = w.q + (size_t)(j + l) * C3 + C + c0;
 
 				for (int r = 0; r < CT_ATT_R; r++) {
 					float g;
