@@ -323,12 +323,14 @@ static int long_seq(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok 
 			l = *last;
 			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
 		}
-		if (rc == 0 && l.ms > 0.0)
-			printf("%-9s %-8s tokens/s at T=%d over T=%d: %.2fx; at T=%d OpenCL buffers "
-			       "peak %.2f GiB, largest %.0f MiB (goals for 124m, 1024 over 64: "
-			       ">= 0.70x, <= 5 GiB, <= 1024 MiB)\n", c->name, devs[d], T2, T,
-			       (double)T2 * (a.ms + last->ms) / 2.0 / ((double)T * l.ms), T2,
-			       l.peak / 1073741824.0, l.largest / 1048576.0);
+		if (rc == 0 && l.ms > 0.0) {
+			printf("%-9s %-8s tokens/s at T=%d over T=%d: %.2fx", c->name, devs[d], T2,
+			       T, (double)T2 * (a.ms + last->ms) / 2.0 / ((double)T * l.ms));
+			if (l.peak > 0.0)	/* an OpenCL device */
+				printf("; at T=%d OpenCL buffers peak %.2f GiB, largest %.0f MiB",
+				       T2, l.peak / 1073741824.0, l.largest / 1048576.0);
+			printf(" (goals for 124m, 1024 over 64: >= 0.70x, <= 5 GiB, <= 1024 MiB)\n");
+		}
 	}
 	return rc;
 }

@@ -145,6 +145,7 @@ static int start_task(struct ct_daemon *d, struct running *r)
 {
 	struct ct_project *p = NULL;
 	struct ct_task *t;
+	double state;
 	int rc;
 
 	ct_daemon_lock(d);
@@ -186,10 +187,11 @@ static int start_task(struct ct_daemon *d, struct running *r)
 	d->nlosses = 0;
 	r->tok_per_step = ct_task_tokens_per_step(&r->run);
 	d->wu_tokens = r->tok_per_step * r->run.hp.steps;	/* for the work buffer */
-	r->ckpt_every = ct_prefs_checkpoint_interval(&d->prefs, ct_wu_state_bytes(r->run.wu));
+	state = ct_wu_state_bytes(r->run.wu);
+	r->ckpt_every = ct_prefs_checkpoint_interval(&d->prefs, state);
 	if (r->ckpt_every > d->prefs.checkpoint_seconds)
-		ct_log_info("%s: checkpoints every %.0f s (a %.0f MB state, at most %ld MB an "
-			    "hour)", t->name, r->ckpt_every, ct_wu_state_bytes(r->run.wu) / 1e6,
+		ct_log_info("%s: checkpoints every %.0f s (a %.0f MiB state, at most %ld MiB "
+			    "an hour)", t->name, r->ckpt_every, state / 1048576.0,
 			    d->prefs.checkpoint_mb_per_hour);
 	ct_daemon_save(d);
 	ct_daemon_unlock(d);

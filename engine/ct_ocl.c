@@ -400,32 +400,43 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
  * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
  * Also the elementwise kernels' elements per work-item (ocl->ew) and the
  * attention kernels' rows (ocl->att_r). */
+/* *v = the integer in environment variable `name` when it is set (and
+ * within lo..hi, else CT_EINVAL naming it), else unchanged. */
+static int env_int(const char *name, int lo, int hi, int *v)
+{
+	const char *s = getenv(name);
+	char *end;
+	long n;
+
+	if (s == NULL || s[0] == '\0')
+		return 0;
+	n = strtol(s, &end, 10);
+	if (*end != '\0' || n < lo || n > hi)
+		return ct_error(CT_EINVAL, "%s='%s': want %d..%d", name, s, lo, hi);
+	*v = (int)n;
+	return 0;
+}
+
 static int choose_blocking(struct ct_ocl *ocl)
 {
-	const char *env = getenv("CT_OCL_MM"), *ew = getenv("CT_OCL_EW");
-	const char *ar = getenv("CT_OCL_ATT_R");
+	const char *env = getenv("CT_OCL_MM");
 	cl_uint native = 0;
-	int r, vw, nv;
+	int r, vw, nv, rc;
 
 	/* CPUs: 16 elements per work-item of the elementwise kernels, run as
-	 * vector loops (see kernels/layers.cl, CT_EW); CT_OCL_EW=N overrides */
+	 * vector loops (see kernels/ct_math.clh, CT_EW); CT_OCL_EW=N overrides */
 	ocl->ew = ocl->info.type == CT_OCL_TYPE_CPU ? 16 : 1;
-	if (ew != NULL && ew[0] != '\0') {
-		ocl->ew = atoi(ew);
-		if (ocl->ew < 1 || ocl->ew > 64)
-			return ct_error(CT_EINVAL, "CT_OCL_EW='%s': want 1..64", ew);
-	}
 	/* attention.cl: 8 rows per work-item on CPUs (GPT-2 124M at T=1024 on
 	 * PoCL, 2 cores: attention 3.05 s per step at 1 row, 1.29 s at 4, 1.04
 	 * s at 8); 1 elsewhere, where 8 rows' private arrays would spill (GPUs
 	 * run attn_tiled.cl for heads of up to 64 channels, these kernels for
 	 * wider ones); CT_OCL_ATT_R=N overrides */
 	ocl->att_r = ocl->info.type == CT_OCL_TYPE_CPU ? 8 : 1;
-	if (ar != NULL && ar[0] != '\0') {
-		ocl->att_r = atoi(ar);
-		if (ocl->att_r < 1 || ocl->att_r > 8)
-			return ct_error(CT_EINVAL, "CT_OCL_ATT_R='%s': want 1..8", ar);
-	}
+	rc = env_int("CT_OCL_EW", 1, 64, &ocl->ew);
+	if (rc == 0)
+		rc = env_int("CT_OCL_ATT_R", 1, 8, &ocl->att_r);
+	if (rc < 0)
+		return rc;
 	if (ocl->info.type == CT_OCL_TYPE_CPU &&
 	    clGetDeviceInfo(ocl->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
 			    &native, NULL) == CL_SUCCESS && native >= 16) {

@@ -359,7 +359,7 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 	return rc;
 }
 
-/* Length of the k pieces (see ct_mm): about 1 MiB of the operand that is
+/* Length of the k pieces (see ct_mm): about 512 KiB of the operand that is
  * reused across the outer loop (B, K x N, when all panels of a row block
  * run together (pfast); else A, M x K), at least 256 (measured best on
  * PoCL for the model's shapes); CT_OCL_KC overrides (tuning, tests). K <=
@@ -875,7 +875,8 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	RUN(CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), BT, "ttmiii", dlogits, probs, targets, BT, V, Vp);
+	RUN(CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), BT, "ttmiii", dlogits, probs,
+	    targets, BT, V, Vp);
 }
 
 /* ---- clipping and AdamW ---------------------------------------------------- */

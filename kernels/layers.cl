@@ -445,12 +445,6 @@ __kernel void ct_ce_max(CT_BUF(const __global, logits), __global float *stat,
 	stat[r] = mx;
 }
 
-/* ct_ce_norm and ct_crossentropy_bwd take CT_EW entries i of row r =
- * gid1 per work-item (gid0). */
-#define CT_CE_FOR(i, n) \
-	for (int i = (int)get_global_id(0) * CT_EW, \
-	     i##_end = (n) - i < CT_EW ? (n) : i + CT_EW; i < i##_end; i++)
-
 /* probs[r,i] = ct_expf(x[r,i] - max_r) for i < V, 0 for i >= V; one
  * work-item per (i, r) (ct_expf's branches keep the compiler from
  * running a CT_EW loop of it in vector instructions, while PoCL
@@ -484,19 +478,20 @@ __kernel void ct_ce_sum(CT_BUF(const __global, probs), __global float *stat,
 	stat[BT + r] = sum;
 }
 
-/* probs[r,i] = e / sum_r for i < V. */
+/* probs[r,i] = e / sum_r for i < V; CT_EW entries of row r = gid1 per
+ * work-item. */
 __kernel void ct_ce_norm(CT_BUF(__global, probs), const __global float *stat,
 			 int BT, int V, int Vp)
 {
 	int r = get_global_id(1);
 	float sum;
 
-	if ((int)get_global_id(0) * CT_EW >= V || r >= BT)
+	if (get_global_id(0) * CT_EW >= (size_t)V || r >= BT)
 		return;
 	CT_AT(probs);
 	probs += (size_t)r * Vp;
 	sum = stat[BT + r];
-	CT_CE_FOR(i, V)
+	CT_EW_FOR(i, (size_t)V)
 		probs[i] = probs[i] / sum;
 }
 
@@ -513,22 +508,24 @@ __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs)
 	losses[r] = -ct_logf(probs[(size_t)r * Vp + targets[r]]);
 }
 
-/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V). */
+/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); CT_EW
+ * entries of row r = gid1 per work-item. */
 __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
 				  const __global ct_tok *targets, int BT, int V, int Vp)
 {
-	int r = get_global_id(1), tr;
+	int r = get_global_id(1);
+	size_t tr;
 
-	if ((int)get_global_id(0) * CT_EW >= Vp || r >= BT)
+	if (get_global_id(0) * CT_EW >= (size_t)Vp || r >= BT)
 		return;
 	CT_AT(dlogits); CT_AT(probs);
 	dlogits += (size_t)r * Vp;
 	probs += (size_t)r * Vp;
-	tr = (int)targets[r];
-	CT_CE_FOR(i, Vp) {
+	tr = targets[r];
+	CT_EW_FOR(i, (size_t)Vp) {
 		float d = 0.0f;
 
-		if (i < V) {
+		if (i < (size_t)V) {
 			float ind = i == tr ? 1.0f : 0.0f;
 
 			d = probs[i] - ind;

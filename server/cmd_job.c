@@ -456,9 +456,12 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = ct_seval_job_tokens(ctx->srv, ctx->db, id, &evtok);
 	if (rc < 0)
 		return rc;
-	fprintf(ctx->out, "evaluation: %s%" PRId64 " tokens a round%s; rounds aggregated by %s\n",
-		evtok > 0 ? "" : "the whole eval file, ", evtok,
-		j.eval_tokens > 0 ? "" : " (default)", j.aggregation);
+	if (evtok > 0)
+		fprintf(ctx->out, "evaluation: %" PRId64 " tokens a round", evtok);
+	else
+		fprintf(ctx->out, "evaluation: the whole eval file a round");
+	fprintf(ctx->out, "%s; rounds aggregated by %s\n", j.eval_tokens > 0 ? "" : " (default)",
+		j.aggregation);
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])
