@@ -41,6 +41,7 @@
 #include "db.h"
 #include "files.h"
 #include "http.h"
+#include "sched_load.h"
 #include "sched_rpc.h"
 #include "server.h"
 #include "wg.h"
@@ -108,37 +109,6 @@ static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200
 		die("inputs", rc);
 }
 
-/* Job 1 with 8 shards, then `wus` more WUs cloned from its first one by
- * SQL (much faster than storing thousands of shard files), 2 results each. */
-static int clone_wus(struct ct_db *db, int wus)
-{
-	int rc = ct_db_begin(db);
-
-	for (int i = 0; rc == 0 && i < wus; i++) {
-		char name[64], rn[80];
-		snprintf(name, sizeof(name), "bench-%d", i);
-		rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
-				"round_idx, shard, seed, model_sha256, model_size, data_sha256, data_size, "
-				"data_tokens, target_nresults, min_quorum, max_error_results, "
-				"max_total_results, max_success_results, delay_bound, transition_time) "
-				"SELECT create_time, ?, jobid, roundid, round_idx, shard, seed, "
-				"model_sha256, model_size, data_sha256, data_size, data_tokens, 2, 2, 3, 6, "
-				"5, delay_bound, transition_time FROM workunit WHERE id=1", "s", name);
-		int64_t wuid = ct_db_last_id(db);
-		for (int n = 0; rc >= 0 && n < 2; n++) {
-			snprintf(rn, sizeof(rn), "%s-%d", name, n);
-			rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
-					"server_state) VALUES (?, ?, ?, 1, ?)", "lsli", ct_db_now(db), rn,
-					wuid, CT_RS_UNSENT);
-		}
-		rc = rc < 0 ? rc : 0;
-	}
-	if (rc == 0)
-		return ct_db_commit(db);
-	ct_db_rollback(db);
-	return rc;
-}
-
 /* In a child process: the project, its users and the job (then exit). */
 static void prepare(const struct opts *o, struct host *hosts, const char *dir)
 {
@@ -178,7 +148,7 @@ static void prepare(const struct opts *o, struct host *hosts, const char *dir)
 		.lr = 1e-3, .quorum = 2, .replicas = 2, .adaptive = 0 };
 	rc = ct_wg_submit(&g_srv, db, &spec, &jobid);
 	if (rc == 0)
-		rc = clone_wus(db, o->wus);
+		rc = ct_sched_load_clone(db, jobid, "bench", 0, o->wus, 2);
 	if (rc < 0)
 		die("job", rc);
 	ct_db_close(db);

@@ -26,8 +26,9 @@ include bench/corpus.mk
 include bench/lofi.mk
 # Server part: scheduler load generator (simulated hosts over loopback).
 noinst_PROGRAMS += bench/bench_sched
-bench_bench_sched_SOURCES = bench/bench_sched.c
-bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) \
+bench_bench_sched_SOURCES = bench/bench_sched.c bench/sched_load.c
+EXTRA_DIST += bench/sched_load.h
+bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) -I$(top_srcdir)/bench \
 	$(CURL_CFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web
 bench_bench_sched_LDADD = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)

@@ -182,10 +182,13 @@ static int expected_seconds(struct ct_db *db, int64_t wuid, double *out)
 	int rc;
 
 	*out = 0;
-	rc = CT_DL_LIST(db, &v, &n, elapsed_cols, "run times", "SELECT r.elapsed_s FROM "
-			"result r JOIN workunit w ON w.jobid = r.jobid WHERE w.id=? AND "
-			"r.validate_state=? AND r.elapsed_s > 0 ORDER BY r.id DESC LIMIT ?", wuid,
-			CT_VS_VALID, ESTIMATE_SAMPLES);
+	/* newest first along result_job_valid: a few rows, however many
+	 * results the job has (as a join on workunit, MariaDB walked back
+	 * through all of them while few were valid) */
+	rc = CT_DL_LIST(db, &v, &n, elapsed_cols, "run times", "SELECT elapsed_s FROM result "
+			"FORCE INDEX (result_job_valid) WHERE jobid=(SELECT jobid FROM workunit "
+			"WHERE id=?) AND validate_state=? AND elapsed_s > 0 ORDER BY id DESC "
+			"LIMIT ?", wuid, CT_VS_VALID, ESTIMATE_SAMPLES);
 	if (rc < 0)
 		return rc;
 	if (n > 0) {

@@ -20,6 +20,8 @@ CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg
 CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl test/test_wu_state
 # the migration lock and resumable migrations (issue 15)
 CT_SERVER_UNIT_TESTS += test/test_migrate_lock
+# an RPC's rows examined stay flat as the unsent work grows (issue 35)
+CT_SERVER_UNIT_TESTS += test/test_sched_scan
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)
 
@@ -32,6 +34,9 @@ test_test_wu_state_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_db_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_db_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_sched_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_sched_scan_SOURCES = test/test_sched_scan.c bench/sched_load.c
+test_test_sched_scan_CFLAGS = $(CT_SERVER_TEST_CFLAGS) -I$(top_srcdir)/bench
+test_test_sched_scan_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_sched_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_wg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_wg_LDADD = $(CT_SERVER_TEST_LIBS)

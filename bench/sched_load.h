@@ -1,0 +1,20 @@
+/*
+ * sched_load.h - unsent work for the scheduler's benchmark and its scan
+ * test: many work units cloned from a job's first one by SQL, each with
+ * its unsent replicas (far faster than making shard files for each).
+ */
+#ifndef CT_SCHED_LOAD_H
+#define CT_SCHED_LOAD_H
+
+#include <stdint.h>
+
+#include "db.h"
+
+/* Add n WUs to job jobid, copies of its WU with the lowest id named
+ * "<prefix>-<i>" for i = first .. first+n-1, each with `replicas` unsent
+ * results "<prefix>-<i>-<k>". In transactions of at most 1,000 WUs.
+ * Returns 0 or CT_EDB (what was committed before stays). */
+int ct_sched_load_clone(struct ct_db *db, int64_t jobid, const char *prefix, int64_t first,
+			int64_t n, int replicas);
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * test_sched_scan.c - a scheduler RPC's cost must not grow with the unsent
+ * work (issue 35). The rows its statements examine are read from the
+ * database's own counters (the session's Handler_read_* status) around
+ * real RPCs (ct_sched_rpc on this test's connection), first with 1,000
+ * unsent WUs, then with 10,000: the count per RPC may not grow by more
+ * than a constant, whatever the implementation of the day.
+ *
+ * Each measured host makes the two RPCs of a busy volunteer: a first
+ * contact that asks for 4 results, then one that reports them (as client
+ * errors, so no uploads are involved) and asks for 4 more. No result is
+ * ever valid, the case in which an estimate over the job's valid results
+ * has the most to walk.
+ */
+#include "ct_test_db.h"
+
+#include <inttypes.h>
+
+#include "account.h"
+#include "ct_buf.h"
+#include "ct_err.h"
+#include "ct_gpt2.h"
+#include "ct_hash.h"
+#include "ct_log.h"
+#include "ct_tokens.h"
+#include "sched_load.h"
+#include "sched_rpc.h"
+#include "wg.h"
+
+#define HOSTS_PER_STEP 8
+
+static struct ct_server g_srv;
+static struct ct_db *g_db;
+static char *g_dir;
+static int g_next_user;
+
+static void make_job(void)
+{
+	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8,
+					    .Vp = 256 };
+	struct ct_gpt2 m = { 0 };
+	char mp[4200], tp[4200];
+	static ct_tok tok[4000];
+	int64_t jobid = 0;
+
+	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
+		tok[i] = (ct_tok)(i % 200);
+	snprintf(mp, sizeof(mp), "%s/model.bin", g_dir);
+	snprintf(tp, sizeof(tp), "%s/tokens.bin", g_dir);
+	assert_int_equal(ct_gpt2_alloc(&m, &cfg), 0);
+	assert_int_equal(ct_gpt2_save(mp, &m.cfg, m.params), 0);
+	ct_gpt2_free(&m);
+	assert_int_equal(ct_tokens_save(tp, tok, sizeof(tok) / sizeof(tok[0])), 0);
+	struct ct_job_spec spec = { .name = "scan", .model_path = mp, .train_path = tp,
+		.eval_path = tp, .shards = 8, .rounds = 1, .steps = 1, .batch = 1, .seq = 8,
+		.lr = 1e-3, .quorum = 2, .replicas = 2, .adaptive = 0 };
+	assert_int_equal(ct_wg_submit(&g_srv, g_db, &spec, &jobid), 0);
+	assert_int_equal(jobid, 1);
+}
+
+static int setup_all(void **state)
+{
+	struct ct_project_opts o = { .name = "scan", .listen = "127.0.0.1:0" };
+
+	(void)state;
+	ct_log_set_level(getenv("SCAN_DEBUG") ? CT_LOG_DEBUG : CT_LOG_WARN);
+	if (ct_test_project_open(&o, &g_dir, &g_srv, &g_db) < 0)
+		return -1;
+	ct_server_set_base_url(&g_srv, "http://127.0.0.1:1");
+	/* room for the errors the hosts report: the limits are not measured */
+	if (ct_conf_set(g_srv.conf, "sched.daily_quota", "100000") < 0 ||
+	    ct_conf_set(g_srv.conf, "sched.max_in_progress", "64") < 0)
+		return -1;
+	make_job();
+	return 0;
+}
+
+static int teardown_all(void **state)
+{
+	(void)state;
+	ct_db_close(g_db);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+	ct_test_rmtree(g_dir);
+	free(g_dir);
+	return 0;
+}
+
+/* This connection's session counter(s) matching pattern, summed. */
+static int64_t counter(const char *pattern)
+{
+	int64_t n = 0;
+
+	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) "
+					 "FROM information_schema.SESSION_STATUS WHERE "
+					 "VARIABLE_NAME LIKE ?", "s", pattern), 0);
+	return n;
+}
+
+/* Rows read by this connection's statements so far. */
+static int64_t rows_read(void)
+{
+	return counter("HANDLER_READ%");
+}
+
+/* A new account; its key into key (33 bytes). */
+static void new_user(char *key)
+{
+	unsigned char raw[16];
+	char hash[65], email[64];
+
+	assert_int_equal(ct_random_bytes(raw, sizeof(raw)), 0);
+	ct_hex_encode(raw, sizeof(raw), key);
+	assert_int_equal(ct_account_key_hash(key, hash), 0);
+	snprintf(email, sizeof(email), "u%d@scan", g_next_user++);
+	assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
+				    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
+				    ct_db_now(g_db), email, email, hash), 1);
+}
+
+/* One RPC of the host (key, cpid, *hostid) reporting `held` as errors;
+ * the names it got back replace them. Returns how many it got. */
+static int rpc(const char *key, const char *cpid, const char *ip, int64_t *hostid,
+	       char held[4][96], int *nheld)
+{
+	struct ct_buf req = CT_BUF_INIT(1 << 20), out = CT_BUF_INIT(1 << 24);
+	const char *p;
+	int status = 0, got = 0;
+
+	assert_int_equal(ct_buf_appendf(&req, "<scheduler_request><authenticator>%s"
+					"</authenticator><host_id>%" PRId64 "</host_id><host_cpid>%s"
+					"</host_cpid><host><ncpus>4</ncpus></host>", key, *hostid,
+					cpid), 0);
+	for (int i = 0; i < *nheld; i++)
+		assert_int_equal(ct_buf_appendf(&req, "<result><name>%s</name><status>error"
+						"</status><error_code>-1</error_code></result>",
+						held[i]), 0);
+	assert_int_equal(ct_buf_appends(&req, "<work_req><want_results>4</want_results>"
+					"</work_req></scheduler_request>"), 0);
+	assert_int_equal(ct_sched_rpc(&g_srv, g_db, req.data, req.len, ip, &out,
+				      &status), 0);
+	assert_int_equal(status, 200);
+	p = strstr(ct_buf_cstr(&out), "<host_id>");
+	assert_non_null(p);
+	*hostid = strtoll(p + 9, NULL, 10);
+	for (p = strstr(ct_buf_cstr(&out), "<result>"); p && got < 4; p = strstr(p + 1, "<result>")) {
+		const char *n = strstr(p, "<name>"), *e = n ? strstr(n, "</name>") : NULL;
+		assert_non_null(e);
+		snprintf(held[got++], 96, "%.*s", (int)(e - n - 6), n + 6);
+	}
+	*nheld = got;
+	ct_buf_free(&req);
+	ct_buf_free(&out);
+	return got;
+}
+
+/* Rows examined per RPC over HOSTS_PER_STEP new hosts' two RPCs each;
+ * the statements run per RPC into *stmts. */
+static double rows_per_rpc(double *stmts)
+{
+	int64_t before, total = 0, s0 = counter("COM_STMT_EXECUTE");
+	int nrpc = 0;
+
+	for (int h = 0; h < HOSTS_PER_STEP; h++) {
+		char key[33], cpid[33], held[4][96], ip[32];
+		unsigned char raw[16];
+		int64_t hostid = 0;
+		int nheld = 0;
+
+		new_user(key);
+		assert_int_equal(ct_random_bytes(raw, sizeof(raw)), 0);
+		ct_hex_encode(raw, sizeof(raw), cpid);
+		/* a network of its own: replicas apart by /24 stay placeable */
+		snprintf(ip, sizeof(ip), "10.%d.%d.1", g_next_user / 250, g_next_user % 250);
+		for (int k = 0; k < 2; k++) {
+			before = rows_read();
+			assert_int_equal(rpc(key, cpid, ip, &hostid, held, &nheld), 4);
+			total += rows_read() - before;
+			nrpc++;
+		}
+	}
+	/* less the two counter reads around each RPC */
+	*stmts = (double)(counter("COM_STMT_EXECUTE") - s0) / nrpc - 2;
+	return (double)total / nrpc;
+}
+
+static void test_rows_flat_in_unsent_work(void **state)
+{
+	double small, large, s1, s2;
+	int rc;
+
+	(void)state;
+	assert_int_equal(ct_sched_load_clone(g_db, 1, "scan", 0, 1000, 2), 0);
+	small = rows_per_rpc(&s1);
+	rc = ct_sched_load_clone(g_db, 1, "scan", 1000, 9000, 2);
+	if (rc < 0) print_message("%s\n", ct_errmsg(rc));
+	assert_int_equal(rc, 0);
+	large = rows_per_rpc(&s2);
+	print_message("rows examined per RPC: %.0f at 1,000 unsent WUs, %.0f at 10,000 "
+		      "(%.2fx); statements per RPC: %.1f, %.1f\n", small, large, large / small,
+		      s1, s2);
+	/* a few rows more for the B-trees' extra level and the history the
+	 * first step left; 10x the work may not cost anything like 10x */
+	assert_true(large <= small * 1.5 + 50);
+}
+
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_rows_flat_in_unsent_work)
