@@ -156,8 +156,9 @@ static int start_task(struct ct_daemon *d, struct running *r)
 	}
 	snprintf(r->url, sizeof(r->url), "%s", p->url);
 	snprintf(r->name, sizeof(r->name), "%s", t->name);
-	r->slot = ct_daemon_slot(d, t->name);
-	rc = r->slot ? ct_mkdir_p(r->slot, 0700) : CT_ENOMEM;
+	rc = ct_daemon_slot(d, t->name, &r->slot);
+	if (rc == 0)
+		rc = ct_mkdir_p(r->slot, 0700);
 	if (rc == 0)
 		rc = ct_task_open(&r->run, t, d->cache_dir, r->slot, d->host.device);
 	if (rc == CT_ENOENT) {

@@ -8,6 +8,7 @@
 #include "cl_cache.h"
 #include "cl_ctl.h"
 #include "cl_http.h"
+#include "cl_jail.h"
 #include "cl_paths.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -69,13 +70,9 @@ void ct_daemon_wait(struct ct_daemon *d, double s)
 	pthread_cond_timedwait(&d->wake, &d->lock, &ts);
 }
 
-char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name)
+int ct_daemon_slot(const struct ct_daemon *d, const char *task_name, char **out)
 {
-	char *p = NULL;
-
-	if (asprintf(&p, "%s/%s", d->slots_dir, task_name) < 0)
-		return NULL;
-	return p;
+	return ct_jail_join(d->dir, d->slots_dir, task_name, out);
 }
 
 /* 1 if some task of any project still needs the cache file sha. */
@@ -101,10 +98,13 @@ static int cache_needed_cb(void *ctx, const char *sha)
 static void remove_slot(struct ct_daemon *d, const char *name)
 {
 	static const char *const files[] = { CT_CL_SLOT_STATE, CT_CL_SLOT_RESULT };
-	char *slot = ct_daemon_slot(d, name), path[4200];
+	char *slot = NULL, path[4200];
+	int rc = ct_daemon_slot(d, name, &slot);
 
-	if (slot == NULL)
+	if (rc < 0) {
+		ct_log_error("%s: not removing its slot: %s", name, ct_errmsg(rc));
 		return;
+	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (ct_path_join(path, sizeof(path), slot, files[i]) == 0)
 			unlink(path);

@@ -63,8 +63,10 @@ void ct_daemon_wake(struct ct_daemon *d);
 /* Sleep up to s seconds on the condition (lock held; returns with it held). */
 void ct_daemon_wait(struct ct_daemon *d, double s);
 
-/* Slot directory of a task (malloc'd). */
-char *ct_daemon_slot(const struct ct_daemon *d, const char *task_name);
+/* Slot directory of a task in *out (malloc'd, caller frees), built by
+ * ct_jail_join (cl_jail.h): 0, or CT_EPROTO / CT_EPERM for a name that would
+ * leave the client's directory (logged by the caller), CT_ENOMEM. */
+int ct_daemon_slot(const struct ct_daemon *d, const char *task_name, char **out);
 
 /* Remove REPORTED tasks of p (except the one the compute thread has open)
  * and their slot directories; then trim the input cache to cache_max_mb

@@ -312,6 +312,11 @@ int ct_http_fetch_cached(const char *url, const char *cache_dir,
 		goto out;
 	}
 	rc = d.have < size ? dl_transfer(url, &d, o) : 0;
+	if (rc == CT_ETOOBIG) {	/* a peer that sends more than it announced: start over */
+		unlink(part);
+		rc = ct_error(CT_ETOOBIG, "%s: the server sent more than the %llu bytes it "
+			      "announced; partial file removed", url, (unsigned long long)size);
+	}
 	if (rc < 0) goto out;
 	rc = dl_finish(&d, part, final, sha256, url);
 out:

@@ -9,7 +9,9 @@
 #include "cl_daemon_int.h"
 #include "cl_buffer.h"
 #include "cl_cache.h"
+#include "cl_disk.h"
 #include "cl_http.h"
+#include "cl_jail.h"
 #include "cl_paths.h"
 #include "cl_rpc.h"
 #include "ct_err.h"
@@ -21,6 +23,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_TRANSFER_FAILURES 8	/* then the task is reported as failed */
 #define RPC_REFRESH_S 3600.0	/* an RPC at least this often (credit) */
@@ -78,6 +81,43 @@ static void transfer_failed(struct ct_daemon *d, struct ct_task *t, int rc, cons
 
 /* ---- downloads ---- */
 
+/* Bytes of a file that the cache holds: all of its announced size when it
+ * is there, what a partial download has fetched, or 0. */
+static uint64_t bytes_cached(const struct ct_daemon *d, const struct ct_task_file *f)
+{
+	char part[CT_SHA256_HEXLEN + 8], *path = NULL;
+	uint64_t have = 0;
+	struct stat st;
+
+	snprintf(part, sizeof(part), "%s.part", f->sha256);
+	if (ct_jail_join(d->dir, d->cache_dir, f->sha256, &path) == 0 && stat(path, &st) == 0 &&
+	    (uint64_t)st.st_size == f->size)
+		have = f->size;
+	free(path);
+	path = NULL;
+	if (have == 0 && ct_jail_join(d->dir, d->cache_dir, part, &path) == 0 &&
+	    stat(path, &st) == 0 && (uint64_t)st.st_size <= f->size)
+		have = (uint64_t)st.st_size;
+	free(path);
+	return have;
+}
+
+/* Whether the inputs files[0..n) fit the volunteer's disk limits
+ * (cl_disk.h) once fetched; *never says they never will. */
+static int inputs_fit(const struct ct_daemon *d, const struct ct_task_file *files, size_t n,
+		      int *never)
+{
+	uint64_t need = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t more = files[i].size - bytes_cached(d, &files[i]);
+
+		need = more > UINT64_MAX - need ? UINT64_MAX : need + more;
+	}
+	return ct_disk_check(d->dir, need, d->prefs.disk_max_gb, d->prefs.disk_min_free_gb,
+			     never);
+}
+
 static int do_download(struct ct_daemon *d, const char *url)
 {
 	struct ct_project *p = project(d, url);
@@ -86,7 +126,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 	struct ct_http_opts o = { .cancel = &d->stop };
 	char name[128], *ca = NULL;
 	size_t n = 0;
-	int rc = 0, hash_bad = 0;
+	int rc = 0, hash_bad = 0, never = 0;
 
 	t = next_due(d, p, CT_TASK_DOWNLOADING, name, sizeof(name));
 	if (t == NULL)
@@ -102,6 +142,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	o.ca_file = ca;
 	ct_daemon_unlock(d);
+	rc = inputs_fit(d, files, n, &never);
 	for (size_t i = 0; i < n && rc == 0 && !d->stop; i++) {
 		char cached[4200];
 
@@ -115,7 +156,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 				    (unsigned long long)files[i].size);
 		rc = ct_http_fetch_cached(files[i].url, d->cache_dir, files[i].sha256,
 					  files[i].size, &o);
-		hash_bad |= rc == CT_EHASH;
+		hash_bad |= rc == CT_EHASH || rc == CT_ETOOBIG;
 	}
 	ct_task_files_free(files, n);
 	free(ca);
@@ -131,7 +172,7 @@ static int do_download(struct ct_daemon *d, const char *url)
 		ct_log_info("%s: inputs verified, ready", name);
 	} else {
 		/* a file that never matches its hash is the server's fault */
-		transfer_failed(d, t, rc, "download", hash_bad && t->nfailures >= 2);
+		transfer_failed(d, t, rc, "download", never || (hash_bad && t->nfailures >= 2));
 	}
 	ct_daemon_save(d);
 	return 1;
@@ -155,12 +196,12 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	char *ca = NULL;
 	const char *hdrs[3];
 	long status = 0;
-	int rc;
+	int rc, jrc;
 
 	t = next_due(d, p, CT_TASK_UPLOADING, name, sizeof(name));
 	if (t == NULL)
 		return 0;
-	slot = ct_daemon_slot(d, name);
+	jrc = ct_daemon_slot(d, name, &slot);
 	if (asprintf(&tok, "X-Upload-Token: %s", t->upload_token ? t->upload_token : "") < 0)
 		tok = NULL;
 	if (asprintf(&shah, "X-Content-SHA256: %s", t->output_sha256) < 0)
@@ -169,7 +210,9 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
 	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
-	if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
+	if (jrc < 0) {
+		rc = jrc;
+	} else if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
 		rc = CT_ENOMEM;
 	} else {
 		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop, .ca_file = ca };
@@ -192,7 +235,8 @@ static int do_upload(struct ct_daemon *d, const char *url)
 		} else {
 			if (rc == CT_EHTTP)
 				ct_log_warn("%s: upload refused: %.300s", name, ct_buf_cstr(&reply));
-			transfer_failed(d, t, rc, "upload", rc == CT_EHTTP && upload_fatal(status));
+			transfer_failed(d, t, rc, "upload",
+					jrc < 0 || (rc == CT_EHTTP && upload_fatal(status)));
 		}
 		ct_daemon_save(d);
 		ct_daemon_wake(d);
@@ -343,7 +387,11 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 	p = project(d, url);
 	if (p == NULL || d->stop)
 		goto out;
-	if (rc < 0) {
+	if (rc == CT_EPROTO) {	/* cl_jail.h: a name that would leave our directory, ... */
+		ct_log_error("%s: scheduler reply refused, nothing in it applied: %s", url,
+			     ct_errmsg(rc));
+		rpc_failed(d, p, rc, 0);
+	} else if (rc < 0) {
 		rpc_failed(d, p, rc, 0);
 	} else if (r.error_code != NULL) {
 		ct_log_error("%s: the server refused the request: %s: %s", url, r.error_code,

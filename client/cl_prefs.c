@@ -28,6 +28,8 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->work_buf_min = 10;
 	p->work_buf_max = 30;
 	p->cache_max_mb = 1024;
+	p->disk_max_gb = 50;
+	p->disk_min_free_gb = 0.1;
 }
 
 static int parse_hhmm(const char *s, char **end, int *minutes)
@@ -89,6 +91,7 @@ static const char *const known_keys[] = {
 	"gpu_only", "always", "checkpoint_seconds", "checkpoint_mb_per_hour", "device",
 	"work_buffer",
 	"suspend_cpu_percent", "work_buf_min", "work_buf_max", "cache_max_mb",
+	"disk_max_gb", "disk_min_free_gb",
 };
 
 static void warn_unknown(const struct ct_conf *c)
@@ -145,6 +148,11 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
 	rc = ct_conf_get_int(c, "cache_max_mb", p->cache_max_mb, 0, 1L << 30, &v);
 	if (rc < 0) goto out;
 	p->cache_max_mb = v;
+	rc = ct_conf_get_double(c, "disk_max_gb", p->disk_max_gb, 0, 1e9, &p->disk_max_gb);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_double(c, "disk_min_free_gb", p->disk_min_free_gb, 0, 1e9,
+				&p->disk_min_free_gb);
+	if (rc < 0) goto out;
 	s = ct_conf_get(c, "run_hours");
 	if (s != NULL && ct_prefs_parse_hours(s, &p->run_from, &p->run_to) < 0) {
 		rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));

@@ -21,6 +21,11 @@
  *   work_buf_max = 30         # ... for enough to reach this many seconds
  *   cache_max_mb = 1024       # base models/shards kept by hash for later
  *                             # tasks and rounds (least recently used go)
+ *   disk_max_gb = 50          # the most the client's directory may hold (GB,
+ *                             # 10^9 bytes); inputs that would pass it are
+ *                             # refused before their download starts
+ *   disk_min_free_gb = 0.1    # ... and so are inputs that would leave less
+ *                             # than this free on its file system
  *   suspend_cpu_percent = 0   # suspend while other programs use more than
  *                             # this share of the machine's CPU (0: never)
  *
@@ -46,6 +51,8 @@ struct ct_prefs {
 	int suspend_cpu_percent;	/* 0 (off) .. 100 */
 	double work_buf_min, work_buf_max;	/* seconds of queued work */
 	long cache_max_mb;		/* 0: keep only what tasks in hand use */
+	double disk_max_gb;		/* the client's directory holds at most this */
+	double disk_min_free_gb;	/* free space a download must leave */
 };
 
 /* The defaults listed above. */

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "cl_rpc.h"
+#include "cl_jail.h"
 #include "ct_err.h"
 #include "ct_log.h"
 #include "ct_xml.h"
@@ -183,10 +184,11 @@ static int parse_file(xmlNodePtr n, struct ct_task_file *f)
 		f->name = strdup((const char *)role);
 	xmlFree(role);
 	if (rc == 0 && f->name == NULL) rc = CT_ENOMEM;
+	if (rc == 0) rc = ct_jail_check_name("file role in the scheduler reply", f->name);
 	if (rc == 0) rc = req_str(n, "url", &f->url);
+	if (rc == 0) rc = ct_jail_check_url("file URL in the scheduler reply", f->url);
 	if (rc == 0) rc = req_str(n, "sha256", &sha);
-	if (rc == 0 && !ct_sha256_hex_valid(sha))
-		rc = ct_error(CT_EPROTO, "scheduler reply: bad sha256 '%.80s'", sha);
+	if (rc == 0) rc = ct_jail_check_sha("file sha256 in the scheduler reply", sha);
 	if (rc == 0)
 		memcpy(f->sha256, sha, CT_SHA256_HEXLEN + 1);
 	if (rc == 0) rc = ct_xml_get_int64(n, "size", 0, INT64_MAX, &size);
@@ -204,6 +206,7 @@ static int parse_wu(xmlNodePtr n, struct ct_rpc_wu *w)
 	int rc;
 
 	rc = req_str(n, "name", &w->name);
+	if (rc == 0) rc = ct_jail_check_name("workunit name in the scheduler reply", w->name);
 	if (rc == 0) rc = count_children(n, "file", CT_RPC_MAX_FILES, &nfiles);
 	if (rc < 0)
 		return rc;
@@ -232,6 +235,18 @@ static int parse_wu(xmlNodePtr n, struct ct_rpc_wu *w)
 	return rc;
 }
 
+/* Every field of a result that becomes a path, a URL or a header. */
+static int check_result(const struct ct_rpc_result *r)
+{
+	int rc;
+
+	rc = ct_jail_check_name("result name in the scheduler reply", r->name);
+	if (rc == 0) rc = ct_jail_check_name("result's workunit name in the scheduler reply", r->wu_name);
+	if (rc == 0) rc = ct_jail_check_url("upload URL in the scheduler reply", r->upload_url);
+	if (rc == 0) rc = ct_jail_check_token("upload token in the scheduler reply", r->upload_token);
+	return rc;
+}
+
 static int parse_result(xmlNodePtr n, struct ct_rpc_result *r)
 {
 	int64_t max;
@@ -245,6 +260,7 @@ static int parse_result(xmlNodePtr n, struct ct_rpc_result *r)
 	if (rc == 0) rc = ct_xml_get_int64(n, "max_upload_bytes", 0, INT64_MAX, &max);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_EPROTO, "scheduler reply: <result> incomplete");
+	if (rc == 0) rc = check_result(r);
 	r->max_upload_bytes = (uint64_t)max;
 	return rc;
 }

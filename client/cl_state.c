@@ -4,6 +4,7 @@
  * cannot drift apart.
  */
 #include "cl_state.h"
+#include "cl_jail.h"
 #include "ct_array.h"
 #include "ct_buf.h"
 #include "ct_err.h"
@@ -370,6 +371,37 @@ void ct_state_free(struct ct_state *st)
 	free(st);
 }
 
+/* A state file someone edited is checked like a scheduler reply (cl_jail.h):
+ * a task whose names would become paths outside the client's directory is
+ * refused, never followed. */
+static int check_file(const struct ct_task_file *f)
+{
+	int rc;
+
+	rc = ct_jail_check_name("file role in the state file", f->name);
+	if (rc == 0) rc = ct_jail_check_sha("file sha256 in the state file", f->sha256);
+	if (rc == 0) rc = ct_jail_check_url("file URL in the state file", f->url);
+	return rc;
+}
+
+static int check_task(const struct ct_task *t)
+{
+	int rc;
+
+	rc = ct_jail_check_name("task name in the state file", t->name);
+	if (rc == 0 && t->wu_name != NULL)
+		rc = ct_jail_check_name("workunit name in the state file", t->wu_name);
+	if (rc == 0 && t->upload_url != NULL)
+		rc = ct_jail_check_url("upload URL in the state file", t->upload_url);
+	if (rc == 0 && t->upload_token != NULL)
+		rc = ct_jail_check_token("upload token in the state file", t->upload_token);
+	if (rc == 0 && t->output_sha256[0] != '\0')
+		rc = ct_jail_check_sha("output sha256 in the state file", t->output_sha256);
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++)
+		rc = check_file(&t->files[i]);
+	return rc < 0 ? ct_error(CT_EFORMAT, "%s (edited by hand?)", ct_errmsg(rc)) : 0;
+}
+
 static int read_task(xmlNodePtr n, struct ct_project *p)
 {
 	struct ct_task *t;
@@ -395,6 +427,7 @@ static int read_task(xmlNodePtr n, struct ct_project *p)
 		rc = ct_task_add_file(t, &f);
 		if (rc == 0) rc = read_fields(c, f, file_fields, NF(file_fields));
 	}
+	if (rc == 0) rc = check_task(t);
 out:
 	free(name);
 	return rc;

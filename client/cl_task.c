@@ -4,6 +4,7 @@
 #include "cl_task.h"
 #include "cl_lora.h"
 #include "cl_paths.h"
+#include "cl_jail.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -85,6 +86,8 @@ static int cache_path(const char *cache_dir, const struct ct_task *t, const char
 
 	if (f == NULL)
 		return ct_error(CT_EINVAL, "work unit has no '%s' file", role);
+	if (ct_jail_check_sha("input sha256", f->sha256) < 0)
+		return ct_error(CT_EFORMAT, "%s", ct_errmsg(CT_EPROTO));
 	if (sha_raw != NULL && ct_hex_decode(f->sha256, sha_raw, 32) < 0)
 		return ct_error(CT_EFORMAT, "bad sha256 of '%s'", role);
 	return ct_path_join(out, cap, cache_dir, f->sha256);

@@ -7,6 +7,8 @@ client_libctclient_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_
 client_libctclient_a_SOURCES = \
 	client/commands.h \
 	client/cl_paths.c client/cl_paths.h \
+	client/cl_jail.c client/cl_jail.h \
+	client/cl_disk.c client/cl_disk.h \
 	client/cl_backoff.c client/cl_backoff.h \
 	client/cl_prefs.c client/cl_prefs.h \
 	client/cl_load.c client/cl_load.h \

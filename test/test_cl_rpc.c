@@ -39,7 +39,7 @@ static const char reply_doc[] =
 	"<upload_token>1795536000.42.524288000.9f8e</upload_token>\n"
 	"<max_upload_bytes>524288000</max_upload_bytes></result>\n"
 	"<result><name>running-2</name><wu_name>j1-r2-s5</wu_name>\n"
-	"<deadline>1795449600</deadline><upload_url>u</upload_url>\n"
+	"<deadline>1795449600</deadline><upload_url>http://h/upload/running-2</upload_url>\n"
 	"<upload_token>t</upload_token><max_upload_bytes>5</max_upload_bytes></result>\n"
 	"</scheduler_reply>\n";
 
