@@ -35,11 +35,17 @@ check_PROGRAMS += test/cl_fake_server
 test_cl_fake_server_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS)
 test_cl_fake_server_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CT_DEP_LIBS)
 
+# A hostile project server: a proxy that rewrites ctune-server's real replies
+# (test/client_hostile.sh).
+check_PROGRAMS += test/hostile_proxy
+test_hostile_proxy_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS)
+test_hostile_proxy_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CURL_LIBS) $(CT_DEP_LIBS)
+
 # Real-process integration tests of the client (stand-in server + ctune run).
 CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh \
 	test/client_backoff.sh test/client_badinput.sh test/client_server_e2e.sh \
 	test/client_attach.sh test/client_install.sh test/client_xsaver.sh \
-	test/client_buffer.sh \
+	test/client_buffer.sh test/client_hostile.sh \
 	test/text_job_e2e.sh
 dist_check_SCRIPTS += $(CT_CLIENT_IT)
 TESTS += $(CT_CLIENT_IT)
