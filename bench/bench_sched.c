@@ -4,11 +4,23 @@
  * and client threads that play many simulated hosts over loopback HTTP.
  * Each host, each call, reports the results it got last time (as client
  * errors, so no uploads are involved) and asks for 4 new ones, which is
- * the steady state of a busy project. Prints dispatches/s and the RPC
- * latency percentiles.
+ * the steady state of a busy project (the project's daily quota is set
+ * high, and each measurement has hosts of its own, so that the quota's
+ * halving per error does not starve them). Prints dispatches/s and the
+ * RPC latency percentiles.
  *
- *   bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W]
- *               [--http-threads T] [--servers K] [--db mysql://...]...
+ *   bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W[,W2...]]
+ *               [--jobs J] [--daemons] [--pages P] [--http-threads T]
+ *               [--servers K] [--db mysql://...]...
+ *
+ * --wus W1,W2,...: the unsent work units at each measurement, ascending
+ * (up to 1,000,000 and more): the project grows between measurements, so
+ * each row is the same project with more unsent work; the figures of
+ * issue 35's goals (p50 at the largest over p50 at the smallest) follow.
+ * --jobs J: the unsent work spread over J jobs. --daemons: the server
+ * runs the transitioner, validator and assimilator too, and --pages P
+ * has one more client fetch web pages (home, jobs, a job, users, status)
+ * at P a second: the realistic mix of a busy project.
  *
  * --servers K: K scheduler front ends, each a process of its own (as K
  * `ctune-server run` instances would be) on one project directory, the
@@ -41,15 +53,21 @@
 #include "db.h"
 #include "files.h"
 #include "http.h"
+#include "roles.h"
 #include "sched_load.h"
 #include "sched_rpc.h"
 #include "server.h"
+#include "web_http.h"
 #include "wg.h"
 
 #define MAX_SERVERS 8
 
+#define MAX_SIZES 16
+
 struct opts {
-	int clients, hosts, seconds, wus, http_threads, servers, ndb;
+	int clients, hosts, seconds, http_threads, servers, ndb, jobs, daemons, pages;
+	int64_t wus[MAX_SIZES];
+	int nsizes;
 	const char *db;			/* the first --db (NULL: embedded) */
 	const char *dbs[MAX_SERVERS];
 };
@@ -109,60 +127,156 @@ static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200
 		die("inputs", rc);
 }
 
-/* In a child process: the project, its users and the job (then exit). */
+/* The project's database in this (child) process: *db on g_srv. */
+static void open_db(const struct opts *o, const char *dir, struct ct_db **db)
+{
+	char p[4200], t[4200];
+	int rc;
+
+	snprintf(p, sizeof(p), "%s/proj", dir);
+	rc = ct_server_load(&g_srv, p, o->db);
+	snprintf(t, sizeof(t), "%s/proj/db", dir);
+	if (rc == 0)
+		rc = ct_db_global_init(g_srv.db_url, t, dir);
+	if (rc == 0)
+		rc = ct_db_open(db, g_srv.clock);
+	if (rc < 0)
+		die("project", rc);
+}
+
+static void close_db(struct ct_db *db)
+{
+	ct_db_close(db);
+	ct_db_global_end();
+	ct_server_free(&g_srv);
+}
+
+/* In a child process: the project, its users and o->jobs jobs of 8 shards
+ * (then exit). */
 static void prepare(const struct opts *o, struct host *hosts, const char *dir)
 {
-	struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0" };
+	struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0", .db_url = o->db };
 	char p[4200], m[4200], t[4200], e[4200];
 	struct ct_db *db = NULL;
 	int64_t jobid;
 	int rc;
 
 	snprintf(p, sizeof(p), "%s/proj", dir);
-	po.db_url = o->db;
 	rc = ct_project_init(p, &po);
-	if (rc == 0)
-		rc = ct_server_load(&g_srv, p, o->db);
-	snprintf(t, sizeof(t), "%s/proj/db", dir);
-	if (rc == 0)
-		rc = ct_db_global_init(g_srv.db_url, t, dir);
-	if (rc == 0)
-		rc = ct_db_open(&db, g_srv.clock);
-	if (rc == 0)
-		rc = ct_db_migrate(db);
 	if (rc < 0)
 		die("project", rc);
-	for (int i = 0; i < o->hosts; i++) {
+	open_db(o, dir, &db);
+	rc = ct_db_migrate(db);
+	for (int i = 0; rc == 0 && i < o->hosts * o->nsizes; i++) {
 		char hash[65], email[64];
 		ct_account_key_hash(hosts[i].key, hash);
 		snprintf(email, sizeof(email), "u%d@bench", i);
 		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
 				"auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss", ct_db_now(db), email, email,
 				hash);
-		if (rc < 0)
-			die("users", rc);
+		rc = rc < 0 ? rc : 0;
 	}
+	if (rc < 0)
+		die("users", rc);
 	make_inputs(dir, m, t, e);
 	struct ct_job_spec spec = { .name = "bench", .model_path = m, .train_path = t,
 		.eval_path = e, .shards = 8, .rounds = 1, .steps = 1, .batch = 1, .seq = 8,
 		.lr = 1e-3, .quorum = 2, .replicas = 2, .adaptive = 0 };
-	rc = ct_wg_submit(&g_srv, db, &spec, &jobid);
-	if (rc == 0)
-		rc = ct_sched_load_clone(db, jobid, "bench", 0, o->wus, 2);
+	for (int j = 0; rc == 0 && j < o->jobs; j++)
+		rc = ct_wg_submit(&g_srv, db, &spec, &jobid);
 	if (rc < 0)
 		die("job", rc);
-	ct_db_close(db);
-	ct_db_global_end();
-	ct_server_free(&g_srv);
+	close_db(db);
 	exit(0);
 }
 
+/* The ids of the project's jobs (o->jobs of them) into ids. */
+static void job_ids(struct ct_db *db, int n, int64_t *ids)
+{
+	struct ct_db_res *res = NULL;
+	int k = 0;
+
+	if (ct_db_query(db, &res, "SELECT id FROM job ORDER BY id", "") < 0)
+		die("jobs", CT_EDB);
+	while (k < n && ct_db_next(res) > 0)
+		ids[k++] = ct_db_int(res, 0);
+	ct_db_res_free(res);
+	if (k != n)
+		die("jobs", CT_ENOTFOUND);
+}
+
+/* WUs with an unsent result now. */
+static int64_t unsent_wus(struct ct_db *db)
+{
+	int64_t n = 0;
+
+	if (ct_db_query_int(db, &n, "SELECT COUNT(DISTINCT workunitid) FROM result WHERE "
+			    "server_state=?", "i", CT_RS_UNSENT) < 0)
+		die("counting unsent work", CT_EDB);
+	return n;
+}
+
+/* In a child process: the unsent WUs counted into dir/unsent (before
+ * anything is added), then, when want > 0, topped up to want by WUs named
+ * from `first` on, spread over the jobs, two unsent results each. */
+static void grow(const struct opts *o, const char *dir, int64_t first, int64_t want)
+{
+	int64_t ids[64], have, add;
+	struct ct_db *db = NULL;
+	char path[4200];
+	FILE *f;
+	int rc = 0;
+
+	open_db(o, dir, &db);
+	have = unsent_wus(db);
+	snprintf(path, sizeof(path), "%s/unsent", dir);
+	f = fopen(path, "w");
+	if (f == NULL || fprintf(f, "%" PRId64 "\n", have) < 0 || fclose(f) != 0)
+		die(path, CT_EIO);
+	add = want > have ? want - have : 0;
+	job_ids(db, o->jobs, ids);
+	for (int j = 0; rc == 0 && add > 0 && j < o->jobs; j++) {
+		int64_t lo = add * j / o->jobs, hi = add * (j + 1) / o->jobs;
+		rc = ct_sched_load_clone(db, ids[j], "bench", first + lo, hi - lo, 2);
+	}
+	if (rc < 0)
+		die("unsent work", rc);
+	close_db(db);
+	exit(0);
+}
+
+/* What the last grow() counted. */
+static int64_t read_unsent(const char *dir)
+{
+	char path[4200];
+	long long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/unsent", dir);
+	f = fopen(path, "r");
+	if (f == NULL || fscanf(f, "%lld", &n) != 1)
+		die(path, CT_EIO);
+	fclose(f);
+	return n;
+}
+
+static void *roles_main(void *arg)
+{
+	int rc = ct_roles_run(arg, "transitioner,validator,assimilator");
+
+	if (rc < 0)
+		die("daemons", rc);
+	return NULL;
+}
+
 /* In a child process: scheduler front end `idx` on the project in dir and
- * its database; writes its port to fd, serves until SIGTERM. */
+ * its database (with --daemons, the web pages and the daemons too);
+ * writes its port to fd, serves until SIGTERM. */
 static void serve(const struct opts *o, int idx, const char *dir, int fd)
 {
 	const char *url = o->ndb ? o->dbs[idx % o->ndb] : NULL;
 	char p[4200], t[4200], thr[16];
+	pthread_t roles;
 	sigset_t set;
 	int port = 0, sig, rc;
 
@@ -174,6 +288,13 @@ static void serve(const struct opts *o, int idx, const char *dir, int fd)
 	snprintf(thr, sizeof(thr), "%d", o->http_threads);
 	if (rc == 0)
 		rc = ct_conf_set(g_srv.conf, "http.threads", thr);
+	/* the simulated hosts report every result as an error: the daily
+	 * quota, halved per error, would soon leave them nothing (each
+	 * measurement has hosts of its own too) */
+	if (rc == 0)
+		rc = ct_conf_set(g_srv.conf, "sched.daily_quota", "1000000");
+	if (rc == 0)
+		rc = ct_conf_set(g_srv.conf, "sched.daily_quota_max", "10000000");
 	snprintf(t, sizeof(t), "%s/proj/db", dir);
 	if (rc == 0)
 		rc = ct_db_global_init(g_srv.db_url, t, dir);
@@ -181,13 +302,20 @@ static void serve(const struct opts *o, int idx, const char *dir, int fd)
 		die("server", rc);
 	ct_http_register_routes(&g_srv, ct_sched_routes);
 	ct_http_register_routes(&g_srv, ct_files_routes);
+	if (o->daemons && (rc = ct_web_register(&g_srv)) < 0)
+		die("web", rc);
 	rc = ct_http_start(&g_srv, "127.0.0.1:0", &port);
 	if (rc < 0)
 		die("http", rc);
+	if (o->daemons && pthread_create(&roles, NULL, roles_main, &g_srv) != 0)
+		die("daemons", CT_ENOMEM);
 	if (write(fd, &port, sizeof(port)) != (ssize_t)sizeof(port))
 		die("port", CT_EIO);
 	close(fd);
 	sigwait(&set, &sig);
+	atomic_store(&g_srv.stop, 1);
+	if (o->daemons)
+		pthread_join(roles, NULL);
 	ct_http_stop(&g_srv);
 	ct_db_global_end();
 	ct_server_free(&g_srv);
@@ -204,28 +332,22 @@ static void wait_child(pid_t pid, const char *what)
 	}
 }
 
-/* The project (in a child), then o->servers front ends; their PIDs in
- * pids, their URLs in g_urls. */
-static void setup(const struct opts *o, struct host *hosts, char **dir_out, pid_t *pids)
+/* Run fn(o, dir, a, b) in a child process and wait for it. */
+static void in_child(void (*fn)(const struct opts *, const char *, int64_t, int64_t),
+		     const struct opts *o, const char *dir, int64_t a, int64_t b, const char *what)
 {
-	char *dir = malloc(4200);
 	pid_t pid;
 
-	snprintf(dir, 4200, "%s/ctune-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", CT_EIO);
-	for (int i = 0; i < o->hosts; i++) {
-		unsigned char raw[16];
-		ct_random_bytes(raw, sizeof(raw));
-		ct_hex_encode(raw, sizeof(raw), hosts[i].key);
-		ct_random_bytes(raw, sizeof(raw));
-		ct_hex_encode(raw, sizeof(raw), hosts[i].cpid);
-	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0)
-		prepare(o, hosts, dir);
-	wait_child(pid, "set-up");
+		fn(o, dir, a, b);
+	wait_child(pid, what);
+}
+
+/* The o->servers front ends; their PIDs in pids, their URLs in g_urls. */
+static void start_servers(const struct opts *o, const char *dir, pid_t *pids)
+{
 	for (int i = 0; i < o->servers; i++) {
 		int fds[2], port = 0;
 		if (pipe(fds) < 0)
@@ -242,6 +364,37 @@ static void setup(const struct opts *o, struct host *hosts, char **dir_out, pid_
 		close(fds[0]);
 		snprintf(g_urls[i], sizeof(g_urls[i]), "http://127.0.0.1:%d", port);
 	}
+}
+
+static void stop_servers(const struct opts *o, pid_t *pids)
+{
+	for (int i = 0; i < o->servers; i++)
+		kill(pids[i], SIGTERM);
+	for (int i = 0; i < o->servers; i++)
+		wait_child(pids[i], "a server");
+}
+
+/* The project (in a child), in a new temporary directory (*dir_out). */
+static void setup(const struct opts *o, struct host *hosts, char **dir_out)
+{
+	char *dir = malloc(4200);
+	pid_t pid;
+
+	snprintf(dir, 4200, "%s/ctune-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp", CT_EIO);
+	for (int i = 0; i < o->hosts * o->nsizes; i++) {
+		unsigned char raw[16];
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].key);
+		ct_random_bytes(raw, sizeof(raw));
+		ct_hex_encode(raw, sizeof(raw), hosts[i].cpid);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		prepare(o, hosts, dir);
+	wait_child(pid, "set-up");
 	*dir_out = dir;
 }
 
@@ -324,6 +477,46 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* --pages: one client fetching web pages at o->pages a second. */
+struct pager {
+	const char *url;
+	int rate;
+	int64_t pages, errors;
+};
+
+static size_t on_discard(char *p, size_t sz, size_t n, void *ud)
+{
+	(void)p, (void)ud;
+	return sz * n;
+}
+
+static void *pager_main(void *arg)
+{
+	static const char *const paths[] = { "/", "/jobs", "/job/1", "/users", "/status",
+					     "/hosts" };
+	struct pager *pg = arg;
+	CURL *curl = curl_easy_init();
+	char url[256];
+	long code = 0;
+
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_discard);
+	for (int i = 0; ct_time_mono_s() < g_deadline; i++) {
+		double t0 = ct_time_mono_s();
+		snprintf(url, sizeof(url), "%s%s", pg->url, paths[i % 6]);
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		if (curl_easy_perform(curl) == CURLE_OK &&
+		    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200)
+			pg->pages++;
+		else
+			pg->errors++;
+		double left = 1.0 / pg->rate - (ct_time_mono_s() - t0);
+		if (left > 0)
+			usleep((useconds_t)(left * 1e6));
+	}
+	curl_easy_cleanup(curl);
+	return NULL;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -331,20 +524,23 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void run(const struct opts *o)
-{
-	struct host *hosts = calloc((size_t)o->hosts, sizeof(*hosts));
-	struct client *cl = calloc((size_t)o->clients, sizeof(*cl));
-	pthread_t *tid = calloc((size_t)o->clients, sizeof(*tid));
-	int64_t disp = 0, errs = 0;
-	size_t n = 0;
-	pid_t pids[MAX_SERVERS];
-	char *dir = NULL;
-	double t0;
+struct row {
+	int64_t wus, after, rpcs, errors, dispatched, pages;
+	double seconds, p50, p99, load;
+};
 
-	setup(o, hosts, &dir, pids);
+/* One measurement on the running servers: o->clients clients, each on
+ * its share of the hosts, for o->seconds. */
+static void measure(const struct opts *o, struct host *hosts, struct row *r)
+{
+	struct client *cl = calloc((size_t)o->clients, sizeof(*cl));
+	pthread_t *tid = calloc((size_t)o->clients, sizeof(*tid)), ptid;
+	struct pager pg = { .url = g_urls[0], .rate = o->pages };
 	int per = o->hosts / o->clients;
-	t0 = ct_time_mono_s();
+	size_t n = 0;
+	double t0 = ct_time_mono_s();
+	FILE *f;
+
 	g_deadline = t0 + o->seconds;
 	for (int i = 0; i < o->clients; i++) {
 		cl[i].url = g_urls[i % o->servers];
@@ -352,9 +548,13 @@ static void run(const struct opts *o)
 		cl[i].nhosts = per;
 		pthread_create(&tid[i], NULL, client_main, &cl[i]);
 	}
+	if (o->pages > 0)
+		pthread_create(&ptid, NULL, pager_main, &pg);
 	for (int i = 0; i < o->clients; i++)
 		pthread_join(tid[i], NULL);
-	double el = ct_time_mono_s() - t0;
+	if (o->pages > 0)
+		pthread_join(ptid, NULL);
+	r->seconds = ct_time_mono_s() - t0;
 	for (int i = 0; i < o->clients; i++)
 		n += cl[i].nlat;
 	double *all = malloc((n ? n : 1) * sizeof(double));
@@ -362,31 +562,90 @@ static void run(const struct opts *o)
 	for (int i = 0; i < o->clients; i++) {
 		memcpy(all + n, cl[i].lat, cl[i].nlat * sizeof(double));
 		n += cl[i].nlat;
-		disp += cl[i].dispatched;
-		errs += cl[i].errors;
+		r->dispatched += cl[i].dispatched;
+		r->errors += cl[i].errors;
+		free(cl[i].lat);
 	}
 	qsort(all, n, sizeof(double), cmp_d);
-	printf("| db | servers | clients | hosts | http threads | seconds | RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	printf("| %s | %d | %d | %d | %d | %.1f | %zu | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f |\n",
+	r->rpcs = (int64_t)n;
+	r->p50 = n ? all[n / 2] : 0;
+	r->p99 = n ? all[(size_t)(n * 0.99)] : 0;
+	r->pages = pg.pages;
+	r->errors += pg.errors;
+	f = fopen("/proc/loadavg", "r");
+	if (f == NULL || fscanf(f, "%lf", &r->load) != 1)
+		r->load = -1;
+	if (f)
+		fclose(f);
+	free(all);
+	free(cl);
+	free(tid);
+}
+
+static void print_row(const struct opts *o, const struct row *r)
+{
+	printf("| %s | %d | %d | %d | %" PRId64 " | %" PRId64 " | %d | %s | %d | %.1f | %" PRId64
+	       " | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f | %" PRId64 " | %.2f |\n",
 	       o->ndb > 1 ? "external (several)" : o->db ? "external" : "embedded", o->servers,
-	       o->clients, o->hosts, o->http_threads, el, n, errs, disp, disp / el,
-	       n ? all[n / 2] : 0.0, n ? all[(size_t)(n * 0.99)] : 0.0);
-	for (int i = 0; i < o->servers; i++)
-		kill(pids[i], SIGTERM);
-	for (int i = 0; i < o->servers; i++)
-		wait_child(pids[i], "a server");
+	       o->clients, o->hosts, r->wus, r->after, o->jobs, o->daemons ? "yes" : "no", o->pages,
+	       r->seconds, r->rpcs, r->errors, r->dispatched, r->dispatched / r->seconds, r->p50,
+	       r->p99, r->pages, r->load);
+	fflush(stdout);
+}
+
+static void run(const struct opts *o)
+{
+	struct host *hosts = calloc((size_t)(o->hosts * o->nsizes), sizeof(*hosts));
+	struct row rows[MAX_SIZES] = { 0 };
+	pid_t pids[MAX_SERVERS];
+	char *dir = NULL;
+	int64_t have = 0;
+
+	setup(o, hosts, &dir);
+	printf("| db | servers | clients | hosts | unsent WUs | after | jobs | daemons | pages/s | seconds "
+	       "| RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms | pages "
+	       "| load |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int k = 0; k < o->nsizes; k++) {
+		/* each measurement starts from its size of unsent WUs (what the
+		 * last one dispatched is topped up); "after" says how much of it
+		 * was left at its end */
+		in_child(grow, o, dir, have, o->wus[k], "growing the unsent work");
+		if (read_unsent(dir) < o->wus[k])
+			have += o->wus[k] - read_unsent(dir);
+		start_servers(o, dir, pids);
+		rows[k].wus = o->wus[k];
+		measure(o, hosts + k * o->hosts, &rows[k]);
+		stop_servers(o, pids);
+		in_child(grow, o, dir, have, 0, "counting the unsent work");
+		rows[k].after = read_unsent(dir);
+		print_row(o, &rows[k]);
+	}
+	if (o->nsizes > 1)
+		printf("\nRPC p50 at %" PRId64 " unsent WUs over p50 at %" PRId64 ": %.2fx (goal <= 2x)\n",
+		       o->wus[o->nsizes - 1], o->wus[0], rows[o->nsizes - 1].p50 / rows[0].p50);
 	char cmd[4300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
 	free(dir);
-	free(all);
-	for (int i = 0; i < o->clients; i++)
-		free(cl[i].lat);
-	free(cl);
-	free(tid);
 	free(hosts);
+}
+
+/* "1000,10000,1000000" into o->wus, ascending. Returns 0 or -1. */
+static int parse_sizes(const char *arg, struct opts *o)
+{
+	char *end;
+
+	o->nsizes = 0;
+	for (const char *p = arg; *p; p = *end ? end + 1 : end) {
+		long long v = strtoll(p, &end, 10);
+		if (end == p || v < 1 || (*end && *end != ',') || o->nsizes == MAX_SIZES ||
+		    (o->nsizes > 0 && v <= o->wus[o->nsizes - 1]))
+			return -1;
+		o->wus[o->nsizes++] = v;
+	}
+	return o->nsizes > 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -394,10 +653,11 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "clients", 1, NULL, 'c' }, { "hosts", 1, NULL, 'H' }, { "seconds", 1, NULL, 's' },
 		{ "wus", 1, NULL, 'w' }, { "http-threads", 1, NULL, 't' }, { "db", 1, NULL, 'd' },
-		{ "servers", 1, NULL, 'S' },
+		{ "servers", 1, NULL, 'S' }, { "jobs", 1, NULL, 'j' }, { "daemons", 0, NULL, 'D' },
+		{ "pages", 1, NULL, 'p' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	struct opts o = { .clients = 4, .hosts = 200, .seconds = 10, .wus = 20000,
-			  .http_threads = 4, .servers = 1 };
+	struct opts o = { .clients = 4, .hosts = 200, .seconds = 10, .wus = { 20000 }, .nsizes = 1,
+			  .http_threads = 4, .servers = 1, .jobs = 1 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -405,7 +665,16 @@ int main(int argc, char **argv)
 		case 'c': o.clients = atoi(optarg); break;
 		case 'H': o.hosts = atoi(optarg); break;
 		case 's': o.seconds = atoi(optarg); break;
-		case 'w': o.wus = atoi(optarg); break;
+		case 'w':
+			if (parse_sizes(optarg, &o) < 0) {
+				fprintf(stderr, "bench_sched: --wus: ascending counts, comma-separated "
+					"(at most %d)\n", MAX_SIZES);
+				return 2;
+			}
+			break;
+		case 'j': o.jobs = atoi(optarg); break;
+		case 'D': o.daemons = 1; break;
+		case 'p': o.pages = atoi(optarg); break;
 		case 't': o.http_threads = atoi(optarg); break;
 		case 'd':
 			if (o.ndb == MAX_SERVERS) {
@@ -417,7 +686,8 @@ int main(int argc, char **argv)
 			break;
 		case 'S': o.servers = atoi(optarg); break;
 		default:
-			printf("usage: bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W] "
+			printf("usage: bench_sched [--clients N] [--hosts H] [--seconds S] "
+			       "[--wus W[,W2...]] [--jobs J] [--daemons] [--pages P] "
 			       "[--http-threads T] [--servers K] [--db mysql://...]...\n");
 			return c == 'h' ? 0 : 2;
 		}
@@ -427,8 +697,8 @@ int main(int argc, char **argv)
 			"is one process's)\n", o.servers);
 		return 2;
 	}
-	if (o.clients < 1 || o.hosts < o.clients || o.seconds < 1 || o.wus < 1 ||
-	    o.http_threads < 1 || o.servers < 1 || o.servers > MAX_SERVERS) {
+	if (o.clients < 1 || o.hosts < o.clients || o.seconds < 1 || o.jobs < 1 || o.jobs > 64 ||
+	    o.pages < 0 || o.http_threads < 1 || o.servers < 1 || o.servers > MAX_SERVERS) {
 		fprintf(stderr, "bench_sched: bad arguments\n");
 		return 2;
 	}

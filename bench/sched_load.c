@@ -7,7 +7,10 @@
 
 #define BATCH 1000	/* MariaDB's max_recursive_iterations, by default */
 
-/* WUs first .. first+n-1 and their results, in one transaction. */
+/* WUs first .. first+n-1 and their results, in one transaction. Each is
+ * due to the transitioner at its delay bound, as the transitioner leaves a
+ * WU whose replicas exist (else a bench with the daemons running would
+ * measure the transitioner's first pass over every clone). */
 static int clone_batch(struct ct_db *db, int64_t jobid, const char *prefix, int64_t first,
 		       int64_t n, int replicas)
 {
@@ -26,7 +29,8 @@ static int clone_batch(struct ct_db *db, int64_t jobid, const char *prefix, int6
 				"SELECT w.create_time, CONCAT(?, '-', s.i), w.jobid, w.roundid, w.round_idx, "
 				"w.shard, w.seed, w.model_sha256, w.model_size, w.data_sha256, w.data_size, "
 				"w.data_tokens, ?, w.min_quorum, w.max_error_results, w.max_total_results, "
-				"w.max_success_results, w.delay_bound, w.transition_time FROM s JOIN workunit w "
+				"w.max_success_results, w.delay_bound, w.create_time + w.delay_bound "
+				"FROM s JOIN workunit w "
 				"ON w.id = (SELECT MIN(id) FROM workunit WHERE jobid=?)", "llsil", first,
 				first + n - 1, prefix, replicas, jobid);
 	if (rc >= 0)
