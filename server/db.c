@@ -73,6 +73,8 @@ struct ct_db {
 	struct stmt_entry cache[CT_DB_STMT_CACHE];
 	int ncache;
 	int in_txn;		/* between ct_db_begin and commit/rollback */
+	ct_db_trace_fn *trace;	/* ct_db_set_trace(); NULL: none */
+	void *trace_arg;
 };
 
 struct cell {
@@ -503,6 +505,8 @@ static int stmt_run(struct ct_db *db, const char *sql, const struct ct_db_arg *a
 	rc = stmt_get(db, sql, &e);
 	if (rc < 0)
 		return rc;
+	if (db->trace)
+		db->trace(db->trace_arg, sql, a, n);
 	st = e->st;
 	if (n != mysql_stmt_param_count(st) || n > CT_DB_MAX_PARAMS)
 		return ct_error(CT_EINVAL, "%zu parameter types for %lu placeholders: %s",
@@ -730,6 +734,12 @@ out:
 		fetch_ctx_free(&f, res->ncols);
 	}
 	return rc;
+}
+
+void ct_db_set_trace(struct ct_db *db, ct_db_trace_fn *fn, void *arg)
+{
+	db->trace = fn;
+	db->trace_arg = arg;
 }
 
 int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,

@@ -43,6 +43,13 @@ int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, si
 int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
 		 const struct ct_db_arg *a, size_t n);
 
+/* Call fn(arg, sql, a, n) before each prepared statement this connection
+ * runs from now on (fn NULL: stop); a and its strings are the caller's,
+ * valid during the call only. For tests and tools that look at what a
+ * request runs (test/test_sched_scan.c EXPLAINs each statement). */
+typedef void ct_db_trace_fn(void *arg, const char *sql, const struct ct_db_arg *a, size_t n);
+void ct_db_set_trace(struct ct_db *db, ct_db_trace_fn *fn, void *arg);
+
 /* Prepare `sql` (it stays in the connection's cache) and return its number
  * of '?' placeholders, or CT_EDB (the detail says why it does not prepare)
  * / CT_ENOMEM. For tests that check every statement of the server. */

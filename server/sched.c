@@ -708,10 +708,13 @@ static long reply_delay(struct sched_ctx *c)
 
 	if (c->nsend > 0 || c->srv->request_delay <= 1)
 		return c->srv->request_delay;
-	if (ct_db_query_int(c->db, &turning, "SELECT COUNT(*) FROM job j WHERE j.status=1 AND "
-			    "j.cur_round < j.nrounds AND NOT EXISTS (SELECT 1 FROM workunit w "
-			    "JOIN result r ON r.workunitid=w.id WHERE w.jobid=j.id AND "
-			    "w.round_idx=j.cur_round AND r.server_state<>5)", "") < 0)
+	/* from the round's counters (round_stat, kept by the result
+	 * triggers): looking for a result still out walked every result of
+	 * a round whose last ones were back, a million for a big round */
+	if (ct_db_query_int(c->db, &turning, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
+			    "rd.jobid=j.id AND rd.idx=j.cur_round LEFT JOIN round_stat s ON "
+			    "s.roundid=rd.id WHERE j.status=1 AND j.cur_round < j.nrounds AND "
+			    "COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", "") < 0)
 		return c->srv->request_delay;
 	return turning > 0 ? 1 : c->srv->request_delay;
 }

@@ -6,9 +6,10 @@
  * unsent WUs, then with 10,000: the count per RPC may not grow by more
  * than a constant, whatever the implementation of the day.
  *
- * Each measured host makes the two RPCs of a busy volunteer: a first
- * contact that asks for 4 results, then one that reports them (as client
- * errors, so no uploads are involved) and asks for 4 more. No result is
+ * Each measured host makes the RPCs of a busy volunteer: a first contact
+ * that asks for 4 results, one that reports them (as client errors, so no
+ * uploads are involved) and asks for 4 more, and one that asks for none
+ * while it computes those (listed as its other results). No result is
  * ever valid, the case in which an estimate over the job's valid results
  * has the most to walk.
  */
@@ -23,6 +24,7 @@
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_tokens.h"
+#include "db_args.h"
 #include "sched_load.h"
 #include "sched_rpc.h"
 #include "wg.h"
@@ -118,9 +120,11 @@ static void new_user(char *key)
 				    ct_db_now(g_db), email, email, hash), 1);
 }
 
-/* One RPC of the host (key, cpid, *hostid) reporting `held` as errors;
- * the names it got back replace them. Returns how many it got. */
-static int rpc(const char *key, const char *cpid, const char *ip, int64_t *hostid,
+/* One RPC of the host (key, cpid, *hostid) asking for `want` results:
+ * with want > 0 it reports `held` as errors and the names it got back
+ * replace them; with want 0 it lists them as still running. Returns how
+ * many it got. */
+static int rpc(const char *key, const char *cpid, const char *ip, int want, int64_t *hostid,
 	       char held[4][96], int *nheld)
 {
 	struct ct_buf req = CT_BUF_INIT(1 << 20), out = CT_BUF_INIT(1 << 24);
@@ -131,30 +135,35 @@ static int rpc(const char *key, const char *cpid, const char *ip, int64_t *hosti
 					"</authenticator><host_id>%" PRId64 "</host_id><host_cpid>%s"
 					"</host_cpid><host><ncpus>4</ncpus></host>", key, *hostid,
 					cpid), 0);
-	for (int i = 0; i < *nheld; i++)
+	for (int i = 0; want > 0 && i < *nheld; i++)
 		assert_int_equal(ct_buf_appendf(&req, "<result><name>%s</name><status>error"
 						"</status><error_code>-1</error_code></result>",
 						held[i]), 0);
-	assert_int_equal(ct_buf_appends(&req, "<work_req><want_results>4</want_results>"
-					"</work_req></scheduler_request>"), 0);
+	assert_int_equal(ct_buf_appends(&req, "<other_results>"), 0);
+	for (int i = 0; want == 0 && i < *nheld; i++)
+		assert_int_equal(ct_buf_appendf(&req, "<name>%s</name>", held[i]), 0);
+	assert_int_equal(ct_buf_appendf(&req, "</other_results><work_req><want_results>%d"
+					"</want_results></work_req></scheduler_request>", want), 0);
 	assert_int_equal(ct_sched_rpc(&g_srv, g_db, req.data, req.len, ip, &out,
 				      &status), 0);
 	assert_int_equal(status, 200);
 	p = strstr(ct_buf_cstr(&out), "<host_id>");
 	assert_non_null(p);
 	*hostid = strtoll(p + 9, NULL, 10);
-	for (p = strstr(ct_buf_cstr(&out), "<result>"); p && got < 4; p = strstr(p + 1, "<result>")) {
+	for (p = strstr(ct_buf_cstr(&out), "<result>"); p && want > 0 && got < 4;
+	     p = strstr(p + 1, "<result>")) {
 		const char *n = strstr(p, "<name>"), *e = n ? strstr(n, "</name>") : NULL;
 		assert_non_null(e);
 		snprintf(held[got++], 96, "%.*s", (int)(e - n - 6), n + 6);
 	}
-	*nheld = got;
+	if (want > 0)
+		*nheld = got;
 	ct_buf_free(&req);
 	ct_buf_free(&out);
 	return got;
 }
 
-/* Rows examined per RPC over HOSTS_PER_STEP new hosts' two RPCs each;
+/* Rows examined per RPC over HOSTS_PER_STEP new hosts' three RPCs each;
  * the statements run per RPC into *stmts. */
 static double rows_per_rpc(double *stmts)
 {
@@ -172,9 +181,10 @@ static double rows_per_rpc(double *stmts)
 		ct_hex_encode(raw, sizeof(raw), cpid);
 		/* a network of its own: replicas apart by /24 stay placeable */
 		snprintf(ip, sizeof(ip), "10.%d.%d.1", g_next_user / 250, g_next_user % 250);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
+			int want = k < 2 ? 4 : 0;
 			before = rows_read();
-			assert_int_equal(rpc(key, cpid, ip, &hostid, held, &nheld), 4);
+			assert_int_equal(rpc(key, cpid, ip, want, &hostid, held, &nheld), want);
 			total += rows_read() - before;
 			nrpc++;
 		}
@@ -204,4 +214,115 @@ static void test_rows_flat_in_unsent_work(void **state)
 	assert_true(large <= small * 1.5 + 50);
 }
 
-CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_rows_flat_in_unsent_work)
+/* ---- every statement of an RPC, EXPLAINed ------------------------------ */
+
+#define MAX_STMTS 128
+#define MAX_ARGS 48
+
+/* A statement the RPCs ran, with the arguments of its first run. */
+struct traced {
+	char *sql;
+	struct ct_db_arg a[MAX_ARGS];
+	char *strs[MAX_ARGS];		/* copies of the string arguments */
+	size_t n;
+};
+
+static struct traced g_stmts[MAX_STMTS];
+static int g_nstmts;
+
+static void trace(void *arg, const char *sql, const struct ct_db_arg *a, size_t n)
+{
+	struct traced *t;
+
+	(void)arg;
+	for (int i = 0; i < g_nstmts; i++)
+		if (strcmp(g_stmts[i].sql, sql) == 0)
+			return;
+	if (g_nstmts == MAX_STMTS || n > MAX_ARGS)
+		return;
+	t = &g_stmts[g_nstmts++];
+	t->sql = strdup(sql);
+	t->n = n;
+	for (size_t i = 0; i < n; i++) {
+		t->a[i] = a[i];
+		t->strs[i] = NULL;
+		if (a[i].type == 's' && a[i].v.s) {
+			t->strs[i] = strdup(a[i].v.s);
+			t->a[i].v.s = t->strs[i];
+		} else if (a[i].type == 'b') {	/* no statement here binds blobs */
+			t->a[i].type = 'n';
+		}
+	}
+}
+
+/* Tables whose rows grow with the work, the hosts or the volunteers: a
+ * statement of the RPC may not read one of them whole. */
+static int big_table(const char *t)
+{
+	static const char *const big[] = { "result", "workunit", "host", "user", "device",
+					    "credit_event", "r", "r2", "w", "h", "x", NULL };
+
+	for (int i = 0; big[i]; i++)
+		if (strcmp(t, big[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* EXPLAIN t's statement: one line per plan row (table, type, key, rows);
+ * returns how many rows read a big table whole. */
+static int explain(const struct traced *t)
+{
+	struct ct_db_res *res = NULL;
+	size_t len = strlen(t->sql) + 16;
+	char *sql = malloc(len);
+	int whole = 0;
+
+	assert_non_null(sql);
+	snprintf(sql, len, "EXPLAIN %s", t->sql);
+	assert_int_equal(ct_db_querya(g_db, &res, sql, t->a, t->n), 0);
+	print_message("%.110s\n", t->sql);
+	while (ct_db_next(res) > 0) {
+		const char *table = ct_db_isnull(res, 2) ? "" : ct_db_str(res, 2);
+		const char *type = ct_db_isnull(res, 3) ? "" : ct_db_str(res, 3);
+		const char *key = ct_db_isnull(res, 5) ? "-" : ct_db_str(res, 5);
+		print_message("    %-12s %-12s %-22s rows %s\n", table, type, key,
+			      ct_db_isnull(res, 8) ? "-" : ct_db_str(res, 8));
+		if (strcmp(type, "ALL") == 0 && big_table(table))
+			whole++;
+	}
+	ct_db_res_free(res);
+	free(sql);
+	return whole;
+}
+
+/* Every statement the three RPCs of new hosts run (first contact, then
+ * reports and more work, then none) is EXPLAINed at 10,000 unsent WUs: none reads
+ * the results, WUs, hosts or users whole. The plans printed are the ones
+ * doc/internals-server.md lists. */
+static void test_every_statement_indexed(void **state)
+{
+	double stmts;
+	int whole = 0;
+
+	(void)state;
+	ct_db_set_trace(g_db, trace, NULL);
+	rows_per_rpc(&stmts);
+	ct_db_set_trace(g_db, NULL, NULL);
+	assert_true(g_nstmts > 10);
+	for (int i = 0; i < g_nstmts; i++) {
+		const char *q = g_stmts[i].sql;
+		if (strncmp(q, "SELECT", 6) == 0 || strncmp(q, "UPDATE", 6) == 0 ||
+		    strncmp(q, "DELETE", 6) == 0)
+			whole += explain(&g_stmts[i]);
+	}
+	for (int i = 0; i < g_nstmts; i++) {
+		for (size_t k = 0; k < g_stmts[i].n; k++)
+			free(g_stmts[i].strs[k]);
+		free(g_stmts[i].sql);
+	}
+	print_message("%d distinct statements, %d read a big table whole\n", g_nstmts, whole);
+	assert_int_equal(whole, 0);
+}
+
+CT_TEST_MAIN_GROUP(setup_all, teardown_all, test_rows_flat_in_unsent_work,
+	test_every_statement_indexed)
