@@ -7,3 +7,4 @@ dist_doc_DATA += doc/volunteer.md
 dist_doc_DATA += doc/web.md
 dist_doc_DATA += doc/tokenizers.md
 dist_doc_DATA += doc/llama.md
+dist_doc_DATA += doc/chat.md

@@ -36,3 +36,7 @@ lib_libctune_a_SOURCES += \
 	lib/ct_bpe_load.c lib/ct_bpe_split.c lib/ct_bpe_hf.c lib/ct_bpe_post.c \
 	lib/ct_nfc.c lib/ct_nfc.h lib/ct_nfc_tab.c \
 	lib/ct_unicode.c lib/ct_unicode.h lib/ct_unicode_tab.c
+# chat templates: a small Jinja interpreter (doc/chat.md)
+lib_libctune_a_SOURCES += \
+	lib/ct_jinja.h lib/ct_jinja_int.h lib/ct_jinja_parse.c \
+	lib/ct_jinja_eval.c lib/ct_jinja_lib.c lib/ct_jinja_val.c

@@ -21,6 +21,7 @@ include test/crafted.mk
 include test/lofi.mk
 include test/lora_srv.mk
 include test/tokenizer.mk
+include test/chat.mk
 include test/llama.mk
 include test/attack.mk
 include test/galera.mk

