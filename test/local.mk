@@ -25,3 +25,4 @@ include test/chat.mk
 include test/llama.mk
 include test/attack.mk
 include test/galera.mk
+include test/fuzz.mk
