@@ -909,7 +909,9 @@ static int reader_end(struct ct_delta_reader *rd)
 
 	rd->info.quant_error = sqrt(rd->qerr2);
 	if (rc == 0)
-		rc = ct_sha256_final(rd->sha, rd->info.decoded_sha);
+		rc = ct_sha256_final(rd->sha, rd->info.decoded_sha);	/* frees it */
+	else
+		ct_sha256_abort(rd->sha);	/* a stream that does not end right */
 	rd->sha = NULL;
 	if (rc == 0 && rd->info.encoding == CT_DELTA_LOSSLESS &&
 	    memcmp(rd->info.decoded_sha, rd->info.weights_sha, 32) != 0)
