@@ -73,12 +73,15 @@ static int run_isal(struct ct_zin *z)
 	s->next_out = z->next_out;
 	s->avail_out = (uint32_t)out;
 	r = isal_inflate(s);
+	/* After a failure the counts are not to be trusted: on a bad symbol
+	 * ISA-L has left avail_in wrapped below zero (2^32 - 2 of 94 bytes),
+	 * and moving next_in by that is undefined (found by fuzzing). */
+	if (r != ISAL_DECOMP_OK || s->avail_in > in || s->avail_out > out)
+		return ct_error(CT_ECORRUPT, "bad zlib stream (isa-l %d)", r);
 	z->next_in += in - s->avail_in;
 	z->avail_in -= in - s->avail_in;
 	z->next_out += out - s->avail_out;
 	z->avail_out -= out - s->avail_out;
-	if (r != ISAL_DECOMP_OK)
-		return ct_error(CT_ECORRUPT, "bad zlib stream (isa-l %d)", r);
 	if (s->block_state != ISAL_BLOCK_FINISH)
 		return 0;
 	/* ISA-L reads ahead into a bit buffer: whole bytes left there at
