@@ -2,12 +2,16 @@
  * ct_xml.c - safe libxml2 parsing and an escaping XML writer (see ct_xml.h).
  *
  * Parsing uses a private parser context whose SAX handler is libxml2's
- * default tree builder with four hooks: element start/end count the depth
- * and stop the parser past the limit; a DOCTYPE or an entity declaration
- * stops it at once, so no DTD is read and no entity is ever expanded; and
- * the structured error hook swallows libxml2's messages (the last error is
- * read back from the context for our detail). Everything is per-context,
- * so parses in several threads do not interfere.
+ * default tree builder with hooks: element start/end count the depth and
+ * the nodes (an element, its attributes), text, CDATA, comments and
+ * processing instructions count nodes and text bytes, and each stops the
+ * parser past its limit before the tree grows further, so a request of
+ * millions of tiny elements costs the limit's worth of tree, not the
+ * document's; a DOCTYPE or an entity declaration stops it at once, so no
+ * DTD is read and no entity is ever expanded; and the structured error
+ * hook swallows libxml2's messages (the last error is read back from the
+ * context for our detail). Everything is per-context, so parses in
+ * several threads do not interfere.
  */
 #include "ct_xml.h"
 #include "ct_err.h"
@@ -31,10 +35,13 @@
 
 /* Per-parse state hung on ctxt->_private. */
 struct pstate {
+	struct ct_xml_limits lim;
 	int depth;
-	int max_depth;
 	int too_deep;
 	int has_dtd;
+	long nodes;		/* elements, attributes, text, comments, PIs */
+	size_t text;		/* bytes of text and attribute values */
+	int too_many;		/* nodes or text past the limit */
 };
 
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
@@ -57,20 +64,88 @@ static void on_serror(void *data, xmlErrorPtr err)
 	(void)err;
 }
 
+/* Count nodes and text bytes; 0 to go on, -1 (parser stopped) past a
+ * limit. A limit of 0 is no limit. */
+static int count(xmlParserCtxtPtr ctxt, struct pstate *st, long nodes, size_t text)
+{
+	st->nodes += nodes;
+	st->text += text;
+	if ((st->lim.max_nodes > 0 && st->nodes > st->lim.max_nodes) ||
+	    (st->lim.max_text > 0 && st->text > st->lim.max_text)) {
+		st->too_many = 1;
+		xmlStopParser(ctxt);
+		return -1;
+	}
+	return 0;
+}
+
 static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
 		     const xmlChar *uri, int nb_ns, const xmlChar **ns, int nb_attr,
 		     int nb_defaulted, const xmlChar **attrs)
 {
 	xmlParserCtxtPtr ctxt = ctx;
 	struct pstate *st = ctxt->_private;
+	size_t text = 0;
 
-	if (++st->depth > st->max_depth) {
+	if (st->too_many || st->too_deep)
+		return;
+	if (++st->depth > st->lim.max_depth) {
 		st->too_deep = 1;
 		xmlStopParser(ctxt);
 		return;
 	}
+	/* attrs: 5 pointers an attribute, the value from [3] to [4] */
+	for (int i = 0; i < nb_attr; i++)
+		text += (size_t)(attrs[5 * i + 4] - attrs[5 * i + 3]);
+	if (count(ctxt, st, 1 + nb_attr + nb_ns, text) < 0)
+		return;
 	xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_ns, ns, nb_attr, nb_defaulted,
 			      attrs);
+}
+
+/* Text joins the last child when that is text already: a new node only
+ * otherwise (that is what xmlSAX2Characters does). */
+static void on_text(void *ctx, const xmlChar *ch, int len)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct pstate *st = ctxt->_private;
+	xmlNodePtr last = ctxt->node ? ctxt->node->last : NULL;
+	int joins = last != NULL && last->type == XML_TEXT_NODE;
+
+	if (st->too_many || count(ctxt, st, joins ? 0 : 1, (size_t)len) < 0)
+		return;
+	xmlSAX2Characters(ctx, ch, len);
+}
+
+static void on_cdata(void *ctx, const xmlChar *ch, int len)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct pstate *st = ctxt->_private;
+
+	if (st->too_many || count(ctxt, st, 1, (size_t)len) < 0)
+		return;
+	xmlSAX2CDataBlock(ctx, ch, len);
+}
+
+static void on_comment(void *ctx, const xmlChar *value)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct pstate *st = ctxt->_private;
+
+	if (st->too_many || count(ctxt, st, 1, strlen((const char *)value)) < 0)
+		return;
+	xmlSAX2Comment(ctx, value);
+}
+
+static void on_pi(void *ctx, const xmlChar *target, const xmlChar *data)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct pstate *st = ctxt->_private;
+	size_t n = data ? strlen((const char *)data) : 0;
+
+	if (st->too_many || count(ctxt, st, 1, n) < 0)
+		return;
+	xmlSAX2ProcessingInstruction(ctx, target, data);
 }
 
 static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -79,6 +154,8 @@ static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix,
 	xmlParserCtxtPtr ctxt = ctx;
 	struct pstate *st = ctxt->_private;
 
+	if (st->too_many || st->too_deep)
+		return;
 	st->depth--;
 	xmlSAX2EndElementNs(ctx, localname, prefix, uri);
 }
@@ -113,6 +190,10 @@ static void install_hooks(xmlParserCtxtPtr ctxt, struct pstate *st)
 	ctxt->_private = st;
 	sax->startElementNs = on_start;
 	sax->endElementNs = on_end;
+	sax->characters = on_text;
+	sax->cdataBlock = on_cdata;
+	sax->comment = on_comment;
+	sax->processingInstruction = on_pi;
 	sax->internalSubset = on_subset;
 	sax->externalSubset = on_subset;
 	sax->entityDecl = on_entity;
@@ -124,7 +205,7 @@ static void install_hooks(xmlParserCtxtPtr ctxt, struct pstate *st)
 }
 
 /* The CT_E* code and detail for a failed parse. */
-static int parse_error(xmlParserCtxtPtr ctxt, const struct pstate *st, int max_depth)
+static int parse_error(xmlParserCtxtPtr ctxt, const struct pstate *st)
 {
 	xmlErrorPtr err;
 	char msg[256];
@@ -133,7 +214,14 @@ static int parse_error(xmlParserCtxtPtr ctxt, const struct pstate *st, int max_d
 	if (st->has_dtd)
 		return ct_error(CT_EXML, "XML with a DOCTYPE or entity declaration refused");
 	if (st->too_deep)
-		return ct_error(CT_ETOOBIG, "XML nested deeper than %d elements", max_depth);
+		return ct_error(CT_ETOOBIG, "XML nested deeper than %d elements",
+				st->lim.max_depth);
+	if (st->too_many && st->nodes > st->lim.max_nodes && st->lim.max_nodes > 0)
+		return ct_error(CT_ETOOBIG, "XML of more than %ld elements, attributes and "
+				"text nodes", st->lim.max_nodes);
+	if (st->too_many)
+		return ct_error(CT_ETOOBIG, "XML with more than %zu bytes of text",
+				st->lim.max_text);
 	err = xmlCtxtGetLastError(ctxt);
 	if (err == NULL || err->message == NULL)
 		return ct_error(CT_EXML, "malformed XML");
@@ -149,25 +237,55 @@ static int parse_error(xmlParserCtxtPtr ctxt, const struct pstate *st, int max_d
 int ct_xml_parse(const void *data, size_t n, size_t max_bytes, int max_depth,
 		 xmlDocPtr *out)
 {
-	struct pstate st = { .max_depth = max_depth };
+	struct ct_xml_limits lim = { .max_bytes = max_bytes, .max_depth = max_depth };
+
+	return ct_xml_parse_lim(data, n, &lim, out);
+}
+
+/* libxml2 reads all of a start tag's attributes into its own arrays before
+ * any hook sees one (3 million attributes of one element: ~200 MB), so
+ * the bytes that can open a node are counted first: a '<' opens at most
+ * one node and a node has at most two, an '=' at most one attribute. */
+static int prescan(const unsigned char *p, size_t n, long max_nodes)
+{
+	uint64_t lt = 0, eq = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lt += p[i] == '<';
+		eq += p[i] == '=';
+	}
+	if (lt > 2 * (uint64_t)max_nodes + 2 || eq > (uint64_t)max_nodes)
+		return ct_error(CT_ETOOBIG, "XML of more than %ld elements, attributes and "
+				"text nodes", max_nodes);
+	return 0;
+}
+
+int ct_xml_parse_lim(const void *data, size_t n, const struct ct_xml_limits *lim,
+		     xmlDocPtr *out)
+{
+	struct pstate st = { .lim = *lim };
 	xmlParserCtxtPtr ctxt;
 	int rc = 0;
 
 	*out = NULL;
 	ct_xml_init();
-	if (n > max_bytes || n > INT_MAX)
+	if (n > lim->max_bytes || n > INT_MAX)
 		return ct_error(CT_ETOOBIG, "XML document of %zu bytes over the limit of %zu",
-				n, max_bytes);
+				n, lim->max_bytes);
 	if (n == 0)
 		return ct_error(CT_EXML, "empty XML document");
+	rc = lim->max_nodes > 0 ? prescan(data, n, lim->max_nodes) : 0;
+	if (rc < 0)
+		return rc;
 	ctxt = xmlCreateMemoryParserCtxt(data, (int)n);
 	if (ctxt == NULL)
 		return CT_ENOMEM;
 	xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOBLANKS);
 	install_hooks(ctxt, &st);
 	xmlParseDocument(ctxt);
-	if (!ctxt->wellFormed || st.has_dtd || st.too_deep || ctxt->myDoc == NULL)
-		rc = parse_error(ctxt, &st, max_depth);
+	if (!ctxt->wellFormed || st.has_dtd || st.too_deep || st.too_many ||
+	    ctxt->myDoc == NULL)
+		rc = parse_error(ctxt, &st);
 	if (rc < 0)
 		xmlFreeDoc(ctxt->myDoc);
 	else

@@ -48,6 +48,29 @@ void ct_xml_init(void);
 int ct_xml_parse(const void *data, size_t n, size_t max_bytes, int max_depth,
 		 xmlDocPtr *out);
 
+/* What a parse may cost (ct_xml_parse_lim). A tree costs ~120 bytes a node
+ * whatever the document's size, so a peer's document that is parsed
+ * before anything is known about the peer wants max_nodes and max_text
+ * too: 16 MiB of "<a/>" is 4 million nodes, ~500 MB of tree. */
+struct ct_xml_limits {
+	size_t max_bytes;	/* the document's bytes */
+	int max_depth;		/* element nesting */
+	long max_nodes;		/* elements + attributes + namespace declarations +
+				 * text, CDATA, comment and PI nodes; 0: no cap */
+	size_t max_text;	/* bytes of text, CDATA, comments, PIs and
+				 * attribute values together; 0: no cap */
+};
+
+/* ct_xml_parse under all of *lim: past max_nodes or max_text the parser
+ * stops where it is (the tree holds at most the limit's worth) and the
+ * parse fails with CT_ETOOBIG naming the limit. With max_nodes, a
+ * document with more than 2 * max_nodes '<' or more than max_nodes '='
+ * bytes (text included) is refused before parsing: libxml2 reads a whole
+ * start tag's attributes before any count can stop it. Otherwise as
+ * ct_xml_parse. */
+int ct_xml_parse_lim(const void *data, size_t n, const struct ct_xml_limits *lim,
+		     xmlDocPtr *out);
+
 /* First element child of parent named name (NULL name: any element), or
  * NULL. */
 xmlNodePtr ct_xml_child(xmlNodePtr parent, const char *name);

@@ -7,11 +7,22 @@
  * in struct conn_state, freed by the request-completed callback (which also
  * aborts unfinished streaming routes). Handlers block (database, disk),
  * so the pool size (http.threads) bounds concurrent requests.
+ *
+ * What one address may hold (conn_guard.h): the accept policy refuses a
+ * connection from an address that has http.max_conns_per_ip open, the
+ * connection notifier tracks each connection's phase, and a watchdog
+ * thread shuts down the socket of one past its header or body deadline
+ * (libmicrohttpd's own timeout counts idle time only, so a header line
+ * every few seconds would hold a connection forever). Behind a trusted
+ * proxy (proxy.h) the request's address is the client's from the proxy's
+ * header, and that address is what the handlers, the logs and the
+ * per-address limits see.
  */
 #include "http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -19,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -29,15 +42,30 @@
 #include "ct_gzip.h"
 #include "ct_log.h"
 #include "ct_xml.h"
+#include "conn_guard.h"
 #include "db.h"
+#include "proxy.h"
 #include "server.h"
 
 #define MAX_HEADER_BYTES (16u << 10)
 #define MAX_DISCARD (16u << 20)	/* body bytes read and dropped after a refusal */
+#define TRIM_AFTER (1u << 20)	/* give memory back after a request this big */
+#define WATCH_TICK_MS 250
+#define FD_RESERVE 256		/* descriptors kept for the database, files, logs */
 
 struct ct_http {
+	struct ct_server *srv;
 	struct MHD_Daemon *d;
 	char *tls_cert, *tls_key;
+	struct ct_guard *guard;
+	struct ct_proxy_list proxies;
+	enum ct_proxy_header fwd_kind;
+	const char *fwd_name;	/* the header's name */
+	pthread_t watch;
+	int watching;
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_cond;
+	int watch_stop;
 };
 
 struct conn_state {
@@ -50,7 +78,10 @@ struct conn_state {
 	int failed;		/* resp holds an error: drop the body */
 	int finished;		/* end() or handler ran */
 	char *path;
-	char ip[64];
+	char ip[CT_ADDR_STRLEN];
+	struct ct_addr addr;	/* the client's (behind a trusted proxy: its header's) */
+	int counted;		/* proxied: addr counted in the guard, release it */
+	struct ct_guard_conn *gc;	/* the connection's guard entry, or NULL */
 };
 
 /* Process-wide on purpose: a thread-exit destructor must be a key made
@@ -305,26 +336,92 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
-static void fill_ip(struct conn_state *st, struct MHD_Connection *c)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct hdr_join {
+	const char *name;
+	char *out;		/* NULL: count only */
+	size_t len;
+};
+
+static enum MHD_Result join_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct hdr_join *j = cls;
+	size_t n = value ? strlen(value) : 0;
+
+	(void)kind;
+	if (key == NULL || strcasecmp(key, j->name) != 0)
+		return MHD_YES;
+	if (j->out) {
+		if (j->len > 0)
+			j->out[j->len] = ',';
+		memcpy(j->out + j->len + (j->len > 0), value ? value : "", n);
+	}
+	j->len += n + (j->len > 0);
+	return MHD_YES;
+}
+
+/* Every line of the proxy header, joined by ',' in order (RFC 7230 3.2.2),
+ * as a malloc'd string; NULL when absent (or out of memory: the proxy's
+ * own address then stands). MHD's connection memory caps the length. */
+static char *proxy_header(struct ct_http *h, struct MHD_Connection *c)
+{
+	struct hdr_join j = { .name = h->fwd_name };
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, join_header, &j);
+	if (j.len == 0)
+		return NULL;
+	j.out = malloc(j.len + 1);
+	if (j.out == NULL)
+		return NULL;
+	j.len = 0;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, join_header, &j);
+	j.out[j.len] = '\0';
+	return j.out;
+}
+
+/* st->addr and st->ip: the peer's, or behind a trusted proxy the client's
+ * its header names. Returns 1 when the address came from the header. */
+static int fill_ip(struct ct_http *h, struct conn_state *st, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct ct_addr peer;
+	char *fwd;
+	int from_header = 0;
 
 	strcpy(st->ip, "?");
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-				  st->ip, sizeof(st->ip));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-				  st->ip, sizeof(st->ip));
+	if (ci == NULL || ct_addr_from_sockaddr(ci->client_addr, &peer) < 0)
+		return 0;
+	st->addr = peer;
+	if (ct_proxy_trusted(&h->proxies, &peer)) {
+		fwd = proxy_header(h, c);
+		from_header = ct_proxy_resolve(&h->proxies, &peer, h->fwd_kind, fwd, &st->addr);
+		free(fwd);
 	}
+	ct_addr_format(&st->addr, st->ip);
+	return from_header;
 }
 
-static struct conn_state *state_new(struct ct_server *srv, struct MHD_Connection *c,
+static struct ct_guard_conn *guard_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static struct conn_state *state_new(struct ct_http *h, struct MHD_Connection *c,
 				    const char *url, const char *method)
 {
+	struct ct_server *srv = h->srv;
 	struct conn_state *st = calloc(1, sizeof(*st));
 	const char *cl;
 
@@ -342,7 +439,17 @@ static struct conn_state *state_new(struct ct_server *srv, struct MHD_Connection
 	ct_buf_init(&st->resp.body, CT_HTTP_MAX_RESP);
 	ct_buf_init(&st->raw, srv->max_body);
 	ct_buf_init(&st->decoded, srv->max_inflated);
-	fill_ip(st, c);
+	st->gc = guard_of(c);
+	if (fill_ip(h, st, c)) {
+		/* behind a proxy: the client's requests count as its connections */
+		st->counted = ct_guard_acquire(h->guard, &st->addr);
+		if (!st->counted) {
+			ct_log_info("http: %s: over http.max_conns_per_ip, refused", st->ip);
+			ct_http_xml_error(&st->resp, 503, "error_reply", CT_EAGAIN,
+					  "too many requests from your address at once", -1);
+			st->failed = 1;
+		}
+	}
 	st->req.srv = srv;
 	st->req.method = method;
 	st->req.path = st->path;
@@ -363,6 +470,8 @@ static void on_headers(struct conn_state *st, struct MHD_Connection *c)
 	size_t hbytes = 0;
 	int matched;
 
+	if (st->failed)
+		return;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hbytes);
 	if (hbytes > MAX_HEADER_BYTES) {
 		plain_error(&st->resp, 431, "request headers too large");
@@ -391,10 +500,11 @@ static void on_headers(struct conn_state *st, struct MHD_Connection *c)
 	}
 }
 
-static int on_body(struct conn_state *st, const char *data, size_t n)
+static int on_body(struct ct_http *h, struct conn_state *st, const char *data, size_t n)
 {
 	int rc;
 
+	ct_guard_body(h->guard, st->gc, n);
 	if (st->failed) {
 		st->discarded += n;
 		return st->discarded > MAX_DISCARD ? -1 : 0;
@@ -472,25 +582,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *upload_data, size_t *upload_data_size,
 				  void **con_cls)
 {
-	struct ct_server *srv = cls;
+	struct ct_http *h = cls;
 	struct conn_state *st = *con_cls;
 
+	(void)version;
 	if (st == NULL) {
-		st = state_new(srv, c, url, method);
+		st = state_new(h, c, url, method);
 		if (st == NULL)
 			return MHD_NO;
 		*con_cls = st;
+		ct_guard_phase(h->guard, st->gc, CT_GUARD_BODY, now_ms());
 		on_headers(st, c);
 		/* refuse before reading a body we would throw away */
-		if (st->failed && st->req.content_length != 0)
+		if (st->failed && st->req.content_length != 0) {
+			ct_guard_phase(h->guard, st->gc, CT_GUARD_RESPONSE, now_ms());
 			return send_response(st, c);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
-		int rc = on_body(st, upload_data, *upload_data_size);
+		int rc = on_body(h, st, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return rc < 0 ? MHD_NO : MHD_YES;
 	}
+	ct_guard_phase(h->guard, st->gc, CT_GUARD_RESPONSE, now_ms());
 	on_complete_request(st, c);
 	return send_response(st, c);
 }
@@ -498,10 +613,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct ct_http *h = cls;
 	struct conn_state *st = *con_cls;
+	int big;
 
+	(void)toe;
 	if (st == NULL)
 		return;
+	/* the next request on this connection has its own header deadline */
+	ct_guard_phase(h->guard, st->gc, CT_GUARD_HEADERS, now_ms());
+	if (st->counted)
+		ct_guard_release(h->guard, &st->addr);
+	big = st->raw.cap + st->decoded.cap >= TRIM_AFTER;
 	/* a stream whose end() never ran (refused, failed, connection lost) */
 	if (st->route && (st->route->flags & CT_HTTP_STREAM) && !st->finished &&
 	    st->route->abort)
@@ -514,6 +637,79 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(st->path);
 	free(st);
 	*con_cls = NULL;
+	if (big)
+		malloc_trim(0);	/* else glibc keeps the freed megabytes */
+}
+
+/* ---- what one address may hold ----------------------------------------- */
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct ct_http *h = cls;
+	struct ct_addr a;
+
+	(void)len;
+	if (ct_addr_from_sockaddr(sa, &a) < 0 || ct_proxy_trusted(&h->proxies, &a))
+		return MHD_YES;
+	return ct_guard_admit(h->guard, &a) ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct ct_http *h = cls;
+	const union MHD_ConnectionInfo *fd, *ca;
+	struct ct_addr a;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		ct_guard_close(h->guard, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ca = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (fd == NULL || ca == NULL || ct_addr_from_sockaddr(ca->client_addr, &a) < 0)
+		return;
+	*socket_context = ct_guard_open(h->guard, &a, ct_proxy_trusted(&h->proxies, &a),
+					fd->connect_fd, now_ms());
+}
+
+/* The socket stays open (libmicrohttpd closes it, after telling
+ * on_connection, which waits for the guard's lock: fd is not reused while
+ * we hold it); shutting it down wakes its thread with end-of-file. */
+static void kill_fd(void *cls, int fd)
+{
+	(void)cls;
+	shutdown(fd, SHUT_RDWR);
+}
+
+static void *watch_main(void *arg)
+{
+	struct ct_http *h = arg;
+
+	pthread_mutex_lock(&h->watch_lock);
+	while (!h->watch_stop) {
+		struct timespec ts;
+		int n;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += WATCH_TICK_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->watch_cond, &h->watch_lock, &ts);
+		if (h->watch_stop)
+			break;
+		pthread_mutex_unlock(&h->watch_lock);
+		n = ct_guard_sweep(h->guard, now_ms(), kill_fd, NULL);
+		if (n > 0)
+			ct_log_info("http: closed %d connection%s past the header or body deadline",
+				    n, n == 1 ? "" : "s");
+		pthread_mutex_lock(&h->watch_lock);
+	}
+	pthread_mutex_unlock(&h->watch_lock);
+	return NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -577,13 +773,110 @@ static int load_tls(struct ct_server *srv, struct ct_http *h)
 	return 1;
 }
 
+static void watch_stop(struct ct_http *h)
+{
+	if (!h->watching)
+		return;
+	pthread_mutex_lock(&h->watch_lock);
+	h->watch_stop = 1;
+	pthread_cond_signal(&h->watch_cond);
+	pthread_mutex_unlock(&h->watch_lock);
+	pthread_join(h->watch, NULL);
+	h->watching = 0;
+}
+
 static void http_free(struct ct_http *h)
 {
 	if (h == NULL)
 		return;
+	watch_stop(h);
+	pthread_mutex_destroy(&h->watch_lock);
+	pthread_cond_destroy(&h->watch_cond);
+	ct_guard_free(h->guard);
 	free(h->tls_cert);
 	free(h->tls_key);
 	free(h);
+}
+
+/* The connections the descriptor limit allows: the soft limit is raised to
+ * the hard one as far as `want` needs; what is still short comes off
+ * `want` (logged). */
+static long fit_fds(long want)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)want + FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return want;
+	if (rl.rlim_cur < need) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= need)
+		return want;
+	ct_log_warn("http: %ld connections need %ld descriptors, the limit is %ld: "
+		    "serving %ld (raise `ulimit -n`)", want, (long)need, (long)rl.rlim_cur,
+		    (long)rl.rlim_cur > 2 * FD_RESERVE ? (long)rl.rlim_cur - FD_RESERVE
+						       : (long)FD_RESERVE);
+	return (long)rl.rlim_cur > 2 * FD_RESERVE ? (long)rl.rlim_cur - FD_RESERVE : FD_RESERVE;
+}
+
+/* The [http] keys of the guard and the proxies (doc/operator.md). */
+static int load_guard(struct ct_server *srv, struct ct_http *h, long *max_conns,
+		      long *idle_s)
+{
+	struct ct_guard_opts o;
+	const char *proxies = NULL, *hdr = NULL;
+	long per_ip, header_s, body_s;
+	uint64_t rate;
+	int rc;
+
+	rc = ct_conf_get_int(srv->conf, "http.max_conns", 4096, 16, 1000000, max_conns);
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "http.max_conns_per_ip", 32, 1, 1000000, &per_ip);
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "http.header_timeout", 30, 1, 3600, &header_s);
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "http.body_timeout", 60, 1, 86400, &body_s);
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "http.idle_timeout", 120, 1, 86400, idle_s);
+	if (rc == 0)
+		rc = ct_conf_get_size(srv->conf, "http.body_min_rate", 4096, &rate);
+	if (rc == 0)
+		rc = ct_conf_get_str(srv->conf, "http.trusted_proxies", "", &proxies);
+	if (rc == 0)
+		rc = ct_conf_get_str(srv->conf, "http.forwarded_header", "X-Forwarded-For", &hdr);
+	if (rc < 0)
+		return rc;
+	if (rate == 0 || rate > (1ull << 40))
+		return ct_error(CT_ECONFIG, "http.body_min_rate: want 1 byte/s or more");
+	if (strcasecmp(hdr, "X-Forwarded-For") == 0) {
+		h->fwd_kind = CT_PROXY_XFF;
+		h->fwd_name = "X-Forwarded-For";
+	} else if (strcasecmp(hdr, "Forwarded") == 0) {
+		h->fwd_kind = CT_PROXY_FORWARDED;
+		h->fwd_name = "Forwarded";
+	} else {
+		return ct_error(CT_ECONFIG, "http.forwarded_header: '%s': want X-Forwarded-For "
+				"or Forwarded", hdr);
+	}
+	rc = ct_proxy_list_parse(proxies, &h->proxies);
+	if (rc < 0)
+		return rc;
+	*max_conns = fit_fds(*max_conns);
+	o = (struct ct_guard_opts){ .max_conns = (int)*max_conns, .per_addr = (int)per_ip,
+		.header_ms = header_s * 1000, .body_ms = body_s * 1000,
+		.min_rate = (int64_t)rate };
+	return ct_guard_new(&o, &h->guard);
+}
+
+static int watch_start(struct ct_http *h)
+{
+	if (pthread_create(&h->watch, NULL, watch_main, h) != 0)
+		return ct_error(CT_ENOMEM, "http: cannot start the deadline thread");
+	h->watching = 1;
+	return 0;
 }
 
 int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
@@ -591,7 +884,7 @@ int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
 	struct sockaddr_in sa;
 	struct ct_http *h;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-	long threads = 4;
+	long threads = 4, max_conns, idle_s;
 	int rc, tls;
 
 	rc = parse_listen(listen, &sa);
@@ -603,6 +896,22 @@ int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return CT_ENOMEM;
+	h->srv = srv;
+	/* Big buffers (bodies, inflated bodies, libxml2's copy of a document)
+	 * straight from mmap and back to the system when freed: glibc's
+	 * sliding threshold would otherwise keep them in each thread's arena
+	 * after the first, tens of MB a thread that malloc_trim does not
+	 * reach (an arena's top). */
+	mallopt(M_MMAP_THRESHOLD, (int)TRIM_AFTER);
+	pthread_mutex_init(&h->watch_lock, NULL);
+	pthread_cond_init(&h->watch_cond, NULL);
+	rc = load_guard(srv, h, &max_conns, &idle_s);
+	if (rc == 0)
+		rc = watch_start(h);
+	if (rc < 0) {
+		http_free(h);
+		return rc;
+	}
 	tls = load_tls(srv, h);
 	if (tls < 0) {
 		http_free(h);
@@ -610,14 +919,15 @@ int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
 	}
 	if (tls)
 		flags |= MHD_USE_TLS;
-	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+	h->d = MHD_start_daemon(flags, 0, on_accept, h, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64u << 10),
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)2000,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)idle_s,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conns,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, h->tls_cert,
 		MHD_OPTION_HTTPS_MEM_KEY, h->tls_key,
 		MHD_OPTION_END);
@@ -639,6 +949,7 @@ void ct_http_stop(struct ct_server *srv)
 
 	if (h == NULL)
 		return;
+	watch_stop(h);
 	MHD_stop_daemon(h->d);
 	http_free(h);
 	srv->http = NULL;

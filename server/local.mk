@@ -28,6 +28,7 @@ server_libctserver_a_SOURCES = \
 	server/eligibility.c server/eligibility.h \
 	server/worklimit.c server/worklimit.h \
 	server/ratelimit.c server/ratelimit.h \
+	server/proxy.c server/proxy.h server/conn_guard.c server/conn_guard.h \
 	server/stall.c server/stall.h \
 	server/robust.c server/robust.h server/trust.c server/trust_rule.c server/trust.h \
 	server/store.c server/store.h \

@@ -1,7 +1,10 @@
 /*
  * sched_req.c - parse a <scheduler_request> (see sched_req.h). Every string
  * is length-capped, every number range-checked, every list count-capped;
- * anything wrong is CT_EPROTO with the element named.
+ * anything wrong is CT_EPROTO with the element named. The parse runs
+ * before the account key is known, so the tree itself is capped too
+ * (SCHED_REQ_MAX_NODES, SCHED_REQ_MAX_TEXT): a request over those is
+ * CT_ETOOBIG (HTTP 413) and costs at most their worth of memory.
  */
 #include "sched_req.h"
 
@@ -14,6 +17,12 @@
 #include "ct_xml.h"
 
 #define STRCAP 255
+
+/* The largest request the protocol allows is ~2,000 nodes (16 devices, 64
+ * results, 256 other names, each a handful of elements) and well under
+ * 100 KB of text; ten times that is plenty and costs a few MB of tree. */
+#define SCHED_REQ_MAX_NODES 20000
+#define SCHED_REQ_MAX_TEXT (1u << 20)
 
 /* Optional descriptive string: absent -> "" (allocated); bytes that are
  * not UTF-8 become '?' and it is cut on a character boundary to `cap`
@@ -161,14 +170,18 @@ static int parse_lists(xmlNodePtr root, struct sched_req *r)
 
 int sched_req_parse(const void *body, size_t n, size_t max_bytes, struct sched_req *r)
 {
+	const struct ct_xml_limits lim = {
+		.max_bytes = max_bytes, .max_depth = 16,
+		.max_nodes = SCHED_REQ_MAX_NODES, .max_text = SCHED_REQ_MAX_TEXT,
+	};
 	xmlDocPtr doc = NULL;
 	xmlNodePtr root;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	rc = ct_xml_parse(body, n, max_bytes, 16, &doc);
+	rc = ct_xml_parse_lim(body, n, &lim, &doc);
 	if (rc < 0)
-		return rc;
+		return rc;	/* CT_EXML 400, CT_ETOOBIG 413: not the protocol's */
 	root = xmlDocGetRootElement(doc);
 	if (root == NULL || strcmp((const char *)root->name, "scheduler_request") != 0) {
 		rc = ct_error(CT_EPROTO, "expected <scheduler_request>");

@@ -9,12 +9,23 @@ CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
 	test/server_collude.sh test/server_crossshard.sh test/server_trust.sh \
 	test/server_crossshard_ulp.sh test/server_trust_caught.sh \
 	test/server_crossshard_lora.sh test/server_inprogress.sh
+# the port stays up (issue 27): per-address limits and deadlines (a load
+# program of half-sent requests), parse caps, the address behind a proxy
+CT_ATTACK_TESTS += test/attack_slow_headers.sh test/attack_xml_bomb.sh \
+	test/attack_proxy.sh
+check_PROGRAMS += test/slow_headers
+test_slow_headers_LDADD = -lpthread
 EXTRA_DIST += test/attack_lib.sh
 dist_check_SCRIPTS += $(CT_ATTACK_TESTS)
 TESTS += $(CT_ATTACK_TESTS)
 
 if HAVE_CMOCKA
 CT_ATTACK_UNIT_TESTS = test/test_eligibility test/test_ratelimit test/test_robust
+CT_ATTACK_UNIT_TESTS += test/test_proxy test/test_conn_guard
+test_test_proxy_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_proxy_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_conn_guard_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_conn_guard_LDADD = $(CT_SERVER_TEST_LIBS)
 check_PROGRAMS += $(CT_ATTACK_UNIT_TESTS)
 TESTS += $(CT_ATTACK_UNIT_TESTS)
 test_test_eligibility_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
