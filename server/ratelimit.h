@@ -16,9 +16,11 @@
  *   login per address     login_ip_burst 10,   login_ip_per_hour 60
  *   login per account     login_acct_burst 5,  login_acct_per_hour 12
  *   sign-up per address   signup_ip_burst 3,   signup_ip_per_hour 6
- * Loopback addresses are exempt (local tools, demos, a reverse proxy on
- * the same machine, which should limit by itself) unless
- * limits.loopback = 1.
+ * Loopback addresses are exempt (local tools, demos) unless
+ * limits.loopback = 1. The address is the request's (req->remote_ip):
+ * behind a proxy listed in http.trusted_proxies, the client's from the
+ * proxy's header (proxy.h), so a local proxy no longer makes everyone
+ * exempt.
  *
  * Threads: one table per server (struct ct_server.rl) behind its own
  * mutex; ct_rl_allow() is thread-safe.
