@@ -39,4 +39,5 @@ lib_libctune_a_SOURCES += \
 # chat templates: a small Jinja interpreter (doc/chat.md)
 lib_libctune_a_SOURCES += \
 	lib/ct_jinja.h lib/ct_jinja_int.h lib/ct_jinja_parse.c \
-	lib/ct_jinja_eval.c lib/ct_jinja_lib.c lib/ct_jinja_val.c
+	lib/ct_jinja_eval.c lib/ct_jinja_lib.c lib/ct_jinja_val.c \
+	lib/ct_chat.c lib/ct_chat.h

