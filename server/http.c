@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@
 #define MAX_DISCARD (16u << 20)	/* body bytes read and dropped after a refusal */
 #define TRIM_AFTER (1u << 20)	/* give memory back after a request this big */
 #define WATCH_TICK_MS 250
+#define REFUSED_LOG_TICKS 40	/* refusals are summed in the log every 10 s */
 #define FD_RESERVE 256		/* descriptors kept for the database, files, logs */
 
 struct ct_http {
@@ -66,6 +68,7 @@ struct ct_http {
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cond;
 	int watch_stop;
+	atomic_long refused;	/* connections over max_conns_per_ip since the last log */
 };
 
 struct conn_state {
@@ -651,7 +654,10 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t
 	(void)len;
 	if (ct_addr_from_sockaddr(sa, &a) < 0 || ct_proxy_trusted(&h->proxies, &a))
 		return MHD_YES;
-	return ct_guard_admit(h->guard, &a) ? MHD_YES : MHD_NO;
+	if (ct_guard_admit(h->guard, &a))
+		return MHD_YES;
+	atomic_fetch_add(&h->refused, 1);
+	return MHD_NO;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -683,9 +689,24 @@ static void kill_fd(void *cls, int fd)
 	shutdown(fd, SHUT_RDWR);
 }
 
+/* One line every REFUSED_LOG_TICKS ticks with refusals, not one each. */
+static void log_refused(struct ct_http *h, unsigned tick)
+{
+	long n;
+
+	if (tick % REFUSED_LOG_TICKS != 0)
+		return;
+	n = atomic_exchange(&h->refused, 0);
+	if (n > 0)
+		ct_log_info("http: refused %ld connection%s over http.max_conns_per_ip "
+			    "(or http.max_conns) in the last %d s", n, n == 1 ? "" : "s",
+			    REFUSED_LOG_TICKS * WATCH_TICK_MS / 1000);
+}
+
 static void *watch_main(void *arg)
 {
 	struct ct_http *h = arg;
+	unsigned tick = 0;
 
 	pthread_mutex_lock(&h->watch_lock);
 	while (!h->watch_stop) {
@@ -706,6 +727,7 @@ static void *watch_main(void *arg)
 		if (n > 0)
 			ct_log_info("http: closed %d connection%s past the header or body deadline",
 				    n, n == 1 ? "" : "s");
+		log_refused(h, ++tick);
 		pthread_mutex_lock(&h->watch_lock);
 	}
 	pthread_mutex_unlock(&h->watch_lock);

@@ -8,7 +8,8 @@
 #  - the server never holds more than the per-address limit of the
 #    attacker's sockets (its open descriptors, sampled during the attack);
 #  - no trickled request lives past the header deadline (+ the watchdog's
-#    tick and the trickle period), and the server logs the cut-offs.
+#    tick and the trickle period), and the server logs the cut-offs and
+#    the refusals (one line every 10 s, not one each).
 # Before: every other request timed out while the 2,100 were held.
 #
 # The load program raises `ulimit -n` to 2,164 when the hard limit allows,
@@ -64,5 +65,7 @@ check "no trickled request outlived the header deadline ($longest s)" \
 	"$(awk -v l="$longest" -v d="$HEADER_TIMEOUT" 'BEGIN { print (l <= d + 3) ? "yes" : "no" }')" yes
 check "the server logged the cut-offs" \
 	"$(grep -c 'past the header or body deadline' "$T/server.log" | awk '{ print ($1 > 0) ? "yes" : "no" }')" yes
+check "... and the refusals, summed" \
+	"$(grep -c 'over http.max_conns_per_ip' "$T/server.log" | awk '{ print ($1 > 0) ? "yes" : "no" }')" yes
 check "the server is still up" "$(curl -s -o /dev/null -w '%{http_code}' "$URL$PATH_OK")" 200
 exit $((fails > 0))
