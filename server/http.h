@@ -24,6 +24,10 @@
  *
  * Each HTTP worker thread has its own database connection, opened on first
  * use by ct_http_db(req).
+ *
+ * What one address may hold (conn_guard.h): http.max_conns_per_ip
+ * connections (refused at accept), a header deadline and a body deadline
+ * per request (a watchdog thread shuts down the socket past them). */
  */
 #ifndef CT_HTTP_H
 #define CT_HTTP_H
@@ -45,7 +49,9 @@ struct ct_http_req {
 	const char *method;	/* "GET", "POST", ... */
 	const char *path;	/* URL path without the query string */
 	const char *subpath;	/* what the route's '*' matched ("" if none) */
-	const char *remote_ip;	/* text form */
+	const char *remote_ip;	/* the client's address, text form: the peer's,
+				 * or behind a proxy in http.trusted_proxies
+				 * the one its header names (proxy.h) */
 	const unsigned char *body;	/* plain routes: decoded body, NUL-terminated */
 	size_t body_len;
 	uint64_t content_length;	/* from the header; UINT64_MAX if absent */

@@ -2,7 +2,8 @@
  * Unit tests for lib/ct_xml: parsing with typed getters, the size and depth
  * limits, refusal of DOCTYPE/entity documents (billion laughs, XXE) without
  * expanding or fetching anything, silence on stderr, parsing from several
- * threads, and the escaping writer.
+ * threads, the escaping writer, and the node and text caps of
+ * ct_xml_parse_lim.
  */
 #include "ct_test.h"
 #include "ct_err.h"
@@ -374,6 +375,85 @@ static void test_double_roundtrip(void **state)
 	ct_buf_free(&b);
 }
 
+/* n copies of unit between open and close, malloc'd. */
+static char *repeat(const char *open, const char *unit, size_t n, const char *close)
+{
+	size_t u = strlen(unit), len = strlen(open) + u * n + strlen(close);
+	char *s = malloc(len + 1), *p = s;
+
+	assert_non_null(s);
+	p += sprintf(p, "%s", open);
+	for (size_t i = 0; i < n; i++, p += u)
+		memcpy(p, unit, u);
+	sprintf(p, "%s", close);
+	return s;
+}
+
+static int parse_lim(const char *doc, long nodes, size_t text)
+{
+	struct ct_xml_limits lim = { .max_bytes = 64u << 20, .max_depth = 16,
+				     .max_nodes = nodes, .max_text = text };
+	xmlDocPtr d = NULL;
+	int rc = ct_xml_parse_lim(doc, strlen(doc), &lim, &d);
+
+	if (rc == 0)
+		assert_non_null(d);
+	else
+		assert_null(d);
+	xmlFreeDoc(d);
+	return rc;
+}
+
+/* The node and text caps (issue 27): a document at the cap parses, one
+ * node or byte over it does not, whatever the kind of node; attribute
+ * bombs are refused before libxml2 reads the tag; no caps is the old
+ * parse. */
+static void test_node_caps(void **state)
+{
+	char *d;
+
+	(void)state;
+	d = repeat("<r>", "<a/>", 99, "</r>");	/* 100 elements */
+	assert_int_equal(parse_lim(d, 100, 0), 0);
+	assert_int_equal(parse_lim(d, 99, 0), CT_ETOOBIG);
+	free(d);
+	d = repeat("<r>", "<a>x</a>", 50, "</r>");	/* 1 + 50 elements + 50 texts */
+	assert_int_equal(parse_lim(d, 101, 0), 0);
+	assert_int_equal(parse_lim(d, 100, 0), CT_ETOOBIG);
+	assert_int_equal(parse_lim(d, 0, 50), 0);
+	assert_int_equal(parse_lim(d, 0, 49), CT_ETOOBIG);
+	free(d);
+	d = repeat("<r>", "<!--c-->", 100, "</r>");	/* comments count */
+	assert_int_equal(parse_lim(d, 50, 0), CT_ETOOBIG);
+	free(d);
+	d = repeat("<r>", "<?p x?>", 100, "</r>");	/* PIs too */
+	assert_int_equal(parse_lim(d, 50, 0), CT_ETOOBIG);
+	free(d);
+	d = repeat("<r>", "<![CDATA[x]]><a/>", 100, "</r>");
+	assert_int_equal(parse_lim(d, 150, 0), CT_ETOOBIG);
+	free(d);
+	d = repeat("<r>", "x", 1u << 20, "</r>");	/* one long text */
+	assert_int_equal(parse_lim(d, 10, 1u << 20), 0);
+	assert_int_equal(parse_lim(d, 10, (1u << 20) - 1), CT_ETOOBIG);
+	free(d);
+	/* 3,000 distinct attributes of one element: refused before parsing */
+	size_t n = 3000, len = 0;
+	char *a = malloc(n * 12 + 16);
+	assert_non_null(a);
+	len += (size_t)sprintf(a, "<r ");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(a + len, "a%zu='' ", i);
+	sprintf(a + len, "/>");
+	assert_int_equal(parse_lim(a, 2000, 0), CT_ETOOBIG);
+	assert_non_null(strstr(ct_errmsg(CT_ETOOBIG), "more than 2000 "));
+	assert_int_equal(parse_lim(a, 0, 0), 0);	/* no caps: as before */
+	free(a);
+	d = repeat("<r>", "<a/>", 200000, "</r>");
+	assert_int_equal(parse_lim(d, 0, 0), 0);
+	assert_int_equal(parse_lim(d, 20000, 1u << 20), CT_ETOOBIG);
+	free(d);
+}
+
 CT_TEST_MAIN(test_parse_and_get, test_get_errors, test_limits, test_malformed_is_quiet,
 	test_entities_refused, test_threads, test_writer, test_attributes,
-	test_writer_errors, test_double_roundtrip)
+	test_writer_errors, test_double_roundtrip, test_node_caps)
