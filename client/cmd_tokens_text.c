@@ -16,14 +16,17 @@
  * whose post_processor template adds tokens (Llama 3's <|begin_of_text|>)
  * gets those around each document instead, exactly Hugging Face's
  * encode(text) (ct_tokenizer_doc_open). "bytes" has no such token: its
- * documents are simply concatenated. Inputs are read in
- * 1 MiB blocks (ct_tokenizer_encode_part), so memory follows the output,
- * not the input; a progress line goes to standard error for inputs over
- * 16 MiB.
+ * documents are simply concatenated. Inputs are read in 1 MiB blocks
+ * (ct_tokenizer_encode_part) and the ids written as they come
+ * (ct_tokens_out), so memory is bounded by the block and the longest
+ * pre-token (CT_BPE_MAX_PIECE, 64 KiB: a longer run, such as 100 MB of
+ * spaces, is cut there), whatever the input and the output; a progress
+ * line goes to standard error for inputs over 16 MiB.
  */
 #include "commands.h"
 #include "ct_buf.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_time.h"
 #include "ct_tokenizer.h"
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #define BLOCK (1u << 20)
+#define BLOCK_MAX (64u << 20)	/* a safety net: CT_BPE_MAX_PIECE keeps it at BLOCK */
 #define PROGRESS_MIN (16ull << 20)
 #define DECODE_CHUNK 65536
 
@@ -73,9 +77,21 @@ static void progress_show(struct progress *pg, int end)
 	fflush(stderr);
 }
 
-/* Encode one document from fd, block by block. */
+/* The ids in ids go to the output file; ids is emptied. */
+static int flush_ids(struct ct_tokens_out *w, struct ct_tokvec *ids, struct progress *pg)
+{
+	int rc = ct_tokens_out_write(w, ids->v, ids->n);
+
+	pg->ntok += ids->n;
+	ids->n = 0;
+	return rc;
+}
+
+/* Encode one document from fd, block by block, its ids written to w as
+ * they come: memory follows the block and the longest pre-token
+ * (CT_BPE_MAX_PIECE), not the input nor the output. */
 static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
-		     struct ct_tokvec *ids, struct progress *pg)
+		     struct ct_tokvec *ids, struct ct_tokens_out *w, struct progress *pg)
 {
 	size_t cap = BLOCK, have = 0, used;
 	unsigned char *buf = malloc(cap);
@@ -87,11 +103,13 @@ static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
 		ssize_t r = 0;
 
 		if (!eof) {
-			if (have == cap) {	/* one piece longer than the buffer */
-				unsigned char *nb = realloc(buf, cap * 2);
+			if (have == cap) {	/* nothing could be cut off yet: more text */
+				unsigned char *nb = cap < BLOCK_MAX ? realloc(buf, cap * 2) : NULL;
 
 				if (nb == NULL) {
-					rc = CT_ENOMEM;
+					rc = cap < BLOCK_MAX ? CT_ENOMEM :
+					     ct_error(CT_ETOOBIG, "%s: over %u MiB of text the "
+						      "tokenizer cannot cut", name, BLOCK_MAX >> 20);
 					break;
 				}
 				buf = nb;
@@ -113,7 +131,9 @@ static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
 			break;
 		memmove(buf, buf + used, have - used);
 		have -= used;
-		pg->ntok = ids->n;
+		rc = flush_ids(w, ids, pg);
+		if (rc < 0)
+			break;
 		progress_show(pg, 0);
 	}
 	free(buf);
@@ -121,22 +141,24 @@ static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
 }
 
 static int encode_one(const struct ct_tokenizer *tk, const char *path, int marks,
-		      struct ct_tokvec *ids, struct progress *pg)
+		      struct ct_tokvec *ids, struct ct_tokens_out *w, struct progress *pg)
 {
 	int fd = 0, rc;
 
 	if (marks && (rc = ct_tokenizer_doc_open(tk, ids)) < 0)
 		return rc;
 	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = ct_os_open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return ct_error_errno("%s", path);
 	}
-	rc = encode_fd(tk, fd, strcmp(path, "-") ? path : "standard input", ids, pg);
+	rc = encode_fd(tk, fd, strcmp(path, "-") ? path : "standard input", ids, w, pg);
 	if (fd != 0)
 		close(fd);
 	if (rc == 0 && marks)
 		rc = ct_tokenizer_doc_close(tk, ids);
+	if (rc == 0)
+		rc = flush_ids(w, ids, pg);
 	return rc;
 }
 
@@ -181,6 +203,7 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct text_opts o = { 0 };
 	struct ct_tokenizer *tk = NULL;
 	struct ct_tokvec ids = { 0 };
+	struct ct_tokens_out w = { .af = { .fd = -1 } };
 	struct progress pg = { 0 };
 	int rc;
 
@@ -204,16 +227,17 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	}
 	pg.t0 = pg.last = ct_time_mono_s();
 	pg.tty = isatty(2);
+	rc = ct_tokens_out_open(&w, o.out, ct_tokenizer_vocab(tk) > UINT16_MAX + 1);
 	for (int i = optind; i < argc && rc == 0; i++)
-		rc = encode_one(tk, argv[i], !o.no_eot, &ids, &pg);
+		rc = encode_one(tk, argv[i], !o.no_eot, &ids, &w, &pg);
 	if (rc == 0) {
 		progress_show(&pg, 1);
-		rc = ct_tokens_save_ids(o.out, ids.v, ids.n,
-					ct_tokenizer_vocab(tk) > UINT16_MAX + 1);
+		rc = ct_tokens_out_commit(&w);
 	}
+	ct_tokens_out_abort(&w);
 	if (rc == 0)
 		fprintf(stderr, "ctune tokens encode: %s: %zu tokens (%s) from %d input%s, "
-			"%" PRIu64 " bytes\n", o.out, ids.n, ct_tokenizer_name(tk),
+			"%" PRIu64 " bytes\n", o.out, pg.ntok, ct_tokenizer_name(tk),
 			argc - optind, argc - optind == 1 ? "" : "s", pg.done);
 	ct_tokvec_free(&ids);
 	ct_tokenizer_free(tk);

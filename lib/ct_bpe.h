@@ -40,6 +40,12 @@ int ct_bpe_eot(const struct ct_bpe *b);
 int ct_bpe_template(const struct ct_bpe *b, const uint32_t **pre, int *npre,
 		    const uint32_t **post, int *npost);
 
+/* The longest pre-token: a match of the pre-tokeniser's regex longer than
+ * this many bytes (100 MB of spaces is one for GPT-2's) is cut after this
+ * many, and matching resumes there (doc/tokenizers.md). Ordinary text has
+ * no such piece, so its ids are exactly the reference's. */
+#define CT_BPE_MAX_PIECE 65536
+
 /* As ct_tokenizer_encode / ct_tokenizer_encode_part / ct_tokenizer_token. */
 int ct_bpe_encode(const struct ct_bpe *b, const unsigned char *text, size_t n,
 		  struct ct_tokvec *out);

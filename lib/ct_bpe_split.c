@@ -27,6 +27,19 @@
  * character). */
 #define SPLIT_MARGIN 8
 
+/* A pre-token is at most CT_BPE_MAX_PIECE bytes (ct_bpe.h): the regex is
+ * matched at i as if the text ended CT_BPE_MAX_PIECE bytes later (a longer
+ * match, such as 100 MB of spaces, one piece for GPT-2's regex, is cut
+ * there, even inside a UTF-8 character: byte-level BPE encodes any bytes
+ * and they decode back the same), and matching resumes where the piece
+ * ended. A piece is then decided by the CT_BPE_MAX_PIECE bytes from its
+ * start alone, the same for a stream as for the whole text, and merging
+ * it costs memory in proportion to that, whatever the input. */
+static size_t piece_lim(size_t i, size_t n)
+{
+	return n - i <= CT_BPE_MAX_PIECE ? n : i + CT_BPE_MAX_PIECE;
+}
+
 static const unsigned char ascii_cls[128] = {
 	['\t'] = CT_UCLS_SPACE, ['\n'] = CT_UCLS_SPACE, ['\v'] = CT_UCLS_SPACE,
 	['\f'] = CT_UCLS_SPACE, ['\r'] = CT_UCLS_SPACE, [' '] = CT_UCLS_SPACE,
@@ -205,12 +218,14 @@ static int encode_segment(const struct ct_bpe *b, const unsigned char *p,
 	int rc = 0;
 
 	while (i < n) {
+		size_t lim = piece_lim(i, n);
+
 		switch (b->pre) {
 		case CT_BPE_PRE_LLAMA3:
-			e = ct_bpe_split_llama3(p, n, i, 3);
+			e = ct_bpe_split_llama3(p, lim, i, 3);
 			break;
 		case CT_BPE_PRE_QWEN2:
-			e = ct_bpe_split_llama3(p, n, i, 1);
+			e = ct_bpe_split_llama3(p, lim, i, 1);
 			break;
 		case CT_BPE_PRE_DIGITS_GPT2:	/* each digit alone, GPT-2 between */
 			if (cls_at(p, n, i, &len) == CT_UCLS_NUMBER) {
@@ -220,12 +235,12 @@ static int encode_segment(const struct ct_bpe *b, const unsigned char *p,
 			if (run <= i)
 				for (run = i; run < n && cls_at(p, n, run, &len) != CT_UCLS_NUMBER;)
 					run += len;
-			e = ct_bpe_split_gpt2(p, run, i);
+			e = ct_bpe_split_gpt2(p, run < lim ? run : lim, i);
 			break;
 		default:
-			e = ct_bpe_split_gpt2(p, n, i);
+			e = ct_bpe_split_gpt2(p, lim, i);
 		}
-		if (e > safe)
+		if (e > safe && lim == n)	/* else decided by p[i..lim) alone */
 			break;
 		rc = ct_bpe_merge(b, p + i, e - i, out);
 		if (rc < 0)
@@ -244,15 +259,74 @@ static int encode_segment(const struct ct_bpe *b, const unsigned char *p,
 	return rc;
 }
 
-/* The start of the last NFC segment of p[i..n): where a stream can be cut
- * without changing NFC before it (a byte that is no continuation starts a
- * character). */
+/* Whether an NFC segment starts at p[k] (k < n): an inert character,
+ * judged from the bytes before n (ct_nfc.h). */
+static int segment_starts(const unsigned char *p, size_t k, size_t n)
+{
+	return (p[k] & 0xC0) != 0x80 && ct_nfc_is_inert(p + k, 1 + (n - k > 3 ? 3 : n - k - 1));
+}
+
+/* NFC's own cuts are its segments, and a segment is as long as the run of
+ * characters NFC may change (combining marks, ...) that follows an inert
+ * one: unbounded (100 MB of U+0301 is one). So that normalising costs
+ * memory in proportion to CT_BPE_MAX_PIECE whatever the input, a run of
+ * more than CT_BPE_MAX_PIECE bytes with no segment start is also cut, at
+ * the character start at or before CT_BPE_MAX_PIECE bytes past the last
+ * cut (a "forced" cut; doc/tokenizers.md), and NFC is applied to the text
+ * between forced cuts on its own. The cuts ("anchors") follow one another
+ * from any anchor alike, so a stream resumed at one cuts the same as the
+ * whole text. The next anchor after a in p[a..n): *forced says which kind;
+ * n when the text ends before it is known. */
+static size_t next_anchor(const unsigned char *p, size_t a, size_t n, int *forced)
+{
+	size_t k, lim = n - a > CT_BPE_MAX_PIECE ? a + CT_BPE_MAX_PIECE : n;
+
+	*forced = 0;
+	for (k = a + 1; k <= lim && k < n; k++)
+		if (segment_starts(p, k, n))
+			return k;
+	if (lim == n)
+		return n;
+	*forced = 1;
+	for (k = lim; k > a + 1 && (p[k] & 0xC0) == 0x80 && lim - k < 3; k--)
+		;
+	return k;
+}
+
+/* The last anchor of p[i..n) before n (i itself when none), for a stream:
+ * NFC before it does not depend on the text after n. */
 static size_t nfc_last_cut(const unsigned char *p, size_t i, size_t n)
 {
-	for (size_t k = n; k-- > i;)
-		if ((p[k] & 0xC0) != 0x80 && ct_nfc_is_inert(p + k, 1 + (n - k > 3 ? 3 : n - k - 1)))
-			return k;
-	return i;
+	size_t a = i, k;
+	int forced;
+
+	while ((k = next_anchor(p, a, n, &forced)) < n)
+		a = k;
+	return a;
+}
+
+/* NFC of p[i..stop) appended to nb, each stretch between forced cuts
+ * normalised alone; cut (NULL, or 3 (stop - i) + 1 entries) gets ct_nfc's
+ * segment marks with offsets from i, a forced cut marked like a segment. */
+static int nfc_stretches(const unsigned char *p, size_t i, size_t stop, struct ct_buf *nb,
+			 uint32_t *cut)
+{
+	size_t a = i, at, e;
+	int rc = 0, forced = 0;
+
+	while (rc == 0 && a < stop) {
+		e = a;
+		do
+			e = next_anchor(p, e, stop, &forced);
+		while (e < stop && !forced);
+		at = nb->len;
+		rc = ct_nfc(p + a, e - a, nb, cut != NULL ? cut + at : NULL);
+		for (size_t k = at; rc == 0 && cut != NULL && k <= nb->len; k++)
+			if (cut[k] != UINT32_MAX)
+				cut[k] += (uint32_t)(a - i);
+		a = e;
+	}
+	return rc;
 }
 
 /* encode_segment, after NFC when the tokenizer asks for it and the text
@@ -276,7 +350,7 @@ static int encode_text(const struct ct_bpe *b, const unsigned char *p, size_t i,
 	if (!final && cut == NULL)
 		return CT_ENOMEM;
 	ct_buf_init(&nb, 0);
-	rc = ct_nfc(p + i, stop - i, &nb, cut);
+	rc = nfc_stretches(p, i, stop, &nb, cut);
 	if (rc == 0)
 		rc = encode_segment(b, nb.data, 0, nb.len, final, cut, out, &d);
 	if (rc == 0)

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int parse_header(const void *data, size_t len, const char *path, uint64_t *n,
 			int *version)
@@ -185,6 +186,77 @@ int ct_tokens_save_ids(const char *path, const ct_tok *tok, uint64_t n, int wide
 					"version 1 token file (16-bit ids)", path, tok[i],
 					(unsigned long long)i);
 	return save(path, tok, n, CT_TOKENS_VERSION, 1);
+}
+
+int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide)
+{
+	int32_t hdr[CT_TOKENS_HEADER_INTS];
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->af.fd = -1;
+	w->wide = wide;
+	if (!ct_le_host())
+		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
+	rc = ct_afile_open(&w->af, path, 0644);
+	if (rc < 0)
+		return rc;
+	memset(hdr, 0, sizeof(hdr));	/* the real one comes at commit */
+	rc = ct_afile_write(&w->af, hdr, sizeof(hdr));
+	if (rc < 0)
+		ct_afile_abort(&w->af);
+	return rc;
+}
+
+int ct_tokens_out_write(struct ct_tokens_out *w, const ct_tok *ids, size_t n)
+{
+	uint16_t blk[4096];
+	int rc = 0;
+
+	if (n > INT32_MAX - w->n)
+		return ct_error(CT_EINVAL, "%s: over %d tokens, the format's limit", w->af.path,
+				INT32_MAX);
+	if (w->wide) {
+		rc = n > 0 ? ct_afile_write(&w->af, ids, n * sizeof(*ids)) : 0;
+		w->n += rc == 0 ? n : 0;
+		return rc;
+	}
+	for (size_t i = 0; i < n && rc == 0; i += 4096) {
+		size_t k = n - i < 4096 ? n - i : 4096;
+
+		for (size_t q = 0; q < k; q++) {
+			if (ids[i + q] > UINT16_MAX)
+				return ct_error(CT_ERANGE, "%s: token %u at position %llu does not fit "
+						"a version 1 token file (16-bit ids)", w->af.path,
+						ids[i + q], (unsigned long long)(w->n + i + q));
+			blk[q] = (uint16_t)ids[i + q];
+		}
+		rc = ct_afile_write(&w->af, blk, k * sizeof(uint16_t));
+	}
+	w->n += rc == 0 ? n : 0;
+	return rc;
+}
+
+int ct_tokens_out_commit(struct ct_tokens_out *w)
+{
+	int32_t hdr[CT_TOKENS_HEADER_INTS];
+
+	memset(hdr, 0, sizeof(hdr));
+	hdr[0] = CT_TOKENS_MAGIC;
+	hdr[1] = w->wide ? CT_TOKENS_VERSION_WIDE : CT_TOKENS_VERSION;
+	hdr[2] = (int32_t)w->n;
+	if (pwrite(w->af.fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		int rc = ct_error_errno("%s: writing the header", w->af.path);
+
+		ct_afile_abort(&w->af);
+		return rc;
+	}
+	return ct_afile_commit(&w->af);
+}
+
+void ct_tokens_out_abort(struct ct_tokens_out *w)
+{
+	ct_afile_abort(&w->af);
 }
 
 int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a,

@@ -64,6 +64,32 @@ static inline ct_tok ct_tokens_get(const struct ct_tokens *t, uint64_t i)
  * code; nothing is left behind on failure. */
 int ct_tokens_save_ids(const char *path, const ct_tok *tok, uint64_t n, int wide);
 
+/* A token file written as its ids arrive (ct_tokens_out_open, _write as
+ * often as needed, then _commit or _abort), so that a writer's memory does
+ * not follow the file: the header is written last, the file renamed into
+ * place atomically on commit. Zero-initialise. */
+struct ct_tokens_out {
+	struct ct_afile af;
+	uint64_t n;			/* ids written */
+	int wide;			/* version 2 (32-bit ids) */
+};
+
+/* Start writing path (mode 0644): version 2 when wide, else version 1.
+ * Returns 0 or an I/O code (w is then finished). */
+int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide);
+
+/* Append n ids. Returns 0, CT_ERANGE (version 1 and an id >= 65,536: the
+ * detail names its position), CT_EINVAL (past INT32_MAX ids) or an I/O
+ * code; after a failure only ct_tokens_out_abort remains. */
+int ct_tokens_out_write(struct ct_tokens_out *w, const ct_tok *ids, size_t n);
+
+/* Write the header, fsync and rename into place. 0 or an I/O code; w is
+ * finished either way (nothing left behind on failure). */
+int ct_tokens_out_commit(struct ct_tokens_out *w);
+
+/* Give up: remove the temporary file. Harmless on a finished w. */
+void ct_tokens_out_abort(struct ct_tokens_out *w);
+
 /* Write tokens [a, a+n) of t (a + n <= t->n) to path atomically in t's
  * version (a shard of a version 1 file is a version 1 file). Returns as
  * ct_tokens_save_ids. */

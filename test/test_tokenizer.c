@@ -227,6 +227,48 @@ static void test_gpt2_parts(void **state)
 	ct_tokvec_free(&whole);
 }
 
+/* n bytes made of copies of unit (a partial copy at the end), malloc'd. */
+static char *repeat(const char *unit, size_t n)
+{
+	size_t u = strlen(unit);
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	for (size_t i = 0; i < n; i++)
+		s[i] = unit[i % u];
+	s[n] = '\0';
+	return s;
+}
+
+/* A pre-token longer than CT_BPE_MAX_PIECE (a run of letters, spaces,
+ * 3-byte punctuation whose cut falls inside a character) is cut after
+ * exactly that many bytes and matching resumes there: the ids are those
+ * of the first CT_BPE_MAX_PIECE bytes followed by those of the rest; the
+ * text round-trips; streaming in parts gives the same ids. */
+static void test_gpt2_long_pieces(void **state)
+{
+	static const char *const units[] = { "a", " ", "\xe3\x80\x82" /* U+3002 */ };
+	const size_t cap = CT_BPE_MAX_PIECE, n = 2 * cap + 5000;
+
+	(void)state;
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		char *s = repeat(units[u], n);
+		struct ct_tokvec whole = { 0 }, head = { 0 };
+
+		s[n - 1] = 'x';		/* the space run ends in \S: \s+(?!\S) */
+		encode_str(s, n, &whole);
+		encode_str(s, cap, &head);
+		assert_true(head.n < whole.n);
+		assert_memory_equal(whole.v, head.v, head.n * sizeof(uint32_t));
+		roundtrip(gpt2, s, n);
+		ct_test_parts_equal_whole(gpt2, s, n, 4096, &whole);
+		ct_test_parts_equal_whole(gpt2, s, n, cap + 3, &whole);
+		ct_tokvec_free(&whole);
+		ct_tokvec_free(&head);
+		free(s);
+	}
+}
+
 /* The heap merge (long pieces) picks the same pairs as the scan. */
 static void test_gpt2_heap_equals_scan(void **state)
 {
@@ -326,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_gpt2_roundtrips),
 		cmocka_unit_test(test_gpt2_invalid_utf8),
 		cmocka_unit_test(test_gpt2_parts),
+		cmocka_unit_test(test_gpt2_long_pieces),
 		cmocka_unit_test(test_gpt2_heap_equals_scan),
 		cmocka_unit_test(test_gpt2_bad_data),
 	};

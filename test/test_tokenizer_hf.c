@@ -277,6 +277,22 @@ static void test_hf_pretokenizers(void **state)
 	ct_tokenizer_free(tk);
 }
 
+/* The small tokenizer.json of hf_json, with an NFC normalizer when nfc. */
+static char *hf_json_nfc(int nfc)
+{
+	char *j = hf_json(NULL, "", ""), *at = strstr(j, "\"normalizer\": null");
+	struct ct_buf b;
+
+	if (!nfc)
+		return j;
+	ct_buf_init(&b, 0);
+	ct_buf_append(&b, j, (size_t)(at - j));
+	ct_buf_appendf(&b, "\"normalizer\": {\"type\": \"NFC\"}%s",
+		       at + strlen("\"normalizer\": null"));
+	free(j);
+	return (char *)ct_buf_steal(&b, NULL);
+}
+
 /* Feeding random text in parts of many sizes gives the ids of one call:
  * added tokens, white-space runs, digits and (with NFC) combining marks
  * across every cut. */
@@ -289,20 +305,10 @@ static void parts_equal_whole(const char *name, int nfc)
 		"\xea\xb0\x80", "\xe1\x86\xa8", "\xe1\x84\x80\xe1\x85\xa1",
 	};
 	struct ct_tokenizer *tk;
-	char text[6000], *j = hf_json(NULL, "", ""), *at = strstr(j, "\"normalizer\": null");
+	char text[6000], *j = hf_json_nfc(nfc);
 	size_t n = 0;
 	uint32_t x = 99;
 
-	if (nfc) {
-		struct ct_buf b;
-
-		ct_buf_init(&b, 0);
-		ct_buf_append(&b, j, (size_t)(at - j));
-		ct_buf_appendf(&b, "\"normalizer\": {\"type\": \"NFC\"}%s",
-			       at + strlen("\"normalizer\": null"));
-		free(j);
-		j = (char *)ct_buf_steal(&b, NULL);
-	}
 	assert_int_equal(open_json(name, j, &tk), 0);
 	while (n < sizeof(text) - 16) {
 		const char *w;
@@ -322,11 +328,55 @@ static void parts_equal_whole(const char *name, int nfc)
 	ct_tokenizer_free(tk);
 }
 
+/* Runs longer than CT_BPE_MAX_PIECE (letters, spaces before newlines, a
+ * combining mark NFC cannot cut, Hangul jamo NFC composes) are encoded in
+ * parts exactly as at once, with and without NFC, and round-trip when NFC
+ * leaves them alone. */
+static void long_runs_equal_whole(const char *name, int nfc)
+{
+	static const struct { const char *unit; size_t n; } runs[] = {
+		{ "a", CT_BPE_MAX_PIECE + 77 }, { " ", CT_BPE_MAX_PIECE + 5 }, { "\n", 3 },
+		{ "x", 1 }, { "\xcc\x81", CT_BPE_MAX_PIECE + 1235 }, { " the ", 1 },
+		{ "\xe1\x84\x80\xe1\x85\xa1", 30000 }, { "1", 70000 },
+	};
+	char *j = hf_json_nfc(nfc);
+	struct ct_tokenizer *tk;
+	struct ct_buf text;
+
+	ct_buf_init(&text, 0);
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++)
+		for (size_t k = 0; k < runs[r].n; k++)
+			assert_int_equal(ct_buf_appends(&text, runs[r].unit), 0);
+	assert_int_equal(open_json(name, j, &tk), 0);
+	{
+		static const size_t steps[] = { 4096, CT_BPE_MAX_PIECE + 5, 200000 };
+		struct ct_tokvec whole = { 0 };
+		struct ct_buf back;
+
+		assert_int_equal(ct_tokenizer_encode(tk, text.data, text.len, &whole), 0);
+		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++)
+			ct_test_parts_equal_whole(tk, (const char *)text.data, text.len, steps[s],
+						  &whole);
+		ct_buf_init(&back, 0);
+		assert_int_equal(ct_tokenizer_decode(tk, whole.v, whole.n, &back), 0);
+		if (!nfc) {
+			assert_int_equal(back.len, text.len);
+			assert_memory_equal(back.data, text.data, text.len);
+		}
+		ct_buf_free(&back);
+		ct_tokvec_free(&whole);
+	}
+	ct_tokenizer_free(tk);
+	ct_buf_free(&text);
+}
+
 static void test_hf_parts(void **state)
 {
 	(void)state;
 	parts_equal_whole("parts", 0);
 	parts_equal_whole("parts_nfc", 1);
+	long_runs_equal_whole("long", 0);
+	long_runs_equal_whole("long_nfc", 1);
 }
 
 /* Sampling with a tokenizer.json: the prompt's added token and text go
