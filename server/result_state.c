@@ -30,6 +30,7 @@ const struct ct_res_edge ct_res_edges[] = {
 	{ CT_RES_IN_PROGRESS, CT_RES_REPORTED },
 	{ CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR },
 	{ CT_RES_IN_PROGRESS, CT_RES_NO_REPLY },
+	{ CT_RES_IN_PROGRESS, CT_RES_DIDNT_NEED },	/* its WU canceled (sched.c) */
 	{ CT_RES_REPORTED, CT_RES_REPORTED },	/* looked at, undecided */
 	{ CT_RES_REPORTED, CT_RES_VALID },
 	{ CT_RES_REPORTED, CT_RES_INVALID },

@@ -10,6 +10,7 @@
  *   created UNSENT --send--> IN_PROGRESS --report--> REPORTED (success)
  *      |                        +--report error--> CLIENT_ERROR
  *      |                        +--deadline passed--> NO_REPLY
+ *      |                        +--WU canceled, host told--> DIDNT_NEED
  *      +--WU done, canceled or adaptive replication--> DIDNT_NEED
  *   REPORTED --validator--> VALID | INVALID | INCONCLUSIVE | TOO_LATE
  *                           | VALIDATE_ERROR, or stays (validate_time set)

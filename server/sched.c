@@ -355,42 +355,76 @@ static int listed(const struct sched_ctx *c, const char *name)
 	return 0;
 }
 
+/* A result in progress on this host whose WU was canceled (error_mask
+ * set: job cancel, too many errors) is over for the host, as BOINC's
+ * "aborted by the project": DIDNT_NEED, not an error of the host's, and
+ * no longer in progress, so it is never sent again as lost and the host's
+ * in-progress caps let it take other work (a client told to abort a result
+ * that was then resent as lost looped: issue 32). */
+static int drop_canceled(struct sched_ctx *c, int64_t resultid)
+{
+	int rc = ct_res_move(c->db, resultid, CT_RES_IN_PROGRESS, CT_RES_DIDNT_NEED,
+			     &(struct ct_res_change){ .now = ct_db_now(c->db) });
+
+	return rc < 0 ? rc : 0;
+}
+
 static int check_others(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
 	int rc = 0;
 
 	for (int i = 0; rc >= 0 && i < c->req.nother; i++) {
-		rc = ct_db_query(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask "
+		int64_t id = 0;
+		int mine, abort = 1;
+
+		rc = ct_db_query(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
 				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
 				 "s", c->req.other[i]);
 		if (rc < 0)
 			break;
-		if (ct_db_next(res) <= 0 || ct_db_int(res, 0) != c->hostid ||
-		    ct_db_int(res, 1) != CT_RS_IN_PROGRESS || ct_db_int(res, 2) != 0)
-			c->aborts[c->naborts++] = c->req.other[i];
+		if (ct_db_next(res) > 0) {
+			mine = ct_db_int(res, 0) == c->hostid &&
+			       ct_db_int(res, 1) == CT_RS_IN_PROGRESS;
+			abort = !mine || ct_db_int(res, 2) != 0;
+			id = mine && abort ? ct_db_int(res, 3) : 0;
+		}
 		ct_db_res_free(res);
 		res = NULL;
+		if (abort)
+			c->aborts[c->naborts++] = c->req.other[i];
+		if (id > 0)
+			rc = drop_canceled(c, id);
 	}
 	return rc;
 }
 
-/* Results in progress on this host that the client did not mention. */
+/* Results in progress on this host that the client did not mention: sent
+ * again, unless their WU was canceled (then they are over). */
 static int find_lost(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
-	int rc;
+	int64_t drop[64];
+	int ndrop = 0, rc;
 
-	rc = ct_db_query(c->db, &res, "SELECT id, name FROM result WHERE hostid=? AND "
-			 "server_state=? AND report_deadline>? ORDER BY id LIMIT 64", "lil",
-			 c->hostid, CT_RS_IN_PROGRESS, ct_db_now(c->db));
+	rc = ct_db_query(c->db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN "
+			 "workunit w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
+			 "r.report_deadline>? ORDER BY r.id LIMIT 64", "lil", c->hostid,
+			 CT_RS_IN_PROGRESS, ct_db_now(c->db));
 	if (rc < 0)
 		return rc;
-	while (ct_db_next(res) > 0 && c->nsend < MAX_SEND)
-		if (!listed(c, ct_db_str(res, 1)))
+	while (ct_db_next(res) > 0) {
+		if (listed(c, ct_db_str(res, 1)))
+			continue;
+		if (ct_db_int(res, 2) != 0)
+			drop[ndrop++] = ct_db_int(res, 0);
+		else if (c->nsend < MAX_SEND)
 			c->send[c->nsend++] = ct_db_int(res, 0);
+	}
 	ct_db_res_free(res);
-	return 0;
+	for (int i = 0; rc == 0 && i < ndrop; i++)
+		rc = drop_canceled(c, drop[i]);
+	return rc;
 }
 
 /* ---- step 6: new work -------------------------------------------------- */

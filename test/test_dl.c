@@ -361,7 +361,7 @@ static void test_result_table_walk(void **state)
 				assert_int_equal(ct_res_move(g_db, id, from, to, &c), 0);
 		}
 	assert_int_equal(nallowed, ct_res_nedges);
-	assert_int_equal(nallowed, 15);
+	assert_int_equal(nallowed, 16);
 	/* the validator's reading of validate_state */
 	assert_int_equal(ct_res_validated(CT_VS_INIT), CT_RES_REPORTED);
 	assert_int_equal(ct_res_validated(CT_VS_INCONCLUSIVE), CT_RES_INCONCLUSIVE);
