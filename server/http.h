@@ -28,7 +28,6 @@
  * What one address may hold (conn_guard.h): http.max_conns_per_ip
  * connections (refused at accept), a header deadline and a body deadline
  * per request (a watchdog thread shuts down the socket past them). */
- */
 #ifndef CT_HTTP_H
 #define CT_HTTP_H
 
