@@ -42,8 +42,9 @@ struct ct_jinja_limits {
 	int max_depth;		/* nesting of statements and of expressions */
 };
 
-/* The defaults: 1 MiB of template, 64 MiB out, 512 MiB of values, 10^8
- * steps (about a second), depth 64. */
+/* The defaults: 1 MiB of template, 64 MiB out, 256 MiB of values,
+ * 10^7 steps (a second or two), depth 64. A real chat template takes a
+ * few thousand steps a conversation. */
 void ct_jinja_limits_default(struct ct_jinja_limits *lim);
 
 struct ct_jinja;

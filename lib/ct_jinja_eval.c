@@ -893,6 +893,8 @@ static int exec_one(struct jrun *r, const struct jstmt *s)
 		rc = eval(r, s->e, &v);
 		if (rc >= 0)
 			rc = jv_str_append(r, r->out, &v);
+		if (rc >= 0 && v.t == JT_STR)
+			rc = jr_charge(r, v.u.s.n / 64);
 		return rc;
 	case S_SET: return exec_set(r, s);
 	case S_SETBLOCK: return exec_setblock(r, s);

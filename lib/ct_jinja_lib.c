@@ -875,6 +875,8 @@ static int f_tojson(struct jrun *r, struct jval *v, const struct jcall *c)
 		rc = jv_json_append(r, &b, v, (int)indent, item, key,
 				    sk != NULL && jv_truthy(sk), 0);
 	if (rc >= 0)
+		rc = jr_charge(r, b.len / 8);
+	if (rc >= 0)
 		rc = jr_strdup(r, ct_buf_cstr(&b), b.len, &s);
 	ct_buf_free(&b);
 	if (rc >= 0)

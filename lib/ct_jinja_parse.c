@@ -1274,8 +1274,8 @@ void ct_jinja_limits_default(struct ct_jinja_limits *lim)
 {
 	lim->max_src = 1u << 20;
 	lim->max_out = 64u << 20;
-	lim->max_mem = 512u << 20;
-	lim->max_steps = 100000000u;
+	lim->max_mem = 256u << 20;
+	lim->max_steps = 10000000u;
 	lim->max_depth = 64;
 }
 

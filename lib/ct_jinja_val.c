@@ -573,6 +573,15 @@ int jv_to_str(struct jrun *r, const struct jval *v, struct jstr *out)
 		*out = v->u.s;
 		return 0;
 	}
+	if (v->t == JT_INT || v->t == JT_FLOAT) {	/* short: no buffer to grow */
+		char tmp[48];
+
+		if (v->t == JT_INT)
+			snprintf(tmp, sizeof(tmp), "%lld", (long long)v->u.i);
+		else
+			float_repr(v->u.f, tmp, sizeof(tmp));
+		return jr_strdup(r, tmp, strlen(tmp), out);
+	}
 	rc = jv_str_append(r, &b, v);
 	if (rc >= 0)
 		rc = jr_strdup(r, ct_buf_cstr(&b), b.len, out);
