@@ -22,6 +22,11 @@
  * has one more client fetch web pages (home, jobs, a job, users, status)
  * at P a second: the realistic mix of a busy project.
  *
+ * Besides wall-clock rates, each row gives the servers' CPU time per RPC
+ * and what it would take two cores to dispatch at that cost (2 CPU
+ * seconds a second over CPU seconds per dispatch): the figure that the
+ * load of a shared machine disturbs least (the load is beside it).
+ *
  * --servers K: K scheduler front ends, each a process of its own (as K
  * `ctune-server run` instances would be) on one project directory, the
  * client threads spread over them; server i uses the i-th --db (cycled),
@@ -526,19 +531,43 @@ static int cmp_d(const void *a, const void *b)
 
 struct row {
 	int64_t wus, after, rpcs, errors, dispatched, pages;
-	double seconds, p50, p99, load;
+	double seconds, p50, p99, load, server_cpu;
 };
+
+/* CPU seconds (user + system) the servers' processes used so far. */
+static double servers_cpu(const struct opts *o, const pid_t *pids)
+{
+	double sum = 0;
+
+	for (int i = 0; i < o->servers; i++) {
+		char path[64], buf[1024], *p;
+		unsigned long ut = 0, st = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			   &st) == 2)
+			sum += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		fclose(f);
+	}
+	return sum;
+}
 
 /* One measurement on the running servers: o->clients clients, each on
  * its share of the hosts, for o->seconds. */
-static void measure(const struct opts *o, struct host *hosts, struct row *r)
+static void measure(const struct opts *o, struct host *hosts, const pid_t *pids,
+		    struct row *r)
 {
 	struct client *cl = calloc((size_t)o->clients, sizeof(*cl));
 	pthread_t *tid = calloc((size_t)o->clients, sizeof(*tid)), ptid;
 	struct pager pg = { .url = g_urls[0], .rate = o->pages };
 	int per = o->hosts / o->clients;
 	size_t n = 0;
-	double t0 = ct_time_mono_s();
+	double t0 = ct_time_mono_s(), cpu0 = servers_cpu(o, pids);
 	FILE *f;
 
 	g_deadline = t0 + o->seconds;
@@ -555,6 +584,7 @@ static void measure(const struct opts *o, struct host *hosts, struct row *r)
 	if (o->pages > 0)
 		pthread_join(ptid, NULL);
 	r->seconds = ct_time_mono_s() - t0;
+	r->server_cpu = servers_cpu(o, pids) - cpu0;
 	for (int i = 0; i < o->clients; i++)
 		n += cl[i].nlat;
 	double *all = malloc((n ? n : 1) * sizeof(double));
@@ -585,11 +615,13 @@ static void measure(const struct opts *o, struct host *hosts, struct row *r)
 static void print_row(const struct opts *o, const struct row *r)
 {
 	printf("| %s | %d | %d | %d | %" PRId64 " | %" PRId64 " | %d | %s | %d | %.1f | %" PRId64
-	       " | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f | %" PRId64 " | %.2f |\n",
+	       " | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f | %.2f | %.0f | %" PRId64
+	       " | %.2f |\n",
 	       o->ndb > 1 ? "external (several)" : o->db ? "external" : "embedded", o->servers,
 	       o->clients, o->hosts, r->wus, r->after, o->jobs, o->daemons ? "yes" : "no", o->pages,
 	       r->seconds, r->rpcs, r->errors, r->dispatched, r->dispatched / r->seconds, r->p50,
-	       r->p99, r->pages, r->load);
+	       r->p99, r->rpcs ? r->server_cpu * 1000 / r->rpcs : 0.0,
+	       r->dispatched ? 2 * r->dispatched / r->server_cpu : 0.0, r->pages, r->load);
 	fflush(stdout);
 }
 
@@ -603,9 +635,9 @@ static void run(const struct opts *o)
 
 	setup(o, hosts, &dir);
 	printf("| db | servers | clients | hosts | unsent WUs | after | jobs | daemons | pages/s | seconds "
-	       "| RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms | pages "
-	       "| load |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms "
+	       "| server CPU ms/RPC | dispatches/s on 2 cores | pages | load |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int k = 0; k < o->nsizes; k++) {
 		/* each measurement starts from its size of unsent WUs (what the
 		 * last one dispatched is topped up); "after" says how much of it
@@ -615,7 +647,7 @@ static void run(const struct opts *o)
 			have += o->wus[k] - read_unsent(dir);
 		start_servers(o, dir, pids);
 		rows[k].wus = o->wus[k];
-		measure(o, hosts + k * o->hosts, &rows[k]);
+		measure(o, hosts + k * o->hosts, pids, &rows[k]);
 		stop_servers(o, pids);
 		in_child(grow, o, dir, have, 0, "counting the unsent work");
 		rows[k].after = read_unsent(dir);
