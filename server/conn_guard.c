@@ -7,10 +7,13 @@
  * an open-addressing table of addresses, four times max_conns slots so it
  * never fills (each counted connection or request holds one address),
  * linear probing, deletion by shifting the run back (no tombstones).
+ * An IPv6 address counts as its /64: one subscriber gets a whole /64 and
+ * could otherwise open a connection from each of its addresses.
  */
 #include "conn_guard.h"
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,26 +94,39 @@ static size_t hash(const struct ct_addr *a)
 	return (size_t)(h ^ (h >> 29));
 }
 
-/* The slot of a, or the empty slot where it would go. */
-static size_t slot_of(const struct ct_guard *g, const struct ct_addr *a)
+/* What a counts as: itself, or its /64 for IPv6. */
+static struct ct_addr key_of(const struct ct_addr *a)
 {
-	size_t i = hash(a) & g->mask;
+	struct ct_addr k = *a;
 
-	while (g->counts[i].n != 0 && !ct_addr_equal(&g->counts[i].addr, a))
+	if (k.family == AF_INET6)
+		memset(k.b + 8, 0, 8);
+	return k;
+}
+
+/* The slot of key k, or the empty slot where it would go. */
+static size_t slot_of(const struct ct_guard *g, const struct ct_addr *k)
+{
+	size_t i = hash(k) & g->mask;
+
+	while (g->counts[i].n != 0 && !ct_addr_equal(&g->counts[i].addr, k))
 		i = (i + 1) & g->mask;
 	return i;
 }
 
 static int count_of(const struct ct_guard *g, const struct ct_addr *a)
 {
-	return g->counts[slot_of(g, a)].n;
+	struct ct_addr k = key_of(a);
+
+	return g->counts[slot_of(g, &k)].n;
 }
 
 static void count_add(struct ct_guard *g, const struct ct_addr *a)
 {
-	size_t i = slot_of(g, a);
+	struct ct_addr k = key_of(a);
+	size_t i = slot_of(g, &k);
 
-	g->counts[i].addr = *a;
+	g->counts[i].addr = k;
 	g->counts[i].n++;
 }
 
@@ -118,7 +134,8 @@ static void count_add(struct ct_guard *g, const struct ct_addr *a)
  * every lookup still finds its address before an empty slot. */
 static void count_sub(struct ct_guard *g, const struct ct_addr *a)
 {
-	size_t i = slot_of(g, a), j = i;
+	struct ct_addr k = key_of(a);
+	size_t i = slot_of(g, &k), j = i;
 
 	if (g->counts[i].n == 0 || --g->counts[i].n > 0)
 		return;

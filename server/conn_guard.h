@@ -24,6 +24,8 @@
  * ct_guard_acquire() counts such a request against its client's address
  * like a connection of its own.
  *
+ * An IPv6 address counts as its /64 (what one subscriber gets).
+ *
  * Time is milliseconds of a monotonic clock, passed in (tests pass their
  * own). Thread-safe: one mutex. test/test_conn_guard.c.
  */
@@ -82,7 +84,8 @@ void ct_guard_body(struct ct_guard *g, struct ct_guard_conn *c, size_t n);
 int ct_guard_acquire(struct ct_guard *g, const struct ct_addr *a);
 void ct_guard_release(struct ct_guard *g, const struct ct_addr *a);
 
-/* Connections and requests counted for a now. */
+/* Connections and requests counted for a now (an IPv6 address counts
+ * with the rest of its /64). */
 int ct_guard_count(struct ct_guard *g, const struct ct_addr *a);
 
 /* Call kill(cls, fd) for each guarded connection past its deadline at

@@ -1,16 +1,18 @@
 /*
  * ratelimit.c - token buckets per exact key for the account actions (see
- * ratelimit.h).
+ * ratelimit.h). An IPv6 address is keyed by its /64.
  */
 #include "ratelimit.h"
 
 #include <ctype.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ct_err.h"
+#include "proxy.h"
 
 struct bucket {
 	char key[CT_RL_KEYLEN];
@@ -117,9 +119,26 @@ static int loopback(const char *ip)
 	       strncmp(ip, "::ffff:127.", 11) == 0;
 }
 
+/* The key text of address ip into out: ip itself, or "PREFIX::/64" for an
+ * IPv6 address (a subscriber's /64 is one address here). */
+static const char *addr_key(const char *ip, char out[CT_ADDR_STRLEN + 4])
+{
+	char net[CT_ADDR_STRLEN];
+	struct ct_addr a;
+
+	if (ct_addr_parse(ip, strlen(ip), &a) < 0 || a.family != AF_INET6)
+		return ip;
+	memset(a.b + 8, 0, 8);
+	ct_addr_format(&a, net);
+	snprintf(out, CT_ADDR_STRLEN + 4, "%s/64", net);
+	return out;
+}
+
 int ct_rl_allow(struct ct_rl *rl, const struct ct_conf *conf, enum ct_rl_action action,
 		const char *ip, const char *account, int64_t now, int *retry_s)
 {
+	char ipkey[CT_ADDR_STRLEN + 4];
+
 	struct bucket *bs[2] = { NULL, NULL };
 	int which[2], n = 0, ok = 1, lo = 0;
 	char key[CT_RL_KEYLEN];
@@ -131,6 +150,7 @@ int ct_rl_allow(struct ct_rl *rl, const struct ct_conf *conf, enum ct_rl_action 
 		lo = 0;
 	if (loopback(ip) && !lo)
 		return 1;
+	ip = addr_key(ip, ipkey);
 	which[n++] = action == CT_RL_LOGIN ? L_LOGIN_IP : L_SIGNUP_IP;
 	if (action == CT_RL_LOGIN && account != NULL && account[0] != '\0')
 		which[n++] = L_LOGIN_ACCT;

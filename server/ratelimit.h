@@ -6,7 +6,8 @@
  * Each limit is a token bucket per exact key ("login-ip 203.0.113.5",
  * "login-acct alice@example.org"): `burst` requests at once, refilled at
  * `per_hour` an hour. Keys are compared whole, so two addresses never
- * share a counter. The table holds at most CT_RL_CAP keys; a key whose
+ * share a counter; an IPv6 address counts as its /64 (one subscriber's,
+ * who could otherwise rotate through 2^64 addresses). The table holds at most CT_RL_CAP keys; a key whose
  * bucket has refilled is dropped (it is the same as absent), so the table
  * only fills with keys that are being limited right now; when it is full
  * of those a new key is refused (fail closed) rather than resetting

@@ -6,8 +6,9 @@
  * expire; a trickled header expires at the header deadline whatever the
  * trickle; a body that keeps the minimum rate lives on and one that does
  * not is killed; the response phase has no deadline; a killed connection
- * is handed out once; and thousands of addresses coming and going keep
- * the count table exact (the deletion that shifts runs back).
+ * is handed out once; an IPv6 /64 counts as one address; and thousands
+ * of addresses coming and going keep the count table exact (the deletion
+ * that shifts runs back).
  */
 #include "ct_test.h"
 #include "ct_err.h"
@@ -67,6 +68,16 @@ static void test_per_address(void **state)
 	assert_false(ct_guard_admit(g, &a));
 	ct_guard_release(g, &a);
 	assert_int_equal(ct_guard_count(g, &a), 2);
+	/* an IPv6 /64 is one address: another /64 is not */
+	struct ct_addr v6[4] = { addr("2001:db8:0:1::1"), addr("2001:db8:0:1::2"),
+				 addr("2001:db8:0:1:ffff::3"), addr("2001:db8:0:2::1") };
+	for (int i = 0; i < 3; i++) {
+		assert_true(ct_guard_admit(g, &v6[i]));
+		assert_non_null(ct_guard_open(g, &v6[i], 0, 20 + i, 0));
+	}
+	assert_false(ct_guard_admit(g, &v6[0]));
+	assert_int_equal(ct_guard_count(g, &v6[1]), 3);
+	assert_true(ct_guard_admit(g, &v6[3]));
 	/* exempt connections are not counted */
 	for (int i = 0; i < 10; i++)
 		assert_non_null(ct_guard_open(g, &b, 1, 100 + i, 0));

@@ -1,8 +1,8 @@
 /*
  * Unit tests for server/ratelimit: token buckets per exact key. Two
  * addresses never share a counter (the old 256-slot table let a second
- * address in the same slot reset the first's), the per-account limit
- * holds across addresses, buckets refill at the configured rate, the
+ * address in the same slot reset the first's), but an IPv6 /64 is one
+ * address; the per-account limit holds across addresses, buckets refill at the configured rate, the
  * answer says how long to wait, loopback is exempt unless configured,
  * a table full of limited keys refuses new keys instead of forgetting
  * old ones, and two tables (two servers in one process) share nothing.
@@ -59,6 +59,13 @@ static void test_exact_per_address(void **state)
 	/* refilled one a minute */
 	assert_true(allow(rl, NULL, CT_RL_LOGIN, "203.0.113.5", NULL, 1061));
 	assert_false(allow(rl, NULL, CT_RL_LOGIN, "203.0.113.5", NULL, 1061));
+	/* an IPv6 /64 is one address: rotating within it does not help */
+	for (int i = 0; i < 10; i++) {
+		snprintf(ip, sizeof(ip), "2001:db8:1:2::%x", i + 1);
+		assert_true(allow(rl, NULL, CT_RL_LOGIN, ip, NULL, 2000));
+	}
+	assert_false(allow(rl, NULL, CT_RL_LOGIN, "2001:db8:1:2:ffff::1", NULL, 2000));
+	assert_true(allow(rl, NULL, CT_RL_LOGIN, "2001:db8:1:3::1", NULL, 2000));
 }
 
 static void test_per_account(void **state)
