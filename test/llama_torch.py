@@ -11,11 +11,27 @@ on the same batches with the same AdamW formula. Checks:
   - every step's loss within 1e-4 (absolute) of PyTorch's;
   - the weight update (trained - initial) within 1e-3 relative (L2 norm of
     the difference / L2 norm of the reference update) for the whole model
-    and for every tensor, except a tensor that PyTorch's own float32 run
-    cannot resolve to 1e-3 (a near-cancelling gradient such as k_proj.bias
-    with RoPE): there ctune must be at least half as close as float32 is.
+    and for every tensor, or, for a tensor whose update float32 cannot
+    resolve to 1e-3, within FLOOR_K times its float32 floor (below).
 The reference is the PyTorch model run in float64; PyTorch's float32 run
-is reported beside it.
+is reported beside it but is no yardstick: its rounding depends on the
+CPU's vector unit, so one CPU's float32 error is one sample of noise.
+
+The float32 floor of a tensor's update is measured on the data, in float64:
+the same training is run again with every intermediate result of the
+forward and backward passes multiplied by (1 + d), d uniform in +-2^-24
+(the standard model of one float32 rounding, fl(x op y) = (x op y)(1 + d)),
+NOISE_RUNS times; the floor is the largest relative distance of such a run's
+update from the clean one. A near-cancelling gradient has a large floor:
+Qwen2's k_proj.bias gets the sum over positions of dL/dk, which softmax's
+shift invariance makes exactly zero without RoPE; with rope_theta 1e6 and
+head_dim 16 the slow half of the rotary pairs turn by less than 0.015 rad
+over 16 positions, so those elements cancel to 1e-2..1e-4 of their terms,
+and AdamW's m/sqrt(v) then turns their few surviving digits into
+full-size updates. FLOOR_K = 32 covers the rounding inside a reduction
+(a sum of B*T = 32 rows rounds up to 32 times where the model rounds its
+result once); a real loss of precision (bf16 or f16 arithmetic, 2^8..2^13
+times float32's rounding) still fails both limits.
   - import -> export of the untrained model gives back the F32 tensors bit
     for bit (round trip), and a model with a missing tensor, an unknown
     dtype or an unexpected tensor is refused with a message naming it.
@@ -32,6 +48,26 @@ import torch
 
 STEPS, B, T, LR = 4, 2, 16, 1e-3
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
+U32, NOISE_RUNS, FLOOR_K = 2.0 ** -24, 3, 32.0
+NOISE = None	# a torch.Generator while a float32-floor run injects rounding
+
+
+class _Rounding(torch.autograd.Function):
+    """Identity that multiplies its value (forward) and its gradient
+    (backward) by 1 + d, d uniform in +-U32: one float32 rounding each."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * (1 + U32 * (2 * torch.rand(x.shape, generator=NOISE, dtype=x.dtype) - 1))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (1 + U32 * (2 * torch.rand(g.shape, generator=NOISE, dtype=g.dtype) - 1))
+
+
+def rnd(x):
+    """x, rounded as float32 would round it when a floor run is on."""
+    return x if NOISE is None else _Rounding.apply(x)
 
 CASES = [
     # name, L, C, NH, KVH, F, V, tied, bias, theta, llama3 scaling, dtype, shards
@@ -205,11 +241,11 @@ def forward(case, p, idx, tgt):
     sin = torch.cat([ang.sin(), ang.sin()], -1).float()
 
     def rms(x, wt):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * wt
+        return rnd(rnd(x * torch.rsqrt(rnd(x.pow(2).mean(-1, keepdim=True)) + eps)) * wt)
 
     def rope(x):
         x1, x2 = x[..., :hs // 2], x[..., hs // 2:]
-        return x * cos + torch.cat([-x2, x1], -1) * sin
+        return rnd(rnd(x * cos) + rnd(torch.cat([-x2, x1], -1) * sin))
 
     x = p["model.embed_tokens.weight"][idx]
     mask = torch.ones(Tt, Tt, dtype=torch.bool).tril()
@@ -218,9 +254,9 @@ def forward(case, p, idx, tgt):
         h = rms(x, p[pre + "input_layernorm.weight"])
         qkv = []
         for k, nh in (("q", NH), ("k", KVH), ("v", KVH)):
-            y = h @ p[pre + "self_attn.%s_proj.weight" % k].T
+            y = rnd(h @ p[pre + "self_attn.%s_proj.weight" % k].T)
             if bias:
-                y = y + p[pre + "self_attn.%s_proj.bias" % k]
+                y = rnd(y + p[pre + "self_attn.%s_proj.bias" % k])
             y = y.view(Bb, Tt, nh, hs)
             if qkn and k != "v":
                 # Qwen3: each head's q and k RMS-normed over head_dim, then RoPE
@@ -229,17 +265,17 @@ def forward(case, p, idx, tgt):
         q, k, v = rope(qkv[0]), rope(qkv[1]), qkv[2]
         k = k.repeat_interleave(NH // KVH, dim=1)
         v = v.repeat_interleave(NH // KVH, dim=1)
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(hs)
-        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(Bb, Tt, NH * hs)
-        x = x + y @ p[pre + "self_attn.o_proj.weight"].T
+        att = rnd((q @ k.transpose(-1, -2)) / math.sqrt(hs))
+        att = rnd(att.masked_fill(~mask, float("-inf")).softmax(-1))
+        y = rnd(att @ v).transpose(1, 2).reshape(Bb, Tt, NH * hs)
+        x = rnd(x + rnd(y @ p[pre + "self_attn.o_proj.weight"].T))
         h = rms(x, p[pre + "post_attention_layernorm.weight"])
-        g = torch.nn.functional.silu(h @ p[pre + "mlp.gate_proj.weight"].T)
-        u = h @ p[pre + "mlp.up_proj.weight"].T
-        x = x + (g * u) @ p[pre + "mlp.down_proj.weight"].T
+        g = rnd(torch.nn.functional.silu(rnd(h @ p[pre + "mlp.gate_proj.weight"].T)))
+        u = rnd(h @ p[pre + "mlp.up_proj.weight"].T)
+        x = rnd(x + rnd(rnd(g * u) @ p[pre + "mlp.down_proj.weight"].T))
     x = rms(x, p["model.norm.weight"])
     head = p["model.embed_tokens.weight"] if tied else p["lm_head.weight"]
-    logits = x @ head.T
+    logits = rnd(x @ head.T)
     return torch.nn.functional.cross_entropy(logits.view(-1, V), tgt.view(-1))
 
 
@@ -264,6 +300,25 @@ def torch_train(case, w, tokens):
                 v.mul_(BETA2).add_((1 - BETA2) * t.grad * t.grad)
                 t.sub_(LR * (m / bc1) / ((v / bc2).sqrt() + EPS))
     return losses, {n: t.detach() for n, t in p.items()}
+
+
+def float32_floor(case, w64, toks, rw):
+    """{tensor: relative distance of its float64 update from the updates
+    of NOISE_RUNS runs that round every intermediate as float32 would},
+    the most float32 arithmetic can resolve of each tensor's update."""
+    global NOISE
+    floor = {n: 0.0 for n in w64}
+    for seed in range(NOISE_RUNS):
+        NOISE = torch.Generator().manual_seed(4321 + seed)
+        try:
+            _, nw = torch_train(case, w64, torch.tensor(toks))
+        finally:
+            NOISE = None
+        for n in w64:
+            ref = rw[n] - w64[n]
+            d = ((nw[n] - w64[n]) - ref).norm().item() / ref.norm().item()
+            floor[n] = max(floor[n], d)
+    return floor
 
 
 def write_tokens(path, toks):
@@ -311,6 +366,7 @@ def check_case(ctune, work, case, gen):
     torch.set_default_dtype(torch.float64)
     w64 = {n: t.double() for n, t in w.items()}
     rloss, rw = torch_train(case, w64, torch.tensor(toks))
+    floor = float32_floor(case, w64, toks, rw)
     torch.set_default_dtype(torch.float32)
     worst_loss = max(abs(a - b) for a, b in zip(closs, rloss))
     worst_t32 = max(abs(a - b) for a, b in zip(tloss, rloss))
@@ -325,11 +381,13 @@ def check_case(ctune, work, case, gen):
         if rel_c > 1e-3:
             # float32 itself cannot resolve this tensor's update (its
             # gradient is a near-cancelling sum, e.g. k_proj.bias): ctune
-            # must then be as close to float64 as PyTorch's float32 is
-            if rel_c > 2 * rel_t:
-                sys.exit("FAIL %s: update of %s is %.2e off float64 (PyTorch float32: "
-                         "%.2e)" % (name, n, rel_c, rel_t))
-            relaxed.append("%s %.1e/%.1e" % (n.split(".", 2)[-1], rel_c, rel_t))
+            # must then stay within FLOOR_K times the measured floor
+            if rel_c > FLOOR_K * floor[n]:
+                sys.exit("FAIL %s: update of %s is %.2e off float64, over %g x its "
+                         "float32 floor %.2e (PyTorch float32 here: %.2e)" % (
+                             name, n, rel_c, FLOOR_K, floor[n], rel_t))
+            relaxed.append("%s %.1e/floor %.1e/torch32 %.1e" % (
+                n.split(".", 2)[-1], rel_c, floor[n], rel_t))
         elif rel_c > worst_upd:
             worst_upd, where = rel_c, n
     total = math.sqrt(num / den)
