@@ -5,15 +5,15 @@
  * with Python Jinja's semantics as transformers configures them
  * (trim_blocks and lstrip_blocks on, one trailing newline dropped, the
  * default Undefined, loop controls). What it knows is in doc/chat.md;
- * anything else (macros, includes, a filter it lacks, ...) is refused by
+ * anything else (includes, call blocks, a filter it lacks, ...) is refused by
  * name with the template's line, when the template is parsed where that
  * can be known then, else when it runs.
  *
  * A template is text from a stranger, and so are the values it runs on:
  * every size and every amount of work is capped (struct ct_jinja_limits),
  * there is no loop without an end (for runs over finite lists; there is no
- * while, no recursion, no macros), and nothing reaches the outside world
- * but the clock of strftime_now.
+ * while; macro calls, recursive ones too, nest at most 20 deep),
+ * and nothing reaches the outside world but the clock of strftime_now.
  *
  *   struct ct_jinja *t;
  *   rc = ct_jinja_parse(src, n, NULL, "chat_template", &t);

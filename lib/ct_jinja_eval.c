@@ -95,7 +95,7 @@ static struct jval lookup(const struct jrun *r, struct jstr name)
 	size_t i;
 
 	for (k = r->nfr - 1; k >= 0; k--)
-		for (i = 0; i < r->fr[k].n; i++)
+		for (i = 0; (k >= r->base || k == 0) && i < r->fr[k].n; i++)
 			if (r->fr[k].v[i].name.n == name.n &&
 			    memcmp(r->fr[k].v[i].name.p, name.p, name.n) == 0)
 				return r->fr[k].v[i].v;
@@ -309,6 +309,85 @@ static int eval_args(struct jrun *r, const struct jnode *n, struct jargs *a)
 	return 0;
 }
 
+static int exec_body(struct jrun *r, const struct jstmt *s);
+
+/* Run body into a string of its own (macros, set and filter blocks). */
+static int render_to_str(struct jrun *r, const struct jstmt *body, struct jval *out)
+{
+	struct ct_buf b = CT_BUF_INIT(r->t->lim.max_out), *saved = r->out;
+	struct jstr str = { "", 0 };
+	int rc;
+
+	r->out = &b;
+	rc = exec_body(r, body);
+	r->out = saved;
+	if (rc >= 0 && b.len > 0)
+		rc = jr_strdup(r, ct_buf_cstr(&b), b.len, &str);
+	ct_buf_free(&b);
+	*out = jv_str(str.p, str.n);
+	return rc;
+}
+
+/* A macro's parameter i (1..): positional, keyword, default, undefined. */
+static int macro_arg(struct jrun *r, const struct jstmt *m, const struct jargs *a,
+		     int i, struct jval *v)
+{
+	int k;
+
+	*v = undef_named(m->target[i]);
+	if (i - 1 < a->npos) {
+		*v = a->pos[i - 1];
+		return 0;
+	}
+	for (k = 0; k < a->nkw; k++)
+		if (a->kwn[k].n == m->target[i].n &&
+		    memcmp(a->kwn[k].p, m->target[i].p, a->kwn[k].n) == 0) {
+			*v = a->kw[k];
+			return 0;
+		}
+	return m->dflt[i] != NULL ? eval(r, m->dflt[i], v) : 0;
+}
+
+/* A macro call: its parameters in a frame of their own over the
+ * template's globals (the caller's loops hidden), its body's text the
+ * value. Nesting (recursion too) is capped by max_depth. */
+static int call_macro(struct jrun *r, const struct jstmt *m, const struct jargs *a,
+		      struct jval *out)
+{
+	int i, k, rc = 0, base = r->base;
+	struct jval v;
+
+	if (a->npos > m->ntarget - 1)
+		return jr_err(r, CT_EINVAL, "macro '%.*s' takes %d arguments, not %d",
+			      (int)m->target[0].n, m->target[0].p, m->ntarget - 1, a->npos);
+	for (k = 0; k < a->nkw; k++) {
+		for (i = 1; i < m->ntarget; i++)
+			if (a->kwn[k].n == m->target[i].n &&
+			    memcmp(a->kwn[k].p, m->target[i].p, a->kwn[k].n) == 0)
+				break;
+		if (i == m->ntarget)
+			return jr_err(r, CT_EINVAL, "macro '%.*s' has no parameter '%.*s'",
+				      (int)m->target[0].n, m->target[0].p,
+				      (int)a->kwn[k].n, a->kwn[k].p);
+	}
+	if (r->calls >= J_MAX_CALLS || r->nfr == J_MAX_FRAMES)
+		return jr_err(r, CT_ETOOBIG, "macro calls nested more than %d deep", r->calls);
+	memset(&r->fr[r->nfr], 0, sizeof(r->fr[0]));
+	r->base = r->nfr++;
+	r->calls++;
+	for (i = 1; rc >= 0 && i < m->ntarget; i++) {
+		rc = macro_arg(r, m, a, i, &v);
+		if (rc >= 0)
+			rc = jf_set(r, &r->fr[r->nfr - 1], m->target[i], v);
+	}
+	if (rc >= 0)
+		rc = render_to_str(r, m->body, out);
+	r->calls--;
+	r->nfr--;
+	r->base = base;
+	return rc < 0 ? rc : 0;
+}
+
 static int eval_call(struct jrun *r, const struct jnode *n, struct jval *out)
 {
 	struct jargs a;
@@ -323,6 +402,8 @@ static int eval_call(struct jrun *r, const struct jnode *n, struct jval *out)
 	r->line = n->line;
 	if (fn.t == JT_UNDEF)
 		return undefined_err(r, &fn);
+	if (fn.t == JT_MACRO)
+		return call_macro(r, fn.u.mac, &a, out);
 	if (fn.t != JT_FUNC && fn.t != JT_METHOD)
 		return jr_err(r, CT_EINVAL, "a %s is not callable", jv_typename(&fn));
 	return jl_call(r, &fn, a.pos, a.npos, a.kwn, a.kw, a.nkw, out);
@@ -722,7 +803,6 @@ static int eval(struct jrun *r, const struct jnode *n, struct jval *out)
 
 /* ---- statements ---- */
 
-static int exec_body(struct jrun *r, const struct jstmt *s);
 
 static int bind(struct jrun *r, struct jframe *f, const struct jstmt *s,
 		const struct jval *v)
@@ -762,19 +842,49 @@ static int exec_set(struct jrun *r, const struct jstmt *s)
 
 static int exec_setblock(struct jrun *r, const struct jstmt *s)
 {
-	struct ct_buf b = CT_BUF_INIT(r->t->lim.max_out), *saved = r->out;
-	struct jstr str = { "", 0 };
-	int rc;
+	struct jval v;
+	int rc = render_to_str(r, s->body, &v);
 
-	r->out = &b;
-	rc = exec_body(r, s->body);
-	r->out = saved;
-	if (rc >= 0 && b.len > 0)
-		rc = jr_strdup(r, ct_buf_cstr(&b), b.len, &str);
-	ct_buf_free(&b);
 	if (rc != 0)
 		return rc;
-	return jf_set(r, &r->fr[r->nfr - 1], s->target[0], jv_str(str.p, str.n));
+	return jf_set(r, &r->fr[r->nfr - 1], s->target[0], v);
+}
+
+/* The chain of a filter block on v, innermost (operand NULL) first. */
+static int filter_chain(struct jrun *r, const struct jnode *n, struct jval *v)
+{
+	struct jargs a;
+	int rc = 0;
+
+	if (n->a != NULL)
+		rc = filter_chain(r, n->a, v);
+	if (rc >= 0)
+		rc = eval_args(r, n, &a);
+	if (rc < 0)
+		return rc;
+	r->line = n->line;
+	return jl_filter_run(r, n->fn, v, a.pos, a.npos, a.kwn, a.kw, a.nkw);
+}
+
+static int exec_filter(struct jrun *r, const struct jstmt *s)
+{
+	struct jval v;
+	int rc = render_to_str(r, s->body, &v);
+
+	if (rc == 0)
+		rc = filter_chain(r, s->e, &v);
+	if (rc >= 0)
+		rc = jv_str_append(r, r->out, &v);
+	return rc;
+}
+
+static int exec_macro(struct jrun *r, const struct jstmt *s)
+{
+	struct jval v = jv_undef();
+
+	v.t = JT_MACRO;
+	v.u.mac = s;
+	return jf_set(r, &r->fr[r->nfr - 1], s->target[0], v);
 }
 
 /* What a for loop walks: a list's items, a dict's keys, a string's code
@@ -910,6 +1020,9 @@ static int exec_one(struct jrun *r, const struct jstmt *s)
 			s = s->orelse;
 		}
 	case S_FOR: return exec_for(r, s);
+	case S_GENERATION: return exec_body(r, s->body);
+	case S_MACRO: return exec_macro(r, s);
+	case S_FILTER: return exec_filter(r, s);
 	case S_BREAK: return CTL_BREAK;
 	case S_CONTINUE: return CTL_CONTINUE;
 	default: return jr_err(r, CT_EINTERNAL, "unknown statement %d", s->kind);

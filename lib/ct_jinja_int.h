@@ -33,7 +33,7 @@ void ja_free(struct jarena *a);
 /* ---- values ---- */
 
 enum jt { JT_UNDEF, JT_NONE, JT_BOOL, JT_INT, JT_FLOAT, JT_STR, JT_LIST,
-	  JT_DICT, JT_NS, JT_LOOP, JT_FUNC, JT_METHOD };
+	  JT_DICT, JT_NS, JT_LOOP, JT_FUNC, JT_METHOD, JT_MACRO };
 
 struct jstr {
 	const char *p;
@@ -55,6 +55,7 @@ struct jval {
 		struct jdict *d;	/* JT_DICT, JT_NS */
 		struct jloop *loop;	/* JT_LOOP */
 		const struct jval *self; /* JT_METHOD: the receiver */
+		const struct jstmt *mac; /* JT_MACRO: its definition */
 	} u;
 };
 
@@ -99,7 +100,8 @@ struct jnode {
 	struct jnode **kw;
 };
 
-enum js { S_TEXT, S_OUT, S_SET, S_SETBLOCK, S_IF, S_FOR, S_BREAK, S_CONTINUE };
+enum js { S_TEXT, S_OUT, S_SET, S_SETBLOCK, S_IF, S_FOR, S_BREAK, S_CONTINUE,
+	  S_GENERATION, S_MACRO, S_FILTER };
 
 struct jstmt {
 	uint8_t kind;		/* enum js */
@@ -109,10 +111,12 @@ struct jstmt {
 	struct jstr text;	/* S_TEXT */
 	struct jnode *e;	/* S_OUT, S_SET value, S_IF cond, S_FOR iterable */
 	struct jnode *cond;	/* S_FOR: the `if` filter */
-	struct jstr target[4];	/* S_SET/S_FOR names (n of them) */
+	struct jstr target[8];	/* S_SET/S_FOR names; S_MACRO: name, then parameters */
+	struct jnode *dflt[8];	/* S_MACRO: parameters' defaults (NULL: none) */
 	int ntarget;
 	struct jstr attr;	/* S_SET ns.attr: target[0] . attr */
-	struct jstmt *body, *orelse; /* S_IF / S_FOR / S_SETBLOCK */
+	struct jstmt *body, *orelse; /* S_IF / S_FOR / S_SETBLOCK / S_GENERATION /
+				      * S_MACRO / S_FILTER (e: the filter, e->a NULL) */
 };
 
 struct ct_jinja {
@@ -135,6 +139,9 @@ struct jframe {
 };
 
 #define J_MAX_FRAMES 80
+/* Macro calls open at once (recursion too): each may hold expressions and
+ * statements max_depth deep on the C stack. */
+#define J_MAX_CALLS 20
 
 struct jrun {
 	const struct ct_jinja *t;
@@ -146,6 +153,8 @@ struct jrun {
 	int line;		/* of the statement or expression running */
 	int raised;
 	int err;		/* a detail was recorded (jr_err) */
+	int base;		/* frames below it (but 0) are hidden: a macro's caller's */
+	int calls;		/* macro calls open */
 	struct jframe fr[J_MAX_FRAMES];
 	int nfr;
 };

