@@ -9,7 +9,8 @@
  * fixed base of awkward bit patterns (NaNs, infinities, subnormals), both
  * in memory (ct_delta_decode) and streamed from a file (ct_delta_reader,
  * what the validator uses): the two must agree on the verdict and, when
- * they accept, on every bit and the hash. A LoRA file is decoded for two
+ * they accept, on every bit and the hash; so must the two inflaters
+ * (ISA-L, zlib: CT_INFLATE, lib/ct_zin.c). A LoRA file is decoded for two
  * fixed work units, a GPT-2 and a Llama one, as lora_round.c does.
  */
 #include "config.h"
@@ -66,6 +67,12 @@ static void full(const uint8_t *data, size_t size, size_t n)
 			      memcmp(ia.decoded_sha, ia.weights_sha, 32) == 0);
 		CT_FUZZ_CHECK(ia.quant_error == ib.quant_error);
 	}
+	/* the other inflater (zlib where ISA-L is built in) judges alike */
+	setenv("CT_INFLATE", "zlib", 1);
+	rb = ct_delta_decode(data, size, base, n, b, &ib);
+	unsetenv("CT_INFLATE");
+	CT_FUZZ_CHECK((ra == 0) == (rb == 0));
+	CT_FUZZ_CHECK(ra != 0 || memcmp(a, b, n * sizeof(float)) == 0);
 	/* a work unit of another size refuses the file before decoding */
 	CT_FUZZ_CHECK(ct_delta_decode(data, size, base, n - 1, a, &ia) < 0);
 	free(base);
