@@ -18,6 +18,25 @@
  * addresses, which lets the tests play volunteers on different networks
  * from 127.x.y.z.
  *
+ * Replicas of one round apart (doc/validation.md, "A round no small group
+ * can capture"): pairwise per WU is not enough, since host A may take one
+ * replica of every WU of a round and host B, on another network, the
+ * other replica of each. So, per round,
+ *   - two accounts share at most `sched.max_shared_per_round` WUs
+ *     (default 1; 0 = off): N colluding accounts hold both replicas of at
+ *     most max_shared x N(N-1)/2 WUs of a round;
+ *   - one network holds at most `sched.max_net_share` (0.25) of the
+ *     round's nominal replicas (its WUs x quorum, rounded up);
+ *   - one account holds at most `sched.max_account_share` (0.25) of them
+ *     in progress at once (a hoarder stalls a bounded part of a round).
+ * Only live replicas count (in progress, or a success not found invalid):
+ * a failed one can never be half of a capture.
+ * Too few volunteers for these rules (a project of 2): a replica that
+ * has waited unsent for `sched.placement_grace` seconds (600), or any
+ * replica while fewer distinct accounts than the rules need
+ * (ct_elig_accounts_needed()) made an RPC in that time, is placed under
+ * the per-WU rules only.
+ *
  * Threads: every function is reentrant; the db calls run on the caller's
  * connection (inside the caller's transaction, after it locked the WU).
  */
@@ -34,6 +53,23 @@
 struct ct_elig_policy {
 	int separate_networks;	/* [sched.separate_networks], default 1 */
 	int separate_loopback;	/* [sched.separate_loopback], default 0 */
+	int max_shared;		/* [sched.max_shared_per_round], default 1, 0 = off */
+	double max_net_share;	/* [sched.max_net_share], default 0.25, 0 = off */
+	double max_account_share;	/* [sched.max_account_share], default 0.25, 0 = off */
+	int grace;		/* [sched.placement_grace] seconds, default 600 */
+};
+
+/* What the round rules look at, for one host and one candidate replica
+ * (ct_elig_check_round() reads them; the rule itself is pure). */
+struct ct_elig_round {
+	int nwus, quorum;	/* the round's WUs, the WU's min_quorum */
+	int shared;		/* most WUs of the round the asking account shares
+				 * with one account holding a replica of this WU */
+	int net_sent;		/* replicas of the round sent to the host's network */
+	int has_net;		/* the host has a network key */
+	int account_inprog;	/* the account's replicas of the round in progress */
+	int waited;		/* seconds the candidate has waited unsent */
+	int active;		/* distinct accounts that asked within the grace */
 };
 
 /* Who asks for work: the account, the host, its client id and network. */
@@ -66,8 +102,36 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
 int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		  const char **why);
 
-/* Record where result resultid was sent (its network key), for later
- * checks of its WU. Returns 0 or CT_EDB. */
-int ct_elig_record(struct ct_db *db, int64_t resultid, const struct ct_elig_host *h);
+/* The fewest distinct accounts for which the round rules can place a
+ * round of nwus WUs of quorum replicas each: enough pairs for
+ * max_shared each (m N(N-1)/2 >= nwus q(q-1)/2) and enough accounts and
+ * networks for the shares (1/share). 1 when every rule is off. */
+int ct_elig_accounts_needed(const struct ct_elig_policy *p, int nwus, int quorum);
+
+/* The per-replica cap of a share (max_net_share, max_account_share) of a
+ * round: ceil(share x nwus x quorum), at least 1; 0 when the share is
+ * off. */
+int ct_elig_share_cap(double share, int nwus, int quorum);
+
+/* The round rules (pure): 1 if the replica may go, 0 if not (*why is
+ * "shared", "network share" or "account share", static). A refusal is
+ * lifted when r->waited >= p->grace or r->active is below
+ * ct_elig_accounts_needed() ("too few volunteers"). */
+int ct_elig_round_rule(const struct ct_elig_policy *p, const struct ct_elig_round *r,
+		       const char **why);
+
+/* The round rules for result resultid of WU wuid (round roundid, of
+ * min_quorum quorum), for h, inside the claim's transaction: reads the
+ * facts of struct ct_elig_round by indexed, bounded queries. Returns 1,
+ * 0 (*why as ct_elig_round_rule) or CT_EDB / CT_ECONFIG. */
+int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+			int64_t resultid, int64_t roundid, int quorum,
+			const struct ct_elig_host *h, const char **why);
+
+/* Record where result resultid (of round roundid) was sent: its network
+ * key and its round, for later checks of its WU and its round. Returns 0
+ * or CT_EDB. */
+int ct_elig_record(struct ct_db *db, int64_t resultid, int64_t roundid,
+		   const struct ct_elig_host *h);
 
 #endif

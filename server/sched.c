@@ -58,6 +58,9 @@ struct sched_ctx {
 	int naborts;
 	int64_t send[MAX_SEND];	/* result ids to put in the reply */
 	int nsend;
+	int nnew;		/* new results among them */
+	int looked;		/* its caps left room and work was looked for */
+	int64_t work_after;	/* > 0: called before its request_delay, no new work */
 };
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
@@ -467,12 +470,12 @@ static int claim_one(struct ct_db *db, void *arg)
 {
 	struct claim_txn *t = arg;
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now(db), deadline;
+	int64_t now = ct_db_now(db), deadline, roundid;
 	const char *why;
-	int rc, delay;
+	int rc, delay, quorum;
 
-	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask FROM workunit WHERE id=? "
-			 "FOR UPDATE", "l", t->wuid);
+	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask, roundid, min_quorum FROM "
+			 "workunit WHERE id=? FOR UPDATE", "l", t->wuid);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) <= 0 || ct_db_int(res, 1) != 0) {
@@ -480,8 +483,14 @@ static int claim_one(struct ct_db *db, void *arg)
 		return 0;
 	}
 	delay = (int)ct_db_int(res, 0);
+	roundid = ct_db_int(res, 2);
+	quorum = (int)ct_db_int(res, 3);
 	ct_db_res_free(res);
 	rc = ct_elig_check(db, t->wuid, &t->c->who, &why);
+	/* and apart within the round (eligibility.h: the round rules) */
+	if (rc > 0)
+		rc = ct_elig_check_round(db, t->c->srv->conf, t->wuid, t->resultid, roundid,
+					 quorum, &t->c->who, &why);
 	if (rc <= 0) {
 		if (rc == 0)
 			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64
@@ -500,7 +509,7 @@ static int claim_one(struct ct_db *db, void *arg)
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			"WHERE id=?", "ll", deadline, t->wuid);
 	if (rc >= 0)
-		rc = ct_elig_record(db, t->resultid, &t->c->who);
+		rc = ct_elig_record(db, t->resultid, roundid, &t->c->who);
 	if (rc >= 0)
 		rc = maybe_adaptive(db, t);
 	return rc < 0 ? rc : 1;
@@ -546,6 +555,52 @@ static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
 	return rc;
 }
 
+/* request_delay enforced: a host told "no work, come back in D" that asks
+ * again sooner (sched.request_delay_slack seconds of slack, default 1)
+ * gets no new work in this reply (its reports are taken all the same);
+ * c->work_after says until when. Returns 1 (too soon), 0 or CT_EDB. */
+static int too_soon(struct sched_ctx *c)
+{
+	int64_t next = 0, now = ct_db_now(c->db);
+	long slack = 1;
+	int rc;
+
+	rc = ct_conf_get_int(c->srv->conf, "sched.request_delay_slack", 1, 0, 86400, &slack);
+	if (rc == 0)
+		rc = ct_db_query_int(c->db, &next, "SELECT next_work_time FROM host WHERE id=?",
+				     "l", c->hostid);
+	if (rc < 0)
+		return rc == CT_ENOTFOUND ? 0 : rc;
+	if (now + slack >= next)
+		return 0;
+	c->work_after = next;
+	ct_log_debug("sched: host %" PRId64 ": no work before its request_delay (%" PRId64
+		     " s left)", c->hostid, next - now);
+	return 1;
+}
+
+static long reply_delay(struct sched_ctx *c);
+
+/* The request_delay this reply tells, remembered for too_soon(): after a
+ * request for work that found none (its own caps left it room), the host
+ * may get work again once the delay told (the configured one, or
+ * reply_delay's 1-second turnover hint) has passed; a host at its caps is
+ * not held back once it reports; a refused early call is told what is
+ * left. */
+static long told_delay(struct sched_ctx *c)
+{
+	int64_t now = ct_db_now(c->db);
+	long d;
+
+	if (c->work_after > 0)
+		return c->work_after - now > 1 ? (long)(c->work_after - now) : 1;
+	d = reply_delay(c);
+	if (c->looked && c->nnew == 0)	/* best effort: a failed write only loses it */
+		ct_db_exec(c->db, "UPDATE host SET next_work_time=? WHERE id=?", "ll", now + d,
+			   c->hostid);
+	return d;
+}
+
 static int assign_work(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -553,8 +608,11 @@ static int assign_work(struct sched_ctx *c)
 	int want = (int)c->req.want, n = 0, start = 0, got = 0, rc;
 	uint32_t r;
 
-	if (c->nsend >= MAX_SEND)
+	if (c->nsend >= MAX_SEND || want <= 0)
 		return 0;
+	rc = too_soon(c);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 
 	if (want > c->srv->max_wus_per_rpc)
 		want = c->srv->max_wus_per_rpc;
@@ -570,6 +628,7 @@ static int assign_work(struct sched_ctx *c)
 		rc = limit_want(c, cap, &want);
 	if (rc < 0 || want <= 0)
 		return rc;
+	c->looked = 1;
 	/* a client that did not say it runs LoRA (work_req/lora) gets
 	 * full-weight WUs only */
 	/* one replica per account: an outer join probed per candidate by
@@ -610,7 +669,7 @@ static int assign_work(struct sched_ctx *c)
 			return rc;
 		if (rc > 0) {
 			c->send[c->nsend++] = ids[i][0];
-			got++;
+			c->nnew = ++got;
 		}
 	}
 	return 0;
@@ -779,7 +838,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	ct_conf_get_str(c->srv->conf, "project_name", "crowdtune", &pname);
 	rc = ct_xml_open(b, "scheduler_reply");
 	if (rc == 0) rc = ct_xml_elem_int64(b, "host_id", c->hostid);
-	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", reply_delay(c));
+	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", told_delay(c));
 	if (rc == 0) rc = ct_xml_elem_str(b, "user_name", c->user_name);
 	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);
 	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);

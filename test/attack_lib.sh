@@ -10,10 +10,13 @@
 craft_tools
 
 # attack_project NAME [SCHED-SETTINGS]: the data (make_data) and a new
-# project NAME; SCHED-SETTINGS (lines joined by \n) open its [sched] section
+# project NAME; SCHED-SETTINGS (lines joined by \n) open its [sched] section.
+# request_delay is 1 s (the server enforces it: a volunteer told "no work"
+# gets none before then), so the scripted volunteers may ask again at once.
 attack_project() {
 	make_data
 	"$S" init "$P" --listen 127.0.0.1:0 --name "$1" >/dev/null || die "init"
+	sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
 	[ -z "${2:-}" ] || sed -i "s/^\[sched\]\$/[sched]\n$2/" "$P/ctune-server.conf"
 }
 
@@ -65,8 +68,9 @@ compute() {
 		i=$((i + 1))
 	done
 }
-# deliver VOL: upload each result of $T/todo.VOL and report them all in one
-# RPC; sets up_codes (the HTTP codes, space-separated) and acks
+# deliver VOL [WANT]: upload each result of $T/todo.VOL and report them all
+# in one RPC (asking for WANT more, default 0); sets up_codes (the HTTP
+# codes, space-separated) and acks
 deliver() {
 	reports=
 	up_codes=
@@ -81,7 +85,7 @@ deliver() {
 	up_codes=${up_codes# }
 	acks=0
 	if [ -n "$reports" ]; then
-		vrpc "$1" 0 "$reports"
+		vrpc "$1" "${2:-0}" "$reports"
 		acks=$(xp 'count(/scheduler_reply/ack[status="accepted"])')
 	fi
 }

@@ -31,9 +31,13 @@ DBOPT=
 # ---- model, data, project, accounts, job --------------------------------
 make_data
 "$S" init "$P" --listen 127.0.0.1:0 --name "crafted test" $DBOPT >/dev/null || die "init"
-# h1 takes one replica of every WU in one RPC
-sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/max_wus_per_rpc = 8/' \
-	"$P/ctune-server.conf"
+# h1 takes one replica of every WU in one RPC, h2 a third replica of each
+# (the validator's checks alone: the round rules of eligibility.h, which
+# would keep h2 from sharing more than one WU of the round with h1, are
+# off; request_delay 1 s, enforced, lets the scripted h2 ask again at once)
+sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/max_wus_per_rpc = 8/;
+	s/^request_delay = .*/request_delay = 1/;
+	s/^\[sched\]$/[sched]\nmax_shared_per_round = 0\nmax_account_share = 0/' "$P/ctune-server.conf"
 CHEATS="lazy noise x10 nudge nan shape"
 mkuser h1 h2 $CHEATS
 "$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \

@@ -13,6 +13,10 @@
 #    each: a new account gets 1 result in progress in all; it never
 #    reports (sched.new_host_in_progress = 1); its new-host deadline (sched.new_host_deadline = 3 s) passes
 #    and the transitioner re-issues the replica at once to an honest host;
+#  - two honest accounts finish a 4-shard round that the round rules
+#    (eligibility.h) would keep them from sharing beyond one WU: the other
+#    accounts asked lately, so the rules hold, but a replica that waited
+#    sched.placement_grace (2 s here) goes under the per-WU rules only;
 #  - a proven host's deadline comes from the job's measured compute time,
 #    not a flat day: it is far below the WU's delay_bound (86400 s).
 #
@@ -22,7 +26,7 @@ CT_TMP_PREFIX=ctune-hoard
 . "$(dirname "$0")/attack_lib.sh"
 
 attack_project "hoarding" \
-	"separate_loopback = 1\ndaily_quota = 4\nnew_host_deadline = 3\nmin_deadline = 1\nnew_host_in_progress = 1"
+	"separate_loopback = 1\ndaily_quota = 4\nnew_host_deadline = 3\nmin_deadline = 3\nnew_host_in_progress = 1\nplacement_grace = 2"
 sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/max_wus_per_rpc = 8/' \
 	"$P/ctune-server.conf"
 ERR="e1 e2 e3 e4 e5 e6"
@@ -67,7 +71,7 @@ check "a new account with two hosts gets 1 result in progress in all" "$((a + b)
 hwu=$(xmllint --xpath 'string(/scheduler_reply/result/wu_name)' "$T/reply.$hoarded")
 dl=$(xmllint --xpath 'string(/scheduler_reply/result/deadline)' "$T/reply.$hoarded")
 now=$(date +%s)
-check "its deadline is short (new host, no estimate yet: 3 s)" \
+check "its deadline is short (no estimate yet: the job's size, at least min_deadline 3 s)" \
 	"$([ -n "$dl" ] && [ $((dl - now)) -le 4 ] && echo short || echo "${dl:-none} (now $now)")" short
 
 # ---- honest hosts finish round 1; the hoarded replica comes back -------------

@@ -22,6 +22,7 @@ make_data
 setup() {	# setup EXTRA-SCHED-LINE: a project with that [sched] line, and a job
 	"$S" init "$P" --listen 127.0.0.1:0 --name "in progress" >/dev/null || die "init"
 	sed -i "s/^\[sched\]\$/[sched]\nseparate_loopback = 1\n$1/" "$P/ctune-server.conf"
+	sed -i 's/^request_delay = .*/request_delay = 1/' "$P/ctune-server.conf"
 	mkuser x y
 	submit --shards 8 --rounds 1 --replicas 2 --quorum 2 --no-adaptive --name inprog
 	start_server http,transitioner,validator,assimilator

@@ -18,7 +18,10 @@ CT_TMP_PREFIX=ctune-apart
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-attack_project "replicas apart" "separate_loopback = 1"
+# the per-WU rules alone: the round rules (test/server_round_capture.sh)
+# would keep h from sharing more than one of m1's WUs
+attack_project "replicas apart" \
+	"separate_loopback = 1\nmax_shared_per_round = 0\nmax_net_share = 0\nmax_account_share = 0"
 sed -i 's/^log_level = .*/log_level = debug/' "$P/ctune-server.conf"
 mkuser m1 m2 m3 h
 echo 127.0.7.1 >"$T/ip.m1"

@@ -2,7 +2,10 @@
  * Unit tests for server/eligibility: the network key of a peer address
  * (IPv4 /24, IPv6 /48, IPv4-mapped IPv6 as IPv4, loopback exempt unless
  * asked, nothing when the project turns networks off or the address does
- * not parse) and the policy read from the config.
+ * not parse), the policy read from the config, and the round rules (two
+ * accounts share at most max_shared WUs of a round, a network's and an
+ * account's shares capped, lifted for too few volunteers or after the
+ * grace).
  */
 #include "ct_test.h"
 #include "ct_err.h"
@@ -52,6 +55,9 @@ static void test_policy(void **state)
 	assert_int_equal(ct_elig_policy_load(NULL, &p), 0);
 	assert_int_equal(p.separate_networks, 1);
 	assert_int_equal(p.separate_loopback, 0);
+	assert_int_equal(p.max_shared, 1);
+	assert_true(p.max_net_share == 0.25 && p.max_account_share == 0.25);
+	assert_int_equal(p.grace, 600);
 	assert_int_equal(ct_conf_parse(text, strlen(text), "t", &c), 0);
 	assert_int_equal(ct_elig_policy_load(c, &p), 0);
 	assert_int_equal(p.separate_networks, 0);
@@ -63,4 +69,104 @@ static void test_policy(void **state)
 	ct_conf_free(c);
 }
 
-CT_TEST_MAIN(test_net_key, test_policy)
+static void test_round_policy(void **state)
+{
+	static const char text[] = "[sched]\nmax_shared_per_round = 2\nmax_net_share = 0.5\n"
+				   "max_account_share = 0\nplacement_grace = 30\n";
+	static const char bad[] = "[sched]\nmax_net_share = 1.5\n";
+	struct ct_elig_policy p;
+	struct ct_conf *c = NULL;
+	(void)state;
+
+	assert_int_equal(ct_conf_parse(text, strlen(text), "t", &c), 0);
+	assert_int_equal(ct_elig_policy_load(c, &p), 0);
+	assert_int_equal(p.max_shared, 2);
+	assert_true(p.max_net_share == 0.5 && p.max_account_share == 0);
+	assert_int_equal(p.grace, 30);
+	ct_conf_free(c);
+	c = NULL;
+	assert_int_equal(ct_conf_parse(bad, strlen(bad), "t", &c), 0);
+	assert_int_equal(ct_elig_policy_load(c, &p), CT_ECONFIG);
+	ct_conf_free(c);
+}
+
+static void test_needed(void **state)
+{
+	struct ct_elig_policy p;
+	(void)state;
+
+	ct_elig_policy_load(NULL, &p);
+	/* one more than N(N-1)/2 >= K (quorum 2) and than 1/0.25 networks */
+	assert_int_equal(ct_elig_accounts_needed(&p, 3, 2), 5);
+	assert_int_equal(ct_elig_accounts_needed(&p, 6, 2), 5);
+	assert_int_equal(ct_elig_accounts_needed(&p, 7, 2), 6);
+	assert_int_equal(ct_elig_accounts_needed(&p, 45, 2), 11);
+	assert_int_equal(ct_elig_accounts_needed(&p, 4, 3), 7);	/* 12 pairs: 5 x 4 / 2 < 12 */
+	p.max_net_share = 0;	/* the account share (in progress) needs 4 */
+	assert_int_equal(ct_elig_accounts_needed(&p, 3, 2), 4);
+	p.max_shared = 0, p.max_account_share = 0;
+	assert_int_equal(ct_elig_accounts_needed(&p, 100, 2), 2);
+	assert_int_equal(ct_elig_share_cap(0.25, 4, 2), 2);
+	assert_int_equal(ct_elig_share_cap(0.25, 3, 2), 2);	/* 1.5 up */
+	assert_int_equal(ct_elig_share_cap(0.25, 1, 1), 1);
+	assert_int_equal(ct_elig_share_cap(0, 4, 2), 0);
+	assert_int_equal(ct_elig_share_cap(1, 4, 2), 0);
+}
+
+/* The round rule for these facts, with 10 accounts active, fresh replica. */
+static const char *rule(const struct ct_elig_policy *p, struct ct_elig_round r)
+{
+	const char *why = "unset";
+
+	if (r.active == 0)
+		r.active = 10;
+	if (ct_elig_round_rule(p, &r, &why) == 1)
+		return why == NULL ? "ok" : "bad why";
+	return why;
+}
+
+static void test_round_rule(void **state)
+{
+	struct ct_elig_round r = { .nwus = 4, .quorum = 2, .has_net = 1 };
+	struct ct_elig_policy p;
+	(void)state;
+
+	ct_elig_policy_load(NULL, &p);
+	/* the capture of the issue: B shares a first WU with A, not a second */
+	assert_string_equal(rule(&p, r), "ok");
+	r.shared = 1;
+	assert_string_equal(rule(&p, r), "shared");
+	r.shared = 0;
+	/* 8 replicas: a network and an account hold 2 */
+	r.net_sent = 1;
+	assert_string_equal(rule(&p, r), "ok");
+	r.net_sent = 2;
+	assert_string_equal(rule(&p, r), "network share");
+	r.has_net = 0;	/* no network (loopback): no network share */
+	assert_string_equal(rule(&p, r), "ok");
+	r.account_inprog = 2;
+	assert_string_equal(rule(&p, r), "account share");
+	r.account_inprog = 1;
+	assert_string_equal(rule(&p, r), "ok");
+	/* too few volunteers: 4 accounts asked, 5 needed -> per-WU rules only */
+	r.shared = 5;
+	r.active = 4;
+	assert_string_equal(rule(&p, r), "ok");
+	r.active = 5;
+	assert_string_equal(rule(&p, r), "shared");
+	/* waited the grace: placed */
+	r.waited = 599;
+	assert_string_equal(rule(&p, r), "shared");
+	r.waited = 600;
+	assert_string_equal(rule(&p, r), "ok");
+	/* rules off */
+	r.waited = 0;
+	p.max_shared = 0;
+	assert_string_equal(rule(&p, r), "ok");
+	/* no round row: no rules */
+	p.max_shared = 1;
+	r.nwus = 0;
+	assert_string_equal(rule(&p, r), "ok");
+}
+
+CT_TEST_MAIN(test_net_key, test_policy, test_round_policy, test_needed, test_round_rule)
