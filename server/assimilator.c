@@ -18,6 +18,10 @@
  * (same bits: the average is deterministic); two assimilators racing on
  * one round both compute, and one of them records.
  *
+ * The round check: an average that makes the job's eval loss worse than
+ * its base's by more than the job's loss_margin is not applied; its WUs
+ * are set aside and re-issued to other hosts (round_check()).
+ *
  * WUs that failed (error_mask) are marked assimilated at once: the
  * transitioner already flagged their round and job.
  *
@@ -37,6 +41,7 @@
 #include "lora_round.h"
 #include "roles.h"
 #include "robust.h"
+#include "robust_aside.h"
 #include "sample.h"
 #include "server.h"
 #include "store.h"
@@ -392,6 +397,76 @@ static int finish_txn(struct ct_db *db, void *arg)
 	return rc < 0 ? rc : 1;
 }
 
+/* The round check failed round_max_retry times: the round and its job
+ * stop, with msg as the job's error (one transaction). */
+static int stop_job_txn(struct ct_db *db, void *arg)
+{
+	const struct around *a = ((const struct around **)arg)[0];
+	const char *msg = ((const char **)arg)[1];
+	int64_t now = ct_db_now(db);
+	int rc;
+
+	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_ERROR,
+			   &(struct ct_round_change){ .now = now });
+	if (rc <= 0)
+		return rc;
+	rc = ct_wu_done_ready(db, a->id, now);
+	if (rc >= 0)
+		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+				 &(struct ct_job_change){ .now = now, .msg = msg });
+	return rc < 0 ? rc : 1;
+}
+
+/* The round check (doc/validation.md, "A round no small group can
+ * capture"): an average whose eval loss is worse than its base's by more
+ * than the job's loss_margin (nats; NaN fails) is not applied: every
+ * shard's canonical result is set aside and its WU re-issued to hosts
+ * apart from every earlier replica (robust_aside.h), and the job's notice
+ * says so. After daemons.round_max_retry (2) such re-issues the job stops
+ * with that error rather than take the round. daemons.round_check = 0
+ * turns it off. Returns 1 (not applied), 0 (passes) or a CT_E* code. */
+static int round_check(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	double margin = 0.05;
+	int64_t fails = 0;
+	long on = 1, maxre = 2;
+	char msg[256];
+	int rc;
+
+	rc = ct_conf_get_int(srv->conf, "daemons.round_check", 1, 0, 1, &on);
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "daemons.round_max_retry", 2, 0, 1000, &maxre);
+	if (rc == 0 && on && a->has_base_loss)
+		rc = ct_db_query_double(db, &margin, "SELECT loss_margin FROM job WHERE id=?", "l",
+					a->jobid);
+	if (rc < 0 || !on || !a->has_base_loss || a->eval_loss <= a->base_loss + margin)
+		return rc < 0 ? rc : 0;
+	rc = ct_db_query_int(db, &fails, "SELECT COUNT(*) FROM robust_event WHERE jobid=? AND "
+			     "round_idx=? AND shard=0 AND action=?", "lii", a->jobid, a->idx,
+			     CT_ROBUST_ROUND_FAILED);
+	if (rc < 0)
+		return rc;
+	if (fails >= maxre) {
+		snprintf(msg, sizeof(msg), "round %d: its average raised the eval loss from %.4f "
+			 "to %.4f (margin %.4f) again after %lld re-issues: job stopped", a->idx,
+			 a->base_loss, a->eval_loss, margin, (long long)fails);
+		ct_log_warn("assimilator: job %lld: %s", (long long)a->jobid, msg);
+		rc = ct_db_txn(db, stop_job_txn, (void *[]){ a, msg });
+		return rc < 0 ? rc : 1;
+	}
+	snprintf(msg, sizeof(msg), "round %d not applied: its average raised the eval loss "
+		 "from %.4f to %.4f (margin %.4f); its %d work units re-issued to other hosts "
+		 "(%lld of %ld)", a->idx, a->base_loss, a->eval_loss, margin, a->nwus,
+		 (long long)fails + 1, maxre);
+	/* the base's loss stays known for the next try (round 1 computed it) */
+	rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
+			"base_eval_loss IS NULL", "dl", a->base_loss, a->id);
+	if (rc >= 0)
+		rc = ct_robust_aside_round(db, a->jobid, a->idx, a->nwus, a->base_loss,
+					   a->eval_loss, msg);
+	return rc < 0 ? rc : 1;
+}
+
 /* The job stopped: the round will not be averaged. */
 static int drop_round(struct ct_db *db, const struct around *a)
 {
@@ -450,6 +525,13 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
 			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
+	if (rc == 0) {
+		rc = round_check(srv, db, a);
+		if (rc > 0) {	/* not applied: its WUs go out again */
+			rc = 0;
+			goto out;
+		}
+	}
 	if (rc == 0 && a->idx < a->nrounds)
 		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
 	/* best effort, once per round (sample.h); after the next round

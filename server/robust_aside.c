@@ -43,7 +43,8 @@ static const struct ct_dl_col valid_cols[] = {
 };
 
 /* Every valid result of the WU becomes invalid, its credit revoked. */
-static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
+static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const char *why,
+			    int *n)
 {
 	struct valid_row *v = NULL;
 	int64_t ids[64], hosts[64];
@@ -63,8 +64,7 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 	free(v);
 	for (int i = 0; rc >= 0 && i < *n; i++) {
 		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
-				 &(struct ct_res_change){ .error_message =
-					"set aside: unlike the round's other shards" });
+				 &(struct ct_res_change){ .error_message = why });
 		if (rc >= 0)
 			rc = ct_credit_revoke(db, ids[i], now);
 		if (rc >= 0 && hosts[i] > 0)
@@ -72,6 +72,14 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, int *n)
 					"nresults_invalid+1 WHERE id=?", "l", hosts[i]);
 	}
 	return rc < 0 ? rc : 0;
+}
+
+/* msg first in the running job's notice (job page, job show). */
+static int job_notice(struct ct_db *db, int64_t jobid, const char *msg)
+{
+	return ct_db_exec(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
+			  "='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
+			  "status=?", "sli", msg, jobid, CT_JOB_RUNNING);
 }
 
 /* The transaction of a decision: the WU still has this canonical result;
@@ -87,7 +95,9 @@ static int aside_txn(struct ct_db *db, void *arg)
 	if (rc < 0 || canon != s->resultid)
 		return rc < 0 ? rc : 0;	/* another assimilator decided */
 	if (s->action != CT_ROBUST_ACCEPTED) {
-		rc = invalidate_valid(db, s->wuid, now, &n);
+		rc = invalidate_valid(db, s->wuid, now, s->action == CT_ROBUST_ROUND_FAILED ?
+				      "set aside: the round's average raised the eval loss" :
+				      "set aside: unlike the round's other shards", &n);
 		/* set aside by the server: the WU's caps are not spent by it */
 		if (rc >= 0)
 			rc = ct_wu_move(db, s->wuid, CT_WU_READY, CT_WU_OPEN,
@@ -99,10 +109,8 @@ static int aside_txn(struct ct_db *db, void *arg)
 				"VALUES (?,?,?,?,?,?,?,?,?,?)", "lliilllidd", now, s->jobid,
 				s->idx, s->shard, s->wuid, s->resultid, s->hostid, s->action,
 				s->cos, s->ratio);
-	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
-				"='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
-				"status=?", "sli", s->msg, s->jobid, CT_JOB_RUNNING);
+	if (rc >= 0 && s->msg[0])
+		rc = job_notice(db, s->jobid, s->msg);
 	return rc < 0 ? rc : 1;
 }
 
@@ -220,4 +228,30 @@ int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx)
 		done += rc > 0;
 	}
 	return done;
+}
+
+int ct_robust_aside_round(struct ct_db *db, int64_t jobid, int idx, int nwus,
+			  double base_loss, double loss, const char *msg)
+{
+	int done = 0, rc = 0;
+
+	for (int k = 0; k < nwus; k++) {
+		struct aside s = { .jobid = jobid, .idx = idx, .shard = k,
+				   .action = CT_ROBUST_ROUND_FAILED, .cos = base_loss,
+				   .ratio = loss };
+
+		rc = shard_wu(db, &s);
+		if (rc == CT_ESTATE)	/* already set aside by an earlier pass */
+			continue;
+		if (rc == 0)
+			rc = ct_db_txn(db, aside_txn, &s);
+		if (rc < 0)
+			return rc;
+		done += rc > 0;
+	}
+	if (done > 0) {
+		rc = job_notice(db, jobid, msg);
+		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
+	}
+	return rc < 0 ? rc : done;
 }

@@ -31,6 +31,9 @@ enum ct_robust_action {
 	CT_ROBUST_SET_ASIDE = 1,	/* an outlier, its WU re-issued */
 	CT_ROBUST_ACCEPTED = 2,		/* an outlier, accepted by the stall guard */
 	CT_ROBUST_CAUGHT = 3,		/* unreplicated, of a host caught since */
+	CT_ROBUST_ROUND_FAILED = 4,	/* the round's average raised the eval loss:
+					 * cosine holds the base's loss, ratio the
+					 * average's */
 };
 
 /* After ct_robust_verdict(): the worst outlier of round idx of job jobid
@@ -47,5 +50,14 @@ int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_
  * has been caught (an invalid result) since. Returns the number set aside
  * (0: the round may go on) or a CT_E* code. */
 int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx);
+
+/* The round check failed (assimilator.c): every shard's canonical result
+ * of round idx (nwus WUs) is set aside as an outlier is (invalid, credit
+ * revoked, the WU re-issued to hosts apart from every earlier replica),
+ * a robust_event row (CT_ROBUST_ROUND_FAILED, with base_loss and loss)
+ * per shard, and msg once as the job's notice. Returns the number of WUs
+ * set aside or a CT_E* code. */
+int ct_robust_aside_round(struct ct_db *db, int64_t jobid, int idx, int nwus,
+			  double base_loss, double loss, const char *msg);
 
 #endif
