@@ -9,6 +9,11 @@
  * next pass finishes. Per WU:
  *   - in-progress results past their deadline -> over / no_reply;
  *   - counts of unsent, in progress, successes, errors;
+ *   - early re-issue: a replica in progress for longer than
+ *     sched.reissue_factor (3) x the time its WU's fastest done replica
+ *     took (at least sched.reissue_min, 30 s) counts as lost for the
+ *     count below, so a new replica goes out while the old one may still
+ *     report (a hoarder stalls a WU that long, not until its deadline);
  *   - without a canonical result: caps (max_error_results,
  *     max_success_results, max_total_results) flag the WU in error_mask,
  *     and its round and job as errored; otherwise new unsent results are
@@ -35,6 +40,7 @@
 #include "stall.h"
 #include "worklimit.h"
 #include "wu_state.h"
+#include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_log.h"
 
@@ -54,7 +60,21 @@ struct twu {
 	/* counts over its results */
 	int nunsent, ninprog, nsuccess, nviable, nerror, ntotal, nwaiting;
 	int maxidx;
+	int nstale;	/* in progress, overdue beside a done replica */
 };
+
+/* A sent replica's times, for the early re-issue. */
+struct sent_row {
+	int64_t id, sent_time, received_time;
+	int server_state, outcome, validate_state;
+};
+
+#define S struct sent_row
+static const struct ct_dl_col sent_cols[] = {
+	CT_DL_COL(S, id), CT_DL_COL(S, sent_time), CT_DL_COL(S, received_time),
+	CT_DL_COL(S, server_state), CT_DL_COL(S, outcome), CT_DL_COL(S, validate_state),
+};
+#undef S
 
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 {
@@ -172,6 +192,67 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 	return rc < 0 ? rc : 0;
 }
 
+/* The early re-issue's limit for a WU whose fastest done replica took
+ * `fastest` seconds from send to report. */
+static int64_t reissue_after(const struct ct_conf *conf, int64_t fastest)
+{
+	double factor = 3;
+	long min = 30;
+
+	if (conf) {	/* a bad value keeps the default (the server checked at start) */
+		ct_conf_get_double(conf, "sched.reissue_factor", 3, 0, 1e6, &factor);
+		ct_conf_get_int(conf, "sched.reissue_min", 30, 1, 86400 * 365, &min);
+	}
+	if (factor <= 0)
+		return CT_TRANSITION_NEVER;	/* off */
+	return fastest * factor > min ? (int64_t)(fastest * factor) : min;
+}
+
+/* Replicas in progress that sit unreported while a replica of the same WU
+ * is done: past reissue_after() they count as lost (w->nstale, out of
+ * w->ninprog), so handle_open sends a new one; the WU is woken when the
+ * next one becomes overdue. At most 64 replicas are looked at. */
+static int early_reissue(struct ct_db *db, const struct ct_conf *conf, struct twu *w,
+			 int64_t now)
+{
+	struct sent_row *v = NULL;
+	int64_t fastest = -1, limit;
+	size_t n = 0;
+	int rc;
+
+	if (w->canonical != 0 || w->error_mask != 0 || w->ninprog == 0 || w->nviable == 0)
+		return 0;
+	rc = CT_DL_LIST(db, &v, &n, sent_cols, "sent replicas", "SELECT id, sent_time, "
+			"received_time, server_state, outcome, validate_state FROM result "
+			"WHERE workunitid=? AND server_state IN (?, ?) ORDER BY id LIMIT 64", w->id,
+			CT_RS_IN_PROGRESS, CT_RS_OVER);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (v[i].server_state == CT_RS_OVER && v[i].outcome == CT_RO_SUCCESS &&
+		    v[i].validate_state != CT_VS_INVALID &&
+		    (fastest < 0 || v[i].received_time - v[i].sent_time < fastest))
+			fastest = v[i].received_time - v[i].sent_time;
+	limit = reissue_after(conf, fastest < 1 ? 1 : fastest);
+	if (limit == CT_TRANSITION_NEVER)
+		fastest = -1;	/* off */
+	for (size_t i = 0; rc == 0 && fastest >= 0 && i < n; i++) {
+		if (v[i].server_state != CT_RS_IN_PROGRESS)
+			continue;
+		if (now - v[i].sent_time < limit) {
+			if (v[i].sent_time + limit < w->min_deadline)
+				w->min_deadline = v[i].sent_time + limit;
+			continue;
+		}
+		w->nstale++;
+	}
+	free(v);
+	w->ninprog -= w->nstale;
+	if (w->nstale > 0 && w->nunsent + w->ninprog + w->nviable < w->target)
+		ct_log_info("transitioner: %s: %d replica(s) unreported after %lld s while one "
+			    "took %lld s: re-issued early", w->name, w->nstale, (long long)limit,
+			    (long long)fastest);
+	return rc;
+}
+
 /* Insert `k` new unsent results of the WU. */
 static int create_results(struct ct_db *db, struct twu *w, int k, int64_t now)
 {
@@ -278,9 +359,16 @@ static int discount_unproven(struct ct_db *db, struct twu *w)
 	return rc;
 }
 
+/* What a transition_one transaction gets. */
+struct transition_arg {
+	int64_t wuid;
+	const struct ct_conf *conf;
+};
+
 static int transition_one(struct ct_db *db, void *arg)
 {
-	int64_t wuid = *(const int64_t *)arg, now = ct_db_now(db);
+	const struct transition_arg *ta = arg;
+	int64_t wuid = ta->wuid, now = ct_db_now(db);
 	enum ct_wu_state from;
 	struct twu w;
 	int rc, fd_from;
@@ -295,6 +383,8 @@ static int transition_one(struct ct_db *db, void *arg)
 		rc = ct_stall_check(db, w.jobid, w.id, w.name);
 	if (rc >= 0)
 		rc = discount_unproven(db, &w);
+	if (rc >= 0)
+		rc = early_reissue(db, ta->conf, &w, now);
 	if (rc < 0)
 		return rc;
 	if (w.canonical == 0 && w.error_mask == 0) {
@@ -330,7 +420,9 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
-		rc = ct_db_txn(db, transition_one, &ids[i]);
+		struct transition_arg ta = { .wuid = ids[i], .conf = srv->conf };
+
+		rc = ct_db_txn(db, transition_one, &ta);
 		if (rc < 0) {
 			ct_log_error("transitioner: WU %lld: %s", (long long)ids[i],
 				     ct_errmsg(rc));

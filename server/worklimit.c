@@ -199,12 +199,39 @@ static int expected_seconds(struct ct_db *db, int64_t wuid, double *out)
 	return 0;
 }
 
+/* A WU's size in seconds at a conservative speed, before the job has any
+ * measured run time: 6 x parameters x tokens FLOPs (forward and
+ * backward; the parameters from the model file's float32 size, the
+ * tokens steps x batch x seq) at sched.first_deadline_gflops (2 GFLOP/s,
+ * a slow CPU part-time; this engine sustains ~250 on one desktop). */
+static int size_seconds(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+			double *secs)
+{
+	struct ct_db_res *res = NULL;
+	double gflops = 2, flops = 0;
+	int rc = conf ? ct_conf_get_double(conf, "sched.first_deadline_gflops", 2, 1e-6, 1e9,
+					   &gflops) : 0;
+
+	*secs = 0;
+	if (rc == 0)
+		rc = ct_db_query(db, &res, "SELECT j.steps, j.batch, j.seq, j.model_size FROM "
+				 "workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		flops = 6.0 * ((double)ct_db_int(res, 3) / 4) * (double)ct_db_int(res, 0) *
+			(double)ct_db_int(res, 1) * (double)ct_db_int(res, 2);
+	ct_db_res_free(res);
+	*secs = flops / (gflops * 1e9);
+	return 0;
+}
+
 int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline)
 {
 	struct ct_wlim_policy p;
 	int64_t nvalid = 0;
-	double est = 0, secs;
+	double est = 0, secs = 0;
 	int rc;
 
 	*deadline = now + delay_bound;
@@ -216,12 +243,16 @@ int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 		rc = 0;
 	if (rc == 0)
 		rc = expected_seconds(db, wuid, &est);
+	/* nothing measured yet: from the job's own size, never a flat day
+	 * (a new host: at most new_host_deadline, as before) */
+	if (rc == 0 && est <= 0)
+		rc = size_seconds(db, conf, wuid, &secs);
 	if (rc < 0)
 		return rc;
 	if (est > 0)
 		secs = est * (nvalid > 0 ? 10 : 3);
-	else
-		secs = nvalid > 0 ? delay_bound : p.new_host_deadline;
+	else if (nvalid == 0 && secs > p.new_host_deadline)
+		secs = p.new_host_deadline;
 	if (secs < p.min_deadline)
 		secs = p.min_deadline;
 	if (secs > delay_bound)

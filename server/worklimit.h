@@ -54,7 +54,11 @@ int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 		 int64_t hostid, int64_t cap, int *room, const char **why);
 
 /* The report deadline of a result of WU wuid sent at `now` to host
- * hostid, whose WU allows delay_bound seconds. Returns 0 or CT_EDB. */
+ * hostid, whose WU allows delay_bound seconds: 10x (a proven host) or 3x
+ * (a new one) the job's median measured run time; before there is one,
+ * the WU's size at sched.first_deadline_gflops (a new host at most
+ * sched.new_host_deadline); within [sched.min_deadline, delay_bound].
+ * Returns 0 or CT_EDB / CT_ECONFIG. */
 int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline);
 

@@ -542,6 +542,8 @@ static void test_deadline_resends(void **state)
 	struct wu w;
 	int64_t a, b, c;
 
+	/* the deadline alone: no early re-issue (test_early_reissue) */
+	assert_int_equal(ct_conf_set(f->c.srv.conf, "sched.reissue_factor", "0"), 0);
 	wu_load(f, f->jobid, 1, 0, &w);
 	a = send_to(f, &w, 0);
 	b = send_to(f, &w, 1);
@@ -565,6 +567,42 @@ static void test_deadline_resends(void **state)
 	assert_int_equal(vstate(f, a), CT_VS_VALID);
 	assert_int_equal(vstate(f, c), CT_VS_VALID);
 	assert_int_equal(qint(f, "SELECT granted_credit > 0 FROM result WHERE id=?", b), 0);
+	wu_free(&w);
+}
+
+/* A replica unreported while its WU's other replica is done is re-issued
+ * after sched.reissue_factor x that replica's time (at least
+ * sched.reissue_min), long before its deadline, and may still report. */
+static void test_early_reissue(void **state)
+{
+	struct fx *f = *state;
+	struct wu w;
+	int64_t a, b, c;
+
+	assert_int_equal(ct_conf_set(f->c.srv.conf, "sched.reissue_min", "30"), 0);
+	wu_load(f, f->jobid, 1, 0, &w);
+	a = send_to(f, &w, 0);
+	b = send_to(f, &w, 1);
+	f->c.t += 20;			/* a takes 20 s: b is overdue after 60 */
+	report(f, &w, a, w.honest, w.base.lay.total, 1);
+	run_daemons(f);
+	assert_int_equal(unsent(f, &w), 0);
+	f->c.t += 39;			/* b out 59 s */
+	run_daemons(f);
+	assert_int_equal(unsent(f, &w), 0);
+	f->c.t += 2;			/* 61 s: re-issued, b still in progress */
+	run_daemons(f);
+	assert_int_equal(unsent(f, &w), 1);
+	assert_int_equal(qint(f, "SELECT server_state FROM result WHERE id=?", b), CT_RS_IN_PROGRESS);
+	f->c.t += 100;			/* one new replica, not one a pass */
+	run_daemons(f);
+	assert_int_equal(unsent(f, &w), 1);
+	c = send_to(f, &w, 4);
+	report(f, &w, c, w.honest, w.base.lay.total, 1);
+	run_daemons(f);
+	assert_int_equal(vstate(f, a), CT_VS_VALID);
+	assert_int_equal(vstate(f, c), CT_VS_VALID);
+	assert_int_equal(qint(f, "SELECT server_state FROM result WHERE id=?", b), CT_RS_IN_PROGRESS);
 	wu_free(&w);
 }
 
@@ -810,5 +848,6 @@ static void test_error_cap_flags_job(void **state)
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
 CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
-	test_round_average, test_deadline_resends, test_racing_validators_and_job_done,
+	test_round_average, test_deadline_resends, test_early_reissue,
+	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job)
