@@ -52,6 +52,8 @@ noinst_PROGRAMS += bench/bench_tokenizer
 bench_bench_tokenizer_SOURCES = bench/bench_tokenizer.c
 bench_bench_tokenizer_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 EXTRA_DIST += bench/bench_tokenizer.sh
+# Chat templates: render + encode against @huggingface/jinja (bench/bench_chat.sh).
+EXTRA_DIST += bench/bench_chat.sh
 # Sampling: tokens/s of `ctune sample` on cpu and opencl.
 noinst_PROGRAMS += bench/bench_sample
 bench_bench_sample_SOURCES = bench/bench_sample.c
