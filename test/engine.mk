@@ -15,3 +15,9 @@ TESTS += $(CT_ENGINE_TESTS)
 test_test_cmd_train_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client
 test_test_cmd_train_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
+
+# The same WU gives the same bits on every machine and device: fixed tiny
+# GPT-2, Llama and LoRA WUs against hashes committed in test/data/repro/.
+TESTS += test/repro_wu.sh
+dist_check_SCRIPTS += test/repro_wu.sh
+EXTRA_DIST += test/data/repro
