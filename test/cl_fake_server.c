@@ -32,6 +32,7 @@
 #include "ct_hash.h"
 #include "ct_tokens.h"
 #include "ct_xml.h"
+#include "http_fixture.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
@@ -53,18 +54,6 @@ struct fake {
 	int reported[64];
 	pthread_mutex_t lock;
 };
-
-struct conn {
-	struct ct_buf body;
-};
-
-static volatile sig_atomic_t quit;
-
-static void on_signal(int s)
-{
-	(void)s;
-	quit = 1;
-}
 
 static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *type,
 			     const void *data, size_t n)
@@ -286,24 +275,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       size_t *size, void **con_cls)
 {
 	struct fake *f = cls;
-	struct conn *cn = *con_cls;
+	struct ct_fx_conn *cn;
 	struct ct_buf out = CT_BUF_INIT(0);
 	struct MHD_Response *resp = NULL;
 	enum MHD_Result ret;
 	int status = 404;
 
 	(void)version;
-	if (cn == NULL) {
-		cn = calloc(1, sizeof(*cn));
-		ct_buf_init(&cn->body, 200 << 20);
-		*con_cls = cn;
+	if (ct_fx_collect(con_cls, data, size, 200 << 20, &cn))
 		return MHD_YES;
-	}
-	if (*size > 0) {
-		ct_buf_append(&cn->body, data, *size);
-		*size = 0;
-		return MHD_YES;
-	}
 	if (strcmp(method, "POST") == 0 && strcmp(url, "/rpc/scheduler") == 0)
 		status = scheduler(f, c, &cn->body, &out);
 	else if (strcmp(method, "POST") == 0 && strncmp(url, "/upload/", 8) == 0)
@@ -318,19 +298,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	ct_buf_free(&out);
 	return ret;
-}
-
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-		      enum MHD_RequestTerminationCode toe)
-{
-	struct conn *cn = *con_cls;
-
-	(void)cls; (void)c; (void)toe;
-	if (cn != NULL) {
-		ct_buf_free(&cn->body);
-		free(cn);
-	}
-	*con_cls = NULL;
 }
 
 static int make_inputs(struct fake *f)
@@ -356,8 +323,7 @@ int main(int argc, char **argv)
 {
 	struct fake f = { .nresults = 1, .steps = 20, .delay = 0.5 };
 	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
-	char path[4200], buf[32];
+	char path[4200];
 	int rc;
 
 	if (argc < 2) {
@@ -389,21 +355,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cl_fake_server: %s\n", ct_errmsg(rc));
 		return 1;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
-			     (uint16_t)f.port, NULL, NULL, handler, &f,
-			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+	d = ct_fx_start(f.dir, f.port, handler, &f);
 	if (d == NULL) {
 		fprintf(stderr, "cl_fake_server: cannot listen on port %d\n", f.port);
 		return 1;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	snprintf(buf, sizeof(buf), "%u\n", (unsigned)info->port);
-	snprintf(path, sizeof(path), "%s/port", f.dir);
-	ct_file_write_atomic(path, buf, strlen(buf), 0644);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	while (!quit)
-		pause();
+	ct_fx_wait_signal();
 	MHD_stop_daemon(d);
 	ct_gpt2_free(&f.base);
 	return 0;

@@ -32,12 +32,14 @@ endif
 
 # A stand-in server for the client's own integration tests.
 check_PROGRAMS += test/cl_fake_server
+test_cl_fake_server_SOURCES = test/cl_fake_server.c test/http_fixture.c test/http_fixture.h
 test_cl_fake_server_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS)
 test_cl_fake_server_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CT_DEP_LIBS)
 
 # A hostile project server: a proxy that rewrites ctune-server's real replies
 # (test/client_hostile.sh).
 check_PROGRAMS += test/hostile_proxy
+test_hostile_proxy_SOURCES = test/hostile_proxy.c test/http_fixture.c test/http_fixture.h
 test_hostile_proxy_CFLAGS = $(CT_TEST_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS)
 test_hostile_proxy_LDADD = $(CT_CORE_LIBS) $(MHD_LIBS) $(CURL_LIBS) $(CT_DEP_LIBS)
 

@@ -21,6 +21,7 @@
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "http_fixture.h"
 
 #include <curl/curl.h>
 #include <microhttpd.h>
@@ -44,18 +45,6 @@ struct proxy {
 	const char *dir, *upstream;
 	pthread_mutex_t lock;
 };
-
-struct conn {
-	struct ct_buf body;
-};
-
-static volatile sig_atomic_t quit;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	quit = 1;
-}
 
 /* DIR/rules into r[]; the count. */
 static int load_rules(const struct proxy *p, struct rule *r)
@@ -274,24 +263,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       size_t *size, void **con_cls)
 {
 	struct proxy *p = cls;
-	struct conn *cn = *con_cls;
+	struct ct_fx_conn *cn;
 	struct fwd f = { .body = CT_BUF_INIT(MAX_BODY) };
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	long status = 502;
 
 	(void)version;
-	if (cn == NULL) {
-		cn = calloc(1, sizeof(*cn));
-		ct_buf_init(&cn->body, MAX_BODY);
-		*con_cls = cn;
+	if (ct_fx_collect(con_cls, data, size, MAX_BODY, &cn))
 		return MHD_YES;
-	}
-	if (*size > 0) {
-		ct_buf_append(&cn->body, data, *size);
-		*size = 0;
-		return MHD_YES;
-	}
 	if (forward(p, c, url, method, &cn->body, &f, &status) == 0 && apply_rules(p, url, &f))
 		count_rewrite(p, url);
 	resp = MHD_create_response_from_buffer(f.body.len, f.body.data ? (void *)f.body.data : "",
@@ -306,25 +286,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	return ret;
 }
 
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-		      enum MHD_RequestTerminationCode toe)
-{
-	struct conn *cn = *con_cls;
-
-	(void)cls; (void)c; (void)toe;
-	if (cn != NULL) {
-		ct_buf_free(&cn->body);
-		free(cn);
-	}
-	*con_cls = NULL;
-}
-
 int main(int argc, char **argv)
 {
 	struct proxy p = { 0 };
 	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
-	char path[4200], buf[32];
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: hostile_proxy DIR UPSTREAM_URL\n");
@@ -334,21 +299,12 @@ int main(int argc, char **argv)
 	p.upstream = argv[2];
 	pthread_mutex_init(&p.lock, NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
-			     0, NULL, NULL, handler, &p,
-			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+	d = ct_fx_start(p.dir, 0, handler, &p);
 	if (d == NULL) {
 		fprintf(stderr, "hostile_proxy: cannot listen\n");
 		return 1;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	snprintf(buf, sizeof(buf), "%u\n", (unsigned)info->port);
-	snprintf(path, sizeof(path), "%s/port", p.dir);
-	ct_file_write_atomic(path, buf, strlen(buf), 0644);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	while (!quit)
-		pause();
+	ct_fx_wait_signal();
 	MHD_stop_daemon(d);
 	curl_global_cleanup();
 	return 0;
