@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cl_cache.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_hash.h"
 
 #include <dirent.h>
@@ -27,7 +28,7 @@ void ct_cache_touch(const char *cache_dir, const char *sha)
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/%s", cache_dir, sha);
-	(void)utimensat(AT_FDCWD, path, NULL, 0);
+	ct_os_touch(path);
 }
 
 static int older_first(const void *a, const void *b)
@@ -71,7 +72,7 @@ int ct_cache_trim(const char *cache_dir, uint64_t max_bytes,
 			continue;
 		memcpy(e[n].sha, de->d_name, CT_SHA256_HEXLEN + 1);
 		e[n].size = (uint64_t)st.st_size;
-		e[n].used = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+		e[n].used = ct_os_mtime(&st);
 		total += e[n].size;
 		n++;
 	}

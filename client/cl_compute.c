@@ -12,6 +12,7 @@
 #include "cl_paths.h"
 #include "cl_task.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_log.h"
 

@@ -3,21 +3,18 @@
  */
 #include "cl_ctl.h"
 #include "ct_err.h"
-#include "ct_unix.h"
+#include "ct_os.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Connect to the daemon's socket; "no daemon" gets a hint for the user. */
 static int connect_to(const char *path, int *out)
 {
-	int rc = ct_unix_connect(path, out);
+	int rc = ct_os_local_connect(path, out);
 
 	if (rc == CT_ENOENT || rc == CT_ENET)
 		return ct_error(rc, "no daemon on %s (is 'ctune run' running?)", path);
@@ -30,10 +27,10 @@ int ct_ctl_listen(const char *path, int *out)
 
 	*out = -1;
 	if (connect_to(path, &probe) == 0) {
-		close(probe);
+		ct_os_sock_close(probe);
 		return ct_error(CT_EBUSY, "a daemon already listens on %s", path);
 	}
-	return ct_unix_listen(path, SOCK_NONBLOCK, out);
+	return ct_os_local_listen(path, out);
 }
 
 /* Read up to the first '\n' (at most CT_CTL_MAX_LINE bytes) within 2 s. */
@@ -42,12 +39,11 @@ static int read_line(int fd, char *line, size_t cap)
 	size_t n = 0;
 
 	while (n + 1 < cap) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t r;
 
-		if (poll(&p, 1, 2000) <= 0)
+		if (ct_os_sock_wait(fd, 0, 2000) <= 0)
 			return ct_error(CT_ETIMEOUT, "control client sent no request");
-		r = read(fd, line + n, cap - 1 - n);
+		r = ct_os_sock_read(fd, line + n, cap - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -67,14 +63,12 @@ static int read_line(int fd, char *line, size_t cap)
 static int write_all(int fd, const unsigned char *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = ct_os_sock_write(fd, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
-			struct pollfd pf = { .fd = fd, .events = POLLOUT };
-
-			if (errno == EAGAIN && poll(&pf, 1, 2000) > 0)
+			if (errno == EAGAIN && ct_os_sock_wait(fd, 1, 2000) > 0)
 				continue;
 			return ct_error_errno("control reply");
 		}
@@ -91,18 +85,15 @@ int ct_ctl_serve_one(int listen_fd, int (*handler)(const char *cmd, struct ct_bu
 	char line[CT_CTL_MAX_LINE + 1];
 	int fd, rc;
 
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? CT_EAGAIN
-							    : ct_error_errno("accept");
-	/* the accepted socket inherits nothing: make it blocking explicitly */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	rc = ct_os_local_accept(listen_fd, &fd);
+	if (rc < 0)
+		return rc;
 	rc = read_line(fd, line, sizeof(line));
 	if (rc < 0) goto out;
 	handler(line, &reply, arg);
 	rc = write_all(fd, reply.data ? reply.data : (const unsigned char *)"", reply.len);
 out:
-	close(fd);
+	ct_os_sock_close(fd);
 	ct_buf_free(&reply);
 	return rc;
 }
@@ -120,17 +111,16 @@ int ct_ctl_request(const char *path, const char *cmd, double timeout_s, struct c
 	if (rc == 0) rc = write_all(fd, (const unsigned char *)"\n", 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (rc == 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
 		double left;
 		ssize_t r;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		left = timeout_s - (t.tv_sec - t0.tv_sec) - (t.tv_nsec - t0.tv_nsec) / 1e9;
-		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0) {
+		if (left <= 0 || ct_os_sock_wait(fd, 0, (int)(left * 1000) + 1) <= 0) {
 			rc = ct_error(CT_ETIMEOUT, "daemon did not answer '%s'", cmd);
 			break;
 		}
-		r = read(fd, chunk, sizeof(chunk));
+		r = ct_os_sock_read(fd, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -141,6 +131,6 @@ int ct_ctl_request(const char *path, const char *cmd, double timeout_s, struct c
 			break;
 		rc = ct_buf_append(reply, chunk, (size_t)r);
 	}
-	close(fd);
+	ct_os_sock_close(fd);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "cl_jail.h"
 #include "cl_paths.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_log.h"
 #include "ct_xml.h"
@@ -18,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +60,7 @@ void ct_daemon_wait(struct ct_daemon *d, double s)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ct_os_cond_deadline(s, &ts);
 	pthread_cond_timedwait(&d->wake, &d->lock, &ts);
 }
 
@@ -337,8 +331,6 @@ static void *ctl_thread(void *varg)
 	struct ctl_arg *a = varg;
 
 	while (!a->d->stop) {
-		struct pollfd p = { .fd = a->fd, .events = POLLIN };
-
 		if (got_signal) {
 			ct_log_info("signal %d: stopping", (int)got_signal);
 			a->d->stop = 1;
@@ -350,7 +342,7 @@ static void *ctl_thread(void *varg)
 			a->d->stop = 1;
 			break;
 		}
-		if (poll(&p, 1, 200) > 0) {
+		if (ct_os_sock_wait(a->fd, 0, 200) > 0) {
 			int rc = ct_ctl_serve_one(a->fd, ctl_handler, a->d);
 
 			if (rc < 0 && rc != CT_EAGAIN)
@@ -490,20 +482,14 @@ static void cleanup(struct ct_daemon *d)
 
 static void init_sync(struct ct_daemon *d)
 {
-	pthread_condattr_t ca;
-
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	ct_os_cond_init(&d->wake);
 }
 
 int ct_daemon_run(const struct ct_daemon_opts *o)
 {
 	struct ct_daemon d;
 	struct ctl_arg ca;
-	struct sigaction sa;
 	pthread_t ctl;
 	int rc, lock_fd = -1, ctl_fd = -1, have_ctl = 0;
 
@@ -513,11 +499,8 @@ int ct_daemon_run(const struct ct_daemon_opts *o)
 	d.prefs = o->prefs;
 	init_sync(&d);
 	ct_backoff_init(&d.backoff, o->backoff_base, o->backoff_cap, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	ct_os_on_stop(on_signal);
+	ct_os_no_sigpipe();
 	ct_http_init();
 	rc = start(&d, &lock_fd, &ctl_fd);
 	if (rc < 0) goto out;
@@ -538,8 +521,8 @@ int ct_daemon_run(const struct ct_daemon_opts *o)
 	ct_log_info("stopped");
 out:
 	if (ctl_fd >= 0) {
-		close(ctl_fd);
-		unlink(d.sock_path);
+		ct_os_sock_close(ctl_fd);
+		ct_os_local_remove(d.sock_path);
 	}
 	if (lock_fd >= 0)
 		close(lock_fd);

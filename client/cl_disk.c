@@ -4,12 +4,12 @@
 #include "config.h"
 #include "cl_disk.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #define USAGE_MAX_DEPTH 8
 
@@ -79,13 +79,10 @@ int ct_disk_usage(const char *dir, uint64_t *bytes)
 
 int ct_disk_avail(const char *dir, uint64_t *bytes)
 {
-	struct statvfs v;
+	uint64_t total;
 
 	*bytes = 0;
-	if (statvfs(dir, &v) < 0)
-		return ct_error_errno("statvfs %s", dir);
-	*bytes = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
-	return 0;
+	return ct_os_disk_space(dir, bytes, &total);
 }
 
 int ct_disk_check(const char *dir, uint64_t need, double max_gb, double min_free_gb,

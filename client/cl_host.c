@@ -4,6 +4,7 @@
 #include "cl_host.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_log.h"
 #include "ct_ocl.h"
 #include "ct_ocl_selftest.h"
@@ -12,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 
@@ -90,18 +89,15 @@ static void probe_devices(struct ct_host *h, int selftest)
 
 int ct_host_probe(struct ct_host *h, int selftest)
 {
-	struct utsname u;
-	struct sysinfo si;
+	uint64_t ram;
 
 	memset(h, 0, sizeof(*h));
-	if (gethostname(h->hostname, sizeof(h->hostname) - 1) < 0)
+	if (ct_os_hostname(h->hostname, sizeof(h->hostname)) < 0)
 		snprintf(h->hostname, sizeof(h->hostname), "unknown");
-	if (uname(&u) == 0)
-		snprintf(h->os, sizeof(h->os), "%s %s", u.sysname, u.release);
+	ct_os_describe(h->os, sizeof(h->os), &ram);
 	cpu_model(h->cpu_model, sizeof(h->cpu_model));
-	h->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (sysinfo(&si) == 0)
-		h->ram_bytes = (unsigned long long)si.totalram * si.mem_unit;
+	h->ncpus = ct_os_ncpus();
+	h->ram_bytes = ram;
 	probe_devices(h, selftest);
 	snprintf(h->device, sizeof(h->device), "cpu");
 	h->device_conforming = 1;

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cl_http.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_gzip.h"
 #include "ct_log.h"
@@ -86,6 +87,8 @@ static CURL *make_handle(const char *url, const struct ct_http_opts *o,
 	ca = o->ca_file ? o->ca_file : getenv("CURL_CA_BUNDLE");
 	if (ca != NULL && *ca != '\0')
 		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+	else	/* Windows: the system's certificate store (elsewhere no-op) */
+		curl_easy_setopt(c, CURLOPT_SSL_OPTIONS, (long)CURLSSLOPT_NATIVE_CA);
 	return c;
 }
 
@@ -294,7 +297,7 @@ int ct_http_fetch_cached(const char *url, const char *cache_dir,
 		rc = 0;		/* verified when it was renamed into place */
 		goto out;
 	}
-	d.fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	d.fd = ct_os_open(part, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (d.fd < 0 || fstat(d.fd, &st) < 0) {
 		rc = ct_error_errno("open %s", part);
 		goto out;

@@ -28,7 +28,7 @@
 #include "ct_clock.h"
 
 struct ct_idle_source {
-	const char *name;		/* "logind", "x11", "input", "file" */
+	const char *name;		/* "logind", "x11", "input", "session", "file" */
 	/* Seconds since the last user input into *out. 0 or a CT_E* code. */
 	int (*idle_seconds)(void *ctx, double *out);
 	/* Release ctx (NULL-safe; also frees ctx itself). */
@@ -65,7 +65,8 @@ int ct_idle_source_set(struct ct_idle_source *src, const char *name,
 		       int (*idle_seconds)(void *ctx, double *out), void (*close)(void *ctx),
 		       void *ctx);
 
-/* logind, else X11, else input on /dev. */
+/* logind, else X11, else input on /dev; on Windows the session's input
+ * time, locked or screensaver = idle (cl_idle_win.c, name "session"). */
 int ct_idle_open_default(struct ct_idle_source *src, const struct ct_clock *clk);
 
 /* Close src (NULL-safe, idempotent). */

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cl_jail.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_hash.h"
 
 #include <limits.h>

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cl_load.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 int ct_cpu_sampler_init(struct ct_cpu_sampler *s, const char *procroot)
 {
 	memset(s, 0, sizeof(*s));
+	s->os_ticks = procroot == NULL;
 	if (procroot == NULL)
 		procroot = "/proc";
 	if (asprintf(&s->stat_path, "%s/stat", procroot) < 0)
@@ -88,8 +90,11 @@ int ct_cpu_other_percent(struct ct_cpu_sampler *s, double *pct)
 	double dbusy, dtotal, dself, other;
 	int rc, primed = s->primed;
 
-	rc = read_machine(s->stat_path, &busy, &total);
-	if (rc == 0) rc = read_self(s->self_path, &self);
+	rc = s->os_ticks ? ct_os_cpu_ticks(&busy, &total, &self) : CT_EUNSUPP;
+	if (rc == CT_EUNSUPP) {
+		rc = read_machine(s->stat_path, &busy, &total);
+		if (rc == 0) rc = read_self(s->self_path, &self);
+	}
 	if (rc < 0)
 		return rc;
 	dbusy = (double)busy - (double)s->busy;

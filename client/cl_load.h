@@ -16,10 +16,12 @@ struct ct_cpu_sampler {
 	char *stat_path, *self_path;	/* /proc/stat, /proc/self/stat */
 	unsigned long long busy, total, self;	/* the previous sample */
 	int primed;
+	int os_ticks;			/* the OS's own counters (ct_os_cpu_ticks) */
 };
 
-/* Set up a sampler on procroot (NULL: "/proc"; tests pass a directory
- * holding stat and self/stat). Returns 0 or CT_ENOMEM. */
+/* Set up a sampler on procroot (NULL: the OS's counters, on Linux
+ * "/proc"; tests pass a directory holding stat and self/stat). Returns 0 or
+ * CT_ENOMEM. */
 int ct_cpu_sampler_init(struct ct_cpu_sampler *s, const char *procroot);
 
 /* Percent (0..100) of the machine used by other processes since the last

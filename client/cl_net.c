@@ -15,6 +15,7 @@
 #include "cl_paths.h"
 #include "cl_rpc.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_log.h"
 

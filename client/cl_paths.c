@@ -3,13 +3,13 @@
  */
 #include "cl_paths.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +25,6 @@ char *ct_cl_path(const char *dir, const char *name)
 int ct_cl_state_dir(const char *override, char **out)
 {
 	const char *env = getenv("CTUNE_DIR");
-	const char *xdg = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
 	int n;
 
 	*out = NULL;
@@ -34,12 +32,8 @@ int ct_cl_state_dir(const char *override, char **out)
 		n = asprintf(out, "%s", override);
 	else if (env != NULL && *env)
 		n = asprintf(out, "%s", env);
-	else if (xdg != NULL && *xdg == '/')
-		n = asprintf(out, "%s/crowdtune", xdg);
-	else if (home != NULL && *home)
-		n = asprintf(out, "%s/.local/share/crowdtune", home);
 	else
-		return ct_error(CT_ECONFIG, "no state directory: set HOME or use --dir");
+		return ct_os_data_dir("crowdtune", out);
 	if (n < 0) {
 		*out = NULL;
 		return CT_ENOMEM;
@@ -54,28 +48,21 @@ int ct_cl_lock_dir(const char *dir, int *fd)
 	*fd = -1;
 	if (path == NULL)
 		return CT_ENOMEM;
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	*fd = ct_os_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	free(path);
 	if (*fd < 0)
 		return ct_error_errno("open %s/%s", dir, CT_CL_LOCK_FILE);
-	if (flock(*fd, LOCK_EX | LOCK_NB) < 0)
+	if (ct_os_lock(*fd) < 0)
 		return ct_error(CT_EBUSY, "%s is locked by another ctune", dir);
 	return 0;
 }
 
 int ct_cl_make_private_dir(const char *dir)
 {
-	struct stat st;
 	int rc;
 
 	rc = ct_mkdir_p(dir, 0700);	/* an existing non-directory: CT_EEXISTS */
 	if (rc < 0)
 		return rc;
-	if (stat(dir, &st) < 0)
-		return ct_error_errno("stat %s", dir);
-	if (st.st_uid != geteuid())
-		return ct_error(CT_EPERM, "%s belongs to another user", dir);
-	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) < 0)
-		return ct_error_errno("chmod %s", dir);
-	return 0;
+	return ct_os_private_dir(dir);
 }

@@ -5,6 +5,7 @@
 #include "cl_prefs.h"
 #include "ct_conf.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_log.h"
 
 #include <dirent.h>
@@ -275,6 +276,8 @@ int ct_prefs_on_battery(const char *dir)
 	char type[32], val[32];
 	DIR *d;
 
+	if (dir == NULL && ct_os_on_battery() >= 0)
+		return ct_os_on_battery();
 	if (dir == NULL)
 		dir = "/sys/class/power_supply";
 	d = opendir(dir);

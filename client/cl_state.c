@@ -8,6 +8,7 @@
 #include "ct_array.h"
 #include "ct_buf.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_log.h"
 #include "ct_xml.h"

@@ -7,6 +7,7 @@
 #include "cl_jail.h"
 #include "ct_delta.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_log.h"

@@ -13,6 +13,7 @@
 #include "cl_rpc.h"
 #include "cl_state.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_log.h"
 
 #include <getopt.h>

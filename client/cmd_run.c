@@ -8,6 +8,7 @@
 #include "cl_paths.h"
 #include "cl_prefs.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_log.h"
 
 #include <getopt.h>

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_llama_hf.h"

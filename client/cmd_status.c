@@ -9,15 +9,13 @@
 #include "cl_status.h"
 #include "cl_xsaver.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 /* The daemon's control socket of the state directory (dir_opt may be
@@ -170,21 +168,11 @@ static void saver_signal(int sig)
 
 struct term {
 	int tty;
-	struct termios saved;
 };
 
 static void term_enter(struct term *t)
 {
-	struct termios raw;
-
-	t->tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &t->saved) == 0;
-	if (t->tty) {
-		raw = t->saved;
-		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		raw.c_cc[VMIN] = 0;
-		raw.c_cc[VTIME] = 0;
-		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-	}
+	t->tty = ct_os_term_raw();
 	/* alternate screen, hidden cursor, cleared */
 	fputs("\x1b[?1049h\x1b[?25l\x1b[2J", stdout);
 	fflush(stdout);
@@ -195,18 +183,14 @@ static void term_leave(struct term *t)
 	fputs("\x1b[?25h\x1b[?1049l", stdout);
 	fflush(stdout);
 	if (t->tty)
-		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+		ct_os_term_restore();
 }
 
 static void term_size(int *cols, int *rows)
 {
-	struct winsize ws;
-
-	*cols = 80;
-	*rows = 24;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
-		*cols = ws.ws_col;
-		*rows = ws.ws_row;
+	if (ct_os_term_size(cols, rows) < 0) {
+		*cols = 80;
+		*rows = 24;
 	}
 }
 
@@ -250,26 +234,20 @@ static int saver_x11(const struct view_opts *v)
 /* The terminal view until a key, a signal or --frames. */
 static int saver_term(const struct view_opts *v, struct ct_status *s)
 {
-	struct sigaction sa;
 	struct term t;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = saver_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	ct_os_on_stop(saver_signal);
 	term_enter(&t);
 	for (long n = 0; !saver_quit && (v->frames <= 0 || n < v->frames); n++) {
-		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 		char key;
 
 		saver_frame(v->dir, s);
 		if (v->frames > 0 && n + 1 == v->frames)
 			break;
-		if (t.tty && poll(&p, 1, (int)(v->interval * 1000)) > 0 &&
-		    read(STDIN_FILENO, &key, 1) >= 0)
+		if (t.tty && ct_os_term_key((int)(v->interval * 1000), &key))
 			break;
 		if (!t.tty)
-			usleep((useconds_t)(v->interval * 1e6));
+			ct_os_sleep(v->interval);
 	}
 	term_leave(&t);
 	return CT_EXIT_OK;

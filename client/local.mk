@@ -26,6 +26,26 @@ client_libctclient_a_SOURCES = \
 	client/cl_status.c client/cl_status.h \
 	client/cl_xsaver.c client/cl_xsaver.h
 client_libctclient_a_SOURCES += client/cl_lora.c client/cl_lora.h
+# The OS's idle source: Linux event devices and X11, or the Windows session.
+if CT_WINDOWS
+client_libctclient_a_SOURCES += client/cl_idle_win.c
+EXTRA_DIST += client/cl_idle_evdev.c
+# ctune.scr, the Windows screensaver (a GUI program renamed .scr), and the
+# installer's script (tools/build-windows runs makensis).
+noinst_PROGRAMS += ctune-saver
+ctune_saver_SOURCES = client/win/saver_win.c
+ctune_saver_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
+ctune_saver_LDFLAGS = -mwindows
+ctune_saver_LDADD = client/libctclient.a $(CT_CORE_LIBS) $(CURL_LIBS) $(CT_DEP_LIBS) -lgdi32
+ctune.scr: ctune-saver$(EXEEXT)
+	$(AM_V_GEN)cp ctune-saver$(EXEEXT) $@
+CLEANFILES += ctune.scr
+EXTRA_DIST += client/win/crowdtune.nsi
+else
+EXTRA_DIST += client/win/saver_win.c client/win/crowdtune.nsi
+client_libctclient_a_SOURCES += client/cl_idle_evdev.c
+EXTRA_DIST += client/cl_idle_win.c
+endif
 
 client_libctclient_a_SOURCES += \
 	client/cmd_attach.c \

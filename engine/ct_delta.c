@@ -14,6 +14,7 @@
 #include "ct_le.h"
 #include "ct_lora.h"
 #include "ct_zin.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -869,7 +870,7 @@ int ct_delta_reader_open(const char *path, uint64_t max_len, size_t n,
 		return CT_ENOMEM;
 	rd->d.inbuf = rd->inbuf;
 	rd->n = n;
-	rd->d.fd = open(path, O_RDONLY | O_CLOEXEC);
+	rd->d.fd = ct_os_open(path, O_RDONLY | O_CLOEXEC);
 	if (rd->d.fd < 0) {
 		rc = ct_error(errno == ENOENT ? CT_ENOENT : CT_EIO, "%s: %s", path,
 			      strerror(errno));

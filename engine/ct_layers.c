@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ct_model.h"
 #include "ct_math.h"
+#include "ct_os.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -301,7 +302,7 @@ static int ct_threads(void)
 {
 	if (nthreads_cfg == 0) {
 		const char *e = getenv("CTUNE_THREADS");
-		long n = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+		long n = e ? strtol(e, NULL, 10) : ct_os_ncpus();
 
 		nthreads_cfg = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 	}

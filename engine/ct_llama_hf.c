@@ -10,6 +10,7 @@
 #include "ct_llama.h"
 #include "ct_log.h"
 #include "ct_safetensors.h"
+#include "ct_os.h"
 
 #include <dirent.h>
 #include <math.h>

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "ct_lora.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -96,7 +97,7 @@ static void *merge_worker(void *arg)
 static int merge_threads(double work)
 {
 	const char *e = getenv("CTUNE_THREADS");
-	long n = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = e ? strtol(e, NULL, 10) : ct_os_ncpus();
 
 	if (work < 4e6)
 		return 1;

@@ -36,3 +36,9 @@ engine_libctengine_a_SOURCES += \
 	engine/ct_ocl_llama.c engine/ct_ocl_llama.h \
 	engine/ct_ocl_selftest.c engine/ct_ocl_selftest.h \
 	engine/ct_ocl_conform.c
+# Windows has no OpenCL import library here: OpenCL.dll is loaded at run time.
+if CT_WINDOWS
+engine_libctengine_a_SOURCES += engine/ct_ocl_dll.c
+else
+EXTRA_DIST += engine/ct_ocl_dll.c
+endif

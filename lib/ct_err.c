@@ -2,6 +2,7 @@
  * ct_err.c - error code table, messages and the thread-local error detail.
  */
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -9,13 +9,13 @@
 #include "ct_file.h"
 #include "ct_buf.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -25,7 +25,7 @@
 /* Directory part of path as a malloc'd string ("." when there is none). */
 static char *dir_of(const char *path)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = ct_os_last_sep(path);
 
 	if (slash == NULL)
 		return strdup(".");
@@ -37,20 +37,11 @@ static char *dir_of(const char *path)
 int ct_file_fsync_dir(const char *path)
 {
 	char *dir = dir_of(path);
-	int fd, rc = 0;
+	int rc;
 
 	if (dir == NULL)
 		return CT_ENOMEM;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = ct_error_errno("%s: cannot open directory", dir);
-		goto out;
-	}
-	/* Some filesystems cannot fsync a directory; that is not a failure. */
-	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
-		rc = ct_error_errno("%s: fsync of directory failed", dir);
-	close(fd);
-out:
+	rc = ct_os_fsync_dir(dir);
 	free(dir);
 	return rc;
 }
@@ -65,7 +56,7 @@ static void afile_clear(struct ct_afile *af)
 
 int ct_afile_open(struct ct_afile *af, const char *path, int mode)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = ct_os_last_sep(path);
 	char *dir = NULL;
 	size_t len;
 	int rc = 0;
@@ -83,7 +74,7 @@ int ct_afile_open(struct ct_afile *af, const char *path, int mode)
 		goto out;
 	}
 	snprintf(af->tmp_path, len, "%s/.%s.tmp.XXXXXX", dir, base);
-	af->fd = mkostemp(af->tmp_path, O_CLOEXEC);
+	af->fd = ct_os_mkstemp(af->tmp_path);
 	if (af->fd < 0) {
 		rc = ct_error_errno("%s: cannot create a file in directory %s", path, dir);
 		goto out;
@@ -133,7 +124,7 @@ int ct_afile_commit(struct ct_afile *af)
 
 	if (af->fd < 0)
 		return ct_error(CT_ESTATE, "atomic file is not open");
-	if (fsync(af->fd) < 0) {
+	if (ct_os_fsync(af->fd) < 0) {
 		rc = ct_error_errno("%s: fsync failed", af->path);
 		goto out;
 	}
@@ -144,7 +135,7 @@ int ct_afile_commit(struct ct_afile *af)
 		goto out;
 	}
 	af->fd = -1;
-	if (rename(af->tmp_path, af->path) < 0) {
+	if (ct_os_replace(af->tmp_path, af->path) < 0) {
 		rc = ct_error_errno("%s: rename from %s failed", af->path, af->tmp_path);
 		goto out;
 	}
@@ -233,7 +224,7 @@ static int read_fd_all(int fd, const char *path, struct ct_buf *b)
 /* path opened for reading, *st its status: the descriptor, or CT_E*. */
 static int open_stat(const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_os_open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return ct_error_errno("%s: cannot open", path);
@@ -302,8 +293,7 @@ int ct_file_map(const char *path, struct ct_mmap *m)
 		rc = ct_error(CT_ETOOBIG, "%s: too large to map", path);
 		goto out;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
+	if (ct_os_map(fd, (size_t)st.st_size, &p) < 0) {
 		rc = ct_error_errno("%s: mmap failed", path);
 		goto out;
 	}
@@ -317,7 +307,7 @@ out:
 void ct_file_unmap(struct ct_mmap *m)
 {
 	if (m->addr != NULL && m->len > 0)
-		munmap(m->addr, m->len);
+		ct_os_unmap(m->addr, m->len);
 	m->addr = NULL;
 	m->len = 0;
 }
@@ -327,7 +317,7 @@ static int mkdir_one(const char *p, int mode)
 {
 	struct stat st;
 
-	if (mkdir(p, (mode_t)mode) == 0)
+	if (ct_os_mkdir(p, mode) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return ct_error_errno("%s: cannot create directory", p);

@@ -9,6 +9,7 @@
 #include "ct_gzip.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -275,7 +276,7 @@ static int file_run(const char *src, const char *dst, int level, size_t max_out,
 	s.buf = malloc(CHUNK);
 	if (s.buf == NULL)
 		return CT_ENOMEM;
-	s.fd = open(src, O_RDONLY | O_CLOEXEC);
+	s.fd = ct_os_open(src, O_RDONLY | O_CLOEXEC);
 	if (s.fd < 0) {
 		rc = ct_error_errno("%s: cannot open", src);
 		goto out;

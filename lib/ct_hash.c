@@ -6,6 +6,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,7 +114,7 @@ int ct_sha256_file(const char *path, unsigned char out[CT_SHA256_LEN])
 	unsigned char d[CT_SHA256_LEN];
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = ct_os_open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ct_error_errno("%s: cannot open", path);
 	buf = malloc(FILE_CHUNK);

@@ -4,6 +4,7 @@
  */
 #include "ct_log.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +70,7 @@ int ct_log_open(const char *path)
 	int fd;
 
 	if (path != NULL) {
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		fd = ct_os_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 		if (fd < 0)
 			return ct_error_errno("cannot open log file %s", path);
 		f = fdopen(fd, "a");

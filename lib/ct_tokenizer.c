@@ -8,6 +8,7 @@
 #include "ct_tokenizer.h"
 #include "ct_bpe.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -23,8 +23,16 @@ lib_libctune_a_SOURCES += \
 	lib/ct_file.c lib/ct_file.h \
 	lib/ct_conf.c lib/ct_conf.h \
 	lib/ct_xml.c lib/ct_xml.h \
-	lib/ct_unix.c lib/ct_unix.h \
 	lib/ct_clock.c lib/ct_clock.h
+# The platform layer (lib/ct_os.h): POSIX or Windows.
+lib_libctune_a_SOURCES += lib/ct_os.h
+if CT_WINDOWS
+lib_libctune_a_SOURCES += lib/ct_os_win.c lib/ct_os_win_sys.c
+EXTRA_DIST += lib/ct_os_posix.c lib/ct_unix.c lib/ct_unix.h
+else
+lib_libctune_a_SOURCES += lib/ct_os_posix.c lib/ct_unix.c lib/ct_unix.h
+EXTRA_DIST += lib/ct_os_win.c lib/ct_os_win_sys.c
+endif
 # JSON and .safetensors (Hugging Face model files; engine/ct_llama_hf.c)
 lib_libctune_a_SOURCES += \
 	lib/ct_jv.c lib/ct_jv.h \

@@ -1,0 +1,39 @@
+# The Windows build's tests (configure --host=x86_64-w64-mingw32, see
+# tools/build-windows --check and tools/test-windows): the cmocka unit tests
+# of lib/ and the client, cross-built as .exe files and run by wine64 as
+# automake's test runner. Included instead of test/local.mk on Windows.
+CT_TEST_CFLAGS = $(AM_CFLAGS)
+CT_TEST_LIBS = $(CT_CORE_LIBS) $(CT_DEP_LIBS) $(CMOCKA_LIBS)
+CT_CLIENT_TEST_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
+CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS)
+
+if HAVE_CMOCKA
+CT_WIN_LIB_TESTS = test/test_err test/test_buf test/test_utf8 test/test_cmd \
+	test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml
+CT_WIN_CLIENT_TESTS = test/test_cl_backoff test/test_cl_status test/test_cl_rpc \
+	test/test_cl_ctl test/test_cl_prefs test/test_cl_state
+check_PROGRAMS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS)
+TESTS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS)
+test_test_cl_backoff_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_backoff_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_status_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_rpc_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_rpc_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_prefs_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_prefs_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_state_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_state_LDADD = $(CT_CLIENT_TEST_LIBS)
+endif
+
+# wine64 runs each .exe; its own chatter off, the DLLs beside the binaries
+# on its PATH (tools/build-windows copies them into the build folder).
+LOG_COMPILER = $(WINE)
+AM_TESTS_ENVIRONMENT += WINEDEBUG=-all; export WINEDEBUG; \
+	WINEPATH='$(abs_top_builddir)'; export WINEPATH;
+
+# tools/build-windows --check builds these.
+print-win-tests:
+	@echo $(check_PROGRAMS)
