@@ -43,6 +43,8 @@ server_libctserver_a_SOURCES = \
 	server/cmd_run.c server/cmd_run.h \
 	server/project_init.c server/project_init.h
 server_libctserver_a_SOURCES += server/sample.c server/sample.h
+# job submit's checks of inputs that cannot give a good model
+server_libctserver_a_SOURCES += server/submit_check.c server/submit_check.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
 server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
 # The assimilator's streamed mean of a round (threads over the results).

@@ -23,6 +23,7 @@
 #include "eval.h"
 #include "job_tokenizer.h"
 #include "server.h"
+#include "submit_check.h"
 
 #define SAMPLE_BUF_MAX (1 << 20)
 
@@ -143,7 +144,7 @@ static int check_token_file(struct ct_cmd_ctx *ctx, const char *arg, const char 
 
 /* Append the tokens of one text file to tv. */
 static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
-		       const char *arg, struct ct_tokvec *tv)
+		       const char *opt, const char *arg, struct ct_tokvec *tv)
 {
 	char path[PATH_MAX];
 	struct ct_mmap m = { 0 };
@@ -154,6 +155,10 @@ static int encode_file(struct ct_cmd_ctx *ctx, const struct ct_tokenizer *tk,
 		rc = ct_file_map(path, &m);
 	if (rc == 0 && m.len == 0)
 		rc = ct_error(CT_EFORMAT, "%s is empty", arg);
+	if (rc == 0 && ct_submit_check_text(opt, arg, m.addr, m.len) < 0) {
+		ct_file_unmap(&m);	/* the detail is the whole line */
+		return CT_EFORMAT;
+	}
 	if (rc == 0)	/* EOT, or the template's BOS, before each document */
 		rc = ct_tokenizer_doc_open(tk, tv);
 	if (rc == 0)
@@ -201,9 +206,9 @@ static int tokenise(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, struct te
 		rc = ct_error(CT_EMISMATCH, "tokenizer '%s' has %d tokens, the model only %d",
 			      name, ct_tokenizer_vocab(tk), ts->V);
 	for (int i = 0; rc == 0 && i < ta->ntrain; i++)
-		rc = encode_file(ctx, tk, ta->train[i], &tr);
+		rc = encode_file(ctx, tk, "--train-text", ta->train[i], &tr);
 	if (rc == 0 && ta->eval_text)
-		rc = encode_file(ctx, tk, ta->eval_text, &ev);
+		rc = encode_file(ctx, tk, "--eval-text", ta->eval_text, &ev);
 	if (rc == 0 && !ta->eval_text) {
 		size_t ne = (size_t)((double)tr.n * ta->fraction);
 

@@ -27,6 +27,7 @@
 #include "lora_job.h"
 #include "server.h"
 #include "store.h"
+#include "submit_check.h"
 
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 {
@@ -230,6 +231,9 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 	if (rc < 0)
 		return rc;
 	rc = load_inputs(spec, &in);
+	if (rc == 0)	/* a warning: small shards may be what the operator wants */
+		ct_submit_warn_shards((int64_t)in.train.n, spec->shards, spec->steps,
+				      spec->batch, spec->seq);
 	if (rc == 0)
 		rc = store_inputs(srv, db, spec, &f);
 	if (rc == 0)

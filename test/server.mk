@@ -47,3 +47,7 @@ test_test_token_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
+
+# job submit's one-line refusals and warnings (server/submit_check.h)
+TESTS += test/server_submit_checks.sh
+dist_check_SCRIPTS += test/server_submit_checks.sh

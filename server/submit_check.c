@@ -1,0 +1,72 @@
+/*
+ * submit_check.c - `job submit`'s checks of inputs that parse but cannot
+ * give a good model (see submit_check.h). The compressed formats are a
+ * table of magic numbers and the command that gives the text back.
+ */
+#include "submit_check.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "ct_log.h"
+
+/* The formats a text file is most often handed over in by mistake. */
+static const struct packed_kind {
+	const char *name;
+	unsigned char magic[6];
+	size_t len;
+	const char *undo;	/* the command that writes the text back */
+} packed_kinds[] = {
+	{ "gzip", { 0x1f, 0x8b }, 2, "zcat" },
+	{ "zstd", { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstdcat" },
+	{ "xz", { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xzcat" },
+	{ "bzip2", { 'B', 'Z', 'h' }, 3, "bzcat" },
+	{ "zip", { 'P', 'K', 3, 4 }, 4, "unzip -p" },
+};
+
+int ct_submit_check_text(const char *opt, const char *name, const void *data, size_t len)
+{
+	const unsigned char *p = data, *nul;
+
+	for (size_t i = 0; i < sizeof(packed_kinds) / sizeof(packed_kinds[0]); i++) {
+		const struct packed_kind *k = &packed_kinds[i];
+
+		if (len >= k->len && memcmp(p, k->magic, k->len) == 0)
+			return ct_error(CT_EFORMAT, "%s %s is %s-compressed, not text: pass the "
+					"text itself (%s %s > FILE; %s FILE)", opt, name,
+					k->name, k->undo, name, opt);
+	}
+	nul = memchr(p, 0, len);
+	if (nul != NULL)
+		return ct_error(CT_EFORMAT, "%s %s is binary, not text (a NUL byte at offset "
+				"%zu): pass text files (UTF-8); a token file goes with %s",
+				opt, name, (size_t)(nul - p),
+				strcmp(opt, "--eval-text") == 0 ? "--eval" : "--train");
+	return 0;
+}
+
+double ct_submit_passes(int64_t shard_tokens, int steps, int batch, int seq)
+{
+	if (shard_tokens <= 0)
+		return 0;
+	return (double)steps * batch * seq / (double)shard_tokens;
+}
+
+int ct_submit_warn_shards(int64_t train_tokens, int shards, int steps, int batch, int seq)
+{
+	int64_t shard = shards > 0 ? train_tokens / shards : 0;
+	int64_t wu = (int64_t)steps * batch * seq;
+	double passes = ct_submit_passes(shard, steps, batch, seq);
+	int64_t most = wu > 0 ? train_tokens / wu : 0;
+
+	if (passes <= 1.0)
+		return 0;
+	ct_log_warn("job submit: each WU trains on %" PRId64 " tokens (steps x batch x seq) "
+		    "but its shard holds %" PRId64 ": %.1f passes over the same tokens per WU "
+		    "(overfits); use --shards %" PRId64 " or fewer, or --steps %" PRId64
+		    " or fewer", wu, shard, passes, most > 0 ? most : 1,
+		    (int64_t)((double)shard / ((double)batch * seq)) > 0
+			    ? (int64_t)((double)shard / ((double)batch * seq)) : 1);
+	return 1;
+}

@@ -1,0 +1,32 @@
+/*
+ * submit_check.h - `job submit`'s checks of inputs that parse but cannot
+ * give a good model: text that is compressed or binary, shards so small
+ * that each WU goes over its shard many times. Each says in one line what
+ * is wrong and what to pass instead. Pure functions of their arguments (no
+ * database), called by sample.c (text) and wg.c (shards) before anything
+ * is stored.
+ */
+#ifndef CT_SUBMIT_CHECK_H
+#define CT_SUBMIT_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Refuse --train-text/--eval-text input that is not text: the first bytes
+ * of a gzip, zstd, xz, bzip2 or zip file (say how to decompress it), or a
+ * NUL byte anywhere in data[0..len) (binary: say where). opt is the
+ * option's name ("--train-text"), name the file as the user gave it.
+ * Returns 0, or CT_EFORMAT with that line as the detail. */
+int ct_submit_check_text(const char *opt, const char *name, const void *data, size_t len);
+
+/* How many times a WU of steps x batch x seq tokens goes over a shard of
+ * shard_tokens tokens (the engine wraps around): 0 when shard_tokens is 0. */
+double ct_submit_passes(int64_t shard_tokens, int steps, int batch, int seq);
+
+/* Warn (ct_log_warn, one line) when each WU goes over its shard more than
+ * once: the passes, the shard and WU sizes, and the largest --shards (or
+ * the --steps) that keep one pass. train_tokens is the whole training set.
+ * Returns 1 when it warned, else 0. */
+int ct_submit_warn_shards(int64_t train_tokens, int shards, int steps, int batch, int seq);
+
+#endif
