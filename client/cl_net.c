@@ -294,7 +294,9 @@ static int rpc_due(struct ct_daemon *d, const struct ct_project *p, int *want)
 	if (now < p->request_delay_until &&
 	    !(report || (*want > 0 && !p->no_work_until_set)))
 		return 0;
-	return report || *want > 0 || now - p->last_rpc >= RPC_REFRESH_S;
+	/* refused results (cl_rpc.h) are reported, but not before request_delay:
+	 * a server that keeps sending them is not asked faster */
+	return report || *want > 0 || p->nrefused > 0 || now - p->last_rpc >= RPC_REFRESH_S;
 }
 
 static void rpc_failed(struct ct_daemon *d, struct ct_project *p, int rc, double delay_min)
@@ -367,6 +369,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 	struct ct_project *p = project(d, url);
 	struct ct_buf req = CT_BUF_INIT(CT_RPC_MAX_REPLY);
 	struct ct_sched_reply r;
+	size_t nrefused;
 	char *ca;
 	int want = 0, rc;
 
@@ -379,6 +382,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 		ct_buf_free(&req);
 		return 1;
 	}
+	nrefused = p->nrefused;	/* in this request: reported once */
 	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	ct_log_debug("%s: scheduler RPC, asking for %d", url, want);
@@ -388,6 +392,7 @@ static int do_rpc(struct ct_daemon *d, const char *url)
 	p = project(d, url);
 	if (p == NULL || d->stop)
 		goto out;
+	ct_rpc_forget_refused(p, nrefused);
 	if (rc == CT_EPROTO) {	/* cl_jail.h: a name that would leave our directory, ... */
 		ct_log_error("%s: scheduler reply refused, nothing in it applied: %s", url,
 			     ct_errmsg(rc));

@@ -42,6 +42,23 @@ static int write_report(struct ct_buf *b, const struct ct_task *t)
 	return rc;
 }
 
+/* A result the client refused (cl_jail.h), reported as a client error so
+ * that the server gives it to someone else at once, not at its deadline. */
+static int write_refused(struct ct_buf *b, const char *name)
+{
+	int rc;
+
+	rc = ct_xml_open(b, "result");
+	if (rc == 0) rc = ct_xml_elem_str(b, "name", name);
+	if (rc == 0) rc = ct_xml_elem_str(b, "status", "error");
+	if (rc == 0) rc = ct_xml_elem_long(b, "error_code", CT_EPROTO);
+	if (rc == 0) rc = ct_xml_elem_str(b, "error_message",
+					  "refused by the client: a name or URL it will not use");
+	if (rc == 0) rc = ct_xml_elem_double(b, "elapsed_s", 0);
+	if (rc == 0) rc = ct_xml_close(b, "result");
+	return rc;
+}
+
 int ct_project_active_tasks(const struct ct_project *p)
 {
 	int n = 0;
@@ -63,6 +80,8 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 	if (rc == 0) rc = ct_xml_elem_str(b, "host_cpid", st->cpid);
 	if (rc == 0) rc = ct_xml_elem_str(b, "client_version", PACKAGE_VERSION);
 	if (rc == 0 && host_xml != NULL) rc = ct_buf_appends(b, host_xml);
+	for (size_t i = 0; i < p->nrefused && rc == 0; i++, nrep++)
+		rc = write_refused(b, p->refused[i]);
 	for (size_t i = 0; i < p->ntasks && rc == 0; i++)
 		if (p->tasks[i].state == CT_TASK_DONE && nrep < CT_RPC_MAX_REPORTS) {
 			rc = write_report(b, &p->tasks[i]);
@@ -100,12 +119,14 @@ void ct_sched_reply_free(struct ct_sched_reply *r)
 	free(r->aborts);
 	for (size_t i = 0; i < r->nwus; i++) {
 		free(r->wus[i].name);
+		free(r->wus[i].refused);
 		ct_params_free(r->wus[i].params, r->wus[i].nparams);
 		ct_task_files_free(r->wus[i].files, r->wus[i].nfiles);
 	}
 	free(r->wus);
 	for (size_t i = 0; i < r->nresults; i++) {
 		free(r->results[i].name);
+		free(r->results[i].refused);
 		free(r->results[i].wu_name);
 		free(r->results[i].upload_url);
 		free(r->results[i].upload_token);
@@ -200,7 +221,7 @@ static int parse_file(xmlNodePtr n, struct ct_task_file *f)
 	return rc;
 }
 
-static int parse_wu(xmlNodePtr n, struct ct_rpc_wu *w)
+static int parse_wu_fields(xmlNodePtr n, struct ct_rpc_wu *w)
 {
 	size_t nfiles;
 	int rc;
@@ -247,6 +268,23 @@ static int check_result(const struct ct_rpc_result *r)
 	return rc;
 }
 
+/* Keep the reason when rc says the client refuses the item (cl_jail.h):
+ * the item is then skipped and reported, the rest of the reply used. */
+static int refuse_item(int rc, char **why)
+{
+	if (rc != CT_EPROTO)
+		return rc;
+	*why = strdup(ct_errmsg(rc));
+	return *why != NULL ? 0 : CT_ENOMEM;
+}
+
+/* A workunit; one that breaks the protocol or the name forms is kept as
+ * refused (its results are refused with it). */
+static int parse_wu(xmlNodePtr n, struct ct_rpc_wu *w)
+{
+	return refuse_item(parse_wu_fields(n, w), &w->refused);
+}
+
 static int parse_result(xmlNodePtr n, struct ct_rpc_result *r)
 {
 	int64_t max;
@@ -260,7 +298,7 @@ static int parse_result(xmlNodePtr n, struct ct_rpc_result *r)
 	if (rc == 0) rc = ct_xml_get_int64(n, "max_upload_bytes", 0, INT64_MAX, &max);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_EPROTO, "scheduler reply: <result> incomplete");
-	if (rc == 0) rc = check_result(r);
+	if (rc == 0) rc = refuse_item(check_result(r), &r->refused);
 	r->max_upload_bytes = (uint64_t)max;
 	return rc;
 }
@@ -372,9 +410,38 @@ static void apply_ack(struct ct_project *p, const struct ct_rpc_ack *a)
 static const struct ct_rpc_wu *find_wu(const struct ct_sched_reply *r, const char *name)
 {
 	for (size_t i = 0; i < r->nwus; i++)
-		if (strcmp(r->wus[i].name, name) == 0)
+		if (r->wus[i].name != NULL && strcmp(r->wus[i].name, name) == 0)
 			return &r->wus[i];
 	return NULL;
+}
+
+/* Whether a refused result can be reported: a name the server's request
+ * parser takes (printable ASCII, at most 80 bytes), not listed yet. */
+static int reportable(const struct ct_project *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 80 || p->nrefused == CT_PROJECT_MAX_REFUSED)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] < 0x20 || name[i] >= 0x7f)
+			return 0;
+	for (size_t i = 0; i < p->nrefused; i++)
+		if (strcmp(p->refused[i], name) == 0)
+			return 0;
+	return 1;
+}
+
+/* A result the client will not run: nothing of it is created; it is
+ * reported as an error with the next request when its name allows. */
+static void refuse_result(struct ct_project *p, const char *name, const char *why)
+{
+	int report = reportable(p, name);
+
+	ct_log_error("%s: result refused, nothing created%s: %s", p->url,
+		     report ? "; reporting it as an error" : "", why);
+	if (report && (p->refused[p->nrefused] = strdup(name)) != NULL)
+		p->nrefused++;
 }
 
 static int add_result(struct ct_project *p, const struct ct_sched_reply *r,
@@ -385,6 +452,10 @@ static int add_result(struct ct_project *p, const struct ct_sched_reply *r,
 	struct ct_task *t;
 	int rc;
 
+	if (res->refused != NULL || (w != NULL && w->refused != NULL)) {
+		refuse_result(p, res->name, w != NULL && w->refused ? w->refused : res->refused);
+		return 1;
+	}
 	if (w == NULL) {
 		ct_log_warn("%s: workunit %s missing from the reply; skipped", res->name,
 			    res->wu_name);
@@ -450,6 +521,7 @@ int ct_rpc_apply_reply(struct ct_project *p, const struct ct_sched_reply *r, dou
 		rc = add_result(p, r, &r->results[i], now);
 		if (rc == 0)
 			(*nnew)++;
+		rc = rc > 0 ? 0 : rc;	/* 1: refused */
 	}
 	return rc;
 }
@@ -523,4 +595,14 @@ out:
 		*key = *user_name = NULL;
 	}
 	return rc;
+}
+
+void ct_rpc_forget_refused(struct ct_project *p, size_t n)
+{
+	if (n > p->nrefused)
+		n = p->nrefused;
+	for (size_t i = 0; i < n; i++)
+		free(p->refused[i]);
+	memmove(p->refused, p->refused + n, (p->nrefused - n) * sizeof(p->refused[0]));
+	p->nrefused -= n;
 }

@@ -6,8 +6,11 @@
  * Parsing trusts nothing: the reply goes through ct_xml_parse with a 4 MiB
  * size cap and a depth cap of 8, every string has a length cap, and counts
  * of workunits, results, acks and aborts are capped (a reply over a count
- * cap is refused as a whole: CT_ETOOBIG). Building, parsing and applying
- * are separate so that the tests exercise each without a network.
+ * cap is refused as a whole: CT_ETOOBIG). Names and URLs that become
+ * paths, requests or headers are checked (cl_jail.h); a result that breaks
+ * them is refused on its own and reported to the server as an error.
+ * Building, parsing and applying are separate so that the tests exercise
+ * each without a network.
  */
 #ifndef CT_CL_RPC_H
 #define CT_CL_RPC_H
@@ -39,6 +42,7 @@ struct ct_rpc_ack {
 
 struct ct_rpc_wu {
 	char *name;
+	char *refused;			/* why the client will not run it (cl_jail.h), or NULL */
 	struct ct_param *params;	/* every leaf element but name/file */
 	size_t nparams;
 	struct ct_task_file *files;
@@ -47,6 +51,7 @@ struct ct_rpc_wu {
 
 struct ct_rpc_result {
 	char *name;
+	char *refused;			/* why the client will not run it, or NULL */
 	char *wu_name;
 	double deadline;
 	char *upload_url;
@@ -77,7 +82,8 @@ struct ct_sched_reply {
 /* Build a <scheduler_request> for project p into b: authenticator, host id,
  * st->cpid, the host description (an XML fragment <host>...</host> made by
  * ct_host_describe, inserted as is), a <result> for every task in state
- * DONE (at most CT_RPC_MAX_REPORTS), <other_results> listing every task
+ * DONE and an error report for every name in p->refused (together at
+ * most CT_RPC_MAX_REPORTS), <other_results> listing every task
  * still in progress, and <work_req> asking for `want` results. */
 int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 			 const char *host_xml, int want, struct ct_buf *b);
@@ -86,7 +92,11 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
  * ct_sched_reply_free, also after a failure). Returns 0, CT_EXML,
  * CT_ETOOBIG (size, depth or a count cap), CT_EPROTO (not a
  * <scheduler_reply>, a required element missing or malformed). A reply
- * with <error> parses fine: look at r->error_code. */
+ * with <error> parses fine: look at r->error_code. A workunit or result
+ * that breaks the name forms of cl_jail.h (a name that would become a path
+ * outside the client's directory, a URL that is not http(s), ...) or, for
+ * a workunit, the protocol, parses with `refused` set to the reason: the
+ * rest of the reply is still used, and nothing of the refused item is. */
 int ct_rpc_parse_reply(const void *data, size_t n, struct ct_sched_reply *r);
 
 void ct_sched_reply_free(struct ct_sched_reply *r);
@@ -97,10 +107,18 @@ void ct_sched_reply_free(struct ct_sched_reply *r);
  * REPORTED with outcome CT_ECANCELED; new results become DOWNLOADING tasks
  * with their WU's parameters and files (a result already known is left
  * alone; a result whose WU is missing from the reply is skipped with a
- * warning). *nnew gets the number of tasks added. The caller removes
+ * warning). A refused result (its own or its WU's `refused` set) becomes
+ * nothing: it is logged and its name added to p->refused, which
+ * ct_rpc_build_request reports as errors. *nnew gets the number of tasks
+ * added. The caller removes
  * REPORTED tasks (after deleting their files) and saves the state. */
 int ct_rpc_apply_reply(struct ct_project *p, const struct ct_sched_reply *r, double now,
 		       int *nnew);
+
+/* Forget the first n results of p->refused: they went out in a request
+ * (each refused result is reported once; the server gives it to someone
+ * else or resends it, and it is refused and reported again). */
+void ct_rpc_forget_refused(struct ct_project *p, size_t n);
 
 /* Number of tasks of p in progress (not DONE nor REPORTED). */
 int ct_project_active_tasks(const struct ct_project *p);

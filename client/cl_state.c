@@ -358,6 +358,8 @@ static void project_free(struct ct_project *p)
 	for (size_t i = 0; i < p->ntasks; i++)
 		task_free(&p->tasks[i]);
 	free(p->tasks);
+	for (size_t i = 0; i < p->nrefused; i++)
+		free(p->refused[i]);
 	free_fields(p, project_fields, NF(project_fields));
 }
 

@@ -91,6 +91,8 @@ struct ct_task {
 	double next_try;		/* wall time before which not to retry */
 };
 
+#define CT_PROJECT_MAX_REFUSED 16
+
 struct ct_project {
 	char *url;			/* master URL, normalised without trailing '/' */
 	char *key;			/* account key (authenticator) */
@@ -107,6 +109,9 @@ struct ct_project {
 	double request_delay_until;	/* from the server's request_delay */
 	double last_rpc;		/* wall time of the last successful RPC */
 	int no_work_until_set;		/* the server had no work: wait */
+	char *refused[CT_PROJECT_MAX_REFUSED];	/* results the client refused (cl_jail.h),
+					 * to report as errors; not saved */
+	size_t nrefused;
 	struct ct_task *tasks;
 	size_t ntasks;
 };

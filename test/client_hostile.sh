@@ -9,8 +9,9 @@
 #  - 0 files created, changed or deleted outside the client's directory
 #    (a snapshot of the volunteer's tree around it, find + sha256sum,
 #    before and after), and nothing of the reply in the client's own slots;
-#  - the client keeps running (the state-file case: refuses to start) and
-#    its log says which field it refused and why.
+#  - the client keeps running (the state-file case: refuses to start), its
+#    log says which field it refused and why, and the server gets the
+#    refused result as an error report (so it can send it elsewhere).
 # A pass-through case first shows that the proxy and the job work: the
 # same client computes, uploads and reports a result through it.
 . "$(dirname "$0")/client_lib.sh"
@@ -89,15 +90,18 @@ $(cat "$T/diff")"
 # hostile WHAT EXPECT RULE...: rewrite with RULE(s); the client must log
 # EXPECT, keep running and leave everything outside its directory alone
 hostile() {
-	local what=$1 expect=$2 n0
+	local what=$1 expect=$2 n0 e0
 	shift 2
 	new_client
 	snap "$CNAME" >"$T/before"
 	printf '%s\n' "$@" >"$T/px/rules"
 	n0=$(cat "$T/px/rewrites" 2>/dev/null | wc -l)
+	e0=$(grep -c "(error)" "$T/server.log")
 	run_client
 	wait_for 60 "$what: the client refuses ($expect)" grep -q -- "$expect" "$T/$CNAME.log"
 	[ "$(wc -l <"$T/px/rewrites")" -gt "$n0" ] || fail "$what: the proxy rewrote nothing"
+	errors_more() { [ "$(grep -c "(error)" "$T/server.log")" -gt "$e0" ]; }
+	wait_for 30 "$what: the refused result reported to the server as an error" errors_more
 	sleep 1
 	kill -0 "$CPID" 2>/dev/null || fail "$what: the client stopped"
 	stop "$CPID"

@@ -106,9 +106,11 @@ static int parse_with(int k, const char *value)
 	assert_int_equal(ct_buf_appendf(&b, reply_head, f[0], f[1], f[2], f[3], f[4], f[5],
 					f[6], f[7]), 0);
 	rc = ct_rpc_parse_reply(b.data, b.len, &r);
-	if (rc == 0) {
+	if (rc == 0) {	/* parsed: the item is refused, the reply not */
 		assert_int_equal(r.nresults, 1);
 		assert_int_equal(r.nwus, 1);
+		if (r.wus[0].refused != NULL || r.results[0].refused != NULL)
+			rc = CT_EPROTO;
 	}
 	ct_sched_reply_free(&r);
 	ct_buf_free(&b);
@@ -128,6 +130,48 @@ static void test_reply_refused(void **unused)
 	assert_int_equal(parse_with(6, "ftp://h/upload/r0"), CT_EPROTO);
 	assert_int_equal(parse_with(7, "t\r\nHost: evil"), CT_EPROTO);
 	assert_non_null(strstr(ct_errmsg(CT_EPROTO), "upload token"));
+}
+
+/* A reply with a good result and a hostile one: the good one becomes a
+ * task, the other nothing but an error report in the next request, once. */
+static void test_refused_reported(void **unused)
+{
+	static const char doc[] =
+		"<scheduler_reply><workunit><name>w0</name><steps>5</steps>"
+		"<file role=\"model\"><url>http://h/d</url><sha256>" SHA_A "</sha256>"
+		"<size>10</size></file></workunit>"
+		"<result><name>r0</name><wu_name>w0</wu_name><deadline>1</deadline>"
+		"<upload_url>http://h/u</upload_url><upload_token>t</upload_token>"
+		"<max_upload_bytes>5</max_upload_bytes></result>"
+		"<result><name>../../x/r1</name><wu_name>w0</wu_name><deadline>1</deadline>"
+		"<upload_url>http://h/u</upload_url><upload_token>t</upload_token>"
+		"<max_upload_bytes>5</max_upload_bytes></result></scheduler_reply>";
+	struct ct_state *st = NULL;
+	struct ct_project *p;
+	struct ct_sched_reply r;
+	struct ct_buf b = CT_BUF_INIT(1 << 16);
+	int nnew;
+
+	(void)unused;
+	assert_int_equal(ct_state_load("/nonexistent/x.xml", &st), 0);
+	assert_int_equal(ct_state_add_project(st, "http://h", "k", &p), 0);
+	assert_int_equal(ct_rpc_parse_reply(doc, strlen(doc), &r), 0);
+	assert_int_equal(ct_rpc_apply_reply(p, &r, 0, &nnew), 0);
+	ct_sched_reply_free(&r);
+	assert_int_equal(nnew, 1);
+	assert_int_equal(p->ntasks, 1);
+	assert_string_equal(p->tasks[0].name, "r0");
+	assert_int_equal(p->nrefused, 1);
+	assert_int_equal(ct_rpc_build_request(st, p, NULL, 1, &b), 0);
+	assert_non_null(strstr(ct_buf_cstr(&b), "<name>../../x/r1</name>"));
+	assert_non_null(strstr(ct_buf_cstr(&b), "<status>error</status>"));
+	ct_rpc_forget_refused(p, 1);
+	assert_int_equal(p->nrefused, 0);
+	ct_buf_reset(&b);
+	assert_int_equal(ct_rpc_build_request(st, p, NULL, 1, &b), 0);
+	assert_null(strstr(ct_buf_cstr(&b), "r1"));
+	ct_buf_free(&b);
+	ct_state_free(st);
 }
 
 static const char state_doc[] =
@@ -188,4 +232,5 @@ static void test_disk_fits(void **unused)
 	assert_int_equal(ct_disk_fits(0, 50000000, 0, 50, 0.1, &never), 0);	/* cached */
 }
 
-CT_TEST_MAIN(test_names, test_join, test_reply_refused, test_state_refused, test_disk_fits)
+CT_TEST_MAIN(test_names, test_join, test_reply_refused, test_refused_reported,
+	test_state_refused, test_disk_fits)

@@ -173,6 +173,17 @@ static void expect_refused(const char *doc, int code)
 	ct_sched_reply_free(&r);
 }
 
+/* The reply parses, but its one workunit is refused (cl_rpc.h). */
+static void expect_wu_refused(const char *doc)
+{
+	struct ct_sched_reply r;
+
+	assert_int_equal(ct_rpc_parse_reply(doc, strlen(doc), &r), 0);
+	assert_int_equal(r.nwus, 1);
+	assert_non_null(r.wus[0].refused);
+	ct_sched_reply_free(&r);
+}
+
 static void test_malformed(void **unused)
 {
 	(void)unused;
@@ -184,12 +195,12 @@ static void test_malformed(void **unused)
 		       CT_EFORMAT);
 	expect_refused("<scheduler_reply><ack><status>accepted</status></ack></scheduler_reply>",
 		       CT_EPROTO);
-	expect_refused("<scheduler_reply><workunit><name>w</name><file role=\"model\">"
-		       "<url>u</url><sha256>nothex</sha256><size>1</size></file>"
-		       "</workunit></scheduler_reply>", CT_EPROTO);
-	expect_refused("<scheduler_reply><workunit><name>w</name><file>"
-		       "<url>u</url><sha256>" SHA_A "</sha256><size>1</size></file>"
-		       "</workunit></scheduler_reply>", CT_EPROTO);
+	expect_wu_refused("<scheduler_reply><workunit><name>w</name><file role=\"model\">"
+			  "<url>http://h/d</url><sha256>nothex</sha256><size>1</size></file>"
+			  "</workunit></scheduler_reply>");
+	expect_wu_refused("<scheduler_reply><workunit><name>w</name><file>"
+			  "<url>http://h/d</url><sha256>" SHA_A "</sha256><size>1</size></file>"
+			  "</workunit></scheduler_reply>");
 	expect_refused("<scheduler_reply><result><name>r</name></result></scheduler_reply>",
 		       CT_EPROTO);
 	/* entity tricks are refused, never expanded */
