@@ -106,6 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CT_FUZZ_CHECK(tk == NULL);
 		return 0;
 	}
+	/* the tables are sized by V: it must be bounded by the file */
+	CT_FUZZ_CHECK((size_t)ct_tokenizer_vocab(tk) <= size);
 	use(tk, data, size);
 	ct_tokenizer_free(tk);
 	return 0;
