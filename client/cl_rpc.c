@@ -262,9 +262,12 @@ static int check_result(const struct ct_rpc_result *r)
 	int rc;
 
 	rc = ct_jail_check_name("result name in the scheduler reply", r->name);
-	if (rc == 0) rc = ct_jail_check_name("result's workunit name in the scheduler reply", r->wu_name);
+	if (rc == 0)
+		rc = ct_jail_check_name("result's workunit name in the scheduler reply",
+					r->wu_name);
 	if (rc == 0) rc = ct_jail_check_url("upload URL in the scheduler reply", r->upload_url);
-	if (rc == 0) rc = ct_jail_check_token("upload token in the scheduler reply", r->upload_token);
+	if (rc == 0)
+		rc = ct_jail_check_token("upload token in the scheduler reply", r->upload_token);
 	return rc;
 }
 

@@ -108,8 +108,9 @@ static int encode_fd(const struct ct_tokenizer *tk, int fd, const char *name,
 
 				if (nb == NULL) {
 					rc = cap < BLOCK_MAX ? CT_ENOMEM :
-					     ct_error(CT_ETOOBIG, "%s: over %u MiB of text the "
-						      "tokenizer cannot cut", name, BLOCK_MAX >> 20);
+					     ct_error(CT_ETOOBIG, "%s: over %u MiB of text "
+						      "the tokenizer cannot cut", name,
+						      BLOCK_MAX >> 20);
 					break;
 				}
 				buf = nb;

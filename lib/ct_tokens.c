@@ -226,8 +226,8 @@ int ct_tokens_out_write(struct ct_tokens_out *w, const ct_tok *ids, size_t n)
 
 		for (size_t q = 0; q < k; q++) {
 			if (ids[i + q] > UINT16_MAX)
-				return ct_error(CT_ERANGE, "%s: token %u at position %llu does not fit "
-						"a version 1 token file (16-bit ids)", w->af.path,
+				return ct_error(CT_ERANGE, "%s: token %u at position %llu "
+						"does not fit 16-bit ids (version 1)", w->af.path,
 						ids[i + q], (unsigned long long)(w->n + i + q));
 			blk[q] = (uint16_t)ids[i + q];
 		}

@@ -99,11 +99,14 @@ static int rewrite_inside(const char *s, size_t n, const struct rule *x, struct 
 	snprintf(close, sizeof(close), "</%s>", x->name);
 	snprintf(attr, sizeof(attr), " %s=\"", x->name);
 	if (strcmp(x->op, "attr") == 0) {
-		const char *a = memmem(s, n, attr, strlen(attr)), *q;
+		const char *a = memmem(s, n, attr, strlen(attr)), *q = NULL;
+		size_t off = a != NULL ? (size_t)(a - s) + strlen(attr) : 0;
 
-		if (a == NULL || (q = memchr(a + strlen(attr), '"', n - (a - s) - strlen(attr))) == NULL)
+		if (a != NULL)
+			q = memchr(s + off, '"', n - off);
+		if (q == NULL)
 			return ct_buf_append(out, s, n);
-		rc = ct_buf_append(out, s, (size_t)(a - s) + strlen(attr));
+		rc = ct_buf_append(out, s, off);
 		if (rc == 0) rc = ct_buf_appends(out, x->value);
 		if (rc == 0) rc = ct_buf_append(out, q, n - (size_t)(q - s));
 		return rc;
@@ -164,7 +167,8 @@ static size_t on_header(char *p, size_t size, size_t nm, void *arg)
 	if (n > 14 && strncasecmp(p, "Content-Type:", 13) == 0)
 		snprintf(f->ctype, sizeof(f->ctype), "%.*s", (int)strcspn(p + 14, "\r\n"), p + 14);
 	if (n > 15 && strncasecmp(p, "Content-Range:", 14) == 0)
-		snprintf(f->crange, sizeof(f->crange), "%.*s", (int)strcspn(p + 15, "\r\n"), p + 15);
+		snprintf(f->crange, sizeof(f->crange), "%.*s", (int)strcspn(p + 15, "\r\n"),
+			 p + 15);
 	return n;
 }
 
@@ -213,7 +217,8 @@ static int forward(const struct proxy *p, struct MHD_Connection *c, const char *
 	curl_easy_cleanup(cu);
 	curl_slist_free_all(h);
 	if (cc != CURLE_OK)
-		fprintf(stderr, "hostile_proxy: %s %s: %s\n", method, target, curl_easy_strerror(cc));
+		fprintf(stderr, "hostile_proxy: %s %s: %s\n", method, target,
+			curl_easy_strerror(cc));
 	return cc == CURLE_OK ? 0 : CT_ENET;
 }
 
