@@ -1,6 +1,7 @@
 /*
  * test_tokens.c - llm.c token files: round trip, byte layout, malformed
- * files rejected, vocabulary check naming the offending token.
+ * files rejected, vocabulary check naming the offending token, files
+ * written as their ids arrive equal to files saved at once.
  */
 #include "ct_test_engine.h"
 #include "ct_err.h"
@@ -177,6 +178,50 @@ static void test_save_fails_cleanly(void **state)
 	assert_false(ct_file_exists(path));
 }
 
+/* A file written as ids arrive (ct_tokens_out) equals one saved at once,
+ * in both versions; a 32-bit id in a version 1 file is refused and leaves
+ * nothing behind. */
+static void test_stream_out(void **state)
+{
+	ct_tok tok[5000];
+	char p1[4200], p2[4200];
+	unsigned char *a, *b;
+	size_t la, lb;
+
+	(void)state;
+	for (int i = 0; i < 5000; i++)
+		tok[i] = (ct_tok)(i * 7919 % 65536);
+	snprintf(p1, sizeof(p1), "%s/once.bin", ct_test_dir);
+	snprintf(p2, sizeof(p2), "%s/stream.bin", ct_test_dir);
+	for (int wide = 0; wide < 2; wide++) {
+		struct ct_tokens_out w = { .af = { .fd = -1 } };
+
+		assert_int_equal(ct_tokens_save_ids(p1, tok, 5000, wide), 0);
+		assert_int_equal(ct_tokens_out_open(&w, p2, wide), 0);
+		for (int i = 0; i < 5000; i += 1234)	/* uneven parts */
+			assert_int_equal(ct_tokens_out_write(&w, tok + i, 5000 - i < 1234 ?
+							     (size_t)(5000 - i) : 1234), 0);
+		assert_int_equal(ct_tokens_out_commit(&w), 0);
+		assert_int_equal(ct_file_read_all(p1, 1 << 20, &a, &la), 0);
+		assert_int_equal(ct_file_read_all(p2, 1 << 20, &b, &lb), 0);
+		assert_int_equal(la, lb);
+		assert_memory_equal(a, b, la);
+		free(a);
+		free(b);
+	}
+	{
+		struct ct_tokens_out w = { .af = { .fd = -1 } };
+		ct_tok big[2] = { 5, 70000 };
+
+		snprintf(p2, sizeof(p2), "%s/big.bin", ct_test_dir);
+		assert_int_equal(ct_tokens_out_open(&w, p2, 0), 0);
+		assert_int_equal(ct_tokens_out_write(&w, big, 2), CT_ERANGE);
+		assert_non_null(strstr(ct_errmsg(CT_ERANGE), "position 1"));
+		ct_tokens_out_abort(&w);
+		assert_false(ct_file_exists(p2));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_vocab),
 		cmocka_unit_test(test_widen_and_digest),
 		cmocka_unit_test(test_save_fails_cleanly),
+		cmocka_unit_test(test_stream_out),
 	};
 
 	return cmocka_run_group_tests(tests, ct_test_dir_setup,
