@@ -33,6 +33,7 @@
 #include "sample.h"
 #include "lora_job.h"
 #include "server.h"
+#include "submit_check.h"
 #include "wg.h"
 
 int ct_cmd_path(const struct ct_cmd_ctx *ctx, const char *path, char *out, size_t cap)
@@ -389,30 +390,88 @@ static const struct ct_dl_col state_count_cols[] = {
 	CT_DL_COL(struct state_count, validate_state), CT_DL_COL(struct state_count, n),
 };
 
+/* show_rounds' count of a round's WUs that have a canonical result. */
+struct wu_count {
+	int round_idx;
+	int64_t n;
+};
+
+static const struct ct_dl_col wu_count_cols[] = {
+	CT_DL_COL(struct wu_count, round_idx), CT_DL_COL(struct wu_count, n),
+};
+
+/* A round's loss for the table: "-" while there is none. */
+static const char *round_loss(double loss, char *buf, size_t size)
+{
+	if (isnan(loss))
+		return "-";
+	snprintf(buf, size, "%.6g", loss);
+	return buf;
+}
+
+/* Print the rounds. An open round counts its WUs with a canonical result
+ * (round.nwus_done is only set when the round closes); once all have one it
+ * is "averaging": the assimilator averages, evaluates and samples it. Then
+ * one line when the eval loss rose two rounds in a row (submit_check.h). */
+static void print_rounds(struct ct_cmd_ctx *ctx, const struct ct_round_row *rounds, size_t n,
+			 const struct wu_count *wc, size_t nwc)
+{
+	double *loss = calloc(n + 1, sizeof(double));
+	char note[256], l1[32], l2[32];
+
+	fprintf(ctx->out, "rounds:\n  %-5s %-9s %-9s %-12s %-12s %s\n", "ROUND", "STATUS", "WUS",
+		"BASE LOSS", "EVAL LOSS", "MODEL");
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_round_row *r = &rounds[i];
+		const char *status = ct_round_status_name(r->status);
+		int64_t done = r->nwus_done;
+		char wus[32];
+
+		for (size_t k = 0; r->status == CT_ROUND_OPEN && k < nwc; k++)
+			if (wc[k].round_idx == r->idx)
+				done = wc[k].n;
+		if (r->status == CT_ROUND_OPEN && done >= r->nwus)
+			status = "averaging";
+		snprintf(wus, sizeof(wus), "%" PRId64 "/%d", done, r->nwus);
+		fprintf(ctx->out, "  %-5d %-9s %-9s %-12s %-12s %.16s\n", r->idx, status, wus,
+			round_loss(r->base_eval_loss, l1, sizeof(l1)),
+			round_loss(r->eval_loss, l2, sizeof(l2)),
+			r->out_model_sha256[0] ? r->out_model_sha256 : r->model_sha256);
+		if (loss != NULL)
+			loss[i + 1] = r->eval_loss;
+	}
+	if (loss != NULL && n > 0) {
+		loss[0] = rounds[0].base_eval_loss;
+		if (ct_submit_loss_rises(loss, n + 1, note, sizeof(note)) >= 0)
+			fprintf(ctx->out, "warning: %s\n", note);
+	}
+	free(loss);
+}
+
 static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
 {
 	struct ct_round_row *rounds = NULL;
 	struct state_count *counts = NULL;
 	struct ct_db_res *res = NULL;
 	void *rows = NULL;
-	size_t n = 0;
+	size_t n = 0, nwc = 0;
 	int rc;
 
 	rc = ct_round_list(ctx->db, id, &rounds, &n);
+	if (rc == 0)
+		rc = CT_DB_QUERY(ctx->db, &res, "SELECT round_idx, COUNT(*) FROM workunit WHERE "
+				 "jobid=? AND canonical_resultid<>0 GROUP BY round_idx", id);
+	if (rc == 0)
+		rc = ct_dl_all(res, sizeof(struct wu_count), wu_count_cols,
+			       CT_DL_NCOLS(wu_count_cols), "WUs done", &rows, &nwc);
+	if (rc == 0)
+		print_rounds(ctx, rounds, n, rows, nwc);
+	free(rounds);
+	free(rows);
+	rows = NULL;
+	res = NULL;
 	if (rc < 0)
 		return rc;
-	fprintf(ctx->out, "rounds:\n  %-5s %-9s %-9s %-12s %-12s %s\n", "ROUND", "STATUS", "WUS",
-		"BASE LOSS", "EVAL LOSS", "MODEL");
-	for (size_t i = 0; i < n; i++) {
-		const struct ct_round_row *r = &rounds[i];
-		char wus[32];
-
-		snprintf(wus, sizeof(wus), "%d/%d", r->nwus_done, r->nwus);
-		fprintf(ctx->out, "  %-5d %-9s %-9s %-12.6g %-12.6g %.16s\n", r->idx,
-			ct_round_status_name(r->status), wus, r->base_eval_loss, r->eval_loss,
-			r->out_model_sha256[0] ? r->out_model_sha256 : r->model_sha256);
-	}
-	free(rounds);
 	rc = CT_DB_QUERY(ctx->db, &res, "SELECT server_state, outcome, validate_state, "
 			 "COUNT(*) FROM result WHERE jobid=? GROUP BY server_state, outcome, "
 			 "validate_state", id);

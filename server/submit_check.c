@@ -6,6 +6,7 @@
 #include "submit_check.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ct_err.h"
@@ -69,4 +70,22 @@ int ct_submit_warn_shards(int64_t train_tokens, int shards, int steps, int batch
 		    (int64_t)((double)shard / ((double)batch * seq)) > 0
 			    ? (int64_t)((double)shard / ((double)batch * seq)) : 1);
 	return 1;
+}
+
+int ct_submit_loss_rises(const double *loss, size_t n, char *note, size_t cap)
+{
+	if (cap > 0)
+		note[0] = 0;
+	for (size_t r = 2; r < n; r++) {
+		/* NaN compares false: a round not evaluated ends the run */
+		if (!(loss[r - 2] < loss[r - 1] && loss[r - 1] < loss[r]))
+			continue;
+		if (cap > 0)
+			snprintf(note, cap, "eval loss rose two rounds in a row (round %zu %.4f, "
+				 "%zu %.4f, %zu %.4f; round 0 is the base model): training is "
+				 "making the model worse (shards smaller than a WU? --lr too "
+				 "high?)", r - 2, loss[r - 2], r - 1, loss[r - 1], r, loss[r]);
+		return (int)r;
+	}
+	return -1;
 }

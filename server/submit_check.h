@@ -1,10 +1,11 @@
 /*
  * submit_check.h - `job submit`'s checks of inputs that parse but cannot
  * give a good model: text that is compressed or binary, shards so small
- * that each WU goes over its shard many times. Each says in one line what
- * is wrong and what to pass instead. Pure functions of their arguments (no
+ * that each WU goes over its shard many times, and, once rounds are done,
+ * an eval loss that rises round after round. Each says in one line what is
+ * wrong and what to pass instead. Pure functions of their arguments (no
  * database), called by sample.c (text) and wg.c (shards) before anything
- * is stored.
+ * is stored, and by `job show` and the job page (the loss).
  */
 #ifndef CT_SUBMIT_CHECK_H
 #define CT_SUBMIT_CHECK_H
@@ -28,5 +29,12 @@ double ct_submit_passes(int64_t shard_tokens, int steps, int batch, int seq);
  * the --steps) that keep one pass. train_tokens is the whole training set.
  * Returns 1 when it warned, else 0. */
 int ct_submit_warn_shards(int64_t train_tokens, int shards, int steps, int batch, int seq);
+
+/* Whether a job's eval loss rose two rounds in a row: loss[0] is the base
+ * model's, loss[r] round r's averaged model's (NaN: not evaluated yet, ends
+ * a run). Returns the first round r >= 2 with loss[r-2] < loss[r-1] <
+ * loss[r] and writes one line saying so into note (cap bytes, always
+ * terminated), or returns -1 and leaves note "". */
+int ct_submit_loss_rises(const double *loss, size_t n, char *note, size_t cap);
 
 #endif

@@ -51,3 +51,9 @@ endif
 # job submit's one-line refusals and warnings (server/submit_check.h)
 TESTS += test/server_submit_checks.sh
 dist_check_SCRIPTS += test/server_submit_checks.sh
+if HAVE_CMOCKA
+check_PROGRAMS += test/test_submit_check
+TESTS += test/test_submit_check
+test_test_submit_check_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_submit_check_LDADD = $(CT_SERVER_TEST_LIBS)
+endif

@@ -16,6 +16,7 @@
 #include "db.h"
 #include "sample.h"
 #include "server.h"
+#include "submit_check.h"
 #include "tmpl.h"
 #include "page_cache.h"
 #include "web_int.h"
@@ -728,6 +729,27 @@ static int loss_chart(struct ct_buf *c, const struct ct_web_job *j,
 	return rc;
 }
 
+/* A notice when the eval loss rose two rounds in a row (submit_check.h),
+ * over the same points as the chart: the base model, then each round. */
+static int loss_warning(struct ct_buf *c, const struct ct_web_job *j,
+			const struct ct_web_round *r, size_t n)
+{
+	double *y = calloc(n + 1, sizeof(double));
+	char note[256];
+	int rc = 0;
+
+	if (y == NULL)
+		return ct_error(CT_ENOMEM, "web: loss warning");
+	y[0] = isfinite(j->base_eval_loss) ? j->base_eval_loss : n > 0 ? r[0].base_eval_loss : NAN;
+	for (size_t i = 0; i < n; i++)
+		y[i + 1] = r[i].eval_loss;
+	if (ct_submit_loss_rises(y, n + 1, note, sizeof(note)) >= 0)
+		rc = ct_tmpl_printf(c, "<p class=\"notice error\" id=\"loss-rising\">%s</p>",
+				    note);
+	free(y);
+	return rc;
+}
+
 static int rounds_table(struct ct_buf *c, const struct ct_web_round *r, size_t n)
 {
 	int rc = ct_buf_appends(c, "<table id=\"rounds\"><thead><tr><th class=\"num\">"
@@ -737,7 +759,7 @@ static int rounds_table(struct ct_buf *c, const struct ct_web_round *r, size_t n
 		"<th>Base model</th><th>Averaged model</th></tr></thead><tbody>");
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		char loss[64];
+		char loss[64], status[96];
 
 		if (isfinite(r[i].eval_loss) && r[i].eval_ntokens > 0)
 			snprintf(loss, sizeof(loss), "%.4f over %lld tokens", r[i].eval_loss,
@@ -746,11 +768,14 @@ static int rounds_table(struct ct_buf *c, const struct ct_web_round *r, size_t n
 			snprintf(loss, sizeof(loss), "%.4f", r[i].eval_loss);
 		else
 			snprintf(loss, sizeof(loss), "-");
+		/* the round check refused its average this often (assimilator.c) */
+		snprintf(status, sizeof(status), r[i].nfailed > 0 ? "%s (not applied %lldx)" : "%s",
+			 r[i].status_name, (long long)r[i].nfailed);
 		rc = ct_tmpl_printf(c, "<tr><td class=\"num\">%lld</td><td>%s</td>"
 			"<td class=\"num\">%lld / %lld</td><td class=\"num\">%lld</td>"
 			"<td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
 			"<td class=\"num\">%s</td><td>", (long long)r[i].idx,
-			r[i].status_name, (long long)r[i].nwus_done,
+			status, (long long)r[i].nwus_done,
 			(long long)r[i].nwus, (long long)r[i].res_in_progress,
 			(long long)r[i].res_valid, (long long)r[i].res_invalid, loss);
 		if (rc == 0)
@@ -843,6 +868,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 		rc = ct_buf_appends(c, "<h2>Evaluation loss</h2>");
 	if (rc == 0)
 		rc = loss_chart(c, j, r, nr);
+	if (rc == 0)
+		rc = loss_warning(c, j, r, nr);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<h2>Models</h2><p>Base model: ");
 	if (rc == 0)
