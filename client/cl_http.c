@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "cl_http.h"
+#include "cl_jail.h"
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_file.h"
@@ -280,19 +281,17 @@ int ct_http_fetch_cached(const char *url, const char *cache_dir,
 			 const struct ct_http_opts *o)
 {
 	struct dl d = { .fd = -1, .size = size };
-	char *final = NULL, *part = NULL;
+	char *final = NULL, *part = NULL, name[CT_SHA256_HEXLEN + 8];
 	struct stat st;
 	int rc;
 
 	ct_http_init();
 	if (!ct_sha256_hex_valid(sha256))
 		return ct_error(CT_EINVAL, "bad SHA-256 '%s'", sha256);
-	if (asprintf(&final, "%s/%s", cache_dir, sha256) < 0) final = NULL;
-	if (asprintf(&part, "%s/%s.part", cache_dir, sha256) < 0) part = NULL;
-	if (final == NULL || part == NULL) {
-		rc = CT_ENOMEM;
-		goto out;
-	}
+	snprintf(name, sizeof(name), "%s.part", sha256);
+	rc = ct_jail_join(cache_dir, cache_dir, sha256, &final);	/* cl_jail.h */
+	if (rc == 0) rc = ct_jail_join(cache_dir, cache_dir, name, &part);
+	if (rc < 0) goto out;
 	if (stat(final, &st) == 0 && (uint64_t)st.st_size == size) {
 		rc = 0;		/* verified when it was renamed into place */
 		goto out;

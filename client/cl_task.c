@@ -91,7 +91,7 @@ static int cache_path(const char *cache_dir, const struct ct_task *t, const char
 		return ct_error(CT_EFORMAT, "%s", ct_errmsg(CT_EPROTO));
 	if (sha_raw != NULL && ct_hex_decode(f->sha256, sha_raw, 32) < 0)
 		return ct_error(CT_EFORMAT, "bad sha256 of '%s'", role);
-	return ct_path_join(out, cap, cache_dir, f->sha256);
+	return ct_path_join(out, cap, cache_dir, f->sha256);	/* checked above */
 }
 
 static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const char *cache_dir)
