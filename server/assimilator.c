@@ -419,7 +419,9 @@ static int stop_job_txn(struct ct_db *db, void *arg)
 
 /* The round check (doc/validation.md, "A round no small group can
  * capture"): an average whose eval loss is worse than its base's by more
- * than the job's loss_margin (nats; NaN fails) is not applied: every
+ * than the job's loss_margin (nats, --loss-margin; not the probe's
+ * relative margin, which at 20% of the loss would let any poisoning
+ * through; NaN fails) is not applied: every
  * shard's canonical result is set aside and its WU re-issued to hosts
  * apart from every earlier replica (robust_aside.h), and the job's notice
  * says so. After daemons.round_max_retry (2) such re-issues the job stops

@@ -224,8 +224,10 @@ static int shared_most(struct ct_db *db, int64_t wuid, int64_t roundid, int64_t 
 	int rc;
 
 	*out = 0;
-	rc = ct_db_query(db, &res, "SELECT COUNT(*) AS n FROM result a "
-			 "JOIN result b ON b.workunitid = a.workunitid AND b.userid <> a.userid "
+	/* in this order (STRAIGHT_JOIN): from c first, MariaDB could walk
+	 * every result of a holder's account */
+	rc = ct_db_query(db, &res, "SELECT STRAIGHT_JOIN COUNT(*) AS n FROM result a "
+			 "FORCE INDEX (result_user_round) JOIN result b ON b.workunitid = a.workunitid AND b.userid <> a.userid "
 			 "AND b.hostid <> 0 AND " LIVE("b") " JOIN result c ON c.workunitid = ? "
 			 "AND c.userid = b.userid AND c.hostid <> 0 AND " LIVE("c") " WHERE "
 			 "a.userid = ? AND a.sent_round = ? AND " LIVE("a") " GROUP BY b.userid "

@@ -11,7 +11,7 @@
  *   - counts of unsent, in progress, successes, errors;
  *   - early re-issue: a replica in progress for longer than
  *     sched.reissue_factor (3) x the time its WU's fastest done replica
- *     took (at least sched.reissue_min, 30 s) counts as lost for the
+ *     took (at least sched.reissue_min, 1800 s) counts as lost for the
  *     count below, so a new replica goes out while the old one may still
  *     report (a hoarder stalls a WU that long, not until its deadline);
  *   - without a canonical result: caps (max_error_results,
@@ -197,11 +197,11 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 static int64_t reissue_after(const struct ct_conf *conf, int64_t fastest)
 {
 	double factor = 3;
-	long min = 30;
+	long min = 1800;	/* a throttled or paused honest host is not rushed */
 
-	if (conf) {	/* a bad value keeps the default (the server checked at start) */
+	if (conf) {	/* a bad value keeps the default */
 		ct_conf_get_double(conf, "sched.reissue_factor", 3, 0, 1e6, &factor);
-		ct_conf_get_int(conf, "sched.reissue_min", 30, 1, 86400 * 365, &min);
+		ct_conf_get_int(conf, "sched.reissue_min", 1800, 1, 86400 * 365, &min);
 	}
 	if (factor <= 0)
 		return CT_TRANSITION_NEVER;	/* off */

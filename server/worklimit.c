@@ -243,15 +243,16 @@ int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 		rc = 0;
 	if (rc == 0)
 		rc = expected_seconds(db, wuid, &est);
-	/* nothing measured yet: from the job's own size, never a flat day
-	 * (a new host: at most new_host_deadline, as before) */
+	/* nothing measured yet: from the job's own size, never a flat day;
+	 * at least new_host_deadline, what a client needs besides computing
+	 * (downloads, a self-test, a throttled or paused CPU) */
 	if (rc == 0 && est <= 0)
 		rc = size_seconds(db, conf, wuid, &secs);
 	if (rc < 0)
 		return rc;
 	if (est > 0)
 		secs = est * (nvalid > 0 ? 10 : 3);
-	else if (nvalid == 0 && secs > p.new_host_deadline)
+	else if (secs < p.new_host_deadline)
 		secs = p.new_host_deadline;
 	if (secs < p.min_deadline)
 		secs = p.min_deadline;

@@ -56,8 +56,9 @@ int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 /* The report deadline of a result of WU wuid sent at `now` to host
  * hostid, whose WU allows delay_bound seconds: 10x (a proven host) or 3x
  * (a new one) the job's median measured run time; before there is one,
- * the WU's size at sched.first_deadline_gflops (a new host at most
- * sched.new_host_deadline); within [sched.min_deadline, delay_bound].
+ * the WU's size at sched.first_deadline_gflops, at least
+ * sched.new_host_deadline, for any host; within [sched.min_deadline,
+ * delay_bound].
  * Returns 0 or CT_EDB / CT_ECONFIG. */
 int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline);

@@ -13,6 +13,10 @@ CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
 # program of half-sent requests), parse caps, the address behind a proxy
 CT_ATTACK_TESTS += test/attack_slow_headers.sh test/attack_xml_bomb.sh \
 	test/attack_proxy.sh
+# a round no small group can capture, deadlines a hoarder cannot stretch
+# (issue 27): the round rules, request_delay enforced, the round check
+CT_ATTACK_TESTS += test/server_round_capture.sh test/server_request_delay.sh \
+	test/server_round_fail.sh test/server_hoarder_round.sh
 check_PROGRAMS += test/slow_headers
 test_slow_headers_LDADD = -lpthread
 EXTRA_DIST += test/attack_lib.sh

@@ -8,7 +8,7 @@
 #    account's share of the round in progress is capped
 #    (sched.max_account_share 0.25: 2 of the 8 replicas), and their
 #    deadlines come from the job's size at a conservative speed (here the
-#    floor, sched.min_deadline 120 s), not a day;
+#    floor, sched.new_host_deadline, set to 120 s), not a day;
 #  - x never reports; honest h1..h8 (127.0.52-59.1) ask, compute and
 #    report in a loop (the round rules need accounts that share no WU of
 #    the round with x or the re-issued WU's other holder: a few idle
@@ -23,7 +23,7 @@ CT_TMP_PREFIX=ctune-hoardround
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/attack_lib.sh"
 
-attack_project "hoarder" "separate_loopback = 1\nreissue_min = 1"
+attack_project "hoarder" "separate_loopback = 1\nreissue_min = 1\nnew_host_deadline = 120"
 mkuser x h1 h2 h3 h4 h5 h6 h7 h8
 n=50
 for v in x.a x.b h1 h2 h3 h4 h5 h6 h7 h8; do echo "127.0.$n.1" >"$T/ip.$v"; n=$((n + 1)); done
@@ -38,7 +38,7 @@ held=$((a + b))
 echo "the hoarder's two hosts got $a + $b of the round's 8 replicas; deadline in $((la - now)) s"
 check "the account holds at most its share of the round (2 of 8)" \
 	"$([ "$held" -ge 1 ] && [ "$held" -le 2 ] && echo yes || echo "$held")" yes
-check "its deadline comes from the job's size (the 120 s floor), not a day" \
+check "its deadline comes from the job's size (its 120 s floor), not a day" \
 	"$([ $((la - now)) -le 125 ] && echo yes || echo "$((la - now)) s")" yes
 : >"$T/times"
 honest() {

@@ -65,6 +65,10 @@ for s in 0 1; do set -- "$@" "$T/work/$(awk -v s="$s" '$3 == s {print $1; exit}'
 r1=$("$S" job show "$P" 1 | awk '$1 == "1" && $2 == "done" {print $6}')
 check "round 1's model is the honest mean, byte for byte (as an honest-only run's)" \
 	"$(sha256sum <"$T/honest.bin" | cut -c1-16)" "$r1"
+page_row() {	# the page is cached for up to 5 s (web.cache_ttl)
+	curl -s -o "$T/job.html" "$URL/job/1" && grep -q '<td>done (not applied 1x)</td>' "$T/job.html"
+}
+wait_for 15 "the job page's rounds table says round 1 was not applied once" page_row
 credits() {
 	users_json || return 1
 	a=$(credit_of h1); b=$(credit_of h2)

@@ -117,7 +117,7 @@ static const struct jfield round_fields[] = {
 	JF(R, "results_invalid", JF_INT, res_invalid), JN(R, base_eval_loss),
 	JN(R, eval_loss), JF(R, "eval_ntokens", JF_INT, eval_ntokens),
 	JS(R, model_sha256), JS(R, out_model_sha256),
-	JI(R, create_time), JI(R, finish_time), JEND,
+	JI(R, create_time), JI(R, finish_time), JF(R, "not_applied", JF_INT, nfailed), JEND,
 };
 #undef R
 

@@ -444,7 +444,7 @@ static const struct ct_dl_col round_cols[] = {
 	CT_DL_COL(R, create_time), CT_DL_COL(R, finish_time), CT_DL_COL(R, model_sha256),
 	CT_DL_COL(R, out_model_sha256), CT_DL_COL_NAN(R, eval_loss), CT_DL_COL_NAN(R, base_eval_loss),
 	CT_DL_COL(R, res_in_progress), CT_DL_COL(R, res_valid), CT_DL_COL(R, res_invalid),
-	CT_DL_COL(R, eval_ntokens),
+	CT_DL_COL(R, eval_ntokens), CT_DL_COL(R, nfailed),
 };
 #undef R
 
@@ -459,7 +459,10 @@ static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
 		"SELECT r.idx, r.status, r.nwus, r.nwus_done, "
 		"r.create_time, r.finish_time, r.model_sha256, r.out_model_sha256, "
 		"r.eval_loss, r.base_eval_loss, COALESCE(s.n_in_progress, 0), "
-		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens "
+		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens, "
+		/* the round check's refusals (assimilator.c), one row per shard */
+		"(SELECT COUNT(*) FROM robust_event e WHERE e.jobid = r.jobid AND "
+		"e.round_idx = r.idx AND e.shard = 0 AND e.action = 4) "
 		"FROM `round` r LEFT JOIN round_stat s ON s.roundid = r.id "
 		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", id);
 	if (rc < 0)

@@ -123,6 +123,7 @@ struct ct_web_round {
 	double eval_loss, base_eval_loss;		/* NAN when NULL */
 	int64_t res_in_progress, res_valid, res_invalid;
 	int64_t eval_ntokens;				/* tokens the losses are over, 0 unknown */
+	int64_t nfailed;	/* times the round check refused its average */
 };
 
 struct ct_web_contrib {
