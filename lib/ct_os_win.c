@@ -18,6 +18,7 @@
 #include <conio.h>
 #include <io.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,34 @@ int ct_os_mkstemp(char *tmpl)
 	}
 	errno = EEXIST;
 	return -1;
+}
+
+/* pwrite/pread by seeking there and back: the CRT has neither (an fd is
+ * not shared between threads that do this at once). */
+static ssize_t at_offset(int fd, void *buf, size_t n, off_t off, int wr)
+{
+	int64_t cur = _lseeki64(fd, 0, SEEK_CUR);
+	ssize_t r;
+	int e;
+
+	if (cur < 0 || _lseeki64(fd, off, SEEK_SET) < 0)
+		return -1;
+	r = wr ? _write(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n))
+	       : _read(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
+	e = errno;
+	_lseeki64(fd, cur, SEEK_SET);
+	errno = e;
+	return r;
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return at_offset(fd, (void *)buf, n, off, 1);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	return at_offset(fd, buf, n, off, 0);
 }
 
 char *mkdtemp(char *tmpl)
