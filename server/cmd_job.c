@@ -83,7 +83,7 @@ static int parse_dbl(const char *s, const char *what, double *out)
 
 enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_SEQ, O_LR,
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
-       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK,
+       O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK, O_RANDOM,
        /* LoRA jobs */
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
        /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
@@ -101,7 +101,7 @@ static const struct option submit_opts[] = {
 	{ "name", 1, NULL, O_NAME }, { "tolerance", 1, NULL, O_TOL },
 	{ "loss-margin", 1, NULL, O_MARGIN }, { "encoding", 1, NULL, O_ENC },
 	{ "no-adaptive", 0, NULL, O_NOADAPT }, { "eval-tokens", 1, NULL, O_EVALTOK },
-	{ "probe-tokens", 1, NULL, O_PROBETOK },
+	{ "probe-tokens", 1, NULL, O_PROBETOK }, { "allow-random-base", 0, NULL, O_RANDOM },
 	/* LoRA jobs */
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
@@ -236,6 +236,7 @@ static int aggregate_opt(const char *v, const char **out)
 struct submit_args {
 	struct ct_job_spec s;
 	char *paths[3];		/* --model, --train, --eval (owned) */
+	int allow_random_base;	/* --allow-random-base */
 };
 
 static void submit_args_free(struct submit_args *a)
@@ -273,6 +274,7 @@ static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos,
 		else if (c != O_TEXT)
 			rc = c == '?' ? ct_error(CT_EUSAGE, "bad option %s", argv[optind - 1])
 			   : c == O_AGG ? aggregate_opt(optarg, &a->s.aggregation)
+			   : c == O_RANDOM ? (a->allow_random_base = 1, 0)
 				      : submit_opt(ctx, &a->s, c, a->paths);
 	}
 	if (rc == 0 && argc - optind > npos)
@@ -323,7 +325,10 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	a.s.model_path = a.paths[0];
 	a.s.train_path = a.paths[1];
 	a.s.eval_path = a.paths[2];
-	rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
+	if (!a.allow_random_base)	/* refuses random weights (submit_check.h) */
+		rc = ct_submit_check_base_file(a.s.model_path, a.s.eval_path, a.s.seq);
+	if (rc == 0)
+		rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
 	if (rc == 0)
 		rc = ct_text_submit_record(ctx, &ts, jobid);
 	if (rc == 0)
@@ -741,7 +746,7 @@ static const struct ct_cmd_def job_submit = {
 	"       [--beta1 X] [--beta2 X] [--eps X] [--weight-decay X] [--grad-clip X]\n"
 	"       [--seed S] [--deadline SECS] [--name NAME] [--tolerance X] [--loss-margin X]\n"
 	"       [--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]\n"
-	"       [--probe-tokens N]\n"
+	"       [--probe-tokens N] [--allow-random-base]\n"
 	"       [--aggregate mean|trimmed-mean|median]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
@@ -749,6 +754,8 @@ static const struct ct_cmd_def job_submit = {
 	"[--sample-prompt TEXT] [--sample-seed S]. With --model HF_DIR the text is\n"
 	"tokenised with HF_DIR/tokenizer.json (PATH: another tokenizer.json), which\n"
 	"the job keeps to decode its samples; job export --hf copies it back.\n"
+	"A base model whose eval loss is near log V (random weights) is refused\n"
+	"unless --allow-random-base.\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {

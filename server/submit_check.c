@@ -6,11 +6,17 @@
 #include "submit_check.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_gpt2.h"
 #include "ct_log.h"
+#include "ct_tokens.h"
+#include "eval.h"
 
 /* The formats a text file is most often handed over in by mistake. */
 static const struct packed_kind {
@@ -88,4 +94,59 @@ int ct_submit_loss_rises(const double *loss, size_t n, char *note, size_t cap)
 		return (int)r;
 	}
 	return -1;
+}
+
+int ct_submit_check_base(const char *model_path, const struct ct_tokens *eval, int V, int seq)
+{
+	struct ct_tokens head = { 0 };
+	struct ct_gpt2 m = { 0 };
+	uint64_t nseq = eval->n > 0 ? (eval->n - 1) / (uint64_t)seq : 0;
+	uint64_t ntok = (nseq > 4 ? 4 : nseq) * (uint64_t)seq + 1;
+	ct_tok *ids = NULL;
+	double logv = log((double)V);
+	float loss = 0;
+	int rc;
+
+	if (nseq == 0 || V < 2)
+		return 0;	/* wg.c refuses an eval file shorter than seq+1 */
+	ids = malloc(ntok * sizeof(*ids));
+	if (ids == NULL)
+		return ct_error(CT_ENOMEM, "base model check");
+	for (uint64_t i = 0; i < ntok; i++)	/* eval may be mapped, not widened */
+		ids[i] = ct_tokens_get(eval, i);
+	rc = ct_tokens_from_array(&head, ids, ntok);
+	free(ids);
+	if (rc == 0)
+		rc = ct_seval_model_load(model_path, &m);
+	if (rc == 0)
+		rc = ct_eval(&m, &head, 1, seq, (int)((ntok - 1) / (uint64_t)seq), "cpu", &loss);
+	ct_gpt2_free(&m);
+	ct_tokens_free(&head);
+	if (rc < 0)
+		return rc;
+	if (loss >= CT_SUBMIT_UNTRAINED_FRACTION * logv)
+		return ct_error(CT_EINVAL, "the base model looks untrained: its eval loss %.3f is "
+				"not clearly below log V = %.3f, what a model that predicts "
+				"every token alike scores; start from a model pretrained on "
+				"similar text, or pass --allow-random-base",
+				loss, logv);
+	ct_log_info("job submit: base model eval loss %.3f (log V = %.3f)", loss, logv);
+	return 0;
+}
+
+int ct_submit_check_base_file(const char *model_path, const char *eval_path, int seq)
+{
+	struct ct_gpt2_config cfg;
+	struct ct_tokens eval = { 0 };
+	int rc;
+
+	if (model_path == NULL || eval_path == NULL || seq < 1)
+		return 0;
+	if (ct_gpt2_read_config(model_path, &cfg) < 0 || seq > cfg.maxT ||
+	    ct_tokens_load_any(eval_path, &eval) < 0)
+		return 0;
+	rc = ct_tokens_check_vocab(&eval, cfg.V) < 0 ? 0
+		: ct_submit_check_base(model_path, &eval, cfg.V, seq);
+	ct_tokens_free(&eval);
+	return rc;
 }

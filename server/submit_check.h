@@ -1,7 +1,8 @@
 /*
  * submit_check.h - `job submit`'s checks of inputs that parse but cannot
  * give a good model: text that is compressed or binary, shards so small
- * that each WU goes over its shard many times, and, once rounds are done,
+ * that each WU goes over its shard many times, a base model that looks
+ * untrained (a loss near log V: random weights), and, once rounds are done,
  * an eval loss that rises round after round. Each says in one line what is
  * wrong and what to pass instead. Pure functions of their arguments (no
  * database), called by sample.c (text) and wg.c (shards) before anything
@@ -29,6 +30,26 @@ double ct_submit_passes(int64_t shard_tokens, int steps, int batch, int seq);
  * the --steps) that keep one pass. train_tokens is the whole training set.
  * Returns 1 when it warned, else 0. */
 int ct_submit_warn_shards(int64_t train_tokens, int shards, int steps, int batch, int seq);
+
+struct ct_tokens;
+
+/* The loss under which a base model counts as trained: a fraction of
+ * log V, the loss of a model that predicts every token alike. A fresh
+ * `ctune model init` scores log V to 1%; any pretraining, far below. */
+#define CT_SUBMIT_UNTRAINED_FRACTION 0.95
+
+/* Refuse a base model that looks untrained: its mean loss on the first
+ * (up to 4) sequences of seq tokens of eval is at least
+ * CT_SUBMIT_UNTRAINED_FRACTION x log V. Loads the model from model_path
+ * (CPU reference; freed before returning). Returns 0 (and logs the loss),
+ * CT_EINVAL with a line naming the loss, log V and --allow-random-base, or
+ * the model's load / evaluation error. */
+int ct_submit_check_base(const char *model_path, const struct ct_tokens *eval, int V, int seq);
+
+/* ct_submit_check_base on the files `job submit` names: the checkpoint's
+ * header for V, the eval token file. Files that do not open, or a seq the
+ * model cannot take, return 0: ct_wg_submit refuses them by name. */
+int ct_submit_check_base_file(const char *model_path, const char *eval_path, int seq);
 
 /* Whether a job's eval loss rose two rounds in a row: loss[0] is the base
  * model's, loss[r] round r's averaged model's (NaN: not evaluated yet, ends

@@ -22,7 +22,7 @@ attack_project() {
 
 # submit OPTIONS...: job submit with the data of make_data
 submit() {
-	"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" \
+	"$S" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
 		--eval "$T/eval.bin" --steps 2 --batch 2 --seq 16 --lr 0.001 "$@" >/dev/null ||
 		die "job submit $*"
 }

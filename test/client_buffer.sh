@@ -12,7 +12,7 @@ need_built "$SERVER" "$CORPUS"
 
 server_project 10
 corpus_data 1 2 32
-"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 12 --rounds 1 --steps 40 --batch 4 --seq 16 --lr 0.001 --quorum 1 \
 	>"$T/submit.log" 2>&1 || fail "job submit"
 "$SERVER" run "$P" >"$T/server.log" 2>&1 &

@@ -17,7 +17,7 @@ need_built "$SERVER" "$CORPUS"
 server_project 2
 corpus_data 1 2 32
 submit() {
-	"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" \
+	"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
 		--eval "$T/eval.bin" --shards 4 --rounds 1 --steps "$1" --batch 4 --seq 16 \
 		--lr 0.001 --quorum 1 --replicas 1 >>"$T/submit.log" 2>&1 || fail "job submit"
 }

@@ -41,7 +41,7 @@ P="$T/proj"
 "$SERVER" init "$P" --listen "127.0.0.1:$SPORT" --url "$URL" >"$T/init.log" 2>&1 || fail "server init"
 sed -i "s/^request_delay = .*/request_delay = 1/" "$P/ctune-server.conf"
 corpus_data 1 2 32
-"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 16 --rounds 1 --steps 5 --batch 2 --seq 8 --lr 0.001 --quorum 2 \
 	>"$T/submit.log" 2>&1 || fail "job submit"
 "$SERVER" run "$P" >"$T/server.log" 2>&1 &

@@ -21,7 +21,7 @@ server_project 1
 # go as soon as their round is averaged)
 sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 1 2 32
-"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 3 --rounds 2 --steps $STEPS --batch 4 --seq 16 --lr 0.001 --quorum 2 \
 	>"$T/submit.log" 2>&1 || fail "job submit"
 

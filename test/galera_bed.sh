@@ -117,7 +117,7 @@ final_sha() {
 ref_run() {
 	local R="$GT/ref"
 	hub "$S" init "$R" --listen 127.0.0.1:8003 --name ref >"$GT/ref-init.log" 2>&1 || return 1
-	hub "$S" job submit "$R" --model "$GT/base.bin" --train "$GT/train.bin" \
+	hub "$S" job submit "$R" --allow-random-base --model "$GT/base.bin" --train "$GT/train.bin" \
 		--eval "$GT/eval.bin" $JOBARGS >>"$GT/ref-init.log" 2>&1 || return 1
 	bg "$GT/ref-server.log" "$S" run "$R" --listen 127.0.0.1:8003
 	local spid=$BGPID i
@@ -171,7 +171,7 @@ check "every table has a primary key" "$(galera_sql 1 "SELECT COUNT(*) FROM
 	c.table_name=t.table_name AND c.constraint_type='PRIMARY KEY')")" 0
 check "every table is InnoDB" "$(galera_sql 1 "SELECT COUNT(*) FROM information_schema.tables
 	WHERE table_schema='ctune' AND engine <> 'InnoDB'")" 0
-hub "$S" job submit "$P" --model "$GT/base.bin" --train "$GT/train.bin" --eval "$GT/eval.bin" \
+hub "$S" job submit "$P" --allow-random-base --model "$GT/base.bin" --train "$GT/train.bin" --eval "$GT/eval.bin" \
 	$JOBARGS >"$GT/submit.out" 2>>"$GT/init.log" || die "job submit"
 cat "$GT/submit.out" >>"$GT/init.log"
 # the job's id: Galera hands each node its own auto-increment offset, so the

@@ -81,7 +81,7 @@ else
 	"$CORPUS" --lang 1 --tokens 40000 --out "$T/train.bin" >/dev/null || fail "corpus"
 	"$CORPUS" --lang 1 --tokens $EVAL_TOKENS --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
 fi
-"$SERVER" job submit "$P" --model "$T/hf" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/hf" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 $RUN --quorum 2 \
 	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
 	--name llama-e2e >"$T/submit.log" 2>&1 || fail "job submit --model HF_DIR: $(cat "$T/submit.log")"

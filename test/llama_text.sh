@@ -47,7 +47,7 @@ JOB="$JOB --lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcpro
 # no tokenizer.json in the directory: said, nothing stored
 mkdir -p "$T/notok" && cp "$T/hf/config.json" "$T/hf/model.safetensors" "$T/notok/"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/notok" --train-text $L/GPL-3 --eval-fraction 0.1 $JOB \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/notok" --train-text $L/GPL-3 --eval-fraction 0.1 $JOB \
 	>"$T/notok.log" 2>&1 && fail "a directory without tokenizer.json tokenised text"
 grep -q "has no tokenizer.json to tokenise --train-text" "$T/notok.log" ||
 	fail "no clear error without tokenizer.json: $(cat "$T/notok.log")"
@@ -57,7 +57,7 @@ grep -q "has no tokenizer.json to tokenise --train-text" "$T/notok.log" ||
 "$CTUNE" model export "$T/small.ct" --out "$T/small" --tokenizer-from "$T/tok" >/dev/null ||
 	fail "model export small"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/small" --train-text $L/GPL-3 --eval-fraction 0.1 $JOB \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/small" --train-text $L/GPL-3 --eval-fraction 0.1 $JOB \
 	>"$T/small.log" 2>&1 && fail "a 128,256-token tokenizer accepted for V = 1000"
 grep -q "has 128256 tokens, the model only 1000" "$T/small.log" ||
 	fail "no clear vocabulary mismatch error: $(cat "$T/small.log")"
@@ -65,7 +65,7 @@ grep -q "has 128256 tokens, the model only 1000" "$T/small.log" ||
 
 PROMPT="The licence"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/hf" --train-text $L/GPL-3 $L/Apache-2.0 \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/hf" --train-text $L/GPL-3 $L/Apache-2.0 \
 	--eval-text $L/LGPL-3 --sample-prompt "$PROMPT" $JOB --name llama-text \
 	>"$T/submit.log" 2>&1 || fail "job submit --model HF_DIR --train-text: $(cat "$T/submit.log")"
 grep -q "tokenizer.json tokenizer: [0-9]* training and [0-9]* eval tokens" "$T/submit.log" ||
@@ -147,11 +147,11 @@ stop "$SPID"
 "$CTUNE" tokens encode --tokenizer "$T/tok" $L/LGPL-3 --out "$T/lgpl.bin" 2>/dev/null ||
 	fail "tokens encode"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/init.ct" --tokenizer "$T/tok/tokenizer.json" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/init.ct" --tokenizer "$T/tok/tokenizer.json" \
 	--train-text $L/GPL-3 --eval-fraction 0.1 --sample-prompt "$PROMPT" $JOB >"$T/j2.log" 2>&1 ||
 	fail "job submit --tokenizer PATH: $(cat "$T/j2.log")"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/hf" --train "$T/lgpl.bin" --eval "$T/lgpl.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/hf" --train "$T/lgpl.bin" --eval "$T/lgpl.bin" \
 	--sample-prompt "$PROMPT" $JOB >"$T/j3.log" 2>&1 ||
 	fail "job submit --model HF_DIR --train: $(cat "$T/j3.log")"
 for j in 2 3; do

@@ -22,7 +22,7 @@ server_project 1
 # takes (the file deleter would remove them as soon as the round closed)
 sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 2 4 128
-"$SERVER" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 2 --rounds 2 --steps 30 --batch 4 --seq 16 --lr 0.01 --quorum 2 \
 	--lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj \
 	--name lora-e2e >"$T/submit.log" 2>&1 || fail "job submit"

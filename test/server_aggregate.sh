@@ -20,7 +20,7 @@ CT_TMP_PREFIX=ctune-agg
 
 attack_project "aggregate"
 mkuser h1 h2
-out=$("$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+out=$("$S" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 3 --rounds 2 --steps 2 --batch 2 --seq 16 --lr 0.001 --aggregate mode 2>&1)
 check "--aggregate mode is refused" "$(echo "$out" | grep -c 'want mean, trimmed-mean or median')" 1
 submit --shards 3 --rounds 2 --replicas 2 --quorum 2 --no-adaptive --aggregate median --name med \

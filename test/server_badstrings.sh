@@ -29,7 +29,7 @@ command -v xmllint >/dev/null 2>&1 || { echo "skip: no xmllint"; exit 77; }
 "$S" init "$P" --listen 127.0.0.1:0 --name "bad strings" >/dev/null || die "init"
 key=$("$S" user create "$P" --name alice --email alice@example.org --password password-a |
 	sed -n 's/.* account key \([0-9a-f]*\)$/\1/p')
-"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$S" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 4 --rounds 1 --steps 2 --batch 2 --seq 16 --lr 0.001 --replicas 2 --quorum 2 \
 	--no-adaptive --name badstr >/dev/null || die "job submit"
 start_server http

@@ -40,7 +40,7 @@ sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/ma
 	s/^\[sched\]$/[sched]\nmax_shared_per_round = 0\nmax_account_share = 0/' "$P/ctune-server.conf"
 CHEATS="lazy noise x10 nudge nan shape"
 mkuser h1 h2 $CHEATS
-"$S" job submit "$P" --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+"$S" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 	--shards 7 --rounds 2 --steps 5 --batch 2 --seq 16 --lr 0.001 --replicas 2 --quorum 2 \
 	--no-adaptive --name crafted >/dev/null || die "job submit"
 start_server http,transitioner,validator,assimilator

@@ -42,12 +42,12 @@ key() { "$S" user create "$P" --name "$1" --email "$1@example.org" --password "p
 	sed -n 's/.* account key \([0-9a-f]*\)$/\1/p'; }
 ALICE=$(key alice); BOB=$(key bob); CAROL=$(key carol)
 [ ${#ALICE} = 32 ] && [ ${#BOB} = 32 ] || die "user create"
-out=$("$S" job submit "$P" --model "$T/model.bin" --train "$T/train.bin" \
+out=$("$S" job submit "$P" --allow-random-base --model "$T/model.bin" --train "$T/train.bin" \
 	--eval "$T/eval.bin" --shards 2 --rounds 2 --steps 5 --batch 2 --seq 16 --lr 0.001 \
 	--replicas 2 --quorum 2 --name flow) || die "job submit"
 check "job submit prints the id" "$out" "job 1"
 check "a job with too few tokens per shard is refused" \
-	"$("$S" job submit "$P" --model "$T/model.bin" --train "$T/eval.bin" --eval "$T/eval.bin" \
+	"$("$S" job submit "$P" --allow-random-base --model "$T/model.bin" --train "$T/eval.bin" --eval "$T/eval.bin" \
 	   --shards 100 --rounds 1 --steps 1 --batch 8 --seq 64 --lr 0.001 >/dev/null 2>&1; echo $?)" 1
 
 # ---- server -------------------------------------------------------------

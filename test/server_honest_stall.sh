@@ -25,7 +25,7 @@ make_data
 sed -i 's/^\[daemons\]$/[daemons]\nloss_margin_rel = 0/' "$P/ctune-server.conf"
 mkuser h1 h2
 ftsubmit() {
-	"$S" job submit "$P" --model "$T/ft.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
+	"$S" job submit "$P" --allow-random-base --model "$T/ft.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
 		--shards 1 --rounds 1 --steps 5 --batch 2 --seq 16 --lr 0.01 --replicas 2 \
 		--quorum 2 --no-adaptive --name "$1" >/dev/null || die "job submit"
 }

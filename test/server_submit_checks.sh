@@ -4,6 +4,9 @@
 #  - --train-text / --eval-text that is gzip, zstd or xz compressed: refused,
 #    naming the format and the command that gives the text back;
 #  - text with a NUL byte (binary): refused, naming the offset;
+#  - a base model whose eval loss is near log V (random weights): refused
+#    unless --allow-random-base; the same model pretrained a little on
+#    another licence is accepted;
 #  - shards smaller than a WU's steps x batch x seq tokens: accepted with a
 #    warning giving the passes per WU and the --shards / --steps that keep
 #    one pass; a job whose WUs make one pass or less gets no warning.
@@ -59,10 +62,32 @@ refused "$T/nul.txt" --train-text "nul.txt is binary, not text (a NUL byte at of
 [ -z "$(ls "$P/download")" ] && ok "refused submits stored nothing" ||
 	fail "refused submits stored files: $(ls "$P/download")"
 
+# a random base: refused, naming its loss and the option
+# shellcheck disable=SC2086
+if "$S" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
+	--shards 1 --steps 10 $JOB >"$T/random.log" 2>&1; then
+	fail "a random base accepted"
+elif grep -q "the base model looks untrained: its eval loss 5\.5[0-9]* is not clearly below log V = 5\.545.*or pass --allow-random-base" "$T/random.log"; then
+	ok "random base refused: $(grep untrained "$T/random.log")"
+else
+	fail "random base: $(cat "$T/random.log")"
+fi
+GPL2=/usr/share/common-licenses/GPL-2
+if [ -r "$GPL2" ]; then
+	"$C" tokens encode --tokenizer bytes "$GPL2" --out "$T/gpl2.bin" >/dev/null 2>&1 &&
+	"$C" train --model "$T/base.bin" --data "$T/gpl2.bin" --steps 150 --batch 8 --seq 32 \
+		--lr 3e-3 --out "$T/pre.bin" >/dev/null || fail "pretraining"
+	# shellcheck disable=SC2086
+	"$S" job submit "$P" --model "$T/pre.bin" --train-text "$TEXT" --eval-fraction 0.1 \
+		--shards 1 --steps 10 $JOB >"$T/pre.log" 2>&1 &&
+		ok "a pretrained base: $(sed -n 's/.*INFO: job submit: \(base model .*\)/\1/p' "$T/pre.log")" ||
+		fail "a pretrained base refused: $(cat "$T/pre.log")"
+fi
+
 # 4 shards of ~7.9k tokens against 200 x 2 x 32 = 12,800 tokens a WU
 # shellcheck disable=SC2086
-"$S" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
-	--shards 4 --steps 200 $JOB >"$T/small.log" 2>&1 || fail "small shards refused: $(cat "$T/small.log")"
+"$S" job submit "$P" --model "$T/base.bin" --allow-random-base --train-text "$TEXT" \
+	--eval-fraction 0.1 --shards 4 --steps 200 $JOB >"$T/small.log" 2>&1 || fail "small shards refused: $(cat "$T/small.log")"
 n=$(sed -n 's/.* \([0-9]*\) training and .*/\1/p' "$T/small.log")
 shard=$((n / 4))
 passes=$(awk -v s="$shard" 'BEGIN { printf "%.1f", 12800 / s }')
@@ -73,8 +98,8 @@ else
 	fail "no passes warning ($n tokens, shard $shard, $passes passes): $(cat "$T/small.log")"
 fi
 # shellcheck disable=SC2086
-"$S" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
-	--shards 2 --steps 20 $JOB >"$T/fine.log" 2>&1 || fail "a one-pass job refused: $(cat "$T/fine.log")"
+"$S" job submit "$P" --model "$T/base.bin" --allow-random-base --train-text "$TEXT" \
+	--eval-fraction 0.1 --shards 2 --steps 20 $JOB >"$T/fine.log" 2>&1 || fail "a one-pass job refused: $(cat "$T/fine.log")"
 grep -q passes "$T/fine.log" && fail "a one-pass job warned: $(cat "$T/fine.log")" ||
 	ok "a job of under one pass per WU: no warning"
 exit $((fails > 0))

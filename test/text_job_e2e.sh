@@ -20,23 +20,23 @@ JOB="--shards 2 --rounds 2 --steps 40 --batch 4 --seq 32 --lr 0.003 --quorum 1 -
 
 # a text file where a token file belongs: a hint, nothing stored
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/base.bin" --train "$TEXT" --eval "$TEXT" $JOB \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$TEXT" --eval "$TEXT" $JOB \
 	>"$T/hint.log" 2>&1 && fail "text as --train accepted"
 grep -q -- "is text, not a token file: pass text with --train-text" "$T/hint.log" ||
 	fail "no hint: $(cat "$T/hint.log")"
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" $JOB >"$T/noeval.log" 2>&1 &&
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train-text "$TEXT" $JOB >"$T/noeval.log" 2>&1 &&
 	fail "--train-text without eval accepted"
 # a tokenizer.json that is not there: named (test/llama_text.sh submits one)
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
 	--tokenizer "$T/tokenizer.json" $JOB >"$T/hfjson.log" 2>&1 && fail "a missing --tokenizer PATH accepted"
 grep -q -- "--tokenizer: $T/tokenizer.json: no such file" "$T/hfjson.log" ||
 	fail "no clear error for a missing tokenizer.json: $(cat "$T/hfjson.log")"
 [ -z "$(ls "$P/download")" ] || fail "failed submits stored files"
 
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train-text "$TEXT" --eval-fraction 0.1 \
 	--sample-prompt "This License " --sample-seed 5 $JOB >"$T/submit.log" 2>&1 ||
 	fail "job submit --train-text: $(cat "$T/submit.log")"
 grep -q "^job 1$" "$T/submit.log" || fail "no job id"
@@ -94,7 +94,7 @@ grep -q "^Copying " "$T/s0.txt" || fail "round 0 sample: $(cat "$T/s0.txt")"
 
 # --eval-text: a second job stores its settings too
 # shellcheck disable=SC2086
-"$SERVER" job submit "$P" --model "$T/base.bin" --train-text "$TEXT" \
+"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train-text "$TEXT" \
 	--eval-text /usr/share/common-licenses/Apache-2.0 $JOB >"$T/submit2.log" 2>&1 ||
 	fail "job submit --eval-text: $(cat "$T/submit2.log")"
 stop "$SPID"

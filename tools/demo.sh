@@ -155,7 +155,7 @@ last=""
 deadline=$(( $(date +%s) + ${DEMO_TIMEOUT:-900} ))
 while :; do
 	show=$("$CS" job show "$DEMO/project" "$JOB" 2>/dev/null || true)
-	line=$(printf '%s\n' "$show" | awk '/^  [0-9]/ {printf "round %s: %s, WUs %s%s | ", $1, $2, $3, ($5 == "nan" ? "" : ", eval loss " $5)}')
+	line=$(printf '%s\n' "$show" | awk '/^  [0-9]/ {printf "round %s: %s, WUs %s%s | ", $1, $2, $3, ($5 == "nan" || $5 == "-" ? "" : ", eval loss " $5)}')
 	if [ "$line" != "$last" ]; then
 		echo "   [$(( $(date +%s) - start ))s] $line"
 		last=$line
