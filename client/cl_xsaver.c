@@ -140,7 +140,7 @@ static int xs_open(struct xs *x, unsigned long window)
 	return 0;
 }
 
-int ct_xsaver_run(const char *sock_path, unsigned long window, double interval)
+int ct_xsaver_run(const char *sock_path, unsigned long window, double interval, long frames)
 {
 	struct ct_status *s = calloc(1, sizeof(*s));
 	struct sigaction sa;
@@ -158,7 +158,7 @@ int ct_xsaver_run(const char *sock_path, unsigned long window, double interval)
 	sa.sa_handler = xs_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	while (!xs_quit) {
+	for (long n = 0; !xs_quit && (frames <= 0 || n < frames); n++) {
 		struct ct_buf reply = CT_BUF_INIT(CT_CTL_MAX_REPLY);
 		int ok;
 
@@ -176,7 +176,8 @@ int ct_xsaver_run(const char *sock_path, unsigned long window, double interval)
 		draw(&x, s, ok);
 		XFlush(x.dpy);
 		ct_buf_free(&reply);
-		usleep((useconds_t)(interval * 1e6));
+		if (frames <= 0 || n + 1 < frames)	/* no wait after the last frame */
+			usleep((useconds_t)(interval * 1e6));
 	}
 	XFreeGC(x.dpy, x.gc);
 	XCloseDisplay(x.dpy);
@@ -184,11 +185,12 @@ int ct_xsaver_run(const char *sock_path, unsigned long window, double interval)
 	return 0;
 }
 #else
-int ct_xsaver_run(const char *sock_path, unsigned long window, double interval)
+int ct_xsaver_run(const char *sock_path, unsigned long window, double interval, long frames)
 {
 	(void)sock_path;
 	(void)window;
 	(void)interval;
+	(void)frames;
 	return ct_error(CT_EUNSUPP, "this ctune was built without X11 (configure --with-x11)");
 }
 #endif

@@ -16,8 +16,9 @@
 
 /* Draw the status of the daemon whose socket is sock_path every interval
  * seconds into window (0: the root window; CT_XSAVER_NEW_WINDOW: a window
- * of its own, 800x480) until SIGTERM/SIGINT. Returns
+ * of its own, 800x480) until SIGTERM/SIGINT, or, when frames > 0, until
+ * it has drawn that many frames (--frames N). Returns
  * 0, CT_EUNSUPP (no X11 support built in) or CT_ENOENT (no display). */
-int ct_xsaver_run(const char *sock_path, unsigned long window, double interval);
+int ct_xsaver_run(const char *sock_path, unsigned long window, double interval, long frames);
 
 #endif

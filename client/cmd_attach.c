@@ -143,7 +143,11 @@ static int verify_key(struct ct_state *st, const char *url, const char *key, con
 		rc = explain(url, rc);
 	}
 	if (rc == 0 && r.error_code != NULL) {
-		if (strcmp(r.error_code, "AUTH") == 0)
+		if (strcmp(r.error_code, "AUTH") == 0 && r.error_message != NULL &&
+		    strncmp(r.error_message, "malformed account key", 21) == 0)
+			rc = ct_error(CT_EAUTH, "%s: this is not an account key: %.100s (copy "
+				      "it again from your account page)", url, r.error_message);
+		else if (strcmp(r.error_code, "AUTH") == 0)
 			rc = ct_error(CT_EAUTH, "%s does not know this account key (copy it "
 				      "again from your account page)", url);
 		else	/* the reply's strings are ours: no ct_errmsg aliasing */

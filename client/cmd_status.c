@@ -224,7 +224,7 @@ static int saver_x11(const struct view_opts *v)
 
 	rc = sock_path(v->dir, &sock);
 	if (rc == 0)
-		rc = ct_xsaver_run(sock, v->window, v->interval);
+		rc = ct_xsaver_run(sock, v->window, v->interval, v->frames);
 	if (rc < 0)
 		fprintf(stderr, "ctune saver: %s\n", ct_errmsg(rc));
 	free(sock);

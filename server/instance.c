@@ -61,8 +61,19 @@ static int default_name(const struct ct_server *srv, char *out, size_t cap)
 	return 0;
 }
 
+/* What to do about an instance that runs already: another --instance NAME
+ * works only beside an external database (the embedded one is one
+ * process's, db.c's datadir lock). */
+static const char *busy_hint(int embedded)
+{
+	return embedded ? "the embedded database serves one process: to run several instances, "
+			  "move the project to an external MariaDB (--db URL, doc/operator.md "
+			  "\"Instances\")"
+			: "give this one another --instance NAME";
+}
+
 /* Take dir/run-NAME.lock and write our PID into it. */
-static int take_lock(const char *dir)
+static int take_lock(const char *dir, int embedded)
 {
 	char file[CT_INSTANCE_MAX + 16], path[PATH_MAX], pid[32] = "";
 	int fd, rc;
@@ -84,8 +95,8 @@ static int take_lock(const char *dir)
 		pid[k > 0 ? k : 0] = 0;
 		pid[strcspn(pid, "\n")] = 0;
 		return ct_error(CT_EBUSY, "instance '%s' already runs on this project (pid %s "
-				"holds %s); give this one another --instance NAME", g_name,
-				pid[0] ? pid : "?", path);
+				"holds %s); %s", g_name, pid[0] ? pid : "?", path,
+				busy_hint(embedded));
 	}
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
@@ -111,7 +122,8 @@ int ct_instance_setup(struct ct_server *srv, const char *name)
 				CT_INSTANCE_MAX);
 	snprintf(g_name, sizeof(g_name), "%s", name ? name : def);
 	g_default = strcmp(g_name, def) == 0;
-	rc = take_lock(srv->dir);
+	rc = take_lock(srv->dir, srv->db_url == NULL || srv->db_url[0] == 0 ||
+				 strcmp(srv->db_url, "embedded") == 0);
 	if (rc < 0)
 		g_name[0] = 0;
 	return rc;

@@ -80,8 +80,9 @@ static int authenticate(struct sched_ctx *c)
 	int rc;
 
 	rc = ct_account_key_hash(c->req.authenticator, hash);
-	if (rc < 0)
-		return ct_error(CT_EAUTH, "unknown account key");
+	if (rc < 0)	/* not a key at all: say so, not "unknown" */
+		return ct_error(CT_EAUTH, "malformed account key (want %d hex digits)",
+				CT_ACCOUNT_KEY_HEXLEN);
 	rc = ct_db_query(c->db, &res, "SELECT id, name, teamid, total_credit, expavg_credit "
 			 "FROM `user` WHERE auth_hash=?", "s", hash);
 	if (rc < 0)

@@ -40,6 +40,8 @@ stop "$FAKE_PID"
 refused unreachable "cannot reach http://127.0.0.1:$DEAD" "http://127.0.0.1:$DEAD" --key "$KEY"
 refused notcrowdtune "is not a crowdtune server" "$URL/no/such/place" --key "$KEY"
 refused unknownkey "does not know this account key" "$URL" --key 0123456789abcdef0123456789abcdef
+refused malformedkey "this is not an account key: malformed account key \(want 32 hex digits\)" \
+	"$URL" --key 0123456789abcdefXYZ
 refused shortpw "password.*8 to 256 bytes.*yours has 5" "$URL" --name bob \
 	--email bob@example.org --password short
 refused badlookup "no account with that email and password" "$URL" \

@@ -52,6 +52,12 @@ done
 kill "$SPID"
 wait "$SPID" 2>/dev/null
 
+# --frames N: the X11 saver draws N frames and exits by itself (0.3 s apart)
+DISPLAY=":$n" timeout 10 "$CTUNE" --dir "$T/c" saver --x11 --frames 2 --interval 0.3 \
+	>"$T/frames.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || fail "saver --x11 --frames 2 did not exit by itself (rc $rc)"
+
 # the daemon's idle detection with a display (and no logind here): the X
 # screensaver extension; nobody touches Xvfb, so it computes after
 # idle_minutes
