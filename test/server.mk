@@ -49,8 +49,8 @@ test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
 
 # job submit's one-line refusals and warnings (server/submit_check.h)
-TESTS += test/server_submit_checks.sh
-dist_check_SCRIPTS += test/server_submit_checks.sh
+TESTS += test/server_submit_checks.sh test/server_instance_embedded.sh
+dist_check_SCRIPTS += test/server_submit_checks.sh test/server_instance_embedded.sh
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_submit_check
 TESTS += test/test_submit_check

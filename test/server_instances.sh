@@ -23,6 +23,8 @@ out=$("$S" run "$P" --roles validator 2>&1); rc=$?
 check "a second process of instance alpha is refused" "$rc" 1
 check "the refusal names the instance and the PID holding it" \
 	"$(echo "$out" | grep -c "instance 'alpha' already runs on this project (pid $SRV_PID ")" 1
+check "on an external database it suggests another --instance NAME" \
+	"$(echo "$out" | grep -c "give this one another --instance NAME")" 1
 check "the first process still serves" "$(curl -s -o /dev/null -w '%{http_code}' "$URL/")" 200
 check "a bad instance name is refused" \
 	"$("$S" run "$P" --instance 'a/b' >/dev/null 2>&1; echo $?)" 1
