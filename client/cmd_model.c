@@ -199,13 +199,14 @@ const struct ct_cmd_def ct_model_import_cmd = {
 const struct ct_cmd_def ct_model_export_cmd = {
 	.name = "export", .fn = cmd_export, .opts = export_long, .shortopts = "o:",
 	.required = "out", .min_args = 1, .max_args = 1,
-	.summary = "write a Llama checkpoint as a Hugging Face directory",
+	.summary = "write a Llama or GPT-2 checkpoint as a Hugging Face directory",
 	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR]",
 	.help = "Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
 	"config.json and model.safetensors (float32), loadable with\n"
 	"transformers' from_pretrained(). --tokenizer-from copies tokenizer.json,\n"
 	"tokenizer_config.json, special_tokens_map.json and\n"
-	"generation_config.json from HF_DIR when present.\n",
+	"generation_config.json from HF_DIR when present. A GPT-2 (llm.c)\n"
+	"checkpoint is written in transformers' GPT-2 layout (GPT2LMHeadModel).\n",
 };
 
 const struct ct_cmd_def ct_model_init_llama_cmd = {

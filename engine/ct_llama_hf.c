@@ -6,6 +6,7 @@
 #include "ct_llama_hf.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_gpt2_hf.h"
 #include "ct_jv.h"
 #include "ct_llama.h"
 #include "ct_log.h"
@@ -495,9 +496,10 @@ int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok
 	size_t nt = 0;
 	int rc;
 
-	if (m->cfg.arch != CT_ARCH_LLAMA)
-		return ct_error(CT_EINVAL, "only Llama models export to safetensors "
-				"(this one is GPT-2)");
+	if (m->cfg.arch == CT_ARCH_GPT2) {	/* transformers' GPT2LMHeadModel */
+		rc = ct_gpt2_hf_export(m, dir);
+		return rc == 0 && tok_dir != NULL ? copy_tokenizer(tok_dir, dir) : rc;
+	}
 	rc = ct_mkdir_p(dir, 0755);
 	if (rc == 0)
 		rc = hf_tensors(&m->cfg, &t, &nt);

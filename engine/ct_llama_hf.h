@@ -38,8 +38,9 @@ int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
 /* Write m (a Llama model) to directory dir (created if missing):
  * config.json and model.safetensors, each atomically. When tok_dir is not
  * NULL, tokenizer.json, tokenizer_config.json, special_tokens_map.json and
- * generation_config.json found there are copied too. Returns 0 or a CT_E*
- * code (CT_EINVAL for a GPT-2 model). */
+ * generation_config.json found there are copied too. A GPT-2 model goes out
+ * in transformers' GPT-2 layout instead (ct_gpt2_hf.h). Returns 0 or a
+ * CT_E* code. */
 int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok_dir);
 
 /* The tokenizer files export copies when they exist (NULL-terminated):
