@@ -224,12 +224,14 @@ static int shared_most(struct ct_db *db, int64_t wuid, int64_t roundid, int64_t 
 	int rc;
 
 	*out = 0;
-	/* in this order (STRAIGHT_JOIN): from c first, MariaDB could walk
-	 * every result of a holder's account */
+	/* in this order (STRAIGHT_JOIN) and by these indexes: from c first,
+	 * MariaDB could walk every result of a holder's account, and on b it
+	 * chose a range over every sent result (result_host_sent) */
 	rc = ct_db_query(db, &res, "SELECT STRAIGHT_JOIN COUNT(*) AS n FROM result a "
-			 "FORCE INDEX (result_user_round) JOIN result b ON b.workunitid = a.workunitid AND b.userid <> a.userid "
-			 "AND b.hostid <> 0 AND " LIVE("b") " JOIN result c ON c.workunitid = ? "
-			 "AND c.userid = b.userid AND c.hostid <> 0 AND " LIVE("c") " WHERE "
+			 "FORCE INDEX (result_user_round) JOIN result b FORCE INDEX "
+			 "(result_wu_user) ON b.workunitid = a.workunitid AND b.userid <> a.userid "
+			 "AND " LIVE("b") " JOIN result c FORCE INDEX (result_wu_user) ON "
+			 "c.workunitid = ? AND c.userid = b.userid AND " LIVE("c") " WHERE "
 			 "a.userid = ? AND a.sent_round = ? AND " LIVE("a") " GROUP BY b.userid "
 			 "ORDER BY n DESC LIMIT 1", "lll", wuid, userid, roundid);
 	if (rc < 0)
