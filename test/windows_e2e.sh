@@ -23,7 +23,9 @@ need_built "$SERVER" "$CORPUS" "$CTUNE" "$CTUNE_EXE" "$WINE"
 export WINEDEBUG=-all WINEPATH="$WBUILD"
 : "${WINEPREFIX:=$WBUILD/wine}"
 export WINEPREFIX
-STEPS=${CT_WIN_STEPS:-120}
+# long enough to kill the Wine client mid-WU; a small lr keeps the update
+# within the validator's limits
+STEPS=${CT_WIN_STEPS:-3000}
 
 wctune() { "$WINE" "$CTUNE_EXE" "$@"; }
 
@@ -31,7 +33,7 @@ server_project 1
 sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
 corpus_data 1 2 32
 "$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" --eval "$T/eval.bin" \
-	--shards 2 --rounds 2 --steps $STEPS --batch 4 --seq 16 --lr 0.001 --quorum 2 \
+	--shards 2 --rounds 2 --steps $STEPS --batch 4 --seq 16 --lr 0.00003 --quorum 2 \
 	>"$T/submit.log" 2>&1 || fail "job submit"
 
 # one device for both: OpenCL when both see it (Wine forwards to PoCL)
@@ -61,8 +63,8 @@ done
 wctune --dir "$T/w2" attach "$URL" --key "$KEY2" >"$T/wattach.log" 2>&1 || fail "attach w2 (wine)"
 
 start_client c1 $COMMON; C1=$CPID
-start_wine() {
-	wctune --dir "$T/w2" -v run $COMMON >>"$T/w2.log" 2>&1 &
+start_wine() {	# wine itself in the background: W2 is the Windows process
+	"$WINE" "$CTUNE_EXE" --dir "$T/w2" -v run $COMMON >>"$T/w2.log" 2>&1 &
 	W2=$!
 	PIDS="$PIDS $W2"
 }

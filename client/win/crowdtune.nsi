@@ -7,7 +7,8 @@
 ; offers the screensaver (on by default), registers an uninstaller that removes
 ; both and keeps the volunteer's data (%LOCALAPPDATA%\crowdtune). /S
 ; installs and uninstalls silently (fleets).
-Unicode true
+; a 64-bit installer: runs where ctune.exe runs (and under wine64 alone)
+Target amd64-unicode
 SetCompressor /SOLID lzma
 Name "crowdtune ${VERSION}"
 OutFile "${OUTFILE}"
