@@ -566,6 +566,19 @@ static const struct ct_dl_col export_model_cols[] = {
 	CT_DL_COL(struct export_model, sha),
 };
 
+/* Job id's input config.json (kept at submit, job_tokenizer.h) gives the
+ * exported directory out its special token ids (job_hf.h); none kept: 0. */
+static int export_special_ids(struct ct_cmd_ctx *ctx, int64_t id, const char *out)
+{
+	char path[PATH_MAX];
+	int rc = ct_job_tokenizer_kept(ctx->srv, ctx->db, id, CT_JOB_INPUT_CONFIG, path,
+				       sizeof(path));
+
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	return rc < 0 ? rc : ct_job_hf_special_ids(out, path);
+}
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	char out[PATH_MAX] = "", src[PATH_MAX];
@@ -612,6 +625,8 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_job_hf_export(src, out);
 		if (rc == 0)	/* the job's tokenizer.json and the files beside it */
 			rc = ct_job_tokenizer_export(ctx->srv, ctx->db, id, out, &ntok);
+		if (rc == 0)	/* the input's bos/eos_token_id */
+			rc = export_special_ids(ctx, id, out);
 		if (rc == 0)
 			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors%s\n",
 				out, sha, ntok ? " + the job's tokenizer files" : "");

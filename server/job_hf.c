@@ -5,7 +5,9 @@
 #include "config.h"
 #include "job_hf.h"
 #include "ct_err.h"
+#include "ct_file.h"
 #include "ct_gpt2.h"
+#include "ct_jv.h"
 #include "ct_llama_hf.h"
 
 #include <stdio.h>
@@ -63,5 +65,107 @@ int ct_job_hf_export(const char *model_path, const char *dir)
 	if (rc == 0)
 		rc = ct_llama_hf_export(&m, dir, NULL);
 	ct_gpt2_free(&m);
+	return rc;
+}
+
+/* The special ids ct_job_hf_special_ids carries over, in this order. */
+static const char *const special_keys[] = { "bos_token_id", "eos_token_id" };
+#define NSPECIAL 2
+#define ID_TEXT_MAX 256		/* one id, or an array of a few */
+
+/* v (a number, or an array of numbers) as JSON text into out; 0 or -1. */
+static int id_text(const struct ct_jv *v, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	if (v != NULL && v->type == CT_JV_NUM)
+		return snprintf(out, cap, "%s", v->str) < (int)cap ? 0 : -1;
+	if (v == NULL || v->type != CT_JV_ARR || v->n == 0)
+		return -1;
+	for (size_t i = 0; i < v->n; i++) {
+		int n;
+
+		if (v->items[i].type != CT_JV_NUM)
+			return -1;
+		n = snprintf(out + k, cap - k, "%s%s", i ? ", " : "[", v->items[i].str);
+		if (n < 0 || (size_t)n >= cap - k)
+			return -1;
+		k += (size_t)n;
+	}
+	return snprintf(out + k, cap - k, "]") < (int)(cap - k) ? 0 : -1;
+}
+
+/* "key": value lines of the ids the input has into out (JSON members, each
+ * ending ",\n"); their count. */
+static int special_members(const char *input_config, char *out, size_t cap)
+{
+	static const struct ct_jv_limits lim = { CT_HF_MAX_CONFIG, 100000, 64 };
+	unsigned char *text = NULL;
+	struct ct_jv *root = NULL;
+	size_t len = 0, k = 0;
+	int n = 0;
+
+	out[0] = 0;
+	if (ct_file_read_all(input_config, CT_HF_MAX_CONFIG, &text, &len) < 0)
+		return 0;
+	if (ct_jv_parse((const char *)text, len, &lim, "config.json", &root) == 0)
+		for (int i = 0; i < NSPECIAL; i++) {
+			char v[ID_TEXT_MAX];
+			int w;
+
+			if (id_text(ct_jv_get(root, special_keys[i]), v, sizeof(v)) < 0)
+				continue;
+			w = snprintf(out + k, cap - k, "  \"%s\": %s,\n", special_keys[i], v);
+			if (w < 0 || (size_t)w >= cap - k)
+				break;
+			k += (size_t)w;
+			n++;
+		}
+	ct_jv_free(root);
+	free(text);
+	return n;
+}
+
+/* Write text (n bytes) into dir/name atomically. */
+static int write_in(const char *dir, const char *name, const char *text, size_t n)
+{
+	char path[4096];
+	int rc = ct_path_join(path, sizeof(path), dir, name);
+
+	return rc < 0 ? rc : ct_file_write_atomic(path, text, n, 0644);
+}
+
+int ct_job_hf_special_ids(const char *dir, const char *input_config)
+{
+	char ids[2 * ID_TEXT_MAX + 64], path[4096], *out = NULL;
+	unsigned char *cfg = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (special_members(input_config, ids, sizeof(ids)) == 0)
+		return 0;
+	rc = ct_path_join(path, sizeof(path), dir, "config.json");
+	if (rc == 0)
+		rc = ct_file_read_all(path, CT_HF_MAX_CONFIG, &cfg, &len);
+	/* ours: "{\n" then members, one a line: the ids go first */
+	if (rc == 0 && (len < 2 || memcmp(cfg, "{\n", 2) != 0))
+		rc = ct_error(CT_EFORMAT, "%s: not the config.json export writes", path);
+	if (rc == 0 && asprintf(&out, "{\n%s%.*s", ids, (int)(len - 2), (char *)cfg + 2) < 0)
+		rc = ct_error(CT_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = write_in(dir, "config.json", out, strlen(out));
+	free(out);
+	out = NULL;
+	if (rc == 0 && ct_path_join(path, sizeof(path), dir, "generation_config.json") == 0 &&
+	    !ct_file_exists(path)) {
+		ids[strlen(ids) - 2] = '\n';	/* the last member's comma */
+		ids[strlen(ids) - 1] = 0;
+		if (asprintf(&out, "{\n%s}\n", ids) < 0)
+			rc = ct_error(CT_ENOMEM, "out of memory");
+		if (rc == 0)
+			rc = write_in(dir, "generation_config.json", out, strlen(out));
+	}
+	free(out);
+	free(cfg);
 	return rc;
 }

@@ -21,4 +21,12 @@ int ct_job_hf_import(char **path, char **tmp);
  * config.json + model.safetensors. Returns 0 or a CT_E* code. */
 int ct_job_hf_export(const char *model_path, const char *dir);
 
+/* Give the exported directory dir the input model's special token ids:
+ * bos_token_id and eos_token_id (a number or an array of numbers) of the
+ * input's config.json at input_config go into dir/config.json, and, when
+ * dir has no generation_config.json (the input had none), one is written
+ * with them. An input without them changes nothing. Returns 0 or a CT_E*
+ * code (CT_EFORMAT: a config.json that does not parse). */
+int ct_job_hf_special_ids(const char *dir, const char *input_config);
+
 #endif

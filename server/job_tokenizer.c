@@ -127,6 +127,20 @@ static int store_one(struct ct_cmd_ctx *ctx, int64_t jobid, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
+/* The input directory's config.json, as CT_JOB_INPUT_CONFIG (when there
+ * is one and it is not over the side-file cap). */
+static int keep_input_config(struct ct_cmd_ctx *ctx, const struct ct_text_submit *ts,
+			     int64_t jobid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (ct_path_join(path, sizeof(path), ts->tk_dir, "config.json") < 0 ||
+	    stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SIDE_FILE_MAX)
+		return 0;
+	return store_one(ctx, jobid, path, CT_JOB_INPUT_CONFIG);
+}
+
 int ct_job_tokenizer_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *ts,
 			    int64_t jobid)
 {
@@ -150,7 +164,7 @@ int ct_job_tokenizer_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit 
 		else
 			rc = store_one(ctx, jobid, path, names[i]);
 	}
-	return rc;
+	return rc == 0 ? keep_input_config(ctx, ts, jobid) : rc;
 }
 
 static void progress(const char *name, size_t done, size_t n, size_t ntok, double t0,
@@ -233,6 +247,19 @@ int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const c
 	return rc;
 }
 
+int ct_job_tokenizer_kept(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			  const char *name, char *path, size_t cap)
+{
+	struct kept_file f;
+	int rc;
+
+	rc = CT_DL_ONE(db, &f, kept_cols, "SELECT name, sha256 FROM job_tokenizer_file "
+		       "WHERE jobid=? AND name=?", jobid, name);
+	if (rc == 0)
+		rc = ct_server_download_path(srv, f.sha, path, cap);
+	return rc;
+}
+
 int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			    const char *dir, int *n)
 {
@@ -251,8 +278,9 @@ int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t job
 		unsigned char *data = NULL;
 		size_t len = 0;
 
-		if (strchr(name, '/') != NULL || name[0] == '.')
-			continue;	/* only the names record() writes */
+		if (strchr(name, '/') != NULL || name[0] == '.' ||
+		    strcmp(name, CT_JOB_INPUT_CONFIG) == 0)
+			continue;	/* only the names record() writes, as they came */
 		rc = ct_server_download_path(srv, files[i].sha, from, sizeof(from));
 		if (rc == 0)
 			rc = ct_path_join(to, sizeof(to), dir, name);

@@ -67,9 +67,19 @@ int ct_job_tokenizer_find(struct ct_db *db, int64_t jobid, const char *name, cha
 int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const char *sha,
 			  struct ct_tokenizer **tk);
 
+/* The input directory's config.json, kept beside the tokenizer files under
+ * this name (its bos/eos_token_id go back out with `job export --hf`) and
+ * never copied out as it is. */
+#define CT_JOB_INPUT_CONFIG "input-config.json"
+
+/* The store path of job jobid's kept file `name` into path (cap bytes):
+ * 0, CT_ENOTFOUND (not kept) or a db error. */
+int ct_job_tokenizer_kept(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			  const char *name, char *path, size_t cap);
+
 /* Copy job jobid's stored tokenizer files into directory dir (atomically,
- * each under its own name); *n (may be NULL) gets how many. A job
- * without them copies nothing. Returns 0 or a CT_E* code. */
+ * each under its own name; not CT_JOB_INPUT_CONFIG); *n (may be NULL) gets
+ * how many. A job without them copies nothing. Returns 0 or a CT_E* code. */
 int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			    const char *dir, int *n);
 

@@ -41,6 +41,9 @@ SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 32 --mlp 64 --max-seq 32 --s
 	fail "model init-llama"
 "$CTUNE" model export "$T/init.ct" --out "$T/hf" --tokenizer-from "$T/tok" >/dev/null ||
 	fail "model export"
+# the special token ids a real model's config.json carries (Llama 3.1's)
+sed -i 's/^{$/{\n  "bos_token_id": 128000,\n  "eos_token_id": [128001, 128009],/' "$T/hf/config.json"
+grep -q '"bos_token_id": 128000' "$T/hf/config.json" || fail "could not set bos_token_id"
 JOB="--shards 2 --rounds 2 --steps 4 --batch 2 --seq 16 --eval-tokens 256 --lr 0.01 --quorum 2"
 JOB="$JOB --lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj"
 
@@ -125,6 +128,13 @@ for r in 0 1 2; do
 		for f in tokenizer.json tokenizer_config.json; do
 			cmp -s "$M/$f" "$T/tok/$f" || fail "round $r export: $f differs or is missing"
 		done
+		# the input's special ids: in config.json and a generation_config.json
+		for f in config.json generation_config.json; do
+			grep -q '"bos_token_id": 128000' "$M/$f" &&
+				grep -q '"eos_token_id": \[128001, 128009\]' "$M/$f" ||
+				fail "round $r export: $f lacks the input's bos/eos_token_id"
+		done
+		[ ! -e "$M/input-config.json" ] || fail "round $r export: input-config.json copied out"
 	fi
 	"$CTUNE" sample --model "$M" --tokenizer "$M/tokenizer.json" --prompt "$PROMPT" \
 		--tokens $NTOK --temperature 0.8 --top-k 40 --seed 1 >"$T/want$r.txt" 2>"$T/s$r.err" ||
