@@ -303,13 +303,3 @@ int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 		return rc;
 	return ct_elig_round_rule(&p, &r, why);
 }
-
-int ct_elig_record(struct ct_db *db, int64_t resultid, int64_t roundid,
-		   const struct ct_elig_host *h)
-{
-	int rc;
-
-	rc = ct_db_exec(db, "UPDATE result SET sent_net=?, sent_round=? WHERE id=?", "sll",
-			h->net, roundid, resultid);
-	return rc < 0 ? rc : 0;
-}

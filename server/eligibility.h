@@ -128,10 +128,4 @@ int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 			int64_t resultid, int64_t roundid, int quorum,
 			const struct ct_elig_host *h, const char **why);
 
-/* Record where result resultid (of round roundid) was sent: its network
- * key and its round, for later checks of its WU and its round. Returns 0
- * or CT_EDB. */
-int ct_elig_record(struct ct_db *db, int64_t resultid, int64_t roundid,
-		   const struct ct_elig_host *h);
-
 #endif

@@ -69,8 +69,9 @@ static int write_send(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
 		      const struct ct_res_cols *t, const struct ct_res_change *c)
 {
 	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
-			  "teamid=?, sent_time=?, report_deadline=?" FROM, t->server_state,
-			  c->hostid, c->userid, c->teamid, c->now, c->deadline, FROM_ARGS(id, f));
+			  "teamid=?, sent_time=?, report_deadline=?, sent_net=?, sent_round=?" FROM,
+			  t->server_state, c->hostid, c->userid, c->teamid, c->now, c->deadline,
+			  c->sent_net ? c->sent_net : "", c->sent_round, FROM_ARGS(id, f));
 }
 
 static int write_reported(struct ct_db *db, int64_t id, const struct ct_res_cols *f,

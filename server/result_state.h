@@ -76,6 +76,10 @@ int ct_res_move_allowed(int from, int to);
 struct ct_res_change {
 	int64_t now;
 	int64_t hostid, userid, teamid, deadline;
+	/* send: where it went, for the placement rules (eligibility.h):
+	 * the network key ("" or NULL: none) and the WU's round */
+	const char *sent_net;
+	int64_t sent_round;
 	double elapsed_s, final_loss;
 	int conforming, exit_status;
 	const char *error_message;

@@ -61,6 +61,13 @@ struct sched_ctx {
 	int nnew;		/* new results among them */
 	int looked;		/* its caps left room and work was looked for */
 	int64_t work_after;	/* > 0: called before its request_delay, no new work */
+	/* read once per request (load_host), for the caps and deadlines */
+	struct ct_wlim_host wh;
+	int64_t host_cap, next_work_time;
+	struct ct_wlim_policy wlp;
+	/* the deadline estimate of the job of the last claim (est_job) */
+	int64_t est_job;
+	struct ct_wlim_estimate est;
 };
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
@@ -467,16 +474,31 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 	return rc < 0 ? rc : 0;
 }
 
+/* The deadline estimate of job jobid: the request's claims are mostly of
+ * one job, which is asked once. */
+static int job_estimate(struct ct_db *db, struct sched_ctx *c, int64_t jobid, int64_t wuid)
+{
+	int rc;
+
+	if (c->est_job == jobid)
+		return 0;
+	rc = ct_wlim_estimate(db, c->srv->conf, wuid, &c->est);
+	if (rc == 0)
+		c->est_job = jobid;
+	return rc;
+}
+
 static int claim_one(struct ct_db *db, void *arg)
 {
 	struct claim_txn *t = arg;
+	struct sched_ctx *c = t->c;
 	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now(db), deadline, roundid;
+	int64_t now = ct_db_now(db), deadline, roundid, jobid;
 	const char *why;
 	int rc, delay, quorum;
 
-	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask, roundid, min_quorum FROM "
-			 "workunit WHERE id=? FOR UPDATE", "l", t->wuid);
+	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask, roundid, min_quorum, jobid "
+			 "FROM workunit WHERE id=? FOR UPDATE", "l", t->wuid);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) <= 0 || ct_db_int(res, 1) != 0) {
@@ -486,58 +508,64 @@ static int claim_one(struct ct_db *db, void *arg)
 	delay = (int)ct_db_int(res, 0);
 	roundid = ct_db_int(res, 2);
 	quorum = (int)ct_db_int(res, 3);
+	jobid = ct_db_int(res, 4);
 	ct_db_res_free(res);
-	rc = ct_elig_check(db, t->wuid, &t->c->who, &why);
+	rc = ct_elig_check(db, t->wuid, &c->who, &why);
 	/* and apart within the round (eligibility.h: the round rules) */
 	if (rc > 0)
-		rc = ct_elig_check_round(db, t->c->srv->conf, t->wuid, t->resultid, roundid,
-					 quorum, &t->c->who, &why);
+		rc = ct_elig_check_round(db, c->srv->conf, t->wuid, t->resultid, roundid,
+					 quorum, &c->who, &why);
 	if (rc <= 0) {
 		if (rc == 0)
 			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64
-				     " (%s)", t->c->hostid, t->wuid, why);
+				     " (%s)", c->hostid, t->wuid, why);
 		return rc;
 	}
-	rc = ct_wlim_deadline(db, t->c->srv->conf, t->wuid, t->c->hostid, delay, now, &deadline);
+	rc = job_estimate(db, c, jobid, t->wuid);
 	if (rc < 0)
 		return rc;
+	deadline = ct_wlim_deadline(&c->wlp, &c->est, c->wh.nvalid, delay, now);
+	/* where it goes is recorded with the send: the placement rules of its
+	 * WU and round read sent_net and sent_round */
 	rc = ct_res_move(db, t->resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
-			 &(struct ct_res_change){ .now = now, .hostid = t->c->hostid,
-						  .userid = t->c->userid, .teamid = t->c->teamid,
-						  .deadline = deadline });
+			 &(struct ct_res_change){ .now = now, .hostid = c->hostid,
+						  .userid = c->userid, .teamid = c->teamid,
+						  .deadline = deadline, .sent_net = c->who.net,
+						  .sent_round = roundid });
 	if (rc <= 0)
 		return rc;
 	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
 			"WHERE id=?", "ll", deadline, t->wuid);
 	if (rc >= 0)
-		rc = ct_elig_record(db, t->resultid, roundid, &t->c->who);
-	if (rc >= 0)
 		rc = maybe_adaptive(db, t);
 	return rc < 0 ? rc : 1;
 }
 
-static int in_progress_count(struct sched_ctx *c, int64_t *n, int64_t *cap)
+/* What the caps, deadlines and request_delay need of the host, read once:
+ * its row, the project's policy, and its results in progress. */
+static int load_host(struct sched_ctx *c)
 {
+	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query_int(c->db, n, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
-			     "server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
+	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
+	if (rc == 0)
+		rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
+				 "nresults_valid, next_work_time FROM host WHERE id=?", "l",
+				 c->hostid);
 	if (rc < 0)
 		return rc;
-	struct ct_db_res *res = NULL;
-	rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid FROM host "
-			 "WHERE id=?", "l", c->hostid);
-	if (rc < 0)
-		return rc;
-	*cap = 0;
 	if (ct_db_next(res) > 0) {
-		*cap = ct_db_int(res, 0);
+		c->host_cap = ct_db_int(res, 0);
 		c->consecutive_valid = (int)ct_db_int(res, 1);
+		c->wh.nvalid = ct_db_int(res, 2);
+		c->next_work_time = ct_db_int(res, 3);
 	}
 	ct_db_res_free(res);
-	if (*cap <= 0)
-		*cap = c->srv->max_in_progress;
-	return 0;
+	if (c->host_cap <= 0)
+		c->host_cap = c->srv->max_in_progress;
+	return ct_db_query_int(c->db, &c->wh.inprog, "SELECT COUNT(*) FROM result WHERE "
+			       "hostid=? AND server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
 }
 
 /* Hoarding: the host's and account's caps from validated work, and the
@@ -547,7 +575,7 @@ static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
 	const char *why = NULL;
 	int room = 0, rc;
 
-	rc = ct_wlim_room(c->db, c->srv->conf, c->userid, c->hostid, cap, &room, &why);
+	rc = ct_wlim_room(c->db, c->srv->conf, c->userid, c->hostid, &c->wh, cap, &room, &why);
 	if (rc == 0 && room < *want) {
 		ct_log_debug("sched: host %" PRId64 ": %d result(s) at most (%s)", c->hostid,
 			     room, why);
@@ -562,16 +590,13 @@ static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
  * c->work_after says until when. Returns 1 (too soon), 0 or CT_EDB. */
 static int too_soon(struct sched_ctx *c)
 {
-	int64_t next = 0, now = ct_db_now(c->db);
+	int64_t next = c->next_work_time, now = ct_db_now(c->db);
 	long slack = 1;
 	int rc;
 
 	rc = ct_conf_get_int(c->srv->conf, "sched.request_delay_slack", 1, 0, 86400, &slack);
-	if (rc == 0)
-		rc = ct_db_query_int(c->db, &next, "SELECT next_work_time FROM host WHERE id=?",
-				     "l", c->hostid);
 	if (rc < 0)
-		return rc == CT_ENOTFOUND ? 0 : rc;
+		return rc;
 	if (now + slack >= next)
 		return 0;
 	c->work_after = next;
@@ -611,16 +636,18 @@ static int assign_work(struct sched_ctx *c)
 
 	if (c->nsend >= MAX_SEND || want <= 0)
 		return 0;
-	rc = too_soon(c);
+	rc = load_host(c);
+	if (rc == 0)
+		rc = too_soon(c);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 
 	if (want > c->srv->max_wus_per_rpc)
 		want = c->srv->max_wus_per_rpc;
-	rc = in_progress_count(c, &inprog, &cap);
-	if (rc == 0)
-		rc = ct_elig_host_init(&c->who, c->srv->conf, c->userid, c->hostid,
-				       c->req.host_cpid, c->ip);
+	inprog = c->wh.inprog;
+	cap = c->host_cap;
+	rc = ct_elig_host_init(&c->who, c->srv->conf, c->userid, c->hostid, c->req.host_cpid,
+			       c->ip);
 	if (rc < 0)
 		return rc;
 	if (want > cap - inprog)
@@ -725,8 +752,30 @@ static const struct ct_dl_col sent_cols[] = {
 };
 #undef S
 
+/* A job's LoRA parameters as the reply says them, kept for the next
+ * result of the same job (a reply's results are mostly of one). */
+struct lora_xml {
+	int64_t jobid;		/* 0: none yet */
+	struct ct_buf xml;
+};
+
+static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid)
+{
+	int rc = 0;
+
+	if (l->jobid != jobid) {
+		ct_buf_reset(&l->xml);
+		l->jobid = 0;
+		rc = ct_lora_wu_xml(&l->xml, db, jobid);
+		if (rc < 0)
+			return rc;
+		l->jobid = jobid;
+	}
+	return l->xml.len ? ct_buf_append(b, l->xml.data, l->xml.len) : 0;
+}
+
 static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
-			const struct sent *s)
+			struct lora_xml *lora, const struct sent *s)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
@@ -744,7 +793,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
-	if (rc == 0) rc = ct_lora_wu_xml(b, db, s->jobid);
+	if (rc == 0) rc = put_lora(b, db, lora, s->jobid);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
@@ -833,6 +882,7 @@ static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
+	struct lora_xml lora = { .xml = CT_BUF_INIT(1 << 16) };
 	const char *pname = "crowdtune";
 	int rc;
 
@@ -858,11 +908,12 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 			continue;
 		}
 		if (rc == 0)
-			rc = put_workunit(b, c->srv, c->db, &s);
+			rc = put_workunit(b, c->srv, c->db, &lora, &s);
 		if (rc == 0)
 			rc = put_result(b, c, &s);
 	}
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
+	ct_buf_free(&lora.xml);
 	return rc;
 }
 

@@ -61,12 +61,6 @@ static int host_recent(struct ct_db *db, int64_t hostid, int64_t now, struct hos
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query_int(db, &h->nvalid, "SELECT nresults_valid FROM host WHERE id=?",
-			     "l", hostid);
-	if (rc == CT_ENOTFOUND)
-		h->nvalid = 0, rc = 0;
-	if (rc < 0)
-		return rc;
 	rc = ct_db_query(db, &res, "SELECT COUNT(*), COALESCE(SUM(outcome IN (?, ?, ?)), 0), "
 			 "COALESCE(SUM(validate_state = ?), 0) FROM result "
 			 "WHERE hostid=? AND sent_time > ?", "iiiill", CT_RO_CLIENT_ERROR,
@@ -111,18 +105,14 @@ static int account_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_
 /* The in-progress caps from validated throughput (host, then account);
  * *r stays as it is when the project does not cap by throughput. */
 static int throughput_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_t userid,
-			   int64_t hostid, int64_t cap, const struct host_recent *h,
+			   int64_t inprog, int64_t cap, const struct host_recent *h,
 			   int64_t now, int64_t *r, const char **why)
 {
-	int64_t inprog = 0, host_cap, acc = 0;
+	int64_t host_cap, acc = 0;
 	int rc;
 
 	if (p->new_host_in_progress == 0)
 		return 0;
-	rc = ct_db_query_int(db, &inprog, "SELECT COUNT(*) FROM result WHERE hostid=? "
-			     "AND server_state=?", "li", hostid, CT_RS_IN_PROGRESS);
-	if (rc < 0)
-		return rc;
 	host_cap = p->new_host_in_progress + h->valid24;
 	if (host_cap > cap)
 		host_cap = cap;
@@ -137,10 +127,11 @@ static int throughput_room(struct ct_db *db, const struct ct_wlim_policy *p, int
 }
 
 int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
-		 int64_t hostid, int64_t cap, int *room, const char **why)
+		 int64_t hostid, const struct ct_wlim_host *host, int64_t cap, int *room,
+		 const char **why)
 {
 	struct ct_wlim_policy p;
-	struct host_recent h = { 0 };
+	struct host_recent h = { .nvalid = host->nvalid };
 	int64_t now = ct_db_now(db), day, r = 1000000;
 	int rc;
 
@@ -150,7 +141,7 @@ int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 	if (rc == 0)
 		rc = host_recent(db, hostid, now, &h);
 	if (rc == 0)
-		rc = throughput_room(db, &p, userid, hostid, cap, &h, now, &r, why);
+		rc = throughput_room(db, &p, userid, host->inprog, cap, &h, now, &r, why);
 	if (rc < 0)
 		return rc;
 	day = daily_quota(&p, &h) - h.sent24;
@@ -226,40 +217,35 @@ static int size_seconds(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 	return 0;
 }
 
-int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
-		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline)
+int ct_wlim_estimate(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+		     struct ct_wlim_estimate *e)
 {
-	struct ct_wlim_policy p;
-	int64_t nvalid = 0;
-	double est = 0, secs = 0;
 	int rc;
 
-	*deadline = now + delay_bound;
-	rc = ct_wlim_policy_load(conf, &p);
-	if (rc == 0)
-		rc = ct_db_query_int(db, &nvalid, "SELECT nresults_valid FROM host WHERE id=?",
-				     "l", hostid);
-	if (rc == CT_ENOTFOUND)
-		rc = 0;
-	if (rc == 0)
-		rc = expected_seconds(db, wuid, &est);
-	/* nothing measured yet: from the job's own size, never a flat day;
-	 * at least new_host_deadline, what a client needs besides computing
-	 * (downloads, a self-test, a throttled or paused CPU) */
-	if (rc == 0 && est <= 0)
-		rc = size_seconds(db, conf, wuid, &secs);
-	if (rc < 0)
-		return rc;
-	if (est > 0)
-		secs = est * (nvalid > 0 ? 10 : 3);
-	else if (secs < p.new_host_deadline)
-		secs = p.new_host_deadline;
-	if (secs < p.min_deadline)
-		secs = p.min_deadline;
+	e->measured = e->sized = 0;
+	rc = expected_seconds(db, wuid, &e->measured);
+	/* nothing measured yet: from the job's own size, never a flat day */
+	if (rc == 0 && e->measured <= 0)
+		rc = size_seconds(db, conf, wuid, &e->sized);
+	return rc;
+}
+
+int64_t ct_wlim_deadline(const struct ct_wlim_policy *p, const struct ct_wlim_estimate *e,
+			 int64_t nvalid, int delay_bound, int64_t now)
+{
+	double secs = e->sized;
+
+	if (e->measured > 0)
+		secs = e->measured * (nvalid > 0 ? 10 : 3);
+	/* nothing measured: at least new_host_deadline, what a client needs
+	 * besides computing (downloads, a self-test, a throttled CPU) */
+	else if (secs < p->new_host_deadline)
+		secs = p->new_host_deadline;
+	if (secs < p->min_deadline)
+		secs = p->min_deadline;
 	if (secs > delay_bound)
 		secs = delay_bound;
-	*deadline = now + (int64_t)secs;
-	return 0;
+	return now + (int64_t)secs;
 }
 
 int ct_wlim_unproven_errors(struct ct_db *db, int64_t wuid, int *n)

@@ -45,23 +45,40 @@ struct ct_wlim_policy {
 /* The policy from conf (NULL: defaults). Returns 0 or CT_ECONFIG. */
 int ct_wlim_policy_load(const struct ct_conf *conf, struct ct_wlim_policy *p);
 
-/* How many more results host hostid of account userid may take now
+/* What the scheduler read of the host once per request. */
+struct ct_wlim_host {
+	int64_t nvalid;		/* host.nresults_valid */
+	int64_t inprog;		/* its results in progress now */
+};
+
+/* How many more results host hostid (*h) of account userid may take now
  * (*room >= 0), given the project's in-progress cap `cap` for the host
  * (the host's max_in_progress or sched.max_in_progress). *why names the
  * limit that bound it ("host in progress", "account in progress", "daily
  * quota"; static) or NULL. Returns 0 or CT_EDB / CT_ECONFIG. */
 int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
-		 int64_t hostid, int64_t cap, int *room, const char **why);
+		 int64_t hostid, const struct ct_wlim_host *h, int64_t cap, int *room,
+		 const char **why);
 
-/* The report deadline of a result of WU wuid sent at `now` to host
- * hostid, whose WU allows delay_bound seconds: 10x (a proven host) or 3x
- * (a new one) the job's median measured run time; before there is one,
- * the WU's size at sched.first_deadline_gflops, at least
- * sched.new_host_deadline, for any host; within [sched.min_deadline,
- * delay_bound].
- * Returns 0 or CT_EDB / CT_ECONFIG. */
-int ct_wlim_deadline(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
-		     int64_t hostid, int delay_bound, int64_t now, int64_t *deadline);
+/* A job's expected compute time for one WU, what deadlines derive from:
+ * measured, the median run time of its last valid results (0: none yet),
+ * and sized, a WU's FLOPs at sched.first_deadline_gflops. */
+struct ct_wlim_estimate {
+	double measured, sized;
+};
+
+/* The estimate for WU wuid's job. Returns 0 or CT_EDB / CT_ECONFIG. */
+int ct_wlim_estimate(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+		     struct ct_wlim_estimate *e);
+
+/* The report deadline of a result sent at `now` to a host with nvalid
+ * valid results, whose WU allows delay_bound seconds and whose job has
+ * estimate *e: 10x (a proven host) or 3x (a new one) the measured time;
+ * before there is one, the sized time, at least sched.new_host_deadline
+ * for any host; within [sched.min_deadline, delay_bound].
+ * Pure. */
+int64_t ct_wlim_deadline(const struct ct_wlim_policy *p, const struct ct_wlim_estimate *e,
+			 int64_t nvalid, int delay_bound, int64_t now);
 
 /* Errors (client error, no reply, validate error) among WU wuid's results
  * that came from hosts with no valid result at all. Returns 0 or CT_EDB. */
