@@ -81,6 +81,8 @@ kill -9 "$W2"; wait "$W2" 2>/dev/null
 echo "killed the Wine client at step $(step_of)"
 start_wine
 wait_for 120 "the Wine client resumes" grep -q "resuming on $DEV at step [1-9][0-9]" "$T/w2.log"
+# the control channel (loopback + token on Windows): ctune.exe status
+wait_for 60 "ctune.exe status answers" sh -c "'$WINE' '$CTUNE_EXE' --dir '$T/w2' status | grep -q j1-r"
 
 job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 wait_for 900 "the job completes" job_done
