@@ -29,7 +29,7 @@ n=50
 for v in x.a x.b h1 h2 h3 h4 h5 h6 h7 h8; do echo "127.0.$n.1" >"$T/ip.$v"; n=$((n + 1)); done
 start_server http,transitioner,validator,assimilator
 for v in x.a x.b h1 h2 h3 h4 h5 h6 h7 h8; do ask "$v" 0 >/dev/null; done	# attached before the job
-submit --shards 4 --rounds 1 --replicas 2 --quorum 2 --no-adaptive --name hoard
+submit --shards 4 --rounds 1 --replicas 2 --quorum 2 --no-adaptive --name hoard --steps 300
 now=$(date +%s)
 a=$(ask x.a 4)
 la=$(xmllint --xpath 'string(/scheduler_reply/result[1]/deadline)' "$T/reply.x.a")
