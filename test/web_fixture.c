@@ -35,6 +35,15 @@ static int tune_config(const char *dir)
 		rc = ct_conf_set(c, "sched.request_delay", "1");
 	if (rc == 0)
 		rc = ct_conf_set(c, "web.stats_interval", "2");
+	/* every seeded user takes its 3 results: the round rules
+	 * (eligibility.h), which would spread them over more accounts, are
+	 * not what the pages' tests are about */
+	if (rc == 0)
+		rc = ct_conf_set(c, "sched.max_shared_per_round", "0");
+	if (rc == 0)
+		rc = ct_conf_set(c, "sched.max_net_share", "0");
+	if (rc == 0)
+		rc = ct_conf_set(c, "sched.max_account_share", "0");
 	if (rc == 0)
 		rc = ct_conf_save(c, path);
 	ct_conf_free(c);
