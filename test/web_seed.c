@@ -39,7 +39,7 @@ static int submit_text_job(struct web_fx *fx, int64_t *jobid)
 			 SEED_TEXT, "--eval-fraction", "0.2", "--shards", "2", "--rounds",
 			 "2", "--steps", "2", "--batch", "1", "--seq", "8", "--lr", "1e-3",
 			 "--quorum", "2", "--replicas", "2", "--sample-prompt", "Copyright ",
-			 NULL };
+			 "--allow-random-base", NULL };
 	struct ct_cmd_ctx ctx = { .srv = &fx->srv, .db = fx->db, .cwd = "/" };
 	char *words[] = { "job", "submit", NULL };
 	const struct ct_cmd_def *cmd;
