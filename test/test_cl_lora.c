@@ -29,7 +29,7 @@ static struct ct_task *task_from_reply(struct ct_state **st, const char *extra)
 		 "%s<file role=\"model\"><url>http://h/download/" SHA_A "</url><sha256>" SHA_A
 		 "</sha256><size>10</size></file></workunit><result><name>j3-r1-s0-0</name>"
 		 "<wu_name>j3-r1-s0</wu_name><deadline>1795449600</deadline>"
-		 "<upload_url>u</upload_url><upload_token>t</upload_token>"
+		 "<upload_url>http://h/upload/r</upload_url><upload_token>t</upload_token>"
 		 "<max_upload_bytes>5374112</max_upload_bytes></result></scheduler_reply>", extra);
 	assert_int_equal(ct_state_load("/nonexistent/x.xml", st), 0);
 	assert_int_equal(ct_state_add_project(*st, "http://h", "3f2a9c0d41b7e85566a10c2d9e4f7b13",
