@@ -34,7 +34,8 @@ static struct ct_server *g_srv;
 
 static const struct option init_long[] = {
 	{ "listen", 1, NULL, 'l' }, { "url", 1, NULL, 'u' }, { "db", 1, NULL, 'd' },
-	{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 } };
+	{ "name", 1, NULL, 'n' }, { "tls", 0, NULL, 't' }, { "tls-cert", 1, NULL, 'c' },
+	{ "tls-key", 1, NULL, 'k' }, { NULL, 0, NULL, 0 } };
 
 static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
@@ -49,6 +50,9 @@ static int cmd_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		case 'u': o.url = optarg; break;
 		case 'd': o.db_url = optarg; break;
 		case 'n': o.name = optarg; break;
+		case 't': o.tls = 1; break;
+		case 'c': o.tls_cert = optarg; break;
+		case 'k': o.tls_key = optarg; break;
 		default: return ct_error(CT_EUSAGE, "see ctune-server init --help");
 		}
 	}

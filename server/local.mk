@@ -20,6 +20,7 @@ server_libctserver_a_SOURCES = \
 	server/db_url.c server/db_url.h \
 	server/server.c server/server.h \
 	server/http.c server/http.h \
+	server/tls_cert.c server/tls_cert.h \
 	server/token.c server/token.h \
 	server/files.c server/files.h \
 	server/account.c server/account.h \

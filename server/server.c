@@ -19,6 +19,9 @@
 #include "ct_log.h"
 #include "page_cache.h"
 #include "ratelimit.h"
+#include "tls_cert.h"
+
+#define CT_TLS_DAYS 3650	/* a self-signed certificate: ten years */
 
 static const char conf_template[] =
 	"# ctune-server project configuration (doc/operator.md lists every key)\n"
@@ -41,8 +44,8 @@ static const char conf_template[] =
 	"max_body = 4M\n"
 	"max_inflated = 16M\n"
 	"# TLS: set both to PEM files to serve https\n"
-	"tls_cert = \"\"\n"
-	"tls_key = \"\"\n"
+	"tls_cert = \"%s\"\n"
+	"tls_key = \"%s\"\n"
 	"\n"
 	"[daemons]\n"
 	"file_grace = 3600\n";
@@ -55,6 +58,55 @@ static char *join(const char *a, const char *b)
 	if (p)
 		snprintf(p, n, "%s/%s", a, b);
 	return p;
+}
+
+/* The host a new certificate names: the --url's, else --listen's (a
+ * wildcard address becomes 127.0.0.1). */
+static int tls_host(const struct ct_project_opts *o, char *host, size_t cap)
+{
+	const char *l = o->listen ? o->listen : "127.0.0.1:8080";
+	const char *c = strrchr(l, ':');
+
+	if (o->url && o->url[0])
+		return ct_tls_url_host(o->url, host, cap);
+	snprintf(host, cap, "%.*s", c ? (int)(c - l) : (int)strlen(l), l);
+	if (host[0] == 0 || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "*") == 0 ||
+	    strcmp(host, "[::]") == 0)
+		snprintf(host, cap, "127.0.0.1");
+	return 0;
+}
+
+/* Fill cert and key (cap bytes each, "" for no TLS): the operator's files
+ * (absolute paths) or a new self-signed pair in dir. */
+static int ct_project_tls(const char *dir, const struct ct_project_opts *o,
+			  char *cert, char *key, size_t cap)
+{
+	char host[256], abs[PATH_MAX];
+	int rc;
+
+	if (!o->tls && !o->tls_cert && !o->tls_key)
+		return 0;
+	if ((o->tls_cert == NULL) != (o->tls_key == NULL))
+		return ct_error(CT_EUSAGE, "--tls-cert and --tls-key go together");
+	if (o->url && strncmp(o->url, "http://", 7) == 0)
+		return ct_error(CT_EUSAGE, "--url %s: with TLS the URL is https://", o->url);
+	if (o->tls_cert) {
+		if (realpath(o->tls_cert, cert) == NULL)
+			return ct_error_errno("--tls-cert %s", o->tls_cert);
+		if (realpath(o->tls_key, key) == NULL)
+			return ct_error_errno("--tls-key %s", o->tls_key);
+		return 0;
+	}
+	rc = tls_host(o, host, sizeof(host));
+	if (rc == 0 && realpath(dir, abs) == NULL)
+		rc = ct_error_errno("%s", dir);
+	if (rc == 0)
+		rc = ct_path_join(cert, cap, abs, "tls.crt");
+	if (rc == 0)
+		rc = ct_path_join(key, cap, abs, "tls.key");
+	if (rc == 0)
+		rc = ct_tls_make_self_signed(cert, key, host, CT_TLS_DAYS);
+	return rc;
 }
 
 int ct_project_init(const char *dir, const struct ct_project_opts *o)
@@ -89,10 +141,15 @@ int ct_project_init(const char *dir, const struct ct_project_opts *o)
 		rc = ct_file_write_atomic(spath, secret, sizeof(secret), 0600);
 	if (rc < 0)
 		return rc;
+	char cert[PATH_MAX] = "", key[PATH_MAX] = "";
+	rc = ct_project_tls(dir, o, cert, key, sizeof(cert));
+	if (rc < 0)
+		return rc;
 	int n = snprintf(conf, sizeof(conf), conf_template,
 			 o->name ? o->name : "crowdtune",
 			 o->listen ? o->listen : "127.0.0.1:8080",
-			 o->url ? o->url : "", o->db_url ? o->db_url : "embedded");
+			 o->url ? o->url : "", o->db_url ? o->db_url : "embedded",
+			 cert, key);
 	if (n < 0 || (size_t)n >= sizeof(conf))
 		return ct_error(CT_ETOOBIG, "config too long");
 	if (strpbrk(o->name ? o->name : "", "\"\\\n"))

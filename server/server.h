@@ -108,6 +108,9 @@ struct ct_project_opts {
 	const char *listen;	/* default 127.0.0.1:8080 */
 	const char *url;	/* default "" (derived from listen) */
 	const char *db_url;	/* default "embedded" */
+	int tls;		/* make a self-signed tls.crt/tls.key in dir */
+	const char *tls_cert;	/* the operator's own PEM files (both or none) */
+	const char *tls_key;
 };
 
 /* Create the project directory dir (0700; may exist but must not be a
