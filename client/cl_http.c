@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cl_http.h"
 #include "cl_jail.h"
+#include "cl_pin.h"
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_file.h"
@@ -86,7 +87,11 @@ static CURL *make_handle(const char *url, const struct ct_http_opts *o,
 	for (const char *const *h = o->headers; h != NULL && *h != NULL; h++)
 		*hdrs = curl_slist_append(*hdrs, *h);
 	ca = o->ca_file ? o->ca_file : getenv("CURL_CA_BUNDLE");
-	if (ca != NULL && *ca != '\0')
+	if (ct_pin_is(o->ca_file)) {	/* self-signed: that key, no CA check */
+		curl_easy_setopt(c, CURLOPT_PINNEDPUBLICKEY, o->ca_file);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (ca != NULL && *ca != '\0')
 		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
 	else	/* Windows: the system's certificate store (elsewhere no-op) */
 		curl_easy_setopt(c, CURLOPT_SSL_OPTIONS, (long)CURLSSLOPT_NATIVE_CA);
@@ -116,6 +121,10 @@ static int map_result(CURL *c, CURLcode cc, const char *url, int overflow, long 
 	case CURLE_SSL_CERTPROBLEM: case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_ISSUER_ERROR: case CURLE_SSL_CRL_BADFILE:
 		return ct_error(CT_ENET, "%s: TLS: %s", url, curl_easy_strerror(cc));
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+		return ct_error(CT_ENET, "%s: TLS: the server's key changed: it is not the key "
+				"pinned at attach (refusing to talk to it; if the project says it "
+				"has a new key: detach, then attach --pin-self-signed again)", url);
 	default:
 		return ct_error(CT_ENET, "%s: %s", url, curl_easy_strerror(cc));
 	}

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cl_ctl.h"
 #include "cl_http.h"
+#include "cl_pin.h"
 #include "cl_paths.h"
 #include "cl_rpc.h"
 #include "cl_state.h"
@@ -56,7 +57,8 @@ static int explain(const char *url, int rc)
 			*c = ' ';
 	if (rc == CT_ENET && strstr(detail, "TLS:") != NULL)
 		return ct_error(rc, "TLS with %s failed: %s (a project with its own CA: "
-				"--ca-file FILE or CURL_CA_BUNDLE)", url, strstr(detail, "TLS:") + 5);
+				"--ca-file FILE or CURL_CA_BUNDLE; a self-signed one: "
+				"--pin-self-signed)", url, strstr(detail, "TLS:") + 5);
 	if (rc == CT_ENET || rc == CT_ETIMEOUT)
 		return ct_error(rc, "cannot reach %s: %s", url, detail);
 	if (rc == CT_EHTTP || rc == CT_EXML || rc == CT_ETOOBIG || rc == CT_EPROTO)
@@ -266,7 +268,7 @@ static int load_state(const char *dir_opt, struct ct_state **st)
 
 struct attach_args {
 	const char *key, *name, *email, *password, *dir, *ca_arg;
-	int no_verify;
+	int no_verify, pin;
 };
 
 /* Options into a; returns -1 to go on, else the exit code. */
@@ -278,6 +280,7 @@ static const struct option attach_long[] = {
 	{ "dir", required_argument, NULL, 'd' },
 	{ "ca-file", required_argument, NULL, 'c' },
 	{ "no-verify", no_argument, NULL, 'V' },
+	{ "pin-self-signed", no_argument, NULL, 'P' },
 	{ NULL, 0, NULL, 0 },
 };
 #define ATTACH_SHORT "k:n:e:p:d:"
@@ -296,6 +299,7 @@ static int attach_opts(int argc, char **argv, struct attach_args *a)
 		case 'd': a->dir = optarg; break;
 		case 'c': a->ca_arg = optarg; break;
 		case 'V': a->no_verify = 1; break;
+		case 'P': a->pin = 1; break;
 		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
@@ -306,6 +310,8 @@ static int attach_opts(int argc, char **argv, struct attach_args *a)
 		why = nargs == 0 ? "missing the project URL" : "too many arguments";
 	if (why == NULL && a->key == NULL && (a->email == NULL || a->password == NULL))
 		why = "give --key KEY, or --email EMAIL and --password PASSWORD";
+	if (why == NULL && a->pin && a->ca_arg != NULL)
+		why = "--pin-self-signed and --ca-file exclude each other";
 	if (why == NULL && a->key == NULL && a->no_verify)
 		why = "--no-verify needs --key (an account is made over the network)";
 	if (why != NULL) {
@@ -313,6 +319,42 @@ static int attach_opts(int argc, char **argv, struct attach_args *a)
 		return CT_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The key check or account RPC (on st's cpid) with the CA file or pin ca. */
+static int reach(const struct attach_args *a, const char *url, const char *ca,
+		 struct ct_state *st, char **got)
+{
+	if (a->key == NULL)
+		return account_key(url, a->name, a->email, a->password, ca, got);
+	return a->no_verify ? 0 : verify_key(st, url, a->key, ca);
+}
+
+/* reach(); with --pin-self-signed, when the server's certificate does not
+ * verify against the system's CAs, pin the key it shows (trust on first
+ * use: printed for the user to compare) and reach it again through the
+ * pin. *ca becomes the pin then. */
+static int reach_or_pin(const struct attach_args *a, const char *url, char **ca,
+			struct ct_state *st, char **got)
+{
+	char pin[CT_PIN_MAX];
+	int rc = a->no_verify && a->pin ? CT_ENET : reach(a, url, *ca, st, got);
+
+	if (rc != CT_ENET || !a->pin || strncmp(url, "https://", 8) != 0 ||
+	    (!a->no_verify && strstr(ct_errmsg(rc), "TLS") == NULL))
+		return rc;
+	rc = ct_pin_fetch(url, pin);
+	if (rc < 0)
+		return rc;
+	printf("%s: certificate not signed by a known CA; pinning its public key %s\n",
+	       url, pin);
+	free(*ca);
+	*ca = strdup(pin);
+	if (*ca == NULL)
+		return CT_ENOMEM;
+	if (st != NULL)		/* the first try added it in memory */
+		(void)ct_state_remove_project(st, url);
+	return reach(a, url, *ca, st, got);
 }
 
 static int cmd_attach(struct ct_cmd_ctx *ctx, int argc, char **argv)
@@ -334,14 +376,15 @@ static int cmd_attach(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = check_url(url);
 	if (rc == 0 && a.ca_arg != NULL) rc = ca_path(a.ca_arg, &ca);
 	if (rc == 0 && key != NULL) rc = check_key(key);
-	if (rc == 0 && key == NULL) {
-		rc = account_key(url, a.name, a.email, a.password, ca, &got);
-		key = got;
-		if (rc == 0) rc = check_key(key);
-	} else if (rc == 0 && !a.no_verify) {
+	if (rc == 0 && key != NULL && !a.no_verify)
 		rc = load_state(a.dir, &st);
-		if (rc == 0) rc = verify_key(st, url, key, ca);
-		if (rc == 0) x.cpid = st->cpid;
+	if (rc == 0)
+		rc = reach_or_pin(&a, url, &ca, st, &got);
+	if (rc == 0 && key == NULL) {
+		key = got;
+		rc = check_key(key);
+	} else if (rc == 0 && st != NULL) {
+		x.cpid = st->cpid;
 	}
 	x.ca_file = ca;
 	if (rc == 0) rc = change(a.dir, url, key, &x);
@@ -394,7 +437,10 @@ const struct ct_cmd_def ct_attach_cmd = {
 	"      --ca-file FILE CA certificates for a project with its own CA\n"
 	"                     (default: $CURL_CA_BUNDLE, else the system's)\n"
 	"      --no-verify    write the key without asking the project (scripts\n"
-	"                     attaching before the server is up)\n",
+	"                     attaching before the server is up)\n"
+	"      --pin-self-signed  when the https certificate is not signed by a\n"
+	"                     known CA, show and pin its public key (SHA-256):\n"
+	"                     later connections accept that key only\n",
 };
 
 const struct ct_cmd_def ct_detach_cmd = {

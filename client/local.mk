@@ -18,6 +18,7 @@ client_libctclient_a_SOURCES = \
 	client/cl_state.c client/cl_state.h \
 	client/cl_ctl.c client/cl_ctl.h \
 	client/cl_http.c client/cl_http.h \
+	client/cl_pin.c client/cl_pin.h \
 	client/cl_rpc.c client/cl_rpc.h \
 	client/cl_host.c client/cl_host.h \
 	client/cl_task.c client/cl_task.h \

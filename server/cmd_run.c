@@ -255,11 +255,14 @@ int ct_cmd_project(const char *dir, int argc, char **argv)
 const struct ct_cmd_def ct_init_cmd = {
 	.name = "init", .fn = cmd_init, .opts = init_long, .min_args = 1, .max_args = 1,
 	.summary = "create a project directory (config, secret, database)",
-	.usage = "DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]",
+	.usage = "DIR [--listen ADDR:PORT] [--url URL] [--db URL] [--name NAME]\n"
+	"       [--tls | --tls-cert FILE --tls-key FILE]",
 	.help = "DIR must be new or empty. --db mysql://USER:PASS@HOST[:PORT]/DATABASE uses\n"
 	"an external MariaDB (default: an embedded one under DIR/db). A database\n"
 	"that already holds another project is refused; a failed init leaves\n"
-	"nothing behind.\n",
+	"nothing behind. --tls makes a self-signed certificate and key\n"
+	"(DIR/tls.crt, DIR/tls.key, EC P-256, for the --url host, else the\n"
+	"--listen host) and serves https; --tls-cert/--tls-key use your own.\n",
 };
 
 const struct ct_cmd_def ct_run_cmd = {

@@ -78,7 +78,7 @@ static int tls_host(const struct ct_project_opts *o, char *host, size_t cap)
 
 /* Fill cert and key (cap bytes each, "" for no TLS): the operator's files
  * (absolute paths) or a new self-signed pair in dir. */
-static int ct_project_tls(const char *dir, const struct ct_project_opts *o,
+static int project_tls(const char *dir, const struct ct_project_opts *o,
 			  char *cert, char *key, size_t cap)
 {
 	char host[256], abs[PATH_MAX];
@@ -142,7 +142,7 @@ int ct_project_init(const char *dir, const struct ct_project_opts *o)
 	if (rc < 0)
 		return rc;
 	char cert[PATH_MAX] = "", key[PATH_MAX] = "";
-	rc = ct_project_tls(dir, o, cert, key, sizeof(cert));
+	rc = project_tls(dir, o, cert, key, sizeof(cert));
 	if (rc < 0)
 		return rc;
 	int n = snprintf(conf, sizeof(conf), conf_template,
