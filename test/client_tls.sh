@@ -7,6 +7,8 @@
 # key is replaced by another self-signed one (same host): the running
 # client and a new `ctune attach` refuse it, saying the key changed; a
 # plain attach without --pin-self-signed is refused as untrusted.
+# init with --tls and an http:// URL, or --tls-cert without --tls-key, is
+# refused and leaves nothing; --tls-cert/--tls-key are kept by absolute path.
 . "$(dirname "$0")/client_lib.sh"
 SERVER="$top_builddir/ctune-server"
 CORPUS="$top_builddir/bench/ctune-corpus"
@@ -25,6 +27,26 @@ grep -q "^tls_cert = \"$P/tls.crt\"" "$P/ctune-server.conf" || fail "tls_cert no
 openssl x509 -in "$P/tls.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "IP Address:127.0.0.1" ||
 	fail "certificate lacks subjectAltName IP:127.0.0.1"
 echo "ok - init --tls: certificate for 127.0.0.1, key 0600, config set"
+
+# init's TLS options: an http:// URL or half a pair is refused and leaves
+# nothing; a DNS host goes in the SAN; the operator's own files are used
+# by absolute path
+"$SERVER" init "$T/bad1" --tls --url "http://127.0.0.1:$PORT" >"$T/bad1.log" 2>&1 &&
+	fail "init --tls with an http:// URL succeeded"
+grep -q "https://" "$T/bad1.log" || fail "no https hint: $(cat "$T/bad1.log")"
+"$SERVER" init "$T/bad2" --tls-cert "$P/tls.crt" >"$T/bad2.log" 2>&1 &&
+	fail "init --tls-cert without --tls-key succeeded"
+[ ! -e "$T/bad1" ] && [ ! -e "$T/bad2" ] || fail "a refused init left a directory"
+"$SERVER" init "$T/dns" --tls --url "https://localhost:$PORT" >"$T/dns.log" 2>&1 ||
+	fail "init --tls (DNS): $(cat "$T/dns.log")"
+openssl x509 -in "$T/dns/tls.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "DNS:localhost" ||
+	fail "certificate lacks subjectAltName DNS:localhost"
+cp "$P/tls.crt" "$T/own.crt" && cp "$P/tls.key" "$T/own.key"
+(cd "$T" && "$SERVER" init own --tls-cert own.crt --tls-key own.key \
+	--url "https://127.0.0.1:$PORT") >"$T/own.log" 2>&1 || fail "init --tls-cert: $(cat "$T/own.log")"
+grep -q "^tls_key = \"$T/own.key\"" "$T/own/ctune-server.conf" || fail "own key path not absolute"
+[ ! -e "$T/own/tls.key" ] || fail "init made a key although the operator gave one"
+echo "ok - init refuses http:// with TLS and half a pair; DNS SAN; own files by absolute path"
 
 corpus_data 1 2 32
 "$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
