@@ -87,8 +87,10 @@ static CURL *make_handle(const char *url, const struct ct_http_opts *o,
 	for (const char *const *h = o->headers; h != NULL && *h != NULL; h++)
 		*hdrs = curl_slist_append(*hdrs, *h);
 	ca = o->ca_file ? o->ca_file : getenv("CURL_CA_BUNDLE");
-	if (ct_pin_is(o->ca_file)) {	/* self-signed: that key, no CA check */
-		curl_easy_setopt(c, CURLOPT_PINNEDPUBLICKEY, o->ca_file);
+	/* self-signed: that key, no CA check; verification stays on (and
+	 * fails) where the TLS backend cannot pin */
+	if (ct_pin_is(o->ca_file) &&
+	    curl_easy_setopt(c, CURLOPT_PINNEDPUBLICKEY, o->ca_file) == CURLE_OK) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (ca != NULL && *ca != '\0')

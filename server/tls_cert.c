@@ -14,6 +14,7 @@
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -73,6 +74,20 @@ static int fill_cert(X509 *x, EVP_PKEY *k, const char *host, int days)
 	return crypto_fail("certificate extension or signature");
 }
 
+/* A new EC P-256 key (OpenSSL 1.1 and 3), or NULL. */
+static EVP_PKEY *p256_key(void)
+{
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
+	EVP_PKEY *k = NULL;
+
+	if (c == NULL || EVP_PKEY_keygen_init(c) <= 0 ||
+	    EVP_PKEY_CTX_set_ec_paramgen_curve_nid(c, NID_X9_62_prime256v1) <= 0 ||
+	    EVP_PKEY_keygen(c, &k) <= 0)
+		k = NULL;
+	EVP_PKEY_CTX_free(c);
+	return k;
+}
+
 /* Write what write_pem puts into a memory BIO to path, atomically. */
 static int write_bio(BIO *b, const char *path, int mode)
 {
@@ -112,7 +127,7 @@ int ct_tls_make_self_signed(const char *cert_path, const char *key_path,
 	    strpbrk(host, ",/\\\"' \t\n") != NULL || days <= 0 || days > 36500)
 		return ct_error(CT_EINVAL, "bad host '%s' or days %d for a certificate",
 				host ? host : "", days);
-	k = EVP_EC_gen("P-256");
+	k = p256_key();
 	x = X509_new();
 	if (k == NULL || x == NULL)
 		rc = crypto_fail("EC P-256 key");
