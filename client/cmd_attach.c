@@ -338,11 +338,14 @@ static int reach_or_pin(const struct attach_args *a, const char *url, char **ca,
 			struct ct_state *st, char **got)
 {
 	char pin[CT_PIN_MAX];
-	int rc = a->no_verify && a->pin ? CT_ENET : reach(a, url, *ca, st, got);
+	int https = strncmp(url, "https://", 8) == 0;
+	int rc;
 
-	if (rc != CT_ENET || !a->pin || strncmp(url, "https://", 8) != 0 ||
-	    (!a->no_verify && strstr(ct_errmsg(rc), "TLS") == NULL))
-		return rc;
+	if (!(a->pin && a->no_verify && https)) {	/* --no-verify: pin at once */
+		rc = reach(a, url, *ca, st, got);
+		if (rc != CT_ENET || !a->pin || !https || strstr(ct_errmsg(rc), "TLS") == NULL)
+			return rc;
+	}
 	rc = ct_pin_fetch(url, pin);
 	if (rc < 0)
 		return rc;

@@ -76,6 +76,9 @@ WANT="sha256//$(openssl x509 -in "$P/tls.crt" -noout -pubkey | openssl pkey -pub
 grep -qF "$WANT" "$T/attach.out" || fail "attach did not show the pin $WANT: $(cat "$T/attach.out")"
 grep -qF "$WANT" "$T/c1/client_state.xml" || fail "pin not in the client state"
 echo "ok - pinned $WANT"
+"$CTUNE" --dir "$T/nv" attach "$URL" --key "$KEY" --no-verify --pin-self-signed \
+	>"$T/nv.out" 2>&1 || fail "attach --no-verify --pin-self-signed: $(cat "$T/nv.out")"
+grep -qF "$WANT" "$T/nv/client_state.xml" || fail "--no-verify did not pin the key"
 
 start_client c1 --always --device cpu --backoff-base 0.5 --checkpoint-seconds 0.3
 C1=$CPID
