@@ -188,16 +188,34 @@ static int upload_fatal(long status)
 	       status == 409 || status == 410 || status == 413;
 }
 
+/* The X-Upload-MAC header of result name's upload (doc/protocol.md) into
+ * *out (NULL when out of memory). Returns 0, or CT_EINVAL when the project
+ * gave no host secret yet: a retry after the next RPC, which asks for it. */
+static int upload_mac_header(const struct ct_project *p, const char *name,
+			     const char *sha, char **out)
+{
+	char mac[65];
+	int rc;
+
+	*out = NULL;
+	rc = ct_rpc_upload_mac(p->host_secret, name, sha, mac);
+	if (rc < 0)
+		return rc;
+	if (asprintf(out, "X-Upload-MAC: %s", mac) < 0)
+		*out = NULL;
+	return 0;
+}
+
 static int do_upload(struct ct_daemon *d, const char *url)
 {
 	struct ct_project *p = project(d, url);
 	struct ct_buf reply = CT_BUF_INIT(1 << 16);
 	struct ct_task *t = NULL;
 	char name[128], *uurl = NULL, *tok = NULL, *shah = NULL, *slot = NULL, *file = NULL;
-	char *ca = NULL;
-	const char *hdrs[3];
+	char *ca = NULL, *mach = NULL;
+	const char *hdrs[4];
 	long status = 0;
-	int rc, jrc;
+	int rc, jrc, mrc;
 
 	t = next_due(d, p, CT_TASK_UPLOADING, name, sizeof(name));
 	if (t == NULL)
@@ -207,20 +225,24 @@ static int do_upload(struct ct_daemon *d, const char *url)
 		tok = NULL;
 	if (asprintf(&shah, "X-Content-SHA256: %s", t->output_sha256) < 0)
 		shah = NULL;
+	mrc = upload_mac_header(p, name, t->output_sha256, &mach);
 	file = slot != NULL ? ct_cl_path(slot, CT_CL_SLOT_RESULT) : NULL;
 	uurl = t->upload_url ? strdup(t->upload_url) : NULL;
 	ca = p->ca_file ? strdup(p->ca_file) : NULL;
 	ct_daemon_unlock(d);
 	if (jrc < 0) {
 		rc = jrc;
-	} else if (tok == NULL || shah == NULL || file == NULL || uurl == NULL) {
+	} else if (mrc < 0) {
+		rc = mrc;
+	} else if (tok == NULL || shah == NULL || mach == NULL || file == NULL || uurl == NULL) {
 		rc = CT_ENOMEM;
 	} else {
 		struct ct_http_opts o = { .headers = hdrs, .cancel = &d->stop, .ca_file = ca };
 
 		hdrs[0] = tok;
 		hdrs[1] = shah;
-		hdrs[2] = NULL;
+		hdrs[2] = mach;
+		hdrs[3] = NULL;
 		ct_log_info("%s: uploading", name);
 		rc = ct_http_upload(uurl, file, &o, &reply, &status);
 	}
@@ -244,6 +266,7 @@ static int do_upload(struct ct_daemon *d, const char *url)
 	}
 	free(tok);
 	free(shah);
+	free(mach);
 	free(file);
 	free(slot);
 	free(uurl);

@@ -5,10 +5,12 @@
 #include "cl_rpc.h"
 #include "cl_jail.h"
 #include "ct_err.h"
+#include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_xml.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +78,9 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 	rc = ct_buf_appends(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0) rc = ct_xml_open(b, "scheduler_request");
 	if (rc == 0) rc = ct_xml_elem_str(b, "authenticator", p->key);
-	if (rc == 0) rc = ct_xml_elem_long(b, "host_id", p->hostid);
+	/* no host secret yet (an older state): no host_id, so the server finds
+	 * the host by its cpid and sends the secret again */
+	if (rc == 0) rc = ct_xml_elem_long(b, "host_id", p->host_secret ? p->hostid : 0);
 	if (rc == 0) rc = ct_xml_elem_str(b, "host_cpid", st->cpid);
 	if (rc == 0) rc = ct_xml_elem_str(b, "client_version", PACKAGE_VERSION);
 	if (rc == 0 && host_xml != NULL) rc = ct_buf_appends(b, host_xml);
@@ -133,6 +137,7 @@ void ct_sched_reply_free(struct ct_sched_reply *r)
 	}
 	free(r->results);
 	free(r->user_name);
+	free(r->host_secret);
 	free(r->project_name);
 	free(r->error_code);
 	free(r->error_message);
@@ -325,6 +330,9 @@ static int parse_header(xmlNodePtr root, struct ct_sched_reply *r)
 	if (rc == 0) rc = ct_xml_get_long(root, "pending_results", 0, LONG_MAX, &r->pending_results);
 	if (rc == CT_ENOTFOUND) rc = 0;
 	if (rc == 0) rc = opt_str(root, "user_name", &r->user_name);
+	if (rc == 0) rc = opt_str(root, "host_secret", &r->host_secret);
+	if (rc == 0 && r->host_secret != NULL && !ct_rpc_host_secret_valid(r->host_secret))
+		rc = ct_error(CT_EPROTO, "bad host_secret in the scheduler reply");
 	if (rc == 0) rc = opt_str(root, "project_name", &r->project_name);
 	e = ct_xml_child(root, "error");
 	if (rc == 0 && e != NULL) {
@@ -361,6 +369,31 @@ static int parse_abort(xmlNodePtr n, char **out)
 		rc = CT_ENOMEM;
 	xmlFree(s);
 	return rc;
+}
+
+int ct_rpc_host_secret_valid(const char *s)
+{
+	unsigned char raw[CT_SHA256_LEN];
+
+	return s != NULL && strlen(s) == CT_SHA256_HEXLEN &&
+	       ct_hex_decode(s, raw, sizeof(raw)) == 0;
+}
+
+int ct_rpc_upload_mac(const char *secret, const char *result, const char *sha_hex,
+		      char out[65])
+{
+	unsigned char d[CT_SHA256_LEN];
+	char msg[256];
+	int n;
+
+	if (!ct_rpc_host_secret_valid(secret))
+		return ct_error(CT_EINVAL, "no host secret: attach again to get one");
+	n = snprintf(msg, sizeof(msg), "ctune-upload-mac\n%s\n%s", result, sha_hex);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return ct_error(CT_EINVAL, "result name too long");
+	ct_hmac_sha256(secret, CT_SHA256_HEXLEN, msg, (size_t)n, d);
+	ct_hex_encode(d, sizeof(d), out);
+	return 0;
 }
 
 int ct_rpc_parse_reply(const void *data, size_t n, struct ct_sched_reply *r)
@@ -499,6 +532,8 @@ int ct_rpc_apply_reply(struct ct_project *p, const struct ct_sched_reply *r, dou
 	p->request_delay_until = now + r->request_delay;
 	if (r->user_name != NULL)
 		rc = ct_strset(&p->user_name, r->user_name);
+	if (rc == 0 && r->host_secret != NULL)
+		rc = ct_strset(&p->host_secret, r->host_secret);
 	if (!isnan(r->total_credit))
 		p->credit = r->total_credit;
 	if (!isnan(r->expavg_credit))

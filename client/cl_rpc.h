@@ -63,6 +63,7 @@ struct ct_sched_reply {
 	long host_id;			/* 0 if absent */
 	double request_delay;		/* seconds, 0 if absent */
 	char *user_name;
+	char *host_secret;		/* this host's upload MAC key, NULL if absent */
 	double total_credit, expavg_credit;	/* NaN if absent */
 	long rank;			/* the user's rank by RAC if sent, else 0 */
 	long pending_results;		/* reported, not yet validated; -1 if absent */
@@ -98,6 +99,16 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
  * a workunit, the protocol, parses with `refused` set to the reason: the
  * rest of the reply is still used, and nothing of the refused item is. */
 int ct_rpc_parse_reply(const void *data, size_t n, struct ct_sched_reply *r);
+
+/* 1 if s has the form of a host secret (64 hex digits), else 0. */
+int ct_rpc_host_secret_valid(const char *s);
+
+/* The X-Upload-MAC of an upload (doc/protocol.md): the hex HMAC-SHA256,
+ * keyed by the host secret's hex string, of
+ * "ctune-upload-mac\n<result>\n<body sha256 hex>", into out (65 bytes).
+ * Returns 0, or CT_EINVAL (no valid secret, or names too long). */
+int ct_rpc_upload_mac(const char *secret, const char *result, const char *sha_hex,
+		      char out[65]);
 
 void ct_sched_reply_free(struct ct_sched_reply *r);
 

@@ -113,6 +113,7 @@ static const struct field project_fields[] = {
 	FIELD(ct_project, F_STR, user_name),
 	FIELD(ct_project, F_LONG, hostid),
 	FIELD(ct_project, F_STR, host_auth),
+	FIELD(ct_project, F_STR, host_secret),
 	FIELD(ct_project, F_STR, ca_file),
 	FIELD(ct_project, F_DBL, credit),
 	FIELD(ct_project, F_DBL, rac),

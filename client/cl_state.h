@@ -99,6 +99,7 @@ struct ct_project {
 	char *user_name;
 	long hostid;			/* 0 until the server assigns one */
 	char *host_auth;		/* host authenticator from the server, or NULL */
+	char *host_secret;		/* upload MAC key, sent once by the server, or NULL */
 	char *ca_file;			/* CA bundle for this project (attach --ca-file) */
 	double credit;			/* as last reported by the server */
 	double rac;

@@ -4,9 +4,12 @@
  * addressed, immutable, with Range and ETag). See doc/protocol.md.
  *
  * An upload goes to a temporary file in PROJECT/upload, hashed while it
- * arrives, fsynced, then link()ed to its final name: link fails if a file
- * is there already, so an accepted upload can never be replaced; the same
- * bytes again are accepted (a retry after a lost reply).
+ * arrives, fsynced, then link()ed to its final name. It counts only with an
+ * X-Upload-MAC over its SHA-256 under the secret of the host the token was
+ * issued to (token.h): a sniffer who read the token cannot upload, and a
+ * refused upload changes nothing. The same host may replace its own upload
+ * while the result is still in progress (not yet reported, so never
+ * validated): the new file is rename()d over the old one, atomically.
  */
 #include "files.h"
 
@@ -177,10 +180,12 @@ static int upload_chunk(struct ct_http_req *req, struct ct_http_resp *resp,
 	return 0;
 }
 
-/* Put the temp file in place without ever replacing an accepted upload. */
-static int upload_place(struct upload *u, const char *sha)
+/* Put the temp file in place; a different file of the same host for a
+ * result still in progress (checked again now) is replaced atomically. */
+static int upload_place(struct ct_http_req *req, struct upload *u, const char *sha)
 {
 	char old[CT_SHA256_HEXLEN + 1];
+	int64_t rid = 0;
 	int rc;
 
 	if (fsync(u->fd) < 0)
@@ -190,11 +195,16 @@ static int upload_place(struct upload *u, const char *sha)
 	if (errno != EEXIST)
 		return ct_error_errno("link %s", u->final);
 	rc = ct_sha256_file_hex(u->final, old);
-	if (rc < 0)
+	if (rc < 0 || strcmp(old, sha) == 0)
 		return rc;
-	if (strcmp(old, sha) != 0)
-		return ct_error(CT_EDUP, "a different file was already uploaded for this result");
-	return 0;
+	rc = upload_check_result(req, u->hostid, &rid);
+	if (rc < 0)
+		return rc == CT_EEXPIRED ? CT_ESTATE : rc;
+	if (rename(u->tmp, u->final) < 0)
+		return ct_error_errno("rename %s", u->final);
+	u->tmp[0] = 0;
+	ct_log_info("upload %s: host %" PRId64 " replaced its own upload", req->subpath, u->hostid);
+	return ct_file_fsync_dir(u->final);
 }
 
 static int upload_reply(struct ct_http_resp *resp, const char *sha, uint64_t n)
@@ -248,9 +258,12 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 		rc = upload_error(resp, 400, CT_EHASH, "upload does not match X-Content-SHA256", req);
 		goto out;
 	}
-	rc = upload_place(u, sha);
-	if (rc == CT_EDUP) {
-		rc = upload_error(resp, 409, CT_EDUP, ct_errmsg(rc), req);
+	rc = ct_token_check_mac(req->srv->secret, sizeof(req->srv->secret), u->hostid,
+				req->subpath, sha, ct_http_header(req, "X-Upload-MAC"));
+	if (rc == 0)
+		rc = upload_place(req, u, sha);
+	if (rc == CT_EAUTH || rc == CT_ESTATE || rc == CT_EDENIED) {
+		rc = upload_error(resp, status_for(rc), rc, ct_errmsg(rc), req);
 		goto out;
 	}
 	if (rc < 0)

@@ -889,6 +889,12 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	ct_conf_get_str(c->srv->conf, "project_name", "crowdtune", &pname);
 	rc = ct_xml_open(b, "scheduler_reply");
 	if (rc == 0) rc = ct_xml_elem_int64(b, "host_id", c->hostid);
+	if (rc == 0 && c->req.host_id <= 0) {	/* the host's upload secret, once */
+		char hsec[CT_SHA256_HEXLEN + 1];
+
+		ct_token_host_secret(c->srv->secret, sizeof(c->srv->secret), c->hostid, hsec);
+		rc = ct_xml_elem_str(b, "host_secret", hsec);
+	}
 	if (rc == 0) rc = ct_xml_elem_long(b, "request_delay", told_delay(c));
 	if (rc == 0) rc = ct_xml_elem_str(b, "user_name", c->user_name);
 	if (rc == 0) rc = ct_xml_elem_double(b, "total_credit", c->total_credit);

@@ -80,3 +80,39 @@ int ct_token_check(const unsigned char *key, size_t klen, const char *result_nam
 	*max_bytes = max;
 	return 0;
 }
+
+void ct_token_host_secret(const unsigned char *key, size_t klen, int64_t hostid,
+			  char hex[CT_SHA256_HEXLEN + 1])
+{
+	unsigned char mac[CT_SHA256_LEN];
+	char msg[64];
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "ctune-host-secret\n%" PRId64, hostid);
+	ct_hmac_sha256(key, klen, msg, (size_t)n, mac);
+	ct_hex_encode(mac, sizeof(mac), hex);
+}
+
+int ct_token_check_mac(const unsigned char *key, size_t klen, int64_t hostid,
+		       const char *result_name, const char *body_sha, const char *mac)
+{
+	char hsec[CT_SHA256_HEXLEN + 1], want[CT_SHA256_HEXLEN + 1];
+	unsigned char d[CT_SHA256_LEN];
+	char msg[256];
+	int n;
+
+	if (mac == NULL)
+		return ct_error(CT_EAUTH, "no X-Upload-MAC header");
+	if (strlen(mac) != CT_SHA256_HEXLEN || !ct_result_name_valid(result_name))
+		return ct_error(CT_EAUTH, "malformed X-Upload-MAC");
+	ct_token_host_secret(key, klen, hostid, hsec);
+	n = snprintf(msg, sizeof(msg), "ctune-upload-mac\n%s\n%s", result_name, body_sha);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return ct_error(CT_EAUTH, "malformed upload");
+	ct_hmac_sha256(hsec, CT_SHA256_HEXLEN, msg, (size_t)n, d);
+	ct_hex_encode(d, sizeof(d), want);
+	if (!ct_memeq_ct(want, mac, CT_SHA256_HEXLEN))
+		return ct_error(CT_EAUTH, "upload MAC does not match: not from the host "
+				"the token was issued to");
+	return 0;
+}

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ct_hash.h"
+
 #define CT_TOKEN_MAX 128	/* longest token, with the NUL */
 
 /* Write the token into out (cap >= CT_TOKEN_MAX). Returns 0, CT_EINVAL
@@ -24,5 +26,18 @@ int ct_token_make(const unsigned char *key, size_t klen, const char *result_name
  * CT_EEXPIRED: valid but now > expiry. */
 int ct_token_check(const unsigned char *key, size_t klen, const char *result_name,
 		   const char *token, int64_t now, int64_t *hostid, int64_t *max_bytes);
+
+/* The per-host upload secret (hex, CT_SHA256_HEXLEN): HMAC-SHA256 under
+ * the project secret of "ctune-host-secret\n<host id>". The server derives
+ * it, so it stores nothing; it sends it once, in the reply that creates the
+ * host (doc/protocol.md). */
+void ct_token_host_secret(const unsigned char *key, size_t klen, int64_t hostid,
+			  char hex[CT_SHA256_HEXLEN + 1]);
+
+/* Check an upload's X-Upload-MAC: the hex HMAC-SHA256, keyed by the host
+ * secret's hex string, of "ctune-upload-mac\n<result name>\n<body sha256 hex>".
+ * Returns 0, or CT_EAUTH (absent, malformed or wrong: not from hostid). */
+int ct_token_check_mac(const unsigned char *key, size_t klen, int64_t hostid,
+		       const char *result_name, const char *body_sha, const char *mac);
 
 #endif

@@ -17,6 +17,8 @@ CT_ATTACK_TESTS += test/attack_slow_headers.sh test/attack_xml_bomb.sh \
 # (issue 27): the round rules, request_delay enforced, the round check
 CT_ATTACK_TESTS += test/server_round_capture.sh test/server_request_delay.sh \
 	test/server_round_fail.sh test/server_hoarder_round.sh
+# uploads that a sniffer cannot spoil (issue 27): the host's MAC
+CT_ATTACK_TESTS += test/server_upload_sniffer.sh
 check_PROGRAMS += test/slow_headers
 test_slow_headers_LDADD = -lpthread
 EXTRA_DIST += test/attack_lib.sh

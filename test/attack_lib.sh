@@ -78,6 +78,7 @@ deliver() {
 		sha=$(sha256sum <"$T/work/$r" | cut -d' ' -f1)
 		c=$(curl -s --interface "$(vip "$1")" -o "$T/up.xml" -w '%{http_code}' \
 			-H "X-Upload-Token: $tok" -H "X-Content-SHA256: $sha" \
+			-H "X-Upload-MAC: $(upload_mac "$r" "$tok" "$T/work/$r")" \
 			--data-binary @"$T/work/$r" "$URL/upload/$r")
 		up_codes="$up_codes $c"
 		reports="$reports$(report "$r" "$sha" "$(wc -c <"$T/work/$r")")"

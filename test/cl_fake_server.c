@@ -158,6 +158,8 @@ static int scheduler(struct fake *f, struct MHD_Connection *c, const struct ct_b
 	}
 	root = xmlDocGetRootElement(doc);
 	ct_buf_appendf(out, "<scheduler_reply>\n<host_id>7</host_id>"
+		       "<host_secret>00112233445566778899aabbccddeeff"
+		       "00112233445566778899aabbccddeeff</host_secret>"
 		       "<request_delay>%g</request_delay><user_name>tester</user_name>"
 		       "<total_credit>%d.5</total_credit><expavg_credit>1.25</expavg_credit>\n",
 		       f->delay, f->given);

@@ -94,9 +94,25 @@ credit_of() { tr '{' '\n' <"$T/users.json" |
 	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 xp() { xmllint --xpath "$1" "$T/reply.xml" 2>/dev/null; }
 
-up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code
+# hmac_hex KEYOPT: the hex HMAC-SHA256 of stdin (KEYOPT: hexkey:H or key:S)
+hmac_hex() { openssl dgst -sha256 -mac HMAC -macopt "$1" | awk '{print $NF}'; }
+# host_secret HOSTID: the host's upload secret, derived from the project's
+# secret as the server does (doc/protocol.md); scripted hosts use it
+host_secret() {
+	printf 'ctune-host-secret\n%s' "$1" |
+		hmac_hex "hexkey:$(od -An -v -tx1 "$P/secret" | tr -d ' \n')"
+}
+# upload_mac RESULT TOKEN FILE [SECRET]: the X-Upload-MAC of FILE for
+# RESULT, under SECRET (default: that of the token's host)
+upload_mac() {
+	_sec=${4:-$(host_secret "$(echo "$2" | cut -d. -f2)")}
+	printf 'ctune-upload-mac\n%s\n%s' "$1" "$(sha256sum <"$3" | cut -d' ' -f1)" |
+		hmac_hex "key:$_sec"
+}
+up() {	# up RESULT TOKEN FILE [extra curl args] -> HTTP code (with its host's MAC)
 	f=$3; r=$1; t=$2; shift 3
-	curl -s -o "$T/up.xml" -w '%{http_code}' -H "X-Upload-Token: $t" "$@" \
+	curl -s -o "$T/up.xml" -w '%{http_code}' -H "X-Upload-Token: $t" \
+		-H "X-Upload-MAC: $(upload_mac "$r" "$t" "$f")" "$@" \
 		--data-binary @"$f" "$URL/upload/$r"
 }
 

@@ -19,6 +19,7 @@
 static const char reply_doc[] =
 	"<?xml version=\"1.0\"?>\n<scheduler_reply>\n"
 	"<host_id>42</host_id><request_delay>10</request_delay>\n"
+	"<host_secret>" SHA_B "</host_secret>\n"
 	"<user_name>alice</user_name><total_credit>1234.5</total_credit>\n"
 	"<expavg_credit>87.25</expavg_credit><project_name>p</project_name>\n"
 	"<ack><name>done-ok</name><status>accepted</status></ack>\n"
@@ -95,6 +96,7 @@ static void test_parse_and_apply(void **unused)
 	assert_true(p->request_delay_until == 1010);
 	assert_true(p->credit == 1234.5 && p->rac == 87.25);
 	assert_string_equal(p->user_name, "alice");
+	assert_string_equal(p->host_secret, SHA_B);	/* kept for the upload MACs */
 	assert_int_equal(ct_project_find_task(p, "done-ok")->state, CT_TASK_REPORTED);
 	assert_int_equal(ct_project_find_task(p, "done-dup")->state, CT_TASK_REPORTED);
 	assert_int_equal(ct_project_find_task(p, "done-noent")->state, CT_TASK_UPLOADING);
@@ -127,6 +129,13 @@ static void test_build_request(void **unused)
 
 	(void)unused;
 	p->hostid = 9;
+	/* without a host secret the host id is left out (0): the server then
+	 * finds the host by its cpid and sends the secret */
+	assert_int_equal(ct_rpc_build_request(st, p, "", 0, &b), 0);
+	assert_non_null(strstr(ct_buf_cstr(&b), "<host_id>0</host_id>"));
+	ct_buf_free(&b);
+	b = (struct ct_buf)CT_BUF_INIT(1 << 20);
+	p->host_secret = strdup(SHA_B);
 	assert_int_equal(ct_rpc_build_request(st, p, "<host><ncpus>2</ncpus></host>\n", 3, &b), 0);
 	assert_int_equal(ct_xml_parse(b.data, b.len, 1 << 20, 8, &doc), 0);
 	root = xmlDocGetRootElement(doc);

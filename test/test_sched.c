@@ -20,7 +20,9 @@
  *       <sql query="SELECT COUNT(*) FROM device">2</sql>   (first column,
  *                                       first row, as text)
  *     </step>
- *     <upload result="@R1@" token="@T1@" data="some bytes" status="200"/>
+ *     <upload result="@R1@" token="@T1@" data="some bytes" status="200"
+ *             secret="@S@"/>   (secret: the host's, captured from the
+ *                              reply's host_secret; sends X-Upload-MAC)
  *     <setup sql="INSERT INTO ..."/>  (a statement run at that point)
  *   </case>
  *
@@ -269,7 +271,7 @@ static const struct vocab vocab[] = {
 	{ .name = "description", .parent = "case" },
 	{ .name = "step", .parent = "case", .attrs = { "path" } },
 	{ .name = "upload", .parent = "case",
-	  .attrs = { "result", "token", "data", "status" }, .nreq = 2 },
+	  .attrs = { "result", "token", "data", "status", "secret" }, .nreq = 2 },
 	{ .name = "request", .parent = "step", .attrs = { "gzip" }, .free_body = 1 },
 	{ .name = "expect", .parent = "step", .attrs = { "status" } },
 	{ .name = "xpath", .parent = "expect", .attrs = { "expr" }, .nreq = 1 },
@@ -460,10 +462,27 @@ static void run_step(const char *name, int stepno, xmlNodePtr step)
 	free(gz);
 }
 
+/* The X-Upload-MAC header of data for result under the host secret sec
+ * (doc/protocol.md) into hdr. */
+static void upload_mac(const char *sec, const char *result, const char *data,
+		       char *hdr, size_t cap)
+{
+	unsigned char d[CT_SHA256_LEN];
+	char sha[CT_SHA256_HEXLEN + 1], mac[CT_SHA256_HEXLEN + 1], msg[300];
+	int n;
+
+	ct_sha256(data, strlen(data), d);
+	ct_hex_encode(d, sizeof(d), sha);
+	n = snprintf(msg, sizeof(msg), "ctune-upload-mac\n%s\n%s", result, sha);
+	ct_hmac_sha256(sec, strlen(sec), msg, (size_t)n, d);
+	ct_hex_encode(d, sizeof(d), mac);
+	snprintf(hdr, cap, "X-Upload-MAC: %s", mac);
+}
+
 static void run_upload(const char *name, int stepno, xmlNodePtr up)
 {
 	char *result = attr(up, "result"), *token = attr(up, "token"), *data = attr(up, "data");
-	char *want = attr(up, "status"), hdr[512];
+	char *want = attr(up, "status"), *sec = attr(up, "secret"), hdr[512];
 	struct ct_buf reply = CT_BUF_INIT(1 << 20);
 	struct curl_slist *h = NULL;
 	char path[256];
@@ -471,6 +490,10 @@ static void run_upload(const char *name, int stepno, xmlNodePtr up)
 
 	snprintf(hdr, sizeof(hdr), "X-Upload-Token: %s", token ? token : "");
 	h = curl_slist_append(h, hdr);
+	if (sec != NULL) {
+		upload_mac(sec, result, data ? data : "", hdr, sizeof(hdr));
+		h = curl_slist_append(h, hdr);
+	}
 	snprintf(path, sizeof(path), "/upload/%s", result);
 	status = post(path, data ? data : "", data ? strlen(data) : 0, h, &reply);
 	if (want && atol(want) != status)
@@ -482,6 +505,7 @@ static void run_upload(const char *name, int stepno, xmlNodePtr up)
 	free(token);
 	free(data);
 	free(want);
+	free(sec);
 }
 
 /* <setup sql="..."/>: a statement on the case's database (to give job 1

@@ -67,4 +67,31 @@ static void test_refusals(void **state)
 	assert_int_equal(host, -5);
 }
 
-CT_TEST_MAIN(test_round_trip, test_refusals)
+/* The host secret and the upload MAC (doc/protocol.md), against values
+ * computed with openssl dgst -mac HMAC; the MAC fails for another host,
+ * result, body or a wrong or missing header. */
+#define BODY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define GOOD_MAC "7da9898985800f6c03ac8005c57c45ebd589aae5954b8c987cf58ccfb63334ea"
+
+static void test_upload_mac(void **state)
+{
+	char hs[65];
+
+	ct_token_host_secret(key, 32, 42, hs);
+	assert_string_equal(hs, "1008a170b083b1395fb03ff35664b30ad66b31c4592270b278f923494efe392d");
+	assert_int_equal(ct_token_check_mac(key, 32, 42, "j1-r1-s0-0", BODY_SHA, GOOD_MAC), 0);
+	assert_int_equal(ct_token_check_mac(key, 32, 43, "j1-r1-s0-0", BODY_SHA, GOOD_MAC),
+			 CT_EAUTH);
+	assert_int_equal(ct_token_check_mac(key2, 32, 42, "j1-r1-s0-0", BODY_SHA, GOOD_MAC),
+			 CT_EAUTH);
+	assert_int_equal(ct_token_check_mac(key, 32, 42, "j1-r1-s0-1", BODY_SHA, GOOD_MAC),
+			 CT_EAUTH);
+	assert_int_equal(ct_token_check_mac(key, 32, 42, "j1-r1-s0-0",
+					    "f3b0c44298fc1c149afbf4c8996fb924"
+					    "27ae41e4649b934ca495991b7852b855", GOOD_MAC), CT_EAUTH);
+	assert_int_equal(ct_token_check_mac(key, 32, 42, "j1-r1-s0-0", BODY_SHA, NULL), CT_EAUTH);
+	assert_int_equal(ct_token_check_mac(key, 32, 42, "j1-r1-s0-0", BODY_SHA, "7da9"),
+			 CT_EAUTH);
+}
+
+CT_TEST_MAIN(test_round_trip, test_refusals, test_upload_mac)
