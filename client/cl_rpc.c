@@ -78,9 +78,11 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 	rc = ct_buf_appends(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0) rc = ct_xml_open(b, "scheduler_request");
 	if (rc == 0) rc = ct_xml_elem_str(b, "authenticator", p->key);
-	/* no host secret yet (an older state): no host_id, so the server finds
-	 * the host by its cpid and sends the secret again */
-	if (rc == 0) rc = ct_xml_elem_long(b, "host_id", p->host_secret ? p->hostid : 0);
+	/* no valid host secret yet (an older state): no host_id, so the server
+	 * finds the host by its cpid and sends the secret again */
+	if (rc == 0)
+		rc = ct_xml_elem_long(b, "host_id",
+				      ct_rpc_host_secret_valid(p->host_secret) ? p->hostid : 0);
 	if (rc == 0) rc = ct_xml_elem_str(b, "host_cpid", st->cpid);
 	if (rc == 0) rc = ct_xml_elem_str(b, "client_version", PACKAGE_VERSION);
 	if (rc == 0 && host_xml != NULL) rc = ct_buf_appends(b, host_xml);
