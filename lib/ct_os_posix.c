@@ -7,6 +7,7 @@
 #include "ct_os.h"
 #include "ct_err.h"
 #include "ct_unix.h"
+#include "ct_time.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -272,18 +273,6 @@ int ct_os_cpu_ticks(unsigned long long *busy, unsigned long long *total,
 	return CT_EUNSUPP;	/* /proc/stat (cl_load.c) */
 }
 
-/* ts = now on clock + s seconds. */
-static void deadline_on(clockid_t clock, double s, struct timespec *ts)
-{
-	clock_gettime(clock, ts);
-	ts->tv_sec += (time_t)s;
-	ts->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 void ct_os_cond_init(pthread_cond_t *c)
 {
 	pthread_condattr_t ca;
@@ -296,7 +285,7 @@ void ct_os_cond_init(pthread_cond_t *c)
 
 void ct_os_cond_deadline(double s, struct timespec *ts)
 {
-	deadline_on(CLOCK_MONOTONIC, s, ts);
+	ct_time_after(CLOCK_MONOTONIC, s, ts);
 }
 
 void ct_os_sleep(double s)

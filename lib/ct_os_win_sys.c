@@ -9,6 +9,7 @@
 #include "ct_os.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_time.h"
 
 #include <winsock2.h>
 #include <ws2tcpip.h>
@@ -332,18 +333,6 @@ int ct_os_cpu_ticks(unsigned long long *busy, unsigned long long *total,
 	return 0;
 }
 
-/* ts = now on clock + s seconds. */
-static void deadline_on(clockid_t clock, double s, struct timespec *ts)
-{
-	clock_gettime(clock, ts);
-	ts->tv_sec += (time_t)s;
-	ts->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 void ct_os_cond_init(pthread_cond_t *c)
 {
 	pthread_cond_init(c, NULL);	/* winpthreads: CLOCK_REALTIME only */
@@ -351,7 +340,7 @@ void ct_os_cond_init(pthread_cond_t *c)
 
 void ct_os_cond_deadline(double s, struct timespec *ts)
 {
-	deadline_on(CLOCK_REALTIME, s, ts);
+	ct_time_after(CLOCK_REALTIME, s, ts);
 }
 
 void ct_os_sleep(double s)

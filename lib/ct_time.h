@@ -7,11 +7,18 @@
 #ifndef CT_TIME_H
 #define CT_TIME_H
 
+#include <time.h>
+
 /* Seconds on CLOCK_MONOTONIC (arbitrary origin: use differences). */
 double ct_time_mono_s(void);
 
 /* CPU seconds used so far by this process, all threads
  * (CLOCK_PROCESS_CPUTIME_ID). */
 double ct_time_cpu_s(void);
+
+/* *ts = now on clock `clock` + s seconds (s >= 0), normalised: an
+ * absolute deadline for pthread_cond_timedwait on a condition variable
+ * of that clock (ct_os.h's ct_os_cond_deadline). */
+void ct_time_after(clockid_t clock, double s, struct timespec *ts);
 
 #endif

@@ -371,7 +371,10 @@ static int listed(const struct sched_ctx *c, const char *name)
  * "aborted by the project": DIDNT_NEED, not an error of the host's, and
  * no longer in progress, so it is never sent again as lost and the host's
  * in-progress caps let it take other work (a client told to abort a result
- * that was then resent as lost looped: issue 32). */
+ * that was then resent as lost looped: issue 32). One autocommit UPDATE
+ * guarded by the old state, without the WU's lock: a lost race moves
+ * nothing, and a deadlock with a WU's transaction is retried by
+ * ct_db_execa. */
 static int drop_canceled(struct sched_ctx *c, int64_t resultid)
 {
 	int rc = ct_res_move(c->db, resultid, CT_RES_IN_PROGRESS, CT_RES_DIDNT_NEED,
