@@ -1,7 +1,8 @@
 /*
  * cmd_devices.c - `ctune devices`: list the OpenCL platforms and devices
  * with their properties and run the conformance self-test on each
- * (engine/ct_ocl_selftest.h), printing conforming / not conforming.
+ * (engine/ct_ocl_selftest.h), printing conforming / not conforming; then
+ * the C reference's kernel path (engine/ct_isa.h).
  *
  *   ctune devices [--no-selftest] [--device opencl:N] [--digest]
  *
@@ -19,6 +20,7 @@
 
 #include "ct_err.h"
 #include "ct_hash.h"
+#include "ct_isa.h"
 #include "ct_ocl.h"
 #include "ct_ocl_selftest.h"
 
@@ -91,6 +93,16 @@ static const struct option devices_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The C reference (--device cpu): which kernel path it runs (ct_isa.h). */
+static void print_cpu(void)
+{
+	printf("cpu  C reference\n  kernels:         %s (this CPU runs:", ct_isa_name(ct_isa()));
+	for (int i = 0; i < CT_ISA_N; i++)
+		if (ct_isa_supported(i))
+			printf(" %s", ct_isa_name(i));
+	printf("; CTUNE_ISA=NAME forces one)\n");
+}
+
 static int cmd_devices(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_ocl_devinfo *devs = NULL;
@@ -137,6 +149,8 @@ static int cmd_devices(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		if (test && !selftest(&devs[i], digest))
 			bad++;
 	}
+	if (only < 0)
+		print_cpu();
 	free(devs);
 	return bad ? CT_EXIT_FAIL : CT_EXIT_OK;
 }

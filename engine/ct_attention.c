@@ -51,9 +51,8 @@ static void geom_head(struct att_geom *g, int h, int NH, int KVH)
 }
 
 /* Scores of query row t against keys 0..t: s[t2] = dot(q, k[t2]) * scale. */
-CT_FMA_CLONES
-static void att_scores(float *s, const float *q, const float *k0, size_t C3,
-		       int t, int hs, float scale)
+CT_KERNEL_INLINE void att_scores(float *s, const float *q, const float *k0,
+				  size_t C3, int t, int hs, float scale)
 {
 	for (int t2 = 0; t2 <= t; t2++) {
 		const float *k = k0 + (size_t)t2 * C3;
@@ -66,9 +65,10 @@ static void att_scores(float *s, const float *q, const float *k0, size_t C3,
 }
 
 /* One (b, h, t) row: out_row (hs), stat (2) = row max and sum. */
-CT_FMA_CLONES
-static void attention_row_rc(float *out_row, float *stat, float *row,
-			     const float *qkv_b, int t, const struct att_geom *g)
+static CT_KERNEL(attention_row_rc,
+		 (float *out_row, float *stat, float *row, const float *qkv_b, int t,
+		  const struct att_geom *g),
+		 (out_row, stat, row, qkv_b, t, g))
 {
 	const size_t C3 = g->QS;
 	const int hs = g->hs;
@@ -122,10 +122,11 @@ void ct_gqa_forward(float *out, float *stat, float *row, const float *qkv,
 /* Row t of the backward for one (b,h): a = att[t, 0..t] (recomputed),
  * g = the scaled softmax gradient; dq of row t added into dq; the key-side
  * chains ak, av (T,hs) advanced by one term each. */
-CT_FMA_CLONES
-static void attention_backward_row(float *a, float *g, float *ak, float *av, float *dq,
-				   const float *qkv_b, const float *dy, const float *stat,
-				   int t, const struct att_geom *ge)
+static CT_KERNEL(attention_backward_row,
+		 (float *a, float *g, float *ak, float *av, float *dq,
+		  const float *qkv_b, const float *dy, const float *stat, int t,
+		  const struct att_geom *ge),
+		 (a, g, ak, av, dq, qkv_b, dy, stat, t, ge))
 {
 	const size_t C3 = ge->QS;
 	const int hs = ge->hs;

@@ -9,9 +9,10 @@
  * matmuls are blocked across outputs for cache and SIMD), never reorder the
  * additions inside one output.
  *
- * Speed: fmaf() without hardware FMA is a libm call, so the matmul core is
- * compiled twice (target_clones: "fma" and default) and picked at run time;
- * the results are identical since fmaf is correctly rounded either way.
+ * Speed: fmaf() without hardware FMA is a libm call, so the hot loops are
+ * CT_KERNELs, compiled for x86-64, AVX2 + FMA and AVX-512 and picked at
+ * run time (ct_isa.h); the results are identical since fmaf is correctly
+ * rounded either way.
  */
 #include "config.h"
 #include "ct_model.h"
@@ -60,9 +61,10 @@ void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
 
 /* ---- layernorm ------------------------------------------------------ */
 
-CT_FMA_CLONES
-void ct_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-			  const float *w, const float *b, int BT, int C)
+CT_KERNEL(ct_layernorm_forward,
+	  (float *out, float *mean, float *rstd, const float *inp, const float *w,
+	   const float *b, int BT, int C),
+	  (out, mean, rstd, inp, w, b, BT, C))
 {
 	for (int r = 0; r < BT; r++) {
 		const float *x = inp + (size_t)r * C;
@@ -91,10 +93,9 @@ void ct_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
 }
 
 /* dinp of one row of layernorm backward (see ct_model.h). */
-CT_FMA_CLONES
-static void layernorm_backward_row(float *dinp, const float *dout,
-				   const float *x, const float *w, float mu,
-				   float rs, int C)
+CT_KERNEL_INLINE void layernorm_backward_row(float *dinp, const float *dout,
+					     const float *x, const float *w,
+					     float mu, float rs, int C)
 {
 	float s1 = 0.0f, s2 = 0.0f, m1, m2;
 
@@ -118,10 +119,10 @@ static void layernorm_backward_row(float *dinp, const float *dout,
 	}
 }
 
-CT_FMA_CLONES
-void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-			   const float *inp, const float *w, const float *mean,
-			   const float *rstd, int BT, int C)
+CT_KERNEL(ct_layernorm_backward,
+	  (float *dinp, float *dw, float *db, const float *dout, const float *inp,
+	   const float *w, const float *mean, const float *rstd, int BT, int C),
+	  (dinp, dw, db, dout, inp, w, mean, rstd, BT, C))
 {
 	for (int r = 0; r < BT; r++)
 		layernorm_backward_row(dinp + (size_t)r * C, dout + (size_t)r * C,
@@ -171,9 +172,9 @@ struct gemm {
 };
 
 /* Full tile at (m0, n0); bp points at B(0, n0), rows ldbp apart. */
-CT_FMA_CLONES
-static void gemm_tile_full(const struct gemm *g, int m0, int n0,
-			   const float *bp, size_t ldbp)
+static CT_KERNEL(gemm_tile_full,
+		 (const struct gemm *g, int m0, int n0, const float *bp, size_t ldbp),
+		 (g, m0, n0, bp, ldbp))
 {
 	float acc[MB][NB];
 
@@ -199,9 +200,10 @@ static void gemm_tile_full(const struct gemm *g, int m0, int n0,
 }
 
 /* Same arithmetic for a partial tile (mb <= MB rows, nb <= NB columns). */
-CT_FMA_CLONES
-static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb,
-			   const float *bp, size_t ldbp)
+static CT_KERNEL(gemm_tile_edge,
+		 (const struct gemm *g, int m0, int n0, int mb, int nb, const float *bp,
+		  size_t ldbp),
+		 (g, m0, n0, mb, nb, bp, ldbp))
 {
 	float acc[MB][NB];
 
@@ -227,8 +229,9 @@ static void gemm_tile_edge(const struct gemm *g, int m0, int n0, int mb, int nb,
 }
 
 /* Column block n0 of a btrans product one output at a time (same chains). */
-CT_FMA_CLONES
-static void gemm_column_plain(const struct gemm *g, int n0, int nb)
+static CT_KERNEL(gemm_column_plain,
+		 (const struct gemm *g, int n0, int nb),
+		 (g, n0, nb))
 {
 	for (int m = 0; m < g->M; m++) {
 		for (int n = n0; n < n0 + nb; n++) {
@@ -346,8 +349,9 @@ void ct_matmul_forward(float *out, const float *inp, const float *w,
 	gemm_run(&g);
 }
 
-CT_FMA_CLONES
-static void bias_backward(float *dbias, const float *dout, int BT, int OC)
+static CT_KERNEL(bias_backward,
+		 (float *dbias, const float *dout, int BT, int OC),
+		 (dbias, dout, BT, OC))
 {
 	for (int o = 0; o < OC; o++) {
 		float acc = 0.0f;
@@ -385,9 +389,10 @@ void ct_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 /* ---- attention ------------------------------------------------------ */
 
 /* One (b, h, t) row of attention forward: att_row (T), out_row (hs). */
-CT_FMA_CLONES
-static void attention_row(float *out_row, float *att_row, const float *qkv_b,
-			  int t, int T, int C, int hoff, int hs, float scale)
+static CT_KERNEL(attention_row,
+		 (float *out_row, float *att_row, const float *qkv_b, int t, int T,
+		  int C, int hoff, int hs, float scale),
+		 (out_row, att_row, qkv_b, t, T, C, hoff, hs, scale))
 {
 	const size_t C3 = (size_t)3 * C;
 	const float *q = qkv_b + (size_t)t * C3 + hoff;
@@ -432,10 +437,10 @@ void ct_attention_forward(float *out, float *att, const float *qkv,
 
 /* g[t,t2] for one (b,h): datt_bh (T,T) gets the softmax-backward gradient
  * times scale, from dout_b (T,C) and the values. */
-CT_FMA_CLONES
-static void attention_backward_scores(float *datt_bh, const float *att_bh,
-				      const float *dout_b, const float *qkv_b,
-				      int T, int C, int hoff, int hs, float scale)
+static CT_KERNEL(attention_backward_scores,
+		 (float *datt_bh, const float *att_bh, const float *dout_b,
+		  const float *qkv_b, int T, int C, int hoff, int hs, float scale),
+		 (datt_bh, att_bh, dout_b, qkv_b, T, C, hoff, hs, scale))
 {
 	const size_t C3 = (size_t)3 * C;
 
@@ -465,10 +470,11 @@ static void attention_backward_scores(float *datt_bh, const float *att_bh,
 }
 
 /* dq, dk, dv of one (b,h) from g (in datt_bh) and att. */
-CT_FMA_CLONES
-static void attention_backward_qkv(float *dqkv_b, const float *datt_bh,
-				   const float *att_bh, const float *dout_b,
-				   const float *qkv_b, int T, int C, int hoff, int hs)
+static CT_KERNEL(attention_backward_qkv,
+		 (float *dqkv_b, const float *datt_bh, const float *att_bh,
+		  const float *dout_b, const float *qkv_b, int T, int C, int hoff,
+		  int hs),
+		 (dqkv_b, datt_bh, att_bh, dout_b, qkv_b, T, C, hoff, hs))
 {
 	const size_t C3 = (size_t)3 * C;
 
@@ -519,15 +525,17 @@ void ct_attention_backward(float *dqkv, float *datt, const float *dout,
 
 /* ---- elementwise ---------------------------------------------------- */
 
-CT_FMA_CLONES
-void ct_gelu_forward(float *out, const float *inp, size_t n)
+CT_KERNEL(ct_gelu_forward,
+	  (float *out, const float *inp, size_t n),
+	  (out, inp, n))
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = ct_gelu_forward_elem(inp[i]);
 }
 
-CT_FMA_CLONES
-void ct_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+CT_KERNEL(ct_gelu_backward,
+	  (float *dinp, const float *inp, const float *dout, size_t n),
+	  (dinp, inp, dout, n))
 {
 	for (size_t i = 0; i < n; i++) {
 		float g = ct_gelu_grad_elem(inp[i]) * dout[i];
@@ -552,9 +560,10 @@ void ct_residual_backward(float *da, float *db, const float *dout, size_t n)
 
 /* ---- softmax + cross-entropy ---------------------------------------- */
 
-CT_FMA_CLONES
-void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
-			     const ct_tok *targets, int BT, int V, int Vp)
+CT_KERNEL(ct_crossentropy_forward,
+	  (float *losses, float *probs, const float *logits, const ct_tok *targets,
+	   int BT, int V, int Vp),
+	  (losses, probs, logits, targets, BT, V, Vp))
 {
 	for (int r = 0; r < BT; r++) {
 		const float *x = logits + (size_t)r * Vp;
@@ -620,9 +629,10 @@ void ct_adamw_bias_corrections(float beta1, float beta2, int t, float *bc1, floa
 	*bc2 = 1.0f - b2;
 }
 
-CT_FMA_CLONES
-void ct_adamw_update(float *p, const float *g, float *m, float *v, size_t n,
-		     const struct ct_adamw_args *a)
+CT_KERNEL(ct_adamw_update,
+	  (float *p, const float *g, float *m, float *v, size_t n,
+	   const struct ct_adamw_args *a),
+	  (p, g, m, v, n, a))
 {
 	for (size_t j = 0; j < n; j++) {
 		float mj = ct_adamw_m_elem(m[j], g[j], a->beta1);
@@ -635,8 +645,9 @@ void ct_adamw_update(float *p, const float *g, float *m, float *v, size_t n,
 	}
 }
 
-CT_FMA_CLONES
-float ct_grad_norm(const float *g, size_t n)
+CT_KERNEL_RET(float, ct_grad_norm,
+	      (const float *g, size_t n),
+	      (g, n))
 {
 	float sumsq = 0.0f;
 

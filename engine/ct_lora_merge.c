@@ -14,6 +14,7 @@
 #include "config.h"
 #include "ct_lora.h"
 #include "ct_err.h"
+#include "ct_isa.h"
 #include "ct_os.h"
 
 #include <math.h>
@@ -21,14 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-	defined(__linux__)
-#define MERGE_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \
-					      optimize("O3")))
-#else
-#define MERGE_CLONES
-#endif
 
 #define MERGE_MAX_THREADS 64
 #define MERGE_MAX_K (1 << 20)	/* (float)K stays exact, far above any round */
@@ -47,10 +40,11 @@ struct merge_args {
 
 /* Row o of slot sl: w[i] += s * ((sum_k chain_k[i]) / K), i < in.
  * acc and d hold `in` floats of scratch. */
-MERGE_CLONES
-static void merge_row(float *restrict w, const struct merge_args *m,
-		      const struct ct_lora_slot *sl, int o,
-		      float *restrict acc, float *restrict d)
+static CT_KERNEL(merge_row,
+		 (float *restrict w, const struct merge_args *m,
+		  const struct ct_lora_slot *sl, int o, float *restrict acc,
+		  float *restrict d),
+		 (w, m, sl, o, acc, d))
 {
 	const int r = m->spec->rank, in = sl->in;
 	const float Kf = (float)m->K, s = m->s;

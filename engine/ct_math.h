@@ -12,10 +12,17 @@
 
 #include "../kernels/ct_math.clh"
 
-/* The reference's hot loops are compiled for AVX-512, FMA and plain x86-64
- * and picked at load time. Only speed differs: the sources spell every
+/* The reference's hot loops are CT_KERNELs (ct_isa.h): compiled for
+ * AVX-512, AVX2 + FMA and plain x86-64 and picked once per process, on
+ * Linux and Windows alike. Only speed differs: the sources spell every
  * fused multiply-add (fmaf) and -ffp-contract=off forbids the rest, so
- * all clones compute the same bits. */
+ * all paths compute the same bits.
+ *
+ * CT_FMA_CLONES is the older form (GCC's target_clones, an ifunc: Linux
+ * only, and no way to force a path); it stays for code not yet moved to
+ * CT_KERNEL and is plain code elsewhere. */
+#include "ct_isa.h"
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
 	defined(__linux__)
 #define CT_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "fma", "default"), \

@@ -7,7 +7,7 @@
 noinst_LIBRARIES += engine/libctengine.a
 engine_libctengine_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 engine_libctengine_a_SOURCES = \
-	engine/ct_math.h \
+	engine/ct_math.h engine/ct_isa.c engine/ct_isa.h \
 	engine/ct_rng.c engine/ct_rng.h \
 	engine/ct_gpt2.c engine/ct_gpt2.h \
 	engine/ct_lora.c engine/ct_lora.h engine/ct_lora_init.c \

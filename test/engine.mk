@@ -8,6 +8,9 @@ CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model
 # test_sample_prefix: a backend's logits of one row from the rows before
 # it are the whole window's bits
 CT_ENGINE_TESTS += test/test_sample_prefix
+# test_isa: every kernel path (x86-64, AVX2, AVX-512) the CPU runs gives
+# the same bits (engine/ct_isa.h)
+CT_ENGINE_TESTS += test/test_isa
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 

@@ -5,8 +5,10 @@
 # train`, the runner the client uses, on the CPU reference and on every
 # OpenCL device `ctune devices` lists (PoCL where installed), and the
 # SHA-256 of each model and result is compared with the hashes committed in
-# test/data/repro/wus.sha256. Volunteers agree on a result by its hash, so a
-# machine that computes other bits would disagree with every other one:
+# test/data/repro/wus.sha256; the CPU reference also on each other kernel
+# path (CTUNE_ISA: x86-64, avx2, avx512) this CPU runs. Volunteers agree
+# on a result by its hash, so a machine that computes other bits would
+# disagree with every other one:
 # this test fails loudly there, naming the WU, the device and what to do.
 #
 #   CT_REPRO_KEEP=DIR    keep the models and results in DIR
@@ -35,13 +37,16 @@ run "$C" model init --config 2,2,32,64,256,256 --seed 7 --out "$T/gpt2.bin"
 run "$C" model init-llama --layers 2 --heads 4 --kv-heads 2 --channels 32 --mlp 64 \
 	--vocab 256 --max-seq 64 --qkv-bias --seed 7 --out "$T/llama.ct"
 
-# wu NAME DEVICE BASE [train options]: run the WU, print "HASH  NAME"
+# wu NAME DEVICE BASE [train options]: run the WU, print "HASH  NAME";
+# DEVICE cpu+PATH is the C reference on kernel path PATH (CTUNE_ISA)
 wu() {
-	name=$1 dev=$2 base=$3
+	name=$1 spec=$2 wdev=${2%%+*} isa=auto base=$3
+	case $spec in *+*) isa=${spec#*+} ;; esac
 	shift 3
 	# shellcheck disable=SC2086
-	run "$C" train --model "$T/$base" $TRAIN --device "$dev" "$@" --out "$T/$name.$dev"
-	echo "$(sha256sum <"$T/$name.$dev" | cut -d' ' -f1)  $name"
+	run env CTUNE_ISA="$isa" "$C" train --model "$T/$base" $TRAIN --device "$wdev" "$@" \
+		--out "$T/$name.$spec"
+	echo "$(sha256sum <"$T/$name.$spec" | cut -d' ' -f1)  $name"
 }
 hashes() {	# hashes DEVICE -> this machine's hash of every input and WU
 	for f in tok.bin gpt2.bin llama.ct; do
@@ -59,7 +64,16 @@ if [ -n "${CT_REPRO_UPDATE:-}" ]; then
 	exit 0
 fi
 
+# the C reference on its default kernel path, then on every other path
+# this CPU runs (x86-64, avx2, avx512: engine/ct_isa.h), then OpenCL
 devs=cpu
+paths=$("$C" devices --no-selftest 2>/dev/null |
+	sed -n 's/^  kernels: *\([^ ]*\) (this CPU runs: \([^;]*\);.*/\1 \2/p')
+best=${paths%% *}
+for p in ${paths#* }; do
+	[ "$p" = "$best" ] || devs="$devs cpu+$p"
+done
+[ -n "$paths" ] || { echo "FAIL: ctune devices names no kernel paths"; exit 1; }
 for d in $("$C" devices 2>/dev/null | sed -n 's/^\(opencl:[0-9]*\) .*/\1/p'); do
 	devs="$devs $d"
 done

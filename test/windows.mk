@@ -17,8 +17,11 @@ CT_WIN_LIB_TESTS = test/test_err test/test_buf test/test_utf8 \
 	test/test_hash test/test_conf test/test_xml
 CT_WIN_CLIENT_TESTS = test/test_cl_backoff test/test_cl_status test/test_cl_rpc \
 	test/test_cl_prefs
-check_PROGRAMS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS)
-TESTS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS)
+# test_isa: the engine's kernel paths (AVX2, AVX-512 where the CPU has
+# them) give the x86-64 path's bits in the MinGW build too
+CT_WIN_ENGINE_TESTS = test/test_isa
+check_PROGRAMS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS) $(CT_WIN_ENGINE_TESTS)
+TESTS += $(CT_WIN_LIB_TESTS) $(CT_WIN_CLIENT_TESTS) $(CT_WIN_ENGINE_TESTS)
 test_test_cl_backoff_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_backoff_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
