@@ -61,6 +61,8 @@ bench_bench_sample_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 bench_bench_sample_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 EXTRA_DIST += bench/bench_job.sh
 EXTRA_DIST += bench/client_duty.sh
+# The C reference's training step, Linux vs Wine, per kernel path.
+EXTRA_DIST += bench/bench_win_train.sh
 
 # bench/bench_web: page render times with many users (prints a table; built
 # by make, never run by make check). It reuses the web tests' fixture.

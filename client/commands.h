@@ -41,6 +41,8 @@ extern const struct ct_cmd_def ct_tokens_encode_cmd, ct_tokens_decode_cmd;
 extern const struct ct_cmd_def ct_sample_cmd;
 /* client/cmd_chat.c */
 extern const struct ct_cmd_def ct_chat_cmd;
+/* client/service_win.c (a Windows service), service_posix.c (systemd) */
+extern const struct ct_cmd_def ct_service_cmd;
 
 /* Exit statuses shared by the commands. */
 #define CT_EXIT_OK 0

@@ -31,6 +31,14 @@ client_libctclient_a_SOURCES += client/cl_lora.c client/cl_lora.h
 if CT_WINDOWS
 client_libctclient_a_SOURCES += client/cl_idle_win.c
 EXTRA_DIST += client/cl_idle_evdev.c
+# `ctune service`: a Windows service under the SCM
+client_libctclient_a_SOURCES += client/service_win.c
+EXTRA_DIST += client/service_posix.c
+# ctunew.exe: starts ctune.exe with its arguments without a console window
+# (the autostart's Run key and Startup shortcut)
+noinst_PROGRAMS += ctunew
+ctunew_SOURCES = client/win/launch_win.c
+ctunew_LDFLAGS = -mwindows -municode
 # ctune.scr, the Windows screensaver (a GUI program renamed .scr), and the
 # installer's script (tools/build-windows runs makensis).
 noinst_PROGRAMS += ctune-saver
@@ -46,6 +54,8 @@ else
 EXTRA_DIST += client/win/saver_win.c client/win/crowdtune.nsi
 client_libctclient_a_SOURCES += client/cl_idle_evdev.c
 EXTRA_DIST += client/cl_idle_win.c
+client_libctclient_a_SOURCES += client/service_posix.c
+EXTRA_DIST += client/service_win.c client/win/launch_win.c
 endif
 
 client_libctclient_a_SOURCES += \

@@ -54,28 +54,12 @@
 #include <string.h>
 /* MinGW-w64's fmaf is not fused: it rounds twice and is wrong in about one
  * case in six, and the engine's arithmetic is a chain of fmaf (results
- * must be bit for bit those of Linux). This one is exact: x*y is exact in
- * double, TwoSum gives the rounding error of + z, and rounding that sum to
- * odd before the final rounding to float makes the double rounding
- * harmless (53 >= 24 + 2 bits). Checked against glibc on 5 million triples
- * with cancellations. */
-static inline float ct_os_fmaf(float x, float y, float z)
-{
-	double xy = (double)x * (double)y, s = xy + (double)z, bb, err;
-	uint64_t u;
-
-	if (!isfinite(s))
-		return (float)s;
-	bb = s - xy;
-	err = (xy - (s - bb)) + ((double)z - bb);
-	memcpy(&u, &s, sizeof(u));
-	if (err != 0 && (u & 1) == 0) {
-		u += (err > 0) == (s > 0) ? 1 : (uint64_t)-1;
-		memcpy(&s, &u, sizeof(s));
-	}
-	return (float)s;
-}
-#define fmaf(x, y, z) ct_os_fmaf(x, y, z)
+ * must be bit for bit those of Linux). GCC turns fmaf into the FMA
+ * instruction in code compiled for a CPU that has one (the AVX2 and
+ * AVX-512 kernel paths, engine/ct_isa.h) and calls the library function
+ * elsewhere; this asm label makes that call ct_os_win.c's exact fmaf
+ * instead of MinGW's. */
+float fmaf(float x, float y, float z) __asm__("ct_os_fmaf");
 #if !defined(_FILE_OFFSET_BITS) || _FILE_OFFSET_BITS != 64
 #error "the Windows build needs -D_FILE_OFFSET_BITS=64 (files over 2 GiB)"
 #endif
@@ -212,6 +196,11 @@ void ct_os_sock_close(int fd);
  * console control event (Windows: Ctrl-C, Ctrl-Break, close, logoff,
  * shutdown) asking this process to stop. fn only sets a flag. */
 void ct_os_on_stop(void (*fn)(int sig));
+
+/* Ask this process to stop as a SIGTERM would: the function ct_os_on_stop
+ * registered is called (POSIX: raise(SIGTERM)); nothing before that. For
+ * a Windows service's stop and shutdown requests (client/service_win.c). */
+void ct_os_stop(void);
 
 /* Writes to a closed socket or pipe fail with EPIPE instead of killing
  * the process (SIGPIPE ignored; Windows has no such signal). */

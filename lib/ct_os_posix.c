@@ -218,6 +218,11 @@ void ct_os_on_stop(void (*fn)(int sig))
 	sigaction(SIGINT, &sa, NULL);
 }
 
+void ct_os_stop(void)
+{
+	raise(SIGTERM);
+}
+
 void ct_os_no_sigpipe(void)
 {
 	signal(SIGPIPE, SIG_IGN);

@@ -273,6 +273,14 @@ void ct_os_on_stop(void (*fn)(int sig))
 	SetConsoleCtrlHandler(on_console, TRUE);
 }
 
+void ct_os_stop(void)
+{
+	void (*fn)(int) = stop_fn;
+
+	if (fn != NULL)
+		fn(SIGTERM);
+}
+
 void ct_os_no_sigpipe(void)
 {
 }
