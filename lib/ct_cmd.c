@@ -97,6 +97,28 @@ static void bad_name(char **argv, const struct option *opts, char *name, size_t 
 		snprintf(name, cap, "-%c", optopt);
 }
 
+/* 1 if tok is "--NAME=VALUE" and NAME (or an abbreviation only it has)
+ * is a long option of opts without a value. getopt does not say so the
+ * same way everywhere (glibc sets optopt, MinGW-w64 does not). */
+static int given_a_value(const char *tok, const struct option *opts)
+{
+	size_t n = strcspn(tok, "=");
+	const struct option *hit = NULL;
+	int nhit = 0;
+
+	if (strncmp(tok, "--", 2) != 0 || tok[n] != '=')
+		return 0;
+	for (; opts && opts->name; opts++) {
+		if (strncmp(opts->name, tok + 2, n - 2) != 0)
+			continue;
+		if (strlen(opts->name) == n - 2)
+			return opts->has_arg == no_argument;
+		hit = opts;
+		nhit++;
+	}
+	return nhit == 1 && hit->has_arg == no_argument;
+}
+
 /* The first option of d->required whose val is not in seen[0..n), as
  * usage_error, or 0. */
 static int check_required(const char *prog, const char *words, const struct ct_cmd_def *d,
@@ -153,7 +175,8 @@ static int scan_opts(const char *prog, const char *words, const struct ct_cmd_de
 			rc = 1;
 		else if (c == ':')
 			rc = usage_error(prog, words, "option '%s' needs a value", name);
-		else if (optopt != 0 && strncmp(name, "--", 2) == 0)
+		else if ((optopt != 0 || given_a_value(copy[optind - 1], lo)) &&
+			 strncmp(name, "--", 2) == 0)
 			rc = usage_error(prog, words, "option '%s' takes no value", name);
 		else
 			rc = usage_error(prog, words, "unknown option '%s'", name);

@@ -8,7 +8,9 @@
 #include "cl_ctl.h"
 #include "ct_err.h"
 
+#ifndef CT_TEST_WINDOWS
 #include <poll.h>
+#endif
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -54,8 +56,13 @@ static void test_round_trip(void **unused)
 	assert_non_null(strstr(ct_errmsg(CT_ENOENT), "ctune run"));
 	assert_int_equal(ct_ctl_listen(path, &s.fd), 0);
 	assert_int_equal(stat(path, &st), 0);
+#ifndef CT_TEST_WINDOWS
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
+#else	/* the loopback port and the token (lib/ct_os.h) */
+	assert_true(S_ISREG(st.st_mode));
+	assert_true(st.st_size > 0);
+#endif
 	assert_int_equal(pthread_create(&th, NULL, serve, &s), 0);
 	assert_int_equal(ct_ctl_request(path, "status", 5, &reply), 0);
 	assert_string_equal(ct_buf_cstr(&reply), "got 'status'\n");

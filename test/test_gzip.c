@@ -9,6 +9,8 @@
 #include "ct_file.h"
 #include "ct_gzip.h"
 
+#include <dirent.h>
+
 /* Some compressible but not trivial bytes. */
 static unsigned char *make_data(size_t n)
 {
@@ -182,6 +184,20 @@ static void test_multi_member(void **state)
 	ct_buf_free(&out);
 }
 
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 static void test_files(void **state)
 {
 	char *dir = ct_test_mkdtemp();
@@ -197,9 +213,11 @@ static void test_files(void **state)
 	snprintf(back, sizeof(back), "%s/back.bin", dir);
 	assert_int_equal(ct_file_write_atomic(src, data, 300000, 0644), 0);
 	assert_int_equal(ct_gzip_file(src, gz, 6), 0);
+#ifndef CT_TEST_WINDOWS	/* no sh there */
 	/* Readable by the real gzip tool. */
 	snprintf(cmd, sizeof(cmd), "gzip -t '%s' 2>/dev/null || ! command -v gzip >/dev/null", gz);
 	assert_int_equal(system(cmd), 0);
+#endif
 	assert_int_equal(ct_gunzip_file(gz, back, 300000), 0);
 	assert_int_equal(ct_file_read_all(back, 0, &got, &len), 0);
 	assert_int_equal(len, 300000);
@@ -218,8 +236,8 @@ static void test_files(void **state)
 	/* Not gzip at all; missing source. */
 	assert_int_equal(ct_gunzip_file(src, back, 1 << 20), CT_EFORMAT);
 	assert_int_equal(ct_gzip_file("/nonexistent/x", back, 6), CT_ENOENT);
-	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 3", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(count_entries(dir), 3);	/* no temp file left */
+	(void)cmd;
 
 	free(data);
 	ct_test_rmtree(dir);
