@@ -9,9 +9,10 @@
 #   bench/bench_win_train.sh [LINUX_BUILD [WIN_BUILD]]
 #     (default build/ and build-win/ of this tree)
 # Environment: STEPS (default 3), THREADS (CTUNE_THREADS, default 1),
-#   PATHS (default: every path `ctune devices` lists), WINEPREFIX
-#   (default WIN_BUILD/wine). The WU: a GPT-2 of L=4, C=256, NH=4 with
-#   GPT-2's vocabulary (bench_train's "small"), batch 4 x 64 tokens.
+#   PATHS (default: every path `ctune devices` lists), WINE (default
+#   wine64), WINEPREFIX (default WIN_BUILD/wine). The WU: a GPT-2 of
+#   L=4, C=256, NH=4 with GPT-2's vocabulary (bench_train's "small"),
+#   batch 4 x 64 tokens.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 lin=$(cd "${1:-$top/build}" && pwd)
@@ -23,6 +24,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 C=$lin/ctune
 W=$win/ctune.exe
+WINE=${WINE:-$(command -v wine64 || echo /usr/lib/wine/wine64)}
 
 head -c 200000 "$top/doc/workunit.md" >"$T/text.txt"
 "$C" tokens encode --tokenizer bytes --no-eot "$T/text.txt" --out "$T/tok.bin" >/dev/null
@@ -39,12 +41,12 @@ cpu_s() {
 }
 
 wb=$(winepath -w "$T/base.bin") wt=$(winepath -w "$T/tok.bin")
-wine64 "$W" --version >/dev/null 2>&1	# start the wineserver outside the timing
+"$WINE" "$W" --version >/dev/null 2>&1	# start the wineserver outside the timing
 printf '%-8s %6s %10s %10s %7s %s\n' path steps linux_cpu_s wine_cpu_s ratio bits
 for p in $paths; do
 	l=$(CTUNE_ISA=$p cpu_s "$T/l.log" "$C" train --model "$T/base.bin" --data "$T/tok.bin" \
 		--steps "$steps" --batch 4 --seq 64 --lr 1e-3 --out "$T/l.$p")
-	w=$(CTUNE_ISA=$p cpu_s "$T/w.log" wine64 "$W" train --model "$wb" --data "$wt" \
+	w=$(CTUNE_ISA=$p cpu_s "$T/w.log" "$WINE" "$W" train --model "$wb" --data "$wt" \
 		--steps "$steps" --batch 4 --seq 64 --lr 1e-3 --out "$(winepath -w "$T")\\w.$p")
 	same=differ
 	cmp -s "$T/l.$p" "$T/w.$p" && same=same
