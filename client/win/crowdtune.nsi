@@ -120,11 +120,16 @@ FunctionEnd
 
 Section "Uninstall"
 	; a running client first: the user's daemon, then the service
+	; (each checkpoints; the pause lets the process end before its files go)
 	ExecWait '"$INSTDIR\ctune.exe" quit' $0
+	${If} $0 == 0
+		Sleep 2000
+	${EndIf}
 	ClearErrors
 	ReadRegStr $0 HKLM "${SVCKEY}" "ImagePath"
 	${IfNot} ${Errors}
 		ExecWait '"$INSTDIR\ctune.exe" service uninstall' $0
+		Sleep 2000
 	${EndIf}
 	DeleteRegValue HKCU "${RUNKEY}" "crowdtune"
 	SetShellVarContext current
