@@ -7,10 +7,8 @@
 
 #include "cl_ctl.h"
 #include "ct_err.h"
+#include "ct_os.h"
 
-#ifndef CT_TEST_WINDOWS
-#include <poll.h>
-#endif
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -31,9 +29,7 @@ static void *serve(void *arg)
 	struct server *s = arg;
 
 	while (s->served < 2) {
-		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-
-		if (poll(&p, 1, 5000) <= 0)
+		if (ct_os_sock_wait(s->fd, 0, 5000) <= 0)
 			break;
 		if (ct_ctl_serve_one(s->fd, handler, &s->calls) == 0)
 			s->served++;
