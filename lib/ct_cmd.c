@@ -99,7 +99,8 @@ static void bad_name(char **argv, const struct option *opts, char *name, size_t 
 
 /* 1 if tok is "--NAME=VALUE" and NAME (or an abbreviation only it has)
  * is a long option of opts without a value. getopt does not say so the
- * same way everywhere (glibc sets optopt, MinGW-w64 does not). */
+ * same way everywhere (glibc sets optopt, MinGW-w64 reports a missing
+ * value). */
 static int given_a_value(const char *tok, const struct option *opts)
 {
 	size_t n = strcspn(tok, "=");
@@ -173,10 +174,12 @@ static int scan_opts(const char *prog, const char *words, const struct ct_cmd_de
 		bad_name(copy, lo, name, sizeof(name));
 		if (is_help(name))
 			rc = 1;
+		else if ((optopt != 0 || c == ':') && strncmp(name, "--", 2) == 0 &&
+			 given_a_value(copy[optind - 1], lo))
+			rc = usage_error(prog, words, "option '%s' takes no value", name);
 		else if (c == ':')
 			rc = usage_error(prog, words, "option '%s' needs a value", name);
-		else if ((optopt != 0 || given_a_value(copy[optind - 1], lo)) &&
-			 strncmp(name, "--", 2) == 0)
+		else if (optopt != 0 && strncmp(name, "--", 2) == 0)
 			rc = usage_error(prog, words, "option '%s' takes no value", name);
 		else
 			rc = usage_error(prog, words, "unknown option '%s'", name);

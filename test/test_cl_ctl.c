@@ -69,12 +69,12 @@ static void test_round_trip(void **unused)
 	assert_string_equal(ct_buf_cstr(&reply), "got 'suspend'\n");
 	pthread_join(th, NULL);
 	assert_int_equal(s.calls, 2);
-	close(s.fd);
+	ct_os_sock_close(s.fd);
 	/* the socket file is left behind by a dead daemon: nobody answers,
 	 * the next daemon takes it over */
 	assert_int_equal(ct_ctl_request(path, "status", 1, &reply), CT_ENET);
 	assert_int_equal(ct_ctl_listen(path, &s.fd), 0);
-	close(s.fd);
+	ct_os_sock_close(s.fd);
 	ct_buf_free(&reply);
 	ct_test_rmtree(dir);
 	free(dir);
@@ -94,7 +94,7 @@ static void test_silent_client_times_out(void **unused)
 	/* the daemon does not answer: the client gives up after its timeout */
 	assert_int_equal(ct_ctl_request(path, "status", 0.3, &reply), CT_ETIMEOUT);
 	assert_int_equal(calls, 0);
-	close(fd);
+	ct_os_sock_close(fd);
 	ct_buf_free(&reply);
 	ct_test_rmtree(dir);
 	free(dir);

@@ -66,7 +66,9 @@ static void test_round_trip(void **unused)
 	a = sample_state(path);
 	assert_int_equal(ct_state_save(a), 0);
 	assert_int_equal(stat(path, &sb), 0);
+#ifndef CT_TEST_WINDOWS	/* no permission bits there: the folder's ACL */
 	assert_int_equal(sb.st_mode & 0777, 0600);
+#endif
 	assert_int_equal(ct_state_load(path, &b), 0);
 	assert_string_equal(a->cpid, b->cpid);
 	assert_int_equal(b->nprojects, 2);

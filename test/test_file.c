@@ -10,11 +10,9 @@
 
 #include <dirent.h>
 #include <signal.h>
-#include <sys/stat.h>
-#ifndef CT_TEST_WINDOWS	/* rlimits, permission bits and users are POSIX's */
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
-#endif
 
 struct fixture {
 	char *dir;
@@ -115,7 +113,6 @@ static void test_afile_stream_commit_abort(void **state)
 	assert_int_equal(ct_afile_write(&af, "x", 1), CT_ESTATE);
 }
 
-#ifndef CT_TEST_WINDOWS
 /* A write that fails halfway (here: over RLIMIT_FSIZE, as a full disk
  * would) leaves the old file and no temp file. */
 static void test_failed_write_keeps_old(void **state)
@@ -199,7 +196,6 @@ static void test_unwritable_dir(void **state)
 	assert_int_equal(count_entries(ro), 1);
 	chmod(ro, 0755);
 }
-#endif
 
 static void test_missing_dir(void **state)
 {
@@ -317,10 +313,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_atomic_write_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_afile_stream_commit_abort, setup, teardown),
-#ifndef CT_TEST_WINDOWS
 		cmocka_unit_test_setup_teardown(test_failed_write_keeps_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_dir, setup, teardown),
-#endif
 		cmocka_unit_test_setup_teardown(test_missing_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_all_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mmap, setup, teardown),

@@ -60,8 +60,9 @@ echo "ok - /S: installed ($(du -k "$B/crowdtune-setup.exe" | cut -f1) KiB instal
 
 # --- 2: the Startup folder, then remove the data too --------------------
 install /STARTUP /NOSAVER
-lnk=$(winpath APPDATA)/Microsoft/Windows/Start\ Menu/Programs/Startup/crowdtune.lnk
-[ -f "$lnk" ] || fail "/STARTUP: no shortcut $lnk"
+# (Wine spells the folder StartUp)
+lnk=$(find "$(winpath APPDATA)/Microsoft/Windows/Start Menu/Programs" -ipath '*/startup/crowdtune.lnk')
+[ -n "$lnk" ] && [ -f "$lnk" ] || fail "/STARTUP: no crowdtune.lnk in the Startup folder"
 wine reg query "$RUN" /v crowdtune >/dev/null 2>&1 && fail "/STARTUP also wrote the Run key"
 wine reg query "$DESK" /v SCRNSAVE.EXE >/dev/null 2>&1 && fail "/NOSAVER set the screensaver"
 uninstall /REMOVEDATA
@@ -71,14 +72,14 @@ echo "ok - /STARTUP: shortcut in the Startup folder; /REMOVEDATA removed it and 
 
 # --- 3: the Windows service ---------------------------------------------
 install /SERVICE
-wine reg query "$SVC" /v ImagePath 2>/dev/null | grep -q 'service run' ||
+wine reg query "$SVC" /v ImagePath 2>/dev/null | grep -q '"service" "run"' ||
 	fail "/SERVICE: service not registered"
 wine reg query "$RUN" /v crowdtune >/dev/null 2>&1 && fail "/SERVICE also wrote the Run key"
 sdir=$(winpath ProgramData)/crowdtune
 st=""
-for _ in $(seq 50); do
+for _ in $(seq 120); do	# after its OpenCL self-test
 	st=$(wine "$EXE" --dir 'C:\ProgramData\crowdtune' status 2>&1) && break
-	sleep 0.2
+	sleep 0.5
 done
 case $st in *"no daemon"*|"") fail "the service's daemon does not answer: $st" ;; esac
 wine "$EXE" service stop >/dev/null 2>&1 || fail "ctune service stop"
