@@ -27,7 +27,7 @@ W=$win/ctune.exe
 WINE=${WINE:-$(command -v wine64 || echo /usr/lib/wine/wine64)}
 
 head -c 200000 "$top/doc/workunit.md" >"$T/text.txt"
-"$C" tokens encode --tokenizer bytes --no-eot "$T/text.txt" --out "$T/tok.bin" >/dev/null
+"$C" tokens encode --tokenizer bytes --no-eot "$T/text.txt" --out "$T/tok.bin" >/dev/null 2>&1
 "$C" model init --config 4,4,256,64,50257,50304 --seed 1 --out "$T/base.bin" >/dev/null
 paths=${PATHS:-$("$C" devices --no-selftest 2>/dev/null |
 	sed -n 's/^  kernels: .*(this CPU runs: \([^;]*\);.*/\1/p')}
