@@ -15,7 +15,8 @@ lib_libctune_a_SOURCES = \
 	lib/ct_utf8.c lib/ct_utf8.h \
 	lib/ct_cmd.c lib/ct_cmd.h
 lib_libctune_a_SOURCES += \
-	lib/ct_avg.c lib/ct_avg.h
+	lib/ct_avg.c lib/ct_avg.h \
+	lib/ct_outer.c lib/ct_outer.h
 lib_libctune_a_SOURCES += \
 	lib/ct_hash.c lib/ct_hash.h \
 	lib/ct_gzip.c lib/ct_gzip.h \

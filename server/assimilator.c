@@ -55,6 +55,7 @@
 #include "ct_le.h"
 #include "ct_llama.h"
 #include "ct_log.h"
+#include "ct_outer.h"
 #include "ct_time.h"
 
 #include <math.h>
@@ -69,6 +70,8 @@ struct around {
 	int64_t id, jobid;
 	int idx, nwus, nrounds, job_status, batch, seq;
 	char model_sha[65], eval_sha[65], out_sha[65], aggregation[17];
+	char outer_method[17], mom_sha[65];	/* mom_sha: "" when no outer step */
+	double outer_lr, outer_momentum;
 	int has_base_loss;
 	double base_loss, eval_loss;
 	struct ct_gpt2 base, out;
@@ -82,6 +85,7 @@ static const struct ct_dl_col around_cols[] = {
 	CT_DL_COL(A, model_sha), CT_DL_COL(A, nrounds), CT_DL_COL(A, job_status),
 	CT_DL_COL(A, batch), CT_DL_COL(A, seq), CT_DL_COL(A, eval_sha),
 	CT_DL_COL(A, aggregation), CT_DL_COL(A, base_loss), CT_DL_COL(A, has_base_loss),
+	CT_DL_COL(A, outer_method), CT_DL_COL(A, outer_lr), CT_DL_COL(A, outer_momentum),
 };
 #undef A
 
@@ -93,8 +97,8 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 	rc = ct_db_query(db, &res,
 			 "SELECT r.id, r.jobid, r.idx, r.nwus, r.model_sha256, j.nrounds, "
 			 "j.status, j.batch, j.seq, j.eval_sha256, j.aggregation, "
-			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL "
-			 "FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
+			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL, j.outer_method, "
+			 "j.outer_lr, j.outer_momentum FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
 			 "li", roundid, CT_ROUND_OPEN);
 	if (rc < 0)
 		return rc;
@@ -300,6 +304,95 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	return rc;
 }
 
+/* The momentum buffer of the outer step, as the store keeps it: "CTMOMv1\0",
+ * the number of floats (u64, little-endian), the floats (little-endian). */
+#define MOM_MAGIC "CTMOMv1"
+
+/* The buffer the previous round's outer step left, into mom (n floats):
+ * 1 when there is one, 0 in a job's first outer step. */
+static int load_momentum(struct ct_server *srv, struct ct_db *db, const struct around *a,
+			 float *mom, size_t n)
+{
+	struct ct_db_res *res = NULL;
+	struct ct_mmap map = { 0 };
+	char sha[65] = "", path[4096];
+	uint64_t have = 0;
+	int rc;
+
+	if (a->idx <= 1)
+		return 0;
+	rc = ct_db_query(db, &res, "SELECT momentum_sha256 FROM `round` WHERE jobid=? AND "
+			 "idx=? AND status=?", "lii", a->jobid, a->idx - 1, CT_ROUND_DONE);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
+	ct_db_res_free(res);
+	if (sha[0] == '\0')	/* the previous round had none (or is gone) */
+		return 0;
+	if (rc == 0)
+		rc = ct_server_download_path(srv, sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &map);
+	if (rc == 0 && map.len >= 16)
+		have = ct_le_get64((const unsigned char *)map.addr + 8);
+	if (rc == 0 && (map.len != 16 + n * sizeof(float) || have != n ||
+			memcmp(map.addr, MOM_MAGIC, 8) != 0))
+		rc = ct_error(CT_EFORMAT, "momentum %.12s: not a buffer of %zu floats", sha, n);
+	if (rc == 0)
+		memcpy(mom, (const unsigned char *)map.addr + 16, n * sizeof(float));
+	ct_file_unmap(&map);
+	return rc < 0 ? rc : 1;
+}
+
+/* The outer step (ct_outer.h) on the aggregate in a->out: the round's start
+ * model is read back (the streamed mean dropped it), the previous round's
+ * momentum from the store, and the new buffer stored (kept: a restart or
+ * the next round reads it; a->mom_sha, recorded with the round). */
+static int outer_step(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	struct ct_outer o = { CT_OUTER_MEAN, (float)a->outer_lr, (float)a->outer_momentum };
+	size_t n = a->out.lay.total;
+	unsigned char hdr[16] = MOM_MAGIC;
+	char path[4096];
+	float *mom = NULL;
+	int rc, have;
+
+	if (ct_outer_parse(a->outer_method, &o.method) < 0)
+		return ct_error(CT_EFORMAT, "job %lld: outer optimizer '%s' unknown",
+				(long long)a->jobid, a->outer_method);
+	if (o.method == CT_OUTER_MEAN)
+		return 0;
+	rc = ct_outer_check(&o);
+	if (rc == 0 && a->base.params == NULL) {
+		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_seval_model_load(path, &a->base);
+	}
+	if (rc == 0 && a->base.lay.total != n)
+		rc = ct_error(CT_EMISMATCH, "round %d: base of %zu weights, aggregate of %zu",
+			      a->idx, a->base.lay.total, n);
+	if (rc == 0 && (mom = malloc(n * sizeof(float))) == NULL)
+		rc = CT_ENOMEM;
+	have = rc == 0 ? load_momentum(srv, db, a, mom, n) : 0;
+	if (rc == 0 && have < 0)
+		rc = have;
+	if (rc == 0) {
+		const void *parts[2] = { hdr, mom };
+		size_t sizes[2] = { sizeof(hdr), n * sizeof(float) };
+
+		ct_outer_step(&o, a->base.params, a->out.params, mom, have, n);
+		ct_le_put64(hdr + 8, (uint64_t)n);
+		rc = ct_store_add_parts(srv, db, parts, sizes, 2, "momentum", a->jobid, 1,
+					a->mom_sha);
+	}
+	if (rc < 0)
+		ct_log_error("assimilator: round %d of job %lld: outer step: %s", a->idx,
+			     (long long)a->jobid, ct_errmsg(rc));
+	free(mom);
+	return rc;
+}
+
 /* Write a->out as a checkpoint into the store (kept); a->out_sha. The
  * bytes are ct_gpt2_save's, written and hashed once, straight into the
  * store. */
@@ -384,6 +477,9 @@ static int finish_txn(struct ct_db *db, void *arg)
 	if (rc <= 0)
 		return rc;	/* another assimilator recorded it */
 	rc = ct_wu_done_ready(db, a->id, now);
+	if (rc >= 0 && a->mom_sha[0] != '\0')	/* the next round's outer step reads it */
+		rc = ct_db_exec(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?", "sl",
+				a->mom_sha, a->id);
 	if (rc >= 0 && a->idx == 1)
 		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
 				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
@@ -518,6 +614,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = 0;
 		goto out;
 	}
+	if (rc == 0)
+		rc = outer_step(srv, db, a);
 	if (rc == 0)
 		rc = store_model(srv, db, a);
 	t2 = ct_time_mono_s();

@@ -17,6 +17,7 @@
 
 #include "account.h"
 #include "ct_avg.h"
+#include "ct_outer.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -86,6 +87,8 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK, O_RANDOM,
        /* LoRA jobs */
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
+       /* the outer optimizer */
+       O_OUTER, O_OUTER_LR, O_OUTER_MOM,
        /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
        O_TEXT };
 
@@ -106,6 +109,8 @@ static const struct option submit_opts[] = {
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
 	{ "aggregate", 1, NULL, O_AGG },
+	{ "outer", 1, NULL, O_OUTER }, { "outer-lr", 1, NULL, O_OUTER_LR },
+	{ "outer-momentum", 1, NULL, O_OUTER_MOM },
 	/* text jobs; --train-text takes one FILE or more */
 	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
 	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
@@ -210,6 +215,21 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		paths[c - O_MODEL] = strdup(p);
 		return paths[c - O_MODEL] ? 0 : CT_ENOMEM;
 	case O_NAME: s->name = optarg; return 0;
+	case O_OUTER:
+		s->outer = optarg;
+		return ct_outer_parse(optarg, &(enum ct_outer_method){ CT_OUTER_MEAN }) == 0 ? 0
+		       : ct_error(CT_EUSAGE, "--outer: '%s': want mean, sgd or nesterov", optarg);
+	case O_OUTER_LR:	/* 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--outer-lr", &s->outer_lr);
+		if (rc == 0 && !(s->outer_lr > 0 && s->outer_lr <= 10))
+			rc = ct_error(CT_EUSAGE, "--outer-lr %s: the outer learning rate must be "
+				      "in (0, 10]", optarg);
+		return rc;
+	case O_OUTER_MOM:	/* a value < 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--outer-momentum", &s->outer_momentum);
+		if (rc == 0 && !(s->outer_momentum >= 0 && s->outer_momentum < 1))
+			rc = ct_error(CT_EUSAGE, "--outer-momentum %s: want 0 <= MU < 1", optarg);
+		return rc;
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
 	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
@@ -263,6 +283,7 @@ static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos,
 
 	memset(a, 0, sizeof(*a));
 	a->s.adaptive = -1;
+	a->s.outer_momentum = -1;	/* ct_job_spec: the default */
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, &li)) != -1) {
@@ -524,8 +545,13 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "evaluation: %" PRId64 " tokens a round", evtok);
 	else
 		fprintf(ctx->out, "evaluation: the whole eval file a round");
-	fprintf(ctx->out, "%s; rounds aggregated by %s\n", j.eval_tokens > 0 ? "" : " (default)",
+	fprintf(ctx->out, "%s; rounds aggregated by %s", j.eval_tokens > 0 ? "" : " (default)",
 		j.aggregation);
+	if (strcmp(j.outer_method, "mean") == 0)
+		fprintf(ctx->out, ", no outer optimizer\n");
+	else
+		fprintf(ctx->out, ", outer optimizer %s (lr %g, momentum %g)\n", j.outer_method,
+			j.outer_lr, j.outer_momentum);
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])
@@ -763,6 +789,7 @@ static const struct ct_cmd_def job_submit = {
 	"       [--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]\n"
 	"       [--probe-tokens N] [--allow-random-base]\n"
 	"       [--aggregate mean|trimmed-mean|median]\n"
+	"       [--outer mean|sgd|nesterov [--outer-lr X] [--outer-momentum MU]]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
 	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2|PATH]\n"
@@ -771,6 +798,9 @@ static const struct ct_cmd_def job_submit = {
 	"the job keeps to decode its samples; job export --hf copies it back.\n"
 	"A base model whose eval loss is near log V (random weights) is refused\n"
 	"unless --allow-random-base.\n"
+	"--outer sgd|nesterov steps an outer optimizer on each round's aggregate\n"
+	"(SGD with momentum on theta - aggregate; lr 0.7, momentum 0.9 unless given);\n"
+	"mean (the default) takes the aggregate as the next model.\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {

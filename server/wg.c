@@ -20,6 +20,7 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_log.h"
+#include "ct_outer.h"
 #include "ct_tokens.h"
 #include "db.h"
 #include "job_state.h"
@@ -98,6 +99,19 @@ static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 	return rc;
 }
 
+/* The outer optimizer of the spec (defaults filled in); CT_EINVAL when
+ * its name or values are refused. */
+static int spec_outer(const struct ct_job_spec *s, struct ct_outer *o)
+{
+	o->method = CT_OUTER_MEAN;
+	o->lr = s->outer_lr > 0 ? (float)s->outer_lr : 0.7f;
+	o->momentum = s->outer_momentum >= 0 ? (float)s->outer_momentum : 0.9f;
+	if (s->outer != NULL && ct_outer_parse(s->outer, &o->method) < 0)
+		return ct_error(CT_EINVAL, "outer optimizer '%s': want mean, sgd or nesterov",
+				s->outer);
+	return ct_outer_check(o);
+}
+
 static int check_spec(const struct ct_job_spec *s)
 {
 	if (!s->model_path || !s->train_path || !s->eval_path)
@@ -119,6 +133,8 @@ static int check_spec(const struct ct_job_spec *s)
 		return ct_error(CT_EINVAL, "--encoding must be lossless or int8");
 	if (s->name && strlen(s->name) > 128)
 		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
+	if (spec_outer(s, &(struct ct_outer){ 0 }) < 0)
+		return CT_EINVAL;
 	return ct_lora_job_check(&s->lora, NULL);
 }
 
@@ -180,6 +196,21 @@ static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct
 	return rc;
 }
 
+/* job.outer_*: written only for an outer step, so a "mean" job's row is
+ * every earlier job's. */
+static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t jobid)
+{
+	struct ct_outer o;
+	int rc = spec_outer(s, &o);
+
+	if (rc < 0 || o.method == CT_OUTER_MEAN)
+		return rc;
+	rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+			"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
+			(double)o.momentum, jobid);
+	return rc < 0 ? rc : 0;
+}
+
 static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struct job_files *f,
 		      int64_t *jobid)
 {
@@ -215,7 +246,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	if (rc < 0)
 		return rc;
 	*jobid = ct_db_last_id(db);
-	return 0;
+	return insert_outer(db, s, *jobid);
 }
 
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
