@@ -4,7 +4,7 @@
 # (lib/ct_outer.h, doc/workunit.md "The outer step"), through the real
 # server, its daemons and two scripted honest hosts:
 #  - bad --outer / --outer-momentum values are refused with what is wanted;
-#  - job show names the outer optimizer and its settings;
+#  - job show and the job page name the outer optimizer and its settings;
 #  - round 2 starts from the step of doc/workunit.md on round 1's mean
 #    (test/craft_result computes both with its own arithmetic), which is
 #    not the mean itself;
@@ -67,4 +67,6 @@ check "the final model is round 2's step with round 1's momentum" \
 	"$("$S" job show "$P" 1 | sed -n 's/^final model: \([0-9a-f]*\) .*/\1/p')" \
 	"$(sha256sum <"$T/step2.bin" | cut -d' ' -f1)"
 check "... (without it the step differs)" "$(cmp -s "$T/step2.bin" "$T/step2x.bin" && echo same)" ""
+check "the job page says how rounds are combined" \
+	"$(curl -s "$URL/job/1" | grep -c 'Rounds combined by</div><div class="v">mean, then nesterov (lr 0.7, momentum 0.9)<')" 1
 exit $((fails > 0))
