@@ -89,6 +89,8 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
        /* the outer optimizer */
        O_OUTER, O_OUTER_LR, O_OUTER_MOM,
+       /* rounds that close without their last WUs */
+       O_ROUND_QUORUM, O_ROUND_TIMEOUT,
        /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
        O_TEXT };
 
@@ -111,6 +113,7 @@ static const struct option submit_opts[] = {
 	{ "aggregate", 1, NULL, O_AGG },
 	{ "outer", 1, NULL, O_OUTER }, { "outer-lr", 1, NULL, O_OUTER_LR },
 	{ "outer-momentum", 1, NULL, O_OUTER_MOM },
+	{ "round-quorum", 1, NULL, O_ROUND_QUORUM }, { "round-timeout", 1, NULL, O_ROUND_TIMEOUT },
 	/* text jobs; --train-text takes one FILE or more */
 	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
 	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
@@ -170,7 +173,7 @@ static const struct spec_num {
 	SPEC(O_BETA2, 'd', beta2, 0, 0), SPEC(O_EPS, 'd', eps, 0, 0),
 	SPEC(O_WD, 'd', weight_decay, 0, 0), SPEC(O_CLIP, 'd', grad_clip, 0, 0),
 	SPEC(O_TOL, 'd', tolerance, 0, 0), SPEC(O_MARGIN, 'd', loss_margin, 0, 0),
-	SPEC(O_SEED, 'l', seed, 0, INT64_MAX),
+	SPEC(O_SEED, 'l', seed, 0, INT64_MAX), SPEC(O_ROUND_TIMEOUT, 'i', round_timeout, 0, 0),
 	SPEC(O_EVALTOK, 'l', eval_tokens, 0, CT_SEVAL_MAX_TOKENS),
 	SPEC(O_PROBETOK, 'l', probe_tokens, 0, CT_PROBE_MAX_TOKENS),
 };
@@ -219,6 +222,12 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		s->outer = optarg;
 		return ct_outer_parse(optarg, &(enum ct_outer_method){ CT_OUTER_MEAN }) == 0 ? 0
 		       : ct_error(CT_EUSAGE, "--outer: '%s': want mean, sgd or nesterov", optarg);
+	case O_ROUND_QUORUM:	/* 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--round-quorum", &s->round_quorum);
+		if (rc == 0 && !(s->round_quorum > 0 && s->round_quorum <= 1))
+			rc = ct_error(CT_EUSAGE, "--round-quorum %s: want a fraction in (0, 1]",
+				      optarg);
+		return rc;
 	case O_OUTER_LR:	/* 0 would read as "the default" */
 		rc = parse_dbl(optarg, "--outer-lr", &s->outer_lr);
 		if (rc == 0 && !(s->outer_lr > 0 && s->outer_lr <= 10))
@@ -552,6 +561,10 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	else
 		fprintf(ctx->out, ", outer optimizer %s (lr %g, momentum %g)\n", j.outer_method,
 			j.outer_lr, j.outer_momentum);
+	if (j.round_quorum < 1 || j.round_timeout > 0)
+		fprintf(ctx->out, "a round closes with %g of its work units done, %d s after it "
+			"opened at the earliest; the rest are abandoned\n", j.round_quorum,
+			j.round_timeout);
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])
@@ -790,6 +803,7 @@ static const struct ct_cmd_def job_submit = {
 	"       [--probe-tokens N] [--allow-random-base]\n"
 	"       [--aggregate mean|trimmed-mean|median]\n"
 	"       [--outer mean|sgd|nesterov [--outer-lr X] [--outer-momentum MU]]\n"
+	"       [--round-quorum F [--round-timeout SECS]]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
 	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2|PATH]\n"
@@ -801,6 +815,9 @@ static const struct ct_cmd_def job_submit = {
 	"--outer sgd|nesterov steps an outer optimizer on each round's aggregate\n"
 	"(SGD with momentum on theta - aggregate; lr 0.7, momentum 0.9 unless given);\n"
 	"mean (the default) takes the aggregate as the next model.\n"
+	"--round-quorum F closes a round once that fraction of its work units is\n"
+	"done (after --round-timeout SECS from its opening, if given), over the ones\n"
+	"done; the rest are abandoned and the next round opens at once.\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {

@@ -135,6 +135,13 @@ static int check_spec(const struct ct_job_spec *s)
 		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
 	if (spec_outer(s, &(struct ct_outer){ 0 }) < 0)
 		return CT_EINVAL;
+	if (!(s->round_quorum >= 0 && s->round_quorum <= 1))
+		return ct_error(CT_EINVAL, "--round-quorum must be in (0, 1]");
+	if (s->round_timeout < 0 || s->round_timeout > 86400 * 365)
+		return ct_error(CT_EINVAL, "--round-timeout must be 0..31536000 seconds");
+	if (s->round_quorum > 0 && s->round_quorum < 1 && s->lora.rank > 0)
+		return ct_error(CT_EINVAL, "--round-quorum below 1 is not supported for LoRA "
+				"jobs yet (their rounds merge every shard's adapters)");
 	return ct_lora_job_check(&s->lora, NULL);
 }
 
@@ -196,18 +203,21 @@ static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct
 	return rc;
 }
 
-/* job.outer_*: written only for an outer step, so a "mean" job's row is
- * every earlier job's. */
+/* job.outer_* and job.round_*: written only when they differ from the
+ * defaults, so a job without them has every earlier job's row. */
 static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t jobid)
 {
 	struct ct_outer o;
 	int rc = spec_outer(s, &o);
 
-	if (rc < 0 || o.method == CT_OUTER_MEAN)
-		return rc;
-	rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
-			"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
-			(double)o.momentum, jobid);
+	if (rc == 0 && o.method != CT_OUTER_MEAN)
+		rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+				"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
+				(double)o.momentum, jobid);
+	if (rc >= 0 && ((s->round_quorum > 0 && s->round_quorum < 1) || s->round_timeout > 0))
+		rc = ct_db_exec(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
+				"dil", s->round_quorum > 0 ? s->round_quorum : 1.0,
+				s->round_timeout, jobid);
 	return rc < 0 ? rc : 0;
 }
 

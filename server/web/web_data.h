@@ -117,6 +117,7 @@ struct ct_web_job {
 	double credit;					/* granted so far */
 	char aggregation[17], outer_method[17];		/* ct_avg's, ct_outer's names */
 	double outer_lr, outer_momentum;
+	double round_quorum;				/* < 1: rounds may close early */
 };
 
 struct ct_web_round {

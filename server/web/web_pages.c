@@ -849,6 +849,11 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 				 j->outer_method, j->outer_lr, j->outer_momentum);
 		rc = card(c, "Rounds combined by", s);
 	}
+	if (rc == 0 && j->round_quorum < 1) {
+		snprintf(s, sizeof(s), "with %.0f%% of their work units done",
+			 100.0 * j->round_quorum);
+		rc = card(c, "Rounds close", s);
+	}
 	if (rc == 0) rc = ct_buf_appends(c, "</div>");
 	if (rc == 0)
 		rc = progress_bar(c, j->nwus_done, j->nshards * j->nrounds);
