@@ -9,7 +9,7 @@
  *                    [--rounds R] [--max-shards K] [--lr F]
  *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
  *                    [--lora-seed-per-shard] [--outer none|METHOD:LR:MU,...]
- *                    [--outer-k K]
+ *                    [--outer-k K] [--no-stragglers]
  *
  * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
  * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
@@ -94,6 +94,14 @@ struct opts {
 	struct ct_outer outer[MAXOUTER];	/* the outer optimizers compared */
 	int nouter;
 	int outer_k;			/* ... at this K (0: the largest) */
+	int stragglers;			/* the straggler table (--no-stragglers: 0) */
+};
+
+/* One row of the straggler table: rounds closed with nin of K WUs. */
+struct strag_row {
+	int K, nin;
+	double wall;			/* a round's simulated wall time / the median WU's */
+	float loss[MAXR];
 };
 
 /* One row of the outer-optimizer table: K shards, one setting, R rounds. */
@@ -151,6 +159,8 @@ struct bench {
 	int nlrows;
 	struct outer_row orows[MAXOUTER];
 	int norows;
+	struct strag_row srows[3];
+	int nsrows;
 };
 
 static void progress(const struct bench *b, const char *fmt, ...)
@@ -598,6 +608,110 @@ static int lofi_outer(struct bench *b, int K, const struct ct_outer *o, struct o
 	return rc;
 }
 
+/* ---- rounds that do not wait for stragglers ------------------------------ */
+
+/* The simulated volunteers of the straggler table, K of them, WU times in
+ * units of the median volunteer's: K-2 spread evenly over 0.8..1.2, one 10x
+ * slower, one that vanishes (its WU comes back re-issued after its
+ * deadline, STRAG_DEADLINE, plus a median WU). */
+#define STRAG_DEADLINE 4.0
+static double strag_time(int k, int K)
+{
+	if (k == K - 1)
+		return STRAG_DEADLINE + 1.0;
+	if (k == K - 2)
+		return 10.0;
+	return K > 3 ? 0.8 + 0.4 * k / (double)(K - 3) : 1.0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A round's wall time with its nin fastest of K WUs, over the median
+ * volunteer's WU time (1: the middle of the regular volunteers' 0.8..1.2). */
+static double strag_wall(int K, int nin)
+{
+	double t[MAXK];
+
+	for (int k = 0; k < K; k++)
+		t[k] = strag_time(k, K);
+	qsort(t, (size_t)K, sizeof(double), cmp_dbl);
+	return t[nin - 1];
+}
+
+/* R rounds with K shards, each closed with its nin fastest WUs (those of
+ * shards 0..nin-1: the slow and the vanishing volunteer hold the last two),
+ * as --round-quorum nin/K does: the losses, and the wall time of a round,
+ * the nin-th WU's arrival (strag_wall). */
+static int lofi_strag(struct bench *b, int K, int nin, struct strag_row *row)
+{
+	struct kstate s;
+	int rc = kstate_alloc(&s, b, K);
+
+	row->K = K;
+	row->nin = nin;
+	row->wall = strag_wall(K, nin);
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		for (int k = 0; k < nin && rc == 0; k++) {
+			struct ct_tokens tk = shard(b, k, 1);
+
+			rc = run_wu(b, s.cur, &tk, b->o.steps, b->o.device, s.res[k]);
+		}
+		if (rc == 0)
+			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)nin, b->n,
+				    CT_AVG_MEAN, 0);
+		if (rc == 0)
+			rc = eval(b, s.tmp, 0, &row->loss[r - 1]);
+		if (rc == 0) {
+			memcpy(s.cur, s.tmp, b->n * sizeof(float));
+			progress(b, "K=%d rounds closed with %d WUs, round %d: %.4f", K, nin, r,
+				 row->loss[r - 1]);
+		}
+	}
+	kstate_free(&s);
+	return rc;
+}
+
+static void print_strag(const struct bench *b)
+{
+	const struct lofi_row *full = NULL;
+	int R = b->o.rounds;
+
+	if (b->nsrows == 0)
+		return;
+	for (int j = 0; j < b->nrows; j++)
+		if (b->rows[j].K == b->srows[0].K && b->rows[j].r == R)
+			full = &b->rows[j];
+	printf("\n## rounds that do not wait for stragglers (K = %d: %d volunteers at "
+	       "0.8..1.2x the median volunteer's WU time, one 10x slower, one that vanishes and whose "
+	       "WU is re-issued after a deadline of %gx; wall time simulated, losses "
+	       "computed)\n\n", b->srows[0].K, b->srows[0].K - 2, STRAG_DEADLINE);
+	printf("| --round-quorum | WUs a round | round wall time / the median volunteer's WU |");
+	for (int r = 1; r <= R; r++)
+		printf(" loss after round %d |", r);
+	printf(" vs all WUs |\n|---|---|---|");
+	for (int r = 0; r <= R; r++)
+		printf("---|");
+	printf("\n");
+	for (int i = 0; i < b->nsrows; i++) {
+		const struct strag_row *w = &b->srows[i];
+
+		printf("| %.3g | %d of %d | %.2fx |", (double)w->nin / w->K, w->nin, w->K,
+		       w->wall);
+		for (int r = 0; r < R; r++)
+			printf(" %.4f |", (double)w->loss[r]);
+		if (full != NULL)
+			printf(" %+.2f%% |\n", 100.0 * ((double)w->loss[R - 1] - full->avg) /
+			       full->avg);
+		else
+			printf(" |\n");
+	}
+}
+
 /* The first round (1-based) whose loss is at most want, or 0. */
 static int rounds_to(const float *loss, int R, float want)
 {
@@ -914,6 +1028,7 @@ static void usage(FILE *f)
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
 	      "                  [--lora-ranks R,R,...] [--lora-lr F] [--lora-seed-per-shard]\n"
 	      "                  [--outer none|METHOD:LR:MU,...] [--outer-k K]\n"
+	      "                  [--no-stragglers]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
 	      "language B by lo-fi rounds with K = 1, 2, 3, 4, 8 shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
@@ -927,7 +1042,8 @@ static void usage(FILE *f)
 	      "--outer: outer optimizers (lib/ct_outer.h) on the round's mean, compared\n"
 	      "at K = --outer-k (default the largest K) against the plain mean and the\n"
 	      "centralized run; default nesterov:0.7:0.9,nesterov:1:0.5,nesterov:0.5:0.5,\n"
-	      "sgd:1:0.5; none skips the table.\n", f);
+	      "sgd:1:0.5; none skips the table. The straggler table (at the largest\n"
+	      "K >= 4; --no-stragglers skips it) closes rounds with K-1 and K-2 WUs.\n", f);
 }
 
 static void defaults(struct opts *o, int quick)
@@ -954,6 +1070,7 @@ static void defaults(struct opts *o, int quick)
 	o->outer[2] = (struct ct_outer){ CT_OUTER_NESTEROV, 0.5f, 0.5f };
 	o->outer[3] = (struct ct_outer){ CT_OUTER_SGD, 1.0f, 0.5f };
 	o->nouter = 4;
+	o->stragglers = 1;
 }
 
 /* "4,8,16" into o->lora_ranks. Returns 0 or -1. */
@@ -1029,6 +1146,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "lora-seed-per-shard", no_argument, NULL, 'S' },
 		{ "outer", required_argument, NULL, 'O' },
 		{ "outer-k", required_argument, NULL, 'K' },
+		{ "no-stragglers", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1065,6 +1183,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'K': o->outer_k = atoi(optarg); break;
+		case 'N': o->stragglers = 0; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -1096,6 +1215,26 @@ static int run_all(struct bench *b)
 			b->nrows += b->o.rounds;
 		for (int i = 0; i < b->o.nranks && rc == 0; i++)
 			rc = lofi_lora(b, K, b->o.lora_ranks[i]);
+	}
+	if (b->o.stragglers && b->rows[b->nrows - 1].K >= 4) {	/* at the largest K */
+		int K = b->rows[b->nrows - 1].K;
+		int nins[3] = { K, K - 1, K - 2 };
+
+		for (int i = 0; i < 3 && rc == 0; i++) {
+			struct strag_row *w = &b->srows[b->nsrows];
+
+			if (nins[i] == K) {	/* every WU: the lo-fi rows' losses */
+				w->K = K;
+				w->nin = K;
+				for (int r = 0; r < b->o.rounds; r++)
+					w->loss[r] = b->rows[b->nrows - b->o.rounds + r].avg;
+				w->wall = strag_wall(K, K);
+			} else {
+				rc = lofi_strag(b, K, nins[i], w);
+			}
+			if (rc == 0)
+				b->nsrows++;
+		}
 	}
 	for (int i = 0; i < b->o.nouter && rc == 0; i++) {
 		int K = b->o.outer_k > 0 ? b->o.outer_k : b->rows[b->nrows - 1].K;
@@ -1131,6 +1270,7 @@ int main(int argc, char **argv)
 	if (rc == 0) {
 		print_quality(&b);
 		print_outer(&b);
+		print_strag(&b);
 		print_uploads(&b);
 		if (b.o.nranks > 0)
 			print_lora(&b);
