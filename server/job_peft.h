@@ -11,10 +11,11 @@
  * sum from the models the job keeps (its base and the exported round's
  * model; the uploads are gone by then): per Hugging Face module, D =
  * model - base (out, in) is factored as B A with B (out, p) of orthonormal
- * columns spanning D's range (D times p seeded random sign vectors,
- * modified Gram-Schmidt twice, in double) and A = B^T D (p, in), p = min(P,
- * out, in) for the adapter's rank P = r K R; so B A equals D up to float
- * rounding. Modules narrower than P get zero rows / columns: every module
+ * columns spanning D's range (D times p seeded random sign vectors, one
+ * subspace iteration B = orth(D orth(D^T B)), modified Gram-Schmidt twice,
+ * all in double) and A = B^T D (p, in), p = min(P, out, in) for the
+ * adapter's rank P = r K R; so B A equals D up to float rounding (~1e-7
+ * of the change, test/test_job_peft.c). Modules narrower than P get zero rows / columns: every module
  * has rank P, lora_alpha = P (scale 1).
  *
  * Hugging Face modules per crowdtune target (ct_lora.h): Llama-family

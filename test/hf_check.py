@@ -23,7 +23,7 @@ here in plain Python.
       and .lora_B.weight (out, RANK) of every target module of every
       layer; and for each module BASE + (lora_alpha / r) B A equals
       MODEL_DIR's weight (the merged export, job export --hf) within float
-      rounding: error <= 1e-3 of the largest |MODEL - BASE| of the module
+      rounding: error <= 1e-5 of the largest |MODEL - BASE| of the module
       plus 4 float32 ulps of the weight, and the module did change.
       ARCH is llama or gpt2; BASE_DIR and MODEL_DIR are float32 exports.
 Exit 0 when everything holds, 1 with one line per failure.
@@ -236,7 +236,7 @@ def check_peft(adir, base_dir, model_dir, arch, rank, targets):
                 av, bv = floats(da, ra), floats(db, rb)
                 arows = [av[j * inn:(j + 1) * inn] for j in range(rank)]
                 dmax = max(abs(x1 - x0) for r0, r1 in zip(w0, w1) for x0, x1 in zip(r0, r1))
-                bound = 1e-3 * dmax  # plus 4 float32 ulps of the weight
+                bound = 1e-5 * dmax  # plus 4 float32 ulps of the weight
                 e_abs = 0.0
                 for o in range(out):
                     acc = [0.0] * inn
