@@ -139,6 +139,47 @@ static void orthonormalise(double *q, int out, int p)
 	}
 }
 
+/* yc (out, p; column j at yc + j out) = D (out, in) zr (in, p; row-major),
+ * through yr (out, p row-major): the inner loops run along rows so that
+ * they vectorise without reassociating a sum. */
+static void mul_d(const double *d, int out, int in, const double *zr, int p, double *yc,
+		  double *yr)
+{
+	memset(yr, 0, (size_t)out * p * sizeof(*yr));
+	for (int o = 0; o < out; o++) {
+		double *yo = yr + (size_t)o * p;
+
+		for (int i = 0; i < in; i++) {
+			const double x = d[(size_t)o * in + i], *z = zr + (size_t)i * p;
+
+			if (x != 0.0)
+				for (int j = 0; j < p; j++)
+					yo[j] += x * z[j];
+		}
+	}
+	for (int o = 0; o < out; o++)
+		for (int j = 0; j < p; j++)
+			yc[(size_t)j * out + o] = yr[(size_t)o * p + j];
+}
+
+/* zc (in, p; column j at zc + j in) = D^T yc, each row of D read once. */
+static void mul_dt(const double *d, int out, int in, const double *yc, int p, double *zc)
+{
+	memset(zc, 0, (size_t)in * p * sizeof(*zc));
+	for (int o = 0; o < out; o++) {
+		const double *row = d + (size_t)o * in;
+
+		for (int j = 0; j < p; j++) {
+			const double q = yc[(size_t)j * out + o];
+			double *z = zc + (size_t)j * in;
+
+			if (q != 0.0)
+				for (int i = 0; i < in; i++)
+					z[i] += q * row[i];
+		}
+	}
+}
+
 /* D = model - base over module e, factored as B (out, P) A (P, in) into
  * the floats B and A (zero past the first p = min(P, out, in) ranks). */
 static int factor(const struct peft_mod *e, const float *base, const float *model, int P,
@@ -147,60 +188,33 @@ static int factor(const struct peft_mod *e, const float *base, const float *mode
 	const int out = e->out, in = e->in;
 	const int p = P < out ? (P < in ? P : in) : (out < in ? out : in);
 	double *d = malloc((size_t)out * in * sizeof(*d));
-	double *y = calloc((size_t)out * p, sizeof(*y));	/* column j at y + j out */
-	double *a = calloc((size_t)p * in, sizeof(*a));
-	signed char *om = malloc((size_t)in * p);
+	double *y = malloc((size_t)out * p * sizeof(*y));	/* column j at y + j out */
+	double *yr = malloc((size_t)out * p * sizeof(*yr));
+	double *a = malloc((size_t)p * in * sizeof(*a));	/* column j at a + j in */
+	double *zr = malloc((size_t)in * p * sizeof(*zr));
 	int rc = 0;
 
-	if (d == NULL || y == NULL || a == NULL || om == NULL) {
+	if (d == NULL || y == NULL || yr == NULL || a == NULL || zr == NULL) {
 		rc = ct_error(CT_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t k = 0; k < (size_t)out * in; k++)
 		d[k] = (double)model[e->w_off + k] - (double)base[e->w_off + k];
-	for (size_t k = 0; k < (size_t)in * p; k++)
-		om[k] = (splitmix64(&seed) >> 63) ? 1 : -1;
-	for (int o = 0; o < out; o++)	/* y = D om */
-		for (int i = 0; i < in; i++) {
-			const double x = d[(size_t)o * in + i];
-
-			if (x != 0.0)
-				for (int j = 0; j < p; j++)
-					y[(size_t)j * out + o] += x * om[(size_t)i * p + j];
-		}
+	for (size_t k = 0; k < (size_t)in * p; k++)	/* random signs (in, p) */
+		zr[k] = (splitmix64(&seed) >> 63) ? 1.0 : -1.0;
+	mul_d(d, out, in, zr, p, y, yr);
 	orthonormalise(y, out, p);
 	/* one subspace iteration, y = orth(D orth(D^T y)): the rounding noise
 	 * in D bent the random sketch off D's range by up to ~1e-5 of the
 	 * change at the exact rank; this brings it to ~1e-7 (test_job_peft) */
-	memset(a, 0, (size_t)p * in * sizeof(*a));
-	for (int j = 0; j < p; j++)	/* a (column j at a + j in) = D^T y */
-		for (int o = 0; o < out; o++) {
-			const double q = y[(size_t)j * out + o];
-
-			if (q != 0.0)
-				for (int i = 0; i < in; i++)
-					a[(size_t)j * in + i] += q * d[(size_t)o * in + i];
-		}
+	mul_dt(d, out, in, y, p, a);
 	orthonormalise(a, in, p);
-	for (int j = 0; j < p; j++)	/* y = D a */
-		for (int o = 0; o < out; o++) {
-			const double *row = d + (size_t)o * in, *z = a + (size_t)j * in;
-			double acc = 0.0;
-
-			for (int i = 0; i < in; i++)
-				acc += row[i] * z[i];
-			y[(size_t)j * out + o] = acc;
-		}
+	for (int i = 0; i < in; i++)
+		for (int j = 0; j < p; j++)
+			zr[(size_t)i * p + j] = a[(size_t)j * in + i];
+	mul_d(d, out, in, zr, p, y, yr);
 	orthonormalise(y, out, p);
-	memset(a, 0, (size_t)p * in * sizeof(*a));
-	for (int j = 0; j < p; j++)	/* a = y^T D */
-		for (int o = 0; o < out; o++) {
-			const double q = y[(size_t)j * out + o];
-
-			if (q != 0.0)
-				for (int i = 0; i < in; i++)
-					a[(size_t)j * in + i] += q * d[(size_t)o * in + i];
-		}
+	mul_dt(d, out, in, y, p, a);	/* A = y^T D: its row j is column j of a */
 	for (int o = 0; o < out; o++)
 		for (int j = 0; j < P; j++)
 			B[(size_t)o * P + j] = j < p ? (float)y[(size_t)j * out + o] : 0.0f;
@@ -208,8 +222,9 @@ static int factor(const struct peft_mod *e, const float *base, const float *mode
 		for (int i = 0; i < in; i++)
 			A[(size_t)j * in + i] = j < p ? (float)a[(size_t)j * in + i] : 0.0f;
 out:
-	free(om);
+	free(zr);
 	free(a);
+	free(yr);
 	free(y);
 	free(d);
 	return rc;
