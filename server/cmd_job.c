@@ -729,6 +729,18 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	return rc;
 }
 
+/* The table's check (ct_cmd.h): --out or --adapter is given (either
+ * names what is written; ct_cmd's `required` takes no alternatives). */
+static int check_export(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--out", 5) == 0 ||
+		    strncmp(argv[i], "--adapter", 9) == 0)
+			return 0;
+	return ct_error(CT_EUSAGE, "the required option '--out' is missing (or give "
+			"--adapter DIR)");
+}
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct export_args a = { .out = "" };
@@ -915,7 +927,7 @@ static const struct ct_cmd_def job_sample = {
 };
 static const struct ct_cmd_def job_export = {
 	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
-	.min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
+	.check = check_export, .min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
 	.summary = "write the job's final (or round R's) model to FILE (--hf: as a Hugging "
 	"Face directory FILE; --adapter: a LoRA job's PEFT adapter)",
 	.usage = "DIR ID --out FILE [--round R] [--hf [--dtype f32|bf16|f16]]\n"
