@@ -7,6 +7,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_jv.h"
+#include "ct_os.h"	/* memmem on Windows */
 
 #include <stdio.h>
 #include <stdlib.h>
