@@ -698,6 +698,7 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	struct ct_job_peft p = { .model_path = src };
 	struct export_job j = { "", 0, 0 };
 	char base[PATH_MAX], cfg[PATH_MAX], name[1024];
+	int64_t rank64;
 	int rank = 0, rc = ct_lora_job_get(ctx->db, a->id, &p.spec);
 
 	if (rc == 0 && p.spec.rank == 0)
@@ -713,9 +714,9 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	if (rc < 0)
 		return rc;
 	p.base_path = base;
-	/* each round added K rank-r products (job_peft.h) */
-	p.rank = (int)(p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds) < INT32_MAX
-		       ? p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds) : INT32_MAX);
+	/* each round added K rank-r products (job_peft.h; capped there) */
+	rank64 = p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
+	p.rank = rank64 < INT32_MAX ? (int)rank64 : INT32_MAX;
 	rc = input_config(ctx, a->id, cfg, sizeof(cfg));
 	if (rc == 0 && ct_job_hf_input_name(cfg, name, sizeof(name)) > 0)
 		p.base_name = name;
