@@ -7,6 +7,7 @@
 #include "ct_jv.h"
 #include "ct_le.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,6 +352,30 @@ static int write_data(struct ct_afile *af, const float *data, uint64_t n, enum c
 	return rc;
 }
 
+/* 0 when every finite value of t fits dtype (float16: |x| < 65520, what
+ * does not round to inf), else CT_ERANGE naming the tensor. */
+static int check_range(const char *path, const struct ct_st_out *t, size_t nt,
+		       enum ct_st_dtype dtype)
+{
+	if (dtype != CT_ST_F16)
+		return 0;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t n = 1;
+
+		for (int d = 0; d < t[i].ndim; d++)
+			n *= (uint64_t)t[i].shape[d];
+		for (uint64_t k = 0; k < n; k++) {
+			const float x = t[i].data[k];
+
+			if (isfinite(x) && fabsf(x) >= 65520.0f)
+				return ct_error(CT_ERANGE, "%s: tensor '%s' holds %g, past float16's "
+						"largest value (65504): use bf16 or f32", path,
+						t[i].name, (double)x);
+		}
+	}
+	return 0;
+}
+
 int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt)
 {
 	return ct_st_write_as(path, t, nt, CT_ST_F32);
@@ -369,7 +394,9 @@ int ct_st_write_as(const char *path, const struct ct_st_out *t, size_t nt,
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
 	if (dtype != CT_ST_F32 && dtype != CT_ST_BF16 && dtype != CT_ST_F16)
 		return ct_error(CT_EINVAL, "%s: safetensors are written as F32, BF16 or F16", path);
-	rc = header_json(t, nt, dtype, &hdr, &len);
+	rc = check_range(path, t, nt, dtype);
+	if (rc == 0)
+		rc = header_json(t, nt, dtype, &hdr, &len);
 	if (rc == 0)
 		rc = ct_afile_open(&af, path, 0644);
 	if (rc < 0)

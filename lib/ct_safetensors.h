@@ -77,7 +77,9 @@ int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt);
 
 /* ct_st_write with the tensors stored as dtype: CT_ST_F32 (bit for bit),
  * CT_ST_BF16 or CT_ST_F16 (each float rounded by ct_st_bf16 / ct_st_f16);
- * another dtype: CT_EINVAL. */
+ * another dtype: CT_EINVAL. A finite value that float16 would turn into
+ * inf (|x| >= 65520) is refused: CT_ERANGE naming the tensor, nothing
+ * written. */
 int ct_st_write_as(const char *path, const struct ct_st_out *t, size_t nt,
 		   enum ct_st_dtype dtype);
 

@@ -178,7 +178,7 @@ static void test_dir(void **state)
 	(void)state;
 	for (int i = 0; i < 42; i++)
 		w[i] = (float)sin(i * 0.7) * (float)ldexp(1.0, i - 20);
-	w[5] = 1e30f;		/* over f16's range */
+	w[5] = 60000.0f;	/* within f16's range, rounded */
 	snprintf(p, sizeof(p), "%s/config.json", dir);
 	for (int k = 0; k < 3; k++) {
 		static const enum ct_st_dtype want[] = { CT_ST_F32, CT_ST_BF16, CT_ST_F16 };
@@ -213,6 +213,13 @@ static void test_dir(void **state)
 		ct_st_close(&f);
 		snprintf(p, sizeof(p), "%s/config.json", dir);
 	}
+	/* a weight float16 would make inf: refused, the f32 file kept */
+	w[5] = 1e30f;
+	write_dir(dir, w, 42);
+	assert_int_equal(ct_hf_dtype_set(dir, CT_ST_F16), CT_ERANGE);
+	assert_non_null(strstr(ct_errmsg(CT_ERANGE), "tensor 'a.weight' holds 1e+30, past "
+			       "float16's largest value (65504): use bf16 or f32"));
+	assert_int_equal(ct_hf_dtype_set(dir, CT_ST_BF16), 0);	/* bf16 holds it */
 	/* names and torch's names parse; others are refused by name */
 	assert_int_equal(ct_hf_dtype_parse("bf16", &d), 0);
 	assert_int_equal(d, CT_ST_BF16);
