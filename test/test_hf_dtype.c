@@ -177,7 +177,7 @@ static void test_dir(void **state)
 
 	(void)state;
 	for (int i = 0; i < 42; i++)
-		w[i] = (float)sin(i * 0.7) * (float)ldexp(1.0, i - 20);
+		w[i] = (float)sin(i * 0.7) * (float)ldexp(1.0, i - 30);	/* to 2^11 */
 	w[5] = 60000.0f;	/* within f16's range, rounded */
 	snprintf(p, sizeof(p), "%s/config.json", dir);
 	for (int k = 0; k < 3; k++) {
