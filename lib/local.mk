@@ -37,7 +37,8 @@ endif
 # JSON and .safetensors (Hugging Face model files; engine/ct_llama_hf.c)
 lib_libctune_a_SOURCES += \
 	lib/ct_jv.c lib/ct_jv.h \
-	lib/ct_safetensors.c lib/ct_safetensors.h
+	lib/ct_safetensors.c lib/ct_safetensors.h \
+	lib/ct_hf_dtype.c lib/ct_hf_dtype.h
 lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h lib/ct_tok.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \

@@ -29,7 +29,9 @@
 #include "dl_round.h"
 #include "job_state.h"
 #include "eval.h"
+#include "ct_hf_dtype.h"
 #include "job_hf.h"
+#include "job_peft.h"
 #include "job_tokenizer.h"
 #include "sample.h"
 #include "lora_job.h"
@@ -341,13 +343,15 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct submit_args a = { .paths = { NULL } };
 	struct ct_text_submit ts;
-	char *hf_tmp = NULL;
+	char *hf_tmp = NULL, *hf_dir = NULL;
 	int64_t jobid = 0;
 	int rc = 0;
 
 	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
 	if (rc == 0)
 		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
+	if (rc == 0 && (hf_dir = strdup(a.paths[0] ? a.paths[0] : "")) == NULL)
+		rc = ct_error(CT_ENOMEM, "out of memory");
 	if (rc == 0)		/* --model HF_DIR: a Hugging Face directory */
 		rc = ct_job_hf_import(&a.paths[0], &hf_tmp);
 	if (rc < 0)
@@ -361,9 +365,12 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
 	if (rc == 0)
 		rc = ct_text_submit_record(ctx, &ts, jobid);
+	if (rc == 0 && hf_tmp != NULL)	/* its config.json: ids and dtype for exports */
+		rc = ct_job_tokenizer_keep_config(ctx, hf_dir, jobid);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
+	free(hf_dir);
 	ct_text_submit_free(&ts);
 	submit_args_free(&a);
 	if (hf_tmp != NULL)
@@ -594,7 +601,16 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
 					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
+					     { "adapter", 1, NULL, 'A' }, { "dtype", 1, NULL, 'D' },
 					     { NULL, 0, NULL, 0 } };
+
+/* What job export was asked for. */
+struct export_args {
+	char out[PATH_MAX];	/* --out FILE/DIR, or --adapter DIR */
+	int64_t id, round;	/* round 0: the final model */
+	int hf, adapter;
+	const char *dtype;	/* --dtype, or NULL */
+};
 
 /* The model a job export writes: its SELECT's one column. */
 struct export_model {
@@ -605,79 +621,197 @@ static const struct ct_dl_col export_model_cols[] = {
 	CT_DL_COL(struct export_model, sha),
 };
 
-/* Job id's input config.json (kept at submit, job_tokenizer.h) gives the
- * exported directory out its special token ids (job_hf.h); none kept: 0. */
+/* What an adapter export needs of the job row. */
+struct export_job {
+	char base[80];
+	int64_t nshards, nrounds;
+};
+
+static const struct ct_dl_col export_job_cols[] = {
+	CT_DL_COL(struct export_job, base), CT_DL_COL(struct export_job, nshards),
+	CT_DL_COL(struct export_job, nrounds),
+};
+
+static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct export_args *a)
+{
+	int c, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
+		if (c == 'o' || c == 'A')
+			rc = a->out[0] ? ct_error(CT_EUSAGE, "give one of --out and --adapter")
+				       : ct_cmd_path(ctx, optarg, a->out, sizeof(a->out));
+		if (c == 'A')
+			a->adapter = 1;
+		else if (c == 'r')
+			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &a->round);
+		else if (c == 'H')
+			a->hf = 1;
+		else if (c == 'D')
+			a->dtype = optarg;
+		else if (c != 'o')
+			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf] "
+				      "[--dtype D] or --adapter DIR)");
+	}
+	if (rc == 0 && optind >= argc)
+		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc == 0)
+		rc = parse_i64(argv[optind], "job ID", 1, INT64_MAX, &a->id);
+	if (rc == 0 && a->out[0] == 0)
+		rc = ct_error(CT_EUSAGE, "--out FILE (or --adapter DIR) is required");
+	if (rc == 0 && a->hf && a->adapter)
+		rc = ct_error(CT_EUSAGE, "--hf and --adapter write different directories: one "
+			      "at a time");
+	if (rc == 0 && a->dtype != NULL && !a->hf && !a->adapter)
+		rc = ct_error(CT_EUSAGE, "--dtype is for --hf and --adapter (a checkpoint is "
+			      "float32)");
+	return rc;
+}
+
+/* Job id's input config.json (kept at submit, job_tokenizer.h) into path;
+ * 0, CT_ENOTFOUND (the job came from a checkpoint) or a db error. */
+static int input_config(struct ct_cmd_ctx *ctx, int64_t id, char *path, size_t cap)
+{
+	return ct_job_tokenizer_kept(ctx->srv, ctx->db, id, CT_JOB_INPUT_CONFIG, path, cap);
+}
+
+/* The dtype of the export: --dtype, else (dflt_input) the input model's
+ * (its config.json's torch_dtype), else float32. */
+static int export_dtype(struct ct_cmd_ctx *ctx, const struct export_args *a, int dflt_input,
+			enum ct_st_dtype *dt)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	*dt = CT_ST_F32;
+	if (a->dtype != NULL) {
+		rc = ct_hf_dtype_parse(a->dtype, dt);
+		return rc < 0 ? ct_error(CT_EUSAGE, "--%s", ct_errmsg(rc)) : 0;
+	}
+	if (!dflt_input)
+		return 0;
+	rc = input_config(ctx, a->id, path, sizeof(path));
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	return rc < 0 ? rc : ct_hf_dtype_of_config(path, dt);
+}
+
+/* Job id's input config.json gives the exported directory out its special
+ * token ids (job_hf.h); none kept: 0. */
 static int export_special_ids(struct ct_cmd_ctx *ctx, int64_t id, const char *out)
 {
 	char path[PATH_MAX];
-	int rc = ct_job_tokenizer_kept(ctx->srv, ctx->db, id, CT_JOB_INPUT_CONFIG, path,
-				       sizeof(path));
+	int rc = input_config(ctx, id, path, sizeof(path));
 
 	if (rc == CT_ENOTFOUND)
 		return 0;
 	return rc < 0 ? rc : ct_job_hf_special_ids(out, path);
 }
 
-static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
+static int export_hf(struct ct_cmd_ctx *ctx, const struct export_args *a, const char *src,
+		     const char *sha)
 {
-	char out[PATH_MAX] = "", src[PATH_MAX];
-	struct export_model em = { "" };
-	const char *sha = em.sha;
-	int64_t id, round = 0;
-	int hf = 0;
-	struct ct_mmap m = { 0 };
-	int c, rc = 0;
+	enum ct_st_dtype dt;
+	int ntok = 0, rc = export_dtype(ctx, a, 1, &dt);
 
-	optind = 0;
-	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
-		if (c == 'o')
-			rc = ct_cmd_path(ctx, optarg, out, sizeof(out));
-		else if (c == 'r')
-			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &round);
-		else if (c == 'H')
-			hf = 1;
-		else
-			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf])");
-	}
-	if (rc == 0 && optind >= argc)
-		rc = ct_error(CT_EUSAGE, "missing job ID");
 	if (rc == 0)
-		rc = parse_i64(argv[optind], "job ID", 1, INT64_MAX, &id);
-	if (rc == 0 && out[0] == 0)
-		rc = ct_error(CT_EUSAGE, "--out FILE is required");
+		rc = ct_job_hf_export(src, a->out);
+	if (rc == 0)	/* float32 rounded to the input's dtype (ct_hf_dtype.h) */
+		rc = ct_hf_dtype_set(a->out, dt);
+	if (rc == 0)	/* the job's tokenizer.json and the files beside it */
+		rc = ct_job_tokenizer_export(ctx->srv, ctx->db, a->id, a->out, &ntok);
+	if (rc == 0)	/* the input's bos/eos_token_id */
+		rc = export_special_ids(ctx, a->id, a->out);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s as config.json + model.safetensors (%s)%s\n",
+			a->out, sha, ct_hf_dtype_name(dt),
+			ntok ? " + the job's tokenizer files" : "");
+	return rc;
+}
+
+/* --adapter: the PEFT directory of a LoRA job's model (job_peft.h). */
+static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
+			  const char *src, const char *sha)
+{
+	struct ct_job_peft p = { .model_path = src };
+	struct export_job j = { "", 0, 0 };
+	char base[PATH_MAX], cfg[PATH_MAX], name[1024];
+	int64_t rank64;
+	int rank = 0, rc = ct_lora_job_get(ctx->db, a->id, &p.spec);
+
+	if (rc == 0 && p.spec.rank == 0)
+		rc = ct_error(CT_EINVAL, "job %" PRId64 " trains all weights, not LoRA adapters: "
+			      "export it with --hf", a->id);
+	if (rc == 0)
+		rc = export_dtype(ctx, a, 0, &p.dtype);
+	if (rc == 0)
+		rc = CT_DL_ONE(ctx->db, &j, export_job_cols, "SELECT model_sha256, nshards, "
+			       "nrounds FROM job WHERE id=?", a->id);
+	if (rc == 0)
+		rc = ct_server_download_path(ctx->srv, j.base, base, sizeof(base));
 	if (rc < 0)
 		return rc;
-	rc = round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
-			       "`round` WHERE jobid=? AND idx=?", id, (int)round)
-		   : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
-			       "job WHERE id=?", id);
+	p.base_path = base;
+	/* each round added K rank-r products (job_peft.h; capped there) */
+	rank64 = p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
+	p.rank = rank64 < INT32_MAX ? (int)rank64 : INT32_MAX;
+	rc = input_config(ctx, a->id, cfg, sizeof(cfg));
+	if (rc == 0 && ct_job_hf_input_name(cfg, name, sizeof(name)) > 0)
+		p.base_name = name;
 	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (sha[0] == 0)
-		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
-				round ? "such round's" : "final");
-	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
-	if (rc == 0 && hf) {
-		int ntok = 0;
+	rc = ct_job_peft_export(&p, a->out, &rank);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s as a PEFT LoRA adapter of rank %d (%d x %" PRId64
+			" shards x rounds) on base %s (%s)\n", a->out, sha, rank, p.spec.rank,
+			j.nshards, j.base, ct_hf_dtype_name(p.dtype));
+	return rc;
+}
 
-		rc = ct_job_hf_export(src, out);
-		if (rc == 0)	/* the job's tokenizer.json and the files beside it */
-			rc = ct_job_tokenizer_export(ctx->srv, ctx->db, id, out, &ntok);
-		if (rc == 0)	/* the input's bos/eos_token_id */
-			rc = export_special_ids(ctx, id, out);
-		if (rc == 0)
-			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors%s\n",
-				out, sha, ntok ? " + the job's tokenizer files" : "");
+/* The table's check (ct_cmd.h): --out or --adapter is given (either
+ * names what is written; ct_cmd's `required` takes no alternatives). */
+static int check_export(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--out", 5) == 0 ||
+		    strncmp(argv[i], "--adapter", 9) == 0)
+			return 0;
+	return ct_error(CT_EUSAGE, "the required option '--out' is missing (or give "
+			"--adapter DIR)");
+}
+
+static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct export_args a = { .out = "" };
+	struct export_model em = { "" };
+	char src[PATH_MAX];
+	struct ct_mmap m = { 0 };
+	int rc = export_parse(ctx, argc, argv, &a);
+
+	if (rc < 0)
 		return rc;
-	}
+	rc = a.round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
+				 "`round` WHERE jobid=? AND idx=?", a.id, (int)a.round)
+		     : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
+				 "job WHERE id=?", a.id);
+	if (rc < 0 && rc != CT_ENOTFOUND)
+		return rc;
+	if (em.sha[0] == 0)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", a.id,
+				a.round ? "such round's" : "final");
+	rc = ct_server_download_path(ctx->srv, em.sha, src, sizeof(src));
+	if (rc == 0 && a.hf)
+		return export_hf(ctx, &a, src, em.sha);
+	if (rc == 0 && a.adapter)
+		return export_adapter(ctx, &a, src, em.sha);
 	if (rc == 0)
 		rc = ct_file_map(src, &m);
 	if (rc == 0)
-		rc = ct_file_write_atomic(out, m.addr ? m.addr : "", m.len, 0644);
+		rc = ct_file_write_atomic(a.out, m.addr ? m.addr : "", m.len, 0644);
 	ct_file_unmap(&m);
 	if (rc == 0)
-		fprintf(ctx->out, "%s: model %s\n", out, sha);
+		fprintf(ctx->out, "%s: model %s\n", a.out, em.sha);
 	return rc;
 }
 
@@ -841,11 +975,17 @@ static const struct ct_cmd_def job_sample = {
 };
 static const struct ct_cmd_def job_export = {
 	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
-	.required = "out",
-	.min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
-	.summary = "write the job's final (or round R's) model to FILE (--hf: a Llama model "
-	"as a Hugging Face directory FILE)",
-	.usage = "DIR ID --out FILE [--round R] [--hf]",
+	.check = check_export, .min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
+	.summary = "write the job's final (or round R's) model to FILE (--hf: as a Hugging "
+	"Face directory FILE; --adapter: a LoRA job's PEFT adapter)",
+	.usage = "DIR ID --out FILE [--round R] [--hf [--dtype f32|bf16|f16]]\n"
+	"       DIR ID --adapter ADAPTER_DIR [--round R] [--dtype f32|bf16|f16]",
+	.help = "--hf writes config.json + model.safetensors in the input model's dtype\n"
+	"(its config.json's torch_dtype; float32 for a job from a checkpoint), or\n"
+	"--dtype's: bf16 and f16 round each weight to nearest, ties to even.\n"
+	"--adapter writes adapter_config.json + adapter_model.safetensors (float32\n"
+	"unless --dtype) that PEFT applies to the job's base model: the sum of the\n"
+	"rounds' adapters, rank r x shards x rounds. See doc/operator.md.\n",
 };
 static const struct ct_cmd_def *const job_cmds[] = {
 	&job_submit, &job_list, &job_show, &job_cancel, &job_sample, &job_export, NULL,

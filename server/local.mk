@@ -39,6 +39,7 @@ server_libctserver_a_SOURCES = \
 	server/lock_order.c server/lock_order.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
+	server/job_peft.c server/job_peft.h \
 	server/job_tokenizer.c server/job_tokenizer.h \
 	server/eval.c server/eval.h server/eval_handover.c \
 	server/cmd_run.c server/cmd_run.h \

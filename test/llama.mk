@@ -27,4 +27,4 @@ CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh 
 	test/tokenizer_template.sh test/llama_vocab.sh
 dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
 TESTS += $(CT_LLAMA_TEST_SH)
-EXTRA_DIST += test/llama_torch.py test/hf_template.mjs
+EXTRA_DIST += test/llama_torch.py test/hf_template.mjs test/hf_check.py
