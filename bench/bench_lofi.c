@@ -9,7 +9,7 @@
  *                    [--rounds R] [--max-shards K] [--lr F]
  *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
  *                    [--lora-seed-per-shard] [--outer none|METHOD:LR:MU,...]
- *                    [--outer-k K] [--no-stragglers]
+ *                    [--outer-k K] [--no-stragglers] [--only-k K]
  *
  * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
  * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
@@ -95,6 +95,7 @@ struct opts {
 	int nouter;
 	int outer_k;			/* ... at this K (0: the largest) */
 	int stragglers;			/* the straggler table (--no-stragglers: 0) */
+	int only_k;			/* --only-k: lo-fi and centralized at that K alone */
 };
 
 /* One row of the straggler table: rounds closed with nin of K WUs. */
@@ -1028,7 +1029,7 @@ static void usage(FILE *f)
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
 	      "                  [--lora-ranks R,R,...] [--lora-lr F] [--lora-seed-per-shard]\n"
 	      "                  [--outer none|METHOD:LR:MU,...] [--outer-k K]\n"
-	      "                  [--no-stragglers]\n"
+	      "                  [--no-stragglers] [--only-k K]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
 	      "language B by lo-fi rounds with K = 1, 2, 3, 4, 8 shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
@@ -1043,7 +1044,8 @@ static void usage(FILE *f)
 	      "at K = --outer-k (default the largest K) against the plain mean and the\n"
 	      "centralized run; default nesterov:0.7:0.9,nesterov:1:0.5,nesterov:0.5:0.5,\n"
 	      "sgd:1:0.5; none skips the table. The straggler table (at the largest\n"
-	      "K >= 4; --no-stragglers skips it) closes rounds with K-1 and K-2 WUs.\n", f);
+	      "K >= 4; --no-stragglers skips it) closes rounds with K-1 and K-2 WUs.\n"
+	      "--only-k K (1, 2, 3, 4 or 8) runs the lo-fi tables at that K alone.\n", f);
 }
 
 static void defaults(struct opts *o, int quick)
@@ -1147,6 +1149,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "outer", required_argument, NULL, 'O' },
 		{ "outer-k", required_argument, NULL, 'K' },
 		{ "no-stragglers", no_argument, NULL, 'N' },
+		{ "only-k", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1184,6 +1187,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'K': o->outer_k = atoi(optarg); break;
 		case 'N': o->stragglers = 0; break;
+		case 'J': o->only_k = atoi(optarg); o->maxk = o->only_k; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -1193,6 +1197,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	    o->pre_steps > 1000000 || o->ctl_steps < 1 || o->ctl_steps > 1000000 ||
 	    o->rounds < 1 || o->rounds > MAXR || o->maxk < 1 || o->maxk > MAXK ||
 	    o->outer_k < 0 || o->outer_k > o->maxk ||
+	    (o->only_k != 0 && o->only_k != 1 && o->only_k != 2 && o->only_k != 3 &&
+	     o->only_k != 4 && o->only_k != 8) ||
 	    !(o->lr > 0.0f) || o->eval_batches < 1 || o->eval_batches > 100000) {
 		usage(stderr);
 		return 2;
@@ -1208,6 +1214,8 @@ static int run_all(struct bench *b)
 	for (int K = 1; K <= b->o.maxk && rc == 0; K = K < 4 ? K + 1 : 2 * K) {
 		struct lofi_row *rows = &b->rows[b->nrows];
 
+		if (b->o.only_k > 0 && K != b->o.only_k)
+			continue;
 		rc = lofi(b, K, rows);
 		if (rc == 0)
 			rc = central(b, K, rows);
