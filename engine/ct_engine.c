@@ -144,7 +144,7 @@ const ct_tok *ct_wu_targets(const struct ct_tokens *t, uint64_t s, int BT,
 		return tg;
 	}
 	for (int r = 0; r < BT; r++) {
-		int on = t->train[s + 1 + (uint64_t)r] != 0;
+		int on = (t->train[s + 1 + (uint64_t)r] & CT_TOKENS_TRAINED) != 0;
 
 		scratch[r] = on ? tg[r] : tg[r] | CT_TOK_UNTRAINED;
 		n += on;

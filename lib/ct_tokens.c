@@ -59,18 +59,20 @@ static int widen(struct ct_tokens *t, const char *path)
 	return 0;
 }
 
-/* 1 when every flag is 1; CT_EFORMAT naming the first that is not 0 or 1. */
+/* 1 when every flag is exactly 1; CT_EFORMAT (a file) or CT_EINVAL naming
+ * the first with a bit other than CT_TOKENS_TRAINED and CT_TOKENS_START. */
 static int mask_ones(const uint8_t *train, uint64_t n, const char *path)
 {
 	int ones = 1;
 
 	for (uint64_t i = 0; i < n; i++) {
-		if (train[i] > 1)
+		if (train[i] & ~(CT_TOKENS_TRAINED | CT_TOKENS_START))
 			return ct_error(path ? CT_EFORMAT : CT_EINVAL,
-					"%s: trained flag %u at position %llu (must be 0 or 1)",
+					"%s: token flags %u at position %llu (only bits 0 and 1 "
+					"are defined)",
 					path ? path : "token mask", train[i],
 					(unsigned long long)i);
-		ones &= train[i];
+		ones &= train[i] == 1;
 	}
 	return ones;
 }

@@ -9,11 +9,12 @@
  * bytes. Both load as 32-bit ids (ct_tok, ct_tok.h): ct_tokens_load widens
  * a version 1 file into memory; ct_tokens_load_any maps either without
  * widening (read it with ct_tokens_get). Version 3 adds a loss mask:
- * [1] = 3, n uint32 ids, then n bytes of trained flags (1: the token is
- * a target the loss counts; 0: it is not), exactly 1024 + 5n bytes; a
- * mask of all ones loads as no mask (t->train NULL), the arithmetic and
- * the digest of a version 2 file with the same ids (doc/workunit.md
- * section 1). Loading memory-maps the file
+ * [1] = 3, n uint32 ids, then n flag bytes (bit 0, CT_TOKENS_TRAINED:
+ * the token is a target the loss counts; bit 1, CT_TOKENS_START: it
+ * begins a document, a conversation; other bits refused), exactly
+ * 1024 + 5n bytes; flags all exactly 1 load as no mask (t->train NULL),
+ * the arithmetic and the digest of a version 2 file with the same ids
+ * (doc/workunit.md section 1). Loading memory-maps the file
  * (shards can be large); tokens are checked against a model's vocabulary
  * with ct_tokens_check_vocab().
  */
@@ -30,6 +31,8 @@
 #define CT_TOKENS_VERSION 1
 #define CT_TOKENS_VERSION_WIDE 2
 #define CT_TOKENS_VERSION_MASK 3
+#define CT_TOKENS_TRAINED 1	/* flag bits of a version 3 file */
+#define CT_TOKENS_START 2
 #define CT_TOKENS_HEADER_INTS 256
 #define CT_TOKENS_HEADER_BYTES (CT_TOKENS_HEADER_INTS * 4)
 
@@ -44,9 +47,9 @@ struct ct_tokens {
 	const uint16_t *tok16;	/* the mapped body of a version 1 file, else NULL */
 	int version;		/* the file's version; from memory: the narrowest
 				 * that holds the ids (1 when all are < 65,536) */
-	const uint8_t *train;	/* n trained flags (0/1) of a version 3 file
-				 * whose mask is not all ones; else NULL (every
-				 * token trained) */
+	const uint8_t *train;	/* n flag bytes of a version 3 file whose
+				 * flags are not all 1; else NULL (every token
+				 * trained) */
 	uint8_t *owned_train;	/* when made from memory */
 };
 
@@ -71,12 +74,12 @@ static inline ct_tok ct_tokens_get(const struct ct_tokens *t, uint64_t i)
 /* 1 when token i is trained (a target the loss counts). */
 static inline int ct_tokens_trained(const struct ct_tokens *t, uint64_t i)
 {
-	return t->train == NULL || t->train[i] != 0;
+	return t->train == NULL || (t->train[i] & CT_TOKENS_TRAINED) != 0;
 }
 
-/* Write n 32-bit ids and their trained flags (train[i] 0 or 1; NULL: all
- * ones) to path atomically as a version 3 file. Returns as
- * ct_tokens_save_ids (CT_EINVAL also for a flag other than 0 or 1). */
+/* Write n 32-bit ids and their flags (train[i] of CT_TOKENS_TRAINED and
+ * CT_TOKENS_START; NULL: all 1) to path atomically as a version 3 file.
+ * Returns as ct_tokens_save_ids (CT_EINVAL also for another bit). */
 int ct_tokens_save_masked(const char *path, const ct_tok *tok, const uint8_t *train,
 			  uint64_t n);
 
@@ -107,7 +110,7 @@ int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide);
  * held in memory, n bytes, until commit). Returns as ct_tokens_out_open. */
 int ct_tokens_out_open_masked(struct ct_tokens_out *w, const char *path);
 
-/* Append n ids with their flags (train[i] 0 or 1; NULL: all trained) to
+/* Append n ids with their flags (as ct_tokens_save_masked's; NULL: 1) to
  * a version 3 writer (CT_EINVAL on another). Returns as ct_tokens_out_write
  * (CT_ENOMEM when the mask cannot grow). */
 int ct_tokens_out_write_masked(struct ct_tokens_out *w, const ct_tok *ids,
@@ -136,9 +139,9 @@ int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a
  * CT_ENOMEM. */
 int ct_tokens_from_array(struct ct_tokens *t, const ct_tok *tok, uint64_t n);
 
-/* Give t (n tokens) the n trained flags train (copied, each 0 or 1;
- * all ones or NULL: no mask) and version 3. Returns 0, CT_EINVAL (a flag
- * other than 0 or 1) or CT_ENOMEM; t unchanged on failure. */
+/* Give t (n tokens) the n flags train (copied, as ct_tokens_save_masked's;
+ * all 1 or NULL: no mask) and version 3. Returns 0, CT_EINVAL (another
+ * bit) or CT_ENOMEM; t unchanged on failure. */
 int ct_tokens_set_mask(struct ct_tokens *t, const uint8_t *train);
 
 /* Release t (unmap or free) and zero it. A zeroed t is a no-op. */

@@ -93,8 +93,10 @@ static void test_malformed(void **state)
 	assert_int_equal(load_bytes(img, sizeof(img), "10 tokens"), CT_EFORMAT);
 	h[2] = 4;	/* 16 bytes of ids, 4 flags of 0: valid */
 	assert_int_equal(load_bytes(img, sizeof(img), NULL), 0);
-	img[1024 + 16 + 2] = 2;	/* a flag is 0 or 1 */
-	assert_int_equal(load_bytes(img, sizeof(img), "trained flag 2 at position 2"), CT_EFORMAT);
+	img[1024 + 16 + 2] = 4;	/* bits 0 (trained) and 1 (start) only */
+	assert_int_equal(load_bytes(img, sizeof(img), "flags 4 at position 2"), CT_EFORMAT);
+	img[1024 + 16 + 2] = 3;
+	assert_int_equal(load_bytes(img, sizeof(img), NULL), 0);
 	img[1024 + 16 + 2] = 0;
 	h[2] = 10;
 	h[1] = 2;	/* 32-bit ids: 10 of them are 40 bytes, not 20 */
@@ -283,7 +285,7 @@ static void test_masked(void **state)
 	assert_memory_equal(t.tok, ids + 2, 4 * sizeof(ct_tok));
 	assert_memory_equal(t.train, train + 2, 4);
 	ct_tokens_free(&t);
-	assert_int_equal(ct_tokens_save_masked(ps, ids, (uint8_t[8]){ 3 }, 8), CT_EINVAL);
+	assert_int_equal(ct_tokens_save_masked(ps, ids, (uint8_t[8]){ 5 }, 8), CT_EINVAL);
 
 	/* the streaming writer, in pieces, equals the file saved at once */
 	assert_int_equal(ct_tokens_out_open_masked(&w, ps), 0);
