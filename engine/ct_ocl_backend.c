@@ -9,8 +9,8 @@
  * ct_ocl_* twin from ct_ocl_ops.c. Everything stays on the device for the
  * whole work unit: weights, gradients, AdamW m and v, activations and
  * gradient scratch. Per step the host uploads the batch's tokens and reads
- * back the B*T losses (the mean is computed on the host with ct_mean_loss,
- * the reference's own function); the weights and moments come back only
+ * back the B*T losses (the mean over the trained rows is computed on the
+ * host with ct_masked_mean_loss, the reference's own function); the weights and moments come back only
  * when the engine asks (read_state, for a checkpoint or the result).
  */
 #include "config.h"

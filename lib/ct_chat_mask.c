@@ -4,14 +4,14 @@
  * The whole conversation is rendered once and encoded once, so the ids
  * are exactly those of its text. Each assistant message j is then placed
  * in that text by rendering prefixes of the conversation: messages
- * [0, j) with the generation prompt end where the reply starts, and
- * messages [0, j] without it end after the reply's end-of-turn text.
- * Templates that render earlier replies differently once the
- * conversation goes on (Qwen3 drops the empty <think> block of a reply
- * that is not the last) fail the second test; then the reply's content
- * is looked up from where it starts, and the text that follows it in
- * the prefix rendering (the end-of-turn) must follow it in the whole.
- * A token is trained when its bytes overlap such a span.
+ * [0, j) with the generation prompt end where the reply starts (that
+ * rendering must be a prefix of the whole); the reply's content is
+ * looked up from there, and the text after it that the whole and the
+ * rendering of messages [0, j] share bounds the end of the turn (Qwen3
+ * renders earlier replies without their empty <think> block, Llama 3's
+ * base template always appends a generation prompt: neither is a prefix
+ * of the whole). The trained tokens run from the reply's start through
+ * the first special token after its content (doc/chat.md).
  */
 #include "config.h"
 #include "ct_chat_mask.h"
