@@ -56,6 +56,57 @@ static int render_prefix(const struct ct_chat *c, const struct ct_jv *conv, size
 	return rc;
 }
 
+/* The marker put in place of an empty reply's content, to see where the
+ * template writes it (no conversation holds it: JSON text cannot carry
+ * these control characters unescaped, and chat lines come from JSON). */
+static const char marker[] = "\x01\x02ctune-reply\x02\x01";
+
+/* Render conv's first k messages with the content of message k - 1
+ * replaced by the marker (the same shallow copies as render_prefix). */
+static int render_marked(const struct ct_chat *c, const struct ct_jv *conv, size_t k,
+			 struct ct_buf *out)
+{
+	struct ct_jv top = *conv, *items = malloc(conv->n * sizeof(*items));
+	struct ct_jv *msgv = NULL, *keyv = NULL, mark = { .type = CT_JV_STR };
+	int rc = 0;
+
+	mark.str = (char *)marker;
+	if (items == NULL)
+		return ct_error(CT_ENOMEM, "out of memory");
+	memcpy(items, conv->items, conv->n * sizeof(*items));
+	for (size_t i = 0; i < conv->n && rc == 0; i++) {
+		struct ct_jv *m;
+
+		if (strcmp(conv->keys[i], "messages") != 0 || items[i].n < k || k == 0)
+			continue;
+		msgv = malloc(k * sizeof(*msgv));
+		m = msgv ? &msgv[k - 1] : NULL;
+		if (m != NULL) {
+			memcpy(msgv, items[i].items, k * sizeof(*msgv));
+			keyv = malloc((m->n ? m->n : 1) * sizeof(*keyv));
+		}
+		if (keyv == NULL) {
+			rc = ct_error(CT_ENOMEM, "out of memory");
+			break;
+		}
+		memcpy(keyv, m->items, m->n * sizeof(*keyv));
+		for (size_t q = 0; q < m->n; q++)
+			if (strcmp(m->keys[q], "content") == 0)
+				keyv[q] = mark;
+		m->items = keyv;
+		items[i].items = msgv;
+		items[i].n = k;
+	}
+	top.items = items;
+	ct_buf_reset(out);
+	if (rc == 0)
+		rc = ct_chat_render(c, &top, 0, out);
+	free(keyv);
+	free(msgv);
+	free(items);
+	return rc;
+}
+
 static int is_prefix(const struct ct_buf *p, const struct ct_buf *full)
 {
 	return p->len <= full->len && (p->len == 0 || memcmp(p->data, full->data, p->len) == 0);
@@ -129,6 +180,22 @@ static int place_content(const struct ct_buf *full, const struct ct_buf *q,
 	return 0;
 }
 
+/* The reply's content as the marker in q (render_marked's): sp->ce where
+ * the marker is, when full and q agree from sp->a up to it, sp->lim after
+ * the text both have after it. 0, or -1 when that is not so. */
+static int place_marker(const struct ct_buf *full, const struct ct_buf *q, struct span *sp)
+{
+	long at = find_from(q, sp->a, marker, sizeof(marker) - 1);
+	size_t p = at < 0 ? 0 : (size_t)at, after = p + sizeof(marker) - 1;
+
+	if (at < 0 || p > full->len ||
+	    memcmp(q->data + sp->a, full->data + sp->a, p - sp->a) != 0)
+		return -1;
+	sp->ce = p;
+	sp->lim = p + common(full->data + p, full->len - p, q->data + after, q->len - after);
+	return 0;
+}
+
 /* The span of assistant message j in full. */
 static int reply_span(const struct ct_chat *c, const struct ct_jv *conv, size_t j,
 		      const struct ct_buf *full, struct ct_buf *tmp, const char *name,
@@ -150,7 +217,14 @@ static int reply_span(const struct ct_chat *c, const struct ct_jv *conv, size_t 
 		return rc;
 	if (place_content(full, tmp, msg, sp) == 0)
 		return 0;
-	/* no content to find (empty, tool calls): as far as both agree */
+	/* an empty content: where the template writes the marker instead */
+	rc = render_marked(c, conv, j + 1, tmp);
+	if (rc < 0 || place_marker(full, tmp, sp) == 0)
+		return rc < 0 ? rc : 0;
+	rc = render_prefix(c, conv, j + 1, 0, tmp);
+	if (rc < 0)
+		return rc;
+	/* no content to find (tool calls): as far as both agree */
 	sp->ce = sp->a;
 	sp->lim = common(full->data, full->len, tmp->data, tmp->len);
 	if (sp->lim <= sp->a)

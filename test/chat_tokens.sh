@@ -35,7 +35,7 @@ for name in llama3 qwen3; do
 		fail "$name: reference"
 	"$CTUNE" tokens encode --tokenizer "$tok" --chat "$DATA/sft.jsonl" --out "$T/$name.bin" \
 		2>"$T/err" || { cat "$T/err"; fail "$name: encode --chat"; }
-	grep -q "6 conversations" "$T/err" || fail "$name: $(cat "$T/err")"
+	grep -q "7 conversations" "$T/err" || fail "$name: $(cat "$T/err")"
 	"$CTUNE" tokens decode --tokenizer "$tok" --json "$T/$name.bin" >"$T/$name.json" ||
 		fail "$name: decode --json"
 	ref chat_mask_ref.mjs "$name" "$DATA/sft.jsonl" "$T/$name.hf" "$T/$name.json" "$tok" ||
