@@ -1,7 +1,8 @@
 /*
  * test_ocl_mask.c - work units on token files with a loss mask (version
  * 3, doc/workunit.md sections 1 and 5): a masked WU gives the same bytes
- * on the C reference and on OpenCL (GPT-2 full and LoRA, a Llama model);
+ * on the C reference and on OpenCL (GPT-2 full and LoRA, a Llama model;
+ * the kernels' other shapes and lean mode too);
  * a mask of all ones gives the bits of the unmasked file, whether it
  * comes from a version 3 file or is forced through the masked path, and
  * those bits are the ones the code before masks produced (a recorded
@@ -153,6 +154,42 @@ static void test_masked_llama(void **state)
 	(void)state;
 	llama_fix(&f);
 	masked_equal(&f);
+	fix_free(&f);
+}
+
+/* The kernels' other shapes on the masked WU (an element or runs of 5
+ * per work-item in the elementwise kernels and the masked dlogits, the
+ * GPU-shaped reductions and work-groups, lean mode) and the masked
+ * evaluation with the head 5 rows at a time: the C reference's bytes. */
+static void test_masked_variants(void **state)
+{
+	static const char *const env[][2] = {
+		{ "CT_OCL_EW", "1" }, { "CT_OCL_EW", "5" }, { "CT_OCL_RED_TILED", "1" },
+		{ "CT_OCL_LOCAL", "gpu" }, { "CT_OCL_LEAN", "1" },
+	};
+	struct fix f;
+	float lc[6], lo[6], ec, eo;
+	char hc[CT_SHA256_HEXLEN + 1], ho[CT_SHA256_HEXLEN + 1];
+
+	(void)state;
+	if (!have_ocl)
+		skip();
+	gpt2_fix(&f);
+	assert_int_equal(ct_tokens_set_mask(&f.tokens, f.train), 0);
+	run_wu(&f, "cpu", lc, hc);
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		setenv(env[i][0], env[i][1], 1);
+		run_wu(&f, ocl_dev, lo, ho);
+		unsetenv(env[i][0]);
+		fprintf(stderr, "%s=%s: %s\n", env[i][0], env[i][1], ho);
+		assert_memory_equal(lc, lo, sizeof(lc));
+		assert_string_equal(hc, ho);
+	}
+	assert_int_equal(ct_eval(&f.model, &f.tokens, 2, 13, 4, "cpu", &ec), 0);
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);
+	assert_int_equal(ct_eval(&f.model, &f.tokens, 2, 13, 4, ocl_dev, &eo), 0);
+	unsetenv("CT_OCL_HEAD_ROWS");
+	assert_memory_equal(&ec, &eo, sizeof(float));
 	fix_free(&f);
 }
 
@@ -355,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_loss_by_hand),
 		cmocka_unit_test(test_untrained_ignored),
 		cmocka_unit_test(test_masked_gpt2),
+		cmocka_unit_test(test_masked_variants),
 		cmocka_unit_test(test_masked_lora),
 		cmocka_unit_test(test_masked_llama),
 		cmocka_unit_test(test_eval),
