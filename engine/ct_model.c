@@ -286,7 +286,7 @@ float ct_model_head_forward(struct ct_model *m, size_t head, const ct_tok *targe
 				c->V, c->Vp);
 	if (targets == NULL)
 		return 0.0f;
-	return ct_mean_loss(a->losses, BT);
+	return ct_masked_mean_loss(a->losses, targets, BT);
 }
 
 void ct_model_zero_grad(struct ct_model *m)

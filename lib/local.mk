@@ -50,4 +50,4 @@ lib_libctune_a_SOURCES += \
 lib_libctune_a_SOURCES += \
 	lib/ct_jinja.h lib/ct_jinja_int.h lib/ct_jinja_parse.c \
 	lib/ct_jinja_eval.c lib/ct_jinja_lib.c lib/ct_jinja_val.c \
-	lib/ct_chat.c lib/ct_chat.h
+	lib/ct_chat.c lib/ct_chat.h lib/ct_chat_mask.c lib/ct_chat_mask.h

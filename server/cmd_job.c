@@ -120,6 +120,9 @@ static const struct option submit_opts[] = {
 	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
 	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
 	{ "sample-prompt", 1, NULL, O_TEXT }, { "sample-seed", 1, NULL, O_TEXT },
+	/* conversations (chat_submit.h) */
+	{ "train-chat", 1, NULL, O_TEXT }, { "eval-chat", 1, NULL, O_TEXT },
+	{ "truncate", 0, NULL, O_TEXT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -944,6 +947,13 @@ static const struct ct_cmd_def job_submit = {
 	"[--sample-prompt TEXT] [--sample-seed S]. With --model HF_DIR the text is\n"
 	"tokenised with HF_DIR/tokenizer.json (PATH: another tokenizer.json), which\n"
 	"the job keeps to decode its samples; job export --hf copies it back.\n"
+	"With conversations: --model HF_DIR --train-chat FILE.jsonl (--eval-chat\n"
+	"FILE.jsonl | --eval-fraction F) [--truncate]: one conversation a line\n"
+	"({\"messages\": [...]} or Alpaca's {\"instruction\", \"input\", \"output\"}),\n"
+	"rendered with HF_DIR's chat template; the loss counts the assistant\n"
+	"replies only. Conversations are packed whole into sequences of --seq\n"
+	"tokens; a longer one is refused with its line unless --truncate cuts it.\n"
+	"See doc/chat.md.\n"
 	"A base model whose eval loss is near log V (random weights) is refused\n"
 	"unless --allow-random-base.\n"
 	"--outer sgd|nesterov steps an outer optimizer on each round's aggregate\n"

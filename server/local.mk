@@ -44,7 +44,8 @@ server_libctserver_a_SOURCES = \
 	server/eval.c server/eval.h server/eval_handover.c \
 	server/cmd_run.c server/cmd_run.h \
 	server/project_init.c server/project_init.h
-server_libctserver_a_SOURCES += server/sample.c server/sample.h
+server_libctserver_a_SOURCES += server/sample.c server/sample.h \
+	server/chat_submit.c server/chat_submit.h
 # job submit's checks of inputs that cannot give a good model
 server_libctserver_a_SOURCES += server/submit_check.c server/submit_check.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)

@@ -69,6 +69,25 @@ static int load_tokens(const char *path, int V, struct ct_tokens *t)
 	return rc;
 }
 
+/* Shard k of K of the training tokens: [*a, *a + *cnt). n*k/K on, in
+ * general; a file with a loss mask (conversations packed into rows of T
+ * tokens, then one more: sample.h's --train-chat) is cut between rows,
+ * each shard holding whole rows and the first token of the next (a
+ * target the loss never counts), so no conversation is cut. */
+static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t *a,
+			uint64_t *cnt)
+{
+	uint64_t rows = t->n > 0 ? (t->n - 1) / (uint64_t)T : 0;
+
+	if (t->train == NULL) {
+		*a = t->n * (uint64_t)k / (uint64_t)K;
+		*cnt = t->n * (uint64_t)(k + 1) / (uint64_t)K - *a;
+		return;
+	}
+	*a = rows * (uint64_t)k / (uint64_t)K * (uint64_t)T;
+	*cnt = rows * (uint64_t)(k + 1) / (uint64_t)K * (uint64_t)T + 1 - *a;
+}
+
 /* Read the model's header and map the token files; every check that needs
  * no database is done here. */
 static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
@@ -89,11 +108,19 @@ static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 			      "seq+1 = %d", s->eval_path, in->eval.n, s->seq + 1);
 	if (rc == 0)
 		rc = load_tokens(s->train_path, in->cfg.V, &in->train);
-	/* the smallest of the K shards has floor(n/K) tokens */
-	if (rc == 0 && in->train.n / (uint64_t)s->shards < need)
-		rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
-			      " tokens; each needs at least batch*seq+1 = %" PRIu64 " (fewer --shards?)",
-			      s->train_path, in->train.n, in->train.n / (uint64_t)s->shards, need);
+	/* the smallest of the K shards (floor(n/K) tokens without a mask) */
+	if (rc == 0) {
+		uint64_t a, cnt, least = UINT64_MAX;
+
+		for (int k = 0; k < s->shards; k++) {
+			shard_range(&in->train, s->seq, k, s->shards, &a, &cnt);
+			least = cnt < least ? cnt : least;
+		}
+		if (least < need)
+			rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
+				      " tokens; each needs at least batch*seq+1 = %" PRIu64
+				      " (fewer --shards?)", s->train_path, in->train.n, least, need);
+	}
 	if (rc < 0)
 		free_inputs(in);
 	return rc;
@@ -151,14 +178,14 @@ static int check_spec(const struct ct_job_spec *s)
  * to a temp file in the store's directory in the input's version, then
  * added). */
 static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-		       const struct ct_tokens *train, int k, int K)
+		       const struct ct_tokens *train, int T, int k, int K)
 {
-	uint64_t a = train->n * (uint64_t)k / (uint64_t)K;
-	uint64_t cnt = train->n * (uint64_t)(k + 1) / (uint64_t)K - a;
+	uint64_t a, cnt;
 	char sha[CT_SHA256_HEXLEN + 1], tmp[PATH_MAX];
 	int64_t size = 0;
 	int rc;
 
+	shard_range(train, T, k, K, &a, &cnt);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-shard-%" PRId64 "-%d", srv->download_dir, jobid, k);
 	rc = ct_tokens_save_range(tmp, train, a, cnt);
 	if (rc == 0)
@@ -177,7 +204,7 @@ static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	int rc = 0;
 
 	for (int k = 0; rc == 0 && k < s->shards; k++)
-		rc = store_shard(srv, db, jobid, &in->train, k, s->shards);
+		rc = store_shard(srv, db, jobid, &in->train, s->seq, k, s->shards);
 	return rc;
 }
 

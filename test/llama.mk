@@ -23,7 +23,7 @@ endif
 # reference vs OpenCL byte for byte. Node-based ones skip without
 # test/node_modules.
 CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh \
-	test/llama_e2e_qwen3.sh test/llama_text.sh \
+	test/llama_e2e_qwen3.sh test/llama_text.sh test/chat_job_e2e.sh \
 	test/tokenizer_template.sh test/llama_vocab.sh
 dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
 TESTS += $(CT_LLAMA_TEST_SH)
