@@ -4,7 +4,7 @@
 EXTRA_DIST += test/ct_test_engine.h
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
-	test/test_cmd_train test/test_sample test/test_lora
+	test/test_cmd_train test/test_sample test/test_lora test/test_base
 # test_sample_prefix: a backend's logits of one row from the rows before
 # it are the whole window's bits
 CT_ENGINE_TESTS += test/test_sample_prefix
