@@ -4,6 +4,7 @@
  * ocl_run(); the arithmetic lives in the kernels/ .cl files.
  */
 #include "ct_ocl_ops.h"
+#include "ct_base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +56,9 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
 	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
+	[CT_K_BF16_WIDEN] = "ct_bf16_widen",
+	[CT_K_ENCODER_FWD_H] = "ct_encoder_fwd_h",
+	[CT_K_LL_EMBED_FWD_H] = "ct_ll_embed_fwd_h",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
 	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
@@ -157,7 +161,7 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
 	CT_OCL_UNREF_ALL(&ops->scratch, &ops->clip_part, &ops->clip_res,
-			 &ops->ce_stat, &ops->att_tr, &ops->accb);
+			 &ops->ce_stat, &ops->att_tr, &ops->accb, &ops->wide);
 	memset(ops, 0, sizeof(*ops));
 }
 
@@ -527,6 +531,25 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 	return rc;
 }
 
+/* A bf16 weight of n elements widened into ops->wide; *w names it then. */
+static int widen(struct ct_ocl_ops *ops, struct ct_dten *w, size_t n)
+{
+	int rc;
+
+	if (w->fmt == 0)
+		return 0;
+	if (w->fmt != CT_BASE_BF16)
+		return ct_error(CT_EINTERNAL, "weight of base format %d", w->fmt);
+	rc = grow(ops, &ops->wide, &ops->wide_floats, n ? n : 1);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_BF16_WIDEN, "mutu", ops->wide, (cl_ulong)0, *w,
+			      (cl_ulong)n);
+	if (rc == 0 && n > 0)
+		rc = ocl_run(ops, CT_K_BF16_WIDEN, (n + 15) / 16, 0);
+	*w = ct_dten_at(ops->wide, 0);
+	return rc;
+}
+
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
@@ -544,7 +567,10 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	 * CPUs BT <= 2 goes to matvec_run (GPT-2 124M, one row, PoCL on 2
 	 * cores at load ~3: 75 CPU-ms per token against 125). */
 	int transposed = 2 * (long)OC >= 3 * (long)BT;
+	int rc = widen(ops, &w, (size_t)OC * C);
 
+	if (rc < 0)
+		return rc;
 	if (matvec_use(ops, BT))
 		return matvec_run(ops, out, inp, w, bias, has_bias, BT, C, OC);
 	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
@@ -567,8 +593,11 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dten dout,
 		       struct ct_dten w, int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
+	int rc = widen(ops, &w, (size_t)OC * C);
 
+	if (rc < 0)
+		return rc;
 	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
 	return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
 }
@@ -577,7 +606,7 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
 			  int has_bias, struct ct_dten dout, struct ct_dten inp,
 			  int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc;
 
 	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp.
@@ -623,7 +652,17 @@ int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C)
 {
+	if (wte.fmt != wpe.fmt)
+		return ct_error(CT_EINTERNAL, "encoder: wte and wpe stored differently");
+	if (wte.fmt == CT_BASE_BF16)
+		RUN(CT_K_ENCODER_FWD_H, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
 	RUN(CT_K_ENCODER_FWD, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
+}
+
+int ct_ocl_embed_forward_h(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
+			   struct ct_dten wte, int BT, int C)
+{
+	RUN(CT_K_LL_EMBED_FWD_H, C, BT, "tmtii", out, inp, wte, BT, C);
 }
 
 int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,
