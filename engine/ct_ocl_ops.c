@@ -57,6 +57,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
 	[CT_K_BF16_WIDEN] = "ct_bf16_widen",
+	[CT_K_BF16_WIDEN2] = "ct_bf16_widen2",
 	[CT_K_ENCODER_FWD_H] = "ct_encoder_fwd_h",
 	[CT_K_LL_EMBED_FWD_H] = "ct_ll_embed_fwd_h",
 	[CT_K_MATVEC1] = "ct_matvec1",
@@ -531,28 +532,48 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 	return rc;
 }
 
-/* A bf16 weight of n elements widened into ops->wide; *w names it then. */
-static int widen(struct ct_ocl_ops *ops, struct ct_dten *w, size_t n)
-{
-	int rc;
+/* Compact weights (ct_base.h) are widened, exactly, into ops->wide right
+ * before the product that reads them, at most WIDE_MAX floats at a time:
+ * a weight bigger than that (the vocabulary matrices) runs in pieces of
+ * whole outputs (rows of out for the forward, columns of dinp for the
+ * input gradient), each output's chain whole and unchanged, so the bits
+ * are those of one product. CT_OCL_WIDE_MAX=N (floats) overrides (tests). */
+#define WIDE_MAX ((size_t)1 << 23)
 
-	if (w->fmt == 0)
-		return 0;
-	if (w->fmt != CT_BASE_BF16)
-		return ct_error(CT_EINTERNAL, "weight of base format %d", w->fmt);
-	rc = grow(ops, &ops->wide, &ops->wide_floats, n ? n : 1);
-	if (rc == 0)
-		rc = ocl_args(ops, CT_K_BF16_WIDEN, "mutu", ops->wide, (cl_ulong)0, *w,
-			      (cl_ulong)n);
-	if (rc == 0 && n > 0)
-		rc = ocl_run(ops, CT_K_BF16_WIDEN, (n + 15) / 16, 0);
-	*w = ct_dten_at(ops->wide, 0);
-	return rc;
+static size_t wide_max(void)
+{
+	const char *e = getenv("CT_OCL_WIDE_MAX");
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? (size_t)v : WIDE_MAX;
 }
 
-int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
-			  struct ct_dten inp, struct ct_dten w,
-			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
+/* ops->wide (rows, cols) = the bf16 block of w (rows of ld elements from
+ * w.off on), widened. */
+static int widen(struct ct_ocl_ops *ops, struct ct_dten w, size_t rows, int cols, int ld)
+{
+	size_t n = rows * (size_t)cols;
+	int rc;
+
+	if (w.fmt != CT_BASE_BF16)
+		return ct_error(CT_EINTERNAL, "weight of base format %d", w.fmt);
+	rc = grow(ops, &ops->wide, &ops->wide_floats, n ? n : 1);
+	if (rc < 0 || n == 0)
+		return rc;
+	if (cols == ld) {
+		rc = ocl_args(ops, CT_K_BF16_WIDEN, "mutu", ops->wide, (cl_ulong)0, w,
+			      (cl_ulong)n);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_BF16_WIDEN, (n + 15) / 16, 0);
+	}
+	rc = ocl_args(ops, CT_K_BF16_WIDEN2, "mutiii", ops->wide, (cl_ulong)0, w, (int)rows,
+		      cols, ld);
+	return rc < 0 ? rc : ocl_run(ops, CT_K_BF16_WIDEN2, (size_t)cols, rows);
+}
+
+/* The forward of a float32 w into out with rows ldo apart (ldo >= OC). */
+static int mm_forward(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten inp,
+		      struct ct_dten w, struct ct_dten bias, int has_bias, int BT, int C,
+		      int OC, int ldo)
 {
 	const char *env = getenv("CT_OCL_FWD");
 	/* Computing out^T saves packing the weights (C x OC) for packing the
@@ -567,11 +588,8 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	 * CPUs BT <= 2 goes to matvec_run (GPT-2 124M, one row, PoCL on 2
 	 * cores at load ~3: 75 CPU-ms per token against 125). */
 	int transposed = 2 * (long)OC >= 3 * (long)BT;
-	int rc = widen(ops, &w, (size_t)OC * C);
 
-	if (rc < 0)
-		return rc;
-	if (matvec_use(ops, BT))
+	if (ldo == OC && matvec_use(ops, BT))
 		return matvec_run(ops, out, inp, w, bias, has_bias, BT, C, OC);
 	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
 		transposed = env[0] == 't';
@@ -579,27 +597,83 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 		/* out^T (OC, BT): A = w (OC x C, rows contiguous), B[k=i, n=bt] =
 		 * inp[bt*C + i] (packed: BT x C, smaller than w); bias per row */
 		struct mm_args a = {
-			.out = out, .A = w, .B = inp, .bias = bias, .som = 1, .son = OC,
+			.out = out, .A = w, .B = inp, .bias = bias, .som = 1, .son = ldo,
 			.sam = C, .sak = 1, .sk = 1, .sn = C, .has_bias = has_bias,
 			.bias_row = 1, .accumulate = 0, .M = OC, .N = BT, .K = C,
 		};
 
 		return mm_run(ops, &a);
+	} else {
+		/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] (packed) */
+		struct mm_args a = {
+			.out = out, .A = inp, .B = w, .bias = bias, .som = ldo, .son = 1,
+			.sam = C, .sak = 1, .sk = 1, .sn = C, .has_bias = has_bias,
+			.bias_row = 0, .accumulate = 0, .M = BT, .N = OC, .K = C,
+		};
+
+		return mm_run(ops, &a);
 	}
-	/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] (packed) */
-	return mm(ops, out, inp, C, 1, w, 1, C, bias, has_bias, BT, OC, C, 0);
+}
+
+int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			  struct ct_dten inp, struct ct_dten w,
+			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
+{
+	size_t rows;
+	int rc = 0;
+
+	if (w.fmt == 0)
+		return mm_forward(ops, out, inp, w, bias, has_bias, BT, C, OC, OC);
+	/* compact: rows o0.. of w widened, into columns o0.. of out */
+	rows = C > 0 ? wide_max() / (size_t)C : (size_t)OC;
+	if (rows < 1)
+		rows = 1;
+	for (int o0 = 0; rc == 0 && o0 < OC; o0 += (int)rows) {
+		int n = OC - o0 < (int)rows ? OC - o0 : (int)rows;
+		struct ct_dten wr = w, o = out, b = bias;
+
+		wr.off += (size_t)o0 * C;
+		o.off += (size_t)o0;
+		b.off += has_bias ? (size_t)o0 : 0;
+		rc = widen(ops, wr, (size_t)n, C, C);
+		if (rc == 0)
+			rc = mm_forward(ops, o, inp, ct_dten_at(ops->wide, 0), b, has_bias, BT, C,
+					n, OC);
+	}
+	return rc;
 }
 
 int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dten dout,
 		       struct ct_dten w, int BT, int C, int OC)
 {
 	struct ct_dten none = { NULL, 0, 0 };
-	int rc = widen(ops, &w, (size_t)OC * C);
+	size_t cols;
+	int rc = 0;
 
-	if (rc < 0)
-		return rc;
 	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
-	return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
+	if (w.fmt == 0)
+		return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
+	/* compact: columns i0.. of w widened, into columns i0.. of dinp */
+	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
+	if (cols < 1)
+		cols = 1;
+	for (int i0 = 0; rc == 0 && i0 < C; i0 += (int)cols) {
+		int n = C - i0 < (int)cols ? C - i0 : (int)cols;
+		struct ct_dten wc = w, d = dinp;
+		struct mm_args a = {
+			.out = d, .A = dout, .bias = none,
+			.som = C, .son = 1, .sam = OC, .sak = 1, .sk = n, .sn = 1,
+			.has_bias = 0, .bias_row = 0, .accumulate = 1, .M = BT, .N = n, .K = OC,
+		};
+
+		wc.off += (size_t)i0;
+		a.out.off += (size_t)i0;
+		rc = widen(ops, wc, (size_t)OC, n, C);
+		a.B = ct_dten_at(ops->wide, 0);	/* widen may have grown it */
+		if (rc == 0)
+			rc = mm_run(ops, &a);
+	}
+	return rc;
 }
 
 int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dbias,

@@ -128,6 +128,7 @@ enum ct_ocl_kid {
 	CT_K_MATVEC2,
 	CT_K_CE_ROWS_TILED,
 	CT_K_BF16_WIDEN,
+	CT_K_BF16_WIDEN2,
 	CT_K_ENCODER_FWD_H,
 	CT_K_LL_EMBED_FWD_H,
 	CT_K_COUNT
@@ -180,7 +181,8 @@ int ct_ocl_zero(struct ct_ocl_ops *ops, struct ct_dten dst, size_t n);
  * Arithmetic: a dot, doc/workunit.md §3 "Arithmetic rules". A bf16 w
  * (here and in ct_ocl_matmul_dinp) is first widened, exactly, into a
  * float32 scratch the product then reads (the same bits as the C
- * reference's ct_matmul_forward_w). */
+ * reference's ct_matmul_forward_w), in pieces of whole outputs when it is
+ * big (ct_ocl_ops.c, WIDE_MAX). */
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC);

@@ -26,6 +26,17 @@ __kernel void ct_bf16_widen(__global float *out, ulong out_off,
 		out[i] = CT_BF16(in[i]);
 }
 
+/* out (rows, cols) = widen of a block of in: rows ld elements apart. */
+__kernel void ct_bf16_widen2(__global float *out, ulong out_off,
+			     const __global ushort *in, ulong in_off, int rows, int cols, int ld)
+{
+	int c = get_global_id(0), r = get_global_id(1);
+
+	if (c >= cols || r >= rows)
+		return;
+	out[out_off + (size_t)r * cols + c] = CT_BF16(in[in_off + (size_t)r * ld + c]);
+}
+
 /* ct_encoder_fwd with bf16 wte and wpe: out = widen(wte) + widen(wpe). */
 __kernel void ct_encoder_fwd_h(__global float *out, ulong out_off, const __global ct_tok *inp,
 			       const __global ushort *wte, ulong wte_off,

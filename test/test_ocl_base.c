@@ -3,7 +3,7 @@
  * backend is the C reference, bit for bit: the widening kernel against
  * ct_bf16_to_f32 over every bit pattern, the bf16-weight matmuls of every
  * kernel path (register-blocked in both forms, matvec, local-memory
- * tiles) against ct_matmul_forward_w / ct_matmul_backward_w, whole bf16
+ * tiles, in pieces) against ct_matmul_forward_w / ct_matmul_backward_w, whole bf16
  * LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
  * with Qwen3's q/k norms) on cpu and opencl (losses, adapters, state
  * files), and a bf16 WU saved on one device and resumed on the other.
@@ -164,6 +164,13 @@ static void test_matmul(void **state)
 	check_mm(2, 64, 130, 5, NULL);			/* matvec on CPU devices */
 	check_mm(33, 70, 41, 2, "CT_OCL_KC=16");	/* k pieces */
 	check_mm(40, 64, 96, 0, "CT_OCL_MATVEC=1");
+	/* widened in pieces of whole outputs: rows of out, columns of dinp */
+	check_mm(33, 70, 41, 2, "CT_OCL_WIDE_MAX=300");
+	check_mm(64, 96, 200, 0, "CT_OCL_WIDE_MAX=1000");
+	check_mm(2, 64, 130, 5, "CT_OCL_WIDE_MAX=100");
+	check_mm(33, 24, 72, 0, "CT_OCL_WIDE_MAX=256");	/* the WUs' shapes below */
+	check_mm(33, 24, 64, 0, "CT_OCL_WIDE_MAX=256");
+	check_mm(33, 96, 24, 0, "CT_OCL_WIDE_MAX=256");
 }
 
 /* ---- whole work units ---------------------------------------------- */
@@ -266,6 +273,11 @@ static void test_wu_equal(void **state)
 	wu_equal(&gpt2, "gpt2");
 	wu_equal(&l1, "llama gqa");
 	wu_equal(&l2, "llama tied qk-norm");
+	/* every weight widened in pieces */
+	setenv("CT_OCL_WIDE_MAX", "256", 1);
+	wu_equal(&gpt2, "gpt2 pieces");
+	wu_equal(&l2, "llama tied qk-norm pieces");
+	unsetenv("CT_OCL_WIDE_MAX");
 }
 
 /* Save on one device after each step in turn, resume on the other: the
