@@ -134,6 +134,7 @@ struct run_stats {
 	double ms;		/* per step */
 	double peak, largest;	/* bytes of OpenCL buffers: live at once, one buffer */
 	double rss;		/* peak resident bytes of the child */
+	double cpu_ms;		/* process CPU time per step */
 };
 static struct run_stats *last;
 
@@ -199,7 +200,7 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		ct_ocl_alloc_stats(&peak, &largest);
 		if (last != NULL)
 			*last = (struct run_stats){ dt * 1e3, (double)peak, (double)largest,
-						    ru.ru_maxrss * 1024.0 };
+						    ru.ru_maxrss * 1024.0, dc * 1e3 };
 		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
 		       name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
@@ -432,8 +433,9 @@ static int bench_formats(const struct bcfg *c, const struct ct_gpt2 *m, const ct
 		for (int d = 0; f != f32 && d < ndev; d++) {
 			const struct run_stats *a = &st[f][d], *b = &st[f32][d];
 
-			printf("%-9s %-8s %s/f32: step %.2fx, rss %.2fx", c->name, devs[d],
-			       ct_base_fmt_name(fmts[f]), a->ms / b->ms, a->rss / b->rss);
+			printf("%-9s %-8s %s/f32: step %.2fx (cpu time %.2fx), rss %.2fx", c->name,
+			       devs[d], ct_base_fmt_name(fmts[f]), a->ms / b->ms,
+			       a->cpu_ms / b->cpu_ms, a->rss / b->rss);
 			if (b->peak > 0)
 				printf(", OpenCL peak %.2fx (%.0f of %.0f MiB), largest buffer "
 				       "%.0f MiB", a->peak / b->peak, a->peak / 1048576.0,

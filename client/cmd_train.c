@@ -123,6 +123,7 @@ static void on_signal(int sig)
 struct train_opts {
 	const char *model, *data, *out, *device, *resume, *state;
 	int every;
+	int fmt_given;		/* --base-format was given */
 	struct ct_wu_hparams hp;
 };
 
@@ -185,6 +186,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 			break;
 		case 'S': bad = parse_int("train", "lora-seed", optarg, 0, INT_MAX, &seed); break;
 		case 'F': bad = ct_base_fmt_parse(optarg, &o->hp.lora.base_fmt) < 0;
+			o->fmt_given = 1;
 			if (bad)
 				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
 			break;
@@ -201,7 +203,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 	if (o->every > 0 && o->state == NULL)
 		return usage_error("train", "--checkpoint-every needs --state FILE");
 	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed ||
-				     o->hp.lora.base_fmt != CT_BASE_F32))
+				     o->fmt_given))
 		return usage_error("train", "--lora-alpha, --lora-targets, --lora-seed and "
 				   "--base-format need --lora-rank");
 	if (o->hp.lora.rank > 0) {
@@ -257,6 +259,8 @@ static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = check_writable(o.out);
 	if (rc == 0)	/* a float32 checkpoint or a compact base file */
 		rc = ct_base_load(o.model, &model);
+	if (rc == 0 && !o.fmt_given && o.hp.lora.rank > 0)
+		o.hp.lora.base_fmt = model.fmt;	/* a compact file stays compact */
 	if (rc == 0)
 		rc = ct_tokens_load(o.data, &tok);
 	if (rc == 0)
@@ -511,10 +515,10 @@ const struct ct_cmd_def ct_train_cmd = {
 	"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
 	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
 	"  --lora-seed S        seed of the initial adapters (default 0)\n"
-	"  --base-format F      keep the frozen base as f32 (default) or bf16\n"
-	"                       (doc/workunit.md 13): exactly the f32 result of\n"
-	"                       the base rounded to bf16; BASE may also be a\n"
-	"                       compact base file (converted or widened as F says)\n",
+	"  --base-format F      keep the frozen base as f32 or bf16 (doc/workunit.md\n"
+	"                       13): exactly the f32 result of the base rounded to\n"
+	"                       bf16. BASE may also be a compact base file (`ctune\n"
+	"                       model import --base-format`); default: as BASE is\n",
 };
 
 const struct ct_cmd_def ct_eval_cmd = {

@@ -533,12 +533,16 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 }
 
 /* Compact weights (ct_base.h) are widened, exactly, into ops->wide right
- * before the product that reads them, at most WIDE_MAX floats at a time:
- * a weight bigger than that (the vocabulary matrices) runs in pieces of
- * whole outputs (rows of out for the forward, columns of dinp for the
- * input gradient), each output's chain whole and unchanged, so the bits
- * are those of one product. CT_OCL_WIDE_MAX=N (floats) overrides (tests). */
-#define WIDE_MAX ((size_t)1 << 23)
+ * before the product that reads them, about WIDE_MAX floats (4 MiB) at a
+ * time: a bigger weight runs in pieces of whole outputs (rows of out for
+ * the forward, columns of dinp for the input gradient; at least
+ * WIDE_MIN_PIECE of them, so that a piece still fills the kernels'
+ * panels), each output's chain whole and unchanged, so the bits are those
+ * of one product. The scratch then peaks at 64 rows of the vocabulary
+ * matrix's transpose (Qwen3's 151936 x 64: 39 MiB, against its 311 MiB of
+ * bf16 embeddings). CT_OCL_WIDE_MAX=N (floats) overrides (tests). */
+#define WIDE_MAX ((size_t)1 << 20)
+#define WIDE_MIN_PIECE 64
 
 static size_t wide_max(void)
 {
@@ -626,6 +630,8 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 		return mm_forward(ops, out, inp, w, bias, has_bias, BT, C, OC, OC);
 	/* compact: rows o0.. of w widened, into columns o0.. of out */
 	rows = C > 0 ? wide_max() / (size_t)C : (size_t)OC;
+	if (rows < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+		rows = WIDE_MIN_PIECE;
 	if (rows < 1)
 		rows = 1;
 	for (int o0 = 0; rc == 0 && o0 < OC; o0 += (int)rows) {
@@ -655,6 +661,8 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 		return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
 	/* compact: columns i0.. of w widened, into columns i0.. of dinp */
 	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
+	if (cols < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+		cols = WIDE_MIN_PIECE;
 	if (cols < 1)
 		cols = 1;
 	for (int i0 = 0; rc == 0 && i0 < C; i0 += (int)cols) {

@@ -22,6 +22,10 @@ TESTS += test/repro_wu.sh
 dist_check_SCRIPTS += test/repro_wu.sh
 EXTRA_DIST += test/data/repro
 
+# Compact frozen bases from the command line (import, train, cpu = opencl)
+TESTS += test/base_train.sh
+dist_check_SCRIPTS += test/base_train.sh
+
 # GPT-2 checkpoints out in transformers' GPT-2 layout (engine/ct_gpt2_hf.h)
 TESTS += test/gpt2_hf_export.sh
 dist_check_SCRIPTS += test/gpt2_hf_export.sh
