@@ -405,34 +405,52 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
 	return rc;
 }
 
-/* The LoRA rows, once per --base-format, then each format against f32. */
-static int bench_formats(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
+/* The LoRA rows, once per --base-format (float32 first), then each
+ * format against f32. The compact bases are converted after the float32
+ * rows and the float32 weights are released before the compact rows, so
+ * that a child's RSS (which counts the parent's pages it maps) holds only
+ * the base it runs on. A row that fails (a device that cannot take the
+ * float32 base, say) is reported and the others still run. */
+static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *tok,
 			 char **devs, int ndev, int B, int T, int steps, int check)
 {
 	struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f, .targets = CT_LORA_ALL };
-	struct run_stats st[CT_BASE_NFMT][8];
-	int rc = 0, f32 = -1;
+	struct ct_lora_spec l = lora.rank > 0 ? lora : r8;
+	static struct run_stats st[CT_BASE_NFMT][8];
+	struct ct_gpt2 cm[CT_BASE_NFMT];
+	int rc = 0, f32 = -1, ok[CT_BASE_NFMT] = { 0 };
 
 	memset(st, 0, sizeof(st));
+	memset(cm, 0, sizeof(cm));
+	for (int f = 0; f < nfmt; f++) {
+		if (fmts[f] != CT_BASE_F32)
+			continue;
+		f32 = f;
+		l.base_fmt = CT_BASE_F32;
+		ok[f] = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]) == 0;
+	}
+	for (int f = 0; rc == 0 && f < nfmt; f++)
+		if (fmts[f] != CT_BASE_F32)
+			rc = ct_base_convert(&c->cfg, m->params, fmts[f], &cm[f]);
+	free(m->params);	/* the compact rows never read it */
+	m->params = NULL;
 	for (int f = 0; rc == 0 && f < nfmt; f++) {
-		struct ct_lora_spec l = lora.rank > 0 ? lora : r8;
-		struct ct_gpt2 cm = { 0 };
-
-		l.base_fmt = fmts[f];
 		if (fmts[f] == CT_BASE_F32)
-			f32 = f;
-		else
-			rc = ct_base_convert(&c->cfg, m->params, fmts[f], &cm);
-		cbase = &cm;
-		if (rc == 0)
-			rc = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]);
+			continue;
+		l.base_fmt = fmts[f];
+		cbase = &cm[f];
+		ok[f] = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]) == 0;
 		cbase = NULL;
-		ct_gpt2_free(&cm);
 	}
 	for (int f = 0; rc == 0 && f32 >= 0 && f < nfmt; f++) {
 		for (int d = 0; f != f32 && d < ndev; d++) {
 			const struct run_stats *a = &st[f][d], *b = &st[f32][d];
 
+			if (!ok[f] || !ok[f32]) {
+				printf("%-9s %-8s %s/f32: no ratio (%s row failed)\n", c->name, devs[d],
+				       ct_base_fmt_name(fmts[f]), ok[f] ? "f32" : "compact");
+				continue;
+			}
 			printf("%-9s %-8s %s/f32: step %.2fx (cpu time %.2fx), rss %.2fx", c->name,
 			       devs[d], ct_base_fmt_name(fmts[f]), a->ms / b->ms,
 			       a->cpu_ms / b->cpu_ms, a->rss / b->rss);
@@ -443,6 +461,8 @@ static int bench_formats(const struct bcfg *c, const struct ct_gpt2 *m, const ct
 			printf("\n");
 		}
 	}
+	for (int f = 0; f < nfmt; f++)
+		ct_gpt2_free(&cm[f]);
 	return rc;
 }
 

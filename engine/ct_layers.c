@@ -299,10 +299,15 @@ static void gemm_pack_bf16(const struct gemm *g, int n0, int nb, float *pack)
 	}
 }
 
-/* Whether g packs B (btrans, or bfloat16). */
+/* Whether g packs B: btrans, bfloat16, or a long K of a float32 B read
+ * in place (the input gradient through the vocabulary matrix: 64 floats
+ * a row, rows ldb apart, streamed once per tile of A rows; packed, the
+ * column block is contiguous. Measured with bench_train's LoRA rows, the
+ * C reference: see doc/results.md). Packing copies, so no value changes. */
+#define PACK_MIN_K 1024
 static int gemm_packs(const struct gemm *g)
 {
-	return g->btrans || g->Bh != NULL;
+	return g->btrans || g->Bh != NULL || (g->K >= PACK_MIN_K && g->ldb > NB);
 }
 
 /* All tiles of column block n0 (nb columns wide). pack: K*NB floats of
@@ -328,6 +333,12 @@ static void gemm_column(const struct gemm *g, int n0, float *pack)
 			for (int k = 0; k < g->K; k++)
 				pack[(size_t)k * NB + nn] = src[k];
 		}
+		bp = pack;
+		ldbp = NB;
+	} else if (pack != NULL) {	/* a long K read in place: rows copied */
+		for (int k = 0; k < g->K; k++)
+			memcpy(pack + (size_t)k * NB, g->Bm + (size_t)k * g->ldb + n0,
+			       (size_t)nb * sizeof(float));
 		bp = pack;
 		ldbp = NB;
 	}
