@@ -68,30 +68,11 @@ static int two_args(int argc, char **argv, const struct option *opts, const char
 	return 0;
 }
 
-/* The imported weights as a compact base file (ct_base.h): lossless when
- * the checkpoint's matrices were stored in fmt (BF16 safetensors for
- * bf16), else rounded, and said so. */
-static int save_compact(const char *out, const struct ct_gpt2 *m, int fmt)
-{
-	struct ct_gpt2 c = { 0 };
-	int exact = ct_base_exact(&m->cfg, m->params, fmt);
-	int rc = ct_base_convert(&m->cfg, m->params, fmt, &c);
-
-	if (rc == 0)
-		rc = ct_base_save(out, &c);
-	if (rc == 0)
-		fprintf(stderr, "%s base: %zu bytes (%s)\n", ct_base_fmt_name(fmt), c.base_bytes,
-			exact ? "exact: the checkpoint's matrices were stored so"
-			      : "rounded to nearest even from wider tensors");
-	ct_gpt2_free(&c);
-	return rc;
-}
-
 static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL;
 	struct ct_gpt2 m = { 0 };
-	int rc, fmt = CT_BASE_F32;
+	int rc, fmt = CT_BASE_F32, exact = 1;
 
 	(void)ctx;
 	import_fmt = NULL;
@@ -100,13 +81,20 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return rc;
 	if (import_fmt != NULL && ct_base_fmt_parse(import_fmt, &fmt) < 0)
 		return fail("import", CT_EINVAL);
-	rc = ct_llama_hf_import(dir, &m, progress);
+	if (fmt != CT_BASE_F32)	/* straight into the compact image */
+		rc = ct_llama_hf_import_base(dir, fmt, &m, &exact, progress);
+	else
+		rc = ct_llama_hf_import(dir, &m, progress);
 	if (rc == 0)
-		rc = ct_gpt2_check_finite(m.params, m.lay.total, &m.lay);
+		rc = ct_base_check_finite(&m);
 	if (rc == 0 && fmt != CT_BASE_F32)
-		rc = save_compact(out, &m, fmt);
+		rc = ct_base_save(out, &m);
 	else if (rc == 0)
 		rc = ct_gpt2_save(out, &m.cfg, m.params);
+	if (rc == 0 && fmt != CT_BASE_F32)
+		fprintf(stderr, "%s base: %zu bytes (%s)\n", ct_base_fmt_name(fmt), m.base_bytes,
+			exact ? "exact: every matrix was stored as BF16"
+			      : "rounded to nearest even from F32/F16 tensors");
 	if (rc == 0)
 		printf("wrote %s: Llama L=%d C=%d heads %d/%d kv, MLP %d, V=%d, %zu parameters%s%s\n",
 		       out, m.cfg.L, m.cfg.C, m.cfg.NH, m.cfg.KVH, m.cfg.F, m.cfg.V, m.lay.total,

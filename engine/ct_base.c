@@ -164,6 +164,34 @@ int ct_base_exact(const struct ct_gpt2_config *cfg, const float *params, int fmt
 	return 1;
 }
 
+int ct_base_check_finite(const struct ct_gpt2 *m)
+{
+	struct ct_base_layout bl;
+
+	if (m->fmt == CT_BASE_F32)
+		return ct_gpt2_check_finite(m->params, m->lay.total, &m->lay);
+	ct_base_layout(&m->cfg, m->fmt, &bl);
+	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
+		const unsigned char *p = m->base + bl.off[t];
+
+		for (size_t i = 0; i < m->lay.size[t]; i++) {
+			float x;
+			uint16_t h;
+
+			if (ct_base_tensor_fmt(m->fmt, t) == CT_BASE_F32) {
+				memcpy(&x, p + 4 * i, 4);
+			} else {
+				memcpy(&h, p + 2 * i, 2);
+				x = ct_bf16_to_f32(h);
+			}
+			if (!isfinite(x))
+				return ct_error(CT_ENONFINITE, "%s[%zu] is not finite",
+						ct_gpt2_tensor_name(t), i);
+		}
+	}
+	return 0;
+}
+
 int ct_base_params_f32(const struct ct_gpt2 *m, float **out)
 {
 	size_t n = m->lay.total;
@@ -294,7 +322,10 @@ int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 		ct_gpt2_free(m);
 		return ct_error(CT_EFORMAT, "%s: padding between tensors is not zero", name);
 	}
-	return 0;
+	rc = ct_base_check_finite(m);
+	if (rc < 0)
+		ct_gpt2_free(m);
+	return rc;
 }
 
 int ct_base_load(const char *path, struct ct_gpt2 *m)

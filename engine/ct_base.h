@@ -110,6 +110,10 @@ void ct_base_widen(const struct ct_gpt2_config *cfg, int fmt, const unsigned cha
  * (so conversion loses nothing): 1 or 0. */
 int ct_base_exact(const struct ct_gpt2_config *cfg, const float *params, int fmt);
 
+/* 0 if every stored weight of m (float32 or compact) is finite, else
+ * CT_ENONFINITE naming the tensor and element. */
+int ct_base_check_finite(const struct ct_gpt2 *m);
+
 /* The model's weights as float32 in a new buffer (widened for a compact
  * model, copied otherwise): *out malloc'd nparams floats, freed by the
  * caller. Returns 0 or CT_ENOMEM. */

@@ -6,8 +6,12 @@
 # the same state file bytes (adapters, moments, and the hash of the base
 # as stored), on the C reference and on OpenCL (when a device is there);
 # the float32 base trains to other adapters; and the options are refused
-# where they make no sense. (The adapter files differ in the base file's
-# hash they carry, so the state files are what is compared.)
+# where they make no sense. A BF16 safetensors directory (written here
+# from the F32 export by a Python converter independent of crowdtune)
+# imports exactly into a compact base, and LoRA on it ends in the bytes of
+# LoRA on the float32 import of the same directory. (The adapter files
+# differ in the base file's hash they carry, so the state files are what
+# is compared.)
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.
 set -u
@@ -62,6 +66,46 @@ if "$C" devices 2>/dev/null | grep -qi "opencl"; then
 else
 	echo "skip - no OpenCL device: cpu only"
 fi
+# a BF16 checkpoint: exact, and its compact base trains as its f32 import
+python3 - "$T/hf/model.safetensors" "$T/hf16/model.safetensors" <<'PY' || fail "bf16 converter"
+import json, os, shutil, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.dirname(dst), exist_ok=True)
+shutil.copy(os.path.join(os.path.dirname(src), "config.json"), os.path.dirname(dst))
+buf = open(src, "rb").read()
+n = struct.unpack("<Q", buf[:8])[0]
+hdr = json.loads(buf[8:8 + n])
+data = buf[8 + n:]
+out, pos, meta = bytearray(), 0, {}
+for name, t in sorted(hdr.items(), key=lambda kv: kv[1]["data_offsets"][0] if kv[0] != "__metadata__" else -1):
+    if name == "__metadata__":
+        meta[name] = t
+        continue
+    a, b = t["data_offsets"]
+    vals = struct.unpack("<%dI" % ((b - a) // 4), data[a:b])
+    h = [((u + 0x7fff + ((u >> 16) & 1)) >> 16) & 0xffff for u in vals]
+    raw = struct.pack("<%dH" % len(h), *h)
+    meta[name] = {"dtype": "BF16", "shape": t["shape"], "data_offsets": [pos, pos + len(raw)]}
+    out += raw
+    pos += len(raw)
+j = json.dumps(meta).encode()
+j += b" " * ((8 - len(j) % 8) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(j)) + j + bytes(out))
+PY
+"$C" model import "$T/hf16" --out "$T/h.ct" >/dev/null 2>&1 || fail "import BF16"
+"$C" model import "$T/hf16" --out "$T/h.ctb" --base-format bf16 >/dev/null 2>"$T/imp.log" ||
+	fail "import BF16 --base-format bf16: $(cat "$T/imp.log")"
+grep -q "exact" "$T/imp.log" || fail "a BF16 import is not reported exact: $(cat "$T/imp.log")"
+train "$T/h32.bin" "$T/h.ct" cpu --base-format f32
+train "$T/h16.bin" "$T/h.ctb" cpu
+cmp -s "$T/h32.bin.state" "$T/h16.bin.state" && fail "state files should differ in the format field"
+python3 - "$T/h32.bin.state" "$T/h16.bin.state" <<'PY' || fail "bf16 checkpoint: compact LoRA != float32 LoRA"
+import sys
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+# the adapters, their m and v (after the 256-byte header, before the digest)
+sys.exit(0 if len(a) == len(b) and a[256:-32] == b[256:-32] else 1)
+PY
+echo "ok - a BF16 checkpoint: compact import exact, LoRA on it == LoRA on its f32 import"
 "$C" train --model "$T/m.ct" --data "$T/tok.bin" --steps 1 --batch 2 --seq 16 --lr 1e-2 \
 	--base-format bf16 --out "$T/x.bin" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--base-format without --lora-rank is not a usage error"
