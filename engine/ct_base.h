@@ -17,6 +17,13 @@
  *   CT_BASE_BF16  bfloat16: the upper 16 bits of the float32. Widening
  *                 is exact (bits << 16); the conversion from float32
  *                 rounds to nearest, ties to even (finite inputs only).
+ *   CT_BASE_Q8    int8 with one float32 scale per block of 32 consecutive
+ *                 elements of a tensor (row-major): a block is stored as
+ *                 its scale s then its 32 values q (36 bytes; the last
+ *                 block of a tensor padded with q = 0); an element reads
+ *                 as (float)q * s, one rounded product. Conversion: s =
+ *                 amax / 127.0f over the block, q = rintf(x / s) clamped
+ *                 to [-127, 127] (all 0 when s is 0).
  *
  * Which tensors: the matrices (wte, wpe, qkvw, attprojw, fcw, fcprojw;
  * for Llama wpe is lm_head, empty when tied). Layernorm/RMSNorm weights,
@@ -24,9 +31,11 @@
  * kernels read them).
  *
  * Image layout (ct_base_layout): the 16 tensors in parameter order, tensor
- * i at byte offset off[i] (a multiple of CT_BASE_ALIGN), float32 tensors
- * as little-endian float32, bf16 tensors as little-endian uint16; bytes
- * between tensors are zero.
+ * i at byte offset off[i] (a multiple of CT_BASE_ALIGN; of CT_BASE_Q8_ALIGN
+ * in a q8 image, so that a tensor starts on a whole block and element g of
+ * the image's block grid is block g / 32), float32 tensors as
+ * little-endian float32, bf16 tensors as little-endian uint16, q8 tensors
+ * as their blocks; bytes between tensors are zero.
  *
  * File (ct_base_save / ct_base_load), little-endian:
  *   0  "CTBASE\0\0"   8 u32 version 1   12 u32 fmt   16 u64 image bytes
@@ -46,10 +55,14 @@
 enum ct_base_fmt {
 	CT_BASE_F32 = 0,
 	CT_BASE_BF16 = 1,
+	CT_BASE_Q8 = 2,
 	CT_BASE_NFMT
 };
 
 #define CT_BASE_ALIGN 64
+#define CT_BASE_Q8_BLOCK 32		/* elements per scale */
+#define CT_BASE_Q8_BYTES 36		/* bytes per block */
+#define CT_BASE_Q8_ALIGN 576		/* a q8 image's tensor alignment: 64 and 36 */
 #define CT_BASE_FILE_HDR 1088
 #define CT_BASE_VERSION 1
 
@@ -94,6 +107,16 @@ static inline uint16_t ct_f32_to_bf16(float f)
 
 	memcpy(&u, &f, sizeof(u));
 	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Element g of q8 blocks at t (block g / 32): (float)q * s. */
+static inline float ct_q8_at(const unsigned char *t, size_t g)
+{
+	const unsigned char *b = t + g / CT_BASE_Q8_BLOCK * CT_BASE_Q8_BYTES;
+	float s;
+
+	memcpy(&s, b, sizeof(s));
+	return (float)(signed char)b[4 + g % CT_BASE_Q8_BLOCK] * s;
 }
 
 /* Convert float32 parameters (nparams, finite) into a compact model:

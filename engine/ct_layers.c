@@ -44,7 +44,7 @@ void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
 void ct_encoder_forward_w(float *out, const ct_tok *inp, struct ct_wmat wte,
 			  struct ct_wmat wpe, int B, int T, int C)
 {
-	if (wte.h == NULL && wpe.h == NULL) {
+	if (wte.f != NULL && wpe.f != NULL) {
 		ct_encoder_forward(out, inp, wte.f, wpe.f, B, T, C);
 		return;
 	}
@@ -54,8 +54,7 @@ void ct_encoder_forward_w(float *out, const ct_tok *inp, struct ct_wmat wte,
 			size_t we = (size_t)inp[b * T + t] * C, pe = (size_t)t * C;
 
 			for (int c = 0; c < C; c++) {
-				float x = wte.h ? ct_bf16_to_f32(wte.h[we + c]) : wte.f[we + c];
-				float y = wpe.h ? ct_bf16_to_f32(wpe.h[pe + c]) : wpe.f[pe + c];
+				float x = ct_wmat_at(wte, we + c), y = ct_wmat_at(wpe, pe + c);
 
 				o[c] = x + y;
 			}
@@ -188,6 +187,8 @@ struct gemm {
 	size_t sam, sak;
 	const float *Bm;
 	const uint16_t *Bh;	/* bfloat16 B instead of Bm, or NULL */
+	const unsigned char *Bq8;	/* q8 B instead (blocks; B starts at element Bqe) */
+	size_t Bqe;
 	size_t ldb;
 	int btrans;
 	int M, N, K;
@@ -256,6 +257,8 @@ static inline float gemm_b(const struct gemm *g, int k, int n)
 {
 	size_t i = g->btrans ? (size_t)n * g->ldb + k : (size_t)k * g->ldb + n;
 
+	if (g->Bq8 != NULL)
+		return ct_q8_at(g->Bq8, g->Bqe + i);
 	return g->Bh ? ct_bf16_to_f32(g->Bh[i]) : g->Bm[i];
 }
 
@@ -281,6 +284,12 @@ static void gemm_column_plain(const struct gemm *g, int n0, int nb)
  * (K x NB). */
 static void gemm_pack_bf16(const struct gemm *g, int n0, int nb, float *pack)
 {
+	if (g->Bq8 != NULL) {	/* q8: element by element (same values) */
+		for (int k = 0; k < g->K; k++)
+			for (int nn = 0; nn < nb; nn++)
+				pack[(size_t)k * NB + nn] = gemm_b(g, k, n0 + nn);
+		return;
+	}
 	if (g->btrans) {
 		for (int nn = 0; nn < nb; nn++) {
 			const uint16_t *src = g->Bh + (size_t)(n0 + nn) * g->ldb;
@@ -307,7 +316,8 @@ static void gemm_pack_bf16(const struct gemm *g, int n0, int nb, float *pack)
 #define PACK_MIN_K 1024
 static int gemm_packs(const struct gemm *g)
 {
-	return g->btrans || g->Bh != NULL || (g->K >= PACK_MIN_K && g->ldb > NB);
+	return g->btrans || g->Bh != NULL || g->Bq8 != NULL ||
+	       (g->K >= PACK_MIN_K && g->ldb > NB);
 }
 
 /* All tiles of column block n0 (nb columns wide). pack: K*NB floats of
@@ -322,7 +332,7 @@ static void gemm_column(const struct gemm *g, int n0, float *pack)
 		gemm_column_plain(g, n0, nb);
 		return;
 	}
-	if (g->Bh != NULL) {
+	if (g->Bh != NULL || g->Bq8 != NULL) {
 		gemm_pack_bf16(g, n0, nb, pack);
 		bp = pack;
 		ldbp = NB;
@@ -427,7 +437,8 @@ void ct_matmul_forward_w(float *out, const float *inp, struct ct_wmat w,
 			 const float *bias, int BT, int C, int OC)
 {
 	struct gemm g = { .out = out, .ldo = (size_t)OC, .A = inp, .sam = (size_t)C,
-			  .sak = 1, .Bm = w.f, .Bh = w.h, .ldb = (size_t)C, .btrans = 1,
+			  .sak = 1, .Bm = w.f, .Bh = w.h, .Bq8 = w.q8, .Bqe = w.qe,
+			  .ldb = (size_t)C, .btrans = 1,
 			  .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
 
 	gemm_run(&g);
@@ -438,13 +449,14 @@ void ct_matmul_backward_w(float *dinp, float *dw, float *dbias, const float *dou
 {
 	struct gemm g;
 
-	if (w.h == NULL) {
+	if (w.f != NULL) {
 		ct_matmul_backward(dinp, dw, dbias, dout, inp, w.f, BT, C, OC);
 		return;
 	}
 	if (dinp != NULL) {	/* the chain of ct_matmul_backward's dinp */
 		g = (struct gemm){ .out = dinp, .ldo = (size_t)C, .A = dout,
-				   .sam = (size_t)OC, .sak = 1, .Bh = w.h,
+				   .sam = (size_t)OC, .sak = 1, .Bh = w.h, .Bq8 = w.q8,
+				   .Bqe = w.qe,
 				   .ldb = (size_t)C, .M = BT, .N = C, .K = OC,
 				   .init = NULL, .add = 1 };
 		gemm_run(&g);

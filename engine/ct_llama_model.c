@@ -126,12 +126,12 @@ float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
 	for (int r = 0; r < BT; r++) {
 		float *e = a->encoded + (size_t)r * C;
 
-		if (wte.h == NULL) {
+		if (wte.f != NULL) {
 			memcpy(e, wte.f + (size_t)inputs[r] * C, (size_t)C * sizeof(float));
 			continue;
 		}
 		for (int i = 0; i < C; i++)
-			e[i] = ct_bf16_to_f32(wte.h[(size_t)inputs[r] * C + i]);
+			e[i] = ct_wmat_at(wte, (size_t)inputs[r] * C + i);
 	}
 	residual = ct_model_blocks_forward(m, block_forward);
 	ct_rmsnorm_forward(a->lnf, a->lnf_rstd, residual, ct_model_wvec(m, CT_LNFW),

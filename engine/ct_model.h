@@ -66,13 +66,26 @@ void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
 void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
 			 const ct_tok *inp, int B, int T, int C);
 
-/* A frozen weight matrix as stored: float32 (f) or bfloat16 (h), exactly
- * one of the two non-NULL (ct_base.h). A bf16 element is read as
- * ct_bf16_to_f32(h[i]), exact, wherever the float32 form reads f[i]. */
+/* A frozen weight matrix as stored (ct_base.h): float32 (f), bfloat16
+ * (h) or q8 blocks (q8: its tensor's first block; the matrix starts at
+ * element qe of the tensor), exactly one of f, h, q8 non-NULL. Element i
+ * reads as f[i], ct_bf16_to_f32(h[i]) or ct_q8_at(q8, qe + i). */
 struct ct_wmat {
 	const float *f;
 	const uint16_t *h;
+	const unsigned char *q8;
+	size_t qe;
 };
+
+/* Element i of w, widened. */
+static inline float ct_wmat_at(struct ct_wmat w, size_t i)
+{
+	if (w.f != NULL)
+		return w.f[i];
+	if (w.h != NULL)
+		return ct_bf16_to_f32(w.h[i]);
+	return ct_q8_at(w.q8, w.qe + i);
+}
 
 /* ct_encoder_forward with wte and wpe as stored (each element widened). */
 void ct_encoder_forward_w(float *out, const ct_tok *inp, struct ct_wmat wte,

@@ -482,7 +482,7 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 	struct ct_dten none = { NULL, 0, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
 	int rc = 0;
 
-	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt == CT_BASE_BF16)
+	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt != CT_BASE_F32)
 		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, params, CT_WTE, 0),
 					  BT, C));
 	else

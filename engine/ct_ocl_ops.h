@@ -50,8 +50,9 @@
 #include "ct_ocl.h"
 
 /* A tensor on the device: `mem` + `off` elements: floats, or for a
- * frozen weight of a compact base (fmt CT_BASE_BF16, ct_base.h) bfloat16
- * values. Only the matmuls' weights and the embedding tables may be
+ * frozen weight of a compact base (ct_base.h) bfloat16 values (fmt
+ * CT_BASE_BF16), or element `off` of the q8 block grid of the image in
+ * `mem` (CT_BASE_Q8). Only the matmuls' weights and the embedding tables may be
  * compact; every other tensor is float32 (fmt 0). */
 struct ct_dten {
 	cl_mem mem;
@@ -78,7 +79,10 @@ static inline struct ct_dten ct_dten_param(cl_mem mem, const struct ct_gpt2_layo
 		return d;
 	}
 	d.fmt = ct_base_tensor_fmt(bl->fmt, t);
-	d.off = bl->off[t] / (d.fmt == CT_BASE_BF16 ? 2 : 4) + e;
+	if (d.fmt == CT_BASE_Q8)	/* the element's index in the image's block grid */
+		d.off = bl->off[t] / CT_BASE_Q8_BYTES * CT_BASE_Q8_BLOCK + e;
+	else
+		d.off = bl->off[t] / (d.fmt == CT_BASE_BF16 ? 2 : 4) + e;
 	return d;
 }
 
@@ -131,6 +135,10 @@ enum ct_ocl_kid {
 	CT_K_BF16_WIDEN2,
 	CT_K_ENCODER_FWD_H,
 	CT_K_LL_EMBED_FWD_H,
+	CT_K_Q8_WIDEN,
+	CT_K_Q8_WIDEN2,
+	CT_K_ENCODER_FWD_Q8,
+	CT_K_LL_EMBED_FWD_Q8,
 	CT_K_COUNT
 };
 
@@ -207,7 +215,8 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
  * ct_tok (B*T of them). */
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C);
-/* Llama's embedding of a bf16 table (ct_ocl_llama.c runs the float32 one). */
+/* Llama's embedding of a compact table (bf16 or q8; ct_ocl_llama.c runs
+ * the float32 one). */
 int ct_ocl_embed_forward_h(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, int BT, int C);
 int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,

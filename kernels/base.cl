@@ -66,3 +66,58 @@ __kernel void ct_ll_embed_fwd_h(__global float *out, ulong out_off, const __glob
 	wte += wte_off;
 	out[(size_t)bt * C + c] = CT_BF16(wte[(size_t)inp[bt] * C + c]);
 }
+
+/* ---- q8: blocks of 32 int8 values after one float scale (36 bytes) ----- */
+
+/* Element g of the q8 block grid at in: (float)q * s, one rounded product. */
+static inline float ct_q8(const __global uchar *in, size_t g)
+{
+	const __global uchar *b = in + g / 32 * 36;
+
+	return (float)(char)b[4 + g % 32] * *(const __global float *)b;
+}
+
+/* out[i] = ct_q8(in, g0 + i) for i < n. */
+__kernel void ct_q8_widen(__global float *out, ulong out_off, const __global uchar *in,
+			  ulong g0, ulong n)
+{
+	size_t i = get_global_id(0);
+
+	if (i < n)
+		out[out_off + i] = ct_q8(in, g0 + i);
+}
+
+/* out (rows, cols) = a block of the q8 matrix from element g0, rows ld apart. */
+__kernel void ct_q8_widen2(__global float *out, ulong out_off, const __global uchar *in,
+			   ulong g0, int rows, int cols, int ld)
+{
+	int c = get_global_id(0), r = get_global_id(1);
+
+	if (c >= cols || r >= rows)
+		return;
+	out[out_off + (size_t)r * cols + c] = ct_q8(in, g0 + (size_t)r * ld + c);
+}
+
+/* ct_encoder_fwd with q8 wte and wpe. */
+__kernel void ct_encoder_fwd_q8(__global float *out, ulong out_off, const __global ct_tok *inp,
+				const __global uchar *wte, ulong wte_g,
+				const __global uchar *wpe, ulong wpe_g, int BT, int T, int C)
+{
+	int c = get_global_id(0), bt = get_global_id(1);
+
+	if (c >= C || bt >= BT)
+		return;
+	out[out_off + (size_t)bt * C + c] = ct_q8(wte, wte_g + (size_t)inp[bt] * C + c) +
+					    ct_q8(wpe, wpe_g + (size_t)(bt % T) * C + c);
+}
+
+/* ct_ll_embed_fwd with a q8 table. */
+__kernel void ct_ll_embed_fwd_q8(__global float *out, ulong out_off, const __global ct_tok *inp,
+				 const __global uchar *wte, ulong wte_g, int BT, int C)
+{
+	int c = get_global_id(0), bt = get_global_id(1);
+
+	if (c >= C || bt >= BT)
+		return;
+	out[out_off + (size_t)bt * C + c] = ct_q8(wte, wte_g + (size_t)inp[bt] * C + c);
+}

@@ -59,10 +59,15 @@ echo "ok - bf16 base: converted by train == imported compact (cpu)"
 train "$T/a32.bin" "$T/m.ct" cpu
 cmp -s "$T/a16.bin.state" "$T/a32.bin.state" && fail "the float32 base gave the bf16 adapters"
 echo "ok - the float32 base trains to other adapters"
+train "$T/q8.bin" "$T/m.ct" cpu --base-format q8
+cmp -s "$T/a16.bin.state" "$T/q8.bin.state" && fail "q8 gave the bf16 state"
 if "$C" devices 2>/dev/null | grep -qi "opencl"; then
 	train "$T/o16.bin" "$T/m.ctb" opencl
 	cmp -s "$T/b16.bin.state" "$T/o16.bin.state" || fail "bf16 base: cpu != opencl"
 	echo "ok - bf16 base: cpu == opencl"
+	train "$T/oq8.bin" "$T/m.ct" opencl --base-format q8
+	cmp -s "$T/q8.bin.state" "$T/oq8.bin.state" || fail "q8 base: cpu != opencl"
+	echo "ok - q8 base: cpu == opencl"
 else
 	echo "skip - no OpenCL device: cpu only"
 fi
@@ -93,6 +98,8 @@ j += b" " * ((8 - len(j) % 8) % 8)
 open(dst, "wb").write(struct.pack("<Q", len(j)) + j + bytes(out))
 PY
 "$C" model import "$T/hf16" --out "$T/h.ct" >/dev/null 2>&1 || fail "import BF16"
+"$C" model import "$T/hf16" --out "$T/h.q8" --base-format q8 >/dev/null 2>&1 &&
+	fail "import --base-format q8 is not refused"
 "$C" model import "$T/hf16" --out "$T/h.ctb" --base-format bf16 >/dev/null 2>"$T/imp.log" ||
 	fail "import BF16 --base-format bf16: $(cat "$T/imp.log")"
 grep -q "exact" "$T/imp.log" || fail "a BF16 import is not reported exact: $(cat "$T/imp.log")"

@@ -72,17 +72,23 @@ static void model_of(const struct ct_gpt2_config *cfg, struct ct_gpt2 *m)
 	assert_int_equal(ct_gpt2_init_random(cfg, 1234, m->params), 0);
 }
 
-/* The float32 model of the widened bf16 weights of m. */
-static void widened(const struct ct_gpt2 *m, struct ct_gpt2 *w)
+/* The float32 model of the widened fmt weights of m. */
+static void widened_as(const struct ct_gpt2 *m, int fmt, struct ct_gpt2 *w)
 {
 	struct ct_gpt2 c = { 0 };
 
-	assert_int_equal(ct_base_convert(&m->cfg, m->params, CT_BASE_BF16, &c), 0);
+	assert_int_equal(ct_base_convert(&m->cfg, m->params, fmt, &c), 0);
 	assert_null(c.params);
 	assert_int_equal(ct_gpt2_alloc(w, &m->cfg), 0);
 	ct_base_widen(&c.cfg, c.fmt, c.base, w->params);
-	assert_true(ct_base_exact(&w->cfg, w->params, CT_BASE_BF16));
+	if (fmt == CT_BASE_BF16)
+		assert_true(ct_base_exact(&w->cfg, w->params, CT_BASE_BF16));
 	ct_gpt2_free(&c);
+}
+
+static void widened(const struct ct_gpt2 *m, struct ct_gpt2 *w)
+{
+	widened_as(m, CT_BASE_BF16, w);
 }
 
 static void test_layout_and_file(void **state)
@@ -140,6 +146,50 @@ static void test_layout_and_file(void **state)
 	ct_gpt2_free(&w);
 }
 
+/* q8: blocks of 32, scale amax/127, values rintf(x/s); a tensor's last
+ * block padded; widening is q * s. */
+static void test_q8(void **state)
+{
+	struct ct_gpt2 m = { 0 }, c = { 0 };
+	struct ct_base_layout bl;
+	const unsigned char *b;
+	float s, amax = 0.0f, *w;
+
+	(void)state;
+	model_of(&tiny, &m);
+	ct_base_layout(&tiny, CT_BASE_Q8, &bl);
+	for (int t = 0; t < CT_GPT2_NTENSORS; t++)
+		assert_int_equal(bl.off[t] % CT_BASE_Q8_ALIGN, 0);
+	assert_int_equal(ct_base_convert(&tiny, m.params, CT_BASE_Q8, &c), 0);
+	b = c.base + bl.off[CT_QKVW];
+	for (int i = 0; i < 32; i++)
+		amax = fabsf(m.params[m.lay.offset[CT_QKVW] + i]) > amax
+			? fabsf(m.params[m.lay.offset[CT_QKVW] + i]) : amax;
+	memcpy(&s, b, 4);
+	assert_true(s == amax / 127.0f);
+	for (int i = 0; i < 32; i++) {
+		float x = m.params[m.lay.offset[CT_QKVW] + i];
+
+		assert_int_equal((signed char)b[4 + i], (int)rintf(x / s));
+		assert_true(ct_q8_at(b, (size_t)i) == (float)(signed char)b[4 + i] * s);
+	}
+	assert_int_equal(ct_base_params_f32(&c, &w), 0);
+	/* close to the weights, not equal; norms kept */
+	for (size_t i = 0; i < m.lay.size[CT_FCW]; i++)
+		assert_true(fabsf(w[m.lay.offset[CT_FCW] + i] - m.params[m.lay.offset[CT_FCW] + i]) <=
+			    0.0005f);
+	assert_memory_equal(w + m.lay.offset[CT_LN2W], m.params + m.lay.offset[CT_LN2W],
+			    4 * m.lay.size[CT_LN2W]);
+	assert_false(ct_base_exact(&tiny, m.params, CT_BASE_Q8));
+	assert_int_equal(ct_base_save(ct_test_path("q8.ctb"), &c), 0);
+	ct_gpt2_free(&c);
+	assert_int_equal(ct_base_load(ct_test_path("q8.ctb"), &c), 0);
+	assert_int_equal(c.fmt, CT_BASE_Q8);
+	free(w);
+	ct_gpt2_free(&c);
+	ct_gpt2_free(&m);
+}
+
 static void lora_hp(struct ct_wu_hparams *hp, int fmt)
 {
 	ct_test_tiny_hparams(hp, 5);
@@ -150,8 +200,8 @@ static void lora_hp(struct ct_wu_hparams *hp, int fmt)
 	hp->lora_seed = 5;
 }
 
-/* bf16 WU == float32 WU on the widened weights, bit for bit. */
-static void check_equal(const struct ct_gpt2_config *cfg)
+/* A compact WU == the float32 WU on the widened weights, bit for bit. */
+static void check_equal(const struct ct_gpt2_config *cfg, int fmt)
 {
 	struct ct_gpt2 m = { 0 }, w = { 0 }, c = { 0 };
 	struct ct_tokens tok = { 0 };
@@ -161,12 +211,12 @@ static void check_equal(const struct ct_gpt2_config *cfg)
 	size_t n;
 
 	model_of(cfg, &m);
-	widened(&m, &w);
+	widened_as(&m, fmt, &w);
 	for (int i = 0; i < 300; i++)
 		t[i] = (ct_tok)((i * 7 + i / 13) % cfg->V);
 	assert_int_equal(ct_tokens_from_array(&tok, t, 300), 0);
 	lora_hp(&h32, CT_BASE_F32);
-	lora_hp(&h16, CT_BASE_BF16);
+	lora_hp(&h16, fmt);
 	n = ct_lora_nparams(cfg, &h32.lora);
 	a = malloc(n * 4);
 	b = malloc(n * 4);
@@ -178,7 +228,7 @@ static void check_equal(const struct ct_gpt2_config *cfg)
 	assert_memory_equal(a, b, n * 4);
 	assert_memory_equal(la, lb, sizeof(la));
 	/* given compact */
-	assert_int_equal(ct_base_convert(cfg, m.params, CT_BASE_BF16, &c), 0);
+	assert_int_equal(ct_base_convert(cfg, m.params, fmt, &c), 0);
 	assert_int_equal(ct_wu_run(&c, &tok, &h16, "cpu", d, lc), 0);
 	assert_memory_equal(a, d, n * 4);
 	assert_memory_equal(la, lc, sizeof(la));
@@ -190,7 +240,7 @@ static void check_equal(const struct ct_gpt2_config *cfg)
 	assert_int_equal(ct_wu_run(&m, &tok, &h16, "cpu", e, ld), CT_EINVAL);
 	/* resumed after every step: the uninterrupted bytes */
 	h16.lora.rank = 4;
-	ct_test_wu_resume_each(&c, &tok, &h16, ct_test_path("s"), "bf16 LoRA",
+	ct_test_wu_resume_each(&c, &tok, &h16, ct_test_path("s"), ct_base_fmt_name(fmt),
 			       ct_wu_read_adapters, n, a, la);
 	/* a state saved on the float32 base is not the bf16 WU's */
 	ct_test_wu_save_at(&w, &tok, &h32, 2, ct_test_path("s32"));
@@ -215,7 +265,8 @@ static void check_equal(const struct ct_gpt2_config *cfg)
 static void test_wu_gpt2(void **state)
 {
 	(void)state;
-	check_equal(&tiny);
+	check_equal(&tiny, CT_BASE_BF16);
+	check_equal(&tiny, CT_BASE_Q8);
 }
 
 static void test_wu_llama(void **state)
@@ -223,9 +274,11 @@ static void test_wu_llama(void **state)
 	struct ct_gpt2_config c = tiny_llama();
 
 	(void)state;
-	check_equal(&c);
+	check_equal(&c, CT_BASE_BF16);
+	check_equal(&c, CT_BASE_Q8);
 	c.flags = CT_LLAMA_TIED;
-	check_equal(&c);
+	check_equal(&c, CT_BASE_BF16);
+	check_equal(&c, CT_BASE_Q8);
 }
 
 int main(void)
@@ -233,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bf16_rounding),
 		cmocka_unit_test(test_layout_and_file),
+		cmocka_unit_test(test_q8),
 		cmocka_unit_test(test_wu_gpt2),
 		cmocka_unit_test(test_wu_llama),
 	};

@@ -1,10 +1,10 @@
 /*
- * test_ocl_base.c - LoRA on a compact (bf16) frozen base on the OpenCL
+ * test_ocl_base.c - LoRA on a compact (bf16, q8) frozen base on the OpenCL
  * backend is the C reference, bit for bit: the widening kernel against
  * ct_bf16_to_f32 over every bit pattern, the bf16-weight matmuls of every
  * kernel path (register-blocked in both forms, matvec, local-memory
  * tiles, in pieces) against ct_matmul_forward_w / ct_matmul_backward_w, whole bf16
- * LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
+ * and q8 LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
  * with Qwen3's q/k norms) on cpu and opencl (losses, adapters, state
  * files), and a bf16 WU saved on one device and resumed on the other.
  *
@@ -182,14 +182,14 @@ struct wu_fix {
 	struct ct_wu_hparams hp;
 };
 
-static void wu_fix(struct wu_fix *f, const struct ct_gpt2_config *cfg)
+static void wu_fix(struct wu_fix *f, const struct ct_gpt2_config *cfg, int fmt)
 {
 	memset(f, 0, sizeof(*f));
 	f->cfg = *cfg;
 	assert_int_equal(ct_test_ocl_wu_inputs(&f->cfg, &f->model, &f->tokens, &f->hp), 0);
 	f->hp.grad_clip = 1.0f;
 	f->hp.lora = (struct ct_lora_spec){ .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL,
-					    .base_fmt = CT_BASE_BF16 };
+					    .base_fmt = fmt };
 	f->hp.lora_seed = 99;
 }
 
@@ -230,14 +230,14 @@ static void run(struct wu_fix *f, const char *device, const char *resume, int st
 	ct_wu_close(wu);
 }
 
-static void wu_equal(const struct ct_gpt2_config *cfg, const char *what)
+static void wu_equal(const struct ct_gpt2_config *cfg, int fmt, const char *what)
 {
 	struct wu_fix f;
 	size_t n;
 	float lc[6], lo[6], *ac, *ao, *a32;
 	char pc[4200], po[4200], hc[CT_SHA256_HEXLEN + 1], ho[CT_SHA256_HEXLEN + 1];
 
-	wu_fix(&f, cfg);
+	wu_fix(&f, cfg, fmt);
 	n = ct_lora_nparams(cfg, &f.hp.lora);
 	ac = calloc(n, sizeof(float));
 	ao = calloc(n, sizeof(float));
@@ -247,8 +247,8 @@ static void wu_equal(const struct ct_gpt2_config *cfg, const char *what)
 	run(&f, "cpu", NULL, 0, pc, lc, ac);
 	run(&f, dev, NULL, 0, po, lo, ao);
 	for (int i = 0; i < 6; i++)
-		fprintf(stderr, "%s bf16 step %d loss cpu %.9g opencl %.9g\n", what, i + 1,
-			(double)lc[i], (double)lo[i]);
+		fprintf(stderr, "%s %s step %d loss cpu %.9g opencl %.9g\n", what,
+			ct_base_fmt_name(fmt), i + 1, (double)lc[i], (double)lo[i]);
 	assert_memory_equal(lc, lo, sizeof(lc));
 	assert_memory_equal(ac, ao, n * sizeof(float));
 	assert_int_equal(ct_sha256_file_hex(pc, hc), 0);
@@ -270,26 +270,28 @@ static void test_wu_equal(void **state)
 	struct ct_gpt2_config l1 = llama(0), l2 = llama(1);
 
 	(void)state;
-	wu_equal(&gpt2, "gpt2");
-	wu_equal(&l1, "llama gqa");
-	wu_equal(&l2, "llama tied qk-norm");
-	/* every weight widened in pieces */
-	setenv("CT_OCL_WIDE_MAX", "256", 1);
-	wu_equal(&gpt2, "gpt2 pieces");
-	wu_equal(&l2, "llama tied qk-norm pieces");
-	unsetenv("CT_OCL_WIDE_MAX");
+	for (int fmt = CT_BASE_BF16; fmt < CT_BASE_NFMT; fmt++) {
+		wu_equal(&gpt2, fmt, "gpt2");
+		wu_equal(&l1, fmt, "llama gqa");
+		wu_equal(&l2, fmt, "llama tied qk-norm");
+		/* every weight widened in pieces */
+		setenv("CT_OCL_WIDE_MAX", "256", 1);
+		wu_equal(&gpt2, fmt, "gpt2 pieces");
+		wu_equal(&l2, fmt, "llama tied qk-norm pieces");
+		unsetenv("CT_OCL_WIDE_MAX");
+	}
 }
 
 /* Save on one device after each step in turn, resume on the other: the
  * adapters of an uninterrupted cpu run. */
-static void resume_across(const struct ct_gpt2_config *cfg)
+static void resume_across(const struct ct_gpt2_config *cfg, int fmt)
 {
 	struct wu_fix f;
 	size_t n;
 	float l[6], *a, *b;
 	char ps[4200], pe[4200];
 
-	wu_fix(&f, cfg);
+	wu_fix(&f, cfg, fmt);
 	n = ct_lora_nparams(cfg, &f.hp.lora);
 	a = calloc(n, sizeof(float));
 	b = calloc(n, sizeof(float));
@@ -297,8 +299,8 @@ static void resume_across(const struct ct_gpt2_config *cfg)
 	snprintf(pe, sizeof(pe), "%s/end.state", dir);
 	run(&f, "cpu", NULL, 0, pe, l, a);
 	for (int k = 1; k < 6; k++) {
-		fprintf(stderr, "bf16: cpu -> opencl after step %d, opencl -> cpu after step %d\n",
-			k, 6 - k);
+		fprintf(stderr, "%s: cpu -> opencl after step %d, opencl -> cpu after step %d\n",
+			ct_base_fmt_name(fmt), k, 6 - k);
 		memset(b, 0, n * sizeof(float));
 		run(&f, "cpu", NULL, k, ps, NULL, NULL);
 		run(&f, dev, ps, 0, pe, NULL, b);
@@ -318,8 +320,10 @@ static void test_resume_across(void **state)
 	struct ct_gpt2_config l2 = llama(1);
 
 	(void)state;
-	resume_across(&gpt2);
-	resume_across(&l2);
+	for (int fmt = CT_BASE_BF16; fmt < CT_BASE_NFMT; fmt++) {
+		resume_across(&gpt2, fmt);
+		resume_across(&l2, fmt);
+	}
 }
 
 static int setup(void **state)
