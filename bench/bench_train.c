@@ -13,7 +13,7 @@
  *   bench/bench_train [--config small|124m|smol135m|qwen3_06b|llama32_1b|qwen3_17b|
  *                              llama31_8b|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
- *                     [--base-format f32,bf16] [--compare[=R]] [--long T2]
+ *                     [--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]
  *
  * --base-format LIST runs the LoRA rows once per frozen-base format
  * (engine/ct_base.h; default f32 only), side by side, then prints per
@@ -565,7 +565,7 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
-			       "[--base-format f32,bf16] [--compare[=R]] [--long T2]\n", argv[0]);
+			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "

@@ -515,8 +515,9 @@ const struct ct_cmd_def ct_train_cmd = {
 	"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
 	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
 	"  --lora-seed S        seed of the initial adapters (default 0)\n"
-	"  --base-format F      keep the frozen base as f32, bf16 or q8 (int8 with a\n"
-	"                       scale per 32; doc/workunit.md 13): exactly the f32\n"
+	"  --base-format F      keep the frozen base as f32, bf16, q8 (int8, a scale\n"
+	"                       per 32) or nf4 (QLoRA's 4-bit NormalFloat, a scale\n"
+	"                       per 64; doc/workunit.md 13): exactly the f32\n"
 	"                       result of the base rounded to F. BASE may also be a\n"
 	"                       compact base file (`ctune model import\n"
 	"                       --base-format`); default: as BASE is\n",

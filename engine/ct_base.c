@@ -17,6 +17,7 @@ static const char *const fmt_names[CT_BASE_NFMT] = {
 	[CT_BASE_F32] = "f32",
 	[CT_BASE_BF16] = "bf16",
 	[CT_BASE_Q8] = "q8",
+	[CT_BASE_NF4] = "nf4",
 };
 
 static const char file_magic[8] = { 'C', 'T', 'B', 'A', 'S', 'E', 0, 0 };
@@ -34,7 +35,7 @@ int ct_base_fmt_parse(const char *s, int *fmt)
 			return 0;
 		}
 	}
-	return ct_error(CT_EINVAL, "unknown base format '%s' (known: f32, bf16, q8)", s);
+	return ct_error(CT_EINVAL, "unknown base format '%s' (known: f32, bf16, q8, nf4)", s);
 }
 
 int ct_base_tensor_compact(int t)
@@ -51,8 +52,9 @@ int ct_base_tensor_fmt(int fmt, int t)
 /* Bytes of n elements of format fmt. */
 static size_t fmt_bytes(int fmt, size_t n)
 {
-	if (fmt == CT_BASE_Q8)
-		return (n + CT_BASE_Q8_BLOCK - 1) / CT_BASE_Q8_BLOCK * CT_BASE_Q8_BYTES;
+	if (ct_base_blocked(fmt))
+		return (n + ct_base_block_elems(fmt) - 1) / ct_base_block_elems(fmt) *
+		       CT_BASE_Q8_BYTES;
 	return fmt == CT_BASE_BF16 ? 2 * n : 4 * n;
 }
 
@@ -77,6 +79,36 @@ static void q8_pack(unsigned char *dst, const float *x, size_t n)
 	}
 }
 
+/* Quantize n floats into nf4 blocks at dst. */
+static void nf4_pack(unsigned char *dst, const float *x, size_t n)
+{
+	for (size_t b0 = 0; b0 < n; b0 += CT_BASE_NF4_BLOCK) {
+		size_t k = n - b0 < CT_BASE_NF4_BLOCK ? n - b0 : CT_BASE_NF4_BLOCK;
+		unsigned char *b = dst + b0 / CT_BASE_NF4_BLOCK * CT_BASE_Q8_BYTES;
+		float amax = 0.0f;
+
+		for (size_t i = 0; i < k; i++)
+			amax = fabsf(x[b0 + i]) > amax ? fabsf(x[b0 + i]) : amax;
+		memcpy(b, &amax, sizeof(amax));
+		memset(b + 4, 0x77, 32);	/* code 7 (0.0) in both nibbles */
+		for (size_t i = 0; amax > 0.0f && i < k; i++) {
+			float y = x[b0 + i] / amax, best = 3.0f;
+			int c = 7;
+
+			for (int j = 0; j < 16; j++) {
+				float d = fabsf(y - ct_nf4_code(j));
+
+				if (d < best) {
+					best = d;
+					c = j;
+				}
+			}
+			b[4 + i / 2] = (unsigned char)((i & 1) ? (b[4 + i / 2] & 0x0f) | (c << 4)
+							     : (b[4 + i / 2] & 0xf0) | c);
+		}
+	}
+}
+
 /* Element i of tensor t of format fmt at p, widened. */
 static float tensor_at(int fmt, const unsigned char *p, size_t i)
 {
@@ -88,7 +120,8 @@ static float tensor_at(int fmt, const unsigned char *p, size_t i)
 		memcpy(&h, p + 2 * i, 2);
 		return ct_bf16_to_f32(h);
 	case CT_BASE_Q8:
-		return ct_q8_at(p, i);
+	case CT_BASE_NF4:
+		return ct_blk_at(fmt, p, i);
 	default:
 		memcpy(&x, p + 4 * i, 4);
 		return x;
@@ -103,7 +136,7 @@ void ct_base_layout(const struct ct_gpt2_config *cfg, int fmt, struct ct_base_la
 	ct_gpt2_layout(cfg, &g);
 	lay->fmt = fmt;
 	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
-		size_t al = fmt == CT_BASE_Q8 ? CT_BASE_Q8_ALIGN : CT_BASE_ALIGN;
+		size_t al = ct_base_blocked(fmt) ? CT_BASE_Q8_ALIGN : CT_BASE_ALIGN;
 
 		lay->off[t] = off;
 		off += fmt_bytes(ct_base_tensor_fmt(fmt, t), g.size[t]);
@@ -119,7 +152,7 @@ int ct_base_convert(const struct ct_gpt2_config *cfg, const float *params, int f
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (fmt != CT_BASE_BF16 && fmt != CT_BASE_Q8)
+	if (fmt != CT_BASE_BF16 && !ct_base_blocked(fmt))
 		return ct_error(CT_EINVAL, "base format %s cannot be converted to",
 				ct_base_fmt_name(fmt));
 	rc = ct_gpt2_config_check(cfg);
@@ -151,6 +184,10 @@ int ct_base_convert(const struct ct_gpt2_config *cfg, const float *params, int f
 		}
 		if (fmt == CT_BASE_Q8) {
 			q8_pack(out->base + bl.off[t], src, n);
+			continue;
+		}
+		if (fmt == CT_BASE_NF4) {
+			nf4_pack(out->base + bl.off[t], src, n);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {

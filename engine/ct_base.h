@@ -24,6 +24,13 @@
  *                 as (float)q * s, one rounded product. Conversion: s =
  *                 amax / 127.0f over the block, q = rintf(x / s) clamped
  *                 to [-127, 127] (all 0 when s is 0).
+ *   CT_BASE_NF4   4-bit NormalFloat (QLoRA's 16-value table, ct_nf4_code)
+ *                 with one float32 scale per block of 64: the scale, then
+ *                 32 bytes of codes, element 2i in the low nibble of byte
+ *                 i (36 bytes); an element reads as code_value * s, one
+ *                 rounded product. Conversion: s = amax of the block, the
+ *                 code whose value is nearest x / s (the lower on a tie;
+ *                 code 7, 0.0, when s is 0).
  *
  * Which tensors: the matrices (wte, wpe, qkvw, attprojw, fcw, fcprojw;
  * for Llama wpe is lm_head, empty when tied). Layernorm/RMSNorm weights,
@@ -56,13 +63,26 @@ enum ct_base_fmt {
 	CT_BASE_F32 = 0,
 	CT_BASE_BF16 = 1,
 	CT_BASE_Q8 = 2,
+	CT_BASE_NF4 = 3,
 	CT_BASE_NFMT
 };
 
 #define CT_BASE_ALIGN 64
 #define CT_BASE_Q8_BLOCK 32		/* elements per scale */
 #define CT_BASE_Q8_BYTES 36		/* bytes per block */
-#define CT_BASE_Q8_ALIGN 576		/* a q8 image's tensor alignment: 64 and 36 */
+#define CT_BASE_NF4_BLOCK 64		/* elements per scale (36 bytes too) */
+#define CT_BASE_Q8_ALIGN 576		/* a block image's tensor alignment: 64 and 36 */
+
+/* Whether fmt stores 36-byte blocks (q8, nf4), and its elements a block. */
+static inline int ct_base_blocked(int fmt)
+{
+	return fmt == CT_BASE_Q8 || fmt == CT_BASE_NF4;
+}
+
+static inline size_t ct_base_block_elems(int fmt)
+{
+	return fmt == CT_BASE_NF4 ? CT_BASE_NF4_BLOCK : CT_BASE_Q8_BLOCK;
+}
 #define CT_BASE_FILE_HDR 1088
 #define CT_BASE_VERSION 1
 
@@ -117,6 +137,37 @@ static inline float ct_q8_at(const unsigned char *t, size_t g)
 
 	memcpy(&s, b, sizeof(s));
 	return (float)(signed char)b[4 + g % CT_BASE_Q8_BLOCK] * s;
+}
+
+/* QLoRA's NF4 values (float32, as hexadecimal literals so that every
+ * compiler, C or OpenCL, reads the same bits). */
+static inline float ct_nf4_code(int c)
+{
+	static const float v[16] = {
+		-0x1p+0f, -0x1.647362p-1f, -0x1.0cd66p-1f, -0x1.94654p-2f,
+		-0x1.23449ap-2f, -0x1.7a6a7ep-3f, -0x1.74f0e2p-4f, 0x0p+0f,
+		0x1.45f5fep-4f, 0x1.4995c6p-3f, 0x1.f809bap-3f, 0x1.5a0674p-2f,
+		0x1.c3497p-2f, 0x1.200f56p-1f, 0x1.722766p-1f, 0x1p+0f,
+	};
+
+	return v[c & 15];
+}
+
+/* Element g of nf4 blocks at t (block g / 64): code value * s. */
+static inline float ct_nf4_at(const unsigned char *t, size_t g)
+{
+	const unsigned char *b = t + g / CT_BASE_NF4_BLOCK * CT_BASE_Q8_BYTES;
+	unsigned char byte = b[4 + g % CT_BASE_NF4_BLOCK / 2];
+	float s;
+
+	memcpy(&s, b, sizeof(s));
+	return ct_nf4_code((g & 1) ? byte >> 4 : byte & 15) * s;
+}
+
+/* Element g of the blocks (format fmt: q8 or nf4) at t. */
+static inline float ct_blk_at(int fmt, const unsigned char *t, size_t g)
+{
+	return fmt == CT_BASE_NF4 ? ct_nf4_at(t, g) : ct_q8_at(t, g);
 }
 
 /* Convert float32 parameters (nparams, finite) into a compact model:

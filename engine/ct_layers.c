@@ -187,8 +187,10 @@ struct gemm {
 	size_t sam, sak;
 	const float *Bm;
 	const uint16_t *Bh;	/* bfloat16 B instead of Bm, or NULL */
-	const unsigned char *Bq8;	/* q8 B instead (blocks; B starts at element Bqe) */
+	const unsigned char *Bq8;	/* q8/nf4 B instead (blocks of Bqfmt; B starts at
+					 * element Bqe) */
 	size_t Bqe;
+	int Bqfmt;
 	size_t ldb;
 	int btrans;
 	int M, N, K;
@@ -258,7 +260,7 @@ static inline float gemm_b(const struct gemm *g, int k, int n)
 	size_t i = g->btrans ? (size_t)n * g->ldb + k : (size_t)k * g->ldb + n;
 
 	if (g->Bq8 != NULL)
-		return ct_q8_at(g->Bq8, g->Bqe + i);
+		return ct_blk_at(g->Bqfmt, g->Bq8, g->Bqe + i);
 	return g->Bh ? ct_bf16_to_f32(g->Bh[i]) : g->Bm[i];
 }
 
@@ -438,7 +440,7 @@ void ct_matmul_forward_w(float *out, const float *inp, struct ct_wmat w,
 {
 	struct gemm g = { .out = out, .ldo = (size_t)OC, .A = inp, .sam = (size_t)C,
 			  .sak = 1, .Bm = w.f, .Bh = w.h, .Bq8 = w.q8, .Bqe = w.qe,
-			  .ldb = (size_t)C, .btrans = 1,
+			  .Bqfmt = w.qfmt, .ldb = (size_t)C, .btrans = 1,
 			  .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
 
 	gemm_run(&g);
@@ -456,7 +458,7 @@ void ct_matmul_backward_w(float *dinp, float *dw, float *dbias, const float *dou
 	if (dinp != NULL) {	/* the chain of ct_matmul_backward's dinp */
 		g = (struct gemm){ .out = dinp, .ldo = (size_t)C, .A = dout,
 				   .sam = (size_t)OC, .sak = 1, .Bh = w.h, .Bq8 = w.q8,
-				   .Bqe = w.qe,
+				   .Bqe = w.qe, .Bqfmt = w.qfmt,
 				   .ldb = (size_t)C, .M = BT, .N = C, .K = OC,
 				   .init = NULL, .add = 1 };
 		gemm_run(&g);

@@ -477,7 +477,7 @@ int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
 int ct_llama_hf_import_base(const char *dir, int fmt, struct ct_gpt2 *m, int *exact,
 			    void (*progress)(int i, int n, const char *path))
 {
-	if (fmt != CT_BASE_BF16) {	/* q8 blocks would straddle the HF tensors */
+	if (fmt != CT_BASE_BF16) {	/* q8/nf4 blocks would straddle the HF tensors */
 		memset(m, 0, sizeof(*m));
 		return ct_error(CT_EINVAL, "import writes bf16 bases (a %s base: import as f32 or "
 				"bf16 and train with --base-format %s)", ct_base_fmt_name(fmt),

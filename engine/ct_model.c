@@ -81,14 +81,15 @@ const float *ct_model_wvec(const struct ct_model *m, int t)
 
 struct ct_wmat ct_model_wmat(const struct ct_model *m, int t, size_t e)
 {
-	struct ct_wmat w = { NULL, NULL, NULL, 0 };
+	struct ct_wmat w = { NULL, NULL, NULL, 0, 0 };
 	int fmt = m->base != NULL ? ct_base_tensor_fmt(m->blay.fmt, t) : CT_BASE_F32;
 
 	if (fmt == CT_BASE_BF16)
 		w.h = (const uint16_t *)(const void *)(m->base + m->blay.off[t]) + e;
-	else if (fmt == CT_BASE_Q8) {
+	else if (ct_base_blocked(fmt)) {
 		w.q8 = m->base + m->blay.off[t];
 		w.qe = e;
+		w.qfmt = fmt;
 	} else
 		w.f = ct_model_wvec(m, t) + e;
 	return w;

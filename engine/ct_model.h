@@ -73,8 +73,9 @@ void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
 struct ct_wmat {
 	const float *f;
 	const uint16_t *h;
-	const unsigned char *q8;
+	const unsigned char *q8;	/* q8 or nf4 blocks (qfmt) */
 	size_t qe;
+	int qfmt;
 };
 
 /* Element i of w, widened. */
@@ -84,7 +85,7 @@ static inline float ct_wmat_at(struct ct_wmat w, size_t i)
 		return w.f[i];
 	if (w.h != NULL)
 		return ct_bf16_to_f32(w.h[i]);
-	return ct_q8_at(w.q8, w.qe + i);
+	return ct_blk_at(w.qfmt, w.q8, w.qe + i);
 }
 
 /* ct_encoder_forward with wte and wpe as stored (each element widened). */

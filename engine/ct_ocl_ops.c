@@ -563,18 +563,19 @@ static int widen(struct ct_ocl_ops *ops, struct ct_dten w, size_t rows, int cols
 	size_t n = rows * (size_t)cols;
 	int rc;
 
-	if (w.fmt != CT_BASE_BF16 && w.fmt != CT_BASE_Q8)
+	if (w.fmt != CT_BASE_BF16 && !ct_base_blocked(w.fmt))
 		return ct_error(CT_EINTERNAL, "weight of base format %d", w.fmt);
 	rc = grow(ops, &ops->wide, &ops->wide_floats, n ? n : 1);
 	if (rc < 0 || n == 0)
 		return rc;
-	if (w.fmt == CT_BASE_Q8 && cols == ld) {
-		rc = ocl_args(ops, CT_K_Q8_WIDEN, "mutu", ops->wide, (cl_ulong)0, w, (cl_ulong)n);
+	if (ct_base_blocked(w.fmt) && cols == ld) {
+		rc = ocl_args(ops, CT_K_Q8_WIDEN, "mutui", ops->wide, (cl_ulong)0, w, (cl_ulong)n,
+			      w.fmt);
 		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN, n, 0);
 	}
-	if (w.fmt == CT_BASE_Q8) {
-		rc = ocl_args(ops, CT_K_Q8_WIDEN2, "mutiii", ops->wide, (cl_ulong)0, w, (int)rows,
-			      cols, ld);
+	if (ct_base_blocked(w.fmt)) {
+		rc = ocl_args(ops, CT_K_Q8_WIDEN2, "mutiiii", ops->wide, (cl_ulong)0, w, (int)rows,
+			      cols, ld, w.fmt);
 		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN2, (size_t)cols, rows);
 	}
 	if (cols == ld) {
@@ -751,16 +752,17 @@ int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem in
 		return ct_error(CT_EINTERNAL, "encoder: wte and wpe stored differently");
 	if (wte.fmt == CT_BASE_BF16)
 		RUN(CT_K_ENCODER_FWD_H, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
-	if (wte.fmt == CT_BASE_Q8)
-		RUN(CT_K_ENCODER_FWD_Q8, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
+	if (ct_base_blocked(wte.fmt))
+		RUN(CT_K_ENCODER_FWD_Q8, C, B * T, "tmttiiii", out, inp, wte, wpe, B * T, T, C,
+		    wte.fmt);
 	RUN(CT_K_ENCODER_FWD, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
 }
 
 int ct_ocl_embed_forward_h(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, int BT, int C)
 {
-	if (wte.fmt == CT_BASE_Q8)
-		RUN(CT_K_LL_EMBED_FWD_Q8, C, BT, "tmtii", out, inp, wte, BT, C);
+	if (ct_base_blocked(wte.fmt))
+		RUN(CT_K_LL_EMBED_FWD_Q8, C, BT, "tmtiii", out, inp, wte, BT, C, wte.fmt);
 	RUN(CT_K_LL_EMBED_FWD_H, C, BT, "tmtii", out, inp, wte, BT, C);
 }
 

@@ -79,8 +79,8 @@ static inline struct ct_dten ct_dten_param(cl_mem mem, const struct ct_gpt2_layo
 		return d;
 	}
 	d.fmt = ct_base_tensor_fmt(bl->fmt, t);
-	if (d.fmt == CT_BASE_Q8)	/* the element's index in the image's block grid */
-		d.off = bl->off[t] / CT_BASE_Q8_BYTES * CT_BASE_Q8_BLOCK + e;
+	if (ct_base_blocked(d.fmt))	/* the element's index in the image's block grid */
+		d.off = bl->off[t] / CT_BASE_Q8_BYTES * ct_base_block_elems(d.fmt) + e;
 	else
 		d.off = bl->off[t] / (d.fmt == CT_BASE_BF16 ? 2 : 4) + e;
 	return d;

@@ -68,6 +68,10 @@ if "$C" devices 2>/dev/null | grep -qi "opencl"; then
 	train "$T/oq8.bin" "$T/m.ct" opencl --base-format q8
 	cmp -s "$T/q8.bin.state" "$T/oq8.bin.state" || fail "q8 base: cpu != opencl"
 	echo "ok - q8 base: cpu == opencl"
+	train "$T/nf4.bin" "$T/m.ct" cpu --base-format nf4
+	train "$T/onf4.bin" "$T/m.ct" opencl --base-format nf4
+	cmp -s "$T/nf4.bin.state" "$T/onf4.bin.state" || fail "nf4 base: cpu != opencl"
+	echo "ok - nf4 base: cpu == opencl"
 else
 	echo "skip - no OpenCL device: cpu only"
 fi

@@ -190,6 +190,46 @@ static void test_q8(void **state)
 	ct_gpt2_free(&m);
 }
 
+/* nf4: blocks of 64, scale amax, each code the nearest table value of
+ * x / s, two a byte (low nibble first); widening is value * s. */
+static void test_nf4(void **state)
+{
+	struct ct_gpt2 m = { 0 }, c = { 0 };
+	struct ct_base_layout bl;
+	const unsigned char *b;
+	const float *x;
+	float s, amax = 0.0f;
+
+	(void)state;
+	model_of(&tiny, &m);
+	ct_base_layout(&tiny, CT_BASE_NF4, &bl);
+	assert_int_equal(ct_base_convert(&tiny, m.params, CT_BASE_NF4, &c), 0);
+	b = c.base + bl.off[CT_FCW];
+	x = m.params + m.lay.offset[CT_FCW];
+	for (int i = 0; i < 64; i++)
+		amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+	memcpy(&s, b, 4);
+	assert_true(s == amax);
+	assert_true(ct_nf4_code(0) == -1.0f && ct_nf4_code(7) == 0.0f && ct_nf4_code(15) == 1.0f);
+	for (int i = 0; i < 64; i++) {
+		int code = (i & 1) ? b[4 + i / 2] >> 4 : b[4 + i / 2] & 15;
+		float y = x[i] / s, d = fabsf(y - ct_nf4_code(code));
+
+		for (int j = 0; j < 16; j++)	/* nearest, the lower on a tie */
+			assert_true(fabsf(y - ct_nf4_code(j)) > d ||
+				    (fabsf(y - ct_nf4_code(j)) == d && j >= code));
+		assert_true(ct_nf4_at(b, (size_t)i) == ct_nf4_code(code) * s);
+	}
+	/* the second block starts at byte 36 with its own scale */
+	memcpy(&s, b + 36, 4);
+	amax = 0.0f;
+	for (int i = 64; i < 128; i++)
+		amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+	assert_true(s == amax);
+	ct_gpt2_free(&c);
+	ct_gpt2_free(&m);
+}
+
 static void lora_hp(struct ct_wu_hparams *hp, int fmt)
 {
 	ct_test_tiny_hparams(hp, 5);
@@ -267,6 +307,7 @@ static void test_wu_gpt2(void **state)
 	(void)state;
 	check_equal(&tiny, CT_BASE_BF16);
 	check_equal(&tiny, CT_BASE_Q8);
+	check_equal(&tiny, CT_BASE_NF4);
 }
 
 static void test_wu_llama(void **state)
@@ -276,9 +317,11 @@ static void test_wu_llama(void **state)
 	(void)state;
 	check_equal(&c, CT_BASE_BF16);
 	check_equal(&c, CT_BASE_Q8);
+	check_equal(&c, CT_BASE_NF4);
 	c.flags = CT_LLAMA_TIED;
 	check_equal(&c, CT_BASE_BF16);
 	check_equal(&c, CT_BASE_Q8);
+	check_equal(&c, CT_BASE_NF4);
 }
 
 int main(void)
@@ -287,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_bf16_rounding),
 		cmocka_unit_test(test_layout_and_file),
 		cmocka_unit_test(test_q8),
+		cmocka_unit_test(test_nf4),
 		cmocka_unit_test(test_wu_gpt2),
 		cmocka_unit_test(test_wu_llama),
 	};
