@@ -571,7 +571,7 @@ static int widen(struct ct_ocl_ops *ops, struct ct_dten w, size_t rows, int cols
 	if (ct_base_blocked(w.fmt) && cols == ld) {
 		rc = ocl_args(ops, CT_K_Q8_WIDEN, "mutui", ops->wide, (cl_ulong)0, w, (cl_ulong)n,
 			      w.fmt);
-		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN, n, 0);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN, (n + 15) / 16, 0);
 	}
 	if (ct_base_blocked(w.fmt)) {
 		rc = ocl_args(ops, CT_K_Q8_WIDEN2, "mutiiii", ops->wide, (cl_ulong)0, w, (int)rows,

@@ -95,13 +95,13 @@ static inline float ct_blk(const __global uchar *in, size_t g, int fmt)
 	}
 }
 
-/* out[i] = ct_blk(in, g0 + i) for i < n. */
+/* out[i] = ct_blk(in, g0 + i) for i < n; 16 elements per work-item. */
 __kernel void ct_q8_widen(__global float *out, ulong out_off, const __global uchar *in,
 			  ulong g0, ulong n, int fmt)
 {
-	size_t i = get_global_id(0);
+	size_t i0 = (size_t)get_global_id(0) * 16, i1 = i0 + 16 < n ? i0 + 16 : n;
 
-	if (i < n)
+	for (size_t i = i0; i < i1; i++)
 		out[out_off + i] = ct_blk(in, g0 + i, fmt);
 }
 
