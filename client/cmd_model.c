@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
+#include "ct_hf_dtype.h"
 #include "ct_llama.h"
 #include "ct_llama_hf.h"
 
@@ -39,17 +40,18 @@ static const struct option import_long[] = {
 static const struct option export_long[] = {
 	{ "out", required_argument, NULL, 'o' },
 	{ "tokenizer-from", required_argument, NULL, 't' },
+	{ "dtype", required_argument, NULL, 'd' },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* --base-format of import (NULL: float32). */
 static const char *import_fmt;
 
-/* Parse "ARG --out X [--tokenizer-from Y | --base-format F]" with opts (one
- * of the above): the positional into *pos, the options into their slots.
- * 0, or an exit status. */
+/* Parse "ARG --out X [--tokenizer-from Y] [--dtype D] | [--base-format F]"
+ * with opts (one of the above): the positional into *pos, the options
+ * into their slots. 0, or an exit status. */
 static int two_args(int argc, char **argv, const struct option *opts, const char **pos,
-		    const char **out, const char **tok)
+		    const char **out, const char **tok, const char **dtype)
 {
 	int c;
 
@@ -58,6 +60,7 @@ static int two_args(int argc, char **argv, const struct option *opts, const char
 		switch (c) {
 		case 'o': *out = optarg; break;
 		case 't': *tok = optarg; break;
+		case 'd': *dtype = optarg; break;
 		case 'F': import_fmt = optarg; break;
 		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
@@ -76,7 +79,7 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 	(void)ctx;
 	import_fmt = NULL;
-	rc = two_args(argc, argv, import_long, &dir, &out, NULL);
+	rc = two_args(argc, argv, import_long, &dir, &out, NULL, NULL);
 	if (rc != 0)
 		return rc;
 	if (import_fmt != NULL && ct_base_fmt_parse(import_fmt, &fmt) < 0)
@@ -106,19 +109,27 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL, *tok = NULL;
+	const char *in = NULL, *out = NULL, *tok = NULL, *dts = "f32";
+	enum ct_st_dtype dt = CT_ST_F32;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, export_long, &in, &out, &tok);
+	int rc = two_args(argc, argv, export_long, &in, &out, &tok, &dts);
 
 	(void)ctx;
 	if (rc != 0)
 		return rc;
+	rc = ct_hf_dtype_parse(dts, &dt);
+	if (rc < 0) {
+		fprintf(stderr, "ctune model export: --%s\n", ct_errmsg(rc));
+		return CT_EXIT_USAGE;
+	}
 	rc = ct_gpt2_load(in, &m);
 	if (rc == 0)
 		rc = ct_llama_hf_export(&m, out, tok);
+	if (rc == 0)	/* written as float32, then narrowed */
+		rc = ct_hf_dtype_set(out, dt);
 	if (rc == 0)
-		printf("wrote %s/config.json and %s/model.safetensors (%zu parameters)\n", out,
-		       out, m.lay.total);
+		printf("wrote %s/config.json and %s/model.safetensors (%zu parameters, %s)\n",
+		       out, out, m.lay.total, ct_hf_dtype_name(dt));
 	ct_gpt2_free(&m);
 	return rc < 0 ? fail("export", rc) : CT_EXIT_OK;
 }
@@ -222,10 +233,12 @@ const struct ct_cmd_def ct_model_export_cmd = {
 	.name = "export", .fn = cmd_export, .opts = export_long, .shortopts = "o:",
 	.required = "out", .min_args = 1, .max_args = 1,
 	.summary = "write a Llama or GPT-2 checkpoint as a Hugging Face directory",
-	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR]",
+	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR] [--dtype f32|bf16|f16]",
 	.help = "Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
-	"config.json and model.safetensors (float32), loadable with\n"
-	"transformers' from_pretrained(). --tokenizer-from copies tokenizer.json,\n"
+	"config.json and model.safetensors, loadable with transformers'\n"
+	"from_pretrained(). --dtype bf16 or f16 stores each weight rounded to\n"
+	"the nearest of that type, ties to even (half the size; config.json's\n"
+	"torch_dtype says which); the default f32 keeps every bit. --tokenizer-from copies tokenizer.json,\n"
 	"tokenizer_config.json, special_tokens_map.json and\n"
 	"generation_config.json from HF_DIR when present. A GPT-2 (llm.c)\n"
 	"checkpoint is written in transformers' GPT-2 layout (GPT2LMHeadModel).\n",

@@ -134,6 +134,26 @@ uint64_t ct_wu_batch_start(uint64_t i, uint64_t n, int B, int T)
 	return (i % nb) * bt;
 }
 
+const ct_tok *ct_wu_targets(const struct ct_tokens *t, uint64_t s, int BT,
+			    ct_tok *scratch, int *ntrained)
+{
+	const ct_tok *tg = t->tok + s + 1;
+	int n = 0;
+
+	if (t->train == NULL) {
+		*ntrained = BT;
+		return tg;
+	}
+	for (int r = 0; r < BT; r++) {
+		int on = (t->train[s + 1 + (uint64_t)r] & CT_TOKENS_TRAINED) != 0;
+
+		scratch[r] = on ? tg[r] : tg[r] | CT_TOK_UNTRAINED;
+		n += on;
+	}
+	*ntrained = n;
+	return scratch;
+}
+
 /* ---- the work unit -------------------------------------------------- */
 
 struct ct_wu {
@@ -146,6 +166,7 @@ struct ct_wu {
 	int step;			/* steps done */
 	float last_loss;
 	int have_hashes;
+	ct_tok *tgt;			/* B*T targets with their mask, when masked */
 	size_t nlora;			/* adapter floats (LoRA), else 0 */
 	unsigned char model_hash[CT_SHA256_LEN];
 	unsigned char tokens_hash[CT_SHA256_LEN];
@@ -236,6 +257,14 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 	wu->hp = *hp;
 	wu->last_loss = NAN;
 	wu->nlora = ct_lora_nparams(&model->cfg, &hp->lora);
+	if (tokens->train != NULL) {
+		wu->tgt = malloc((size_t)hp->B * (size_t)hp->T * sizeof(ct_tok));
+		if (wu->tgt == NULL) {
+			ct_gpt2_free(&wu->conv);
+			free(wu);
+			return ct_error(CT_ENOMEM, "out of memory for the masked targets");
+		}
+	}
 	if (hp->lora.rank > 0 && ops->open_lora == NULL)
 		rc = ct_error(CT_EUNSUPP, "the %s backend cannot train LoRA adapters", ops->name);
 	else if (hp->lora.rank > 0)
@@ -245,6 +274,7 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 		rc = ops->open(device ? device : "cpu", &model->cfg, hp->B, hp->T, 1, &wu->be);
 	if (rc < 0) {
 		ct_gpt2_free(&wu->conv);
+		free(wu->tgt);
 		free(wu);
 		return rc;
 	}
@@ -292,13 +322,16 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 int ct_wu_step(struct ct_wu *wu, float *loss)
 {
 	struct ct_step_args a;
-	const ct_tok *batch;
-	int rc;
+	const ct_tok *batch, *targets;
+	uint64_t s;
+	int rc, ntr;
 
 	if (wu->step >= wu->hp.steps)
 		return ct_error(CT_ESTATE, "work unit already finished (%d steps)", wu->hp.steps);
-	batch = wu->tokens->tok + ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
-						    wu->hp.B, wu->hp.T);
+	s = ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n, wu->hp.B, wu->hp.T);
+	batch = wu->tokens->tok + s;
+	targets = ct_wu_targets(wu->tokens, s, wu->hp.B * wu->hp.T, wu->tgt, &ntr);
+	(void)ntr;	/* a batch without a trained target still steps (loss 0) */
 	a.t = wu->step + 1;
 	a.grad_clip = wu->hp.grad_clip;
 	a.opt = (struct ct_adamw_args){
@@ -306,7 +339,7 @@ int ct_wu_step(struct ct_wu *wu, float *loss)
 		.eps = wu->hp.eps, .weight_decay = wu->hp.weight_decay,
 	};
 	ct_adamw_bias_corrections(a.opt.beta1, a.opt.beta2, a.t, &a.opt.bc1, &a.opt.bc2);
-	rc = wu->ops->step(wu->be, batch, batch + 1, &a, loss);
+	rc = wu->ops->step(wu->be, batch, targets, &a, loss);
 	if (rc < 0)
 		return rc;
 	wu->step++;
@@ -381,6 +414,7 @@ void ct_wu_close(struct ct_wu *wu)
 	if (wu->be != NULL)
 		wu->ops->close(wu->be);
 	ct_gpt2_free(&wu->conv);
+	free(wu->tgt);
 	free(wu);
 }
 
@@ -624,7 +658,6 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be = NULL;
 	uint64_t bt = (uint64_t)B * (uint64_t)T;
-	float acc = 0.0f, loss;
 	int rc;
 
 	if (B < 1 || B > CT_WU_MAX_B || T < 1)
@@ -653,15 +686,42 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	if (rc < 0)
 		return rc;
 	rc = ops->load_state(be, model->params, NULL, NULL);
-	for (int i = 0; i < nbatches && rc == 0; i++) {
-		const ct_tok *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+	if (rc == 0)
+		rc = ct_eval_batches(ops, be, tokens, B, T, nbatches, mean_loss);
+	ops->close(be);
+	return rc;
+}
 
-		rc = ops->eval(be, b, b + 1, &loss);
+int ct_eval_batches(const struct ct_backend_ops *ops, struct ct_backend *be,
+		    const struct ct_tokens *tokens, int B, int T, int nbatches,
+		    float *mean_loss)
+{
+	int BT = B * T, rc = 0, counted = 0;
+	float acc = 0.0f, loss;
+	ct_tok *tgt = NULL;
+
+	if (tokens->train != NULL) {
+		tgt = malloc((size_t)BT * sizeof(ct_tok));
+		if (tgt == NULL)
+			return ct_error(CT_ENOMEM, "out of memory for the masked targets");
+	}
+	for (int i = 0; i < nbatches && rc == 0; i++) {
+		uint64_t s = ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+		const ct_tok *tg;
+		int ntr;
+
+		tg = ct_wu_targets(tokens, s, BT, tgt, &ntr);
+		if (ntr == 0)	/* nothing to count: not a batch of the mean */
+			continue;
+		rc = ops->eval(be, tokens->tok + s, tg, &loss);
 		if (rc == 0)
 			acc = acc + loss;
+		counted++;
 	}
-	ops->close(be);
+	free(tgt);
+	if (rc == 0 && counted == 0)
+		rc = ct_error(CT_EINVAL, "no trained token in %d evaluation batches", nbatches);
 	if (rc == 0)
-		*mean_loss = acc / (float)nbatches;
+		*mean_loss = acc / (float)counted;
 	return rc;
 }

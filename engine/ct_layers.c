@@ -697,7 +697,7 @@ void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
 		for (int i = V; i < Vp; i++)
 			p[i] = 0.0f;
 		if (targets != NULL)
-			losses[r] = -ct_logf(p[targets[r]]);
+			losses[r] = -ct_logf(p[CT_TOK_ID(targets[r])]);
 	}
 }
 
@@ -710,15 +710,43 @@ float ct_mean_loss(const float *losses, int BT)
 	return acc / (float)BT;
 }
 
+int ct_trained_rows(const ct_tok *targets, int BT)
+{
+	int n = 0;
+
+	for (int r = 0; r < BT; r++)
+		n += (targets[r] & CT_TOK_UNTRAINED) == 0;
+	return n;
+}
+
+float ct_masked_mean_loss(const float *losses, const ct_tok *targets, int BT)
+{
+	float acc = 0.0f;
+	int n = 0;
+
+	for (int r = 0; r < BT; r++) {
+		if (targets[r] & CT_TOK_UNTRAINED)
+			continue;
+		acc = acc + losses[r];
+		n++;
+	}
+	return n > 0 ? acc / (float)n : 0.0f;
+}
+
 void ct_crossentropy_backward(float *dlogits, const float *probs,
 			      const ct_tok *targets, int BT, int V, int Vp)
 {
-	float n = (float)BT;
+	float n = (float)ct_trained_rows(targets, BT);
 
 	for (int r = 0; r < BT; r++) {
 		const float *p = probs + (size_t)r * Vp;
 		float *d = dlogits + (size_t)r * Vp;
 
+		if (targets[r] & CT_TOK_UNTRAINED) {
+			for (int i = 0; i < Vp; i++)
+				d[i] = 0.0f;
+			continue;
+		}
 		for (int i = 0; i < V; i++) {
 			float g = i == (int)targets[r] ? p[i] - 1.0f : p[i];
 

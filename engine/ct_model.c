@@ -349,7 +349,7 @@ float ct_model_head_forward(struct ct_model *m, int head, const ct_tok *targets)
 				c->V, c->Vp);
 	if (targets == NULL)
 		return 0.0f;
-	return ct_mean_loss(a->losses, BT);
+	return ct_masked_mean_loss(a->losses, targets, BT);
 }
 
 void ct_model_zero_grad(struct ct_model *m)

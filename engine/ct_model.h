@@ -195,16 +195,29 @@ void ct_residual_backward(float *da, float *db, const float *dout, size_t n);
  *   mx = x[0]; for i = 1..V-1: mx = x[i] > mx ? x[i] : mx
  *   e_i = ct_expf(x[i] - mx); sum = sum_{i<V} (acc + e_i)
  *   probs[r,i] = e_i / sum (i < V), 0.0f (V <= i < Vp)
- *   losses[r] = -ct_logf(probs[r, targets[r]])
- * logits, probs (BT,Vp); targets, losses (BT); targets < V. */
+ *   losses[r] = -ct_logf(probs[r, CT_TOK_ID(targets[r])])
+ * logits, probs (BT,Vp); targets, losses (BT); CT_TOK_ID(targets) < V.
+ * A target may carry CT_TOK_UNTRAINED (ct_tok.h): its row's loss is
+ * computed all the same, and left out by ct_masked_mean_loss and by
+ * ct_crossentropy_backward. */
 void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
 			     const ct_tok *targets, int BT, int V, int Vp);
 
 /* Mean loss of a batch: (acc over r = 0..BT-1 of acc + losses[r]) / (float)BT. */
 float ct_mean_loss(const float *losses, int BT);
 
-/* dlogits (BT,Vp) = (probs - 1[i == target]) / (float)BT for i < V, 0 for
- * i >= V. Written, not added (it is the first gradient of the pass). */
+/* Number of trained rows: targets without CT_TOK_UNTRAINED. */
+int ct_trained_rows(const ct_tok *targets, int BT);
+
+/* Mean loss over the trained rows: (acc over trained r ascending of
+ * acc + losses[r]) / (float)ntrained, 0.0f when no row is trained. With
+ * every row trained this is ct_mean_loss, bit for bit. */
+float ct_masked_mean_loss(const float *losses, const ct_tok *targets, int BT);
+
+/* dlogits (BT,Vp) = (probs - 1[i == target]) / (float)N for i < V, 0 for
+ * i >= V, with N = ct_trained_rows(targets) (BT when nothing is masked);
+ * a row whose target carries CT_TOK_UNTRAINED is 0.0f throughout.
+ * Written, not added (it is the first gradient of the pass). */
 void ct_crossentropy_backward(float *dlogits, const float *probs,
 			      const ct_tok *targets, int BT, int V, int Vp);
 
@@ -338,7 +351,7 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 void ct_model_free(struct ct_model *m);
 
 /* Forward pass on inputs (B,T) and targets (B,T) (targets may be NULL:
- * logits only, returns 0). Returns the mean loss (ct_mean_loss). Tokens
+ * logits only, returns 0). Returns the mean loss (ct_masked_mean_loss). Tokens
  * must be < V (checked by the caller). */
 float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets);

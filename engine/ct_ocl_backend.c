@@ -9,8 +9,8 @@
  * ct_ocl_* twin from ct_ocl_ops.c. Everything stays on the device for the
  * whole work unit: weights, gradients, AdamW m and v, activations and
  * gradient scratch. Per step the host uploads the batch's tokens and reads
- * back the B*T losses (the mean is computed on the host with ct_mean_loss,
- * the reference's own function); the weights and moments come back only
+ * back the B*T losses (the mean over the trained rows is computed on the
+ * host with ct_masked_mean_loss, the reference's own function); the weights and moments come back only
  * when the engine asks (read_state, for a checkpoint or the result).
  */
 #include "config.h"
@@ -550,8 +550,9 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 	return rc;
 }
 
-/* Read the losses back and average them exactly as the reference does. */
-static int mean_loss(struct ct_backend *be, float *loss)
+/* Read the losses back and average them exactly as the reference does
+ * (over the rows targets marks trained). */
+static int mean_loss(struct ct_backend *be, const ct_tok *targets, float *loss)
 {
 	int BT = be->B * be->T;
 	int rc;
@@ -559,7 +560,7 @@ static int mean_loss(struct ct_backend *be, float *loss)
 	rc = ct_ocl_read(&be->ops, be->losses, be->llama ? ct_ocl_llama_losses(be->llama)
 							: D(be->a.losses, 0), (size_t)BT);
 	if (rc == 0)
-		*loss = ct_mean_loss(be->losses, BT);
+		*loss = ct_masked_mean_loss(be->losses, targets, BT);
 	return rc;
 }
 
@@ -569,7 +570,7 @@ static int ocl_eval(struct ct_backend *be, const ct_tok *inputs,
 	int rc = forward(be, inputs, targets, 1);
 
 	if (rc == 0)
-		rc = mean_loss(be, loss);
+		rc = mean_loss(be, targets, loss);
 	return rc;
 }
 
@@ -857,7 +858,7 @@ static int lora_step(struct ct_backend *be, const ct_tok *inputs,
 	DO(backward(be));
 	DO(ct_ocl_adamw(&be->ops, D(lo->ad, 0), D(lo->grad, 0), D(lo->m, 0), D(lo->v, 0),
 			lo->n, &args->opt, args->grad_clip));
-	DO(mean_loss(be, loss));
+	DO(mean_loss(be, targets, loss));
 	return rc;
 }
 
@@ -884,7 +885,7 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 	/* clipping (when grad_clip > 0) is folded into the AdamW pass */
 	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),
 			D(be->v, 0), n, &args->opt, args->grad_clip));
-	DO(mean_loss(be, loss));
+	DO(mean_loss(be, targets, loss));
 	return rc;
 }
 

@@ -67,6 +67,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
 	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
+	[CT_K_CE_COUNT] = "ct_ce_count",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -989,7 +990,7 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, size_t toff, int BT, int V, int Vp)
 {
-	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT);
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
 
 	if (rc == 0)
 		rc = ce_row_chain(ops, CT_K_CE_MAX, logits, BT, V, Vp);
@@ -1015,8 +1016,20 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	RUN(CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), BT, "ttmiii", dlogits, probs,
-	    targets, BT, V, Vp);
+	struct ct_dten ntr = { NULL, 2 * (size_t)BT, 0 };	/* after the row stats */
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
+
+	ntr.mem = ops->ce_stat;
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_COUNT, "mti", targets, ntr, BT);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_COUNT, 1, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmtiii", dlogits, probs, targets, ntr,
+			      BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)BT);
+	return rc;
 }
 
 /* ---- clipping and AdamW ---------------------------------------------------- */

@@ -131,6 +131,7 @@ enum ct_ocl_kid {
 	CT_K_MATVEC1,
 	CT_K_MATVEC2,
 	CT_K_CE_ROWS_TILED,
+	CT_K_CE_COUNT,
 	CT_K_BF16_WIDEN,
 	CT_K_BF16_WIDEN2,
 	CT_K_ENCODER_FWD_H,
@@ -158,7 +159,8 @@ struct ct_ocl_ops {
 	cl_mem clip_part;		/* gradient-norm partials, grown on demand */
 	size_t clip_part_floats;
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
-	cl_mem ce_stat;			/* softmax row max and sum (2*BT) */
+	cl_mem ce_stat;			/* softmax row max and sum (2*BT), then the
+					 * count of trained rows (1) */
 	size_t ce_stat_floats;
 	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
 	size_t att_tr_floats;
@@ -259,6 +261,8 @@ int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
 int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, size_t toff, int BT, int V, int Vp);
+/* The trained rows (CT_TOK_UNTRAINED, lib/ct_tok.h) are counted on the
+ * device: ct_crossentropy_backward's N. */
 int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp);
