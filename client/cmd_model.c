@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "cmd_model.h"
+#include "ct_base.h"
 #include "commands.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
@@ -33,6 +34,7 @@ static void progress(int i, int n, const char *path)
 
 static const struct option import_long[] = {
 	{ "out", required_argument, NULL, 'o' },
+	{ "base-format", required_argument, NULL, 'F' },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option export_long[] = {
@@ -42,9 +44,12 @@ static const struct option export_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parse "ARG --out X [--tokenizer-from Y] [--dtype D]" with opts (one of
- * the above): the positional into *pos, the options into their slots. 0,
- * or an exit status. */
+/* --base-format of import (NULL: float32). */
+static const char *import_fmt;
+
+/* Parse "ARG --out X [--tokenizer-from Y] [--dtype D] | [--base-format F]"
+ * with opts (one of the above): the positional into *pos, the options
+ * into their slots. 0, or an exit status. */
 static int two_args(int argc, char **argv, const struct option *opts, const char **pos,
 		    const char **out, const char **tok, const char **dtype)
 {
@@ -56,6 +61,7 @@ static int two_args(int argc, char **argv, const struct option *opts, const char
 		case 'o': *out = optarg; break;
 		case 't': *tok = optarg; break;
 		case 'd': *dtype = optarg; break;
+		case 'F': import_fmt = optarg; break;
 		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
@@ -69,16 +75,29 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, import_long, &dir, &out, NULL, NULL);
+	int rc, fmt = CT_BASE_F32, exact = 1;
 
 	(void)ctx;
+	import_fmt = NULL;
+	rc = two_args(argc, argv, import_long, &dir, &out, NULL, NULL);
 	if (rc != 0)
 		return rc;
-	rc = ct_llama_hf_import(dir, &m, progress);
+	if (import_fmt != NULL && ct_base_fmt_parse(import_fmt, &fmt) < 0)
+		return fail("import", CT_EINVAL);
+	if (fmt != CT_BASE_F32)	/* straight into the compact image */
+		rc = ct_llama_hf_import_base(dir, fmt, &m, &exact, progress);
+	else
+		rc = ct_llama_hf_import(dir, &m, progress);
 	if (rc == 0)
-		rc = ct_gpt2_check_finite(m.params, m.lay.total, &m.lay);
-	if (rc == 0)
+		rc = ct_base_check_finite(&m);
+	if (rc == 0 && fmt != CT_BASE_F32)
+		rc = ct_base_save(out, &m);
+	else if (rc == 0)
 		rc = ct_gpt2_save(out, &m.cfg, m.params);
+	if (rc == 0 && fmt != CT_BASE_F32)
+		fprintf(stderr, "%s base: %zu bytes (%s)\n", ct_base_fmt_name(fmt), m.base_bytes,
+			exact ? "exact: every matrix was stored as BF16"
+			      : "rounded to nearest even from F32/F16 tensors");
 	if (rc == 0)
 		printf("wrote %s: Llama L=%d C=%d heads %d/%d kv, MLP %d, V=%d, %zu parameters%s%s\n",
 		       out, m.cfg.L, m.cfg.C, m.cfg.NH, m.cfg.KVH, m.cfg.F, m.cfg.V, m.lay.total,
@@ -198,13 +217,16 @@ const struct ct_cmd_def ct_model_import_cmd = {
 	.name = "import", .fn = cmd_import, .opts = import_long, .shortopts = "o:",
 	.required = "out", .min_args = 1, .max_args = 1,
 	.summary = "read a Hugging Face Llama-family directory into a checkpoint",
-	.usage = "HF_DIR --out M.ct",
+	.usage = "HF_DIR --out M.ct [--base-format bf16]",
 	.help = "Read a Hugging Face Llama-family model directory (config.json and one or\n"
 	"more *.safetensors shards; model_type llama, qwen2 or\n"
 	"qwen3; F32, F16 or BF16\n"
 	"tensors, converted to float32) and write it as a crowdtune Llama\n"
 	"checkpoint. Refuses missing or unexpected tensors, other dtypes and\n"
-	"unsupported features, naming them.\n",
+	"unsupported features, naming them.\n\n"
+	"  --base-format bf16  write a compact frozen base for LoRA instead\n"
+	"                      (doc/workunit.md 13): the matrices as bfloat16,\n"
+	"                      exact for BF16 tensors (rounded from F32/F16)\n",
 };
 
 const struct ct_cmd_def ct_model_export_cmd = {

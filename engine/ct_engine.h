@@ -99,6 +99,14 @@ struct ct_backend_ops {
 			 const float *m, const float *v);
 	int (*lora_read)(struct ct_backend *be, float *adapters, float *m, float *v);
 
+	/* Optional (may be NULL: the backend takes float32 bases only): the
+	 * frozen base of a backend opened with open_lora whose spec has
+	 * base_fmt fmt != CT_BASE_F32, as that compact image (ct_base.h,
+	 * bytes long), instead of load_state. Borrowed like load_state's
+	 * params under LoRA (the caller keeps it alive until close). */
+	int (*load_base)(struct ct_backend *be, int fmt, const unsigned char *img,
+			 size_t bytes);
+
 	/* Optional (may be NULL): copy the parameter gradients of the last
 	 * step (after clipping, before the update) into grads (nparams). */
 	int (*read_grads)(struct ct_backend *be, float *grads);
@@ -150,7 +158,11 @@ struct ct_wu_hparams {
 	float grad_clip;		/* >= 0; 0 = no clipping (default) */
 	/* LoRA: lora.rank 0 (default) trains every weight; rank > 0 freezes
 	 * the weights and trains adapters started by
-	 * ct_lora_init(cfg, &lora, lora_seed) (doc/workunit.md, LoRA). */
+	 * ct_lora_init(cfg, &lora, lora_seed) (doc/workunit.md, LoRA).
+	 * lora.base_fmt stores the frozen base compactly (ct_base.h,
+	 * doc/workunit.md §13): the WU converts a float32 model to it (or
+	 * widens a compact model to float32 for base_fmt 0) when the model
+	 * given is stored otherwise. */
 	struct ct_lora_spec lora;
 	uint64_t lora_seed;
 };
