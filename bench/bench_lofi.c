@@ -8,7 +8,8 @@
  *                    [--epochs E] [--pretrain-steps N] [--control-steps N]
  *                    [--rounds R] [--max-shards K] [--lr F]
  *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
- *                    [--lora-seed-per-shard]
+ *                    [--lora-seed-per-shard] [--outer none|METHOD:LR:MU,...]
+ *                    [--outer-k K] [--no-stragglers] [--only-k K]
  *
  * Setup, all from --seed: two synthetic languages of bench/ct_corpus.h, A
  * and B (B keeps half of A's words, new word order); a GPT-2 (L=2, C=64,
@@ -64,12 +65,14 @@
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_outer.h"
 #include "ct_time.h"
 #include "robust.h"
 
 #define MAXK 8
 #define MAXR 8
 #define MAXRANKS 6
+#define MAXOUTER 8
 
 struct opts {
 	const char *device;
@@ -88,6 +91,25 @@ struct opts {
 	int nranks;
 	float lora_lr;
 	int lora_seed_per_shard;	/* the old policy: each WU its own A */
+	struct ct_outer outer[MAXOUTER];	/* the outer optimizers compared */
+	int nouter;
+	int outer_k;			/* ... at this K (0: the largest) */
+	int stragglers;			/* the straggler table (--no-stragglers: 0) */
+	int only_k;			/* --only-k: lo-fi and centralized at that K alone */
+};
+
+/* One row of the straggler table: rounds closed with nin of K WUs. */
+struct strag_row {
+	int K, nin;
+	double wall;			/* a round's simulated wall time / the median WU's */
+	float loss[MAXR];
+};
+
+/* One row of the outer-optimizer table: K shards, one setting, R rounds. */
+struct outer_row {
+	int K;
+	struct ct_outer o;
+	float loss[MAXR];
 };
 
 /* One row of the LoRA table: K shards, round r, rank. */
@@ -136,6 +158,10 @@ struct bench {
 	float ctl[2][3];		/* [shared base, random inits][m1, m2, avg] */
 	struct lora_row lrows[(MAXK + 1) * MAXR * MAXRANKS];
 	int nlrows;
+	struct outer_row orows[MAXOUTER];
+	int norows;
+	struct strag_row srows[3];
+	int nsrows;
 };
 
 static void progress(const struct bench *b, const char *fmt, ...)
@@ -542,6 +568,218 @@ static int central(struct bench *b, int K, struct lofi_row *rows)
 	return rc;
 }
 
+/* ---- outer optimizers ------------------------------------------------------ */
+
+/* R lo-fi rounds with K shards whose mean goes through outer optimizer o
+ * (lib/ct_outer.h, as the assimilator does it): the row's losses. */
+static int lofi_outer(struct bench *b, int K, const struct ct_outer *o, struct outer_row *row)
+{
+	struct kstate s;
+	float *mom = falloc(b->n);
+	int rc = mom ? kstate_alloc(&s, b, K) : ct_error(CT_ENOMEM, "out of memory");
+
+	if (rc < 0) {
+		free(mom);
+		return rc;
+	}
+	row->K = K;
+	row->o = *o;
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		for (int k = 0; k < K && rc == 0; k++) {
+			struct ct_tokens t = shard(b, k, 1);
+
+			rc = run_wu(b, s.cur, &t, b->o.steps, b->o.device, s.res[k]);
+		}
+		if (rc == 0)
+			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)K, b->n,
+				    CT_AVG_MEAN, 0);
+		if (rc == 0) {
+			ct_outer_step(o, s.cur, s.tmp, mom, r > 1, b->n);
+			rc = eval(b, s.tmp, 0, &row->loss[r - 1]);
+		}
+		if (rc == 0) {
+			memcpy(s.cur, s.tmp, b->n * sizeof(float));
+			progress(b, "K=%d %s lr %g mu %g round %d: %.4f", K,
+				 ct_outer_name(o->method), (double)o->lr, (double)o->momentum, r,
+				 row->loss[r - 1]);
+		}
+	}
+	kstate_free(&s);
+	free(mom);
+	return rc;
+}
+
+/* ---- rounds that do not wait for stragglers ------------------------------ */
+
+/* The simulated volunteers of the straggler table, K of them, WU times in
+ * units of the median volunteer's: K-2 spread evenly over 0.8..1.2, one 10x
+ * slower, one that vanishes (its WU comes back re-issued after its
+ * deadline, STRAG_DEADLINE, plus a median WU). */
+#define STRAG_DEADLINE 4.0
+static double strag_time(int k, int K)
+{
+	if (k == K - 1)
+		return STRAG_DEADLINE + 1.0;
+	if (k == K - 2)
+		return 10.0;
+	return K > 3 ? 0.8 + 0.4 * k / (double)(K - 3) : 1.0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A round's wall time with its nin fastest of K WUs, over the median
+ * volunteer's WU time (1: the middle of the regular volunteers' 0.8..1.2). */
+static double strag_wall(int K, int nin)
+{
+	double t[MAXK];
+
+	for (int k = 0; k < K; k++)
+		t[k] = strag_time(k, K);
+	qsort(t, (size_t)K, sizeof(double), cmp_dbl);
+	return t[nin - 1];
+}
+
+/* R rounds with K shards, each closed with its nin fastest WUs (those of
+ * shards 0..nin-1: the slow and the vanishing volunteer hold the last two),
+ * as --round-quorum nin/K does: the losses, and the wall time of a round,
+ * the nin-th WU's arrival (strag_wall). */
+static int lofi_strag(struct bench *b, int K, int nin, struct strag_row *row)
+{
+	struct kstate s;
+	int rc = kstate_alloc(&s, b, K);
+
+	row->K = K;
+	row->nin = nin;
+	row->wall = strag_wall(K, nin);
+	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
+		for (int k = 0; k < nin && rc == 0; k++) {
+			struct ct_tokens tk = shard(b, k, 1);
+
+			rc = run_wu(b, s.cur, &tk, b->o.steps, b->o.device, s.res[k]);
+		}
+		if (rc == 0)
+			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)nin, b->n,
+				    CT_AVG_MEAN, 0);
+		if (rc == 0)
+			rc = eval(b, s.tmp, 0, &row->loss[r - 1]);
+		if (rc == 0) {
+			memcpy(s.cur, s.tmp, b->n * sizeof(float));
+			progress(b, "K=%d rounds closed with %d WUs, round %d: %.4f", K, nin, r,
+				 row->loss[r - 1]);
+		}
+	}
+	kstate_free(&s);
+	return rc;
+}
+
+static void print_strag(const struct bench *b)
+{
+	const struct lofi_row *full = NULL;
+	int R = b->o.rounds;
+
+	if (b->nsrows == 0)
+		return;
+	for (int j = 0; j < b->nrows; j++)
+		if (b->rows[j].K == b->srows[0].K && b->rows[j].r == R)
+			full = &b->rows[j];
+	printf("\n## rounds that do not wait for stragglers (K = %d: %d volunteers at "
+	       "0.8..1.2x the median volunteer's WU time, one 10x slower, one that vanishes and whose "
+	       "WU is re-issued after a deadline of %gx; wall time simulated, losses "
+	       "computed)\n\n", b->srows[0].K, b->srows[0].K - 2, STRAG_DEADLINE);
+	printf("| --round-quorum | WUs a round | round wall time / the median volunteer's WU |");
+	for (int r = 1; r <= R; r++)
+		printf(" loss after round %d |", r);
+	printf(" vs all WUs |\n|---|---|---|");
+	for (int r = 0; r <= R; r++)
+		printf("---|");
+	printf("\n");
+	for (int i = 0; i < b->nsrows; i++) {
+		const struct strag_row *w = &b->srows[i];
+
+		printf("| %.3g | %d of %d | %.2fx |", (double)w->nin / w->K, w->nin, w->K,
+		       w->wall);
+		for (int r = 0; r < R; r++)
+			printf(" %.4f |", (double)w->loss[r]);
+		if (full != NULL)
+			printf(" %+.2f%% |\n", 100.0 * ((double)w->loss[R - 1] - full->avg) /
+			       full->avg);
+		else
+			printf(" |\n");
+	}
+}
+
+/* The first round (1-based) whose loss is at most want, or 0. */
+static int rounds_to(const float *loss, int R, float want)
+{
+	for (int r = 0; r < R; r++)
+		if (loss[r] <= want)
+			return r + 1;
+	return 0;
+}
+
+static void print_outer(const struct bench *b)
+{
+	int R = b->o.rounds;
+
+	if (b->norows == 0)
+		return;
+	printf("\n## outer optimizers on the round's mean (K = %d; eval loss after each "
+	       "round; %d steps a WU)\n\n", b->orows[0].K, b->o.steps);
+	printf("| outer | lr | momentum |");
+	for (int r = 1; r <= R; r++)
+		printf(" round %d |", r);
+	printf(" gap vs centralized | rounds to the mean's final loss |\n|---|---|---|");
+	for (int r = 0; r <= R + 1; r++)
+		printf("---|");
+	printf("\n");
+	for (int i = 0; i < b->nrows; i++) {	/* the plain mean: the quality table's row */
+		const struct lofi_row *w = &b->rows[i];
+
+		if (w->K != b->orows[0].K)
+			continue;
+		if (w->r == 1)
+			printf("| mean (today) | | |");
+		printf(" %.4f |", (double)w->avg);
+		if (w->r == R)
+			printf(" %+.2f%% | %d of %d |\n", 100.0 * ((double)w->avg - w->central) /
+			       w->central, R, R);
+	}
+	for (int i = 0; i < b->norows; i++) {
+		const struct outer_row *o = &b->orows[i];
+		const struct lofi_row *mean = NULL;
+		int hit;
+
+		for (int j = 0; j < b->nrows; j++)
+			if (b->rows[j].K == o->K && b->rows[j].r == R)
+				mean = &b->rows[j];
+		printf("| %s | %g | %g |", ct_outer_name(o->o.method), (double)o->o.lr,
+		       (double)o->o.momentum);
+		for (int r = 0; r < R; r++)
+			printf(" %.4f |", (double)o->loss[r]);
+		if (mean == NULL) {
+			printf(" | |\n");
+			continue;
+		}
+		hit = rounds_to(o->loss, R, mean->avg);
+		printf(" %+.2f%% | ", 100.0 * ((double)o->loss[R - 1] - mean->central) /
+		       mean->central);
+		if (hit > 0)
+			printf("%d of %d |\n", hit, R);
+		else
+			printf("not within %d |\n", R);
+	}
+	printf("\ncentralized after the same total steps: ");
+	for (int j = 0; j < b->nrows; j++)
+		if (b->rows[j].K == b->orows[0].K)
+			printf("%s%.4f", b->rows[j].r == 1 ? "" : ", ", (double)b->rows[j].central);
+	printf("\n");
+}
+
 /* ---- LoRA lo-fi ---------------------------------------------------------- */
 
 /* One LoRA WU from `start` on shard k of round r: adapters into ad, the
@@ -790,6 +1028,8 @@ static void usage(FILE *f)
 	      "                  [--epochs E] [--pretrain-steps N] [--control-steps N]\n"
 	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
 	      "                  [--lora-ranks R,R,...] [--lora-lr F] [--lora-seed-per-shard]\n"
+	      "                  [--outer none|METHOD:LR:MU,...] [--outer-k K]\n"
+	      "                  [--no-stragglers] [--only-k K]\n"
 	      "Pretrains a small GPT-2 on synthetic language A, fine-tunes it on\n"
 	      "language B by lo-fi rounds with K = 1, 2, 3, 4, 8 shards and by one\n"
 	      "centralized run, and prints quality, control and upload tables.\n"
@@ -799,7 +1039,13 @@ static void usage(FILE *f)
 	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n"
 	      "--lora-ranks adds LoRA lo-fi at those ranks (AdamW lr --lora-lr,\n"
 	      "default 1e-2) and its table; one adapter seed per round as the\n"
-	      "server gives, or with --lora-seed-per-shard one per WU (the old policy).\n", f);
+	      "server gives, or with --lora-seed-per-shard one per WU (the old policy).\n"
+	      "--outer: outer optimizers (lib/ct_outer.h) on the round's mean, compared\n"
+	      "at K = --outer-k (default the largest K) against the plain mean and the\n"
+	      "centralized run; default nesterov:0.7:0.9,nesterov:1:0.5,nesterov:0.5:0.5,\n"
+	      "sgd:1:0.5; none skips the table. The straggler table (at the largest\n"
+	      "K >= 4; --no-stragglers skips it) closes rounds with K-1 and K-2 WUs.\n"
+	      "--only-k K (1, 2, 3, 4 or 8) runs the lo-fi tables at that K alone.\n", f);
 }
 
 static void defaults(struct opts *o, int quick)
@@ -820,6 +1066,13 @@ static void defaults(struct opts *o, int quick)
 	o->eval_batches = quick ? 8 : 16;
 	o->nranks = 0;
 	o->lora_lr = 1e-2f;
+	/* the outer optimizers compared by default (--outer) */
+	o->outer[0] = (struct ct_outer){ CT_OUTER_NESTEROV, 0.7f, 0.9f };
+	o->outer[1] = (struct ct_outer){ CT_OUTER_NESTEROV, 1.0f, 0.5f };
+	o->outer[2] = (struct ct_outer){ CT_OUTER_NESTEROV, 0.5f, 0.5f };
+	o->outer[3] = (struct ct_outer){ CT_OUTER_SGD, 1.0f, 0.5f };
+	o->nouter = 4;
+	o->stragglers = 1;
 }
 
 /* "4,8,16" into o->lora_ranks. Returns 0 or -1. */
@@ -841,6 +1094,40 @@ static int parse_ranks(const char *s, struct opts *o)
 	return *s == '\0' ? 0 : -1;
 }
 
+/* "none" or "METHOD:LR:MU,..." into o->outer. Returns 0 or -1. */
+static int parse_outer(const char *s, struct opts *o)
+{
+	char buf[64];
+
+	o->nouter = 0;
+	if (strcmp(s, "none") == 0)
+		return 0;
+	while (*s != '\0') {
+		size_t len = strcspn(s, ",");
+		struct ct_outer *x = &o->outer[o->nouter];
+		char *lr, *mu;
+
+		if (o->nouter >= MAXOUTER || len >= sizeof(buf))
+			return -1;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		lr = strchr(buf, ':');
+		mu = lr ? strchr(lr + 1, ':') : NULL;
+		if (mu == NULL)
+			return -1;
+		*lr++ = '\0';
+		*mu++ = '\0';
+		x->lr = strtof(lr, NULL);
+		x->momentum = strtof(mu, NULL);
+		if (ct_outer_parse(buf, &x->method) < 0 || x->method == CT_OUTER_MEAN ||
+		    ct_outer_check(x) < 0)
+			return -1;
+		o->nouter++;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
 /* Returns 0, or 2 on a usage error (message printed). */
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -859,6 +1146,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "lora-ranks", required_argument, NULL, 'R' },
 		{ "lora-lr", required_argument, NULL, 'L' },
 		{ "lora-seed-per-shard", no_argument, NULL, 'S' },
+		{ "outer", required_argument, NULL, 'O' },
+		{ "outer-k", required_argument, NULL, 'K' },
+		{ "no-stragglers", no_argument, NULL, 'N' },
+		{ "only-k", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -888,6 +1179,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'L': o->lora_lr = (float)atof(optarg); break;
 		case 'S': o->lora_seed_per_shard = 1; break;
+		case 'O':
+			if (parse_outer(optarg, o) < 0) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'K': o->outer_k = atoi(optarg); break;
+		case 'N': o->stragglers = 0; break;
+		case 'J': o->only_k = atoi(optarg); o->maxk = o->only_k; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -896,6 +1196,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	    o->steps % o->epochs != 0 || o->pre_steps < 1 ||
 	    o->pre_steps > 1000000 || o->ctl_steps < 1 || o->ctl_steps > 1000000 ||
 	    o->rounds < 1 || o->rounds > MAXR || o->maxk < 1 || o->maxk > MAXK ||
+	    o->outer_k < 0 || o->outer_k > o->maxk ||
+	    (o->only_k != 0 && o->only_k != 1 && o->only_k != 2 && o->only_k != 3 &&
+	     o->only_k != 4 && o->only_k != 8) ||
 	    !(o->lr > 0.0f) || o->eval_batches < 1 || o->eval_batches > 100000) {
 		usage(stderr);
 		return 2;
@@ -911,6 +1214,8 @@ static int run_all(struct bench *b)
 	for (int K = 1; K <= b->o.maxk && rc == 0; K = K < 4 ? K + 1 : 2 * K) {
 		struct lofi_row *rows = &b->rows[b->nrows];
 
+		if (b->o.only_k > 0 && K != b->o.only_k)
+			continue;
 		rc = lofi(b, K, rows);
 		if (rc == 0)
 			rc = central(b, K, rows);
@@ -918,6 +1223,33 @@ static int run_all(struct bench *b)
 			b->nrows += b->o.rounds;
 		for (int i = 0; i < b->o.nranks && rc == 0; i++)
 			rc = lofi_lora(b, K, b->o.lora_ranks[i]);
+	}
+	if (b->o.stragglers && b->rows[b->nrows - 1].K >= 4) {	/* at the largest K */
+		int K = b->rows[b->nrows - 1].K;
+		int nins[3] = { K, K - 1, K - 2 };
+
+		for (int i = 0; i < 3 && rc == 0; i++) {
+			struct strag_row *w = &b->srows[b->nsrows];
+
+			if (nins[i] == K) {	/* every WU: the lo-fi rows' losses */
+				w->K = K;
+				w->nin = K;
+				for (int r = 0; r < b->o.rounds; r++)
+					w->loss[r] = b->rows[b->nrows - b->o.rounds + r].avg;
+				w->wall = strag_wall(K, K);
+			} else {
+				rc = lofi_strag(b, K, nins[i], w);
+			}
+			if (rc == 0)
+				b->nsrows++;
+		}
+	}
+	for (int i = 0; i < b->o.nouter && rc == 0; i++) {
+		int K = b->o.outer_k > 0 ? b->o.outer_k : b->rows[b->nrows - 1].K;
+
+		rc = lofi_outer(b, K, &b->o.outer[i], &b->orows[b->norows]);
+		if (rc == 0)
+			b->norows++;
 	}
 	for (int which = 0; which < 2 && rc == 0; which++)
 		rc = control(b, which);
@@ -945,6 +1277,8 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0) {
 		print_quality(&b);
+		print_outer(&b);
+		print_strag(&b);
 		print_uploads(&b);
 		if (b.o.nranks > 0)
 			print_lora(&b);

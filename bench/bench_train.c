@@ -10,9 +10,22 @@
  * named, and only its LoRA rows (rank 8 unless --lora-rank): full
  * fine-tuning needs ~9.5 GB for weights, gradients and moments alone.
  *
- *   bench/bench_train [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T]
+ *   bench/bench_train [--config small|124m|smol135m|qwen3_06b|llama32_1b|qwen3_17b|
+ *                              llama31_8b|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
- *                     [--compare[=R]] [--long T2]
+ *                     [--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]
+ *
+ * --base-format LIST runs the LoRA rows once per frozen-base format
+ * (engine/ct_base.h; default f32 only), side by side, then prints per
+ * device each format's step time, peak OpenCL memory, largest buffer and
+ * peak RSS over f32's (issue 29's goals: bf16 peak <= 0.55x, step <=
+ * 1.15x). The base is converted once in the parent; a compact run never
+ * touches the float32 weights. llama32_1b (Llama-3.2-1B: L=16, C=2048,
+ * 32 heads / 8 KV heads, MLP 8192, V=128256, tied), qwen3_17b (Qwen3-1.7B:
+ * L=28, C=2048, 16/8 heads of 128, q/k norms, MLP 6144, V=151936, tied)
+ * and llama31_8b (Llama-3.1-8B: L=32, C=4096, 32/8 heads, MLP 14336,
+ * V=128256, untied) run only when named, LoRA rows only, like qwen3_06b;
+ * the float32 weights of 8B alone are 30 GiB (random init in the parent).
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -57,6 +70,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ct_base.h"
 #include "ct_bench.h"
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -86,7 +100,23 @@ static const struct bcfg configs[] = {
 			 .C = 1024, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 3072, .hd = 128,
 			 .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM, .rope_theta = 1e6,
 			 .rms_eps = 1e-6 }, 1 },
+	{ "llama32_1b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 16, .NH = 32,
+			  .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 8192,
+			  .flags = CT_LLAMA_TIED, .rope_theta = 500000.0, .rms_eps = 1e-5 }, 1 },
+	{ "qwen3_17b", { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28, .NH = 16,
+			 .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 6144, .hd = 128,
+			 .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM, .rope_theta = 1e6,
+			 .rms_eps = 1e-6 }, 1 },
+	{ "llama31_8b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 32, .NH = 32,
+			  .C = 4096, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 14336,
+			  .rope_theta = 500000.0, .rms_eps = 1e-5 }, 1 },
 };
+
+/* --base-format: the LoRA rows' frozen-base formats, and the compact base
+ * of the config being run (converted once in the parent). */
+static int fmts[CT_BASE_NFMT] = { CT_BASE_F32 };
+static int nfmt = 1;
+static const struct ct_gpt2 *cbase;
 
 /* The backend for dev (ct_backend_find), naming the OpenCL one directly: a
  * strong reference, so the static library links it in. */
@@ -103,6 +133,8 @@ static int backend(const char *dev, const struct ct_backend_ops **ops)
 struct run_stats {
 	double ms;		/* per step */
 	double peak, largest;	/* bytes of OpenCL buffers: live at once, one buffer */
+	double rss;		/* peak resident bytes of the child */
+	double cpu_ms;		/* process CPU time per step */
 };
 static struct run_stats *last;
 
@@ -129,7 +161,11 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		printf("%-9s %-8s (skipped: %s)\n", c->name, dev, ct_errmsg(CT_EUNSUPP));
 		return 0;
 	}
-	snprintf(name, sizeof(name), l->rank ? "%s/r%d" : "%s", c->name, l->rank);
+	if (l->base_fmt != CT_BASE_F32)
+		snprintf(name, sizeof(name), "%s/r%d/%s", c->name, l->rank,
+			 ct_base_fmt_name(l->base_fmt));
+	else
+		snprintf(name, sizeof(name), l->rank ? "%s/r%d" : "%s", c->name, l->rank);
 	if (l->rank > 0) {
 		ad = malloc(ct_lora_nparams(&c->cfg, l) * sizeof(float));
 		rc = ad ? ct_lora_init(&c->cfg, l, 7, ad) : ct_error(CT_ENOMEM, "adapters");
@@ -138,7 +174,10 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 	} else {
 		rc = ops->open(dev, &c->cfg, B, T, 1, &be);
 	}
-	if (rc == 0)
+	if (rc == 0 && l->base_fmt != CT_BASE_F32)
+		rc = ops->load_base ? ops->load_base(be, cbase->fmt, cbase->base, cbase->base_bytes)
+				    : ct_error(CT_EUNSUPP, "no compact bases on %s", dev);
+	else if (rc == 0)
 		rc = ops->load_state(be, params, NULL, NULL);
 	if (rc == 0 && ad != NULL)
 		rc = ops->lora_load(be, ad, NULL, NULL);
@@ -160,7 +199,8 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		getrusage(RUSAGE_SELF, &ru);
 		ct_ocl_alloc_stats(&peak, &largest);
 		if (last != NULL)
-			*last = (struct run_stats){ dt * 1e3, (double)peak, (double)largest };
+			*last = (struct run_stats){ dt * 1e3, (double)peak, (double)largest,
+						    ru.ru_maxrss * 1024.0, dc * 1e3 };
 		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
 		       name, dev, B, T, dt * 1e3, B * T / dt,
 		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
@@ -337,7 +377,7 @@ static int long_seq(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok 
 
 static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
 		      char **devs, int ndev, int B, int T, int steps, int check,
-		      const struct ct_lora_spec *l)
+		      const struct ct_lora_spec *l, struct run_stats *st)
 {
 	size_t n = l->rank > 0 ? ct_lora_nparams(&c->cfg, l) : m->lay.total;
 	float *out[8] = { NULL };
@@ -351,6 +391,8 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
 		}
 		if (rc == 0)
 			rc = run(c, devs[d], m->params, tok, B, T, steps, out[d], l);
+		if (rc == 0 && st != NULL)
+			st[d] = *last;
 	}
 	for (int d = 1; rc == 0 && check && d < ndev; d++)
 		printf("%-6s %s %s vs %s: %s\n", c->name, l->rank ? "adapters" : "weights",
@@ -360,6 +402,67 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
 	for (int d = 0; d < ndev; d++)
 		if (out[d] != NULL)
 			munmap(out[d], n * sizeof(float));
+	return rc;
+}
+
+/* The LoRA rows, once per --base-format (float32 first), then each
+ * format against f32. The compact bases are converted after the float32
+ * rows and the float32 weights are released before the compact rows, so
+ * that a child's RSS (which counts the parent's pages it maps) holds only
+ * the base it runs on. A row that fails (a device that cannot take the
+ * float32 base, say) is reported and the others still run. */
+static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *tok,
+			 char **devs, int ndev, int B, int T, int steps, int check)
+{
+	struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f, .targets = CT_LORA_ALL };
+	struct ct_lora_spec l = lora.rank > 0 ? lora : r8;
+	static struct run_stats st[CT_BASE_NFMT][8];
+	struct ct_gpt2 cm[CT_BASE_NFMT];
+	int rc = 0, f32 = -1, ok[CT_BASE_NFMT] = { 0 };
+
+	memset(st, 0, sizeof(st));
+	memset(cm, 0, sizeof(cm));
+	for (int f = 0; f < nfmt; f++) {
+		if (fmts[f] != CT_BASE_F32)
+			continue;
+		f32 = f;
+		l.base_fmt = CT_BASE_F32;
+		ok[f] = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]) == 0;
+	}
+	for (int f = 0; rc == 0 && f < nfmt; f++)
+		if (fmts[f] != CT_BASE_F32)
+			rc = ct_base_convert(&c->cfg, m->params, fmts[f], &cm[f]);
+	free(m->params);	/* the compact rows never read it */
+	m->params = NULL;
+	for (int f = 0; rc == 0 && f < nfmt; f++) {
+		if (fmts[f] == CT_BASE_F32)
+			continue;
+		l.base_fmt = fmts[f];
+		cbase = &cm[f];
+		ok[f] = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]) == 0;
+		cbase = NULL;
+	}
+	for (int f = 0; rc == 0 && f32 >= 0 && f < nfmt; f++) {
+		for (int d = 0; f != f32 && d < ndev; d++) {
+			const struct run_stats *a = &st[f][d], *b = &st[f32][d];
+
+			if (!ok[f] || !ok[f32]) {
+				printf("%-9s %-8s %s/f32: no ratio (%s row failed)\n", c->name, devs[d],
+				       ct_base_fmt_name(fmts[f]), ok[f] ? "f32" : "compact");
+				continue;
+			}
+			printf("%-9s %-8s %s/f32: step %.2fx (cpu time %.2fx), rss %.2fx", c->name,
+			       devs[d], ct_base_fmt_name(fmts[f]), a->ms / b->ms,
+			       a->cpu_ms / b->cpu_ms, a->rss / b->rss);
+			if (b->peak > 0)
+				printf(", OpenCL peak %.2fx (%.0f of %.0f MiB), largest buffer "
+				       "%.0f MiB", a->peak / b->peak, a->peak / 1048576.0,
+				       b->peak / 1048576.0, a->largest / 1048576.0);
+			printf("\n");
+		}
+	}
+	for (int f = 0; f < nfmt; f++)
+		ct_gpt2_free(&cm[f]);
 	return rc;
 }
 
@@ -383,21 +486,37 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 	if (rc == 0 && !c->lora_only) {
 		struct ct_lora_spec none = { 0 };
 
-		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none);
+		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check, &none, NULL);
 	}
 	if (rc == 0 && T2 > 0 && !c->lora_only)
 		rc = long_seq(c, &m, tok, devs, ndev, B, T, T2, steps);
 	if (rc == 0 && rounds > 0 && c->cfg.arch == CT_ARCH_GPT2)	/* torch_train.py: GPT-2 */
 		rc = compare(c, &m, tok, ntok, devs, ndev, B, T, steps, rounds);
-	if (rc == 0 && (lora.rank > 0 || c->lora_only)) {
-		struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f, .targets = CT_LORA_ALL };
-
-		rc = bench_mode(c, &m, tok, devs, ndev, B, T, steps, check,
-				lora.rank > 0 ? &lora : &r8);
-	}
+	if (rc == 0 && (lora.rank > 0 || c->lora_only))
+		rc = bench_formats(c, &m, tok, devs, ndev, B, T, steps, check);
 	free(tok);
 	ct_gpt2_free(&m);
 	return rc;
+}
+
+/* "f32,bf16" into fmts / nfmt. */
+static int parse_formats(const char *s)
+{
+	char buf[64];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	nfmt = 0;
+	for (char *w = strtok_r(buf, ",", &save); w != NULL; w = strtok_r(NULL, ",", &save)) {
+		int f, rc = ct_base_fmt_parse(w, &f);
+
+		if (rc < 0)
+			return rc;
+		if (nfmt == CT_BASE_NFMT)
+			return ct_error(CT_EINVAL, "too many formats");
+		fmts[nfmt++] = f;
+	}
+	return nfmt > 0 ? 0 : ct_error(CT_EINVAL, "no format");
 }
 
 int main(int argc, char **argv)
@@ -408,6 +527,7 @@ int main(int argc, char **argv)
 		{ "lora-rank", required_argument, NULL, 'r' },
 		{ "compare", optional_argument, NULL, 'p' },
 		{ "long", required_argument, NULL, 'L' },
+		{ "base-format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -429,6 +549,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'p': rounds = optarg ? atoi(optarg) : 3; break;
+		case 'F':
+			if (parse_formats(optarg) < 0) {
+				fprintf(stderr, "bad --base-format: %s\n", ct_errmsg(CT_EINVAL));
+				return 2;
+			}
+			break;
 		case 'L':
 			T2 = atoi(optarg);
 			if (T2 < 1) {
@@ -439,7 +565,7 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
-			       "[--compare[=R]] [--long T2]\n", argv[0]);
+			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "

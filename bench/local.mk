@@ -16,6 +16,10 @@ bench_bench_train_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) \
 	-DCT_TORCH_SCRIPT='"$(abs_top_srcdir)/bench/torch_train.py"'
 EXTRA_DIST += bench/torch_train.py
 bench_bench_train_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
+noinst_PROGRAMS += bench/bench_mask
+bench_bench_mask_SOURCES = bench/bench_mask.c
+bench_bench_mask_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
+bench_bench_mask_LDADD = $(CT_CORE_LIBS) $(CT_DEP_LIBS)
 noinst_PROGRAMS += bench/bench_lora
 bench_bench_lora_SOURCES = bench/bench_lora.c
 bench_bench_lora_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
@@ -42,6 +46,11 @@ noinst_PROGRAMS += bench/bench_validate
 bench_bench_validate_SOURCES = bench/bench_validate.c
 bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
+# job export: --hf in f32 / bf16 / f16 and --adapter (server/job_peft.c).
+noinst_PROGRAMS += bench/bench_export
+bench_bench_export_SOURCES = bench/bench_export.c
+bench_bench_export_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_export_LDADD = $(CT_SERVER_LIBS)
 # LoRA jobs: upload bytes of a LoRA result vs a full one, and the merge.
 noinst_PROGRAMS += bench/bench_lora_upload
 bench_bench_lora_upload_SOURCES = bench/bench_lora_upload.c

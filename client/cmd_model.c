@@ -7,9 +7,11 @@
  */
 #include "config.h"
 #include "cmd_model.h"
+#include "ct_base.h"
 #include "commands.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
+#include "ct_hf_dtype.h"
 #include "ct_llama.h"
 #include "ct_llama_hf.h"
 
@@ -32,19 +34,24 @@ static void progress(int i, int n, const char *path)
 
 static const struct option import_long[] = {
 	{ "out", required_argument, NULL, 'o' },
+	{ "base-format", required_argument, NULL, 'F' },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option export_long[] = {
 	{ "out", required_argument, NULL, 'o' },
 	{ "tokenizer-from", required_argument, NULL, 't' },
+	{ "dtype", required_argument, NULL, 'd' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parse "ARG --out X [--tokenizer-from Y]" with opts (one of the above):
- * the positional into *pos, the options into their slots. 0, or an exit
- * status. */
+/* --base-format of import (NULL: float32). */
+static const char *import_fmt;
+
+/* Parse "ARG --out X [--tokenizer-from Y] [--dtype D] | [--base-format F]"
+ * with opts (one of the above): the positional into *pos, the options
+ * into their slots. 0, or an exit status. */
 static int two_args(int argc, char **argv, const struct option *opts, const char **pos,
-		    const char **out, const char **tok)
+		    const char **out, const char **tok, const char **dtype)
 {
 	int c;
 
@@ -53,6 +60,8 @@ static int two_args(int argc, char **argv, const struct option *opts, const char
 		switch (c) {
 		case 'o': *out = optarg; break;
 		case 't': *tok = optarg; break;
+		case 'd': *dtype = optarg; break;
+		case 'F': import_fmt = optarg; break;
 		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
@@ -66,16 +75,29 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, import_long, &dir, &out, NULL);
+	int rc, fmt = CT_BASE_F32, exact = 1;
 
 	(void)ctx;
+	import_fmt = NULL;
+	rc = two_args(argc, argv, import_long, &dir, &out, NULL, NULL);
 	if (rc != 0)
 		return rc;
-	rc = ct_llama_hf_import(dir, &m, progress);
+	if (import_fmt != NULL && ct_base_fmt_parse(import_fmt, &fmt) < 0)
+		return fail("import", CT_EINVAL);
+	if (fmt != CT_BASE_F32)	/* straight into the compact image */
+		rc = ct_llama_hf_import_base(dir, fmt, &m, &exact, progress);
+	else
+		rc = ct_llama_hf_import(dir, &m, progress);
 	if (rc == 0)
-		rc = ct_gpt2_check_finite(m.params, m.lay.total, &m.lay);
-	if (rc == 0)
+		rc = ct_base_check_finite(&m);
+	if (rc == 0 && fmt != CT_BASE_F32)
+		rc = ct_base_save(out, &m);
+	else if (rc == 0)
 		rc = ct_gpt2_save(out, &m.cfg, m.params);
+	if (rc == 0 && fmt != CT_BASE_F32)
+		fprintf(stderr, "%s base: %zu bytes (%s)\n", ct_base_fmt_name(fmt), m.base_bytes,
+			exact ? "exact: every matrix was stored as BF16"
+			      : "rounded to nearest even from F32/F16 tensors");
 	if (rc == 0)
 		printf("wrote %s: Llama L=%d C=%d heads %d/%d kv, MLP %d, V=%d, %zu parameters%s%s\n",
 		       out, m.cfg.L, m.cfg.C, m.cfg.NH, m.cfg.KVH, m.cfg.F, m.cfg.V, m.lay.total,
@@ -87,19 +109,27 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL, *tok = NULL;
+	const char *in = NULL, *out = NULL, *tok = NULL, *dts = "f32";
+	enum ct_st_dtype dt = CT_ST_F32;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, export_long, &in, &out, &tok);
+	int rc = two_args(argc, argv, export_long, &in, &out, &tok, &dts);
 
 	(void)ctx;
 	if (rc != 0)
 		return rc;
+	rc = ct_hf_dtype_parse(dts, &dt);
+	if (rc < 0) {
+		fprintf(stderr, "ctune model export: --%s\n", ct_errmsg(rc));
+		return CT_EXIT_USAGE;
+	}
 	rc = ct_gpt2_load(in, &m);
 	if (rc == 0)
 		rc = ct_llama_hf_export(&m, out, tok);
+	if (rc == 0)	/* written as float32, then narrowed */
+		rc = ct_hf_dtype_set(out, dt);
 	if (rc == 0)
-		printf("wrote %s/config.json and %s/model.safetensors (%zu parameters)\n", out,
-		       out, m.lay.total);
+		printf("wrote %s/config.json and %s/model.safetensors (%zu parameters, %s)\n",
+		       out, out, m.lay.total, ct_hf_dtype_name(dt));
 	ct_gpt2_free(&m);
 	return rc < 0 ? fail("export", rc) : CT_EXIT_OK;
 }
@@ -187,23 +217,28 @@ const struct ct_cmd_def ct_model_import_cmd = {
 	.name = "import", .fn = cmd_import, .opts = import_long, .shortopts = "o:",
 	.required = "out", .min_args = 1, .max_args = 1,
 	.summary = "read a Hugging Face Llama-family directory into a checkpoint",
-	.usage = "HF_DIR --out M.ct",
+	.usage = "HF_DIR --out M.ct [--base-format bf16]",
 	.help = "Read a Hugging Face Llama-family model directory (config.json and one or\n"
 	"more *.safetensors shards; model_type llama, qwen2 or\n"
 	"qwen3; F32, F16 or BF16\n"
 	"tensors, converted to float32) and write it as a crowdtune Llama\n"
 	"checkpoint. Refuses missing or unexpected tensors, other dtypes and\n"
-	"unsupported features, naming them.\n",
+	"unsupported features, naming them.\n\n"
+	"  --base-format bf16  write a compact frozen base for LoRA instead\n"
+	"                      (doc/workunit.md 13): the matrices as bfloat16,\n"
+	"                      exact for BF16 tensors (rounded from F32/F16)\n",
 };
 
 const struct ct_cmd_def ct_model_export_cmd = {
 	.name = "export", .fn = cmd_export, .opts = export_long, .shortopts = "o:",
 	.required = "out", .min_args = 1, .max_args = 1,
 	.summary = "write a Llama or GPT-2 checkpoint as a Hugging Face directory",
-	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR]",
+	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR] [--dtype f32|bf16|f16]",
 	.help = "Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
-	"config.json and model.safetensors (float32), loadable with\n"
-	"transformers' from_pretrained(). --tokenizer-from copies tokenizer.json,\n"
+	"config.json and model.safetensors, loadable with transformers'\n"
+	"from_pretrained(). --dtype bf16 or f16 stores each weight rounded to\n"
+	"the nearest of that type, ties to even (half the size; config.json's\n"
+	"torch_dtype says which); the default f32 keeps every bit. --tokenizer-from copies tokenizer.json,\n"
 	"tokenizer_config.json, special_tokens_map.json and\n"
 	"generation_config.json from HF_DIR when present. A GPT-2 (llm.c)\n"
 	"checkpoint is written in transformers' GPT-2 layout (GPT2LMHeadModel).\n",

@@ -33,6 +33,7 @@ static int tokens_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_tokens t = { 0 };
 	uint32_t max = 0;
+	uint64_t trained = 0;
 	int rc;
 
 	(void)ctx;
@@ -41,11 +42,18 @@ static int tokens_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = ct_tokens_load_any(argv[1], &t);
 	if (rc < 0)
 		return fail(rc);
-	for (uint64_t i = 0; i < t.n; i++)
+	for (uint64_t i = 0; i < t.n; i++) {
 		if (ct_tokens_get(&t, i) > max)
 			max = ct_tokens_get(&t, i);
-	printf("%s: %" PRIu64 " tokens, largest token id %u%s\n", argv[1], t.n, (unsigned)max,
-	       t.version == CT_TOKENS_VERSION_WIDE ? " (version 2: 32-bit ids)" : "");
+		trained += (uint64_t)ct_tokens_trained(&t, i);
+	}
+	printf("%s: %" PRIu64 " tokens, largest token id %u%s", argv[1], t.n, (unsigned)max,
+	       t.version == CT_TOKENS_VERSION_WIDE ? " (version 2: 32-bit ids)"
+	       : t.version == CT_TOKENS_VERSION_MASK ? " (version 3: 32-bit ids and a loss mask)"
+	       : "");
+	if (t.version == CT_TOKENS_VERSION_MASK)
+		printf(", %" PRIu64 " trained", trained);
+	printf("\n");
 	ct_tokens_free(&t);
 	return CT_EXIT_OK;
 }
@@ -111,8 +119,9 @@ static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	const char *out = NULL;
 	long k = 0, K = 0;
 	uint32_t *all = NULL, *p;
+	uint8_t *train = NULL, *q8;	/* the flags, kept when an input is version 3 */
 	uint64_t n = 0;
-	int rc, first, wide = 0;
+	int rc, first, wide = 0, masked = 0;
 
 	(void)ctx;
 	rc = parse_out(argc, argv, cat_long, &k, &K, &out);
@@ -132,20 +141,30 @@ static int tokens_cat(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		p = rc == 0 ? realloc(all, (size_t)(n + t.n + 1) * sizeof(*all)) : NULL;
 		if (rc == 0 && p == NULL)
 			rc = CT_ENOMEM;
-		if (rc == 0) {
+		if (rc == 0)
 			all = p;
-			for (uint64_t q = 0; q < t.n; q++)
+		q8 = rc == 0 ? realloc(train, (size_t)(n + t.n + 1)) : NULL;
+		if (rc == 0 && q8 == NULL)
+			rc = CT_ENOMEM;
+		if (rc == 0) {
+			train = q8;
+			for (uint64_t q = 0; q < t.n; q++) {
 				all[n + q] = ct_tokens_get(&t, q);
+				train[n + q] = (uint8_t)ct_tokens_trained(&t, q);
+			}
 			n += t.n;
 			wide |= t.version == CT_TOKENS_VERSION_WIDE;
+			masked |= t.version == CT_TOKENS_VERSION_MASK;
 		}
 		ct_tokens_free(&t);
 		if (rc < 0)
 			goto out;
 	}
-	rc = ct_tokens_save_ids(out, all, n, wide);
+	rc = masked ? ct_tokens_save_masked(out, all, train, n)
+		    : ct_tokens_save_ids(out, all, n, wide);
 out:
 	free(all);
+	free(train);
 	return rc < 0 ? fail(rc) : CT_EXIT_OK;
 }
 
@@ -168,6 +187,7 @@ static const struct ct_cmd_def cat_cmd = {
 	.name = "cat", .fn = tokens_cat, .opts = cat_long, .min_args = 1, .max_args = -1,
 	.required = "out",
 	.summary = "concatenate token files", .usage = "IN... --out OUT",
+	.help = "The output is version 3 (with the loss mask) when an input is.\n",
 };
 
 static const struct ct_cmd_def *const tokens_cmds[] = {

@@ -3,7 +3,11 @@
  * text files <-> llm.c token files with a named tokenizer (ct_tokenizer.h).
  *
  *   ctune tokens encode --tokenizer gpt2|bytes|PATH [--no-eot] IN... --out OUT.bin
+ *   ctune tokens encode --tokenizer DIR --chat IN.jsonl --out OUT.bin
  *   ctune tokens decode --tokenizer gpt2|bytes|PATH IN.bin [--out OUT.txt]
+ *   ctune tokens decode --tokenizer DIR --json IN.bin
+ *
+ * The --chat and --json forms are cmd_tokens_chat.c's.
  *
  * PATH is a Hugging Face tokenizer.json (or its directory). A vocabulary
  * over 65,536 ids (Llama 3, Qwen) is written as a version 2 token file
@@ -24,6 +28,7 @@
  * line goes to standard error for inputs over 16 MiB.
  */
 #include "commands.h"
+#include "cmd_tokens_chat.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_os.h"
@@ -164,19 +169,21 @@ static int encode_one(const struct ct_tokenizer *tk, const char *path, int marks
 }
 
 struct text_opts {
-	const char *tokenizer, *out;
-	int no_eot;
+	const char *tokenizer, *out, *chat;
+	int no_eot, json;
 };
 
 static const struct option encode_long[] = {
 	{ "tokenizer", required_argument, NULL, 't' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "no-eot", no_argument, NULL, 'n' },
+	{ "chat", required_argument, NULL, 'c' },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option decode_long[] = {
 	{ "tokenizer", required_argument, NULL, 't' },
 	{ "out", required_argument, NULL, 'o' },
+	{ "json", no_argument, NULL, 'j' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -193,6 +200,8 @@ static int parse_text_opts(int argc, char **argv, struct text_opts *o,
 		case 't': o->tokenizer = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'n': o->no_eot = 1; break;
+		case 'c': o->chat = optarg; break;
+		case 'j': o->json = 1; break;
 		default: return -1;	/* ct_cmd_resolve named it */
 		}
 	}
@@ -212,6 +221,15 @@ static int cmd_encode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = parse_text_opts(argc, argv, &o, encode_long);
 	if (rc != 0)
 		return CT_EXIT_USAGE;
+	if (o.chat != NULL && (optind < argc || o.no_eot)) {
+		fprintf(stderr, "ctune tokens encode: --chat FILE takes no other input and no "
+			"--no-eot (see --help)\n");
+		return CT_EXIT_USAGE;
+	}
+	if (o.chat != NULL) {
+		rc = ct_tokens_encode_chat(o.tokenizer, o.chat, o.out);
+		return rc < 0 ? fail("encode", rc) : CT_EXIT_OK;
+	}
 	if (optind >= argc || o.out == NULL || o.tokenizer == NULL) {
 		fprintf(stderr, "ctune tokens encode: need --tokenizer NAME, IN... and --out OUT "
 			"(see --help)\n");
@@ -289,14 +307,20 @@ static int cmd_decode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = parse_text_opts(argc, argv, &o, decode_long);
 	if (rc != 0)
 		return CT_EXIT_USAGE;
-	if (optind != argc - 1 || o.tokenizer == NULL) {
-		fprintf(stderr, "ctune tokens decode: need --tokenizer NAME and one IN.bin "
-			"(see --help)\n");
+	if (optind != argc - 1 || o.tokenizer == NULL || (o.json && o.out != NULL)) {
+		fprintf(stderr, "ctune tokens decode: need --tokenizer NAME and one IN.bin, and "
+			"--json prints to standard output (see --help)\n");
 		return CT_EXIT_USAGE;
 	}
 	rc = ct_tokenizer_open(o.tokenizer, &tk);
 	if (rc == 0)
 		rc = ct_tokens_load_any(argv[optind], &t);
+	if (rc == 0 && o.json) {
+		rc = ct_tokens_decode_json(&t, ct_tokenizer_vocab(tk), argv[optind]);
+		ct_tokens_free(&t);
+		ct_tokenizer_free(tk);
+		return rc < 0 ? fail("decode", rc) : CT_EXIT_OK;
+	}
 	if (rc == 0) {
 		for (uint64_t i = 0; i < t.n; i++)
 			if (ct_tokens_get(&t, i) >= (uint32_t)ct_tokenizer_vocab(tk)) {
@@ -324,9 +348,10 @@ static int cmd_decode(struct ct_cmd_ctx *ctx, int argc, char **argv)
 const struct ct_cmd_def ct_tokens_encode_cmd = {
 	.name = "encode", .fn = cmd_encode, .opts = encode_long, .shortopts = "o:t:",
 	.required = "tokenizer out",
-	.min_args = 1, .max_args = -1,
-	.summary = "tokenize text files into one llm.c token file",
-	.usage = "--tokenizer NAME [--no-eot] IN... --out OUT.bin",
+	.min_args = 0, .max_args = -1,
+	.summary = "tokenize text files, or conversations, into one llm.c token file",
+	.usage = "--tokenizer NAME [--no-eot] IN... --out OUT.bin\n"
+	"                     --tokenizer DIR --chat IN.jsonl --out OUT.bin",
 	.help = "Tokenize text files (IN may be - for standard input) into one llm.c\n"
 	"token file. NAME: gpt2 (GPT-2's BPE, V = 50257, as OpenAI's tiktoken),\n"
 	"bytes (one token per byte, V = 256), or the path of a Hugging Face\n"
@@ -341,7 +366,14 @@ const struct ct_cmd_def ct_tokens_encode_cmd = {
 	"\"<|endoftext|>\" written in the text is encoded as ordinary text; a\n"
 	"tokenizer.json's added tokens written in the text ARE recognised, as\n"
 	"Hugging Face does. A vocabulary over 65,536 ids (Llama 3, Qwen) makes\n"
-	"a version 2 token file (32-bit ids); training takes both versions.\n",
+	"a version 2 token file (32-bit ids); training takes both versions.\n\n"
+	"--chat IN.jsonl: one conversation a line ({\"messages\": [{\"role\",\n"
+	"\"content\"}, ...]} or Alpaca's {\"instruction\", \"input\", \"output\"}),\n"
+	"rendered with the chat_template of DIR/tokenizer_config.json and encoded\n"
+	"with DIR/tokenizer.json, into a version 3 token file with a loss mask:\n"
+	"the tokens of each assistant reply and the end-of-turn token closing it\n"
+	"are trained, prompts, system text and template scaffolding are not\n"
+	"(doc/chat.md). A malformed line stops it with its line number.\n",
 };
 
 const struct ct_cmd_def ct_tokens_decode_cmd = {
@@ -349,9 +381,12 @@ const struct ct_cmd_def ct_tokens_decode_cmd = {
 	.required = "tokenizer",
 	.min_args = 1, .max_args = 1,
 	.summary = "turn an llm.c token file back into text",
-	.usage = "--tokenizer NAME IN.bin [--out OUT.txt]",
-	.help = "Turn an llm.c token file (version 1, or version 2 with 32-bit ids)\n"
-	"back into text (standard output unless --out). NAME as for encode.\n"
-	"The end-of-text token is written as <|endoftext|>, a tokenizer.json's\n"
-	"added tokens as their text.\n",
+	.usage = "--tokenizer NAME IN.bin [--out OUT.txt | --json]",
+	.help = "Turn an llm.c token file (version 1, 2 with 32-bit ids, or 3 with a\n"
+	"loss mask) back into text (standard output unless --out). NAME as for\n"
+	"encode. The end-of-text token is written as <|endoftext|>, a\n"
+	"tokenizer.json's added tokens as their text.\n"
+	"--json prints one line per conversation of a file from encode --chat\n"
+	"(the whole file is one without a mask): {\"ids\": [...], \"train\": [0|1,\n"
+	"...]}, train[i] saying whether the loss counts token i.\n",
 };

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "commands.h"
 #include "cmd_lora.h"
+#include "ct_base.h"
 #include "cmd_model.h"
 #include "ct_llama.h"
 #include "ct_engine.h"
@@ -122,6 +123,7 @@ static void on_signal(int sig)
 struct train_opts {
 	const char *model, *data, *out, *device, *resume, *state;
 	int every;
+	int fmt_given;		/* --base-format was given */
 	struct ct_wu_hparams hp;
 };
 
@@ -146,6 +148,7 @@ static const struct option train_long[] = {
 	{ "lora-alpha", required_argument, NULL, 'A' },
 	{ "lora-targets", required_argument, NULL, 'G' },
 	{ "lora-seed", required_argument, NULL, 'S' },
+	{ "base-format", required_argument, NULL, 'F' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -182,6 +185,11 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
 			break;
 		case 'S': bad = parse_int("train", "lora-seed", optarg, 0, INT_MAX, &seed); break;
+		case 'F': bad = ct_base_fmt_parse(optarg, &o->hp.lora.base_fmt) < 0;
+			o->fmt_given = 1;
+			if (bad)
+				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
+			break;
 		default: return usage_error("train", "bad option");
 		}
 	}
@@ -194,8 +202,10 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		return usage_error("train", "--model, --data, --steps, --batch, --seq, --lr and --out are required");
 	if (o->every > 0 && o->state == NULL)
 		return usage_error("train", "--checkpoint-every needs --state FILE");
-	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed))
-		return usage_error("train", "--lora-alpha, --lora-targets and --lora-seed need --lora-rank");
+	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed ||
+				     o->fmt_given))
+		return usage_error("train", "--lora-alpha, --lora-targets, --lora-seed and "
+				   "--base-format need --lora-rank");
 	if (o->hp.lora.rank > 0) {
 		if (o->hp.lora.alpha == 0.0f)
 			o->hp.lora.alpha = (float)o->hp.lora.rank;
@@ -247,8 +257,10 @@ static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc != 0)
 		return CT_EXIT_USAGE;
 	rc = check_writable(o.out);
-	if (rc == 0)
-		rc = ct_gpt2_load(o.model, &model);
+	if (rc == 0)	/* a float32 checkpoint or a compact base file */
+		rc = ct_base_load(o.model, &model);
+	if (rc == 0 && !o.fmt_given && o.hp.lora.rank > 0)
+		o.hp.lora.base_fmt = model.fmt;	/* a compact file stays compact */
 	if (rc == 0)
 		rc = ct_tokens_load(o.data, &tok);
 	if (rc == 0)
@@ -502,7 +514,13 @@ const struct ct_cmd_def ct_train_cmd = {
 	"                       volunteer uploads, lossless; `ctune model merge`)\n"
 	"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
 	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
-	"  --lora-seed S        seed of the initial adapters (default 0)\n",
+	"  --lora-seed S        seed of the initial adapters (default 0)\n"
+	"  --base-format F      keep the frozen base as f32, bf16, q8 (int8, a scale\n"
+	"                       per 32) or nf4 (QLoRA's 4-bit NormalFloat, a scale\n"
+	"                       per 64; doc/workunit.md 13): exactly the f32\n"
+	"                       result of the base rounded to F. BASE may also be a\n"
+	"                       compact base file (`ctune model import\n"
+	"                       --base-format`); default: as BASE is\n",
 };
 
 const struct ct_cmd_def ct_eval_cmd = {

@@ -66,7 +66,8 @@ client_libctclient_a_SOURCES += client/cmd_train.c
 client_libctclient_a_SOURCES += client/cmd_lora.c client/cmd_lora.h
 client_libctclient_a_SOURCES += client/cmd_model.c client/cmd_model.h
 client_libctclient_a_SOURCES += client/cmd_devices.c
-client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c
+client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c \
+	client/cmd_tokens_chat.c client/cmd_tokens_chat.h
 client_libctclient_a_SOURCES += client/cmd_chat.c
 client_libctclient_a_SOURCES += client/cmd_sample.c
 

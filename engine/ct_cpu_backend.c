@@ -110,7 +110,9 @@ static int cpu_read_state(struct ct_backend *be, float *params, float *m, float 
 	struct cpu_be *c = cpu(be);
 	size_t n = c->m.lay.total * sizeof(float);
 
-	if (params != NULL)
+	if (params != NULL && c->m.base != NULL)	/* a compact frozen base */
+		ct_base_widen(&c->m.cfg, c->m.blay.fmt, c->m.base, params);
+	else if (params != NULL)
 		memcpy(params, c->m.params, n);
 	if ((m != NULL || v != NULL) && !c->training)
 		return ct_error(CT_ESTATE, "cpu backend opened for evaluation has no optimizer state");
@@ -192,6 +194,21 @@ static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
 	return 0;
 }
 
+static int cpu_load_base(struct ct_backend *be, int fmt, const unsigned char *img,
+			 size_t bytes)
+{
+	struct cpu_be *c = cpu(be);
+	struct ct_base_layout bl;
+
+	if (!c->borrowed)
+		return ct_error(CT_ESTATE, "cpu backend: a compact base needs a LoRA open");
+	ct_base_layout(&c->m.cfg, fmt, &bl);
+	if (bytes != bl.bytes)
+		return ct_error(CT_EINVAL, "cpu backend: %s base of %zu bytes, want %zu",
+				ct_base_fmt_name(fmt), bytes, bl.bytes);
+	return ct_model_set_base(&c->m, fmt, img);
+}
+
 static int cpu_lora_load(struct ct_backend *be, const float *adapters,
 			 const float *m, const float *v)
 {
@@ -251,6 +268,7 @@ const struct ct_backend_ops ct_cpu_backend_ops = {
 	.open_lora = cpu_open_lora,
 	.lora_load = cpu_lora_load,
 	.lora_read = cpu_lora_read,
+	.load_base = cpu_load_base,
 	.close = cpu_close,
 	.logits = cpu_logits,
 	.load_range = cpu_load_range,

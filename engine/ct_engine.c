@@ -12,7 +12,7 @@
  *   176..255 zero
  *   256 params[nparams]  m[nparams]  v[nparams]   end: [32] SHA-256
  * A LoRA work unit (hp.lora.rank > 0) writes version 2: the same header
- * with 176 i32 rank, 180 f32 alpha, 184 u32 targets, 188 u32 0,
+ * with 176 i32 rank, 180 f32 alpha, 184 u32 targets, 188 u32 base format,
  * 192 u64 lora_seed, 200 u64 nadapters, and instead of params, m, v the
  * adapters, their m and their v (nadapters floats each); the frozen base
  * weights are identified by their SHA-256 at 112.
@@ -21,6 +21,7 @@
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
+#include "ct_base.h"
 #include "ct_hash.h"
 #include "ct_le.h"
 
@@ -133,17 +134,39 @@ uint64_t ct_wu_batch_start(uint64_t i, uint64_t n, int B, int T)
 	return (i % nb) * bt;
 }
 
+const ct_tok *ct_wu_targets(const struct ct_tokens *t, uint64_t s, int BT,
+			    ct_tok *scratch, int *ntrained)
+{
+	const ct_tok *tg = t->tok + s + 1;
+	int n = 0;
+
+	if (t->train == NULL) {
+		*ntrained = BT;
+		return tg;
+	}
+	for (int r = 0; r < BT; r++) {
+		int on = (t->train[s + 1 + (uint64_t)r] & CT_TOKENS_TRAINED) != 0;
+
+		scratch[r] = on ? tg[r] : tg[r] | CT_TOK_UNTRAINED;
+		n += on;
+	}
+	*ntrained = n;
+	return scratch;
+}
+
 /* ---- the work unit -------------------------------------------------- */
 
 struct ct_wu {
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be;
-	const struct ct_gpt2 *model;
+	const struct ct_gpt2 *model;	/* the caller's, or &conv */
+	struct ct_gpt2 conv;		/* the model stored as hp.lora.base_fmt */
 	const struct ct_tokens *tokens;
 	struct ct_wu_hparams hp;
 	int step;			/* steps done */
 	float last_loss;
 	int have_hashes;
+	ct_tok *tgt;			/* B*T targets with their mask, when masked */
 	size_t nlora;			/* adapter floats (LoRA), else 0 */
 	unsigned char model_hash[CT_SHA256_LEN];
 	unsigned char tokens_hash[CT_SHA256_LEN];
@@ -167,6 +190,42 @@ static int backend_for(const struct ct_gpt2 *model, const struct ct_tokens *toke
 	return rc;
 }
 
+/* Make wu->model the WU's model stored as fmt: the caller's when it is,
+ * else converted (float32 -> compact) or widened (compact -> float32)
+ * into wu->conv. */
+static int wu_convert(struct ct_wu *wu, int fmt)
+{
+	const struct ct_gpt2 *m = wu->model;
+	int rc;
+
+	if (m->fmt == fmt)
+		return 0;
+	if (fmt != CT_BASE_F32)
+		rc = ct_base_convert(&m->cfg, m->params, fmt, &wu->conv);
+	else {
+		wu->conv.cfg = m->cfg;
+		wu->conv.lay = m->lay;
+		rc = ct_base_params_f32(m, &wu->conv.params);
+	}
+	if (rc == 0)
+		wu->model = &wu->conv;
+	return rc;
+}
+
+/* The frozen base of a LoRA WU, or the weights of a full one, into the
+ * backend. */
+static int wu_load_base(struct ct_wu *wu)
+{
+	const struct ct_gpt2 *m = wu->model;
+
+	if (m->fmt == CT_BASE_F32)
+		return wu->ops->load_state(wu->be, m->params, NULL, NULL);
+	if (wu->ops->load_base == NULL)
+		return ct_error(CT_EUNSUPP, "the %s backend cannot hold a %s base",
+				wu->ops->name, ct_base_fmt_name(m->fmt));
+	return wu->ops->load_base(wu->be, m->fmt, m->base, m->base_bytes);
+}
+
 /* Validate inputs, find and open the backend (no state loaded yet). */
 static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 		     const struct ct_wu_hparams *hp, const char *device,
@@ -188,10 +247,24 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 		return ct_error(CT_ENOMEM, "out of memory");
 	wu->ops = ops;
 	wu->model = model;
+	rc = wu_convert(wu, hp->lora.base_fmt);
+	if (rc < 0) {
+		free(wu);
+		return rc;
+	}
+	model = wu->model;
 	wu->tokens = tokens;
 	wu->hp = *hp;
 	wu->last_loss = NAN;
 	wu->nlora = ct_lora_nparams(&model->cfg, &hp->lora);
+	if (tokens->train != NULL) {
+		wu->tgt = malloc((size_t)hp->B * (size_t)hp->T * sizeof(ct_tok));
+		if (wu->tgt == NULL) {
+			ct_gpt2_free(&wu->conv);
+			free(wu);
+			return ct_error(CT_ENOMEM, "out of memory for the masked targets");
+		}
+	}
 	if (hp->lora.rank > 0 && ops->open_lora == NULL)
 		rc = ct_error(CT_EUNSUPP, "the %s backend cannot train LoRA adapters", ops->name);
 	else if (hp->lora.rank > 0)
@@ -200,6 +273,8 @@ static int wu_create(const struct ct_gpt2 *model, const struct ct_tokens *tokens
 	else
 		rc = ops->open(device ? device : "cpu", &model->cfg, hp->B, hp->T, 1, &wu->be);
 	if (rc < 0) {
+		ct_gpt2_free(&wu->conv);
+		free(wu->tgt);
 		free(wu);
 		return rc;
 	}
@@ -233,7 +308,7 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	rc = wu_create(model, tokens, hp, device, &wu);
 	if (rc < 0)
 		return rc;
-	rc = wu->ops->load_state(wu->be, model->params, NULL, NULL);
+	rc = wu_load_base(wu);
 	if (rc == 0 && wu->nlora > 0)
 		rc = wu_lora_start(wu);
 	if (rc < 0) {
@@ -247,13 +322,16 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 int ct_wu_step(struct ct_wu *wu, float *loss)
 {
 	struct ct_step_args a;
-	const ct_tok *batch;
-	int rc;
+	const ct_tok *batch, *targets;
+	uint64_t s;
+	int rc, ntr;
 
 	if (wu->step >= wu->hp.steps)
 		return ct_error(CT_ESTATE, "work unit already finished (%d steps)", wu->hp.steps);
-	batch = wu->tokens->tok + ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n,
-						    wu->hp.B, wu->hp.T);
+	s = ct_wu_batch_start((uint64_t)wu->step, wu->tokens->n, wu->hp.B, wu->hp.T);
+	batch = wu->tokens->tok + s;
+	targets = ct_wu_targets(wu->tokens, s, wu->hp.B * wu->hp.T, wu->tgt, &ntr);
+	(void)ntr;	/* a batch without a trained target still steps (loss 0) */
 	a.t = wu->step + 1;
 	a.grad_clip = wu->hp.grad_clip;
 	a.opt = (struct ct_adamw_args){
@@ -261,7 +339,7 @@ int ct_wu_step(struct ct_wu *wu, float *loss)
 		.eps = wu->hp.eps, .weight_decay = wu->hp.weight_decay,
 	};
 	ct_adamw_bias_corrections(a.opt.beta1, a.opt.beta2, a.t, &a.opt.bc1, &a.opt.bc2);
-	rc = wu->ops->step(wu->be, batch, batch + 1, &a, loss);
+	rc = wu->ops->step(wu->be, batch, targets, &a, loss);
 	if (rc < 0)
 		return rc;
 	wu->step++;
@@ -291,6 +369,10 @@ const char *ct_wu_backend_name(const struct ct_wu *wu)
 
 int ct_wu_read_params(struct ct_wu *wu, float *params)
 {
+	if (wu->model->fmt != CT_BASE_F32) {	/* frozen: the stored base, widened */
+		ct_base_widen(&wu->model->cfg, wu->model->fmt, wu->model->base, params);
+		return 0;
+	}
 	return wu->ops->read_state(wu->be, params, NULL, NULL);
 }
 
@@ -331,6 +413,8 @@ void ct_wu_close(struct ct_wu *wu)
 		return;
 	if (wu->be != NULL)
 		wu->ops->close(wu->be);
+	ct_gpt2_free(&wu->conv);
+	free(wu->tgt);
 	free(wu);
 }
 
@@ -374,7 +458,7 @@ static int wu_input_hashes(struct ct_wu *wu)
 
 	if (wu->have_hashes)
 		return 0;
-	ct_sha256(wu->model->params, wu->model->lay.total * sizeof(float), wu->model_hash);
+	ct_base_sha256(wu->model, wu->model_hash);	/* the base as stored */
 	rc = ct_tokens_sha256(wu->tokens, wu->tokens_hash);	/* 16-bit packing when ids fit */
 	wu->have_hashes = rc == 0;
 	return rc;
@@ -404,6 +488,7 @@ static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 		ct_le_put32(h + 176, (uint32_t)wu->hp.lora.rank);
 		ct_le_put_f32(h + 180, wu->hp.lora.alpha);
 		ct_le_put32(h + 184, wu->hp.lora.targets);
+		ct_le_put32(h + 188, (uint32_t)wu->hp.lora.base_fmt);
 		ct_le_put64(h + 192, wu->hp.lora_seed);
 		ct_le_put64(h + 200, wu->nlora);
 	}
@@ -549,7 +634,7 @@ int ct_wu_resume(const char *state_path, const struct ct_gpt2 *model,
 	p = (const float *)((const unsigned char *)map.addr + STATE_HDR);
 	n = ct_wu_nparams_trained(wu);
 	if (wu->nlora > 0) {
-		rc = wu->ops->load_state(wu->be, model->params, NULL, NULL);
+		rc = wu_load_base(wu);
 		if (rc == 0)
 			rc = wu->ops->lora_load(wu->be, p, p + n, p + 2 * n);
 	} else {
@@ -573,7 +658,6 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be = NULL;
 	uint64_t bt = (uint64_t)B * (uint64_t)T;
-	float acc = 0.0f, loss;
 	int rc;
 
 	if (B < 1 || B > CT_WU_MAX_B || T < 1)
@@ -589,19 +673,55 @@ int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	rc = backend_for(model, tokens, device, &ops);
 	if (rc < 0)
 		return rc;
+	if (model->fmt != CT_BASE_F32) {	/* a compact base: its widened weights */
+		struct ct_gpt2 w = { .cfg = model->cfg, .lay = model->lay };
+
+		rc = ct_base_params_f32(model, &w.params);
+		if (rc == 0)
+			rc = ct_eval(&w, tokens, B, T, nbatches, device, mean_loss);
+		ct_gpt2_free(&w);
+		return rc;
+	}
 	rc = ops->open(device ? device : "cpu", &model->cfg, B, T, 0, &be);
 	if (rc < 0)
 		return rc;
 	rc = ops->load_state(be, model->params, NULL, NULL);
-	for (int i = 0; i < nbatches && rc == 0; i++) {
-		const ct_tok *b = tokens->tok + ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+	if (rc == 0)
+		rc = ct_eval_batches(ops, be, tokens, B, T, nbatches, mean_loss);
+	ops->close(be);
+	return rc;
+}
 
-		rc = ops->eval(be, b, b + 1, &loss);
+int ct_eval_batches(const struct ct_backend_ops *ops, struct ct_backend *be,
+		    const struct ct_tokens *tokens, int B, int T, int nbatches,
+		    float *mean_loss)
+{
+	int BT = B * T, rc = 0, counted = 0;
+	float acc = 0.0f, loss;
+	ct_tok *tgt = NULL;
+
+	if (tokens->train != NULL) {
+		tgt = malloc((size_t)BT * sizeof(ct_tok));
+		if (tgt == NULL)
+			return ct_error(CT_ENOMEM, "out of memory for the masked targets");
+	}
+	for (int i = 0; i < nbatches && rc == 0; i++) {
+		uint64_t s = ct_wu_batch_start((uint64_t)i, tokens->n, B, T);
+		const ct_tok *tg;
+		int ntr;
+
+		tg = ct_wu_targets(tokens, s, BT, tgt, &ntr);
+		if (ntr == 0)	/* nothing to count: not a batch of the mean */
+			continue;
+		rc = ops->eval(be, tokens->tok + s, tg, &loss);
 		if (rc == 0)
 			acc = acc + loss;
+		counted++;
 	}
-	ops->close(be);
+	free(tgt);
+	if (rc == 0 && counted == 0)
+		rc = ct_error(CT_EINVAL, "no trained token in %d evaluation batches", nbatches);
 	if (rc == 0)
-		*mean_loss = acc / (float)nbatches;
+		*mean_loss = acc / (float)counted;
 	return rc;
 }

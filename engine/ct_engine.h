@@ -99,6 +99,14 @@ struct ct_backend_ops {
 			 const float *m, const float *v);
 	int (*lora_read)(struct ct_backend *be, float *adapters, float *m, float *v);
 
+	/* Optional (may be NULL: the backend takes float32 bases only): the
+	 * frozen base of a backend opened with open_lora whose spec has
+	 * base_fmt fmt != CT_BASE_F32, as that compact image (ct_base.h,
+	 * bytes long), instead of load_state. Borrowed like load_state's
+	 * params under LoRA (the caller keeps it alive until close). */
+	int (*load_base)(struct ct_backend *be, int fmt, const unsigned char *img,
+			 size_t bytes);
+
 	/* Optional (may be NULL): copy the parameter gradients of the last
 	 * step (after clipping, before the update) into grads (nparams). */
 	int (*read_grads)(struct ct_backend *be, float *grads);
@@ -150,7 +158,11 @@ struct ct_wu_hparams {
 	float grad_clip;		/* >= 0; 0 = no clipping (default) */
 	/* LoRA: lora.rank 0 (default) trains every weight; rank > 0 freezes
 	 * the weights and trains adapters started by
-	 * ct_lora_init(cfg, &lora, lora_seed) (doc/workunit.md, LoRA). */
+	 * ct_lora_init(cfg, &lora, lora_seed) (doc/workunit.md, LoRA).
+	 * lora.base_fmt stores the frozen base compactly (ct_base.h,
+	 * doc/workunit.md §13): the WU converts a float32 model to it (or
+	 * widens a compact model to float32 for base_fmt 0) when the model
+	 * given is stored otherwise. */
 	struct ct_lora_spec lora;
 	uint64_t lora_seed;
 };
@@ -174,6 +186,13 @@ int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
  * nb = (n-1) / (B*T) batches per pass, batch i starts at (i % nb) * B*T.
  * Requires n >= B*T + 1. */
 uint64_t ct_wu_batch_start(uint64_t i, uint64_t n, int B, int T);
+
+/* The BT targets of the batch starting at token s, as a backend takes
+ * them: t->tok + s + 1 itself when t has no mask, else scratch (BT ids)
+ * filled with those ids, CT_TOK_UNTRAINED set on each whose flag is 0.
+ * *ntrained = the trained targets (BT without a mask). */
+const ct_tok *ct_wu_targets(const struct ct_tokens *t, uint64_t s, int BT,
+			    ct_tok *scratch, int *ntrained);
 
 struct ct_wu;
 
@@ -257,10 +276,19 @@ int ct_wu_run(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 /* Mean loss of `model` over nbatches batches of B x T tokens read like a
  * WU's batches from the start of the file (ct_wu_batch_start); nbatches <= 0
  * means one pass, (n-1)/(B*T) batches. Mean = (acc over batches of
- * acc + batch loss) / (float)nbatches. Tokens are checked against the
+ * acc + batch loss) / (float)K, K the batches with a trained target (a
+ * batch without one is skipped; K = nbatches without a mask; K = 0 is
+ * CT_EINVAL). Tokens are checked against the
  * vocabulary (CT_EMISMATCH), T against maxT (CT_EINVAL), and B*T+1 against
  * the file (CT_ERANGE). Returns 0 and *mean_loss, or a CT_E* code. */
 int ct_eval(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	    int B, int T, int nbatches, const char *device, float *mean_loss);
+
+/* ct_eval's loop on an open evaluating backend be (B x T, weights
+ * loaded): nbatches >= 1 batches, the mean as ct_eval says. Returns 0 and
+ * *mean_loss, CT_EINVAL (no trained target), CT_ENOMEM or be's errors. */
+int ct_eval_batches(const struct ct_backend_ops *ops, struct ct_backend *be,
+		    const struct ct_tokens *tokens, int B, int T, int nbatches,
+		    float *mean_loss);
 
 #endif

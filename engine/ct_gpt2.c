@@ -133,6 +133,7 @@ int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_gpt2_config *cfg)
 void ct_gpt2_free(struct ct_gpt2 *m)
 {
 	free(m->params);
+	free(m->base);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -199,7 +200,7 @@ int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *
 	}
 	ct_gpt2_layout(cfg, &lay);
 	want = CT_GPT2_HEADER_BYTES + lay.total * sizeof(float);
-	if (n != want)
+	if (n != want && n != SIZE_MAX)	/* SIZE_MAX: header only (ct_gpt2_parse_config) */
 		return ct_error(CT_EFORMAT, "%s: file is %zu bytes but its header implies %zu (truncated or wrong file)",
 				name, n, want);
 	return 0;
@@ -234,6 +235,11 @@ int ct_gpt2_load(const char *path, struct ct_gpt2 *m)
 	rc = ct_gpt2_load_mem(map.addr, map.len, path, m);
 	ct_file_unmap(&map);
 	return rc;
+}
+
+int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_gpt2_config *cfg)
+{
+	return parse_header(hdr, SIZE_MAX, name, cfg);
 }
 
 int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg)

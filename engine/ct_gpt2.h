@@ -86,6 +86,13 @@ struct ct_gpt2 {
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
 	float *params;
+	/* A compact frozen base (engine/ct_base.h), for LoRA: fmt 0
+	 * (CT_BASE_F32) means the weights are params; any other fmt has
+	 * params NULL and the weights in base (base_bytes, owned, the image
+	 * of ct_base_layout). ct_gpt2_free releases either. */
+	int fmt;
+	unsigned char *base;
+	size_t base_bytes;
 };
 
 /* Check a config against the rules (all fields >= 1 and under the caps
@@ -128,6 +135,12 @@ int ct_gpt2_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 /* Read only the header of a checkpoint file into *cfg (validated, and the
  * file size checked). Returns like ct_gpt2_load(). */
 int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg);
+
+/* Parse and check a checkpoint header alone (CT_GPT2_HEADER_BYTES at hdr,
+ * GPT-2 or Llama), without the file-size check: for files that carry the
+ * header in front of something else (ct_base.h). Returns like
+ * ct_gpt2_load(). */
+int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_gpt2_config *cfg);
 
 /* Write cfg + params (nparams floats) to path atomically (0644). Returns 0
  * or a CT_E* code (no file, nor temp file, is left on failure). */

@@ -42,6 +42,27 @@ void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
 	}
 }
 
+void ct_encoder_forward_w(float *out, const ct_tok *inp, struct ct_wmat wte,
+			  struct ct_wmat wpe, int B, int T, int C)
+{
+	if (wte.f != NULL && wpe.f != NULL) {
+		ct_encoder_forward(out, inp, wte.f, wpe.f, B, T, C);
+		return;
+	}
+	for (int b = 0; b < B; b++) {
+		for (int t = 0; t < T; t++) {
+			float *o = out + ((size_t)b * T + t) * C;
+			size_t we = (size_t)inp[b * T + t] * C, pe = (size_t)t * C;
+
+			for (int c = 0; c < C; c++) {
+				float x = ct_wmat_at(wte, we + c), y = ct_wmat_at(wpe, pe + c);
+
+				o[c] = x + y;
+			}
+		}
+	}
+}
+
 void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
 			 const ct_tok *inp, int B, int T, int C)
 {
@@ -149,11 +170,13 @@ CT_KERNEL(ct_layernorm_backward,
  *   acc = init ? init[n] : 0.0f
  *   for k = 0..K-1: acc = fmaf(A[m*sam + k*sak], B(k, n), acc)
  *   out[m*ldo + n] = add ? out[m*ldo + n] + acc : acc
- * with B(k, n) = Bm[k*ldb + n], or Bm[n*ldb + k] when btrans. Work is cut
+ * with B(k, n) = Bm[k*ldb + n], or Bm[n*ldb + k] when btrans (or the same
+ * element of Bh widened from bfloat16, exact). Work is cut
  * into tiles of MB x NB outputs; a tile's accumulators advance k in lock
  * step (vectorised across n), each one still a single sequential chain over
  * k, so neither the tiling nor the threads change any result. For btrans,
- * each column tile of B is first packed into a K x NB buffer.
+ * and for a bfloat16 B, each column tile of B is first packed (widened)
+ * into a K x NB buffer.
  */
 #define MB 4
 #define NB 64
@@ -164,6 +187,11 @@ struct gemm {
 	const float *A;
 	size_t sam, sak;
 	const float *Bm;
+	const uint16_t *Bh;	/* bfloat16 B instead of Bm, or NULL */
+	const unsigned char *Bq8;	/* q8/nf4 B instead (blocks of Bqfmt; B starts at
+					 * element Bqe) */
+	size_t Bqe;
+	int Bqfmt;
 	size_t ldb;
 	int btrans;
 	int M, N, K;
@@ -228,43 +256,104 @@ static CT_KERNEL(gemm_tile_edge,
 	}
 }
 
-/* Column block n0 of a btrans product one output at a time (same chains). */
+/* B(k, n), widened when B is bfloat16. */
+static inline float gemm_b(const struct gemm *g, int k, int n)
+{
+	size_t i = g->btrans ? (size_t)n * g->ldb + k : (size_t)k * g->ldb + n;
+
+	if (g->Bq8 != NULL)
+		return ct_blk_at(g->Bqfmt, g->Bq8, g->Bqe + i);
+	return g->Bh ? ct_bf16_to_f32(g->Bh[i]) : g->Bm[i];
+}
+
+/* Column block n0 one output at a time (same chains): a btrans or
+ * bfloat16 product when there is no memory to pack. */
 static CT_KERNEL(gemm_column_plain,
 		 (const struct gemm *g, int n0, int nb),
 		 (g, n0, nb))
 {
 	for (int m = 0; m < g->M; m++) {
 		for (int n = n0; n < n0 + nb; n++) {
-			const float *b = g->Bm + (size_t)n * g->ldb;
 			float acc = g->init ? g->init[n] : 0.0f;
 			float *o = g->out + (size_t)m * g->ldo + n;
 
 			for (int k = 0; k < g->K; k++)
-				acc = fmaf(g->A[(size_t)m * g->sam + (size_t)k * g->sak], b[k], acc);
+				acc = fmaf(g->A[(size_t)m * g->sam + (size_t)k * g->sak],
+					   gemm_b(g, k, n), acc);
 			*o = g->add ? *o + acc : acc;
 		}
 	}
 }
 
+/* Pack column block n0 (nb wide) of a bfloat16 B, widened, into pack
+ * (K x NB). */
+static void gemm_pack_bf16(const struct gemm *g, int n0, int nb, float *pack)
+{
+	if (g->Bq8 != NULL) {	/* q8: element by element (same values) */
+		for (int k = 0; k < g->K; k++)
+			for (int nn = 0; nn < nb; nn++)
+				pack[(size_t)k * NB + nn] = gemm_b(g, k, n0 + nn);
+		return;
+	}
+	if (g->btrans) {
+		for (int nn = 0; nn < nb; nn++) {
+			const uint16_t *src = g->Bh + (size_t)(n0 + nn) * g->ldb;
+
+			for (int k = 0; k < g->K; k++)
+				pack[(size_t)k * NB + nn] = ct_bf16_to_f32(src[k]);
+		}
+		return;
+	}
+	for (int k = 0; k < g->K; k++) {
+		const uint16_t *src = g->Bh + (size_t)k * g->ldb + n0;
+		float *dst = pack + (size_t)k * NB;
+
+		for (int nn = 0; nn < nb; nn++)
+			dst[nn] = ct_bf16_to_f32(src[nn]);
+	}
+}
+
+/* Whether g packs B: btrans, bfloat16, or a long K of a float32 B read
+ * in place (the input gradient through the vocabulary matrix: 64 floats
+ * a row, rows ldb apart, streamed once per tile of A rows; packed, the
+ * column block is contiguous. Measured with bench_train's LoRA rows, the
+ * C reference: see doc/results.md). Packing copies, so no value changes. */
+#define PACK_MIN_K 1024
+static int gemm_packs(const struct gemm *g)
+{
+	return g->btrans || g->Bh != NULL || g->Bq8 != NULL ||
+	       (g->K >= PACK_MIN_K && g->ldb > NB);
+}
+
 /* All tiles of column block n0 (nb columns wide). pack: K*NB floats of
- * scratch for btrans (NULL: fall back to gemm_column_plain). */
+ * scratch when gemm_packs (NULL: fall back to gemm_column_plain). */
 static void gemm_column(const struct gemm *g, int n0, float *pack)
 {
 	int nb = g->N - n0 < NB ? g->N - n0 : NB;
 	const float *bp = g->Bm + n0;
 	size_t ldbp = g->ldb;
 
-	if (g->btrans && pack == NULL) {	/* no memory to pack: plain loops */
+	if (gemm_packs(g) && pack == NULL) {	/* no memory to pack: plain loops */
 		gemm_column_plain(g, n0, nb);
 		return;
 	}
-	if (g->btrans) {
+	if (g->Bh != NULL || g->Bq8 != NULL) {
+		gemm_pack_bf16(g, n0, nb, pack);
+		bp = pack;
+		ldbp = NB;
+	} else if (g->btrans) {
 		for (int nn = 0; nn < nb; nn++) {
 			const float *src = g->Bm + (size_t)(n0 + nn) * g->ldb;
 
 			for (int k = 0; k < g->K; k++)
 				pack[(size_t)k * NB + nn] = src[k];
 		}
+		bp = pack;
+		ldbp = NB;
+	} else if (pack != NULL) {	/* a long K read in place: rows copied */
+		for (int k = 0; k < g->K; k++)
+			memcpy(pack + (size_t)k * NB, g->Bm + (size_t)k * g->ldb + n0,
+			       (size_t)nb * sizeof(float));
 		bp = pack;
 		ldbp = NB;
 	}
@@ -289,7 +378,7 @@ static void *gemm_worker(void *arg)
 {
 	struct gemm_job *j = arg;
 	const struct gemm *g = j->g;
-	float *pack = g->btrans ? malloc((size_t)g->K * NB * sizeof(float)) : NULL;
+	float *pack = gemm_packs(g) ? malloc((size_t)g->K * NB * sizeof(float)) : NULL;
 
 	for (int n0 = j->first * NB; n0 < g->N; n0 += j->step * NB)
 		gemm_column(g, n0, pack);
@@ -347,6 +436,40 @@ void ct_matmul_forward(float *out, const float *inp, const float *w,
 			  .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
 
 	gemm_run(&g);
+}
+
+void ct_matmul_forward_w(float *out, const float *inp, struct ct_wmat w,
+			 const float *bias, int BT, int C, int OC)
+{
+	struct gemm g = { .out = out, .ldo = (size_t)OC, .A = inp, .sam = (size_t)C,
+			  .sak = 1, .Bm = w.f, .Bh = w.h, .Bq8 = w.q8, .Bqe = w.qe,
+			  .Bqfmt = w.qfmt, .ldb = (size_t)C, .btrans = 1,
+			  .M = BT, .N = OC, .K = C, .init = bias, .add = 0 };
+
+	gemm_run(&g);
+}
+
+void ct_matmul_backward_w(float *dinp, float *dw, float *dbias, const float *dout,
+			  const float *inp, struct ct_wmat w, int BT, int C, int OC)
+{
+	struct gemm g;
+
+	if (w.f != NULL) {
+		ct_matmul_backward(dinp, dw, dbias, dout, inp, w.f, BT, C, OC);
+		return;
+	}
+	if (dinp != NULL) {	/* the chain of ct_matmul_backward's dinp */
+		g = (struct gemm){ .out = dinp, .ldo = (size_t)C, .A = dout,
+				   .sam = (size_t)OC, .sak = 1, .Bh = w.h, .Bq8 = w.q8,
+				   .Bqe = w.qe, .Bqfmt = w.qfmt,
+				   .ldb = (size_t)C, .M = BT, .N = C, .K = OC,
+				   .init = NULL, .add = 1 };
+		gemm_run(&g);
+	}
+	/* a bf16 weight is frozen: dw and dbias are NULL, nothing else to do */
+	(void)dw;
+	(void)dbias;
+	(void)inp;
 }
 
 static CT_KERNEL(bias_backward,
@@ -583,7 +706,7 @@ CT_KERNEL(ct_crossentropy_forward,
 		for (int i = V; i < Vp; i++)
 			p[i] = 0.0f;
 		if (targets != NULL)
-			losses[r] = -ct_logf(p[targets[r]]);
+			losses[r] = -ct_logf(p[CT_TOK_ID(targets[r])]);
 	}
 }
 
@@ -596,15 +719,43 @@ float ct_mean_loss(const float *losses, int BT)
 	return acc / (float)BT;
 }
 
+int ct_trained_rows(const ct_tok *targets, int BT)
+{
+	int n = 0;
+
+	for (int r = 0; r < BT; r++)
+		n += (targets[r] & CT_TOK_UNTRAINED) == 0;
+	return n;
+}
+
+float ct_masked_mean_loss(const float *losses, const ct_tok *targets, int BT)
+{
+	float acc = 0.0f;
+	int n = 0;
+
+	for (int r = 0; r < BT; r++) {
+		if (targets[r] & CT_TOK_UNTRAINED)
+			continue;
+		acc = acc + losses[r];
+		n++;
+	}
+	return n > 0 ? acc / (float)n : 0.0f;
+}
+
 void ct_crossentropy_backward(float *dlogits, const float *probs,
 			      const ct_tok *targets, int BT, int V, int Vp)
 {
-	float n = (float)BT;
+	float n = (float)ct_trained_rows(targets, BT);
 
 	for (int r = 0; r < BT; r++) {
 		const float *p = probs + (size_t)r * Vp;
 		float *d = dlogits + (size_t)r * Vp;
 
+		if (targets[r] & CT_TOK_UNTRAINED) {
+			for (int i = 0; i < Vp; i++)
+				d[i] = 0.0f;
+			continue;
+		}
 		for (int i = 0; i < V; i++) {
 			float g = i == (int)targets[r] ? p[i] - 1.0f : p[i];
 

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "ct_llama_hf.h"
+#include "ct_base.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2_hf.h"
@@ -321,10 +322,55 @@ static int list_shards(const char *dir, char ***out, int *nout)
 	return 0;
 }
 
-/* A shard's tensors into params; each must be one the config expects (or
+/* Where the imported weights go: float32 params, or a compact base image
+ * (img, laid out by bl; *exact cleared when a tensor had to be rounded). */
+struct sink {
+	float *params;
+	unsigned char *img;
+	struct ct_gpt2_layout lay;
+	struct ct_base_layout bl;
+	int exact;
+};
+
+/* Tensor s (destined for float offset off of the float32 layout) into a
+ * compact image: float32 tensors as they are read, compact ones as bf16
+ * (a BF16 tensor's bits copied, others rounded to nearest even). */
+static int read_compact(const struct ct_st_file *f, const struct ct_st_tensor *s,
+			struct sink *k, size_t off)
+{
+	const size_t n = (size_t)s->nelem;
+	size_t e;
+	uint16_t *dst;
+	float *tmp;
+	int T = 0, rc;
+
+	for (int i = 0; i < CT_GPT2_NTENSORS; i++)
+		if (k->lay.size[i] > 0 && off >= k->lay.offset[i] &&
+		    off < k->lay.offset[i] + k->lay.size[i])
+			T = i;
+	e = off - k->lay.offset[T];
+	if (ct_base_tensor_fmt(k->bl.fmt, T) == CT_BASE_F32)
+		return ct_st_read_f32(f, s, (float *)(void *)(k->img + k->bl.off[T]) + e, n);
+	dst = (uint16_t *)(void *)(k->img + k->bl.off[T]) + e;
+	if (s->dtype == CT_ST_BF16) {	/* little-endian host (ct_base_save checks) */
+		memcpy(dst, f->data + s->begin, n * 2);
+		return 0;
+	}
+	k->exact = 0;
+	tmp = malloc((n ? n : 1) * sizeof(float));
+	if (tmp == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for tensor '%s'", s->name);
+	rc = ct_st_read_f32(f, s, tmp, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		dst[i] = ct_f32_to_bf16(tmp[i]);
+	free(tmp);
+	return rc;
+}
+
+/* A shard's tensors into the sink; each must be one the config expects (or
  * a known-ignorable one) and appear only once across shards. */
 static int import_shard(const char *path, const struct ct_gpt2_config *c,
-			struct hf_t *t, size_t nt, float *params)
+			struct hf_t *t, size_t nt, struct sink *sink)
 {
 	struct ct_st_file f;
 	int rc = ct_st_open(path, &f);
@@ -356,7 +402,10 @@ static int import_shard(const char *path, const struct ct_gpt2_config *c,
 				      t[k].ndim == 2 ? (long long)t[k].shape[1] : 0LL);
 			break;
 		}
-		rc = ct_st_read_f32(&f, s, params + t[k].off, (size_t)s->nelem);
+		if (sink->img != NULL)
+			rc = read_compact(&f, s, sink, t[k].off);
+		else
+			rc = ct_st_read_f32(&f, s, sink->params + t[k].off, (size_t)s->nelem);
 		if (rc < 0)
 			rc = ct_error(rc, "%s: %s", path, ct_errmsg(rc));
 		t[k].used = 1;
@@ -365,12 +414,14 @@ static int import_shard(const char *path, const struct ct_gpt2_config *c,
 	return rc;
 }
 
-int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
-		       void (*progress)(int i, int n, const char *path))
+/* The model of dir as fmt: float32 params, or a compact image. */
+static int hf_import(const char *dir, int fmt, struct ct_gpt2 *m, int *exact,
+		     void (*progress)(int i, int n, const char *path))
 {
 	struct ct_gpt2_config c;
 	struct hf_t *t = NULL;
 	char **shards = NULL, path[4096];
+	struct sink sink = { .exact = 1 };
 	size_t nt = 0;
 	int ns = 0, rc;
 
@@ -380,15 +431,30 @@ int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
 		rc = list_shards(dir, &shards, &ns);
 	if (rc == 0)
 		rc = hf_tensors(&c, &t, &nt);
-	if (rc == 0)
+	if (rc == 0 && fmt == CT_BASE_F32) {
 		rc = ct_gpt2_alloc(m, &c);
+		sink.params = m->params;
+	} else if (rc == 0) {
+		m->cfg = c;
+		ct_gpt2_layout(&c, &m->lay);
+		ct_base_layout(&c, fmt, &sink.bl);
+		m->base = calloc(sink.bl.bytes ? sink.bl.bytes : 1, 1);
+		m->fmt = fmt;
+		m->base_bytes = sink.bl.bytes;
+		sink.img = m->base;
+		rc = m->base ? 0 : ct_error(CT_ENOMEM, "out of memory for a %zu-byte base",
+					    sink.bl.bytes);
+	}
+	sink.lay = m->lay;
 	for (int i = 0; i < ns && rc == 0; i++) {
 		rc = ct_path_join(path, sizeof(path), dir, shards[i]);
 		if (rc == 0 && progress != NULL)
 			progress(i, ns, path);
 		if (rc == 0)
-			rc = import_shard(path, &c, t, nt, m->params);
+			rc = import_shard(path, &c, t, nt, &sink);
 	}
+	if (exact != NULL)
+		*exact = sink.exact;
 	for (size_t k = 0; k < nt && rc == 0; k++)
 		if (!t[k].used)
 			rc = ct_error(CT_EFORMAT, "%s: tensor '%s' is missing from the safetensors "
@@ -400,6 +466,24 @@ int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
 	free(shards);
 	free(t);
 	return rc;
+}
+
+int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
+		       void (*progress)(int i, int n, const char *path))
+{
+	return hf_import(dir, CT_BASE_F32, m, NULL, progress);
+}
+
+int ct_llama_hf_import_base(const char *dir, int fmt, struct ct_gpt2 *m, int *exact,
+			    void (*progress)(int i, int n, const char *path))
+{
+	if (fmt != CT_BASE_BF16) {	/* q8/nf4 blocks would straddle the HF tensors */
+		memset(m, 0, sizeof(*m));
+		return ct_error(CT_EINVAL, "import writes bf16 bases (a %s base: import as f32 or "
+				"bf16 and train with --base-format %s)", ct_base_fmt_name(fmt),
+				ct_base_fmt_name(fmt));
+	}
+	return hf_import(dir, fmt, m, exact, progress);
 }
 
 /* ---- export ----------------------------------------------------------- */

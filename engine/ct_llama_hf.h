@@ -35,6 +35,15 @@
 int ct_llama_hf_import(const char *dir, struct ct_gpt2 *m,
 		       void (*progress)(int i, int n, const char *path));
 
+/* The same import straight into a compact frozen base of format fmt
+ * (ct_base.h; m->fmt, m->base set, m->params NULL), never holding the
+ * float32 weights: BF16 matrices are copied bit for bit, F32/F16 ones
+ * rounded to nearest even (then *exact, if not NULL, is 0; else 1);
+ * norms and biases are widened to float32 as above. Returns like
+ * ct_llama_hf_import, or CT_EINVAL for a format that is not compact. */
+int ct_llama_hf_import_base(const char *dir, int fmt, struct ct_gpt2 *m, int *exact,
+			    void (*progress)(int i, int n, const char *path));
+
 /* Write m (a Llama model) to directory dir (created if missing):
  * config.json and model.safetensors, each atomically. When tok_dir is not
  * NULL, tokenizer.json, tokenizer_config.json, special_tokens_map.json and

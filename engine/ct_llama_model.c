@@ -20,10 +20,16 @@
 #include "ct_lora_model.h"
 #include "ct_model.h"
 
+#include <stdint.h>
 #include <string.h>
 
 struct lp {
 	float *ln1w, *qkvw, *qkvb, *qkn, *attprojw, *ln2w, *fcw, *fcprojw;
+};
+
+/* Layer l's weight matrices as stored. */
+struct lm {
+	struct ct_wmat qkvw, attprojw, fcw, fcprojw;
 };
 
 static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
@@ -43,6 +49,27 @@ static void lparams(const struct ct_model *m, float *base, int l, struct lp *p)
 	p->fcprojw = base + lay->offset[CT_FCPROJW] + l * C * F;
 }
 
+/* Layer l's weights: vectors in p (float32), matrices in w. */
+static void lweights(const struct ct_model *m, int l, struct lp *p, struct lm *w)
+{
+	const struct ct_gpt2_layout *lay = &m->lay;
+	const size_t C = (size_t)m->cfg.C, F = (size_t)m->cfg.F;
+	const size_t QKV = (size_t)ct_llama_qkv_dim(&m->cfg), A = (size_t)ct_llama_att_dim(&m->cfg);
+	const size_t hd = (size_t)ct_llama_head_dim(&m->cfg);
+#define WV(t) ((float *)(uintptr_t)ct_model_wvec(m, t))
+
+	memset(p, 0, sizeof(*p));
+	p->qkn = lay->size[CT_LN1B] ? WV(CT_LN1B) + l * 2 * hd : NULL;
+	p->ln1w = WV(CT_LN1W) + l * C;
+	p->qkvb = lay->size[CT_QKVB] ? WV(CT_QKVB) + l * QKV : NULL;
+	p->ln2w = WV(CT_LN2W) + l * C;
+#undef WV
+	w->qkvw = ct_model_wmat(m, CT_QKVW, l * QKV * C);
+	w->attprojw = ct_model_wmat(m, CT_ATTPROJW, l * C * A);
+	w->fcw = ct_model_wmat(m, CT_FCW, l * 2 * F * C);
+	w->fcprojw = ct_model_wmat(m, CT_FCPROJW, l * C * F);
+}
+
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
@@ -56,10 +83,11 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	float *sw = a->fch_gelu + (size_t)l * BT * F;
 	float *raw = a->qkvr ? a->qkvr + (size_t)l * BT * QKV : qkv;
 	struct lp p;
+	struct lm w;
 
-	lparams(m, m->params, l, &p);
+	lweights(m, l, &p, &w);
 	ct_rmsnorm_forward(a->ln1 + lc, a->ln1_rstd + lt, residual, p.ln1w, BT, C, eps);
-	ct_matmul_forward(raw, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, QKV);
+	ct_matmul_forward_w(raw, a->ln1 + lc, w.qkvw, p.qkvb, BT, C, QKV);
 	ct_lora_forward(m, l, CT_LORA_QKV, raw, a->ln1 + lc);
 	if (p.qkn != NULL)
 		ct_qknorm_forward(qkv, a->qkn_rstd + lt * (size_t)(c->NH + c->KVH), raw, p.qkn,
@@ -67,23 +95,23 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	ct_rope_forward(qkv, a->rope, BT, T, c->NH, c->KVH, hs);
 	ct_gqa_forward(a->atty + la, a->att + (size_t)l * B * c->NH * T * 2, a->attrow,
 		       qkv, B, T, c->NH, c->KVH, hs);
-	ct_matmul_forward(a->attproj + lc, a->atty + la, p.attprojw, NULL, BT, A, C);
+	ct_matmul_forward_w(a->attproj + lc, a->atty + la, w.attprojw, NULL, BT, A, C);
 	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + la);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
 	ct_rmsnorm_forward(a->ln2 + lc, a->ln2_rstd + lt, a->residual2 + lc, p.ln2w, BT, C, eps);
-	ct_matmul_forward(fch, a->ln2 + lc, p.fcw, NULL, BT, C, 2 * F);
+	ct_matmul_forward_w(fch, a->ln2 + lc, w.fcw, NULL, BT, C, 2 * F);
 	ct_lora_forward(m, l, CT_LORA_FC, fch, a->ln2 + lc);
 	ct_swiglu_forward(sw, fch, BT, F);
-	ct_matmul_forward(a->fcproj + lc, sw, p.fcprojw, NULL, BT, F, C);
+	ct_matmul_forward_w(a->fcproj + lc, sw, w.fcprojw, NULL, BT, F, C);
 	ct_lora_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, sw);
 	ct_residual_forward(a->residual3 + lc, a->residual2 + lc, a->fcproj + lc,
 			    (size_t)BT * C);
 }
 
 /* The output matrix: lm_head, or the embedding when tied. */
-static size_t head_offset(const struct ct_model *m)
+static int head_tensor(const struct ct_model *m)
 {
-	return (m->cfg.flags & CT_LLAMA_TIED) ? m->lay.offset[CT_WTE] : m->lay.offset[CT_WPE];
+	return (m->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE;
 }
 
 float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
@@ -91,17 +119,24 @@ float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C;
-	const float *wte = m->params + m->lay.offset[CT_WTE];
+	const struct ct_wmat wte = ct_model_wmat(m, CT_WTE, 0);
 	struct ct_acts *a = &m->acts;
 	const float *residual;
 
-	for (int r = 0; r < BT; r++)
-		memcpy(a->encoded + (size_t)r * C, wte + (size_t)inputs[r] * C,
-		       (size_t)C * sizeof(float));
+	for (int r = 0; r < BT; r++) {
+		float *e = a->encoded + (size_t)r * C;
+
+		if (wte.f != NULL) {
+			memcpy(e, wte.f + (size_t)inputs[r] * C, (size_t)C * sizeof(float));
+			continue;
+		}
+		for (int i = 0; i < C; i++)
+			e[i] = ct_wmat_at(wte, (size_t)inputs[r] * C + i);
+	}
 	residual = ct_model_blocks_forward(m, block_forward);
-	ct_rmsnorm_forward(a->lnf, a->lnf_rstd, residual, m->params + m->lay.offset[CT_LNFW],
+	ct_rmsnorm_forward(a->lnf, a->lnf_rstd, residual, ct_model_wvec(m, CT_LNFW),
 			   BT, C, (float)c->rms_eps);
-	return ct_model_head_forward(m, head_offset(m), targets);
+	return ct_model_head_forward(m, head_tensor(m), targets);
 }
 
 static void zero(float *p, size_t n)
@@ -111,7 +146,8 @@ static void zero(float *p, size_t n)
 
 /* Backward through block l's MLP half: g->dresidual (gradient of
  * residual3) into g->dresidual2. */
-static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const struct lp *d)
+static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const struct lm *w,
+			 const struct lp *d)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C, F = c->F;
@@ -124,12 +160,13 @@ static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const st
 	zero(g->dfcproj, n);
 	ct_residual_backward(g->dresidual2, g->dfcproj, g->dresidual, n);
 	zero(g->dfch_gelu, (size_t)BT * F);
-	ct_matmul_backward(g->dfch_gelu, d->fcprojw, NULL, g->dfcproj, sw, p->fcprojw, BT, F, C);
+	ct_matmul_backward_w(g->dfch_gelu, d->fcprojw, NULL, g->dfcproj, sw, w->fcprojw, BT, F, C);
 	ct_lora_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, sw);
 	zero(g->dfch, (size_t)BT * 2 * F);
 	ct_swiglu_backward(g->dfch, fch, g->dfch_gelu, BT, F);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, d->fcw, NULL, g->dfch, m->acts.ln2 + lc, p->fcw, BT, C, 2 * F);
+	ct_matmul_backward_w(g->dln, d->fcw, NULL, g->dfch, m->acts.ln2 + lc, w->fcw, BT, C,
+			     2 * F);
 	ct_lora_backward(m, l, CT_LORA_FC, g->dln, g->dfch, m->acts.ln2 + lc);
 	ct_rmsnorm_backward(g->dresidual2, d->ln2w, g->dln, m->acts.residual2 + lc, p->ln2w,
 			    m->acts.ln2_rstd + (size_t)l * BT, BT, C);
@@ -147,18 +184,19 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	struct ct_acts *a = &m->acts;
 	struct ct_grad_acts *g = &m->gacts;
 	struct lp p, d;
+	struct lm w;
 
-	lparams(m, m->params, l, &p);
+	lweights(m, l, &p, &w);
 	if (m->grads != NULL)
 		lparams(m, m->grads, l, &d);
 	else
 		memset(&d, 0, sizeof(d));
 	zero(g->dresidual_in, n);
-	mlp_backward(m, l, &p, &d);
+	mlp_backward(m, l, &p, &w, &d);
 	zero(g->dattproj, n);
 	ct_residual_backward(g->dresidual_in, g->dattproj, g->dresidual2, n);
 	zero(g->datty, (size_t)BT * A);
-	ct_matmul_backward(g->datty, d.attprojw, NULL, g->dattproj, a->atty + la, p.attprojw,
+	ct_matmul_backward_w(g->datty, d.attprojw, NULL, g->dattproj, a->atty + la, w.attprojw,
 			   BT, A, C);
 	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + la);
 	zero(g->dqkv, (size_t)BT * QKV);
@@ -170,7 +208,7 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 				   a->qkn_rstd + (size_t)l * BT * (c->NH + c->KVH), BT,
 				   c->NH, c->KVH, hs);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw, BT, C, QKV);
+	ct_matmul_backward_w(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, w.qkvw, BT, C, QKV);
 	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
 	ct_rmsnorm_backward(g->dresidual_in, d.ln1w, g->dln, residual, p.ln1w,
 			    a->ln1_rstd + (size_t)l * BT, BT, C);
@@ -186,10 +224,10 @@ void ct_llama_backward(struct ct_model *m, const ct_tok *inputs,
 	struct ct_grad_acts *g = &m->gacts;
 	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
 
-	ct_model_head_backward(m, head_offset(m), targets);
+	ct_model_head_backward(m, head_tensor(m), targets);
 	ct_rmsnorm_backward(g->dresidual, gr ? gr + m->lay.offset[CT_LNFW] : NULL, g->dln,
 			    a->residual3 + (size_t)(c->L - 1) * n,
-			    m->params + m->lay.offset[CT_LNFW], a->lnf_rstd, BT, C);
+			    ct_model_wvec(m, CT_LNFW), a->lnf_rstd, BT, C);
 	ct_model_blocks_backward(m, block_backward);
 	if (gr == NULL)
 		return;

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "ct_lora.h"
+#include "ct_base.h"
 #include "ct_err.h"
 #include "ct_llama.h"
 
@@ -27,6 +28,9 @@ int ct_lora_spec_check(const struct ct_lora_spec *spec,
 		       const struct ct_gpt2_config *cfg)
 {
 	(void)cfg;
+	if (spec->rank == 0 && spec->base_fmt != CT_BASE_F32)
+		return ct_error(CT_EINVAL, "a %s base needs LoRA (rank > 0): full fine-tuning "
+				"trains float32 weights", ct_base_fmt_name(spec->base_fmt));
 	if (spec->rank == 0)
 		return 0;
 	if (spec->rank < 0 || spec->rank > CT_LORA_MAX_RANK)
@@ -34,6 +38,8 @@ int ct_lora_spec_check(const struct ct_lora_spec *spec,
 				spec->rank, CT_LORA_MAX_RANK);
 	if (!isfinite(spec->alpha) || spec->alpha <= 0.0f)
 		return ct_error(CT_EINVAL, "LoRA alpha must be a finite number > 0");
+	if (spec->base_fmt < 0 || spec->base_fmt >= CT_BASE_NFMT)
+		return ct_error(CT_EINVAL, "LoRA base format %d unknown", spec->base_fmt);
 	if (spec->targets == 0 || (spec->targets & ~(unsigned)CT_LORA_ALL) != 0)
 		return ct_error(CT_EINVAL, "LoRA targets 0x%x: want a non-empty set of "
 				"qkv, proj, fc, fcproj", spec->targets);

@@ -53,6 +53,8 @@ struct ct_lora_spec {
 	int rank;		/* r, 0 or 1..CT_LORA_MAX_RANK */
 	float alpha;		/* s = alpha / r; default alpha = r (s = 1) */
 	unsigned targets;	/* CT_LORA_* bits, non-zero when rank > 0 */
+	int base_fmt;		/* how the frozen base is stored: CT_BASE_* of
+				 * ct_base.h (0, float32, by default) */
 };
 
 /* Where one adapter pair sits in the adapter array. */

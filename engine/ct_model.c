@@ -15,13 +15,19 @@
 #include "ct_llama.h"
 #include "ct_lora_model.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-model views of the tensors of layer l. */
+/* Per-model views of the tensors of layer l: the weights (matrices as
+ * ct_wmat, float32 or compact) or the gradients (all float32). */
 struct layer_params {
 	float *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb;
 	float *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
+};
+
+struct layer_mats {
+	struct ct_wmat qkvw, attprojw, fcw, fcprojw;
 };
 
 static void layer_params(const struct ct_gpt2_layout *lay, float *base, int l,
@@ -41,6 +47,63 @@ static void layer_params(const struct ct_gpt2_layout *lay, float *base, int l,
 	p->fcb = base + lay->offset[CT_FCB] + l * 4 * C_;
 	p->fcprojw = base + lay->offset[CT_FCPROJW] + l * 4 * C_ * C_;
 	p->fcprojb = base + lay->offset[CT_FCPROJB] + l * C_;
+}
+
+/* The weights of layer l: vectors in p (float32), matrices in w. */
+static void layer_weights(const struct ct_model *m, int l, struct layer_params *p,
+			  struct layer_mats *w)
+{
+	size_t C_ = (size_t)m->cfg.C;
+
+#define WV(t, n) ((float *)(uintptr_t)ct_model_wvec(m, t) + (size_t)l * (n))
+	p->ln1w = WV(CT_LN1W, C_);
+	p->ln1b = WV(CT_LN1B, C_);
+	p->qkvb = WV(CT_QKVB, 3 * C_);
+	p->attprojb = WV(CT_ATTPROJB, C_);
+	p->ln2w = WV(CT_LN2W, C_);
+	p->ln2b = WV(CT_LN2B, C_);
+	p->fcb = WV(CT_FCB, 4 * C_);
+	p->fcprojb = WV(CT_FCPROJB, C_);
+#undef WV
+	p->qkvw = p->attprojw = p->fcw = p->fcprojw = NULL;
+	w->qkvw = ct_model_wmat(m, CT_QKVW, (size_t)l * 3 * C_ * C_);
+	w->attprojw = ct_model_wmat(m, CT_ATTPROJW, (size_t)l * C_ * C_);
+	w->fcw = ct_model_wmat(m, CT_FCW, (size_t)l * 4 * C_ * C_);
+	w->fcprojw = ct_model_wmat(m, CT_FCPROJW, (size_t)l * 4 * C_ * C_);
+}
+
+const float *ct_model_wvec(const struct ct_model *m, int t)
+{
+	if (m->base != NULL)
+		return (const float *)(const void *)(m->base + m->blay.off[t]);
+	return m->params + m->lay.offset[t];
+}
+
+struct ct_wmat ct_model_wmat(const struct ct_model *m, int t, size_t e)
+{
+	struct ct_wmat w = { NULL, NULL, NULL, 0, 0 };
+	int fmt = m->base != NULL ? ct_base_tensor_fmt(m->blay.fmt, t) : CT_BASE_F32;
+
+	if (fmt == CT_BASE_BF16)
+		w.h = (const uint16_t *)(const void *)(m->base + m->blay.off[t]) + e;
+	else if (ct_base_blocked(fmt)) {
+		w.q8 = m->base + m->blay.off[t];
+		w.qe = e;
+		w.qfmt = fmt;
+	} else
+		w.f = ct_model_wvec(m, t) + e;
+	return w;
+}
+
+int ct_model_set_base(struct ct_model *m, int fmt, const unsigned char *img)
+{
+	if (m->grads != NULL || fmt == CT_BASE_F32 || fmt >= CT_BASE_NFMT)
+		return ct_error(CT_EINVAL, "a compact base needs frozen weights and a compact format");
+	free(m->params);
+	m->params = NULL;
+	ct_base_layout(&m->cfg, fmt, &m->blay);
+	m->base = img;
+	return 0;
 }
 
 /* Per-row widths of the activations that differ between the
@@ -221,24 +284,25 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT;
 	struct ct_acts *a = &m->acts;
 	struct layer_params p;
+	struct layer_mats w;
 
-	layer_params(&m->lay, m->params, l, C, &p);
+	layer_weights(m, l, &p, &w);
 	ct_layernorm_forward(a->ln1 + lc, a->ln1_mean + lt, a->ln1_rstd + lt,
 			     residual, p.ln1w, p.ln1b, BT, C);
-	ct_matmul_forward(a->qkv + 3 * lc, a->ln1 + lc, p.qkvw, p.qkvb, BT, C, 3 * C);
+	ct_matmul_forward_w(a->qkv + 3 * lc, a->ln1 + lc, w.qkvw, p.qkvb, BT, C, 3 * C);
 	ct_lora_forward(m, l, CT_LORA_QKV, a->qkv + 3 * lc, a->ln1 + lc);
 	ct_attention_forward_recompute(a->atty + lc, a->att + (size_t)l * B * NH * T * 2,
 				       a->attrow, a->qkv + 3 * lc, B, T, C, NH);
-	ct_matmul_forward(a->attproj + lc, a->atty + lc, p.attprojw, p.attprojb,
+	ct_matmul_forward_w(a->attproj + lc, a->atty + lc, w.attprojw, p.attprojb,
 			  BT, C, C);
 	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
 	ct_layernorm_forward(a->ln2 + lc, a->ln2_mean + lt, a->ln2_rstd + lt,
 			     a->residual2 + lc, p.ln2w, p.ln2b, BT, C);
-	ct_matmul_forward(a->fch + 4 * lc, a->ln2 + lc, p.fcw, p.fcb, BT, C, 4 * C);
+	ct_matmul_forward_w(a->fch + 4 * lc, a->ln2 + lc, w.fcw, p.fcb, BT, C, 4 * C);
 	ct_lora_forward(m, l, CT_LORA_FC, a->fch + 4 * lc, a->ln2 + lc);
 	ct_gelu_forward(a->fch_gelu + 4 * lc, a->fch + 4 * lc, (size_t)BT * 4 * C);
-	ct_matmul_forward(a->fcproj + lc, a->fch_gelu + 4 * lc, p.fcprojw, p.fcprojb,
+	ct_matmul_forward_w(a->fcproj + lc, a->fch_gelu + 4 * lc, w.fcprojw, p.fcprojb,
 			  BT, 4 * C, C);
 	ct_lora_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, a->fch_gelu + 4 * lc);
 	ct_residual_forward(a->residual3 + lc, a->residual2 + lc, a->fcproj + lc,
@@ -255,13 +319,12 @@ float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
 
 	if (c->arch == CT_ARCH_LLAMA)
 		return ct_llama_forward(m, inputs, targets);
-	ct_encoder_forward(a->encoded, inputs, m->params + m->lay.offset[CT_WTE],
-			   m->params + m->lay.offset[CT_WPE], m->B, m->T, c->C);
+	ct_encoder_forward_w(a->encoded, inputs, ct_model_wmat(m, CT_WTE, 0),
+			     ct_model_wmat(m, CT_WPE, 0), m->B, m->T, c->C);
 	residual = ct_model_blocks_forward(m, block_forward);
 	ct_layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, residual,
-			     m->params + m->lay.offset[CT_LNFW],
-			     m->params + m->lay.offset[CT_LNFB], BT, c->C);
-	return ct_model_head_forward(m, m->lay.offset[CT_WTE], targets);
+			     ct_model_wvec(m, CT_LNFW), ct_model_wvec(m, CT_LNFB), BT, c->C);
+	return ct_model_head_forward(m, CT_WTE, targets);
 }
 
 const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *block)
@@ -275,18 +338,18 @@ const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *bloc
 	return residual;
 }
 
-float ct_model_head_forward(struct ct_model *m, size_t head, const ct_tok *targets)
+float ct_model_head_forward(struct ct_model *m, int head, const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	struct ct_acts *a = &m->acts;
 
-	ct_matmul_forward(a->logits, a->lnf, m->params + head, NULL, BT, c->C, c->Vp);
+	ct_matmul_forward_w(a->logits, a->lnf, ct_model_wmat(m, head, 0), NULL, BT, c->C, c->Vp);
 	ct_crossentropy_forward(a->losses, a->probs, a->logits, targets, BT,
 				c->V, c->Vp);
 	if (targets == NULL)
 		return 0.0f;
-	return ct_mean_loss(a->losses, BT);
+	return ct_masked_mean_loss(a->losses, targets, BT);
 }
 
 void ct_model_zero_grad(struct ct_model *m)
@@ -310,8 +373,9 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	struct ct_acts *a = &m->acts;
 	struct ct_grad_acts *g = &m->gacts;
 	struct layer_params p, d;
+	struct layer_mats w;
 
-	layer_params(&m->lay, m->params, l, C, &p);
+	layer_weights(m, l, &p, &w);
 	if (m->grads != NULL)
 		layer_params(&m->lay, m->grads, l, C, &d);
 	else			/* frozen weights (LoRA): no parameter gradients */
@@ -321,13 +385,13 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->dfcproj, n);
 	ct_residual_backward(g->dresidual2, g->dfcproj, g->dresidual, n);
 	zero(g->dfch_gelu, 4 * n);
-	ct_matmul_backward(g->dfch_gelu, d.fcprojw, d.fcprojb, g->dfcproj,
-			   a->fch_gelu + 4 * lc, p.fcprojw, BT, 4 * C, C);
+	ct_matmul_backward_w(g->dfch_gelu, d.fcprojw, d.fcprojb, g->dfcproj,
+			     a->fch_gelu + 4 * lc, w.fcprojw, BT, 4 * C, C);
 	ct_lora_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, a->fch_gelu + 4 * lc);
 	zero(g->dfch, 4 * n);
 	ct_gelu_backward(g->dfch, a->fch + 4 * lc, g->dfch_gelu, 4 * n);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, d.fcw, d.fcb, g->dfch, a->ln2 + lc, p.fcw,
+	ct_matmul_backward_w(g->dln, d.fcw, d.fcb, g->dfch, a->ln2 + lc, w.fcw,
 			   BT, C, 4 * C);
 	ct_lora_backward(m, l, CT_LORA_FC, g->dln, g->dfch, a->ln2 + lc);
 	ct_layernorm_backward(g->dresidual2, d.ln2w, d.ln2b, g->dln,
@@ -336,14 +400,14 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->dattproj, n);
 	ct_residual_backward(g->dresidual_in, g->dattproj, g->dresidual2, n);
 	zero(g->datty, n);
-	ct_matmul_backward(g->datty, d.attprojw, d.attprojb, g->dattproj,
-			   a->atty + lc, p.attprojw, BT, C, C);
+	ct_matmul_backward_w(g->datty, d.attprojw, d.attprojb, g->dattproj,
+			     a->atty + lc, w.attprojw, BT, C, C);
 	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
 	zero(g->dqkv, 3 * n);
 	ct_attention_backward_recompute(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
 					a->att + (size_t)l * B * NH * T * 2, B, T, C, NH);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, p.qkvw,
+	ct_matmul_backward_w(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, w.qkvw,
 			   BT, C, 3 * C);
 	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
 	ct_layernorm_backward(g->dresidual_in, d.ln1w, d.ln1b, g->dln, residual,
@@ -365,11 +429,11 @@ void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 		ct_llama_backward(m, inputs, targets);
 		return;
 	}
-	ct_model_head_backward(m, lay->offset[CT_WTE], targets);
+	ct_model_head_backward(m, CT_WTE, targets);
 	ct_layernorm_backward(g->dresidual, gr ? gr + lay->offset[CT_LNFW] : NULL,
 			      gr ? gr + lay->offset[CT_LNFB] : NULL, g->dln,
 			      a->residual3 + (size_t)(c->L - 1) * n,
-			      m->params + lay->offset[CT_LNFW], a->lnf_mean,
+			      ct_model_wvec(m, CT_LNFW), a->lnf_mean,
 			      a->lnf_rstd, BT, c->C);
 	ct_model_blocks_backward(m, block_backward);
 	if (gr == NULL)
@@ -379,7 +443,7 @@ void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 			    m->B, m->T, c->C);
 }
 
-void ct_model_head_backward(struct ct_model *m, size_t head, const ct_tok *targets)
+void ct_model_head_backward(struct ct_model *m, int head, const ct_tok *targets)
 {
 	const struct ct_gpt2_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -389,8 +453,8 @@ void ct_model_head_backward(struct ct_model *m, size_t head, const ct_tok *targe
 
 	ct_crossentropy_backward(g->dlogits, m->acts.probs, targets, BT, c->V, c->Vp);
 	zero(g->dln, n);
-	ct_matmul_backward(g->dln, gr ? gr + head : NULL, NULL, g->dlogits,
-			   m->acts.lnf, m->params + head, BT, c->C, c->Vp);
+	ct_matmul_backward_w(g->dln, gr ? gr + m->lay.offset[head] : NULL, NULL, g->dlogits,
+			     m->acts.lnf, ct_model_wmat(m, head, 0), BT, c->C, c->Vp);
 	zero(g->dresidual, n);
 }
 

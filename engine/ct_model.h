@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ct_base.h"
 #include "ct_gpt2.h"
 
 #define CT_LN_EPS 1e-5f		/* layernorm epsilon */
@@ -64,6 +65,32 @@ void ct_encoder_forward(float *out, const ct_tok *inp, const float *wte,
  * tokens accumulate in position order on top of what is already there). */
 void ct_encoder_backward(float *dwte, float *dwpe, const float *dout,
 			 const ct_tok *inp, int B, int T, int C);
+
+/* A frozen weight matrix as stored (ct_base.h): float32 (f), bfloat16
+ * (h) or q8 blocks (q8: its tensor's first block; the matrix starts at
+ * element qe of the tensor), exactly one of f, h, q8 non-NULL. Element i
+ * reads as f[i], ct_bf16_to_f32(h[i]) or ct_q8_at(q8, qe + i). */
+struct ct_wmat {
+	const float *f;
+	const uint16_t *h;
+	const unsigned char *q8;	/* q8 or nf4 blocks (qfmt) */
+	size_t qe;
+	int qfmt;
+};
+
+/* Element i of w, widened. */
+static inline float ct_wmat_at(struct ct_wmat w, size_t i)
+{
+	if (w.f != NULL)
+		return w.f[i];
+	if (w.h != NULL)
+		return ct_bf16_to_f32(w.h[i]);
+	return ct_blk_at(w.qfmt, w.q8, w.qe + i);
+}
+
+/* ct_encoder_forward with wte and wpe as stored (each element widened). */
+void ct_encoder_forward_w(float *out, const ct_tok *inp, struct ct_wmat wte,
+			  struct ct_wmat wpe, int B, int T, int C);
 
 /* Per row r of inp (BT,C):
  *   sum = sum_i x[i];  mu = sum / C
@@ -92,6 +119,14 @@ void ct_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
  *   out[r,o] = acc */
 void ct_matmul_forward(float *out, const float *inp, const float *w,
 		       const float *bias, int BT, int C, int OC);
+
+/* ct_matmul_forward / ct_matmul_backward on a weight as stored: the same
+ * chains, each w[o,i] widened to float32 (a bf16 w allows no dw: pass
+ * dw NULL, as frozen weights do). */
+void ct_matmul_forward_w(float *out, const float *inp, struct ct_wmat w,
+			 const float *bias, int BT, int C, int OC);
+void ct_matmul_backward_w(float *dinp, float *dw, float *dbias, const float *dout,
+			  const float *inp, struct ct_wmat w, int BT, int C, int OC);
 
 /* dinp (BT,C), dw (OC,C), dbias (OC or NULL) += from dout (BT,OC):
  *   dinp[r,i]: acc over o = 0..OC-1 of fmaf(dout[r,o], w[o,i], acc); dinp += acc
@@ -160,16 +195,29 @@ void ct_residual_backward(float *da, float *db, const float *dout, size_t n);
  *   mx = x[0]; for i = 1..V-1: mx = x[i] > mx ? x[i] : mx
  *   e_i = ct_expf(x[i] - mx); sum = sum_{i<V} (acc + e_i)
  *   probs[r,i] = e_i / sum (i < V), 0.0f (V <= i < Vp)
- *   losses[r] = -ct_logf(probs[r, targets[r]])
- * logits, probs (BT,Vp); targets, losses (BT); targets < V. */
+ *   losses[r] = -ct_logf(probs[r, CT_TOK_ID(targets[r])])
+ * logits, probs (BT,Vp); targets, losses (BT); CT_TOK_ID(targets) < V.
+ * A target may carry CT_TOK_UNTRAINED (ct_tok.h): its row's loss is
+ * computed all the same, and left out by ct_masked_mean_loss and by
+ * ct_crossentropy_backward. */
 void ct_crossentropy_forward(float *losses, float *probs, const float *logits,
 			     const ct_tok *targets, int BT, int V, int Vp);
 
 /* Mean loss of a batch: (acc over r = 0..BT-1 of acc + losses[r]) / (float)BT. */
 float ct_mean_loss(const float *losses, int BT);
 
-/* dlogits (BT,Vp) = (probs - 1[i == target]) / (float)BT for i < V, 0 for
- * i >= V. Written, not added (it is the first gradient of the pass). */
+/* Number of trained rows: targets without CT_TOK_UNTRAINED. */
+int ct_trained_rows(const ct_tok *targets, int BT);
+
+/* Mean loss over the trained rows: (acc over trained r ascending of
+ * acc + losses[r]) / (float)ntrained, 0.0f when no row is trained. With
+ * every row trained this is ct_mean_loss, bit for bit. */
+float ct_masked_mean_loss(const float *losses, const ct_tok *targets, int BT);
+
+/* dlogits (BT,Vp) = (probs - 1[i == target]) / (float)N for i < V, 0 for
+ * i >= V, with N = ct_trained_rows(targets) (BT when nothing is masked);
+ * a row whose target carries CT_TOK_UNTRAINED is 0.0f throughout.
+ * Written, not added (it is the first gradient of the pass). */
 void ct_crossentropy_backward(float *dlogits, const float *probs,
 			      const ct_tok *targets, int BT, int V, int Vp);
 
@@ -269,7 +317,22 @@ struct ct_model {
 	void *mem;		/* one allocation behind the activations */
 	void *gmem;		/* one allocation behind the gradient scratch */
 	struct ct_lora_state *lora;	/* LoRA adapters (ct_lora_model.h) or NULL */
+	/* A compact frozen base (ct_model_set_base): params is NULL and the
+	 * weights are read from this image (borrowed) at blay's offsets. */
+	const unsigned char *base;
+	struct ct_base_layout blay;
 };
+
+/* The model's weights: float32 tensor t (a vector, or a matrix of a
+ * float32 base), and matrix tensor t from element e on as stored. */
+const float *ct_model_wvec(const struct ct_model *m, int t);
+struct ct_wmat ct_model_wmat(const struct ct_model *m, int t, size_t e);
+
+/* Read the frozen weights of a model opened with CT_MODEL_FROZEN from a
+ * compact image of format fmt (ct_base.h; borrowed, kept alive and
+ * unchanged by the caller until ct_model_free): params is released.
+ * Returns 0 or CT_EINVAL (training model, or fmt not compact). */
+int ct_model_set_base(struct ct_model *m, int fmt, const unsigned char *img);
 
 /* ct_model_init's `training` for LoRA: gradient scratch for the backward
  * pass but no parameter gradients or moments (the weights are frozen;
@@ -288,7 +351,7 @@ int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 void ct_model_free(struct ct_model *m);
 
 /* Forward pass on inputs (B,T) and targets (B,T) (targets may be NULL:
- * logits only, returns 0). Returns the mean loss (ct_mean_loss). Tokens
+ * logits only, returns 0). Returns the mean loss (ct_masked_mean_loss). Tokens
  * must be < V (checked by the caller). */
 float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets);
@@ -329,13 +392,13 @@ const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *bloc
  * after each: on return gacts.dresidual holds the gradient of acts.encoded. */
 void ct_model_blocks_backward(struct ct_model *m, ct_model_block_fn *block);
 
-/* The output matrix (params + head, Vp x C) on acts.lnf into logits, then
+/* The output matrix (tensor head, Vp x C) on acts.lnf into logits, then
  * probs and losses; returns the mean loss, or 0 when targets is NULL. */
-float ct_model_head_forward(struct ct_model *m, size_t head, const ct_tok *targets);
+float ct_model_head_forward(struct ct_model *m, int head, const ct_tok *targets);
 
-/* Back through the loss and the output matrix at offset head: gacts.dln
+/* Back through the loss and the output matrix (tensor head): gacts.dln
  * gets the gradient of acts.lnf (grads + head gets its own when grads is
  * not NULL); gacts.dresidual is zeroed for the final norm to add into. */
-void ct_model_head_backward(struct ct_model *m, size_t head, const ct_tok *targets);
+void ct_model_head_backward(struct ct_model *m, int head, const ct_tok *targets);
 
 #endif

@@ -9,8 +9,8 @@
  * ct_ocl_* twin from ct_ocl_ops.c. Everything stays on the device for the
  * whole work unit: weights, gradients, AdamW m and v, activations and
  * gradient scratch. Per step the host uploads the batch's tokens and reads
- * back the B*T losses (the mean is computed on the host with ct_mean_loss,
- * the reference's own function); the weights and moments come back only
+ * back the B*T losses (the mean over the trained rows is computed on the
+ * host with ct_masked_mean_loss, the reference's own function); the weights and moments come back only
  * when the engine asks (read_state, for a checkpoint or the result).
  */
 #include "config.h"
@@ -56,6 +56,9 @@ struct ct_backend {
 					 * only evaluating (see layer_slot) */
 	int head_rows;			/* rows of logits held at once (head_chunked) */
 	cl_mem params, grads, m, v;
+	/* LoRA on a compact base (bl.fmt != CT_BASE_F32): params holds the
+	 * image of ct_base.h as it is, read through ct_dten_param */
+	struct ct_base_layout bl;
 	cl_mem inputs, targets;		/* ct_tok (B*T) */
 	struct dacts a;
 	struct dgacts g;
@@ -77,27 +80,34 @@ struct dlayer {
 	struct ct_dten ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
 };
 
+/* Tensor t of base (params or grads) from element e on; params of a
+ * compact base through its image layout. */
+static struct ct_dten PE(const struct ct_backend *be, cl_mem base, int t, size_t e)
+{
+	return ct_dten_param(base, &be->lay, base == be->params ? &be->bl : NULL, t, e);
+}
+
 static void dlayer(const struct ct_backend *be, cl_mem base, int l, struct dlayer *p)
 {
-	const size_t *o = be->lay.offset, C = (size_t)be->cfg.C;
+	const size_t C = (size_t)be->cfg.C;
 
-	p->ln1w = ct_dten_at(base, o[CT_LN1W] + l * C);
-	p->ln1b = ct_dten_at(base, o[CT_LN1B] + l * C);
-	p->qkvw = ct_dten_at(base, o[CT_QKVW] + l * 3 * C * C);
-	p->qkvb = ct_dten_at(base, o[CT_QKVB] + l * 3 * C);
-	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * C);
-	p->attprojb = ct_dten_at(base, o[CT_ATTPROJB] + l * C);
-	p->ln2w = ct_dten_at(base, o[CT_LN2W] + l * C);
-	p->ln2b = ct_dten_at(base, o[CT_LN2B] + l * C);
-	p->fcw = ct_dten_at(base, o[CT_FCW] + l * 4 * C * C);
-	p->fcb = ct_dten_at(base, o[CT_FCB] + l * 4 * C);
-	p->fcprojw = ct_dten_at(base, o[CT_FCPROJW] + l * 4 * C * C);
-	p->fcprojb = ct_dten_at(base, o[CT_FCPROJB] + l * C);
+	p->ln1w = PE(be, base, CT_LN1W, l * C);
+	p->ln1b = PE(be, base, CT_LN1B, l * C);
+	p->qkvw = PE(be, base, CT_QKVW, l * 3 * C * C);
+	p->qkvb = PE(be, base, CT_QKVB, l * 3 * C);
+	p->attprojw = PE(be, base, CT_ATTPROJW, l * C * C);
+	p->attprojb = PE(be, base, CT_ATTPROJB, l * C);
+	p->ln2w = PE(be, base, CT_LN2W, l * C);
+	p->ln2b = PE(be, base, CT_LN2B, l * C);
+	p->fcw = PE(be, base, CT_FCW, l * 4 * C * C);
+	p->fcb = PE(be, base, CT_FCB, l * 4 * C);
+	p->fcprojw = PE(be, base, CT_FCPROJW, l * 4 * C * C);
+	p->fcprojb = PE(be, base, CT_FCPROJB, l * C);
 }
 
 static struct ct_dten P(const struct ct_backend *be, cl_mem base, int tensor)
 {
-	return ct_dten_at(base, be->lay.offset[tensor]);
+	return PE(be, base, tensor, 0);
 }
 
 static struct ct_dten D(cl_mem m, size_t off)
@@ -290,8 +300,12 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = check_fits(be, n);
 	if (rc == 0 && spec != NULL)
 		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
-	if (rc == 0)
+	if (rc == 0 && spec != NULL && spec->base_fmt != CT_BASE_F32) {
+		ct_base_layout(cfg, spec->base_fmt, &be->bl);
+		rc = ct_ocl_alloc(be->ocl, be->bl.bytes, CL_MEM_READ_ONLY, &be->params);
+	} else if (rc == 0) {
 		rc = alloc_f(be, &be->params, n);
+	}
 	if (rc == 0 && be->training)
 		rc = alloc_f(be, &be->grads, n);
 	if (rc == 0 && be->training)
@@ -305,6 +319,8 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
 		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
 				       &be->llama);
+	if (rc == 0 && be->llama != NULL && be->bl.fmt != CT_BASE_F32)
+		ct_ocl_llama_set_base(be->llama, &be->bl);
 	else if (rc == 0)
 		rc = alloc_acts(be);
 	if (rc < 0) {
@@ -353,6 +369,9 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	size_t n = be->lay.total;
 	int rc;
 
+	if (be->bl.fmt != CT_BASE_F32)
+		return ct_error(CT_ESTATE, "opencl backend: opened for a %s base (load_base)",
+				ct_base_fmt_name(be->bl.fmt));
 	be->kv_rows = 0;	/* other weights: no row computed with them */
 	rc = ct_ocl_write(&be->ops, D(be->params, 0), params, n);
 	if (rc < 0 || !be->training)
@@ -366,8 +385,24 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	return rc;
 }
 
+/* The compact base image, as it is, into be->params. */
+static int ocl_load_base(struct ct_backend *be, int fmt, const unsigned char *img,
+			 size_t bytes)
+{
+	if (be->bl.fmt == CT_BASE_F32 || fmt != be->bl.fmt || bytes != be->bl.bytes)
+		return ct_error(CT_EINVAL, "opencl backend: a %s base of %zu bytes for one "
+				"opened for %s (%zu bytes)", ct_base_fmt_name(fmt), bytes,
+				ct_base_fmt_name(be->bl.fmt), be->bl.bytes);
+	be->kv_rows = 0;
+	return ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->params, CL_TRUE, 0,
+						 bytes, img, 0, NULL, NULL),
+			    "upload the compact base");
+}
+
 static int ocl_load_range(struct ct_backend *be, size_t off, const float *params, size_t n)
 {
+	if (be->bl.fmt != CT_BASE_F32)
+		return ct_error(CT_ESTATE, "opencl backend: the compact base is frozen");
 	if (off > be->lay.total || n > be->lay.total - off)
 		return ct_error(CT_EINVAL, "weights %zu..%zu of %zu", off, off + n, be->lay.total);
 	be->kv_rows = 0;
@@ -381,6 +416,9 @@ static int ocl_read_state(struct ct_backend *be, float *params, float *m, float 
 
 	if ((m != NULL || v != NULL) && !be->training)
 		return ct_error(CT_ESTATE, "backend opened for evaluation has no AdamW state");
+	if (params != NULL && be->bl.fmt != CT_BASE_F32)
+		return ct_error(CT_ESTATE, "opencl backend: the compact base is read where it "
+				"is kept (ct_base_widen)");
 	if (params != NULL)
 		rc = ct_ocl_read(&be->ops, params, D(be->params, 0), n);
 	if (rc == 0 && m != NULL)
@@ -452,7 +490,7 @@ static int head_chunked(struct ct_backend *be)
 	const int BT = be->B * be->T;
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += be->head_rows) {
@@ -478,7 +516,7 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 	const size_t n = (size_t)BT * c->C;
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
 	be->kv_rows = 0;	/* the activations are overwritten */
@@ -512,8 +550,9 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 	return rc;
 }
 
-/* Read the losses back and average them exactly as the reference does. */
-static int mean_loss(struct ct_backend *be, float *loss)
+/* Read the losses back and average them exactly as the reference does
+ * (over the rows targets marks trained). */
+static int mean_loss(struct ct_backend *be, const ct_tok *targets, float *loss)
 {
 	int BT = be->B * be->T;
 	int rc;
@@ -521,7 +560,7 @@ static int mean_loss(struct ct_backend *be, float *loss)
 	rc = ct_ocl_read(&be->ops, be->losses, be->llama ? ct_ocl_llama_losses(be->llama)
 							: D(be->a.losses, 0), (size_t)BT);
 	if (rc == 0)
-		*loss = ct_mean_loss(be->losses, BT);
+		*loss = ct_masked_mean_loss(be->losses, targets, BT);
 	return rc;
 }
 
@@ -531,7 +570,7 @@ static int ocl_eval(struct ct_backend *be, const ct_tok *inputs,
 	int rc = forward(be, inputs, targets, 1);
 
 	if (rc == 0)
-		rc = mean_loss(be, loss);
+		rc = mean_loss(be, targets, loss);
 	return rc;
 }
 
@@ -550,11 +589,11 @@ static int forward_rows(struct ct_backend *be, int t0, int t1)
 	const size_t r = (size_t)t0 * C, bt = (size_t)be->T, last = (size_t)(t1 - 1) * C;
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
 	DO(ct_ocl_encoder_forward(o, D(a->encoded, r), be->inputs, P(be, be->params, CT_WTE),
-				  D(be->params, be->lay.offset[CT_WPE] + r), 1, n, C));
+				  PE(be, be->params, CT_WPE, r), 1, n, C));
 	for (int l = 0; l < be->cfg.L && rc == 0; l++) {
 		const size_t lc = (size_t)l * bt * C, lt = (size_t)l * bt + (size_t)t0;
 		struct ct_dten res = l == 0 ? D(a->encoded, r)
@@ -654,7 +693,7 @@ static int ocl_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 	if (rc == 0)	/* the head of row pos alone (its logits as in any batch) */
 		rc = ct_ocl_matmul_forward(&be->ops, D(be->a.logits, 0),
 					   D(be->a.lnf, (size_t)pos * be->cfg.C),
-					   P(be, be->params, CT_WTE), (struct ct_dten){ NULL, 0 },
+					   P(be, be->params, CT_WTE), (struct ct_dten){ NULL, 0, 0 },
 					   0, 1, be->cfg.C, be->cfg.Vp);
 	if (rc == 0)
 		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, 0), (size_t)be->cfg.V);
@@ -769,7 +808,7 @@ static int backward(struct ct_backend *be)
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
 	struct dgacts *g = &be->g;
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
 	if (be->llama != NULL)
@@ -819,7 +858,7 @@ static int lora_step(struct ct_backend *be, const ct_tok *inputs,
 	DO(backward(be));
 	DO(ct_ocl_adamw(&be->ops, D(lo->ad, 0), D(lo->grad, 0), D(lo->m, 0), D(lo->v, 0),
 			lo->n, &args->opt, args->grad_clip));
-	DO(mean_loss(be, loss));
+	DO(mean_loss(be, targets, loss));
 	return rc;
 }
 
@@ -846,7 +885,7 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 	/* clipping (when grad_clip > 0) is folded into the AdamW pass */
 	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),
 			D(be->v, 0), n, &args->opt, args->grad_clip));
-	DO(mean_loss(be, loss));
+	DO(mean_loss(be, targets, loss));
 	return rc;
 }
 
@@ -861,6 +900,7 @@ const struct ct_backend_ops ct_ocl_backend_ops = {
 	.open_lora = ocl_open_lora,
 	.lora_load = ocl_lora_load,
 	.lora_read = ocl_lora_read,
+	.load_base = ocl_load_base,
 	.close = ocl_close,
 	.logits = ocl_logits,
 	.load_range = ocl_load_range,

@@ -264,6 +264,7 @@ struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
+	const struct ct_base_layout *bl;	/* a compact base's, or NULL */
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
 #define CT_LL_FIELD_(f) cl_mem f;
 	CT_LL_ACTS(CT_LL_FIELD_)
@@ -277,20 +278,31 @@ struct ll_layer {
 	struct ct_dten ln1w, qkvw, qkvb, qkn, attprojw, ln2w, fcw, fcprojw;
 };
 
+/* Tensor t of base from element e on (a compact base's image when the
+ * weights are one and base is not NULL). */
+static struct ct_dten LW(const struct ct_ocl_llama *ll, cl_mem base, int t, size_t e)
+{
+	return ct_dten_param(base, &ll->lay, base != NULL ? ll->bl : NULL, t, e);
+}
+
+void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl)
+{
+	ll->bl = bl;
+}
+
 static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct ll_layer *p)
 {
-	const size_t *o = ll->lay.offset, C = (size_t)ll->cfg.C, F = (size_t)ll->cfg.F;
+	const size_t C = (size_t)ll->cfg.C, F = (size_t)ll->cfg.F;
 	const size_t QKV = (size_t)ll->QKV;
 
-	p->ln1w = ct_dten_at(base, o[CT_LN1W] + l * C);
-	p->qkvw = ct_dten_at(base, o[CT_QKVW] + l * QKV * C);
-	p->qkvb = ct_dten_at(ll->lay.size[CT_QKVB] ? base : NULL, o[CT_QKVB] + l * QKV);
-	p->qkn = ct_dten_at(ll->lay.size[CT_LN1B] ? base : NULL,
-			    o[CT_LN1B] + l * 2 * (size_t)ll->hd);
-	p->attprojw = ct_dten_at(base, o[CT_ATTPROJW] + l * C * (size_t)ll->A);
-	p->ln2w = ct_dten_at(base, o[CT_LN2W] + l * C);
-	p->fcw = ct_dten_at(base, o[CT_FCW] + l * 2 * F * C);
-	p->fcprojw = ct_dten_at(base, o[CT_FCPROJW] + l * C * F);
+	p->ln1w = LW(ll, base, CT_LN1W, l * C);
+	p->qkvw = LW(ll, base, CT_QKVW, l * QKV * C);
+	p->qkvb = LW(ll, ll->lay.size[CT_QKVB] ? base : NULL, CT_QKVB, l * QKV);
+	p->qkn = LW(ll, ll->lay.size[CT_LN1B] ? base : NULL, CT_LN1B, l * 2 * (size_t)ll->hd);
+	p->attprojw = LW(ll, base, CT_ATTPROJW, l * C * (size_t)ll->A);
+	p->ln2w = LW(ll, base, CT_LN2W, l * C);
+	p->fcw = LW(ll, base, CT_FCW, l * 2 * F * C);
+	p->fcprojw = LW(ll, base, CT_FCPROJW, l * C * F);
 }
 
 static struct ct_dten D(cl_mem m, size_t off)
@@ -423,7 +435,7 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), fch = D(ll->fch, lt * 2 * F);
 	struct ct_dten sw = D(ll->sw, lt * F), ln1 = D(ll->ln1, lc), ln2 = D(ll->ln2, lc);
 	struct ct_dten atty = D(ll->atty, lt * ll->A), attproj = D(ll->attproj, 0);
-	struct ct_dten fcproj = D(ll->fcproj, 0), none = { NULL, 0 };
+	struct ct_dten fcproj = D(ll->fcproj, 0), none = { NULL, 0, 0 };
 	struct ct_dten raw;
 	struct ll_layer p;
 	int rc = 0;
@@ -457,8 +469,7 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 /* The output matrix: lm_head, or the embedding when tied. */
 static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
 {
-	return D(base, (ll->cfg.flags & CT_LLAMA_TIED) ? ll->lay.offset[CT_WTE]
-						       : ll->lay.offset[CT_WPE]);
+	return LW(ll, base, (ll->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE, 0);
 }
 
 int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
@@ -468,17 +479,21 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten none = { NULL, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
+	struct ct_dten none = { NULL, 0, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
 	int rc = 0;
 
-	DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
-				D(params, ll->lay.offset[CT_WTE]), BT, C));
+	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt != CT_BASE_F32)
+		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, params, CT_WTE, 0),
+					  BT, C));
+	else
+		DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
+					LW(ll, params, CT_WTE, 0), BT, C));
 	for (int l = 0; l < c->L && rc == 0; l++)
 		DO(block_forward(ll, params, l, l == 0 ? D(ll->encoded, 0)
 						       : D(ll->residual3, (size_t)(l - 1) * n),
 				 lora));
 	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
-				  D(params, ll->lay.offset[CT_LNFW]), BT, C, (float)c->rms_eps));
+				  LW(ll, params, CT_LNFW, 0), BT, C, (float)c->rms_eps));
 	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
 				 BT, C, c->Vp));
 	DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->probs, 0), D(ll->logits, 0),
@@ -507,7 +522,7 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten fch = D(ll->fch, lt * 2 * F), sw = D(ll->sw, lt * F);
-	struct ct_dten ln2 = D(ll->ln2, lc), none = { NULL, 0 };
+	struct ct_dten ln2 = D(ll->ln2, lc), none = { NULL, 0, 0 };
 	int rc = 0;
 
 	DO(ct_ocl_zero(o, D(ll->dresidual2, 0), n));
@@ -540,7 +555,7 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lt * ll->A);
-	struct ct_dten ln1 = D(ll->ln1, lc), none = { NULL, 0 };
+	struct ct_dten ln1 = D(ll->ln1, lc), none = { NULL, 0, 0 };
 	struct ll_layer p, d;
 	int rc = 0;
 
@@ -581,7 +596,7 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->probs, 0), none = { NULL, 0 };
+	struct ct_dten dlogits = D(ll->probs, 0), none = { NULL, 0, 0 };
 	struct ct_dten dlnfw = grads ? D(grads, ll->lay.offset[CT_LNFW]) : none;
 	int rc = 0;
 
@@ -593,7 +608,7 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
 	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
 				   D(ll->residual3, (size_t)(c->L - 1) * n),
-				   D(params, ll->lay.offset[CT_LNFW]), D(ll->lnf_rstd, 0), BT, C));
+				   LW(ll, params, CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
 		cl_mem tmp;
 

@@ -125,4 +125,8 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll);
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll);
 
+/* Read the weights as the compact base image of layout bl (borrowed; the
+ * backend's, alive until close) instead of a float32 params buffer. */
+void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl);
+
 #endif

@@ -41,7 +41,7 @@ int ct_ocl_lora_layer_forward(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dte
 			      struct ct_dten A, struct ct_dten Bm, float s,
 			      int BT, int C, int OC, int r)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc;
 
 	rc = ct_ocl_matmul_forward(ops, hs, inp, A, none, 0, BT, C, r);
@@ -60,7 +60,7 @@ int ct_ocl_lora_layer_backward(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dt
 			       struct ct_dten A, struct ct_dten Bm, float s,
 			       int BT, int C, int OC, int r)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc;
 
 	rc = ct_ocl_zero(ops, dh, (size_t)BT * r);

@@ -4,6 +4,7 @@
  * ocl_run(); the arithmetic lives in the kernels/ .cl files.
  */
 #include "ct_ocl_ops.h"
+#include "ct_base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,9 +56,18 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_LN_DWB_TILED] = "ct_layernorm_dwb_tiled",
 	[CT_K_MM_DBIAS_TILED] = "ct_mm_dbias_tiled",
 	[CT_K_MM_TILED_M] = "ct_mm_tiled_m",
+	[CT_K_BF16_WIDEN] = "ct_bf16_widen",
+	[CT_K_BF16_WIDEN2] = "ct_bf16_widen2",
+	[CT_K_ENCODER_FWD_H] = "ct_encoder_fwd_h",
+	[CT_K_LL_EMBED_FWD_H] = "ct_ll_embed_fwd_h",
+	[CT_K_Q8_WIDEN] = "ct_q8_widen",
+	[CT_K_Q8_WIDEN2] = "ct_q8_widen2",
+	[CT_K_ENCODER_FWD_Q8] = "ct_encoder_fwd_q8",
+	[CT_K_LL_EMBED_FWD_Q8] = "ct_ll_embed_fwd_q8",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
 	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
+	[CT_K_CE_COUNT] = "ct_ce_count",
 };
 
 /* Work-items per group of the tiled matmul (its reqd_work_group_size). */
@@ -157,7 +167,7 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
 	CT_OCL_UNREF_ALL(&ops->scratch, &ops->clip_part, &ops->clip_res,
-			 &ops->ce_stat, &ops->att_tr, &ops->accb);
+			 &ops->ce_stat, &ops->att_tr, &ops->accb, &ops->wide);
 	memset(ops, 0, sizeof(*ops));
 }
 
@@ -527,9 +537,62 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 	return rc;
 }
 
-int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
-			  struct ct_dten inp, struct ct_dten w,
-			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
+/* Compact weights (ct_base.h) are widened, exactly, into ops->wide right
+ * before the product that reads them, about WIDE_MAX floats (4 MiB) at a
+ * time: a bigger weight runs in pieces of whole outputs (rows of out for
+ * the forward, columns of dinp for the input gradient; at least
+ * WIDE_MIN_PIECE of them, so that a piece still fills the kernels'
+ * panels), each output's chain whole and unchanged, so the bits are those
+ * of one product. The scratch then peaks at 64 rows of the vocabulary
+ * matrix's transpose (Qwen3's 151936 x 64: 39 MiB, against its 311 MiB of
+ * bf16 embeddings). CT_OCL_WIDE_MAX=N (floats) overrides (tests). */
+#define WIDE_MAX ((size_t)1 << 20)
+#define WIDE_MIN_PIECE 64
+
+static size_t wide_max(void)
+{
+	const char *e = getenv("CT_OCL_WIDE_MAX");
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? (size_t)v : WIDE_MAX;
+}
+
+/* ops->wide (rows, cols) = the bf16 block of w (rows of ld elements from
+ * w.off on), widened. */
+static int widen(struct ct_ocl_ops *ops, struct ct_dten w, size_t rows, int cols, int ld)
+{
+	size_t n = rows * (size_t)cols;
+	int rc;
+
+	if (w.fmt != CT_BASE_BF16 && !ct_base_blocked(w.fmt))
+		return ct_error(CT_EINTERNAL, "weight of base format %d", w.fmt);
+	rc = grow(ops, &ops->wide, &ops->wide_floats, n ? n : 1);
+	if (rc < 0 || n == 0)
+		return rc;
+	if (ct_base_blocked(w.fmt) && cols == ld) {
+		rc = ocl_args(ops, CT_K_Q8_WIDEN, "mutui", ops->wide, (cl_ulong)0, w, (cl_ulong)n,
+			      w.fmt);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN, (n + 15) / 16, 0);
+	}
+	if (ct_base_blocked(w.fmt)) {
+		rc = ocl_args(ops, CT_K_Q8_WIDEN2, "mutiiii", ops->wide, (cl_ulong)0, w, (int)rows,
+			      cols, ld, w.fmt);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN2, (size_t)cols, rows);
+	}
+	if (cols == ld) {
+		rc = ocl_args(ops, CT_K_BF16_WIDEN, "mutu", ops->wide, (cl_ulong)0, w,
+			      (cl_ulong)n);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_BF16_WIDEN, (n + 15) / 16, 0);
+	}
+	rc = ocl_args(ops, CT_K_BF16_WIDEN2, "mutiii", ops->wide, (cl_ulong)0, w, (int)rows,
+		      cols, ld);
+	return rc < 0 ? rc : ocl_run(ops, CT_K_BF16_WIDEN2, (size_t)cols, rows);
+}
+
+/* The forward of a float32 w into out with rows ldo apart (ldo >= OC). */
+static int mm_forward(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten inp,
+		      struct ct_dten w, struct ct_dten bias, int has_bias, int BT, int C,
+		      int OC, int ldo)
 {
 	const char *env = getenv("CT_OCL_FWD");
 	/* Computing out^T saves packing the weights (C x OC) for packing the
@@ -545,7 +608,7 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	 * cores at load ~3: 75 CPU-ms per token against 125). */
 	int transposed = 2 * (long)OC >= 3 * (long)BT;
 
-	if (matvec_use(ops, BT))
+	if (ldo == OC && matvec_use(ops, BT))
 		return matvec_run(ops, out, inp, w, bias, has_bias, BT, C, OC);
 	if (env != NULL && (env[0] == 'n' || env[0] == 't'))
 		transposed = env[0] == 't';
@@ -553,31 +616,94 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 		/* out^T (OC, BT): A = w (OC x C, rows contiguous), B[k=i, n=bt] =
 		 * inp[bt*C + i] (packed: BT x C, smaller than w); bias per row */
 		struct mm_args a = {
-			.out = out, .A = w, .B = inp, .bias = bias, .som = 1, .son = OC,
+			.out = out, .A = w, .B = inp, .bias = bias, .som = 1, .son = ldo,
 			.sam = C, .sak = 1, .sk = 1, .sn = C, .has_bias = has_bias,
 			.bias_row = 1, .accumulate = 0, .M = OC, .N = BT, .K = C,
 		};
 
 		return mm_run(ops, &a);
+	} else {
+		/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] (packed) */
+		struct mm_args a = {
+			.out = out, .A = inp, .B = w, .bias = bias, .som = ldo, .son = 1,
+			.sam = C, .sak = 1, .sk = 1, .sn = C, .has_bias = has_bias,
+			.bias_row = 0, .accumulate = 0, .M = BT, .N = OC, .K = C,
+		};
+
+		return mm_run(ops, &a);
 	}
-	/* A = inp (BT x C), B[k=i, n=o] = w[o*C + i] (packed) */
-	return mm(ops, out, inp, C, 1, w, 1, C, bias, has_bias, BT, OC, C, 0);
+}
+
+int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
+			  struct ct_dten inp, struct ct_dten w,
+			  struct ct_dten bias, int has_bias, int BT, int C, int OC)
+{
+	size_t rows;
+	int rc = 0;
+
+	if (w.fmt == 0)
+		return mm_forward(ops, out, inp, w, bias, has_bias, BT, C, OC, OC);
+	/* compact: rows o0.. of w widened, into columns o0.. of out */
+	rows = C > 0 ? wide_max() / (size_t)C : (size_t)OC;
+	if (rows < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+		rows = WIDE_MIN_PIECE;
+	if (rows < 1)
+		rows = 1;
+	for (int o0 = 0; rc == 0 && o0 < OC; o0 += (int)rows) {
+		int n = OC - o0 < (int)rows ? OC - o0 : (int)rows;
+		struct ct_dten wr = w, o = out, b = bias;
+
+		wr.off += (size_t)o0 * C;
+		o.off += (size_t)o0;
+		b.off += has_bias ? (size_t)o0 : 0;
+		rc = widen(ops, wr, (size_t)n, C, C);
+		if (rc == 0)
+			rc = mm_forward(ops, o, inp, ct_dten_at(ops->wide, 0), b, has_bias, BT, C,
+					n, OC);
+	}
+	return rc;
 }
 
 int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dten dout,
 		       struct ct_dten w, int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
+	size_t cols;
+	int rc = 0;
 
 	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
-	return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
+	if (w.fmt == 0)
+		return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
+	/* compact: columns i0.. of w widened, into columns i0.. of dinp */
+	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
+	if (cols < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+		cols = WIDE_MIN_PIECE;
+	if (cols < 1)
+		cols = 1;
+	for (int i0 = 0; rc == 0 && i0 < C; i0 += (int)cols) {
+		int n = C - i0 < (int)cols ? C - i0 : (int)cols;
+		struct ct_dten wc = w, d = dinp;
+		struct mm_args a = {
+			.out = d, .A = dout, .bias = none,
+			.som = C, .son = 1, .sam = OC, .sak = 1, .sk = n, .sn = 1,
+			.has_bias = 0, .bias_row = 0, .accumulate = 1, .M = BT, .N = n, .K = OC,
+		};
+
+		wc.off += (size_t)i0;
+		a.out.off += (size_t)i0;
+		rc = widen(ops, wc, (size_t)OC, n, C);
+		a.B = ct_dten_at(ops->wide, 0);	/* widen may have grown it */
+		if (rc == 0)
+			rc = mm_run(ops, &a);
+	}
+	return rc;
 }
 
 int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dbias,
 			  int has_bias, struct ct_dten dout, struct ct_dten inp,
 			  int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	int rc;
 
 	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp.
@@ -623,7 +749,22 @@ int ct_ocl_matmul_backward(struct ct_ocl_ops *ops, struct ct_dten dinp,
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C)
 {
+	if (wte.fmt != wpe.fmt)
+		return ct_error(CT_EINTERNAL, "encoder: wte and wpe stored differently");
+	if (wte.fmt == CT_BASE_BF16)
+		RUN(CT_K_ENCODER_FWD_H, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
+	if (ct_base_blocked(wte.fmt))
+		RUN(CT_K_ENCODER_FWD_Q8, C, B * T, "tmttiiii", out, inp, wte, wpe, B * T, T, C,
+		    wte.fmt);
 	RUN(CT_K_ENCODER_FWD, C, B * T, "tmttiii", out, inp, wte, wpe, B * T, T, C);
+}
+
+int ct_ocl_embed_forward_h(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
+			   struct ct_dten wte, int BT, int C)
+{
+	if (ct_base_blocked(wte.fmt))
+		RUN(CT_K_LL_EMBED_FWD_Q8, C, BT, "tmtiii", out, inp, wte, BT, C, wte.fmt);
+	RUN(CT_K_LL_EMBED_FWD_H, C, BT, "tmtii", out, inp, wte, BT, C);
 }
 
 int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,
@@ -849,7 +990,7 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, size_t toff, int BT, int V, int Vp)
 {
-	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT);
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
 
 	if (rc == 0)
 		rc = ce_row_chain(ops, CT_K_CE_MAX, logits, BT, V, Vp);
@@ -875,8 +1016,20 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	RUN(CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), BT, "ttmiii", dlogits, probs,
-	    targets, BT, V, Vp);
+	struct ct_dten ntr = { NULL, 2 * (size_t)BT, 0 };	/* after the row stats */
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
+
+	ntr.mem = ops->ce_stat;
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CE_COUNT, "mti", targets, ntr, BT);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CE_COUNT, 1, 0);
+	if (rc == 0)
+		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmtiii", dlogits, probs, targets, ntr,
+			      BT, V, Vp);
+	if (rc == 0)
+		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)BT);
+	return rc;
 }
 
 /* ---- clipping and AdamW ---------------------------------------------------- */

@@ -46,18 +46,44 @@
 #ifndef CT_OCL_OPS_H
 #define CT_OCL_OPS_H
 
+#include "ct_base.h"
 #include "ct_ocl.h"
 
-/* A tensor on the device: `mem` + `off` floats. */
+/* A tensor on the device: `mem` + `off` elements: floats, or for a
+ * frozen weight of a compact base (ct_base.h) bfloat16 values (fmt
+ * CT_BASE_BF16), or element `off` of the q8 block grid of the image in
+ * `mem` (CT_BASE_Q8). Only the matmuls' weights and the embedding tables may be
+ * compact; every other tensor is float32 (fmt 0). */
 struct ct_dten {
 	cl_mem mem;
 	size_t off;
+	int fmt;
 };
 
 static inline struct ct_dten ct_dten_at(cl_mem mem, size_t off)
 {
-	struct ct_dten t = { mem, off };
+	struct ct_dten t = { mem, off, 0 };
 	return t;
+}
+
+/* Tensor t of a params-shaped buffer mem from element e on: at lay's
+ * float offsets, or, when bl is not NULL, in a compact base image
+ * (ct_base.h) uploaded as it is, with the tensor's format. */
+static inline struct ct_dten ct_dten_param(cl_mem mem, const struct ct_gpt2_layout *lay,
+					   const struct ct_base_layout *bl, int t, size_t e)
+{
+	struct ct_dten d = { mem, 0, 0 };
+
+	if (bl == NULL || bl->fmt == CT_BASE_F32) {
+		d.off = lay->offset[t] + e;
+		return d;
+	}
+	d.fmt = ct_base_tensor_fmt(bl->fmt, t);
+	if (ct_base_blocked(d.fmt))	/* the element's index in the image's block grid */
+		d.off = bl->off[t] / CT_BASE_Q8_BYTES * ct_base_block_elems(d.fmt) + e;
+	else
+		d.off = bl->off[t] / (d.fmt == CT_BASE_BF16 ? 2 : 4) + e;
+	return d;
 }
 
 /* The kernels of the program, by index (see ct_ocl_ops.c's table). */
@@ -105,6 +131,15 @@ enum ct_ocl_kid {
 	CT_K_MATVEC1,
 	CT_K_MATVEC2,
 	CT_K_CE_ROWS_TILED,
+	CT_K_CE_COUNT,
+	CT_K_BF16_WIDEN,
+	CT_K_BF16_WIDEN2,
+	CT_K_ENCODER_FWD_H,
+	CT_K_LL_EMBED_FWD_H,
+	CT_K_Q8_WIDEN,
+	CT_K_Q8_WIDEN2,
+	CT_K_ENCODER_FWD_Q8,
+	CT_K_LL_EMBED_FWD_Q8,
 	CT_K_COUNT
 };
 
@@ -118,11 +153,14 @@ struct ct_ocl_ops {
 	size_t scratch_floats;
 	cl_mem accb;			/* parked accumulators of a k-split product */
 	size_t accb_floats;
+	cl_mem wide;			/* a compact weight widened for its matmul */
+	size_t wide_floats;
 
 	cl_mem clip_part;		/* gradient-norm partials, grown on demand */
 	size_t clip_part_floats;
 	cl_mem clip_res;		/* norm, scale, flag (3 floats) */
-	cl_mem ce_stat;			/* softmax row max and sum (2*BT) */
+	cl_mem ce_stat;			/* softmax row max and sum (2*BT), then the
+					 * count of trained rows (1) */
 	size_t ce_stat_floats;
 	cl_mem att_tr;			/* attention: k, v, q, dout transposed */
 	size_t att_tr_floats;
@@ -150,7 +188,11 @@ int ct_ocl_read(struct ct_ocl_ops *ops, float *dst, struct ct_dten src, size_t n
 int ct_ocl_zero(struct ct_ocl_ops *ops, struct ct_dten dst, size_t n);
 
 /* out (BT,OC) = inp (BT,C) . w (OC,C)^T + bias (OC); has_bias 0: no bias.
- * Arithmetic: a dot, doc/workunit.md §3 "Arithmetic rules". */
+ * Arithmetic: a dot, doc/workunit.md §3 "Arithmetic rules". A bf16 w
+ * (here and in ct_ocl_matmul_dinp) is first widened, exactly, into a
+ * float32 scratch the product then reads (the same bits as the C
+ * reference's ct_matmul_forward_w), in pieces of whole outputs when it is
+ * big (ct_ocl_ops.c, WIDE_MAX). */
 int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 			  struct ct_dten inp, struct ct_dten w,
 			  struct ct_dten bias, int has_bias, int BT, int C, int OC);
@@ -175,6 +217,10 @@ int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_d
  * ct_tok (B*T of them). */
 int ct_ocl_encoder_forward(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
 			   struct ct_dten wte, struct ct_dten wpe, int B, int T, int C);
+/* Llama's embedding of a compact table (bf16 or q8; ct_ocl_llama.c runs
+ * the float32 one). */
+int ct_ocl_embed_forward_h(struct ct_ocl_ops *ops, struct ct_dten out, cl_mem inp,
+			   struct ct_dten wte, int BT, int C);
 int ct_ocl_encoder_backward(struct ct_ocl_ops *ops, struct ct_dten dwte,
 			    struct ct_dten dwpe, struct ct_dten dout, cl_mem inp,
 			    int B, int T, int C);
@@ -215,6 +261,8 @@ int ct_ocl_residual_backward(struct ct_ocl_ops *ops, struct ct_dten da,
 int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 				struct ct_dten probs, struct ct_dten logits,
 				cl_mem targets, size_t toff, int BT, int V, int Vp);
+/* The trained rows (CT_TOK_UNTRAINED, lib/ct_tok.h) are counted on the
+ * device: ct_crossentropy_backward's N. */
 int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp);

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "ct_sample.h"
+#include "ct_base.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -221,6 +222,9 @@ static int gen_open(struct gen *g, const struct ct_gpt2 *model, const char *devi
 	rc = g->ops->open(device, &model->cfg, 1, g->T, 0, &g->be);
 	if (rc == 0 && p->load != NULL)
 		rc = p->load(p->load_arg, g->ops, g->be);
+	else if (rc == 0 && model->fmt != CT_BASE_F32)
+		rc = ct_error(CT_EUNSUPP, "sampling reads float32 checkpoints (this one is a "
+			      "compact base)");
 	else if (rc == 0)
 		rc = g->ops->load_state(g->be, model->params, NULL, NULL);
 	return rc;

@@ -7,5 +7,5 @@ BUILT_SOURCES += server/web/web_assets.c
 CLEANFILES += server/web/web_assets.c
 
 server/web/web_assets.c: $(CT_HTML_FILES:%=$(srcdir)/%) $(srcdir)/html/embed.sh
-	$(AM_V_GEN)$(MKDIR_P) server && \
+	$(AM_V_GEN)$(MKDIR_P) server/web && \
 	$(SHELL) $(srcdir)/html/embed.sh $@ $(srcdir) $(CT_HTML_FILES)

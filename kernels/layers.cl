@@ -425,7 +425,10 @@ __kernel void ct_residual_bwd(CT_BUF(__global, da), CT_BUF(__global, db),
 /* The reference's per-row softmax in four passes, so that the expensive
  * exps run one work-item per element while each row's max and sum stay one
  * sequential chain: rows (BT) of logits/probs (BT,Vp); stat (2*BT) holds
- * each row's max, then its sum. */
+ * each row's max, then its sum. A target id with CT_TOK_UNTRAINED set
+ * (lib/ct_tok.h) is a row the loss does not count: its dlogits are 0. */
+
+#define CT_TOK_UNTRAINED 0x80000000u
 
 /* stat[r] = max over i < V of x[r,i] (sequential, reference's compare). */
 __kernel void ct_ce_max(CT_BUF(const __global, logits), __global float *stat,
@@ -505,31 +508,51 @@ __kernel void ct_ce_loss(CT_BUF(__global, losses), CT_BUF(const __global, probs)
 		return;
 	CT_AT(losses); CT_AT(probs);
 	targets += targets_off;
-	losses[r] = -ct_logf(probs[(size_t)r * Vp + targets[r]]);
+	losses[r] = -ct_logf(probs[(size_t)r * Vp + (targets[r] & ~CT_TOK_UNTRAINED)]);
 }
 
-/* dlogits = (probs - 1[i == target]) / BT (i < V), 0 (i >= V); CT_EW
+/* ntr[0] = (float) number of trained rows (targets without
+ * CT_TOK_UNTRAINED); one work-item, an exact count (BT < 2^24). */
+__kernel void ct_ce_count(const __global ct_tok *targets, CT_BUF(__global, ntr), int BT)
+{
+	int n = 0;
+
+	if (get_global_id(0) != 0)
+		return;
+	CT_AT(ntr);
+	for (int r = 0; r < BT; r++)
+		n += (targets[r] & CT_TOK_UNTRAINED) == 0;
+	ntr[0] = (float)n;
+}
+
+/* dlogits = (probs - 1[i == target]) / N (i < V), 0 (i >= V), N = ntr[0]
+ * the trained rows (ct_ce_count); 0 throughout an untrained row. CT_EW
  * entries of row r = gid1 per work-item. */
 __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
-				  const __global ct_tok *targets, int BT, int V, int Vp)
+				  const __global ct_tok *targets, CT_BUF(const __global, ntr),
+				  int BT, int V, int Vp)
 {
 	int r = get_global_id(1);
 	size_t tr;
+	int skip;
+	float n;
 
 	if (get_global_id(0) * CT_EW >= (size_t)Vp || r >= BT)
 		return;
-	CT_AT(dlogits); CT_AT(probs);
+	CT_AT(dlogits); CT_AT(probs); CT_AT(ntr);
 	dlogits += (size_t)r * Vp;
 	probs += (size_t)r * Vp;
+	skip = (targets[r] & CT_TOK_UNTRAINED) != 0;
 	tr = targets[r];
+	n = ntr[0];
 	CT_EW_FOR(i, (size_t)Vp) {
 		float d = 0.0f;
 
-		if (i < (size_t)V) {
+		if (i < (size_t)V && !skip) {
 			float ind = i == tr ? 1.0f : 0.0f;
 
 			d = probs[i] - ind;
-			d = d / (float)BT;
+			d = d / n;
 		}
 		dlogits[i] = d;
 	}

@@ -14,7 +14,8 @@ CT_CL_FILES = \
 	kernels/reduce_tiled.cl \
 	kernels/lora.cl \
 	kernels/llama.cl \
-	kernels/matvec.cl
+	kernels/matvec.cl \
+	kernels/base.cl
 
 nodist_engine_libctengine_a_SOURCES = kernels/ct_kernels.c
 BUILT_SOURCES += kernels/ct_kernels.c

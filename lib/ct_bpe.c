@@ -527,3 +527,8 @@ uint64_t ct_bpe_heap_pop(struct ct_bpe_heap *h)
 		h->v[i] = last;
 	return top;
 }
+
+int ct_bpe_is_added(const struct ct_bpe *b, uint32_t id)
+{
+	return b->is_added != NULL && id < (uint32_t)b->V && b->is_added[id];
+}

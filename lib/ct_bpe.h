@@ -32,6 +32,8 @@ int ct_bpe_open_hf(const char *path, struct ct_bpe **out);
 
 int ct_bpe_vocab(const struct ct_bpe *b);
 int ct_bpe_eot(const struct ct_bpe *b);
+/* 1 when id is one of a tokenizer.json's added tokens. */
+int ct_bpe_is_added(const struct ct_bpe *b, uint32_t id);
 
 /* The post_processor template of a tokenizer.json: 1 with the ids it puts
  * before (*pre, *npre) and after (*post, *npost) the text of a sequence,

@@ -7,6 +7,7 @@
 #include "ct_jv.h"
 #include "ct_le.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,8 +246,20 @@ static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	}
 }
 
-static int header_json(const struct ct_st_out *t, size_t nt, char **buf, size_t *len)
+static const char *dtype_name(enum ct_st_dtype d)
 {
+	return d == CT_ST_BF16 ? "BF16" : d == CT_ST_F16 ? "F16" : "F32";
+}
+
+static size_t dtype_size(enum ct_st_dtype d)
+{
+	return d == CT_ST_BF16 || d == CT_ST_F16 ? 2 : 4;
+}
+
+static int header_json(const struct ct_st_out *t, size_t nt, enum ct_st_dtype dt,
+		       char **buf, size_t *len)
+{
+	const size_t es = dtype_size(dt);
 	size_t cap = 0;
 	uint64_t off = 0;
 	int rc = put(buf, len, &cap, "{\"__metadata__\":{\"format\":\"pt\"}");
@@ -259,13 +272,14 @@ static int header_json(const struct ct_st_out *t, size_t nt, char **buf, size_t 
 				return ct_error(CT_EINVAL, "tensor name '%s' needs escaping", t[i].name);
 		for (int d = 0; d < t[i].ndim; d++)
 			n *= (uint64_t)t[i].shape[d];
-		rc = put(buf, len, &cap, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[", t[i].name);
+		rc = put(buf, len, &cap, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[i].name,
+			 dtype_name(dt));
 		for (int d = 0; d < t[i].ndim && rc == 0; d++)
 			rc = put(buf, len, &cap, "%s%lld", d ? "," : "", (long long)t[i].shape[d]);
 		if (rc == 0)
 			rc = put(buf, len, &cap, "],\"data_offsets\":[%llu,%llu]}",
-				 (unsigned long long)off, (unsigned long long)(off + 4 * n));
-		off += 4 * n;
+				 (unsigned long long)off, (unsigned long long)(off + es * n));
+		off += es * n;
 	}
 	if (rc == 0)
 		rc = put(buf, len, &cap, "}");
@@ -274,7 +288,101 @@ static int header_json(const struct ct_st_out *t, size_t nt, char **buf, size_t 
 	return rc;
 }
 
+uint16_t ct_st_bf16(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)	/* NaN: quiet, sign and top payload kept */
+		return (uint16_t)((u >> 16) | 0x40);
+	/* add just under half an ulp of bf16, plus one when the kept lsb is
+	 * odd: a tie rounds to even; a carry moves the exponent (to inf too) */
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+uint16_t ct_st_f16(float x)
+{
+	uint32_t u, a, mant, q, rem, half;
+	uint16_t sign;
+	int s;
+
+	memcpy(&u, &x, 4);
+	sign = (uint16_t)((u >> 16) & 0x8000);
+	a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)			/* NaN: quiet, top payload bits kept */
+		return (uint16_t)(sign | 0x7e00 | ((a >> 13) & 0x3ff));
+	if (a >= 0x477ff000u)			/* >= 65520 (a tie to even: 65536): inf */
+		return (uint16_t)(sign | 0x7c00);
+	if (a >= 0x38800000u)	/* normal half (>= 2^-14): rebias, round off 13 bits */
+		return (uint16_t)(sign | ((a + 0xfffu + ((a >> 13) & 1) - 0x38000000u) >> 13));
+	if (a < 0x33000000u)			/* <= 2^-25 rounds to zero */
+		return sign;
+	/* subnormal half: x / 2^-24 rounded, x = mant 2^(e - 150) */
+	mant = (a & 0x7fffffu) | 0x800000u;
+	s = 126 - (int)(a >> 23);		/* 14..24 */
+	q = mant >> s;
+	rem = mant & ((1u << s) - 1);
+	half = 1u << (s - 1);
+	if (rem > half || (rem == half && (q & 1)))
+		q++;				/* 0x400 is the smallest normal: right */
+	return (uint16_t)(sign | q);
+}
+
+#define NARROW_CHUNK 16384		/* floats narrowed per write */
+
+/* n floats of data to af as dtype dt. */
+static int write_data(struct ct_afile *af, const float *data, uint64_t n, enum ct_st_dtype dt)
+{
+	unsigned char buf[2 * NARROW_CHUNK];
+	int rc = 0;
+
+	if (dt != CT_ST_BF16 && dt != CT_ST_F16)
+		return ct_afile_write(af, data, (size_t)n * sizeof(float));
+	for (uint64_t i = 0; i < n && rc == 0; i += NARROW_CHUNK) {
+		size_t k = n - i < NARROW_CHUNK ? (size_t)(n - i) : NARROW_CHUNK;
+
+		for (size_t j = 0; j < k; j++) {
+			uint16_t h = dt == CT_ST_BF16 ? ct_st_bf16(data[i + j]) : ct_st_f16(data[i + j]);
+
+			buf[2 * j] = (unsigned char)(h & 0xff);
+			buf[2 * j + 1] = (unsigned char)(h >> 8);
+		}
+		rc = ct_afile_write(af, buf, 2 * k);
+	}
+	return rc;
+}
+
+/* 0 when every finite value of t fits dtype (float16: |x| < 65520, what
+ * does not round to inf), else CT_ERANGE naming the tensor. */
+static int check_range(const char *path, const struct ct_st_out *t, size_t nt,
+		       enum ct_st_dtype dtype)
+{
+	if (dtype != CT_ST_F16)
+		return 0;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t n = 1;
+
+		for (int d = 0; d < t[i].ndim; d++)
+			n *= (uint64_t)t[i].shape[d];
+		for (uint64_t k = 0; k < n; k++) {
+			const float x = t[i].data[k];
+
+			if (isfinite(x) && fabsf(x) >= 65520.0f)
+				return ct_error(CT_ERANGE, "%s: tensor '%s' holds %g, past float16's "
+						"largest value (65504): use bf16 or f32", path,
+						t[i].name, (double)x);
+		}
+	}
+	return 0;
+}
+
 int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt)
+{
+	return ct_st_write_as(path, t, nt, CT_ST_F32);
+}
+
+int ct_st_write_as(const char *path, const struct ct_st_out *t, size_t nt,
+		   enum ct_st_dtype dtype)
 {
 	struct ct_afile af = { .fd = -1 };
 	unsigned char hl[8];
@@ -284,7 +392,11 @@ int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt)
 
 	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", path);
-	rc = header_json(t, nt, &hdr, &len);
+	if (dtype != CT_ST_F32 && dtype != CT_ST_BF16 && dtype != CT_ST_F16)
+		return ct_error(CT_EINVAL, "%s: safetensors are written as F32, BF16 or F16", path);
+	rc = check_range(path, t, nt, dtype);
+	if (rc == 0)
+		rc = header_json(t, nt, dtype, &hdr, &len);
 	if (rc == 0)
 		rc = ct_afile_open(&af, path, 0644);
 	if (rc < 0)
@@ -298,12 +410,52 @@ int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt)
 
 		for (int d = 0; d < t[i].ndim; d++)
 			n *= (uint64_t)t[i].shape[d];
-		rc = ct_afile_write(&af, t[i].data, (size_t)n * sizeof(float));
+		rc = write_data(&af, t[i].data, n, dtype);
 	}
 	if (rc == 0)
 		rc = ct_afile_commit(&af);
 out:
 	ct_afile_abort(&af);
 	free(hdr);
+	return rc;
+}
+
+int ct_st_convert(const char *path, enum ct_st_dtype dtype)
+{
+	struct ct_st_file f;
+	struct ct_st_out *o = NULL;
+	float *data = NULL;
+	uint64_t total = 0;
+	size_t nt = 0;
+	int rc = ct_st_open(path, &f);
+
+	for (size_t i = 0; i < f.nt && rc == 0; i++) {
+		if (f.t[i].nelem > SIZE_MAX / sizeof(float) - total)
+			rc = ct_error(CT_ERANGE, "%s: too large to convert", path);
+		else
+			total += f.t[i].nelem;
+	}
+	if (rc == 0 && ((o = calloc(f.nt ? f.nt : 1, sizeof(*o))) == NULL ||
+			(data = malloc(total ? (size_t)total * sizeof(float) : 1)) == NULL))
+		rc = ct_error(CT_ENOMEM, "out of memory");
+	total = 0;
+	for (size_t i = 0; i < f.nt && rc == 0; i++, nt++) {
+		const struct ct_st_tensor *t = &f.t[i];
+
+		rc = ct_st_read_f32(&f, t, data + total, (size_t)t->nelem);
+		if (rc == 0 && (o[i].name = strdup(t->name)) == NULL)
+			rc = ct_error(CT_ENOMEM, "out of memory");
+		o[i].ndim = t->ndim;
+		memcpy(o[i].shape, t->shape, sizeof(o[i].shape));
+		o[i].data = data + total;
+		total += t->nelem;
+	}
+	ct_st_close(&f);	/* unmapped before the rename (Windows needs it) */
+	if (rc == 0)
+		rc = ct_st_write_as(path, o, nt, dtype);
+	for (size_t i = 0; o != NULL && i < nt; i++)
+		free((char *)o[i].name);
+	free(data);
+	free(o);
 	return rc;
 }

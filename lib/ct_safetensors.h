@@ -75,4 +75,26 @@ struct ct_st_out {
  * printable ASCII (CT_EINVAL otherwise). */
 int ct_st_write(const char *path, const struct ct_st_out *t, size_t nt);
 
+/* ct_st_write with the tensors stored as dtype: CT_ST_F32 (bit for bit),
+ * CT_ST_BF16 or CT_ST_F16 (each float rounded by ct_st_bf16 / ct_st_f16);
+ * another dtype: CT_EINVAL. A finite value that float16 would turn into
+ * inf (|x| >= 65520) is refused: CT_ERANGE naming the tensor, nothing
+ * written. */
+int ct_st_write_as(const char *path, const struct ct_st_out *t, size_t nt,
+		   enum ct_st_dtype dtype);
+
+/* Rewrite the safetensors file at path (atomically, in place) with every
+ * tensor stored as dtype (as ct_st_write_as; the tensors must be F32, F16
+ * or BF16, read exactly). Holds all tensors as float32 at once. Returns 0
+ * or a CT_E* code. */
+int ct_st_convert(const char *path, enum ct_st_dtype dtype);
+
+/* x rounded to the nearest bfloat16 / IEEE binary16, ties to even; a
+ * value past the largest finite one rounds to infinity (binary16: from
+ * 65520 up), a NaN stays a (quiet) NaN of the same sign; binary16 keeps
+ * its subnormals. The 16 bits as the file stores them (little-endian
+ * order is the caller's). */
+uint16_t ct_st_bf16(float x);
+uint16_t ct_st_f16(float x);
+
 #endif

@@ -16,4 +16,12 @@ typedef uint32_t ct_tok;
 
 #define CT_VOCAB_MAX (1 << 21)	/* largest vocabulary a model may have */
 
+/* On a target id handed to a compute backend (never in a file, never on
+ * an input): the row is not trained, the loss and its gradient skip it
+ * (the mask of a version 3 token file, doc/workunit.md section 5). Ids
+ * stay below CT_VOCAB_MAX, so the bit is free. kernels/layers.cl has the
+ * same value. */
+#define CT_TOK_UNTRAINED 0x80000000u
+#define CT_TOK_ID(t) ((t) & ~CT_TOK_UNTRAINED)
+
 #endif

@@ -133,6 +133,13 @@ int ct_tokenizer_eot(const struct ct_tokenizer *tk)
 	return tk->kind == TK_BYTES ? -1 : ct_bpe_eot(tk->bpe);
 }
 
+int ct_tokenizer_is_special(const struct ct_tokenizer *tk, uint32_t id)
+{
+	if (tk->kind == TK_BYTES)
+		return 0;
+	return (int)id == ct_bpe_eot(tk->bpe) || ct_bpe_is_added(tk->bpe, id);
+}
+
 static int push_all(struct ct_tokvec *out, const uint32_t *ids, int n)
 {
 	int rc = 0;

@@ -83,6 +83,10 @@ int ct_tokenizer_vocab(const struct ct_tokenizer *tk);
  * tokenizer has none. */
 int ct_tokenizer_eot(const struct ct_tokenizer *tk);
 
+/* 1 when id is the end-of-text id or one of a tokenizer.json's added
+ * tokens (<|eot_id|>, <|im_end|>, ...), else 0. */
+int ct_tokenizer_is_special(const struct ct_tokenizer *tk, uint32_t id);
+
 /* Documents of training text (`tokens encode`, `job submit --train-text`):
  * ct_tokenizer_doc_open appends the ids that start one. When the
  * tokenizer.json's post_processor has a template that adds tokens (Llama

@@ -28,13 +28,15 @@ static int parse_header(const void *data, size_t len, const char *path, uint64_t
 	if (hdr[0] != CT_TOKENS_MAGIC)
 		return ct_error(CT_EFORMAT, "%s: bad magic %d (not a token file; want %d)",
 				path, (int)hdr[0], CT_TOKENS_MAGIC);
-	if (hdr[1] != CT_TOKENS_VERSION && hdr[1] != CT_TOKENS_VERSION_WIDE)
-		return ct_error(CT_EFORMAT, "%s: token file version %d not supported (want %d "
-				"or %d)", path, (int)hdr[1], CT_TOKENS_VERSION,
-				CT_TOKENS_VERSION_WIDE);
+	if (hdr[1] != CT_TOKENS_VERSION && hdr[1] != CT_TOKENS_VERSION_WIDE &&
+	    hdr[1] != CT_TOKENS_VERSION_MASK)
+		return ct_error(CT_EFORMAT, "%s: token file version %d not supported (want %d, "
+				"%d or %d)", path, (int)hdr[1], CT_TOKENS_VERSION,
+				CT_TOKENS_VERSION_WIDE, CT_TOKENS_VERSION_MASK);
 	if (hdr[2] < 0)
 		return ct_error(CT_EFORMAT, "%s: negative token count %d", path, (int)hdr[2]);
-	width = hdr[1] == CT_TOKENS_VERSION_WIDE ? 4 : 2;
+	/* bytes per token: 16-bit ids; 32-bit ids; 32-bit ids and a flag */
+	width = hdr[1] == CT_TOKENS_VERSION ? 2 : hdr[1] == CT_TOKENS_VERSION_WIDE ? 4 : 5;
 	want = CT_TOKENS_HEADER_BYTES + (uint64_t)width * (uint64_t)hdr[2];
 	if ((uint64_t)len != want)
 		return ct_error(CT_EFORMAT, "%s: file is %zu bytes but its header says %d tokens (%llu bytes)",
@@ -57,6 +59,24 @@ static int widen(struct ct_tokens *t, const char *path)
 	return 0;
 }
 
+/* 1 when every flag is exactly 1; CT_EFORMAT (a file) or CT_EINVAL naming
+ * the first with a bit other than CT_TOKENS_TRAINED and CT_TOKENS_START. */
+static int mask_ones(const uint8_t *train, uint64_t n, const char *path)
+{
+	int ones = 1;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (train[i] & ~(CT_TOKENS_TRAINED | CT_TOKENS_START))
+			return ct_error(path ? CT_EFORMAT : CT_EINVAL,
+					"%s: token flags %u at position %llu (only bits 0 and 1 "
+					"are defined)",
+					path ? path : "token mask", train[i],
+					(unsigned long long)i);
+		ones &= train[i] == 1;
+	}
+	return ones;
+}
+
 static int load(const char *path, struct ct_tokens *t, int wide)
 {
 	const unsigned char *body;
@@ -72,11 +92,19 @@ static int load(const char *path, struct ct_tokens *t, int wide)
 		return rc;
 	}
 	body = (const unsigned char *)t->map.addr + CT_TOKENS_HEADER_BYTES;
-	if (t->version == CT_TOKENS_VERSION_WIDE)
-		t->tok = (const ct_tok *)body;
-	else
+	if (t->version == CT_TOKENS_VERSION)
 		t->tok16 = (const uint16_t *)body;
-	rc = t->tok == NULL && wide ? widen(t, path) : 0;
+	else
+		t->tok = (const ct_tok *)body;
+	if (t->version == CT_TOKENS_VERSION_MASK) {
+		const uint8_t *train = body + t->n * sizeof(ct_tok);
+
+		rc = mask_ones(train, t->n, path);
+		t->train = rc == 0 ? train : NULL;	/* all ones: no mask */
+		rc = rc < 0 ? rc : 0;
+	}
+	if (rc == 0)
+		rc = t->tok == NULL && wide ? widen(t, path) : 0;
 	if (rc < 0)
 		ct_tokens_free(t);
 	return rc;
@@ -119,17 +147,53 @@ int ct_tokens_from_array(struct ct_tokens *t, const ct_tok *tok, uint64_t n)
 	return 0;
 }
 
+int ct_tokens_set_mask(struct ct_tokens *t, const uint8_t *train)
+{
+	uint8_t *copy = NULL;
+	int rc = train != NULL ? mask_ones(train, t->n, NULL) : 1;
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		copy = malloc(t->n ? t->n : 1);
+		if (copy == NULL)
+			return ct_error(CT_ENOMEM, "out of memory for %llu trained flags",
+					(unsigned long long)t->n);
+		memcpy(copy, train, t->n);
+	}
+	free(t->owned_train);
+	t->owned_train = copy;
+	t->train = copy;
+	t->version = CT_TOKENS_VERSION_MASK;
+	return 0;
+}
+
 void ct_tokens_free(struct ct_tokens *t)
 {
 	ct_file_unmap(&t->map);
 	free(t->owned);
+	free(t->owned_train);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The n flags of a version 3 body (NULL: all ones). */
+static int write_flags(struct ct_afile *af, const uint8_t *train, uint64_t n)
+{
+	uint8_t ones[4096];
+	int rc = 0;
+
+	if (train != NULL)
+		return n > 0 ? ct_afile_write(af, train, n) : 0;
+	memset(ones, 1, sizeof(ones));
+	for (uint64_t i = 0; i < n && rc == 0; i += sizeof(ones))
+		rc = ct_afile_write(af, ones, n - i < sizeof(ones) ? (size_t)(n - i) : sizeof(ones));
+	return rc;
 }
 
 /* Write the header and n tokens of `width` bytes from tok (version 1
  * from 32-bit ids: narrowed in blocks). */
-static int save(const char *path, const void *tok, uint64_t n, int version,
-		int narrow)
+static int save(const char *path, const void *tok, const uint8_t *train, uint64_t n,
+		int version, int narrow)
 {
 	int32_t hdr[CT_TOKENS_HEADER_INTS];
 	struct ct_afile af = { .fd = -1 };
@@ -160,8 +224,10 @@ static int save(const char *path, const void *tok, uint64_t n, int version,
 			rc = ct_afile_write(&af, blk, k * sizeof(uint16_t));
 		}
 	} else if (rc == 0 && n > 0) {
-		rc = ct_afile_write(&af, tok, n * (version == CT_TOKENS_VERSION_WIDE ? 4 : 2));
+		rc = ct_afile_write(&af, tok, n * (version == CT_TOKENS_VERSION ? 2 : 4));
 	}
+	if (rc == 0 && version == CT_TOKENS_VERSION_MASK)
+		rc = write_flags(&af, train, n);
 	if (rc < 0) {
 		ct_afile_abort(&af);
 		return rc;
@@ -172,20 +238,30 @@ static int save(const char *path, const void *tok, uint64_t n, int version,
 int ct_tokens_save(const char *path, const ct_tok *tok, uint64_t n)
 {
 	if (narrow_ok(tok, n))
-		return save(path, tok, n, CT_TOKENS_VERSION, 1);
-	return save(path, tok, n, CT_TOKENS_VERSION_WIDE, 0);
+		return save(path, tok, NULL, n, CT_TOKENS_VERSION, 1);
+	return save(path, tok, NULL, n, CT_TOKENS_VERSION_WIDE, 0);
+}
+
+int ct_tokens_save_masked(const char *path, const ct_tok *tok, const uint8_t *train,
+			  uint64_t n)
+{
+	int rc = train != NULL ? mask_ones(train, n, NULL) : 0;
+
+	if (rc < 0)
+		return rc;
+	return save(path, tok, train, n, CT_TOKENS_VERSION_MASK, 0);
 }
 
 int ct_tokens_save_ids(const char *path, const ct_tok *tok, uint64_t n, int wide)
 {
 	if (wide)
-		return save(path, tok, n, CT_TOKENS_VERSION_WIDE, 0);
+		return save(path, tok, NULL, n, CT_TOKENS_VERSION_WIDE, 0);
 	for (uint64_t i = 0; i < n; i++)
 		if (tok[i] > UINT16_MAX)
 			return ct_error(CT_ERANGE, "%s: token %u at position %llu does not fit a "
 					"version 1 token file (16-bit ids)", path, tok[i],
 					(unsigned long long)i);
-	return save(path, tok, n, CT_TOKENS_VERSION, 1);
+	return save(path, tok, NULL, n, CT_TOKENS_VERSION, 1);
 }
 
 int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide)
@@ -208,11 +284,67 @@ int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide)
 	return rc;
 }
 
+int ct_tokens_out_open_masked(struct ct_tokens_out *w, const char *path)
+{
+	int rc = ct_tokens_out_open(w, path, 1);
+
+	w->masked = 1;
+	return rc;
+}
+
+/* Room for n more flags in w->mask (doubling; n fits since w->n + n is
+ * at most INT32_MAX). */
+static int mask_grow(struct ct_tokens_out *w, size_t n)
+{
+	size_t want = (size_t)w->n + n, cap = w->mask_cap ? w->mask_cap : 4096;
+	uint8_t *m;
+
+	if (want <= w->mask_cap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	m = realloc(w->mask, cap);
+	if (m == NULL)
+		return ct_error(CT_ENOMEM, "%s: out of memory for %zu trained flags",
+				w->af.path, cap);
+	w->mask = m;
+	w->mask_cap = cap;
+	return 0;
+}
+
+int ct_tokens_out_write_masked(struct ct_tokens_out *w, const ct_tok *ids,
+			       const uint8_t *train, size_t n)
+{
+	int rc;
+
+	if (!w->masked)
+		return ct_error(CT_EINVAL, "%s: trained flags on a version %d token file",
+				w->af.path, w->wide ? 2 : 1);
+	if (n > INT32_MAX - w->n)
+		return ct_error(CT_EINVAL, "%s: over %d tokens, the format's limit", w->af.path,
+				INT32_MAX);
+	rc = train != NULL ? mask_ones(train, n, NULL) : 0;
+	if (rc >= 0)
+		rc = mask_grow(w, n);
+	if (rc >= 0 && n > 0)
+		rc = ct_afile_write(&w->af, ids, n * sizeof(*ids));
+	if (rc < 0)
+		return rc;
+	if (train != NULL)
+		memcpy(w->mask + w->n, train, n);
+	else
+		memset(w->mask + w->n, 1, n);
+	w->n += n;
+	return 0;
+}
+
 int ct_tokens_out_write(struct ct_tokens_out *w, const ct_tok *ids, size_t n)
 {
 	uint16_t blk[4096];
 	int rc = 0;
 
+	if (w->masked)
+		return ct_tokens_out_write_masked(w, ids, NULL, n);
 	if (n > INT32_MAX - w->n)
 		return ct_error(CT_EINVAL, "%s: over %d tokens, the format's limit", w->af.path,
 				INT32_MAX);
@@ -243,19 +375,34 @@ int ct_tokens_out_commit(struct ct_tokens_out *w)
 
 	memset(hdr, 0, sizeof(hdr));
 	hdr[0] = CT_TOKENS_MAGIC;
-	hdr[1] = w->wide ? CT_TOKENS_VERSION_WIDE : CT_TOKENS_VERSION;
+	hdr[1] = w->masked ? CT_TOKENS_VERSION_MASK
+		 : w->wide ? CT_TOKENS_VERSION_WIDE : CT_TOKENS_VERSION;
 	hdr[2] = (int32_t)w->n;
+	if (w->masked && w->n > 0) {
+		int rc = ct_afile_write(&w->af, w->mask, (size_t)w->n);
+
+		if (rc < 0) {
+			ct_tokens_out_abort(w);
+			return rc;
+		}
+	}
 	if (pwrite(w->af.fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
 		int rc = ct_error_errno("%s: writing the header", w->af.path);
 
-		ct_afile_abort(&w->af);
+		ct_tokens_out_abort(w);
 		return rc;
 	}
+	free(w->mask);
+	w->mask = NULL;
+	w->mask_cap = 0;
 	return ct_afile_commit(&w->af);
 }
 
 void ct_tokens_out_abort(struct ct_tokens_out *w)
 {
+	free(w->mask);
+	w->mask = NULL;
+	w->mask_cap = 0;
 	ct_afile_abort(&w->af);
 }
 
@@ -263,25 +410,22 @@ int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a
 			 uint64_t n)
 {
 	if (t->tok16 != NULL)
-		return save(path, t->tok16 + a, n, CT_TOKENS_VERSION, 0);
+		return save(path, t->tok16 + a, NULL, n, CT_TOKENS_VERSION, 0);
+	if (t->version == CT_TOKENS_VERSION_MASK)
+		return save(path, t->tok + a, t->train ? t->train + a : NULL, n,
+			    CT_TOKENS_VERSION_MASK, 0);
 	return ct_tokens_save_ids(path, t->tok + a, n, t->version == CT_TOKENS_VERSION_WIDE);
 }
 
-int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32])
+/* Feed the ids into ctx packed as ct_tokens_sha256 says. */
+static int ids_stream(const struct ct_tokens *t, struct ct_sha256_ctx *ctx)
 {
-	struct ct_sha256_ctx *ctx = NULL;
-	int narrow = t->tok == NULL || narrow_ok(t->tok, t->n);
-	int rc;
+	int rc = 0;
 
-	if (t->tok == NULL) {	/* a mapped version 1 body */
-		ct_sha256(t->tok16, t->n * sizeof(uint16_t), out);
-		return 0;
-	}
-	if (!narrow) {
-		ct_sha256(t->tok, t->n * sizeof(ct_tok), out);
-		return 0;
-	}
-	rc = ct_sha256_init(&ctx);
+	if (t->tok == NULL)	/* a mapped version 1 body */
+		return t->n ? ct_sha256_update(ctx, t->tok16, t->n * sizeof(uint16_t)) : 0;
+	if (!narrow_ok(t->tok, t->n))
+		return t->n ? ct_sha256_update(ctx, t->tok, t->n * sizeof(ct_tok)) : 0;
 	for (uint64_t i = 0; i < t->n && rc == 0; i += 4096) {
 		uint16_t blk[4096];
 		size_t k = t->n - i < 4096 ? (size_t)(t->n - i) : 4096;
@@ -290,6 +434,20 @@ int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32])
 			blk[q] = (uint16_t)t->tok[i + q];
 		rc = ct_sha256_update(ctx, blk, k * sizeof(uint16_t));
 	}
+	return rc;
+}
+
+int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32])
+{
+	struct ct_sha256_ctx *ctx = NULL;
+	int rc = ct_sha256_init(&ctx);
+
+	if (rc < 0)
+		return rc;
+	rc = ids_stream(t, ctx);
+	/* a mask follows the ids in the same stream (doc/workunit.md, 1) */
+	if (rc == 0 && t->train != NULL && t->n > 0)
+		rc = ct_sha256_update(ctx, t->train, (size_t)t->n);
 	if (rc < 0) {
 		ct_sha256_abort(ctx);
 		return rc;

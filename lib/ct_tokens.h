@@ -8,7 +8,13 @@
  * Qwen's) is the same with [1] = 2 and n uint32 tokens: exactly 1024 + 4n
  * bytes. Both load as 32-bit ids (ct_tok, ct_tok.h): ct_tokens_load widens
  * a version 1 file into memory; ct_tokens_load_any maps either without
- * widening (read it with ct_tokens_get). Loading memory-maps the file
+ * widening (read it with ct_tokens_get). Version 3 adds a loss mask:
+ * [1] = 3, n uint32 ids, then n flag bytes (bit 0, CT_TOKENS_TRAINED:
+ * the token is a target the loss counts; bit 1, CT_TOKENS_START: it
+ * begins a document, a conversation; other bits refused), exactly
+ * 1024 + 5n bytes; flags all exactly 1 load as no mask (t->train NULL),
+ * the arithmetic and the digest of a version 2 file with the same ids
+ * (doc/workunit.md section 1). Loading memory-maps the file
  * (shards can be large); tokens are checked against a model's vocabulary
  * with ct_tokens_check_vocab().
  */
@@ -24,6 +30,9 @@
 #define CT_TOKENS_MAGIC 20240520
 #define CT_TOKENS_VERSION 1
 #define CT_TOKENS_VERSION_WIDE 2
+#define CT_TOKENS_VERSION_MASK 3
+#define CT_TOKENS_TRAINED 1	/* flag bits of a version 3 file */
+#define CT_TOKENS_START 2
 #define CT_TOKENS_HEADER_INTS 256
 #define CT_TOKENS_HEADER_BYTES (CT_TOKENS_HEADER_INTS * 4)
 
@@ -38,6 +47,10 @@ struct ct_tokens {
 	const uint16_t *tok16;	/* the mapped body of a version 1 file, else NULL */
 	int version;		/* the file's version; from memory: the narrowest
 				 * that holds the ids (1 when all are < 65,536) */
+	const uint8_t *train;	/* n flag bytes of a version 3 file whose
+				 * flags are not all 1; else NULL (every token
+				 * trained) */
+	uint8_t *owned_train;	/* when made from memory */
 };
 
 /* Map and validate a token file of either version (magic, version, count
@@ -58,6 +71,18 @@ static inline ct_tok ct_tokens_get(const struct ct_tokens *t, uint64_t i)
 	return t->tok != NULL ? t->tok[i] : t->tok16[i];
 }
 
+/* 1 when token i is trained (a target the loss counts). */
+static inline int ct_tokens_trained(const struct ct_tokens *t, uint64_t i)
+{
+	return t->train == NULL || (t->train[i] & CT_TOKENS_TRAINED) != 0;
+}
+
+/* Write n 32-bit ids and their flags (train[i] of CT_TOKENS_TRAINED and
+ * CT_TOKENS_START; NULL: all 1) to path atomically as a version 3 file.
+ * Returns as ct_tokens_save_ids (CT_EINVAL also for another bit). */
+int ct_tokens_save_masked(const char *path, const ct_tok *tok, const uint8_t *train,
+			  uint64_t n);
+
 /* Write n 32-bit ids to path atomically: version 2 when wide, else
  * version 1 (every id must then be < 65,536: CT_ERANGE names the first
  * that is not). Returns 0, CT_EINVAL (n > INT32_MAX), CT_ERANGE or an I/O
@@ -72,13 +97,26 @@ struct ct_tokens_out {
 	struct ct_afile af;
 	uint64_t n;			/* ids written */
 	int wide;			/* version 2 (32-bit ids) */
+	int masked;			/* version 3: flags kept in mask until commit */
+	uint8_t *mask;
+	size_t mask_cap;
 };
 
 /* Start writing path (mode 0644): version 2 when wide, else version 1.
  * Returns 0 or an I/O code (w is then finished). */
 int ct_tokens_out_open(struct ct_tokens_out *w, const char *path, int wide);
 
-/* Append n ids. Returns 0, CT_ERANGE (version 1 and an id >= 65,536: the
+/* Start writing a version 3 file (32-bit ids and a mask; the flags are
+ * held in memory, n bytes, until commit). Returns as ct_tokens_out_open. */
+int ct_tokens_out_open_masked(struct ct_tokens_out *w, const char *path);
+
+/* Append n ids with their flags (as ct_tokens_save_masked's; NULL: 1) to
+ * a version 3 writer (CT_EINVAL on another). Returns as ct_tokens_out_write
+ * (CT_ENOMEM when the mask cannot grow). */
+int ct_tokens_out_write_masked(struct ct_tokens_out *w, const ct_tok *ids,
+			       const uint8_t *train, size_t n);
+
+/* Append n ids (all trained in a version 3 file). Returns 0, CT_ERANGE (version 1 and an id >= 65,536: the
  * detail names its position), CT_EINVAL (past INT32_MAX ids) or an I/O
  * code; after a failure only ct_tokens_out_abort remains. */
 int ct_tokens_out_write(struct ct_tokens_out *w, const ct_tok *ids, size_t n);
@@ -91,7 +129,8 @@ int ct_tokens_out_commit(struct ct_tokens_out *w);
 void ct_tokens_out_abort(struct ct_tokens_out *w);
 
 /* Write tokens [a, a+n) of t (a + n <= t->n) to path atomically in t's
- * version (a shard of a version 1 file is a version 1 file). Returns as
+ * version (a shard of a version 1 file is a version 1 file, of a version
+ * 3 file a version 3 file with the flags of those tokens). Returns as
  * ct_tokens_save_ids. */
 int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a,
 			 uint64_t n);
@@ -99,6 +138,11 @@ int ct_tokens_save_range(const char *path, const struct ct_tokens *t, uint64_t a
 /* Copy n tokens into t (owned). Returns 0, CT_EINVAL (n > INT32_MAX) or
  * CT_ENOMEM. */
 int ct_tokens_from_array(struct ct_tokens *t, const ct_tok *tok, uint64_t n);
+
+/* Give t (n tokens) the n flags train (copied, as ct_tokens_save_masked's;
+ * all 1 or NULL: no mask) and version 3. Returns 0, CT_EINVAL (another
+ * bit) or CT_ENOMEM; t unchanged on failure. */
+int ct_tokens_set_mask(struct ct_tokens *t, const uint8_t *train);
 
 /* Release t (unmap or free) and zero it. A zeroed t is a no-op. */
 void ct_tokens_free(struct ct_tokens *t);
@@ -111,7 +155,8 @@ int ct_tokens_save(const char *path, const ct_tok *tok, uint64_t n);
 
 /* SHA-256 of the ids, packed little-endian as 16-bit words when every id
  * is < 65,536 and as 32-bit words otherwise (so a version 1 file's digest
- * is that of its body, whichever way it was loaded). Returns 0, CT_ENOMEM
+ * is that of its body, whichever way it was loaded), followed by the n
+ * flag bytes when t has a mask (t->train; an all-ones mask is none). Returns 0, CT_ENOMEM
  * or CT_ECRYPTO. */
 int ct_tokens_sha256(const struct ct_tokens *t, unsigned char out[32]);
 

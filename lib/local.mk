@@ -15,7 +15,8 @@ lib_libctune_a_SOURCES = \
 	lib/ct_utf8.c lib/ct_utf8.h \
 	lib/ct_cmd.c lib/ct_cmd.h
 lib_libctune_a_SOURCES += \
-	lib/ct_avg.c lib/ct_avg.h
+	lib/ct_avg.c lib/ct_avg.h \
+	lib/ct_outer.c lib/ct_outer.h
 lib_libctune_a_SOURCES += \
 	lib/ct_hash.c lib/ct_hash.h \
 	lib/ct_gzip.c lib/ct_gzip.h \
@@ -36,7 +37,8 @@ endif
 # JSON and .safetensors (Hugging Face model files; engine/ct_llama_hf.c)
 lib_libctune_a_SOURCES += \
 	lib/ct_jv.c lib/ct_jv.h \
-	lib/ct_safetensors.c lib/ct_safetensors.h
+	lib/ct_safetensors.c lib/ct_safetensors.h \
+	lib/ct_hf_dtype.c lib/ct_hf_dtype.h
 lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h lib/ct_tok.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \
@@ -48,4 +50,4 @@ lib_libctune_a_SOURCES += \
 lib_libctune_a_SOURCES += \
 	lib/ct_jinja.h lib/ct_jinja_int.h lib/ct_jinja_parse.c \
 	lib/ct_jinja_eval.c lib/ct_jinja_lib.c lib/ct_jinja_val.c \
-	lib/ct_chat.c lib/ct_chat.h
+	lib/ct_chat.c lib/ct_chat.h lib/ct_chat_mask.c lib/ct_chat_mask.h

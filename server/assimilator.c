@@ -55,6 +55,7 @@
 #include "ct_le.h"
 #include "ct_llama.h"
 #include "ct_log.h"
+#include "ct_outer.h"
 #include "ct_time.h"
 
 #include <math.h>
@@ -69,6 +70,10 @@ struct around {
 	int64_t id, jobid;
 	int idx, nwus, nrounds, job_status, batch, seq;
 	char model_sha[65], eval_sha[65], out_sha[65], aggregation[17];
+	int nin;		/* WUs in the aggregate: nwus, or fewer (job.round_quorum) */
+	int shards[CT_AVG_MAX_INPUTS];	/* their shards, in order (canonical_names) */
+	char outer_method[17], mom_sha[65];	/* mom_sha: "" when no outer step */
+	double outer_lr, outer_momentum;
 	int has_base_loss;
 	double base_loss, eval_loss;
 	struct ct_gpt2 base, out;
@@ -82,6 +87,7 @@ static const struct ct_dl_col around_cols[] = {
 	CT_DL_COL(A, model_sha), CT_DL_COL(A, nrounds), CT_DL_COL(A, job_status),
 	CT_DL_COL(A, batch), CT_DL_COL(A, seq), CT_DL_COL(A, eval_sha),
 	CT_DL_COL(A, aggregation), CT_DL_COL(A, base_loss), CT_DL_COL(A, has_base_loss),
+	CT_DL_COL(A, outer_method), CT_DL_COL(A, outer_lr), CT_DL_COL(A, outer_momentum),
 };
 #undef A
 
@@ -93,8 +99,8 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 	rc = ct_db_query(db, &res,
 			 "SELECT r.id, r.jobid, r.idx, r.nwus, r.model_sha256, j.nrounds, "
 			 "j.status, j.batch, j.seq, j.eval_sha256, j.aggregation, "
-			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL "
-			 "FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
+			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL, j.outer_method, "
+			 "j.outer_lr, j.outer_momentum FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
 			 "li", roundid, CT_ROUND_OPEN);
 	if (rc < 0)
 		return rc;
@@ -103,6 +109,7 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 		return 0;	/* a->id stays 0: not open any more */
 	if (rc < 0)
 		return rc;
+	a->nin = a->nwus;	/* canonical_names() counts a round closed early */
 	if (a->has_base_loss || a->idx <= 1)
 		return 0;
 	/* this round's base is the previous round's average: its loss is known */
@@ -140,9 +147,11 @@ static int decode_canonical(struct ct_server *srv, const struct around *a,
 	return rc;
 }
 
-/* Names of the K canonical results, in shard order: names[k] (96 bytes
- * each, malloc'd here; the caller frees). */
-static int canonical_names(struct ct_db *db, const struct around *a, char (**names)[96])
+/* Names of the canonical results handed to the assimilator, in shard
+ * order: names[k] (96 bytes each, malloc'd here; the caller frees), their
+ * count a->nin (a->nwus, or fewer in a round that closes early) and their
+ * shards a->shards. */
+static int canonical_names(struct ct_db *db, struct around *a, char (**names)[96])
 {
 	struct ct_db_res *res = NULL;
 	size_t k = 0;
@@ -150,22 +159,27 @@ static int canonical_names(struct ct_db *db, const struct around *a, char (**nam
 
 	*names = NULL;
 	rc = ct_db_query(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
-			 "ON r.id = w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard",
-			 "l", a->id);
+			 "ON r.id = w.canonical_resultid WHERE w.roundid=? AND w.assimilate_state=? "
+			 "ORDER BY w.shard", "li", a->id, CT_AS_READY);
 	if (rc < 0)
 		return rc;
-	if (ct_db_nrows(res) != (size_t)a->nwus) {
+	/* a round that closes without its last WUs (job.round_quorum): the
+	 * aggregate is over the WUs in now, in shard order */
+	if (ct_db_nrows(res) < 1 || ct_db_nrows(res) > (size_t)a->nwus) {
 		rc = ct_error(CT_ESTATE, "round %lld: %zu canonical results of %d",
 			      (long long)a->id, ct_db_nrows(res), a->nwus);
 		goto out;
 	}
-	*names = calloc((size_t)a->nwus, sizeof(**names));
+	a->nin = (int)ct_db_nrows(res);
+	*names = calloc((size_t)a->nin, sizeof(**names));
 	if (*names == NULL) {
 		rc = CT_ENOMEM;
 		goto out;
 	}
-	while (ct_db_next(res) > 0 && k < (size_t)a->nwus)
+	while (ct_db_next(res) > 0 && k < (size_t)a->nin && k < CT_AVG_MAX_INPUTS) {
+		a->shards[k] = (int)ct_db_int(res, 0);
 		snprintf((*names)[k++], 96, "%s", ct_db_str(res, 1));
+	}
 out:
 	ct_db_res_free(res);
 	return rc;
@@ -180,11 +194,11 @@ static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96]
 	struct ct_gpt2_config cfg = a->base.cfg;
 	const char *e = getenv("CTUNE_THREADS");
 	long threads = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nwus, sizeof(*paths));
-	const char **pp = calloc((size_t)a->nwus, sizeof(*pp));
+	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nin, sizeof(*paths));
+	const char **pp = calloc((size_t)a->nin, sizeof(*pp));
 	int rc = paths && pp ? 0 : CT_ENOMEM;
 
-	for (int k = 0; rc == 0 && k < a->nwus; k++) {
+	for (int k = 0; rc == 0 && k < a->nin; k++) {
 		rc = ct_server_upload_path(srv, names[k], paths[k], sizeof(paths[k]));
 		pp[k] = paths[k];
 	}
@@ -194,7 +208,7 @@ static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96]
 	if (rc == 0)
 		rc = ct_gpt2_alloc(&a->out, &cfg);
 	if (rc == 0)
-		rc = ct_mean_stream(base_path, a->out.lay.total, pp, a->nwus,
+		rc = ct_mean_stream(base_path, a->out.lay.total, pp, a->nin,
 				    threads < 1 ? 1 : (int)threads, a->out.params);
 	if (rc < 0)
 		ct_log_error("assimilator: round %d of job %lld: mean: %s", a->idx,
@@ -209,18 +223,18 @@ static int robust(struct ct_server *srv, struct around *a, char (*names)[96],
 		  enum ct_avg_method m, size_t trim)
 {
 	size_t n = a->out.lay.total;
-	float **ws = calloc((size_t)a->nwus, sizeof(*ws));
+	float **ws = calloc((size_t)a->nin, sizeof(*ws));
 	int rc = 0;
 
 	if (ws == NULL)
 		return CT_ENOMEM;
-	for (int k = 0; rc == 0 && k < a->nwus; k++) {
+	for (int k = 0; rc == 0 && k < a->nin; k++) {
 		ws[k] = malloc(n * sizeof(float));
 		rc = ws[k] == NULL ? CT_ENOMEM : decode_canonical(srv, a, names[k], ws[k]);
 	}
 	if (rc == 0)
-		rc = ct_avg(a->out.params, (const float *const *)ws, (size_t)a->nwus, n, m, trim);
-	for (int k = 0; k < a->nwus; k++)
+		rc = ct_avg(a->out.params, (const float *const *)ws, (size_t)a->nin, n, m, trim);
+	for (int k = 0; k < a->nin; k++)
 		free(ws[k]);
 	free(ws);
 	return rc;
@@ -280,23 +294,113 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	if (ct_avg_parse_method(a->aggregation, &m) < 0)
 		ct_log_warn("assimilator: job %lld: aggregation '%s' unknown, using the mean",
 			    (long long)a->jobid, a->aggregation);
-	if (m == CT_AVG_TRIMMED) {
-		trim = (size_t)a->nwus / 10 > 0 ? (size_t)a->nwus / 10 : 1;
-		if (2 * trim >= (size_t)a->nwus)
+	rc = canonical_names(db, a, &names);
+	if (rc == 0 && m == CT_AVG_TRIMMED) {
+		trim = (size_t)a->nin / 10 > 0 ? (size_t)a->nin / 10 : 1;
+		if (2 * trim >= (size_t)a->nin)
 			m = CT_AVG_MEAN, trim = 0;
 	}
-	rc = canonical_names(db, a, &names);
 	if (rc == 0) {
 		struct robust_src src = { srv, a, names };
 
-		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nwus,
-					   a->base.lay.total, a->base.params, robust_load, &src);
+		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nin,
+					   a->base.lay.total, a->base.params, robust_load, &src,
+					   a->shards);
 	}
 	if (rc == 0 && m == CT_AVG_MEAN)
 		rc = mean_files(srv, a, names);
 	else if (rc == 0 && (rc = ct_gpt2_alloc(&a->out, &a->base.cfg)) == 0)
 		rc = robust(srv, a, names, m, trim);
 	free(names);
+	return rc;
+}
+
+/* The momentum buffer of the outer step, as the store keeps it: "CTMOMv1\0",
+ * the number of floats (u64, little-endian), the floats (little-endian). */
+#define MOM_MAGIC "CTMOMv1"
+
+/* The buffer the previous round's outer step left, into mom (n floats):
+ * 1 when there is one, 0 in a job's first outer step. */
+static int load_momentum(struct ct_server *srv, struct ct_db *db, const struct around *a,
+			 float *mom, size_t n)
+{
+	struct ct_db_res *res = NULL;
+	struct ct_mmap map = { 0 };
+	char sha[65] = "", path[4096];
+	uint64_t have = 0;
+	int rc;
+
+	if (a->idx <= 1)
+		return 0;
+	rc = ct_db_query(db, &res, "SELECT momentum_sha256 FROM `round` WHERE jobid=? AND "
+			 "idx=? AND status=?", "lii", a->jobid, a->idx - 1, CT_ROUND_DONE);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
+	ct_db_res_free(res);
+	if (sha[0] == '\0')	/* the previous round had none (or is gone) */
+		return 0;
+	if (rc == 0)
+		rc = ct_server_download_path(srv, sha, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_map(path, &map);
+	if (rc == 0 && map.len >= 16)
+		have = ct_le_get64((const unsigned char *)map.addr + 8);
+	if (rc == 0 && (map.len != 16 + n * sizeof(float) || have != n ||
+			memcmp(map.addr, MOM_MAGIC, 8) != 0))
+		rc = ct_error(CT_EFORMAT, "momentum %.12s: not a buffer of %zu floats", sha, n);
+	if (rc == 0)
+		memcpy(mom, (const unsigned char *)map.addr + 16, n * sizeof(float));
+	ct_file_unmap(&map);
+	return rc < 0 ? rc : 1;
+}
+
+/* The outer step (ct_outer.h) on the aggregate in a->out: the round's start
+ * model is read back (the streamed mean dropped it), the previous round's
+ * momentum from the store, and the new buffer stored (kept: a restart or
+ * the next round reads it; a->mom_sha, recorded with the round). */
+static int outer_step(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	struct ct_outer o = { CT_OUTER_MEAN, (float)a->outer_lr, (float)a->outer_momentum };
+	size_t n = a->out.lay.total;
+	unsigned char hdr[16] = MOM_MAGIC;
+	char path[4096];
+	float *mom = NULL;
+	int rc, have;
+
+	if (ct_outer_parse(a->outer_method, &o.method) < 0)
+		return ct_error(CT_EFORMAT, "job %lld: outer optimizer '%s' unknown",
+				(long long)a->jobid, a->outer_method);
+	if (o.method == CT_OUTER_MEAN)
+		return 0;
+	rc = ct_outer_check(&o);
+	if (rc == 0 && a->base.params == NULL) {
+		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		if (rc == 0)
+			rc = ct_seval_model_load(path, &a->base);
+	}
+	if (rc == 0 && a->base.lay.total != n)
+		rc = ct_error(CT_EMISMATCH, "round %d: base of %zu weights, aggregate of %zu",
+			      a->idx, a->base.lay.total, n);
+	if (rc == 0 && (mom = malloc(n * sizeof(float))) == NULL)
+		rc = CT_ENOMEM;
+	have = rc == 0 ? load_momentum(srv, db, a, mom, n) : 0;
+	if (rc == 0 && have < 0)
+		rc = have;
+	if (rc == 0) {
+		const void *parts[2] = { hdr, mom };
+		size_t sizes[2] = { sizeof(hdr), n * sizeof(float) };
+
+		ct_outer_step(&o, a->base.params, a->out.params, mom, have, n);
+		ct_le_put64(hdr + 8, (uint64_t)n);
+		rc = ct_store_add_parts(srv, db, parts, sizes, 2, "momentum", a->jobid, 1,
+					a->mom_sha);
+	}
+	if (rc < 0)
+		ct_log_error("assimilator: round %d of job %lld: outer step: %s", a->idx,
+			     (long long)a->jobid, ct_errmsg(rc));
+	free(mom);
 	return rc;
 }
 
@@ -380,10 +484,20 @@ static int finish_txn(struct ct_db *db, void *arg)
 	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_DONE,
 			   &(struct ct_round_change){ .now = now, .out_sha = a->out_sha,
 						      .eval_loss = a->eval_loss,
-						      .base_loss = a->base_loss });
+						      .base_loss = a->base_loss, .nin = a->nin });
 	if (rc <= 0)
 		return rc;	/* another assimilator recorded it */
 	rc = ct_wu_done_ready(db, a->id, now);
+	if (rc >= 0 && a->nin < a->nwus) {	/* the WUs not in: abandoned */
+		rc = ct_wu_abandon_round(db, a->id, now);
+		if (rc > 0)
+			ct_log_info("assimilator: job %lld round %d closed with %d of %d work "
+				    "units; %d abandoned", (long long)a->jobid, a->idx, a->nin,
+				    a->nwus, rc);
+	}
+	if (rc >= 0 && a->mom_sha[0] != '\0')	/* the next round's outer step reads it */
+		rc = ct_db_exec(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?", "sl",
+				a->mom_sha, a->id);
 	if (rc >= 0 && a->idx == 1)
 		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
 				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
@@ -519,6 +633,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		goto out;
 	}
 	if (rc == 0)
+		rc = outer_step(srv, db, a);
+	if (rc == 0)
 		rc = store_model(srv, db, a);
 	t2 = ct_time_mono_s();
 	if (rc == 0)
@@ -628,11 +744,17 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	done += rc;
+	/* ready: every WU has its canonical result, or (job.round_quorum < 1)
+	 * enough of them have, round_timeout seconds after the round opened */
 	rc = ct_db_query(db, &res,
-			 "SELECT r.id FROM `round` r WHERE r.status=? AND NOT EXISTS "
-			 "(SELECT 1 FROM workunit w WHERE w.roundid = r.id AND "
-			 "(w.canonical_resultid = 0 OR w.assimilate_state <> ?)) AND MOD(r.id, ?)=? "
-			 "ORDER BY r.id LIMIT ?", "iilli", CT_ROUND_OPEN, CT_AS_READY, n, k,
+			 "SELECT r.id FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.status=? "
+			 "AND MOD(r.id, ?)=? AND (NOT EXISTS (SELECT 1 FROM workunit w WHERE "
+			 "w.roundid = r.id AND (w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
+			 "OR (j.round_quorum < 1 AND r.create_time + j.round_timeout <= ? AND "
+			 "(SELECT COUNT(*) FROM workunit w WHERE w.roundid = r.id AND "
+			 "w.canonical_resultid <> 0 AND w.assimilate_state = ?) >= "
+			 "GREATEST(1, CEIL(j.round_quorum * r.nwus - 1e-9)))) ORDER BY r.id LIMIT ?",
+			 "illilii", CT_ROUND_OPEN, n, k, CT_AS_READY, ct_db_now(db), CT_AS_READY,
 			 ASSIM_BATCH);
 	if (rc < 0)
 		return rc;

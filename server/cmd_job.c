@@ -17,6 +17,7 @@
 
 #include "account.h"
 #include "ct_avg.h"
+#include "ct_outer.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -28,7 +29,9 @@
 #include "dl_round.h"
 #include "job_state.h"
 #include "eval.h"
+#include "ct_hf_dtype.h"
 #include "job_hf.h"
+#include "job_peft.h"
 #include "job_tokenizer.h"
 #include "sample.h"
 #include "lora_job.h"
@@ -86,6 +89,10 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK, O_RANDOM,
        /* LoRA jobs */
        O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
+       /* the outer optimizer */
+       O_OUTER, O_OUTER_LR, O_OUTER_MOM,
+       /* rounds that close without their last WUs */
+       O_ROUND_QUORUM, O_ROUND_TIMEOUT,
        /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
        O_TEXT };
 
@@ -106,10 +113,16 @@ static const struct option submit_opts[] = {
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
 	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
 	{ "aggregate", 1, NULL, O_AGG },
+	{ "outer", 1, NULL, O_OUTER }, { "outer-lr", 1, NULL, O_OUTER_LR },
+	{ "outer-momentum", 1, NULL, O_OUTER_MOM },
+	{ "round-quorum", 1, NULL, O_ROUND_QUORUM }, { "round-timeout", 1, NULL, O_ROUND_TIMEOUT },
 	/* text jobs; --train-text takes one FILE or more */
 	{ "train-text", 1, NULL, O_TEXT }, { "eval-text", 1, NULL, O_TEXT },
 	{ "eval-fraction", 1, NULL, O_TEXT }, { "tokenizer", 1, NULL, O_TEXT },
 	{ "sample-prompt", 1, NULL, O_TEXT }, { "sample-seed", 1, NULL, O_TEXT },
+	/* conversations (chat_submit.h) */
+	{ "train-chat", 1, NULL, O_TEXT }, { "eval-chat", 1, NULL, O_TEXT },
+	{ "truncate", 0, NULL, O_TEXT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,7 +178,7 @@ static const struct spec_num {
 	SPEC(O_BETA2, 'd', beta2, 0, 0), SPEC(O_EPS, 'd', eps, 0, 0),
 	SPEC(O_WD, 'd', weight_decay, 0, 0), SPEC(O_CLIP, 'd', grad_clip, 0, 0),
 	SPEC(O_TOL, 'd', tolerance, 0, 0), SPEC(O_MARGIN, 'd', loss_margin, 0, 0),
-	SPEC(O_SEED, 'l', seed, 0, INT64_MAX),
+	SPEC(O_SEED, 'l', seed, 0, INT64_MAX), SPEC(O_ROUND_TIMEOUT, 'i', round_timeout, 0, 0),
 	SPEC(O_EVALTOK, 'l', eval_tokens, 0, CT_SEVAL_MAX_TOKENS),
 	SPEC(O_PROBETOK, 'l', probe_tokens, 0, CT_PROBE_MAX_TOKENS),
 };
@@ -210,6 +223,27 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		paths[c - O_MODEL] = strdup(p);
 		return paths[c - O_MODEL] ? 0 : CT_ENOMEM;
 	case O_NAME: s->name = optarg; return 0;
+	case O_OUTER:
+		s->outer = optarg;
+		return ct_outer_parse(optarg, &(enum ct_outer_method){ CT_OUTER_MEAN }) == 0 ? 0
+		       : ct_error(CT_EUSAGE, "--outer: '%s': want mean, sgd or nesterov", optarg);
+	case O_ROUND_QUORUM:	/* 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--round-quorum", &s->round_quorum);
+		if (rc == 0 && !(s->round_quorum > 0 && s->round_quorum <= 1))
+			rc = ct_error(CT_EUSAGE, "--round-quorum %s: want a fraction in (0, 1]",
+				      optarg);
+		return rc;
+	case O_OUTER_LR:	/* 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--outer-lr", &s->outer_lr);
+		if (rc == 0 && !(s->outer_lr > 0 && s->outer_lr <= 10))
+			rc = ct_error(CT_EUSAGE, "--outer-lr %s: the outer learning rate must be "
+				      "in (0, 10]", optarg);
+		return rc;
+	case O_OUTER_MOM:	/* a value < 0 would read as "the default" */
+		rc = parse_dbl(optarg, "--outer-momentum", &s->outer_momentum);
+		if (rc == 0 && !(s->outer_momentum >= 0 && s->outer_momentum < 1))
+			rc = ct_error(CT_EUSAGE, "--outer-momentum %s: want 0 <= MU < 1", optarg);
+		return rc;
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
 	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
@@ -263,6 +297,7 @@ static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos,
 
 	memset(a, 0, sizeof(*a));
 	a->s.adaptive = -1;
+	a->s.outer_momentum = -1;	/* ct_job_spec: the default */
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", submit_opts, &li)) != -1) {
@@ -311,13 +346,15 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct submit_args a = { .paths = { NULL } };
 	struct ct_text_submit ts;
-	char *hf_tmp = NULL;
+	char *hf_tmp = NULL, *hf_dir = NULL;
 	int64_t jobid = 0;
 	int rc = 0;
 
 	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
 	if (rc == 0)
 		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
+	if (rc == 0 && (hf_dir = strdup(a.paths[0] ? a.paths[0] : "")) == NULL)
+		rc = ct_error(CT_ENOMEM, "out of memory");
 	if (rc == 0)		/* --model HF_DIR: a Hugging Face directory */
 		rc = ct_job_hf_import(&a.paths[0], &hf_tmp);
 	if (rc < 0)
@@ -331,9 +368,12 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_wg_submit(ctx->srv, ctx->db, &a.s, &jobid);
 	if (rc == 0)
 		rc = ct_text_submit_record(ctx, &ts, jobid);
+	if (rc == 0 && hf_tmp != NULL)	/* its config.json: ids and dtype for exports */
+		rc = ct_job_tokenizer_keep_config(ctx, hf_dir, jobid);
 	if (rc == 0)
 		fprintf(ctx->out, "job %" PRId64 "\n", jobid);
 out:
+	free(hf_dir);
 	ct_text_submit_free(&ts);
 	submit_args_free(&a);
 	if (hf_tmp != NULL)
@@ -524,8 +564,17 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "evaluation: %" PRId64 " tokens a round", evtok);
 	else
 		fprintf(ctx->out, "evaluation: the whole eval file a round");
-	fprintf(ctx->out, "%s; rounds aggregated by %s\n", j.eval_tokens > 0 ? "" : " (default)",
+	fprintf(ctx->out, "%s; rounds aggregated by %s", j.eval_tokens > 0 ? "" : " (default)",
 		j.aggregation);
+	if (strcmp(j.outer_method, "mean") == 0)
+		fprintf(ctx->out, ", no outer optimizer\n");
+	else
+		fprintf(ctx->out, ", outer optimizer %s (lr %g, momentum %g)\n", j.outer_method,
+			j.outer_lr, j.outer_momentum);
+	if (j.round_quorum < 1 || j.round_timeout > 0)
+		fprintf(ctx->out, "a round closes with %g of its work units done, %d s after it "
+			"opened at the earliest; the rest are abandoned\n", j.round_quorum,
+			j.round_timeout);
 	fprintf(ctx->out, "base model: %s\n", j.model_sha256);
 	ct_lora_job_describe(ctx->out, ctx->db, id);
 	if (j.final_model_sha256[0])
@@ -555,7 +604,16 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
 					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
+					     { "adapter", 1, NULL, 'A' }, { "dtype", 1, NULL, 'D' },
 					     { NULL, 0, NULL, 0 } };
+
+/* What job export was asked for. */
+struct export_args {
+	char out[PATH_MAX];	/* --out FILE/DIR, or --adapter DIR */
+	int64_t id, round;	/* round 0: the final model */
+	int hf, adapter;
+	const char *dtype;	/* --dtype, or NULL */
+};
 
 /* The model a job export writes: its SELECT's one column. */
 struct export_model {
@@ -566,79 +624,197 @@ static const struct ct_dl_col export_model_cols[] = {
 	CT_DL_COL(struct export_model, sha),
 };
 
-/* Job id's input config.json (kept at submit, job_tokenizer.h) gives the
- * exported directory out its special token ids (job_hf.h); none kept: 0. */
+/* What an adapter export needs of the job row. */
+struct export_job {
+	char base[80];
+	int64_t nshards, nrounds;
+};
+
+static const struct ct_dl_col export_job_cols[] = {
+	CT_DL_COL(struct export_job, base), CT_DL_COL(struct export_job, nshards),
+	CT_DL_COL(struct export_job, nrounds),
+};
+
+static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct export_args *a)
+{
+	int c, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
+		if (c == 'o' || c == 'A')
+			rc = a->out[0] ? ct_error(CT_EUSAGE, "give one of --out and --adapter")
+				       : ct_cmd_path(ctx, optarg, a->out, sizeof(a->out));
+		if (c == 'A')
+			a->adapter = 1;
+		else if (c == 'r')
+			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &a->round);
+		else if (c == 'H')
+			a->hf = 1;
+		else if (c == 'D')
+			a->dtype = optarg;
+		else if (c != 'o')
+			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf] "
+				      "[--dtype D] or --adapter DIR)");
+	}
+	if (rc == 0 && optind >= argc)
+		rc = ct_error(CT_EUSAGE, "missing job ID");
+	if (rc == 0)
+		rc = parse_i64(argv[optind], "job ID", 1, INT64_MAX, &a->id);
+	if (rc == 0 && a->out[0] == 0)
+		rc = ct_error(CT_EUSAGE, "--out FILE (or --adapter DIR) is required");
+	if (rc == 0 && a->hf && a->adapter)
+		rc = ct_error(CT_EUSAGE, "--hf and --adapter write different directories: one "
+			      "at a time");
+	if (rc == 0 && a->dtype != NULL && !a->hf && !a->adapter)
+		rc = ct_error(CT_EUSAGE, "--dtype is for --hf and --adapter (a checkpoint is "
+			      "float32)");
+	return rc;
+}
+
+/* Job id's input config.json (kept at submit, job_tokenizer.h) into path;
+ * 0, CT_ENOTFOUND (the job came from a checkpoint) or a db error. */
+static int input_config(struct ct_cmd_ctx *ctx, int64_t id, char *path, size_t cap)
+{
+	return ct_job_tokenizer_kept(ctx->srv, ctx->db, id, CT_JOB_INPUT_CONFIG, path, cap);
+}
+
+/* The dtype of the export: --dtype, else (dflt_input) the input model's
+ * (its config.json's torch_dtype), else float32. */
+static int export_dtype(struct ct_cmd_ctx *ctx, const struct export_args *a, int dflt_input,
+			enum ct_st_dtype *dt)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	*dt = CT_ST_F32;
+	if (a->dtype != NULL) {
+		rc = ct_hf_dtype_parse(a->dtype, dt);
+		return rc < 0 ? ct_error(CT_EUSAGE, "--%s", ct_errmsg(rc)) : 0;
+	}
+	if (!dflt_input)
+		return 0;
+	rc = input_config(ctx, a->id, path, sizeof(path));
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	return rc < 0 ? rc : ct_hf_dtype_of_config(path, dt);
+}
+
+/* Job id's input config.json gives the exported directory out its special
+ * token ids (job_hf.h); none kept: 0. */
 static int export_special_ids(struct ct_cmd_ctx *ctx, int64_t id, const char *out)
 {
 	char path[PATH_MAX];
-	int rc = ct_job_tokenizer_kept(ctx->srv, ctx->db, id, CT_JOB_INPUT_CONFIG, path,
-				       sizeof(path));
+	int rc = input_config(ctx, id, path, sizeof(path));
 
 	if (rc == CT_ENOTFOUND)
 		return 0;
 	return rc < 0 ? rc : ct_job_hf_special_ids(out, path);
 }
 
-static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
+static int export_hf(struct ct_cmd_ctx *ctx, const struct export_args *a, const char *src,
+		     const char *sha)
 {
-	char out[PATH_MAX] = "", src[PATH_MAX];
-	struct export_model em = { "" };
-	const char *sha = em.sha;
-	int64_t id, round = 0;
-	int hf = 0;
-	struct ct_mmap m = { 0 };
-	int c, rc = 0;
+	enum ct_st_dtype dt;
+	int ntok = 0, rc = export_dtype(ctx, a, 1, &dt);
 
-	optind = 0;
-	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
-		if (c == 'o')
-			rc = ct_cmd_path(ctx, optarg, out, sizeof(out));
-		else if (c == 'r')
-			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &round);
-		else if (c == 'H')
-			hf = 1;
-		else
-			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf])");
-	}
-	if (rc == 0 && optind >= argc)
-		rc = ct_error(CT_EUSAGE, "missing job ID");
 	if (rc == 0)
-		rc = parse_i64(argv[optind], "job ID", 1, INT64_MAX, &id);
-	if (rc == 0 && out[0] == 0)
-		rc = ct_error(CT_EUSAGE, "--out FILE is required");
+		rc = ct_job_hf_export(src, a->out);
+	if (rc == 0)	/* float32 rounded to the input's dtype (ct_hf_dtype.h) */
+		rc = ct_hf_dtype_set(a->out, dt);
+	if (rc == 0)	/* the job's tokenizer.json and the files beside it */
+		rc = ct_job_tokenizer_export(ctx->srv, ctx->db, a->id, a->out, &ntok);
+	if (rc == 0)	/* the input's bos/eos_token_id */
+		rc = export_special_ids(ctx, a->id, a->out);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s as config.json + model.safetensors (%s)%s\n",
+			a->out, sha, ct_hf_dtype_name(dt),
+			ntok ? " + the job's tokenizer files" : "");
+	return rc;
+}
+
+/* --adapter: the PEFT directory of a LoRA job's model (job_peft.h). */
+static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
+			  const char *src, const char *sha)
+{
+	struct ct_job_peft p = { .model_path = src };
+	struct export_job j = { "", 0, 0 };
+	char base[PATH_MAX], cfg[PATH_MAX], name[1024];
+	int64_t rank64;
+	int rank = 0, rc = ct_lora_job_get(ctx->db, a->id, &p.spec);
+
+	if (rc == 0 && p.spec.rank == 0)
+		rc = ct_error(CT_EINVAL, "job %" PRId64 " trains all weights, not LoRA adapters: "
+			      "export it with --hf", a->id);
+	if (rc == 0)
+		rc = export_dtype(ctx, a, 0, &p.dtype);
+	if (rc == 0)
+		rc = CT_DL_ONE(ctx->db, &j, export_job_cols, "SELECT model_sha256, nshards, "
+			       "nrounds FROM job WHERE id=?", a->id);
+	if (rc == 0)
+		rc = ct_server_download_path(ctx->srv, j.base, base, sizeof(base));
 	if (rc < 0)
 		return rc;
-	rc = round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
-			       "`round` WHERE jobid=? AND idx=?", id, (int)round)
-		   : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
-			       "job WHERE id=?", id);
+	p.base_path = base;
+	/* each round added K rank-r products (job_peft.h; capped there) */
+	rank64 = p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
+	p.rank = rank64 < INT32_MAX ? (int)rank64 : INT32_MAX;
+	rc = input_config(ctx, a->id, cfg, sizeof(cfg));
+	if (rc == 0 && ct_job_hf_input_name(cfg, name, sizeof(name)) > 0)
+		p.base_name = name;
 	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (sha[0] == 0)
-		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", id,
-				round ? "such round's" : "final");
-	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
-	if (rc == 0 && hf) {
-		int ntok = 0;
+	rc = ct_job_peft_export(&p, a->out, &rank);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s as a PEFT LoRA adapter of rank %d (%d x %" PRId64
+			" shards x rounds) on base %s (%s)\n", a->out, sha, rank, p.spec.rank,
+			j.nshards, j.base, ct_hf_dtype_name(p.dtype));
+	return rc;
+}
 
-		rc = ct_job_hf_export(src, out);
-		if (rc == 0)	/* the job's tokenizer.json and the files beside it */
-			rc = ct_job_tokenizer_export(ctx->srv, ctx->db, id, out, &ntok);
-		if (rc == 0)	/* the input's bos/eos_token_id */
-			rc = export_special_ids(ctx, id, out);
-		if (rc == 0)
-			fprintf(ctx->out, "%s: model %s as config.json + model.safetensors%s\n",
-				out, sha, ntok ? " + the job's tokenizer files" : "");
+/* The table's check (ct_cmd.h): --out or --adapter is given (either
+ * names what is written; ct_cmd's `required` takes no alternatives). */
+static int check_export(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--out", 5) == 0 ||
+		    strncmp(argv[i], "--adapter", 9) == 0)
+			return 0;
+	return ct_error(CT_EUSAGE, "the required option '--out' is missing (or give "
+			"--adapter DIR)");
+}
+
+static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct export_args a = { .out = "" };
+	struct export_model em = { "" };
+	char src[PATH_MAX];
+	struct ct_mmap m = { 0 };
+	int rc = export_parse(ctx, argc, argv, &a);
+
+	if (rc < 0)
 		return rc;
-	}
+	rc = a.round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
+				 "`round` WHERE jobid=? AND idx=?", a.id, (int)a.round)
+		     : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
+				 "job WHERE id=?", a.id);
+	if (rc < 0 && rc != CT_ENOTFOUND)
+		return rc;
+	if (em.sha[0] == 0)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", a.id,
+				a.round ? "such round's" : "final");
+	rc = ct_server_download_path(ctx->srv, em.sha, src, sizeof(src));
+	if (rc == 0 && a.hf)
+		return export_hf(ctx, &a, src, em.sha);
+	if (rc == 0 && a.adapter)
+		return export_adapter(ctx, &a, src, em.sha);
 	if (rc == 0)
 		rc = ct_file_map(src, &m);
 	if (rc == 0)
-		rc = ct_file_write_atomic(out, m.addr ? m.addr : "", m.len, 0644);
+		rc = ct_file_write_atomic(a.out, m.addr ? m.addr : "", m.len, 0644);
 	ct_file_unmap(&m);
 	if (rc == 0)
-		fprintf(ctx->out, "%s: model %s\n", out, sha);
+		fprintf(ctx->out, "%s: model %s\n", a.out, em.sha);
 	return rc;
 }
 
@@ -763,14 +939,29 @@ static const struct ct_cmd_def job_submit = {
 	"       [--encoding lossless|int8] [--no-adaptive] [--eval-tokens N]\n"
 	"       [--probe-tokens N] [--allow-random-base]\n"
 	"       [--aggregate mean|trimmed-mean|median]\n"
+	"       [--outer mean|sgd|nesterov [--outer-lr X] [--outer-momentum MU]]\n"
+	"       [--round-quorum F [--round-timeout SECS]]\n"
 	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
 	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2|PATH]\n"
 	"[--sample-prompt TEXT] [--sample-seed S]. With --model HF_DIR the text is\n"
 	"tokenised with HF_DIR/tokenizer.json (PATH: another tokenizer.json), which\n"
 	"the job keeps to decode its samples; job export --hf copies it back.\n"
+	"With conversations: --model HF_DIR --train-chat FILE.jsonl (--eval-chat\n"
+	"FILE.jsonl | --eval-fraction F) [--truncate]: one conversation a line\n"
+	"({\"messages\": [...]} or Alpaca's {\"instruction\", \"input\", \"output\"}),\n"
+	"rendered with HF_DIR's chat template; the loss counts the assistant\n"
+	"replies only. Conversations are packed whole into sequences of --seq\n"
+	"tokens; a longer one is refused with its line unless --truncate cuts it.\n"
+	"See doc/chat.md.\n"
 	"A base model whose eval loss is near log V (random weights) is refused\n"
 	"unless --allow-random-base.\n"
+	"--outer sgd|nesterov steps an outer optimizer on each round's aggregate\n"
+	"(SGD with momentum on theta - aggregate; lr 0.7, momentum 0.9 unless given);\n"
+	"mean (the default) takes the aggregate as the next model.\n"
+	"--round-quorum F closes a round once that fraction of its work units is\n"
+	"done (after --round-timeout SECS from its opening, if given), over the ones\n"
+	"done; the rest are abandoned and the next round opens at once.\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {
@@ -794,11 +985,17 @@ static const struct ct_cmd_def job_sample = {
 };
 static const struct ct_cmd_def job_export = {
 	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
-	.required = "out",
-	.min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
-	.summary = "write the job's final (or round R's) model to FILE (--hf: a Llama model "
-	"as a Hugging Face directory FILE)",
-	.usage = "DIR ID --out FILE [--round R] [--hf]",
+	.check = check_export, .min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
+	.summary = "write the job's final (or round R's) model to FILE (--hf: as a Hugging "
+	"Face directory FILE; --adapter: a LoRA job's PEFT adapter)",
+	.usage = "DIR ID --out FILE [--round R] [--hf [--dtype f32|bf16|f16]]\n"
+	"       DIR ID --adapter ADAPTER_DIR [--round R] [--dtype f32|bf16|f16]",
+	.help = "--hf writes config.json + model.safetensors in the input model's dtype\n"
+	"(its config.json's torch_dtype; float32 for a job from a checkpoint), or\n"
+	"--dtype's: bf16 and f16 round each weight to nearest, ties to even.\n"
+	"--adapter writes adapter_config.json + adapter_model.safetensors (float32\n"
+	"unless --dtype) that PEFT applies to the job's base model: the sum of the\n"
+	"rounds' adapters, rank r x shards x rounds. See doc/operator.md.\n",
 };
 static const struct ct_cmd_def *const job_cmds[] = {
 	&job_submit, &job_list, &job_show, &job_cancel, &job_sample, &job_export, NULL,

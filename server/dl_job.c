@@ -11,7 +11,8 @@
 #define J struct ct_job_row
 #define JOB_COLS "id, name, status, cur_round, nrounds, nshards, steps, batch, seq, lr, " \
 	"min_quorum, target_nresults, model_sha256, final_model_sha256, error_message, " \
-	"final_eval_loss, probe_tokens, eval_tokens, aggregation"
+	"final_eval_loss, probe_tokens, eval_tokens, aggregation, outer_method, outer_lr, " \
+	"outer_momentum, round_quorum, round_timeout"
 static const struct ct_dl_col job_cols[] = {
 	CT_DL_COL(J, id), CT_DL_COL(J, name), CT_DL_COL(J, status), CT_DL_COL(J, cur_round),
 	CT_DL_COL(J, nrounds), CT_DL_COL(J, nshards), CT_DL_COL(J, steps),
@@ -19,7 +20,9 @@ static const struct ct_dl_col job_cols[] = {
 	CT_DL_COL(J, target_nresults), CT_DL_COL(J, model_sha256),
 	CT_DL_COL(J, final_model_sha256), CT_DL_COL(J, error_message),
 	CT_DL_COL_NAN(J, final_eval_loss), CT_DL_COL(J, probe_tokens),
-	CT_DL_COL(J, eval_tokens), CT_DL_COL(J, aggregation),
+	CT_DL_COL(J, eval_tokens), CT_DL_COL(J, aggregation), CT_DL_COL(J, outer_method),
+	CT_DL_COL(J, outer_lr), CT_DL_COL(J, outer_momentum), CT_DL_COL(J, round_quorum),
+	CT_DL_COL(J, round_timeout),
 };
 #undef J
 

@@ -25,6 +25,10 @@ struct ct_job_row {
 	int probe_tokens;		/* 0: the default (ct_val_probe_tokens) */
 	int64_t eval_tokens;		/* 0: the default (ct_seval_job_tokens) */
 	char aggregation[17];		/* mean, trimmed or median */
+	char outer_method[17];		/* mean, sgd or nesterov (ct_outer.h) */
+	double outer_lr, outer_momentum;
+	double round_quorum;		/* 1: a round waits for every WU */
+	int round_timeout;		/* s after opening before it may close early */
 	char model_sha256[65], final_model_sha256[65];	/* "" until done */
 	char error_message[4 * 255 + 1];
 	double final_eval_loss;		/* NAN while there is none */

@@ -74,7 +74,6 @@ int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct
 {
 	const struct ct_backend_ops *ops;
 	struct ct_backend *be = NULL;
-	float acc = 0.0f, l;
 	int rc;
 
 	*consumed = 0;
@@ -93,16 +92,9 @@ int ct_seval_run_handover(const char *device, struct ct_gpt2 *m, const struct ct
 	*consumed = ops->load_range != NULL;
 	rc = hand_over(ops, be, m->params, m->lay.total);
 	/* ct_eval's batches and its float sum, in its order: the same loss */
-	for (int i = 0; i < nb && rc == 0; i++) {
-		uint64_t s = ct_wu_batch_start((uint64_t)i, tok->n, B, T);
-
-		rc = ops->eval(be, tok->tok + s, tok->tok + s + 1, &l);
-		if (rc == 0)
-			acc = acc + l;
-	}
-	ops->close(be);
 	if (rc == 0)
-		*loss = acc / (float)nb;
+		rc = ct_eval_batches(ops, be, tok, B, T, nb, loss);
+	ops->close(be);
 	return rc;
 }
 

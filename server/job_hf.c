@@ -169,3 +169,23 @@ int ct_job_hf_special_ids(const char *dir, const char *input_config)
 	free(cfg);
 	return rc;
 }
+
+int ct_job_hf_input_name(const char *input_config, char *out, size_t cap)
+{
+	static const struct ct_jv_limits lim = { CT_HF_MAX_CONFIG, 100000, 64 };
+	unsigned char *text = NULL;
+	struct ct_jv *root = NULL;
+	const struct ct_jv *v;
+	size_t len = 0;
+	int rc = ct_file_read_all(input_config, CT_HF_MAX_CONFIG, &text, &len);
+
+	if (rc == 0)
+		rc = ct_jv_parse((const char *)text, len, &lim, "config.json", &root);
+	v = rc == 0 ? ct_jv_get(root, "_name_or_path") : NULL;
+	if (rc == 0)
+		rc = v != NULL && v->type == CT_JV_STR && v->str[0] != 0 &&
+		     snprintf(out, cap, "%s", v->str) < (int)cap;
+	ct_jv_free(root);
+	free(text);
+	return rc;
+}

@@ -29,4 +29,9 @@ int ct_job_hf_export(const char *model_path, const char *dir);
  * code (CT_EFORMAT: a config.json that does not parse). */
 int ct_job_hf_special_ids(const char *dir, const char *input_config);
 
+/* The input's _name_or_path (the name transformers loaded it by) of the
+ * config.json at input_config into out (cap bytes): 1, 0 when it has none
+ * (or it does not fit), or a CT_E* code. */
+int ct_job_hf_input_name(const char *input_config, char *out, size_t cap);
+
 #endif

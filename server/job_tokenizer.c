@@ -127,15 +127,12 @@ static int store_one(struct ct_cmd_ctx *ctx, int64_t jobid, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
-/* The input directory's config.json, as CT_JOB_INPUT_CONFIG (when there
- * is one and it is not over the side-file cap). */
-static int keep_input_config(struct ct_cmd_ctx *ctx, const struct ct_text_submit *ts,
-			     int64_t jobid)
+int ct_job_tokenizer_keep_config(struct ct_cmd_ctx *ctx, const char *dir, int64_t jobid)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (ct_path_join(path, sizeof(path), ts->tk_dir, "config.json") < 0 ||
+	if (ct_path_join(path, sizeof(path), dir, "config.json") < 0 ||
 	    stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > SIDE_FILE_MAX)
 		return 0;
 	return store_one(ctx, jobid, path, CT_JOB_INPUT_CONFIG);
@@ -164,7 +161,7 @@ int ct_job_tokenizer_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit 
 		else
 			rc = store_one(ctx, jobid, path, names[i]);
 	}
-	return rc == 0 ? keep_input_config(ctx, ts, jobid) : rc;
+	return rc == 0 ? ct_job_tokenizer_keep_config(ctx, ts->tk_dir, jobid) : rc;
 }
 
 static void progress(const char *name, size_t done, size_t n, size_t ntok, double t0,

@@ -72,6 +72,12 @@ int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const c
  * never copied out as it is. */
 #define CT_JOB_INPUT_CONFIG "input-config.json"
 
+/* Keep dir/config.json (when there is one, not over the side-file cap) as
+ * job jobid's CT_JOB_INPUT_CONFIG: `job submit --model HF_DIR` calls it
+ * for every directory, so exports know the input's special token ids and
+ * dtype. Returns 0 or a store / db error. */
+int ct_job_tokenizer_keep_config(struct ct_cmd_ctx *ctx, const char *dir, int64_t jobid);
+
 /* The store path of job jobid's kept file `name` into path (cap bytes):
  * 0, CT_ENOTFOUND (not kept) or a db error. */
 int ct_job_tokenizer_kept(struct ct_server *srv, struct ct_db *db, int64_t jobid,

@@ -39,11 +39,13 @@ server_libctserver_a_SOURCES = \
 	server/lock_order.c server/lock_order.h \
 	server/admin.c server/admin.h \
 	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
+	server/job_peft.c server/job_peft.h \
 	server/job_tokenizer.c server/job_tokenizer.h \
 	server/eval.c server/eval.h server/eval_handover.c \
 	server/cmd_run.c server/cmd_run.h \
 	server/project_init.c server/project_init.h
-server_libctserver_a_SOURCES += server/sample.c server/sample.h
+server_libctserver_a_SOURCES += server/sample.c server/sample.h \
+	server/chat_submit.c server/chat_submit.h
 # job submit's checks of inputs that cannot give a good model
 server_libctserver_a_SOURCES += server/submit_check.c server/submit_check.h
 # LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)

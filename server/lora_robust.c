@@ -81,7 +81,7 @@ int ct_lora_robust_check(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		rc = ct_lora_round_adapters(srv, db, roundid, nwus, &base->cfg, &spec, src.ads);
 	if (rc == 0)
 		rc = ct_robust_check_round(srv->conf, db, jobid, idx, nwus, src.n, init,
-					   load_adapters, &src);
+					   load_adapters, &src, NULL);
 out:
 	for (int k = 0; src.ads && k < nwus; k++)
 		free(src.ads[k]);

@@ -179,6 +179,17 @@ int ct_res_drop_unsent_wu(struct ct_db *db, int64_t wuid, int64_t except)
 			  t->outcome, wuid, except, f->server_state);
 }
 
+int ct_res_drop_unsent_round(struct ct_db *db, int64_t roundid)
+{
+	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];
+	const struct ct_res_cols *t = &ct_res_states[CT_RES_DIDNT_NEED];
+
+	return CT_DB_EXEC(db, "UPDATE result r JOIN workunit w ON w.id = r.workunitid SET "
+			  "r.server_state=?, r.outcome=? WHERE w.roundid=? AND w.error_mask<>0 "
+			  "AND r.server_state=?", t->server_state, t->outcome, roundid,
+			  f->server_state);
+}
+
 int ct_res_drop_unsent_job(struct ct_db *db, int64_t jobid)
 {
 	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];

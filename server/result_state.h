@@ -104,5 +104,7 @@ int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *nam
  * error. */
 int ct_res_drop_unsent_wu(struct ct_db *db, int64_t wuid, int64_t except);
 int ct_res_drop_unsent_job(struct ct_db *db, int64_t jobid);
+/* The same for the results of round `roundid` (ct_wu_abandon_round). */
+int ct_res_drop_unsent_round(struct ct_db *db, int64_t roundid);
 
 #endif

@@ -25,6 +25,8 @@ int ct_robust_init(struct ct_robust *r, int k, size_t n)
 		return CT_ENOMEM;
 	r->n = n;
 	r->k = k;
+	for (int i = 0; i < k; i++)
+		r->shard[i] = i;
 	return 0;
 }
 
@@ -113,7 +115,7 @@ static int report(struct ct_db *db, int64_t jobid, int idx, const struct ct_robu
 			continue;
 		snprintf(msg, sizeof(msg), "round %d, shard %d: its update is unlike the other "
 			 "shards' (cosine %.3f with their mean, %.3gx their median size): "
-			 "possible poisoning, or a shard unlike the others", idx, i, r->cos[i],
+			 "possible poisoning, or a shard unlike the others", idx, r->shard[i], r->cos[i],
 			 r->ratio[i]);
 		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
 		rc = ct_db_exec(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
@@ -124,7 +126,7 @@ static int report(struct ct_db *db, int64_t jobid, int idx, const struct ct_robu
 
 int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
 			  int idx, int k, size_t n, const float *base,
-			  ct_robust_load_fn load, void *ctx)
+			  ct_robust_load_fn load, void *ctx, const int *shards)
 {
 	struct ct_robust_limits lim = { .min_cos = 0.0, .max_ratio = 4.0 };
 	struct ct_robust r;
@@ -145,6 +147,8 @@ int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t 
 	if (w == NULL)
 		return CT_ENOMEM;
 	rc = ct_robust_init(&r, k, n);
+	for (int i = 0; rc == 0 && shards != NULL && i < k; i++)
+		r.shard[i] = shards[i];
 	for (int i = 0; rc == 0 && i < k; i++) {
 		rc = load(ctx, i, w);
 		if (rc == 0)

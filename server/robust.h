@@ -31,6 +31,7 @@ struct ct_robust {
 	double *sum;		/* (n) sum of the updates */
 	double norm[CT_ROBUST_MAX_K], dot[CT_ROBUST_MAX_K];
 	double cos[CT_ROBUST_MAX_K], ratio[CT_ROBUST_MAX_K];
+	int shard[CT_ROBUST_MAX_K];	/* update i's shard (ct_robust_init: i) */
 };
 
 /* Thresholds: defaults min_cos 0, max_ratio 4 (config daemons.robust_min_cos,
@@ -61,12 +62,13 @@ int ct_robust_verdict(struct ct_robust *r, const struct ct_robust_limits *lim, i
  * (ct_robust_aside_outlier). Rounds of fewer than 3 shards get no
  * cross-shard check. Returns 0 when the round may be averaged, > 0 when
  * results were set aside (the round waits for their replacements), or a
- * CT_E* code. */
+ * CT_E* code. shards (NULL: 0..k-1) names update i's shard, for a round
+ * closed without some of its WUs (job.round_quorum). */
 struct ct_conf;
 struct ct_db;
 typedef int (*ct_robust_load_fn)(void *ctx, int i, float *w);
 int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
 			  int idx, int k, size_t n, const float *base,
-			  ct_robust_load_fn load, void *ctx);
+			  ct_robust_load_fn load, void *ctx, const int *shards);
 
 #endif

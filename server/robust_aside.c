@@ -166,6 +166,7 @@ int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_
 		return 0;
 	s.cos = r->cos[s.shard];
 	s.ratio = r->ratio[s.shard];
+	s.shard = r->shard[s.shard];	/* from the update's index to its shard */
 	rc = shard_wu(db, &s);
 	if (rc == 0)
 		rc = ct_db_query_int(db, &times, "SELECT COUNT(*) FROM robust_event WHERE "

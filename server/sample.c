@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chat_submit.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -34,6 +35,8 @@ struct text_args {
 	int ntrain;
 	const char *eval_text, *model, *token_file[2];
 	double fraction;
+	const char *train_chat, *eval_chat;	/* chat_submit.h */
+	int truncate, seq;
 };
 
 /* Is `opt` argv[*i] (as "--opt V" or "--opt=V")? Then *val = V, *i moves on. */
@@ -80,6 +83,12 @@ static int split_args(int argc, char **argv, struct ct_text_submit *ts, struct t
 			continue; \
 		}
 		OPT("--eval-text", ta->eval_text)
+		OPT("--train-chat", ta->train_chat)
+		OPT("--eval-chat", ta->eval_chat)
+		if (i > 0 && strcmp(argv[i], "--truncate") == 0) {
+			ta->truncate = 1;
+			continue;
+		}
 		OPT("--tokenizer", ts->tokenizer)
 		OPT("--sample-prompt", ts->prompt)
 		if (i > 0 && (t = take(argc, argv, &i, "--eval-fraction", &v)) != 0) {
@@ -104,6 +113,8 @@ static int split_args(int argc, char **argv, struct ct_text_submit *ts, struct t
 		ts->argv[ts->argc++] = argv[i];
 		if (i > 0 && (t = take(argc, argv, &i, "--model", &v)) > 0)
 			ta->model = v;
+		else if (i > 0 && (t = take(argc, argv, &i, "--seq", &v)) > 0)
+			ta->seq = atoi(v);	/* checked again by submit_parse */
 		else if (i > 0 && (t = take(argc, argv, &i, "--train", &v)) > 0)
 			ta->token_file[0] = v;
 		else if (i > 0 && (t = take(argc, argv, &i, "--eval", &v)) > 0)
@@ -233,6 +244,23 @@ static int tokenise(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts, struct te
 	return rc;
 }
 
+/* --train-chat, alone of the data options but --eval-chat | --eval-fraction. */
+static int chat_prepare(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts,
+			const struct text_args *ta)
+{
+	struct ct_chat_submit_args a = {
+		.model = ta->model, .train = ta->train_chat, .eval = ta->eval_chat,
+		.fraction = ta->fraction, .truncate = ta->truncate, .T = ta->seq,
+	};
+
+	if (ta->train_chat == NULL)
+		return ct_error(CT_EUSAGE, "--eval-chat and --truncate need --train-chat");
+	if (ta->ntrain > 0 || ta->eval_text || ta->token_file[0] || ta->token_file[1])
+		return ct_error(CT_EUSAGE, "give the training data one way: conversations "
+				"(--train-chat), text (--train-text) or tokens (--train, --eval)");
+	return ct_chat_submit_prepare(ctx, ts, &a);
+}
+
 int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 			   struct ct_text_submit *ts)
 {
@@ -258,7 +286,9 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 	    ct_gpt2_read_config(path, &cfg) == 0)
 		ts->V = cfg.V;
 	if (rc == 0)	/* a Hugging Face directory's, or --tokenizer PATH */
-		rc = ct_job_tokenizer_prepare(ctx, ta.model, ta.ntrain > 0, ts);
+		rc = ct_job_tokenizer_prepare(ctx, ta.model, ta.ntrain > 0 || ta.train_chat, ts);
+	if (rc == 0 && (ta.train_chat || ta.eval_chat || ta.truncate))
+		return chat_prepare(ctx, ts, &ta);
 	if (rc < 0 || (ta.ntrain == 0 && !ta.eval_text && ta.fraction == 0))
 		return rc;
 	if (ta.ntrain == 0)

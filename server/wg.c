@@ -20,6 +20,7 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_log.h"
+#include "ct_outer.h"
 #include "ct_tokens.h"
 #include "db.h"
 #include "job_state.h"
@@ -68,6 +69,25 @@ static int load_tokens(const char *path, int V, struct ct_tokens *t)
 	return rc;
 }
 
+/* Shard k of K of the training tokens: [*a, *a + *cnt). n*k/K on, in
+ * general; a file with a loss mask (conversations packed into rows of T
+ * tokens, then one more: sample.h's --train-chat) is cut between rows,
+ * each shard holding whole rows and the first token of the next (a
+ * target the loss never counts), so no conversation is cut. */
+static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t *a,
+			uint64_t *cnt)
+{
+	uint64_t rows = t->n > 0 ? (t->n - 1) / (uint64_t)T : 0;
+
+	if (t->train == NULL) {
+		*a = t->n * (uint64_t)k / (uint64_t)K;
+		*cnt = t->n * (uint64_t)(k + 1) / (uint64_t)K - *a;
+		return;
+	}
+	*a = rows * (uint64_t)k / (uint64_t)K * (uint64_t)T;
+	*cnt = rows * (uint64_t)(k + 1) / (uint64_t)K * (uint64_t)T + 1 - *a;
+}
+
 /* Read the model's header and map the token files; every check that needs
  * no database is done here. */
 static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
@@ -88,14 +108,35 @@ static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 			      "seq+1 = %d", s->eval_path, in->eval.n, s->seq + 1);
 	if (rc == 0)
 		rc = load_tokens(s->train_path, in->cfg.V, &in->train);
-	/* the smallest of the K shards has floor(n/K) tokens */
-	if (rc == 0 && in->train.n / (uint64_t)s->shards < need)
-		rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
-			      " tokens; each needs at least batch*seq+1 = %" PRIu64 " (fewer --shards?)",
-			      s->train_path, in->train.n, in->train.n / (uint64_t)s->shards, need);
+	/* the smallest of the K shards (floor(n/K) tokens without a mask) */
+	if (rc == 0) {
+		uint64_t a, cnt, least = UINT64_MAX;
+
+		for (int k = 0; k < s->shards; k++) {
+			shard_range(&in->train, s->seq, k, s->shards, &a, &cnt);
+			least = cnt < least ? cnt : least;
+		}
+		if (least < need)
+			rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
+				      " tokens; each needs at least batch*seq+1 = %" PRIu64
+				      " (fewer --shards?)", s->train_path, in->train.n, least, need);
+	}
 	if (rc < 0)
 		free_inputs(in);
 	return rc;
+}
+
+/* The outer optimizer of the spec (defaults filled in); CT_EINVAL when
+ * its name or values are refused. */
+static int spec_outer(const struct ct_job_spec *s, struct ct_outer *o)
+{
+	o->method = CT_OUTER_MEAN;
+	o->lr = s->outer_lr > 0 ? (float)s->outer_lr : 0.7f;
+	o->momentum = s->outer_momentum >= 0 ? (float)s->outer_momentum : 0.9f;
+	if (s->outer != NULL && ct_outer_parse(s->outer, &o->method) < 0)
+		return ct_error(CT_EINVAL, "outer optimizer '%s': want mean, sgd or nesterov",
+				s->outer);
+	return ct_outer_check(o);
 }
 
 static int check_spec(const struct ct_job_spec *s)
@@ -119,6 +160,15 @@ static int check_spec(const struct ct_job_spec *s)
 		return ct_error(CT_EINVAL, "--encoding must be lossless or int8");
 	if (s->name && strlen(s->name) > 128)
 		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
+	if (spec_outer(s, &(struct ct_outer){ 0 }) < 0)
+		return CT_EINVAL;
+	if (!(s->round_quorum >= 0 && s->round_quorum <= 1))
+		return ct_error(CT_EINVAL, "--round-quorum must be in (0, 1]");
+	if (s->round_timeout < 0 || s->round_timeout > 86400 * 365)
+		return ct_error(CT_EINVAL, "--round-timeout must be 0..31536000 seconds");
+	if (s->round_quorum > 0 && s->round_quorum < 1 && s->lora.rank > 0)
+		return ct_error(CT_EINVAL, "--round-quorum below 1 is not supported for LoRA "
+				"jobs yet (their rounds merge every shard's adapters)");
 	return ct_lora_job_check(&s->lora, NULL);
 }
 
@@ -128,14 +178,14 @@ static int check_spec(const struct ct_job_spec *s)
  * to a temp file in the store's directory in the input's version, then
  * added). */
 static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-		       const struct ct_tokens *train, int k, int K)
+		       const struct ct_tokens *train, int T, int k, int K)
 {
-	uint64_t a = train->n * (uint64_t)k / (uint64_t)K;
-	uint64_t cnt = train->n * (uint64_t)(k + 1) / (uint64_t)K - a;
+	uint64_t a, cnt;
 	char sha[CT_SHA256_HEXLEN + 1], tmp[PATH_MAX];
 	int64_t size = 0;
 	int rc;
 
+	shard_range(train, T, k, K, &a, &cnt);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-shard-%" PRId64 "-%d", srv->download_dir, jobid, k);
 	rc = ct_tokens_save_range(tmp, train, a, cnt);
 	if (rc == 0)
@@ -154,7 +204,7 @@ static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	int rc = 0;
 
 	for (int k = 0; rc == 0 && k < s->shards; k++)
-		rc = store_shard(srv, db, jobid, &in->train, k, s->shards);
+		rc = store_shard(srv, db, jobid, &in->train, s->seq, k, s->shards);
 	return rc;
 }
 
@@ -178,6 +228,24 @@ static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct
 	if (rc == 0)
 		rc = ct_store_add_file(srv, db, s->eval_path, "eval", 0, 1, f->eval, &f->eval_size);
 	return rc;
+}
+
+/* job.outer_* and job.round_*: written only when they differ from the
+ * defaults, so a job without them has every earlier job's row. */
+static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t jobid)
+{
+	struct ct_outer o;
+	int rc = spec_outer(s, &o);
+
+	if (rc == 0 && o.method != CT_OUTER_MEAN)
+		rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+				"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
+				(double)o.momentum, jobid);
+	if (rc >= 0 && ((s->round_quorum > 0 && s->round_quorum < 1) || s->round_timeout > 0))
+		rc = ct_db_exec(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
+				"dil", s->round_quorum > 0 ? s->round_quorum : 1.0,
+				s->round_timeout, jobid);
+	return rc < 0 ? rc : 0;
 }
 
 static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struct job_files *f,
@@ -215,7 +283,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	if (rc < 0)
 		return rc;
 	*jobid = ct_db_last_id(db);
-	return 0;
+	return insert_outer(db, s, *jobid);
 }
 
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,

@@ -38,6 +38,16 @@ struct ct_job_spec {
 	const char *upload_encoding;	/* "lossless" (default) or "int8" */
 	int64_t eval_tokens;		/* round evaluation size, 0 = default (eval.h) */
 	const char *aggregation;	/* "mean" (default), "trimmed" or "median" (ct_avg) */
+	/* the outer optimizer (ct_outer.h): "mean" (NULL: default) takes the
+	 * aggregate as it is; "sgd"/"nesterov" step on it with outer_lr (0:
+	 * 0.7) and outer_momentum (< 0: 0.9) */
+	const char *outer;
+	double outer_lr, outer_momentum;
+	/* a round closes once this fraction of its WUs is done (0: 1.0, all)
+	 * and round_timeout seconds have passed since it opened; the rest are
+	 * abandoned. Not for LoRA jobs yet. */
+	double round_quorum;
+	int round_timeout;
 	int64_t probe_tokens;		/* validator's probe size, 0 = default (ct_val_probe_tokens) */
 	/* LoRA: rank 0 trains every weight; rank > 0 trains adapters (alpha
 	 * 0: alpha = rank; targets 0: all four). lora_job.h */

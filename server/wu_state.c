@@ -9,6 +9,7 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "result_state.h"
 #include "wu_state.h"
 
 /* ---- round.status ------------------------------------------------------ */
@@ -29,9 +30,9 @@ int ct_round_move(struct ct_db *db, int64_t id, int from, int to,
 	switch (to) {
 	case CT_ROUND_DONE:
 		return CT_DB_EXEC(db, "UPDATE `round` SET status=?, out_model_sha256=?, "
-				  "eval_loss=?, base_eval_loss=?, finish_time=?, nwus_done=nwus "
+				  "eval_loss=?, base_eval_loss=?, finish_time=?, nwus_done=IF(?>0, ?, nwus) "
 				  "WHERE id=? AND status=?", to, c->out_sha ? c->out_sha : "",
-				  c->eval_loss, c->base_loss, c->now, id, from);
+				  c->eval_loss, c->base_loss, c->now, c->nin, c->nin, id, from);
 	case CT_ROUND_CANCELED:
 		return CT_DB_EXEC(db, "UPDATE `round` SET status=?, finish_time=? WHERE id=? AND "
 				  "status=?", to, c->now, id, from);
@@ -183,6 +184,18 @@ int ct_wu_cancel_job(struct ct_db *db, int64_t jobid, int64_t now)
 	return CT_DB_EXEC(db, "UPDATE workunit SET error_mask=error_mask|?, transition_time=? "
 			  "WHERE jobid=? AND canonical_resultid=0", CT_WU_ERR_CANCELED, now,
 			  jobid);
+}
+
+int ct_wu_abandon_round(struct ct_db *db, int64_t roundid, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET error_mask=error_mask|?, transition_time=? "
+			    "WHERE roundid=? AND assimilate_state=? AND error_mask=0",
+			    CT_WU_ERR_CANCELED, now, roundid, CT_AS_INIT);
+	int n = rc;
+
+	if (rc >= 0)
+		rc = ct_res_drop_unsent_round(db, roundid);
+	return rc < 0 ? rc : n;
 }
 
 int ct_wu_done_ready(struct ct_db *db, int64_t roundid, int64_t now)

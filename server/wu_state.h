@@ -46,11 +46,13 @@ extern const size_t ct_round_nedges;
 
 /* What a move records beside the status: DONE sets out_model_sha256 =
  * out_sha, eval_loss, base_eval_loss, finish_time = now and nwus_done =
- * nwus; CANCELED sets finish_time = now; ERROR nothing else. */
+ * nin (the WUs in the aggregate; 0: nwus); CANCELED sets finish_time =
+ * now; ERROR nothing else. */
 struct ct_round_change {
 	int64_t now;
 	const char *out_sha;
 	double eval_loss, base_loss;
+	int nin;
 };
 
 /* Move round `id` from `from` to `to`. Returns 1 when this call moved it,
@@ -62,6 +64,14 @@ int ct_round_move(struct ct_db *db, int64_t id, int from, int to,
 /* OPEN -> CANCELED for every open round of job `jobid` (the status only,
  * as `job cancel` writes it). Returns the rounds moved or a db error. */
 int ct_round_cancel_job(struct ct_db *db, int64_t jobid);
+
+/* A round closed without some of its WUs (job.round_quorum): every WU of
+ * round `roundid` not yet handed to the assimilator (OPEN, DECIDED) is
+ * abandoned as a canceled one (error_mask CT_WU_ERR_CANCELED: the
+ * transitioner hands it over, the scheduler tells its hosts to stop) and
+ * its unsent results are not needed. Returns the WUs abandoned or a db
+ * error; in the caller's transaction. */
+int ct_wu_abandon_round(struct ct_db *db, int64_t roundid, int64_t now);
 
 /* ---- the work unit ------------------------------------------------------ */
 

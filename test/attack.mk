@@ -5,7 +5,8 @@
 CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
 	test/server_stale_upload.sh test/server_replicas_apart.sh \
 	test/server_hoarding.sh test/server_ratelimit.sh \
-	test/server_honest_stall.sh test/server_aggregate.sh \
+	test/server_honest_stall.sh test/server_aggregate.sh test/server_outer.sh \
+	test/server_round_quorum.sh \
 	test/server_collude.sh test/server_crossshard.sh test/server_trust.sh \
 	test/server_crossshard_ulp.sh test/server_trust_caught.sh \
 	test/server_crossshard_lora.sh test/server_inprogress.sh

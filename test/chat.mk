@@ -10,6 +10,6 @@ check_PROGRAMS += test/test_ct_jinja
 TESTS += test/test_ct_jinja
 endif
 check_PROGRAMS += test/jinja_cases
-dist_check_SCRIPTS += test/chat_template.sh
-TESTS += test/chat_template.sh
-EXTRA_DIST += test/chat_ref.mjs test/data/chat
+dist_check_SCRIPTS += test/chat_template.sh test/chat_tokens.sh
+TESTS += test/chat_template.sh test/chat_tokens.sh
+EXTRA_DIST += test/chat_ref.mjs test/chat_mask_ref.mjs test/data/chat

@@ -31,6 +31,9 @@
  *   craft_result median BASE OUT W1 W2 W3 ... checkpoint of the
  *       coordinate-wise median of an odd number of raw weight files (its
  *       own sort, to check the assimilator's --aggregate median).
+ *   craft_result nesterov LR MU MOM_IN|- MOM_OUT THETA AGG OUT    the outer
+ *       step of doc/workunit.md on checkpoint AGG from THETA (its own
+ *       arithmetic, to check the assimilator's --outer nesterov).
  *   craft_result mean BASE OUT W1 W2 ...      checkpoint of the mean
  *       of the raw weight files W1..WK (float sum in order, then one
  *       division by K), with BASE's config, written as an llm.c checkpoint.
@@ -349,11 +352,62 @@ static int cmd_median(const char *base_path, const char *out_path, int k, char *
 	return rc;
 }
 
+/* Nesterov's outer step as doc/workunit.md spells it, written out here
+ * (the server's is lib/ct_outer.c): from the round's start checkpoint
+ * THETA and its aggregate AGG (a checkpoint) with the previous buffer
+ * MOM_IN (raw floats; "-" in a job's first round), the next model OUT (a
+ * checkpoint) and the new buffer MOM_OUT (raw floats). */
+static int cmd_nesterov(char **argv)
+{
+	float lr = strtof(argv[0], NULL), mu = strtof(argv[1], NULL);
+	const char *mom_in = argv[2], *mom_out = argv[3];
+	struct ct_gpt2 theta = { 0 }, agg = { 0 };
+	unsigned char *prev = NULL;
+	float *mom = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = ct_gpt2_load(argv[4], &theta);
+	if (rc == 0)
+		rc = ct_gpt2_load(argv[5], &agg);
+	if (rc == 0 && (n = theta.lay.total) != agg.lay.total)
+		rc = ct_error(CT_EMISMATCH, "nesterov: the two checkpoints differ in size");
+	if (rc == 0 && (mom = calloc(n, sizeof(float))) == NULL)
+		rc = CT_ENOMEM;
+	if (rc == 0 && strcmp(mom_in, "-") != 0)
+		rc = read_weights(mom_in, n, &prev);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		float d = theta.params[i] - agg.params[i], m = d, p, g, s;
+
+		if (prev != NULL) {
+			memcpy(&p, prev + i * sizeof(float), sizeof(float));
+			p = mu * p;
+			m = p + d;
+		}
+		mom[i] = m;
+		g = mu * m;
+		g = d + g;
+		s = lr * g;
+		agg.params[i] = theta.params[i] - s;
+	}
+	if (rc == 0)
+		rc = ct_gpt2_save(argv[6], &theta.cfg, agg.params);
+	if (rc == 0)
+		rc = ct_file_write_atomic(mom_out, mom, n * sizeof(float), 0644);
+	free(prev);
+	free(mom);
+	ct_gpt2_free(&theta);
+	ct_gpt2_free(&agg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
 
-	if (argc >= 5 && strcmp(argv[1], "mean") == 0)
+	if (argc == 9 && strcmp(argv[1], "nesterov") == 0)
+		rc = cmd_nesterov(argv + 2);
+	else if (argc >= 5 && strcmp(argv[1], "mean") == 0)
 		rc = cmd_mean(argv[2], argv[3], argc - 4, argv + 4);
 	else if (argc >= 5 && strcmp(argv[1], "median") == 0)
 		rc = cmd_median(argv[2], argv[3], argc - 4, argv + 4);

@@ -2,9 +2,13 @@
 # validator/transitioner/assimilator decisions. Included from test/local.mk.
 if HAVE_CMOCKA
 CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quorum \
-	test/test_daemons test/test_mean_stream
+	test/test_daemons test/test_mean_stream test/test_outer
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
+# the outer step against PyTorch's SGD (skips without python3-torch)
+check_PROGRAMS += test/outer_run
+dist_check_SCRIPTS += test/outer_torch.sh
+TESTS += test/outer_torch.sh
 # two validator processes on a private mariadbd (the script builds nothing)
 check_PROGRAMS += test/test_vrace
 dist_check_SCRIPTS += test/vrace_mariadbd.sh

@@ -4,7 +4,7 @@
 EXTRA_DIST += test/ct_test_engine.h
 if HAVE_CMOCKA
 CT_ENGINE_TESTS = test/test_gpt2 test/test_tokens test/test_math test/test_model \
-	test/test_cmd_train test/test_sample test/test_lora
+	test/test_cmd_train test/test_sample test/test_lora test/test_base
 # test_sample_prefix: a backend's logits of one row from the rows before
 # it are the whole window's bits
 CT_ENGINE_TESTS += test/test_sample_prefix
@@ -24,6 +24,10 @@ endif
 TESTS += test/repro_wu.sh
 dist_check_SCRIPTS += test/repro_wu.sh
 EXTRA_DIST += test/data/repro
+
+# Compact frozen bases from the command line (import, train, cpu = opencl)
+TESTS += test/base_train.sh
+dist_check_SCRIPTS += test/base_train.sh
 
 # GPT-2 checkpoints out in transformers' GPT-2 layout (engine/ct_gpt2_hf.h)
 TESTS += test/gpt2_hf_export.sh

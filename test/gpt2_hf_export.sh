@@ -6,7 +6,9 @@
 # model.safetensors whose names, shapes and values a Python reader (json +
 # struct, independent of crowdtune) checks against the llm.c checkpoint:
 # Conv1D matrices (c_attn, attn.c_proj, c_fc, mlp.c_proj) transposed to
-# (in, out), every other tensor as is, wte without llm.c's padding rows.
+# (in, out), every other tensor as is, wte without llm.c's padding rows;
+# with --dtype bf16 / f16 every value the nearest-even rounding of the f32
+# export's (test/hf_check.py).
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.
 set -u
@@ -24,6 +26,12 @@ trap 'rm -rf "$T"' EXIT
 "$C" model init --config 1,2,16,16,50257,50304 --seed 3 --out "$T/g.bin" >/dev/null || exit 1
 "$C" model export "$T/g.bin" --out "$T/hf50257" >"$T/export.log" 2>&1 ||
 	{ echo "FAIL: export: $(cat "$T/export.log")"; exit 1; }
+# --dtype bf16 / f16: the same tensors, each the nearest-even rounding
+for d in bf16 f16; do
+	"$C" model export "$T/m.bin" --out "$T/hf_$d" --dtype $d >"$T/export.log" 2>&1 ||
+		{ echo "FAIL: export --dtype $d: $(cat "$T/export.log")"; exit 1; }
+	python3 "$(dirname "$0")/hf_check.py" dtype "$T/hf" "$T/hf_$d" $d || exit 1
+done
 exec python3 - "$T" <<'PY'
 import json, struct, sys
 T = sys.argv[1]

@@ -8,4 +8,7 @@ TESTS += $(CT_LIB_TESTS)
 CT_UTIL_TESTS = test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml
 check_PROGRAMS += $(CT_UTIL_TESTS)
 TESTS += $(CT_UTIL_TESTS)
+# bf16 / f16 exports: the roundings and ct_hf_dtype.h
+check_PROGRAMS += test/test_hf_dtype
+TESTS += test/test_hf_dtype
 endif

@@ -23,8 +23,8 @@ endif
 # reference vs OpenCL byte for byte. Node-based ones skip without
 # test/node_modules.
 CT_LLAMA_TEST_SH = test/llama_torch.sh test/llama_e2e.sh test/llama_e2e_wide.sh \
-	test/llama_e2e_qwen3.sh test/llama_text.sh \
+	test/llama_e2e_qwen3.sh test/llama_text.sh test/chat_job_e2e.sh \
 	test/tokenizer_template.sh test/llama_vocab.sh
 dist_check_SCRIPTS += $(CT_LLAMA_TEST_SH)
 TESTS += $(CT_LLAMA_TEST_SH)
-EXTRA_DIST += test/llama_torch.py test/hf_template.mjs
+EXTRA_DIST += test/llama_torch.py test/hf_template.mjs test/hf_check.py

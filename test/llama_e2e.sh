@@ -52,7 +52,11 @@ QWEN3=${LLAMA_E2E_QWEN3:-}
 [ -n "$QWEN3" ] && SHAPE="$SHAPE --head-dim 24 --qk-norm"
 "$CTUNE" model init-llama $SHAPE --max-seq 32 $TIED --rope-theta 100000 --seed 1 \
 	--out "$T/init.ct" >/dev/null || fail "model init-llama"
-"$CTUNE" model export "$T/init.ct" --out "$T/hf" >/dev/null || fail "model export"
+# the input in bfloat16, as most published models are: the job's exports
+# keep that dtype unless told otherwise; init.ct is the model it holds
+"$CTUNE" model export "$T/init.ct" --out "$T/hf" --dtype bf16 >/dev/null || fail "model export"
+grep -q '"torch_dtype": "bfloat16"' "$T/hf/config.json" || fail "model export --dtype bf16"
+"$CTUNE" model import "$T/hf" --out "$T/init.ct" >/dev/null 2>&1 || fail "import the bf16 input"
 # Llama tensors under a Qwen3 config lack q_norm/k_norm: refused by name;
 # another head_dim makes q_proj the wrong shape: refused by name
 if [ -n "$QWEN3" ]; then
@@ -98,12 +102,41 @@ fi
 
 # the assimilator's model, and the same as a Hugging Face directory
 "$SERVER" job export "$P" 1 --out "$T/final.ct" >/dev/null || fail "job export"
-"$SERVER" job export "$P" 1 --out "$T/final_hf" --hf >/dev/null || fail "job export --hf"
+"$SERVER" job export "$P" 1 --out "$T/final_hf" --hf --dtype f32 >/dev/null ||
+	fail "job export --hf --dtype f32"
 [ -s "$T/final_hf/config.json" ] && [ -s "$T/final_hf/model.safetensors" ] ||
 	fail "job export --hf wrote no config.json / model.safetensors"
 "$CTUNE" model import "$T/final_hf" --out "$T/back.ct" >/dev/null 2>&1 || fail "import final_hf"
 cmp -s "$T/back.ct" "$T/final.ct" || fail "safetensors export does not read back to the job's model"
 cmp -s "$T/final.ct" "$T/init.ct" && fail "the job did not change the model"
+# the input's bfloat16 by default, float16 on request: each weight the
+# nearest-even rounding of the float32 export's, half the bytes
+# (test/hf_check.py reads the files by hand); a checkpoint has no dtype
+"$SERVER" job export "$P" 1 --out "$T/final_bf16" --hf >"$T/bf16.log" 2>&1 ||
+	fail "job export --hf (the input's dtype): $(cat "$T/bf16.log")"
+grep -q "(bf16)" "$T/bf16.log" || fail "job export --hf did not keep bf16: $(cat "$T/bf16.log")"
+"$SERVER" job export "$P" 1 --out "$T/final_f16" --hf --dtype f16 >/dev/null ||
+	fail "job export --hf --dtype f16"
+out=$("$SERVER" job export "$P" 1 --out "$T/x.ct" --dtype bf16 2>&1) &&
+	fail "--dtype without --hf accepted"
+echo "$out" | grep -q -- "--dtype is for --hf and --adapter" || fail "--dtype alone: $out"
+if command -v python3 >/dev/null; then
+	for d in bf16 f16; do
+		python3 "$top_srcdir/test/hf_check.py" dtype "$T/final_hf" "$T/final_$d" $d ||
+			fail "the $d export is not the rounded f32 one"
+	done
+	# the PEFT adapter: base + B A is the merged model; each round added
+	# 2 shards' rank-$RANK products
+	"$SERVER" job export "$P" 1 --adapter "$T/adapter" >"$T/adapter.log" 2>&1 ||
+		fail "job export --adapter: $(cat "$T/adapter.log")"
+	python3 "$top_srcdir/test/hf_check.py" peft "$T/adapter" "$T/hf" "$T/final_hf" llama \
+		$((RANK * 4)) qkv,proj,fc,fcproj || fail "the PEFT adapter is not the job's model"
+	"$SERVER" job export "$P" 1 --round 1 --adapter "$T/adapter1" >/dev/null &&
+		"$SERVER" job export "$P" 1 --round 1 --hf --dtype f32 --out "$T/round1_hf" \
+			>/dev/null || fail "job export --round 1 --adapter / --hf"
+	python3 "$top_srcdir/test/hf_check.py" peft "$T/adapter1" "$T/hf" "$T/round1_hf" llama \
+		$((RANK * 2)) qkv,proj,fc,fcproj || fail "round 1's PEFT adapter"
+fi
 # round 1 = the base merged with its two adapter files, exactly
 "$SERVER" job export "$P" 1 --round 1 --out "$T/round1.ct" >/dev/null || fail "export round 1"
 "$TOOL" merge --base "$T/init.ct" --rank $RANK --alpha $ALPHA --out "$T/want1.ct" \

@@ -12,7 +12,9 @@
 #  - each round's model, as `job export --round R` writes it, is bit for
 #    bit the previous model merged with that round's two adapter files
 #    (recomputed by test/lora_tool from the uploads), and `ctune model
-#    merge` of one adapter file agrees with it.
+#    merge` of one adapter file agrees with it;
+#  - `job export --adapter` writes a PEFT adapter in GPT-2's names whose
+#    product added to the base is the final model (test/hf_check.py).
 # The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
 . "$(dirname "$0")/client_lib.sh"
 lora_e2e_tools
@@ -74,6 +76,23 @@ cmp -s "$T/round1.bin" "$T/base.bin" && fail "round 1 did not change the model"
 cmp -s "$T/one.bin" "$T/one-want.bin" || fail "ctune model merge differs from the exact merge"
 "$SERVER" job export "$P" 1 --out "$T/final.bin" >/dev/null || fail "job export (final)"
 cmp -s "$T/final.bin" "$T/round2.bin" || fail "final model is not round 2's"
+# the PEFT adapter in GPT-2's names (Conv1D: fan_in_fan_out): base + B A is
+# the merged model (test/hf_check.py, reading the files by hand)
+if command -v python3 >/dev/null; then
+	"$CTUNE" model export "$T/base.bin" --out "$T/base_hf" >/dev/null || fail "model export base"
+	"$SERVER" job export "$P" 1 --hf --out "$T/final_hf" >/dev/null || fail "job export --hf"
+	"$SERVER" job export "$P" 1 --adapter "$T/adapter" >"$T/adapter.log" 2>&1 ||
+		fail "job export --adapter: $(cat "$T/adapter.log")"
+	python3 "$top_srcdir/test/hf_check.py" peft "$T/adapter" "$T/base_hf" "$T/final_hf" gpt2 \
+		$((RANK * 4)) qkv,proj,fc,fcproj || fail "the GPT-2 PEFT adapter is not the job's model"
+	# round 1's adapter against the final model: must fail (the check can)
+	"$SERVER" job export "$P" 1 --round 1 --adapter "$T/adapter1" >/dev/null ||
+		fail "job export --round 1 --adapter"
+	python3 "$top_srcdir/test/hf_check.py" peft "$T/adapter1" "$T/base_hf" "$T/final_hf" gpt2 \
+		$((RANK * 2)) qkv,proj,fc,fcproj >"$T/wrong.log" 2>&1 &&
+		fail "round 1's adapter passed as the final model's"
+	grep -q "off the merged weight" "$T/wrong.log" || fail "wrong adapter: $(cat "$T/wrong.log")"
+fi
 
 stop "$C1"; stop "$C2"; stop "$SPID"
 echo "PASS: LoRA job done on $DEV, 8 valid results by hash, uploads <= $MAX bytes" \

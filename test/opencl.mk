@@ -5,7 +5,8 @@
 # device. Included from test/local.mk; the tests' default flags.
 if HAVE_CMOCKA
 CT_OPENCL_TESTS = test/test_ocl test/test_ocl_kernels test/test_ocl_train \
-	test/test_ocl_selftest test/test_ocl_lora test/test_ocl_llama
+	test/test_ocl_selftest test/test_ocl_lora test/test_ocl_llama test/test_ocl_mask \
+	test/test_ocl_base
 check_PROGRAMS += $(CT_OPENCL_TESTS)
 TESTS += $(CT_OPENCL_TESTS)
 endif

@@ -56,4 +56,9 @@ check_PROGRAMS += test/test_submit_check
 TESTS += test/test_submit_check
 test_test_submit_check_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_submit_check_LDADD = $(CT_SERVER_TEST_LIBS)
+# job export --adapter (server/job_peft.c)
+check_PROGRAMS += test/test_job_peft
+TESTS += test/test_job_peft
+test_test_job_peft_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_job_peft_LDADD = $(CT_SERVER_TEST_LIBS)
 endif

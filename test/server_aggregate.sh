@@ -28,7 +28,7 @@ submit --shards 3 --rounds 2 --replicas 2 --quorum 2 --no-adaptive --aggregate m
 check "job show says the job's probe size" \
 	"$("$S" job show "$P" 1 | grep -c '^probe: 32 eval tokens per new result$')" 1
 check "job show says its evaluation size and aggregation" \
-	"$("$S" job show "$P" 1 | grep -c '^evaluation: 48 tokens a round; rounds aggregated by median$')" 1
+	"$("$S" job show "$P" 1 | grep -c '^evaluation: 48 tokens a round; rounds aggregated by median, no outer optimizer$')" 1
 start_server http,transitioner,validator,assimilator
 check "h1 gets one replica of each WU" "$(ask h1 4)" 3
 check "h2 gets the others" "$(ask h2 4)" 3

@@ -107,6 +107,11 @@ for v in c1 c2; do
 		   'BEGIN { d = g - w; if (d < 0) d = -d; print d <= 1e-3 * (w > 0 ? w : 1) ? "yes" : g " vs " w }')" yes
 done
 stop_server
+if [ "$fails" -gt 0 ]; then	# what a failure needs to be understood (CI shows the log)
+	for v in c1 c2 h1 h2 h3 h4; do echo "$v got:"; sed 's/^/  /' "$T/got.$v"; done
+	echo "captured:"; sed 's/^/  /' "$T/captured"
+	grep -E 'set aside|outlier|re-issued|no reply|invalid|refus' "$T/server.log" | tail -40
+fi
 rm -rf "$P" "$T"/host.* "$T"/got.* "$T"/key.* "$T"/reply.* "$T"/todo.* "$T"/held.*
 mv "$T/server.log" "$T/server-colluders.log"
 

@@ -74,6 +74,7 @@ static void test_matmul_matches_spec(void **state)
 	check_matmul(7, 13, 67);	/* edge tiles only */
 	check_matmul(37, 130, 1001);	/* big enough for the threaded path */
 	check_matmul(8, 64, 128);	/* full tiles */
+	check_matmul(9, 130, 1500);	/* dinp over K = 1500: B packed (gemm_packs) */
 }
 
 /* ---- an independent double-precision GPT-2 forward ----------------- */

@@ -86,7 +86,7 @@ static void check_rmsnorm(int BT, int C, int with_dw)
 	float *dinp = rand_floats(n, 1.0f), *dw = rand_floats(C, 1.0f);
 	struct ct_dten d_inp = dev(inp, n), d_w = dev(w, C), d_out = dev(out, n);
 	struct ct_dten d_rstd = dev(rstd, BT), d_dout = dev(dout, n), d_dinp = dev(dinp, n);
-	struct ct_dten d_dw = dev(dw, C), none = { NULL, 0 };
+	struct ct_dten d_dw = dev(dw, C), none = { NULL, 0, 0 };
 
 	ct_rmsnorm_forward(out, rstd, inp, w, BT, C, 1e-5f);
 	assert_int_equal(ct_ocl_rmsnorm_forward(&lk, d_out, d_rstd, d_inp, d_w, BT, C, 1e-5f), 0);
@@ -182,7 +182,7 @@ static void check_qknorm(int BT, int NH, int KVH, int hd, int with_dw)
 	float *dqkv = rand_floats(n, 1.0f), *dw = rand_floats(2 * (size_t)hd, 1.0f);
 	struct ct_dten d_raw = dev(raw, n), d_w = dev(w, 2 * (size_t)hd), d_qkv = dev(qkv, n);
 	struct ct_dten d_rstd = dev(rstd, nr), d_dqkv = dev(dqkv, n);
-	struct ct_dten d_dw = dev(dw, 2 * (size_t)hd), none = { NULL, 0 };
+	struct ct_dten d_dw = dev(dw, 2 * (size_t)hd), none = { NULL, 0, 0 };
 
 	ct_qknorm_forward(qkv, rstd, raw, w, BT, NH, KVH, hd, 1e-6f);
 	assert_int_equal(ct_ocl_qknorm_forward(&lk, d_qkv, d_rstd, d_raw, d_w, BT, NH, KVH, hd,

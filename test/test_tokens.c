@@ -87,8 +87,18 @@ static void test_malformed(void **state)
 	h[0] = 20240326;	/* a model file is not a token file */
 	assert_int_equal(load_bytes(img, sizeof(img), "bad magic"), CT_EFORMAT);
 	h[0] = 20240520;
-	h[1] = 3;
+	h[1] = 4;
 	assert_int_equal(load_bytes(img, sizeof(img), "version"), CT_EFORMAT);
+	h[1] = 3;	/* ids and flags: 10 of them are 50 bytes */
+	assert_int_equal(load_bytes(img, sizeof(img), "10 tokens"), CT_EFORMAT);
+	h[2] = 4;	/* 16 bytes of ids, 4 flags of 0: valid */
+	assert_int_equal(load_bytes(img, sizeof(img), NULL), 0);
+	img[1024 + 16 + 2] = 4;	/* bits 0 (trained) and 1 (start) only */
+	assert_int_equal(load_bytes(img, sizeof(img), "flags 4 at position 2"), CT_EFORMAT);
+	img[1024 + 16 + 2] = 3;
+	assert_int_equal(load_bytes(img, sizeof(img), NULL), 0);
+	img[1024 + 16 + 2] = 0;
+	h[2] = 10;
 	h[1] = 2;	/* 32-bit ids: 10 of them are 40 bytes, not 20 */
 	assert_int_equal(load_bytes(img, sizeof(img), "10 tokens"), CT_EFORMAT);
 	h[2] = 5;
@@ -222,6 +232,82 @@ static void test_stream_out(void **state)
 	}
 }
 
+/* Version 3: ids then flags on disk; a mask of all ones is no mask (the
+ * digest of the same ids in version 2); a mask changes the digest; a
+ * shard keeps its flags; the streaming writer writes the same bytes. */
+static void test_masked(void **state)
+{
+	ct_tok ids[8] = { 5, 70000, 3, 9, 11, 2, 1, 0 };
+	uint8_t train[8] = { 0, 0, 1, 1, 0, 1, 1, 0 }, ones[8];
+	unsigned char d2[32], d3[32], dm[32], *data, *data2;
+	struct ct_tokens t = { 0 };
+	struct ct_tokens_out w;
+	char p2[4200], p3[4200], pm[4200], ps[4200];
+	size_t len, len2;
+	int32_t hdr[2];
+
+	(void)state;
+	memset(ones, 1, sizeof(ones));
+	snprintf(p2, sizeof(p2), "%s/v2.bin", ct_test_dir);
+	snprintf(p3, sizeof(p3), "%s/v3ones.bin", ct_test_dir);
+	snprintf(pm, sizeof(pm), "%s/v3.bin", ct_test_dir);
+	snprintf(ps, sizeof(ps), "%s/v3shard.bin", ct_test_dir);
+	assert_int_equal(ct_tokens_save_ids(p2, ids, 8, 1), 0);
+	assert_int_equal(ct_tokens_save_masked(p3, ids, ones, 8), 0);
+	assert_int_equal(ct_tokens_save_masked(pm, ids, train, 8), 0);
+	assert_int_equal(ct_file_read_all(pm, 0, &data, &len), 0);
+	assert_int_equal(len, 1024 + 8 * 5);
+	memcpy(hdr, data, sizeof(hdr));
+	assert_int_equal(hdr[1], 3);
+	assert_memory_equal(data + 1024, ids, sizeof(ids));
+	assert_memory_equal(data + 1024 + sizeof(ids), train, 8);
+	free(data);
+
+	assert_int_equal(ct_tokens_load(p2, &t), 0);
+	assert_int_equal(ct_tokens_sha256(&t, d2), 0);
+	ct_tokens_free(&t);
+	assert_int_equal(ct_tokens_load(p3, &t), 0);
+	assert_int_equal(t.version, 3);
+	assert_null(t.train);
+	assert_int_equal(ct_tokens_sha256(&t, d3), 0);
+	ct_tokens_free(&t);
+	assert_memory_equal(d2, d3, 32);
+	assert_int_equal(ct_tokens_load(pm, &t), 0);
+	assert_non_null(t.train);
+	assert_false(ct_tokens_trained(&t, 0));
+	assert_true(ct_tokens_trained(&t, 2));
+	assert_int_equal(ct_tokens_sha256(&t, dm), 0);
+	assert_memory_not_equal(d2, dm, 32);
+	assert_int_equal(ct_tokens_save_range(ps, &t, 2, 4), 0);
+	ct_tokens_free(&t);
+	assert_int_equal(ct_tokens_load(ps, &t), 0);
+	assert_int_equal(t.n, 4);
+	assert_memory_equal(t.tok, ids + 2, 4 * sizeof(ct_tok));
+	assert_memory_equal(t.train, train + 2, 4);
+	ct_tokens_free(&t);
+	assert_int_equal(ct_tokens_save_masked(ps, ids, (uint8_t[8]){ 5 }, 8), CT_EINVAL);
+
+	/* the streaming writer, in pieces, equals the file saved at once */
+	assert_int_equal(ct_tokens_out_open_masked(&w, ps), 0);
+	assert_int_equal(ct_tokens_out_write_masked(&w, ids, train, 3), 0);
+	assert_int_equal(ct_tokens_out_write_masked(&w, ids + 3, train + 3, 5), 0);
+	assert_int_equal(ct_tokens_out_commit(&w), 0);
+	assert_int_equal(ct_file_read_all(pm, 0, &data, &len), 0);
+	assert_int_equal(ct_file_read_all(ps, 0, &data2, &len2), 0);
+	assert_int_equal(len, len2);
+	assert_memory_equal(data, data2, len);
+	free(data);
+	free(data2);
+	/* in memory */
+	assert_int_equal(ct_tokens_from_array(&t, ids, 8), 0);
+	assert_int_equal(ct_tokens_set_mask(&t, train), 0);
+	assert_int_equal(ct_tokens_sha256(&t, d3), 0);
+	assert_memory_equal(d3, dm, 32);
+	assert_int_equal(ct_tokens_set_mask(&t, ones), 0);
+	assert_null(t.train);
+	ct_tokens_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_widen_and_digest),
 		cmocka_unit_test(test_save_fails_cleanly),
 		cmocka_unit_test(test_stream_out),
+		cmocka_unit_test(test_masked),
 	};
 
 	return cmocka_run_group_tests(tests, ct_test_dir_setup,

@@ -56,6 +56,13 @@ C1=$CPID
 job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 wait_for 400 "the job completes" job_done
 stop "$C1"
+# its loss falls: no warning in job show nor on the page (job_loss_rising.sh)
+"$SERVER" job show "$P" 1 2>&1 | grep "eval loss rose" && fail "a falling loss flagged"
+curl -sf "$URL/job/1" | grep -q 'id="loss-rising"' && fail "the job page flags a falling loss"
+# all weights trained: no adapter to export, said so
+out=$("$SERVER" job export "$P" 1 --adapter "$T/adapter" 2>&1) && fail "--adapter of a full job"
+echo "$out" | grep -q "trains all weights, not LoRA adapters: export it with --hf" ||
+	fail "--adapter of a full job: $out"
 
 # the API: base + 2 rounds, each with text that starts with the prompt
 curl -sf "$URL/api/v1/job/1" >"$T/job.json" || fail "api job"

@@ -378,7 +378,8 @@ out:
 	"j.nrounds, j.cur_round, j.steps, j.batch, j.seq, j.lr, " \
 	"j.min_quorum, j.target_nresults, j.base_eval_loss, j.final_eval_loss, " \
 	"(SELECT COALESCE(SUM(nwus), 0) FROM `round` r WHERE r.jobid = j.id), " \
-	"(SELECT COALESCE(SUM(nwus_done), 0) FROM `round` r WHERE r.jobid = j.id) " \
+	"(SELECT COALESCE(SUM(nwus_done), 0) FROM `round` r WHERE r.jobid = j.id), " \
+	"j.aggregation, j.outer_method, j.outer_lr, j.outer_momentum, j.round_quorum " \
 	"FROM job j "
 
 #define J struct ct_web_job
@@ -389,7 +390,8 @@ static const struct ct_dl_col job_cols[] = {
 	CT_DL_COL(J, cur_round), CT_DL_COL(J, steps), CT_DL_COL(J, batch), CT_DL_COL(J, seq),
 	CT_DL_COL(J, lr), CT_DL_COL(J, min_quorum), CT_DL_COL(J, target_nresults),
 	CT_DL_COL_NAN(J, base_eval_loss), CT_DL_COL_NAN(J, final_eval_loss), CT_DL_COL(J, nwus),
-	CT_DL_COL(J, nwus_done),
+	CT_DL_COL(J, nwus_done), CT_DL_COL(J, aggregation), CT_DL_COL(J, outer_method),
+	CT_DL_COL(J, outer_lr), CT_DL_COL(J, outer_momentum), CT_DL_COL(J, round_quorum),
 };
 #undef J
 

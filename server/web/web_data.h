@@ -115,6 +115,9 @@ struct ct_web_job {
 	int64_t res_unsent, res_in_progress, res_valid, res_invalid;
 	int64_t res_error;
 	double credit;					/* granted so far */
+	char aggregation[17], outer_method[17];		/* ct_avg's, ct_outer's names */
+	double outer_lr, outer_momentum;
+	double round_quorum;				/* < 1: rounds may close early */
 };
 
 struct ct_web_round {

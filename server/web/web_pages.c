@@ -841,6 +841,19 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 			 (long long)j->steps, j->lr);
 		rc = card(c, "Each work unit", s);
 	}
+	if (rc == 0) {	/* how a round's results become the next model */
+		if (strcmp(j->outer_method, "mean") == 0 || j->outer_method[0] == '\0')
+			snprintf(s, sizeof(s), "%s", j->aggregation);
+		else
+			snprintf(s, sizeof(s), "%s, then %s (lr %g, momentum %g)", j->aggregation,
+				 j->outer_method, j->outer_lr, j->outer_momentum);
+		rc = card(c, "Rounds combined by", s);
+	}
+	if (rc == 0 && j->round_quorum < 1) {
+		snprintf(s, sizeof(s), "with %.0f%% of their work units done",
+			 100.0 * j->round_quorum);
+		rc = card(c, "Rounds close", s);
+	}
 	if (rc == 0) rc = ct_buf_appends(c, "</div>");
 	if (rc == 0)
 		rc = progress_bar(c, j->nwus_done, j->nshards * j->nrounds);

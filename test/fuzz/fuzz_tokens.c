@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CT_FUZZ_CHECK((ra == 0) == (rb == 0));
 	if (ra == 0) {
 		CT_FUZZ_CHECK(a.n == b.n && a.version == b.version && a.tok != NULL);
-		CT_FUZZ_CHECK(size == CT_TOKENS_HEADER_BYTES + a.n * (a.version == 1 ? 2 : 4));
+		CT_FUZZ_CHECK(size == CT_TOKENS_HEADER_BYTES + a.n * (a.version == 1 ? 2 : a.version == 2 ? 4 : 5));
+		CT_FUZZ_CHECK((a.train == NULL) == (b.train == NULL));
 		for (uint64_t i = 0; i < a.n; i++)
 			CT_FUZZ_CHECK(a.tok[i] == ct_tokens_get(&b, i));
 		(void)ct_tokens_check_vocab(&a, 50257);

