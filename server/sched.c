@@ -67,6 +67,7 @@ struct sched_ctx {
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
+	int host_read;		/* read_host() read them */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -111,14 +112,39 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
+/* Host id's row: its owner into *owner, and what the caps and
+ * request_delay need (load_host), read with it. Returns 0, CT_ENOTFOUND
+ * or CT_EDB. */
+static int read_host(struct sched_ctx *c, int64_t id, int64_t *owner)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
+			 "nresults_valid, next_work_time FROM host WHERE id=?", "l", id);
+	if (rc < 0)
+		return rc;
+	rc = CT_ENOTFOUND;
+	if (ct_db_next(res) > 0) {
+		*owner = ct_db_int(res, 0);
+		c->host_cap = ct_db_int(res, 1);
+		c->consecutive_valid = (int)ct_db_int(res, 2);
+		c->wh.nvalid = ct_db_int(res, 3);
+		c->next_work_time = ct_db_int(res, 4);
+		c->host_read = 1;
+		rc = 0;
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
 static int find_host(struct sched_ctx *c)
 {
 	int64_t owner = 0, id = 0;
 	int rc;
 
 	if (c->req.host_id > 0) {
-		rc = ct_db_query_int(c->db, &owner, "SELECT userid FROM host WHERE id=?", "l",
-				     c->req.host_id);
+		rc = read_host(c, c->req.host_id, &owner);
 		if (rc == CT_ENOTFOUND || (rc == 0 && owner != c->userid))
 			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
 					c->req.host_id);
@@ -149,6 +175,34 @@ static int find_host(struct sched_ctx *c)
 	return ct_error(CT_EINTERNAL, "could not register host");
 }
 
+/* 1 if the host's device rows say what the request says (then nothing
+ * is written: device.update_time is when the description last changed),
+ * 0 if not, or CT_EDB. */
+static int devices_same(struct sched_ctx *c)
+{
+	struct sched_req *r = &c->req;
+	struct ct_db_res *res = NULL;
+	int n = 0, same = 1, rc;
+
+	rc = ct_db_query(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
+			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot", "l",
+			 c->hostid);
+	if (rc < 0)
+		return rc;
+	while (same && ct_db_next(res) > 0) {
+		const struct sched_device *d = n < r->ndev ? &r->dev[n] : NULL;
+
+		same = d && ct_db_int(res, 0) == n && strcmp(ct_db_str(res, 1), d->name) == 0 &&
+		       strcmp(ct_db_str(res, 2), d->vendor) == 0 &&
+		       strcmp(ct_db_str(res, 3), d->type) == 0 &&
+		       ct_db_int(res, 4) == d->global_mem && ct_db_int(res, 5) == d->compute_units &&
+		       ct_db_int(res, 6) == d->conforming;
+		n++;
+	}
+	ct_db_res_free(res);
+	return same && n == r->ndev;
+}
+
 static int update_host(struct sched_ctx *c)
 {
 	struct sched_req *r = &c->req;
@@ -158,6 +212,11 @@ static int update_host(struct sched_ctx *c)
 			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
 			"WHERE id=?", "sssilssll", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
 			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
+	if (rc >= 0) {
+		int same = devices_same(c);
+		if (same != 0)
+			return same < 0 ? same : 0;
+	}
 	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
 		struct sched_device *d = &r->dev[i];
 		rc = ct_db_exec(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
@@ -988,13 +1047,13 @@ static int load_host(struct sched_ctx *c)
 	int rc;
 
 	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
-	if (rc == 0)
+	if (rc == 0 && !c->host_read)	/* a host new in this request */
 		rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
 				 "nresults_valid, next_work_time FROM host WHERE id=?", "l",
 				 c->hostid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
+	if (res && ct_db_next(res) > 0) {
 		c->host_cap = ct_db_int(res, 0);
 		c->consecutive_valid = (int)ct_db_int(res, 1);
 		c->wh.nvalid = ct_db_int(res, 2);
@@ -1003,8 +1062,8 @@ static int load_host(struct sched_ctx *c)
 	ct_db_res_free(res);
 	if (c->host_cap <= 0)
 		c->host_cap = c->srv->max_in_progress;
-	return ct_db_query_int(c->db, &c->wh.inprog, "SELECT COUNT(*) FROM result WHERE "
-			       "hostid=? AND server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
+	/* in progress, and what the caps and quota count (worklimit.h) */
+	return ct_wlim_count(c->db, c->userid, c->hostid, &c->wh);
 }
 
 /* Hoarding: the host's and account's caps from validated work, and the
@@ -1131,14 +1190,17 @@ struct sent {
 	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
 	char upload_encoding[65];
 	int64_t max_upload;
+	int64_t lora, id;		/* its job has LoRA parameters; the result's id */
+	int found;
 };
 
 static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
-	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
+	"j.max_upload_bytes, EXISTS (SELECT 1 FROM job_lora l WHERE l.jobid=j.id), r.id "
+	"FROM result r JOIN workunit w ON w.id=r.workunitid JOIN job j ON j.id=w.jobid "
+	"WHERE r.id IN (";
 #define S struct sent
 static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
@@ -1147,6 +1209,7 @@ static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
 	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
 	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
+	CT_DL_COL(S, lora), CT_DL_COL(S, id),
 };
 #undef S
 
@@ -1157,10 +1220,13 @@ struct lora_xml {
 	struct ct_buf xml;
 };
 
-static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid)
+static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid,
+		    int lora_job)
 {
 	int rc = 0;
 
+	if (!lora_job)		/* full weights: nothing to say */
+		return 0;
 	if (l->jobid != jobid) {
 		ct_buf_reset(&l->xml);
 		l->jobid = 0;
@@ -1191,7 +1257,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
-	if (rc == 0) rc = put_lora(b, db, lora, s->jobid);
+	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
@@ -1268,19 +1334,59 @@ static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 	int64_t ahead = 0, pending = 0;
 	int rc = 0;
 
-	if (ct_db_query_int(c->db, &ahead, "SELECT COUNT(*) FROM `user` WHERE expavg_credit > ?",
-			    "d", c->expavg_credit) == 0)
+	struct ct_db_res *res = NULL;
+
+	if (ct_db_query(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
+			"?), (SELECT COUNT(*) FROM result WHERE userid=? AND server_state=5 AND "
+			"outcome=1 AND validate_state IN (0, 4))", "dl", c->expavg_credit,
+			c->userid) < 0)
+		return 0;
+	if (ct_db_next(res) > 0) {
+		ahead = ct_db_int(res, 0);
+		pending = ct_db_int(res, 1);
 		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
-	if (rc == 0 && ct_db_query_int(c->db, &pending, "SELECT COUNT(*) FROM result WHERE "
-				       "userid=? AND server_state=5 AND outcome=1 AND "
-				       "validate_state IN (0, 4)", "l", c->userid) == 0)
-		rc = ct_xml_elem_int64(b, "pending_results", pending);
+		if (rc == 0)
+			rc = ct_xml_elem_int64(b, "pending_results", pending);
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+/* The results being sent (c->send) with their WUs and jobs into
+ * sent[0..c->nsend), IN_MAX a statement; one that is gone has found 0. */
+static int read_sent(struct sched_ctx *c, struct sent *sent)
+{
+	struct ct_db_arg a[IN_MAX];
+	char sql[sizeof(wu_sql) + 8 * IN_MAX];
+	int m, rc = 0;
+
+	for (int k = 0; rc == 0 && k < c->nsend; k += IN_MAX) {
+		struct ct_db_res *res = NULL;
+		int cnt = c->nsend - k < IN_MAX ? c->nsend - k : IN_MAX;
+		struct sent row;
+
+		rc = in_list(sql, sizeof(sql), wu_sql, ")", cnt, &m);
+		for (int i = 0; i < m; i++)
+			a[i] = ct_db_arg_l(c->send[k + (i < cnt ? i : cnt - 1)]);
+		if (rc == 0)
+			rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
+		while (rc == 0 && ct_db_next(res) > 0) {
+			memset(&row, 0, sizeof(row));
+			ct_dl_row(res, &row, sent_cols, CT_DL_NCOLS(sent_cols));
+			row.found = 1;
+			for (int i = k; i < k + cnt; i++)
+				if (c->send[i] == row.id)
+					sent[i] = row;
+		}
+		ct_db_res_free(res);
+	}
 	return rc;
 }
 
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	struct lora_xml lora = { .xml = CT_BUF_INIT(1 << 16) };
+	struct sent *sent = NULL;
 	const char *pname = "crowdtune";
 	int rc;
 
@@ -1300,22 +1406,18 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
 	if (rc == 0) rc = put_standing(b, c);
 	if (rc == 0) rc = put_acks(b, c);
-	for (int i = 0; rc == 0 && i < c->nsend; i++) {
-		struct ct_db_res *r = NULL;
-		struct sent s;
-
-		rc = CT_DB_QUERY(c->db, &r, wu_sql, c->send[i]);
-		if (rc == 0)
-			rc = ct_dl_one(r, &s, sent_cols, CT_DL_NCOLS(sent_cols));
-		if (rc == CT_ENOTFOUND) {
-			rc = 0;		/* gone meanwhile: not sent */
-			continue;
-		}
-		if (rc == 0)
-			rc = put_workunit(b, c->srv, c->db, &lora, &s);
-		if (rc == 0)
-			rc = put_result(b, c, &s);
+	if (rc == 0 && c->nsend > 0) {
+		sent = calloc((size_t)c->nsend, sizeof(*sent));
+		rc = sent ? read_sent(c, sent) : CT_ENOMEM;
 	}
+	for (int i = 0; rc == 0 && i < c->nsend; i++) {
+		if (!sent[i].found)
+			continue;	/* gone meanwhile: not sent */
+		rc = put_workunit(b, c->srv, c->db, &lora, &sent[i]);
+		if (rc == 0)
+			rc = put_result(b, c, &sent[i]);
+	}
+	free(sent);
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
 	ct_buf_free(&lora.xml);
 	return rc;
