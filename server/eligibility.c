@@ -359,17 +359,24 @@ int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_
 		rc = round_partners(db, roundid, h, f);
 	if (rc < 0 || (p->max_account_share <= 0 && (!h->net[0] || p->max_net_share <= 0)))
 		return rc;
-	/* both counts in one statement; an empty network matches nothing */
-	rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result r FORCE INDEX "
-			 "(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND " LIVE("r")
-			 "), (SELECT COUNT(*) FROM result FORCE INDEX (result_user_round) WHERE "
-			 "userid=? AND sent_round=? AND server_state=?)", "lslli", roundid,
-			 h->net[0] && p->max_net_share > 0 ? h->net : "", h->userid, roundid,
-			 CT_RS_IN_PROGRESS);
+	/* both counts in one statement; without a network key of its own the
+	 * host's replicas count for no network (sent_net '' is every replica
+	 * sent from a loopback address: never counted as one network) */
+	if (h->net[0] && p->max_net_share > 0)
+		rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result r FORCE INDEX "
+				 "(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
+				 LIVE("r") "), (SELECT COUNT(*) FROM result FORCE INDEX "
+				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
+				 "server_state=?)", "lslli", roundid, h->net, h->userid, roundid,
+				 CT_RS_IN_PROGRESS);
+	else
+		rc = ct_db_query(db, &res, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
+				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
+				 "server_state=?", "lli", h->userid, roundid, CT_RS_IN_PROGRESS);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0) {
-		clamp_count(0, h->net[0] ? ct_db_int(res, 0) : 0, &f->net_sent);
+		clamp_count(0, ct_db_int(res, 0), &f->net_sent);
 		clamp_count(0, ct_db_int(res, 1), &f->account_inprog);
 	}
 	ct_db_res_free(res);

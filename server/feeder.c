@@ -78,13 +78,12 @@ void ct_feeder_free(struct ct_feeder *f)
  * dispatch order (result_dispatch), or those created after an id
  * (PRIMARY), whatever their state. */
 #define FEED_SELECT "SELECT m.mx, m.nl, m.sl, r.id, r.workunitid, r.jobid, r.priority, " \
-	"r.server_state, w.roundid, COALESCE(rd.nwus, 0), EXISTS (SELECT 1 FROM job_lora l " \
-	"WHERE l.jobid = r.jobid), o.userid, o.hostid, COALESCE(h.host_cpid, ''), o.sent_net " \
+	"r.server_state, w.roundid, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL, o.userid, o.hostid, COALESCE(h.host_cpid, ''), o.sent_net " \
 	"FROM (SELECT (SELECT COALESCE(MAX(id), 0) FROM result) AS mx, (SELECT COUNT(*) FROM " \
 	"job_lora) AS nl, (SELECT COALESCE(SUM(jobid), 0) FROM job_lora) AS sl) m LEFT JOIN " \
 	"(SELECT id, workunitid, jobid, priority, server_state FROM result "
 #define FEED_JOIN ") r ON 1 = 1 LEFT JOIN workunit w ON w.id = r.workunitid LEFT JOIN `round` " \
-	"rd ON rd.id = w.roundid LEFT JOIN result o FORCE INDEX (result_wu_user) ON " \
+	"rd ON rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = r.jobid LEFT JOIN result o FORCE INDEX (result_wu_user) ON " \
 	"o.workunitid = r.workunitid AND o.hostid <> 0 LEFT JOIN host h ON h.id = o.hostid " \
 	"ORDER BY "
 

@@ -765,10 +765,10 @@ static int read_replicas(struct ct_db *db, struct claim_batch *b)
 
 	rc = in_list(sql, sizeof(sql), "SELECT r.workunitid, r.id, r.server_state, r.userid, "
 		     "r.hostid, COALESCE(h.host_cpid, ''), r.sent_net, " CT_ELIG_LIVE("r") ", "
-		     "r.create_time, COALESCE(rd.nwus, 0), EXISTS (SELECT 1 FROM job_lora l "
-		     "WHERE l.jobid = r.jobid) FROM result r FORCE INDEX (result_wu_user) "
-		     "LEFT JOIN host h ON h.id = r.hostid JOIN workunit w ON w.id = r.workunitid "
-		     "LEFT JOIN `round` rd ON rd.id = w.roundid WHERE r.workunitid IN (", ")",
+		     "r.create_time, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL FROM result r "
+		     "FORCE INDEX (result_wu_user) LEFT JOIN host h ON h.id = r.hostid JOIN "
+		     "workunit w ON w.id = r.workunitid LEFT JOIN `round` rd ON rd.id = w.roundid "
+		     "LEFT JOIN job_lora l ON l.jobid = r.jobid WHERE r.workunitid IN (", ")",
 		     b->n, &m);
 	if (rc < 0)
 		return rc;
@@ -1198,9 +1198,9 @@ static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes, EXISTS (SELECT 1 FROM job_lora l WHERE l.jobid=j.id), r.id "
-	"FROM result r JOIN workunit w ON w.id=r.workunitid JOIN job j ON j.id=w.jobid "
-	"WHERE r.id IN (";
+	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id FROM result r STRAIGHT_JOIN workunit w "
+	"ON w.id=r.workunitid STRAIGHT_JOIN job j ON j.id=w.jobid LEFT JOIN job_lora l ON "
+	"l.jobid=j.id WHERE r.id IN (";
 #define S struct sent
 static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
