@@ -707,8 +707,40 @@ struct claim_batch {
 	int active;		/* ct_elig_active_accounts, -1 until read */
 	int active_need;	/* what it was counted up to */
 	int outcome[MAX_CAND];	/* enum ct_feed_outcome */
+	int64_t deadline[MAX_CAND];	/* of the claimed ones */
 	int got;
 };
+
+/* The claimed results' WUs: transition_time pulled down to their
+ * deadlines, one statement per distinct deadline (usually one). */
+static int pull_wus(struct ct_db *db, struct claim_batch *b)
+{
+	struct ct_db_arg a[MAX_CAND + 1];
+	char sql[384];
+	int done[MAX_CAND] = { 0 }, rc = 0;
+
+	for (int i = 0; rc >= 0 && i < b->n; i++) {
+		int64_t ids[MAX_CAND];
+		int n = 0, m;
+
+		if (b->outcome[i] != CT_FEED_CLAIMED || done[i])
+			continue;
+		for (int j = i; j < b->n; j++)
+			if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] &&
+			    b->deadline[j] == b->deadline[i]) {
+				ids[n++] = b->cand[j].wuid;
+				done[j] = 1;
+			}
+		rc = in_list(sql, sizeof(sql), "UPDATE workunit SET transition_time="
+			     "LEAST(transition_time, ?) WHERE id IN (", ")", n, &m);
+		a[0] = ct_db_arg_l(b->deadline[i]);
+		for (int k = 0; k < m; k++)
+			a[k + 1] = ct_db_arg_l(ids[k < n ? k : n - 1]);
+		if (rc == 0)
+			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
+	}
+	return rc < 0 ? rc : 0;
+}
 
 static int cand_by_wu(const void *a, const void *b)
 {
@@ -897,10 +929,8 @@ static int claim_cand(struct ct_db *db, struct claim_batch *b, int i,
 						  .sent_round = b->wu[i].roundid });
 	if (rc <= 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
-			"WHERE id=?", "ll", deadline, t.wuid);
-	if (rc >= 0)
-		rc = maybe_adaptive(db, &t);
+	b->deadline[i] = deadline;	/* the WU's transition time: pull_wus() */
+	rc = maybe_adaptive(db, &t);
 	f->account_inprog++;
 	if (c->who.net[0])
 		f->net_sent++;
@@ -970,6 +1000,8 @@ static int claim_batch_txn(struct ct_db *db, void *arg)
 			b->outcome[i] = rc > 0 ? CT_FEED_CLAIMED : CT_FEED_GONE;
 		b->got += rc > 0;
 	}
+	if (rc >= 0)
+		rc = pull_wus(db, b);
 	return rc < 0 ? rc : b->got;
 }
 
