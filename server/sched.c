@@ -2,10 +2,14 @@
  * sched.c - the scheduler RPC (see sched_rpc.h and doc/protocol.md).
  *
  * One request runs these steps, each on the caller's connection:
- *   1. parse (sched_req.c)          4. take reports (one transaction each)
+ *   1. parse (sched_req.c)          4. take reports (one transaction)
  *   2. authenticate the account     5. aborts and lost-result resends
- *   3. find/create the host, devices 6. claim new results (one txn each)
- * then writes the reply. A refused request (XML, PROTO, AUTH, DENIED)
+ *   3. find/create the host, devices 6. claim new results: candidates
+ *                                      from the ready-to-send cache
+ *                                      (feeder.h), one transaction
+ * then writes the reply. Statements are batched (IN lists, in_list()):
+ * an RPC's cost is mostly its number of statements (doc/internals-
+ * server.md, "What a scheduler RPC reads"). A refused request (XML, PROTO, AUTH, DENIED)
  * changes nothing; a bad report only gets a rejecting <ack>.
  */
 #include "sched_rpc.h"
