@@ -6,6 +6,7 @@
  */
 #include "feeder.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct slot {
 
 struct ct_feeder {
 	pthread_mutex_t mu;
+	pthread_cond_t filled;	/* signalled when a read ends */
 	struct slot *s;		/* [CT_FEED_SLOTS], unordered */
 	int ord[CT_FEED_SLOTS];	/* s[ord[0..n)] in dispatch order (moving
 				 * ints, not slots, on insert and removal) */
@@ -54,6 +56,12 @@ int ct_feeder_new(struct ct_feeder **out)
 		free(f);
 		return CT_ENOMEM;
 	}
+	if (pthread_cond_init(&f->filled, NULL) != 0) {
+		pthread_mutex_destroy(&f->mu);
+		free(f->s);
+		free(f);
+		return CT_ENOMEM;
+	}
 	*out = f;
 	return 0;
 }
@@ -62,6 +70,7 @@ void ct_feeder_free(struct ct_feeder *f)
 {
 	if (f == NULL)
 		return;
+	pthread_cond_destroy(&f->filled);
 	pthread_mutex_destroy(&f->mu);
 	free(f->s);
 	free(f);
@@ -287,6 +296,10 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	int full, n = 0, rc;
 
 	pthread_mutex_lock(&f->mu);
+	/* the first read: wait for it rather than find nothing (a host told
+	 * "no work" is held to its request_delay) */
+	while (f->filling && f->full_at == 0)
+		pthread_cond_wait(&f->filled, &f->mu);
 	if (f->filling) {
 		pthread_mutex_unlock(&f->mu);
 		return 0;
@@ -317,6 +330,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	if (rc == 0)
 		put_read(f, full, fresh, n, &ri, now);
 	f->filling = 0;
+	pthread_cond_broadcast(&f->filled);
 	pthread_mutex_unlock(&f->mu);
 	free(fresh);
 	return rc;
@@ -324,12 +338,19 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 
 /* ---- taking ------------------------------------------------------------ */
 
+/* 1 if the per-WU rules let h take c as far as the cache knows; else 0,
+ * said in the debug log as the claim says it (the tests read it). */
 static int may_take(const struct ct_feed_cand *c, const struct ct_elig_host *h)
 {
-	for (int i = 0; i < c->nheld; i++)
-		if (ct_elig_replica_rule(h, c->held[i].userid, c->held[i].hostid, c->held[i].cpid,
-					 c->held[i].net) != NULL)
+	for (int i = 0; i < c->nheld; i++) {
+		const char *why = ct_elig_replica_rule(h, c->held[i].userid, c->held[i].hostid,
+						       c->held[i].cpid, c->held[i].net);
+		if (why != NULL) {
+			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64 " (%s)",
+				     h->hostid, c->wuid, why);
 			return 0;
+		}
+	}
 	return 1;
 }
 
