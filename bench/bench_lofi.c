@@ -570,9 +570,10 @@ static int central(struct bench *b, int K, struct lofi_row *rows)
 
 /* ---- outer optimizers ------------------------------------------------------ */
 
-/* R lo-fi rounds with K shards whose mean goes through outer optimizer o
- * (lib/ct_outer.h, as the assimilator does it): the row's losses. */
-static int lofi_outer(struct bench *b, int K, const struct ct_outer *o, struct outer_row *row)
+/* R lo-fi rounds with K shards, each closed with the WUs of shards
+ * 0..nin-1 only, whose mean goes through outer optimizer o (lib/ct_outer.h,
+ * as the assimilator does it; CT_OUTER_MEAN: none): the losses, loss[R]. */
+static int lofi_rounds(struct bench *b, int K, int nin, const struct ct_outer *o, float *loss)
 {
 	struct kstate s;
 	float *mom = falloc(b->n);
@@ -582,31 +583,36 @@ static int lofi_outer(struct bench *b, int K, const struct ct_outer *o, struct o
 		free(mom);
 		return rc;
 	}
-	row->K = K;
-	row->o = *o;
 	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
-		for (int k = 0; k < K && rc == 0; k++) {
+		for (int k = 0; k < nin && rc == 0; k++) {
 			struct ct_tokens t = shard(b, k, 1);
 
 			rc = run_wu(b, s.cur, &t, b->o.steps, b->o.device, s.res[k]);
 		}
 		if (rc == 0)
-			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)K, b->n,
+			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)nin, b->n,
 				    CT_AVG_MEAN, 0);
 		if (rc == 0) {
 			ct_outer_step(o, s.cur, s.tmp, mom, r > 1, b->n);
-			rc = eval(b, s.tmp, 0, &row->loss[r - 1]);
+			rc = eval(b, s.tmp, 0, &loss[r - 1]);
 		}
 		if (rc == 0) {
 			memcpy(s.cur, s.tmp, b->n * sizeof(float));
-			progress(b, "K=%d %s lr %g mu %g round %d: %.4f", K,
+			progress(b, "K=%d, %d WUs a round, %s lr %g mu %g, round %d: %.4f", K, nin,
 				 ct_outer_name(o->method), (double)o->lr, (double)o->momentum, r,
-				 row->loss[r - 1]);
+				 loss[r - 1]);
 		}
 	}
 	kstate_free(&s);
 	free(mom);
 	return rc;
+}
+
+static int lofi_outer(struct bench *b, int K, const struct ct_outer *o, struct outer_row *row)
+{
+	row->K = K;
+	row->o = *o;
+	return lofi_rounds(b, K, K, o, row->loss);
 }
 
 /* ---- rounds that do not wait for stragglers ------------------------------ */
@@ -650,31 +656,12 @@ static double strag_wall(int K, int nin)
  * the nin-th WU's arrival (strag_wall). */
 static int lofi_strag(struct bench *b, int K, int nin, struct strag_row *row)
 {
-	struct kstate s;
-	int rc = kstate_alloc(&s, b, K);
+	const struct ct_outer mean = { CT_OUTER_MEAN, 1.0f, 0.0f };
 
 	row->K = K;
 	row->nin = nin;
 	row->wall = strag_wall(K, nin);
-	for (int r = 1; r <= b->o.rounds && rc == 0; r++) {
-		for (int k = 0; k < nin && rc == 0; k++) {
-			struct ct_tokens tk = shard(b, k, 1);
-
-			rc = run_wu(b, s.cur, &tk, b->o.steps, b->o.device, s.res[k]);
-		}
-		if (rc == 0)
-			rc = ct_avg(s.tmp, (const float *const *)s.res, (size_t)nin, b->n,
-				    CT_AVG_MEAN, 0);
-		if (rc == 0)
-			rc = eval(b, s.tmp, 0, &row->loss[r - 1]);
-		if (rc == 0) {
-			memcpy(s.cur, s.tmp, b->n * sizeof(float));
-			progress(b, "K=%d rounds closed with %d WUs, round %d: %.4f", K, nin, r,
-				 row->loss[r - 1]);
-		}
-	}
-	kstate_free(&s);
-	return rc;
+	return lofi_rounds(b, K, nin, &mean, row->loss);
 }
 
 static void print_strag(const struct bench *b)
