@@ -16,7 +16,12 @@
 #  - a hoarded replica whose WU's other replica is done is re-issued early
 #    (sched.reissue_factor 3 x that replica's time, sched.reissue_min 1 s
 #    here) and the round finishes: its delay after the honest hosts had
-#    done their share is at most 10x the honest hosts' WU time (printed).
+#    done their share is at most 10x the honest hosts' WU time plus 3 s
+#    (printed): the fixed part is reissue_min's 1 s and the daemons'
+#    passes (transitioner, validator, assimilator), which with WUs of a
+#    few tenths of a second are most of the delay (measured 1.6-5.7 s, i.e.
+#    4.6-19x alone, under load); a round that waited for the hoarder's
+#    deadline would take 120 s.
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.
 CT_TMP_PREFIX=ctune-hoardround
@@ -58,8 +63,8 @@ done_t=$(date +%s.%N)
 wu=$(sort -n "$T/times" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 delay=$(awk -v s="$(cat "$T/share")" -v e="$done_t" 'BEGIN { printf "%.2f", e - s }')
 echo "honest WU time (ask to report, median of $(wc -l <"$T/times")): $wu s; the round's delay after the honest share: $delay s ($(awk -v d="$delay" -v w="$wu" 'BEGIN { printf "%.1f", d / w }')x)"
-check "the hoarder delays the round by at most 10x the honest WU time" \
-	"$(awk -v d="$delay" -v w="$wu" 'BEGIN { print d <= 10 * w ? "yes" : "no" }')" yes
+check "the hoarder delays the round by at most 10x the honest WU time + 3 s" \
+	"$(awk -v d="$delay" -v w="$wu" 'BEGIN { print d <= 10 * w + 3 ? "yes" : "no" }')" yes
 check "the hoarded replicas were re-issued early" \
 	"$([ "$(grep -c 're-issued early' "$T/server.log")" -ge 1 ] && echo yes || echo no)" yes
 exit $((fails > 0))
