@@ -572,7 +572,7 @@ static int round_check(struct ct_server *srv, struct ct_db *db, struct around *a
 	}
 	snprintf(msg, sizeof(msg), "round %d not applied: its average raised the eval loss "
 		 "from %.4f to %.4f (margin %.4f); its %d work units re-issued to other hosts "
-		 "(%lld of %ld)", a->idx, a->base_loss, a->eval_loss, margin, a->nwus,
+		 "(%lld of %ld)", a->idx, a->base_loss, a->eval_loss, margin, a->nin,
 		 (long long)fails + 1, maxre);
 	/* the base's loss stays known for the next try (round 1 computed it) */
 	rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "

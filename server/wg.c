@@ -283,7 +283,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	if (rc < 0)
 		return rc;
 	*jobid = ct_db_last_id(db);
-	return insert_outer(db, s, *jobid);
+	return 0;
 }
 
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
@@ -310,6 +310,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		goto out;
 	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
 			"lsss", jobid, f.model, f.train, f.eval);
+	if (rc >= 0)	/* before round 1: no daemon reads the job before then */
+		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)
 		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
 	if (rc >= 0)
