@@ -10,6 +10,7 @@
 #include "ct_base.h"
 #include "commands.h"
 #include "ct_err.h"
+#include "ct_gguf_model.h"
 #include "ct_gpt2.h"
 #include "ct_hf_dtype.h"
 #include "ct_llama.h"
@@ -41,14 +42,16 @@ static const struct option export_long[] = {
 	{ "out", required_argument, NULL, 'o' },
 	{ "tokenizer-from", required_argument, NULL, 't' },
 	{ "dtype", required_argument, NULL, 'd' },
+	{ "gguf", required_argument, NULL, 'g' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* --base-format of import (NULL: float32). */
-static const char *import_fmt;
+/* --base-format of import (NULL: float32); --gguf of export. */
+static const char *import_fmt, *gguf_out;
 
 /* Parse "ARG --out X [--tokenizer-from Y] [--dtype D] | [--base-format F]"
- * with opts (one of the above): the positional into *pos, the options
+ * (export: --gguf X instead of --out X) with opts (one of the above):
+ * the positional into *pos, the options
  * into their slots. 0, or an exit status. */
 static int two_args(int argc, char **argv, const struct option *opts, const char **pos,
 		    const char **out, const char **tok, const char **dtype)
@@ -62,10 +65,11 @@ static int two_args(int argc, char **argv, const struct option *opts, const char
 		case 't': *tok = optarg; break;
 		case 'd': *dtype = optarg; break;
 		case 'F': import_fmt = optarg; break;
+		case 'g': gguf_out = optarg; break;
 		default: return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
 		}
 	}
-	if (optind + 1 != argc || *out == NULL)
+	if (optind + 1 != argc || (*out == NULL) == (gguf_out == NULL))
 		return CT_EXIT_USAGE;	/* ct_cmd_resolve counted them */
 	*pos = argv[optind];
 	return 0;
@@ -107,16 +111,44 @@ static int cmd_import(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc < 0 ? fail("import", rc) : CT_EXIT_OK;
 }
 
+/* export --gguf: one GGUF file (ct_gguf_model.h). */
+static int export_gguf(const char *in, const char *tok, const char *dts)
+{
+	enum ct_ggml_type dt = CT_GGML_F32;
+	struct ct_gpt2 m = { 0 };
+	int rc = ct_gguf_dtype_parse(dts, &dt);
+
+	if (rc < 0) {
+		fprintf(stderr, "ctune model export: --%s\n", ct_errmsg(rc));
+		return CT_EXIT_USAGE;
+	}
+	if (tok == NULL)
+		fprintf(stderr, "ctune model export: no --tokenizer-from: the GGUF file has no "
+			"tokenizer, which llama.cpp needs to run it\n");
+	rc = ct_gpt2_load(in, &m);
+	if (rc == 0)
+		rc = ct_gguf_export_model(&m, gguf_out, tok, dt, NULL);
+	if (rc == 0)
+		printf("wrote %s (%zu parameters, %s%s)\n", gguf_out, m.lay.total,
+		       ct_gguf_dtype_name(dt), tok ? ", with the tokenizer" : "");
+	ct_gpt2_free(&m);
+	return rc < 0 ? fail("export", rc) : CT_EXIT_OK;
+}
+
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *tok = NULL, *dts = "f32";
 	enum ct_st_dtype dt = CT_ST_F32;
 	struct ct_gpt2 m = { 0 };
-	int rc = two_args(argc, argv, export_long, &in, &out, &tok, &dts);
+	int rc;
 
 	(void)ctx;
+	gguf_out = NULL;
+	rc = two_args(argc, argv, export_long, &in, &out, &tok, &dts);
 	if (rc != 0)
 		return rc;
+	if (gguf_out != NULL)
+		return export_gguf(in, tok, dts);
 	rc = ct_hf_dtype_parse(dts, &dt);
 	if (rc < 0) {
 		fprintf(stderr, "ctune model export: --%s\n", ct_errmsg(rc));
@@ -132,6 +164,21 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		       out, out, m.lay.total, ct_hf_dtype_name(dt));
 	ct_gpt2_free(&m);
 	return rc < 0 ? fail("export", rc) : CT_EXIT_OK;
+}
+
+/* The table's check: exactly one of --out DIR and --gguf FILE. */
+static int check_export(int argc, char **argv)
+{
+	int out = 0, gguf = 0;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		out += strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--out", 5) == 0;
+		gguf += strncmp(argv[i], "--gguf", 6) == 0;
+	}
+	if (out + gguf == 1)
+		return 0;
+	return ct_error(CT_EUSAGE, out + gguf ? "give one of --out DIR and --gguf FILE"
+			: "the required option '--out' (or '--gguf') is missing");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *out)
@@ -231,9 +278,10 @@ const struct ct_cmd_def ct_model_import_cmd = {
 
 const struct ct_cmd_def ct_model_export_cmd = {
 	.name = "export", .fn = cmd_export, .opts = export_long, .shortopts = "o:",
-	.required = "out", .min_args = 1, .max_args = 1,
-	.summary = "write a Llama or GPT-2 checkpoint as a Hugging Face directory",
-	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR] [--dtype f32|bf16|f16]",
+	.check = check_export, .min_args = 1, .max_args = 1,
+	.summary = "write a Llama or GPT-2 checkpoint as a Hugging Face directory or a GGUF file",
+	.usage = "M.ct --out DIR [--tokenizer-from HF_DIR] [--dtype f32|bf16|f16]\n"
+	"         M.ct --gguf FILE [--tokenizer-from HF_DIR] [--dtype f32|f16|bf16|q8_0]",
 	.help = "Write a crowdtune Llama checkpoint as a Hugging Face directory:\n"
 	"config.json and model.safetensors, loadable with transformers'\n"
 	"from_pretrained(). --dtype bf16 or f16 stores each weight rounded to\n"
@@ -241,7 +289,13 @@ const struct ct_cmd_def ct_model_export_cmd = {
 	"torch_dtype says which); the default f32 keeps every bit. --tokenizer-from copies tokenizer.json,\n"
 	"tokenizer_config.json, special_tokens_map.json and\n"
 	"generation_config.json from HF_DIR when present. A GPT-2 (llm.c)\n"
-	"checkpoint is written in transformers' GPT-2 layout (GPT2LMHeadModel).\n",
+	"checkpoint is written in transformers' GPT-2 layout (GPT2LMHeadModel).\n\n"
+	"--gguf FILE writes one GGUF file for llama.cpp, Ollama and LM Studio instead:\n"
+	"the architecture (llama, qwen2, qwen3, gpt2) and tensors as llama.cpp names\n"
+	"them, and with --tokenizer-from the tokenizer (tokenizer.json: byte-level BPE\n"
+	"only) with its special tokens and chat template (tokenizer_config.json).\n"
+	"--dtype f16, bf16 or q8_0 (8-bit blocks of 32 with a float16 scale) stores\n"
+	"the matrices so; norms and biases stay f32 (doc/llama.md).\n",
 };
 
 const struct ct_cmd_def ct_model_init_llama_cmd = {

@@ -17,6 +17,7 @@ engine_libctengine_a_SOURCES = \
 	engine/ct_llama.c engine/ct_llama.h engine/ct_llama_layers.c \
 	engine/ct_llama_model.c engine/ct_llama_hf.c engine/ct_llama_hf.h \
 	engine/ct_gpt2_hf.c engine/ct_gpt2_hf.h \
+	engine/ct_gguf_model.c engine/ct_gguf_model.h \
 	engine/ct_cpu_backend.c \
 	engine/ct_engine.c engine/ct_engine.h
 engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h

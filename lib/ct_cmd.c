@@ -42,10 +42,10 @@ void ct_cmd_list(FILE *f, const struct ct_cmd_def *const *table)
 static void print_usage(FILE *f, const char *prog, const char *words,
 			const struct ct_cmd_def *d)
 {
-	if (d->subs)
-		fprintf(f, "usage: %s %s COMMAND ...\n", prog, words);
-	else
+	if (d->fn)
 		fprintf(f, "usage: %s %s%s%s\n", prog, words, d->usage[0] ? " " : "", d->usage);
+	if (d->subs)
+		fprintf(f, "%s %s %s COMMAND ...\n", d->fn ? "      " : "usage:", prog, words);
 	fprintf(f, "%s\n", d->summary);
 	if (d->help)
 		fprintf(f, "\n%s", d->help);
@@ -254,6 +254,8 @@ int ct_cmd_resolve(const char *prog, const struct ct_cmd_def *const *table, int 
 		const struct ct_cmd_def *const *t = d ? d->subs : table;
 		const struct ct_cmd_def *next;
 
+		if (d && d->fn && n < argc && argv[n][0] == '-' && !is_help(argv[n]))
+			break;	/* a group that runs itself on options ("chat --model") */
 		if (d && (n >= argc || is_help(argv[n]))) {
 			print_usage(help || n < argc ? stdout : stderr, prog, words, d);
 			if (help || n < argc)

@@ -48,7 +48,9 @@ struct ct_cmd_def {
 	int min_args, max_args;	/* positional arguments; max_args -1: any */
 	/* long options that must be given, space-separated ("model out") */
 	const char *required;
-	const struct ct_cmd_def *const *subs;	/* a group: NULL-ended */
+	/* a group: NULL-ended; a group with fn runs fn (its opts, usage,
+	 * required, args) when the word after it is an option, not --help */
+	const struct ct_cmd_def *const *subs;
 	unsigned flags;		/* for the program's own use */
 };
 

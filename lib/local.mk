@@ -39,6 +39,9 @@ lib_libctune_a_SOURCES += \
 	lib/ct_jv.c lib/ct_jv.h \
 	lib/ct_safetensors.c lib/ct_safetensors.h \
 	lib/ct_hf_dtype.c lib/ct_hf_dtype.h
+# GGUF files out (llama.cpp's format; engine/ct_gguf_model.c)
+lib_libctune_a_SOURCES += \
+	lib/ct_gguf.c lib/ct_gguf.h lib/ct_gguf_tok.c lib/ct_gguf_tok.h
 lib_libctune_a_SOURCES += \
 	lib/ct_tokens.c lib/ct_tokens.h lib/ct_tok.h \
 	lib/ct_tokenizer.c lib/ct_tokenizer.h \

@@ -13,3 +13,9 @@ check_PROGRAMS += test/jinja_cases
 dist_check_SCRIPTS += test/chat_template.sh test/chat_tokens.sh
 TESTS += test/chat_template.sh test/chat_tokens.sh
 EXTRA_DIST += test/chat_ref.mjs test/chat_mask_ref.mjs test/data/chat
+# GGUF out (model export --gguf) against npm @huggingface/gguf
+# (test/gguf_ref.mjs) and, where npm node-llama-cpp is installed,
+# llama.cpp's own greedy tokens (test/gguf_llama_cpp.mjs).
+dist_check_SCRIPTS += test/gguf_export.sh
+TESTS += test/gguf_export.sh
+EXTRA_DIST += test/gguf_ref.mjs test/gguf_llama_cpp.mjs
