@@ -1,6 +1,7 @@
 /*
- * cmd_chat.c - `ctune chat render`: conversations through a model's chat
- * template (lib/ct_chat.h, doc/chat.md).
+ * cmd_chat.c - `ctune chat`: talk to a model (cmd_chat_talk.c), and
+ * `ctune chat render`: conversations through a model's chat template
+ * (lib/ct_chat.h, doc/chat.md).
  *
  *   ctune chat render --tokenizer DIR [--add-generation-prompt] FILE.jsonl
  *
@@ -15,6 +16,7 @@
 #include "ct_buf.h"
 #include "ct_chat.h"
 #include "ct_err.h"
+#include "cmd_chat_talk.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -33,23 +35,9 @@ static int fail(int rc)
 /* One JSON string (JSON.stringify's escapes) and a newline onto out. */
 static int put_json_line(struct ct_buf *out, const struct ct_buf *text)
 {
-	static const char esc[] = { ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
-				    ['\f'] = 'f', ['\r'] = 'r' };
-	const unsigned char *s = text->data;
-	size_t i;
-	int rc = ct_buf_append(out, "\"", 1);
+	int rc = ct_chat_json_str(out, (const char *)text->data, text->len);
 
-	for (i = 0; rc >= 0 && i < text->len; i++) {
-		if (s[i] == '"' || s[i] == '\\')
-			rc = ct_buf_appendf(out, "\\%c", s[i]);
-		else if (s[i] < sizeof(esc) && esc[s[i]])
-			rc = ct_buf_appendf(out, "\\%c", esc[s[i]]);
-		else if (s[i] < 0x20)
-			rc = ct_buf_appendf(out, "\\u%04x", s[i]);
-		else
-			rc = ct_buf_append(out, &s[i], 1);
-	}
-	return rc < 0 ? rc : ct_buf_append(out, "\"\n", 2);
+	return rc < 0 ? rc : ct_buf_append(out, "\n", 1);
 }
 
 static int render_line(const struct ct_chat *c, const char *line, size_t n,
@@ -150,6 +138,11 @@ static const struct ct_cmd_def render_cmd = {
 static const struct ct_cmd_def *const chat_cmds[] = { &render_cmd, NULL };
 
 const struct ct_cmd_def ct_chat_cmd = {
-	.name = "chat", .subs = chat_cmds,
-	.summary = "conversations through a model's chat template",
+	.name = "chat", .subs = chat_cmds, .fn = ct_chat_talk, .opts = ct_chat_talk_opts,
+	.required = "model", .min_args = 0, .max_args = 0,
+	.summary = "talk to a chat model; conversations through a model's chat template",
+	.usage = "--model DIR [--tokenizer DIR] [--system TEXT] [--prompt TEXT]\n"
+	"                  [--max-tokens N] [--temperature X] [--top-k K] [--seed S]\n"
+	"                  [--device cpu|opencl[:N]]",
+	.help = ct_chat_talk_help,
 };

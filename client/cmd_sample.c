@@ -84,9 +84,7 @@ static int print_token(void *arg, ct_tok id)
 	return 0;
 }
 
-/* A checkpoint, or a Hugging Face directory (what `model export` and `job
- * export --hf` write): then *tkdef is its tokenizer.json when it has one. */
-static int load_model(const char *mpath, struct ct_gpt2 *model, char *tkdef, size_t cap)
+int ct_cli_load_model(const char *mpath, struct ct_gpt2 *model, char *tkdef, size_t cap)
 {
 	struct stat st;
 
@@ -109,7 +107,7 @@ static int run(const char *mpath, const char *tkname, const char *prompt,
 	char tkdef[PATH_MAX];
 	int rc;
 
-	rc = load_model(mpath, &model, tkdef, sizeof(tkdef));
+	rc = ct_cli_load_model(mpath, &model, tkdef, sizeof(tkdef));
 	if (rc == 0 && tkname == NULL && tkdef[0] != 0)
 		tkname = tkdef;
 	if (rc == 0 && tkname == NULL) {

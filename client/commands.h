@@ -39,6 +39,13 @@ extern const struct ct_cmd_def ct_tokens_cmd;
 extern const struct ct_cmd_def ct_tokens_encode_cmd, ct_tokens_decode_cmd;
 /* client/cmd_sample.c */
 extern const struct ct_cmd_def ct_sample_cmd;
+
+struct ct_gpt2;
+/* `sample` and `chat --model`: a checkpoint, or a Hugging Face directory
+ * (what `model export` and `job export --hf` write): then tkdef (cap
+ * bytes) gets its tokenizer.json's path when it has one, else "".
+ * Returns like ct_gpt2_load / ct_llama_hf_import (cmd_sample.c). */
+int ct_cli_load_model(const char *mpath, struct ct_gpt2 *model, char *tkdef, size_t cap);
 /* client/cmd_chat.c */
 extern const struct ct_cmd_def ct_chat_cmd;
 /* client/service_win.c (a Windows service), service_posix.c (systemd) */

@@ -68,7 +68,7 @@ client_libctclient_a_SOURCES += client/cmd_model.c client/cmd_model.h
 client_libctclient_a_SOURCES += client/cmd_devices.c
 client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c \
 	client/cmd_tokens_chat.c client/cmd_tokens_chat.h
-client_libctclient_a_SOURCES += client/cmd_chat.c
+client_libctclient_a_SOURCES += client/cmd_chat.c client/cmd_chat_talk.c client/cmd_chat_talk.h
 client_libctclient_a_SOURCES += client/cmd_sample.c
 
 bin_PROGRAMS += ctune

@@ -20,7 +20,8 @@ engine_libctengine_a_SOURCES = \
 	engine/ct_gguf_model.c engine/ct_gguf_model.h \
 	engine/ct_cpu_backend.c \
 	engine/ct_engine.c engine/ct_engine.h
-engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h
+engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h \
+	engine/ct_chat_reply.c engine/ct_chat_reply.h
 # LoRA jobs beyond the engine: the exact merge of K shards' adapters and
 # the adapter result file.
 engine_libctengine_a_SOURCES += engine/ct_lora_merge.c \

@@ -150,6 +150,14 @@ out:
 	return rc;
 }
 
+const char *ct_chat_special(const struct ct_chat *c, const char *name)
+{
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (strcmp(special_names[i], name) == 0)
+			return c->tok[i].type == CT_JV_STR ? c->tok[i].str : NULL;
+	return NULL;
+}
+
 int ct_chat_render(const struct ct_chat *c, const struct ct_jv *conv,
 		   int add_generation_prompt, struct ct_buf *out)
 {
@@ -169,6 +177,26 @@ int ct_chat_render(const struct ct_chat *c, const struct ct_jv *conv,
 		if (c->tok[i].type == CT_JV_STR)
 			vars[env.nvars++] = (struct ct_jinja_var){ special_names[i], &c->tok[i] };
 	return ct_jinja_render(c->tmpl, &env, NULL, out);
+}
+
+int ct_chat_json_str(struct ct_buf *out, const char *s, size_t n)
+{
+	static const char esc[] = { ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
+				    ['\f'] = 'f', ['\r'] = 'r' };
+	const unsigned char *p = (const unsigned char *)s;
+	int rc = ct_buf_append(out, "\"", 1);
+
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		if (p[i] == '"' || p[i] == '\\')
+			rc = ct_buf_appendf(out, "\\%c", p[i]);
+		else if (p[i] < sizeof(esc) && esc[p[i]])
+			rc = ct_buf_appendf(out, "\\%c", esc[p[i]]);
+		else if (p[i] < 0x20)
+			rc = ct_buf_appendf(out, "\\u%04x", p[i]);
+		else
+			rc = ct_buf_append(out, &p[i], 1);
+	}
+	return rc < 0 ? rc : ct_buf_append(out, "\"", 1);
 }
 
 /* ---- chat JSONL ---- */

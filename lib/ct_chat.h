@@ -39,6 +39,12 @@ int ct_chat_open_template(const char *tmpl, size_t n, const char *bos,
 
 void ct_chat_free(struct ct_chat *c);
 
+/* The text of special token name ("bos_token", "eos_token", "unk_token",
+ * "sep_token", "pad_token", "cls_token", "mask_token") as the template
+ * sees it, or NULL when tokenizer_config.json does not set it. Valid
+ * while c is. */
+const char *ct_chat_special(const struct ct_chat *c, const char *name);
+
 /* One line of a chat JSONL file (without its newline) as a conversation
  * {"messages": [...], ...}: checked strictly (an object; "messages" a
  * non-empty array of objects whose "role" is system, user, assistant or
@@ -54,5 +60,11 @@ int ct_chat_parse_line(const char *line, size_t n, const char *name, long lineno
  * with the template's message for its raise_exception). */
 int ct_chat_render(const struct ct_chat *c, const struct ct_jv *conv,
 		   int add_generation_prompt, struct ct_buf *out);
+
+/* Append s (n bytes) as one JSON string, quotes included, with the
+ * escapes of JavaScript's JSON.stringify (\" \\ \b \t \n \f \r, other
+ * control characters \u00XX; all else as it is). Returns 0 or a ct_buf
+ * error. */
+int ct_chat_json_str(struct ct_buf *out, const char *s, size_t n);
 
 #endif

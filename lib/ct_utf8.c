@@ -3,6 +3,7 @@
  * boundary (see ct_utf8.h).
  */
 #include "ct_utf8.h"
+#include "ct_buf.h"
 
 #include <string.h>
 
@@ -76,4 +77,23 @@ size_t ct_utf8_fit(char *s, size_t max_bytes)
 	}
 	s[cut] = '\0';
 	return cut;
+}
+
+int ct_utf8_clean(const char *s, size_t n, struct ct_buf *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = ct_utf8_char_len(s + i, n - i);
+
+		if (len == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t')
+			len = 0;
+		if (len > 0)
+			rc = ct_buf_append(out, s + i, len);
+		else
+			rc = ct_buf_append(out, "\xEF\xBF\xBD", 3);
+		i += len > 0 ? len : 1;
+	}
+	return rc;
 }

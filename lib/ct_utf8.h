@@ -29,4 +29,11 @@ int ct_utf8_valid(const char *s);
  * Returns the new length; s stays NUL-terminated and valid UTF-8. */
 size_t ct_utf8_fit(char *s, size_t max_bytes);
 
+struct ct_buf;
+
+/* Append n bytes of s to out as valid UTF-8 text: each byte that does not
+ * start a valid character, and each control character but \n and \t
+ * (NUL and DEL too), becomes U+FFFD. Returns 0 or a ct_buf error. */
+int ct_utf8_clean(const char *s, size_t n, struct ct_buf *out);
+
 #endif

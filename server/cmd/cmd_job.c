@@ -29,6 +29,7 @@
 #include "data/dl_round.h"
 #include "data/job_state.h"
 #include "daemons/eval.h"
+#include "ct_gguf_model.h"
 #include "ct_hf_dtype.h"
 #include "job_hf.h"
 #include "job_peft.h"
@@ -605,13 +606,13 @@ static int cmd_cancel(struct ct_cmd_ctx *ctx, int argc, char **argv)
 static const struct option export_opts[] = { { "out", 1, NULL, 'o' },
 					     { "round", 1, NULL, 'r' }, { "hf", 0, NULL, 'H' },
 					     { "adapter", 1, NULL, 'A' }, { "dtype", 1, NULL, 'D' },
-					     { NULL, 0, NULL, 0 } };
+					     { "gguf", 1, NULL, 'G' }, { NULL, 0, NULL, 0 } };
 
 /* What job export was asked for. */
 struct export_args {
-	char out[PATH_MAX];	/* --out FILE/DIR, or --adapter DIR */
+	char out[PATH_MAX];	/* --out FILE/DIR, --adapter DIR or --gguf FILE */
 	int64_t id, round;	/* round 0: the final model */
-	int hf, adapter;
+	int hf, adapter, gguf;
 	const char *dtype;	/* --dtype, or NULL */
 };
 
@@ -642,11 +643,14 @@ static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct ex
 	optind = 0;
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "o:r:", export_opts, NULL)) != -1) {
-		if (c == 'o' || c == 'A')
-			rc = a->out[0] ? ct_error(CT_EUSAGE, "give one of --out and --adapter")
+		if (c == 'o' || c == 'A' || c == 'G')
+			rc = a->out[0] ? ct_error(CT_EUSAGE, "give one of --out, --adapter and "
+						  "--gguf")
 				       : ct_cmd_path(ctx, optarg, a->out, sizeof(a->out));
 		if (c == 'A')
 			a->adapter = 1;
+		else if (c == 'G')
+			a->gguf = 1;
 		else if (c == 'r')
 			rc = parse_i64(optarg, "--round", 1, INT32_MAX, &a->round);
 		else if (c == 'H')
@@ -655,7 +659,7 @@ static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct ex
 			a->dtype = optarg;
 		else if (c != 'o')
 			rc = ct_error(CT_EUSAGE, "bad option (want --out FILE [--round R] [--hf] "
-				      "[--dtype D] or --adapter DIR)");
+				      "[--dtype D], --adapter DIR or --gguf FILE)");
 	}
 	if (rc == 0 && optind >= argc)
 		rc = ct_error(CT_EUSAGE, "missing job ID");
@@ -666,9 +670,11 @@ static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct ex
 	if (rc == 0 && a->hf && a->adapter)
 		rc = ct_error(CT_EUSAGE, "--hf and --adapter write different directories: one "
 			      "at a time");
-	if (rc == 0 && a->dtype != NULL && !a->hf && !a->adapter)
-		rc = ct_error(CT_EUSAGE, "--dtype is for --hf and --adapter (a checkpoint is "
-			      "float32)");
+	if (rc == 0 && a->hf && a->gguf)
+		rc = ct_error(CT_EUSAGE, "--hf and --gguf write different things: one at a time");
+	if (rc == 0 && a->dtype != NULL && !a->hf && !a->adapter && !a->gguf)
+		rc = ct_error(CT_EUSAGE, "--dtype is for --hf, --adapter and --gguf (a "
+			      "checkpoint is float32)");
 	return rc;
 }
 
@@ -733,6 +739,32 @@ static int export_hf(struct ct_cmd_ctx *ctx, const struct export_args *a, const 
 	return rc;
 }
 
+/* --gguf: one GGUF file with the job's tokenizer (job_hf.h), of --dtype
+ * or else the input's dtype (bf16, f16; float32 otherwise). */
+static int export_gguf(struct ct_cmd_ctx *ctx, const struct export_args *a, const char *src,
+		       const char *sha)
+{
+	struct export_args input = *a;
+	enum ct_ggml_type gt = CT_GGML_F32;
+	enum ct_st_dtype dt;
+	int tok = 0, rc = a->dtype != NULL ? ct_gguf_dtype_parse(a->dtype, &gt) : 0;
+
+	if (rc < 0)
+		return ct_error(CT_EUSAGE, "--%s", ct_errmsg(rc));
+	input.dtype = NULL;
+	if (a->dtype == NULL)
+		rc = export_dtype(ctx, &input, 1, &dt);
+	if (rc == 0 && a->dtype == NULL)
+		gt = dt == CT_ST_BF16 ? CT_GGML_BF16 : dt == CT_ST_F16 ? CT_GGML_F16 : CT_GGML_F32;
+	if (rc == 0)
+		rc = ct_job_gguf_export(ctx->srv, ctx->db, a->id, src, a->out, gt, &tok);
+	if (rc == 0)
+		fprintf(ctx->out, "%s: model %s as GGUF (%s)%s\n", a->out, sha,
+			ct_gguf_dtype_name(gt), tok ? " with the job's tokenizer"
+			: ": no tokenizer kept with the job, llama.cpp cannot run it alone");
+	return rc;
+}
+
 /* --adapter: the PEFT directory of a LoRA job's model (job_peft.h). */
 static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 			  const char *src, const char *sha)
@@ -778,10 +810,10 @@ static int check_export(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--out", 5) == 0 ||
-		    strncmp(argv[i], "--adapter", 9) == 0)
+		    strncmp(argv[i], "--adapter", 9) == 0 || strncmp(argv[i], "--gguf", 6) == 0)
 			return 0;
 	return ct_error(CT_EUSAGE, "the required option '--out' is missing (or give "
-			"--adapter DIR)");
+			"--adapter DIR or --gguf FILE)");
 }
 
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
@@ -808,6 +840,8 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return export_hf(ctx, &a, src, em.sha);
 	if (rc == 0 && a.adapter)
 		return export_adapter(ctx, &a, src, em.sha);
+	if (rc == 0 && a.gguf)
+		return export_gguf(ctx, &a, src, em.sha);
 	if (rc == 0)
 		rc = ct_file_map(src, &m);
 	if (rc == 0)
@@ -987,15 +1021,19 @@ static const struct ct_cmd_def job_export = {
 	.name = "export", .fn = cmd_export, .opts = export_opts, .shortopts = "o:r:",
 	.check = check_export, .min_args = 2, .max_args = 2, .flags = CT_CMD_PROJECT,
 	.summary = "write the job's final (or round R's) model to FILE (--hf: as a Hugging "
-	"Face directory FILE; --adapter: a LoRA job's PEFT adapter)",
+	"Face directory FILE; --adapter: a LoRA job's PEFT adapter; --gguf: one GGUF file)",
 	.usage = "DIR ID --out FILE [--round R] [--hf [--dtype f32|bf16|f16]]\n"
-	"       DIR ID --adapter ADAPTER_DIR [--round R] [--dtype f32|bf16|f16]",
+	"       DIR ID --adapter ADAPTER_DIR [--round R] [--dtype f32|bf16|f16]\n"
+	"       DIR ID --gguf FILE [--round R] [--dtype f32|f16|bf16|q8_0]",
 	.help = "--hf writes config.json + model.safetensors in the input model's dtype\n"
 	"(its config.json's torch_dtype; float32 for a job from a checkpoint), or\n"
 	"--dtype's: bf16 and f16 round each weight to nearest, ties to even.\n"
 	"--adapter writes adapter_config.json + adapter_model.safetensors (float32\n"
 	"unless --dtype) that PEFT applies to the job's base model: the sum of the\n"
-	"rounds' adapters, rank r x shards x rounds. See doc/operator.md.\n",
+	"rounds' adapters, rank r x shards x rounds. See doc/operator.md.\n"
+	"--gguf writes one GGUF file for llama.cpp, Ollama and LM Studio with the job's\n"
+	"tokenizer and chat template (a Llama-family or GPT-2 model), in the input's\n"
+	"dtype or --dtype's (q8_0: 8-bit blocks with a float16 scale). See doc/llama.md.\n",
 };
 static const struct ct_cmd_def *const job_cmds[] = {
 	&job_submit, &job_list, &job_show, &job_cancel, &job_sample, &job_export, NULL,

@@ -8,7 +8,10 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_jv.h"
+#include "ct_gguf_model.h"
 #include "ct_llama_hf.h"
+#include "data/server.h"
+#include "job_tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,5 +190,43 @@ int ct_job_hf_input_name(const char *input_config, char *out, size_t cap)
 		     snprintf(out, cap, "%s", v->str) < (int)cap;
 	ct_jv_free(root);
 	free(text);
+	return rc;
+}
+
+/* Remove the tokenizer files job_tokenizer_export may have put in dir, and dir. */
+static void remove_tokenizer_dir(const char *dir)
+{
+	for (const char *const *n = ct_llama_hf_tokenizer_files; *n != NULL; n++) {
+		char path[4096];
+
+		if (ct_path_join(path, sizeof(path), dir, *n) == 0)
+			unlink(path);
+	}
+	rmdir(dir);
+}
+
+int ct_job_gguf_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const char *model_path, const char *out, enum ct_ggml_type dtype,
+		       int *tok)
+{
+	struct ct_gpt2 m = { 0 };
+	char dir[4096], name[64];
+	int n = 0, rc;
+
+	rc = ct_path_join(dir, sizeof(dir), srv->upload_dir, ".gguf-tok-XXXXXX");
+	if (rc == 0 && mkdtemp(dir) == NULL)
+		rc = ct_error_errno("%s", dir);
+	if (rc < 0)
+		return rc;
+	rc = ct_job_tokenizer_export(srv, db, jobid, dir, &n);
+	if (rc == 0)
+		rc = ct_gpt2_load(model_path, &m);
+	snprintf(name, sizeof(name), "crowdtune job %lld", (long long)jobid);
+	if (rc == 0)
+		rc = ct_gguf_export_model(&m, out, n > 0 ? dir : NULL, dtype, name);
+	ct_gpt2_free(&m);
+	remove_tokenizer_dir(dir);
+	if (tok != NULL)
+		*tok = n > 0;
 	return rc;
 }

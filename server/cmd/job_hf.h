@@ -9,6 +9,12 @@
 #define CT_SERVER_JOB_HF_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "ct_gguf.h"
+
+struct ct_server;
+struct ct_db;
 
 /* If *path names a directory, import it into a new temporary checkpoint
  * ($TMPDIR or /tmp), replace *path (malloc'd, freed here) with that
@@ -20,6 +26,16 @@ int ct_job_hf_import(char **path, char **tmp);
 /* Write the checkpoint at model_path (a Llama model) to directory dir as
  * config.json + model.safetensors. Returns 0 or a CT_E* code. */
 int ct_job_hf_export(const char *model_path, const char *dir);
+
+/* `job export --gguf FILE`: the checkpoint at model_path as one GGUF
+ * file (ct_gguf_model.h) at out, matrices of dtype, with job jobid's
+ * stored tokenizer files (job_tokenizer.h; copied into a temporary
+ * directory under the project's upload directory and removed after) when
+ * it keeps them; *tok (may be NULL) says whether it did. Returns 0 or a
+ * CT_E* code. */
+int ct_job_gguf_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const char *model_path, const char *out, enum ct_ggml_type dtype,
+		       int *tok);
 
 /* Give the exported directory dir the input model's special token ids:
  * bos_token_id and eos_token_id (a number or an array of numbers) of the

@@ -20,6 +20,7 @@
 #include "ct_sample.h"
 #include "ct_tokenizer.h"
 #include "ct_tokens.h"
+#include "ct_utf8.h"
 #include "data/db.h"
 #include "eval.h"
 #include "cmd/job_tokenizer.h"
@@ -344,36 +345,7 @@ void ct_text_submit_free(struct ct_text_submit *ts)
 
 int ct_sample_utf8_clean(const char *s, size_t n, struct ct_buf *out)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int rc = 0;
-
-	for (size_t i = 0; i < n && rc == 0;) {
-		unsigned c = p[i];
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-			     : (c >> 3) == 30 ? 4 : 0;
-		uint32_t cp = len == 1 ? c : len == 2 ? c & 31 : len == 3 ? c & 15 : c & 7;
-		int ok = len > 0 && i + len <= n;
-
-		for (size_t k = 1; ok && k < len; k++) {
-			ok = (p[i + k] >> 6) == 2;
-			cp = cp << 6 | (p[i + k] & 63);
-		}
-		/* no overlong forms, surrogates or code points past U+10FFFF */
-		if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-			   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-			   (cp >= 0xD800 && cp <= 0xDFFF)))
-			ok = 0;
-		if (ok && len == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t')
-			ok = 0;
-		if (ok) {
-			rc = ct_buf_append(out, p + i, len);
-			i += len;
-		} else {
-			rc = ct_buf_append(out, "\xEF\xBF\xBD", 3);
-			i += 1;
-		}
-	}
-	return rc;
+	return ct_utf8_clean(s, n, out);
 }
 
 struct job_text {
