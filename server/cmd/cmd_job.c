@@ -123,6 +123,7 @@ static const struct option submit_opts[] = {
 	{ "sample-prompt", 1, NULL, O_TEXT }, { "sample-seed", 1, NULL, O_TEXT },
 	/* conversations (chat_submit.h) */
 	{ "train-chat", 1, NULL, O_TEXT }, { "eval-chat", 1, NULL, O_TEXT },
+	{ "sample-chat", 1, NULL, O_TEXT },
 	{ "truncate", 0, NULL, O_TEXT },
 	{ NULL, 0, NULL, 0 },
 };
@@ -987,6 +988,8 @@ static const struct ct_cmd_def job_submit = {
 	"rendered with HF_DIR's chat template; the loss counts the assistant\n"
 	"replies only. Conversations are packed whole into sequences of --seq\n"
 	"tokens; a longer one is refused with its line unless --truncate cuts it.\n"
+	"--sample-chat FILE.json (one conversation, as such a line) makes the job's\n"
+	"samples the model's reply to it, base and every round (job page, job sample).\n"
 	"See doc/chat.md.\n"
 	"A base model whose eval loss is near log V (random weights) is refused\n"
 	"unless --allow-random-base.\n"

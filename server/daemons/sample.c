@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cmd/chat_submit.h"
+#include "ct_chat.h"
+#include "ct_chat_reply.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -92,6 +94,7 @@ static int split_args(int argc, char **argv, struct ct_text_submit *ts, struct t
 		}
 		OPT("--tokenizer", ts->tokenizer)
 		OPT("--sample-prompt", ts->prompt)
+		OPT("--sample-chat", ts->chat_file)
 		if (i > 0 && (t = take(argc, argv, &i, "--eval-fraction", &v)) != 0) {
 			char *end;
 
@@ -262,6 +265,52 @@ static int chat_prepare(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts,
 	return ct_chat_submit_prepare(ctx, ts, &a);
 }
 
+/* --sample-chat FILE.json: one conversation the job's template renders
+ * (with add_generation_prompt) into ts->chat, before anything is stored. */
+static int sample_chat_check(struct ct_cmd_ctx *ctx, struct ct_text_submit *ts)
+{
+	struct ct_buf text = CT_BUF_INIT(64u << 20);
+	struct ct_chat *c = NULL;
+	struct ct_jv *conv = NULL;
+	unsigned char *data = NULL;
+	char path[PATH_MAX];
+	size_t n = 0;
+	int rc = 0;
+
+	if (ts->prompt[0] != '\0')
+		return ct_error(CT_EUSAGE, "give one of --sample-prompt (text) and --sample-chat "
+				"(a conversation)");
+	if (ts->tk_dir == NULL)
+		return ct_error(CT_EUSAGE, "--sample-chat needs a --model HF_DIR whose "
+				"tokenizer_config.json has a chat template");
+	rc = ct_cmd_path(ctx, ts->chat_file, path, sizeof(path));
+	if (rc == 0)
+		rc = ct_file_read_all(path, CT_JOB_SAMPLE_MAX_CHAT, &data, &n);
+	if (rc == CT_ETOOBIG)
+		rc = ct_error(rc, "--sample-chat %s: over %d bytes", ts->chat_file,
+			      CT_JOB_SAMPLE_MAX_CHAT);
+	while (rc == 0 && n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r' ||
+				    data[n - 1] == ' ' || data[n - 1] == '\t'))
+		data[--n] = 0;
+	if (rc == 0)
+		rc = ct_chat_parse_line((const char *)data, n, ts->chat_file, 1, &conv);
+	if (rc == 0)
+		rc = ct_chat_open(ts->tk_dir, &c);
+	if (rc == 0)
+		rc = ct_chat_render(c, conv, 1, &text);
+	if (rc < 0 && conv != NULL)
+		rc = ct_error(rc, "--sample-chat %s: %s", ts->chat_file, ct_errmsg(rc));
+	if (rc == 0) {
+		ts->chat = (char *)data;
+		data = NULL;
+	}
+	ct_chat_free(c);
+	ct_jv_free(conv);
+	ct_buf_free(&text);
+	free(data);
+	return rc;
+}
+
 int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 			   struct ct_text_submit *ts)
 {
@@ -288,6 +337,8 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 		ts->V = cfg.V;
 	if (rc == 0)	/* a Hugging Face directory's, or --tokenizer PATH */
 		rc = ct_job_tokenizer_prepare(ctx, ta.model, ta.ntrain > 0 || ta.train_chat, ts);
+	if (rc == 0 && ts->chat_file != NULL)
+		rc = sample_chat_check(ctx, ts);
 	if (rc == 0 && (ta.train_chat || ta.eval_chat || ta.truncate))
 		return chat_prepare(ctx, ts, &ta);
 	if (rc < 0 || (ta.ntrain == 0 && !ta.eval_text && ta.fraction == 0))
@@ -321,8 +372,8 @@ int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *t
 	if (name == NULL)
 		return 0;	/* no tokenizer known: no samples */
 	rc = ct_db_exec(ctx->db, "INSERT INTO job_text (jobid, tokenizer, sample_prompt, "
-			"sample_seed) VALUES (?, ?, ?, ?)", "lssl", jobid, name, ts->prompt,
-			ts->sample_seed);
+			"sample_seed, sample_chat) VALUES (?, ?, ?, ?, ?)", "lssls", jobid, name,
+			ts->prompt, ts->sample_seed, ts->chat ? ts->chat : "");
 	return rc < 0 ? rc : 0;
 }
 
@@ -338,7 +389,8 @@ void ct_text_submit_free(struct ct_text_submit *ts)
 	ts->argv = NULL;
 	free(ts->tk_path);
 	free(ts->tk_dir);
-	ts->tk_path = ts->tk_dir = NULL;
+	free(ts->chat);
+	ts->tk_path = ts->tk_dir = ts->chat = NULL;
 }
 
 /* ---- samples ----------------------------------------------------------------- */
@@ -353,15 +405,22 @@ struct job_text {
 	char tokenizer_sha[65];	/* a stored tokenizer.json's (job_tokenizer.h) */
 	char prompt[CT_JOB_SAMPLE_MAX_PROMPT + 1];
 	int64_t seed;
+	char *chat;		/* the sample conversation (owned), "" for text */
+	char chat_cfg[PATH_MAX];	/* its tokenizer_config.json in the store */
 };
 
-static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
+/* Job jobid's text settings into *jt (free with job_text_free, in every
+ * case); a chat sample's template found in the store. */
+static int load_job_text(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			 struct job_text *jt)
 {
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT tokenizer, sample_prompt, sample_seed FROM job_text "
-			 "WHERE jobid=?", "l", jobid);
+	jt->chat = NULL;
+	jt->chat_cfg[0] = '\0';
+	rc = ct_db_query(db, &res, "SELECT tokenizer, sample_prompt, sample_seed, sample_chat "
+			 "FROM job_text WHERE jobid=?", "l", jobid);
 	if (rc < 0)
 		return rc;
 	rc = CT_ENOTFOUND;
@@ -369,11 +428,43 @@ static int load_job_text(struct ct_db *db, int64_t jobid, struct job_text *jt)
 		snprintf(jt->tokenizer, sizeof(jt->tokenizer), "%s", ct_db_str(res, 0));
 		snprintf(jt->prompt, sizeof(jt->prompt), "%s", ct_db_str(res, 1));
 		jt->seed = ct_db_int(res, 2);
-		rc = 0;
+		jt->chat = strdup(ct_db_str(res, 3));
+		rc = jt->chat ? 0 : ct_error(CT_ENOMEM, "out of memory");
 	}
 	ct_db_res_free(res);
 	if (rc == 0)
 		rc = ct_job_tokenizer_find(db, jobid, jt->tokenizer, jt->tokenizer_sha);
+	if (rc == 0 && jt->chat[0] != '\0')
+		rc = ct_job_tokenizer_kept(srv, db, jobid, "tokenizer_config.json", jt->chat_cfg,
+					   sizeof(jt->chat_cfg));
+	return rc;
+}
+
+static void job_text_free(struct job_text *jt)
+{
+	free(jt->chat);
+	jt->chat = NULL;
+}
+
+/* The text of one sample into raw: the reply to the job's conversation
+ * (ct_chat_reply.h), or the continuation of prompt. */
+static int generate(const struct job_text *jt, const struct ct_gpt2 *model,
+		    const struct ct_tokenizer *tk, const char *dev, const char *prompt,
+		    const struct ct_sample_params *sp, struct ct_buf *raw)
+{
+	struct ct_chat *c = NULL;
+	struct ct_jv *conv = NULL;
+	int rc;
+
+	if (jt->chat[0] == '\0')
+		return ct_sample_text(model, tk, dev, prompt, strlen(prompt), sp, raw);
+	rc = ct_chat_open(jt->chat_cfg, &c);
+	if (rc == 0)
+		rc = ct_chat_parse_line(jt->chat, strlen(jt->chat), "sample_chat", 1, &conv);
+	if (rc == 0)
+		rc = ct_chat_reply(model, c, tk, conv, dev, sp, NULL, NULL, raw, NULL);
+	ct_jv_free(conv);
+	ct_chat_free(c);
 	return rc;
 }
 
@@ -404,13 +495,13 @@ static int sample_model(struct ct_server *srv, const struct job_text *jt,
 	ct_buf_init(&raw, SAMPLE_BUF_MAX);
 	rc = ct_job_tokenizer_open(srv, jt->tokenizer, jt->tokenizer_sha, &tk);
 	if (rc == 0)
-		rc = ct_sample_text(model, tk, dev, prompt, strlen(prompt), &sp, &raw);
+		rc = generate(jt, model, tk, dev, prompt, &sp, &raw);
 	if ((rc == CT_ECL || rc == CT_EDEVNOMEM || rc == CT_EUNSUPP) && strcmp(dev, "cpu") != 0) {
 		ct_log_warn("sample: %s failed (%s); sampling on cpu", dev, ct_errmsg(rc));
 		ct_buf_reset(&raw);
-		rc = ct_sample_text(model, tk, "cpu", prompt, strlen(prompt), &sp, &raw);
+		rc = generate(jt, model, tk, "cpu", prompt, &sp, &raw);
 	}
-	if (rc == 0)
+	if (rc == 0 && jt->chat[0] == '\0')	/* a chat sample is the reply alone */
 		rc = ct_sample_utf8_clean(prompt, strlen(prompt), text);
 	if (rc == 0)
 		rc = ct_sample_utf8_clean((const char *)raw.data, raw.len, text);
@@ -469,9 +560,11 @@ void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobi
 			     &ntok);
 	if (rc < 0 || ntok == 0)
 		return;
-	rc = load_job_text(db, jobid, &jt);
-	if (rc == CT_ENOTFOUND)
+	rc = load_job_text(srv, db, jobid, &jt);
+	if (rc == CT_ENOTFOUND) {
+		job_text_free(&jt);
 		return;
+	}
 	if (rc == 0)
 		rc = store_sample(srv, db, &jt, jobid, round_idx, out_sha, out, (int)ntok);
 	if (out != NULL)	/* not with the base's weights below */
@@ -481,6 +574,7 @@ void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobi
 	if (rc < 0)
 		ct_log_warn("assimilator: job %lld round %d: no sample: %s", (long long)jobid,
 			    round_idx, ct_errmsg(rc));
+	job_text_free(&jt);
 }
 
 /* ---- job sample ------------------------------------------------------------------ */
@@ -559,10 +653,13 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = parse_ll(argv[optind], "job ID", 1, INT64_MAX, &id);
 	if (rc < 0)
 		return rc;
-	rc = load_job_text(ctx->db, id, &jt);
+	rc = load_job_text(ctx->srv, ctx->db, id, &jt);
 	if (rc == CT_ENOTFOUND)
-		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no text settings (no such "
-				"job, or no tokenizer for its model)", id);
+		rc = ct_error(CT_ENOTFOUND, "job %" PRId64 " has no text settings (no such "
+			      "job, or no tokenizer for its model)", id);
+	if (rc == 0 && prompt != NULL && jt.chat[0] != '\0')
+		rc = ct_error(CT_EUSAGE, "job %" PRId64 " samples its conversation "
+			      "(--sample-chat): --prompt is for text samples", id);
 	if (rc == 0)
 		rc = round_model_sha(ctx->db, id, &round, sha);
 	if (rc == 0)
@@ -578,5 +675,6 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			"\n%s\n", id, round, sha, jt.tokenizer, ct_buf_cstr(&text));
 	ct_buf_free(&text);
 	ct_gpt2_free(&model);
+	job_text_free(&jt);
 	return rc;
 }

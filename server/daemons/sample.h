@@ -30,6 +30,7 @@ struct ct_json;
 #define CT_JOB_SAMPLE_TEMPERATURE 0.8f
 #define CT_JOB_SAMPLE_TOP_K 40
 #define CT_JOB_SAMPLE_MAX_PROMPT 255	/* bytes (job_text.sample_prompt) */
+#define CT_JOB_SAMPLE_MAX_CHAT 65535	/* bytes of --sample-chat (job_text.sample_chat) */
 
 /* What `job submit` does with text: filled by ct_text_submit_prepare(). */
 struct ct_text_submit {
@@ -38,6 +39,8 @@ struct ct_text_submit {
 	char *tmp[2];		/* temporary train / eval token files (owned) */
 	const char *tokenizer;	/* --tokenizer, or NULL */
 	const char *prompt;	/* --sample-prompt, or "" */
+	const char *chat_file;	/* --sample-chat FILE.json, or NULL */
+	char *chat;		/* its conversation, checked (owned), or NULL */
 	int64_t sample_seed;	/* --sample-seed, default 1 */
 	int V;			/* the model's vocabulary (0: not read) */
 	char *tk_path, *tk_dir;	/* a tokenizer.json kept with the job and its
@@ -48,7 +51,10 @@ struct ct_text_submit {
  *   --train-text FILE... (files up to the next option), --eval-text FILE,
  *   --eval-fraction F (0 < F <= 0.5: the last F of the training text's
  *   tokens are held out), --tokenizer NAME, --sample-prompt TEXT,
- *   --sample-seed S.
+ *   --sample-seed S, --sample-chat FILE.json (one conversation, as a line
+ *   of a chat JSONL file, ct_chat.h; needs a --model HF_DIR with a chat
+ *   template: it must render before anything is stored; samples are then
+ *   the model's reply to it, as `ctune chat` gives).
  * With --train-text the text is tokenised (tokenizer: --tokenizer NAME or
  * PATH, else a Hugging Face --model directory's tokenizer.json, else the
  * one of the model's vocabulary) into temporary token files under the

@@ -6,6 +6,9 @@
 #include "daemons/sample.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "ct_chat.h"
 
 #include "ct_err.h"
 #include "data/db.h"
@@ -50,18 +53,60 @@ static int next(struct ct_db_res *res, struct sample_row *r)
 	return 1;
 }
 
+/* A chat job's sample conversation (job_text.sample_chat) into *conv,
+ * NULL for text samples. */
+static int sample_chat(struct ct_db *db, int64_t jobid, struct ct_jv **conv)
+{
+	struct ct_db_res *res = NULL;
+	int rc = ct_db_query(db, &res, "SELECT sample_chat FROM job_text WHERE jobid=?", "l",
+			     jobid);
+
+	*conv = NULL;
+	if (rc == 0 && ct_db_next(res) > 0 && ct_db_str(res, 0)[0] != '\0')
+		rc = ct_chat_parse_line(ct_db_str(res, 0), strlen(ct_db_str(res, 0)),
+					"sample_chat", 1, conv);
+	ct_db_res_free(res);
+	return rc;
+}
+
+/* The conversation the replies answer, message by message. */
+static int conversation_html(struct ct_buf *c, const struct ct_jv *conv)
+{
+	const struct ct_jv *msgs = ct_jv_get(conv, "messages");
+	int rc = ct_buf_appends(c, "<h2>Replies</h2><p>What the model answers to the same "
+				"conversation and seed, before fine-tuning and after each round "
+				"(its chat template with the generation prompt):</p>"
+				"<div id=\"sample-chat\">");
+
+	for (size_t i = 0; rc == 0 && msgs != NULL && i < msgs->n; i++) {
+		const struct ct_jv *role = ct_jv_get(&msgs->items[i], "role");
+		const struct ct_jv *content = ct_jv_get(&msgs->items[i], "content");
+
+		rc = ct_tmpl_printf(c, "<div class=\"chat-turn\" data-role=\"%s\"><b>%s</b>"
+				    "<pre>%s</pre></div>", role->str, role->str,
+				    content->type == CT_JV_STR ? content->str : "");
+	}
+	return rc == 0 ? ct_buf_appends(c, "</div>") : rc;
+}
+
 int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 {
 	struct ct_db_res *res = NULL;
 	struct sample_row *r = NULL;
+	struct ct_jv *conv = NULL;
 	int rc = query(db, jobid, &res, &r);
 
 	if (rc < 0 || ct_db_nrows(res) == 0)
 		goto out;
-	rc = ct_buf_appends(c, "<h2>Samples</h2><p>What the model writes from the same "
-			    "prompt and seed, before fine-tuning and after each round.</p>"
-			    "<table id=\"samples\"><thead><tr><th>Model</th><th>Sample</th>"
-			    "</tr></thead><tbody>");
+	rc = sample_chat(db, jobid, &conv);
+	if (rc == 0 && conv != NULL)
+		rc = conversation_html(c, conv);
+	else if (rc == 0)
+		rc = ct_buf_appends(c, "<h2>Samples</h2><p>What the model writes from the same "
+				    "prompt and seed, before fine-tuning and after each round.</p>");
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<table id=\"samples\"><thead><tr><th>Model</th><th>%s"
+				    "</th></tr></thead><tbody>", conv ? "Reply" : "Sample");
 	while (rc == 0 && next(res, r)) {
 		if (r->round == 0)
 			rc = ct_buf_appends(c, "<tr class=\"sample\" data-round=\"0\"><td>base</td>");
@@ -76,6 +121,7 @@ int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 	if (rc == 0)
 		rc = ct_buf_appends(c, "</tbody></table>");
 out:
+	ct_jv_free(conv);
 	ct_db_res_free(res);
 	free(r);
 	return rc;
