@@ -22,4 +22,4 @@ TESTS += test/gguf_export.sh
 # the same seed, the same reply on every device.
 dist_check_SCRIPTS += test/chat_talk.sh
 TESTS += test/chat_talk.sh
-EXTRA_DIST += test/gguf_ref.mjs test/gguf_llama_cpp.mjs
+EXTRA_DIST += test/gguf_ref.mjs test/gguf_llama_cpp.mjs test/browser/chat.mjs

@@ -128,6 +128,15 @@ grep -q '<pre>Answer &lt;b&gt;&amp;&lt;/b&gt; briefly.</pre>' "$T/job.html" ||
 	fail "the conversation is not escaped: $(grep -o '<div id="sample-chat">.\{0,300\}' "$T/job.html")"
 grep -q '<b>user</b><pre>What is 3 plus 4?</pre>' "$T/job.html" || fail "no user message on the page"
 grep -q '<th>Reply</th>' "$T/job.html" || fail "no Reply column"
+# and in a real browser (JavaScript off), where Chromium is installed
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d "$top_srcdir/test/node_modules/playwright-core" ]; then
+	art=$(cd "$top_builddir" && pwd)/test/artifacts
+	mkdir -p "$art"
+	(cd "$top_srcdir/test" && node browser/chat.mjs "$URL" 1 "$T/conv.json" \
+		"$art/chat-job.png") >"$T/browser.log" 2>&1 ||
+		fail "browser: $(cat "$T/browser.log")"
+	echo "browser: $(tail -1 "$T/browser.log")"
+fi
 stop "$SPID"
 
 # each stored reply is what `ctune chat` answers with that round's model
