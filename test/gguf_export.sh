@@ -81,13 +81,16 @@ echo "llama3 rope scaling: $(cat "$T/ref")"
 
 # llama.cpp itself, when npm node-llama-cpp is installed (700 MB, not in
 # test/package.json; GGUF_LLAMA_CPP_DIR names a directory whose
-# node_modules has it): it runs the f32 and q8_0 files of the llama and
-# qwen3 models, and its greedy tokens are those of `ctune sample
-# --temperature 0` on the checkpoint.
+# node_modules has it): it runs the f32 and q8_0 files of the llama,
+# qwen3 and gpt2 models, and its greedy tokens are those of `ctune sample
+# --temperature 0` on the checkpoint (bytes that are not UTF-8 compared
+# as node decodes them, U+FFFD). GPT-2 too, with Llama 3's tokenizer.
 LCPP=${GGUF_LLAMA_CPP_DIR:-$top_srcdir/test}
 if [ -f "$LCPP/node_modules/node-llama-cpp/package.json" ]; then
 	cp "$top_srcdir/test/gguf_llama_cpp.mjs" "$LCPP/.gguf_llama_cpp_$$.mjs"
-	for m in llama:$L3 qwen3:$Q3; do
+	"$CTUNE" model init --layers 2 --heads 2 --channels 64 --max-seq 32 --vocab 128256 \
+		--seed 3 --out "$T/gpt2l3.ct" >/dev/null || fail "gpt2 init"
+	for m in llama:$L3 qwen3:$Q3 gpt2l3:$L3; do
 		name=${m%%:*} tok=${m#*:}
 		for dt in f32 q8_0; do
 			"$CTUNE" model export "$T/$name.ct" --gguf "$T/l.gguf" --dtype $dt \
@@ -95,7 +98,9 @@ if [ -f "$LCPP/node_modules/node-llama-cpp/package.json" ]; then
 			(cd "$LCPP" && node ".gguf_llama_cpp_$$.mjs" "$T/l.gguf" "Hello world, 12345!" 6) \
 				>"$T/lcpp" 2>"$T/lcpp.err" || { rm -f "$LCPP/.gguf_llama_cpp_$$.mjs"; fail "llama.cpp: $(cat "$T/lcpp.err")"; }
 			"$CTUNE" sample --model "$T/$name.ct" --tokenizer "$tok/tokenizer.json" \
-				--prompt "Hello world, 12345!" --temperature 0 --tokens 6 >"$T/ct" || fail "ctune sample"
+				--prompt "Hello world, 12345!" --temperature 0 --tokens 6 |
+				node -e 'process.stdout.write(require("fs").readFileSync(0).toString("utf8"))' \
+				>"$T/ct" || fail "ctune sample"
 			cmp -s "$T/lcpp" "$T/ct" || { rm -f "$LCPP/.gguf_llama_cpp_$$.mjs"; fail "$name $dt: llama.cpp wrote $(od -c "$T/lcpp" | head -3), ctune $(od -c "$T/ct" | head -3)"; }
 			echo "llama.cpp $name $dt: the same 6 greedy tokens as ctune sample"
 		done

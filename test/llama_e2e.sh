@@ -119,7 +119,7 @@ grep -q "(bf16)" "$T/bf16.log" || fail "job export --hf did not keep bf16: $(cat
 	fail "job export --hf --dtype f16"
 out=$("$SERVER" job export "$P" 1 --out "$T/x.ct" --dtype bf16 2>&1) &&
 	fail "--dtype without --hf accepted"
-echo "$out" | grep -q -- "--dtype is for --hf and --adapter" || fail "--dtype alone: $out"
+echo "$out" | grep -q -- "--dtype is for --hf, --adapter and --gguf" || fail "--dtype alone: $out"
 if command -v python3 >/dev/null; then
 	for d in bf16 f16; do
 		python3 "$top_srcdir/test/hf_check.py" dtype "$T/final_hf" "$T/final_$d" $d ||
