@@ -44,6 +44,7 @@ server_libctserver_a_SOURCES += server/validate/lora_robust.c \
 # rounds, samples), work generator, file deleter, purge, credit
 server_libctserver_a_SOURCES += server/daemons/assimilator.c \
 	server/daemons/credit.c server/daemons/credit.h server/daemons/daemons.h \
+	server/daemons/daemon_pass.c server/daemons/daemon_pass.h \
 	server/daemons/eval.c server/daemons/eval.h server/daemons/eval_handover.c \
 	server/daemons/file_deleter.c server/daemons/instance.c \
 	server/daemons/instance.h server/daemons/lora_round.c \

@@ -12,7 +12,11 @@
  * set. run_once must be safe to run in several processes at once (claim
  * rows with conditional UPDATEs) and must leave no transaction open; the
  * validator, transitioner and assimilator take only their instance's
- * share of the candidates (ct_instance_share(), instance.h). Each thread
+ * share of the candidates (ct_instance_share(), instance.h). The item
+ * daemons (transitioner, validator, assimilator, purge) are one pass each
+ * of daemon_pass.h: claim, handle, and one policy for an item that fails
+ * (logged, backed off, never blocking the rest); the file deleter marks a
+ * file it cannot delete as failed in its row instead. Each thread
  * beats into role_heartbeat every 5 s, sleeping too, and deletes its row
  * when it stops cleanly.
  *
