@@ -5,7 +5,7 @@
 #include "ct_test.h"
 #include "daemon_fixture.h"
 #include "daemons/daemon_pass.h"
-#include "daemons/roles.h"
+#include "cmd/roles.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 

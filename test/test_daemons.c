@@ -24,13 +24,13 @@
  * job's rows after its age; a job that hits its error cap is flagged.
  */
 #include "ct_test.h"
-#include "daemons/credit.h"
+#include "validate/credit.h"
 #include "daemon_fixture.h"
 #include "daemons/daemon_pass.h"
 #include "daemons/daemons.h"
 #include "daemons/eval.h"
 #include "data/db.h"
-#include "daemons/roles.h"
+#include "cmd/roles.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_avg.h"

@@ -27,7 +27,6 @@
 #include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
-#include "roles.h"
 #include "data/server.h"
 #include "ct_buf.h"
 #include "ct_err.h"

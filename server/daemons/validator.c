@@ -25,7 +25,7 @@
  * once per result. The checks and the quorum themselves are pure functions
  * in quorum.c; doc/validation.md explains them.
  */
-#include "credit.h"
+#include "validate/credit.h"
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
@@ -34,8 +34,7 @@
 #include "eval.h"
 #include "instance.h"
 #include "validate/vcheck.h"
-#include "lora_round.h"
-#include "roles.h"
+#include "validate/lora_round.h"
 #include "data/server.h"
 #include "data/wu_state.h"
 #include "ct_delta.h"

@@ -22,20 +22,18 @@
  *
  * The daemon functions are written in server/daemons/transitioner.c, validator.c,
  * assimilator.c, file_deleter.c and purge.c, all in server/libctserver.a;
- * roles.c's table ct_roles lists every role.
+ * roles.c's table ct_roles lists every role (so roles.c sits above every
+ * layer that has one: here in cmd/, with the commands that start them).
  */
 #ifndef CT_ROLES_H
 #define CT_ROLES_H
 
+#include "daemons/daemons.h"
+
 struct ct_server;
 struct ct_db;
 
-int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_validator_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db);
-/* purge.c: archive and delete WUs and results of finished jobs. */
-int ct_purge_run_once(struct ct_server *srv, struct ct_db *db);
+/* The daemons' run_once functions are declared in daemons/daemons.h. */
 
 struct ct_role {
 	const char *name;
