@@ -10,6 +10,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <time.h>
+#include <utime.h>
+
 #include "ct_test.h"
 #include "account.h"
 #include "ct_buf.h"
@@ -445,8 +448,116 @@ static void test_stats_export_matches_db(void **state)
 	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 1);
 }
 
+/* The stats role redoes an export written before this process started,
+ * however young: a restart refreshes tables.xml at once. */
+static void test_stats_export_redone_after_restart(void **state)
+{
+	char path[4300];
+	struct utimbuf old;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/html/stats/tables.xml", fx.srv.dir);
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.stats_interval", "2592000"), 0);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 0);
+	/* an hour old: well inside the interval, but older than this process */
+	old.actime = old.modtime = time(NULL) - 86400;
+	assert_int_equal(utime(path, &old), 0);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 1);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 0);
+}
+
+/* The rank of `id` in the JSON of a board or page (its "rank" member). */
+static long long rank_in(const char *json, int64_t id)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "{\"id\":%lld,\"rank\":", (long long)id);
+	p = strstr(json, pat);
+	assert_non_null(p);
+	return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* One rule everywhere: ties share a rank, 1 + those with more credit,
+ * on both orders, on the board, a user's own page and the host board;
+ * the home page's top lists only who has earned credit. */
+static void test_ties_share_a_rank(void **state)
+{
+	char key[CT_ACCOUNT_KEY_HEXLEN + 1], path[64];
+	struct ct_web_resp r;
+	int64_t id[2];
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.cache_ttl", "0"), 0);
+	for (int i = 0; i < 2; i++) {
+		char name[32], email[64];
+
+		snprintf(name, sizeof(name), "tied %d", i);
+		snprintf(email, sizeof(email), "tied%d@example.org", i);
+		assert_int_equal(ct_account_create(fx.db, name, email, "tied-password", key,
+						   &id[i]), 0);
+	}
+	for (int s = 0; s < 2; s++) {
+		request("GET", "/api/v1/users", s ? "sort=total" : "sort=rac", NULL, NULL, &r);
+		assert_int_equal(rank_in(body(&r), id[0]), NUSERS + 1);
+		assert_int_equal(rank_in(body(&r), id[1]), NUSERS + 1);
+		assert_int_equal(rank_in(body(&r), fx.users[NUSERS - 1].id), 1);
+		ct_web_resp_free(&r);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/api/v1/user/%lld", (long long)id[i]);
+		request("GET", path, NULL, NULL, NULL, &r);
+		assert_int_equal(rank_in(body(&r), id[i]), NUSERS + 1);
+		ct_web_resp_free(&r);
+	}
+	/* the HTML shows the same numbers */
+	request("GET", "/users", "sort=total", NULL, NULL, &r);
+	snprintf(path, sizeof(path), "<tr data-id=\"%lld\"><td class=\"num\">%d</td>",
+		 (long long)id[0], NUSERS + 1);
+	assert_non_null(strstr(body(&r), path));
+	ct_web_resp_free(&r);
+	/* the home page's top 10 leaves the two without credit out */
+	request("GET", "/", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "volunteer 4"));
+	assert_null(strstr(body(&r), "tied 0"));
+	assert_null(strstr(body(&r), "tied 1"));
+	ct_web_resp_free(&r);
+}
+
+/* A job page says what is trained and on what; a team page says why its
+ * total is not the members' sum; the status page's speed has a unit. */
+static void test_job_inputs_team_note_speed(void **state)
+{
+	struct ct_web_resp r;
+	char path[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/job/%lld", (long long)fx.jobid);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"job-inputs\""));
+	/* the fixture's model: GPT-2, L=1, C=8, NH=2, V=64, maxT=16 */
+	assert_non_null(strstr(body(&r), "GPT-2, 1 layer, width 8, 2 heads, vocabulary 64, "
+			       "context 16 tokens"));
+	assert_non_null(strstr(body(&r), "full fine-tuning"));
+	/* 300 training tokens in 3 shards */
+	assert_non_null(strstr(body(&r), "300 tokens in 3 shards"));
+	ct_web_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/job/%lld", (long long)fx.jobid);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"inputs\":{\"model_sha256\":\""));
+	assert_non_null(strstr(body(&r), "\"train_tokens\":300"));
+	ct_web_resp_free(&r);
+
+	request("GET", "/status", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "Computing speed (24 h)"));
+	assert_non_null(strstr(body(&r), "FLOPS</div>"));
+	assert_null(strstr(body(&r), "e-0"));
+	ct_web_resp_free(&r);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
 	test_status_and_metrics, test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
-	test_stats_export_matches_db)
+	test_stats_export_matches_db, test_stats_export_redone_after_restart,
+	test_ties_share_a_rank, test_job_inputs_team_note_speed)

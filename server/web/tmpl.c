@@ -302,3 +302,23 @@ char *ct_tmpl_date(char *out, size_t size, long long t)
 	strftime(out, size, "%Y-%m-%d", &tm);
 	return out;
 }
+
+char *ct_tmpl_flops(char *out, size_t size, double flops)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T", "P", "E" };
+	size_t u = 0;
+
+	if (size == 0)
+		return out;
+	if (!(flops > 0)) {
+		snprintf(out, size, "0 FLOPS");
+		return out;
+	}
+	/* 999.5 would print as "1e+03" at three digits: step up first */
+	while (flops >= 999.5 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		flops /= 1000;
+		u++;
+	}
+	snprintf(out, size, "%.3g %sFLOPS", flops, unit[u]);
+	return out;
+}

@@ -80,6 +80,10 @@ static const struct jfield team_fields[] = {
 	JS(T, description), JI(T, nusers), JN(T, total_credit),
 	JN(T, expavg_credit), JN(T, expavg_time), JI(T, create_time), JEND,
 };
+/* one team: also what its members have earned in all (web_data.h) */
+static const struct jfield team_one_fields[] = {
+	JN(T, members_credit), JEND,
+};
 #undef T
 
 #define H struct ct_web_host
@@ -107,6 +111,14 @@ static const struct jfield job_fields[] = {
 	JS(J, final_model_sha256), JEND,
 };
 #undef J
+
+#define IN struct ct_web_job_inputs
+static const struct jfield inputs_fields[] = {
+	JS(IN, model_sha256), JI(IN, model_size), JS(IN, tokenizer), JS(IN, tokenizer_files),
+	JI(IN, lora_rank), JN(IN, lora_alpha), JS(IN, train_sha256), JI(IN, train_tokens),
+	JS(IN, eval_sha256), JI(IN, eval_tokens), JEND,
+};
+#undef IN
 
 #define R struct ct_web_round
 static const struct jfield round_fields[] = {
@@ -247,7 +259,11 @@ static int api_one(struct ct_web_req *req, struct ct_json *j, const char *kind,
 	if (rc == 0) {
 		ct_json_obj_begin(j);
 		ct_json_key(j, kind);
-		j_object(j, &x, api_kind(kind)->fields);
+		ct_json_obj_begin(j);
+		j_members(j, &x, api_kind(kind)->fields);
+		if (kind[0] == 't')
+			j_members(j, &x, team_one_fields);
+		ct_json_obj_end(j);
 		j_history(j, t, v, n);
 		if (kind[0] == 'u')
 			j_array(j, "hosts", sub.hosts, sub.n, host_kind.size,
@@ -283,6 +299,7 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	struct ct_web_job job;
 	struct ct_web_round *r = NULL;
 	struct ct_web_contrib *k = NULL;
+	struct ct_web_job_inputs in;
 	size_t nr = 0, nk = 0;
 	int rc = ct_web_get_job(req->db, id, &job, &r, &nr, &k, &nk);
 
@@ -294,6 +311,12 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	j_array(j, "rounds", r, nr, sizeof(*r), round_fields);
 	j_array(j, "contributors", k, nk, sizeof(*k), contrib_fields);
 	rc = ct_web_job_samples_json(req->db, j, id);
+	if (rc == 0)
+		rc = ct_web_get_job_inputs(req->db, id, &in);
+	if (rc == 0) {
+		ct_json_key(j, "inputs");
+		j_object(j, &in, inputs_fields);
+	}
 	ct_json_obj_end(j);
 	free(r);
 	free(k);

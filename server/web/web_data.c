@@ -55,12 +55,13 @@ void ct_web_board_free(struct ct_web_board *b)
  * owner_sql are indexed by enum ct_web_sort. */
 struct board_kind {
 	const char *name;		/* "user": for errors and history */
-	size_t size, rank_off, expavg_off;
+	size_t size, rank_off, key_off[2];	/* key_off: by enum ct_web_sort */
 	const struct ct_dl_col *cols;		/* the SELECT's columns, in order */
 	size_t ncols;
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
-	const char *get_sql, *rank_sql, *history_sql;
+	const char *get_sql, *history_sql;
+	const char *above_sql[2];	/* rows with more of the credit: the rank rule */
 	const char *after_sql;		/* id order after an id (the stats export) */
 };
 
@@ -69,7 +70,8 @@ struct board_kind {
  * in column `hcol` of credit_event. */
 #define BOARD(T, cols_, tbl, a, sel, join, hcol) \
 	.size = sizeof(T), .rank_off = offsetof(T, rank), \
-	.expavg_off = offsetof(T, expavg_credit), \
+	.key_off = { [CT_WEB_SORT_RAC] = offsetof(T, expavg_credit), \
+		     [CT_WEB_SORT_TOTAL] = offsetof(T, total_credit) }, \
 	.cols = (cols_), .ncols = CT_DL_NCOLS(cols_), \
 	.count_sql = "SELECT COUNT(*) FROM " tbl, \
 	.page_sql = { \
@@ -79,8 +81,10 @@ struct board_kind {
 	.get_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id = ?", \
 	.after_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id > ? " \
 		"ORDER BY " a ".id LIMIT ?", \
-	.rank_sql = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ? OR " \
-		"(expavg_credit = ? AND id > ?)", \
+	.above_sql = { \
+		[CT_WEB_SORT_RAC] = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ?", \
+		[CT_WEB_SORT_TOTAL] = "SELECT COUNT(*) FROM " tbl " WHERE total_credit > ?", \
+	}, \
 	.history_sql = "SELECT create_time DIV 86400 AS d, SUM(credit) FROM " \
 		"credit_event WHERE " hcol " = ? GROUP BY d ORDER BY d DESC LIMIT ?"
 
@@ -162,12 +166,41 @@ static int64_t *row_rank(const struct board_kind *k, void *row)
 	return (int64_t *)((char *)row + k->rank_off);
 }
 
+static double row_key(const struct board_kind *k, const void *row, int sort)
+{
+	double v;
+
+	memcpy(&v, (const char *)row + k->key_off[sort], sizeof(v));
+	return v;
+}
+
+/* The one ranking rule of every board, page, API answer and the client's
+ * `ctune status` (sched.c's put_standing counts the same way): a row's
+ * rank is 1 + the number of rows with strictly more of the board's credit,
+ * so ties share a rank ("1, 2, 2, 4") and no tie is broken by anything a
+ * volunteer cannot see. Rows of a tie are listed newest id first (the
+ * credit index's own order). Rows [0, n) of a page that starts at row
+ * `off` get their ranks here; `first` is the rank of row 0. */
+static void rank_rows(const struct board_kind *k, void *rows, size_t n, int sort,
+		      int64_t off, int64_t first)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *row = (char *)rows + i * k->size;
+
+		if (i == 0)
+			*row_rank(k, row) = first;
+		else if (row_key(k, row, sort) == row_key(k, row - k->size, sort))
+			*row_rank(k, row) = *row_rank(k, row - k->size);
+		else
+			*row_rank(k, row) = off + (int64_t)i + 1;
+	}
+}
+
 /* Run board k's SELECT `sql` with the arguments a[0..na) and read every
  * row into a new array at b->users (the union's members share one
- * pointer), ranked from first_rank. */
+ * pointer), unranked. */
 static int fill_board(struct ct_db *db, const struct board_kind *k, const char *sql,
-		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b,
-		      int64_t first_rank)
+		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b)
 {
 	void *rows;
 	char name[16];
@@ -178,9 +211,18 @@ static int fill_board(struct ct_db *db, const struct board_kind *k, const char *
 	if (rc < 0)
 		return rc;
 	b->users = rows;
-	for (size_t i = 0; i < b->n; i++)
-		*row_rank(k, (char *)rows + i * k->size) = first_rank + (int64_t)i;
 	return 0;
+}
+
+/* The rank of a row whose board credit (in `sort` order) is `key`. */
+static int rank_of(struct ct_db *db, const struct board_kind *k, int sort, double key,
+		   int64_t *rank)
+{
+	int64_t above = 0;
+	int rc = ct_db_query_int(db, &above, k->above_sql[sort], "d", key);
+
+	*rank = above + 1;
+	return rc;
 }
 
 /* One page of board `k` in `sort` order, or (owner > 0, for kinds with an
@@ -189,7 +231,7 @@ static int board(struct ct_db *db, const struct board_kind *k,
 		 enum ct_web_sort sort, int64_t page, int64_t owner,
 		 struct ct_web_board *b)
 {
-	int64_t total = 0, off;
+	int64_t total = 0, off, first = 1;
 	int s = sort == CT_WEB_SORT_TOTAL ? CT_WEB_SORT_TOTAL : CT_WEB_SORT_RAC;
 	int rc;
 
@@ -205,10 +247,21 @@ static int board(struct ct_db *db, const struct board_kind *k,
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
-	if (owner > 0)
-		return fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
-				  b, off + 1);
-	return fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b, off + 1);
+	if (owner > 0) {	/* ranks within the owner's rows */
+		rc = fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
+				b);
+		if (rc == 0)
+			rank_rows(k, b->users, b->n, s, 0, 1);
+		return rc;
+	}
+	rc = fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b);
+	if (rc == 0 && b->n > 0)
+		rc = rank_of(db, k, s, row_key(k, b->users, s), &first);
+	if (rc == 0)
+		rank_rows(k, b->users, b->n, s, off, first);
+	if (rc < 0)
+		ct_web_board_free(b);
+	return rc;
 }
 
 int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
@@ -255,15 +308,13 @@ int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_
 	memset(b, 0, sizeof(*b));
 	if (k == NULL)
 		return ct_error(CT_EINVAL, "web: no board of %s", kind);
-	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b, 0);
+	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b);
 }
 
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
 {
-	int64_t above = 0;
-	double rac;
 	int rc;
 
 	memset(row, 0, k->size);
@@ -272,12 +323,8 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	if (rc < 0)
 		return rc;
-	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
-	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
-	if (rc < 0)
-		return rc;
-	*row_rank(k, row) = above + 1;
-	return 0;
+	return rank_of(db, k, CT_WEB_SORT_RAC, row_key(k, row, CT_WEB_SORT_RAC),
+		       row_rank(k, row));
 }
 
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
@@ -292,7 +339,12 @@ int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
 
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
 {
-	return get_row(db, &team_board, id, t);
+	int rc = get_row(db, &team_board, id, t);
+
+	if (rc < 0)
+		return rc;
+	return ct_db_query_double(db, &t->members_credit, "SELECT COALESCE(SUM(total_credit), "
+				  "0) FROM `user` WHERE teamid = ?", "l", id);
 }
 
 int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
@@ -336,6 +388,7 @@ int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 	void *rows = NULL;
 	size_t nd = 0;
 	double cum = total;
+	int64_t now = ct_db_now(db);
 	int rc;
 
 	*t = *credit = NULL;
@@ -356,9 +409,12 @@ int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 		rc = ct_error(CT_ENOMEM, "web: history of %zu days", nd);
 		goto out;
 	}
-	/* Rows come newest first: walk back from the total. */
+	/* Rows come newest first: walk back from the total. A point is at the
+	 * end of its day, and today's (not over yet) at the present. */
 	for (size_t i = 0, k = nd; i < nd; i++, k--) {
-		(*t)[k] = (double)((d[i].day + 1) * 86400);
+		int64_t end = (d[i].day + 1) * 86400;
+
+		(*t)[k] = (double)(end < now ? end : now);
 		(*credit)[k] = cum;
 		cum -= d[i].credit;
 		if (k == 1)
@@ -525,6 +581,34 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		*rounds = NULL;
 		*nrounds = 0;
 	}
+	return rc;
+}
+
+#define JI struct ct_web_job_inputs
+static const struct ct_dl_col inputs_cols[] = {
+	CT_DL_COL(JI, model_sha256), CT_DL_COL(JI, model_size), CT_DL_COL(JI, train_sha256),
+	CT_DL_COL(JI, eval_sha256), CT_DL_COL(JI, eval_tokens), CT_DL_COL(JI, train_tokens),
+	CT_DL_COL(JI, tokenizer), CT_DL_COL(JI, tokenizer_files), CT_DL_COL(JI, lora_rank),
+	CT_DL_COL(JI, lora_alpha), CT_DL_COL(JI, lora_targets),
+};
+#undef JI
+
+int ct_web_get_job_inputs(struct ct_db *db, int64_t id, struct ct_web_job_inputs *in)
+{
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	/* one row: the side tables (text, tokenizer files, LoRA) by primary key */
+	rc = CT_DL_ONE(db, in, inputs_cols, "SELECT j.model_sha256, j.model_size, "
+		"j.train_sha256, j.eval_sha256, j.eval_tokens, "
+		"(SELECT COALESCE(SUM(ntokens), 0) FROM job_shard s WHERE s.jobid = j.id), "
+		"COALESCE(t.tokenizer, ''), (SELECT COALESCE(SUBSTRING(GROUP_CONCAT(f.name "
+		"ORDER BY f.name SEPARATOR ', '), 1, 290), '') FROM job_tokenizer_file f "
+		"WHERE f.jobid = j.id), COALESCE(l.lora_rank, 0), COALESCE(l.lora_alpha, 0), "
+		"COALESCE(l.lora_targets, 0) FROM job j LEFT JOIN job_text t ON t.jobid = j.id "
+		"LEFT JOIN job_lora l ON l.jobid = j.id WHERE j.id = ?", id);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
 	return rc;
 }
 

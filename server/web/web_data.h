@@ -41,6 +41,10 @@ struct ct_web_team {
 	char name[260], founder_name[260], url[1024], description[4100];
 	double total_credit, expavg_credit, expavg_time;
 	int64_t rank;
+	/* what today's members have earned in all, before joining included
+	 * (total_credit counts only credit earned in the team); filled by
+	 * ct_web_get_team only */
+	double members_credit;
 };
 
 struct ct_web_host {
@@ -98,7 +102,7 @@ int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row);
 
 /* Credit history: cumulative credit at the end of each day with a grant,
  * newest CT_WEB_HIST_DAYS days, oldest first; t[] are UNIX times (end of
- * the day), credit[] cumulative totals ending at `total` (the row's
+ * the day, or now for today), credit[] cumulative totals ending at `total` (the row's
  * total_credit), with one point before the first day at its start. `kind`
  * is "user", "team" or "host". *t and *credit are malloc'd (free both);
  * *n may be 0 (then both are NULL). */
@@ -119,6 +123,19 @@ struct ct_web_job {
 	double outer_lr, outer_momentum;
 	double round_quorum;				/* < 1: rounds may close early */
 };
+
+/* What a job trains and on what (its job page's "Model and data"). */
+struct ct_web_job_inputs {
+	char model_sha256[65], train_sha256[65], eval_sha256[65];
+	int64_t model_size, train_tokens, eval_tokens;	/* eval_tokens 0: all */
+	char tokenizer[17];		/* job_text's ("bytes", "gpt2"), "" none */
+	char tokenizer_files[300];	/* job_tokenizer_file names, "," between */
+	int64_t lora_rank, lora_targets;	/* 0: every weight trained */
+	double lora_alpha;
+};
+
+/* Job `id`'s inputs (CT_ENOTFOUND for no such job). */
+int ct_web_get_job_inputs(struct ct_db *db, int64_t id, struct ct_web_job_inputs *in);
 
 struct ct_web_round {
 	int64_t idx, status, nwus, nwus_done, create_time, finish_time;

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_gpt2.h"
 #include "db.h"
+#include "lora_job.h"
 #include "sample.h"
 #include "server.h"
 #include "submit_check.h"
@@ -346,8 +348,24 @@ int ct_web_page_hosts(struct ct_web_req *req, struct ct_web_resp *resp)
 
 /* ---- one user, team, host ------------------------------------------------ */
 
+/* Keep the rows of bd with total credit above 0 (in order, at the front);
+ * returns how many there are. */
+static size_t with_credit(const struct board_view *v, struct ct_web_board *bd)
+{
+	char *rows = (char *)bd->users;
+	size_t k = 0;
+
+	for (size_t i = 0; i < bd->n; i++)
+		if (row_dbl(rows + i * v->size, v->total_off) > 0) {
+			if (k != i)
+				memcpy(rows + k * v->size, rows + i * v->size, v->size);
+			k++;
+		}
+	return k;
+}
+
 /* <h2>heading</h2> and the first `max` rows of board v (RAC order) whose
- * owner is `owner` (0: everyone). */
+ * owner is `owner` (0: everyone who has earned credit). */
 static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *heading,
 			 const struct board_view *v, int64_t owner, size_t max)
 {
@@ -357,6 +375,8 @@ static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *h
 	rc = ct_web_board(req->db, v->kind, CT_WEB_SORT_RAC, 1, owner, &bd);
 	if (rc < 0)
 		return rc;
+	if (owner == 0)		/* the home page's top: only who has earned credit */
+		bd.n = with_credit(v, &bd);
 	if (bd.n > max)
 		bd.n = max;
 	rc = ct_tmpl_printf(c, "<h2>%s</h2>", heading);
@@ -468,6 +488,21 @@ static int user_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const
 			      (long long)u->teamid, u->team_name);
 }
 
+/* Why the team's total is not its members' sum (credit.c adds a grant to
+ * the team the user is in at that moment). */
+static int team_credit_note(struct ct_buf *c, const struct ct_web_team *t)
+{
+	char team[48], members[48];
+
+	ct_tmpl_credit(team, sizeof(team), t->total_credit);
+	ct_tmpl_credit(members, sizeof(members), t->members_credit);
+	return ct_tmpl_printf(c, "<p class=\"muted\" id=\"team-credit-note\">The team's total "
+		"credit (%s) counts what members earned while in the team. Its %lld "
+		"member%s today have earned %s in all, credit from before they joined "
+		"included; members who left took nothing away.</p>", team,
+		(long long)t->nusers, t->nusers == 1 ? "" : "s", members);
+}
+
 static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
 {
 	const struct ct_web_team *t = row;
@@ -475,6 +510,8 @@ static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const
 
 	if (t->description[0])
 		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t->description);
+	if (rc == 0)
+		rc = team_credit_note(c, t);
 	if (rc == 0)
 		rc = team_action(req, c, id);
 	return rc;
@@ -862,6 +899,91 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 	return rc;
 }
 
+/* "GPT-2, 1 layer, width 8, ..." from the model file's header, or a note
+ * when the file is gone (its size from the job row). */
+static void model_text(struct ct_web_req *req, const struct ct_web_job_inputs *in,
+		       char *out, size_t cap)
+{
+	struct ct_gpt2_config cfg;
+	struct ct_gpt2_layout lay;
+	char path[4200];
+
+	if (ct_server_download_path(req->srv, in->model_sha256, path, sizeof(path)) < 0 ||
+	    ct_gpt2_read_config(path, &cfg) < 0) {
+		snprintf(out, cap, "a checkpoint of %.1f MB (file no longer on the server)",
+			 (double)in->model_size / 1e6);
+		return;
+	}
+	ct_gpt2_layout(&cfg, &lay);
+	snprintf(out, cap, "%s, %d layer%s, width %d, %d heads, vocabulary %d, context %d "
+		 "tokens; %.4g million parameters", cfg.arch == CT_ARCH_LLAMA ? "Llama" :
+		 "GPT-2", cfg.L, cfg.L == 1 ? "" : "s", cfg.C, cfg.NH, cfg.V, cfg.maxT,
+		 (double)lay.total / 1e6);
+}
+
+static int inputs_row(struct ct_buf *c, const char *k, const char *v, const char *sha)
+{
+	int rc = ct_tmpl_printf(c, "<tr><th scope=\"row\">%s</th><td>%s", k, v);
+
+	if (rc == 0 && sha != NULL && sha[0]) {
+		rc = ct_buf_appends(c, " (");
+		if (rc == 0)
+			rc = sha_link(c, sha, "download");
+		if (rc == 0)
+			rc = ct_buf_appends(c, ")");
+	}
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</td></tr>");
+	return rc;
+}
+
+/* What the job trains and on what: model, tokenizer, LoRA or full
+ * fine-tuning, training and held-out data. */
+static int job_inputs(struct ct_web_req *req, struct ct_buf *c, const struct ct_web_job *j)
+{
+	struct ct_web_job_inputs in;
+	char v[512], t[64];
+	int rc = ct_web_get_job_inputs(req->db, j->id, &in);
+
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_appends(c, "<h2>Model and data</h2><table id=\"job-inputs\"><tbody>");
+	model_text(req, &in, v, sizeof(v));
+	if (rc == 0)
+		rc = inputs_row(c, "Model", v, in.model_sha256);
+	if (in.tokenizer_files[0])
+		snprintf(v, sizeof(v), "%s (%s)", in.tokenizer[0] ? in.tokenizer : "from files",
+			 in.tokenizer_files);
+	else
+		snprintf(v, sizeof(v), "%s", in.tokenizer[0] ? in.tokenizer :
+			 "none recorded (the job was submitted as token ids)");
+	if (rc == 0)
+		rc = inputs_row(c, "Tokenizer", v, NULL);
+	ct_lora_targets_str((unsigned)in.lora_targets, t, sizeof(t));
+	if (in.lora_rank > 0)
+		snprintf(v, sizeof(v), "LoRA adapters of rank %lld (alpha %g) on %s; the base "
+			 "stays frozen", (long long)in.lora_rank, in.lora_alpha, t);
+	else
+		snprintf(v, sizeof(v), "full fine-tuning (every weight)");
+	if (rc == 0)
+		rc = inputs_row(c, "Training", v, NULL);
+	snprintf(v, sizeof(v), "%lld tokens in %lld shard%s, one per work unit of a round",
+		 (long long)in.train_tokens, (long long)j->nshards, j->nshards == 1 ? "" : "s");
+	if (rc == 0)
+		rc = inputs_row(c, "Training data", v, in.train_sha256);
+	if (in.eval_tokens > 0)
+		snprintf(v, sizeof(v), "a held-out file, up to %lld tokens of it",
+			 (long long)in.eval_tokens);
+	else	/* daemons.eval_tokens (eval.c) */
+		snprintf(v, sizeof(v), "a held-out file, up to the project's default "
+			 "number of tokens");
+	if (rc == 0)
+		rc = inputs_row(c, "Evaluation data", v, in.eval_sha256);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
 static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
 		    size_t cap, const void *arg)
 {
@@ -877,6 +999,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 		return rc;
 	snprintf(title, cap, "Job %lld: %s", (long long)id, j->name);
 	rc = job_cards(c, j);
+	if (rc == 0)
+		rc = job_inputs(req, c, j);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<h2>Evaluation loss</h2>");
 	if (rc == 0)
@@ -922,8 +1046,9 @@ static int status_cards(struct ct_buf *c, const struct ct_web_status *st)
 	if (rc == 0) rc = card_num(c, "Awaiting assimilation", st->wu_need_assimilate);
 	if (rc == 0) rc = card_num(c, "Computers active (24 h)", st->hosts_active_24h);
 	if (rc == 0) {
-		snprintf(s, sizeof(s), "%.4g", st->tflops);
-		rc = card(c, "Current TFLOPS", s);
+		/* from the credit of the last 24 h (doc/credit.md) */
+		rc = card(c, "Computing speed (24 h)", ct_tmpl_flops(s, sizeof(s),
+								       st->tflops * 1e12));
 	}
 	if (rc == 0) rc = card_num(c, "Participants", st->users);
 	if (rc == 0) rc = card_num(c, "Teams", st->teams);

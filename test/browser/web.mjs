@@ -39,6 +39,7 @@ for (const line of fs.readFileSync(seedPath, 'utf8').split('\n')) {
 }
 
 let passed = 0, failed = 0;
+function scrolls(v) { return v === 'auto' || v === 'scroll'; }
 function check(name, ok, detail = '') {
 	if (ok) { passed++; console.log(`ok - ${name}`); }
 	else { failed++; console.log(`FAIL - ${name} ${detail}`); }
@@ -129,6 +130,45 @@ await step('job page', async () => {
 	check('model download works', dl.status() === 200, String(dl.status()));
 });
 
+await step('job page names what it trains', async () => {
+	await visit(`/job/${seed.job}`);
+	const rows = await page.locator('table#job-inputs th').allTextContents();
+	check('job page lists model, tokenizer, training and data',
+		['Model', 'Tokenizer', 'Training', 'Training data', 'Evaluation data'].every(k => rows.includes(k)),
+		rows.join('|'));
+	const model = await page.locator('table#job-inputs tr', { hasText: 'Model' }).first().textContent();
+	check('job page names the model\'s architecture', /GPT-2, \d+ layers?, width \d+/.test(model), model);
+	const api = await (await page.request.get(`${base}/api/v1/job/${seed.e2e}`)).json();
+	check('the text job names its tokenizer', api.inputs.tokenizer === 'bytes', JSON.stringify(api.inputs));
+});
+
+await step('status speed has a unit', async () => {
+	await visit('/status');
+	const v = await page.locator('.card', { hasText: 'Computing speed' }).locator('.v').textContent();
+	check('status shows the speed as a number and a FLOPS unit', /^\d+(\.\d+)? [kMGTPE]?FLOPS$/.test(v), v);
+});
+
+await step('phone width', async () => {
+	await page.setViewportSize({ width: 390, height: 844 });
+	for (const [p, shot, sel] of [
+		['/users', 'phone-users.png', 'table#users'],
+		['/hosts', 'phone-hosts.png', 'table#hosts'],
+		[`/job/${seed.job}`, 'phone-job.png', 'table#rounds'],
+		['/status', 'phone-status.png', 'table#roles'],
+	]) {
+		await visit(p, shot);
+		const pageWidth = await page.locator('html').evaluate(e => e.scrollWidth);
+		check(`${p} fits a 390 px phone (no sideways page scroll)`, pageWidth <= 390, `${pageWidth} px`);
+		const t = page.locator(sel);
+		const [sw, cw] = await t.evaluate(e => [e.scrollWidth, e.clientWidth]);
+		const box = await t.boundingBox();
+		check(`${p}: ${sel} stays inside the screen and scrolls in itself`,
+			box.x >= 0 && box.x + box.width <= 390 && (sw <= cw || scrolls(await t.evaluate(e => getComputedStyle(e).overflowX))),
+			`box ${JSON.stringify(box)} scroll ${sw}/${cw}`);
+	}
+	await page.setViewportSize({ width: 1200, height: 900 });
+});
+
 await step('account', async () => {
 	await visit('/account/create');
 	await page.fill('#name', 'Browser <b>Tester</b>');
@@ -149,6 +189,9 @@ await step('account', async () => {
 	await Promise.all([page.waitForLoadState(), page.click('#team-create')]);
 	check('team created and joined', /\/team\/\d+$/.test(page.url()) &&
 		(await page.locator('#team-leave').count()) === 1, page.url());
+	const note = await page.locator('#team-credit-note').textContent();
+	check('team page says what its total counts', /earned while in the team/.test(note) &&
+		/before they joined/.test(note), note);
 	await page.screenshot({ path: path.join(artDir, 'team.png'), fullPage: true });
 });
 }
