@@ -20,7 +20,11 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gzip.h"
+#include "ct_gpt2.h"
+#include "daemons/credit.h"
 #include "data/db.h"
+#include "data/dl.h"
+#include "data/result_state.h"
 #include "web/web.h"
 #include "web_fixture.h"
 
@@ -555,9 +559,101 @@ static void test_job_inputs_team_note_speed(void **state)
 	ct_web_resp_free(&r);
 }
 
+/* Move result `id` along the states `path` (ct_res_move, as the server's
+ * roles do), recording the host and user on the send. */
+static void walk(int64_t id, const enum ct_res_state *path, size_t n,
+		 const struct web_fx_user *u)
+{
+	struct ct_res_change c = { .now = ct_db_now(fx.db), .hostid = u->hostid,
+				   .userid = u->id, .deadline = ct_db_now(fx.db) + 86400,
+				   .elapsed_s = 12 };
+
+	for (size_t i = 1; i < n; i++)
+		assert_int_equal(ct_res_move(fx.db, id, path[i - 1], path[i], &c), 1);
+}
+
+/* A computer's and a user's tasks: one in each state, listed and counted
+ * by state, and the pending one's credit what the validator's formula
+ * gives for the job (every valid result of a job earns the same). */
+static void test_tasks_by_state_and_pending_credit(void **state)
+{
+	static const enum ct_res_state run[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS },
+		rep[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED },
+		bad[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED, CT_RES_INVALID },
+		err[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR };
+	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 8,
+					    .Vp = 64 };
+	const struct web_fx_user *u = &fx.users[1];
+	double want = ct_credit_from_flops(ct_credit_wu_flops(&cfg, 8, 1, 2));
+	int64_t jobid = 0, rid[4];
+	struct ct_web_resp r;
+	char q[96], pat[160];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.cache_ttl", "0"), 0);
+	assert_int_equal(web_fx_submit(&fx, "tasks <i>job</i>", 2, 1, 2, &jobid), 0);
+	assert_int_equal(ct_dl_query_ids(fx.db, rid, 4, &n, "SELECT id FROM result WHERE "
+					 "jobid = ? ORDER BY id", CT_DB_ARGS(jobid)), 0);
+	assert_int_equal(n, 4);
+	walk(rid[0], run, 2, u);
+	walk(rid[1], rep, 3, u);
+	walk(rid[2], bad, 4, u);
+	walk(rid[3], err, 3, u);
+
+	snprintf(q, sizeof(q), "host=%lld", (long long)u->hostid);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	/* the fixture's own results are still out (credited early, as it does) */
+	snprintf(pat, sizeof(pat), "\"counts\":{\"all\":%d,\"in progress\":%d,"
+		 "\"pending validation\":1,\"valid\":0,\"invalid\":1,\"error\":1}",
+		 u->nresults + 4, u->nresults + 1);
+	assert_non_null(strstr(body(&r), pat));
+	snprintf(pat, sizeof(pat), "\"pending_credit\":%.17g", want);
+	assert_non_null(strstr(body(&r), pat));
+	assert_true(want > 0);
+	ct_web_resp_free(&r);
+
+	/* the page filtered to pending lists that one task, escaped job name */
+	snprintf(q, sizeof(q), "host=%lld&state=2", (long long)u->hostid);
+	request("GET", "/tasks", q, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 1);
+	snprintf(pat, sizeof(pat), "<tr data-id=\"%lld\" data-state=\"2\">", (long long)rid[1]);
+	assert_non_null(strstr(body(&r), pat));
+	assert_non_null(strstr(body(&r), "tasks &lt;i&gt;job&lt;/i&gt;"));
+	assert_non_null(strstr(body(&r), "id=\"pending-credit\""));
+	ct_web_resp_free(&r);
+
+	/* the user's page has the same section; the user's list the same count */
+	snprintf(q, sizeof(q), "/user/%lld", (long long)u->id);
+	request("GET", q, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"task-states\""));
+	snprintf(pat, sizeof(pat), "pending validation <span class=\"count\">1</span>");
+	assert_non_null(strstr(body(&r), pat));
+	ct_web_resp_free(&r);
+
+	/* once one result of the job is valid, pending ones count its credit */
+	walk(rid[1], (const enum ct_res_state[]){ CT_RES_REPORTED, CT_RES_VALID }, 2, u);
+	assert_int_equal(ct_db_begin(fx.db), 0);
+	assert_true(ct_credit_grant(fx.db, rid[1], 7.25, ct_db_now(fx.db)) >= 0);
+	assert_int_equal(ct_db_commit(fx.db), 0);
+	walk(rid[0], (const enum ct_res_state[]){ CT_RES_IN_PROGRESS, CT_RES_REPORTED }, 2, u);
+	snprintf(q, sizeof(q), "user=%lld", (long long)u->id);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"pending validation\":1,\"valid\":1,"));
+	assert_non_null(strstr(body(&r), "\"pending_credit\":7.25"));
+	ct_web_resp_free(&r);
+
+	request("GET", "/tasks", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
 	test_status_and_metrics, test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
 	test_stats_export_matches_db, test_stats_export_redone_after_restart,
-	test_ties_share_a_rank, test_job_inputs_team_note_speed)
+	test_ties_share_a_rank, test_job_inputs_team_note_speed,
+	test_tasks_by_state_and_pending_credit)

@@ -288,7 +288,8 @@ char *ct_tmpl_credit(char *out, size_t size, double credit)
 	return out;
 }
 
-char *ct_tmpl_date(char *out, size_t size, long long t)
+/* strftime of t (UTC) in `fmt`, or "-" for t <= 0. */
+static char *utc_time(char *out, size_t size, long long t, const char *fmt)
 {
 	struct tm tm;
 	time_t tt = (time_t)t;
@@ -299,8 +300,18 @@ char *ct_tmpl_date(char *out, size_t size, long long t)
 		snprintf(out, size, "-");
 		return out;
 	}
-	strftime(out, size, "%Y-%m-%d", &tm);
+	strftime(out, size, fmt, &tm);
 	return out;
+}
+
+char *ct_tmpl_date(char *out, size_t size, long long t)
+{
+	return utc_time(out, size, t, "%Y-%m-%d");
+}
+
+char *ct_tmpl_datetime(char *out, size_t size, long long t)
+{
+	return utc_time(out, size, t, "%Y-%m-%d %H:%M");
 }
 
 char *ct_tmpl_flops(char *out, size_t size, double flops)

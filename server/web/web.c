@@ -428,6 +428,7 @@ static const struct web_route routes[] = {
 	{ .method = "GET", .path = "/jobs", .fn = ct_web_page_jobs },
 	{ .method = "GET", .path = "/job/", .prefix = 1, .fn = ct_web_page_job },
 	{ .method = "GET", .path = "/status", .fn = ct_web_page_status },
+	{ .method = "GET", .path = "/tasks", .fn = ct_web_page_tasks },
 	{ .method = "GET", .path = "/account", .fn = ct_web_page_account },
 	{ .method = "ANY", .path = "/account/create", .fn = ct_web_page_create },
 	{ .method = "ANY", .path = "/account/login", .fn = ct_web_page_login },

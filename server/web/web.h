@@ -10,7 +10,7 @@
  * Paths served (GET unless noted; every page has a JSON twin under
  * /api/v1/ and renders without JavaScript):
  *   /  /users  /teams  /hosts  (?sort=rac|total&page=N)  /user/ID
- *   /team/ID  /host/ID  /jobs  /job/ID  /status
+ *   /team/ID  /host/ID  /jobs  /job/ID  /status  /tasks (?host=ID|user=ID&state=N)
  *   /account  /account/create (GET, POST)  /account/login (GET, POST)
  *   /account/logout (POST)  /teams/create (GET, POST)  /teams/join (POST)
  *   /teams/leave (POST)

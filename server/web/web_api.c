@@ -338,6 +338,51 @@ static int api_status(struct ct_web_req *req, struct ct_json *j)
 	return 0;
 }
 
+#define TK struct ct_web_task
+static const struct jfield task_fields[] = {
+	JI(TK, id), JS(TK, name), JF(TK, "job", JF_INT, jobid),
+	JF(TK, "round", JF_INT, round_idx), JI(TK, shard), JF(TK, "host", JF_INT, hostid),
+	JF(TK, "state", JF_STR, state_name), JF(TK, "state_code", JF_INT, state),
+	JI(TK, sent_time), JI(TK, report_deadline), JI(TK, received_time),
+	JN(TK, elapsed_s), JN(TK, granted_credit), JN(TK, credit), JEND,
+};
+#undef TK
+
+/* {"state", "page", "counts": {...}, "granted_credit", "pending_credit",
+ * "tasks": [...]} */
+static int api_tasks(struct ct_web_req *req, struct ct_json *j)
+{
+	struct ct_web_task *t = NULL;
+	struct ct_web_task_sum sum;
+	size_t n = 0;
+	int state, rc = ct_web_req_tasks(req, &state, &t, &n, &sum);
+
+	if (rc < 0)
+		return rc;
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "state", ct_web_task_state_name(state));
+	ct_json_kint(j, "page", ct_web_arg_page(req));
+	ct_json_kint(j, "page_size", CT_WEB_PAGE_SIZE);
+	ct_json_key(j, "counts");
+	ct_json_obj_begin(j);
+	for (int s = 0; s < CT_WEB_TASK_NSTATES; s++)
+		ct_json_kint(j, ct_web_task_state_name(s), sum.n[s]);
+	ct_json_obj_end(j);
+	ct_json_knum(j, "granted_credit", sum.granted);
+	ct_json_knum(j, "pending_credit", sum.pending);
+	j_array(j, "tasks", t, n, sizeof(*t), task_fields);
+	ct_json_obj_end(j);
+	free(t);
+	return 0;
+}
+
+static const char *arg_or(const struct ct_web_req *req, const char *name)
+{
+	const char *v = ct_web_arg(req, name);
+
+	return v != NULL ? v : "";
+}
+
 static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 			const char *what)
 {
@@ -350,6 +395,8 @@ static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 		return api_jobs(req, j);
 	if (strcmp(what, "status") == 0)
 		return api_status(req, j);
+	if (strcmp(what, "tasks") == 0)
+		return api_tasks(req, j);
 	for (size_t i = 0; i < 4; i++) {
 		int64_t id = ct_web_path_id(what, ones[i]);
 
@@ -368,15 +415,17 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	const char *what = req->path + strlen("/api/v1/");
 	struct ct_json j;
-	char key[160];
+	char key[256];
 	int rc;
 
 	resp->content_type = "application/json";
 	snprintf(resp->cache_control, sizeof(resp->cache_control), "max-age=5");
-	/* Every answer is public and the same for everyone: cache it briefly. */
-	snprintf(key, sizeof(key), "api:%.64s?%s&%lld", what,
+	/* Every answer is public and the same for everyone: cache it briefly,
+	 * under every argument an endpoint reads. */
+	snprintf(key, sizeof(key), "api:%.64s?%s&%lld&h=%.20s&u=%.20s&s=%.4s", what,
 		 ct_web_arg_sort(req) == CT_WEB_SORT_TOTAL ? "total" : "rac",
-		 (long long)ct_web_arg_page(req));
+		 (long long)ct_web_arg_page(req), arg_or(req, "host"), arg_or(req, "user"),
+		 arg_or(req, "state"));
 	if (ct_page_cache_get(req->srv->pages, key, &resp->body))
 		return 0;
 	ct_json_init(&j, &resp->body);

@@ -161,6 +161,60 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib);
 
+/* ---- tasks (results) of one computer or one user ---------------------- */
+
+/* What a volunteer sees of a result; the numbers are the page's filter
+ * (?state=N) and the API's "state_code". */
+enum ct_web_task_state {
+	CT_WEB_TASK_ANY = 0,
+	CT_WEB_TASK_IN_PROGRESS = 1,	/* sent, not reported yet */
+	CT_WEB_TASK_PENDING = 2,	/* reported, waiting for its quorum */
+	CT_WEB_TASK_VALID = 3,		/* validated: credit granted */
+	CT_WEB_TASK_INVALID = 4,	/* disagreed with the quorum */
+	CT_WEB_TASK_ERROR = 5,		/* client error, no reply, too late */
+	CT_WEB_TASK_NSTATES = 6,
+};
+
+/* "in progress", "pending validation", ... ("all" for CT_WEB_TASK_ANY). */
+const char *ct_web_task_state_name(int state);
+
+struct ct_web_task {
+	int64_t id, workunitid, jobid, hostid, state, round_idx, shard;
+	int64_t sent_time, report_deadline, received_time;
+	char name[81], job_name[129], state_name[24];
+	double elapsed_s, granted_credit;
+	double credit;		/* granted, or what a pending one will get */
+};
+
+/* Counts by state of one owner's tasks, and their credit. */
+struct ct_web_task_sum {
+	int64_t n[CT_WEB_TASK_NSTATES];		/* [CT_WEB_TASK_ANY]: all */
+	double granted;				/* over the valid ones */
+	double pending;				/* over the pending ones (expected) */
+};
+
+/* One page (CT_WEB_PAGE_SIZE rows, newest first) of the tasks of host
+ * `id` (kind "host") or user `id` (kind "user") in `state` (ANY: all but
+ * those never sent), with the counts; page past the end gives n = 0.
+ * credit_of(jobid, arg, &credit) gives what one valid result of a job
+ * earns (it fills the pending figures; web_tasks.c reads the job's
+ * model). *tasks is malloc'd (free it); NULL and 0 on failure. */
+int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int64_t page,
+		 int (*credit_of)(int64_t jobid, void *arg, double *credit), void *arg,
+		 struct ct_web_task **tasks, size_t *n, struct ct_web_task_sum *sum);
+
+/* What the credit of a valid result of a job is made of: the grants so
+ * far (round_stat) and the shape the validator's formula reads. */
+struct ct_web_job_credit {
+	int64_t nvalid;
+	double credit;			/* over the nvalid valid results */
+	char model_sha256[65];
+	int64_t seq, batch, steps;
+};
+
+/* Job `id`'s (CT_ENOTFOUND for no such job). */
+int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit *jc);
+
 struct ct_web_role {
 	char role[40], instance[140], last_error[260];
 	int64_t start_time, beat_time, nruns, nitems;

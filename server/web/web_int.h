@@ -29,6 +29,17 @@ int ct_web_page_jobs(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_status(struct ct_web_req *req, struct ct_web_resp *resp);
 
+/* ---- tasks of a computer or a user (web_tasks.c) ---- */
+int ct_web_page_tasks(struct ct_web_req *req, struct ct_web_resp *resp);
+/* The tasks ?host=ID|user=ID[&state=N&page=N] ask for (ct_web_tasks with
+ * the pending credit filled in); *t malloc'd, free it. */
+int ct_web_req_tasks(struct ct_web_req *req, int *state, struct ct_web_task **t, size_t *n,
+		     struct ct_web_task_sum *sum);
+/* The "Tasks" section of a computer's ("host") or user's page: counts by
+ * state, pending credit, the newest tasks. */
+int ct_web_tasks_section(struct ct_web_req *req, struct ct_buf *c, const char *kind,
+			 int64_t id);
+
 /* ---- accounts and teams (web_account.c) ---- */
 int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp);

@@ -598,6 +598,8 @@ static int fill_entity(struct ct_web_req *req, struct ct_buf *c, int64_t id, cha
 		rc = v->text(req, c, id, &row);
 	if (rc == 0)
 		rc = history_chart(req, c, v->kind, id, row_dbl(&row, v->total_off));
+	if (rc == 0 && v->kind[0] != 't')	/* a computer's or a user's tasks */
+		rc = ct_web_tasks_section(req, c, v->kind, id);
 	if (rc == 0 && v->owned)
 		rc = board_section(req, c, v->owned_heading, v->owned, id, SIZE_MAX);
 	return rc;

@@ -79,13 +79,14 @@ char *ct_svg_time_label(char *out, size_t size, double t, double step)
 
 	if (size == 0)
 		return out;
+	if (step <= 0)
+		return ct_tmpl_datetime(out, size, (long long)t);
 	if (gmtime_r(&tt, &tm) == NULL) {
 		snprintf(out, size, "-");
 		return out;
 	}
 	/* a label as fine as the step, so no two ticks read the same */
-	strftime(out, size, step <= 0 ? "%Y-%m-%d %H:%M" : step < 86400 ? "%m-%d %H:%M" :
-		 "%Y-%m-%d", &tm);
+	strftime(out, size, step < 86400 ? "%m-%d %H:%M" : "%Y-%m-%d", &tm);
 	return out;
 }
 

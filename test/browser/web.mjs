@@ -235,6 +235,31 @@ await step('leaderboard after real work', async () => {
 		names.join('|') === j.users.map(u => u.name).join('|'), names.join('|'));
 });
 
+await step('tasks of a volunteer and their computer', async () => {
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	const me = j.users.find(u => u.name === 'Browser <b>Tester</b>');
+	await visit(`/user/${me.id}`, 'user-tasks.png');
+	check('user page has the task states', (await page.locator('#task-states a').count()) === 6);
+	const api = await (await page.request.get(`${base}/api/v1/tasks?user=${me.id}`)).json();
+	check('the real client\'s tasks are valid, with credit', api.counts.valid > 0 && api.granted_credit > 0,
+		JSON.stringify(api.counts));
+	await Promise.all([page.waitForLoadState(), page.click('#tasks-3')]);
+	await page.screenshot({ path: path.join(artDir, 'tasks-valid.png'), fullPage: true });
+	const states = await page.locator('table#tasks tbody tr').evaluateAll(rs => rs.map(r => r.dataset.state));
+	check('the valid tab lists the valid tasks only', states.length === Math.min(api.counts.valid, 50) &&
+		states.every(x => x === '3'), states.join());
+	const credits = await page.locator('table#tasks tbody tr td.num[data-v]').evaluateAll(cs => cs.map(c => Number(c.dataset.v)));
+	check('each valid task shows its credit', credits.every(c => c > 0), credits.join());
+	const host = api.tasks[0].host;
+	const h = await visit(`/tasks?host=${host}`, 'host-tasks.png');
+	check('a computer\'s task list answers', h.status() === 200 && (await page.locator('table#tasks tbody tr[data-id]').count()) > 0);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit(`/tasks?host=${host}`, 'phone-tasks.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the task list fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+});
+
 await step('stats export served', async () => {
 	// The stats role rewrites the export every few seconds: wait (20 s at
 	// most) for one made after the job finished.
