@@ -431,6 +431,7 @@ static const struct web_route routes[] = {
 	{ .method = "GET", .path = "/tasks", .fn = ct_web_page_tasks },
 	{ .method = "GET", .path = "/account", .fn = ct_web_page_account },
 	{ .method = "ANY", .path = "/account/create", .fn = ct_web_page_create },
+	{ .method = "ANY", .path = "/account/prefs", .fn = ct_web_page_prefs },
 	{ .method = "ANY", .path = "/account/login", .fn = ct_web_page_login },
 	{ .method = "POST", .path = "/account/logout", .fn = ct_web_page_logout },
 	{ .method = "ANY", .path = "/teams/create", .fn = ct_web_page_team_create },

@@ -412,7 +412,8 @@ int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp)
 			"#%lld</a>.</p>", (long long)req->user_teamid,
 			(long long)req->user_teamid);
 	if (rc == 0)
-		rc = ct_buf_appends(&c, "<p><a href=\"/teams\">Join a team</a> · "
+		rc = ct_buf_appends(&c, "<p><a href=\"/account/prefs\" id=\"prefs-link\">Computing "
+			"preferences</a> (for all your computers)</p><p><a href=\"/teams\">Join a team</a> · "
 			"<a href=\"/teams/create\">Create a team</a> · <a href=\""
 			"/account/login\">Look up your account key</a></p>"
 			"<form method=\"post\" action=\"/account/logout\">");

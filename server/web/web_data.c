@@ -790,6 +790,44 @@ int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit
 		"j.steps FROM job j WHERE j.id = ?");
 }
 
+/* ---- computing preferences ------------------------------------------------ */
+
+struct prefs_row {
+	char text[2049];
+	int64_t mod_time;
+};
+
+static const struct ct_dl_col prefs_cols[] = {
+	CT_DL_COL(struct prefs_row, text), CT_DL_COL(struct prefs_row, mod_time),
+};
+
+int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
+		     int64_t *mod_time)
+{
+	struct prefs_row r = { "", 0 };
+	int rc = CT_DL_ONE(db, &r, prefs_cols, "SELECT prefs, mod_time FROM user_prefs "
+			   "WHERE userid = ?", userid);
+
+	if (rc == CT_ENOTFOUND)
+		rc = 0;
+	snprintf(text, cap, "%s", rc == 0 ? r.text : "");
+	*mod_time = rc == 0 ? r.mod_time : 0;
+	return rc;
+}
+
+int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text)
+{
+	int64_t now = ct_db_now(db);
+	int rc;
+
+	if (strlen(text) > 2048)
+		return ct_error(CT_ETOOBIG, "web: preferences of %zu bytes", strlen(text));
+	rc = ct_db_exec(db, "INSERT INTO user_prefs (userid, prefs, mod_time) VALUES (?, ?, ?) "
+			"ON DUPLICATE KEY UPDATE prefs = VALUES(prefs), mod_time = "
+			"GREATEST(VALUES(mod_time), mod_time + 1)", "lsl", userid, text, now);
+	return rc < 0 ? rc : 0;
+}
+
 /* ---- server status ------------------------------------------------------- */
 
 #define RL struct ct_web_role

@@ -215,6 +215,15 @@ struct ct_web_job_credit {
 /* Job `id`'s (CT_ENOTFOUND for no such job). */
 int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit *jc);
 
+/* The user's computing preferences saved on the web (prefs.conf lines of
+ * the keys web_prefs.c lets the web set) into text (cap bytes; "" when
+ * none) and when they were saved (0: never). */
+int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
+		     int64_t *mod_time);
+
+/* Save them (at most 2048 bytes; "" clears them on every client), now. */
+int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text);
+
 struct ct_web_role {
 	char role[40], instance[140], last_error[260];
 	int64_t start_time, beat_time, nruns, nitems;

@@ -107,6 +107,7 @@ static const struct ct_http_route web_routes[] = {
 	GET("/user/*"), GET("/team/*"), GET("/host/*"),
 	GET("/jobs"), GET("/job/*"), GET("/status"), GET("/tasks"),
 	GET("/account"), GET("/account/create"), POST("/account/create"),
+	GET("/account/prefs"), POST("/account/prefs"),
 	GET("/account/login"), POST("/account/login"), POST("/account/logout"),
 	GET("/teams/create"), POST("/teams/create"), POST("/teams/join"),
 	POST("/teams/leave"),

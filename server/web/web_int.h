@@ -40,6 +40,9 @@ int ct_web_req_tasks(struct ct_web_req *req, int *state, struct ct_web_task **t,
 int ct_web_tasks_section(struct ct_web_req *req, struct ct_buf *c, const char *kind,
 			 int64_t id);
 
+/* ---- computing preferences (web_prefs.c) ---- */
+int ct_web_page_prefs(struct ct_web_req *req, struct ct_web_resp *resp);
+
 /* ---- accounts and teams (web_account.c) ---- */
 int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp);

@@ -11,7 +11,11 @@
 // command the account page showed to ARTIFACT_DIR/attach-command.txt;
 // "after" runs once real clients have computed the "e2e" job: its page
 // shows the loss curve, the new account has credit on the leaderboard, and
-// the stats export served under /stats/ agrees with the JSON API.
+// the stats export served under /stats/ agrees with the JSON API;
+// "prefs" signs in as the browser-made account and sets its computing
+// preferences on the web: run hours that exclude the present (UTC), so the
+// script can watch a real client stop asking for work. The window goes to
+// ARTIFACT_DIR/run-hours.txt.
 //
 // Prints one line per check and a closing "N passed, M failed" line; exits
 // non-zero when a check failed. Screenshots of each page go to ARTIFACT_DIR.
@@ -22,8 +26,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 const [base, seedPath, artDir, phase] = process.argv.slice(2);
-if (!base || !seedPath || !artDir || !['before', 'after'].includes(phase)) {
-	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after');
+if (!base || !seedPath || !artDir || !['before', 'after', 'prefs'].includes(phase)) {
+	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after|prefs');
 	process.exit(2);
 }
 fs.mkdirSync(artDir, { recursive: true });
@@ -281,6 +285,49 @@ await step('stats export served', async () => {
 	check('stats export totals equal the API', j.users.every(u => exported.get(u.id) === u.total_credit));
 	const tables = await (await page.request.get(base + '/stats/tables.xml')).text();
 	check('tables.xml counts the users', tables.includes(`<nusers_total>${j.total}</nusers_total>`));
+});
+}
+
+if (phase === 'prefs') {
+await step('computing preferences on the web', async () => {
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#prefs-link')]);
+	check('the account page links the computing preferences', new URL(page.url()).pathname === '/account/prefs');
+	for (const k of ['max_cpu_percent', 'run_hours', 'idle_minutes', 'run_on_battery',
+		'suspend_cpu_percent', 'disk_max_gb', 'disk_min_free_gb'])
+		check(`the preferences form has ${k}`, (await page.locator('#' + k).count()) === 1);
+	// a value the client would refuse is refused here, the form kept
+	await page.fill('#max_cpu_percent', '150');
+	const bad = await Promise.all([page.waitForResponse(r => r.url().endsWith('/account/prefs')),
+		page.click('#prefs-save')]);
+	check('an out-of-range value is refused', bad[0].status() === 400 &&
+		/max_cpu_percent/.test(await page.locator('#prefs-notice').textContent()) &&
+		(await page.inputValue('#max_cpu_percent')) === '150');
+	const pad = n => String(n).padStart(2, '0');
+	const h = new Date().getUTCHours();
+	const win = `${pad((h + 2) % 24)}:00-${pad((h + 3) % 24)}:00`;
+	await page.fill('#max_cpu_percent', '80');
+	await page.fill('#run_hours', win);
+	await page.fill('#disk_max_gb', '20');
+	await page.selectOption('#run_on_battery', 'off');
+	await Promise.all([page.waitForLoadState(), page.click('#prefs-save')]);
+	await page.screenshot({ path: path.join(artDir, 'prefs.png'), fullPage: true });
+	check('preferences saved', /Saved/.test(await page.locator('#prefs-notice').textContent()));
+	await visit('/account/prefs');
+	check('saved preferences shown again', (await page.inputValue('#run_hours')) === win &&
+		(await page.inputValue('#max_cpu_percent')) === '80' &&
+		(await page.inputValue('#disk_max_gb')) === '20' &&
+		(await page.inputValue('#run_on_battery')) === 'off' &&
+		(await page.inputValue('#idle_minutes')) === '', win);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/account/prefs', 'phone-prefs.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the preferences form fits a 390 px phone', w <= 390, `${w} px`);
+	fs.writeFileSync(path.join(artDir, 'run-hours.txt'), win + '\n');
 });
 }
 
