@@ -13,7 +13,8 @@
 # Last the browser sets computing preferences on the web (run hours that
 # exclude the present): a running client gets them at its scheduler call,
 # `ctune status` says it is outside its run hours, and, restarted while a
-# job waits for a second replica, it asks for no work.
+# job waits for a second replica, it asks for no work. Then the account's
+# name, profile and, through `ctune-server user reset-link`, its password.
 #
 # Skips (77) only when chromium, node or test/node_modules is missing.
 set -u
@@ -167,5 +168,10 @@ one_unsent || fail "the other replica of job $pj stays for a computer that will 
 TZ=UTC "$client" --dir "$tmp/c1" status 2>/dev/null | grep -q "j$pj-" &&
 	fail "the client outside its run hours holds no task of job $pj"
 echo "ok - outside the web's run hours the client holds no task while work waits"
+
+# Account settings, and a forgotten password through the operator's link.
+"$server" user reset-link "$tmp/project" Browser@Example.org >"$art/reset-url.txt" 2>"$tmp/reset.err" ||
+	{ cat "$tmp/reset.err"; fail "ctune-server user reset-link"; }
+browser account || fail "account settings and recovery in the browser"
 cp "$tmp/server.log" "$tmp"/c*.log "$art/" 2>/dev/null
 exit 0

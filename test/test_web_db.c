@@ -82,6 +82,7 @@ static void request(const char *method, const char *path, const char *query,
 
 	ct_web_req_init(&req, &fx.srv, fx.db, method, path);
 	req.cookie = cookie;
+	req.remote_addr = "127.0.0.1";	/* loopback: the rate limits let it be */
 	ct_web_resp_init(resp);
 	if (query != NULL)
 		assert_int_equal(ct_web_req_parse_form(&req, query, strlen(query)), 0);
@@ -650,10 +651,220 @@ static void test_tasks_by_state_and_pending_credit(void **state)
 	ct_web_resp_free(&r);
 }
 
+/* POST `form` (with the page's CSRF token in front) to `path` as the
+ * session `cookie`; the caller frees r. */
+static void post_form(const char *path, const char *cookie, const char *csrf,
+		      const char *form, struct ct_web_resp *r)
+{
+	char full[1024];
+
+	snprintf(full, sizeof(full), "csrf=%s&%s", csrf, form);
+	request("POST", path, NULL, cookie, full, r);
+}
+
+/* A user's name (unique, without case), password, profile, a new key; a
+ * forgotten password through an operator's one-time link. */
+static void test_account_settings_and_reset(void **state)
+{
+	const struct web_fx_user *u = &fx.users[2];
+	char session[200], anon[200], csrf[65], form[512], key[CT_ACCOUNT_KEY_HEXLEN + 1];
+	char token[65], name[65], hash[65], path[96];
+	struct ct_db_res *res = NULL;
+	struct ct_web_resp r;
+	int64_t uid = 0, id = 0;
+	const char *p;
+
+	(void)state;
+	request("GET", "/account/login", NULL, NULL, NULL, &r);
+	take_cookie(&r, "ct_csrf=", anon, sizeof(anon));
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "email=%s&password=%s", "user2%40example.org", u->password);
+	post_form("/account/login", anon, csrf, form, &r);
+	take_cookie(&r, "ct_session=", session, sizeof(session));
+	ct_web_resp_free(&r);
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	assert_int_equal(r.status, 200);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+
+	/* a name another user has, in other case: refused; a wrong password too */
+	snprintf(form, sizeof(form), "what=name&name=VOLUNTEER+3&password=%s", u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(body(&r), "is taken"));
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=name&name=Dana&password=wrong-one", &r);
+	assert_int_equal(r.status, 403);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "what=name&name=Dana+%%3Cb%%3E&password=%s", u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_db_query(fx.db, &res, "SELECT name FROM `user` WHERE id = ?", "l",
+				     u->id), 0);
+	assert_true(ct_db_next(res) > 0);
+	assert_string_equal(ct_db_str(res, 0), "Dana <b>");
+	ct_db_res_free(res);
+	/* the web's sign-up refuses a taken name as well */
+	assert_int_equal(ct_account_create(fx.db, "dana <B>", "d2@example.org", "pw-12345678",
+					   key, &id), CT_EEXISTS);
+
+	/* a new password keeps the same account key */
+	snprintf(form, sizeof(form), "what=password&new_password=new-pass-2&password=%s",
+		 u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "new-pass-2", key, &uid, name), 0);
+	assert_string_equal(key, u->key);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, u->password, key, &uid, name),
+			 CT_EAUTH);
+
+	/* a profile: a country from the list, text that stays text */
+	post_form("/account/settings", session, csrf, "what=profile&country=Atlantis&profile=x", &r);
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=profile&country=France&"
+		  "profile=%3Cscript%3Ehi%3C%2Fscript%3E%0Athere", &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	snprintf(path, sizeof(path), "/user/%lld", (long long)u->id);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"profile\">&lt;script&gt;hi&lt;/script&gt;\nthere"));
+	assert_non_null(strstr(body(&r), "<div class=\"v\">France</div>"));
+	ct_web_resp_free(&r);
+
+	/* forgotten: the operator's one-time link sets a new password */
+	assert_int_equal(ct_account_reset_start(fx.db, "USER2@example.org", 3600, token, &uid), 0);
+	assert_int_equal(uid, u->id);
+	snprintf(path, sizeof(path), "token=%s", token);
+	request("GET", "/account/reset", path, anon, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "token=%s&new_password=short", token);
+	post_form("/account/reset", anon, csrf, form, &r);
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "token=%s&new_password=after-reset-1", token);
+	post_form("/account/reset", anon, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(body(&r), "id=\"reset-done\""));
+	ct_web_resp_free(&r);
+	post_form("/account/reset", anon, csrf, form, &r);	/* once only */
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	/* the new password signs in; the old key cannot be shown, still works */
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", key, &uid, name), 0);
+	assert_string_equal(key, "");
+	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), 0);
+	assert_int_equal(id, u->id);
+
+	/* a new key: shown once, the old one no longer signs anything */
+	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);
+	assert_int_equal(r.status, 403);	/* the session's token, not the anonymous one */
+	ct_web_resp_free(&r);
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);
+	assert_int_equal(r.status, 200);
+	p = strstr(body(&r), "id=\"account-key\">");
+	assert_non_null(p);
+	snprintf(key, sizeof(key), "%.32s", p + strlen("id=\"account-key\">"));
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_account_key_hash(key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), 0);
+	assert_int_equal(id, u->id);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", token, &uid, name), 0);
+	assert_string_equal(token, key);
+	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), CT_ENOTFOUND);
+}
+
+/* The rank and RAC of the first and the last row of a board's JSON page. */
+static void page_ends(const char *json, long long *rank0, double *rac0, long long *rankn,
+		      double *racn)
+{
+	const char *p = strstr(json, "\"rank\":"), *last = p;
+
+	assert_non_null(p);
+	*rank0 = strtoll(p + 7, NULL, 10);
+	*rac0 = strtod(strstr(p, "\"expavg_credit\":") + 16, NULL);
+	while ((p = strstr(p + 1, "\"rank\":")) != NULL)
+		last = p;
+	*rankn = strtoll(last + 7, NULL, 10);
+	*racn = strtod(strstr(last, "\"expavg_credit\":") + 16, NULL);
+}
+
+/* Page numbers, a page to go to, a tie across a page boundary keeping one
+ * rank, and name search (wildcards are text). 120 users by plain INSERTs:
+ * load, not behaviour (as bench/bench_web). */
+static void test_pages_and_search(void **state)
+{
+	long long r0, rn, s0, sn;
+	double a0, an, b0, bn;
+	struct ct_web_resp r;
+	char auth[65], name[32], email[48];
+
+	(void)state;
+	for (int i = 0; i < 120; i++) {
+		/* 1000, then pairs: 999.5 twice, 999 twice, ... (rows 49 and 50 tie) */
+		double rac = 1000 - 0.5 * ((i + 1) / 2);
+
+		snprintf(auth, sizeof(auth), "%064d", i);
+		snprintf(name, sizeof(name), "pager %03d", i);
+		snprintf(email, sizeof(email), "pager%d@example.org", i);
+		assert_true(ct_db_exec(fx.db, "INSERT INTO `user` (create_time, name, email, "
+			"passwd_hash, auth_hash, total_credit, expavg_credit) VALUES "
+			"(1, ?, ?, 'x', ?, ?, ?)", "sssdd", name, email, auth, rac, rac) >= 0);
+	}
+	request("GET", "/users", "sort=rac&page=2", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	/* 120 + the fixture's users: three pages, each linked, page 2 current */
+	assert_non_null(strstr(body(&r), "href=\"/users?sort=rac&amp;page=1\">1</a>"));
+	assert_non_null(strstr(body(&r), "<span class=\"on\" aria-current=\"page\">2</span>"));
+	assert_non_null(strstr(body(&r), "href=\"/users?sort=rac&amp;page=3\">3</a>"));
+	assert_non_null(strstr(body(&r), "name=\"page\" type=\"number\" min=\"1\" max=\"3\""));
+	assert_non_null(strstr(body(&r), "\xe2\x86\x90 Previous</a>"));
+	ct_web_resp_free(&r);
+	/* the tie of rows 50 and 51 (1-based) keeps one rank across the pages */
+	request("GET", "/api/v1/users", "sort=rac&page=1", NULL, NULL, &r);
+	page_ends(body(&r), &r0, &a0, &rn, &an);
+	ct_web_resp_free(&r);
+	request("GET", "/api/v1/users", "sort=rac&page=2", NULL, NULL, &r);
+	page_ends(body(&r), &s0, &b0, &sn, &bn);
+	ct_web_resp_free(&r);
+	assert_int_equal(r0, 1);
+	assert_true(an == b0);
+	assert_int_equal(rn, 50);
+	assert_int_equal(s0, 50);
+	assert_int_equal(sn, 100);	/* rows 100 and 101 tie too: the first of them */
+
+	/* search: by the start of a name, any case; "%" is text */
+	request("GET", "/users", "q=PAGER+11", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 10);	/* pager 110..119 */
+	assert_non_null(strstr(body(&r), "10 matches whose name starts with \"PAGER 11\""));
+	ct_web_resp_free(&r);
+	request("GET", "/users", "q=%25", NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "0 matches"));
+	ct_web_resp_free(&r);
+	request("GET", "/teams", "q=team", NULL, NULL, &r);	/* "Team Carol" */
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 1);
+	assert_non_null(strstr(body(&r), "Team Carol"));
+	ct_web_resp_free(&r);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
 	test_status_and_metrics, test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
 	test_stats_export_matches_db, test_stats_export_redone_after_restart,
 	test_ties_share_a_rank, test_job_inputs_team_note_speed,
-	test_tasks_by_state_and_pending_credit)
+	test_tasks_by_state_and_pending_credit, test_account_settings_and_reset,
+	test_pages_and_search)

@@ -925,6 +925,32 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* ---- user reset-link -------------------------------------------------- */
+
+/* A one-time password-reset link for the account of argv[1], valid an
+ * hour: the operator hands it to the volunteer (no mail server needed). */
+static int cmd_user_reset_link(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	const char *listen = ct_conf_get(ctx->srv->conf, "listen");
+	char token[65];
+	int64_t uid = 0;
+	int rc;
+
+	if (argc < 2)
+		return ct_error(CT_EUSAGE, "missing EMAIL");
+	rc = ct_account_reset_start(ctx->db, argv[1], 3600, token, &uid);
+	if (rc < 0)
+		return rc;
+	/* the URL volunteers reach the project by (as the web pages' attach command) */
+	if (ctx->srv->base_url != NULL && ctx->srv->base_url[0] != '\0')
+		fprintf(ctx->out, "%s", ctx->srv->base_url);
+	else
+		fprintf(ctx->out, "http://%s", listen && *listen ? listen : "127.0.0.1:8080");
+	fprintf(ctx->out, "/account/reset?token=%s\n", token);
+	ct_log_info("user %" PRId64 ": a password reset link was made", uid);
+	return 0;
+}
+
 /* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
 static const struct ct_cmd_def job_submit = {
@@ -1015,9 +1041,20 @@ static const struct ct_cmd_def user_create = {
 	.max_args = 1, .flags = CT_CMD_PROJECT, .summary = "create an account; prints its key",
 	.usage = "DIR --name NAME --email EMAIL --password PW",
 };
-static const struct ct_cmd_def *const user_cmds[] = { &user_create, NULL };
+static const struct ct_cmd_def user_reset_link = {
+	.name = "reset-link", .fn = cmd_user_reset_link, .min_args = 2, .max_args = 2,
+	.flags = CT_CMD_PROJECT,
+	.summary = "print a one-time link (valid an hour) that sets a new password",
+	.usage = "DIR EMAIL",
+	.help = "Password recovery without a mail server: send the printed link to the\n"
+	"volunteer at the account's e-mail address. It works once; the account key,\n"
+	"wrapped under the old password, can then no longer be looked up (attached\n"
+	"computers keep it; the account settings page makes a new one).\n",
+};
+static const struct ct_cmd_def *const user_cmds[] = { &user_create, &user_reset_link, NULL };
 const struct ct_cmd_def ct_user_cmd = {
-	.name = "user", .subs = user_cmds, .summary = "create volunteer accounts",
+	.name = "user", .subs = user_cmds,
+	.summary = "create volunteer accounts, make password reset links",
 };
 const struct ct_cmd_def *const ct_project_cmds[] = {
 	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_utf8.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "web_data.h"
@@ -63,6 +64,7 @@ struct board_kind {
 	const char *get_sql, *history_sql;
 	const char *above_sql[2];	/* rows with more of the credit: the rank rule */
 	const char *after_sql;		/* id order after an id (the stats export) */
+	const char *search_sql;		/* names starting with ?: NULL, no names */
 };
 
 /* The members of a struct board_kind for row type T with columns `cols`,
@@ -98,6 +100,12 @@ struct board_kind {
 					    "total_credit"), \
 	}
 
+/* SEARCH(tbl, a, sel, join): the rows whose name starts with ? (a LIKE
+ * pattern, its wildcards escaped), through the name index, most recent
+ * average credit first among them. */
+#define SEARCH(tbl, a, sel, join) "SELECT " sel "FROM " tbl " " a " " join \
+	"WHERE " a ".name LIKE ? ORDER BY " a ".expavg_credit DESC, " a ".id DESC LIMIT ?"
+
 #define USER_SEL "u.id, u.name, u.country, u.url, u.teamid, " \
 	"COALESCE(t.name, ''), u.total_credit, u.expavg_credit, " \
 	"u.expavg_time, u.create_time "
@@ -113,6 +121,7 @@ static const struct board_kind user_board = {
 	.name = "user",
 	BOARD(U, user_cols, "`user`", "u", USER_SEL, USER_JOIN, "userid"),
 	OWNER("`user`", "u", USER_SEL, USER_JOIN, "user_team", "teamid"),
+	.search_sql = SEARCH("`user`", "u", USER_SEL, USER_JOIN),
 };
 #undef U
 
@@ -131,6 +140,7 @@ static const struct ct_dl_col team_cols[] = {
 static const struct board_kind team_board = {
 	.name = "team",
 	BOARD(T, team_cols, "team", "t", TEAM_SEL, TEAM_JOIN, "teamid"),
+	.search_sql = SEARCH("team", "t", TEAM_SEL, TEAM_JOIN),
 };
 #undef T
 
@@ -311,6 +321,31 @@ int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_
 	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b);
 }
 
+int ct_web_search(struct ct_db *db, const char *kind, const char *q, struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+	char pat[2 * 64 + 2];
+	size_t o = 0;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	if (k == NULL || k->search_sql == NULL)
+		return ct_error(CT_EINVAL, "web: no search of %s", kind);
+	if (strlen(q) > 64)
+		return ct_error(CT_EINVAL, "search for at most 64 bytes");
+	for (const char *p = q; *p; p++) {	/* the text, not a pattern */
+		if (*p == '%' || *p == '_' || *p == '\\')
+			pat[o++] = '\\';
+		pat[o++] = *p;
+	}
+	pat[o++] = '%';
+	pat[o] = '\0';
+	rc = fill_board(db, k, k->search_sql, CT_DB_ARGS(pat, CT_WEB_SEARCH_MAX), b);
+	b->page = b->npages = 1;
+	b->total = (int64_t)b->n;
+	return rc;
+}
+
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
@@ -327,14 +362,32 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		       row_rank(k, row));
 }
 
+static const struct ct_dl_col profile_cols[] = {
+	CT_DL_COL(struct ct_web_user, nhosts), CT_DL_COL(struct ct_web_user, profile),
+};
+
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
 {
 	int rc = get_row(db, &user_board, id, u);
 
 	if (rc < 0)
 		return rc;
-	return ct_db_query_int(db, &u->nhosts, "SELECT COUNT(*) FROM host "
-			       "WHERE userid = ?", "l", id);
+	return CT_DL_ONE(db, u, profile_cols, "SELECT (SELECT COUNT(*) FROM host h WHERE "
+			 "h.userid = u.id), u.profile FROM `user` u WHERE u.id = ?", id);
+}
+
+int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text)
+{
+	int rc;
+
+	if (strlen(text) > 1024 || !ct_utf8_valid(text))
+		return ct_error(CT_EINVAL, "the profile text must be at most 1024 bytes of text");
+	for (const char *p = text; *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\r') || *p == 0x7f)
+			return ct_error(CT_EINVAL, "the profile text has control characters");
+	rc = ct_db_exec(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?", "ssl",
+			country, text, id);
+	return rc < 0 ? rc : 0;
 }
 
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)

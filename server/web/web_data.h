@@ -33,6 +33,7 @@ struct ct_web_user {
 	char name[260], country[260], url[1024], team_name[260];
 	double total_credit, expavg_credit, expavg_time;
 	int64_t nhosts;			/* filled by ct_web_get_user only */
+	char profile[1025];		/* the same: the profile's text */
 	int64_t rank;			/* 1-based, in the order asked for */
 };
 
@@ -85,6 +86,15 @@ void ct_web_board_free(struct ct_web_board *b);
  * userid for "host", and must be 0 for "team". CT_EINVAL for another kind. */
 int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
 		 int64_t owner, struct ct_web_board *b);
+
+#define CT_WEB_SEARCH_MAX 50	/* rows a name search returns */
+
+/* The users ("user") or teams ("team") whose name starts with q (any case,
+ * at most 64 bytes; wildcards are text), up to CT_WEB_SEARCH_MAX, most
+ * recent average credit first, unranked (rank 0: the rank of each would
+ * cost a count apiece; their pages show it). CT_EINVAL for another kind
+ * or a longer q. Free with ct_web_board_free(). */
+int ct_web_search(struct ct_db *db, const char *kind, const char *q, struct ct_web_board *b);
 
 /* At most `limit` rows of kind's board whose id is > after, in id order
  * (keyset paging for the stats export), into b->users/teams/hosts (rank 0,
@@ -223,6 +233,11 @@ int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
 
 /* Save them (at most 2048 bytes; "" clears them on every client), now. */
 int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text);
+
+/* Set user `id`'s profile: country (one of ct_web_countries, or "") and
+ * text (at most 1024 bytes of UTF-8 without control characters but
+ * newlines). CT_EINVAL names what is wrong. */
+int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text);
 
 struct ct_web_role {
 	char role[40], instance[140], last_error[260];

@@ -40,6 +40,16 @@ int ct_web_req_tasks(struct ct_web_req *req, int *state, struct ct_web_task **t,
 int ct_web_tasks_section(struct ct_web_req *req, struct ct_buf *c, const char *kind,
 			 int64_t id);
 
+/* ---- account settings, recovery, profiles (web_settings.c) ---- */
+int ct_web_page_settings(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_reset(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ISO 3166-1 names a profile's country may be, NULL-terminated
+ * (web_countries.c); 1 if name is one of them or "". */
+extern const char *const ct_web_countries[];
+int ct_web_country_ok(const char *name);
+
 /* ---- computing preferences (web_prefs.c) ---- */
 int ct_web_page_prefs(struct ct_web_req *req, struct ct_web_resp *resp);
 

@@ -86,27 +86,66 @@ static int sort_tabs(struct ct_buf *b, const char *base, enum ct_web_sort s)
 	return rc;
 }
 
+static int page_link(struct ct_buf *b, const char *base, const struct ct_web_board *bd,
+		     int64_t page, const char *rel, const char *text)
+{
+	if (page == bd->page)
+		return ct_tmpl_printf(b, "<span class=\"on\" aria-current=\"page\">%s</span>",
+				      text);
+	if (rel != NULL)
+		return ct_tmpl_printf(b, "<a rel=\"%s\" href=\"%s?sort=%s&amp;page=%lld\">%s</a>",
+				      rel, base, sort_arg(bd->sort), (long long)page, text);
+	return ct_tmpl_printf(b, "<a href=\"%s?sort=%s&amp;page=%lld\">%s</a>", base,
+			      sort_arg(bd->sort), (long long)page, text);
+}
+
+/* Previous, the first page, the pages around this one, the last, next,
+ * and a form to go to any page (a GET: no script needed). */
 static int pager(struct ct_buf *b, const char *base, const struct ct_web_board *bd)
 {
+	int64_t from = bd->page - 2 > 1 ? bd->page - 2 : 1;
+	int64_t to = bd->page + 2 < bd->npages ? bd->page + 2 : bd->npages;
+	char num[32];
 	int rc;
 
 	if (bd->npages <= 1)
 		return 0;
-	rc = ct_buf_appends(b, "<nav class=\"pager\">");
+	rc = ct_buf_appends(b, "<nav class=\"pager\" aria-label=\"pages\">");
 	if (rc == 0 && bd->page > 1)
-		rc = ct_tmpl_printf(b, "<a rel=\"prev\" href=\"%s?sort=%s&amp;page=%lld\">"
-			"&larr; Previous</a>", base, sort_arg(bd->sort),
-			(long long)bd->page - 1);
-	if (rc == 0)
-		rc = ct_tmpl_printf(b, "<span class=\"on\">Page %lld of %lld</span>",
-				    (long long)bd->page, (long long)bd->npages);
+		rc = page_link(b, base, bd, bd->page - 1, "prev", "\xe2\x86\x90 Previous");
+	if (rc == 0 && from > 1)
+		rc = page_link(b, base, bd, 1, NULL, "1");
+	if (rc == 0 && from > 2)
+		rc = ct_buf_appends(b, "<span class=\"gap\">&hellip;</span>");
+	for (int64_t p = from; rc == 0 && p <= to; p++) {
+		snprintf(num, sizeof(num), "%lld", (long long)p);
+		rc = page_link(b, base, bd, p, NULL, num);
+	}
+	if (rc == 0 && to < bd->npages - 1)
+		rc = ct_buf_appends(b, "<span class=\"gap\">&hellip;</span>");
+	snprintf(num, sizeof(num), "%lld", (long long)bd->npages);
+	if (rc == 0 && to < bd->npages)
+		rc = page_link(b, base, bd, bd->npages, NULL, num);
 	if (rc == 0 && bd->page < bd->npages)
-		rc = ct_tmpl_printf(b, "<a rel=\"next\" href=\"%s?sort=%s&amp;page=%lld\">"
-			"Next &rarr;</a>", base, sort_arg(bd->sort),
-			(long long)bd->page + 1);
+		rc = page_link(b, base, bd, bd->page + 1, "next", "Next \xe2\x86\x92");
 	if (rc == 0)
-		rc = ct_buf_appends(b, "</nav>");
+		rc = ct_tmpl_printf(b, "<form method=\"get\" action=\"%s\" class=\"goto\">"
+			"<input type=\"hidden\" name=\"sort\" value=\"%s\"><label for=\"goto\">"
+			"Page</label><input id=\"goto\" name=\"page\" type=\"number\" min=\"1\" "
+			"max=\"%lld\" value=\"%lld\"><button type=\"submit\">Go</button> of %lld"
+			"</form></nav>", base, sort_arg(bd->sort), (long long)bd->npages,
+			(long long)bd->page, (long long)bd->npages);
 	return rc;
+}
+
+/* The name search above a leaderboard (users and teams). */
+static int search_form(struct ct_buf *b, const char *base, const char *what, const char *q)
+{
+	return ct_tmpl_printf(b, "<form method=\"get\" action=\"%s\" class=\"search\" "
+		"role=\"search\"><label for=\"q\">Find a %s</label><input id=\"q\" name=\"q\" "
+		"type=\"search\" maxlength=\"64\" value=\"%s\" placeholder=\"name starts with"
+		"\"><button type=\"submit\" id=\"search\">Search</button></form>", base, what,
+		q ? q : "");
 }
 
 /* Render `key`'s content from the cache or with fill(arg), then the page. */
@@ -298,20 +337,48 @@ static const struct board_view host_view = {
 	.before = host_before, .after = no_cells,
 };
 
+/* The leaderboard's search: the matching rows, or a line saying none. */
+static int fill_search(struct ct_web_req *req, struct ct_buf *c, const struct board_view *v,
+		       const char *base, const char *q)
+{
+	struct ct_web_board bd;
+	int rc = ct_web_search(req->db, v->kind, q, &bd);
+
+	if (rc < 0)
+		return rc;
+	rc = search_form(c, base, v->kind[0] == 'u' ? "participant" : "team", q);
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<p id=\"search-result\">%lld %s whose name starts with "
+				    "\"%s\"%s (ranks on their pages). <a href=\"%s\">The whole "
+				    "leaderboard</a></p>", (long long)bd.n, bd.n == 1 ? "match" :
+				    "matches", q, bd.n >= CT_WEB_SEARCH_MAX ? ", the first ones" : "",
+				    base);
+	if (rc == 0 && bd.n > 0)
+		rc = board_table(c, v, &bd, 1);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
 /* A leaderboard page: its content is the same for everyone (cached). */
 static int fill_board(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 {
 	const struct board_view *v = arg;
+	const char *q = ct_web_arg(req, "q");
 	struct ct_web_board bd;
 	char base[16];
 	int rc;
 
+	snprintf(base, sizeof(base), "/%ss", v->kind);
+	if (q != NULL && q[0] != '\0' && v->kind[0] != 'h')
+		return fill_search(req, c, v, base, q);
 	rc = ct_web_board(req->db, v->kind, ct_web_arg_sort(req), ct_web_arg_page(req), 0,
 			  &bd);
 	if (rc < 0)
 		return rc;
-	snprintf(base, sizeof(base), "/%ss", v->kind);
-	rc = sort_tabs(c, base, bd.sort);
+	rc = v->kind[0] != 'h' ? search_form(c, base, v->kind[0] == 'u' ? "participant" :
+					     "team", NULL) : 0;
+	if (rc == 0)
+		rc = sort_tabs(c, base, bd.sort);
 	if (rc == 0)
 		rc = board_table(c, v, &bd, 1);
 	if (rc == 0)
@@ -323,10 +390,12 @@ static int fill_board(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 static int board_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		      const struct board_view *v, const char *title)
 {
-	char key[96], api[32];
 
-	snprintf(key, sizeof(key), "%ss?sort=%s&page=%lld", v->kind,
-		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req));
+	const char *q = ct_web_arg(req, "q");
+	char key[160], api[32];
+
+	snprintf(key, sizeof(key), "%ss?sort=%s&page=%lld&q=%.64s", v->kind,
+		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req), q ? q : "");
 	snprintf(api, sizeof(api), "/api/v1/%ss", v->kind);
 	return cached_page(req, resp, key, title, api, fill_board, v);
 }
@@ -480,12 +549,16 @@ static int user_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const
 {
 	const struct ct_web_user *u = row;
 
+	int rc = 0;
+
 	(void)req;
 	(void)id;
-	if (u->teamid == 0)
-		return 0;
-	return ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
-			      (long long)u->teamid, u->team_name);
+	if (u->profile[0])	/* text only: escaped, newlines kept by the CSS */
+		rc = ct_tmpl_printf(c, "<p class=\"profile\" id=\"profile\">%s</p>", u->profile);
+	if (rc == 0 && u->teamid > 0)
+		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
+				    (long long)u->teamid, u->team_name);
+	return rc;
 }
 
 /* Why the team's total is not its members' sum (credit.c adds a grant to

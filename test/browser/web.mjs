@@ -15,7 +15,10 @@
 // "prefs" signs in as the browser-made account and sets its computing
 // preferences on the web: run hours that exclude the present (UTC), so the
 // script can watch a real client stop asking for work. The window goes to
-// ARTIFACT_DIR/run-hours.txt.
+// ARTIFACT_DIR/run-hours.txt; "account" changes the account's name and
+// profile and then sets a new password through the one-time link the
+// operator's `ctune-server user reset-link` printed into
+// ARTIFACT_DIR/reset-url.txt.
 //
 // Prints one line per check and a closing "N passed, M failed" line; exits
 // non-zero when a check failed. Screenshots of each page go to ARTIFACT_DIR.
@@ -26,8 +29,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 const [base, seedPath, artDir, phase] = process.argv.slice(2);
-if (!base || !seedPath || !artDir || !['before', 'after', 'prefs'].includes(phase)) {
-	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after|prefs');
+if (!base || !seedPath || !artDir || !['before', 'after', 'prefs', 'account'].includes(phase)) {
+	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after|prefs|account');
 	process.exit(2);
 }
 fs.mkdirSync(artDir, { recursive: true });
@@ -328,6 +331,73 @@ await step('computing preferences on the web', async () => {
 	const w = await page.locator('html').evaluate(e => e.scrollWidth);
 	check('the preferences form fits a 390 px phone', w <= 390, `${w} px`);
 	fs.writeFileSync(path.join(artDir, 'run-hours.txt'), win + '\n');
+});
+}
+
+if (phase === 'account') {
+await step('account settings', async () => {
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#settings-link')]);
+	await page.fill('#new-name', 'VOLUNTEER 1');
+	await page.fill('#name-password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#save-name')]);
+	check('a name another volunteer has is refused', /is taken/.test(await page.locator('#settings-notice').textContent()));
+	await page.fill('#new-name', 'Browser <i>Renamed</i>');
+	await page.fill('#name-password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#save-name')]);
+	check('the name is changed', /name is changed/.test(await page.locator('#settings-notice').textContent()) &&
+		(await page.locator('header .account a').textContent()) === 'Browser <i>Renamed</i>');
+	await page.selectOption('#country', 'Norway');
+	await page.fill('#profile', '<b>Hello</b> from the fjords\nsecond line');
+	await Promise.all([page.waitForLoadState(), page.click('#save-profile')]);
+	await page.screenshot({ path: path.join(artDir, 'settings.png'), fullPage: true });
+	const me = await page.locator('a[href^="/user/"]').first().getAttribute('href');
+	await visit(me, 'profile.png');
+	check('the profile shows as text, with its country', dialogs === 0 &&
+		(await page.locator('#profile').textContent()) === '<b>Hello</b> from the fjords\nsecond line' &&
+		(await page.locator('#profile b').count()) === 0 &&
+		(await page.locator('.card', { hasText: 'Country' }).locator('.v').textContent()) === 'Norway');
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	check('the leaderboard API has the new name and country', j.users.some(u =>
+		u.name === 'Browser <i>Renamed</i>' && u.country === 'Norway'));
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/account/settings', 'phone-settings.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the settings page fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#logout')]);
+});
+
+await step('password recovery', async () => {
+	await visit('/account/login');
+	await Promise.all([page.waitForLoadState(), page.click('#forgot-link')]);
+	check('the login page says how to recover a password', /operator/.test(await page.locator('#forgot').textContent()));
+	const url = fs.readFileSync(path.join(artDir, 'reset-url.txt'), 'utf8').trim();
+	check('the operator\'s link points at this server', url.startsWith(base + '/account/reset?token='), url);
+	await page.goto(url);
+	await page.fill('#new-password', 'browser-password-2');
+	await Promise.all([page.waitForLoadState(), page.click('#reset')]);
+	await page.screenshot({ path: path.join(artDir, 'reset.png'), fullPage: true });
+	check('the link sets a new password', (await page.locator('#reset-done').count()) === 1);
+	await page.goto(url);
+	await page.fill('#new-password', 'browser-password-3');
+	await Promise.all([page.waitForLoadState(), page.click('#reset')]);
+	check('the link works once', (await page.locator('#reset-notice').count()) === 1);
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	check('the old password no longer signs in', (await page.locator('.notice.error').count()) === 1);
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password-2');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	check('the new password signs in (to the settings: the old key cannot be shown)',
+		new URL(page.url()).pathname === '/account/settings', page.url());
 });
 }
 
