@@ -26,6 +26,7 @@
 #include "data/dl.h"
 #include "data/result_state.h"
 #include "web/web.h"
+#include "web/web_data.h"
 #include "web_fixture.h"
 
 #define NUSERS 5
@@ -860,6 +861,65 @@ static void test_pages_and_search(void **state)
 	ct_web_resp_free(&r);
 }
 
+/* News posted by the operator on /news, the home page and a valid Atom
+ * feed (escaped); the project page's description, five steps and the
+ * client packages, served byte for byte and by name only. */
+static void test_news_about_downloads(void **state)
+{
+	char dir[4300], path[4400];
+	struct ct_web_resp r;
+	xmlDocPtr doc;
+	int64_t id = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(ct_web_news_add(fx.db, "Round <2> & more", "Line one\n<i>two</i>", &id),
+			 0);
+	assert_int_equal(ct_web_news_add(fx.db, "two\nlines", "", &id), CT_EINVAL);
+	request("GET", "/news", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "<h3>Round &lt;2&gt; &amp; more</h3>"));
+	assert_non_null(strstr(body(&r), "Line one\n&lt;i&gt;two&lt;/i&gt;"));
+	ct_web_resp_free(&r);
+	request("GET", "/", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "Round &lt;2&gt; &amp; more"));
+	assert_non_null(strstr(body(&r), "href=\"/about\""));
+	ct_web_resp_free(&r);
+	request("GET", "/news.atom", NULL, NULL, NULL, &r);
+	assert_string_equal(r.content_type, "application/atom+xml");
+	doc = xmlReadMemory(body(&r), (int)r.body.len, "news.atom", NULL, XML_PARSE_NONET);
+	assert_non_null(doc);
+	assert_string_equal((const char *)xmlDocGetRootElement(doc)->name, "feed");
+	xmlFreeDoc(doc);
+	assert_non_null(strstr(body(&r), "<title>Round &lt;2&gt; &amp; more</title>"));
+	ct_web_resp_free(&r);
+
+	assert_int_equal(ct_conf_set(fx.srv.conf, "project_description", "We <b>tune</b> models."),
+			 0);
+	snprintf(dir, sizeof(dir), "%s/html/client", fx.srv.dir);
+	assert_int_equal(ct_mkdir_p(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ctune_0.1.0_amd64.deb", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not really a deb", f);
+	fclose(f);
+	request("GET", "/about", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "We &lt;b&gt;tune&lt;/b&gt; models."));
+	assert_int_equal(count_of(strstr(body(&r), "id=\"join-steps\""), "<li>") -
+			 count_of(strstr(body(&r), "</ol>"), "<li>"), 5);
+	assert_non_null(strstr(body(&r), "href=\"/client/ctune_0.1.0_amd64.deb\""));
+	ct_web_resp_free(&r);
+	request("GET", "/client/ctune_0.1.0_amd64.deb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body.len, strlen("not really a deb"));
+	ct_web_resp_free(&r);
+	request("GET", "/client/..", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+	request("GET", "/client/nothing.deb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
 	test_status_and_metrics, test_create_account_needs_csrf,
@@ -867,4 +927,4 @@ CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_stats_export_matches_db, test_stats_export_redone_after_restart,
 	test_ties_share_a_rank, test_job_inputs_team_note_speed,
 	test_tasks_by_state_and_pending_credit, test_account_settings_and_reset,
-	test_pages_and_search)
+	test_pages_and_search, test_news_about_downloads)

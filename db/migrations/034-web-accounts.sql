@@ -11,3 +11,12 @@ CREATE TABLE IF NOT EXISTS password_reset (
 ALTER TABLE `user` ADD COLUMN IF NOT EXISTS profile VARCHAR(1024) NOT NULL DEFAULT '';
 -- display names are unique (server/rpc/account.c checks; the index finds them)
 CREATE INDEX IF NOT EXISTS user_name ON `user` (name);
+
+-- News items the operator posts (`ctune-server news add`), shown on /news,
+-- the home page and the Atom feed /news.atom.
+CREATE TABLE IF NOT EXISTS news (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    create_time BIGINT NOT NULL,
+    title       VARCHAR(200) NOT NULL,
+    body        TEXT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -34,6 +34,7 @@
 #include "job_peft.h"
 #include "job_tokenizer.h"
 #include "daemons/sample.h"
+#include "web/web_data.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"
@@ -951,6 +952,35 @@ static int cmd_user_reset_link(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* ---- news add ---------------------------------------------------------- */
+
+static const struct option news_opts[] = { { "title", 1, NULL, 't' }, { "text", 1, NULL, 'x' },
+					   { NULL, 0, NULL, 0 } };
+
+static int cmd_news_add(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	const char *title = NULL, *text = "";
+	int64_t id = 0;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", news_opts, NULL)) != -1) {
+		if (c == 't')
+			title = optarg;
+		else if (c == 'x')
+			text = optarg;
+		else
+			return ct_error(CT_EUSAGE, "bad option (want --title --text)");
+	}
+	if (title == NULL)
+		return ct_error(CT_EUSAGE, "--title is required");
+	rc = ct_web_news_add(ctx->db, title, text, &id);
+	if (rc == 0)
+		fprintf(ctx->out, "news %" PRId64 " posted\n", id);
+	return rc;
+}
+
 /* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
 static const struct ct_cmd_def job_submit = {
@@ -1056,6 +1086,18 @@ const struct ct_cmd_def ct_user_cmd = {
 	.name = "user", .subs = user_cmds,
 	.summary = "create volunteer accounts, make password reset links",
 };
+static const struct ct_cmd_def news_add = {
+	.name = "add", .fn = cmd_news_add, .opts = news_opts, .min_args = 1, .max_args = 1,
+	.required = "title", .flags = CT_CMD_PROJECT,
+	.summary = "post a news item on the web site and its Atom feed",
+	.usage = "DIR --title TITLE [--text TEXT]",
+	.help = "TITLE: one line of at most 200 bytes; TEXT: at most 4000 bytes of plain\n"
+	"text (newlines kept). Shown on /news, the home page and /news.atom.\n",
+};
+static const struct ct_cmd_def *const news_cmds[] = { &news_add, NULL };
+const struct ct_cmd_def ct_news_cmd = {
+	.name = "news", .subs = news_cmds, .summary = "post news for the volunteers",
+};
 const struct ct_cmd_def *const ct_project_cmds[] = {
-	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
+	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, &ct_news_cmd, NULL,
 };

@@ -362,6 +362,8 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		       row_rank(k, row));
 }
 
+static int text_ok(const char *s, size_t min, size_t max, int newlines);
+
 static const struct ct_dl_col profile_cols[] = {
 	CT_DL_COL(struct ct_web_user, nhosts), CT_DL_COL(struct ct_web_user, profile),
 };
@@ -380,11 +382,8 @@ int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const 
 {
 	int rc;
 
-	if (strlen(text) > 1024 || !ct_utf8_valid(text))
+	if (!text_ok(text, 0, 1024, 1))
 		return ct_error(CT_EINVAL, "the profile text must be at most 1024 bytes of text");
-	for (const char *p = text; *p; p++)
-		if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\r') || *p == 0x7f)
-			return ct_error(CT_EINVAL, "the profile text has control characters");
 	rc = ct_db_exec(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?", "ssl",
 			country, text, id);
 	return rc < 0 ? rc : 0;
@@ -879,6 +878,55 @@ int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text)
 			"ON DUPLICATE KEY UPDATE prefs = VALUES(prefs), mod_time = "
 			"GREATEST(VALUES(mod_time), mod_time + 1)", "lsl", userid, text, now);
 	return rc < 0 ? rc : 0;
+}
+
+/* ---- news ----------------------------------------------------------------- */
+
+static int text_ok(const char *s, size_t min, size_t max, int newlines)
+{
+	size_t n = strlen(s);
+
+	if (n < min || n > max || !ct_utf8_valid(s))
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (((unsigned char)*p < 0x20 && !(newlines && (*p == '\n' || *p == '\r'))) ||
+		    *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64_t *id)
+{
+	int rc;
+
+	if (!text_ok(title, 1, CT_WEB_NEWS_TITLE_MAX, 0))
+		return ct_error(CT_EINVAL, "news: a title of 1 to %d bytes of text, one line",
+				CT_WEB_NEWS_TITLE_MAX);
+	if (!text_ok(body, 0, CT_WEB_NEWS_BODY_MAX, 1))
+		return ct_error(CT_EINVAL, "news: a text of at most %d bytes", CT_WEB_NEWS_BODY_MAX);
+	rc = ct_db_exec(db, "INSERT INTO news (create_time, title, body) VALUES (?, ?, ?)", "lss",
+			ct_db_now(db), title, body);
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
+}
+
+#define NW struct ct_web_news
+static const struct ct_dl_col news_cols[] = {
+	CT_DL_COL(NW, id), CT_DL_COL(NW, create_time), CT_DL_COL(NW, title), CT_DL_COL(NW, body),
+};
+#undef NW
+
+int ct_web_news(struct ct_db *db, size_t max, struct ct_web_news **items, size_t *n)
+{
+	void *rows = NULL;
+	int rc = CT_DL_ALL(db, sizeof(**items), news_cols, "news", &rows, n, "SELECT id, "
+			   "create_time, title, body FROM news ORDER BY id DESC LIMIT ?",
+			   (int64_t)max);
+
+	*items = rows;
+	return rc;
 }
 
 /* ---- server status ------------------------------------------------------- */

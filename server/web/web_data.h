@@ -239,6 +239,24 @@ int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text);
  * newlines). CT_EINVAL names what is wrong. */
 int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text);
 
+/* ---- news ----------------------------------------------------------------- */
+
+#define CT_WEB_NEWS_TITLE_MAX 200
+#define CT_WEB_NEWS_BODY_MAX 4000
+
+struct ct_web_news {
+	int64_t id, create_time;
+	char title[CT_WEB_NEWS_TITLE_MAX + 1], body[CT_WEB_NEWS_BODY_MAX + 1];
+};
+
+/* Post a news item (title 1-200 bytes, body at most 4000, UTF-8 without
+ * control characters but newlines in the body): 0, CT_EINVAL, a db error;
+ * its id in *id. */
+int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64_t *id);
+
+/* The newest `max` items, newest first (*items malloc'd: free it). */
+int ct_web_news(struct ct_db *db, size_t max, struct ct_web_news **items, size_t *n);
+
 struct ct_web_role {
 	char role[40], instance[140], last_error[260];
 	int64_t start_time, beat_time, nruns, nitems;

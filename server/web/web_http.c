@@ -106,6 +106,7 @@ static const struct ct_http_route web_routes[] = {
 	GET("/"), GET("/users"), GET("/teams"), GET("/hosts"),
 	GET("/user/*"), GET("/team/*"), GET("/host/*"),
 	GET("/jobs"), GET("/job/*"), GET("/status"), GET("/tasks"),
+	GET("/about"), GET("/news"), GET("/news.atom"), GET("/client/*"),
 	GET("/account"), GET("/account/create"), POST("/account/create"),
 	GET("/account/prefs"), POST("/account/prefs"),
 	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"),

@@ -50,6 +50,14 @@ int ct_web_page_reset(struct ct_web_req *req, struct ct_web_resp *resp);
 extern const char *const ct_web_countries[];
 int ct_web_country_ok(const char *name);
 
+/* ---- project page, news, client downloads (web_news.c) ---- */
+int ct_web_page_about(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_news(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_news_atom(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_client_file(struct ct_web_req *req, struct ct_web_resp *resp);
+/* The newest `max` news titles with links to all and to the feed. */
+int ct_web_news_section(struct ct_web_req *req, struct ct_buf *c, size_t max);
+
 /* ---- computing preferences (web_prefs.c) ---- */
 int ct_web_page_prefs(struct ct_web_req *req, struct ct_web_resp *resp);
 

@@ -1185,15 +1185,17 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 	(void)arg;
 	rc = ct_tmpl_printf(c, "<p>%s fine-tunes language models on volunteers' "
 		"computers. Every work unit is checked by replication, and every "
-		"valid result earns credit.</p><p><a href=\"/account/create\">"
-		"Join</a> and attach the <code>ctune</code> client with your "
-		"account key.</p>", ct_web_project_name(req->srv));
+		"valid result earns credit.</p><p><a href=\"/about\" id=\"how-to-join\">"
+		"How to join</a>: an account, the <code>ctune</code> client, one "
+		"command.</p>", ct_web_project_name(req->srv));
 	if (rc == 0)
 		rc = ct_web_get_status(req->db, &st);
 	if (rc == 0)
 		rc = status_cards(c, &st);
 	if (rc == 0)
 		rc = board_section(req, c, "Top participants", &user_view, 0, 10);
+	if (rc == 0)
+		rc = ct_web_news_section(req, c, 3);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
 			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");

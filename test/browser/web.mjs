@@ -155,6 +155,25 @@ await step('status speed has a unit', async () => {
 	check('status shows the speed as a number and a FLOPS unit', /^\d+(\.\d+)? [kMGTPE]?FLOPS$/.test(v), v);
 });
 
+await step('from the home page to joining', async () => {
+	await visit('/');
+	await Promise.all([page.waitForLoadState(), page.click('#how-to-join')]);
+	await page.screenshot({ path: path.join(artDir, 'about.png'), fullPage: true });
+	const steps = await page.locator('#join-steps > li').count();
+	check('the project page says how to join in five steps', steps === 5, `${steps} steps`);
+	const cmd = await page.locator('#join-steps pre.cmd').textContent();
+	check('the steps name this server in the attach command', cmd.includes('ctune attach ' + base), cmd);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/about', 'phone-about.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the project page fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+	const feed = await page.request.get(base + '/news.atom');
+	check('the news feed answers Atom', feed.status() === 200 &&
+		feed.headers()['content-type'].startsWith('application/atom+xml') &&
+		(await feed.text()).includes('<feed xmlns="http://www.w3.org/2005/Atom">'));
+});
+
 await step('phone width', async () => {
 	await page.setViewportSize({ width: 390, height: 844 });
 	for (const [p, shot, sel] of [
