@@ -3,8 +3,8 @@
  * sanity checks and quorum, and adaptive replication. No database, no
  * files: the daemons feed them, the tests call them directly.
  */
-#include "daemons/daemons.h"
-#include "data/db.h"
+#include "quorum.h"
+#include "data/result_state.h"
 #include "ct_err.h"
 
 #include <math.h>
