@@ -21,7 +21,7 @@
 #include "ct_file.h"
 #include "ct_gzip.h"
 #include "ct_gpt2.h"
-#include "daemons/credit.h"
+#include "validate/credit.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/result_state.h"

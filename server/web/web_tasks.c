@@ -21,8 +21,8 @@
 #include "data/db.h"
 #include "data/lora_job.h"
 #include "data/server.h"
-#include "daemons/credit.h"
-#include "daemons/lora_round.h"
+#include "validate/credit.h"
+#include "validate/lora_round.h"
 #include "tmpl.h"
 #include "web_int.h"
 
