@@ -193,6 +193,9 @@ int main(int argc, char **argv)
 		{ "/teams", "sort=rac" }, { "/hosts", "sort=total&page=50" },
 		{ "/user/777", NULL }, { "/team/12", NULL }, { "/status", NULL },
 		{ "/api/v1/users", "sort=rac&page=3" }, { "/metrics", NULL },
+		{ "/tasks", "host=1" }, { "/tasks", "user=1&state=3" }, { "/host/1", NULL },
+		{ "/users", "q=volunteer+12" }, { "/teams", "q=team+3" }, { "/about", NULL },
+		{ "/news.atom", NULL },
 	};
 	int n = argc > 1 ? atoi(argv[1]) : 20000, rc;
 	int nwus = argc > 2 ? atoi(argv[2]) : 100000;

@@ -45,11 +45,16 @@ static struct ct_task *cur_task(struct ct_daemon *d, const struct running *r)
 static enum ct_suspend_reason decide(struct ct_daemon *d, double *idle)
 {
 	struct ct_run_env e = { 0 };
+	struct ct_prefs prefs;
 	time_t now = (time_t)ct_clock_now(d->clk);
 	struct tm tm;
 	int rc;
 
-	if (d->prefs.always) {
+	/* a reload (web, SIGHUP) writes them under the lock */
+	ct_daemon_lock(d);
+	prefs = d->prefs;
+	ct_daemon_unlock(d);
+	if (prefs.always) {
 		e.idle_seconds = 1e9;
 	} else {
 		rc = ct_idle_get(&d->idle, &e.idle_seconds);
@@ -60,17 +65,17 @@ static enum ct_suspend_reason decide(struct ct_daemon *d, double *idle)
 		}
 	}
 	*idle = e.idle_seconds;
-	e.on_battery = d->prefs.run_on_battery ? 0 : ct_prefs_on_battery(NULL);
+	e.on_battery = prefs.run_on_battery ? 0 : ct_prefs_on_battery(NULL);
 	localtime_r(&now, &tm);
 	e.minute_of_day = tm.tm_hour * 60 + tm.tm_min;
 	e.device_is_gpu = d->host.device_is_gpu;
-	if (d->prefs.suspend_cpu_percent > 0 && ct_clock_mono(d->clk) - d->cpu_sampled >= 2.0) {
+	if (prefs.suspend_cpu_percent > 0 && ct_clock_mono(d->clk) - d->cpu_sampled >= 2.0) {
 		/* over >= 2 s: shorter samples are mostly tick noise */
 		(void)ct_cpu_other_percent(&d->cpu, &d->cpu_other);
 		d->cpu_sampled = ct_clock_mono(d->clk);
 	}
 	e.other_cpu_percent = d->cpu_other;
-	return ct_prefs_decide(&d->prefs, &e);
+	return ct_prefs_decide(&prefs, &e);
 }
 
 /* Save the engine state and record it (lock not held on entry). */
@@ -303,7 +308,9 @@ static void step(struct ct_daemon *d, struct running *r)
 	}
 	if (ct_clock_mono(d->clk) - r->last_ckpt >= r->ckpt_every)
 		checkpoint(d, r);
+	ct_daemon_lock(d);
 	pause = ct_prefs_throttle_sleep(&d->prefs, dt);
+	ct_daemon_unlock(d);
 	if (pause > 0)
 		ct_clock_sleep(d->clk, pause);
 }

@@ -25,11 +25,48 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, got_reload;
 
 static void on_signal(int sig)
 {
 	got_signal = sig;
+}
+
+static void on_reload(int sig)
+{
+	(void)sig;
+	got_reload = 1;
+}
+
+int ct_daemon_reload_prefs(struct ct_daemon *d, const char *why)
+{
+	struct ct_prefs p;
+	int rc = ct_prefs_build(&p, d->web_prefs_path, d->prefs_path, d->o->cli_prefs);
+
+	if (rc < 0) {
+		ct_log_warn("preferences (%s): %s; the old ones stay", why, ct_errmsg(rc));
+		return rc;
+	}
+	if (strcmp(p.device, d->prefs.device) != 0 && d->host_xml != NULL)
+		ct_log_warn("preferences: the device changes at the next start");
+	d->prefs = p;
+	ct_log_info("preferences read (%s)", why);
+	ct_daemon_wake(d);
+	return 0;
+}
+
+void ct_daemon_web_prefs(struct ct_daemon *d, const char *text, long long t)
+{
+	int rc;
+
+	if (t <= ct_prefs_web_time(d->web_prefs_path))
+		return;
+	rc = ct_prefs_save_web(d->web_prefs_path, text, t);
+	if (rc < 0) {
+		ct_log_warn("the web's preferences refused: %s", ct_errmsg(rc));
+		return;
+	}
+	(void)ct_daemon_reload_prefs(d, "set on the web");
 }
 
 void ct_daemon_lock(struct ct_daemon *d)
@@ -306,6 +343,10 @@ static int ctl_handler(const char *cmd, struct ct_buf *reply, void *arg)
 	} else if (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0) {
 		d->user_suspended = strcmp(cmd, "suspend") == 0;
 		rc = ct_buf_appends(reply, "ok\n");
+	} else if (strcmp(cmd, "prefs reload") == 0) {
+		rc = ct_daemon_reload_prefs(d, "ctune prefs reload");
+		rc = rc < 0 ? ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc))
+			    : ct_buf_appends(reply, "ok\n");
 	} else if (strcmp(cmd, "quit") == 0) {
 		d->stop = 1;
 		ct_daemon_wake(d);
@@ -336,6 +377,12 @@ static void *ctl_thread(void *varg)
 			a->d->stop = 1;
 			break;
 		}
+		if (got_reload) {
+			got_reload = 0;
+			ct_daemon_lock(a->d);
+			(void)ct_daemon_reload_prefs(a->d, "SIGHUP");
+			ct_daemon_unlock(a->d);
+		}
 		if (a->d->o->exit_after > 0 &&
 		    ct_clock_now(a->d->clk) - a->d->started >= a->d->o->exit_after) {
 			ct_log_info("--exit-after reached: stopping");
@@ -361,7 +408,10 @@ static int make_paths(struct ct_daemon *d)
 	d->cache_dir = ct_cl_path(d->o->dir, CT_CL_CACHE_DIR);
 	d->slots_dir = ct_cl_path(d->o->dir, CT_CL_SLOTS_DIR);
 	d->sock_path = ct_cl_path(d->o->dir, CT_CL_SOCKET_FILE);
-	if (!d->dir || !d->state_path || !d->cache_dir || !d->slots_dir || !d->sock_path)
+	d->prefs_path = ct_cl_path(d->o->dir, CT_CL_PREFS_FILE);
+	d->web_prefs_path = ct_cl_path(d->o->dir, CT_CL_WEB_PREFS_FILE);
+	if (!d->dir || !d->state_path || !d->cache_dir || !d->slots_dir || !d->sock_path ||
+	    !d->prefs_path || !d->web_prefs_path)
 		return CT_ENOMEM;
 	if (ct_mkdir_p(d->cache_dir, 0700) < 0 || ct_mkdir_p(d->slots_dir, 0700) < 0)
 		return ct_error(CT_EIO, "cannot create %s/cache and slots", d->dir);
@@ -425,6 +475,8 @@ static int start(struct ct_daemon *d, int *lock_fd, int *ctl_fd)
 
 	rc = make_paths(d);
 	if (rc == 0) rc = take_lock(d->dir, lock_fd);
+	if (rc == 0) rc = ct_prefs_build(&d->prefs, d->web_prefs_path, d->prefs_path,
+					 d->o->cli_prefs);
 	if (rc == 0) rc = ct_state_load(d->state_path, &d->st);
 	if (rc == 0) rc = ct_state_save(d->st);	/* writable? fail now, not later */
 	if (rc == 0) rc = open_idle(d);
@@ -476,6 +528,8 @@ static void cleanup(struct ct_daemon *d)
 	free(d->cache_dir);
 	free(d->slots_dir);
 	free(d->sock_path);
+	free(d->prefs_path);
+	free(d->web_prefs_path);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->wake);
 }
@@ -496,10 +550,11 @@ int ct_daemon_run(const struct ct_daemon_opts *o)
 	memset(&d, 0, sizeof(d));
 	d.o = o;
 	d.clk = o->clk ? o->clk : &ct_clock_system;
-	d.prefs = o->prefs;
+	ct_prefs_default(&d.prefs);
 	init_sync(&d);
 	ct_backoff_init(&d.backoff, o->backoff_base, o->backoff_cap, 0);
 	ct_os_on_stop(on_signal);
+	ct_os_on_reload(on_reload);
 	ct_os_no_sigpipe();
 	ct_http_init();
 	rc = start(&d, &lock_fd, &ctl_fd);

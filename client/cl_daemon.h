@@ -23,7 +23,10 @@
 
 struct ct_daemon_opts {
 	const char *dir;		/* state directory (exists, 0700) */
-	struct ct_prefs prefs;		/* prefs.conf + command line */
+	/* the command line's preferences, prefs.conf keys (NULL: none): the
+	 * daemon reads defaults, the web's, prefs.conf, then these, at start
+	 * and on every reload (cl_prefs.h) */
+	const struct ct_conf *cli_prefs;
 	const char *idle_file;		/* test idle source, or NULL */
 	double backoff_base;		/* seconds; <= 0: 60 */
 	double backoff_cap;		/* seconds; <= 0: 4 h */

@@ -23,7 +23,10 @@ struct ct_daemon {
 	const struct ct_daemon_opts *o;
 	const struct ct_clock *clk;
 	char *dir, *state_path, *cache_dir, *slots_dir, *sock_path;
-	struct ct_prefs prefs;
+	char *prefs_path, *web_prefs_path;	/* prefs.conf, prefs_web.conf */
+	struct ct_prefs prefs;		/* in force (ct_daemon_reload_prefs); written
+					 * under the lock, read under it or by the
+					 * compute thread's copy */
 	struct ct_idle_source idle;
 	struct ct_cpu_sampler cpu;	/* compute thread only */
 	double cpu_other, cpu_sampled;	/* last other-CPU %, its mono time */
@@ -35,6 +38,7 @@ struct ct_daemon {
 	struct ct_state *st;
 	struct ct_backoff backoff;
 	int user_suspended;		/* "suspend" on the socket */
+	int no_work_logged;		/* "asking for no work" was logged */
 	enum ct_suspend_reason reason;	/* the compute thread's last decision */
 	double idle_seconds;
 	char running_project[1024];	/* task the compute thread has open */
@@ -56,6 +60,15 @@ void ct_daemon_unlock(struct ct_daemon *d);
 /* Save the state (lock held); a failure is logged, not fatal: the old file
  * stays valid and the next save tries again. */
 void ct_daemon_save(struct ct_daemon *d);
+
+/* Read the preferences again (cl_prefs.h's ct_prefs_build: defaults, the
+ * web's, prefs.conf, the command line) into d->prefs; lock held. A bad
+ * prefs.conf keeps the old ones (logged). Returns 0 or that error. */
+int ct_daemon_reload_prefs(struct ct_daemon *d, const char *why);
+
+/* Keep the web's preferences of a scheduler reply when they are newer
+ * than those kept, and apply them (lock held). */
+void ct_daemon_web_prefs(struct ct_daemon *d, const char *text, long long t);
 
 /* Wake the network threads (lock held). */
 void ct_daemon_wake(struct ct_daemon *d);

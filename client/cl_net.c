@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #define MAX_TRANSFER_FAILURES 8	/* then the task is reported as failed */
@@ -277,6 +278,23 @@ static int do_upload(struct ct_daemon *d, const char *url)
 
 /* ---- scheduler RPC ---- */
 
+/* 1 if now (local time) is outside the run_hours window. */
+static int outside_run_hours(const struct ct_daemon *d)
+{
+	time_t now = (time_t)ct_clock_now(d->clk);
+	struct ct_run_env e = { .idle_seconds = 1e9, .device_is_gpu = 1 };
+	struct ct_prefs p = d->prefs;
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	e.minute_of_day = tm.tm_hour * 60 + tm.tm_min;
+	/* the window alone: the other reasons pass for a moment */
+	p.gpu_only = 0;
+	p.run_on_battery = 1;
+	p.suspend_cpu_percent = 0;
+	return ct_prefs_decide(&p, &e) == CT_SUSPEND_TIME_OF_DAY;
+}
+
 /* How many results to ask for (0: none needed): the work buffer
  * (cl_buffer.h) on the host's measured speed. */
 static int work_wanted(struct ct_daemon *d, const struct ct_project *p)
@@ -286,6 +304,15 @@ static int work_wanted(struct ct_daemon *d, const struct ct_project *p)
 
 	if (d->prefs.gpu_only && !d->host.device_is_gpu)
 		return 0;	/* could not compute it anyway */
+	/* a task fetched now would wait, holding up its WU's other replica */
+	if (outside_run_hours(d) || d->user_suspended) {
+		if (!d->no_work_logged)
+			ct_log_info("%s: asking for no work: %s", p->url, d->user_suspended ?
+				    "suspended by user" : "outside run hours");
+		d->no_work_logged = 1;
+		return 0;
+	}
+	d->no_work_logged = 0;
 	ct_buffer_queued(p, &ntasks, &tokens);
 	for (size_t i = 0; i < p->ntasks; i++) {
 		double w = ct_buffer_task_tokens(&p->tasks[i]);
@@ -346,6 +373,8 @@ static void rpc_apply(struct ct_daemon *d, struct ct_project *p, const struct ct
 		nrep += t != NULL && t->state == CT_TASK_DONE;
 	}
 	rc = ct_rpc_apply_reply(p, r, now, &nnew);
+	if (r->web_prefs != NULL)	/* the account's, from the project's web site */
+		ct_daemon_web_prefs(d, r->web_prefs, r->web_prefs_time);
 	if (rc < 0)
 		ct_log_error("%s: applying the reply: %s", p->url, ct_errmsg(rc));
 	/* asked for work and got none: wait request_delay before asking again */

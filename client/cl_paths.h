@@ -15,6 +15,7 @@
 /* File names inside the state directory. */
 #define CT_CL_STATE_FILE "client_state.xml"
 #define CT_CL_PREFS_FILE "prefs.conf"
+#define CT_CL_WEB_PREFS_FILE "prefs_web.conf"	/* the web's, from the scheduler */
 #define CT_CL_SOCKET_FILE "ctune.sock"
 #define CT_CL_LOCK_FILE "ctune.lock"
 #define CT_CL_CACHE_DIR "cache"

@@ -7,8 +7,10 @@
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_log.h"
+#include "ct_time.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,43 +35,9 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->disk_min_free_gb = 0.1;
 }
 
-static int parse_hhmm(const char *s, char **end, int *minutes)
-{
-	long h, m = 0;
-
-	h = strtol(s, end, 10);
-	if (*end == s || h < 0 || h > 24)
-		return CT_EINVAL;
-	if (**end == ':') {
-		s = *end + 1;
-		m = strtol(s, end, 10);
-		if (*end == s || m < 0 || m > 59)
-			return CT_EINVAL;
-	}
-	if (h == 24 && m != 0)
-		return CT_EINVAL;
-	*minutes = (int)((h * 60 + m) % 1440);
-	return 0;
-}
-
 int ct_prefs_parse_hours(const char *s, int *from, int *to)
 {
-	char *end;
-	int a, b;
-
-	if (s == NULL || *s == '\0' || strcmp(s, "any") == 0) {
-		*from = *to = -1;
-		return 0;
-	}
-	if (parse_hhmm(s, &end, &a) < 0 || *end != '-')
-		return ct_error(CT_EINVAL, "run_hours '%s': expected HH[:MM]-HH[:MM]", s);
-	if (parse_hhmm(end + 1, &end, &b) < 0 || *end != '\0')
-		return ct_error(CT_EINVAL, "run_hours '%s': expected HH[:MM]-HH[:MM]", s);
-	if (a == b)
-		a = b = -1;
-	*from = a;
-	*to = b;
-	return 0;
+	return ct_time_parse_hours(s, from, to);
 }
 
 int ct_prefs_check_device(const char *s)
@@ -95,6 +63,13 @@ static const char *const known_keys[] = {
 	"disk_max_gb", "disk_min_free_gb",
 };
 
+const char *const ct_prefs_web_keys[] = {
+	"max_cpu_percent", "run_hours", "idle_minutes", "run_on_battery",
+	"suspend_cpu_percent", "disk_max_gb", "disk_min_free_gb", NULL,
+};
+
+#define WEB_TIME_KEY "web_prefs_time"	/* in the saved web file only */
+
 static void warn_unknown(const struct ct_conf *c)
 {
 	for (size_t i = 0; i < ct_conf_count(c); i++) {
@@ -104,7 +79,7 @@ static void warn_unknown(const struct ct_conf *c)
 		for (j = 0; j < sizeof(known_keys) / sizeof(known_keys[0]); j++)
 			if (strcmp(k, known_keys[j]) == 0)
 				break;
-		if (j == sizeof(known_keys) / sizeof(known_keys[0]))
+		if (j == sizeof(known_keys) / sizeof(known_keys[0]) && strcmp(k, WEB_TIME_KEY) != 0)
 			ct_log_warn("prefs: unknown key '%s' ignored", k);
 	}
 }
@@ -185,6 +160,82 @@ int ct_prefs_load(struct ct_prefs *p, const char *path)
 		return rc;
 	rc = ct_prefs_from_conf(p, c);
 	ct_conf_free(c);
+	return rc;
+}
+
+int ct_prefs_build(struct ct_prefs *p, const char *web_path, const char *file_path,
+		   const struct ct_conf *cli)
+{
+	struct ct_prefs n;
+	int rc;
+
+	ct_prefs_default(&n);
+	if (web_path != NULL) {
+		struct ct_prefs w = n;
+
+		rc = ct_prefs_load(&w, web_path);
+		if (rc < 0)
+			ct_log_warn("prefs: the web's, %s: %s (ignored)", web_path, ct_errmsg(rc));
+		else
+			n = w;
+	}
+	rc = file_path != NULL ? ct_prefs_load(&n, file_path) : 0;
+	if (rc == 0 && cli != NULL)
+		rc = ct_prefs_from_conf(&n, cli);
+	if (rc == 0)
+		*p = n;
+	return rc;
+}
+
+long long ct_prefs_web_time(const char *web_path)
+{
+	struct ct_conf *c = NULL;
+	long t = 0;
+
+	if (ct_conf_load(web_path, &c) < 0)
+		return 0;
+	if (ct_conf_get_int(c, WEB_TIME_KEY, 0, 0, LONG_MAX, &t) < 0)
+		t = 0;
+	ct_conf_free(c);
+	return t;
+}
+
+static int web_key(const char *k)
+{
+	for (size_t i = 0; ct_prefs_web_keys[i] != NULL; i++)
+		if (strcmp(k, ct_prefs_web_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int ct_prefs_save_web(const char *web_path, const char *text, long long t)
+{
+	struct ct_conf *in = NULL, *out = NULL;
+	struct ct_prefs check;
+	char ts[32];
+	int rc;
+
+	rc = ct_conf_parse(text, strlen(text), "the web's preferences", &in);
+	if (rc == 0)
+		rc = ct_conf_new(&out);
+	for (size_t i = 0; rc == 0 && i < ct_conf_count(in); i++) {
+		const char *k = ct_conf_key_at(in, i);
+
+		if (web_key(k))
+			rc = ct_conf_set(out, k, ct_conf_get(in, k));
+		else
+			ct_log_warn("prefs: the web may not set '%s': ignored", k);
+	}
+	ct_prefs_default(&check);
+	if (rc == 0)
+		rc = ct_prefs_from_conf(&check, out);
+	snprintf(ts, sizeof(ts), "%lld", t);
+	if (rc == 0)
+		rc = ct_conf_set(out, WEB_TIME_KEY, ts);
+	if (rc == 0)
+		rc = ct_conf_save(out, web_path);
+	ct_conf_free(in);
+	ct_conf_free(out);
 	return rc;
 }
 

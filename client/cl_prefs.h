@@ -2,8 +2,10 @@
  * cl_prefs.h - the volunteer's preferences and the decision "may the client
  * compute now?".
  *
- * Preferences come from prefs.conf in the state directory (ct_conf format)
- * and are then overridden by command-line options of `ctune run`:
+ * Preferences come, lowest first, from the defaults, the project's web
+ * site (ct_prefs_save_web: the keys of ct_prefs_web_keys, kept in
+ * prefs_web.conf), prefs.conf in the state directory (ct_conf format) and
+ * the command-line options of `ctune run` (ct_prefs_build):
  *
  *   idle_minutes = 3          # compute only after this long without input
  *   run_on_battery = off      # compute on a laptop running on battery
@@ -65,6 +67,30 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c);
 
 /* Load path into p if it exists (missing file: p unchanged, 0). */
 int ct_prefs_load(struct ct_prefs *p, const char *path);
+
+/* The keys computing preferences on the project's web site may set (the
+ * rest stay the computer's own), NULL-terminated. */
+extern const char *const ct_prefs_web_keys[];
+
+/* The preferences in force, lowest first: the defaults, the web's (the
+ * file web_path, as saved by ct_prefs_save_web; a bad one is logged and
+ * skipped), the volunteer's prefs.conf (file_path; missing: none) and the
+ * command line's (cli, may be NULL: keys as in prefs.conf), as BOINC's
+ * local override wins over the web. Returns 0 or the CT_ECONFIG of
+ * prefs.conf or cli (p untouched then). */
+int ct_prefs_build(struct ct_prefs *p, const char *web_path, const char *file_path,
+		   const struct ct_conf *cli);
+
+/* The time (web_prefs_time) of the web preferences saved at web_path, 0
+ * when there are none. */
+long long ct_prefs_web_time(const char *web_path);
+
+/* Keep the web's preferences `text` (prefs.conf lines) saved at unix time
+ * t: the keys of ct_prefs_web_keys only (others are dropped with a
+ * warning), each checked as prefs.conf's are, written atomically to
+ * web_path with their time. Returns 0, or CT_ECONFIG for a value the
+ * client refuses (nothing written), or a file error. */
+int ct_prefs_save_web(const char *web_path, const char *text, long long t);
 
 /* Parse "HH[:MM]-HH[:MM]" (or "" / "any": no window). Returns 0 or
  * CT_EINVAL; from == to means no window. */

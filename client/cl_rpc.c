@@ -114,6 +114,7 @@ int ct_rpc_build_request(const struct ct_state *st, const struct ct_project *p,
 
 void ct_sched_reply_free(struct ct_sched_reply *r)
 {
+	free(r->web_prefs);
 	for (size_t i = 0; i < r->nacks; i++) {
 		free(r->acks[i].name);
 		free(r->acks[i].code);
@@ -336,6 +337,19 @@ static int parse_header(xmlNodePtr root, struct ct_sched_reply *r)
 	if (rc == 0 && r->host_secret != NULL && !ct_rpc_host_secret_valid(r->host_secret))
 		rc = ct_error(CT_EPROTO, "bad host_secret in the scheduler reply");
 	if (rc == 0) rc = opt_str(root, "project_name", &r->project_name);
+	e = ct_xml_child(root, "web_prefs");
+	if (rc == 0 && e != NULL) {
+		int64_t t = 0;
+
+		rc = ct_xml_get_int64(e, "mod_time", 1, INT64_MAX, &t);
+		if (rc == 0)
+			rc = ct_xml_get_str(e, "conf", CT_RPC_MAX_WEB_PREFS, &r->web_prefs);
+		if (rc == CT_ENOTFOUND)	/* <conf></conf>: cleared on the web */
+			rc = (r->web_prefs = strdup("")) != NULL ? 0 : CT_ENOMEM;
+		if (rc < 0)
+			rc = ct_error(CT_EPROTO, "scheduler reply: bad <web_prefs>");
+		r->web_prefs_time = t;
+	}
 	e = ct_xml_child(root, "error");
 	if (rc == 0 && e != NULL) {
 		rc = opt_str(e, "code", &r->error_code);

@@ -59,6 +59,8 @@ struct ct_rpc_result {
 	uint64_t max_upload_bytes;
 };
 
+#define CT_RPC_MAX_WEB_PREFS 4096
+
 struct ct_sched_reply {
 	long host_id;			/* 0 if absent */
 	double request_delay;		/* seconds, 0 if absent */
@@ -68,6 +70,11 @@ struct ct_sched_reply {
 	long rank;			/* the user's rank by RAC if sent, else 0 */
 	long pending_results;		/* reported, not yet validated; -1 if absent */
 	char *project_name;
+	/* the account's computing preferences from the web (prefs.conf text
+	 * of at most CT_RPC_MAX_WEB_PREFS bytes) and when they were saved;
+	 * NULL and 0 when the reply has none */
+	char *web_prefs;
+	long long web_prefs_time;
 	char *error_code;		/* whole request refused: "AUTH", ... */
 	char *error_message;
 	struct ct_rpc_ack *acks;

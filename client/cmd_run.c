@@ -7,6 +7,7 @@
 #include "cl_daemon.h"
 #include "cl_paths.h"
 #include "cl_prefs.h"
+#include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_log.h"
@@ -58,49 +59,32 @@ static int number(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-/* Apply one option to the prefs / daemon options. */
-static int apply(int c, const char *arg, struct ct_prefs *p, struct ct_daemon_opts *o,
+/* The options that set a preference: the prefs.conf key each sets, and
+ * the value of a flag (NULL: the option's argument). They become a ct_conf
+ * read over prefs.conf (cl_prefs.h), so a reload keeps them on top. */
+static const struct { int opt; const char *key, *flag; } pref_opts[] = {
+	{ OPT_ALWAYS, "always", "on" }, { OPT_IDLE_MIN, "idle_minutes", NULL },
+	{ OPT_DEVICE, "device", NULL }, { OPT_BATTERY, "run_on_battery", "on" },
+	{ OPT_CPU, "max_cpu_percent", NULL }, { OPT_HOURS, "run_hours", NULL },
+	{ OPT_GPU_ONLY, "gpu_only", "on" }, { OPT_CKPT, "checkpoint_seconds", NULL },
+	{ OPT_BUFFER, "work_buffer", NULL }, { OPT_BUF_MIN, "work_buf_min", NULL },
+	{ OPT_BUF_MAX, "work_buf_max", NULL }, { OPT_CACHE_MB, "cache_max_mb", NULL },
+	{ OPT_SUSPEND_CPU, "suspend_cpu_percent", NULL },
+};
+
+/* Apply one option to the command line's prefs / the daemon options. */
+static int apply(int c, const char *arg, struct ct_conf *cli, struct ct_daemon_opts *o,
 		 const char **log_file)
 {
-	double v = 0;
 	int rc = 0;
 
+	for (size_t i = 0; i < sizeof(pref_opts) / sizeof(pref_opts[0]); i++)
+		if (pref_opts[i].opt == c)
+			return ct_conf_set(cli, pref_opts[i].key,
+					   pref_opts[i].flag ? pref_opts[i].flag : arg);
 	switch (c) {
-	case OPT_ALWAYS: p->always = 1; break;
-	case OPT_IDLE_MIN: rc = number(arg, 0, 1e6, &p->idle_minutes); break;
 	case OPT_IDLE_FILE: o->idle_file = arg; break;
-	case OPT_DEVICE:
-		rc = ct_prefs_check_device(arg);
-		if (rc == 0)
-			snprintf(p->device, sizeof(p->device), "%s", arg);
-		break;
 	case OPT_NO_SELFTEST: o->selftest = 0; break;
-	case OPT_BATTERY: p->run_on_battery = 1; break;
-	case OPT_CPU:
-		rc = number(arg, 1, 100, &v);
-		p->max_cpu_percent = (int)v;
-		break;
-	case OPT_HOURS: rc = ct_prefs_parse_hours(arg, &p->run_from, &p->run_to); break;
-	case OPT_GPU_ONLY: p->gpu_only = 1; break;
-	case OPT_CKPT: rc = number(arg, 0.01, 1e6, &p->checkpoint_seconds); break;
-	case OPT_BUFFER:
-		rc = number(arg, 1, 16, &v);
-		p->work_buffer = (int)v;
-		break;
-	case OPT_BUF_MIN:
-		rc = number(arg, 0, 864000, &p->work_buf_min);
-		if (p->work_buf_max < p->work_buf_min)
-			p->work_buf_max = p->work_buf_min;
-		break;
-	case OPT_BUF_MAX: rc = number(arg, 0, 864000, &p->work_buf_max); break;
-	case OPT_CACHE_MB:
-		rc = number(arg, 0, 1 << 30, &v);
-		p->cache_max_mb = (long)v;
-		break;
-	case OPT_SUSPEND_CPU:
-		rc = number(arg, 0, 100, &v);
-		p->suspend_cpu_percent = (int)v;
-		break;
 	case OPT_BACKOFF: rc = number(arg, 0.01, 1e6, &o->backoff_base); break;
 	case OPT_EXIT_AFTER: rc = number(arg, 0.1, 1e9, &o->exit_after); break;
 	case OPT_LOG_FILE: *log_file = arg; break;
@@ -114,10 +98,11 @@ static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	struct ct_daemon_opts o = { .selftest = 1 };
 	const char *dir_opt = NULL, *log_file = NULL;
 	char *dir = NULL, *prefs_path = NULL;
+	struct ct_conf *cli = NULL;
+	struct ct_prefs check;
 	int c, rc;
 
 	(void)ctx;
-	ct_prefs_default(&o.prefs);
 	/* first pass: --dir only (prefs.conf lives in the dir) */
 	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
 		if (c == 'd')
@@ -130,10 +115,10 @@ static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return CT_EXIT_USAGE;
 	}
 	umask(077);
-	rc = ct_cl_state_dir(dir_opt, &dir);
+	rc = ct_conf_new(&cli);
+	if (rc == 0) rc = ct_cl_state_dir(dir_opt, &dir);
 	if (rc == 0) rc = ct_cl_make_private_dir(dir);
 	if (rc == 0 && (prefs_path = ct_cl_path(dir, CT_CL_PREFS_FILE)) == NULL) rc = CT_ENOMEM;
-	if (rc == 0) rc = ct_prefs_load(&o.prefs, prefs_path);
 	if (rc < 0) {
 		fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
 		goto out;
@@ -142,22 +127,31 @@ static int cmd_run(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
 		if (c == 'd')
 			continue;
-		rc = apply(c, optarg, &o.prefs, &o, &log_file);
+		rc = apply(c, optarg, cli, &o, &log_file);
 		if (rc < 0) {
 			fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
 			rc = CT_EUSAGE;
 			goto out;
 		}
 	}
+	/* the file and the options now, so a mistake stops the start */
+	rc = ct_prefs_build(&check, NULL, prefs_path, cli);
+	if (rc < 0) {
+		fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
+		rc = CT_EUSAGE;
+		goto out;
+	}
 	if (log_file != NULL && (rc = ct_log_open(log_file)) < 0) {
 		fprintf(stderr, "ctune run: %s\n", ct_errmsg(rc));
 		goto out;
 	}
 	o.dir = dir;
+	o.cli_prefs = cli;
 	rc = ct_daemon_run(&o);
 	if (rc < 0)
 		ct_log_error("ctune run: %s", ct_errmsg(rc));
 out:
+	ct_conf_free(cli);
 	free(dir);
 	free(prefs_path);
 	return rc == 0 ? CT_EXIT_OK : rc == CT_EUSAGE ? CT_EXIT_USAGE : CT_EXIT_FAIL;
@@ -191,5 +185,8 @@ const struct ct_cmd_def ct_run_cmd = {
 		"      --backoff-base S       first retry delay after a failure (default 60)\n"
 		"      --exit-after S         stop after S seconds (testing)\n"
 		"      --log-file PATH        log to PATH instead of stderr\n"
-		"Preferences are read from DIR/prefs.conf first.\n",
+		"Preferences: the defaults, then those set on the project's web site\n"
+		"(sent with each scheduler reply, kept in DIR/prefs_web.conf), then\n"
+		"DIR/prefs.conf, then these options. 'ctune prefs reload' or SIGHUP\n"
+		"reads them again.\n",
 };

@@ -156,6 +156,25 @@ static int simple(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }
 
+/* prefs reload: the daemon reads its preferences again */
+static int prefs_reload(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_buf reply = CT_BUF_INIT(1 << 16);
+	struct view_opts v = { 0 };
+	int rc = parse_opts(argc, argv, dir_long, &v);
+
+	(void)ctx;
+	if (rc >= 0)
+		return rc;
+	rc = ask(v.dir, "prefs reload", &reply);
+	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
+		rc = ct_error(CT_ECONFIG, "%s", ct_buf_cstr(&reply));
+	if (rc < 0)
+		fprintf(stderr, "ctune prefs reload: %s\n", ct_errmsg(rc));
+	ct_buf_free(&reply);
+	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
+}
+
 /* ---- the saver ---- */
 
 static volatile sig_atomic_t saver_quit;
@@ -310,4 +329,20 @@ const struct ct_cmd_def ct_quit_cmd = {
 	.name = "quit", .fn = simple, .opts = dir_long, .shortopts = "d:",
 	.summary = "make the daemon checkpoint and exit", .usage = "[--dir DIR]",
 	.help = "Make the daemon checkpoint and exit.\n",
+};
+
+static const struct ct_cmd_def prefs_reload_cmd = {
+	.name = "reload", .fn = prefs_reload, .opts = dir_long, .shortopts = "d:",
+	.summary = "make the daemon read its preferences again", .usage = "[--dir DIR]",
+	.help = "Make the running daemon read its preferences again: the defaults, those\n"
+	"set on the project's web site (DIR/prefs_web.conf), DIR/prefs.conf, then the\n"
+	"options it was started with. SIGHUP does the same. A bad prefs.conf is\n"
+	"refused and the old preferences stay.\n",
+};
+
+static const struct ct_cmd_def *const prefs_cmds[] = { &prefs_reload_cmd, NULL };
+
+const struct ct_cmd_def ct_prefs_cmd = {
+	.name = "prefs", .subs = prefs_cmds,
+	.summary = "the daemon's preferences",
 };

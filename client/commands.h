@@ -27,7 +27,7 @@ extern const struct ct_cmd_def ct_attach_cmd, ct_detach_cmd;
 /* client/cmd_run.c */
 extern const struct ct_cmd_def ct_run_cmd;
 /* client/cmd_status.c */
-extern const struct ct_cmd_def ct_status_cmd, ct_saver_cmd, ct_suspend_cmd,
+extern const struct ct_cmd_def ct_status_cmd, ct_saver_cmd, ct_suspend_cmd, ct_prefs_cmd,
 	ct_resume_cmd, ct_quit_cmd;
 /* client/cmd_devices.c */
 extern const struct ct_cmd_def ct_devices_cmd;

@@ -197,6 +197,11 @@ void ct_os_sock_close(int fd);
  * shutdown) asking this process to stop. fn only sets a flag. */
 void ct_os_on_stop(void (*fn)(int sig));
 
+/* Call fn(sig) from a signal handler when the process is asked to read
+ * its configuration again (POSIX: SIGHUP; Windows has no such request:
+ * nothing happens). */
+void ct_os_on_reload(void (*fn)(int sig));
+
 /* Ask this process to stop as a SIGTERM would: the function ct_os_on_stop
  * registered is called (POSIX: raise(SIGTERM)); nothing before that. For
  * a Windows service's stop and shutdown requests (client/service_win.c). */

@@ -218,6 +218,15 @@ void ct_os_on_stop(void (*fn)(int sig))
 	sigaction(SIGINT, &sa, NULL);
 }
 
+void ct_os_on_reload(void (*fn)(int sig))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 void ct_os_stop(void)
 {
 	raise(SIGTERM);

@@ -273,6 +273,11 @@ void ct_os_on_stop(void (*fn)(int sig))
 	SetConsoleCtrlHandler(on_console, TRUE);
 }
 
+void ct_os_on_reload(void (*fn)(int sig))
+{
+	(void)fn;	/* no SIGHUP: `ctune prefs reload` is the way */
+}
+
 void ct_os_stop(void)
 {
 	void (*fn)(int) = stop_fn;

@@ -21,4 +21,10 @@ double ct_time_cpu_s(void);
  * of that clock (ct_os.h's ct_os_cond_deadline). */
 void ct_time_after(clockid_t clock, double s, struct timespec *ts);
 
+/* Parse a daily window "HH[:MM]-HH[:MM]" (local time, may wrap past
+ * midnight; "" or "any": no window) into minutes after midnight; from ==
+ * to is no window, given as -1 and -1. The client's run_hours and the web's
+ * computing preferences share it. Returns 0 or CT_EINVAL. */
+int ct_time_parse_hours(const char *s, int *from, int *to);
+
 #endif

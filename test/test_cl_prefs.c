@@ -194,5 +194,64 @@ static void test_checkpoint_interval(void **unused)
 	assert_int_equal(load_text(&p, "checkpoint_mb_per_hour = -1\n"), CT_ECONFIG);
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The layers, lowest first: defaults, the web's, prefs.conf, the command
+ * line; the web may set only its keys, values checked as prefs.conf's, and
+ * an older save does not replace a newer one's time. */
+static void test_web_layers(void **unused)
+{
+	char *dir = ct_test_mkdtemp(), web[4200], file[4200];
+	struct ct_conf *cli = NULL;
+	struct ct_prefs p;
+
+	(void)unused;
+	snprintf(web, sizeof(web), "%s/prefs_web.conf", dir);
+	snprintf(file, sizeof(file), "%s/prefs.conf", dir);
+	assert_int_equal(ct_prefs_web_time(web), 0);
+	/* "always" and "device" are the computer's own: dropped */
+	assert_int_equal(ct_prefs_save_web(web, "max_cpu_percent = 40\nrun_hours = 1-2\n"
+					   "idle_minutes = 9\nalways = on\ndevice = cpu\n", 1234),
+			 0);
+	assert_int_equal(ct_prefs_web_time(web), 1234);
+	write_text(file, "idle_minutes = 5\n");
+	assert_int_equal(ct_conf_new(&cli), 0);
+	assert_int_equal(ct_conf_set(cli, "max_cpu_percent", "70"), 0);
+	assert_int_equal(ct_prefs_build(&p, web, file, cli), 0);
+	assert_int_equal(p.max_cpu_percent, 70);	/* the command line wins */
+	assert_true(p.idle_minutes == 5);		/* prefs.conf over the web */
+	assert_int_equal(p.run_from, 60);		/* the web's, nobody else's */
+	assert_int_equal(p.run_to, 120);
+	assert_false(p.always);
+	assert_string_equal(p.device, "auto");
+	assert_int_equal(ct_prefs_build(&p, web, NULL, NULL), 0);
+	assert_int_equal(p.max_cpu_percent, 40);
+	/* a value the client refuses: nothing written, the old ones stay */
+	assert_int_equal(ct_prefs_save_web(web, "max_cpu_percent = 400\n", 2000), CT_ECONFIG);
+	assert_int_equal(ct_prefs_web_time(web), 1234);
+	/* a bad prefs.conf fails the build and leaves p as it was */
+	write_text(file, "max_cpu_percent = lots\n");
+	assert_int_equal(ct_prefs_build(&p, web, file, NULL), CT_ECONFIG);
+	assert_int_equal(p.max_cpu_percent, 40);
+	/* a damaged web file is skipped, not fatal */
+	write_text(web, "run_hours = 25-99\n");
+	write_text(file, "");
+	assert_int_equal(ct_prefs_build(&p, web, file, NULL), 0);
+	assert_int_equal(p.run_from, -1);
+	/* cleared on the web: an empty text saves an empty set */
+	assert_int_equal(ct_prefs_save_web(web, "", 3000), 0);
+	assert_int_equal(ct_prefs_web_time(web), 3000);
+	ct_conf_free(cli);
+	ct_test_rmtree(dir);
+	free(dir);
+}
+
 CT_TEST_MAIN(test_defaults_and_file, test_bad_values, test_hours, test_decide,
-	test_throttle, test_battery, test_checkpoint_interval)
+	test_throttle, test_battery, test_checkpoint_interval, test_web_layers)

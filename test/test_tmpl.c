@@ -130,7 +130,22 @@ static void test_credit_and_date(void **state)
 	assert_string_equal(ct_tmpl_date(s, sizeof(s), 0), "-");
 }
 
+/* The status page's speed: 3.812e-05 TFLOPS reads "38.1 MFLOPS". */
+static void test_flops(void **state)
+{
+	char s[32];
+
+	(void)state;
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 3.812e-05 * 1e12), "38.1 MFLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 1.25e9), "1.25 GFLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 3812e12), "3.81 PFLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 999.6e9), "1 TFLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 12), "12 FLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), 0), "0 FLOPS");
+	assert_string_equal(ct_tmpl_flops(s, sizeof(s), -5), "0 FLOPS");
+}
+
 CT_TEST_MAIN(test_script_name_stays_text, test_attribute_breakout_escaped,
 	test_escapen_drops_nul, test_printf_numbers_and_strings,
 	test_printf_rejects_bad_format, test_printf_respects_cap, test_urlencode,
-	test_render, test_credit_and_date)
+	test_render, test_credit_and_date, test_flops)

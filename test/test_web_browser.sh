@@ -10,6 +10,11 @@
 # attached with the key the account page showed, one creating its own
 # account) compute the seeded "e2e" job, and the browser checks its loss
 # curve, the new credit on the leaderboard and the served stats export.
+# Last the browser sets computing preferences on the web (run hours that
+# exclude the present): a running client gets them at its scheduler call,
+# `ctune status` says it is outside its run hours, and, restarted while a
+# job waits for a second replica, it asks for no work. Then the account's
+# name, profile and, through `ctune-server user reset-link`, its password.
 #
 # Skips (77) only when chromium, node or test/node_modules is missing.
 set -u
@@ -109,7 +114,64 @@ kill "$c1_pid" "$c2_pid" 2>/dev/null
 wait "$c1_pid" "$c2_pid" 2>/dev/null
 c1_pid=""
 c2_pid=""
-browser after
-rc=$?
-cp "$tmp/server.log" "$tmp/c1.log" "$tmp/c2.log" "$art/" 2>/dev/null
-exit $rc
+browser after || { cp "$tmp/server.log" "$tmp/c1.log" "$tmp/c2.log" "$art/" 2>/dev/null; exit 1; }
+
+# Computing preferences set on the web reach a running client: run hours
+# that exclude the present (the clients run in UTC, as the browser chose
+# them), then the client asks for no work although there is some.
+browser prefs || { cp "$tmp/server.log" "$art/" 2>/dev/null; exit 1; }
+win=$(cat "$art/run-hours.txt")
+fail() { echo "FAIL - $1"; cp "$tmp/server.log" "$tmp"/c*.log "$art/" 2>/dev/null; exit 1; }
+wait_until() {	# wait_until CMD...: at most 60 s for CMD to succeed
+	i=0
+	until "$@" >/dev/null 2>&1; do
+		[ $i -ge 600 ] && return 1
+		sleep 0.1; i=$((i + 1))
+	done
+}
+wait_log() { wait_until grep -q "$2" "$1"; }	# wait_log FILE PATTERN
+c1_suspended() { TZ=UTC "$client" --dir "$tmp/c1" status | grep -q "outside run hours"; }
+one_unsent() { curl -sf "$base/api/v1/job/$pj" | grep -q '"results_unsent":1,'; }
+TZ=UTC "$client" --dir "$tmp/c1" run --always --device cpu --no-selftest --backoff-base 1 \
+	--exit-after 120 >"$tmp/c1-prefs.log" 2>&1 &
+c1_pid=$!
+wait_log "$tmp/c1-prefs.log" "preferences read (set on the web)" ||
+	fail "the running client got the web's preferences at its scheduler call"
+grep -q "^run_hours = $win\$" "$tmp/c1/prefs_web.conf" ||
+	fail "the client kept the web's run hours ($win)"
+echo "ok - the running client got the web's preferences ($win) at its scheduler call"
+wait_log "$tmp/c1-prefs.log" "asking for no work: outside run hours" ||
+	fail "the client asks for no work outside the web's run hours"
+wait_until c1_suspended || fail "ctune status says outside run hours"
+echo "ok - the client is suspended by the web's run hours (ctune status)"
+"$client" --dir "$tmp/c1" quit >/dev/null 2>&1
+wait "$c1_pid" 2>/dev/null
+c1_pid=""
+
+# Now there is work: Client B (no web preferences) takes one replica; c1,
+# started again with the web's preferences kept, asks for none.
+"$server" job submit "$tmp/project" --name prefs --model "$tmp/project/text-model.bin" \
+	--train-text /usr/share/common-licenses/BSD --eval-fraction 0.2 --shards 1 \
+	--rounds 1 --steps 2 --batch 1 --seq 8 --lr 1e-3 --quorum 2 --replicas 2 \
+	--allow-random-base >"$tmp/submit.log" 2>&1 || { cat "$tmp/submit.log"; fail "job submit"; }
+pj=$(sed -n 's/^job \([0-9]*\).*/\1/p' "$tmp/submit.log" | head -1)
+"$client" --dir "$tmp/c2" run --always --device cpu --no-selftest --backoff-base 1 \
+	--exit-after 120 >"$tmp/c2-prefs.log" 2>&1 &
+c2_pid=$!
+wait_until one_unsent || fail "Client B took one replica of job $pj"
+TZ=UTC "$client" --dir "$tmp/c1" run --always --device cpu --no-selftest --backoff-base 1 \
+	--exit-after 120 >"$tmp/c1-prefs2.log" 2>&1 &
+c1_pid=$!
+wait_log "$tmp/c1-prefs2.log" "asking for no work: outside run hours" ||
+	fail "the restarted client asks for no work"
+one_unsent || fail "the other replica of job $pj stays for a computer that will run it"
+TZ=UTC "$client" --dir "$tmp/c1" status 2>/dev/null | grep -q "j$pj-" &&
+	fail "the client outside its run hours holds no task of job $pj"
+echo "ok - outside the web's run hours the client holds no task while work waits"
+
+# Account settings, and a forgotten password through the operator's link.
+"$server" user reset-link "$tmp/project" Browser@Example.org >"$art/reset-url.txt" 2>"$tmp/reset.err" ||
+	{ cat "$tmp/reset.err"; fail "ctune-server user reset-link"; }
+browser account || fail "account settings and recovery in the browser"
+cp "$tmp/server.log" "$tmp"/c*.log "$art/" 2>/dev/null
+exit 0

@@ -10,6 +10,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <time.h>
+#include <utime.h>
+
 #include "ct_test.h"
 #include "rpc/account.h"
 #include "ct_buf.h"
@@ -17,8 +20,13 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gzip.h"
+#include "ct_gpt2.h"
+#include "validate/credit.h"
 #include "data/db.h"
+#include "data/dl.h"
+#include "data/result_state.h"
 #include "web/web.h"
+#include "web/web_data.h"
 #include "web_fixture.h"
 
 #define NUSERS 5
@@ -75,6 +83,7 @@ static void request(const char *method, const char *path, const char *query,
 
 	ct_web_req_init(&req, &fx.srv, fx.db, method, path);
 	req.cookie = cookie;
+	req.remote_addr = "127.0.0.1";	/* loopback: the rate limits let it be */
 	ct_web_resp_init(resp);
 	if (query != NULL)
 		assert_int_equal(ct_web_req_parse_form(&req, query, strlen(query)), 0);
@@ -445,8 +454,477 @@ static void test_stats_export_matches_db(void **state)
 	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 1);
 }
 
+/* The stats role redoes an export written before this process started,
+ * however young: a restart refreshes tables.xml at once. */
+static void test_stats_export_redone_after_restart(void **state)
+{
+	char path[4300];
+	struct utimbuf old;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/html/stats/tables.xml", fx.srv.dir);
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.stats_interval", "2592000"), 0);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 0);
+	/* an hour old: well inside the interval, but older than this process */
+	old.actime = old.modtime = time(NULL) - 86400;
+	assert_int_equal(utime(path, &old), 0);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 1);
+	assert_int_equal(ct_stats_export_run_once(&fx.srv, fx.db), 0);
+}
+
+/* The rank of `id` in the JSON of a board or page (its "rank" member). */
+static long long rank_in(const char *json, int64_t id)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "{\"id\":%lld,\"rank\":", (long long)id);
+	p = strstr(json, pat);
+	assert_non_null(p);
+	return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* One rule everywhere: ties share a rank, 1 + those with more credit,
+ * on both orders, on the board, a user's own page and the host board;
+ * the home page's top lists only who has earned credit. */
+static void test_ties_share_a_rank(void **state)
+{
+	char key[CT_ACCOUNT_KEY_HEXLEN + 1], path[64];
+	struct ct_web_resp r;
+	int64_t id[2];
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.cache_ttl", "0"), 0);
+	for (int i = 0; i < 2; i++) {
+		char name[32], email[64];
+
+		snprintf(name, sizeof(name), "tied %d", i);
+		snprintf(email, sizeof(email), "tied%d@example.org", i);
+		assert_int_equal(ct_account_create(fx.db, name, email, "tied-password", key,
+						   &id[i]), 0);
+	}
+	for (int s = 0; s < 2; s++) {
+		request("GET", "/api/v1/users", s ? "sort=total" : "sort=rac", NULL, NULL, &r);
+		assert_int_equal(rank_in(body(&r), id[0]), NUSERS + 1);
+		assert_int_equal(rank_in(body(&r), id[1]), NUSERS + 1);
+		assert_int_equal(rank_in(body(&r), fx.users[NUSERS - 1].id), 1);
+		ct_web_resp_free(&r);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/api/v1/user/%lld", (long long)id[i]);
+		request("GET", path, NULL, NULL, NULL, &r);
+		assert_int_equal(rank_in(body(&r), id[i]), NUSERS + 1);
+		ct_web_resp_free(&r);
+	}
+	/* the HTML shows the same numbers */
+	request("GET", "/users", "sort=total", NULL, NULL, &r);
+	snprintf(path, sizeof(path), "<tr data-id=\"%lld\"><td class=\"num\">%d</td>",
+		 (long long)id[0], NUSERS + 1);
+	assert_non_null(strstr(body(&r), path));
+	ct_web_resp_free(&r);
+	/* the home page's top 10 leaves the two without credit out */
+	request("GET", "/", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "volunteer 4"));
+	assert_null(strstr(body(&r), "tied 0"));
+	assert_null(strstr(body(&r), "tied 1"));
+	ct_web_resp_free(&r);
+}
+
+/* A job page says what is trained and on what; a team page says why its
+ * total is not the members' sum; the status page's speed has a unit. */
+static void test_job_inputs_team_note_speed(void **state)
+{
+	struct ct_web_resp r;
+	char path[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/job/%lld", (long long)fx.jobid);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"job-inputs\""));
+	/* the fixture's model: GPT-2, L=1, C=8, NH=2, V=64, maxT=16 */
+	assert_non_null(strstr(body(&r), "GPT-2, 1 layer, width 8, 2 heads, vocabulary 64, "
+			       "context 16 tokens"));
+	assert_non_null(strstr(body(&r), "full fine-tuning"));
+	/* 300 training tokens in 3 shards */
+	assert_non_null(strstr(body(&r), "300 tokens in 3 shards"));
+	ct_web_resp_free(&r);
+	snprintf(path, sizeof(path), "/api/v1/job/%lld", (long long)fx.jobid);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"inputs\":{\"model_sha256\":\""));
+	assert_non_null(strstr(body(&r), "\"train_tokens\":300"));
+	ct_web_resp_free(&r);
+
+	request("GET", "/status", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "Computing speed (24 h)"));
+	assert_non_null(strstr(body(&r), "FLOPS</div>"));
+	assert_null(strstr(body(&r), "e-0"));
+	ct_web_resp_free(&r);
+}
+
+/* Move result `id` along the states `path` (ct_res_move, as the server's
+ * roles do), recording the host and user on the send. */
+static void walk(int64_t id, const enum ct_res_state *path, size_t n,
+		 const struct web_fx_user *u)
+{
+	struct ct_res_change c = { .now = ct_db_now(fx.db), .hostid = u->hostid,
+				   .userid = u->id, .deadline = ct_db_now(fx.db) + 86400,
+				   .elapsed_s = 12 };
+
+	for (size_t i = 1; i < n; i++)
+		assert_int_equal(ct_res_move(fx.db, id, path[i - 1], path[i], &c), 1);
+}
+
+/* A computer's and a user's tasks: one in each state, listed and counted
+ * by state, and the pending one's credit what the validator's formula
+ * gives for the job (every valid result of a job earns the same). */
+static void test_tasks_by_state_and_pending_credit(void **state)
+{
+	static const enum ct_res_state run[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS },
+		rep[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED },
+		bad[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED, CT_RES_INVALID },
+		err[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR };
+	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 8,
+					    .Vp = 64 };
+	const struct web_fx_user *u = &fx.users[1];
+	double want = ct_credit_from_flops(ct_credit_wu_flops(&cfg, 8, 1, 2));
+	int64_t jobid = 0, rid[4];
+	struct ct_web_resp r;
+	char q[96], pat[160];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.cache_ttl", "0"), 0);
+	assert_int_equal(web_fx_submit(&fx, "tasks <i>job</i>", 2, 1, 2, &jobid), 0);
+	assert_int_equal(ct_dl_query_ids(fx.db, rid, 4, &n, "SELECT id FROM result WHERE "
+					 "jobid = ? ORDER BY id", CT_DB_ARGS(jobid)), 0);
+	assert_int_equal(n, 4);
+	walk(rid[0], run, 2, u);
+	walk(rid[1], rep, 3, u);
+	walk(rid[2], bad, 4, u);
+	walk(rid[3], err, 3, u);
+
+	snprintf(q, sizeof(q), "host=%lld", (long long)u->hostid);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	/* the fixture's own results are still out (credited early, as it does) */
+	snprintf(pat, sizeof(pat), "\"counts\":{\"all\":%d,\"in progress\":%d,"
+		 "\"pending validation\":1,\"valid\":0,\"invalid\":1,\"error\":1}",
+		 u->nresults + 4, u->nresults + 1);
+	assert_non_null(strstr(body(&r), pat));
+	snprintf(pat, sizeof(pat), "\"pending_credit\":%.17g", want);
+	assert_non_null(strstr(body(&r), pat));
+	assert_true(want > 0);
+	ct_web_resp_free(&r);
+
+	/* the page filtered to pending lists that one task, escaped job name */
+	snprintf(q, sizeof(q), "host=%lld&state=2", (long long)u->hostid);
+	request("GET", "/tasks", q, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 1);
+	snprintf(pat, sizeof(pat), "<tr data-id=\"%lld\" data-state=\"2\">", (long long)rid[1]);
+	assert_non_null(strstr(body(&r), pat));
+	assert_non_null(strstr(body(&r), "tasks &lt;i&gt;job&lt;/i&gt;"));
+	assert_non_null(strstr(body(&r), "id=\"pending-credit\""));
+	ct_web_resp_free(&r);
+
+	/* the user's page has the same section; the user's list the same count */
+	snprintf(q, sizeof(q), "/user/%lld", (long long)u->id);
+	request("GET", q, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"task-states\""));
+	snprintf(pat, sizeof(pat), "pending validation <span class=\"count\">1</span>");
+	assert_non_null(strstr(body(&r), pat));
+	ct_web_resp_free(&r);
+
+	/* once one result of the job is valid, pending ones count its credit */
+	walk(rid[1], (const enum ct_res_state[]){ CT_RES_REPORTED, CT_RES_VALID }, 2, u);
+	assert_int_equal(ct_db_begin(fx.db), 0);
+	assert_true(ct_credit_grant(fx.db, rid[1], 7.25, ct_db_now(fx.db)) >= 0);
+	assert_int_equal(ct_db_commit(fx.db), 0);
+	walk(rid[0], (const enum ct_res_state[]){ CT_RES_IN_PROGRESS, CT_RES_REPORTED }, 2, u);
+	snprintf(q, sizeof(q), "user=%lld", (long long)u->id);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"pending validation\":1,\"valid\":1,"));
+	assert_non_null(strstr(body(&r), "\"pending_credit\":7.25"));
+	ct_web_resp_free(&r);
+
+	request("GET", "/tasks", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+}
+
+/* POST `form` (with the page's CSRF token in front) to `path` as the
+ * session `cookie`; the caller frees r. */
+static void post_form(const char *path, const char *cookie, const char *csrf,
+		      const char *form, struct ct_web_resp *r)
+{
+	char full[1024];
+
+	snprintf(full, sizeof(full), "csrf=%s&%s", csrf, form);
+	request("POST", path, NULL, cookie, full, r);
+}
+
+/* A user's name (unique, without case), password, profile, a new key; a
+ * forgotten password through an operator's one-time link. */
+static void test_account_settings_and_reset(void **state)
+{
+	const struct web_fx_user *u = &fx.users[2];
+	char session[200], anon[200], csrf[65], form[512], key[CT_ACCOUNT_KEY_HEXLEN + 1];
+	char token[65], name[65], hash[65], path[96];
+	struct ct_db_res *res = NULL;
+	struct ct_web_resp r;
+	int64_t uid = 0, id = 0;
+	const char *p;
+
+	(void)state;
+	request("GET", "/account/login", NULL, NULL, NULL, &r);
+	take_cookie(&r, "ct_csrf=", anon, sizeof(anon));
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "email=%s&password=%s", "user2%40example.org", u->password);
+	post_form("/account/login", anon, csrf, form, &r);
+	take_cookie(&r, "ct_session=", session, sizeof(session));
+	ct_web_resp_free(&r);
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	assert_int_equal(r.status, 200);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+
+	/* a name another user has, in other case: refused; a wrong password too */
+	snprintf(form, sizeof(form), "what=name&name=VOLUNTEER+3&password=%s", u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(body(&r), "is taken"));
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=name&name=Dana&password=wrong-one", &r);
+	assert_int_equal(r.status, 403);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "what=name&name=Dana+%%3Cb%%3E&password=%s", u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_db_query(fx.db, &res, "SELECT name FROM `user` WHERE id = ?", "l",
+				     u->id), 0);
+	assert_true(ct_db_next(res) > 0);
+	assert_string_equal(ct_db_str(res, 0), "Dana <b>");
+	ct_db_res_free(res);
+	/* the web's sign-up refuses a taken name as well */
+	assert_int_equal(ct_account_create(fx.db, "dana <B>", "d2@example.org", "pw-12345678",
+					   key, &id), CT_EEXISTS);
+
+	/* a new password keeps the same account key */
+	snprintf(form, sizeof(form), "what=password&new_password=new-pass-2&password=%s",
+		 u->password);
+	post_form("/account/settings", session, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "new-pass-2", key, &uid, name), 0);
+	assert_string_equal(key, u->key);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, u->password, key, &uid, name),
+			 CT_EAUTH);
+
+	/* a profile: a country from the list, text that stays text */
+	post_form("/account/settings", session, csrf, "what=profile&country=Atlantis&profile=x", &r);
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=profile&country=France&"
+		  "profile=%3Cscript%3Ehi%3C%2Fscript%3E%0Athere", &r);
+	assert_int_equal(r.status, 200);
+	ct_web_resp_free(&r);
+	snprintf(path, sizeof(path), "/user/%lld", (long long)u->id);
+	request("GET", path, NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"profile\">&lt;script&gt;hi&lt;/script&gt;\nthere"));
+	assert_non_null(strstr(body(&r), "<div class=\"v\">France</div>"));
+	ct_web_resp_free(&r);
+
+	/* forgotten: the operator's one-time link sets a new password */
+	assert_int_equal(ct_account_reset_start(fx.db, "USER2@example.org", 3600, token, &uid), 0);
+	assert_int_equal(uid, u->id);
+	snprintf(path, sizeof(path), "token=%s", token);
+	request("GET", "/account/reset", path, anon, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "token=%s&new_password=short", token);
+	post_form("/account/reset", anon, csrf, form, &r);
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	snprintf(form, sizeof(form), "token=%s&new_password=after-reset-1", token);
+	post_form("/account/reset", anon, csrf, form, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(body(&r), "id=\"reset-done\""));
+	ct_web_resp_free(&r);
+	post_form("/account/reset", anon, csrf, form, &r);	/* once only */
+	assert_int_equal(r.status, 400);
+	ct_web_resp_free(&r);
+	/* the new password signs in; the old key cannot be shown, still works */
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", key, &uid, name), 0);
+	assert_string_equal(key, "");
+	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), 0);
+	assert_int_equal(id, u->id);
+
+	/* a new key: shown once, the old one no longer signs anything */
+	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);
+	assert_int_equal(r.status, 403);	/* the session's token, not the anonymous one */
+	ct_web_resp_free(&r);
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);
+	assert_int_equal(r.status, 200);
+	p = strstr(body(&r), "id=\"account-key\">");
+	assert_non_null(p);
+	snprintf(key, sizeof(key), "%.32s", p + strlen("id=\"account-key\">"));
+	ct_web_resp_free(&r);
+	assert_int_equal(ct_account_key_hash(key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), 0);
+	assert_int_equal(id, u->id);
+	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", token, &uid, name), 0);
+	assert_string_equal(token, key);
+	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
+	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 "s", hash), CT_ENOTFOUND);
+}
+
+/* The rank and RAC of the first and the last row of a board's JSON page. */
+static void page_ends(const char *json, long long *rank0, double *rac0, long long *rankn,
+		      double *racn)
+{
+	const char *p = strstr(json, "\"rank\":"), *last = p;
+
+	assert_non_null(p);
+	*rank0 = strtoll(p + 7, NULL, 10);
+	*rac0 = strtod(strstr(p, "\"expavg_credit\":") + 16, NULL);
+	while ((p = strstr(p + 1, "\"rank\":")) != NULL)
+		last = p;
+	*rankn = strtoll(last + 7, NULL, 10);
+	*racn = strtod(strstr(last, "\"expavg_credit\":") + 16, NULL);
+}
+
+/* Page numbers, a page to go to, a tie across a page boundary keeping one
+ * rank, and name search (wildcards are text). 120 users by plain INSERTs:
+ * load, not behaviour (as bench/bench_web). */
+static void test_pages_and_search(void **state)
+{
+	long long r0, rn, s0, sn;
+	double a0, an, b0, bn;
+	struct ct_web_resp r;
+	char auth[65], name[32], email[48];
+
+	(void)state;
+	for (int i = 0; i < 120; i++) {
+		/* 1000, then pairs: 999.5 twice, 999 twice, ... (rows 49 and 50 tie) */
+		double rac = 1000 - 0.5 * ((i + 1) / 2);
+
+		snprintf(auth, sizeof(auth), "%064d", i);
+		snprintf(name, sizeof(name), "pager %03d", i);
+		snprintf(email, sizeof(email), "pager%d@example.org", i);
+		assert_true(ct_db_exec(fx.db, "INSERT INTO `user` (create_time, name, email, "
+			"passwd_hash, auth_hash, total_credit, expavg_credit) VALUES "
+			"(1, ?, ?, 'x', ?, ?, ?)", "sssdd", name, email, auth, rac, rac) >= 0);
+	}
+	request("GET", "/users", "sort=rac&page=2", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	/* 120 + the fixture's users: three pages, each linked, page 2 current */
+	assert_non_null(strstr(body(&r), "href=\"/users?sort=rac&amp;page=1\">1</a>"));
+	assert_non_null(strstr(body(&r), "<span class=\"on\" aria-current=\"page\">2</span>"));
+	assert_non_null(strstr(body(&r), "href=\"/users?sort=rac&amp;page=3\">3</a>"));
+	assert_non_null(strstr(body(&r), "name=\"page\" type=\"number\" min=\"1\" max=\"3\""));
+	assert_non_null(strstr(body(&r), "\xe2\x86\x90 Previous</a>"));
+	ct_web_resp_free(&r);
+	/* the tie of rows 50 and 51 (1-based) keeps one rank across the pages */
+	request("GET", "/api/v1/users", "sort=rac&page=1", NULL, NULL, &r);
+	page_ends(body(&r), &r0, &a0, &rn, &an);
+	ct_web_resp_free(&r);
+	request("GET", "/api/v1/users", "sort=rac&page=2", NULL, NULL, &r);
+	page_ends(body(&r), &s0, &b0, &sn, &bn);
+	ct_web_resp_free(&r);
+	assert_int_equal(r0, 1);
+	assert_true(an == b0);
+	assert_int_equal(rn, 50);
+	assert_int_equal(s0, 50);
+	assert_int_equal(sn, 100);	/* rows 100 and 101 tie too: the first of them */
+
+	/* search: by the start of a name, any case; "%" is text */
+	request("GET", "/users", "q=PAGER+11", NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 10);	/* pager 110..119 */
+	assert_non_null(strstr(body(&r), "10 matches whose name starts with \"PAGER 11\""));
+	ct_web_resp_free(&r);
+	request("GET", "/users", "q=%25", NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "0 matches"));
+	ct_web_resp_free(&r);
+	request("GET", "/teams", "q=team", NULL, NULL, &r);	/* "Team Carol" */
+	assert_int_equal(count_of(body(&r), "<tr data-id="), 1);
+	assert_non_null(strstr(body(&r), "Team Carol"));
+	ct_web_resp_free(&r);
+}
+
+/* News posted by the operator on /news, the home page and a valid Atom
+ * feed (escaped); the project page's description, five steps and the
+ * client packages, served byte for byte and by name only. */
+static void test_news_about_downloads(void **state)
+{
+	char dir[4300], path[4400];
+	struct ct_web_resp r;
+	xmlDocPtr doc;
+	int64_t id = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(ct_web_news_add(fx.db, "Round <2> & more", "Line one\n<i>two</i>", &id),
+			 0);
+	assert_int_equal(ct_web_news_add(fx.db, "two\nlines", "", &id), CT_EINVAL);
+	request("GET", "/news", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "<h3>Round &lt;2&gt; &amp; more</h3>"));
+	assert_non_null(strstr(body(&r), "Line one\n&lt;i&gt;two&lt;/i&gt;"));
+	ct_web_resp_free(&r);
+	request("GET", "/", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "Round &lt;2&gt; &amp; more"));
+	assert_non_null(strstr(body(&r), "href=\"/about\""));
+	ct_web_resp_free(&r);
+	request("GET", "/news.atom", NULL, NULL, NULL, &r);
+	assert_string_equal(r.content_type, "application/atom+xml");
+	doc = xmlReadMemory(body(&r), (int)r.body.len, "news.atom", NULL, XML_PARSE_NONET);
+	assert_non_null(doc);
+	assert_string_equal((const char *)xmlDocGetRootElement(doc)->name, "feed");
+	xmlFreeDoc(doc);
+	assert_non_null(strstr(body(&r), "<title>Round &lt;2&gt; &amp; more</title>"));
+	ct_web_resp_free(&r);
+
+	assert_int_equal(ct_conf_set(fx.srv.conf, "project_description", "We <b>tune</b> models."),
+			 0);
+	snprintf(dir, sizeof(dir), "%s/html/client", fx.srv.dir);
+	assert_int_equal(ct_mkdir_p(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ctune_0.1.0_amd64.deb", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not really a deb", f);
+	fclose(f);
+	request("GET", "/about", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "We &lt;b&gt;tune&lt;/b&gt; models."));
+	assert_int_equal(count_of(strstr(body(&r), "id=\"join-steps\""), "<li>") -
+			 count_of(strstr(body(&r), "</ol>"), "<li>"), 5);
+	assert_non_null(strstr(body(&r), "href=\"/client/ctune_0.1.0_amd64.deb\""));
+	ct_web_resp_free(&r);
+	request("GET", "/client/ctune_0.1.0_amd64.deb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body.len, strlen("not really a deb"));
+	ct_web_resp_free(&r);
+	request("GET", "/client/..", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+	request("GET", "/client/nothing.deb", NULL, NULL, NULL, &r);
+	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
 	test_status_and_metrics, test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
-	test_stats_export_matches_db)
+	test_stats_export_matches_db, test_stats_export_redone_after_restart,
+	test_ties_share_a_rank, test_job_inputs_team_note_speed,
+	test_tasks_by_state_and_pending_credit, test_account_settings_and_reset,
+	test_pages_and_search, test_news_about_downloads)

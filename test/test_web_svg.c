@@ -159,6 +159,78 @@ static void test_time_axis_and_flat_series(void **state)
 	ct_buf_free(&b);
 }
 
+/* Every x tick label of the chart in b, in order, into lab (n of them). */
+static size_t xtick_labels(const struct ct_buf *b, char lab[][32], size_t max)
+{
+	const char *p = ct_buf_cstr(b);
+	size_t n = 0;
+
+	while (n < max && (p = strstr(p, "class=\"xtick\"")) != NULL) {
+		const char *gt = strchr(p, '>'), *end = gt ? strchr(gt, '<') : NULL;
+
+		if (end == NULL || end - gt - 1 >= 32)
+			break;
+		memcpy(lab[n], gt + 1, (size_t)(end - gt - 1));
+		lab[n++][end - gt - 1] = '\0';
+		p = end;
+	}
+	return n;
+}
+
+/* A credit history of one day (2026-12-01 00:00 to 15:30 UTC): its time
+ * ticks lie inside the data, read differently from each other, and none
+ * names a day that is not in it (they read "2026-12-01" three times then
+ * "2026-12-02" once). */
+static void test_time_ticks_within_one_day(void **state)
+{
+	struct ct_buf b = CT_BUF_INIT(0);
+	const double x[] = { 1796083200, 1796083200 + 15.5 * 3600 }, y[] = { 0, 19.73 };
+	const struct ct_svg_opts o = { .x_is_time = 1, .y_from_zero = 1 };
+	char lab[8][32];
+	double t[8], step;
+	size_t n;
+
+	(void)state;
+	n = ct_svg_time_ticks(x[0], x[1], t, 5, &step);
+	assert_true(n >= 2 && n <= 5);
+	assert_true(step < 86400);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(t[i] >= x[0] && t[i] <= x[1]);
+		assert_true(fmod(t[i], step) == 0);
+	}
+	assert_int_equal(ct_svg_line_chart(&b, x, y, 2, &o), 0);
+	n = xtick_labels(&b, lab, 8);
+	assert_true(n >= 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(strstr(lab[i], "12-01 "));
+		for (size_t k = 0; k < i; k++)
+			assert_string_not_equal(lab[i], lab[k]);
+	}
+	/* a point's hover title names its day and time */
+	assert_non_null(strstr(ct_buf_cstr(&b), "<title>2026-12-01 15:30: 19.73</title>"));
+	ct_buf_free(&b);
+}
+
+/* Over months, ticks are whole days, each label a different date. */
+static void test_time_ticks_over_months(void **state)
+{
+	const double lo = 1780000000, hi = lo + 200 * 86400.0;
+	char a[32], z[32];
+	double t[8], step;
+	size_t n;
+
+	(void)state;
+	n = ct_svg_time_ticks(lo, hi, t, 5, &step);
+	assert_true(n >= 2 && n <= 5);
+	assert_true(step >= 28 * 86400 && fmod(step, 86400) == 0);
+	for (size_t i = 1; i < n; i++) {
+		ct_svg_time_label(a, sizeof(a), t[i - 1], step);
+		ct_svg_time_label(z, sizeof(z), t[i], step);
+		assert_int_equal(strlen(z), 10);
+		assert_string_not_equal(a, z);
+	}
+}
+
 static void test_integer_x_axis(void **state)
 {
 	struct ct_buf b = CT_BUF_INIT(0);
@@ -196,4 +268,5 @@ static void test_ticks(void **state)
 
 CT_TEST_MAIN(test_loss_curve_geometry, test_labels_escaped,
 	test_nonfinite_skipped_and_empty, test_time_axis_and_flat_series,
+	test_time_ticks_within_one_day, test_time_ticks_over_months,
 	test_integer_x_axis, test_ticks)

@@ -35,6 +35,7 @@
 #include "job_peft.h"
 #include "job_tokenizer.h"
 #include "daemons/sample.h"
+#include "web/web_data.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"
@@ -960,6 +961,61 @@ static int cmd_user_create(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* ---- user reset-link -------------------------------------------------- */
+
+/* A one-time password-reset link for the account of argv[1], valid an
+ * hour: the operator hands it to the volunteer (no mail server needed). */
+static int cmd_user_reset_link(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	const char *listen = ct_conf_get(ctx->srv->conf, "listen");
+	char token[65];
+	int64_t uid = 0;
+	int rc;
+
+	if (argc < 2)
+		return ct_error(CT_EUSAGE, "missing EMAIL");
+	rc = ct_account_reset_start(ctx->db, argv[1], 3600, token, &uid);
+	if (rc < 0)
+		return rc;
+	/* the URL volunteers reach the project by (as the web pages' attach command) */
+	if (ctx->srv->base_url != NULL && ctx->srv->base_url[0] != '\0')
+		fprintf(ctx->out, "%s", ctx->srv->base_url);
+	else
+		fprintf(ctx->out, "http://%s", listen && *listen ? listen : "127.0.0.1:8080");
+	fprintf(ctx->out, "/account/reset?token=%s\n", token);
+	ct_log_info("user %" PRId64 ": a password reset link was made", uid);
+	return 0;
+}
+
+/* ---- news add ---------------------------------------------------------- */
+
+static const struct option news_opts[] = { { "title", 1, NULL, 't' }, { "text", 1, NULL, 'x' },
+					   { NULL, 0, NULL, 0 } };
+
+static int cmd_news_add(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	const char *title = NULL, *text = "";
+	int64_t id = 0;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", news_opts, NULL)) != -1) {
+		if (c == 't')
+			title = optarg;
+		else if (c == 'x')
+			text = optarg;
+		else
+			return ct_error(CT_EUSAGE, "bad option (want --title --text)");
+	}
+	if (title == NULL)
+		return ct_error(CT_EUSAGE, "--title is required");
+	rc = ct_web_news_add(ctx->db, title, text, &id);
+	if (rc == 0)
+		fprintf(ctx->out, "news %" PRId64 " posted\n", id);
+	return rc;
+}
+
 /* ---- the table (ct_cmd.h; DIR counts among the arguments) ------------- */
 
 static const struct ct_cmd_def job_submit = {
@@ -1056,10 +1112,33 @@ static const struct ct_cmd_def user_create = {
 	.max_args = 1, .flags = CT_CMD_PROJECT, .summary = "create an account; prints its key",
 	.usage = "DIR --name NAME --email EMAIL --password PW",
 };
-static const struct ct_cmd_def *const user_cmds[] = { &user_create, NULL };
+static const struct ct_cmd_def user_reset_link = {
+	.name = "reset-link", .fn = cmd_user_reset_link, .min_args = 2, .max_args = 2,
+	.flags = CT_CMD_PROJECT,
+	.summary = "print a one-time link (valid an hour) that sets a new password",
+	.usage = "DIR EMAIL",
+	.help = "Password recovery without a mail server: send the printed link to the\n"
+	"volunteer at the account's e-mail address. It works once; the account key,\n"
+	"wrapped under the old password, can then no longer be looked up (attached\n"
+	"computers keep it; the account settings page makes a new one).\n",
+};
+static const struct ct_cmd_def *const user_cmds[] = { &user_create, &user_reset_link, NULL };
 const struct ct_cmd_def ct_user_cmd = {
-	.name = "user", .subs = user_cmds, .summary = "create volunteer accounts",
+	.name = "user", .subs = user_cmds,
+	.summary = "create volunteer accounts, make password reset links",
+};
+static const struct ct_cmd_def news_add = {
+	.name = "add", .fn = cmd_news_add, .opts = news_opts, .min_args = 1, .max_args = 1,
+	.required = "title", .flags = CT_CMD_PROJECT,
+	.summary = "post a news item on the web site and its Atom feed",
+	.usage = "DIR --title TITLE [--text TEXT]",
+	.help = "TITLE: one line of at most 200 bytes; TEXT: at most 4000 bytes of plain\n"
+	"text (newlines kept). Shown on /news, the home page and /news.atom.\n",
+};
+static const struct ct_cmd_def *const news_cmds[] = { &news_add, NULL };
+const struct ct_cmd_def ct_news_cmd = {
+	.name = "news", .subs = news_cmds, .summary = "post news for the volunteers",
 };
 const struct ct_cmd_def *const ct_project_cmds[] = {
-	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
+	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, &ct_news_cmd, NULL,
 };

@@ -49,29 +49,59 @@ int ct_account_key_hash(const char *key, char out[65])
 	return 0;
 }
 
-static int check_fields(const char *name, const char *email, const char *password)
+static int check_name(const char *name)
 {
-	size_t n;
+	size_t n = strlen(name);
 
-	if (name) {
-		n = strlen(name);
-		if (n < 1 || n > 64)
-			return ct_error(CT_EINVAL, "name must have 1 to 64 bytes");
-		for (const char *p = name; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				return ct_error(CT_EINVAL, "name has control characters");
-		if (!ct_utf8_valid(name))
-			return ct_error(CT_EINVAL, "name is not UTF-8 text");
-	}
-	n = strlen(email);
+	if (n < 1 || n > 64)
+		return ct_error(CT_EINVAL, "name must have 1 to 64 bytes");
+	for (const char *p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return ct_error(CT_EINVAL, "name has control characters");
+	if (!ct_utf8_valid(name))
+		return ct_error(CT_EINVAL, "name is not UTF-8 text");
+	return 0;
+}
+
+static int check_email(const char *email)
+{
+	size_t n = strlen(email);
+
 	if (n < 3 || n > 254 || strchr(email, '@') == NULL || strpbrk(email, " \t\r\n<>\"'"))
 		return ct_error(CT_EINVAL, "not an email address");
 	if (!ct_utf8_valid(email))
 		return ct_error(CT_EINVAL, "email address is not UTF-8 text");
-	n = strlen(password);
+	return 0;
+}
+
+static int check_password(const char *password)
+{
+	size_t n = strlen(password);
+
 	if (n < 8 || n > 256)
 		return ct_error(CT_EINVAL, "password must have 8 to 256 bytes");
 	return 0;
+}
+
+static int check_fields(const char *name, const char *email, const char *password)
+{
+	int rc = name != NULL ? check_name(name) : 0;
+
+	if (rc == 0)
+		rc = check_email(email);
+	if (rc == 0)
+		rc = check_password(password);
+	return rc;
+}
+
+int ct_account_name_taken(struct ct_db *db, const char *name, int64_t except)
+{
+	int64_t n = 0;
+	/* the column's collation compares without case: "Bob" takes "bob" */
+	int rc = ct_db_query_int(db, &n, "SELECT COUNT(*) FROM `user` WHERE name = ? AND id <> ?",
+				 "sl", name, except);
+
+	return rc < 0 ? rc : n > 0;
 }
 
 static void lower(char *dst, const char *src, size_t cap)
@@ -92,6 +122,10 @@ int ct_account_create(struct ct_db *db, const char *name, const char *email,
 	int rc;
 
 	rc = check_fields(name, email, password);
+	if (rc == 0 && name != NULL)
+		rc = ct_account_name_taken(db, name, 0);
+	if (rc == 1)
+		rc = ct_error(CT_EEXISTS, "the name '%s' is taken: choose another", name);
 	if (rc < 0)
 		return rc;
 	lower(em, email, sizeof(em));
@@ -145,35 +179,218 @@ static const struct ct_dl_col login_cols[] = {
 	CT_DL_COL(struct login_row, passwd_hash), CT_DL_COL(struct login_row, auth_wrapped),
 };
 
+/* The password check of a sign-in on row u (found: the SELECT's code, 0
+ * or CT_ENOTFOUND): PBKDF2 runs even for no row, so timing does not tell.
+ * dk gets the derived bytes, key the account key when it is wrapped (1 in
+ * *has_key: not after a password reset). CT_EAUTH for a wrong password. */
+static int check_login(int found, const struct login_row *u, const char *password,
+		       unsigned char dk[DK_LEN], unsigned char key[16], int *has_key)
+{
+	unsigned char salt[SALT_LEN] = { 0 }, wrapped[16];
+	char dkx[65] = "", got[65];
+	int iter = CT_PBKDF2_ITERATIONS, ok, rc;
+
+	if (found < 0 && found != CT_ENOTFOUND)
+		return found;
+	ok = found == 0 && parse_phash(u->passwd_hash, &iter, salt, dkx) == 0;
+	rc = pbkdf2(password, salt, iter, dk);
+	if (rc < 0)
+		return rc;
+	ct_hex_encode(dk, 32, got);
+	if (!ok || !ct_memeq_ct(got, dkx, 64))
+		return CT_EAUTH;
+	*has_key = ct_hex_decode(u->auth_wrapped, wrapped, sizeof(wrapped)) == 0;
+	for (int i = 0; *has_key && i < 16; i++)
+		key[i] = wrapped[i] ^ dk[32 + i];
+	return 0;
+}
+
 int ct_account_lookup(struct ct_db *db, const char *email, const char *password,
 		      char key_out[CT_ACCOUNT_KEY_HEXLEN + 1], int64_t *userid,
 		      char name_out[65])
 {
 	struct login_row u = { 0 };
-	unsigned char salt[SALT_LEN] = { 0 }, dk[DK_LEN], wrapped[16], key[16];
-	char em[256], dkx[65] = "", got[65];
-	int iter = CT_PBKDF2_ITERATIONS, found, rc;
+	unsigned char dk[DK_LEN], key[16];
+	char em[256];
+	int has_key = 0, rc;
 
 	lower(em, email, sizeof(em));
 	rc = CT_DL_ONE(db, &u, login_cols, "SELECT id, name, passwd_hash, auth_wrapped "
 		       "FROM `user` WHERE email=?", em);
-	if (rc < 0 && rc != CT_ENOTFOUND)
-		return rc;
-	found = rc == 0 && parse_phash(u.passwd_hash, &iter, salt, dkx) == 0 &&
-		ct_hex_decode(u.auth_wrapped, wrapped, sizeof(wrapped)) == 0;
-	/* derive even for an unknown email, so timing does not tell */
-	rc = pbkdf2(password, salt, iter, dk);
+	rc = check_login(rc, &u, password, dk, key, &has_key);
+	if (rc == CT_EAUTH)
+		return ct_error(CT_EAUTH, "wrong email address or password");
 	if (rc < 0)
 		return rc;
-	ct_hex_encode(dk, 32, got);
-	if (!found || !ct_memeq_ct(got, dkx, 64))
-		return ct_error(CT_EAUTH, "wrong email address or password");
-	for (int i = 0; i < 16; i++)
-		key[i] = wrapped[i] ^ dk[32 + i];
-	ct_hex_encode(key, sizeof(key), key_out);
+	key_out[0] = '\0';	/* no wrapped key after a password reset */
+	if (has_key)
+		ct_hex_encode(key, sizeof(key), key_out);
 	*userid = u.id;
 	snprintf(name_out, 65, "%s", u.name);
 	return 0;
+}
+
+/* ---- changes to an account ---------------------------------------------- */
+
+/* Check `password` against account `userid` (check_login). */
+static int verify(struct ct_db *db, int64_t userid, const char *password,
+		  unsigned char dk[DK_LEN], unsigned char key[16], int *has_key)
+{
+	struct login_row u = { 0 };
+	int rc = CT_DL_ONE(db, &u, login_cols, "SELECT id, name, passwd_hash, auth_wrapped "
+			   "FROM `user` WHERE id=?", userid);
+
+	rc = check_login(rc, &u, password, dk, key, has_key);
+	return rc == CT_EAUTH ? ct_error(CT_EAUTH, "wrong password") : rc;
+}
+
+/* Store `password` for `userid` with `key` wrapped under it (key NULL:
+ * none), and, when new_key, key's hash as the account key. */
+static int store_password(struct ct_db *db, int64_t userid, const char *password,
+			  const unsigned char *key, int new_key)
+{
+	unsigned char salt[SALT_LEN], dk[DK_LEN], wrapped[16];
+	char saltx[2 * SALT_LEN + 1], dkx[65], wrapx[33] = "", ph[256], keyx[33], hash[65];
+	int rc;
+
+	rc = ct_random_bytes(salt, sizeof(salt));
+	if (rc == 0)
+		rc = pbkdf2(password, salt, CT_PBKDF2_ITERATIONS, dk);
+	if (rc < 0)
+		return rc;
+	ct_hex_encode(salt, sizeof(salt), saltx);
+	ct_hex_encode(dk, 32, dkx);
+	snprintf(ph, sizeof(ph), "pbkdf2-sha256$%d$%s$%s", CT_PBKDF2_ITERATIONS, saltx, dkx);
+	if (key != NULL) {
+		for (int i = 0; i < 16; i++)
+			wrapped[i] = key[i] ^ dk[32 + i];
+		ct_hex_encode(wrapped, sizeof(wrapped), wrapx);
+	}
+	if (new_key && key != NULL) {
+		ct_hex_encode(key, 16, keyx);
+		ct_account_key_hash(keyx, hash);
+		rc = ct_db_exec(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=?, auth_hash=? "
+				"WHERE id=?", "sssl", ph, wrapx, hash, userid);
+	} else {
+		rc = ct_db_exec(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=? WHERE id=?",
+				"ssl", ph, wrapx, userid);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+int ct_account_check_password(struct ct_db *db, int64_t userid, const char *password)
+{
+	unsigned char dk[DK_LEN], key[16];
+	int has_key = 0;
+
+	return verify(db, userid, password, dk, key, &has_key);
+}
+
+int ct_account_set_name(struct ct_db *db, int64_t userid, const char *name)
+{
+	int rc = check_name(name);
+
+	if (rc == 0)
+		rc = ct_account_name_taken(db, name, userid);
+	if (rc == 1)
+		return ct_error(CT_EEXISTS, "the name '%s' is taken: choose another", name);
+	if (rc == 0)
+		rc = ct_db_exec(db, "UPDATE `user` SET name=? WHERE id=?", "sl", name, userid);
+	return rc < 0 ? rc : 0;
+}
+
+int ct_account_set_email(struct ct_db *db, int64_t userid, const char *password,
+			 const char *email)
+{
+	unsigned char dk[DK_LEN], key[16];
+	char em[256];
+	int has_key = 0, rc = check_email(email);
+
+	if (rc == 0)
+		rc = verify(db, userid, password, dk, key, &has_key);
+	if (rc < 0)
+		return rc;
+	lower(em, email, sizeof(em));
+	rc = ct_db_exec(db, "UPDATE `user` SET email=? WHERE id=?", "sl", em, userid);
+	if (rc == CT_EDUP)
+		return ct_error(CT_EEXISTS, "an account with this email address exists");
+	return rc < 0 ? rc : 0;
+}
+
+int ct_account_set_password(struct ct_db *db, int64_t userid, const char *old_password,
+			    const char *new_password)
+{
+	unsigned char dk[DK_LEN], key[16];
+	int has_key = 0, rc = check_password(new_password);
+
+	if (rc == 0)
+		rc = verify(db, userid, old_password, dk, key, &has_key);
+	if (rc == 0)
+		rc = store_password(db, userid, new_password, has_key ? key : NULL, 0);
+	return rc;
+}
+
+int ct_account_new_key(struct ct_db *db, int64_t userid, const char *password,
+		       char key_out[CT_ACCOUNT_KEY_HEXLEN + 1])
+{
+	unsigned char dk[DK_LEN], key[16];
+	int has_key = 0, rc = verify(db, userid, password, dk, key, &has_key);
+
+	if (rc == 0)
+		rc = ct_random_bytes(key, sizeof(key));
+	if (rc == 0)
+		rc = store_password(db, userid, password, key, 1);
+	if (rc == 0)
+		ct_hex_encode(key, sizeof(key), key_out);
+	return rc;
+}
+
+int ct_account_reset_start(struct ct_db *db, const char *email, int ttl,
+			   char token_out[65], int64_t *userid)
+{
+	unsigned char rnd[32];
+	char em[256], hash[65];
+	int64_t now = ct_db_now(db);
+	int rc;
+
+	lower(em, email, sizeof(em));
+	rc = ct_db_query_int(db, userid, "SELECT id FROM `user` WHERE email=?", "s", em);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no account with the email address %s", em);
+	if (rc == 0)
+		rc = ct_random_bytes(rnd, sizeof(rnd));
+	if (rc < 0)
+		return rc;
+	ct_hex_encode(rnd, sizeof(rnd), token_out);
+	ct_sha256_hex(token_out, 64, hash);
+	rc = ct_db_exec(db, "DELETE FROM password_reset WHERE expire_time <= ?", "l", now);
+	if (rc >= 0)
+		rc = ct_db_exec(db, "INSERT INTO password_reset (token_hash, userid, expire_time) "
+				"VALUES (?, ?, ?)", "sll", hash, *userid, now + ttl);
+	return rc < 0 ? rc : 0;
+}
+
+int ct_account_reset_finish(struct ct_db *db, const char *token, const char *new_password,
+			    int64_t *userid)
+{
+	char hash[65];
+	int rc = check_password(new_password);
+
+	if (rc < 0)
+		return rc;
+	if (strlen(token) != 64)
+		return ct_error(CT_EAUTH, "this reset link is not valid");
+	ct_sha256_hex(token, 64, hash);
+	rc = ct_db_query_int(db, userid, "SELECT userid FROM password_reset WHERE "
+			     "token_hash=? AND expire_time > ?", "sl", hash, ct_db_now(db));
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_EAUTH, "this reset link is not valid or has expired");
+	/* the old password wrapped the key: it cannot be shown again */
+	if (rc == 0)
+		rc = store_password(db, *userid, new_password, NULL, 0);
+	if (rc == 0)	/* once: every link of this account goes */
+		rc = ct_db_exec(db, "DELETE FROM password_reset WHERE userid=?", "l", *userid);
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- the RPC ----------------------------------------------------------- */
@@ -271,6 +488,9 @@ static int account_rpc(struct ct_http_req *req, struct ct_http_resp *resp)
 		snprintf(name, sizeof(name), "%s", a.name ? a.name : "");
 	} else if (strcmp(a.action, "lookup") == 0) {
 		rc = ct_account_lookup(db, a.email, a.password, key, &uid, name);
+		if (rc == 0 && key[0] == '\0')
+			rc = ct_error(CT_EAUTH, "this account's key cannot be looked up since its "
+				      "password was reset: make a new key on the web site");
 	} else {
 		rc = ct_error(CT_EPROTO, "unknown action (want create or lookup)");
 	}

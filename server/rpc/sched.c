@@ -53,6 +53,8 @@ struct sched_ctx {
 	struct ct_elig_host who;	/* whom replicas are kept apart from */
 	char user_name[65];
 	double total_credit, expavg_credit;
+	char web_prefs[2049];	/* the user's web preferences (user_prefs), "" none */
+	int64_t web_prefs_time;
 	struct ack acks[CT_SCHED_MAX_REPORTS];
 	const char *aborts[CT_SCHED_MAX_OTHER];
 	int naborts;
@@ -76,7 +78,8 @@ struct sched_ctx {
 #define C struct sched_ctx
 static const struct ct_dl_col account_cols[] = {
 	CT_DL_COL(C, userid), CT_DL_COL(C, user_name), CT_DL_COL(C, teamid),
-	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit),
+	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit), CT_DL_COL(C, web_prefs),
+	CT_DL_COL(C, web_prefs_time),
 };
 #undef C
 
@@ -90,8 +93,10 @@ static int authenticate(struct sched_ctx *c)
 	if (rc < 0)	/* not a key at all: say so, not "unknown" */
 		return ct_error(CT_EAUTH, "malformed account key (want %d hex digits)",
 				CT_ACCOUNT_KEY_HEXLEN);
-	rc = ct_db_query(c->db, &res, "SELECT id, name, teamid, total_credit, expavg_credit "
-			 "FROM `user` WHERE auth_hash=?", "s", hash);
+	rc = ct_db_query(c->db, &res, "SELECT u.id, u.name, u.teamid, u.total_credit, "
+			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0) FROM "
+			 "`user` u LEFT JOIN user_prefs p ON p.userid = u.id WHERE u.auth_hash=?",
+			 "s", hash);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
@@ -904,6 +909,12 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_double(b, "expavg_credit", c->expavg_credit);
 	if (rc == 0) rc = ct_xml_elem_str(b, "project_name", pname);
 	if (rc == 0) rc = put_standing(b, c);
+	if (rc == 0 && c->web_prefs_time > 0) {	/* the client applies them (cl_prefs.h) */
+		rc = ct_xml_open(b, "web_prefs");
+		if (rc == 0) rc = ct_xml_elem_int64(b, "mod_time", c->web_prefs_time);
+		if (rc == 0) rc = ct_xml_elem_str(b, "conf", c->web_prefs);
+		if (rc == 0) rc = ct_xml_close(b, "web_prefs");
+	}
 	if (rc == 0) rc = put_acks(b, c);
 	for (int i = 0; rc == 0 && i < c->nsend; i++) {
 		struct ct_db_res *r = NULL;

@@ -288,7 +288,8 @@ char *ct_tmpl_credit(char *out, size_t size, double credit)
 	return out;
 }
 
-char *ct_tmpl_date(char *out, size_t size, long long t)
+/* strftime of t (UTC) in `fmt`, or "-" for t <= 0. */
+static char *utc_time(char *out, size_t size, long long t, const char *fmt)
 {
 	struct tm tm;
 	time_t tt = (time_t)t;
@@ -299,6 +300,36 @@ char *ct_tmpl_date(char *out, size_t size, long long t)
 		snprintf(out, size, "-");
 		return out;
 	}
-	strftime(out, size, "%Y-%m-%d", &tm);
+	strftime(out, size, fmt, &tm);
+	return out;
+}
+
+char *ct_tmpl_date(char *out, size_t size, long long t)
+{
+	return utc_time(out, size, t, "%Y-%m-%d");
+}
+
+char *ct_tmpl_datetime(char *out, size_t size, long long t)
+{
+	return utc_time(out, size, t, "%Y-%m-%d %H:%M");
+}
+
+char *ct_tmpl_flops(char *out, size_t size, double flops)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T", "P", "E" };
+	size_t u = 0;
+
+	if (size == 0)
+		return out;
+	if (!(flops > 0)) {
+		snprintf(out, size, "0 FLOPS");
+		return out;
+	}
+	/* 999.5 would print as "1e+03" at three digits: step up first */
+	while (flops >= 999.5 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		flops /= 1000;
+		u++;
+	}
+	snprintf(out, size, "%.3g %sFLOPS", flops, unit[u]);
 	return out;
 }

@@ -65,4 +65,14 @@ char *ct_tmpl_credit(char *out, size_t size, double credit);
  * 0 or negative gives "-". Returns `out`. */
 char *ct_tmpl_date(char *out, size_t size, long long t);
 
+/* Format a UNIX time as "2026-11-22 14:05" (UTC); 0 or negative gives
+ * "-". Returns `out`. */
+char *ct_tmpl_datetime(char *out, size_t size, long long t);
+
+/* Format a speed in floating-point operations per second with three
+ * significant digits and the unit that keeps the number between 1 and
+ * 1000: "38.1 MFLOPS", "1.25 GFLOPS", "3.81 TFLOPS" (kFLOPS to EFLOPS;
+ * zero and negatives give "0 FLOPS"). Returns `out`. */
+char *ct_tmpl_flops(char *out, size_t size, double flops);
+
 #endif

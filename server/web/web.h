@@ -10,11 +10,13 @@
  * Paths served (GET unless noted; every page has a JSON twin under
  * /api/v1/ and renders without JavaScript):
  *   /  /users  /teams  /hosts  (?sort=rac|total&page=N)  /user/ID
- *   /team/ID  /host/ID  /jobs  /job/ID  /status
+ *   /team/ID  /host/ID  /jobs  /job/ID  /status  /tasks (?host=ID|user=ID&state=N)
+ *   /about  /news  /news.atom  /client/NAME  (?q=TEXT on /users, /teams)
  *   /account  /account/create (GET, POST)  /account/login (GET, POST)
- *   /account/logout (POST)  /teams/create (GET, POST)  /teams/join (POST)
- *   /teams/leave (POST)
- *   /api/v1/{users,teams,hosts,jobs,status}  /api/v1/{user,team,host,job}/ID
+ *   /account/logout (POST)  /account/settings (GET, POST)
+ *   /account/prefs (GET, POST)  /account/forgot  /account/reset (GET, POST)
+ *   /teams/create (GET, POST)  /teams/join (POST)  /teams/leave (POST)
+ *   /api/v1/{users,teams,hosts,jobs,status,tasks}  /api/v1/{user,team,host,job}/ID
  *   /static/{style.css,icon.svg}  /stats/{tables.xml,user.gz,team.gz,host.gz}
  *   /metrics (Prometheus text format)
  *

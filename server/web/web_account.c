@@ -316,9 +316,8 @@ int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	rc = ct_account_create(req->db, name, email, pw, key, &userid);
-	if (rc == CT_EEXISTS || rc == CT_EDUP)
-		return form_page(req, resp, &create_form_def, "An account with this e-mail "
-				 "address exists already: sign in instead.");
+	if (rc == CT_EEXISTS || rc == CT_EDUP)	/* the detail names the e-mail or the name */
+		return form_page(req, resp, &create_form_def, ct_errmsg(rc));
 	if (rc == CT_EINVAL || rc == CT_EPROTO || rc == CT_ERANGE)
 		return form_page(req, resp, &create_form_def, ct_errmsg(rc));
 	if (rc < 0)
@@ -339,6 +338,7 @@ static const struct form_part login_parts[] = {
 	FIELD("password", "Password", "password",
 	      "required autocomplete=\"current-password\"", 0),
 	HTML("<button type=\"submit\" id=\"login\">Sign in</button></form>"
+	     "<p><a href=\"/account/forgot\" id=\"forgot-link\">Forgot your password?</a></p>"
 	     "<h2>With your account key</h2><form class=\"box\" "
 	     "method=\"post\" action=\"/account/login\">"),
 	CSRF,
@@ -386,6 +386,10 @@ int ct_web_page_login(struct ct_web_req *req, struct ct_web_resp *resp)
 		ct_web_redirect(resp, "/account");
 		return 0;
 	}
+	if (out_key[0] == '\0') {	/* the password was reset: the key is not wrapped */
+		ct_web_redirect(resp, "/account/settings");
+		return 0;
+	}
 	return key_page(req, resp, "Your account key", out_key, "You are signed in.");
 }
 
@@ -412,7 +416,10 @@ int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp)
 			"#%lld</a>.</p>", (long long)req->user_teamid,
 			(long long)req->user_teamid);
 	if (rc == 0)
-		rc = ct_buf_appends(&c, "<p><a href=\"/teams\">Join a team</a> · "
+		rc = ct_buf_appends(&c, "<p><a href=\"/account/prefs\" id=\"prefs-link\">Computing "
+			"preferences</a> (for all your computers) · <a href=\"/account/settings\" "
+			"id=\"settings-link\">Name, e-mail, password, profile</a></p>"
+			"<p><a href=\"/teams\">Join a team</a> · "
 			"<a href=\"/teams/create\">Create a team</a> · <a href=\""
 			"/account/login\">Look up your account key</a></p>"
 			"<form method=\"post\" action=\"/account/logout\">");

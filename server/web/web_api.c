@@ -80,6 +80,10 @@ static const struct jfield team_fields[] = {
 	JS(T, description), JI(T, nusers), JN(T, total_credit),
 	JN(T, expavg_credit), JN(T, expavg_time), JI(T, create_time), JEND,
 };
+/* one team: also what its members have earned in all (web_data.h) */
+static const struct jfield team_one_fields[] = {
+	JN(T, members_credit), JEND,
+};
 #undef T
 
 #define H struct ct_web_host
@@ -107,6 +111,14 @@ static const struct jfield job_fields[] = {
 	JS(J, final_model_sha256), JEND,
 };
 #undef J
+
+#define IN struct ct_web_job_inputs
+static const struct jfield inputs_fields[] = {
+	JS(IN, model_sha256), JI(IN, model_size), JS(IN, tokenizer), JS(IN, tokenizer_files),
+	JI(IN, lora_rank), JN(IN, lora_alpha), JS(IN, train_sha256), JI(IN, train_tokens),
+	JS(IN, eval_sha256), JI(IN, eval_tokens), JEND,
+};
+#undef IN
 
 #define R struct ct_web_round
 static const struct jfield round_fields[] = {
@@ -247,7 +259,11 @@ static int api_one(struct ct_web_req *req, struct ct_json *j, const char *kind,
 	if (rc == 0) {
 		ct_json_obj_begin(j);
 		ct_json_key(j, kind);
-		j_object(j, &x, api_kind(kind)->fields);
+		ct_json_obj_begin(j);
+		j_members(j, &x, api_kind(kind)->fields);
+		if (kind[0] == 't')
+			j_members(j, &x, team_one_fields);
+		ct_json_obj_end(j);
 		j_history(j, t, v, n);
 		if (kind[0] == 'u')
 			j_array(j, "hosts", sub.hosts, sub.n, host_kind.size,
@@ -283,6 +299,7 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	struct ct_web_job job;
 	struct ct_web_round *r = NULL;
 	struct ct_web_contrib *k = NULL;
+	struct ct_web_job_inputs in;
 	size_t nr = 0, nk = 0;
 	int rc = ct_web_get_job(req->db, id, &job, &r, &nr, &k, &nk);
 
@@ -294,6 +311,12 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	j_array(j, "rounds", r, nr, sizeof(*r), round_fields);
 	j_array(j, "contributors", k, nk, sizeof(*k), contrib_fields);
 	rc = ct_web_job_samples_json(req->db, j, id);
+	if (rc == 0)
+		rc = ct_web_get_job_inputs(req->db, id, &in);
+	if (rc == 0) {
+		ct_json_key(j, "inputs");
+		j_object(j, &in, inputs_fields);
+	}
 	ct_json_obj_end(j);
 	free(r);
 	free(k);
@@ -315,6 +338,51 @@ static int api_status(struct ct_web_req *req, struct ct_json *j)
 	return 0;
 }
 
+#define TK struct ct_web_task
+static const struct jfield task_fields[] = {
+	JI(TK, id), JS(TK, name), JF(TK, "job", JF_INT, jobid),
+	JF(TK, "round", JF_INT, round_idx), JI(TK, shard), JF(TK, "host", JF_INT, hostid),
+	JF(TK, "state", JF_STR, state_name), JF(TK, "state_code", JF_INT, state),
+	JI(TK, sent_time), JI(TK, report_deadline), JI(TK, received_time),
+	JN(TK, elapsed_s), JN(TK, granted_credit), JN(TK, credit), JEND,
+};
+#undef TK
+
+/* {"state", "page", "counts": {...}, "granted_credit", "pending_credit",
+ * "tasks": [...]} */
+static int api_tasks(struct ct_web_req *req, struct ct_json *j)
+{
+	struct ct_web_task *t = NULL;
+	struct ct_web_task_sum sum;
+	size_t n = 0;
+	int state, rc = ct_web_req_tasks(req, &state, &t, &n, &sum);
+
+	if (rc < 0)
+		return rc;
+	ct_json_obj_begin(j);
+	ct_json_kstr(j, "state", ct_web_task_state_name(state));
+	ct_json_kint(j, "page", ct_web_arg_page(req));
+	ct_json_kint(j, "page_size", CT_WEB_PAGE_SIZE);
+	ct_json_key(j, "counts");
+	ct_json_obj_begin(j);
+	for (int s = 0; s < CT_WEB_TASK_NSTATES; s++)
+		ct_json_kint(j, ct_web_task_state_name(s), sum.n[s]);
+	ct_json_obj_end(j);
+	ct_json_knum(j, "granted_credit", sum.granted);
+	ct_json_knum(j, "pending_credit", sum.pending);
+	j_array(j, "tasks", t, n, sizeof(*t), task_fields);
+	ct_json_obj_end(j);
+	free(t);
+	return 0;
+}
+
+static const char *arg_or(const struct ct_web_req *req, const char *name)
+{
+	const char *v = ct_web_arg(req, name);
+
+	return v != NULL ? v : "";
+}
+
 static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 			const char *what)
 {
@@ -327,6 +395,8 @@ static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 		return api_jobs(req, j);
 	if (strcmp(what, "status") == 0)
 		return api_status(req, j);
+	if (strcmp(what, "tasks") == 0)
+		return api_tasks(req, j);
 	for (size_t i = 0; i < 4; i++) {
 		int64_t id = ct_web_path_id(what, ones[i]);
 
@@ -345,15 +415,17 @@ int ct_web_api(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	const char *what = req->path + strlen("/api/v1/");
 	struct ct_json j;
-	char key[160];
+	char key[256];
 	int rc;
 
 	resp->content_type = "application/json";
 	snprintf(resp->cache_control, sizeof(resp->cache_control), "max-age=5");
-	/* Every answer is public and the same for everyone: cache it briefly. */
-	snprintf(key, sizeof(key), "api:%.64s?%s&%lld", what,
+	/* Every answer is public and the same for everyone: cache it briefly,
+	 * under every argument an endpoint reads. */
+	snprintf(key, sizeof(key), "api:%.64s?%s&%lld&h=%.20s&u=%.20s&s=%.4s", what,
 		 ct_web_arg_sort(req) == CT_WEB_SORT_TOTAL ? "total" : "rac",
-		 (long long)ct_web_arg_page(req));
+		 (long long)ct_web_arg_page(req), arg_or(req, "host"), arg_or(req, "user"),
+		 arg_or(req, "state"));
 	if (ct_page_cache_get(req->srv->pages, key, &resp->body))
 		return 0;
 	ct_json_init(&j, &resp->body);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_utf8.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "web_data.h"
@@ -55,13 +56,15 @@ void ct_web_board_free(struct ct_web_board *b)
  * owner_sql are indexed by enum ct_web_sort. */
 struct board_kind {
 	const char *name;		/* "user": for errors and history */
-	size_t size, rank_off, expavg_off;
+	size_t size, rank_off, key_off[2];	/* key_off: by enum ct_web_sort */
 	const struct ct_dl_col *cols;		/* the SELECT's columns, in order */
 	size_t ncols;
 	const char *count_sql, *page_sql[2];
 	const char *owner_count_sql, *owner_sql[2];	/* NULL: no owner */
-	const char *get_sql, *rank_sql, *history_sql;
+	const char *get_sql, *history_sql;
+	const char *above_sql[2];	/* rows with more of the credit: the rank rule */
 	const char *after_sql;		/* id order after an id (the stats export) */
+	const char *search_sql;		/* names starting with ?: NULL, no names */
 };
 
 /* The members of a struct board_kind for row type T with columns `cols`,
@@ -69,7 +72,8 @@ struct board_kind {
  * in column `hcol` of credit_event. */
 #define BOARD(T, cols_, tbl, a, sel, join, hcol) \
 	.size = sizeof(T), .rank_off = offsetof(T, rank), \
-	.expavg_off = offsetof(T, expavg_credit), \
+	.key_off = { [CT_WEB_SORT_RAC] = offsetof(T, expavg_credit), \
+		     [CT_WEB_SORT_TOTAL] = offsetof(T, total_credit) }, \
 	.cols = (cols_), .ncols = CT_DL_NCOLS(cols_), \
 	.count_sql = "SELECT COUNT(*) FROM " tbl, \
 	.page_sql = { \
@@ -79,8 +83,10 @@ struct board_kind {
 	.get_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id = ?", \
 	.after_sql = "SELECT " sel "FROM " tbl " " a " " join "WHERE " a ".id > ? " \
 		"ORDER BY " a ".id LIMIT ?", \
-	.rank_sql = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ? OR " \
-		"(expavg_credit = ? AND id > ?)", \
+	.above_sql = { \
+		[CT_WEB_SORT_RAC] = "SELECT COUNT(*) FROM " tbl " WHERE expavg_credit > ?", \
+		[CT_WEB_SORT_TOTAL] = "SELECT COUNT(*) FROM " tbl " WHERE total_credit > ?", \
+	}, \
 	.history_sql = "SELECT create_time DIV 86400 AS d, SUM(credit) FROM " \
 		"credit_event WHERE " hcol " = ? GROUP BY d ORDER BY d DESC LIMIT ?"
 
@@ -93,6 +99,12 @@ struct board_kind {
 		[CT_WEB_SORT_TOTAL] = OWNED(tbl, a, sel, join, idx, col, \
 					    "total_credit"), \
 	}
+
+/* SEARCH(tbl, a, sel, join): the rows whose name starts with ? (a LIKE
+ * pattern, its wildcards escaped), through the name index, most recent
+ * average credit first among them. */
+#define SEARCH(tbl, a, sel, join) "SELECT " sel "FROM " tbl " " a " " join \
+	"WHERE " a ".name LIKE ? ORDER BY " a ".expavg_credit DESC, " a ".id DESC LIMIT ?"
 
 #define USER_SEL "u.id, u.name, u.country, u.url, u.teamid, " \
 	"COALESCE(t.name, ''), u.total_credit, u.expavg_credit, " \
@@ -109,6 +121,7 @@ static const struct board_kind user_board = {
 	.name = "user",
 	BOARD(U, user_cols, "`user`", "u", USER_SEL, USER_JOIN, "userid"),
 	OWNER("`user`", "u", USER_SEL, USER_JOIN, "user_team", "teamid"),
+	.search_sql = SEARCH("`user`", "u", USER_SEL, USER_JOIN),
 };
 #undef U
 
@@ -127,6 +140,7 @@ static const struct ct_dl_col team_cols[] = {
 static const struct board_kind team_board = {
 	.name = "team",
 	BOARD(T, team_cols, "team", "t", TEAM_SEL, TEAM_JOIN, "teamid"),
+	.search_sql = SEARCH("team", "t", TEAM_SEL, TEAM_JOIN),
 };
 #undef T
 
@@ -162,12 +176,41 @@ static int64_t *row_rank(const struct board_kind *k, void *row)
 	return (int64_t *)((char *)row + k->rank_off);
 }
 
+static double row_key(const struct board_kind *k, const void *row, int sort)
+{
+	double v;
+
+	memcpy(&v, (const char *)row + k->key_off[sort], sizeof(v));
+	return v;
+}
+
+/* The one ranking rule of every board, page, API answer and the client's
+ * `ctune status` (sched.c's put_standing counts the same way): a row's
+ * rank is 1 + the number of rows with strictly more of the board's credit,
+ * so ties share a rank ("1, 2, 2, 4") and no tie is broken by anything a
+ * volunteer cannot see. Rows of a tie are listed newest id first (the
+ * credit index's own order). Rows [0, n) of a page that starts at row
+ * `off` get their ranks here; `first` is the rank of row 0. */
+static void rank_rows(const struct board_kind *k, void *rows, size_t n, int sort,
+		      int64_t off, int64_t first)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *row = (char *)rows + i * k->size;
+
+		if (i == 0)
+			*row_rank(k, row) = first;
+		else if (row_key(k, row, sort) == row_key(k, row - k->size, sort))
+			*row_rank(k, row) = *row_rank(k, row - k->size);
+		else
+			*row_rank(k, row) = off + (int64_t)i + 1;
+	}
+}
+
 /* Run board k's SELECT `sql` with the arguments a[0..na) and read every
  * row into a new array at b->users (the union's members share one
- * pointer), ranked from first_rank. */
+ * pointer), unranked. */
 static int fill_board(struct ct_db *db, const struct board_kind *k, const char *sql,
-		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b,
-		      int64_t first_rank)
+		      const struct ct_db_arg *a, size_t na, struct ct_web_board *b)
 {
 	void *rows;
 	char name[16];
@@ -178,9 +221,18 @@ static int fill_board(struct ct_db *db, const struct board_kind *k, const char *
 	if (rc < 0)
 		return rc;
 	b->users = rows;
-	for (size_t i = 0; i < b->n; i++)
-		*row_rank(k, (char *)rows + i * k->size) = first_rank + (int64_t)i;
 	return 0;
+}
+
+/* The rank of a row whose board credit (in `sort` order) is `key`. */
+static int rank_of(struct ct_db *db, const struct board_kind *k, int sort, double key,
+		   int64_t *rank)
+{
+	int64_t above = 0;
+	int rc = ct_db_query_int(db, &above, k->above_sql[sort], "d", key);
+
+	*rank = above + 1;
+	return rc;
 }
 
 /* One page of board `k` in `sort` order, or (owner > 0, for kinds with an
@@ -189,7 +241,7 @@ static int board(struct ct_db *db, const struct board_kind *k,
 		 enum ct_web_sort sort, int64_t page, int64_t owner,
 		 struct ct_web_board *b)
 {
-	int64_t total = 0, off;
+	int64_t total = 0, off, first = 1;
 	int s = sort == CT_WEB_SORT_TOTAL ? CT_WEB_SORT_TOTAL : CT_WEB_SORT_RAC;
 	int rc;
 
@@ -205,10 +257,21 @@ static int board(struct ct_db *db, const struct board_kind *k,
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
-	if (owner > 0)
-		return fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
-				  b, off + 1);
-	return fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b, off + 1);
+	if (owner > 0) {	/* ranks within the owner's rows */
+		rc = fill_board(db, k, k->owner_sql[s], CT_DB_ARGS(owner, CT_WEB_PAGE_SIZE * 4),
+				b);
+		if (rc == 0)
+			rank_rows(k, b->users, b->n, s, 0, 1);
+		return rc;
+	}
+	rc = fill_board(db, k, k->page_sql[s], CT_DB_ARGS(CT_WEB_PAGE_SIZE, off), b);
+	if (rc == 0 && b->n > 0)
+		rc = rank_of(db, k, s, row_key(k, b->users, s), &first);
+	if (rc == 0)
+		rank_rows(k, b->users, b->n, s, off, first);
+	if (rc < 0)
+		ct_web_board_free(b);
+	return rc;
 }
 
 int ct_web_users(struct ct_db *db, enum ct_web_sort sort, int64_t page,
@@ -255,15 +318,38 @@ int ct_web_board_after(struct ct_db *db, const char *kind, int64_t after, int64_
 	memset(b, 0, sizeof(*b));
 	if (k == NULL)
 		return ct_error(CT_EINVAL, "web: no board of %s", kind);
-	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b, 0);
+	return fill_board(db, k, k->after_sql, CT_DB_ARGS(after, limit), b);
+}
+
+int ct_web_search(struct ct_db *db, const char *kind, const char *q, struct ct_web_board *b)
+{
+	const struct board_kind *k = board_kind(kind);
+	char pat[2 * 64 + 2];
+	size_t o = 0;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	if (k == NULL || k->search_sql == NULL)
+		return ct_error(CT_EINVAL, "web: no search of %s", kind);
+	if (strlen(q) > 64)
+		return ct_error(CT_EINVAL, "search for at most 64 bytes");
+	for (const char *p = q; *p; p++) {	/* the text, not a pattern */
+		if (*p == '%' || *p == '_' || *p == '\\')
+			pat[o++] = '\\';
+		pat[o++] = *p;
+	}
+	pat[o++] = '%';
+	pat[o] = '\0';
+	rc = fill_board(db, k, k->search_sql, CT_DB_ARGS(pat, CT_WEB_SEARCH_MAX), b);
+	b->page = b->npages = 1;
+	b->total = (int64_t)b->n;
+	return rc;
 }
 
 /* Row `id` of board `k` into `row`, with its rank by RAC. */
 static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		   void *row)
 {
-	int64_t above = 0;
-	double rac;
 	int rc;
 
 	memset(row, 0, k->size);
@@ -272,13 +358,15 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		return ct_error(CT_ENOTFOUND, "no %s %lld", k->name, (long long)id);
 	if (rc < 0)
 		return rc;
-	memcpy(&rac, (char *)row + k->expavg_off, sizeof(rac));
-	rc = ct_db_query_int(db, &above, k->rank_sql, "ddl", rac, rac, id);
-	if (rc < 0)
-		return rc;
-	*row_rank(k, row) = above + 1;
-	return 0;
+	return rank_of(db, k, CT_WEB_SORT_RAC, row_key(k, row, CT_WEB_SORT_RAC),
+		       row_rank(k, row));
 }
+
+static int text_ok(const char *s, size_t min, size_t max, int newlines);
+
+static const struct ct_dl_col profile_cols[] = {
+	CT_DL_COL(struct ct_web_user, nhosts), CT_DL_COL(struct ct_web_user, profile),
+};
 
 int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
 {
@@ -286,13 +374,29 @@ int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
 
 	if (rc < 0)
 		return rc;
-	return ct_db_query_int(db, &u->nhosts, "SELECT COUNT(*) FROM host "
-			       "WHERE userid = ?", "l", id);
+	return CT_DL_ONE(db, u, profile_cols, "SELECT (SELECT COUNT(*) FROM host h WHERE "
+			 "h.userid = u.id), u.profile FROM `user` u WHERE u.id = ?", id);
+}
+
+int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text)
+{
+	int rc;
+
+	if (!text_ok(text, 0, 1024, 1))
+		return ct_error(CT_EINVAL, "the profile text must be at most 1024 bytes of text");
+	rc = ct_db_exec(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?", "ssl",
+			country, text, id);
+	return rc < 0 ? rc : 0;
 }
 
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
 {
-	return get_row(db, &team_board, id, t);
+	int rc = get_row(db, &team_board, id, t);
+
+	if (rc < 0)
+		return rc;
+	return ct_db_query_double(db, &t->members_credit, "SELECT COALESCE(SUM(total_credit), "
+				  "0) FROM `user` WHERE teamid = ?", "l", id);
 }
 
 int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
@@ -336,6 +440,7 @@ int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 	void *rows = NULL;
 	size_t nd = 0;
 	double cum = total;
+	int64_t now = ct_db_now(db);
 	int rc;
 
 	*t = *credit = NULL;
@@ -356,9 +461,12 @@ int ct_web_history(struct ct_db *db, const char *kind, int64_t id,
 		rc = ct_error(CT_ENOMEM, "web: history of %zu days", nd);
 		goto out;
 	}
-	/* Rows come newest first: walk back from the total. */
+	/* Rows come newest first: walk back from the total. A point is at the
+	 * end of its day, and today's (not over yet) at the present. */
 	for (size_t i = 0, k = nd; i < nd; i++, k--) {
-		(*t)[k] = (double)((d[i].day + 1) * 86400);
+		int64_t end = (d[i].day + 1) * 86400;
+
+		(*t)[k] = (double)(end < now ? end : now);
 		(*credit)[k] = cum;
 		cum -= d[i].credit;
 		if (k == 1)
@@ -525,6 +633,299 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		*rounds = NULL;
 		*nrounds = 0;
 	}
+	return rc;
+}
+
+#define JI struct ct_web_job_inputs
+static const struct ct_dl_col inputs_cols[] = {
+	CT_DL_COL(JI, model_sha256), CT_DL_COL(JI, model_size), CT_DL_COL(JI, train_sha256),
+	CT_DL_COL(JI, eval_sha256), CT_DL_COL(JI, eval_tokens), CT_DL_COL(JI, train_tokens),
+	CT_DL_COL(JI, tokenizer), CT_DL_COL(JI, tokenizer_files), CT_DL_COL(JI, lora_rank),
+	CT_DL_COL(JI, lora_alpha), CT_DL_COL(JI, lora_targets),
+};
+#undef JI
+
+/* One row about job `id` into `row` (size bytes) by `sql` (one "?": the
+ * job's id); CT_ENOTFOUND names the job. */
+static int job_row(struct ct_db *db, int64_t id, void *row, size_t size,
+		   const struct ct_dl_col *cols, size_t ncols, const char *sql)
+{
+	int rc;
+
+	memset(row, 0, size);
+	rc = ct_dl_query_one(db, row, cols, ncols, sql, CT_DB_ARGS(id));
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
+	return rc;
+}
+
+int ct_web_get_job_inputs(struct ct_db *db, int64_t id, struct ct_web_job_inputs *in)
+{
+	/* one row: the side tables (text, tokenizer files, LoRA) by primary key */
+	return job_row(db, id, in, sizeof(*in), inputs_cols, CT_DL_NCOLS(inputs_cols),
+		"SELECT j.model_sha256, j.model_size, "
+		"j.train_sha256, j.eval_sha256, j.eval_tokens, "
+		"(SELECT COALESCE(SUM(ntokens), 0) FROM job_shard s WHERE s.jobid = j.id), "
+		"COALESCE(t.tokenizer, ''), (SELECT COALESCE(SUBSTRING(GROUP_CONCAT(f.name "
+		"ORDER BY f.name SEPARATOR ', '), 1, 290), '') FROM job_tokenizer_file f "
+		"WHERE f.jobid = j.id), COALESCE(l.lora_rank, 0), COALESCE(l.lora_alpha, 0), "
+		"COALESCE(l.lora_targets, 0) FROM job j LEFT JOIN job_text t ON t.jobid = j.id "
+		"LEFT JOIN job_lora l ON l.jobid = j.id WHERE j.id = ?");
+}
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+static const char *const task_state_names[CT_WEB_TASK_NSTATES] = {
+	[CT_WEB_TASK_ANY] = "all", [CT_WEB_TASK_IN_PROGRESS] = "in progress",
+	[CT_WEB_TASK_PENDING] = "pending validation", [CT_WEB_TASK_VALID] = "valid",
+	[CT_WEB_TASK_INVALID] = "invalid", [CT_WEB_TASK_ERROR] = "error",
+};
+
+const char *ct_web_task_state_name(int state)
+{
+	return state >= 0 && state < CT_WEB_TASK_NSTATES ? task_state_names[state] : "?";
+}
+
+/* A result's ct_web_task_state from its three state columns (db.h): the
+ * pending rule is sched.c's pending_results. Results never sent
+ * (unsent, didn't need) are no one's tasks. */
+#define TASK_STATE "(CASE WHEN r.server_state = 4 THEN 1 WHEN r.validate_state = 1 " \
+	"THEN 3 WHEN r.validate_state = 2 THEN 4 WHEN r.outcome = 1 AND " \
+	"r.validate_state IN (0, 4) THEN 2 ELSE 5 END)"
+#define TASK_SENT "r.server_state IN (4, 5) AND r.outcome <> 7 "
+/* TASKS(col): a page of the tasks whose `col` is ?, state filter ? (0:
+ * any) given twice, newest first; read through result_host / result_user. */
+#define TASKS(col) "SELECT r.id, r.workunitid, r.jobid, r.hostid, " TASK_STATE ", " \
+	"w.round_idx, w.shard, r.sent_time, r.report_deadline, r.received_time, " \
+	"r.name, COALESCE(j.name, ''), r.elapsed_s, r.granted_credit " \
+	"FROM result r LEFT JOIN workunit w ON w.id = r.workunitid " \
+	"LEFT JOIN job j ON j.id = r.jobid WHERE r." col " = ? AND " TASK_SENT \
+	"AND (? = 0 OR " TASK_STATE " = ?) ORDER BY r.id DESC LIMIT ? OFFSET ?"
+/* TASK_SUM(col): count and credit by (state, job) of one owner's tasks */
+#define TASK_SUM(col) "SELECT " TASK_STATE " AS st, r.jobid, COUNT(*), " \
+	"COALESCE(SUM(r.granted_credit), 0) FROM result r WHERE r." col " = ? AND " \
+	TASK_SENT "GROUP BY st, r.jobid LIMIT 10000"
+
+#define TK struct ct_web_task
+static const struct ct_dl_col task_cols[] = {
+	CT_DL_COL(TK, id), CT_DL_COL(TK, workunitid), CT_DL_COL(TK, jobid),
+	CT_DL_COL(TK, hostid), CT_DL_COL(TK, state), CT_DL_COL(TK, round_idx),
+	CT_DL_COL(TK, shard), CT_DL_COL(TK, sent_time), CT_DL_COL(TK, report_deadline),
+	CT_DL_COL(TK, received_time), CT_DL_COL(TK, name), CT_DL_COL(TK, job_name),
+	CT_DL_COL(TK, elapsed_s), CT_DL_COL(TK, granted_credit),
+};
+#undef TK
+
+/* A row of TASK_SUM. */
+struct task_group {
+	int64_t state, jobid, n;
+	double credit;
+};
+
+static const struct ct_dl_col group_cols[] = {
+	CT_DL_COL(struct task_group, state), CT_DL_COL(struct task_group, jobid),
+	CT_DL_COL(struct task_group, n), CT_DL_COL(struct task_group, credit),
+};
+
+/* One cached answer of credit_of per job of the page and the sums. */
+struct job_credit {
+	int64_t jobid;
+	double credit;
+};
+
+static int job_credit(struct job_credit *c, size_t *nc, size_t cap, int64_t jobid,
+		      int (*credit_of)(int64_t, void *, double *), void *arg, double *out)
+{
+	int rc;
+
+	for (size_t i = 0; i < *nc; i++)
+		if (c[i].jobid == jobid) {
+			*out = c[i].credit;
+			return 0;
+		}
+	rc = credit_of(jobid, arg, out);
+	if (rc == 0 && *nc < cap)
+		c[(*nc)++] = (struct job_credit){ jobid, *out };
+	return rc;
+}
+
+static int task_sums(struct ct_db *db, int host, int64_t id, struct job_credit *jc,
+		     size_t *njc, size_t cap, int (*credit_of)(int64_t, void *, double *),
+		     void *arg, struct ct_web_task_sum *sum)
+{
+	struct task_group *g = NULL;
+	void *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = host ? CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
+			      TASK_SUM("hostid"), id)
+		  : CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
+			      TASK_SUM("userid"), id);
+	g = rows;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		double per = 0;
+
+		if (g[i].state <= 0 || g[i].state >= CT_WEB_TASK_NSTATES)
+			continue;
+		sum->n[g[i].state] += g[i].n;
+		sum->n[CT_WEB_TASK_ANY] += g[i].n;
+		if (g[i].state == CT_WEB_TASK_VALID)
+			sum->granted += g[i].credit;
+		if (g[i].state == CT_WEB_TASK_PENDING) {
+			rc = job_credit(jc, njc, cap, g[i].jobid, credit_of, arg, &per);
+			sum->pending += per * (double)g[i].n;
+		}
+	}
+	free(g);
+	return rc;
+}
+
+int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int64_t page,
+		 int (*credit_of)(int64_t jobid, void *arg, double *credit), void *arg,
+		 struct ct_web_task **tasks, size_t *n, struct ct_web_task_sum *sum)
+{
+	struct job_credit jc[64];
+	size_t njc = 0, cap = sizeof(jc) / sizeof(jc[0]);
+	int host = strcmp(kind, "host") == 0;
+	struct ct_web_task *t;
+	void *rows = NULL;
+	int64_t off;
+	int rc;
+
+	*tasks = NULL;
+	*n = 0;
+	memset(sum, 0, sizeof(*sum));
+	if (!host && strcmp(kind, "user") != 0)
+		return ct_error(CT_EINVAL, "web: no tasks of a %s", kind);
+	if (state < 0 || state >= CT_WEB_TASK_NSTATES)
+		state = CT_WEB_TASK_ANY;
+	if (page < 1 || page > CT_WEB_MAX_PAGE)
+		page = 1;
+	off = (page - 1) * CT_WEB_PAGE_SIZE;
+	rc = host ? CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("hostid"), id,
+			      state, state, CT_WEB_PAGE_SIZE, off)
+		  : CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("userid"), id,
+			      state, state, CT_WEB_PAGE_SIZE, off);
+	t = rows;
+	for (size_t i = 0; rc == 0 && i < *n; i++) {
+		snprintf(t[i].state_name, sizeof(t[i].state_name), "%s",
+			 ct_web_task_state_name((int)t[i].state));
+		t[i].credit = t[i].granted_credit;
+		if (t[i].state == CT_WEB_TASK_PENDING || t[i].state == CT_WEB_TASK_IN_PROGRESS)
+			rc = job_credit(jc, &njc, cap, t[i].jobid, credit_of, arg, &t[i].credit);
+	}
+	if (rc == 0)
+		rc = task_sums(db, host, id, jc, &njc, cap, credit_of, arg, sum);
+	if (rc < 0) {
+		free(t);
+		*n = 0;
+		return rc;
+	}
+	*tasks = t;
+	return 0;
+}
+
+#define JC struct ct_web_job_credit
+static const struct ct_dl_col job_credit_cols[] = {
+	CT_DL_COL(JC, nvalid), CT_DL_COL(JC, credit), CT_DL_COL(JC, model_sha256),
+	CT_DL_COL(JC, seq), CT_DL_COL(JC, batch), CT_DL_COL(JC, steps),
+};
+#undef JC
+
+int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit *jc)
+{
+	return job_row(db, id, jc, sizeof(*jc), job_credit_cols, CT_DL_NCOLS(job_credit_cols),
+		"SELECT (SELECT COALESCE(SUM(n_valid), 0) "
+		"FROM round_stat s WHERE s.jobid = j.id), (SELECT COALESCE(SUM(credit), 0) "
+		"FROM round_stat s WHERE s.jobid = j.id), j.model_sha256, j.seq, j.batch, "
+		"j.steps FROM job j WHERE j.id = ?");
+}
+
+/* ---- computing preferences ------------------------------------------------ */
+
+struct prefs_row {
+	char text[2049];
+	int64_t mod_time;
+};
+
+static const struct ct_dl_col prefs_cols[] = {
+	CT_DL_COL(struct prefs_row, text), CT_DL_COL(struct prefs_row, mod_time),
+};
+
+int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
+		     int64_t *mod_time)
+{
+	struct prefs_row r = { "", 0 };
+	int rc = CT_DL_ONE(db, &r, prefs_cols, "SELECT prefs, mod_time FROM user_prefs "
+			   "WHERE userid = ?", userid);
+
+	if (rc == CT_ENOTFOUND)
+		rc = 0;
+	snprintf(text, cap, "%s", rc == 0 ? r.text : "");
+	*mod_time = rc == 0 ? r.mod_time : 0;
+	return rc;
+}
+
+int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text)
+{
+	int64_t now = ct_db_now(db);
+	int rc;
+
+	if (strlen(text) > 2048)
+		return ct_error(CT_ETOOBIG, "web: preferences of %zu bytes", strlen(text));
+	rc = ct_db_exec(db, "INSERT INTO user_prefs (userid, prefs, mod_time) VALUES (?, ?, ?) "
+			"ON DUPLICATE KEY UPDATE prefs = VALUES(prefs), mod_time = "
+			"GREATEST(VALUES(mod_time), mod_time + 1)", "lsl", userid, text, now);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- news ----------------------------------------------------------------- */
+
+static int text_ok(const char *s, size_t min, size_t max, int newlines)
+{
+	size_t n = strlen(s);
+
+	if (n < min || n > max || !ct_utf8_valid(s))
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (((unsigned char)*p < 0x20 && !(newlines && (*p == '\n' || *p == '\r'))) ||
+		    *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64_t *id)
+{
+	int rc;
+
+	if (!text_ok(title, 1, CT_WEB_NEWS_TITLE_MAX, 0))
+		return ct_error(CT_EINVAL, "news: a title of 1 to %d bytes of text, one line",
+				CT_WEB_NEWS_TITLE_MAX);
+	if (!text_ok(body, 0, CT_WEB_NEWS_BODY_MAX, 1))
+		return ct_error(CT_EINVAL, "news: a text of at most %d bytes", CT_WEB_NEWS_BODY_MAX);
+	rc = ct_db_exec(db, "INSERT INTO news (create_time, title, body) VALUES (?, ?, ?)", "lss",
+			ct_db_now(db), title, body);
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
+}
+
+#define NW struct ct_web_news
+static const struct ct_dl_col news_cols[] = {
+	CT_DL_COL(NW, id), CT_DL_COL(NW, create_time), CT_DL_COL(NW, title), CT_DL_COL(NW, body),
+};
+#undef NW
+
+int ct_web_news(struct ct_db *db, size_t max, struct ct_web_news **items, size_t *n)
+{
+	void *rows = NULL;
+	int rc = CT_DL_ALL(db, sizeof(**items), news_cols, "news", &rows, n, "SELECT id, "
+			   "create_time, title, body FROM news ORDER BY id DESC LIMIT ?",
+			   (int64_t)max);
+
+	*items = rows;
 	return rc;
 }
 

@@ -33,6 +33,7 @@ struct ct_web_user {
 	char name[260], country[260], url[1024], team_name[260];
 	double total_credit, expavg_credit, expavg_time;
 	int64_t nhosts;			/* filled by ct_web_get_user only */
+	char profile[1025];		/* the same: the profile's text */
 	int64_t rank;			/* 1-based, in the order asked for */
 };
 
@@ -41,6 +42,10 @@ struct ct_web_team {
 	char name[260], founder_name[260], url[1024], description[4100];
 	double total_credit, expavg_credit, expavg_time;
 	int64_t rank;
+	/* what today's members have earned in all, before joining included
+	 * (total_credit counts only credit earned in the team); filled by
+	 * ct_web_get_team only */
+	double members_credit;
 };
 
 struct ct_web_host {
@@ -82,6 +87,15 @@ void ct_web_board_free(struct ct_web_board *b);
 int ct_web_board(struct ct_db *db, const char *kind, enum ct_web_sort sort, int64_t page,
 		 int64_t owner, struct ct_web_board *b);
 
+#define CT_WEB_SEARCH_MAX 50	/* rows a name search returns */
+
+/* The users ("user") or teams ("team") whose name starts with q (any case,
+ * at most 64 bytes; wildcards are text), up to CT_WEB_SEARCH_MAX, most
+ * recent average credit first, unranked (rank 0: the rank of each would
+ * cost a count apiece; their pages show it). CT_EINVAL for another kind
+ * or a longer q. Free with ct_web_board_free(). */
+int ct_web_search(struct ct_db *db, const char *kind, const char *q, struct ct_web_board *b);
+
 /* At most `limit` rows of kind's board whose id is > after, in id order
  * (keyset paging for the stats export), into b->users/teams/hosts (rank 0,
  * page fields 0). Free with ct_web_board_free(). */
@@ -98,7 +112,7 @@ int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row);
 
 /* Credit history: cumulative credit at the end of each day with a grant,
  * newest CT_WEB_HIST_DAYS days, oldest first; t[] are UNIX times (end of
- * the day), credit[] cumulative totals ending at `total` (the row's
+ * the day, or now for today), credit[] cumulative totals ending at `total` (the row's
  * total_credit), with one point before the first day at its start. `kind`
  * is "user", "team" or "host". *t and *credit are malloc'd (free both);
  * *n may be 0 (then both are NULL). */
@@ -119,6 +133,19 @@ struct ct_web_job {
 	double outer_lr, outer_momentum;
 	double round_quorum;				/* < 1: rounds may close early */
 };
+
+/* What a job trains and on what (its job page's "Model and data"). */
+struct ct_web_job_inputs {
+	char model_sha256[65], train_sha256[65], eval_sha256[65];
+	int64_t model_size, train_tokens, eval_tokens;	/* eval_tokens 0: all */
+	char tokenizer[17];		/* job_text's ("bytes", "gpt2"), "" none */
+	char tokenizer_files[300];	/* job_tokenizer_file names, "," between */
+	int64_t lora_rank, lora_targets;	/* 0: every weight trained */
+	double lora_alpha;
+};
+
+/* Job `id`'s inputs (CT_ENOTFOUND for no such job). */
+int ct_web_get_job_inputs(struct ct_db *db, int64_t id, struct ct_web_job_inputs *in);
 
 struct ct_web_round {
 	int64_t idx, status, nwus, nwus_done, create_time, finish_time;
@@ -143,6 +170,92 @@ int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n);
 int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib);
+
+/* ---- tasks (results) of one computer or one user ---------------------- */
+
+/* What a volunteer sees of a result; the numbers are the page's filter
+ * (?state=N) and the API's "state_code". */
+enum ct_web_task_state {
+	CT_WEB_TASK_ANY = 0,
+	CT_WEB_TASK_IN_PROGRESS = 1,	/* sent, not reported yet */
+	CT_WEB_TASK_PENDING = 2,	/* reported, waiting for its quorum */
+	CT_WEB_TASK_VALID = 3,		/* validated: credit granted */
+	CT_WEB_TASK_INVALID = 4,	/* disagreed with the quorum */
+	CT_WEB_TASK_ERROR = 5,		/* client error, no reply, too late */
+	CT_WEB_TASK_NSTATES = 6,
+};
+
+/* "in progress", "pending validation", ... ("all" for CT_WEB_TASK_ANY). */
+const char *ct_web_task_state_name(int state);
+
+struct ct_web_task {
+	int64_t id, workunitid, jobid, hostid, state, round_idx, shard;
+	int64_t sent_time, report_deadline, received_time;
+	char name[81], job_name[129], state_name[24];
+	double elapsed_s, granted_credit;
+	double credit;		/* granted, or what a pending one will get */
+};
+
+/* Counts by state of one owner's tasks, and their credit. */
+struct ct_web_task_sum {
+	int64_t n[CT_WEB_TASK_NSTATES];		/* [CT_WEB_TASK_ANY]: all */
+	double granted;				/* over the valid ones */
+	double pending;				/* over the pending ones (expected) */
+};
+
+/* One page (CT_WEB_PAGE_SIZE rows, newest first) of the tasks of host
+ * `id` (kind "host") or user `id` (kind "user") in `state` (ANY: all but
+ * those never sent), with the counts; page past the end gives n = 0.
+ * credit_of(jobid, arg, &credit) gives what one valid result of a job
+ * earns (it fills the pending figures; web_tasks.c reads the job's
+ * model). *tasks is malloc'd (free it); NULL and 0 on failure. */
+int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int64_t page,
+		 int (*credit_of)(int64_t jobid, void *arg, double *credit), void *arg,
+		 struct ct_web_task **tasks, size_t *n, struct ct_web_task_sum *sum);
+
+/* What the credit of a valid result of a job is made of: the grants so
+ * far (round_stat) and the shape the validator's formula reads. */
+struct ct_web_job_credit {
+	int64_t nvalid;
+	double credit;			/* over the nvalid valid results */
+	char model_sha256[65];
+	int64_t seq, batch, steps;
+};
+
+/* Job `id`'s (CT_ENOTFOUND for no such job). */
+int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit *jc);
+
+/* The user's computing preferences saved on the web (prefs.conf lines of
+ * the keys web_prefs.c lets the web set) into text (cap bytes; "" when
+ * none) and when they were saved (0: never). */
+int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
+		     int64_t *mod_time);
+
+/* Save them (at most 2048 bytes; "" clears them on every client), now. */
+int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text);
+
+/* Set user `id`'s profile: country (one of ct_web_countries, or "") and
+ * text (at most 1024 bytes of UTF-8 without control characters but
+ * newlines). CT_EINVAL names what is wrong. */
+int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text);
+
+/* ---- news ----------------------------------------------------------------- */
+
+#define CT_WEB_NEWS_TITLE_MAX 200
+#define CT_WEB_NEWS_BODY_MAX 4000
+
+struct ct_web_news {
+	int64_t id, create_time;
+	char title[CT_WEB_NEWS_TITLE_MAX + 1], body[CT_WEB_NEWS_BODY_MAX + 1];
+};
+
+/* Post a news item (title 1-200 bytes, body at most 4000, UTF-8 without
+ * control characters but newlines in the body): 0, CT_EINVAL, a db error;
+ * its id in *id. */
+int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64_t *id);
+
+/* The newest `max` items, newest first (*items malloc'd: free it). */
+int ct_web_news(struct ct_db *db, size_t max, struct ct_web_news **items, size_t *n);
 
 struct ct_web_role {
 	char role[40], instance[140], last_error[260];

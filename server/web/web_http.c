@@ -16,7 +16,8 @@
 #include "web_http.h"
 
 /* Query arguments the pages read (the front end looks them up by name). */
-static const char *const query_args[] = { "sort", "page", NULL };
+static const char *const query_args[] = { "sort", "page", "host", "user", "state", "q",
+	"token", NULL };
 
 #define CSP "default-src 'none'; style-src 'self'; img-src 'self'; " \
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -104,8 +105,12 @@ static int web_route(struct ct_http_req *req, struct ct_http_resp *resp)
 static const struct ct_http_route web_routes[] = {
 	GET("/"), GET("/users"), GET("/teams"), GET("/hosts"),
 	GET("/user/*"), GET("/team/*"), GET("/host/*"),
-	GET("/jobs"), GET("/job/*"), GET("/status"),
+	GET("/jobs"), GET("/job/*"), GET("/status"), GET("/tasks"),
+	GET("/about"), GET("/news"), GET("/news.atom"), GET("/client/*"),
 	GET("/account"), GET("/account/create"), POST("/account/create"),
+	GET("/account/prefs"), POST("/account/prefs"),
+	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"),
+	GET("/account/reset"), POST("/account/reset"),
 	GET("/account/login"), POST("/account/login"), POST("/account/logout"),
 	GET("/teams/create"), POST("/teams/create"), POST("/teams/join"),
 	POST("/teams/leave"),

@@ -29,6 +29,38 @@ int ct_web_page_jobs(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_job(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_status(struct ct_web_req *req, struct ct_web_resp *resp);
 
+/* ---- tasks of a computer or a user (web_tasks.c) ---- */
+int ct_web_page_tasks(struct ct_web_req *req, struct ct_web_resp *resp);
+/* The tasks ?host=ID|user=ID[&state=N&page=N] ask for (ct_web_tasks with
+ * the pending credit filled in); *t malloc'd, free it. */
+int ct_web_req_tasks(struct ct_web_req *req, int *state, struct ct_web_task **t, size_t *n,
+		     struct ct_web_task_sum *sum);
+/* The "Tasks" section of a computer's ("host") or user's page: counts by
+ * state, pending credit, the newest tasks. */
+int ct_web_tasks_section(struct ct_web_req *req, struct ct_buf *c, const char *kind,
+			 int64_t id);
+
+/* ---- account settings, recovery, profiles (web_settings.c) ---- */
+int ct_web_page_settings(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_reset(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* ISO 3166-1 names a profile's country may be, NULL-terminated
+ * (web_countries.c); 1 if name is one of them or "". */
+extern const char *const ct_web_countries[];
+int ct_web_country_ok(const char *name);
+
+/* ---- project page, news, client downloads (web_news.c) ---- */
+int ct_web_page_about(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_page_news(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_news_atom(struct ct_web_req *req, struct ct_web_resp *resp);
+int ct_web_client_file(struct ct_web_req *req, struct ct_web_resp *resp);
+/* The newest `max` news titles with links to all and to the feed. */
+int ct_web_news_section(struct ct_web_req *req, struct ct_buf *c, size_t max);
+
+/* ---- computing preferences (web_prefs.c) ---- */
+int ct_web_page_prefs(struct ct_web_req *req, struct ct_web_resp *resp);
+
 /* ---- accounts and teams (web_account.c) ---- */
 int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp);
 int ct_web_page_create(struct ct_web_req *req, struct ct_web_resp *resp);

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_gpt2.h"
 #include "data/db.h"
+#include "data/lora_job.h"
 #include "daemons/sample.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"
@@ -84,27 +86,66 @@ static int sort_tabs(struct ct_buf *b, const char *base, enum ct_web_sort s)
 	return rc;
 }
 
+static int page_link(struct ct_buf *b, const char *base, const struct ct_web_board *bd,
+		     int64_t page, const char *rel, const char *text)
+{
+	if (page == bd->page)
+		return ct_tmpl_printf(b, "<span class=\"on\" aria-current=\"page\">%s</span>",
+				      text);
+	if (rel != NULL)
+		return ct_tmpl_printf(b, "<a rel=\"%s\" href=\"%s?sort=%s&amp;page=%lld\">%s</a>",
+				      rel, base, sort_arg(bd->sort), (long long)page, text);
+	return ct_tmpl_printf(b, "<a href=\"%s?sort=%s&amp;page=%lld\">%s</a>", base,
+			      sort_arg(bd->sort), (long long)page, text);
+}
+
+/* Previous, the first page, the pages around this one, the last, next,
+ * and a form to go to any page (a GET: no script needed). */
 static int pager(struct ct_buf *b, const char *base, const struct ct_web_board *bd)
 {
+	int64_t from = bd->page - 2 > 1 ? bd->page - 2 : 1;
+	int64_t to = bd->page + 2 < bd->npages ? bd->page + 2 : bd->npages;
+	char num[32];
 	int rc;
 
 	if (bd->npages <= 1)
 		return 0;
-	rc = ct_buf_appends(b, "<nav class=\"pager\">");
+	rc = ct_buf_appends(b, "<nav class=\"pager\" aria-label=\"pages\">");
 	if (rc == 0 && bd->page > 1)
-		rc = ct_tmpl_printf(b, "<a rel=\"prev\" href=\"%s?sort=%s&amp;page=%lld\">"
-			"&larr; Previous</a>", base, sort_arg(bd->sort),
-			(long long)bd->page - 1);
-	if (rc == 0)
-		rc = ct_tmpl_printf(b, "<span class=\"on\">Page %lld of %lld</span>",
-				    (long long)bd->page, (long long)bd->npages);
+		rc = page_link(b, base, bd, bd->page - 1, "prev", "\xe2\x86\x90 Previous");
+	if (rc == 0 && from > 1)
+		rc = page_link(b, base, bd, 1, NULL, "1");
+	if (rc == 0 && from > 2)
+		rc = ct_buf_appends(b, "<span class=\"gap\">&hellip;</span>");
+	for (int64_t p = from; rc == 0 && p <= to; p++) {
+		snprintf(num, sizeof(num), "%lld", (long long)p);
+		rc = page_link(b, base, bd, p, NULL, num);
+	}
+	if (rc == 0 && to < bd->npages - 1)
+		rc = ct_buf_appends(b, "<span class=\"gap\">&hellip;</span>");
+	snprintf(num, sizeof(num), "%lld", (long long)bd->npages);
+	if (rc == 0 && to < bd->npages)
+		rc = page_link(b, base, bd, bd->npages, NULL, num);
 	if (rc == 0 && bd->page < bd->npages)
-		rc = ct_tmpl_printf(b, "<a rel=\"next\" href=\"%s?sort=%s&amp;page=%lld\">"
-			"Next &rarr;</a>", base, sort_arg(bd->sort),
-			(long long)bd->page + 1);
+		rc = page_link(b, base, bd, bd->page + 1, "next", "Next \xe2\x86\x92");
 	if (rc == 0)
-		rc = ct_buf_appends(b, "</nav>");
+		rc = ct_tmpl_printf(b, "<form method=\"get\" action=\"%s\" class=\"goto\">"
+			"<input type=\"hidden\" name=\"sort\" value=\"%s\"><label for=\"goto\">"
+			"Page</label><input id=\"goto\" name=\"page\" type=\"number\" min=\"1\" "
+			"max=\"%lld\" value=\"%lld\"><button type=\"submit\">Go</button> of %lld"
+			"</form></nav>", base, sort_arg(bd->sort), (long long)bd->npages,
+			(long long)bd->page, (long long)bd->npages);
 	return rc;
+}
+
+/* The name search above a leaderboard (users and teams). */
+static int search_form(struct ct_buf *b, const char *base, const char *what, const char *q)
+{
+	return ct_tmpl_printf(b, "<form method=\"get\" action=\"%s\" class=\"search\" "
+		"role=\"search\"><label for=\"q\">Find a %s</label><input id=\"q\" name=\"q\" "
+		"type=\"search\" maxlength=\"64\" value=\"%s\" placeholder=\"name starts with"
+		"\"><button type=\"submit\" id=\"search\">Search</button></form>", base, what,
+		q ? q : "");
 }
 
 /* Render `key`'s content from the cache or with fill(arg), then the page. */
@@ -296,20 +337,48 @@ static const struct board_view host_view = {
 	.before = host_before, .after = no_cells,
 };
 
+/* The leaderboard's search: the matching rows, or a line saying none. */
+static int fill_search(struct ct_web_req *req, struct ct_buf *c, const struct board_view *v,
+		       const char *base, const char *q)
+{
+	struct ct_web_board bd;
+	int rc = ct_web_search(req->db, v->kind, q, &bd);
+
+	if (rc < 0)
+		return rc;
+	rc = search_form(c, base, v->kind[0] == 'u' ? "participant" : "team", q);
+	if (rc == 0)
+		rc = ct_tmpl_printf(c, "<p id=\"search-result\">%lld %s whose name starts with "
+				    "\"%s\"%s (ranks on their pages). <a href=\"%s\">The whole "
+				    "leaderboard</a></p>", (long long)bd.n, bd.n == 1 ? "match" :
+				    "matches", q, bd.n >= CT_WEB_SEARCH_MAX ? ", the first ones" : "",
+				    base);
+	if (rc == 0 && bd.n > 0)
+		rc = board_table(c, v, &bd, 1);
+	ct_web_board_free(&bd);
+	return rc;
+}
+
 /* A leaderboard page: its content is the same for everyone (cached). */
 static int fill_board(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 {
 	const struct board_view *v = arg;
+	const char *q = ct_web_arg(req, "q");
 	struct ct_web_board bd;
 	char base[16];
 	int rc;
 
+	snprintf(base, sizeof(base), "/%ss", v->kind);
+	if (q != NULL && q[0] != '\0' && v->kind[0] != 'h')
+		return fill_search(req, c, v, base, q);
 	rc = ct_web_board(req->db, v->kind, ct_web_arg_sort(req), ct_web_arg_page(req), 0,
 			  &bd);
 	if (rc < 0)
 		return rc;
-	snprintf(base, sizeof(base), "/%ss", v->kind);
-	rc = sort_tabs(c, base, bd.sort);
+	rc = v->kind[0] != 'h' ? search_form(c, base, v->kind[0] == 'u' ? "participant" :
+					     "team", NULL) : 0;
+	if (rc == 0)
+		rc = sort_tabs(c, base, bd.sort);
 	if (rc == 0)
 		rc = board_table(c, v, &bd, 1);
 	if (rc == 0)
@@ -321,10 +390,12 @@ static int fill_board(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 static int board_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		      const struct board_view *v, const char *title)
 {
-	char key[96], api[32];
 
-	snprintf(key, sizeof(key), "%ss?sort=%s&page=%lld", v->kind,
-		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req));
+	const char *q = ct_web_arg(req, "q");
+	char key[160], api[32];
+
+	snprintf(key, sizeof(key), "%ss?sort=%s&page=%lld&q=%.64s", v->kind,
+		 sort_arg(ct_web_arg_sort(req)), (long long)ct_web_arg_page(req), q ? q : "");
 	snprintf(api, sizeof(api), "/api/v1/%ss", v->kind);
 	return cached_page(req, resp, key, title, api, fill_board, v);
 }
@@ -346,8 +417,24 @@ int ct_web_page_hosts(struct ct_web_req *req, struct ct_web_resp *resp)
 
 /* ---- one user, team, host ------------------------------------------------ */
 
+/* Keep the rows of bd with total credit above 0 (in order, at the front);
+ * returns how many there are. */
+static size_t with_credit(const struct board_view *v, struct ct_web_board *bd)
+{
+	char *rows = (char *)bd->users;
+	size_t k = 0;
+
+	for (size_t i = 0; i < bd->n; i++)
+		if (row_dbl(rows + i * v->size, v->total_off) > 0) {
+			if (k != i)
+				memcpy(rows + k * v->size, rows + i * v->size, v->size);
+			k++;
+		}
+	return k;
+}
+
 /* <h2>heading</h2> and the first `max` rows of board v (RAC order) whose
- * owner is `owner` (0: everyone). */
+ * owner is `owner` (0: everyone who has earned credit). */
 static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *heading,
 			 const struct board_view *v, int64_t owner, size_t max)
 {
@@ -357,6 +444,8 @@ static int board_section(struct ct_web_req *req, struct ct_buf *c, const char *h
 	rc = ct_web_board(req->db, v->kind, CT_WEB_SORT_RAC, 1, owner, &bd);
 	if (rc < 0)
 		return rc;
+	if (owner == 0)		/* the home page's top: only who has earned credit */
+		bd.n = with_credit(v, &bd);
 	if (bd.n > max)
 		bd.n = max;
 	rc = ct_tmpl_printf(c, "<h2>%s</h2>", heading);
@@ -460,12 +549,31 @@ static int user_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const
 {
 	const struct ct_web_user *u = row;
 
+	int rc = 0;
+
 	(void)req;
 	(void)id;
-	if (u->teamid == 0)
-		return 0;
-	return ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
-			      (long long)u->teamid, u->team_name);
+	if (u->profile[0])	/* text only: escaped, newlines kept by the CSS */
+		rc = ct_tmpl_printf(c, "<p class=\"profile\" id=\"profile\">%s</p>", u->profile);
+	if (rc == 0 && u->teamid > 0)
+		rc = ct_tmpl_printf(c, "<p>Member of <a href=\"/team/%lld\">%s</a>.</p>",
+				    (long long)u->teamid, u->team_name);
+	return rc;
+}
+
+/* Why the team's total is not its members' sum (credit.c adds a grant to
+ * the team the user is in at that moment). */
+static int team_credit_note(struct ct_buf *c, const struct ct_web_team *t)
+{
+	char team[48], members[48];
+
+	ct_tmpl_credit(team, sizeof(team), t->total_credit);
+	ct_tmpl_credit(members, sizeof(members), t->members_credit);
+	return ct_tmpl_printf(c, "<p class=\"muted\" id=\"team-credit-note\">The team's total "
+		"credit (%s) counts what members earned while in the team. Its %lld "
+		"member%s today have earned %s in all, credit from before they joined "
+		"included; members who left took nothing away.</p>", team,
+		(long long)t->nusers, t->nusers == 1 ? "" : "s", members);
 }
 
 static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const void *row)
@@ -475,6 +583,8 @@ static int team_text(struct ct_web_req *req, struct ct_buf *c, int64_t id, const
 
 	if (t->description[0])
 		rc = ct_tmpl_printf(c, "<p class=\"description\">%s</p>", t->description);
+	if (rc == 0)
+		rc = team_credit_note(c, t);
 	if (rc == 0)
 		rc = team_action(req, c, id);
 	return rc;
@@ -561,6 +671,8 @@ static int fill_entity(struct ct_web_req *req, struct ct_buf *c, int64_t id, cha
 		rc = v->text(req, c, id, &row);
 	if (rc == 0)
 		rc = history_chart(req, c, v->kind, id, row_dbl(&row, v->total_off));
+	if (rc == 0 && v->kind[0] != 't')	/* a computer's or a user's tasks */
+		rc = ct_web_tasks_section(req, c, v->kind, id);
 	if (rc == 0 && v->owned)
 		rc = board_section(req, c, v->owned_heading, v->owned, id, SIZE_MAX);
 	return rc;
@@ -862,6 +974,91 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 	return rc;
 }
 
+/* "GPT-2, 1 layer, width 8, ..." from the model file's header, or a note
+ * when the file is gone (its size from the job row). */
+static void model_text(struct ct_web_req *req, const struct ct_web_job_inputs *in,
+		       char *out, size_t cap)
+{
+	struct ct_gpt2_config cfg;
+	struct ct_gpt2_layout lay;
+	char path[4200];
+
+	if (ct_server_download_path(req->srv, in->model_sha256, path, sizeof(path)) < 0 ||
+	    ct_gpt2_read_config(path, &cfg) < 0) {
+		snprintf(out, cap, "a checkpoint of %.1f MB (file no longer on the server)",
+			 (double)in->model_size / 1e6);
+		return;
+	}
+	ct_gpt2_layout(&cfg, &lay);
+	snprintf(out, cap, "%s, %d layer%s, width %d, %d heads, vocabulary %d, context %d "
+		 "tokens; %.4g million parameters", cfg.arch == CT_ARCH_LLAMA ? "Llama" :
+		 "GPT-2", cfg.L, cfg.L == 1 ? "" : "s", cfg.C, cfg.NH, cfg.V, cfg.maxT,
+		 (double)lay.total / 1e6);
+}
+
+static int inputs_row(struct ct_buf *c, const char *k, const char *v, const char *sha)
+{
+	int rc = ct_tmpl_printf(c, "<tr><th scope=\"row\">%s</th><td>%s", k, v);
+
+	if (rc == 0 && sha != NULL && sha[0]) {
+		rc = ct_buf_appends(c, " (");
+		if (rc == 0)
+			rc = sha_link(c, sha, "download");
+		if (rc == 0)
+			rc = ct_buf_appends(c, ")");
+	}
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</td></tr>");
+	return rc;
+}
+
+/* What the job trains and on what: model, tokenizer, LoRA or full
+ * fine-tuning, training and held-out data. */
+static int job_inputs(struct ct_web_req *req, struct ct_buf *c, const struct ct_web_job *j)
+{
+	struct ct_web_job_inputs in;
+	char v[512], t[64];
+	int rc = ct_web_get_job_inputs(req->db, j->id, &in);
+
+	if (rc < 0)
+		return rc;
+	rc = ct_buf_appends(c, "<h2>Model and data</h2><table id=\"job-inputs\"><tbody>");
+	model_text(req, &in, v, sizeof(v));
+	if (rc == 0)
+		rc = inputs_row(c, "Model", v, in.model_sha256);
+	if (in.tokenizer_files[0])
+		snprintf(v, sizeof(v), "%s (%s)", in.tokenizer[0] ? in.tokenizer : "from files",
+			 in.tokenizer_files);
+	else
+		snprintf(v, sizeof(v), "%s", in.tokenizer[0] ? in.tokenizer :
+			 "none recorded (the job was submitted as token ids)");
+	if (rc == 0)
+		rc = inputs_row(c, "Tokenizer", v, NULL);
+	ct_lora_targets_str((unsigned)in.lora_targets, t, sizeof(t));
+	if (in.lora_rank > 0)
+		snprintf(v, sizeof(v), "LoRA adapters of rank %lld (alpha %g) on %s; the base "
+			 "stays frozen", (long long)in.lora_rank, in.lora_alpha, t);
+	else
+		snprintf(v, sizeof(v), "full fine-tuning (every weight)");
+	if (rc == 0)
+		rc = inputs_row(c, "Training", v, NULL);
+	snprintf(v, sizeof(v), "%lld tokens in %lld shard%s, one per work unit of a round",
+		 (long long)in.train_tokens, (long long)j->nshards, j->nshards == 1 ? "" : "s");
+	if (rc == 0)
+		rc = inputs_row(c, "Training data", v, in.train_sha256);
+	if (in.eval_tokens > 0)
+		snprintf(v, sizeof(v), "a held-out file, up to %lld tokens of it",
+			 (long long)in.eval_tokens);
+	else	/* daemons.eval_tokens (eval.c) */
+		snprintf(v, sizeof(v), "a held-out file, up to the project's default "
+			 "number of tokens");
+	if (rc == 0)
+		rc = inputs_row(c, "Evaluation data", v, in.eval_sha256);
+	if (rc == 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	return rc;
+}
+
 static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *title,
 		    size_t cap, const void *arg)
 {
@@ -877,6 +1074,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 		return rc;
 	snprintf(title, cap, "Job %lld: %s", (long long)id, j->name);
 	rc = job_cards(c, j);
+	if (rc == 0)
+		rc = job_inputs(req, c, j);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<h2>Evaluation loss</h2>");
 	if (rc == 0)
@@ -922,8 +1121,9 @@ static int status_cards(struct ct_buf *c, const struct ct_web_status *st)
 	if (rc == 0) rc = card_num(c, "Awaiting assimilation", st->wu_need_assimilate);
 	if (rc == 0) rc = card_num(c, "Computers active (24 h)", st->hosts_active_24h);
 	if (rc == 0) {
-		snprintf(s, sizeof(s), "%.4g", st->tflops);
-		rc = card(c, "Current TFLOPS", s);
+		/* from the credit of the last 24 h (doc/credit.md) */
+		rc = card(c, "Computing speed (24 h)", ct_tmpl_flops(s, sizeof(s),
+								       st->tflops * 1e12));
 	}
 	if (rc == 0) rc = card_num(c, "Participants", st->users);
 	if (rc == 0) rc = card_num(c, "Teams", st->teams);
@@ -985,15 +1185,17 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 	(void)arg;
 	rc = ct_tmpl_printf(c, "<p>%s fine-tunes language models on volunteers' "
 		"computers. Every work unit is checked by replication, and every "
-		"valid result earns credit.</p><p><a href=\"/account/create\">"
-		"Join</a> and attach the <code>ctune</code> client with your "
-		"account key.</p>", ct_web_project_name(req->srv));
+		"valid result earns credit.</p><p><a href=\"/about\" id=\"how-to-join\">"
+		"How to join</a>: an account, the <code>ctune</code> client, one "
+		"command.</p>", ct_web_project_name(req->srv));
 	if (rc == 0)
 		rc = ct_web_get_status(req->db, &st);
 	if (rc == 0)
 		rc = status_cards(c, &st);
 	if (rc == 0)
 		rc = board_section(req, c, "Top participants", &user_view, 0, 10);
+	if (rc == 0)
+		rc = ct_web_news_section(req, c, 3);
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
 			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");

@@ -271,6 +271,14 @@ int ct_stats_export(struct ct_server *srv, struct ct_db *db)
 	return rc;
 }
 
+/* When this process started: an export older than that is redone. */
+static time_t started;
+
+__attribute__((constructor)) static void note_start(void)
+{
+	started = time(NULL);
+}
+
 int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	char dir[4096], path[4200];
@@ -289,7 +297,10 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 		rc = ct_path_join(path, sizeof(path), dir, "tables.xml");
 	if (rc < 0)
 		return rc;
-	if (stat(path, &st) == 0 && time(NULL) - st.st_mtime < interval)
+	/* An export older than this process is redone at once: a restart
+	 * must not leave the numbers of the last run for an interval. */
+	if (stat(path, &st) == 0 && st.st_mtime >= started &&
+	    time(NULL) - st.st_mtime < interval)
 		return 0;
 	/* Housekeeping that shares the export's pace: expired web sessions. */
 	rc = ct_db_exec(db, "DELETE FROM web_session WHERE "

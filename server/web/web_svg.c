@@ -1,11 +1,12 @@
 /*
  * web_svg.c - inline SVG line charts (see web_svg.h). The geometry is
- * plain: a plot area inside fixed margins, nice ticks on y, up to six
- * labels on x, a polyline and one circle per point (when there are few).
+ * plain: a plot area inside fixed margins, nice ticks on y, up to five
+ * labels on x (round times on a time axis), a polyline and one circle per point (when there are few).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ct_err.h"
 #include "tmpl.h"
@@ -45,6 +46,50 @@ size_t ct_svg_ticks(double lo, double hi, double *ticks, size_t max)
 	return n;
 }
 
+/* Steps of a time axis, in seconds: minutes to a year. */
+static const double time_steps[] = {
+	60, 300, 600, 900, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600,
+	86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400, 56 * 86400,
+	91 * 86400, 182 * 86400, 364 * 86400,
+};
+
+size_t ct_svg_time_ticks(double lo, double hi, double *ticks, size_t max, double *step)
+{
+	size_t n = 0, ns = sizeof(time_steps) / sizeof(time_steps[0]);
+	double st = time_steps[ns - 1];
+
+	*step = st;
+	if (max == 0 || !isfinite(lo) || !isfinite(hi) || hi < lo)
+		return 0;
+	for (size_t i = 0; i < ns; i++)
+		if (floor(hi / time_steps[i]) - ceil(lo / time_steps[i]) + 1 <= (double)max) {
+			st = time_steps[i];
+			break;
+		}
+	*step = st;
+	for (double v = ceil(lo / st) * st; v <= hi && n < max; v += st)
+		ticks[n++] = v;
+	return n;
+}
+
+char *ct_svg_time_label(char *out, size_t size, double t, double step)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (size == 0)
+		return out;
+	if (step <= 0)
+		return ct_tmpl_datetime(out, size, (long long)t);
+	if (gmtime_r(&tt, &tm) == NULL) {
+		snprintf(out, size, "-");
+		return out;
+	}
+	/* a label as fine as the step, so no two ticks read the same */
+	strftime(out, size, step < 86400 ? "%m-%d %H:%M" : "%Y-%m-%d", &tm);
+	return out;
+}
+
 struct frame {
 	double x0, x1, y0, y1;	/* data ranges */
 	int w, h;		/* whole image */
@@ -74,8 +119,8 @@ static void fmt_value(char *out, size_t size, double v)
 
 static void fmt_x(char *out, size_t size, double x, int is_time)
 {
-	if (is_time)
-		ct_tmpl_date(out, size, (long long)x);
+	if (is_time)	/* a point's own time, to the minute (UTC) */
+		ct_svg_time_label(out, size, x, 0);
 	else
 		fmt_value(out, size, x);
 }
@@ -101,9 +146,11 @@ static size_t find_ranges(const double *x, const double *y, size_t n,
 		return 0;
 	if (o->y_from_zero && f->y0 > 0)
 		f->y0 = 0;
-	if (f->x1 <= f->x0) {
-		f->x0 -= 1;
-		f->x1 += 1;
+	if (f->x1 <= f->x0) {	/* one point: a day around it on a time axis */
+		double pad = o->x_is_time ? 43200 : 1;
+
+		f->x0 -= pad;
+		f->x1 += pad;
 	}
 	if (f->y1 <= f->y0) {
 		double pad = fabs(f->y0) > 0 ? fabs(f->y0) * 0.1 : 1;
@@ -136,14 +183,18 @@ static int axes(struct ct_buf *b, const struct frame *f,
 			py(f, t[i]) + 4, lab);
 	}
 	if (o->x_is_time) {
-		for (int i = 0; i <= 3 && rc == 0; i++) {
-			double xv = f->x0 + (f->x1 - f->x0) * i / 3;
-			fmt_x(lab, sizeof(lab), xv, 1);
-			/* the outer labels align inwards so they are not cut */
+		double step;
+
+		nt = ct_svg_time_ticks(f->x0, f->x1, t, 5, &step);
+		for (size_t i = 0; i < nt && rc == 0; i++) {
+			double at = px(f, t[i]);
+
+			ct_svg_time_label(lab, sizeof(lab), t[i], step);
+			/* labels near the edges align inwards so they are not cut */
 			rc = ct_tmpl_printf(b, "<text class=\"xtick\" x=\"%.1f\" "
-				"y=\"%d\" text-anchor=\"%s\">%s</text>",
-				px(f, xv), f->h - MB + 16,
-				i == 0 ? "start" : i == 3 ? "end" : "middle", lab);
+				"y=\"%d\" text-anchor=\"%s\">%s</text>", at, f->h - MB + 16,
+				at - ML < 40 ? "start" : f->w - MR - at < 40 ? "end" :
+				"middle", lab);
 		}
 	} else {
 		nt = ct_svg_ticks(f->x0, f->x1, t, 8);

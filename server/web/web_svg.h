@@ -32,4 +32,14 @@ int ct_svg_line_chart(struct ct_buf *b, const double *x, const double *y,
  * at most `max` tick values into `ticks` and returns how many. */
 size_t ct_svg_ticks(double lo, double hi, double *ticks, size_t max);
 
+/* Ticks of a time axis over [lo, hi] (UNIX times): whole multiples (UTC)
+ * of the smallest step from a minute to a year that gives at most `max`;
+ * writes them into `ticks`, the step into *step, and returns how many. */
+size_t ct_svg_time_ticks(double lo, double hi, double *ticks, size_t max, double *step);
+
+/* A time tick's label, as fine as `step` (seconds): "12-01 06:00" below a
+ * day, "2026-12-01" from a day up, "2026-12-01 06:00" for a step of 0 (a
+ * point's own time); UTC. Returns `out`. */
+char *ct_svg_time_label(char *out, size_t size, double t, double step);
+
 #endif

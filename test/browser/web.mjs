@@ -11,7 +11,14 @@
 // command the account page showed to ARTIFACT_DIR/attach-command.txt;
 // "after" runs once real clients have computed the "e2e" job: its page
 // shows the loss curve, the new account has credit on the leaderboard, and
-// the stats export served under /stats/ agrees with the JSON API.
+// the stats export served under /stats/ agrees with the JSON API;
+// "prefs" signs in as the browser-made account and sets its computing
+// preferences on the web: run hours that exclude the present (UTC), so the
+// script can watch a real client stop asking for work. The window goes to
+// ARTIFACT_DIR/run-hours.txt; "account" changes the account's name and
+// profile and then sets a new password through the one-time link the
+// operator's `ctune-server user reset-link` printed into
+// ARTIFACT_DIR/reset-url.txt.
 //
 // Prints one line per check and a closing "N passed, M failed" line; exits
 // non-zero when a check failed. Screenshots of each page go to ARTIFACT_DIR.
@@ -22,8 +29,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 const [base, seedPath, artDir, phase] = process.argv.slice(2);
-if (!base || !seedPath || !artDir || !['before', 'after'].includes(phase)) {
-	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after');
+if (!base || !seedPath || !artDir || !['before', 'after', 'prefs', 'account'].includes(phase)) {
+	console.error('usage: node web.mjs BASE_URL SEED_TSV ARTIFACT_DIR before|after|prefs|account');
 	process.exit(2);
 }
 fs.mkdirSync(artDir, { recursive: true });
@@ -39,6 +46,7 @@ for (const line of fs.readFileSync(seedPath, 'utf8').split('\n')) {
 }
 
 let passed = 0, failed = 0;
+function scrolls(v) { return v === 'auto' || v === 'scroll'; }
 function check(name, ok, detail = '') {
 	if (ok) { passed++; console.log(`ok - ${name}`); }
 	else { failed++; console.log(`FAIL - ${name} ${detail}`); }
@@ -129,6 +137,64 @@ await step('job page', async () => {
 	check('model download works', dl.status() === 200, String(dl.status()));
 });
 
+await step('job page names what it trains', async () => {
+	await visit(`/job/${seed.job}`);
+	const rows = await page.locator('table#job-inputs th').allTextContents();
+	check('job page lists model, tokenizer, training and data',
+		['Model', 'Tokenizer', 'Training', 'Training data', 'Evaluation data'].every(k => rows.includes(k)),
+		rows.join('|'));
+	const model = await page.locator('table#job-inputs tr', { hasText: 'Model' }).first().textContent();
+	check('job page names the model\'s architecture', /GPT-2, \d+ layers?, width \d+/.test(model), model);
+	const api = await (await page.request.get(`${base}/api/v1/job/${seed.e2e}`)).json();
+	check('the text job names its tokenizer', api.inputs.tokenizer === 'bytes', JSON.stringify(api.inputs));
+});
+
+await step('status speed has a unit', async () => {
+	await visit('/status');
+	const v = await page.locator('.card', { hasText: 'Computing speed' }).locator('.v').textContent();
+	check('status shows the speed as a number and a FLOPS unit', /^\d+(\.\d+)? [kMGTPE]?FLOPS$/.test(v), v);
+});
+
+await step('from the home page to joining', async () => {
+	await visit('/');
+	await Promise.all([page.waitForLoadState(), page.click('#how-to-join')]);
+	await page.screenshot({ path: path.join(artDir, 'about.png'), fullPage: true });
+	const steps = await page.locator('#join-steps > li').count();
+	check('the project page says how to join in five steps', steps === 5, `${steps} steps`);
+	const cmd = await page.locator('#join-steps pre.cmd').textContent();
+	check('the steps name this server in the attach command', cmd.includes('ctune attach ' + base), cmd);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/about', 'phone-about.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the project page fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+	const feed = await page.request.get(base + '/news.atom');
+	check('the news feed answers Atom', feed.status() === 200 &&
+		feed.headers()['content-type'].startsWith('application/atom+xml') &&
+		(await feed.text()).includes('<feed xmlns="http://www.w3.org/2005/Atom">'));
+});
+
+await step('phone width', async () => {
+	await page.setViewportSize({ width: 390, height: 844 });
+	for (const [p, shot, sel] of [
+		['/users', 'phone-users.png', 'table#users'],
+		['/hosts', 'phone-hosts.png', 'table#hosts'],
+		[`/job/${seed.job}`, 'phone-job.png', 'table#rounds'],
+		['/status', 'phone-status.png', 'table#roles'],
+	]) {
+		await visit(p, shot);
+		const pageWidth = await page.locator('html').evaluate(e => e.scrollWidth);
+		check(`${p} fits a 390 px phone (no sideways page scroll)`, pageWidth <= 390, `${pageWidth} px`);
+		const t = page.locator(sel);
+		const [sw, cw] = await t.evaluate(e => [e.scrollWidth, e.clientWidth]);
+		const box = await t.boundingBox();
+		check(`${p}: ${sel} stays inside the screen and scrolls in itself`,
+			box.x >= 0 && box.x + box.width <= 390 && (sw <= cw || scrolls(await t.evaluate(e => getComputedStyle(e).overflowX))),
+			`box ${JSON.stringify(box)} scroll ${sw}/${cw}`);
+	}
+	await page.setViewportSize({ width: 1200, height: 900 });
+});
+
 await step('account', async () => {
 	await visit('/account/create');
 	await page.fill('#name', 'Browser <b>Tester</b>');
@@ -149,6 +215,9 @@ await step('account', async () => {
 	await Promise.all([page.waitForLoadState(), page.click('#team-create')]);
 	check('team created and joined', /\/team\/\d+$/.test(page.url()) &&
 		(await page.locator('#team-leave').count()) === 1, page.url());
+	const note = await page.locator('#team-credit-note').textContent();
+	check('team page says what its total counts', /earned while in the team/.test(note) &&
+		/before they joined/.test(note), note);
 	await page.screenshot({ path: path.join(artDir, 'team.png'), fullPage: true });
 });
 }
@@ -192,6 +261,31 @@ await step('leaderboard after real work', async () => {
 		names.join('|') === j.users.map(u => u.name).join('|'), names.join('|'));
 });
 
+await step('tasks of a volunteer and their computer', async () => {
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	const me = j.users.find(u => u.name === 'Browser <b>Tester</b>');
+	await visit(`/user/${me.id}`, 'user-tasks.png');
+	check('user page has the task states', (await page.locator('#task-states a').count()) === 6);
+	const api = await (await page.request.get(`${base}/api/v1/tasks?user=${me.id}`)).json();
+	check('the real client\'s tasks are valid, with credit', api.counts.valid > 0 && api.granted_credit > 0,
+		JSON.stringify(api.counts));
+	await Promise.all([page.waitForLoadState(), page.click('#tasks-3')]);
+	await page.screenshot({ path: path.join(artDir, 'tasks-valid.png'), fullPage: true });
+	const states = await page.locator('table#tasks tbody tr').evaluateAll(rs => rs.map(r => r.dataset.state));
+	check('the valid tab lists the valid tasks only', states.length === Math.min(api.counts.valid, 50) &&
+		states.every(x => x === '3'), states.join());
+	const credits = await page.locator('table#tasks tbody tr td.num[data-v]').evaluateAll(cs => cs.map(c => Number(c.dataset.v)));
+	check('each valid task shows its credit', credits.every(c => c > 0), credits.join());
+	const host = api.tasks[0].host;
+	const h = await visit(`/tasks?host=${host}`, 'host-tasks.png');
+	check('a computer\'s task list answers', h.status() === 200 && (await page.locator('table#tasks tbody tr[data-id]').count()) > 0);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit(`/tasks?host=${host}`, 'phone-tasks.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the task list fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+});
+
 await step('stats export served', async () => {
 	// The stats role rewrites the export every few seconds: wait (20 s at
 	// most) for one made after the job finished.
@@ -213,6 +307,116 @@ await step('stats export served', async () => {
 	check('stats export totals equal the API', j.users.every(u => exported.get(u.id) === u.total_credit));
 	const tables = await (await page.request.get(base + '/stats/tables.xml')).text();
 	check('tables.xml counts the users', tables.includes(`<nusers_total>${j.total}</nusers_total>`));
+});
+}
+
+if (phase === 'prefs') {
+await step('computing preferences on the web', async () => {
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#prefs-link')]);
+	check('the account page links the computing preferences', new URL(page.url()).pathname === '/account/prefs');
+	for (const k of ['max_cpu_percent', 'run_hours', 'idle_minutes', 'run_on_battery',
+		'suspend_cpu_percent', 'disk_max_gb', 'disk_min_free_gb'])
+		check(`the preferences form has ${k}`, (await page.locator('#' + k).count()) === 1);
+	// a value the client would refuse is refused here, the form kept
+	await page.fill('#max_cpu_percent', '150');
+	const bad = await Promise.all([page.waitForResponse(r => r.url().endsWith('/account/prefs')),
+		page.click('#prefs-save')]);
+	check('an out-of-range value is refused', bad[0].status() === 400 &&
+		/max_cpu_percent/.test(await page.locator('#prefs-notice').textContent()) &&
+		(await page.inputValue('#max_cpu_percent')) === '150');
+	const pad = n => String(n).padStart(2, '0');
+	const h = new Date().getUTCHours();
+	const win = `${pad((h + 2) % 24)}:00-${pad((h + 3) % 24)}:00`;
+	await page.fill('#max_cpu_percent', '80');
+	await page.fill('#run_hours', win);
+	await page.fill('#disk_max_gb', '20');
+	await page.selectOption('#run_on_battery', 'off');
+	await Promise.all([page.waitForLoadState(), page.click('#prefs-save')]);
+	await page.screenshot({ path: path.join(artDir, 'prefs.png'), fullPage: true });
+	check('preferences saved', /Saved/.test(await page.locator('#prefs-notice').textContent()));
+	await visit('/account/prefs');
+	check('saved preferences shown again', (await page.inputValue('#run_hours')) === win &&
+		(await page.inputValue('#max_cpu_percent')) === '80' &&
+		(await page.inputValue('#disk_max_gb')) === '20' &&
+		(await page.inputValue('#run_on_battery')) === 'off' &&
+		(await page.inputValue('#idle_minutes')) === '', win);
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/account/prefs', 'phone-prefs.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the preferences form fits a 390 px phone', w <= 390, `${w} px`);
+	fs.writeFileSync(path.join(artDir, 'run-hours.txt'), win + '\n');
+});
+}
+
+if (phase === 'account') {
+await step('account settings', async () => {
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#settings-link')]);
+	await page.fill('#new-name', 'VOLUNTEER 1');
+	await page.fill('#name-password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#save-name')]);
+	check('a name another volunteer has is refused', /is taken/.test(await page.locator('#settings-notice').textContent()));
+	await page.fill('#new-name', 'Browser <i>Renamed</i>');
+	await page.fill('#name-password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#save-name')]);
+	check('the name is changed', /name is changed/.test(await page.locator('#settings-notice').textContent()) &&
+		(await page.locator('header .account a').textContent()) === 'Browser <i>Renamed</i>');
+	await page.selectOption('#country', 'Norway');
+	await page.fill('#profile', '<b>Hello</b> from the fjords\nsecond line');
+	await Promise.all([page.waitForLoadState(), page.click('#save-profile')]);
+	await page.screenshot({ path: path.join(artDir, 'settings.png'), fullPage: true });
+	const me = await page.locator('a[href^="/user/"]').first().getAttribute('href');
+	await visit(me, 'profile.png');
+	check('the profile shows as text, with its country', dialogs === 0 &&
+		(await page.locator('#profile').textContent()) === '<b>Hello</b> from the fjords\nsecond line' &&
+		(await page.locator('#profile b').count()) === 0 &&
+		(await page.locator('.card', { hasText: 'Country' }).locator('.v').textContent()) === 'Norway');
+	const j = await (await page.request.get(base + '/api/v1/users?sort=total')).json();
+	check('the leaderboard API has the new name and country', j.users.some(u =>
+		u.name === 'Browser <i>Renamed</i>' && u.country === 'Norway'));
+	await page.setViewportSize({ width: 390, height: 844 });
+	await visit('/account/settings', 'phone-settings.png');
+	const w = await page.locator('html').evaluate(e => e.scrollWidth);
+	check('the settings page fits a 390 px phone', w <= 390, `${w} px`);
+	await page.setViewportSize({ width: 1200, height: 900 });
+	await visit('/account');
+	await Promise.all([page.waitForLoadState(), page.click('#logout')]);
+});
+
+await step('password recovery', async () => {
+	await visit('/account/login');
+	await Promise.all([page.waitForLoadState(), page.click('#forgot-link')]);
+	check('the login page says how to recover a password', /operator/.test(await page.locator('#forgot').textContent()));
+	const url = fs.readFileSync(path.join(artDir, 'reset-url.txt'), 'utf8').trim();
+	check('the operator\'s link points at this server', url.startsWith(base + '/account/reset?token='), url);
+	await page.goto(url);
+	await page.fill('#new-password', 'browser-password-2');
+	await Promise.all([page.waitForLoadState(), page.click('#reset')]);
+	await page.screenshot({ path: path.join(artDir, 'reset.png'), fullPage: true });
+	check('the link sets a new password', (await page.locator('#reset-done').count()) === 1);
+	await page.goto(url);
+	await page.fill('#new-password', 'browser-password-3');
+	await Promise.all([page.waitForLoadState(), page.click('#reset')]);
+	check('the link works once', (await page.locator('#reset-notice').count()) === 1);
+	await visit('/account/login');
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	check('the old password no longer signs in', (await page.locator('.notice.error').count()) === 1);
+	await page.fill('#email', 'browser@example.org');
+	await page.fill('#password', 'browser-password-2');
+	await Promise.all([page.waitForLoadState(), page.click('#login')]);
+	check('the new password signs in (to the settings: the old key cannot be shown)',
+		new URL(page.url()).pathname === '/account/settings', page.url());
 });
 }
 
