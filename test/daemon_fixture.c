@@ -4,7 +4,7 @@
  */
 #include "ct_test.h"
 #include "daemon_fixture.h"
-#include "roles.h"
+#include "daemons/roles.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 
