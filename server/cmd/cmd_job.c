@@ -1020,5 +1020,5 @@ const struct ct_cmd_def ct_user_cmd = {
 	.name = "user", .subs = user_cmds, .summary = "create volunteer accounts",
 };
 const struct ct_cmd_def *const ct_project_cmds[] = {
-	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
+	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, &ct_project_cmd, NULL,
 };

@@ -45,6 +45,7 @@
 #include "sample.h"
 #include "data/server.h"
 #include "data/store.h"
+#include "receipt.h"
 #include "wg.h"
 #include "data/wu_state.h"
 #include "ct_avg.h"
@@ -778,5 +779,9 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 		else
 			done += rc;
 	}
-	return done;
+	/* the rounds just closed, and any closed without one, get receipts */
+	rc = ct_server_stopping(srv) ? 0 : ct_receipt_pass(srv, db);
+	if (rc == CT_EDB || rc == CT_EAGAIN)
+		return rc;
+	return done + (rc > 0 ? rc : 0);
 }

@@ -17,6 +17,7 @@
 #include "data/server.h"
 #include "web_int.h"
 #include "web_json.h"
+#include "web_receipt.h"
 
 /* An object's members as a table: key, type and where the value lives in
  * the struct, so each view's JSON shape reads as a list of fields. */
@@ -327,6 +328,8 @@ static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 		return api_jobs(req, j);
 	if (strcmp(what, "status") == 0)
 		return api_status(req, j);
+	if (ct_web_receipt_api_match(what) > 0)
+		return ct_web_api_receipts(req, j, ct_web_receipt_api_match(what));
 	for (size_t i = 0; i < 4; i++) {
 		int64_t id = ct_web_path_id(what, ones[i]);
 

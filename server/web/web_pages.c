@@ -19,6 +19,7 @@
 #include "daemons/submit_check.h"
 #include "tmpl.h"
 #include "page_cache.h"
+#include "web_receipt.h"
 #include "web_int.h"
 #include "web_svg.h"
 
@@ -898,6 +899,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 	if (rc == 0)
 		rc = ct_web_job_samples_html(req->db, c, id);
 	if (rc == 0)
+		rc = ct_web_receipt_job_html(req, c, id);
+	if (rc == 0)
 		rc = contrib_table(c, k, nk);
 	free(r);
 	free(k);
@@ -997,6 +1000,8 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
 			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");
+	if (rc == 0)
+		rc = ct_web_receipt_home_html(req, c);
 	return rc;
 }
 
