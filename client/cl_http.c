@@ -180,6 +180,32 @@ out:
 	return rc;
 }
 
+int ct_http_get(const char *url, const struct ct_http_opts *o, struct ct_buf *reply,
+		long *status)
+{
+	struct curl_slist *hdrs = NULL;
+	struct sink s = { reply, 0 };
+	CURLcode cc;
+	CURL *c;
+	int rc;
+
+	ct_http_init();
+	if (status != NULL)
+		*status = 0;
+	c = make_handle(url, o, &hdrs);
+	if (c == NULL)
+		return CT_ENOMEM;
+	curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	cc = curl_easy_perform(c);
+	rc = map_result(c, cc, url, s.overflow, status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
 /* ---- resumable download ---- */
 
 struct dl {

@@ -39,6 +39,8 @@ extern const struct ct_cmd_def ct_tokens_cmd;
 extern const struct ct_cmd_def ct_tokens_encode_cmd, ct_tokens_decode_cmd;
 /* client/cmd_sample.c */
 extern const struct ct_cmd_def ct_sample_cmd;
+/* client/cmd_verify.c */
+extern const struct ct_cmd_def ct_verify_cmd;
 /* client/cmd_chat.c */
 extern const struct ct_cmd_def ct_chat_cmd;
 /* client/service_win.c (a Windows service), service_posix.c (systemd) */
