@@ -49,6 +49,8 @@
 #include "ct_tokens.h"
 
 #define MAX_ROUNDS 100000
+/* all receipts of a job together: what is held in memory stays bounded */
+#define MAX_RECEIPT_TOTAL ((uint64_t)256 << 20)
 #define MOM_MAGIC "CTMOMv1"
 
 struct vround {
@@ -125,6 +127,7 @@ static int fetch_receipts(struct verify *v)
 {
 	struct ct_buf body = CT_BUF_INIT(CT_RECEIPT_MAX_BYTES);
 	int last = v->only_round ? v->only_round : MAX_ROUNDS, rc = 0;
+	uint64_t total = 0;
 
 	v->rounds = calloc(1, sizeof(*v->rounds));
 	for (int idx = 1; rc == 0 && v->rounds != NULL && idx <= last; idx++) {
@@ -139,6 +142,12 @@ static int fetch_receipts(struct verify *v)
 		}
 		if (rc < 0)
 			break;
+		total += body.len;
+		if (total > MAX_RECEIPT_TOTAL) {
+			rc = ct_error(CT_ETOOBIG, "job %" PRId64 ": receipts over %llu MiB in all",
+				      v->job, (unsigned long long)(MAX_RECEIPT_TOTAL >> 20));
+			break;
+		}
 		grown = realloc(v->rounds, (size_t)idx * sizeof(*v->rounds));
 		if (grown == NULL) {
 			rc = CT_ENOMEM;
