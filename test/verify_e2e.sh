@@ -1,6 +1,7 @@
 #!/bin/bash
 # Round receipts and `ctune verify` with real processes: a ctune-server on
-# its embedded database and two `ctune run` daemons finish two jobs of 2
+# its embedded database (a project whose key is made at its first start,
+# as for one made before receipts) and two `ctune run` daemons finish two jobs of 2
 # rounds x 2 shards with quorum 2: a LoRA job and a full-weight job with a
 # Nesterov outer step. Then:
 #  - every round has a receipt, signed with the key `project show` and the
@@ -22,12 +23,16 @@ lora_e2e_tools
 command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
 
 server_project 1
+# a project made before receipts has no key: its first start makes one
+rm "$P/signing.key"
 corpus_data 2 4 64
 common="--allow-random-base --model $T/base.bin --train $T/train.bin --eval $T/eval.bin
 	--shards 2 --rounds 2 --steps 12 --batch 4 --seq 16 --lr 0.01 --quorum 2"
 # shellcheck disable=SC2086
 "$SERVER" job submit "$P" $common --lora-rank $RANK --lora-alpha $ALPHA --name v-lora \
 	>"$T/submit1.log" 2>&1 || fail "job submit (LoRA)"
+grep -q "made its receipt signing key" "$T/submit1.log" || fail "no key made at the first start"
+[ "$(stat -c %a "$P/signing.key")" = 600 ] || fail "signing.key is not 0600"
 # shellcheck disable=SC2086
 "$SERVER" job submit "$P" $common --outer nesterov --outer-lr 0.7 --outer-momentum 0.9 \
 	--name v-full >"$T/submit2.log" 2>&1 || fail "job submit (full weights)"
