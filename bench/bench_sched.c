@@ -58,7 +58,7 @@
 #include "data/db.h"
 #include "rpc/files.h"
 #include "rpc/http.h"
-#include "daemons/roles.h"
+#include "cmd/roles.h"
 #include "sched_load.h"
 #include "rpc/sched_rpc.h"
 #include "data/server.h"

@@ -20,7 +20,7 @@
  */
 #include "daemons/daemons.h"
 #include "data/db.h"
-#include "daemons/roles.h"
+#include "cmd/roles.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_delta.h"

@@ -29,36 +29,39 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/state_edge.h server/data/store.c server/data/store.h \
 	server/data/wu_state.c server/data/wu_state.h
 
-# server/validate/: checks of results with no daemon loop of their own: the
-# hash quorum and adaptive replication (quorum.c), the cross-shard and robust
-# checks, host trust, the validator's decode checks, the stall rule
-server_libctserver_a_SOURCES += server/validate/lora_robust.c \
-	server/validate/lora_robust.h server/validate/quorum.c \
-	server/validate/robust.c server/validate/robust.h \
+# server/validate/: the rules results and hosts are held to, with no loop of
+# their own: the validator's checks, quorum and adaptive replication
+# (quorum.c), the cross-shard and robust checks, LoRA round merges, host
+# trust, credit, work limits and deadlines, the stall rule
+server_libctserver_a_SOURCES += server/validate/credit.c \
+	server/validate/credit.h server/validate/lora_robust.c \
+	server/validate/lora_robust.h server/validate/lora_round.c \
+	server/validate/lora_round.h server/validate/quorum.c \
+	server/validate/quorum.h server/validate/robust.c server/validate/robust.h \
 	server/validate/robust_aside.c server/validate/robust_aside.h \
 	server/validate/stall.c server/validate/stall.h server/validate/trust.c \
 	server/validate/trust.h server/validate/trust_rule.c \
-	server/validate/vcheck.c server/validate/vcheck.h
+	server/validate/vcheck.c server/validate/vcheck.h \
+	server/validate/worklimit.c server/validate/worklimit.h
 
-# server/daemons/: the daemons (roles.c's role table) and what only they use:
-# the transitioner, validator, assimilator (eval, the streamed mean, LoRA
-# rounds, samples), work generator, file deleter, purge, credit
+# server/daemons/: the daemons (daemon_pass.c's one pass) and what only they
+# use: the transitioner, validator, assimilator (eval, the streamed mean,
+# samples), work generator, file deleter, purge
 server_libctserver_a_SOURCES += server/daemons/assimilator.c \
-	server/daemons/credit.c server/daemons/credit.h server/daemons/daemons.h \
-	server/daemons/eval.c server/daemons/eval.h server/daemons/eval_handover.c \
-	server/daemons/file_deleter.c server/daemons/instance.c \
-	server/daemons/instance.h server/daemons/lora_round.c \
-	server/daemons/lora_round.h server/daemons/mean_stream.c \
-	server/daemons/mean_stream.h server/daemons/purge.c server/daemons/receipt.c \
-	server/daemons/receipt.h server/daemons/roles.c \
-	server/daemons/roles.h server/daemons/sample.c server/daemons/sample.h \
+	server/daemons/daemon_pass.c server/daemons/daemon_pass.h \
+	server/daemons/daemons.h server/daemons/eval.c server/daemons/eval.h \
+	server/daemons/eval_handover.c server/daemons/file_deleter.c \
+	server/daemons/instance.c server/daemons/instance.h \
+	server/daemons/mean_stream.c server/daemons/mean_stream.h \
+	server/daemons/purge.c server/daemons/receipt.c server/daemons/receipt.h \
+	server/daemons/sample.c server/daemons/sample.h \
 	server/daemons/submit_check.c server/daemons/submit_check.h \
 	server/daemons/transitioner.c server/daemons/validator.c \
 	server/daemons/wg.c server/daemons/wg.h
 
 # server/rpc/: the HTTP front: the server, connection guards and rate limits,
-# the scheduler RPC (sched*.c, eligibility, work limits), accounts, tokens,
-# file upload and download
+# the scheduler RPC (sched*.c, eligibility), accounts, tokens, file upload and
+# download
 server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
 	server/rpc/conn_guard.c server/rpc/conn_guard.h server/rpc/eligibility.c \
 	server/rpc/eligibility.h server/rpc/files.c server/rpc/files.h \
@@ -66,17 +69,19 @@ server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
 	server/rpc/ratelimit.c server/rpc/ratelimit.h server/rpc/sched.c \
 	server/rpc/sched_req.c server/rpc/sched_req.h server/rpc/sched_rpc.h \
 	server/rpc/tls_cert.c server/rpc/tls_cert.h server/rpc/token.c \
-	server/rpc/token.h server/rpc/worklimit.c server/rpc/worklimit.h
+	server/rpc/token.h
 
-# server/cmd/: the operator's commands (job, run, admin, init) and what only
-# they use: job import from Hugging Face, tokenizers, exports, chat submits
+# server/cmd/: the operator's commands (job, run, admin, init), the role table
+# that starts the daemons (roles.c), and what only they use: job import from
+# Hugging Face, tokenizers, exports, chat submits
 server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/chat_submit.c server/cmd/chat_submit.h server/cmd/cmd_job.c \
 	server/cmd/cmd_project.c \
 	server/cmd/cmd_run.c server/cmd/cmd_run.h server/cmd/commands.h \
 	server/cmd/job_hf.c server/cmd/job_hf.h server/cmd/job_peft.c \
 	server/cmd/job_peft.h server/cmd/job_tokenizer.c server/cmd/job_tokenizer.h \
-	server/cmd/project_init.c server/cmd/project_init.h
+	server/cmd/project_init.c server/cmd/project_init.h server/cmd/roles.c \
+	server/cmd/roles.h
 nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 
 bin_PROGRAMS += ctune-server

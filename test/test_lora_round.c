@@ -20,13 +20,13 @@
  * (daemon_fixture.h), and submits and plays what it needs itself.
  */
 #include "ct_test.h"
-#include "daemons/credit.h"
+#include "validate/credit.h"
 #include "daemon_fixture.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
 #include "data/lora_job.h"
-#include "daemons/lora_round.h"
-#include "daemons/roles.h"
+#include "validate/lora_round.h"
+#include "cmd/roles.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_delta.h"

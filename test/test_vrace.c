@@ -18,12 +18,12 @@
  * every pass still ends with every result valid.
  */
 #include "ct_test.h"
-#include "daemons/credit.h"
+#include "validate/credit.h"
 #include "daemon_fixture.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
 #include "daemons/instance.h"
-#include "daemons/roles.h"
+#include "cmd/roles.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_delta.h"

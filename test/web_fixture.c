@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rpc/account.h"
-#include "daemons/credit.h"
+#include "validate/credit.h"
 #include "ct_buf.h"
 #include "ct_conf.h"
 #include "ct_err.h"

@@ -25,7 +25,7 @@
 #include "rpc/http.h"
 #include "daemons/instance.h"
 #include "project_init.h"
-#include "daemons/roles.h"
+#include "roles.h"
 #include "rpc/sched_rpc.h"
 #include "data/server.h"
 #include "web/web_http.h"

@@ -30,6 +30,7 @@
  * adapter products (lora_round.h); the rest is the same.
  */
 #include "daemons.h"
+#include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/job_state.h"
@@ -38,8 +39,7 @@
 #include "mean_stream.h"
 #include "data/lora_job.h"
 #include "validate/lora_robust.h"
-#include "lora_round.h"
-#include "roles.h"
+#include "validate/lora_round.h"
 #include "validate/robust.h"
 #include "validate/robust_aside.h"
 #include "sample.h"
@@ -730,58 +730,70 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	return rc < 0 ? rc : 1;
 }
 
-int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
-{
-	struct ct_db_res *res = NULL;
-	int64_t ids[ASSIM_BATCH], n, k;
-	size_t nids = 0;
-	int rc, done = 0;
+/* What the assimilator's claim did besides finding rounds. */
+struct assim_claim {
+	int failed_wus;		/* failed WUs marked done (nothing to average) */
+};
 
-	rc = ct_instance_share(db, &n, &k);	/* this instance's rounds (instance.h) */
+/* The rounds ready to average, of this instance's share: every WU has its
+ * canonical result, or (job.round_quorum < 1) enough of them have,
+ * round_timeout seconds after the round opened. Before that, failed WUs
+ * are marked done; with no round ready, the next round's base loss is
+ * computed ahead. */
+static int claim_ready(struct ct_server *srv, struct ct_db *db, int64_t *ids, size_t cap,
+		       size_t *n, void *arg)
+{
+	struct assim_claim *c = arg;
+	int64_t nshare, k;
+	int rc;
+
+	rc = ct_instance_share(db, &nshare, &k);	/* this instance's rounds (instance.h) */
 	if (rc < 0)
 		return rc;
-	/* Failed WUs: nothing to average; their job was flagged. */
 	rc = ct_wu_done_ready(db, 0, ct_db_now(db));
 	if (rc < 0)
 		return rc;
-	done += rc;
-	/* ready: every WU has its canonical result, or (job.round_quorum < 1)
-	 * enough of them have, round_timeout seconds after the round opened */
-	rc = ct_db_query(db, &res,
-			 "SELECT r.id FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.status=? "
-			 "AND MOD(r.id, ?)=? AND (NOT EXISTS (SELECT 1 FROM workunit w WHERE "
-			 "w.roundid = r.id AND (w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
-			 "OR (j.round_quorum < 1 AND r.create_time + j.round_timeout <= ? AND "
-			 "(SELECT COUNT(*) FROM workunit w WHERE w.roundid = r.id AND "
-			 "w.canonical_resultid <> 0 AND w.assimilate_state = ?) >= "
-			 "GREATEST(1, CEIL(j.round_quorum * r.nwus - 1e-9)))) ORDER BY r.id LIMIT ?",
-			 "illilii", CT_ROUND_OPEN, n, k, CT_AS_READY, ct_db_now(db), CT_AS_READY,
-			 ASSIM_BATCH);
-	if (rc < 0)
+	c->failed_wus = rc;
+	rc = CT_DL_IDS(db, ids, cap, n,
+		       "SELECT r.id FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.status=? "
+		       "AND MOD(r.id, ?)=? AND (NOT EXISTS (SELECT 1 FROM workunit w WHERE "
+		       "w.roundid = r.id AND (w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
+		       "OR (j.round_quorum < 1 AND r.create_time + j.round_timeout <= ? AND "
+		       "(SELECT COUNT(*) FROM workunit w WHERE w.roundid = r.id AND "
+		       "w.canonical_resultid <> 0 AND w.assimilate_state = ?) >= "
+		       "GREATEST(1, CEIL(j.round_quorum * r.nwus - 1e-9)))) ORDER BY r.id LIMIT ?",
+		       (int)CT_ROUND_OPEN, nshare, k, (int)CT_AS_READY, ct_db_now(db),
+		       (int)CT_AS_READY, (int64_t)cap);
+	if (rc < 0 || *n > 0 || ct_server_stopping(srv))
 		return rc;
-	while (nids < ASSIM_BATCH && ct_db_next(res) > 0)
-		ids[nids++] = ct_db_int(res, 0);
-	ct_db_res_free(res);
-	if (nids == 0 && !ct_server_stopping(srv)) {
-		rc = base_loss_ahead(srv, db, n, k);
-		if (rc == CT_EDB || rc == CT_EAGAIN)
-			return rc;
-		if (rc < 0)
-			ct_log_error("assimilator: base loss ahead: %s", ct_errmsg(rc));
-	}
-	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
-		rc = assimilate_round(srv, db, ids[i]);
-		if (rc == CT_EDB || rc == CT_EAGAIN)
-			return rc;
-		if (rc < 0)
-			ct_log_error("assimilator: round %lld: %s", (long long)ids[i],
-				     ct_errmsg(rc));
-		else
-			done += rc;
-	}
-	/* the rounds just closed, and any closed without one, get receipts */
-	rc = ct_server_stopping(srv) ? 0 : ct_receipt_pass(srv, db);
+	rc = base_loss_ahead(srv, db, nshare, k);
 	if (rc == CT_EDB || rc == CT_EAGAIN)
 		return rc;
-	return done + (rc > 0 ? rc : 0);
+	if (rc < 0)
+		ct_log_error("assimilator: base loss ahead: %s", ct_errmsg(rc));
+	return 0;
+}
+
+static int assimilate_item(struct ct_server *srv, struct ct_db *db, int64_t roundid, void *arg)
+{
+	(void)arg;
+	return assimilate_round(srv, db, roundid);
+}
+
+static struct ct_pass_backoff assimilator_backoff = CT_PASS_BACKOFF_INIT;
+
+int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	static const struct ct_pass pass = {
+		.name = "assimilator: round", .batch = ASSIM_BATCH, .claim = claim_ready,
+		.handle = assimilate_item, .backoff = &assimilator_backoff,
+	};
+	struct assim_claim c = { 0 };
+	int rc = ct_pass_run(srv, db, &pass, &c), nrec;
+
+	if (rc < 0)
+		return rc;
+	/* the rounds just closed, and any closed without one, get receipts */
+	nrec = ct_server_stopping(srv) ? 0 : ct_receipt_pass(srv, db);
+	return nrec < 0 ? nrec : rc + c.failed_wus + nrec;
 }

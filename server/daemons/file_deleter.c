@@ -22,7 +22,6 @@
 #include "daemons.h"
 #include "data/db.h"
 #include "data/dl.h"
-#include "roles.h"
 #include "data/server.h"
 #include "data/wu_state.h"
 #include "ct_err.h"

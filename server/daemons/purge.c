@@ -24,9 +24,9 @@
  *          upload_sha256 upload_size elapsed_s
  */
 #include "daemons.h"
+#include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
-#include "roles.h"
 #include "data/server.h"
 #include "ct_buf.h"
 #include "ct_err.h"
@@ -143,38 +143,76 @@ static int delete_txn(struct ct_db *db, void *arg)
 	return rc < 0 ? rc : 0;
 }
 
-int ct_purge_run_once(struct ct_server *srv, struct ct_db *db)
-{
-	struct ct_buf lines = CT_BUF_INIT(ARCHIVE_MAX);
+/* One pass's archive lines and the WUs they hold (ids[0]: how many, as
+ * delete_txn reads it). */
+struct purge_batch {
+	struct ct_buf lines;
+	long age;
 	int64_t ids[PURGE_BATCH + 1];
-	size_t nids = 0;
-	long age = 7 * 86400;
+};
+
+/* WUs of jobs finished `age` seconds ago whose files are gone. */
+static int claim_finished(struct ct_server *srv, struct ct_db *db, int64_t *ids, size_t cap,
+			  size_t *n, void *arg)
+{
+	const struct purge_batch *b = arg;
+
+	(void)srv;
+	return CT_DL_IDS(db, ids, cap, n, "SELECT w.id FROM workunit w JOIN job j "
+			 "ON j.id = w.jobid WHERE j.status IN (?, ?, ?) AND w.file_delete_state=? "
+			 "AND GREATEST(j.finish_time, j.update_time) + ? <= ? ORDER BY w.id LIMIT ?",
+			 CT_JOB_DONE, CT_JOB_CANCELED, CT_JOB_ERROR, CT_FD_DONE, (int64_t)b->age,
+			 ct_db_now(db), (int64_t)cap);
+}
+
+/* Archive one WU's rows; a WU that fails leaves no lines behind. */
+static int archive_item(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)
+{
+	struct purge_batch *b = arg;
+	size_t mark = b->lines.len;
 	int rc;
 
-	ids[0] = 0;
+	(void)srv;
+	rc = archive_wu(db, wuid, &b->lines);
+	if (rc < 0) {
+		b->lines.len = mark;	/* drop its partial lines */
+		if (b->lines.data != NULL)
+			b->lines.data[mark] = '\0';
+		return rc;
+	}
+	b->ids[++b->ids[0]] = wuid;
+	return 1;
+}
+
+static struct ct_pass_backoff purge_backoff = CT_PASS_BACKOFF_INIT;
+
+int ct_purge_run_once(struct ct_server *srv, struct ct_db *db)
+{
+	static const struct ct_pass pass = {
+		.name = "purge: WU", .batch = PURGE_BATCH, .claim = claim_finished,
+		.handle = archive_item, .backoff = &purge_backoff,
+	};
+	struct purge_batch *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (b == NULL)
+		return ct_error(CT_ENOMEM, "purge: batch");
+	ct_buf_init(&b->lines, ARCHIVE_MAX);
+	b->age = 7 * 86400;
 	rc = ct_conf_get_int(srv->conf, "daemons.purge_age", 7 * 86400, 0, 100L * 365 * 86400,
-			     &age);
-	if (rc < 0)
-		return rc;
-	rc = CT_DL_IDS(db, ids + 1, PURGE_BATCH, &nids, "SELECT w.id FROM workunit w JOIN job j "
-		       "ON j.id = w.jobid WHERE j.status IN (?, ?, ?) AND w.file_delete_state=? "
-		       "AND GREATEST(j.finish_time, j.update_time) + ? <= ? ORDER BY w.id LIMIT ?",
-		       CT_JOB_DONE, CT_JOB_CANCELED, CT_JOB_ERROR, CT_FD_DONE, (int64_t)age,
-		       ct_db_now(db), PURGE_BATCH);
-	if (rc < 0)
-		return rc;
-	ids[0] = (int64_t)nids;
-	for (int64_t i = 1; rc == 0 && i <= ids[0]; i++)
-		rc = archive_wu(db, ids[i], &lines);
-	if (rc == 0 && ids[0] > 0)
-		rc = archive_write(srv, &lines);
-	if (rc == 0 && ids[0] > 0)
-		rc = ct_db_txn(db, delete_txn, ids);
-	ct_buf_free(&lines);
-	if (rc < 0)
-		return rc;
-	if (ids[0] > 0)
+			     &b->age);
+	if (rc == 0)
+		rc = ct_pass_run(srv, db, &pass, b);
+	if (rc > 0)
+		rc = archive_write(srv, &b->lines);
+	if (rc == 0 && b->ids[0] > 0)
+		rc = ct_db_txn(db, delete_txn, b->ids);
+	if (rc == 0 && b->ids[0] > 0)
 		ct_log_info("purge: %lld work unit(s) of finished jobs archived and deleted",
-			    (long long)ids[0]);
-	return (int)ids[0];
+			    (long long)b->ids[0]);
+	if (rc == 0)
+		rc = (int)b->ids[0];
+	ct_buf_free(&b->lines);
+	free(b);
+	return rc;
 }

@@ -29,16 +29,16 @@
  * (the decision itself is in quorum.c).
  */
 #include "daemons.h"
+#include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/dl_result.h"
 #include "data/job_state.h"
 #include "data/result_state.h"
 #include "instance.h"
-#include "roles.h"
 #include "data/server.h"
 #include "validate/stall.h"
-#include "rpc/worklimit.h"
+#include "validate/worklimit.h"
 #include "data/wu_state.h"
 #include "ct_conf.h"
 #include "ct_err.h"
@@ -405,30 +405,39 @@ static int transition_one(struct ct_db *db, void *arg)
 	return rc < 0 ? rc : 1;
 }
 
+/* The WUs due, oldest transition_time first, of this instance's share. */
+static int claim_due(struct ct_server *srv, struct ct_db *db, int64_t *ids, size_t cap,
+		     size_t *n, void *arg)
+{
+	int64_t nshare, k;
+	int rc;
+
+	(void)srv;
+	(void)arg;
+	rc = ct_instance_share(db, &nshare, &k);	/* this instance's WUs (instance.h) */
+	if (rc < 0)
+		return rc;
+	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE "
+			 "transition_time<=? AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?",
+			 ct_db_now(db), nshare, k, (int64_t)cap);
+}
+
+static int transition_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)
+{
+	struct transition_arg ta = { .wuid = wuid, .conf = srv->conf };
+
+	(void)arg;
+	return ct_db_txn(db, transition_one, &ta);
+}
+
+static struct ct_pass_backoff transition_backoff = CT_PASS_BACKOFF_INIT;
+
 int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 {
-	int64_t ids[TRANSITION_BATCH], n, k;
-	size_t nids = 0;
-	int rc, done = 0;
+	static const struct ct_pass pass = {
+		.name = "transitioner", .batch = TRANSITION_BATCH, .claim = claim_due,
+		.handle = transition_wu, .backoff = &transition_backoff,
+	};
 
-	rc = ct_instance_share(db, &n, &k);	/* this instance's WUs (instance.h) */
-	if (rc < 0)
-		return rc;
-	rc = CT_DL_IDS(db, ids, TRANSITION_BATCH, &nids, "SELECT id FROM workunit WHERE "
-		       "transition_time<=? AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?",
-		       ct_db_now(db), n, k, TRANSITION_BATCH);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
-		struct transition_arg ta = { .wuid = ids[i], .conf = srv->conf };
-
-		rc = ct_db_txn(db, transition_one, &ta);
-		if (rc < 0) {
-			ct_log_error("transitioner: WU %lld: %s", (long long)ids[i],
-				     ct_errmsg(rc));
-			return rc;
-		}
-		done += rc;
-	}
-	return done;
+	return ct_pass_run(srv, db, &pass, NULL);
 }

@@ -25,16 +25,16 @@
  * once per result. The checks and the quorum themselves are pure functions
  * in quorum.c; doc/validation.md explains them.
  */
-#include "credit.h"
+#include "validate/credit.h"
 #include "daemons.h"
+#include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/result_state.h"
 #include "eval.h"
 #include "instance.h"
 #include "validate/vcheck.h"
-#include "lora_round.h"
-#include "roles.h"
+#include "validate/lora_round.h"
 #include "data/server.h"
 #include "data/wu_state.h"
 #include "ct_delta.h"
@@ -857,31 +857,36 @@ out:
 	return rc < 0 ? rc : (rc > 0);
 }
 
+/* The WUs with successes to validate, of this instance's share. */
+static int claim_to_validate(struct ct_server *srv, struct ct_db *db, int64_t *ids,
+			     size_t cap, size_t *n, void *arg)
+{
+	int64_t nshare, k;
+	int rc;
+
+	(void)srv;
+	(void)arg;
+	rc = ct_instance_share(db, &nshare, &k);	/* this instance's WUs (instance.h) */
+	if (rc < 0)
+		return rc;
+	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 "
+			 "AND MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
+}
+
+static int validate_item(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)
+{
+	(void)arg;
+	return validate_wu(srv, db, wuid);
+}
+
+static struct ct_pass_backoff validator_backoff = CT_PASS_BACKOFF_INIT;
+
 int ct_validator_run_once(struct ct_server *srv, struct ct_db *db)
 {
-	struct ct_db_res *res = NULL;
-	int64_t ids[VAL_BATCH], n, i;
-	size_t nids = 0;
-	int rc, done = 0;
+	static const struct ct_pass pass = {
+		.name = "validator", .batch = VAL_BATCH, .claim = claim_to_validate,
+		.handle = validate_item, .backoff = &validator_backoff,
+	};
 
-	rc = ct_instance_share(db, &n, &i);	/* this instance's WUs (instance.h) */
-	if (rc < 0)
-		return rc;
-	rc = ct_db_query(db, &res, "SELECT id FROM workunit WHERE need_validate=1 "
-			 "AND MOD(id, ?)=? ORDER BY id LIMIT ?", "lli", n, i, VAL_BATCH);
-	if (rc < 0)
-		return rc;
-	while (nids < VAL_BATCH && ct_db_next(res) > 0)
-		ids[nids++] = ct_db_int(res, 0);
-	ct_db_res_free(res);
-	for (size_t i = 0; i < nids && !ct_server_stopping(srv); i++) {
-		rc = validate_wu(srv, db, ids[i]);
-		if (rc == CT_EDB || rc == CT_EAGAIN)
-			return rc;	/* the role loop reconnects */
-		if (rc < 0)
-			ct_log_error("validator: WU %lld: %s", (long long)ids[i], ct_errmsg(rc));
-		else
-			done += rc;
-	}
-	return done;
+	return ct_pass_run(srv, db, &pass, NULL);
 }

@@ -921,6 +921,13 @@ static int vquery_scalar(struct ct_db *db, int64_t *i, double *d, const char *sq
 	return 0;
 }
 
+int ct_db_alive(struct ct_db *db)
+{
+	int64_t one = 0;
+
+	return ct_db_query_int(db, &one, "SELECT 1", "") == 0 && one == 1;
+}
+
 int ct_db_query_int(struct ct_db *db, int64_t *out, const char *sql, const char *types, ...)
 {
 	va_list ap;

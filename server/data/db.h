@@ -223,6 +223,11 @@ int ct_db_isnull(const struct ct_db_res *res, int col);
 /* Free a result set; NULL is a no-op. */
 void ct_db_res_free(struct ct_db_res *res);
 
+/* 1 if the connection answers a query now, 0 if not: tells a statement
+ * that failed for its data (CT_EDB, the connection fine) from a lost
+ * connection. */
+int ct_db_alive(struct ct_db *db);
+
 /* One-value shortcuts: run the query and read column 0 of the first row.
  * Returns 0, CT_ENOTFOUND (no row), or an error as ct_db_exec(). A NULL
  * value gives 0 / 0.0. */

@@ -33,7 +33,7 @@
 #include "data/server.h"
 #include "token.h"
 #include "validate/trust.h"
-#include "worklimit.h"
+#include "validate/worklimit.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
 

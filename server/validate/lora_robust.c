@@ -11,7 +11,7 @@
 #include "ct_lora.h"
 #include "data/db.h"
 #include "data/lora_job.h"
-#include "daemons/lora_round.h"
+#include "lora_round.h"
 #include "robust.h"
 #include "robust_aside.h"
 #include "data/server.h"

@@ -3,7 +3,7 @@
  * sanity checks and quorum, and adaptive replication. No database, no
  * files: the daemons feed them, the tests call them directly.
  */
-#include "daemons/daemons.h"
+#include "quorum.h"
 #include "data/db.h"
 #include "ct_err.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemons/credit.h"
+#include "credit.h"
 #include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_log.h"

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemons/daemons.h"
+#include "quorum.h"
 #include "ct_delta.h"
 
 struct ct_db;

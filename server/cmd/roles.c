@@ -18,10 +18,10 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "data/db.h"
-#include "instance.h"
+#include "daemons/instance.h"
 #include "data/server.h"
 #include "web/web.h"	/* ct_stats_export_run_once (the "stats" role) */
-#include "credit.h"	/* ct_credit_decay_run_once (the "credit_decay" role) */
+#include "validate/credit.h"	/* ct_credit_decay_run_once (the "credit_decay" role) */
 
 const struct ct_role ct_roles[] = {
 	{ .name = "http", .run_once = NULL, .idle_ms = 0 },

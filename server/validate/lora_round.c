@@ -13,7 +13,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "ct_lora_result.h"
-#include "daemons.h"
+#include "validate/quorum.h"
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/lora_job.h"

@@ -12,26 +12,28 @@
  * set. run_once must be safe to run in several processes at once (claim
  * rows with conditional UPDATEs) and must leave no transaction open; the
  * validator, transitioner and assimilator take only their instance's
- * share of the candidates (ct_instance_share(), instance.h). Each thread
+ * share of the candidates (ct_instance_share(), instance.h). The item
+ * daemons (transitioner, validator, assimilator, purge) are one pass each
+ * of daemon_pass.h: claim, handle, and one policy for an item that fails
+ * (logged, backed off, never blocking the rest); the file deleter marks a
+ * file it cannot delete as failed in its row instead. Each thread
  * beats into role_heartbeat every 5 s, sleeping too, and deletes its row
  * when it stops cleanly.
  *
  * The daemon functions are written in server/daemons/transitioner.c, validator.c,
  * assimilator.c, file_deleter.c and purge.c, all in server/libctserver.a;
- * roles.c's table ct_roles lists every role.
+ * roles.c's table ct_roles lists every role (so roles.c sits above every
+ * layer that has one: here in cmd/, with the commands that start them).
  */
 #ifndef CT_ROLES_H
 #define CT_ROLES_H
 
+#include "daemons/daemons.h"
+
 struct ct_server;
 struct ct_db;
 
-int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_validator_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db);
-int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db);
-/* purge.c: archive and delete WUs and results of finished jobs. */
-int ct_purge_run_once(struct ct_server *srv, struct ct_db *db);
+/* The daemons' run_once functions are declared in daemons/daemons.h. */
 
 struct ct_role {
 	const char *name;
