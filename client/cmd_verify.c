@@ -22,6 +22,7 @@
 #include "config.h"
 #include "commands.h"
 #include "cl_http.h"
+#include "cl_paths.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -40,7 +41,6 @@
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 #include "ct_lora.h"
 #include "ct_os.h"
 #include "ct_outer.h"
@@ -395,15 +395,11 @@ static int outer(struct verify *v, const struct ct_receipt *r, const struct ct_g
 /* The hash of the checkpoint the weights make (the assimilator's bytes). */
 static int model_sha(const struct ct_gpt2 *base, const float *w, char hex[CT_SHA256_HEXLEN + 1])
 {
-	int32_t hdr[CT_GPT2_HEADER_INTS];
+	unsigned char hdr[CT_GPT2_HEADER_BYTES], d[CT_SHA256_LEN];
 	struct ct_sha256_ctx *h = NULL;
-	unsigned char d[CT_SHA256_LEN];
 	int rc;
 
-	if (base->cfg.arch == CT_ARCH_LLAMA)
-		ct_llama_header(&base->cfg, (unsigned char *)hdr);
-	else
-		ct_gpt2_header(&base->cfg, hdr);
+	ct_gpt2_file_header(&base->cfg, hdr);
 	rc = ct_sha256_init(&h);
 	if (rc == 0) rc = ct_sha256_update(h, hdr, sizeof(hdr));
 	if (rc == 0) rc = ct_sha256_update(h, w, base->lay.total * sizeof(float));
@@ -542,20 +538,28 @@ static int run(struct verify *v)
 	return rc;
 }
 
-/* A fresh cache under $TMPDIR unless --cache names one. */
+/* A fresh cache in the client's state directory (`ctune --dir`), removed
+ * at the end, unless --cache names one. */
 static int open_cache(struct verify *v, const char *dir)
 {
-	const char *t = getenv("TMPDIR");
+	char *state = NULL;
+	int rc;
 
 	if (dir != NULL) {
 		snprintf(v->cache, sizeof(v->cache), "%s", dir);
 		return ct_mkdir_p(v->cache, 0700);
 	}
-	snprintf(v->cache, sizeof(v->cache), "%s/ctune-verify-XXXXXX", t && *t ? t : "/tmp");
-	if (mkdtemp(v->cache) == NULL)
-		return ct_error_errno("%s", v->cache);
-	v->tmp_cache = 1;
-	return 0;
+	rc = ct_cl_state_dir(NULL, &state);
+	if (rc == 0)
+		rc = ct_cl_make_private_dir(state);
+	if (rc == 0 && snprintf(v->cache, sizeof(v->cache), "%s/verify-XXXXXX", state) >=
+			       (int)sizeof(v->cache))
+		rc = ct_error(CT_ETOOBIG, "%s: path too long", state);
+	free(state);
+	if (rc == 0 && mkdtemp(v->cache) == NULL)
+		rc = ct_error_errno("%s", v->cache);
+	v->tmp_cache = rc == 0;
+	return rc;
 }
 
 static void close_cache(struct verify *v)

@@ -6,6 +6,7 @@
  */
 #include "commands.h"
 #include "data/db.h"
+#include "data/dl_receipt.h"
 #include "data/server.h"
 #include "ct_err.h"
 #include "ct_hash.h"
@@ -22,7 +23,7 @@ static int cmd_show(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	ct_conf_get_str(ctx->srv->conf, "name", "crowdtune", &name);
-	rc = ct_db_query_int(ctx->db, &n, "SELECT COUNT(*) FROM round_receipt", "");
+	rc = ct_dl_receipt_count(ctx->db, &n);
 	if (rc < 0)
 		return rc;
 	ct_hex_encode(ctx->srv->sign_pub, CT_SIGN_PUB_LEN, key);

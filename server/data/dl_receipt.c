@@ -242,3 +242,16 @@ int ct_dl_receipt_list(struct ct_db *db, int64_t jobid, struct ct_dl_receipt_row
 			  "create_time FROM round_receipt WHERE jobid=? ORDER BY idx LIMIT 100000",
 			  jobid);
 }
+
+int ct_dl_receipt_count(struct ct_db *db, int64_t *n)
+{
+	struct ct_db_res *res = NULL;
+	int rc = CT_DB_QUERY(db, &res, "SELECT COUNT(*) FROM round_receipt WHERE roundid > ?",
+			     (int64_t)0);
+
+	if (rc < 0)
+		return rc;
+	*n = ct_db_next(res) > 0 ? ct_db_int(res, 0) : 0;
+	ct_db_res_free(res);
+	return 0;
+}

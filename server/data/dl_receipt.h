@@ -35,6 +35,9 @@ int ct_dl_receipt_get(struct ct_db *db, int64_t jobid, int idx, char *sha, int64
 int ct_dl_receipt_put(struct ct_db *db, int64_t roundid, int64_t jobid, int idx,
 		      const char *sha, int64_t size, int64_t now);
 
+/* How many receipts the project has signed, into *n. */
+int ct_dl_receipt_count(struct ct_db *db, int64_t *n);
+
 /* One row of a job's receipts. */
 struct ct_dl_receipt_row {
 	int64_t idx, size, create_time;

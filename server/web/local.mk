@@ -8,7 +8,7 @@ server_libctserver_a_SOURCES += \
 	server/web/page_cache.c server/web/page_cache.h \
 	server/web/web_http.c server/web/web_http.h \
 	server/web/web_data.c server/web/web_data.h \
-	server/web/web_pages.c server/web/web_receipt.c server/web/web_receipt.h server/web/web_api.c server/web/web_account.c \
+	server/web/web_pages.c server/web/web_receipt.c server/web/web_api.c server/web/web_account.c \
 	server/web/web_stats.c server/web/web_samples.c \
 	server/web/web_json.c server/web/web_json.h \
 	server/web/web_svg.c server/web/web_svg.h

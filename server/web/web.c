@@ -21,7 +21,6 @@
 #include "tmpl.h"
 #include "web_int.h"
 #include "page_cache.h"
-#include "web_receipt.h"
 
 
 /* ---- requests and responses ---------------------------------------------- */

@@ -17,7 +17,6 @@
 #include "data/server.h"
 #include "web_int.h"
 #include "web_json.h"
-#include "web_receipt.h"
 
 /* An object's members as a table: key, type and where the value lives in
  * the struct, so each view's JSON shape reads as a list of fields. */

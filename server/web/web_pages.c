@@ -19,7 +19,6 @@
 #include "daemons/submit_check.h"
 #include "tmpl.h"
 #include "page_cache.h"
-#include "web_receipt.h"
 #include "web_int.h"
 #include "web_svg.h"
 

@@ -1,9 +1,14 @@
 /*
- * web_receipt.c - see web_receipt.h.
+ * web_receipt.c - round receipts on the web (doc/receipts.md): the file
+ * itself at /job/N/round/R/receipt (text, never changes), their list in
+ * the JSON API (/api/v1/job/N/receipts) and on the job page, and the
+ * project's public key on the home page, each with the paragraph that
+ * tells a volunteer what a receipt is and how to check one. Declared in
+ * web_int.h.
  */
-#include "web_receipt.h"
 #include "tmpl.h"
 #include "web_int.h"
+#include "web_json.h"
 #include "data/dl_receipt.h"
 #include "data/server.h"
 #include "ct_err.h"
