@@ -562,23 +562,33 @@ static int open_cache(struct verify *v, const char *dir)
 	return rc;
 }
 
-static void close_cache(struct verify *v)
+/* Remove the cache's file of that hash, and a partial download of it. */
+static void unlink_named(const struct verify *v, const char *sha)
 {
 	char path[PATH_MAX];
+	int n;
 
+	if (!ct_sha256_hex_valid(sha))
+		return;
+	n = snprintf(path, sizeof(path), "%s/%s", v->cache, sha);
+	if (n > 0 && (size_t)n < sizeof(path) - 5) {
+		unlink(path);
+		memcpy(path + n, ".part", 6);
+		unlink(path);
+	}
+}
+
+static void close_cache(struct verify *v)
+{
 	if (!v->tmp_cache)
 		return;
 	for (int i = 0; i < v->nrounds; i++) {	/* only the names this run used */
 		const struct ct_receipt *r = &v->rounds[i].r;
-		const char *names[] = { r->model_sha, r->mom_in };
 
-		for (int k = 0; k < 2; k++)
-			if (ct_sha256_hex_valid(names[k]) &&
-			    ct_path_join(path, sizeof(path), v->cache, names[k]) == 0)
-				unlink(path);
+		unlink_named(v, r->model_sha);
+		unlink_named(v, r->mom_in);
 		for (int w = 0; w < r->nwus; w++)
-			if (ct_path_join(path, sizeof(path), v->cache, r->wus[w].data_sha) == 0)
-				unlink(path);
+			unlink_named(v, r->wus[w].data_sha);
 	}
 	rmdir(v->cache);
 }

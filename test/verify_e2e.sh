@@ -70,8 +70,9 @@ tail -n 1 "$T/rc1-1.txt" | sed 's/^signature //' | xxd -r -p >"$T/sig.bin"
 openssl pkeyutl -verify -pubin -inkey "$T/pub.pem" -rawin -in "$T/body.txt" \
 	-sigfile "$T/sig.bin" >/dev/null || fail "OpenSSL does not accept the signature"
 
-# honest jobs verify, with no account ($T/verify: a fresh cache dir)
-V() { "$CTUNE" verify "$URL" "$@"; }
+# honest jobs verify, with no account (a state directory of its own: the
+# temporary download cache goes there and is removed)
+V() { "$CTUNE" --dir "$T/verifier" verify "$URL" "$@"; }
 V 1 --all --key "$KEY" >"$T/v1.log" 2>&1 || fail "verify --all of the LoRA job: $(cat "$T/v1.log")"
 [ "$(grep -c 'matches the receipt' "$T/v1.log")" = 6 ] ||
 	fail "LoRA job: not 4 WUs + 2 aggregates matched: $(cat "$T/v1.log")"
@@ -80,6 +81,7 @@ grep -q "aggregate of 2 results (mean, outer nesterov): model .* matches" "$T/v2
 	fail "full-weight job: the outer step was not checked: $(cat "$T/v2.log")"
 V 2 --round 2 --sample 1 >"$T/v3.log" 2>&1 || fail "verify --sample 1: $(cat "$T/v3.log")"
 [ "$(grep -c 'matches the receipt' "$T/v3.log")" = 1 ] || fail "sample: $(cat "$T/v3.log")"
+[ -z "$(ls "$T/verifier")" ] || fail "verify left files: $(ls -R "$T/verifier")"
 
 # store_file SHA: the path of a store object
 store_file() { echo "$P/download/${1:0:2}/$1"; }
