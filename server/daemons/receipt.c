@@ -54,15 +54,14 @@ out:
 	return rc;
 }
 
-int ct_receipt_pass(struct ct_server *srv, struct ct_db *db)
+/* One batch of pending rounds: the number written, or a db error. */
+static int pass_once(struct ct_server *srv, struct ct_db *db, int64_t n, int64_t k, int max)
 {
-	int64_t ids[PASS_MAX], n, k;
+	int64_t ids[PASS_MAX];
 	size_t nids = 0;
 	int rc, done = 0;
 
-	rc = ct_instance_share(db, &n, &k);
-	if (rc == 0)
-		rc = ct_dl_receipt_pending(db, n, k, ids, PASS_MAX, &nids);
+	rc = ct_dl_receipt_pending(db, n, k, ids, (size_t)max, &nids);
 	for (size_t i = 0; rc >= 0 && i < nids && !ct_server_stopping(srv); i++) {
 		rc = ct_receipt_write_round(srv, db, ids[i]);
 		if (rc > 0)
@@ -71,6 +70,24 @@ int ct_receipt_pass(struct ct_server *srv, struct ct_db *db)
 			ct_log_error("receipt: round %lld: %s", (long long)ids[i], ct_errmsg(rc));
 			rc = 0;
 		}
+	}
+	return rc < 0 ? rc : done;
+}
+
+int ct_receipt_pass(struct ct_server *srv, struct ct_db *db)
+{
+	int64_t n, k;
+	int rc, done = 0;
+
+	rc = ct_instance_share(db, &n, &k);
+	/* a batch holds one round per job (the next waits for its previous
+	 * receipt): again while it writes, up to PASS_MAX in all */
+	while (rc == 0 && done < PASS_MAX) {
+		rc = pass_once(srv, db, n, k, PASS_MAX - done);
+		if (rc <= 0)
+			break;
+		done += rc;
+		rc = 0;
 	}
 	return rc < 0 ? rc : done;
 }

@@ -195,9 +195,13 @@ int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r)
 int ct_dl_receipt_pending(struct ct_db *db, int64_t nshare, int64_t k, int64_t *ids,
 			  size_t max, size_t *n)
 {
+	/* only rounds whose previous receipt exists: a round that cannot get
+	 * one holds up its own job's later rounds, never another job's */
 	return CT_DL_IDS(db, ids, max, n, "SELECT r.id FROM `round` r LEFT JOIN round_receipt x "
 			 "ON x.roundid = r.id WHERE r.status = ? AND x.roundid IS NULL AND "
-			 "MOD(r.jobid, ?) = ? ORDER BY r.jobid, r.idx", (int)CT_ROUND_DONE, nshare, k);
+			 "MOD(r.jobid, ?) = ? AND (r.idx = 1 OR EXISTS (SELECT 1 FROM round_receipt p "
+			 "WHERE p.jobid = r.jobid AND p.idx = r.idx - 1)) ORDER BY r.jobid, r.idx",
+			 (int)CT_ROUND_DONE, nshare, k);
 }
 
 int ct_dl_receipt_get(struct ct_db *db, int64_t jobid, int idx, char *sha, int64_t *size)

@@ -21,8 +21,9 @@ struct ct_db;
  * caps; or a db error. */
 int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r);
 
-/* Up to max done rounds with no receipt yet, by job then round index,
- * into ids[0..*n), of this instance's share (MOD(jobid, nshare) = k). */
+/* Up to max done rounds with no receipt yet whose previous round has one
+ * (or that are round 1), by job then round index, into ids[0..*n), of this
+ * instance's share (MOD(jobid, nshare) = k). */
 int ct_dl_receipt_pending(struct ct_db *db, int64_t nshare, int64_t k, int64_t *ids,
 			  size_t max, size_t *n);
 
