@@ -59,81 +59,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- state codes (numbers as BOINC's, stored in TINYINT columns) -------- */
-
-/* result.server_state */
-enum ct_result_server_state {
-	CT_RS_UNSENT = 2,	/* waiting for a host */
-	CT_RS_IN_PROGRESS = 4,	/* sent, deadline in report_deadline */
-	CT_RS_OVER = 5,		/* reported, timed out, or not needed */
-};
-
-/* result.outcome (meaningful once server_state = OVER) */
-enum ct_result_outcome {
-	CT_RO_INIT = 0,
-	CT_RO_SUCCESS = 1,		/* uploaded and reported success */
-	CT_RO_CLIENT_ERROR = 3,		/* the client reported an error */
-	CT_RO_NO_REPLY = 4,		/* deadline passed (transitioner) */
-	CT_RO_VALIDATE_ERROR = 6,	/* upload unreadable / failed sanity */
-	CT_RO_DIDNT_NEED = 7,		/* WU finished before it was sent */
-};
-
-/* result.validate_state */
-enum ct_result_validate_state {
-	CT_VS_INIT = 0,
-	CT_VS_VALID = 1,
-	CT_VS_INVALID = 2,
-	CT_VS_INCONCLUSIVE = 4,
-	CT_VS_TOO_LATE = 5,
-};
-
-/* workunit.assimilate_state */
-enum ct_assimilate_state {
-	CT_AS_INIT = 0,
-	CT_AS_READY = 1,	/* canonical result found (or WU errored) */
-	CT_AS_DONE = 2,
-};
-
-/* file_delete_state of workunit, result and `file` */
-enum ct_file_delete_state {
-	CT_FD_INIT = 0,
-	CT_FD_READY = 1,	/* may be deleted (after the grace period) */
-	CT_FD_DONE = 2,
-	CT_FD_ERROR = 3,
-};
-
-/* workunit.error_mask bits */
-enum ct_wu_error {
-	CT_WU_ERR_COULDNT_SEND = 1,
-	CT_WU_ERR_TOO_MANY_ERRORS = 2,
-	CT_WU_ERR_TOO_MANY_SUCCESS = 4,
-	CT_WU_ERR_TOO_MANY_TOTAL = 8,
-	CT_WU_ERR_CANCELED = 16,
-};
-
-/* job.status */
-enum ct_job_status {
-	CT_JOB_RUNNING = 1,
-	CT_JOB_DONE = 2,
-	CT_JOB_CANCELED = 3,
-	CT_JOB_ERROR = 4,
-};
-
-/* `round`.status */
-enum ct_round_status {
-	CT_ROUND_OPEN = 1,
-	CT_ROUND_DONE = 2,
-	CT_ROUND_ERROR = 3,
-	CT_ROUND_CANCELED = 4,
-};
-
-/* Short lowercase names of the codes above ("unsent", "success", ...), for
- * logs, the CLI and the web pages; "?" for an unknown code. */
-const char *ct_rs_name(int server_state);
-const char *ct_ro_name(int outcome);
-const char *ct_vs_name(int validate_state);
-const char *ct_job_status_name(int status);
-const char *ct_round_status_name(int status);
+/* The state codes of every state column live with their owners and are
+ * included here for the statements that bind them. */
+#include "job_state.h"
+#include "result_state.h"
+#include "wu_state.h"
 
 /* ---- process-wide setup ------------------------------------------------- */
 

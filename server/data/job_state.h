@@ -22,6 +22,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- state codes (numbers as BOINC's, stored in TINYINT columns) -------- */
+
+/* job.status */
+enum ct_job_status {
+	CT_JOB_RUNNING = 1,
+	CT_JOB_DONE = 2,
+	CT_JOB_CANCELED = 3,
+	CT_JOB_ERROR = 4,
+};
+
+/* "running", "done", ...; "?" for an unknown code (db.c). */
+const char *ct_job_status_name(int status);
+
+
 struct ct_db;
 
 /* One allowed change of job.status (enum ct_job_status of db.h). */

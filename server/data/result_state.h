@@ -27,6 +27,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- state codes (numbers as BOINC's, stored in TINYINT columns) -------- */
+
+/* result.server_state */
+enum ct_result_server_state {
+	CT_RS_UNSENT = 2,	/* waiting for a host */
+	CT_RS_IN_PROGRESS = 4,	/* sent, deadline in report_deadline */
+	CT_RS_OVER = 5,		/* reported, timed out, or not needed */
+};
+
+/* result.outcome (meaningful once server_state = OVER) */
+enum ct_result_outcome {
+	CT_RO_INIT = 0,
+	CT_RO_SUCCESS = 1,		/* uploaded and reported success */
+	CT_RO_CLIENT_ERROR = 3,		/* the client reported an error */
+	CT_RO_NO_REPLY = 4,		/* deadline passed (transitioner) */
+	CT_RO_VALIDATE_ERROR = 6,	/* upload unreadable / failed sanity */
+	CT_RO_DIDNT_NEED = 7,		/* WU finished before it was sent */
+};
+
+/* result.validate_state */
+enum ct_result_validate_state {
+	CT_VS_INIT = 0,
+	CT_VS_VALID = 1,
+	CT_VS_INVALID = 2,
+	CT_VS_INCONCLUSIVE = 4,
+	CT_VS_TOO_LATE = 5,
+};
+
+/* Short lowercase names of the codes ("unsent", "success", ...), for logs,
+ * the CLI and the web pages; "?" for an unknown code (db.c). */
+const char *ct_rs_name(int server_state);
+const char *ct_ro_name(int outcome);
+const char *ct_vs_name(int validate_state);
+
+
 struct ct_db;
 
 enum ct_res_state {

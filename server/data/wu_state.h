@@ -35,6 +35,44 @@
 
 #include "state_edge.h"
 
+/* ---- state codes (numbers as BOINC's, stored in TINYINT columns) -------- */
+
+/* workunit.assimilate_state */
+enum ct_assimilate_state {
+	CT_AS_INIT = 0,
+	CT_AS_READY = 1,	/* canonical result found (or WU errored) */
+	CT_AS_DONE = 2,
+};
+
+/* file_delete_state of workunit, result and `file` */
+enum ct_file_delete_state {
+	CT_FD_INIT = 0,
+	CT_FD_READY = 1,	/* may be deleted (after the grace period) */
+	CT_FD_DONE = 2,
+	CT_FD_ERROR = 3,
+};
+
+/* workunit.error_mask bits */
+enum ct_wu_error {
+	CT_WU_ERR_COULDNT_SEND = 1,
+	CT_WU_ERR_TOO_MANY_ERRORS = 2,
+	CT_WU_ERR_TOO_MANY_SUCCESS = 4,
+	CT_WU_ERR_TOO_MANY_TOTAL = 8,
+	CT_WU_ERR_CANCELED = 16,
+};
+
+/* `round`.status */
+enum ct_round_status {
+	CT_ROUND_OPEN = 1,
+	CT_ROUND_DONE = 2,
+	CT_ROUND_ERROR = 3,
+	CT_ROUND_CANCELED = 4,
+};
+
+/* "open", "done", ...; "?" for an unknown code (db.c). */
+const char *ct_round_status_name(int status);
+
+
 struct ct_db;
 
 /* ---- round.status ------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "data/db.h"
 #include "data/dl.h"
 #include "data/result_state.h"
 

@@ -46,9 +46,10 @@
 #include <stdint.h>
 
 #include "ct_conf.h"
-#include "data/db.h"
 
 #define CT_ELIG_NETLEN 48
+
+struct ct_db;
 
 struct ct_elig_policy {
 	int separate_networks;	/* [sched.separate_networks], default 1 */

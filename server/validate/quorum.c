@@ -4,7 +4,7 @@
  * files: the daemons feed them, the tests call them directly.
  */
 #include "quorum.h"
-#include "data/db.h"
+#include "data/result_state.h"
 #include "ct_err.h"
 
 #include <math.h>

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "data/db.h"
+struct ct_db;
 
 /* Check WU wuid (named wu_name) of job jobid; inside the caller's
  * transaction (the WU row locked). Returns 1 when it recorded a new

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "ct_err.h"
+#include "data/db.h"
 
 #define DAY 86400
 #define ESTIMATE_SAMPLES 32

@@ -35,7 +35,8 @@
 #include <stdint.h>
 
 #include "ct_conf.h"
-#include "data/db.h"
+
+struct ct_db;
 
 struct ct_wlim_policy {
 	int daily_quota, daily_quota_max, new_host_in_progress;
