@@ -19,10 +19,13 @@
 # job's --deadline and the project's sched.min_deadline): no replica times
 # out and is re-issued mid-run (with --clients = --quorum a re-issue has no
 # eligible host, one replica per account, and the job would stall).
+# --lora R trains rank-R adapters (alpha R, all targets). --verify then
+# runs `ctune verify --sample 1` on the last round (on --device, cpu when
+# auto) and prints its cost beside one replica's training (issue 30).
 set -eu
 
 usage() {
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -31,7 +34,7 @@ CT="$BUILD/ctune"
 CS="$BUILD/ctune-server"
 CORPUS="$BUILD/bench/ctune-corpus"
 SHAPE=tiny SHARDS=2 ROUNDS=2 STEPS=1 BATCH=2 SEQ=64 QUORUM=2 CLIENTS=2 DEVICE=auto
-DIR="" KEEP=0 EVALTOK=0 PORT=${BENCH_PORT:-$((20000 + $$ % 20000))} TIMEOUT=3600
+DIR="" KEEP=0 EVALTOK=0 LORA=0 VERIFY=0 PORT=${BENCH_PORT:-$((20000 + $$ % 20000))} TIMEOUT=3600
 while [ $# -gt 0 ]; do
 	case $1 in
 	--shape) SHAPE=$2; shift ;;
@@ -47,6 +50,8 @@ while [ $# -gt 0 ]; do
 	--dir) DIR=$2; shift ;;
 	--keep) KEEP=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
+	--lora) LORA=$2; shift ;;
+	--verify) VERIFY=1 ;;
 	-h|--help) usage 0 ;;
 	*) echo "bench_job: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -108,7 +113,8 @@ until curl -fs -o /dev/null "$URL/" 2>/dev/null; do
 done
 EV=""
 [ "$EVALTOK" = 0 ] || EV="--eval-tokens $EVALTOK"
-JOB=$("$CS" job submit "$DIR/project" --name bench --model "$DIR/data/base.bin" \
+[ "$LORA" = 0 ] || EV="$EV --lora-rank $LORA"
+JOB=$("$CS" job submit "$DIR/project" --name bench --allow-random-base --model "$DIR/data/base.bin" \
 	--train "$DIR/data/train.bin" --eval "$DIR/data/eval.bin" --shards "$SHARDS" \
 	--rounds "$ROUNDS" --steps "$STEPS" --batch "$BATCH" --seq "$SEQ" --lr 1e-4 \
 	--quorum "$QUORUM" --replicas "$QUORUM" --no-adaptive --deadline "$TIMEOUT" $EV |
@@ -161,6 +167,14 @@ UP_DISK=$(du -sb "$DIR/project/upload" 2>/dev/null | awk '{print $1}')
 SHARD_BYTES=$(stat -c %s "$DIR/data/train.bin")
 EVAL_BYTES=$(stat -c %s "$DIR/data/eval.bin")
 DB_DISK=$(du -sb "$DIR/project/db" 2>/dev/null | awk '{print $1}')
+if [ "$VERIFY" = 1 ]; then
+	VDEV=$DEVICE
+	[ "$VDEV" != auto ] || VDEV=cpu
+	t0=$(date +%s.%N)
+	"$CT" verify "$URL" "$JOB" --round "$ROUNDS" --sample 1 --device "$VDEV" \
+		>"$DIR/verify.log" 2>&1 || { say "verify failed: $(cat "$DIR/verify.log")"; exit 1; }
+	VWALL=$(echo "$t0 $(date +%s.%N)" | awk '{ printf "%.2f", $2 - $1 }')
+fi
 kill "$SPID" 2>/dev/null || true
 wait "$SPID" 2>/dev/null || true
 
@@ -233,3 +247,17 @@ END {
 	printf "| goal: assimilate a round <= 30 s | %s |\n", asmax <= 30 ? "met" : "NOT met"
 	printf "| goal: server peak RSS <= 2.5x model | %s |\n", shwm <= 2.5 * mb ? "met" : "NOT met"
 }' "$DIR/clients.log" "$DIR/server.log"
+if [ "$VERIFY" = 1 ]; then
+	# the WU's compute and the downloads, as ctune verify prints them; one
+	# replica's training for comparison, from the clients' logs (table above)
+	awk -v wall="$VWALL" -v dev="$VDEV" -v loadavg="$(cut -d' ' -f1-3 /proc/loadavg)" '
+	/recomputed on/ { for (i = 1; i <= NF; i++) if ($i == "in") c = $(i + 1) }
+	/^verified:/ { for (i = 1; i <= NF; i++) if ($i == "MB") mb = $(i - 1) }
+	END {
+		printf "\n| ctune verify --sample 1 (last round, %s; load %s) | |\n|---|---|\n", dev, loadavg
+		printf "| wall clock | %.2f s |\n", wall
+		printf "| of which recomputing the WU | %.2f s |\n", c
+		printf "| downloaded (round model + shard) | %.1f MB |\n", mb
+		printf "| the rest (receipts, signatures, loading, hashing, downloads) | %.2f s |\n", wall - c
+	}' "$DIR/verify.log"
+fi

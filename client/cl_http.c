@@ -135,6 +135,23 @@ static int map_result(CURL *c, CURLcode cc, const char *url, int overflow, long 
 	return 0;
 }
 
+/* Run c with the header list hdrs, its body into s, and free both. */
+static int perform(CURL *c, struct curl_slist *hdrs, const char *url, struct sink *s,
+		   long *status)
+{
+	CURLcode cc;
+	int rc;
+
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	cc = curl_easy_perform(c);
+	rc = map_result(c, cc, url, s->overflow, status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
 int ct_http_post(const char *url, const char *ctype, const void *body, size_t n,
 		 int gzip, const struct ct_http_opts *o, struct ct_buf *reply, long *status)
 {
@@ -142,7 +159,6 @@ int ct_http_post(const char *url, const char *ctype, const void *body, size_t n,
 	struct curl_slist *hdrs = NULL;
 	struct sink s = { reply, 0 };
 	char ct[128];
-	CURLcode cc;
 	CURL *c;
 	int rc;
 
@@ -165,19 +181,30 @@ int ct_http_post(const char *url, const char *ctype, const void *body, size_t n,
 	if (gzip)
 		hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
 	hdrs = curl_slist_append(hdrs, "Expect:");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
-	cc = curl_easy_perform(c);
-	rc = map_result(c, cc, url, s.overflow, status);
-	curl_easy_cleanup(c);
-	curl_slist_free_all(hdrs);
+	rc = perform(c, hdrs, url, &s, status);
 out:
 	ct_buf_free(&z);
 	return rc;
+}
+
+int ct_http_get(const char *url, const struct ct_http_opts *o, struct ct_buf *reply,
+		long *status)
+{
+	struct curl_slist *hdrs = NULL;
+	struct sink s = { reply, 0 };
+	CURL *c;
+
+	ct_http_init();
+	if (status != NULL)
+		*status = 0;
+	c = make_handle(url, o, &hdrs);
+	if (c == NULL)
+		return CT_ENOMEM;
+	curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	return perform(c, hdrs, url, &s, status);
 }
 
 /* ---- resumable download ---- */

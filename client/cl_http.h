@@ -40,6 +40,11 @@ struct ct_http_opts {
 int ct_http_post(const char *url, const char *ctype, const void *body, size_t n,
 		 int gzip, const struct ct_http_opts *o, struct ct_buf *reply, long *status);
 
+/* GET url into reply (capped at reply->max), status as ct_http_post;
+ * returns like it. */
+int ct_http_get(const char *url, const struct ct_http_opts *o, struct ct_buf *reply,
+		long *status);
+
 /* Make sure cache_dir/<sha256> holds the file with that hash and size,
  * downloading it from url when missing. A partial download is kept as
  * <sha256>.part and resumed with a Range request; a server that ignores the

@@ -15,6 +15,7 @@
 #include "ct_llama.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_hash.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_tokens.h"
@@ -123,6 +124,8 @@ static void on_signal(int sig)
 struct train_opts {
 	const char *model, *data, *out, *device, *resume, *state;
 	int every;
+	int chain_every;	/* --chain-every S: a hash chain link every S steps */
+	double t_chain;		/* seconds spent on the chain */
 	int fmt_given;		/* --base-format was given */
 	struct ct_wu_hparams hp;
 };
@@ -143,6 +146,7 @@ static const struct option train_long[] = {
 	{ "resume", required_argument, NULL, 'r' },
 	{ "state", required_argument, NULL, 's' },
 	{ "checkpoint-every", required_argument, NULL, 'k' },
+	{ "chain-every", required_argument, NULL, 'H' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "lora-rank", required_argument, NULL, 'R' },
 	{ "lora-alpha", required_argument, NULL, 'A' },
@@ -172,6 +176,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		case 'b': bad = parse_int("train", "batch", optarg, 1, CT_WU_MAX_B, &o->hp.B); break;
 		case 't': bad = parse_int("train", "seq", optarg, 1, INT_MAX, &o->hp.T); break;
 		case 'k': bad = parse_int("train", "checkpoint-every", optarg, 0, INT_MAX, &o->every); break;
+		case 'H': bad = parse_int("train", "chain-every", optarg, 1, INT_MAX, &o->chain_every); break;
 		case 'l': bad = parse_float("train", "lr", optarg, &o->hp.lr); have_lr = 1; break;
 		case '1': bad = parse_float("train", "beta1", optarg, &o->hp.beta1); break;
 		case '2': bad = parse_float("train", "beta2", optarg, &o->hp.beta2); break;
@@ -216,8 +221,38 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 	return 0;
 }
 
+/* The chain's link after step i (doc/workunit.md §14): the state's
+ * digest every S steps, the result's hash after the last step. */
+static int chain_link(struct ct_wu *wu, struct train_opts *o, int i)
+{
+	unsigned char d[32];
+	char hex[65];
+	double t0 = now_s();
+	size_t n = ct_wu_nparams_trained(wu);
+	float *w = NULL;
+	int rc, last = i == o->hp.steps;
+
+	if (o->chain_every <= 0 || (!last && i % o->chain_every != 0))
+		return 0;
+	if (last) {	/* the result's hash: the trained floats alone */
+		w = malloc(n * sizeof(float));
+		rc = w ? ct_wu_read_trained(wu, w) : CT_ENOMEM;
+		if (rc == 0)
+			ct_sha256(w, n * sizeof(float), d);
+		free(w);
+	} else {
+		rc = ct_wu_state_digest(wu, d);
+	}
+	o->t_chain += now_s() - t0;
+	if (rc < 0)
+		return rc;
+	ct_hex_encode(d, sizeof(d), hex);
+	printf("chain %d %s%s\n", i, hex, last ? " (result)" : "");
+	return 0;
+}
+
 /* Step loop: print losses, checkpoint when asked, stop on a signal. */
-static int train_loop(struct ct_wu *wu, const struct train_opts *o)
+static int train_loop(struct ct_wu *wu, struct train_opts *o)
 {
 	int rc;
 	float loss;
@@ -229,6 +264,9 @@ static int train_loop(struct ct_wu *wu, const struct train_opts *o)
 		if (rc < 0)
 			return rc;
 		printf("step %d/%d loss %.6f\n", i, o->hp.steps, (double)loss);
+		rc = chain_link(wu, o, i);
+		if (rc < 0)
+			return rc;
 		fflush(stdout);
 		if (o->state && ((o->every > 0 && i % o->every == 0) || stop_requested)) {
 			rc = ct_wu_save_state(wu, o->state);
@@ -289,6 +327,9 @@ static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	       o.hp.steps - start, ct_wu_backend_name(wu),
 	       dt > 0 ? (double)(o.hp.steps - start) * o.hp.B * o.hp.T / dt : 0.0,
 	       o.out);
+	if (o.chain_every > 0)
+		printf("hash chain: a link every %d steps, %.3f s of %.3f s (%.2f%%)\n",
+		       o.chain_every, o.t_chain, dt, dt > 0 ? 100.0 * o.t_chain / dt : 0.0);
 out:
 	ct_wu_close(wu);
 	ct_tokens_free(&tok);
@@ -508,6 +549,9 @@ const struct ct_cmd_def ct_train_cmd = {
 	"  --checkpoint-every K ... every K steps (default 0: only on SIGINT/SIGTERM)\n"
 	"  --resume FILE        continue from a state file saved with --state\n"
 	"                       (same model, data and hyperparameters)\n"
+	"  --chain-every S      print the WU's hash chain: the state's digest every\n"
+	"                       S steps, the result's hash after the last\n"
+	"                       (doc/workunit.md 14), and what it cost\n"
 	"  --lora-rank R        train LoRA adapters of rank R (1.." STR(CT_LORA_MAX_RANK)
 	") instead of\n"
 	"                       all weights; OUT is then the adapter file (what a\n"

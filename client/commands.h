@@ -46,6 +46,8 @@ struct ct_gpt2;
  * bytes) gets its tokenizer.json's path when it has one, else "".
  * Returns like ct_gpt2_load / ct_llama_hf_import (cmd_sample.c). */
 int ct_cli_load_model(const char *mpath, struct ct_gpt2 *model, char *tkdef, size_t cap);
+/* client/cmd_verify.c */
+extern const struct ct_cmd_def ct_verify_cmd;
 /* client/cmd_chat.c */
 extern const struct ct_cmd_def ct_chat_cmd;
 /* client/service_win.c (a Windows service), service_posix.c (systemd) */

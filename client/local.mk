@@ -69,7 +69,7 @@ client_libctclient_a_SOURCES += client/cmd_devices.c
 client_libctclient_a_SOURCES += client/cmd_tokens.c client/cmd_tokens_text.c \
 	client/cmd_tokens_chat.c client/cmd_tokens_chat.h
 client_libctclient_a_SOURCES += client/cmd_chat.c client/cmd_chat_talk.c client/cmd_chat_talk.h
-client_libctclient_a_SOURCES += client/cmd_sample.c
+client_libctclient_a_SOURCES += client/cmd_sample.c client/cmd_verify.c
 
 bin_PROGRAMS += ctune
 ctune_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(CURL_CFLAGS) $(CT_X11_CFLAGS)

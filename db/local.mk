@@ -10,6 +10,7 @@ CT_SQL_MIGRATIONS += db/migrations/021-job-tokenizer.sql db/migrations/022-statu
 CT_SQL_MIGRATIONS += db/migrations/023-sched-flat.sql
 CT_SQL_MIGRATIONS += db/migrations/024-round-placement.sql
 CT_SQL_MIGRATIONS += db/migrations/030-outer.sql
+CT_SQL_MIGRATIONS += db/migrations/031-receipts.sql
 CT_SQL_MIGRATIONS += db/migrations/032-sample-chat.sql
 CT_SQL_MIGRATIONS += db/migrations/033-web-prefs.sql db/migrations/034-web-accounts.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)

@@ -563,6 +563,31 @@ out:
 	return rc;
 }
 
+int ct_wu_state_digest(struct ct_wu *wu, unsigned char out[CT_SHA256_LEN])
+{
+	const size_t n = ct_wu_nparams_trained(wu);
+	unsigned char head[12] = "CTCHAIN1";
+	struct ct_sha256_ctx *sha = NULL;
+	float *buf = malloc(n * sizeof(float));
+	int rc = buf ? ct_sha256_init(&sha) : CT_ENOMEM;
+
+	ct_le_put32(head + 8, (uint32_t)ct_wu_steps_done(wu));
+	if (rc == 0)
+		rc = ct_sha256_update(sha, head, sizeof(head));
+	for (int part = 0; part < 3 && rc == 0; part++) {
+		rc = state_read_part(wu, part, buf);
+		if (rc == 0)
+			rc = ct_sha256_update(sha, buf, n * sizeof(float));
+	}
+	if (rc == 0) {
+		rc = ct_sha256_final(sha, out);
+		sha = NULL;
+	}
+	ct_sha256_abort(sha);
+	free(buf);
+	return rc;
+}
+
 /* Check a mapped state file against the WU being resumed. */
 static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 		       const char *path)

@@ -237,6 +237,15 @@ const char *ct_wu_backend_name(const struct ct_wu *wu);
  * stays intact on failure. */
 int ct_wu_save_state(struct ct_wu *wu, const char *path);
 
+/* A link of the WU's hash chain (doc/workunit.md §14): SHA-256 of the
+ * bytes "CTCHAIN1", the steps done (uint32, little-endian), then the
+ * trained floats, their AdamW m and their v (ct_wu_nparams_trained floats
+ * each, little-endian float32, as the state file holds them). Everything
+ * the next step reads besides the WU's fixed inputs, so two runs whose
+ * digests agree at step k agree on every later step. Memory: one array of
+ * the trained floats. Returns 0 or a CT_E* code. */
+int ct_wu_state_digest(struct ct_wu *wu, unsigned char out[32]);
+
 /* Copy the current weights (nparams floats) into params. */
 int ct_wu_read_params(struct ct_wu *wu, float *params);
 

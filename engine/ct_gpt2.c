@@ -255,6 +255,19 @@ int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg)
 	return rc;
 }
 
+void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
+			 unsigned char hdr[CT_GPT2_HEADER_BYTES])
+{
+	int32_t h[CT_GPT2_HEADER_INTS];
+
+	if (cfg->arch == CT_ARCH_LLAMA) {
+		ct_llama_header(cfg, hdr);
+		return;
+	}
+	ct_gpt2_header(cfg, h);
+	memcpy(hdr, h, sizeof(h));
+}
+
 int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float *params)
 {
 	int32_t hdr[CT_GPT2_HEADER_INTS];
@@ -268,10 +281,7 @@ int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(cfg, &lay);
-	if (cfg->arch == CT_ARCH_LLAMA)
-		ct_llama_header(cfg, (unsigned char *)hdr);
-	else
-		ct_gpt2_header(cfg, hdr);
+	ct_gpt2_file_header(cfg, (unsigned char *)hdr);
 	rc = ct_afile_open(&af, path, 0644);
 	if (rc < 0)
 		return rc;

@@ -148,6 +148,11 @@ int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float
 
 /* Fill the 1024-byte header for cfg into hdr (256 int32, rest zeroed). */
 void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS]);
+/* The header ct_gpt2_save writes for either model type (GPT-2's above, or
+ * ct_llama_header's), so a checkpoint's bytes, and its hash, can be had
+ * without writing it. */
+void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
+			 unsigned char hdr[CT_GPT2_HEADER_BYTES]);
 
 /* GPT-2 initialisation from a seed, identical on every platform: every
  * weight matrix and both embeddings ~ normal(0, 0.02), except attprojw and

@@ -23,7 +23,8 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl_round.h server/data/job_state.c server/data/job_state.h \
 	server/data/lock_order.c server/data/lock_order.h server/data/lora_job.c \
 	server/data/lora_job.h server/data/migrate_lock.c \
-	server/data/migrate_lock.h server/data/result_state.c \
+	server/data/migrate_lock.h server/data/project_key.c server/data/project_key.h \
+	server/data/dl_receipt.c server/data/dl_receipt.h server/data/result_state.c \
 	server/data/result_state.h server/data/server.c server/data/server.h \
 	server/data/state_edge.h server/data/store.c server/data/store.h \
 	server/data/wu_state.c server/data/wu_state.h
@@ -52,7 +53,8 @@ server_libctserver_a_SOURCES += server/daemons/assimilator.c \
 	server/daemons/eval_handover.c server/daemons/file_deleter.c \
 	server/daemons/instance.c server/daemons/instance.h \
 	server/daemons/mean_stream.c server/daemons/mean_stream.h \
-	server/daemons/purge.c server/daemons/sample.c server/daemons/sample.h \
+	server/daemons/purge.c server/daemons/receipt.c server/daemons/receipt.h \
+	server/daemons/sample.c server/daemons/sample.h \
 	server/daemons/submit_check.c server/daemons/submit_check.h \
 	server/daemons/transitioner.c server/daemons/validator.c \
 	server/daemons/wg.c server/daemons/wg.h
@@ -74,6 +76,7 @@ server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
 # Hugging Face, tokenizers, exports, chat submits
 server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/chat_submit.c server/cmd/chat_submit.h server/cmd/cmd_job.c \
+	server/cmd/cmd_project.c \
 	server/cmd/cmd_run.c server/cmd/cmd_run.h server/cmd/commands.h \
 	server/cmd/job_hf.c server/cmd/job_hf.h server/cmd/job_peft.c \
 	server/cmd/job_peft.h server/cmd/job_tokenizer.c server/cmd/job_tokenizer.h \

@@ -17,7 +17,8 @@
 #include "ct_options.h"
 
 static const struct ct_cmd_def *const commands[] = {
-	&ct_init_cmd, &ct_run_cmd, &ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
+	&ct_init_cmd, &ct_run_cmd, &ct_job_cmd, &ct_status_cmd, &ct_user_cmd,
+	&ct_project_cmd, NULL,
 };
 
 static void usage(FILE *f)

@@ -11,6 +11,8 @@ CT_ENGINE_TESTS += test/test_sample_prefix
 # test_isa: every kernel path (x86-64, AVX2, AVX-512) the CPU runs gives
 # the same bits (engine/ct_isa.h)
 CT_ENGINE_TESTS += test/test_isa
+# test_chain: the WU hash chain's links (ct_wu_state_digest)
+CT_ENGINE_TESTS += test/test_chain
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 

@@ -6,7 +6,8 @@ check_PROGRAMS += $(CT_LIB_TESTS)
 TESTS += $(CT_LIB_TESTS)
 
 # Utility modules (lib/local.mk).
-CT_UTIL_TESTS = test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml
+CT_UTIL_TESTS = test/test_hash test/test_gzip test/test_file test/test_conf test/test_xml \
+	test/test_receipt
 check_PROGRAMS += $(CT_UTIL_TESTS)
 TESTS += $(CT_UTIL_TESTS)
 # bf16 / f16 exports: the roundings and ct_hf_dtype.h

@@ -29,6 +29,7 @@
 #include "daemons/daemon_pass.h"
 #include "daemons/daemons.h"
 #include "daemons/eval.h"
+#include "daemons/receipt.h"
 #include "data/db.h"
 #include "cmd/roles.h"
 #include "data/server.h"
@@ -39,6 +40,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
+#include "ct_receipt.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -537,6 +539,78 @@ static void test_round_average(void **state)
 		wu_free(&R1[i]);
 }
 
+/* Round idx's receipt, read from the store and parsed into r; its file's
+ * hash into sha. */
+static void load_receipt(struct fx *f, int idx, struct ct_receipt *r, char sha[65])
+{
+	struct ct_db_res *res = NULL;
+	unsigned char *data = NULL;
+	char path[4200];
+	size_t len = 0;
+
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT sha256 FROM round_receipt WHERE "
+				     "jobid=? AND idx=?", "li", f->jobid, idx), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	snprintf(sha, 65, "%s", ct_db_str(res, 0));
+	ct_db_res_free(res);
+	assert_int_equal(ct_server_download_path(&f->c.srv, sha, path, sizeof(path)), 0);
+	assert_int_equal(ct_file_read_all(path, CT_RECEIPT_MAX_BYTES, &data, &len), 0);
+	assert_int_equal(ct_receipt_parse(data, len, r), 0);
+	assert_int_equal(ct_receipt_verify(r, f->c.srv.sign_pub), 0);
+	free(data);
+}
+
+/* Each closed round has one signed receipt (doc/receipts.md) that states
+ * its inputs, the honest results' hashes and hosts, the model out, and
+ * names the previous receipt; it is written once, and again the same
+ * bytes when its row is lost. */
+static void test_round_receipts(void **state)
+{
+	struct fx *f = *state;
+	struct ct_receipt r1, r2;
+	struct wu w;
+	char sha1[65], sha2[65], again[65], want[65];
+
+	honest_round(f, 1);
+	load_receipt(f, 1, &r1, sha1);
+	assert_int_equal(r1.job, f->jobid);
+	assert_int_equal(r1.round, 1);
+	assert_string_equal(r1.prev, "");
+	assert_int_equal(r1.nwus, 2);
+	assert_int_equal(r1.nwus_round, 2);
+	for (int k = 0; k < 2; k++) {
+		wu_load(f, f->jobid, 1, k, &w);
+		assert_string_equal(r1.model_sha, w.model_sha);
+		assert_string_equal(r1.wus[k].data_sha, w.data_sha);
+		ct_sha256_hex(w.honest, w.base.lay.total * sizeof(float), want);
+		assert_string_equal(r1.wus[k].result_sha, want);
+		assert_int_equal(r1.wus[k].tolerance, 0);
+		assert_int_equal(r1.wus[k].nhosts, 2);	/* hosts 0 and 1, then 2 and 3 */
+		{
+			int64_t a = f->hosts[2 * k], b = f->hosts[2 * k + 1];
+
+			assert_int_equal(r1.wus[k].hosts[0], a < b ? a : b);
+			assert_int_equal(r1.wus[k].hosts[1], a < b ? b : a);
+		}
+		wu_free(&w);
+	}
+	honest_round(f, 2);
+	load_receipt(f, 2, &r2, sha2);
+	assert_string_equal(r2.prev, sha1);
+	assert_string_equal(r2.model_sha, r1.out_sha);
+	/* written once: a pass finds nothing to do */
+	assert_int_equal(ct_receipt_pass(&f->c.srv, f->c.db), 0);
+	/* a lost row is written again with the very same bytes */
+	assert_int_equal(ct_db_exec(f->c.db, "DELETE FROM round_receipt WHERE jobid=?", "l",
+				    f->jobid), 2);
+	assert_int_equal(ct_receipt_pass(&f->c.srv, f->c.db), 2);
+	ct_receipt_free(&r2);
+	load_receipt(f, 2, &r2, again);
+	assert_string_equal(again, sha2);
+	ct_receipt_free(&r1);
+	ct_receipt_free(&r2);
+}
+
 static void test_deadline_resends(void **state)
 {
 	struct fx *f = *state;
@@ -960,7 +1034,7 @@ static void test_poisoned_wu_does_not_stall(void **state)
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
 CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
-	test_round_average, test_deadline_resends, test_early_reissue,
+	test_round_average, test_round_receipts, test_deadline_resends, test_early_reissue,
 	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job,
 	test_pass_backs_off_failing_items, test_poisoned_wu_does_not_stall)

@@ -1140,5 +1140,5 @@ const struct ct_cmd_def ct_news_cmd = {
 	.name = "news", .subs = news_cmds, .summary = "post news for the volunteers",
 };
 const struct ct_cmd_def *const ct_project_cmds[] = {
-	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, &ct_news_cmd, NULL,
+	&ct_job_cmd, &ct_status_cmd, &ct_user_cmd, &ct_news_cmd, &ct_project_cmd, NULL,
 };

@@ -34,7 +34,8 @@ struct ct_cmd_ctx {
 /* The project commands (job ..., status, user ...), NULL-ended, and the
  * rows main.c lists beside init and run. */
 extern const struct ct_cmd_def *const ct_project_cmds[];
-extern const struct ct_cmd_def ct_job_cmd, ct_status_cmd, ct_user_cmd, ct_news_cmd;
+extern const struct ct_cmd_def ct_job_cmd, ct_status_cmd, ct_user_cmd, ct_news_cmd,
+	ct_project_cmd;
 
 /* Resolve path against ctx->cwd into out (cap bytes). */
 int ct_cmd_path(const struct ct_cmd_ctx *ctx, const char *path, char *out, size_t cap);

@@ -45,6 +45,7 @@
 #include "sample.h"
 #include "data/server.h"
 #include "data/store.h"
+#include "receipt.h"
 #include "wg.h"
 #include "data/wu_state.h"
 #include "ct_avg.h"
@@ -788,7 +789,11 @@ int ct_assimilator_run_once(struct ct_server *srv, struct ct_db *db)
 		.handle = assimilate_item, .backoff = &assimilator_backoff,
 	};
 	struct assim_claim c = { 0 };
-	int rc = ct_pass_run(srv, db, &pass, &c);
+	int rc = ct_pass_run(srv, db, &pass, &c), nrec;
 
-	return rc < 0 ? rc : rc + c.failed_wus;
+	if (rc < 0)
+		return rc;
+	/* the rounds just closed, and any closed without one, get receipts */
+	nrec = ct_server_stopping(srv) ? 0 : ct_receipt_pass(srv, db);
+	return nrec < 0 ? nrec : rc + c.failed_wus + nrec;
 }

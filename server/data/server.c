@@ -3,6 +3,7 @@
  * loading its config and secret, and the paths of its files.
  */
 #include "server.h"
+#include "project_key.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -139,6 +140,8 @@ int ct_project_init(const char *dir, const struct ct_project_opts *o)
 	rc = ct_path_join(spath, sizeof(spath), dir, "secret");
 	if (rc == 0)
 		rc = ct_file_write_atomic(spath, secret, sizeof(secret), 0600);
+	if (rc == 0)
+		rc = ct_project_key_make(dir);
 	if (rc < 0)
 		return rc;
 	char cert[PATH_MAX] = "", key[PATH_MAX] = "";
@@ -230,6 +233,8 @@ int ct_server_load(struct ct_server *srv, const char *dir, const char *db_url)
 	rc = ct_conf_load(cpath, &srv->conf);
 	if (rc == 0)
 		rc = load_secret(srv);
+	if (rc == 0)	/* a project made before receipts gets its key now */
+		rc = ct_project_key_open(srv->dir, &srv->sign_key, srv->sign_pub);
 	if (rc == 0)
 		rc = load_tunables(srv);
 	if (rc < 0)
@@ -263,6 +268,7 @@ void ct_server_free(struct ct_server *srv)
 	free(srv->db_url);
 	free(srv->base_url);
 	ct_conf_free(srv->conf);
+	ct_sign_key_free(srv->sign_key);
 	ct_page_cache_free(srv->pages);
 	ct_rl_free(srv->rl);
 	memset(srv, 0, sizeof(*srv));

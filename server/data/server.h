@@ -9,6 +9,7 @@
  * A project directory holds:
  *   ctune-server.conf   config (key = value, see doc/operator.md), 0600
  *   secret              32 random bytes (upload token HMAC key), 0600
+ *   signing.key         the project's Ed25519 key (round receipts), PEM, 0600
  *   db/                 embedded MariaDB data (absent with an external db)
  *   download/aa/<sha256>  content-addressed files (models, token shards)
  *   upload/<result name>  result uploads
@@ -25,6 +26,7 @@
 
 #include "ct_conf.h"
 #include "ct_hash.h"
+#include "ct_sign.h"
 
 struct ct_admin;
 struct ct_clock;
@@ -45,6 +47,8 @@ struct ct_server {
 	char *db_url;		/* NULL: embedded db in dir/db; owned */
 	struct ct_conf *conf;	/* the project's config, owned */
 	unsigned char secret[CT_SERVER_SECRET_LEN];
+	struct ct_sign_key *sign_key;	/* signs round receipts (receipt.h), owned */
+	unsigned char sign_pub[CT_SIGN_PUB_LEN];	/* its public half */
 
 	/* tunables (config keys in brackets; doc/operator.md) */
 	char *base_url;		/* [url] prefix of download/upload URLs in replies */

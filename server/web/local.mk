@@ -11,7 +11,7 @@ server_libctserver_a_SOURCES += \
 	server/web/web_pages.c server/web/web_api.c server/web/web_account.c \
 	server/web/web_stats.c server/web/web_samples.c server/web/web_tasks.c \
 	server/web/web_prefs.c server/web/web_settings.c server/web/web_countries.c \
-	server/web/web_news.c \
+	server/web/web_news.c server/web/web_receipt.c \
 	server/web/web_json.c server/web/web_json.h \
 	server/web/web_svg.c server/web/web_svg.h
 nodist_server_libctserver_a_SOURCES += server/web/web_assets.c

@@ -414,6 +414,7 @@ struct web_route {
 	const char *method;	/* "GET" also serves HEAD; "ANY": GET and POST */
 	const char *path;
 	int prefix;		/* path is a prefix ("/user/" + id) */
+	int (*match)(const char *path);	/* and, when set, this says yes */
 	ct_web_handler fn;
 };
 
@@ -426,6 +427,8 @@ static const struct web_route routes[] = {
 	{ .method = "GET", .path = "/team/", .prefix = 1, .fn = ct_web_page_team },
 	{ .method = "GET", .path = "/host/", .prefix = 1, .fn = ct_web_page_host },
 	{ .method = "GET", .path = "/jobs", .fn = ct_web_page_jobs },
+	{ .method = "GET", .path = "/job/", .prefix = 1, .match = ct_web_receipt_match,
+	  .fn = ct_web_page_receipt },
 	{ .method = "GET", .path = "/job/", .prefix = 1, .fn = ct_web_page_job },
 	{ .method = "GET", .path = "/status", .fn = ct_web_page_status },
 	{ .method = "GET", .path = "/tasks", .fn = ct_web_page_tasks },
@@ -454,8 +457,8 @@ static const struct web_route routes[] = {
 static const struct web_route *find_route(const char *path)
 {
 	for (const struct web_route *r = routes; r->path; r++)
-		if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0
-			      : strcmp(path, r->path) == 0)
+		if ((r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0
+			       : strcmp(path, r->path) == 0) && (r->match == NULL || r->match(path)))
 			return r;
 	return NULL;
 }

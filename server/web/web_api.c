@@ -397,6 +397,8 @@ static int api_dispatch(struct ct_web_req *req, struct ct_json *j,
 		return api_status(req, j);
 	if (strcmp(what, "tasks") == 0)
 		return api_tasks(req, j);
+	if (ct_web_receipt_api_match(what) > 0)
+		return ct_web_api_receipts(req, j, ct_web_receipt_api_match(what));
 	for (size_t i = 0; i < 4; i++) {
 		int64_t id = ct_web_path_id(what, ones[i]);
 

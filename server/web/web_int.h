@@ -118,6 +118,29 @@ int64_t ct_web_arg_page(const struct ct_web_req *req);
  * "crowdtune"). */
 const char *ct_web_project_name(const struct ct_server *srv);
 
+/* Round receipts on the web (web_receipt.c, doc/receipts.md): the file at
+ * /job/N/round/R/receipt, their list in the API, the job page's section
+ * and the home page's key. */
+struct ct_json;
+/* 1 if path is /job/N/round/R/receipt (N, R decimal, >= 1), else 0. */
+int ct_web_receipt_match(const char *path);
+
+/* GET /job/N/round/R/receipt. */
+int ct_web_page_receipt(struct ct_web_req *req, struct ct_web_resp *resp);
+
+/* what (after /api/v1/) is job/N/receipts: N, else 0. */
+int64_t ct_web_receipt_api_match(const char *what);
+
+/* The API's {"job", "key", "receipts": [{"round", "sha256", "size",
+ * "url"}]}. */
+int ct_web_api_receipts(struct ct_web_req *req, struct ct_json *j, int64_t jobid);
+
+/* The home page's paragraph: the public key and what it signs. */
+int ct_web_receipt_home_html(struct ct_web_req *req, struct ct_buf *c);
+
+/* The job page's section: its receipts by round and how to check them. */
+int ct_web_receipt_job_html(struct ct_web_req *req, struct ct_buf *c, int64_t jobid);
+
 /* Key for HMACs of the web module, derived from the project secret. */
 void ct_web_key(const struct ct_server *srv, const char *purpose,
 		unsigned char out[32]);

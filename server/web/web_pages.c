@@ -1097,6 +1097,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 	if (rc == 0)
 		rc = ct_web_job_samples_html(req->db, c, id);
 	if (rc == 0)
+		rc = ct_web_receipt_job_html(req, c, id);
+	if (rc == 0)
 		rc = contrib_table(c, k, nk);
 	free(r);
 	free(k);
@@ -1199,6 +1201,8 @@ static int fill_home(struct ct_web_req *req, struct ct_buf *c, const void *arg)
 	if (rc == 0)
 		rc = ct_buf_appends(c, "<p><a href=\"/users\">All participants</a> · "
 			"<a href=\"/teams\">Teams</a> · <a href=\"/jobs\">Jobs</a></p>");
+	if (rc == 0)
+		rc = ct_web_receipt_home_html(req, c);
 	return rc;
 }
 

@@ -1,0 +1,53 @@
+/*
+ * dl_receipt.h - the data layer of round receipts (doc/receipts.md): the
+ * facts of a closed round that its receipt states, read from the rounds,
+ * work units, results and checks, and the round_receipt table (migration
+ * 031) that names each round's receipt file in the store. Rows are
+ * inserted once and never updated.
+ */
+#ifndef CT_DL_RECEIPT_H
+#define CT_DL_RECEIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct_receipt.h"
+
+struct ct_db;
+
+/* Round `roundid` (status done) as a receipt without key, prev and
+ * signature: r is zeroed first, r->wus malloc'd (ct_receipt_free).
+ * CT_ENOTFOUND when the round is not done; CT_ETOOBIG over the receipt's
+ * caps; or a db error. */
+int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r);
+
+/* Up to max done rounds with no receipt yet whose previous round has one
+ * (or that are round 1), by job then round index, into ids[0..*n), of this
+ * instance's share (MOD(jobid, nshare) = k). */
+int ct_dl_receipt_pending(struct ct_db *db, int64_t nshare, int64_t k, int64_t *ids,
+			  size_t max, size_t *n);
+
+/* The receipt of round idx of job jobid: 1 with sha (65 bytes) and *size,
+ * 0 when there is none, or a db error. */
+int ct_dl_receipt_get(struct ct_db *db, int64_t jobid, int idx, char *sha, int64_t *size);
+
+/* Record round roundid's receipt (INSERT IGNORE: a row that exists stays
+ * as it is). Returns 1 when inserted, 0 when there was one, or a db error. */
+int ct_dl_receipt_put(struct ct_db *db, int64_t roundid, int64_t jobid, int idx,
+		      const char *sha, int64_t size, int64_t now);
+
+/* How many receipts the project has signed, into *n. */
+int ct_dl_receipt_count(struct ct_db *db, int64_t *n);
+
+/* One row of a job's receipts. */
+struct ct_dl_receipt_row {
+	int64_t idx, size, create_time;
+	char sha[65];
+};
+
+/* Job jobid's receipts by round, at most 100000 (malloc'd into *rows; the
+ * caller frees). */
+int ct_dl_receipt_list(struct ct_db *db, int64_t jobid, struct ct_dl_receipt_row **rows,
+		       size_t *n);
+
+#endif
