@@ -66,6 +66,7 @@ float fmaf(float x, float y, float z) __asm__("ct_os_fmaf");
 #ifndef CT_OS_IMPL
 /* <sys/stat.h> made stat _stat64 (64-bit sizes): route its calls */
 #define _stat64(p, s) ct_os_stat(p, s)
+#define _fstat64(fd, s) ct_os_fstat(fd, s)
 #define lstat(p, s) ct_os_stat(p, s)
 #define fopen(p, m) ct_os_fopen(p, m)
 #define mkdir(p, m) ct_os_mkdir(p, m)
@@ -88,7 +89,10 @@ float fmaf(float x, float y, float z) __asm__("ct_os_fmaf");
 int ct_os_setenv(const char *key, const char *val, int overwrite);
 struct ct_os_dir;
 FILE *ct_os_fopen(const char *path, const char *mode);
+/* stat(2) of path (a trailing / or \\ allowed, as on POSIX) */
 int ct_os_stat(const char *path, struct stat *st);
+/* fstat(2); a directory is S_IFDIR (the CRT says S_IFREG) */
+int ct_os_fstat(int fd, struct stat *st);
 int ct_os_unlink(const char *path);
 int ct_os_rmdir(const char *path);
 int ct_os_access(const char *path, int mode);

@@ -206,7 +206,34 @@ FILE *ct_os_fopen(const char *path, const char *mode)
 
 int ct_os_stat(const char *path, struct stat *st)
 {
-	WCALL(path, _wstat64(w, st));
+	wchar_t *w = wide(path);
+	size_t n;
+	int r, e;
+
+	if (w == NULL)
+		return -1;
+	/* the CRT's stat fails on "dir\\"; keep the root's ("\\", "C:\\") */
+	n = wcslen(w);
+	while (n > 1 && w[n - 1] == L'\\' && !(n == 3 && w[1] == L':'))
+		w[--n] = L'\0';
+	r = _wstat64(w, st);
+	e = errno;
+	free(w);
+	errno = e;
+	return r;
+}
+
+int ct_os_fstat(int fd, struct stat *st)
+{
+	BY_HANDLE_FILE_INFORMATION info;
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+
+	if ((_fstat64)(fd, st) < 0)	/* the CRT's, not ct_os.h's macro */
+		return -1;
+	if (h != INVALID_HANDLE_VALUE && GetFileInformationByHandle(h, &info) &&
+	    (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
+		st->st_mode = (unsigned short)((st->st_mode & ~S_IFMT) | S_IFDIR);
+	return 0;
 }
 
 int ct_os_mkdir(const char *path, int mode)

@@ -8,17 +8,15 @@ CT_CLIENT_TEST_CFLAGS = $(CT_TEST_CFLAGS) -I$(top_srcdir)/client $(CURL_CFLAGS)
 CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS)
 
 # Not here: test_cl_idle (the Linux idle sources; the Windows one is
-# exercised by test/windows_e2e.sh), test_file (rlimits, permission bits
-# and users; under Wine its mmap and mkdir cases fail too: to look at).
-# test_gzip, test_cl_ctl and test_cl_state leave out, under
-# CT_TEST_WINDOWS, what only POSIX has (a shell, socket files and
-# permission bits, fork: the Wine client's kill -9 is in
-# test/windows_e2e.sh).
+# exercised by test/windows_e2e.sh). test_file, test_gzip, test_cl_ctl and
+# test_cl_state leave out, under CT_TEST_WINDOWS, what only POSIX has (a
+# shell, socket files, permission bits, rlimits, fork and setuid: the Wine
+# client's kill -9 is in test/windows_e2e.sh).
 CT_WIN_DEFS = -DCT_TEST_WINDOWS
 if HAVE_CMOCKA
 CT_WIN_LIB_TESTS = test/test_err test/test_buf test/test_utf8 \
 	test/test_hash test/test_conf test/test_xml test/test_cmd \
-	test/test_gzip
+	test/test_gzip test/test_file
 CT_WIN_CLIENT_TESTS = test/test_cl_backoff test/test_cl_status test/test_cl_rpc \
 	test/test_cl_prefs test/test_cl_ctl test/test_cl_state
 # test_isa: the engine's kernel paths (AVX2, AVX-512 where the CPU has
@@ -39,6 +37,7 @@ test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_state_CFLAGS = $(CT_CLIENT_TEST_CFLAGS) $(CT_WIN_DEFS)
 test_test_cl_state_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_gzip_CFLAGS = $(CT_TEST_CFLAGS) $(CT_WIN_DEFS)
+test_test_file_CFLAGS = $(CT_TEST_CFLAGS) $(CT_WIN_DEFS)
 endif
 
 # wine64 runs each .exe; its own chatter off, the DLLs beside the binaries

@@ -37,7 +37,7 @@ winpath() { winepath -u "$(wine cmd /c echo "%$1%" 2>/dev/null | tr -d '\r')" 2>
 
 # --- 1: defaults --------------------------------------------------------
 install
-for f in ctune.exe ctunew.exe ctune.scr uninstall.exe libcurl-4.dll; do
+for f in ctune.exe ctunew.exe ctune.scr uninstall.exe libxml2-2.dll; do
 	[ -f "$DIR/$f" ] || fail "$f not installed"
 done
 v=$(wine "$EXE" --version 2>/dev/null)
