@@ -10,6 +10,7 @@ CT_SQL_MIGRATIONS += db/migrations/021-job-tokenizer.sql db/migrations/022-statu
 CT_SQL_MIGRATIONS += db/migrations/023-sched-flat.sql
 CT_SQL_MIGRATIONS += db/migrations/024-round-placement.sql
 CT_SQL_MIGRATIONS += db/migrations/030-outer.sql
+CT_SQL_MIGRATIONS += db/migrations/033-base-format.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)
 dist_pkgdata_DATA += db/schema.sql
