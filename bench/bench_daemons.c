@@ -12,9 +12,9 @@
  * conforming clients send them) with the WU flagged for validation: what
  * the validator finds after a burst of reports. Prints the number of WUs.
  */
-#include "db.h"
-#include "server.h"
-#include "wg.h"
+#include "data/db.h"
+#include "data/server.h"
+#include "daemons/wg.h"
 #include "ct_buf.h"
 #include "ct_delta.h"
 #include "ct_err.h"

@@ -25,8 +25,8 @@
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_log.h"
-#include "db.h"
-#include "sched_rpc.h"
+#include "data/db.h"
+#include "rpc/sched_rpc.h"
 #include "web_fixture.h"
 
 #define POOL_WUS 2048

@@ -26,7 +26,7 @@
 #include "ct_rng.h"
 #include "ct_safetensors.h"
 #include "ct_time.h"
-#include "job_peft.h"
+#include "cmd/job_peft.h"
 
 #include <getopt.h>
 #include <math.h>

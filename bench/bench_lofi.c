@@ -42,7 +42,7 @@
  *   adapters of rank r (alpha = r, all four targets, AdamW lr --lora-lr,
  *   one adapter seed per round, as the server's work generator gives) on
  *   the frozen current model, and the server's cross-shard check runs on
- *   the adapter updates (server/lora_robust.c); the round's model
+ *   the adapter updates (server/validate/lora_robust.c); the round's model
  *   is the exact merge of the K shards' adapters (ct_lora_merge: mean of
  *   the K products B_k A_k); uploads are the adapters' lossless ct_delta
  *   files against their initial adapters.
@@ -67,7 +67,7 @@
 #include "ct_err.h"
 #include "ct_outer.h"
 #include "ct_time.h"
-#include "robust.h"
+#include "validate/robust.h"
 
 #define MAXK 8
 #define MAXR 8
@@ -117,7 +117,7 @@ struct lora_row {
 	int K, r, rank;
 	float loss;
 	double upload;		/* mean lossless bytes of one result */
-	/* the cross-shard check of the adapter updates (server/lora_robust.c),
+	/* the cross-shard check of the adapter updates (server/validate/lora_robust.c),
 	 * K >= 3: lowest cosine, outliers (-1: K < 3) */
 	double cos_min;
 	int outliers;
@@ -127,7 +127,7 @@ struct lora_row {
 struct lofi_row {
 	int K, r;
 	float best, worst, avg, central;
-	/* the server's cross-shard check (server/robust.c) on this round's
+	/* the server's cross-shard check (server/validate/robust.c) on this round's
 	 * honest results, K >= 3: lowest cosine, size ratio range, outliers */
 	double cos_min, ratio_lo, ratio_hi;
 	int outliers;

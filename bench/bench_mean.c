@@ -5,7 +5,7 @@
  *   - "one at a time": the previous way, the base held in memory and each
  *     result decoded in turn into the sum (ct_delta_reader, ct_avg
  *     accumulate), so base + sum are two models;
- *   - "streamed": server/mean_stream.h, the base read from its file a
+ *   - "streamed": server/daemons/mean_stream.h, the base read from its file a
  *     chunk at a time, T decoding threads, the sum the only model.
  * Prints wall and process CPU seconds per method and checks that every
  * method gives the same bits.
@@ -22,7 +22,7 @@
 #include "ct_gpt2.h"
 #include "ct_rng.h"
 #include "ct_time.h"
-#include "mean_stream.h"
+#include "daemons/mean_stream.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -46,7 +46,7 @@
 
 #include <curl/curl.h>
 
-#include "account.h"
+#include "rpc/account.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -55,15 +55,15 @@
 #include "ct_log.h"
 #include "ct_time.h"
 #include "ct_tokens.h"
-#include "db.h"
-#include "files.h"
-#include "http.h"
-#include "roles.h"
+#include "data/db.h"
+#include "rpc/files.h"
+#include "rpc/http.h"
+#include "cmd/roles.h"
 #include "sched_load.h"
-#include "sched_rpc.h"
-#include "server.h"
-#include "web_http.h"
-#include "wg.h"
+#include "rpc/sched_rpc.h"
+#include "data/server.h"
+#include "web/web_http.h"
+#include "daemons/wg.h"
 
 #define MAX_SERVERS 8
 

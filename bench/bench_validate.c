@@ -18,11 +18,11 @@
  * streams the uploads pair by pair (the tolerance path); without it the
  * replicas are identical (conforming devices) and agree by hash.
  */
-#include "daemons.h"
-#include "db.h"
-#include "roles.h"
-#include "server.h"
-#include "wg.h"
+#include "daemons/daemons.h"
+#include "data/db.h"
+#include "cmd/roles.h"
+#include "data/server.h"
+#include "daemons/wg.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_file.h"

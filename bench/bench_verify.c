@@ -9,7 +9,7 @@
  * The model (one WU at a time, in order; no network, no database):
  * - each WU's first result goes to a host drawn uniformly from all hosts;
  * - adaptive policy: the scheduler asks ct_trust_decide() (trust.h) - the very
- *   function the server's scheduler calls (server/quorum.c, linked in) -
+ *   function the server's scheduler calls (server/validate/quorum.c, linked in) -
  *   with that host's consecutive valid results n: with n >= 10 it sends
  *   the WU unreplicated with probability 1 - 1/n, and the single result is
  *   accepted on its own; otherwise the WU needs a quorum of 2;
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemons.h"
-#include "trust.h"
+#include "daemons/daemons.h"
+#include "validate/trust.h"
 
 #define MAX_REPLICAS 6
 #define NKINDS 4
@@ -250,7 +250,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: bench_verify [--wus N] [--hosts N] [--cheaters N] [--window N]\n"
 	      "                    [--seed S]\n"
-	      "Simulates quorum-2 and adaptive replication (server/quorum.c's\n"
+	      "Simulates quorum-2 and adaptive replication (server/validate/quorum.c's\n"
 	      "ct_adaptive_decide) and prints the share of volunteer compute spent\n"
 	      "on replication over time and how cheating hosts are caught.\n"
 	      "Defaults: 10000 WUs, 100 hosts, 6 cheaters, windows of 1000, seed 1.\n", f);

@@ -20,9 +20,9 @@
 
 #include "ct_err.h"
 #include "ct_log.h"
-#include "daemons.h"
-#include "db.h"
-#include "web.h"
+#include "daemons/daemons.h"
+#include "data/db.h"
+#include "web/web.h"
 #include "web_fixture.h"
 
 #define REPS 15

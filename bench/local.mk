@@ -33,7 +33,7 @@ noinst_PROGRAMS += bench/bench_sched
 bench_bench_sched_SOURCES = bench/bench_sched.c bench/sched_load.c
 EXTRA_DIST += bench/sched_load.h
 bench_bench_sched_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) -I$(top_srcdir)/bench \
-	$(CURL_CFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web
+	$(CURL_CFLAGS) -I$(top_srcdir)/server
 bench_bench_sched_LDADD = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS) $(CT_DEP_LIBS)
 # Server part: averaging a round, the previous way against the streamed mean.
@@ -46,7 +46,7 @@ noinst_PROGRAMS += bench/bench_validate
 bench_bench_validate_SOURCES = bench/bench_validate.c
 bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
-# job export: --hf in f32 / bf16 / f16 and --adapter (server/job_peft.c).
+# job export: --hf in f32 / bf16 / f16 and --adapter (server/cmd/job_peft.c).
 noinst_PROGRAMS += bench/bench_export
 bench_bench_export_SOURCES = bench/bench_export.c
 bench_bench_export_CFLAGS = $(CT_SERVER_CFLAGS)
@@ -77,7 +77,7 @@ EXTRA_DIST += bench/bench_win_train.sh
 # by make, never run by make check). It reuses the web tests' fixture.
 noinst_PROGRAMS += bench/bench_web
 bench_bench_web_SOURCES = bench/bench_web.c
-bench_bench_web_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
+bench_bench_web_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 bench_bench_web_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 bench_bench_web_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
 

@@ -4,11 +4,11 @@
 noinst_PROGRAMS += bench/bench_lofi
 bench_bench_lofi_SOURCES = bench/bench_lofi.c
 bench_bench_lofi_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server
-# the server's cross-shard check (server/robust.c) from server/libctserver.a
+# the server's cross-shard check (server/validate/robust.c) from server/libctserver.a
 bench_bench_lofi_LDADD = bench/libctcorpus.a $(CT_SERVER_LIBS)
-# bench_verify links the scheduler's own ct_adaptive_decide() (server/quorum.c,
+# bench_verify links the scheduler's own ct_adaptive_decide() (server/validate/quorum.c,
 # a pure function: no database) from server/libctserver.a.
 noinst_PROGRAMS += bench/bench_verify
 bench_bench_verify_SOURCES = bench/bench_verify.c
-bench_bench_verify_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web
+bench_bench_verify_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server
 bench_bench_verify_LDADD = $(CT_SERVER_LIBS)

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "db.h"
+#include "data/db.h"
 
 /* Add n WUs to job jobid, copies of its WU with the lowest id named
  * "<prefix>-<i>" for i = first .. first+n-1, each with `replicas` unsent

@@ -1,7 +1,7 @@
 # db/ rules (included by the top-level Makefile.am).
 # db/schema.sql is schema version 1; each later change is a numbered
 # migration db/migrations/NNN-name.sql, listed here in ascending order.
-# Both are compiled into ctune-server (server/db_sql.c, generated).
+# Both are compiled into ctune-server (server/data/db_sql.c, generated).
 CT_SQL_MIGRATIONS = db/migrations/002-text.sql
 CT_SQL_MIGRATIONS += db/migrations/003-lora.sql db/migrations/004-server-scale.sql \
 	db/migrations/005-hardening.sql db/migrations/007-instances.sql \
@@ -15,8 +15,8 @@ CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)
 dist_pkgdata_DATA += db/schema.sql
 
-server/db_sql.c: $(srcdir)/db/sql2c.sh $(CT_SQL_FILES)
-	@$(MKDIR_P) server
+server/data/db_sql.c: $(srcdir)/db/sql2c.sh $(CT_SQL_FILES)
+	@$(MKDIR_P) server/data
 	$(AM_V_GEN)abs_out=`pwd`/$@; cd $(srcdir) && sh db/sql2c.sh "$$abs_out" $(CT_SQL_FILES)
-BUILT_SOURCES += server/db_sql.c
-CLEANFILES += server/db_sql.c
+BUILT_SOURCES += server/data/db_sql.c
+CLEANFILES += server/data/db_sql.c

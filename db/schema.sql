@@ -9,7 +9,7 @@
 -- conditional UPDATEs (WHERE <state> = <expected>) and checks the affected
 -- row count, so every daemon is restartable and may run in several
 -- instances. The numeric codes of every state column are the enums in
--- server/db.h (CT_RS_*, CT_RO_*, CT_VS_*, CT_AS_*, CT_FD_*, CT_JOB_*,
+-- server/data/db.h (CT_RS_*, CT_RO_*, CT_VS_*, CT_AS_*, CT_FD_*, CT_JOB_*,
 -- CT_ROUND_*, CT_WU_ERR_*); the comments below repeat them.
 --
 -- Conventions: ids are BIGINT AUTO_INCREMENT (0 means "none"); times are

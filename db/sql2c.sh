@@ -1,6 +1,6 @@
 #!/bin/sh
 # db/sql2c.sh - compile the schema and migrations into a C table for
-# server/db.c:  sql2c.sh OUT.c db/schema.sql [db/migrations/NNN-name.sql ...]
+# server/data/db.c:  sql2c.sh OUT.c db/schema.sql [db/migrations/NNN-name.sql ...]
 # schema.sql is version 1; a migration's version is its NNN. Pass them in
 # ascending order.
 set -e

@@ -114,7 +114,7 @@ struct ct_backend_ops {
 	/* Optional (may be NULL): set the n weights from float offset off
 	 * (off + n <= nparams) to params[0..n), the others unchanged: the
 	 * weights loaded a piece at a time, so that the caller need not hold
-	 * them all beside the backend's copy (server/eval.c). Borrowed. */
+	 * them all beside the backend's copy (server/daemons/eval.c). Borrowed. */
 	int (*load_range)(struct ct_backend *be, size_t off, const float *params, size_t n);
 
 	/* Release everything; NULL is a no-op. */

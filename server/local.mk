@@ -1,67 +1,85 @@
 # server/ rules (included by the top-level Makefile.am).
-# server/libctserver.a holds every server module but main.c (the scheduler,
-# the daemons, the commands and, from server/web/local.mk, the web front
-# end), each compiled once; ctune-server is main.c + that library, and the
-# tests link the same library.
+# server/libctserver.a holds every server module but main.c, each compiled
+# once; ctune-server is main.c + that library, and the tests link the same
+# library. The folders are the layers, bottom first (doc/internals-server.md):
+# data <- validate <- daemons <- rpc <- web <- cmd <- main.c. Includes name
+# the folder ("data/db.h") except within one folder.
 CT_SERVER_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) \
-	-I$(top_srcdir)/server -I$(top_srcdir)/server/web
+	-I$(top_srcdir)/server
 CT_SERVER_LIBS = server/libctserver.a $(CT_CORE_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CT_DEP_LIBS)
 
 noinst_LIBRARIES += server/libctserver.a
 server_libctserver_a_CFLAGS = $(CT_SERVER_CFLAGS)
-server_libctserver_a_SOURCES = \
-	server/db.c server/db.h server/db_args.h server/migrate_lock.c server/migrate_lock.h \
-	server/dl.c server/dl.h server/dl_job.c server/dl_job.h \
-	server/dl_result.c server/dl_result.h server/dl_round.c server/dl_round.h \
-	server/job_state.c server/job_state.h \
-	server/result_state.c server/result_state.h \
-	server/wu_state.c server/wu_state.h server/state_edge.h \
-	server/db_url.c server/db_url.h \
-	server/server.c server/server.h \
-	server/http.c server/http.h \
-	server/tls_cert.c server/tls_cert.h \
-	server/token.c server/token.h \
-	server/files.c server/files.h \
-	server/account.c server/account.h \
-	server/sched.c server/sched_rpc.h \
-	server/sched_req.c server/sched_req.h \
-	server/eligibility.c server/eligibility.h \
-	server/worklimit.c server/worklimit.h \
-	server/ratelimit.c server/ratelimit.h \
-	server/proxy.c server/proxy.h server/conn_guard.c server/conn_guard.h \
-	server/stall.c server/stall.h \
-	server/robust.c server/robust.h server/trust.c server/trust_rule.c server/trust.h \
-	server/store.c server/store.h \
-	server/wg.c server/wg.h \
-	server/roles.c server/roles.h \
-	server/instance.c server/instance.h \
-	server/lock_order.c server/lock_order.h \
-	server/admin.c server/admin.h \
-	server/cmd_job.c server/commands.h server/job_hf.c server/job_hf.h \
-	server/job_peft.c server/job_peft.h \
-	server/job_tokenizer.c server/job_tokenizer.h \
-	server/eval.c server/eval.h server/eval_handover.c \
-	server/cmd_run.c server/cmd_run.h \
-	server/project_init.c server/project_init.h
-server_libctserver_a_SOURCES += server/sample.c server/sample.h \
-	server/chat_submit.c server/chat_submit.h
-# job submit's checks of inputs that cannot give a good model
-server_libctserver_a_SOURCES += server/submit_check.c server/submit_check.h
-# LoRA jobs: spec, scheduler elements, upload cap (lora_job.h)
-server_libctserver_a_SOURCES += server/lora_job.c server/lora_job.h
-# The assimilator's streamed mean of a round (threads over the results).
-server_libctserver_a_SOURCES += server/mean_stream.c server/mean_stream.h
-nodist_server_libctserver_a_SOURCES = server/db_sql.c
+server_libctserver_a_SOURCES =
 
-# The daemons (roles.c's role table, sched.c's adaptive replication)
-server_libctserver_a_SOURCES += server/transitioner.c server/validator.c \
-	server/assimilator.c server/file_deleter.c server/credit.c server/credit.h \
-	server/quorum.c server/daemons.h \
-	server/vcheck.c server/vcheck.h server/purge.c
-server_libctserver_a_SOURCES += server/lora_round.c server/lora_round.h
-server_libctserver_a_SOURCES += server/lora_robust.c server/lora_robust.h
-server_libctserver_a_SOURCES += server/robust_aside.c server/robust_aside.h
+# server/data/: the bottom layer: the database (db.c), the data layer (dl*.c),
+# the state owners (*_state.c), the content store, the project directory
+# (server.c) and the LoRA job spec every layer reads
+server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
+	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
+	server/data/dl.c server/data/dl.h server/data/dl_job.c server/data/dl_job.h \
+	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
+	server/data/dl_round.h server/data/job_state.c server/data/job_state.h \
+	server/data/lock_order.c server/data/lock_order.h server/data/lora_job.c \
+	server/data/lora_job.h server/data/migrate_lock.c \
+	server/data/migrate_lock.h server/data/result_state.c \
+	server/data/result_state.h server/data/server.c server/data/server.h \
+	server/data/state_edge.h server/data/store.c server/data/store.h \
+	server/data/wu_state.c server/data/wu_state.h
+
+# server/validate/: the rules results and hosts are held to, with no loop of
+# their own: the validator's checks, quorum and adaptive replication
+# (quorum.c), the cross-shard and robust checks, LoRA round merges, host
+# trust, credit, work limits and deadlines, the stall rule
+server_libctserver_a_SOURCES += server/validate/credit.c \
+	server/validate/credit.h server/validate/lora_robust.c \
+	server/validate/lora_robust.h server/validate/lora_round.c \
+	server/validate/lora_round.h server/validate/quorum.c \
+	server/validate/quorum.h server/validate/robust.c server/validate/robust.h \
+	server/validate/robust_aside.c server/validate/robust_aside.h \
+	server/validate/stall.c server/validate/stall.h server/validate/trust.c \
+	server/validate/trust.h server/validate/trust_rule.c \
+	server/validate/vcheck.c server/validate/vcheck.h \
+	server/validate/worklimit.c server/validate/worklimit.h
+
+# server/daemons/: the daemons (daemon_pass.c's one pass) and what only they
+# use: the transitioner, validator, assimilator (eval, the streamed mean,
+# samples), work generator, file deleter, purge
+server_libctserver_a_SOURCES += server/daemons/assimilator.c \
+	server/daemons/daemon_pass.c server/daemons/daemon_pass.h \
+	server/daemons/daemons.h server/daemons/eval.c server/daemons/eval.h \
+	server/daemons/eval_handover.c server/daemons/file_deleter.c \
+	server/daemons/instance.c server/daemons/instance.h \
+	server/daemons/mean_stream.c server/daemons/mean_stream.h \
+	server/daemons/purge.c server/daemons/sample.c server/daemons/sample.h \
+	server/daemons/submit_check.c server/daemons/submit_check.h \
+	server/daemons/transitioner.c server/daemons/validator.c \
+	server/daemons/wg.c server/daemons/wg.h
+
+# server/rpc/: the HTTP front: the server, connection guards and rate limits,
+# the scheduler RPC (sched*.c, eligibility), accounts, tokens, file upload and
+# download
+server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
+	server/rpc/conn_guard.c server/rpc/conn_guard.h server/rpc/eligibility.c \
+	server/rpc/eligibility.h server/rpc/files.c server/rpc/files.h \
+	server/rpc/http.c server/rpc/http.h server/rpc/proxy.c server/rpc/proxy.h \
+	server/rpc/ratelimit.c server/rpc/ratelimit.h server/rpc/sched.c \
+	server/rpc/sched_req.c server/rpc/sched_req.h server/rpc/sched_rpc.h \
+	server/rpc/tls_cert.c server/rpc/tls_cert.h server/rpc/token.c \
+	server/rpc/token.h
+
+# server/cmd/: the operator's commands (job, run, admin, init), the role table
+# that starts the daemons (roles.c), and what only they use: job import from
+# Hugging Face, tokenizers, exports, chat submits
+server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
+	server/cmd/chat_submit.c server/cmd/chat_submit.h server/cmd/cmd_job.c \
+	server/cmd/cmd_run.c server/cmd/cmd_run.h server/cmd/commands.h \
+	server/cmd/job_hf.c server/cmd/job_hf.h server/cmd/job_peft.c \
+	server/cmd/job_peft.h server/cmd/job_tokenizer.c server/cmd/job_tokenizer.h \
+	server/cmd/project_init.c server/cmd/project_init.h server/cmd/roles.c \
+	server/cmd/roles.h
+nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 
 bin_PROGRAMS += ctune-server
 ctune_server_SOURCES = server/main.c

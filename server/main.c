@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_run.h"
-#include "commands.h"
+#include "cmd/cmd_run.h"
+#include "cmd/commands.h"
 #include "ct_cmd.h"
 #include "ct_err.h"
 #include "ct_log.h"

@@ -3,7 +3,7 @@
 # memory (issue 27). Before, a 16 KB gzip body inflating to 16 MiB of
 # "<a/>" was parsed into a full libxml2 tree before the account key was
 # looked at: ~560 MB a request, still held afterwards. Now the scheduler
-# request's parse stops at its node and text caps (server/sched_req.c):
+# request's parse stops at its node and text caps (server/rpc/sched_req.c):
 #  - that body, sent 16 times one after another, gets 413 naming the cap,
 #    and the server's peak RSS (VmHWM, reset before) stays under 64 MB
 #    above its RSS before them; afterwards RSS is back within 16 MB

@@ -8,8 +8,8 @@
 #define CT_TEST_DB_H
 
 #include "ct_test.h"
-#include "db.h"
-#include "server.h"
+#include "data/db.h"
+#include "data/server.h"
 
 /* A new temporary directory (*dir, malloc'd; the caller removes and frees
  * it) holding the embedded server's data ("db") and logs, one connection

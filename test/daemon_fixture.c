@@ -4,7 +4,8 @@
  */
 #include "ct_test.h"
 #include "daemon_fixture.h"
-#include "roles.h"
+#include "daemons/daemon_pass.h"
+#include "cmd/roles.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 
@@ -136,6 +137,7 @@ int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
 	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
 	int rc;
 
+	ct_pass_forget_all();	/* a fresh database reuses the ids failures were kept by */
 	c->rng = 0x9E3779B97F4A7C15ull;
 	c->t = CT_DFX_T0;
 	ct_clock_fake(&c->clock, &c->t);

@@ -9,8 +9,8 @@
 #define CT_DAEMON_FIXTURE_H
 
 #include "ct_test.h"
-#include "db.h"
-#include "server.h"
+#include "data/db.h"
+#include "data/server.h"
 #include "ct_clock.h"
 #include "ct_engine.h"
 #include "ct_file.h"

@@ -4,7 +4,7 @@
 if HAVE_CMOCKA
 check_PROGRAMS += test/test_llama
 TESTS += test/test_llama
-# a job's own tokenizer.json (server/job_tokenizer.c): the submit's choice
+# a job's own tokenizer.json (server/cmd/job_tokenizer.c): the submit's choice
 # and errors, long texts encoded in parts
 check_PROGRAMS += test/test_job_tokenizer
 TESTS += test/test_job_tokenizer

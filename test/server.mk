@@ -4,7 +4,7 @@
 # test of the real binary on the embedded database and on a private
 # mariadbd. Included from test/local.mk.
 CT_SERVER_TEST_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS) \
-	-I$(top_srcdir)/server -I$(top_srcdir)/server/web
+	-I$(top_srcdir)/server
 CT_SERVER_TEST_LIBS = server/libctserver.a $(CT_TEST_LIBS) $(MARIADBD_LIBS) $(MHD_LIBS) \
 	$(CURL_LIBS)
 
@@ -48,7 +48,7 @@ test_test_migrate_lock_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_migrate_lock_LDADD = $(CT_SERVER_TEST_LIBS)
 endif
 
-# job submit's one-line refusals and warnings (server/submit_check.h)
+# job submit's one-line refusals and warnings (server/daemons/submit_check.h)
 TESTS += test/server_submit_checks.sh test/server_instance_embedded.sh
 dist_check_SCRIPTS += test/server_submit_checks.sh test/server_instance_embedded.sh
 if HAVE_CMOCKA
@@ -56,7 +56,7 @@ check_PROGRAMS += test/test_submit_check
 TESTS += test/test_submit_check
 test_test_submit_check_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_submit_check_LDADD = $(CT_SERVER_TEST_LIBS)
-# job export --adapter (server/job_peft.c)
+# job export --adapter (server/cmd/job_peft.c)
 check_PROGRAMS += test/test_job_peft
 TESTS += test/test_job_peft
 test_test_job_peft_CFLAGS = $(CT_SERVER_TEST_CFLAGS)

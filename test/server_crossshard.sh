@@ -2,7 +2,7 @@
 # test/server_crossshard.sh - two colluding accounts on two different
 # networks (the network rule cannot keep them apart) hold both replicas of
 # one WU and agree on a sign-flipped update: it becomes canonical, and the
-# cross-shard check (server/robust.c, robust_aside.c) sets it aside before
+# cross-shard check (server/validate/robust.c, robust_aside.c) sets it aside before
 # the round is averaged:
 #  - a job of 3 shards, 2 replicas, 1 round; c1 (127.0.7.1) takes one WU's
 #    replica, c2 (127.0.17.1) one replica of each WU; both report the same
@@ -25,7 +25,7 @@
 # XSHARD_JOB=lora (test/server_crossshard_lora.sh) plays it on a LoRA job
 # (rank 4 adapters on every target): the flipped result is the adapters
 # moved back from their start as far as the honest ones moved forward,
-# and the check compares the shards' merged updates (server/lora_robust.c);
+# and the check compares the shards' merged updates (server/validate/lora_robust.c);
 # the final model is base merged with the honest adapters (test/lora_tool).
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/server_hoarding.sh - free accounts can neither fail a job with
-# errors nor stall it by holding work (server/worklimit.c):
+# errors nor stall it by holding work (server/validate/worklimit.c):
 #  - errors: a job of 1 shard, 2 replicas (max_error_results 4); six
 #    fresh accounts, each on its own /24, take replicas of the WU and
 #    report "error" without computing: the job is not failed (their hosts

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test/server_inprogress.sh - the in-progress caps by validated throughput
 # at their default (sched.new_host_in_progress unset: the project's
-# max_in_progress, 4; server/worklimit.c) do not slow an honest new host,
+# max_in_progress, 4; server/validate/worklimit.c) do not slow an honest new host,
 # and keep an account's new hosts from multiplying what it holds:
 #  - a job of 8 shards, 2 replicas (16 results); account x has two hosts,
 #    x.a and x.b, on two networks, y is another account;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test/server_ratelimit.sh - web sign-in, sign-up and the account RPC are
 # rate-limited per address and per account, exactly, before any password
-# is hashed (server/ratelimit.c); limits.loopback = 1 makes 127.x.y.z
+# is hashed (server/rpc/ratelimit.c); limits.loopback = 1 makes 127.x.y.z
 # addresses count as the outside world's:
 #  - 25 password guesses at one account, each from another address: 5
 #    are answered ("Wrong e-mail address or password"), the other 20 get

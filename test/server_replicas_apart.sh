@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/server_replicas_apart.sh - the replicas of a WU go to different
-# accounts, hosts and networks (server/eligibility.c), so several free
+# accounts, hosts and networks (server/rpc/eligibility.c), so several free
 # accounts on one network cannot hold every replica of a WU:
 #  - sched.separate_loopback = 1 makes 127.x.y.z addresses count as
 #    networks (x.y picks the /24);

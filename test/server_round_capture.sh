@@ -4,7 +4,7 @@
 # apart only pairwise per WU, so c1 asking for 4 got one replica of each of
 # a 4-shard round's WUs and c2, on another /24, every second one; both sent
 # the same sign-flipped update and every WU agreed by hash. Now the round
-# rules of server/eligibility.c hold:
+# rules of server/rpc/eligibility.c hold:
 #  - a job of 4 shards, 3 rounds, 2 replicas; colluders c1 (127.0.30.1) and
 #    c2 (127.0.31.1), honest h1..h4 on four other /24s; everyone attached
 #    (one RPC) before the job is submitted;

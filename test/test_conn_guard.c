@@ -12,7 +12,7 @@
  */
 #include "ct_test.h"
 #include "ct_err.h"
-#include "conn_guard.h"
+#include "rpc/conn_guard.h"
 
 static const struct ct_guard_opts g_opts = {
 	.max_conns = 64, .per_addr = 3, .header_ms = 5000, .body_ms = 10000, .min_rate = 1000,

@@ -3,7 +3,7 @@
  * example, and the RAC update against values computed by hand there.
  */
 #include "ct_test.h"
-#include "credit.h"
+#include "validate/credit.h"
 #include "ct_gpt2.h"
 
 #include <math.h>

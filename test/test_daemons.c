@@ -24,14 +24,15 @@
  * job's rows after its age; a job that hits its error cap is flagged.
  */
 #include "ct_test.h"
-#include "credit.h"
+#include "validate/credit.h"
 #include "daemon_fixture.h"
-#include "daemons.h"
-#include "eval.h"
-#include "db.h"
-#include "roles.h"
-#include "server.h"
-#include "wg.h"
+#include "daemons/daemon_pass.h"
+#include "daemons/daemons.h"
+#include "daemons/eval.h"
+#include "data/db.h"
+#include "cmd/roles.h"
+#include "data/server.h"
+#include "daemons/wg.h"
 #include "ct_avg.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
@@ -844,10 +845,122 @@ static void test_error_cap_flags_job(void **state)
 	wu_free(&w);
 }
 
+/* ---- one pass, one error policy (daemon_pass.h) ---------------------------- */
+
+/* A fake daemon: ids 1..3 are due; the handler fails for `bad` and records
+ * which ids it saw. */
+struct fake_daemon {
+	int64_t bad;
+	int seen[4];
+};
+
+static int fake_claim(struct ct_server *srv, struct ct_db *db, int64_t *ids, size_t cap,
+		      size_t *n, void *arg)
+{
+	(void)srv;
+	(void)db;
+	(void)arg;
+	*n = 0;
+	for (int64_t id = 1; id <= 3 && *n < cap; id++)
+		ids[(*n)++] = id;
+	return 0;
+}
+
+static int fake_handle(struct ct_server *srv, struct ct_db *db, int64_t id, void *arg)
+{
+	struct fake_daemon *d = arg;
+
+	(void)srv;
+	(void)db;
+	d->seen[id]++;
+	return id == d->bad ? ct_error(CT_EINVAL, "item %lld is poisoned", (long long)id) : 1;
+}
+
+/* Pass with a fresh record of what the handler saw; returns the pass's rc. */
+static int fake_pass(struct fx *f, const struct ct_pass *p, struct fake_daemon *d)
+{
+	memset(d->seen, 0, sizeof(d->seen));
+	return ct_pass_run(&f->c.srv, f->c.db, p, d);
+}
+
+/* An item that always fails is logged, backed off 10 s, 20 s, ... and the
+ * items behind it are handled in every pass, also when the batch is
+ * smaller than the claim; once it succeeds its failures are forgotten. */
+static void test_pass_backs_off_failing_items(void **state)
+{
+	struct fx *f = *state;
+	static struct ct_pass_backoff bo = CT_PASS_BACKOFF_INIT;
+	const struct ct_pass p = { .name = "fake", .batch = 2, .claim = fake_claim,
+				   .handle = fake_handle, .backoff = &bo };
+	struct fake_daemon d = { .bad = 1 };
+
+	assert_int_equal(fake_pass(f, &p, &d), 1);	/* 1 failed, 2 done; 3 beyond the batch */
+	assert_int_equal(d.seen[1] + d.seen[2] + d.seen[3], 2);
+	assert_int_equal(d.seen[3], 0);
+	assert_int_equal(ct_pass_failures(&bo, 1), 1);
+	assert_int_equal(fake_pass(f, &p, &d), 2);	/* 1 left out: 2 and 3 */
+	assert_int_equal(d.seen[1], 0);
+	assert_int_equal(d.seen[2] + d.seen[3], 2);
+	f->c.t += CT_PASS_BACKOFF_FIRST;		/* its 10 s are over */
+	assert_int_equal(fake_pass(f, &p, &d), 1);
+	assert_int_equal(d.seen[1], 1);
+	assert_int_equal(ct_pass_failures(&bo, 1), 2);
+	f->c.t += CT_PASS_BACKOFF_FIRST;		/* 10 of its 20 s */
+	fake_pass(f, &p, &d);
+	assert_int_equal(d.seen[1], 0);
+	f->c.t += CT_PASS_BACKOFF_FIRST;
+	d.bad = 0;					/* mended */
+	assert_int_equal(fake_pass(f, &p, &d), 2);
+	assert_int_equal(d.seen[1], 1);
+	assert_int_equal(ct_pass_failures(&bo, 1), 0);
+}
+
+/* A WU whose transition always fails (the names of the result it must
+ * create are taken by other rows) heads the transitioner's batch, ordered
+ * by transition_time; the WU behind it is still handled: its errored
+ * replica is replaced in the same pass. */
+static void test_poisoned_wu_does_not_stall(void **state)
+{
+	struct fx *f = *state;
+	struct wu w0, w1;
+	struct ct_db_res *res = NULL;
+	char name[96];
+	int64_t a;
+
+	wu_load(f, f->jobid, 1, 0, &w0);
+	wu_load(f, f->jobid, 1, 1, &w1);
+	/* w0 wants a third replica; the names it tries, <w0>-2 .. -5, are taken
+	 * by rows of no WU */
+	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM workunit WHERE id=?", "l",
+				     w0.id), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	for (int i = 2; i <= 5; i++) {
+		snprintf(name, sizeof(name), "%s-%d", ct_db_str(res, 0), i);
+		assert_int_equal(ct_db_exec(f->c.db, "INSERT INTO result (workunitid, jobid, name, "
+					    "create_time) VALUES (0, 0, ?, ?)", "sl", name,
+					    ct_db_now(f->c.db)), 1);
+	}
+	ct_db_res_free(res);
+	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET target_nresults=3, "
+				    "transition_time=1 WHERE id=?", "l", w0.id), 1);
+	/* w1's replica fails on its host: the transitioner must replace it */
+	a = send_to(f, &w1, 0);
+	report_error(f, &w1, a);
+	assert_int_equal(unsent(f, &w1), 1);
+	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 1);
+	assert_int_equal(unsent(f, &w1), 2);		/* replaced behind the poisoned WU */
+	assert_int_equal(qint(f, "SELECT transition_time FROM workunit WHERE id=?", w0.id), 1);
+	/* the next pass leaves w0 out and does not fail */
+	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 0);
+	wu_free(&w0);
+	wu_free(&w1);
+}
+
 /* Each case runs on its own fixture (setup/teardown): any one of them can
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
 CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
 	test_round_average, test_deadline_resends, test_early_reissue,
 	test_racing_validators_and_job_done,
-	test_file_deleter, test_purge, test_error_cap_flags_job)
+	test_file_deleter, test_purge, test_error_cap_flags_job,
+	test_pass_backs_off_failing_items, test_poisoned_wu_does_not_stall)

@@ -1,5 +1,5 @@
 /*
- * test_db.c - the database layer (server/db.h) on the embedded server in a
+ * test_db.c - the database layer (server/data/db.h) on the embedded server in a
  * temporary directory: schema migration, parameter and column types,
  * NULLs, affected rows of conditional updates, duplicate keys,
  * transactions, and concurrent claims from two connections never taking
@@ -12,8 +12,8 @@
 #include <pthread.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "db_url.h"
+#include "data/db.h"
+#include "data/db_url.h"
 
 static char *g_dir;
 static struct ct_db *g_db;

@@ -17,12 +17,12 @@
 
 #include "ct_err.h"
 #include "ct_file.h"
-#include "db.h"
-#include "db_args.h"
-#include "dl.h"
-#include "dl_job.h"
-#include "job_state.h"
-#include "result_state.h"
+#include "data/db.h"
+#include "data/db_args.h"
+#include "data/dl.h"
+#include "data/dl_job.h"
+#include "data/job_state.h"
+#include "data/result_state.h"
 
 static char *g_dir;
 static struct ct_db *g_db;

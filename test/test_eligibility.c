@@ -9,7 +9,7 @@
  */
 #include "ct_test.h"
 #include "ct_err.h"
-#include "eligibility.h"
+#include "rpc/eligibility.h"
 
 static const char *key(const char *ip, int nets, int loop)
 {

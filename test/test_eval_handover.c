@@ -1,6 +1,6 @@
 /*
  * test_eval_handover.c - the server's evaluation that moves the weights to
- * the device (server/eval_handover.c, eval.h's ct_seval_loss_handover):
+ * the device (server/daemons/eval_handover.c, eval.h's ct_seval_loss_handover):
  * the loss is the very float ct_eval gives for the same batches, on the C
  * reference and (when the machine has one) on OpenCL, and the host copy
  * is used up (its pages given back: they read as zeros), so the caller
@@ -11,7 +11,7 @@
 #include "ct_test_ocl.h"
 #include "ct_engine.h"
 #include "ct_err.h"
-#include "eval.h"
+#include "daemons/eval.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for server/job_peft.c (job export --adapter): models made
+ * Unit tests for server/cmd/job_peft.c (job export --adapter): models made
  * the way a LoRA job makes them (ct_lora_merge of random adapters, several
  * rounds of several shards) come back as a PEFT adapter whose B A, added
  * to the base, is the model within float rounding, for GPT-2 and for a
@@ -17,7 +17,7 @@
 #include "ct_lora.h"
 #include "ct_rng.h"
 #include "ct_safetensors.h"
-#include "job_peft.h"
+#include "cmd/job_peft.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_job_tokenizer.c - server/job_tokenizer.c without a database: which
+ * test_job_tokenizer.c - server/cmd/job_tokenizer.c without a database: which
  * tokenizer a submit takes from a Hugging Face directory (and the errors),
  * and that encoding a long text in parts with progress gives exactly the
  * ids of one ct_tokenizer_encode. The store, samples and export run in
@@ -11,8 +11,8 @@
 
 #include "ct_err.h"
 #include "ct_file.h"
-#include "job_tokenizer.h"
-#include "sample.h"
+#include "cmd/job_tokenizer.h"
+#include "daemons/sample.h"
 
 static const char config[] =
 	"{\"model_type\": \"llama\", \"hidden_size\": 32, \"intermediate_size\": 64,\n"

@@ -1,11 +1,11 @@
 /*
- * Tests of the lock order (server/lock_order.h): the scheduler's reports
+ * Tests of the lock order (server/data/lock_order.h): the scheduler's reports
  * of one RPC are sorted by WU id, then result id, so its transaction locks
  * WU rows ascending. (That no deadlocks remain is measured with
  * bench/bench_sched on an external server: doc/operator.md.)
  */
 #include "ct_test.h"
-#include "lock_order.h"
+#include "data/lock_order.h"
 
 static void test_cmp(void **state)
 {

@@ -10,7 +10,7 @@
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
-#include "mean_stream.h"
+#include "daemons/mean_stream.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * test_migrate_lock.c - the schema migration lock and resumable migrations
- * (server/migrate_lock.h, ct_db_migrate) on the embedded server:
+ * (server/data/migrate_lock.h, ct_db_migrate) on the embedded server:
  *  - the lock is a row: a second connection cannot take it while it is
  *    held, takes it once released, and takes over an expired lease;
  *  - a migration that fails half-way (here: a table in the way of
@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "migrate_lock.h"
+#include "data/db.h"
+#include "data/migrate_lock.h"
 
 static char *g_dir;
 static struct ct_db *g_db, *g_db2;	/* ct_db_close ends the thread's library

@@ -8,7 +8,7 @@
  */
 #include "ct_test.h"
 #include "ct_clock.h"
-#include "page_cache.h"
+#include "web/page_cache.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -10,7 +10,7 @@
  */
 #include "ct_test.h"
 #include "ct_err.h"
-#include "proxy.h"
+#include "rpc/proxy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

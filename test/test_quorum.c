@@ -1,11 +1,11 @@
 /*
- * Unit tests for server/quorum.c: the validator's sanity checks (with a
+ * Unit tests for server/validate/quorum.c: the validator's sanity checks (with a
  * real training run of the engine for the update bound) and quorum
  * decisions on crafted results, and adaptive replication.
  */
 #include "ct_test.h"
-#include "daemons.h"
-#include "db.h"
+#include "daemons/daemons.h"
+#include "data/db.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"

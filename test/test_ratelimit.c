@@ -10,7 +10,7 @@
  */
 #include "ct_test.h"
 #include "ct_conf.h"
-#include "ratelimit.h"
+#include "rpc/ratelimit.h"
 
 static int allow(struct ct_rl *rl, const struct ct_conf *c, enum ct_rl_action a, const char *ip,
 		 const char *acct, int64_t now)

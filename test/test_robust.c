@@ -10,7 +10,7 @@
 
 #include "ct_test.h"
 #include "ct_err.h"
-#include "robust.h"
+#include "validate/robust.h"
 
 #define N 4000
 #define K 6

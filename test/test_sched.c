@@ -45,7 +45,7 @@
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 
-#include "account.h"
+#include "rpc/account.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
@@ -54,12 +54,12 @@
 #include "ct_log.h"
 #include "ct_tokens.h"
 #include "ct_xml.h"
-#include "db.h"
-#include "files.h"
-#include "http.h"
-#include "sched_rpc.h"
-#include "server.h"
-#include "wg.h"
+#include "data/db.h"
+#include "rpc/files.h"
+#include "rpc/http.h"
+#include "rpc/sched_rpc.h"
+#include "data/server.h"
+#include "daemons/wg.h"
 
 #define NVARS 64
 

@@ -17,17 +17,17 @@
 
 #include <inttypes.h>
 
-#include "account.h"
+#include "rpc/account.h"
 #include "ct_buf.h"
 #include "ct_err.h"
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_tokens.h"
-#include "db_args.h"
+#include "data/db_args.h"
 #include "sched_load.h"
-#include "sched_rpc.h"
-#include "wg.h"
+#include "rpc/sched_rpc.h"
+#include "daemons/wg.h"
 
 #define HOSTS_PER_STEP 8
 

@@ -1,12 +1,12 @@
 /*
  * test_server_sample.c - the UTF-8 cleaning of stored samples
- * (ct_sample_utf8_clean, server/sample.h): valid text passes unchanged,
+ * (ct_sample_utf8_clean, server/daemons/sample.h): valid text passes unchanged,
  * every invalid byte (stray continuation, truncated sequence, overlong
  * form, surrogate, past U+10FFFF) and control character but \n and \t
  * becomes one U+FFFD, and the output is always valid UTF-8.
  */
 #include "ct_test.h"
-#include "sample.h"
+#include "daemons/sample.h"
 
 #define FFFD "\xEF\xBF\xBD"
 

@@ -1,11 +1,11 @@
 /*
- * Unit tests for server/submit_check.c: which bytes are refused as not
+ * Unit tests for server/daemons/submit_check.c: which bytes are refused as not
  * text, the passes a WU makes over its shard, and when a job's eval loss
  * counts as rising two rounds in a row.
  */
 #include "ct_test.h"
 #include "ct_err.h"
-#include "submit_check.h"
+#include "daemons/submit_check.h"
 
 #include <math.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #include "ct_test.h"
 #include "ct_buf.h"
 #include "ct_err.h"
-#include "tmpl.h"
+#include "web/tmpl.h"
 
 static void test_script_name_stays_text(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_token.c - upload tokens (server/token.h): a token works for its own
+ * test_token.c - upload tokens (server/rpc/token.h): a token works for its own
  * result until it expires, and nothing else: not for another result, not
  * with any field changed, not under another project's secret, not when
  * malformed.
@@ -9,7 +9,7 @@
 #include <inttypes.h>
 
 #include "ct_err.h"
-#include "token.h"
+#include "rpc/token.h"
 
 static const unsigned char key[32] = "0123456789abcdef0123456789abcde";
 static const unsigned char key2[32] = "another project's secret 123456";

@@ -11,14 +11,14 @@
 #include <libxml/tree.h>
 
 #include "ct_test.h"
-#include "account.h"
+#include "rpc/account.h"
 #include "ct_buf.h"
 #include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gzip.h"
-#include "db.h"
-#include "web.h"
+#include "data/db.h"
+#include "web/web.h"
 #include "web_fixture.h"
 
 #define NUSERS 5

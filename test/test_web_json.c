@@ -7,7 +7,7 @@
 #include "ct_test.h"
 #include "ct_buf.h"
 #include "ct_err.h"
-#include "web_json.h"
+#include "web/web_json.h"
 
 /* ct_json_escape of the n bytes s gives want, byte for byte. */
 static void expect_escape(const char *s, size_t n, const char *want)

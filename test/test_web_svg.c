@@ -8,7 +8,7 @@
 #include "ct_test.h"
 #include "ct_buf.h"
 #include "ct_err.h"
-#include "web_svg.h"
+#include "web/web_svg.h"
 
 /* Parse `svg`; fail the test if it is not well-formed. Caller frees. */
 static xmlDocPtr parse(const struct ct_buf *b)

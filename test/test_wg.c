@@ -1,6 +1,6 @@
 /*
- * test_wg.c - the work generator and the file store (server/wg.h,
- * server/store.h) on an embedded database: a submitted job becomes K
+ * test_wg.c - the work generator and the file store (server/daemons/wg.h,
+ * server/data/store.h) on an embedded database: a submitted job becomes K
  * contiguous shards (stored, content-addressed) and round 1 with K WUs of
  * target_nresults unsent results each; bad inputs (not a checkpoint or
  * token file, a token outside the model's vocabulary, too few tokens) are
@@ -17,10 +17,10 @@
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_tokens.h"
-#include "db.h"
-#include "server.h"
-#include "store.h"
-#include "wg.h"
+#include "data/db.h"
+#include "data/server.h"
+#include "data/store.h"
+#include "daemons/wg.h"
 
 static char *g_dir;
 static struct ct_server g_srv;

@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "db_args.h"
-#include "dl.h"
-#include "dl_round.h"
-#include "result_state.h"
-#include "wu_state.h"
+#include "data/db.h"
+#include "data/db_args.h"
+#include "data/dl.h"
+#include "data/dl_round.h"
+#include "data/result_state.h"
+#include "data/wu_state.h"
 
 #define g_db (ct_test_dbs()->db)
 

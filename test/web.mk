@@ -7,9 +7,9 @@
 # Compiled once into test/libctwebfx.a (also linked by bench/bench_web).
 noinst_LIBRARIES += test/libctwebfx.a
 test_libctwebfx_a_SOURCES = test/web_fixture.c test/web_fixture.h
-test_libctwebfx_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
+test_libctwebfx_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 test_libctwebfx_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
-CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/server/web -I$(top_srcdir)/test
+CT_WEB_FX_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 CT_WEB_FX_LIBS = test/libctwebfx.a $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "credit.h"
+#include "rpc/account.h"
+#include "validate/credit.h"
 #include "ct_buf.h"
 #include "ct_conf.h"
 #include "ct_err.h"
@@ -15,11 +15,11 @@
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_tokens.h"
-#include "db.h"
-#include "sched_rpc.h"
-#include "server.h"
+#include "data/db.h"
+#include "rpc/sched_rpc.h"
+#include "data/server.h"
 #include "web_fixture.h"
-#include "wg.h"
+#include "daemons/wg.h"
 
 /* Faster request delay and stats export for tests, through ct_conf. */
 static int tune_config(const char *dir)

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server.h"
+#include "data/server.h"
 
 struct ct_db;
 

@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
-#include "web.h"
+#include "web/web.h"
 #include "web_fixture.h"
 
 #define SEED_TEXT "/usr/share/common-licenses/BSD"

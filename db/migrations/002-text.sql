@@ -1,4 +1,4 @@
--- 002-text.sql: text in, text out (server/sample.h).
+-- 002-text.sql: text in, text out (server/daemons/sample.h).
 -- A job's tokenizer and the prompt and seed of its samples.
 CREATE TABLE job_text (
     jobid           BIGINT NOT NULL PRIMARY KEY,

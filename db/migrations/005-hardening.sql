@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS web_session (
     KEY web_session_expire (expire_time)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
--- The network (IPv4 /24 or IPv6 /48, server/eligibility.c) a result was
+-- The network (IPv4 /24 or IPv6 /48, server/rpc/eligibility.c) a result was
 -- sent to: no two replicas of a WU go to one network unless the project
 -- turns that off (sched.separate_networks). '' = no network recorded.
 ALTER TABLE result ADD COLUMN IF NOT EXISTS sent_net VARCHAR(48) NOT NULL DEFAULT '';

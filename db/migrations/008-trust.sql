@@ -1,5 +1,5 @@
 -- db/migrations/008-trust.sql - what the cross-shard check decided
--- (server/robust_aside.c, doc/validation.md "Cross-shard check"). Each
+-- (server/validate/robust_aside.c, doc/validation.md "Cross-shard check"). Each
 -- statement may run again after a crash (IF NOT EXISTS).
 --
 -- One row per decision about a round's canonical result: set aside (its

@@ -1,4 +1,4 @@
--- 021-job-tokenizer.sql: a job's own tokenizer files (server/job_tokenizer.h).
+-- 021-job-tokenizer.sql: a job's own tokenizer files (server/cmd/job_tokenizer.h).
 -- A job submitted with a Hugging Face directory (or --tokenizer PATH) keeps
 -- its tokenizer.json, and the directory's tokenizer_config.json,
 -- special_tokens_map.json and generation_config.json, in the store (file

@@ -15,15 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
+#include "rpc/account.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_utf8.h"
-#include "db.h"
-#include "dl.h"
-#include "ratelimit.h"
-#include "server.h"
+#include "data/db.h"
+#include "data/dl.h"
+#include "rpc/ratelimit.h"
+#include "data/server.h"
 #include "tmpl.h"
 #include "web_int.h"
 

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "ct_err.h"
-#include "db.h"
+#include "data/db.h"
 #include "page_cache.h"
-#include "sample.h"
-#include "server.h"
+#include "daemons/sample.h"
+#include "data/server.h"
 #include "web_int.h"
 #include "web_json.h"
 

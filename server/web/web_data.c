@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "dl.h"
+#include "data/db.h"
+#include "data/dl.h"
 #include "web_data.h"
 
 static void board_pages(struct ct_web_board *b, int64_t page, int64_t total)

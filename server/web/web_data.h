@@ -3,7 +3,7 @@
  * function per view, filling plain structs, so the HTML pages (web_pages.c)
  * and the API (web_api.c) show the same numbers from the same statements.
  *
- * Every query is a prepared statement through server/db.h; leaderboards
+ * Every query is a prepared statement through server/data/db.h; leaderboards
  * pick one page of ids from a credit index alone (ORDER BY <credit> DESC,
  * id DESC LIMIT ? OFFSET ?: user_expavg, user_total and friends, whose
  * InnoDB entries end with the primary key), then join that page's rows by

@@ -10,8 +10,8 @@
 
 #include "ct_err.h"
 #include "ct_log.h"
-#include "http.h"
-#include "server.h"
+#include "rpc/http.h"
+#include "data/server.h"
 #include "web.h"
 #include "web_http.h"
 

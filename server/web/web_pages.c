@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "sample.h"
-#include "server.h"
-#include "submit_check.h"
+#include "data/db.h"
+#include "daemons/sample.h"
+#include "data/server.h"
+#include "daemons/submit_check.h"
 #include "tmpl.h"
 #include "page_cache.h"
 #include "web_int.h"

@@ -3,13 +3,13 @@
  * API (see sample.h). Read from round_sample only: the assimilator wrote
  * them once per round; a page view never samples.
  */
-#include "sample.h"
+#include "daemons/sample.h"
 
 #include <stdlib.h>
 
 #include "ct_err.h"
-#include "db.h"
-#include "dl.h"
+#include "data/db.h"
+#include "data/dl.h"
 #include "tmpl.h"
 #include "web_json.h"
 

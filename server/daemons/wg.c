@@ -1,0 +1,523 @@
+/*
+ * wg.c - the work generator (see wg.h): job submission and opening rounds.
+ *
+ * Submission reads the checkpoint's header only (ct_base_read_config: the
+ * config and the exact file size, so no model is loaded) and maps the
+ * token files (ct_tokens_load), checks every token against the model's
+ * vocabulary and that each shard and the evaluation file are long enough,
+ * all before anything is stored. A job on a compact frozen base
+ * (--base-format) then converts the model once (compact_base) and stores
+ * the compact file as the job's model.
+ */
+#include "wg.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ct_err.h"
+#include "ct_base.h"
+#include "ct_file.h"
+#include "ct_gpt2.h"
+#include "ct_log.h"
+#include "ct_outer.h"
+#include "ct_tokens.h"
+#include "data/db.h"
+#include "data/job_state.h"
+#include "data/result_state.h"
+#include "data/lora_job.h"
+#include "data/server.h"
+#include "data/store.h"
+#include "submit_check.h"
+
+int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
+{
+	uint64_t z = (uint64_t)job_seed ^ ((uint64_t)(uint32_t)round_idx << 32) ^ (uint32_t)shard;
+
+	z += 0x9e3779b97f4a7c15ULL;	/* splitmix64 */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (int64_t)(z & INT64_MAX);
+}
+
+/* ---- input checks ------------------------------------------------------ */
+
+/* The inputs of a job, mapped and checked against each other. */
+struct job_inputs {
+	struct ct_gpt2_config cfg;
+	struct ct_tokens train, eval;
+};
+
+static void free_inputs(struct job_inputs *in)
+{
+	ct_tokens_free(&in->train);
+	ct_tokens_free(&in->eval);
+}
+
+/* Map a token file and check that its tokens are in the model's vocabulary
+ * (the detail names the file). */
+static int load_tokens(const char *path, int V, struct ct_tokens *t)
+{
+	char why[256];
+	int rc = ct_tokens_load_any(path, t);	/* mapped, not widened */
+
+	if (rc == 0 && ct_tokens_check_vocab(t, V) < 0) {
+		snprintf(why, sizeof(why), "%s", ct_errmsg(CT_EMISMATCH));
+		rc = ct_error(CT_EMISMATCH, "%s: %s", path, why);
+	}
+	return rc;
+}
+
+/* Shard k of K of the training tokens: [*a, *a + *cnt). n*k/K on, in
+ * general; a file with a loss mask (conversations packed into rows of T
+ * tokens, then one more: sample.h's --train-chat) is cut between rows,
+ * each shard holding whole rows and the first token of the next (a
+ * target the loss never counts), so no conversation is cut. */
+static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t *a,
+			uint64_t *cnt)
+{
+	uint64_t rows = t->n > 0 ? (t->n - 1) / (uint64_t)T : 0;
+
+	if (t->train == NULL) {
+		*a = t->n * (uint64_t)k / (uint64_t)K;
+		*cnt = t->n * (uint64_t)(k + 1) / (uint64_t)K - *a;
+		return;
+	}
+	*a = rows * (uint64_t)k / (uint64_t)K * (uint64_t)T;
+	*cnt = rows * (uint64_t)(k + 1) / (uint64_t)K * (uint64_t)T + 1 - *a;
+}
+
+/* Read the model's header and map the token files; every check that needs
+ * no database is done here. */
+static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
+{
+	uint64_t need = (uint64_t)s->batch * (uint64_t)s->seq + 1;	/* both <= 65536 */
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	rc = ct_base_read_config(s->model_path, &in->cfg, NULL);
+	if (rc < 0)
+		return rc;
+	if (s->seq > in->cfg.maxT)
+		return ct_error(CT_EINVAL, "--seq %d is longer than the model's context %d", s->seq,
+				in->cfg.maxT);
+	rc = load_tokens(s->eval_path, in->cfg.V, &in->eval);
+	if (rc == 0 && in->eval.n < (uint64_t)s->seq + 1)
+		rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens; evaluation needs at least "
+			      "seq+1 = %d", s->eval_path, in->eval.n, s->seq + 1);
+	if (rc == 0)
+		rc = load_tokens(s->train_path, in->cfg.V, &in->train);
+	/* the smallest of the K shards (floor(n/K) tokens without a mask) */
+	if (rc == 0) {
+		uint64_t a, cnt, least = UINT64_MAX;
+
+		for (int k = 0; k < s->shards; k++) {
+			shard_range(&in->train, s->seq, k, s->shards, &a, &cnt);
+			least = cnt < least ? cnt : least;
+		}
+		if (least < need)
+			rc = ct_error(CT_EINVAL, "%s: %" PRIu64 " tokens make shards of %" PRIu64
+				      " tokens; each needs at least batch*seq+1 = %" PRIu64
+				      " (fewer --shards?)", s->train_path, in->train.n, least, need);
+	}
+	if (rc < 0)
+		free_inputs(in);
+	return rc;
+}
+
+/* The outer optimizer of the spec (defaults filled in); CT_EINVAL when
+ * its name or values are refused. */
+static int spec_outer(const struct ct_job_spec *s, struct ct_outer *o)
+{
+	o->method = CT_OUTER_MEAN;
+	o->lr = s->outer_lr > 0 ? (float)s->outer_lr : 0.7f;
+	o->momentum = s->outer_momentum >= 0 ? (float)s->outer_momentum : 0.9f;
+	if (s->outer != NULL && ct_outer_parse(s->outer, &o->method) < 0)
+		return ct_error(CT_EINVAL, "outer optimizer '%s': want mean, sgd or nesterov",
+				s->outer);
+	return ct_outer_check(o);
+}
+
+static int check_spec(const struct ct_job_spec *s)
+{
+	if (!s->model_path || !s->train_path || !s->eval_path)
+		return ct_error(CT_EINVAL, "--model, --train and --eval are required");
+	if (s->shards < 1 || s->shards > 100000)
+		return ct_error(CT_EINVAL, "--shards must be 1..100000");
+	if (s->rounds < 1 || s->rounds > 100000)
+		return ct_error(CT_EINVAL, "--rounds must be 1..100000");
+	if (s->steps < 1 || s->steps > 10000000 || s->batch < 1 || s->batch > 65536 ||
+	    s->seq < 1 || s->seq > 65536)
+		return ct_error(CT_EINVAL, "--steps, --batch and --seq must be positive");
+	if (!(s->lr > 0 && s->lr < 10))
+		return ct_error(CT_EINVAL, "--lr must be in (0, 10)");
+	if (s->quorum < 0 || s->replicas < 0 || s->quorum > 10 || s->replicas > 10 ||
+	    (s->quorum && s->replicas && s->replicas < s->quorum))
+		return ct_error(CT_EINVAL, "need 1 <= --quorum <= --replicas <= 10");
+	if (s->upload_encoding && strcmp(s->upload_encoding, "lossless") != 0 &&
+	    strcmp(s->upload_encoding, "int8") != 0)
+		return ct_error(CT_EINVAL, "--encoding must be lossless or int8");
+	if (s->name && strlen(s->name) > 128)
+		return ct_error(CT_EINVAL, "--name is longer than 128 bytes");
+	if (spec_outer(s, &(struct ct_outer){ 0 }) < 0)
+		return CT_EINVAL;
+	if (!(s->round_quorum >= 0 && s->round_quorum <= 1))
+		return ct_error(CT_EINVAL, "--round-quorum must be in (0, 1]");
+	if (s->round_timeout < 0 || s->round_timeout > 86400 * 365)
+		return ct_error(CT_EINVAL, "--round-timeout must be 0..31536000 seconds");
+	if (s->round_quorum > 0 && s->round_quorum < 1 && s->lora.rank > 0)
+		return ct_error(CT_EINVAL, "--round-quorum below 1 is not supported for LoRA "
+				"jobs yet (their rounds merge every shard's adapters)");
+	if (s->lora.base_fmt != CT_BASE_F32 && s->rounds != 1)
+		return ct_error(CT_EINVAL, "--base-format %s takes --rounds 1 for now: a merged "
+				"round model is float32, and shipping it compact would round "
+				"the round's update away (doc/workunit.md §13, \"Jobs on a "
+				"compact base\")", ct_base_fmt_name(s->lora.base_fmt));
+	return ct_lora_job_check(&s->lora, NULL);
+}
+
+/* ---- shards ------------------------------------------------------------ */
+
+/* Store shard k of K of the training tokens as its own token file (written
+ * to a temp file in the store's directory in the input's version, then
+ * added). */
+static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const struct ct_tokens *train, int T, int k, int K)
+{
+	uint64_t a, cnt;
+	char sha[CT_SHA256_HEXLEN + 1], tmp[PATH_MAX];
+	int64_t size = 0;
+	int rc;
+
+	shard_range(train, T, k, K, &a, &cnt);
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-shard-%" PRId64 "-%d", srv->download_dir, jobid, k);
+	rc = ct_tokens_save_range(tmp, train, a, cnt);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, tmp, "shard", jobid, 0, sha, &size);
+	unlink(tmp);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
+			"VALUES (?, ?, ?, ?, ?)", "lisll", jobid, k, sha, size, (int64_t)cnt);
+	return rc < 0 ? rc : 0;
+}
+
+static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       const struct ct_job_spec *s, const struct job_inputs *in)
+{
+	int rc = 0;
+
+	for (int k = 0; rc == 0 && k < s->shards; k++)
+		rc = store_shard(srv, db, jobid, &in->train, s->seq, k, s->shards);
+	return rc;
+}
+
+/* ---- submit ------------------------------------------------------------ */
+
+struct job_files {
+	char model[CT_SHA256_HEXLEN + 1], train[CT_SHA256_HEXLEN + 1],
+	     eval[CT_SHA256_HEXLEN + 1];
+	int64_t model_size, train_size, eval_size;
+};
+
+/* The base of a compact-base LoRA job (doc/workunit.md §13): converted
+ * once here from float32 into a compact base file in the store's
+ * directory (*tmp names it, to unlink), or the file itself when it is of
+ * that format already (*tmp ""). */
+static int compact_base(struct ct_server *srv, const struct ct_job_spec *s, char *tmp,
+			size_t cap, const char **path)
+{
+	struct ct_gpt2 m = { 0 }, c = { 0 };
+	int fmt = s->lora.base_fmt, rc;
+
+	*tmp = '\0';
+	*path = s->model_path;
+	rc = ct_base_load(s->model_path, &m);
+	if (rc == 0 && m.fmt != CT_BASE_F32 && m.fmt != fmt)
+		rc = ct_error(CT_EINVAL, "%s is a %s base: --base-format %s wants a float32 "
+			      "or %s model", s->model_path, ct_base_fmt_name(m.fmt),
+			      ct_base_fmt_name(fmt), ct_base_fmt_name(fmt));
+	if (rc < 0 || m.fmt == fmt)
+		goto out;
+	rc = ct_base_convert(&m.cfg, m.params, fmt, &c);
+	if (rc == 0) {
+		static _Atomic unsigned seq;	/* two submissions of one process */
+
+		snprintf(tmp, cap, "%s/.tmp-base-%d-%u", srv->download_dir, (int)getpid(), seq++);
+		rc = ct_base_save(tmp, &c);
+		*path = tmp;
+	}
+out:
+	ct_gpt2_free(&c);
+	ct_gpt2_free(&m);
+	return rc;
+}
+
+static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
+			struct job_files *f)
+{
+	char tmp[PATH_MAX] = "";
+	const char *model = s->model_path;
+	int rc = 0;
+
+	if (s->lora.base_fmt != CT_BASE_F32)
+		rc = compact_base(srv, s, tmp, sizeof(tmp), &model);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, model, "model", 0, 1, f->model, &f->model_size);
+	if (*tmp)
+		unlink(tmp);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, s->train_path, "train", 0, 0, f->train,
+				       &f->train_size);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, s->eval_path, "eval", 0, 1, f->eval, &f->eval_size);
+	return rc;
+}
+
+/* job.outer_* and job.round_*: written only when they differ from the
+ * defaults, so a job without them has every earlier job's row. */
+static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t jobid)
+{
+	struct ct_outer o;
+	int rc = spec_outer(s, &o);
+
+	if (rc == 0 && o.method != CT_OUTER_MEAN)
+		rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+				"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
+				(double)o.momentum, jobid);
+	if (rc >= 0 && ((s->round_quorum > 0 && s->round_quorum < 1) || s->round_timeout > 0))
+		rc = ct_db_exec(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
+				"dil", s->round_quorum > 0 ? s->round_quorum : 1.0,
+				s->round_timeout, jobid);
+	return rc < 0 ? rc : 0;
+}
+
+static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struct job_files *f,
+		      int64_t *jobid)
+{
+	int quorum = s->quorum ? s->quorum : 2;
+	int replicas = s->replicas ? s->replicas : quorum;
+	int64_t max_up = f->model_size + f->model_size / 8 + (1 << 20);
+	int rc;
+
+	if (replicas < quorum)
+		replicas = quorum;
+	rc = ct_db_exec(db,
+		"INSERT INTO job (name, create_time, update_time, status, model_sha256, model_size, "
+		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
+		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
+		"max_total_results, max_success_results, delay_bound, adaptive_replication, "
+		"tolerance, loss_margin, upload_encoding, max_upload_bytes, probe_tokens, "
+		"eval_tokens, aggregation) VALUES "
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		"?, ?, ?, ?, ?, ?, ?)",
+		"sllislssiiiiiddddddliiiiiiiddsllls",
+		s->name && *s->name ? s->name : "job", ct_db_now(db), ct_db_now(db), CT_JOB_RUNNING,
+		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
+		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
+		s->eps ? s->eps : 1e-8, s->weight_decay, s->grad_clip ? s->grad_clip : 1.0,
+		s->seed, quorum, replicas,
+		s->max_error_results ? s->max_error_results : replicas + 2,
+		s->max_total_results ? s->max_total_results : replicas * 3,
+		replicas + 3, s->delay_bound ? s->delay_bound : 86400,
+		s->adaptive < 0 ? 1 : s->adaptive, s->tolerance ? s->tolerance : 1e-3,
+		s->loss_margin ? s->loss_margin : 0.05,
+		s->upload_encoding ? s->upload_encoding : "lossless", max_up, s->probe_tokens,
+		s->eval_tokens, s->aggregation ? s->aggregation : "mean");
+	if (rc < 0)
+		return rc;
+	*jobid = ct_db_last_id(db);
+	return 0;
+}
+
+int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
+		 int64_t *jobid_out)
+{
+	struct job_inputs in = { 0 };
+	struct job_files f;
+	int64_t jobid = 0;
+	int rc;
+
+	*jobid_out = 0;
+	rc = check_spec(spec);
+	if (rc < 0)
+		return rc;
+	rc = load_inputs(spec, &in);
+	if (rc == 0)	/* a warning: small shards may be what the operator wants */
+		ct_submit_warn_shards((int64_t)in.train.n, spec->shards, spec->steps,
+				      spec->batch, spec->seq);
+	if (rc == 0)
+		rc = store_inputs(srv, db, spec, &f);
+	if (rc == 0)
+		rc = insert_job(db, spec, &f, &jobid);
+	if (rc < 0)
+		goto out;
+	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
+			"lsss", jobid, f.model, f.train, f.eval);
+	if (rc >= 0)	/* before round 1: no daemon reads the job before then */
+		rc = insert_outer(db, spec, jobid);
+	if (rc >= 0 && spec->lora.rank > 0)
+		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
+	if (rc >= 0)
+		rc = make_shards(srv, db, jobid, spec, &in);
+	if (rc >= 0)
+		rc = ct_wg_open_round(srv, db, jobid, 1, f.model);
+	if (rc < 0) {
+		/* leave no half-made job behind that the daemons would pick up */
+		ct_job_move(db, jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+			    &(struct ct_job_change){ .now = ct_db_now(db),
+						     .msg = "submission failed" });
+		goto out;
+	}
+	rc = 0;
+	ct_log_info("job %" PRId64 " submitted: %d shards x %d rounds", jobid, spec->shards,
+		    spec->rounds);
+	*jobid_out = jobid;
+out:
+	free_inputs(&in);
+	return rc;
+}
+
+/* ---- rounds ------------------------------------------------------------ */
+
+struct round_txn {
+	int64_t jobid;
+	int idx;
+	const char *model;
+};
+
+struct job_policy {
+	int status, nshards, nrounds, target, quorum, max_err, max_total, max_succ, delay;
+	int64_t seed;
+};
+
+static int read_policy(struct ct_db *db, int64_t jobid, struct job_policy *p)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT status, nshards, nrounds, target_nresults, min_quorum, "
+			 "max_error_results, max_total_results, max_success_results, delay_bound, "
+			 "seed FROM job WHERE id=? FOR UPDATE", "l", jobid);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, jobid);
+	}
+	int *v[] = { &p->status, &p->nshards, &p->nrounds, &p->target, &p->quorum, &p->max_err,
+		     &p->max_total, &p->max_succ, &p->delay };
+	for (int i = 0; i < 9; i++)
+		*v[i] = (int)ct_db_int(res, i);
+	p->seed = ct_db_int(res, 9);
+	ct_db_res_free(res);
+	return 0;
+}
+
+static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct job_policy *p,
+		     int64_t roundid, int64_t model_size, int k)
+{
+	struct ct_db_res *res = NULL;
+	char wu[64], rn[96];
+	int64_t now = ct_db_now(db), wuid;
+	struct ct_lora_spec lora;
+	int rc;
+
+	/* a LoRA round's shards start from the same adapters, one seed per
+	 * round, so their adapter updates compare (lora_robust.h) */
+	rc = ct_lora_job_get(db, t->jobid, &lora);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_query(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
+			 "shard=?", "li", t->jobid, k);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) <= 0) {
+		ct_db_res_free(res);
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", t->jobid, k);
+	}
+	snprintf(wu, sizeof(wu), "j%" PRId64 "-r%d-s%d", t->jobid, t->idx, k);
+	rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
+			"shard, seed, model_sha256, model_size, data_sha256, data_size, data_tokens, "
+			"target_nresults, min_quorum, max_error_results, max_total_results, "
+			"max_success_results, delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, "
+			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "lslliilslslliiiiiil",
+			now, wu, t->jobid, roundid, t->idx, k,
+			ct_wg_wu_seed(p->seed, t->idx, lora.rank > 0 ? 0 : k),
+			t->model, model_size, ct_db_str(res, 0), ct_db_int(res, 1), ct_db_int(res, 2),
+			p->target, p->quorum, p->max_err, p->max_total, p->max_succ, p->delay, now);
+	ct_db_res_free(res);
+	if (rc < 0)
+		return rc;
+	wuid = ct_db_last_id(db);
+	for (int n = 0; n < p->target; n++) {
+		snprintf(rn, sizeof(rn), "%s-%d", wu, n);
+		rc = ct_res_create(db, wuid, t->jobid, rn, now);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int open_round_txn(struct ct_db *db, void *arg)
+{
+	struct round_txn *t = arg;
+	struct job_policy p;
+	int64_t exists = 0, model_size = 0, roundid;
+	int rc;
+
+	rc = read_policy(db, t->jobid, &p);
+	if (rc < 0)
+		return rc;
+	if (p.status != CT_JOB_RUNNING)
+		return ct_error(CT_ESTATE, "job %" PRId64 " is %s", t->jobid,
+				ct_job_status_name(p.status));
+	if (t->idx < 1 || t->idx > p.nrounds)
+		return ct_error(CT_ERANGE, "job %" PRId64 " has rounds 1..%d", t->jobid, p.nrounds);
+	rc = ct_db_query_int(db, &exists, "SELECT id FROM `round` WHERE jobid=? AND idx=?", "li",
+			     t->jobid, t->idx);
+	if (rc == 0)
+		return 0;	/* opened already */
+	if (rc != CT_ENOTFOUND)
+		return rc;
+	rc = ct_db_query_int(db, &model_size, "SELECT size FROM `file` WHERE sha256=?", "s",
+			     t->model);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "model %s is not in the store", t->model);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_exec(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
+			"nwus) VALUES (?, ?, ?, ?, ?, ?)", "lilisi", t->jobid, t->idx, ct_db_now(db),
+			CT_ROUND_OPEN, t->model, p.nshards);
+	if (rc < 0)
+		return rc;
+	roundid = ct_db_last_id(db);
+	for (int k = 0; k < p.nshards; k++) {
+		rc = insert_wu(db, t, &p, roundid, model_size, k);
+		if (rc < 0)
+			return rc;
+	}
+	rc = ct_db_exec(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
+			"WHERE id=?", "ill", t->idx, ct_db_now(db), t->jobid);
+	return rc < 0 ? rc : 1;
+}
+
+int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid, int round_idx,
+		     const char *model_sha256)
+{
+	struct round_txn t = { .jobid = jobid, .idx = round_idx, .model = model_sha256 };
+	int rc;
+
+	(void)srv;
+	if (!ct_sha256_hex_valid(model_sha256))
+		return ct_error(CT_EINVAL, "bad model hash");
+	rc = ct_db_txn(db, open_round_txn, &t);
+	if (rc > 0)
+		ct_log_info("job %" PRId64 ": round %d opened from model %.12s", jobid, round_idx,
+			    model_sha256);
+	return rc < 0 ? rc : 0;
+}

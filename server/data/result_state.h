@@ -1,0 +1,145 @@
+/*
+ * result_state.h - a result's lifecycle: the only writer of result's state
+ * columns (server_state, outcome, validate_state; file_delete_state is the
+ * file deleter's).
+ *
+ * A result's state is the triple of those columns; the states a result can
+ * be in are named (enum ct_res_state) and the allowed moves between them
+ * are a table (ct_res_edges) that ct_res_move() checks:
+ *
+ *   created UNSENT --send--> IN_PROGRESS --report--> REPORTED (success)
+ *      |                        +--report error--> CLIENT_ERROR
+ *      |                        +--deadline passed--> NO_REPLY
+ *      |                        +--WU canceled, host told--> DIDNT_NEED
+ *      +--WU done, canceled or adaptive replication--> DIDNT_NEED
+ *   REPORTED --validator--> VALID | INVALID | INCONCLUSIVE | TOO_LATE
+ *                           | VALIDATE_ERROR, or stays (validate_time set)
+ *   INCONCLUSIVE --validator--> VALID | INVALID | VALIDATE_ERROR
+ *   VALID --set aside (robust_aside.c)--> INVALID
+ *
+ * Every move is one UPDATE guarded by the whole old triple, so it may run
+ * inside the caller's transaction (lock order as db.h says: the WU row
+ * first) and a lost race shows as 0 rows moved.
+ */
+#ifndef CT_RESULT_STATE_H
+#define CT_RESULT_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- state codes (numbers as BOINC's, stored in TINYINT columns) -------- */
+
+/* result.server_state */
+enum ct_result_server_state {
+	CT_RS_UNSENT = 2,	/* waiting for a host */
+	CT_RS_IN_PROGRESS = 4,	/* sent, deadline in report_deadline */
+	CT_RS_OVER = 5,		/* reported, timed out, or not needed */
+};
+
+/* result.outcome (meaningful once server_state = OVER) */
+enum ct_result_outcome {
+	CT_RO_INIT = 0,
+	CT_RO_SUCCESS = 1,		/* uploaded and reported success */
+	CT_RO_CLIENT_ERROR = 3,		/* the client reported an error */
+	CT_RO_NO_REPLY = 4,		/* deadline passed (transitioner) */
+	CT_RO_VALIDATE_ERROR = 6,	/* upload unreadable / failed sanity */
+	CT_RO_DIDNT_NEED = 7,		/* WU finished before it was sent */
+};
+
+/* result.validate_state */
+enum ct_result_validate_state {
+	CT_VS_INIT = 0,
+	CT_VS_VALID = 1,
+	CT_VS_INVALID = 2,
+	CT_VS_INCONCLUSIVE = 4,
+	CT_VS_TOO_LATE = 5,
+};
+
+/* Short lowercase names of the codes ("unsent", "success", ...), for logs,
+ * the CLI and the web pages; "?" for an unknown code (db.c). */
+const char *ct_rs_name(int server_state);
+const char *ct_ro_name(int outcome);
+const char *ct_vs_name(int validate_state);
+
+
+struct ct_db;
+
+enum ct_res_state {
+	CT_RES_UNSENT,		/* UNSENT, INIT, INIT */
+	CT_RES_IN_PROGRESS,	/* IN_PROGRESS, INIT, INIT */
+	CT_RES_REPORTED,	/* OVER, SUCCESS, INIT: waits for the validator */
+	CT_RES_CLIENT_ERROR,	/* OVER, CLIENT_ERROR, INIT */
+	CT_RES_NO_REPLY,	/* OVER, NO_REPLY, INIT */
+	CT_RES_DIDNT_NEED,	/* OVER, DIDNT_NEED, INIT */
+	CT_RES_VALID,		/* OVER, SUCCESS, VALID */
+	CT_RES_INVALID,		/* OVER, SUCCESS, INVALID */
+	CT_RES_INCONCLUSIVE,	/* OVER, SUCCESS, INCONCLUSIVE */
+	CT_RES_TOO_LATE,	/* OVER, SUCCESS, TOO_LATE */
+	CT_RES_VALIDATE_ERROR,	/* OVER, VALIDATE_ERROR, INVALID */
+	CT_RES_NSTATES
+};
+
+/* The column values of each state (db.h's codes). */
+struct ct_res_cols {
+	int server_state, outcome, validate_state;
+};
+extern const struct ct_res_cols ct_res_states[CT_RES_NSTATES];
+
+/* The state of a result reported successfully whose validate_state is vs
+ * (what the validator reads), or -1 for a code that names none. */
+int ct_res_validated(int vs);
+
+/* One allowed move. */
+struct ct_res_edge {
+	enum ct_res_state from, to;
+};
+extern const struct ct_res_edge ct_res_edges[];
+extern const size_t ct_res_nedges;
+
+/* 1 if a result may move from `from` to `to`. */
+int ct_res_move_allowed(int from, int to);
+
+/* What a move records beside the state columns (members the edge does not
+ * use are ignored):
+ *   send:          hostid, userid, teamid, sent_time = now, report_deadline
+ *   REPORTED:      received_time = now, elapsed_s, final_loss, conforming
+ *   CLIENT_ERROR:  received_time = now, elapsed_s, exit_status, error_message
+ *   validator:     validate_time = now; probe_loss and update_norm when
+ *                  has_probe; VALIDATE_ERROR: error_message
+ *   set aside:     error_message
+ * NO_REPLY and DIDNT_NEED record nothing else. */
+struct ct_res_change {
+	int64_t now;
+	int64_t hostid, userid, teamid, deadline;
+	/* send: where it went, for the placement rules (eligibility.h):
+	 * the network key ("" or NULL: none) and the WU's round */
+	const char *sent_net;
+	int64_t sent_round;
+	double elapsed_s, final_loss;
+	int conforming, exit_status;
+	const char *error_message;
+	int has_probe;
+	double probe_loss, update_norm;
+};
+
+/* Move result `id` from state `from` to `to`. Returns 1 when this call
+ * moved it, 0 when the result was not in `from` (someone else moved it),
+ * CT_ESTATE for a move not in the table (nothing written), or a db error. */
+int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
+		enum ct_res_state to, const struct ct_res_change *c);
+
+/* Insert a new UNSENT result named `name` of WU `wuid` (job `jobid`)
+ * created at `now`. Returns 0 or a db error (CT_EDUP: the name exists);
+ * the new id is ct_db_last_id(db). */
+int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,
+		  int64_t now);
+
+/* UNSENT -> DIDNT_NEED for every unsent result of WU `wuid` but result
+ * `except` (0: none), or of job `jobid`. Return the number moved, or a db
+ * error. */
+int ct_res_drop_unsent_wu(struct ct_db *db, int64_t wuid, int64_t except);
+int ct_res_drop_unsent_job(struct ct_db *db, int64_t jobid);
+/* The same for the results of round `roundid` (ct_wu_abandon_round). */
+int ct_res_drop_unsent_round(struct ct_db *db, int64_t roundid);
+
+#endif

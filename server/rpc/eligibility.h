@@ -1,0 +1,132 @@
+/*
+ * eligibility.h - which host may take a replica of a work unit
+ * (doc/validation.md, "Replicas apart").
+ *
+ * Replication only helps when the replicas of a WU are computed by
+ * independent parties; one person can open several free accounts, so the
+ * scheduler keeps the replicas of a WU apart by
+ *   - account: never two replicas to one account (always);
+ *   - host: never two to one host, nor to two hosts with the same client
+ *     id (host_cpid) under different accounts (always);
+ *   - network: never two to the same IPv4 /24 or IPv6 /48 (an IPv4-mapped
+ *     IPv6 address counts as IPv4), recorded per result at send time
+ *     (result.sent_net). On by default; a project whose volunteers share
+ *     a NAT turns it off with `sched.separate_networks = 0`.
+ * Loopback addresses (127/8, ::1) have no network identity by default
+ * (on one machine, or behind a local reverse proxy, every client has the
+ * same address): `sched.separate_loopback = 1` treats them as real
+ * addresses, which lets the tests play volunteers on different networks
+ * from 127.x.y.z.
+ *
+ * Replicas of one round apart (doc/validation.md, "A round no small group
+ * can capture"): pairwise per WU is not enough, since host A may take one
+ * replica of every WU of a round and host B, on another network, the
+ * other replica of each. So, per round,
+ *   - two accounts share at most `sched.max_shared_per_round` WUs
+ *     (default 1; 0 = off): N colluding accounts hold both replicas of at
+ *     most max_shared x N(N-1)/2 WUs of a round;
+ *   - one network holds at most `sched.max_net_share` (0.25) of the
+ *     round's nominal replicas (its WUs x quorum, rounded up);
+ *   - one account holds at most `sched.max_account_share` (0.25) of them
+ *     in progress at once (a hoarder stalls a bounded part of a round).
+ * Only live replicas count (in progress, or a success not found invalid):
+ * a failed one can never be half of a capture.
+ * Too few volunteers for these rules (a project of 2): a replica that
+ * has waited unsent for `sched.placement_grace` seconds (600), or any
+ * replica while fewer distinct accounts than the rules need
+ * (ct_elig_accounts_needed()) made an RPC in that time, is placed under
+ * the per-WU rules only.
+ *
+ * Threads: every function is reentrant; the db calls run on the caller's
+ * connection (inside the caller's transaction, after it locked the WU).
+ */
+#ifndef CT_ELIGIBILITY_H
+#define CT_ELIGIBILITY_H
+
+#include <stdint.h>
+
+#include "ct_conf.h"
+
+#define CT_ELIG_NETLEN 48
+
+struct ct_db;
+
+struct ct_elig_policy {
+	int separate_networks;	/* [sched.separate_networks], default 1 */
+	int separate_loopback;	/* [sched.separate_loopback], default 0 */
+	int max_shared;		/* [sched.max_shared_per_round], default 1, 0 = off */
+	double max_net_share;	/* [sched.max_net_share], default 0.25, 0 = off */
+	double max_account_share;	/* [sched.max_account_share], default 0.25, 0 = off */
+	int grace;		/* [sched.placement_grace] seconds, default 600 */
+};
+
+/* What the round rules look at, for one host and one candidate replica
+ * (ct_elig_check_round() reads them; the rule itself is pure). */
+struct ct_elig_round {
+	int nwus, quorum;	/* the round's WUs, the WU's min_quorum */
+	int shared;		/* most WUs of the round the asking account shares
+				 * with one account holding a replica of this WU */
+	int net_sent;		/* replicas of the round sent to the host's network */
+	int has_net;		/* the host has a network key */
+	int account_inprog;	/* the account's replicas of the round in progress */
+	int waited;		/* seconds the candidate has waited unsent */
+	int active;		/* distinct accounts that asked within the grace */
+};
+
+/* Who asks for work: the account, the host, its client id and network. */
+struct ct_elig_host {
+	int64_t userid, hostid;
+	const char *cpid;		/* the client's host_cpid, borrowed */
+	char net[CT_ELIG_NETLEN];	/* ct_elig_net_key(), "" = none */
+};
+
+/* The project's policy from its config (conf may be NULL: defaults).
+ * Returns 0, or CT_ECONFIG for a value that is not a boolean. */
+int ct_elig_policy_load(const struct ct_conf *conf, struct ct_elig_policy *p);
+
+/* The network key of a peer address (numeric IPv4 or IPv6, as the HTTP
+ * front end gives it) into out: "4:a.b.c" (/24) or "6:hhhh:hhhh:hhhh"
+ * (/48, lowercase hex). "" when the policy separates no networks, the
+ * address does not parse, or it is loopback and the policy exempts it. */
+void ct_elig_net_key(const char *ip, const struct ct_elig_policy *p,
+		     char out[CT_ELIG_NETLEN]);
+
+/* Fill h for one scheduler request: the policy from conf (may be NULL),
+ * the network key of ip. cpid is borrowed and must outlive h. Returns 0
+ * or CT_ECONFIG. */
+int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_t userid,
+		      int64_t hostid, const char *cpid, const char *ip);
+
+/* Whether h may take a replica of WU wuid, given every result of it that
+ * was ever sent. Returns 1 (eligible), 0 (not: *why names the rule,
+ * "account", "host" or "network"; a static string), or CT_EDB. */
+int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
+		  const char **why);
+
+/* The fewest distinct accounts for which the round rules can place a
+ * round of nwus WUs of quorum replicas each: enough pairs for
+ * max_shared each (m N(N-1)/2 >= nwus q(q-1)/2) and enough accounts and
+ * networks for the shares (1/share). 1 when every rule is off. */
+int ct_elig_accounts_needed(const struct ct_elig_policy *p, int nwus, int quorum);
+
+/* The per-replica cap of a share (max_net_share, max_account_share) of a
+ * round: ceil(share x nwus x quorum), at least 1; 0 when the share is
+ * off. */
+int ct_elig_share_cap(double share, int nwus, int quorum);
+
+/* The round rules (pure): 1 if the replica may go, 0 if not (*why is
+ * "shared", "network share" or "account share", static). A refusal is
+ * lifted when r->waited >= p->grace or r->active is below
+ * ct_elig_accounts_needed() ("too few volunteers"). */
+int ct_elig_round_rule(const struct ct_elig_policy *p, const struct ct_elig_round *r,
+		       const char **why);
+
+/* The round rules for result resultid of WU wuid (round roundid, of
+ * min_quorum quorum), for h, inside the claim's transaction: reads the
+ * facts of struct ct_elig_round by indexed, bounded queries. Returns 1,
+ * 0 (*why as ct_elig_round_rule) or CT_EDB / CT_ECONFIG. */
+int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
+			int64_t resultid, int64_t roundid, int quorum,
+			const struct ct_elig_host *h, const char **why);
+
+#endif

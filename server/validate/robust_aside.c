@@ -1,0 +1,258 @@
+/*
+ * robust_aside.c - setting a round's outliers aside before it is averaged
+ * (see robust_aside.h).
+ */
+#include "robust_aside.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "credit.h"
+#include "ct_conf.h"
+#include "ct_err.h"
+#include "ct_log.h"
+#include "data/db.h"
+#include "data/dl.h"
+#include "data/result_state.h"
+#include "robust.h"
+#include "data/wu_state.h"
+
+/* One decision about a WU's canonical result. */
+struct aside {
+	int64_t jobid, wuid, resultid, hostid;
+	int idx, shard, action;
+	double cos, ratio;
+	char msg[256];
+};
+
+/* The columns shard_wu (the first three) and ct_robust_aside_caught read. */
+static const struct ct_dl_col aside_cols[] = {
+	CT_DL_COL(struct aside, wuid), CT_DL_COL(struct aside, resultid),
+	CT_DL_COL(struct aside, hostid), CT_DL_COL(struct aside, shard),
+};
+
+/* A valid result to set aside, and its host. */
+struct valid_row {
+	int64_t id, hostid;
+};
+
+static const struct ct_dl_col valid_cols[] = {
+	CT_DL_COL(struct valid_row, id), CT_DL_COL(struct valid_row, hostid),
+};
+
+/* Every valid result of the WU becomes invalid, its credit revoked. */
+static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const char *why,
+			    int *n)
+{
+	struct valid_row *v = NULL;
+	int64_t ids[64], hosts[64];
+	size_t nv = 0;
+	int rc;
+
+	*n = 0;
+	rc = CT_DL_LIST(db, &v, &nv, valid_cols, "valid results", "SELECT id, hostid FROM "
+			"result WHERE workunitid=? AND validate_state=? LIMIT 64", wuid,
+			CT_VS_VALID);
+	if (rc < 0)
+		return rc;
+	for (; *n < 64 && (size_t)*n < nv; (*n)++) {
+		ids[*n] = v[*n].id;
+		hosts[*n] = v[*n].hostid;
+	}
+	free(v);
+	for (int i = 0; rc >= 0 && i < *n; i++) {
+		rc = ct_res_move(db, ids[i], CT_RES_VALID, CT_RES_INVALID,
+				 &(struct ct_res_change){ .error_message = why });
+		if (rc >= 0)
+			rc = ct_credit_revoke(db, ids[i], now);
+		if (rc >= 0 && hosts[i] > 0)
+			rc = ct_db_exec(db, "UPDATE host SET consecutive_valid=0, nresults_invalid="
+					"nresults_invalid+1 WHERE id=?", "l", hosts[i]);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* msg first in the running job's notice (job page, job show). */
+static int job_notice(struct ct_db *db, int64_t jobid, const char *msg)
+{
+	return ct_db_exec(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
+			  "='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
+			  "status=?", "sli", msg, jobid, CT_JOB_RUNNING);
+}
+
+/* The transaction of a decision: the WU still has this canonical result;
+ * set aside (or not), the event row, the job's notice. */
+static int aside_txn(struct ct_db *db, void *arg)
+{
+	struct aside *s = arg;
+	int64_t now = ct_db_now(db), canon = -1;
+	int rc, n = 0;
+
+	rc = ct_db_query_int(db, &canon, "SELECT canonical_resultid FROM workunit WHERE id=? "
+			     "FOR UPDATE", "l", s->wuid);
+	if (rc < 0 || canon != s->resultid)
+		return rc < 0 ? rc : 0;	/* another assimilator decided */
+	if (s->action != CT_ROBUST_ACCEPTED) {
+		rc = invalidate_valid(db, s->wuid, now, s->action == CT_ROBUST_ROUND_FAILED ?
+				      "set aside: the round's average raised the eval loss" :
+				      "set aside: unlike the round's other shards", &n);
+		/* set aside by the server: the WU's caps are not spent by it */
+		if (rc >= 0)
+			rc = ct_wu_move(db, s->wuid, CT_WU_READY, CT_WU_OPEN,
+					&(struct ct_wu_change){ .now = now, .extra = n });
+	}
+	if (rc >= 0)
+		rc = ct_db_exec(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "
+				"shard, workunitid, resultid, hostid, action, cosine, ratio) "
+				"VALUES (?,?,?,?,?,?,?,?,?,?)", "lliilllidd", now, s->jobid,
+				s->idx, s->shard, s->wuid, s->resultid, s->hostid, s->action,
+				s->cos, s->ratio);
+	if (rc >= 0 && s->msg[0])
+		rc = job_notice(db, s->jobid, s->msg);
+	return rc < 0 ? rc : 1;
+}
+
+/* WU, canonical result and its host of shard `shard` of the round. */
+static int shard_wu(struct ct_db *db, struct aside *s)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid FROM workunit w "
+			 "JOIN result r ON r.id = w.canonical_resultid WHERE w.jobid=? AND "
+			 "w.round_idx=? AND w.shard=?", "lii", s->jobid, s->idx, s->shard);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0)
+		ct_dl_row(res, s, aside_cols, 3);
+	ct_db_res_free(res);
+	return s->wuid > 0 ? 0 : ct_error(CT_ESTATE, "job %lld round %d: no canonical result "
+					  "of shard %d", (long long)s->jobid, s->idx, s->shard);
+}
+
+/* The worst outlier: lowest cosine below the limit, else the size
+ * furthest from the others' median. */
+static int worst(const struct ct_robust *r, const int *out)
+{
+	int w = -1;
+
+	for (int i = 0; i < r->k; i++) {
+		if (!out[i])
+			continue;
+		if (w < 0 || r->cos[i] < r->cos[w] ||
+		    (r->cos[i] == r->cos[w] && fabs(log(r->ratio[i])) > fabs(log(r->ratio[w]))))
+			w = i;
+	}
+	return w;
+}
+
+int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
+			    int idx, const struct ct_robust *r, const int *out)
+{
+	struct aside s = { .jobid = jobid, .idx = idx };
+	long on = 1, maxre = 2;
+	int64_t times = 0;
+	int rc;
+
+	rc = conf ? ct_conf_get_int(conf, "daemons.robust_set_aside", 1, 0, 1, &on) : 0;
+	if (rc == 0 && conf)
+		rc = ct_conf_get_int(conf, "daemons.robust_max_reissue", 2, 0, 1000, &maxre);
+	if (rc < 0 || !on)
+		return rc < 0 ? rc : 0;
+	s.shard = worst(r, out);
+	if (s.shard < 0)
+		return 0;
+	s.cos = r->cos[s.shard];
+	s.ratio = r->ratio[s.shard];
+	s.shard = r->shard[s.shard];	/* from the update's index to its shard */
+	rc = shard_wu(db, &s);
+	if (rc == 0)
+		rc = ct_db_query_int(db, &times, "SELECT COUNT(*) FROM robust_event WHERE "
+				     "workunitid=? AND action=?", "li", s.wuid, CT_ROBUST_SET_ASIDE);
+	if (rc < 0)
+		return rc;
+	s.action = times < maxre ? CT_ROBUST_SET_ASIDE : CT_ROBUST_ACCEPTED;
+	if (s.action == CT_ROBUST_SET_ASIDE)
+		snprintf(s.msg, sizeof(s.msg), "round %d, shard %d: canonical result set aside "
+			 "(cosine %.3f, %.3gx the others' median size), work unit re-issued to "
+			 "other hosts (%lld of %ld)", idx, s.shard, s.cos, s.ratio,
+			 (long long)times + 1, maxre);
+	else
+		snprintf(s.msg, sizeof(s.msg), "round %d, shard %d: still unlike the others "
+			 "after %lld re-issues (cosine %.3f, %.3gx); accepted: unusual data, or "
+			 "colluders on every network it went to", idx, s.shard, (long long)times,
+			 s.cos, s.ratio);
+	rc = ct_db_txn(db, aside_txn, &s);
+	if (rc > 0)
+		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, s.msg);
+	if (rc < 0)
+		return rc;
+	return rc > 0 && s.action == CT_ROBUST_SET_ASIDE;
+}
+
+int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx)
+{
+	struct ct_db_res *res = NULL;
+	struct aside s[16];
+	int n = 0, done = 0, rc;
+
+	/* unreplicated (min_quorum 1) canonical results whose host has an
+	 * invalid result: caught by a spot-check or a set-aside */
+	rc = ct_db_query(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid, w.shard "
+			 "FROM workunit w JOIN result r ON r.id = w.canonical_resultid "
+			 "WHERE w.jobid=? AND w.round_idx=? AND w.min_quorum=1 AND EXISTS "
+			 "(SELECT 1 FROM result x WHERE x.hostid = r.hostid AND "
+			 "x.validate_state=?) ORDER BY w.shard LIMIT 16", "lii", jobid, idx,
+			 CT_VS_INVALID);
+	if (rc < 0)
+		return rc;
+	while (n < 16 && ct_db_next(res) > 0) {
+		memset(&s[n], 0, sizeof(s[n]));
+		s[n].jobid = jobid;
+		s[n].idx = idx;
+		ct_dl_row(res, &s[n], aside_cols, CT_DL_NCOLS(aside_cols));
+		s[n].action = CT_ROBUST_CAUGHT;
+		snprintf(s[n].msg, sizeof(s[n].msg), "round %d, shard %d: unreplicated result of "
+			 "host %lld, caught since, set aside; work unit re-issued with replicas",
+			 idx, s[n].shard, (long long)s[n].hostid);
+		n++;
+	}
+	ct_db_res_free(res);
+	for (int i = 0; i < n; i++) {
+		rc = ct_db_txn(db, aside_txn, &s[i]);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			ct_log_warn("assimilator: job %lld: %s", (long long)jobid, s[i].msg);
+		done += rc > 0;
+	}
+	return done;
+}
+
+int ct_robust_aside_round(struct ct_db *db, int64_t jobid, int idx, int nwus,
+			  double base_loss, double loss, const char *msg)
+{
+	int done = 0, rc = 0;
+
+	for (int k = 0; k < nwus; k++) {
+		struct aside s = { .jobid = jobid, .idx = idx, .shard = k,
+				   .action = CT_ROBUST_ROUND_FAILED, .cos = base_loss,
+				   .ratio = loss };
+
+		rc = shard_wu(db, &s);
+		if (rc == CT_ESTATE)	/* already set aside by an earlier pass */
+			continue;
+		if (rc == 0)
+			rc = ct_db_txn(db, aside_txn, &s);
+		if (rc < 0)
+			return rc;
+		done += rc > 0;
+	}
+	if (done > 0) {
+		rc = job_notice(db, jobid, msg);
+		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
+	}
+	return rc < 0 ? rc : done;
+}
