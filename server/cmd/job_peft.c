@@ -7,7 +7,7 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_llama.h"
-#include "eval.h"
+#include "daemons/eval.h"
 
 #include <math.h>
 #include <stdio.h>
