@@ -20,6 +20,7 @@
 
 #include "ct_err.h"
 #include "ct_base.h"
+#include "ct_engine.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_log.h"
@@ -334,6 +335,24 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	return 0;
 }
 
+/* job.wu_mem_bytes: what one WU of the job needs (ct_wu_mem_bytes), which
+ * the scheduler holds hosts' work memory to (eligibility.h). */
+static int put_wu_mem(struct ct_db *db, const struct ct_job_spec *s,
+		      const struct ct_gpt2_config *cfg, int64_t jobid)
+{
+	struct ct_wu_hparams hp;
+	int rc;
+
+	ct_wu_hparams_default(&hp);
+	hp.B = s->batch;
+	hp.T = s->seq;
+	rc = ct_lora_job_check(&s->lora, &hp.lora);	/* defaults filled in */
+	if (rc == 0)
+		rc = ct_db_exec(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?", "ll",
+				(int64_t)ct_wu_mem_bytes(cfg, &hp), jobid);
+	return rc < 0 ? rc : 0;
+}
+
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
 		 int64_t *jobid_out)
 {
@@ -362,6 +381,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)
 		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
+	if (rc >= 0)
+		rc = put_wu_mem(db, spec, &in.cfg, jobid);
 	if (rc >= 0)
 		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)
