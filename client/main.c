@@ -8,7 +8,9 @@
 #include "config.h"
 #include "commands.h"
 #include "ct_cmd.h"
+#include "ct_err.h"
 #include "ct_log.h"
+#include "ct_options.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -105,6 +107,10 @@ int main(int argc, char **argv)
 	if (argc == 1 && strcmp(argv[0], "help") == 0) {
 		usage(stdout);
 		return CT_EXIT_OK;
+	}
+	if (ct_options_check() < 0) {	/* CTUNE_THREADS and the rest (ct_options.h) */
+		fprintf(stderr, "ctune: %s\n", ct_errmsg(CT_EINVAL));
+		return CT_EXIT_USAGE;
 	}
 	return ct_cmd_run("ctune", commands, NULL, argc, argv);
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "ct_isa.h"
 #include "ct_err.h"
+#include "ct_options.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ int ct_isa_set(int isa)
 int ct_isa_choose_(void)
 {
 	static atomic_int warned;
-	const char *e = getenv("CTUNE_ISA");
+	const char *e = ct_opt_str(CT_OPT_ISA);
 	int isa = ct_isa_best(), want;
 
 	if (e != NULL && *e != '\0' && strcmp(e, "auto") != 0) {

@@ -15,6 +15,7 @@
  * rounded either way.
  */
 #include "config.h"
+#include "ct_options.h"
 #include "ct_model.h"
 #include "ct_math.h"
 #include "ct_os.h"
@@ -393,8 +394,7 @@ static int nthreads_cfg;
 static int ct_threads(void)
 {
 	if (nthreads_cfg == 0) {
-		const char *e = getenv("CTUNE_THREADS");
-		long n = e ? strtol(e, NULL, 10) : ct_os_ncpus();
+		long n = ct_opt_int(CT_OPT_THREADS, ct_os_ncpus());
 
 		nthreads_cfg = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 	}

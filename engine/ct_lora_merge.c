@@ -14,6 +14,7 @@
 #include "config.h"
 #include "ct_lora.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_isa.h"
 #include "ct_os.h"
 
@@ -90,8 +91,7 @@ static void *merge_worker(void *arg)
 /* $CTUNE_THREADS, else the online CPUs; one thread for small merges. */
 static int merge_threads(double work)
 {
-	const char *e = getenv("CTUNE_THREADS");
-	long n = e ? strtol(e, NULL, 10) : ct_os_ncpus();
+	long n = ct_opt_int(CT_OPT_THREADS, ct_os_ncpus());
 
 	if (work < 4e6)
 		return 1;

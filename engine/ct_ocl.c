@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_log.h"
@@ -227,9 +228,9 @@ int ct_ocl_parse_spec(const char *spec, int *index)
 /* Default cache directory into out (cap bytes); "" when there is none. */
 static void default_cache_dir(char *out, size_t cap)
 {
-	const char *e = getenv("CTUNE_KERNEL_CACHE");
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *h = getenv("HOME");
+	const char *e = ct_opt_str(CT_OPT_KERNEL_CACHE);
+	const char *x = ct_opt_str(CT_OPT_XDG_CACHE_HOME);
+	const char *h = ct_opt_str(CT_OPT_HOME);
 
 	out[0] = '\0';
 	if (e != NULL)
@@ -400,26 +401,10 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
  * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
  * Also the elementwise kernels' elements per work-item (ocl->ew) and the
  * attention kernels' rows (ocl->att_r). */
-/* *v = the integer in environment variable `name` when it is set (and
- * within lo..hi, else CT_EINVAL naming it), else unchanged. */
-static int env_int(const char *name, int lo, int hi, int *v)
-{
-	const char *s = getenv(name);
-	char *end;
-	long n;
-
-	if (s == NULL || s[0] == '\0')
-		return 0;
-	n = strtol(s, &end, 10);
-	if (*end != '\0' || n < lo || n > hi)
-		return ct_error(CT_EINVAL, "%s='%s': want %d..%d", name, s, lo, hi);
-	*v = (int)n;
-	return 0;
-}
 
 static int choose_blocking(struct ct_ocl *ocl)
 {
-	const char *env = getenv("CT_OCL_MM");
+	const char *env = ct_opt_str(CT_OPT_OCL_MM);
 	cl_uint native = 0;
 	int r, vw, nv, rc;
 
@@ -432,11 +417,11 @@ static int choose_blocking(struct ct_ocl *ocl)
 	 * run attn_tiled.cl for heads of up to 64 channels, these kernels for
 	 * wider ones); CT_OCL_ATT_R=N overrides */
 	ocl->att_r = ocl->info.type == CT_OCL_TYPE_CPU ? 8 : 1;
-	rc = env_int("CT_OCL_EW", 1, 64, &ocl->ew);
-	if (rc == 0)
-		rc = env_int("CT_OCL_ATT_R", 1, 8, &ocl->att_r);
+	rc = ct_options_check();	/* a value that does not parse is refused by name */
 	if (rc < 0)
 		return rc;
+	ocl->ew = (int)ct_opt_int(CT_OPT_OCL_EW, ocl->ew);
+	ocl->att_r = (int)ct_opt_int(CT_OPT_OCL_ATT_R, ocl->att_r);
 	if (ocl->info.type == CT_OCL_TYPE_CPU &&
 	    clGetDeviceInfo(ocl->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
 			    &native, NULL) == CL_SUCCESS && native >= 16) {
@@ -466,7 +451,7 @@ static int choose_blocking(struct ct_ocl *ocl)
  * never change). */
 static int choose_tiles(struct ct_ocl *ocl)
 {
-	const char *env = getenv("CT_OCL_MMT");
+	const char *env = ct_opt_str(CT_OPT_OCL_MMT);
 	int bm, bn, bk, rm, rn;
 
 	if (ocl->info.max_wg >= 256 && ocl->info.local_mem >= 16384 &&
@@ -510,11 +495,11 @@ static int build_program(struct ct_ocl *ocl, const char *cache_dir)
 		 CT_OCL_BUILD_OPTIONS, ocl->mm_r, ocl->mm_vw, ocl->mm_nv,
 		 ocl->mmt_bm, ocl->mmt_bn, ocl->mmt_bk, ocl->mmt_rm, ocl->mmt_rn,
 		 (double)CT_LN_EPS, CT_CLIP_CHUNK, ocl->ew, ocl->att_r);
-	if (getenv("CT_OCL_TEST_OPTIONS") != NULL) {	/* tests: deliberately wrong builds */
+	if (ct_opt_str(CT_OPT_OCL_TEST_OPTIONS) != NULL) {	/* tests: wrong builds */
 		size_t used = strlen(options);
 
 		snprintf(options + used, sizeof(options) - used, " %s",
-			 getenv("CT_OCL_TEST_OPTIONS"));
+			 ct_opt_str(CT_OPT_OCL_TEST_OPTIONS));
 	}
 	if (cache_dir == NULL)
 		default_cache_dir(dir, sizeof(dir));

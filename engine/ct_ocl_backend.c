@@ -20,6 +20,7 @@
 
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
 #include "ct_ocl_lora.h"
@@ -184,11 +185,9 @@ static int all_layers(struct ct_backend *be)
  * same whatever rows are computed beside it. */
 static int eval_head_rows(const struct ct_backend *be)
 {
-	const char *env = getenv("CT_OCL_HEAD_ROWS");
-	long bt = (long)be->B * be->T, r = ((long)8 << 20) / be->cfg.Vp;
+	long bt = (long)be->B * be->T;
+	long r = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, ((long)8 << 20) / be->cfg.Vp);
 
-	if (env != NULL && atol(env) > 0)
-		r = atol(env);
 	r = r < 1 ? 1 : r;
 	return (int)(r < bt ? r : bt);
 }
@@ -287,8 +286,8 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	/* lean when the logits alone pass 256 MiB (124M at B*T >= 1334);
 	 * CT_OCL_LEAN=0|1 forces (tests) */
 	be->lean = be->training && (size_t)B * T * cfg->Vp > ((size_t)64 << 20);
-	if (getenv("CT_OCL_LEAN") != NULL && be->training)
-		be->lean = getenv("CT_OCL_LEAN")[0] == '1';
+	if (be->training)
+		be->lean = (int)ct_opt_int(CT_OPT_OCL_LEAN, be->lean);
 	n = be->lay.total;
 	be->losses = malloc((size_t)B * T * sizeof(float));
 	rc = be->losses == NULL ? ct_error(CT_ENOMEM, "loss buffer") : 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_model.h"
 #include "ct_time.h"
 
@@ -80,12 +81,10 @@ static size_t mmt_group(const struct ct_ocl *ocl)
  * up to `local` bytes of local memory) are used: on GPUs and accelerators,
  * or as the environment variable `env` (0|1) forces, when the device can
  * run them. */
-static int tiled_default(const struct ct_ocl_ops *ops, const char *env, int first,
+static int tiled_default(const struct ct_ocl_ops *ops, enum ct_opt env, int first,
 			 int last, size_t local)
 {
-	const char *t = getenv(env);
-	int on = t != NULL && (t[0] == '0' || t[0] == '1') ? t[0] == '1'
-		: ops->ocl->info.type != CT_OCL_TYPE_CPU;
+	int on = (int)ct_opt_int(env, ops->ocl->info.type != CT_OCL_TYPE_CPU);
 
 	for (int id = first; id <= last; id++)
 		if (ops->wg_max[id] < 256)
@@ -95,12 +94,11 @@ static int tiled_default(const struct ct_ocl_ops *ops, const char *env, int firs
 
 int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 {
-	const char *prof = getenv("CT_OCL_PROFILE");
 	int rc = 0;
 
 	memset(ops, 0, sizeof(*ops));
 	ops->ocl = ocl;
-	ops->profile = prof != NULL && prof[0] == '1';
+	ops->profile = (int)ct_opt_int(CT_OPT_OCL_PROFILE, 0);
 	for (int i = 0; i < CT_K_COUNT && rc == 0; i++) {
 		size_t wg = 0;
 
@@ -121,7 +119,7 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 			rc = ct_error(CT_ECL, "kernel %s: no argument count", kernel_names[i]);
 	}
 	if (rc == 0) {	/* the tiled kernel needs its whole work-group */
-		const char *t = getenv("CT_OCL_MM_TILED"), *loc = getenv("CT_OCL_LOCAL");
+		const char *t = ct_opt_str(CT_OPT_OCL_MM_TILED), *loc = ct_opt_str(CT_OPT_OCL_LOCAL);
 
 		ops->gpu_local = loc != NULL && (strcmp(loc, "cpu") == 0 || strcmp(loc, "gpu") == 0)
 			? loc[0] == 'g' : ocl->info.type != CT_OCL_TYPE_CPU;
@@ -133,9 +131,9 @@ int ct_ocl_ops_init(struct ct_ocl_ops *ops, struct ct_ocl *ocl)
 		    (ops->mm_tiles == 's' && ops->wg_max[CT_K_MM_TILED_S] < 256) ||
 		    (ops->mm_tiles == 'm' && ops->wg_max[CT_K_MM_TILED_M] < 256))
 			ops->mm_tiled = 0;
-		ops->att_tiled = tiled_default(ops, "CT_OCL_ATT_TILED", CT_K_ATG_FWD,
+		ops->att_tiled = tiled_default(ops, CT_OPT_OCL_ATT_TILED, CT_K_ATG_FWD,
 					       CT_K_ATG_DKV, 48 * 1024);
-		ops->red_tiled = tiled_default(ops, "CT_OCL_RED_TILED", CT_K_LN_DWB_TILED,
+		ops->red_tiled = tiled_default(ops, CT_OPT_OCL_RED_TILED, CT_K_LN_DWB_TILED,
 					       CT_K_MM_DBIAS_TILED, 17 * 1024) &&
 			ops->wg_max[CT_K_GRADNORM_TILED] >= 256 &&
 			ops->wg_max[CT_K_CE_ROWS_TILED] >= 256;
@@ -378,13 +376,11 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
  * whole, its 786 KB of packed inputs stay in cache: 440.) */
 static int mm_kpiece(int M, int N, int K, int pfast)
 {
-	const char *env = getenv("CT_OCL_KC");
 	int reused = pfast ? N : M, kc = (1 << 17) / (reused > 0 ? reused : 1);
 
 	if (kc < 256)
 		kc = 256;
-	if (env != NULL && atoi(env) > 0)
-		kc = atoi(env);
+	kc = (int)ct_opt_int(CT_OPT_OCL_KC, kc);
 	return K > 2 * kc ? kc : K;
 }
 
@@ -509,9 +505,9 @@ static int mm(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten A,
 #define MATVEC_ROWS 2
 static int matvec_use(const struct ct_ocl_ops *ops, int BT)
 {
-	const char *env = getenv("CT_OCL_MATVEC"), *fwd = getenv("CT_OCL_FWD");
+	const char *env = ct_opt_str(CT_OPT_OCL_MATVEC), *fwd = ct_opt_str(CT_OPT_OCL_FWD);
 
-	if (env != NULL && (env[0] == '0' || env[0] == '1'))
+	if (env != NULL)
 		return env[0] == '1';
 	if (fwd != NULL && (fwd[0] == 'n' || fwd[0] == 't'))
 		return 0;
@@ -551,10 +547,7 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 
 static size_t wide_max(void)
 {
-	const char *e = getenv("CT_OCL_WIDE_MAX");
-	long v = e ? atol(e) : 0;
-
-	return v > 0 ? (size_t)v : WIDE_MAX;
+	return (size_t)ct_opt_int(CT_OPT_OCL_WIDE_MAX, (long)WIDE_MAX);
 }
 
 /* ops->wide (rows, cols) = the bf16 block of w (rows of ld elements from
@@ -594,7 +587,7 @@ static int mm_forward(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 		      struct ct_dten w, struct ct_dten bias, int has_bias, int BT, int C,
 		      int OC, int ldo)
 {
-	const char *env = getenv("CT_OCL_FWD");
+	const char *env = ct_opt_str(CT_OPT_OCL_FWD);
 	/* Computing out^T saves packing the weights (C x OC) for packing the
 	 * inputs (C x BT) but writes the output scattered (column by column:
 	 * see ct_mm_store). Measured with bench_kernels on PoCL (Zen 5, 2
@@ -645,7 +638,7 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 		return mm_forward(ops, out, inp, w, bias, has_bias, BT, C, OC, OC);
 	/* compact: rows o0.. of w widened, into columns o0.. of out */
 	rows = C > 0 ? wide_max() / (size_t)C : (size_t)OC;
-	if (rows < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+	if (rows < WIDE_MIN_PIECE && ct_opt_str(CT_OPT_OCL_WIDE_MAX) == NULL)
 		rows = WIDE_MIN_PIECE;
 	if (rows < 1)
 		rows = 1;
@@ -676,7 +669,7 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 		return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
 	/* compact: columns i0.. of w widened, into columns i0.. of dinp */
 	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
-	if (cols < WIDE_MIN_PIECE && getenv("CT_OCL_WIDE_MAX") == NULL)
+	if (cols < WIDE_MIN_PIECE && ct_opt_str(CT_OPT_OCL_WIDE_MAX) == NULL)
 		cols = WIDE_MIN_PIECE;
 	if (cols < 1)
 		cols = 1;

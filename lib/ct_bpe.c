@@ -20,6 +20,7 @@
 #include "ct_bpe.h"
 #include "ct_bpe_int.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_file.h"
 
 #include <limits.h>
@@ -211,7 +212,7 @@ static int build_pair_table(struct ct_bpe *b)
 /* The first data directory that holds both of GPT-2's files, into dir. */
 static int find_data_dir(char *dir, size_t cap)
 {
-	const char *env = getenv("CTUNE_TOKENIZER_DIR");
+	const char *env = ct_opt_str(CT_OPT_TOKENIZER_DIR);
 	const char *dirs[3];
 	char a[PATH_MAX], b[PATH_MAX], tried[3 * PATH_MAX];
 	size_t nd = 0, t = 0;

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "ct_zin.h"
 #include "ct_err.h"
+#include "ct_options.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static size_t cap(size_t n)
 static int use_isal(void)
 {
 #ifdef HAVE_ISAL
-	const char *e = getenv("CT_INFLATE");
+	const char *e = ct_opt_str(CT_OPT_INFLATE);
 
 	return e == NULL || strcmp(e, "zlib") != 0;
 #else

@@ -8,6 +8,7 @@ lib_libctune_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 lib_libctune_a_SOURCES = \
 	lib/ct_err.c lib/ct_err.h \
 	lib/ct_log.c lib/ct_log.h \
+	lib/ct_options.c lib/ct_options.h \
 	lib/ct_buf.c lib/ct_buf.h \
 	lib/ct_array.c lib/ct_array.h \
 	lib/ct_time.c lib/ct_time.h \

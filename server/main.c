@@ -14,6 +14,7 @@
 #include "ct_cmd.h"
 #include "ct_err.h"
 #include "ct_log.h"
+#include "ct_options.h"
 
 static const struct ct_cmd_def *const commands[] = {
 	&ct_init_cmd, &ct_run_cmd, &ct_job_cmd, &ct_status_cmd, &ct_user_cmd, NULL,
@@ -67,7 +68,9 @@ int main(int argc, char **argv)
 		printf("ctune-server %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	rc = ct_cmd_resolve("ctune-server", commands, argc - 1, argv + 1, &def, &nw);
+	rc = ct_options_check();	/* CTUNE_THREADS and the rest (ct_options.h) */
+	if (rc == 0)
+		rc = ct_cmd_resolve("ctune-server", commands, argc - 1, argv + 1, &def, &nw);
 	if (rc == 1)
 		return 0;
 	if (rc == 0 && (def->flags & CT_CMD_PROJECT))

@@ -1,6 +1,7 @@
 # Unit tests of lib/ modules (the tests' default flags, test/local.mk).
 if HAVE_CMOCKA
-CT_LIB_TESTS = test/test_err test/test_log test/test_buf test/test_utf8 test/test_cmd
+CT_LIB_TESTS = test/test_err test/test_log test/test_buf test/test_utf8 test/test_cmd \
+	test/test_options
 check_PROGRAMS += $(CT_LIB_TESTS)
 TESTS += $(CT_LIB_TESTS)
 

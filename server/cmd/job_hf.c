@@ -5,6 +5,7 @@
 #include "config.h"
 #include "job_hf.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_jv.h"
@@ -20,7 +21,7 @@ int ct_job_hf_import(char **path, char **tmp)
 {
 	struct ct_gpt2 m = { 0 };
 	struct stat st;
-	const char *td = getenv("TMPDIR");
+	const char *td = ct_opt_str(CT_OPT_TMPDIR);
 	char *name;
 	int fd, rc;
 

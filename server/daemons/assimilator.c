@@ -51,6 +51,7 @@
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_file.h"
 #include "ct_le.h"
 #include "ct_llama.h"
@@ -192,8 +193,7 @@ out:
 static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96])
 {
 	struct ct_gpt2_config cfg = a->base.cfg;
-	const char *e = getenv("CTUNE_THREADS");
-	long threads = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long threads = ct_opt_int(CT_OPT_THREADS, sysconf(_SC_NPROCESSORS_ONLN));
 	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nin, sizeof(*paths));
 	const char **pp = calloc((size_t)a->nin, sizeof(*pp));
 	int rc = paths && pp ? 0 : CT_ENOMEM;

@@ -8,6 +8,7 @@
 #include "ct_base.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_options.h"
 #include "ct_log.h"
 #include "ct_ocl_selftest.h"
 
@@ -105,12 +106,13 @@ static void decide_device(struct ct_server *srv)
 
 	if (ct_conf_get_int(srv->conf, "daemons.eval_threads", 0, 0, 256, &threads) < 0)
 		threads = 0;
-	if (threads > 0 && getenv("CTUNE_THREADS") == NULL) {
+	if (threads > 0 && ct_opt_str(CT_OPT_THREADS) == NULL) {
 		char buf[16];
 
 		/* read once by the C reference, before its first evaluation */
 		snprintf(buf, sizeof(buf), "%ld", threads);
-		setenv("CTUNE_THREADS", buf, 0);
+		if (ct_opt_set(CT_OPT_THREADS, buf) < 0)
+			ct_log_warn("daemons.eval_threads: %s", ct_errmsg(CT_EINVAL));
 	}
 	if (ct_conf_get_str(srv->conf, "daemons.eval_device", "auto", &want) < 0)
 		want = "auto";
