@@ -49,6 +49,13 @@ done
 [ -n "$BASE_C" ] || fail "no compact base in the store"
 [ "$(basename "$BASE_C")" = "$(sha256sum "$BASE_C" | cut -d' ' -f1)" ] ||
 	fail "the compact base is not stored under its hash"
+# a compact file as a job's model needs --base-format (its clients would
+# read it as float32 otherwise)
+"$SERVER" job submit "$P" --allow-random-base --model "$BASE_C" --train "$T/train.bin" \
+	--eval "$T/eval.bin" --shards 2 --rounds 1 --steps 20 --batch 4 --seq 16 --lr 0.01 \
+	--lora-rank $RANK >"$T/refused.log" 2>&1 && fail "a compact model without --base-format"
+grep -q "is a $FMT base: a job on it needs --lora-rank and --base-format $FMT" \
+	"$T/refused.log" || fail "refusal: $(cat "$T/refused.log")"
 "$CTUNE" train --model "$T/base.bin" --data "$T/eval.bin" --steps 1 --batch 1 --seq 8 \
 	--lr 0 --lora-rank 1 --base-format "$FMT" --out "$T/probe.bin" >/dev/null 2>&1 ||
 	fail "ctune train --base-format $FMT"

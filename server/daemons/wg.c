@@ -97,10 +97,14 @@ static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t
 static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 {
 	uint64_t need = (uint64_t)s->batch * (uint64_t)s->seq + 1;	/* both <= 65536 */
-	int rc;
+	int fmt, rc;
 
 	memset(in, 0, sizeof(*in));
-	rc = ct_base_read_config(s->model_path, &in->cfg, NULL);
+	rc = ct_base_read_config(s->model_path, &in->cfg, &fmt);
+	if (rc == 0 && fmt != CT_BASE_F32 && s->lora.base_fmt == CT_BASE_F32)
+		rc = ct_error(CT_EINVAL, "%s is a %s base: a job on it needs --lora-rank and "
+			      "--base-format %s", s->model_path, ct_base_fmt_name(fmt),
+			      ct_base_fmt_name(fmt));
 	if (rc < 0)
 		return rc;
 	if (s->seq > in->cfg.maxT)
