@@ -519,6 +519,27 @@ static int parse_formats(const char *s)
 	return nfmt > 0 ? 0 : ct_error(CT_EINVAL, "no format");
 }
 
+/* --need: the memory bound the scheduler holds hosts to (ct_wu_mem_bytes,
+ * doc/workunit.md §13 "Memory") for config c at B x T, per format (the
+ * LoRA rows; full fine-tuning too when no --lora-rank), without running. */
+static void print_need(const struct bcfg *c, int B, int T)
+{
+	struct ct_wu_hparams hp;
+
+	ct_wu_hparams_default(&hp);
+	hp.B = B;
+	hp.T = T;
+	for (int f = 0; f < nfmt; f++) {
+		hp.lora = lora;
+		hp.lora.base_fmt = lora.rank > 0 ? fmts[f] : CT_BASE_F32;
+		printf("%-10s B=%d T=%d %s %-4s: a WU needs %.0f MiB (ct_wu_mem_bytes)\n", c->name,
+		       B, T, lora.rank > 0 ? "LoRA" : "full", ct_base_fmt_name(hp.lora.base_fmt),
+		       (double)ct_wu_mem_bytes(&c->cfg, &hp) / 1048576.0);
+		if (lora.rank == 0)
+			break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -528,18 +549,20 @@ int main(int argc, char **argv)
 		{ "compare", optional_argument, NULL, 'p' },
 		{ "long", required_argument, NULL, 'L' },
 		{ "base-format", required_argument, NULL, 'F' },
+		{ "need", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_bench_run run = CT_BENCH_RUN_INIT;
 	char *def[2] = { "cpu", "opencl" };
-	int check = 0, rounds = 0, T2 = 0, c, rc = 0;
+	int check = 0, rounds = 0, T2 = 0, need = 0, c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "c:B:T:n:d:kr:L:h", opts, NULL)) != -1) {
 		if (ct_bench_run_opt(&run, c, optarg))
 			continue;
 		switch (c) {
 		case 'k': check = 1; break;
+		case 'N': need = 1; break;
 		case 'r':
 			lora = (struct ct_lora_spec){ .rank = atoi(optarg), .targets = CT_LORA_ALL };
 			lora.alpha = (float)lora.rank;
@@ -565,7 +588,7 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
-			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]\n", argv[0]);
+			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2] [--need]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "
@@ -588,6 +611,12 @@ int main(int argc, char **argv)
 	if (ct_bench_run_bad(&run) || rounds < 0) {
 		fprintf(stderr, "bad --batch/--seq/--steps\n");
 		return 2;
+	}
+	if (need) {
+		for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+			if (strcmp(run.which, "all") == 0 || strcmp(run.which, configs[i].name) == 0)
+				print_need(&configs[i], run.B, run.T);
+		return 0;
 	}
 	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
 	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",

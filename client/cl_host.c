@@ -156,6 +156,16 @@ int ct_host_choose(struct ct_host *h, const char *pref)
 	return 0;
 }
 
+unsigned long long ct_host_work_mem(const struct ct_host *h)
+{
+	int idx;
+
+	if (strncmp(h->device, "opencl:", 7) == 0 && ct_ocl_parse_spec(h->device, &idx) == 0 &&
+	    idx >= 0 && idx < h->ndevices)
+		return h->devices[idx].global_mem;
+	return h->ram_bytes;	/* "cpu": the C reference computes in RAM */
+}
+
 int ct_host_to_xml(const struct ct_host *h, struct ct_buf *b)
 {
 	int rc;
@@ -166,6 +176,8 @@ int ct_host_to_xml(const struct ct_host *h, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_str(b, "cpu_model", h->cpu_model);
 	if (rc == 0) rc = ct_xml_elem_long(b, "ncpus", h->ncpus);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "ram_bytes", (int64_t)h->ram_bytes);
+	if (rc == 0 && ct_host_work_mem(h) > 0)
+		rc = ct_xml_elem_int64(b, "work_mem", (int64_t)ct_host_work_mem(h));
 	for (int i = 0; i < h->ndevices && i < 16 && rc == 0; i++) {
 		const struct ct_host_device *d = &h->devices[i];
 

@@ -43,6 +43,11 @@ struct ct_host {
  * runtime: no devices is a valid description. Returns 0 or CT_ENOMEM. */
 int ct_host_probe(struct ct_host *h, int selftest);
 
+/* The memory the chosen device offers one WU (reported as host/work_mem;
+ * the server sends no WU that needs more, doc/workunit.md §13 "Memory"):
+ * the OpenCL device's global memory, or RAM for "cpu". 0 if unknown. */
+unsigned long long ct_host_work_mem(const struct ct_host *h);
+
 /* Choose h->device from a preference "auto", "cpu", "opencl", "opencl:N".
  * Returns 0, or CT_ENOTFOUND when an OpenCL device was named but does not
  * exist (the caller may fall back to "cpu"). */

@@ -3,6 +3,7 @@
  */
 #include "cl_lora.h"
 #include "cl_paths.h"
+#include "ct_base.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
@@ -13,6 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* <lora_base_format>: how the WU keeps its frozen base (f32 when absent). */
+static int base_format(const struct ct_task *t, int *fmt)
+{
+	const char *f = ct_task_param(t, "lora_base_format");
+
+	*fmt = CT_BASE_F32;
+	if (f != NULL && ct_base_fmt_parse(f, fmt) < 0)
+		return ct_error(CT_EINVAL, "work unit parameter lora_base_format = '%.40s' is not "
+				"f32, bf16, q8 or nf4", f);
+	return 0;
+}
 
 int ct_task_lora_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 {
@@ -58,6 +71,9 @@ int ct_task_lora_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 	if (seed == NULL || end == seed || *end != '\0' || errno != 0 || seed[0] == '-')
 		return ct_error(CT_EINVAL, "a LoRA work unit needs a seed (got '%.40s')",
 				seed ? seed : "");
+	rc = base_format(t, &sp.base_fmt);
+	if (rc < 0)
+		return rc;
 	hp->lora = sp;
 	hp->lora_seed = (uint64_t)sd;
 	return 0;

@@ -5,6 +5,7 @@
 #include "cl_lora.h"
 #include "cl_paths.h"
 #include "cl_jail.h"
+#include "ct_base.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_os.h"
@@ -107,7 +108,11 @@ static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const cha
 		return ct_error(CT_EINVAL, "unknown upload_encoding '%.40s'", enc);
 	rc = ct_task_hparams(t, &r->hp);
 	if (rc == 0) rc = cache_path(cache_dir, t, "model", path, sizeof(path), r->base_sha);
-	if (rc == 0) rc = ct_gpt2_load(path, &r->model);
+	if (rc == 0) rc = ct_base_load(path, &r->model);	/* float32 or a compact base */
+	if (rc == 0 && r->model.fmt != CT_BASE_F32 && r->model.fmt != r->hp.lora.base_fmt)
+		rc = ct_error(CT_EMISMATCH, "the work unit's model is a %s base, its parameters "
+			      "say %s", ct_base_fmt_name(r->model.fmt),
+			      ct_base_fmt_name(r->hp.lora.base_fmt));
 	if (rc == 0) rc = cache_path(cache_dir, t, "data", path, sizeof(path), NULL);
 	if (rc == 0) rc = ct_tokens_load(path, &r->tokens);
 	return rc;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_hash.h"
 #include "ct_isa.h"
 #include "ct_ocl.h"
@@ -42,6 +43,8 @@ static void print_device(const struct ct_ocl_devinfo *d)
 	printf("  compute units:   %u at %u MHz\n", d->compute_units, d->clock_mhz);
 	printf("  global memory:   %.2f GiB (largest buffer %.2f GiB)\n",
 	       d->global_mem / 1073741824.0, d->max_alloc / 1073741824.0);
+	printf("  work memory:     %.2f GiB (a WU needing more is not sent to a host "
+	       "computing here)\n", (double)d->global_mem / (1 << 30));
 	printf("  local memory:    %llu KiB\n", (unsigned long long)(d->local_mem >> 10));
 	printf("  max work-group:  %zu\n", d->max_wg);
 	printf("  double, fma:     %s, %s\n", d->fp64 ? "yes" : "no", d->fma ? "yes" : "no");
@@ -96,11 +99,17 @@ static const struct option devices_long[] = {
 /* The C reference (--device cpu): which kernel path it runs (ct_isa.h). */
 static void print_cpu(void)
 {
+	char os[256];
+	uint64_t ram = 0;
+
 	printf("cpu  C reference\n  kernels:         %s (this CPU runs:", ct_isa_name(ct_isa()));
 	for (int i = 0; i < CT_ISA_N; i++)
 		if (ct_isa_supported(i))
 			printf(" %s", ct_isa_name(i));
 	printf("; CTUNE_ISA=NAME forces one)\n");
+	ct_os_describe(os, sizeof(os), &ram);
+	printf("  work memory:     %.2f GiB of RAM (a WU needing more is not sent to a host "
+	       "computing here)\n", (double)ram / (1 << 30));
 }
 
 static int cmd_devices(struct ct_cmd_ctx *ctx, int argc, char **argv)

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cmd_lora.h"
 #include "commands.h"
+#include "ct_base.h"
 #include "ct_buf.h"
 #include "ct_delta.h"
 #include "ct_err.h"
@@ -131,7 +132,7 @@ static int cmd_merge(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			"MERGED.bin (see 'ctune model merge --help')\n");
 		return CT_EXIT_USAGE;
 	}
-	rc = ct_gpt2_load(argv[optind], &model);
+	rc = ct_base_load_f32(argv[optind], &model);
 	if (rc == 0)
 		rc = ct_lora_apply_file(&model, argv[optind], argv[optind + 1], &sp);
 	if (rc == 0)
@@ -155,5 +156,6 @@ const struct ct_cmd_def ct_model_merge_cmd = {
 	.help = "Merge the LoRA adapters of ADAPTER (written by `ctune train --lora-rank`)\n"
 	"into BASE, the model they were trained from: W = W + (alpha/r) B A for\n"
 	"every adapted matrix (the exact merge of ct_lora.h with one shard), and\n"
-	"write the merged checkpoint to MERGED atomically.\n",
+	"write the merged checkpoint to MERGED atomically. A compact BASE (bf16,\n"
+	"q8, nf4) is widened to float32 first; MERGED is float32.\n",
 };

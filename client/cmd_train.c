@@ -62,6 +62,24 @@ static int parse_int(const char *cmd, const char *opt, const char *s, long lo,
 	return 0;
 }
 
+/* Strict unsigned 64-bit parse (a WU's seed: the server's are 64-bit).
+ * Returns 0 or -1 (message printed). */
+static int parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || s[0] == '+') {
+		fprintf(stderr, "ctune %s: --%s '%s' is not an integer in 0..%llu\n", cmd, opt,
+			s, (unsigned long long)UINT64_MAX);
+		return -1;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
 static int parse_float(const char *cmd, const char *opt, const char *s, float *out)
 {
 	char *end;
@@ -158,7 +176,8 @@ static const struct option train_long[] = {
 
 static int train_parse(int argc, char **argv, struct train_opts *o)
 {
-	int c, bad = 0, have_lr = 0, seed = 0;
+	int c, bad = 0, have_lr = 0;
+	uint64_t seed = 0;
 
 	memset(o, 0, sizeof(*o));
 	ct_wu_hparams_default(&o->hp);
@@ -189,7 +208,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 			if (bad)
 				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
 			break;
-		case 'S': bad = parse_int("train", "lora-seed", optarg, 0, INT_MAX, &seed); break;
+		case 'S': bad = parse_u64("train", "lora-seed", optarg, &seed); break;
 		case 'F': bad = ct_base_fmt_parse(optarg, &o->hp.lora.base_fmt) < 0;
 			o->fmt_given = 1;
 			if (bad)
@@ -207,7 +226,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 		return usage_error("train", "--model, --data, --steps, --batch, --seq, --lr and --out are required");
 	if (o->every > 0 && o->state == NULL)
 		return usage_error("train", "--checkpoint-every needs --state FILE");
-	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed ||
+	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed != 0 ||
 				     o->fmt_given))
 		return usage_error("train", "--lora-alpha, --lora-targets, --lora-seed and "
 				   "--base-format need --lora-rank");
@@ -216,7 +235,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 			o->hp.lora.alpha = (float)o->hp.lora.rank;
 		if (o->hp.lora.targets == 0)
 			o->hp.lora.targets = CT_LORA_ALL;
-		o->hp.lora_seed = (uint64_t)seed;
+		o->hp.lora_seed = seed;
 	}
 	return 0;
 }
@@ -379,7 +398,7 @@ static int cmd_eval(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		return usage_error("eval", "unexpected argument");
 	if (!mpath || !dpath || !B || !T)
 		return usage_error("eval", "--model, --data, --batch and --seq are required");
-	rc = ct_gpt2_load(mpath, &model);
+	rc = ct_base_load_f32(mpath, &model);	/* a compact base widened */
 	if (rc == 0 && apath != NULL)
 		rc = ct_lora_apply_file(&model, mpath, apath, NULL);
 	if (rc == 0)
@@ -558,7 +577,8 @@ const struct ct_cmd_def ct_train_cmd = {
 	"                       volunteer uploads, lossless; `ctune model merge`)\n"
 	"  --lora-alpha A       LoRA scale alpha, s = A/R (default R)\n"
 	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
-	"  --lora-seed S        seed of the initial adapters (default 0)\n"
+	"  --lora-seed S        seed of the initial adapters, 0..2^64-1 (a WU's\n"
+	"                       seed, as the server sends it; default 0)\n"
 	"  --base-format F      keep the frozen base as f32, bf16, q8 (int8, a scale\n"
 	"                       per 32) or nf4 (QLoRA's 4-bit NormalFloat, a scale\n"
 	"                       per 64; doc/workunit.md 13): exactly the f32\n"

@@ -282,6 +282,24 @@ int ct_base_params_f32(const struct ct_gpt2 *m, float **out)
 	return 0;
 }
 
+int ct_base_widen_model(struct ct_gpt2 *m)
+{
+	float *p;
+	int rc;
+
+	if (m->fmt == CT_BASE_F32)
+		return 0;
+	rc = ct_base_params_f32(m, &p);
+	if (rc < 0)
+		return rc;
+	free(m->base);
+	m->base = NULL;
+	m->base_bytes = 0;
+	m->fmt = CT_BASE_F32;
+	m->params = p;
+	return 0;
+}
+
 size_t ct_base_stored_bytes(const struct ct_gpt2 *m)
 {
 	return m->fmt == CT_BASE_F32 ? m->lay.total * sizeof(float) : m->base_bytes;
@@ -353,17 +371,14 @@ static int padding_zero(const struct ct_gpt2 *m, const struct ct_base_layout *bl
 	return 1;
 }
 
-int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m)
+/* The file header's fields and the exact size: *cfg, *bl (fmt in it). */
+static int parse_file_header(const unsigned char *p, size_t n, const char *name,
+			     struct ct_gpt2_config *cfg, struct ct_base_layout *bl)
 {
-	const unsigned char *p = data;
-	unsigned char digest[CT_SHA256_LEN];
-	struct ct_base_layout bl;
-	struct ct_gpt2_config cfg;
 	uint32_t fmt;
 	int rc;
 
-	memset(m, 0, sizeof(*m));
-	if (n < CT_BASE_FILE_HDR || !ct_base_is_file(data, n))
+	if (n < CT_BASE_FILE_HDR || !ct_base_is_file(p, n))
 		return ct_error(CT_EFORMAT, "%s: not a compact base file", name);
 	if (ct_le_get32(p + 8) != CT_BASE_VERSION)
 		return ct_error(CT_EFORMAT, "%s: compact base version %u not supported (want %d)",
@@ -374,13 +389,52 @@ int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 	for (int i = 56; i < 64; i++)
 		if (p[i] != 0)
 			return ct_error(CT_EFORMAT, "%s: header byte %d is not zero", name, i);
-	rc = ct_gpt2_parse_config(p + 64, name, &cfg);
+	rc = ct_gpt2_parse_config(p + 64, name, cfg);
 	if (rc < 0)
 		return rc;
-	ct_base_layout(&cfg, (int)fmt, &bl);
-	if (ct_le_get64(p + 16) != bl.bytes || n != CT_BASE_FILE_HDR + bl.bytes)
+	ct_base_layout(cfg, (int)fmt, bl);
+	if (ct_le_get64(p + 16) != bl->bytes || n != CT_BASE_FILE_HDR + bl->bytes)
 		return ct_error(CT_EFORMAT, "%s: file is %zu bytes but its header implies %zu "
-				"(truncated or wrong file)", name, n, CT_BASE_FILE_HDR + bl.bytes);
+				"(truncated or wrong file)", name, n, CT_BASE_FILE_HDR + bl->bytes);
+	return 0;
+}
+
+int ct_base_read_config(const char *path, struct ct_gpt2_config *cfg, int *fmt)
+{
+	struct ct_mmap map = { 0 };
+	struct ct_base_layout bl;
+	int rc;
+
+	if (fmt != NULL)
+		*fmt = CT_BASE_F32;
+	rc = ct_file_map(path, &map);
+	if (rc < 0)
+		return rc;
+	if (!ct_base_is_file(map.addr, map.len)) {
+		ct_file_unmap(&map);
+		return ct_gpt2_read_config(path, cfg);
+	}
+	rc = parse_file_header(map.addr, map.len, path, cfg, &bl);
+	if (rc == 0 && fmt != NULL)
+		*fmt = bl.fmt;
+	ct_file_unmap(&map);
+	return rc;
+}
+
+int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m)
+{
+	const unsigned char *p = data;
+	unsigned char digest[CT_SHA256_LEN];
+	struct ct_base_layout bl;
+	struct ct_gpt2_config cfg;
+	uint32_t fmt;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = parse_file_header(p, n, name, &cfg, &bl);
+	if (rc < 0)
+		return rc;
+	fmt = (uint32_t)bl.fmt;
 	ct_sha256(p + CT_BASE_FILE_HDR, bl.bytes, digest);
 	if (memcmp(digest, p + 24, CT_SHA256_LEN) != 0)
 		return ct_error(CT_ECORRUPT, "%s: the weights do not match their digest", name);
@@ -418,5 +472,16 @@ int ct_base_load(const char *path, struct ct_gpt2 *m)
 	else
 		rc = ct_gpt2_load_mem(map.addr, map.len, path, m);
 	ct_file_unmap(&map);
+	return rc;
+}
+
+int ct_base_load_f32(const char *path, struct ct_gpt2 *m)
+{
+	int rc = ct_base_load(path, m);
+
+	if (rc == 0)
+		rc = ct_base_widen_model(m);
+	if (rc < 0)
+		ct_gpt2_free(m);
 	return rc;
 }

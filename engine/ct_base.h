@@ -193,6 +193,13 @@ int ct_base_check_finite(const struct ct_gpt2 *m);
  * caller. Returns 0 or CT_ENOMEM. */
 int ct_base_params_f32(const struct ct_gpt2 *m, float **out);
 
+/* Turn a compact model into a float32 one in place (m->params the
+ * widened weights, the image freed, m->fmt 0): the model the server
+ * merges and evaluates for a compact-base job (doc/workunit.md §13, "Jobs
+ * on a compact base"). Nothing for a float32 model. Returns 0 or
+ * CT_ENOMEM (m unchanged). */
+int ct_base_widen_model(struct ct_gpt2 *m);
+
 /* Bytes of the model's stored weights (4*nparams or the image). */
 size_t ct_base_stored_bytes(const struct ct_gpt2 *m);
 
@@ -211,8 +218,19 @@ int ct_base_is_file(const void *data, size_t n);
  * m zeroed on failure. */
 int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m);
 
+/* The config of a checkpoint of either kind from its header (and its
+ * exact size; the weights are not read), *fmt (fmt may be NULL) its
+ * format (CT_BASE_F32 for an llm.c checkpoint). Errors as ct_gpt2_read_config / ct_base_load. */
+int ct_base_read_config(const char *path, struct ct_gpt2_config *cfg, int *fmt);
+
 /* A checkpoint of either kind: a compact base file, or what ct_gpt2_load
  * reads. */
 int ct_base_load(const char *path, struct ct_gpt2 *m);
+
+/* ct_base_load, then a compact base widened to float32 (ct_base_widen_model):
+ * what the server merges and evaluates for a compact-base job, and what
+ * `ctune eval` / `ctune model merge` read. Errors as ct_base_load, or
+ * CT_ENOMEM; m zeroed on failure. */
+int ct_base_load_f32(const char *path, struct ct_gpt2 *m);
 
 #endif

@@ -73,6 +73,22 @@ static int lora_widest(const struct ct_gpt2_config *c)
 	return w > c->C ? w : c->C;
 }
 
+/* The widest output row an adapter adds into (st->u per position). */
+static size_t u_width(const struct ct_gpt2_config *c)
+{
+	return c->arch == CT_ARCH_LLAMA ? (size_t)lora_widest(c) : 4 * (size_t)c->C;
+}
+
+size_t ct_lora_state_floats(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			    int B, int T, int train)
+{
+	const size_t BT = (size_t)B * (size_t)T, n = ct_lora_nparams(cfg, spec);
+	size_t f = n + (size_t)ct_lora_nslots(cfg, spec) * BT * (size_t)spec->rank +
+		   BT * u_width(cfg);
+
+	return train ? f + 3 * n + BT * (size_t)spec->rank : f;
+}
+
 static float *alloc_f(size_t n)
 {
 	return calloc(n ? n : 1, sizeof(float));
@@ -122,7 +138,7 @@ int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 	st->slot_of = malloc((size_t)c->L * CT_LORA_NTARGETS * sizeof(int));
 	st->ad = alloc_f(st->n);
 	st->hs = alloc_f((size_t)st->nslots * BT * spec->rank);
-	st->u = alloc_f(BT * (c->arch == CT_ARCH_LLAMA ? (size_t)lora_widest(c) : 4 * (size_t)c->C));
+	st->u = alloc_f(BT * u_width(c));
 	if (st->train) {
 		st->grad = alloc_f(st->n);
 		st->m = alloc_f(st->n);

@@ -58,6 +58,12 @@ struct ct_lora_state;
 int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 		   const float *adapters);
 
+/* Floats ct_lora_attach allocates for spec on cfg at B x T (train: with
+ * the gradients, moments and backward scratch): the adapters, their
+ * scaled hidden rows per slot and the widest output row (exact). */
+size_t ct_lora_state_floats(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			    int B, int T, int train);
+
 /* Release m's LoRA state (no-op without one). */
 void ct_lora_detach(struct ct_model *m);
 

@@ -265,6 +265,14 @@ nomem:
 			n, B, T);
 }
 
+size_t ct_model_act_floats(const struct ct_gpt2_config *cfg, int B, int T, int training)
+{
+	struct ct_model m = { .cfg = *cfg, .B = B, .T = T };
+	size_t n = acts_layout(&m, NULL);
+
+	return training ? n + gacts_layout(&m, NULL) : n;
+}
+
 void ct_model_free(struct ct_model *m)
 {
 	ct_lora_detach(m);

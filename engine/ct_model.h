@@ -347,6 +347,11 @@ int ct_model_set_base(struct ct_model *m, int fmt, const unsigned char *img);
 int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
 		  const float *params, int B, int T, int training);
 
+/* Floats ct_model_init allocates besides the weights and AdamW state for
+ * cfg at B x T: the activations, plus the backward scratch when training
+ * is not 0 (the same layout functions, so the count is exact). */
+size_t ct_model_act_floats(const struct ct_gpt2_config *cfg, int B, int T, int training);
+
 /* Release everything; zeroes m. A zeroed m is a no-op. */
 void ct_model_free(struct ct_model *m);
 

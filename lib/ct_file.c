@@ -58,6 +58,7 @@ int ct_afile_open(struct ct_afile *af, const char *path, int mode)
 {
 	const char *base = ct_os_last_sep(path);
 	char *dir = NULL;
+	struct stat st;
 	size_t len;
 	int rc = 0;
 
@@ -65,6 +66,11 @@ int ct_afile_open(struct ct_afile *af, const char *path, int mode)
 	base = base ? base + 1 : path;
 	if (*base == '\0')
 		return ct_error(CT_EINVAL, "%s: not a file name", path);
+	/* the rename would replace what is there: never a device, a FIFO or
+	 * a socket (`--out /dev/null` run as root once replaced the device) */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return ct_error(CT_EINVAL, "%s exists and is not a regular file: not replaced",
+				path);
 	dir = dir_of(path);
 	af->path = strdup(path);
 	len = strlen(dir) + strlen(base) + 16;

@@ -7,6 +7,8 @@
  *       base merged with the adapters of the given result files (one per
  *       shard, in shard order; each decoded against the initial adapters
  *       of the seed its header names): what a LoRA round's model must be.
+ *       A compact base (bf16, q8, nf4) is widened, and the mean of the
+ *       adapters is merged instead (doc/workunit.md §13).
  *   lora_tool craft --base B.bin --rank R --alpha A --targets LIST
  *             --seed S --how HOW --out RESULT
  *       a LoRA result file for WU seed S: HOW = honest-ish (small random
@@ -19,6 +21,8 @@
  *       the header: kind, rank, alpha, targets, seed, nparams, bytes.
  */
 #include "config.h"
+#include "ct_avg.h"
+#include "ct_base.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -70,10 +74,13 @@ static int parse(int argc, char **argv, struct args *a)
 	return a->base && a->out && a->spec.rank > 0 ? 0 : -1;
 }
 
-static int load_base(const char *path, struct ct_gpt2 *m, unsigned char sha[32])
+static int load_base(const char *path, struct ct_gpt2 *m, unsigned char sha[32], int *fmt)
 {
-	int rc = ct_gpt2_load(path, m);
+	int rc = ct_base_load(path, m);	/* a compact base widened: exact */
 
+	*fmt = m->fmt;
+	if (rc == 0)
+		rc = ct_base_widen_model(m);
 	return rc == 0 ? ct_sha256_file(path, sha) : rc;
 }
 
@@ -83,13 +90,13 @@ static int cmd_merge(int argc, char **argv)
 	struct args a;
 	unsigned char sha[32];
 	float **ads = NULL;
-	int K, rc;
+	int K, fmt, rc;
 
 	if (parse(argc, argv, &a) < 0 || optind >= argc)
 		return ct_error(CT_EUSAGE, "usage: lora_tool merge --base B --rank R [--alpha A] "
 				"[--targets LIST] --out OUT RESULT...");
 	K = argc - optind;
-	rc = load_base(a.base, &m, sha);
+	rc = load_base(a.base, &m, sha, &fmt);
 	if (rc == 0) {
 		ads = calloc((size_t)K, sizeof(*ads));
 		rc = ads ? 0 : CT_ENOMEM;
@@ -109,6 +116,15 @@ static int cmd_merge(int argc, char **argv)
 			rc = ct_error(CT_EMISMATCH, "%s: trained from another base",
 				      argv[optind + k]);
 		ct_file_unmap(&map);
+	}
+	if (rc == 0 && fmt != CT_BASE_F32) {	/* a compact base: the mean adapters */
+		float *mean = malloc(ct_lora_nparams(&m.cfg, &a.spec) * sizeof(float));
+
+		rc = mean ? ct_avg(mean, (const float *const *)ads, (size_t)K,
+				   ct_lora_nparams(&m.cfg, &a.spec), CT_AVG_MEAN, 0) : CT_ENOMEM;
+		free(ads[0]);
+		ads[0] = mean;
+		K = 1;
 	}
 	if (rc == 0)
 		rc = ct_lora_merge(&m.cfg, &a.spec, m.params, (const float *const *)ads, K);
@@ -147,12 +163,12 @@ static int cmd_craft(int argc, char **argv)
 	unsigned char sha[32];
 	float *init = NULL, *ad = NULL;
 	size_t n;
-	int rc;
+	int fmt, rc;
 
 	if (parse(argc, argv, &a) < 0 || a.how == NULL)
 		return ct_error(CT_EUSAGE, "usage: lora_tool craft --base B --rank R [--alpha A] "
 				"[--targets LIST] --seed S --how HOW --out RESULT");
-	rc = load_base(a.base, &m, sha);
+	rc = load_base(a.base, &m, sha, &fmt);
 	if (rc < 0)
 		return rc;
 	if (strcmp(a.how, "shape") == 0)
@@ -195,7 +211,7 @@ static int cmd_delta(int argc, char **argv)
 	struct ct_delta_model dm;
 	unsigned char sha[32];
 	const char *base = NULL, *dst = NULL;
-	int rc;
+	int fmt, rc;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--base") == 0)
@@ -205,7 +221,7 @@ static int cmd_delta(int argc, char **argv)
 	}
 	if (base == NULL || dst == NULL || argc != 6)
 		return ct_error(CT_EUSAGE, "usage: lora_tool delta --base B --out OUT TRAINED");
-	rc = load_base(base, &m, sha);
+	rc = load_base(base, &m, sha, &fmt);
 	if (rc == 0)
 		rc = ct_gpt2_load(argv[5], &t);
 	if (rc == 0 && t.lay.total != m.lay.total)

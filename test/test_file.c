@@ -227,6 +227,23 @@ static void test_missing_dir(void **state)
 	assert_int_equal(ct_file_write_atomic(f->dir, "x", 1, 0644) < 0, 1);
 }
 
+/* An atomic write never replaces what is not a regular file (a FIFO here;
+ * a device like /dev/null is the case that matters). */
+static void test_not_regular_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	int rc;
+
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	rc = ct_file_write_atomic(f->path, "x", 1, 0644);
+	assert_int_equal(rc, CT_EINVAL);
+	assert_non_null(strstr(ct_errmsg(rc), "not a regular file"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(count_entries(f->dir), 1);	/* no temporary left */
+}
+
 static void test_read_all_cap(void **state)
 {
 	struct fixture *f = *state;
@@ -362,6 +379,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unwritable_dir, setup, teardown),
 #endif
 		cmocka_unit_test_setup_teardown(test_missing_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_regular_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_all_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mmap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_exists_size, setup, teardown),

@@ -40,6 +40,7 @@
 #include "data/server.h"
 #include "daemons/submit_check.h"
 #include "daemons/wg.h"
+#include "ct_base.h"
 
 int ct_cmd_path(const struct ct_cmd_ctx *ctx, const char *path, char *out, size_t cap)
 {
@@ -90,7 +91,7 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_QUORUM, O_REPLICAS, O_BETA1, O_BETA2, O_EPS, O_WD, O_CLIP, O_SEED, O_DEADLINE,
        O_NAME, O_TOL, O_MARGIN, O_ENC, O_NOADAPT, O_EVALTOK, O_PROBETOK, O_RANDOM,
        /* LoRA jobs */
-       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_AGG,
+       O_LORA_RANK, O_LORA_ALPHA, O_LORA_TARGETS, O_BASE_FMT, O_AGG,
        /* the outer optimizer */
        O_OUTER, O_OUTER_LR, O_OUTER_MOM,
        /* rounds that close without their last WUs */
@@ -113,7 +114,7 @@ static const struct option submit_opts[] = {
 	{ "probe-tokens", 1, NULL, O_PROBETOK }, { "allow-random-base", 0, NULL, O_RANDOM },
 	/* LoRA jobs */
 	{ "lora-rank", 1, NULL, O_LORA_RANK }, { "lora-alpha", 1, NULL, O_LORA_ALPHA },
-	{ "lora-targets", 1, NULL, O_LORA_TARGETS },
+	{ "lora-targets", 1, NULL, O_LORA_TARGETS }, { "base-format", 1, NULL, O_BASE_FMT },
 	{ "aggregate", 1, NULL, O_AGG },
 	{ "outer", 1, NULL, O_OUTER }, { "outer-lr", 1, NULL, O_OUTER_LR },
 	{ "outer-momentum", 1, NULL, O_OUTER_MOM },
@@ -148,6 +149,15 @@ static int lora_opt(struct ct_job_spec *s, int c)
 			rc = ct_error(CT_EUSAGE, "--lora-alpha must be a number > 0");
 		s->lora.alpha = (float)a;
 		return rc;
+	case O_BASE_FMT:
+		rc = ct_base_fmt_parse(optarg, &s->lora.base_fmt);
+		if (rc < 0) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "%s", ct_errmsg(rc));
+			return ct_error(CT_EUSAGE, "--base-format: %s", why);
+		}
+		return 0;
 	default:
 		rc = ct_lora_targets_parse(optarg, &s->lora.targets);
 		if (rc < 0) {
@@ -249,7 +259,8 @@ static int submit_opt(struct ct_cmd_ctx *ctx, struct ct_job_spec *s, int c, char
 		return rc;
 	case O_ENC: s->upload_encoding = optarg; return 0;
 	case O_NOADAPT: s->adaptive = 0; return 0;
-	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: return lora_opt(s, c);
+	case O_LORA_RANK: case O_LORA_ALPHA: case O_LORA_TARGETS: case O_BASE_FMT:
+		return lora_opt(s, c);
 	default: return ct_error(CT_EUSAGE, "unknown option (see --help)");
 	}
 }
@@ -1032,7 +1043,8 @@ static const struct ct_cmd_def job_submit = {
 	"       [--aggregate mean|trimmed-mean|median]\n"
 	"       [--outer mean|sgd|nesterov [--outer-lr X] [--outer-momentum MU]]\n"
 	"       [--round-quorum F [--round-timeout SECS]]\n"
-	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]]",
+	"       [--lora-rank R [--lora-alpha A] [--lora-targets qkv,proj,fc,fcproj]\n"
+	"        [--base-format f32|bf16|q8|nf4]]",
 	.help = "With text instead of --train/--eval: --train-text FILE...\n"
 	"(--eval-text FILE | --eval-fraction F) [--tokenizer bytes|gpt2|PATH]\n"
 	"[--sample-prompt TEXT] [--sample-seed S]. With --model HF_DIR the text is\n"
@@ -1055,6 +1067,10 @@ static const struct ct_cmd_def job_submit = {
 	"--round-quorum F closes a round once that fraction of its work units is\n"
 	"done (after --round-timeout SECS from its opening, if given), over the ones\n"
 	"done; the rest are abandoned and the next round opens at once.\n"
+	"--base-format bf16|q8|nf4 (LoRA, one round) converts the base once and\n"
+	"ships it compact: volunteers download and hold 1/2 (bf16) to 1/7 (nf4) of\n"
+	"the float32 base; every WU and the server's evaluation use the widened\n"
+	"weights (doc/workunit.md section 13).\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {

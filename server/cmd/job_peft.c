@@ -7,6 +7,7 @@
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_llama.h"
+#include "daemons/eval.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -379,7 +380,7 @@ int ct_job_peft_export(const struct ct_job_peft *p, const char *dir, int *rank_o
 	size_t n = 0;
 	int P = 0, rc;
 
-	rc = ct_gpt2_load(p->base_path, &base);
+	rc = ct_seval_model_load(p->base_path, &base);	/* a compact base widened */
 	if (rc == 0)
 		rc = ct_gpt2_load(p->model_path, &model);
 	if (rc == 0 && !same_shape(&base, &model))

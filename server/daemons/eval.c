@@ -5,6 +5,7 @@
 #include "daemons.h"
 #include "data/db.h"
 #include "data/server.h"
+#include "ct_base.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_options.h"
@@ -21,6 +22,21 @@
 
 #define READ_STEP ((size_t)4 << 20)
 
+/* 1 if path is a compact base file (ct_base.h), 0 if not, or CT_E*. */
+static int base_file(const char *path)
+{
+	unsigned char head[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return ct_error(errno == ENOENT ? CT_ENOENT : CT_EIO, "%s: %s", path,
+				strerror(errno));
+	got = read(fd, head, sizeof(head));
+	close(fd);
+	return got > 0 && ct_base_is_file(head, (size_t)got);
+}
+
 int ct_seval_model_load(const char *path, struct ct_gpt2 *m)
 {
 	struct ct_gpt2_config cfg;
@@ -28,6 +44,10 @@ int ct_seval_model_load(const char *path, struct ct_gpt2 *m)
 	int fd = -1, rc;
 
 	memset(m, 0, sizeof(*m));
+	rc = base_file(path);
+	if (rc != 0)	/* a compact base (a LoRA job's), widened: §13 of doc/workunit.md;
+			 * its image and the float32 copy are held together a moment */
+		return rc < 0 ? rc : ct_base_load_f32(path, m);
 	rc = ct_gpt2_read_config(path, &cfg);	/* checks the header and the size */
 	if (rc == 0)
 		rc = ct_gpt2_alloc(m, &cfg);

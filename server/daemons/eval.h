@@ -48,7 +48,11 @@ int ct_seval_record_round(struct ct_db *db, int64_t roundid, int64_t ntokens);
 
 /* Load an llm.c checkpoint like ct_gpt2_load(), but read the weights with
  * read() into the allocation instead of copying them out of a mapping, so
- * the process's resident size grows by one model, not two. *m owned by the
+ * the process's resident size grows by one model, not two. A compact base
+ * file (a LoRA job's, ct_base.h) is read whole and widened to float32
+ * (ct_base_widen_model): the exact float32 weights every client's WU
+ * computes with, so the server's merges and losses are those of the
+ * widened base (doc/workunit.md §13). *m owned by the
  * caller (ct_gpt2_free). Errors as ct_gpt2_load (CT_ENOENT, CT_EFORMAT,
  * CT_ENOMEM, CT_EIO). */
 int ct_seval_model_load(const char *path, struct ct_gpt2 *m);

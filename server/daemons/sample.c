@@ -3,6 +3,7 @@
  * with text, the per-round samples, `job sample`.
  */
 #include "sample.h"
+#include "ct_base.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -333,7 +334,7 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 		if (ta.token_file[k])
 			rc = check_token_file(ctx, ta.token_file[k], k ? "--eval" : "--train");
 	if (rc == 0 && ta.model && ct_cmd_path(ctx, ta.model, path, sizeof(path)) == 0 &&
-	    ct_gpt2_read_config(path, &cfg) == 0)
+	    ct_base_read_config(path, &cfg, NULL) == 0)
 		ts->V = cfg.V;
 	if (rc == 0)	/* a Hugging Face directory's, or --tokenizer PATH */
 		rc = ct_job_tokenizer_prepare(ctx, ta.model, ta.ntrain > 0 || ta.train_chat, ts);
@@ -531,7 +532,7 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 		 * sampling device (eval.h): never in this process's memory */
 		rc = ct_server_download_path(srv, sha, path, sizeof(path));
 		if (rc == 0)
-			rc = ct_gpt2_read_config(path, &shape.cfg);
+			rc = ct_base_read_config(path, &shape.cfg, NULL);
 		if (rc < 0)
 			return rc;
 		ct_gpt2_layout(&shape.cfg, &shape.lay);
@@ -665,7 +666,7 @@ int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc == 0)
 		rc = ct_server_download_path(ctx->srv, sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_load(path, &model);
+		rc = ct_seval_model_load(path, &model);	/* a compact base widened */
 	ct_buf_init(&text, SAMPLE_BUF_MAX);
 	if (rc == 0)
 		rc = sample_model(ctx->srv, &jt, &model, NULL, prompt ? prompt : jt.prompt,

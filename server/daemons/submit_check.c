@@ -4,6 +4,7 @@
  * table of magic numbers and the command that gives the text back.
  */
 #include "submit_check.h"
+#include "ct_base.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -142,7 +143,7 @@ int ct_submit_check_base_file(const char *model_path, const char *eval_path, int
 
 	if (model_path == NULL || eval_path == NULL || seq < 1)
 		return 0;
-	if (ct_gpt2_read_config(model_path, &cfg) < 0 || seq > cfg.maxT ||
+	if (ct_base_read_config(model_path, &cfg, NULL) < 0 || seq > cfg.maxT ||
 	    ct_tokens_load_any(eval_path, &eval) < 0)
 		return 0;
 	rc = ct_tokens_check_vocab(&eval, cfg.V) < 0 ? 0

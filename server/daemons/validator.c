@@ -26,6 +26,7 @@
  * in quorum.c; doc/validation.md explains them.
  */
 #include "validate/credit.h"
+#include "ct_base.h"
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
@@ -209,7 +210,7 @@ static int load_inputs(struct vwu *v)
 	/* the shape now; the weights when a step needs them (base_need) */
 	rc = ct_server_download_path(v->srv, v->j.model_sha, path, sizeof(path));
 	if (rc == 0)
-		rc = ct_gpt2_read_config(path, &v->base.cfg);
+		rc = ct_base_read_config(path, &v->base.cfg, NULL);
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(&v->base.cfg, &v->base.lay);

@@ -1,11 +1,13 @@
 /*
  * wg.c - the work generator (see wg.h): job submission and opening rounds.
  *
- * Submission reads the checkpoint's header only (ct_gpt2_read_config: the
+ * Submission reads the checkpoint's header only (ct_base_read_config: the
  * config and the exact file size, so no model is loaded) and maps the
  * token files (ct_tokens_load), checks every token against the model's
  * vocabulary and that each shard and the evaluation file are long enough,
- * all before anything is stored.
+ * all before anything is stored. A job on a compact frozen base
+ * (--base-format) then converts the model once (compact_base) and stores
+ * the compact file as the job's model.
  */
 #include "wg.h"
 
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include "ct_err.h"
+#include "ct_base.h"
+#include "ct_engine.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
 #include "ct_log.h"
@@ -93,10 +97,14 @@ static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t
 static int load_inputs(const struct ct_job_spec *s, struct job_inputs *in)
 {
 	uint64_t need = (uint64_t)s->batch * (uint64_t)s->seq + 1;	/* both <= 65536 */
-	int rc;
+	int fmt, rc;
 
 	memset(in, 0, sizeof(*in));
-	rc = ct_gpt2_read_config(s->model_path, &in->cfg);
+	rc = ct_base_read_config(s->model_path, &in->cfg, &fmt);
+	if (rc == 0 && fmt != CT_BASE_F32 && s->lora.base_fmt == CT_BASE_F32)
+		rc = ct_error(CT_EINVAL, "%s is a %s base: a job on it needs --lora-rank and "
+			      "--base-format %s", s->model_path, ct_base_fmt_name(fmt),
+			      ct_base_fmt_name(fmt));
 	if (rc < 0)
 		return rc;
 	if (s->seq > in->cfg.maxT)
@@ -169,6 +177,11 @@ static int check_spec(const struct ct_job_spec *s)
 	if (s->round_quorum > 0 && s->round_quorum < 1 && s->lora.rank > 0)
 		return ct_error(CT_EINVAL, "--round-quorum below 1 is not supported for LoRA "
 				"jobs yet (their rounds merge every shard's adapters)");
+	if (s->lora.base_fmt != CT_BASE_F32 && s->rounds != 1)
+		return ct_error(CT_EINVAL, "--base-format %s takes --rounds 1 for now: a merged "
+				"round model is float32, and shipping it compact would round "
+				"the round's update away (doc/workunit.md §13, \"Jobs on a "
+				"compact base\")", ct_base_fmt_name(s->lora.base_fmt));
 	return ct_lora_job_check(&s->lora, NULL);
 }
 
@@ -216,12 +229,52 @@ struct job_files {
 	int64_t model_size, train_size, eval_size;
 };
 
+/* The base of a compact-base LoRA job (doc/workunit.md §13): converted
+ * once here from float32 into a compact base file in the store's
+ * directory (*tmp names it, to unlink), or the file itself when it is of
+ * that format already (*tmp ""). */
+static int compact_base(struct ct_server *srv, const struct ct_job_spec *s, char *tmp,
+			size_t cap, const char **path)
+{
+	struct ct_gpt2 m = { 0 }, c = { 0 };
+	int fmt = s->lora.base_fmt, rc;
+
+	*tmp = '\0';
+	*path = s->model_path;
+	rc = ct_base_load(s->model_path, &m);
+	if (rc == 0 && m.fmt != CT_BASE_F32 && m.fmt != fmt)
+		rc = ct_error(CT_EINVAL, "%s is a %s base: --base-format %s wants a float32 "
+			      "or %s model", s->model_path, ct_base_fmt_name(m.fmt),
+			      ct_base_fmt_name(fmt), ct_base_fmt_name(fmt));
+	if (rc < 0 || m.fmt == fmt)
+		goto out;
+	rc = ct_base_convert(&m.cfg, m.params, fmt, &c);
+	if (rc == 0) {
+		static _Atomic unsigned seq;	/* two submissions of one process */
+
+		snprintf(tmp, cap, "%s/.tmp-base-%d-%u", srv->download_dir, (int)getpid(), seq++);
+		rc = ct_base_save(tmp, &c);
+		*path = tmp;
+	}
+out:
+	ct_gpt2_free(&c);
+	ct_gpt2_free(&m);
+	return rc;
+}
+
 static int store_inputs(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
 			struct job_files *f)
 {
-	int rc;
+	char tmp[PATH_MAX] = "";
+	const char *model = s->model_path;
+	int rc = 0;
 
-	rc = ct_store_add_file(srv, db, s->model_path, "model", 0, 1, f->model, &f->model_size);
+	if (s->lora.base_fmt != CT_BASE_F32)
+		rc = compact_base(srv, s, tmp, sizeof(tmp), &model);
+	if (rc == 0)
+		rc = ct_store_add_file(srv, db, model, "model", 0, 1, f->model, &f->model_size);
+	if (*tmp)
+		unlink(tmp);
 	if (rc == 0)
 		rc = ct_store_add_file(srv, db, s->train_path, "train", 0, 0, f->train,
 				       &f->train_size);
@@ -286,6 +339,24 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	return 0;
 }
 
+/* job.wu_mem_bytes: what one WU of the job needs (ct_wu_mem_bytes), which
+ * the scheduler holds hosts' work memory to (eligibility.h). */
+static int put_wu_mem(struct ct_db *db, const struct ct_job_spec *s,
+		      const struct ct_gpt2_config *cfg, int64_t jobid)
+{
+	struct ct_wu_hparams hp;
+	int rc;
+
+	ct_wu_hparams_default(&hp);
+	hp.B = s->batch;
+	hp.T = s->seq;
+	rc = ct_lora_job_check(&s->lora, &hp.lora);	/* defaults filled in */
+	if (rc == 0)
+		rc = ct_db_exec(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?", "ll",
+				(int64_t)ct_wu_mem_bytes(cfg, &hp), jobid);
+	return rc < 0 ? rc : 0;
+}
+
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
 		 int64_t *jobid_out)
 {
@@ -314,6 +385,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)
 		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
+	if (rc >= 0)
+		rc = put_wu_mem(db, spec, &in.cfg, jobid);
 	if (rc >= 0)
 		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ct_base.h"
 #include "ct_err.h"
 #include "ct_xml.h"
 #include "db.h"
@@ -17,11 +18,12 @@ struct lora_row {
 	int rank;
 	double alpha;
 	int64_t targets;
+	int base_format;
 };
 
 static const struct ct_dl_col lora_cols[] = {
 	CT_DL_COL(struct lora_row, rank), CT_DL_COL(struct lora_row, alpha),
-	CT_DL_COL(struct lora_row, targets),
+	CT_DL_COL(struct lora_row, targets), CT_DL_COL(struct lora_row, base_format),
 };
 
 int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
@@ -30,8 +32,8 @@ int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
 	int rc;
 
 	memset(spec, 0, sizeof(*spec));
-	rc = CT_DL_ONE(db, &r, lora_cols, "SELECT lora_rank, lora_alpha, lora_targets "
-		       "FROM job_lora WHERE jobid=?", jobid);
+	rc = CT_DL_ONE(db, &r, lora_cols, "SELECT lora_rank, lora_alpha, lora_targets, "
+		       "base_format FROM job_lora WHERE jobid=?", jobid);
 	if (rc == CT_ENOTFOUND)
 		return 0;
 	if (rc < 0)
@@ -39,7 +41,9 @@ int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
 	spec->rank = r.rank;
 	spec->alpha = (float)r.alpha;
 	spec->targets = (unsigned)r.targets;
-	if (spec->rank < 1 || spec->rank > CT_LORA_MAX_RANK || !(spec->alpha > 0.0f) ||
+	spec->base_fmt = r.base_format;
+	if (spec->base_fmt < 0 || spec->base_fmt >= CT_BASE_NFMT ||
+	    spec->rank < 1 || spec->rank > CT_LORA_MAX_RANK || !(spec->alpha > 0.0f) ||
 	    !isfinite(spec->alpha) || spec->targets == 0 ||
 	    (spec->targets & ~(unsigned)CT_LORA_ALL) != 0)
 		return ct_error(CT_EFORMAT, "job %" PRId64 ": stored LoRA spec is invalid", jobid);
@@ -59,6 +63,9 @@ int ct_lora_job_check(const struct ct_lora_spec *in, struct ct_lora_spec *out)
 
 	if (s.rank == 0 && (s.alpha != 0.0f || s.targets != 0))
 		return ct_error(CT_EINVAL, "--lora-alpha and --lora-targets need --lora-rank");
+	if (s.rank == 0 && s.base_fmt != CT_BASE_F32)
+		return ct_error(CT_EINVAL, "--base-format needs --lora-rank (only a LoRA job "
+				"has a frozen base)");
 	if (s.rank != 0 && s.alpha == 0.0f)
 		s.alpha = (float)s.rank;
 	if (s.rank != 0 && s.targets == 0)
@@ -81,9 +88,9 @@ int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *
 		rc = ct_lora_spec_check(&spec, cfg);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "INSERT INTO job_lora (jobid, lora_rank, lora_alpha, lora_targets) "
-			"VALUES (?, ?, ?, ?)", "lidi", jobid, spec.rank, (double)spec.alpha,
-			(int)spec.targets);
+	rc = ct_db_exec(db, "INSERT INTO job_lora (jobid, lora_rank, lora_alpha, lora_targets, "
+			"base_format) VALUES (?, ?, ?, ?, ?)", "lidii", jobid, spec.rank,
+			(double)spec.alpha, (int)spec.targets, spec.base_fmt);
 	if (rc >= 0)
 		rc = ct_db_exec(db, "UPDATE job SET max_upload_bytes=? WHERE id=?", "ll",
 				ct_lora_max_upload(cfg, &spec), jobid);
@@ -134,6 +141,8 @@ int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid)
 		rc = ct_xml_elem_double(b, "lora_alpha", (double)spec.alpha);
 	if (rc == 0)
 		rc = ct_xml_elem_str(b, "lora_targets", targets);
+	if (rc == 0 && spec.base_fmt != CT_BASE_F32)
+		rc = ct_xml_elem_str(b, "lora_base_format", ct_base_fmt_name(spec.base_fmt));
 	return rc;
 }
 
@@ -147,5 +156,7 @@ int ct_lora_job_describe(FILE *out, struct ct_db *db, int64_t jobid)
 		return rc;
 	fprintf(out, "LoRA: rank %d, alpha %g, targets %s (results are adapters)\n", spec.rank,
 		(double)spec.alpha, targets);
+	if (spec.base_fmt != CT_BASE_F32)
+		fprintf(out, "frozen base: %s\n", ct_base_fmt_name(spec.base_fmt));
 	return 0;
 }

@@ -47,7 +47,8 @@ int64_t ct_lora_max_upload(const struct ct_gpt2_config *cfg, const struct ct_lor
 
 /* Append the LoRA elements of a WU of job `jobid` to the scheduler reply
  * (inside its <workunit>): <lora_rank>, <lora_alpha>, <lora_targets>
- * ("qkv,proj,fc,fcproj", the words ct_lora_targets_parse reads). Nothing
+ * ("qkv,proj,fc,fcproj", the words ct_lora_targets_parse reads) and, for a
+ * compact frozen base, <lora_base_format> ("bf16", "q8", "nf4"). Nothing
  * for a full-weight job. Returns 0, CT_ETOOBIG (b's cap) or a db error. */
 int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid);
 

@@ -85,6 +85,7 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
 	h->userid = userid;
 	h->hostid = hostid;
 	h->cpid = cpid;
+	h->work_mem = 0;	/* the caller sets what the request said */
 	ct_elig_net_key(ip, &p, h->net);
 	return rc;
 }
@@ -100,6 +101,11 @@ static const struct ct_dl_col replica_cols[] = {
 	CT_DL_COL(struct replica, cpid), CT_DL_COL(struct replica, net),
 };
 
+int ct_elig_mem_rule(int64_t need, int64_t have)
+{
+	return need <= 0 || have <= 0 || need <= have;
+}
+
 int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		  const char **why)
 {
@@ -108,6 +114,18 @@ int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 	int rc, ok = 1;
 
 	*why = NULL;
+	if (h->work_mem > 0) {
+		int64_t need = 0;
+
+		rc = ct_db_query_int(db, &need, "SELECT j.wu_mem_bytes FROM workunit w JOIN job j "
+				     "ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+		if (rc < 0)
+			return rc;
+		if (!ct_elig_mem_rule(need, h->work_mem)) {
+			*why = "memory";
+			return 0;
+		}
+	}
 	/* every replica ever sent (unsent ones have no host); a host row
 	 * that is gone still leaves the result's own userid and network */
 	rc = ct_db_query(db, &res, "SELECT r.userid, r.hostid, COALESCE(h.host_cpid, ''), "

@@ -37,6 +37,12 @@
  * (ct_elig_accounts_needed()) made an RPC in that time, is placed under
  * the per-WU rules only.
  *
+ * Memory: a host that reports its work memory (host/work_mem, the bytes
+ * its compute device offers: device memory, or RAM for the C reference)
+ * never gets a replica of a WU whose job needs more (job.wu_mem_bytes,
+ * ct_wu_mem_bytes: shape, batch, LoRA and base format). A host that says
+ * nothing, or a job from before the column (0), is not held to it.
+ *
  * Threads: every function is reentrant; the db calls run on the caller's
  * connection (inside the caller's transaction, after it locked the WU).
  */
@@ -73,11 +79,13 @@ struct ct_elig_round {
 	int active;		/* distinct accounts that asked within the grace */
 };
 
-/* Who asks for work: the account, the host, its client id and network. */
+/* Who asks for work: the account, the host, its client id and network,
+ * and the memory its compute device offers a WU. */
 struct ct_elig_host {
 	int64_t userid, hostid;
 	const char *cpid;		/* the client's host_cpid, borrowed */
 	char net[CT_ELIG_NETLEN];	/* ct_elig_net_key(), "" = none */
+	int64_t work_mem;		/* host/work_mem bytes; 0 = not said */
 };
 
 /* The project's policy from its config (conf may be NULL: defaults).
@@ -97,9 +105,14 @@ void ct_elig_net_key(const char *ip, const struct ct_elig_policy *p,
 int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_t userid,
 		      int64_t hostid, const char *cpid, const char *ip);
 
-/* Whether h may take a replica of WU wuid, given every result of it that
- * was ever sent. Returns 1 (eligible), 0 (not: *why names the rule,
- * "account", "host" or "network"; a static string), or CT_EDB. */
+/* Whether host memory `have` (0: not said) holds a WU needing `need`
+ * bytes (0: not known): 1 or 0. Pure. */
+int ct_elig_mem_rule(int64_t need, int64_t have);
+
+/* Whether h may take a replica of WU wuid: its memory (ct_elig_mem_rule
+ * on the WU's job), then every result of it that was ever sent. Returns
+ * 1 (eligible), 0 (not: *why names the rule, "memory", "account", "host"
+ * or "network"; a static string), or CT_EDB. */
 int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		  const char **why);
 

@@ -658,6 +658,7 @@ static int assign_work(struct sched_ctx *c)
 			       c->ip);
 	if (rc < 0)
 		return rc;
+	c->who.work_mem = c->req.work_mem;	/* WUs it cannot hold stay (eligibility.h) */
 	if (want > cap - inprog)
 		want = (int)(cap - inprog);
 	if (want > 0)

@@ -87,6 +87,11 @@ static int parse_host(xmlNodePtr root, struct sched_req *r)
 		if (rc == CT_ENOTFOUND)
 			rc = 0;
 	}
+	if (rc == 0) {	/* absent (an older client): 0, memory unknown */
+		rc = ct_xml_get_int64(h, "work_mem", 0, INT64_MAX, &r->work_mem);
+		if (rc == CT_ENOTFOUND)
+			rc = 0;
+	}
 	for (d = ct_xml_child(h, "device"); rc == 0 && d; d = ct_xml_next(d, "device")) {
 		if (r->ndev == CT_SCHED_MAX_DEVICES)
 			return ct_error(CT_EPROTO, "more than %d <device>s", CT_SCHED_MAX_DEVICES);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ct_avg.h"
+#include "ct_base.h"
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_log.h"
@@ -166,6 +168,27 @@ int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roun
 	return decode_round(srv, db, roundid, nwus, cfg, spec, ads);
 }
 
+/* A compact-base job's round (doc/workunit.md §13, "Jobs on a compact
+ * base"): the mean of the K adapter arrays (ct_avg: A and B each averaged
+ * in shard order), merged alone (K = 1) into out, the widened base. The
+ * mean is kept in ads[0]. */
+static int merge_mean_adapters(const struct ct_gpt2_config *cfg,
+			       const struct ct_lora_spec *spec, float *out, float **ads, int nwus)
+{
+	size_t n = ct_lora_nparams(cfg, spec);
+	float *mean = malloc(n * sizeof(float));
+	int rc;
+
+	if (mean == NULL)
+		return CT_ENOMEM;
+	rc = ct_avg(mean, (const float *const *)ads, (size_t)nwus, n, CT_AVG_MEAN, 0);
+	if (rc == 0)
+		rc = ct_lora_merge(cfg, spec, out, (const float *const *)&mean, 1);
+	free(ads[0]);
+	ads[0] = mean;
+	return rc;
+}
+
 int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			int64_t roundid, int nwus, const struct ct_gpt2 *base, float *out)
 {
@@ -184,10 +207,12 @@ int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	if (ads == NULL)
 		return CT_ENOMEM;
 	rc = decode_round(srv, db, roundid, nwus, &base->cfg, &spec, ads);
-	if (rc == 0) {
+	if (rc == 0)
 		memcpy(out, base->params, base->lay.total * sizeof(float));
+	if (rc == 0 && spec.base_fmt != CT_BASE_F32)
+		rc = merge_mean_adapters(&base->cfg, &spec, out, ads, nwus);
+	else if (rc == 0)
 		rc = ct_lora_merge(&base->cfg, &spec, out, (const float *const *)ads, nwus);
-	}
 	for (int k = 0; k < nwus; k++)
 		free(ads[k]);
 	free(ads);

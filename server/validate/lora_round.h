@@ -76,7 +76,10 @@ double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_s
 /* Close LoRA round `roundid` of job `jobid` (nwus WUs): decode the K
  * canonical results (shard order, each against its WU's initial
  * adapters) and write base merged with all of them (ct_lora_merge) into
- * out (base->lay.total floats). Holds K adapter arrays at once. Returns
+ * out (base->lay.total floats). A job on a compact base (spec.base_fmt)
+ * merges the mean of the K adapter arrays instead (ct_avg, then
+ * ct_lora_merge with K = 1; doc/workunit.md §13), base being the widened
+ * base. Holds K adapter arrays at once. Returns
  * 0, CT_ESTATE (a WU without a canonical result), CT_ENOMEM, decode or db
  * errors. */
 int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
