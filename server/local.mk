@@ -27,6 +27,7 @@ server_libctserver_a_SOURCES = \
 	server/sched.c server/sched_rpc.h \
 	server/sched_req.c server/sched_req.h \
 	server/eligibility.c server/eligibility.h \
+	server/feeder.c server/feeder.h \
 	server/worklimit.c server/worklimit.h \
 	server/ratelimit.c server/ratelimit.h \
 	server/proxy.c server/proxy.h server/conn_guard.c server/conn_guard.h \

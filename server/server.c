@@ -17,6 +17,7 @@
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_log.h"
+#include "feeder.h"
 #include "page_cache.h"
 #include "ratelimit.h"
 #include "tls_cert.h"
@@ -265,6 +266,7 @@ void ct_server_free(struct ct_server *srv)
 	ct_conf_free(srv->conf);
 	ct_page_cache_free(srv->pages);
 	ct_rl_free(srv->rl);
+	ct_feeder_free(srv->feeder);
 	memset(srv, 0, sizeof(*srv));
 }
 
