@@ -662,6 +662,9 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
 	if (rc > 0)
 		rc = ct_trust_note(db, t->wuid, t->c->hostid);
+	else if (rc == 0)
+		ct_log_debug("trust: host %" PRId64 ": WU %" PRId64 " replicated (another replica "
+			     "sent before)", t->c->hostid, t->wuid);
 	return rc < 0 ? rc : 0;
 }
 

@@ -46,11 +46,15 @@ vrpc() {
 		--interface "$(vip "$1")"
 }
 # ask VOL WANT: an RPC asking for WANT results; remembers the host id and
-# the reply in $T/reply.VOL; prints the number of results got
+# the reply in $T/reply.VOL; prints the number of results got. A reply
+# without a host id (a refusal, which comes with HTTP 200) ends the test
+# with the reply: storing an empty id would make VOL a new host.
 ask() {
 	vrpc "$1" "$2"
-	[ "$code" = 200 ] || die "$1's RPC: HTTP $code"
-	xp 'string(/scheduler_reply/host_id)' >"$T/host.$1"
+	[ "$code" = 200 ] || die "$1's RPC: HTTP $code: $(cat "$T/reply.xml")"
+	hid=$(xp 'string(/scheduler_reply/host_id)')
+	[ -n "$hid" ] || die "$1's RPC: a reply without host_id: $(cat "$T/reply.xml")"
+	echo "$hid" >"$T/host.$1"
 	cp "$T/reply.xml" "$T/reply.$1"
 	xp 'count(/scheduler_reply/result)'
 }
