@@ -37,13 +37,14 @@ struct ct_feeder {
 	int n;
 	int64_t seen;		/* highest result id looked at */
 	double full_at;		/* monotonic time of the last full read (0: never) */
+	double full_s;		/* seconds between full reads */
 	int complete;		/* that read found fewer unsent results than slots */
 	int stale;		/* a full read is due */
 	int filling;		/* a request is reading */
 	int64_t lora_sig[2];	/* struct read_info's, at the last full read */
 };
 
-int ct_feeder_new(struct ct_feeder **out)
+int ct_feeder_new(struct ct_feeder **out, double full_s)
 {
 	struct ct_feeder *f = calloc(1, sizeof(*f));
 
@@ -62,6 +63,7 @@ int ct_feeder_new(struct ct_feeder **out)
 		free(f);
 		return CT_ENOMEM;
 	}
+	f->full_s = full_s;
 	*out = f;
 	return 0;
 }
@@ -304,7 +306,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 		pthread_mutex_unlock(&f->mu);
 		return 0;
 	}
-	full = f->full_at == 0 || now - f->full_at >= CT_FEED_FULL_S || f->stale ||
+	full = f->full_at == 0 || now - f->full_at >= f->full_s || f->stale ||
 	       (!f->complete && free_slots(f) < CT_FEED_SLOTS / 4);
 	seen = f->seen;
 	sig[0] = f->lora_sig[0];

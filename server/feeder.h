@@ -17,7 +17,8 @@
  * Refill: each request first looks for results created since the cache
  * last looked (by id, a bounded primary-key range: results become unsent
  * only when inserted, result_state.c) and merges them in dispatch order;
- * every CT_FEED_FULL_S seconds, or when fewer than a quarter of the slots
+ * every full_s seconds (sched.feeder_full_s, CT_FEED_FULL_S by default),
+ * or when fewer than a quarter of the slots
  * are free while the database has more unsent work than the cache holds,
  * one request reads the first CT_FEED_SLOTS unsent results afresh. One
  * request at a time refills (the others use what is there).
@@ -62,9 +63,10 @@ enum ct_feed_outcome {
 
 struct ct_feeder;
 
-/* A new, empty cache into *out (free with ct_feeder_free; NULL is
- * harmless). Returns 0 or CT_ENOMEM (*out NULL). */
-int ct_feeder_new(struct ct_feeder **out);
+/* A new, empty cache into *out, read afresh every full_s seconds (free
+ * with ct_feeder_free; NULL is harmless). Returns 0 or CT_ENOMEM (*out
+ * NULL). */
+int ct_feeder_new(struct ct_feeder **out, double full_s);
 void ct_feeder_free(struct ct_feeder *f);
 
 /* Refill when due (see above, on db, outside any transaction), then take

@@ -1018,8 +1018,18 @@ static struct ct_feeder *sched_feeder(struct ct_server *srv)
 	struct ct_feeder *f;
 
 	pthread_mutex_lock(&mu);
-	if (srv->feeder == NULL)
-		ct_feeder_new(&srv->feeder);
+	if (srv->feeder == NULL) {
+		double full_s = CT_FEED_FULL_S;
+		int rc = ct_conf_get_double(srv->conf, "sched.feeder_full_s", CT_FEED_FULL_S, 0.1,
+					    3600.0, &full_s);
+
+		if (rc < 0) {
+			ct_log_warn("sched: %s; the ready-to-send cache is read afresh every %.0f s",
+				    ct_errmsg(rc), CT_FEED_FULL_S);
+			full_s = CT_FEED_FULL_S;
+		}
+		ct_feeder_new(&srv->feeder, full_s);
+	}
 	f = srv->feeder;
 	pthread_mutex_unlock(&mu);
 	return f;

@@ -77,12 +77,15 @@ int ct_wlim_count(struct ct_db *db, int64_t userid, int64_t hostid, struct ct_wl
 	int64_t now = ct_db_now(db);
 	int rc;
 
+	/* the last day by result_host_sent: on small tables MariaDB took
+	 * result_host, every result the host ever had */
 	rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result WHERE hostid=? AND "
 			 "server_state=?), hr.n, hr.e, hr.v, (SELECT COUNT(*) FROM result WHERE "
 			 "userid=? AND server_state=?), (SELECT COUNT(*) FROM result WHERE userid=? "
 			 "AND validate_state=? AND sent_time > ?) FROM (SELECT COUNT(*) AS n, "
 			 "COALESCE(SUM(outcome IN (?, ?, ?)), 0) AS e, COALESCE(SUM(validate_state "
-			 "= ?), 0) AS v FROM result WHERE hostid=? AND sent_time > ?) hr",
+			 "= ?), 0) AS v FROM result FORCE INDEX (result_host_sent) WHERE hostid=? AND "
+			 "sent_time > ?) hr",
 			 "lilililiiiill", hostid, CT_RS_IN_PROGRESS, userid, CT_RS_IN_PROGRESS,
 			 userid, CT_VS_VALID, now - DAY, CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY,
 			 CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, now - DAY);
