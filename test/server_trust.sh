@@ -63,6 +63,22 @@ job_done() { "$S" job show "$P" "$1" 2>/dev/null | head -1 | grep -q ': done'; }
 cur_round() { "$S" job show "$P" 1 | sed -n 's/.*round \([0-9]*\) of.*/\1/p'; }
 wu_of() { xmllint --xpath "string(/scheduler_reply/result[$1]/wu_name)" "$T/reply.a"; }
 round_of() { echo "$1" | sed -n 's/^j[0-9]*-r\([0-9]*\)-s[0-9]*$/\1/p'; }
+# settle JOB: wait (a few seconds at most) until the daemons are done with
+# what was reported: no success awaits the validator, and no round has
+# every WU done while still open (the assimilator is about to open the
+# next). A round then opens while nobody is asking, so a, who asks first
+# in every step, is first in it: CI (and a loaded machine here) saw the
+# next round open right after the honest hosts' guard below, and h3 take
+# the first replica of every WU of rounds 3 and 4 before a asked, so a's
+# were never alone.
+settle() {
+	i=0
+	while [ $i -lt 50 ] && "$S" job show "$P" "$1" 2>/dev/null |
+		grep -Eq '^  over +success +init |^  [0-9]+ +open +([0-9]+)/\1 '; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
 caught=0
 extra=0		# TRUST_MODE=caught: the replica flipped beside the lone flip
 flip_round=0
@@ -114,6 +130,7 @@ step() {
 				i=$((i + 1))
 			done
 			deliver a
+			settle 1
 			echo "# round $rnd: a reports $n result(s) ($mode)"
 			if [ "$MODE" = caught ] && [ "$flip_round" = "$rnd" ] && [ $extra = 0 ] &&
 				[ "$(ask a 1)" -gt 0 ]; then
@@ -130,6 +147,7 @@ step() {
 		[ -n "${1:-}" ] && [ "$(cur_round)" != "$rnd" ] && break
 		[ "$(ask $v 4)" -gt 0 ] && work $v honest
 	done
+	settle "${2:-1}"
 	job_done "${2:-1}"
 }
 # until_done SECS WHAT ARGS...: step ARGS until the job is done, at most
@@ -141,7 +159,7 @@ until_done() {
 	done
 	ok "$what"
 }
-until_done 150 "job 1 finishes" a 1
+until_done 300 "job 1 finishes" a 1
 echo "# a's results: $nhon honest, $nflip flipped, $nalone of them alone"
 check "a got a WU alone once trusted, and flipped it" "$([ $nalone -ge 1 ] && echo yes)" yes
 check "none of its WUs alone after that" "$nalone" 1
@@ -180,7 +198,7 @@ grep -E 'cross-shard check of 3' "$T/server.log" | sed 's/^.*INFO: /# /'
 
 # the same job, honest hosts only, no adaptive replication
 submit --shards 3 --rounds $R --replicas 2 --quorum 2 --seed 7 --steps $STEPS --no-adaptive --name honest
-until_done 100 "job 2 (honest only) finishes" "" 2
+until_done 200 "job 2 (honest only) finishes" "" 2
 "$S" job export "$P" 1 --out "$T/final1.bin" >/dev/null 2>&1 || fail "job export 1"
 "$S" job export "$P" 2 --out "$T/final2.bin" >/dev/null 2>&1 || fail "job export 2"
 check "job 1's final model is the honest-only run's, byte for byte" \
