@@ -19,15 +19,15 @@ server_libctserver_a_SOURCES =
 server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
 	server/data/dl.c server/data/dl.h server/data/dl_job.c server/data/dl_job.h \
-	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
-	server/data/dl_round.h server/data/job_state.c server/data/job_state.h \
-	server/data/lock_order.c server/data/lock_order.h server/data/lora_job.c \
-	server/data/lora_job.h server/data/migrate_lock.c \
-	server/data/migrate_lock.h server/data/project_key.c server/data/project_key.h \
-	server/data/dl_receipt.c server/data/dl_receipt.h server/data/result_state.c \
-	server/data/result_state.h server/data/server.c server/data/server.h \
-	server/data/state_edge.h server/data/store.c server/data/store.h \
-	server/data/wu_state.c server/data/wu_state.h
+	server/data/dl_receipt.c server/data/dl_receipt.h server/data/dl_result.c \
+	server/data/dl_result.h server/data/dl_round.c server/data/dl_round.h \
+	server/data/job_state.c server/data/job_state.h server/data/lock_order.c \
+	server/data/lock_order.h server/data/lora_job.c server/data/lora_job.h \
+	server/data/migrate_lock.c server/data/migrate_lock.h \
+	server/data/project_key.c server/data/project_key.h \
+	server/data/result_state.c server/data/result_state.h server/data/server.c \
+	server/data/server.h server/data/state_edge.h server/data/store.c \
+	server/data/store.h server/data/wu_state.c server/data/wu_state.h
 
 # server/validate/: the rules results and hosts are held to, with no loop of
 # their own: the validator's checks, quorum and adaptive replication
@@ -64,24 +64,23 @@ server_libctserver_a_SOURCES += server/daemons/assimilator.c \
 # download
 server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
 	server/rpc/conn_guard.c server/rpc/conn_guard.h server/rpc/eligibility.c \
-	server/rpc/eligibility.h server/rpc/files.c server/rpc/files.h \
-	server/rpc/http.c server/rpc/http.h server/rpc/proxy.c server/rpc/proxy.h \
-	server/rpc/ratelimit.c server/rpc/ratelimit.h server/rpc/sched.c \
-	server/rpc/sched_req.c server/rpc/sched_req.h server/rpc/sched_rpc.h \
-	server/rpc/tls_cert.c server/rpc/tls_cert.h server/rpc/token.c \
-	server/rpc/token.h
+	server/rpc/eligibility.h server/rpc/feeder.c server/rpc/feeder.h \
+	server/rpc/files.c server/rpc/files.h server/rpc/http.c server/rpc/http.h \
+	server/rpc/proxy.c server/rpc/proxy.h server/rpc/ratelimit.c \
+	server/rpc/ratelimit.h server/rpc/sched.c server/rpc/sched_req.c \
+	server/rpc/sched_req.h server/rpc/sched_rpc.h server/rpc/tls_cert.c \
+	server/rpc/tls_cert.h server/rpc/token.c server/rpc/token.h
 
 # server/cmd/: the operator's commands (job, run, admin, init), the role table
 # that starts the daemons (roles.c), and what only they use: job import from
 # Hugging Face, tokenizers, exports, chat submits
 server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/chat_submit.c server/cmd/chat_submit.h server/cmd/cmd_job.c \
-	server/cmd/cmd_project.c \
-	server/cmd/cmd_run.c server/cmd/cmd_run.h server/cmd/commands.h \
-	server/cmd/job_hf.c server/cmd/job_hf.h server/cmd/job_peft.c \
-	server/cmd/job_peft.h server/cmd/job_tokenizer.c server/cmd/job_tokenizer.h \
-	server/cmd/project_init.c server/cmd/project_init.h server/cmd/roles.c \
-	server/cmd/roles.h
+	server/cmd/cmd_project.c server/cmd/cmd_run.c server/cmd/cmd_run.h \
+	server/cmd/commands.h server/cmd/job_hf.c server/cmd/job_hf.h \
+	server/cmd/job_peft.c server/cmd/job_peft.h server/cmd/job_tokenizer.c \
+	server/cmd/job_tokenizer.h server/cmd/project_init.c \
+	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h
 nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 
 bin_PROGRAMS += ctune-server

@@ -46,11 +46,15 @@ vrpc() {
 		--interface "$(vip "$1")"
 }
 # ask VOL WANT: an RPC asking for WANT results; remembers the host id and
-# the reply in $T/reply.VOL; prints the number of results got
+# the reply in $T/reply.VOL; prints the number of results got. A reply
+# without a host id (a refusal, which comes with HTTP 200) ends the test
+# with the reply: storing an empty id would make VOL a new host.
 ask() {
 	vrpc "$1" "$2"
-	[ "$code" = 200 ] || die "$1's RPC: HTTP $code"
-	xp 'string(/scheduler_reply/host_id)' >"$T/host.$1"
+	[ "$code" = 200 ] || die "$1's RPC: HTTP $code: $(cat "$T/reply.xml")"
+	hid=$(xp 'string(/scheduler_reply/host_id)')
+	[ -n "$hid" ] || die "$1's RPC: a reply without host_id: $(cat "$T/reply.xml")"
+	echo "$hid" >"$T/host.$1"
 	cp "$T/reply.xml" "$T/reply.$1"
 	xp 'count(/scheduler_reply/result)'
 }
@@ -99,6 +103,21 @@ errors() {
 		reports="$reports<result><name>$r</name><status>error</status><error_code>-1</error_code><error_message>fake</error_message></result>"
 	done
 	vrpc "$1" 0 "$reports"
+}
+# settle JOB: wait (a few seconds at most) until the daemons are done with
+# what was reported: no success awaits the validator, and no round has
+# every WU done while still open (the assimilator is about to open the
+# next). A scenario that settles before its volunteers ask has each new
+# round open while nobody asks, so the order it asks in is the order
+# they get the round's work in (else the round may open between two of
+# their asks: CI saw that in server_trust.sh and server_round_capture.sh).
+settle() {
+	i=0
+	while [ $i -lt 50 ] && "$S" job show "$P" "$1" 2>/dev/null |
+		grep -Eq '^  over +success +init |^  [0-9]+ +open +([0-9]+)/\1 '; do
+		sleep 0.2
+		i=$((i + 1))
+	done
 }
 round_done() {	# round_done JOB ROUND: the round is averaged
 	"$S" job show "$P" "$1" 2>/dev/null | grep -Eq "^ +$2 +done "

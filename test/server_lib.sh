@@ -19,18 +19,34 @@ URL=
 fails=0
 
 cleanup() {
+	st=$?
 	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
 	[ -n "$MDB_PID" ] && kill "$MDB_PID" 2>/dev/null && wait "$MDB_PID" 2>/dev/null
-	rm -rf "$T"
+	# CT_KEEP_TMP=1: a failed test leaves $T (its logs, replies,
+	# database); CT_KEEP_TMP=all: every test does
+	if { [ "$st" != 0 ] && [ -n "${CT_KEEP_TMP:-}" ]; } || [ "${CT_KEEP_TMP:-}" = all ]; then
+		echo "# kept $T" >&2
+	else
+		rm -rf "$T"
+	fi
 }
 trap cleanup EXIT INT TERM
+# die inside $(...) ends that subshell only; it signals the test itself
+trap 'exit 1' USR1
 
 ok() { echo "ok - $1"; }
 fail() { echo "FAIL - $1"; fails=$((fails + 1)); }
 check() {	# check DESCRIPTION GOT WANT
 	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got '$2', want '$3'"; fi
 }
-die() { echo "FATAL - $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
+# die MESSAGE: the test ends, failed, with MESSAGE and the server log's
+# tail (on stderr, so that a die inside $(...) is seen too, and the test
+# itself ends: the subshell's parent is told by SIGUSR1)
+die() {
+	{ echo "FATAL - $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; } >&2
+	[ "$(sh -c 'echo $PPID')" = "$$" ] || kill -USR1 $$
+	exit 1
+}
 
 # start_mariadbd: a private mariadbd on $T/mdb.sock with database ctune_test;
 # sets DBOPT (the --db option for `ctune-server init`). Exits 77 (skip)

@@ -50,8 +50,13 @@ colluder() {
 	done
 }
 
-# cycle: everyone asks (colluders first), then computes and delivers
+# cycle: everyone asks (colluders first), then computes and delivers; a
+# round opens before the asks (settle), not between two of them: one that
+# opened after h1 asked left h1 without work of that round, h2-h4 at the
+# network share's cap, and the colluders' WU, set aside, with one replica
+# no host could take until placement_grace (600 s) lifted the rules
 cycle() {
+	settle 1
 	for v in $VOLS; do ask "$v" 4 >/dev/null; done
 	case " $VOLS " in *" c1 "*)
 		colluder c1 c2; deliver c1

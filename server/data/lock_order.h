@@ -4,8 +4,10 @@
  * what triggers on results update (round_stat: one row per round, shared
  * by every WU of the round). A transaction that touches several WUs (the
  * scheduler's reports of one RPC) locks all of them first, in this order,
- * before changing any result; a claim is a transaction of its own (one WU),
- * as are the transitioner's and the validator's changes. So no two
+ * before changing any result; so does the scheduler's claim of several
+ * results of different WUs (all the WUs locked first, by one statement in
+ * id order, then the results in WU order); the transitioner's and the
+ * validator's changes are a transaction a WU. So no two
  * transactions wait for each other in a cycle; lock waits that remain are
  * retried by ct_db_txn() (db.h) with backoff.
  */

@@ -21,6 +21,7 @@
 #include "web/page_cache.h"
 #include "rpc/ratelimit.h"
 #include "rpc/tls_cert.h"
+#include "rpc/feeder.h"
 
 #define CT_TLS_DAYS 3650	/* a self-signed certificate: ten years */
 
@@ -271,6 +272,7 @@ void ct_server_free(struct ct_server *srv)
 	ct_sign_key_free(srv->sign_key);
 	ct_page_cache_free(srv->pages);
 	ct_rl_free(srv->rl);
+	ct_feeder_free(srv->feeder);
 	memset(srv, 0, sizeof(*srv));
 }
 

@@ -35,6 +35,7 @@ struct ct_http;
 struct ct_http_route;
 struct ct_page_cache;
 struct ct_rl;
+struct ct_feeder;
 
 #define CT_SERVER_CONF "ctune-server.conf"
 #define CT_SERVER_SECRET_LEN 32
@@ -70,6 +71,8 @@ struct ct_server {
 					 * tests set a fake one (ct_clock.h) */
 	struct ct_page_cache *pages;	/* web content cache (page_cache.h) */
 	struct ct_rl *rl;		/* account rate limits (ratelimit.h) */
+	struct ct_feeder *feeder;	/* ready-to-send cache (feeder.h), made by
+					 * the first scheduler request */
 	/* route tables the http role serves (ct_http_register_routes) */
 	const struct ct_http_route *routes[CT_SERVER_MAX_ROUTE_TABLES];
 	int nroutes;

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ct_err.h"
@@ -106,6 +107,18 @@ int ct_elig_mem_rule(int64_t need, int64_t have)
 	return need <= 0 || have <= 0 || need <= have;
 }
 
+const char *ct_elig_replica_rule(const struct ct_elig_host *h, int64_t userid, int64_t hostid,
+				 const char *cpid, const char *net)
+{
+	if (userid == h->userid)
+		return "account";
+	if (hostid == h->hostid || (h->cpid && h->cpid[0] && cpid && strcmp(cpid, h->cpid) == 0))
+		return "host";
+	if (h->net[0] && net && strcmp(net, h->net) == 0)
+		return "network";
+	return NULL;
+}
+
 int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		  const char **why)
 {
@@ -135,17 +148,8 @@ int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 		return rc;
 	while (ok && ct_db_next(res) > 0) {
 		ct_dl_row(res, &r, replica_cols, CT_DL_NCOLS(replica_cols));
-		if (r.userid == h->userid) {
-			*why = "account";
-			ok = 0;
-		} else if (r.hostid == h->hostid ||
-			   (h->cpid && h->cpid[0] && strcmp(r.cpid, h->cpid) == 0)) {
-			*why = "host";
-			ok = 0;
-		} else if (h->net[0] && strcmp(r.net, h->net) == 0) {
-			*why = "network";
-			ok = 0;
-		}
+		*why = ct_elig_replica_rule(h, r.userid, r.hostid, r.cpid, r.net);
+		ok = *why == NULL;
 	}
 	ct_db_res_free(res);
 	return ok;
@@ -229,8 +233,7 @@ int ct_elig_round_rule(const struct ct_elig_policy *p, const struct ct_elig_roun
  * or a success not found invalid. Failed ones (errors, no reply, invalid,
  * set aside) can never be half of a capture, so the round rules do not
  * count them (and a WU set aside can go to its colluders' neighbours). */
-#define LIVE(t) "(" t ".server_state = 4 OR (" t ".server_state = 5 AND " t ".outcome = 1 " \
-		"AND " t ".validate_state <> 2))"
+#define LIVE(t) CT_ELIG_LIVE(t)
 
 /* The most WUs of round roundid that account userid shares with any one
  * account holding a live replica of WU wuid: my replicas of the round (a
@@ -273,7 +276,7 @@ static int clamp_count(int rc, int64_t v, int *out)
 static int relax_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t resultid,
 		       struct ct_elig_round *r)
 {
-	int64_t now = ct_db_now(db), created = now, v = 0;
+	int64_t now = ct_db_now(db), created = now;
 	int rc;
 
 	rc = ct_db_query_int(db, &created, "SELECT create_time FROM result WHERE id=?", "l",
@@ -281,10 +284,8 @@ static int relax_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t
 	if (rc < 0)
 		return rc;
 	clamp_count(0, now - created, &r->waited);
-	rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM (SELECT DISTINCT userid FROM host "
-			     "FORCE INDEX (host_rpc_user) WHERE rpc_time >= ? LIMIT ?) t", "li",
-			     now - p->grace, ct_elig_accounts_needed(p, r->nwus, r->quorum));
-	return clamp_count(rc, v, &r->active);
+	return ct_elig_active_accounts(db, p, ct_elig_accounts_needed(p, r->nwus, r->quorum),
+				       &r->active);
 }
 
 int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
@@ -321,4 +322,129 @@ int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 	if (rc < 0)
 		return rc;
 	return ct_elig_round_rule(&p, &r, why);
+}
+
+/* ---- the round rules for a batch of claims -------------------------------- */
+
+static int cmp_partner(const void *a, const void *b)
+{
+	const struct ct_elig_partner *x = a, *y = b;
+
+	return (x->userid > y->userid) - (x->userid < y->userid);
+}
+
+/* f->partner: every account holding a live replica of a WU of the round
+ * that h's account holds live, with how many such WUs (shared_most's a
+ * and b, grouped by b's account instead of probed per candidate). */
+static int round_partners(struct ct_db *db, int64_t roundid, const struct ct_elig_host *h,
+			  struct ct_elig_round_facts *f)
+{
+	struct ct_db_res *res = NULL;
+	size_t n;
+	int rc;
+
+	rc = ct_db_query(db, &res, "SELECT STRAIGHT_JOIN b.userid, COUNT(*) FROM result a "
+			 "FORCE INDEX (result_user_round) JOIN result b FORCE INDEX "
+			 "(result_wu_user) ON b.workunitid = a.workunitid AND b.userid <> a.userid "
+			 "AND " LIVE("b") " WHERE a.userid = ? AND a.sent_round = ? AND " LIVE("a")
+			 " GROUP BY b.userid", "ll", h->userid, roundid);
+	if (rc < 0)
+		return rc;
+	n = ct_db_nrows(res);
+	f->partner = calloc(n ? n : 1, sizeof(*f->partner));
+	if (f->partner == NULL) {
+		ct_db_res_free(res);
+		return CT_ENOMEM;
+	}
+	while (ct_db_next(res) > 0 && f->npartners < n) {
+		f->partner[f->npartners].userid = ct_db_int(res, 0);
+		clamp_count(0, ct_db_int(res, 1), &f->partner[f->npartners].shared);
+		f->npartners++;
+	}
+	ct_db_res_free(res);
+	qsort(f->partner, f->npartners, sizeof(*f->partner), cmp_partner);
+	return 0;
+}
+
+int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t roundid,
+			const struct ct_elig_host *h, struct ct_elig_round_facts *f)
+{
+	struct ct_db_res *res = NULL;
+	int rc = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->roundid = roundid;
+	if (p->max_shared > 0)
+		rc = round_partners(db, roundid, h, f);
+	if (rc < 0 || (p->max_account_share <= 0 && (!h->net[0] || p->max_net_share <= 0)))
+		return rc;
+	/* both counts in one statement; without a network key of its own the
+	 * host's replicas count for no network (sent_net '' is every replica
+	 * sent from a loopback address: never counted as one network) */
+	if (h->net[0] && p->max_net_share > 0)
+		rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result r FORCE INDEX "
+				 "(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
+				 LIVE("r") "), (SELECT COUNT(*) FROM result FORCE INDEX "
+				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
+				 "server_state=?)", "lslli", roundid, h->net, h->userid, roundid,
+				 CT_RS_IN_PROGRESS);
+	else
+		rc = ct_db_query(db, &res, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
+				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
+				 "server_state=?", "lli", h->userid, roundid, CT_RS_IN_PROGRESS);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		clamp_count(0, ct_db_int(res, 0), &f->net_sent);
+		clamp_count(0, ct_db_int(res, 1), &f->account_inprog);
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+int ct_elig_round_shared(const struct ct_elig_round_facts *f, int64_t userid)
+{
+	struct ct_elig_partner key = { .userid = userid }, *hit;
+
+	if (f->npartners == 0)
+		return 0;
+	hit = bsearch(&key, f->partner, f->npartners, sizeof(*f->partner), cmp_partner);
+	return hit ? hit->shared : 0;
+}
+
+int ct_elig_round_add(struct ct_elig_round_facts *f, int64_t userid)
+{
+	struct ct_elig_partner key = { .userid = userid }, *hit = NULL, *p;
+
+	if (f->npartners > 0)
+		hit = bsearch(&key, f->partner, f->npartners, sizeof(*f->partner), cmp_partner);
+	if (hit) {
+		hit->shared++;
+		return 0;
+	}
+	p = realloc(f->partner, (f->npartners + 1) * sizeof(*p));
+	if (p == NULL)
+		return CT_ENOMEM;
+	f->partner = p;
+	p[f->npartners++] = (struct ct_elig_partner){ .userid = userid, .shared = 1 };
+	qsort(p, f->npartners, sizeof(*p), cmp_partner);
+	return 0;
+}
+
+void ct_elig_round_facts_free(struct ct_elig_round_facts *f)
+{
+	free(f->partner);
+	memset(f, 0, sizeof(*f));
+}
+
+int ct_elig_active_accounts(struct ct_db *db, const struct ct_elig_policy *p, int need,
+			    int *out)
+{
+	int64_t v = 0;
+	int rc;
+
+	rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM (SELECT DISTINCT userid FROM host "
+			     "FORCE INDEX (host_rpc_user) WHERE rpc_time >= ? LIMIT ?) t", "li",
+			     ct_db_now(db) - p->grace, need);
+	return clamp_count(rc, v, out);
 }

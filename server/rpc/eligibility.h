@@ -57,6 +57,12 @@
 
 struct ct_db;
 
+/* SQL: result row t is a live replica (eligibility.c's comment: in
+ * progress, or a success not found invalid), the replicas the round rules
+ * count. */
+#define CT_ELIG_LIVE(t) "(" t ".server_state = 4 OR (" t ".server_state = 5 AND " t \
+	".outcome = 1 AND " t ".validate_state <> 2))"
+
 struct ct_elig_policy {
 	int separate_networks;	/* [sched.separate_networks], default 1 */
 	int separate_loopback;	/* [sched.separate_loopback], default 0 */
@@ -141,5 +147,54 @@ int ct_elig_round_rule(const struct ct_elig_policy *p, const struct ct_elig_roun
 int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 			int64_t resultid, int64_t roundid, int quorum,
 			const struct ct_elig_host *h, const char **why);
+
+/* The per-WU rule against one replica already sent to (userid, hostid,
+ * client id cpid, network net): NULL when h may hold another replica of
+ * the same WU, else the rule it breaks ("account", "host", "network";
+ * static). Pure: ct_elig_check() applies it to the database's rows, the
+ * scheduler's ready-to-send cache (feeder.h) to what it holds. */
+const char *ct_elig_replica_rule(const struct ct_elig_host *h, int64_t userid, int64_t hostid,
+				 const char *cpid, const char *net);
+
+/* ---- the round rules for several claims at once ----------------------------
+ * A scheduler request that claims several replicas reads what the round
+ * rules need once per round (ct_elig_round_facts, inside the claim's
+ * transaction, after it locked the WUs), applies ct_elig_round_rule() to
+ * each candidate in memory, and counts each replica it claims in the facts
+ * (ct_elig_round_add, net_sent, account_inprog) before the next: the same
+ * decisions as ct_elig_check_round() one claim at a time, in fewer
+ * statements. */
+struct ct_elig_partner {
+	int64_t userid;
+	int shared;	/* WUs of the round both accounts hold a live replica of */
+};
+
+struct ct_elig_round_facts {
+	int64_t roundid;
+	int net_sent;		/* live replicas of the round on h's network */
+	int account_inprog;	/* h's account's replicas of the round in progress */
+	struct ct_elig_partner *partner;	/* sorted by userid, owned */
+	size_t npartners;
+};
+
+/* Read the facts of round roundid for h under policy p into f (zeroed
+ * first; free with ct_elig_round_facts_free, also after a failure).
+ * Returns 0, CT_ENOMEM or CT_EDB. */
+int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t roundid,
+			const struct ct_elig_host *h, struct ct_elig_round_facts *f);
+
+/* WUs of the round h's account shares with account userid (0: none). */
+int ct_elig_round_shared(const struct ct_elig_round_facts *f, int64_t userid);
+
+/* One more WU shared with account userid (h's account just took a replica
+ * of a WU that userid holds live). Returns 0 or CT_ENOMEM. */
+int ct_elig_round_add(struct ct_elig_round_facts *f, int64_t userid);
+
+void ct_elig_round_facts_free(struct ct_elig_round_facts *f);
+
+/* *out = distinct accounts that made an RPC within p->grace, counted up to
+ * need (what lifts a round rule's refusal). Returns 0 or CT_EDB. */
+int ct_elig_active_accounts(struct ct_db *db, const struct ct_elig_policy *p, int need,
+			    int *out);
 
 #endif

@@ -2,18 +2,24 @@
  * sched.c - the scheduler RPC (see sched_rpc.h and doc/protocol.md).
  *
  * One request runs these steps, each on the caller's connection:
- *   1. parse (sched_req.c)          4. take reports (one transaction each)
+ *   1. parse (sched_req.c)          4. take reports (one transaction)
  *   2. authenticate the account     5. aborts and lost-result resends
- *   3. find/create the host, devices 6. claim new results (one txn each)
- * then writes the reply. A refused request (XML, PROTO, AUTH, DENIED)
+ *   3. find/create the host, devices 6. claim new results: candidates
+ *                                      from the ready-to-send cache
+ *                                      (feeder.h), one transaction
+ * then writes the reply. Statements are batched (IN lists, in_list()):
+ * an RPC's cost is mostly its number of statements (doc/internals-
+ * server.md, "What a scheduler RPC reads"). A refused request (XML, PROTO, AUTH, DENIED)
  * changes nothing; a bad report only gets a rejecting <ack>.
  */
 #include "sched_rpc.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "account.h"
 #include "ct_err.h"
@@ -29,6 +35,7 @@
 #include "eligibility.h"
 #include "data/lock_order.h"
 #include "data/lora_job.h"
+#include "feeder.h"
 #include "sched_req.h"
 #include "data/server.h"
 #include "token.h"
@@ -66,6 +73,7 @@ struct sched_ctx {
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
+	int host_read;		/* read_host() read them */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -113,14 +121,39 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
+/* Host id's row: its owner into *owner, and what the caps and
+ * request_delay need (load_host), read with it. Returns 0, CT_ENOTFOUND
+ * or CT_EDB. */
+static int read_host(struct sched_ctx *c, int64_t id, int64_t *owner)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	rc = ct_db_query(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
+			 "nresults_valid, next_work_time FROM host WHERE id=?", "l", id);
+	if (rc < 0)
+		return rc;
+	rc = CT_ENOTFOUND;
+	if (ct_db_next(res) > 0) {
+		*owner = ct_db_int(res, 0);
+		c->host_cap = ct_db_int(res, 1);
+		c->consecutive_valid = (int)ct_db_int(res, 2);
+		c->wh.nvalid = ct_db_int(res, 3);
+		c->next_work_time = ct_db_int(res, 4);
+		c->host_read = 1;
+		rc = 0;
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
 static int find_host(struct sched_ctx *c)
 {
 	int64_t owner = 0, id = 0;
 	int rc;
 
 	if (c->req.host_id > 0) {
-		rc = ct_db_query_int(c->db, &owner, "SELECT userid FROM host WHERE id=?", "l",
-				     c->req.host_id);
+		rc = read_host(c, c->req.host_id, &owner);
 		if (rc == CT_ENOTFOUND || (rc == 0 && owner != c->userid))
 			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
 					c->req.host_id);
@@ -151,6 +184,34 @@ static int find_host(struct sched_ctx *c)
 	return ct_error(CT_EINTERNAL, "could not register host");
 }
 
+/* 1 if the host's device rows say what the request says (then nothing
+ * is written: device.update_time is when the description last changed),
+ * 0 if not, or CT_EDB. */
+static int devices_same(struct sched_ctx *c)
+{
+	struct sched_req *r = &c->req;
+	struct ct_db_res *res = NULL;
+	int n = 0, same = 1, rc;
+
+	rc = ct_db_query(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
+			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot", "l",
+			 c->hostid);
+	if (rc < 0)
+		return rc;
+	while (same && ct_db_next(res) > 0) {
+		const struct sched_device *d = n < r->ndev ? &r->dev[n] : NULL;
+
+		same = d && ct_db_int(res, 0) == n && strcmp(ct_db_str(res, 1), d->name) == 0 &&
+		       strcmp(ct_db_str(res, 2), d->vendor) == 0 &&
+		       strcmp(ct_db_str(res, 3), d->type) == 0 &&
+		       ct_db_int(res, 4) == d->global_mem && ct_db_int(res, 5) == d->compute_units &&
+		       ct_db_int(res, 6) == d->conforming;
+		n++;
+	}
+	ct_db_res_free(res);
+	return same && n == r->ndev;
+}
+
 static int update_host(struct sched_ctx *c)
 {
 	struct sched_req *r = &c->req;
@@ -160,6 +221,11 @@ static int update_host(struct sched_ctx *c)
 			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
 			"WHERE id=?", "sssilssll", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
 			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
+	if (rc >= 0) {
+		int same = devices_same(c);
+		if (same != 0)
+			return same < 0 ? same : 0;
+	}
 	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
 		struct sched_device *d = &r->dev[i];
 		rc = ct_db_exec(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
@@ -179,11 +245,31 @@ static int update_host(struct sched_ctx *c)
 
 /* ---- step 4: reports ---------------------------------------------------- */
 
+/* "pre?, ?, ...post" with m placeholders, m = n rounded up to 4, 8, 16 or
+ * 32 (the caller repeats its last value in the extra ones), so that the
+ * connection's statement cache holds four shapes of a statement. */
+static int in_list(char *sql, size_t cap, const char *pre, const char *post, int n, int *m)
+{
+	size_t len;
+
+	*m = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
+	len = (size_t)snprintf(sql, cap, "%s", pre);
+	for (int i = 0; i < *m && len < cap; i++)
+		len += (size_t)snprintf(sql + len, cap - len, i ? ", ?" : "?");
+	if (len < cap)
+		len += (size_t)snprintf(sql + len, cap - len, "%s", post);
+	return len < cap ? 0 : ct_error(CT_EINTERNAL, "statement too long");
+}
+
+#define IN_MAX 32	/* values in one IN list (in_list) */
+
 struct report_txn {
 	struct sched_ctx *c;
 	struct sched_report *rep;
 	struct ack *ack;
 	int64_t resultid, wuid;
+	struct ct_result_row row;	/* read under the WU's lock */
+	int found;			/* row read */
 };
 
 static int reject(struct ack *a, int code, const char *msg)
@@ -193,58 +279,35 @@ static int reject(struct ack *a, int code, const char *msg)
 	return 0;
 }
 
-/* Inside the transaction: lock the WU, re-read the result, apply. */
-static int report_apply(struct ct_db *db, void *arg)
+/* Inside the transaction, the WU locked and the result read: apply.
+ * Returns 1 when the result moved (*error: as a client error), 0 when
+ * the report was rejected, or an error. */
+static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 {
-	struct report_txn *t = arg;
 	struct sched_report *rep = t->rep;
-	struct ct_result_row r;
-	int64_t dummy, now = ct_db_now(db);
-	int rc, state, outcome;
+	struct ct_result_row *r = &t->row;
+	int64_t now = ct_db_now(db);
+	int rc, state = r->server_state, outcome = r->outcome;
 
-	rc = ct_db_query_int(db, &dummy, "SELECT id FROM workunit WHERE id=? FOR UPDATE", "l",
-			     t->wuid);
-	if (rc < 0)
-		return rc;
-	rc = ct_result_get_upload(db, t->resultid, &r);
-	if (rc == CT_ENOTFOUND) {
-		rc = reject(t->ack, CT_ENOTFOUND, "no such result");
-		goto out;
-	}
-	if (rc < 0)
-		return rc;
-	state = r.server_state;
-	outcome = r.outcome;
-	if (r.hostid != t->c->hostid) {
-		rc = reject(t->ack, CT_EDENIED, "result was not sent to this host");
-		goto out;
-	}
-	if (state == CT_RS_OVER && (outcome == CT_RO_SUCCESS || outcome == CT_RO_CLIENT_ERROR)) {
-		rc = reject(t->ack, CT_EDUP, "result already reported");
-		goto out;
-	}
-	if (state != CT_RS_IN_PROGRESS) {
-		rc = reject(t->ack, CT_ESTATE, "result is no longer in progress (too late?)");
-		goto out;
-	}
+	*error = 0;
+	if (!t->found)
+		return reject(t->ack, CT_ENOTFOUND, "no such result");
+	if (r->hostid != t->c->hostid)
+		return reject(t->ack, CT_EDENIED, "result was not sent to this host");
+	if (state == CT_RS_OVER && (outcome == CT_RO_SUCCESS || outcome == CT_RO_CLIENT_ERROR))
+		return reject(t->ack, CT_EDUP, "result already reported");
+	if (state != CT_RS_IN_PROGRESS)
+		return reject(t->ack, CT_ESTATE, "result is no longer in progress (too late?)");
 	if (rep->success) {
-		if (r.upload_sha256[0] == 0) {
-			rc = reject(t->ack, CT_ENOENT, "no upload received for this result");
-			goto out;
-		}
-		if (strcmp(r.upload_sha256, rep->sha256) != 0 || r.upload_size != rep->size) {
-			rc = reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
-			goto out;
-		}
+		if (r->upload_sha256[0] == 0)
+			return reject(t->ack, CT_ENOENT, "no upload received for this result");
+		if (strcmp(r->upload_sha256, rep->sha256) != 0 || r->upload_size != rep->size)
+			return reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
 		/* final_loss stays NULL when the client did not send one */
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
 							  .final_loss = rep->final_loss,
 							  .conforming = (int)rep->conforming });
-		if (rc == 0) {
-			rc = reject(t->ack, CT_EDUP, "result already reported");
-			goto out;
-		}
 		if (rc > 0 && !rep->has_final_loss)
 			rc = ct_db_exec(db, "UPDATE result SET final_loss=NULL WHERE id=?", "l",
 					t->resultid);
@@ -253,40 +316,65 @@ static int report_apply(struct ct_db *db, void *arg)
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
 							  .exit_status = (int)rep->error_code,
 							  .error_message = rep->error_message });
-		if (rc == 0) {
-			rc = reject(t->ack, CT_EDUP, "result already reported");
-			goto out;
-		}
-		if (rc > 0)
-			rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 WHERE id=?",
-					"l", t->c->hostid);
+		*error = rc > 0;
 	}
-	if (rc < 0)
-		goto out;
-	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE id=?", "ll", now, t->wuid);
-out:
-	return rc < 0 ? rc : 0;
+	if (rc == 0)
+		return reject(t->ack, CT_EDUP, "result already reported");
+	return rc < 0 ? rc : 1;
 }
 
-/* Find the result's row (outside the transaction: names never change). */
-static int find_report(struct sched_ctx *c, int i, struct report_txn *t)
+/* 1 if a result's name as the database compares it (utf8mb4_general_ci:
+ * case and trailing spaces aside) is the reported one; a name this does
+ * not match is looked up on its own (find_reports). */
+static int same_name(const char *row, const char *rep)
 {
-	struct ct_result_row r;
-	int rc;
+	size_t a = strlen(row), b = strlen(rep);
 
-	t->c = c;
-	t->rep = &c->req.rep[i];
-	t->ack = &c->acks[i];
-	t->ack->name = t->rep->name;
-	t->resultid = 0;
-	rc = ct_result_by_name(c->db, t->rep->name, &r);
-	if (rc == CT_ENOTFOUND)
-		return 0;
+	while (a > 0 && row[a - 1] == ' ')
+		a--;
+	while (b > 0 && rep[b - 1] == ' ')
+		b--;
+	return a == b && strncasecmp(row, rep, a) == 0;
+}
+
+/* The reported results' rows by name, IN_MAX names a statement (outside
+ * the transaction: names never change). */
+static int find_chunk(struct sched_ctx *c, struct report_txn *t, int n)
+{
+	struct ct_db_arg a[IN_MAX];
+	struct ct_db_res *res = NULL;
+	char sql[512];
+	int m, rc;
+
+	rc = in_list(sql, sizeof(sql), "SELECT id, workunitid, name FROM result WHERE name IN (",
+		     ")", n, &m);
 	if (rc < 0)
 		return rc;
-	t->resultid = r.id;
-	t->wuid = r.workunitid;
-	return 0;
+	for (int i = 0; i < m; i++)
+		a[i] = ct_db_arg_s(t[i < n ? i : n - 1].rep->name);
+	rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0)
+		for (int i = 0; i < n; i++)
+			if (t[i].resultid == 0 && same_name(ct_db_str(res, 2), t[i].rep->name)) {
+				t[i].resultid = ct_db_int(res, 0);
+				t[i].wuid = ct_db_int(res, 1);
+			}
+	ct_db_res_free(res);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		struct ct_result_row r;
+
+		if (t[i].resultid != 0)
+			continue;
+		rc = ct_result_by_name(c->db, t[i].rep->name, &r);
+		if (rc == 0) {
+			t[i].resultid = r.id;
+			t[i].wuid = r.workunitid;
+		}
+		rc = rc == CT_ENOTFOUND ? 0 : rc;
+	}
+	return rc;
 }
 
 struct report_batch {
@@ -294,36 +382,130 @@ struct report_batch {
 	int n;
 };
 
+/* Lock the WUs of t[0..n) (sorted by WU), IN_MAX at a time. */
+static int lock_report_wus(struct ct_db *db, struct report_txn *t, int n)
+{
+	struct ct_db_arg a[IN_MAX];
+	int64_t ids[CT_SCHED_MAX_REPORTS];
+	char sql[384];
+	int nids = 0, m, rc = 0;
+
+	for (int i = 0; i < n; i++)
+		if (t[i].resultid != 0 && (nids == 0 || ids[nids - 1] != t[i].wuid))
+			ids[nids++] = t[i].wuid;
+	for (int k = 0; rc == 0 && k < nids; k += IN_MAX) {
+		struct ct_db_res *res = NULL;
+		int cnt = nids - k < IN_MAX ? nids - k : IN_MAX;
+
+		rc = in_list(sql, sizeof(sql), "SELECT id FROM workunit WHERE id IN (",
+			     ") ORDER BY id FOR UPDATE", cnt, &m);
+		for (int i = 0; i < m; i++)
+			a[i] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
+		if (rc == 0)
+			rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+		ct_db_res_free(res);
+	}
+	return rc;
+}
+
+/* The reported results' rows (hostid, states, upload), IN_MAX a statement. */
+static int read_reported(struct ct_db *db, struct report_txn *t, int n)
+{
+	struct ct_db_arg a[IN_MAX];
+	char sql[384];
+	int m, rc = 0;
+
+	for (int k = 0; rc == 0 && k < n; k += IN_MAX) {
+		struct ct_db_res *res = NULL;
+		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
+
+		rc = in_list(sql, sizeof(sql), "SELECT id, hostid, server_state, outcome, "
+			     "validate_state, upload_sha256, upload_size FROM result WHERE id IN (",
+			     ")", cnt, &m);
+		for (int i = 0; i < m; i++)
+			a[i] = ct_db_arg_l(t[k + (i < cnt ? i : cnt - 1)].resultid);
+		if (rc == 0)
+			rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+		while (rc == 0 && ct_db_next(res) > 0) {
+			for (int i = k; i < k + cnt; i++) {
+				struct ct_result_row *r = &t[i].row;
+
+				if (t[i].resultid != ct_db_int(res, 0))
+					continue;
+				memset(r, 0, sizeof(*r));
+				r->id = t[i].resultid;
+				r->hostid = ct_db_int(res, 1);
+				r->server_state = (int)ct_db_int(res, 2);
+				r->outcome = (int)ct_db_int(res, 3);
+				r->validate_state = (int)ct_db_int(res, 4);
+				snprintf(r->upload_sha256, sizeof(r->upload_sha256), "%s",
+					 ct_db_str(res, 5));
+				r->upload_size = ct_db_int(res, 6);
+				t[i].found = 1;
+			}
+		}
+		ct_db_res_free(res);
+	}
+	return rc;
+}
+
+/* The moved results' WUs to the transitioner now, IN_MAX a statement. */
+static int wake_wus(struct ct_db *db, const int64_t *ids, int n, int64_t now)
+{
+	struct ct_db_arg a[IN_MAX + 1];
+	char sql[384];
+	int m, rc = 0;
+
+	for (int k = 0; rc >= 0 && k < n; k += IN_MAX) {
+		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
+
+		rc = in_list(sql, sizeof(sql), "UPDATE workunit SET transition_time=? WHERE id IN (",
+			     ")", cnt, &m);
+		a[0] = ct_db_arg_l(now);
+		for (int i = 0; i < m; i++)
+			a[i + 1] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
+		if (rc == 0)
+			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* Every report of the RPC in one transaction; a retry starts clean. */
 static int report_batch_txn(struct ct_db *db, void *arg)
 {
 	struct report_batch *b = arg;
-	int rc;
+	int64_t woken[CT_SCHED_MAX_REPORTS];
+	int nwoken = 0, errors = 0, rc;
 
+	for (int i = 0; i < b->n; i++) {
+		b->t[i].ack->code = 0;
+		b->t[i].found = 0;
+	}
 	/* every WU row first, in id order (b->t is sorted), before any result
 	 * row or the round counters its triggers update (lock_order.h) */
-	for (int i = 0; i < b->n; i++) {
-		int64_t dummy;
+	rc = lock_report_wus(db, b->t, b->n);
+	if (rc == 0)
+		rc = read_reported(db, b->t, b->n);
+	for (int i = 0; rc >= 0 && i < b->n; i++) {
+		int err = 0;
 
-		if (b->t[i].resultid == 0 || (i > 0 && b->t[i].wuid == b->t[i - 1].wuid))
-			continue;
-		rc = ct_db_query_int(db, &dummy, "SELECT id FROM workunit WHERE id=? FOR UPDATE",
-				     "l", b->t[i].wuid);
-		if (rc < 0)
-			return rc;
-	}
-	for (int i = 0; i < b->n; i++) {
-		struct report_txn *t = &b->t[i];
-		t->ack->code = 0;
-		if (t->resultid == 0) {
-			reject(t->ack, CT_ENOTFOUND, "no such result");
-			continue;
+		rc = report_apply(db, &b->t[i], &err);
+		errors += err;
+		/* the same result reported twice in one request: the next
+		 * sees it over, as a fresh read would (adjacent: b->t sorted) */
+		for (int j = i + 1; rc > 0 && j < b->n && b->t[j].resultid == b->t[i].resultid; j++) {
+			b->t[j].row.server_state = CT_RS_OVER;
+			b->t[j].row.outcome = err ? CT_RO_CLIENT_ERROR : CT_RO_SUCCESS;
 		}
-		rc = report_apply(db, t);
-		if (rc < 0)
-			return rc;
+		if (rc > 0 && (nwoken == 0 || woken[nwoken - 1] != b->t[i].wuid))
+			woken[nwoken++] = b->t[i].wuid;
 	}
-	return 0;
+	if (rc >= 0 && errors > 0)
+		rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+? WHERE id=?",
+				"il", errors, b->t[0].c->hostid);
+	if (rc >= 0)
+		rc = wake_wus(db, woken, nwoken, ct_db_now(db));
+	return rc < 0 ? rc : 0;
 }
 
 static int report_by_wu(const void *a, const void *b)
@@ -344,8 +526,14 @@ static int take_reports(struct sched_ctx *c)
 	if (b == NULL)
 		return CT_ENOMEM;
 	b->n = c->req.nrep;
-	for (int i = 0; rc == 0 && i < b->n; i++)
-		rc = find_report(c, i, &b->t[i]);
+	for (int i = 0; i < b->n; i++) {
+		b->t[i].c = c;
+		b->t[i].rep = &c->req.rep[i];
+		b->t[i].ack = &c->acks[i];
+		b->t[i].ack->name = b->t[i].rep->name;
+	}
+	for (int k = 0; rc == 0 && k < b->n; k += IN_MAX)
+		rc = find_chunk(c, b->t + k, b->n - k < IN_MAX ? b->n - k : IN_MAX);
 	/* lock the WUs in id order, as every transaction does (lock_order.h) */
 	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
@@ -479,6 +667,9 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
 	if (rc > 0)
 		rc = ct_trust_note(db, t->wuid, t->c->hostid);
+	else if (rc == 0)
+		ct_log_debug("trust: host %" PRId64 ": WU %" PRId64 " replicated (another replica "
+			     "sent before)", t->c->hostid, t->wuid);
 	return rc < 0 ? rc : 0;
 }
 
@@ -496,57 +687,410 @@ static int job_estimate(struct ct_db *db, struct sched_ctx *c, int64_t jobid, in
 	return rc;
 }
 
-static int claim_one(struct ct_db *db, void *arg)
-{
-	struct claim_txn *t = arg;
-	struct sched_ctx *c = t->c;
-	struct ct_db_res *res = NULL;
-	int64_t now = ct_db_now(db), deadline, roundid, jobid;
-	const char *why;
-	int rc, delay, quorum;
+/* ---- step 6: the claim of new work, several replicas in one transaction -- */
 
-	rc = ct_db_query(db, &res, "SELECT delay_bound, error_mask, roundid, min_quorum, jobid "
-			 "FROM workunit WHERE id=? FOR UPDATE", "l", t->wuid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0 || ct_db_int(res, 1) != 0) {
-		ct_db_res_free(res);
-		return 0;
-	}
-	delay = (int)ct_db_int(res, 0);
-	roundid = ct_db_int(res, 2);
-	quorum = (int)ct_db_int(res, 3);
-	jobid = ct_db_int(res, 4);
-	ct_db_res_free(res);
-	rc = ct_elig_check(db, t->wuid, &c->who, &why);
-	/* and apart within the round (eligibility.h: the round rules) */
-	if (rc > 0)
-		rc = ct_elig_check_round(db, c->srv->conf, t->wuid, t->resultid, roundid,
-					 quorum, &c->who, &why);
-	if (rc <= 0) {
+#define MAX_CAND 32
+
+/* A WU of the batch as its locked row says. */
+struct claim_wu {
+	int ok;			/* there, and not canceled */
+	int delay, quorum;
+	int64_t roundid, jobid;
+};
+
+/* A result of a WU of the batch (every replica, sent or not). */
+struct claim_rep {
+	int64_t wuid, id, userid, hostid, create_time;
+	int state, live, nwus, lora;
+	char cpid[33], net[CT_ELIG_NETLEN];
+};
+
+struct claim_batch {
+	struct sched_ctx *c;
+	struct ct_elig_policy ep;
+	struct ct_feed_cand cand[MAX_CAND];	/* by WU id (lock order) */
+	int n, want;
+	/* the transaction's outcome (reset at each try) */
+	struct claim_wu wu[MAX_CAND];
+	struct claim_rep *rep;
+	size_t nrep;
+	struct ct_elig_round_facts facts[MAX_CAND];
+	int nfacts;
+	int active;		/* ct_elig_active_accounts, -1 until read */
+	int active_need;	/* what it was counted up to */
+	int outcome[MAX_CAND];	/* enum ct_feed_outcome */
+	int64_t deadline[MAX_CAND];	/* of the claimed ones */
+	int got;
+};
+
+/* The claimed results' WUs: transition_time pulled down to their
+ * deadlines, one statement per distinct deadline (usually one). */
+static int pull_wus(struct ct_db *db, struct claim_batch *b)
+{
+	struct ct_db_arg a[MAX_CAND + 1];
+	char sql[384];
+	int done[MAX_CAND] = { 0 }, rc = 0;
+
+	for (int i = 0; rc >= 0 && i < b->n; i++) {
+		int64_t ids[MAX_CAND];
+		int n = 0, m;
+
+		if (b->outcome[i] != CT_FEED_CLAIMED || done[i])
+			continue;
+		for (int j = i; j < b->n; j++)
+			if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] &&
+			    b->deadline[j] == b->deadline[i]) {
+				ids[n++] = b->cand[j].wuid;
+				done[j] = 1;
+			}
+		rc = in_list(sql, sizeof(sql), "UPDATE workunit SET transition_time="
+			     "LEAST(transition_time, ?) WHERE id IN (", ")", n, &m);
+		a[0] = ct_db_arg_l(b->deadline[i]);
+		for (int k = 0; k < m; k++)
+			a[k + 1] = ct_db_arg_l(ids[k < n ? k : n - 1]);
 		if (rc == 0)
-			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64
-				     " (%s)", c->hostid, t->wuid, why);
-		return rc;
+			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
 	}
-	rc = job_estimate(db, c, jobid, t->wuid);
+	return rc < 0 ? rc : 0;
+}
+
+static int cand_by_wu(const void *a, const void *b)
+{
+	const struct ct_feed_cand *x = a, *y = b;
+
+	return ct_lock_order_cmp(x->wuid, x->resultid, y->wuid, y->resultid);
+}
+
+/* The batch's WU ids as arguments, padded to m. */
+static void wu_args(const struct claim_batch *b, struct ct_db_arg *a, int m)
+{
+	for (int i = 0; i < m; i++)
+		a[i] = ct_db_arg_l(b->cand[i < b->n ? i : b->n - 1].wuid);
+}
+
+/* Every WU of the batch locked, in id order, before any result row. */
+static int lock_wus(struct ct_db *db, struct claim_batch *b)
+{
+	struct ct_db_arg a[32];
+	struct ct_db_res *res = NULL;
+	char sql[512];
+	int m, rc;
+
+	rc = in_list(sql, sizeof(sql), "SELECT id, error_mask, delay_bound, roundid, min_quorum, "
+		     "jobid FROM workunit WHERE id IN (", ") ORDER BY id FOR UPDATE", b->n, &m);
 	if (rc < 0)
 		return rc;
-	deadline = ct_wlim_deadline(&c->wlp, &c->est, c->wh.nvalid, delay, now);
+	wu_args(b, a, m);
+	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+	if (rc < 0)
+		return rc;
+	while (ct_db_next(res) > 0) {
+		for (int i = 0; i < b->n; i++) {
+			if (b->cand[i].wuid != ct_db_int(res, 0))
+				continue;
+			b->wu[i] = (struct claim_wu){ .ok = ct_db_int(res, 1) == 0,
+				.delay = (int)ct_db_int(res, 2), .roundid = ct_db_int(res, 3),
+				.quorum = (int)ct_db_int(res, 4), .jobid = ct_db_int(res, 5) };
+		}
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* Every result of the batch's WUs (result_wu_user), read after the locks:
+ * what the per-WU rules, the round rules and the claim itself look at. */
+static int read_replicas(struct ct_db *db, struct claim_batch *b)
+{
+	struct ct_db_arg a[32];
+	struct ct_db_res *res = NULL;
+	char sql[768];
+	size_t cap;
+	int m, rc;
+
+	rc = in_list(sql, sizeof(sql), "SELECT r.workunitid, r.id, r.server_state, r.userid, "
+		     "r.hostid, COALESCE(h.host_cpid, ''), r.sent_net, " CT_ELIG_LIVE("r") ", "
+		     "r.create_time, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL FROM result r "
+		     "FORCE INDEX (result_wu_user) LEFT JOIN host h ON h.id = r.hostid JOIN "
+		     "workunit w ON w.id = r.workunitid LEFT JOIN `round` rd ON rd.id = w.roundid "
+		     "LEFT JOIN job_lora l ON l.jobid = r.jobid WHERE r.workunitid IN (", ")",
+		     b->n, &m);
+	if (rc < 0)
+		return rc;
+	wu_args(b, a, m);
+	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+	if (rc < 0)
+		return rc;
+	cap = ct_db_nrows(res);
+	b->rep = calloc(cap ? cap : 1, sizeof(*b->rep));
+	if (b->rep == NULL) {
+		ct_db_res_free(res);
+		return CT_ENOMEM;
+	}
+	while (b->nrep < cap && ct_db_next(res) > 0) {
+		struct claim_rep *r = &b->rep[b->nrep++];
+		r->wuid = ct_db_int(res, 0);
+		r->id = ct_db_int(res, 1);
+		r->state = (int)ct_db_int(res, 2);
+		r->userid = ct_db_int(res, 3);
+		r->hostid = ct_db_int(res, 4);
+		snprintf(r->cpid, sizeof(r->cpid), "%s", ct_db_str(res, 5));
+		snprintf(r->net, sizeof(r->net), "%s", ct_db_str(res, 6));
+		r->live = ct_db_int(res, 7) != 0;
+		r->create_time = ct_db_int(res, 8);
+		r->nwus = (int)ct_db_int(res, 9);
+		r->lora = ct_db_int(res, 10) != 0;
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+/* The round's facts, read the first time a candidate of it comes up. */
+static int round_facts(struct ct_db *db, struct claim_batch *b, int64_t roundid,
+		       struct ct_elig_round_facts **out)
+{
+	int rc;
+
+	for (int i = 0; i < b->nfacts; i++)
+		if (b->facts[i].roundid == roundid) {
+			*out = &b->facts[i];
+			return 0;
+		}
+	*out = &b->facts[b->nfacts++];
+	rc = ct_elig_round_facts(db, &b->ep, roundid, &b->c->who, *out);
+	return rc;
+}
+
+/* The per-WU rules for candidate i against its WU's rows; *own = its own
+ * row when still unsent. Returns the rule refused, or NULL. */
+static const char *wu_rules(const struct claim_batch *b, int i, const struct claim_rep **own)
+{
+	const struct ct_feed_cand *k = &b->cand[i];
+	const char *why = NULL;
+
+	*own = NULL;
+	for (size_t j = 0; j < b->nrep; j++) {
+		const struct claim_rep *r = &b->rep[j];
+
+		if (r->wuid != k->wuid)
+			continue;
+		if (r->id == k->resultid && r->state == CT_RS_UNSENT)
+			*own = r;
+		if (r->hostid != 0 && why == NULL)
+			why = ct_elig_replica_rule(&b->c->who, r->userid, r->hostid, r->cpid, r->net);
+	}
+	return why;
+}
+
+/* The round rules for candidate i (eligibility.h), facts f and its row. */
+static int round_rules(struct ct_db *db, struct claim_batch *b, int i,
+		       const struct ct_elig_round_facts *f, const struct claim_rep *own,
+		       const char **why)
+{
+	struct ct_elig_round r = { .nwus = own->nwus, .quorum = b->wu[i].quorum,
+				   .has_net = b->c->who.net[0] != '\0', .net_sent = f->net_sent,
+				   .account_inprog = f->account_inprog, .active = 1 << 30 };
+	int rc, need;
+
+	for (size_t j = 0; j < b->nrep; j++) {
+		const struct claim_rep *x = &b->rep[j];
+		int s;
+
+		if (x->wuid != b->cand[i].wuid || !x->live || x->userid == b->c->userid)
+			continue;
+		s = ct_elig_round_shared(f, x->userid);
+		if (s > r.shared)
+			r.shared = s;
+	}
+	if (ct_elig_round_rule(&b->ep, &r, why))
+		return 1;
+	/* refused: the facts that lift a refusal */
+	need = ct_elig_accounts_needed(&b->ep, r.nwus, r.quorum);
+	if (b->active < 0 || b->active_need != need) {
+		rc = ct_elig_active_accounts(db, &b->ep, need, &b->active);
+		if (rc < 0)
+			return rc;
+		b->active_need = need;
+	}
+	r.active = b->active;
+	r.waited = (int)(ct_db_now(db) - own->create_time);
+	return ct_elig_round_rule(&b->ep, &r, why);
+}
+
+/* Candidate i now the host's: the result moved (guarded by its unsent
+ * state), the WU's transition time, adaptive replication, and the facts
+ * the next candidate of the round is judged by. Returns 1 (claimed), 0
+ * (lost a race: no longer unsent) or an error. */
+static int claim_cand(struct ct_db *db, struct claim_batch *b, int i,
+		      struct ct_elig_round_facts *f)
+{
+	struct sched_ctx *c = b->c;
+	struct claim_txn t = { .c = c, .resultid = b->cand[i].resultid, .wuid = b->cand[i].wuid };
+	int64_t now = ct_db_now(db), deadline;
+	int rc;
+
+	rc = job_estimate(db, c, b->wu[i].jobid, t.wuid);
+	if (rc < 0)
+		return rc;
+	deadline = ct_wlim_deadline(&c->wlp, &c->est, c->wh.nvalid, b->wu[i].delay, now);
 	/* where it goes is recorded with the send: the placement rules of its
 	 * WU and round read sent_net and sent_round */
-	rc = ct_res_move(db, t->resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
+	rc = ct_res_move(db, t.resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
 			 &(struct ct_res_change){ .now = now, .hostid = c->hostid,
 						  .userid = c->userid, .teamid = c->teamid,
 						  .deadline = deadline, .sent_net = c->who.net,
-						  .sent_round = roundid });
+						  .sent_round = b->wu[i].roundid });
 	if (rc <= 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
-			"WHERE id=?", "ll", deadline, t->wuid);
-	if (rc >= 0)
-		rc = maybe_adaptive(db, t);
+	b->deadline[i] = deadline;	/* the WU's transition time: pull_wus() */
+	rc = maybe_adaptive(db, &t);
+	f->account_inprog++;
+	if (c->who.net[0])
+		f->net_sent++;
+	for (size_t j = 0; rc >= 0 && j < b->nrep; j++)
+		if (b->rep[j].wuid == t.wuid && b->rep[j].live && b->rep[j].userid != c->userid)
+			rc = ct_elig_round_add(f, b->rep[j].userid);
 	return rc < 0 ? rc : 1;
+}
+
+static void batch_reset(struct claim_batch *b)
+{
+	free(b->rep);
+	b->rep = NULL;
+	b->nrep = 0;
+	for (int i = 0; i < b->nfacts; i++)
+		ct_elig_round_facts_free(&b->facts[i]);
+	b->nfacts = 0;
+	b->active = -1;
+	b->got = 0;
+	memset(b->wu, 0, sizeof(b->wu));
+	for (int i = 0; i < b->n; i++)
+		b->outcome[i] = CT_FEED_KEEP;
+}
+
+/* One try of the batch's transaction: lock, read, judge each candidate
+ * in WU order by the rules of eligibility.h, claim until b->want. */
+static int claim_batch_txn(struct ct_db *db, void *arg)
+{
+	struct claim_batch *b = arg;
+	struct sched_ctx *c = b->c;
+	int rc;
+
+	batch_reset(b);
+	rc = lock_wus(db, b);
+	if (rc == 0)
+		rc = read_replicas(db, b);
+	for (int i = 0; rc >= 0 && i < b->n && b->got < b->want; i++) {
+		const struct claim_rep *own = NULL;
+		struct ct_elig_round_facts *f = NULL;
+		const char *why = wu_rules(b, i, &own);
+
+		if (!b->wu[i].ok || own == NULL) {
+			b->outcome[i] = CT_FEED_GONE;
+			continue;
+		}
+		/* a client that did not say it runs LoRA gets full-weight WUs
+		 * only (the cache said so too, unless it was out of date) */
+		if (why == NULL && own->lora && !c->req.lora)
+			why = "LoRA";
+		if (why == NULL) {
+			rc = round_facts(db, b, b->wu[i].roundid, &f);
+			if (rc == 0)
+				rc = round_rules(db, b, i, f, own, &why);
+			if (rc < 0)
+				break;
+			if (rc == 0 && why == NULL)
+				why = "round";
+		}
+		if (why != NULL) {
+			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64 " (%s)",
+				     c->hostid, b->cand[i].wuid, why);
+			rc = 0;
+			continue;
+		}
+		rc = claim_cand(db, b, i, f);
+		if (rc >= 0)
+			b->outcome[i] = rc > 0 ? CT_FEED_CLAIMED : CT_FEED_GONE;
+		b->got += rc > 0;
+	}
+	if (rc >= 0)
+		rc = pull_wus(db, b);
+	return rc < 0 ? rc : b->got;
+}
+
+static struct ct_feeder *sched_feeder(struct ct_server *srv)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	struct ct_feeder *f;
+
+	pthread_mutex_lock(&mu);
+	if (srv->feeder == NULL) {
+		double full_s = CT_FEED_FULL_S;
+		int rc = ct_conf_get_double(srv->conf, "sched.feeder_full_s", CT_FEED_FULL_S, 0.1,
+					    3600.0, &full_s);
+
+		if (rc < 0) {
+			ct_log_warn("sched: %s; the ready-to-send cache is read afresh every %.0f s",
+				    ct_errmsg(rc), CT_FEED_FULL_S);
+			full_s = CT_FEED_FULL_S;
+		}
+		ct_feeder_new(&srv->feeder, full_s);
+	}
+	f = srv->feeder;
+	pthread_mutex_unlock(&mu);
+	return f;
+}
+
+/* Up to want new results for the host: candidates from the ready-to-send
+ * cache, claimed in one transaction; the ones the rules refused make room
+ * for the next (at most want*4+8 looked at, as many as the scan of the
+ * result table this replaced). */
+static int claim_new(struct sched_ctx *c, int want)
+{
+	struct ct_feeder *f = sched_feeder(c->srv);
+	struct claim_batch *b = NULL;
+	int64_t tried[4 * CT_SCHED_MAX_WANT + 8];
+	int ntried = 0, limit = want * 4 + 8, rc;
+
+	if (f == NULL)
+		return CT_ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return CT_ENOMEM;
+	if (limit > (int)(sizeof(tried) / sizeof(tried[0])))
+		limit = (int)(sizeof(tried) / sizeof(tried[0]));
+	b->c = c;
+	rc = ct_elig_policy_load(c->srv->conf, &b->ep);
+	while (rc == 0 && c->nnew < want && ntried < limit) {
+		int need = want - c->nnew, max = need + need / 2 + 1, n = 0;
+
+		if (max > limit - ntried)
+			max = limit - ntried;
+		if (max > MAX_CAND)
+			max = MAX_CAND;
+		rc = ct_feeder_take(f, c->db, &c->who, (int)c->req.lora, tried, ntried, b->cand, max,
+				    &n);
+		if (rc < 0 || n == 0)
+			break;
+		qsort(b->cand, (size_t)n, sizeof(b->cand[0]), cand_by_wu);
+		b->n = n;
+		b->want = need;
+		rc = ct_db_txn(c->db, claim_batch_txn, b);
+		if (rc < 0)	/* rolled back: nothing claimed */
+			for (int i = 0; i < n; i++)
+				b->outcome[i] = CT_FEED_KEEP;
+		ct_feeder_done(f, b->cand, b->outcome, n, &c->who);
+		for (int i = 0; i < n; i++) {
+			tried[ntried++] = b->cand[i].resultid;
+			if (b->outcome[i] == CT_FEED_CLAIMED) {
+				c->send[c->nsend++] = b->cand[i].resultid;
+				c->nnew++;
+			}
+		}
+		rc = rc < 0 ? rc : 0;
+	}
+	batch_reset(b);
+	free(b);
+	return rc;
 }
 
 /* What the caps, deadlines and request_delay need of the host, read once:
@@ -557,13 +1101,13 @@ static int load_host(struct sched_ctx *c)
 	int rc;
 
 	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
-	if (rc == 0)
+	if (rc == 0 && !c->host_read)	/* a host new in this request */
 		rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
 				 "nresults_valid, next_work_time FROM host WHERE id=?", "l",
 				 c->hostid);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0) {
+	if (res && ct_db_next(res) > 0) {
 		c->host_cap = ct_db_int(res, 0);
 		c->consecutive_valid = (int)ct_db_int(res, 1);
 		c->wh.nvalid = ct_db_int(res, 2);
@@ -572,8 +1116,8 @@ static int load_host(struct sched_ctx *c)
 	ct_db_res_free(res);
 	if (c->host_cap <= 0)
 		c->host_cap = c->srv->max_in_progress;
-	return ct_db_query_int(c->db, &c->wh.inprog, "SELECT COUNT(*) FROM result WHERE "
-			       "hostid=? AND server_state=?", "li", c->hostid, CT_RS_IN_PROGRESS);
+	/* in progress, and what the caps and quota count (worklimit.h) */
+	return ct_wlim_count(c->db, c->userid, c->hostid, &c->wh);
 }
 
 /* Hoarding: the host's and account's caps from validated work, and the
@@ -637,10 +1181,8 @@ static long told_delay(struct sched_ctx *c)
 
 static int assign_work(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
-	int64_t inprog = 0, cap = 0, ids[64][2];
-	int want = (int)c->req.want, n = 0, start = 0, got = 0, rc;
-	uint32_t r;
+	int64_t inprog = 0, cap = 0;
+	int want = (int)c->req.want, rc;
 
 	if (c->nsend >= MAX_SEND || want <= 0)
 		return 0;
@@ -667,49 +1209,10 @@ static int assign_work(struct sched_ctx *c)
 		return rc;
 	c->looked = 1;
 	/* a client that did not say it runs LoRA (work_req/lora) gets
-	 * full-weight WUs only */
-	/* one replica per account: an outer join probed per candidate by
-	 * (workunitid, userid), read in dispatch order until LIMIT; as NOT
-	 * EXISTS, MariaDB could turn the check into materialising every
-	 * result the account ever had (bench/bench_dispatch: 18 ms per RPC
-	 * at 1k results of history, 144 ms at 100k) */
-	rc = ct_db_query(c->db, &res, "SELECT r.id, r.workunitid FROM result r "
-			 "LEFT JOIN result r2 FORCE INDEX (result_wu_user) ON "
-			 "r2.workunitid=r.workunitid AND r2.userid=? WHERE r.server_state=? "
-			 "AND r2.id IS NULL "
-			 "AND (? OR NOT EXISTS (SELECT 1 FROM job_lora l WHERE l.jobid=r.jobid)) "
-			 "ORDER BY r.priority DESC, r.id "
-			 "LIMIT ?", "liii", c->userid, CT_RS_UNSENT, (int)c->req.lora, want * 4 + 8);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0 && n < 64) {
-		ids[n][0] = ct_db_int(res, 0);
-		ids[n][1] = ct_db_int(res, 1);
-		n++;
-	}
-	ct_db_res_free(res);
-	/* One transaction per claim: it locks one WU row, then the result and
-	 * the round's counters (round_stat, by trigger). A transaction that
-	 * held those counters while waiting for a second WU would deadlock
-	 * with any other writer of the round (lock_order.h). Start at a random
-	 * candidate so concurrent schedulers collide less. */
+	 * full-weight WUs only (ct_feeder_take) */
 	if (want > MAX_SEND - c->nsend)
 		want = MAX_SEND - c->nsend;
-	if (n > 0 && ct_random_bytes(&r, sizeof(r)) == 0)
-		start = (int)(r % (uint32_t)n);
-	for (int k = 0; k < n && got < want; k++) {
-		int i = (start + k) % n;
-		struct claim_txn t = { .c = c, .resultid = ids[i][0], .wuid = ids[i][1] };
-
-		rc = ct_db_txn(c->db, claim_one, &t);
-		if (rc < 0)
-			return rc;
-		if (rc > 0) {
-			c->send[c->nsend++] = ids[i][0];
-			c->nnew = ++got;
-		}
-	}
-	return 0;
+	return claim_new(c, want);
 }
 
 /* ---- the reply --------------------------------------------------------- */
@@ -742,14 +1245,17 @@ struct sent {
 	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
 	char upload_encoding[65];
 	int64_t max_upload;
+	int64_t lora, id;		/* its job has LoRA parameters; the result's id */
+	int found;
 };
 
 static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes FROM result r JOIN workunit w ON w.id=r.workunitid "
-	"JOIN job j ON j.id=w.jobid WHERE r.id=?";
+	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id FROM result r STRAIGHT_JOIN workunit w "
+	"ON w.id=r.workunitid STRAIGHT_JOIN job j ON j.id=w.jobid LEFT JOIN job_lora l ON "
+	"l.jobid=j.id WHERE r.id IN (";
 #define S struct sent
 static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
@@ -758,6 +1264,7 @@ static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
 	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
 	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
+	CT_DL_COL(S, lora), CT_DL_COL(S, id),
 };
 #undef S
 
@@ -768,10 +1275,13 @@ struct lora_xml {
 	struct ct_buf xml;
 };
 
-static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid)
+static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid,
+		    int lora_job)
 {
 	int rc = 0;
 
+	if (!lora_job)		/* full weights: nothing to say */
+		return 0;
 	if (l->jobid != jobid) {
 		ct_buf_reset(&l->xml);
 		l->jobid = 0;
@@ -802,7 +1312,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
-	if (rc == 0) rc = put_lora(b, db, lora, s->jobid);
+	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
@@ -879,19 +1389,59 @@ static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 	int64_t ahead = 0, pending = 0;
 	int rc = 0;
 
-	if (ct_db_query_int(c->db, &ahead, "SELECT COUNT(*) FROM `user` WHERE expavg_credit > ?",
-			    "d", c->expavg_credit) == 0)
+	struct ct_db_res *res = NULL;
+
+	if (ct_db_query(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
+			"?), (SELECT COUNT(*) FROM result WHERE userid=? AND server_state=5 AND "
+			"outcome=1 AND validate_state IN (0, 4))", "dl", c->expavg_credit,
+			c->userid) < 0)
+		return 0;
+	if (ct_db_next(res) > 0) {
+		ahead = ct_db_int(res, 0);
+		pending = ct_db_int(res, 1);
 		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
-	if (rc == 0 && ct_db_query_int(c->db, &pending, "SELECT COUNT(*) FROM result WHERE "
-				       "userid=? AND server_state=5 AND outcome=1 AND "
-				       "validate_state IN (0, 4)", "l", c->userid) == 0)
-		rc = ct_xml_elem_int64(b, "pending_results", pending);
+		if (rc == 0)
+			rc = ct_xml_elem_int64(b, "pending_results", pending);
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+/* The results being sent (c->send) with their WUs and jobs into
+ * sent[0..c->nsend), IN_MAX a statement; one that is gone has found 0. */
+static int read_sent(struct sched_ctx *c, struct sent *sent)
+{
+	struct ct_db_arg a[IN_MAX];
+	char sql[sizeof(wu_sql) + 8 * IN_MAX];
+	int m, rc = 0;
+
+	for (int k = 0; rc == 0 && k < c->nsend; k += IN_MAX) {
+		struct ct_db_res *res = NULL;
+		int cnt = c->nsend - k < IN_MAX ? c->nsend - k : IN_MAX;
+		struct sent row;
+
+		rc = in_list(sql, sizeof(sql), wu_sql, ")", cnt, &m);
+		for (int i = 0; i < m; i++)
+			a[i] = ct_db_arg_l(c->send[k + (i < cnt ? i : cnt - 1)]);
+		if (rc == 0)
+			rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
+		while (rc == 0 && ct_db_next(res) > 0) {
+			memset(&row, 0, sizeof(row));
+			ct_dl_row(res, &row, sent_cols, CT_DL_NCOLS(sent_cols));
+			row.found = 1;
+			for (int i = k; i < k + cnt; i++)
+				if (c->send[i] == row.id)
+					sent[i] = row;
+		}
+		ct_db_res_free(res);
+	}
 	return rc;
 }
 
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	struct lora_xml lora = { .xml = CT_BUF_INIT(1 << 16) };
+	struct sent *sent = NULL;
 	const char *pname = "crowdtune";
 	int rc;
 
@@ -917,22 +1467,18 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc == 0) rc = ct_xml_close(b, "web_prefs");
 	}
 	if (rc == 0) rc = put_acks(b, c);
-	for (int i = 0; rc == 0 && i < c->nsend; i++) {
-		struct ct_db_res *r = NULL;
-		struct sent s;
-
-		rc = CT_DB_QUERY(c->db, &r, wu_sql, c->send[i]);
-		if (rc == 0)
-			rc = ct_dl_one(r, &s, sent_cols, CT_DL_NCOLS(sent_cols));
-		if (rc == CT_ENOTFOUND) {
-			rc = 0;		/* gone meanwhile: not sent */
-			continue;
-		}
-		if (rc == 0)
-			rc = put_workunit(b, c->srv, c->db, &lora, &s);
-		if (rc == 0)
-			rc = put_result(b, c, &s);
+	if (rc == 0 && c->nsend > 0) {
+		sent = calloc((size_t)c->nsend, sizeof(*sent));
+		rc = sent ? read_sent(c, sent) : CT_ENOMEM;
 	}
+	for (int i = 0; rc == 0 && i < c->nsend; i++) {
+		if (!sent[i].found)
+			continue;	/* gone meanwhile: not sent */
+		rc = put_workunit(b, c->srv, c->db, &lora, &sent[i]);
+		if (rc == 0)
+			rc = put_result(b, c, &sent[i]);
+	}
+	free(sent);
 	if (rc == 0) rc = ct_xml_close(b, "scheduler_reply");
 	ct_buf_free(&lora.xml);
 	return rc;

@@ -54,6 +54,17 @@ static int host_record(struct ct_db *db, int64_t hostid, struct ct_trust_host *h
 	return rc < 0 ? rc : 0;
 }
 
+/* Says in the debug log why a host with a run of valid results gets WU
+ * wuid replicated (the tests read it when a trust scenario fails). */
+static int not_alone(int64_t hostid, int64_t wuid, const char *why, const struct ct_trust_host *h,
+		     double u)
+{
+	ct_log_debug("trust: host %lld: WU %lld replicated (%s; %d valid in a row, %lld rounds, "
+		     "caught %d, draw %.3f)", (long long)hostid, (long long)wuid, why,
+		     h->consecutive_valid, (long long)h->nrounds, h->caught, u);
+	return 0;
+}
+
 int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 		   int64_t wuid, int consecutive_valid, double u)
 {
@@ -66,18 +77,24 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 	if (rc < 0 || consecutive_valid < l.min_valid)
 		return rc;
 	rc = host_record(db, hostid, &h);
-	if (rc < 0 || !ct_trust_decide(&h, &l, ct_db_now(db), u))
+	if (rc < 0)
 		return rc;
+	if (!ct_trust_decide(&h, &l, ct_db_now(db), u))
+		return not_alone(hostid, wuid, "trust", &h, u);
 	rc = ct_db_query_int(db, &nshards, "SELECT j.nshards FROM workunit w JOIN job j ON "
 			     "j.id = w.jobid WHERE w.id=?", "l", wuid);
-	if (rc < 0 || nshards < 3)
+	if (rc < 0)
 		return rc;
+	if (nshards < 3)
+		return not_alone(hostid, wuid, "fewer than 3 shards", &h, u);
 	/* at most one unreplicated WU of a round per host */
 	rc = ct_db_query_int(db, &mine, "SELECT COUNT(*) FROM result r JOIN workunit w ON "
 			     "w.id = r.workunitid JOIN workunit x ON x.roundid = w.roundid "
 			     "WHERE x.id=? AND r.hostid=? AND w.min_quorum=1", "ll", wuid, hostid);
-	if (rc < 0 || mine > 0)
+	if (rc < 0)
 		return rc;
+	if (mine > 0)
+		return not_alone(hostid, wuid, "one of the round alone already", &h, u);
 	return 1;
 }
 

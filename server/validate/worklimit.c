@@ -72,6 +72,39 @@ static int host_recent(struct ct_db *db, int64_t hostid, int64_t now, struct hos
 	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
+int ct_wlim_count(struct ct_db *db, int64_t userid, int64_t hostid, struct ct_wlim_host *h)
+{
+	struct ct_db_res *res = NULL;
+	int64_t now = ct_db_now(db);
+	int rc;
+
+	/* the last day by result_host_sent: on small tables MariaDB took
+	 * result_host, every result the host ever had */
+	rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result WHERE hostid=? AND "
+			 "server_state=?), hr.n, hr.e, hr.v, (SELECT COUNT(*) FROM result WHERE "
+			 "userid=? AND server_state=?), (SELECT COUNT(*) FROM result WHERE userid=? "
+			 "AND validate_state=? AND sent_time > ?) FROM (SELECT COUNT(*) AS n, "
+			 "COALESCE(SUM(outcome IN (?, ?, ?)), 0) AS e, COALESCE(SUM(validate_state "
+			 "= ?), 0) AS v FROM result FORCE INDEX (result_host_sent) WHERE hostid=? AND "
+			 "sent_time > ?) hr",
+			 "lilililiiiill", hostid, CT_RS_IN_PROGRESS, userid, CT_RS_IN_PROGRESS,
+			 userid, CT_VS_VALID, now - DAY, CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY,
+			 CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, now - DAY);
+	if (rc < 0)
+		return rc;
+	if (ct_db_next(res) > 0) {
+		h->inprog = ct_db_int(res, 0);
+		h->sent24 = ct_db_int(res, 1);
+		h->err24 = ct_db_int(res, 2);
+		h->valid24 = ct_db_int(res, 3);
+		h->acc_inprog = ct_db_int(res, 4);
+		h->acc_valid24 = ct_db_int(res, 5);
+		h->counted = 1;
+	}
+	ct_db_res_free(res);
+	return h->counted ? 0 : ct_error(CT_EDB, "host counts: no row");
+}
+
 static int64_t daily_quota(const struct ct_wlim_policy *p, const struct host_recent *h)
 {
 	int64_t q = p->daily_quota + h->nvalid;
@@ -83,14 +116,16 @@ static int64_t daily_quota(const struct ct_wlim_policy *p, const struct host_rec
 }
 
 static int account_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_t userid,
-			int64_t host_cap, int64_t now, int64_t *room)
+			int64_t host_cap, int64_t now, const struct ct_wlim_host *wh,
+			int64_t *room)
 {
-	int64_t inprog = 0, valid24 = 0, cap;
-	int rc;
+	int64_t inprog = wh->acc_inprog, valid24 = wh->acc_valid24, cap;
+	int rc = 0;
 
-	rc = ct_db_query_int(db, &inprog, "SELECT COUNT(*) FROM result WHERE userid=? AND "
+	if (!wh->counted)
+		rc = ct_db_query_int(db, &inprog, "SELECT COUNT(*) FROM result WHERE userid=? AND "
 			     "server_state=?", "li", userid, CT_RS_IN_PROGRESS);
-	if (rc == 0)
+	if (rc == 0 && !wh->counted)
 		rc = ct_db_query_int(db, &valid24, "SELECT COUNT(*) FROM result WHERE "
 				     "userid=? AND validate_state=? AND sent_time > ?", "lil",
 				     userid, CT_VS_VALID, now - DAY);
@@ -106,7 +141,7 @@ static int account_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_
 /* The in-progress caps from validated throughput (host, then account);
  * *r stays as it is when the project does not cap by throughput. */
 static int throughput_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_t userid,
-			   int64_t inprog, int64_t cap, const struct host_recent *h,
+			   const struct ct_wlim_host *wh, int64_t cap, const struct host_recent *h,
 			   int64_t now, int64_t *r, const char **why)
 {
 	int64_t host_cap, acc = 0;
@@ -117,11 +152,11 @@ static int throughput_room(struct ct_db *db, const struct ct_wlim_policy *p, int
 	host_cap = p->new_host_in_progress + h->valid24;
 	if (host_cap > cap)
 		host_cap = cap;
-	rc = account_room(db, p, userid, host_cap, now, &acc);
+	rc = account_room(db, p, userid, host_cap, now, wh, &acc);
 	if (rc < 0)
 		return rc;
-	if (host_cap - inprog < *r)
-		*r = host_cap - inprog, *why = "host in progress";
+	if (host_cap - wh->inprog < *r)
+		*r = host_cap - wh->inprog, *why = "host in progress";
 	if (acc < *r)
 		*r = acc, *why = "account in progress";
 	return 0;
@@ -139,10 +174,15 @@ int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 	*room = 0;
 	*why = NULL;
 	rc = ct_wlim_policy_load(conf, &p);
-	if (rc == 0)
+	if (rc == 0 && host->counted) {
+		h.sent24 = host->sent24;
+		h.err24 = host->err24;
+		h.valid24 = host->valid24;
+	} else if (rc == 0) {
 		rc = host_recent(db, hostid, now, &h);
+	}
 	if (rc == 0)
-		rc = throughput_room(db, &p, userid, host->inprog, cap, &h, now, &r, why);
+		rc = throughput_room(db, &p, userid, host, cap, &h, now, &r, why);
 	if (rc < 0)
 		return rc;
 	day = daily_quota(&p, &h) - h.sent24;

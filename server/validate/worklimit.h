@@ -50,13 +50,25 @@ int ct_wlim_policy_load(const struct ct_conf *conf, struct ct_wlim_policy *p);
 struct ct_wlim_host {
 	int64_t nvalid;		/* host.nresults_valid */
 	int64_t inprog;		/* its results in progress now */
+	/* ct_wlim_count's (counted = 1): the host's results sent in the last
+	 * 24 h, errors and valid ones among them; the account's in progress
+	 * and valid ones sent in the last 24 h */
+	int counted;
+	int64_t sent24, err24, valid24, acc_inprog, acc_valid24;
 };
+
+/* Every count ct_wlim_room needs of host hostid and account userid, and
+ * h->inprog, in one statement (by result_host, result_host_sent,
+ * result_user_state, result_user_valid); sets h->counted. Returns 0 or
+ * CT_EDB. */
+int ct_wlim_count(struct ct_db *db, int64_t userid, int64_t hostid, struct ct_wlim_host *h);
 
 /* How many more results host hostid (*h) of account userid may take now
  * (*room >= 0), given the project's in-progress cap `cap` for the host
  * (the host's max_in_progress or sched.max_in_progress). *why names the
  * limit that bound it ("host in progress", "account in progress", "daily
- * quota"; static) or NULL. Returns 0 or CT_EDB / CT_ECONFIG. */
+ * quota"; static) or NULL. With h->counted, from h's counts (no
+ * statement); else it reads them. Returns 0 or CT_EDB / CT_ECONFIG. */
 int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
 		 int64_t hostid, const struct ct_wlim_host *h, int64_t cap, int *room,
 		 const char **why);
