@@ -136,22 +136,32 @@ static int reset(struct talk *t)
 static int interactive(struct talk *t)
 {
 	const int tty = isatty(0);
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *line = malloc(TALK_MAX_LINE + 2);
+	size_t n;
 	int rc = 0;
 
+	if (line == NULL)
+		return ct_error(CT_ENOMEM, "a line of standard input");
 	for (;;) {
+		int too_long = 0;
+
 		if (tty)
 			fprintf(stderr, "> ");
-		n = getline(&line, &cap, stdin);
-		if (n < 0)
+		if (fgets(line, TALK_MAX_LINE + 2, stdin) == NULL)
 			break;
+		n = strlen(line);
+		if (n == TALK_MAX_LINE + 1 && line[n - 1] != '\n') {
+			int c;
+
+			while ((c = getchar()) != EOF && c != '\n')
+				;	/* the rest of an over-long line */
+			too_long = 1;
+		}
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
 		if (n == 0)
 			continue;
-		if ((size_t)n > TALK_MAX_LINE)
+		if (too_long || n > TALK_MAX_LINE)
 			rc = ct_error(CT_ETOOBIG, "a message is at most %u bytes", TALK_MAX_LINE);
 		else if (strcmp(line, "/reset") == 0)
 			rc = reset(t);

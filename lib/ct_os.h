@@ -121,6 +121,12 @@ int ct_os_mkdir(const char *path, int mode);
  * MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH. 0 or -1 with errno. */
 int ct_os_replace(const char *from, const char *to);
 
+/* Rename from to a name that must not exist yet: never replaces a file
+ * another process made first (link + unlink; on Windows MoveFileExW
+ * without MOVEFILE_REPLACE_EXISTING, written through). 0 or -1 with
+ * errno (EEXIST: to exists; from is left then). */
+int ct_os_rename_new(const char *from, const char *to);
+
 /* Flush fd's data to the disk (fsync / FlushFileBuffers). 0 or -1, errno. */
 int ct_os_fsync(int fd);
 

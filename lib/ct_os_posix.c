@@ -50,6 +50,13 @@ int ct_os_replace(const char *from, const char *to)
 	return rename(from, to);
 }
 
+int ct_os_rename_new(const char *from, const char *to)
+{
+	if (link(from, to) != 0)
+		return -1;
+	return unlink(from);
+}
+
 int ct_os_fsync(int fd)
 {
 	return fsync(fd);

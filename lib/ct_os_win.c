@@ -289,6 +289,20 @@ int ct_os_replace(const char *from, const char *to)
 	return r;
 }
 
+int ct_os_rename_new(const char *from, const char *to)
+{
+	wchar_t *wf = wide(from), *wt = wide(to);
+	int r = -1, e;
+
+	if (wf != NULL && wt != NULL)
+		r = MoveFileExW(wf, wt, MOVEFILE_WRITE_THROUGH) ? 0 : fail_win();
+	e = errno;
+	free(wf);
+	free(wt);
+	errno = e;
+	return r;
+}
+
 int ct_os_fsync(int fd)
 {
 	HANDLE h = (HANDLE)_get_osfhandle(fd);

@@ -3,6 +3,7 @@
  */
 #include "ct_sign.h"
 #include "ct_err.h"
+#include "ct_os.h"
 #include "ct_file.h"
 
 #include <errno.h>
@@ -71,14 +72,14 @@ int ct_sign_key_save(const struct ct_sign_key *k, const char *path)
 	if (rc == 0 && snprintf(tmp, sizeof(tmp), "%s.new%ld", path, (long)getpid()) >=
 			       (int)sizeof(tmp))
 		rc = ct_error(CT_ETOOBIG, "%s: path too long", path);
-	/* written under another name, then linked: link() never replaces a
-	 * key another process saved first */
+	/* written under another name, then renamed to a name that must not
+	 * exist: never replaces a key another process saved first */
 	if (rc == 0)
 		rc = ct_file_write_atomic(tmp, pem, (size_t)n, 0600);
-	if (rc == 0 && link(tmp, path) != 0)
+	if (rc == 0 && ct_os_rename_new(tmp, path) != 0)
 		rc = errno == EEXIST ? CT_EEXISTS : ct_error_errno("%s", path);
 	if (tmp[0] != '\0')
-		unlink(tmp);
+		unlink(tmp);	/* left only when the rename failed */
 	BIO_free(b);
 	return rc;
 }
