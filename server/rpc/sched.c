@@ -992,6 +992,17 @@ static int claim_batch_txn(struct ct_db *db, void *arg)
 		 * only (the cache said so too, unless it was out of date) */
 		if (why == NULL && own->lora && !c->req.lora)
 			why = "LoRA";
+		if (why == NULL && c->who.work_mem > 0) {	/* a WU it cannot hold stays */
+			int64_t need = 0;
+
+			rc = ct_db_query_int(db, &need, "SELECT j.wu_mem_bytes FROM workunit w "
+					     "JOIN job j ON j.id = w.jobid WHERE w.id=?", "l",
+					     b->cand[i].wuid);
+			if (rc < 0)
+				break;
+			if (!ct_elig_mem_rule(need, c->who.work_mem))
+				why = "memory";
+		}
 		if (why == NULL) {
 			rc = round_facts(db, b, b->wu[i].roundid, &f);
 			if (rc == 0)
