@@ -61,7 +61,7 @@ static const struct opt_def defs[CT_OPT_COUNT] = {
 				"matrix-vector kernel for one or two rows" },
 	[CT_OPT_OCL_FWD] = { "CT_OCL_FWD", K_WORD, 0, 0, "n|t",
 			     "forward matmul as out (n) or out transposed (t)" },
-	[CT_OPT_OCL_WIDE_MAX] = { "CT_OCL_WIDE_MAX", K_INT, 1, 1L << 40, NULL,
+	[CT_OPT_OCL_WIDE_MAX] = { "CT_OCL_WIDE_MAX", K_INT, 1, 1L << 30, NULL,
 				  "largest piece of a widened bf16 weight block, in elements" },
 	[CT_OPT_OCL_HEAD_ROWS] = { "CT_OCL_HEAD_ROWS", K_INT, 1, 1L << 30, NULL,
 				   "rows of the vocabulary head per evaluation piece" },
