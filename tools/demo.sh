@@ -24,7 +24,10 @@
 # DEMO_SIZE (bytes: the default, V = 256; gpt2: a GPT-2-vocabulary model,
 # gpt2 tokenizer, slower; llama: a small Llama-config model (RMSNorm, RoPE,
 # SwiGLU, 4 heads sharing 2 KV heads, tied embeddings), bytes tokenizer,
-# trained on the C reference), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
+# trained on the C reference; chat: the llama model fine-tuned on
+# conversations, the question-and-answer fortunes, with a byte-level
+# tokenizer and a chat template (tools/demo_chat.sh), replies before and
+# after), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
 # (steps per work unit), DEMO_PRESTEPS (pretraining steps), DEMO_CLIENTS (3),
 # DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
 # DEMO_PROMPT ("The "), DEMO_SERVE=1 keeps the server running at the end
@@ -44,7 +47,9 @@ gpt2)	TOK=gpt2; V=50257; VP=50304; L=2; NH=4; C=64; SEQ=64; PREBATCH=8
 	PRESTEPS=${DEMO_PRESTEPS:-400}; STEPS=${DEMO_STEPS:-40} ;;
 llama)	TOK=bytes; V=256; VP=256; L=2; NH=4; C=64; SEQ=64; PREBATCH=16
 	PRESTEPS=${DEMO_PRESTEPS:-1500}; STEPS=${DEMO_STEPS:-80} ;;
-*)	echo "demo: DEMO_SIZE is bytes, gpt2 or llama" >&2; exit 2 ;;
+chat)	TOK=chat; V=259; VP=259; L=2; NH=4; C=64; SEQ=256; PREBATCH=4
+	PRESTEPS=${DEMO_PRESTEPS:-1500}; STEPS=${DEMO_STEPS:-12} ;;
+*)	echo "demo: DEMO_SIZE is bytes, gpt2, llama or chat" >&2; exit 2 ;;
 esac
 K=${DEMO_SHARDS:-3}
 R=${DEMO_ROUNDS:-4}
@@ -52,6 +57,7 @@ NCLIENTS=${DEMO_CLIENTS:-3}
 DEVICE=${DEMO_DEVICE:-auto}
 PROMPT=${DEMO_PROMPT:-The }
 BATCH=8
+[ "$SIZE" = chat ] && BATCH=4
 LR=0.002
 PRELR=0.006
 URL="http://127.0.0.1:$PORT"
@@ -89,20 +95,46 @@ for f in GPL-3 GPL-2 LGPL-2.1 LGPL-3 Apache-2.0 MPL-2.0 Artistic; do
 done
 B_EVAL=$LICENSES/GFDL-1.3
 
-say "1/6 data: real text ($TOK tokenizer). A: fortunes (pretraining), B: licences (fine-tuning)"
+if [ "$SIZE" = chat ]; then
+	# shellcheck source=tools/demo_chat.sh
+	. "$(dirname "$0")/demo_chat.sh"
+	chat_tokenizer "$D/tok"
+	TOK=$D/tok
+fi
+if [ "$SIZE" = chat ]; then
+	say "1/6 data: real text (a byte-level tokenizer with a chat template). A: fortunes (pretraining), B: the fortunes' questions and answers as conversations (fine-tuning)"
+else
+	say "1/6 data: real text ($TOK tokenizer). A: fortunes (pretraining), B: licences (fine-tuning)"
+fi
 # shellcheck disable=SC2086
 "$CT" tokens encode --tokenizer "$TOK" $A_FILES --out "$D/a_train.bin" >/dev/null 2>"$D/encode.err" ||
 	die "$TOK tokenizer not available: $(cat "$D/encode.err")"
-# shellcheck disable=SC2086
-"$CT" tokens encode --tokenizer "$TOK" $B_FILES --out "$D/b_train.bin" >/dev/null 2>&1
-"$CT" tokens encode --tokenizer "$TOK" "$B_EVAL" --out "$D/b_eval.bin" >/dev/null 2>&1
+if [ "$SIZE" = chat ]; then
+	# every eighth conversation is held out; the longest ones (over
+	# SEQ tokens with the template) are left out
+	fortune_chats "$FORTUNES"/*.u8 | awk 'length < 300' >"$D/chats.jsonl"
+	awk 'NR % 8 == 0' "$D/chats.jsonl" >"$D/chat_eval.jsonl"
+	awk 'NR % 8 != 0' "$D/chats.jsonl" >"$D/chat_train.jsonl"
+	"$CT" tokens encode --tokenizer "$TOK" --chat "$D/chat_train.jsonl" --out "$D/b_train.bin" >/dev/null 2>&1
+	"$CT" tokens encode --tokenizer "$TOK" --chat "$D/chat_eval.jsonl" --out "$D/b_eval.bin" >/dev/null 2>&1
+	printf '   %s conversations to train on, %s held out (the loss counts the replies only)\n' \
+		"$(wc -l <"$D/chat_train.jsonl")" "$(wc -l <"$D/chat_eval.jsonl")"
+else
+	# shellcheck disable=SC2086
+	"$CT" tokens encode --tokenizer "$TOK" $B_FILES --out "$D/b_train.bin" >/dev/null 2>&1
+	"$CT" tokens encode --tokenizer "$TOK" "$B_EVAL" --out "$D/b_eval.bin" >/dev/null 2>&1
+fi
 for x in a_train b_train b_eval; do
 	printf '   %-8s %s\n' "$x" "$("$CT" tokens info "$D/$x.bin" | head -1 | sed 's:.*/::')"
 done
 sed -n '1,/^%$/p' "$FORTUNES/literature" | head -4 | sed 's/^/   A says: /'
-sed -n '/^ *0\. Definitions/,+3p' "$LICENSES/GPL-3" | sed 's/^/   B says: /'
+if [ "$SIZE" = chat ]; then
+	sed -n 2p "$D/chat_train.jsonl" | sed 's/^/   B says: /'
+else
+	sed -n '/^ *0\. Definitions/,+3p' "$LICENSES/GPL-3" | sed 's/^/   B says: /'
+fi
 
-if [ "$SIZE" = llama ]; then
+if [ "$SIZE" = llama ] || [ "$SIZE" = chat ]; then
 	say "2/6 base model: Llama config L=$L C=$C NH=$NH (2 KV heads) MLP 176 V=$V, pretrained $PRESTEPS steps on A"
 	"$CT" model init-llama --layers $L --heads $NH --kv-heads 2 --channels $C --mlp 176 \
 		--max-seq $SEQ --vocab $V --tied --seed 1 --out "$M/init.bin"
@@ -114,13 +146,34 @@ fi
 "$CT" train --model "$M/init.bin" --data "$D/a_train.bin" --steps "$PRESTEPS" --batch $PREBATCH \
 	--seq $SEQ --lr $PRELR --device cpu --out "$M/base.bin" |
 	awk -v n="$PRESTEPS" '/^step/ { split($2, a, "/"); if (a[1] % int(n / 5) == 0) { print "   " $0; fflush() } } /done/'
-sample() { "$CT" sample --model "$1" --prompt "$PROMPT" --tokens ${DEMO_SAMPLE_TOKENS:-240} \
-	--temperature 0.8 --seed 1 | sed 's/^/   | /'; }
-echo "   the base model writes (prompt \"$PROMPT\", seed 1):"
-sample "$M/base.bin" | tee "$DEMO/sample_before.txt"
+if [ "$SIZE" = chat ]; then
+	"$CT" model export "$M/base.bin" --out "$M/base_hf" --tokenizer-from "$TOK" >/dev/null
+	# the replies to three held-out questions (the first user message of
+	# the first three held-out conversations)
+	sed -n 's/^{"messages": \[{"role": "user", "content": "\(\([^"\\]\|\\.\)*\)"}.*/\1/p' \
+		"$D/chat_eval.jsonl" | head -3 | sed 's/\\\(.\)/\1/g' >"$D/questions.txt"
+	q1=$(head -1 "$D/questions.txt")
+	printf '{"messages": [{"role": "user", "content": "%s"}]}\n' "$(printf '%s' "$q1" | sed 's/[\\"]/\\&/g')" \
+		>"$D/sample_chat.json"
+	sample() {
+		while IFS= read -r q; do
+			printf '   user:  %s\n' "$q"
+			printf '   model: %s\n' "$("$CT" chat --model "$1" --prompt "$q" --temperature 0.8 --seed 1 \
+				--max-tokens ${DEMO_SAMPLE_TOKENS:-120} | tr '\n' ' ')"
+		done <"$D/questions.txt"
+	}
+	echo "   the base model answers three held-out questions (its chat template, seed 1):"
+	sample "$M/base_hf" | tee "$DEMO/sample_before.txt"
+else
+	sample() { "$CT" sample --model "$1" --prompt "$PROMPT" --tokens ${DEMO_SAMPLE_TOKENS:-240} \
+		--temperature 0.8 --seed 1 | sed 's/^/   | /'; }
+	echo "   the base model writes (prompt \"$PROMPT\", seed 1):"
+	sample "$M/base.bin" | tee "$DEMO/sample_before.txt"
+fi
 
 say "3/6 project: ctune-server init + run on $URL, job of $K shards x $R rounds, quorum 2"
-"$CS" init "$DEMO/project" --listen "127.0.0.1:$PORT" --url "$URL" --name "crowdtune demo" >/dev/null
+"$CS" init "$DEMO/project" --listen "127.0.0.1:$PORT" --url "$URL" --name "crowdtune demo" \
+	>"$DEMO/init.log" 2>&1 || die "ctune-server init failed: $(cat "$DEMO/init.log")"
 "$CS" run "$DEMO/project" --log "$DEMO/server.log" &
 pids="$pids $!"
 i=0
@@ -128,10 +181,15 @@ until curl -fs -o /dev/null "$URL/" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || die "server did not start; see $DEMO/server.log"
 	sleep 0.3
 done
-# shellcheck disable=SC2086
-JOB=$("$CS" job submit "$DEMO/project" --name "fortunes -> licences" --model "$M/base.bin" \
-	--train-text $B_FILES --eval-text "$B_EVAL" --tokenizer "$TOK" \
-	--sample-prompt "$PROMPT" --sample-seed 1 --shards $K --rounds $R --steps $STEPS \
+if [ "$SIZE" = chat ]; then
+	set -- --name "fortunes -> conversations" --model "$M/base_hf" --train-chat "$D/chat_train.jsonl" \
+		--eval-chat "$D/chat_eval.jsonl" --sample-chat "$D/sample_chat.json"
+else
+	# shellcheck disable=SC2086
+	set -- --name "fortunes -> licences" --model "$M/base.bin" --train-text $B_FILES \
+		--eval-text "$B_EVAL" --tokenizer "$TOK" --sample-prompt "$PROMPT"
+fi
+JOB=$("$CS" job submit "$DEMO/project" "$@" --sample-seed 1 --shards $K --rounds $R --steps $STEPS \
 	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 2>"$DEMO/submit.log" | awk '/^job/ {print $2}')
 [ -n "$JOB" ] || die "job submit failed"
 echo "   job $JOB submitted"
@@ -166,7 +224,11 @@ while :; do
 	sleep 2
 done
 
-say "6/6 results: eval loss on B's held-out licence (GFDL-1.3, batch $BATCH x $SEQ, all of it)"
+if [ "$SIZE" = chat ]; then
+	say "6/6 results: eval loss on the held-out conversations' replies (batch $BATCH x $SEQ, all of them)"
+else
+	say "6/6 results: eval loss on B's held-out licence (GFDL-1.3, batch $BATCH x $SEQ, all of it)"
+fi
 TABLE="$DEMO/results.md"
 {
 	echo "| model | eval loss |"
@@ -191,10 +253,18 @@ TABLE="$DEMO/results.md"
 cat "$TABLE"
 
 echo
-echo "before fine-tuning (base model, prompt \"$PROMPT\", seed 1):"
-cat "$DEMO/sample_before.txt"
-echo "after fine-tuning on the licences (lo-fi average of round $R, same prompt and seed):"
-sample "$M/lofi_round$R.bin" | tee "$DEMO/sample_after.txt"
+if [ "$SIZE" = chat ]; then
+	echo "before fine-tuning (base model, seed 1):"
+	cat "$DEMO/sample_before.txt"
+	echo "after fine-tuning on the conversations (lo-fi average of round $R, same questions and seed):"
+	"$CS" job export "$DEMO/project" "$JOB" --round "$R" --hf --out "$M/lofi_round${R}_hf" >/dev/null
+	sample "$M/lofi_round${R}_hf" | tee "$DEMO/sample_after.txt"
+else
+	echo "before fine-tuning (base model, prompt \"$PROMPT\", seed 1):"
+	cat "$DEMO/sample_before.txt"
+	echo "after fine-tuning on the licences (lo-fi average of round $R, same prompt and seed):"
+	sample "$M/lofi_round$R.bin" | tee "$DEMO/sample_after.txt"
+fi
 echo "(the job page shows such a sample for the base model and every round)"
 
 echo
