@@ -93,12 +93,12 @@ static int make_hosts(struct ct_db *db, int64_t uid[2], int64_t hid[2])
 		char uname[32], auth[65];
 		snprintf(uname, sizeof(uname), "bench%d", k);
 		ct_sha256_hex(uname, strlen(uname), auth);
-		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-				"auth_hash) VALUES (?,?,?,?,?)", "lssss", now, uname, uname, "x", auth);
+		rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+				"auth_hash) VALUES (?,?,?,?,?)", now, uname, uname, "x", auth);
 		uid[k] = ct_db_last_id(db);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "INSERT INTO host (create_time, userid, host_cpid) "
-					"VALUES (?,?,?)", "lls", now, uid[k], auth + 32);
+			rc = CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, host_cpid) "
+					"VALUES (?,?,?)", now, uid[k], auth + 32);
 		hid[k] = ct_db_last_id(db);
 	}
 	return rc < 0 ? rc : 0;
@@ -114,23 +114,23 @@ static int report_all(struct ct_server *srv, struct ct_db *db, const int64_t uid
 	char path[4096];
 	int rc, n = 0;
 
-	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE server_state=? ORDER BY id",
-			 "i", CT_RS_UNSENT);
+	rc = CT_DB_QUERY(db, &res, "SELECT id, name FROM result WHERE server_state=? ORDER BY id",
+			 CT_RS_UNSENT);
 	while (rc >= 0 && ct_db_next(res) > 0) {
 		int k = n++ % 2;
 		rc = ct_server_upload_path(srv, ct_db_str(res, 1), path, sizeof(path));
 		if (rc >= 0)
 			rc = ct_file_write_atomic(path, delta->data, delta->len, 0600);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, hostid=?, "
+			rc = CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, hostid=?, "
 					"userid=?, sent_time=?, received_time=?, upload_time=?, "
-					"upload_size=?, conforming=1 WHERE id=?", "iilllllll",
+					"upload_size=?, conforming=1 WHERE id=?",
 					CT_RS_OVER, CT_RO_SUCCESS, hid[k], uid[k], now, now, now,
 					(int64_t)delta->len, ct_db_int(res, 0));
 	}
 	ct_db_res_free(res);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET need_validate=1", "");
+		rc = ct_db_execa(db, "UPDATE workunit SET need_validate=1", NULL, 0);
 	return rc < 0 ? rc : 0;
 }
 
@@ -165,7 +165,7 @@ static int run(const struct opts *o)
 	}
 	if (rc == 0) {
 		struct ct_db_res *res = NULL;
-		rc = ct_db_query(db, &res, "SELECT model_sha256 FROM workunit LIMIT 1", "");
+		rc = ct_db_querya(db, &res, "SELECT model_sha256 FROM workunit LIMIT 1", NULL, 0);
 		if (rc == 0 && ct_db_next(res) > 0)
 			snprintf(msha, sizeof(msha), "%s", ct_db_str(res, 0));
 		ct_db_res_free(res);
@@ -173,7 +173,7 @@ static int run(const struct opts *o)
 	if (rc == 0) rc = make_delta(&srv, msha, &delta);
 	if (rc == 0) rc = make_hosts(db, uid, hid);
 	if (rc == 0) rc = report_all(&srv, db, uid, hid, &delta);
-	if (rc == 0) rc = ct_db_query_int(db, &nwu, "SELECT COUNT(*) FROM workunit", "");
+	if (rc == 0) rc = ct_db_query_inta(db, &nwu, "SELECT COUNT(*) FROM workunit", NULL, 0);
 	if (rc == 0)
 		printf("%lld\n", (long long)nwu);
 	ct_buf_free(&delta);

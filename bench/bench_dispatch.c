@@ -46,11 +46,11 @@ static int grow_wus(struct ct_db *db, int64_t jobid, int64_t n)
 	int rc = 0;
 
 	for (;;) {
-		rc = ct_db_query_int(db, &have, "SELECT COUNT(*) FROM workunit WHERE jobid=?",
-				     "l", jobid);
+		rc = CT_DB_QUERY_INT(db, &have, "SELECT COUNT(*) FROM workunit WHERE jobid=?",
+				     jobid);
 		if (rc < 0 || have >= n)
 			break;
-		rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
+		rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
 			"round_idx, shard, seed, model_sha256, model_size, data_sha256, data_size, "
 			"data_tokens, target_nresults, min_quorum, max_error_results, "
 			"max_total_results, max_success_results, delay_bound, transition_time) "
@@ -58,7 +58,7 @@ static int grow_wus(struct ct_db *db, int64_t jobid, int64_t n)
 			"shard + ?, seed, model_sha256, model_size, data_sha256, data_size, "
 			"data_tokens, target_nresults, min_quorum, max_error_results, "
 			"max_total_results, max_success_results, delay_bound, transition_time "
-			"FROM workunit WHERE jobid=? LIMIT ?", "llll", have, have, jobid,
+			"FROM workunit WHERE jobid=? LIMIT ?", have, have, jobid,
 			n - have) < 0 ? CT_EDB : 0;
 		if (rc < 0)
 			break;
@@ -72,10 +72,10 @@ static int fill_pool(struct ct_db *db, int64_t jobid)
 	int rc = grow_wus(db, jobid, POOL_WUS);
 
 	if (rc == 0)
-		rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+		rc = CT_DB_EXEC(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
 			"server_state) SELECT w.create_time, CONCAT(w.name, '-p'), w.id, w.jobid, "
 			"? FROM workunit w WHERE w.jobid=? AND NOT EXISTS (SELECT 1 FROM result x "
-			"WHERE x.workunitid=w.id)", "il", CT_RS_UNSENT, jobid) < 0 ? CT_EDB : 0;
+			"WHERE x.workunitid=w.id)", CT_RS_UNSENT, jobid) < 0 ? CT_EDB : 0;
 	return rc;
 }
 
@@ -88,13 +88,13 @@ static int fill_history(struct ct_db *db, int64_t hj, const struct web_fx_user *
 	/* the WUs after the last one u has a result of (no self-join: the
 	 * embedded server would need a temporary table) */
 	if (rc == 0)
-		rc = ct_db_query_int(db, &last, "SELECT COALESCE(MAX(workunitid), 0) FROM "
-				     "result WHERE jobid=? AND userid=?", "ll", hj, u->id);
+		rc = CT_DB_QUERY_INT(db, &last, "SELECT COALESCE(MAX(workunitid), 0) FROM "
+				     "result WHERE jobid=? AND userid=?", hj, u->id);
 	if (rc == 0)
-		rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+		rc = CT_DB_EXEC(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
 			"server_state, outcome, validate_state, userid, hostid) SELECT "
 			"w.create_time, CONCAT(w.name, '-h'), w.id, w.jobid, ?, ?, ?, ?, ? FROM "
-			"workunit w WHERE w.jobid=? AND w.id > ?", "iiillll", CT_RS_OVER,
+			"workunit w WHERE w.jobid=? AND w.id > ?", CT_RS_OVER,
 			CT_RO_SUCCESS, CT_VS_VALID, u->id, u->hostid, hj, last) < 0 ? CT_EDB : 0;
 	return rc;
 }
@@ -148,8 +148,8 @@ static int row(struct web_fx *fx, const struct web_fx_user *u, int64_t hist, int
 		all += sent;
 		/* untimed: the client reported them */
 		if (rc == 0)
-			rc = ct_db_exec(fx->db, "UPDATE result SET server_state=?, outcome=? WHERE "
-					"hostid=? AND server_state=?", "iili", CT_RS_OVER,
+			rc = CT_DB_EXEC(fx->db, "UPDATE result SET server_state=?, outcome=? WHERE "
+					"hostid=? AND server_state=?", CT_RS_OVER,
 					CT_RO_SUCCESS, u->hostid, CT_RS_IN_PROGRESS) < 0 ? CT_EDB : 0;
 	}
 	if (rc == 0) {
@@ -189,10 +189,12 @@ static void explain(struct ct_db *db, const struct web_fx_user *u)
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
 		struct ct_db_res *res = NULL;
 		int64_t id = strstr(q[i][1], "hostid") ? u->hostid : u->id;
+		struct ct_db_arg zero = CT_DB_ARG(0);
 
 		snprintf(sql, sizeof(sql), "ANALYZE ");
 		snprintf(sql + 8, sizeof(sql) - 8, q[i][1], (long long)id);
-		if (ct_db_query(db, &res, sql, strstr(sql, "(? OR") ? "i" : "", 0) < 0)
+
+		if (ct_db_querya(db, &res, sql, &zero, strstr(sql, "(? OR") ? 1 : 0) < 0)
 			continue;
 		while (ct_db_next(res) > 0)
 			printf("  %-28s %-4s %-18s %-8s %-18s rows %-8s r_rows %s %s\n", q[i][0],

@@ -176,8 +176,8 @@ static void prepare(const struct opts *o, struct host *hosts, const char *dir)
 		char hash[65], email[64];
 		ct_account_key_hash(hosts[i].key, hash);
 		snprintf(email, sizeof(email), "u%d@bench", i);
-		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-				"auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss", ct_db_now(db), email, email,
+		rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+				"auth_hash) VALUES (?, ?, ?, 'x', ?)", ct_db_now(db), email, email,
 				hash);
 		rc = rc < 0 ? rc : 0;
 	}
@@ -201,7 +201,7 @@ static void job_ids(struct ct_db *db, int n, int64_t *ids)
 	struct ct_db_res *res = NULL;
 	int k = 0;
 
-	if (ct_db_query(db, &res, "SELECT id FROM job ORDER BY id", "") < 0)
+	if (ct_db_querya(db, &res, "SELECT id FROM job ORDER BY id", NULL, 0) < 0)
 		die("jobs", CT_EDB);
 	while (k < n && ct_db_next(res) > 0)
 		ids[k++] = ct_db_int(res, 0);
@@ -215,8 +215,8 @@ static int64_t unsent_wus(struct ct_db *db)
 {
 	int64_t n = 0;
 
-	if (ct_db_query_int(db, &n, "SELECT COUNT(DISTINCT workunitid) FROM result WHERE "
-			    "server_state=?", "i", CT_RS_UNSENT) < 0)
+	if (CT_DB_QUERY_INT(db, &n, "SELECT COUNT(DISTINCT workunitid) FROM result WHERE "
+			    "server_state=?", CT_RS_UNSENT) < 0)
 		die("counting unsent work", CT_EDB);
 	return n;
 }

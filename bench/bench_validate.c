@@ -104,7 +104,7 @@ static int upload_replicas(struct ct_server *srv, struct ct_db *db, int64_t jobi
 	float *w = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT id, model_sha256 FROM workunit WHERE jobid=?", "l",
+	rc = CT_DB_QUERY(db, &res, "SELECT id, model_sha256 FROM workunit WHERE jobid=?",
 			 jobid);
 	if (rc == 0 && ct_db_next(res) > 0) {
 		wuid = ct_db_int(res, 0);
@@ -132,17 +132,17 @@ static int upload_replicas(struct ct_server *srv, struct ct_db *db, int64_t jobi
 			       (o->distinct ? 1e-7f * (float)k : 0.0f);
 		snprintf(uname, sizeof(uname), "user%d", k);
 		ct_sha256_hex(uname, strlen(uname), auth);
-		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-				"auth_hash) VALUES (?,?,?,?,?)", "lssss", now, uname, uname, "x",
+		rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+				"auth_hash) VALUES (?,?,?,?,?)", now, uname, uname, "x",
 				auth);
 		uid = ct_db_last_id(db);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "INSERT INTO host (create_time, userid, host_cpid) "
-					"VALUES (?,?,?)", "lls", now, uid, auth + 32);
+			rc = CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, host_cpid) "
+					"VALUES (?,?,?)", now, uid, auth + 32);
 		hid = ct_db_last_id(db);
 		if (rc >= 0)
-			rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE workunitid=? "
-					 "AND server_state=? ORDER BY id LIMIT 1", "li", wuid,
+			rc = CT_DB_QUERY(db, &res, "SELECT id, name FROM result WHERE workunitid=? "
+					 "AND server_state=? ORDER BY id LIMIT 1", wuid,
 					 CT_RS_UNSENT);
 		if (rc >= 0 && ct_db_next(res) > 0) {
 			rid = ct_db_int(res, 0);
@@ -159,16 +159,16 @@ static int upload_replicas(struct ct_server *srv, struct ct_db *db, int64_t jobi
 		if (rc >= 0)
 			rc = ct_file_write_atomic(path, out.data, out.len, 0600);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "UPDATE result SET server_state=?, outcome=?, hostid=?, "
+			rc = CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, hostid=?, "
 					"userid=?, sent_time=?, received_time=?, upload_time=?, "
-					"upload_size=?, conforming=? WHERE id=?", "iillllllil",
+					"upload_size=?, conforming=? WHERE id=?",
 					CT_RS_OVER, CT_RO_SUCCESS, hid, uid, now, now, now,
 					(int64_t)out.len, !o->distinct, rid);
 		rc = rc < 0 ? rc : 0;
 	}
 	if (rc == 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET need_validate=1, target_nresults=? "
-				"WHERE id=?", "il", o->quorum, wuid);
+		rc = CT_DB_EXEC(db, "UPDATE workunit SET need_validate=1, target_nresults=? "
+				"WHERE id=?", o->quorum, wuid);
 	free(w);
 	ct_gpt2_free(&base);
 	ct_buf_free(&out);
@@ -225,7 +225,7 @@ static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
 		rc = ct_wg_submit(&srv, db, &spec, &jobid);
 	}
 	if (rc == 0 && o->probe_tokens > 0)
-		rc = ct_db_exec(db, "UPDATE job SET probe_tokens=? WHERE id=?", "il",
+		rc = CT_DB_EXEC(db, "UPDATE job SET probe_tokens=? WHERE id=?",
 				o->probe_tokens, jobid) < 0 ? CT_EDB : 0;
 	if (rc == 0)
 		rc = upload_replicas(&srv, db, jobid, o);
@@ -239,8 +239,8 @@ static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
 	dt = ct_time_mono_s() - t0;
 	hwm = status_kb("VmHWM:");
 	if (rc >= 0)
-		rc = ct_db_query_int(db, &nvalid, "SELECT COUNT(*) FROM result WHERE jobid=? AND "
-				     "validate_state=?", "li", jobid, CT_VS_VALID);
+		rc = CT_DB_QUERY_INT(db, &nvalid, "SELECT COUNT(*) FROM result WHERE jobid=? AND "
+				     "validate_state=?", jobid, CT_VS_VALID);
 	if (rc >= 0) {
 		struct ct_gpt2_layout lay;
 		double mb;

@@ -45,8 +45,8 @@ static int fill(struct ct_db *db, int n)
 		char name[64];
 
 		snprintf(name, sizeof(name), "team %d", i);
-		rc = ct_db_exec(db, "INSERT INTO team (create_time, name, nusers, "
-			"total_credit, expavg_credit) VALUES (?, ?, 4, ?, ?)", "lsdd",
+		rc = CT_DB_EXEC(db, "INSERT INTO team (create_time, name, nusers, "
+			"total_credit, expavg_credit) VALUES (?, ?, 4, ?, ?)",
 			t0 + i, name, rand() % 1000000 / 3.0, rand() % 10000 / 7.0);
 	}
 	for (int i = 0; i < n && rc >= 0; i++) {
@@ -55,15 +55,15 @@ static int fill(struct ct_db *db, int n)
 		snprintf(name, sizeof(name), "volunteer %d", i);
 		snprintf(email, sizeof(email), "v%d@example.org", i);
 		snprintf(auth, sizeof(auth), "%064d", i);
-		rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, "
+		rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, "
 			"passwd_hash, auth_hash, teamid, total_credit, expavg_credit) "
-			"VALUES (?, ?, ?, 'x', ?, ?, ?, ?)", "lsssldd", t0 + i, name,
+			"VALUES (?, ?, ?, 'x', ?, ?, ?, ?)", t0 + i, name,
 			email, auth, (int64_t)(i % (n / 4) + 1),
 			rand() % 1000000 / 3.0, rand() % 10000 / 7.0);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "INSERT INTO host (create_time, userid, "
+			rc = CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, "
 				"host_cpid, os, cpu_model, total_credit, expavg_credit) "
-				"VALUES (?, ?, ?, 'Linux', 'CPU', ?, ?)", "llsdd", t0 + i,
+				"VALUES (?, ?, ?, 'Linux', 'CPU', ?, ?)", t0 + i,
 				ct_db_last_id(db), auth + 32, rand() % 1000000 / 3.0,
 				rand() % 10000 / 7.0);
 		if (rc >= 0 && i % 2000 == 1999) {
@@ -86,10 +86,10 @@ static int big_job(struct web_fx *fx, int nwus, int64_t *jobid)
 	int rc = web_fx_submit(fx, "big job", 1, 1, 2, jobid);
 
 	for (int gen = 0; rc == 0 && have < nwus; gen++) {
-		rc = ct_db_query_int(fx->db, &have, "SELECT COUNT(*) FROM workunit WHERE jobid=?",
-				     "l", *jobid);
+		rc = CT_DB_QUERY_INT(fx->db, &have, "SELECT COUNT(*) FROM workunit WHERE jobid=?",
+				     *jobid);
 		if (rc == 0 && have < nwus)
-			rc = ct_db_exec(fx->db, "INSERT INTO workunit (create_time, name, jobid, "
+			rc = CT_DB_EXEC(fx->db, "INSERT INTO workunit (create_time, name, jobid, "
 				"roundid, round_idx, shard, seed, model_sha256, model_size, "
 				"data_sha256, data_size, data_tokens, target_nresults, min_quorum, "
 				"max_error_results, max_total_results, max_success_results, "
@@ -98,18 +98,18 @@ static int big_job(struct web_fx *fx, int nwus, int64_t *jobid)
 				"data_sha256, data_size, data_tokens, target_nresults, min_quorum, "
 				"max_error_results, max_total_results, max_success_results, "
 				"delay_bound, transition_time FROM workunit WHERE jobid=? LIMIT ?",
-				"illl", gen, have, *jobid, (int64_t)nwus - have) < 0 ? CT_EDB : 0;
+				gen, have, *jobid, (int64_t)nwus - have) < 0 ? CT_EDB : 0;
 	}
 	for (int k = 0; rc == 0 && k < 2; k++)
-		rc = ct_db_exec(fx->db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+		rc = CT_DB_EXEC(fx->db, "INSERT INTO result (create_time, name, workunitid, jobid, "
 			"server_state, outcome, validate_state, userid, hostid) SELECT w.create_time, "
 			"CONCAT(w.name, '-b', ?), w.id, w.jobid, ?, ?, ?, 1, 1 FROM workunit w WHERE "
-			"w.jobid=? AND w.id > (SELECT MIN(id) FROM workunit WHERE jobid=?)", "iiiill",
+			"w.jobid=? AND w.id > (SELECT MIN(id) FROM workunit WHERE jobid=?)",
 			k, k == 0 ? CT_RS_OVER : CT_RS_IN_PROGRESS, k == 0 ? CT_RO_SUCCESS : 0,
 			k == 0 ? CT_VS_VALID : 0, *jobid, *jobid) < 0 ? CT_EDB : 0;
 	if (rc == 0)
-		rc = ct_db_exec(fx->db, "UPDATE `round` SET nwus=(SELECT COUNT(*) FROM workunit "
-				"WHERE jobid=?) WHERE jobid=?", "ll", *jobid, *jobid) < 0 ? CT_EDB : 0;
+		rc = CT_DB_EXEC(fx->db, "UPDATE `round` SET nwus=(SELECT COUNT(*) FROM workunit "
+				"WHERE jobid=?) WHERE jobid=?", *jobid, *jobid) < 0 ? CT_EDB : 0;
 	return rc;
 }
 
@@ -152,7 +152,7 @@ static void explain_one(struct ct_db *db, const char *label, const char *sql)
 {
 	struct ct_db_res *res = NULL;
 
-	if (ct_db_query(db, &res, sql, "") < 0)
+	if (ct_db_querya(db, &res, sql, NULL, 0) < 0)
 		return;
 	printf("%s\n", label);
 	while (ct_db_next(res) > 0)

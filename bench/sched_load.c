@@ -19,9 +19,9 @@ static int clone_batch(struct ct_db *db, int64_t jobid, const char *prefix, int6
 
 	/* the new WUs are the job's rows above its highest id now (ids need
 	 * not be consecutive: Galera interleaves its nodes' ids) */
-	rc = ct_db_query_int(db, &before, "SELECT COALESCE(MAX(id), 0) FROM workunit", "");
+	rc = ct_db_query_inta(db, &before, "SELECT COALESCE(MAX(id), 0) FROM workunit", NULL, 0);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
+		rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
 				"shard, seed, model_sha256, model_size, data_sha256, data_size, data_tokens, "
 				"target_nresults, min_quorum, max_error_results, max_total_results, "
 				"max_success_results, delay_bound, transition_time) "
@@ -31,14 +31,14 @@ static int clone_batch(struct ct_db *db, int64_t jobid, const char *prefix, int6
 				"w.data_tokens, ?, w.min_quorum, w.max_error_results, w.max_total_results, "
 				"w.max_success_results, w.delay_bound, w.create_time + w.delay_bound "
 				"FROM s JOIN workunit w "
-				"ON w.id = (SELECT MIN(id) FROM workunit WHERE jobid=?)", "llsil", first,
+				"ON w.id = (SELECT MIN(id) FROM workunit WHERE jobid=?)", first,
 				first + n - 1, prefix, replicas, jobid);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
+		rc = CT_DB_EXEC(db, "INSERT INTO result (create_time, name, workunitid, jobid, "
 				"server_state) WITH RECURSIVE k(j) AS (SELECT 0 UNION ALL SELECT j + 1 "
 				"FROM k WHERE j < ? - 1) SELECT w.create_time, CONCAT(w.name, '-', k.j), "
 				"w.id, w.jobid, ? FROM workunit w JOIN k WHERE w.jobid=? AND w.id > ? "
-				"ORDER BY w.id, k.j", "iill", replicas, CT_RS_UNSENT, jobid, before);
+				"ORDER BY w.id, k.j", replicas, CT_RS_UNSENT, jobid, before);
 	return rc < 0 ? rc : 0;
 }
 

@@ -150,8 +150,8 @@ int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
 		c->srv.clock = &c->clock;
 	/* an empty database: the next connection creates it again */
 	if (rc == 0) rc = ct_db_open(&c->db, c->srv.clock);
-	if (rc == 0) rc = ct_db_exec(c->db, "DROP DATABASE IF EXISTS `" CT_DB_EMBEDDED_NAME "`",
-				     "");
+	if (rc == 0) rc = ct_db_execa(c->db, "DROP DATABASE IF EXISTS `" CT_DB_EMBEDDED_NAME "`",
+				     NULL, 0);
 	ct_db_close(c->db);
 	c->db = NULL;
 	if (rc >= 0) rc = ct_db_open(&c->db, c->srv.clock);
@@ -190,12 +190,12 @@ int64_t ct_dfx_send(struct ct_db *db, int64_t wuid, int64_t hostid, int64_t user
 {
 	int64_t rid = 0, now = ct_db_now(db);
 
-	assert_int_equal(ct_db_query_int(db, &rid, "SELECT id FROM result WHERE workunitid=? "
-					 "AND server_state=? ORDER BY id LIMIT 1", "li", wuid,
+	assert_int_equal(CT_DB_QUERY_INT(db, &rid, "SELECT id FROM result WHERE workunitid=? "
+					 "AND server_state=? ORDER BY id LIMIT 1", wuid,
 					 CT_RS_UNSENT), 0);
-	assert_int_equal(ct_db_exec(db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
+	assert_int_equal(CT_DB_EXEC(db, "UPDATE result SET server_state=?, hostid=?, userid=?, "
 				    "sent_time=?, report_deadline=? WHERE id=? AND server_state=?",
-				    "illllli", CT_RS_IN_PROGRESS, hostid, userid, now,
+				    CT_RS_IN_PROGRESS, hostid, userid, now,
 				    now + 86400, rid, CT_RS_UNSENT), 1);
 	return rid;
 }
@@ -207,12 +207,12 @@ int64_t ct_dfx_add_user(struct ct_db *db, const char *name, int64_t team, int64_
 
 	snprintf(email, sizeof(email), "%s@example.org", name);
 	ct_sha256_hex(name, strlen(name), auth);
-	assert_int_equal(ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, "
+	assert_int_equal(CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, "
 				    "passwd_hash, auth_hash, teamid) VALUES (?,?,?,?,?,?)",
-				    "lssssl", ct_db_now(db), name, email, "x", auth, team), 1);
+				    ct_db_now(db), name, email, "x", auth, team), 1);
 	id = ct_db_last_id(db);
-	assert_int_equal(ct_db_exec(db, "INSERT INTO host (create_time, userid, host_cpid) "
-				    "VALUES (?,?,?)", "lls", ct_db_now(db), id, auth + 32), 1);
+	assert_int_equal(CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, host_cpid) "
+				    "VALUES (?,?,?)", ct_db_now(db), id, auth + 32), 1);
 	*hostid = ct_db_last_id(db);
 	return id;
 }
@@ -223,7 +223,7 @@ void ct_dfx_upload(const struct ct_server *srv, struct ct_db *db, int64_t rid,
 	char name[96], path[CT_DFX_PATH];
 	struct ct_db_res *r = NULL;
 
-	assert_int_equal(ct_db_query(db, &r, "SELECT name FROM result WHERE id=?", "l", rid), 0);
+	assert_int_equal(CT_DB_QUERY(db, &r, "SELECT name FROM result WHERE id=?", rid), 0);
 	assert_int_equal(ct_db_next(r), 1);
 	snprintf(name, sizeof(name), "%s", ct_db_str(r, 0));
 	ct_db_res_free(r);
@@ -238,10 +238,10 @@ void ct_dfx_wu_row(struct ct_db *db, int64_t jobid, int idx, int shard, struct c
 	struct ct_db_res *res = NULL;
 
 	memset(w, 0, sizeof(*w));
-	assert_int_equal(ct_db_query(db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
+	assert_int_equal(CT_DB_QUERY(db, &res, "SELECT w.id, w.model_sha256, w.data_sha256, "
 				     "w.seed, j.steps, j.batch, j.seq, j.lr, j.grad_clip FROM "
 				     "workunit w JOIN job j ON j.id = w.jobid WHERE w.jobid=? AND "
-				     "w.round_idx=? AND w.shard=?", "lii", jobid, idx, shard), 0);
+				     "w.round_idx=? AND w.shard=?", jobid, idx, shard), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	w->id = ct_db_int(res, 0);
 	snprintf(w->model_sha, sizeof(w->model_sha), "%s", ct_db_str(res, 1));
@@ -300,7 +300,7 @@ int64_t ct_dfx_qint(struct ct_db *db, const char *sql, int64_t arg)
 {
 	int64_t v = -1;
 
-	assert_int_equal(ct_db_query_int(db, &v, sql, "l", arg), 0);
+	assert_int_equal(CT_DB_QUERY_INT(db, &v, sql, arg), 0);
 	return v;
 }
 
@@ -308,7 +308,7 @@ double ct_dfx_qdouble(struct ct_db *db, const char *sql, int64_t arg)
 {
 	double v = -1;
 
-	assert_int_equal(ct_db_query_double(db, &v, sql, "l", arg), 0);
+	assert_int_equal(CT_DB_QUERY_DOUBLE(db, &v, sql, arg), 0);
 	return v;
 }
 

@@ -79,8 +79,8 @@ static int64_t submit(struct fx *f, const char *name, int max_errors)
  * each, and a job of 2 rounds of 2 WUs. */
 static void populate(struct fx *f)
 {
-	assert_int_equal(ct_db_exec(f->c.db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
-				    "ls", ct_db_now(f->c.db), "testers"), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
+				    ct_db_now(f->c.db), "testers"), 1);
 	f->team = ct_db_last_id(f->c.db);
 	for (int i = 0; i < 6; i++) {
 		char name[16];
@@ -147,8 +147,8 @@ static int64_t send_to(struct fx *f, const struct wu *w, int h)
 	int64_t rid = ct_dfx_send(f->c.db, w->id, f->hosts[h], f->users[h]);
 	int64_t now = ct_db_now(f->c.db);
 
-	assert_true(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
-			       "WHERE id=?", "ll", now + 86400, w->id) >= 0);
+	assert_true(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=LEAST(transition_time, ?) "
+			       "WHERE id=?", now + 86400, w->id) >= 0);
 	return rid;
 }
 
@@ -157,7 +157,7 @@ static void upload_of(struct fx *f, int64_t rid, char *path, size_t cap)
 {
 	struct ct_db_res *res = NULL;
 
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM result WHERE id=?", "l",
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT name FROM result WHERE id=?",
 				     rid), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_server_upload_path(&f->c.srv, ct_db_str(res, 0), path, cap), 0);
@@ -180,13 +180,13 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *r
 					 CT_DELTA_LOSSLESS, -1, &out), 0);
 	/* the file and its hash, as the upload handler writes them */
 	ct_dfx_upload(&f->c.srv, f->c.db, rid, out.data, out.len, usha);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=?, "
-				    "upload_sha256=? WHERE id=?", "iilllisl", CT_RS_OVER,
+				    "upload_sha256=? WHERE id=?", CT_RS_OVER,
 				    CT_RO_SUCCESS, now, now, (int64_t)out.len, conforming, usha,
 				    rid), 1);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
-				    "ll", now, w->id), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
+				    now, w->id), 1);
 	ct_buf_free(&out);
 }
 
@@ -194,11 +194,11 @@ static void report_error(struct fx *f, const struct wu *w, int64_t rid)
 {
 	int64_t now = ct_db_now(f->c.db);
 
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
-				    "received_time=?, exit_status=1 WHERE id=?", "iill",
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
+				    "received_time=?, exit_status=1 WHERE id=?",
 				    CT_RS_OVER, CT_RO_CLIENT_ERROR, now, rid), 1);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
-				    "ll", now, w->id), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
+				    now, w->id), 1);
 }
 
 /* Run transitioner, validator, assimilator until none has work. */
@@ -267,7 +267,7 @@ static void check_round_stats(struct fx *f)
 	struct ct_db_res *res = NULL;
 	size_t n = 0;
 
-	assert_int_equal(ct_db_query(f->c.db, &res,
+	assert_int_equal(ct_db_querya(f->c.db, &res,
 		"SELECT r.id, s.n_unsent, s.n_in_progress, s.n_valid, s.n_invalid, s.n_error, "
 		"s.credit, (SELECT COUNT(*) FROM result x JOIN workunit w ON w.id = x.workunitid "
 		"WHERE w.roundid = r.id AND x.server_state = 2), (SELECT COUNT(*) FROM result x "
@@ -279,7 +279,7 @@ static void check_round_stats(struct fx *f)
 		"JOIN workunit w ON w.id = x.workunitid WHERE w.roundid = r.id AND "
 		"x.server_state = 5 AND x.outcome NOT IN (1, 7)), (SELECT COALESCE(SUM("
 		"granted_credit), 0) FROM result x JOIN workunit w ON w.id = x.workunitid WHERE "
-		"w.roundid = r.id) FROM `round` r JOIN round_stat s ON s.roundid = r.id", ""), 0);
+		"w.roundid = r.id) FROM `round` r JOIN round_stat s ON s.roundid = r.id", NULL, 0), 0);
 	while (ct_db_next(res) > 0) {
 		for (int k = 1; k <= 5; k++)
 			assert_int_equal(ct_db_int(res, k), ct_db_int(res, k + 6));
@@ -483,8 +483,8 @@ static void test_round_average(void **state)
 	n = R1[0].base.lay.total;
 	want = malloc(n * sizeof(float));
 	/* run_daemons() already closed round 1 and opened round 2 */
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, out_model_sha256, eval_loss, "
-				     "base_eval_loss FROM `round` WHERE jobid=? AND idx=1", "l",
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT status, out_model_sha256, eval_loss, "
+				     "base_eval_loss FROM `round` WHERE jobid=? AND idx=1",
 				     f->jobid), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_db_int(res, 0), CT_ROUND_DONE);
@@ -519,10 +519,10 @@ static void test_round_average(void **state)
 	/* A crash after round 2 was opened but before round 1 was recorded:
 	 * the next pass redoes the work, gets the same model, and opens
 	 * nothing twice. */
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE `round` SET status=?, out_model_sha256='' "
-				    "WHERE jobid=? AND idx=1", "il", CT_ROUND_OPEN, f->jobid), 1);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET assimilate_state=? WHERE jobid=? "
-				    "AND round_idx=1", "il", CT_AS_READY, f->jobid), 2);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE `round` SET status=?, out_model_sha256='' "
+				    "WHERE jobid=? AND idx=1", CT_ROUND_OPEN, f->jobid), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET assimilate_state=? WHERE jobid=? "
+				    "AND round_idx=1", CT_AS_READY, f->jobid), 2);
 	assert_int_equal(ct_assimilator_run_once(&f->c.srv, f->c.db), 1);
 	assert_int_equal(ct_assimilator_run_once(&f->c.srv, f->c.db), 0);
 	assert_int_equal(qint(f, "SELECT COUNT(*) FROM `round` r1 JOIN `round` r2 ON r2.jobid = "
@@ -548,8 +548,8 @@ static void load_receipt(struct fx *f, int idx, struct ct_receipt *r, char sha[6
 	char path[4200];
 	size_t len = 0;
 
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT sha256 FROM round_receipt WHERE "
-				     "jobid=? AND idx=?", "li", f->jobid, idx), 0);
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT sha256 FROM round_receipt WHERE "
+				     "jobid=? AND idx=?", f->jobid, idx), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	snprintf(sha, 65, "%s", ct_db_str(res, 0));
 	ct_db_res_free(res);
@@ -601,7 +601,7 @@ static void test_round_receipts(void **state)
 	/* written once: a pass finds nothing to do */
 	assert_int_equal(ct_receipt_pass(&f->c.srv, f->c.db), 0);
 	/* a lost row is written again with the very same bytes */
-	assert_int_equal(ct_db_exec(f->c.db, "DELETE FROM round_receipt WHERE jobid=?", "l",
+	assert_int_equal(CT_DB_EXEC(f->c.db, "DELETE FROM round_receipt WHERE jobid=?",
 				    f->jobid), 2);
 	assert_int_equal(ct_receipt_pass(&f->c.srv, f->c.db), 2);
 	ct_receipt_free(&r2);
@@ -810,8 +810,8 @@ static void test_file_deleter(void **state)
 	/* with no grace (the default), an upload goes as soon as it may */
 	assert_int_equal(ct_conf_set(f->c.srv.conf, "daemons.upload_grace", "0"), 0);
 	/* every round's model and the job's base model stay */
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
-				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?", "ll",
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT model_sha256 FROM `round` WHERE jobid=? "
+				     "UNION SELECT out_model_sha256 FROM `round` WHERE jobid=?",
 				     f->jobid, f->jobid), 0);
 	assert_int_equal(ct_db_nrows(res), 3);
 	while (ct_db_next(res) > 0) {
@@ -903,8 +903,8 @@ static void test_error_cap_flags_job(void **state)
 	run_daemons(f);
 	assert_int_equal(qint(f, "SELECT error_mask FROM workunit WHERE id=?", w.id),
 			 CT_WU_ERR_TOO_MANY_ERRORS);
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, error_message FROM job WHERE id=?",
-				     "l", job2), 0);
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT status, error_message FROM job WHERE id=?",
+				     job2), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_db_int(res, 0), CT_JOB_ERROR);
 	snprintf(msg, sizeof(msg), "%s", ct_db_str(res, 1));
@@ -1005,18 +1005,18 @@ static void test_poisoned_wu_does_not_stall(void **state)
 	wu_load(f, f->jobid, 1, 1, &w1);
 	/* w0 wants a third replica; the names it tries, <w0>-2 .. -5, are taken
 	 * by rows of no WU */
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT name FROM workunit WHERE id=?", "l",
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT name FROM workunit WHERE id=?",
 				     w0.id), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	for (int i = 2; i <= 5; i++) {
 		snprintf(name, sizeof(name), "%s-%d", ct_db_str(res, 0), i);
-		assert_int_equal(ct_db_exec(f->c.db, "INSERT INTO result (workunitid, jobid, name, "
-					    "create_time) VALUES (0, 0, ?, ?)", "sl", name,
+		assert_int_equal(CT_DB_EXEC(f->c.db, "INSERT INTO result (workunitid, jobid, name, "
+					    "create_time) VALUES (0, 0, ?, ?)", name,
 					    ct_db_now(f->c.db)), 1);
 	}
 	ct_db_res_free(res);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET target_nresults=3, "
-				    "transition_time=1 WHERE id=?", "l", w0.id), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET target_nresults=3, "
+				    "transition_time=1 WHERE id=?", w0.id), 1);
 	/* w1's replica fails on its host: the transitioner must replace it */
 	a = send_to(f, &w1, 0);
 	report_error(f, &w1, a);

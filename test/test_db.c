@@ -22,10 +22,10 @@ static int setup_all(void **state)
 {
 	if (ct_test_db_open(&g_dir, &g_db) < 0)
 		return -1;
-	return ct_db_exec(g_db, "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+	return ct_db_execa(g_db, "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
 			  "i INT, l BIGINT, d DOUBLE, s VARCHAR(100), b BLOB, n DOUBLE NULL, "
 			  "state INT NOT NULL DEFAULT 0, owner INT NOT NULL DEFAULT 0, "
-			  "UNIQUE KEY t_s (s)) ENGINE=InnoDB", "") < 0 ? -1 : 0;
+			  "UNIQUE KEY t_s (s)) ENGINE=InnoDB", NULL, 0) < 0 ? -1 : 0;
 }
 
 static int teardown_all(void **state)
@@ -54,12 +54,13 @@ static void test_types_round_trip(void **state)
 	struct ct_db_res *res = NULL;
 	double d = 0.1 + 0.2;
 
-	assert_int_equal(ct_db_exec(g_db, "INSERT INTO t (i, l, d, s, b, n) VALUES (?, ?, ?, ?, ?, ?)",
-				    "ildsbn", -7, (int64_t)INT64_MAX, d, evil, blob, sizeof(blob)), 1);
+	assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO t (i, l, d, s, b, n) VALUES (?, ?, ?, ?, ?, ?)",
+				    -7, (int64_t)INT64_MAX, d, evil, CT_DB_BLOB(blob, sizeof(blob)),
+				    CT_DB_NULL), 1);
 	int64_t id = ct_db_last_id(g_db);
 	assert_true(id > 0);
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT i, l, d, s, b, n, s IS NULL FROM t "
-				     "WHERE id=?", "l", id), 0);
+	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT i, l, d, s, b, n, s IS NULL FROM t "
+				     "WHERE id=?", id), 0);
 	assert_int_equal(ct_db_nrows(res), 1);
 	assert_int_equal(ct_db_ncols(res), 7);
 	assert_int_equal(ct_db_next(res), 1);
@@ -79,9 +80,9 @@ static void test_types_round_trip(void **state)
 	ct_db_res_free(res);
 
 	int64_t n = 0;
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM t", ""), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &n, "SELECT COUNT(*) FROM t", NULL, 0), 0);
 	assert_true(n >= 1);	/* the table survived the "injection" */
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT id FROM t WHERE id=?", "l",
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT id FROM t WHERE id=?",
 					 (int64_t)-1), CT_ENOTFOUND);
 }
 
@@ -93,9 +94,9 @@ static void test_statement_reuse(void **state)
 		char s[64];
 		struct ct_db_res *res = NULL;
 		snprintf(s, sizeof(s), "reuse-%d-%.*s", i, i, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-		assert_int_equal(ct_db_exec(g_db, "INSERT INTO t (s, i) VALUES (?, ?)", "si", s, i), 1);
-		assert_int_equal(ct_db_query(g_db, &res, "SELECT s, i FROM t WHERE s LIKE 'reuse-%' "
-					     "ORDER BY i", ""), 0);
+		assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO t (s, i) VALUES (?, ?)", s, i), 1);
+		assert_int_equal(ct_db_querya(g_db, &res, "SELECT s, i FROM t WHERE s LIKE 'reuse-%' "
+					     "ORDER BY i", NULL, 0), 0);
 		assert_int_equal(ct_db_nrows(res), (size_t)i + 1);
 		for (int k = 0; k <= i; k++) {
 			assert_int_equal(ct_db_next(res), 1);
@@ -108,32 +109,32 @@ static void test_statement_reuse(void **state)
 
 static void test_conditional_update_and_dup(void **state)
 {
-	assert_int_equal(ct_db_exec(g_db, "INSERT INTO t (s, state) VALUES (?, 2)", "s", "claim-me"), 1);
+	assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO t (s, state) VALUES (?, 2)", "claim-me"), 1);
 	int64_t id = ct_db_last_id(g_db);
 	/* claim: only the first conditional update matches */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
-				    "il", 1, id), 1);
-	assert_int_equal(ct_db_exec(g_db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
-				    "il", 2, id), 0);
-	assert_int_equal(ct_db_exec(g_db, "INSERT INTO t (s) VALUES (?)", "s", "claim-me"), CT_EDUP);
-	/* wrong number of parameter types */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE t SET i=? WHERE id=?", "i", 1), CT_EINVAL);
-	assert_int_equal(ct_db_exec(g_db, "UPDATE t SET i=? WHERE id=?", "iq", 1, 2), CT_EINVAL);
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
+				    1, id), 1);
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
+				    2, id), 0);
+	assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO t (s) VALUES (?)", "claim-me"), CT_EDUP);
+	/* too few or too many arguments for the placeholders */
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE t SET i=? WHERE id=?", 1), CT_EINVAL);
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE t SET i=? WHERE id=?", 1, id, 3), CT_EINVAL);
 	/* bad SQL is a db error with the server's message */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE nosuchtable SET x=1", ""), CT_EDB);
+	assert_int_equal(ct_db_execa(g_db, "UPDATE nosuchtable SET x=1", NULL, 0), CT_EDB);
 	assert_non_null(strstr(ct_errmsg(CT_EDB), "nosuchtable"));
 }
 
 static int insert_then_fail(struct ct_db *db, void *arg)
 {
-	int rc = ct_db_exec(db, "INSERT INTO t (s) VALUES (?)", "s", (const char *)arg);
+	int rc = CT_DB_EXEC(db, "INSERT INTO t (s) VALUES (?)", (const char *)arg);
 
 	return rc < 0 ? rc : CT_ESTATE;
 }
 
 static int insert_ok(struct ct_db *db, void *arg)
 {
-	int rc = ct_db_exec(db, "INSERT INTO t (s) VALUES (?)", "s", (const char *)arg);
+	int rc = CT_DB_EXEC(db, "INSERT INTO t (s) VALUES (?)", (const char *)arg);
 
 	return rc < 0 ? rc : 7;
 }
@@ -143,11 +144,11 @@ static void test_txn(void **state)
 	int64_t n = -1;
 
 	assert_int_equal(ct_db_txn(g_db, insert_then_fail, "rolled-back"), CT_ESTATE);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM t WHERE s=?", "s",
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT COUNT(*) FROM t WHERE s=?",
 					 "rolled-back"), 0);
 	assert_int_equal(n, 0);
 	assert_int_equal(ct_db_txn(g_db, insert_ok, "committed"), 7);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM t WHERE s=?", "s",
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT COUNT(*) FROM t WHERE s=?",
 					 "committed"), 0);
 	assert_int_equal(n, 1);
 }
@@ -170,15 +171,15 @@ static void *claim_thread(void *arg)
 	for (;;) {
 		struct ct_db_res *res = NULL;
 		int any = 0;
-		if (ct_db_query(db, &res, "SELECT id FROM t WHERE state=2 AND s LIKE 'race-%' "
-				"ORDER BY id LIMIT 8", "") < 0) {
+		if (ct_db_querya(db, &res, "SELECT id FROM t WHERE state=2 AND s LIKE 'race-%' "
+				"ORDER BY id LIMIT 8", NULL, 0) < 0) {
 			c->err = 1;
 			break;
 		}
 		while (ct_db_next(res) > 0) {
 			any = 1;
-			int rc = ct_db_exec(db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
-					    "il", c->who, ct_db_int(res, 0));
+			int rc = CT_DB_EXEC(db, "UPDATE t SET state=4, owner=? WHERE id=? AND state=2",
+					    c->who, ct_db_int(res, 0));
 			if (rc < 0)
 				c->err = 1;
 			c->claimed += rc > 0;
@@ -200,7 +201,7 @@ static void test_concurrent_claims(void **state)
 	for (int i = 0; i < 200; i++) {
 		char s[32];
 		snprintf(s, sizeof(s), "race-%d", i);
-		assert_int_equal(ct_db_exec(g_db, "INSERT INTO t (s, state) VALUES (?, 2)", "s", s), 1);
+		assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO t (s, state) VALUES (?, 2)", s), 1);
 	}
 	pthread_create(&ta, NULL, claim_thread, &a);
 	pthread_create(&tb, NULL, claim_thread, &b);
@@ -208,8 +209,8 @@ static void test_concurrent_claims(void **state)
 	pthread_join(tb, NULL);
 	assert_int_equal(a.err + b.err, 0);
 	assert_int_equal(a.claimed + b.claimed, 200);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM t WHERE s LIKE 'race-%' "
-					 "AND owner IN (10, 11) AND state=4", ""), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &n, "SELECT COUNT(*) FROM t WHERE s LIKE 'race-%' "
+					 "AND owner IN (10, 11) AND state=4", NULL, 0), 0);
 	assert_int_equal(n, 200);
 }
 

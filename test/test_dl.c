@@ -64,9 +64,9 @@ static void test_typed_args_and_mapper(void **state)
 	size_t nall = 0;
 
 	(void)state;
-	assert_int_equal(ct_db_exec(g_db, "CREATE TABLE dl_t (id BIGINT AUTO_INCREMENT "
+	assert_int_equal(ct_db_execa(g_db, "CREATE TABLE dl_t (id BIGINT AUTO_INCREMENT "
 				    "PRIMARY KEY, big BIGINT, small INT, d DOUBLE, maybe DOUBLE "
-				    "NULL, s VARCHAR(100) NULL, b BLOB)", ""), 0);
+				    "NULL, s VARCHAR(100) NULL, b BLOB)", NULL, 0), 0);
 	/* each C type picks its binding: unsigned, int64_t, double, char *, blob */
 	assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO dl_t (big, small, d, maybe, s, b) "
 				    "VALUES (?, ?, ?, ?, ?, ?)", big, small, 0.25, 1.5,
@@ -88,8 +88,8 @@ static void test_typed_args_and_mapper(void **state)
 
 	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT id, big, small, d, maybe, s FROM "
 				     "dl_t ORDER BY id", CT_DB_NULL), CT_EINVAL);	/* no '?' */
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT id, big, small, d, maybe, s FROM "
-				     "dl_t ORDER BY id", ""), 0);
+	assert_int_equal(ct_db_querya(g_db, &res, "SELECT id, big, small, d, maybe, s FROM "
+				     "dl_t ORDER BY id", NULL, 0), 0);
 	assert_int_equal(ct_dl_all(res, sizeof(*all), trow_cols, CT_DL_NCOLS(trow_cols),
 				   "rows", (void **)&all, &nall), 0);
 	assert_int_equal(nall, 2);
@@ -99,13 +99,13 @@ static void test_typed_args_and_mapper(void **state)
 	free(all);
 
 	/* the SQL and the table disagree: refused, result set freed */
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT id, big FROM dl_t", ""), 0);
+	assert_int_equal(ct_db_querya(g_db, &res, "SELECT id, big FROM dl_t", NULL, 0), 0);
 	assert_int_equal(ct_dl_one(res, &r, trow_cols, CT_DL_NCOLS(trow_cols)), CT_EINVAL);
 	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT id, big, small, d, maybe, s FROM "
 				     "dl_t WHERE id=?", (int64_t)-5), 0);
 	assert_int_equal(ct_dl_one(res, &r, trow_cols, CT_DL_NCOLS(trow_cols)), CT_ENOTFOUND);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT LENGTH(b) FROM dl_t WHERE big=?",
-					 "l", big), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT LENGTH(b) FROM dl_t WHERE big=?",
+					 big), 0);
 	assert_int_equal(n, 3);
 }
 
@@ -244,18 +244,18 @@ static void test_job_error_message_and_cancel(void **state)
 
 	assert_int_equal(ct_job_cancel(g_db, job), 0);
 	assert_int_equal(get_job(job).status, CT_JOB_CANCELED);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT status FROM `round` WHERE id=?",
-					 "l", round), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT status FROM `round` WHERE id=?",
+					 round), 0);
 	assert_int_equal(n, CT_ROUND_CANCELED);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT error_mask FROM workunit WHERE id=?",
-					 "l", wu), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT error_mask FROM workunit WHERE id=?",
+					 wu), 0);
 	assert_int_equal(n, CT_WU_ERR_CANCELED);
 	/* the unsent result is no longer needed; the one out stays out */
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT outcome FROM result WHERE name=?",
-					 "s", "cw-0"), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT outcome FROM result WHERE name=?",
+					 "cw-0"), 0);
 	assert_int_equal(n, CT_RO_DIDNT_NEED);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT server_state FROM result WHERE "
-					 "name=?", "s", "cw-1"), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT server_state FROM result WHERE "
+					 "name=?", "cw-1"), 0);
 	assert_int_equal(n, CT_RS_IN_PROGRESS);
 
 	assert_int_equal(ct_job_cancel(g_db, job), CT_ESTATE);
@@ -388,8 +388,8 @@ static void test_result_drop_unsent(void **state)
 	assert_int_equal(ct_res_drop_unsent_job(g_db, job), 1);	/* a */
 	assert_int_equal(get_result(a).outcome, CT_RO_DIDNT_NEED);
 	assert_int_equal(get_result(c).server_state, CT_RS_IN_PROGRESS);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM result WHERE "
-					 "workunitid=77 AND server_state=?", "i", CT_RS_UNSENT), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT COUNT(*) FROM result WHERE "
+					 "workunitid=77 AND server_state=?", CT_RS_UNSENT), 0);
 	assert_int_equal(n, 0);
 }
 
@@ -465,36 +465,44 @@ static const char *read_literals(const char *p, char *out, size_t cap)
 	return any ? p : NULL;
 }
 
-/* Check each call of `fn` (its SQL after `skip` arguments) in text. */
+/* Check each call of `fn` (its SQL after `skip` arguments, then one
+ * argument per placeholder) in text. */
 static void check_calls(const char *path, const char *text, const char *fn, int skip,
 			struct scan *sc)
 {
 	size_t fl = strlen(fn);
 
 	for (const char *p = strstr(text, fn); p; p = strstr(p + fl, fn)) {
-		char sql[8192], types[64];
+		char sql[8192];
 		const char *q = p + fl;
-		int line = 1, want;
+		int line = 1, want, nargs = 0;
 
-		if (p > text && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z')))
+		if (p > text && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+				 (p[-1] >= 'A' && p[-1] <= 'Z')))
 			continue;	/* a longer name */
 		for (int i = 0; q && i < skip; i++)
 			q = skip_arg(q);
 		q = q ? read_literals(q, sql, sizeof(sql)) : NULL;
 		q = q ? skip_ws(q) : NULL;
-		if (q == NULL || *q != ',' || read_literals(q + 1, types, sizeof(types)) == NULL) {
+		if (q == NULL || *q != ',') {
 			sc->skipped++;
 			continue;
 		}
+		if (strncmp(skip_ws(q + 1), "NULL, 0)", 8) == 0) {
+			nargs = 0;	/* ct_db_execa(db, sql, NULL, 0) and friends */
+		} else if (fn[0] == 'c') {
+			sc->skipped++;	/* an argument array built at run time */
+			continue;
+		} else {
+			for (q++; q; q = skip_arg(q))
+				nargs++;
+		}
 		for (const char *c = text; c < p; c++)
 			line += *c == '\n';
-		if (strspn(types, "ildsbn") != strlen(types))
-			fail_msg("%s:%d: bad type string \"%s\"", path, line, types);
 		want = ct_db_param_count(g_db, sql);
-		if (want != (int)strlen(types))
-			fail_msg("%s:%d: %d placeholders%s%s, %zu types \"%s\": %s", path, line,
-				 want, want < 0 ? ": " : "", want < 0 ? ct_errmsg(want) : "",
-				 strlen(types), types, sql);
+		if (want != nargs)
+			fail_msg("%s:%d: %d placeholders%s%s, %d arguments: %s", path, line, want,
+				 want < 0 ? ": " : "", want < 0 ? ct_errmsg(want) : "", nargs, sql);
 		sc->checked++;
 	}
 }
@@ -502,8 +510,10 @@ static void check_calls(const char *path, const char *text, const char *fn, int 
 static void scan_dir(const char *dir, struct scan *sc)
 {
 	static const struct { const char *fn; int skip; } calls[] = {
-		{ "ct_db_exec(", 1 }, { "ct_db_query(", 2 }, { "ct_db_query_int(", 2 },
-		{ "ct_db_query_double(", 2 },
+		{ "CT_DB_EXEC(", 1 }, { "CT_DB_QUERY(", 2 }, { "CT_DB_QUERY_INT(", 2 },
+		{ "CT_DB_QUERY_DOUBLE(", 2 }, { "ct_db_execa(", 1 }, { "ct_db_querya(", 2 },
+		{ "ct_db_query_inta(", 2 }, { "ct_db_query_doublea(", 2 }, { "CT_DL_ONE(", 3 },
+		{ "CT_DL_IDS(", 4 }, { "CT_DL_LIST(", 5 }, { "CT_DL_ALL(", 6 },
 	};
 	DIR *d = opendir(dir);
 	struct dirent *e;

@@ -121,12 +121,12 @@ static void report_file(struct fx *f, const struct wu *w, int64_t rid,
 	int64_t now = ct_db_now(f->c.db);
 
 	ct_dfx_upload(&f->c.srv, f->c.db, rid, file->data, file->len, NULL);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
 				    "received_time=?, upload_time=?, upload_size=?, conforming=? "
-				    "WHERE id=?", "iilllil", CT_RS_OVER, CT_RO_SUCCESS, now, now,
+				    "WHERE id=?", CT_RS_OVER, CT_RO_SUCCESS, now, now,
 				    (int64_t)file->len, conforming, rid), 1);
-	assert_int_equal(ct_db_exec(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
-				    "ll", now, w->id), 1);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
+				    now, w->id), 1);
 }
 
 /* The client's upload of adapters ad (as cl_lora.c encodes them). */
@@ -147,8 +147,8 @@ static const char *errmsg(struct fx *f, int64_t rid)
 	static char buf[256];
 	struct ct_db_res *r = NULL;
 
-	assert_int_equal(ct_db_query(f->c.db, &r, "SELECT error_message FROM result WHERE id=?",
-				     "l", rid), 0);
+	assert_int_equal(CT_DB_QUERY(f->c.db, &r, "SELECT error_message FROM result WHERE id=?",
+				     rid), 0);
 	assert_int_equal(ct_db_next(r), 1);
 	snprintf(buf, sizeof(buf), "%s", ct_db_str(r, 0));
 	ct_db_res_free(r);
@@ -387,8 +387,8 @@ static void check_round_model(struct fx *f, int idx, const struct wu *ws, const 
 	struct ct_db_res *res = NULL;
 	char sha[65], path[4200];
 
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT status, out_model_sha256, model_sha256 "
-				     "FROM `round` WHERE jobid=? AND idx=?", "li", f->jobid, idx), 0);
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT status, out_model_sha256, model_sha256 "
+				     "FROM `round` WHERE jobid=? AND idx=?", f->jobid, idx), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	assert_int_equal(ct_db_int(res, 0), CT_ROUND_DONE);
 	snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 1));
@@ -423,9 +423,9 @@ static void test_rounds_merge_exactly(void **state)
 		report(f, &R1[k], b, R1[k].honest, 1);
 	}
 	ct_dfx_run_daemons(&f->c.srv, f->c.db);
-	assert_int_equal(ct_db_query(f->c.db, &res, "SELECT j.model_sha256, r.out_model_sha256 FROM "
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT j.model_sha256, r.out_model_sha256 FROM "
 				     "job j JOIN `round` r ON r.jobid = j.id AND r.idx = 1 WHERE "
-				     "j.id=?", "l", f->jobid), 0);
+				     "j.id=?", f->jobid), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	snprintf(job_model, sizeof(job_model), "%s", ct_db_str(res, 0));
 	snprintf(out1, sizeof(out1), "%s", ct_db_str(res, 1));

@@ -43,7 +43,7 @@ static int64_t q_int(const char *sql)
 {
 	int64_t v = -1;
 
-	assert_int_equal(ct_db_query_int(g_db, &v, sql, ""), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &v, sql, NULL, 0), 0);
 	return v;
 }
 
@@ -62,11 +62,11 @@ static void test_lock_is_a_row(void **state)
 	assert_int_equal(ct_migrate_lock(db2, 1, h2), 0);
 	assert_string_not_equal(h1, h2);
 	/* a holder that died: its lease runs out and another takes over */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE migration_lock SET expires=? WHERE id=1", "l",
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE migration_lock SET expires=? WHERE id=1",
 				    (int64_t)time(NULL) - 1), 1);
 	assert_int_equal(ct_migrate_lock(g_db, 1, h1), 0);
 	/* each recorded statement renews the lease: a long migration keeps it */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE migration_lock SET expires=? WHERE id=1", "l",
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE migration_lock SET expires=? WHERE id=1",
 				    (int64_t)time(NULL) + 1), 1);
 	assert_int_equal(ct_migrate_set_progress(g_db, 0, 0), 0);
 	assert_true(q_int("SELECT expires FROM migration_lock WHERE id=1") >=
@@ -83,12 +83,12 @@ static void drop_all(void)
 	struct ct_db_res *res = NULL;
 	char sql[200];
 
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT table_name FROM "
+	assert_int_equal(ct_db_querya(g_db, &res, "SELECT table_name FROM "
 				     "information_schema.tables WHERE table_schema=DATABASE() "
-				     "AND table_name<>'migration_lock'", ""), 0);
+				     "AND table_name<>'migration_lock'", NULL, 0), 0);
 	while (ct_db_next(res)) {
 		snprintf(sql, sizeof(sql), "DROP TABLE `%s`", ct_db_str(res, 0));
-		assert_true(ct_db_exec(g_db, sql, "") >= 0);
+		assert_true(ct_db_execa(g_db, sql, NULL, 0) >= 0);
 	}
 	ct_db_res_free(res);
 }
@@ -103,7 +103,7 @@ static void test_resume_after_failure(void **state)
 	assert_int_equal(ct_db_schema_version(g_db, &ver), 0);
 	assert_int_equal(ver, 0);
 	/* something in the way of a late statement of schema.sql */
-	assert_true(ct_db_exec(g_db, "CREATE TABLE role_heartbeat (x INT PRIMARY KEY)", "") >= 0);
+	assert_true(ct_db_execa(g_db, "CREATE TABLE role_heartbeat (x INT PRIMARY KEY)", NULL, 0) >= 0);
 	/* tables but no schema_version and no migration of ours in progress */
 	assert_int_equal(ct_db_migrate(g_db), CT_EDB);
 	assert_non_null(strstr(ct_errmsg(CT_EDB), "not a crowdtune database"));
@@ -122,7 +122,7 @@ static void test_resume_after_failure(void **state)
 
 	/* the cause removed; and say the statement before the failed one
 	 * (CREATE TABLE credit_event) was applied but not recorded */
-	assert_true(ct_db_exec(g_db, "DROP TABLE role_heartbeat", "") >= 0);
+	assert_true(ct_db_execa(g_db, "DROP TABLE role_heartbeat", NULL, 0) >= 0);
 	assert_int_equal(ct_migrate_set_progress(g_db, 1, failed_at - 2), 0);
 	assert_int_equal(ct_db_migrate(g_db), 0);
 	assert_int_equal(ct_db_schema_version(g_db, &ver), 0);
@@ -132,8 +132,8 @@ static void test_resume_after_failure(void **state)
 	assert_int_equal(pstep, 0);
 	assert_int_equal(q_int("SELECT COUNT(*) FROM schema_version"), n_versions);
 	/* role_heartbeat is schema.sql's now (with migration 7's columns) */
-	assert_true(ct_db_exec(g_db, "INSERT INTO role_heartbeat (role, instance, start_time, "
-			       "beat_time, host, pid) VALUES ('r', 'i', 1, 1, 'h', 2)", "") == 1);
+	assert_true(ct_db_execa(g_db, "INSERT INTO role_heartbeat (role, instance, start_time, "
+			       "beat_time, host, pid) VALUES ('r', 'i', 1, 1, 'h', 2)", NULL, 0) == 1);
 	/* and a second run has nothing to do */
 	assert_int_equal(ct_db_migrate(g_db), 0);
 }

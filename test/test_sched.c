@@ -161,9 +161,9 @@ static void reset_project(void)
 
 	for (int i = 0; tables[i]; i++) {
 		snprintf(sql, sizeof(sql), "DELETE FROM `%s`", tables[i]);
-		assert_true(ct_db_exec(g_db, sql, "") >= 0);
+		assert_true(ct_db_execa(g_db, sql, NULL, 0) >= 0);
 		snprintf(sql, sizeof(sql), "ALTER TABLE `%s` AUTO_INCREMENT=1", tables[i]);
-		assert_true(ct_db_exec(g_db, sql, "") >= 0);
+		assert_true(ct_db_execa(g_db, sql, NULL, 0) >= 0);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -f '%s'/* '%s'/.tmp-*", g_srv.upload_dir, g_srv.upload_dir);
 	assert_int_equal(system(cmd), 0);
@@ -171,8 +171,8 @@ static void reset_project(void)
 		char hash[65], email[64];
 		assert_int_equal(ct_account_key_hash(KEYS[i][1], hash), 0);
 		snprintf(email, sizeof(email), "%s@example.org", KEYS[i][0]);
-		assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
-					    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
+		assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO `user` (create_time, name, email, "
+					    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)",
 					    ct_db_now(g_db), KEYS[i][0], email, hash), 1);
 	}
 	snprintf(m, sizeof(m), "%s/model.bin", g_dir);
@@ -416,7 +416,7 @@ static void check_reply(const char *name, int stepno, xmlNodePtr step, long stat
 	for (x = ct_xml_child(step, "sql"); x; x = ct_xml_next(x, "sql")) {
 		char *q = attr(x, "query"), *want = node_text(x);
 		struct ct_db_res *res = NULL;
-		assert_int_equal(ct_db_query(g_db, &res, q, ""), 0);
+		assert_int_equal(ct_db_querya(g_db, &res, q, NULL, 0), 0);
 		const char *got = ct_db_next(res) > 0 ? ct_db_str(res, 0) : "(no row)";
 		if (strcmp(got, want) != 0)
 			fail_msg("%s step %d: %s = '%s', want '%s'", name, stepno, q, got, want);
@@ -514,7 +514,7 @@ static void run_setup(const char *name, xmlNodePtr n)
 {
 	char *sql = attr(n, "sql");
 
-	if (sql == NULL || ct_db_exec(g_db, sql, "") < 0)
+	if (sql == NULL || ct_db_execa(g_db, sql, NULL, 0) < 0)
 		fail_msg("%s: setup failed: %s", name, sql ? sql : "(no sql attribute)");
 	free(sql);
 }

@@ -96,9 +96,9 @@ static int64_t counter(const char *pattern)
 {
 	int64_t n = 0;
 
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) "
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) "
 					 "FROM information_schema.SESSION_STATUS WHERE "
-					 "VARIABLE_NAME LIKE ?", "s", pattern), 0);
+					 "VARIABLE_NAME LIKE ?", pattern), 0);
 	return n;
 }
 
@@ -118,8 +118,8 @@ static void new_user(char *key)
 	ct_hex_encode(raw, sizeof(raw), key);
 	assert_int_equal(ct_account_key_hash(key, hash), 0);
 	snprintf(email, sizeof(email), "u%d@scan", g_next_user++);
-	assert_int_equal(ct_db_exec(g_db, "INSERT INTO `user` (create_time, name, email, "
-				    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)", "lsss",
+	assert_int_equal(CT_DB_EXEC(g_db, "INSERT INTO `user` (create_time, name, email, "
+				    "passwd_hash, auth_hash) VALUES (?, ?, ?, 'x', ?)",
 				    ct_db_now(g_db), email, email, hash), 1);
 }
 
@@ -177,12 +177,12 @@ static void trace(void *arg, const char *sql, const struct ct_db_arg *a, size_t 
 static void make_trusted(int64_t hostid)
 {
 	ct_db_set_trace(g_db, NULL, NULL);	/* not the RPC's statements */
-	assert_int_equal(ct_db_exec(g_db, "UPDATE host SET consecutive_valid=1000 WHERE id=?",
-				    "l", hostid), 1);
-	assert_int_equal(ct_db_exec(g_db, "UPDATE result r JOIN host h ON h.id=? SET "
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE host SET consecutive_valid=1000 WHERE id=?",
+				    hostid), 1);
+	assert_int_equal(CT_DB_EXEC(g_db, "UPDATE result r JOIN host h ON h.id=? SET "
 				    "r.hostid=h.id, r.userid=h.userid, r.server_state=?, r.outcome=?, "
 				    "r.validate_state=?, r.received_time=? WHERE r.server_state=? "
-				    "ORDER BY r.id DESC LIMIT 1", "liiili", hostid, CT_RS_OVER,
+				    "ORDER BY r.id DESC LIMIT 1", hostid, CT_RS_OVER,
 				    CT_RO_SUCCESS, CT_VS_VALID, ct_db_now(g_db), CT_RS_UNSENT), 1);
 	ct_db_set_trace(g_db, trace, NULL);
 }
@@ -337,7 +337,7 @@ static void test_every_statement_indexed(void **state)
 	assert_int_equal(ct_conf_set(g_srv.conf, "sched.trust_min_rounds", "1"), 0);
 	assert_int_equal(ct_conf_set(g_srv.conf, "sched.trust_min_age", "0"), 0);
 	assert_int_equal(ct_conf_set(g_srv.conf, "sched.spot_check_floor", "0.01"), 0);
-	assert_int_equal(ct_db_exec(g_db, "UPDATE job SET adaptive_replication=1 WHERE id=1", ""),
+	assert_int_equal(ct_db_execa(g_db, "UPDATE job SET adaptive_replication=1 WHERE id=1", NULL, 0),
 			 1);
 	g_trusted = 1;
 	ct_db_set_trace(g_db, trace, NULL);

@@ -120,10 +120,10 @@ static void write_upload(int64_t rid, int h, const struct ct_gpt2 *base, const c
 	assert_int_equal(ct_delta_encode(base->params, w, base->lay.total, &dm, base_sha,
 					 CT_DELTA_LOSSLESS, -1, &out), 0);
 	ct_dfx_upload(&F.srv, F.db, rid, out.data, out.len, usha);
-	assert_int_equal(ct_db_exec(F.db, "UPDATE result SET hostid=?, userid=?, sent_time=?, "
+	assert_int_equal(CT_DB_EXEC(F.db, "UPDATE result SET hostid=?, userid=?, sent_time=?, "
 				    "report_deadline=?, received_time=?, upload_time=?, "
 				    "upload_size=?, conforming=1, upload_sha256=? WHERE id=?",
-				    "llllllls" "l", F.hosts[h], F.users[h],
+				    F.hosts[h], F.users[h],
 				    now, now + 86400, now, now,
 				    (int64_t)out.len, usha, rid), 1);
 	ct_buf_free(&out);
@@ -142,8 +142,8 @@ static void prepare_wu(int shard)
 	id = row.id;
 	honest = ct_dfx_wu_run(&F.srv, &row, &row.hp, &base, 0);
 	F.wu[shard] = id;
-	assert_int_equal(ct_db_query(F.db, &res, "SELECT id FROM result WHERE workunitid=? "
-				     "ORDER BY id LIMIT 2", "l", id), 0);
+	assert_int_equal(CT_DB_QUERY(F.db, &res, "SELECT id FROM result WHERE workunitid=? "
+				     "ORDER BY id LIMIT 2", id), 0);
 	assert_int_equal(ct_db_next(res), 1);
 	F.a[shard] = ct_db_int(res, 0);
 	assert_int_equal(ct_db_next(res), 1);
@@ -268,18 +268,18 @@ static int64_t qint(const char *sql, int64_t arg)
 static void reset_wus(void)
 {
 	for (int s = 0; s < NWU; s++) {
-		assert_true(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
-				       "validate_state=? WHERE id=?", "iiil", CT_RS_OVER,
+		assert_true(CT_DB_EXEC(F.db, "UPDATE result SET server_state=?, outcome=?, "
+				       "validate_state=? WHERE id=?", CT_RS_OVER,
 				       CT_RO_SUCCESS, CT_VS_INIT, F.a[s]) >= 0);
-		assert_true(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=?, "
-				       "validate_state=? WHERE id=?", "iiil", CT_RS_IN_PROGRESS,
+		assert_true(CT_DB_EXEC(F.db, "UPDATE result SET server_state=?, outcome=?, "
+				       "validate_state=? WHERE id=?", CT_RS_IN_PROGRESS,
 				       CT_RO_INIT, CT_VS_INIT, F.b[s]) >= 0);
 		/* no shortcut from an earlier pass: each pass decodes and probes */
-		assert_true(ct_db_exec(F.db, "DELETE FROM result_check WHERE resultid IN (?, ?)",
-				       "ll", F.a[s], F.b[s]) >= 0);
-		assert_true(ct_db_exec(F.db, "UPDATE workunit SET canonical_resultid=0, "
+		assert_true(CT_DB_EXEC(F.db, "DELETE FROM result_check WHERE resultid IN (?, ?)",
+				       F.a[s], F.b[s]) >= 0);
+		assert_true(CT_DB_EXEC(F.db, "UPDATE workunit SET canonical_resultid=0, "
 				       "need_validate=1, assimilate_state=?, target_nresults=2 "
-				       "WHERE id=?", "il", CT_AS_INIT, F.wu[s]) >= 0);
+				       "WHERE id=?", CT_AS_INIT, F.wu[s]) >= 0);
 	}
 }
 
@@ -287,11 +287,11 @@ static void reset_wus(void)
 static void report_second(void)
 {
 	for (int s = 0; s < NWU; s++) {
-		assert_int_equal(ct_db_exec(F.db, "UPDATE result SET server_state=?, outcome=? "
-					    "WHERE id=?", "iil", CT_RS_OVER, CT_RO_SUCCESS,
+		assert_int_equal(CT_DB_EXEC(F.db, "UPDATE result SET server_state=?, outcome=? "
+					    "WHERE id=?", CT_RS_OVER, CT_RO_SUCCESS,
 					    F.b[s]), 1);
-		assert_int_equal(ct_db_exec(F.db, "UPDATE workunit SET need_validate=1 WHERE id=?",
-					    "l", F.wu[s]), 1);
+		assert_int_equal(CT_DB_EXEC(F.db, "UPDATE workunit SET need_validate=1 WHERE id=?",
+					    F.wu[s]), 1);
 	}
 }
 

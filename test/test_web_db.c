@@ -212,15 +212,15 @@ static void test_status_and_metrics(void **state)
 	char pat[96];
 
 	(void)state;
-	assert_int_equal(ct_db_query_int(fx.db, &inprog, "SELECT COUNT(*) FROM "
-		"result WHERE server_state = ?", "i", CT_RS_IN_PROGRESS), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &inprog, "SELECT COUNT(*) FROM "
+		"result WHERE server_state = ?", CT_RS_IN_PROGRESS), 0);
 	request("GET", "/api/v1/status", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	snprintf(pat, sizeof(pat), "\"results_in_progress\":%lld", (long long)inprog);
 	assert_non_null(strstr(body(&r), pat));
 	/* the kept counters (round_stat) agree with the result table */
-	assert_int_equal(ct_db_query_int(fx.db, &inprog, "SELECT COUNT(*) FROM "
-		"result WHERE server_state = ?", "i", CT_RS_UNSENT), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &inprog, "SELECT COUNT(*) FROM "
+		"result WHERE server_state = ?", CT_RS_UNSENT), 0);
 	snprintf(pat, sizeof(pat), "\"results_ready_to_send\":%lld", (long long)inprog);
 	assert_non_null(strstr(body(&r), pat));
 	assert_non_null(strstr(body(&r), "\"hosts_active_24h\":5"));
@@ -262,13 +262,13 @@ static void test_create_account_needs_csrf(void **state)
 	int64_t before = 0, after = 0;
 
 	(void)state;
-	ct_db_query_int(fx.db, &before, "SELECT COUNT(*) FROM `user`", "");
+	ct_db_query_inta(fx.db, &before, "SELECT COUNT(*) FROM `user`", NULL, 0);
 	request("POST", "/account/create", NULL, NULL,
 		"name=mallory&email=m%40example.org&password=12345678xx", &r);
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(body(&r), "expired"));
 	ct_web_resp_free(&r);
-	ct_db_query_int(fx.db, &after, "SELECT COUNT(*) FROM `user`", "");
+	ct_db_query_inta(fx.db, &after, "SELECT COUNT(*) FROM `user`", NULL, 0);
 	assert_int_equal(before, after);
 }
 
@@ -298,8 +298,8 @@ static void test_create_account_shows_key_then_team(void **state)
 	ct_web_resp_free(&r);
 	/* The key shown is the account's key. */
 	assert_int_equal(ct_account_key_hash(key, hash), 0);
-	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` "
-		"WHERE auth_hash = ? AND name = ?", "ss", hash, "Carol <i>"), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` "
+		"WHERE auth_hash = ? AND name = ?", hash, "Carol <i>"), 0);
 
 	/* Signed in by the session cookie; create a team with the new token. */
 	request("GET", "/teams/create", NULL, session, NULL, &r);
@@ -311,11 +311,11 @@ static void test_create_account_shows_key_then_team(void **state)
 	assert_int_equal(r.status, 303);
 	assert_int_equal(strncmp(r.location, "/team/", 6), 0);
 	ct_web_resp_free(&r);
-	assert_int_equal(ct_db_query_int(fx.db, &teamid, "SELECT teamid FROM "
-		"`user` WHERE id = ?", "l", id), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &teamid, "SELECT teamid FROM "
+		"`user` WHERE id = ?", id), 0);
 	assert_true(teamid > 0);
-	assert_int_equal(ct_db_query_int(fx.db, &nusers, "SELECT nusers FROM "
-		"team WHERE id = ?", "l", teamid), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &nusers, "SELECT nusers FROM "
+		"team WHERE id = ?", teamid), 0);
 	assert_int_equal(nusers, 1);
 
 	/* Leave it: the count follows. A forged token changes nothing. */
@@ -327,8 +327,8 @@ static void test_create_account_shows_key_then_team(void **state)
 	request("POST", "/teams/leave", NULL, session, form, &r);
 	assert_int_equal(r.status, 303);
 	ct_web_resp_free(&r);
-	ct_db_query_int(fx.db, &nusers, "SELECT nusers FROM team WHERE id = ?",
-			"l", teamid);
+	CT_DB_QUERY_INT(fx.db, &nusers, "SELECT nusers FROM team WHERE id = ?",
+			teamid);
 	assert_int_equal(nusers, 0);
 }
 
@@ -416,15 +416,15 @@ static void test_stats_export_matches_db(void **state)
 		assert_string_equal((const char *)u->name, "user");
 		id = strtoll(child_text(u, "id", buf, sizeof(buf)), NULL, 10);
 		sum += strtod(child_text(u, "total_credit", buf, sizeof(buf)), NULL);
-		assert_int_equal(ct_db_query_double(fx.db, &dbv, "SELECT total_credit "
-			"FROM `user` WHERE id = ?", "l", id), 0);
+		assert_int_equal(CT_DB_QUERY_DOUBLE(fx.db, &dbv, "SELECT total_credit "
+			"FROM `user` WHERE id = ?", id), 0);
 		assert_true(dbv == strtod(buf, NULL));
 		assert_int_equal(strlen(child_text(u, "cpid", buf, sizeof(buf))), 32);
 		n++;
 	}
 	xmlFreeDoc(doc);
-	ct_db_query_double(fx.db, &dbsum, "SELECT SUM(total_credit) FROM `user`", "");
-	ct_db_query_int(fx.db, &nusers, "SELECT COUNT(*) FROM `user`", "");
+	ct_db_query_doublea(fx.db, &dbsum, "SELECT SUM(total_credit) FROM `user`", NULL, 0);
+	ct_db_query_inta(fx.db, &nusers, "SELECT COUNT(*) FROM `user`", NULL, 0);
 	assert_int_equal(n, nusers);
 	assert_true(sum == dbsum);
 
@@ -439,7 +439,7 @@ static void test_stats_export_matches_db(void **state)
 	n = 0;
 	for (xmlNodePtr h = xmlDocGetRootElement(doc)->children; h; h = h->next)
 		n += h->type == XML_ELEMENT_NODE;
-	ct_db_query_int(fx.db, &nhosts, "SELECT COUNT(*) FROM host", "");
+	ct_db_query_inta(fx.db, &nhosts, "SELECT COUNT(*) FROM host", NULL, 0);
 	assert_int_equal(n, nhosts);
 	xmlFreeDoc(doc);
 	doc = read_export("team.gz");
@@ -702,7 +702,7 @@ static void test_account_settings_and_reset(void **state)
 	post_form("/account/settings", session, csrf, form, &r);
 	assert_int_equal(r.status, 200);
 	ct_web_resp_free(&r);
-	assert_int_equal(ct_db_query(fx.db, &res, "SELECT name FROM `user` WHERE id = ?", "l",
+	assert_int_equal(CT_DB_QUERY(fx.db, &res, "SELECT name FROM `user` WHERE id = ?",
 				     u->id), 0);
 	assert_true(ct_db_next(res) > 0);
 	assert_string_equal(ct_db_str(res, 0), "Dana <b>");
@@ -759,8 +759,8 @@ static void test_account_settings_and_reset(void **state)
 	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", key, &uid, name), 0);
 	assert_string_equal(key, "");
 	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
-	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
-					 "s", hash), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 hash), 0);
 	assert_int_equal(id, u->id);
 
 	/* a new key: shown once, the old one no longer signs anything */
@@ -777,14 +777,14 @@ static void test_account_settings_and_reset(void **state)
 	snprintf(key, sizeof(key), "%.32s", p + strlen("id=\"account-key\">"));
 	ct_web_resp_free(&r);
 	assert_int_equal(ct_account_key_hash(key, hash), 0);
-	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
-					 "s", hash), 0);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 hash), 0);
 	assert_int_equal(id, u->id);
 	assert_int_equal(ct_account_lookup(fx.db, u->email, "after-reset-1", token, &uid, name), 0);
 	assert_string_equal(token, key);
 	assert_int_equal(ct_account_key_hash(u->key, hash), 0);
-	assert_int_equal(ct_db_query_int(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
-					 "s", hash), CT_ENOTFOUND);
+	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
+					 hash), CT_ENOTFOUND);
 }
 
 /* The rank and RAC of the first and the last row of a board's JSON page. */
@@ -820,9 +820,9 @@ static void test_pages_and_search(void **state)
 		snprintf(auth, sizeof(auth), "%064d", i);
 		snprintf(name, sizeof(name), "pager %03d", i);
 		snprintf(email, sizeof(email), "pager%d@example.org", i);
-		assert_true(ct_db_exec(fx.db, "INSERT INTO `user` (create_time, name, email, "
+		assert_true(CT_DB_EXEC(fx.db, "INSERT INTO `user` (create_time, name, email, "
 			"passwd_hash, auth_hash, total_credit, expavg_credit) VALUES "
-			"(1, ?, ?, 'x', ?, ?, ?)", "sssdd", name, email, auth, rac, rac) >= 0);
+			"(1, ?, ?, 'x', ?, ?, ?)", name, email, auth, rac, rac) >= 0);
 	}
 	request("GET", "/users", "sort=rac&page=2", NULL, NULL, &r);
 	assert_int_equal(r.status, 200);

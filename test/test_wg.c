@@ -93,7 +93,7 @@ static int64_t q(const char *sql, int64_t id)
 {
 	int64_t v = -1;
 
-	assert_int_equal(ct_db_query_int(g_db, &v, sql, "l", id), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &v, sql, id), 0);
 	return v;
 }
 
@@ -111,8 +111,8 @@ static void test_submit(void **state)
 	assert_int_equal(q("SELECT COUNT(*) FROM workunit WHERE jobid=?", job), 3);
 	assert_int_equal(q("SELECT COUNT(*) FROM result WHERE jobid=? AND server_state=2", job), 9);
 	/* shards: contiguous slices [n*k/K, n*(k+1)/K) as token files */
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT shard, sha256, ntokens FROM job_shard "
-				     "WHERE jobid=? ORDER BY shard", "l", job), 0);
+	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT shard, sha256, ntokens FROM job_shard "
+				     "WHERE jobid=? ORDER BY shard", job), 0);
 	int64_t first = 0;
 	for (int k = 0; k < 3; k++) {
 		char path[4200];
@@ -137,10 +137,10 @@ static void test_submit(void **state)
 	assert_int_equal(first, 1000);	/* every token in exactly one shard */
 	ct_db_res_free(res);
 	/* WUs name the round model and their shard, with distinct seeds */
-	assert_int_equal(ct_db_query(g_db, &res, "SELECT w.name, w.seed, w.model_sha256 = j.model_sha256, "
+	assert_int_equal(CT_DB_QUERY(g_db, &res, "SELECT w.name, w.seed, w.model_sha256 = j.model_sha256, "
 				     "w.data_sha256 = s.sha256, w.target_nresults FROM workunit w "
 				     "JOIN job j ON j.id=w.jobid JOIN job_shard s ON s.jobid=w.jobid "
-				     "AND s.shard=w.shard WHERE w.jobid=? ORDER BY w.shard", "l", job), 0);
+				     "AND s.shard=w.shard WHERE w.jobid=? ORDER BY w.shard", job), 0);
 	for (int k = 0; k < 3; k++) {
 		char name[64];
 		assert_int_equal(ct_db_next(res), 1);
@@ -189,9 +189,9 @@ static void test_bad_inputs(void **state)
 	struct ct_job_spec s;
 	int64_t before = 0, after = 0, files = 0, files_after = 0, job = 0;
 
-	assert_int_equal(ct_db_query_int(g_db, &before, "SELECT COUNT(*) FROM job WHERE status=1",
-					 ""), 0);
-	assert_int_equal(ct_db_query_int(g_db, &files, "SELECT COUNT(*) FROM `file`", ""), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &before, "SELECT COUNT(*) FROM job WHERE status=1",
+					 NULL, 0), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &files, "SELECT COUNT(*) FROM `file`", NULL, 0), 0);
 	s = spec();
 	s.model_path = g_bad;
 	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EFORMAT);
@@ -229,10 +229,10 @@ static void test_bad_inputs(void **state)
 	s.upload_encoding = "zip";
 	assert_int_equal(ct_wg_submit(&g_srv, g_db, &s, &job), CT_EINVAL);
 	assert_int_equal(job, 0);
-	assert_int_equal(ct_db_query_int(g_db, &after, "SELECT COUNT(*) FROM job WHERE status=1",
-					 ""), 0);
+	assert_int_equal(ct_db_query_inta(g_db, &after, "SELECT COUNT(*) FROM job WHERE status=1",
+					 NULL, 0), 0);
 	assert_int_equal(after, before);	/* nothing half-made is running */
-	assert_int_equal(ct_db_query_int(g_db, &files_after, "SELECT COUNT(*) FROM `file`", ""),
+	assert_int_equal(ct_db_query_inta(g_db, &files_after, "SELECT COUNT(*) FROM `file`", NULL, 0),
 			 0);
 	assert_int_equal(files_after, files);	/* inputs are checked before storing */
 }
@@ -259,10 +259,10 @@ static void test_store(void **state)
 	assert_int_equal(size, 10);
 	ct_sha256_hex("same bytes", 10, hex);
 	assert_string_equal(a, hex);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT COUNT(*) FROM `file` WHERE sha256=?",
-					 "s", a), 0);
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT COUNT(*) FROM `file` WHERE sha256=?",
+					 a), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(ct_db_query_int(g_db, &n, "SELECT keep FROM `file` WHERE sha256=?", "s",
+	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT keep FROM `file` WHERE sha256=?",
 					 a), 0);
 	assert_int_equal(n, 1);	/* raised by the second add */
 	assert_int_equal(ct_server_download_path(&g_srv, a, path, sizeof(path)), 0);

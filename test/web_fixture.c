@@ -159,8 +159,8 @@ static int host_rpc(struct web_fx *fx, struct web_fx_user *u, size_t i)
 		rc = ct_error(CT_EPROTO, "scheduler said %d: %s", status,
 			      ct_buf_cstr(&out));
 	if (rc == 0)
-		rc = ct_db_query_int(fx->db, &u->hostid, "SELECT id FROM host "
-				     "WHERE userid = ?", "l", u->id);
+		rc = CT_DB_QUERY_INT(fx->db, &u->hostid, "SELECT id FROM host "
+				     "WHERE userid = ?", u->id);
 	ct_buf_free(&req);
 	ct_buf_free(&out);
 	return rc;
@@ -173,8 +173,8 @@ static int grant_user(struct web_fx *fx, struct web_fx_user *u, double credit)
 	int64_t now = ct_db_now(fx->db);
 	int rc, k = 0;
 
-	rc = ct_db_query(fx->db, &res, "SELECT id FROM result WHERE userid = ? "
-			 "ORDER BY id", "l", u->id);
+	rc = CT_DB_QUERY(fx->db, &res, "SELECT id FROM result WHERE userid = ? "
+			 "ORDER BY id", u->id);
 	if (rc < 0)
 		return rc;
 	while (rc >= 0 && ct_db_next(res) > 0) {

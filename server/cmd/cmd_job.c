@@ -883,7 +883,7 @@ static int print_counts(struct ct_cmd_ctx *ctx)
 	int rc;
 
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		rc = ct_db_query_int(ctx->db, &n, q[i].sql, "");
+		rc = ct_db_query_inta(ctx->db, &n, q[i].sql, NULL, 0);
 		if (rc < 0)
 			return rc;
 		fprintf(ctx->out, "%-26s %" PRId64 "\n", q[i].label, n);

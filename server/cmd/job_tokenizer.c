@@ -121,9 +121,9 @@ static int store_one(struct ct_cmd_ctx *ctx, int64_t jobid, const char *path,
 
 	rc = ct_store_add_file(ctx->srv, ctx->db, path, "tokenizer", jobid, 1, sha, NULL);
 	if (rc == 0)
-		rc = ct_db_exec(ctx->db, "INSERT INTO job_tokenizer_file (jobid, name, sha256) "
+		rc = CT_DB_EXEC(ctx->db, "INSERT INTO job_tokenizer_file (jobid, name, sha256) "
 				"VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE sha256=VALUES(sha256)",
-				"lss", jobid, name, sha);
+				jobid, name, sha);
 	return rc < 0 ? rc : 0;
 }
 

@@ -98,12 +98,12 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res,
+	rc = CT_DB_QUERY(db, &res,
 			 "SELECT r.id, r.jobid, r.idx, r.nwus, r.model_sha256, j.nrounds, "
 			 "j.status, j.batch, j.seq, j.eval_sha256, j.aggregation, "
 			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL, j.outer_method, "
 			 "j.outer_lr, j.outer_momentum FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
-			 "li", roundid, CT_ROUND_OPEN);
+			 roundid, CT_ROUND_OPEN);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, a, around_cols, CT_DL_NCOLS(around_cols));
@@ -115,8 +115,8 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 	if (a->has_base_loss || a->idx <= 1)
 		return 0;
 	/* this round's base is the previous round's average: its loss is known */
-	rc = ct_db_query(db, &res, "SELECT eval_loss FROM `round` WHERE jobid=? AND idx=? "
-			 "AND eval_loss IS NOT NULL AND out_model_sha256=?", "lis", a->jobid,
+	rc = CT_DB_QUERY(db, &res, "SELECT eval_loss FROM `round` WHERE jobid=? AND idx=? "
+			 "AND eval_loss IS NOT NULL AND out_model_sha256=?", a->jobid,
 			 a->idx - 1, a->model_sha);
 	if (rc < 0)
 		return rc;
@@ -160,9 +160,9 @@ static int canonical_names(struct ct_db *db, struct around *a, char (**names)[96
 	int rc;
 
 	*names = NULL;
-	rc = ct_db_query(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
+	rc = CT_DB_QUERY(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
 			 "ON r.id = w.canonical_resultid WHERE w.roundid=? AND w.assimilate_state=? "
-			 "ORDER BY w.shard", "li", a->id, CT_AS_READY);
+			 "ORDER BY w.shard", a->id, CT_AS_READY);
 	if (rc < 0)
 		return rc;
 	/* a round that closes without its last WUs (job.round_quorum): the
@@ -333,8 +333,8 @@ static int load_momentum(struct ct_server *srv, struct ct_db *db, const struct a
 
 	if (a->idx <= 1)
 		return 0;
-	rc = ct_db_query(db, &res, "SELECT momentum_sha256 FROM `round` WHERE jobid=? AND "
-			 "idx=? AND status=?", "lii", a->jobid, a->idx - 1, CT_ROUND_DONE);
+	rc = CT_DB_QUERY(db, &res, "SELECT momentum_sha256 FROM `round` WHERE jobid=? AND "
+			 "idx=? AND status=?", a->jobid, a->idx - 1, CT_ROUND_DONE);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
@@ -497,17 +497,17 @@ static int finish_txn(struct ct_db *db, void *arg)
 				    a->nwus, rc);
 	}
 	if (rc >= 0 && a->mom_sha[0] != '\0')	/* the next round's outer step reads it */
-		rc = ct_db_exec(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?", "sl",
+		rc = CT_DB_EXEC(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?",
 				a->mom_sha, a->id);
 	if (rc >= 0 && a->idx == 1)
-		rc = ct_db_exec(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
-				"base_eval_loss IS NULL", "dl", a->base_loss, a->jobid);
+		rc = CT_DB_EXEC(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
+				"base_eval_loss IS NULL", a->base_loss, a->jobid);
 	if (rc >= 0 && a->idx >= a->nrounds)
 		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_DONE,
 				 &(struct ct_job_change){ .now = now, .out_sha = a->out_sha,
 							  .eval_loss = a->eval_loss });
 	else if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET update_time=? WHERE id=?", "ll", now,
+		rc = CT_DB_EXEC(db, "UPDATE job SET update_time=? WHERE id=?", now,
 				a->jobid);
 	return rc < 0 ? rc : 1;
 }
@@ -554,12 +554,12 @@ static int round_check(struct ct_server *srv, struct ct_db *db, struct around *a
 	if (rc == 0)
 		rc = ct_conf_get_int(srv->conf, "daemons.round_max_retry", 2, 0, 1000, &maxre);
 	if (rc == 0 && on && a->has_base_loss)
-		rc = ct_db_query_double(db, &margin, "SELECT loss_margin FROM job WHERE id=?", "l",
+		rc = CT_DB_QUERY_DOUBLE(db, &margin, "SELECT loss_margin FROM job WHERE id=?",
 					a->jobid);
 	if (rc < 0 || !on || !a->has_base_loss || a->eval_loss <= a->base_loss + margin)
 		return rc < 0 ? rc : 0;
-	rc = ct_db_query_int(db, &fails, "SELECT COUNT(*) FROM robust_event WHERE jobid=? AND "
-			     "round_idx=? AND shard=0 AND action=?", "lii", a->jobid, a->idx,
+	rc = CT_DB_QUERY_INT(db, &fails, "SELECT COUNT(*) FROM robust_event WHERE jobid=? AND "
+			     "round_idx=? AND shard=0 AND action=?", a->jobid, a->idx,
 			     CT_ROBUST_ROUND_FAILED);
 	if (rc < 0)
 		return rc;
@@ -576,8 +576,8 @@ static int round_check(struct ct_server *srv, struct ct_db *db, struct around *a
 		 "(%lld of %ld)", a->idx, a->base_loss, a->eval_loss, margin, a->nin,
 		 (long long)fails + 1, maxre);
 	/* the base's loss stays known for the next try (round 1 computed it) */
-	rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
-			"base_eval_loss IS NULL", "dl", a->base_loss, a->id);
+	rc = CT_DB_EXEC(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
+			"base_eval_loss IS NULL", a->base_loss, a->id);
 	if (rc >= 0)
 		rc = ct_robust_aside_round(db, a->jobid, a->idx, a->nwus, a->base_loss,
 					   a->eval_loss, msg);
@@ -690,10 +690,10 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	int rc = a ? 0 : CT_ENOMEM;
 
 	if (rc == 0)
-		rc = ct_db_query_int(db, &id, "SELECT r.id FROM `round` r JOIN job j ON "
+		rc = CT_DB_QUERY_INT(db, &id, "SELECT r.id FROM `round` r JOIN job j ON "
 				     "j.id = r.jobid WHERE r.status=? AND r.idx=1 AND "
 				     "r.base_eval_loss IS NULL AND j.status=? AND MOD(r.id, ?)=? "
-				     "ORDER BY r.id LIMIT 1", "iill", CT_ROUND_OPEN,
+				     "ORDER BY r.id LIMIT 1", CT_ROUND_OPEN,
 				     CT_JOB_RUNNING, n, k);
 	if (rc == CT_ENOTFOUND)
 		rc = 0, id = 0;
@@ -720,8 +720,8 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	around_free(a);
 	ct_seval_release();
 	if (rc == 0)
-		rc = ct_db_exec(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
-				"base_eval_loss IS NULL AND status=?", "dli", (double)l, id,
+		rc = CT_DB_EXEC(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
+				"base_eval_loss IS NULL AND status=?", (double)l, id,
 				CT_ROUND_OPEN);
 	if (rc >= 0)
 		ct_log_info("assimilator: job %lld round 1: base loss %.4f on %lld tokens, "

@@ -216,7 +216,7 @@ int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	int64_t t = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &t, "SELECT eval_tokens FROM job WHERE id=?", "l", jobid);
+	rc = CT_DB_QUERY_INT(db, &t, "SELECT eval_tokens FROM job WHERE id=?", jobid);
 	if (rc < 0)
 		return rc;
 	if (t > 0) {
@@ -231,7 +231,7 @@ int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 
 int ct_seval_record_round(struct ct_db *db, int64_t roundid, int64_t ntokens)
 {
-	int rc = ct_db_exec(db, "UPDATE `round` SET eval_ntokens=? WHERE id=?", "ll", ntokens,
+	int rc = CT_DB_EXEC(db, "UPDATE `round` SET eval_ntokens=? WHERE id=?", ntokens,
 			    roundid);
 
 	return rc < 0 ? rc : 0;

@@ -100,7 +100,7 @@ static int delete_rows(struct ct_server *srv, struct ct_db *db,
 			ct_log_warn("%s", ct_errmsg(rc));
 			state = CT_FD_ERROR;
 		}
-		rc = ct_db_exec(db, k->update_sql, "ili", state, rows[i].id, k->from_state);
+		rc = CT_DB_EXEC(db, k->update_sql, state, rows[i].id, k->from_state);
 		if (rc >= 0)
 			done += rc;
 	}
@@ -124,11 +124,11 @@ static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
 		rc = ct_conf_get_bool(srv->conf, "daemons.keep_canonical", 0, &keep);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
+	rc = CT_DB_QUERY(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
 			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? "
 			 "AND (?=0 OR NOT EXISTS (SELECT 1 FROM workunit w WHERE "
 			 "w.id = result.workunitid AND w.canonical_resultid = result.id)) LIMIT ?",
-			 "iilii", CT_FD_READY, (int64_t)grace, now, keep, DELETE_BATCH);
+			 CT_FD_READY, (int64_t)grace, now, keep, DELETE_BATCH);
 	if (rc < 0)
 		return rc;
 	return delete_rows(srv, db, res, &upload_kind);
@@ -139,7 +139,7 @@ static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res,
+	rc = CT_DB_QUERY(db, &res,
 			 "SELECT f.id, f.sha256 FROM `file` f JOIN job j ON j.id = f.jobid "
 			 "WHERE f.kind='shard' AND f.keep=0 AND f.file_delete_state=? "
 			 "AND j.status<>? AND GREATEST(j.finish_time, j.update_time) + ? <= ? "
@@ -148,7 +148,7 @@ static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 			 "AND NOT EXISTS (SELECT 1 FROM job j3 WHERE j3.status=? AND "
 			 "  (j3.train_sha256 = f.sha256 OR j3.eval_sha256 = f.sha256 OR "
 			 "   j3.model_sha256 = f.sha256)) LIMIT ?",
-			 "iiliiii", CT_FD_INIT, CT_JOB_RUNNING, srv->file_grace, now,
+			 CT_FD_INIT, CT_JOB_RUNNING, srv->file_grace, now,
 			 CT_JOB_RUNNING, CT_JOB_RUNNING, DELETE_BATCH);
 	if (rc < 0)
 		return rc;

@@ -161,14 +161,14 @@ int ct_instance_beat(struct ct_db *db, const char *role, int64_t nruns, int64_t 
 	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_db_exec(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
+	rc = CT_DB_EXEC(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
 			"nruns, nitems, last_error, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
 			"ON DUPLICATE KEY UPDATE start_time=IF(pid=VALUES(pid) AND host=VALUES(host), "
 			"start_time, VALUES(start_time)), last_error=IF(pid=VALUES(pid) AND "
 			"host=VALUES(host) AND VALUES(last_error)='', last_error, "
 			"VALUES(last_error)), beat_time=VALUES(beat_time), nruns=VALUES(nruns), "
 			"nitems=VALUES(nitems), host=VALUES(host), pid=VALUES(pid)",
-			"ssllllssl", role, g_name, now, now, nruns, nitems, err ? err : "", g_host,
+			role, g_name, now, now, nruns, nitems, err ? err : "", g_host,
 			(int64_t)getpid());
 	return rc < 0 ? rc : 0;
 }
@@ -180,16 +180,16 @@ int ct_instance_clear_stale(void)
 
 	rc = ct_db_open(&db, NULL);
 	if (rc == 0)
-		rc = ct_db_exec(db, "DELETE FROM role_heartbeat WHERE instance=? AND (pid<>? OR "
-				"host<>?)", "sls", g_name, (int64_t)getpid(), g_host);
+		rc = CT_DB_EXEC(db, "DELETE FROM role_heartbeat WHERE instance=? AND (pid<>? OR "
+				"host<>?)", g_name, (int64_t)getpid(), g_host);
 	ct_db_close(db);
 	return rc < 0 ? rc : 0;
 }
 
 int ct_instance_forget(struct ct_db *db, const char *role)
 {
-	int rc = ct_db_exec(db, "DELETE FROM role_heartbeat WHERE role=? AND instance=? AND "
-			    "pid=?", "ssl", role, g_name, (int64_t)getpid());
+	int rc = CT_DB_EXEC(db, "DELETE FROM role_heartbeat WHERE role=? AND instance=? AND "
+			    "pid=?", role, g_name, (int64_t)getpid());
 
 	return rc < 0 ? rc : 0;
 }
@@ -208,12 +208,12 @@ int ct_instance_share(struct ct_db *db, int64_t *n, int64_t *i)
 	*i = 0;
 	if (t_role == NULL || g_name[0] == 0)
 		return 0;
-	rc = ct_db_query_int(db, &live, "SELECT COUNT(*) FROM role_heartbeat WHERE role=? AND "
-			     "beat_time>=? AND instance<>?", "sls", t_role,
+	rc = CT_DB_QUERY_INT(db, &live, "SELECT COUNT(*) FROM role_heartbeat WHERE role=? AND "
+			     "beat_time>=? AND instance<>?", t_role,
 			     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &below, "SELECT COUNT(*) FROM role_heartbeat WHERE "
-				     "role=? AND beat_time>=? AND instance<?", "sls", t_role,
+		rc = CT_DB_QUERY_INT(db, &below, "SELECT COUNT(*) FROM role_heartbeat WHERE "
+				     "role=? AND beat_time>=? AND instance<?", t_role,
 				     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
 	if (rc < 0)
 		return rc;

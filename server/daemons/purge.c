@@ -132,13 +132,13 @@ static int delete_txn(struct ct_db *db, void *arg)
 	int rc = 0;
 
 	for (int64_t i = 1; rc >= 0 && i <= ids[0]; i++) {
-		rc = ct_db_exec(db, "DELETE c FROM result_check c JOIN result r ON "
-				"r.id = c.resultid WHERE r.workunitid=?", "l", ids[i]);
+		rc = CT_DB_EXEC(db, "DELETE c FROM result_check c JOIN result r ON "
+				"r.id = c.resultid WHERE r.workunitid=?", ids[i]);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "DELETE FROM result WHERE workunitid=?", "l", ids[i]);
+			rc = CT_DB_EXEC(db, "DELETE FROM result WHERE workunitid=?", ids[i]);
 		if (rc >= 0)
-			rc = ct_db_exec(db, "DELETE FROM workunit WHERE id=? AND "
-					"file_delete_state=?", "li", ids[i], CT_FD_DONE);
+			rc = CT_DB_EXEC(db, "DELETE FROM workunit WHERE id=? AND "
+					"file_delete_state=?", ids[i], CT_FD_DONE);
 	}
 	return rc < 0 ? rc : 0;
 }

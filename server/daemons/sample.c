@@ -372,8 +372,8 @@ int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *t
 	}
 	if (name == NULL)
 		return 0;	/* no tokenizer known: no samples */
-	rc = ct_db_exec(ctx->db, "INSERT INTO job_text (jobid, tokenizer, sample_prompt, "
-			"sample_seed, sample_chat) VALUES (?, ?, ?, ?, ?)", "lssls", jobid, name,
+	rc = CT_DB_EXEC(ctx->db, "INSERT INTO job_text (jobid, tokenizer, sample_prompt, "
+			"sample_seed, sample_chat) VALUES (?, ?, ?, ?, ?)", jobid, name,
 			ts->prompt, ts->sample_seed, ts->chat ? ts->chat : "");
 	return rc < 0 ? rc : 0;
 }
@@ -420,8 +420,8 @@ static int load_job_text(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 
 	jt->chat = NULL;
 	jt->chat_cfg[0] = '\0';
-	rc = ct_db_query(db, &res, "SELECT tokenizer, sample_prompt, sample_seed, sample_chat "
-			 "FROM job_text WHERE jobid=?", "l", jobid);
+	rc = CT_DB_QUERY(db, &res, "SELECT tokenizer, sample_prompt, sample_seed, sample_chat "
+			 "FROM job_text WHERE jobid=?", jobid);
 	if (rc < 0)
 		return rc;
 	rc = CT_ENOTFOUND;
@@ -523,8 +523,8 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 	int64_t have = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &have, "SELECT COUNT(*) FROM round_sample WHERE jobid=? AND "
-			     "round_idx=?", "li", jobid, idx);
+	rc = CT_DB_QUERY_INT(db, &have, "SELECT COUNT(*) FROM round_sample WHERE jobid=? AND "
+			     "round_idx=?", jobid, idx);
 	if (rc < 0 || have > 0)
 		return rc;
 	if (model == NULL || model->params == NULL) {
@@ -542,9 +542,9 @@ static int store_sample(struct ct_server *srv, struct ct_db *db, const struct jo
 	rc = sample_model(srv, jt, model, path[0] != '\0' ? path : NULL, jt->prompt, ntokens,
 			  jt->seed, &text);
 	if (rc == 0)
-		rc = ct_db_exec(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
+		rc = CT_DB_EXEC(db, "INSERT IGNORE INTO round_sample (jobid, round_idx, "
 				"model_sha256, create_time, sample_text) VALUES (?, ?, ?, ?, ?)",
-				"lisls", jobid, idx, sha, ct_db_now(db), ct_buf_cstr(&text));
+				jobid, idx, sha, ct_db_now(db), ct_buf_cstr(&text));
 	ct_buf_free(&text);
 	return rc < 0 ? rc : 0;
 }
@@ -587,14 +587,14 @@ static int round_model_sha(struct ct_db *db, int64_t jobid, int64_t *idx, char s
 	int rc;
 
 	if (*idx == 0)
-		rc = ct_db_query(db, &res, "SELECT 0, model_sha256 FROM job WHERE id=?", "l", jobid);
+		rc = CT_DB_QUERY(db, &res, "SELECT 0, model_sha256 FROM job WHERE id=?", jobid);
 	else if (*idx > 0)
-		rc = ct_db_query(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
-				 "jobid=? AND idx=? AND out_model_sha256<>''", "ll", jobid, *idx);
+		rc = CT_DB_QUERY(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
+				 "jobid=? AND idx=? AND out_model_sha256<>''", jobid, *idx);
 	else
-		rc = ct_db_query(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
+		rc = CT_DB_QUERY(db, &res, "SELECT idx, out_model_sha256 FROM `round` WHERE "
 				 "jobid=? AND out_model_sha256<>'' ORDER BY idx DESC LIMIT 1",
-				 "l", jobid);
+				 jobid);
 	if (rc < 0)
 		return rc;
 	rc = ct_error(CT_ENOTFOUND, "job %" PRId64 " has no model for %s", jobid,

@@ -81,15 +81,15 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 	int64_t others = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &others, "SELECT COUNT(*) FROM result WHERE workunitid=? "
-			     "AND id<>? AND server_state<>?", "lli", wuid, resultid,
+	rc = CT_DB_QUERY_INT(db, &others, "SELECT COUNT(*) FROM result WHERE workunitid=? "
+			     "AND id<>? AND server_state<>?", wuid, resultid,
 			     CT_RS_UNSENT);
 	if (rc < 0)
 		return rc;
 	if (others > 0)
 		return 0;
-	rc = ct_db_exec(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE id=?",
-			"l", wuid);
+	rc = CT_DB_EXEC(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE id=?",
+			wuid);
 	if (rc < 0)
 		return rc;
 	rc = ct_res_drop_unsent_wu(db, wuid, resultid);
@@ -167,8 +167,8 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			rc = ct_res_move(db, r->id, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
 					 &(struct ct_res_change){ .now = now });
 			if (rc > 0)
-				rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+1 "
-						"WHERE id=?", "l", r->hostid);
+				rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+1 "
+						"WHERE id=?", r->hostid);
 			if (rc < 0)
 				break;
 			ct_log_info("transitioner: result %s timed out", r->name);
@@ -295,8 +295,8 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
-				"id<>? AND canonical_resultid=0 AND error_mask=0", "lll",
+		rc = CT_DB_EXEC(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
+				"id<>? AND canonical_resultid=0 AND error_mask=0",
 				ct_db_now(db), w->jobid, w->id);
 	return rc < 0 ? rc : 0;
 }
@@ -338,8 +338,8 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 	    (w->nwaiting > 0 && w->error_mask == 0))
 		return 0;
 	/* Nothing can change any more: uploads and inputs may go. */
-	rc = ct_db_exec(db, "UPDATE result SET file_delete_state=? WHERE workunitid=? "
-			"AND file_delete_state=?", "ili", CT_FD_READY, w->id, CT_FD_INIT);
+	rc = CT_DB_EXEC(db, "UPDATE result SET file_delete_state=? WHERE workunitid=? "
+			"AND file_delete_state=?", CT_FD_READY, w->id, CT_FD_INIT);
 	if (rc >= 0 && w->file_delete_state == CT_FD_INIT)
 		w->file_delete_state = CT_FD_READY;
 	return rc < 0 ? rc : 0;

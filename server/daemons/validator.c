@@ -119,12 +119,12 @@ static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	rc = ct_db_query(db, &res,
+	rc = CT_DB_QUERY(db, &res,
 			 "SELECT w.id, w.jobid, w.canonical_resultid, j.status, w.error_mask, "
 			 "w.min_quorum, w.name, w.model_sha256, j.eval_sha256, j.tolerance, "
 			 "j.loss_margin, j.probe_tokens, j.batch, j.seq, j.max_upload_bytes, "
 			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay, j.model_sha256 "
-			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", wuid);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, j, vjob_cols, CT_DL_NCOLS(vjob_cols));
@@ -149,11 +149,11 @@ static int load_results(struct ct_db *db, struct vwu *v)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res,
+	rc = CT_DB_QUERY(db, &res,
 			 "SELECT id, hostid, name, validate_state, conforming, "
 			 "COALESCE(probe_loss, 0) FROM result WHERE workunitid=? AND "
 			 "server_state=? AND outcome=? AND (validate_state IN (?, ?) OR id=?) "
-			 "ORDER BY id LIMIT ?", "liiiili", v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS,
+			 "ORDER BY id LIMIT ?", v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS,
 			 CT_VS_INIT, CT_VS_INCONCLUSIVE, v->j.canonical, VAL_MAX_CANDS);
 	if (rc < 0)
 		return rc;
@@ -636,11 +636,11 @@ static int host_account(struct ct_db *db, int64_t hostid, int state)
 	if (hostid <= 0)
 		return 0;
 	if (state == CT_VS_VALID)
-		return ct_db_exec(db, "UPDATE host SET consecutive_valid=consecutive_valid+1, "
-				  "nresults_valid=nresults_valid+1 WHERE id=?", "l", hostid);
+		return CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=consecutive_valid+1, "
+				  "nresults_valid=nresults_valid+1 WHERE id=?", hostid);
 	if (state == CT_VS_INVALID)
-		return ct_db_exec(db, "UPDATE host SET consecutive_valid=0, "
-				  "nresults_invalid=nresults_invalid+1 WHERE id=?", "l", hostid);
+		return CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=0, "
+				  "nresults_invalid=nresults_invalid+1 WHERE id=?", hostid);
 	return 0;
 }
 
@@ -687,9 +687,9 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	for (size_t i = 0; i < v->nr; i++)
 		nsane += v->r[i].new_state == CT_VS_INCONCLUSIVE;
 	if (v->j.canonical == 0 && v->canonical_idx >= 0) {
-		rc = ct_db_exec(db, "UPDATE workunit SET canonical_resultid=?, canonical_credit=?, "
+		rc = CT_DB_EXEC(db, "UPDATE workunit SET canonical_resultid=?, canonical_credit=?, "
 				"rsc_fpops=?, assimilate_state=IF(assimilate_state=?, ?, "
-				"assimilate_state) WHERE id=?", "lddiil",
+				"assimilate_state) WHERE id=?",
 				v->r[v->canonical_idx].id, v->credit, v->flops, CT_AS_INIT,
 				CT_AS_READY, v->j.wuid);
 		if (rc < 0)
@@ -699,16 +699,16 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	} else if (v->j.canonical == 0 && nsane > 0) {
 		/* disagreement: one more replica than the results that may
 		 * still agree (the transitioner creates it, within the caps) */
-		rc = ct_db_exec(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
-				"target_nresults<?", "lll", nsane + 1, v->j.wuid, nsane + 1);
+		rc = CT_DB_EXEC(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
+				"target_nresults<?", nsane + 1, v->j.wuid, nsane + 1);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
 			ct_log_info("validator: %s: no agreement among %lld results, one more "
 				    "replica", v->j.wu_name, (long long)nsane);
 	}
-	rc = ct_db_query_int(db, &waiting, "SELECT COUNT(*) FROM result WHERE workunitid=? "
-			     "AND server_state=? AND outcome=? AND validate_state=?", "liii",
+	rc = CT_DB_QUERY_INT(db, &waiting, "SELECT COUNT(*) FROM result WHERE workunitid=? "
+			     "AND server_state=? AND outcome=? AND validate_state=?",
 			     v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT);
 	if (rc < 0)
 		return rc;
@@ -725,8 +725,8 @@ static int states_unchanged(struct ct_db *db, const struct vwu *v)
 	struct ct_db_res *res = NULL;
 	int rc, same = 1;
 
-	rc = ct_db_query(db, &res, "SELECT id, validate_state FROM result WHERE workunitid=? "
-			 "FOR UPDATE", "l", v->j.wuid);
+	rc = CT_DB_QUERY(db, &res, "SELECT id, validate_state FROM result WHERE workunitid=? "
+			 "FOR UPDATE", v->j.wuid);
 	if (rc < 0)
 		return rc;
 	while (ct_db_next(res) > 0)
@@ -744,8 +744,8 @@ static int apply_txn(struct ct_db *db, void *arg)
 	int64_t now = ct_db_now(db), canonical = -1;
 	int rc, changed = 0;
 
-	rc = ct_db_query_int(db, &canonical, "SELECT canonical_resultid FROM workunit "
-			     "WHERE id=? FOR UPDATE", "l", v->j.wuid);
+	rc = CT_DB_QUERY_INT(db, &canonical, "SELECT canonical_resultid FROM workunit "
+			     "WHERE id=? FOR UPDATE", v->j.wuid);
 	if (rc < 0)
 		return rc;
 	if (canonical != v->j.canonical)

@@ -206,8 +206,8 @@ static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	unlink(tmp);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
-			"VALUES (?, ?, ?, ?, ?)", "lisll", jobid, k, sha, size, (int64_t)cnt);
+	rc = CT_DB_EXEC(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
+			"VALUES (?, ?, ?, ?, ?)", jobid, k, sha, size, (int64_t)cnt);
 	return rc < 0 ? rc : 0;
 }
 
@@ -291,12 +291,12 @@ static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t j
 	int rc = spec_outer(s, &o);
 
 	if (rc == 0 && o.method != CT_OUTER_MEAN)
-		rc = ct_db_exec(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
-				"WHERE id=?", "sddl", ct_outer_name(o.method), (double)o.lr,
+		rc = CT_DB_EXEC(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+				"WHERE id=?", ct_outer_name(o.method), (double)o.lr,
 				(double)o.momentum, jobid);
 	if (rc >= 0 && ((s->round_quorum > 0 && s->round_quorum < 1) || s->round_timeout > 0))
-		rc = ct_db_exec(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
-				"dil", s->round_quorum > 0 ? s->round_quorum : 1.0,
+		rc = CT_DB_EXEC(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
+				s->round_quorum > 0 ? s->round_quorum : 1.0,
 				s->round_timeout, jobid);
 	return rc < 0 ? rc : 0;
 }
@@ -311,7 +311,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 
 	if (replicas < quorum)
 		replicas = quorum;
-	rc = ct_db_exec(db,
+	rc = CT_DB_EXEC(db,
 		"INSERT INTO job (name, create_time, update_time, status, model_sha256, model_size, "
 		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
 		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
@@ -320,7 +320,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 		"eval_tokens, aggregation) VALUES "
 		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 		"?, ?, ?, ?, ?, ?, ?)",
-		"sllislssiiiiiddddddliiiiiiiddsllls",
+
 		s->name && *s->name ? s->name : "job", ct_db_now(db), ct_db_now(db), CT_JOB_RUNNING,
 		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
 		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
@@ -352,7 +352,7 @@ static int put_wu_mem(struct ct_db *db, const struct ct_job_spec *s,
 	hp.T = s->seq;
 	rc = ct_lora_job_check(&s->lora, &hp.lora);	/* defaults filled in */
 	if (rc == 0)
-		rc = ct_db_exec(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?", "ll",
+		rc = CT_DB_EXEC(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?",
 				(int64_t)ct_wu_mem_bytes(cfg, &hp), jobid);
 	return rc < 0 ? rc : 0;
 }
@@ -379,8 +379,8 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = insert_job(db, spec, &f, &jobid);
 	if (rc < 0)
 		goto out;
-	rc = ct_db_exec(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
-			"lsss", jobid, f.model, f.train, f.eval);
+	rc = CT_DB_EXEC(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
+			jobid, f.model, f.train, f.eval);
 	if (rc >= 0)	/* before round 1: no daemon reads the job before then */
 		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)
@@ -425,9 +425,9 @@ static int read_policy(struct ct_db *db, int64_t jobid, struct job_policy *p)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT status, nshards, nrounds, target_nresults, min_quorum, "
+	rc = CT_DB_QUERY(db, &res, "SELECT status, nshards, nrounds, target_nresults, min_quorum, "
 			 "max_error_results, max_total_results, max_success_results, delay_bound, "
-			 "seed FROM job WHERE id=? FOR UPDATE", "l", jobid);
+			 "seed FROM job WHERE id=? FOR UPDATE", jobid);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) <= 0) {
@@ -457,8 +457,8 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 	rc = ct_lora_job_get(db, t->jobid, &lora);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
-			 "shard=?", "li", t->jobid, k);
+	rc = CT_DB_QUERY(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
+			 "shard=?", t->jobid, k);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) <= 0) {
@@ -466,11 +466,11 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", t->jobid, k);
 	}
 	snprintf(wu, sizeof(wu), "j%" PRId64 "-r%d-s%d", t->jobid, t->idx, k);
-	rc = ct_db_exec(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
+	rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
 			"shard, seed, model_sha256, model_size, data_sha256, data_size, data_tokens, "
 			"target_nresults, min_quorum, max_error_results, max_total_results, "
 			"max_success_results, delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, "
-			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "lslliilslslliiiiiil",
+			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			now, wu, t->jobid, roundid, t->idx, k,
 			ct_wg_wu_seed(p->seed, t->idx, lora.rank > 0 ? 0 : k),
 			t->model, model_size, ct_db_str(res, 0), ct_db_int(res, 1), ct_db_int(res, 2),
@@ -503,20 +503,20 @@ static int open_round_txn(struct ct_db *db, void *arg)
 				ct_job_status_name(p.status));
 	if (t->idx < 1 || t->idx > p.nrounds)
 		return ct_error(CT_ERANGE, "job %" PRId64 " has rounds 1..%d", t->jobid, p.nrounds);
-	rc = ct_db_query_int(db, &exists, "SELECT id FROM `round` WHERE jobid=? AND idx=?", "li",
+	rc = CT_DB_QUERY_INT(db, &exists, "SELECT id FROM `round` WHERE jobid=? AND idx=?",
 			     t->jobid, t->idx);
 	if (rc == 0)
 		return 0;	/* opened already */
 	if (rc != CT_ENOTFOUND)
 		return rc;
-	rc = ct_db_query_int(db, &model_size, "SELECT size FROM `file` WHERE sha256=?", "s",
+	rc = CT_DB_QUERY_INT(db, &model_size, "SELECT size FROM `file` WHERE sha256=?",
 			     t->model);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "model %s is not in the store", t->model);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
-			"nwus) VALUES (?, ?, ?, ?, ?, ?)", "lilisi", t->jobid, t->idx, ct_db_now(db),
+	rc = CT_DB_EXEC(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
+			"nwus) VALUES (?, ?, ?, ?, ?, ?)", t->jobid, t->idx, ct_db_now(db),
 			CT_ROUND_OPEN, t->model, p.nshards);
 	if (rc < 0)
 		return rc;
@@ -526,8 +526,8 @@ static int open_round_txn(struct ct_db *db, void *arg)
 		if (rc < 0)
 			return rc;
 	}
-	rc = ct_db_exec(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
-			"WHERE id=?", "ill", t->idx, ct_db_now(db), t->jobid);
+	rc = CT_DB_EXEC(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
+			"WHERE id=?", t->idx, ct_db_now(db), t->jobid);
 	return rc < 0 ? rc : 1;
 }
 

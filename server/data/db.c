@@ -421,42 +421,6 @@ static int stmt_get(struct ct_db *db, const char *sql, struct stmt_entry **out)
 	return 0;
 }
 
-/* The variadic parameters, read per `types`, as typed arguments: a[0..*n).
- * CT_EINVAL for an unknown letter or more than CT_DB_MAX_PARAMS. */
-static int va_to_args(const char *sql, const char *types, va_list ap,
-		      struct ct_db_arg *a, size_t *n)
-{
-	*n = types ? strlen(types) : 0;
-	if (*n > CT_DB_MAX_PARAMS)
-		return ct_error(CT_EINVAL, "%zu parameters: %s", *n, sql);
-	for (size_t i = 0; i < *n; i++) {
-		a[i].type = types[i];
-		switch (types[i]) {
-		case 'i':
-			a[i].v.l = va_arg(ap, int);
-			break;
-		case 'l':
-			a[i].v.l = va_arg(ap, int64_t);
-			break;
-		case 'd':
-			a[i].v.d = va_arg(ap, double);
-			break;
-		case 's':
-			a[i].v.s = va_arg(ap, const char *);
-			break;
-		case 'b':
-			a[i].v.b.p = va_arg(ap, const void *);
-			a[i].v.b.n = va_arg(ap, size_t);
-			break;
-		case 'n':
-			break;
-		default:
-			return ct_error(CT_EINVAL, "bad parameter type '%c': %s", types[i], sql);
-		}
-	}
-	return 0;
-}
-
 /* MySQL's binding of argument a (lens: where its length lives). */
 static int bind_arg(const char *sql, const struct ct_db_arg *a, MYSQL_BIND *b,
 		    unsigned long *len)
@@ -574,19 +538,6 @@ int ct_db_param_count(struct ct_db *db, const char *sql)
 	int rc = stmt_get(db, sql, &e);
 
 	return rc < 0 ? rc : (int)mysql_stmt_param_count(e->st);
-}
-
-int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...)
-{
-	struct ct_db_arg a[CT_DB_MAX_PARAMS];
-	va_list ap;
-	size_t n;
-	int rc;
-
-	va_start(ap, types);
-	rc = va_to_args(sql, types, ap, a, &n);
-	va_end(ap);
-	return rc < 0 ? rc : ct_db_execa(db, sql, a, n);
 }
 
 int64_t ct_db_last_id(struct ct_db *db)
@@ -773,30 +724,6 @@ fail:
 	return rc;
 }
 
-static int vquery(struct ct_db *db, struct ct_db_res **out, const char *sql,
-		  const char *types, va_list ap)
-{
-	struct ct_db_arg a[CT_DB_MAX_PARAMS];
-	size_t n;
-	int rc;
-
-	*out = NULL;
-	rc = va_to_args(sql, types, ap, a, &n);
-	return rc < 0 ? rc : ct_db_querya(db, out, sql, a, n);
-}
-
-int ct_db_query(struct ct_db *db, struct ct_db_res **out, const char *sql,
-		const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = vquery(db, out, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
 int ct_db_next(struct ct_db_res *res)
 {
 	if (res == NULL || (size_t)(res->cur + 1) >= res->nrows) {
@@ -888,10 +815,10 @@ void ct_db_res_free(struct ct_db_res *res)
 	free(res);
 }
 
-static int vquery_first(struct ct_db *db, struct ct_db_res **res, const char *sql,
-			const char *types, va_list ap)
+static int query_first(struct ct_db *db, struct ct_db_res **res, const char *sql,
+		       const struct ct_db_arg *a, size_t n)
 {
-	int rc = vquery(db, res, sql, types, ap);
+	int rc = ct_db_querya(db, res, sql, a, n);
 
 	if (rc < 0)
 		return rc;
@@ -905,11 +832,11 @@ static int vquery_first(struct ct_db *db, struct ct_db_res **res, const char *sq
 
 /* The first column of the first row as an int64 (*i) or, with i NULL, a
  * double (*d). */
-static int vquery_scalar(struct ct_db *db, int64_t *i, double *d, const char *sql,
-			 const char *types, va_list ap)
+static int query_scalar(struct ct_db *db, int64_t *i, double *d, const char *sql,
+			const struct ct_db_arg *a, size_t n)
 {
 	struct ct_db_res *res = NULL;
-	int rc = vquery_first(db, &res, sql, types, ap);
+	int rc = query_first(db, &res, sql, a, n);
 
 	if (rc < 0)
 		return rc;
@@ -925,30 +852,19 @@ int ct_db_alive(struct ct_db *db)
 {
 	int64_t one = 0;
 
-	return ct_db_query_int(db, &one, "SELECT 1", "") == 0 && one == 1;
+	return ct_db_query_inta(db, &one, "SELECT 1", NULL, 0) == 0 && one == 1;
 }
 
-int ct_db_query_int(struct ct_db *db, int64_t *out, const char *sql, const char *types, ...)
+int ct_db_query_inta(struct ct_db *db, int64_t *out, const char *sql,
+		     const struct ct_db_arg *a, size_t n)
 {
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = vquery_scalar(db, out, NULL, sql, types, ap);
-	va_end(ap);
-	return rc;
+	return query_scalar(db, out, NULL, sql, a, n);
 }
 
-int ct_db_query_double(struct ct_db *db, double *out, const char *sql,
-		       const char *types, ...)
+int ct_db_query_doublea(struct ct_db *db, double *out, const char *sql,
+			const struct ct_db_arg *a, size_t n)
 {
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = vquery_scalar(db, NULL, out, sql, types, ap);
-	va_end(ap);
-	return rc;
+	return query_scalar(db, NULL, out, sql, a, n);
 }
 
 /* ---- transactions ------------------------------------------------------- */
@@ -1129,11 +1045,11 @@ int ct_db_schema_version(struct ct_db *db, int *out)
 	int rc;
 
 	*out = 0;
-	rc = ct_db_query_int(db, &n, "SELECT COUNT(*) FROM information_schema.tables "
-			     "WHERE table_schema = DATABASE() AND table_name = 'schema_version'", "");
+	rc = ct_db_query_inta(db, &n, "SELECT COUNT(*) FROM information_schema.tables "
+			     "WHERE table_schema = DATABASE() AND table_name = 'schema_version'", NULL, 0);
 	if (rc < 0 || n == 0)
 		return rc;
-	rc = ct_db_query_int(db, &n, "SELECT COALESCE(MAX(version), 0) FROM schema_version", "");
+	rc = ct_db_query_inta(db, &n, "SELECT COALESCE(MAX(version), 0) FROM schema_version", NULL, 0);
 	if (rc < 0)
 		return rc;
 	*out = (int)n;
@@ -1151,9 +1067,9 @@ static int migrate_locked(struct ct_db *db)
 	if (rc < 0)
 		return rc;
 	if (cur == 0 && pver != 1) {	/* not a half-made schema of ours */
-		rc = ct_db_query_int(db, &ntables, "SELECT COUNT(*) FROM information_schema.tables "
+		rc = ct_db_query_inta(db, &ntables, "SELECT COUNT(*) FROM information_schema.tables "
 				     "WHERE table_schema = DATABASE() AND "
-				     "table_name <> 'migration_lock'", "");
+				     "table_name <> 'migration_lock'", NULL, 0);
 		if (rc < 0)
 			return rc;
 		if (ntables > 0)
@@ -1176,8 +1092,8 @@ static int migrate_locked(struct ct_db *db)
 		rc = run_script(db, m, done);
 		if (rc < 0)
 			return rc;
-		rc = ct_db_exec(db, "INSERT INTO schema_version (version, name, applied_at) "
-				"VALUES (?, ?, ?)", "isl", m->version, m->name, ct_db_now(db));
+		rc = CT_DB_EXEC(db, "INSERT INTO schema_version (version, name, applied_at) "
+				"VALUES (?, ?, ?)", m->version, m->name, ct_db_now(db));
 		if (rc >= 0)
 			rc = ct_migrate_set_progress(db, 0, 0);
 		if (rc < 0)

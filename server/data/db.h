@@ -10,30 +10,24 @@
  * open it, use it and close it in the same thread (each role thread and
  * each HTTP worker has its own).
  *
- * Statements: SQL text with '?' placeholders, plus a type string with one
- * letter per placeholder, then the values:
- *     'i'  int            (an int or anything promoted to int)
- *     'l'  int64_t        (ids, times, sizes: PASS AN int64_t, not an int)
- *     'd'  double
- *     's'  const char *   (NULL binds SQL NULL)
- *     'b'  const void *, size_t   (binary blob)
- *     'n'  no argument: binds SQL NULL
- * The letters are not checked by the compiler: a wrong one is undefined
- * behaviour; db_args.h's CT_DB_EXEC / CT_DB_QUERY pick each binding from
- * the argument's C type instead (new code uses them). Each connection caches its prepared statements by SQL text
- * (up to 160, oldest evicted), so preparing costs nothing after the first
- * call: keep SQL text constant and pass values as parameters.
+ * Statements: SQL text with '?' placeholders and one value per placeholder,
+ * each bound by its C type (db_args.h: CT_DB_EXEC, CT_DB_QUERY,
+ * CT_DB_QUERY_INT, CT_DB_QUERY_DOUBLE; ct_db_execa and friends for a
+ * statement without parameters or an argument array built at run time).
+ * Rows are read into structs by column tables (dl.h). Each connection
+ * caches its prepared statements by SQL text (up to 160, oldest evicted),
+ * so preparing costs nothing after the first call: keep SQL text constant
+ * and pass values as parameters.
  *
- *   int64_t n;
- *   rc = ct_db_exec(db, "UPDATE result SET server_state=?, hostid=? "
- *                   "WHERE id=? AND server_state=?", "illi",
+ *   rc = CT_DB_EXEC(db, "UPDATE result SET server_state=?, hostid=? "
+ *                   "WHERE id=? AND server_state=?",
  *                   CT_RS_IN_PROGRESS, hostid, resultid, CT_RS_UNSENT);
  *   if (rc < 0) goto out;          // error
  *   if (rc == 0) ...               // lost the race: someone else claimed it
  *
  *   struct ct_db_res *res = NULL;
- *   rc = ct_db_query(db, &res, "SELECT id, name FROM workunit "
- *                    "WHERE need_validate=1 LIMIT ?", "i", 100);
+ *   rc = CT_DB_QUERY(db, &res, "SELECT id, name FROM workunit "
+ *                    "WHERE need_validate=1 LIMIT ?", 100);
  *   if (rc < 0) goto out;
  *   while ((rc = ct_db_next(res)) > 0)       // (or: for (;;) { rc = ...)
  *       use(ct_db_int(res, 0), ct_db_str(res, 1));
@@ -58,6 +52,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "db_args.h"	/* the statements: CT_DB_EXEC, CT_DB_QUERY... */
 
 /* The state codes of every state column live with their owners and are
  * included here for the statements that bind them. */
@@ -108,16 +104,8 @@ void ct_db_close(struct ct_db *db);
 
 /* ---- statements --------------------------------------------------------- */
 
-/* Run a statement that returns no rows (INSERT/UPDATE/DELETE/DDL).
- * Returns the number of affected rows (>= 0; clamped to INT32_MAX; an
- * UPDATE that matched a row but changed no value counts as affected, as
- * the connection uses CLIENT_FOUND_ROWS), or CT_EDB / CT_EAGAIN / CT_EDUP
- * / CT_EINVAL (bad type string). Outside a transaction (autocommit), a
- * deadlock or a Galera certification failure (error 1213) is retried with
- * ct_db_txn's backoff and bound before CT_EAGAIN comes back (a lock wait
- * timeout is not); inside one (ct_db_begin) it comes back at once, for
- * ct_db_txn to run the whole again. */
-int ct_db_exec(struct ct_db *db, const char *sql, const char *types, ...);
+/* The statements themselves (ct_db_execa, ct_db_querya, CT_DB_EXEC...)
+ * are in db_args.h. */
 
 /* AUTO_INCREMENT id of the row the last INSERT on this connection made. */
 int64_t ct_db_last_id(struct ct_db *db);
@@ -125,13 +113,6 @@ int64_t ct_db_last_id(struct ct_db *db);
 /* Result of a query, read completely into memory when the query ran (so
  * the connection is free for other statements while rows are read). */
 struct ct_db_res;
-
-/* Run a query. On success *out is a result set positioned before the first
- * row; the caller frees it with ct_db_res_free(). Errors as ct_db_exec();
- * *out = NULL on failure. Result sets are capped at 1,000,000 cells:
- * use LIMIT. */
-int ct_db_query(struct ct_db *db, struct ct_db_res **out, const char *sql,
-		const char *types, ...);
 
 /* Advance to the next row: 1 if there is one, 0 at the end. */
 int ct_db_next(struct ct_db_res *res);
@@ -158,18 +139,10 @@ void ct_db_res_free(struct ct_db_res *res);
  * connection. */
 int ct_db_alive(struct ct_db *db);
 
-/* One-value shortcuts: run the query and read column 0 of the first row.
- * Returns 0, CT_ENOTFOUND (no row), or an error as ct_db_exec(). A NULL
- * value gives 0 / 0.0. */
-int ct_db_query_int(struct ct_db *db, int64_t *out, const char *sql,
-		    const char *types, ...);
-int ct_db_query_double(struct ct_db *db, double *out, const char *sql,
-		       const char *types, ...);
-
 /* ---- transactions ------------------------------------------------------- */
 
 /* START TRANSACTION / COMMIT / ROLLBACK. Returns 0 or an error as
- * ct_db_exec() (ct_db_commit may return CT_EAGAIN: retry the whole
+ * ct_db_execa() (ct_db_commit may return CT_EAGAIN: retry the whole
  * transaction). ct_db_rollback never fails from the caller's view (a
  * failure is logged). */
 int ct_db_begin(struct ct_db *db);

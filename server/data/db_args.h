@@ -12,7 +12,7 @@
  * NULL), CT_DB_BLOB(p, n) as a blob and CT_DB_NULL as SQL NULL. An argument
  * of any other type (a struct, a pointer to int...) does not compile. At
  * least one argument, at most 40; a statement without parameters uses
- * ct_db_exec(db, sql, "").
+ * ct_db_execa(db, sql, NULL, 0) (ct_db_querya, ...).
  */
 #ifndef CT_DB_ARGS_H
 #define CT_DB_ARGS_H
@@ -37,11 +37,30 @@ struct ct_db_arg {
 	} v;
 };
 
-/* ct_db_exec() and ct_db_query() with the arguments a[0..n): same results
- * and errors (CT_EINVAL when n is not the number of placeholders). */
+/* Run a statement that returns no rows (INSERT/UPDATE/DELETE/DDL) with
+ * the arguments a[0..n) (NULL, 0 for none). Returns the number of affected
+ * rows (>= 0; clamped to INT32_MAX; an UPDATE that matched a row but
+ * changed no value counts as affected, as the connection uses
+ * CLIENT_FOUND_ROWS), or CT_EDB / CT_EAGAIN / CT_EDUP / CT_EINVAL (n is not
+ * the number of placeholders). Outside a transaction (autocommit), a
+ * deadlock or a Galera certification failure (error 1213) is retried with
+ * ct_db_txn's backoff and bound before CT_EAGAIN comes back (a lock wait
+ * timeout is not); inside one (ct_db_begin) it comes back at once, for
+ * ct_db_txn to run the whole again. */
 int ct_db_execa(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n);
+/* Run a query with the arguments a[0..n). On success *out is a result set
+ * positioned before the first row; the caller frees it with
+ * ct_db_res_free(). Errors as ct_db_execa(); *out = NULL on failure.
+ * Result sets are capped at 1,000,000 cells: use LIMIT. */
 int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
 		 const struct ct_db_arg *a, size_t n);
+/* One-value shortcuts: run the query and read column 0 of the first row.
+ * Returns 0, CT_ENOTFOUND (no row), or an error as ct_db_execa(). A NULL
+ * value gives 0 / 0.0. */
+int ct_db_query_inta(struct ct_db *db, int64_t *out, const char *sql,
+		     const struct ct_db_arg *a, size_t n);
+int ct_db_query_doublea(struct ct_db *db, double *out, const char *sql,
+			const struct ct_db_arg *a, size_t n);
 
 /* Call fn(arg, sql, a, n) before each prepared statement this connection
  * runs from now on (fn NULL: stop); a and its strings are the caller's,
@@ -147,6 +166,10 @@ static inline struct ct_db_arg ct_db_arg_self(struct ct_db_arg x)
 
 #define CT_DB_EXEC(db, sql, ...) ct_db_execa((db), (sql), CT_DB_ARGS(__VA_ARGS__))
 #define CT_DB_QUERY(db, out, sql, ...) ct_db_querya((db), (out), (sql), \
+	CT_DB_ARGS(__VA_ARGS__))
+#define CT_DB_QUERY_INT(db, out, sql, ...) ct_db_query_inta((db), (out), (sql), \
+	CT_DB_ARGS(__VA_ARGS__))
+#define CT_DB_QUERY_DOUBLE(db, out, sql, ...) ct_db_query_doublea((db), (out), (sql), \
 	CT_DB_ARGS(__VA_ARGS__))
 
 #endif

@@ -72,7 +72,7 @@ static int cancel_txn(struct ct_db *db, void *arg)
 	struct ct_job_change c = { .now = ct_db_now(db) };
 	int rc;
 
-	rc = ct_db_query_int(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", "l", id);
+	rc = CT_DB_QUERY_INT(db, &st, "SELECT status FROM job WHERE id=? FOR UPDATE", id);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
 	if (rc < 0)

@@ -88,11 +88,11 @@ int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *
 		rc = ct_lora_spec_check(&spec, cfg);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "INSERT INTO job_lora (jobid, lora_rank, lora_alpha, lora_targets, "
-			"base_format) VALUES (?, ?, ?, ?, ?)", "lidii", jobid, spec.rank,
+	rc = CT_DB_EXEC(db, "INSERT INTO job_lora (jobid, lora_rank, lora_alpha, lora_targets, "
+			"base_format) VALUES (?, ?, ?, ?, ?)", jobid, spec.rank,
 			(double)spec.alpha, (int)spec.targets, spec.base_fmt);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "UPDATE job SET max_upload_bytes=? WHERE id=?", "ll",
+		rc = CT_DB_EXEC(db, "UPDATE job SET max_upload_bytes=? WHERE id=?",
 				ct_lora_max_upload(cfg, &spec), jobid);
 	return rc < 0 ? rc : 0;
 }

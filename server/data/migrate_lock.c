@@ -13,16 +13,16 @@
 
 static int make_table(struct ct_db *db)
 {
-	int rc = ct_db_exec(db, "CREATE TABLE IF NOT EXISTS migration_lock ("
+	int rc = ct_db_execa(db, "CREATE TABLE IF NOT EXISTS migration_lock ("
 			    "id TINYINT NOT NULL PRIMARY KEY, "
 			    "holder CHAR(32) NOT NULL DEFAULT '', "
 			    "expires BIGINT NOT NULL DEFAULT 0, "
 			    "version INT NOT NULL DEFAULT 0, "
 			    "step INT NOT NULL DEFAULT 0"
-			    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", "");
+			    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", NULL, 0);
 
 	if (rc >= 0)
-		rc = ct_db_exec(db, "INSERT IGNORE INTO migration_lock (id) VALUES (1)", "");
+		rc = ct_db_execa(db, "INSERT IGNORE INTO migration_lock (id) VALUES (1)", NULL, 0);
 	return rc < 0 ? rc : 0;
 }
 
@@ -42,9 +42,9 @@ int ct_migrate_lock(struct ct_db *db, int wait_s, char holder[33])
 	for (;;) {
 		int64_t now = (int64_t)time(NULL);
 		/* autocommit: a certification conflict comes back as CT_EAGAIN
-		 * after ct_db_exec's own retries; try again like a busy lock */
-		rc = ct_db_exec(db, "UPDATE migration_lock SET holder=?, expires=? WHERE id=1 "
-				"AND (holder='' OR expires<?)", "sll", holder,
+		 * after ct_db_execa's own retries; try again like a busy lock */
+		rc = CT_DB_EXEC(db, "UPDATE migration_lock SET holder=?, expires=? WHERE id=1 "
+				"AND (holder='' OR expires<?)", holder,
 				now + CT_MIGRATE_LEASE_S, now);
 		if (rc == 1)
 			return 0;
@@ -61,8 +61,8 @@ int ct_migrate_lock(struct ct_db *db, int wait_s, char holder[33])
 
 void ct_migrate_unlock(struct ct_db *db, const char holder[33])
 {
-	if (ct_db_exec(db, "UPDATE migration_lock SET holder='', expires=0 WHERE id=1 "
-		       "AND holder=?", "s", holder) < 0)
+	if (CT_DB_EXEC(db, "UPDATE migration_lock SET holder='', expires=0 WHERE id=1 "
+		       "AND holder=?", holder) < 0)
 		ct_log_warn("database: could not release the migration lock");
 }
 
@@ -89,8 +89,8 @@ int ct_migrate_progress(struct ct_db *db, int *version, int *step)
 
 int ct_migrate_set_progress(struct ct_db *db, int version, int step)
 {
-	int rc = ct_db_exec(db, "UPDATE migration_lock SET version=?, step=?, expires=? "
-			    "WHERE id=1", "iil", version, step,
+	int rc = CT_DB_EXEC(db, "UPDATE migration_lock SET version=?, step=?, expires=? "
+			    "WHERE id=1", version, step,
 			    (int64_t)time(NULL) + CT_MIGRATE_LEASE_S);
 
 	return rc < 0 ? rc : 0;

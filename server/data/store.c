@@ -74,10 +74,10 @@ static int place(struct ct_server *srv, const char *tmp, const char *sha)
 static int record(struct ct_db *db, const char *sha, int64_t size, const char *kind,
 		  int64_t jobid, int keep)
 {
-	int rc = ct_db_exec(db, "INSERT INTO `file` (sha256, size, kind, jobid, create_time, keep) "
+	int rc = CT_DB_EXEC(db, "INSERT INTO `file` (sha256, size, kind, jobid, create_time, keep) "
 			    "VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
 			    "keep=GREATEST(keep, VALUES(keep)), file_delete_state=0",
-			    "slslli", sha, size, kind, jobid, ct_db_now(db), keep);
+			    sha, size, kind, jobid, ct_db_now(db), keep);
 
 	return rc < 0 ? rc : 0;
 }

@@ -98,8 +98,8 @@ int ct_account_name_taken(struct ct_db *db, const char *name, int64_t except)
 {
 	int64_t n = 0;
 	/* the column's collation compares without case: "Bob" takes "bob" */
-	int rc = ct_db_query_int(db, &n, "SELECT COUNT(*) FROM `user` WHERE name = ? AND id <> ?",
-				 "sl", name, except);
+	int rc = CT_DB_QUERY_INT(db, &n, "SELECT COUNT(*) FROM `user` WHERE name = ? AND id <> ?",
+				 name, except);
 
 	return rc < 0 ? rc : n > 0;
 }
@@ -144,8 +144,8 @@ int ct_account_create(struct ct_db *db, const char *name, const char *email,
 	ct_hex_encode(wrapped, sizeof(wrapped), wrapx);
 	snprintf(ph, sizeof(ph), "pbkdf2-sha256$%d$%s$%s", CT_PBKDF2_ITERATIONS, saltx, dkx);
 	ct_account_key_hash(key_out, hash);
-	rc = ct_db_exec(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-			"auth_hash, auth_wrapped) VALUES (?, ?, ?, ?, ?, ?)", "lsssss",
+	rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+			"auth_hash, auth_wrapped) VALUES (?, ?, ?, ?, ?, ?)",
 			ct_db_now(db), name, em, ph, hash, wrapx);
 	if (rc == CT_EDUP)
 		return ct_error(CT_EEXISTS, "an account with this email address exists");
@@ -269,11 +269,11 @@ static int store_password(struct ct_db *db, int64_t userid, const char *password
 	if (new_key && key != NULL) {
 		ct_hex_encode(key, 16, keyx);
 		ct_account_key_hash(keyx, hash);
-		rc = ct_db_exec(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=?, auth_hash=? "
-				"WHERE id=?", "sssl", ph, wrapx, hash, userid);
+		rc = CT_DB_EXEC(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=?, auth_hash=? "
+				"WHERE id=?", ph, wrapx, hash, userid);
 	} else {
-		rc = ct_db_exec(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=? WHERE id=?",
-				"ssl", ph, wrapx, userid);
+		rc = CT_DB_EXEC(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=? WHERE id=?",
+				ph, wrapx, userid);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -295,7 +295,7 @@ int ct_account_set_name(struct ct_db *db, int64_t userid, const char *name)
 	if (rc == 1)
 		return ct_error(CT_EEXISTS, "the name '%s' is taken: choose another", name);
 	if (rc == 0)
-		rc = ct_db_exec(db, "UPDATE `user` SET name=? WHERE id=?", "sl", name, userid);
+		rc = CT_DB_EXEC(db, "UPDATE `user` SET name=? WHERE id=?", name, userid);
 	return rc < 0 ? rc : 0;
 }
 
@@ -311,7 +311,7 @@ int ct_account_set_email(struct ct_db *db, int64_t userid, const char *password,
 	if (rc < 0)
 		return rc;
 	lower(em, email, sizeof(em));
-	rc = ct_db_exec(db, "UPDATE `user` SET email=? WHERE id=?", "sl", em, userid);
+	rc = CT_DB_EXEC(db, "UPDATE `user` SET email=? WHERE id=?", em, userid);
 	if (rc == CT_EDUP)
 		return ct_error(CT_EEXISTS, "an account with this email address exists");
 	return rc < 0 ? rc : 0;
@@ -354,7 +354,7 @@ int ct_account_reset_start(struct ct_db *db, const char *email, int ttl,
 	int rc;
 
 	lower(em, email, sizeof(em));
-	rc = ct_db_query_int(db, userid, "SELECT id FROM `user` WHERE email=?", "s", em);
+	rc = CT_DB_QUERY_INT(db, userid, "SELECT id FROM `user` WHERE email=?", em);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no account with the email address %s", em);
 	if (rc == 0)
@@ -363,10 +363,10 @@ int ct_account_reset_start(struct ct_db *db, const char *email, int ttl,
 		return rc;
 	ct_hex_encode(rnd, sizeof(rnd), token_out);
 	ct_sha256_hex(token_out, 64, hash);
-	rc = ct_db_exec(db, "DELETE FROM password_reset WHERE expire_time <= ?", "l", now);
+	rc = CT_DB_EXEC(db, "DELETE FROM password_reset WHERE expire_time <= ?", now);
 	if (rc >= 0)
-		rc = ct_db_exec(db, "INSERT INTO password_reset (token_hash, userid, expire_time) "
-				"VALUES (?, ?, ?)", "sll", hash, *userid, now + ttl);
+		rc = CT_DB_EXEC(db, "INSERT INTO password_reset (token_hash, userid, expire_time) "
+				"VALUES (?, ?, ?)", hash, *userid, now + ttl);
 	return rc < 0 ? rc : 0;
 }
 
@@ -381,15 +381,15 @@ int ct_account_reset_finish(struct ct_db *db, const char *token, const char *new
 	if (strlen(token) != 64)
 		return ct_error(CT_EAUTH, "this reset link is not valid");
 	ct_sha256_hex(token, 64, hash);
-	rc = ct_db_query_int(db, userid, "SELECT userid FROM password_reset WHERE "
-			     "token_hash=? AND expire_time > ?", "sl", hash, ct_db_now(db));
+	rc = CT_DB_QUERY_INT(db, userid, "SELECT userid FROM password_reset WHERE "
+			     "token_hash=? AND expire_time > ?", hash, ct_db_now(db));
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_EAUTH, "this reset link is not valid or has expired");
 	/* the old password wrapped the key: it cannot be shown again */
 	if (rc == 0)
 		rc = store_password(db, *userid, new_password, NULL, 0);
 	if (rc == 0)	/* once: every link of this account goes */
-		rc = ct_db_exec(db, "DELETE FROM password_reset WHERE userid=?", "l", *userid);
+		rc = CT_DB_EXEC(db, "DELETE FROM password_reset WHERE userid=?", *userid);
 	return rc < 0 ? rc : 0;
 }
 

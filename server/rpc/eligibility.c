@@ -130,8 +130,8 @@ int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 	if (h->work_mem > 0) {
 		int64_t need = 0;
 
-		rc = ct_db_query_int(db, &need, "SELECT j.wu_mem_bytes FROM workunit w JOIN job j "
-				     "ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+		rc = CT_DB_QUERY_INT(db, &need, "SELECT j.wu_mem_bytes FROM workunit w JOIN job j "
+				     "ON j.id = w.jobid WHERE w.id=?", wuid);
 		if (rc < 0)
 			return rc;
 		if (!ct_elig_mem_rule(need, h->work_mem)) {
@@ -141,9 +141,9 @@ int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
 	}
 	/* every replica ever sent (unsent ones have no host); a host row
 	 * that is gone still leaves the result's own userid and network */
-	rc = ct_db_query(db, &res, "SELECT r.userid, r.hostid, COALESCE(h.host_cpid, ''), "
+	rc = CT_DB_QUERY(db, &res, "SELECT r.userid, r.hostid, COALESCE(h.host_cpid, ''), "
 			 "r.sent_net FROM result r LEFT JOIN host h ON h.id = r.hostid "
-			 "WHERE r.workunitid=? AND r.hostid <> 0", "l", wuid);
+			 "WHERE r.workunitid=? AND r.hostid <> 0", wuid);
 	if (rc < 0)
 		return rc;
 	while (ok && ct_db_next(res) > 0) {
@@ -249,13 +249,13 @@ static int shared_most(struct ct_db *db, int64_t wuid, int64_t roundid, int64_t 
 	/* in this order (STRAIGHT_JOIN) and by these indexes: from c first,
 	 * MariaDB could walk every result of a holder's account, and on b it
 	 * chose a range over every sent result (result_host_sent) */
-	rc = ct_db_query(db, &res, "SELECT STRAIGHT_JOIN COUNT(*) AS n FROM result a "
+	rc = CT_DB_QUERY(db, &res, "SELECT STRAIGHT_JOIN COUNT(*) AS n FROM result a "
 			 "FORCE INDEX (result_user_round) JOIN result b FORCE INDEX "
 			 "(result_wu_user) ON b.workunitid = a.workunitid AND b.userid <> a.userid "
 			 "AND " LIVE("b") " JOIN result c FORCE INDEX (result_wu_user) ON "
 			 "c.workunitid = ? AND c.userid = b.userid AND " LIVE("c") " WHERE "
 			 "a.userid = ? AND a.sent_round = ? AND " LIVE("a") " GROUP BY b.userid "
-			 "ORDER BY n DESC LIMIT 1", "lll", wuid, userid, roundid);
+			 "ORDER BY n DESC LIMIT 1", wuid, userid, roundid);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
@@ -279,7 +279,7 @@ static int relax_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t
 	int64_t now = ct_db_now(db), created = now;
 	int rc;
 
-	rc = ct_db_query_int(db, &created, "SELECT create_time FROM result WHERE id=?", "l",
+	rc = CT_DB_QUERY_INT(db, &created, "SELECT create_time FROM result WHERE id=?",
 			     resultid);
 	if (rc < 0)
 		return rc;
@@ -300,21 +300,21 @@ int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 	*why = NULL;
 	rc = ct_elig_policy_load(conf, &p);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &v, "SELECT nwus FROM `round` WHERE id=?", "l", roundid);
+		rc = CT_DB_QUERY_INT(db, &v, "SELECT nwus FROM `round` WHERE id=?", roundid);
 	if (rc == 0 || rc == CT_ENOTFOUND)
 		rc = clamp_count(rc, v, &r.nwus);
 	if (rc == 0 && p.max_shared > 0)
 		rc = shared_most(db, wuid, roundid, h->userid, &r.shared);
 	if (rc == 0 && r.has_net && p.max_net_share > 0) {
-		rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM result r FORCE INDEX "
+		rc = CT_DB_QUERY_INT(db, &v, "SELECT COUNT(*) FROM result r FORCE INDEX "
 				     "(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
-				     LIVE("r"), "ls", roundid, h->net);
+				     LIVE("r"), roundid, h->net);
 		rc = clamp_count(rc, v, &r.net_sent);
 	}
 	if (rc == 0 && p.max_account_share > 0) {
-		rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM result FORCE INDEX "
+		rc = CT_DB_QUERY_INT(db, &v, "SELECT COUNT(*) FROM result FORCE INDEX "
 				     "(result_user_round) WHERE userid=? AND sent_round=? AND "
-				     "server_state=?", "lli", h->userid, roundid, CT_RS_IN_PROGRESS);
+				     "server_state=?", h->userid, roundid, CT_RS_IN_PROGRESS);
 		rc = clamp_count(rc, v, &r.account_inprog);
 	}
 	if (rc == 0 && round_refusal(&p, &r) != NULL)
@@ -343,11 +343,11 @@ static int round_partners(struct ct_db *db, int64_t roundid, const struct ct_eli
 	size_t n;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT STRAIGHT_JOIN b.userid, COUNT(*) FROM result a "
+	rc = CT_DB_QUERY(db, &res, "SELECT STRAIGHT_JOIN b.userid, COUNT(*) FROM result a "
 			 "FORCE INDEX (result_user_round) JOIN result b FORCE INDEX "
 			 "(result_wu_user) ON b.workunitid = a.workunitid AND b.userid <> a.userid "
 			 "AND " LIVE("b") " WHERE a.userid = ? AND a.sent_round = ? AND " LIVE("a")
-			 " GROUP BY b.userid", "ll", h->userid, roundid);
+			 " GROUP BY b.userid", h->userid, roundid);
 	if (rc < 0)
 		return rc;
 	n = ct_db_nrows(res);
@@ -382,16 +382,16 @@ int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_
 	 * host's replicas count for no network (sent_net '' is every replica
 	 * sent from a loopback address: never counted as one network) */
 	if (h->net[0] && p->max_net_share > 0)
-		rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result r FORCE INDEX "
+		rc = CT_DB_QUERY(db, &res, "SELECT (SELECT COUNT(*) FROM result r FORCE INDEX "
 				 "(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
 				 LIVE("r") "), (SELECT COUNT(*) FROM result FORCE INDEX "
 				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
-				 "server_state=?)", "lslli", roundid, h->net, h->userid, roundid,
+				 "server_state=?)", roundid, h->net, h->userid, roundid,
 				 CT_RS_IN_PROGRESS);
 	else
-		rc = ct_db_query(db, &res, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
+		rc = CT_DB_QUERY(db, &res, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
 				 "(result_user_round) WHERE userid=? AND sent_round=? AND "
-				 "server_state=?", "lli", h->userid, roundid, CT_RS_IN_PROGRESS);
+				 "server_state=?", h->userid, roundid, CT_RS_IN_PROGRESS);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0) {
@@ -443,8 +443,8 @@ int ct_elig_active_accounts(struct ct_db *db, const struct ct_elig_policy *p, in
 	int64_t v = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM (SELECT DISTINCT userid FROM host "
-			     "FORCE INDEX (host_rpc_user) WHERE rpc_time >= ? LIMIT ?) t", "li",
+	rc = CT_DB_QUERY_INT(db, &v, "SELECT COUNT(*) FROM (SELECT DISTINCT userid FROM host "
+			     "FORCE INDEX (host_rpc_user) WHERE rpc_time >= ? LIMIT ?) t",
 			     ct_db_now(db) - p->grace, need);
 	return clamp_count(rc, v, out);
 }

@@ -255,9 +255,9 @@ static int read_some(struct ct_db *db, int full, int64_t after, struct slot *fre
 
 	memset(ri, 0, sizeof(*ri));
 	if (full)
-		rc = ct_db_query(db, &res, full_sql, "ii", CT_RS_UNSENT, CT_FEED_SLOTS);
+		rc = CT_DB_QUERY(db, &res, full_sql, CT_RS_UNSENT, CT_FEED_SLOTS);
 	else
-		rc = ct_db_query(db, &res, inc_sql, "li", after, INC_LIMIT);
+		rc = CT_DB_QUERY(db, &res, inc_sql, after, INC_LIMIT);
 	if (rc < 0)
 		return rc;
 	read_rows(res, fresh, CT_FEED_SLOTS, n, ri);

@@ -88,11 +88,11 @@ static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t 
 
 	if (db == NULL)
 		return ct_error(CT_EAGAIN, "database unavailable");
-	rc = ct_db_query(db, &res, "SELECT r.id, r.hostid, r.server_state, "
+	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.hostid, r.server_state, "
 			 "COALESCE(rd.status, 0), w.round_idx, w.jobid FROM result r "
 			 "JOIN workunit w ON w.id = r.workunitid "
 			 "LEFT JOIN `round` rd ON rd.id = w.roundid WHERE r.name=?",
-			 "s", req->subpath);
+			 req->subpath);
 	if (rc < 0) {
 		ct_http_db_reset(req);
 		return rc;
@@ -269,8 +269,8 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 	if (rc < 0)
 		goto out;
 	db = ct_http_db(req);
-	rc = db ? ct_db_exec(db, "UPDATE result SET upload_sha256=?, upload_size=?, upload_time=? "
-			     "WHERE id=? AND hostid=? AND server_state=?", "slllli", sha,
+	rc = db ? CT_DB_EXEC(db, "UPDATE result SET upload_sha256=?, upload_size=?, upload_time=? "
+			     "WHERE id=? AND hostid=? AND server_state=?", sha,
 			     (int64_t)u->n, ct_db_now(db), u->resultid, u->hostid,
 			     CT_RS_IN_PROGRESS) : CT_EAGAIN;
 	if (rc < 0) {

@@ -101,10 +101,10 @@ static int authenticate(struct sched_ctx *c)
 	if (rc < 0)	/* not a key at all: say so, not "unknown" */
 		return ct_error(CT_EAUTH, "malformed account key (want %d hex digits)",
 				CT_ACCOUNT_KEY_HEXLEN);
-	rc = ct_db_query(c->db, &res, "SELECT u.id, u.name, u.teamid, u.total_credit, "
+	rc = CT_DB_QUERY(c->db, &res, "SELECT u.id, u.name, u.teamid, u.total_credit, "
 			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0) FROM "
 			 "`user` u LEFT JOIN user_prefs p ON p.userid = u.id WHERE u.auth_hash=?",
-			 "s", hash);
+			 hash);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
@@ -129,8 +129,8 @@ static int read_host(struct sched_ctx *c, int64_t id, int64_t *owner)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
-			 "nresults_valid, next_work_time FROM host WHERE id=?", "l", id);
+	rc = CT_DB_QUERY(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
+			 "nresults_valid, next_work_time FROM host WHERE id=?", id);
 	if (rc < 0)
 		return rc;
 	rc = CT_ENOTFOUND;
@@ -163,16 +163,16 @@ static int find_host(struct sched_ctx *c)
 		return 0;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = ct_db_query_int(c->db, &id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
-				     "ls", c->userid, c->req.host_cpid);
+		rc = CT_DB_QUERY_INT(c->db, &id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
+				     c->userid, c->req.host_cpid);
 		if (rc == 0) {
 			c->hostid = id;
 			return 0;
 		}
 		if (rc != CT_ENOTFOUND)
 			return rc;
-		rc = ct_db_exec(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
-				"VALUES (?, ?, ?)", "lls", ct_db_now(c->db), c->userid, c->req.host_cpid);
+		rc = CT_DB_EXEC(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
+				"VALUES (?, ?, ?)", ct_db_now(c->db), c->userid, c->req.host_cpid);
 		if (rc >= 0) {
 			c->hostid = ct_db_last_id(c->db);
 			ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
@@ -193,8 +193,8 @@ static int devices_same(struct sched_ctx *c)
 	struct ct_db_res *res = NULL;
 	int n = 0, same = 1, rc;
 
-	rc = ct_db_query(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
-			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot", "l",
+	rc = CT_DB_QUERY(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
+			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot",
 			 c->hostid);
 	if (rc < 0)
 		return rc;
@@ -217,9 +217,9 @@ static int update_host(struct sched_ctx *c)
 	struct sched_req *r = &c->req;
 	int rc;
 
-	rc = ct_db_exec(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
+	rc = CT_DB_EXEC(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
 			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
-			"WHERE id=?", "sssilssll", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
+			"WHERE id=?", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
 			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
 	if (rc >= 0) {
 		int same = devices_same(c);
@@ -228,17 +228,17 @@ static int update_host(struct sched_ctx *c)
 	}
 	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
 		struct sched_device *d = &r->dev[i];
-		rc = ct_db_exec(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
+		rc = CT_DB_EXEC(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
 				"global_mem, compute_units, conforming, update_time) "
 				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
 				"name=VALUES(name), vendor=VALUES(vendor), type=VALUES(type), "
 				"global_mem=VALUES(global_mem), compute_units=VALUES(compute_units), "
 				"conforming=VALUES(conforming), update_time=VALUES(update_time)",
-				"lisssliil", c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
+				c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
 				(int)d->compute_units, (int)d->conforming, ct_db_now(c->db));
 	}
 	if (rc >= 0)
-		rc = ct_db_exec(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?", "li",
+		rc = CT_DB_EXEC(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?",
 				c->hostid, r->ndev);
 	return rc < 0 ? rc : 0;
 }
@@ -309,7 +309,7 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 							  .final_loss = rep->final_loss,
 							  .conforming = (int)rep->conforming });
 		if (rc > 0 && !rep->has_final_loss)
-			rc = ct_db_exec(db, "UPDATE result SET final_loss=NULL WHERE id=?", "l",
+			rc = CT_DB_EXEC(db, "UPDATE result SET final_loss=NULL WHERE id=?",
 					t->resultid);
 	} else {
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
@@ -501,8 +501,8 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 			woken[nwoken++] = b->t[i].wuid;
 	}
 	if (rc >= 0 && errors > 0)
-		rc = ct_db_exec(db, "UPDATE host SET nresults_error=nresults_error+? WHERE id=?",
-				"il", errors, b->t[0].c->hostid);
+		rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+? WHERE id=?",
+				errors, b->t[0].c->hostid);
 	if (rc >= 0)
 		rc = wake_wus(db, woken, nwoken, ct_db_now(db));
 	return rc < 0 ? rc : 0;
@@ -585,9 +585,9 @@ static int check_others(struct sched_ctx *c)
 		int64_t id = 0;
 		int mine, abort = 1;
 
-		rc = ct_db_query(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
+		rc = CT_DB_QUERY(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
 				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
-				 "s", c->req.other[i]);
+				 c->req.other[i]);
 		if (rc < 0)
 			break;
 		if (ct_db_next(res) > 0) {
@@ -614,9 +614,9 @@ static int find_lost(struct sched_ctx *c)
 	int64_t drop[64];
 	int ndrop = 0, rc;
 
-	rc = ct_db_query(c->db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN "
+	rc = CT_DB_QUERY(c->db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN "
 			 "workunit w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
-			 "r.report_deadline>? ORDER BY r.id LIMIT 64", "lil", c->hostid,
+			 "r.report_deadline>? ORDER BY r.id LIMIT 64", c->hostid,
 			 CT_RS_IN_PROGRESS, ct_db_now(c->db));
 	if (rc < 0)
 		return rc;
@@ -651,8 +651,8 @@ static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
 
 	if (t->c->consecutive_valid < 1)
 		return 0;
-	rc = ct_db_query_int(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
-			     "ON j.id=w.jobid WHERE w.id=?", "l", t->wuid);
+	rc = CT_DB_QUERY_INT(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
+			     "ON j.id=w.jobid WHERE w.id=?", t->wuid);
 	if (rc < 0 || !on)
 		return rc < 0 ? rc : 0;
 	/* a CSPRNG draw: thread-safe, and a host cannot predict it (on a
@@ -995,8 +995,8 @@ static int claim_batch_txn(struct ct_db *db, void *arg)
 		if (why == NULL && c->who.work_mem > 0) {	/* a WU it cannot hold stays */
 			int64_t need = 0;
 
-			rc = ct_db_query_int(db, &need, "SELECT j.wu_mem_bytes FROM workunit w "
-					     "JOIN job j ON j.id = w.jobid WHERE w.id=?", "l",
+			rc = CT_DB_QUERY_INT(db, &need, "SELECT j.wu_mem_bytes FROM workunit w "
+					     "JOIN job j ON j.id = w.jobid WHERE w.id=?",
 					     b->cand[i].wuid);
 			if (rc < 0)
 				break;
@@ -1113,8 +1113,8 @@ static int load_host(struct sched_ctx *c)
 
 	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
 	if (rc == 0 && !c->host_read)	/* a host new in this request */
-		rc = ct_db_query(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
-				 "nresults_valid, next_work_time FROM host WHERE id=?", "l",
+		rc = CT_DB_QUERY(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
+				 "nresults_valid, next_work_time FROM host WHERE id=?",
 				 c->hostid);
 	if (rc < 0)
 		return rc;
@@ -1185,7 +1185,7 @@ static long told_delay(struct sched_ctx *c)
 		return c->work_after - now > 1 ? (long)(c->work_after - now) : 1;
 	d = reply_delay(c);
 	if (c->looked && c->nnew == 0)	/* best effort: a failed write only loses it */
-		ct_db_exec(c->db, "UPDATE host SET next_work_time=? WHERE id=?", "ll", now + d,
+		CT_DB_EXEC(c->db, "UPDATE host SET next_work_time=? WHERE id=?", now + d,
 			   c->hostid);
 	return d;
 }
@@ -1384,10 +1384,10 @@ static long reply_delay(struct sched_ctx *c)
 	/* from the round's counters (round_stat, kept by the result
 	 * triggers): looking for a result still out walked every result of
 	 * a round whose last ones were back, a million for a big round */
-	if (ct_db_query_int(c->db, &turning, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
+	if (ct_db_query_inta(c->db, &turning, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
 			    "rd.jobid=j.id AND rd.idx=j.cur_round LEFT JOIN round_stat s ON "
 			    "s.roundid=rd.id WHERE j.status=1 AND j.cur_round < j.nrounds AND "
-			    "COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", "") < 0)
+			    "COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", NULL, 0) < 0)
 		return c->srv->request_delay;
 	return turning > 0 ? 1 : c->srv->request_delay;
 }
@@ -1402,9 +1402,9 @@ static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 
 	struct ct_db_res *res = NULL;
 
-	if (ct_db_query(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
+	if (CT_DB_QUERY(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
 			"?), (SELECT COUNT(*) FROM result WHERE userid=? AND server_state=5 AND "
-			"outcome=1 AND validate_state IN (0, 4))", "dl", c->expavg_credit,
+			"outcome=1 AND validate_state IN (0, 4))", c->expavg_credit,
 			c->userid) < 0)
 		return 0;
 	if (ct_db_next(res) > 0) {

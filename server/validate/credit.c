@@ -94,7 +94,7 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 
 	if (id <= 0)
 		return 0;
-	rc = ct_db_query(db, &res, sel[which], "l", id);
+	rc = CT_DB_QUERY(db, &res, sel[which], id);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, &t, totals_cols, CT_DL_NCOLS(totals_cols));
@@ -108,7 +108,7 @@ static int credit_row(struct ct_db *db, int which, int64_t id, double credit,
 	ct_credit_rac_update(&rac, &rac_time, credit, (double)now);
 	total = total < 0.0 ? 0.0 : total;	/* a revocation (negative credit) */
 	rac = rac < 0.0 ? 0.0 : rac;
-	rc = ct_db_exec(db, upd[which], "dddl", total, rac, rac_time, id);
+	rc = CT_DB_EXEC(db, upd[which], total, rac, rac_time, id);
 	return rc < 0 ? rc : 0;
 }
 
@@ -118,10 +118,10 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 	struct event e;
 	int rc;
 
-	rc = ct_db_query(db, &res,
+	rc = CT_DB_QUERY(db, &res,
 			 "SELECT r.workunitid, r.jobid, r.userid, r.hostid, u.teamid "
 			 "FROM result r LEFT JOIN `user` u ON u.id = r.userid WHERE r.id=?",
-			 "l", resultid);
+			 resultid);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, &e, event_cols, CT_DL_NCOLS(event_cols) - 1);
@@ -130,15 +130,15 @@ int ct_credit_grant(struct ct_db *db, int64_t resultid, double credit, int64_t n
 	if (rc < 0)
 		return rc;
 	/* The unique key on resultid is the once-only guard. */
-	rc = ct_db_exec(db, "INSERT INTO credit_event (create_time, resultid, workunitid, "
+	rc = CT_DB_EXEC(db, "INSERT INTO credit_event (create_time, resultid, workunitid, "
 			"jobid, userid, hostid, teamid, credit) VALUES (?,?,?,?,?,?,?,?)",
-			"llllllld", now, resultid, e.wuid, e.jobid, e.userid, e.hostid, e.teamid,
+			now, resultid, e.wuid, e.jobid, e.userid, e.hostid, e.teamid,
 			credit);
 	if (rc == CT_EDUP)
 		return 0;
 	if (rc < 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET granted_credit=? WHERE id=?", "dl",
+	rc = CT_DB_EXEC(db, "UPDATE result SET granted_credit=? WHERE id=?",
 			credit, resultid);
 	if (rc >= 0)
 		rc = credit_row(db, 0, e.userid, credit, now);
@@ -155,8 +155,8 @@ int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now)
 	struct event e;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT workunitid, jobid, userid, hostid, teamid, credit "
-			 "FROM credit_event WHERE resultid=? FOR UPDATE", "l", resultid);
+	rc = CT_DB_QUERY(db, &res, "SELECT workunitid, jobid, userid, hostid, teamid, credit "
+			 "FROM credit_event WHERE resultid=? FOR UPDATE", resultid);
 	if (rc < 0)
 		return rc;
 	rc = ct_dl_one(res, &e, event_cols, CT_DL_NCOLS(event_cols));
@@ -165,11 +165,11 @@ int ct_credit_revoke(struct ct_db *db, int64_t resultid, int64_t now)
 	if (rc < 0)
 		return rc;
 	/* credit 0 marks the event revoked: once only, and the row stays */
-	rc = ct_db_exec(db, "UPDATE credit_event SET credit=0 WHERE resultid=? AND credit<>0",
-			"l", resultid);
+	rc = CT_DB_EXEC(db, "UPDATE credit_event SET credit=0 WHERE resultid=? AND credit<>0",
+			resultid);
 	if (rc <= 0)
 		return rc;
-	rc = ct_db_exec(db, "UPDATE result SET granted_credit=0 WHERE id=?", "l", resultid);
+	rc = CT_DB_EXEC(db, "UPDATE result SET granted_credit=0 WHERE id=?", resultid);
 	if (rc >= 0)
 		rc = credit_row(db, 0, e.userid, -e.credit, now);
 	if (rc >= 0)
@@ -194,7 +194,7 @@ int ct_credit_decay(struct ct_db *db, int64_t now)
 	int total = 0;
 
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
-		int rc = ct_db_exec(db, sql[i], "lddll", now, M_LN2, CT_CREDIT_HALF_LIFE, now, now);
+		int rc = CT_DB_EXEC(db, sql[i], now, M_LN2, CT_CREDIT_HALF_LIFE, now, now);
 
 		if (rc < 0)
 			return rc;

@@ -35,11 +35,11 @@ static int round_seed(struct ct_db *db, int64_t roundid, int64_t *seed, int *one
 	int64_t nseeds = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &nseeds, "SELECT COUNT(DISTINCT seed) FROM workunit WHERE "
-			     "roundid=?", "l", roundid);
+	rc = CT_DB_QUERY_INT(db, &nseeds, "SELECT COUNT(DISTINCT seed) FROM workunit WHERE "
+			     "roundid=?", roundid);
 	if (rc == 0)
-		rc = ct_db_query_int(db, seed, "SELECT MIN(seed) FROM workunit WHERE roundid=?",
-				     "l", roundid);
+		rc = CT_DB_QUERY_INT(db, seed, "SELECT MIN(seed) FROM workunit WHERE roundid=?",
+				     roundid);
 	*one = rc == 0 && nseeds == 1;
 	return rc;
 }

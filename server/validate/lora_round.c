@@ -33,7 +33,7 @@ int ct_lora_val_open(struct ct_db *db, int64_t jobid, int64_t wuid,
 	rc = ct_lora_job_get(db, jobid, &lv->spec);
 	if (rc < 0 || lv->spec.rank == 0)
 		return rc;
-	rc = ct_db_query_int(db, &seed, "SELECT seed FROM workunit WHERE id=?", "l", wuid);
+	rc = CT_DB_QUERY_INT(db, &seed, "SELECT seed FROM workunit WHERE id=?", wuid);
 	if (rc < 0)
 		goto out;
 	lv->seed = (uint64_t)seed;

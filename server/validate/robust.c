@@ -118,8 +118,8 @@ static int report(struct ct_db *db, int64_t jobid, int idx, const struct ct_robu
 			 "possible poisoning, or a shard unlike the others", idx, r->shard[i], r->cos[i],
 			 r->ratio[i]);
 		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
-		rc = ct_db_exec(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
-				"error_message=''", "sli", msg, jobid, CT_JOB_RUNNING);
+		rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
+				"error_message=''", msg, jobid, CT_JOB_RUNNING);
 	}
 	return rc < 0 ? rc : 0;
 }

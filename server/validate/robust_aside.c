@@ -68,8 +68,8 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const c
 		if (rc >= 0)
 			rc = ct_credit_revoke(db, ids[i], now);
 		if (rc >= 0 && hosts[i] > 0)
-			rc = ct_db_exec(db, "UPDATE host SET consecutive_valid=0, nresults_invalid="
-					"nresults_invalid+1 WHERE id=?", "l", hosts[i]);
+			rc = CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=0, nresults_invalid="
+					"nresults_invalid+1 WHERE id=?", hosts[i]);
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -77,9 +77,9 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const c
 /* msg first in the running job's notice (job page, job show). */
 static int job_notice(struct ct_db *db, int64_t jobid, const char *msg)
 {
-	return ct_db_exec(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
+	return CT_DB_EXEC(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
 			  "='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
-			  "status=?", "sli", msg, jobid, CT_JOB_RUNNING);
+			  "status=?", msg, jobid, CT_JOB_RUNNING);
 }
 
 /* The transaction of a decision: the WU still has this canonical result;
@@ -90,8 +90,8 @@ static int aside_txn(struct ct_db *db, void *arg)
 	int64_t now = ct_db_now(db), canon = -1;
 	int rc, n = 0;
 
-	rc = ct_db_query_int(db, &canon, "SELECT canonical_resultid FROM workunit WHERE id=? "
-			     "FOR UPDATE", "l", s->wuid);
+	rc = CT_DB_QUERY_INT(db, &canon, "SELECT canonical_resultid FROM workunit WHERE id=? "
+			     "FOR UPDATE", s->wuid);
 	if (rc < 0 || canon != s->resultid)
 		return rc < 0 ? rc : 0;	/* another assimilator decided */
 	if (s->action != CT_ROBUST_ACCEPTED) {
@@ -104,9 +104,9 @@ static int aside_txn(struct ct_db *db, void *arg)
 					&(struct ct_wu_change){ .now = now, .extra = n });
 	}
 	if (rc >= 0)
-		rc = ct_db_exec(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "
+		rc = CT_DB_EXEC(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "
 				"shard, workunitid, resultid, hostid, action, cosine, ratio) "
-				"VALUES (?,?,?,?,?,?,?,?,?,?)", "lliilllidd", now, s->jobid,
+				"VALUES (?,?,?,?,?,?,?,?,?,?)", now, s->jobid,
 				s->idx, s->shard, s->wuid, s->resultid, s->hostid, s->action,
 				s->cos, s->ratio);
 	if (rc >= 0 && s->msg[0])
@@ -120,9 +120,9 @@ static int shard_wu(struct ct_db *db, struct aside *s)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid FROM workunit w "
+	rc = CT_DB_QUERY(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid FROM workunit w "
 			 "JOIN result r ON r.id = w.canonical_resultid WHERE w.jobid=? AND "
-			 "w.round_idx=? AND w.shard=?", "lii", s->jobid, s->idx, s->shard);
+			 "w.round_idx=? AND w.shard=?", s->jobid, s->idx, s->shard);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
@@ -169,8 +169,8 @@ int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_
 	s.shard = r->shard[s.shard];	/* from the update's index to its shard */
 	rc = shard_wu(db, &s);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &times, "SELECT COUNT(*) FROM robust_event WHERE "
-				     "workunitid=? AND action=?", "li", s.wuid, CT_ROBUST_SET_ASIDE);
+		rc = CT_DB_QUERY_INT(db, &times, "SELECT COUNT(*) FROM robust_event WHERE "
+				     "workunitid=? AND action=?", s.wuid, CT_ROBUST_SET_ASIDE);
 	if (rc < 0)
 		return rc;
 	s.action = times < maxre ? CT_ROBUST_SET_ASIDE : CT_ROBUST_ACCEPTED;
@@ -200,11 +200,11 @@ int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx)
 
 	/* unreplicated (min_quorum 1) canonical results whose host has an
 	 * invalid result: caught by a spot-check or a set-aside */
-	rc = ct_db_query(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid, w.shard "
+	rc = CT_DB_QUERY(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid, w.shard "
 			 "FROM workunit w JOIN result r ON r.id = w.canonical_resultid "
 			 "WHERE w.jobid=? AND w.round_idx=? AND w.min_quorum=1 AND EXISTS "
 			 "(SELECT 1 FROM result x WHERE x.hostid = r.hostid AND "
-			 "x.validate_state=?) ORDER BY w.shard LIMIT 16", "lii", jobid, idx,
+			 "x.validate_state=?) ORDER BY w.shard LIMIT 16", jobid, idx,
 			 CT_VS_INVALID);
 	if (rc < 0)
 		return rc;

@@ -45,8 +45,8 @@ int ct_stall_check(struct ct_db *db, int64_t jobid, int64_t wuid, const char *wu
 	}
 	if (n < 2)
 		return 0;
-	rc = ct_db_exec(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
-			"error_message=''", "sli", msg, jobid, CT_JOB_RUNNING);
+	rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
+			"error_message=''", msg, jobid, CT_JOB_RUNNING);
 	if (rc > 0)
 		ct_log_warn("job %lld: %s", (long long)jobid, msg);
 	return rc < 0 ? rc : rc > 0;

@@ -48,8 +48,8 @@ static int host_record(struct ct_db *db, int64_t hostid, struct ct_trust_host *h
 		       CT_VS_VALID);
 	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	rc = ct_db_query_int(db, &bad, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
-			     "validate_state=? LIMIT 1", "li", hostid, CT_VS_INVALID);
+	rc = CT_DB_QUERY_INT(db, &bad, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
+			     "validate_state=? LIMIT 1", hostid, CT_VS_INVALID);
 	h->caught = bad > 0;
 	return rc < 0 ? rc : 0;
 }
@@ -81,16 +81,16 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 		return rc;
 	if (!ct_trust_decide(&h, &l, ct_db_now(db), u))
 		return not_alone(hostid, wuid, "trust", &h, u);
-	rc = ct_db_query_int(db, &nshards, "SELECT j.nshards FROM workunit w JOIN job j ON "
-			     "j.id = w.jobid WHERE w.id=?", "l", wuid);
+	rc = CT_DB_QUERY_INT(db, &nshards, "SELECT j.nshards FROM workunit w JOIN job j ON "
+			     "j.id = w.jobid WHERE w.id=?", wuid);
 	if (rc < 0)
 		return rc;
 	if (nshards < 3)
 		return not_alone(hostid, wuid, "fewer than 3 shards", &h, u);
 	/* at most one unreplicated WU of a round per host */
-	rc = ct_db_query_int(db, &mine, "SELECT COUNT(*) FROM result r JOIN workunit w ON "
+	rc = CT_DB_QUERY_INT(db, &mine, "SELECT COUNT(*) FROM result r JOIN workunit w ON "
 			     "w.id = r.workunitid JOIN workunit x ON x.roundid = w.roundid "
-			     "WHERE x.id=? AND r.hostid=? AND w.min_quorum=1", "ll", wuid, hostid);
+			     "WHERE x.id=? AND r.hostid=? AND w.min_quorum=1", wuid, hostid);
 	if (rc < 0)
 		return rc;
 	if (mine > 0)

@@ -178,9 +178,9 @@ int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *
 	int rc;
 
 	ct_hex_encode(c->info.decoded_sha, 32, hex);
-	rc = ct_db_exec(db, "REPLACE INTO result_check (resultid, upload_sha256, weights_sha256, "
+	rc = CT_DB_EXEC(db, "REPLACE INTO result_check (resultid, upload_sha256, weights_sha256, "
 			"update_norm, probe_loss, quant_error, check_time) SELECT id, "
-			"upload_sha256, ?, ?, ?, ?, ? FROM result WHERE id=?", "sdddll", hex,
+			"upload_sha256, ?, ?, ?, ?, ? FROM result WHERE id=?", hex,
 			c->st.update_norm, c->probe_loss, c->info.quant_error, ct_db_now(db),
 			resultid);
 	return rc < 0 ? rc : 0;

@@ -62,9 +62,9 @@ static int host_recent(struct ct_db *db, int64_t hostid, int64_t now, struct hos
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT COUNT(*), COALESCE(SUM(outcome IN (?, ?, ?)), 0), "
+	rc = CT_DB_QUERY(db, &res, "SELECT COUNT(*), COALESCE(SUM(outcome IN (?, ?, ?)), 0), "
 			 "COALESCE(SUM(validate_state = ?), 0) FROM result "
-			 "WHERE hostid=? AND sent_time > ?", "iiiill", CT_RO_CLIENT_ERROR,
+			 "WHERE hostid=? AND sent_time > ?", CT_RO_CLIENT_ERROR,
 			 CT_RO_NO_REPLY, CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, now - DAY);
 	if (rc < 0)
 		return rc;
@@ -80,14 +80,14 @@ int ct_wlim_count(struct ct_db *db, int64_t userid, int64_t hostid, struct ct_wl
 
 	/* the last day by result_host_sent: on small tables MariaDB took
 	 * result_host, every result the host ever had */
-	rc = ct_db_query(db, &res, "SELECT (SELECT COUNT(*) FROM result WHERE hostid=? AND "
+	rc = CT_DB_QUERY(db, &res, "SELECT (SELECT COUNT(*) FROM result WHERE hostid=? AND "
 			 "server_state=?), hr.n, hr.e, hr.v, (SELECT COUNT(*) FROM result WHERE "
 			 "userid=? AND server_state=?), (SELECT COUNT(*) FROM result WHERE userid=? "
 			 "AND validate_state=? AND sent_time > ?) FROM (SELECT COUNT(*) AS n, "
 			 "COALESCE(SUM(outcome IN (?, ?, ?)), 0) AS e, COALESCE(SUM(validate_state "
 			 "= ?), 0) AS v FROM result FORCE INDEX (result_host_sent) WHERE hostid=? AND "
 			 "sent_time > ?) hr",
-			 "lilililiiiill", hostid, CT_RS_IN_PROGRESS, userid, CT_RS_IN_PROGRESS,
+			 hostid, CT_RS_IN_PROGRESS, userid, CT_RS_IN_PROGRESS,
 			 userid, CT_VS_VALID, now - DAY, CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY,
 			 CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, now - DAY);
 	if (rc < 0)
@@ -123,11 +123,11 @@ static int account_room(struct ct_db *db, const struct ct_wlim_policy *p, int64_
 	int rc = 0;
 
 	if (!wh->counted)
-		rc = ct_db_query_int(db, &inprog, "SELECT COUNT(*) FROM result WHERE userid=? AND "
-			     "server_state=?", "li", userid, CT_RS_IN_PROGRESS);
+		rc = CT_DB_QUERY_INT(db, &inprog, "SELECT COUNT(*) FROM result WHERE userid=? AND "
+			     "server_state=?", userid, CT_RS_IN_PROGRESS);
 	if (rc == 0 && !wh->counted)
-		rc = ct_db_query_int(db, &valid24, "SELECT COUNT(*) FROM result WHERE "
-				     "userid=? AND validate_state=? AND sent_time > ?", "lil",
+		rc = CT_DB_QUERY_INT(db, &valid24, "SELECT COUNT(*) FROM result WHERE "
+				     "userid=? AND validate_state=? AND sent_time > ?",
 				     userid, CT_VS_VALID, now - DAY);
 	if (rc < 0)
 		return rc;
@@ -246,8 +246,8 @@ static int size_seconds(struct ct_db *db, const struct ct_conf *conf, int64_t wu
 
 	*secs = 0;
 	if (rc == 0)
-		rc = ct_db_query(db, &res, "SELECT j.steps, j.batch, j.seq, j.model_size FROM "
-				 "workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", "l", wuid);
+		rc = CT_DB_QUERY(db, &res, "SELECT j.steps, j.batch, j.seq, j.model_size FROM "
+				 "workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", wuid);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0)
@@ -294,9 +294,9 @@ int ct_wlim_unproven_errors(struct ct_db *db, int64_t wuid, int *n)
 	int64_t v = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &v, "SELECT COUNT(*) FROM result r JOIN host h ON "
+	rc = CT_DB_QUERY_INT(db, &v, "SELECT COUNT(*) FROM result r JOIN host h ON "
 			     "h.id = r.hostid WHERE r.workunitid=? AND r.server_state=? AND "
-			     "r.outcome IN (?, ?, ?) AND h.nresults_valid = 0", "liiii", wuid,
+			     "r.outcome IN (?, ?, ?) AND h.nresults_valid = 0", wuid,
 			     CT_RS_OVER, CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY,
 			     CT_RO_VALIDATE_ERROR);
 	*n = rc < 0 ? 0 : (int)v;

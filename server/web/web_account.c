@@ -66,12 +66,12 @@ static int session_start(struct ct_web_req *req, struct ct_web_resp *resp,
 	ct_hex_encode(rnd, sizeof(rnd), req->session);
 	ct_sha256_hex(req->session, 64, hash);
 	/* Expired sessions of this user go when a new one starts. */
-	rc = ct_db_exec(req->db, "DELETE FROM web_session WHERE userid = ? AND "
-			"expire_time <= ?", "ll", userid, now);
+	rc = CT_DB_EXEC(req->db, "DELETE FROM web_session WHERE userid = ? AND "
+			"expire_time <= ?", userid, now);
 	if (rc >= 0)
-		rc = ct_db_exec(req->db, "INSERT INTO web_session (token_hash, "
+		rc = CT_DB_EXEC(req->db, "INSERT INTO web_session (token_hash, "
 			"userid, create_time, expire_time) VALUES (?, ?, ?, ?)",
-			"slll", hash, userid, now, now + SESSION_SECONDS);
+			hash, userid, now, now + SESSION_SECONDS);
 	if (rc < 0)
 		return rc;
 	rc = ct_web_auth_session(req);
@@ -96,8 +96,8 @@ int ct_web_page_logout(struct ct_web_req *req, struct ct_web_resp *resp)
 					 "reload the page and try again.");
 	if (req->session[0] != '\0') {
 		ct_sha256_hex(req->session, strlen(req->session), hash);
-		rc = ct_db_exec(req->db, "DELETE FROM web_session WHERE "
-				"token_hash = ?", "s", hash);
+		rc = CT_DB_EXEC(req->db, "DELETE FROM web_session WHERE "
+				"token_hash = ?", hash);
 		if (rc < 0)
 			return rc;
 	}
@@ -122,8 +122,8 @@ static int user_by_key(struct ct_db *db, const char *key, int64_t *userid)
 	rc = ct_account_key_hash(lower, hash);
 	if (rc < 0)
 		return rc;
-	rc = ct_db_query_int(db, userid, "SELECT id FROM `user` WHERE "
-			     "auth_hash = ?", "s", hash);
+	rc = CT_DB_QUERY_INT(db, userid, "SELECT id FROM `user` WHERE "
+			     "auth_hash = ?", hash);
 	return rc == CT_ENOTFOUND ? ct_error(CT_EAUTH, "unknown account key") : rc;
 }
 
@@ -447,26 +447,26 @@ static int team_move_txn(struct ct_db *db, void *arg)
 	int64_t from = 0, exists = 0;
 	int rc;
 
-	rc = ct_db_query_int(db, &from, "SELECT teamid FROM `user` WHERE id = ? "
-			     "FOR UPDATE", "l", m->userid);
+	rc = CT_DB_QUERY_INT(db, &from, "SELECT teamid FROM `user` WHERE id = ? "
+			     "FOR UPDATE", m->userid);
 	if (rc < 0)
 		return rc;
 	if (from == m->to)
 		return 0;
 	if (m->to > 0) {
-		rc = ct_db_query_int(db, &exists, "SELECT id FROM team WHERE id = ? "
-				     "FOR UPDATE", "l", m->to);
+		rc = CT_DB_QUERY_INT(db, &exists, "SELECT id FROM team WHERE id = ? "
+				     "FOR UPDATE", m->to);
 		if (rc < 0)
 			return rc;
 	}
-	rc = ct_db_exec(db, "UPDATE `user` SET teamid = ? WHERE id = ?", "ll",
+	rc = CT_DB_EXEC(db, "UPDATE `user` SET teamid = ? WHERE id = ?",
 			m->to, m->userid);
 	if (rc >= 0 && from > 0)
-		rc = ct_db_exec(db, "UPDATE team SET nusers = GREATEST(nusers - 1, 0) "
-				"WHERE id = ?", "l", from);
+		rc = CT_DB_EXEC(db, "UPDATE team SET nusers = GREATEST(nusers - 1, 0) "
+				"WHERE id = ?", from);
 	if (rc >= 0 && m->to > 0)
-		rc = ct_db_exec(db, "UPDATE team SET nusers = nusers + 1 WHERE id = ?",
-				"l", m->to);
+		rc = CT_DB_EXEC(db, "UPDATE team SET nusers = nusers + 1 WHERE id = ?",
+				m->to);
 	return rc < 0 ? rc : 1;
 }
 
@@ -531,8 +531,8 @@ static int team_create_txn(struct ct_db *db, void *arg)
 	struct team_move m = { .userid = t->userid };
 	int rc;
 
-	rc = ct_db_exec(db, "INSERT INTO team (create_time, name, userid, "
-		"description) VALUES (?, ?, ?, ?)", "lsls", ct_db_now(db), t->name,
+	rc = CT_DB_EXEC(db, "INSERT INTO team (create_time, name, userid, "
+		"description) VALUES (?, ?, ?, ?)", ct_db_now(db), t->name,
 		t->userid, t->description);
 	if (rc < 0)
 		return rc;

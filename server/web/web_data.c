@@ -229,7 +229,7 @@ static int rank_of(struct ct_db *db, const struct board_kind *k, int sort, doubl
 		   int64_t *rank)
 {
 	int64_t above = 0;
-	int rc = ct_db_query_int(db, &above, k->above_sql[sort], "d", key);
+	int rc = CT_DB_QUERY_INT(db, &above, k->above_sql[sort], key);
 
 	*rank = above + 1;
 	return rc;
@@ -251,9 +251,9 @@ static int board(struct ct_db *db, const struct board_kind *k,
 		page = 1;
 	off = (page - 1) * CT_WEB_PAGE_SIZE;
 	if (owner > 0)
-		rc = ct_db_query_int(db, &total, k->owner_count_sql, "l", owner);
+		rc = CT_DB_QUERY_INT(db, &total, k->owner_count_sql, owner);
 	else
-		rc = ct_db_query_int(db, &total, k->count_sql, "");
+		rc = ct_db_query_inta(db, &total, k->count_sql, NULL, 0);
 	if (rc < 0)
 		return rc;
 	board_pages(b, page, total);
@@ -384,7 +384,7 @@ int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const 
 
 	if (!text_ok(text, 0, 1024, 1))
 		return ct_error(CT_EINVAL, "the profile text must be at most 1024 bytes of text");
-	rc = ct_db_exec(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?", "ssl",
+	rc = CT_DB_EXEC(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?",
 			country, text, id);
 	return rc < 0 ? rc : 0;
 }
@@ -395,8 +395,8 @@ int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
 
 	if (rc < 0)
 		return rc;
-	return ct_db_query_double(db, &t->members_credit, "SELECT COALESCE(SUM(total_credit), "
-				  "0) FROM `user` WHERE teamid = ?", "l", id);
+	return CT_DB_QUERY_DOUBLE(db, &t->members_credit, "SELECT COALESCE(SUM(total_credit), "
+				  "0) FROM `user` WHERE teamid = ?", id);
 }
 
 int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
@@ -405,8 +405,8 @@ int ct_web_get_host(struct ct_db *db, int64_t id, struct ct_web_host *h)
 
 	if (rc < 0)
 		return rc;
-	return ct_db_query_int(db, &h->ndevices, "SELECT COUNT(*) FROM device "
-			       "WHERE hostid = ?", "l", id);
+	return CT_DB_QUERY_INT(db, &h->ndevices, "SELECT COUNT(*) FROM device "
+			       "WHERE hostid = ?", id);
 }
 
 int ct_web_get(struct ct_db *db, const char *kind, int64_t id, void *row)
@@ -874,9 +874,9 @@ int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text)
 
 	if (strlen(text) > 2048)
 		return ct_error(CT_ETOOBIG, "web: preferences of %zu bytes", strlen(text));
-	rc = ct_db_exec(db, "INSERT INTO user_prefs (userid, prefs, mod_time) VALUES (?, ?, ?) "
+	rc = CT_DB_EXEC(db, "INSERT INTO user_prefs (userid, prefs, mod_time) VALUES (?, ?, ?) "
 			"ON DUPLICATE KEY UPDATE prefs = VALUES(prefs), mod_time = "
-			"GREATEST(VALUES(mod_time), mod_time + 1)", "lsl", userid, text, now);
+			"GREATEST(VALUES(mod_time), mod_time + 1)", userid, text, now);
 	return rc < 0 ? rc : 0;
 }
 
@@ -904,7 +904,7 @@ int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64
 				CT_WEB_NEWS_TITLE_MAX);
 	if (!text_ok(body, 0, CT_WEB_NEWS_BODY_MAX, 1))
 		return ct_error(CT_EINVAL, "news: a text of at most %d bytes", CT_WEB_NEWS_BODY_MAX);
-	rc = ct_db_exec(db, "INSERT INTO news (create_time, title, body) VALUES (?, ?, ?)", "lss",
+	rc = CT_DB_EXEC(db, "INSERT INTO news (create_time, title, body) VALUES (?, ?, ?)",
 			ct_db_now(db), title, body);
 	if (rc < 0)
 		return rc;
@@ -967,8 +967,8 @@ static int status_result_counts(struct ct_db *db, struct ct_web_status *st)
 	struct ct_db_res *res = NULL;
 	int rc;
 
-	rc = ct_db_query(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
-			 "COALESCE(SUM(n_in_progress), 0) FROM round_stat", "");
+	rc = ct_db_querya(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
+			 "COALESCE(SUM(n_in_progress), 0) FROM round_stat", NULL, 0);
 	if (rc < 0)
 		return rc;
 	if (ct_db_next(res) > 0) {
@@ -989,39 +989,39 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 	day_ago = st->now - 86400;
 	rc = status_result_counts(db, st);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->wu_need_validate, "SELECT COUNT(*) "
-			"FROM workunit WHERE need_validate = 1", "");
+		rc = ct_db_query_inta(db, &st->wu_need_validate, "SELECT COUNT(*) "
+			"FROM workunit WHERE need_validate = 1", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->wu_need_assimilate, "SELECT COUNT(*) "
-			"FROM workunit WHERE assimilate_state = ?", "i", CT_AS_READY);
+		rc = CT_DB_QUERY_INT(db, &st->wu_need_assimilate, "SELECT COUNT(*) "
+			"FROM workunit WHERE assimilate_state = ?", CT_AS_READY);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->users, "SELECT COUNT(*) FROM `user`", "");
+		rc = ct_db_query_inta(db, &st->users, "SELECT COUNT(*) FROM `user`", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->users_with_credit, "SELECT COUNT(*) "
-			"FROM `user` WHERE total_credit > 0", "");
+		rc = ct_db_query_inta(db, &st->users_with_credit, "SELECT COUNT(*) "
+			"FROM `user` WHERE total_credit > 0", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->teams, "SELECT COUNT(*) FROM team", "");
+		rc = ct_db_query_inta(db, &st->teams, "SELECT COUNT(*) FROM team", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->hosts, "SELECT COUNT(*) FROM host", "");
+		rc = ct_db_query_inta(db, &st->hosts, "SELECT COUNT(*) FROM host", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->hosts_active_24h, "SELECT COUNT(*) "
-			"FROM host WHERE rpc_time > ?", "l", day_ago);
+		rc = CT_DB_QUERY_INT(db, &st->hosts_active_24h, "SELECT COUNT(*) "
+			"FROM host WHERE rpc_time > ?", day_ago);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->jobs_running, "SELECT COUNT(*) FROM "
-			"job WHERE status = ?", "i", CT_JOB_RUNNING);
+		rc = CT_DB_QUERY_INT(db, &st->jobs_running, "SELECT COUNT(*) FROM "
+			"job WHERE status = ?", CT_JOB_RUNNING);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->jobs_done, "SELECT COUNT(*) FROM "
-			"job WHERE status = ?", "i", CT_JOB_DONE);
+		rc = CT_DB_QUERY_INT(db, &st->jobs_done, "SELECT COUNT(*) FROM "
+			"job WHERE status = ?", CT_JOB_DONE);
 	if (rc == 0)
-		rc = ct_db_query_double(db, &st->credit_24h, "SELECT "
+		rc = CT_DB_QUERY_DOUBLE(db, &st->credit_24h, "SELECT "
 			"COALESCE(SUM(credit), 0) FROM credit_event "
-			"WHERE create_time > ?", "l", day_ago);
+			"WHERE create_time > ?", day_ago);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &st->credit_events_24h, "SELECT COUNT(*) "
-			"FROM credit_event WHERE create_time > ?", "l", day_ago);
+		rc = CT_DB_QUERY_INT(db, &st->credit_events_24h, "SELECT COUNT(*) "
+			"FROM credit_event WHERE create_time > ?", day_ago);
 	if (rc == 0)
-		rc = ct_db_query_double(db, &st->total_credit, "SELECT "
-			"COALESCE(SUM(total_credit), 0) FROM `user`", "");
+		rc = ct_db_query_doublea(db, &st->total_credit, "SELECT "
+			"COALESCE(SUM(total_credit), 0) FROM `user`", NULL, 0);
 	if (rc == 0)
 		rc = status_roles(db, st);
 	/* 1 cobblestone = 432 GFLOP; over one day that is 5e-6 TFLOPS. */

@@ -39,8 +39,8 @@ static int query(struct ct_db *db, int64_t jobid, struct ct_db_res **res,
 	*row = malloc(sizeof(**row));
 	if (*row == NULL)
 		return ct_error(CT_ENOMEM, "sample row");
-	return ct_db_query(db, res, "SELECT round_idx, model_sha256, sample_text FROM "
-			   "round_sample WHERE jobid=? ORDER BY round_idx LIMIT ?", "li",
+	return CT_DB_QUERY(db, res, "SELECT round_idx, model_sha256, sample_text FROM "
+			   "round_sample WHERE jobid=? ORDER BY round_idx LIMIT ?",
 			   jobid, SAMPLES_MAX);
 }
 
@@ -58,7 +58,7 @@ static int next(struct ct_db_res *res, struct sample_row *r)
 static int sample_chat(struct ct_db *db, int64_t jobid, struct ct_jv **conv)
 {
 	struct ct_db_res *res = NULL;
-	int rc = ct_db_query(db, &res, "SELECT sample_chat FROM job_text WHERE jobid=?", "l",
+	int rc = CT_DB_QUERY(db, &res, "SELECT sample_chat FROM job_text WHERE jobid=?",
 			     jobid);
 
 	*conv = NULL;

@@ -231,14 +231,14 @@ static int export_tables_xml(struct ct_db *db, const char *dir)
 	char path[4200];
 	int rc;
 
-	rc = ct_db_query_int(db, &nusers, "SELECT COUNT(*) FROM `user`", "");
+	rc = ct_db_query_inta(db, &nusers, "SELECT COUNT(*) FROM `user`", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &nteams, "SELECT COUNT(*) FROM team", "");
+		rc = ct_db_query_inta(db, &nteams, "SELECT COUNT(*) FROM team", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_int(db, &nhosts, "SELECT COUNT(*) FROM host", "");
+		rc = ct_db_query_inta(db, &nhosts, "SELECT COUNT(*) FROM host", NULL, 0);
 	if (rc == 0)
-		rc = ct_db_query_double(db, &credit, "SELECT "
-			"COALESCE(SUM(total_credit), 0) FROM `user`", "");
+		rc = ct_db_query_doublea(db, &credit, "SELECT "
+			"COALESCE(SUM(total_credit), 0) FROM `user`", NULL, 0);
 	if (rc == 0) rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0) rc = ct_xml_open(&x, "tables");
 	if (rc == 0) rc = ct_xml_elem_int64(&x, "update_time", ct_db_now(db));
@@ -303,8 +303,8 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 	    time(NULL) - st.st_mtime < interval)
 		return 0;
 	/* Housekeeping that shares the export's pace: expired web sessions. */
-	rc = ct_db_exec(db, "DELETE FROM web_session WHERE "
-			"expire_time <= ?", "l", ct_db_now(db));
+	rc = CT_DB_EXEC(db, "DELETE FROM web_session WHERE "
+			"expire_time <= ?", ct_db_now(db));
 	if (rc < 0)
 		return rc;
 	rc = ct_stats_export(srv, db);
