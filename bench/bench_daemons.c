@@ -2,7 +2,7 @@
  * bench_daemons.c - a backlog for the validator and assimilator daemons,
  * to measure their throughput with one and with several instances
  * (bench/bench_daemons.sh runs `ctune-server run --roles validator`
- * processes on it, then assimilators, and times them; issue 15).
+ * processes on it, then assimilators, and times them).
  *
  *   bench_daemons --dir DIR --db mysql://... [--jobs M] [--shards S]
  *

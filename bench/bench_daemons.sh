@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/bench_daemons.sh [JOBS [SHARDS [INSTANCES...]]] - validator and
 # assimilator throughput with 1 and with 2 (or INSTANCES) instances on a
-# private mariadbd (issue 15). For each count K, on a fresh database:
+# private mariadbd. For each count K, on a fresh database:
 # bench/bench_daemons makes JOBS one-round jobs of SHARDS WUs (default
 # 20 x 4) with both replicas of every WU uploaded; K `ctune-server run
 # --roles validator --instance vI` processes start together and are timed

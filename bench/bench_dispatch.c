@@ -1,7 +1,7 @@
 /*
  * bench_dispatch - does the scheduler slow down as a volunteer's history
- * grows? (issue 13: "dispatch rate flat from 1k to 100k results per
- * user").
+ * grows? (The goal: the dispatch rate flat from 1k to 100k results per
+ * user.)
  *
  *   bench/bench_dispatch [RPCS]   (default 20 RPCs per row)
  *

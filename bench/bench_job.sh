@@ -21,7 +21,7 @@
 # eligible host, one replica per account, and the job would stall).
 # --lora R trains rank-R adapters (alpha R, all targets). --verify then
 # runs `ctune verify --sample 1` on the last round (on --device, cpu when
-# auto) and prints its cost beside one replica's training (issue 30).
+# auto) and prints its cost beside one replica's training.
 set -eu
 
 usage() {
@@ -227,7 +227,7 @@ END {
 	printf "| server: base loss ahead of round 1; round samples (mean of %d) | %.2f s; %.2f s |\n", ns, ah, ns ? sm / ns : 0
 	printf "| server time per WU result (validate + share of assimilate, base loss, samples) | %.2f s (%.1f%% of train) |\n", srv, trw ? 100 * srv / trw : 0
 	# per WU: the validation of all its replicas and the share of its round, against
-	# the compute of one replica (the goal of issue 13, stricter than per result)
+	# the compute of one replica (the goal: stricter than per result)
 	srvwu = (v + as + ah + sm) / nwu
 	printf "| server time per WU (the above x results / %d WUs) | %.2f s (%.1f%% of the train of one replica) |\n", nwu, srvwu, trw ? 100 * srvwu / trw : 0
 	# CPU seconds do not depend on who else runs: the steadier figures

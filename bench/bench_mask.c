@@ -10,7 +10,7 @@
  * The two work units step alternately (unmasked, masked, unmasked, ...;
  * one warm-up step each), so a neighbour's load on a shared machine falls
  * on both alike. Prints one row per (config, device): the median ms per
- * step of each, masked over unmasked (issue 28's goal: <= 1.02), and the
+ * step of each, masked over unmasked (the goal: <= 1.02), and the
  * process CPU time per step of each (all threads) and their ratio: on a
  * machine shared with other work the CPU time is the steadier figure. Defaults: both
  * configs, B=4, T=64, 7 steps, devices cpu and opencl (skipped when there

@@ -82,14 +82,14 @@ bench_bench_web_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_C
 bench_bench_web_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
 
 # bench/bench_dispatch: scheduler RPC time as one volunteer's history grows
-# from 1k to 100k results (issue 13; prints a table, never run by make check).
+# from 1k to 100k results (prints a table, never run by make check).
 noinst_PROGRAMS += bench/bench_dispatch
 bench_bench_dispatch_SOURCES = bench/bench_dispatch.c
 bench_bench_dispatch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 bench_bench_dispatch_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 bench_bench_dispatch_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
 
-# Scale-out (issue 15): a validator/assimilator backlog on an external
+# Scale-out: a validator/assimilator backlog on an external
 # database, timed with 1 and 2 instances by bench/bench_daemons.sh.
 noinst_PROGRAMS += bench/bench_daemons
 bench_bench_daemons_SOURCES = bench/bench_daemons.c

@@ -396,7 +396,7 @@ static int build_from_cache(struct ct_ocl *ocl, const char *path, const char *op
  * "CPU matmul blocking"). With 8-float ones (AVX2: 16 registers) 6 rows x
  * 2 float8 (12 accumulators, BLIS's Haswell shape): 8 x 2 of float16 needs
  * 32 registers, and PoCL built for Haswell ran it 20% slower per product
- * and 10% per 124M step (doc/results.md, session 7). Other CPUs keep 8 x 2
+ * and 10% per 124M step (doc/results.md). Other CPUs keep 8 x 2
  * of float16 (not measured: without FMA hardware fma() is a library call).
  * CT_OCL_MM="R,VW,NV" overrides (tuning only; results never change).
  * Also the elementwise kernels' elements per work-item (ocl->ew) and the

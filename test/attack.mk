@@ -10,15 +10,15 @@ CT_ATTACK_TESTS = test/server_schema_kill9.sh test/server_badstrings.sh \
 	test/server_collude.sh test/server_crossshard.sh test/server_trust.sh \
 	test/server_crossshard_ulp.sh test/server_trust_caught.sh \
 	test/server_crossshard_lora.sh test/server_inprogress.sh
-# the port stays up (issue 27): per-address limits and deadlines (a load
+# the port stays up: per-address limits and deadlines (a load
 # program of half-sent requests), parse caps, the address behind a proxy
 CT_ATTACK_TESTS += test/attack_slow_headers.sh test/attack_xml_bomb.sh \
 	test/attack_proxy.sh
-# a round no small group can capture, deadlines a hoarder cannot stretch
-# (issue 27): the round rules, request_delay enforced, the round check
+# a round no small group can capture, deadlines a hoarder cannot stretch:
+# the round rules, request_delay enforced, the round check
 CT_ATTACK_TESTS += test/server_round_capture.sh test/server_request_delay.sh \
 	test/server_round_fail.sh test/server_hoarder_round.sh
-# uploads that a sniffer cannot spoil (issue 27): the host's MAC
+# uploads that a sniffer cannot spoil: the host's MAC
 CT_ATTACK_TESTS += test/server_upload_sniffer.sh
 check_PROGRAMS += test/slow_headers
 test_slow_headers_LDADD = -lpthread

@@ -1,6 +1,6 @@
 #!/bin/sh
-# test/attack_slow_headers.sh - one address cannot lock the HTTP port
-# (issue 27): 127.0.0.2 holds 2,100 half-sent requests (a header line every
+# test/attack_slow_headers.sh - one address cannot lock the HTTP port:
+# 127.0.0.2 holds 2,100 half-sent requests (a header line every
 # 2 s, reconnecting whenever the server closes one: test/slow_headers)
 # while 127.0.0.3 makes ordinary requests. With http.max_conns_per_ip
 # (default 32) and a header deadline (http.header_timeout, 4 s here):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/attack_xml_bomb.sh - a small request body cannot take the server's
-# memory (issue 27). Before, a 16 KB gzip body inflating to 16 MiB of
+# memory. Before, a 16 KB gzip body inflating to 16 MiB of
 # "<a/>" was parsed into a full libxml2 tree before the account key was
 # looked at: ~560 MB a request, still held afterwards. Now the scheduler
 # request's parse stops at its node and text caps (server/rpc/sched_req.c):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A job canceled while a real client holds its work: the client obeys the
-# abort once and goes on to other work (issue 32: the lost-result resend
+# abort once and goes on to other work (before, the lost-result resend
 # met the abort and looped, 1,270 scheduler calls a minute).
 #  - one `ctune run` with a work buffer of 4 holds job 1's tasks, one of
 #    them running, when `job cancel` comes;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TLS without a CA (issue 27): `ctune-server init --tls` makes a
+# TLS without a CA: `ctune-server init --tls` makes a
 # self-signed certificate and key, the server serves https with them, and
 # a real client attaches with --pin-self-signed, which pins the server's
 # public key (curl's sha256// form, kept with the project in the client

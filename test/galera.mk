@@ -1,4 +1,4 @@
-# The Galera test bed (issue 15): a three-node MariaDB Galera cluster in
+# The Galera test bed: a three-node MariaDB Galera cluster in
 # network namespaces, two server instances, three clients, a node and an
 # instance killed mid-job (test/galera_bed.sh; skips unless root with
 # galera-4, mariadb-server and rsync). Included from test/local.mk. The

@@ -1,6 +1,6 @@
 #!/bin/bash
-# test/galera_bed.sh - crowdtune on a three-node MariaDB Galera cluster
-# (issue 15), everything real and on this one machine:
+# test/galera_bed.sh - crowdtune on a three-node MariaDB Galera cluster,
+# everything real and on this one machine:
 #  - three mariadbd + galera-4 nodes, each in its own network namespace
 #    (test/galera_lib.sh: 10.213.0.1-3 on veth links to a bridge);
 #  - two `ctune-server run` instances (a on node 1, b on node 2) on one

@@ -1,5 +1,5 @@
 # test/galera_lib.sh - a three-node MariaDB Galera cluster on one machine
-# for the tests and benchmarks of issue 15 (sourced, not run; bash).
+# for the scale-out tests and benchmarks (sourced, not run; bash).
 #
 # Each node is a private mariadbd (Debian's mariadb-server + galera-4) in a
 # network namespace of its own, with one address on a veth link to a

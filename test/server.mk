@@ -18,9 +18,9 @@ if HAVE_CMOCKA
 CT_SERVER_UNIT_TESTS = test/test_db test/test_token test/test_sched test/test_wg \
 	test/test_lock_order
 CT_SERVER_UNIT_TESTS += test/test_server_sample test/test_dl test/test_wu_state
-# the migration lock and resumable migrations (issue 15)
+# the migration lock and resumable migrations
 CT_SERVER_UNIT_TESTS += test/test_migrate_lock
-# an RPC's rows examined stay flat as the unsent work grows (issue 35)
+# an RPC's rows examined stay flat as the unsent work grows
 CT_SERVER_UNIT_TESTS += test/test_sched_scan
 check_PROGRAMS += $(CT_SERVER_UNIT_TESTS)
 TESTS += $(CT_SERVER_UNIT_TESTS)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/server_hoarder_round.sh - a hoarder cannot stretch a new job's round
-# (issue 27: one account with two hosts took one replica of each WU of a
+# (before: one account with two hosts took one replica of each WU of a
 # new job and never reported; the round waited for the default deadline,
 # 86,400 s):
 #  - a new job of 4 shards, 2 replicas; account x with hosts x.a

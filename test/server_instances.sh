@@ -1,5 +1,5 @@
 #!/bin/sh
-# test/server_instances.sh - instances (issue 15) with the real binary on a
+# test/server_instances.sh - instances with the real binary on a
 # private mariadbd: two `run` of one instance name on one project are
 # refused (the error names the PID holding it); a second instance gets its
 # own admin socket and server.url and the default one keeps admin.sock and

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/server_request_delay.sh - request_delay enforced by the server
-# (issue 27: 30 scheduler RPCs in 0.9 s were all answered, so colluders
+# (before: 30 scheduler RPCs in 0.9 s were all answered, so colluders
 # polling fast were first whenever a round opened):
 #  - request_delay = 10; p asks for work before there is any: none, and it
 #    is told 10 s;

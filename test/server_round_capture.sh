@@ -1,6 +1,6 @@
 #!/bin/sh
 # test/server_round_capture.sh - two accounts on two networks try to
-# capture whole rounds (issue 27): the scheduler used to keep replicas
+# capture whole rounds: the scheduler used to keep replicas
 # apart only pairwise per WU, so c1 asking for 4 got one replica of each of
 # a 4-shard round's WUs and c2, on another /24, every second one; both sent
 # the same sign-flipped update and every WU agreed by hash. Now the round

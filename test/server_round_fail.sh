@@ -1,5 +1,5 @@
 #!/bin/sh
-# test/server_round_fail.sh - the round check (issue 27): a round whose
+# test/server_round_fail.sh - the round check: a round whose
 # average makes the job's held-out loss worse than its input model's by
 # more than the job's loss margin is not applied:
 #  - the round rules are off here (max_shared_per_round = 0, shares 0), so

@@ -1,6 +1,6 @@
 #!/bin/sh
-# test/server_upload_sniffer.sh - an upload that a sniffer cannot spoil
-# (issue 27): the upload token travels in clear without TLS, but an
+# test/server_upload_sniffer.sh - an upload that a sniffer cannot spoil:
+# the upload token travels in clear without TLS, but an
 # upload counts only with a MAC over its body under the secret of the host
 # the token was issued to, a secret sent once (in the reply that makes the
 # host) and never again:

@@ -1,6 +1,6 @@
 /*
  * test_sched_scan.c - a scheduler RPC's cost must not grow with the unsent
- * work (issue 35). The rows its statements examine are read from the
+ * work. The rows its statements examine are read from the
  * database's own counters (the session's Handler_read_* status) around
  * real RPCs (ct_sched_rpc on this test's connection), first with 1,000
  * unsent WUs, then with 10,000: the count per RPC may not grow by more

@@ -1,6 +1,6 @@
 /*
  * Two validators in two processes against the same work units, many
- * times, on a real MariaDB server (issue 15). Run by
+ * times, on a real MariaDB server. Run by
  * test/vrace_mariadbd.sh, which starts a private mariadbd and passes its
  * URL in CT_TEST_DB_URL (without it the test is skipped, exit 77).
  *

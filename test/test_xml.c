@@ -404,7 +404,7 @@ static int parse_lim(const char *doc, long nodes, size_t text)
 	return rc;
 }
 
-/* The node and text caps (issue 27): a document at the cap parses, one
+/* The node and text caps: a document at the cap parses, one
  * node or byte over it does not, whatever the kind of node; attribute
  * bombs are refused before libxml2 reads the tag; no caps is the old
  * parse. */

@@ -1,4 +1,4 @@
--- 004: what the server needs to run real model sizes cheaply (issue 13).
+-- 004: what the server needs to run real model sizes cheaply.
 --
 -- job.eval_tokens: tokens each round's evaluation (base and averaged
 -- model) is over; 0 = the server's default (daemons.eval_tokens).

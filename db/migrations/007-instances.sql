@@ -1,4 +1,4 @@
--- 007: instances (issue 15). role_heartbeat.instance is now the instance
+-- 007: instances. role_heartbeat.instance is now the instance
 -- name (`run --instance`, the config's `instance` or the host name), and
 -- the row says which process beats it. A clean stop deletes the rows of
 -- its instance; rows of the old "<host>:<pid>" form are from processes

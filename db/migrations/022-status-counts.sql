@@ -1,5 +1,5 @@
 -- db/migrations/022-status-counts.sql - queries that do not grow with the
--- project's history (issue 13). Each statement may run again after a
+-- project's history. Each statement may run again after a
 -- crash (IF NOT EXISTS).
 --
 -- The status page: its result counts come from round_stat (kept by the

@@ -1,5 +1,5 @@
 -- db/migrations/023-sched-flat.sql - a scheduler RPC whose cost does not
--- grow with the unsent work (issue 35). Each statement may run again
+-- grow with the unsent work. Each statement may run again
 -- after a crash (IF NOT EXISTS).
 --
 -- A deadline's estimate (worklimit.c) is the median run time of the job's

@@ -1,5 +1,5 @@
 -- db/migrations/024-round-placement.sql - a round that a few accounts
--- cannot capture, deadlines a hoarder cannot stretch (issue 27). Each
+-- cannot capture, deadlines a hoarder cannot stretch. Each
 -- statement may run again after a crash (IF NOT EXISTS).
 --
 -- result.sent_round is the round id of a replica, written when it is sent

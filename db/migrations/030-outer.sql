@@ -1,5 +1,5 @@
 -- db/migrations/030-outer.sql - the outer optimizer of a job's rounds,
--- and rounds that close without their last WUs (issue 31; lib/ct_outer.h,
+-- and rounds that close without their last WUs (lib/ct_outer.h,
 -- doc/workunit.md "The outer step", doc/validation.md "Assimilator"). Each
 -- statement may run again after a crash (IF NOT EXISTS).
 --

@@ -1,5 +1,5 @@
--- db/migrations/031-receipts.sql - each round's signed receipt (issue 30;
--- doc/receipts.md, daemons/receipt.h). The receipt itself is a file of the
+-- db/migrations/031-receipts.sql - each round's signed receipt (doc/receipts.md,
+-- daemons/receipt.h). The receipt itself is a file of the
 -- content store (kind 'receipt', kept forever), named by its SHA-256; this
 -- row says which file is round idx's of job jobid. Rows are inserted once
 -- (INSERT IGNORE) and never updated: a receipt is never rewritten. purge

@@ -1,6 +1,6 @@
 -- db/migrations/035-base-format.sql - how a LoRA job keeps its frozen base,
 -- and the memory a job's WU needs
--- (issue 29; engine/ct_base.h, doc/workunit.md §13, doc/operator.md "LoRA
+-- (engine/ct_base.h, doc/workunit.md §13, doc/operator.md "LoRA
 -- jobs"): 0 float32 (every job before this column), 1 bf16, 2 q8, 3 nf4.
 -- A compact job's model file is the compact base the server converted once
 -- at submission; its WUs carry the format, and the server widens the base

@@ -5,7 +5,7 @@
  * and each piece's pages are given back to the kernel as soon as the
  * device has them, so the process never holds the model twice. At 124M
  * that is the difference between the server's peak being two models and
- * the database, and one (doc/results.md, issue 13).
+ * the database, and one (doc/results.md).
  */
 #include "eval.h"
 #include "ct_engine.h"

@@ -1,6 +1,6 @@
 /*
  * instance.h - the instance a `ctune-server run` process is, and what
- * several instances on one project share out (issue 15).
+ * several instances on one project share out.
  *
  * Every `run` process has an instance name (`--instance NAME`, else the
  * config's `instance` key, else the host name up to the first dot). One

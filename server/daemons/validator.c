@@ -719,7 +719,7 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 /* 1 if every result this pass read still has the validate_state it was
  * read in (locks them; the WU row is locked already). Another validator
  * may have moved one meanwhile: deciding on the stale states would leave
- * that result stuck where the other one put it (issue 15). */
+ * that result stuck where the other one put it. */
 static int states_unchanged(struct ct_db *db, const struct vwu *v)
 {
 	struct ct_db_res *res = NULL;

@@ -1,5 +1,5 @@
 /*
- * lock_order.h - the one order in which transactions lock rows (issue 15):
+ * lock_order.h - the one order in which transactions lock rows:
  * work unit rows first, by id ascending, then their results' rows, then
  * what triggers on results update (round_stat: one row per round, shared
  * by every WU of the round). A transaction that touches several WUs (the

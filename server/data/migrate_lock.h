@@ -1,6 +1,6 @@
 /*
  * migrate_lock.h - the schema migration lock and its progress, shared by
- * every process on one database, Galera cluster included (issue 15).
+ * every process on one database, Galera cluster included.
  *
  * GET_LOCK() is local to one node of a Galera cluster, so two instances
  * starting on different nodes could both migrate. The lock is instead a

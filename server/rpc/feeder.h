@@ -1,5 +1,5 @@
 /*
- * feeder.h - the scheduler's ready-to-send cache (issue 35; BOINC's
+ * feeder.h - the scheduler's ready-to-send cache (BOINC's
  * feeder idea, kept inside the server process): a bounded set of unsent
  * results in dispatch order (priority descending, then id), each with the
  * placement facts of its WU that do not change (job, round, the round's

@@ -564,7 +564,7 @@ static int listed(const struct sched_ctx *c, const char *name)
  * "aborted by the project": DIDNT_NEED, not an error of the host's, and
  * no longer in progress, so it is never sent again as lost and the host's
  * in-progress caps let it take other work (a client told to abort a result
- * that was then resent as lost looped: issue 32). One autocommit UPDATE
+ * that was then resent as lost looped). One autocommit UPDATE
  * guarded by the old state, without the WU's lock: a lost race moves
  * nothing, and a deadlock with a WU's transaction is retried by
  * ct_db_execa. */

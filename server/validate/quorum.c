@@ -121,8 +121,8 @@ double ct_val_margin(double margin, double rel, double base_loss)
  * result are probed on the same tokens, so 1024 of them tell garbage from
  * a trained model with room to spare, and a WU's probe stays a fixed cost
  * as WUs grow (at 2048 it was most of the server's time per 124M WU;
- * doc/results.md, issue 13). (A sixteenth instead of a quarter was tried
- * for issue 13: text_job_e2e's honest results then failed the probe,
+ * doc/results.md). (A sixteenth instead of a quarter was tried:
+ * text_job_e2e's honest results then failed the probe,
  * whose loss over one sequence is too noisy for the margin.) */
 int ct_val_probe_tokens(int steps, int batch, int seq, int probe_tokens)
 {
