@@ -39,6 +39,7 @@
 #include "data/server.h"
 #include "validate/stall.h"
 #include "validate/worklimit.h"
+#include "data/dl_workunit.h"
 #include "data/wu_state.h"
 #include "ct_conf.h"
 #include "ct_err.h"
@@ -96,33 +97,35 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 	return rc < 0 ? rc : 1;
 }
 
-/* load_wu's columns, in its SELECT's order. */
 #define W struct twu
-static const struct ct_dl_col twu_cols[] = {
-	CT_DL_COL(W, id), CT_DL_COL(W, jobid), CT_DL_COL(W, roundid), CT_DL_COL(W, canonical),
-	CT_DL_COL(W, name), CT_DL_COL(W, target), CT_DL_COL(W, max_err),
-	CT_DL_COL(W, max_total), CT_DL_COL(W, max_success), CT_DL_COL(W, error_mask),
-	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
-	CT_DL_COL(W, need_validate),
-};
 static const struct ct_dl_col job_status_col[] = { CT_DL_COL(W, job_status) };
 #undef W
 
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 {
+	struct ct_workunit_row u;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	rc = CT_DL_ONE(db, w, twu_cols, "SELECT w.id, w.jobid, w.roundid, "
-		       "w.canonical_resultid, w.name, w.target_nresults, w.max_error_results, "
-		       "w.max_total_results, w.max_success_results, w.error_mask, "
-		       "w.assimilate_state, w.file_delete_state, w.need_validate FROM workunit w "
-		       "WHERE w.id=? AND w.transition_time<=? FOR UPDATE", wuid, now);
-	if (rc == CT_ENOTFOUND)
-		return 0;	/* not due any more */
+	rc = ct_wu_lock(db, wuid, &u, NULL, NULL);
+	if (rc == CT_ENOTFOUND || (rc == 0 && u.transition_time > now))
+		return 0;	/* gone, or not due any more */
 	if (rc < 0)
 		return rc;
+	w->id = u.id;
+	w->jobid = u.jobid;
+	w->roundid = u.roundid;
+	w->canonical = u.canonical_resultid;
+	snprintf(w->name, sizeof(w->name), "%s", u.name);
+	w->target = u.target_nresults;
+	w->max_err = u.max_error_results;
+	w->max_total = u.max_total_results;
+	w->max_success = u.max_success_results;
+	w->error_mask = u.error_mask;
+	w->assimilate_state = u.assimilate_state;
+	w->file_delete_state = u.file_delete_state;
+	w->need_validate = u.need_validate;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
 	rc = CT_DL_ONE(db, w, job_status_col, "SELECT status FROM job WHERE id=?", w->jobid);

@@ -31,6 +31,8 @@
 #include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/dl_result.h"
+#include "data/dl_workunit.h"
 #include "data/result_state.h"
 #include "eval.h"
 #include "instance.h"
@@ -717,46 +719,38 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 }
 
 /* 1 if every result this pass read still has the validate_state it was
- * read in (locks them; the WU row is locked already). Another validator
- * may have moved one meanwhile: deciding on the stale states would leave
- * that result stuck where the other one put it. */
-static int states_unchanged(struct ct_db *db, const struct vwu *v)
+ * read in (rs: the WU's results as ct_wu_lock read them, locked). Another
+ * validator may have moved one meanwhile: deciding on the stale states
+ * would leave that result stuck where the other one put it. */
+static int states_unchanged(const struct vwu *v, const struct ct_result_row *rs, size_t n)
 {
-	struct ct_db_res *res = NULL;
-	int rc, same = 1;
-
-	rc = CT_DB_QUERY(db, &res, "SELECT id, validate_state FROM result WHERE workunitid=? "
-			 "FOR UPDATE", v->j.wuid);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0)
+	for (size_t k = 0; k < n; k++)
 		for (size_t i = 0; i < v->nr; i++)
-			if (v->r[i].id == ct_db_int(res, 0) &&
-			    v->r[i].state != (int)ct_db_int(res, 1))
-				same = 0;
-	ct_db_res_free(res);
-	return same;
+			if (v->r[i].id == rs[k].id && v->r[i].state != rs[k].validate_state)
+				return 0;
+	return 1;
 }
 
 static int apply_txn(struct ct_db *db, void *arg)
 {
 	struct vwu *v = arg;
-	int64_t now = ct_db_now(db), canonical = -1;
-	int rc, changed = 0;
+	int64_t now = ct_db_now(db);
+	struct ct_result_row *rs = NULL;
+	struct ct_workunit_row w;
+	size_t nrs = 0;
+	int rc, changed = 0, same;
 
-	rc = CT_DB_QUERY_INT(db, &canonical, "SELECT canonical_resultid FROM workunit "
-			     "WHERE id=? FOR UPDATE", v->j.wuid);
+	rc = ct_wu_lock(db, v->j.wuid, &w, &rs, &nrs);
 	if (rc < 0)
 		return rc;
-	if (canonical != v->j.canonical)
+	same = states_unchanged(v, rs, nrs);
+	free(rs);
+	if (w.canonical_resultid != v->j.canonical)
 		return 0;	/* another validator decided it meanwhile */
-	rc = states_unchanged(db, v);
-	if (rc == 0) {	/* changed under us: decide again on what is there now */
+	if (!same) {	/* changed under us: decide again on what is there now */
 		rc = ct_wu_need_validate(db, v->j.wuid, 1, -1);
 		return rc < 0 ? rc : 0;
 	}
-	if (rc < 0)
-		return rc;
 	for (size_t i = 0; i < v->nr; i++) {
 		rc = apply_result(db, v, &v->r[i], now);
 		if (rc < 0)

@@ -1,6 +1,7 @@
 /*
  * dl_result.c - the `result` table's reads (see dl_result.h): each
- * statement with its column table beside it.
+ * statement with its column table beside it. The results of one WU are
+ * read in dl_workunit.c, beside the WU's lock that reads them too.
  */
 #include <string.h>
 
@@ -40,17 +41,4 @@ int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *
 			 name);
 }
 
-static const struct ct_dl_col wu_cols[] = {
-	CT_DL_COL(R, id), CT_DL_COL(R, name), CT_DL_COL(R, hostid),
-	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
-	CT_DL_COL(R, report_deadline),
-};
-
-int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
-		      size_t *n)
-{
-	return CT_DL_LIST(db, rows, n, wu_cols, "results", "SELECT id, name, hostid, "
-			  "server_state, outcome, validate_state, report_deadline FROM result "
-			  "WHERE workunitid=? ORDER BY id", wuid);
-}
 #undef R

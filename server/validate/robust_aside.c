@@ -15,6 +15,7 @@
 #include "ct_log.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/dl_workunit.h"
 #include "data/result_state.h"
 #include "robust.h"
 #include "data/wu_state.h"
@@ -87,12 +88,12 @@ static int job_notice(struct ct_db *db, int64_t jobid, const char *msg)
 static int aside_txn(struct ct_db *db, void *arg)
 {
 	struct aside *s = arg;
-	int64_t now = ct_db_now(db), canon = -1;
+	int64_t now = ct_db_now(db);
+	struct ct_workunit_row w;
 	int rc, n = 0;
 
-	rc = CT_DB_QUERY_INT(db, &canon, "SELECT canonical_resultid FROM workunit WHERE id=? "
-			     "FOR UPDATE", s->wuid);
-	if (rc < 0 || canon != s->resultid)
+	rc = ct_wu_lock(db, s->wuid, &w, NULL, NULL);
+	if (rc < 0 || w.canonical_resultid != s->resultid)
 		return rc < 0 ? rc : 0;	/* another assimilator decided */
 	if (s->action != CT_ROBUST_ACCEPTED) {
 		rc = invalidate_valid(db, s->wuid, now, s->action == CT_ROBUST_ROUND_FAILED ?

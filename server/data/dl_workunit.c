@@ -1,0 +1,59 @@
+/*
+ * dl_workunit.c - the `workunit` table's lock (see dl_workunit.h) and the
+ * read of a WU's results (dl_result.h's ct_result_list_wu), which the lock
+ * reads too: the statements with their column tables beside them.
+ */
+#include <string.h>
+
+#include "db.h"
+#include "dl.h"
+#include "dl_result.h"
+#include "dl_workunit.h"
+
+#define W struct ct_workunit_row
+static const struct ct_dl_col wu_cols[] = {
+	CT_DL_COL(W, id), CT_DL_COL(W, jobid), CT_DL_COL(W, roundid),
+	CT_DL_COL(W, canonical_resultid), CT_DL_COL(W, name), CT_DL_COL(W, target_nresults),
+	CT_DL_COL(W, max_error_results), CT_DL_COL(W, max_total_results),
+	CT_DL_COL(W, max_success_results), CT_DL_COL(W, error_mask),
+	CT_DL_COL(W, assimilate_state), CT_DL_COL(W, file_delete_state),
+	CT_DL_COL(W, need_validate), CT_DL_COL(W, transition_time),
+};
+#undef W
+
+#define R struct ct_result_row
+static const struct ct_dl_col result_cols[] = {
+	CT_DL_COL(R, id), CT_DL_COL(R, name), CT_DL_COL(R, hostid),
+	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
+	CT_DL_COL(R, report_deadline),
+};
+#undef R
+
+int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
+		      size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, result_cols, "results", "SELECT id, name, hostid, "
+			  "server_state, outcome, validate_state, report_deadline FROM result "
+			  "WHERE workunitid=? ORDER BY id", wuid);
+}
+
+int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
+	       size_t *n)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if (rs) {
+		*rs = NULL;
+		*n = 0;
+	}
+	rc = CT_DL_ONE(db, w, wu_cols, "SELECT id, jobid, roundid, canonical_resultid, name, "
+		       "target_nresults, max_error_results, max_total_results, "
+		       "max_success_results, error_mask, assimilate_state, file_delete_state, "
+		       "need_validate, transition_time FROM workunit WHERE id=? FOR UPDATE", wuid);
+	if (rc < 0 || rs == NULL)
+		return rc;
+	return CT_DL_LIST(db, rs, n, result_cols, "results", "SELECT id, name, hostid, "
+			  "server_state, outcome, validate_state, report_deadline FROM result "
+			  "WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
+}

@@ -1,0 +1,34 @@
+/*
+ * dl_workunit.h - the `workunit` table's row and the one function that
+ * locks a work unit (the data layer, dl.h). Writes of the state columns
+ * belong to wu_state.h.
+ */
+#ifndef CT_DL_WORKUNIT_H
+#define CT_DL_WORKUNIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_db;
+struct ct_result_row;
+
+struct ct_workunit_row {
+	int64_t id, jobid, roundid, canonical_resultid;
+	char name[65];
+	int target_nresults, max_error_results, max_total_results, max_success_results;
+	int error_mask, assimilate_state, file_delete_state, need_validate;
+	int64_t transition_time;
+};
+
+/* Lock work unit `wuid` for the calling transaction (SELECT ... FOR
+ * UPDATE) and read every member of *w; with rs non-NULL, then lock its
+ * results too and read them into *rs (malloc'd, free() it; NULL when there
+ * are none; *n rows, in id order, the members ct_result_list_wu() reads).
+ * The rows are taken in lock_order.h's order: the WU, then its results.
+ * Every transaction that locks a WU does it here. Returns 0, CT_ENOTFOUND
+ * (no such WU; nothing is read), CT_ENOMEM or a db error (CT_EAGAIN: a
+ * deadlock, retry the transaction). */
+int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
+	       size_t *n);
+
+#endif
