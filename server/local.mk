@@ -21,7 +21,7 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl.c server/data/dl.h server/data/dl_job.c server/data/dl_job.h \
 	server/data/dl_receipt.c server/data/dl_receipt.h server/data/dl_result.c \
 	server/data/dl_result.h server/data/dl_round.c server/data/dl_round.h \
-	server/data/dl_workunit.c server/data/dl_workunit.h \
+	server/data/dl_text.c server/data/dl_text.h server/data/dl_workunit.c server/data/dl_workunit.h \
 	server/data/job_state.c server/data/job_state.h server/data/lock_order.c \
 	server/data/lock_order.h server/data/lora_job.c server/data/lora_job.h \
 	server/data/migrate_lock.c server/data/migrate_lock.h \
@@ -81,7 +81,8 @@ server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/commands.h server/cmd/job_hf.c server/cmd/job_hf.h \
 	server/cmd/job_peft.c server/cmd/job_peft.h server/cmd/job_tokenizer.c \
 	server/cmd/job_tokenizer.h server/cmd/project_init.c \
-	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h
+	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h \
+	server/cmd/text_args.h server/cmd/text_submit.c server/cmd/text_submit.h
 nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 
 bin_PROGRAMS += ctune-server

@@ -34,7 +34,7 @@
 #include "job_hf.h"
 #include "job_peft.h"
 #include "job_tokenizer.h"
-#include "daemons/sample.h"
+#include "text_submit.h"
 #include "web/web_data.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
@@ -96,7 +96,7 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_OUTER, O_OUTER_LR, O_OUTER_MOM,
        /* rounds that close without their last WUs */
        O_ROUND_QUORUM, O_ROUND_TIMEOUT,
-       /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
+       /* text jobs: taken out by ct_text_submit_prepare (text_submit.h) */
        O_TEXT };
 
 static const struct option submit_opts[] = {
@@ -302,7 +302,7 @@ static const char *opt_word(char **argv)
 
 /* Parse job submit's argv (argv[0] the command's name) into a: every
  * option and its value, and at most npos positional arguments. A text
- * option is only accepted when text_ok and spelled out in full (sample.c
+ * option is only accepted when text_ok and spelled out in full (text_submit.c
  * takes it out by its full name). Returns 0 or CT_EUSAGE. */
 static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos, int text_ok,
 			struct submit_args *a)
@@ -364,7 +364,7 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	int64_t jobid = 0;
 	int rc = 0;
 
-	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
+	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (text_submit.h) */
 	if (rc == 0)
 		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
 	if (rc == 0 && (hf_dir = strdup(a.paths[0] ? a.paths[0] : "")) == NULL)

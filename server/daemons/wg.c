@@ -75,7 +75,7 @@ static int load_tokens(const char *path, int V, struct ct_tokens *t)
 
 /* Shard k of K of the training tokens: [*a, *a + *cnt). n*k/K on, in
  * general; a file with a loss mask (conversations packed into rows of T
- * tokens, then one more: sample.h's --train-chat) is cut between rows,
+ * tokens, then one more: cmd/chat_submit.h's --train-chat) is cut between rows,
  * each shard holding whole rows and the first token of the next (a
  * target the loss never counts), so no conversation is cut. */
 static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t *a,

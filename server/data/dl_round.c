@@ -1,6 +1,10 @@
 /*
  * dl_round.c - the `round` table's reads (see dl_round.h).
  */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "ct_err.h"
 #include "db.h"
 #include "db_args.h"
@@ -21,4 +25,39 @@ int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 	return CT_DL_LIST(db, rounds, n, round_cols, "rounds", "SELECT idx, status, nwus, "
 			  "nwus_done, base_eval_loss, eval_loss, model_sha256, out_model_sha256, "
 			  "finish_time FROM `round` WHERE jobid=? ORDER BY idx", jobid);
+}
+
+struct round_model {
+	int64_t idx;
+	char sha[65];
+};
+
+static const struct ct_dl_col round_model_cols[] = {
+	CT_DL_COL(struct round_model, idx), CT_DL_COL(struct round_model, sha),
+};
+
+int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[65])
+{
+	struct round_model m;
+	int rc;
+
+	if (*idx == 0)
+		rc = CT_DL_ONE(db, &m, round_model_cols, "SELECT 0, model_sha256 FROM job "
+			       "WHERE id=?", jobid);
+	else if (*idx > 0)
+		rc = CT_DL_ONE(db, &m, round_model_cols, "SELECT idx, out_model_sha256 FROM "
+			       "`round` WHERE jobid=? AND idx=? AND out_model_sha256<>''", jobid,
+			       *idx);
+	else
+		rc = CT_DL_ONE(db, &m, round_model_cols, "SELECT idx, out_model_sha256 FROM "
+			       "`round` WHERE jobid=? AND out_model_sha256<>'' ORDER BY idx DESC "
+			       "LIMIT 1", jobid);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no model for %s", jobid,
+				*idx < 0 ? "any averaged round yet (try --round 0)" : "that round");
+	if (rc == 0) {
+		*idx = m.idx;
+		memcpy(sha, m.sha, 65);
+	}
+	return rc;
 }

@@ -27,4 +27,9 @@ struct ct_round_row {
 int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 		  size_t *n);
 
+/* The model of round *idx of job jobid (0: the job's base; -1: the newest
+ * averaged round, whose index goes into *idx) into sha (65 bytes).
+ * Returns 0, CT_ENOTFOUND (saying which is missing) or a db error. */
+int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[65]);
+
 #endif
