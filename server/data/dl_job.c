@@ -36,3 +36,19 @@ int ct_job_list(struct ct_db *db, struct ct_job_row **jobs, size_t *n)
 	return ct_dl_query_list(db, sizeof(**jobs), jobs, n, job_cols, CT_DL_NCOLS(job_cols),
 				"jobs", "SELECT " JOB_COLS " FROM job ORDER BY id", NULL, 0);
 }
+
+struct job_status {
+	int status;
+};
+
+static const struct ct_dl_col status_col[] = { CT_DL_COL(struct job_status, status) };
+
+int ct_job_status(struct ct_db *db, int64_t id, int *status)
+{
+	struct job_status j;
+	int rc = CT_DL_ONE(db, &j, status_col, "SELECT status FROM job WHERE id=?", id);
+
+	if (rc == 0)
+		*status = j.status;
+	return rc;
+}

@@ -41,4 +41,8 @@ int ct_job_get(struct ct_db *db, int64_t id, struct ct_job_row *j);
  * when there are none) of *n rows. Returns 0, CT_ENOMEM or a db error. */
 int ct_job_list(struct ct_db *db, struct ct_job_row **jobs, size_t *n);
 
+/* Job `id`'s status (a plain read: no lock) into *status. Returns 0,
+ * CT_ENOTFOUND or a db error. */
+int ct_job_status(struct ct_db *db, int64_t id, int *status);
+
 #endif

@@ -61,3 +61,11 @@ int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[
 	}
 	return rc;
 }
+
+int ct_round_set_eval_ntokens(struct ct_db *db, int64_t roundid, int64_t ntokens)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE `round` SET eval_ntokens=? WHERE id=?", ntokens,
+			    roundid);
+
+	return rc < 0 ? rc : 0;
+}

@@ -32,4 +32,8 @@ int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
  * Returns 0, CT_ENOTFOUND (saying which is missing) or a db error. */
 int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[65]);
 
+/* Record how many evaluation tokens round roundid's losses read. Returns 0
+ * or a db error. */
+int ct_round_set_eval_ntokens(struct ct_db *db, int64_t roundid, int64_t ntokens);
+
 #endif

@@ -57,3 +57,27 @@ int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct
 			  "server_state, outcome, validate_state, report_deadline FROM result "
 			  "WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
 }
+
+int ct_wu_set_single(struct ct_db *db, int64_t wuid)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE "
+			    "id=?", wuid);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_wu_wake_job(struct ct_db *db, int64_t jobid, int64_t except, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND id<>? "
+			    "AND canonical_resultid=0 AND error_mask=0", now, jobid, except);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
+		  size_t cap, size_t *n)
+{
+	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE transition_time<=? AND "
+			 "MOD(id, ?)=? ORDER BY transition_time LIMIT ?", now, nshare, k,
+			 (int64_t)cap);
+}

@@ -31,4 +31,18 @@ struct ct_workunit_row {
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
 	       size_t *n);
 
+/* Adaptive replication's decision for WU wuid: one replica is enough
+ * (min_quorum and target_nresults 1). Returns 0 or a db error. */
+int ct_wu_set_single(struct ct_db *db, int64_t wuid);
+
+/* Make every undecided, error-free WU of job jobid but `except` due for
+ * the transitioner at `now`. Returns 0 or a db error. */
+int ct_wu_wake_job(struct ct_db *db, int64_t jobid, int64_t except, int64_t now);
+
+/* The ids of the first `cap` WUs due at `now` (transition_time <= now),
+ * oldest transition_time first, of the share k of nshare (id mod nshare =
+ * k: one instance's) into ids[0..*n). Returns 0 or a db error. */
+int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
+		  size_t cap, size_t *n);
+
 #endif
