@@ -2,6 +2,8 @@
  * dl_job.c - the `job` table's reads (see dl_job.h): one column list, one
  * column table, the statements beside them.
  */
+#include <inttypes.h>
+
 #include "ct_err.h"
 #include "db.h"
 #include "db_args.h"
@@ -50,5 +52,107 @@ int ct_job_status(struct ct_db *db, int64_t id, int *status)
 
 	if (rc == 0)
 		*status = j.status;
+	return rc;
+}
+
+int ct_job_insert(struct ct_db *db, const struct ct_job_new *j, int64_t *id)
+{
+	int rc = CT_DB_EXEC(db,
+		"INSERT INTO job (name, create_time, update_time, status, model_sha256, model_size, "
+		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
+		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
+		"max_total_results, max_success_results, delay_bound, adaptive_replication, "
+		"tolerance, loss_margin, upload_encoding, max_upload_bytes, probe_tokens, "
+		"eval_tokens, aggregation) VALUES "
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		"?, ?, ?, ?, ?, ?, ?)",
+		j->name, j->now, j->now, CT_JOB_RUNNING, j->model_sha256, j->model_size,
+		j->train_sha256, j->eval_sha256, j->nshards, j->nrounds, j->steps, j->batch,
+		j->seq, j->lr, j->beta1, j->beta2, j->eps, j->weight_decay, j->grad_clip, j->seed,
+		j->min_quorum, j->target_nresults, j->max_error_results, j->max_total_results,
+		j->max_success_results, j->delay_bound, j->adaptive_replication, j->tolerance,
+		j->loss_margin, j->upload_encoding, j->max_upload_bytes, j->probe_tokens,
+		j->eval_tokens, j->aggregation);
+
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
+}
+
+int ct_job_set_outer(struct ct_db *db, int64_t id, const char *method, double lr,
+		     double momentum)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
+			    "WHERE id=?", method, lr, momentum, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_set_round_close(struct ct_db *db, int64_t id, double quorum, int timeout)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
+			    quorum, timeout, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_set_wu_mem(struct ct_db *db, int64_t id, int64_t bytes)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?", bytes, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_set_cur_round(struct ct_db *db, int64_t id, int idx, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
+			    "WHERE id=?", idx, now, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+#define P struct ct_job_policy
+static const struct ct_dl_col policy_cols[] = {
+	CT_DL_COL(P, status), CT_DL_COL(P, nshards), CT_DL_COL(P, nrounds),
+	CT_DL_COL(P, target_nresults), CT_DL_COL(P, min_quorum), CT_DL_COL(P, max_error_results),
+	CT_DL_COL(P, max_total_results), CT_DL_COL(P, max_success_results),
+	CT_DL_COL(P, delay_bound), CT_DL_COL(P, seed),
+};
+#undef P
+
+int ct_job_lock_policy(struct ct_db *db, int64_t id, struct ct_job_policy *p)
+{
+	int rc = CT_DL_ONE(db, p, policy_cols, "SELECT status, nshards, nrounds, "
+			   "target_nresults, min_quorum, max_error_results, max_total_results, "
+			   "max_success_results, delay_bound, seed FROM job WHERE id=? FOR UPDATE",
+			   id);
+
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "no job %" PRId64, id);
+	return rc;
+}
+
+#define S struct ct_job_shard_row
+static const struct ct_dl_col shard_cols[] = {
+	CT_DL_COL(S, sha256), CT_DL_COL(S, size), CT_DL_COL(S, ntokens),
+};
+#undef S
+
+int ct_job_shard_put(struct ct_db *db, int64_t jobid, int k, const struct ct_job_shard_row *r)
+{
+	int rc = CT_DB_EXEC(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
+			    "VALUES (?, ?, ?, ?, ?)", jobid, k, r->sha256, r->size, r->ntokens);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_shard_get(struct ct_db *db, int64_t jobid, int k, struct ct_job_shard_row *r)
+{
+	int rc = CT_DL_ONE(db, r, shard_cols, "SELECT sha256, size, ntokens FROM job_shard "
+			   "WHERE jobid=? AND shard=?", jobid, k);
+
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", jobid, k);
 	return rc;
 }

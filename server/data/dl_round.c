@@ -10,6 +10,7 @@
 #include "db_args.h"
 #include "dl.h"
 #include "dl_round.h"
+#include "wu_state.h"
 
 #define R struct ct_round_row
 static const struct ct_dl_col round_cols[] = {
@@ -68,4 +69,23 @@ int ct_round_set_eval_ntokens(struct ct_db *db, int64_t roundid, int64_t ntokens
 			    roundid);
 
 	return rc < 0 ? rc : 0;
+}
+
+int ct_round_find(struct ct_db *db, int64_t jobid, int idx, int64_t *id)
+{
+	return CT_DB_QUERY_INT(db, id, "SELECT id FROM `round` WHERE jobid=? AND idx=?", jobid,
+			       idx);
+}
+
+int ct_round_insert(struct ct_db *db, int64_t jobid, int idx, const char *sha, int nwus,
+		    int64_t now, int64_t *id)
+{
+	int rc = CT_DB_EXEC(db, "INSERT INTO `round` (jobid, idx, create_time, status, "
+			    "model_sha256, nwus) VALUES (?, ?, ?, ?, ?, ?)", jobid, idx, now,
+			    CT_ROUND_OPEN, sha, nwus);
+
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
 }

@@ -36,4 +36,13 @@ int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[
  * or a db error. */
 int ct_round_set_eval_ntokens(struct ct_db *db, int64_t roundid, int64_t ntokens);
 
+/* Round idx of job jobid's id into *id. Returns 0, CT_ENOTFOUND or a db
+ * error. */
+int ct_round_find(struct ct_db *db, int64_t jobid, int idx, int64_t *id);
+
+/* Open round idx of job jobid from model sha with nwus WUs (status OPEN,
+ * created now) into *id. Returns 0 or a db error (CT_EDUP: it exists). */
+int ct_round_insert(struct ct_db *db, int64_t jobid, int idx, const char *sha, int nwus,
+		    int64_t now, int64_t *id);
+
 #endif

@@ -81,3 +81,22 @@ int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int6
 			 "MOD(id, ?)=? ORDER BY transition_time LIMIT ?", now, nshare, k,
 			 (int64_t)cap);
 }
+
+int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id)
+{
+	int rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
+			    "round_idx, shard, seed, model_sha256, model_size, data_sha256, "
+			    "data_size, data_tokens, target_nresults, min_quorum, "
+			    "max_error_results, max_total_results, max_success_results, "
+			    "delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?)", w->now, w->name, w->jobid, w->roundid,
+			    w->round_idx, w->shard, w->seed, w->model_sha256, w->model_size,
+			    w->data_sha256, w->data_size, w->data_tokens, w->target_nresults,
+			    w->min_quorum, w->max_error_results, w->max_total_results,
+			    w->max_success_results, w->delay_bound, w->now);
+
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
+}

@@ -31,6 +31,19 @@ struct ct_workunit_row {
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
 	       size_t *n);
 
+/* A new work unit's row, as opening a round fills it (wg.c). Strings are
+ * borrowed. */
+struct ct_wu_new {
+	const char *name, *model_sha256, *data_sha256;
+	int64_t now, jobid, roundid, seed, model_size, data_size, data_tokens;
+	int round_idx, shard, target_nresults, min_quorum, max_error_results;
+	int max_total_results, max_success_results, delay_bound;
+};
+
+/* Insert WU w (due for the transitioner at w->now) into *id. Returns 0 or
+ * a db error. */
+int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id);
+
 /* Adaptive replication's decision for WU wuid: one replica is enough
  * (min_quorum and target_nresults 1). Returns 0 or a db error. */
 int ct_wu_set_single(struct ct_db *db, int64_t wuid);
