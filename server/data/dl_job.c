@@ -156,3 +156,23 @@ int ct_job_shard_get(struct ct_db *db, int64_t jobid, int k, struct ct_job_shard
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", jobid, k);
 	return rc;
 }
+
+int ct_job_set_base_loss(struct ct_db *db, int64_t id, double loss)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND base_eval_loss "
+			    "IS NULL", loss, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_touch(struct ct_db *db, int64_t id, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET update_time=? WHERE id=?", now, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_job_loss_margin(struct ct_db *db, int64_t id, double *margin)
+{
+	return CT_DB_QUERY_DOUBLE(db, margin, "SELECT loss_margin FROM job WHERE id=?", id);
+}

@@ -69,6 +69,15 @@ int ct_job_set_wu_mem(struct ct_db *db, int64_t id, int64_t bytes);
  * Returns 0 or a db error. */
 int ct_job_set_cur_round(struct ct_db *db, int64_t id, int idx, int64_t now);
 
+/* Job id's base loss, unless it has one; its update_time. Return 0 or a
+ * db error. */
+int ct_job_set_base_loss(struct ct_db *db, int64_t id, double loss);
+int ct_job_touch(struct ct_db *db, int64_t id, int64_t now);
+
+/* Job id's loss_margin (how far a round's average may raise the eval loss)
+ * into *margin. Returns 0, CT_ENOTFOUND or a db error. */
+int ct_job_loss_margin(struct ct_db *db, int64_t id, double *margin);
+
 /* What opening a round copies from its job into each WU. */
 struct ct_job_policy {
 	int status, nshards, nrounds, target_nresults, min_quorum, max_error_results;

@@ -100,3 +100,16 @@ int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id)
 	*id = ct_db_last_id(db);
 	return 0;
 }
+
+static const struct ct_dl_col canonical_cols[] = {
+	CT_DL_COL(struct ct_canonical_row, shard), CT_DL_COL(struct ct_canonical_row, name),
+};
+
+int ct_wu_canonicals(struct ct_db *db, int64_t roundid, struct ct_canonical_row **rows,
+		     size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, canonical_cols, "canonical results", "SELECT w.shard, "
+			  "r.name FROM workunit w JOIN result r ON r.id = w.canonical_resultid "
+			  "WHERE w.roundid=? AND w.assimilate_state=? ORDER BY w.shard", roundid,
+			  CT_AS_READY);
+}

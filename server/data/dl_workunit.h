@@ -44,6 +44,19 @@ struct ct_wu_new {
  * a db error. */
 int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id);
 
+/* A WU's canonical result handed to the assimilator: its shard and the
+ * result's name. */
+struct ct_canonical_row {
+	int shard;
+	char name[96];
+};
+
+/* The canonical results of round roundid's WUs ready to assimilate, in
+ * shard order, into a malloc'd *rows (free() it; NULL when none) of *n.
+ * Returns 0, CT_ENOMEM or a db error. */
+int ct_wu_canonicals(struct ct_db *db, int64_t roundid, struct ct_canonical_row **rows,
+		     size_t *n);
+
 /* Adaptive replication's decision for WU wuid: one replica is enough
  * (min_quorum and target_nresults 1). Returns 0 or a db error. */
 int ct_wu_set_single(struct ct_db *db, int64_t wuid);
