@@ -23,6 +23,7 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl_job.c server/data/dl_job.h server/data/dl_purge.c \
 	server/data/dl_purge.h server/data/dl_receipt.c server/data/dl_receipt.h \
 	server/data/dl_robust.c server/data/dl_robust.h \
+	server/data/dl_status.c server/data/dl_status.h \
 	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
 	server/data/dl_round.h server/data/dl_text.c server/data/dl_text.h \
 	server/data/dl_workunit.c server/data/dl_workunit.h server/data/job_state.c \

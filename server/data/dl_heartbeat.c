@@ -4,6 +4,7 @@
 #include "dl_heartbeat.h"
 
 #include "db.h"
+#include "dl.h"
 
 int ct_beat_put(struct ct_db *db, const char *role, const struct ct_beat_id *id, int64_t now,
 		int64_t nruns, int64_t nitems, const char *err)
@@ -49,4 +50,18 @@ int ct_beat_count(struct ct_db *db, const char *role, const struct ct_beat_id *i
 				     "role=? AND beat_time>=? AND instance<?", role, since,
 				     id->instance);
 	return rc < 0 ? rc : 0;
+}
+
+#define B struct ct_beat_row
+static const struct ct_dl_col beat_cols[] = {
+	CT_DL_COL(B, role), CT_DL_COL(B, instance), CT_DL_COL(B, beat_time), CT_DL_COL(B, nitems),
+	CT_DL_COL(B, last_error), CT_DL_COL(B, host), CT_DL_COL(B, pid),
+};
+#undef B
+
+int ct_beat_list(struct ct_db *db, struct ct_beat_row **rows, size_t *n)
+{
+	return ct_dl_query_list(db, sizeof(**rows), rows, n, beat_cols, CT_DL_NCOLS(beat_cols),
+				"roles", "SELECT role, instance, beat_time, nitems, last_error, "
+				"host, pid FROM role_heartbeat ORDER BY instance, role", NULL, 0);
 }

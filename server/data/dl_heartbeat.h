@@ -6,6 +6,7 @@
 #ifndef CT_DL_HEARTBEAT_H
 #define CT_DL_HEARTBEAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ct_db;
@@ -34,5 +35,17 @@ int ct_beat_forget(struct ct_db *db, const char *role, const struct ct_beat_id *
  * error. */
 int ct_beat_count(struct ct_db *db, const char *role, const struct ct_beat_id *id,
 		  int64_t since, int64_t *live, int64_t *below);
+
+/* A row of role_heartbeat. */
+struct ct_beat_row {
+	char role[132], instance[516];
+	int64_t beat_time, nitems;
+	char last_error[1024], host[260];
+	int64_t pid;
+};
+
+/* Every row, by instance and role, into a malloc'd *rows (free() it; NULL
+ * when none) of *n. Returns 0, CT_ENOMEM or a db error. */
+int ct_beat_list(struct ct_db *db, struct ct_beat_row **rows, size_t *n);
 
 #endif

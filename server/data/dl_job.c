@@ -3,6 +3,7 @@
  * column table, the statements beside them.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "ct_err.h"
 #include "db.h"
@@ -175,4 +176,22 @@ int ct_job_touch(struct ct_db *db, int64_t id, int64_t now)
 int ct_job_loss_margin(struct ct_db *db, int64_t id, double *margin)
 {
 	return CT_DB_QUERY_DOUBLE(db, margin, "SELECT loss_margin FROM job WHERE id=?", id);
+}
+
+struct model_sha {
+	char sha[65];
+};
+
+static const struct ct_dl_col model_sha_cols[] = { CT_DL_COL(struct model_sha, sha) };
+
+int ct_job_model(struct ct_db *db, int64_t id, int round, char sha[65])
+{
+	struct model_sha m = { "" };
+	int rc = round > 0 ? CT_DL_ONE(db, &m, model_sha_cols, "SELECT out_model_sha256 FROM "
+				       "`round` WHERE jobid=? AND idx=?", id, round)
+			   : CT_DL_ONE(db, &m, model_sha_cols, "SELECT final_model_sha256 FROM "
+				       "job WHERE id=?", id);
+
+	memcpy(sha, m.sha, 65);
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }

@@ -104,4 +104,9 @@ int ct_job_shard_get(struct ct_db *db, int64_t jobid, int k, struct ct_job_shard
  * CT_ENOTFOUND or a db error. */
 int ct_job_status(struct ct_db *db, int64_t id, int *status);
 
+/* The model job id exports: round `round`'s average (round > 0) or the
+ * job's final model (0) into sha (65 bytes; "" while there is none).
+ * Returns 0 or a db error. */
+int ct_job_model(struct ct_db *db, int64_t id, int round, char sha[65]);
+
 #endif

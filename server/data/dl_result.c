@@ -64,3 +64,18 @@ int ct_result_count_sent_others(struct ct_db *db, int64_t wuid, int64_t except, 
 	return CT_DB_QUERY_INT(db, n, "SELECT COUNT(*) FROM result WHERE workunitid=? AND "
 			       "id<>? AND server_state<>?", wuid, except, CT_RS_UNSENT);
 }
+
+#define C struct ct_state_count
+static const struct ct_dl_col state_count_cols[] = {
+	CT_DL_COL(C, server_state), CT_DL_COL(C, outcome), CT_DL_COL(C, validate_state),
+	CT_DL_COL(C, n),
+};
+#undef C
+
+int ct_result_state_counts(struct ct_db *db, int64_t jobid, struct ct_state_count **rows,
+			   size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, state_count_cols, "result states", "SELECT server_state, "
+			  "outcome, validate_state, COUNT(*) FROM result WHERE jobid=? GROUP BY "
+			  "server_state, outcome, validate_state", jobid);
+}

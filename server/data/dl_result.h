@@ -45,4 +45,15 @@ int ct_result_list_sent(struct ct_db *db, int64_t wuid, int max, struct ct_resul
  * unsent) into *n. Returns 0 or a db error. */
 int ct_result_count_sent_others(struct ct_db *db, int64_t wuid, int64_t except, int64_t *n);
 
+/* How many of a job's results are in one state. */
+struct ct_state_count {
+	int server_state, outcome, validate_state;
+	int64_t n;
+};
+
+/* Job jobid's results counted by state into a malloc'd *rows (free() it;
+ * NULL when none) of *n. Returns 0, CT_ENOMEM or a db error. */
+int ct_result_state_counts(struct ct_db *db, int64_t jobid, struct ct_state_count **rows,
+			   size_t *n);
+
 #endif

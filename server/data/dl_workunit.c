@@ -113,3 +113,15 @@ int ct_wu_canonicals(struct ct_db *db, int64_t roundid, struct ct_canonical_row 
 			  "WHERE w.roundid=? AND w.assimilate_state=? ORDER BY w.shard", roundid,
 			  CT_AS_READY);
 }
+
+static const struct ct_dl_col round_count_cols[] = {
+	CT_DL_COL(struct ct_round_count, round_idx), CT_DL_COL(struct ct_round_count, n),
+};
+
+int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count **rows,
+			size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, round_count_cols, "WUs done", "SELECT round_idx, "
+			  "COUNT(*) FROM workunit WHERE jobid=? AND canonical_resultid<>0 GROUP BY "
+			  "round_idx", jobid);
+}

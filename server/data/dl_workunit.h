@@ -71,4 +71,15 @@ int ct_wu_wake_job(struct ct_db *db, int64_t jobid, int64_t except, int64_t now)
 int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
 		  size_t cap, size_t *n);
 
+/* How many of job jobid's WUs have a canonical result, per round. */
+struct ct_round_count {
+	int round_idx;
+	int64_t n;
+};
+
+/* Those counts into a malloc'd *rows (free() it; NULL when none) of *n,
+ * rounds without any left out. Returns 0, CT_ENOMEM or a db error. */
+int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count **rows,
+			size_t *n);
+
 #endif
