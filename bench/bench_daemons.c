@@ -13,6 +13,7 @@
  * the validator finds after a burst of reports. Prints the number of WUs.
  */
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_buf.h"

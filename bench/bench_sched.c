@@ -56,6 +56,7 @@
 #include "ct_time.h"
 #include "ct_tokens.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "rpc/files.h"
 #include "rpc/http.h"
 #include "cmd/roles.h"

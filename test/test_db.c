@@ -13,6 +13,7 @@
 
 #include "ct_err.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_url.h"
 
 static char *g_dir;

@@ -16,6 +16,7 @@
 #include "ct_hash.h"
 #include "ct_tokens.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "rpc/sched_rpc.h"
 #include "data/server.h"
 #include "web_fixture.h"

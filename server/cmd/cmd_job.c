@@ -23,6 +23,7 @@
 #include "ct_log.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_args.h"
 #include "data/dl.h"
 #include "data/dl_heartbeat.h"

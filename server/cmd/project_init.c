@@ -22,6 +22,7 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_url.h"
 #include "data/server.h"
 
