@@ -62,6 +62,7 @@
 #include "cmd/roles.h"
 #include "sched_load.h"
 #include "rpc/sched_rpc.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "web/web_http.h"
 #include "daemons/wg.h"

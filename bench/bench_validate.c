@@ -22,6 +22,7 @@
 #include "data/db.h"
 #include "data/migrate_lock.h"
 #include "cmd/roles.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_delta.h"

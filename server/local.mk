@@ -87,6 +87,7 @@ server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/job_peft.c server/cmd/job_peft.h server/cmd/job_tokenizer.c \
 	server/cmd/job_tokenizer.h server/cmd/project_init.c \
 	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h \
+	server/cmd/server_open.c server/cmd/server_open.h \
 	server/cmd/text_args.h server/cmd/text_submit.c server/cmd/text_submit.h
 nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 

@@ -32,6 +32,7 @@
 #include "daemons/receipt.h"
 #include "data/db.h"
 #include "cmd/roles.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_avg.h"

@@ -18,6 +18,7 @@
 #include "ct_hash.h"
 #include "ct_tokens.h"
 #include "data/db.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "data/store.h"
 #include "daemons/wg.h"

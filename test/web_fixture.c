@@ -18,6 +18,7 @@
 #include "data/db.h"
 #include "data/migrate_lock.h"
 #include "rpc/sched_rpc.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "web_fixture.h"
 #include "daemons/wg.h"
