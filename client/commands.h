@@ -28,7 +28,7 @@ extern const struct ct_cmd_def ct_attach_cmd, ct_detach_cmd;
 extern const struct ct_cmd_def ct_run_cmd;
 /* client/cmd_status.c */
 extern const struct ct_cmd_def ct_status_cmd, ct_saver_cmd, ct_suspend_cmd, ct_prefs_cmd,
-	ct_resume_cmd, ct_quit_cmd;
+	ct_resume_cmd, ct_quit_cmd, ct_web_cmd;
 /* client/cmd_devices.c */
 extern const struct ct_cmd_def ct_devices_cmd;
 /* client/cmd_train.c: train, eval, model (init, info; merge in cmd_lora.c) */
