@@ -418,6 +418,23 @@ static int read_request(int fd, char *buf, size_t cap, struct ct_web_req *rq)
 	}
 }
 
+/* Read and drop what the peer still sends (at most 64 KiB, while it comes
+ * within 100 ms): closing a socket with unread bytes resets the connection
+ * and the peer may lose the reply to its refused request. */
+static void drain(int fd)
+{
+	char junk[4096];
+	size_t total = 0;
+
+	while (total < (64u << 10) && ct_os_sock_wait(fd, 0, 100) > 0) {
+		ssize_t k = ct_os_sock_read(fd, junk, sizeof(junk));
+
+		if (k <= 0)
+			break;
+		total += (size_t)k;
+	}
+}
+
 static void serve(struct ct_web *w, int fd)
 {
 	size_t cap = CT_WEB_MAX_HEAD + CT_WEB_MAX_BODY + 1;
@@ -443,6 +460,8 @@ static void serve(struct ct_web *w, int fd)
 		goto out;		/* the peer went away */
 	}
 	(void)send_reply(fd, &r, rc == 0 && strcmp(rq->method, "HEAD") == 0);
+	if (rc < 0)
+		drain(fd);
 out:
 	ct_buf_free(&r.body);
 	free(rq);
@@ -493,6 +512,7 @@ static void hand_off(struct ct_web *w, int fd)
 	if (!ok) {
 		free(c);
 		(void)ct_os_sock_write(fd, busy, sizeof(busy) - 1);
+		drain(fd);
 		ct_os_sock_close(fd);
 	}
 }

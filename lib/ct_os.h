@@ -201,6 +201,10 @@ int ct_os_loopback_listen(int port, int *fd, int *bound);
  * socket in *fd. 0, CT_EAGAIN if none is waiting, or a CT_E* code. */
 int ct_os_loopback_accept(int listen_fd, int *fd);
 
+/* Connect to 127.0.0.1:port: a blocking socket in *fd (-1 on failure).
+ * 0, CT_ENET when nobody listens, or a CT_E* code. */
+int ct_os_loopback_connect(int port, int *fd);
+
 /* Wait up to ms milliseconds until fd can be read (out = 0) or written
  * (out = 1): > 0 ready, 0 timed out, < 0 error. */
 int ct_os_sock_wait(int fd, int out, int ms);

@@ -235,6 +235,29 @@ int ct_os_loopback_accept(int listen_fd, int *fd)
 	return ct_os_local_accept(listen_fd, fd);
 }
 
+int ct_os_loopback_connect(int port, int *fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*fd = -1;
+	if (s < 0)
+		return ct_error_errno("socket");
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(s);
+		if (e == ECONNREFUSED)
+			return ct_error(CT_ENET, "nobody listens on 127.0.0.1:%d", port);
+		errno = e;
+		return ct_error_errno("connect 127.0.0.1:%d", port);
+	}
+	*fd = s;
+	return 0;
+}
+
 int ct_os_sock_wait(int fd, int out, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = out ? POLLOUT : POLLIN };

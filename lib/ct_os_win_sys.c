@@ -130,17 +130,14 @@ static int send_all(SOCKET s, const char *p, size_t n)
 	return 0;
 }
 
-int ct_os_local_connect(const char *path, int *fd)
+int ct_os_loopback_connect(int port, int *fd)
 {
-	char token[TOKEN_HEX + 2];
 	struct sockaddr_in sa;
-	unsigned port;
 	SOCKET s;
 	int rc;
 
 	*fd = -1;
 	rc = net_init();
-	if (rc == 0) rc = read_endpoint(path, &port, token);
 	if (rc == 0) rc = loopback_socket(&s, &sa);
 	if (rc < 0)
 		return rc;
@@ -150,16 +147,34 @@ int ct_os_local_connect(const char *path, int *fd)
 
 		closesocket(s);
 		if (e == WSAECONNREFUSED)
-			return ct_error(CT_ENET, "%s: nobody listens", path);
+			return ct_error(CT_ENET, "nobody listens on 127.0.0.1:%d", port);
 		set_errno_wsa();
-		return ct_error_errno("connect %s", path);
-	}
-	strcat(token, "\n");
-	if (send_all(s, token, strlen(token)) < 0) {
-		closesocket(s);
-		return ct_error(CT_ENET, "%s: connection dropped", path);
+		return ct_error_errno("connect 127.0.0.1:%d", port);
 	}
 	*fd = (int)s;
+	return 0;
+}
+
+int ct_os_local_connect(const char *path, int *fd)
+{
+	char token[TOKEN_HEX + 2];
+	unsigned port;
+	int rc;
+
+	*fd = -1;
+	rc = net_init();
+	if (rc == 0) rc = read_endpoint(path, &port, token);
+	if (rc == 0) rc = ct_os_loopback_connect((int)port, fd);
+	if (rc == CT_ENET)
+		return ct_error(CT_ENET, "%s: nobody listens", path);
+	if (rc < 0)
+		return rc;
+	strcat(token, "\n");
+	if (send_all((SOCKET)*fd, token, strlen(token)) < 0) {
+		closesocket((SOCKET)*fd);
+		*fd = -1;
+		return ct_error(CT_ENET, "%s: connection dropped", path);
+	}
 	return 0;
 }
 

@@ -6,7 +6,7 @@ CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11
 if HAVE_CMOCKA
 CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
 	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl test/test_cl_status \
-	test/test_cl_buffer test/test_cl_jail
+	test/test_cl_buffer test/test_cl_jail test/test_cl_web
 check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
 TESTS += $(CT_CLIENT_UNIT_TESTS)
 
@@ -28,6 +28,8 @@ test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_status_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_jail_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_jail_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_web_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_web_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
 
 # A stand-in server for the client's own integration tests.
