@@ -292,6 +292,18 @@ static int route_prefs(struct ct_web *w, const struct ct_web_req *rq, const char
 	return rc;
 }
 
+/* Browsers ask for one; there is none, and a 404 would be noise. */
+static int route_icon(struct ct_web *w, const struct ct_web_req *rq, const char *body,
+		      struct reply *r)
+{
+	(void)w;
+	(void)rq;
+	(void)body;
+	r->status = 204;
+	r->type = "image/x-icon";
+	return 0;
+}
+
 typedef int (*route_fn)(struct ct_web *w, const struct ct_web_req *rq, const char *body,
 			struct reply *r);
 
@@ -305,6 +317,7 @@ static const struct route {
 	{ .path = "/api/suspend", .post = 1, .fn = route_suspend },
 	{ .path = "/api/resume", .post = 1, .fn = route_resume },
 	{ .path = "/api/prefs", .post = 1, .fn = route_prefs },
+	{ .path = "/favicon.ico", .fn = route_icon },
 };
 
 /* Check a parsed request and answer it into r. */
