@@ -152,7 +152,7 @@ await step('status, tasks, projects, chart', async () => {
 		(await page.locator('#loss-line').count()) === 1 &&
 		(await page.locator('#loss-line').getAttribute('points')).split(' ').length >= 3);
 	const note = await page.locator('#loss-note').textContent();
-	check('the chart says how many steps and the loss now', /\d+ steps of .*loss now \d/.test(note), note);
+	check('the chart says how many steps and the loss now', /^The last \d+ steps of .*loss now \d/.test(note), note);
 	await shot('control.png', [['the loss line', LOSS_LINE, 40]]);
 });
 
