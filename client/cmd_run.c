@@ -81,6 +81,9 @@ static int apply(int c, const char *arg, struct ct_conf *cli, struct ct_daemon_o
 {
 	int rc = 0;
 
+	/* a port for the control page asks for the page */
+	if (c == OPT_WEB_PORT && (rc = ct_conf_set(cli, "web", "on")) < 0)
+		return rc;
 	for (size_t i = 0; i < sizeof(pref_opts) / sizeof(pref_opts[0]); i++)
 		if (pref_opts[i].opt == c)
 			return ct_conf_set(cli, pref_opts[i].key,
@@ -191,7 +194,8 @@ const struct ct_cmd_def ct_run_cmd = {
 		"      --web                  serve the control page on 127.0.0.1; its\n"
 		"                             address (with a token) is in the log, in\n"
 		"                             'ctune web' and 'ctune status'\n"
-		"      --web-port N           its port (default 31416; 0: a free one)\n"
+		"      --web-port N           the page on this port (default 31416; 0: a\n"
+		"                             free one); implies --web\n"
 		"Preferences: the defaults, then those set on the project's web site\n"
 		"(sent with each scheduler reply, kept in DIR/prefs_web.conf), then\n"
 		"DIR/prefs.conf, then these options. 'ctune prefs reload' or SIGHUP\n"
