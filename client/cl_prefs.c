@@ -345,7 +345,9 @@ int ct_prefs_edit(const char *path, const struct ct_conf *changes)
 	if (rc == CT_ENOENT)
 		rc = 0;
 	if (rc == 0) rc = edit_text(old ? (const char *)old : "", n, changes, &b);
-	if (rc == 0) rc = ct_conf_parse(ct_buf_cstr(&b), b.len, path, &check);
+	/* errors name the file as the volunteer knows it, not its full path */
+	if (rc == 0) rc = ct_conf_parse(ct_buf_cstr(&b), b.len, ct_os_last_sep(path)
+					? ct_os_last_sep(path) + 1 : path, &check);
 	ct_prefs_default(&p);
 	if (rc == 0) rc = ct_prefs_from_conf(&p, check);
 	if (rc == 0) rc = ct_file_write_atomic(path, ct_buf_cstr(&b), b.len, 0644);

@@ -151,6 +151,7 @@ await step('status, tasks, projects, chart', async () => {
 	await until('the loss chart draws a line of several steps', async () =>
 		(await page.locator('#loss-line').count()) === 1 &&
 		(await page.locator('#loss-line').getAttribute('points')).split(' ').length >= 3);
+	check('the chart draws the trend over the step losses', (await page.locator('#loss-trend').count()) === 1);
 	const note = await page.locator('#loss-note').textContent();
 	check('the chart says how many steps and the loss now', /^The last \d+ steps of .*loss now \d/.test(note), note);
 	await shot('control.png', [['the loss line', LOSS_LINE, 40]]);
@@ -204,7 +205,7 @@ await step('preferences', async () => {
 	await page.fill('#pref-max_cpu_percent', '400');
 	await page.click('#prefs-save');
 	await until('a refused value is reported', async () =>
-		/^Not saved: .*max_cpu_percent/.test(await page.locator('#prefs-msg').textContent()));
+		/^Not saved: prefs\.conf:\d+: max_cpu_percent: '400' is out of range/.test(await page.locator('#prefs-msg').textContent()));
 	check('a refused value changes nothing',
 		fs.readFileSync(path.join(stateDir, 'prefs.conf'), 'utf8') === conf);
 	await shot('prefs.png', [['the loss line', LOSS_LINE, 40]]);
