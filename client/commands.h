@@ -12,7 +12,7 @@
  *   CTUNE_DIR   the state directory chosen with `ctune --dir DIR`.
  *
  * Where they live: attach/detach (client/cmd_attach.c), run (cmd_run.c),
- * status/saver/suspend/resume/quit (cmd_status.c), train/eval/model
+ * status/saver/suspend/resume/quit/web/prefs (cmd_status.c), train/eval/model
  * (cmd_train.c, LoRA parts in cmd_lora.c), devices (cmd_devices.c), tokens
  * (cmd_tokens.c), sample (cmd_sample.c); all in client/libctclient.a, listed
  * in main.c's command table.
