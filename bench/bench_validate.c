@@ -20,6 +20,7 @@
  */
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/result_state.h"
 #include "data/migrate_lock.h"
 #include "cmd/roles.h"
 #include "cmd/server_open.h"

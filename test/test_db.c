@@ -6,6 +6,8 @@
  * one row twice. Also the URL parser.
  */
 #include "ct_test_db.h"
+#include "data/job_state.h"
+#include "data/result_state.h"
 
 #include <inttypes.h>
 #include <math.h>

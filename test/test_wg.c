@@ -9,6 +9,7 @@
  * same bytes twice keeps one object.
  */
 #include "ct_test_db.h"
+#include "data/job_state.h"
 
 #include <inttypes.h>
 

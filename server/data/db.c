@@ -8,6 +8,9 @@
  * from db/schema.sql and db/migrations/ (db/sql2c.sh).
  */
 #include "db.h"
+#include "job_state.h"
+#include "result_state.h"
+#include "wu_state.h"
 
 #include <errno.h>
 #include <fcntl.h>

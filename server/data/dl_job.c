@@ -7,6 +7,7 @@
 
 #include "ct_err.h"
 #include "db.h"
+#include "job_state.h"
 #include "db_args.h"
 #include "dl.h"
 #include "dl_job.h"
