@@ -35,7 +35,7 @@
 #include "job_peft.h"
 #include "job_tokenizer.h"
 #include "daemons/sample.h"
-#include "web/web_data.h"	/* news add */
+#include "data/dl_web.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"

@@ -10,7 +10,7 @@
 
 #include "ct_buf.h"
 #include "web.h"
-#include "web_data.h"
+#include "data/dl_web.h"
 
 /* A route handler: fill resp; return 0, or a negative CT_E* code for which
  * ct_web_handle() makes an error page (CT_ENOTFOUND -> 404, CT_EINVAL ->
