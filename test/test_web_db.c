@@ -26,7 +26,7 @@
 #include "data/dl.h"
 #include "data/result_state.h"
 #include "web/web.h"
-#include "web/web_data.h"
+#include "data/dl_web.h"
 #include "web_fixture.h"
 
 #define NUSERS 5
