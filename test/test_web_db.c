@@ -574,6 +574,26 @@ static void walk(int64_t id, const enum ct_res_state *path, size_t n,
 		assert_int_equal(ct_res_move(fx.db, id, path[i - 1], path[i], &c), 1);
 }
 
+/* Rows of task_stat (kind 0 computers, 1 accounts) that disagree with a
+ * count of the results themselves, both ways round. */
+static int64_t task_stat_wrong(void)
+{
+	int64_t wrong = -1, missing = -1;
+
+	assert_int_equal(ct_db_query_inta(fx.db, &wrong, "SELECT COUNT(*) FROM task_stat s "
+		"WHERE s.n <> (SELECT COUNT(*) FROM result r WHERE r.task_state = s.state AND "
+		"r.jobid = s.jobid AND IF(s.kind = 0, r.hostid, r.userid) = s.ownerid) OR "
+		"ABS(s.credit - (SELECT COALESCE(SUM(r.granted_credit), 0) FROM result r WHERE "
+		"r.task_state = s.state AND r.jobid = s.jobid AND IF(s.kind = 0, r.hostid, "
+		"r.userid) = s.ownerid)) > 1e-9", NULL, 0), 0);
+	assert_int_equal(ct_db_query_inta(fx.db, &missing, "SELECT COUNT(*) FROM (SELECT 0 AS "
+		"kind, hostid AS ownerid, task_state, jobid FROM result WHERE task_state > 0 "
+		"UNION SELECT 1, userid, task_state, jobid FROM result WHERE task_state > 0) g "
+		"LEFT JOIN task_stat s ON s.kind = g.kind AND s.ownerid = g.ownerid AND "
+		"s.state = g.task_state AND s.jobid = g.jobid WHERE s.n IS NULL", NULL, 0), 0);
+	return wrong + missing;
+}
+
 /* A computer's and a user's tasks: one in each state, listed and counted
  * by state, and the pending one's credit what the validator's formula
  * gives for the job (every valid result of a job earns the same). */
@@ -649,6 +669,16 @@ static void test_tasks_by_state_and_pending_credit(void **state)
 
 	request("GET", "/tasks", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+
+	/* the counters the result triggers keep agree with a count of the
+	 * results, also after a result is deleted (as the purge does) */
+	assert_true(task_stat_wrong() == 0);
+	assert_int_equal(CT_DB_EXEC(fx.db, "DELETE FROM result WHERE id = ?", rid[2]), 1);
+	assert_true(task_stat_wrong() == 0);
+	snprintf(q, sizeof(q), "host=%lld", (long long)u->hostid);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"invalid\":0,\"error\":1}"));
 	ct_web_resp_free(&r);
 }
 

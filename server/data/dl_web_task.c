@@ -25,25 +25,28 @@ const char *ct_web_task_state_name(int state)
 	return state >= 0 && state < CT_WEB_TASK_NSTATES ? task_state_names[state] : "?";
 }
 
-/* A result's ct_web_task_state from its three state columns (db.h): the
- * pending rule is sched.c's pending_results. Results never sent
- * (unsent, didn't need) are no one's tasks. */
-#define TASK_STATE "(CASE WHEN r.server_state = 4 THEN 1 WHEN r.validate_state = 1 " \
-	"THEN 3 WHEN r.validate_state = 2 THEN 4 WHEN r.outcome = 1 AND " \
-	"r.validate_state IN (0, 4) THEN 2 ELSE 5 END)"
-#define TASK_SENT "r.server_state IN (4, 5) AND r.outcome <> 7 "
-/* TASKS(col): a page of the tasks whose `col` is ?, state filter ? (0:
- * any) given twice, newest first; read through result_host / result_user. */
-#define TASKS(col) "SELECT r.id, r.workunitid, r.jobid, r.hostid, " TASK_STATE ", " \
+/* A page of one owner's tasks. result.task_state (migration 036) is the
+ * result's ct_web_task_state, computed from its three state columns (the
+ * pending rule is sched.c's pending_results; 0: never sent, no one's
+ * task). The inner SELECT reads one page of ids from an index alone, newest
+ * first: (owner, task_state, id) for one state, (owner, id, task_state)
+ * for all; then the page's rows are joined by primary key. */
+#define TASK_COLS(inner) "SELECT r.id, r.workunitid, r.jobid, r.hostid, r.task_state, " \
 	"w.round_idx, w.shard, r.sent_time, r.report_deadline, r.received_time, " \
 	"r.name, COALESCE(j.name, ''), r.elapsed_s, r.granted_credit " \
-	"FROM result r LEFT JOIN workunit w ON w.id = r.workunitid " \
-	"LEFT JOIN job j ON j.id = r.jobid WHERE r." col " = ? AND " TASK_SENT \
-	"AND (? = 0 OR " TASK_STATE " = ?) ORDER BY r.id DESC LIMIT ? OFFSET ?"
-/* TASK_SUM(col): count and credit by (state, job) of one owner's tasks */
-#define TASK_SUM(col) "SELECT " TASK_STATE " AS st, r.jobid, COUNT(*), " \
-	"COALESCE(SUM(r.granted_credit), 0) FROM result r WHERE r." col " = ? AND " \
-	TASK_SENT "GROUP BY st, r.jobid LIMIT 10000"
+	"FROM (" inner ") k JOIN result r ON r.id = k.id " \
+	"LEFT JOIN workunit w ON w.id = r.workunitid " \
+	"LEFT JOIN job j ON j.id = r.jobid ORDER BY r.id DESC"
+#define TASKS_ALL(col, idx) TASK_COLS("SELECT id FROM result FORCE INDEX (" idx ") " \
+	"WHERE " col " = ? AND task_state > 0 ORDER BY id DESC LIMIT ? OFFSET ?")
+#define TASKS_IN(col, idx) TASK_COLS("SELECT id FROM result FORCE INDEX (" idx ") " \
+	"WHERE " col " = ? AND task_state = ? ORDER BY id DESC LIMIT ? OFFSET ?")
+
+/* The counts and credit of one owner by (state, job), as the result
+ * triggers keep them (task_stat, migration 036): kind 0 a computer, 1 an
+ * account. Rows fallen to 0 count nothing. */
+#define TASK_SUM "SELECT state, jobid, n, credit FROM task_stat WHERE kind = ? AND " \
+	"ownerid = ? AND n > 0 LIMIT 10000"
 
 #define TK struct ct_web_task
 static const struct ct_dl_col task_cols[] = {
@@ -55,7 +58,7 @@ static const struct ct_dl_col task_cols[] = {
 };
 #undef TK
 
-/* A row of TASK_SUM. */
+/* A row of task_stat. */
 struct task_group {
 	int64_t state, jobid, n;
 	double credit;
@@ -97,10 +100,8 @@ static int task_sums(struct ct_db *db, int host, int64_t id, struct job_credit *
 	size_t n = 0;
 	int rc;
 
-	rc = host ? CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
-			      TASK_SUM("hostid"), id)
-		  : CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
-			      TASK_SUM("userid"), id);
+	rc = CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n, TASK_SUM,
+		       host ? 0 : 1, id);
 	g = rows;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		double per = 0;
@@ -118,6 +119,24 @@ static int task_sums(struct ct_db *db, int host, int64_t id, struct job_credit *
 	}
 	free(g);
 	return rc;
+}
+
+/* One page of owner `id`'s tasks in `state` from row `off`, into *rows. */
+static int task_page(struct ct_db *db, int host, int64_t id, int state, int64_t off,
+		     void **rows, size_t *n)
+{
+	const size_t size = sizeof(struct ct_web_task);
+	const int64_t lim = CT_WEB_PAGE_SIZE;
+
+	if (state == CT_WEB_TASK_ANY)
+		return host ? CT_DL_ALL(db, size, task_cols, "tasks", rows, n,
+					TASKS_ALL("hostid", "result_host_id"), id, lim, off)
+			    : CT_DL_ALL(db, size, task_cols, "tasks", rows, n,
+					TASKS_ALL("userid", "result_user"), id, lim, off);
+	return host ? CT_DL_ALL(db, size, task_cols, "tasks", rows, n,
+				TASKS_IN("hostid", "result_host_task"), id, state, lim, off)
+		    : CT_DL_ALL(db, size, task_cols, "tasks", rows, n,
+				TASKS_IN("userid", "result_user_task"), id, state, lim, off);
 }
 
 int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int64_t page,
@@ -142,10 +161,7 @@ int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int6
 	if (page < 1 || page > CT_WEB_MAX_PAGE)
 		page = 1;
 	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	rc = host ? CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("hostid"), id,
-			      state, state, CT_WEB_PAGE_SIZE, off)
-		  : CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("userid"), id,
-			      state, state, CT_WEB_PAGE_SIZE, off);
+	rc = task_page(db, host, id, state, off, &rows, n);
 	t = rows;
 	for (size_t i = 0; rc == 0 && i < *n; i++) {
 		snprintf(t[i].state_name, sizeof(t[i].state_name), "%s",
