@@ -111,12 +111,15 @@ for p in /account /account/settings /account/prefs /teams/create /; do
 done
 # Blanked before the comparison: the CSRF tokens (random per session or
 # visitor), the servers' ports, and in the three answers that report the
-# present (status page, its API twin, the stats export's tables.xml) the
-# UNIX times and the list of roles (each appears at its first report).
+# present (status page, its API twin, the stats export's tables.xml, the
+# Atom feed's <updated> while there is no news) the UNIX times, the
+# feed's time and the list of roles (each appears at its first report).
 for f in "$tmp"/old/* "$tmp"/new/*; do
 	sed -i -e 's/name="csrf" value="[0-9a-f]*"/name="csrf" value="-"/g' \
 		-e 's/127\.0\.0\.1:[0-9]*/127.0.0.1:PORT/g' "$f"
 done
+sed -i 's#<updated>[^<]*</updated>#<updated>-</updated>#' "$tmp/old/_news.atom" \
+	"$tmp/new/_news.atom"
 for f in _status _api_v1_status _stats_tables.xml; do
 	sed -i -E -e 's/[0-9]{10}/TIME/g' -e 's/"roles":\[.*\]/"roles":[-]/' \
 		-e 's#<table id="roles">.*</table>#<table id="roles">-</table>#' \

@@ -45,3 +45,9 @@ test_web_seed_LDADD = $(CT_WEB_FX_LIBS)
 dist_check_SCRIPTS += test/test_web_browser.sh
 TESTS += test/test_web_browser.sh
 EXTRA_DIST += test/browser/web.mjs test/package.json
+
+# Password recovery by e-mail: the same browser against a server that
+# mails through a local SMTP sink (test/smtp_sink.py).
+dist_check_SCRIPTS += test/test_web_mail.sh
+TESTS += test/test_web_mail.sh
+EXTRA_DIST += test/smtp_sink.py

@@ -11,6 +11,7 @@ server_libctserver_a_SOURCES += \
 	server/web/web_stats.c server/web/web_samples.c server/web/web_tasks.c \
 	server/web/web_prefs.c server/web/web_settings.c server/web/web_countries.c \
 	server/web/web_news.c server/web/web_receipt.c \
+	server/web/web_mail.c server/web/web_mail.h \
 	server/web/web_json.c server/web/web_json.h \
 	server/web/web_svg.c server/web/web_svg.h
 nodist_server_libctserver_a_SOURCES += server/web/web_assets.c
@@ -20,3 +21,7 @@ nodist_server_libctserver_a_SOURCES += server/web/web_assets.c
 server_libctserver_a_SOURCES += server/data/dl_web.c server/data/dl_web.h \
 	server/data/dl_web_job.c server/data/dl_web_task.c server/data/dl_user.c \
 	server/data/dl_news.c server/data/dl_team.c server/data/dl_team.h
+
+# web_mail.c sends the recovery mails through libcurl's SMTP client.
+CT_SERVER_CFLAGS += $(CURL_CFLAGS)
+CT_SERVER_LIBS += $(CURL_LIBS)

@@ -238,18 +238,11 @@ static int key_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		    const char *title, const char *key, const char *intro)
 {
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	const char *listen = req->srv->conf ?
-		ct_conf_get(req->srv->conf, "listen") : NULL;
 	char url[300];
 	int rc;
 
-	/* The URL clients reach the project by: the config's `url`, else the
-	 * address the server listens on. */
-	if (req->srv->base_url != NULL && req->srv->base_url[0] != '\0')
-		snprintf(url, sizeof(url), "%s", req->srv->base_url);
-	else
-		snprintf(url, sizeof(url), "http://%s",
-			 listen && *listen ? listen : "127.0.0.1:8080");
+	/* the URL clients reach the project by */
+	ct_web_project_url(req->srv, url, sizeof(url));
 	rc = notice(&c, intro, 0);
 	if (rc == 0)
 		rc = ct_tmpl_printf(&c, "<p>Your account key is <code class=\"key\" "

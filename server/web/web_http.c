@@ -109,7 +109,7 @@ static const struct ct_http_route web_routes[] = {
 	GET("/about"), GET("/news"), GET("/news.atom"), GET("/client/*"),
 	GET("/account"), GET("/account/create"), POST("/account/create"),
 	GET("/account/prefs"), POST("/account/prefs"),
-	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"),
+	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"), POST("/account/forgot"),
 	GET("/account/reset"), POST("/account/reset"),
 	GET("/account/login"), POST("/account/login"), POST("/account/logout"),
 	GET("/teams/create"), POST("/teams/create"), POST("/teams/join"),

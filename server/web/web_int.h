@@ -117,6 +117,9 @@ int64_t ct_web_arg_page(const struct ct_web_req *req);
 /* Name of the project for page titles (config `project_name`, else
  * "crowdtune"). */
 const char *ct_web_project_name(const struct ct_server *srv);
+/* The URL visitors reach the project by (config `url`, else the address it
+ * listens on), no trailing slash, into out. */
+void ct_web_project_url(const struct ct_server *srv, char *out, size_t cap);
 
 /* Round receipts on the web (web_receipt.c, doc/receipts.md): the file at
  * /job/N/round/R/receipt, their list in the API, the job page's section
