@@ -39,9 +39,14 @@ CREATE TABLE IF NOT EXISTS task_stat (
     PRIMARY KEY (kind, ownerid, state, jobid)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
-DROP TRIGGER IF EXISTS result_task_stat_insert;
-DROP TRIGGER IF EXISTS result_task_stat_update;
-DROP TRIGGER IF EXISTS result_task_stat_delete;
+DROP TRIGGER IF EXISTS result_task_stat_insert_host;
+DROP TRIGGER IF EXISTS result_task_stat_insert_user;
+DROP TRIGGER IF EXISTS result_task_stat_update_old_host;
+DROP TRIGGER IF EXISTS result_task_stat_update_old_user;
+DROP TRIGGER IF EXISTS result_task_stat_update_new_host;
+DROP TRIGGER IF EXISTS result_task_stat_update_new_user;
+DROP TRIGGER IF EXISTS result_task_stat_delete_host;
+DROP TRIGGER IF EXISTS result_task_stat_delete_user;
 
 DELETE FROM task_stat;
 INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
@@ -51,34 +56,61 @@ INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
   SELECT 1, userid, task_state, jobid, COUNT(*), SUM(granted_credit) FROM result
   WHERE task_state > 0 GROUP BY userid, task_state, jobid;
 
--- One statement per trigger: the row's old place counts one less, its new
--- place one more (for the computer and for the account), the two summed
--- so that a change that moves nothing writes nothing.
-CREATE TRIGGER result_task_stat_insert AFTER INSERT ON result FOR EACH ROW
+-- Each trigger one plain upsert, for the computer (kind 0) or the account
+-- (kind 1): an inserted row counts one more in its place, a deleted one
+-- one less, an updated one that moved (state, owner, job or credit) one
+-- less in its old place and one more in its new. (One statement each, no
+-- derived table: they run on every result the scheduler and the daemons
+-- change.)
+CREATE TRIGGER result_task_stat_insert_host AFTER INSERT ON result FOR EACH ROW
   INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
-  SELECT d.kind, d.ownerid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
-  FROM (SELECT 0 AS kind, NEW.hostid AS ownerid UNION ALL SELECT 1, NEW.userid) d
-  WHERE NEW.task_state > 0
+  SELECT 0, NEW.hostid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
+  FROM DUAL WHERE NEW.task_state > 0
   ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update AFTER UPDATE ON result FOR EACH ROW
+CREATE TRIGGER result_task_stat_insert_user AFTER INSERT ON result FOR EACH ROW
   INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
-  SELECT d.kind, d.ownerid, d.state, d.jobid, SUM(d.dn), SUM(d.dc) FROM (
-      SELECT 0 AS kind, OLD.hostid AS ownerid, OLD.task_state AS state,
-          OLD.jobid AS jobid, -1 AS dn, -OLD.granted_credit AS dc
-      UNION ALL SELECT 1, OLD.userid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
-      UNION ALL SELECT 0, NEW.hostid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
-      UNION ALL SELECT 1, NEW.userid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit) d
-  WHERE d.state > 0 AND (OLD.task_state <> NEW.task_state OR OLD.hostid <> NEW.hostid OR
+  SELECT 1, NEW.userid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
+  FROM DUAL WHERE NEW.task_state > 0
+  ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
+CREATE TRIGGER result_task_stat_update_old_host AFTER UPDATE ON result FOR EACH ROW
+  INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
+  SELECT 0, OLD.hostid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
+  FROM DUAL WHERE OLD.task_state > 0 AND
+      (OLD.task_state <> NEW.task_state OR OLD.hostid <> NEW.hostid OR
       OLD.userid <> NEW.userid OR OLD.jobid <> NEW.jobid OR
       OLD.granted_credit <> NEW.granted_credit)
-  GROUP BY d.kind, d.ownerid, d.state, d.jobid
-  HAVING SUM(d.dn) <> 0 OR SUM(d.dc) <> 0
   ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_delete AFTER DELETE ON result FOR EACH ROW
+CREATE TRIGGER result_task_stat_update_old_user AFTER UPDATE ON result FOR EACH ROW
   INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
-  SELECT d.kind, d.ownerid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
-  FROM (SELECT 0 AS kind, OLD.hostid AS ownerid UNION ALL SELECT 1, OLD.userid) d
-  WHERE OLD.task_state > 0
+  SELECT 1, OLD.userid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
+  FROM DUAL WHERE OLD.task_state > 0 AND
+      (OLD.task_state <> NEW.task_state OR OLD.hostid <> NEW.hostid OR
+      OLD.userid <> NEW.userid OR OLD.jobid <> NEW.jobid OR
+      OLD.granted_credit <> NEW.granted_credit)
+  ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
+CREATE TRIGGER result_task_stat_update_new_host AFTER UPDATE ON result FOR EACH ROW
+  INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
+  SELECT 0, NEW.hostid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
+  FROM DUAL WHERE NEW.task_state > 0 AND
+      (OLD.task_state <> NEW.task_state OR OLD.hostid <> NEW.hostid OR
+      OLD.userid <> NEW.userid OR OLD.jobid <> NEW.jobid OR
+      OLD.granted_credit <> NEW.granted_credit)
+  ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
+CREATE TRIGGER result_task_stat_update_new_user AFTER UPDATE ON result FOR EACH ROW
+  INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
+  SELECT 1, NEW.userid, NEW.task_state, NEW.jobid, 1, NEW.granted_credit
+  FROM DUAL WHERE NEW.task_state > 0 AND
+      (OLD.task_state <> NEW.task_state OR OLD.hostid <> NEW.hostid OR
+      OLD.userid <> NEW.userid OR OLD.jobid <> NEW.jobid OR
+      OLD.granted_credit <> NEW.granted_credit)
+  ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
+CREATE TRIGGER result_task_stat_delete_host AFTER DELETE ON result FOR EACH ROW
+  INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
+  SELECT 0, OLD.hostid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
+  FROM DUAL WHERE OLD.task_state > 0
+  ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
+CREATE TRIGGER result_task_stat_delete_user AFTER DELETE ON result FOR EACH ROW
+  INSERT INTO task_stat (kind, ownerid, state, jobid, n, credit)
+  SELECT 1, OLD.userid, OLD.task_state, OLD.jobid, -1, -OLD.granted_credit
+  FROM DUAL WHERE OLD.task_state > 0
   ON DUPLICATE KEY UPDATE n = n + VALUES(n), credit = credit + VALUES(credit);
