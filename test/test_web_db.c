@@ -580,17 +580,24 @@ static int64_t task_stat_wrong(void)
 {
 	int64_t wrong = -1, missing = -1;
 
-	assert_int_equal(ct_db_query_inta(fx.db, &wrong, "SELECT COUNT(*) FROM task_stat s "
-		"WHERE s.n <> (SELECT COUNT(*) FROM result r WHERE r.task_state = s.state AND "
-		"r.jobid = s.jobid AND IF(s.kind = 0, r.hostid, r.userid) = s.ownerid) OR "
-		"ABS(s.credit - (SELECT COALESCE(SUM(r.granted_credit), 0) FROM result r WHERE "
-		"r.task_state = s.state AND r.jobid = s.jobid AND IF(s.kind = 0, r.hostid, "
-		"r.userid) = s.ownerid)) > 1e-9", NULL, 0), 0);
+	assert_int_equal(ct_db_query_inta(fx.db, &wrong, "SELECT COUNT(*) FROM (SELECT s.kind "
+		"FROM task_stat s "
+		"LEFT JOIN (SELECT 0 AS kind, hostid AS ownerid, jobid, task_state, "
+		"granted_credit FROM result UNION ALL SELECT 1, userid, jobid, task_state, "
+		"granted_credit FROM result) r ON r.kind = s.kind AND r.ownerid = s.ownerid AND "
+		"r.jobid = s.jobid AND r.task_state > 0 GROUP BY s.kind, s.ownerid, s.jobid "
+		"HAVING MIN(s.n_in_progress) <> COALESCE(SUM(r.task_state = 1), 0) OR "
+		"MIN(s.n_pending) <> COALESCE(SUM(r.task_state = 2), 0) OR "
+		"MIN(s.n_valid) <> COALESCE(SUM(r.task_state = 3), 0) OR "
+		"MIN(s.n_invalid) <> COALESCE(SUM(r.task_state = 4), 0) OR "
+		"MIN(s.n_error) <> COALESCE(SUM(r.task_state = 5), 0) OR ABS(MIN(s.credit) - "
+		"COALESCE(SUM(IF(r.task_state = 3, r.granted_credit, 0)), 0)) > 1e-9) x", NULL, 0),
+		0);
 	assert_int_equal(ct_db_query_inta(fx.db, &missing, "SELECT COUNT(*) FROM (SELECT 0 AS "
-		"kind, hostid AS ownerid, task_state, jobid FROM result WHERE task_state > 0 "
-		"UNION SELECT 1, userid, task_state, jobid FROM result WHERE task_state > 0) g "
-		"LEFT JOIN task_stat s ON s.kind = g.kind AND s.ownerid = g.ownerid AND "
-		"s.state = g.task_state AND s.jobid = g.jobid WHERE s.n IS NULL", NULL, 0), 0);
+		"kind, hostid AS ownerid, jobid FROM result WHERE task_state > 0 UNION SELECT 1, "
+		"userid, jobid FROM result WHERE task_state > 0) g LEFT JOIN task_stat s ON "
+		"s.kind = g.kind AND s.ownerid = g.ownerid AND s.jobid = g.jobid "
+		"WHERE s.n_valid IS NULL", NULL, 0), 0);
 	return wrong + missing;
 }
 

@@ -42,11 +42,11 @@ const char *ct_web_task_state_name(int state)
 #define TASKS_IN(col, idx) TASK_COLS("SELECT id FROM result FORCE INDEX (" idx ") " \
 	"WHERE " col " = ? AND task_state = ? ORDER BY id DESC LIMIT ? OFFSET ?")
 
-/* The counts and credit of one owner by (state, job), as the result
- * triggers keep them (task_stat, migration 036): kind 0 a computer, 1 an
- * account. Rows fallen to 0 count nothing. */
-#define TASK_SUM "SELECT state, jobid, n, credit FROM task_stat WHERE kind = ? AND " \
-	"ownerid = ? AND n > 0 LIMIT 10000"
+/* The counts by state and the credit granted on the valid ones of one
+ * owner, one row per job in job order, as the result triggers keep them
+ * (task_stat, migration 036): kind 0 a computer, 1 an account. */
+#define TASK_SUM "SELECT jobid, n_in_progress, n_pending, n_valid, n_invalid, n_error, " \
+	"credit FROM task_stat WHERE kind = ? AND ownerid = ? ORDER BY jobid LIMIT 10000"
 
 #define TK struct ct_web_task
 static const struct ct_dl_col task_cols[] = {
@@ -58,16 +58,20 @@ static const struct ct_dl_col task_cols[] = {
 };
 #undef TK
 
-/* A row of task_stat. */
+/* A row of task_stat: n[] by enum ct_web_task_state ([0] unused). */
 struct task_group {
-	int64_t state, jobid, n;
+	int64_t jobid, n[CT_WEB_TASK_NSTATES];
 	double credit;
 };
 
+#define G struct task_group
 static const struct ct_dl_col group_cols[] = {
-	CT_DL_COL(struct task_group, state), CT_DL_COL(struct task_group, jobid),
-	CT_DL_COL(struct task_group, n), CT_DL_COL(struct task_group, credit),
+	CT_DL_COL(G, jobid), CT_DL_COL(G, n[CT_WEB_TASK_IN_PROGRESS]),
+	CT_DL_COL(G, n[CT_WEB_TASK_PENDING]), CT_DL_COL(G, n[CT_WEB_TASK_VALID]),
+	CT_DL_COL(G, n[CT_WEB_TASK_INVALID]), CT_DL_COL(G, n[CT_WEB_TASK_ERROR]),
+	CT_DL_COL(G, credit),
 };
+#undef G
 
 /* One cached answer of credit_of per job of the page and the sums. */
 struct job_credit {
@@ -106,15 +110,15 @@ static int task_sums(struct ct_db *db, int host, int64_t id, struct job_credit *
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		double per = 0;
 
-		if (g[i].state <= 0 || g[i].state >= CT_WEB_TASK_NSTATES)
-			continue;
-		sum->n[g[i].state] += g[i].n;
-		sum->n[CT_WEB_TASK_ANY] += g[i].n;
-		if (g[i].state == CT_WEB_TASK_VALID)
+		for (int st = CT_WEB_TASK_IN_PROGRESS; st < CT_WEB_TASK_NSTATES; st++) {
+			sum->n[st] += g[i].n[st];
+			sum->n[CT_WEB_TASK_ANY] += g[i].n[st];
+		}
+		if (g[i].n[CT_WEB_TASK_VALID] > 0)
 			sum->granted += g[i].credit;
-		if (g[i].state == CT_WEB_TASK_PENDING) {
+		if (g[i].n[CT_WEB_TASK_PENDING] > 0) {
 			rc = job_credit(jc, njc, cap, g[i].jobid, credit_of, arg, &per);
-			sum->pending += per * (double)g[i].n;
+			sum->pending += per * (double)g[i].n[CT_WEB_TASK_PENDING];
 		}
 	}
 	free(g);
