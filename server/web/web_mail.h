@@ -10,8 +10,8 @@
  *   tls        try (default: STARTTLS when the server offers it),
  *              required (refuse to send without it), none
  *   timeout    seconds one message may take (default 30, 1-600)
- * Every value is checked when a message is made, and a bad one is
- * CT_ECONFIG naming the key.
+ * Every value is checked at the server's start (ct_web_register: a bad
+ * one stops it, CT_ECONFIG naming the key) and again for each message.
  *
  * Threads: ct_mail_send() blocks; ct_mail_send_async() copies the message
  * and sends it from a detached thread (at most CT_MAIL_MAX_INFLIGHT at
