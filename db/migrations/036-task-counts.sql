@@ -53,17 +53,24 @@ DROP TRIGGER IF EXISTS result_task_stat_update_new_user;
 DROP TRIGGER IF EXISTS result_task_stat_delete_host;
 DROP TRIGGER IF EXISTS result_task_stat_delete_user;
 
+-- the counts as they are (run again after a crash, each sets the same)
 DELETE FROM task_stat;
 INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
     n_invalid, n_error, credit)
   SELECT 0, hostid, jobid, SUM(task_state = 1), SUM(task_state = 2), SUM(task_state = 3),
     SUM(task_state = 4), SUM(task_state = 5), SUM(IF(task_state = 3, granted_credit, 0))
-  FROM result WHERE task_state > 0 GROUP BY hostid, jobid;
+  FROM result WHERE task_state > 0 GROUP BY hostid, jobid
+  ON DUPLICATE KEY UPDATE n_in_progress = VALUES(n_in_progress),
+      n_pending = VALUES(n_pending), n_valid = VALUES(n_valid),
+      n_invalid = VALUES(n_invalid), n_error = VALUES(n_error), credit = VALUES(credit);
 INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
     n_invalid, n_error, credit)
   SELECT 1, userid, jobid, SUM(task_state = 1), SUM(task_state = 2), SUM(task_state = 3),
     SUM(task_state = 4), SUM(task_state = 5), SUM(IF(task_state = 3, granted_credit, 0))
-  FROM result WHERE task_state > 0 GROUP BY userid, jobid;
+  FROM result WHERE task_state > 0 GROUP BY userid, jobid
+  ON DUPLICATE KEY UPDATE n_in_progress = VALUES(n_in_progress),
+      n_pending = VALUES(n_pending), n_valid = VALUES(n_valid),
+      n_invalid = VALUES(n_invalid), n_error = VALUES(n_error), credit = VALUES(credit);
 
 -- Each trigger one plain upsert of one owner's row, for the computer
 -- (kind 0) or the account (kind 1), adding a row's counts (1 in its state,
