@@ -11,7 +11,9 @@
 # account's key), and `diff -r` prints what differs. CSRF tokens (random
 # per session) are blanked first. Prints "identical: N answers" or the
 # diff, exits 0 when identical, 1 otherwise; the two trees stay in
-# $KEEP when it is set.
+# $KEEP when it is set. The two servers answer each page one after the
+# other, so a page that shows the present's minute (a credit history's
+# last point) can differ when a minute turns between them: run it again.
 set -u
 
 old=${1:?usage: bench_web_compare.sh OLD_SERVER NEW_SERVER [WEB_SEED]}
