@@ -799,6 +799,18 @@ static void test_account_settings_and_reset(void **state)
 	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
 					 hash), 0);
 	assert_int_equal(id, u->id);
+	/* the reset ended the account's sessions (a stolen one with them):
+	 * the session from before is signed out, a new sign-in works */
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	assert_int_equal(r.status, 303);
+	ct_web_resp_free(&r);
+	request("GET", "/account/login", NULL, anon, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	post_form("/account/login", anon, csrf, "email=user2%40example.org&password=after-reset-1",
+		  &r);
+	take_cookie(&r, "ct_session=", session, sizeof(session));
+	ct_web_resp_free(&r);
 
 	/* a new key: shown once, the old one no longer signs anything */
 	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);

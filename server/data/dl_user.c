@@ -108,6 +108,13 @@ int ct_web_session_purge(struct ct_db *db, int64_t now)
 	return rc < 0 ? rc : 0;
 }
 
+int ct_web_session_end_user(struct ct_db *db, int64_t userid)
+{
+	int rc = CT_DB_EXEC(db, "DELETE FROM web_session WHERE userid = ?", userid);
+
+	return rc < 0 ? rc : 0;
+}
+
 int ct_web_user_by_auth_hash(struct ct_db *db, const char *key_hash, int64_t *userid)
 {
 	return CT_DB_QUERY_INT(db, userid, "SELECT id FROM `user` WHERE auth_hash = ?",

@@ -299,6 +299,8 @@ int ct_web_session_add(struct ct_db *db, const char *token_hash, int64_t userid,
  * (the stats role's sweep). 0 or a db error. */
 int ct_web_session_delete(struct ct_db *db, const char *token_hash);
 int ct_web_session_purge(struct ct_db *db, int64_t now);
+/* End every session of user `userid` (a password reset). 0 or a db error. */
+int ct_web_session_end_user(struct ct_db *db, int64_t userid);
 
 /* The user whose account key hashes to key_hash (ct_account_key_hash):
  * 0, CT_ENOTFOUND, or a db error. */

@@ -386,6 +386,10 @@ int ct_web_page_reset(struct ct_web_req *req, struct ct_web_resp *resp)
 	rc = ct_account_reset_finish(req->db, token ? token : "", pw ? pw : "", &userid);
 	if (rc == CT_EINVAL || rc == CT_EAUTH)
 		return reset_form(req, resp, rc == CT_EAUTH ? NULL : token, ct_errmsg(rc));
+	/* whoever may hold a session of the account (the reason for a reset,
+	 * sometimes) is signed out with the old password */
+	if (rc == 0)
+		rc = ct_web_session_end_user(req->db, userid);
 	if (rc < 0)
 		return rc;
 	ct_log_info("web: user %lld set a new password with a reset link", (long long)userid);
