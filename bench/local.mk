@@ -80,6 +80,7 @@ bench_bench_web_SOURCES = bench/bench_web.c
 bench_bench_web_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 bench_bench_web_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 bench_bench_web_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
+EXTRA_DIST += bench/bench_web_compare.sh
 
 # bench/bench_dispatch: scheduler RPC time as one volunteer's history grows
 # from 1k to 100k results (prints a table, never run by make check).

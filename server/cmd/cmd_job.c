@@ -40,7 +40,7 @@
 #include "job_peft.h"
 #include "job_tokenizer.h"
 #include "text_submit.h"
-#include "web/web_data.h"	/* news add */
+#include "data/dl_web.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"
