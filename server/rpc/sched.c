@@ -30,6 +30,7 @@
 #include "data/db.h"
 #include "data/db_args.h"
 #include "data/dl.h"
+#include "data/dl_chain.h"
 #include "data/dl_result.h"
 #include "data/result_state.h"
 #include "eligibility.h"
@@ -311,6 +312,11 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 		if (rc > 0 && !rep->has_final_loss)
 			rc = CT_DB_EXEC(db, "UPDATE result SET final_loss=NULL WHERE id=?",
 					t->resultid);
+		if (rc > 0 && rep->chain != NULL) {	/* checked by the validator */
+			int crc = ct_dl_chain_put(db, t->resultid, rep->chain);
+
+			rc = crc < 0 ? crc : rc;
+		}
 	} else {
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
@@ -1257,6 +1263,7 @@ struct sent {
 	char upload_encoding[65];
 	int64_t max_upload;
 	int64_t lora, id;		/* its job has LoRA parameters; the result's id */
+	int64_t chain_every;		/* its hash chain's interval, 0: none */
 	int found;
 };
 
@@ -1264,7 +1271,8 @@ static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id FROM result r STRAIGHT_JOIN workunit w "
+	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id, j.chain_every FROM result r "
+	"STRAIGHT_JOIN workunit w "
 	"ON w.id=r.workunitid STRAIGHT_JOIN job j ON j.id=w.jobid LEFT JOIN job_lora l ON "
 	"l.jobid=j.id WHERE r.id IN (";
 #define S struct sent
@@ -1275,7 +1283,7 @@ static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
 	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
 	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
-	CT_DL_COL(S, lora), CT_DL_COL(S, id),
+	CT_DL_COL(S, lora), CT_DL_COL(S, id), CT_DL_COL(S, chain_every),
 };
 #undef S
 
@@ -1323,6 +1331,8 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
+	if (rc == 0 && s->chain_every > 0)
+		rc = ct_xml_elem_int64(b, "chain_every", s->chain_every);
 	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
@@ -1349,6 +1359,37 @@ static int put_result(struct ct_buf *b, struct sched_ctx *c, const struct sent *
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_token", token);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "max_upload_bytes", max);
 	if (rc == 0) rc = ct_xml_close(b, "result");
+	return rc;
+}
+
+/* The states the validator asks of this host to settle disputes
+ * (validate/bisect.h; doc/protocol.md "State requests"): where to upload
+ * the training state after `step` of the result's WU. */
+static int put_state_requests(struct ct_buf *b, struct sched_ctx *c)
+{
+	struct ct_dl_state_req *q = NULL;
+	char token[CT_TOKEN_MAX], name[96 + sizeof(CT_STATE_SUFFIX)];
+	size_t n = 0;
+	int rc;
+
+	rc = ct_dl_state_req_for_host(c->db, c->hostid, ct_db_now(c->db), 4, &q, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		snprintf(name, sizeof(name), "%s%s", q[i].result_name, CT_STATE_SUFFIX);
+		rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid,
+				   q[i].max_bytes, q[i].deadline, token, sizeof(token));
+		if (rc == 0) rc = ct_xml_open(b, "state_request");
+		if (rc == 0) rc = ct_xml_elem_str(b, "name", q[i].result_name);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "step", q[i].step);
+		if (rc == 0) rc = ct_xml_elem_str(b, "digest", q[i].agreed_sha);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", q[i].deadline);
+		if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
+		if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
+		if (rc == 0) rc = ct_buf_appendf(b, "/upload/%s</upload_url>\n", name);
+		if (rc == 0) rc = ct_xml_elem_str(b, "upload_token", token);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "max_upload_bytes", q[i].max_bytes);
+		if (rc == 0) rc = ct_xml_close(b, "state_request");
+	}
+	free(q);
 	return rc;
 }
 
@@ -1478,6 +1519,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc == 0) rc = ct_xml_close(b, "web_prefs");
 	}
 	if (rc == 0) rc = put_acks(b, c);
+	if (rc == 0) rc = put_state_requests(b, c);
 	if (rc == 0 && c->nsend > 0) {
 		sent = calloc((size_t)c->nsend, sizeof(*sent));
 		rc = sent ? read_sent(c, sent) : CT_ENOMEM;
