@@ -484,6 +484,14 @@ static int check_chain(struct vwu *v, struct vres *r)
 	return 0;
 }
 
+/* r failed a check of its own (r->reason). */
+static int refuse(struct vres *r)
+{
+	ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
+	r->new_state = CT_VS_INVALID;
+	return 0;
+}
+
 /* All checks a new result must pass on its own; sets r->reason. Returns
  * < 0 only for failures of the server itself (memory, probe machinery). */
 static int check_new(struct vwu *v, struct vres *r)
@@ -500,6 +508,9 @@ static int check_new(struct vwu *v, struct vres *r)
 		return rc;
 	if (rc == 1) {
 		take_check(r, &twin);
+		rc = check_chain(v, r);
+		if (rc < 0 || r->reason != CT_VAL_OK)
+			return rc < 0 ? rc : refuse(r);
 		r->sane = 1;
 		return record_check(v, r);
 	}
@@ -546,11 +557,8 @@ static int check_new(struct vwu *v, struct vres *r)
 		if (rc < 0)
 			return rc;
 	}
-	if (r->reason != CT_VAL_OK) {
-		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
-		r->new_state = CT_VS_INVALID;
-		return 0;
-	}
+	if (r->reason != CT_VAL_OK)
+		return refuse(r);
 	r->sane = 1;
 	return record_check(v, r);
 }
