@@ -923,7 +923,9 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (rc < 0)
 		goto out;
 	if (v->j.job_status != CT_JOB_RUNNING || v->j.error_mask != 0) {
-		rc = drop_wu(db, wuid);
+		rc = ct_dispute_close(srv, db, wuid);
+		if (rc == 0)
+			rc = drop_wu(db, wuid);
 		goto out;
 	}
 	ct_seval_hold();	/* the assimilator's models are not in memory meanwhile */
@@ -943,6 +945,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	}
 	if (rc == 0)
 		rc = evaluate(v);
+	if (rc == 0 && v->canonical_idx >= 0 && !v->hold)	/* decided: no dispute left */
+		rc = ct_dispute_close(srv, db, wuid);
 	if (rc == 0)
 		rc = ct_db_txn(db, apply_txn, v);
 	if (rc > 0)	/* bench/bench_job.sh reads this line */
@@ -956,14 +960,15 @@ out:
 	return rc < 0 ? rc : (rc > 0);
 }
 
-/* WUs of this instance's share whose state request is past its deadline
- * (dl_chain.h), after the n ids already in ids. */
-static int claim_expired(struct ct_db *db, int64_t *ids, size_t cap, size_t *n,
+/* WUs of this instance's share whose dispute can move (dl_chain.h: a
+ * state uploaded, or asked and past its deadline), after the n ids
+ * already in ids. */
+static int claim_disputes(struct ct_db *db, int64_t *ids, size_t cap, size_t *n,
 			 int64_t nshare, int64_t k)
 {
 	int64_t late[VAL_BATCH];
 	size_t nl = 0;
-	int rc = ct_dl_state_req_expired(db, ct_db_now(db), late, VAL_BATCH, &nl);
+	int rc = ct_dl_state_req_due(db, ct_db_now(db), late, VAL_BATCH, &nl);
 
 	for (size_t i = 0; rc == 0 && i < nl && *n < cap; i++) {
 		int dup = 0;
@@ -990,8 +995,8 @@ static int claim_to_validate(struct ct_server *srv, struct ct_db *db, int64_t *i
 		return rc;
 	rc = CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 "
 		       "AND MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
-	if (rc == 0 && *n < cap)	/* disputes whose state did not come in time */
-		rc = claim_expired(db, ids, cap, n, nshare, k);
+	if (rc == 0 && *n < cap)	/* disputes with a state, or past its deadline */
+		rc = claim_disputes(db, ids, cap, n, nshare, k);
 	return rc;
 }
 

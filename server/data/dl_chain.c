@@ -4,7 +4,6 @@
 #include "dl_chain.h"
 #include "db.h"
 #include "dl.h"
-#include "wu_state.h"
 #include "ct_err.h"
 
 #include <string.h>
@@ -100,22 +99,22 @@ int ct_dl_state_req_by_name(struct ct_db *db, const char *name, int64_t hostid,
 }
 
 int ct_dl_state_req_uploaded(struct ct_db *db, int64_t wuid, int64_t hostid,
-			     const char *sha, int64_t size, int64_t now)
+			     const char *sha, int64_t size)
 {
-	int rc = CT_DB_EXEC(db, "UPDATE state_request SET status=?, upload_sha256=?, "
-			    "upload_size=? WHERE workunitid=? AND hostid=? AND status=?",
-			    CT_SRQ_UPLOADED, sha, size, wuid, hostid, CT_SRQ_ASKED);
-
-	if (rc <= 0)
-		return rc;
-	rc = ct_wu_need_validate(db, wuid, 1, now);
-	return rc < 0 ? rc : 1;
+	return CT_DB_EXEC(db, "UPDATE state_request SET status=?, upload_sha256=?, "
+			  "upload_size=? WHERE workunitid=? AND hostid=? AND status=?",
+			  CT_SRQ_UPLOADED, sha, size, wuid, hostid, CT_SRQ_ASKED);
 }
 
-int ct_dl_state_req_expired(struct ct_db *db, int64_t now, int64_t *ids, size_t max,
-			    size_t *n)
+int ct_dl_state_req_due(struct ct_db *db, int64_t now, int64_t *ids, size_t max, size_t *n)
 {
 	return CT_DL_IDS(db, ids, max, n, "SELECT workunitid FROM state_request WHERE status=? "
-			 "AND deadline<=? ORDER BY workunitid LIMIT ?", CT_SRQ_ASKED, now,
-			 (int64_t)max);
+			 "OR (status=? AND deadline<=?) ORDER BY workunitid LIMIT ?",
+			 CT_SRQ_UPLOADED, CT_SRQ_ASKED, now, (int64_t)max);
+}
+
+int ct_dl_state_req_close(struct ct_db *db, int64_t wuid)
+{
+	return CT_DB_EXEC(db, "UPDATE state_request SET status=? WHERE workunitid=? AND "
+			  "status IN (?, ?)", CT_SRQ_SETTLED, wuid, CT_SRQ_ASKED, CT_SRQ_UPLOADED);
 }

@@ -66,14 +66,20 @@ int ct_dl_state_req_by_name(struct ct_db *db, const char *name, int64_t hostid,
 			    struct ct_dl_state_req *q);
 
 /* The state for WU wuid arrived from hostid (sha, size): ASKED ->
- * UPLOADED and the WU flagged for the validator. 1 if it moved, 0 if the
- * request was no longer open, or a db error. */
+ * UPLOADED. 1 if it moved, 0 if the request was no longer open, or a db
+ * error. */
 int ct_dl_state_req_uploaded(struct ct_db *db, int64_t wuid, int64_t hostid,
-			     const char *sha, int64_t size, int64_t now);
+			     const char *sha, int64_t size);
 
-/* WUs whose ASKED request is past its deadline at now (up to max ids):
- * the validator falls back to a third replica for them. */
-int ct_dl_state_req_expired(struct ct_db *db, int64_t now, int64_t *ids, size_t max,
-			    size_t *n);
+/* Close WU wuid's request if it is still open (ASKED or UPLOADED ->
+ * SETTLED): the WU was decided otherwise. 1 if it was open, 0 if not, or
+ * a db error. */
+int ct_dl_state_req_close(struct ct_db *db, int64_t wuid);
+
+/* WUs whose dispute the validator can advance at now (up to max ids): a
+ * state UPLOADED, or one ASKED past its deadline. The validator claims
+ * them beside those with need_validate, which the transitioner recomputes
+ * from the results alone. */
+int ct_dl_state_req_due(struct ct_db *db, int64_t now, int64_t *ids, size_t max, size_t *n);
 
 #endif

@@ -314,8 +314,7 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 	if (db == NULL)
 		rc = CT_EAGAIN;
 	else if (u->is_state)	/* the validator takes it from here */
-		rc = ct_dl_state_req_uploaded(db, u->resultid, u->hostid, sha, (int64_t)u->n,
-					      ct_db_now(db));
+		rc = ct_dl_state_req_uploaded(db, u->resultid, u->hostid, sha, (int64_t)u->n);
 	else
 		rc = CT_DB_EXEC(db, "UPDATE result SET upload_sha256=?, upload_size=?, "
 				"upload_time=? WHERE id=? AND hostid=? AND server_state=?", sha,
@@ -330,6 +329,9 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 		rc = upload_error(resp, 409, CT_ESTATE, "result is no longer in progress", req);
 		goto out;
 	}
+	if (u->is_state)
+		ct_log_info("upload %s: the state asked for WU %" PRId64 ", %" PRIu64 " bytes",
+			    req->subpath, u->resultid, u->n);
 	ct_log_debug("upload %s: %" PRIu64 " bytes, sha256 %s", req->subpath, u->n, sha);
 	rc = upload_reply(resp, sha, u->n);
 out:

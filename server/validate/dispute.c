@@ -226,7 +226,8 @@ static int settle_segment(struct ct_server *srv, struct ct_db *db, const struct 
 	}
 	if ((q.resultid != w->r[0].id && q.resultid != w->r[1].id) ||
 	    (q.other_resultid != w->r[0].id && q.other_resultid != w->r[1].id))
-		return 0;	/* a dispute of other results, settled: replicas decide */
+		return ct_dispute_close(srv, db, w->wuid);	/* of other results: replicas
+								 * decide */
 	if (q.status == CT_SRQ_ASKED && q.deadline > ct_db_now(db)) {
 		*out = CT_DISPUTE_WAIT;
 		return 0;
@@ -279,4 +280,22 @@ int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_disp
 out:
 	free(d);
 	return rc;
+}
+
+int ct_dispute_close(struct ct_server *srv, struct ct_db *db, int64_t wuid)
+{
+	struct ct_dl_state_req q;
+	char name[128], path[4096];
+	int rc = ct_dl_state_req_get(db, wuid, &q);
+
+	if (rc <= 0 || (q.status != CT_SRQ_ASKED && q.status != CT_SRQ_UPLOADED))
+		return rc < 0 ? rc : 0;
+	rc = ct_dl_state_req_close(db, wuid);
+	if (rc < 0)
+		return rc;
+	snprintf(name, sizeof(name), "%s%s", q.result_name, CT_STATE_SUFFIX);
+	if (q.status == CT_SRQ_UPLOADED &&
+	    ct_server_upload_path(srv, name, path, sizeof(path)) == 0)
+		unlink(path);
+	return 0;
 }

@@ -57,4 +57,9 @@ enum ct_dispute_outcome {
 int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_dispute_wu *w,
 		   int *out);
 
+/* The WU was decided without its open dispute (a quorum of other
+ * replicas, the job stopped): close the request and remove its state
+ * upload, if any. Returns 0 or a db error. */
+int ct_dispute_close(struct ct_server *srv, struct ct_db *db, int64_t wuid);
+
 #endif
