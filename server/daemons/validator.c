@@ -16,6 +16,11 @@
  * work on the adapters, the other checks and the probe on the base merged
  * with them (lora_round.h).
  *
+ * A result's hash chain, when its job has one, must end in its hash
+ * (false_chain otherwise); two sane replicas that differ by hash are
+ * bisected by their chains (validate/dispute.h) before any third replica
+ * is asked for.
+ *
  * The expensive part (decoding, probes) runs outside any transaction; the
  * outcome is applied in one short transaction that locks the WU row,
  * re-checks that no other validator decided it meanwhile, and changes
@@ -645,7 +650,7 @@ static int dispute(struct vwu *v)
 {
 	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
 				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
-				   .every = v->j.chain_every };
+				   .every = v->j.chain_every, .device = ct_seval_device(v->srv) };
 	size_t idx[2], n = 0;
 	int rc, out;
 

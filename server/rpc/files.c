@@ -10,6 +10,11 @@
  * refused upload changes nothing. The same host may replace its own upload
  * while the result is still in progress (not yet reported, so never
  * validated): the new file is rename()d over the old one, atomically.
+ *
+ * POST /upload/<result>.state takes the training state a dispute asked
+ * of that host (validate/dispute.h): same token, MAC and streaming, the
+ * open request checked instead of the result, and the request marked
+ * uploaded instead of the result.
  */
 #include "files.h"
 

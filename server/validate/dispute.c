@@ -3,7 +3,6 @@
  */
 #include "dispute.h"
 #include "bisect.h"
-#include "daemons/eval.h"
 #include "data/db.h"
 #include "data/dl_chain.h"
 #include "data/server.h"
@@ -57,7 +56,7 @@ static int recompute(struct ct_server *srv, const struct dispute *d, const char 
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
 	struct ct_bisect_inputs in = { .model = &model, .tokens = &tok, .hp = &w->hp,
-				       .state_path = state, .device = ct_seval_device(srv) };
+				       .state_path = state, .device = w->device };
 	char path[4096];
 	int rc;
 
