@@ -96,10 +96,10 @@ static int ask_state(struct ct_server *srv, struct ct_db *db, const struct dispu
 	const struct ct_dispute_wu *w = d->w;
 	struct ct_dl_state_req q = { 0 };
 	char path[4096];
-	long deadline = 3600;
+	long deadline = 900;
 	int rc;
 
-	rc = ct_conf_get_int(srv->conf, "daemons.state_deadline", 3600, 1, 30 * 86400, &deadline);
+	rc = ct_conf_get_int(srv->conf, "daemons.state_deadline", 900, 1, 30 * 86400, &deadline);
 	if (rc == 0)
 		rc = ct_server_download_path(srv, w->model_sha, path, sizeof(path));
 	if (rc < 0)
