@@ -317,7 +317,7 @@ static void step(struct ct_daemon *d, struct running *r)
 		close_running(d, r);
 		return;
 	}
-	if (ct_wu_done(r->run.wu)) {
+	if (ct_task_done(&r->run)) {
 		finish_task(d, r);
 		return;
 	}

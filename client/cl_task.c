@@ -171,6 +171,7 @@ static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const cha
 		return ct_error(CT_EINVAL, "unknown upload_encoding '%.40s'", enc);
 	rc = ct_task_hparams(t, &r->hp);
 	if (rc == 0) rc = task_chain_every(t, r->hp.steps, &r->chain_every);
+	if (rc == 0) rc = param_int(t, "state_at", 0, r->hp.steps - 1, &r->state_at);
 	if (rc == 0) rc = cache_path(cache_dir, t, "model", path, sizeof(path), r->base_sha);
 	if (rc == 0) rc = ct_base_load(path, &r->model);	/* float32 or a compact base */
 	if (rc == 0 && r->model.fmt != CT_BASE_F32 && r->model.fmt != r->hp.lora.base_fmt)
@@ -240,6 +241,26 @@ int ct_task_save_result(int rc, const struct ct_buf *out, uint64_t max_bytes,
 	return rc;
 }
 
+/* A state task's upload: the WU's state file into slot_dir/result.ctd. */
+static int write_state(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
+		       char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
+{
+	char path[4096];
+	uint64_t len = 0;
+	int rc;
+
+	rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
+	if (rc == 0) rc = ct_wu_save_state(r->wu, path);
+	if (rc == 0) rc = ct_file_size(path, &len);
+	if (rc == 0 && max_bytes > 0 && len > max_bytes)
+		rc = ct_error(CT_ETOOBIG, "state of %llu bytes over the %llu the server allows",
+			      (unsigned long long)len, (unsigned long long)max_bytes);
+	if (rc == 0) rc = ct_sha256_file_hex(path, sha_hex);
+	if (rc == 0)
+		*size = len;
+	return rc;
+}
+
 int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
 			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
 {
@@ -254,6 +275,10 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	float *w = malloc(n * sizeof(float));
 	int rc;
 
+	if (r->state_at > 0) {	/* a state task: the state is the upload */
+		free(w);
+		return write_state(r, slot_dir, max_bytes, sha_hex, size);
+	}
 	if (r->hp.lora.rank > 0) {	/* adapters only: cl_lora.h */
 		free(w);
 		return ct_task_write_lora_result(r, slot_dir, max_bytes, sha_hex, size);

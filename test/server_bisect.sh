@@ -20,7 +20,12 @@
 #  who never sends it: after [daemons] state_deadline a third replica
 #  (h2) settles the WU as before bisection;
 #  job 3: c_bad is asked and uploads a state that is not the agreed one:
-#  c_bad invalid, and a third replica validates h1.
+#  c_bad invalid, and a third replica validates h1;
+#  job 4: a real `ctune run` client holds the first replica and c_late
+#  the second, parting at the last link: the client gets the state request
+#  as a task in its scheduler reply, computes the WU to step 4, uploads
+#  the state and reports it; its result is valid, c_late's invalid, and
+#  the WU has two results.
 # Every cheat ends without credit; the honest hosts get theirs.
 #
 # Exit 0 = pass, 77 = skipped, anything else = failure.
@@ -33,8 +38,13 @@ sed -i 's/^max_in_progress = .*/max_in_progress = 8/; s/^max_wus_per_rpc = .*/ma
 	s/^request_delay = .*/request_delay = 1/;
 	s/^file_grace = .*/&\nchain_every = 2\nstate_deadline = 4/;
 	s/^\[sched\]$/[sched]\nmax_shared_per_round = 0\nmax_account_share = 0/' "$P/ctune-server.conf"
-CHEATS="c_last c_first c_false c_mute c_bad"
-mkuser h1 h2 $CHEATS
+CHEATS="c_last c_first c_false c_mute c_bad c_late"
+mkuser h1 h2 real $CHEATS
+CL_PID=
+# the real client is ours to stop too (server_lib.sh's cleanup stops the server)
+trap 'st=$?; [ -n "$CL_PID" ] && kill "$CL_PID" 2>/dev/null && wait "$CL_PID" 2>/dev/null
+	(exit $st); cleanup' EXIT
+trap 'exit 1' INT TERM
 submit() {
 	"$S" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
 		--eval "$T/eval.bin" --shards "$1" --rounds 1 --steps 6 --batch 2 --seq 16 \
@@ -215,8 +225,34 @@ show 3
 check "job 3: h1 and h2 valid" "$(count 3 success valid)" 2
 check "job 3: c_bad invalid" "$(count 3 success invalid)" 1
 
+# ---- job 4: a real client answers the state request ------------------------------
+submit 1
+"$CTUNE" --dir "$T/real" attach "$URL" --key "$(cat "$T/key.real")" >/dev/null || die "attach"
+"$CTUNE" --dir "$T/real" -v run --always --device cpu --no-selftest --backoff-base 0.5 \
+	>"$T/real.log" 2>&1 &
+CL_PID=$!
+reported() { grep -q "reported j4-r1-s0-0 (success)" "$T/server.log"; }
+wait_for 60 "the real client reports the first replica" reported
+ask c_late 1
+check "c_late gets the second replica" "$(xp 'string(/scheduler_reply/result/name)')" j4-r1-s0-1
+work c_late nudge last
+wait_log 30 "the state is asked of the real client" "j4-r1-s0: .* asked host"
+wait_log 60 "the real client uploads the state" "upload j4-r1-s0-0.state: the state asked for WU"
+wait_log 30 "settled from the real client's state" \
+	"j4-r1-s0: dispute settled by bisection at link 2: recomputed 2 of 6 steps .*; j4-r1-s0-0 valid, j4-r1-s0-1 invalid"
+wait_for 30 "the real client reported its state task" grep -q "reported j4-r1-s0-0.state (success)" \
+	"$T/server.log"
+wait_for 60 "job 4 done" job_done 4
+show 4
+check "job 4: the real client's result valid" "$(count 4 success valid)" 1
+check "job 4: c_late invalid" "$(count 4 success invalid)" 1
+check "job 4: two results" "$(awk '$1 == "over" {n += $4} END {print n + 0}' "$T/show4.txt")" 2
+grep -q "abort" "$T/real.log" && grep "j4-r1-s0-0.state" "$T/real.log" | grep -qi abort &&
+	fail "the state task was aborted: $(grep -i abort "$T/real.log")"
+kill "$CL_PID"; wait "$CL_PID"; CL_PID=
+
 # ---- credit: the honest hosts only --------------------------------------------------
 wait_for 30 "h1 and h2 get credit" credits_of h1 h2 'a > 0 && b > 0'
 check_no_credit $CHEATS
 [ "$fails" = 0 ] || { tail -40 "$T/server.log"; exit 1; }
-echo "PASS: disputes settled by bisection (from the start, from an uploaded state), false chains and states refused, a silent host falls back to a third replica"
+echo "PASS: disputes settled by bisection (from the start, from a state a scripted and a real client uploaded), false chains and states refused, a silent host falls back to a third replica"
