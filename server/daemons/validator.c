@@ -643,22 +643,13 @@ static void wu_hparams(const struct vwu *v, struct ct_wu_hparams *hp)
 	hp->lora_seed = v->lora.seed;
 }
 
-/* No quorum, and exactly two sane results still in play that differ by
- * hash: bisect their chains (validate/dispute.h) rather than wait for a
- * third replica. */
-static int dispute(struct vwu *v)
+/* The dispute of results idx[0] and idx[1] (validate/dispute.h). */
+static int dispute_of(struct vwu *v, const size_t idx[2], int *out)
 {
 	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
 				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
 				   .every = v->j.chain_every, .device = ct_seval_device(v->srv) };
-	size_t idx[2], n = 0;
-	int rc, out;
 
-	for (size_t i = 0; i < v->nr; i++)
-		if (v->r[i].sane && v->r[i].new_state == CT_VS_INCONCLUSIVE && n++ < 2)
-			idx[n - 1] = i;
-	if (n != 2 || w.every <= 0 || memcmp(v->r[idx[0]].sha, v->r[idx[1]].sha, 32) == 0)
-		return 0;
 	wu_hparams(v, &w.hp);
 	for (int k = 0; k < 2; k++) {
 		const struct vres *r = &v->r[idx[k]];
@@ -668,7 +659,45 @@ static int dispute(struct vwu *v)
 						  .conforming = r->conforming };
 		memcpy(w.r[k].sha, r->sha, 32);
 	}
-	rc = ct_dispute_run(v->srv, v->db, &w, &out);
+	return ct_dispute_run(v->srv, v->db, &w, out);
+}
+
+/* Results newly valid beside the canonical one by tolerance (a device
+ * that does not conform): their chains say where the runs parted (the
+ * log); nothing is decided by them. */
+static int note_tolerance(struct vwu *v)
+{
+	size_t idx[2] = { (size_t)v->canonical_idx, 0 };
+	int rc = 0, out;
+
+	for (size_t i = 0; rc == 0 && v->j.chain_every > 0 && i < v->nr; i++) {
+		const struct vres *r = &v->r[i];
+
+		idx[1] = i;
+		if ((int)i != v->canonical_idx && r->state == CT_VS_INIT &&
+		    r->new_state == CT_VS_VALID &&
+		    memcmp(r->sha, v->r[v->canonical_idx].sha, 32) != 0 &&
+		    !(r->conforming && v->r[v->canonical_idx].conforming))
+			rc = dispute_of(v, idx, &out);
+	}
+	return rc;
+}
+
+/* No quorum, and exactly two sane results still in play that differ by
+ * hash: bisect their chains (validate/dispute.h) rather than wait for a
+ * third replica. */
+static int dispute(struct vwu *v)
+{
+	size_t idx[2], n = 0;
+	int rc, out;
+
+	for (size_t i = 0; i < v->nr; i++)
+		if (v->r[i].sane && v->r[i].new_state == CT_VS_INCONCLUSIVE && n++ < 2)
+			idx[n - 1] = i;
+	if (n != 2 || v->j.chain_every <= 0 ||
+	    memcmp(v->r[idx[0]].sha, v->r[idx[1]].sha, 32) == 0)
+		return 0;
+	rc = dispute_of(v, idx, &out);
 	if (rc < 0)
 		return rc;
 	if (out == CT_DISPUTE_WAIT)
@@ -736,7 +765,7 @@ static int evaluate(struct vwu *v)
 	for (size_t k = 0; k < nc; k++)
 		v->r[map[k]].new_state = c[k].new_state;
 	v->canonical_idx = best >= 0 ? (int)map[best] : -1;
-	return best >= 0 ? 0 : dispute(v);
+	return best >= 0 ? note_tolerance(v) : dispute(v);
 }
 
 /* ---- one WU: applying the outcome -------------------------------------------- */
