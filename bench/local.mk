@@ -46,6 +46,11 @@ noinst_PROGRAMS += bench/bench_validate
 bench_bench_validate_SOURCES = bench/bench_validate.c
 bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
+# Disputes: one segment recomputed from an uploaded state against a third replica.
+noinst_PROGRAMS += bench/bench_dispute
+bench_bench_dispute_SOURCES = bench/bench_dispute.c
+bench_bench_dispute_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_dispute_LDADD = $(CT_SERVER_LIBS)
 # job export: --hf in f32 / bf16 / f16 and --adapter (server/cmd/job_peft.c).
 noinst_PROGRAMS += bench/bench_export
 bench_bench_export_SOURCES = bench/bench_export.c

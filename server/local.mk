@@ -18,7 +18,8 @@ server_libctserver_a_SOURCES =
 # (server.c) and the LoRA job spec every layer reads
 server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
-	server/data/dl.c server/data/dl.h server/data/dl_files.c \
+	server/data/dl.c server/data/dl.h server/data/dl_chain.c \
+	server/data/dl_chain.h server/data/dl_files.c \
 	server/data/dl_files.h server/data/dl_heartbeat.c server/data/dl_heartbeat.h \
 	server/data/dl_job.c server/data/dl_job.h server/data/dl_purge.c \
 	server/data/dl_purge.h server/data/dl_receipt.c server/data/dl_receipt.h \
@@ -40,6 +41,8 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 # (quorum.c), the cross-shard and robust checks, LoRA round merges, host
 # trust, credit, work limits and deadlines, the stall rule
 server_libctserver_a_SOURCES += server/validate/credit.c \
+	server/validate/bisect.c server/validate/bisect.h \
+	server/validate/dispute.c server/validate/dispute.h \
 	server/validate/credit.h server/validate/lora_robust.c \
 	server/validate/lora_robust.h server/validate/lora_round.c \
 	server/validate/lora_round.h server/validate/quorum.c \

@@ -36,6 +36,7 @@
 #include "data/server.h"
 #include "data/store.h"
 #include "submit_check.h"
+#include "validate/bisect.h"
 
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 {
@@ -338,18 +339,28 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 
 /* job.wu_mem_bytes: what one WU of the job needs (ct_wu_mem_bytes), which
  * the scheduler holds hosts' work memory to (eligibility.h). */
-static int put_wu_mem(struct ct_db *db, const struct ct_job_spec *s,
+/* The memory a WU needs, and the interval of its results' hash chains:
+ * [daemons] chain_every when set (> 0), else chosen from the model. */
+static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
 		      const struct ct_gpt2_config *cfg, int64_t jobid)
 {
 	struct ct_wu_hparams hp;
+	long every = 0;
 	int rc;
 
+	rc = ct_conf_get_int(srv->conf, "daemons.chain_every", 0, 0, CT_WU_MAX_STEPS, &every);
+	if (rc < 0)
+		return rc;
 	ct_wu_hparams_default(&hp);
 	hp.B = s->batch;
 	hp.T = s->seq;
 	rc = ct_lora_job_check(&s->lora, &hp.lora);	/* defaults filled in */
+	if (rc == 0 && every == 0)
+		every = ct_bisect_chain_every(cfg, &hp.lora, s->batch, s->seq, s->steps);
+	if (rc == 0 && ct_chain_nlinks(s->steps, (int)every) > CT_CHAIN_MAX_LINKS)
+		every = (s->steps + CT_CHAIN_MAX_LINKS - 1) / CT_CHAIN_MAX_LINKS;
 	if (rc == 0)
-		rc = ct_job_set_wu_mem(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp));
+		rc = ct_job_set_wu_mem(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp), (int)every);
 	return rc;
 }
 
@@ -381,7 +392,7 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 	if (rc >= 0 && spec->lora.rank > 0)
 		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
 	if (rc >= 0)
-		rc = put_wu_mem(db, spec, &in.cfg, jobid);
+		rc = put_wu_mem(srv, db, spec, &in.cfg, jobid);
 	if (rc >= 0)
 		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)

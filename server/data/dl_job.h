@@ -58,12 +58,13 @@ int ct_job_insert(struct ct_db *db, const struct ct_job_new *j, int64_t *id);
 
 /* A job's settings after its insert, each written once at submit: the
  * outer optimizer (ct_outer.h's name, lr, momentum), when a round may close
- * early (round_quorum, round_timeout), and what one WU needs in memory
- * (wu_mem_bytes, eligibility.h). Return 0 or a db error. */
+ * early (round_quorum, round_timeout), what one WU needs in memory
+ * (wu_mem_bytes, eligibility.h) with the steps between its hash chain's
+ * links (chain_every, ct_chain.h). Return 0 or a db error. */
 int ct_job_set_outer(struct ct_db *db, int64_t id, const char *method, double lr,
 		     double momentum);
 int ct_job_set_round_close(struct ct_db *db, int64_t id, double quorum, int timeout);
-int ct_job_set_wu_mem(struct ct_db *db, int64_t id, int64_t bytes);
+int ct_job_set_wu_mem(struct ct_db *db, int64_t id, int64_t bytes, int chain_every);
 
 /* Round idx of job id is open: cur_round is at least idx, update_time now.
  * Returns 0 or a db error. */

@@ -30,6 +30,7 @@
 #include "data/db.h"
 #include "data/db_args.h"
 #include "data/dl.h"
+#include "data/dl_chain.h"
 #include "data/dl_result.h"
 #include "data/result_state.h"
 #include "eligibility.h"
@@ -279,6 +280,14 @@ static int reject(struct ack *a, int code, const char *msg)
 	return 0;
 }
 
+/* 1 if name is a state task's (<result>.state, put_state_requests). */
+static int is_state_task(const char *name)
+{
+	size_t n = strlen(name), k = strlen(CT_STATE_SUFFIX);
+
+	return n > k && strcmp(name + n - k, CT_STATE_SUFFIX) == 0;
+}
+
 /* Inside the transaction, the WU locked and the result read: apply.
  * Returns 1 when the result moved (*error: as a client error), 0 when
  * the report was rejected, or an error. */
@@ -290,6 +299,8 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 	int rc, state = r->server_state, outcome = r->outcome;
 
 	*error = 0;
+	if (!t->found && is_state_task(rep->name))
+		return 0;	/* a state task's report: the upload was all (accepted) */
 	if (!t->found)
 		return reject(t->ack, CT_ENOTFOUND, "no such result");
 	if (r->hostid != t->c->hostid)
@@ -311,6 +322,11 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 		if (rc > 0 && !rep->has_final_loss)
 			rc = CT_DB_EXEC(db, "UPDATE result SET final_loss=NULL WHERE id=?",
 					t->resultid);
+		if (rc > 0 && rep->chain != NULL) {	/* checked by the validator */
+			int crc = ct_dl_chain_put(db, t->resultid, rep->chain);
+
+			rc = crc < 0 ? crc : rc;
+		}
 	} else {
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
@@ -576,6 +592,21 @@ static int drop_canceled(struct sched_ctx *c, int64_t resultid)
 	return rc < 0 ? rc : 0;
 }
 
+/* 1 if the state task `name` (<result>.state) is still asked of this
+ * host, 0 if not (abort it), or a db error. */
+static int state_task_open(struct sched_ctx *c, const char *name)
+{
+	struct ct_dl_state_req q;
+	char rname[96];
+	size_t n = strlen(name) - strlen(CT_STATE_SUFFIX);
+
+	if (n >= sizeof(rname))
+		return 0;
+	memcpy(rname, name, n);
+	rname[n] = '\0';
+	return ct_dl_state_req_by_name(c->db, rname, c->hostid, &q);
+}
+
 static int check_others(struct sched_ctx *c)
 {
 	struct ct_db_res *res = NULL;
@@ -585,6 +616,12 @@ static int check_others(struct sched_ctx *c)
 		int64_t id = 0;
 		int mine, abort = 1;
 
+		if (is_state_task(c->req.other[i])) {	/* kept while it is asked for */
+			rc = state_task_open(c, c->req.other[i]);
+			if (rc == 0)
+				c->aborts[c->naborts++] = c->req.other[i];
+			continue;
+		}
 		rc = CT_DB_QUERY(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
 				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
 				 c->req.other[i]);
@@ -1257,6 +1294,8 @@ struct sent {
 	char upload_encoding[65];
 	int64_t max_upload;
 	int64_t lora, id;		/* its job has LoRA parameters; the result's id */
+	int64_t chain_every;		/* its hash chain's interval, 0: none */
+	int64_t state_at;		/* a state request's step, 0: a result */
 	int found;
 };
 
@@ -1264,7 +1303,8 @@ static const char wu_sql[] =
 	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
 	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
 	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id FROM result r STRAIGHT_JOIN workunit w "
+	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id, j.chain_every FROM result r "
+	"STRAIGHT_JOIN workunit w "
 	"ON w.id=r.workunitid STRAIGHT_JOIN job j ON j.id=w.jobid LEFT JOIN job_lora l ON "
 	"l.jobid=j.id WHERE r.id IN (";
 #define S struct sent
@@ -1275,7 +1315,7 @@ static const struct ct_dl_col sent_cols[] = {
 	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
 	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
 	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
-	CT_DL_COL(S, lora), CT_DL_COL(S, id),
+	CT_DL_COL(S, lora), CT_DL_COL(S, id), CT_DL_COL(S, chain_every),
 };
 #undef S
 
@@ -1323,6 +1363,10 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
+	if (rc == 0 && s->chain_every > 0)
+		rc = ct_xml_elem_int64(b, "chain_every", s->chain_every);
+	if (rc == 0 && s->state_at > 0)
+		rc = ct_xml_elem_int64(b, "state_at", s->state_at);
 	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
@@ -1418,22 +1462,22 @@ static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 	return rc;
 }
 
-/* The results being sent (c->send) with their WUs and jobs into
- * sent[0..c->nsend), IN_MAX a statement; one that is gone has found 0. */
-static int read_sent(struct sched_ctx *c, struct sent *sent)
+/* The results ids[0..n) with their WUs and jobs into sent[0..n), IN_MAX
+ * a statement; one that is gone has found 0. */
+static int read_sent_ids(struct sched_ctx *c, const int64_t *ids, int n, struct sent *sent)
 {
 	struct ct_db_arg a[IN_MAX];
 	char sql[sizeof(wu_sql) + 8 * IN_MAX];
 	int m, rc = 0;
 
-	for (int k = 0; rc == 0 && k < c->nsend; k += IN_MAX) {
+	for (int k = 0; rc == 0 && k < n; k += IN_MAX) {
 		struct ct_db_res *res = NULL;
-		int cnt = c->nsend - k < IN_MAX ? c->nsend - k : IN_MAX;
+		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
 		struct sent row;
 
 		rc = in_list(sql, sizeof(sql), wu_sql, ")", cnt, &m);
 		for (int i = 0; i < m; i++)
-			a[i] = ct_db_arg_l(c->send[k + (i < cnt ? i : cnt - 1)]);
+			a[i] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
 		if (rc == 0)
 			rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
 		while (rc == 0 && ct_db_next(res) > 0) {
@@ -1441,11 +1485,70 @@ static int read_sent(struct sched_ctx *c, struct sent *sent)
 			ct_dl_row(res, &row, sent_cols, CT_DL_NCOLS(sent_cols));
 			row.found = 1;
 			for (int i = k; i < k + cnt; i++)
-				if (c->send[i] == row.id)
+				if (ids[i] == row.id)
 					sent[i] = row;
 		}
 		ct_db_res_free(res);
 	}
+	return rc;
+}
+
+/* The results being sent (c->send) into sent[0..c->nsend). */
+static int read_sent(struct sched_ctx *c, struct sent *sent)
+{
+	return read_sent_ids(c, c->send, c->nsend, sent);
+}
+
+/* The states the validator asks of this host to settle disputes
+ * (validate/dispute.h; doc/protocol.md "State requests"): where to upload
+ * the training state after `step` of the result's WU, and the same as a
+ * task a client runs like any other: the WU again as <wu>.state with
+ * state_at, and a result <result>.state uploading to that place. */
+static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora_xml *lora)
+{
+	struct ct_dl_state_req *q = NULL;
+	struct sent s[4];
+	char token[CT_TOKEN_MAX], name[sizeof(s[0].name)];
+	int64_t ids[4];
+	size_t n = 0;
+	int rc;
+
+	rc = ct_dl_state_req_for_host(c->db, c->hostid, ct_db_now(c->db), 4, &q, &n);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = q[i].resultid;
+	memset(s, 0, sizeof(s));
+	if (rc == 0 && n > 0)
+		rc = read_sent_ids(c, ids, (int)n, s);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (snprintf(name, sizeof(name), "%s%s", q[i].result_name, CT_STATE_SUFFIX) >=
+		    (int)sizeof(name))
+			continue;	/* no upload name of 80 bytes: the deadline decides */
+		rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid,
+				   q[i].max_bytes, q[i].deadline, token, sizeof(token));
+		if (rc == 0) rc = ct_xml_open(b, "state_request");
+		if (rc == 0) rc = ct_xml_elem_str(b, "name", q[i].result_name);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "step", q[i].step);
+		if (rc == 0) rc = ct_xml_elem_str(b, "digest", q[i].agreed_sha);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", q[i].deadline);
+		if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
+		if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
+		if (rc == 0) rc = ct_buf_appendf(b, "/upload/%s</upload_url>\n", name);
+		if (rc == 0) rc = ct_xml_elem_str(b, "upload_token", token);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "max_upload_bytes", q[i].max_bytes);
+		if (rc == 0) rc = ct_xml_close(b, "state_request");
+		if (rc < 0 || !s[i].found)
+			continue;
+		memcpy(s[i].name, name, sizeof(name));
+		snprintf(s[i].wu_name + strlen(s[i].wu_name),
+			 sizeof(s[i].wu_name) - strlen(s[i].wu_name), "%s", CT_STATE_SUFFIX);
+		s[i].state_at = q[i].step;
+		s[i].deadline = q[i].deadline;
+		s[i].max_upload = q[i].max_bytes;
+		rc = put_workunit(b, c->srv, c->db, lora, &s[i]);
+		if (rc == 0)
+			rc = put_result(b, c, &s[i]);
+	}
+	free(q);
 	return rc;
 }
 
@@ -1478,6 +1581,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc == 0) rc = ct_xml_close(b, "web_prefs");
 	}
 	if (rc == 0) rc = put_acks(b, c);
+	if (rc == 0) rc = put_state_requests(b, c, &lora);
 	if (rc == 0 && c->nsend > 0) {
 		sent = calloc((size_t)c->nsend, sizeof(*sent));
 		rc = sent ? read_sent(c, sent) : CT_ENOMEM;
