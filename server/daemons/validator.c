@@ -827,11 +827,12 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	for (size_t i = 0; i < v->nr; i++)
 		nsane += v->r[i].new_state == CT_VS_INCONCLUSIVE;
 	if (v->j.canonical == 0 && v->canonical_idx >= 0) {
-		rc = CT_DB_EXEC(db, "UPDATE workunit SET canonical_resultid=?, canonical_credit=?, "
-				"rsc_fpops=?, assimilate_state=IF(assimilate_state=?, ?, "
-				"assimilate_state) WHERE id=?",
-				v->r[v->canonical_idx].id, v->credit, v->flops, CT_AS_INIT,
-				CT_AS_READY, v->j.wuid);
+		/* OPEN -> READY by the WU's state owner (the row is locked and
+		 * unchanged since the decision: states_unchanged) */
+		rc = ct_wu_move(db, v->j.wuid, CT_WU_OPEN, CT_WU_READY,
+				&(struct ct_wu_change){ .now = now,
+							.resultid = v->r[v->canonical_idx].id,
+							.credit = v->credit, .flops = v->flops });
 		if (rc < 0)
 			return rc;
 		ct_log_info("validator: %s: canonical result %s", v->j.wu_name,
@@ -883,8 +884,9 @@ static int apply_txn(struct ct_db *db, void *arg)
 		return rc;
 	same = states_unchanged(v, rs, nrs);
 	free(rs);
-	if (w.canonical_resultid != v->j.canonical)
-		return 0;	/* another validator decided it meanwhile */
+	if (w.canonical_resultid != v->j.canonical || w.error_mask != 0)
+		return 0;	/* another validator decided it, or it failed, meanwhile
+				 * (the next pass drops a failed one) */
 	if (!same) {	/* changed under us: decide again on what is there now */
 		rc = ct_wu_need_validate(db, v->j.wuid, 1, -1);
 		return rc < 0 ? rc : 0;
