@@ -12,8 +12,6 @@
 #include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_log.h"
-#include "data/db.h"
-#include "robust_aside.h"
 
 int ct_robust_init(struct ct_robust *r, int k, size_t n)
 {
@@ -102,81 +100,4 @@ int ct_robust_verdict(struct ct_robust *r, const struct ct_robust_limits *lim, i
 		nout += out[i];
 	}
 	return nout;
-}
-
-static int report(struct ct_db *db, int64_t jobid, int idx, const struct ct_robust *r,
-		  const int *out)
-{
-	char msg[256];
-	int rc = 0;
-
-	for (int i = 0; rc >= 0 && i < r->k; i++) {
-		if (!out[i])
-			continue;
-		snprintf(msg, sizeof(msg), "round %d, shard %d: its update is unlike the other "
-			 "shards' (cosine %.3f with their mean, %.3gx their median size): "
-			 "possible poisoning, or a shard unlike the others", idx, r->shard[i], r->cos[i],
-			 r->ratio[i]);
-		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
-		rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
-				"error_message=''", msg, jobid, CT_JOB_RUNNING);
-	}
-	return rc < 0 ? rc : 0;
-}
-
-int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
-			  int idx, int k, size_t n, const float *base,
-			  ct_robust_load_fn load, void *ctx, const int *shards)
-{
-	struct ct_robust_limits lim = { .min_cos = 0.0, .max_ratio = 4.0 };
-	struct ct_robust r;
-	int out[CT_ROBUST_MAX_K], nout = 0, rc;
-	float *w;
-
-	rc = ct_robust_aside_caught(db, jobid, idx);
-	if (rc != 0 || k < 3 || k > CT_ROBUST_MAX_K)
-		return rc;
-	rc = conf ? ct_conf_get_double(conf, "daemons.robust_min_cos", 0.0, -1.0, 1.0,
-				       &lim.min_cos) : 0;
-	if (rc == 0 && conf)
-		rc = ct_conf_get_double(conf, "daemons.robust_max_ratio", 4.0, 1.0, 1e6,
-					&lim.max_ratio);
-	if (rc < 0)
-		return rc;
-	w = malloc(n * sizeof(float));
-	if (w == NULL)
-		return CT_ENOMEM;
-	rc = ct_robust_init(&r, k, n);
-	for (int i = 0; rc == 0 && shards != NULL && i < k; i++)
-		r.shard[i] = shards[i];
-	for (int i = 0; rc == 0 && i < k; i++) {
-		rc = load(ctx, i, w);
-		if (rc == 0)
-			ct_robust_add(&r, i, base, w);
-	}
-	for (int i = 0; rc == 0 && i < k; i++) {
-		rc = load(ctx, i, w);
-		if (rc == 0)
-			ct_robust_score(&r, i, base, w);
-	}
-	if (rc == 0) {
-		double cmin = 2.0, rlo = 1e300, rhi = 0.0;
-
-		nout = ct_robust_verdict(&r, &lim, out);
-		for (int i = 0; i < k; i++) {
-			cmin = r.cos[i] < cmin ? r.cos[i] : cmin;
-			rlo = r.ratio[i] < rlo ? r.ratio[i] : rlo;
-			rhi = r.ratio[i] > rhi ? r.ratio[i] : rhi;
-		}
-		ct_log_info("assimilator: job %lld round %d: cross-shard check of %d: lowest "
-			    "cosine %.3f, sizes %.3g..%.3gx the others' median, %d outlier(s)",
-			    (long long)jobid, idx, k, cmin, rlo, rhi, nout);
-	}
-	if (rc == 0 && nout > 0)
-		rc = report(db, jobid, idx, &r, out);
-	if (rc == 0 && nout > 0)
-		rc = ct_robust_aside_outlier(conf, db, jobid, idx, &r, out);
-	ct_robust_free(&r);
-	free(w);
-	return rc;
 }

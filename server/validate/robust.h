@@ -14,8 +14,9 @@
  * Streaming, so the assimilator never holds K updates at once: pass 1
  * feeds every shard to ct_robust_add() (sum and norms), pass 2 feeds
  * every shard again to ct_robust_score(). Memory: n floats (doubles) for
- * the sum. Outliers are reported (log and the job's notice) and the
- * worst is set aside (robust_aside.h).
+ * the sum. No database: robust_aside.h runs the check on a round
+ * (ct_robust_check_round), reports the outliers (log and the job's
+ * notice) and sets the worst aside.
  */
 #ifndef CT_ROBUST_H
 #define CT_ROBUST_H
@@ -52,23 +53,5 @@ void ct_robust_score(struct ct_robust *r, int i, const float *base, const float 
 /* After both passes: fills r->cos and r->ratio; returns the number of
  * outliers and sets out[i] = 1 for each (out has k entries). */
 int ct_robust_verdict(struct ct_robust *r, const struct ct_robust_limits *lim, int *out);
-
-/* First sets aside the unreplicated results of caught hosts
- * (ct_robust_aside_caught); then both passes over k updates that
- * load(ctx, i, w) decodes into w (n floats; 0 or a CT_E* code), with the
- * limits from conf (NULL: defaults); then reports each outlier: a warning
- * in the log and the job's notice (job.error_message while it runs)
- * naming round idx and the shard, and sets the worst aside
- * (ct_robust_aside_outlier). Rounds of fewer than 3 shards get no
- * cross-shard check. Returns 0 when the round may be averaged, > 0 when
- * results were set aside (the round waits for their replacements), or a
- * CT_E* code. shards (NULL: 0..k-1) names update i's shard, for a round
- * closed without some of its WUs (job.round_quorum). */
-struct ct_conf;
-struct ct_db;
-typedef int (*ct_robust_load_fn)(void *ctx, int i, float *w);
-int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
-			  int idx, int k, size_t n, const float *base,
-			  ct_robust_load_fn load, void *ctx, const int *shards);
 
 #endif

@@ -21,6 +21,7 @@
 #ifndef CT_ROBUST_ASIDE_H
 #define CT_ROBUST_ASIDE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ct_conf;
@@ -59,5 +60,21 @@ int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx);
  * set aside or a CT_E* code. */
 int ct_robust_aside_round(struct ct_db *db, int64_t jobid, int idx, int nwus,
 			  double base_loss, double loss, const char *msg);
+
+/* First sets aside the unreplicated results of caught hosts
+ * (ct_robust_aside_caught); then both passes over k updates that
+ * load(ctx, i, w) decodes into w (n floats; 0 or a CT_E* code), with the
+ * limits from conf (NULL: defaults); then reports each outlier: a warning
+ * in the log and the job's notice (job.error_message while it runs)
+ * naming round idx and the shard, and sets the worst aside
+ * (ct_robust_aside_outlier). Rounds of fewer than 3 shards get no
+ * cross-shard check. Returns 0 when the round may be averaged, > 0 when
+ * results were set aside (the round waits for their replacements), or a
+ * CT_E* code. shards (NULL: 0..k-1) names update i's shard, for a round
+ * closed without some of its WUs (job.round_quorum). */
+typedef int (*ct_robust_load_fn)(void *ctx, int i, float *w);
+int ct_robust_check_round(const struct ct_conf *conf, struct ct_db *db, int64_t jobid,
+			  int idx, int k, size_t n, const float *base,
+			  ct_robust_load_fn load, void *ctx, const int *shards);
 
 #endif
