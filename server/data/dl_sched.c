@@ -1,0 +1,92 @@
+/*
+ * dl_sched.c - the scheduler RPC's reads of results with their WUs and
+ * jobs (see dl_sched.h): the statements with their column tables beside
+ * them.
+ */
+#include "dl_sched.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ct_err.h"
+#include "db.h"
+#include "db_args.h"
+#include "dl.h"
+
+/* A job's columns, as both statements below read them (j.*). */
+#define JOB_SQL "j.steps, j.batch, j.seq, j.max_upload_bytes, j.wu_mem_bytes, " \
+	"j.adaptive_replication, j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, " \
+	"j.upload_encoding"
+#define JOB_COLS(T) CT_DL_COL(T, job.steps), CT_DL_COL(T, job.batch), CT_DL_COL(T, job.seq), \
+	CT_DL_COL(T, job.max_upload), CT_DL_COL(T, job.wu_mem_bytes), \
+	CT_DL_COL(T, job.adaptive), CT_DL_COL(T, job.hp[0]), CT_DL_COL(T, job.hp[1]), \
+	CT_DL_COL(T, job.hp[2]), CT_DL_COL(T, job.hp[3]), CT_DL_COL(T, job.hp[4]), \
+	CT_DL_COL(T, job.hp[5]), CT_DL_COL(T, job.upload_encoding)
+
+#define R struct ct_sched_replica
+static const struct ct_dl_col replica_cols[] = {
+	CT_DL_COL(R, wuid), CT_DL_COL(R, id), CT_DL_COL(R, state), CT_DL_COL(R, userid),
+	CT_DL_COL(R, hostid), CT_DL_COL(R, cpid), CT_DL_COL(R, net), CT_DL_COL(R, live),
+	CT_DL_COL(R, create_time), CT_DL_COL(R, nwus), CT_DL_COL(R, lora), CT_DL_COL(R, name),
+	JOB_COLS(R),
+};
+#undef R
+
+int ct_sched_replicas(struct ct_db *db, const int64_t *wuids, int n,
+		      struct ct_sched_replica **rows, size_t *nrows)
+{
+	struct ct_db_arg a[CT_DL_IN_MAX];
+	struct ct_db_res *res = NULL;
+	char sql[1024];
+	size_t cap;
+	int m, rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	rc = ct_dl_in_list(sql, sizeof(sql), "SELECT r.workunitid, r.id, r.server_state, "
+			   "r.userid, r.hostid, COALESCE(h.host_cpid, ''), r.sent_net, "
+			   CT_DL_LIVE("r") ", r.create_time, COALESCE(rd.nwus, 0), l.jobid IS NOT "
+			   "NULL, r.name, " JOB_SQL " FROM result r FORCE INDEX (result_wu_user) "
+			   "LEFT JOIN host h ON h.id = r.hostid JOIN workunit w ON w.id = "
+			   "r.workunitid JOIN job j ON j.id = w.jobid LEFT JOIN `round` rd ON "
+			   "rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = w.jobid WHERE "
+			   "r.workunitid IN (", ")", n, &m);
+	if (rc < 0)
+		return rc;
+	ct_dl_in_ids(a, wuids, n, m);
+	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+	if (rc < 0)
+		return rc;
+	cap = ct_db_nrows(res);
+	*rows = calloc(cap ? cap : 1, sizeof(**rows));
+	if (*rows == NULL) {
+		ct_db_res_free(res);
+		return CT_ENOMEM;
+	}
+	while (*nrows < cap && ct_db_next(res) > 0)
+		ct_dl_row(res, &(*rows)[(*nrows)++], replica_cols, CT_DL_NCOLS(replica_cols));
+	ct_db_res_free(res);
+	return 0;
+}
+
+#define S struct ct_sched_sent
+static const struct ct_dl_col sent_cols[] = {
+	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
+	CT_DL_COL(S, round), CT_DL_COL(S, shard), CT_DL_COL(S, seed), CT_DL_COL(S, model_sha256),
+	CT_DL_COL(S, model_size), CT_DL_COL(S, data_sha256), CT_DL_COL(S, data_size),
+	CT_DL_COL(S, lora), CT_DL_COL(S, id), JOB_COLS(S),
+};
+#undef S
+
+int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sched_sent *out)
+{
+	memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof(*out));
+	return ct_dl_by_ids(db, "SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, "
+			    "w.shard, w.seed, w.model_sha256, w.model_size, w.data_sha256, "
+			    "w.data_size, l.jobid IS NOT NULL, r.id, " JOB_SQL " FROM result r "
+			    "STRAIGHT_JOIN workunit w ON w.id=r.workunitid STRAIGHT_JOIN job j ON "
+			    "j.id=w.jobid LEFT JOIN job_lora l ON l.jobid=j.id WHERE r.id IN (", ")",
+			    ids, n, out, sizeof(*out), sent_cols, CT_DL_NCOLS(sent_cols),
+			    offsetof(struct ct_sched_sent, id), offsetof(struct ct_sched_sent, found));
+}

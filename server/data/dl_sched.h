@@ -1,0 +1,65 @@
+/*
+ * dl_sched.h - the rows the scheduler RPC (server/rpc/sched.c) reads of
+ * results, work units and jobs, with their statements (the data layer,
+ * dl.h): the replicas a claim judges, the results a reply describes.
+ * Writes of the state columns belong to result_state.h, the WU locks to
+ * dl_workunit.h.
+ */
+#ifndef CT_DL_SCHED_H
+#define CT_DL_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_db;
+
+/* SQL: result row t is a live replica (in progress, or a success not
+ * found invalid), the replicas the round rules count
+ * (server/rpc/eligibility.h). */
+#define CT_DL_LIVE(t) "(" t ".server_state = 4 OR (" t ".server_state = 5 AND " t \
+	".outcome = 1 AND " t ".validate_state <> 2))"
+
+#define CT_DL_NETLEN 48		/* a network key, eligibility.h's CT_ELIG_NETLEN */
+
+/* What a job says of its WUs: their training settings and upload. */
+struct ct_sched_job {
+	int64_t steps, batch, seq, max_upload, wu_mem_bytes;
+	int adaptive;			/* adaptive replication on */
+	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
+	char upload_encoding[65];
+};
+
+/* A result of a WU a claim looks at (sent or not), with what the
+ * per-WU rules, the round rules and the claim need, and its job's. */
+struct ct_sched_replica {
+	int64_t wuid, id, userid, hostid, create_time;
+	int state, live, nwus, lora;	/* live: CT_DL_LIVE; nwus: its round's WUs */
+	char name[81];
+	char cpid[33];			/* its host's client id ("" none) */
+	char net[CT_DL_NETLEN];		/* result.sent_net */
+	struct ct_sched_job job;
+};
+
+/* Every result of the WUs wuids[0..n) (1 <= n <= CT_DL_IN_MAX), read by
+ * one statement (result_wu_user) after the caller locked the WUs: *rows
+ * malloc'd (free() it; never NULL on success), *nrows of them, grouped by
+ * WU. Returns 0, CT_ENOMEM or a db error (*rows NULL). */
+int ct_sched_replicas(struct ct_db *db, const int64_t *wuids, int n,
+		      struct ct_sched_replica **rows, size_t *nrows);
+
+/* A result being sent, with its WU and job: what the reply says. */
+struct ct_sched_sent {
+	int64_t id, jobid, round, shard, seed, deadline, model_size, data_size;
+	char name[81], wu_name[65];
+	char model_sha256[65], data_sha256[65];
+	int lora;			/* its job has LoRA parameters */
+	int found;			/* 0: the result is gone */
+	struct ct_sched_job job;
+};
+
+/* The results ids[0..n) (any n) with their WUs and jobs into out[i] for
+ * ids[i] (found 0 for one that is gone), CT_DL_IN_MAX a statement.
+ * Returns 0 or a db error. */
+int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sched_sent *out);
+
+#endif
