@@ -18,7 +18,8 @@ server_libctserver_a_SOURCES =
 # (server.c) and the LoRA job spec every layer reads
 server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
-	server/data/dl.c server/data/dl.h server/data/dl_job.c server/data/dl_job.h \
+	server/data/dl.c server/data/dl.h server/data/dl_host.c server/data/dl_host.h \
+	server/data/dl_job.c server/data/dl_job.h \
 	server/data/dl_receipt.c server/data/dl_receipt.h server/data/dl_result.c \
 	server/data/dl_result.h server/data/dl_round.c server/data/dl_round.h \
 	server/data/dl_sched.c server/data/dl_sched.h \

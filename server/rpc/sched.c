@@ -30,6 +30,7 @@
 #include "data/db.h"
 #include "data/db_args.h"
 #include "data/dl.h"
+#include "data/dl_host.h"
 #include "data/dl_result.h"
 #include "data/dl_sched.h"
 #include "data/dl_workunit.h"
@@ -77,7 +78,8 @@ struct sched_ctx {
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
-	int host_read;		/* read_host() read them */
+	int host_read;		/* authenticate() read them */
+	int report_errors;	/* reports taken as client errors */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -86,18 +88,21 @@ struct sched_ctx {
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
 
-/* authenticate's columns, in its SELECT's order. */
-#define C struct sched_ctx
-static const struct ct_dl_col account_cols[] = {
-	CT_DL_COL(C, userid), CT_DL_COL(C, user_name), CT_DL_COL(C, teamid),
-	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit), CT_DL_COL(C, web_prefs),
-	CT_DL_COL(C, web_prefs_time),
-};
-#undef C
+/* The host's columns the caps and request_delay need (load_host). */
+static void take_host(struct sched_ctx *c, const struct ct_host_account *a)
+{
+	c->host_cap = a->max_in_progress;
+	c->consecutive_valid = a->consecutive_valid;
+	c->wh.nvalid = a->nresults_valid;
+	c->next_work_time = a->next_work_time;
+	c->host_read = 1;
+}
 
+/* The account by its key, with the host the request names when it is
+ * the account's (one statement). */
 static int authenticate(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_host_account a;
 	char hash[65];
 	int rc;
 
@@ -105,16 +110,23 @@ static int authenticate(struct sched_ctx *c)
 	if (rc < 0)	/* not a key at all: say so, not "unknown" */
 		return ct_error(CT_EAUTH, "malformed account key (want %d hex digits)",
 				CT_ACCOUNT_KEY_HEXLEN);
-	rc = CT_DB_QUERY(c->db, &res, "SELECT u.id, u.name, u.teamid, u.total_credit, "
-			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0) FROM "
-			 "`user` u LEFT JOIN user_prefs p ON p.userid = u.id WHERE u.auth_hash=?",
-			 hash);
+	rc = ct_host_account_read(c->db, hash, c->req.host_id > 0 ? c->req.host_id : 0, &a);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_EAUTH, "unknown account key");
 	if (rc < 0)
 		return rc;
-	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
-	if (rc == CT_ENOTFOUND)
-		rc = ct_error(CT_EAUTH, "unknown account key");
-	return rc;
+	c->userid = a.userid;
+	c->teamid = a.teamid;
+	snprintf(c->user_name, sizeof(c->user_name), "%s", a.user_name);
+	c->total_credit = a.total_credit;
+	c->expavg_credit = a.expavg_credit;
+	snprintf(c->web_prefs, sizeof(c->web_prefs), "%s", a.web_prefs);
+	c->web_prefs_time = a.web_prefs_time;
+	if (a.hostid > 0) {
+		c->hostid = a.hostid;
+		take_host(c, &a);
+	}
+	return 0;
 }
 
 /* 1 if s is 32 hex digits (either case). */
@@ -125,126 +137,39 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
-/* Host id's row: its owner into *owner, and what the caps and
- * request_delay need (load_host), read with it. Returns 0, CT_ENOTFOUND
- * or CT_EDB. */
-static int read_host(struct sched_ctx *c, int64_t id, int64_t *owner)
+static int find_host(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
+	int added = 0, rc;
 
-	rc = CT_DB_QUERY(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
-			 "nresults_valid, next_work_time FROM host WHERE id=?", id);
-	if (rc < 0)
-		return rc;
-	rc = CT_ENOTFOUND;
-	if (ct_db_next(res) > 0) {
-		*owner = ct_db_int(res, 0);
-		c->host_cap = ct_db_int(res, 1);
-		c->consecutive_valid = (int)ct_db_int(res, 2);
-		c->wh.nvalid = ct_db_int(res, 3);
-		c->next_work_time = ct_db_int(res, 4);
-		c->host_read = 1;
-		rc = 0;
+	if (c->req.host_id > 0) {	/* read with the account (authenticate) */
+		if (c->hostid != c->req.host_id)
+			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
+					c->req.host_id);
+		return 0;
 	}
-	ct_db_res_free(res);
+	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, ct_db_now(c->db), &c->hostid,
+				 &added);
+	if (rc == 0 && added)
+		ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
 	return rc;
 }
 
-static int find_host(struct sched_ctx *c)
-{
-	int64_t owner = 0, id = 0;
-	int rc;
-
-	if (c->req.host_id > 0) {
-		rc = read_host(c, c->req.host_id, &owner);
-		if (rc == CT_ENOTFOUND || (rc == 0 && owner != c->userid))
-			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
-					c->req.host_id);
-		if (rc < 0)
-			return rc;
-		c->hostid = c->req.host_id;
-		return 0;
-	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = CT_DB_QUERY_INT(c->db, &id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
-				     c->userid, c->req.host_cpid);
-		if (rc == 0) {
-			c->hostid = id;
-			return 0;
-		}
-		if (rc != CT_ENOTFOUND)
-			return rc;
-		rc = CT_DB_EXEC(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
-				"VALUES (?, ?, ?)", ct_db_now(c->db), c->userid, c->req.host_cpid);
-		if (rc >= 0) {
-			c->hostid = ct_db_last_id(c->db);
-			ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
-			return 0;
-		}
-		if (rc != CT_EDUP)	/* a concurrent RPC made it: look again */
-			return rc;
-	}
-	return ct_error(CT_EINTERNAL, "could not register host");
-}
-
-/* 1 if the host's device rows say what the request says (then nothing
- * is written: device.update_time is when the description last changed),
- * 0 if not, or CT_EDB. */
-static int devices_same(struct sched_ctx *c)
-{
-	struct sched_req *r = &c->req;
-	struct ct_db_res *res = NULL;
-	int n = 0, same = 1, rc;
-
-	rc = CT_DB_QUERY(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
-			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot",
-			 c->hostid);
-	if (rc < 0)
-		return rc;
-	while (same && ct_db_next(res) > 0) {
-		const struct sched_device *d = n < r->ndev ? &r->dev[n] : NULL;
-
-		same = d && ct_db_int(res, 0) == n && strcmp(ct_db_str(res, 1), d->name) == 0 &&
-		       strcmp(ct_db_str(res, 2), d->vendor) == 0 &&
-		       strcmp(ct_db_str(res, 3), d->type) == 0 &&
-		       ct_db_int(res, 4) == d->global_mem && ct_db_int(res, 5) == d->compute_units &&
-		       ct_db_int(res, 6) == d->conforming;
-		n++;
-	}
-	ct_db_res_free(res);
-	return same && n == r->ndev;
-}
-
+/* The host's row and devices after the request, with the client errors
+ * its reports counted (take_reports). */
 static int update_host(struct sched_ctx *c)
 {
 	struct sched_req *r = &c->req;
-	int rc;
+	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
+	struct ct_host_desc d = { .hostname = r->hostname, .os = r->os,
+				  .cpu_model = r->cpu_model, .client_version = r->client_version,
+				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
+				  .dev = dev, .ndev = r->ndev };
 
-	rc = CT_DB_EXEC(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
-			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
-			"WHERE id=?", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
-			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
-	if (rc >= 0) {
-		int same = devices_same(c);
-		if (same != 0)
-			return same < 0 ? same : 0;
-	}
-	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
-		struct sched_device *d = &r->dev[i];
-		rc = CT_DB_EXEC(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
-				"global_mem, compute_units, conforming, update_time) "
-				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-				"name=VALUES(name), vendor=VALUES(vendor), type=VALUES(type), "
-				"global_mem=VALUES(global_mem), compute_units=VALUES(compute_units), "
-				"conforming=VALUES(conforming), update_time=VALUES(update_time)",
-				c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
-				(int)d->compute_units, (int)d->conforming, ct_db_now(c->db));
-	}
-	if (rc >= 0)
-		rc = CT_DB_EXEC(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?",
-				c->hostid, r->ndev);
-	return rc < 0 ? rc : 0;
+	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
+		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
+			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
+			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	return ct_host_rpc_update(c->db, c->hostid, &d, c->report_errors, ct_db_now(c->db));
 }
 
 /* ---- step 4: reports ---------------------------------------------------- */
@@ -331,6 +256,7 @@ static int find_reports(struct sched_ctx *c, struct report_txn *t, int n)
 struct report_batch {
 	struct report_txn t[CT_SCHED_MAX_REPORTS];
 	int n;
+	int errors;		/* reports that moved to client errors */
 };
 
 /* Lock the WUs of t[0..n) (sorted by WU). */
@@ -392,9 +318,7 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 		if (rc > 0 && (nwoken == 0 || woken[nwoken - 1] != b->t[i].wuid))
 			woken[nwoken++] = b->t[i].wuid;
 	}
-	if (rc >= 0 && errors > 0)
-		rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+? WHERE id=?",
-				errors, b->t[0].c->hostid);
+	b->errors = errors;	/* counted with the host's update (update_host) */
 	if (rc >= 0)
 		rc = ct_wu_wake_ids(db, woken, nwoken, ct_db_now(db), 0);
 	return rc < 0 ? rc : 0;
@@ -429,6 +353,8 @@ static int take_reports(struct sched_ctx *c)
 	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
 		rc = ct_db_txn(c->db, report_batch_txn, b);
+	if (rc == 0)
+		c->report_errors = b->errors;
 	for (int i = 0; rc == 0 && i < b->n; i++)
 		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid,
 			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",
@@ -981,23 +907,19 @@ static int claim_new(struct sched_ctx *c, int want)
  * its row, the project's policy, and its results in progress. */
 static int load_host(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_host_account a;
 	int rc;
 
 	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
-	if (rc == 0 && !c->host_read)	/* a host new in this request */
-		rc = CT_DB_QUERY(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
-				 "nresults_valid, next_work_time FROM host WHERE id=?",
-				 c->hostid);
+	if (rc == 0 && !c->host_read) {	/* a host new in this request */
+		memset(&a, 0, sizeof(a));
+		rc = ct_host_caps_read(c->db, c->hostid, &a);
+		if (rc == 0)
+			take_host(c, &a);
+		rc = rc == CT_ENOTFOUND ? 0 : rc;
+	}
 	if (rc < 0)
 		return rc;
-	if (res && ct_db_next(res) > 0) {
-		c->host_cap = ct_db_int(res, 0);
-		c->consecutive_valid = (int)ct_db_int(res, 1);
-		c->wh.nvalid = ct_db_int(res, 2);
-		c->next_work_time = ct_db_int(res, 3);
-	}
-	ct_db_res_free(res);
 	if (c->host_cap <= 0)
 		c->host_cap = c->srv->max_in_progress;
 	/* in progress, and what the caps and quota count (worklimit.h) */
@@ -1058,8 +980,7 @@ static long told_delay(struct sched_ctx *c)
 		return c->work_after - now > 1 ? (long)(c->work_after - now) : 1;
 	d = reply_delay(c);
 	if (c->looked && c->nnew == 0)	/* best effort: a failed write only loses it */
-		CT_DB_EXEC(c->db, "UPDATE host SET next_work_time=? WHERE id=?", now + d,
-			   c->hostid);
+		ct_host_set_next_work(c->db, c->hostid, now + d);
 	return d;
 }
 
@@ -1337,8 +1258,8 @@ static int run_steps(struct sched_ctx *c)
 	if (rc == 0 && !cpid_valid(c->req.host_cpid))
 		rc = ct_error(CT_EPROTO, "<host_cpid> must be 32 hex digits");
 	if (rc == 0) rc = find_host(c);
-	if (rc == 0) rc = update_host(c);
 	if (rc == 0) rc = take_reports(c);
+	if (rc == 0) rc = update_host(c);
 	if (rc == 0) rc = check_others(c);
 	if (rc == 0) rc = find_lost(c);
 	if (rc == 0) rc = assign_work(c);
