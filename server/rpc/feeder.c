@@ -18,7 +18,12 @@
 #include "ct_time.h"
 #include "data/result_state.h"
 
-#define INC_LIMIT 64	/* new results merged per request; more: refill */
+#define INC_LIMIT 64	/* new results merged per look; more: refill */
+/* While the cache holds at least this many free candidates, a request
+ * looks for new results only when no request looked in the last
+ * CT_FEED_LOOK_S seconds: under load one look serves many requests, and
+ * new work waits that long at most. */
+#define LOOK_BACKLOG (CT_FEED_SLOTS / 2)
 #define INC_MARGIN 16	/* ids looked at again (inserts commit out of order) */
 #define MAX_TAKE 64
 
@@ -26,6 +31,14 @@ struct slot {
 	struct ct_feed_cand c;
 	int busy;		/* leased to a request */
 	int used;		/* in ord[] */
+};
+
+#define NEST 16		/* jobs' estimates kept */
+
+struct est {
+	int64_t jobid;		/* 0: empty */
+	double at;		/* monotonic time it was read */
+	struct ct_wlim_estimate e;
 };
 
 struct ct_feeder {
@@ -38,10 +51,12 @@ struct ct_feeder {
 	int64_t seen;		/* highest result id looked at */
 	double full_at;		/* monotonic time of the last full read (0: never) */
 	double full_s;		/* seconds between full reads */
+	double look_at;		/* monotonic time of the last look (0: never) */
 	int complete;		/* that read found fewer unsent results than slots */
 	int stale;		/* a full read is due */
 	int filling;		/* a request is reading */
 	int64_t lora_sig[2];	/* struct read_info's, at the last full read */
+	struct est est[NEST];
 };
 
 int ct_feeder_new(struct ct_feeder **out, double full_s)
@@ -295,7 +310,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	struct read_info ri;
 	double now = ct_time_mono_s();
 	int64_t after, seen, sig[2];
-	int full, n = 0, rc;
+	int full, wholesale = 0, n = 0, rc;
 
 	pthread_mutex_lock(&f->mu);
 	/* the first read: wait for it rather than find nothing (a host told
@@ -308,6 +323,11 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	}
 	full = f->full_at == 0 || now - f->full_at >= f->full_s || f->stale ||
 	       (!f->complete && free_slots(f) < CT_FEED_SLOTS / 4);
+	if (!full && now - f->look_at < CT_FEED_LOOK_S && free_slots(f) >= LOOK_BACKLOG) {
+		pthread_mutex_unlock(&f->mu);
+		return 0;
+	}
+	f->look_at = now;
 	seen = f->seen;
 	sig[0] = f->lora_sig[0];
 	sig[1] = f->lora_sig[1];
@@ -322,6 +342,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 		/* out of date wholesale: read it all now */
 		full = rc == 0 && (ri.maxid < seen || ri.lora_sig[0] != sig[0] ||
 				   ri.lora_sig[1] != sig[1]);
+		wholesale = full;
 	}
 	if (rc == 0 && full) {
 		ct_log_debug("feeder: full read (stale %d, free %d, complete %d)", f->stale,
@@ -329,6 +350,8 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 		rc = read_some(db, 1, 0, fresh, &n, &ri);
 	}
 	pthread_mutex_lock(&f->mu);
+	if (rc == 0 && full && wholesale)
+		memset(f->est, 0, sizeof(f->est));
 	if (rc == 0)
 		put_read(f, full, fresh, n, &ri, now);
 	f->filling = 0;
@@ -441,5 +464,40 @@ void ct_feeder_done(struct ct_feeder *f, const struct ct_feed_cand *cands, const
 		if (outcome[k] == CT_FEED_CLAIMED)
 			add_holder(f, cands[k].wuid, h);
 	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* ---- deadline estimates -------------------------------------------------- */
+
+int ct_feeder_estimate(struct ct_feeder *f, int64_t jobid, struct ct_wlim_estimate *e)
+{
+	double now = ct_time_mono_s();
+	int hit = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < NEST && !hit; i++)
+		if (f->est[i].jobid == jobid && jobid != 0 && now - f->est[i].at < CT_FEED_EST_S) {
+			*e = f->est[i].e;
+			hit = 1;
+		}
+	pthread_mutex_unlock(&f->mu);
+	return hit;
+}
+
+void ct_feeder_estimate_put(struct ct_feeder *f, int64_t jobid, const struct ct_wlim_estimate *e)
+{
+	double now = ct_time_mono_s();
+	int at = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < NEST; i++) {
+		if (f->est[i].jobid == jobid) {
+			at = i;
+			break;
+		}
+		if (f->est[i].at < f->est[at].at)	/* else the oldest goes */
+			at = i;
+	}
+	f->est[at] = (struct est){ .jobid = jobid, .at = now, .e = *e };
 	pthread_mutex_unlock(&f->mu);
 }

@@ -483,16 +483,23 @@ static int maybe_adaptive(struct ct_db *db, struct sched_ctx *c, int64_t wuid,
 }
 
 /* The deadline estimate of job jobid: the request's claims are mostly of
- * one job, which is asked once. */
+ * one job, which is asked once, and the requests of the last moment share
+ * it (feeder.h). */
 static int job_estimate(struct ct_db *db, struct sched_ctx *c, int64_t jobid, int64_t wuid)
 {
 	int rc;
 
 	if (c->est_job == jobid)
 		return 0;
-	rc = ct_wlim_estimate(db, c->srv->conf, wuid, &c->est);
-	if (rc == 0)
+	if (ct_feeder_estimate(c->srv->feeder, jobid, &c->est)) {	/* shared, a moment old */
 		c->est_job = jobid;
+		return 0;
+	}
+	rc = ct_wlim_estimate(db, c->srv->conf, wuid, &c->est);
+	if (rc == 0) {
+		c->est_job = jobid;
+		ct_feeder_estimate_put(c->srv->feeder, jobid, &c->est);
+	}
 	return rc;
 }
 
