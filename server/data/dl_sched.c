@@ -90,3 +90,71 @@ int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sc
 			    ids, n, out, sizeof(*out), sent_cols, CT_DL_NCOLS(sent_cols),
 			    offsetof(struct ct_sched_sent, id), offsetof(struct ct_sched_sent, found));
 }
+
+#define H struct ct_sched_held
+static const struct ct_dl_col held_cols[] = {
+	CT_DL_COL(H, hostid), CT_DL_COL(H, server_state), CT_DL_COL(H, error_mask),
+	CT_DL_COL(H, id),
+};
+static const struct ct_dl_col in_progress_cols[] = {
+	CT_DL_COL(H, id), CT_DL_COL(H, name), CT_DL_COL(H, error_mask),
+};
+#undef H
+
+int ct_sched_held_get(struct ct_db *db, const char *name, struct ct_sched_held *h)
+{
+	memset(h, 0, sizeof(*h));
+	return CT_DL_ONE(db, h, held_cols, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
+			 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?", name);
+}
+
+int ct_sched_in_progress(struct ct_db *db, int64_t hostid, int64_t now,
+			 struct ct_sched_held *rows, int max, int *n)
+{
+	struct ct_db_res *res = NULL;
+	int rc;
+
+	*n = 0;
+	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN workunit "
+			 "w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=4 AND "
+			 "r.report_deadline>? ORDER BY r.id LIMIT ?", hostid, now, max);
+	if (rc < 0)
+		return rc;
+	while (*n < max && ct_db_next(res) > 0) {
+		memset(&rows[*n], 0, sizeof(rows[*n]));
+		ct_dl_row(res, &rows[(*n)++], in_progress_cols, CT_DL_NCOLS(in_progress_cols));
+	}
+	ct_db_res_free(res);
+	return 0;
+}
+
+int ct_sched_rounds_turning(struct ct_db *db, int64_t *n)
+{
+	return ct_db_query_inta(db, n, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
+				"rd.jobid=j.id AND rd.idx=j.cur_round LEFT JOIN round_stat s ON "
+				"s.roundid=rd.id WHERE j.status=1 AND j.cur_round < j.nrounds AND "
+				"COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", NULL, 0);
+}
+
+struct standing {
+	int64_t ahead, pending;
+};
+
+static const struct ct_dl_col standing_cols[] = {
+	CT_DL_COL(struct standing, ahead), CT_DL_COL(struct standing, pending),
+};
+
+int ct_sched_standing(struct ct_db *db, double expavg, int64_t userid, int64_t *ahead,
+		      int64_t *pending)
+{
+	struct standing st = { 0 };
+	int rc;
+
+	rc = CT_DL_ONE(db, &st, standing_cols, "SELECT (SELECT COUNT(*) FROM `user` WHERE "
+		       "expavg_credit > ?), (SELECT COUNT(*) FROM result WHERE userid=? AND "
+		       "server_state=5 AND outcome=1 AND validate_state IN (0, 4))", expavg,
+		       userid);
+	*ahead = st.ahead;
+	*pending = st.pending;
+	return rc;
+}

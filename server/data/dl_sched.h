@@ -62,4 +62,31 @@ struct ct_sched_sent {
  * Returns 0 or a db error. */
 int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sched_sent *out);
 
+/* A result the client says it still has, as the scheduler checks it. */
+struct ct_sched_held {
+	int64_t id, hostid;
+	int server_state, error_mask;	/* error_mask: its WU's */
+	char name[81];
+};
+
+/* The result named `name` with its WU's error_mask into *h: id, hostid,
+ * server_state, error_mask. Returns 0, CT_ENOTFOUND or a db error. */
+int ct_sched_held_get(struct ct_db *db, const char *name, struct ct_sched_held *h);
+
+/* Host hostid's results in progress whose deadline is after now, in id
+ * order, at most max (id, name, error_mask) into rows[0..*n). Returns 0 or
+ * a db error. */
+int ct_sched_in_progress(struct ct_db *db, int64_t hostid, int64_t now,
+			 struct ct_sched_held *rows, int max, int *n);
+
+/* *n = running jobs whose current round has no result unsent or in
+ * progress (round_stat): a round about to turn. Returns 0 or a db error. */
+int ct_sched_rounds_turning(struct ct_db *db, int64_t *n);
+
+/* A user's standing: accounts with more recent average credit than
+ * expavg (*ahead), and the user's results reported and not yet validated
+ * (*pending), in one statement. Returns 0, CT_ENOTFOUND or a db error. */
+int ct_sched_standing(struct ct_db *db, double expavg, int64_t userid, int64_t *ahead,
+		      int64_t *pending);
+
 #endif

@@ -4,6 +4,7 @@
  * writes result's state columns.
  */
 #include <inttypes.h>
+#include <math.h>
 
 #include "ct_err.h"
 #include "db.h"
@@ -78,9 +79,12 @@ static int write_send(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
 static int write_reported(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
 			  const struct ct_res_cols *t, const struct ct_res_change *c)
 {
+	/* a final loss of NAN: none said, SQL NULL */
+	struct ct_db_arg loss = isnan(c->final_loss) ? CT_DB_NULL : ct_db_arg_d(c->final_loss);
+
 	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
 			  "elapsed_s=?, final_loss=?, conforming=?" FROM, t->server_state,
-			  t->outcome, c->now, c->elapsed_s, c->final_loss, c->conforming,
+			  t->outcome, c->now, c->elapsed_s, loss, c->conforming,
 			  FROM_ARGS(id, f));
 }
 

@@ -115,7 +115,7 @@ struct ct_res_change {
 	 * the network key ("" or NULL: none) and the WU's round */
 	const char *sent_net;
 	int64_t sent_round;
-	double elapsed_s, final_loss;
+	double elapsed_s, final_loss;	/* final_loss NAN: none (SQL NULL) */
 	int conforming, exit_status;
 	const char *error_message;
 	int has_probe;

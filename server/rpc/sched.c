@@ -15,6 +15,7 @@
 #include "sched_rpc.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,14 +216,11 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 			return reject(t->ack, CT_ENOENT, "no upload received for this result");
 		if (strcmp(r->upload_sha256, rep->sha256) != 0 || r->upload_size != rep->size)
 			return reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
-		/* final_loss stays NULL when the client did not send one */
+		/* final_loss stays NULL (NAN) when the client did not send one */
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-							  .final_loss = rep->final_loss,
-							  .conforming = (int)rep->conforming });
-		if (rc > 0 && !rep->has_final_loss)
-			rc = CT_DB_EXEC(db, "UPDATE result SET final_loss=NULL WHERE id=?",
-					t->resultid);
+					.final_loss = rep->has_final_loss ? rep->final_loss : NAN,
+					.conforming = (int)rep->conforming });
 	} else {
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
@@ -395,26 +393,22 @@ static int drop_canceled(struct sched_ctx *c, int64_t resultid)
 
 static int check_others(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
 	int rc = 0;
 
 	for (int i = 0; rc >= 0 && i < c->req.nother; i++) {
+		struct ct_sched_held h;
 		int64_t id = 0;
 		int mine, abort = 1;
 
-		rc = CT_DB_QUERY(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
-				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
-				 c->req.other[i]);
-		if (rc < 0)
+		rc = ct_sched_held_get(c->db, c->req.other[i], &h);
+		if (rc < 0 && rc != CT_ENOTFOUND)
 			break;
-		if (ct_db_next(res) > 0) {
-			mine = ct_db_int(res, 0) == c->hostid &&
-			       ct_db_int(res, 1) == CT_RS_IN_PROGRESS;
-			abort = !mine || ct_db_int(res, 2) != 0;
-			id = mine && abort ? ct_db_int(res, 3) : 0;
+		if (rc == 0) {
+			mine = h.hostid == c->hostid && h.server_state == CT_RS_IN_PROGRESS;
+			abort = !mine || h.error_mask != 0;
+			id = mine && abort ? h.id : 0;
 		}
-		ct_db_res_free(res);
-		res = NULL;
+		rc = 0;
 		if (abort)
 			c->aborts[c->naborts++] = c->req.other[i];
 		if (id > 0)
@@ -427,25 +421,19 @@ static int check_others(struct sched_ctx *c)
  * again, unless their WU was canceled (then they are over). */
 static int find_lost(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_sched_held rows[64];
 	int64_t drop[64];
-	int ndrop = 0, rc;
+	int n = 0, ndrop = 0, rc;
 
-	rc = CT_DB_QUERY(c->db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN "
-			 "workunit w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
-			 "r.report_deadline>? ORDER BY r.id LIMIT 64", c->hostid,
-			 CT_RS_IN_PROGRESS, ct_db_now(c->db));
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0) {
-		if (listed(c, ct_db_str(res, 1)))
+	rc = ct_sched_in_progress(c->db, c->hostid, ct_db_now(c->db), rows, 64, &n);
+	for (int i = 0; i < n; i++) {
+		if (listed(c, rows[i].name))
 			continue;
-		if (ct_db_int(res, 2) != 0)
-			drop[ndrop++] = ct_db_int(res, 0);
+		if (rows[i].error_mask != 0)
+			drop[ndrop++] = rows[i].id;
 		else if (c->nsend < MAX_SEND)
-			c->send[c->nsend++] = ct_db_int(res, 0);
+			c->send[c->nsend++] = rows[i].id;
 	}
-	ct_db_res_free(res);
 	for (int i = 0; rc == 0 && i < ndrop; i++)
 		rc = drop_canceled(c, drop[i]);
 	return rc;
@@ -1153,10 +1141,7 @@ static long reply_delay(struct sched_ctx *c)
 	/* from the round's counters (round_stat, kept by the result
 	 * triggers): looking for a result still out walked every result of
 	 * a round whose last ones were back, a million for a big round */
-	if (ct_db_query_inta(c->db, &turning, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
-			    "rd.jobid=j.id AND rd.idx=j.cur_round LEFT JOIN round_stat s ON "
-			    "s.roundid=rd.id WHERE j.status=1 AND j.cur_round < j.nrounds AND "
-			    "COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", NULL, 0) < 0)
+	if (ct_sched_rounds_turning(c->db, &turning) < 0)
 		return c->srv->request_delay;
 	return turning > 0 ? 1 : c->srv->request_delay;
 }
@@ -1167,23 +1152,13 @@ static long reply_delay(struct sched_ctx *c)
 static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 {
 	int64_t ahead = 0, pending = 0;
-	int rc = 0;
+	int rc;
 
-	struct ct_db_res *res = NULL;
-
-	if (CT_DB_QUERY(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
-			"?), (SELECT COUNT(*) FROM result WHERE userid=? AND server_state=5 AND "
-			"outcome=1 AND validate_state IN (0, 4))", c->expavg_credit,
-			c->userid) < 0)
+	if (ct_sched_standing(c->db, c->expavg_credit, c->userid, &ahead, &pending) < 0)
 		return 0;
-	if (ct_db_next(res) > 0) {
-		ahead = ct_db_int(res, 0);
-		pending = ct_db_int(res, 1);
-		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
-		if (rc == 0)
-			rc = ct_xml_elem_int64(b, "pending_results", pending);
-	}
-	ct_db_res_free(res);
+	rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	if (rc == 0)
+		rc = ct_xml_elem_int64(b, "pending_results", pending);
 	return rc;
 }
 
