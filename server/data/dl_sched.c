@@ -13,6 +13,7 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "result_state.h"
 
 /* A job's columns, as both statements below read them (j.*). */
 #define JOB_SQL "j.steps, j.batch, j.seq, j.max_upload_bytes, j.wu_mem_bytes, " \
@@ -116,8 +117,9 @@ int ct_sched_in_progress(struct ct_db *db, int64_t hostid, int64_t now,
 
 	*n = 0;
 	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN workunit "
-			 "w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=4 AND "
-			 "r.report_deadline>? ORDER BY r.id LIMIT ?", hostid, now, max);
+			 "w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
+			 "r.report_deadline>? ORDER BY r.id LIMIT ?", hostid, CT_RS_IN_PROGRESS, now,
+			 max);
 	if (rc < 0)
 		return rc;
 	while (*n < max && ct_db_next(res) > 0) {
@@ -157,4 +159,41 @@ int ct_sched_standing(struct ct_db *db, double expavg, int64_t userid, int64_t *
 	*ahead = st.ahead;
 	*pending = st.pending;
 	return rc;
+}
+
+/* One row per candidate and sent replica of its WU; the derived table r
+ * picks the candidates. */
+#define FEED_SELECT "SELECT m.mx, m.nl, m.sl, r.id, r.workunitid, r.jobid, r.priority, " \
+	"r.server_state, w.roundid, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL, o.userid, " \
+	"o.hostid, COALESCE(h.host_cpid, ''), o.sent_net FROM (SELECT (SELECT " \
+	"COALESCE(MAX(id), 0) FROM result) AS mx, (SELECT COUNT(*) FROM job_lora) AS nl, " \
+	"(SELECT COALESCE(SUM(jobid), 0) FROM job_lora) AS sl) m LEFT JOIN (SELECT id, " \
+	"workunitid, jobid, priority, server_state FROM result "
+#define FEED_JOIN ") r ON 1 = 1 LEFT JOIN workunit w ON w.id = r.workunitid LEFT JOIN " \
+	"`round` rd ON rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = r.jobid LEFT JOIN " \
+	"result o FORCE INDEX (result_wu_user) ON o.workunitid = r.workunitid AND o.hostid <> 0 " \
+	"LEFT JOIN host h ON h.id = o.hostid ORDER BY "
+
+static const char full_sql[] = FEED_SELECT "FORCE INDEX (result_dispatch) WHERE "
+	"server_state = ? ORDER BY priority DESC, id LIMIT ?" FEED_JOIN "r.priority DESC, r.id";
+static const char inc_sql[] = FEED_SELECT "WHERE id > ? ORDER BY id LIMIT ?" FEED_JOIN "r.id";
+
+#define F struct ct_sched_feed_row
+static const struct ct_dl_col feed_cols[] = {
+	CT_DL_COL(F, mx), CT_DL_COL(F, nl), CT_DL_COL(F, sl), CT_DL_COL(F, id),
+	CT_DL_COL(F, wuid), CT_DL_COL(F, jobid), CT_DL_COL(F, priority), CT_DL_COL(F, state),
+	CT_DL_COL(F, roundid), CT_DL_COL(F, nwus), CT_DL_COL(F, lora), CT_DL_COL(F, o_userid),
+	CT_DL_COL(F, o_hostid), CT_DL_COL(F, o_cpid), CT_DL_COL(F, o_net),
+};
+#undef F
+
+int ct_sched_feed_read(struct ct_db *db, int full, int64_t after, int limit,
+		       struct ct_sched_feed_row **rows, size_t *n)
+{
+	*rows = NULL;
+	*n = 0;
+	if (full)
+		return CT_DL_LIST(db, rows, n, feed_cols, "candidates", full_sql, CT_RS_UNSENT,
+				  limit);
+	return CT_DL_LIST(db, rows, n, feed_cols, "candidates", inc_sql, after, limit);
 }

@@ -62,6 +62,28 @@ struct ct_sched_sent {
  * Returns 0 or a db error. */
 int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sched_sent *out);
 
+/* ---- the ready-to-send cache's reads (server/rpc/feeder.c) --------------
+ * One row per candidate result and sent replica of its WU (o_*: 0 and ""
+ * when none); rows of one candidate are adjacent. mx, nl, sl, on every
+ * row and also when there is no candidate (id 0): the highest result id
+ * and job_lora's rows and sum of job ids, which say when the cache is out
+ * of date wholesale. wuid 0: the candidate's WU is gone. */
+struct ct_sched_feed_row {
+	int64_t mx, nl, sl;
+	int64_t id, wuid, jobid, roundid;
+	int priority, state, nwus, lora;
+	int64_t o_userid, o_hostid;
+	char o_cpid[33], o_net[CT_DL_NETLEN];
+};
+
+/* Full (full 1): the first `limit` unsent results in dispatch order
+ * (priority descending, then id; result_dispatch); else the first `limit`
+ * results after id `after` in id order, whatever their state (PRIMARY);
+ * each with its WU's sent replicas (result_wu_user). *rows malloc'd
+ * (free() it), *n of them. Returns 0, CT_ENOMEM or a db error. */
+int ct_sched_feed_read(struct ct_db *db, int full, int64_t after, int limit,
+		       struct ct_sched_feed_row **rows, size_t *n);
+
 /* A result the client says it still has, as the scheduler checks it. */
 struct ct_sched_held {
 	int64_t id, hostid;

@@ -16,6 +16,7 @@
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_time.h"
+#include "data/dl_sched.h"
 #include "data/result_state.h"
 
 #define INC_LIMIT 64	/* new results merged per look; more: refill */
@@ -95,28 +96,6 @@ void ct_feeder_free(struct ct_feeder *f)
 
 /* ---- reading ----------------------------------------------------------- */
 
-/* One row per candidate and sent replica of its WU (o.* NULL: none);
- * rows of one candidate are adjacent. m, one row, always there: the
- * highest result id and a signature of job_lora (a few rows, one per LoRA
- * job), which say when the cache is out of date wholesale (the ids went
- * back: a database emptied, as the tests do; a job's LoRA flag changed).
- * The derived table r picks the candidates: the first unsent ones in
- * dispatch order (result_dispatch), or those created after an id
- * (PRIMARY), whatever their state. */
-#define FEED_SELECT "SELECT m.mx, m.nl, m.sl, r.id, r.workunitid, r.jobid, r.priority, " \
-	"r.server_state, w.roundid, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL, o.userid, o.hostid, COALESCE(h.host_cpid, ''), o.sent_net " \
-	"FROM (SELECT (SELECT COALESCE(MAX(id), 0) FROM result) AS mx, (SELECT COUNT(*) FROM " \
-	"job_lora) AS nl, (SELECT COALESCE(SUM(jobid), 0) FROM job_lora) AS sl) m LEFT JOIN " \
-	"(SELECT id, workunitid, jobid, priority, server_state FROM result "
-#define FEED_JOIN ") r ON 1 = 1 LEFT JOIN workunit w ON w.id = r.workunitid LEFT JOIN `round` " \
-	"rd ON rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = r.jobid LEFT JOIN result o FORCE INDEX (result_wu_user) ON " \
-	"o.workunitid = r.workunitid AND o.hostid <> 0 LEFT JOIN host h ON h.id = o.hostid " \
-	"ORDER BY "
-
-static const char full_sql[] = FEED_SELECT "FORCE INDEX (result_dispatch) WHERE "
-	"server_state = ? ORDER BY priority DESC, id LIMIT ?" FEED_JOIN "r.priority DESC, r.id";
-static const char inc_sql[] = FEED_SELECT "WHERE id > ? ORDER BY id LIMIT ?" FEED_JOIN "r.id";
-
 /* What a read says besides its candidates. */
 struct read_info {
 	int64_t maxid;		/* MAX(result.id) */
@@ -125,51 +104,48 @@ struct read_info {
 	int results;		/* candidates read (any state) */
 };
 
-/* The rows of res into out[0..*n) (unsent ones only; cap slots). */
-static void read_rows(struct ct_db_res *res, struct slot *out, int cap, int *n,
-		      struct read_info *ri)
+/* The rows rows[0..nrows) (dl_sched.h) into out[0..*n) (unsent ones
+ * only; cap slots). */
+static void read_rows(const struct ct_sched_feed_row *rows, size_t nrows, struct slot *out,
+		      int cap, int *n, struct read_info *ri)
 {
 	int64_t last = 0;
 	struct slot *cur = NULL;
 
 	*n = 0;
-	while (ct_db_next(res) > 0) {
-		int64_t id = ct_db_int(res, 3);
+	for (size_t k = 0; k < nrows; k++) {
+		const struct ct_sched_feed_row *r = &rows[k];
 
-		ri->maxid = ct_db_int(res, 0);
-		ri->lora_sig[0] = ct_db_int(res, 1);
-		ri->lora_sig[1] = ct_db_int(res, 2);
-		if (ct_db_isnull(res, 3))
+		ri->maxid = r->mx;
+		ri->lora_sig[0] = r->nl;
+		ri->lora_sig[1] = r->sl;
+		if (r->id == 0)		/* no candidate at all */
 			continue;
-		if (id > ri->top)
-			ri->top = id;
-		if (id != last) {
-			last = id;
+		if (r->id > ri->top)
+			ri->top = r->id;
+		if (r->id != last) {
+			last = r->id;
 			ri->results++;
 			cur = NULL;
-			if (ct_db_int(res, 7) != CT_RS_UNSENT || ct_db_isnull(res, 4) || *n == cap)
+			if (r->state != CT_RS_UNSENT || r->wuid == 0 || *n == cap)
 				continue;
 			cur = &out[(*n)++];
 			memset(cur, 0, sizeof(*cur));
-			cur->c.resultid = id;
-			cur->c.wuid = ct_db_int(res, 4);
-			cur->c.jobid = ct_db_int(res, 5);
-			cur->c.priority = (int)ct_db_int(res, 6);
-			cur->c.roundid = ct_db_int(res, 8);
-			cur->c.nwus = (int)ct_db_int(res, 9);
-			cur->c.lora = ct_db_int(res, 10) != 0;
+			cur->c = (struct ct_feed_cand){ .resultid = r->id, .wuid = r->wuid,
+				.jobid = r->jobid, .priority = r->priority, .roundid = r->roundid,
+				.nwus = r->nwus, .lora = r->lora != 0 };
 		}
-		if (cur == NULL || ct_db_isnull(res, 12))
+		if (cur == NULL || r->o_hostid == 0)
 			continue;
 		if (cur->c.nheld == CT_FEED_HOLDERS) {
 			cur->c.held_more = 1;
 			continue;
 		}
 		struct ct_feed_holder *h = &cur->c.held[cur->c.nheld++];
-		h->userid = ct_db_int(res, 11);
-		h->hostid = ct_db_int(res, 12);
-		snprintf(h->cpid, sizeof(h->cpid), "%s", ct_db_str(res, 13));
-		snprintf(h->net, sizeof(h->net), "%s", ct_db_str(res, 14));
+		h->userid = r->o_userid;
+		h->hostid = r->o_hostid;
+		snprintf(h->cpid, sizeof(h->cpid), "%s", r->o_cpid);
+		snprintf(h->net, sizeof(h->net), "%s", r->o_net);
 	}
 }
 
@@ -265,18 +241,16 @@ static int free_slots(const struct ct_feeder *f)
 static int read_some(struct ct_db *db, int full, int64_t after, struct slot *fresh, int *n,
 		     struct read_info *ri)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_sched_feed_row *rows = NULL;
+	size_t nrows = 0;
 	int rc;
 
 	memset(ri, 0, sizeof(*ri));
-	if (full)
-		rc = CT_DB_QUERY(db, &res, full_sql, CT_RS_UNSENT, CT_FEED_SLOTS);
-	else
-		rc = CT_DB_QUERY(db, &res, inc_sql, after, INC_LIMIT);
+	rc = ct_sched_feed_read(db, full, after, full ? CT_FEED_SLOTS : INC_LIMIT, &rows, &nrows);
 	if (rc < 0)
 		return rc;
-	read_rows(res, fresh, CT_FEED_SLOTS, n, ri);
-	ct_db_res_free(res);
+	read_rows(rows, nrows, fresh, CT_FEED_SLOTS, n, ri);
+	free(rows);
 	return 0;
 }
 
