@@ -197,3 +197,62 @@ int ct_sched_feed_read(struct ct_db *db, int full, int64_t after, int limit,
 				  limit);
 	return CT_DL_LIST(db, rows, n, feed_cols, "candidates", inc_sql, after, limit);
 }
+
+#define P struct ct_sched_partner
+static const struct ct_dl_col partner_cols[] = { CT_DL_COL(P, userid), CT_DL_COL(P, shared) };
+#undef P
+
+int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
+			    struct ct_sched_partner **rows, size_t *n)
+{
+	/* in this order (STRAIGHT_JOIN) and by these indexes: from b first,
+	 * MariaDB could walk every result of a holder's account */
+	return CT_DL_LIST(db, rows, n, partner_cols, "partners", "SELECT STRAIGHT_JOIN "
+			  "b.userid, COUNT(*) FROM result a FORCE INDEX (result_user_round) JOIN "
+			  "result b FORCE INDEX (result_wu_user) ON b.workunitid = a.workunitid AND "
+			  "b.userid <> a.userid AND " CT_DL_LIVE("b") " WHERE a.userid = ? AND "
+			  "a.sent_round = ? AND " CT_DL_LIVE("a") " GROUP BY b.userid", userid,
+			  roundid);
+}
+
+struct round_counts {
+	int64_t net_sent, inprog;
+};
+
+static const struct ct_dl_col counts_cols[] = {
+	CT_DL_COL(struct round_counts, net_sent), CT_DL_COL(struct round_counts, inprog),
+};
+
+int ct_sched_round_counts(struct ct_db *db, int64_t roundid, const char *net, int64_t userid,
+			  int64_t *net_sent, int64_t *inprog)
+{
+	struct round_counts k = { 0 };
+	int rc;
+
+	/* sent_net '' is every replica sent from a loopback address: never
+	 * counted as one network */
+	if (net && net[0])
+		rc = CT_DL_ONE(db, &k, counts_cols, "SELECT (SELECT COUNT(*) FROM result r FORCE "
+			       "INDEX (result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
+			       CT_DL_LIVE("r") "), (SELECT COUNT(*) FROM result FORCE INDEX "
+			       "(result_user_round) WHERE userid=? AND sent_round=? AND "
+			       "server_state=?)", roundid, net, userid, roundid, CT_RS_IN_PROGRESS);
+	else
+		rc = CT_DL_ONE(db, &k, counts_cols, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
+			       "(result_user_round) WHERE userid=? AND sent_round=? AND "
+			       "server_state=?", userid, roundid, CT_RS_IN_PROGRESS);
+	*net_sent = k.net_sent;
+	*inprog = k.inprog;
+	return rc == CT_ENOTFOUND ? 0 : rc;
+}
+
+int ct_sched_active_accounts(struct ct_db *db, int64_t since, int need, int64_t *n)
+{
+	int rc;
+
+	*n = 0;
+	rc = CT_DB_QUERY_INT(db, n, "SELECT COUNT(*) FROM (SELECT DISTINCT userid FROM host "
+			     "FORCE INDEX (host_rpc_user) WHERE rpc_time >= ? LIMIT ?) t", since,
+			     need);
+	return rc == CT_ENOTFOUND ? 0 : rc;
+}

@@ -62,6 +62,31 @@ struct ct_sched_sent {
  * Returns 0 or a db error. */
 int ct_sched_sent_read(struct ct_db *db, const int64_t *ids, int n, struct ct_sched_sent *out);
 
+/* ---- the round rules' facts (server/rpc/eligibility.h) ------------------ */
+
+/* An account holding live replicas of `shared` WUs of a round of which
+ * the asking account holds one live too. */
+struct ct_sched_partner {
+	int64_t userid, shared;
+};
+
+/* Every such account of round roundid for account userid (its live
+ * replicas of the round by result_user_round, their WUs' other live
+ * replicas by result_wu_user, grouped by account): *rows malloc'd (free()
+ * it; NULL when none), *n of them. Returns 0, CT_ENOMEM or a db error. */
+int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
+			    struct ct_sched_partner **rows, size_t *n);
+
+/* Round roundid's live replicas sent to network net (*net_sent; 0 when
+ * net is NULL or "") and account userid's replicas of it in progress
+ * (*inprog), in one statement. Returns 0 or a db error. */
+int ct_sched_round_counts(struct ct_db *db, int64_t roundid, const char *net, int64_t userid,
+			  int64_t *net_sent, int64_t *inprog);
+
+/* *n = distinct accounts with a host whose last RPC was at `since` or
+ * later, counted up to need (host_rpc_user). Returns 0 or a db error. */
+int ct_sched_active_accounts(struct ct_db *db, int64_t since, int need, int64_t *n);
+
 /* ---- the ready-to-send cache's reads (server/rpc/feeder.c) --------------
  * One row per candidate result and sent replica of its WU (o_*: 0 and ""
  * when none); rows of one candidate are adjacent. mx, nl, sl, on every
