@@ -22,7 +22,8 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl_job.c server/data/dl_job.h \
 	server/data/dl_receipt.c server/data/dl_receipt.h server/data/dl_result.c \
 	server/data/dl_result.h server/data/dl_round.c server/data/dl_round.h \
-	server/data/dl_sched.c server/data/dl_sched.h \
+	server/data/dl_sched.c server/data/dl_sched.h server/data/dl_user.c \
+	server/data/dl_user.h \
 	server/data/dl_workunit.c server/data/dl_workunit.h \
 	server/data/job_state.c server/data/job_state.h server/data/lock_order.c \
 	server/data/lock_order.h server/data/lora_job.c server/data/lora_job.h \

@@ -13,6 +13,7 @@
 #include "db_args.h"
 #include "dl.h"
 #include "dl_result.h"
+#include "result_state.h"
 
 #define R struct ct_result_row
 
@@ -126,3 +127,29 @@ int ct_result_ids_by_name(struct ct_db *db, const char *const *names, int n,
 }
 
 #undef R
+
+#define T struct ct_upload_target
+static const struct ct_dl_col upload_target_cols[] = {
+	CT_DL_COL(T, id), CT_DL_COL(T, hostid), CT_DL_COL(T, server_state),
+	CT_DL_COL(T, round_status), CT_DL_COL(T, round_idx), CT_DL_COL(T, jobid),
+};
+#undef T
+
+int ct_result_upload_target(struct ct_db *db, const char *name, struct ct_upload_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	return CT_DL_ONE(db, t, upload_target_cols, "SELECT r.id, r.hostid, r.server_state, "
+			 "COALESCE(rd.status, 0), w.round_idx, w.jobid FROM result r JOIN workunit "
+			 "w ON w.id = r.workunitid LEFT JOIN `round` rd ON rd.id = w.roundid WHERE "
+			 "r.name=?", name);
+}
+
+int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const char *sha256,
+			 int64_t size, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE result SET upload_sha256=?, upload_size=?, upload_time=? "
+			    "WHERE id=? AND hostid=? AND server_state=?", sha256, size, now, id,
+			    hostid, CT_RS_IN_PROGRESS);
+
+	return rc < 0 ? rc : rc > 0;
+}
