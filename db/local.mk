@@ -14,6 +14,7 @@ CT_SQL_MIGRATIONS += db/migrations/031-receipts.sql
 CT_SQL_MIGRATIONS += db/migrations/032-sample-chat.sql
 CT_SQL_MIGRATIONS += db/migrations/033-web-prefs.sql db/migrations/034-web-accounts.sql
 CT_SQL_MIGRATIONS += db/migrations/035-base-format.sql
+CT_SQL_MIGRATIONS += db/migrations/038-result-triggers.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)
 dist_pkgdata_DATA += db/schema.sql
