@@ -448,6 +448,8 @@ int ct_feeder_estimate(struct ct_feeder *f, int64_t jobid, struct ct_wlim_estima
 	double now = ct_time_mono_s();
 	int hit = 0;
 
+	if (f == NULL)
+		return 0;
 	pthread_mutex_lock(&f->mu);
 	for (int i = 0; i < NEST && !hit; i++)
 		if (f->est[i].jobid == jobid && jobid != 0 && now - f->est[i].at < CT_FEED_EST_S) {
@@ -463,6 +465,8 @@ void ct_feeder_estimate_put(struct ct_feeder *f, int64_t jobid, const struct ct_
 	double now = ct_time_mono_s();
 	int at = 0;
 
+	if (f == NULL)
+		return;
 	pthread_mutex_lock(&f->mu);
 	for (int i = 0; i < NEST; i++) {
 		if (f->est[i].jobid == jobid) {

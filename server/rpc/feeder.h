@@ -101,7 +101,7 @@ void ct_feeder_done(struct ct_feeder *f, const struct ct_feed_cand *cands, const
 #define CT_FEED_EST_S 2.0
 
 /* Job jobid's estimate into *e if one at most CT_FEED_EST_S old is
- * kept: 1, else 0. */
+ * kept: 1, else 0 (also for f NULL, where the put does nothing). */
 int ct_feeder_estimate(struct ct_feeder *f, int64_t jobid, struct ct_wlim_estimate *e);
 /* Keep job jobid's estimate e, read now. */
 void ct_feeder_estimate_put(struct ct_feeder *f, int64_t jobid, const struct ct_wlim_estimate *e);
