@@ -20,7 +20,7 @@
  * --wus W1,W2,...: the unsent work units at each measurement, ascending
  * (up to 1,000,000 and more): the project grows between measurements, so
  * each row is the same project with more unsent work; the figures of
- * issue 35's goals (p50 at the largest over p50 at the smallest) follow.
+ * scheduler's goals (p50 at the largest over p50 at the smallest) follow.
  * --jobs J: the unsent work spread over J jobs. --daemons: the server
  * runs the transitioner, validator and assimilator too, and --pages P
  * has one more client fetch web pages (home, jobs, a job, users, status)
@@ -647,7 +647,7 @@ static void print_row(const struct opts *o, const struct row *r)
 	fflush(stdout);
 }
 
-/* Issue 35's rate goal, for the row at 100,000 unsent WUs when the run
+/* The scheduler's rate goal, for the row at 100,000 unsent WUs when the run
  * has its conditions (4 clients or more, the daemons, pages). */
 static void print_rate_goal(const struct opts *o, const struct row *rows)
 {
