@@ -19,8 +19,8 @@
  *
  * --wus W1,W2,...: the unsent work units at each measurement, ascending
  * (up to 1,000,000 and more): the project grows between measurements, so
- * each row is the same project with more unsent work; the figures of
- * scheduler's goals (p50 at the largest over p50 at the smallest) follow.
+ * each row is the same project with more unsent work; the scheduler's
+ * goals (p50 at the largest over p50 at the smallest) follow.
  * --jobs J: the unsent work spread over J jobs. --daemons: the server
  * runs the transitioner, validator and assimilator too, and --pages P
  * has one more client fetch web pages (home, jobs, a job, users, status)
