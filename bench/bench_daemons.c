@@ -13,6 +13,9 @@
  * the validator finds after a burst of reports. Prints the number of WUs.
  */
 #include "data/db.h"
+#include "data/result_state.h"
+#include "data/migrate_lock.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_buf.h"

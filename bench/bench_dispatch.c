@@ -26,6 +26,7 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "data/db.h"
+#include "data/result_state.h"
 #include "rpc/sched_rpc.h"
 #include "web_fixture.h"
 

@@ -20,7 +20,10 @@
  */
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/result_state.h"
+#include "data/migrate_lock.h"
 #include "cmd/roles.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 #include "ct_delta.h"

@@ -46,6 +46,11 @@ noinst_PROGRAMS += bench/bench_validate
 bench_bench_validate_SOURCES = bench/bench_validate.c
 bench_bench_validate_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_validate_LDADD = $(CT_SERVER_LIBS)
+# Disputes: one segment recomputed from an uploaded state against a third replica.
+noinst_PROGRAMS += bench/bench_dispute
+bench_bench_dispute_SOURCES = bench/bench_dispute.c
+bench_bench_dispute_CFLAGS = $(CT_SERVER_CFLAGS)
+bench_bench_dispute_LDADD = $(CT_SERVER_LIBS)
 # job export: --hf in f32 / bf16 / f16 and --adapter (server/cmd/job_peft.c).
 noinst_PROGRAMS += bench/bench_export
 bench_bench_export_SOURCES = bench/bench_export.c
@@ -80,6 +85,7 @@ bench_bench_web_SOURCES = bench/bench_web.c
 bench_bench_web_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server -I$(top_srcdir)/test
 bench_bench_web_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 bench_bench_web_LDADD = test/libctwebfx.a $(CT_SERVER_LIBS)
+EXTRA_DIST += bench/bench_web_compare.sh
 
 # bench/bench_dispatch: scheduler RPC time as one volunteer's history grows
 # from 1k to 100k results (prints a table, never run by make check).

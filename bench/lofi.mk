@@ -12,3 +12,9 @@ noinst_PROGRAMS += bench/bench_verify
 bench_bench_verify_SOURCES = bench/bench_verify.c
 bench_bench_verify_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server
 bench_bench_verify_LDADD = $(CT_SERVER_LIBS)
+# bench_tolerance: the validator's tolerance rule (ct_val_agree, from
+# server/libctserver.a) against non-conforming OpenCL builds and small cheats.
+noinst_PROGRAMS += bench/bench_tolerance
+bench_bench_tolerance_SOURCES = bench/bench_tolerance.c
+bench_bench_tolerance_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS) -I$(top_srcdir)/server
+bench_bench_tolerance_LDADD = bench/libctcorpus.a $(CT_SERVER_LIBS)

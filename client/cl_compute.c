@@ -185,6 +185,9 @@ static int start_task(struct ct_daemon *d, struct running *r)
 	ct_log_info("%s: %s on %s at step %d of %d", t->name,
 		    r->run.resumed ? "resuming" : "starting", d->host.device,
 		    ct_wu_steps_done(r->run.wu), r->run.hp.steps);
+	if (!ct_task_chain_trim(&r->run, &t->chain) && r->run.chain_every > 0 && r->run.resumed)
+		ct_log_warn("%s: the hash chain before step %d is lost; the result goes "
+			    "without one", t->name, ct_wu_steps_done(r->run.wu));
 	t->state = CT_TASK_RUNNING;
 	t->steps = r->run.hp.steps;
 	t->conforming = d->host.device_conforming;
@@ -241,8 +244,10 @@ static void finish_task(struct ct_daemon *d, struct running *r)
 	close_running(d, r);
 }
 
-/* Record one step (lock not held). Returns 0, or 1 if the task is gone. */
-static int record_step(struct ct_daemon *d, struct running *r, float loss, double dt)
+/* Record one step and its chain link, if any (lock not held). Returns
+ * 0, or 1 if the task is gone. */
+static int record_step(struct ct_daemon *d, struct running *r, float loss, double dt,
+		       const char *link)
 {
 	struct ct_task *t;
 	int gone = 0;
@@ -253,6 +258,13 @@ static int record_step(struct ct_daemon *d, struct running *r, float loss, doubl
 		ct_log_info("%s: aborted; dropping its work", r->name);
 		gone = 1;
 	} else {
+		/* links are recorded from the first: a lost one (trim) stays lost */
+		if (link[0] != '\0' && (t->chain != NULL ||
+					 ct_wu_steps_done(r->run.wu) <= r->run.chain_every) &&
+		    ct_task_chain_append(&t->chain, link) < 0) {
+			free(t->chain);
+			t->chain = NULL;
+		}
 		t->live_step = ct_wu_steps_done(r->run.wu);
 		t->progress = t->steps > 0 ? (double)t->live_step / t->steps : 0;
 		t->last_loss = loss;
@@ -281,10 +293,13 @@ static int record_step(struct ct_daemon *d, struct running *r, float loss, doubl
 static void step(struct ct_daemon *d, struct running *r)
 {
 	double t0 = ct_clock_mono(d->clk), dt, pause;
+	char link[65];
 	float loss;
 	int rc;
 
 	rc = ct_wu_step(r->run.wu, &loss);
+	if (rc == 0)
+		rc = ct_task_chain_link(&r->run, link);
 	dt = ct_clock_mono(d->clk) - t0;
 	if (rc < 0) {
 		struct ct_task *t;
@@ -298,11 +313,11 @@ static void step(struct ct_daemon *d, struct running *r)
 		close_running(d, r);	/* resumes from the checkpoint */
 		return;
 	}
-	if (record_step(d, r, loss, dt)) {
+	if (record_step(d, r, loss, dt, link)) {
 		close_running(d, r);
 		return;
 	}
-	if (ct_wu_done(r->run.wu)) {
+	if (ct_task_done(&r->run)) {
 		finish_task(d, r);
 		return;
 	}

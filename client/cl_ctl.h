@@ -9,6 +9,10 @@
  *   "suspend\n"  -> "ok\n"  (stop computing until "resume")
  *   "resume\n"   -> "ok\n"
  *   "quit\n"     -> "ok\n"  (the daemon checkpoints and exits)
+ *   "prefs reload\n", "prefs set KEY=VALUE...\n" -> "ok\n" or "error ...\n"
+ *   "prefs get\n" -> the preferences in force, prefs.conf lines
+ *   "attach URL KEY [CAFILE]\n", "detach URL\n" -> "ok\n" or "error ...\n"
+ *   "web\n"      -> the control page's address (cl_web.h), or "error ...\n"
  *
  * Request lines are capped at 256 bytes, replies read by clients at 4 MiB.
  */

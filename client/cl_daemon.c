@@ -10,6 +10,7 @@
 #include "cl_http.h"
 #include "cl_jail.h"
 #include "cl_paths.h"
+#include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_file.h"
@@ -49,6 +50,8 @@ int ct_daemon_reload_prefs(struct ct_daemon *d, const char *why)
 	}
 	if (strcmp(p.device, d->prefs.device) != 0 && d->host_xml != NULL)
 		ct_log_warn("preferences: the device changes at the next start");
+	if ((p.web != d->prefs.web || p.web_port != d->prefs.web_port) && d->host_xml != NULL)
+		ct_log_warn("preferences: the control page changes at the next start");
 	d->prefs = p;
 	ct_log_info("preferences read (%s)", why);
 	ct_daemon_wake(d);
@@ -268,6 +271,8 @@ static int status_xml(struct ct_daemon *d, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_str(b, "activity", d->reason == CT_RUN_OK
 		? (d->running_task[0] ? "computing" : "idle, no work") : "suspended");
 	if (rc == 0) rc = ct_xml_elem_str(b, "reason", ct_suspend_reason_str(d->reason));
+	if (rc == 0) rc = ct_xml_elem_long(b, "user_suspended", d->user_suspended);
+	if (rc == 0 && d->web) rc = ct_xml_elem_str(b, "web_url", ct_web_url(d->web));
 	if (rc == 0) rc = ct_xml_elem_double(b, "idle_seconds", fmin(d->idle_seconds, 1e9));
 	if (rc == 0) rc = ct_xml_elem_double(b, "tokens_per_s", d->tokens_per_s);
 	if (rc == 0 && d->running_task[0]) rc = ct_xml_elem_str(b, "running", d->running_task);
@@ -332,32 +337,122 @@ static int ctl_detach(struct ct_daemon *d, const char *url, struct ct_buf *reply
 	return ct_buf_appends(reply, "ok\n");
 }
 
+/* "prefs set KEY=VALUE...": into prefs.conf (cl_prefs.h's ct_prefs_edit),
+ * then in force. Lock held. */
+static int ctl_prefs_set(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	struct ct_conf *ch = NULL;
+	char *copy = strdup(args), *save = NULL;
+	int rc = copy == NULL ? CT_ENOMEM : ct_conf_new(&ch);
+
+	for (char *kv = rc == 0 ? strtok_r(copy, " ", &save) : NULL; kv != NULL && rc == 0;
+	     kv = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (eq == NULL || eq == kv) {
+			rc = ct_error(CT_EINVAL, "'%s' is not KEY=VALUE", kv);
+			break;
+		}
+		*eq = '\0';
+		rc = ct_conf_set(ch, kv, eq + 1);
+	}
+	if (rc == 0 && ct_conf_count(ch) == 0)
+		rc = ct_error(CT_EINVAL, "usage: prefs set KEY=VALUE...");
+	if (rc == 0) rc = ct_prefs_edit(d->prefs_path, ch);
+	if (rc == 0) rc = ct_daemon_reload_prefs(d, "prefs set");
+	ct_conf_free(ch);
+	free(copy);
+	return rc < 0 ? ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc))
+		      : ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_prefs_get(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	return ct_prefs_format(&d->prefs, reply);
+}
+
+static int ctl_prefs_reload(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	int rc = ct_daemon_reload_prefs(d, "ctune prefs reload");
+
+	(void)args;
+	return rc < 0 ? ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc))
+		      : ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_status(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	return status_xml(d, reply);
+}
+
+static int ctl_suspend(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	d->user_suspended = 1;
+	return ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_resume(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	d->user_suspended = 0;
+	return ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_quit(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	d->stop = 1;
+	ct_daemon_wake(d);
+	return ct_buf_appends(reply, "ok\n");
+}
+
+/* "web": the control page's address */
+static int ctl_web(struct ct_daemon *d, const char *args, struct ct_buf *reply)
+{
+	(void)args;
+	if (d->web == NULL)
+		return ct_buf_appends(reply, "error the control page is off ('ctune run --web' "
+				      "or web = on in prefs.conf; see the daemon's log)\n");
+	return ct_buf_appendf(reply, "%s\n", ct_web_url(d->web));
+}
+
+/* The control commands: a name, or a prefix whose rest is the argument. */
+static const struct ctl_cmd {
+	const char *name;
+	int prefix;
+	int (*fn)(struct ct_daemon *d, const char *args, struct ct_buf *reply);
+} ctl_cmds[] = {
+	{ .name = "status", .fn = ctl_status },
+	{ .name = "suspend", .fn = ctl_suspend },
+	{ .name = "resume", .fn = ctl_resume },
+	{ .name = "prefs reload", .fn = ctl_prefs_reload },
+	{ .name = "prefs get", .fn = ctl_prefs_get },
+	{ .name = "prefs set ", .prefix = 1, .fn = ctl_prefs_set },
+	{ .name = "quit", .fn = ctl_quit },
+	{ .name = "attach ", .prefix = 1, .fn = ctl_attach },
+	{ .name = "detach ", .prefix = 1, .fn = ctl_detach },
+	{ .name = "web", .fn = ctl_web },
+};
+
 static int ctl_handler(const char *cmd, struct ct_buf *reply, void *arg)
 {
 	struct ct_daemon *d = arg;
-	int rc = 0;
+	const struct ctl_cmd *c = NULL;
+	size_t n = 0;
+	int rc;
 
-	ct_daemon_lock(d);
-	if (strcmp(cmd, "status") == 0) {
-		rc = status_xml(d, reply);
-	} else if (strcmp(cmd, "suspend") == 0 || strcmp(cmd, "resume") == 0) {
-		d->user_suspended = strcmp(cmd, "suspend") == 0;
-		rc = ct_buf_appends(reply, "ok\n");
-	} else if (strcmp(cmd, "prefs reload") == 0) {
-		rc = ct_daemon_reload_prefs(d, "ctune prefs reload");
-		rc = rc < 0 ? ct_buf_appendf(reply, "error %s\n", ct_errmsg(rc))
-			    : ct_buf_appends(reply, "ok\n");
-	} else if (strcmp(cmd, "quit") == 0) {
-		d->stop = 1;
-		ct_daemon_wake(d);
-		rc = ct_buf_appends(reply, "ok\n");
-	} else if (strncmp(cmd, "attach ", 7) == 0) {
-		rc = ctl_attach(d, cmd + 7, reply);
-	} else if (strncmp(cmd, "detach ", 7) == 0) {
-		rc = ctl_detach(d, cmd + 7, reply);
-	} else {
-		rc = ct_buf_appends(reply, "error unknown command\n");
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]) && c == NULL; i++) {
+		n = strlen(ctl_cmds[i].name);
+		if (ctl_cmds[i].prefix ? strncmp(cmd, ctl_cmds[i].name, n) == 0
+				       : strcmp(cmd, ctl_cmds[i].name) == 0)
+			c = &ctl_cmds[i];
 	}
+	ct_daemon_lock(d);
+	rc = c != NULL ? c->fn(d, c->prefix ? cmd + n : "", reply)
+		       : ct_buf_appends(reply, "error unknown command\n");
 	ct_daemon_unlock(d);
 	return rc;
 }
@@ -410,8 +505,9 @@ static int make_paths(struct ct_daemon *d)
 	d->sock_path = ct_cl_path(d->o->dir, CT_CL_SOCKET_FILE);
 	d->prefs_path = ct_cl_path(d->o->dir, CT_CL_PREFS_FILE);
 	d->web_prefs_path = ct_cl_path(d->o->dir, CT_CL_WEB_PREFS_FILE);
+	d->web_token_path = ct_cl_path(d->o->dir, CT_CL_WEB_TOKEN_FILE);
 	if (!d->dir || !d->state_path || !d->cache_dir || !d->slots_dir || !d->sock_path ||
-	    !d->prefs_path || !d->web_prefs_path)
+	    !d->prefs_path || !d->web_prefs_path || !d->web_token_path)
 		return CT_ENOMEM;
 	if (ct_mkdir_p(d->cache_dir, 0700) < 0 || ct_mkdir_p(d->slots_dir, 0700) < 0)
 		return ct_error(CT_EIO, "cannot create %s/cache and slots", d->dir);
@@ -530,8 +626,28 @@ static void cleanup(struct ct_daemon *d)
 	free(d->sock_path);
 	free(d->prefs_path);
 	free(d->web_prefs_path);
+	free(d->web_token_path);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->wake);
+}
+
+/* The control page when the preferences ask for it; a port in use is
+ * logged, not fatal: the daemon computes without its page. */
+static void start_web(struct ct_daemon *d)
+{
+	struct ct_web_conf c = {
+		.port = d->prefs.web_port, .token_path = d->web_token_path,
+		.ctl = ctl_handler, .ctl_arg = d, .cli_prefs = d->o->cli_prefs,
+	};
+	int rc;
+
+	if (!d->prefs.web)
+		return;
+	rc = ct_web_start(&c, &d->web);
+	if (rc < 0)
+		ct_log_error("control page not served: %s", ct_errmsg(rc));
+	else
+		ct_log_info("control page: %s", ct_web_url(d->web));
 }
 
 static void init_sync(struct ct_daemon *d)
@@ -566,6 +682,8 @@ int ct_daemon_run(const struct ct_daemon_opts *o)
 	for (size_t i = 0; i < d.st->nprojects && rc == 0; i++)
 		rc = ct_daemon_start_project(&d, d.st->projects[i].url);
 	ct_daemon_unlock(&d);
+	if (rc == 0)
+		start_web(&d);
 	ca.d = &d;
 	ca.fd = ctl_fd;
 	if (rc == 0 && pthread_create(&ctl, NULL, ctl_thread, &ca) == 0)
@@ -573,6 +691,8 @@ int ct_daemon_run(const struct ct_daemon_opts *o)
 	if (rc == 0)
 		ct_compute_loop(&d);
 	shutdown_threads(&d, ctl, have_ctl);
+	ct_web_stop(d.web);
+	d.web = NULL;
 	ct_log_info("stopped");
 out:
 	if (ctl_fd >= 0) {

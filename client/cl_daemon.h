@@ -11,7 +11,9 @@
  *    checkpoints every checkpoint_seconds and on every suspend, and writes
  *    the upload file at the end;
  *  - the control thread: answers `ctune status`, `saver`, suspend/resume,
- *    attach/detach on the Unix socket.
+ *    attach/detach, `prefs set`, `web` on the Unix socket;
+ *  - with `web = on`, the control page's listener and a thread per
+ *    browser connection (cl_web.h), which call the same control handler.
  * They share the client state under one mutex; every change is saved
  * atomically before anyone acts on it (see cl_state.h for the order).
  */

@@ -16,6 +16,7 @@
 #include "cl_load.h"
 #include "cl_prefs.h"
 #include "cl_state.h"
+#include "cl_web.h"
 
 #define CT_LOSS_HISTORY 512
 
@@ -32,6 +33,8 @@ struct ct_daemon {
 	double cpu_other, cpu_sampled;	/* last other-CPU %, its mono time */
 	struct ct_host host;
 	char *host_xml;			/* <host> element, made once */
+	struct ct_web *web;		/* the control page (cl_web.h), or NULL */
+	char *web_token_path;		/* DIR/web_token */
 
 	pthread_mutex_t lock;		/* guards everything below */
 	pthread_cond_t wake;		/* network threads wait on it */

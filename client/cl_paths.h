@@ -18,6 +18,7 @@
 #define CT_CL_WEB_PREFS_FILE "prefs_web.conf"	/* the web's, from the scheduler */
 #define CT_CL_SOCKET_FILE "ctune.sock"
 #define CT_CL_LOCK_FILE "ctune.lock"
+#define CT_CL_WEB_TOKEN_FILE "web_token"	/* the control page's (cl_web.h) */
 #define CT_CL_CACHE_DIR "cache"
 #define CT_CL_SLOTS_DIR "slots"
 

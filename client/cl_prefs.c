@@ -3,12 +3,15 @@
  * documentation and the unknown-key warning agree.
  */
 #include "cl_prefs.h"
+#include "ct_buf.h"
 #include "ct_conf.h"
+#include "ct_file.h"
 #include "ct_err.h"
 #include "ct_os.h"
 #include "ct_log.h"
 #include "ct_time.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +36,8 @@ void ct_prefs_default(struct ct_prefs *p)
 	p->cache_max_mb = 1024;
 	p->disk_max_gb = 50;
 	p->disk_min_free_gb = 0.1;
+	p->web = 0;
+	p->web_port = 31416;
 }
 
 int ct_prefs_parse_hours(const char *s, int *from, int *to)
@@ -60,7 +65,7 @@ static const char *const known_keys[] = {
 	"gpu_only", "always", "checkpoint_seconds", "checkpoint_mb_per_hour", "device",
 	"work_buffer",
 	"suspend_cpu_percent", "work_buf_min", "work_buf_max", "cache_max_mb",
-	"disk_max_gb", "disk_min_free_gb",
+	"disk_max_gb", "disk_min_free_gb", "web", "web_port",
 };
 
 const char *const ct_prefs_web_keys[] = {
@@ -129,6 +134,11 @@ int ct_prefs_from_conf(struct ct_prefs *p, const struct ct_conf *c)
 	rc = ct_conf_get_double(c, "disk_min_free_gb", p->disk_min_free_gb, 0, 1e9,
 				&p->disk_min_free_gb);
 	if (rc < 0) goto out;
+	rc = ct_conf_get_bool(c, "web", p->web, &p->web);
+	if (rc < 0) goto out;
+	rc = ct_conf_get_int(c, "web_port", p->web_port, 0, 65535, &v);
+	if (rc < 0) goto out;
+	p->web_port = (int)v;
 	s = ct_conf_get(c, "run_hours");
 	if (s != NULL && ct_prefs_parse_hours(s, &p->run_from, &p->run_to) < 0) {
 		rc = ct_error(CT_ECONFIG, "prefs: %s", ct_errmsg(CT_EINVAL));
@@ -184,6 +194,166 @@ int ct_prefs_build(struct ct_prefs *p, const char *web_path, const char *file_pa
 		rc = ct_prefs_from_conf(&n, cli);
 	if (rc == 0)
 		*p = n;
+	return rc;
+}
+
+static const char *onoff(int v)
+{
+	return v ? "on" : "off";
+}
+
+static int format_hours(const struct ct_prefs *p, struct ct_buf *b)
+{
+	if (p->run_from < 0 || p->run_from == p->run_to)
+		return ct_buf_appends(b, "run_hours = any\n");
+	return ct_buf_appendf(b, "run_hours = %02d:%02d-%02d:%02d\n", p->run_from / 60,
+			      p->run_from % 60, p->run_to / 60, p->run_to % 60);
+}
+
+int ct_prefs_format(const struct ct_prefs *p, struct ct_buf *b)
+{
+	int rc;
+
+	rc = ct_buf_appendf(b, "idle_minutes = %g\nrun_on_battery = %s\nmax_cpu_percent = %d\n",
+			    p->idle_minutes, onoff(p->run_on_battery), p->max_cpu_percent);
+	if (rc == 0) rc = format_hours(p, b);
+	if (rc == 0) rc = ct_buf_appendf(b, "gpu_only = %s\nalways = %s\ncheckpoint_seconds = %g\n"
+					 "checkpoint_mb_per_hour = %ld\ndevice = %s\n"
+					 "work_buffer = %d\nsuspend_cpu_percent = %d\n",
+					 onoff(p->gpu_only), onoff(p->always),
+					 p->checkpoint_seconds, p->checkpoint_mb_per_hour,
+					 p->device, p->work_buffer, p->suspend_cpu_percent);
+	if (rc == 0) rc = ct_buf_appendf(b, "work_buf_min = %g\nwork_buf_max = %g\n"
+					 "cache_max_mb = %ld\ndisk_max_gb = %g\n"
+					 "disk_min_free_gb = %g\nweb = %s\nweb_port = %d\n",
+					 p->work_buf_min, p->work_buf_max, p->cache_max_mb,
+					 p->disk_max_gb, p->disk_min_free_gb, onoff(p->web),
+					 p->web_port);
+	return rc;
+}
+
+#define EDIT_MAX_KEYS 32
+#define EDIT_MAX_VALUE 64
+
+static int known_key(const char *k)
+{
+	for (size_t j = 0; j < sizeof(known_keys) / sizeof(known_keys[0]); j++)
+		if (strcmp(k, known_keys[j]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Refuse what the edit would have to quote or could misread. */
+static int check_edit(const char *k, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!known_key(k))
+		return ct_error(CT_EINVAL, "unknown preference '%s'", k);
+	if (n == 0 || n > EDIT_MAX_VALUE || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"abcdefghijklmnopqrstuvwxyz0123456789_.:+-") != n)
+		return ct_error(CT_EINVAL, "preference %s: a value of up to %d letters, digits "
+				"or _.:+-", k, EDIT_MAX_VALUE);
+	return 0;
+}
+
+/* The key a "key = value" line sets ("" for comments, blank lines,
+ * sections) into key (cap bytes). */
+static void line_key(const char *line, size_t n, char *key, size_t cap)
+{
+	size_t i = strspn(line, " \t"), k;
+
+	key[0] = '\0';
+	for (k = i; k < n && (isalnum((unsigned char)line[k]) || strchr("_.-", line[k])); k++)
+		;
+	if (k == i || k - i >= cap)
+		return;
+	memcpy(key, line + i, k - i);
+	key[k - i] = '\0';
+	k += strspn(line + k, " \t");
+	if (k >= n || line[k] != '=')
+		key[0] = '\0';
+}
+
+/* The new keys not yet written, each on a line of its own. */
+static int edit_rest(const struct ct_conf *ch, unsigned char *done, struct ct_buf *b)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < ct_conf_count(ch) && rc == 0; i++)
+		if (!done[i]) {
+			const char *k = ct_conf_key_at(ch, i);
+
+			done[i] = 1;
+			rc = ct_buf_appendf(b, "%s = %s\n", k, ct_conf_get(ch, k));
+		}
+	return rc;
+}
+
+/* old's lines with the changes made, into b. */
+static int edit_text(const char *old, size_t n, const struct ct_conf *ch, struct ct_buf *b)
+{
+	unsigned char done[EDIT_MAX_KEYS] = { 0 };
+	const char *p = old, *end = old + n;
+	int rc = 0;
+
+	while (p < end && rc == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+		char key[64];
+		size_t i;
+
+		line_key(p, (size_t)(e - p), key, sizeof(key));
+		if (p[strspn(p, " \t")] == '[')
+			rc = edit_rest(ch, done, b);
+		for (i = 0; key[0] && i < ct_conf_count(ch); i++)
+			if (strcmp(key, ct_conf_key_at(ch, i)) == 0)
+				break;
+		if (rc == 0 && key[0] && i < ct_conf_count(ch)) {
+			if (!done[i])
+				rc = ct_buf_appendf(b, "%s = %s\n", key, ct_conf_get(ch, key));
+			done[i] = 1;
+		} else if (rc == 0) {
+			rc = ct_buf_append(b, p, (size_t)(e - p));
+			if (rc == 0) rc = ct_buf_appends(b, "\n");
+		}
+		p = e + 1;
+	}
+	if (rc == 0)
+		rc = edit_rest(ch, done, b);
+	return rc;
+}
+
+int ct_prefs_edit(const char *path, const struct ct_conf *changes)
+{
+	struct ct_buf b = CT_BUF_INIT(1u << 20);
+	unsigned char *old = NULL;
+	struct ct_conf *check = NULL;
+	struct ct_prefs p;
+	size_t n = 0;
+	int rc = 0;
+
+	if (ct_conf_count(changes) > EDIT_MAX_KEYS)
+		return ct_error(CT_EINVAL, "more than %d preferences at once", EDIT_MAX_KEYS);
+	for (size_t i = 0; i < ct_conf_count(changes) && rc == 0; i++) {
+		const char *k = ct_conf_key_at(changes, i);
+
+		rc = check_edit(k, ct_conf_get(changes, k));
+	}
+	if (rc < 0)
+		return rc;
+	rc = ct_file_read_all(path, 1u << 20, &old, &n);
+	if (rc == CT_ENOENT)
+		rc = 0;
+	if (rc == 0) rc = edit_text(old ? (const char *)old : "", n, changes, &b);
+	/* errors name the file as the volunteer knows it, not its full path */
+	if (rc == 0) rc = ct_conf_parse(ct_buf_cstr(&b), b.len, ct_os_last_sep(path)
+					? ct_os_last_sep(path) + 1 : path, &check);
+	ct_prefs_default(&p);
+	if (rc == 0) rc = ct_prefs_from_conf(&p, check);
+	if (rc == 0) rc = ct_file_write_atomic(path, ct_buf_cstr(&b), b.len, 0644);
+	ct_conf_free(check);
+	ct_buf_free(&b);
+	free(old);
 	return rc;
 }
 

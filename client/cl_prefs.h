@@ -30,6 +30,8 @@
  *                             # than this free on its file system
  *   suspend_cpu_percent = 0   # suspend while other programs use more than
  *                             # this share of the machine's CPU (0: never)
+ *   web = off                 # serve the local control page (cl_web.h)
+ *   web_port = 31416          # ... on 127.0.0.1:this port (0: a free one)
  *
  * The decision is a pure function of the prefs and a snapshot of the
  * environment, so the tests drive it without a keyboard or a battery.
@@ -55,6 +57,8 @@ struct ct_prefs {
 	long cache_max_mb;		/* 0: keep only what tasks in hand use */
 	double disk_max_gb;		/* the client's directory holds at most this */
 	double disk_min_free_gb;	/* free space a download must leave */
+	int web;			/* serve the local control page */
+	int web_port;			/* 0..65535 (0: a free port) */
 };
 
 /* The defaults listed above. */
@@ -91,6 +95,21 @@ long long ct_prefs_web_time(const char *web_path);
  * web_path with their time. Returns 0, or CT_ECONFIG for a value the
  * client refuses (nothing written), or a file error. */
 int ct_prefs_save_web(const char *web_path, const char *text, long long t);
+
+/* p as prefs.conf lines, "key = value\n" for every key above in that
+ * order (run_hours "any" when there is no window), into b. 0 or CT_ETOOBIG
+ * / CT_ENOMEM. */
+struct ct_buf;
+int ct_prefs_format(const struct ct_prefs *p, struct ct_buf *b);
+
+/* Set the keys of `changes` in the volunteer's file at path (missing: made),
+ * keeping its other lines and comments: a key's line is replaced, a new key
+ * goes before the first [section] or at the end. Keys must be those above,
+ * values words, numbers or hours ([A-Za-z0-9_.:+-], at most 64 bytes), and
+ * the whole file must load as preferences, else nothing is written
+ * (CT_EINVAL, CT_ECONFIG naming the key). Written atomically. Returns 0 or
+ * that error, or a file error. */
+int ct_prefs_edit(const char *path, const struct ct_conf *changes);
 
 /* Parse "HH[:MM]-HH[:MM]" (or "" / "any": no window). Returns 0 or
  * CT_EINVAL; from == to means no window. */

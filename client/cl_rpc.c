@@ -31,6 +31,8 @@ static int write_report(struct ct_buf *b, const struct ct_task *t)
 			rc = ct_xml_elem_double(b, "final_loss", t->last_loss);
 		if (rc == 0)
 			rc = ct_xml_elem_long(b, "conforming", t->conforming != 0);
+		if (rc == 0 && t->chain != NULL && t->chain[0] != '\0')
+			rc = ct_xml_elem_str(b, "chain", t->chain);
 	} else if (rc == 0) {
 		char msg[256];	/* the protocol caps it at 255 bytes */
 

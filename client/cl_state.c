@@ -100,6 +100,7 @@ static const struct field task_fields[] = {
 	FIELD(ct_task, F_INT, conforming),
 	FIELD(ct_task, F_HEX, output_sha256),
 	FIELD(ct_task, F_U64, output_size),
+	FIELD(ct_task, F_STR, chain),
 	FIELD(ct_task, F_DBL, eval_loss),
 	FIELD(ct_task, F_INT, outcome),
 	FIELD(ct_task, F_STR, error),

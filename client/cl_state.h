@@ -84,6 +84,8 @@ struct ct_task {
 	int conforming;			/* that device passed the self-test */
 	char output_sha256[CT_SHA256_HEXLEN + 1];	/* of the upload file */
 	uint64_t output_size;
+	char *chain;			/* the WU's hash chain so far (ct_chain.h:
+					 * hex links), NULL when it has none */
 	double eval_loss;		/* held-out loss of the output, or NaN */
 	int outcome;			/* 0 success, else a CT_E* code */
 	char *error;			/* message for a failed task, or NULL */

@@ -60,7 +60,8 @@ static const struct vfield status_fields[] = {
 	VL(ct_status, pid), VS(ct_status, version), VS(ct_status, device),
 	VS(ct_status, device_name), VI(ct_status, conforming), VS(ct_status, activity),
 	VS(ct_status, reason), VD(ct_status, idle_seconds, 0), VD(ct_status, tokens_per_s, 0),
-	VS(ct_status, running), VD(ct_status, uptime, 0),
+	VS(ct_status, running), VD(ct_status, uptime, 0), VI(ct_status, user_suspended),
+	VS(ct_status, web_url),
 };
 
 static const struct vfield totals_fields[] = {
@@ -259,6 +260,8 @@ int ct_status_render_text(const struct ct_status *s, struct ct_buf *b)
 	if (rc == 0) rc = ct_buf_appendf(b, "totals:   %ld results done, %ld reported, %.0f s "
 					 "computing, %s tokens\n", s->results_done,
 					 s->results_reported, s->seconds, tok);
+	if (rc == 0 && s->web_url[0])
+		rc = ct_buf_appendf(b, "control page: %s\n", s->web_url);
 	for (int i = 0; i < s->nprojects && rc == 0; i++) {
 		const struct ct_status_project *p = &s->projects[i];
 		char cr[32], rac[32];

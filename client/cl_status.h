@@ -47,6 +47,8 @@ struct ct_status {
 	int conforming;
 	char activity[32];
 	char reason[64];
+	int user_suspended;		/* `ctune suspend` or the page's Suspend */
+	char web_url[160];		/* the control page's address, "" if off */
 	double idle_seconds;
 	double tokens_per_s;
 	char running[128];

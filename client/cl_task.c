@@ -6,6 +6,7 @@
 #include "cl_paths.h"
 #include "cl_jail.h"
 #include "ct_base.h"
+#include "ct_chain.h"
 #include "ct_delta.h"
 #include "ct_err.h"
 #include "ct_os.h"
@@ -81,6 +82,68 @@ int ct_task_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 	return rc;
 }
 
+/* The chain interval of t: its chain_every parameter, 0 when absent. */
+static int task_chain_every(const struct ct_task *t, int steps, int *every)
+{
+	*every = 0;
+	if (param_int(t, "chain_every", 0, CT_WU_MAX_STEPS, every) < 0)
+		return CT_EINVAL;
+	if (*every > 0 && ct_chain_nlinks(steps, *every) > CT_CHAIN_MAX_LINKS)
+		return ct_error(CT_EINVAL, "work unit parameter chain_every = %d makes over "
+				"%d links", *every, CT_CHAIN_MAX_LINKS);
+	return 0;
+}
+
+int ct_task_chain_link(struct ct_task_run *r, char hex[65])
+{
+	unsigned char d[CT_SHA256_LEN];
+	int rc;
+
+	hex[0] = '\0';
+	if (!ct_chain_due(ct_wu_steps_done(r->wu), r->hp.steps, r->chain_every))
+		return 0;
+	rc = ct_wu_chain_link(r->wu, d);
+	if (rc == 0)
+		ct_hex_encode(d, sizeof(d), hex);
+	return rc;
+}
+
+int ct_task_chain_append(char **chain, const char *hex)
+{
+	size_t n = *chain ? strlen(*chain) : 0;
+	char *c;
+
+	if (n + 64 > CT_CHAIN_HEX_MAX)
+		return ct_error(CT_ETOOBIG, "hash chain over %d links", CT_CHAIN_MAX_LINKS);
+	c = realloc(*chain, n + 65);
+	if (c == NULL)
+		return CT_ENOMEM;
+	memcpy(c + n, hex, 64);
+	c[n + 64] = '\0';
+	*chain = c;
+	return 0;
+}
+
+int ct_task_chain_trim(const struct ct_task_run *r, char **chain)
+{
+	size_t want;
+
+	if (r->chain_every <= 0) {
+		free(*chain);
+		*chain = NULL;
+		return 0;
+	}
+	want = 64 * (size_t)(ct_wu_steps_done(r->wu) / r->chain_every);
+	if ((*chain ? strlen(*chain) : 0) < want) {
+		free(*chain);
+		*chain = NULL;
+		return 0;
+	}
+	if (*chain != NULL)
+		(*chain)[want] = '\0';
+	return 1;
+}
+
 static int cache_path(const char *cache_dir, const struct ct_task *t, const char *role,
 		      char *out, size_t cap, unsigned char *sha_raw)
 {
@@ -107,6 +170,8 @@ static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const cha
 	else if (enc != NULL && strcmp(enc, "lossless") != 0)
 		return ct_error(CT_EINVAL, "unknown upload_encoding '%.40s'", enc);
 	rc = ct_task_hparams(t, &r->hp);
+	if (rc == 0) rc = task_chain_every(t, r->hp.steps, &r->chain_every);
+	if (rc == 0) rc = param_int(t, "state_at", 0, r->hp.steps - 1, &r->state_at);
 	if (rc == 0) rc = cache_path(cache_dir, t, "model", path, sizeof(path), r->base_sha);
 	if (rc == 0) rc = ct_base_load(path, &r->model);	/* float32 or a compact base */
 	if (rc == 0 && r->model.fmt != CT_BASE_F32 && r->model.fmt != r->hp.lora.base_fmt)
@@ -176,6 +241,26 @@ int ct_task_save_result(int rc, const struct ct_buf *out, uint64_t max_bytes,
 	return rc;
 }
 
+/* A state task's upload: the WU's state file into slot_dir/result.ctd. */
+static int write_state(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
+		       char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
+{
+	char path[4096];
+	uint64_t len = 0;
+	int rc;
+
+	rc = ct_path_join(path, sizeof(path), slot_dir, CT_CL_SLOT_RESULT);
+	if (rc == 0) rc = ct_wu_save_state(r->wu, path);
+	if (rc == 0) rc = ct_file_size(path, &len);
+	if (rc == 0 && max_bytes > 0 && len > max_bytes)
+		rc = ct_error(CT_ETOOBIG, "state of %llu bytes over the %llu the server allows",
+			      (unsigned long long)len, (unsigned long long)max_bytes);
+	if (rc == 0) rc = ct_sha256_file_hex(path, sha_hex);
+	if (rc == 0)
+		*size = len;
+	return rc;
+}
+
 int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
 			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
 {
@@ -190,6 +275,10 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 	float *w = malloc(n * sizeof(float));
 	int rc;
 
+	if (r->state_at > 0) {	/* a state task: the state is the upload */
+		free(w);
+		return write_state(r, slot_dir, max_bytes, sha_hex, size);
+	}
 	if (r->hp.lora.rank > 0) {	/* adapters only: cl_lora.h */
 		free(w);
 		return ct_task_write_lora_result(r, slot_dir, max_bytes, sha_hex, size);

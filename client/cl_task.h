@@ -31,7 +31,17 @@ struct ct_task_run {
 	unsigned char base_sha[32];
 	int encoding;			/* CT_DELTA_LOSSLESS / CT_DELTA_INT8 */
 	int resumed;			/* 1 if started from a state file */
+	int chain_every;		/* the WU's chain interval S, 0: no chain */
+	int state_at;			/* a state task (doc/protocol.md "State
+					 * requests"): stop after this step and
+					 * upload the state; 0: a result */
 };
+
+/* 1 when r's work is done: all N steps, or a state task's state_at. */
+static inline int ct_task_done(const struct ct_task_run *r)
+{
+	return ct_wu_done(r->wu) || (r->state_at > 0 && ct_wu_steps_done(r->wu) >= r->state_at);
+}
 
 /* Map the WU parameters of t (steps, batch, seq, lr, beta1, beta2, eps,
  * weight_decay, grad_clip) onto hp, starting from the engine's defaults.
@@ -60,9 +70,23 @@ int ct_task_save_result(int rc, const struct ct_buf *out, uint64_t max_bytes,
 
 /* After the last step: encode the trained weights against the base model
  * into slot_dir/result.ctd (atomic, at most max_bytes when not 0), and give
- * its SHA-256 (hex) and size. */
+ * its SHA-256 (hex) and size. A state task writes the WU's state there
+ * instead (ct_wu_save_state). */
 int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t max_bytes,
 			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size);
+
+/* The WU's hash chain (ct_chain.h) after the step just run: when a link
+ * is due, its 64 hex digits into hex (else hex = ""). 0 or a CT_E* code. */
+int ct_task_chain_link(struct ct_task_run *r, char hex[65]);
+
+/* Append a link (64 hex digits) to *chain (NULL: none yet), within
+ * CT_CHAIN_HEX_MAX. 0, CT_ENOMEM or CT_ETOOBIG; *chain stays on failure. */
+int ct_task_chain_append(char **chain, const char *hex);
+
+/* After a resume: keep the links of *chain up to the steps done, the run
+ * recomputes the rest. A chain shorter than that (lost) is dropped
+ * (*chain NULL), and the result goes without one. Returns 1 if kept. */
+int ct_task_chain_trim(const struct ct_task_run *r, char **chain);
 
 /* Free everything of r (r is zeroed). */
 void ct_task_close(struct ct_task_run *r);

@@ -22,7 +22,7 @@ enum {
 	OPT_ALWAYS = 256, OPT_IDLE_MIN, OPT_IDLE_FILE, OPT_DEVICE, OPT_NO_SELFTEST,
 	OPT_BATTERY, OPT_CPU, OPT_HOURS, OPT_GPU_ONLY, OPT_CKPT, OPT_BUFFER,
 	OPT_BACKOFF, OPT_EXIT_AFTER, OPT_LOG_FILE, OPT_SUSPEND_CPU,
-	OPT_BUF_MIN, OPT_BUF_MAX, OPT_CACHE_MB,
+	OPT_BUF_MIN, OPT_BUF_MAX, OPT_CACHE_MB, OPT_WEB, OPT_WEB_PORT,
 };
 
 static const struct option opts[] = {
@@ -45,6 +45,8 @@ static const struct option opts[] = {
 	{ "backoff-base", required_argument, NULL, OPT_BACKOFF },
 	{ "exit-after", required_argument, NULL, OPT_EXIT_AFTER },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "web", no_argument, NULL, OPT_WEB },
+	{ "web-port", required_argument, NULL, OPT_WEB_PORT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -69,7 +71,8 @@ static const struct { int opt; const char *key, *flag; } pref_opts[] = {
 	{ OPT_GPU_ONLY, "gpu_only", "on" }, { OPT_CKPT, "checkpoint_seconds", NULL },
 	{ OPT_BUFFER, "work_buffer", NULL }, { OPT_BUF_MIN, "work_buf_min", NULL },
 	{ OPT_BUF_MAX, "work_buf_max", NULL }, { OPT_CACHE_MB, "cache_max_mb", NULL },
-	{ OPT_SUSPEND_CPU, "suspend_cpu_percent", NULL },
+	{ OPT_SUSPEND_CPU, "suspend_cpu_percent", NULL }, { OPT_WEB, "web", "on" },
+	{ OPT_WEB_PORT, "web_port", NULL },
 };
 
 /* Apply one option to the command line's prefs / the daemon options. */
@@ -78,6 +81,9 @@ static int apply(int c, const char *arg, struct ct_conf *cli, struct ct_daemon_o
 {
 	int rc = 0;
 
+	/* a port for the control page asks for the page */
+	if (c == OPT_WEB_PORT && (rc = ct_conf_set(cli, "web", "on")) < 0)
+		return rc;
 	for (size_t i = 0; i < sizeof(pref_opts) / sizeof(pref_opts[0]); i++)
 		if (pref_opts[i].opt == c)
 			return ct_conf_set(cli, pref_opts[i].key,
@@ -185,6 +191,11 @@ const struct ct_cmd_def ct_run_cmd = {
 		"      --backoff-base S       first retry delay after a failure (default 60)\n"
 		"      --exit-after S         stop after S seconds (testing)\n"
 		"      --log-file PATH        log to PATH instead of stderr\n"
+		"      --web                  serve the control page on 127.0.0.1; its\n"
+		"                             address (with a token) is in the log, in\n"
+		"                             'ctune web' and 'ctune status'\n"
+		"      --web-port N           the page on this port (default 31416; 0: a\n"
+		"                             free one); implies --web\n"
 		"Preferences: the defaults, then those set on the project's web site\n"
 		"(sent with each scheduler reply, kept in DIR/prefs_web.conf), then\n"
 		"DIR/prefs.conf, then these options. 'ctune prefs reload' or SIGHUP\n"

@@ -1,7 +1,7 @@
 /*
  * cmd_status.c - `ctune status`, `ctune saver` and the small control
- * commands `ctune suspend|resume|quit`: clients of the daemon's control
- * socket (cl_ctl.h).
+ * commands `ctune suspend|resume|quit|web|prefs`: clients of the daemon's
+ * control socket (cl_ctl.h).
  */
 #include "commands.h"
 #include "cl_ctl.h"
@@ -136,41 +136,85 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }
 
+/* Send cmd; a reply other than "ok" is an error (code, with the reply),
+ * printed as "ctune WHAT: ...". Returns the exit status. */
+static int ask_ok(const char *dir, const char *cmd, const char *what, int code)
+{
+	struct ct_buf reply = CT_BUF_INIT(1 << 16);
+	int rc = ask(dir, cmd, &reply);
+
+	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
+		rc = ct_error(code, "%s", ct_buf_cstr(&reply));
+	if (rc < 0)
+		fprintf(stderr, "ctune %s: %s\n", what, ct_errmsg(rc));
+	ct_buf_free(&reply);
+	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
+}
+
 /* suspend, resume, quit: one word to the daemon (argv[0]) */
 static int simple(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_buf reply = CT_BUF_INIT(1 << 16);
 	struct view_opts v = { 0 };
-	const char *cmd = argv[0];
 	int rc = parse_opts(argc, argv, dir_long, &v);
 
 	(void)ctx;
-	if (rc >= 0)
-		return rc;
-	rc = ask(v.dir, cmd, &reply);
-	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
-		rc = ct_error(CT_EDENIED, "%s", ct_buf_cstr(&reply));
-	if (rc < 0)
-		fprintf(stderr, "ctune %s: %s\n", cmd, ct_errmsg(rc));
-	ct_buf_free(&reply);
-	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
+	return rc >= 0 ? rc : ask_ok(v.dir, argv[0], argv[0], CT_EDENIED);
 }
 
 /* prefs reload: the daemon reads its preferences again */
 static int prefs_reload(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_buf reply = CT_BUF_INIT(1 << 16);
+	struct view_opts v = { 0 };
+	int rc = parse_opts(argc, argv, dir_long, &v);
+
+	(void)ctx;
+	return rc >= 0 ? rc : ask_ok(v.dir, "prefs reload", "prefs reload", CT_ECONFIG);
+}
+
+/* prefs set KEY=VALUE...: into prefs.conf, then in force */
+static int prefs_set(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_buf cmd = CT_BUF_INIT(CT_CTL_MAX_LINE - 1);
+	const char *dir = NULL;
+	int rc, c;
+
+	(void)ctx;
+	while ((c = getopt_long(argc, argv, "d:", dir_long, NULL)) != -1) {
+		if (c != 'd')
+			return CT_EXIT_USAGE;	/* ct_cmd_resolve named it */
+		dir = optarg;
+	}
+	rc = ct_buf_appends(&cmd, "prefs set");
+	for (int i = optind; i < argc && rc == 0; i++)
+		rc = ct_buf_appendf(&cmd, " %s", argv[i]);
+	if (rc < 0) {
+		fprintf(stderr, "ctune prefs set: %s\n", ct_errmsg(rc));
+		rc = CT_EXIT_USAGE;
+	} else {
+		rc = ask_ok(dir, ct_buf_cstr(&cmd), "prefs set", CT_ECONFIG);
+	}
+	ct_buf_free(&cmd);
+	return rc;
+}
+
+/* web: the control page's address */
+static int cmd_web(struct ct_cmd_ctx *ctx, int argc, char **argv)
+{
+	struct ct_buf reply = CT_BUF_INIT(1 << 12);
 	struct view_opts v = { 0 };
 	int rc = parse_opts(argc, argv, dir_long, &v);
 
 	(void)ctx;
 	if (rc >= 0)
 		return rc;
-	rc = ask(v.dir, "prefs reload", &reply);
-	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "ok", 2) != 0)
-		rc = ct_error(CT_ECONFIG, "%s", ct_buf_cstr(&reply));
-	if (rc < 0)
-		fprintf(stderr, "ctune prefs reload: %s\n", ct_errmsg(rc));
+	rc = ask(v.dir, "web", &reply);
+	if (rc == 0 && strncmp(ct_buf_cstr(&reply), "http://", 7) != 0)
+		rc = ct_error(CT_ENOTFOUND, "%s", ct_buf_cstr(&reply) +
+			      (strncmp(ct_buf_cstr(&reply), "error ", 6) == 0 ? 6 : 0));
+	if (rc == 0)
+		fputs(ct_buf_cstr(&reply), stdout);
+	else
+		fprintf(stderr, "ctune web: %s\n", ct_errmsg(rc));
 	ct_buf_free(&reply);
 	return rc == 0 ? CT_EXIT_OK : CT_EXIT_FAIL;
 }
@@ -340,7 +384,27 @@ static const struct ct_cmd_def prefs_reload_cmd = {
 	"refused and the old preferences stay.\n",
 };
 
-static const struct ct_cmd_def *const prefs_cmds[] = { &prefs_reload_cmd, NULL };
+static const struct ct_cmd_def prefs_set_cmd = {
+	.name = "set", .fn = prefs_set, .opts = dir_long, .shortopts = "d:", .min_args = 1,
+	.max_args = 16, .summary = "set preferences in prefs.conf and apply them now",
+	.usage = "[--dir DIR] KEY=VALUE...",
+	.help = "Set preferences (the keys of prefs.conf, e.g. idle_minutes=5 run_hours=22-7)\n"
+	"in DIR/prefs.conf, keeping its other lines and comments, and make the running\n"
+	"daemon apply them at once. A value it refuses changes nothing. The control\n"
+	"page's preferences form does the same.\n",
+};
+
+static const struct ct_cmd_def *const prefs_cmds[] = { &prefs_reload_cmd, &prefs_set_cmd, NULL };
+
+const struct ct_cmd_def ct_web_cmd = {
+	.name = "web", .fn = cmd_web, .opts = dir_long, .shortopts = "d:",
+	.summary = "print the address of the daemon's local control page",
+	.usage = "[--dir DIR]",
+	.help = "Print the address of the running daemon's control page,\n"
+	"http://127.0.0.1:PORT/?token=..., to open in a browser on this computer. The\n"
+	"daemon serves it with 'ctune run --web' (or web = on in prefs.conf); the\n"
+	"token stays the same across restarts until DIR/web_token is removed.\n",
+};
 
 const struct ct_cmd_def ct_prefs_cmd = {
 	.name = "prefs", .subs = prefs_cmds,

@@ -15,6 +15,7 @@
 #include "ct_llama.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_chain.h"
 #include "ct_hash.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
@@ -247,26 +248,16 @@ static int chain_link(struct ct_wu *wu, struct train_opts *o, int i)
 	unsigned char d[32];
 	char hex[65];
 	double t0 = now_s();
-	size_t n = ct_wu_nparams_trained(wu);
-	float *w = NULL;
-	int rc, last = i == o->hp.steps;
+	int rc;
 
-	if (o->chain_every <= 0 || (!last && i % o->chain_every != 0))
+	if (!ct_chain_due(i, o->hp.steps, o->chain_every))
 		return 0;
-	if (last) {	/* the result's hash: the trained floats alone */
-		w = malloc(n * sizeof(float));
-		rc = w ? ct_wu_read_trained(wu, w) : CT_ENOMEM;
-		if (rc == 0)
-			ct_sha256(w, n * sizeof(float), d);
-		free(w);
-	} else {
-		rc = ct_wu_state_digest(wu, d);
-	}
+	rc = ct_wu_chain_link(wu, d);
 	o->t_chain += now_s() - t0;
 	if (rc < 0)
 		return rc;
 	ct_hex_encode(d, sizeof(d), hex);
-	printf("chain %d %s%s\n", i, hex, last ? " (result)" : "");
+	printf("chain %d %s%s\n", i, hex, i == o->hp.steps ? " (result)" : "");
 	return 0;
 }
 

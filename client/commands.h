@@ -12,7 +12,7 @@
  *   CTUNE_DIR   the state directory chosen with `ctune --dir DIR`.
  *
  * Where they live: attach/detach (client/cmd_attach.c), run (cmd_run.c),
- * status/saver/suspend/resume/quit (cmd_status.c), train/eval/model
+ * status/saver/suspend/resume/quit/web/prefs (cmd_status.c), train/eval/model
  * (cmd_train.c, LoRA parts in cmd_lora.c), devices (cmd_devices.c), tokens
  * (cmd_tokens.c), sample (cmd_sample.c); all in client/libctclient.a, listed
  * in main.c's command table.
@@ -28,7 +28,7 @@ extern const struct ct_cmd_def ct_attach_cmd, ct_detach_cmd;
 extern const struct ct_cmd_def ct_run_cmd;
 /* client/cmd_status.c */
 extern const struct ct_cmd_def ct_status_cmd, ct_saver_cmd, ct_suspend_cmd, ct_prefs_cmd,
-	ct_resume_cmd, ct_quit_cmd;
+	ct_resume_cmd, ct_quit_cmd, ct_web_cmd;
 /* client/cmd_devices.c */
 extern const struct ct_cmd_def ct_devices_cmd;
 /* client/cmd_train.c: train, eval, model (init, info; merge in cmd_lora.c) */

@@ -25,6 +25,8 @@ client_libctclient_a_SOURCES = \
 	client/cl_daemon.c client/cl_daemon.h client/cl_daemon_int.h \
 	client/cl_net.c client/cl_compute.c \
 	client/cl_status.c client/cl_status.h \
+	client/cl_web.c client/cl_web.h client/cl_web_http.c client/cl_web_http.h \
+	client/cl_web_json.c client/cl_web_page.c \
 	client/cl_xsaver.c client/cl_xsaver.h
 client_libctclient_a_SOURCES += client/cl_lora.c client/cl_lora.h
 # The OS's idle source: Linux event devices and X11, or the Windows session.

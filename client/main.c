@@ -19,7 +19,8 @@
 
 static const struct ct_cmd_def *const commands[] = {
 	&ct_attach_cmd, &ct_detach_cmd, &ct_run_cmd, &ct_status_cmd, &ct_saver_cmd,
-	&ct_suspend_cmd, &ct_resume_cmd, &ct_prefs_cmd, &ct_quit_cmd, &ct_devices_cmd, &ct_train_cmd,
+	&ct_suspend_cmd, &ct_resume_cmd, &ct_prefs_cmd, &ct_quit_cmd, &ct_web_cmd, &ct_devices_cmd,
+	&ct_train_cmd,
 	&ct_eval_cmd, &ct_model_cmd, &ct_tokens_cmd, &ct_sample_cmd, &ct_chat_cmd,
 	&ct_verify_cmd, &ct_service_cmd, NULL,
 };

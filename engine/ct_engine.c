@@ -631,6 +631,24 @@ int ct_wu_state_digest(struct ct_wu *wu, unsigned char out[CT_SHA256_LEN])
 	return rc;
 }
 
+int ct_wu_chain_link(struct ct_wu *wu, unsigned char out[CT_SHA256_LEN])
+{
+	const size_t n = ct_wu_nparams_trained(wu);
+	float *w;
+	int rc;
+
+	if (!ct_wu_done(wu))
+		return ct_wu_state_digest(wu, out);
+	w = malloc(n * sizeof(float));
+	if (w == NULL)
+		return ct_error(CT_ENOMEM, "out of memory for the %zu trained floats", n);
+	rc = ct_wu_read_trained(wu, w);
+	if (rc == 0)
+		ct_sha256(w, n * sizeof(float), out);
+	free(w);
+	return rc;
+}
+
 /* Check a mapped state file against the WU being resumed. */
 static int state_check(struct ct_wu *wu, const unsigned char *h, size_t len,
 		       const char *path)

@@ -246,6 +246,13 @@ int ct_wu_save_state(struct ct_wu *wu, const char *path);
  * the trained floats. Returns 0 or a CT_E* code. */
 int ct_wu_state_digest(struct ct_wu *wu, unsigned char out[32]);
 
+/* The chain's link where the WU stands now (doc/workunit.md §14): the
+ * state's digest (ct_wu_state_digest), or once all N steps are done the
+ * result's hash, SHA-256 of the trained floats alone (little-endian
+ * float32, ct_wu_read_trained), which is what the validator compares.
+ * Returns 0 or a CT_E* code. */
+int ct_wu_chain_link(struct ct_wu *wu, unsigned char out[32]);
+
 /* Copy the current weights (nparams floats) into params. */
 int ct_wu_read_params(struct ct_wu *wu, float *params);
 

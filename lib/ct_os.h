@@ -190,6 +190,21 @@ int ct_os_local_accept(int listen_fd, int *fd);
 /* Remove the endpoint file of a listener that is closed. */
 void ct_os_local_remove(const char *path);
 
+/* A TCP listener on 127.0.0.1:port (port 0: a free one the system picks),
+ * non-blocking and not inherited, for the client's local control page
+ * (client/cl_web.c), which checks its own token. *fd the listener and
+ * *bound its port (-1 and 0 on failure). Returns 0, CT_EBUSY when the
+ * port is taken, or a CT_E* code. */
+int ct_os_loopback_listen(int port, int *fd, int *bound);
+
+/* Accept one connection on a ct_os_loopback_listen listener: a blocking
+ * socket in *fd. 0, CT_EAGAIN if none is waiting, or a CT_E* code. */
+int ct_os_loopback_accept(int listen_fd, int *fd);
+
+/* Connect to 127.0.0.1:port: a blocking socket in *fd (-1 on failure).
+ * 0, CT_ENET when nobody listens, or a CT_E* code. */
+int ct_os_loopback_connect(int port, int *fd);
+
 /* Wait up to ms milliseconds until fd can be read (out = 0) or written
  * (out = 1): > 0 ready, 0 timed out, < 0 error. */
 int ct_os_sock_wait(int fd, int out, int ms);

@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <termios.h>
 #include <time.h>
 #ifdef __linux__
@@ -189,6 +191,71 @@ int ct_os_local_accept(int listen_fd, int *fd)
 void ct_os_local_remove(const char *path)
 {
 	unlink(path);
+}
+
+/* ---- a loopback TCP listener ---- */
+
+int ct_os_loopback_listen(int port, int *fd, int *bound)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int s, one = 1;
+
+	*fd = -1;
+	*bound = 0;
+	if (port < 0 || port > 65535)
+		return ct_error(CT_EINVAL, "port %d", port);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return ct_error_errno("socket");
+	/* a restart right after a stop finds the port in TIME_WAIT */
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(s);
+		if (e == EADDRINUSE)
+			return ct_error(CT_EBUSY, "127.0.0.1:%d is in use", port);
+		errno = e;
+		return ct_error_errno("bind 127.0.0.1:%d", port);
+	}
+	if (listen(s, 16) != 0 || getsockname(s, (struct sockaddr *)&sa, &len) != 0) {
+		close(s);
+		return ct_error_errno("listen on 127.0.0.1:%d", port);
+	}
+	*fd = s;
+	*bound = ntohs(sa.sin_port);
+	return 0;
+}
+
+int ct_os_loopback_accept(int listen_fd, int *fd)
+{
+	return ct_os_local_accept(listen_fd, fd);
+}
+
+int ct_os_loopback_connect(int port, int *fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*fd = -1;
+	if (s < 0)
+		return ct_error_errno("socket");
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(s);
+		if (e == ECONNREFUSED)
+			return ct_error(CT_ENET, "nobody listens on 127.0.0.1:%d", port);
+		errno = e;
+		return ct_error_errno("connect 127.0.0.1:%d", port);
+	}
+	*fd = s;
+	return 0;
 }
 
 int ct_os_sock_wait(int fd, int out, int ms)

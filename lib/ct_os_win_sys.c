@@ -130,17 +130,14 @@ static int send_all(SOCKET s, const char *p, size_t n)
 	return 0;
 }
 
-int ct_os_local_connect(const char *path, int *fd)
+int ct_os_loopback_connect(int port, int *fd)
 {
-	char token[TOKEN_HEX + 2];
 	struct sockaddr_in sa;
-	unsigned port;
 	SOCKET s;
 	int rc;
 
 	*fd = -1;
 	rc = net_init();
-	if (rc == 0) rc = read_endpoint(path, &port, token);
 	if (rc == 0) rc = loopback_socket(&s, &sa);
 	if (rc < 0)
 		return rc;
@@ -150,16 +147,34 @@ int ct_os_local_connect(const char *path, int *fd)
 
 		closesocket(s);
 		if (e == WSAECONNREFUSED)
-			return ct_error(CT_ENET, "%s: nobody listens", path);
+			return ct_error(CT_ENET, "nobody listens on 127.0.0.1:%d", port);
 		set_errno_wsa();
-		return ct_error_errno("connect %s", path);
-	}
-	strcat(token, "\n");
-	if (send_all(s, token, strlen(token)) < 0) {
-		closesocket(s);
-		return ct_error(CT_ENET, "%s: connection dropped", path);
+		return ct_error_errno("connect 127.0.0.1:%d", port);
 	}
 	*fd = (int)s;
+	return 0;
+}
+
+int ct_os_local_connect(const char *path, int *fd)
+{
+	char token[TOKEN_HEX + 2];
+	unsigned port;
+	int rc;
+
+	*fd = -1;
+	rc = net_init();
+	if (rc == 0) rc = read_endpoint(path, &port, token);
+	if (rc == 0) rc = ct_os_loopback_connect((int)port, fd);
+	if (rc == CT_ENET)
+		return ct_error(CT_ENET, "%s: nobody listens", path);
+	if (rc < 0)
+		return rc;
+	strcat(token, "\n");
+	if (send_all((SOCKET)*fd, token, strlen(token)) < 0) {
+		closesocket((SOCKET)*fd);
+		*fd = -1;
+		return ct_error(CT_ENET, "%s: connection dropped", path);
+	}
 	return 0;
 }
 
@@ -179,7 +194,7 @@ static int check_token(SOCKET s)
 	return n == TOKEN_HEX && memcmp(line, listen_token, TOKEN_HEX) == 0 ? 0 : -1;
 }
 
-int ct_os_local_accept(int listen_fd, int *fd)
+int ct_os_loopback_accept(int listen_fd, int *fd)
 {
 	SOCKET s = accept((SOCKET)listen_fd, NULL, NULL);
 	u_long nb = 0;
@@ -194,11 +209,57 @@ int ct_os_local_accept(int listen_fd, int *fd)
 	/* an accepted socket inherits the listener's non-blocking mode */
 	ioctlsocket(s, FIONBIO, &nb);
 	SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0);
-	if (check_token(s) < 0) {
-		closesocket(s);
+	*fd = (int)s;
+	return 0;
+}
+
+int ct_os_local_accept(int listen_fd, int *fd)
+{
+	int rc = ct_os_loopback_accept(listen_fd, fd);
+
+	if (rc == 0 && check_token((SOCKET)*fd) < 0) {
+		closesocket((SOCKET)*fd);
+		*fd = -1;
 		return ct_error(CT_EPERM, "control connection without the endpoint's token");
 	}
+	return rc;
+}
+
+int ct_os_loopback_listen(int port, int *fd, int *bound)
+{
+	struct sockaddr_in sa;
+	int len = sizeof(sa), one = 1, rc;
+	u_long nb = 1;
+	SOCKET s;
+
+	*fd = -1;
+	*bound = 0;
+	if (port < 0 || port > 65535)
+		return ct_error(CT_EINVAL, "port %d", port);
+	rc = net_init();
+	if (rc == 0) rc = loopback_socket(&s, &sa);
+	if (rc < 0)
+		return rc;
+	/* Windows' SO_REUSEADDR would let another program take the port */
+	setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof(one));
+	sa.sin_port = htons((u_short)port);
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = WSAGetLastError();
+
+		closesocket(s);
+		if (e == WSAEADDRINUSE || e == WSAEACCES)
+			return ct_error(CT_EBUSY, "127.0.0.1:%d is in use", port);
+		set_errno_wsa();
+		return ct_error_errno("bind 127.0.0.1:%d", port);
+	}
+	if (listen(s, 16) != 0 || getsockname(s, (struct sockaddr *)&sa, &len) != 0 ||
+	    ioctlsocket(s, FIONBIO, &nb) != 0) {
+		set_errno_wsa();
+		closesocket(s);
+		return ct_error_errno("listen on 127.0.0.1:%d", port);
+	}
 	*fd = (int)s;
+	*bound = ntohs(sa.sin_port);
 	return 0;
 }
 

@@ -21,6 +21,7 @@ lib_libctune_a_SOURCES += \
 lib_libctune_a_SOURCES += \
 	lib/ct_hash.c lib/ct_hash.h \
 	lib/ct_sign.c lib/ct_sign.h lib/ct_receipt.c lib/ct_receipt.h \
+	lib/ct_chain.c lib/ct_chain.h \
 	lib/ct_gzip.c lib/ct_gzip.h \
 	lib/ct_zin.c lib/ct_zin.h \
 	lib/ct_file.c lib/ct_file.h \

@@ -18,26 +18,34 @@ server_libctserver_a_SOURCES =
 # (server.c) and the LoRA job spec every layer reads
 server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
-	server/data/dl.c server/data/dl.h server/data/dl_host.c server/data/dl_host.h \
-	server/data/dl_job.c server/data/dl_job.h \
-	server/data/dl_receipt.c server/data/dl_receipt.h server/data/dl_result.c \
-	server/data/dl_result.h server/data/dl_round.c server/data/dl_round.h \
-	server/data/dl_sched.c server/data/dl_sched.h server/data/dl_user.c \
-	server/data/dl_user.h \
-	server/data/dl_workunit.c server/data/dl_workunit.h \
-	server/data/job_state.c server/data/job_state.h server/data/lock_order.c \
-	server/data/lock_order.h server/data/lora_job.c server/data/lora_job.h \
-	server/data/migrate_lock.c server/data/migrate_lock.h \
-	server/data/project_key.c server/data/project_key.h \
-	server/data/result_state.c server/data/result_state.h server/data/server.c \
-	server/data/server.h server/data/state_edge.h server/data/store.c \
-	server/data/store.h server/data/wu_state.c server/data/wu_state.h
+	server/data/dl.c server/data/dl.h server/data/dl_account.c \
+	server/data/dl_account.h server/data/dl_chain.c \
+	server/data/dl_chain.h server/data/dl_files.c \
+	server/data/dl_files.h server/data/dl_heartbeat.c server/data/dl_heartbeat.h \
+	server/data/dl_host.c server/data/dl_host.h \
+	server/data/dl_job.c server/data/dl_job.h server/data/dl_purge.c \
+	server/data/dl_purge.h server/data/dl_receipt.c server/data/dl_receipt.h \
+	server/data/dl_robust.c server/data/dl_robust.h \
+	server/data/dl_status.c server/data/dl_status.h \
+	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
+	server/data/dl_round.h server/data/dl_sched.c server/data/dl_sched.h \
+	server/data/dl_text.c server/data/dl_text.h \
+	server/data/dl_workunit.c server/data/dl_workunit.h server/data/job_state.c \
+	server/data/job_state.h server/data/lock_order.c server/data/lock_order.h \
+	server/data/lora_job.c server/data/lora_job.h server/data/migrate_lock.c \
+	server/data/migrate_lock.h server/data/project_key.c \
+	server/data/project_key.h server/data/result_state.c \
+	server/data/result_state.h server/data/server.c server/data/server.h \
+	server/data/state_edge.h server/data/store.c server/data/store.h \
+	server/data/wu_state.c server/data/wu_state.h
 
 # server/validate/: the rules results and hosts are held to, with no loop of
 # their own: the validator's checks, quorum and adaptive replication
 # (quorum.c), the cross-shard and robust checks, LoRA round merges, host
 # trust, credit, work limits and deadlines, the stall rule
 server_libctserver_a_SOURCES += server/validate/credit.c \
+	server/validate/bisect.c server/validate/bisect.h \
+	server/validate/dispute.c server/validate/dispute.h \
 	server/validate/credit.h server/validate/lora_robust.c \
 	server/validate/lora_robust.h server/validate/lora_round.c \
 	server/validate/lora_round.h server/validate/quorum.c \
@@ -84,7 +92,9 @@ server_libctserver_a_SOURCES += server/cmd/admin.c server/cmd/admin.h \
 	server/cmd/commands.h server/cmd/job_hf.c server/cmd/job_hf.h \
 	server/cmd/job_peft.c server/cmd/job_peft.h server/cmd/job_tokenizer.c \
 	server/cmd/job_tokenizer.h server/cmd/project_init.c \
-	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h
+	server/cmd/project_init.h server/cmd/roles.c server/cmd/roles.h \
+	server/cmd/server_open.c server/cmd/server_open.h \
+	server/cmd/text_args.h server/cmd/text_submit.c server/cmd/text_submit.h
 nodist_server_libctserver_a_SOURCES = server/data/db_sql.c
 
 bin_PROGRAMS += ctune-server

@@ -6,7 +6,7 @@ CT_CLIENT_TEST_LIBS = client/libctclient.a $(CT_TEST_LIBS) $(CURL_LIBS) $(CT_X11
 if HAVE_CMOCKA
 CT_CLIENT_UNIT_TESTS = test/test_cl_state test/test_cl_backoff test/test_cl_prefs \
 	test/test_cl_idle test/test_cl_rpc test/test_cl_ctl test/test_cl_status \
-	test/test_cl_buffer test/test_cl_jail
+	test/test_cl_buffer test/test_cl_jail test/test_cl_web
 check_PROGRAMS += $(CT_CLIENT_UNIT_TESTS)
 TESTS += $(CT_CLIENT_UNIT_TESTS)
 
@@ -28,6 +28,8 @@ test_test_cl_status_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_status_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_jail_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
 test_test_cl_jail_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_web_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_web_LDADD = $(CT_CLIENT_TEST_LIBS)
 endif
 
 # A stand-in server for the client's own integration tests.
@@ -48,10 +50,10 @@ CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh 
 	test/client_backoff.sh test/client_badinput.sh test/client_server_e2e.sh \
 	test/client_attach.sh test/client_install.sh test/client_xsaver.sh \
 	test/client_buffer.sh test/client_hostile.sh test/client_cancel.sh test/client_tls.sh \
-	test/text_job_e2e.sh test/job_loss_rising.sh
+	test/text_job_e2e.sh test/job_loss_rising.sh test/client_web_browser.sh
 dist_check_SCRIPTS += $(CT_CLIENT_IT)
 TESTS += $(CT_CLIENT_IT)
-EXTRA_DIST += test/client_lib.sh
+EXTRA_DIST += test/client_lib.sh test/browser/control.mjs
 
 # Screenshot checker of the X11 saver test (only with X11).
 if HAVE_X11

@@ -28,6 +28,10 @@
  *       Also writes OUT.weights: the raw float32 weights it claims (for
  *       shape: the honest ones, which it does not claim; for LoRA: the
  *       adapters).
+ *   craft_result chain BASE DATA S OUT HP...  the WU's honest hash chain
+ *       with a link every S steps (hex links, lib/ct_chain.h) into OUT
+ *   craft_result state BASE DATA K OUT HP...  the WU's state after step K
+ *       (ct_wu_save_state), as an honest host uploads it for a dispute
  *   craft_result median BASE OUT W1 W2 W3 ... checkpoint of the
  *       coordinate-wise median of an odd number of raw weight files (its
  *       own sort, to check the assimilator's --aggregate median).
@@ -41,6 +45,7 @@
  * Exit 0 on success, 1 with a message on stderr otherwise.
  */
 #include "ct_buf.h"
+#include "ct_chain.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -401,6 +406,46 @@ static int cmd_nesterov(char **argv)
 	return rc;
 }
 
+/* `chain` and `state`: the WU of HP trained on the CPU reference as a
+ * client does; `chain` writes its hash chain with interval arg (hex links,
+ * lib/ct_chain.h) to out, `state` its state after step arg to out. */
+static int cmd_chain(const char *what, const char *base_path, const char *data_path,
+		     int arg, const char *out_path, int argc, char **argv)
+{
+	struct ct_gpt2 base = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_wu *wu = NULL;
+	char chain[CT_CHAIN_HEX_MAX + 1] = "";
+	unsigned char d[32];
+	size_t len = 0;
+	float loss;
+	int rc, is_chain = strcmp(what, "chain") == 0;
+
+	rc = parse_hp(argc, argv, &hp);
+	if (rc == 0) rc = ct_gpt2_load(base_path, &base);
+	if (rc == 0) rc = ct_tokens_load(data_path, &tok);
+	if (rc == 0) rc = ct_wu_open(&base, &tok, &hp, "cpu", &wu);
+	while (rc == 0 && !ct_wu_done(wu) && (is_chain || ct_wu_steps_done(wu) < arg)) {
+		rc = ct_wu_step(wu, &loss);
+		if (rc == 0 && is_chain && ct_chain_due(ct_wu_steps_done(wu), hp.steps, arg)) {
+			rc = len + 64 < sizeof(chain) ? ct_wu_chain_link(wu, d)
+				: ct_error(CT_ETOOBIG, "chain too long");
+			if (rc == 0)
+				ct_hex_encode(d, 32, chain + len);
+			len += 64;
+		}
+	}
+	if (rc == 0 && is_chain)
+		rc = ct_file_write_atomic(out_path, chain, len, 0644);
+	else if (rc == 0)
+		rc = ct_wu_save_state(wu, out_path);
+	ct_wu_close(wu);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&base);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -411,6 +456,9 @@ int main(int argc, char **argv)
 		rc = cmd_mean(argv[2], argv[3], argc - 4, argv + 4);
 	else if (argc >= 5 && strcmp(argv[1], "median") == 0)
 		rc = cmd_median(argv[2], argv[3], argc - 4, argv + 4);
+	else if (argc >= 6 && (strcmp(argv[1], "chain") == 0 || strcmp(argv[1], "state") == 0))
+		rc = cmd_chain(argv[1], argv[2], argv[3], atoi(argv[4]), argv[5], argc - 6,
+			       argv + 6);
 	else if (argc >= 5 && strcmp(argv[1], "mean") != 0)
 		rc = cmd_result(argv[1], argv[2], argv[3], argv[4], argc - 5, argv + 5);
 	else

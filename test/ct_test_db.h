@@ -9,6 +9,8 @@
 
 #include "ct_test.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 
 /* A new temporary directory (*dir, malloc'd; the caller removes and frees

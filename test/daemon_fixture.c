@@ -4,6 +4,8 @@
  */
 #include "ct_test.h"
 #include "daemon_fixture.h"
+#include "data/result_state.h"
+#include "cmd/server_open.h"
 #include "daemons/daemon_pass.h"
 #include "cmd/roles.h"
 #include "ct_err.h"

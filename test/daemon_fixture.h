@@ -10,6 +10,7 @@
 
 #include "ct_test.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/server.h"
 #include "ct_clock.h"
 #include "ct_engine.h"

@@ -2,7 +2,7 @@
 # validator/transitioner/assimilator decisions. Included from test/local.mk.
 if HAVE_CMOCKA
 CT_DAEMONS_TESTS = test/test_delta test/test_avg test/test_credit test/test_quorum \
-	test/test_daemons test/test_mean_stream test/test_outer
+	test/test_daemons test/test_mean_stream test/test_outer test/test_bisect
 check_PROGRAMS += $(CT_DAEMONS_TESTS)
 TESTS += $(CT_DAEMONS_TESTS)
 # the outer step against PyTorch's SGD (skips without python3-torch)
@@ -20,6 +20,8 @@ test_test_credit_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_credit_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_quorum_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_quorum_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_bisect_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_bisect_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_mean_stream_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_mean_stream_LDADD = $(CT_SERVER_TEST_LIBS)
 

@@ -109,6 +109,21 @@ users_json() { curl -sf -o "$T/users.json" "$URL/api/v1/users"; }
 credit_of() { tr '{' '\n' <"$T/users.json" |
 	sed -n "s/.*\"name\":\"$1\".*\"total_credit\":\([0-9.eE+-]*\).*/\1/p"; }
 xp() { xmllint --xpath "$1" "$T/reply.xml" 2>/dev/null; }
+# credits_of A B TEST: the users' list has credit for A and B and awk's
+# TEST on them (a, b) holds, e.g. 'a > 0 && a == b'
+credits_of() {
+	users_json || return 1
+	c1=$(credit_of "$1"); c2=$(credit_of "$2")
+	[ -n "$c1" ] && [ -n "$c2" ] && awk -v a="$c1" -v b="$c2" "BEGIN { exit !($3) }"
+}
+# check_no_credit USER...: each USER is listed with no credit
+check_no_credit() {
+	for u in "$@"; do
+		c=$(credit_of "$u")
+		check "$u is listed with no credit" \
+			"$(awk -v c="$c" 'BEGIN { print c == "" ? "not listed" : c == 0 ? "none" : c }')" none
+	done
+}
 
 # hmac_hex KEYOPT: the hex HMAC-SHA256 of stdin (KEYOPT: hexkey:H or key:S)
 hmac_hex() { openssl dgst -sha256 -mac HMAC -macopt "$1" | awk '{print $NF}'; }

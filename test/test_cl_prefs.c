@@ -6,6 +6,7 @@
 #include "ct_test.h"
 
 #include "cl_prefs.h"
+#include "ct_buf.h"
 #include "ct_conf.h"
 #include "ct_err.h"
 
@@ -253,5 +254,79 @@ static void test_web_layers(void **unused)
 	free(dir);
 }
 
+static char *read_text(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static struct ct_conf *changes(const char *text)
+{
+	struct ct_conf *c = NULL;
+
+	assert_int_equal(ct_conf_parse(text, strlen(text), "changes", &c), 0);
+	return c;
+}
+
+/* What the control page and `ctune prefs set` write: the volunteer's other
+ * lines stay, a bad value writes nothing. */
+static void test_edit(void **unused)
+{
+	char *dir = ct_test_mkdtemp(), file[4200];
+	struct ct_conf *c;
+	struct ct_prefs p;
+
+	(void)unused;
+	snprintf(file, sizeof(file), "%s/prefs.conf", dir);
+	c = changes("idle_minutes = 7\n");
+	assert_int_equal(ct_prefs_edit(file, c), 0);	/* no file yet */
+	ct_conf_free(c);
+	assert_string_equal(read_text(file), "idle_minutes = 7\n");
+	write_text(file, "# mine\nidle_minutes = 2   # short\nalways = off\n\n[later]\nx = 1\n");
+	c = changes("always = on\nrun_hours = 22:00-07:30\nidle_minutes = 4\n");
+	assert_int_equal(ct_prefs_edit(file, c), 0);
+	ct_conf_free(c);
+	assert_string_equal(read_text(file), "# mine\nidle_minutes = 4\nalways = on\n\n"
+			    "run_hours = 22:00-07:30\n[later]\nx = 1\n");
+	write_text(file, "# mine\nalways = off\n");
+	static const char *const bad[] = { "max_cpu_percent = 400\n", "nonsense = 1\n",
+					   "device = \"a b\"\n", "run_hours = 25-99\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = changes(bad[i]);
+		assert_true(ct_prefs_edit(file, c) < 0);
+		ct_conf_free(c);
+		assert_string_equal(read_text(file), "# mine\nalways = off\n");
+	}
+	/* what ct_prefs_format writes reads back as the same preferences */
+	{
+		struct ct_buf b = CT_BUF_INIT(1 << 16);
+		struct ct_prefs q;
+
+		ct_prefs_default(&p);
+		p.run_from = 22 * 60;
+		p.run_to = 7 * 60 + 30;
+		p.idle_minutes = 2.5;
+		p.web = 1;
+		p.web_port = 0;
+		assert_int_equal(ct_prefs_format(&p, &b), 0);
+		assert_non_null(strstr(ct_buf_cstr(&b), "run_hours = 22:00-07:30\n"));
+		c = changes(ct_buf_cstr(&b));
+		ct_prefs_default(&q);
+		assert_int_equal(ct_prefs_from_conf(&q, c), 0);
+		assert_memory_equal(&p, &q, sizeof(p));
+		ct_conf_free(c);
+		ct_buf_free(&b);
+	}
+	ct_test_rmtree(dir);
+	free(dir);
+}
+
 CT_TEST_MAIN(test_defaults_and_file, test_bad_values, test_hours, test_decide,
-	test_throttle, test_battery, test_checkpoint_interval, test_web_layers)
+	test_throttle, test_battery, test_checkpoint_interval, test_web_layers, test_edit)

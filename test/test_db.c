@@ -6,6 +6,8 @@
  * one row twice. Also the URL parser.
  */
 #include "ct_test_db.h"
+#include "data/job_state.h"
+#include "data/result_state.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +15,7 @@
 
 #include "ct_err.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_url.h"
 
 static char *g_dir;

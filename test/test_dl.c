@@ -9,6 +9,7 @@
  * against its type string (the typed macros are checked by the compiler).
  */
 #include "ct_test_db.h"
+#include "data/wu_state.h"
 
 #include <dirent.h>
 #include <inttypes.h>

@@ -12,7 +12,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "cmd/job_tokenizer.h"
-#include "daemons/sample.h"
+#include "cmd/text_submit.h"
 
 static const char config[] =
 	"{\"model_type\": \"llama\", \"hidden_size\": 32, \"intermediate_size\": 64,\n"

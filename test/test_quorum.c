@@ -6,6 +6,7 @@
 #include "ct_test.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/result_state.h"
 #include "ct_delta.h"
 #include "ct_engine.h"
 #include "ct_err.h"

@@ -150,5 +150,28 @@ static void test_tables_independent(void **state)
 	ct_rl_free(other);
 }
 
+/* Recovery mails: 2 per address asked (any case) from any client address,
+ * 5 per client address; neither counts against sign-in. */
+static void test_reset_mails(void **state)
+{
+	struct ct_rl *rl = *state;
+	char who[32];
+
+	assert_true(allow(rl, NULL, CT_RL_RESET, "203.0.113.8", "Bob@example.org", 10));
+	assert_true(allow(rl, NULL, CT_RL_RESET, "198.51.100.1", "bob@example.org", 10));
+	assert_false(allow(rl, NULL, CT_RL_RESET, "198.51.100.2", "bob@EXAMPLE.org", 10));
+	for (int i = 0; i < 4; i++) {
+		snprintf(who, sizeof(who), "u%d@example.org", i);
+		assert_true(allow(rl, NULL, CT_RL_RESET, "203.0.113.8", who, 10));
+	}
+	/* five from this address (the refused one came from another): a
+	 * sixth is refused */
+	assert_false(allow(rl, NULL, CT_RL_RESET, "203.0.113.8", "carol@example.org", 10));
+	assert_true(allow(rl, NULL, CT_RL_LOGIN, "203.0.113.8", "bob@example.org", 10));
+	/* refilled: 4 an hour per address asked */
+	assert_true(allow(rl, NULL, CT_RL_RESET, "198.51.100.2", "bob@example.org", 10 + 901));
+}
+
 CT_TEST_MAIN_EACH(setup, teardown, test_exact_per_address, test_per_account,
-	test_signup_and_config, test_full_table_fails_closed, test_tables_independent)
+	test_signup_and_config, test_full_table_fails_closed, test_tables_independent,
+	test_reset_mails)

@@ -58,6 +58,7 @@
 #include "rpc/files.h"
 #include "rpc/http.h"
 #include "rpc/sched_rpc.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "daemons/wg.h"
 

@@ -20,6 +20,8 @@
 #include "ct_test.h"
 #include "validate/credit.h"
 #include "daemon_fixture.h"
+#include "data/result_state.h"
+#include "data/wu_state.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
 #include "daemons/instance.h"

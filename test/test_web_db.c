@@ -26,7 +26,7 @@
 #include "data/dl.h"
 #include "data/result_state.h"
 #include "web/web.h"
-#include "web/web_data.h"
+#include "data/dl_web.h"
 #include "web_fixture.h"
 
 #define NUSERS 5
@@ -574,6 +574,33 @@ static void walk(int64_t id, const enum ct_res_state *path, size_t n,
 		assert_int_equal(ct_res_move(fx.db, id, path[i - 1], path[i], &c), 1);
 }
 
+/* Rows of task_stat (kind 0 computers, 1 accounts) that disagree with a
+ * count of the results themselves, both ways round. */
+static int64_t task_stat_wrong(void)
+{
+	int64_t wrong = -1, missing = -1;
+
+	assert_int_equal(ct_db_query_inta(fx.db, &wrong, "SELECT COUNT(*) FROM (SELECT s.kind "
+		"FROM task_stat s "
+		"LEFT JOIN (SELECT 0 AS kind, hostid AS ownerid, jobid, task_state, "
+		"granted_credit FROM result UNION ALL SELECT 1, userid, jobid, task_state, "
+		"granted_credit FROM result) r ON r.kind = s.kind AND r.ownerid = s.ownerid AND "
+		"r.jobid = s.jobid AND r.task_state > 0 GROUP BY s.kind, s.ownerid, s.jobid "
+		"HAVING MIN(s.n_in_progress) <> COALESCE(SUM(r.task_state = 1), 0) OR "
+		"MIN(s.n_pending) <> COALESCE(SUM(r.task_state = 2), 0) OR "
+		"MIN(s.n_valid) <> COALESCE(SUM(r.task_state = 3), 0) OR "
+		"MIN(s.n_invalid) <> COALESCE(SUM(r.task_state = 4), 0) OR "
+		"MIN(s.n_error) <> COALESCE(SUM(r.task_state = 5), 0) OR ABS(MIN(s.credit) - "
+		"COALESCE(SUM(IF(r.task_state = 3, r.granted_credit, 0)), 0)) > 1e-9) x", NULL, 0),
+		0);
+	assert_int_equal(ct_db_query_inta(fx.db, &missing, "SELECT COUNT(*) FROM (SELECT 0 AS "
+		"kind, hostid AS ownerid, jobid FROM result WHERE task_state > 0 UNION SELECT 1, "
+		"userid, jobid FROM result WHERE task_state > 0) g LEFT JOIN task_stat s ON "
+		"s.kind = g.kind AND s.ownerid = g.ownerid AND s.jobid = g.jobid "
+		"WHERE s.n_valid IS NULL", NULL, 0), 0);
+	return wrong + missing;
+}
+
 /* A computer's and a user's tasks: one in each state, listed and counted
  * by state, and the pending one's credit what the validator's formula
  * gives for the job (every valid result of a job earns the same). */
@@ -649,6 +676,16 @@ static void test_tasks_by_state_and_pending_credit(void **state)
 
 	request("GET", "/tasks", NULL, NULL, NULL, &r);
 	assert_int_equal(r.status, 404);
+	ct_web_resp_free(&r);
+
+	/* the counters the result triggers keep agree with a count of the
+	 * results, also after a result is deleted (as the purge does) */
+	assert_true(task_stat_wrong() == 0);
+	assert_int_equal(CT_DB_EXEC(fx.db, "DELETE FROM result WHERE id = ?", rid[2]), 1);
+	assert_true(task_stat_wrong() == 0);
+	snprintf(q, sizeof(q), "host=%lld", (long long)u->hostid);
+	request("GET", "/api/v1/tasks", q, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "\"invalid\":0,\"error\":1}"));
 	ct_web_resp_free(&r);
 }
 
@@ -762,6 +799,18 @@ static void test_account_settings_and_reset(void **state)
 	assert_int_equal(CT_DB_QUERY_INT(fx.db, &id, "SELECT id FROM `user` WHERE auth_hash = ?",
 					 hash), 0);
 	assert_int_equal(id, u->id);
+	/* the reset ended the account's sessions (a stolen one with them):
+	 * the session from before is signed out, a new sign-in works */
+	request("GET", "/account/settings", NULL, session, NULL, &r);
+	assert_int_equal(r.status, 303);
+	ct_web_resp_free(&r);
+	request("GET", "/account/login", NULL, anon, NULL, &r);
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	post_form("/account/login", anon, csrf, "email=user2%40example.org&password=after-reset-1",
+		  &r);
+	take_cookie(&r, "ct_session=", session, sizeof(session));
+	ct_web_resp_free(&r);
 
 	/* a new key: shown once, the old one no longer signs anything */
 	post_form("/account/settings", session, csrf, "what=newkey&password=after-reset-1", &r);

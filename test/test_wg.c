@@ -9,6 +9,7 @@
  * same bytes twice keeps one object.
  */
 #include "ct_test_db.h"
+#include "data/job_state.h"
 
 #include <inttypes.h>
 
@@ -18,6 +19,7 @@
 #include "ct_hash.h"
 #include "ct_tokens.h"
 #include "data/db.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "data/store.h"
 #include "daemons/wg.h"

@@ -14,7 +14,8 @@ CT_WEB_FX_CFLAGS = $(CT_TEST_CFLAGS) $(MARIADB_CFLAGS) $(MHD_CFLAGS)
 CT_WEB_FX_LIBS = test/libctwebfx.a $(CT_SERVER_LIBS) $(CT_TEST_LIBS)
 
 if HAVE_CMOCKA
-CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg test/test_page_cache
+CT_WEB_TESTS = test/test_tmpl test/test_web_json test/test_web_svg test/test_page_cache \
+	test/test_web_mail
 check_PROGRAMS += $(CT_WEB_TESTS)
 TESTS += $(CT_WEB_TESTS)
 test_test_page_cache_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
@@ -23,6 +24,8 @@ test_test_tmpl_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_tmpl_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_web_json_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_web_json_LDADD = $(CT_SERVER_TEST_LIBS)
+test_test_web_mail_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
+test_test_web_mail_LDADD = $(CT_SERVER_TEST_LIBS)
 test_test_web_svg_CFLAGS = $(CT_SERVER_TEST_CFLAGS)
 test_test_web_svg_LDADD = $(CT_SERVER_TEST_LIBS)
 
@@ -45,3 +48,9 @@ test_web_seed_LDADD = $(CT_WEB_FX_LIBS)
 dist_check_SCRIPTS += test/test_web_browser.sh
 TESTS += test/test_web_browser.sh
 EXTRA_DIST += test/browser/web.mjs test/package.json
+
+# Password recovery by e-mail: the same browser against a server that
+# mails through a local SMTP sink (test/smtp_sink.py).
+dist_check_SCRIPTS += test/test_web_mail.sh
+TESTS += test/test_web_mail.sh
+EXTRA_DIST += test/smtp_sink.py

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmd/server_open.h"
 #include "data/server.h"
 
 struct ct_db;

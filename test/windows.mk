@@ -18,7 +18,7 @@ CT_WIN_LIB_TESTS = test/test_err test/test_buf test/test_utf8 \
 	test/test_hash test/test_conf test/test_xml test/test_cmd \
 	test/test_gzip test/test_file
 CT_WIN_CLIENT_TESTS = test/test_cl_backoff test/test_cl_status test/test_cl_rpc \
-	test/test_cl_prefs test/test_cl_ctl test/test_cl_state
+	test/test_cl_prefs test/test_cl_ctl test/test_cl_state test/test_cl_web
 # test_isa: the engine's kernel paths (AVX2, AVX-512 where the CPU has
 # them) give the x86-64 path's bits in the MinGW build too
 CT_WIN_ENGINE_TESTS = test/test_isa
@@ -36,6 +36,8 @@ test_test_cl_ctl_CFLAGS = $(CT_CLIENT_TEST_CFLAGS) $(CT_WIN_DEFS)
 test_test_cl_ctl_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_cl_state_CFLAGS = $(CT_CLIENT_TEST_CFLAGS) $(CT_WIN_DEFS)
 test_test_cl_state_LDADD = $(CT_CLIENT_TEST_LIBS)
+test_test_cl_web_CFLAGS = $(CT_CLIENT_TEST_CFLAGS)
+test_test_cl_web_LDADD = $(CT_CLIENT_TEST_LIBS)
 test_test_gzip_CFLAGS = $(CT_TEST_CFLAGS) $(CT_WIN_DEFS)
 test_test_file_CFLAGS = $(CT_TEST_CFLAGS) $(CT_WIN_DEFS)
 endif

@@ -1,7 +1,7 @@
 /*
  * chat_submit.h - `job submit --train-chat`: conversations from chat JSONL
  * files turned into the job's training and evaluation token files before
- * anything is stored (called by sample.c's ct_text_submit_prepare).
+ * anything is stored (called by text_submit.c's ct_text_submit_prepare).
  *
  * Each conversation is rendered with the chat template of the --model
  * directory's tokenizer_config.json and encoded with its tokenizer.json,
@@ -18,7 +18,7 @@
 #define CT_SERVER_CHAT_SUBMIT_H
 
 #include "commands.h"
-#include "daemons/sample.h"
+#include "text_args.h"
 
 struct ct_chat_submit_args {
 	const char *model;	/* --model HF_DIR */

@@ -23,10 +23,15 @@
 #include "ct_log.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_args.h"
 #include "data/dl.h"
+#include "data/dl_heartbeat.h"
 #include "data/dl_job.h"
+#include "data/dl_result.h"
 #include "data/dl_round.h"
+#include "data/dl_status.h"
+#include "data/dl_workunit.h"
 #include "data/job_state.h"
 #include "daemons/eval.h"
 #include "ct_gguf_model.h"
@@ -34,8 +39,8 @@
 #include "job_hf.h"
 #include "job_peft.h"
 #include "job_tokenizer.h"
-#include "daemons/sample.h"
-#include "web/web_data.h"	/* news add */
+#include "text_submit.h"
+#include "data/dl_web.h"	/* news add */
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "daemons/submit_check.h"
@@ -96,7 +101,7 @@ enum { O_MODEL = 256, O_TRAIN, O_EVAL, O_SHARDS, O_ROUNDS, O_STEPS, O_BATCH, O_S
        O_OUTER, O_OUTER_LR, O_OUTER_MOM,
        /* rounds that close without their last WUs */
        O_ROUND_QUORUM, O_ROUND_TIMEOUT,
-       /* text jobs: taken out by ct_text_submit_prepare (sample.h) */
+       /* text jobs: taken out by ct_text_submit_prepare (text_submit.h) */
        O_TEXT };
 
 static const struct option submit_opts[] = {
@@ -302,7 +307,7 @@ static const char *opt_word(char **argv)
 
 /* Parse job submit's argv (argv[0] the command's name) into a: every
  * option and its value, and at most npos positional arguments. A text
- * option is only accepted when text_ok and spelled out in full (sample.c
+ * option is only accepted when text_ok and spelled out in full (text_submit.c
  * takes it out by its full name). Returns 0 or CT_EUSAGE. */
 static int submit_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, int npos, int text_ok,
 			struct submit_args *a)
@@ -364,7 +369,7 @@ static int cmd_submit(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	int64_t jobid = 0;
 	int rc = 0;
 
-	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (sample.h) */
+	rc = ct_text_submit_prepare(ctx, argc, argv, &ts);	/* text options (text_submit.h) */
 	if (rc == 0)
 		rc = submit_parse(ctx, ts.argc, ts.argv, 0, 0, &a);
 	if (rc == 0 && (hf_dir = strdup(a.paths[0] ? a.paths[0] : "")) == NULL)
@@ -439,26 +444,6 @@ static int job_arg(int argc, char **argv, int64_t *id)
 }
 
 /* show_rounds' count of results by state. */
-struct state_count {
-	int server_state, outcome, validate_state;
-	int64_t n;
-};
-
-static const struct ct_dl_col state_count_cols[] = {
-	CT_DL_COL(struct state_count, server_state), CT_DL_COL(struct state_count, outcome),
-	CT_DL_COL(struct state_count, validate_state), CT_DL_COL(struct state_count, n),
-};
-
-/* show_rounds' count of a round's WUs that have a canonical result. */
-struct wu_count {
-	int round_idx;
-	int64_t n;
-};
-
-static const struct ct_dl_col wu_count_cols[] = {
-	CT_DL_COL(struct wu_count, round_idx), CT_DL_COL(struct wu_count, n),
-};
-
 /* A round's loss for the table: "-" while there is none. */
 static const char *round_loss(double loss, char *buf, size_t size)
 {
@@ -473,7 +458,7 @@ static const char *round_loss(double loss, char *buf, size_t size)
  * is "averaging": the assimilator averages, evaluates and samples it. Then
  * one line when the eval loss rose two rounds in a row (submit_check.h). */
 static void print_rounds(struct ct_cmd_ctx *ctx, const struct ct_round_row *rounds, size_t n,
-			 const struct wu_count *wc, size_t nwc)
+			 const struct ct_round_count *wc, size_t nwc)
 {
 	double *loss = calloc(n + 1, sizeof(double));
 	char note[256], l1[32], l2[32];
@@ -510,36 +495,23 @@ static void print_rounds(struct ct_cmd_ctx *ctx, const struct ct_round_row *roun
 static int show_rounds(struct ct_cmd_ctx *ctx, int64_t id)
 {
 	struct ct_round_row *rounds = NULL;
-	struct state_count *counts = NULL;
-	struct ct_db_res *res = NULL;
-	void *rows = NULL;
+	struct ct_round_count *done = NULL;
+	struct ct_state_count *counts = NULL;
 	size_t n = 0, nwc = 0;
 	int rc;
 
 	rc = ct_round_list(ctx->db, id, &rounds, &n);
 	if (rc == 0)
-		rc = CT_DB_QUERY(ctx->db, &res, "SELECT round_idx, COUNT(*) FROM workunit WHERE "
-				 "jobid=? AND canonical_resultid<>0 GROUP BY round_idx", id);
+		rc = ct_wu_done_by_round(ctx->db, id, &done, &nwc);
 	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(struct wu_count), wu_count_cols,
-			       CT_DL_NCOLS(wu_count_cols), "WUs done", &rows, &nwc);
-	if (rc == 0)
-		print_rounds(ctx, rounds, n, rows, nwc);
+		print_rounds(ctx, rounds, n, done, nwc);
 	free(rounds);
-	free(rows);
-	rows = NULL;
-	res = NULL;
+	free(done);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_QUERY(ctx->db, &res, "SELECT server_state, outcome, validate_state, "
-			 "COUNT(*) FROM result WHERE jobid=? GROUP BY server_state, outcome, "
-			 "validate_state", id);
-	if (rc == 0)
-		rc = ct_dl_all(res, sizeof(*counts), state_count_cols,
-			       CT_DL_NCOLS(state_count_cols), "result states", &rows, &n);
+	rc = ct_result_state_counts(ctx->db, id, &counts, &n);
 	if (rc < 0)
 		return rc;
-	counts = rows;
 	fprintf(ctx->out, "results:\n");
 	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-12s %-15s %-13s %" PRId64 "\n",
@@ -630,25 +602,6 @@ struct export_args {
 };
 
 /* The model a job export writes: its SELECT's one column. */
-struct export_model {
-	char sha[80];
-};
-
-static const struct ct_dl_col export_model_cols[] = {
-	CT_DL_COL(struct export_model, sha),
-};
-
-/* What an adapter export needs of the job row. */
-struct export_job {
-	char base[80];
-	int64_t nshards, nrounds;
-};
-
-static const struct ct_dl_col export_job_cols[] = {
-	CT_DL_COL(struct export_job, base), CT_DL_COL(struct export_job, nshards),
-	CT_DL_COL(struct export_job, nrounds),
-};
-
 static int export_parse(struct ct_cmd_ctx *ctx, int argc, char **argv, struct export_args *a)
 {
 	int c, rc = 0;
@@ -783,7 +736,7 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 			  const char *src, const char *sha)
 {
 	struct ct_job_peft p = { .model_path = src };
-	struct export_job j = { "", 0, 0 };
+	struct ct_job_row j;
 	char base[PATH_MAX], cfg[PATH_MAX], name[1024];
 	int64_t rank64;
 	int rank = 0, rc = ct_lora_job_get(ctx->db, a->id, &p.spec);
@@ -794,15 +747,14 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	if (rc == 0)
 		rc = export_dtype(ctx, a, 0, &p.dtype);
 	if (rc == 0)
-		rc = CT_DL_ONE(ctx->db, &j, export_job_cols, "SELECT model_sha256, nshards, "
-			       "nrounds FROM job WHERE id=?", a->id);
+		rc = ct_job_get(ctx->db, a->id, &j);
 	if (rc == 0)
-		rc = ct_server_download_path(ctx->srv, j.base, base, sizeof(base));
+		rc = ct_server_download_path(ctx->srv, j.model_sha256, base, sizeof(base));
 	if (rc < 0)
 		return rc;
 	p.base_path = base;
 	/* each round added K rank-r products (job_peft.h; capped there) */
-	rank64 = p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
+	rank64 = (int64_t)p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
 	p.rank = rank64 < INT32_MAX ? (int)rank64 : INT32_MAX;
 	rc = input_config(ctx, a->id, cfg, sizeof(cfg));
 	if (rc == 0 && ct_job_hf_input_name(cfg, name, sizeof(name)) > 0)
@@ -813,7 +765,7 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	if (rc == 0)
 		fprintf(ctx->out, "%s: model %s as a PEFT LoRA adapter of rank %d (%d x %" PRId64
 			" shards x rounds) on base %s (%s)\n", a->out, sha, rank, p.spec.rank,
-			j.nshards, j.base, ct_hf_dtype_name(p.dtype));
+			(int64_t)j.nshards, j.model_sha256, ct_hf_dtype_name(p.dtype));
 	return rc;
 }
 
@@ -832,36 +784,32 @@ static int check_export(int argc, char **argv)
 static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct export_args a = { .out = "" };
-	struct export_model em = { "" };
-	char src[PATH_MAX];
+	char sha[65] = "", src[PATH_MAX];
 	struct ct_mmap m = { 0 };
 	int rc = export_parse(ctx, argc, argv, &a);
 
 	if (rc < 0)
 		return rc;
-	rc = a.round ? CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT out_model_sha256 FROM "
-				 "`round` WHERE jobid=? AND idx=?", a.id, (int)a.round)
-		     : CT_DL_ONE(ctx->db, &em, export_model_cols, "SELECT final_model_sha256 FROM "
-				 "job WHERE id=?", a.id);
-	if (rc < 0 && rc != CT_ENOTFOUND)
+	rc = ct_job_model(ctx->db, a.id, (int)a.round, sha);
+	if (rc < 0)
 		return rc;
-	if (em.sha[0] == 0)
+	if (sha[0] == 0)
 		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no %s model yet", a.id,
 				a.round ? "such round's" : "final");
-	rc = ct_server_download_path(ctx->srv, em.sha, src, sizeof(src));
+	rc = ct_server_download_path(ctx->srv, sha, src, sizeof(src));
 	if (rc == 0 && a.hf)
-		return export_hf(ctx, &a, src, em.sha);
+		return export_hf(ctx, &a, src, sha);
 	if (rc == 0 && a.adapter)
-		return export_adapter(ctx, &a, src, em.sha);
+		return export_adapter(ctx, &a, src, sha);
 	if (rc == 0 && a.gguf)
-		return export_gguf(ctx, &a, src, em.sha);
+		return export_gguf(ctx, &a, src, sha);
 	if (rc == 0)
 		rc = ct_file_map(src, &m);
 	if (rc == 0)
 		rc = ct_file_write_atomic(a.out, m.addr ? m.addr : "", m.len, 0644);
 	ct_file_unmap(&m);
 	if (rc == 0)
-		fprintf(ctx->out, "%s: model %s\n", a.out, em.sha);
+		fprintf(ctx->out, "%s: model %s\n", a.out, sha);
 	return rc;
 }
 
@@ -869,48 +817,22 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int print_counts(struct ct_cmd_ctx *ctx)
 {
-	static const struct { const char *label, *sql; } q[] = {
-		{ "users", "SELECT COUNT(*) FROM `user`" },
-		{ "hosts", "SELECT COUNT(*) FROM host" },
-		{ "jobs running", "SELECT COUNT(*) FROM job WHERE status=1" },
-		{ "results unsent", "SELECT COUNT(*) FROM result WHERE server_state=2" },
-		{ "results in progress", "SELECT COUNT(*) FROM result WHERE server_state=4" },
-		{ "results over", "SELECT COUNT(*) FROM result WHERE server_state=5" },
-		{ "WUs waiting to validate", "SELECT COUNT(*) FROM workunit WHERE need_validate=1" },
-		{ "WUs waiting to assimilate", "SELECT COUNT(*) FROM workunit WHERE assimilate_state=1" },
+	static const char *const label[CT_STATUS_NCOUNTS] = {
+		"users", "hosts", "jobs running", "results unsent", "results in progress",
+		"results over", "WUs waiting to validate", "WUs waiting to assimilate",
 	};
-	int64_t n;
-	int rc;
+	int64_t n[CT_STATUS_NCOUNTS];
+	int rc = ct_status_counts(ctx->db, n);
 
-	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		rc = ct_db_query_inta(ctx->db, &n, q[i].sql, NULL, 0);
-		if (rc < 0)
-			return rc;
-		fprintf(ctx->out, "%-26s %" PRId64 "\n", q[i].label, n);
-	}
-	return 0;
+	for (int i = 0; rc == 0 && i < CT_STATUS_NCOUNTS; i++)
+		fprintf(ctx->out, "%-26s %" PRId64 "\n", label[i], n[i]);
+	return rc;
 }
-
-/* A row of role_heartbeat for `status`, in its SELECT's order. */
-struct status_role {
-	char role[132], instance[516];
-	int64_t beat_time, nitems;
-	char last_error[1024], host[260];
-	int64_t pid;
-};
-
-#define S struct status_role
-static const struct ct_dl_col status_role_cols[] = {
-	CT_DL_COL(S, role), CT_DL_COL(S, instance), CT_DL_COL(S, beat_time),
-	CT_DL_COL(S, nitems), CT_DL_COL(S, last_error), CT_DL_COL(S, host), CT_DL_COL(S, pid),
-};
-#undef S
 
 static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct status_role *r = NULL;
+	struct ct_beat_row *r = NULL;
 	int64_t now = ct_db_now(ctx->db);
-	void *rows = NULL;
 	size_t n = 0;
 	int ver = 0, rc;
 
@@ -922,13 +844,9 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	rc = print_counts(ctx);
 	if (rc < 0)
 		return rc;
-	rc = ct_dl_query_all(ctx->db, sizeof(*r), status_role_cols, CT_DL_NCOLS(status_role_cols),
-			     "roles", &rows, &n, "SELECT role, instance, beat_time, nitems, "
-			     "last_error, host, pid FROM role_heartbeat ORDER BY instance, role",
-			     NULL, 0);
+	rc = ct_beat_list(ctx->db, &r, &n);
 	if (rc < 0)
 		return rc;
-	r = rows;
 	fprintf(ctx->out, "instances and roles (a clean stop removes its rows):\n");
 	for (size_t i = 0; i < n; i++)
 		fprintf(ctx->out, "  %-16s %-13s %s (host %s pid %" PRId64 ", last seen %" PRId64
@@ -936,7 +854,7 @@ static int cmd_status(struct ct_cmd_ctx *ctx, int argc, char **argv)
 			now - r[i].beat_time < 30 ? "up" : "down", r[i].host, r[i].pid,
 			now - r[i].beat_time, r[i].nitems,
 			r[i].last_error[0] ? " last error: " : "", r[i].last_error);
-	free(rows);
+	free(r);
 	return 0;
 }
 

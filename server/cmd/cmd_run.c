@@ -27,6 +27,7 @@
 #include "project_init.h"
 #include "roles.h"
 #include "rpc/sched_rpc.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 #include "web/web_http.h"
 

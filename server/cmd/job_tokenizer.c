@@ -17,7 +17,7 @@
 #include "ct_time.h"
 #include "data/db.h"
 #include "data/dl.h"
-#include "daemons/sample.h"
+#include "text_args.h"
 #include "data/server.h"
 #include "data/store.h"
 
@@ -77,7 +77,7 @@ int ct_job_tokenizer_prepare(struct ct_cmd_ctx *ctx, const char *model_arg, int 
 	}
 	if (model_arg == NULL || ct_cmd_path(ctx, model_arg, dir, sizeof(dir)) < 0 ||
 	    !is_dir(dir))
-		return 0;	/* a checkpoint file: sample.c reads its V */
+		return 0;	/* a checkpoint file: text_submit.c reads its V */
 	rc = ct_llama_hf_read_config(dir, &cfg);
 	if (rc < 0)
 		return rc;
@@ -121,9 +121,7 @@ static int store_one(struct ct_cmd_ctx *ctx, int64_t jobid, const char *path,
 
 	rc = ct_store_add_file(ctx->srv, ctx->db, path, "tokenizer", jobid, 1, sha, NULL);
 	if (rc == 0)
-		rc = CT_DB_EXEC(ctx->db, "INSERT INTO job_tokenizer_file (jobid, name, sha256) "
-				"VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE sha256=VALUES(sha256)",
-				jobid, name, sha);
+		rc = ct_kept_file_put(ctx->db, jobid, name, sha);
 	return rc < 0 ? rc : 0;
 }
 
@@ -202,73 +200,16 @@ int ct_job_tokenizer_encode(const struct ct_tokenizer *tk, const char *name,
 }
 
 /* A row of job_tokenizer_file (name is VARCHAR(64) of utf8mb4). */
-struct kept_file {
-	char name[260], sha[65];
-};
-
-static const struct ct_dl_col kept_cols[] = {
-	CT_DL_COL(struct kept_file, name),
-	CT_DL_COL(struct kept_file, sha),
-};
-
-int ct_job_tokenizer_find(struct ct_db *db, int64_t jobid, const char *name, char sha[65])
-{
-	struct kept_file f;
-	int rc;
-
-	sha[0] = 0;
-	if (strcmp(name, CT_JOB_TOKENIZER_JSON) != 0)
-		return 0;
-	rc = CT_DL_ONE(db, &f, kept_cols, "SELECT name, sha256 FROM job_tokenizer_file "
-		       "WHERE jobid=? AND name=?", jobid, CT_JOB_TOKENIZER_JSON);
-	if (rc == CT_ENOTFOUND)
-		return ct_error(CT_ENOTFOUND, "job %lld keeps no tokenizer.json",
-				(long long)jobid);
-	if (rc == 0)
-		memcpy(sha, f.sha, 65);
-	return rc;
-}
-
-int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const char *sha,
-			  struct ct_tokenizer **tk)
-{
-	char path[PATH_MAX];
-	int rc;
-
-	*tk = NULL;
-	if (sha[0] == 0)
-		return ct_tokenizer_open(name, tk);
-	rc = ct_server_download_path(srv, sha, path, sizeof(path));
-	if (rc == 0)
-		rc = ct_tokenizer_open(path, tk);
-	return rc;
-}
-
-int ct_job_tokenizer_kept(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-			  const char *name, char *path, size_t cap)
-{
-	struct kept_file f;
-	int rc;
-
-	rc = CT_DL_ONE(db, &f, kept_cols, "SELECT name, sha256 FROM job_tokenizer_file "
-		       "WHERE jobid=? AND name=?", jobid, name);
-	if (rc == 0)
-		rc = ct_server_download_path(srv, f.sha, path, cap);
-	return rc;
-}
-
 int ct_job_tokenizer_export(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			    const char *dir, int *n)
 {
-	struct kept_file *files = NULL;
+	struct ct_kept_file *files = NULL;
 	size_t nfiles = 0;
 	int rc, k = 0;
 
 	if (n != NULL)
 		*n = 0;
-	rc = CT_DL_LIST(db, &files, &nfiles, kept_cols, "tokenizer files",
-			"SELECT name, sha256 FROM job_tokenizer_file WHERE jobid=? ORDER BY name",
-			jobid);
+	rc = ct_kept_file_list(db, jobid, &files, &nfiles);
 	for (size_t i = 0; rc == 0 && i < nfiles; i++) {
 		char from[PATH_MAX], to[PATH_MAX];
 		const char *name = files[i].name;

@@ -21,13 +21,11 @@
 
 #include "commands.h"
 #include "ct_tokenizer.h"
+#include "data/dl_text.h"
 
 struct ct_server;
 struct ct_db;
 struct ct_text_submit;
-
-/* job_text.tokenizer of a job that keeps its own tokenizer.json. */
-#define CT_JOB_TOKENIZER_JSON "tokenizer.json"
 
 /* Submit, before tokenising: the tokenizer of the model at model_arg.
  * When it is a Hugging Face directory, ts->V is its config.json's
@@ -56,32 +54,11 @@ int ct_job_tokenizer_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit 
 int ct_job_tokenizer_encode(const struct ct_tokenizer *tk, const char *name,
 			    const void *text, size_t n, struct ct_tokvec *out);
 
-/* The tokenizer of a job whose job_text.tokenizer is `name`: for
- * CT_JOB_TOKENIZER_JSON, the hash of the job's stored tokenizer.json into
- * sha (65 bytes); "" for any other name. Returns 0, CT_ENOTFOUND (the job
- * lists no tokenizer.json) or a db error. */
-int ct_job_tokenizer_find(struct ct_db *db, int64_t jobid, const char *name, char sha[65]);
-
-/* Open a job's tokenizer: the stored file of hash sha when sha is not
- * empty, else the tokenizer called name. *tk as ct_tokenizer_open(). */
-int ct_job_tokenizer_open(const struct ct_server *srv, const char *name, const char *sha,
-			  struct ct_tokenizer **tk);
-
-/* The input directory's config.json, kept beside the tokenizer files under
- * this name (its bos/eos_token_id go back out with `job export --hf`) and
- * never copied out as it is. */
-#define CT_JOB_INPUT_CONFIG "input-config.json"
-
 /* Keep dir/config.json (when there is one, not over the side-file cap) as
  * job jobid's CT_JOB_INPUT_CONFIG: `job submit --model HF_DIR` calls it
  * for every directory, so exports know the input's special token ids and
  * dtype. Returns 0 or a store / db error. */
 int ct_job_tokenizer_keep_config(struct ct_cmd_ctx *ctx, const char *dir, int64_t jobid);
-
-/* The store path of job jobid's kept file `name` into path (cap bytes):
- * 0, CT_ENOTFOUND (not kept) or a db error. */
-int ct_job_tokenizer_kept(struct ct_server *srv, struct ct_db *db, int64_t jobid,
-			  const char *name, char *path, size_t cap);
 
 /* Copy job jobid's stored tokenizer files into directory dir (atomically,
  * each under its own name; not CT_JOB_INPUT_CONFIG); *n (may be NULL) gets

@@ -22,7 +22,9 @@
 #include "ct_file.h"
 #include "ct_log.h"
 #include "data/db.h"
+#include "data/migrate_lock.h"
 #include "data/db_url.h"
+#include "cmd/server_open.h"
 #include "data/server.h"
 
 #define MAX_BEFORE 100000	/* entries of an existing DIR we remember */

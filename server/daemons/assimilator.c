@@ -32,6 +32,10 @@
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
+#include "data/dl_job.h"
+#include "data/dl_robust.h"
+#include "data/dl_round.h"
+#include "data/dl_workunit.h"
 #include "data/dl.h"
 #include "data/job_state.h"
 #include "instance.h"
@@ -69,63 +73,34 @@
 #define ASSIM_BATCH 4
 
 struct around {
-	int64_t id, jobid;
-	int idx, nwus, nrounds, job_status, batch, seq;
-	char model_sha[65], eval_sha[65], out_sha[65], aggregation[17];
+	struct ct_round_open_row r;	/* the round and its job (dl_round.h) */
+	char out_sha[65];
 	int nin;		/* WUs in the aggregate: nwus, or fewer (job.round_quorum) */
 	int shards[CT_AVG_MAX_INPUTS];	/* their shards, in order (canonical_names) */
-	char outer_method[17], mom_sha[65];	/* mom_sha: "" when no outer step */
-	double outer_lr, outer_momentum;
-	int has_base_loss;
-	double base_loss, eval_loss;
+	char mom_sha[65];	/* "" when no outer step */
+	double eval_loss;
 	struct ct_gpt2 base, out;
 	struct ct_tokens eval;
 };
 
-/* load_round's columns, in its SELECT's order. */
-#define A struct around
-static const struct ct_dl_col around_cols[] = {
-	CT_DL_COL(A, id), CT_DL_COL(A, jobid), CT_DL_COL(A, idx), CT_DL_COL(A, nwus),
-	CT_DL_COL(A, model_sha), CT_DL_COL(A, nrounds), CT_DL_COL(A, job_status),
-	CT_DL_COL(A, batch), CT_DL_COL(A, seq), CT_DL_COL(A, eval_sha),
-	CT_DL_COL(A, aggregation), CT_DL_COL(A, base_loss), CT_DL_COL(A, has_base_loss),
-	CT_DL_COL(A, outer_method), CT_DL_COL(A, outer_lr), CT_DL_COL(A, outer_momentum),
-};
-#undef A
-
 static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
+	int rc = ct_round_get_open(db, roundid, &a->r);
 
-	rc = CT_DB_QUERY(db, &res,
-			 "SELECT r.id, r.jobid, r.idx, r.nwus, r.model_sha256, j.nrounds, "
-			 "j.status, j.batch, j.seq, j.eval_sha256, j.aggregation, "
-			 "r.base_eval_loss, r.base_eval_loss IS NOT NULL, j.outer_method, "
-			 "j.outer_lr, j.outer_momentum FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id=? AND r.status=?",
-			 roundid, CT_ROUND_OPEN);
+	if (rc == CT_ENOTFOUND) {
+		a->r.id = 0;	/* not open any more */
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
-	rc = ct_dl_one(res, a, around_cols, CT_DL_NCOLS(around_cols));
-	if (rc == CT_ENOTFOUND)
-		return 0;	/* a->id stays 0: not open any more */
-	if (rc < 0)
-		return rc;
-	a->nin = a->nwus;	/* canonical_names() counts a round closed early */
-	if (a->has_base_loss || a->idx <= 1)
+	a->nin = a->r.nwus;	/* canonical_names() counts a round closed early */
+	if (a->r.has_base_loss || a->r.idx <= 1)
 		return 0;
 	/* this round's base is the previous round's average: its loss is known */
-	rc = CT_DB_QUERY(db, &res, "SELECT eval_loss FROM `round` WHERE jobid=? AND idx=? "
-			 "AND eval_loss IS NOT NULL AND out_model_sha256=?", a->jobid,
-			 a->idx - 1, a->model_sha);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0) {
-		a->base_loss = ct_db_double(res, 0);
-		a->has_base_loss = 1;
-	}
-	ct_db_res_free(res);
-	return 0;
+	rc = ct_round_out_loss(db, a->r.jobid, a->r.idx - 1, a->r.model_sha, &a->r.base_loss);
+	if (rc == 0)
+		a->r.has_base_loss = 1;
+	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
 /* Decode result `result_name` against the round's base into w (n floats). */
@@ -144,46 +119,44 @@ static int decode_canonical(struct ct_server *srv, const struct around *a,
 				     w, NULL);
 	ct_file_unmap(&map);
 	if (rc < 0)
-		ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->idx,
-			     (long long)a->jobid, result_name, ct_errmsg(rc));
+		ct_log_error("assimilator: round %d of job %lld: result %s: %s", a->r.idx,
+			     (long long)a->r.jobid, result_name, ct_errmsg(rc));
 	return rc;
 }
 
 /* Names of the canonical results handed to the assimilator, in shard
  * order: names[k] (96 bytes each, malloc'd here; the caller frees), their
- * count a->nin (a->nwus, or fewer in a round that closes early) and their
+ * count a->nin (a->r.nwus, or fewer in a round that closes early) and their
  * shards a->shards. */
 static int canonical_names(struct ct_db *db, struct around *a, char (**names)[96])
 {
-	struct ct_db_res *res = NULL;
-	size_t k = 0;
+	struct ct_canonical_row *rows = NULL;
+	size_t n = 0;
 	int rc;
 
 	*names = NULL;
-	rc = CT_DB_QUERY(db, &res, "SELECT w.shard, r.name FROM workunit w JOIN result r "
-			 "ON r.id = w.canonical_resultid WHERE w.roundid=? AND w.assimilate_state=? "
-			 "ORDER BY w.shard", a->id, CT_AS_READY);
+	rc = ct_wu_canonicals(db, a->r.id, &rows, &n);
 	if (rc < 0)
 		return rc;
 	/* a round that closes without its last WUs (job.round_quorum): the
 	 * aggregate is over the WUs in now, in shard order */
-	if (ct_db_nrows(res) < 1 || ct_db_nrows(res) > (size_t)a->nwus) {
+	if (n < 1 || n > (size_t)a->r.nwus) {
 		rc = ct_error(CT_ESTATE, "round %lld: %zu canonical results of %d",
-			      (long long)a->id, ct_db_nrows(res), a->nwus);
+			      (long long)a->r.id, n, a->r.nwus);
 		goto out;
 	}
-	a->nin = (int)ct_db_nrows(res);
-	*names = calloc((size_t)a->nin, sizeof(**names));
+	a->nin = (int)n;
+	*names = calloc(n, sizeof(**names));
 	if (*names == NULL) {
 		rc = CT_ENOMEM;
 		goto out;
 	}
-	while (ct_db_next(res) > 0 && k < (size_t)a->nin && k < CT_AVG_MAX_INPUTS) {
-		a->shards[k] = (int)ct_db_int(res, 0);
-		snprintf((*names)[k++], 96, "%s", ct_db_str(res, 1));
+	for (size_t k = 0; k < n && k < CT_AVG_MAX_INPUTS; k++) {
+		a->shards[k] = rows[k].shard;
+		snprintf((*names)[k], 96, "%s", rows[k].name);
 	}
 out:
-	ct_db_res_free(res);
+	free(rows);
 	return rc;
 }
 
@@ -204,7 +177,7 @@ static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96]
 		pp[k] = paths[k];
 	}
 	if (rc == 0)
-		rc = ct_server_download_path(srv, a->model_sha, base_path, sizeof(base_path));
+		rc = ct_server_download_path(srv, a->r.model_sha, base_path, sizeof(base_path));
 	ct_gpt2_free(&a->base);
 	if (rc == 0)
 		rc = ct_gpt2_alloc(&a->out, &cfg);
@@ -212,8 +185,8 @@ static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96]
 		rc = ct_mean_stream(base_path, a->out.lay.total, pp, a->nin,
 				    threads < 1 ? 1 : (int)threads, a->out.params);
 	if (rc < 0)
-		ct_log_error("assimilator: round %d of job %lld: mean: %s", a->idx,
-			     (long long)a->jobid, ct_errmsg(rc));
+		ct_log_error("assimilator: round %d of job %lld: mean: %s", a->r.idx,
+			     (long long)a->r.jobid, ct_errmsg(rc));
 	free(paths);
 	free(pp);
 	return rc;
@@ -247,16 +220,16 @@ static int lora_aggregate(struct ct_server *srv, struct ct_db *db, struct around
 {
 	int rc;
 
-	if (strcmp(a->aggregation, "mean") != 0 && a->aggregation[0] != '\0')
+	if (strcmp(a->r.aggregation, "mean") != 0 && a->r.aggregation[0] != '\0')
 		ct_log_warn("assimilator: job %lld is a LoRA job: exact mean of the adapter "
-			    "products, aggregation '%s' not applied", (long long)a->jobid,
-			    a->aggregation);
-	rc = ct_lora_robust_check(srv, db, a->jobid, a->idx, a->id, a->nwus, &a->base);
+			    "products, aggregation '%s' not applied", (long long)a->r.jobid,
+			    a->r.aggregation);
+	rc = ct_lora_robust_check(srv, db, a->r.jobid, a->r.idx, a->r.id, a->r.nwus, &a->base);
 	if (rc != 0)
 		return rc;	/* > 0: results set aside (robust.h) */
 	rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
-		rc = ct_lora_round_merge(srv, db, a->jobid, a->id, a->nwus, &a->base,
+		rc = ct_lora_round_merge(srv, db, a->r.jobid, a->r.id, a->r.nwus, &a->base,
 					 a->out.params);
 	return rc;
 }
@@ -285,16 +258,16 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	size_t trim = 0;
 	int rc;
 
-	if (a->nwus < 1 || a->nwus > CT_AVG_MAX_INPUTS)
-		return ct_error(CT_ERANGE, "round %lld: %d WUs", (long long)a->id, a->nwus);
-	rc = ct_lora_job_get(db, a->jobid, &lora);
+	if (a->r.nwus < 1 || a->r.nwus > CT_AVG_MAX_INPUTS)
+		return ct_error(CT_ERANGE, "round %lld: %d WUs", (long long)a->r.id, a->r.nwus);
+	rc = ct_lora_job_get(db, a->r.jobid, &lora);
 	if (rc == 0 && lora.rank > 0)
 		rc = lora_aggregate(srv, db, a);
 	if (rc < 0 || lora.rank > 0)
 		return rc;
-	if (ct_avg_parse_method(a->aggregation, &m) < 0)
+	if (ct_avg_parse_method(a->r.aggregation, &m) < 0)
 		ct_log_warn("assimilator: job %lld: aggregation '%s' unknown, using the mean",
-			    (long long)a->jobid, a->aggregation);
+			    (long long)a->r.jobid, a->r.aggregation);
 	rc = canonical_names(db, a, &names);
 	if (rc == 0 && m == CT_AVG_TRIMMED) {
 		trim = (size_t)a->nin / 10 > 0 ? (size_t)a->nin / 10 : 1;
@@ -304,7 +277,7 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	if (rc == 0) {
 		struct robust_src src = { srv, a, names };
 
-		rc = ct_robust_check_round(srv->conf, db, a->jobid, a->idx, a->nin,
+		rc = ct_robust_check_round(srv->conf, db, a->r.jobid, a->r.idx, a->nin,
 					   a->base.lay.total, a->base.params, robust_load, &src,
 					   a->shards);
 	}
@@ -325,21 +298,16 @@ static int aggregate(struct ct_server *srv, struct ct_db *db, struct around *a)
 static int load_momentum(struct ct_server *srv, struct ct_db *db, const struct around *a,
 			 float *mom, size_t n)
 {
-	struct ct_db_res *res = NULL;
 	struct ct_mmap map = { 0 };
 	char sha[65] = "", path[4096];
 	uint64_t have = 0;
 	int rc;
 
-	if (a->idx <= 1)
+	if (a->r.idx <= 1)
 		return 0;
-	rc = CT_DB_QUERY(db, &res, "SELECT momentum_sha256 FROM `round` WHERE jobid=? AND "
-			 "idx=? AND status=?", a->jobid, a->idx - 1, CT_ROUND_DONE);
+	rc = ct_round_momentum(db, a->r.jobid, a->r.idx - 1, sha);
 	if (rc < 0)
 		return rc;
-	if (ct_db_next(res) > 0)
-		snprintf(sha, sizeof(sha), "%s", ct_db_str(res, 0));
-	ct_db_res_free(res);
 	if (sha[0] == '\0')	/* the previous round had none (or is gone) */
 		return 0;
 	if (rc == 0)
@@ -363,27 +331,27 @@ static int load_momentum(struct ct_server *srv, struct ct_db *db, const struct a
  * the next round reads it; a->mom_sha, recorded with the round). */
 static int outer_step(struct ct_server *srv, struct ct_db *db, struct around *a)
 {
-	struct ct_outer o = { CT_OUTER_MEAN, (float)a->outer_lr, (float)a->outer_momentum };
+	struct ct_outer o = { CT_OUTER_MEAN, (float)a->r.outer_lr, (float)a->r.outer_momentum };
 	size_t n = a->out.lay.total;
 	unsigned char hdr[16] = MOM_MAGIC;
 	char path[4096];
 	float *mom = NULL;
 	int rc, have;
 
-	if (ct_outer_parse(a->outer_method, &o.method) < 0)
+	if (ct_outer_parse(a->r.outer_method, &o.method) < 0)
 		return ct_error(CT_EFORMAT, "job %lld: outer optimizer '%s' unknown",
-				(long long)a->jobid, a->outer_method);
+				(long long)a->r.jobid, a->r.outer_method);
 	if (o.method == CT_OUTER_MEAN)
 		return 0;
 	rc = ct_outer_check(&o);
 	if (rc == 0 && a->base.params == NULL) {
-		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		rc = ct_server_download_path(srv, a->r.model_sha, path, sizeof(path));
 		if (rc == 0)
 			rc = ct_seval_model_load(path, &a->base);
 	}
 	if (rc == 0 && a->base.lay.total != n)
 		rc = ct_error(CT_EMISMATCH, "round %d: base of %zu weights, aggregate of %zu",
-			      a->idx, a->base.lay.total, n);
+			      a->r.idx, a->base.lay.total, n);
 	if (rc == 0 && (mom = malloc(n * sizeof(float))) == NULL)
 		rc = CT_ENOMEM;
 	have = rc == 0 ? load_momentum(srv, db, a, mom, n) : 0;
@@ -395,12 +363,12 @@ static int outer_step(struct ct_server *srv, struct ct_db *db, struct around *a)
 
 		ct_outer_step(&o, a->base.params, a->out.params, mom, have, n);
 		ct_le_put64(hdr + 8, (uint64_t)n);
-		rc = ct_store_add_parts(srv, db, parts, sizes, 2, "momentum", a->jobid, 1,
+		rc = ct_store_add_parts(srv, db, parts, sizes, 2, "momentum", a->r.jobid, 1,
 					a->mom_sha);
 	}
 	if (rc < 0)
-		ct_log_error("assimilator: round %d of job %lld: outer step: %s", a->idx,
-			     (long long)a->jobid, ct_errmsg(rc));
+		ct_log_error("assimilator: round %d of job %lld: outer step: %s", a->r.idx,
+			     (long long)a->r.jobid, ct_errmsg(rc));
 	free(mom);
 	return rc;
 }
@@ -420,7 +388,7 @@ static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a
 		ct_llama_header(&a->out.cfg, (unsigned char *)hdr);
 	else
 		ct_gpt2_header(&a->out.cfg, hdr);
-	return ct_store_add_parts(srv, db, parts, sizes, 2, "round_model", a->jobid, 1,
+	return ct_store_add_parts(srv, db, parts, sizes, 2, "round_model", a->r.jobid, 1,
 				  a->out_sha);
 }
 
@@ -438,24 +406,24 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 	float l = NAN;
 	int rc, gone = 0;
 
-	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	rc = ct_server_download_path(srv, a->r.eval_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_tokens_load(path, &a->eval);
 	if (rc == 0)
-		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
+		rc = ct_seval_job_tokens(srv, db, a->r.jobid, &want);
 	if (rc < 0)
 		return rc;
-	if (!a->has_base_loss) {
+	if (!a->r.has_base_loss) {
 		ct_gpt2_free(&a->out);
 		if (a->base.params == NULL)	/* the streamed mean dropped it */
-			rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+			rc = ct_server_download_path(srv, a->r.model_sha, path, sizeof(path));
 		if (rc == 0 && a->base.params == NULL)
 			rc = ct_seval_model_load(path, &a->base);
 		if (rc == 0)	/* the weights move to the device (eval.h) */
-			rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->batch, a->seq,
+			rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->r.batch, a->r.seq,
 						    want, &l, &used, &gone);
-		a->base_loss = l;
-		a->has_base_loss = rc == 0;
+		a->r.base_loss = l;
+		a->r.has_base_loss = rc == 0;
 	}
 	ct_gpt2_free(&a->base);
 	if (rc == 0 && a->out.params == NULL) {
@@ -464,13 +432,13 @@ static int evaluate(struct ct_server *srv, struct ct_db *db, struct around *a)
 			rc = ct_seval_model_load(path, &a->out);
 	}
 	if (rc == 0)	/* stored already: its weights can move to the device */
-		rc = ct_seval_loss_handover(srv, &a->out, &a->eval, a->batch, a->seq, want, &l,
+		rc = ct_seval_loss_handover(srv, &a->out, &a->eval, a->r.batch, a->r.seq, want, &l,
 					    &used, &gone);
 	if (gone)	/* the sample reads it back from the store */
 		ct_gpt2_free(&a->out);
 	a->eval_loss = l;
 	if (rc == 0)
-		rc = ct_seval_record_round(db, a->id, used);
+		rc = ct_seval_record_round(db, a->r.id, used);
 	return rc;
 }
 
@@ -482,33 +450,30 @@ static int finish_txn(struct ct_db *db, void *arg)
 	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_DONE,
+	rc = ct_round_move(db, a->r.id, CT_ROUND_OPEN, CT_ROUND_DONE,
 			   &(struct ct_round_change){ .now = now, .out_sha = a->out_sha,
 						      .eval_loss = a->eval_loss,
-						      .base_loss = a->base_loss, .nin = a->nin });
+						      .base_loss = a->r.base_loss, .nin = a->nin });
 	if (rc <= 0)
 		return rc;	/* another assimilator recorded it */
-	rc = ct_wu_done_ready(db, a->id, now);
-	if (rc >= 0 && a->nin < a->nwus) {	/* the WUs not in: abandoned */
-		rc = ct_wu_abandon_round(db, a->id, now);
+	rc = ct_wu_done_ready(db, a->r.id, now);
+	if (rc >= 0 && a->nin < a->r.nwus) {	/* the WUs not in: abandoned */
+		rc = ct_wu_abandon_round(db, a->r.id, now);
 		if (rc > 0)
 			ct_log_info("assimilator: job %lld round %d closed with %d of %d work "
-				    "units; %d abandoned", (long long)a->jobid, a->idx, a->nin,
-				    a->nwus, rc);
+				    "units; %d abandoned", (long long)a->r.jobid, a->r.idx, a->nin,
+				    a->r.nwus, rc);
 	}
 	if (rc >= 0 && a->mom_sha[0] != '\0')	/* the next round's outer step reads it */
-		rc = CT_DB_EXEC(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?",
-				a->mom_sha, a->id);
-	if (rc >= 0 && a->idx == 1)
-		rc = CT_DB_EXEC(db, "UPDATE job SET base_eval_loss=? WHERE id=? AND "
-				"base_eval_loss IS NULL", a->base_loss, a->jobid);
-	if (rc >= 0 && a->idx >= a->nrounds)
-		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_DONE,
+		rc = ct_round_set_momentum(db, a->r.id, a->mom_sha);
+	if (rc >= 0 && a->r.idx == 1)
+		rc = ct_job_set_base_loss(db, a->r.jobid, a->r.base_loss);
+	if (rc >= 0 && a->r.idx >= a->r.nrounds)
+		rc = ct_job_move(db, a->r.jobid, CT_JOB_RUNNING, CT_JOB_DONE,
 				 &(struct ct_job_change){ .now = now, .out_sha = a->out_sha,
 							  .eval_loss = a->eval_loss });
 	else if (rc >= 0)
-		rc = CT_DB_EXEC(db, "UPDATE job SET update_time=? WHERE id=?", now,
-				a->jobid);
+		rc = ct_job_touch(db, a->r.jobid, now);
 	return rc < 0 ? rc : 1;
 }
 
@@ -521,13 +486,13 @@ static int stop_job_txn(struct ct_db *db, void *arg)
 	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_ERROR,
+	rc = ct_round_move(db, a->r.id, CT_ROUND_OPEN, CT_ROUND_ERROR,
 			   &(struct ct_round_change){ .now = now });
 	if (rc <= 0)
 		return rc;
-	rc = ct_wu_done_ready(db, a->id, now);
+	rc = ct_wu_done_ready(db, a->r.id, now);
 	if (rc >= 0)
-		rc = ct_job_move(db, a->jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
+		rc = ct_job_move(db, a->r.jobid, CT_JOB_RUNNING, CT_JOB_ERROR,
 				 &(struct ct_job_change){ .now = now, .msg = msg });
 	return rc < 0 ? rc : 1;
 }
@@ -553,33 +518,29 @@ static int round_check(struct ct_server *srv, struct ct_db *db, struct around *a
 	rc = ct_conf_get_int(srv->conf, "daemons.round_check", 1, 0, 1, &on);
 	if (rc == 0)
 		rc = ct_conf_get_int(srv->conf, "daemons.round_max_retry", 2, 0, 1000, &maxre);
-	if (rc == 0 && on && a->has_base_loss)
-		rc = CT_DB_QUERY_DOUBLE(db, &margin, "SELECT loss_margin FROM job WHERE id=?",
-					a->jobid);
-	if (rc < 0 || !on || !a->has_base_loss || a->eval_loss <= a->base_loss + margin)
+	if (rc == 0 && on && a->r.has_base_loss)
+		rc = ct_job_loss_margin(db, a->r.jobid, &margin);
+	if (rc < 0 || !on || !a->r.has_base_loss || a->eval_loss <= a->r.base_loss + margin)
 		return rc < 0 ? rc : 0;
-	rc = CT_DB_QUERY_INT(db, &fails, "SELECT COUNT(*) FROM robust_event WHERE jobid=? AND "
-			     "round_idx=? AND shard=0 AND action=?", a->jobid, a->idx,
-			     CT_ROBUST_ROUND_FAILED);
+	rc = ct_robust_round_events(db, a->r.jobid, a->r.idx, CT_ROBUST_ROUND_FAILED, &fails);
 	if (rc < 0)
 		return rc;
 	if (fails >= maxre) {
 		snprintf(msg, sizeof(msg), "round %d: its average raised the eval loss from %.4f "
-			 "to %.4f (margin %.4f) again after %lld re-issues: job stopped", a->idx,
-			 a->base_loss, a->eval_loss, margin, (long long)fails);
-		ct_log_warn("assimilator: job %lld: %s", (long long)a->jobid, msg);
+			 "to %.4f (margin %.4f) again after %lld re-issues: job stopped", a->r.idx,
+			 a->r.base_loss, a->eval_loss, margin, (long long)fails);
+		ct_log_warn("assimilator: job %lld: %s", (long long)a->r.jobid, msg);
 		rc = ct_db_txn(db, stop_job_txn, (void *[]){ a, msg });
 		return rc < 0 ? rc : 1;
 	}
 	snprintf(msg, sizeof(msg), "round %d not applied: its average raised the eval loss "
 		 "from %.4f to %.4f (margin %.4f); its %d work units re-issued to other hosts "
-		 "(%lld of %ld)", a->idx, a->base_loss, a->eval_loss, margin, a->nin,
+		 "(%lld of %ld)", a->r.idx, a->r.base_loss, a->eval_loss, margin, a->nin,
 		 (long long)fails + 1, maxre);
 	/* the base's loss stays known for the next try (round 1 computed it) */
-	rc = CT_DB_EXEC(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
-			"base_eval_loss IS NULL", a->base_loss, a->id);
+	rc = ct_round_set_base_loss(db, a->r.id, a->r.base_loss);
 	if (rc >= 0)
-		rc = ct_robust_aside_round(db, a->jobid, a->idx, a->nwus, a->base_loss,
+		rc = ct_robust_aside_round(db, a->r.jobid, a->r.idx, a->r.nwus, a->r.base_loss,
 					   a->eval_loss, msg);
 	return rc < 0 ? rc : 1;
 }
@@ -590,10 +551,10 @@ static int drop_round(struct ct_db *db, const struct around *a)
 	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = ct_round_move(db, a->id, CT_ROUND_OPEN, CT_ROUND_CANCELED,
+	rc = ct_round_move(db, a->r.id, CT_ROUND_OPEN, CT_ROUND_CANCELED,
 			   &(struct ct_round_change){ .now = now });
 	if (rc >= 0)
-		rc = ct_wu_done_ready(db, a->id, now);
+		rc = ct_wu_done_ready(db, a->r.id, now);
 	return rc < 0 ? rc : 0;
 }
 
@@ -615,15 +576,15 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 	if (a == NULL)
 		return CT_ENOMEM;
 	rc = load_round(db, roundid, a);
-	if (rc < 0 || a->id == 0)
+	if (rc < 0 || a->r.id == 0)
 		goto out;
-	if (a->job_status != CT_JOB_RUNNING) {
+	if (a->r.job_status != CT_JOB_RUNNING) {
 		rc = drop_round(db, a);
 		goto out;
 	}
 	ct_seval_hold();	/* the validator's models are not in memory meanwhile */
 	held = 1;
-	rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+	rc = ct_server_download_path(srv, a->r.model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
 	t1 = ct_time_mono_s();
@@ -642,7 +603,7 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = evaluate(srv, db, a);
 	if (rc == 0)	/* bench/bench_job.sh reads this line */
 		ct_log_info("assimilator: job %lld round %d: %.2f s (average %.2f s, evaluations "
-			    "%.2f s on %s)", (long long)a->jobid, a->idx, ct_time_mono_s() - t0,
+			    "%.2f s on %s)", (long long)a->r.jobid, a->r.idx, ct_time_mono_s() - t0,
 			    t2 - t1, ct_time_mono_s() - t0 - (t2 - t1), ct_seval_device(srv));
 	if (rc == 0) {
 		rc = round_check(srv, db, a);
@@ -651,24 +612,24 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 			goto out;
 		}
 	}
-	if (rc == 0 && a->idx < a->nrounds)
-		rc = ct_wg_open_round(srv, db, a->jobid, a->idx + 1, a->out_sha);
+	if (rc == 0 && a->r.idx < a->r.nrounds)
+		rc = ct_wg_open_round(srv, db, a->r.jobid, a->r.idx + 1, a->out_sha);
 	/* best effort, once per round (sample.h); after the next round
 	 * opened, since sampling on the C reference can take minutes at 124M
 	 * while clients wait for work, and before the round is done, so that
 	 * a finished job has its samples */
 	t1 = ct_time_mono_s();
 	if (rc == 0)
-		ct_sample_after_round(srv, db, a->jobid, a->idx, a->model_sha, a->out_sha,
+		ct_sample_after_round(srv, db, a->r.jobid, a->r.idx, a->r.model_sha, a->out_sha,
 				      &a->out);
 	t2 = ct_time_mono_s() - t1;
 	if (rc == 0)
 		rc = ct_db_txn(db, finish_txn, a);
 	if (rc > 0)	/* bench/bench_job.sh reads "sample" */
 		ct_log_info("assimilator: job %lld round %d done: model %.12s eval loss %.4f "
-			    "(base %.4f), sample %.2f s%s", (long long)a->jobid, a->idx,
-			    a->out_sha, a->eval_loss, a->base_loss, t2,
-			    a->idx >= a->nrounds ? ", job done" : "");
+			    "(base %.4f), sample %.2f s%s", (long long)a->r.jobid, a->r.idx,
+			    a->out_sha, a->eval_loss, a->r.base_loss, t2,
+			    a->r.idx >= a->r.nrounds ? ", job done" : "");
 out:
 	around_free(a);
 	if (held)
@@ -690,39 +651,33 @@ static int base_loss_ahead(struct ct_server *srv, struct ct_db *db, int64_t n, i
 	int rc = a ? 0 : CT_ENOMEM;
 
 	if (rc == 0)
-		rc = CT_DB_QUERY_INT(db, &id, "SELECT r.id FROM `round` r JOIN job j ON "
-				     "j.id = r.jobid WHERE r.status=? AND r.idx=1 AND "
-				     "r.base_eval_loss IS NULL AND j.status=? AND MOD(r.id, ?)=? "
-				     "ORDER BY r.id LIMIT 1", CT_ROUND_OPEN,
-				     CT_JOB_RUNNING, n, k);
+		rc = ct_round_next_base_loss(db, n, k, &id);
 	if (rc == CT_ENOTFOUND)
 		rc = 0, id = 0;
 	if (rc == 0 && id > 0)
 		rc = load_round(db, id, a);
-	if (rc < 0 || id <= 0 || a->id == 0 || a->has_base_loss) {
+	if (rc < 0 || id <= 0 || a->r.id == 0 || a->r.has_base_loss) {
 		free(a);
 		return rc;
 	}
-	jobid = a->jobid;
+	jobid = a->r.jobid;
 	ct_seval_hold();
-	rc = ct_server_download_path(srv, a->eval_sha, path, sizeof(path));
+	rc = ct_server_download_path(srv, a->r.eval_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_tokens_load(path, &a->eval);
 	if (rc == 0)
-		rc = ct_seval_job_tokens(srv, db, a->jobid, &want);
+		rc = ct_seval_job_tokens(srv, db, a->r.jobid, &want);
 	if (rc == 0)
-		rc = ct_server_download_path(srv, a->model_sha, path, sizeof(path));
+		rc = ct_server_download_path(srv, a->r.model_sha, path, sizeof(path));
 	if (rc == 0)
 		rc = ct_seval_model_load(path, &a->base);
 	if (rc == 0)
-		rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->batch, a->seq, want, &l,
+		rc = ct_seval_loss_handover(srv, &a->base, &a->eval, a->r.batch, a->r.seq, want, &l,
 					    &used, &(int){ 0 });
 	around_free(a);
 	ct_seval_release();
 	if (rc == 0)
-		rc = CT_DB_EXEC(db, "UPDATE `round` SET base_eval_loss=? WHERE id=? AND "
-				"base_eval_loss IS NULL AND status=?", (double)l, id,
-				CT_ROUND_OPEN);
+		rc = ct_round_set_base_loss(db, id, (double)l);
 	if (rc >= 0)
 		ct_log_info("assimilator: job %lld round 1: base loss %.4f on %lld tokens, "
 			    "ahead of the round, in %.2f s", (long long)jobid, l, (long long)used,
@@ -754,16 +709,7 @@ static int claim_ready(struct ct_server *srv, struct ct_db *db, int64_t *ids, si
 	if (rc < 0)
 		return rc;
 	c->failed_wus = rc;
-	rc = CT_DL_IDS(db, ids, cap, n,
-		       "SELECT r.id FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.status=? "
-		       "AND MOD(r.id, ?)=? AND (NOT EXISTS (SELECT 1 FROM workunit w WHERE "
-		       "w.roundid = r.id AND (w.canonical_resultid = 0 OR w.assimilate_state <> ?)) "
-		       "OR (j.round_quorum < 1 AND r.create_time + j.round_timeout <= ? AND "
-		       "(SELECT COUNT(*) FROM workunit w WHERE w.roundid = r.id AND "
-		       "w.canonical_resultid <> 0 AND w.assimilate_state = ?) >= "
-		       "GREATEST(1, CEIL(j.round_quorum * r.nwus - 1e-9)))) ORDER BY r.id LIMIT ?",
-		       (int)CT_ROUND_OPEN, nshare, k, (int)CT_AS_READY, ct_db_now(db),
-		       (int)CT_AS_READY, (int64_t)cap);
+	rc = ct_round_ready_ids(db, ct_db_now(db), nshare, k, ids, cap, n);
 	if (rc < 0 || *n > 0 || ct_server_stopping(srv))
 		return rc;
 	rc = base_loss_ahead(srv, db, nshare, k);

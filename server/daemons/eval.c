@@ -4,6 +4,8 @@
 #include "eval.h"
 #include "daemons.h"
 #include "data/db.h"
+#include "data/dl_job.h"
+#include "data/dl_round.h"
 #include "data/server.h"
 #include "ct_base.h"
 #include "ct_engine.h"
@@ -213,14 +215,14 @@ int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			int64_t *tokens)
 {
 	long def = CT_SEVAL_DEFAULT_TOKENS;
-	int64_t t = 0;
+	struct ct_job_row j;
 	int rc;
 
-	rc = CT_DB_QUERY_INT(db, &t, "SELECT eval_tokens FROM job WHERE id=?", jobid);
+	rc = ct_job_get(db, jobid, &j);
 	if (rc < 0)
 		return rc;
-	if (t > 0) {
-		*tokens = t;
+	if (j.eval_tokens > 0) {
+		*tokens = j.eval_tokens;
 		return 0;
 	}
 	rc = ct_conf_get_int(srv->conf, "daemons.eval_tokens", CT_SEVAL_DEFAULT_TOKENS, 0,
@@ -231,8 +233,5 @@ int ct_seval_job_tokens(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 
 int ct_seval_record_round(struct ct_db *db, int64_t roundid, int64_t ntokens)
 {
-	int rc = CT_DB_EXEC(db, "UPDATE `round` SET eval_ntokens=? WHERE id=?", ntokens,
-			    roundid);
-
-	return rc < 0 ? rc : 0;
+	return ct_round_set_eval_ntokens(db, roundid, ntokens);
 }

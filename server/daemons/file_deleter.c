@@ -21,7 +21,7 @@
  */
 #include "daemons.h"
 #include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_files.h"
 #include "data/server.h"
 #include "data/wu_state.h"
 #include "ct_err.h"
@@ -44,52 +44,25 @@ static int remove_path(const char *path)
 }
 
 /* What differs between deleting uploads and deleting shards once the rows
- * are chosen: where a row's file lives, and the row's table and state. */
+ * are chosen: where a row's file lives, and how the row moves on. */
 struct fd_kind {
 	int (*path)(const struct ct_server *srv, const char *name, char *out,
 		    size_t cap);
-	const char *update_sql;	/* state := ? WHERE id = ? AND state = ? */
-	int from_state;
+	int (*move)(struct ct_db *db, int64_t id, int state);	/* dl_files.h */
 };
 
-static const struct fd_kind upload_kind = {
-	.path = ct_server_upload_path,
-	.update_sql = "UPDATE result SET file_delete_state=? WHERE id=? AND "
-		      "file_delete_state=?",
-	.from_state = CT_FD_READY,
-};
+static const struct fd_kind upload_kind = { ct_server_upload_path, ct_fd_upload_move };
+static const struct fd_kind shard_kind = { ct_server_download_path, ct_fd_shard_move };
 
-static const struct fd_kind shard_kind = {
-	.path = ct_server_download_path,
-	.update_sql = "UPDATE `file` SET file_delete_state=? WHERE id=? AND "
-		      "file_delete_state=?",
-	.from_state = CT_FD_INIT,
-};
-
-/* A row to delete the file of: its id and its file's name. */
-struct fd_row {
-	int64_t id;
-	char name[256];
-};
-
-static const struct ct_dl_col fd_cols[] = {
-	CT_DL_COL(struct fd_row, id), CT_DL_COL(struct fd_row, name),
-};
-
-/* Unlink the file of each row (id, name) of `res` and move the row to
- * DONE (ERROR if the unlink failed). Frees `res`. Returns the rows moved,
- * or a negative CT_E* code from the database. */
-static int delete_rows(struct ct_server *srv, struct ct_db *db,
-		       struct ct_db_res *res, const struct fd_kind *k)
+/* Unlink the file of each of rows[0..n) and move the row to DONE (ERROR
+ * if the unlink failed). Frees rows. Returns the rows moved, or a negative
+ * CT_E* code from the database. */
+static int delete_rows(struct ct_server *srv, struct ct_db *db, struct ct_fd_row *rows,
+		       size_t n, const struct fd_kind *k)
 {
-	struct fd_row *rows = NULL;
-	void *a = NULL;
-	size_t n = 0;
 	char path[4096];
-	int rc, done = 0;
+	int rc = 0, done = 0;
 
-	rc = ct_dl_all(res, sizeof(*rows), fd_cols, CT_DL_NCOLS(fd_cols), "files", &a, &n);
-	rows = a;
 	for (size_t i = 0; rc >= 0 && i < n && !ct_server_stopping(srv); i++) {
 		int state = CT_FD_DONE;
 
@@ -100,7 +73,7 @@ static int delete_rows(struct ct_server *srv, struct ct_db *db,
 			ct_log_warn("%s", ct_errmsg(rc));
 			state = CT_FD_ERROR;
 		}
-		rc = CT_DB_EXEC(db, k->update_sql, state, rows[i].id, k->from_state);
+		rc = k->move(db, rows[i].id, state);
 		if (rc >= 0)
 			done += rc;
 	}
@@ -115,7 +88,8 @@ static int delete_rows(struct ct_server *srv, struct ct_db *db,
  * canonical upload (its row stays READY). */
 static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_fd_row *rows = NULL;
+	size_t n = 0;
 	long grace = 0;
 	int keep = 0, rc;
 
@@ -124,35 +98,21 @@ static int delete_uploads(struct ct_server *srv, struct ct_db *db, int64_t now)
 		rc = ct_conf_get_bool(srv->conf, "daemons.keep_canonical", 0, &keep);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_QUERY(db, &res, "SELECT id, name FROM result WHERE file_delete_state=? "
-			 "AND GREATEST(sent_time, received_time, upload_time) + ? <= ? "
-			 "AND (?=0 OR NOT EXISTS (SELECT 1 FROM workunit w WHERE "
-			 "w.id = result.workunitid AND w.canonical_resultid = result.id)) LIMIT ?",
-			 CT_FD_READY, (int64_t)grace, now, keep, DELETE_BATCH);
+	rc = ct_fd_uploads_due(db, grace, now, keep, DELETE_BATCH, &rows, &n);
 	if (rc < 0)
 		return rc;
-	return delete_rows(srv, db, res, &upload_kind);
+	return delete_rows(srv, db, rows, n, &upload_kind);
 }
 
 static int delete_shards(struct ct_server *srv, struct ct_db *db, int64_t now)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
+	struct ct_fd_row *rows = NULL;
+	size_t n = 0;
+	int rc = ct_fd_shards_due(db, srv->file_grace, now, DELETE_BATCH, &rows, &n);
 
-	rc = CT_DB_QUERY(db, &res,
-			 "SELECT f.id, f.sha256 FROM `file` f JOIN job j ON j.id = f.jobid "
-			 "WHERE f.kind='shard' AND f.keep=0 AND f.file_delete_state=? "
-			 "AND j.status<>? AND GREATEST(j.finish_time, j.update_time) + ? <= ? "
-			 "AND NOT EXISTS (SELECT 1 FROM workunit w JOIN job j2 ON j2.id = w.jobid "
-			 "  WHERE j2.status=? AND w.data_sha256 = f.sha256) "
-			 "AND NOT EXISTS (SELECT 1 FROM job j3 WHERE j3.status=? AND "
-			 "  (j3.train_sha256 = f.sha256 OR j3.eval_sha256 = f.sha256 OR "
-			 "   j3.model_sha256 = f.sha256)) LIMIT ?",
-			 CT_FD_INIT, CT_JOB_RUNNING, srv->file_grace, now,
-			 CT_JOB_RUNNING, CT_JOB_RUNNING, DELETE_BATCH);
 	if (rc < 0)
 		return rc;
-	return delete_rows(srv, db, res, &shard_kind);
+	return delete_rows(srv, db, rows, n, &shard_kind);
 }
 
 int ct_file_deleter_run_once(struct ct_server *srv, struct ct_db *db)

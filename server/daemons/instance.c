@@ -17,6 +17,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "data/db.h"
+#include "data/dl_heartbeat.h"
 #include "data/server.h"
 
 static char g_name[CT_INSTANCE_MAX + 1];
@@ -155,43 +156,38 @@ int ct_instance_file(const char *dir, const char *base, const char *ext, char *o
 	return 0;
 }
 
+/* This process as role_heartbeat names it. */
+static struct ct_beat_id self(void)
+{
+	return (struct ct_beat_id){ g_name, g_host, (int64_t)getpid() };
+}
+
 int ct_instance_beat(struct ct_db *db, const char *role, int64_t nruns, int64_t nitems,
 		     const char *err)
 {
-	int64_t now = ct_db_now(db);
-	int rc;
+	struct ct_beat_id id = self();
 
-	rc = CT_DB_EXEC(db, "INSERT INTO role_heartbeat (role, instance, start_time, beat_time, "
-			"nruns, nitems, last_error, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-			"ON DUPLICATE KEY UPDATE start_time=IF(pid=VALUES(pid) AND host=VALUES(host), "
-			"start_time, VALUES(start_time)), last_error=IF(pid=VALUES(pid) AND "
-			"host=VALUES(host) AND VALUES(last_error)='', last_error, "
-			"VALUES(last_error)), beat_time=VALUES(beat_time), nruns=VALUES(nruns), "
-			"nitems=VALUES(nitems), host=VALUES(host), pid=VALUES(pid)",
-			role, g_name, now, now, nruns, nitems, err ? err : "", g_host,
-			(int64_t)getpid());
-	return rc < 0 ? rc : 0;
+	return ct_beat_put(db, role, &id, ct_db_now(db), nruns, nitems, err);
 }
 
 int ct_instance_clear_stale(void)
 {
+	struct ct_beat_id id = self();
 	struct ct_db *db = NULL;
 	int rc;
 
 	rc = ct_db_open(&db, NULL);
 	if (rc == 0)
-		rc = CT_DB_EXEC(db, "DELETE FROM role_heartbeat WHERE instance=? AND (pid<>? OR "
-				"host<>?)", g_name, (int64_t)getpid(), g_host);
+		rc = ct_beat_clear_stale(db, &id);
 	ct_db_close(db);
-	return rc < 0 ? rc : 0;
+	return rc;
 }
 
 int ct_instance_forget(struct ct_db *db, const char *role)
 {
-	int rc = CT_DB_EXEC(db, "DELETE FROM role_heartbeat WHERE role=? AND instance=? AND "
-			    "pid=?", role, g_name, (int64_t)getpid());
+	struct ct_beat_id id = self();
 
-	return rc < 0 ? rc : 0;
+	return ct_beat_forget(db, role, &id);
 }
 
 void ct_instance_set_role(const char *role)
@@ -201,6 +197,7 @@ void ct_instance_set_role(const char *role)
 
 int ct_instance_share(struct ct_db *db, int64_t *n, int64_t *i)
 {
+	struct ct_beat_id id = self();
 	int64_t below = 0, live = 0;
 	int rc;
 
@@ -208,13 +205,7 @@ int ct_instance_share(struct ct_db *db, int64_t *n, int64_t *i)
 	*i = 0;
 	if (t_role == NULL || g_name[0] == 0)
 		return 0;
-	rc = CT_DB_QUERY_INT(db, &live, "SELECT COUNT(*) FROM role_heartbeat WHERE role=? AND "
-			     "beat_time>=? AND instance<>?", t_role,
-			     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
-	if (rc == 0)
-		rc = CT_DB_QUERY_INT(db, &below, "SELECT COUNT(*) FROM role_heartbeat WHERE "
-				     "role=? AND beat_time>=? AND instance<?", t_role,
-				     ct_db_now(db) - CT_INSTANCE_LIVE_S, g_name);
+	rc = ct_beat_count(db, t_role, &id, ct_db_now(db) - CT_INSTANCE_LIVE_S, &live, &below);
 	if (rc < 0)
 		return rc;
 	*n = live + 1;

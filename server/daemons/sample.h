@@ -1,9 +1,9 @@
 /*
- * sample.h - text in, text out on the server: `job submit --train-text`
- * (tokenise before anything is stored), the per-round samples the
+ * sample.h - text out on the server: the per-round samples the
  * assimilator computes once per round (table round_sample, migration
- * db/migrations/002-text.sql), `job sample`, and their place on the job
- * page and in the JSON API.
+ * db/migrations/002-text.sql, data/dl_text.h), the sampling `job sample`
+ * runs (cmd/text_submit.h), and their place on the job page and in the
+ * JSON API.
  *
  * A job's text settings live in table job_text: its tokenizer, and the
  * prompt and seed of its samples. Round 0 of round_sample is the base
@@ -16,62 +16,46 @@
 #ifndef CT_SERVER_SAMPLE_H
 #define CT_SERVER_SAMPLE_H
 
-#include <getopt.h>
-
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/commands.h"
 #include "ct_buf.h"
 #include "ct_gpt2.h"
+#include "data/dl_text.h"
 
+struct ct_db;
 struct ct_json;
+struct ct_server;
 
 #define CT_JOB_SAMPLE_TEMPERATURE 0.8f
 #define CT_JOB_SAMPLE_TOP_K 40
-#define CT_JOB_SAMPLE_MAX_PROMPT 255	/* bytes (job_text.sample_prompt) */
-#define CT_JOB_SAMPLE_MAX_CHAT 65535	/* bytes of --sample-chat (job_text.sample_chat) */
+#define CT_SAMPLE_TEXT_MAX (1 << 20)	/* bytes of one sample's text */
 
-/* What `job submit` does with text: filled by ct_text_submit_prepare(). */
-struct ct_text_submit {
-	int argc;
-	char **argv;		/* argv without the text options (+ temp token files) */
-	char *tmp[2];		/* temporary train / eval token files (owned) */
-	const char *tokenizer;	/* --tokenizer, or NULL */
-	const char *prompt;	/* --sample-prompt, or "" */
-	const char *chat_file;	/* --sample-chat FILE.json, or NULL */
-	char *chat;		/* its conversation, checked (owned), or NULL */
-	int64_t sample_seed;	/* --sample-seed, default 1 */
-	int V;			/* the model's vocabulary (0: not read) */
-	char *tk_path, *tk_dir;	/* a tokenizer.json kept with the job and its
-				 * directory (job_tokenizer.h), owned; or NULL */
+/* What sampling needs of a job: its text settings and where its
+ * tokenizer and chat template are stored. */
+struct ct_sample_job {
+	struct ct_job_text_row row;
+	char tokenizer_sha[65];	/* a stored tokenizer.json's, or "" (dl_text.h) */
+	char chat_cfg[PATH_MAX];	/* a chat sample's tokenizer_config.json */
 };
 
-/* Take the text options out of submit's argv:
- *   --train-text FILE... (files up to the next option), --eval-text FILE,
- *   --eval-fraction F (0 < F <= 0.5: the last F of the training text's
- *   tokens are held out), --tokenizer NAME, --sample-prompt TEXT,
- *   --sample-seed S, --sample-chat FILE.json (one conversation, as a line
- *   of a chat JSONL file, ct_chat.h; needs a --model HF_DIR with a chat
- *   template: it must render before anything is stored; samples are then
- *   the model's reply to it, as `ctune chat` gives).
- * With --train-text the text is tokenised (tokenizer: --tokenizer NAME or
- * PATH, else a Hugging Face --model directory's tokenizer.json, else the
- * one of the model's vocabulary) into temporary token files under the
- * project's upload directory, and "--train TMP --eval TMP" are appended to
- * ts->argv. A --train/--eval file that is text rather than a token file
- * gets CT_EFORMAT with a hint. argv is borrowed (ts->argv points into it).
- * Returns 0 or CT_EUSAGE / CT_EFORMAT / CT_EINVAL / file errors; call
- * ct_text_submit_free() in every case. */
-int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
-			   struct ct_text_submit *ts);
+/* Job jobid's sampling settings into *jt (free with ct_sample_job_free,
+ * in every case). Returns 0, CT_ENOTFOUND (the job has no text settings)
+ * or a db / store error. */
+int ct_sample_job_load(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+		       struct ct_sample_job *jt);
+void ct_sample_job_free(struct ct_sample_job *jt);
 
-/* Record job jobid's text settings (job_text). Returns 0 or a db error. */
-int ct_text_submit_record(struct ct_cmd_ctx *ctx, const struct ct_text_submit *ts,
-			  int64_t jobid);
-
-/* Remove the temporary files and free ts->argv. */
-void ct_text_submit_free(struct ct_text_submit *ts);
+/* Sample `ntokens` from model with job jt's settings, prompt and seed,
+ * appending clean UTF-8 to text: the prompt and its continuation, or for
+ * a chat job the reply to its conversation. file: model's weights stream
+ * from this file to the device (model then holds the shape only), or NULL.
+ * Runs on the server's evaluation device (eval.h), on cpu if that device
+ * fails. Returns 0 or a CT_E* code. */
+int ct_sample_job_model(struct ct_server *srv, const struct ct_sample_job *jt,
+			const struct ct_gpt2 *model, const char *file, const char *prompt,
+			int ntokens, int64_t seed, struct ct_buf *text);
 
 /* The assimilator's hook, after it averaged round round_idx of job jobid
  * into `out` (stored as out_sha; NULL or freed: loaded from the store) from
@@ -84,13 +68,6 @@ void ct_text_submit_free(struct ct_text_submit *ts);
 void ct_sample_after_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 			   int round_idx, const char *base_sha, const char *out_sha,
 			   struct ct_gpt2 *out);
-
-/* `ctune-server job sample DIR ID [--round R] [--prompt TEXT] [--tokens N]
- * [--seed S]`: print a sample of round R's model (0 = base; default: the
- * newest averaged one) with the job's tokenizer, prompt and seed; its
- * options are ct_job_sample_opts. */
-int ct_cmd_job_sample(struct ct_cmd_ctx *ctx, int argc, char **argv);
-extern const struct option ct_job_sample_opts[];
 
 /* The job page's "Samples" section (nothing when the job has none) and
  * the JSON API's "samples" member: [{round, model_sha256, text}], round 0

@@ -5,7 +5,7 @@
  * untrained (a loss near log V: random weights), and, once rounds are done,
  * an eval loss that rises round after round. Each says in one line what is
  * wrong and what to pass instead. Pure functions of their arguments (no
- * database), called by sample.c (text) and wg.c (shards) before anything
+ * database), called by cmd/text_submit.c (text) and wg.c (shards) before anything
  * is stored, and by `job show` and the job page (the loss).
  */
 #ifndef CT_SUBMIT_CHECK_H

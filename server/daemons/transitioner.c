@@ -31,7 +31,8 @@
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_files.h"
+#include "data/dl_job.h"
 #include "data/dl_result.h"
 #include "data/job_state.h"
 #include "data/result_state.h"
@@ -64,42 +65,22 @@ struct twu {
 	int nstale;	/* in progress, overdue beside a done replica */
 };
 
-/* A sent replica's times, for the early re-issue. */
-struct sent_row {
-	int64_t id, sent_time, received_time;
-	int server_state, outcome, validate_state;
-};
-
-#define S struct sent_row
-static const struct ct_dl_col sent_cols[] = {
-	CT_DL_COL(S, id), CT_DL_COL(S, sent_time), CT_DL_COL(S, received_time),
-	CT_DL_COL(S, server_state), CT_DL_COL(S, outcome), CT_DL_COL(S, validate_state),
-};
-#undef S
-
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 {
 	int64_t others = 0;
 	int rc;
 
-	rc = CT_DB_QUERY_INT(db, &others, "SELECT COUNT(*) FROM result WHERE workunitid=? "
-			     "AND id<>? AND server_state<>?", wuid, resultid,
-			     CT_RS_UNSENT);
+	rc = ct_result_count_sent_others(db, wuid, resultid, &others);
 	if (rc < 0)
 		return rc;
 	if (others > 0)
 		return 0;
-	rc = CT_DB_EXEC(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE id=?",
-			wuid);
+	rc = ct_wu_set_single(db, wuid);
 	if (rc < 0)
 		return rc;
 	rc = ct_res_drop_unsent_wu(db, wuid, resultid);
 	return rc < 0 ? rc : 1;
 }
-
-#define W struct twu
-static const struct ct_dl_col job_status_col[] = { CT_DL_COL(W, job_status) };
-#undef W
 
 /* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
 static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
@@ -128,7 +109,7 @@ static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
 	w->need_validate = u.need_validate;
 	/* a plain read: the job row is not locked here (cancel locks job
 	 * then WUs; this must not take them in the other order) */
-	rc = CT_DL_ONE(db, w, job_status_col, "SELECT status FROM job WHERE id=?", w->jobid);
+	rc = ct_job_status(db, w->jobid, &w->job_status);
 	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
@@ -218,17 +199,14 @@ static int64_t reissue_after(const struct ct_conf *conf, int64_t fastest)
 static int early_reissue(struct ct_db *db, const struct ct_conf *conf, struct twu *w,
 			 int64_t now)
 {
-	struct sent_row *v = NULL;
+	struct ct_result_row *v = NULL;
 	int64_t fastest = -1, limit;
 	size_t n = 0;
 	int rc;
 
 	if (w->canonical != 0 || w->error_mask != 0 || w->ninprog == 0 || w->nviable == 0)
 		return 0;
-	rc = CT_DL_LIST(db, &v, &n, sent_cols, "sent replicas", "SELECT id, sent_time, "
-			"received_time, server_state, outcome, validate_state FROM result "
-			"WHERE workunitid=? AND server_state IN (?, ?) ORDER BY id LIMIT 64", w->id,
-			CT_RS_IN_PROGRESS, CT_RS_OVER);
+	rc = ct_result_list_sent(db, w->id, 64, &v, &n);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (v[i].server_state == CT_RS_OVER && v[i].outcome == CT_RO_SUCCESS &&
 		    v[i].validate_state != CT_VS_INVALID &&
@@ -298,9 +276,7 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 				 &(struct ct_job_change){ .now = ct_db_now(db), .msg = msg });
 	/* the job's other open WUs stop too (their next pass sees the job) */
 	if (rc >= 0)
-		rc = CT_DB_EXEC(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND "
-				"id<>? AND canonical_resultid=0 AND error_mask=0",
-				ct_db_now(db), w->jobid, w->id);
+		rc = ct_wu_wake_job(db, w->jobid, w->id, ct_db_now(db));
 	return rc < 0 ? rc : 0;
 }
 
@@ -341,8 +317,7 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 	    (w->nwaiting > 0 && w->error_mask == 0))
 		return 0;
 	/* Nothing can change any more: uploads and inputs may go. */
-	rc = CT_DB_EXEC(db, "UPDATE result SET file_delete_state=? WHERE workunitid=? "
-			"AND file_delete_state=?", CT_FD_READY, w->id, CT_FD_INIT);
+	rc = ct_fd_ready_wu(db, w->id);
 	if (rc >= 0 && w->file_delete_state == CT_FD_INIT)
 		w->file_delete_state = CT_FD_READY;
 	return rc < 0 ? rc : 0;
@@ -420,9 +395,7 @@ static int claim_due(struct ct_server *srv, struct ct_db *db, int64_t *ids, size
 	rc = ct_instance_share(db, &nshare, &k);	/* this instance's WUs (instance.h) */
 	if (rc < 0)
 		return rc;
-	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE "
-			 "transition_time<=? AND MOD(id, ?)=? ORDER BY transition_time LIMIT ?",
-			 ct_db_now(db), nshare, k, (int64_t)cap);
+	return ct_wu_due_ids(db, ct_db_now(db), nshare, k, ids, cap, n);
 }
 
 static int transition_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)

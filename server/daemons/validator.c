@@ -16,6 +16,11 @@
  * work on the adapters, the other checks and the probe on the base merged
  * with them (lora_round.h).
  *
+ * A result's hash chain, when its job has one, must end in its hash
+ * (false_chain otherwise); two sane replicas that differ by hash are
+ * bisected by their chains (validate/dispute.h) before any third replica
+ * is asked for.
+ *
  * The expensive part (decoding, probes) runs outside any transaction; the
  * outcome is applied in one short transaction that locks the WU row,
  * re-checks that no other validator decided it meanwhile, and changes
@@ -26,6 +31,9 @@
  * in quorum.c; doc/validation.md explains them.
  */
 #include "validate/credit.h"
+#include "validate/bisect.h"
+#include "validate/dispute.h"
+#include "data/dl_chain.h"
 #include "ct_base.h"
 #include "daemons.h"
 #include "daemon_pass.h"
@@ -66,6 +74,9 @@ struct vjob {
 	int probe_tokens, batch, seq;
 	int64_t max_upload;
 	struct ct_val_bound bound;
+	double eps, grad_clip;
+	char data_sha[65];
+	int chain_every;
 };
 
 struct vres {
@@ -94,6 +105,7 @@ struct vwu {
 	size_t nr;
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
+	int hold;		/* a dispute waits for a state: no new replica */
 	/* What results are a delta of: the base's weights, or for a LoRA job
 	 * the WU's initial adapters (lora_round.h). */
 	struct ct_lora_val lora;
@@ -111,7 +123,8 @@ static const struct ct_dl_col vjob_cols[] = {
 	CT_DL_COL(V, batch), CT_DL_COL(V, seq), CT_DL_COL(V, max_upload),
 	CT_DL_COL(V, bound.steps), CT_DL_COL(V, bound.lr), CT_DL_COL(V, bound.beta1),
 	CT_DL_COL(V, bound.beta2), CT_DL_COL(V, bound.weight_decay),
-	CT_DL_COL(V, job_model_sha),
+	CT_DL_COL(V, job_model_sha), CT_DL_COL(V, eps), CT_DL_COL(V, grad_clip),
+	CT_DL_COL(V, data_sha), CT_DL_COL(V, chain_every),
 };
 #undef V
 
@@ -125,7 +138,8 @@ static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
 			 "SELECT w.id, w.jobid, w.canonical_resultid, j.status, w.error_mask, "
 			 "w.min_quorum, w.name, w.model_sha256, j.eval_sha256, j.tolerance, "
 			 "j.loss_margin, j.probe_tokens, j.batch, j.seq, j.max_upload_bytes, "
-			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay, j.model_sha256 "
+			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay, j.model_sha256, j.eps, "
+			 "j.grad_clip, w.data_sha256, j.chain_every "
 			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", wuid);
 	if (rc < 0)
 		return rc;
@@ -453,6 +467,36 @@ static int probe_known(struct vwu *v, struct vres *r)
 	return 0;
 }
 
+/* The chain reported with an exact result, if any, must end in its hash
+ * (validate/bisect.h): a chain that lies about the host's own result is
+ * refused with the result. A lossy upload's hash is not the trained
+ * floats' one, so its chain can only be compared, not checked. */
+static int check_chain(struct vwu *v, struct vres *r)
+{
+	static _Thread_local char chain[CT_CHAIN_HEX_MAX + 1];
+	int rc;
+
+	if (v->j.chain_every <= 0 || r->quant_error != 0.0)
+		return 0;
+	rc = ct_dl_chain_get(v->db, r->id, chain);
+	if (rc <= 0)
+		return rc;
+	if (!ct_bisect_chain_true(chain, v->j.bound.steps, v->j.chain_every, r->sha))
+		r->reason = CT_VAL_FALSE_CHAIN;
+	else
+		ct_log_info("validator: %s: hash chain of %d links ends in its result's hash",
+			    r->name, ct_chain_nlinks(v->j.bound.steps, v->j.chain_every));
+	return 0;
+}
+
+/* r failed a check of its own (r->reason). */
+static int refuse(struct vres *r)
+{
+	ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
+	r->new_state = CT_VS_INVALID;
+	return 0;
+}
+
 /* All checks a new result must pass on its own; sets r->reason. Returns
  * < 0 only for failures of the server itself (memory, probe machinery). */
 static int check_new(struct vwu *v, struct vres *r)
@@ -469,6 +513,9 @@ static int check_new(struct vwu *v, struct vres *r)
 		return rc;
 	if (rc == 1) {
 		take_check(r, &twin);
+		rc = check_chain(v, r);
+		if (rc < 0 || r->reason != CT_VAL_OK)
+			return rc < 0 ? rc : refuse(r);
 		r->sane = 1;
 		return record_check(v, r);
 	}
@@ -510,11 +557,13 @@ static int check_new(struct vwu *v, struct vres *r)
 			r->reason = CT_VAL_LOSS;
 	}
 	free(merged);
-	if (r->reason != CT_VAL_OK) {
-		ct_log_info("validator: %s rejected: %s", r->name, ct_val_reason_name(r->reason));
-		r->new_state = CT_VS_INVALID;
-		return 0;
+	if (r->reason == CT_VAL_OK) {
+		rc = check_chain(v, r);
+		if (rc < 0)
+			return rc;
 	}
+	if (r->reason != CT_VAL_OK)
+		return refuse(r);
 	r->sane = 1;
 	return record_check(v, r);
 }
@@ -576,6 +625,95 @@ static int cand_dist(void *arg, size_t i, size_t j, double *dist)
 	return rc;
 }
 
+/* The WU's hyperparameters as the scheduler sent them (the client's
+ * ct_task_hparams reads the same values). */
+static void wu_hparams(const struct vwu *v, struct ct_wu_hparams *hp)
+{
+	ct_wu_hparams_default(hp);
+	hp->steps = v->j.bound.steps;
+	hp->B = v->j.batch;
+	hp->T = v->j.seq;
+	hp->lr = (float)v->j.bound.lr;
+	hp->beta1 = (float)v->j.bound.beta1;
+	hp->beta2 = (float)v->j.bound.beta2;
+	hp->eps = (float)v->j.eps;
+	hp->weight_decay = (float)v->j.bound.weight_decay;
+	hp->grad_clip = (float)v->j.grad_clip;
+	hp->lora = v->lora.spec;
+	hp->lora_seed = v->lora.seed;
+}
+
+/* The dispute of results idx[0] and idx[1] (validate/dispute.h). */
+static int dispute_of(struct vwu *v, const size_t idx[2], int *out)
+{
+	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
+				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
+				   .every = v->j.chain_every, .device = ct_seval_device(v->srv) };
+
+	wu_hparams(v, &w.hp);
+	for (int k = 0; k < 2; k++) {
+		const struct vres *r = &v->r[idx[k]];
+
+		w.r[k] = (struct ct_dispute_res){ .id = r->id, .hostid = r->hostid,
+						  .name = r->name, .exact = r->quant_error == 0.0,
+						  .conforming = r->conforming };
+		memcpy(w.r[k].sha, r->sha, 32);
+	}
+	return ct_dispute_run(v->srv, v->db, &w, out);
+}
+
+/* Results newly valid beside the canonical one by tolerance (a device
+ * that does not conform): their chains say where the runs parted (the
+ * log); nothing is decided by them. */
+static int note_tolerance(struct vwu *v)
+{
+	size_t idx[2] = { (size_t)v->canonical_idx, 0 };
+	int rc = 0, out;
+
+	for (size_t i = 0; rc == 0 && v->j.chain_every > 0 && i < v->nr; i++) {
+		const struct vres *r = &v->r[i];
+
+		idx[1] = i;
+		if ((int)i != v->canonical_idx && r->state == CT_VS_INIT &&
+		    r->new_state == CT_VS_VALID &&
+		    memcmp(r->sha, v->r[v->canonical_idx].sha, 32) != 0 &&
+		    !(r->conforming && v->r[v->canonical_idx].conforming))
+			rc = dispute_of(v, idx, &out);
+	}
+	return rc;
+}
+
+/* No quorum, and exactly two sane results still in play that differ by
+ * hash: bisect their chains (validate/dispute.h) rather than wait for a
+ * third replica. */
+static int dispute(struct vwu *v)
+{
+	size_t idx[2], n = 0;
+	int rc, out;
+
+	for (size_t i = 0; i < v->nr; i++)
+		if (v->r[i].sane && v->r[i].new_state == CT_VS_INCONCLUSIVE && n++ < 2)
+			idx[n - 1] = i;
+	if (n != 2 || v->j.chain_every <= 0 ||
+	    memcmp(v->r[idx[0]].sha, v->r[idx[1]].sha, 32) == 0)
+		return 0;
+	rc = dispute_of(v, idx, &out);
+	if (rc < 0)
+		return rc;
+	if (out == CT_DISPUTE_WAIT)
+		v->hold = 1;
+	if (out == CT_DISPUTE_FIRST || out == CT_DISPUTE_SECOND) {
+		int win = out == CT_DISPUTE_SECOND;
+
+		v->r[idx[win]].new_state = CT_VS_VALID;
+		v->r[idx[!win]].new_state = CT_VS_INVALID;
+		v->canonical_idx = (int)idx[win];
+	}
+	if (out == CT_DISPUTE_FIRST_FALSE || out == CT_DISPUTE_SECOND_FALSE)
+		v->r[idx[out == CT_DISPUTE_SECOND_FALSE]].new_state = CT_VS_INVALID;
+	return 0;
+}
+
 /* Check new results, recall the others, run the quorum: hashes first,
  * uploads streamed only for pairs that need a distance. */
 static int evaluate(struct vwu *v)
@@ -627,7 +765,7 @@ static int evaluate(struct vwu *v)
 	for (size_t k = 0; k < nc; k++)
 		v->r[map[k]].new_state = c[k].new_state;
 	v->canonical_idx = best >= 0 ? (int)map[best] : -1;
-	return 0;
+	return best >= 0 ? note_tolerance(v) : dispute(v);
 }
 
 /* ---- one WU: applying the outcome -------------------------------------------- */
@@ -698,7 +836,7 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 			return rc;
 		ct_log_info("validator: %s: canonical result %s", v->j.wu_name,
 			    v->r[v->canonical_idx].name);
-	} else if (v->j.canonical == 0 && nsane > 0) {
+	} else if (v->j.canonical == 0 && nsane > 0 && !v->hold) {
 		/* disagreement: one more replica than the results that may
 		 * still agree (the transitioner creates it, within the caps) */
 		rc = CT_DB_EXEC(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
@@ -819,7 +957,9 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	if (rc < 0)
 		goto out;
 	if (v->j.job_status != CT_JOB_RUNNING || v->j.error_mask != 0) {
-		rc = drop_wu(db, wuid);
+		rc = ct_dispute_close(srv, db, wuid);
+		if (rc == 0)
+			rc = drop_wu(db, wuid);
 		goto out;
 	}
 	ct_seval_hold();	/* the assimilator's models are not in memory meanwhile */
@@ -839,6 +979,8 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 	}
 	if (rc == 0)
 		rc = evaluate(v);
+	if (rc == 0 && v->canonical_idx >= 0 && !v->hold)	/* decided: no dispute left */
+		rc = ct_dispute_close(srv, db, wuid);
 	if (rc == 0)
 		rc = ct_db_txn(db, apply_txn, v);
 	if (rc > 0)	/* bench/bench_job.sh reads this line */
@@ -850,6 +992,27 @@ out:
 	if (held)
 		ct_seval_release();
 	return rc < 0 ? rc : (rc > 0);
+}
+
+/* WUs of this instance's share whose dispute can move (dl_chain.h: a
+ * state uploaded, or asked and past its deadline), after the n ids
+ * already in ids. */
+static int claim_disputes(struct ct_db *db, int64_t *ids, size_t cap, size_t *n,
+			 int64_t nshare, int64_t k)
+{
+	int64_t late[VAL_BATCH];
+	size_t nl = 0;
+	int rc = ct_dl_state_req_due(db, ct_db_now(db), late, VAL_BATCH, &nl);
+
+	for (size_t i = 0; rc == 0 && i < nl && *n < cap; i++) {
+		int dup = 0;
+
+		for (size_t j = 0; j < *n; j++)
+			dup |= ids[j] == late[i];
+		if (!dup && late[i] % nshare == k)
+			ids[(*n)++] = late[i];
+	}
+	return rc;
 }
 
 /* The WUs with successes to validate, of this instance's share. */
@@ -864,8 +1027,11 @@ static int claim_to_validate(struct ct_server *srv, struct ct_db *db, int64_t *i
 	rc = ct_instance_share(db, &nshare, &k);	/* this instance's WUs (instance.h) */
 	if (rc < 0)
 		return rc;
-	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 "
-			 "AND MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
+	rc = CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 "
+		       "AND MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
+	if (rc == 0 && *n < cap)	/* disputes with a state, or past its deadline */
+		rc = claim_disputes(db, ids, cap, n, nshare, k);
+	return rc;
 }
 
 static int validate_item(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)

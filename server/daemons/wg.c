@@ -27,12 +27,16 @@
 #include "ct_outer.h"
 #include "ct_tokens.h"
 #include "data/db.h"
+#include "data/dl_job.h"
+#include "data/dl_round.h"
+#include "data/dl_workunit.h"
 #include "data/job_state.h"
 #include "data/result_state.h"
 #include "data/lora_job.h"
 #include "data/server.h"
 #include "data/store.h"
 #include "submit_check.h"
+#include "validate/bisect.h"
 
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 {
@@ -75,7 +79,7 @@ static int load_tokens(const char *path, int V, struct ct_tokens *t)
 
 /* Shard k of K of the training tokens: [*a, *a + *cnt). n*k/K on, in
  * general; a file with a loss mask (conversations packed into rows of T
- * tokens, then one more: sample.h's --train-chat) is cut between rows,
+ * tokens, then one more: cmd/chat_submit.h's --train-chat) is cut between rows,
  * each shard holding whole rows and the first token of the next (a
  * target the loss never counts), so no conversation is cut. */
 static void shard_range(const struct ct_tokens *t, int T, int k, int K, uint64_t *a,
@@ -206,9 +210,10 @@ static int store_shard(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 	unlink(tmp);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_EXEC(db, "INSERT INTO job_shard (jobid, shard, sha256, size, ntokens) "
-			"VALUES (?, ?, ?, ?, ?)", jobid, k, sha, size, (int64_t)cnt);
-	return rc < 0 ? rc : 0;
+	struct ct_job_shard_row r = { .size = size, .ntokens = (int64_t)cnt };
+
+	memcpy(r.sha256, sha, sizeof(r.sha256));
+	return ct_job_shard_put(db, jobid, k, &r);
 }
 
 static int make_shards(struct ct_server *srv, struct ct_db *db, int64_t jobid,
@@ -291,14 +296,12 @@ static int insert_outer(struct ct_db *db, const struct ct_job_spec *s, int64_t j
 	int rc = spec_outer(s, &o);
 
 	if (rc == 0 && o.method != CT_OUTER_MEAN)
-		rc = CT_DB_EXEC(db, "UPDATE job SET outer_method=?, outer_lr=?, outer_momentum=? "
-				"WHERE id=?", ct_outer_name(o.method), (double)o.lr,
-				(double)o.momentum, jobid);
+		rc = ct_job_set_outer(db, jobid, ct_outer_name(o.method), (double)o.lr,
+				      (double)o.momentum);
 	if (rc >= 0 && ((s->round_quorum > 0 && s->round_quorum < 1) || s->round_timeout > 0))
-		rc = CT_DB_EXEC(db, "UPDATE job SET round_quorum=?, round_timeout=? WHERE id=?",
-				s->round_quorum > 0 ? s->round_quorum : 1.0,
-				s->round_timeout, jobid);
-	return rc < 0 ? rc : 0;
+		rc = ct_job_set_round_close(db, jobid, s->round_quorum > 0 ? s->round_quorum : 1.0,
+					    s->round_timeout);
+	return rc;
 }
 
 static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struct job_files *f,
@@ -306,55 +309,59 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 {
 	int quorum = s->quorum ? s->quorum : 2;
 	int replicas = s->replicas ? s->replicas : quorum;
-	int64_t max_up = f->model_size + f->model_size / 8 + (1 << 20);
-	int rc;
+	struct ct_job_new j = {
+		.name = s->name && *s->name ? s->name : "job", .now = ct_db_now(db),
+		.model_sha256 = f->model, .model_size = f->model_size, .train_sha256 = f->train,
+		.eval_sha256 = f->eval, .nshards = s->shards, .nrounds = s->rounds,
+		.steps = s->steps, .batch = s->batch, .seq = s->seq, .lr = s->lr,
+		.beta1 = s->beta1 ? s->beta1 : 0.9, .beta2 = s->beta2 ? s->beta2 : 0.999,
+		.eps = s->eps ? s->eps : 1e-8, .weight_decay = s->weight_decay,
+		.grad_clip = s->grad_clip ? s->grad_clip : 1.0, .seed = s->seed,
+		.delay_bound = s->delay_bound ? s->delay_bound : 86400,
+		.adaptive_replication = s->adaptive < 0 ? 1 : s->adaptive,
+		.tolerance = s->tolerance ? s->tolerance : 1e-3,
+		.loss_margin = s->loss_margin ? s->loss_margin : 0.05,
+		.upload_encoding = s->upload_encoding ? s->upload_encoding : "lossless",
+		.max_upload_bytes = f->model_size + f->model_size / 8 + (1 << 20),
+		.probe_tokens = s->probe_tokens, .eval_tokens = s->eval_tokens,
+		.aggregation = s->aggregation ? s->aggregation : "mean",
+	};
 
 	if (replicas < quorum)
 		replicas = quorum;
-	rc = CT_DB_EXEC(db,
-		"INSERT INTO job (name, create_time, update_time, status, model_sha256, model_size, "
-		"train_sha256, eval_sha256, nshards, nrounds, steps, batch, seq, lr, beta1, beta2, "
-		"eps, weight_decay, grad_clip, seed, min_quorum, target_nresults, max_error_results, "
-		"max_total_results, max_success_results, delay_bound, adaptive_replication, "
-		"tolerance, loss_margin, upload_encoding, max_upload_bytes, probe_tokens, "
-		"eval_tokens, aggregation) VALUES "
-		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-		"?, ?, ?, ?, ?, ?, ?)",
-
-		s->name && *s->name ? s->name : "job", ct_db_now(db), ct_db_now(db), CT_JOB_RUNNING,
-		f->model, f->model_size, f->train, f->eval, s->shards, s->rounds, s->steps,
-		s->batch, s->seq, s->lr, s->beta1 ? s->beta1 : 0.9, s->beta2 ? s->beta2 : 0.999,
-		s->eps ? s->eps : 1e-8, s->weight_decay, s->grad_clip ? s->grad_clip : 1.0,
-		s->seed, quorum, replicas,
-		s->max_error_results ? s->max_error_results : replicas + 2,
-		s->max_total_results ? s->max_total_results : replicas * 3,
-		replicas + 3, s->delay_bound ? s->delay_bound : 86400,
-		s->adaptive < 0 ? 1 : s->adaptive, s->tolerance ? s->tolerance : 1e-3,
-		s->loss_margin ? s->loss_margin : 0.05,
-		s->upload_encoding ? s->upload_encoding : "lossless", max_up, s->probe_tokens,
-		s->eval_tokens, s->aggregation ? s->aggregation : "mean");
-	if (rc < 0)
-		return rc;
-	*jobid = ct_db_last_id(db);
-	return 0;
+	j.min_quorum = quorum;
+	j.target_nresults = replicas;
+	j.max_error_results = s->max_error_results ? s->max_error_results : replicas + 2;
+	j.max_total_results = s->max_total_results ? s->max_total_results : replicas * 3;
+	j.max_success_results = replicas + 3;
+	return ct_job_insert(db, &j, jobid);
 }
 
 /* job.wu_mem_bytes: what one WU of the job needs (ct_wu_mem_bytes), which
  * the scheduler holds hosts' work memory to (eligibility.h). */
-static int put_wu_mem(struct ct_db *db, const struct ct_job_spec *s,
+/* The memory a WU needs, and the interval of its results' hash chains:
+ * [daemons] chain_every when set (> 0), else chosen from the model. */
+static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
 		      const struct ct_gpt2_config *cfg, int64_t jobid)
 {
 	struct ct_wu_hparams hp;
+	long every = 0;
 	int rc;
 
+	rc = ct_conf_get_int(srv->conf, "daemons.chain_every", 0, 0, CT_WU_MAX_STEPS, &every);
+	if (rc < 0)
+		return rc;
 	ct_wu_hparams_default(&hp);
 	hp.B = s->batch;
 	hp.T = s->seq;
 	rc = ct_lora_job_check(&s->lora, &hp.lora);	/* defaults filled in */
+	if (rc == 0 && every == 0)
+		every = ct_bisect_chain_every(cfg, &hp.lora, s->batch, s->seq, s->steps);
+	if (rc == 0 && ct_chain_nlinks(s->steps, (int)every) > CT_CHAIN_MAX_LINKS)
+		every = (s->steps + CT_CHAIN_MAX_LINKS - 1) / CT_CHAIN_MAX_LINKS;
 	if (rc == 0)
-		rc = CT_DB_EXEC(db, "UPDATE job SET wu_mem_bytes=? WHERE id=?",
-				(int64_t)ct_wu_mem_bytes(cfg, &hp), jobid);
-	return rc < 0 ? rc : 0;
+		rc = ct_job_set_wu_mem(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp), (int)every);
+	return rc;
 }
 
 int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *spec,
@@ -379,14 +386,13 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = insert_job(db, spec, &f, &jobid);
 	if (rc < 0)
 		goto out;
-	rc = CT_DB_EXEC(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
-			jobid, f.model, f.train, f.eval);
+	rc = ct_store_claim(db, jobid, (const char *const[]){ f.model, f.train, f.eval }, 3);
 	if (rc >= 0)	/* before round 1: no daemon reads the job before then */
 		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)
 		rc = ct_lora_job_put(db, jobid, &spec->lora, &in.cfg);
 	if (rc >= 0)
-		rc = put_wu_mem(db, spec, &in.cfg, jobid);
+		rc = put_wu_mem(srv, db, spec, &in.cfg, jobid);
 	if (rc >= 0)
 		rc = make_shards(srv, db, jobid, spec, &in);
 	if (rc >= 0)
@@ -415,38 +421,10 @@ struct round_txn {
 	const char *model;
 };
 
-struct job_policy {
-	int status, nshards, nrounds, target, quorum, max_err, max_total, max_succ, delay;
-	int64_t seed;
-};
-
-static int read_policy(struct ct_db *db, int64_t jobid, struct job_policy *p)
-{
-	struct ct_db_res *res = NULL;
-	int rc;
-
-	rc = CT_DB_QUERY(db, &res, "SELECT status, nshards, nrounds, target_nresults, min_quorum, "
-			 "max_error_results, max_total_results, max_success_results, delay_bound, "
-			 "seed FROM job WHERE id=? FOR UPDATE", jobid);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "no job %" PRId64, jobid);
-	}
-	int *v[] = { &p->status, &p->nshards, &p->nrounds, &p->target, &p->quorum, &p->max_err,
-		     &p->max_total, &p->max_succ, &p->delay };
-	for (int i = 0; i < 9; i++)
-		*v[i] = (int)ct_db_int(res, i);
-	p->seed = ct_db_int(res, 9);
-	ct_db_res_free(res);
-	return 0;
-}
-
-static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct job_policy *p,
+static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct ct_job_policy *p,
 		     int64_t roundid, int64_t model_size, int k)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_job_shard_row sh;
 	char wu[64], rn[96];
 	int64_t now = ct_db_now(db), wuid;
 	struct ct_lora_spec lora;
@@ -455,47 +433,37 @@ static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct j
 	/* a LoRA round's shards start from the same adapters, one seed per
 	 * round, so their adapter updates compare (lora_robust.h) */
 	rc = ct_lora_job_get(db, t->jobid, &lora);
+	if (rc == 0)
+		rc = ct_job_shard_get(db, t->jobid, k, &sh);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_QUERY(db, &res, "SELECT sha256, size, ntokens FROM job_shard WHERE jobid=? AND "
-			 "shard=?", t->jobid, k);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) <= 0) {
-		ct_db_res_free(res);
-		return ct_error(CT_ENOTFOUND, "job %" PRId64 " has no shard %d", t->jobid, k);
-	}
 	snprintf(wu, sizeof(wu), "j%" PRId64 "-r%d-s%d", t->jobid, t->idx, k);
-	rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, round_idx, "
-			"shard, seed, model_sha256, model_size, data_sha256, data_size, data_tokens, "
-			"target_nresults, min_quorum, max_error_results, max_total_results, "
-			"max_success_results, delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, "
-			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			now, wu, t->jobid, roundid, t->idx, k,
-			ct_wg_wu_seed(p->seed, t->idx, lora.rank > 0 ? 0 : k),
-			t->model, model_size, ct_db_str(res, 0), ct_db_int(res, 1), ct_db_int(res, 2),
-			p->target, p->quorum, p->max_err, p->max_total, p->max_succ, p->delay, now);
-	ct_db_res_free(res);
-	if (rc < 0)
-		return rc;
-	wuid = ct_db_last_id(db);
-	for (int n = 0; n < p->target; n++) {
+	struct ct_wu_new w = {
+		.name = wu, .model_sha256 = t->model, .data_sha256 = sh.sha256, .now = now,
+		.jobid = t->jobid, .roundid = roundid,
+		.seed = ct_wg_wu_seed(p->seed, t->idx, lora.rank > 0 ? 0 : k),
+		.model_size = model_size, .data_size = sh.size, .data_tokens = sh.ntokens,
+		.round_idx = t->idx, .shard = k, .target_nresults = p->target_nresults,
+		.min_quorum = p->min_quorum, .max_error_results = p->max_error_results,
+		.max_total_results = p->max_total_results,
+		.max_success_results = p->max_success_results, .delay_bound = p->delay_bound,
+	};
+	rc = ct_wu_insert(db, &w, &wuid);
+	for (int n = 0; rc == 0 && n < p->target_nresults; n++) {
 		snprintf(rn, sizeof(rn), "%s-%d", wu, n);
 		rc = ct_res_create(db, wuid, t->jobid, rn, now);
-		if (rc < 0)
-			return rc;
 	}
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 static int open_round_txn(struct ct_db *db, void *arg)
 {
 	struct round_txn *t = arg;
-	struct job_policy p;
+	struct ct_job_policy p;
 	int64_t exists = 0, model_size = 0, roundid;
 	int rc;
 
-	rc = read_policy(db, t->jobid, &p);
+	rc = ct_job_lock_policy(db, t->jobid, &p);
 	if (rc < 0)
 		return rc;
 	if (p.status != CT_JOB_RUNNING)
@@ -503,31 +471,25 @@ static int open_round_txn(struct ct_db *db, void *arg)
 				ct_job_status_name(p.status));
 	if (t->idx < 1 || t->idx > p.nrounds)
 		return ct_error(CT_ERANGE, "job %" PRId64 " has rounds 1..%d", t->jobid, p.nrounds);
-	rc = CT_DB_QUERY_INT(db, &exists, "SELECT id FROM `round` WHERE jobid=? AND idx=?",
-			     t->jobid, t->idx);
+	rc = ct_round_find(db, t->jobid, t->idx, &exists);
 	if (rc == 0)
 		return 0;	/* opened already */
 	if (rc != CT_ENOTFOUND)
 		return rc;
-	rc = CT_DB_QUERY_INT(db, &model_size, "SELECT size FROM `file` WHERE sha256=?",
-			     t->model);
+	rc = ct_store_size(db, t->model, &model_size);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "model %s is not in the store", t->model);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_EXEC(db, "INSERT INTO `round` (jobid, idx, create_time, status, model_sha256, "
-			"nwus) VALUES (?, ?, ?, ?, ?, ?)", t->jobid, t->idx, ct_db_now(db),
-			CT_ROUND_OPEN, t->model, p.nshards);
+	rc = ct_round_insert(db, t->jobid, t->idx, t->model, p.nshards, ct_db_now(db), &roundid);
 	if (rc < 0)
 		return rc;
-	roundid = ct_db_last_id(db);
 	for (int k = 0; k < p.nshards; k++) {
 		rc = insert_wu(db, t, &p, roundid, model_size, k);
 		if (rc < 0)
 			return rc;
 	}
-	rc = CT_DB_EXEC(db, "UPDATE job SET cur_round=GREATEST(cur_round, ?), update_time=? "
-			"WHERE id=?", t->idx, ct_db_now(db), t->jobid);
+	rc = ct_job_set_cur_round(db, t->jobid, t->idx, ct_db_now(db));
 	return rc < 0 ? rc : 1;
 }
 

@@ -8,6 +8,9 @@
  * from db/schema.sql and db/migrations/ (db/sql2c.sh).
  */
 #include "db.h"
+#include "job_state.h"
+#include "result_state.h"
+#include "wu_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,20 +35,11 @@
 #include "ct_log.h"
 #include "db_url.h"
 #include "db_args.h"
-#include "migrate_lock.h"
 
 #define CT_DB_MAX_PARAMS 48
 #define CT_DB_STMT_CACHE 160
 #define CT_DB_MAX_CELLS 1000000
 
-/* from the generated db_sql.c */
-struct ct_sql_migration {
-	int version;
-	const char *name;
-	const char *sql;
-};
-extern const struct ct_sql_migration ct_sql_migrations[];
-extern const int ct_sql_nmigrations;
 
 struct fetch_ctx {
 	MYSQL_BIND *b;
@@ -290,6 +284,15 @@ static int raw_exec(struct ct_db *db, const char *sql)
 	if (r)
 		mysql_free_result(r);
 	return 0;
+}
+
+int ct_db_exec_script(struct ct_db *db, const char *sql, unsigned *err, char *msg, size_t cap)
+{
+	int rc = raw_exec(db, sql);
+
+	*err = rc < 0 ? mysql_errno(db->my) : 0;
+	snprintf(msg, cap, "%s", rc < 0 ? mysql_error(db->my) : "");
+	return rc;
 }
 
 static int db_select_database(struct ct_db *db)
@@ -977,141 +980,3 @@ const char *ct_round_status_name(int s)
 /* Whether err says that what a DDL statement makes or drops is already so:
  * after a crash between a statement and its progress record, the first
  * statement a resumed migration runs may have been applied. */
-static int already_applied(unsigned err)
-{
-	return err == ER_TABLE_EXISTS_ERROR || err == ER_DUP_FIELDNAME ||
-	       err == ER_DUP_KEYNAME || err == ER_CANT_DROP_FIELD_OR_KEY ||
-	       err == ER_TRG_ALREADY_EXISTS || err == ER_TRG_DOES_NOT_EXIST ||
-	       err == ER_BAD_TABLE_ERROR;
-}
-
-/* Run each statement of a script (cut at ';' ending a line), the first
- * `done` ones excepted (applied before an earlier attempt failed), and
- * record the progress after each in migration_lock (migrate_lock.h). */
-static int run_script(struct ct_db *db, const struct ct_sql_migration *m, int done)
-{
-	const char *p = m->sql;
-	char *stmt = NULL;
-	int rc = 0, idx = 0, resumed = done > 0;
-
-	while (*p) {
-		const char *end = strstr(p, ";\n");
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		const char *q = p;
-
-		/* skip chunks that are only blank lines and comments */
-		while (q < p + n) {
-			while (q < p + n && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'))
-				q++;
-			if (q + 1 < p + n && q[0] == '-' && q[1] == '-') {
-				while (q < p + n && *q != '\n')
-					q++;
-				continue;
-			}
-			break;
-		}
-		if (q < p + n && idx++ >= done) {
-			stmt = strndup(p, n);
-			if (stmt == NULL)
-				return CT_ENOMEM;
-			rc = raw_exec(db, stmt);
-			free(stmt);
-			if (rc < 0 && resumed && already_applied(mysql_errno(db->my)))
-				rc = 0;
-			resumed = 0;
-			if (rc < 0)
-				return ct_error(CT_EDB, "migration %d (%s), statement %d: %s (%u)",
-						m->version, m->name, idx, mysql_error(db->my),
-						mysql_errno(db->my));
-			rc = ct_migrate_set_progress(db, m->version, idx);
-			if (rc < 0)
-				return rc;
-		}
-		p += n;
-		if (end)
-			p += 2;
-	}
-	return 0;
-}
-
-int ct_db_schema_latest(void)
-{
-	return ct_sql_nmigrations > 0 ? ct_sql_migrations[ct_sql_nmigrations - 1].version : 0;
-}
-
-int ct_db_schema_version(struct ct_db *db, int *out)
-{
-	int64_t n = 0;
-	int rc;
-
-	*out = 0;
-	rc = ct_db_query_inta(db, &n, "SELECT COUNT(*) FROM information_schema.tables "
-			     "WHERE table_schema = DATABASE() AND table_name = 'schema_version'", NULL, 0);
-	if (rc < 0 || n == 0)
-		return rc;
-	rc = ct_db_query_inta(db, &n, "SELECT COALESCE(MAX(version), 0) FROM schema_version", NULL, 0);
-	if (rc < 0)
-		return rc;
-	*out = (int)n;
-	return 0;
-}
-
-static int migrate_locked(struct ct_db *db)
-{
-	int64_t ntables = 0;
-	int cur, rc, pver, pstep;
-
-	rc = ct_db_schema_version(db, &cur);
-	if (rc == 0)
-		rc = ct_migrate_progress(db, &pver, &pstep);
-	if (rc < 0)
-		return rc;
-	if (cur == 0 && pver != 1) {	/* not a half-made schema of ours */
-		rc = ct_db_query_inta(db, &ntables, "SELECT COUNT(*) FROM information_schema.tables "
-				     "WHERE table_schema = DATABASE() AND "
-				     "table_name <> 'migration_lock'", NULL, 0);
-		if (rc < 0)
-			return rc;
-		if (ntables > 0)
-			return ct_error(CT_EDB, "the database has tables but no schema_version: "
-					"not a crowdtune database?");
-	}
-	if (cur > ct_db_schema_latest())
-		return ct_error(CT_EDB, "database schema %d is newer than this program's (%d)",
-				cur, ct_db_schema_latest());
-	for (int i = 0; i < ct_sql_nmigrations; i++) {
-		const struct ct_sql_migration *m = &ct_sql_migrations[i];
-		if (m->version <= cur)
-			continue;
-		int done = pver == m->version ? pstep : 0;
-		if (done > 0)
-			ct_log_info("database: resuming schema %d (%s) after statement %d",
-				    m->version, m->name, done);
-		else
-			ct_log_info("database: applying schema %d (%s)", m->version, m->name);
-		rc = run_script(db, m, done);
-		if (rc < 0)
-			return rc;
-		rc = CT_DB_EXEC(db, "INSERT INTO schema_version (version, name, applied_at) "
-				"VALUES (?, ?, ?)", m->version, m->name, ct_db_now(db));
-		if (rc >= 0)
-			rc = ct_migrate_set_progress(db, 0, 0);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-int ct_db_migrate(struct ct_db *db)
-{
-	char holder[33];
-	int rc;
-
-	/* a row lock, not GET_LOCK: that is local to one Galera node */
-	rc = ct_migrate_lock(db, CT_MIGRATE_LEASE_S + 30, holder);
-	if (rc < 0)
-		return rc;
-	rc = migrate_locked(db);
-	ct_migrate_unlock(db, holder);
-	return rc;
-}

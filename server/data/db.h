@@ -39,7 +39,7 @@
  * duplicate key on INSERT/UPDATE (unique constraint hit).
  *
  * Schema: db/schema.sql + db/migrations/NNN-*.sql are compiled in;
- * ct_db_migrate() brings a database up to date (ctune-server does it at
+ * ct_db_migrate() (migrate_lock.h) brings a database up to date (ctune-server does it at
  * init and at every start).
  *
  * Names: the tables `user`, `round` and `file` must be backquoted in SQL.
@@ -54,6 +54,7 @@
 #include <stdint.h>
 
 #include "db_args.h"	/* the statements: CT_DB_EXEC, CT_DB_QUERY... */
+#include "db_url.h"	/* CT_DB_EMBEDDED_NAME */
 
 /* The state codes of every state column live with their owners and are
  * included here for the statements that bind them. */
@@ -62,9 +63,6 @@
 #include "wu_state.h"
 
 /* ---- process-wide setup ------------------------------------------------- */
-
-/* The database name the embedded server uses. */
-#define CT_DB_EMBEDDED_NAME "ctune"
 
 /* Initialise the client library once per process. url is the database
  * this process will use: NULL, "" or "embedded" starts MariaDB's embedded
@@ -162,20 +160,11 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 
 /* ---- schema ------------------------------------------------------------- */
 
-/* Bring the schema up to date: apply db/schema.sql to an empty database,
- * then each newer migration, each recorded in schema_version; takes the
- * migration lock (a row, migrate_lock.h: GET_LOCK would be local to one
- * Galera node) so two processes starting together apply each migration
- * once, and resumes a migration that failed half-way after its last
- * applied statement. Returns 0, CT_EBUSY (another process held the lock
- * too long) or CT_EDB (the detail names the migration, the statement's
- * number and the server's error). */
-int ct_db_migrate(struct ct_db *db);
-
-/* Highest schema version applied (0 for an empty database), and the
- * highest this binary knows. */
-int ct_db_schema_version(struct ct_db *db, int *out);
-int ct_db_schema_latest(void);
+/* Run one statement of a migration script as text (no parameters, not
+ * prepared; a result set it makes is dropped). Returns 0 or CT_EDB; *err
+ * gets the server's error number (0 on success) and msg (cap bytes) its
+ * message. Only migrate_lock.c's migrations use it. */
+int ct_db_exec_script(struct ct_db *db, const char *sql, unsigned *err, char *msg, size_t cap);
 
 /* ---- small helpers ------------------------------------------------------ */
 

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "ct_err.h"
-#include "db.h"
 
 static int hexval(int c)
 {

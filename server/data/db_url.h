@@ -9,6 +9,9 @@
 #ifndef CT_DB_URL_H
 #define CT_DB_URL_H
 
+/* The database of the embedded server, and an URL's without a name. */
+#define CT_DB_EMBEDDED_NAME "ctune"
+
 struct ct_db_url {
 	int embedded;
 	char *user, *pass, *host, *socket;	/* NULL when absent; owned */

@@ -1,7 +1,7 @@
 /*
  * dl.h - the data layer's one mapper: a row of a result set (server/data/db.h)
  * into a plain struct, by a const table of columns. Each table's module
- * (dl_job.c, dl_workunit.c, ...; the web pages' web_data.c) declares its
+ * (dl_job.c, dl_workunit.c, ...; the web pages' dl_web*.c) declares its
  * row struct, the column table that maps its SELECT's columns in order to
  * the struct's members, and the SQL beside them; this file reads rows.
  *

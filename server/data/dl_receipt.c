@@ -3,6 +3,8 @@
  */
 #include "dl_receipt.h"
 #include "db.h"
+#include "result_state.h"
+#include "wu_state.h"
 #include "dl.h"
 #include "lora_job.h"
 #include "ct_err.h"

@@ -16,7 +16,7 @@ struct ct_result_row {
 	int64_t id, workunitid, hostid;
 	char name[81];
 	int server_state, outcome, validate_state;	/* db.h's codes */
-	int64_t report_deadline;
+	int64_t report_deadline, sent_time, received_time;
 	char upload_sha256[65];		/* "" until an upload arrived */
 	int64_t upload_size;
 };
@@ -65,5 +65,26 @@ int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const cha
  * are none), *n its length. Returns 0, CT_ENOMEM or a db error. */
 int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
 		      size_t *n);
+
+/* The first `max` results of WU `wuid` that were sent (in progress or
+ * over), in id order: id, sent_time, received_time, state columns; as
+ * ct_result_list_wu. */
+int ct_result_list_sent(struct ct_db *db, int64_t wuid, int max, struct ct_result_row **rows,
+			size_t *n);
+
+/* How many results of WU `wuid` other than `except` were sent (are not
+ * unsent) into *n. Returns 0 or a db error. */
+int ct_result_count_sent_others(struct ct_db *db, int64_t wuid, int64_t except, int64_t *n);
+
+/* How many of a job's results are in one state. */
+struct ct_state_count {
+	int server_state, outcome, validate_state;
+	int64_t n;
+};
+
+/* Job jobid's results counted by state into a malloc'd *rows (free() it;
+ * NULL when none) of *n. Returns 0, CT_ENOMEM or a db error. */
+int ct_result_state_counts(struct ct_db *db, int64_t jobid, struct ct_state_count **rows,
+			   size_t *n);
 
 #endif

@@ -27,4 +27,68 @@ struct ct_round_row {
 int ct_round_list(struct ct_db *db, int64_t jobid, struct ct_round_row **rounds,
 		  size_t *n);
 
+/* The model of round *idx of job jobid (0: the job's base; -1: the newest
+ * averaged round, whose index goes into *idx) into sha (65 bytes).
+ * Returns 0, CT_ENOTFOUND (saying which is missing) or a db error. */
+int ct_round_model_find(struct ct_db *db, int64_t jobid, int64_t *idx, char sha[65]);
+
+/* Record how many evaluation tokens round roundid's losses read. Returns 0
+ * or a db error. */
+int ct_round_set_eval_ntokens(struct ct_db *db, int64_t roundid, int64_t ntokens);
+
+/* Round idx of job jobid's id into *id. Returns 0, CT_ENOTFOUND or a db
+ * error. */
+int ct_round_find(struct ct_db *db, int64_t jobid, int idx, int64_t *id);
+
+/* Open round idx of job jobid from model sha with nwus WUs (status OPEN,
+ * created now) into *id. Returns 0 or a db error (CT_EDUP: it exists). */
+int ct_round_insert(struct ct_db *db, int64_t jobid, int idx, const char *sha, int nwus,
+		    int64_t now, int64_t *id);
+
+/* An open round with what averaging it needs of its job (the assimilator,
+ * in its SELECT's order). */
+struct ct_round_open_row {
+	int64_t id, jobid;
+	int idx, nwus;
+	char model_sha[65];	/* the round's base */
+	int nrounds, job_status, batch, seq;
+	char eval_sha[65], aggregation[17];	/* the job's eval tokens, its rule */
+	double base_loss;	/* the base's eval loss when has_base_loss */
+	int has_base_loss;
+	char outer_method[17];	/* ct_outer.h */
+	double outer_lr, outer_momentum;
+};
+
+/* Round roundid, when it is OPEN, with its job's settings into *r.
+ * Returns 0, CT_ENOTFOUND (no such round, or not open) or a db error. */
+int ct_round_get_open(struct ct_db *db, int64_t roundid, struct ct_round_open_row *r);
+
+/* The eval loss of round idx of job jobid, when its average is model sha
+ * and was evaluated, into *loss. Returns 0, CT_ENOTFOUND or a db error. */
+int ct_round_out_loss(struct ct_db *db, int64_t jobid, int idx, const char *sha,
+		      double *loss);
+
+/* The outer optimizer's momentum file of done round idx of job jobid into
+ * sha (65 bytes; "" when it has none or is not done). Returns 0 or a db
+ * error. Set it on round id with ct_round_set_momentum. */
+int ct_round_momentum(struct ct_db *db, int64_t jobid, int idx, char sha[65]);
+int ct_round_set_momentum(struct ct_db *db, int64_t id, const char *sha);
+
+/* Record open round id's base loss unless it has one. Returns 0 or a db
+ * error. */
+int ct_round_set_base_loss(struct ct_db *db, int64_t id, double loss);
+
+/* The first open round 1 of a running job, of the share k of nshare (id
+ * mod nshare = k), whose base loss is not known, into *id (0: none).
+ * Returns 0 or a db error. */
+int ct_round_next_base_loss(struct ct_db *db, int64_t nshare, int64_t k, int64_t *id);
+
+/* The ids of the first `cap` open rounds of the share k of nshare ready to
+ * average at `now`: every WU has its canonical result handed over, or
+ * (job.round_quorum < 1) round_timeout seconds after the round opened at
+ * least ceil(round_quorum * nwus) of them (at least one) have. Into
+ * ids[0..*n), by id. Returns 0 or a db error. */
+int ct_round_ready_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
+		       size_t cap, size_t *n);
+
 #endif

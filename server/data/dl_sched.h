@@ -27,6 +27,7 @@ struct ct_sched_job {
 	int adaptive;			/* adaptive replication on */
 	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
 	char upload_encoding[65];
+	int64_t chain_every;		/* its hash chain's interval, 0: none */
 };
 
 /* A result of a WU a claim looks at (sent or not), with what the
@@ -53,6 +54,7 @@ struct ct_sched_sent {
 	char name[81], wu_name[65];
 	char model_sha256[65], data_sha256[65];
 	int lora;			/* its job has LoRA parameters */
+	int64_t state_at;		/* a state request's step, 0: a result (the caller's) */
 	int found;			/* 0: the result is gone */
 	struct ct_sched_job job;
 };

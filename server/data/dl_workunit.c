@@ -93,3 +93,71 @@ int ct_wu_lock_ids(struct ct_db *db, const int64_t *ids, int n, struct ct_wu_sch
 		free(tmp);
 	return rc;
 }
+
+int ct_wu_set_single(struct ct_db *db, int64_t wuid)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET min_quorum=1, target_nresults=1 WHERE "
+			    "id=?", wuid);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_wu_wake_job(struct ct_db *db, int64_t jobid, int64_t except, int64_t now)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET transition_time=? WHERE jobid=? AND id<>? "
+			    "AND canonical_resultid=0 AND error_mask=0", now, jobid, except);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
+		  size_t cap, size_t *n)
+{
+	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE transition_time<=? AND "
+			 "MOD(id, ?)=? ORDER BY transition_time LIMIT ?", now, nshare, k,
+			 (int64_t)cap);
+}
+
+int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id)
+{
+	int rc = CT_DB_EXEC(db, "INSERT INTO workunit (create_time, name, jobid, roundid, "
+			    "round_idx, shard, seed, model_sha256, model_size, data_sha256, "
+			    "data_size, data_tokens, target_nresults, min_quorum, "
+			    "max_error_results, max_total_results, max_success_results, "
+			    "delay_bound, transition_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?)", w->now, w->name, w->jobid, w->roundid,
+			    w->round_idx, w->shard, w->seed, w->model_sha256, w->model_size,
+			    w->data_sha256, w->data_size, w->data_tokens, w->target_nresults,
+			    w->min_quorum, w->max_error_results, w->max_total_results,
+			    w->max_success_results, w->delay_bound, w->now);
+
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return 0;
+}
+
+static const struct ct_dl_col canonical_cols[] = {
+	CT_DL_COL(struct ct_canonical_row, shard), CT_DL_COL(struct ct_canonical_row, name),
+};
+
+int ct_wu_canonicals(struct ct_db *db, int64_t roundid, struct ct_canonical_row **rows,
+		     size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, canonical_cols, "canonical results", "SELECT w.shard, "
+			  "r.name FROM workunit w JOIN result r ON r.id = w.canonical_resultid "
+			  "WHERE w.roundid=? AND w.assimilate_state=? ORDER BY w.shard", roundid,
+			  CT_AS_READY);
+}
+
+static const struct ct_dl_col round_count_cols[] = {
+	CT_DL_COL(struct ct_round_count, round_idx), CT_DL_COL(struct ct_round_count, n),
+};
+
+int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count **rows,
+			size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, round_count_cols, "WUs done", "SELECT round_idx, "
+			  "COUNT(*) FROM workunit WHERE jobid=? AND canonical_resultid<>0 GROUP BY "
+			  "round_idx", jobid);
+}

@@ -47,4 +47,55 @@ struct ct_wu_sched_row {
  * such WU). Returns 0 or a db error (CT_EAGAIN: retry the transaction). */
 int ct_wu_lock_ids(struct ct_db *db, const int64_t *ids, int n, struct ct_wu_sched_row *rows);
 
+/* A new work unit's row, as opening a round fills it (wg.c). Strings are
+ * borrowed. */
+struct ct_wu_new {
+	const char *name, *model_sha256, *data_sha256;
+	int64_t now, jobid, roundid, seed, model_size, data_size, data_tokens;
+	int round_idx, shard, target_nresults, min_quorum, max_error_results;
+	int max_total_results, max_success_results, delay_bound;
+};
+
+/* Insert WU w (due for the transitioner at w->now) into *id. Returns 0 or
+ * a db error. */
+int ct_wu_insert(struct ct_db *db, const struct ct_wu_new *w, int64_t *id);
+
+/* A WU's canonical result handed to the assimilator: its shard and the
+ * result's name. */
+struct ct_canonical_row {
+	int shard;
+	char name[96];
+};
+
+/* The canonical results of round roundid's WUs ready to assimilate, in
+ * shard order, into a malloc'd *rows (free() it; NULL when none) of *n.
+ * Returns 0, CT_ENOMEM or a db error. */
+int ct_wu_canonicals(struct ct_db *db, int64_t roundid, struct ct_canonical_row **rows,
+		     size_t *n);
+
+/* Adaptive replication's decision for WU wuid: one replica is enough
+ * (min_quorum and target_nresults 1). Returns 0 or a db error. */
+int ct_wu_set_single(struct ct_db *db, int64_t wuid);
+
+/* Make every undecided, error-free WU of job jobid but `except` due for
+ * the transitioner at `now`. Returns 0 or a db error. */
+int ct_wu_wake_job(struct ct_db *db, int64_t jobid, int64_t except, int64_t now);
+
+/* The ids of the first `cap` WUs due at `now` (transition_time <= now),
+ * oldest transition_time first, of the share k of nshare (id mod nshare =
+ * k: one instance's) into ids[0..*n). Returns 0 or a db error. */
+int ct_wu_due_ids(struct ct_db *db, int64_t now, int64_t nshare, int64_t k, int64_t *ids,
+		  size_t cap, size_t *n);
+
+/* How many of job jobid's WUs have a canonical result, per round. */
+struct ct_round_count {
+	int round_idx;
+	int64_t n;
+};
+
+/* Those counts into a malloc'd *rows (free() it; NULL when none) of *n,
+ * rounds without any left out. Returns 0, CT_ENOMEM or a db error. */
+int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count **rows,
+			size_t *n);
+
 #endif

@@ -14,11 +14,13 @@
  * transactional: a lost connection or a killed process leaves its first
  * tables made) resumes after its last completed statement on the next
  * start instead of stopping at "table exists".
+ *
+ * The migrations themselves (ct_db_migrate) run here too, under the lock.
  */
 #ifndef CT_MIGRATE_LOCK_H
 #define CT_MIGRATE_LOCK_H
 
-#include "db.h"
+struct ct_db;
 
 /* How long a holder's lease lasts (seconds) from when it took the lock or
  * last recorded progress: a process that died holding the lock delays the
@@ -42,5 +44,20 @@ int ct_migrate_progress(struct ct_db *db, int *version, int *step);
 /* Record that step statements of migration version are applied, and
  * renew the lease (the holder calls it after each statement). */
 int ct_migrate_set_progress(struct ct_db *db, int version, int step);
+
+/* Bring the schema up to date: apply db/schema.sql to an empty database,
+ * then each newer migration, each recorded in schema_version; takes the
+ * migration lock (a row, migrate_lock.h: GET_LOCK would be local to one
+ * Galera node) so two processes starting together apply each migration
+ * once, and resumes a migration that failed half-way after its last
+ * applied statement. Returns 0, CT_EBUSY (another process held the lock
+ * too long) or CT_EDB (the detail names the migration, the statement's
+ * number and the server's error). */
+int ct_db_migrate(struct ct_db *db);
+
+/* Highest schema version applied (0 for an empty database), and the
+ * highest this binary knows. */
+int ct_db_schema_version(struct ct_db *db, int *out);
+int ct_db_schema_latest(void);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * result_state.h - a result's lifecycle: the only writer of result's state
- * columns (server_state, outcome, validate_state; file_delete_state is the
- * file deleter's).
+ * columns (server_state, outcome, validate_state; file_delete_state is
+ * dl_files.h's, for the transitioner and the file deleter).
  *
  * A result's state is the triple of those columns; the states a result can
  * be in are named (enum ct_res_state) and the allowed moves between them

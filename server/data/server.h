@@ -64,7 +64,8 @@ struct ct_server {
 	atomic_int stop;	/* set to 1 to make every role loop return */
 	struct ct_http *http;	/* the HTTP front end when the http role runs */
 
-	/* process state (ct_server_load makes it, ct_server_free frees it) */
+	/* process state (ct_server_load makes it, ct_server_free frees it:
+	 * cmd/server_open.h) */
 	const struct ct_clock *clock;	/* stamps rows and deadlines: every
 					 * connection opened for this server takes
 					 * it (ct_db_open); the system clock,
@@ -78,18 +79,6 @@ struct ct_server {
 	int nroutes;
 	struct ct_admin *admin;		/* admin socket while `run` serves (admin.h) */
 };
-
-/* Load the project at dir (config, secret, paths) into srv, with fresh
- * process state (system clock, empty page cache and rate limits, no
- * routes).
- * db_url (may be NULL) overrides the config's `db` key. Returns 0 or
- * CT_ENOENT (not a project: no config), CT_ECONFIG, a file error. On
- * failure srv is cleaned up (ct_server_free() on it is harmless). */
-int ct_server_load(struct ct_server *srv, const char *dir, const char *db_url);
-
-/* Free what ct_server_load() allocated; srv is zeroed. The http role and
- * the admin socket must be stopped first (ct_http_stop, ct_admin_stop). */
-void ct_server_free(struct ct_server *srv);
 
 /* PROJECT/download/<aa>/<sha256> into out (cap bytes). sha256 must be 64
  * lowercase hex, else CT_EINVAL. Returns 0, CT_EINVAL or CT_ETOOBIG. */
@@ -108,23 +97,6 @@ struct ct_mmap;
  * errors (*map zeroed on failure). */
 int ct_server_map_upload(const struct ct_server *srv, const char *result_name,
 			 struct ct_mmap *map);
-
-/* Options of `ctune-server init`; NULL fields take defaults. */
-struct ct_project_opts {
-	const char *name;	/* project_name, default "crowdtune" */
-	const char *listen;	/* default 127.0.0.1:8080 */
-	const char *url;	/* default "" (derived from listen) */
-	const char *db_url;	/* default "embedded" */
-	int tls;		/* make a self-signed tls.crt/tls.key in dir */
-	const char *tls_cert;	/* the operator's own PEM files (both or none) */
-	const char *tls_key;
-};
-
-/* Create the project directory dir (0700; may exist but must not be a
- * project yet): subdirectories, a random secret, the config file. The
- * database is created separately (ct_db_global_init + ct_db_migrate).
- * Returns 0, CT_EEXISTS (already a project) or a file error. */
-int ct_project_init(const char *dir, const struct ct_project_opts *o);
 
 /* Replace srv->base_url (trailing slashes dropped). 0 or CT_ENOMEM. */
 int ct_server_set_base_url(struct ct_server *srv, const char *url);

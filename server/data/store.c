@@ -199,3 +199,18 @@ int ct_store_has(const struct ct_server *srv, const char *sha256)
 	return ct_server_download_path(srv, sha256, path, sizeof(path)) == 0 &&
 	       ct_file_exists(path);
 }
+
+int ct_store_size(struct ct_db *db, const char *sha, int64_t *size)
+{
+	return CT_DB_QUERY_INT(db, size, "SELECT size FROM `file` WHERE sha256=?", sha);
+}
+
+int ct_store_claim(struct ct_db *db, int64_t jobid, const char *const *sha, int n)
+{
+	int rc = 0;
+
+	for (int i = 0; rc >= 0 && i < n; i++)
+		rc = CT_DB_EXEC(db, "UPDATE `file` SET jobid=? WHERE sha256=? AND jobid=0", jobid,
+				sha[i]);
+	return rc < 0 ? rc : 0;
+}

@@ -24,7 +24,7 @@
 #include "ct_xml.h"
 #include "data/db.h"
 #include "data/dl.h"
-#include "data/dl_user.h"
+#include "data/dl_account.h"
 #include "ratelimit.h"
 #include "data/server.h"
 

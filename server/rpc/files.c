@@ -10,6 +10,11 @@
  * refused upload changes nothing. The same host may replace its own upload
  * while the result is still in progress (not yet reported, so never
  * validated): the new file is rename()d over the old one, atomically.
+ *
+ * POST /upload/<result>.state takes the training state a dispute asked
+ * of that host (validate/dispute.h): same token, MAC and streaming, the
+ * open request checked instead of the result, and the request marked
+ * uploaded instead of the result.
  */
 #include "files.h"
 
@@ -30,6 +35,7 @@
 #include "ct_xml.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/dl_chain.h"
 #include "data/dl_result.h"
 #include "http.h"
 #include "data/server.h"
@@ -41,7 +47,8 @@ struct upload {
 	char final[PATH_MAX];
 	struct ct_sha256_ctx *h;
 	uint64_t n, max;
-	int64_t resultid, hostid;
+	int64_t resultid, hostid;	/* a state upload: resultid is its WU's id */
+	int is_state;
 };
 
 static int upload_error(struct ct_http_resp *resp, int status, int code, const char *msg,
@@ -96,6 +103,45 @@ static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t 
 	return 0;
 }
 
+/* A state upload (/upload/<result>.state, validate/bisect.h): the host
+ * was asked for it and the request is still open. *wuid: its WU. */
+static int state_is_state(const char *name)
+{
+	size_t n = strlen(name), k = strlen(CT_STATE_SUFFIX);
+
+	return n > k && strcmp(name + n - k, CT_STATE_SUFFIX) == 0;
+}
+
+static int state_check_request(struct ct_http_req *req, int64_t hostid, int64_t *wuid)
+{
+	struct ct_db *db = ct_http_db(req);
+	struct ct_dl_state_req q;
+	char name[96];
+	size_t n = strlen(req->subpath) - strlen(CT_STATE_SUFFIX);
+	int rc;
+
+	if (db == NULL)
+		return ct_error(CT_EAGAIN, "database unavailable");
+	if (n >= sizeof(name))
+		return ct_error(CT_ENOTFOUND, "no such result");
+	memcpy(name, req->subpath, n);
+	name[n] = '\0';
+	rc = ct_dl_state_req_by_name(db, name, hostid, &q);
+	if (rc < 0)
+		ct_http_db_reset(req);
+	if (rc == 0)
+		return ct_error(CT_ESTATE, "no state of %s is asked of this host", name);
+	*wuid = q.workunitid;
+	return rc < 0 ? rc : 0;
+}
+
+/* Either kind of upload: a result's or a state's (u->state). */
+static int upload_check(struct ct_http_req *req, int64_t hostid, int is_state, int64_t *id)
+{
+	return is_state ? state_check_request(req, hostid, id)
+			: upload_check_result(req, hostid, id);
+}
+
 static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)
 {
 	struct ct_server *srv = req->srv;
@@ -111,7 +157,7 @@ static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)
 	rc = ct_token_check(srv->secret, sizeof(srv->secret), req->subpath, token,
 			    ct_server_now(srv), &hostid, &max);
 	if (rc == 0) {
-		rc = upload_check_result(req, hostid, &rid);
+		rc = upload_check(req, hostid, state_is_state(req->subpath), &rid);
 		if (rc == CT_EEXPIRED)	/* a stale result, not a stale token */
 			return upload_error(resp, 410, rc, ct_errmsg(rc), req);
 	}
@@ -126,6 +172,7 @@ static int upload_begin(struct ct_http_req *req, struct ct_http_resp *resp)
 	u->max = (uint64_t)max;
 	u->resultid = rid;
 	u->hostid = hostid;
+	u->is_state = state_is_state(req->subpath);
 	req->state = u;
 	rc = ct_server_upload_path(srv, req->subpath, u->final, sizeof(u->final));
 	if (rc < 0)
@@ -179,7 +226,7 @@ static int upload_place(struct ct_http_req *req, struct upload *u, const char *s
 	rc = ct_sha256_file_hex(u->final, old);
 	if (rc < 0 || strcmp(old, sha) == 0)
 		return rc;
-	rc = upload_check_result(req, u->hostid, &rid);
+	rc = upload_check(req, u->hostid, u->is_state, &rid);
 	if (rc < 0)
 		return rc == CT_EEXPIRED ? CT_ESTATE : rc;
 	if (rename(u->tmp, u->final) < 0)
@@ -251,8 +298,13 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 	if (rc < 0)
 		goto out;
 	db = ct_http_db(req);
-	rc = db ? ct_result_set_upload(db, u->resultid, u->hostid, sha, (int64_t)u->n,
-				       ct_db_now(db)) : CT_EAGAIN;
+	if (db == NULL)
+		rc = CT_EAGAIN;
+	else if (u->is_state)	/* the validator takes it from here */
+		rc = ct_dl_state_req_uploaded(db, u->resultid, u->hostid, sha, (int64_t)u->n);
+	else
+		rc = ct_result_set_upload(db, u->resultid, u->hostid, sha, (int64_t)u->n,
+					  ct_db_now(db));
 	if (rc < 0) {
 		if (rc == CT_EDB)
 			ct_http_db_reset(req);
@@ -262,6 +314,9 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 		rc = upload_error(resp, 409, CT_ESTATE, "result is no longer in progress", req);
 		goto out;
 	}
+	if (u->is_state)
+		ct_log_info("upload %s: the state asked for WU %" PRId64 ", %" PRIu64 " bytes",
+			    req->subpath, u->resultid, u->n);
 	ct_log_debug("upload %s: %" PRIu64 " bytes, sha256 %s", req->subpath, u->n, sha);
 	rc = upload_reply(resp, sha, u->n);
 out:

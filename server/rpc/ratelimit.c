@@ -30,8 +30,17 @@ static const struct limit g_limits[] = {
 	{ "login-ip", "limits.login_ip_burst", "limits.login_ip_per_hour", 10, 60 },
 	{ "login-acct", "limits.login_acct_burst", "limits.login_acct_per_hour", 5, 12 },
 	{ "signup-ip", "limits.signup_ip_burst", "limits.signup_ip_per_hour", 3, 6 },
+	{ "reset-ip", "limits.reset_ip_burst", "limits.reset_ip_per_hour", 5, 20 },
+	{ "reset-acct", "limits.reset_acct_burst", "limits.reset_acct_per_hour", 2, 4 },
 };
-enum { L_LOGIN_IP, L_LOGIN_ACCT, L_SIGNUP_IP };
+enum { L_LOGIN_IP, L_LOGIN_ACCT, L_SIGNUP_IP, L_RESET_IP, L_RESET_ACCT };
+
+/* The limits of each action: its per-address one, its per-account one. */
+static const int g_action_limits[][2] = {
+	[CT_RL_LOGIN] = { L_LOGIN_IP, L_LOGIN_ACCT },
+	[CT_RL_SIGNUP] = { L_SIGNUP_IP, -1 },
+	[CT_RL_RESET] = { L_RESET_IP, L_RESET_ACCT },
+};
 
 struct ct_rl {
 	pthread_mutex_t lock;
@@ -151,14 +160,14 @@ int ct_rl_allow(struct ct_rl *rl, const struct ct_conf *conf, enum ct_rl_action 
 	if (loopback(ip) && !lo)
 		return 1;
 	ip = addr_key(ip, ipkey);
-	which[n++] = action == CT_RL_LOGIN ? L_LOGIN_IP : L_SIGNUP_IP;
-	if (action == CT_RL_LOGIN && account != NULL && account[0] != '\0')
-		which[n++] = L_LOGIN_ACCT;
+	which[n++] = g_action_limits[action][0];
+	if (g_action_limits[action][1] >= 0 && account != NULL && account[0] != '\0')
+		which[n++] = g_action_limits[action][1];
 	pthread_mutex_lock(&rl->lock);
 	if (rl->n > CT_RL_CAP - 2)	/* before any find(): it keeps pointers */
 		sweep(rl, now);
 	for (int i = 0; i < n; i++) {
-		const char *who = which[i] == L_LOGIN_ACCT ? account : ip;
+		const char *who = i == 1 ? account : ip;
 		double burst, rate;
 		size_t k;
 

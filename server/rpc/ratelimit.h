@@ -17,6 +17,10 @@
  *   login per address     login_ip_burst 10,   login_ip_per_hour 60
  *   login per account     login_acct_burst 5,  login_acct_per_hour 12
  *   sign-up per address   signup_ip_burst 3,   signup_ip_per_hour 6
+ *   recovery mail per address  reset_ip_burst 5, reset_ip_per_hour 20
+ *   recovery mail per account  reset_acct_burst 2, reset_acct_per_hour 4
+ *     (the account is the e-mail address asked, whether or not an
+ *     account has it, so the limit tells nothing about which do)
  * Loopback addresses are exempt (local tools, demos) unless
  * limits.loopback = 1. The address is the request's (req->remote_ip):
  * behind a proxy listed in http.trusted_proxies, the client's from the
@@ -36,7 +40,7 @@
 #define CT_RL_CAP 4096
 #define CT_RL_KEYLEN 300
 
-enum ct_rl_action { CT_RL_LOGIN, CT_RL_SIGNUP };
+enum ct_rl_action { CT_RL_LOGIN, CT_RL_SIGNUP, CT_RL_RESET };
 
 struct ct_rl;
 

@@ -31,6 +31,7 @@
 #include "data/db.h"
 #include "data/db_args.h"
 #include "data/dl.h"
+#include "data/dl_chain.h"
 #include "data/dl_host.h"
 #include "data/dl_result.h"
 #include "data/dl_sched.h"
@@ -192,6 +193,14 @@ static int reject(struct ack *a, int code, const char *msg)
 	return 0;
 }
 
+/* 1 if name is a state task's (<result>.state, put_state_requests). */
+static int is_state_task(const char *name)
+{
+	size_t n = strlen(name), k = strlen(CT_STATE_SUFFIX);
+
+	return n > k && strcmp(name + n - k, CT_STATE_SUFFIX) == 0;
+}
+
 /* Inside the transaction, the WU locked and the result read: apply.
  * Returns 1 when the result moved (*error: as a client error), 0 when
  * the report was rejected, or an error. */
@@ -203,6 +212,8 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 	int rc, state = r->server_state, outcome = r->outcome;
 
 	*error = 0;
+	if (!t->found && is_state_task(rep->name))
+		return 0;	/* a state task's report: the upload was all (accepted) */
 	if (!t->found)
 		return reject(t->ack, CT_ENOTFOUND, "no such result");
 	if (r->hostid != t->c->hostid)
@@ -221,6 +232,11 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
 					.final_loss = rep->has_final_loss ? rep->final_loss : NAN,
 					.conforming = (int)rep->conforming });
+		if (rc > 0 && rep->chain != NULL) {	/* checked by the validator */
+			int crc = ct_dl_chain_put(db, t->resultid, rep->chain);
+
+			rc = crc < 0 ? crc : rc;
+		}
 	} else {
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
@@ -391,6 +407,21 @@ static int drop_canceled(struct sched_ctx *c, int64_t resultid)
 	return rc < 0 ? rc : 0;
 }
 
+/* 1 if the state task `name` (<result>.state) is still asked of this
+ * host, 0 if not (abort it), or a db error. */
+static int state_task_open(struct sched_ctx *c, const char *name)
+{
+	struct ct_dl_state_req q;
+	char rname[96];
+	size_t n = strlen(name) - strlen(CT_STATE_SUFFIX);
+
+	if (n >= sizeof(rname))
+		return 0;
+	memcpy(rname, name, n);
+	rname[n] = '\0';
+	return ct_dl_state_req_by_name(c->db, rname, c->hostid, &q);
+}
+
 static int check_others(struct sched_ctx *c)
 {
 	int rc = 0;
@@ -400,6 +431,12 @@ static int check_others(struct sched_ctx *c)
 		int64_t id = 0;
 		int mine, abort = 1;
 
+		if (is_state_task(c->req.other[i])) {	/* kept while it is asked for */
+			rc = state_task_open(c, c->req.other[i]);
+			if (rc == 0)
+				c->aborts[c->naborts++] = c->req.other[i];
+			continue;
+		}
 		rc = ct_sched_held_get(c->db, c->req.other[i], &h);
 		if (rc < 0 && rc != CT_ENOTFOUND)
 			break;
@@ -1080,6 +1117,10 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_double(b, dbl[i], s->job.hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
 	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->job.upload_encoding);
+	if (rc == 0 && s->job.chain_every > 0)
+		rc = ct_xml_elem_int64(b, "chain_every", s->job.chain_every);
+	if (rc == 0 && s->state_at > 0)
+		rc = ct_xml_elem_int64(b, "state_at", s->state_at);
 	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha256, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha256, s->data_size);
@@ -1173,6 +1214,59 @@ static int read_sent(struct sched_ctx *c, struct ct_sched_sent *sent)
 	return old > 0 ? ct_sched_sent_read(c->db, c->send, old, sent) : 0;
 }
 
+/* The states the validator asks of this host to settle disputes
+ * (validate/dispute.h; doc/protocol.md "State requests"): where to upload
+ * the training state after `step` of the result's WU, and the same as a
+ * task a client runs like any other: the WU again as <wu>.state with
+ * state_at, and a result <result>.state uploading to that place. */
+static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora_xml *lora)
+{
+	struct ct_dl_state_req *q = NULL;
+	struct ct_sched_sent s[4];
+	char token[CT_TOKEN_MAX], name[sizeof(s[0].name)];
+	int64_t ids[4];
+	size_t n = 0;
+	int rc;
+
+	rc = ct_dl_state_req_for_host(c->db, c->hostid, ct_db_now(c->db), 4, &q, &n);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = q[i].resultid;
+	memset(s, 0, sizeof(s));
+	if (rc == 0 && n > 0)
+		rc = ct_sched_sent_read(c->db, ids, (int)n, s);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (snprintf(name, sizeof(name), "%s%s", q[i].result_name, CT_STATE_SUFFIX) >=
+		    (int)sizeof(name))
+			continue;	/* no upload name of 80 bytes: the deadline decides */
+		rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid,
+				   q[i].max_bytes, q[i].deadline, token, sizeof(token));
+		if (rc == 0) rc = ct_xml_open(b, "state_request");
+		if (rc == 0) rc = ct_xml_elem_str(b, "name", q[i].result_name);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "step", q[i].step);
+		if (rc == 0) rc = ct_xml_elem_str(b, "digest", q[i].agreed_sha);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "deadline", q[i].deadline);
+		if (rc == 0) rc = ct_buf_appends(b, "<upload_url>");
+		if (rc == 0) rc = ct_xml_escape(b, c->srv->base_url);
+		if (rc == 0) rc = ct_buf_appendf(b, "/upload/%s</upload_url>\n", name);
+		if (rc == 0) rc = ct_xml_elem_str(b, "upload_token", token);
+		if (rc == 0) rc = ct_xml_elem_int64(b, "max_upload_bytes", q[i].max_bytes);
+		if (rc == 0) rc = ct_xml_close(b, "state_request");
+		if (rc < 0 || !s[i].found)
+			continue;
+		memcpy(s[i].name, name, sizeof(name));
+		snprintf(s[i].wu_name + strlen(s[i].wu_name),
+			 sizeof(s[i].wu_name) - strlen(s[i].wu_name), "%s", CT_STATE_SUFFIX);
+		s[i].state_at = q[i].step;
+		s[i].deadline = q[i].deadline;
+		s[i].job.max_upload = q[i].max_bytes;
+		rc = put_workunit(b, c->srv, c->db, lora, &s[i]);
+		if (rc == 0)
+			rc = put_result(b, c, &s[i]);
+	}
+	free(q);
+	return rc;
+}
+
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	struct lora_xml lora = { .xml = CT_BUF_INIT(1 << 16) };
@@ -1202,6 +1296,7 @@ static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 		if (rc == 0) rc = ct_xml_close(b, "web_prefs");
 	}
 	if (rc == 0) rc = put_acks(b, c);
+	if (rc == 0) rc = put_state_requests(b, c, &lora);
 	if (rc == 0 && c->nsend > 0) {
 		sent = calloc((size_t)c->nsend, sizeof(*sent));
 		rc = sent ? read_sent(c, sent) : CT_ENOMEM;

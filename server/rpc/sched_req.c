@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ct_chain.h"
 #include "ct_err.h"
 #include "ct_utf8.h"
 #include "ct_xml.h"
@@ -19,8 +20,9 @@
 #define STRCAP 255
 
 /* The largest request the protocol allows is ~2,000 nodes (16 devices, 64
- * results, 256 other names, each a handful of elements) and well under
- * 100 KB of text; ten times that is plenty and costs a few MB of tree. */
+ * results, 256 other names, each a handful of elements) and under 600 KB
+ * of text (64 hash chains of 8 KB); the caps leave room and cost a few MB
+ * of tree. */
 #define SCHED_REQ_MAX_NODES 20000
 #define SCHED_REQ_MAX_TEXT (1u << 20)
 
@@ -100,6 +102,24 @@ static int parse_host(xmlNodePtr root, struct sched_req *r)
 	return rc;
 }
 
+/* A result's hash chain: optional; hex links only, at most
+ * CT_CHAIN_MAX_LINKS (whether it fits the WU is the validator's check). */
+static int parse_chain(xmlNodePtr e, char **out)
+{
+	int rc = ct_xml_get_str(e, "chain", CT_CHAIN_HEX_MAX, out);
+	size_t n;
+
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc == CT_ETOOBIG ? ct_error(CT_EPROTO, "<chain> over %d links",
+						   CT_CHAIN_MAX_LINKS) : rc;
+	n = strlen(*out);
+	if (n == 0 || n % 64 != 0 || strspn(*out, "0123456789abcdef") != n)
+		return ct_error(CT_EPROTO, "<chain> must be links of 64 lower-case hex digits");
+	return 0;
+}
+
 static int parse_report(xmlNodePtr e, struct sched_report *rep)
 {
 	char *status = NULL;
@@ -121,6 +141,8 @@ static int parse_report(xmlNodePtr e, struct sched_report *rep)
 			if (rc == CT_ENOTFOUND)
 				rc = 0;
 		}
+		if (rc == 0)
+			rc = parse_chain(e, &rep->chain);
 	} else if (strcmp(status, "error") == 0) {
 		rc = opt_long(e, "error_code", -1000000, 1000000, &rep->error_code);
 		if (rc == 0)
@@ -227,6 +249,7 @@ void sched_req_free(struct sched_req *r)
 		free(r->rep[i].name);
 		free(r->rep[i].sha256);
 		free(r->rep[i].error_message);
+		free(r->rep[i].chain);
 	}
 	for (int i = 0; i < r->nother; i++)
 		free(r->other[i]);

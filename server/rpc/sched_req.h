@@ -28,6 +28,7 @@ struct sched_report {
 	double final_loss;
 	int has_final_loss;
 	long conforming;
+	char *chain;		/* success only: the hash chain (ct_chain.h), or NULL */
 };
 
 struct sched_req {

@@ -30,6 +30,7 @@ const char *ct_val_reason_name(int reason)
 		[CT_VAL_NO_UPDATE] = "no_update",
 		[CT_VAL_TOO_LARGE] = "update_too_large",
 		[CT_VAL_LOSS] = "probe_loss",
+		[CT_VAL_FALSE_CHAIN] = "false_chain",
 	};
 
 	if (reason < 0 || (size_t)reason >= sizeof(names) / sizeof(names[0]))

@@ -30,6 +30,8 @@ enum ct_val_reason {
 	CT_VAL_NO_UPDATE,	/* weights equal the base: free-riding */
 	CT_VAL_TOO_LARGE,	/* update larger than training can produce */
 	CT_VAL_LOSS,		/* probe loss worse than the base's + margin */
+	CT_VAL_FALSE_CHAIN,	/* its hash chain is malformed or does not end in
+				 * its hash (validate/bisect.h) */
 };
 
 /* Short name of a reason ("no_update"), for logs and error_message. */

@@ -304,6 +304,16 @@ static int web_identify(struct ct_web_req *req, struct ct_web_resp *resp)
 
 /* ---- layout and errors --------------------------------------------------- */
 
+void ct_web_project_url(const struct ct_server *srv, char *out, size_t cap)
+{
+	const char *listen = srv->conf ? ct_conf_get(srv->conf, "listen") : NULL;
+
+	if (srv->base_url != NULL && srv->base_url[0] != '\0')
+		snprintf(out, cap, "%s", srv->base_url);
+	else
+		snprintf(out, cap, "http://%s", listen && *listen ? listen : "127.0.0.1:8080");
+}
+
 const char *ct_web_project_name(const struct ct_server *srv)
 {
 	const char *n = srv->conf ? ct_conf_get(srv->conf, "project_name") : NULL;
@@ -440,7 +450,7 @@ static const struct web_route routes[] = {
 	{ .method = "ANY", .path = "/account/create", .fn = ct_web_page_create },
 	{ .method = "ANY", .path = "/account/prefs", .fn = ct_web_page_prefs },
 	{ .method = "ANY", .path = "/account/settings", .fn = ct_web_page_settings },
-	{ .method = "GET", .path = "/account/forgot", .fn = ct_web_page_forgot },
+	{ .method = "ANY", .path = "/account/forgot", .fn = ct_web_page_forgot },
 	{ .method = "ANY", .path = "/account/reset", .fn = ct_web_page_reset },
 	{ .method = "ANY", .path = "/account/login", .fn = ct_web_page_login },
 	{ .method = "POST", .path = "/account/logout", .fn = ct_web_page_logout },

@@ -22,6 +22,7 @@
 #include "ct_utf8.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/dl_team.h"
 #include "rpc/ratelimit.h"
 #include "data/server.h"
 #include "tmpl.h"
@@ -32,22 +33,23 @@
 
 /* ---- sessions ------------------------------------------------------------ */
 
-/* The session's user, straight into the request. */
-static const struct ct_dl_col session_cols[] = {
-	CT_DL_COL(struct ct_web_req, userid), CT_DL_COL(struct ct_web_req, user_name),
-	CT_DL_COL(struct ct_web_req, user_teamid),
-};
-
 int ct_web_auth_session(struct ct_web_req *req)
 {
 	char hash[CT_SHA256_HEXLEN + 1];
 	int rc;
 
+	struct ct_web_session_user u;
+
 	ct_sha256_hex(req->session, strlen(req->session), hash);
-	rc = CT_DL_ONE(req->db, req, session_cols, "SELECT u.id, u.name, u.teamid FROM "
-		"web_session s JOIN `user` u ON u.id = s.userid "
-		"WHERE s.token_hash = ? AND s.expire_time > ?", hash, ct_db_now(req->db));
-	return rc == CT_ENOTFOUND ? 0 : rc;	/* no session: signed out */
+	rc = ct_web_session_get(req->db, hash, ct_db_now(req->db), &u);
+	if (rc == CT_ENOTFOUND)
+		return 0;	/* no session: signed out */
+	if (rc < 0)
+		return rc;
+	req->userid = u.userid;
+	req->user_teamid = u.teamid;
+	snprintf(req->user_name, sizeof(req->user_name), "%s", u.name);
+	return 0;
 }
 
 /* Sign `userid` in: new session row + cookie; the rest of this response
@@ -65,13 +67,7 @@ static int session_start(struct ct_web_req *req, struct ct_web_resp *resp,
 		return rc;
 	ct_hex_encode(rnd, sizeof(rnd), req->session);
 	ct_sha256_hex(req->session, 64, hash);
-	/* Expired sessions of this user go when a new one starts. */
-	rc = CT_DB_EXEC(req->db, "DELETE FROM web_session WHERE userid = ? AND "
-			"expire_time <= ?", userid, now);
-	if (rc >= 0)
-		rc = CT_DB_EXEC(req->db, "INSERT INTO web_session (token_hash, "
-			"userid, create_time, expire_time) VALUES (?, ?, ?, ?)",
-			hash, userid, now, now + SESSION_SECONDS);
+	rc = ct_web_session_add(req->db, hash, userid, now, now + SESSION_SECONDS);
 	if (rc < 0)
 		return rc;
 	rc = ct_web_auth_session(req);
@@ -96,8 +92,7 @@ int ct_web_page_logout(struct ct_web_req *req, struct ct_web_resp *resp)
 					 "reload the page and try again.");
 	if (req->session[0] != '\0') {
 		ct_sha256_hex(req->session, strlen(req->session), hash);
-		rc = CT_DB_EXEC(req->db, "DELETE FROM web_session WHERE "
-				"token_hash = ?", hash);
+		rc = ct_web_session_delete(req->db, hash);
 		if (rc < 0)
 			return rc;
 	}
@@ -122,8 +117,7 @@ static int user_by_key(struct ct_db *db, const char *key, int64_t *userid)
 	rc = ct_account_key_hash(lower, hash);
 	if (rc < 0)
 		return rc;
-	rc = CT_DB_QUERY_INT(db, userid, "SELECT id FROM `user` WHERE "
-			     "auth_hash = ?", hash);
+	rc = ct_web_user_by_auth_hash(db, hash, userid);
 	return rc == CT_ENOTFOUND ? ct_error(CT_EAUTH, "unknown account key") : rc;
 }
 
@@ -244,18 +238,11 @@ static int key_page(struct ct_web_req *req, struct ct_web_resp *resp,
 		    const char *title, const char *key, const char *intro)
 {
 	struct ct_buf c = CT_BUF_INIT(CONTENT_MAX);
-	const char *listen = req->srv->conf ?
-		ct_conf_get(req->srv->conf, "listen") : NULL;
 	char url[300];
 	int rc;
 
-	/* The URL clients reach the project by: the config's `url`, else the
-	 * address the server listens on. */
-	if (req->srv->base_url != NULL && req->srv->base_url[0] != '\0')
-		snprintf(url, sizeof(url), "%s", req->srv->base_url);
-	else
-		snprintf(url, sizeof(url), "http://%s",
-			 listen && *listen ? listen : "127.0.0.1:8080");
+	/* the URL clients reach the project by */
+	ct_web_project_url(req->srv, url, sizeof(url));
 	rc = notice(&c, intro, 0);
 	if (rc == 0)
 		rc = ct_tmpl_printf(&c, "<p>Your account key is <code class=\"key\" "
@@ -436,44 +423,10 @@ int ct_web_page_account(struct ct_web_req *req, struct ct_web_resp *resp)
 
 /* ---- teams --------------------------------------------------------------- */
 
-struct team_move {
-	int64_t userid, to;	/* to = 0: leave */
-};
-
-/* Move a user to team `to` (or out of any), keeping nusers right. */
-static int team_move_txn(struct ct_db *db, void *arg)
-{
-	struct team_move *m = arg;
-	int64_t from = 0, exists = 0;
-	int rc;
-
-	rc = CT_DB_QUERY_INT(db, &from, "SELECT teamid FROM `user` WHERE id = ? "
-			     "FOR UPDATE", m->userid);
-	if (rc < 0)
-		return rc;
-	if (from == m->to)
-		return 0;
-	if (m->to > 0) {
-		rc = CT_DB_QUERY_INT(db, &exists, "SELECT id FROM team WHERE id = ? "
-				     "FOR UPDATE", m->to);
-		if (rc < 0)
-			return rc;
-	}
-	rc = CT_DB_EXEC(db, "UPDATE `user` SET teamid = ? WHERE id = ?",
-			m->to, m->userid);
-	if (rc >= 0 && from > 0)
-		rc = CT_DB_EXEC(db, "UPDATE team SET nusers = GREATEST(nusers - 1, 0) "
-				"WHERE id = ?", from);
-	if (rc >= 0 && m->to > 0)
-		rc = CT_DB_EXEC(db, "UPDATE team SET nusers = nusers + 1 WHERE id = ?",
-				m->to);
-	return rc < 0 ? rc : 1;
-}
-
 static int team_post(struct ct_web_req *req, struct ct_web_resp *resp, int join)
 {
 	const char *t = ct_web_arg(req, "team");
-	struct team_move m = { .userid = req->userid };
+	int64_t to;
 	char loc[64];
 	int rc;
 
@@ -482,14 +435,14 @@ static int team_post(struct ct_web_req *req, struct ct_web_resp *resp, int join)
 	if (!ct_web_csrf_ok(req))
 		return ct_web_error_page(req, resp, 403, "The form expired; "
 					 "reload the page and try again.");
-	m.to = join && t != NULL ? strtoll(t, NULL, 10) : 0;
-	if (join && m.to <= 0)
+	to = join && t != NULL ? strtoll(t, NULL, 10) : 0;
+	if (join && to <= 0)
 		return ct_error(CT_EINVAL, "no team given");
-	rc = ct_db_txn(req->db, team_move_txn, &m);
+	rc = ct_team_move(req->db, req->userid, to);
 	if (rc < 0)
 		return rc;
 	snprintf(loc, sizeof(loc), "/team/%lld",
-		 (long long)(join ? m.to : t != NULL ? strtoll(t, NULL, 10) : 0));
+		 (long long)(join ? to : t != NULL ? strtoll(t, NULL, 10) : 0));
 	ct_web_redirect(resp, join || (t != NULL && strtoll(t, NULL, 10) > 0) ?
 			loc : "/account");
 	return 0;
@@ -520,30 +473,10 @@ static const struct form team_form_def = {
 };
 
 
-struct team_new {
-	int64_t userid, id;
-	const char *name, *description;
-};
-
-static int team_create_txn(struct ct_db *db, void *arg)
-{
-	struct team_new *t = arg;
-	struct team_move m = { .userid = t->userid };
-	int rc;
-
-	rc = CT_DB_EXEC(db, "INSERT INTO team (create_time, name, userid, "
-		"description) VALUES (?, ?, ?, ?)", ct_db_now(db), t->name,
-		t->userid, t->description);
-	if (rc < 0)
-		return rc;
-	t->id = ct_db_last_id(db);
-	m.to = t->id;
-	return team_move_txn(db, &m);
-}
-
 int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
 {
-	struct team_new t = { .userid = req->userid };
+	const char *name, *description;
+	int64_t id = 0;
 	char loc[64];
 	int rc;
 
@@ -552,24 +485,24 @@ int ct_web_page_team_create(struct ct_web_req *req, struct ct_web_resp *resp)
 	rc = form_start(req, resp, &team_form_def);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
-	t.name = ct_web_arg(req, "name");
-	t.description = ct_web_arg(req, "description");
-	if (t.description == NULL)
-		t.description = "";
-	if (t.name == NULL || t.name[0] == '\0' || strlen(t.name) > 64 ||
-	    strlen(t.description) > 1000)
+	name = ct_web_arg(req, "name");
+	description = ct_web_arg(req, "description");
+	if (description == NULL)
+		description = "";
+	if (name == NULL || name[0] == '\0' || strlen(name) > 64 ||
+	    strlen(description) > 1000)
 		return form_page(req, resp, &team_form_def, "A team needs a name of 1 to 64 "
 				 "bytes and a description of at most 1000.");
-	if (!ct_utf8_valid(t.name) || !ct_utf8_valid(t.description))
+	if (!ct_utf8_valid(name) || !ct_utf8_valid(description))
 		return form_page(req, resp, &team_form_def,
 				 "The name and description must be UTF-8 text.");
-	rc = ct_db_txn(req->db, team_create_txn, &t);
+	rc = ct_team_create(req->db, req->userid, name, description, &id);
 	if (rc == CT_EDUP)
 		return form_page(req, resp, &team_form_def,
 				 "A team with this name exists already.");
 	if (rc < 0)
 		return rc;
-	snprintf(loc, sizeof(loc), "/team/%lld", (long long)t.id);
+	snprintf(loc, sizeof(loc), "/team/%lld", (long long)id);
 	ct_web_redirect(resp, loc);
 	return 0;
 }

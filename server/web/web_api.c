@@ -1,6 +1,6 @@
 /*
  * web_api.c - the JSON API: /api/v1/<what>[/ID], one endpoint per web page,
- * built from the same web_data.c queries as the HTML, so the numbers match.
+ * built from the same dl_web*.c queries (server/data/) as the HTML, so the numbers match.
  * Lists take ?sort=rac|total&page=N like the pages. Responses are
  * application/json; errors are {"error": "..."} with the HTTP status.
  */
@@ -80,7 +80,7 @@ static const struct jfield team_fields[] = {
 	JS(T, description), JI(T, nusers), JN(T, total_credit),
 	JN(T, expavg_credit), JN(T, expavg_time), JI(T, create_time), JEND,
 };
-/* one team: also what its members have earned in all (web_data.h) */
+/* one team: also what its members have earned in all (dl_web.h) */
 static const struct jfield team_one_fields[] = {
 	JN(T, members_credit), JEND,
 };

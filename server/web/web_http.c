@@ -14,6 +14,7 @@
 #include "data/server.h"
 #include "web.h"
 #include "web_http.h"
+#include "web_mail.h"
 
 /* Query arguments the pages read (the front end looks them up by name). */
 static const char *const query_args[] = { "sort", "page", "host", "user", "state", "q",
@@ -109,7 +110,7 @@ static const struct ct_http_route web_routes[] = {
 	GET("/about"), GET("/news"), GET("/news.atom"), GET("/client/*"),
 	GET("/account"), GET("/account/create"), POST("/account/create"),
 	GET("/account/prefs"), POST("/account/prefs"),
-	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"),
+	GET("/account/settings"), POST("/account/settings"), GET("/account/forgot"), POST("/account/forgot"),
 	GET("/account/reset"), POST("/account/reset"),
 	GET("/account/login"), POST("/account/login"), POST("/account/logout"),
 	GET("/teams/create"), POST("/teams/create"), POST("/teams/join"),
@@ -121,5 +122,16 @@ static const struct ct_http_route web_routes[] = {
 
 int ct_web_register(struct ct_server *srv)
 {
+	struct ct_mail_conf mc;
+	long ttl;
+	/* a [mail] section that cannot send stops the start, as any bad key */
+	int rc = ct_mail_conf_load(srv->conf, &mc);
+
+	if (rc == 0)
+		rc = ct_conf_get_int(srv->conf, "mail.reset_ttl", 3600, 300, 86400, &ttl);
+	if (rc < 0)
+		return rc;
+	if (mc.url[0] != '\0')
+		ct_log_info("web: recovery mails go through %s from %s", mc.url, mc.from_addr);
 	return ct_http_register_routes(srv, web_routes);
 }

@@ -10,7 +10,7 @@
 
 #include "ct_buf.h"
 #include "web.h"
-#include "web_data.h"
+#include "data/dl_web.h"
 
 /* A route handler: fill resp; return 0, or a negative CT_E* code for which
  * ct_web_handle() makes an error page (CT_ENOTFOUND -> 404, CT_EINVAL ->
@@ -117,6 +117,9 @@ int64_t ct_web_arg_page(const struct ct_web_req *req);
 /* Name of the project for page titles (config `project_name`, else
  * "crowdtune"). */
 const char *ct_web_project_name(const struct ct_server *srv);
+/* The URL visitors reach the project by (config `url`, else the address it
+ * listens on), no trailing slash, into out. */
+void ct_web_project_url(const struct ct_server *srv, char *out, size_t cap);
 
 /* Round receipts on the web (web_receipt.c, doc/receipts.md): the file at
  * /job/N/round/R/receipt, their list in the API, the job page's section

@@ -170,17 +170,6 @@ int ct_web_page_news(struct ct_web_req *req, struct ct_web_resp *resp)
 	return rc;
 }
 
-/* The URL visitors reach the project by, no trailing slash. */
-static void project_url(const struct ct_server *srv, char *out, size_t cap)
-{
-	const char *listen = srv->conf ? ct_conf_get(srv->conf, "listen") : NULL;
-
-	if (srv->base_url != NULL && srv->base_url[0] != '\0')
-		snprintf(out, cap, "%s", srv->base_url);
-	else
-		snprintf(out, cap, "http://%s", listen && *listen ? listen : "127.0.0.1:8080");
-}
-
 /* RFC 3339 in UTC, as Atom wants. */
 static void atom_time(char *out, size_t cap, long long t)
 {
@@ -200,7 +189,7 @@ int ct_web_news_atom(struct ct_web_req *req, struct ct_web_resp *resp)
 	size_t n = 0;
 	int rc = ct_web_news(req->db, NEWS_PAGE, &it, &n);
 
-	project_url(req->srv, url, sizeof(url));
+	ct_web_project_url(req->srv, url, sizeof(url));
 	atom_time(when, sizeof(when), n > 0 ? it[0].create_time : ct_db_now(req->db));
 	if (rc == 0)
 		rc = ct_tmpl_printf(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
@@ -234,7 +223,7 @@ int ct_web_page_about(struct ct_web_req *req, struct ct_web_resp *resp)
 	char url[300];
 	int rc;
 
-	project_url(req->srv, url, sizeof(url));
+	ct_web_project_url(req->srv, url, sizeof(url));
 	rc = ct_tmpl_printf(&c, "<p class=\"profile\" id=\"description\">%s</p>",
 			    desc && *desc ? desc : "This project fine-tunes language models on "
 			    "volunteers' computers. Every work unit is computed twice and the "

@@ -11,61 +11,21 @@
 #include "ct_chat.h"
 
 #include "ct_err.h"
-#include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_web.h"
 #include "tmpl.h"
 #include "web_json.h"
-
-/* At most this many samples on a page (the base and 200 rounds). */
-#define SAMPLES_MAX 201
-
-/* One round_sample row; TEXT holds at most 65,535 bytes, so text never
- * truncates. */
-struct sample_row {
-	int64_t round;
-	char model_sha256[65];
-	char text[65536];
-};
-
-static const struct ct_dl_col sample_cols[] = {
-	CT_DL_COL(struct sample_row, round), CT_DL_COL(struct sample_row, model_sha256),
-	CT_DL_COL(struct sample_row, text),
-};
-
-/* The job's samples, oldest first: *row is a buffer for one (free it). */
-static int query(struct ct_db *db, int64_t jobid, struct ct_db_res **res,
-		 struct sample_row **row)
-{
-	*row = malloc(sizeof(**row));
-	if (*row == NULL)
-		return ct_error(CT_ENOMEM, "sample row");
-	return CT_DB_QUERY(db, res, "SELECT round_idx, model_sha256, sample_text FROM "
-			   "round_sample WHERE jobid=? ORDER BY round_idx LIMIT ?",
-			   jobid, SAMPLES_MAX);
-}
-
-/* The next row of res into r: 1, or 0 at the end. */
-static int next(struct ct_db_res *res, struct sample_row *r)
-{
-	if (ct_db_next(res) <= 0)
-		return 0;
-	ct_dl_row(res, r, sample_cols, CT_DL_NCOLS(sample_cols));
-	return 1;
-}
 
 /* A chat job's sample conversation (job_text.sample_chat) into *conv,
  * NULL for text samples. */
 static int sample_chat(struct ct_db *db, int64_t jobid, struct ct_jv **conv)
 {
-	struct ct_db_res *res = NULL;
-	int rc = CT_DB_QUERY(db, &res, "SELECT sample_chat FROM job_text WHERE jobid=?",
-			     jobid);
+	char *text = NULL;
+	int rc = ct_web_sample_chat(db, jobid, &text);
 
 	*conv = NULL;
-	if (rc == 0 && ct_db_next(res) > 0 && ct_db_str(res, 0)[0] != '\0')
-		rc = ct_chat_parse_line(ct_db_str(res, 0), strlen(ct_db_str(res, 0)),
-					"sample_chat", 1, conv);
-	ct_db_res_free(res);
+	if (rc == 0 && text != NULL)
+		rc = ct_chat_parse_line(text, strlen(text), "sample_chat", 1, conv);
+	free(text);
 	return rc;
 }
 
@@ -91,12 +51,12 @@ static int conversation_html(struct ct_buf *c, const struct ct_jv *conv)
 
 int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 {
-	struct ct_db_res *res = NULL;
-	struct sample_row *r = NULL;
+	struct ct_web_samples it;
+	struct ct_web_sample *r = NULL;
 	struct ct_jv *conv = NULL;
-	int rc = query(db, jobid, &res, &r);
+	int rc = ct_web_samples_open(db, jobid, &it, &r);
 
-	if (rc < 0 || ct_db_nrows(res) == 0)
+	if (rc < 0 || it.n == 0)
 		goto out;
 	rc = sample_chat(db, jobid, &conv);
 	if (rc == 0 && conv != NULL)
@@ -107,7 +67,7 @@ int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 	if (rc == 0)
 		rc = ct_tmpl_printf(c, "<table id=\"samples\"><thead><tr><th>Model</th><th>%s"
 				    "</th></tr></thead><tbody>", conv ? "Reply" : "Sample");
-	while (rc == 0 && next(res, r)) {
+	while (rc == 0 && ct_web_samples_next(&it, r)) {
 		if (r->round == 0)
 			rc = ct_buf_appends(c, "<tr class=\"sample\" data-round=\"0\"><td>base</td>");
 		else
@@ -122,22 +82,21 @@ int ct_web_job_samples_html(struct ct_db *db, struct ct_buf *c, int64_t jobid)
 		rc = ct_buf_appends(c, "</tbody></table>");
 out:
 	ct_jv_free(conv);
-	ct_db_res_free(res);
-	free(r);
+	ct_web_samples_close(&it, r);
 	return rc;
 }
 
 int ct_web_job_samples_json(struct ct_db *db, struct ct_json *j, int64_t jobid)
 {
-	struct ct_db_res *res = NULL;
-	struct sample_row *r = NULL;
-	int rc = query(db, jobid, &res, &r);
+	struct ct_web_samples it;
+	struct ct_web_sample *r = NULL;
+	int rc = ct_web_samples_open(db, jobid, &it, &r);
 
 	if (rc < 0)
 		goto out;
 	ct_json_key(j, "samples");
 	ct_json_arr_begin(j);
-	while (next(res, r)) {
+	while (ct_web_samples_next(&it, r)) {
 		ct_json_obj_begin(j);
 		ct_json_kint(j, "round", r->round);
 		ct_json_kstr(j, "model_sha256", r->model_sha256);
@@ -146,7 +105,6 @@ int ct_web_job_samples_json(struct ct_db *db, struct ct_json *j, int64_t jobid)
 	}
 	ct_json_arr_end(j);
 out:
-	ct_db_res_free(res);
-	free(r);
+	ct_web_samples_close(&it, r);
 	return rc;
 }

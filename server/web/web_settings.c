@@ -6,11 +6,14 @@
  *
  * Every change but the profile asks for the current password; the account
  * module (rpc/account.h) checks it and keeps the account key wrapped under
- * the password. Recovery needs no mail server: the operator runs
- * `ctune-server user reset-link DIR EMAIL`, which prints a one-time link
- * valid an hour, and hands it to the volunteer (doc/operator.md). A reset
- * cannot unwrap the old key, so the page says the computers keep working
- * and a new key can be made here.
+ * the password. Recovery: with a mail server configured ([mail],
+ * web_mail.h) the forgot page mails a one-time link to the address asked,
+ * answering the same whether or not an account has it; without one the
+ * operator runs `ctune-server user reset-link DIR EMAIL`, which prints the
+ * link, and hands it to the volunteer (doc/operator.md). Links are valid
+ * mail.reset_ttl seconds (an hour), kept only as hashes (rpc/account.h). A
+ * reset cannot unwrap the old key, so the page says the computers keep
+ * working and a new key can be made here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include "data/server.h"
 #include "tmpl.h"
 #include "web_int.h"
+#include "web_mail.h"
 
 #define CONTENT_MAX (1u << 20)
 
@@ -226,7 +230,7 @@ static int fixed_page(struct ct_web_req *req, struct ct_web_resp *resp, const ch
 	return rc;
 }
 
-int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp)
+static int forgot_operator(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	return fixed_page(req, resp, "Forgot your password?", "<p id=\"forgot\">A computer that is attached keeps working "
 		"without the password. To set a new one, write to the project's operator from "
@@ -234,6 +238,108 @@ int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp)
 		"hour, that lets you choose a new password.</p><p>Your account key is wrapped "
 		"under your password, so after a reset it cannot be shown again; your account "
 		"settings can make a new one.</p><p><a href=\"/account/login\">Sign in</a></p>");
+}
+
+/* The form that asks for the address, with a notice (NULL: none). */
+static int forgot_form(struct ct_web_req *req, struct ct_web_resp *resp, long ttl,
+		       const char *msg, int status)
+{
+	struct ct_buf c = CT_BUF_INIT(8192);
+	int rc = 0;
+
+	if (msg != NULL)
+		rc = ct_tmpl_printf(&c, "<p class=\"notice%s\" role=\"%s\" id=\"forgot-notice\">"
+				    "%s</p>", status ? " error" : "", status ? "alert" : "status",
+				    msg);
+	if (rc == 0)
+		rc = ct_tmpl_printf(&c, "<p id=\"forgot\">Give the e-mail address of your "
+			"account: a link to choose a new password goes to it, valid once, for %ld "
+			"minutes. A computer that is attached keeps working without the "
+			"password.</p><form class=\"box\" method=\"post\" action=\"/account/forgot\">",
+			ttl / 60);
+	if (rc == 0)
+		rc = ct_web_csrf_field(req, &c);
+	if (rc == 0)
+		rc = ct_buf_appends(&c, "<label for=\"forgot-email\">E-mail address</label><input "
+			"id=\"forgot-email\" name=\"email\" type=\"email\" required maxlength=\"254\">"
+			"<button type=\"submit\" id=\"forgot-send\">Send the link</button></form>"
+			"<p>Your account key is wrapped under your password, so after a reset it "
+			"cannot be shown again; your account settings can make a new one.</p>"
+			"<p><a href=\"/account/login\">Sign in</a></p>");
+	if (rc == 0)
+		rc = ct_web_render(req, resp, "Forgot your password?", &c, NULL);
+	if (rc == 0 && status)
+		resp->status = status;
+	ct_buf_free(&c);
+	return rc;
+}
+
+/* Mail account `email`'s new reset link; a failure to send is logged only
+ * (the answer must not differ from an unknown address's). */
+static void forgot_mail(struct ct_web_req *req, const struct ct_mail_conf *mc,
+			const char *email, const char *token, long ttl)
+{
+	const char *name = ct_web_project_name(req->srv);
+	char url[600], subject[220];
+	struct ct_buf body = CT_BUF_INIT(8192);
+	int ascii = strlen(name) <= 120;
+	int rc;
+
+	for (const char *p = name; *p; p++)
+		ascii &= *p >= 0x20 && *p < 0x7f;
+	ct_web_project_url(req->srv, url, sizeof(url));
+	snprintf(subject, sizeof(subject), "Your password%s%s", ascii ? " on " : "",
+		 ascii ? name : "");
+	rc = ct_buf_appendf(&body, "Someone, probably you, asked for a new password for the "
+		"account of this address on %s.\n\nTo choose one, open this link within %ld "
+		"minutes (it works once):\n\n%s/account/reset?token=%s\n\nIf you did not ask, "
+		"ignore this mail: your password stays as it is. Your computers keep working "
+		"either way.\n", name, ttl / 60, url, token);
+	if (rc == 0)
+		rc = ct_mail_send_async(mc, email, subject, ct_buf_cstr(&body));
+	if (rc < 0)
+		ct_log_warn("web: a recovery mail was not sent: %s", ct_errmsg(rc));
+	ct_buf_free(&body);
+}
+
+int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp)
+{
+	const char *given = ct_web_arg(req, "email");
+	struct ct_mail_conf mc;
+	char email[CT_MAIL_ADDR_MAX + 1], token[65];
+	int64_t userid = 0;
+	long ttl = 3600;
+	int wait = 0, rc;
+
+	rc = ct_mail_conf_load(req->srv->conf, &mc);
+	if (rc == 0)
+		rc = ct_conf_get_int(req->srv->conf, "mail.reset_ttl", 3600, 300, 86400, &ttl);
+	if (rc < 0)
+		ct_log_warn("web: no recovery mail: %s", ct_errmsg(rc));
+	if (rc < 0 || mc.url[0] == '\0')
+		return forgot_operator(req, resp);
+	if (strcmp(req->method, "POST") != 0)
+		return forgot_form(req, resp, ttl, NULL, 0);
+	if (!ct_web_csrf_ok(req))
+		return forgot_form(req, resp, ttl, "The form expired; please send it again.", 400);
+	snprintf(email, sizeof(email), "%s", given ? given : "");
+	for (char *p = email; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	if (given == NULL || strlen(given) > CT_MAIL_ADDR_MAX || !ct_mail_addr_ok(email))
+		return forgot_form(req, resp, ttl, "Please give an e-mail address.", 400);
+	if (!ct_rl_allow(req->srv->rl, req->srv->conf, CT_RL_RESET, req->remote_addr, email,
+			 ct_db_now(req->db), &wait))
+		return forgot_form(req, resp, ttl, "Too many requests for a link; please try again "
+				   "later.", 429);
+	rc = ct_account_reset_start(req->db, email, (int)ttl, token, &userid);
+	if (rc == 0) {
+		forgot_mail(req, &mc, email, token, ttl);
+		ct_log_info("web: user %lld: a recovery link was mailed", (long long)userid);
+	} else if (rc != CT_ENOTFOUND) {
+		return rc;
+	}
+	return forgot_form(req, resp, ttl, "If an account has this address, a link to choose a "
+			   "new password is on its way to it.", 0);
 }
 
 static int reset_form(struct ct_web_req *req, struct ct_web_resp *resp, const char *token,
@@ -280,6 +386,10 @@ int ct_web_page_reset(struct ct_web_req *req, struct ct_web_resp *resp)
 	rc = ct_account_reset_finish(req->db, token ? token : "", pw ? pw : "", &userid);
 	if (rc == CT_EINVAL || rc == CT_EAUTH)
 		return reset_form(req, resp, rc == CT_EAUTH ? NULL : token, ct_errmsg(rc));
+	/* whoever may hold a session of the account (the reason for a reset,
+	 * sometimes) is signed out with the old password */
+	if (rc == 0)
+		rc = ct_web_session_end_user(req->db, userid);
 	if (rc < 0)
 		return rc;
 	ct_log_info("web: user %lld set a new password with a reset link", (long long)userid);

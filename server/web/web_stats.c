@@ -34,7 +34,7 @@
 #include "data/server.h"
 #include "tmpl.h"
 #include "page_cache.h"
-#include "web_data.h"
+#include "data/dl_web.h"
 #include "web_int.h"
 
 #define EXPORT_MAX (512u << 20)	/* uncompressed XML of one table */
@@ -66,7 +66,7 @@ static void cpid_of(const struct ct_server *srv, const char *what, int64_t id,
 /* ---- one table at a time -------------------------------------------------- */
 
 /* A row's XML element as a table of children, in BOINC's order: a member
- * of the leaderboard's row struct (web_data.h, read through the data
+ * of the leaderboard's row struct (dl_web.h, read through the data
  * layer's mapper), the row's cpid, or a constant. */
 enum xe_type {
 	XE_INT, XE_DBL, XE_STR,
@@ -226,26 +226,18 @@ static int export_table(struct ct_server *srv, struct ct_db *db,
 static int export_tables_xml(struct ct_db *db, const char *dir)
 {
 	struct ct_buf x = CT_BUF_INIT(1 << 16);
-	int64_t nusers = 0, nteams = 0, nhosts = 0;
-	double credit = 0;
+	struct ct_web_totals tot;
 	char path[4200];
 	int rc;
 
-	rc = ct_db_query_inta(db, &nusers, "SELECT COUNT(*) FROM `user`", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_inta(db, &nteams, "SELECT COUNT(*) FROM team", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_inta(db, &nhosts, "SELECT COUNT(*) FROM host", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_doublea(db, &credit, "SELECT "
-			"COALESCE(SUM(total_credit), 0) FROM `user`", NULL, 0);
+	rc = ct_web_get_totals(db, &tot);
 	if (rc == 0) rc = ct_buf_appends(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	if (rc == 0) rc = ct_xml_open(&x, "tables");
 	if (rc == 0) rc = ct_xml_elem_int64(&x, "update_time", ct_db_now(db));
-	if (rc == 0) rc = ct_xml_elem_int64(&x, "nusers_total", nusers);
-	if (rc == 0) rc = ct_xml_elem_int64(&x, "nteams_total", nteams);
-	if (rc == 0) rc = ct_xml_elem_int64(&x, "nhosts_total", nhosts);
-	if (rc == 0) rc = ct_xml_elem_double(&x, "total_credit", credit);
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nusers_total", tot.users);
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nteams_total", tot.teams);
+	if (rc == 0) rc = ct_xml_elem_int64(&x, "nhosts_total", tot.hosts);
+	if (rc == 0) rc = ct_xml_elem_double(&x, "total_credit", tot.credit);
 	if (rc == 0) rc = ct_xml_close(&x, "tables");
 	if (rc == 0)
 		rc = ct_path_join(path, sizeof(path), dir, "tables.xml");
@@ -303,8 +295,7 @@ int ct_stats_export_run_once(struct ct_server *srv, struct ct_db *db)
 	    time(NULL) - st.st_mtime < interval)
 		return 0;
 	/* Housekeeping that shares the export's pace: expired web sessions. */
-	rc = CT_DB_EXEC(db, "DELETE FROM web_session WHERE "
-			"expire_time <= ?", ct_db_now(db));
+	rc = ct_web_session_purge(db, ct_db_now(db));
 	if (rc < 0)
 		return rc;
 	rc = ct_stats_export(srv, db);

@@ -1,20 +1,23 @@
 /*
- * web_data.h - the data behind every web page and its JSON twin: one query
+ * dl_web.h - the data behind every web page and its JSON twin: one query
  * function per view, filling plain structs, so the HTML pages (web_pages.c)
  * and the API (web_api.c) show the same numbers from the same statements.
+ * The data layer for server/web/: boards, rows, histories and the status
+ * numbers in dl_web.c, jobs in dl_web_job.c, tasks in dl_web_task.c, the
+ * user's preferences and profile in dl_user.c, news in dl_news.c.
  *
  * Every query is a prepared statement through server/data/db.h; leaderboards
  * pick one page of ids from a credit index alone (ORDER BY <credit> DESC,
  * id DESC LIMIT ? OFFSET ?: user_expavg, user_total and friends, whose
  * InnoDB entries end with the primary key), then join that page's rows by
- * primary key (web_data.c says why). Strings are copied
+ * primary key (dl_web.c says why). Strings are copied
  * into fixed fields sized to their columns, so the structs own nothing and
  * need no free; arrays are malloc'd and freed with free().
  *
  * Errors: 0 or a negative CT_E* code (CT_ENOTFOUND for an unknown id).
  */
-#ifndef CT_WEB_DATA_H
-#define CT_WEB_DATA_H
+#ifndef CT_DL_WEB_H
+#define CT_DL_WEB_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -171,6 +174,37 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib);
 
+/* ---- the samples of a job's rounds (dl_web_job.c) ------------------------- */
+
+#define CT_WEB_SAMPLES_MAX 201	/* the base model and 200 rounds */
+
+/* One round_sample row; TEXT holds at most 65,535 bytes, so text never
+ * truncates (hence one row at a time, not an array). */
+struct ct_web_sample {
+	int64_t round;		/* 0: the base model */
+	char model_sha256[65];
+	char text[65536];
+};
+
+/* The rows of one job's samples, read one by one. */
+struct ct_web_samples {
+	struct ct_db_res *res;
+	size_t n;		/* rows in all */
+};
+
+/* Open job `jobid`'s samples (at most CT_WEB_SAMPLES_MAX, oldest round
+ * first) into *it, and *row, a malloc'd buffer for one row. Close both
+ * with ct_web_samples_close(), also on failure (then it->n is 0). */
+int ct_web_samples_open(struct ct_db *db, int64_t jobid, struct ct_web_samples *it,
+			struct ct_web_sample **row);
+/* The next row into *row: 1, or 0 at the end. */
+int ct_web_samples_next(struct ct_web_samples *it, struct ct_web_sample *row);
+void ct_web_samples_close(struct ct_web_samples *it, struct ct_web_sample *row);
+
+/* A chat job's sample conversation (job_text.sample_chat, one JSON line)
+ * into *text (malloc'd: free it), NULL for a job of text samples. */
+int ct_web_sample_chat(struct ct_db *db, int64_t jobid, char **text);
+
 /* ---- tasks (results) of one computer or one user ---------------------- */
 
 /* What a volunteer sees of a result; the numbers are the page's filter
@@ -234,10 +268,43 @@ int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
 /* Save them (at most 2048 bytes; "" clears them on every client), now. */
 int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text);
 
+/* Whether s is min..max bytes of UTF-8 without control characters
+ * (newlines allowed when `newlines`): 1 or 0. */
+int ct_web_text_ok(const char *s, size_t min, size_t max, int newlines);
+
 /* Set user `id`'s profile: country (one of ct_web_countries, or "") and
  * text (at most 1024 bytes of UTF-8 without control characters but
  * newlines). CT_EINVAL names what is wrong. */
 int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text);
+
+/* ---- sign-in sessions (dl_user.c) ---------------------------------------- */
+
+/* The user a session belongs to. */
+struct ct_web_session_user {
+	int64_t userid, teamid;
+	char name[260];
+};
+
+/* The user of the session whose token's SHA-256 is token_hash (64 hex)
+ * and that is still valid at `now`: 0, CT_ENOTFOUND, or a db error. */
+int ct_web_session_get(struct ct_db *db, const char *token_hash, int64_t now,
+		       struct ct_web_session_user *u);
+
+/* Record a session of `userid` valid until expire_time, first dropping
+ * that user's expired ones. 0 or a db error. */
+int ct_web_session_add(struct ct_db *db, const char *token_hash, int64_t userid,
+		       int64_t now, int64_t expire_time);
+
+/* End one session (signing out), or every session expired at `now`
+ * (the stats role's sweep). 0 or a db error. */
+int ct_web_session_delete(struct ct_db *db, const char *token_hash);
+int ct_web_session_purge(struct ct_db *db, int64_t now);
+/* End every session of user `userid` (a password reset). 0 or a db error. */
+int ct_web_session_end_user(struct ct_db *db, int64_t userid);
+
+/* The user whose account key hashes to key_hash (ct_account_key_hash):
+ * 0, CT_ENOTFOUND, or a db error. */
+int ct_web_user_by_auth_hash(struct ct_db *db, const char *key_hash, int64_t *userid);
 
 /* ---- news ----------------------------------------------------------------- */
 
@@ -272,6 +339,15 @@ struct ct_web_status {
 	struct ct_web_role roles[32];
 	size_t nroles;
 };
+
+/* What the stats export's tables.xml counts: rows of user, team and
+ * host, and the users' total credit. */
+struct ct_web_totals {
+	int64_t users, teams, hosts;
+	double credit;
+};
+
+int ct_web_get_totals(struct ct_db *db, struct ct_web_totals *tot);
 
 /* Server status numbers (TFLOPS = credit granted in the last 24 h converted
  * at 1 cobblestone = 432 GFLOP, over 86400 s). */

@@ -1,7 +1,8 @@
 /*
- * web_data.c - the queries behind the web pages and the JSON API (see
- * web_data.h). Each SQL text is a literal, so db.h's per-connection cache
- * prepares it once; the two orders of a leaderboard are two literals.
+ * dl_web.c - the leaderboards, rows, credit histories and status numbers
+ * behind the web pages and the JSON API (see dl_web.h). Each SQL text is
+ * a literal, so db.h's per-connection cache prepares it once; the two
+ * orders of a leaderboard are two literals.
  */
 #include <math.h>
 #include <stddef.h>
@@ -11,9 +12,9 @@
 
 #include "ct_err.h"
 #include "ct_utf8.h"
-#include "data/db.h"
-#include "data/dl.h"
-#include "web_data.h"
+#include "db.h"
+#include "dl.h"
+#include "dl_web.h"
 
 static void board_pages(struct ct_web_board *b, int64_t page, int64_t total)
 {
@@ -362,8 +363,6 @@ static int get_row(struct ct_db *db, const struct board_kind *k, int64_t id,
 		       row_rank(k, row));
 }
 
-static int text_ok(const char *s, size_t min, size_t max, int newlines);
-
 static const struct ct_dl_col profile_cols[] = {
 	CT_DL_COL(struct ct_web_user, nhosts), CT_DL_COL(struct ct_web_user, profile),
 };
@@ -376,17 +375,6 @@ int ct_web_get_user(struct ct_db *db, int64_t id, struct ct_web_user *u)
 		return rc;
 	return CT_DL_ONE(db, u, profile_cols, "SELECT (SELECT COUNT(*) FROM host h WHERE "
 			 "h.userid = u.id), u.profile FROM `user` u WHERE u.id = ?", id);
-}
-
-int ct_web_set_profile(struct ct_db *db, int64_t id, const char *country, const char *text)
-{
-	int rc;
-
-	if (!text_ok(text, 0, 1024, 1))
-		return ct_error(CT_EINVAL, "the profile text must be at most 1024 bytes of text");
-	rc = CT_DB_EXEC(db, "UPDATE `user` SET country = ?, profile = ? WHERE id = ?",
-			country, text, id);
-	return rc < 0 ? rc : 0;
 }
 
 int ct_web_get_team(struct ct_db *db, int64_t id, struct ct_web_team *t)
@@ -479,410 +467,8 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-/* ---- jobs ---------------------------------------------------------------- */
 
-#define JOB_COLS "j.id, j.name, j.create_time, j.finish_time, j.status, " \
-	"j.error_message, j.model_sha256, j.final_model_sha256, j.nshards, " \
-	"j.nrounds, j.cur_round, j.steps, j.batch, j.seq, j.lr, " \
-	"j.min_quorum, j.target_nresults, j.base_eval_loss, j.final_eval_loss, " \
-	"(SELECT COALESCE(SUM(nwus), 0) FROM `round` r WHERE r.jobid = j.id), " \
-	"(SELECT COALESCE(SUM(nwus_done), 0) FROM `round` r WHERE r.jobid = j.id), " \
-	"j.aggregation, j.outer_method, j.outer_lr, j.outer_momentum, j.round_quorum " \
-	"FROM job j "
-
-#define J struct ct_web_job
-static const struct ct_dl_col job_cols[] = {
-	CT_DL_COL(J, id), CT_DL_COL(J, name), CT_DL_COL(J, create_time), CT_DL_COL(J, finish_time),
-	CT_DL_COL(J, status), CT_DL_COL(J, error_message), CT_DL_COL(J, model_sha256),
-	CT_DL_COL(J, final_model_sha256), CT_DL_COL(J, nshards), CT_DL_COL(J, nrounds),
-	CT_DL_COL(J, cur_round), CT_DL_COL(J, steps), CT_DL_COL(J, batch), CT_DL_COL(J, seq),
-	CT_DL_COL(J, lr), CT_DL_COL(J, min_quorum), CT_DL_COL(J, target_nresults),
-	CT_DL_COL_NAN(J, base_eval_loss), CT_DL_COL_NAN(J, final_eval_loss), CT_DL_COL(J, nwus),
-	CT_DL_COL(J, nwus_done), CT_DL_COL(J, aggregation), CT_DL_COL(J, outer_method),
-	CT_DL_COL(J, outer_lr), CT_DL_COL(J, outer_momentum), CT_DL_COL(J, round_quorum),
-};
-#undef J
-
-static void job_status_name(struct ct_web_job *j)
-{
-	snprintf(j->status_name, sizeof(j->status_name), "%s",
-		 ct_job_status_name((int)j->status));
-}
-
-#define J struct ct_web_job
-static const struct ct_dl_col count_cols[] = {
-	CT_DL_COL(J, res_unsent), CT_DL_COL(J, res_in_progress), CT_DL_COL(J, res_valid),
-	CT_DL_COL(J, res_invalid), CT_DL_COL(J, res_error), CT_DL_COL(J, credit),
-};
-#undef J
-
-/* Result counts of one job by state (result_job index). */
-static int job_counts(struct ct_db *db, struct ct_web_job *j)
-{
-	/* the per-round counters the result triggers keep (migration 004):
-	 * one row per round, whatever the number of results; an aggregate,
-	 * so always one row */
-	return CT_DL_ONE(db, j, count_cols, "SELECT COALESCE(SUM(n_unsent), 0), "
-		"COALESCE(SUM(n_in_progress), 0), COALESCE(SUM(n_valid), 0), "
-		"COALESCE(SUM(n_invalid), 0), COALESCE(SUM(n_error), 0), "
-		"COALESCE(SUM(credit), 0) FROM round_stat WHERE jobid = ?", j->id);
-}
-
-int ct_web_jobs(struct ct_db *db, struct ct_web_job **jobs, size_t *n)
-{
-	void *rows = NULL;
-	int rc;
-
-	rc = ct_dl_query_all(db, sizeof(**jobs), job_cols, CT_DL_NCOLS(job_cols), "jobs", &rows,
-			     n, "SELECT " JOB_COLS "ORDER BY j.id DESC LIMIT 500", NULL, 0);
-	*jobs = rows;
-	for (size_t i = 0; rc == 0 && i < *n; i++) {
-		job_status_name(&(*jobs)[i]);
-		rc = job_counts(db, &(*jobs)[i]);
-	}
-	if (rc < 0) {
-		free(*jobs);
-		*jobs = NULL;
-		*n = 0;
-	}
-	return rc;
-}
-
-#define R struct ct_web_round
-static const struct ct_dl_col round_cols[] = {
-	CT_DL_COL(R, idx), CT_DL_COL(R, status), CT_DL_COL(R, nwus), CT_DL_COL(R, nwus_done),
-	CT_DL_COL(R, create_time), CT_DL_COL(R, finish_time), CT_DL_COL(R, model_sha256),
-	CT_DL_COL(R, out_model_sha256), CT_DL_COL_NAN(R, eval_loss), CT_DL_COL_NAN(R, base_eval_loss),
-	CT_DL_COL(R, res_in_progress), CT_DL_COL(R, res_valid), CT_DL_COL(R, res_invalid),
-	CT_DL_COL(R, eval_ntokens), CT_DL_COL(R, nfailed),
-};
-#undef R
-
-static int job_rounds(struct ct_db *db, int64_t id, struct ct_web_round **out,
-		      size_t *n)
-{
-	struct ct_web_round *r;
-	void *rows = NULL;
-	int rc;
-
-	rc = CT_DL_ALL(db, sizeof(*r), round_cols, "rounds", &rows, n,
-		"SELECT r.idx, r.status, r.nwus, r.nwus_done, "
-		"r.create_time, r.finish_time, r.model_sha256, r.out_model_sha256, "
-		"r.eval_loss, r.base_eval_loss, COALESCE(s.n_in_progress, 0), "
-		"COALESCE(s.n_valid, 0), COALESCE(s.n_invalid, 0), r.eval_ntokens, "
-		/* the round check's refusals (assimilator.c), one row per shard */
-		"(SELECT COUNT(*) FROM robust_event e WHERE e.jobid = r.jobid AND "
-		"e.round_idx = r.idx AND e.shard = 0 AND e.action = 4) "
-		"FROM `round` r LEFT JOIN round_stat s ON s.roundid = r.id "
-		"WHERE r.jobid = ? ORDER BY r.idx LIMIT 10000", id);
-	if (rc < 0)
-		return rc;
-	*out = r = rows;
-	for (size_t i = 0; i < *n; i++)
-		snprintf(r[i].status_name, sizeof(r[i].status_name), "%s",
-			 ct_round_status_name((int)r[i].status));
-	return 0;
-}
-
-#define C struct ct_web_contrib
-static const struct ct_dl_col contrib_cols[] = {
-	CT_DL_COL(C, userid), CT_DL_COL(C, name), CT_DL_COL(C, nresults), CT_DL_COL(C, credit),
-};
-#undef C
-
-static int job_contributors(struct ct_db *db, int64_t id,
-			    struct ct_web_contrib **out, size_t *n)
-{
-	void *rows = NULL;
-	int rc;
-
-	/* the per-(job, user) counters a result trigger keeps (migration 004) */
-	rc = CT_DL_ALL(db, sizeof(**out), contrib_cols, "contributors", &rows, n,
-		"SELECT s.userid, COALESCE(u.name, ''), "
-		"s.nvalid, s.credit FROM job_user_stat s "
-		"LEFT JOIN `user` u ON u.id = s.userid "
-		"WHERE s.jobid = ? AND s.nvalid > 0 "
-		"ORDER BY s.credit DESC, s.userid LIMIT 50", id);
-	*out = rows;
-	return rc;
-}
-
-int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
-		   struct ct_web_round **rounds, size_t *nrounds,
-		   struct ct_web_contrib **contrib, size_t *ncontrib)
-{
-	int rc;
-
-	*rounds = NULL;
-	*contrib = NULL;
-	*nrounds = *ncontrib = 0;
-	memset(job, 0, sizeof(*job));
-	rc = CT_DL_ONE(db, job, job_cols, "SELECT " JOB_COLS "WHERE j.id = ?", id);
-	if (rc == CT_ENOTFOUND)
-		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
-	if (rc < 0)
-		return rc;
-	job_status_name(job);
-	rc = job_counts(db, job);
-	if (rc == 0)
-		rc = job_rounds(db, id, rounds, nrounds);
-	if (rc == 0)
-		rc = job_contributors(db, id, contrib, ncontrib);
-	if (rc < 0) {
-		free(*rounds);
-		*rounds = NULL;
-		*nrounds = 0;
-	}
-	return rc;
-}
-
-#define JI struct ct_web_job_inputs
-static const struct ct_dl_col inputs_cols[] = {
-	CT_DL_COL(JI, model_sha256), CT_DL_COL(JI, model_size), CT_DL_COL(JI, train_sha256),
-	CT_DL_COL(JI, eval_sha256), CT_DL_COL(JI, eval_tokens), CT_DL_COL(JI, train_tokens),
-	CT_DL_COL(JI, tokenizer), CT_DL_COL(JI, tokenizer_files), CT_DL_COL(JI, lora_rank),
-	CT_DL_COL(JI, lora_alpha), CT_DL_COL(JI, lora_targets),
-};
-#undef JI
-
-/* One row about job `id` into `row` (size bytes) by `sql` (one "?": the
- * job's id); CT_ENOTFOUND names the job. */
-static int job_row(struct ct_db *db, int64_t id, void *row, size_t size,
-		   const struct ct_dl_col *cols, size_t ncols, const char *sql)
-{
-	int rc;
-
-	memset(row, 0, size);
-	rc = ct_dl_query_one(db, row, cols, ncols, sql, CT_DB_ARGS(id));
-	if (rc == CT_ENOTFOUND)
-		return ct_error(CT_ENOTFOUND, "no job %lld", (long long)id);
-	return rc;
-}
-
-int ct_web_get_job_inputs(struct ct_db *db, int64_t id, struct ct_web_job_inputs *in)
-{
-	/* one row: the side tables (text, tokenizer files, LoRA) by primary key */
-	return job_row(db, id, in, sizeof(*in), inputs_cols, CT_DL_NCOLS(inputs_cols),
-		"SELECT j.model_sha256, j.model_size, "
-		"j.train_sha256, j.eval_sha256, j.eval_tokens, "
-		"(SELECT COALESCE(SUM(ntokens), 0) FROM job_shard s WHERE s.jobid = j.id), "
-		"COALESCE(t.tokenizer, ''), (SELECT COALESCE(SUBSTRING(GROUP_CONCAT(f.name "
-		"ORDER BY f.name SEPARATOR ', '), 1, 290), '') FROM job_tokenizer_file f "
-		"WHERE f.jobid = j.id), COALESCE(l.lora_rank, 0), COALESCE(l.lora_alpha, 0), "
-		"COALESCE(l.lora_targets, 0) FROM job j LEFT JOIN job_text t ON t.jobid = j.id "
-		"LEFT JOIN job_lora l ON l.jobid = j.id WHERE j.id = ?");
-}
-
-/* ---- tasks ---------------------------------------------------------------- */
-
-static const char *const task_state_names[CT_WEB_TASK_NSTATES] = {
-	[CT_WEB_TASK_ANY] = "all", [CT_WEB_TASK_IN_PROGRESS] = "in progress",
-	[CT_WEB_TASK_PENDING] = "pending validation", [CT_WEB_TASK_VALID] = "valid",
-	[CT_WEB_TASK_INVALID] = "invalid", [CT_WEB_TASK_ERROR] = "error",
-};
-
-const char *ct_web_task_state_name(int state)
-{
-	return state >= 0 && state < CT_WEB_TASK_NSTATES ? task_state_names[state] : "?";
-}
-
-/* A result's ct_web_task_state from its three state columns (db.h): the
- * pending rule is sched.c's pending_results. Results never sent
- * (unsent, didn't need) are no one's tasks. */
-#define TASK_STATE "(CASE WHEN r.server_state = 4 THEN 1 WHEN r.validate_state = 1 " \
-	"THEN 3 WHEN r.validate_state = 2 THEN 4 WHEN r.outcome = 1 AND " \
-	"r.validate_state IN (0, 4) THEN 2 ELSE 5 END)"
-#define TASK_SENT "r.server_state IN (4, 5) AND r.outcome <> 7 "
-/* TASKS(col): a page of the tasks whose `col` is ?, state filter ? (0:
- * any) given twice, newest first; read through result_host / result_user. */
-#define TASKS(col) "SELECT r.id, r.workunitid, r.jobid, r.hostid, " TASK_STATE ", " \
-	"w.round_idx, w.shard, r.sent_time, r.report_deadline, r.received_time, " \
-	"r.name, COALESCE(j.name, ''), r.elapsed_s, r.granted_credit " \
-	"FROM result r LEFT JOIN workunit w ON w.id = r.workunitid " \
-	"LEFT JOIN job j ON j.id = r.jobid WHERE r." col " = ? AND " TASK_SENT \
-	"AND (? = 0 OR " TASK_STATE " = ?) ORDER BY r.id DESC LIMIT ? OFFSET ?"
-/* TASK_SUM(col): count and credit by (state, job) of one owner's tasks */
-#define TASK_SUM(col) "SELECT " TASK_STATE " AS st, r.jobid, COUNT(*), " \
-	"COALESCE(SUM(r.granted_credit), 0) FROM result r WHERE r." col " = ? AND " \
-	TASK_SENT "GROUP BY st, r.jobid LIMIT 10000"
-
-#define TK struct ct_web_task
-static const struct ct_dl_col task_cols[] = {
-	CT_DL_COL(TK, id), CT_DL_COL(TK, workunitid), CT_DL_COL(TK, jobid),
-	CT_DL_COL(TK, hostid), CT_DL_COL(TK, state), CT_DL_COL(TK, round_idx),
-	CT_DL_COL(TK, shard), CT_DL_COL(TK, sent_time), CT_DL_COL(TK, report_deadline),
-	CT_DL_COL(TK, received_time), CT_DL_COL(TK, name), CT_DL_COL(TK, job_name),
-	CT_DL_COL(TK, elapsed_s), CT_DL_COL(TK, granted_credit),
-};
-#undef TK
-
-/* A row of TASK_SUM. */
-struct task_group {
-	int64_t state, jobid, n;
-	double credit;
-};
-
-static const struct ct_dl_col group_cols[] = {
-	CT_DL_COL(struct task_group, state), CT_DL_COL(struct task_group, jobid),
-	CT_DL_COL(struct task_group, n), CT_DL_COL(struct task_group, credit),
-};
-
-/* One cached answer of credit_of per job of the page and the sums. */
-struct job_credit {
-	int64_t jobid;
-	double credit;
-};
-
-static int job_credit(struct job_credit *c, size_t *nc, size_t cap, int64_t jobid,
-		      int (*credit_of)(int64_t, void *, double *), void *arg, double *out)
-{
-	int rc;
-
-	for (size_t i = 0; i < *nc; i++)
-		if (c[i].jobid == jobid) {
-			*out = c[i].credit;
-			return 0;
-		}
-	rc = credit_of(jobid, arg, out);
-	if (rc == 0 && *nc < cap)
-		c[(*nc)++] = (struct job_credit){ jobid, *out };
-	return rc;
-}
-
-static int task_sums(struct ct_db *db, int host, int64_t id, struct job_credit *jc,
-		     size_t *njc, size_t cap, int (*credit_of)(int64_t, void *, double *),
-		     void *arg, struct ct_web_task_sum *sum)
-{
-	struct task_group *g = NULL;
-	void *rows = NULL;
-	size_t n = 0;
-	int rc;
-
-	rc = host ? CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
-			      TASK_SUM("hostid"), id)
-		  : CT_DL_ALL(db, sizeof(*g), group_cols, "task sums", &rows, &n,
-			      TASK_SUM("userid"), id);
-	g = rows;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		double per = 0;
-
-		if (g[i].state <= 0 || g[i].state >= CT_WEB_TASK_NSTATES)
-			continue;
-		sum->n[g[i].state] += g[i].n;
-		sum->n[CT_WEB_TASK_ANY] += g[i].n;
-		if (g[i].state == CT_WEB_TASK_VALID)
-			sum->granted += g[i].credit;
-		if (g[i].state == CT_WEB_TASK_PENDING) {
-			rc = job_credit(jc, njc, cap, g[i].jobid, credit_of, arg, &per);
-			sum->pending += per * (double)g[i].n;
-		}
-	}
-	free(g);
-	return rc;
-}
-
-int ct_web_tasks(struct ct_db *db, const char *kind, int64_t id, int state, int64_t page,
-		 int (*credit_of)(int64_t jobid, void *arg, double *credit), void *arg,
-		 struct ct_web_task **tasks, size_t *n, struct ct_web_task_sum *sum)
-{
-	struct job_credit jc[64];
-	size_t njc = 0, cap = sizeof(jc) / sizeof(jc[0]);
-	int host = strcmp(kind, "host") == 0;
-	struct ct_web_task *t;
-	void *rows = NULL;
-	int64_t off;
-	int rc;
-
-	*tasks = NULL;
-	*n = 0;
-	memset(sum, 0, sizeof(*sum));
-	if (!host && strcmp(kind, "user") != 0)
-		return ct_error(CT_EINVAL, "web: no tasks of a %s", kind);
-	if (state < 0 || state >= CT_WEB_TASK_NSTATES)
-		state = CT_WEB_TASK_ANY;
-	if (page < 1 || page > CT_WEB_MAX_PAGE)
-		page = 1;
-	off = (page - 1) * CT_WEB_PAGE_SIZE;
-	rc = host ? CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("hostid"), id,
-			      state, state, CT_WEB_PAGE_SIZE, off)
-		  : CT_DL_ALL(db, sizeof(*t), task_cols, "tasks", &rows, n, TASKS("userid"), id,
-			      state, state, CT_WEB_PAGE_SIZE, off);
-	t = rows;
-	for (size_t i = 0; rc == 0 && i < *n; i++) {
-		snprintf(t[i].state_name, sizeof(t[i].state_name), "%s",
-			 ct_web_task_state_name((int)t[i].state));
-		t[i].credit = t[i].granted_credit;
-		if (t[i].state == CT_WEB_TASK_PENDING || t[i].state == CT_WEB_TASK_IN_PROGRESS)
-			rc = job_credit(jc, &njc, cap, t[i].jobid, credit_of, arg, &t[i].credit);
-	}
-	if (rc == 0)
-		rc = task_sums(db, host, id, jc, &njc, cap, credit_of, arg, sum);
-	if (rc < 0) {
-		free(t);
-		*n = 0;
-		return rc;
-	}
-	*tasks = t;
-	return 0;
-}
-
-#define JC struct ct_web_job_credit
-static const struct ct_dl_col job_credit_cols[] = {
-	CT_DL_COL(JC, nvalid), CT_DL_COL(JC, credit), CT_DL_COL(JC, model_sha256),
-	CT_DL_COL(JC, seq), CT_DL_COL(JC, batch), CT_DL_COL(JC, steps),
-};
-#undef JC
-
-int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit *jc)
-{
-	return job_row(db, id, jc, sizeof(*jc), job_credit_cols, CT_DL_NCOLS(job_credit_cols),
-		"SELECT (SELECT COALESCE(SUM(n_valid), 0) "
-		"FROM round_stat s WHERE s.jobid = j.id), (SELECT COALESCE(SUM(credit), 0) "
-		"FROM round_stat s WHERE s.jobid = j.id), j.model_sha256, j.seq, j.batch, "
-		"j.steps FROM job j WHERE j.id = ?");
-}
-
-/* ---- computing preferences ------------------------------------------------ */
-
-struct prefs_row {
-	char text[2049];
-	int64_t mod_time;
-};
-
-static const struct ct_dl_col prefs_cols[] = {
-	CT_DL_COL(struct prefs_row, text), CT_DL_COL(struct prefs_row, mod_time),
-};
-
-int ct_web_get_prefs(struct ct_db *db, int64_t userid, char *text, size_t cap,
-		     int64_t *mod_time)
-{
-	struct prefs_row r = { "", 0 };
-	int rc = CT_DL_ONE(db, &r, prefs_cols, "SELECT prefs, mod_time FROM user_prefs "
-			   "WHERE userid = ?", userid);
-
-	if (rc == CT_ENOTFOUND)
-		rc = 0;
-	snprintf(text, cap, "%s", rc == 0 ? r.text : "");
-	*mod_time = rc == 0 ? r.mod_time : 0;
-	return rc;
-}
-
-int ct_web_put_prefs(struct ct_db *db, int64_t userid, const char *text)
-{
-	int64_t now = ct_db_now(db);
-	int rc;
-
-	if (strlen(text) > 2048)
-		return ct_error(CT_ETOOBIG, "web: preferences of %zu bytes", strlen(text));
-	rc = CT_DB_EXEC(db, "INSERT INTO user_prefs (userid, prefs, mod_time) VALUES (?, ?, ?) "
-			"ON DUPLICATE KEY UPDATE prefs = VALUES(prefs), mod_time = "
-			"GREATEST(VALUES(mod_time), mod_time + 1)", userid, text, now);
-	return rc < 0 ? rc : 0;
-}
-
-/* ---- news ----------------------------------------------------------------- */
-
-static int text_ok(const char *s, size_t min, size_t max, int newlines)
+int ct_web_text_ok(const char *s, size_t min, size_t max, int newlines)
 {
 	size_t n = strlen(s);
 
@@ -893,40 +479,6 @@ static int text_ok(const char *s, size_t min, size_t max, int newlines)
 		    *p == 0x7f)
 			return 0;
 	return 1;
-}
-
-int ct_web_news_add(struct ct_db *db, const char *title, const char *body, int64_t *id)
-{
-	int rc;
-
-	if (!text_ok(title, 1, CT_WEB_NEWS_TITLE_MAX, 0))
-		return ct_error(CT_EINVAL, "news: a title of 1 to %d bytes of text, one line",
-				CT_WEB_NEWS_TITLE_MAX);
-	if (!text_ok(body, 0, CT_WEB_NEWS_BODY_MAX, 1))
-		return ct_error(CT_EINVAL, "news: a text of at most %d bytes", CT_WEB_NEWS_BODY_MAX);
-	rc = CT_DB_EXEC(db, "INSERT INTO news (create_time, title, body) VALUES (?, ?, ?)",
-			ct_db_now(db), title, body);
-	if (rc < 0)
-		return rc;
-	*id = ct_db_last_id(db);
-	return 0;
-}
-
-#define NW struct ct_web_news
-static const struct ct_dl_col news_cols[] = {
-	CT_DL_COL(NW, id), CT_DL_COL(NW, create_time), CT_DL_COL(NW, title), CT_DL_COL(NW, body),
-};
-#undef NW
-
-int ct_web_news(struct ct_db *db, size_t max, struct ct_web_news **items, size_t *n)
-{
-	void *rows = NULL;
-	int rc = CT_DL_ALL(db, sizeof(**items), news_cols, "news", &rows, n, "SELECT id, "
-			   "create_time, title, body FROM news ORDER BY id DESC LIMIT ?",
-			   (int64_t)max);
-
-	*items = rows;
-	return rc;
 }
 
 /* ---- server status ------------------------------------------------------- */
@@ -962,21 +514,16 @@ static int status_roles(struct ct_db *db, struct ct_web_status *st)
 /* Unsent and in-progress results from the per-round counters the result
  * triggers keep (round_stat, migration 004): one row per round, not a
  * count over the result table. */
+static const struct ct_dl_col result_count_cols[] = {
+	CT_DL_COL(struct ct_web_status, res_unsent),
+	CT_DL_COL(struct ct_web_status, res_in_progress),
+};
+
 static int status_result_counts(struct ct_db *db, struct ct_web_status *st)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
-
-	rc = ct_db_querya(db, &res, "SELECT COALESCE(SUM(n_unsent), 0), "
-			 "COALESCE(SUM(n_in_progress), 0) FROM round_stat", NULL, 0);
-	if (rc < 0)
-		return rc;
-	if (ct_db_next(res) > 0) {
-		st->res_unsent = ct_db_int(res, 0);
-		st->res_in_progress = ct_db_int(res, 1);
-	}
-	ct_db_res_free(res);
-	return 0;
+	return ct_dl_query_one(db, st, result_count_cols, CT_DL_NCOLS(result_count_cols),
+			       "SELECT COALESCE(SUM(n_unsent), 0), COALESCE(SUM(n_in_progress), "
+			       "0) FROM round_stat", NULL, 0);
 }
 
 int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
@@ -1027,4 +574,19 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 	/* 1 cobblestone = 432 GFLOP; over one day that is 5e-6 TFLOPS. */
 	st->tflops = st->credit_24h * 432e9 / 86400.0 / 1e12;
 	return rc;
+}
+
+#define TT struct ct_web_totals
+static const struct ct_dl_col totals_cols[] = {
+	CT_DL_COL(TT, users), CT_DL_COL(TT, teams), CT_DL_COL(TT, hosts), CT_DL_COL(TT, credit),
+};
+#undef TT
+
+int ct_web_get_totals(struct ct_db *db, struct ct_web_totals *tot)
+{
+	memset(tot, 0, sizeof(*tot));
+	return ct_dl_query_one(db, tot, totals_cols, CT_DL_NCOLS(totals_cols), "SELECT "
+			       "(SELECT COUNT(*) FROM `user`), (SELECT COUNT(*) FROM team), "
+			       "(SELECT COUNT(*) FROM host), (SELECT COALESCE(SUM(total_credit), "
+			       "0) FROM `user`)", NULL, 0);
 }

@@ -1,10 +1,10 @@
 /*
- * dl_user.h - the `user` rows an account's sign-up, sign-in and changes
+ * dl_account.h - the `user` rows an account's sign-up, sign-in and changes
  * read and write, and `password_reset` (the data layer, dl.h). The
  * password hashing and the account key are server/rpc/account.c's.
  */
-#ifndef CT_DL_USER_H
-#define CT_DL_USER_H
+#ifndef CT_DL_ACCOUNT_H
+#define CT_DL_ACCOUNT_H
 
 #include <stdint.h>
 
