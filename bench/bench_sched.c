@@ -4,10 +4,14 @@
  * and client threads that play many simulated hosts over loopback HTTP.
  * Each host, each call, reports the results it got last time (as client
  * errors, so no uploads are involved) and asks for 4 new ones, which is
- * the steady state of a busy project (the project's daily quota is set
- * high, and each measurement has hosts of its own, so that the quota's
- * halving per error does not starve them). Prints dispatches/s and the
- * RPC latency percentiles.
+ * the steady state of a busy project. The daily quota halves with each
+ * error of the last day (worklimit.c), so a host that only reports errors
+ * gets nothing from its fifth call on, however high the project sets
+ * the quota: a host whose call got no work is then replaced by a new host
+ * of the same account (a volunteer reinstalling: a new client id, first
+ * contact again), so the simulated hosts keep asking for work instead of
+ * capping the rate at 16 dispatches a host (each measurement has hosts
+ * of its own too). Prints dispatches/s and the RPC latency percentiles.
  *
  *   bench_sched [--clients N] [--hosts H] [--seconds S] [--wus W[,W2...]]
  *               [--jobs J] [--daemons] [--pages P] [--http-threads T]
@@ -15,8 +19,8 @@
  *
  * --wus W1,W2,...: the unsent work units at each measurement, ascending
  * (up to 1,000,000 and more): the project grows between measurements, so
- * each row is the same project with more unsent work; the figures of
- * issue 35's goals (p50 at the largest over p50 at the smallest) follow.
+ * each row is the same project with more unsent work; the scheduler's
+ * goals (p50 at the largest over p50 at the smallest) follow.
  * --jobs J: the unsent work spread over J jobs. --daemons: the server
  * runs the transitioner, validator and assimilator too, and --pages P
  * has one more client fetch web pages (home, jobs, a job, users, status)
@@ -93,6 +97,7 @@ struct client {
 	double *lat;		/* ms per RPC */
 	size_t nlat, cap;
 	int64_t dispatched, errors;
+	int64_t empty;		/* RPCs that got no new work */
 };
 
 static struct ct_server g_srv;
@@ -445,6 +450,18 @@ static int parse_reply(const char *r, struct host *h)
 	return strstr(r, "<error>") ? -1 : got;
 }
 
+/* h's quota spent: a new host of the same account from its next call
+ * on (a new client id, no host id yet; it holds nothing). */
+static void renew_host(struct host *h)
+{
+	unsigned char raw[16];
+
+	ct_random_bytes(raw, sizeof(raw));
+	ct_hex_encode(raw, sizeof(raw), h->cpid);
+	h->id = 0;
+	h->nheld = 0;
+}
+
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
@@ -471,7 +488,10 @@ static void *client_main(void *arg)
 			c->errors++;
 			continue;
 		}
+		if (got == 0)
+			renew_host(h);
 		c->dispatched += got;
+		c->empty += got == 0;
 		if (c->nlat == c->cap) {
 			c->cap = c->cap ? 2 * c->cap : 4096;
 			c->lat = realloc(c->lat, c->cap * sizeof(double));
@@ -532,7 +552,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 struct row {
-	int64_t wus, after, rpcs, errors, dispatched, pages;
+	int64_t wus, after, rpcs, errors, dispatched, empty, pages;
 	double seconds, p50, p99, load, server_cpu;
 };
 
@@ -595,6 +615,7 @@ static void measure(const struct opts *o, struct host *hosts, const pid_t *pids,
 		memcpy(all + n, cl[i].lat, cl[i].nlat * sizeof(double));
 		n += cl[i].nlat;
 		r->dispatched += cl[i].dispatched;
+		r->empty += cl[i].empty;
 		r->errors += cl[i].errors;
 		free(cl[i].lat);
 	}
@@ -617,17 +638,18 @@ static void measure(const struct opts *o, struct host *hosts, const pid_t *pids,
 static void print_row(const struct opts *o, const struct row *r)
 {
 	printf("| %s | %d | %d | %d | %" PRId64 " | %" PRId64 " | %d | %s | %d | %.1f | %" PRId64
-	       " | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f | %.2f | %.0f | %" PRId64
-	       " | %.2f |\n",
+	       " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %.0f | %.2f | %.2f | %.2f | %.0f | %"
+	       PRId64 " | %.2f |\n",
 	       o->ndb > 1 ? "external (several)" : o->db ? "external" : "embedded", o->servers,
 	       o->clients, o->hosts, r->wus, r->after, o->jobs, o->daemons ? "yes" : "no", o->pages,
-	       r->seconds, r->rpcs, r->errors, r->dispatched, r->dispatched / r->seconds, r->p50,
+	       r->seconds, r->rpcs, r->errors, r->empty, r->dispatched,
+	       r->dispatched / r->seconds, r->p50,
 	       r->p99, r->rpcs ? r->server_cpu * 1000 / r->rpcs : 0.0,
 	       r->dispatched ? 2 * r->dispatched / r->server_cpu : 0.0, r->pages, r->load);
 	fflush(stdout);
 }
 
-/* Issue 35's rate goal, for the row at 100,000 unsent WUs when the run
+/* The scheduler's rate goal, for the row at 100,000 unsent WUs when the run
  * has its conditions (4 clients or more, the daemons, pages). */
 static void print_rate_goal(const struct opts *o, const struct row *rows)
 {
@@ -652,9 +674,10 @@ static void run(const struct opts *o)
 
 	setup(o, hosts, &dir);
 	printf("| db | servers | clients | hosts | unsent WUs | after | jobs | daemons | pages/s | seconds "
-	       "| RPCs | errors | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms "
+	       "| RPCs | errors | RPCs without work | dispatches | dispatches/s | RPC p50 ms | RPC p99 ms "
 	       "| server CPU ms/RPC | dispatches/s on 2 cores | pages | load |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	       "---|\n");
 	for (int k = 0; k < o->nsizes; k++) {
 		/* each measurement starts from its size of unsent WUs (what the
 		 * last one dispatched is topped up); "after" says how much of it

@@ -128,3 +128,73 @@ int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
 	memcpy(out, &rows, sizeof(rows));	/* a T * has a void *'s representation */
 	return rc;
 }
+
+int ct_dl_in_list(char *sql, size_t cap, const char *pre, const char *post, int n, int *m)
+{
+	size_t len;
+
+	*m = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : CT_DL_IN_MAX;
+	if (n < 1 || n > CT_DL_IN_MAX)
+		return ct_error(CT_EINTERNAL, "IN list of %d values", n);
+	len = (size_t)snprintf(sql, cap, "%s", pre);
+	for (int i = 0; i < *m && len < cap; i++)
+		len += (size_t)snprintf(sql + len, cap - len, i ? ", ?" : "?");
+	if (len < cap)
+		len += (size_t)snprintf(sql + len, cap - len, "%s", post);
+	return len < cap ? 0 : ct_error(CT_EINTERNAL, "statement too long");
+}
+
+void ct_dl_in_ids(struct ct_db_arg *a, const int64_t *ids, int n, int m)
+{
+	for (int i = 0; i < m; i++)
+		a[i] = ct_db_arg_l(ids[i < n ? i : n - 1]);
+}
+
+/* One statement of ct_dl_by_ids: n <= CT_DL_IN_MAX; row: a scratch row. */
+static int by_ids_chunk(struct ct_db *db, const char *pre, const char *post, const int64_t *ids,
+			int n, char *out, size_t size, const struct ct_dl_col *cols,
+			size_t ncols, size_t id_off, long found_off, char *row)
+{
+	struct ct_db_arg a[CT_DL_IN_MAX];
+	struct ct_db_res *res = NULL;
+	char sql[2048];
+	int m, rc;
+
+	rc = ct_dl_in_list(sql, sizeof(sql), pre, post, n, &m);
+	if (rc < 0)
+		return rc;
+	ct_dl_in_ids(a, ids, n, m);
+	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
+	if (rc < 0)
+		return rc;
+	rc = check_ncols(res, ncols, "rows by id");
+	while (rc == 0 && ct_db_next(res) > 0) {
+		int64_t id;
+
+		memset(row, 0, size);
+		ct_dl_row(res, row, cols, ncols);
+		memcpy(&id, row + id_off, sizeof(id));
+		if (found_off >= 0)
+			*(int *)(row + found_off) = 1;
+		for (int i = 0; i < n; i++)
+			if (ids[i] == id)
+				memcpy(out + (size_t)i * size, row, size);
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
+int ct_dl_by_ids(struct ct_db *db, const char *pre, const char *post, const int64_t *ids,
+		 int n, void *out, size_t size, const struct ct_dl_col *cols, size_t ncols,
+		 size_t id_off, long found_off)
+{
+	char *row = malloc(size);
+	int rc = row ? 0 : CT_ENOMEM;
+
+	for (int k = 0; rc == 0 && k < n; k += CT_DL_IN_MAX)
+		rc = by_ids_chunk(db, pre, post, ids + k, n - k < CT_DL_IN_MAX ? n - k : CT_DL_IN_MAX,
+				  (char *)out + (size_t)k * size, size, cols, ncols, id_off,
+				  found_off, row);
+	free(row);
+	return rc;
+}

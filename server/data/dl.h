@@ -94,6 +94,27 @@ int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const
 int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
 		     const struct ct_dl_col *cols, size_t ncols, const char *what,
 		     const char *sql, const struct ct_db_arg *a, size_t na);
+/* IN lists of ids. A statement "pre?, ?, ...post" with m placeholders,
+ * m = n rounded up to 4, 8, 16 or CT_DL_IN_MAX (the caller binds its last
+ * value in the extra ones, ct_dl_in_ids), so that a connection's statement
+ * cache holds four shapes of a statement however many values it takes.
+ * ct_dl_in_list writes it into sql (cap bytes) and m into *m; returns 0,
+ * or CT_EINTERNAL when it does not fit or n is not 1..CT_DL_IN_MAX. */
+#define CT_DL_IN_MAX 32
+int ct_dl_in_list(char *sql, size_t cap, const char *pre, const char *post, int n, int *m);
+/* a[0..m) = ids[0..n), the last one repeated up to m (n >= 1). */
+void ct_dl_in_ids(struct ct_db_arg *a, const int64_t *ids, int n, int m);
+
+/* Rows by id: for ids[0..n) (any n, CT_DL_IN_MAX a statement), run the
+ * SELECT "pre" + IN list + "post" (its columns per cols[0..ncols)) and
+ * read each row into out[i] (rows of `size` bytes) for every i with
+ * ids[i] equal to the row's int64_t member at id_off; with found_off >= 0,
+ * the row's int member there is set to 1. Rows of out no row was read
+ * into stay as they were. Returns 0 or a db error. */
+int ct_dl_by_ids(struct ct_db *db, const char *pre, const char *post, const int64_t *ids,
+		 int n, void *out, size_t size, const struct ct_dl_col *cols, size_t ncols,
+		 size_t id_off, long found_off);
+
 #define CT_DL_ONE(db, row, cols, sql, ...) ct_dl_query_one((db), (row), (cols), \
 	CT_DL_NCOLS(cols), (sql), CT_DB_ARGS(__VA_ARGS__))
 #define CT_DL_ALL(db, size, cols, what, out, n, sql, ...) ct_dl_query_all((db), (size), \

@@ -29,6 +29,37 @@ int ct_result_get_upload(struct ct_db *db, int64_t id, struct ct_result_row *r);
  * error. */
 int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *r);
 
+/* The results named names[0..n) (any n; CT_DL_IN_MAX names a
+ * statement): out[i] gets id and workunitid of names[i] (0, 0 when there
+ * is none). A name matches as the database compares names
+ * (utf8mb4_general_ci: case and trailing spaces aside); one the batch
+ * does not match is looked up on its own. Returns 0 or a db error. */
+int ct_result_ids_by_name(struct ct_db *db, const char *const *names, int n,
+			  struct ct_result_row *out);
+
+/* Results ids[0..n) (any n): out[i] gets hostid, the state columns,
+ * upload_sha256 and upload_size of result ids[i], and id = ids[i] (all zero
+ * when there is none). Returns 0 or a db error. */
+int ct_result_get_uploads(struct ct_db *db, const int64_t *ids, int n,
+			  struct ct_result_row *out);
+
+/* The result an upload names, checked before the upload is taken: its
+ * host and state, and its round's status, index and job. */
+struct ct_upload_target {
+	int64_t id, hostid;
+	int server_state, round_status;		/* round_status 0: no round row */
+	int64_t round_idx, jobid;
+};
+
+/* The result named `name` as struct ct_upload_target. Returns 0,
+ * CT_ENOTFOUND or a db error. */
+int ct_result_upload_target(struct ct_db *db, const char *name, struct ct_upload_target *t);
+
+/* Result id's upload (its hash, size and time) when it is in progress on
+ * host hostid. Returns 1, 0 (not so: nothing written) or a db error. */
+int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const char *sha256,
+			 int64_t size, int64_t now);
+
 /* Every result of WU `wuid` (in id order): id, name, hostid, state
  * columns, report_deadline. *rows is malloc'd (free() it; NULL when there
  * are none), *n its length. Returns 0, CT_ENOMEM or a db error. */

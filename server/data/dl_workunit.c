@@ -3,7 +3,13 @@
  * read of a WU's results (dl_result.h's ct_result_list_wu), which the lock
  * reads too: the statements with their column tables beside them.
  */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ct_err.h"
+
+#include "db_args.h"
 
 #include "db.h"
 #include "dl.h"
@@ -56,6 +62,36 @@ int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct
 	return CT_DL_LIST(db, rs, n, result_cols, "results", "SELECT id, name, hostid, "
 			  "server_state, outcome, validate_state, report_deadline FROM result "
 			  "WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
+}
+
+#define S struct ct_wu_sched_row
+static const struct ct_dl_col sched_cols[] = {
+	CT_DL_COL(S, id), CT_DL_COL(S, error_mask), CT_DL_COL(S, delay_bound),
+	CT_DL_COL(S, roundid), CT_DL_COL(S, min_quorum), CT_DL_COL(S, jobid), CT_DL_COL(S, name),
+	CT_DL_COL(S, round_idx), CT_DL_COL(S, shard), CT_DL_COL(S, seed),
+	CT_DL_COL(S, model_sha256), CT_DL_COL(S, model_size), CT_DL_COL(S, data_sha256),
+	CT_DL_COL(S, data_size),
+};
+#undef S
+
+int ct_wu_lock_ids(struct ct_db *db, const int64_t *ids, int n, struct ct_wu_sched_row *rows)
+{
+	struct ct_wu_sched_row *tmp = rows;
+	int rc;
+
+	if (rows == NULL && n > 0)
+		tmp = calloc((size_t)n, sizeof(*tmp));
+	if (tmp == NULL && n > 0)
+		return CT_ENOMEM;
+	memset(tmp, 0, (size_t)(n > 0 ? n : 0) * sizeof(*tmp));
+	rc = ct_dl_by_ids(db, "SELECT id, error_mask, delay_bound, roundid, min_quorum, jobid, "
+			  "name, round_idx, shard, seed, model_sha256, model_size, data_sha256, "
+			  "data_size FROM workunit WHERE id IN (", ") ORDER BY id FOR UPDATE", ids, n,
+			  tmp, sizeof(*tmp), sched_cols, CT_DL_NCOLS(sched_cols),
+			  offsetof(struct ct_wu_sched_row, id), -1);
+	if (tmp != rows)
+		free(tmp);
+	return rc;
 }
 
 int ct_wu_set_single(struct ct_db *db, int64_t wuid)

@@ -31,6 +31,22 @@ struct ct_workunit_row {
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
 	       size_t *n);
 
+/* A work unit as the scheduler reads it under its lock: what its rules,
+ * the claim and the reply need (every member from the row). */
+struct ct_wu_sched_row {
+	int64_t id, jobid, roundid, round_idx, shard, seed, model_size, data_size;
+	int error_mask, delay_bound, min_quorum;
+	char name[65], model_sha256[65], data_sha256[65];
+};
+
+/* Lock the work units ids[0..n) (ascending, distinct, any n) for the
+ * calling transaction, in id order (CT_DL_IN_MAX a statement), without
+ * their results: the scheduler's claim and reports of several WUs, which
+ * then change results of these WUs only (lock_order.h). With rows
+ * non-NULL, WU ids[i]'s row goes to rows[i] (all zero when there is no
+ * such WU). Returns 0 or a db error (CT_EAGAIN: retry the transaction). */
+int ct_wu_lock_ids(struct ct_db *db, const int64_t *ids, int n, struct ct_wu_sched_row *rows);
+
 /* A new work unit's row, as opening a round fills it (wg.c). Strings are
  * borrowed. */
 struct ct_wu_new {

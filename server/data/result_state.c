@@ -4,10 +4,12 @@
  * writes result's state columns.
  */
 #include <inttypes.h>
+#include <math.h>
 
 #include "ct_err.h"
 #include "db.h"
 #include "db_args.h"
+#include "dl.h"
 #include "result_state.h"
 
 const struct ct_res_cols ct_res_states[CT_RES_NSTATES] = {
@@ -77,9 +79,12 @@ static int write_send(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
 static int write_reported(struct ct_db *db, int64_t id, const struct ct_res_cols *f,
 			  const struct ct_res_cols *t, const struct ct_res_change *c)
 {
+	/* a final loss of NAN: none said, SQL NULL */
+	struct ct_db_arg loss = isnan(c->final_loss) ? CT_DB_NULL : ct_db_arg_d(c->final_loss);
+
 	return CT_DB_EXEC(db, "UPDATE result SET server_state=?, outcome=?, received_time=?, "
 			  "elapsed_s=?, final_loss=?, conforming=?" FROM, t->server_state,
-			  t->outcome, c->now, c->elapsed_s, c->final_loss, c->conforming,
+			  t->outcome, c->now, c->elapsed_s, loss, c->conforming,
 			  FROM_ARGS(id, f));
 }
 
@@ -155,6 +160,35 @@ int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
 		return ct_error(CT_ESTATE, "result %" PRId64 ": no move from state %d to %d", id,
 				(int)from, (int)to);
 	return writer(from, to)(db, id, &ct_res_states[from], &ct_res_states[to], c);
+}
+
+int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c)
+{
+	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];
+	const struct ct_res_cols *t = &ct_res_states[CT_RES_IN_PROGRESS];
+	struct ct_db_arg a[8 + CT_DL_IN_MAX + 3];
+	char sql[512];
+	int m, rc;
+
+	rc = ct_dl_in_list(sql, sizeof(sql), "UPDATE result SET server_state=?, hostid=?, "
+			   "userid=?, teamid=?, sent_time=?, report_deadline=?, sent_net=?, "
+			   "sent_round=? WHERE id IN (", ") AND server_state=? AND outcome=? AND "
+			   "validate_state=?", n, &m);
+	if (rc < 0)
+		return rc;
+	a[0] = ct_db_arg_l(t->server_state);
+	a[1] = ct_db_arg_l(c->hostid);
+	a[2] = ct_db_arg_l(c->userid);
+	a[3] = ct_db_arg_l(c->teamid);
+	a[4] = ct_db_arg_l(c->now);
+	a[5] = ct_db_arg_l(c->deadline);
+	a[6] = ct_db_arg_s(c->sent_net ? c->sent_net : "");
+	a[7] = ct_db_arg_l(c->sent_round);
+	ct_dl_in_ids(a + 8, ids, n, m);
+	a[8 + m] = ct_db_arg_l(f->server_state);
+	a[9 + m] = ct_db_arg_l(f->outcome);
+	a[10 + m] = ct_db_arg_l(f->validate_state);
+	return ct_db_execa(db, sql, a, (size_t)m + 11);
 }
 
 int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,

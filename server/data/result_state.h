@@ -115,7 +115,7 @@ struct ct_res_change {
 	 * the network key ("" or NULL: none) and the WU's round */
 	const char *sent_net;
 	int64_t sent_round;
-	double elapsed_s, final_loss;
+	double elapsed_s, final_loss;	/* final_loss NAN: none (SQL NULL) */
 	int conforming, exit_status;
 	const char *error_message;
 	int has_probe;
@@ -127,6 +127,12 @@ struct ct_res_change {
  * CT_ESTATE for a move not in the table (nothing written), or a db error. */
 int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
 		enum ct_res_state to, const struct ct_res_change *c);
+
+/* UNSENT -> IN_PROGRESS for the results ids[0..n) (1 <= n <= CT_DL_IN_MAX,
+ * dl.h) with the one change c (host, account, deadline, network, round):
+ * one statement. Returns the number this call moved (a result that was not
+ * unsent any more stays as it was), or a db error. */
+int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c);
 
 /* Insert a new UNSENT result named `name` of WU `wuid` (job `jobid`)
  * created at `now`. Returns 0 or a db error (CT_EDUP: the name exists);

@@ -216,3 +216,23 @@ int ct_wu_files_done(struct ct_db *db)
 			  "r.workunitid = workunit.id AND r.file_delete_state IN (?, ?))",
 			  CT_FD_DONE, CT_FD_READY, CT_FD_INIT, CT_FD_READY);
 }
+
+int ct_wu_wake_ids(struct ct_db *db, const int64_t *ids, int n, int64_t when, int least)
+{
+	struct ct_db_arg a[CT_DL_IN_MAX + 1];
+	char sql[384];
+	int m, rc = 0;
+
+	for (int k = 0; rc >= 0 && k < n; k += CT_DL_IN_MAX) {
+		int cnt = n - k < CT_DL_IN_MAX ? n - k : CT_DL_IN_MAX;
+
+		rc = ct_dl_in_list(sql, sizeof(sql), least ? "UPDATE workunit SET transition_time="
+				   "LEAST(transition_time, ?) WHERE id IN (" : "UPDATE workunit SET "
+				   "transition_time=? WHERE id IN (", ")", cnt, &m);
+		a[0] = ct_db_arg_l(when);
+		ct_dl_in_ids(a + 1, ids + k, cnt, m);
+		if (rc == 0)
+			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
+	}
+	return rc < 0 ? rc : 0;
+}

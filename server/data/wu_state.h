@@ -181,6 +181,12 @@ struct ct_wu_pass {
 int ct_wu_store_pass(struct ct_db *db, int64_t id, enum ct_wu_state from, int fd_from,
 		     const struct ct_wu_pass *p);
 
+/* transition_time := when (least: LEAST(transition_time, when), never
+ * later than it was) for the WUs ids[0..n) (any n; CT_DL_IN_MAX a
+ * statement): the transitioner looks at them then. Returns 0 or a db
+ * error. */
+int ct_wu_wake_ids(struct ct_db *db, const int64_t *ids, int n, int64_t when, int least);
+
 /* need_validate := on; transition_time := when unless when < 0. Returns
  * the rows changed or a db error. */
 int ct_wu_need_validate(struct ct_db *db, int64_t id, int on, int64_t when);

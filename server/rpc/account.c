@@ -24,6 +24,7 @@
 #include "ct_xml.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/dl_account.h"
 #include "ratelimit.h"
 #include "data/server.h"
 
@@ -96,12 +97,8 @@ static int check_fields(const char *name, const char *email, const char *passwor
 
 int ct_account_name_taken(struct ct_db *db, const char *name, int64_t except)
 {
-	int64_t n = 0;
 	/* the column's collation compares without case: "Bob" takes "bob" */
-	int rc = CT_DB_QUERY_INT(db, &n, "SELECT COUNT(*) FROM `user` WHERE name = ? AND id <> ?",
-				 name, except);
-
-	return rc < 0 ? rc : n > 0;
+	return ct_user_name_taken(db, name, except);
 }
 
 static void lower(char *dst, const char *src, size_t cap)
@@ -119,6 +116,7 @@ int ct_account_create(struct ct_db *db, const char *name, const char *email,
 {
 	unsigned char key[16], salt[SALT_LEN], dk[DK_LEN], wrapped[16];
 	char saltx[2 * SALT_LEN + 1], dkx[65], wrapx[33], hash[65], em[256], ph[256];
+	int64_t id = 0;
 	int rc;
 
 	rc = check_fields(name, email, password);
@@ -144,15 +142,13 @@ int ct_account_create(struct ct_db *db, const char *name, const char *email,
 	ct_hex_encode(wrapped, sizeof(wrapped), wrapx);
 	snprintf(ph, sizeof(ph), "pbkdf2-sha256$%d$%s$%s", CT_PBKDF2_ITERATIONS, saltx, dkx);
 	ct_account_key_hash(key_out, hash);
-	rc = CT_DB_EXEC(db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
-			"auth_hash, auth_wrapped) VALUES (?, ?, ?, ?, ?, ?)",
-			ct_db_now(db), name, em, ph, hash, wrapx);
+	rc = ct_user_insert(db, ct_db_now(db), name, em, ph, hash, wrapx, &id);
 	if (rc == CT_EDUP)
 		return ct_error(CT_EEXISTS, "an account with this email address exists");
 	if (rc < 0)
 		return rc;
 	if (userid)
-		*userid = ct_db_last_id(db);
+		*userid = id;
 	return 0;
 }
 
@@ -169,21 +165,11 @@ static int parse_phash(const char *s, int *iter, unsigned char salt[SALT_LEN], c
 }
 
 /* The row a sign-in reads. */
-struct login_row {
-	int64_t id;
-	char name[65], passwd_hash[256], auth_wrapped[65];
-};
-
-static const struct ct_dl_col login_cols[] = {
-	CT_DL_COL(struct login_row, id), CT_DL_COL(struct login_row, name),
-	CT_DL_COL(struct login_row, passwd_hash), CT_DL_COL(struct login_row, auth_wrapped),
-};
-
 /* The password check of a sign-in on row u (found: the SELECT's code, 0
  * or CT_ENOTFOUND): PBKDF2 runs even for no row, so timing does not tell.
  * dk gets the derived bytes, key the account key when it is wrapped (1 in
  * *has_key: not after a password reset). CT_EAUTH for a wrong password. */
-static int check_login(int found, const struct login_row *u, const char *password,
+static int check_login(int found, const struct ct_user_login *u, const char *password,
 		       unsigned char dk[DK_LEN], unsigned char key[16], int *has_key)
 {
 	unsigned char salt[SALT_LEN] = { 0 }, wrapped[16];
@@ -209,14 +195,13 @@ int ct_account_lookup(struct ct_db *db, const char *email, const char *password,
 		      char key_out[CT_ACCOUNT_KEY_HEXLEN + 1], int64_t *userid,
 		      char name_out[65])
 {
-	struct login_row u = { 0 };
+	struct ct_user_login u = { 0 };
 	unsigned char dk[DK_LEN], key[16];
 	char em[256];
 	int has_key = 0, rc;
 
 	lower(em, email, sizeof(em));
-	rc = CT_DL_ONE(db, &u, login_cols, "SELECT id, name, passwd_hash, auth_wrapped "
-		       "FROM `user` WHERE email=?", em);
+	rc = ct_user_login_by_email(db, em, &u);
 	rc = check_login(rc, &u, password, dk, key, &has_key);
 	if (rc == CT_EAUTH)
 		return ct_error(CT_EAUTH, "wrong email address or password");
@@ -236,9 +221,8 @@ int ct_account_lookup(struct ct_db *db, const char *email, const char *password,
 static int verify(struct ct_db *db, int64_t userid, const char *password,
 		  unsigned char dk[DK_LEN], unsigned char key[16], int *has_key)
 {
-	struct login_row u = { 0 };
-	int rc = CT_DL_ONE(db, &u, login_cols, "SELECT id, name, passwd_hash, auth_wrapped "
-			   "FROM `user` WHERE id=?", userid);
+	struct ct_user_login u = { 0 };
+	int rc = ct_user_login_by_id(db, userid, &u);
 
 	rc = check_login(rc, &u, password, dk, key, has_key);
 	return rc == CT_EAUTH ? ct_error(CT_EAUTH, "wrong password") : rc;
@@ -269,13 +253,9 @@ static int store_password(struct ct_db *db, int64_t userid, const char *password
 	if (new_key && key != NULL) {
 		ct_hex_encode(key, 16, keyx);
 		ct_account_key_hash(keyx, hash);
-		rc = CT_DB_EXEC(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=?, auth_hash=? "
-				"WHERE id=?", ph, wrapx, hash, userid);
-	} else {
-		rc = CT_DB_EXEC(db, "UPDATE `user` SET passwd_hash=?, auth_wrapped=? WHERE id=?",
-				ph, wrapx, userid);
+		return ct_user_set_password(db, userid, ph, wrapx, hash);
 	}
-	return rc < 0 ? rc : 0;
+	return ct_user_set_password(db, userid, ph, wrapx, NULL);
 }
 
 int ct_account_check_password(struct ct_db *db, int64_t userid, const char *password)
@@ -295,7 +275,7 @@ int ct_account_set_name(struct ct_db *db, int64_t userid, const char *name)
 	if (rc == 1)
 		return ct_error(CT_EEXISTS, "the name '%s' is taken: choose another", name);
 	if (rc == 0)
-		rc = CT_DB_EXEC(db, "UPDATE `user` SET name=? WHERE id=?", name, userid);
+		rc = ct_user_set_name(db, userid, name);
 	return rc < 0 ? rc : 0;
 }
 
@@ -311,7 +291,7 @@ int ct_account_set_email(struct ct_db *db, int64_t userid, const char *password,
 	if (rc < 0)
 		return rc;
 	lower(em, email, sizeof(em));
-	rc = CT_DB_EXEC(db, "UPDATE `user` SET email=? WHERE id=?", em, userid);
+	rc = ct_user_set_email(db, userid, em);
 	if (rc == CT_EDUP)
 		return ct_error(CT_EEXISTS, "an account with this email address exists");
 	return rc < 0 ? rc : 0;
@@ -354,7 +334,7 @@ int ct_account_reset_start(struct ct_db *db, const char *email, int ttl,
 	int rc;
 
 	lower(em, email, sizeof(em));
-	rc = CT_DB_QUERY_INT(db, userid, "SELECT id FROM `user` WHERE email=?", em);
+	rc = ct_user_id_by_email(db, em, userid);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no account with the email address %s", em);
 	if (rc == 0)
@@ -363,11 +343,7 @@ int ct_account_reset_start(struct ct_db *db, const char *email, int ttl,
 		return rc;
 	ct_hex_encode(rnd, sizeof(rnd), token_out);
 	ct_sha256_hex(token_out, 64, hash);
-	rc = CT_DB_EXEC(db, "DELETE FROM password_reset WHERE expire_time <= ?", now);
-	if (rc >= 0)
-		rc = CT_DB_EXEC(db, "INSERT INTO password_reset (token_hash, userid, expire_time) "
-				"VALUES (?, ?, ?)", hash, *userid, now + ttl);
-	return rc < 0 ? rc : 0;
+	return ct_user_reset_add(db, hash, *userid, now, now + ttl);
 }
 
 int ct_account_reset_finish(struct ct_db *db, const char *token, const char *new_password,
@@ -381,15 +357,14 @@ int ct_account_reset_finish(struct ct_db *db, const char *token, const char *new
 	if (strlen(token) != 64)
 		return ct_error(CT_EAUTH, "this reset link is not valid");
 	ct_sha256_hex(token, 64, hash);
-	rc = CT_DB_QUERY_INT(db, userid, "SELECT userid FROM password_reset WHERE "
-			     "token_hash=? AND expire_time > ?", hash, ct_db_now(db));
+	rc = ct_user_reset_find(db, hash, ct_db_now(db), userid);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_EAUTH, "this reset link is not valid or has expired");
 	/* the old password wrapped the key: it cannot be shown again */
 	if (rc == 0)
 		rc = store_password(db, *userid, new_password, NULL, 0);
 	if (rc == 0)	/* once: every link of this account goes */
-		rc = CT_DB_EXEC(db, "DELETE FROM password_reset WHERE userid=?", *userid);
+		rc = ct_user_reset_clear(db, *userid);
 	return rc < 0 ? rc : 0;
 }
 

@@ -52,16 +52,16 @@
 #include <stdint.h>
 
 #include "ct_conf.h"
+#include "data/dl_sched.h"
 
-#define CT_ELIG_NETLEN 48
+#define CT_ELIG_NETLEN CT_DL_NETLEN	/* 48 */
 
 struct ct_db;
 
 /* SQL: result row t is a live replica (eligibility.c's comment: in
  * progress, or a success not found invalid), the replicas the round rules
  * count. */
-#define CT_ELIG_LIVE(t) "(" t ".server_state = 4 OR (" t ".server_state = 5 AND " t \
-	".outcome = 1 AND " t ".validate_state <> 2))"
+#define CT_ELIG_LIVE(t) CT_DL_LIVE(t)
 
 struct ct_elig_policy {
 	int separate_networks;	/* [sched.separate_networks], default 1 */
@@ -73,7 +73,8 @@ struct ct_elig_policy {
 };
 
 /* What the round rules look at, for one host and one candidate replica
- * (ct_elig_check_round() reads them; the rule itself is pure). */
+ * (the claim fills them from ct_elig_round_facts and its rows; the rule
+ * itself is pure). */
 struct ct_elig_round {
 	int nwus, quorum;	/* the round's WUs, the WU's min_quorum */
 	int shared;		/* most WUs of the round the asking account shares
@@ -115,13 +116,6 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
  * bytes (0: not known): 1 or 0. Pure. */
 int ct_elig_mem_rule(int64_t need, int64_t have);
 
-/* Whether h may take a replica of WU wuid: its memory (ct_elig_mem_rule
- * on the WU's job), then every result of it that was ever sent. Returns
- * 1 (eligible), 0 (not: *why names the rule, "memory", "account", "host"
- * or "network"; a static string), or CT_EDB. */
-int ct_elig_check(struct ct_db *db, int64_t wuid, const struct ct_elig_host *h,
-		  const char **why);
-
 /* The fewest distinct accounts for which the round rules can place a
  * round of nwus WUs of quorum replicas each: enough pairs for
  * max_shared each (m N(N-1)/2 >= nwus q(q-1)/2) and enough accounts and
@@ -140,19 +134,11 @@ int ct_elig_share_cap(double share, int nwus, int quorum);
 int ct_elig_round_rule(const struct ct_elig_policy *p, const struct ct_elig_round *r,
 		       const char **why);
 
-/* The round rules for result resultid of WU wuid (round roundid, of
- * min_quorum quorum), for h, inside the claim's transaction: reads the
- * facts of struct ct_elig_round by indexed, bounded queries. Returns 1,
- * 0 (*why as ct_elig_round_rule) or CT_EDB / CT_ECONFIG. */
-int ct_elig_check_round(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
-			int64_t resultid, int64_t roundid, int quorum,
-			const struct ct_elig_host *h, const char **why);
-
 /* The per-WU rule against one replica already sent to (userid, hostid,
  * client id cpid, network net): NULL when h may hold another replica of
  * the same WU, else the rule it breaks ("account", "host", "network";
- * static). Pure: ct_elig_check() applies it to the database's rows, the
- * scheduler's ready-to-send cache (feeder.h) to what it holds. */
+ * static). Pure: the claim (sched.c) applies it to the database's rows,
+ * the scheduler's ready-to-send cache (feeder.h) to what it holds. */
 const char *ct_elig_replica_rule(const struct ct_elig_host *h, int64_t userid, int64_t hostid,
 				 const char *cpid, const char *net);
 
@@ -162,7 +148,7 @@ const char *ct_elig_replica_rule(const struct ct_elig_host *h, int64_t userid, i
  * transaction, after it locked the WUs), applies ct_elig_round_rule() to
  * each candidate in memory, and counts each replica it claims in the facts
  * (ct_elig_round_add, net_sent, account_inprog) before the next: the same
- * decisions as ct_elig_check_round() one claim at a time, in fewer
+ * decisions as reading the facts afresh before each claim, in fewer
  * statements. */
 struct ct_elig_partner {
 	int64_t userid;

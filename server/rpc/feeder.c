@@ -16,9 +16,15 @@
 #include "ct_hash.h"
 #include "ct_log.h"
 #include "ct_time.h"
+#include "data/dl_sched.h"
 #include "data/result_state.h"
 
-#define INC_LIMIT 64	/* new results merged per request; more: refill */
+#define INC_LIMIT 64	/* new results merged per look; more: refill */
+/* While the cache holds at least this many free candidates, a request
+ * looks for new results only when no request looked in the last
+ * CT_FEED_LOOK_S seconds: under load one look serves many requests, and
+ * new work waits that long at most. */
+#define LOOK_BACKLOG (CT_FEED_SLOTS / 2)
 #define INC_MARGIN 16	/* ids looked at again (inserts commit out of order) */
 #define MAX_TAKE 64
 
@@ -26,6 +32,14 @@ struct slot {
 	struct ct_feed_cand c;
 	int busy;		/* leased to a request */
 	int used;		/* in ord[] */
+};
+
+#define NEST 16		/* jobs' estimates kept */
+
+struct est {
+	int64_t jobid;		/* 0: empty */
+	double at;		/* monotonic time it was read */
+	struct ct_wlim_estimate e;
 };
 
 struct ct_feeder {
@@ -38,10 +52,12 @@ struct ct_feeder {
 	int64_t seen;		/* highest result id looked at */
 	double full_at;		/* monotonic time of the last full read (0: never) */
 	double full_s;		/* seconds between full reads */
+	double look_at;		/* monotonic time of the last look (0: never) */
 	int complete;		/* that read found fewer unsent results than slots */
 	int stale;		/* a full read is due */
 	int filling;		/* a request is reading */
 	int64_t lora_sig[2];	/* struct read_info's, at the last full read */
+	struct est est[NEST];
 };
 
 int ct_feeder_new(struct ct_feeder **out, double full_s)
@@ -80,28 +96,6 @@ void ct_feeder_free(struct ct_feeder *f)
 
 /* ---- reading ----------------------------------------------------------- */
 
-/* One row per candidate and sent replica of its WU (o.* NULL: none);
- * rows of one candidate are adjacent. m, one row, always there: the
- * highest result id and a signature of job_lora (a few rows, one per LoRA
- * job), which say when the cache is out of date wholesale (the ids went
- * back: a database emptied, as the tests do; a job's LoRA flag changed).
- * The derived table r picks the candidates: the first unsent ones in
- * dispatch order (result_dispatch), or those created after an id
- * (PRIMARY), whatever their state. */
-#define FEED_SELECT "SELECT m.mx, m.nl, m.sl, r.id, r.workunitid, r.jobid, r.priority, " \
-	"r.server_state, w.roundid, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL, o.userid, o.hostid, COALESCE(h.host_cpid, ''), o.sent_net " \
-	"FROM (SELECT (SELECT COALESCE(MAX(id), 0) FROM result) AS mx, (SELECT COUNT(*) FROM " \
-	"job_lora) AS nl, (SELECT COALESCE(SUM(jobid), 0) FROM job_lora) AS sl) m LEFT JOIN " \
-	"(SELECT id, workunitid, jobid, priority, server_state FROM result "
-#define FEED_JOIN ") r ON 1 = 1 LEFT JOIN workunit w ON w.id = r.workunitid LEFT JOIN `round` " \
-	"rd ON rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = r.jobid LEFT JOIN result o FORCE INDEX (result_wu_user) ON " \
-	"o.workunitid = r.workunitid AND o.hostid <> 0 LEFT JOIN host h ON h.id = o.hostid " \
-	"ORDER BY "
-
-static const char full_sql[] = FEED_SELECT "FORCE INDEX (result_dispatch) WHERE "
-	"server_state = ? ORDER BY priority DESC, id LIMIT ?" FEED_JOIN "r.priority DESC, r.id";
-static const char inc_sql[] = FEED_SELECT "WHERE id > ? ORDER BY id LIMIT ?" FEED_JOIN "r.id";
-
 /* What a read says besides its candidates. */
 struct read_info {
 	int64_t maxid;		/* MAX(result.id) */
@@ -110,51 +104,48 @@ struct read_info {
 	int results;		/* candidates read (any state) */
 };
 
-/* The rows of res into out[0..*n) (unsent ones only; cap slots). */
-static void read_rows(struct ct_db_res *res, struct slot *out, int cap, int *n,
-		      struct read_info *ri)
+/* The rows rows[0..nrows) (dl_sched.h) into out[0..*n) (unsent ones
+ * only; cap slots). */
+static void read_rows(const struct ct_sched_feed_row *rows, size_t nrows, struct slot *out,
+		      int cap, int *n, struct read_info *ri)
 {
 	int64_t last = 0;
 	struct slot *cur = NULL;
 
 	*n = 0;
-	while (ct_db_next(res) > 0) {
-		int64_t id = ct_db_int(res, 3);
+	for (size_t k = 0; k < nrows; k++) {
+		const struct ct_sched_feed_row *r = &rows[k];
 
-		ri->maxid = ct_db_int(res, 0);
-		ri->lora_sig[0] = ct_db_int(res, 1);
-		ri->lora_sig[1] = ct_db_int(res, 2);
-		if (ct_db_isnull(res, 3))
+		ri->maxid = r->mx;
+		ri->lora_sig[0] = r->nl;
+		ri->lora_sig[1] = r->sl;
+		if (r->id == 0)		/* no candidate at all */
 			continue;
-		if (id > ri->top)
-			ri->top = id;
-		if (id != last) {
-			last = id;
+		if (r->id > ri->top)
+			ri->top = r->id;
+		if (r->id != last) {
+			last = r->id;
 			ri->results++;
 			cur = NULL;
-			if (ct_db_int(res, 7) != CT_RS_UNSENT || ct_db_isnull(res, 4) || *n == cap)
+			if (r->state != CT_RS_UNSENT || r->wuid == 0 || *n == cap)
 				continue;
 			cur = &out[(*n)++];
 			memset(cur, 0, sizeof(*cur));
-			cur->c.resultid = id;
-			cur->c.wuid = ct_db_int(res, 4);
-			cur->c.jobid = ct_db_int(res, 5);
-			cur->c.priority = (int)ct_db_int(res, 6);
-			cur->c.roundid = ct_db_int(res, 8);
-			cur->c.nwus = (int)ct_db_int(res, 9);
-			cur->c.lora = ct_db_int(res, 10) != 0;
+			cur->c = (struct ct_feed_cand){ .resultid = r->id, .wuid = r->wuid,
+				.jobid = r->jobid, .priority = r->priority, .roundid = r->roundid,
+				.nwus = r->nwus, .lora = r->lora != 0 };
 		}
-		if (cur == NULL || ct_db_isnull(res, 12))
+		if (cur == NULL || r->o_hostid == 0)
 			continue;
 		if (cur->c.nheld == CT_FEED_HOLDERS) {
 			cur->c.held_more = 1;
 			continue;
 		}
 		struct ct_feed_holder *h = &cur->c.held[cur->c.nheld++];
-		h->userid = ct_db_int(res, 11);
-		h->hostid = ct_db_int(res, 12);
-		snprintf(h->cpid, sizeof(h->cpid), "%s", ct_db_str(res, 13));
-		snprintf(h->net, sizeof(h->net), "%s", ct_db_str(res, 14));
+		h->userid = r->o_userid;
+		h->hostid = r->o_hostid;
+		snprintf(h->cpid, sizeof(h->cpid), "%s", r->o_cpid);
+		snprintf(h->net, sizeof(h->net), "%s", r->o_net);
 	}
 }
 
@@ -250,18 +241,16 @@ static int free_slots(const struct ct_feeder *f)
 static int read_some(struct ct_db *db, int full, int64_t after, struct slot *fresh, int *n,
 		     struct read_info *ri)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_sched_feed_row *rows = NULL;
+	size_t nrows = 0;
 	int rc;
 
 	memset(ri, 0, sizeof(*ri));
-	if (full)
-		rc = CT_DB_QUERY(db, &res, full_sql, CT_RS_UNSENT, CT_FEED_SLOTS);
-	else
-		rc = CT_DB_QUERY(db, &res, inc_sql, after, INC_LIMIT);
+	rc = ct_sched_feed_read(db, full, after, full ? CT_FEED_SLOTS : INC_LIMIT, &rows, &nrows);
 	if (rc < 0)
 		return rc;
-	read_rows(res, fresh, CT_FEED_SLOTS, n, ri);
-	ct_db_res_free(res);
+	read_rows(rows, nrows, fresh, CT_FEED_SLOTS, n, ri);
+	free(rows);
 	return 0;
 }
 
@@ -295,7 +284,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	struct read_info ri;
 	double now = ct_time_mono_s();
 	int64_t after, seen, sig[2];
-	int full, n = 0, rc;
+	int full, wholesale = 0, n = 0, rc;
 
 	pthread_mutex_lock(&f->mu);
 	/* the first read: wait for it rather than find nothing (a host told
@@ -308,6 +297,11 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	}
 	full = f->full_at == 0 || now - f->full_at >= f->full_s || f->stale ||
 	       (!f->complete && free_slots(f) < CT_FEED_SLOTS / 4);
+	if (!full && now - f->look_at < CT_FEED_LOOK_S && free_slots(f) >= LOOK_BACKLOG) {
+		pthread_mutex_unlock(&f->mu);
+		return 0;
+	}
+	f->look_at = now;
 	seen = f->seen;
 	sig[0] = f->lora_sig[0];
 	sig[1] = f->lora_sig[1];
@@ -322,6 +316,7 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 		/* out of date wholesale: read it all now */
 		full = rc == 0 && (ri.maxid < seen || ri.lora_sig[0] != sig[0] ||
 				   ri.lora_sig[1] != sig[1]);
+		wholesale = full;
 	}
 	if (rc == 0 && full) {
 		ct_log_debug("feeder: full read (stale %d, free %d, complete %d)", f->stale,
@@ -329,6 +324,8 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 		rc = read_some(db, 1, 0, fresh, &n, &ri);
 	}
 	pthread_mutex_lock(&f->mu);
+	if (rc == 0 && full && wholesale)
+		memset(f->est, 0, sizeof(f->est));
 	if (rc == 0)
 		put_read(f, full, fresh, n, &ri, now);
 	f->filling = 0;
@@ -441,5 +438,44 @@ void ct_feeder_done(struct ct_feeder *f, const struct ct_feed_cand *cands, const
 		if (outcome[k] == CT_FEED_CLAIMED)
 			add_holder(f, cands[k].wuid, h);
 	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* ---- deadline estimates -------------------------------------------------- */
+
+int ct_feeder_estimate(struct ct_feeder *f, int64_t jobid, struct ct_wlim_estimate *e)
+{
+	double now = ct_time_mono_s();
+	int hit = 0;
+
+	if (f == NULL)
+		return 0;
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < NEST && !hit; i++)
+		if (f->est[i].jobid == jobid && jobid != 0 && now - f->est[i].at < CT_FEED_EST_S) {
+			*e = f->est[i].e;
+			hit = 1;
+		}
+	pthread_mutex_unlock(&f->mu);
+	return hit;
+}
+
+void ct_feeder_estimate_put(struct ct_feeder *f, int64_t jobid, const struct ct_wlim_estimate *e)
+{
+	double now = ct_time_mono_s();
+	int at = 0;
+
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < NEST; i++) {
+		if (f->est[i].jobid == jobid) {
+			at = i;
+			break;
+		}
+		if (f->est[i].at < f->est[at].at)	/* else the oldest goes */
+			at = i;
+	}
+	f->est[at] = (struct est){ .jobid = jobid, .at = now, .e = *e };
 	pthread_mutex_unlock(&f->mu);
 }

@@ -16,7 +16,9 @@
  *
  * Refill: each request first looks for results created since the cache
  * last looked (by id, a bounded primary-key range: results become unsent
- * only when inserted, result_state.c) and merges them in dispatch order;
+ * only when inserted, result_state.c) and merges them in dispatch order
+ * (while the cache holds half its slots free or more, at most every
+ * CT_FEED_LOOK_S seconds: a busy server looks once for many requests);
  * every full_s seconds (sched.feeder_full_s, CT_FEED_FULL_S by default),
  * or when fewer than a quarter of the slots
  * are free while the database has more unsent work than the cache holds,
@@ -33,10 +35,12 @@
 
 #include "data/db.h"
 #include "eligibility.h"
+#include "validate/worklimit.h"
 
 #define CT_FEED_SLOTS 512
 #define CT_FEED_HOLDERS 8
 #define CT_FEED_FULL_S 2.0
+#define CT_FEED_LOOK_S 0.05
 
 /* A replica of the WU already sent: whom the per-WU rules keep apart. */
 struct ct_feed_holder {
@@ -86,5 +90,20 @@ int ct_feeder_take(struct ct_feeder *f, struct ct_db *db, const struct ct_elig_h
  * other replicas of its WU; KEEP ones are free again. */
 void ct_feeder_done(struct ct_feeder *f, const struct ct_feed_cand *cands, const int *outcome,
 		    int n, const struct ct_elig_host *h);
+
+/* ---- deadline estimates ------------------------------------------------
+ * A job's deadline estimate (worklimit.h: its last valid run times, or its
+ * size) changes with its validations, slowly; the requests of a busy
+ * server share it for up to CT_FEED_EST_S seconds instead of asking the
+ * database each (a result sent meanwhile has a deadline from an estimate
+ * that old). A full read that finds the cache out of date wholesale
+ * forgets them too. */
+#define CT_FEED_EST_S 2.0
+
+/* Job jobid's estimate into *e if one at most CT_FEED_EST_S old is
+ * kept: 1, else 0 (also for f NULL, where the put does nothing). */
+int ct_feeder_estimate(struct ct_feeder *f, int64_t jobid, struct ct_wlim_estimate *e);
+/* Keep job jobid's estimate e, read now. */
+void ct_feeder_estimate_put(struct ct_feeder *f, int64_t jobid, const struct ct_wlim_estimate *e);
 
 #endif

@@ -36,6 +36,7 @@
 #include "data/db.h"
 #include "data/dl.h"
 #include "data/dl_chain.h"
+#include "data/dl_result.h"
 #include "http.h"
 #include "data/server.h"
 #include "token.h"
@@ -73,38 +74,19 @@ static int status_for(int code)
 /* Look the result up and check it may take an upload from hostid: sent
  * to that host, still in progress, and of a round not yet averaged (an
  * upload for a closed round could never be used: CT_EEXPIRED, HTTP 410). */
-struct upload_target {
-	int64_t id, hostid;
-	int server_state, round_status;
-	int64_t round_idx, jobid;
-};
-
-static const struct ct_dl_col upload_target_cols[] = {
-	CT_DL_COL(struct upload_target, id), CT_DL_COL(struct upload_target, hostid),
-	CT_DL_COL(struct upload_target, server_state),
-	CT_DL_COL(struct upload_target, round_status),
-	CT_DL_COL(struct upload_target, round_idx), CT_DL_COL(struct upload_target, jobid),
-};
-
 static int upload_check_result(struct ct_http_req *req, int64_t hostid, int64_t *resultid)
 {
 	struct ct_db *db = ct_http_db(req);
-	struct ct_db_res *res = NULL;
-	struct upload_target t;
+	struct ct_upload_target t;
 	int rc;
 
 	if (db == NULL)
 		return ct_error(CT_EAGAIN, "database unavailable");
-	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.hostid, r.server_state, "
-			 "COALESCE(rd.status, 0), w.round_idx, w.jobid FROM result r "
-			 "JOIN workunit w ON w.id = r.workunitid "
-			 "LEFT JOIN `round` rd ON rd.id = w.roundid WHERE r.name=?",
-			 req->subpath);
-	if (rc < 0) {
+	rc = ct_result_upload_target(db, req->subpath, &t);
+	if (rc < 0 && rc != CT_ENOTFOUND) {
 		ct_http_db_reset(req);
 		return rc;
 	}
-	rc = ct_dl_one(res, &t, upload_target_cols, CT_DL_NCOLS(upload_target_cols));
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "no such result");
 	if (rc < 0)
@@ -321,10 +303,8 @@ static int upload_end(struct ct_http_req *req, struct ct_http_resp *resp)
 	else if (u->is_state)	/* the validator takes it from here */
 		rc = ct_dl_state_req_uploaded(db, u->resultid, u->hostid, sha, (int64_t)u->n);
 	else
-		rc = CT_DB_EXEC(db, "UPDATE result SET upload_sha256=?, upload_size=?, "
-				"upload_time=? WHERE id=? AND hostid=? AND server_state=?", sha,
-				(int64_t)u->n, ct_db_now(db), u->resultid, u->hostid,
-				CT_RS_IN_PROGRESS);
+		rc = ct_result_set_upload(db, u->resultid, u->hostid, sha, (int64_t)u->n,
+					  ct_db_now(db));
 	if (rc < 0) {
 		if (rc == CT_EDB)
 			ct_http_db_reset(req);

@@ -7,7 +7,7 @@
  *   3. find/create the host, devices 6. claim new results: candidates
  *                                      from the ready-to-send cache
  *                                      (feeder.h), one transaction
- * then writes the reply. Statements are batched (IN lists, in_list()):
+ * then writes the reply. Statements are batched (IN lists, dl.h):
  * an RPC's cost is mostly its number of statements (doc/internals-
  * server.md, "What a scheduler RPC reads"). A refused request (XML, PROTO, AUTH, DENIED)
  * changes nothing; a bad report only gets a rejecting <ack>.
@@ -15,6 +15,7 @@
 #include "sched_rpc.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,11 @@
 #include "data/db_args.h"
 #include "data/dl.h"
 #include "data/dl_chain.h"
+#include "data/dl_host.h"
 #include "data/dl_result.h"
+#include "data/dl_sched.h"
+#include "data/dl_workunit.h"
+#include "data/wu_state.h"
 #include "data/result_state.h"
 #include "eligibility.h"
 #include "data/lock_order.h"
@@ -68,13 +73,15 @@ struct sched_ctx {
 	int naborts;
 	int64_t send[MAX_SEND];	/* result ids to put in the reply */
 	int nsend;
-	int nnew;		/* new results among them */
+	int nnew;		/* new results among them: the last nnew */
+	struct ct_sched_sent fresh[CT_SCHED_MAX_WANT];	/* the new ones' rows */
 	int looked;		/* its caps left room and work was looked for */
 	int64_t work_after;	/* > 0: called before its request_delay, no new work */
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
-	int host_read;		/* read_host() read them */
+	int host_read;		/* authenticate() read them */
+	int report_errors;	/* reports taken as client errors */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -83,18 +90,21 @@ struct sched_ctx {
 
 /* ---- steps 2 and 3: account and host ------------------------------------ */
 
-/* authenticate's columns, in its SELECT's order. */
-#define C struct sched_ctx
-static const struct ct_dl_col account_cols[] = {
-	CT_DL_COL(C, userid), CT_DL_COL(C, user_name), CT_DL_COL(C, teamid),
-	CT_DL_COL(C, total_credit), CT_DL_COL(C, expavg_credit), CT_DL_COL(C, web_prefs),
-	CT_DL_COL(C, web_prefs_time),
-};
-#undef C
+/* The host's columns the caps and request_delay need (load_host). */
+static void take_host(struct sched_ctx *c, const struct ct_host_account *a)
+{
+	c->host_cap = a->max_in_progress;
+	c->consecutive_valid = a->consecutive_valid;
+	c->wh.nvalid = a->nresults_valid;
+	c->next_work_time = a->next_work_time;
+	c->host_read = 1;
+}
 
+/* The account by its key, with the host the request names when it is
+ * the account's (one statement). */
 static int authenticate(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_host_account a;
 	char hash[65];
 	int rc;
 
@@ -102,16 +112,23 @@ static int authenticate(struct sched_ctx *c)
 	if (rc < 0)	/* not a key at all: say so, not "unknown" */
 		return ct_error(CT_EAUTH, "malformed account key (want %d hex digits)",
 				CT_ACCOUNT_KEY_HEXLEN);
-	rc = CT_DB_QUERY(c->db, &res, "SELECT u.id, u.name, u.teamid, u.total_credit, "
-			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0) FROM "
-			 "`user` u LEFT JOIN user_prefs p ON p.userid = u.id WHERE u.auth_hash=?",
-			 hash);
+	rc = ct_host_account_read(c->db, hash, c->req.host_id > 0 ? c->req.host_id : 0, &a);
+	if (rc == CT_ENOTFOUND)
+		return ct_error(CT_EAUTH, "unknown account key");
 	if (rc < 0)
 		return rc;
-	rc = ct_dl_one(res, c, account_cols, CT_DL_NCOLS(account_cols));
-	if (rc == CT_ENOTFOUND)
-		rc = ct_error(CT_EAUTH, "unknown account key");
-	return rc;
+	c->userid = a.userid;
+	c->teamid = a.teamid;
+	snprintf(c->user_name, sizeof(c->user_name), "%s", a.user_name);
+	c->total_credit = a.total_credit;
+	c->expavg_credit = a.expavg_credit;
+	snprintf(c->web_prefs, sizeof(c->web_prefs), "%s", a.web_prefs);
+	c->web_prefs_time = a.web_prefs_time;
+	if (a.hostid > 0) {
+		c->hostid = a.hostid;
+		take_host(c, &a);
+	}
+	return 0;
 }
 
 /* 1 if s is 32 hex digits (either case). */
@@ -122,147 +139,43 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
-/* Host id's row: its owner into *owner, and what the caps and
- * request_delay need (load_host), read with it. Returns 0, CT_ENOTFOUND
- * or CT_EDB. */
-static int read_host(struct sched_ctx *c, int64_t id, int64_t *owner)
+static int find_host(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
-	int rc;
+	int added = 0, rc;
 
-	rc = CT_DB_QUERY(c->db, &res, "SELECT userid, max_in_progress, consecutive_valid, "
-			 "nresults_valid, next_work_time FROM host WHERE id=?", id);
-	if (rc < 0)
-		return rc;
-	rc = CT_ENOTFOUND;
-	if (ct_db_next(res) > 0) {
-		*owner = ct_db_int(res, 0);
-		c->host_cap = ct_db_int(res, 1);
-		c->consecutive_valid = (int)ct_db_int(res, 2);
-		c->wh.nvalid = ct_db_int(res, 3);
-		c->next_work_time = ct_db_int(res, 4);
-		c->host_read = 1;
-		rc = 0;
+	if (c->req.host_id > 0) {	/* read with the account (authenticate) */
+		if (c->hostid != c->req.host_id)
+			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
+					c->req.host_id);
+		return 0;
 	}
-	ct_db_res_free(res);
+	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, ct_db_now(c->db), &c->hostid,
+				 &added);
+	if (rc == 0 && added)
+		ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
 	return rc;
 }
 
-static int find_host(struct sched_ctx *c)
-{
-	int64_t owner = 0, id = 0;
-	int rc;
-
-	if (c->req.host_id > 0) {
-		rc = read_host(c, c->req.host_id, &owner);
-		if (rc == CT_ENOTFOUND || (rc == 0 && owner != c->userid))
-			return ct_error(CT_EDENIED, "host %" PRId64 " does not belong to this account",
-					c->req.host_id);
-		if (rc < 0)
-			return rc;
-		c->hostid = c->req.host_id;
-		return 0;
-	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = CT_DB_QUERY_INT(c->db, &id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
-				     c->userid, c->req.host_cpid);
-		if (rc == 0) {
-			c->hostid = id;
-			return 0;
-		}
-		if (rc != CT_ENOTFOUND)
-			return rc;
-		rc = CT_DB_EXEC(c->db, "INSERT INTO host (create_time, userid, host_cpid) "
-				"VALUES (?, ?, ?)", ct_db_now(c->db), c->userid, c->req.host_cpid);
-		if (rc >= 0) {
-			c->hostid = ct_db_last_id(c->db);
-			ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
-			return 0;
-		}
-		if (rc != CT_EDUP)	/* a concurrent RPC made it: look again */
-			return rc;
-	}
-	return ct_error(CT_EINTERNAL, "could not register host");
-}
-
-/* 1 if the host's device rows say what the request says (then nothing
- * is written: device.update_time is when the description last changed),
- * 0 if not, or CT_EDB. */
-static int devices_same(struct sched_ctx *c)
-{
-	struct sched_req *r = &c->req;
-	struct ct_db_res *res = NULL;
-	int n = 0, same = 1, rc;
-
-	rc = CT_DB_QUERY(c->db, &res, "SELECT slot, name, vendor, type, global_mem, "
-			 "compute_units, conforming FROM device WHERE hostid=? ORDER BY slot",
-			 c->hostid);
-	if (rc < 0)
-		return rc;
-	while (same && ct_db_next(res) > 0) {
-		const struct sched_device *d = n < r->ndev ? &r->dev[n] : NULL;
-
-		same = d && ct_db_int(res, 0) == n && strcmp(ct_db_str(res, 1), d->name) == 0 &&
-		       strcmp(ct_db_str(res, 2), d->vendor) == 0 &&
-		       strcmp(ct_db_str(res, 3), d->type) == 0 &&
-		       ct_db_int(res, 4) == d->global_mem && ct_db_int(res, 5) == d->compute_units &&
-		       ct_db_int(res, 6) == d->conforming;
-		n++;
-	}
-	ct_db_res_free(res);
-	return same && n == r->ndev;
-}
-
+/* The host's row and devices after the request, with the client errors
+ * its reports counted (take_reports). */
 static int update_host(struct sched_ctx *c)
 {
 	struct sched_req *r = &c->req;
-	int rc;
+	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
+	struct ct_host_desc d = { .hostname = r->hostname, .os = r->os,
+				  .cpu_model = r->cpu_model, .client_version = r->client_version,
+				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
+				  .dev = dev, .ndev = r->ndev };
 
-	rc = CT_DB_EXEC(c->db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
-			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1 "
-			"WHERE id=?", r->hostname, r->os, r->cpu_model, (int)r->ncpus,
-			r->ram_bytes, r->client_version, c->ip, ct_db_now(c->db), c->hostid);
-	if (rc >= 0) {
-		int same = devices_same(c);
-		if (same != 0)
-			return same < 0 ? same : 0;
-	}
-	for (int i = 0; rc >= 0 && i < r->ndev; i++) {
-		struct sched_device *d = &r->dev[i];
-		rc = CT_DB_EXEC(c->db, "INSERT INTO device (hostid, slot, name, vendor, type, "
-				"global_mem, compute_units, conforming, update_time) "
-				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-				"name=VALUES(name), vendor=VALUES(vendor), type=VALUES(type), "
-				"global_mem=VALUES(global_mem), compute_units=VALUES(compute_units), "
-				"conforming=VALUES(conforming), update_time=VALUES(update_time)",
-				c->hostid, i, d->name, d->vendor, d->type, d->global_mem,
-				(int)d->compute_units, (int)d->conforming, ct_db_now(c->db));
-	}
-	if (rc >= 0)
-		rc = CT_DB_EXEC(c->db, "DELETE FROM device WHERE hostid=? AND slot>=?",
-				c->hostid, r->ndev);
-	return rc < 0 ? rc : 0;
+	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
+		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
+			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
+			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	return ct_host_rpc_update(c->db, c->hostid, &d, c->report_errors, ct_db_now(c->db));
 }
 
 /* ---- step 4: reports ---------------------------------------------------- */
 
-/* "pre?, ?, ...post" with m placeholders, m = n rounded up to 4, 8, 16 or
- * 32 (the caller repeats its last value in the extra ones), so that the
- * connection's statement cache holds four shapes of a statement. */
-static int in_list(char *sql, size_t cap, const char *pre, const char *post, int n, int *m)
-{
-	size_t len;
-
-	*m = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
-	len = (size_t)snprintf(sql, cap, "%s", pre);
-	for (int i = 0; i < *m && len < cap; i++)
-		len += (size_t)snprintf(sql + len, cap - len, i ? ", ?" : "?");
-	if (len < cap)
-		len += (size_t)snprintf(sql + len, cap - len, "%s", post);
-	return len < cap ? 0 : ct_error(CT_EINTERNAL, "statement too long");
-}
-
-#define IN_MAX 32	/* values in one IN list (in_list) */
 
 struct report_txn {
 	struct sched_ctx *c;
@@ -314,14 +227,11 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 			return reject(t->ack, CT_ENOENT, "no upload received for this result");
 		if (strcmp(r->upload_sha256, rep->sha256) != 0 || r->upload_size != rep->size)
 			return reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
-		/* final_loss stays NULL when the client did not send one */
+		/* final_loss stays NULL (NAN) when the client did not send one */
 		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
 				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-							  .final_loss = rep->final_loss,
-							  .conforming = (int)rep->conforming });
-		if (rc > 0 && !rep->has_final_loss)
-			rc = CT_DB_EXEC(db, "UPDATE result SET final_loss=NULL WHERE id=?",
-					t->resultid);
+					.final_loss = rep->has_final_loss ? rep->final_loss : NAN,
+					.conforming = (int)rep->conforming });
 		if (rc > 0 && rep->chain != NULL) {	/* checked by the validator */
 			int crc = ct_dl_chain_put(db, t->resultid, rep->chain);
 
@@ -339,56 +249,20 @@ static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
 	return rc < 0 ? rc : 1;
 }
 
-/* 1 if a result's name as the database compares it (utf8mb4_general_ci:
- * case and trailing spaces aside) is the reported one; a name this does
- * not match is looked up on its own (find_reports). */
-static int same_name(const char *row, const char *rep)
+/* The reported results' ids and WUs by name (outside the transaction:
+ * names never change). */
+static int find_reports(struct sched_ctx *c, struct report_txn *t, int n)
 {
-	size_t a = strlen(row), b = strlen(rep);
+	const char *names[CT_SCHED_MAX_REPORTS];
+	struct ct_result_row rows[CT_SCHED_MAX_REPORTS];
+	int rc;
 
-	while (a > 0 && row[a - 1] == ' ')
-		a--;
-	while (b > 0 && rep[b - 1] == ' ')
-		b--;
-	return a == b && strncasecmp(row, rep, a) == 0;
-}
-
-/* The reported results' rows by name, IN_MAX names a statement (outside
- * the transaction: names never change). */
-static int find_chunk(struct sched_ctx *c, struct report_txn *t, int n)
-{
-	struct ct_db_arg a[IN_MAX];
-	struct ct_db_res *res = NULL;
-	char sql[512];
-	int m, rc;
-
-	rc = in_list(sql, sizeof(sql), "SELECT id, workunitid, name FROM result WHERE name IN (",
-		     ")", n, &m);
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < m; i++)
-		a[i] = ct_db_arg_s(t[i < n ? i : n - 1].rep->name);
-	rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0)
-		for (int i = 0; i < n; i++)
-			if (t[i].resultid == 0 && same_name(ct_db_str(res, 2), t[i].rep->name)) {
-				t[i].resultid = ct_db_int(res, 0);
-				t[i].wuid = ct_db_int(res, 1);
-			}
-	ct_db_res_free(res);
+	for (int i = 0; i < n; i++)
+		names[i] = t[i].rep->name;
+	rc = ct_result_ids_by_name(c->db, names, n, rows);
 	for (int i = 0; rc == 0 && i < n; i++) {
-		struct ct_result_row r;
-
-		if (t[i].resultid != 0)
-			continue;
-		rc = ct_result_by_name(c->db, t[i].rep->name, &r);
-		if (rc == 0) {
-			t[i].resultid = r.id;
-			t[i].wuid = r.workunitid;
-		}
-		rc = rc == CT_ENOTFOUND ? 0 : rc;
+		t[i].resultid = rows[i].id;
+		t[i].wuid = rows[i].workunitid;
 	}
 	return rc;
 }
@@ -396,94 +270,36 @@ static int find_chunk(struct sched_ctx *c, struct report_txn *t, int n)
 struct report_batch {
 	struct report_txn t[CT_SCHED_MAX_REPORTS];
 	int n;
+	int errors;		/* reports that moved to client errors */
 };
 
-/* Lock the WUs of t[0..n) (sorted by WU), IN_MAX at a time. */
+/* Lock the WUs of t[0..n) (sorted by WU). */
 static int lock_report_wus(struct ct_db *db, struct report_txn *t, int n)
 {
-	struct ct_db_arg a[IN_MAX];
 	int64_t ids[CT_SCHED_MAX_REPORTS];
-	char sql[384];
-	int nids = 0, m, rc = 0;
+	int nids = 0;
 
 	for (int i = 0; i < n; i++)
 		if (t[i].resultid != 0 && (nids == 0 || ids[nids - 1] != t[i].wuid))
 			ids[nids++] = t[i].wuid;
-	for (int k = 0; rc == 0 && k < nids; k += IN_MAX) {
-		struct ct_db_res *res = NULL;
-		int cnt = nids - k < IN_MAX ? nids - k : IN_MAX;
-
-		rc = in_list(sql, sizeof(sql), "SELECT id FROM workunit WHERE id IN (",
-			     ") ORDER BY id FOR UPDATE", cnt, &m);
-		for (int i = 0; i < m; i++)
-			a[i] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
-		if (rc == 0)
-			rc = ct_db_querya(db, &res, sql, a, (size_t)m);
-		ct_db_res_free(res);
-	}
-	return rc;
+	return ct_wu_lock_ids(db, ids, nids, NULL);
 }
 
-/* The reported results' rows (hostid, states, upload), IN_MAX a statement. */
+/* The reported results' rows (hostid, states, upload). */
 static int read_reported(struct ct_db *db, struct report_txn *t, int n)
 {
-	struct ct_db_arg a[IN_MAX];
-	char sql[384];
-	int m, rc = 0;
+	int64_t ids[CT_SCHED_MAX_REPORTS] = { 0 };
+	struct ct_result_row rows[CT_SCHED_MAX_REPORTS];
+	int rc;
 
-	for (int k = 0; rc == 0 && k < n; k += IN_MAX) {
-		struct ct_db_res *res = NULL;
-		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
-
-		rc = in_list(sql, sizeof(sql), "SELECT id, hostid, server_state, outcome, "
-			     "validate_state, upload_sha256, upload_size FROM result WHERE id IN (",
-			     ")", cnt, &m);
-		for (int i = 0; i < m; i++)
-			a[i] = ct_db_arg_l(t[k + (i < cnt ? i : cnt - 1)].resultid);
-		if (rc == 0)
-			rc = ct_db_querya(db, &res, sql, a, (size_t)m);
-		while (rc == 0 && ct_db_next(res) > 0) {
-			for (int i = k; i < k + cnt; i++) {
-				struct ct_result_row *r = &t[i].row;
-
-				if (t[i].resultid != ct_db_int(res, 0))
-					continue;
-				memset(r, 0, sizeof(*r));
-				r->id = t[i].resultid;
-				r->hostid = ct_db_int(res, 1);
-				r->server_state = (int)ct_db_int(res, 2);
-				r->outcome = (int)ct_db_int(res, 3);
-				r->validate_state = (int)ct_db_int(res, 4);
-				snprintf(r->upload_sha256, sizeof(r->upload_sha256), "%s",
-					 ct_db_str(res, 5));
-				r->upload_size = ct_db_int(res, 6);
-				t[i].found = 1;
-			}
-		}
-		ct_db_res_free(res);
+	for (int i = 0; i < n; i++)
+		ids[i] = t[i].resultid;
+	rc = ct_result_get_uploads(db, ids, n, rows);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		t[i].row = rows[i];
+		t[i].found = t[i].resultid != 0 && rows[i].id == t[i].resultid;
 	}
 	return rc;
-}
-
-/* The moved results' WUs to the transitioner now, IN_MAX a statement. */
-static int wake_wus(struct ct_db *db, const int64_t *ids, int n, int64_t now)
-{
-	struct ct_db_arg a[IN_MAX + 1];
-	char sql[384];
-	int m, rc = 0;
-
-	for (int k = 0; rc >= 0 && k < n; k += IN_MAX) {
-		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
-
-		rc = in_list(sql, sizeof(sql), "UPDATE workunit SET transition_time=? WHERE id IN (",
-			     ")", cnt, &m);
-		a[0] = ct_db_arg_l(now);
-		for (int i = 0; i < m; i++)
-			a[i + 1] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
-		if (rc == 0)
-			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
-	}
-	return rc < 0 ? rc : 0;
 }
 
 /* Every report of the RPC in one transaction; a retry starts clean. */
@@ -516,11 +332,9 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 		if (rc > 0 && (nwoken == 0 || woken[nwoken - 1] != b->t[i].wuid))
 			woken[nwoken++] = b->t[i].wuid;
 	}
-	if (rc >= 0 && errors > 0)
-		rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+? WHERE id=?",
-				errors, b->t[0].c->hostid);
+	b->errors = errors;	/* counted with the host's update (update_host) */
 	if (rc >= 0)
-		rc = wake_wus(db, woken, nwoken, ct_db_now(db));
+		rc = ct_wu_wake_ids(db, woken, nwoken, ct_db_now(db), 0);
 	return rc < 0 ? rc : 0;
 }
 
@@ -548,12 +362,13 @@ static int take_reports(struct sched_ctx *c)
 		b->t[i].ack = &c->acks[i];
 		b->t[i].ack->name = b->t[i].rep->name;
 	}
-	for (int k = 0; rc == 0 && k < b->n; k += IN_MAX)
-		rc = find_chunk(c, b->t + k, b->n - k < IN_MAX ? b->n - k : IN_MAX);
+	rc = find_reports(c, b->t, b->n);
 	/* lock the WUs in id order, as every transaction does (lock_order.h) */
 	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
 		rc = ct_db_txn(c->db, report_batch_txn, b);
+	if (rc == 0)
+		c->report_errors = b->errors;
 	for (int i = 0; rc == 0 && i < b->n; i++)
 		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid,
 			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",
@@ -609,10 +424,10 @@ static int state_task_open(struct sched_ctx *c, const char *name)
 
 static int check_others(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
 	int rc = 0;
 
 	for (int i = 0; rc >= 0 && i < c->req.nother; i++) {
+		struct ct_sched_held h;
 		int64_t id = 0;
 		int mine, abort = 1;
 
@@ -622,19 +437,15 @@ static int check_others(struct sched_ctx *c)
 				c->aborts[c->naborts++] = c->req.other[i];
 			continue;
 		}
-		rc = CT_DB_QUERY(c->db, &res, "SELECT r.hostid, r.server_state, w.error_mask, r.id "
-				 "FROM result r JOIN workunit w ON w.id=r.workunitid WHERE r.name=?",
-				 c->req.other[i]);
-		if (rc < 0)
+		rc = ct_sched_held_get(c->db, c->req.other[i], &h);
+		if (rc < 0 && rc != CT_ENOTFOUND)
 			break;
-		if (ct_db_next(res) > 0) {
-			mine = ct_db_int(res, 0) == c->hostid &&
-			       ct_db_int(res, 1) == CT_RS_IN_PROGRESS;
-			abort = !mine || ct_db_int(res, 2) != 0;
-			id = mine && abort ? ct_db_int(res, 3) : 0;
+		if (rc == 0) {
+			mine = h.hostid == c->hostid && h.server_state == CT_RS_IN_PROGRESS;
+			abort = !mine || h.error_mask != 0;
+			id = mine && abort ? h.id : 0;
 		}
-		ct_db_res_free(res);
-		res = NULL;
+		rc = 0;
 		if (abort)
 			c->aborts[c->naborts++] = c->req.other[i];
 		if (id > 0)
@@ -647,25 +458,19 @@ static int check_others(struct sched_ctx *c)
  * again, unless their WU was canceled (then they are over). */
 static int find_lost(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_sched_held rows[64];
 	int64_t drop[64];
-	int ndrop = 0, rc;
+	int n = 0, ndrop = 0, rc;
 
-	rc = CT_DB_QUERY(c->db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN "
-			 "workunit w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
-			 "r.report_deadline>? ORDER BY r.id LIMIT 64", c->hostid,
-			 CT_RS_IN_PROGRESS, ct_db_now(c->db));
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0) {
-		if (listed(c, ct_db_str(res, 1)))
+	rc = ct_sched_in_progress(c->db, c->hostid, ct_db_now(c->db), rows, 64, &n);
+	for (int i = 0; i < n; i++) {
+		if (listed(c, rows[i].name))
 			continue;
-		if (ct_db_int(res, 2) != 0)
-			drop[ndrop++] = ct_db_int(res, 0);
+		if (rows[i].error_mask != 0)
+			drop[ndrop++] = rows[i].id;
 		else if (c->nsend < MAX_SEND)
-			c->send[c->nsend++] = ct_db_int(res, 0);
+			c->send[c->nsend++] = rows[i].id;
 	}
-	ct_db_res_free(res);
 	for (int i = 0; rc == 0 && i < ndrop; i++)
 		rc = drop_canceled(c, drop[i]);
 	return rc;
@@ -673,54 +478,53 @@ static int find_lost(struct sched_ctx *c)
 
 /* ---- step 6: new work -------------------------------------------------- */
 
-struct claim_txn {
-	struct sched_ctx *c;
-	int64_t resultid, wuid;
-};
-
-/* A trusted host may get this WU without replication (BOINC's adaptive
- * replication; the decision and its effect are the transitioner's code). */
-static int maybe_adaptive(struct ct_db *db, struct claim_txn *t)
+/* A trusted host may get WU wuid (result resultid) without replication
+ * (BOINC's adaptive replication; the decision and its effect are the
+ * transitioner's code); `on`: its job has adaptive replication. */
+static int maybe_adaptive(struct ct_db *db, struct sched_ctx *c, int64_t wuid,
+			  int64_t resultid, int on)
 {
-	int64_t on = 0;
 	uint32_t r;
 	int rc;
 
-	if (t->c->consecutive_valid < 1)
+	if (c->consecutive_valid < 1 || !on)
 		return 0;
-	rc = CT_DB_QUERY_INT(db, &on, "SELECT j.adaptive_replication FROM workunit w JOIN job j "
-			     "ON j.id=w.jobid WHERE w.id=?", t->wuid);
-	if (rc < 0 || !on)
-		return rc < 0 ? rc : 0;
 	/* a CSPRNG draw: thread-safe, and a host cannot predict it (on a
 	 * failure of the random source, replicate as usual) */
 	if (ct_random_bytes(&r, sizeof(r)) < 0)
 		return 0;
 	/* trust.h: slow trust, a spot-check floor, one per round */
-	rc = ct_trust_allow(t->c->srv->conf, db, t->c->hostid, t->wuid, t->c->consecutive_valid,
+	rc = ct_trust_allow(c->srv->conf, db, c->hostid, wuid, c->consecutive_valid,
 			    r / 4294967296.0);
 	if (rc <= 0)
 		return rc;
-	rc = ct_adaptive_apply(db, t->wuid, t->resultid);
+	rc = ct_adaptive_apply(db, wuid, resultid);
 	if (rc > 0)
-		rc = ct_trust_note(db, t->wuid, t->c->hostid);
+		rc = ct_trust_note(db, wuid, c->hostid);
 	else if (rc == 0)
 		ct_log_debug("trust: host %" PRId64 ": WU %" PRId64 " replicated (another replica "
-			     "sent before)", t->c->hostid, t->wuid);
+			     "sent before)", c->hostid, wuid);
 	return rc < 0 ? rc : 0;
 }
 
 /* The deadline estimate of job jobid: the request's claims are mostly of
- * one job, which is asked once. */
+ * one job, which is asked once, and the requests of the last moment share
+ * it (feeder.h). */
 static int job_estimate(struct ct_db *db, struct sched_ctx *c, int64_t jobid, int64_t wuid)
 {
 	int rc;
 
 	if (c->est_job == jobid)
 		return 0;
-	rc = ct_wlim_estimate(db, c->srv->conf, wuid, &c->est);
-	if (rc == 0)
+	if (ct_feeder_estimate(c->srv->feeder, jobid, &c->est)) {	/* shared, a moment old */
 		c->est_job = jobid;
+		return 0;
+	}
+	rc = ct_wlim_estimate(db, c->srv->conf, wuid, &c->est);
+	if (rc == 0) {
+		c->est_job = jobid;
+		ct_feeder_estimate_put(c->srv->feeder, jobid, &c->est);
+	}
 	return rc;
 }
 
@@ -728,29 +532,18 @@ static int job_estimate(struct ct_db *db, struct sched_ctx *c, int64_t jobid, in
 
 #define MAX_CAND 32
 
-/* A WU of the batch as its locked row says. */
-struct claim_wu {
-	int ok;			/* there, and not canceled */
-	int delay, quorum;
-	int64_t roundid, jobid;
-};
-
-/* A result of a WU of the batch (every replica, sent or not). */
-struct claim_rep {
-	int64_t wuid, id, userid, hostid, create_time;
-	int state, live, nwus, lora;
-	char cpid[33], net[CT_ELIG_NETLEN];
-};
-
 struct claim_batch {
 	struct sched_ctx *c;
 	struct ct_elig_policy ep;
 	struct ct_feed_cand cand[MAX_CAND];	/* by WU id (lock order) */
+	int64_t wuids[MAX_CAND];		/* cand[i].wuid */
 	int n, want;
+	int one_by_one;		/* a send of several lost a race: claim singly */
 	/* the transaction's outcome (reset at each try) */
-	struct claim_wu wu[MAX_CAND];
-	struct claim_rep *rep;
+	struct ct_wu_sched_row wu[MAX_CAND];	/* the locked rows, by cand */
+	struct ct_sched_replica *rep;
 	size_t nrep;
+	const struct ct_sched_replica *own[MAX_CAND];	/* cand[i]'s row */
 	struct ct_elig_round_facts facts[MAX_CAND];
 	int nfacts;
 	int active;		/* ct_elig_active_accounts, -1 until read */
@@ -760,35 +553,40 @@ struct claim_batch {
 	int got;
 };
 
+/* The group of claimed candidate i not yet done: the claimed ones with
+ * its deadline (and its round, with by_round), marked done; their WU ids
+ * (wus) or result ids into ids. Returns how many (0: i is not claimed,
+ * or done). */
+static int claimed_group(const struct claim_batch *b, int i, int *done, int by_round, int wus,
+			 int64_t *ids)
+{
+	int n = 0;
+
+	if (b->outcome[i] != CT_FEED_CLAIMED || done[i])
+		return 0;
+	for (int j = i; j < b->n; j++)
+		if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] && b->deadline[j] == b->deadline[i] &&
+		    (!by_round || b->wu[j].roundid == b->wu[i].roundid)) {
+			ids[n++] = wus ? b->cand[j].wuid : b->cand[j].resultid;
+			done[j] = 1;
+		}
+	return n;
+}
+
 /* The claimed results' WUs: transition_time pulled down to their
  * deadlines, one statement per distinct deadline (usually one). */
 static int pull_wus(struct ct_db *db, struct claim_batch *b)
 {
-	struct ct_db_arg a[MAX_CAND + 1];
-	char sql[384];
 	int done[MAX_CAND] = { 0 }, rc = 0;
 
 	for (int i = 0; rc >= 0 && i < b->n; i++) {
 		int64_t ids[MAX_CAND];
-		int n = 0, m;
+		int n = claimed_group(b, i, done, 0, 1, ids);
 
-		if (b->outcome[i] != CT_FEED_CLAIMED || done[i])
-			continue;
-		for (int j = i; j < b->n; j++)
-			if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] &&
-			    b->deadline[j] == b->deadline[i]) {
-				ids[n++] = b->cand[j].wuid;
-				done[j] = 1;
-			}
-		rc = in_list(sql, sizeof(sql), "UPDATE workunit SET transition_time="
-			     "LEAST(transition_time, ?) WHERE id IN (", ")", n, &m);
-		a[0] = ct_db_arg_l(b->deadline[i]);
-		for (int k = 0; k < m; k++)
-			a[k + 1] = ct_db_arg_l(ids[k < n ? k : n - 1]);
-		if (rc == 0)
-			rc = ct_db_execa(db, sql, a, (size_t)m + 1);
+		if (n > 0)
+			rc = ct_wu_wake_ids(db, ids, n, b->deadline[i], 1);
 	}
-	return rc < 0 ? rc : 0;
+	return rc;
 }
 
 static int cand_by_wu(const void *a, const void *b)
@@ -796,89 +594,6 @@ static int cand_by_wu(const void *a, const void *b)
 	const struct ct_feed_cand *x = a, *y = b;
 
 	return ct_lock_order_cmp(x->wuid, x->resultid, y->wuid, y->resultid);
-}
-
-/* The batch's WU ids as arguments, padded to m. */
-static void wu_args(const struct claim_batch *b, struct ct_db_arg *a, int m)
-{
-	for (int i = 0; i < m; i++)
-		a[i] = ct_db_arg_l(b->cand[i < b->n ? i : b->n - 1].wuid);
-}
-
-/* Every WU of the batch locked, in id order, before any result row. */
-static int lock_wus(struct ct_db *db, struct claim_batch *b)
-{
-	struct ct_db_arg a[32];
-	struct ct_db_res *res = NULL;
-	char sql[512];
-	int m, rc;
-
-	rc = in_list(sql, sizeof(sql), "SELECT id, error_mask, delay_bound, roundid, min_quorum, "
-		     "jobid FROM workunit WHERE id IN (", ") ORDER BY id FOR UPDATE", b->n, &m);
-	if (rc < 0)
-		return rc;
-	wu_args(b, a, m);
-	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
-	if (rc < 0)
-		return rc;
-	while (ct_db_next(res) > 0) {
-		for (int i = 0; i < b->n; i++) {
-			if (b->cand[i].wuid != ct_db_int(res, 0))
-				continue;
-			b->wu[i] = (struct claim_wu){ .ok = ct_db_int(res, 1) == 0,
-				.delay = (int)ct_db_int(res, 2), .roundid = ct_db_int(res, 3),
-				.quorum = (int)ct_db_int(res, 4), .jobid = ct_db_int(res, 5) };
-		}
-	}
-	ct_db_res_free(res);
-	return 0;
-}
-
-/* Every result of the batch's WUs (result_wu_user), read after the locks:
- * what the per-WU rules, the round rules and the claim itself look at. */
-static int read_replicas(struct ct_db *db, struct claim_batch *b)
-{
-	struct ct_db_arg a[32];
-	struct ct_db_res *res = NULL;
-	char sql[768];
-	size_t cap;
-	int m, rc;
-
-	rc = in_list(sql, sizeof(sql), "SELECT r.workunitid, r.id, r.server_state, r.userid, "
-		     "r.hostid, COALESCE(h.host_cpid, ''), r.sent_net, " CT_ELIG_LIVE("r") ", "
-		     "r.create_time, COALESCE(rd.nwus, 0), l.jobid IS NOT NULL FROM result r "
-		     "FORCE INDEX (result_wu_user) LEFT JOIN host h ON h.id = r.hostid JOIN "
-		     "workunit w ON w.id = r.workunitid LEFT JOIN `round` rd ON rd.id = w.roundid "
-		     "LEFT JOIN job_lora l ON l.jobid = r.jobid WHERE r.workunitid IN (", ")",
-		     b->n, &m);
-	if (rc < 0)
-		return rc;
-	wu_args(b, a, m);
-	rc = ct_db_querya(db, &res, sql, a, (size_t)m);
-	if (rc < 0)
-		return rc;
-	cap = ct_db_nrows(res);
-	b->rep = calloc(cap ? cap : 1, sizeof(*b->rep));
-	if (b->rep == NULL) {
-		ct_db_res_free(res);
-		return CT_ENOMEM;
-	}
-	while (b->nrep < cap && ct_db_next(res) > 0) {
-		struct claim_rep *r = &b->rep[b->nrep++];
-		r->wuid = ct_db_int(res, 0);
-		r->id = ct_db_int(res, 1);
-		r->state = (int)ct_db_int(res, 2);
-		r->userid = ct_db_int(res, 3);
-		r->hostid = ct_db_int(res, 4);
-		snprintf(r->cpid, sizeof(r->cpid), "%s", ct_db_str(res, 5));
-		snprintf(r->net, sizeof(r->net), "%s", ct_db_str(res, 6));
-		r->live = ct_db_int(res, 7) != 0;
-		r->create_time = ct_db_int(res, 8);
-		r->nwus = (int)ct_db_int(res, 9);
-		r->lora = ct_db_int(res, 10) != 0;
-	}
-	ct_db_res_free(res);
-	return 0;
 }
 
 /* The round's facts, read the first time a candidate of it comes up. */
@@ -897,21 +612,21 @@ static int round_facts(struct ct_db *db, struct claim_batch *b, int64_t roundid,
 	return rc;
 }
 
-/* The per-WU rules for candidate i against its WU's rows; *own = its own
- * row when still unsent. Returns the rule refused, or NULL. */
-static const char *wu_rules(const struct claim_batch *b, int i, const struct claim_rep **own)
+/* The per-WU rules for candidate i against its WU's rows; b->own[i] = its
+ * own row when still unsent. Returns the rule refused, or NULL. */
+static const char *wu_rules(struct claim_batch *b, int i)
 {
 	const struct ct_feed_cand *k = &b->cand[i];
 	const char *why = NULL;
 
-	*own = NULL;
+	b->own[i] = NULL;
 	for (size_t j = 0; j < b->nrep; j++) {
-		const struct claim_rep *r = &b->rep[j];
+		const struct ct_sched_replica *r = &b->rep[j];
 
 		if (r->wuid != k->wuid)
 			continue;
 		if (r->id == k->resultid && r->state == CT_RS_UNSENT)
-			*own = r;
+			b->own[i] = r;
 		if (r->hostid != 0 && why == NULL)
 			why = ct_elig_replica_rule(&b->c->who, r->userid, r->hostid, r->cpid, r->net);
 	}
@@ -920,16 +635,16 @@ static const char *wu_rules(const struct claim_batch *b, int i, const struct cla
 
 /* The round rules for candidate i (eligibility.h), facts f and its row. */
 static int round_rules(struct ct_db *db, struct claim_batch *b, int i,
-		       const struct ct_elig_round_facts *f, const struct claim_rep *own,
-		       const char **why)
+		       const struct ct_elig_round_facts *f, const char **why)
 {
-	struct ct_elig_round r = { .nwus = own->nwus, .quorum = b->wu[i].quorum,
+	const struct ct_sched_replica *own = b->own[i];
+	struct ct_elig_round r = { .nwus = own->nwus, .quorum = b->wu[i].min_quorum,
 				   .has_net = b->c->who.net[0] != '\0', .net_sent = f->net_sent,
 				   .account_inprog = f->account_inprog, .active = 1 << 30 };
 	int rc, need;
 
 	for (size_t j = 0; j < b->nrep; j++) {
-		const struct claim_rep *x = &b->rep[j];
+		const struct ct_sched_replica *x = &b->rep[j];
 		int s;
 
 		if (x->wuid != b->cand[i].wuid || !x->live || x->userid == b->c->userid)
@@ -953,40 +668,81 @@ static int round_rules(struct ct_db *db, struct claim_batch *b, int i,
 	return ct_elig_round_rule(&b->ep, &r, why);
 }
 
-/* Candidate i now the host's: the result moved (guarded by its unsent
- * state), the WU's transition time, adaptive replication, and the facts
- * the next candidate of the round is judged by. Returns 1 (claimed), 0
- * (lost a race: no longer unsent) or an error. */
+/* The change that sends candidate i to the host. */
+static struct ct_res_change send_change(const struct claim_batch *b, int i, int64_t now)
+{
+	const struct sched_ctx *c = b->c;
+
+	/* where it goes is recorded with the send: the placement rules of its
+	 * WU and round read sent_net and sent_round */
+	return (struct ct_res_change){ .now = now, .hostid = c->hostid, .userid = c->userid,
+				       .teamid = c->teamid, .deadline = b->deadline[i],
+				       .sent_net = c->who.net, .sent_round = b->wu[i].roundid };
+}
+
+/* Candidate i is the host's: its deadline, and the facts the next
+ * candidate of the round is judged by (as if the send succeeded: one that
+ * then loses a race only made the rules stricter for the rest). One by
+ * one, the result moves here (guarded by its unsent state); else
+ * send_claimed() moves the batch's at once. Returns 1 (claimed), 0 (lost a
+ * race: no longer unsent) or an error. */
 static int claim_cand(struct ct_db *db, struct claim_batch *b, int i,
 		      struct ct_elig_round_facts *f)
 {
 	struct sched_ctx *c = b->c;
-	struct claim_txn t = { .c = c, .resultid = b->cand[i].resultid, .wuid = b->cand[i].wuid };
-	int64_t now = ct_db_now(db), deadline;
+	int64_t now = ct_db_now(db);
 	int rc;
 
-	rc = job_estimate(db, c, b->wu[i].jobid, t.wuid);
+	rc = job_estimate(db, c, b->wu[i].jobid, b->cand[i].wuid);
 	if (rc < 0)
 		return rc;
-	deadline = ct_wlim_deadline(&c->wlp, &c->est, c->wh.nvalid, b->wu[i].delay, now);
-	/* where it goes is recorded with the send: the placement rules of its
-	 * WU and round read sent_net and sent_round */
-	rc = ct_res_move(db, t.resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS,
-			 &(struct ct_res_change){ .now = now, .hostid = c->hostid,
-						  .userid = c->userid, .teamid = c->teamid,
-						  .deadline = deadline, .sent_net = c->who.net,
-						  .sent_round = b->wu[i].roundid });
-	if (rc <= 0)
-		return rc;
-	b->deadline[i] = deadline;	/* the WU's transition time: pull_wus() */
-	rc = maybe_adaptive(db, &t);
+	b->deadline[i] = ct_wlim_deadline(&c->wlp, &c->est, c->wh.nvalid, b->wu[i].delay_bound,
+					  now);
+	if (b->one_by_one) {
+		struct ct_res_change ch = send_change(b, i, now);
+
+		rc = ct_res_move(db, b->cand[i].resultid, CT_RES_UNSENT, CT_RES_IN_PROGRESS, &ch);
+		if (rc <= 0)
+			return rc;
+	}
 	f->account_inprog++;
 	if (c->who.net[0])
 		f->net_sent++;
-	for (size_t j = 0; rc >= 0 && j < b->nrep; j++)
-		if (b->rep[j].wuid == t.wuid && b->rep[j].live && b->rep[j].userid != c->userid)
-			rc = ct_elig_round_add(f, b->rep[j].userid);
-	return rc < 0 ? rc : 1;
+	for (size_t j = 0; j < b->nrep; j++)
+		if (b->rep[j].wuid == b->cand[i].wuid && b->rep[j].live &&
+		    b->rep[j].userid != c->userid && ct_elig_round_add(f, b->rep[j].userid) < 0)
+			return CT_ENOMEM;
+	return 1;
+}
+
+/* The claimed candidates moved to the host, one statement per distinct
+ * deadline and round (usually one), then adaptive replication for each.
+ * A send that moved fewer than it claimed (another instance, or a job
+ * cancel, took one meanwhile) asks for the transaction again, one result
+ * at a time (CT_EAGAIN). */
+static int send_claimed(struct ct_db *db, struct claim_batch *b)
+{
+	int64_t now = ct_db_now(db);
+	int done[MAX_CAND] = { 0 }, rc = 0;
+
+	for (int i = 0; !b->one_by_one && rc >= 0 && i < b->n; i++) {
+		struct ct_res_change ch = send_change(b, i, now);
+		int64_t ids[MAX_CAND];
+		int n = claimed_group(b, i, done, 1, 0, ids);
+
+		if (n == 0)
+			continue;
+		rc = ct_res_send_many(db, ids, n, &ch);
+		if (rc >= 0 && rc != n) {
+			b->one_by_one = 1;
+			return CT_EAGAIN;
+		}
+	}
+	for (int i = 0; rc >= 0 && i < b->n; i++)
+		if (b->outcome[i] == CT_FEED_CLAIMED)
+			rc = maybe_adaptive(db, b->c, b->cand[i].wuid, b->cand[i].resultid,
+					    b->own[i]->job.adaptive);
+	return rc < 0 ? rc : 0;
 }
 
 static void batch_reset(struct claim_batch *b)
@@ -1000,8 +756,40 @@ static void batch_reset(struct claim_batch *b)
 	b->active = -1;
 	b->got = 0;
 	memset(b->wu, 0, sizeof(b->wu));
+	memset(b->own, 0, sizeof(b->own));
 	for (int i = 0; i < b->n; i++)
 		b->outcome[i] = CT_FEED_KEEP;
+}
+
+/* The rules of eligibility.h for candidate i, after its own row was
+ * found unsent: NULL when it may go to the host, else the rule. */
+static int judge(struct ct_db *db, struct claim_batch *b, int i, const char *why,
+		 struct ct_elig_round_facts **f, const char **out)
+{
+	const struct ct_sched_replica *own = b->own[i];
+	struct sched_ctx *c = b->c;
+	int rc;
+
+	*out = NULL;
+	/* a client that did not say it runs LoRA gets full-weight WUs
+	 * only (the cache said so too, unless it was out of date) */
+	if (why == NULL && own->lora && !c->req.lora)
+		why = "LoRA";
+	/* a WU it cannot hold stays */
+	if (why == NULL && c->who.work_mem > 0 &&
+	    !ct_elig_mem_rule(own->job.wu_mem_bytes, c->who.work_mem))
+		why = "memory";
+	if (why == NULL) {
+		rc = round_facts(db, b, b->wu[i].roundid, f);
+		if (rc == 0)
+			rc = round_rules(db, b, i, *f, &why);
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && why == NULL)
+			why = "round";
+	}
+	*out = why;
+	return 0;
 }
 
 /* One try of the batch's transaction: lock, read, judge each candidate
@@ -1009,50 +797,26 @@ static void batch_reset(struct claim_batch *b)
 static int claim_batch_txn(struct ct_db *db, void *arg)
 {
 	struct claim_batch *b = arg;
-	struct sched_ctx *c = b->c;
 	int rc;
 
 	batch_reset(b);
-	rc = lock_wus(db, b);
+	rc = ct_wu_lock_ids(db, b->wuids, b->n, b->wu);
 	if (rc == 0)
-		rc = read_replicas(db, b);
+		rc = ct_sched_replicas(db, b->wuids, b->n, &b->rep, &b->nrep);
 	for (int i = 0; rc >= 0 && i < b->n && b->got < b->want; i++) {
-		const struct claim_rep *own = NULL;
 		struct ct_elig_round_facts *f = NULL;
-		const char *why = wu_rules(b, i, &own);
+		const char *why = wu_rules(b, i);
 
-		if (!b->wu[i].ok || own == NULL) {
+		if (b->wu[i].id == 0 || b->wu[i].error_mask != 0 || b->own[i] == NULL) {
 			b->outcome[i] = CT_FEED_GONE;
 			continue;
 		}
-		/* a client that did not say it runs LoRA gets full-weight WUs
-		 * only (the cache said so too, unless it was out of date) */
-		if (why == NULL && own->lora && !c->req.lora)
-			why = "LoRA";
-		if (why == NULL && c->who.work_mem > 0) {	/* a WU it cannot hold stays */
-			int64_t need = 0;
-
-			rc = CT_DB_QUERY_INT(db, &need, "SELECT j.wu_mem_bytes FROM workunit w "
-					     "JOIN job j ON j.id = w.jobid WHERE w.id=?",
-					     b->cand[i].wuid);
-			if (rc < 0)
-				break;
-			if (!ct_elig_mem_rule(need, c->who.work_mem))
-				why = "memory";
-		}
-		if (why == NULL) {
-			rc = round_facts(db, b, b->wu[i].roundid, &f);
-			if (rc == 0)
-				rc = round_rules(db, b, i, f, own, &why);
-			if (rc < 0)
-				break;
-			if (rc == 0 && why == NULL)
-				why = "round";
-		}
+		rc = judge(db, b, i, why, &f, &why);
+		if (rc < 0)
+			break;
 		if (why != NULL) {
 			ct_log_debug("sched: host %" PRId64 ": not eligible for WU %" PRId64 " (%s)",
-				     c->hostid, b->cand[i].wuid, why);
-			rc = 0;
+				     b->c->hostid, b->cand[i].wuid, why);
 			continue;
 		}
 		rc = claim_cand(db, b, i, f);
@@ -1060,6 +824,8 @@ static int claim_batch_txn(struct ct_db *db, void *arg)
 			b->outcome[i] = rc > 0 ? CT_FEED_CLAIMED : CT_FEED_GONE;
 		b->got += rc > 0;
 	}
+	if (rc >= 0)
+		rc = send_claimed(db, b);
 	if (rc >= 0)
 		rc = pull_wus(db, b);
 	return rc < 0 ? rc : b->got;
@@ -1086,6 +852,31 @@ static struct ct_feeder *sched_feeder(struct ct_server *srv)
 	f = srv->feeder;
 	pthread_mutex_unlock(&mu);
 	return f;
+}
+
+/* What the reply says of claimed candidate i: from the claim's rows (its
+ * WU's locked row, its own row with its job's columns). */
+static void fresh_sent(struct ct_sched_sent *s, const struct claim_batch *b, int i)
+{
+	const struct ct_wu_sched_row *w = &b->wu[i];
+	const struct ct_sched_replica *r = b->own[i];
+
+	memset(s, 0, sizeof(*s));
+	s->id = r->id;
+	s->jobid = w->jobid;
+	s->round = w->round_idx;
+	s->shard = w->shard;
+	s->seed = w->seed;
+	s->deadline = b->deadline[i];
+	s->model_size = w->model_size;
+	s->data_size = w->data_size;
+	snprintf(s->name, sizeof(s->name), "%s", r->name);
+	snprintf(s->wu_name, sizeof(s->wu_name), "%s", w->name);
+	snprintf(s->model_sha256, sizeof(s->model_sha256), "%s", w->model_sha256);
+	snprintf(s->data_sha256, sizeof(s->data_sha256), "%s", w->data_sha256);
+	s->lora = r->lora;
+	s->job = r->job;
+	s->found = 1;
 }
 
 /* Up to want new results for the host: candidates from the ready-to-send
@@ -1122,6 +913,9 @@ static int claim_new(struct sched_ctx *c, int want)
 		qsort(b->cand, (size_t)n, sizeof(b->cand[0]), cand_by_wu);
 		b->n = n;
 		b->want = need;
+		b->one_by_one = 0;
+		for (int i = 0; i < n; i++)
+			b->wuids[i] = b->cand[i].wuid;
 		rc = ct_db_txn(c->db, claim_batch_txn, b);
 		if (rc < 0)	/* rolled back: nothing claimed */
 			for (int i = 0; i < n; i++)
@@ -1129,9 +923,9 @@ static int claim_new(struct sched_ctx *c, int want)
 		ct_feeder_done(f, b->cand, b->outcome, n, &c->who);
 		for (int i = 0; i < n; i++) {
 			tried[ntried++] = b->cand[i].resultid;
-			if (b->outcome[i] == CT_FEED_CLAIMED) {
+			if (b->outcome[i] == CT_FEED_CLAIMED && c->nnew < CT_SCHED_MAX_WANT) {
+				fresh_sent(&c->fresh[c->nnew++], b, i);
 				c->send[c->nsend++] = b->cand[i].resultid;
-				c->nnew++;
 			}
 		}
 		rc = rc < 0 ? rc : 0;
@@ -1145,23 +939,19 @@ static int claim_new(struct sched_ctx *c, int want)
  * its row, the project's policy, and its results in progress. */
 static int load_host(struct sched_ctx *c)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_host_account a;
 	int rc;
 
 	rc = ct_wlim_policy_load(c->srv->conf, &c->wlp);
-	if (rc == 0 && !c->host_read)	/* a host new in this request */
-		rc = CT_DB_QUERY(c->db, &res, "SELECT max_in_progress, consecutive_valid, "
-				 "nresults_valid, next_work_time FROM host WHERE id=?",
-				 c->hostid);
+	if (rc == 0 && !c->host_read) {	/* a host new in this request */
+		memset(&a, 0, sizeof(a));
+		rc = ct_host_caps_read(c->db, c->hostid, &a);
+		if (rc == 0)
+			take_host(c, &a);
+		rc = rc == CT_ENOTFOUND ? 0 : rc;
+	}
 	if (rc < 0)
 		return rc;
-	if (res && ct_db_next(res) > 0) {
-		c->host_cap = ct_db_int(res, 0);
-		c->consecutive_valid = (int)ct_db_int(res, 1);
-		c->wh.nvalid = ct_db_int(res, 2);
-		c->next_work_time = ct_db_int(res, 3);
-	}
-	ct_db_res_free(res);
 	if (c->host_cap <= 0)
 		c->host_cap = c->srv->max_in_progress;
 	/* in progress, and what the caps and quota count (worklimit.h) */
@@ -1222,8 +1012,7 @@ static long told_delay(struct sched_ctx *c)
 		return c->work_after - now > 1 ? (long)(c->work_after - now) : 1;
 	d = reply_delay(c);
 	if (c->looked && c->nnew == 0)	/* best effort: a failed write only loses it */
-		CT_DB_EXEC(c->db, "UPDATE host SET next_work_time=? WHERE id=?", now + d,
-			   c->hostid);
+		ct_host_set_next_work(c->db, c->hostid, now + d);
 	return d;
 }
 
@@ -1284,41 +1073,6 @@ static int put_file(struct ct_buf *b, struct ct_server *srv, const char *role,
 	return rc;
 }
 
-/* A result being sent, with its WU and job: what the reply says. */
-struct sent {
-	char name[81], wu_name[65];
-	int64_t deadline, jobid, round, shard, seed;
-	char model_sha[65], data_sha[65];
-	int64_t model_size, data_size, steps, batch, seq;
-	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
-	char upload_encoding[65];
-	int64_t max_upload;
-	int64_t lora, id;		/* its job has LoRA parameters; the result's id */
-	int64_t chain_every;		/* its hash chain's interval, 0: none */
-	int64_t state_at;		/* a state request's step, 0: a result */
-	int found;
-};
-
-static const char wu_sql[] =
-	"SELECT r.name, r.report_deadline, w.name, w.jobid, w.round_idx, w.shard, w.seed, "
-	"w.model_sha256, w.model_size, w.data_sha256, w.data_size, j.steps, j.batch, j.seq, "
-	"j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, j.upload_encoding, "
-	"j.max_upload_bytes, l.jobid IS NOT NULL, r.id, j.chain_every FROM result r "
-	"STRAIGHT_JOIN workunit w "
-	"ON w.id=r.workunitid STRAIGHT_JOIN job j ON j.id=w.jobid LEFT JOIN job_lora l ON "
-	"l.jobid=j.id WHERE r.id IN (";
-#define S struct sent
-static const struct ct_dl_col sent_cols[] = {
-	CT_DL_COL(S, name), CT_DL_COL(S, deadline), CT_DL_COL(S, wu_name), CT_DL_COL(S, jobid),
-	CT_DL_COL(S, round), CT_DL_COL(S, shard), CT_DL_COL(S, seed), CT_DL_COL(S, model_sha),
-	CT_DL_COL(S, model_size), CT_DL_COL(S, data_sha), CT_DL_COL(S, data_size),
-	CT_DL_COL(S, steps), CT_DL_COL(S, batch), CT_DL_COL(S, seq), CT_DL_COL(S, hp[0]),
-	CT_DL_COL(S, hp[1]), CT_DL_COL(S, hp[2]), CT_DL_COL(S, hp[3]), CT_DL_COL(S, hp[4]),
-	CT_DL_COL(S, hp[5]), CT_DL_COL(S, upload_encoding), CT_DL_COL(S, max_upload),
-	CT_DL_COL(S, lora), CT_DL_COL(S, id), CT_DL_COL(S, chain_every),
-};
-#undef S
-
 /* A job's LoRA parameters as the reply says them, kept for the next
  * result of the same job (a reply's results are mostly of one). */
 struct lora_xml {
@@ -1345,7 +1099,7 @@ static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int6
 }
 
 static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
-			struct lora_xml *lora, const struct sent *s)
+			struct lora_xml *lora, const struct ct_sched_sent *s)
 {
 	static const char *const dbl[] = { "lr", "beta1", "beta2", "eps", "weight_decay",
 					   "grad_clip" };
@@ -1356,29 +1110,29 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 	if (rc == 0) rc = ct_xml_elem_int64(b, "job_id", s->jobid);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "round", s->round);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "shard", s->shard);
-	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", s->steps);
-	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", s->batch);
-	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", s->seq);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "steps", s->job.steps);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "batch", s->job.batch);
+	if (rc == 0) rc = ct_xml_elem_int64(b, "seq", s->job.seq);
 	for (int i = 0; rc == 0 && i < 6; i++)
-		rc = ct_xml_elem_double(b, dbl[i], s->hp[i]);
+		rc = ct_xml_elem_double(b, dbl[i], s->job.hp[i]);
 	if (rc == 0) rc = ct_xml_elem_int64(b, "seed", s->seed);
-	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->upload_encoding);
-	if (rc == 0 && s->chain_every > 0)
-		rc = ct_xml_elem_int64(b, "chain_every", s->chain_every);
+	if (rc == 0) rc = ct_xml_elem_str(b, "upload_encoding", s->job.upload_encoding);
+	if (rc == 0 && s->job.chain_every > 0)
+		rc = ct_xml_elem_int64(b, "chain_every", s->job.chain_every);
 	if (rc == 0 && s->state_at > 0)
 		rc = ct_xml_elem_int64(b, "state_at", s->state_at);
 	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
-	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha, s->model_size);
-	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha, s->data_size);
+	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha256, s->model_size);
+	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha256, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");
 	return rc;
 }
 
-static int put_result(struct ct_buf *b, struct sched_ctx *c, const struct sent *s)
+static int put_result(struct ct_buf *b, struct sched_ctx *c, const struct ct_sched_sent *s)
 {
 	char token[CT_TOKEN_MAX];
 	const char *name = s->name;
-	int64_t deadline = s->deadline, max = s->max_upload;
+	int64_t deadline = s->deadline, max = s->job.max_upload;
 	int rc;
 
 	rc = ct_token_make(c->srv->secret, sizeof(c->srv->secret), name, c->hostid, max,
@@ -1428,10 +1182,7 @@ static long reply_delay(struct sched_ctx *c)
 	/* from the round's counters (round_stat, kept by the result
 	 * triggers): looking for a result still out walked every result of
 	 * a round whose last ones were back, a million for a big round */
-	if (ct_db_query_inta(c->db, &turning, "SELECT COUNT(*) FROM job j JOIN `round` rd ON "
-			    "rd.jobid=j.id AND rd.idx=j.cur_round LEFT JOIN round_stat s ON "
-			    "s.roundid=rd.id WHERE j.status=1 AND j.cur_round < j.nrounds AND "
-			    "COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", NULL, 0) < 0)
+	if (ct_sched_rounds_turning(c->db, &turning) < 0)
 		return c->srv->request_delay;
 	return turning > 0 ? 1 : c->srv->request_delay;
 }
@@ -1442,61 +1193,25 @@ static long reply_delay(struct sched_ctx *c)
 static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 {
 	int64_t ahead = 0, pending = 0;
-	int rc = 0;
+	int rc;
 
-	struct ct_db_res *res = NULL;
-
-	if (CT_DB_QUERY(c->db, &res, "SELECT (SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
-			"?), (SELECT COUNT(*) FROM result WHERE userid=? AND server_state=5 AND "
-			"outcome=1 AND validate_state IN (0, 4))", c->expavg_credit,
-			c->userid) < 0)
+	if (ct_sched_standing(c->db, c->expavg_credit, c->userid, &ahead, &pending) < 0)
 		return 0;
-	if (ct_db_next(res) > 0) {
-		ahead = ct_db_int(res, 0);
-		pending = ct_db_int(res, 1);
-		rc = ct_xml_elem_int64(b, "rank", ahead + 1);
-		if (rc == 0)
-			rc = ct_xml_elem_int64(b, "pending_results", pending);
-	}
-	ct_db_res_free(res);
+	rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	if (rc == 0)
+		rc = ct_xml_elem_int64(b, "pending_results", pending);
 	return rc;
 }
 
-/* The results ids[0..n) with their WUs and jobs into sent[0..n), IN_MAX
- * a statement; one that is gone has found 0. */
-static int read_sent_ids(struct sched_ctx *c, const int64_t *ids, int n, struct sent *sent)
+/* The results being sent (c->send) with their WUs and jobs into
+ * sent[0..c->nsend): the resent ones read (one that is gone has found 0),
+ * the new ones as their claim read them. */
+static int read_sent(struct sched_ctx *c, struct ct_sched_sent *sent)
 {
-	struct ct_db_arg a[IN_MAX];
-	char sql[sizeof(wu_sql) + 8 * IN_MAX];
-	int m, rc = 0;
+	int old = c->nsend - c->nnew;
 
-	for (int k = 0; rc == 0 && k < n; k += IN_MAX) {
-		struct ct_db_res *res = NULL;
-		int cnt = n - k < IN_MAX ? n - k : IN_MAX;
-		struct sent row;
-
-		rc = in_list(sql, sizeof(sql), wu_sql, ")", cnt, &m);
-		for (int i = 0; i < m; i++)
-			a[i] = ct_db_arg_l(ids[k + (i < cnt ? i : cnt - 1)]);
-		if (rc == 0)
-			rc = ct_db_querya(c->db, &res, sql, a, (size_t)m);
-		while (rc == 0 && ct_db_next(res) > 0) {
-			memset(&row, 0, sizeof(row));
-			ct_dl_row(res, &row, sent_cols, CT_DL_NCOLS(sent_cols));
-			row.found = 1;
-			for (int i = k; i < k + cnt; i++)
-				if (ids[i] == row.id)
-					sent[i] = row;
-		}
-		ct_db_res_free(res);
-	}
-	return rc;
-}
-
-/* The results being sent (c->send) into sent[0..c->nsend). */
-static int read_sent(struct sched_ctx *c, struct sent *sent)
-{
-	return read_sent_ids(c, c->send, c->nsend, sent);
+	memcpy(sent + old, c->fresh, (size_t)c->nnew * sizeof(*sent));
+	return old > 0 ? ct_sched_sent_read(c->db, c->send, old, sent) : 0;
 }
 
 /* The states the validator asks of this host to settle disputes
@@ -1507,7 +1222,7 @@ static int read_sent(struct sched_ctx *c, struct sent *sent)
 static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora_xml *lora)
 {
 	struct ct_dl_state_req *q = NULL;
-	struct sent s[4];
+	struct ct_sched_sent s[4];
 	char token[CT_TOKEN_MAX], name[sizeof(s[0].name)];
 	int64_t ids[4];
 	size_t n = 0;
@@ -1518,7 +1233,7 @@ static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora
 		ids[i] = q[i].resultid;
 	memset(s, 0, sizeof(s));
 	if (rc == 0 && n > 0)
-		rc = read_sent_ids(c, ids, (int)n, s);
+		rc = ct_sched_sent_read(c->db, ids, (int)n, s);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (snprintf(name, sizeof(name), "%s%s", q[i].result_name, CT_STATE_SUFFIX) >=
 		    (int)sizeof(name))
@@ -1543,7 +1258,7 @@ static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora
 			 sizeof(s[i].wu_name) - strlen(s[i].wu_name), "%s", CT_STATE_SUFFIX);
 		s[i].state_at = q[i].step;
 		s[i].deadline = q[i].deadline;
-		s[i].max_upload = q[i].max_bytes;
+		s[i].job.max_upload = q[i].max_bytes;
 		rc = put_workunit(b, c->srv, c->db, lora, &s[i]);
 		if (rc == 0)
 			rc = put_result(b, c, &s[i]);
@@ -1555,7 +1270,7 @@ static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora
 static int write_reply(struct sched_ctx *c, struct ct_buf *b)
 {
 	struct lora_xml lora = { .xml = CT_BUF_INIT(1 << 16) };
-	struct sent *sent = NULL;
+	struct ct_sched_sent *sent = NULL;
 	const char *pname = "crowdtune";
 	int rc;
 
@@ -1620,8 +1335,8 @@ static int run_steps(struct sched_ctx *c)
 	if (rc == 0 && !cpid_valid(c->req.host_cpid))
 		rc = ct_error(CT_EPROTO, "<host_cpid> must be 32 hex digits");
 	if (rc == 0) rc = find_host(c);
-	if (rc == 0) rc = update_host(c);
 	if (rc == 0) rc = take_reports(c);
+	if (rc == 0) rc = update_host(c);
 	if (rc == 0) rc = check_others(c);
 	if (rc == 0) rc = find_lost(c);
 	if (rc == 0) rc = assign_work(c);

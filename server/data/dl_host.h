@@ -1,0 +1,67 @@
+/*
+ * dl_host.h - the `host` and `device` rows a scheduler RPC reads and
+ * writes, with the account it authenticates (the data layer, dl.h).
+ */
+#ifndef CT_DL_HOST_H
+#define CT_DL_HOST_H
+
+#include <stdint.h>
+
+struct ct_db;
+
+/* An account by its key's hash, and one of its hosts, read together. */
+struct ct_host_account {
+	int64_t userid, teamid;
+	char user_name[65];
+	double total_credit, expavg_credit;
+	char web_prefs[2049];		/* user_prefs.prefs, "" none */
+	int64_t web_prefs_time;		/* user_prefs.mod_time, 0 none */
+	/* the host asked for, when it is this account's (else all 0) */
+	int64_t hostid, max_in_progress, nresults_valid, next_work_time;
+	int consecutive_valid;
+};
+
+/* The account whose auth_hash is `hash` and, when hostid > 0 and the
+ * host is that account's, the host's columns, in one statement. Returns 0,
+ * CT_ENOTFOUND (no such account) or a db error. */
+int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
+			 struct ct_host_account *a);
+
+/* The host columns of ct_host_account for host id (any owner) into a.
+ * Returns 0, CT_ENOTFOUND or a db error. */
+int ct_host_caps_read(struct ct_db *db, int64_t id, struct ct_host_account *a);
+
+/* Account userid's host with client id cpid into *id, made (created at
+ * now) when there is none; a concurrent maker's row is found again.
+ * *added: 1 when this call made it. Returns 0 or a db error. */
+int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid, int64_t now,
+			int64_t *id, int *added);
+
+/* A device as a request describes it (strings borrowed). */
+struct ct_host_device {
+	const char *name, *vendor, *type;
+	int64_t global_mem;
+	long compute_units, conforming;
+};
+
+/* What a request says of its host (strings borrowed). */
+struct ct_host_desc {
+	const char *hostname, *os, *cpu_model, *client_version, *last_ip;
+	long ncpus;
+	int64_t ram_bytes;
+	const struct ct_host_device *dev;
+	int ndev;
+};
+
+/* Host id made an RPC at now: its description, one more RPC, `errors`
+ * more client errors; its device rows written only when they differ from
+ * d's (device.update_time is when the description last changed). Returns
+ * 0 or a db error. */
+int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int errors,
+		       int64_t now);
+
+/* host.next_work_time := t (too soon before it: no new work). Returns 0
+ * or a db error. */
+int ct_host_set_next_work(struct ct_db *db, int64_t id, int64_t t);
+
+#endif
