@@ -260,6 +260,17 @@ static int check_fits(const struct ct_backend *be, size_t n)
 	return 0;
 }
 
+/* Llama lean mode (ct_ocl_llama.h) for a training or LoRA backend: by
+ * ct_ocl_llama_lean, CT_OCL_LEAN=0|1 forcing (tests). */
+static int llama_lean(const struct ct_backend *be, int lora)
+{
+	int lean = ct_ocl_llama_lean(&be->cfg, be->B, be->T);
+
+	if (!be->training && !lora)
+		return 0;
+	return (int)ct_opt_int(CT_OPT_OCL_LEAN, lean);
+}
+
 static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 			   int B, int T, int training, const struct ct_lora_spec *spec,
 			   struct ct_backend **out)
@@ -317,7 +328,7 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->targets);
 	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
 		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
-				       &be->llama);
+				       llama_lean(be, spec != NULL), &be->llama);
 	if (rc == 0 && be->llama != NULL && be->bl.fmt != CT_BASE_F32)
 		ct_ocl_llama_set_base(be->llama, &be->bl);
 	else if (rc == 0)
@@ -526,7 +537,8 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 					     (size_t)BT * sizeof(ct_tok), targets, 0, NULL, NULL),
 			"upload targets"));
 	if (be->llama != NULL) {
-		DO(ct_ocl_llama_forward(be->llama, be->params, be->inputs, be->targets, be->lora));
+		DO(ct_ocl_llama_forward(be->llama, be->params, be->inputs,
+					loss ? be->targets : NULL, be->lora));
 		return rc;
 	}
 	DO(ct_ocl_encoder_forward(o, D(a->encoded, 0), be->inputs, P(be, be->params, CT_WTE),

@@ -251,14 +251,25 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 
 /* Device activations (the fields of ct_llama_model.c's struct ct_acts,
  * shapes there; x3 the expanded q/k/v of one layer) and gradient scratch
- * (dx3 the expanded dqkv; datt the attention rows' dot, B*NH*T). */
+ * (dx3 the expanded dqkv; datt the attention rows' dot, B*NH*T). There is
+ * no probs buffer: the probabilities overwrite the logits in place, and
+ * their gradient the probabilities (every one of those kernels is
+ * elementwise; a forward without targets stops at the logits). */
 #define CT_LL_ACTS(X) \
 	X(encoded) X(ln1) X(ln1_rstd) X(qkv) X(atty) X(att) X(attproj) \
 	X(residual2) X(ln2) X(ln2_rstd) X(fch) X(sw) X(fcproj) X(residual3) \
-	X(lnf) X(lnf_rstd) X(logits) X(probs) X(losses) X(rope) X(x3) X(qkvr) X(qkn_rstd)
+	X(lnf) X(lnf_rstd) X(logits) X(losses) X(rope) X(x3) X(qkvr) X(qkn_rstd)
 #define CT_LL_GACTS(X) \
 	X(dresidual) X(dresidual_in) X(dresidual2) X(dln) X(datty) X(dattproj) \
 	X(dfcproj) X(dqkv) X(dx3) X(datt) X(dfch) X(dsw)
+
+enum {
+#define CT_LL_IDX_(f) LL_##f,
+	CT_LL_ACTS(CT_LL_IDX_)
+	CT_LL_GACTS(CT_LL_IDX_)
+#undef CT_LL_IDX_
+	LL_NBUF
+};
 
 struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
@@ -266,6 +277,10 @@ struct ct_ocl_llama {
 	struct ct_gpt2_layout lay;
 	const struct ct_base_layout *bl;	/* a compact base's, or NULL */
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
+	/* lean mode: the per-layer activations of one layer only (slot 0),
+	 * but every layer's input (encoded, residual3), from which backward
+	 * runs the layer's forward again before its backward */
+	int lean;
 #define CT_LL_FIELD_(f) cl_mem f;
 	CT_LL_ACTS(CT_LL_FIELD_)
 	CT_LL_GACTS(CT_LL_FIELD_)
@@ -310,36 +325,85 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
-static int ll_alloc(struct ct_ocl_llama *ll, cl_mem *m, size_t floats)
+/* Floats of every device buffer (n, by LL_ index; 0: not allocated) of
+ * a Llama pass over B x T: every layer's activations, or with lean one
+ * layer's (the layer inputs encoded and residual3 stay whole); with grads
+ * the backward scratch. */
+static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int grads, int lean,
+		     size_t n[LL_NBUF])
 {
-	return ct_ocl_alloc(ll->lk.ops->ocl, (floats ? floats : 1) * sizeof(float),
-			    CL_MEM_READ_WRITE, m);
+	const size_t L = cfg->L, B = B_, T = T_, C = cfg->C, NH = cfg->NH, F = cfg->F;
+	const size_t BT = B * T, QKV = ct_llama_qkv_dim(cfg), Vp = cfg->Vp;
+	const size_t A = ct_llama_att_dim(cfg), hd = ct_llama_head_dim(cfg);
+	const size_t x3 = cfg->KVH == cfg->NH ? 0 : BT * 3 * A, Ll = lean ? 1 : L;
+	const int qkn = (cfg->flags & CT_LLAMA_QK_NORM) != 0;
+
+	memset(n, 0, LL_NBUF * sizeof(n[0]));
+	n[LL_encoded] = BT * C; n[LL_ln1] = Ll * BT * C; n[LL_ln1_rstd] = Ll * BT;
+	n[LL_qkv] = Ll * BT * QKV; n[LL_atty] = Ll * BT * A; n[LL_att] = Ll * B * NH * T * 2;
+	n[LL_attproj] = BT * C; n[LL_residual2] = Ll * BT * C; n[LL_ln2] = Ll * BT * C;
+	n[LL_ln2_rstd] = Ll * BT; n[LL_fch] = Ll * BT * 2 * F; n[LL_sw] = Ll * BT * F;
+	n[LL_fcproj] = BT * C; n[LL_residual3] = L * BT * C; n[LL_lnf] = BT * C;
+	n[LL_lnf_rstd] = BT; n[LL_logits] = BT * Vp; n[LL_losses] = BT;
+	n[LL_rope] = T * hd; n[LL_x3] = x3;
+	n[LL_qkvr] = qkn ? Ll * BT * QKV : 0;
+	n[LL_qkn_rstd] = qkn ? Ll * BT * (NH + cfg->KVH) : 0;
+	if (!grads)
+		return;
+	n[LL_dresidual] = BT * C; n[LL_dresidual_in] = BT * C; n[LL_dresidual2] = BT * C;
+	n[LL_dln] = BT * C; n[LL_datty] = BT * A; n[LL_dattproj] = BT * C;
+	n[LL_dfcproj] = BT * C; n[LL_dqkv] = BT * QKV; n[LL_dx3] = x3;
+	n[LL_datt] = B * NH * T; n[LL_dfch] = BT * 2 * F; n[LL_dsw] = BT * F;
 }
 
+uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int grads,
+			    int lean, uint64_t *largest)
+{
+	size_t n[LL_NBUF];
+	uint64_t sum = 0, big = 0;
+
+	ll_sizes(cfg, B, T, grads, lean, n);
+	for (int i = 0; i < LL_NBUF; i++) {
+		uint64_t b = 4 * (uint64_t)(n[i] ? n[i] : (i < LL_dresidual || grads));
+
+		sum += b;
+		big = b > big ? b : big;
+	}
+	if (largest != NULL)
+		*largest = big;
+	return sum;
+}
+
+int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T)
+{
+	size_t all[LL_NBUF], one[LL_NBUF];
+	uint64_t kept = 0;
+
+	ll_sizes(cfg, B, T, 0, 0, all);
+	ll_sizes(cfg, B, T, 0, 1, one);
+	for (int i = 0; i < LL_NBUF; i++)
+		kept += 4 * (uint64_t)(all[i] - one[i]);
+	return kept > ((uint64_t)1 << 30);
+}
+
+/* Every buffer of ll_sizes (an empty one as 1 float, so that every field
+ * is a valid cl_mem). */
 static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
 {
-	const size_t L = ll->cfg.L, B = ll->B, T = ll->T, C = ll->cfg.C, NH = ll->cfg.NH;
-	const size_t F = ll->cfg.F, BT = B * T, QKV = ll->QKV, Vp = ll->cfg.Vp;
-	const size_t A = ll->A, x3 = ll->cfg.KVH == ll->cfg.NH ? 0 : BT * 3 * A;
-	const int qkn = (ll->cfg.flags & CT_LLAMA_QK_NORM) != 0;
+	cl_mem *m[LL_NBUF] = {
+#define CT_LL_PTR_(f) &ll->f,
+		CT_LL_ACTS(CT_LL_PTR_)
+		CT_LL_GACTS(CT_LL_PTR_)
+#undef CT_LL_PTR_
+	};
+	size_t n[LL_NBUF];
 	int rc = 0;
 
-#define A_(f, n) if (rc == 0) rc = ll_alloc(ll, &ll->f, (n))
-	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_rstd, L * BT);
-	A_(qkv, L * BT * QKV); A_(atty, L * BT * A); A_(att, L * B * NH * T * 2);
-	A_(attproj, BT * C); A_(residual2, L * BT * C); A_(ln2, L * BT * C);
-	A_(ln2_rstd, L * BT); A_(fch, L * BT * 2 * F); A_(sw, L * BT * F);
-	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
-	A_(lnf_rstd, BT); A_(logits, BT * Vp); A_(probs, BT * Vp); A_(losses, BT);
-	A_(rope, T * (size_t)ll->hd); A_(x3, x3);
-	A_(qkvr, qkn ? L * BT * QKV : 0); A_(qkn_rstd, qkn ? L * BT * (NH + ll->cfg.KVH) : 0);
-	if (grads) {
-		A_(dresidual, BT * C); A_(dresidual_in, BT * C); A_(dresidual2, BT * C);
-		A_(dln, BT * C); A_(datty, BT * A); A_(dattproj, BT * C);
-		A_(dfcproj, BT * C); A_(dqkv, BT * QKV); A_(dx3, x3);
-		A_(datt, B * NH * T); A_(dfch, BT * 2 * F); A_(dsw, BT * F);
-	}
-#undef A_
+	ll_sizes(&ll->cfg, ll->B, ll->T, grads, ll->lean, n);
+	for (int i = 0; i < LL_NBUF && rc == 0; i++)
+		if (i < LL_dresidual || grads)
+			rc = ct_ocl_alloc(ll->lk.ops->ocl, (n[i] ? n[i] : 1) * sizeof(float),
+					  CL_MEM_READ_WRITE, m[i]);
 	return rc;
 }
 
@@ -359,7 +423,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 }
 
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
-		      int B, int T, int grads, struct ct_ocl_llama **out)
+		      int B, int T, int grads, int lean, struct ct_ocl_llama **out)
 {
 	struct ct_ocl_llama *ll;
 	int rc;
@@ -375,6 +439,7 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 	ll->QKV = ct_llama_qkv_dim(cfg);
 	ll->A = ct_llama_att_dim(cfg);
 	ll->hd = ct_llama_head_dim(cfg);
+	ll->lean = grads && lean;
 	rc = ct_ocl_llk_init(&ll->lk, ops);
 	if (rc == 0)
 		rc = ll_alloc_all(ll, grads);
@@ -422,13 +487,20 @@ struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll)
 /* Chain launches: after the first failure the rest are skipped. */
 #define DO(call) do { if (rc == 0) rc = (call); } while (0)
 
-/* ct_llama_model.c's block_forward: layer l from `residual`. */
+/* The activation slot of layer l: l, or 0 in lean mode. */
+static size_t slot(const struct ct_ocl_llama *ll, int l)
+{
+	return ll->lean ? 0 : (size_t)l;
+}
+
+/* ct_llama_model.c's block_forward: layer l from `residual` (its
+ * activations into its slot, its output into residual3[l]). */
 static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = ll->hd;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	const float eps = (float)c->rms_eps;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
@@ -462,7 +534,8 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 	DO(ct_ocl_swiglu_forward(lk, sw, fch, BT, F));
 	DO(ct_ocl_matmul_forward(o, fcproj, sw, p.fcprojw, none, 0, BT, F, C));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FCPROJ, fcproj, sw));
-	DO(ct_ocl_residual_forward(o, D(ll->residual3, lc), D(ll->residual2, lc), fcproj, n));
+	DO(ct_ocl_residual_forward(o, D(ll->residual3, (size_t)l * n), D(ll->residual2, lc),
+				   fcproj, n));
 	return rc;
 }
 
@@ -496,8 +569,9 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 				  LW(ll, params, CT_LNFW, 0), BT, C, (float)c->rms_eps));
 	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
 				 BT, C, c->Vp));
-	DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->probs, 0), D(ll->logits, 0),
-				       targets, 0, BT, c->V, c->Vp));
+	if (targets != NULL)	/* the probabilities over the logits */
+		DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->logits, 0),
+					       D(ll->logits, 0), targets, 0, BT, c->V, c->Vp));
 	return rc;
 }
 
@@ -518,7 +592,7 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 			const struct ll_layer *d, struct ct_ocl_lora *lo)
 {
 	const int BT = ll->B * ll->T, C = ll->cfg.C, F = ll->cfg.F;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten fch = D(ll->fch, lt * 2 * F), sw = D(ll->sw, lt * F);
@@ -545,13 +619,16 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 }
 
 /* ct_llama_model.c's block_backward: dresidual (gradient of residual3[l])
- * into dresidual_in (that of `residual`). */
+ * into dresidual_in (that of `residual`). In lean mode the layer's forward
+ * runs again first, from its kept input: the same kernels on the same
+ * values, so the very activations the forward pass had (residual3[l] is
+ * rewritten with the bits it holds; LoRA's rank-r rows likewise). */
 static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, int l,
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = ll->hd;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lt * ll->A);
@@ -561,6 +638,8 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 
 	ll_layer(ll, params, l, &p);
 	ll_layer(ll, grads, l, &d);	/* NULL buffers when frozen */
+	if (ll->lean)
+		DO(block_forward(ll, params, l, residual, lo));
 	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
 	DO(mlp_backward(ll, grads, l, &p, &d, lo));
 	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
@@ -596,12 +675,12 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->probs, 0), none = { NULL, 0, 0 };
+	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
 	struct ct_dten dlnfw = grads ? D(grads, ll->lay.offset[CT_LNFW]) : none;
 	int rc = 0;
 
 	/* the gradient of the logits overwrites the probabilities in place */
-	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->probs, 0), targets, BT, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
 	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, grads), none, dlogits, D(ll->lnf, 0),
 		  head(ll, params), BT, C, c->Vp));

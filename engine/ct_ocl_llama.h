@@ -101,11 +101,28 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 struct ct_ocl_llama;
 
 /* Activations (and, with grads != 0, the gradient scratch) of a Llama
- * config (checked) at batch B x T, and the RoPE table, on ops's device.
- * Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
- * ct_ocl_llama_close (NULL is fine). */
+ * config (checked) at batch B x T, and the RoPE table, on ops's device;
+ * lean (with grads only): lean mode, below. Returns 0, CT_ENOMEM,
+ * CT_EDEVNOMEM or CT_ECL; *out freed with ct_ocl_llama_close (NULL is
+ * fine).
+ *
+ * Lean mode keeps every layer's input (B*T*C floats a layer) but the
+ * other activations of one layer only; backward runs each layer's forward
+ * again from its input before the layer's backward. The same kernels on
+ * the same values: the same bits as without it, for about one more
+ * forward pass a step. */
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
-		      int B, int T, int grads, struct ct_ocl_llama **out);
+		      int B, int T, int grads, int lean, struct ct_ocl_llama **out);
+
+/* Whether a training backend of cfg at B x T runs lean by default: when
+ * lean mode saves more than 1 GiB (Llama-3.2-1B's shape at B=4 T=512:
+ * 4.3 GiB of its 5.9). */
+int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T);
+
+/* Bytes of the device buffers ct_ocl_llama_open allocates for these
+ * arguments (cfg valid), *largest (NULL: not wanted) the largest one. */
+uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int grads,
+			    int lean, uint64_t *largest);
 void ct_ocl_llama_close(struct ct_ocl_llama *ll);
 
 /* Zero the Llama kernels' profile (the backend keeps the last step's, as
@@ -113,7 +130,7 @@ void ct_ocl_llama_close(struct ct_ocl_llama *ll);
 void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll);
 
 /* ct_llama_forward up to the per-row losses (the tokens already uploaded
- * to inputs and targets) / ct_llama_backward (params's gradients added into
+ * to inputs and targets; targets NULL: up to the logits only) / ct_llama_backward (params's gradients added into
  * grads; grads NULL: frozen weights, input gradients and lora only). lora
  * NULL: no adapters. Enqueued. Return 0 or CT_E*. */
 int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
@@ -121,7 +138,8 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora);
 
-/* The losses (BT) and logits (BT, Vp) of the last forward. */
+/* The losses (BT) and logits (BT, Vp) of the last forward (the logits
+ * of one without targets: with targets they become the probabilities). */
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll);
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll);
 

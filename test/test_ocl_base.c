@@ -278,7 +278,12 @@ static void test_wu_equal(void **state)
 		setenv("CT_OCL_WIDE_MAX", "256", 1);
 		wu_equal(&gpt2, fmt, "gpt2 pieces");
 		wu_equal(&l2, fmt, "llama tied qk-norm pieces");
+		/* and Llama's lean mode (each layer's forward again in backward) */
+		setenv("CT_OCL_LEAN", "1", 1);
+		wu_equal(&l2, fmt, "llama tied qk-norm pieces lean");
 		unsetenv("CT_OCL_WIDE_MAX");
+		wu_equal(&l1, fmt, "llama gqa lean");
+		unsetenv("CT_OCL_LEAN");
 	}
 }
 

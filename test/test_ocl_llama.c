@@ -379,6 +379,50 @@ static void test_wu_qwen3(void **state)
 	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
 }
 
+static void test_backend_state_equal(void **state);
+
+/* Lean mode (every layer's forward again in backward; by default only
+ * where it saves over 1 GiB) gives the C reference's bytes: full
+ * fine-tuning, LoRA, Qwen3's q/k norms, and the one-step state. */
+static void test_wu_lean(void **state)
+{
+	setenv("CT_OCL_LEAN", "1", 1);
+	wu_equal(2, CT_LLAMA_QKV_BIAS, 0);
+	wu_equal(2, CT_LLAMA_TIED, 2);
+	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
+	test_backend_state_equal(state);
+	unsetenv("CT_OCL_LEAN");
+}
+
+/* The device buffers of a Llama pass are what ct_ocl_llama_bytes counts,
+ * lean mode holds one layer's activations instead of L (here L = 2: less
+ * by one layer's), and the default turns lean on at the 1 GiB mark. */
+static void test_lean_bytes(void **state)
+{
+	struct ct_gpt2_config c = model_cfg(2, CT_LLAMA_QK_NORM);
+	struct ct_gpt2_config big = c;
+	uint64_t got[2], want[2], largest;
+
+	(void)state;
+	for (int lean = 0; lean < 2; lean++) {
+		struct ct_ocl_llama *ll = NULL;
+		uint64_t t0 = ct_ocl_alloc_total();
+
+		assert_int_equal(ct_ocl_llama_open(&ops, &c, 3, 11, 1, lean, &ll), 0);
+		got[lean] = ct_ocl_alloc_total() - t0;
+		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, 1, lean, &largest);
+		ct_ocl_llama_close(ll);
+		/* q/k/v of both layers, else the expanded q/k/v of one */
+		assert_true(largest == (lean ? 4 * 33 * 3 * 48 : 4 * 2 * 33 * 80));
+	}
+	assert_true(got[0] == want[0] && got[1] == want[1]);
+	assert_true(want[1] < want[0]);
+	assert_false(ct_ocl_llama_lean(&c, 3, 11));
+	big.L = 30000;	/* 29999 layers at 3 x 11 save 1.6 GiB, at 1 x 11 0.5 */
+	assert_false(ct_ocl_llama_lean(&big, 1, 11));
+	assert_true(ct_ocl_llama_lean(&big, 3, 11));
+}
+
 /* One step through the backend interface: gradients, weights and AdamW
  * moments all identical; evaluation and logits too. */
 static void test_backend_state_equal(void **state)
@@ -466,6 +510,8 @@ int main(void)
 		cmocka_unit_test(test_wu_mha_tied_bias),
 		cmocka_unit_test(test_wu_lora),
 		cmocka_unit_test(test_wu_qwen3),
+		cmocka_unit_test(test_wu_lean),
+		cmocka_unit_test(test_lean_bytes),
 	};
 
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
