@@ -18,6 +18,7 @@
 #include "ct_model.h"
 #include "ct_ocl_llama.h"
 #include "ct_ocl_lora.h"
+#include "ct_options.h"
 #include "ct_time.h"
 
 #include <stdio.h>
@@ -545,6 +546,29 @@ static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
 	return LW(ll, base, (ll->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE, 0);
 }
 
+/* The logits (BT, Vp) = lnf (BT, C) x head^T. A float32 head runs in
+ * pieces of HEAD_PIECE floats of logits (each row's chain whole, so the
+ * same bits): a long product's k pieces park an accumulator per output,
+ * which for the whole head would be a second logits-sized buffer (1002
+ * MiB at Llama-3.2-1B's B=4 T=512). A compact head is widened 64 rows at
+ * a time and parks none. CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
+#define HEAD_PIECE ((size_t)1 << 25)
+
+static int head_forward(struct ct_ocl_llama *ll, cl_mem params)
+{
+	const int BT = ll->B * ll->T, C = ll->cfg.C, Vp = ll->cfg.Vp;
+	struct ct_dten w = head(ll, params), none = { NULL, 0, 0 };
+	long rows = w.fmt != CT_BASE_F32 ? BT : (long)(HEAD_PIECE / (size_t)Vp);
+	int rc = 0;
+
+	rows = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, rows < 1 ? 1 : rows);
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += rows)
+		DO(ct_ocl_matmul_forward(ll->lk.ops, D(ll->logits, (size_t)r0 * Vp),
+					 D(ll->lnf, (size_t)r0 * C), w, none, 0,
+					 BT - r0 < rows ? BT - r0 : (int)rows, C, Vp));
+	return rc;
+}
+
 int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora)
 {
@@ -552,7 +576,7 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten none = { NULL, 0, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
+	struct ct_dten last = D(ll->residual3, (size_t)(c->L - 1) * n);
 	int rc = 0;
 
 	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt != CT_BASE_F32)
@@ -567,8 +591,7 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 				 lora));
 	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
 				  LW(ll, params, CT_LNFW, 0), BT, C, (float)c->rms_eps));
-	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
-				 BT, C, c->Vp));
+	DO(head_forward(ll, params));
 	if (targets != NULL)	/* the probabilities over the logits */
 		DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->logits, 0),
 					       D(ll->logits, 0), targets, 0, BT, c->V, c->Vp));

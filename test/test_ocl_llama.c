@@ -383,12 +383,15 @@ static void test_backend_state_equal(void **state);
 
 /* Lean mode (every layer's forward again in backward; by default only
  * where it saves over 1 GiB) gives the C reference's bytes: full
- * fine-tuning, LoRA, Qwen3's q/k norms, and the one-step state. */
+ * fine-tuning, LoRA (with the head in pieces of rows too), Qwen3's q/k
+ * norms, and the one-step state. */
 static void test_wu_lean(void **state)
 {
 	setenv("CT_OCL_LEAN", "1", 1);
 	wu_equal(2, CT_LLAMA_QKV_BIAS, 0);
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);	/* the head 5 rows at a time */
 	wu_equal(2, CT_LLAMA_TIED, 2);
+	unsetenv("CT_OCL_HEAD_ROWS");
 	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
 	test_backend_state_equal(state);
 	unsetenv("CT_OCL_LEAN");
