@@ -18,6 +18,7 @@
 #include "ct_model.h"
 #include "ct_ocl_llama.h"
 #include "ct_ocl_lora.h"
+#include "ct_ocl_weights.h"
 #include "ct_options.h"
 #include "ct_time.h"
 
@@ -276,7 +277,6 @@ struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
-	const struct ct_base_layout *bl;	/* a compact base's, or NULL */
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
 	/* lean mode: the per-layer activations of one layer only (slot 0),
 	 * but every layer's input (encoded, residual3), from which backward
@@ -294,27 +294,47 @@ struct ll_layer {
 	struct ct_dten ln1w, qkvw, qkvb, qkn, attprojw, ln2w, fcw, fcprojw;
 };
 
-/* Tensor t of base from element e on (a compact base's image when the
- * weights are one and base is not NULL). */
-static struct ct_dten LW(const struct ct_ocl_llama *ll, cl_mem base, int t, size_t e)
+/* Where layer tensors are read: the weights (w), or else a params-shaped
+ * float32 buffer (g: the gradients; NULL when frozen, every view NULL). */
+struct wsrc {
+	const struct ct_dweights *w;
+	cl_mem g;
+};
+
+static struct wsrc PW(const struct ct_dweights *w)
 {
-	return ct_dten_param(base, &ll->lay, base != NULL ? ll->bl : NULL, t, e);
+	struct wsrc s = { w, NULL };
+	return s;
 }
 
-void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl)
+static struct wsrc GW(cl_mem g)
 {
-	ll->bl = bl;
+	struct wsrc s = { NULL, g };
+	return s;
 }
 
-static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct ll_layer *p)
+/* Tensor t of src from element e on; an empty tensor (no q/k/v biases,
+ * no q/k norms, a tied lm_head): NULL. */
+static struct ct_dten LW(const struct ct_ocl_llama *ll, struct wsrc src, int t, size_t e)
+{
+	struct ct_dten none = { NULL, 0, 0 };
+
+	if (ll->lay.size[t] == 0)
+		return none;
+	if (src.w != NULL)
+		return ct_dweights_at(src.w, t, e);
+	return ct_dten_param(src.g, &ll->lay, NULL, t, e);
+}
+
+static void ll_layer(const struct ct_ocl_llama *ll, struct wsrc base, int l, struct ll_layer *p)
 {
 	const size_t C = (size_t)ll->cfg.C, F = (size_t)ll->cfg.F;
 	const size_t QKV = (size_t)ll->QKV;
 
 	p->ln1w = LW(ll, base, CT_LN1W, l * C);
 	p->qkvw = LW(ll, base, CT_QKVW, l * QKV * C);
-	p->qkvb = LW(ll, ll->lay.size[CT_QKVB] ? base : NULL, CT_QKVB, l * QKV);
-	p->qkn = LW(ll, ll->lay.size[CT_LN1B] ? base : NULL, CT_LN1B, l * 2 * (size_t)ll->hd);
+	p->qkvb = LW(ll, base, CT_QKVB, l * QKV);
+	p->qkn = LW(ll, base, CT_LN1B, l * 2 * (size_t)ll->hd);
 	p->attprojw = LW(ll, base, CT_ATTPROJW, l * C * (size_t)ll->A);
 	p->ln2w = LW(ll, base, CT_LN2W, l * C);
 	p->fcw = LW(ll, base, CT_FCW, l * 2 * F * C);
@@ -496,7 +516,7 @@ static size_t slot(const struct ct_ocl_llama *ll, int l)
 
 /* ct_llama_model.c's block_forward: layer l from `residual` (its
  * activations into its slot, its output into residual3[l]). */
-static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
+static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
@@ -513,7 +533,7 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 	struct ll_layer p;
 	int rc = 0;
 
-	ll_layer(ll, params, l, &p);
+	ll_layer(ll, PW(params), l, &p);
 	raw = p.qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
 	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p.ln1w, BT, C, eps));
 	DO(ct_ocl_matmul_forward(o, raw, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
@@ -541,7 +561,7 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 }
 
 /* The output matrix: lm_head, or the embedding when tied. */
-static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
+static struct ct_dten head(const struct ct_ocl_llama *ll, struct wsrc base)
 {
 	return LW(ll, base, (ll->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE, 0);
 }
@@ -554,10 +574,10 @@ static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
  * a time and parks none. CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
 #define HEAD_PIECE ((size_t)1 << 25)
 
-static int head_forward(struct ct_ocl_llama *ll, cl_mem params)
+static int head_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params)
 {
 	const int BT = ll->B * ll->T, C = ll->cfg.C, Vp = ll->cfg.Vp;
-	struct ct_dten w = head(ll, params), none = { NULL, 0, 0 };
+	struct ct_dten w = head(ll, PW(params)), none = { NULL, 0, 0 };
 	long rows = w.fmt != CT_BASE_F32 ? BT : (long)(HEAD_PIECE / (size_t)Vp);
 	int rc = 0;
 
@@ -569,7 +589,7 @@ static int head_forward(struct ct_ocl_llama *ll, cl_mem params)
 	return rc;
 }
 
-int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
@@ -579,18 +599,18 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
 	struct ct_dten last = D(ll->residual3, (size_t)(c->L - 1) * n);
 	int rc = 0;
 
-	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt != CT_BASE_F32)
-		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, params, CT_WTE, 0),
+	if (LW(ll, PW(params), CT_WTE, 0).fmt != CT_BASE_F32)
+		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, PW(params), CT_WTE, 0),
 					  BT, C));
 	else
 		DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
-					LW(ll, params, CT_WTE, 0), BT, C));
+					LW(ll, PW(params), CT_WTE, 0), BT, C));
 	for (int l = 0; l < c->L && rc == 0; l++)
 		DO(block_forward(ll, params, l, l == 0 ? D(ll->encoded, 0)
 						       : D(ll->residual3, (size_t)(l - 1) * n),
 				 lora));
 	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
-				  LW(ll, params, CT_LNFW, 0), BT, C, (float)c->rms_eps));
+				  LW(ll, PW(params), CT_LNFW, 0), BT, C, (float)c->rms_eps));
 	DO(head_forward(ll, params));
 	if (targets != NULL)	/* the probabilities over the logits */
 		DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->logits, 0),
@@ -646,7 +666,7 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
  * runs again first, from its kept input: the same kernels on the same
  * values, so the very activations the forward pass had (residual3[l] is
  * rewritten with the bits it holds; LoRA's rank-r rows likewise). */
-static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, int l,
+static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads, int l,
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
@@ -659,8 +679,8 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	struct ll_layer p, d;
 	int rc = 0;
 
-	ll_layer(ll, params, l, &p);
-	ll_layer(ll, grads, l, &d);	/* NULL buffers when frozen */
+	ll_layer(ll, PW(params), l, &p);
+	ll_layer(ll, GW(grads), l, &d);	/* NULL buffers when frozen */
 	if (ll->lean)
 		DO(block_forward(ll, params, l, residual, lo));
 	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
@@ -691,7 +711,7 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	return rc;
 }
 
-int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
@@ -705,12 +725,12 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
 	/* the gradient of the logits overwrites the probabilities in place */
 	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, grads), none, dlogits, D(ll->lnf, 0),
-		  head(ll, params), BT, C, c->Vp));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, GW(grads)), none, dlogits, D(ll->lnf, 0),
+		  head(ll, PW(params)), BT, C, c->Vp));
 	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
 	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
 				   D(ll->residual3, (size_t)(c->L - 1) * n),
-				   LW(ll, params, CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
+				   LW(ll, PW(params), CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
 		cl_mem tmp;
 

@@ -23,6 +23,7 @@
 #include "ct_ocl_ops.h"
 
 struct ct_ocl_lora;
+struct ct_dweights;
 
 enum ct_ocl_llama_kid {
 	CT_LK_EMBED_FWD,
@@ -129,22 +130,21 @@ void ct_ocl_llama_close(struct ct_ocl_llama *ll);
  * for its own kernels). NULL is fine. */
 void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll);
 
-/* ct_llama_forward up to the per-row losses (the tokens already uploaded
- * to inputs and targets; targets NULL: up to the logits only) / ct_llama_backward (params's gradients added into
+/* ct_llama_forward up to the per-row losses, reading the weights params
+ * (float32 or a compact base, ct_ocl_weights.h; the tokens already
+ * uploaded to inputs and targets; targets NULL: up to the logits only) / ct_llama_backward (params's gradients added into
  * grads; grads NULL: frozen weights, input gradients and lora only). lora
  * NULL: no adapters. Enqueued. Return 0 or CT_E*. */
-int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			 cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora);
-int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			  cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora);
 
 /* The losses (BT) and logits (BT, Vp) of the last forward (the logits
  * of one without targets: with targets they become the probabilities). */
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll);
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll);
-
-/* Read the weights as the compact base image of layout bl (borrowed; the
- * backend's, alive until close) instead of a float32 params buffer. */
-void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl);
 
 #endif
