@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "ct_engine.h"
+#include "ct_llama.h"
+#include "ct_lora_model.h"
 #include "ct_err.h"
 #include "ct_options.h"
 #include "ct_ocl.h"
@@ -898,6 +900,73 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 			D(be->v, 0), n, &args->opt, args->grad_clip));
 	DO(mean_loss(be, targets, loss));
 	return rc;
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Bounds on the scratch ct_ocl_ops.c grows on demand (floats), the
+ * largest into *big: the packed matmul operand (at most 1.5 x BT rows or
+ * 64 columns of a product's longest reduction: the forward packs the
+ * smaller side), the parked accumulators of a k-split product (one
+ * output: BT rows of the widest, the head in pieces), a compact weight
+ * widened (max(2^20, 64 x the longest side)), the attention transposes
+ * (4 blocks of B*T*A) and the softmax statistics. */
+static uint64_t scratch_floats(const struct ct_gpt2_config *c, int B, int T, int compact,
+			       uint64_t *big)
+{
+	const int llama = c->arch == CT_ARCH_LLAMA;
+	const uint64_t BT = (uint64_t)B * T, Vp = c->Vp;
+	const uint64_t A = llama ? (uint64_t)ct_llama_att_dim(c) : (uint64_t)c->C;
+	const uint64_t F = llama ? 2 * (uint64_t)c->F : 4 * (uint64_t)c->C;
+	const uint64_t wide_out = max64(max64(F, A), llama ? (uint64_t)ct_llama_qkv_dim(c)
+							  : 3 * (uint64_t)c->C);
+	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
+	uint64_t pack = (BT + BT / 2 + 64) * K + 64 * side;
+	uint64_t accb = max64(BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25,
+			      BT * max64(wide_out, K));
+	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;
+	uint64_t att = 4 * BT * A + 32;
+
+	*big = max64(max64(pack, accb), max64(wide, att));
+	return pack + accb + wide + att + 2 * BT + 1;
+}
+
+uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp,
+			 uint64_t *largest)
+{
+	const int lora = hp->lora.rank > 0, llama = cfg->arch == CT_ARCH_LLAMA;
+	const int fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
+	struct ct_dweights w;
+	uint64_t sum, big, b;
+
+	ct_dweights_plan(&w, cfg, fmt, lora && llama);
+	sum = ct_dweights_bytes(&w, &big);
+	if (!lora) {
+		sum += 12 * (uint64_t)w.lay.total;
+		big = max64(big, 4 * (uint64_t)w.lay.total);
+	}
+	if (llama) {
+		int lean = ct_ocl_llama_lean(cfg, hp->B, hp->T);
+
+		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, 1, lean, &b);
+	} else {
+		b = 4 * (uint64_t)ct_model_act_floats(cfg, hp->B, hp->T, 1);
+		sum += b;
+	}
+	big = max64(big, b);
+	if (lora)
+		sum += 4 * (uint64_t)ct_lora_state_floats(cfg, &hp->lora, hp->B, hp->T, 1);
+	sum += 2 * (uint64_t)hp->B * hp->T * sizeof(ct_tok);
+	sum += 4 * scratch_floats(cfg, hp->B, hp->T, fmt != CT_BASE_F32, &b);
+	big = max64(big, 4 * b);
+	if (largest != NULL)
+		*largest = big;
+	return sum;
 }
 
 const struct ct_backend_ops ct_ocl_backend_ops = {

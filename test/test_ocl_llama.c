@@ -426,6 +426,51 @@ static void test_lean_bytes(void **state)
 	assert_true(ct_ocl_llama_lean(&big, 3, 11));
 }
 
+/* The peak of the device buffers of a WU's backend, opened and two
+ * steps run, stays under ct_ocl_wu_bytes, and so does its largest
+ * buffer; full and LoRA. */
+static void test_wu_bytes(void **state)
+{
+	struct ct_step_args a = { .t = 1, .grad_clip = 1.0f,
+				  .opt = { .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f,
+					   .eps = 1e-8f } };
+	struct wu_fix f;
+
+	(void)state;
+	wu_fix(&f, 2, CT_LLAMA_QK_NORM);
+	ct_adamw_bias_corrections(0.9f, 0.999f, 1, &a.opt.bc1, &a.opt.bc2);
+	for (int lora = 0; lora < 2; lora++) {
+		struct ct_lora_spec sp = { .rank = 4, .alpha = 4.0f, .targets = CT_LORA_ALL };
+		const struct ct_backend_ops *o = &ct_ocl_backend_ops;
+		struct ct_backend *be = NULL;
+		size_t live = ct_ocl_alloc_mark(), peak = 0, largest = 0;
+		uint64_t need, big;
+		float loss, *ad = NULL;
+
+		f.hp.lora = lora ? sp : (struct ct_lora_spec){ 0 };
+		need = ct_ocl_wu_bytes(&f.cfg, &f.hp, &big);
+		if (lora) {
+			ad = calloc(ct_lora_nparams(&f.cfg, &sp), sizeof(float));
+			assert_int_equal(o->open_lora(ocl_dev, &f.cfg, f.hp.B, f.hp.T, &sp, &be), 0);
+			assert_int_equal(o->lora_load(be, ad, NULL, NULL), 0);
+		} else {
+			assert_int_equal(o->open(ocl_dev, &f.cfg, f.hp.B, f.hp.T, 1, &be), 0);
+		}
+		assert_int_equal(o->load_state(be, f.model.params, NULL, NULL), 0);
+		for (int s = 0; s < 2; s++)
+			assert_int_equal(o->step(be, f.tokens.tok, f.tokens.tok + 1, &a, &loss), 0);
+		o->close(be);
+		ct_ocl_alloc_stats(&peak, &largest);
+		fprintf(stderr, "lora %d: peak %zu bytes, bound %llu; largest %zu, bound %llu\n",
+			lora, peak - live, (unsigned long long)need, largest,
+			(unsigned long long)big);
+		assert_true(peak - live <= need && peak - live > need / 4);
+		assert_true(largest <= big);
+		free(ad);
+	}
+	wu_fix_free(&f);
+}
+
 /* One step through the backend interface: gradients, weights and AdamW
  * moments all identical; evaluation and logits too. */
 static void test_backend_state_equal(void **state)
@@ -515,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_wu_qwen3),
 		cmocka_unit_test(test_wu_lean),
 		cmocka_unit_test(test_lean_bytes),
+		cmocka_unit_test(test_wu_bytes),
 	};
 
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */
