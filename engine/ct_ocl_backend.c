@@ -266,15 +266,17 @@ static int check_fits(const struct ct_backend *be, size_t n)
 	return 0;
 }
 
-/* Llama lean mode (ct_ocl_llama.h) for a training or LoRA backend: by
- * ct_ocl_llama_lean, CT_OCL_LEAN=0|1 forcing (tests). */
-static int llama_lean(const struct ct_backend *be, int lora)
+/* The Llama pass's flags (ct_ocl_llama.h): a training or LoRA backend
+ * has the backward scratch and runs lean by ct_ocl_llama_lean
+ * (CT_OCL_LEAN=0|1 forcing: tests); LoRA's weights are frozen. */
+static int llama_flags(const struct ct_backend *be, int lora)
 {
 	int lean = ct_ocl_llama_lean(&be->cfg, be->B, be->T);
 
 	if (!be->training && !lora)
 		return 0;
-	return (int)ct_opt_int(CT_OPT_OCL_LEAN, lean);
+	lean = (int)ct_opt_int(CT_OPT_OCL_LEAN, lean);
+	return CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0);
 }
 
 static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
@@ -332,8 +334,8 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	if (rc == 0)
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->targets);
 	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
-		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
-				       llama_lean(be, spec != NULL), &be->llama);
+		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, llama_flags(be, spec != NULL),
+				       &be->llama);
 	if (rc == 0 && be->llama == NULL)
 		rc = alloc_acts(be);
 	if (rc < 0) {
@@ -700,8 +702,9 @@ static int ocl_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 		return ct_ocl_logits_rows(be, inputs, sizeof(*inputs), pos, out);
 	rc = forward(be, inputs, inputs, 0);
 	if (rc == 0 && be->llama != NULL)
-		return ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
-							     (size_t)pos * be->cfg.Vp),
+		rc = ct_ocl_llama_logits_row(be->llama, &be->w, pos);
+	if (rc == 0 && be->llama != NULL)
+		return ct_ocl_read(&be->ops, out, ct_ocl_llama_logits(be->llama),
 				   (size_t)be->cfg.V);
 	if (rc == 0)	/* the head of row pos alone (its logits as in any batch) */
 		rc = ct_ocl_matmul_forward(&be->ops, D(be->a.logits, 0),
@@ -953,7 +956,9 @@ uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hp
 	if (llama) {
 		int lean = ct_ocl_llama_lean(cfg, hp->B, hp->T);
 
-		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, 1, lean, &b);
+		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, CT_OCL_LL_GRADS |
+					  (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0),
+					  &b);
 	} else {
 		b = 4 * (uint64_t)ct_model_act_floats(cfg, hp->B, hp->T, 1);
 		sum += b;

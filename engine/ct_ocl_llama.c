@@ -278,6 +278,7 @@ struct ct_ocl_llama {
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
+	int head_rows;		/* rows of logits held (ct_ocl_llama_head_rows) */
 	/* lean mode: the per-layer activations of one layer only (slot 0),
 	 * but every layer's input (encoded, residual3), from which backward
 	 * runs the layer's forward again before its backward */
@@ -350,9 +351,12 @@ static struct ct_dten D(cl_mem m, size_t off)
  * a Llama pass over B x T: every layer's activations, or with lean one
  * layer's (the layer inputs encoded and residual3 stay whole); with grads
  * the backward scratch. */
-static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int grads, int lean,
+static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int flags,
 		     size_t n[LL_NBUF])
 {
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
+	const int lean = grads && (flags & CT_OCL_LL_LEAN) != 0;
+	const size_t hr = ct_ocl_llama_head_rows(cfg, B_, T_, grads && (flags & CT_OCL_LL_FROZEN));
 	const size_t L = cfg->L, B = B_, T = T_, C = cfg->C, NH = cfg->NH, F = cfg->F;
 	const size_t BT = B * T, QKV = ct_llama_qkv_dim(cfg), Vp = cfg->Vp;
 	const size_t A = ct_llama_att_dim(cfg), hd = ct_llama_head_dim(cfg);
@@ -365,7 +369,7 @@ static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int grads
 	n[LL_attproj] = BT * C; n[LL_residual2] = Ll * BT * C; n[LL_ln2] = Ll * BT * C;
 	n[LL_ln2_rstd] = Ll * BT; n[LL_fch] = Ll * BT * 2 * F; n[LL_sw] = Ll * BT * F;
 	n[LL_fcproj] = BT * C; n[LL_residual3] = L * BT * C; n[LL_lnf] = BT * C;
-	n[LL_lnf_rstd] = BT; n[LL_logits] = BT * Vp; n[LL_losses] = BT;
+	n[LL_lnf_rstd] = BT; n[LL_logits] = hr * Vp; n[LL_losses] = BT;
 	n[LL_rope] = T * hd; n[LL_x3] = x3;
 	n[LL_qkvr] = qkn ? Ll * BT * QKV : 0;
 	n[LL_qkn_rstd] = qkn ? Ll * BT * (NH + cfg->KVH) : 0;
@@ -377,13 +381,14 @@ static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int grads
 	n[LL_datt] = B * NH * T; n[LL_dfch] = BT * 2 * F; n[LL_dsw] = BT * F;
 }
 
-uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int grads,
-			    int lean, uint64_t *largest)
+uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int flags,
+			    uint64_t *largest)
 {
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
 	size_t n[LL_NBUF];
 	uint64_t sum = 0, big = 0;
 
-	ll_sizes(cfg, B, T, grads, lean, n);
+	ll_sizes(cfg, B, T, flags, n);
 	for (int i = 0; i < LL_NBUF; i++) {
 		uint64_t b = 4 * (uint64_t)(n[i] ? n[i] : (i < LL_dresidual || grads));
 
@@ -400,8 +405,8 @@ int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T)
 	size_t all[LL_NBUF], one[LL_NBUF];
 	uint64_t kept = 0;
 
-	ll_sizes(cfg, B, T, 0, 0, all);
-	ll_sizes(cfg, B, T, 0, 1, one);
+	ll_sizes(cfg, B, T, CT_OCL_LL_GRADS, all);
+	ll_sizes(cfg, B, T, CT_OCL_LL_GRADS | CT_OCL_LL_LEAN, one);
 	for (int i = 0; i < LL_NBUF; i++)
 		kept += 4 * (uint64_t)(all[i] - one[i]);
 	return kept > ((uint64_t)1 << 30);
@@ -409,8 +414,9 @@ int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T)
 
 /* Every buffer of ll_sizes (an empty one as 1 float, so that every field
  * is a valid cl_mem). */
-static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
+static int ll_alloc_all(struct ct_ocl_llama *ll, int flags)
 {
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
 	cl_mem *m[LL_NBUF] = {
 #define CT_LL_PTR_(f) &ll->f,
 		CT_LL_ACTS(CT_LL_PTR_)
@@ -420,7 +426,7 @@ static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
 	size_t n[LL_NBUF];
 	int rc = 0;
 
-	ll_sizes(&ll->cfg, ll->B, ll->T, grads, ll->lean, n);
+	ll_sizes(&ll->cfg, ll->B, ll->T, flags, n);
 	for (int i = 0; i < LL_NBUF && rc == 0; i++)
 		if (i < LL_dresidual || grads)
 			rc = ct_ocl_alloc(ll->lk.ops->ocl, (n[i] ? n[i] : 1) * sizeof(float),
@@ -444,7 +450,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 }
 
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
-		      int B, int T, int grads, int lean, struct ct_ocl_llama **out)
+		      int B, int T, int flags, struct ct_ocl_llama **out)
 {
 	struct ct_ocl_llama *ll;
 	int rc;
@@ -460,10 +466,12 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 	ll->QKV = ct_llama_qkv_dim(cfg);
 	ll->A = ct_llama_att_dim(cfg);
 	ll->hd = ct_llama_head_dim(cfg);
-	ll->lean = grads && lean;
+	ll->lean = (flags & CT_OCL_LL_GRADS) && (flags & CT_OCL_LL_LEAN);
+	ll->head_rows = ct_ocl_llama_head_rows(cfg, B, T, (flags & CT_OCL_LL_GRADS) &&
+							  (flags & CT_OCL_LL_FROZEN));
 	rc = ct_ocl_llk_init(&ll->lk, ops);
 	if (rc == 0)
-		rc = ll_alloc_all(ll, grads);
+		rc = ll_alloc_all(ll, flags);
 	if (rc == 0)
 		rc = upload_rope(ll);
 	if (rc < 0) {
@@ -566,27 +574,62 @@ static struct ct_dten head(const struct ct_ocl_llama *ll, struct wsrc base)
 	return LW(ll, base, (ll->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE, 0);
 }
 
-/* The logits (BT, Vp) = lnf (BT, C) x head^T. A float32 head runs in
- * pieces of HEAD_PIECE floats of logits (each row's chain whole, so the
- * same bits): a long product's k pieces park an accumulator per output,
- * which for the whole head would be a second logits-sized buffer (1002
- * MiB at Llama-3.2-1B's B=4 T=512). A compact head is widened 64 rows at
- * a time and parks none. CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
+/* Rows r0 .. r0 + n - 1 of the logits = lnf x head^T, into the logits
+ * buffer from row 0. A float32 head runs in pieces of HEAD_PIECE floats
+ * of logits (each row's chain whole, so the same bits): a long product's
+ * k pieces park an accumulator per output, which for the whole head
+ * would be a second logits-sized buffer (1002 MiB at Llama-3.2-1B's B=4
+ * T=512). A compact head is widened 64 rows at a time and parks none.
+ * CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
 #define HEAD_PIECE ((size_t)1 << 25)
+#define HEAD_HELD ((uint64_t)1 << 24)	/* floats of logits a frozen head holds */
 
-static int head_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params)
+static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *params, int r0,
+			 int n)
 {
-	const int BT = ll->B * ll->T, C = ll->cfg.C, Vp = ll->cfg.Vp;
+	const int C = ll->cfg.C, Vp = ll->cfg.Vp;
 	struct ct_dten w = head(ll, PW(params)), none = { NULL, 0, 0 };
-	long rows = w.fmt != CT_BASE_F32 ? BT : (long)(HEAD_PIECE / (size_t)Vp);
+	long rows = w.fmt != CT_BASE_F32 ? n : (long)(HEAD_PIECE / (size_t)Vp);
 	int rc = 0;
 
 	rows = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, rows < 1 ? 1 : rows);
-	for (int r0 = 0; r0 < BT && rc == 0; r0 += rows)
-		DO(ct_ocl_matmul_forward(ll->lk.ops, D(ll->logits, (size_t)r0 * Vp),
-					 D(ll->lnf, (size_t)r0 * C), w, none, 0,
-					 BT - r0 < rows ? BT - r0 : (int)rows, C, Vp));
+	for (int k = 0; k < n && rc == 0; k += (int)rows)
+		DO(ct_ocl_matmul_forward(ll->lk.ops, D(ll->logits, (size_t)k * Vp),
+					 D(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
+					 n - k < rows ? n - k : (int)rows, C, Vp));
 	return rc;
+}
+
+/* Rows r0 .. r0 + n - 1 through the head and the softmax: their logits,
+ * probabilities (over the logits) and losses. */
+static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+		     cl_mem targets, int r0, int n)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	int rc = head_rows_fwd(ll, params, r0, n);
+
+	DO(ct_ocl_crossentropy_forward(ll->lk.ops, D(ll->losses, (size_t)r0), D(ll->logits, 0),
+				       D(ll->logits, 0), targets, (size_t)r0, n, c->V, c->Vp));
+	return rc;
+}
+
+int ct_ocl_llama_head_rows(const struct ct_gpt2_config *cfg, int B, int T, int frozen)
+{
+	const long bt = (long)B * T;
+	long r = (long)(HEAD_HELD / (size_t)cfg->Vp);
+
+	if (!frozen)
+		return (int)bt;
+	if ((uint64_t)bt * cfg->Vp <= HEAD_HELD)
+		r = bt;
+	r = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, r < 1 ? 1 : r);
+	return (int)(r < bt ? r : bt);
+}
+
+int ct_ocl_llama_logits_row(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			    int pos)
+{
+	return head_rows_fwd(ll, params, pos, 1);
 }
 
 int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem inputs,
@@ -611,10 +654,9 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 				 lora));
 	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
 				  LW(ll, PW(params), CT_LNFW, 0), BT, C, (float)c->rms_eps));
-	DO(head_forward(ll, params));
-	if (targets != NULL)	/* the probabilities over the logits */
-		DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->logits, 0),
-					       D(ll->logits, 0), targets, 0, BT, c->V, c->Vp));
+	for (int r0 = 0; targets != NULL && r0 < BT && rc == 0; r0 += ll->head_rows)
+		DO(head_loss(ll, params, targets, r0,
+			     BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows));
 	return rc;
 }
 
@@ -628,6 +670,51 @@ static int mm_bwd(struct ct_ocl_llama *ll, cl_mem grads, struct ct_dten dinp,
 		return ct_ocl_matmul_dinp(ll->lk.ops, dinp, dout, w, BT, C, OC);
 	return ct_ocl_matmul_backward(ll->lk.ops, dinp, dw, dbias, dbias.mem != NULL, dout,
 				      inp, w, BT, C, OC);
+}
+
+/* The head's backward into dln: the gradient of the logits over the
+ * probabilities in place, then through the head matrix (its gradient
+ * too when grads). */
+static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			 cl_mem grads, cl_mem targets)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, GW(grads)), none, dlogits, D(ll->lnf, 0),
+		  head(ll, PW(params)), BT, C, c->Vp));
+	return rc;
+}
+
+/* The same with a frozen head held head_rows rows at a time: each piece's
+ * logits and softmax again (the forward's kernels on the same rows: the
+ * same bits, the losses rewritten as they are), its gradient, and its
+ * rows of dln (each row's chain whole). */
+static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			      cl_mem targets)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten dlogits = D(ll->logits, 0);
+	int rc = 0;
+
+	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->head_rows) {
+		int n = BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows;
+
+		DO(head_loss(ll, params, targets, r0, n));
+		DO(ct_ocl_crossentropy_backward_rows(o, dlogits, dlogits, targets, (size_t)r0, n,
+						     BT, c->V, c->Vp));
+		DO(ct_ocl_matmul_dinp(o, D(ll->dln, (size_t)r0 * C), dlogits,
+				      head(ll, PW(params)), n, C, c->Vp));
+	}
+	return rc;
 }
 
 /* ct_llama_model.c's mlp_backward: dresidual into dresidual2. */
@@ -718,15 +805,14 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	struct ct_dten dlnfw = grads ? D(grads, ll->lay.offset[CT_LNFW]) : none;
 	int rc = 0;
 
-	/* the gradient of the logits overwrites the probabilities in place */
-	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
-	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, GW(grads)), none, dlogits, D(ll->lnf, 0),
-		  head(ll, PW(params)), BT, C, c->Vp));
+	if (ll->head_rows < BT)
+		DO(head_backward_rows(ll, params, targets));
+	else
+		DO(head_backward(ll, params, grads, targets));
 	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
 	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
 				   D(ll->residual3, (size_t)(c->L - 1) * n),

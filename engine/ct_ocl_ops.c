@@ -1009,8 +1009,15 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	struct ct_dten ntr = { NULL, 2 * (size_t)BT, 0 };	/* after the row stats */
-	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
+	return ct_ocl_crossentropy_backward_rows(ops, dlogits, probs, targets, 0, BT, BT, V, Vp);
+}
+
+int ct_ocl_crossentropy_backward_rows(struct ct_ocl_ops *ops, struct ct_dten dlogits,
+				      struct ct_dten probs, cl_mem targets, size_t toff,
+				      int n, int BT, int V, int Vp)
+{
+	struct ct_dten ntr = { NULL, 2 * (size_t)n, 0 };	/* after the row stats */
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)n + 1);
 
 	ntr.mem = ops->ce_stat;
 	if (rc == 0)
@@ -1018,10 +1025,10 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_CE_COUNT, 1, 0);
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmtiii", dlogits, probs, targets, ntr,
-			      BT, V, Vp);
+		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmutiii", dlogits, probs, targets,
+			      (cl_ulong)toff, ntr, n, V, Vp);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)BT);
+		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)n);
 	return rc;
 }
 

@@ -411,9 +411,11 @@ static void test_lean_bytes(void **state)
 		struct ct_ocl_llama *ll = NULL;
 		uint64_t t0 = ct_ocl_alloc_total();
 
-		assert_int_equal(ct_ocl_llama_open(&ops, &c, 3, 11, 1, lean, &ll), 0);
+		int fl = CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0);
+
+		assert_int_equal(ct_ocl_llama_open(&ops, &c, 3, 11, fl, &ll), 0);
 		got[lean] = ct_ocl_alloc_total() - t0;
-		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, 1, lean, &largest);
+		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, fl, &largest);
 		ct_ocl_llama_close(ll);
 		/* q/k/v of both layers, else the expanded q/k/v of one */
 		assert_true(largest == (lean ? 4 * 33 * 3 * 48 : 4 * 2 * 33 * 80));
@@ -421,6 +423,12 @@ static void test_lean_bytes(void **state)
 	assert_true(got[0] == want[0] && got[1] == want[1]);
 	assert_true(want[1] < want[0]);
 	assert_false(ct_ocl_llama_lean(&c, 3, 11));
+	/* a frozen head holds 2^24 floats of logits: all 33 rows here */
+	assert_int_equal(ct_ocl_llama_head_rows(&c, 3, 11, 1), 33);
+	big.Vp = 1 << 20;
+	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 1), 16);
+	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 0), 33);
+	big.Vp = c.Vp;
 	big.L = 30000;	/* 29999 layers at 3 x 11 save 1.6 GiB, at 1 x 11 0.5 */
 	assert_false(ct_ocl_llama_lean(&big, 1, 11));
 	assert_true(ct_ocl_llama_lean(&big, 3, 11));
