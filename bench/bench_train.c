@@ -613,14 +613,16 @@ static void print_need(const struct bcfg *c, int B, int T)
 			return;
 	}
 	if (dev[CT_BASE_NF4] > 0 && strcmp(c->name, "llama32_1b") == 0)
-		printf("%-10s goal: nf4 device %.0f MiB <= 3072 (r=16 B=4 T=512): %s\n", c->name,
-		       dev[CT_BASE_NF4], dev[CT_BASE_NF4] <= 3072 ? "met" : "NOT met");
+		printf("%-10s goal: nf4 device %.0f MiB <= 3072 at r=16 B=4 T=512 (here r=%d B=%d "
+		       "T=%d): %s\n", c->name, dev[CT_BASE_NF4], lora.rank, B, T,
+		       dev[CT_BASE_NF4] <= 3072 ? "met" : "NOT met");
 	if (dev[CT_BASE_NF4] > 0 && strcmp(c->name, "llama31_8b") == 0)
-		printf("%-10s goal: nf4 device %.0f MiB <= 8192: %s\n", c->name, dev[CT_BASE_NF4],
+		printf("%-10s goal: nf4 device %.0f MiB <= 8192 (here r=%d B=%d T=%d): %s\n",
+		       c->name, dev[CT_BASE_NF4], lora.rank, B, T,
 		       dev[CT_BASE_NF4] <= 8192 ? "met" : "NOT met");
 	if (dev[CT_BASE_BF16] > 0 && dev[CT_BASE_F32] > 0)
-		printf("%-10s goal: bf16 device %.2fx f32's <= 0.55x: %s\n", c->name,
-		       dev[CT_BASE_BF16] / dev[CT_BASE_F32],
+		printf("%-10s goal: bf16 device %.2fx f32's <= 0.55x (here r=%d B=%d T=%d): %s\n",
+		       c->name, dev[CT_BASE_BF16] / dev[CT_BASE_F32], lora.rank, B, T,
 		       dev[CT_BASE_BF16] <= 0.55 * dev[CT_BASE_F32] ? "met" : "NOT met");
 }
 

@@ -140,6 +140,13 @@ enum ct_ocl_kid {
 	CT_K_Q8_WIDEN2,
 	CT_K_ENCODER_FWD_Q8,
 	CT_K_LL_EMBED_FWD_Q8,
+	CT_K_MM_PACK_C,
+	CT_K_MM_AH,		/* ct_mm, A compact: bf16, q8, nf4 */
+	CT_K_MM_AQ,
+	CT_K_MM_AN,
+	CT_K_MM_BH,		/* ct_mm, B's panels compact */
+	CT_K_MM_BQ,
+	CT_K_MM_BN,
 	CT_K_COUNT
 };
 

@@ -173,6 +173,9 @@ static void test_matmul(void **state)
 	check_mm(33, 24, 72, 0, "CT_OCL_WIDE_MAX=256");	/* the WUs' shapes below */
 	check_mm(33, 24, 64, 0, "CT_OCL_WIDE_MAX=256");
 	check_mm(33, 96, 24, 0, "CT_OCL_WIDE_MAX=256");
+	/* the tiled kernels read a widened copy (the others the weight itself) */
+	check_mm(33, 70, 41, 2, "CT_OCL_MM_TILED=s");
+	check_mm(64, 96, 200, 1, "CT_OCL_MM_TILED=1");
 }
 
 /* ---- whole work units ---------------------------------------------- */
