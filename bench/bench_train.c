@@ -25,7 +25,11 @@
  * L=28, C=2048, 16/8 heads of 128, q/k norms, MLP 6144, V=151936, tied)
  * and llama31_8b (Llama-3.1-8B: L=32, C=4096, 32/8 heads, MLP 14336,
  * V=128256, untied) run only when named, LoRA rows only, like qwen3_06b;
- * the float32 weights of 8B alone are 30 GiB (random init in the parent).
+ * the float32 weights of 8B alone are 30 GiB, so without f32 in the list
+ * the compact bases are made in place from random codes (random_image).
+ * --need prints, without running, the scheduler's bound (ct_wu_mem_bytes)
+ * and the OpenCL device memory (ct_ocl_wu_bytes, with the largest
+ * buffer) per format, then issue 29's memory goals that apply.
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -672,7 +676,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
+			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|llama32_1b|qwen3_17b|"
+			       "llama31_8b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
 			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2] [--need]\n", argv[0]);
 			return 0;

@@ -250,13 +250,14 @@ static void ocl_close(struct ct_backend *be)
 	free(be);
 }
 
-/* Refuse at open a model whose weights (and, training, gradients and two
- * AdamW moments) alone exceed the device's memory: some drivers (NVIDIA's)
+/* Refuse at open a model whose weights as stored (and, training,
+ * gradients and two AdamW moments) alone exceed the device's memory: some drivers (NVIDIA's)
  * create buffers lazily, so an oversized model would otherwise fail at its
  * first kernel instead of here. */
 static int check_fits(const struct ct_backend *be, size_t n)
 {
-	uint64_t need = (uint64_t)n * sizeof(float) * (be->training ? 4 : 1);
+	uint64_t need = ct_dweights_bytes(&be->w, NULL) +
+			(be->training ? 3 * (uint64_t)n * sizeof(float) : 0);
 	uint64_t have = be->ocl->info.global_mem;
 
 	if (have != 0 && need > have)
@@ -314,13 +315,13 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_open(device, NULL, &be->ocl);
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	/* a Llama LoRA base in pieces; any other weights in one buffer */
+	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
+			 spec != NULL && cfg->arch == CT_ARCH_LLAMA);
 	if (rc == 0)
 		rc = check_fits(be, n);
 	if (rc == 0 && spec != NULL)
 		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
-	/* a Llama LoRA base in pieces; any other weights in one buffer */
-	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
-			 spec != NULL && cfg->arch == CT_ARCH_LLAMA);
 	if (rc == 0)
 		rc = ct_dweights_alloc(&be->w, be->ocl, spec != NULL);
 	if (rc == 0 && be->training)
