@@ -108,8 +108,9 @@ static const struct bcfg configs[] = {
 	{ "llama32_1b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 16, .NH = 32,
 			  .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 8192,
 			  .flags = CT_LLAMA_TIED, .rope_theta = 500000.0, .rms_eps = 1e-5 }, 1 },
+	/* head_dim 128 = C/NH, which a config writes as 0 */
 	{ "qwen3_17b", { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28, .NH = 16,
-			 .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 6144, .hd = 128,
+			 .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 6144,
 			 .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM, .rope_theta = 1e6,
 			 .rms_eps = 1e-6 }, 1 },
 	{ "llama31_8b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 32, .NH = 32,
