@@ -25,7 +25,11 @@
  * L=28, C=2048, 16/8 heads of 128, q/k norms, MLP 6144, V=151936, tied)
  * and llama31_8b (Llama-3.1-8B: L=32, C=4096, 32/8 heads, MLP 14336,
  * V=128256, untied) run only when named, LoRA rows only, like qwen3_06b;
- * the float32 weights of 8B alone are 30 GiB (random init in the parent).
+ * the float32 weights of 8B alone are 30 GiB, so without f32 in the list
+ * the compact bases are made in place from random codes (random_image).
+ * --need prints, without running, the scheduler's bound (ct_wu_mem_bytes)
+ * and the OpenCL device memory (ct_ocl_wu_bytes, with the largest
+ * buffer) per format, then issue 29's memory goals that apply.
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -78,6 +82,7 @@
 #include "ct_time.h"
 #include "ct_log.h"
 #include "ct_ocl.h"
+#include "ct_ocl_llama.h"
 #include "ct_tokens.h"
 
 struct bcfg {
@@ -103,8 +108,9 @@ static const struct bcfg configs[] = {
 	{ "llama32_1b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 16, .NH = 32,
 			  .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 8192,
 			  .flags = CT_LLAMA_TIED, .rope_theta = 500000.0, .rms_eps = 1e-5 }, 1 },
+	/* head_dim 128 = C/NH, which a config writes as 0 */
 	{ "qwen3_17b", { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28, .NH = 16,
-			 .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 6144, .hd = 128,
+			 .C = 2048, .arch = CT_ARCH_LLAMA, .KVH = 8, .F = 6144,
 			 .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM, .rope_theta = 1e6,
 			 .rms_eps = 1e-6 }, 1 },
 	{ "llama31_8b", { .maxT = 4096, .V = 128256, .Vp = 128256, .L = 32, .NH = 32,
@@ -405,6 +411,53 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
 	return rc;
 }
 
+/* A compact base of random weights made in place, tensor by tensor,
+ * never holding the float32 model (Llama-3.1-8B's is 30 GiB): matrices
+ * of small random values (bf16 of +-0.02; q8 and nf4 blocks of random
+ * codes with scales of 0.02), norm weights 1, biases 0. */
+static int random_image(const struct ct_gpt2_config *cfg, int fmt, struct ct_gpt2 *m)
+{
+	struct ct_base_layout bl;
+	uint64_t s = 1337;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = *cfg;
+	ct_gpt2_layout(cfg, &m->lay);
+	ct_base_layout(cfg, fmt, &bl);
+	m->fmt = fmt;
+	m->base_bytes = bl.bytes;
+	m->base = calloc(bl.bytes, 1);
+	if (m->base == NULL)
+		return ct_error(CT_ENOMEM, "a %zu-byte base", bl.bytes);
+	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
+		unsigned char *p = m->base + bl.off[t];
+		size_t n = m->lay.size[t], blk = ct_base_block_elems(fmt);
+		int tf = ct_base_tensor_fmt(fmt, t);
+		float one = t == CT_LN1W || t == CT_LN2W || t == CT_LNFW ? 1.0f : 0.0f;
+
+		for (size_t i = 0; tf == CT_BASE_F32 && i < n; i++)
+			memcpy(p + 4 * i, &one, 4);
+		for (size_t i = 0; tf == CT_BASE_BF16 && i < n; i++) {
+			uint16_t h;
+
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			h = ct_f32_to_bf16(((float)(s >> 41) / 8388608.0f - 1.0f) * 0.02f);
+			memcpy(p + 2 * i, &h, 2);
+		}
+		for (size_t b = 0; ct_base_blocked(tf) && b < (n + blk - 1) / blk; b++) {
+			float sc = tf == CT_BASE_NF4 ? 0.02f : 0.02f / 127.0f;
+			unsigned char *q = p + b * CT_BASE_Q8_BYTES;
+
+			memcpy(q, &sc, 4);
+			for (int k = 4; k < CT_BASE_Q8_BYTES; k++) {
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				q[k] = (unsigned char)(s >> 56);
+			}
+		}
+	}
+	return 0;
+}
+
 /* The LoRA rows, once per --base-format (float32 first), then each
  * format against f32. The compact bases are converted after the float32
  * rows and the float32 weights are released before the compact rows, so
@@ -431,7 +484,8 @@ static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *
 	}
 	for (int f = 0; rc == 0 && f < nfmt; f++)
 		if (fmts[f] != CT_BASE_F32)
-			rc = ct_base_convert(&c->cfg, m->params, fmts[f], &cm[f]);
+			rc = m->params != NULL ? ct_base_convert(&c->cfg, m->params, fmts[f], &cm[f])
+					       : random_image(&c->cfg, fmts[f], &cm[f]);
 	free(m->params);	/* the compact rows never read it */
 	m->params = NULL;
 	for (int f = 0; rc == 0 && f < nfmt; f++) {
@@ -466,6 +520,14 @@ static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *
 	return rc;
 }
 
+static int has_f32(void)
+{
+	for (int f = 0; f < nfmt; f++)
+		if (fmts[f] == CT_BASE_F32)
+			return 1;
+	return 0;
+}
+
 static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int T,
 			int steps, int check, int rounds, int T2)
 {
@@ -475,9 +537,15 @@ static int bench_config(const struct bcfg *c, char **devs, int ndev, int B, int 
 	int rc;
 
 	memset(&m, 0, sizeof(m));
-	rc = ct_gpt2_alloc(&m, &c->cfg);
-	if (rc == 0)
-		rc = ct_gpt2_init_random(&c->cfg, 1337, m.params);
+	if (c->lora_only && !has_f32()) {	/* compact rows only: random images */
+		m.cfg = c->cfg;
+		ct_gpt2_layout(&c->cfg, &m.lay);
+		rc = 0;
+	} else {
+		rc = ct_gpt2_alloc(&m, &c->cfg);
+		if (rc == 0)
+			rc = ct_gpt2_init_random(&c->cfg, 1337, m.params);
+	}
 	tok = malloc(ntok * sizeof(ct_tok));
 	if (rc == 0 && tok == NULL)
 		rc = ct_error(CT_ENOMEM, "tokens");
@@ -520,24 +588,47 @@ static int parse_formats(const char *s)
 }
 
 /* --need: the memory bound the scheduler holds hosts to (ct_wu_mem_bytes,
- * doc/workunit.md §13 "Memory") for config c at B x T, per format (the
- * LoRA rows; full fine-tuning too when no --lora-rank), without running. */
+ * doc/workunit.md §13 "Memory") and the OpenCL device memory of the WU's
+ * backend (ct_ocl_wu_bytes, with its largest buffer; Llama in lean mode
+ * where the backend runs lean) for config c at B x T, per format (the
+ * LoRA rows; full fine-tuning too when no --lora-rank), without running;
+ * then the device goals of issue 29 that apply. */
 static void print_need(const struct bcfg *c, int B, int T)
 {
 	struct ct_wu_hparams hp;
+	double dev[CT_BASE_NFMT] = { 0 };
 
 	ct_wu_hparams_default(&hp);
 	hp.B = B;
 	hp.T = T;
 	for (int f = 0; f < nfmt; f++) {
+		uint64_t big;
+
 		hp.lora = lora;
 		hp.lora.base_fmt = lora.rank > 0 ? fmts[f] : CT_BASE_F32;
-		printf("%-10s B=%d T=%d %s %-4s: a WU needs %.0f MiB (ct_wu_mem_bytes)\n", c->name,
-		       B, T, lora.rank > 0 ? "LoRA" : "full", ct_base_fmt_name(hp.lora.base_fmt),
-		       (double)ct_wu_mem_bytes(&c->cfg, &hp) / 1048576.0);
+		dev[hp.lora.base_fmt] = (double)ct_ocl_wu_bytes(&c->cfg, &hp, &big) / 1048576.0;
+		printf("%-10s B=%d T=%d %s %-4s: a WU needs %.0f MiB (ct_wu_mem_bytes); "
+		       "OpenCL device %.0f MiB, largest buffer %.0f MiB%s\n", c->name, B, T,
+		       lora.rank > 0 ? "LoRA" : "full", ct_base_fmt_name(hp.lora.base_fmt),
+		       (double)ct_wu_mem_bytes(&c->cfg, &hp) / 1048576.0,
+		       dev[hp.lora.base_fmt], (double)big / 1048576.0,
+		       c->cfg.arch == CT_ARCH_LLAMA && ct_ocl_llama_lean(&c->cfg, B, T)
+			       ? " (lean)" : "");
 		if (lora.rank == 0)
-			break;
+			return;
 	}
+	if (dev[CT_BASE_NF4] > 0 && strcmp(c->name, "llama32_1b") == 0)
+		printf("%-10s goal: nf4 device %.0f MiB <= 3072 at r=16 B=4 T=512 (here r=%d B=%d "
+		       "T=%d): %s\n", c->name, dev[CT_BASE_NF4], lora.rank, B, T,
+		       dev[CT_BASE_NF4] <= 3072 ? "met" : "NOT met");
+	if (dev[CT_BASE_NF4] > 0 && strcmp(c->name, "llama31_8b") == 0)
+		printf("%-10s goal: nf4 device %.0f MiB <= 8192 (here r=%d B=%d T=%d): %s\n",
+		       c->name, dev[CT_BASE_NF4], lora.rank, B, T,
+		       dev[CT_BASE_NF4] <= 8192 ? "met" : "NOT met");
+	if (dev[CT_BASE_BF16] > 0 && dev[CT_BASE_F32] > 0)
+		printf("%-10s goal: bf16 device %.2fx f32's <= 0.55x (here r=%d B=%d T=%d): %s\n",
+		       c->name, dev[CT_BASE_BF16] / dev[CT_BASE_F32], lora.rank, B, T,
+		       dev[CT_BASE_BF16] <= 0.55 * dev[CT_BASE_F32] ? "met" : "NOT met");
 }
 
 int main(int argc, char **argv)
@@ -586,7 +677,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] [--seq T] "
+			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|llama32_1b|qwen3_17b|"
+			       "llama31_8b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
 			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2] [--need]\n", argv[0]);
 			return 0;

@@ -278,6 +278,18 @@ size_t ct_wu_nparams_trained(const struct ct_wu *wu);
  * cfg valid, hp checked (ct_wu_hparams_check). */
 uint64_t ct_wu_mem_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp);
 
+/* Device memory the OpenCL backend holds for a WU of this shape, in
+ * bytes (doc/workunit.md §13, "Memory"), *largest (NULL: not wanted) its
+ * largest buffer: the weights as ct_ocl_weights.h keeps them (a Llama
+ * LoRA base in per-layer pieces), a full WU's gradients and moments, the
+ * activations and backward scratch (Llama: exactly what the backend
+ * allocates, in lean mode where it runs lean by default; GPT-2: the C
+ * reference's layout, more than the backend's), the adapters' state, the
+ * tokens, and a bound on the matmul and attention scratch grown on
+ * demand. cfg valid, hp checked. */
+uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp,
+			 uint64_t *largest);
+
 /* Bytes of the file ct_wu_save_state writes (the trained floats, their
  * two AdamW moments, header and digest). */
 double ct_wu_state_bytes(const struct ct_wu *wu);

@@ -646,6 +646,15 @@ void ct_ocl_alloc_stats(size_t *peak, size_t *largest)
 		*largest = __atomic_load_n(&alloc_largest, __ATOMIC_RELAXED);
 }
 
+size_t ct_ocl_alloc_mark(void)
+{
+	size_t live = __atomic_load_n(&alloc_live, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&alloc_peak, live, __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc_largest, 0, __ATOMIC_RELAXED);
+	return live;
+}
+
 static void max_into(size_t *at, size_t v)
 {
 	size_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
@@ -674,8 +683,7 @@ void ct_ocl_free(cl_mem m)
 
 void ct_ocl_unref(cl_mem *m)
 {
-	if (*m != NULL)
-		clReleaseMemObject(*m);
+	ct_ocl_free(*m);	/* nothing retains a buffer: this releases it */
 	*m = NULL;
 }
 

@@ -133,10 +133,14 @@ void ct_ocl_unref_n(cl_mem *const *bufs, size_t n);
 		       sizeof((cl_mem *const[]){ __VA_ARGS__ }) / sizeof(cl_mem *))
 
 /* Statistics of this process's ct_ocl_alloc calls (for benchmarks): the
- * peak of the bytes live at once (buffers released with ct_ocl_free are
- * subtracted, others count until the process ends) and the largest single
- * buffer. Either pointer may be NULL. */
+ * peak of the bytes live at once (buffers released with ct_ocl_free or
+ * ct_ocl_unref are subtracted) and the largest single buffer. Either
+ * pointer may be NULL. */
 void ct_ocl_alloc_stats(size_t *peak, size_t *largest);
+
+/* Start the peak over from the bytes live now, which it returns, and the
+ * largest buffer from 0 (tests: the peak of one piece of work). */
+size_t ct_ocl_alloc_mark(void);
 
 /* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
  * never decremented (buffers grown on demand count each size they had):

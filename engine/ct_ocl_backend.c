@@ -15,16 +15,20 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ct_engine.h"
+#include "ct_llama.h"
+#include "ct_lora_model.h"
 #include "ct_err.h"
 #include "ct_options.h"
 #include "ct_ocl.h"
 #include "ct_ocl_ops.h"
 #include "ct_ocl_lora.h"
 #include "ct_ocl_llama.h"
+#include "ct_ocl_weights.h"
 
 /* Device twins of struct ct_acts / ct_grad_acts, one buffer per field
  * (att: the attention rows' max and sum; datt: the rows' dot, B*NH*T). */
@@ -56,10 +60,12 @@ struct ct_backend {
 	int nl;				/* layers of per-layer activations kept: L, or 1 when
 					 * only evaluating (see layer_slot) */
 	int head_rows;			/* rows of logits held at once (head_chunked) */
-	cl_mem params, grads, m, v;
-	/* LoRA on a compact base (bl.fmt != CT_BASE_F32): params holds the
-	 * image of ct_base.h as it is, read through ct_dten_param */
-	struct ct_base_layout bl;
+	/* The weights: in one buffer (w.one), but a Llama LoRA backend's
+	 * frozen base in per-layer pieces (ct_ocl_weights.h). On a compact
+	 * base (w.bl.fmt != CT_BASE_F32) they are the image of ct_base.h as
+	 * it is. */
+	struct ct_dweights w;
+	cl_mem grads, m, v;
 	cl_mem inputs, targets;		/* ct_tok (B*T) */
 	struct dacts a;
 	struct dgacts g;
@@ -85,7 +91,7 @@ struct dlayer {
  * compact base through its image layout. */
 static struct ct_dten PE(const struct ct_backend *be, cl_mem base, int t, size_t e)
 {
-	return ct_dten_param(base, &be->lay, base == be->params ? &be->bl : NULL, t, e);
+	return ct_dten_param(base, &be->lay, base == be->w.one ? &be->w.bl : NULL, t, e);
 }
 
 static void dlayer(const struct ct_backend *be, cl_mem base, int l, struct dlayer *p)
@@ -233,8 +239,8 @@ static void ocl_close(struct ct_backend *be)
 #define R_(f) ct_ocl_unref(&be->g.f);
 	CT_GACT_FIELDS(R_)
 #undef R_
-	CT_OCL_UNREF_ALL(&be->params, &be->grads, &be->m, &be->v, &be->inputs,
-			 &be->targets);
+	ct_dweights_free(&be->w);
+	CT_OCL_UNREF_ALL(&be->grads, &be->m, &be->v, &be->inputs, &be->targets);
 	ct_ocl_lora_close(be->lora);
 	ct_ocl_llama_close(be->llama);
 	ct_ocl_ops_free(&be->ops);
@@ -244,13 +250,14 @@ static void ocl_close(struct ct_backend *be)
 	free(be);
 }
 
-/* Refuse at open a model whose weights (and, training, gradients and two
- * AdamW moments) alone exceed the device's memory: some drivers (NVIDIA's)
+/* Refuse at open a model whose weights as stored (and, training,
+ * gradients and two AdamW moments) alone exceed the device's memory: some drivers (NVIDIA's)
  * create buffers lazily, so an oversized model would otherwise fail at its
  * first kernel instead of here. */
 static int check_fits(const struct ct_backend *be, size_t n)
 {
-	uint64_t need = (uint64_t)n * sizeof(float) * (be->training ? 4 : 1);
+	uint64_t need = ct_dweights_bytes(&be->w, NULL) +
+			(be->training ? 3 * (uint64_t)n * sizeof(float) : 0);
 	uint64_t have = be->ocl->info.global_mem;
 
 	if (have != 0 && need > have)
@@ -258,6 +265,19 @@ static int check_fits(const struct ct_backend *be, size_t n)
 				"before activations; %s has %llu bytes", (unsigned long long)need,
 				be->ocl->info.name, (unsigned long long)have);
 	return 0;
+}
+
+/* The Llama pass's flags (ct_ocl_llama.h): a training or LoRA backend
+ * has the backward scratch and runs lean by ct_ocl_llama_lean
+ * (CT_OCL_LEAN=0|1 forcing: tests); LoRA's weights are frozen. */
+static int llama_flags(const struct ct_backend *be, int lora)
+{
+	int lean = ct_ocl_llama_lean(&be->cfg, be->B, be->T);
+
+	if (!be->training && !lora)
+		return 0;
+	lean = (int)ct_opt_int(CT_OPT_OCL_LEAN, lean);
+	return CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0);
 }
 
 static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
@@ -295,16 +315,15 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 		rc = ct_ocl_open(device, NULL, &be->ocl);
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	/* a Llama LoRA base in pieces; any other weights in one buffer */
+	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
+			 spec != NULL && cfg->arch == CT_ARCH_LLAMA);
 	if (rc == 0)
 		rc = check_fits(be, n);
 	if (rc == 0 && spec != NULL)
 		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
-	if (rc == 0 && spec != NULL && spec->base_fmt != CT_BASE_F32) {
-		ct_base_layout(cfg, spec->base_fmt, &be->bl);
-		rc = ct_ocl_alloc(be->ocl, be->bl.bytes, CL_MEM_READ_ONLY, &be->params);
-	} else if (rc == 0) {
-		rc = alloc_f(be, &be->params, n);
-	}
+	if (rc == 0)
+		rc = ct_dweights_alloc(&be->w, be->ocl, spec != NULL);
 	if (rc == 0 && be->training)
 		rc = alloc_f(be, &be->grads, n);
 	if (rc == 0 && be->training)
@@ -316,11 +335,9 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	if (rc == 0)
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->targets);
 	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
-		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, be->training || spec != NULL,
+		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, llama_flags(be, spec != NULL),
 				       &be->llama);
-	if (rc == 0 && be->llama != NULL && be->bl.fmt != CT_BASE_F32)
-		ct_ocl_llama_set_base(be->llama, &be->bl);
-	else if (rc == 0)
+	if (rc == 0 && be->llama == NULL)
 		rc = alloc_acts(be);
 	if (rc < 0) {
 		ocl_close(be);
@@ -368,11 +385,11 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	size_t n = be->lay.total;
 	int rc;
 
-	if (be->bl.fmt != CT_BASE_F32)
+	if (be->w.bl.fmt != CT_BASE_F32)
 		return ct_error(CT_ESTATE, "opencl backend: opened for a %s base (load_base)",
-				ct_base_fmt_name(be->bl.fmt));
+				ct_base_fmt_name(be->w.bl.fmt));
 	be->kv_rows = 0;	/* other weights: no row computed with them */
-	rc = ct_ocl_write(&be->ops, D(be->params, 0), params, n);
+	rc = ct_dweights_io(&be->w, be->ocl, 0, (void *)(uintptr_t)params, n * sizeof(float), 1);
 	if (rc < 0 || !be->training)
 		return rc;
 	rc = m ? ct_ocl_write(&be->ops, D(be->m, 0), m, n) : ct_ocl_zero(&be->ops, D(be->m, 0), n);
@@ -384,28 +401,27 @@ static int ocl_load_state(struct ct_backend *be, const float *params,
 	return rc;
 }
 
-/* The compact base image, as it is, into be->params. */
+/* The compact base image, as it is, into be->w.one. */
 static int ocl_load_base(struct ct_backend *be, int fmt, const unsigned char *img,
 			 size_t bytes)
 {
-	if (be->bl.fmt == CT_BASE_F32 || fmt != be->bl.fmt || bytes != be->bl.bytes)
+	if (be->w.bl.fmt == CT_BASE_F32 || fmt != be->w.bl.fmt || bytes != be->w.bl.bytes)
 		return ct_error(CT_EINVAL, "opencl backend: a %s base of %zu bytes for one "
 				"opened for %s (%zu bytes)", ct_base_fmt_name(fmt), bytes,
-				ct_base_fmt_name(be->bl.fmt), be->bl.bytes);
+				ct_base_fmt_name(be->w.bl.fmt), be->w.bl.bytes);
 	be->kv_rows = 0;
-	return ct_ocl_check(clEnqueueWriteBuffer(be->ocl->queue, be->params, CL_TRUE, 0,
-						 bytes, img, 0, NULL, NULL),
-			    "upload the compact base");
+	return ct_dweights_io(&be->w, be->ocl, 0, (void *)(uintptr_t)img, bytes, 1);
 }
 
 static int ocl_load_range(struct ct_backend *be, size_t off, const float *params, size_t n)
 {
-	if (be->bl.fmt != CT_BASE_F32)
+	if (be->w.bl.fmt != CT_BASE_F32)
 		return ct_error(CT_ESTATE, "opencl backend: the compact base is frozen");
 	if (off > be->lay.total || n > be->lay.total - off)
 		return ct_error(CT_EINVAL, "weights %zu..%zu of %zu", off, off + n, be->lay.total);
 	be->kv_rows = 0;
-	return ct_ocl_write(&be->ops, D(be->params, off), params, n);
+	return ct_dweights_io(&be->w, be->ocl, off * sizeof(float), (void *)(uintptr_t)params,
+			      n * sizeof(float), 1);
 }
 
 static int ocl_read_state(struct ct_backend *be, float *params, float *m, float *v)
@@ -415,11 +431,11 @@ static int ocl_read_state(struct ct_backend *be, float *params, float *m, float 
 
 	if ((m != NULL || v != NULL) && !be->training)
 		return ct_error(CT_ESTATE, "backend opened for evaluation has no AdamW state");
-	if (params != NULL && be->bl.fmt != CT_BASE_F32)
+	if (params != NULL && be->w.bl.fmt != CT_BASE_F32)
 		return ct_error(CT_ESTATE, "opencl backend: the compact base is read where it "
 				"is kept (ct_base_widen)");
 	if (params != NULL)
-		rc = ct_ocl_read(&be->ops, params, D(be->params, 0), n);
+		rc = ct_dweights_io(&be->w, be->ocl, 0, params, n * sizeof(float), 0);
 	if (rc == 0 && m != NULL)
 		rc = ct_ocl_read(&be->ops, m, D(be->m, 0), n);
 	if (rc == 0 && v != NULL)
@@ -452,7 +468,7 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
 	const size_t ll = be->lean ? 0 : lc;	/* ln1, qkv, ln2 of this layer */
 	int rc = 0;
 
-	dlayer(be, be->params, l, &p);
+	dlayer(be, be->w.one, l, &p);
 	DO(ct_ocl_layernorm_forward(o, D(a->ln1, ll), D(a->ln1_mean, lt), D(a->ln1_rstd, lt),
 				    residual, p.ln1w, p.ln1b, BT, C));
 	DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * ll), D(a->ln1, ll), p.qkvw, p.qkvb, 1,
@@ -496,7 +512,7 @@ static int head_chunked(struct ct_backend *be)
 		int n = BT - r0 < be->head_rows ? BT - r0 : be->head_rows;
 
 		DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, (size_t)r0 * c->C),
-					 P(be, be->params, CT_WTE), none, 0, n, c->C, c->Vp));
+					 P(be, be->w.one, CT_WTE), none, 0, n, c->C, c->Vp));
 		DO(ct_ocl_crossentropy_forward(o, D(a->losses, (size_t)r0), D(probs_buf(be), 0),
 					       D(a->logits, 0), be->targets, (size_t)r0, n, c->V,
 					       c->Vp));
@@ -526,23 +542,24 @@ static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *ta
 					     (size_t)BT * sizeof(ct_tok), targets, 0, NULL, NULL),
 			"upload targets"));
 	if (be->llama != NULL) {
-		DO(ct_ocl_llama_forward(be->llama, be->params, be->inputs, be->targets, be->lora));
+		DO(ct_ocl_llama_forward(be->llama, &be->w, be->inputs,
+					loss ? be->targets : NULL, be->lora));
 		return rc;
 	}
-	DO(ct_ocl_encoder_forward(o, D(a->encoded, 0), be->inputs, P(be, be->params, CT_WTE),
-				  P(be, be->params, CT_WPE), be->B, be->T, c->C));
+	DO(ct_ocl_encoder_forward(o, D(a->encoded, 0), be->inputs, P(be, be->w.one, CT_WTE),
+				  P(be, be->w.one, CT_WPE), be->B, be->T, c->C));
 	for (int l = 0; l < c->L && rc == 0; l++)
 		DO(block_forward(be, l, l == 0 ? D(a->encoded, 0)
 					       : D(a->residual3, layer_slot(be, l - 1) * n)));
 	DO(ct_ocl_layernorm_forward(o, D(a->lnf, 0), D(a->lnf_mean, 0), D(a->lnf_rstd, 0),
 				    D(a->residual3, layer_slot(be, c->L - 1) * n),
-				    P(be, be->params, CT_LNFW), P(be, be->params, CT_LNFB),
+				    P(be, be->w.one, CT_LNFW), P(be, be->w.one, CT_LNFB),
 				    BT, c->C));
 	if (!loss)
 		return rc;
 	if (be->head_rows < BT)
 		return rc < 0 ? rc : head_chunked(be);
-	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->w.one, CT_WTE),
 				 none, 0, BT, c->C, c->Vp));
 	DO(ct_ocl_crossentropy_forward(o, D(a->losses, 0), D(probs_buf(be), 0),
 				       D(a->logits, 0), be->targets, 0, BT, c->V, c->Vp));
@@ -591,15 +608,15 @@ static int forward_rows(struct ct_backend *be, int t0, int t1)
 	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
-	DO(ct_ocl_encoder_forward(o, D(a->encoded, r), be->inputs, P(be, be->params, CT_WTE),
-				  PE(be, be->params, CT_WPE, r), 1, n, C));
+	DO(ct_ocl_encoder_forward(o, D(a->encoded, r), be->inputs, P(be, be->w.one, CT_WTE),
+				  PE(be, be->w.one, CT_WPE, r), 1, n, C));
 	for (int l = 0; l < be->cfg.L && rc == 0; l++) {
 		const size_t lc = (size_t)l * bt * C, lt = (size_t)l * bt + (size_t)t0;
 		struct ct_dten res = l == 0 ? D(a->encoded, r)
 					    : D(a->residual3, (size_t)(l - 1) * bt * C + r);
 		struct dlayer p;
 
-		dlayer(be, be->params, l, &p);
+		dlayer(be, be->w.one, l, &p);
 		DO(ct_ocl_layernorm_forward(o, D(a->ln1, lc + r), D(a->ln1_mean, lt),
 					    D(a->ln1_rstd, lt), res, p.ln1w, p.ln1b, n, C));
 		DO(ct_ocl_matmul_forward(o, D(a->qkv, 3 * (lc + r)), D(a->ln1, lc + r), p.qkvw,
@@ -625,8 +642,8 @@ static int forward_rows(struct ct_backend *be, int t0, int t1)
 	}
 	DO(ct_ocl_layernorm_forward(o, D(a->lnf, 0), D(a->lnf_mean, 0), D(a->lnf_rstd, 0),
 				    D(a->residual3, (size_t)(be->cfg.L - 1) * bt * C + last),
-				    P(be, be->params, CT_LNFW), P(be, be->params, CT_LNFB), 1, C));
-	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				    P(be, be->w.one, CT_LNFW), P(be, be->w.one, CT_LNFB), 1, C));
+	DO(ct_ocl_matmul_forward(o, D(a->logits, 0), D(a->lnf, 0), P(be, be->w.one, CT_WTE),
 				 none, 0, 1, C, be->cfg.Vp));
 	return rc;
 }
@@ -686,13 +703,14 @@ static int ocl_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 		return ct_ocl_logits_rows(be, inputs, sizeof(*inputs), pos, out);
 	rc = forward(be, inputs, inputs, 0);
 	if (rc == 0 && be->llama != NULL)
-		return ct_ocl_read(&be->ops, out, ct_dten_at(ct_ocl_llama_logits(be->llama).mem,
-							     (size_t)pos * be->cfg.Vp),
+		rc = ct_ocl_llama_logits_row(be->llama, &be->w, pos);
+	if (rc == 0 && be->llama != NULL)
+		return ct_ocl_read(&be->ops, out, ct_ocl_llama_logits(be->llama),
 				   (size_t)be->cfg.V);
 	if (rc == 0)	/* the head of row pos alone (its logits as in any batch) */
 		rc = ct_ocl_matmul_forward(&be->ops, D(be->a.logits, 0),
 					   D(be->a.lnf, (size_t)pos * be->cfg.C),
-					   P(be, be->params, CT_WTE), (struct ct_dten){ NULL, 0, 0 },
+					   P(be, be->w.one, CT_WTE), (struct ct_dten){ NULL, 0, 0 },
 					   0, 1, be->cfg.C, be->cfg.Vp);
 	if (rc == 0)
 		rc = ct_ocl_read(&be->ops, out, D(be->a.logits, 0), (size_t)be->cfg.V);
@@ -747,7 +765,7 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 	const size_t ll = be->lean ? 0 : lc;
 	int rc = 0;
 
-	dlayer(be, be->params, l, &p);
+	dlayer(be, be->w.one, l, &p);
 	dlayer(be, be->grads, l, &d);	/* NULL buffers when frozen */
 	if (be->lean)	/* the same kernels on the same inputs: the same bits */
 		DO(recompute_lean(be, l, residual, &p));
@@ -811,19 +829,19 @@ static int backward(struct ct_backend *be)
 	int rc = 0;
 
 	if (be->llama != NULL)
-		return ct_ocl_llama_backward(be->llama, be->params, be->grads, be->inputs,
+		return ct_ocl_llama_backward(be->llama, &be->w, be->grads, be->inputs,
 					     be->targets, be->lora);
 	DO(ct_ocl_crossentropy_backward(o, D(probs_buf(be), 0), D(probs_buf(be), 0),
 					be->targets, BT, c->V, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dln, 0), n));
 	DO(mm_backward(be, D(g->dln, 0), P(be, be->grads, CT_WTE), none, 0,
-				  D(probs_buf(be), 0), D(a->lnf, 0), P(be, be->params, CT_WTE),
+				  D(probs_buf(be), 0), D(a->lnf, 0), P(be, be->w.one, CT_WTE),
 				  BT, c->C, c->Vp));
 	DO(ct_ocl_zero(o, D(g->dresidual, 0), n));
 	DO(ct_ocl_layernorm_backward(o, D(g->dresidual, 0), P(be, be->grads, CT_LNFW),
 				     P(be, be->grads, CT_LNFB), D(g->dln, 0),
 				     D(a->residual3, (size_t)(c->L - 1) * n),
-				     P(be, be->params, CT_LNFW), D(a->lnf_mean, 0),
+				     P(be, be->w.one, CT_LNFW), D(a->lnf_mean, 0),
 				     D(a->lnf_rstd, 0), BT, c->C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
 		cl_mem tmp;
@@ -882,10 +900,79 @@ static int ocl_step(struct ct_backend *be, const ct_tok *inputs,
 	DO(forward(be, inputs, targets, 1));
 	DO(backward(be));
 	/* clipping (when grad_clip > 0) is folded into the AdamW pass */
-	DO(ct_ocl_adamw(&be->ops, D(be->params, 0), D(be->grads, 0), D(be->m, 0),
+	DO(ct_ocl_adamw(&be->ops, D(be->w.one, 0), D(be->grads, 0), D(be->m, 0),
 			D(be->v, 0), n, &args->opt, args->grad_clip));
 	DO(mean_loss(be, targets, loss));
 	return rc;
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Bounds on the scratch ct_ocl_ops.c grows on demand (floats), the
+ * largest into *big: the packed matmul operand (at most 1.5 x BT rows or
+ * 64 columns of a product's longest reduction: the forward packs the
+ * smaller side), the parked accumulators of a k-split product (one
+ * output: BT rows of the widest, the head in pieces), a compact weight
+ * widened (max(2^20, 64 x the longest side)), the attention transposes
+ * (4 blocks of B*T*A) and the softmax statistics. */
+static uint64_t scratch_floats(const struct ct_gpt2_config *c, int B, int T, int compact,
+			       uint64_t *big)
+{
+	const int llama = c->arch == CT_ARCH_LLAMA;
+	const uint64_t BT = (uint64_t)B * T, Vp = c->Vp;
+	const uint64_t A = llama ? (uint64_t)ct_llama_att_dim(c) : (uint64_t)c->C;
+	const uint64_t F = llama ? 2 * (uint64_t)c->F : 4 * (uint64_t)c->C;
+	const uint64_t wide_out = max64(max64(F, A), llama ? (uint64_t)ct_llama_qkv_dim(c)
+							  : 3 * (uint64_t)c->C);
+	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
+	uint64_t pack = (BT + BT / 2 + 64) * K + 64 * side;
+	uint64_t accb = max64(BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25,
+			      BT * max64(wide_out, K));
+	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;
+	uint64_t att = 4 * BT * A + 32;
+
+	*big = max64(max64(pack, accb), max64(wide, att));
+	return pack + accb + wide + att + 2 * BT + 1;
+}
+
+uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp,
+			 uint64_t *largest)
+{
+	const int lora = hp->lora.rank > 0, llama = cfg->arch == CT_ARCH_LLAMA;
+	const int fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
+	struct ct_dweights w;
+	uint64_t sum, big, b;
+
+	ct_dweights_plan(&w, cfg, fmt, lora && llama);
+	sum = ct_dweights_bytes(&w, &big);
+	if (!lora) {
+		sum += 12 * (uint64_t)w.lay.total;
+		big = max64(big, 4 * (uint64_t)w.lay.total);
+	}
+	if (llama) {
+		int lean = ct_ocl_llama_lean(cfg, hp->B, hp->T);
+
+		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, CT_OCL_LL_GRADS |
+					  (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0),
+					  &b);
+	} else {
+		b = 4 * (uint64_t)ct_model_act_floats(cfg, hp->B, hp->T, 1);
+		sum += b;
+	}
+	big = max64(big, b);
+	if (lora)
+		sum += 4 * (uint64_t)ct_lora_state_floats(cfg, &hp->lora, hp->B, hp->T, 1);
+	sum += 2 * (uint64_t)hp->B * hp->T * sizeof(ct_tok);
+	sum += 4 * scratch_floats(cfg, hp->B, hp->T, fmt != CT_BASE_F32, &b);
+	big = max64(big, 4 * b);
+	if (largest != NULL)
+		*largest = big;
+	return sum;
 }
 
 const struct ct_backend_ops ct_ocl_backend_ops = {

@@ -18,6 +18,8 @@
 #include "ct_model.h"
 #include "ct_ocl_llama.h"
 #include "ct_ocl_lora.h"
+#include "ct_ocl_weights.h"
+#include "ct_options.h"
 #include "ct_time.h"
 
 #include <stdio.h>
@@ -251,21 +253,36 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 
 /* Device activations (the fields of ct_llama_model.c's struct ct_acts,
  * shapes there; x3 the expanded q/k/v of one layer) and gradient scratch
- * (dx3 the expanded dqkv; datt the attention rows' dot, B*NH*T). */
+ * (dx3 the expanded dqkv; datt the attention rows' dot, B*NH*T). There is
+ * no probs buffer: the probabilities overwrite the logits in place, and
+ * their gradient the probabilities (every one of those kernels is
+ * elementwise; a forward without targets stops at the logits). */
 #define CT_LL_ACTS(X) \
 	X(encoded) X(ln1) X(ln1_rstd) X(qkv) X(atty) X(att) X(attproj) \
 	X(residual2) X(ln2) X(ln2_rstd) X(fch) X(sw) X(fcproj) X(residual3) \
-	X(lnf) X(lnf_rstd) X(logits) X(probs) X(losses) X(rope) X(x3) X(qkvr) X(qkn_rstd)
+	X(lnf) X(lnf_rstd) X(logits) X(losses) X(rope) X(x3) X(qkvr) X(qkn_rstd)
 #define CT_LL_GACTS(X) \
 	X(dresidual) X(dresidual_in) X(dresidual2) X(dln) X(datty) X(dattproj) \
 	X(dfcproj) X(dqkv) X(dx3) X(datt) X(dfch) X(dsw)
+
+enum {
+#define CT_LL_IDX_(f) LL_##f,
+	CT_LL_ACTS(CT_LL_IDX_)
+	CT_LL_GACTS(CT_LL_IDX_)
+#undef CT_LL_IDX_
+	LL_NBUF
+};
 
 struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
 	struct ct_gpt2_config cfg;
 	struct ct_gpt2_layout lay;
-	const struct ct_base_layout *bl;	/* a compact base's, or NULL */
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
+	int head_rows;		/* rows of logits held (ct_ocl_llama_head_rows) */
+	/* lean mode: the per-layer activations of one layer only (slot 0),
+	 * but every layer's input (encoded, residual3), from which backward
+	 * runs the layer's forward again before its backward */
+	int lean;
 #define CT_LL_FIELD_(f) cl_mem f;
 	CT_LL_ACTS(CT_LL_FIELD_)
 	CT_LL_GACTS(CT_LL_FIELD_)
@@ -278,27 +295,47 @@ struct ll_layer {
 	struct ct_dten ln1w, qkvw, qkvb, qkn, attprojw, ln2w, fcw, fcprojw;
 };
 
-/* Tensor t of base from element e on (a compact base's image when the
- * weights are one and base is not NULL). */
-static struct ct_dten LW(const struct ct_ocl_llama *ll, cl_mem base, int t, size_t e)
+/* Where layer tensors are read: the weights (w), or else a params-shaped
+ * float32 buffer (g: the gradients; NULL when frozen, every view NULL). */
+struct wsrc {
+	const struct ct_dweights *w;
+	cl_mem g;
+};
+
+static struct wsrc PW(const struct ct_dweights *w)
 {
-	return ct_dten_param(base, &ll->lay, base != NULL ? ll->bl : NULL, t, e);
+	struct wsrc s = { w, NULL };
+	return s;
 }
 
-void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl)
+static struct wsrc GW(cl_mem g)
 {
-	ll->bl = bl;
+	struct wsrc s = { NULL, g };
+	return s;
 }
 
-static void ll_layer(const struct ct_ocl_llama *ll, cl_mem base, int l, struct ll_layer *p)
+/* Tensor t of src from element e on; an empty tensor (no q/k/v biases,
+ * no q/k norms, a tied lm_head): NULL. */
+static struct ct_dten LW(const struct ct_ocl_llama *ll, struct wsrc src, int t, size_t e)
+{
+	struct ct_dten none = { NULL, 0, 0 };
+
+	if (ll->lay.size[t] == 0)
+		return none;
+	if (src.w != NULL)
+		return ct_dweights_at(src.w, t, e);
+	return ct_dten_param(src.g, &ll->lay, NULL, t, e);
+}
+
+static void ll_layer(const struct ct_ocl_llama *ll, struct wsrc base, int l, struct ll_layer *p)
 {
 	const size_t C = (size_t)ll->cfg.C, F = (size_t)ll->cfg.F;
 	const size_t QKV = (size_t)ll->QKV;
 
 	p->ln1w = LW(ll, base, CT_LN1W, l * C);
 	p->qkvw = LW(ll, base, CT_QKVW, l * QKV * C);
-	p->qkvb = LW(ll, ll->lay.size[CT_QKVB] ? base : NULL, CT_QKVB, l * QKV);
-	p->qkn = LW(ll, ll->lay.size[CT_LN1B] ? base : NULL, CT_LN1B, l * 2 * (size_t)ll->hd);
+	p->qkvb = LW(ll, base, CT_QKVB, l * QKV);
+	p->qkn = LW(ll, base, CT_LN1B, l * 2 * (size_t)ll->hd);
 	p->attprojw = LW(ll, base, CT_ATTPROJW, l * C * (size_t)ll->A);
 	p->ln2w = LW(ll, base, CT_LN2W, l * C);
 	p->fcw = LW(ll, base, CT_FCW, l * 2 * F * C);
@@ -310,36 +347,90 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
-static int ll_alloc(struct ct_ocl_llama *ll, cl_mem *m, size_t floats)
+/* Floats of every device buffer (n, by LL_ index; 0: not allocated) of
+ * a Llama pass over B x T: every layer's activations, or with lean one
+ * layer's (the layer inputs encoded and residual3 stay whole); with grads
+ * the backward scratch. */
+static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int flags,
+		     size_t n[LL_NBUF])
 {
-	return ct_ocl_alloc(ll->lk.ops->ocl, (floats ? floats : 1) * sizeof(float),
-			    CL_MEM_READ_WRITE, m);
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
+	const int lean = grads && (flags & CT_OCL_LL_LEAN) != 0;
+	const size_t hr = ct_ocl_llama_head_rows(cfg, B_, T_, grads && (flags & CT_OCL_LL_FROZEN));
+	const size_t L = cfg->L, B = B_, T = T_, C = cfg->C, NH = cfg->NH, F = cfg->F;
+	const size_t BT = B * T, QKV = ct_llama_qkv_dim(cfg), Vp = cfg->Vp;
+	const size_t A = ct_llama_att_dim(cfg), hd = ct_llama_head_dim(cfg);
+	const size_t x3 = cfg->KVH == cfg->NH ? 0 : BT * 3 * A, Ll = lean ? 1 : L;
+	const int qkn = (cfg->flags & CT_LLAMA_QK_NORM) != 0;
+
+	memset(n, 0, LL_NBUF * sizeof(n[0]));
+	n[LL_encoded] = BT * C; n[LL_ln1] = Ll * BT * C; n[LL_ln1_rstd] = Ll * BT;
+	n[LL_qkv] = Ll * BT * QKV; n[LL_atty] = Ll * BT * A; n[LL_att] = Ll * B * NH * T * 2;
+	n[LL_attproj] = BT * C; n[LL_residual2] = Ll * BT * C; n[LL_ln2] = Ll * BT * C;
+	n[LL_ln2_rstd] = Ll * BT; n[LL_fch] = Ll * BT * 2 * F; n[LL_sw] = Ll * BT * F;
+	n[LL_fcproj] = BT * C; n[LL_residual3] = L * BT * C; n[LL_lnf] = BT * C;
+	n[LL_lnf_rstd] = BT; n[LL_logits] = hr * Vp; n[LL_losses] = BT;
+	n[LL_rope] = T * hd; n[LL_x3] = x3;
+	n[LL_qkvr] = qkn ? Ll * BT * QKV : 0;
+	n[LL_qkn_rstd] = qkn ? Ll * BT * (NH + cfg->KVH) : 0;
+	if (!grads)
+		return;
+	n[LL_dresidual] = BT * C; n[LL_dresidual_in] = BT * C; n[LL_dresidual2] = BT * C;
+	n[LL_dln] = BT * C; n[LL_datty] = BT * A; n[LL_dattproj] = BT * C;
+	n[LL_dfcproj] = BT * C; n[LL_dqkv] = BT * QKV; n[LL_dx3] = x3;
+	n[LL_datt] = B * NH * T; n[LL_dfch] = BT * 2 * F; n[LL_dsw] = BT * F;
 }
 
-static int ll_alloc_all(struct ct_ocl_llama *ll, int grads)
+uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int flags,
+			    uint64_t *largest)
 {
-	const size_t L = ll->cfg.L, B = ll->B, T = ll->T, C = ll->cfg.C, NH = ll->cfg.NH;
-	const size_t F = ll->cfg.F, BT = B * T, QKV = ll->QKV, Vp = ll->cfg.Vp;
-	const size_t A = ll->A, x3 = ll->cfg.KVH == ll->cfg.NH ? 0 : BT * 3 * A;
-	const int qkn = (ll->cfg.flags & CT_LLAMA_QK_NORM) != 0;
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
+	size_t n[LL_NBUF];
+	uint64_t sum = 0, big = 0;
+
+	ll_sizes(cfg, B, T, flags, n);
+	for (int i = 0; i < LL_NBUF; i++) {
+		uint64_t b = 4 * (uint64_t)(n[i] ? n[i] : (i < LL_dresidual || grads));
+
+		sum += b;
+		big = b > big ? b : big;
+	}
+	if (largest != NULL)
+		*largest = big;
+	return sum;
+}
+
+int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T)
+{
+	size_t all[LL_NBUF], one[LL_NBUF];
+	uint64_t kept = 0;
+
+	ll_sizes(cfg, B, T, CT_OCL_LL_GRADS, all);
+	ll_sizes(cfg, B, T, CT_OCL_LL_GRADS | CT_OCL_LL_LEAN, one);
+	for (int i = 0; i < LL_NBUF; i++)
+		kept += 4 * (uint64_t)(all[i] - one[i]);
+	return kept > ((uint64_t)1 << 30);
+}
+
+/* Every buffer of ll_sizes (an empty one as 1 float, so that every field
+ * is a valid cl_mem). */
+static int ll_alloc_all(struct ct_ocl_llama *ll, int flags)
+{
+	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
+	cl_mem *m[LL_NBUF] = {
+#define CT_LL_PTR_(f) &ll->f,
+		CT_LL_ACTS(CT_LL_PTR_)
+		CT_LL_GACTS(CT_LL_PTR_)
+#undef CT_LL_PTR_
+	};
+	size_t n[LL_NBUF];
 	int rc = 0;
 
-#define A_(f, n) if (rc == 0) rc = ll_alloc(ll, &ll->f, (n))
-	A_(encoded, BT * C); A_(ln1, L * BT * C); A_(ln1_rstd, L * BT);
-	A_(qkv, L * BT * QKV); A_(atty, L * BT * A); A_(att, L * B * NH * T * 2);
-	A_(attproj, BT * C); A_(residual2, L * BT * C); A_(ln2, L * BT * C);
-	A_(ln2_rstd, L * BT); A_(fch, L * BT * 2 * F); A_(sw, L * BT * F);
-	A_(fcproj, BT * C); A_(residual3, L * BT * C); A_(lnf, BT * C);
-	A_(lnf_rstd, BT); A_(logits, BT * Vp); A_(probs, BT * Vp); A_(losses, BT);
-	A_(rope, T * (size_t)ll->hd); A_(x3, x3);
-	A_(qkvr, qkn ? L * BT * QKV : 0); A_(qkn_rstd, qkn ? L * BT * (NH + ll->cfg.KVH) : 0);
-	if (grads) {
-		A_(dresidual, BT * C); A_(dresidual_in, BT * C); A_(dresidual2, BT * C);
-		A_(dln, BT * C); A_(datty, BT * A); A_(dattproj, BT * C);
-		A_(dfcproj, BT * C); A_(dqkv, BT * QKV); A_(dx3, x3);
-		A_(datt, B * NH * T); A_(dfch, BT * 2 * F); A_(dsw, BT * F);
-	}
-#undef A_
+	ll_sizes(&ll->cfg, ll->B, ll->T, flags, n);
+	for (int i = 0; i < LL_NBUF && rc == 0; i++)
+		if (i < LL_dresidual || grads)
+			rc = ct_ocl_alloc(ll->lk.ops->ocl, (n[i] ? n[i] : 1) * sizeof(float),
+					  CL_MEM_READ_WRITE, m[i]);
 	return rc;
 }
 
@@ -359,7 +450,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 }
 
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
-		      int B, int T, int grads, struct ct_ocl_llama **out)
+		      int B, int T, int flags, struct ct_ocl_llama **out)
 {
 	struct ct_ocl_llama *ll;
 	int rc;
@@ -375,9 +466,12 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
 	ll->QKV = ct_llama_qkv_dim(cfg);
 	ll->A = ct_llama_att_dim(cfg);
 	ll->hd = ct_llama_head_dim(cfg);
+	ll->lean = (flags & CT_OCL_LL_GRADS) && (flags & CT_OCL_LL_LEAN);
+	ll->head_rows = ct_ocl_llama_head_rows(cfg, B, T, (flags & CT_OCL_LL_GRADS) &&
+							  (flags & CT_OCL_LL_FROZEN));
 	rc = ct_ocl_llk_init(&ll->lk, ops);
 	if (rc == 0)
-		rc = ll_alloc_all(ll, grads);
+		rc = ll_alloc_all(ll, flags);
 	if (rc == 0)
 		rc = upload_rope(ll);
 	if (rc < 0) {
@@ -422,13 +516,20 @@ struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll)
 /* Chain launches: after the first failure the rest are skipped. */
 #define DO(call) do { if (rc == 0) rc = (call); } while (0)
 
-/* ct_llama_model.c's block_forward: layer l from `residual`. */
-static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
+/* The activation slot of layer l: l, or 0 in lean mode. */
+static size_t slot(const struct ct_ocl_llama *ll, int l)
+{
+	return ll->lean ? 0 : (size_t)l;
+}
+
+/* ct_llama_model.c's block_forward: layer l from `residual` (its
+ * activations into its slot, its output into residual3[l]). */
+static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = ll->hd;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	const float eps = (float)c->rms_eps;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
@@ -440,7 +541,7 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 	struct ll_layer p;
 	int rc = 0;
 
-	ll_layer(ll, params, l, &p);
+	ll_layer(ll, PW(params), l, &p);
 	raw = p.qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
 	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p.ln1w, BT, C, eps));
 	DO(ct_ocl_matmul_forward(o, raw, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
@@ -462,42 +563,100 @@ static int block_forward(struct ct_ocl_llama *ll, cl_mem params, int l,
 	DO(ct_ocl_swiglu_forward(lk, sw, fch, BT, F));
 	DO(ct_ocl_matmul_forward(o, fcproj, sw, p.fcprojw, none, 0, BT, F, C));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FCPROJ, fcproj, sw));
-	DO(ct_ocl_residual_forward(o, D(ll->residual3, lc), D(ll->residual2, lc), fcproj, n));
+	DO(ct_ocl_residual_forward(o, D(ll->residual3, (size_t)l * n), D(ll->residual2, lc),
+				   fcproj, n));
 	return rc;
 }
 
 /* The output matrix: lm_head, or the embedding when tied. */
-static struct ct_dten head(const struct ct_ocl_llama *ll, cl_mem base)
+static struct ct_dten head(const struct ct_ocl_llama *ll, struct wsrc base)
 {
 	return LW(ll, base, (ll->cfg.flags & CT_LLAMA_TIED) ? CT_WTE : CT_WPE, 0);
 }
 
-int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+/* Rows r0 .. r0 + n - 1 of the logits = lnf x head^T, into the logits
+ * buffer from row 0. A float32 head runs in pieces of HEAD_PIECE floats
+ * of logits (each row's chain whole, so the same bits): a long product's
+ * k pieces park an accumulator per output, which for the whole head
+ * would be a second logits-sized buffer (1002 MiB at Llama-3.2-1B's B=4
+ * T=512). A compact head is widened 64 rows at a time and parks none.
+ * CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
+#define HEAD_PIECE ((size_t)1 << 25)
+#define HEAD_HELD ((uint64_t)1 << 24)	/* floats of logits a frozen head holds */
+
+static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *params, int r0,
+			 int n)
+{
+	const int C = ll->cfg.C, Vp = ll->cfg.Vp;
+	struct ct_dten w = head(ll, PW(params)), none = { NULL, 0, 0 };
+	long rows = w.fmt != CT_BASE_F32 ? n : (long)(HEAD_PIECE / (size_t)Vp);
+	int rc = 0;
+
+	rows = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, rows < 1 ? 1 : rows);
+	for (int k = 0; k < n && rc == 0; k += (int)rows)
+		DO(ct_ocl_matmul_forward(ll->lk.ops, D(ll->logits, (size_t)k * Vp),
+					 D(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
+					 n - k < rows ? n - k : (int)rows, C, Vp));
+	return rc;
+}
+
+/* Rows r0 .. r0 + n - 1 through the head and the softmax: their logits,
+ * probabilities (over the logits) and losses. */
+static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+		     cl_mem targets, int r0, int n)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	int rc = head_rows_fwd(ll, params, r0, n);
+
+	DO(ct_ocl_crossentropy_forward(ll->lk.ops, D(ll->losses, (size_t)r0), D(ll->logits, 0),
+				       D(ll->logits, 0), targets, (size_t)r0, n, c->V, c->Vp));
+	return rc;
+}
+
+int ct_ocl_llama_head_rows(const struct ct_gpt2_config *cfg, int B, int T, int frozen)
+{
+	const long bt = (long)B * T;
+	long r = (long)(HEAD_HELD / (size_t)cfg->Vp);
+
+	if (!frozen)
+		return (int)bt;
+	if ((uint64_t)bt * cfg->Vp <= HEAD_HELD)
+		r = bt;
+	r = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, r < 1 ? 1 : r);
+	return (int)(r < bt ? r : bt);
+}
+
+int ct_ocl_llama_logits_row(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			    int pos)
+{
+	return head_rows_fwd(ll, params, pos, 1);
+}
+
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten none = { NULL, 0, 0 }, last = D(ll->residual3, (size_t)(c->L - 1) * n);
+	struct ct_dten last = D(ll->residual3, (size_t)(c->L - 1) * n);
 	int rc = 0;
 
-	if (ll->bl != NULL && LW(ll, params, CT_WTE, 0).fmt != CT_BASE_F32)
-		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, params, CT_WTE, 0),
+	if (LW(ll, PW(params), CT_WTE, 0).fmt != CT_BASE_F32)
+		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, PW(params), CT_WTE, 0),
 					  BT, C));
 	else
 		DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
-					LW(ll, params, CT_WTE, 0), BT, C));
+					LW(ll, PW(params), CT_WTE, 0), BT, C));
 	for (int l = 0; l < c->L && rc == 0; l++)
 		DO(block_forward(ll, params, l, l == 0 ? D(ll->encoded, 0)
 						       : D(ll->residual3, (size_t)(l - 1) * n),
 				 lora));
 	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
-				  LW(ll, params, CT_LNFW, 0), BT, C, (float)c->rms_eps));
-	DO(ct_ocl_matmul_forward(o, D(ll->logits, 0), D(ll->lnf, 0), head(ll, params), none, 0,
-				 BT, C, c->Vp));
-	DO(ct_ocl_crossentropy_forward(o, D(ll->losses, 0), D(ll->probs, 0), D(ll->logits, 0),
-				       targets, 0, BT, c->V, c->Vp));
+				  LW(ll, PW(params), CT_LNFW, 0), BT, C, (float)c->rms_eps));
+	for (int r0 = 0; targets != NULL && r0 < BT && rc == 0; r0 += ll->head_rows)
+		DO(head_loss(ll, params, targets, r0,
+			     BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows));
 	return rc;
 }
 
@@ -513,12 +672,57 @@ static int mm_bwd(struct ct_ocl_llama *ll, cl_mem grads, struct ct_dten dinp,
 				      inp, w, BT, C, OC);
 }
 
+/* The head's backward into dln: the gradient of the logits over the
+ * probabilities in place, then through the head matrix (its gradient
+ * too when grads). */
+static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			 cl_mem grads, cl_mem targets)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
+	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, GW(grads)), none, dlogits, D(ll->lnf, 0),
+		  head(ll, PW(params)), BT, C, c->Vp));
+	return rc;
+}
+
+/* The same with a frozen head held head_rows rows at a time: each piece's
+ * logits and softmax again (the forward's kernels on the same rows: the
+ * same bits, the losses rewritten as they are), its gradient, and its
+ * rows of dln (each row's chain whole). */
+static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			      cl_mem targets)
+{
+	const struct ct_gpt2_config *c = &ll->cfg;
+	const int BT = ll->B * ll->T, C = c->C;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten dlogits = D(ll->logits, 0);
+	int rc = 0;
+
+	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->head_rows) {
+		int n = BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows;
+
+		DO(head_loss(ll, params, targets, r0, n));
+		DO(ct_ocl_crossentropy_backward_rows(o, dlogits, dlogits, targets, (size_t)r0, n,
+						     BT, c->V, c->Vp));
+		DO(ct_ocl_matmul_dinp(o, D(ll->dln, (size_t)r0 * C), dlogits,
+				      head(ll, PW(params)), n, C, c->Vp));
+	}
+	return rc;
+}
+
 /* ct_llama_model.c's mlp_backward: dresidual into dresidual2. */
 static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const struct ll_layer *p,
 			const struct ll_layer *d, struct ct_ocl_lora *lo)
 {
 	const int BT = ll->B * ll->T, C = ll->cfg.C, F = ll->cfg.F;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten fch = D(ll->fch, lt * 2 * F), sw = D(ll->sw, lt * F);
@@ -545,13 +749,16 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 }
 
 /* ct_llama_model.c's block_backward: dresidual (gradient of residual3[l])
- * into dresidual_in (that of `residual`). */
-static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, int l,
+ * into dresidual_in (that of `residual`). In lean mode the layer's forward
+ * runs again first, from its kept input: the same kernels on the same
+ * values, so the very activations the forward pass had (residual3[l] is
+ * rewritten with the bits it holds; LoRA's rank-r rows likewise). */
+static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads, int l,
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = ll->hd;
-	const size_t lc = (size_t)l * BT * C, lt = (size_t)l * BT, n = (size_t)BT * C;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
 	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lt * ll->A);
@@ -559,8 +766,10 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	struct ll_layer p, d;
 	int rc = 0;
 
-	ll_layer(ll, params, l, &p);
-	ll_layer(ll, grads, l, &d);	/* NULL buffers when frozen */
+	ll_layer(ll, PW(params), l, &p);
+	ll_layer(ll, GW(grads), l, &d);	/* NULL buffers when frozen */
+	if (ll->lean)
+		DO(block_forward(ll, params, l, residual, lo));
 	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
 	DO(mlp_backward(ll, grads, l, &p, &d, lo));
 	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
@@ -589,26 +798,25 @@ static int block_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads, 
 	return rc;
 }
 
-int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora)
 {
 	const struct ct_gpt2_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->probs, 0), none = { NULL, 0, 0 };
+	struct ct_dten none = { NULL, 0, 0 };
 	struct ct_dten dlnfw = grads ? D(grads, ll->lay.offset[CT_LNFW]) : none;
 	int rc = 0;
 
-	/* the gradient of the logits overwrites the probabilities in place */
-	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->probs, 0), targets, BT, c->V, c->Vp));
-	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, grads), none, dlogits, D(ll->lnf, 0),
-		  head(ll, params), BT, C, c->Vp));
+	if (ll->head_rows < BT)
+		DO(head_backward_rows(ll, params, targets));
+	else
+		DO(head_backward(ll, params, grads, targets));
 	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
 	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
 				   D(ll->residual3, (size_t)(c->L - 1) * n),
-				   LW(ll, params, CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
+				   LW(ll, PW(params), CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
 		cl_mem tmp;
 

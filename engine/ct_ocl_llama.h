@@ -23,6 +23,7 @@
 #include "ct_ocl_ops.h"
 
 struct ct_ocl_lora;
+struct ct_dweights;
 
 enum ct_ocl_llama_kid {
 	CT_LK_EMBED_FWD,
@@ -100,33 +101,72 @@ int ct_ocl_gqa_backward(struct ct_ocl_llk *lk, struct ct_dten dqkv, struct ct_dt
 
 struct ct_ocl_llama;
 
-/* Activations (and, with grads != 0, the gradient scratch) of a Llama
- * config (checked) at batch B x T, and the RoPE table, on ops's device.
- * Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
- * ct_ocl_llama_close (NULL is fine). */
+/* ct_ocl_llama_open's flags. */
+enum {
+	CT_OCL_LL_GRADS = 1,	/* the backward scratch (training or LoRA) */
+	CT_OCL_LL_LEAN = 2,	/* with GRADS: lean mode, below */
+	CT_OCL_LL_FROZEN = 4,	/* with GRADS: frozen weights (LoRA), so the head may
+				 * be held in pieces (ct_ocl_llama_head_rows) */
+};
+
+/* Activations (and, with CT_OCL_LL_GRADS, the gradient scratch) of a
+ * Llama config (checked) at batch B x T, and the RoPE table, on ops's
+ * device. Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
+ * ct_ocl_llama_close (NULL is fine).
+ *
+ * Lean mode keeps every layer's input (B*T*C floats a layer) but the
+ * other activations of one layer only; backward runs each layer's forward
+ * again from its input before the layer's backward. The same kernels on
+ * the same values: the same bits as without it, for about one more
+ * forward pass a step. */
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
-		      int B, int T, int grads, struct ct_ocl_llama **out);
+		      int B, int T, int flags, struct ct_ocl_llama **out);
+
+/* Whether a training backend of cfg at B x T runs lean by default: when
+ * lean mode saves more than 1 GiB (Llama-3.2-1B's shape at B=4 T=512:
+ * 4.3 GiB of its 5.9). */
+int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T);
+
+/* Rows of logits a backend holds at once: all B*T, but with a frozen
+ * head (LoRA) where they pass 2^24 floats (64 MiB), 2^24 / Vp rows (130
+ * at Llama's vocabulary): the forward pass keeps the losses only, and
+ * backward runs each piece's head and softmax again before its gradient
+ * (the same kernels on the same rows: the same bits, for one more pass
+ * through the head a step). CT_OCL_HEAD_ROWS=N forces N (frozen heads;
+ * tests). */
+int ct_ocl_llama_head_rows(const struct ct_gpt2_config *cfg, int B, int T, int frozen);
+
+/* Bytes of the device buffers ct_ocl_llama_open allocates for these
+ * arguments (cfg valid), *largest (NULL: not wanted) the largest one. */
+uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int flags,
+			    uint64_t *largest);
+
 void ct_ocl_llama_close(struct ct_ocl_llama *ll);
 
 /* Zero the Llama kernels' profile (the backend keeps the last step's, as
  * for its own kernels). NULL is fine. */
 void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll);
 
-/* ct_llama_forward up to the per-row losses (the tokens already uploaded
- * to inputs and targets) / ct_llama_backward (params's gradients added into
+/* ct_llama_forward up to the per-row losses, reading the weights params
+ * (float32 or a compact base, ct_ocl_weights.h; the tokens already
+ * uploaded to inputs and targets; targets NULL: up to the final norm) / ct_llama_backward (params's gradients added into
  * grads; grads NULL: frozen weights, input gradients and lora only). lora
  * NULL: no adapters. Enqueued. Return 0 or CT_E*. */
-int ct_ocl_llama_forward(struct ct_ocl_llama *ll, cl_mem params, cl_mem inputs,
+int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			 cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora);
-int ct_ocl_llama_backward(struct ct_ocl_llama *ll, cl_mem params, cl_mem grads,
+int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			  cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora);
 
-/* The losses (BT) and logits (BT, Vp) of the last forward. */
+/* The logits of row pos (0 .. B*T - 1) of the last forward into the first
+ * row of the logits buffer (ct_ocl_llama_logits), as in the whole batch.
+ * Enqueued. Returns 0 or CT_E*. */
+int ct_ocl_llama_logits_row(struct ct_ocl_llama *ll, const struct ct_dweights *params,
+			    int pos);
+
+/* The losses (BT) of the last forward; the logits buffer. */
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll);
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll);
-
-/* Read the weights as the compact base image of layout bl (borrowed; the
- * backend's, alive until close) instead of a float32 params buffer. */
-void ct_ocl_llama_set_base(struct ct_ocl_llama *ll, const struct ct_base_layout *bl);
 
 #endif

@@ -65,6 +65,13 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_Q8_WIDEN2] = "ct_q8_widen2",
 	[CT_K_ENCODER_FWD_Q8] = "ct_encoder_fwd_q8",
 	[CT_K_LL_EMBED_FWD_Q8] = "ct_ll_embed_fwd_q8",
+	[CT_K_MM_PACK_C] = "ct_mm_pack_c",
+	[CT_K_MM_AH] = "ct_mm_ah",
+	[CT_K_MM_AQ] = "ct_mm_aq",
+	[CT_K_MM_AN] = "ct_mm_an",
+	[CT_K_MM_BH] = "ct_mm_bh",
+	[CT_K_MM_BQ] = "ct_mm_bq",
+	[CT_K_MM_BN] = "ct_mm_bn",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
 	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
@@ -360,6 +367,11 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 	if (rc < 0 || npack == 0 || K <= 0)
 		return rc;
 	B.off += first * pw * (size_t)sn;
+	if (B.fmt != CT_BASE_F32) {	/* a compact weight, widened as it is packed */
+		rc = ocl_args(ops, CT_K_MM_PACK_C, "tiiimii", B, sk, sn, B.fmt, ops->scratch, K,
+			      N - (int)(first * pw));
+		return rc < 0 ? rc : ocl_run(ops, CT_K_MM_PACK_C, npack, ((size_t)K + 15) / 16);
+	}
 	rc = ocl_args(ops, CT_K_MM_PACK, "tiimii", B, sk, sn, ops->scratch, K,
 		      N - (int)(first * pw));
 	if (rc == 0)
@@ -443,6 +455,16 @@ static int mm_run(struct ct_ocl_ops *ops, const struct mm_args *a)
 	return mm_run_blocked(ops, a);
 }
 
+/* ct_mm, or the variant that reads a compact A or B where it is (B's
+ * packed panels are float32: mm_pack_b widens them). */
+static int mm_kernel(const struct mm_args *a)
+{
+	int f = a->A.fmt != CT_BASE_F32 ? a->A.fmt : a->B.fmt;
+	int base = a->A.fmt != CT_BASE_F32 ? CT_K_MM_AH : CT_K_MM_BH;
+
+	return f == CT_BASE_F32 ? CT_K_MM : base + (f - CT_BASE_BF16);
+}
+
 /* The register-blocked kernel. When B's rows are contiguous (sn == 1) it
  * reads B in place and only a last partial panel is packed; otherwise all
  * of B is packed into panels. Long k ranges run in pieces. */
@@ -454,6 +476,7 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	size_t mb = ((size_t)a->M + o->mm_r - 1) / o->mm_r;
 	int M = a->M, N = a->N, K = a->K, direct = a->sn == 1;
 	int lda = (int)(np * pw), pfast, kc, rc;
+	int id = mm_kernel(a);
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
 
 	if (M <= 0 || N <= 0)
@@ -468,12 +491,12 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	for (int k0 = 0; rc == 0 && (k0 < K || k0 == 0); k0 += kc) {
 		int k1 = K - k0 < kc ? K : k0 + kc;
 
-		rc = ocl_args(ops, CT_K_MM, "tiitimitiitiiiiiiimiii", a->A, a->sam, a->sak,
+		rc = ocl_args(ops, id, "tiitimitiitiiiiiiimiii", a->A, a->sam, a->sak,
 			      a->B, a->sk, ops->scratch, direct, bias, a->has_bias,
 			      a->bias_row, a->out, a->som, a->son, M, N, K, a->accumulate,
 			      pfast, ops->accb, lda, k0, k1);
 		if (rc == 0)
-			rc = pfast ? ocl_run(ops, CT_K_MM, np, mb) : ocl_run(ops, CT_K_MM, mb, np);
+			rc = pfast ? ocl_run(ops, id, np, mb) : ocl_run(ops, id, mb, np);
 		if (K <= 0)
 			break;
 	}
@@ -533,7 +556,8 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 	return rc;
 }
 
-/* Compact weights (ct_base.h) are widened, exactly, into ops->wide right
+/* Compact weights (ct_base.h) that the product does not read where they
+ * are (read_in_place) are widened, exactly, into ops->wide right
  * before the product that reads them, about WIDE_MAX floats (4 MiB) at a
  * time: a bigger weight runs in pieces of whole outputs (rows of out for
  * the forward, columns of dinp for the input gradient; at least
@@ -548,6 +572,21 @@ static int matvec_run(struct ct_ocl_ops *ops, struct ct_dten out, struct ct_dten
 static size_t wide_max(void)
 {
 	return (size_t)ct_opt_int(CT_OPT_OCL_WIDE_MAX, (long)WIDE_MAX);
+}
+
+/* Whether the register-blocked kernel reads the compact weight w itself
+ * (kernels/matmul.cl's ct_mm_ah..ct_mm_bn: the same bits as widening
+ * first), the product decoding each element `reads` times (once per
+ * panel of the forward's inputs, once per row block of dinp): bf16 always
+ * (a shift an element, and half float32's bytes); q8 and nf4, whose
+ * decoding costs more than the float32 read it saves, only when read at
+ * most twice (a few rows: the bandwidth-bound products). The tiled
+ * kernels read a widened copy. CT_OCL_WIDE_MAX set (tests): never. */
+static int read_in_place(const struct ct_ocl_ops *ops, struct ct_dten w, size_t reads)
+{
+	if (ops->mm_tiled || ct_opt_str(CT_OPT_OCL_WIDE_MAX) != NULL)
+		return 0;
+	return w.fmt == CT_BASE_BF16 || reads <= 2;
 }
 
 /* ops->wide (rows, cols) = the bf16 block of w (rows of ld elements from
@@ -570,7 +609,9 @@ static int widen(struct ct_ocl_ops *ops, struct ct_dten w, size_t rows, int cols
 	if (ct_base_blocked(w.fmt)) {
 		rc = ocl_args(ops, CT_K_Q8_WIDEN2, "mutiiii", ops->wide, (cl_ulong)0, w, (int)rows,
 			      cols, ld, w.fmt);
-		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN2, (size_t)cols, rows);
+		return rc < 0 ? rc : ocl_run(ops, CT_K_Q8_WIDEN2,
+					     ((size_t)cols + ops->ocl->mm_vw - 1) /
+						     (size_t)ops->ocl->mm_vw, rows);
 	}
 	if (cols == ld) {
 		rc = ocl_args(ops, CT_K_BF16_WIDEN, "mutu", ops->wide, (cl_ulong)0, w,
@@ -634,7 +675,9 @@ int ct_ocl_matmul_forward(struct ct_ocl_ops *ops, struct ct_dten out,
 	size_t rows;
 	int rc = 0;
 
-	if (w.fmt == 0)
+	if (w.fmt == 0 || (!matvec_use(ops, BT) &&
+			   read_in_place(ops, w, ((size_t)BT + ops->ocl->mm_vw * ops->ocl->mm_nv - 1) /
+						 ((size_t)ops->ocl->mm_vw * ops->ocl->mm_nv))))
 		return mm_forward(ops, out, inp, w, bias, has_bias, BT, C, OC, OC);
 	/* compact: rows o0.. of w widened, into columns o0.. of out */
 	rows = C > 0 ? wide_max() / (size_t)C : (size_t)OC;
@@ -665,7 +708,8 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 	int rc = 0;
 
 	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
-	if (w.fmt == 0)
+	if (w.fmt == 0 || read_in_place(ops, w, ((size_t)BT + ops->ocl->mm_r - 1) /
+						(size_t)ops->ocl->mm_r))
 		return mm(ops, dinp, dout, OC, 1, w, C, 1, none, 0, BT, C, OC, 1);
 	/* compact: columns i0.. of w widened, into columns i0.. of dinp */
 	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
@@ -1009,8 +1053,15 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp)
 {
-	struct ct_dten ntr = { NULL, 2 * (size_t)BT, 0 };	/* after the row stats */
-	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)BT + 1);
+	return ct_ocl_crossentropy_backward_rows(ops, dlogits, probs, targets, 0, BT, BT, V, Vp);
+}
+
+int ct_ocl_crossentropy_backward_rows(struct ct_ocl_ops *ops, struct ct_dten dlogits,
+				      struct ct_dten probs, cl_mem targets, size_t toff,
+				      int n, int BT, int V, int Vp)
+{
+	struct ct_dten ntr = { NULL, 2 * (size_t)n, 0 };	/* after the row stats */
+	int rc = grow(ops, &ops->ce_stat, &ops->ce_stat_floats, 2 * (size_t)n + 1);
 
 	ntr.mem = ops->ce_stat;
 	if (rc == 0)
@@ -1018,10 +1069,10 @@ int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 	if (rc == 0)
 		rc = ocl_run(ops, CT_K_CE_COUNT, 1, 0);
 	if (rc == 0)
-		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmtiii", dlogits, probs, targets, ntr,
-			      BT, V, Vp);
+		rc = ocl_args(ops, CT_K_CROSSENTROPY_BWD, "ttmutiii", dlogits, probs, targets,
+			      (cl_ulong)toff, ntr, n, V, Vp);
 	if (rc == 0)
-		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)BT);
+		rc = ocl_run(ops, CT_K_CROSSENTROPY_BWD, ew_items(ops, (size_t)Vp), (size_t)n);
 	return rc;
 }
 

@@ -140,6 +140,13 @@ enum ct_ocl_kid {
 	CT_K_Q8_WIDEN2,
 	CT_K_ENCODER_FWD_Q8,
 	CT_K_LL_EMBED_FWD_Q8,
+	CT_K_MM_PACK_C,
+	CT_K_MM_AH,		/* ct_mm, A compact: bf16, q8, nf4 */
+	CT_K_MM_AQ,
+	CT_K_MM_AN,
+	CT_K_MM_BH,		/* ct_mm, B's panels compact */
+	CT_K_MM_BQ,
+	CT_K_MM_BN,
 	CT_K_COUNT
 };
 
@@ -266,6 +273,12 @@ int ct_ocl_crossentropy_forward(struct ct_ocl_ops *ops, struct ct_dten losses,
 int ct_ocl_crossentropy_backward(struct ct_ocl_ops *ops, struct ct_dten dlogits,
 				 struct ct_dten probs, cl_mem targets,
 				 int BT, int V, int Vp);
+/* The same for rows toff .. toff + n - 1 of a batch of BT (probs and
+ * dlogits hold those n rows; N still counts over all BT targets), so the
+ * rows come out as in the whole batch's. */
+int ct_ocl_crossentropy_backward_rows(struct ct_ocl_ops *ops, struct ct_dten dlogits,
+				      struct ct_dten probs, cl_mem targets, size_t toff,
+				      int n, int BT, int V, int Vp);
 
 /* ct_grad_clip on the device: norm of g (n floats) by ct_grad_norm's
  * chunks, and g scaled when clip > 0 and norm > clip. The norm stays on the

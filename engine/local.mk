@@ -37,6 +37,7 @@ engine_libctengine_a_SOURCES += \
 	engine/ct_ocl_backend.c \
 	engine/ct_ocl_lora.c engine/ct_ocl_lora.h \
 	engine/ct_ocl_llama.c engine/ct_ocl_llama.h \
+	engine/ct_ocl_weights.c engine/ct_ocl_weights.h \
 	engine/ct_ocl_selftest.c engine/ct_ocl_selftest.h \
 	engine/ct_ocl_conform.c
 # Windows has no OpenCL import library here: OpenCL.dll is loaded at run time.

@@ -95,6 +95,71 @@ static inline float ct_blk(const __global uchar *in, size_t g, int fmt)
 	}
 }
 
+/* matmul.cl's element of an operand in format fmt (0 float32, 1 bf16,
+ * 2 q8, 3 nf4): the value the widening kernels write. */
+static float ct_mm_elem(const __global uchar *w, size_t i, int fmt)
+{
+	if (fmt == 0)
+		return ((const __global float *)w)[i];
+	if (fmt == 1)
+		return CT_BF16(((const __global ushort *)w)[i]);
+	return ct_blk(w, i, fmt);
+}
+
+static ct_mmvec ct_mm_vec(const __global uchar *w, size_t g, int fmt, int inblock)
+{
+	float t[CT_MM_VW];
+
+	if (fmt == 1) {
+		CT_MM_CAT(ushort, CT_MM_VW) h = CT_MM_VLOAD(0, (const __global ushort *)w + g);
+
+		return CT_MM_CAT(as_float, CT_MM_VW)(CT_MM_CAT(convert_uint, CT_MM_VW)(h) << 16);
+	}
+	if (fmt == 2 && inblock) {
+		const __global uchar *b = w + g / 32 * 36;
+
+		return CT_MM_CAT(convert_float, CT_MM_VW)(
+			       CT_MM_VLOAD(0, (const __global char *)b + 4 + g % 32)) *
+		       *(const __global float *)b;
+	}
+#if defined(__ENDIAN_LITTLE__) && CT_MM_VW >= 4
+	if (fmt == 3 && inblock) {	/* the codes' values gathered by a shuffle */
+		const __global uchar *b = w + g / 64 * 36;
+		CT_MM_CAT(uchar, CT_MM_HW) by = CT_MM_CAT(vload, CT_MM_HW)(0, b + 4 + g % 64 / 2);
+		/* byte i's low nibble then its high one: elements 2i, 2i + 1 */
+		CT_MM_CAT(ushort, CT_MM_HW) u = CT_MM_CAT(convert_ushort, CT_MM_HW)(by & (uchar)15) |
+			(CT_MM_CAT(convert_ushort, CT_MM_HW)(by >> (uchar)4) << (ushort)8);
+		CT_MM_CAT(uint, CT_MM_VW) code =
+			CT_MM_CAT(convert_uint, CT_MM_VW)(CT_MM_CAT(as_uchar, CT_MM_VW)(u));
+
+		return shuffle(vload16(0, ct_nf4_v), code) * *(const __global float *)b;
+	}
+#endif
+	for (int j = 0; j < CT_MM_VW; j++)
+		t[j] = ct_mm_elem(w, g + j, fmt);
+	return CT_MM_VLOAD(0, t);
+}
+
+/* ct_mm_pack from a compact source (ct_mm_elem of format fmt): the panels
+ * of a compact weight, widened as they are packed. */
+__kernel void ct_mm_pack_c(const __global uchar *src, ulong soff, int sk, int sn, int fmt,
+			   __global float *Bp, int K, int N)
+{
+	int k0, n0, kn, jn;
+	size_t d, g;
+	__global float *dst;
+
+	if (!ct_mm_pack_tile(K, N, &k0, &n0, &kn, &jn, &d))
+		return;
+	dst = Bp + d;
+	g = soff + (size_t)k0 * sk + (size_t)n0 * sn;
+	for (int kk = 0; kk < kn; kk++)
+		for (int j = 0; j < CT_MM_PW; j++)
+			dst[kk * CT_MM_PW + j] = j < jn ? ct_mm_elem(src, g + (size_t)kk * sk +
+								     (size_t)j * sn, fmt)
+							: 0.0f;
+}
+
 /* out[i] = ct_blk(in, g0 + i) for i < n; 16 elements per work-item. */
 __kernel void ct_q8_widen(__global float *out, ulong out_off, const __global uchar *in,
 			  ulong g0, ulong n, int fmt)
@@ -105,15 +170,26 @@ __kernel void ct_q8_widen(__global float *out, ulong out_off, const __global uch
 		out[out_off + i] = ct_blk(in, g0 + i, fmt);
 }
 
-/* out (rows, cols) = a block of the matrix from element g0, rows ld apart. */
+/* out (rows, cols) = a block of the matrix from element g0, rows ld apart;
+ * CT_MM_VW columns per work-item, a vector at a time where it lies in
+ * one block (ct_mm_vec, in matmul.cl's order of definitions below). */
+static ct_mmvec ct_mm_vec(const __global uchar *w, size_t g, int fmt, int inblock);
+
 __kernel void ct_q8_widen2(__global float *out, ulong out_off, const __global uchar *in,
 			   ulong g0, int rows, int cols, int ld, int fmt)
 {
-	int c = get_global_id(0), r = get_global_id(1);
+	int c0 = get_global_id(0) * CT_MM_VW, r = get_global_id(1);
+	size_t g = g0 + (size_t)r * ld + c0;
+	__global float *o = out + out_off + (size_t)r * cols + c0;
 
-	if (c >= cols || r >= rows)
+	if (c0 >= cols || r >= rows)
 		return;
-	out[out_off + (size_t)r * cols + c] = ct_blk(in, g0 + (size_t)r * ld + c, fmt);
+	if (c0 + CT_MM_VW <= cols && g % CT_MM_VW == 0) {
+		CT_MM_VSTORE(ct_mm_vec(in, g, fmt, 1), 0, o);
+		return;
+	}
+	for (int c = 0; c < CT_MM_VW && c0 + c < cols; c++)
+		o[c] = ct_blk(in, g + c, fmt);
 }
 
 /* ct_encoder_fwd with blocked wte and wpe. */

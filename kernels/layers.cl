@@ -527,10 +527,11 @@ __kernel void ct_ce_count(const __global ct_tok *targets, CT_BUF(__global, ntr),
 
 /* dlogits = (probs - 1[i == target]) / N (i < V), 0 (i >= V), N = ntr[0]
  * the trained rows (ct_ce_count); 0 throughout an untrained row. CT_EW
- * entries of row r = gid1 per work-item. */
+ * entries of row r = gid1 per work-item; row r's target is targets[toff + r]
+ * (a piece of the rows). */
 __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __global, probs),
-				  const __global ct_tok *targets, CT_BUF(const __global, ntr),
-				  int BT, int V, int Vp)
+				  const __global ct_tok *targets, ulong toff,
+				  CT_BUF(const __global, ntr), int BT, int V, int Vp)
 {
 	int r = get_global_id(1);
 	size_t tr;
@@ -540,6 +541,7 @@ __kernel void ct_crossentropy_bwd(CT_BUF(__global, dlogits), CT_BUF(const __glob
 	if (get_global_id(0) * CT_EW >= (size_t)Vp || r >= BT)
 		return;
 	CT_AT(dlogits); CT_AT(probs); CT_AT(ntr);
+	targets += toff;
 	dlogits += (size_t)r * Vp;
 	probs += (size_t)r * Vp;
 	skip = (targets[r] & CT_TOK_UNTRAINED) != 0;

@@ -37,6 +37,13 @@
 #define CT_MM_NV 2
 #endif
 #define CT_MM_PW (CT_MM_VW * CT_MM_NV)
+#if CT_MM_VW == 16	/* half a vector's width, for nf4's bytes (base.cl) */
+#define CT_MM_HW 8
+#elif CT_MM_VW == 8
+#define CT_MM_HW 4
+#else
+#define CT_MM_HW 2
+#endif
 
 #define CT_MM_CAT_(a, b) a##b
 #define CT_MM_CAT(a, b) CT_MM_CAT_(a, b)
@@ -50,18 +57,32 @@ typedef CT_MM_CAT(float, CT_MM_VW) ct_mmvec;
  * tile in the order that reads src contiguously. Global size (npanels,
  * ceil(K / CT_MM_PACK_K)). */
 #define CT_MM_PACK_K 16
+
+/* This work-item's tile: its first k and column, how many of each, and
+ * where it goes in Bp (floats); 0 when the work-item has none. */
+static inline int ct_mm_pack_tile(int K, int N, int *k0, int *n0, int *kn, int *jn,
+				  size_t *dst)
+{
+	int p = get_global_id(0);
+
+	*k0 = get_global_id(1) * CT_MM_PACK_K;
+	*n0 = p * CT_MM_PW;
+	*kn = K - *k0 < CT_MM_PACK_K ? K - *k0 : CT_MM_PACK_K;
+	*jn = N - *n0 < CT_MM_PW ? N - *n0 : CT_MM_PW;
+	*dst = ((size_t)p * K + *k0) * CT_MM_PW;
+	return *kn > 0 && *n0 < N;
+}
+
 __kernel void ct_mm_pack(const __global float *src, ulong soff, int sk, int sn,
 			 __global float *Bp, int K, int N)
 {
-	int p = get_global_id(0);
-	int k0 = get_global_id(1) * CT_MM_PACK_K;
-	int n0 = p * CT_MM_PW;
-	int kn = K - k0 < CT_MM_PACK_K ? K - k0 : CT_MM_PACK_K;
-	int jn = N - n0 < CT_MM_PW ? N - n0 : CT_MM_PW;
-	__global float *dst = Bp + ((size_t)p * K + k0) * CT_MM_PW;
+	int k0, n0, kn, jn;
+	size_t d;
+	__global float *dst;
 
-	if (kn <= 0 || n0 >= N)
+	if (!ct_mm_pack_tile(K, N, &k0, &n0, &kn, &jn, &d))
 		return;
+	dst = Bp + d;
 	src += soff + (size_t)k0 * sk + (size_t)n0 * sn;
 	if (sn == 1) {
 		for (int kk = 0; kk < kn; kk++)
@@ -138,6 +159,113 @@ static inline void ct_mm_store(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *
 	}
 }
 
+/* Element i of an operand stored in format fmt: float32 (0), or a
+ * compact weight (ct_base.h: 1 bf16, 2 q8, 3 nf4) read as the widening
+ * kernels of base.cl write it (ct_mm_elem, defined there), so the same
+ * value. */
+static float ct_mm_elem(const __global uchar *w, size_t i, int fmt);
+
+/* CT_MM_VW consecutive elements of a compact operand from element g on:
+ * bf16 as one vector load; q8/nf4 (blocks of 32/64) with the block's scale
+ * loaded once when inblock says the vector lies in one block (g a
+ * multiple of CT_MM_VW, which divides 32), else element by element. The
+ * values of ct_mm_elem. (ct_mm_vec is in base.cl.) */
+static ct_mmvec ct_mm_vec(const __global uchar *w, size_t g, int fmt, int inblock);
+
+/* The body of ct_mm and ct_mm_c: A and B of format afmt, bfmt (B's
+ * format matters for the panels read in place only: packed panels are
+ * float32). ct_mm inlines it with both 0, so its loads stay the plain
+ * float loads. */
+static inline __attribute__((always_inline)) void
+ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
+	   const __global uchar *B, ulong bdoff, int ldb, int bfmt,
+	   const __global float *Bp, int direct,
+	   const __global float *bias, ulong boff, int has_bias, int bias_row,
+	   __global float *out, ulong ooff, int som, int son,
+	   int M, int N, int K, int accumulate, int pfast,
+	   __global float *accb, int lda, int k0, int k1)
+{
+	int g0 = get_global_id(0), g1 = get_global_id(1);
+	int m0 = (pfast ? g1 : g0) * CT_MM_R;
+	int p = pfast ? g0 : g1;
+	int n0 = p * CT_MM_PW;
+	const __global float *bp, *ak = NULL;
+	size_t bstride, ro[CT_MM_R], ai = 0, bi = 0;
+	ct_mmvec acc[CT_MM_R][CT_MM_NV];
+	float init[CT_MM_PW];
+	int use_bias = has_bias && !accumulate, bc = 0;
+	/* q8/nf4 panels whose vectors never straddle a block (see ct_mm_vec) */
+	int bvec = bfmt >= 2 && bdoff % CT_MM_VW == 0 && ldb % CT_MM_VW == 0;
+
+	if (m0 >= M || n0 >= N)
+		return;
+	bias += boff;
+	out += ooff;
+	if (direct && n0 + CT_MM_PW <= N) {
+		bp = (const __global float *)B + bdoff + n0;
+		bstride = ldb;
+		bc = bfmt != 0;		/* a compact panel, element bi on */
+		bi = bdoff + n0 + (size_t)k0 * ldb;
+	} else {
+		bp = Bp + (direct ? 0 : (size_t)p * K * CT_MM_PW);
+		bstride = CT_MM_PW;
+	}
+	bp += bc ? 0 : (size_t)k0 * bstride;
+	for (int j = 0; j < CT_MM_PW; j++)
+		init[j] = (use_bias && !bias_row && n0 + j < N) ? bias[n0 + j] : 0.0f;
+	if (afmt == 0)
+		ak = (const __global float *)A + aoff + (size_t)m0 * sam + (size_t)k0 * sak;
+	else
+		ai = aoff + (size_t)m0 * sam + (size_t)k0 * sak;
+#pragma unroll
+	for (int r = 0; r < CT_MM_R; r++) {
+		/* rows past M recompute row M-1 and are not stored */
+		int rr = m0 + r < M ? r : M - 1 - m0;
+
+		ro[r] = (size_t)rr * sam;
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++) {
+			if (k0 != 0)
+				acc[r][v] = CT_MM_VLOAD(v, accb + (size_t)(m0 + rr) * lda + n0);
+			else if (use_bias && bias_row)
+				acc[r][v] = (ct_mmvec)(bias[m0 + rr]);
+			else
+				acc[r][v] = CT_MM_VLOAD(v, init);
+		}
+	}
+	for (int k = k0; k < k1; k++) {
+		ct_mmvec b[CT_MM_NV];
+
+		if (bc) {
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				b[v] = ct_mm_vec(B, bi + (size_t)v * CT_MM_VW, bfmt, bvec);
+			bi += ldb;
+		} else {
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				b[v] = CT_MM_VLOAD(v, bp);
+			bp += bstride;
+		}
+#pragma unroll
+		for (int r = 0; r < CT_MM_R; r++) {
+			ct_mmvec a = (ct_mmvec)(afmt == 0 ? ak[ro[r]]
+							  : ct_mm_elem(A, ai + ro[r], afmt));
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				acc[r][v] = fma(a, b[v], acc[r][v]);
+		}
+		if (afmt == 0)
+			ak += sak;
+		else
+			ai += sak;
+	}
+	if (k1 < K)		/* not the last piece: park the accumulators */
+		ct_mm_park(acc, accb, lda, m0, n0, M);
+	else
+		ct_mm_store(acc, out, som, son, m0, n0, M, N, accumulate);
+}
+
 /* out[m*som + n*son] for m < M, n < N (see above; son = 1 normally, and
  * som = 1 when the product is computed transposed, as the forward is when
  * packing the inputs is cheaper than packing the weights). Work-item (row
@@ -162,67 +290,38 @@ __kernel void ct_mm(const __global float *A, ulong aoff, int sam, int sak,
 		    int M, int N, int K, int accumulate, int pfast,
 		    __global float *accb, int lda, int k0, int k1)
 {
-	int g0 = get_global_id(0), g1 = get_global_id(1);
-	int m0 = (pfast ? g1 : g0) * CT_MM_R;
-	int p = pfast ? g0 : g1;
-	int n0 = p * CT_MM_PW;
-	const __global float *bp, *ak;
-	size_t bstride, ro[CT_MM_R];
-	ct_mmvec acc[CT_MM_R][CT_MM_NV];
-	float init[CT_MM_PW];
-	int use_bias = has_bias && !accumulate;
-
-	if (m0 >= M || n0 >= N)
-		return;
-	bias += boff;
-	out += ooff;
-	if (direct && n0 + CT_MM_PW <= N) {
-		bp = B + bdoff + n0;
-		bstride = ldb;
-	} else {
-		bp = Bp + (direct ? 0 : (size_t)p * K * CT_MM_PW);
-		bstride = CT_MM_PW;
-	}
-	bp += (size_t)k0 * bstride;
-	for (int j = 0; j < CT_MM_PW; j++)
-		init[j] = (use_bias && !bias_row && n0 + j < N) ? bias[n0 + j] : 0.0f;
-	ak = A + aoff + (size_t)m0 * sam + (size_t)k0 * sak;
-#pragma unroll
-	for (int r = 0; r < CT_MM_R; r++) {
-		/* rows past M recompute row M-1 and are not stored */
-		int rr = m0 + r < M ? r : M - 1 - m0;
-
-		ro[r] = (size_t)rr * sam;
-#pragma unroll
-		for (int v = 0; v < CT_MM_NV; v++) {
-			if (k0 != 0)
-				acc[r][v] = CT_MM_VLOAD(v, accb + (size_t)(m0 + rr) * lda + n0);
-			else if (use_bias && bias_row)
-				acc[r][v] = (ct_mmvec)(bias[m0 + rr]);
-			else
-				acc[r][v] = CT_MM_VLOAD(v, init);
-		}
-	}
-	for (int k = k0; k < k1; k++) {
-		ct_mmvec b[CT_MM_NV];
-#pragma unroll
-		for (int v = 0; v < CT_MM_NV; v++)
-			b[v] = CT_MM_VLOAD(v, bp);
-#pragma unroll
-		for (int r = 0; r < CT_MM_R; r++) {
-			ct_mmvec a = (ct_mmvec)(ak[ro[r]]);
-#pragma unroll
-			for (int v = 0; v < CT_MM_NV; v++)
-				acc[r][v] = fma(a, b[v], acc[r][v]);
-		}
-		ak += sak;
-		bp += bstride;
-	}
-	if (k1 < K)		/* not the last piece: park the accumulators */
-		ct_mm_park(acc, accb, lda, m0, n0, M);
-	else
-		ct_mm_store(acc, out, som, son, m0, n0, M, N, accumulate);
+	ct_mm_body((const __global uchar *)A, aoff, sam, sak, 0, (const __global uchar *)B,
+		   bdoff, ldb, 0, Bp, direct, bias, boff, has_bias, bias_row, out, ooff, som,
+		   son, M, N, K, accumulate, pfast, accb, lda, k0, k1);
 }
+
+/* ct_mm with a compact weight read where it is, as A (the forward
+ * computed transposed, A = w) or as the panels of B read in place (the
+ * input gradient, B = w), one kernel per operand and format (h bf16, q
+ * q8, n nf4: the format a constant, so that each inlines its own loads);
+ * offsets count elements of the operand's own format (for q8/nf4, of the
+ * image's block grid). Every element is the value the widening kernels
+ * would have written, and each output's chain is ct_mm's: the same bits
+ * as widening first. */
+#define CT_MM_C(name, afmt, bfmt) \
+__kernel void name(const __global uchar *A, ulong aoff, int sam, int sak, \
+		   const __global uchar *B, ulong bdoff, int ldb, \
+		   const __global float *Bp, int direct, \
+		   const __global float *bias, ulong boff, int has_bias, int bias_row, \
+		   __global float *out, ulong ooff, int som, int son, \
+		   int M, int N, int K, int accumulate, int pfast, \
+		   __global float *accb, int lda, int k0, int k1) \
+{ \
+	ct_mm_body(A, aoff, sam, sak, afmt, B, bdoff, ldb, bfmt, Bp, direct, bias, boff, \
+		   has_bias, bias_row, out, ooff, som, son, M, N, K, accumulate, pfast, \
+		   accb, lda, k0, k1); \
+}
+CT_MM_C(ct_mm_ah, 1, 0)
+CT_MM_C(ct_mm_aq, 2, 0)
+CT_MM_C(ct_mm_an, 3, 0)
+CT_MM_C(ct_mm_bh, 0, 1)
+CT_MM_C(ct_mm_bq, 0, 2)
+CT_MM_C(ct_mm_bn, 0, 3)
 
 /* dbias[o] = dbias[o] + sum_{bt} dout[bt, o], the sum sequential over bt
  * from 0. One work-item per CT_EW columns o, each with its own chain (the

@@ -6,7 +6,8 @@
  * tiles, in pieces) against ct_matmul_forward_w / ct_matmul_backward_w, whole bf16
  * and q8 LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
  * with Qwen3's q/k norms) on cpu and opencl (losses, adapters, state
- * files), and a bf16 WU saved on one device and resumed on the other.
+ * files), a Llama base in per-layer pieces read back as it went in, and
+ * a bf16 WU saved on one device and resumed on the other.
  *
  * Exits 77 (skip) without an OpenCL device; CT_TEST_DEVICE picks one.
  */
@@ -16,6 +17,7 @@
 #include "ct_hash.h"
 #include "ct_llama.h"
 #include "ct_model.h"
+#include "ct_ocl_weights.h"
 
 static struct ct_ocl *ocl;
 static struct ct_ocl_ops ops;
@@ -171,6 +173,9 @@ static void test_matmul(void **state)
 	check_mm(33, 24, 72, 0, "CT_OCL_WIDE_MAX=256");	/* the WUs' shapes below */
 	check_mm(33, 24, 64, 0, "CT_OCL_WIDE_MAX=256");
 	check_mm(33, 96, 24, 0, "CT_OCL_WIDE_MAX=256");
+	/* the tiled kernels read a widened copy (the others the weight itself) */
+	check_mm(33, 70, 41, 2, "CT_OCL_MM_TILED=s");
+	check_mm(64, 96, 200, 1, "CT_OCL_MM_TILED=1");
 }
 
 /* ---- whole work units ---------------------------------------------- */
@@ -278,7 +283,12 @@ static void test_wu_equal(void **state)
 		setenv("CT_OCL_WIDE_MAX", "256", 1);
 		wu_equal(&gpt2, fmt, "gpt2 pieces");
 		wu_equal(&l2, fmt, "llama tied qk-norm pieces");
+		/* and Llama's lean mode (each layer's forward again in backward) */
+		setenv("CT_OCL_LEAN", "1", 1);
+		wu_equal(&l2, fmt, "llama tied qk-norm pieces lean");
 		unsetenv("CT_OCL_WIDE_MAX");
+		wu_equal(&l1, fmt, "llama gqa lean");
+		unsetenv("CT_OCL_LEAN");
 	}
 }
 
@@ -326,6 +336,59 @@ static void test_resume_across(void **state)
 	}
 }
 
+/* A Llama base in per-layer pieces (ct_ocl_weights.h): every piece a
+ * layer's slice or a whole non-layer tensor, and the stored bytes (the
+ * float32 array, or the image with its zero gaps) back as they went in,
+ * whole and through a range that crosses pieces. */
+static void pieces(const struct ct_gpt2_config *c, int fmt)
+{
+	struct ct_dweights w;
+	struct ct_gpt2 m;
+	float *p;
+	struct ct_gpt2_layout lay;
+	unsigned char *src, *got;
+	size_t n;
+	uint64_t largest, total;
+
+	memset(&m, 0, sizeof(m));
+	ct_gpt2_layout(c, &lay);
+	p = rnd(lay.total, 5, 0.5f);
+	if (fmt != CT_BASE_F32)
+		assert_int_equal(ct_base_convert(c, p, fmt, &m), 0);
+	src = fmt != CT_BASE_F32 ? m.base : (unsigned char *)p;
+	n = fmt != CT_BASE_F32 ? m.base_bytes : lay.total * sizeof(float);
+	ct_dweights_plan(&w, c, fmt, 1);
+	total = ct_dweights_bytes(&w, &largest);
+	assert_true(total <= n && largest < n / 2);
+	assert_int_equal(ct_dweights_alloc(&w, ocl, 1), 0);
+	assert_true(ct_dweights_at(&w, CT_FCW, (size_t)2 * c->F * c->C).mem ==
+		    w.mem[CT_FCW * c->L + 1]);
+	assert_int_equal(ct_dweights_at(&w, CT_FCW, (size_t)2 * c->F * c->C + 7).off, 7);
+	got = calloc(n, 1);
+	assert_int_equal(ct_dweights_io(&w, ocl, 0, src, n, 1), 0);
+	assert_int_equal(ct_dweights_io(&w, ocl, 0, got, n, 0), 0);
+	assert_memory_equal(got, src, n);
+	memset(got, 0xff, n);
+	assert_int_equal(ct_dweights_io(&w, ocl, n / 3, got, n / 2, 0), 0);
+	assert_memory_equal(got, src + n / 3, n / 2);
+	assert_int_equal(ct_dweights_io(&w, ocl, n / 2, got, n / 2 + 1, 0), CT_EINVAL);
+	free(got);
+	ct_dweights_free(&w);
+	free(p);
+	ct_gpt2_free(&m);
+}
+
+static void test_pieces(void **state)
+{
+	struct ct_gpt2_config l1 = llama(0), l2 = llama(1);
+
+	(void)state;
+	for (int fmt = CT_BASE_F32; fmt < CT_BASE_NFMT; fmt++) {
+		pieces(&l1, fmt);
+		pieces(&l2, fmt);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -347,4 +410,5 @@ static int teardown(void **state)
 	return 0;
 }
 
-CT_TEST_MAIN_OCL(setup, teardown, test_widen, test_matmul, test_wu_equal, test_resume_across)
+CT_TEST_MAIN_OCL(setup, teardown, test_widen, test_matmul, test_pieces, test_wu_equal,
+		 test_resume_across)

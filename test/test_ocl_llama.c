@@ -379,6 +379,106 @@ static void test_wu_qwen3(void **state)
 	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
 }
 
+static void test_backend_state_equal(void **state);
+
+/* Lean mode (every layer's forward again in backward; by default only
+ * where it saves over 1 GiB) gives the C reference's bytes: full
+ * fine-tuning, LoRA (with the head in pieces of rows too), Qwen3's q/k
+ * norms, and the one-step state. */
+static void test_wu_lean(void **state)
+{
+	setenv("CT_OCL_LEAN", "1", 1);
+	wu_equal(2, CT_LLAMA_QKV_BIAS, 0);
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);	/* the head 5 rows at a time */
+	wu_equal(2, CT_LLAMA_TIED, 2);
+	unsetenv("CT_OCL_HEAD_ROWS");
+	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
+	test_backend_state_equal(state);
+	unsetenv("CT_OCL_LEAN");
+}
+
+/* The device buffers of a Llama pass are what ct_ocl_llama_bytes counts,
+ * lean mode holds one layer's activations instead of L (here L = 2: less
+ * by one layer's), and the default turns lean on at the 1 GiB mark. */
+static void test_lean_bytes(void **state)
+{
+	struct ct_gpt2_config c = model_cfg(2, CT_LLAMA_QK_NORM);
+	struct ct_gpt2_config big = c;
+	uint64_t got[2], want[2], largest;
+
+	(void)state;
+	for (int lean = 0; lean < 2; lean++) {
+		struct ct_ocl_llama *ll = NULL;
+		uint64_t t0 = ct_ocl_alloc_total();
+
+		int fl = CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0);
+
+		assert_int_equal(ct_ocl_llama_open(&ops, &c, 3, 11, fl, &ll), 0);
+		got[lean] = ct_ocl_alloc_total() - t0;
+		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, fl, &largest);
+		ct_ocl_llama_close(ll);
+		/* q/k/v of both layers, else the expanded q/k/v of one */
+		assert_true(largest == (lean ? 4 * 33 * 3 * 48 : 4 * 2 * 33 * 80));
+	}
+	assert_true(got[0] == want[0] && got[1] == want[1]);
+	assert_true(want[1] < want[0]);
+	assert_false(ct_ocl_llama_lean(&c, 3, 11));
+	/* a frozen head holds 2^24 floats of logits: all 33 rows here */
+	assert_int_equal(ct_ocl_llama_head_rows(&c, 3, 11, 1), 33);
+	big.Vp = 1 << 20;
+	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 1), 16);
+	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 0), 33);
+	big.Vp = c.Vp;
+	big.L = 30000;	/* 29999 layers at 3 x 11 save 1.6 GiB, at 1 x 11 0.5 */
+	assert_false(ct_ocl_llama_lean(&big, 1, 11));
+	assert_true(ct_ocl_llama_lean(&big, 3, 11));
+}
+
+/* The peak of the device buffers of a WU's backend, opened and two
+ * steps run, stays under ct_ocl_wu_bytes, and so does its largest
+ * buffer; full and LoRA. */
+static void test_wu_bytes(void **state)
+{
+	struct ct_step_args a = { .t = 1, .grad_clip = 1.0f,
+				  .opt = { .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f,
+					   .eps = 1e-8f } };
+	struct wu_fix f;
+
+	(void)state;
+	wu_fix(&f, 2, CT_LLAMA_QK_NORM);
+	ct_adamw_bias_corrections(0.9f, 0.999f, 1, &a.opt.bc1, &a.opt.bc2);
+	for (int lora = 0; lora < 2; lora++) {
+		struct ct_lora_spec sp = { .rank = 4, .alpha = 4.0f, .targets = CT_LORA_ALL };
+		const struct ct_backend_ops *o = &ct_ocl_backend_ops;
+		struct ct_backend *be = NULL;
+		size_t live = ct_ocl_alloc_mark(), peak = 0, largest = 0;
+		uint64_t need, big;
+		float loss, *ad = NULL;
+
+		f.hp.lora = lora ? sp : (struct ct_lora_spec){ 0 };
+		need = ct_ocl_wu_bytes(&f.cfg, &f.hp, &big);
+		if (lora) {
+			ad = calloc(ct_lora_nparams(&f.cfg, &sp), sizeof(float));
+			assert_int_equal(o->open_lora(ocl_dev, &f.cfg, f.hp.B, f.hp.T, &sp, &be), 0);
+			assert_int_equal(o->lora_load(be, ad, NULL, NULL), 0);
+		} else {
+			assert_int_equal(o->open(ocl_dev, &f.cfg, f.hp.B, f.hp.T, 1, &be), 0);
+		}
+		assert_int_equal(o->load_state(be, f.model.params, NULL, NULL), 0);
+		for (int s = 0; s < 2; s++)
+			assert_int_equal(o->step(be, f.tokens.tok, f.tokens.tok + 1, &a, &loss), 0);
+		o->close(be);
+		ct_ocl_alloc_stats(&peak, &largest);
+		fprintf(stderr, "lora %d: peak %zu bytes, bound %llu; largest %zu, bound %llu\n",
+			lora, peak - live, (unsigned long long)need, largest,
+			(unsigned long long)big);
+		assert_true(peak - live <= need && peak - live > need / 4);
+		assert_true(largest <= big);
+		free(ad);
+	}
+	wu_fix_free(&f);
+}
+
 /* One step through the backend interface: gradients, weights and AdamW
  * moments all identical; evaluation and logits too. */
 static void test_backend_state_equal(void **state)
@@ -466,6 +566,9 @@ int main(void)
 		cmocka_unit_test(test_wu_mha_tied_bias),
 		cmocka_unit_test(test_wu_lora),
 		cmocka_unit_test(test_wu_qwen3),
+		cmocka_unit_test(test_wu_lean),
+		cmocka_unit_test(test_lean_bytes),
+		cmocka_unit_test(test_wu_bytes),
 	};
 
 	/* no crowdtune kernel cache in tests (PoCL's own cache is shared) */

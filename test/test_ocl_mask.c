@@ -157,6 +157,25 @@ static void test_masked_llama(void **state)
 	fix_free(&f);
 }
 
+/* A masked Llama LoRA WU in lean mode with its frozen head held 5 rows
+ * at a time: each piece's gradient still divides by the trained rows of
+ * the whole batch, so the C reference's bytes. */
+static void test_masked_llama_lora_pieces(void **state)
+{
+	struct fix f;
+
+	(void)state;
+	llama_fix(&f);
+	f.hp.lora = (struct ct_lora_spec){ .rank = 2, .alpha = 4.0f, .targets = CT_LORA_ALL };
+	f.hp.lora_seed = 3;
+	setenv("CT_OCL_LEAN", "1", 1);
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);
+	masked_equal(&f);
+	unsetenv("CT_OCL_HEAD_ROWS");
+	unsetenv("CT_OCL_LEAN");
+	fix_free(&f);
+}
+
 /* The kernels' other shapes on the masked WU (an element or runs of 5
  * per work-item in the elementwise kernels and the masked dlogits, the
  * GPU-shaped reductions and work-groups, lean mode) and the masked
@@ -395,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_masked_variants),
 		cmocka_unit_test(test_masked_lora),
 		cmocka_unit_test(test_masked_llama),
+		cmocka_unit_test(test_masked_llama_lora_pieces),
 		cmocka_unit_test(test_eval),
 	};
 
