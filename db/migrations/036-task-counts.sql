@@ -72,140 +72,80 @@ INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
       n_pending = VALUES(n_pending), n_valid = VALUES(n_valid),
       n_invalid = VALUES(n_invalid), n_error = VALUES(n_error), credit = VALUES(credit);
 
--- Each trigger one plain upsert of one owner's row, for the computer
--- (kind 0) or the account (kind 1), adding a row's counts (1 in its state,
--- its credit when valid) with sign +1 (inserted; the new place of an
--- update) or -1 (deleted; the old place): an update that keeps the owner
--- and the job writes its row once, with both; one that moves them, the
--- old row and the new. Nothing is written when nothing a volunteer sees
--- changed. (One statement each: they run on every result the scheduler
--- and the daemons change.)
-CREATE TRIGGER result_task_stat_insert_host AFTER INSERT ON result FOR EACH ROW
+-- One trigger a kind of change, each one upsert of the computer's row
+-- (kind 0) and the account's (kind 1) together, adding a row's counts (1
+-- in its state, its credit when valid) with sign +1 (inserted; the new
+-- place of an update) or -1 (deleted; the old place). An update that keeps
+-- the owners and the job writes the difference; one that moves them takes
+-- the counts from the old rows and adds them to the new. Nothing runs when
+-- nothing a volunteer sees changed: the triggers run on every result the
+-- scheduler and the daemons change, so the test comes first. Statements
+-- inside a trigger end mid-line (the migration runner cuts at a ';' that
+-- ends a line).
+DROP TRIGGER IF EXISTS result_task_stat_insert;
+DROP TRIGGER IF EXISTS result_task_stat_update;
+DROP TRIGGER IF EXISTS result_task_stat_delete;
+
+CREATE TRIGGER result_task_stat_insert AFTER INSERT ON result FOR EACH ROW BEGIN
+  IF NEW.task_state > 0 THEN
   INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
       n_invalid, n_error, credit)
-  SELECT 0, NEW.hostid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2),
-      (NEW.task_state = 3), (NEW.task_state = 4), (NEW.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0)
-  FROM DUAL WHERE NEW.task_state > 0
+  VALUES (0, NEW.hostid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2), (NEW.task_state = 3),
+      (NEW.task_state = 4), (NEW.task_state = 5), IF(NEW.task_state = 3, NEW.granted_credit, 0)),
+      (1, NEW.userid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2), (NEW.task_state = 3),
+      (NEW.task_state = 4), (NEW.task_state = 5), IF(NEW.task_state = 3, NEW.granted_credit, 0))
   ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
       n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
       n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
+      credit = credit + VALUES(credit); END IF; END;
 
-CREATE TRIGGER result_task_stat_insert_user AFTER INSERT ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
+CREATE TRIGGER result_task_stat_update AFTER UPDATE ON result FOR EACH ROW BEGIN
+  IF NEW.hostid = OLD.hostid AND NEW.userid = OLD.userid AND NEW.jobid = OLD.jobid THEN
+    IF OLD.task_state <> NEW.task_state OR OLD.granted_credit <> NEW.granted_credit THEN
+    INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
       n_invalid, n_error, credit)
-  SELECT 1, NEW.userid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2),
-      (NEW.task_state = 3), (NEW.task_state = 4), (NEW.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0)
-  FROM DUAL WHERE NEW.task_state > 0
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update_host AFTER UPDATE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 0, NEW.hostid, NEW.jobid,
+    VALUES (0, NEW.hostid, NEW.jobid,
       (NEW.task_state = 1) - (OLD.task_state = 1), (NEW.task_state = 2) - (OLD.task_state = 2),
       (NEW.task_state = 3) - (OLD.task_state = 3), (NEW.task_state = 4) - (OLD.task_state = 4),
       (NEW.task_state = 5) - (OLD.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0) - IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE NEW.hostid = OLD.hostid AND NEW.jobid = OLD.jobid AND
-      (OLD.task_state <> NEW.task_state OR OLD.granted_credit <> NEW.granted_credit)
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update_user AFTER UPDATE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 1, NEW.userid, NEW.jobid,
+      IF(NEW.task_state = 3, NEW.granted_credit, 0) - IF(OLD.task_state = 3, OLD.granted_credit, 0)),
+      (1, NEW.userid, NEW.jobid,
       (NEW.task_state = 1) - (OLD.task_state = 1), (NEW.task_state = 2) - (OLD.task_state = 2),
       (NEW.task_state = 3) - (OLD.task_state = 3), (NEW.task_state = 4) - (OLD.task_state = 4),
       (NEW.task_state = 5) - (OLD.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0) - IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE NEW.userid = OLD.userid AND NEW.jobid = OLD.jobid AND
-      (OLD.task_state <> NEW.task_state OR OLD.granted_credit <> NEW.granted_credit)
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
+      IF(NEW.task_state = 3, NEW.granted_credit, 0) - IF(OLD.task_state = 3, OLD.granted_credit, 0))
+    ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
       n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
       n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
+      credit = credit + VALUES(credit); END IF; ELSE
+    INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
+      n_invalid, n_error, credit)
+    SELECT 0, OLD.hostid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2), -(OLD.task_state = 3),
+      -(OLD.task_state = 4), -(OLD.task_state = 5), -IF(OLD.task_state = 3, OLD.granted_credit, 0)
+      FROM DUAL WHERE OLD.task_state > 0
+    UNION ALL SELECT 1, OLD.userid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2), -(OLD.task_state = 3),
+      -(OLD.task_state = 4), -(OLD.task_state = 5), -IF(OLD.task_state = 3, OLD.granted_credit, 0)
+      FROM DUAL WHERE OLD.task_state > 0
+    UNION ALL SELECT 0, NEW.hostid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2), (NEW.task_state = 3),
+      (NEW.task_state = 4), (NEW.task_state = 5), IF(NEW.task_state = 3, NEW.granted_credit, 0)
+      FROM DUAL WHERE NEW.task_state > 0
+    UNION ALL SELECT 1, NEW.userid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2), (NEW.task_state = 3),
+      (NEW.task_state = 4), (NEW.task_state = 5), IF(NEW.task_state = 3, NEW.granted_credit, 0)
+      FROM DUAL WHERE NEW.task_state > 0
+    ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
+      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
+      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
+      credit = credit + VALUES(credit); END IF; END;
 
-CREATE TRIGGER result_task_stat_update_old_host AFTER UPDATE ON result FOR EACH ROW
+CREATE TRIGGER result_task_stat_delete AFTER DELETE ON result FOR EACH ROW BEGIN
+  IF OLD.task_state > 0 THEN
   INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
       n_invalid, n_error, credit)
-  SELECT 0, OLD.hostid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2),
-      -(OLD.task_state = 3), -(OLD.task_state = 4), -(OLD.task_state = 5),
-      -IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE OLD.task_state > 0 AND
-      (NEW.hostid <> OLD.hostid OR NEW.jobid <> OLD.jobid)
+  VALUES (0, OLD.hostid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2), -(OLD.task_state = 3),
+      -(OLD.task_state = 4), -(OLD.task_state = 5), -IF(OLD.task_state = 3, OLD.granted_credit, 0)),
+      (1, OLD.userid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2), -(OLD.task_state = 3),
+      -(OLD.task_state = 4), -(OLD.task_state = 5), -IF(OLD.task_state = 3, OLD.granted_credit, 0))
   ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
       n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
       n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update_old_user AFTER UPDATE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 1, OLD.userid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2),
-      -(OLD.task_state = 3), -(OLD.task_state = 4), -(OLD.task_state = 5),
-      -IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE OLD.task_state > 0 AND
-      (NEW.userid <> OLD.userid OR NEW.jobid <> OLD.jobid)
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update_new_host AFTER UPDATE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 0, NEW.hostid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2),
-      (NEW.task_state = 3), (NEW.task_state = 4), (NEW.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0)
-  FROM DUAL WHERE NEW.task_state > 0 AND
-      (NEW.hostid <> OLD.hostid OR NEW.jobid <> OLD.jobid)
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_update_new_user AFTER UPDATE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 1, NEW.userid, NEW.jobid, (NEW.task_state = 1), (NEW.task_state = 2),
-      (NEW.task_state = 3), (NEW.task_state = 4), (NEW.task_state = 5),
-      IF(NEW.task_state = 3, NEW.granted_credit, 0)
-  FROM DUAL WHERE NEW.task_state > 0 AND
-      (NEW.userid <> OLD.userid OR NEW.jobid <> OLD.jobid)
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_delete_host AFTER DELETE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 0, OLD.hostid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2),
-      -(OLD.task_state = 3), -(OLD.task_state = 4), -(OLD.task_state = 5),
-      -IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE OLD.task_state > 0
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
-
-CREATE TRIGGER result_task_stat_delete_user AFTER DELETE ON result FOR EACH ROW
-  INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, n_pending, n_valid,
-      n_invalid, n_error, credit)
-  SELECT 1, OLD.userid, OLD.jobid, -(OLD.task_state = 1), -(OLD.task_state = 2),
-      -(OLD.task_state = 3), -(OLD.task_state = 4), -(OLD.task_state = 5),
-      -IF(OLD.task_state = 3, OLD.granted_credit, 0)
-  FROM DUAL WHERE OLD.task_state > 0
-  ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + VALUES(n_in_progress),
-      n_pending = n_pending + VALUES(n_pending), n_valid = n_valid + VALUES(n_valid),
-      n_invalid = n_invalid + VALUES(n_invalid), n_error = n_error + VALUES(n_error),
-      credit = credit + VALUES(credit);
+      credit = credit + VALUES(credit); END IF; END;
