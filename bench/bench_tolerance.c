@@ -301,7 +301,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "wus", required_argument, NULL, 'w' }, { "steps", required_argument, NULL, 's' },
 		{ "device", required_argument, NULL, 'd' }, { "layers", required_argument, NULL, 'L' },
 		{ "channels", required_argument, NULL, 'C' }, { "seq", required_argument, NULL, 'T' },
-		{ "tolerance", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 },
+		{ "tolerance", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
 
@@ -316,6 +317,15 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'C': o->C = atoi(optarg); break;
 		case 'T': o->T = atoi(optarg); break;
 		case 't': rc = parse_tols(optarg, o); break;
+		case 'h':
+			printf("usage: bench_tolerance [--wus N] [--steps S] [--device D] "
+			       "[--layers L] [--channels C] [--seq T] [--tolerance T1,T2,...]\n"
+			       "Trains N WUs (default 8) of S steps (20) of a GPT-2 (L=2 C=64 "
+			       "T=64) on the C reference and\nnon-conforming OpenCL builds on D "
+			       "(opencl:0), makes small cheats, and prints how many\nthe "
+			       "validator's tolerance rule accepts at each tolerance "
+			       "(1e-4,1e-3,1e-2).\n");
+			exit(0);
 		default:
 			return ct_error(CT_EUSAGE, "usage: bench_tolerance [--wus N] [--steps S] "
 					"[--device D] [--layers L] [--channels C] [--seq T] "

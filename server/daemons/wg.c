@@ -360,7 +360,7 @@ static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_j
 	if (rc == 0 && ct_chain_nlinks(s->steps, (int)every) > CT_CHAIN_MAX_LINKS)
 		every = (s->steps + CT_CHAIN_MAX_LINKS - 1) / CT_CHAIN_MAX_LINKS;
 	if (rc == 0)
-		rc = ct_job_set_wu_mem(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp), (int)every);
+		rc = ct_job_set_wu_needs(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp), (int)every);
 	return rc;
 }
 
@@ -386,7 +386,7 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db, const struct ct_job_sp
 		rc = insert_job(db, spec, &f, &jobid);
 	if (rc < 0)
 		goto out;
-	rc = ct_store_claim(db, jobid, (const char *const[]){ f.model, f.train, f.eval }, 3);
+	rc = ct_store_claim(db, jobid, f.model, f.train, f.eval);
 	if (rc >= 0)	/* before round 1: no daemon reads the job before then */
 		rc = insert_outer(db, spec, jobid);
 	if (rc >= 0 && spec->lora.rank > 0)

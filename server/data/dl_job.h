@@ -64,7 +64,7 @@ int ct_job_insert(struct ct_db *db, const struct ct_job_new *j, int64_t *id);
 int ct_job_set_outer(struct ct_db *db, int64_t id, const char *method, double lr,
 		     double momentum);
 int ct_job_set_round_close(struct ct_db *db, int64_t id, double quorum, int timeout);
-int ct_job_set_wu_mem(struct ct_db *db, int64_t id, int64_t bytes, int chain_every);
+int ct_job_set_wu_needs(struct ct_db *db, int64_t id, int64_t bytes, int chain_every);
 
 /* Round idx of job id is open: cur_round is at least idx, update_time now.
  * Returns 0 or a db error. */

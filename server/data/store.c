@@ -205,12 +205,11 @@ int ct_store_size(struct ct_db *db, const char *sha, int64_t *size)
 	return CT_DB_QUERY_INT(db, size, "SELECT size FROM `file` WHERE sha256=?", sha);
 }
 
-int ct_store_claim(struct ct_db *db, int64_t jobid, const char *const *sha, int n)
+int ct_store_claim(struct ct_db *db, int64_t jobid, const char *model, const char *train,
+		   const char *eval)
 {
-	int rc = 0;
+	int rc = CT_DB_EXEC(db, "UPDATE `file` SET jobid=? WHERE sha256 IN (?, ?, ?) AND jobid=0",
+			    jobid, model, train, eval);
 
-	for (int i = 0; rc >= 0 && i < n; i++)
-		rc = CT_DB_EXEC(db, "UPDATE `file` SET jobid=? WHERE sha256=? AND jobid=0", jobid,
-				sha[i]);
 	return rc < 0 ? rc : 0;
 }

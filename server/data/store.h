@@ -44,9 +44,11 @@ int ct_store_add_parts(struct ct_server *srv, struct ct_db *db, const void *cons
  * the store) or a db error. */
 int ct_store_size(struct ct_db *db, const char *sha, int64_t *size);
 
-/* Give the stored files of hashes sha[0..n) that belong to no job yet to
- * job jobid (their file rows' jobid). Returns 0 or a db error. */
-int ct_store_claim(struct ct_db *db, int64_t jobid, const char *const *sha, int n);
+/* Give a new job's stored model, training and evaluation files (by hash)
+ * that belong to no job yet to job jobid (their file rows' jobid).
+ * Returns 0 or a db error. */
+int ct_store_claim(struct ct_db *db, int64_t jobid, const char *model, const char *train,
+		   const char *eval);
 
 /* 1 if the object is present on disk, else 0. */
 int ct_store_has(const struct ct_server *srv, const char *sha256);
