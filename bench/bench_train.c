@@ -18,7 +18,7 @@
  * --base-format LIST runs the LoRA rows once per frozen-base format
  * (engine/ct_base.h; default f32 only), side by side, then prints per
  * device each format's step time, peak OpenCL memory, largest buffer and
- * peak RSS over f32's (issue 29's goals: bf16 peak <= 0.55x, step <=
+ * peak RSS over f32's (the compact-base goals: bf16 peak <= 0.55x, step <=
  * 1.15x). The base is converted once in the parent; a compact run never
  * touches the float32 weights. llama32_1b (Llama-3.2-1B: L=16, C=2048,
  * 32 heads / 8 KV heads, MLP 8192, V=128256, tied), qwen3_17b (Qwen3-1.7B:
@@ -29,7 +29,7 @@
  * the compact bases are made in place from random codes (random_image).
  * --need prints, without running, the scheduler's bound (ct_wu_mem_bytes)
  * and the OpenCL device memory (ct_ocl_wu_bytes, with the largest
- * buffer) per format, then issue 29's memory goals that apply.
+ * buffer) per format, then the memory goals that apply (README, compact bases).
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -60,7 +60,7 @@
  * source tree has moved.
  *
  * --long T2 also runs, per device, T, T2 and T again, and prints T2's
- * tokens/s over T's (their mean) with T2's OpenCL memory: issue 17's goals
+ * tokens/s over T's (their mean) with T2's OpenCL memory: the long-sequence goals
  * for 124m, `--config 124m --device opencl --long 1024`, are >= 0.7x,
  * buffers peaking at <= 5 GiB and none over 1 GiB.
  */
@@ -348,7 +348,7 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *
 
 /* --long T2: per device a run at T, one at T2, one at T again (so that a
  * drift in the machine's load shows in neither side alone), then T2's
- * tokens/s over the mean of T's and T2's OpenCL memory: issue 17's goals
+ * tokens/s over the mean of T's and T2's OpenCL memory: the long-sequence goals
  * for 124m at T2 = 1024 against T = 64 are >= 0.7x, buffers peaking at
  * <= 5 GiB and none over 1 GiB. */
 static int long_seq(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *tok,
@@ -592,7 +592,7 @@ static int parse_formats(const char *s)
  * backend (ct_ocl_wu_bytes, with its largest buffer; Llama in lean mode
  * where the backend runs lean) for config c at B x T, per format (the
  * LoRA rows; full fine-tuning too when no --lora-rank), without running;
- * then the device goals of issue 29 that apply. */
+ * then the device-memory goals that apply. */
 static void print_need(const struct bcfg *c, int B, int T)
 {
 	struct ct_wu_hparams hp;
