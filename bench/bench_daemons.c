@@ -37,7 +37,7 @@ struct opts {
 	int jobs, shards;
 };
 
-static int make_inputs(const char *dir, const struct ct_gpt2_config *cfg, char *model,
+static int make_inputs(const char *dir, const struct ct_model_config *cfg, char *model,
 		       char *train, char *eval)
 {
 	static ct_tok tok[20000];
@@ -139,7 +139,7 @@ static int report_all(struct ct_server *srv, struct ct_db *db, const int64_t uid
 
 static int run(const struct opts *o)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 32,
+	const struct ct_model_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 32,
 					    .Vp = 256 };
 	struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0", .db_url = o->db };
 	char model[4096], train[4096], eval[4096], datadir[4200];

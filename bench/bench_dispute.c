@@ -51,7 +51,7 @@ struct opts {
 
 static const struct {
 	const char *name;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 } configs[] = {
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
 	{ "124m", { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 } },
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	struct ct_wu_hparams hp;
 	struct ct_bisect_side a, b;
 	struct ct_bisect_plan plan;
-	const struct ct_gpt2_config *cfg = NULL;
+	const struct ct_model_config *cfg = NULL;
 	char good[CT_CHAIN_HEX_MAX + 1] = "", bad[CT_CHAIN_HEX_MAX + 1], state[] =
 		"/tmp/bench_dispute-XXXXXX", ld[2][32], shape[64];
 	unsigned char got[32];

@@ -45,7 +45,7 @@ static long long file_size(const char *dir, const char *name)
 }
 
 /* The synthetic job's model into m (base: b) and both as files. */
-static int make_job(const struct ct_gpt2_config *c, const struct ct_lora_spec *s, int K,
+static int make_job(const struct ct_model_config *c, const struct ct_lora_spec *s, int K,
 		    int rounds, const char *dir, struct ct_gpt2 *b, struct ct_gpt2 *m)
 {
 	const size_t n = ct_lora_nparams(c, s);
@@ -89,7 +89,7 @@ static int make_job(const struct ct_gpt2_config *c, const struct ct_lora_spec *s
 }
 
 /* The largest |base + B A - model| / (largest |model - base|) of a slot. */
-static double adapter_error(const char *dir, const struct ct_gpt2_config *c,
+static double adapter_error(const char *dir, const struct ct_model_config *c,
 			    const struct ct_lora_spec *s, const struct ct_gpt2 *b,
 			    const struct ct_gpt2 *m)
 {
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = { { "shape", 1, NULL, 's' }, { "rank", 1, NULL, 'r' },
 					      { "shards", 1, NULL, 'k' }, { "rounds", 1, NULL, 'n' },
 					      { "dir", 1, NULL, 'd' }, { NULL, 0, NULL, 0 } };
-	struct ct_gpt2_config c = { .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12, .NH = 12,
+	struct ct_model_config c = { .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12, .NH = 12,
 				    .C = 768 };
 	struct ct_lora_spec s = { .rank = 8, .alpha = 16.0f, .targets = CT_LORA_ALL };
 	struct ct_gpt2 b = { 0 }, m = { 0 };
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(shape, "small") == 0)
-		c = (struct ct_gpt2_config){ .maxT = 64, .V = 256, .Vp = 256, .L = 2, .NH = 4,
+		c = (struct ct_model_config){ .maxT = 64, .V = 256, .Vp = 256, .L = 2, .NH = 4,
 					     .C = 128 };
 	snprintf(dir, sizeof(dir), "%s/bench-export-XXXXXX", td && *td ? td : "/tmp");
 	if (mkdtemp(dir) == NULL || K < 1 || rounds < 1 || ct_lora_spec_check(&s, &c) < 0) {

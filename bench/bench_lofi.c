@@ -296,7 +296,7 @@ out:
 static int setup(struct bench *b)
 {
 	const struct opts *o = &b->o;
-	struct ct_gpt2_config cfg = { .maxT = 64, .V = CT_CORPUS_V, .L = 2, .NH = 4,
+	struct ct_model_config cfg = { .maxT = 64, .V = CT_CORPUS_V, .L = 2, .NH = 4,
 				      .C = 64, .Vp = 32 };
 	struct ct_corpus_lang la, lb;
 	struct ct_tokens a_train = { 0 }, b_train = { 0 };
@@ -348,7 +348,7 @@ out:
 static int uploads(struct bench *b, const float *start, float *const *res, int K,
 		   int r, float loss_exact)
 {
-	struct ct_gpt2_config *c = &b->base.cfg;
+	struct ct_model_config *c = &b->base.cfg;
 	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
 				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
 	struct upl_row *u = &b->ups[b->nups];
@@ -774,7 +774,7 @@ static void print_outer(const struct bench *b)
 static int lora_wu(struct bench *b, const float *start, const struct ct_lora_spec *sp,
 		   int K, int r, int k, float *ad, float *init, double *bytes)
 {
-	const struct ct_gpt2_config *c = &b->base.cfg;
+	const struct ct_model_config *c = &b->base.cfg;
 	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
 				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
 	struct ct_gpt2 m = view(b, start);
@@ -929,7 +929,7 @@ static int control(struct bench *b, int which)
 static void print_setup(const struct bench *b)
 {
 	const struct opts *o = &b->o;
-	const struct ct_gpt2_config *c = &b->base.cfg;
+	const struct ct_model_config *c = &b->base.cfg;
 
 	printf("## Setup\n\n");
 	printf("model: GPT-2 L=%d C=%d NH=%d maxT=%d V=%d Vp=%d, %zu parameters; "

@@ -37,7 +37,7 @@
 
 struct bcfg {
 	const char *name;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 };
 
 static const struct bcfg configs[] = {
@@ -73,7 +73,7 @@ static double peak_rss_mb(void)
 static int encode(struct ct_wu *wu, const struct ct_gpt2 *m, const struct ct_wu_hparams *hp,
 		  struct result *r)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	struct ct_delta_model dm = { (uint32_t)c->maxT, (uint32_t)c->V, (uint32_t)c->Vp,
 				     (uint32_t)c->L, (uint32_t)c->NH, (uint32_t)c->C };
 	struct ct_delta_lora sec = { (uint32_t)hp->lora.rank, hp->lora.targets,

@@ -33,7 +33,7 @@
 
 static const struct {
 	const char *name;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 } configs[] = {
 	{ "lofi", { .maxT = 64, .V = CT_CORPUS_V, .L = 2, .NH = 4, .C = 64, .Vp = 32 } },
 	{ "small", { .maxT = 1024, .V = 50257, .L = 4, .NH = 4, .C = 256, .Vp = 50304 } },
@@ -41,7 +41,7 @@ static const struct {
 };
 
 struct opts {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	const char *config;
 	int steps, B, T, full, merge_k;
 	int ranks[8], nranks;

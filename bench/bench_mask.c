@@ -52,21 +52,21 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static struct ct_gpt2_config config(const char *name)
+static struct ct_model_config config(const char *name)
 {
 	if (strcmp(name, "llama") == 0)
-		return (struct ct_gpt2_config){ .maxT = 1024, .V = 49152, .Vp = 49152, .L = 4,
+		return (struct ct_model_config){ .maxT = 1024, .V = 49152, .Vp = 49152, .L = 4,
 						.NH = 8, .C = 256, .arch = CT_ARCH_LLAMA, .KVH = 4,
 						.F = 688, .flags = CT_LLAMA_TIED,
 						.rope_theta = 100000.0, .rms_eps = 1e-5 };
-	return (struct ct_gpt2_config){ .maxT = 1024, .V = 50257, .Vp = 50304, .L = 4, .NH = 4,
+	return (struct ct_model_config){ .maxT = 1024, .V = 50257, .Vp = 50304, .L = 4, .NH = 4,
 					.C = 256 };
 }
 
 /* Two WUs on the same tokens, one masked: steps alternate. */
 static int run(const char *cfgname, const char *dev, int B, int T, int steps, int rank)
 {
-	struct ct_gpt2_config cfg = config(cfgname);
+	struct ct_model_config cfg = config(cfgname);
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens plain = { 0 }, masked = { 0 };
 	struct ct_wu_hparams hp;

@@ -80,7 +80,7 @@ static void row(const char *what, double wall, double cpu, int same)
 	fflush(stdout);
 }
 
-static int run(const char *dir, const struct ct_gpt2_config *cfg, int k)
+static int run(const char *dir, const struct ct_model_config *cfg, int k)
 {
 	struct ct_gpt2_layout lay;
 	struct ct_delta_model dm = { (uint32_t)cfg->maxT, (uint32_t)cfg->V, (uint32_t)cfg->Vp,
@@ -145,7 +145,7 @@ static int run(const char *dir, const struct ct_gpt2_config *cfg, int k)
 
 int main(int argc, char **argv)
 {
-	struct ct_gpt2_config cfg = { .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12, .NH = 12,
+	struct ct_model_config cfg = { .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12, .NH = 12,
 				      .C = 768 };
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	int k = 2, rc;

@@ -30,7 +30,7 @@
 
 struct bcfg {
 	const char *name;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 };
 
 static const struct bcfg configs[] = {

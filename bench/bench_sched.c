@@ -116,7 +116,7 @@ static void make_inputs(const char *dir, char m[4200], char t[4200], char e[4200
 {
 	/* job submission checks the checkpoint's size and every token against
 	 * its vocabulary: a real (zero-weight) model and in-vocabulary tokens */
-	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 2, .NH = 2, .C = 32,
+	const struct ct_model_config cfg = { .maxT = 64, .V = 256, .L = 2, .NH = 2, .C = 32,
 					    .Vp = 256 };
 	struct ct_gpt2 model = { 0 };
 	static ct_tok tok[4000];

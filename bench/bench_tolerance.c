@@ -354,7 +354,7 @@ static void print_load(void)
 
 static int setup(struct bench *b)
 {
-	struct ct_gpt2_config cfg = { .maxT = b->o.T, .V = CT_CORPUS_V, .Vp = 32, .L = b->o.L,
+	struct ct_model_config cfg = { .maxT = b->o.T, .V = CT_CORPUS_V, .Vp = 32, .L = b->o.L,
 				      .NH = 4, .C = b->o.C };
 	int rc = ct_gpt2_alloc(&b->base, &cfg);
 

@@ -87,7 +87,7 @@
 
 struct bcfg {
 	const char *name;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	int lora_only;	/* not in "all"; LoRA rows only */
 };
 
@@ -415,7 +415,7 @@ static int bench_mode(const struct bcfg *c, const struct ct_gpt2 *m, const ct_to
  * never holding the float32 model (Llama-3.1-8B's is 30 GiB): matrices
  * of small random values (bf16 of +-0.02; q8 and nf4 blocks of random
  * codes with scales of 0.02), norm weights 1, biases 0. */
-static int random_image(const struct ct_gpt2_config *cfg, int fmt, struct ct_gpt2 *m)
+static int random_image(const struct ct_model_config *cfg, int fmt, struct ct_gpt2 *m)
 {
 	struct ct_base_layout bl;
 	uint64_t s = 1337;

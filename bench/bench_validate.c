@@ -69,7 +69,7 @@ static int reset_hwm(void)
 	return fclose(f);
 }
 
-static int make_inputs(const char *dir, const struct ct_gpt2_config *cfg, char *model,
+static int make_inputs(const char *dir, const struct ct_model_config *cfg, char *model,
 		       char *train, char *eval)
 {
 	size_t n = 20000;
@@ -193,7 +193,7 @@ static int set_eval_device(const char *dir, const char *dev)
 	return fclose(f) == 0 ? 0 : ct_error(CT_EIO, "%s: write", path);
 }
 
-static int run(const struct opts *o, const struct ct_gpt2_config *cfg)
+static int run(const struct opts *o, const struct ct_model_config *cfg)
 {
 	const struct ct_project_opts po = { .name = "bench", .listen = "127.0.0.1:0" };
 	char tmpl[] = "/tmp/bench-validate-XXXXXX", *dir = mkdtemp(tmpl);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .shape = "tiny", .quorum = 2 };
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -298,10 +298,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(o.shape, "124m") == 0)
-		cfg = (struct ct_gpt2_config){ .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12,
+		cfg = (struct ct_model_config){ .maxT = 1024, .V = 50257, .Vp = 50304, .L = 12,
 					       .NH = 12, .C = 768 };
 	else if (strcmp(o.shape, "tiny") == 0)
-		cfg = (struct ct_gpt2_config){ .maxT = 64, .V = 29, .Vp = 32, .L = 2, .NH = 4,
+		cfg = (struct ct_model_config){ .maxT = 64, .V = 29, .Vp = 32, .L = 2, .NH = 4,
 					       .C = 64 };
 	else {
 		fprintf(stderr, "bench_validate: --shape 124m or tiny\n");

@@ -265,7 +265,7 @@ int ct_task_write_result(struct ct_task_run *r, const char *slot_dir, uint64_t m
 			 char sha_hex[CT_SHA256_HEXLEN + 1], uint64_t *size)
 {
 	struct ct_buf out = CT_BUF_INIT(max_bytes > 0 && max_bytes < SIZE_MAX ? (size_t)max_bytes : 0);
-	const struct ct_gpt2_config *c = &r->model.cfg;
+	const struct ct_model_config *c = &r->model.cfg;
 	struct ct_delta_model dm = {
 		.max_seq_len = (uint32_t)c->maxT, .vocab_size = (uint32_t)c->V,
 		.padded_vocab_size = (uint32_t)c->Vp, .num_layers = (uint32_t)c->L,

@@ -208,7 +208,7 @@ static const struct option init_long[] = {
 
 static int cmd_init_llama(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_gpt2_config c = { .arch = CT_ARCH_LLAMA, .rope_theta = 10000.0,
+	struct ct_model_config c = { .arch = CT_ARCH_LLAMA, .rope_theta = 10000.0,
 				    .rms_eps = 1e-5 };
 	struct ct_gpt2 m = { 0 };
 	const char *out = NULL;

@@ -410,7 +410,7 @@ static int cmd_eval(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 /* ---- model ---------------------------------------------------------- */
 
-static int parse_config(const char *s, struct ct_gpt2_config *c)
+static int parse_config(const char *s, struct ct_model_config *c)
 {
 	int v[6], n = 0;
 	const char *p = s;
@@ -434,7 +434,7 @@ static int parse_config(const char *s, struct ct_gpt2_config *c)
 		fprintf(stderr, "ctune model: --config '%s' is not L,NH,C,maxT,V,Vp\n", s);
 		return -1;
 	}
-	*c = (struct ct_gpt2_config){ .L = v[0], .NH = v[1], .C = v[2],
+	*c = (struct ct_model_config){ .L = v[0], .NH = v[1], .C = v[2],
 				      .maxT = v[3], .V = v[4], .Vp = v[5] };
 	return 0;
 }
@@ -454,7 +454,7 @@ static const struct option model_init_long[] = {
 
 static int model_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_gpt2_config cfg = { 0 };
+	struct ct_model_config cfg = { 0 };
 	struct ct_gpt2 m = { 0 };
 	const char *out = NULL;
 	unsigned long long seed = 0;
@@ -506,7 +506,7 @@ static int model_init(struct ct_cmd_ctx *ctx, int argc, char **argv)
 
 static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct ct_gpt2_config c;
+	struct ct_model_config c;
 	struct ct_gpt2_layout lay;
 	int rc;
 

@@ -128,7 +128,7 @@ static float tensor_at(int fmt, const unsigned char *p, size_t i)
 	}
 }
 
-void ct_base_layout(const struct ct_gpt2_config *cfg, int fmt, struct ct_base_layout *lay)
+void ct_base_layout(const struct ct_model_config *cfg, int fmt, struct ct_base_layout *lay)
 {
 	struct ct_gpt2_layout g;
 	size_t off = 0;
@@ -145,7 +145,7 @@ void ct_base_layout(const struct ct_gpt2_config *cfg, int fmt, struct ct_base_la
 	lay->bytes = off;
 }
 
-int ct_base_convert(const struct ct_gpt2_config *cfg, const float *params, int fmt,
+int ct_base_convert(const struct ct_model_config *cfg, const float *params, int fmt,
 		    struct ct_gpt2 *out)
 {
 	struct ct_base_layout bl;
@@ -205,7 +205,7 @@ int ct_base_convert(const struct ct_gpt2_config *cfg, const float *params, int f
 	return 0;
 }
 
-void ct_base_widen(const struct ct_gpt2_config *cfg, int fmt, const unsigned char *img,
+void ct_base_widen(const struct ct_model_config *cfg, int fmt, const unsigned char *img,
 		   float *params)
 {
 	struct ct_gpt2_layout g;
@@ -225,7 +225,7 @@ void ct_base_widen(const struct ct_gpt2_config *cfg, int fmt, const unsigned cha
 	}
 }
 
-int ct_base_exact(const struct ct_gpt2_config *cfg, const float *params, int fmt)
+int ct_base_exact(const struct ct_model_config *cfg, const float *params, int fmt)
 {
 	struct ct_gpt2_layout g;
 
@@ -314,7 +314,7 @@ void ct_base_sha256(const struct ct_gpt2 *m, unsigned char digest[32])
 }
 
 /* The 1024-byte checkpoint header of cfg. */
-static void model_header(const struct ct_gpt2_config *cfg, unsigned char *hdr)
+static void model_header(const struct ct_model_config *cfg, unsigned char *hdr)
 {
 	if (cfg->arch == CT_ARCH_LLAMA)
 		ct_llama_header(cfg, hdr);
@@ -373,7 +373,7 @@ static int padding_zero(const struct ct_gpt2 *m, const struct ct_base_layout *bl
 
 /* The file header's fields and the exact size: *cfg, *bl (fmt in it). */
 static int parse_file_header(const unsigned char *p, size_t n, const char *name,
-			     struct ct_gpt2_config *cfg, struct ct_base_layout *bl)
+			     struct ct_model_config *cfg, struct ct_base_layout *bl)
 {
 	uint32_t fmt;
 	int rc;
@@ -399,7 +399,7 @@ static int parse_file_header(const unsigned char *p, size_t n, const char *name,
 	return 0;
 }
 
-int ct_base_read_config(const char *path, struct ct_gpt2_config *cfg, int *fmt)
+int ct_base_read_config(const char *path, struct ct_model_config *cfg, int *fmt)
 {
 	struct ct_mmap map = { 0 };
 	struct ct_base_layout bl;
@@ -426,7 +426,7 @@ int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 	const unsigned char *p = data;
 	unsigned char digest[CT_SHA256_LEN];
 	struct ct_base_layout bl;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	uint32_t fmt;
 	int rc;
 

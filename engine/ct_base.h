@@ -107,7 +107,7 @@ struct ct_base_layout {
 };
 
 /* Fill lay for cfg (valid) and fmt (!= CT_BASE_F32). */
-void ct_base_layout(const struct ct_gpt2_config *cfg, int fmt, struct ct_base_layout *lay);
+void ct_base_layout(const struct ct_model_config *cfg, int fmt, struct ct_base_layout *lay);
 
 /* bfloat16 <-> float32. Widening is exact. Narrowing rounds to nearest,
  * ties to even: h = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16 (inputs
@@ -173,16 +173,16 @@ static inline float ct_blk_at(int fmt, const unsigned char *t, size_t g)
 /* Convert float32 parameters (nparams, finite) into a compact model:
  * out->cfg, lay, fmt, base (owned) set, out->params NULL. Returns 0,
  * CT_EINVAL (fmt), CT_ENONFINITE or CT_ENOMEM; out is zeroed on failure. */
-int ct_base_convert(const struct ct_gpt2_config *cfg, const float *params, int fmt,
+int ct_base_convert(const struct ct_model_config *cfg, const float *params, int fmt,
 		    struct ct_gpt2 *out);
 
 /* Widen a compact image into nparams float32 (exact). */
-void ct_base_widen(const struct ct_gpt2_config *cfg, int fmt, const unsigned char *img,
+void ct_base_widen(const struct ct_model_config *cfg, int fmt, const unsigned char *img,
 		   float *params);
 
 /* Whether every compact tensor of params is exactly representable in fmt
  * (so conversion loses nothing): 1 or 0. */
-int ct_base_exact(const struct ct_gpt2_config *cfg, const float *params, int fmt);
+int ct_base_exact(const struct ct_model_config *cfg, const float *params, int fmt);
 
 /* 0 if every stored weight of m (float32 or compact) is finite, else
  * CT_ENONFINITE naming the tensor and element. */
@@ -221,7 +221,7 @@ int ct_base_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 /* The config of a checkpoint of either kind from its header (and its
  * exact size; the weights are not read), *fmt (fmt may be NULL) its
  * format (CT_BASE_F32 for an llm.c checkpoint). Errors as ct_gpt2_read_config / ct_base_load. */
-int ct_base_read_config(const char *path, struct ct_gpt2_config *cfg, int *fmt);
+int ct_base_read_config(const char *path, struct ct_model_config *cfg, int *fmt);
 
 /* A checkpoint of either kind: a compact base file, or what ct_gpt2_load
  * reads. */

@@ -37,7 +37,7 @@ static int cpu_alloc(const char *device, struct cpu_be **c)
 	return 0;
 }
 
-static int cpu_open(const char *device, const struct ct_gpt2_config *cfg,
+static int cpu_open(const char *device, const struct ct_model_config *cfg,
 		    int B, int T, int training, struct ct_backend **out)
 {
 	struct cpu_be *c;
@@ -168,7 +168,7 @@ static int cpu_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 	return 0;
 }
 
-static int cpu_open_lora(const char *device, const struct ct_gpt2_config *cfg,
+static int cpu_open_lora(const char *device, const struct ct_model_config *cfg,
 			 int B, int T, const struct ct_lora_spec *spec,
 			 struct ct_backend **out)
 {

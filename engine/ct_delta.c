@@ -372,7 +372,7 @@ static int int8_unpack(const float *b, const unsigned char *stage, size_t m,
  * matrix (each slot's A, then its B, in ct_lora_slot order), so a byte
  * plane never mixes A's small updates with B's whole values. */
 struct segs {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_lora_spec spec;
 	int per_tensor, t, nt;	/* t: current matrix, 2 per slot */
 	size_t end;		/* where matrix t ends */
@@ -386,7 +386,7 @@ static void segs_init(struct segs *g, const struct ct_delta_info *info)
 	g->per_tensor = info->encoding == CT_DELTA_LOSSLESS_TENSOR;
 	if (!g->per_tensor)
 		return;
-	g->cfg = (struct ct_gpt2_config){ .maxT = (int)m->max_seq_len, .V = (int)m->vocab_size,
+	g->cfg = (struct ct_model_config){ .maxT = (int)m->max_seq_len, .V = (int)m->vocab_size,
 					  .Vp = (int)m->padded_vocab_size, .L = (int)m->num_layers,
 					  .NH = (int)m->num_heads, .C = (int)m->channels };
 	g->spec = (struct ct_lora_spec){ .rank = (int)info->lora.rank,

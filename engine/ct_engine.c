@@ -59,7 +59,7 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out)
 	return ct_error(CT_EINVAL, "unknown device '%s' (cpu, opencl or opencl:N)", device);
 }
 
-int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg)
+int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_model_config *cfg)
 {
 	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops &&
 	    ops != &ct_ocl_backend_ops)
@@ -98,7 +98,7 @@ static int check_float(const struct float_range *r)
 }
 
 int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
-			const struct ct_gpt2_config *cfg, uint64_t ntokens)
+			const struct ct_model_config *cfg, uint64_t ntokens)
 {
 	int rc = 0;
 
@@ -469,7 +469,7 @@ static int wu_input_hashes(struct ct_wu *wu)
 
 static void state_header(struct ct_wu *wu, unsigned char h[STATE_HDR])
 {
-	const struct ct_gpt2_config *c = &wu->model->cfg;
+	const struct ct_model_config *c = &wu->model->cfg;
 	const int32_t ints[10] = { c->maxT, c->V, c->L, c->NH, c->C, c->Vp,
 				   wu->hp.steps, wu->hp.B, wu->hp.T, wu->step };
 	const float fl[6] = { wu->hp.lr, wu->hp.beta1, wu->hp.beta2, wu->hp.eps,
@@ -521,7 +521,7 @@ static int state_put(struct ct_afile *af, struct ct_sha256_ctx *sha,
 
 /* The longer side of the largest matrix: the vocabulary, the MLP's
  * (GPT-2 4C; Llama's fused gate/up 2F) or Llama's fused q/k/v rows. */
-static uint64_t longest_side(const struct ct_gpt2_config *cfg)
+static uint64_t longest_side(const struct ct_model_config *cfg)
 {
 	uint64_t s = (uint64_t)cfg->Vp, w = 4 * (uint64_t)cfg->C;
 
@@ -533,7 +533,7 @@ static uint64_t longest_side(const struct ct_gpt2_config *cfg)
 	return w > s ? w : s;
 }
 
-uint64_t ct_wu_mem_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp)
+uint64_t ct_wu_mem_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp)
 {
 	const int lora = hp->lora.rank > 0, fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
 	struct ct_gpt2_layout lay;

@@ -54,7 +54,7 @@ struct ct_backend_ops {
 	 * gradients and AdamW m, v; else eval only. *out is owned by the
 	 * caller and released with close. Errors: CT_EINVAL, CT_ENOTFOUND (no
 	 * such device), CT_ENOMEM, CT_EDEVNOMEM (naming the size), CT_ECL. */
-	int (*open)(const char *device, const struct ct_gpt2_config *cfg,
+	int (*open)(const char *device, const struct ct_model_config *cfg,
 		    int B, int T, int training, struct ct_backend **out);
 
 	/* Set the weights (nparams floats) and, when training, the AdamW
@@ -92,7 +92,7 @@ struct ct_backend_ops {
 	 * lora_load sets the adapters and their AdamW moments (ct_lora_nparams
 	 * floats each; m, v NULL: zeros); lora_read copies them out (any
 	 * pointer NULL to skip). */
-	int (*open_lora)(const char *device, const struct ct_gpt2_config *cfg,
+	int (*open_lora)(const char *device, const struct ct_model_config *cfg,
 			 int B, int T, const struct ct_lora_spec *spec,
 			 struct ct_backend **out);
 	int (*lora_load)(struct ct_backend *be, const float *adapters,
@@ -143,7 +143,7 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out);
  * detail for the user: Llama models (cfg->arch CT_ARCH_LLAMA) run on the
  * C reference ("cpu") and the OpenCL backend only. Every open goes
  * through it (work units, eval, sampling). */
-int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_gpt2_config *cfg);
+int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_model_config *cfg);
 
 /* ---- work units ----------------------------------------------------- */
 
@@ -178,7 +178,7 @@ void ct_wu_hparams_default(struct ct_wu_hparams *hp);
  * above, all floats finite, 1 <= T <= maxT, B*T+1 <= ntokens. Returns 0,
  * CT_EINVAL or CT_ERANGE with a detail naming the field. */
 int ct_wu_hparams_check(const struct ct_wu_hparams *hp,
-			const struct ct_gpt2_config *cfg, uint64_t ntokens);
+			const struct ct_model_config *cfg, uint64_t ntokens);
 
 /* Start of the batch of 0-based step i (also used by eval): batches of
  * B*T+1 tokens read sequentially, each starting B*T after the previous,
@@ -276,7 +276,7 @@ size_t ct_wu_nparams_trained(const struct ct_wu *wu);
  *   a compact base: OpenCL's widening scratch, max(2^20, 64 x the longest
  *     side of a matrix) floats.
  * cfg valid, hp checked (ct_wu_hparams_check). */
-uint64_t ct_wu_mem_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp);
+uint64_t ct_wu_mem_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp);
 
 /* Device memory the OpenCL backend holds for a WU of this shape, in
  * bytes (doc/workunit.md §13, "Memory"), *largest (NULL: not wanted) its
@@ -287,7 +287,7 @@ uint64_t ct_wu_mem_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hp
  * reference's layout, more than the backend's), the adapters' state, the
  * tokens, and a bound on the matmul and attention scratch grown on
  * demand. cfg valid, hp checked. */
-uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp,
+uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp,
 			 uint64_t *largest);
 
 /* Bytes of the file ct_wu_save_state writes (the trained floats, their

@@ -90,7 +90,7 @@ static uint32_t *head_map(int nh, int hd)
 
 static int arch_keys(struct gx *x, const char *arch)
 {
-	const struct ct_gpt2_config *c = &x->m->cfg;
+	const struct ct_model_config *c = &x->m->cfg;
 	const int llama = c->arch == CT_ARCH_LLAMA, hd = llama ? ct_llama_head_dim(c) : 0;
 	char k[96];
 	int rc = 0;
@@ -129,7 +129,7 @@ static int arch_keys(struct gx *x, const char *arch)
 /* Llama 3 scaling: f_i / f'_i for each of the hd/2 frequencies. */
 static int rope_freqs(struct gx *x)
 {
-	struct ct_gpt2_config plain = x->m->cfg;
+	struct ct_model_config plain = x->m->cfg;
 	const int half = ct_llama_head_dim(&plain) / 2;
 	double *f = malloc(2 * (size_t)half * sizeof(*f));
 
@@ -150,7 +150,7 @@ static int rope_freqs(struct gx *x)
 
 static int llama_layer(struct gx *x, const struct ct_gpt2_layout *lay, int l)
 {
-	const struct ct_gpt2_config *c = &x->m->cfg;
+	const struct ct_model_config *c = &x->m->cfg;
 	const size_t C = (size_t)c->C, F = (size_t)c->F, hd = (size_t)ct_llama_head_dim(c);
 	const size_t QKV = (size_t)ct_llama_qkv_dim(c), q = (size_t)c->NH * hd;
 	const size_t kv = (size_t)c->KVH * hd;
@@ -195,7 +195,7 @@ static int llama_layer(struct gx *x, const struct ct_gpt2_layout *lay, int l)
 
 static int llama_tensors(struct gx *x, const char *arch)
 {
-	const struct ct_gpt2_config *c = &x->m->cfg;
+	const struct ct_model_config *c = &x->m->cfg;
 	const struct ct_gpt2_layout *lay = &x->m->lay;
 	const int hd = ct_llama_head_dim(c);
 	int rc = 0;
@@ -220,7 +220,7 @@ static int llama_tensors(struct gx *x, const char *arch)
 
 static int gpt2_tensors(struct gx *x)
 {
-	const struct ct_gpt2_config *c = &x->m->cfg;
+	const struct ct_model_config *c = &x->m->cfg;
 	const size_t *o = x->m->lay.offset, C = (size_t)c->C;
 	static const struct { const char *name; int slot, rows, cols; } per_layer[] = {
 		/* rows, cols in units of C (0: a vector) */
@@ -251,7 +251,7 @@ static int gpt2_tensors(struct gx *x)
 	return rc;
 }
 
-static const char *arch_name(const struct ct_gpt2_config *c)
+static const char *arch_name(const struct ct_model_config *c)
 {
 	if (c->arch == CT_ARCH_GPT2)
 		return "gpt2";

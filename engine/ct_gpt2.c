@@ -27,7 +27,7 @@ const char *ct_gpt2_tensor_name(int i)
 
 /* Sizes of the 16 tensors in floats (no overflow for configs under caps:
  * each factor < 2^20 and products are computed in size_t = 64 bits). */
-static void tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS])
+static void tensor_sizes(const struct ct_model_config *c, size_t s[CT_GPT2_NTENSORS])
 {
 	size_t L = (size_t)c->L, C = (size_t)c->C;
 
@@ -61,7 +61,7 @@ static int check_field(const char *name, int v, int max)
 	return 0;
 }
 
-int ct_gpt2_config_check(const struct ct_gpt2_config *c)
+int ct_gpt2_config_check(const struct ct_model_config *c)
 {
 	size_t s[CT_GPT2_NTENSORS], total = 0;
 	int rc;
@@ -98,7 +98,7 @@ int ct_gpt2_config_check(const struct ct_gpt2_config *c)
 	return 0;
 }
 
-void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay)
+void ct_gpt2_layout(const struct ct_model_config *cfg, struct ct_gpt2_layout *lay)
 {
 	size_t off = 0;
 
@@ -110,7 +110,7 @@ void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay
 	lay->total = off;
 }
 
-int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_gpt2_config *cfg)
+int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_model_config *cfg)
 {
 	int rc;
 
@@ -137,7 +137,7 @@ void ct_gpt2_free(struct ct_gpt2 *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS])
+void ct_gpt2_header(const struct ct_model_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS])
 {
 	memset(hdr, 0, CT_GPT2_HEADER_BYTES);
 	hdr[0] = CT_GPT2_MAGIC;
@@ -152,7 +152,7 @@ void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER
 
 /* Validate a header against the total byte size n of the image. */
 static int parse_header(const void *data, size_t n, const char *name,
-			struct ct_gpt2_config *cfg)
+			struct ct_model_config *cfg)
 {
 	int32_t hdr[8];
 
@@ -175,7 +175,7 @@ static int parse_header(const void *data, size_t n, const char *name,
 	return ct_gpt2_config_fits(cfg, n, name);
 }
 
-void ct_gpt2_config_dims(struct ct_gpt2_config *cfg, const int32_t *v)
+void ct_gpt2_config_dims(struct ct_model_config *cfg, const int32_t *v)
 {
 	cfg->maxT = v[2];
 	cfg->V = v[3];
@@ -185,7 +185,7 @@ void ct_gpt2_config_dims(struct ct_gpt2_config *cfg, const int32_t *v)
 	cfg->Vp = v[7];
 }
 
-int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *name)
+int ct_gpt2_config_fits(const struct ct_model_config *cfg, size_t n, const char *name)
 {
 	struct ct_gpt2_layout lay;
 	size_t want;
@@ -208,7 +208,7 @@ int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *
 
 int ct_gpt2_load_mem(const void *data, size_t n, const char *name, struct ct_gpt2 *m)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -237,12 +237,12 @@ int ct_gpt2_load(const char *path, struct ct_gpt2 *m)
 	return rc;
 }
 
-int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_gpt2_config *cfg)
+int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_model_config *cfg)
 {
 	return parse_header(hdr, SIZE_MAX, name, cfg);
 }
 
-int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg)
+int ct_gpt2_read_config(const char *path, struct ct_model_config *cfg)
 {
 	struct ct_mmap map = { 0 };
 	int rc;
@@ -255,7 +255,7 @@ int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg)
 	return rc;
 }
 
-void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
+void ct_gpt2_file_header(const struct ct_model_config *cfg,
 			 unsigned char hdr[CT_GPT2_HEADER_BYTES])
 {
 	int32_t h[CT_GPT2_HEADER_INTS];
@@ -268,7 +268,7 @@ void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
 	memcpy(hdr, h, sizeof(h));
 }
 
-int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float *params)
+int ct_gpt2_save(const char *path, const struct ct_model_config *cfg, const float *params)
 {
 	int32_t hdr[CT_GPT2_HEADER_INTS];
 	struct ct_gpt2_layout lay;
@@ -299,7 +299,7 @@ out:
 
 /* ---- seeded initialisation ----------------------------------------- */
 
-int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *params)
+int ct_gpt2_init_random(const struct ct_model_config *cfg, uint64_t seed, float *params)
 {
 	struct ct_gpt2_layout lay;
 	struct ct_rng g;
@@ -359,7 +359,7 @@ int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_lay
 	return 0;
 }
 
-double ct_gpt2_flops_per_token(const struct ct_gpt2_config *c, int T)
+double ct_gpt2_flops_per_token(const struct ct_model_config *c, int T)
 {
 	double L = c->L, C = c->C, Vp = c->Vp;
 	double nm = L * 12.0 * C * C + Vp * C;

@@ -41,7 +41,7 @@
 #define CT_GPT2_MAX_C (1 << 16)
 #define CT_GPT2_MAX_PARAMS ((size_t)1 << 33)	/* 32 GiB of float32 */
 
-struct ct_gpt2_config {
+struct ct_model_config {
 	int maxT;	/* max sequence length (rows of wpe) */
 	int V;		/* vocabulary size */
 	int L;		/* number of layers */
@@ -83,7 +83,7 @@ struct ct_gpt2_layout {
  * writable, lay.total floats). Zero-initialise before use; free with
  * ct_gpt2_free(). */
 struct ct_gpt2 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	float *params;
 	/* A compact frozen base (engine/ct_base.h), for LoRA: fmt 0
@@ -98,26 +98,26 @@ struct ct_gpt2 {
 /* Check a config against the rules (all fields >= 1 and under the caps
  * above, C % NH == 0, Vp >= V, nparams <= CT_GPT2_MAX_PARAMS). Returns 0 or
  * CT_EFORMAT with a detail naming the field. */
-int ct_gpt2_config_check(const struct ct_gpt2_config *cfg);
+int ct_gpt2_config_check(const struct ct_model_config *cfg);
 
 /* The dimensions both checkpoint headers share: v[2..7] are maxT, V, L,
  * NH, C, Vp (cfg's other fields untouched). */
-void ct_gpt2_config_dims(struct ct_gpt2_config *cfg, const int32_t *v);
+void ct_gpt2_config_dims(struct ct_model_config *cfg, const int32_t *v);
 
 /* ct_gpt2_config_check(), then that an image of n bytes is exactly the
  * header and cfg's parameters. Errors name the file: CT_EFORMAT and the
  * config check's codes. */
-int ct_gpt2_config_fits(const struct ct_gpt2_config *cfg, size_t n, const char *name);
+int ct_gpt2_config_fits(const struct ct_model_config *cfg, size_t n, const char *name);
 
 /* Fill lay for a valid config (ct_gpt2_config_check() passed). */
-void ct_gpt2_layout(const struct ct_gpt2_config *cfg, struct ct_gpt2_layout *lay);
+void ct_gpt2_layout(const struct ct_model_config *cfg, struct ct_gpt2_layout *lay);
 
 /* Name of tensor i ("wte", ... "lnfb"), or "?" out of range. */
 const char *ct_gpt2_tensor_name(int i);
 
 /* Allocate m->params (zeroed) for cfg and fill cfg/lay. Returns 0,
  * CT_EFORMAT (bad config) or CT_ENOMEM; m is zeroed on failure. */
-int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_gpt2_config *cfg);
+int ct_gpt2_alloc(struct ct_gpt2 *m, const struct ct_model_config *cfg);
 
 /* Release m->params and zero m. A zeroed m is a no-op. */
 void ct_gpt2_free(struct ct_gpt2 *m);
@@ -134,24 +134,24 @@ int ct_gpt2_load_mem(const void *data, size_t n, const char *name, struct ct_gpt
 
 /* Read only the header of a checkpoint file into *cfg (validated, and the
  * file size checked). Returns like ct_gpt2_load(). */
-int ct_gpt2_read_config(const char *path, struct ct_gpt2_config *cfg);
+int ct_gpt2_read_config(const char *path, struct ct_model_config *cfg);
 
 /* Parse and check a checkpoint header alone (CT_GPT2_HEADER_BYTES at hdr,
  * GPT-2 or Llama), without the file-size check: for files that carry the
  * header in front of something else (ct_base.h). Returns like
  * ct_gpt2_load(). */
-int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_gpt2_config *cfg);
+int ct_gpt2_parse_config(const void *hdr, const char *name, struct ct_model_config *cfg);
 
 /* Write cfg + params (nparams floats) to path atomically (0644). Returns 0
  * or a CT_E* code (no file, nor temp file, is left on failure). */
-int ct_gpt2_save(const char *path, const struct ct_gpt2_config *cfg, const float *params);
+int ct_gpt2_save(const char *path, const struct ct_model_config *cfg, const float *params);
 
 /* Fill the 1024-byte header for cfg into hdr (256 int32, rest zeroed). */
-void ct_gpt2_header(const struct ct_gpt2_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS]);
+void ct_gpt2_header(const struct ct_model_config *cfg, int32_t hdr[CT_GPT2_HEADER_INTS]);
 /* The header ct_gpt2_save writes for either model type (GPT-2's above, or
  * ct_llama_header's), so a checkpoint's bytes, and its hash, can be had
  * without writing it. */
-void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
+void ct_gpt2_file_header(const struct ct_model_config *cfg,
 			 unsigned char hdr[CT_GPT2_HEADER_BYTES]);
 
 /* GPT-2 initialisation from a seed, identical on every platform: every
@@ -163,7 +163,7 @@ void ct_gpt2_file_header(const struct ct_gpt2_config *cfg,
  * N(0,1) by the Marsaglia polar method on ct_logf/sqrtf, consumed in
  * parameter order. params must hold nparams floats. Returns 0 or
  * CT_EFORMAT (bad config). */
-int ct_gpt2_init_random(const struct ct_gpt2_config *cfg, uint64_t seed, float *params);
+int ct_gpt2_init_random(const struct ct_model_config *cfg, uint64_t seed, float *params);
 
 /* 0 if all n floats are finite, else CT_ENONFINITE naming the first bad
  * index and its tensor (for a model with layout lay; lay may be NULL). */
@@ -176,6 +176,6 @@ int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_lay
  *              average causal context (T+1)/2, 2 flops per MAC, 2 products);
  *   training = 3 * forward (backward costs twice the forward).
  * Elementwise ops (layernorm, GELU, softmax, AdamW) are not counted. */
-double ct_gpt2_flops_per_token(const struct ct_gpt2_config *cfg, int T);
+double ct_gpt2_flops_per_token(const struct ct_model_config *cfg, int T);
 
 #endif

@@ -43,7 +43,7 @@ static const struct gpt2_hf_name {
 static void put_tensor(const struct ct_gpt2 *m, const struct gpt2_hf_name *e, int l,
 		       float *dst, char *name, struct ct_st_out *o)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	size_t n = e->per_layer ? m->lay.size[e->t] / (size_t)c->L : m->lay.size[e->t];
 	const float *src = m->params + m->lay.offset[e->t] + (size_t)l * n;
 
@@ -69,7 +69,7 @@ static void put_tensor(const struct ct_gpt2 *m, const struct gpt2_hf_name *e, in
 	o->shape[1] = c->C;
 }
 
-static int write_config(const struct ct_gpt2_config *c, const char *dir)
+static int write_config(const struct ct_model_config *c, const char *dir)
 {
 	char path[4096], text[2048], ids[96] = "";
 	int k;

@@ -17,22 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ct_llama_head_dim(const struct ct_gpt2_config *c)
+int ct_llama_head_dim(const struct ct_model_config *c)
 {
 	return c->hd > 0 ? c->hd : c->C / c->NH;
 }
 
-int ct_llama_att_dim(const struct ct_gpt2_config *c)
+int ct_llama_att_dim(const struct ct_model_config *c)
 {
 	return c->NH * ct_llama_head_dim(c);
 }
 
-int ct_llama_qkv_dim(const struct ct_gpt2_config *c)
+int ct_llama_qkv_dim(const struct ct_model_config *c)
 {
 	return (c->NH + 2 * c->KVH) * ct_llama_head_dim(c);
 }
 
-void ct_llama_tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS])
+void ct_llama_tensor_sizes(const struct ct_model_config *c, size_t s[CT_GPT2_NTENSORS])
 {
 	size_t L = (size_t)c->L, C = (size_t)c->C, F = (size_t)c->F;
 	size_t QKV = (size_t)ct_llama_qkv_dim(c), A = (size_t)ct_llama_att_dim(c);
@@ -59,7 +59,7 @@ static int bad_double(const char *name, double v, double lo, double hi)
 	return 0;
 }
 
-int ct_llama_config_check(const struct ct_gpt2_config *c)
+int ct_llama_config_check(const struct ct_model_config *c)
 {
 	int rc = 0;
 
@@ -96,7 +96,7 @@ int ct_llama_config_check(const struct ct_gpt2_config *c)
 
 /* ---- checkpoint header ----------------------------------------------- */
 
-void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_HEADER_BYTES])
+void ct_llama_header(const struct ct_model_config *c, unsigned char hdr[CT_GPT2_HEADER_BYTES])
 {
 	const int v2 = c->hd != 0 || (c->flags & CT_LLAMA_QK_NORM) != 0;
 	const int32_t ints[12] = { CT_LLAMA_MAGIC, v2 ? CT_LLAMA_VERSION_HD : CT_LLAMA_VERSION,
@@ -117,7 +117,7 @@ void ct_llama_header(const struct ct_gpt2_config *c, unsigned char hdr[CT_GPT2_H
 }
 
 int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
-			  struct ct_gpt2_config *c)
+			  struct ct_model_config *c)
 {
 	int32_t v[12], hd = 0;
 	size_t zero_from = 88;
@@ -158,7 +158,7 @@ int ct_llama_parse_header(const unsigned char *h, size_t n, const char *name,
 	return ct_gpt2_config_fits(c, n, name);
 }
 
-double ct_llama_flops_per_token(const struct ct_gpt2_config *c, int T)
+double ct_llama_flops_per_token(const struct ct_model_config *c, int T)
 {
 	double L = c->L, C = c->C, Vp = c->Vp, F = c->F, QKV = ct_llama_qkv_dim(c);
 	double A = ct_llama_att_dim(c);
@@ -240,7 +240,7 @@ static void own_sincos(double a, double *s, double *c)
 	}
 }
 
-void ct_llama_inv_freq(const struct ct_gpt2_config *c, double *f)
+void ct_llama_inv_freq(const struct ct_model_config *c, double *f)
 {
 	const int hs = ct_llama_head_dim(c), h2 = hs / 2;
 	const double lt = own_log(c->rope_theta);
@@ -265,7 +265,7 @@ void ct_llama_inv_freq(const struct ct_gpt2_config *c, double *f)
 	}
 }
 
-int ct_llama_rope_table(const struct ct_gpt2_config *c, int T, float *tab)
+int ct_llama_rope_table(const struct ct_model_config *c, int T, float *tab)
 {
 	const int h2 = ct_llama_head_dim(c) / 2;
 	double *f = malloc((size_t)h2 * sizeof(double));

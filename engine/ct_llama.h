@@ -1,7 +1,7 @@
 /*
  * ct_llama.h - the second model type: the Llama architecture (Llama 2/3,
  * SmolLM2, Qwen2 with q/k/v biases) in crowdtune's engine. A Llama model is
- * a struct ct_gpt2_config with arch = CT_ARCH_LLAMA and the same flat
+ * a struct ct_model_config with arch = CT_ARCH_LLAMA and the same flat
  * parameter array of 16 tensor slots as GPT-2 (struct ct_gpt2_layout), so
  * work units, hashes, averaging, deltas and LoRA treat both types alike.
  * What each slot holds for Llama (empty slots have size 0; hd = head_dim,
@@ -69,44 +69,44 @@ struct ct_model;
  * either off (factor 0) or factor >= 1, 0 < low < high, orig_maxT >= 1,
  * hd 0 or an even 2..CT_LLAMA_MAX_HD other than C/NH (C/NH is written 0).
  * Returns 0 or CT_EFORMAT naming the field. */
-int ct_llama_config_check(const struct ct_gpt2_config *c);
+int ct_llama_config_check(const struct ct_model_config *c);
 
 /* Tensor sizes (floats) of the 16 slots above for a Llama config. */
-void ct_llama_tensor_sizes(const struct ct_gpt2_config *c, size_t s[CT_GPT2_NTENSORS]);
+void ct_llama_tensor_sizes(const struct ct_model_config *c, size_t s[CT_GPT2_NTENSORS]);
 
 /* QKV = (NH + 2*KVH) * hd: rows of one layer's fused q/k/v matrix. */
-int ct_llama_qkv_dim(const struct ct_gpt2_config *c);
+int ct_llama_qkv_dim(const struct ct_model_config *c);
 
 /* hd: cfg.hd when set, else C / NH. */
-int ct_llama_head_dim(const struct ct_gpt2_config *c);
+int ct_llama_head_dim(const struct ct_model_config *c);
 
 /* A = NH * hd: the width of the attention output (o_proj's input). */
-int ct_llama_att_dim(const struct ct_gpt2_config *c);
+int ct_llama_att_dim(const struct ct_model_config *c);
 
 /* Header of the Llama checkpoint (layout above) for cfg into hdr. */
-void ct_llama_header(const struct ct_gpt2_config *cfg, unsigned char hdr[CT_GPT2_HEADER_BYTES]);
+void ct_llama_header(const struct ct_model_config *cfg, unsigned char hdr[CT_GPT2_HEADER_BYTES]);
 
 /* Parse a Llama header (magic already seen) into cfg and check the total
  * image size n. Returns 0 or CT_EFORMAT naming `name`. */
 int ct_llama_parse_header(const unsigned char *hdr, size_t n, const char *name,
-			  struct ct_gpt2_config *cfg);
+			  struct ct_model_config *cfg);
 
 /* Training FLOPs per token: 3 * (2*Nm + 2*L*A*(T+1)) with
  * Nm = L*(QKV*C + A*C + 3*F*C) + Vp*C (A = C when hd = C/NH). */
-double ct_llama_flops_per_token(const struct ct_gpt2_config *c, int T);
+double ct_llama_flops_per_token(const struct ct_model_config *c, int T);
 
 /* RoPE inverse frequencies (hs/2 doubles, hs = hd): f_i = theta^(-2i/hs),
  * computed as exp(-(2i/hs) * log(theta)) with this module's own exp and log; with
  * Llama-3 scaling (factor > 0), for wavelength w = 2*pi / f_i,
  * lo = orig/low, hi = orig/high:  w < hi: f_i;  w > lo: f_i / factor;
  * else with s = (orig/w - low) / (high - low): (1-s)*f_i/factor + s*f_i. */
-void ct_llama_inv_freq(const struct ct_gpt2_config *c, double *inv_freq);
+void ct_llama_inv_freq(const struct ct_model_config *c, double *inv_freq);
 
 /* RoPE table for positions 0..T-1: tab[(t*hs/2 + i)*2 + 0] = (float)cos(a),
  * [.. + 1] = (float)sin(a), a = t * f_i in double; cos/sin by this
  * module's own double routines. tab holds T*hs floats. Returns 0 or
  * CT_ENOMEM. */
-int ct_llama_rope_table(const struct ct_gpt2_config *c, int T, float *tab);
+int ct_llama_rope_table(const struct ct_model_config *c, int T, float *tab);
 
 /* ---- layers (fp32, the rules of ct_model.h) ------------------------- */
 

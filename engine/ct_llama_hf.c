@@ -46,7 +46,7 @@ static void hf_add(struct hf_t *t, size_t *n, const char *name, int l, int64_t r
 }
 
 /* The HF tensors of a Llama config, in export order; *t malloc'd. */
-static int hf_tensors(const struct ct_gpt2_config *c, struct hf_t **out, size_t *nout)
+static int hf_tensors(const struct ct_model_config *c, struct hf_t **out, size_t *nout)
 {
 	struct ct_gpt2_layout lay;
 	const size_t C = (size_t)c->C, F = (size_t)c->F, hs = (size_t)ct_llama_head_dim(c);
@@ -147,7 +147,7 @@ static const char *cfg_str(const struct ct_jv *root, const char *key)
 	return v != NULL && v->type == CT_JV_STR ? v->str : NULL;
 }
 
-static int cfg_rope_scaling(const struct ct_jv *root, struct ct_gpt2_config *c)
+static int cfg_rope_scaling(const struct ct_jv *root, struct ct_model_config *c)
 {
 	const struct ct_jv *rs = ct_jv_get(root, "rope_scaling");
 	const char *type;
@@ -173,7 +173,7 @@ static int cfg_rope_scaling(const struct ct_jv *root, struct ct_gpt2_config *c)
 }
 
 /* Check model_type and the features this implementation lacks. */
-static int cfg_arch(const struct ct_jv *root, struct ct_gpt2_config *c)
+static int cfg_arch(const struct ct_jv *root, struct ct_model_config *c)
 {
 	const char *mt = cfg_str(root, "model_type"), *act = cfg_str(root, "hidden_act");
 
@@ -198,7 +198,7 @@ static int cfg_arch(const struct ct_jv *root, struct ct_gpt2_config *c)
 	return 0;
 }
 
-static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
+static int parse_config(const struct ct_jv *root, struct ct_model_config *c)
 {
 	int mpe = 0, hd = 0, rc;
 
@@ -241,7 +241,7 @@ static int parse_config(const struct ct_jv *root, struct ct_gpt2_config *c)
 	return ct_gpt2_config_check(c);
 }
 
-static int read_config(const char *dir, struct ct_gpt2_config *c)
+static int read_config(const char *dir, struct ct_model_config *c)
 {
 	const struct ct_jv_limits lim = { .max_bytes = CT_HF_MAX_CONFIG,
 					  .max_values = 100000, .max_depth = 16 };
@@ -369,7 +369,7 @@ static int read_compact(const struct ct_st_file *f, const struct ct_st_tensor *s
 
 /* A shard's tensors into the sink; each must be one the config expects (or
  * a known-ignorable one) and appear only once across shards. */
-static int import_shard(const char *path, const struct ct_gpt2_config *c,
+static int import_shard(const char *path, const struct ct_model_config *c,
 			struct hf_t *t, size_t nt, struct sink *sink)
 {
 	struct ct_st_file f;
@@ -418,7 +418,7 @@ static int import_shard(const char *path, const struct ct_gpt2_config *c,
 static int hf_import(const char *dir, int fmt, struct ct_gpt2 *m, int *exact,
 		     void (*progress)(int i, int n, const char *path))
 {
-	struct ct_gpt2_config c;
+	struct ct_model_config c;
 	struct hf_t *t = NULL;
 	char **shards = NULL, path[4096];
 	struct sink sink = { .exact = 1 };
@@ -500,7 +500,7 @@ static void fmt_double(char *buf, size_t cap, double d)
 		strcat(buf, ".0");
 }
 
-static int write_config(const struct ct_gpt2_config *c, const char *dir)
+static int write_config(const struct ct_model_config *c, const char *dir)
 {
 	const int qwen = (c->flags & CT_LLAMA_QKV_BIAS) != 0;
 	const int qwen3 = (c->flags & CT_LLAMA_QK_NORM) != 0;
@@ -614,7 +614,7 @@ out:
 	return rc;
 }
 
-int ct_llama_hf_read_config(const char *dir, struct ct_gpt2_config *c)
+int ct_llama_hf_read_config(const char *dir, struct ct_model_config *c)
 {
 	return read_config(dir, c);
 }

@@ -60,6 +60,6 @@ extern const char *const ct_llama_hf_tokenizer_files[];
 /* Read and check dir/config.json alone into *c (what import would
  * accept: the same errors, naming the directory). Returns 0 or a CT_E*
  * code. */
-int ct_llama_hf_read_config(const char *dir, struct ct_gpt2_config *c);
+int ct_llama_hf_read_config(const char *dir, struct ct_model_config *c);
 
 #endif

@@ -72,7 +72,7 @@ static void lweights(const struct ct_model *m, int l, struct lp *p, struct lm *w
 
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int B = m->B, T = m->T, C = c->C, BT = B * T, F = c->F;
 	const int hs = ct_llama_head_dim(c), A = ct_llama_att_dim(c);
 	const int QKV = ct_llama_qkv_dim(c);
@@ -117,7 +117,7 @@ static int head_tensor(const struct ct_model *m)
 float ct_llama_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C;
 	const struct ct_wmat wte = ct_model_wmat(m, CT_WTE, 0);
 	struct ct_acts *a = &m->acts;
@@ -149,7 +149,7 @@ static void zero(float *p, size_t n)
 static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const struct lm *w,
 			 const struct lp *d)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C, F = c->F;
 	const size_t lc = (size_t)l * BT * C, n = (size_t)BT * C;
 	const float *fch = m->acts.fch + 2 * (size_t)l * BT * F;
@@ -176,7 +176,7 @@ static void mlp_backward(struct ct_model *m, int l, const struct lp *p, const st
  * residual3[l]; on exit g->dresidual_in holds that of `residual`. */
 static void block_backward(struct ct_model *m, int l, const float *residual)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int B = m->B, T = m->T, C = c->C, BT = B * T;
 	const int hs = ct_llama_head_dim(c), A = ct_llama_att_dim(c);
 	const int QKV = ct_llama_qkv_dim(c);
@@ -217,7 +217,7 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 void ct_llama_backward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_acts *a = &m->acts;

@@ -25,7 +25,7 @@ static const struct {
 };
 
 int ct_lora_spec_check(const struct ct_lora_spec *spec,
-		       const struct ct_gpt2_config *cfg)
+		       const struct ct_model_config *cfg)
 {
 	(void)cfg;
 	if (spec->rank == 0 && spec->base_fmt != CT_BASE_F32)
@@ -82,13 +82,13 @@ static int ntargets(unsigned targets)
 	return n;
 }
 
-int ct_lora_nslots(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+int ct_lora_nslots(const struct ct_model_config *cfg, const struct ct_lora_spec *spec)
 {
 	return spec->rank > 0 ? cfg->L * ntargets(spec->targets) : 0;
 }
 
 /* (out, in) of a target's W, and its tensor in the model. */
-static void target_shape(const struct ct_gpt2_config *cfg, enum ct_lora_target t,
+static void target_shape(const struct ct_model_config *cfg, enum ct_lora_target t,
 			 int *out, int *in, int *tensor)
 {
 	int C = cfg->C;
@@ -113,7 +113,7 @@ static void target_shape(const struct ct_gpt2_config *cfg, enum ct_lora_target t
 	}
 }
 
-void ct_lora_slot(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+void ct_lora_slot(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		  int i, struct ct_lora_slot *out)
 {
 	struct ct_gpt2_layout lay;
@@ -146,7 +146,7 @@ void ct_lora_slot(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *s
 	}
 }
 
-size_t ct_lora_nparams(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+size_t ct_lora_nparams(const struct ct_model_config *cfg, const struct ct_lora_spec *spec)
 {
 	size_t per_layer = 0;
 	int C = cfg->C;

@@ -70,7 +70,7 @@ struct ct_lora_slot {
 /* Check spec against cfg (rank range, alpha finite and > 0, targets known
  * and non-empty). Returns 0, or CT_EINVAL with a detail naming the field. */
 int ct_lora_spec_check(const struct ct_lora_spec *spec,
-		       const struct ct_gpt2_config *cfg);
+		       const struct ct_model_config *cfg);
 
 /* Parse a comma-separated target list ("qkv,proj,fc,fcproj", "all") into
  * CT_LORA_* bits. Returns 0 or CT_EINVAL naming the bad word. */
@@ -78,11 +78,11 @@ int ct_lora_targets_parse(const char *s, unsigned *out);
 
 /* Number of adapter slots (L x selected targets) and total adapter floats
  * for a checked spec. */
-int ct_lora_nslots(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec);
-size_t ct_lora_nparams(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec);
+int ct_lora_nslots(const struct ct_model_config *cfg, const struct ct_lora_spec *spec);
+size_t ct_lora_nparams(const struct ct_model_config *cfg, const struct ct_lora_spec *spec);
 
 /* Slot i (0 <= i < nslots) of the layout above. */
-void ct_lora_slot(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+void ct_lora_slot(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		  int i, struct ct_lora_slot *out);
 
 /* Initial adapters for a work unit, identical on every platform: every A
@@ -90,7 +90,7 @@ void ct_lora_slot(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *s
  * ct_gpt2_init_random (xoshiro256** seeded by splitmix64(seed), Marsaglia
  * polar normals) in slot order, row-major; every B element 0. adapters
  * holds ct_lora_nparams floats. Returns 0 or CT_EINVAL. */
-int ct_lora_init(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_init(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		 uint64_t seed, float *adapters);
 
 /* Exact lo-fi merge of K shards' adapters into full weights:
@@ -103,7 +103,7 @@ int ct_lora_init(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *sp
  * (the mean of the K products, not the product of mean A and mean B).
  * params holds the model's nparams floats (updated in place); adapters[k]
  * holds ct_lora_nparams floats. Returns 0 or CT_EINVAL. */
-int ct_lora_merge(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_merge(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		  float *params, const float *const *adapters, int K);
 
 #endif

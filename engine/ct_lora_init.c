@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-int ct_lora_init(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_init(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		 uint64_t seed, float *adapters)
 {
 	struct ct_rng g;

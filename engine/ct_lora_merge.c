@@ -29,7 +29,7 @@
 #define ROW_BLOCK 8		/* rows a thread takes at a time */
 
 struct merge_args {
-	const struct ct_gpt2_config *cfg;
+	const struct ct_model_config *cfg;
 	const struct ct_lora_spec *spec;
 	float *params;
 	const float *const *adapters;
@@ -98,7 +98,7 @@ static int merge_threads(double work)
 	return n < 1 ? 1 : n > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (int)n;
 }
 
-int ct_lora_merge(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_merge(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		  float *params, const float *const *adapters, int K)
 {
 	struct merge_args args[MERGE_MAX_THREADS];

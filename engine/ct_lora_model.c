@@ -66,7 +66,7 @@ static int target_index(enum ct_lora_target t)
 }
 
 /* Llama: the widest adapter output (QKV, 2F or C). */
-static int lora_widest(const struct ct_gpt2_config *c)
+static int lora_widest(const struct ct_model_config *c)
 {
 	int q = ct_llama_qkv_dim(c), w = 2 * c->F > q ? 2 * c->F : q;
 
@@ -74,12 +74,12 @@ static int lora_widest(const struct ct_gpt2_config *c)
 }
 
 /* The widest output row an adapter adds into (st->u per position). */
-static size_t u_width(const struct ct_gpt2_config *c)
+static size_t u_width(const struct ct_model_config *c)
 {
 	return c->arch == CT_ARCH_LLAMA ? (size_t)lora_widest(c) : 4 * (size_t)c->C;
 }
 
-size_t ct_lora_state_floats(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+size_t ct_lora_state_floats(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			    int B, int T, int train)
 {
 	const size_t BT = (size_t)B * (size_t)T, n = ct_lora_nparams(cfg, spec);
@@ -116,7 +116,7 @@ void ct_lora_detach(struct ct_model *m)
 int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 		   const float *adapters)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const size_t BT = (size_t)m->B * m->T;
 	struct ct_lora_state *st;
 	int rc = ct_lora_spec_check(spec, c);

@@ -61,7 +61,7 @@ int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 /* Floats ct_lora_attach allocates for spec on cfg at B x T (train: with
  * the gradients, moments and backward scratch): the adapters, their
  * scaled hidden rows per slot and the widest output row (exact). */
-size_t ct_lora_state_floats(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+size_t ct_lora_state_floats(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			    int B, int T, int train);
 
 /* Release m's LoRA state (no-op without one). */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ct_lora_result_model(const struct ct_gpt2_config *cfg, struct ct_delta_model *m)
+void ct_lora_result_model(const struct ct_model_config *cfg, struct ct_delta_model *m)
 {
 	m->max_seq_len = (uint32_t)cfg->maxT;
 	m->vocab_size = (uint32_t)cfg->V;
@@ -19,7 +19,7 @@ void ct_lora_result_model(const struct ct_gpt2_config *cfg, struct ct_delta_mode
 }
 
 /* ct_lora_init into a fresh array of n floats (*out; the caller frees). */
-static int initial(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+static int initial(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		   uint64_t seed, size_t n, float **out)
 {
 	int rc;
@@ -35,7 +35,7 @@ static int initial(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *
 	return rc;
 }
 
-int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_result_encode(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			  uint64_t seed, const unsigned char base_sha[32],
 			  const float *adapters, int encoding, struct ct_buf *out)
 {
@@ -62,7 +62,7 @@ int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora
 }
 
 /* The header's LoRA section and shape against the WU's. */
-static int same_wu(const struct ct_delta_info *info, const struct ct_gpt2_config *cfg,
+static int same_wu(const struct ct_delta_info *info, const struct ct_model_config *cfg,
 		   const struct ct_lora_spec *spec, uint64_t seed)
 {
 	struct ct_delta_model m;
@@ -81,7 +81,7 @@ static int same_wu(const struct ct_delta_info *info, const struct ct_gpt2_config
 	return 0;
 }
 
-int ct_lora_result_decode(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_result_decode(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			  uint64_t seed, const float *init, const void *data, size_t len,
 			  float *adapters, struct ct_delta_info *info)
 {

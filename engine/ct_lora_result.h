@@ -19,7 +19,7 @@
 #include "ct_lora.h"
 
 /* The model shape a result header carries, from a config. */
-void ct_lora_result_model(const struct ct_gpt2_config *cfg, struct ct_delta_model *m);
+void ct_lora_result_model(const struct ct_model_config *cfg, struct ct_delta_model *m);
 
 /* Encode a LoRA WU's adapters (ct_lora_nparams(cfg, spec) floats, rank >
  * 0) against ct_lora_init(cfg, spec, seed) and append the file to out
@@ -29,7 +29,7 @@ void ct_lora_result_model(const struct ct_gpt2_config *cfg, struct ct_delta_mode
  * level 1). Allocates the initial adapters for the call. Returns 0, CT_EINVAL
  * (spec), CT_ENOMEM, or ct_delta_encode_lora's errors (CT_ETOOBIG: out's
  * cap); out->len unchanged on failure. */
-int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_result_encode(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			  uint64_t seed, const unsigned char base_sha[32],
 			  const float *adapters, int encoding, struct ct_buf *out);
 
@@ -42,7 +42,7 @@ int ct_lora_result_encode(const struct ct_gpt2_config *cfg, const struct ct_lora
  * ct_delta_decode_lora's errors (CT_EFORMAT, CT_ECORRUPT, CT_EHASH ...).
  * info (may be NULL) as ct_delta_decode_lora fills it; the caller still
  * compares info->base_sha with the WU's model. */
-int ct_lora_result_decode(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+int ct_lora_result_decode(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			  uint64_t seed, const float *init, const void *data, size_t len,
 			  float *adapters, struct ct_delta_info *info);
 

@@ -115,7 +115,7 @@ struct act_dims {
 
 static void act_dims(const struct ct_model *m, struct act_dims *d)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const size_t C = (size_t)c->C;
 
 	if (c->arch == CT_ARCH_LLAMA) {
@@ -215,7 +215,7 @@ static float *alloc_floats(size_t n)
 	return calloc(n, sizeof(float));
 }
 
-int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
+int ct_model_init(struct ct_model *m, const struct ct_model_config *cfg,
 		  const float *params, int B, int T, int training)
 {
 	size_t n, na;
@@ -265,7 +265,7 @@ nomem:
 			n, B, T);
 }
 
-size_t ct_model_act_floats(const struct ct_gpt2_config *cfg, int B, int T, int training)
+size_t ct_model_act_floats(const struct ct_model_config *cfg, int B, int T, int training)
 {
 	struct ct_model m = { .cfg = *cfg, .B = B, .T = T };
 	size_t n = acts_layout(&m, NULL);
@@ -320,7 +320,7 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	struct ct_acts *a = &m->acts;
 	const float *residual;
@@ -348,7 +348,7 @@ const float *ct_model_blocks_forward(struct ct_model *m, ct_model_block_fn *bloc
 
 float ct_model_head_forward(struct ct_model *m, int head, const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	struct ct_acts *a = &m->acts;
 
@@ -425,7 +425,7 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	const size_t n = (size_t)BT * c->C;
 	struct ct_acts *a = &m->acts;
@@ -453,7 +453,7 @@ void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 
 void ct_model_head_backward(struct ct_model *m, int head, const ct_tok *targets)
 {
-	const struct ct_gpt2_config *c = &m->cfg;
+	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	const size_t n = (size_t)BT * c->C;
 	struct ct_grad_acts *g = &m->gacts;

@@ -306,7 +306,7 @@ struct ct_grad_acts {
 struct ct_lora_state;
 
 struct ct_model {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T;
 	float *params;		/* nparams */
@@ -344,13 +344,13 @@ int ct_model_set_base(struct ct_model *m, int fmt, const unsigned char *img);
  * `params` (nparams floats; NULL: zeros). training 1 also allocates grads and zeroed
  * m, v; CT_MODEL_FROZEN only the backward scratch (grads, m, v stay NULL). Returns 0, CT_EINVAL (bad B/T, detail says which), CT_EFORMAT (bad
  * config) or CT_ENOMEM; on failure m is zeroed. */
-int ct_model_init(struct ct_model *m, const struct ct_gpt2_config *cfg,
+int ct_model_init(struct ct_model *m, const struct ct_model_config *cfg,
 		  const float *params, int B, int T, int training);
 
 /* Floats ct_model_init allocates besides the weights and AdamW state for
  * cfg at B x T: the activations, plus the backward scratch when training
  * is not 0 (the same layout functions, so the count is exact). */
-size_t ct_model_act_floats(const struct ct_gpt2_config *cfg, int B, int T, int training);
+size_t ct_model_act_floats(const struct ct_model_config *cfg, int B, int T, int training);
 
 /* Release everything; zeroes m. A zeroed m is a no-op. */
 void ct_model_free(struct ct_model *m);

@@ -53,7 +53,7 @@ struct dgacts {
 struct ct_backend {
 	struct ct_ocl *ocl;
 	struct ct_ocl_ops ops;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T, training;
 	int lean;			/* ln1, qkv, ln2 for one layer, recomputed in backward */
@@ -280,7 +280,7 @@ static int llama_flags(const struct ct_backend *be, int lora)
 	return CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0);
 }
 
-static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
+static int ocl_open_common(const char *device, const struct ct_model_config *cfg,
 			   int B, int T, int training, const struct ct_lora_spec *spec,
 			   struct ct_backend **out)
 {
@@ -347,7 +347,7 @@ static int ocl_open_common(const char *device, const struct ct_gpt2_config *cfg,
 	return 0;
 }
 
-static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
+static int ocl_open(const char *device, const struct ct_model_config *cfg,
 		    int B, int T, int training, struct ct_backend **out)
 {
 	return ocl_open_common(device, cfg, B, T, training, NULL, out);
@@ -355,7 +355,7 @@ static int ocl_open(const char *device, const struct ct_gpt2_config *cfg,
 
 /* LoRA: training == 0 for the base weights (no grads, m, v), the adapter
  * state in be->lora, the gradient scratch as for training. */
-static int ocl_open_lora(const char *device, const struct ct_gpt2_config *cfg,
+static int ocl_open_lora(const char *device, const struct ct_model_config *cfg,
 			 int B, int T, const struct ct_lora_spec *spec,
 			 struct ct_backend **out)
 {
@@ -501,7 +501,7 @@ static int block_forward(struct ct_backend *be, int l, struct ct_dten residual)
  * softmax and losses in place; losses (B*T) as forward() leaves them. */
 static int head_chunked(struct ct_backend *be)
 {
-	const struct ct_gpt2_config *c = &be->cfg;
+	const struct ct_model_config *c = &be->cfg;
 	const int BT = be->B * be->T;
 	struct ct_ocl_ops *o = &be->ops;
 	struct dacts *a = &be->a;
@@ -526,7 +526,7 @@ static int head_chunked(struct ct_backend *be)
 static int forward(struct ct_backend *be, const ct_tok *inputs, const ct_tok *targets,
 		   int loss)
 {
-	const struct ct_gpt2_config *c = &be->cfg;
+	const struct ct_model_config *c = &be->cfg;
 	const int BT = be->B * be->T;
 	const size_t n = (size_t)BT * c->C;
 	struct ct_ocl_ops *o = &be->ops;
@@ -819,7 +819,7 @@ static int block_backward(struct ct_backend *be, int l, struct ct_dten residual)
 /* ct_model_backward: the contributions in the reference's order. */
 static int backward(struct ct_backend *be)
 {
-	const struct ct_gpt2_config *c = &be->cfg;
+	const struct ct_model_config *c = &be->cfg;
 	const int BT = be->B * be->T;
 	const size_t n = (size_t)BT * c->C;
 	struct ct_ocl_ops *o = &be->ops;
@@ -920,7 +920,7 @@ static uint64_t max64(uint64_t a, uint64_t b)
  * output: BT rows of the widest, the head in pieces), a compact weight
  * widened (max(2^20, 64 x the longest side)), the attention transposes
  * (4 blocks of B*T*A) and the softmax statistics. */
-static uint64_t scratch_floats(const struct ct_gpt2_config *c, int B, int T, int compact,
+static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, int compact,
 			       uint64_t *big)
 {
 	const int llama = c->arch == CT_ARCH_LLAMA;
@@ -940,7 +940,7 @@ static uint64_t scratch_floats(const struct ct_gpt2_config *c, int B, int T, int
 	return pack + accb + wide + att + 2 * BT + 1;
 }
 
-uint64_t ct_ocl_wu_bytes(const struct ct_gpt2_config *cfg, const struct ct_wu_hparams *hp,
+uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp,
 			 uint64_t *largest)
 {
 	const int lora = hp->lora.rank > 0, llama = cfg->arch == CT_ARCH_LLAMA;

@@ -275,7 +275,7 @@ enum {
 
 struct ct_ocl_llama {
 	struct ct_ocl_llk lk;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
 	int head_rows;		/* rows of logits held (ct_ocl_llama_head_rows) */
@@ -351,7 +351,7 @@ static struct ct_dten D(cl_mem m, size_t off)
  * a Llama pass over B x T: every layer's activations, or with lean one
  * layer's (the layer inputs encoded and residual3 stay whole); with grads
  * the backward scratch. */
-static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int flags,
+static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flags,
 		     size_t n[LL_NBUF])
 {
 	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
@@ -381,7 +381,7 @@ static void ll_sizes(const struct ct_gpt2_config *cfg, int B_, int T_, int flags
 	n[LL_datt] = B * NH * T; n[LL_dfch] = BT * 2 * F; n[LL_dsw] = BT * F;
 }
 
-uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int flags,
+uint64_t ct_ocl_llama_bytes(const struct ct_model_config *cfg, int B, int T, int flags,
 			    uint64_t *largest)
 {
 	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
@@ -400,7 +400,7 @@ uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int 
 	return sum;
 }
 
-int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T)
+int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T)
 {
 	size_t all[LL_NBUF], one[LL_NBUF];
 	uint64_t kept = 0;
@@ -449,7 +449,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 	return rc;
 }
 
-int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 		      int B, int T, int flags, struct ct_ocl_llama **out)
 {
 	struct ct_ocl_llama *ll;
@@ -527,7 +527,7 @@ static size_t slot(const struct ct_ocl_llama *ll, int l)
 static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = ll->hd;
 	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	const float eps = (float)c->rms_eps;
@@ -605,7 +605,7 @@ static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *para
 static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 		     cl_mem targets, int r0, int n)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	int rc = head_rows_fwd(ll, params, r0, n);
 
 	DO(ct_ocl_crossentropy_forward(ll->lk.ops, D(ll->losses, (size_t)r0), D(ll->logits, 0),
@@ -613,7 +613,7 @@ static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 	return rc;
 }
 
-int ct_ocl_llama_head_rows(const struct ct_gpt2_config *cfg, int B, int T, int frozen)
+int ct_ocl_llama_head_rows(const struct ct_model_config *cfg, int B, int T, int frozen)
 {
 	const long bt = (long)B * T;
 	long r = (long)(HEAD_HELD / (size_t)cfg->Vp);
@@ -635,7 +635,7 @@ int ct_ocl_llama_logits_row(struct ct_ocl_llama *ll, const struct ct_dweights *p
 int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem inputs,
 			 cl_mem targets, struct ct_ocl_lora *lora)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
@@ -678,7 +678,7 @@ static int mm_bwd(struct ct_ocl_llama *ll, cl_mem grads, struct ct_dten dinp,
 static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 			 cl_mem grads, cl_mem targets)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
 	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
@@ -698,7 +698,7 @@ static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 			      cl_mem targets)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
 	struct ct_dten dlogits = D(ll->logits, 0);
@@ -756,7 +756,7 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads, int l,
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, hs = ll->hd;
 	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
@@ -801,7 +801,7 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads,
 			  cl_mem inputs, cl_mem targets, struct ct_ocl_lora *lora)
 {
-	const struct ct_gpt2_config *c = &ll->cfg;
+	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;

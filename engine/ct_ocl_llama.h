@@ -119,13 +119,13 @@ enum {
  * again from its input before the layer's backward. The same kernels on
  * the same values: the same bits as without it, for about one more
  * forward pass a step. */
-int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 		      int B, int T, int flags, struct ct_ocl_llama **out);
 
 /* Whether a training backend of cfg at B x T runs lean by default: when
  * lean mode saves more than 1 GiB (Llama-3.2-1B's shape at B=4 T=512:
  * 4.3 GiB of its 5.9). */
-int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T);
+int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T);
 
 /* Rows of logits a backend holds at once: all B*T, but with a frozen
  * head (LoRA) where they pass 2^24 floats (64 MiB), 2^24 / Vp rows (130
@@ -134,11 +134,11 @@ int ct_ocl_llama_lean(const struct ct_gpt2_config *cfg, int B, int T);
  * (the same kernels on the same rows: the same bits, for one more pass
  * through the head a step). CT_OCL_HEAD_ROWS=N forces N (frozen heads;
  * tests). */
-int ct_ocl_llama_head_rows(const struct ct_gpt2_config *cfg, int B, int T, int frozen);
+int ct_ocl_llama_head_rows(const struct ct_model_config *cfg, int B, int T, int frozen);
 
 /* Bytes of the device buffers ct_ocl_llama_open allocates for these
  * arguments (cfg valid), *largest (NULL: not wanted) the largest one. */
-uint64_t ct_ocl_llama_bytes(const struct ct_gpt2_config *cfg, int B, int T, int flags,
+uint64_t ct_ocl_llama_bytes(const struct ct_model_config *cfg, int B, int T, int flags,
 			    uint64_t *largest);
 
 void ct_ocl_llama_close(struct ct_ocl_llama *ll);

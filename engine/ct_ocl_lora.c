@@ -104,7 +104,7 @@ static int alloc_f(struct ct_ocl_lora *lo, cl_mem *m, size_t floats)
 			    CL_MEM_READ_WRITE, m);
 }
 
-int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 		     const struct ct_lora_spec *spec, int BT, struct ct_ocl_lora **out)
 {
 	struct ct_ocl_lora *lo;

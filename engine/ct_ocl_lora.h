@@ -45,7 +45,7 @@ struct ct_ocl_lora {
 /* Allocate the state for cfg, a checked spec (rank > 0) and batches of BT
  * rows. *out owned by the caller (ct_ocl_lora_close). Returns 0,
  * CT_EINVAL, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL. */
-int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_gpt2_config *cfg,
+int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 		     const struct ct_lora_spec *spec, int BT, struct ct_ocl_lora **out);
 void ct_ocl_lora_close(struct ct_ocl_lora *lo);
 

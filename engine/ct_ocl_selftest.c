@@ -21,7 +21,7 @@
 #define ST_SEED 20241122ULL
 #define ST_NTOK 200
 
-static const struct ct_gpt2_config st_cfg = {
+static const struct ct_model_config st_cfg = {
 	.maxT = 8, .V = 517, .L = 2, .NH = 2, .C = 32, .Vp = 528,
 };
 

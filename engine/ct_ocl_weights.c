@@ -43,7 +43,7 @@ static int npieces(const struct ct_dweights *w, int t)
 	return w->per[t] == 0 ? 0 : (int)(w->lay.size[t] / w->per[t]);
 }
 
-void ct_dweights_plan(struct ct_dweights *w, const struct ct_gpt2_config *cfg, int fmt,
+void ct_dweights_plan(struct ct_dweights *w, const struct ct_model_config *cfg, int fmt,
 		      int split)
 {
 	memset(w, 0, sizeof(*w));

@@ -53,7 +53,7 @@ static inline struct ct_dten ct_dweights_at(const struct ct_dweights *w, int t, 
 
 /* Lay out w for cfg (valid) in format fmt, in pieces (split != 0) or one
  * buffer; nothing allocated. */
-void ct_dweights_plan(struct ct_dweights *w, const struct ct_gpt2_config *cfg, int fmt,
+void ct_dweights_plan(struct ct_dweights *w, const struct ct_model_config *cfg, int fmt,
 		      int split);
 
 /* Bytes the plan needs on the device, *largest its largest buffer. */

@@ -304,7 +304,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 static int make_inputs(struct fake *f)
 {
-	struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16, .Vp = 64 };
+	struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16, .Vp = 64 };
 	ct_tok tok[4096];
 	int rc;
 

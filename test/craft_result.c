@@ -103,7 +103,7 @@ static int parse_hp(int argc, char **argv, struct ct_wu_hparams *hp)
 	return 0;
 }
 
-static void delta_model(const struct ct_gpt2_config *c, struct ct_delta_model *dm)
+static void delta_model(const struct ct_model_config *c, struct ct_delta_model *dm)
 {
 	dm->max_seq_len = (uint32_t)c->maxT;
 	dm->vocab_size = (uint32_t)c->V;
@@ -131,7 +131,7 @@ static int other_shape(const struct ct_gpt2 *base, const unsigned char *base_sha
 		       struct ct_buf *out)
 {
 	struct ct_gpt2 m = { 0 };
-	struct ct_gpt2_config cfg = base->cfg;
+	struct ct_model_config cfg = base->cfg;
 	struct ct_delta_model dm;
 	float *w = NULL;
 	int rc;
@@ -200,7 +200,7 @@ static int craft(const char *mode, const float *base, float *w, size_t n)
 /* The modes on a LoRA WU's adapters (n floats), against its initial
  * adapters: "flip" is init - (trained - init), whose merged update is
  * about minus the honest one. */
-static int craft_lora(const char *mode, const struct ct_gpt2_config *cfg,
+static int craft_lora(const char *mode, const struct ct_model_config *cfg,
 		      const struct ct_wu_hparams *hp, float *w, size_t n)
 {
 	float *init = malloc(n * sizeof(float));

@@ -17,7 +17,7 @@
 #include "ct_err.h"
 
 /* A GPT-2 small enough for exact tests: initializer of a
- * struct ct_gpt2_config (vocabulary padded from 60 to 64). */
+ * struct ct_model_config (vocabulary padded from 60 to 64). */
 #define CT_TEST_TINY_CONFIG { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, \
 	.Vp = 64 }
 
@@ -83,7 +83,7 @@ static inline float ct_test_fma_dot(float acc, const float *a, int sa, const flo
 static inline void ct_test_tiny_inputs(struct ct_gpt2 *model, struct ct_tokens *tok, int n,
 				       int period)
 {
-	const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+	const struct ct_model_config tiny = CT_TEST_TINY_CONFIG;
 	ct_tok *t = malloc(n * sizeof(ct_tok));
 
 	assert_int_equal(ct_gpt2_alloc(model, &tiny), 0);

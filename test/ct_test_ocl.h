@@ -78,7 +78,7 @@ static inline int ct_test_no_kernel_cache(void)
  * loss moves) and hp: 6 steps of B 3 x T 11, lr 1e-2, weight decay 0.01,
  * the other hyperparameters at their defaults. 0, or -1 (what was made is
  * the caller's to free). */
-static inline int ct_test_ocl_wu_inputs(const struct ct_gpt2_config *cfg, struct ct_gpt2 *model,
+static inline int ct_test_ocl_wu_inputs(const struct ct_model_config *cfg, struct ct_gpt2 *model,
 					struct ct_tokens *tokens, struct ct_wu_hparams *hp)
 {
 	ct_tok tok[400];

@@ -17,7 +17,7 @@ double ct_dfx_urand(uint64_t *s)
 	return (double)(*s >> 11) / 9007199254740992.0;
 }
 
-int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64_t *rng,
+int ct_dfx_make_inputs(const struct ct_model_config *cfg, const char *dir, uint64_t *rng,
 		       char *model, char *train, char *eval)
 {
 	struct ct_gpt2_layout lay;
@@ -134,7 +134,7 @@ int ct_dfx_group_teardown(void **state)
 }
 
 int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
-		     const struct ct_gpt2_config *cfg)
+		     const struct ct_model_config *cfg)
 {
 	struct ct_project_opts o = { .name = name, .listen = "127.0.0.1:0" };
 	int rc;

@@ -24,7 +24,7 @@ double ct_dfx_urand(uint64_t *s);
 /* Write a random model of cfg (seed 42) and a learnable token stream
  * (2400 train, 600 eval tokens, drawn from *rng) into dir; their paths go
  * to model, train, eval (CT_DFX_PATH bytes each). Returns 0 or CT_E*. */
-int ct_dfx_make_inputs(const struct ct_gpt2_config *cfg, const char *dir, uint64_t *rng,
+int ct_dfx_make_inputs(const struct ct_model_config *cfg, const char *dir, uint64_t *rng,
 		       char *model, char *train, char *eval);
 
 /* A new project in a fresh temporary directory (*dir, caller frees through
@@ -86,7 +86,7 @@ struct ct_dfx_case {
 /* Open c (zeroed) for a project named name with a random model of cfg
  * (ct_dfx_make_inputs). Returns 0, or CT_E* with c closed again. */
 int ct_dfx_case_open(struct ct_dfx_case *c, const char *name,
-		     const struct ct_gpt2_config *cfg);
+		     const struct ct_model_config *cfg);
 void ct_dfx_case_close(struct ct_dfx_case *c);
 /* A cmocka teardown for a fixture that embeds struct ct_dfx_case as its
  * FIRST member and was calloc()ed: closes the case, frees *state. */

@@ -16,11 +16,11 @@
 #include "ct_file.h"
 #include "ct_llama.h"
 
-static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config tiny = CT_TEST_TINY_CONFIG;
 
-static struct ct_gpt2_config tiny_llama(void)
+static struct ct_model_config tiny_llama(void)
 {
-	return (struct ct_gpt2_config){ .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
+	return (struct ct_model_config){ .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
 					.C = 32, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 48,
 					.flags = CT_LLAMA_QKV_BIAS, .rope_theta = 10000.0,
 					.rms_eps = 1e-5 };
@@ -69,7 +69,7 @@ static void test_bf16_rounding(void **state)
 }
 
 /* A random model of cfg (seed 1234). */
-static void model_of(const struct ct_gpt2_config *cfg, struct ct_gpt2 *m)
+static void model_of(const struct ct_model_config *cfg, struct ct_gpt2 *m)
 {
 	assert_int_equal(ct_gpt2_alloc(m, cfg), 0);
 	assert_int_equal(ct_gpt2_init_random(cfg, 1234, m->params), 0);
@@ -244,7 +244,7 @@ static void lora_hp(struct ct_wu_hparams *hp, int fmt)
 }
 
 /* A compact WU == the float32 WU on the widened weights, bit for bit. */
-static void check_equal(const struct ct_gpt2_config *cfg, int fmt)
+static void check_equal(const struct ct_model_config *cfg, int fmt)
 {
 	struct ct_gpt2 m = { 0 }, w = { 0 }, c = { 0 };
 	struct ct_tokens tok = { 0 };
@@ -315,7 +315,7 @@ static void test_wu_gpt2(void **state)
 
 static void test_wu_llama(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama();
+	struct ct_model_config c = tiny_llama();
 
 	(void)state;
 	check_equal(&c, CT_BASE_BF16);
@@ -332,7 +332,7 @@ static void test_wu_llama(void **state)
  * lowers it in the order of its bytes a weight, and it grows with B. */
 static void test_mem_bound(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama();
+	struct ct_model_config c = tiny_llama();
 	struct ct_gpt2_layout lay;
 	struct ct_base_layout bl;
 	struct ct_wu_hparams hp;

@@ -10,7 +10,7 @@
 
 static void test_wu_credit_gpt2_small(void **state)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12,
+	const struct ct_model_config cfg = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12,
 					    .C = 768, .Vp = 50304 };
 	double flops = ct_credit_wu_flops(&cfg, 1024, 4, 10);
 

@@ -97,7 +97,7 @@ static void populate(struct fx *f)
 
 static int setup(void **state)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
 	struct fx *f = calloc(1, sizeof(*f));
 

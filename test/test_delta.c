@@ -491,7 +491,7 @@ static void test_int8_bad_scale(void **state)
 static void test_lora_kind(void **state)
 {
 	static const struct ct_delta_model tiny = { 16, 60, 64, 2, 2, 32 };
-	struct ct_gpt2_config cfg = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64 };
+	struct ct_model_config cfg = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32, .Vp = 64 };
 	struct ct_lora_spec spec = { .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
 	struct ct_delta_lora sec = { .rank = 4, .targets = CT_LORA_ALL, .alpha = 8.0f,
 				     .seed = 0x1234567890abcdefull };
@@ -578,7 +578,7 @@ static void test_lora_kind(void **state)
  * zero, hash-checked, and refused for full weights. */
 static void test_lora_per_tensor(void **state)
 {
-	struct ct_gpt2_config cfg = { .maxT = 64, .V = 60, .L = 1, .NH = 12, .C = 768, .Vp = 64 };
+	struct ct_model_config cfg = { .maxT = 64, .V = 60, .L = 1, .NH = 12, .C = 768, .Vp = 64 };
 	struct ct_lora_spec spec = { .rank = 8, .alpha = 16.0f, .targets = CT_LORA_ALL };
 	struct ct_delta_model dm = { 64, 60, 64, 1, 12, 768 };
 	struct ct_delta_lora sec = { .rank = 8, .targets = CT_LORA_ALL, .alpha = 16.0f, .seed = 9 };

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* Big enough that the weights span several 4 MiB pieces. */
-static const struct ct_gpt2_config cfg = {
+static const struct ct_model_config cfg = {
 	.maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 512, .Vp = 64,
 };
 

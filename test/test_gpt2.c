@@ -12,7 +12,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
-static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config tiny = CT_TEST_TINY_CONFIG;
 
 static void path_in(char *out, size_t cap, const char *name)
 {
@@ -40,7 +40,7 @@ static void test_layout(void **state)
 
 static void test_config_check(void **state)
 {
-	struct ct_gpt2_config c;
+	struct ct_model_config c;
 
 	(void)state;
 	c = tiny; c.NH = 3;		/* 32 % 3 != 0 */
@@ -105,7 +105,7 @@ static void test_init(void **state)
 static void test_roundtrip_and_bytes(void **state)
 {
 	struct ct_gpt2 a = { 0 }, b = { 0 };
-	struct ct_gpt2_config c;
+	struct ct_model_config c;
 	char path[4200];
 	unsigned char *data;
 	size_t len;
@@ -229,7 +229,7 @@ static void test_save_fails_cleanly(void **state)
 static void test_finite_and_flops(void **state)
 {
 	struct ct_gpt2 a = { 0 };
-	struct ct_gpt2_config g2 = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 };
+	struct ct_model_config g2 = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12, .C = 768, .Vp = 50304 };
 	double f;
 
 	(void)state;

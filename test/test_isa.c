@@ -172,7 +172,7 @@ static void run_elementwise(struct outs *o)
 
 /* Three training steps of a model of cfg from its seeded initialisation;
  * keeps the parameters and the losses. */
-static void run_steps(struct outs *o, const char *name, const struct ct_gpt2_config *cfg)
+static void run_steps(struct outs *o, const char *name, const struct ct_model_config *cfg)
 {
 	struct ct_gpt2_layout lay;
 	struct ct_model m;
@@ -199,7 +199,7 @@ static void run_steps(struct outs *o, const char *name, const struct ct_gpt2_con
 	ct_model_free(&m);
 }
 
-static void run_merge(struct outs *o, const struct ct_gpt2_config *cfg)
+static void run_merge(struct outs *o, const struct ct_model_config *cfg)
 {
 	struct ct_lora_spec spec = { .rank = 3, .alpha = 6.0f, .targets = CT_LORA_ALL };
 	struct ct_gpt2_layout lay;
@@ -217,8 +217,8 @@ static void run_merge(struct outs *o, const struct ct_gpt2_config *cfg)
 	free(p);
 }
 
-static const struct ct_gpt2_config gpt2_tiny = CT_TEST_TINY_CONFIG;
-static const struct ct_gpt2_config llama_tiny = {
+static const struct ct_model_config gpt2_tiny = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config llama_tiny = {
 	.arch = CT_ARCH_LLAMA, .maxT = 16, .V = 60, .Vp = 60, .L = 2, .NH = 4, .KVH = 2,
 	.C = 32, .F = 48, .flags = CT_LLAMA_QKV_BIAS, .rope_theta = 10000.0, .rms_eps = 1e-5,
 };

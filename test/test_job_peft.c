@@ -39,7 +39,7 @@ static const char *path(const char *name)
 
 /* base (seed 1) and, in "model.ct", base merged with `rounds` rounds of
  * K shards of random rank-r adapters (B not zero: trained ones). */
-static void make_models(const struct ct_gpt2_config *c, const struct ct_lora_spec *s,
+static void make_models(const struct ct_model_config *c, const struct ct_lora_spec *s,
 			int K, int rounds, struct ct_gpt2 *base)
 {
 	const size_t n = ct_lora_nparams(c, s);
@@ -136,7 +136,7 @@ static char *read_text(const char *p)
 
 static void test_gpt2(void **state)
 {
-	const struct ct_gpt2_config c = { .maxT = 16, .V = 64, .Vp = 64, .L = 2, .NH = 2, .C = 16 };
+	const struct ct_model_config c = { .maxT = 16, .V = 64, .Vp = 64, .L = 2, .NH = 2, .C = 16 };
 	const struct ct_lora_spec s = { .rank = 2, .alpha = 4.0f, .targets = CT_LORA_ALL };
 	struct ct_job_peft p = { .spec = s, .rank = 2 * 3 * 2, .base_name = "gpt2 \"tiny\"",
 				 .dtype = CT_ST_F32 };
@@ -193,7 +193,7 @@ static void test_gpt2(void **state)
 static void test_llama(void **state)
 {
 	/* GQA: q 32 rows, k and v 16 each; F = 24 */
-	const struct ct_gpt2_config c = { .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
+	const struct ct_model_config c = { .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
 					  .C = 32, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 24,
 					  .flags = CT_LLAMA_TIED, .rope_theta = 10000.0,
 					  .rms_eps = 1e-5 };

@@ -26,9 +26,9 @@ static const struct ct_jv_limits LIM = { .max_bytes = 4096, .max_values = 64,
 					 .max_depth = 4 };
 
 /* L=2 C=32 NH=4 KVH=2 F=48 V=50, untied, q/k/v biases. */
-static struct ct_gpt2_config tiny_llama(void)
+static struct ct_model_config tiny_llama(void)
 {
-	return (struct ct_gpt2_config){ .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
+	return (struct ct_model_config){ .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4,
 					.C = 32, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 48,
 					.flags = CT_LLAMA_QKV_BIAS, .rope_theta = 10000.0,
 					.rms_eps = 1e-5 };
@@ -133,7 +133,7 @@ static void test_safetensors(void **state)
 
 static void test_checkpoint(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama(), bad;
+	struct ct_model_config c = tiny_llama(), bad;
 	struct ct_gpt2 m = { 0 }, back = { 0 };
 	unsigned char *img, *img2;
 	size_t n, n2;
@@ -182,7 +182,7 @@ static void test_checkpoint(void **state)
 
 static void test_rope_table(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama();
+	struct ct_model_config c = tiny_llama();
 	const int T = 4096, h2 = 4;
 	float *tab = malloc((size_t)T * 8 * sizeof(float));
 	double f[4], worst = 0;
@@ -217,7 +217,7 @@ static void train_child(const char *threads, const char *path)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct ct_gpt2_config c = tiny_llama();
+		struct ct_model_config c = tiny_llama();
 		struct ct_gpt2 m = { 0 };
 		struct ct_tokens tok = { 0 };
 		struct ct_wu_hparams hp;
@@ -262,7 +262,7 @@ static void test_threads_identical(void **state)
 /* Save after 2 of 4 steps, resume: same weights as running straight. */
 static void test_resume_identical(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama();
+	struct ct_model_config c = tiny_llama();
 	struct ct_gpt2 m = { 0 };
 	struct ct_tokens tok = { 0 };
 	struct ct_wu_hparams hp;
@@ -296,7 +296,7 @@ static void test_resume_identical(void **state)
 }
 
 /* The adapter floats of every LoRA slot of cfg, added up. */
-static size_t lora_slots_sum(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+static size_t lora_slots_sum(const struct ct_model_config *cfg, const struct ct_lora_spec *spec)
 {
 	size_t sum = 0;
 
@@ -311,7 +311,7 @@ static size_t lora_slots_sum(const struct ct_gpt2_config *cfg, const struct ct_l
 
 static void test_sizes_and_refusal(void **state)
 {
-	struct ct_gpt2_config smol = { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30,
+	struct ct_model_config smol = { .maxT = 2048, .V = 49152, .Vp = 49152, .L = 30,
 				       .NH = 9, .C = 576, .arch = CT_ARCH_LLAMA, .KVH = 3,
 				       .F = 1536, .flags = CT_LLAMA_TIED, .rope_theta = 1e5,
 				       .rms_eps = 1e-5 };
@@ -337,8 +337,8 @@ static void test_sizes_and_refusal(void **state)
  * version 1; Qwen3-0.6B's sizes, FLOPs and LoRA slots. */
 static void test_qwen3(void **state)
 {
-	struct ct_gpt2_config c = tiny_llama(), bad;
-	struct ct_gpt2_config q06 = { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28,
+	struct ct_model_config c = tiny_llama(), bad;
+	struct ct_model_config q06 = { .maxT = 4096, .V = 151936, .Vp = 151936, .L = 28,
 				      .NH = 16, .C = 1024, .arch = CT_ARCH_LLAMA, .KVH = 8,
 				      .F = 3072, .flags = CT_LLAMA_TIED | CT_LLAMA_QK_NORM,
 				      .hd = 128, .rope_theta = 1e6, .rms_eps = 1e-6 };

@@ -21,7 +21,7 @@
 
 #include <math.h>
 
-static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config tiny = CT_TEST_TINY_CONFIG;
 
 static float *floats(size_t n)
 {
@@ -35,7 +35,7 @@ static float *floats(size_t n)
 
 static void test_init(void **state)
 {
-	struct ct_gpt2_config c = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 64, .Vp = 64 };
+	struct ct_model_config c = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 64, .Vp = 64 };
 	struct ct_lora_spec sp = { .rank = 8, .alpha = 16.0f, .targets = CT_LORA_ALL };
 	size_t n = ct_lora_nparams(&c, &sp);
 	float *a = floats(n), *b = floats(n), *d = floats(n);
@@ -166,7 +166,7 @@ static void batch(ct_tok *in, ct_tok *tg, int n, uint32_t seed)
 }
 
 /* base + s * B A in double, rounded once, for every slot. */
-static void merge_double(const struct ct_gpt2_config *c, const struct ct_lora_spec *sp,
+static void merge_double(const struct ct_model_config *c, const struct ct_lora_spec *sp,
 			 float *params, const float *ad)
 {
 	float s = sp->alpha / (float)sp->rank;

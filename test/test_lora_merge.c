@@ -14,10 +14,10 @@
 
 #include <math.h>
 
-static const struct ct_gpt2_config tiny = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32,
+static const struct ct_model_config tiny = { .maxT = 16, .V = 60, .L = 2, .NH = 2, .C = 32,
 					    .Vp = 64 };
 /* big enough that the merge runs on several threads */
-static const struct ct_gpt2_config wide = { .maxT = 8, .V = 60, .L = 2, .NH = 4, .C = 96,
+static const struct ct_model_config wide = { .maxT = 8, .V = 60, .L = 2, .NH = 4, .C = 96,
 					    .Vp = 64 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -41,7 +41,7 @@ static float *rand_floats(size_t n, float scale)
 }
 
 /* The header's formula, as plainly as it can be written. */
-static void naive_merge(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *sp,
+static void naive_merge(const struct ct_model_config *cfg, const struct ct_lora_spec *sp,
 			float *params, const float *const *ad, int K)
 {
 	float s = sp->alpha / (float)sp->rank;
@@ -74,7 +74,7 @@ static void naive_merge(const struct ct_gpt2_config *cfg, const struct ct_lora_s
  * got: |got - want| <= 1e-6 * (|base| + s * sum |products| / K) + 1e-9
  * (float rounding of a chain of r fmas, a K-term sum and the final add). Also returns the
  * number of elements that changed from the base. */
-static size_t check_f64(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *sp,
+static size_t check_f64(const struct ct_model_config *cfg, const struct ct_lora_spec *sp,
 			const float *base, const float *got, const float *const *ad, int K)
 {
 	double s = (double)sp->alpha / sp->rank;
@@ -109,7 +109,7 @@ static size_t check_f64(const struct ct_gpt2_config *cfg, const struct ct_lora_s
 }
 
 /* Every element of no target matrix is bit-identical to the base. */
-static void check_untouched(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *sp,
+static void check_untouched(const struct ct_model_config *cfg, const struct ct_lora_spec *sp,
 			    const float *base, const float *got, size_t n)
 {
 	char *in_target = calloc(n, 1);
@@ -133,7 +133,7 @@ struct merge_case {
 	unsigned targets;
 };
 
-static void run_case(const struct ct_gpt2_config *cfg, const struct merge_case *mc, int K)
+static void run_case(const struct ct_model_config *cfg, const struct merge_case *mc, int K)
 {
 	struct ct_lora_spec sp = { .rank = mc->rank, .alpha = mc->alpha, .targets = mc->targets };
 	struct ct_gpt2_layout lay;

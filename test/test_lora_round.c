@@ -41,7 +41,7 @@
 
 #include <math.h>
 
-static const struct ct_gpt2_config CFG = { .maxT = 16, .V = 64, .L = 2, .NH = 2, .C = 16,
+static const struct ct_model_config CFG = { .maxT = 16, .V = 64, .L = 2, .NH = 2, .C = 16,
 					   .Vp = 64 };
 static const struct ct_lora_spec SPEC = { .rank = 2, .alpha = 4.0f, .targets = CT_LORA_ALL };
 
@@ -256,7 +256,7 @@ static void test_honest_pair(void **state)
 	/* doc/credit.md's worked example: GPT-2 124M, rank 8 on all four
 	 * targets, 10 steps of 4 x 1024 tokens */
 	{
-		const struct ct_gpt2_config g = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12,
+		const struct ct_model_config g = { .maxT = 1024, .V = 50257, .L = 12, .NH = 12,
 						  .C = 768, .Vp = 50304 };
 		const struct ct_lora_spec r8 = { .rank = 8, .alpha = 8.0f,
 						 .targets = CT_LORA_ALL };

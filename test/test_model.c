@@ -19,7 +19,7 @@
 
 #include <math.h>
 
-static const struct ct_gpt2_config tiny = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config tiny = CT_TEST_TINY_CONFIG;
 
 /* ---- matmul: blocked == plain -------------------------------------- */
 
@@ -80,7 +80,7 @@ static void test_matmul_matches_spec(void **state)
 /* ---- an independent double-precision GPT-2 forward ----------------- */
 
 struct dmodel {
-	const struct ct_gpt2_config *c;
+	const struct ct_model_config *c;
 	const struct ct_gpt2_layout *lay;
 	const double *p;
 };
@@ -202,7 +202,7 @@ static double d_loss(const struct dmodel *m, const ct_tok *tok, int B, int T)
 static void test_gradients_vs_finite_differences(void **state)
 {
 	const int B = 2, T = 8;
-	struct ct_gpt2_config c = tiny;
+	struct ct_model_config c = tiny;
 	struct ct_gpt2_layout lay;
 	struct ct_model m;
 	ct_tok tok[2 * 8 + 1], in[16], tg[16];

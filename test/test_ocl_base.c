@@ -24,13 +24,13 @@ static struct ct_ocl_ops ops;
 static const char *dev = "opencl";
 static char *dir;
 
-static const struct ct_gpt2_config gpt2 = {
+static const struct ct_model_config gpt2 = {
 	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
 };
 
-static struct ct_gpt2_config llama(int tied_qknorm)
+static struct ct_model_config llama(int tied_qknorm)
 {
-	struct ct_gpt2_config c = { .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4, .C = 32,
+	struct ct_model_config c = { .maxT = 16, .V = 50, .Vp = 50, .L = 2, .NH = 4, .C = 32,
 				    .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 48,
 				    .flags = CT_LLAMA_QKV_BIAS, .rope_theta = 10000.0,
 				    .rms_eps = 1e-5 };
@@ -181,13 +181,13 @@ static void test_matmul(void **state)
 /* ---- whole work units ---------------------------------------------- */
 
 struct wu_fix {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2 model;
 	struct ct_tokens tokens;
 	struct ct_wu_hparams hp;
 };
 
-static void wu_fix(struct wu_fix *f, const struct ct_gpt2_config *cfg, int fmt)
+static void wu_fix(struct wu_fix *f, const struct ct_model_config *cfg, int fmt)
 {
 	memset(f, 0, sizeof(*f));
 	f->cfg = *cfg;
@@ -235,7 +235,7 @@ static void run(struct wu_fix *f, const char *device, const char *resume, int st
 	ct_wu_close(wu);
 }
 
-static void wu_equal(const struct ct_gpt2_config *cfg, int fmt, const char *what)
+static void wu_equal(const struct ct_model_config *cfg, int fmt, const char *what)
 {
 	struct wu_fix f;
 	size_t n;
@@ -272,7 +272,7 @@ static void wu_equal(const struct ct_gpt2_config *cfg, int fmt, const char *what
 
 static void test_wu_equal(void **state)
 {
-	struct ct_gpt2_config l1 = llama(0), l2 = llama(1);
+	struct ct_model_config l1 = llama(0), l2 = llama(1);
 
 	(void)state;
 	for (int fmt = CT_BASE_BF16; fmt < CT_BASE_NFMT; fmt++) {
@@ -294,7 +294,7 @@ static void test_wu_equal(void **state)
 
 /* Save on one device after each step in turn, resume on the other: the
  * adapters of an uninterrupted cpu run. */
-static void resume_across(const struct ct_gpt2_config *cfg, int fmt)
+static void resume_across(const struct ct_model_config *cfg, int fmt)
 {
 	struct wu_fix f;
 	size_t n;
@@ -327,7 +327,7 @@ static void resume_across(const struct ct_gpt2_config *cfg, int fmt)
 
 static void test_resume_across(void **state)
 {
-	struct ct_gpt2_config l2 = llama(1);
+	struct ct_model_config l2 = llama(1);
 
 	(void)state;
 	for (int fmt = CT_BASE_BF16; fmt < CT_BASE_NFMT; fmt++) {
@@ -340,7 +340,7 @@ static void test_resume_across(void **state)
  * layer's slice or a whole non-layer tensor, and the stored bytes (the
  * float32 array, or the image with its zero gaps) back as they went in,
  * whole and through a range that crosses pieces. */
-static void pieces(const struct ct_gpt2_config *c, int fmt)
+static void pieces(const struct ct_model_config *c, int fmt)
 {
 	struct ct_dweights w;
 	struct ct_gpt2 m;
@@ -380,7 +380,7 @@ static void pieces(const struct ct_gpt2_config *c, int fmt)
 
 static void test_pieces(void **state)
 {
-	struct ct_gpt2_config l1 = llama(0), l2 = llama(1);
+	struct ct_model_config l1 = llama(0), l2 = llama(1);
 
 	(void)state;
 	for (int fmt = CT_BASE_F32; fmt < CT_BASE_NFMT; fmt++) {

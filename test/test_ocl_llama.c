@@ -111,9 +111,9 @@ static void test_rmsnorm(void **state)
 }
 
 /* A Llama config with these heads (hs = 2*h2) for the RoPE table. */
-static struct ct_gpt2_config heads_cfg(int NH, int KVH, int hs)
+static struct ct_model_config heads_cfg(int NH, int KVH, int hs)
 {
-	return (struct ct_gpt2_config){ .maxT = 64, .V = 50, .Vp = 50, .L = 1, .NH = NH,
+	return (struct ct_model_config){ .maxT = 64, .V = 50, .Vp = 50, .L = 1, .NH = NH,
 					.C = NH * hs, .arch = CT_ARCH_LLAMA, .KVH = KVH, .F = 8,
 					.rope_theta = 10000.0, .rms_eps = 1e-5,
 					.rope_factor = 8.0, .rope_low = 1.0, .rope_high = 4.0,
@@ -122,7 +122,7 @@ static struct ct_gpt2_config heads_cfg(int NH, int KVH, int hs)
 
 static void check_rope(int B, int T, int NH, int KVH, int hs)
 {
-	struct ct_gpt2_config c = heads_cfg(NH, KVH, hs);
+	struct ct_model_config c = heads_cfg(NH, KVH, hs);
 	const size_t n = (size_t)B * T * (NH + 2 * KVH) * hs;
 	float *tab = malloc((size_t)T * hs * sizeof(float));
 	float *x = rand_floats(n, 1.0f), *g = rand_floats(n, 1.0f);
@@ -257,16 +257,16 @@ static void test_gqa(void **state)
 
 /* L=2 C=36 NH=6 hs=6, V=53 < Vp=56, F=30; kvh and flags vary. With
  * Qwen3's q/k norms the heads are hd = 8 wide (q 48 > C = 36). */
-static struct ct_gpt2_config model_cfg(int KVH, int flags)
+static struct ct_model_config model_cfg(int KVH, int flags)
 {
-	return (struct ct_gpt2_config){ .maxT = 16, .V = 53, .Vp = 56, .L = 2, .NH = 6,
+	return (struct ct_model_config){ .maxT = 16, .V = 53, .Vp = 56, .L = 2, .NH = 6,
 					.C = 36, .arch = CT_ARCH_LLAMA, .KVH = KVH, .F = 30,
 					.flags = flags, .rope_theta = 500000.0, .rms_eps = 1e-5,
 					.hd = (flags & CT_LLAMA_QK_NORM) ? 8 : 0 };
 }
 
 struct wu_fix {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2 model;
 	struct ct_tokens tokens;
 	struct ct_wu_hparams hp;
@@ -402,8 +402,8 @@ static void test_wu_lean(void **state)
  * by one layer's), and the default turns lean on at the 1 GiB mark. */
 static void test_lean_bytes(void **state)
 {
-	struct ct_gpt2_config c = model_cfg(2, CT_LLAMA_QK_NORM);
-	struct ct_gpt2_config big = c;
+	struct ct_model_config c = model_cfg(2, CT_LLAMA_QK_NORM);
+	struct ct_model_config big = c;
 	uint64_t got[2], want[2], largest;
 
 	(void)state;

@@ -22,7 +22,7 @@ static cl_kernel kscale;
 static const char *dev = "opencl";
 static char *dir;
 
-static const struct ct_gpt2_config cfg = {
+static const struct ct_model_config cfg = {
 	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
 };
 

@@ -25,7 +25,7 @@
 static const char *ocl_dev = "opencl";
 static int have_ocl = 1;
 static char *dir;
-static const struct ct_gpt2_config gcfg = {
+static const struct ct_model_config gcfg = {
 	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
 };
 
@@ -37,7 +37,7 @@ static const struct ct_gpt2_config gcfg = {
 #define UNMASKED_SHA "fa9ce8c7542e9576da6ac835a1ab9b3b59436a5dea78cd5f65792c8b7e5dfc92"
 
 struct fix {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2 model;
 	struct ct_tokens tokens;
 	struct ct_wu_hparams hp;
@@ -63,7 +63,7 @@ static void gpt2_fix(struct fix *f)
 static void llama_fix(struct fix *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->cfg = (struct ct_gpt2_config){ .maxT = 16, .V = 53, .Vp = 56, .L = 2, .NH = 6,
+	f->cfg = (struct ct_model_config){ .maxT = 16, .V = 53, .Vp = 56, .L = 2, .NH = 6,
 					  .C = 36, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 30,
 					  .flags = CT_LLAMA_QKV_BIAS, .rope_theta = 500000.0,
 					  .rms_eps = 1e-5 };

@@ -20,7 +20,7 @@
 #include <math.h>
 
 static const char *ocl_dev = "opencl";
-static const struct ct_gpt2_config cfg = {
+static const struct ct_model_config cfg = {
 	.maxT = 16, .V = 61, .L = 2, .NH = 2, .C = 24, .Vp = 64,
 };
 
@@ -250,7 +250,7 @@ static void test_bad_device(void **state)
  * an evaluation-only backend refuses to train or hand out AdamW state. */
 static void test_device_limits(void **state)
 {
-	struct ct_gpt2_config huge = {
+	struct ct_model_config huge = {
 		.maxT = 64, .V = 50257, .L = 1, .NH = 16, .C = 16384, .Vp = 65536,
 	};
 	struct fixture *f = *state;

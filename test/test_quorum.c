@@ -69,7 +69,7 @@ static void test_adam_bound(void **state)
  * close to the bound, so the same update scaled x10 cannot. */
 static void test_sanity_on_real_training(void **state)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
 	struct ct_wu_hparams hp;
 	struct ct_gpt2 m = { 0 };

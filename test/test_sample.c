@@ -151,7 +151,7 @@ static void test_params_check(void **state)
  * the growing context, also once the context is longer than maxT. */
 static void test_generate_matches_forward(void **state)
 {
-	const struct ct_gpt2_config cfg = CT_TEST_TINY_CONFIG;
+	const struct ct_model_config cfg = CT_TEST_TINY_CONFIG;
 	struct ct_gpt2 model = { 0 };
 	struct ct_sample_params p;
 	struct ct_tokvec out = { 0 }, again = { 0 };

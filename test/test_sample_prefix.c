@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct ct_gpt2_config cfg = CT_TEST_TINY_CONFIG;
+static const struct ct_model_config cfg = CT_TEST_TINY_CONFIG;
 
 /* The logits of every row of the full window, (T, Vp). */
 static float *full_logits(const struct ct_gpt2 *model, const ct_tok *in)

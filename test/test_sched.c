@@ -131,7 +131,7 @@ static char *subst(const char *s)
 static void make_inputs(void)
 {
 	char path[4200];
-	struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8, .Vp = 256 };
+	struct ct_model_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8, .Vp = 256 };
 	struct ct_gpt2 m = { 0 };
 
 	assert_int_equal(ct_gpt2_alloc(&m, &cfg), 0);

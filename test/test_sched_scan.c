@@ -39,7 +39,7 @@ static int g_next_user;
 
 static void make_job(void)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8,
+	const struct ct_model_config cfg = { .maxT = 64, .V = 256, .L = 1, .NH = 2, .C = 8,
 					    .Vp = 256 };
 	struct ct_gpt2 m = { 0 };
 	char mp[4200], tp[4200];

@@ -384,7 +384,7 @@ static void test_hf_parts(void **state)
  * refused. */
 static void test_hf_sample(void **state)
 {
-	struct ct_gpt2_config cfg = CT_TEST_TINY_CONFIG;
+	struct ct_model_config cfg = CT_TEST_TINY_CONFIG;
 	struct ct_gpt2 model = { 0 };
 	struct ct_sample_params sp;
 	struct ct_tokenizer *tk;

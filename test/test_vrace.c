@@ -79,7 +79,7 @@ static double now_s(void)
 
 static int make_inputs(void)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 16,
 					    .Vp = 64 };
 
 	return ct_dfx_make_inputs(&cfg, F.dir, &rng, F.model, F.train, F.eval);

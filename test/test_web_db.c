@@ -610,7 +610,7 @@ static void test_tasks_by_state_and_pending_credit(void **state)
 		rep[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED },
 		bad[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_REPORTED, CT_RES_INVALID },
 		err[] = { CT_RES_UNSENT, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR };
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 8,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1, .NH = 2, .C = 8,
 					    .Vp = 64 };
 	const struct web_fx_user *u = &fx.users[1];
 	double want = ct_credit_from_flops(ct_credit_wu_flops(&cfg, 8, 1, 2));

@@ -50,7 +50,7 @@ static int setup_all(void **state)
 {
 	struct ct_project_opts o = { 0 };
 	/* context 64, vocabulary 1024 (every test token is below it) */
-	struct ct_gpt2_config cfg = { .maxT = 64, .V = 1024, .L = 1, .NH = 2, .C = 8,
+	struct ct_model_config cfg = { .maxT = 64, .V = 1024, .L = 1, .NH = 2, .C = 8,
 				      .Vp = 1024 };
 	struct ct_gpt2 m = { 0 };
 

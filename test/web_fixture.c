@@ -91,7 +91,7 @@ void web_fx_close(struct web_fx *fx)
 static int make_inputs(const char *dir, char *model, char *train, char *eval,
 		       size_t cap)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 64, .L = 1,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 64, .L = 1,
 					    .NH = 2, .C = 8, .Vp = 64 };
 	struct ct_gpt2_layout lay;
 	ct_tok tok[400];

@@ -31,7 +31,7 @@
 /* The "e2e" job, through the operator's own `job submit --train-text`. */
 static int submit_text_job(struct web_fx *fx, int64_t *jobid)
 {
-	const struct ct_gpt2_config cfg = { .maxT = 16, .V = 256, .L = 1,
+	const struct ct_model_config cfg = { .maxT = 16, .V = 256, .L = 1,
 					    .NH = 2, .C = 8, .Vp = 256 };
 	struct ct_gpt2 m = { 0 };
 	char model[4200], out[64] = "";

@@ -44,7 +44,7 @@ static int target_index(enum ct_lora_target t)
 }
 
 /* Row counts of a Llama target's modules (0 ends). */
-static void llama_rows(const struct ct_gpt2_config *c, int ti, int rows[3])
+static void llama_rows(const struct ct_model_config *c, int ti, int rows[3])
 {
 	const int hd = ct_llama_head_dim(c), q = c->NH * hd, kv = c->KVH * hd;
 
@@ -58,7 +58,7 @@ static void llama_rows(const struct ct_gpt2_config *c, int ti, int rows[3])
 }
 
 /* The modules of spec on cfg into *out (malloc'd), their count in *n. */
-static int list_mods(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+static int list_mods(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		     struct peft_mod **out, size_t *n)
 {
 	const int ns = ct_lora_nslots(cfg, spec), llama = cfg->arch == CT_ARCH_LLAMA;
@@ -278,7 +278,7 @@ static int json_str(char *b, size_t cap, const char *s)
 	return snprintf(b + k, cap - k, "\"") < (int)(cap - k) ? 0 : -1;
 }
 
-static int write_config(const struct ct_job_peft *p, const struct ct_gpt2_config *cfg,
+static int write_config(const struct ct_job_peft *p, const struct ct_model_config *cfg,
 			int P, const char *dir)
 {
 	const int llama = cfg->arch == CT_ARCH_LLAMA;
@@ -362,7 +362,7 @@ static int build(const struct ct_gpt2 *base,
 /* Whether a and b have the same tensors (a config has padding: no memcmp). */
 static int same_shape(const struct ct_gpt2 *a, const struct ct_gpt2 *b)
 {
-	const struct ct_gpt2_config *x = &a->cfg, *y = &b->cfg;
+	const struct ct_model_config *x = &a->cfg, *y = &b->cfg;
 
 	return a->lay.total == b->lay.total && x->maxT == y->maxT && x->V == y->V &&
 	       x->L == y->L && x->NH == y->NH && x->C == y->C && x->Vp == y->Vp &&

@@ -64,7 +64,7 @@ static int take_path(struct ct_text_submit *ts, const char *path)
 int ct_job_tokenizer_prepare(struct ct_cmd_ctx *ctx, const char *model_arg, int text,
 			     struct ct_text_submit *ts)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	char dir[PATH_MAX], file[PATH_MAX];
 	int rc;
 

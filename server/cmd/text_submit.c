@@ -316,7 +316,7 @@ int ct_text_submit_prepare(struct ct_cmd_ctx *ctx, int argc, char **argv,
 			   struct ct_text_submit *ts)
 {
 	struct text_args ta = { .ntrain = 0 };
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	char path[PATH_MAX];
 	int rc;
 

@@ -166,7 +166,7 @@ out:
  * $CTUNE_THREADS (daemons.eval_threads sets it), else the online CPUs. */
 static int mean_files(struct ct_server *srv, struct around *a, char (*names)[96])
 {
-	struct ct_gpt2_config cfg = a->base.cfg;
+	struct ct_model_config cfg = a->base.cfg;
 	long threads = ct_opt_int(CT_OPT_THREADS, sysconf(_SC_NPROCESSORS_ONLN));
 	char base_path[4096], (*paths)[4096] = calloc((size_t)a->nin, sizeof(*paths));
 	const char **pp = calloc((size_t)a->nin, sizeof(*pp));

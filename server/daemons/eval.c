@@ -41,7 +41,7 @@ static int base_file(const char *path)
 
 int ct_seval_model_load(const char *path, struct ct_gpt2 *m)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	size_t len, got = 0;
 	int fd = -1, rc;
 

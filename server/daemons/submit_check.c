@@ -137,7 +137,7 @@ int ct_submit_check_base(const char *model_path, const struct ct_tokens *eval, i
 
 int ct_submit_check_base_file(const char *model_path, const char *eval_path, int seq)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_tokens eval = { 0 };
 	int rc;
 

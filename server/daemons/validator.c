@@ -400,7 +400,7 @@ static int decode_result(struct vwu *v, struct vres *r, int w_out, struct ct_del
 	return rc;
 }
 
-static int same_model(const struct ct_delta_info *info, const struct ct_gpt2_config *c)
+static int same_model(const struct ct_delta_info *info, const struct ct_model_config *c)
 {
 	const struct ct_delta_model *m = &info->model;
 

@@ -53,7 +53,7 @@ int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard)
 
 /* The inputs of a job, mapped and checked against each other. */
 struct job_inputs {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_tokens train, eval;
 };
 
@@ -342,7 +342,7 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 /* The memory a WU needs, and the interval of its results' hash chains:
  * [daemons] chain_every when set (> 0), else chosen from the model. */
 static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
-		      const struct ct_gpt2_config *cfg, int64_t jobid)
+		      const struct ct_model_config *cfg, int64_t jobid)
 {
 	struct ct_wu_hparams hp;
 	long every = 0;

@@ -50,7 +50,7 @@ int ct_lora_job_get(struct ct_db *db, int64_t jobid, struct ct_lora_spec *spec)
 	return 0;
 }
 
-int64_t ct_lora_max_upload(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec)
+int64_t ct_lora_max_upload(const struct ct_model_config *cfg, const struct ct_lora_spec *spec)
 {
 	int64_t raw = 4 * (int64_t)ct_lora_nparams(cfg, spec);
 
@@ -76,7 +76,7 @@ int ct_lora_job_check(const struct ct_lora_spec *in, struct ct_lora_spec *out)
 }
 
 int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *in,
-		    const struct ct_gpt2_config *cfg)
+		    const struct ct_model_config *cfg)
 {
 	struct ct_lora_spec spec;
 	int rc;

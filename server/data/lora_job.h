@@ -38,12 +38,12 @@ int ct_lora_job_check(const struct ct_lora_spec *in, struct ct_lora_spec *out);
  * (ct_lora_max_upload). Call in the submission, before the first round
  * opens. Returns 0, CT_EINVAL or a db error. */
 int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *spec,
-		    const struct ct_gpt2_config *cfg);
+		    const struct ct_model_config *cfg);
 
 /* Bytes a LoRA result file of this spec may have: the header, the
  * adapters' raw payload (4 bytes a float) and 1/8 + 64 KiB for zlib's
  * worst case and its block markers. */
-int64_t ct_lora_max_upload(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec);
+int64_t ct_lora_max_upload(const struct ct_model_config *cfg, const struct ct_lora_spec *spec);
 
 /* Append the LoRA elements of a WU of job `jobid` to the scheduler reply
  * (inside its <workunit>): <lora_rank>, <lora_alpha>, <lora_targets>

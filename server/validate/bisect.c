@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-int ct_bisect_chain_every(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *lora,
+int ct_bisect_chain_every(const struct ct_model_config *cfg, const struct ct_lora_spec *lora,
 			  int batch, int seq, int steps)
 {
 	struct ct_gpt2_layout lay;

@@ -31,7 +31,7 @@
 /* The chain interval of a job's WUs (ct_chain_every) from its shape:
  * a link hashes the trained floats (weights, or the LoRA adapters) and
  * their moments; a step costs the credit's FLOPs of B x T tokens. */
-int ct_bisect_chain_every(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *lora,
+int ct_bisect_chain_every(const struct ct_model_config *cfg, const struct ct_lora_spec *lora,
 			  int batch, int seq, int steps);
 
 /* 1 if chain (hex links) is well formed for a WU of steps steps with

@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-double ct_credit_wu_flops(const struct ct_gpt2_config *cfg, int seq, int batch,
+double ct_credit_wu_flops(const struct ct_model_config *cfg, int seq, int batch,
 			  int steps)
 {
 	double tokens = (double)steps * (double)batch * (double)seq;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 struct ct_db;
-struct ct_gpt2_config;
+struct ct_model_config;
 
 /* FLOPs in one cobblestone: 1/200 of a GFLOPS-day. */
 #define CT_CREDIT_COBBLESTONE_FLOPS 432e9
@@ -26,7 +26,7 @@ struct ct_gpt2_config;
 /* FLOPs of a WU of `steps` steps of `batch` x `seq` tokens on a model of
  * config cfg (the server's copy of the base model, never the client's
  * claim): tokens x ct_gpt2_flops_per_token(cfg, seq). */
-double ct_credit_wu_flops(const struct ct_gpt2_config *cfg, int seq, int batch,
+double ct_credit_wu_flops(const struct ct_model_config *cfg, int seq, int batch,
 			  int steps);
 
 /* Cobblestones for `flops` FLOPs. */

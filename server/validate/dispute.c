@@ -78,7 +78,7 @@ static int recompute(struct ct_server *srv, const struct dispute *d, const char 
  * trained floats, m and v, digest), with room for the header. */
 static int64_t state_bytes(const struct ct_dispute_wu *w, const char *model_path)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	double n;
 

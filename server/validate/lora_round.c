@@ -24,7 +24,7 @@
 /* ---- validator ---------------------------------------------------------- */
 
 int ct_lora_val_open(struct ct_db *db, int64_t jobid, int64_t wuid,
-		     const struct ct_gpt2_config *cfg, struct ct_lora_val *lv)
+		     const struct ct_model_config *cfg, struct ct_lora_val *lv)
 {
 	int64_t seed = 0;
 	int rc;
@@ -52,7 +52,7 @@ void ct_lora_val_close(struct ct_lora_val *lv)
 	memset(lv, 0, sizeof(*lv));
 }
 
-int ct_lora_val_decode(const struct ct_lora_val *lv, const struct ct_gpt2_config *cfg,
+int ct_lora_val_decode(const struct ct_lora_val *lv, const struct ct_model_config *cfg,
 		       const void *data, size_t len, float *adapters,
 		       struct ct_delta_info *info)
 {
@@ -94,7 +94,7 @@ int ct_lora_val_merged(const struct ct_lora_val *lv, const struct ct_gpt2 *base,
 	return 0;
 }
 
-double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+double ct_lora_wu_flops(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			int seq, int batch, int steps)
 {
 	double L = cfg->L, C = cfg->C, T = seq;
@@ -109,7 +109,7 @@ double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_s
 
 /* Decode the canonical result of shard k (named `name`, WU seed `seed`)
  * into ad (n floats). */
-static int decode_shard(struct ct_server *srv, const struct ct_gpt2_config *cfg,
+static int decode_shard(struct ct_server *srv, const struct ct_model_config *cfg,
 			const struct ct_lora_spec *spec, const char *name, uint64_t seed,
 			float *ad)
 {
@@ -138,7 +138,7 @@ static const struct ct_dl_col canon_cols[] = {
 
 /* The K canonical results in shard order: decode each into ads[k]. */
 static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
-			const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			float **ads)
 {
 	struct canon_row *rows = NULL;
@@ -162,7 +162,7 @@ static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid
 }
 
 int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
-			   const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			   const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			   float **ads)
 {
 	return decode_round(srv, db, roundid, nwus, cfg, spec, ads);
@@ -172,7 +172,7 @@ int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roun
  * base"): the mean of the K adapter arrays (ct_avg: A and B each averaged
  * in shard order), merged alone (K = 1) into out, the widened base. The
  * mean is kept in ads[0]. */
-static int merge_mean_adapters(const struct ct_gpt2_config *cfg,
+static int merge_mean_adapters(const struct ct_model_config *cfg,
 			       const struct ct_lora_spec *spec, float *out, float **ads, int nwus)
 {
 	size_t n = ct_lora_nparams(cfg, spec);

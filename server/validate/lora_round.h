@@ -44,13 +44,13 @@ struct ct_lora_val {
  * spec and, for a LoRA job, the WU's seed and initial adapters. Returns
  * 0, CT_ENOMEM, or a db error. Release with ct_lora_val_close. */
 int ct_lora_val_open(struct ct_db *db, int64_t jobid, int64_t wuid,
-		     const struct ct_gpt2_config *cfg, struct ct_lora_val *lv);
+		     const struct ct_model_config *cfg, struct ct_lora_val *lv);
 void ct_lora_val_close(struct ct_lora_val *lv);
 
 /* Decode an upload of the WU into adapters (lv->n floats). Returns like
  * ct_lora_result_decode (CT_EMISMATCH: not this WU's kind, shape, spec or
  * seed). */
-int ct_lora_val_decode(const struct ct_lora_val *lv, const struct ct_gpt2_config *cfg,
+int ct_lora_val_decode(const struct ct_lora_val *lv, const struct ct_model_config *cfg,
 		       const void *data, size_t len, float *adapters,
 		       struct ct_delta_info *info);
 
@@ -70,7 +70,7 @@ int ct_lora_val_merged(const struct ct_lora_val *lv, const struct ct_gpt2 *base,
  * input gradient still flows through every frozen matrix; no weight
  * gradient for them), Nm the matrix parameters of ct_gpt2_flops_per_token,
  * Na the adapter floats. */
-double ct_lora_wu_flops(const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+double ct_lora_wu_flops(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			int seq, int batch, int steps);
 
 /* Close LoRA round `roundid` of job `jobid` (nwus WUs): decode the K
@@ -91,7 +91,7 @@ int ct_lora_round_merge(struct ct_server *srv, struct ct_db *db, int64_t jobid,
  * here; the caller frees them, also on error. Returns 0, CT_ESTATE (a WU
  * without a canonical result), CT_ENOMEM, decode or db errors. */
 int ct_lora_round_adapters(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
-			   const struct ct_gpt2_config *cfg, const struct ct_lora_spec *spec,
+			   const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			   float **ads);
 
 #endif

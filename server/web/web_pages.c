@@ -979,7 +979,7 @@ static int job_cards(struct ct_buf *c, const struct ct_web_job *j)
 static void model_text(struct ct_web_req *req, const struct ct_web_job_inputs *in,
 		       char *out, size_t cap)
 {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2_layout lay;
 	char path[4200];
 

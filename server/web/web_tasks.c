@@ -37,7 +37,7 @@ static int result_credit(int64_t jobid, void *arg, double *credit)
 {
 	struct ct_web_req *req = arg;
 	struct ct_web_job_credit jc;
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_lora_spec spec;
 	char path[4200];
 	double flops;

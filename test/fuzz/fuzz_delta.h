@@ -19,7 +19,7 @@
 #define CT_FUZZ_MAX_FULL (2 * CT_DELTA_CHUNK + 300)
 
 struct ct_fuzz_wu {
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_lora_spec spec;
 	uint64_t seed;
 };

@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = ct_fuzz_file("model.bin", data, size);
-	struct ct_gpt2_config cfg;
+	struct ct_model_config cfg;
 	struct ct_gpt2 m = { 0 };
 	int rc = ct_gpt2_load_mem(data, size, "fuzz.bin", &m);
 

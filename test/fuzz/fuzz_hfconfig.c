@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = ct_fuzz_file("config.json", data, size);
 	char dir[4200];
-	struct ct_gpt2_config c;
+	struct ct_model_config c;
 	struct ct_gpt2_layout lay;
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);

@@ -149,7 +149,7 @@ static void tokens(void)
 
 /* ---- model checkpoints ---- */
 
-static void model(const struct ct_gpt2_config *cfg, const char *file)
+static void model(const struct ct_model_config *cfg, const char *file)
 {
 	struct ct_gpt2 m = { 0 };
 	char path[4200];
@@ -163,8 +163,8 @@ static void model(const struct ct_gpt2_config *cfg, const char *file)
 
 static void gpt2(void)
 {
-	const struct ct_gpt2_config g = { .maxT = 4, .V = 8, .Vp = 8, .L = 1, .NH = 1, .C = 4 };
-	const struct ct_gpt2_config l = { .maxT = 4, .V = 8, .Vp = 8, .L = 1, .NH = 2, .C = 8,
+	const struct ct_model_config g = { .maxT = 4, .V = 8, .Vp = 8, .L = 1, .NH = 1, .C = 4 };
+	const struct ct_model_config l = { .maxT = 4, .V = 8, .Vp = 8, .L = 1, .NH = 2, .C = 8,
 					  .arch = CT_ARCH_LLAMA, .KVH = 1, .F = 12,
 					  .flags = CT_LLAMA_QKV_BIAS | CT_LLAMA_TIED,
 					  .rope_theta = 10000.0, .rms_eps = 1e-5,
