@@ -3,7 +3,7 @@
  * LoRA job's model (base ~ init_random, then --rounds rounds of --shards
  * shards of rank --rank adapters on all targets merged by ct_lora_merge,
  * as the assimilator does) written
- *   - as a Hugging Face directory in float32 (ct_llama_hf_export),
+ *   - as a Hugging Face directory in float32 (the family row's hf_export),
  *   - narrowed to bf16 and to f16 (ct_hf_dtype_set; each from a fresh f32
  *     export, whose time is not counted again),
  *   - as a PEFT adapter of rank rank x shards x rounds (ct_job_peft_export),
@@ -22,6 +22,7 @@
 #include "ct_gpt2.h"
 #include "ct_hf_dtype.h"
 #include "ct_llama_hf.h"
+#include "ct_model_ops.h"
 #include "ct_lora.h"
 #include "ct_rng.h"
 #include "ct_safetensors.h"
@@ -186,7 +187,7 @@ int main(int argc, char **argv)
 
 		snprintf(out, sizeof(out), "%s/hf", dir);
 		t = ct_time_mono_s();
-		rc = ct_llama_hf_export(&m, out, NULL);
+		rc = ct_model_ops_for(&m.cfg)->hf_export(&m, out, NULL);
 		if (i == 0)
 			printf("%-26s %10.2f %14lld\n", "--hf --dtype f32", ct_time_mono_s() - t,
 			       file_size(out, "model.safetensors"));

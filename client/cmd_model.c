@@ -15,6 +15,7 @@
 #include "ct_hf_dtype.h"
 #include "ct_llama.h"
 #include "ct_llama_hf.h"
+#include "ct_model_ops.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -156,7 +157,7 @@ static int cmd_export(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	}
 	rc = ct_gpt2_load(in, &m);
 	if (rc == 0)
-		rc = ct_llama_hf_export(&m, out, tok);
+		rc = ct_model_ops_for(&m.cfg)->hf_export(&m, out, tok);
 	if (rc == 0)	/* written as float32, then narrowed */
 		rc = ct_hf_dtype_set(out, dt);
 	if (rc == 0)

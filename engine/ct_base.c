@@ -8,7 +8,6 @@
 #include "ct_file.h"
 #include "ct_hash.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -313,15 +312,6 @@ void ct_base_sha256(const struct ct_gpt2 *m, unsigned char digest[32])
 		ct_sha256(m->base, m->base_bytes, digest);
 }
 
-/* The 1024-byte checkpoint header of cfg. */
-static void model_header(const struct ct_model_config *cfg, unsigned char *hdr)
-{
-	if (cfg->arch == CT_ARCH_LLAMA)
-		ct_llama_header(cfg, hdr);
-	else
-		ct_gpt2_header(cfg, (int32_t *)(void *)hdr);
-}
-
 int ct_base_save(const char *path, const struct ct_gpt2 *m)
 {
 	unsigned char pre[64] = { 0 };
@@ -338,7 +328,7 @@ int ct_base_save(const char *path, const struct ct_gpt2 *m)
 	ct_le_put32(pre + 12, (uint32_t)m->fmt);
 	ct_le_put64(pre + 16, m->base_bytes);
 	ct_sha256(m->base, m->base_bytes, pre + 24);
-	model_header(&m->cfg, (unsigned char *)hdr);
+	ct_gpt2_file_header(&m->cfg, (unsigned char *)hdr);
 	rc = ct_afile_open(&af, path, 0644);
 	if (rc == 0)
 		rc = ct_afile_write(&af, pre, sizeof(pre));

@@ -9,6 +9,7 @@
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_lora_model.h"
+#include "ct_model_ops.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,7 +154,7 @@ static int cpu_logits(struct ct_backend *be, const ct_tok *inputs, int pos,
 	if (pos < 0 || pos >= m->B * m->T)
 		return ct_error(CT_EINVAL, "logits of row %d of %d", pos, m->B * m->T);
 	if (m->B == 1 && !cpu(be)->training && m->lora == NULL &&
-	    m->cfg.arch != CT_ARCH_LLAMA) {
+	    (ct_model_ops_for(&m->cfg)->flags & CT_MODEL_PREFIX_LOGITS)) {
 		/* causal: the forward of rows 0..pos alone gives row pos's
 		 * logits bit for bit (the OpenCL backend does the same) */
 		const int T = m->T;

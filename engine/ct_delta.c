@@ -10,6 +10,7 @@
 #include "ct_err.h"
 #include "ct_llama.h"
 #include "ct_gpt2.h"
+#include "ct_model_ops.h"
 #include "ct_hash.h"
 #include "ct_le.h"
 #include "ct_lora.h"
@@ -92,19 +93,32 @@ static void write_header(unsigned char *h, const struct ct_delta_info *in)
  * so only a whole number of rank x layers rows within the widest shapes is
  * checked here; the exact count is checked against the work unit's config
  * when decoding (ct_lora_result_decode). */
-static int llama_lora_size(uint64_t n, const struct ct_delta_lora *l,
-			   const struct ct_delta_model *m)
+int ct_delta_llama_lora_fits(uint64_t n, const struct ct_delta_lora *l,
+			     const struct ct_delta_model *m)
 {
 	uint64_t rl = (uint64_t)l->rank * m->num_layers, C = m->channels;
 
 	return n % rl == 0 && n / rl <= 7 * C + 2 * (C + 2 * (uint64_t)CT_LLAMA_MAX_F);
 }
 
+int ct_delta_gpt2_lora_fits(uint64_t n, const struct ct_delta_lora *l,
+			    const struct ct_delta_model *m)
+{
+	uint64_t per = 0, C = m->channels;
+
+	/* A (r, in) + B (out, r) per target: qkv 4C, proj 2C, fc 5C, fcproj 5C */
+	per += (l->targets & CT_LORA_QKV) ? 4 * C : 0;
+	per += (l->targets & CT_LORA_ATTPROJ) ? 2 * C : 0;
+	per += (l->targets & CT_LORA_FC) ? 5 * C : 0;
+	per += (l->targets & CT_LORA_FCPROJ) ? 5 * C : 0;
+	return n == per * l->rank * m->num_layers;
+}
+
 static int lora_header_check(const struct ct_delta_info *info)
 {
 	const struct ct_delta_lora *l = &info->lora;
 	const struct ct_delta_model *m = &info->model;
-	uint64_t per = 0, C = m->channels;
+	const struct ct_model_ops *ops;
 
 	if (l->rank < 1 || l->rank > CT_LORA_MAX_RANK)
 		return ct_error(CT_EFORMAT, "result file: LoRA rank %u", l->rank);
@@ -115,17 +129,22 @@ static int lora_header_check(const struct ct_delta_info *info)
 	if (m->channels < 1 || m->channels > CT_GPT2_MAX_C || m->num_layers < 1 ||
 	    m->num_layers > CT_GPT2_MAX_L)
 		return ct_error(CT_EFORMAT, "result file: LoRA model shape out of range");
-	/* A (r, in) + B (out, r) per target: qkv 4C, proj 2C, fc 5C, fcproj 5C */
-	per += (l->targets & CT_LORA_QKV) ? 4 * C : 0;
-	per += (l->targets & CT_LORA_ATTPROJ) ? 2 * C : 0;
-	per += (l->targets & CT_LORA_FC) ? 5 * C : 0;
-	per += (l->targets & CT_LORA_FCPROJ) ? 5 * C : 0;
-	if (l->arch == CT_ARCH_LLAMA ? !llama_lora_size(info->nparams, l, m)
-				     : info->nparams != per * l->rank * m->num_layers)
+	ops = l->arch <= INT32_MAX ? ct_model_ops_find((int)l->arch) : NULL;
+	if (ops == NULL)
+		return ct_error(CT_EFORMAT, "result file: unknown model type %u", l->arch);
+	if (!ops->delta_lora_fits(info->nparams, l, m))
 		return ct_error(CT_EFORMAT, "result file: %llu adapter floats do not fit "
 				"rank %u and targets 0x%x", (unsigned long long)info->nparams,
 				l->rank, l->targets);
 	return 0;
+}
+
+/* Whether LoRA adapters of family arch may use the per-tensor encoding. */
+static int tensor_segments(uint32_t arch)
+{
+	const struct ct_model_ops *o = arch <= INT32_MAX ? ct_model_ops_find((int)arch) : NULL;
+
+	return o != NULL && (o->flags & CT_MODEL_LORA_TENSOR_SEGMENTS) != 0;
 }
 
 /* Bytes 132..159: zero for full weights, the LoRA section otherwise. */
@@ -148,7 +167,7 @@ static int parse_kind(const unsigned char *h, struct ct_delta_info *info)
 	info->lora.targets = ct_le_get32(h + 144);
 	info->lora.seed = ct_le_get64(h + 148);
 	info->lora.arch = ct_le_get32(h + 156);
-	if (info->lora.arch != CT_ARCH_GPT2 && info->lora.arch != CT_ARCH_LLAMA)
+	if (info->lora.arch > INT32_MAX || ct_model_ops_find((int)info->lora.arch) == NULL)
 		return ct_error(CT_EFORMAT, "result file: unknown model type %u", info->lora.arch);
 	for (int i = 160; i < CT_DELTA_HEADER_SIZE; i++)
 		if (h[i] != 0)
@@ -187,7 +206,7 @@ static int parse_head(const unsigned char *h, struct ct_delta_info *info)
 	    info->encoding != CT_DELTA_LOSSLESS_TENSOR)
 		return ct_error(CT_EFORMAT, "result file: unknown encoding %u", info->encoding);
 	if (info->encoding == CT_DELTA_LOSSLESS_TENSOR &&
-	    (info->kind != CT_DELTA_LORA || info->lora.arch != CT_ARCH_GPT2))
+	    (info->kind != CT_DELTA_LORA || !tensor_segments(info->lora.arch)))
 		return ct_error(CT_EFORMAT, "result file: per-tensor encoding of other than "
 				"GPT-2 adapters");
 	if (info->block != (info->encoding == CT_DELTA_INT8 ? CT_DELTA_INT8_BLOCK : 0))
@@ -530,7 +549,7 @@ static int encode_kind(const float *base, const float *result, size_t n,
 	if (n == 0 || (uint64_t)n > CT_DELTA_MAX_PARAMS || zlevel < -1 || zlevel > 9 ||
 	    (encoding != CT_DELTA_LOSSLESS && encoding != CT_DELTA_INT8 &&
 	     (encoding != CT_DELTA_LOSSLESS_TENSOR || lora == NULL ||
-	      lora->arch != CT_ARCH_GPT2)))
+	      !tensor_segments(lora->arch))))
 		return ct_error(CT_EINVAL, "delta encode: bad arguments");
 	memset(&info, 0, sizeof(info));
 	info.version = CT_DELTA_VERSION;

@@ -129,7 +129,7 @@ struct ct_delta_lora {
 	uint32_t targets;	/* CT_LORA_* bits */
 	float alpha;		/* finite, > 0 */
 	uint64_t seed;		/* the WU seed the initial adapters come from */
-	uint32_t arch;		/* CT_ARCH_GPT2 or CT_ARCH_LLAMA (ct_gpt2.h) */
+	uint32_t arch;		/* the family, CT_ARCH_* (ct_model_config.h) */
 };
 
 /* The model's shape (llm.c's GPT-2 config), carried so a server can reject
@@ -142,6 +142,15 @@ struct ct_delta_model {
 	uint32_t num_heads;
 	uint32_t channels;
 };
+
+/* Whether n adapter floats fit a LoRA section l on model shape m, for
+ * GPT-2 (exactly: r*(in+out) per target and layer) and for Llama (a bound:
+ * the header knows C and L but not F or the heads); the families' rows
+ * (ct_model_ops.h) point at these. */
+int ct_delta_gpt2_lora_fits(uint64_t n, const struct ct_delta_lora *l,
+			    const struct ct_delta_model *m);
+int ct_delta_llama_lora_fits(uint64_t n, const struct ct_delta_lora *l,
+			     const struct ct_delta_model *m);
 
 /* What a header says (and, after decode, what was verified). */
 struct ct_delta_info {

@@ -24,9 +24,9 @@
 #include "ct_base.h"
 #include "ct_hash.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 #include "ct_lora_model.h"
 #include "ct_model.h"
+#include "ct_model_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,10 +61,12 @@ int ct_backend_find(const char *device, const struct ct_backend_ops **out)
 
 int ct_backend_supports(const struct ct_backend_ops *ops, const struct ct_model_config *cfg)
 {
-	if (cfg->arch == CT_ARCH_LLAMA && ops != &ct_cpu_backend_ops &&
+	const struct ct_model_ops *m = ct_model_ops_for(cfg);
+
+	if (!(m->flags & CT_MODEL_ANY_BACKEND) && ops != &ct_cpu_backend_ops &&
 	    ops != &ct_ocl_backend_ops)
-		return ct_error(CT_EUNSUPP, "Llama models run on the C reference and OpenCL "
-				"only (device %s; use --device cpu or opencl)", ops->name);
+		return ct_error(CT_EUNSUPP, "%s models run on the C reference and OpenCL "
+				"only (device %s; use --device cpu or opencl)", m->name, ops->name);
 	return 0;
 }
 
@@ -519,17 +521,14 @@ static int state_put(struct ct_afile *af, struct ct_sha256_ctx *sha,
 	return ct_afile_write(af, buf, n);
 }
 
-/* The longer side of the largest matrix: the vocabulary, the MLP's
- * (GPT-2 4C; Llama's fused gate/up 2F) or Llama's fused q/k/v rows. */
+/* The longer side of the largest matrix: the vocabulary, the MLP's up
+ * rows (GPT-2 4C; Llama's fused gate/up 2F) or the fused q/k/v rows. */
 static uint64_t longest_side(const struct ct_model_config *cfg)
 {
-	uint64_t s = (uint64_t)cfg->Vp, w = 4 * (uint64_t)cfg->C;
+	const struct ct_model_dims d = ct_model_dims(cfg);
+	uint64_t s = (uint64_t)cfg->Vp, w;
 
-	if (cfg->arch == CT_ARCH_LLAMA) {
-		uint64_t q = (uint64_t)ct_llama_qkv_dim(cfg);
-
-		w = 2 * (uint64_t)cfg->F > q ? 2 * (uint64_t)cfg->F : q;
-	}
+	w = d.fc > d.qkv ? (uint64_t)d.fc : (uint64_t)d.qkv;
 	return w > s ? w : s;
 }
 

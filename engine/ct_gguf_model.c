@@ -13,6 +13,7 @@
 #include "ct_err.h"
 #include "ct_gguf_tok.h"
 #include "ct_llama.h"
+#include "ct_model_ops.h"
 
 static const struct {
 	const char *name;
@@ -51,7 +52,7 @@ static int file_type(enum ct_ggml_type t)
 }
 
 /* What one export is writing. */
-struct gx {
+struct ct_gguf_export {
 	struct ct_gguf *g;
 	const struct ct_gpt2 *m;
 	enum ct_ggml_type dt;
@@ -60,7 +61,7 @@ struct gx {
 };
 
 /* A matrix (rows x cols at float offset off) or, cols 0, a vector. */
-static int put(struct gx *x, const char *name, int l, int64_t rows, int64_t cols,
+static int put(struct ct_gguf_export *x, const char *name, int l, int64_t rows, int64_t cols,
 	       size_t off, const uint32_t *map)
 {
 	enum ct_ggml_type t = cols == 0 ? CT_GGML_F32 : x->dt;
@@ -88,46 +89,71 @@ static uint32_t *head_map(int nh, int hd)
 	return map;
 }
 
-static int arch_keys(struct gx *x, const char *arch)
+/* Key "<arch>.<key>" of x's file. */
+static int kv_u32(struct ct_gguf_export *x, const char *arch, const char *key, uint32_t v)
+{
+	char k[96];
+
+	snprintf(k, sizeof(k), "%s.%s", arch, key);
+	return ct_gguf_kv_u32(x->g, k, v);
+}
+
+static int kv_f32(struct ct_gguf_export *x, const char *arch, const char *key, double v)
+{
+	char k[96];
+
+	snprintf(k, sizeof(k), "%s.%s", arch, key);
+	return ct_gguf_kv_f32(x->g, k, (float)v);
+}
+
+/* The architecture keys every family has, then the family's own. */
+static int arch_keys(struct ct_gguf_export *x, const char *arch)
 {
 	const struct ct_model_config *c = &x->m->cfg;
-	const int llama = c->arch == CT_ARCH_LLAMA, hd = llama ? ct_llama_head_dim(c) : 0;
-	char k[96];
-	int rc = 0;
+	const struct ct_model_dims d = ct_model_dims(c);
+	int rc = kv_u32(x, arch, "context_length", (uint32_t)c->maxT);
 
-#define U32(key, v) \
-	if (rc == 0) { \
-		snprintf(k, sizeof(k), "%s." key, arch); \
-		rc = ct_gguf_kv_u32(x->g, k, (uint32_t)(v)); \
-	}
-#define F32(key, v) \
-	if (rc == 0) { \
-		snprintf(k, sizeof(k), "%s." key, arch); \
-		rc = ct_gguf_kv_f32(x->g, k, (float)(v)); \
-	}
-	U32("context_length", c->maxT)
-	U32("embedding_length", c->C)
-	U32("block_count", c->L)
-	U32("feed_forward_length", llama ? c->F : 4 * c->C)
-	U32("vocab_size", c->V)
-	U32("attention.head_count", c->NH)
-	if (!llama) {
-		F32("attention.layer_norm_epsilon", 1e-5)
-		return rc;
-	}
-	U32("attention.head_count_kv", c->KVH)
-	U32("attention.key_length", hd)
-	U32("attention.value_length", hd)
-	U32("rope.dimension_count", hd)
-	F32("rope.freq_base", c->rope_theta)
-	F32("attention.layer_norm_rms_epsilon", c->rms_eps)
-#undef U32
-#undef F32
+	if (rc == 0)
+		rc = kv_u32(x, arch, "embedding_length", (uint32_t)c->C);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "block_count", (uint32_t)c->L);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "feed_forward_length", (uint32_t)d.hidden);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "vocab_size", (uint32_t)c->V);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "attention.head_count", (uint32_t)c->NH);
+	if (rc == 0)
+		rc = ct_model_ops_for(c)->gguf_keys(x, arch);
+	return rc;
+}
+
+int ct_gguf_gpt2_keys(struct ct_gguf_export *x, const char *arch)
+{
+	return kv_f32(x, arch, "attention.layer_norm_epsilon", 1e-5);
+}
+
+int ct_gguf_llama_keys(struct ct_gguf_export *x, const char *arch)
+{
+	const struct ct_model_config *c = &x->m->cfg;
+	const uint32_t hd = (uint32_t)ct_llama_head_dim(c);
+	int rc = kv_u32(x, arch, "attention.head_count_kv", (uint32_t)c->KVH);
+
+	if (rc == 0)
+		rc = kv_u32(x, arch, "attention.key_length", hd);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "attention.value_length", hd);
+	if (rc == 0)
+		rc = kv_u32(x, arch, "rope.dimension_count", hd);
+	if (rc == 0)
+		rc = kv_f32(x, arch, "rope.freq_base", c->rope_theta);
+	if (rc == 0)
+		rc = kv_f32(x, arch, "attention.layer_norm_rms_epsilon", c->rms_eps);
 	return rc;
 }
 
 /* Llama 3 scaling: f_i / f'_i for each of the hd/2 frequencies. */
-static int rope_freqs(struct gx *x)
+static int rope_freqs(struct ct_gguf_export *x)
 {
 	struct ct_model_config plain = x->m->cfg;
 	const int half = ct_llama_head_dim(&plain) / 2;
@@ -148,7 +174,7 @@ static int rope_freqs(struct gx *x)
 			      NULL);
 }
 
-static int llama_layer(struct gx *x, const struct ct_gpt2_layout *lay, int l)
+static int llama_layer(struct ct_gguf_export *x, const struct ct_gpt2_layout *lay, int l)
 {
 	const struct ct_model_config *c = &x->m->cfg;
 	const size_t C = (size_t)c->C, F = (size_t)c->F, hd = (size_t)ct_llama_head_dim(c);
@@ -193,7 +219,7 @@ static int llama_layer(struct gx *x, const struct ct_gpt2_layout *lay, int l)
 	return rc;
 }
 
-static int llama_tensors(struct gx *x, const char *arch)
+int ct_gguf_llama_tensors(struct ct_gguf_export *x, const char *arch)
 {
 	const struct ct_model_config *c = &x->m->cfg;
 	const struct ct_gpt2_layout *lay = &x->m->lay;
@@ -218,7 +244,7 @@ static int llama_tensors(struct gx *x, const char *arch)
 	return rc;
 }
 
-static int gpt2_tensors(struct gx *x)
+int ct_gguf_gpt2_tensors(struct ct_gguf_export *x, const char *arch)
 {
 	const struct ct_model_config *c = &x->m->cfg;
 	const size_t *o = x->m->lay.offset, C = (size_t)c->C;
@@ -233,6 +259,7 @@ static int gpt2_tensors(struct gx *x)
 	};
 	int rc = put(x, "token_embd.weight", -1, c->V, c->C, o[CT_WTE], NULL);
 
+	(void)arch;
 	if (rc == 0)
 		rc = put(x, "position_embd.weight", -1, c->maxT, c->C, o[CT_WPE], NULL);
 	for (int l = 0; rc == 0 && l < c->L; l++)
@@ -251,10 +278,14 @@ static int gpt2_tensors(struct gx *x)
 	return rc;
 }
 
-static const char *arch_name(const struct ct_model_config *c)
+const char *ct_gguf_gpt2_arch(const struct ct_model_config *c)
 {
-	if (c->arch == CT_ARCH_GPT2)
-		return "gpt2";
+	(void)c;
+	return "gpt2";
+}
+
+const char *ct_gguf_llama_arch(const struct ct_model_config *c)
+{
 	if ((c->flags & CT_LLAMA_QK_NORM) && (c->flags & CT_LLAMA_QKV_BIAS))
 		return NULL;
 	return (c->flags & CT_LLAMA_QK_NORM) ? "qwen3"
@@ -264,8 +295,9 @@ static const char *arch_name(const struct ct_model_config *c)
 int ct_gguf_export_model(const struct ct_gpt2 *m, const char *path, const char *tok_dir,
 			 enum ct_ggml_type dtype, const char *name)
 {
-	struct gx x = { .m = m, .dt = dtype };
-	const char *arch = arch_name(&m->cfg);
+	const struct ct_model_ops *ops = ct_model_ops_for(&m->cfg);
+	struct ct_gguf_export x = { .m = m, .dt = dtype };
+	const char *arch = ops->gguf_arch(&m->cfg);
 	int rc;
 
 	if (arch == NULL)
@@ -288,7 +320,7 @@ int ct_gguf_export_model(const struct ct_gpt2 *m, const char *path, const char *
 	if (rc == 0 && tok_dir != NULL)
 		rc = ct_gguf_add_tokenizer(x.g, tok_dir, m->cfg.V, NULL);
 	if (rc == 0)
-		rc = m->cfg.arch == CT_ARCH_LLAMA ? llama_tensors(&x, arch) : gpt2_tensors(&x);
+		rc = ops->gguf_tensors(&x, arch);
 	if (rc == 0)
 		rc = ct_gguf_write(x.g, path);
 	ct_gguf_free(x.g);

@@ -60,4 +60,23 @@ const char *ct_gguf_dtype_name(enum ct_ggml_type t);
 int ct_gguf_export_model(const struct ct_gpt2 *m, const char *path, const char *tok_dir,
 			 enum ct_ggml_type dtype, const char *name);
 
+/* ---- the families' parts (their rows of ct_model_ops.h) -------------- */
+
+/* One export being written (ct_gguf_model.c). */
+struct ct_gguf_export;
+
+/* general.architecture of c: "gpt2"; "llama", "qwen2" or "qwen3" (NULL:
+ * both biases and q/k norms, which llama.cpp has no architecture for). */
+const char *ct_gguf_gpt2_arch(const struct ct_model_config *c);
+const char *ct_gguf_llama_arch(const struct ct_model_config *c);
+
+/* The family's own "<arch>." keys, after the ones every family has
+ * (context_length .. attention.head_count). */
+int ct_gguf_gpt2_keys(struct ct_gguf_export *x, const char *arch);
+int ct_gguf_llama_keys(struct ct_gguf_export *x, const char *arch);
+
+/* The model's tensors, named and shaped as llama.cpp's arch loads them. */
+int ct_gguf_gpt2_tensors(struct ct_gguf_export *x, const char *arch);
+int ct_gguf_llama_tensors(struct ct_gguf_export *x, const char *arch);
+
 #endif

@@ -7,8 +7,8 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 #include "ct_math.h"
+#include "ct_model_ops.h"
 #include "ct_rng.h"
 
 #include <stdio.h>
@@ -25,16 +25,12 @@ const char *ct_gpt2_tensor_name(int i)
 	return i >= 0 && i < CT_GPT2_NTENSORS ? tensor_names[i] : "?";
 }
 
-/* Sizes of the 16 tensors in floats (no overflow for configs under caps:
- * each factor < 2^20 and products are computed in size_t = 64 bits). */
-static void tensor_sizes(const struct ct_model_config *c, size_t s[CT_GPT2_NTENSORS])
+/* No overflow for configs under the caps: each factor < 2^20 and the
+ * products are computed in size_t = 64 bits. */
+void ct_gpt2_own_sizes(const struct ct_model_config *c, size_t s[CT_GPT2_NTENSORS])
 {
 	size_t L = (size_t)c->L, C = (size_t)c->C;
 
-	if (c->arch == CT_ARCH_LLAMA) {
-		ct_llama_tensor_sizes(c, s);
-		return;
-	}
 	s[CT_WTE] = (size_t)c->Vp * C;
 	s[CT_WPE] = (size_t)c->maxT * C;
 	s[CT_LN1W] = L * C;
@@ -63,6 +59,7 @@ static int check_field(const char *name, int v, int max)
 
 int ct_gpt2_config_check(const struct ct_model_config *c)
 {
+	const struct ct_model_ops *ops;
 	size_t s[CT_GPT2_NTENSORS], total = 0;
 	int rc;
 
@@ -85,11 +82,12 @@ int ct_gpt2_config_check(const struct ct_model_config *c)
 	if (c->Vp < c->V)
 		return ct_error(CT_EFORMAT, "model config: padded_vocab_size %d < vocab_size %d",
 				c->Vp, c->V);
-	if (c->arch != CT_ARCH_GPT2 && c->arch != CT_ARCH_LLAMA)
+	ops = ct_model_ops_find(c->arch);
+	if (ops == NULL)
 		return ct_error(CT_EFORMAT, "model config: unknown model type %d", c->arch);
-	if (c->arch == CT_ARCH_LLAMA && (rc = ct_llama_config_check(c)) < 0)
+	if (ops->config_check != NULL && (rc = ops->config_check(c)) < 0)
 		return rc;
-	tensor_sizes(c, s);
+	ops->tensor_sizes(c, s);
 	for (int i = 0; i < CT_GPT2_NTENSORS; i++)
 		total += s[i];
 	if (total > CT_GPT2_MAX_PARAMS)
@@ -102,7 +100,7 @@ void ct_gpt2_layout(const struct ct_model_config *cfg, struct ct_gpt2_layout *la
 {
 	size_t off = 0;
 
-	tensor_sizes(cfg, lay->size);
+	ct_model_ops_for(cfg)->tensor_sizes(cfg, lay->size);
 	for (int i = 0; i < CT_GPT2_NTENSORS; i++) {
 		lay->offset[i] = off;
 		off += lay->size[i];
@@ -150,24 +148,35 @@ void ct_gpt2_header(const struct ct_model_config *cfg, int32_t hdr[CT_GPT2_HEADE
 	hdr[7] = cfg->Vp;
 }
 
-/* Validate a header against the total byte size n of the image. */
+/* Validate a header against the total byte size n of the image: the
+ * family its magic names parses the rest. */
 static int parse_header(const void *data, size_t n, const char *name,
 			struct ct_model_config *cfg)
 {
-	int32_t hdr[8];
+	const struct ct_model_ops *ops;
+	int32_t magic;
 
 	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "%s: big-endian hosts are not supported", name);
 	if (n < CT_GPT2_HEADER_BYTES)
 		return ct_error(CT_EFORMAT, "%s: %zu bytes is too short for a GPT-2 checkpoint header",
 				name, n);
-	memcpy(hdr, data, sizeof(hdr));
-	if (hdr[0] == CT_LLAMA_MAGIC)
-		return ct_llama_parse_header(data, n, name, cfg);
+	memcpy(&magic, data, sizeof(magic));
+	ops = ct_model_ops_by_magic(magic);
+	if (ops != NULL)
+		return ops->parse_header(data, n, name, cfg);
 	memset(cfg, 0, sizeof(*cfg));
-	if (hdr[0] != CT_GPT2_MAGIC)
-		return ct_error(CT_EFORMAT, "%s: bad magic %d (not a GPT-2 checkpoint; want %d)",
-				name, (int)hdr[0], CT_GPT2_MAGIC);
+	return ct_error(CT_EFORMAT, "%s: bad magic %d (not a GPT-2 checkpoint; want %d)",
+			name, (int)magic, CT_GPT2_MAGIC);
+}
+
+int ct_gpt2_own_parse(const void *data, size_t n, const char *name,
+		      struct ct_model_config *cfg)
+{
+	int32_t hdr[8];
+
+	memcpy(hdr, data, sizeof(hdr));
+	memset(cfg, 0, sizeof(*cfg));
 	if (hdr[1] != CT_GPT2_VERSION)
 		return ct_error(CT_EFORMAT, "%s: checkpoint version %d not supported (want %d, float32)",
 				name, (int)hdr[1], CT_GPT2_VERSION);
@@ -258,14 +267,7 @@ int ct_gpt2_read_config(const char *path, struct ct_model_config *cfg)
 void ct_gpt2_file_header(const struct ct_model_config *cfg,
 			 unsigned char hdr[CT_GPT2_HEADER_BYTES])
 {
-	int32_t h[CT_GPT2_HEADER_INTS];
-
-	if (cfg->arch == CT_ARCH_LLAMA) {
-		ct_llama_header(cfg, hdr);
-		return;
-	}
-	ct_gpt2_header(cfg, h);
-	memcpy(hdr, h, sizeof(h));
+	ct_model_ops_for(cfg)->file_header(cfg, hdr);
 }
 
 int ct_gpt2_save(const char *path, const struct ct_model_config *cfg, const float *params)
@@ -304,21 +306,22 @@ int ct_gpt2_init_random(const struct ct_model_config *cfg, uint64_t seed, float 
 	struct ct_gpt2_layout lay;
 	struct ct_rng g;
 	float std = 0.02f, pstd;
-	int rc;
+	int rc, ln1b_norms;
 
 	rc = ct_gpt2_config_check(cfg);
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(cfg, &lay);
+	ln1b_norms = (ct_model_ops_for(cfg)->flags & CT_MODEL_LN1B_NORMS) != 0;
 	ct_rng_seed(&g, seed);
 	pstd = 0.02f / sqrtf(2.0f * (float)cfg->L);
 	for (int t = 0; t < CT_GPT2_NTENSORS; t++) {
 		float *p = params + lay.offset[t];
 		size_t n = lay.size[t];
 
-		/* Llama's ln1b slot holds Qwen3's q/k norm weights: ones too */
+		/* a ln1b slot of norm weights (Qwen3's q/k norms): ones too */
 		int ones = t == CT_LN1W || t == CT_LN2W || t == CT_LNFW ||
-			   (t == CT_LN1B && cfg->arch == CT_ARCH_LLAMA);
+			   (t == CT_LN1B && ln1b_norms);
 
 		switch (ones ? CT_LN1W : t) {
 		case CT_LN1W: case CT_LN2W: case CT_LNFW:
@@ -361,11 +364,14 @@ int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_lay
 
 double ct_gpt2_flops_per_token(const struct ct_model_config *c, int T)
 {
+	return ct_model_ops_for(c)->flops_per_token(c, T);
+}
+
+double ct_gpt2_own_flops(const struct ct_model_config *c, int T)
+{
 	double L = c->L, C = c->C, Vp = c->Vp;
 	double nm = L * 12.0 * C * C + Vp * C;
 	double fwd = 2.0 * nm + 2.0 * L * C * ((double)T + 1.0);
 
-	if (c->arch == CT_ARCH_LLAMA)
-		return ct_llama_flops_per_token(c, T);
 	return 3.0 * fwd;
 }

@@ -24,60 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ct_tok.h"
-
-#define CT_GPT2_MAGIC 20240326
-#define CT_GPT2_VERSION 3
-#define CT_GPT2_HEADER_INTS 256
-#define CT_GPT2_HEADER_BYTES (CT_GPT2_HEADER_INTS * 4)
-#define CT_GPT2_NTENSORS 16
-
-/* Caps on what a checkpoint header may claim (a file comes from a peer). */
-#define CT_GPT2_MAX_T (1 << 16)
-#define CT_GPT2_MAX_V CT_VOCAB_MAX	/* ct_tok.h */
-#define CT_GPT2_MAX_VP (1 << 22)
-#define CT_GPT2_MAX_L 1024
-#define CT_GPT2_MAX_NH 1024
-#define CT_GPT2_MAX_C (1 << 16)
-#define CT_GPT2_MAX_PARAMS ((size_t)1 << 33)	/* 32 GiB of float32 */
-
-struct ct_model_config {
-	int maxT;	/* max sequence length (rows of wpe) */
-	int V;		/* vocabulary size */
-	int L;		/* number of layers */
-	int NH;		/* number of attention heads */
-	int C;		/* channels; C % NH == 0 */
-	int Vp;		/* padded vocabulary, Vp >= V (rows of wte) */
-	/* Second model type (ct_llama.h): arch CT_ARCH_LLAMA; every field
-	 * below is 0 for GPT-2, so a zero-initialised config is GPT-2. */
-	int arch;	/* CT_ARCH_GPT2 (0) or CT_ARCH_LLAMA */
-	int KVH;	/* Llama: key/value heads, NH % KVH == 0 */
-	int F;		/* Llama: MLP hidden size (intermediate_size) */
-	int flags;	/* Llama: CT_LLAMA_TIED, CT_LLAMA_QKV_BIAS */
-	int rope_orig_maxT;	/* Llama-3 scaling: original_max_position_embeddings */
-	int hd;		/* Llama: head_dim when it is not C/NH (Qwen3), else 0 */
-	double rope_theta;	/* Llama: RoPE base */
-	double rms_eps;		/* Llama: RMSNorm epsilon */
-	double rope_factor;	/* Llama-3 scaling factor; 0: no scaling */
-	double rope_low, rope_high;	/* Llama-3 low/high_freq_factor */
-};
-
-#define CT_ARCH_GPT2 0
-#define CT_ARCH_LLAMA 1
-
-/* Index of each tensor in the parameter array, llm.c's order. */
-enum ct_gpt2_tensor {
-	CT_WTE = 0, CT_WPE, CT_LN1W, CT_LN1B, CT_QKVW, CT_QKVB,
-	CT_ATTPROJW, CT_ATTPROJB, CT_LN2W, CT_LN2B, CT_FCW, CT_FCB,
-	CT_FCPROJW, CT_FCPROJB, CT_LNFW, CT_LNFB
-};
-
-/* Sizes and offsets (in floats) of the 16 tensors in the flat array. */
-struct ct_gpt2_layout {
-	size_t size[CT_GPT2_NTENSORS];
-	size_t offset[CT_GPT2_NTENSORS];
-	size_t total;			/* nparams */
-};
+#include "ct_model_config.h"
 
 /* A model in memory: config, layout, and its parameters (owned, malloc'd,
  * writable, lay.total floats). Zero-initialise before use; free with
@@ -169,13 +116,27 @@ int ct_gpt2_init_random(const struct ct_model_config *cfg, uint64_t seed, float 
  * index and its tensor (for a model with layout lay; lay may be NULL). */
 int ct_gpt2_check_finite(const float *params, size_t n, const struct ct_gpt2_layout *lay);
 
-/* Training FLOPs per token (forward + backward), used for credit:
+/* Training FLOPs per token (forward + backward) of any family (its row's
+ * flops_per_token), used for credit. */
+double ct_gpt2_flops_per_token(const struct ct_model_config *cfg, int T);
+
+/* ---- GPT-2's own (its row of ct_model_ops.h) ------------------------ */
+
+/* Sizes of the 16 tensors in floats (the file comment's shapes). */
+void ct_gpt2_own_sizes(const struct ct_model_config *cfg, size_t s[CT_GPT2_NTENSORS]);
+
+/* The rest of a header whose magic is CT_GPT2_MAGIC (parse rules of
+ * ct_gpt2_load; n the image size, SIZE_MAX for the header alone). */
+int ct_gpt2_own_parse(const void *data, size_t n, const char *name,
+		      struct ct_model_config *cfg);
+
+/* GPT-2's training FLOPs per token:
  *   matmul params Nm = L*12*C*C + Vp*C (qkv 3C^2, attproj C^2, fc 4C^2,
  *   fcproj 4C^2 per layer; logits through wte);
  *   forward  = 2*Nm + 2*L*C*(T+1)  (attention: q.k and att.v over the
  *              average causal context (T+1)/2, 2 flops per MAC, 2 products);
  *   training = 3 * forward (backward costs twice the forward).
  * Elementwise ops (layernorm, GELU, softmax, AdamW) are not counted. */
-double ct_gpt2_flops_per_token(const struct ct_model_config *cfg, int T);
+double ct_gpt2_own_flops(const struct ct_model_config *cfg, int T);
 
 #endif

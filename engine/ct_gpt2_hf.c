@@ -102,9 +102,7 @@ int ct_gpt2_hf_export(const struct ct_gpt2 *m, const char *dir)
 	char path[4096];
 	int rc = 0;
 
-	if (m->cfg.arch != CT_ARCH_GPT2)
-		rc = ct_error(CT_EINVAL, "not a GPT-2 model");
-	else if (o == NULL || names == NULL || w == NULL)
+	if (o == NULL || names == NULL || w == NULL)
 		rc = ct_error(CT_ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < NNAMES; i++) {
 		const struct gpt2_hf_name *e = &gpt2_hf_names[i];
@@ -126,4 +124,21 @@ int ct_gpt2_hf_export(const struct ct_gpt2 *m, const char *dir)
 	free(names);
 	free(o);
 	return rc;
+}
+
+/* ---- PEFT's names of the LoRA targets ------------------------------ */
+
+const char *const ct_gpt2_hf_peft_words[4][3] = {
+	{ "c_attn" }, { "attn.c_proj" }, { "c_fc" }, { "mlp.c_proj" },
+};
+
+int ct_gpt2_hf_lora_module(const struct ct_model_config *c, int ti, int k, int l, int out,
+			   char *name, size_t cap)
+{
+	(void)c;
+	if (k > 0)
+		return 0;
+	snprintf(name, cap, "transformer.h.%d.%s%s", l,
+		 ti == 0 ? "attn." : ti == 2 ? "mlp." : "", ct_gpt2_hf_peft_words[ti][k]);
+	return out;
 }

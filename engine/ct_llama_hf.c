@@ -7,7 +7,6 @@
 #include "ct_base.h"
 #include "ct_err.h"
 #include "ct_file.h"
-#include "ct_gpt2_hf.h"
 #include "ct_jv.h"
 #include "ct_llama.h"
 #include "ct_log.h"
@@ -548,8 +547,7 @@ const char *const ct_llama_hf_tokenizer_files[] = {
 	"generation_config.json", NULL,
 };
 
-/* Copy the tokenizer files that exist in src into dir. */
-static int copy_tokenizer(const char *src, const char *dir)
+int ct_llama_hf_copy_tokenizer(const char *src, const char *dir)
 {
 	const char *const *names = ct_llama_hf_tokenizer_files;
 	int rc = 0;
@@ -580,10 +578,6 @@ int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok
 	size_t nt = 0;
 	int rc;
 
-	if (m->cfg.arch == CT_ARCH_GPT2) {	/* transformers' GPT2LMHeadModel */
-		rc = ct_gpt2_hf_export(m, dir);
-		return rc == 0 && tok_dir != NULL ? copy_tokenizer(tok_dir, dir) : rc;
-	}
 	rc = ct_mkdir_p(dir, 0755);
 	if (rc == 0)
 		rc = hf_tensors(&m->cfg, &t, &nt);
@@ -607,7 +601,7 @@ int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok
 	if (rc == 0)
 		rc = write_config(&m->cfg, dir);
 	if (rc == 0 && tok_dir != NULL)
-		rc = copy_tokenizer(tok_dir, dir);
+		rc = ct_llama_hf_copy_tokenizer(tok_dir, dir);
 out:
 	free(o);
 	free(t);
@@ -617,4 +611,33 @@ out:
 int ct_llama_hf_read_config(const char *dir, struct ct_model_config *c)
 {
 	return read_config(dir, c);
+}
+
+/* ---- PEFT's names of the LoRA targets ------------------------------ */
+
+/* By target (ct_lora.h order qkv, proj, fc, fcproj): Llama splits the
+ * fused matrices. */
+const char *const ct_llama_hf_peft_words[4][3] = {
+	{ "q_proj", "k_proj", "v_proj" }, { "o_proj" }, { "gate_proj", "up_proj" },
+	{ "down_proj" },
+};
+
+int ct_llama_hf_lora_module(const struct ct_model_config *c, int ti, int k, int l, int out,
+			    char *name, size_t cap)
+{
+	const int hd = ct_llama_head_dim(c), q = c->NH * hd, kv = c->KVH * hd;
+	int rows[3] = { 0, 0, 0 };
+
+	(void)out;
+	switch (ti) {
+	case 0: rows[0] = q; rows[1] = kv; rows[2] = kv; break;
+	case 1: rows[0] = c->C; break;
+	case 2: rows[0] = c->F; rows[1] = c->F; break;
+	default: rows[0] = c->C; break;
+	}
+	if (k < 0 || k > 2 || rows[k] == 0)
+		return 0;
+	snprintf(name, cap, "model.layers.%d.%s.%s", l, ti < 2 ? "self_attn" : "mlp",
+		 ct_llama_hf_peft_words[ti][k]);
+	return rows[k];
 }

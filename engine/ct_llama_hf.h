@@ -47,10 +47,21 @@ int ct_llama_hf_import_base(const char *dir, int fmt, struct ct_gpt2 *m, int *ex
 /* Write m (a Llama model) to directory dir (created if missing):
  * config.json and model.safetensors, each atomically. When tok_dir is not
  * NULL, tokenizer.json, tokenizer_config.json, special_tokens_map.json and
- * generation_config.json found there are copied too. A GPT-2 model goes out
- * in transformers' GPT-2 layout instead (ct_gpt2_hf.h). Returns 0 or a
- * CT_E* code. */
+ * generation_config.json found there are copied too. Returns 0 or a CT_E*
+ * code. The row of m's family (ct_model_ops.h) exports any model: a GPT-2
+ * one goes out in transformers' GPT-2 layout (ct_gpt2_hf.h). */
 int ct_llama_hf_export(const struct ct_gpt2 *m, const char *dir, const char *tok_dir);
+
+/* Copy the tokenizer files of ct_llama_hf_tokenizer_files that exist in
+ * src into dir (atomically each). Returns 0 or a CT_E* code. */
+int ct_llama_hf_copy_tokenizer(const char *src, const char *dir);
+
+/* Llama's Hugging Face modules of a LoRA target, for PEFT (the row's
+ * hf_lora_module and peft_words; ct_model_ops.h): q/k/v and gate/up
+ * split out of the fused matrices. */
+int ct_llama_hf_lora_module(const struct ct_model_config *c, int ti, int k, int l, int out,
+			    char *name, size_t cap);
+extern const char *const ct_llama_hf_peft_words[4][3];
 
 /* The tokenizer files export copies when they exist (NULL-terminated):
  * tokenizer.json, tokenizer_config.json, special_tokens_map.json,

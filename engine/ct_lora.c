@@ -7,7 +7,7 @@
 #include "ct_lora.h"
 #include "ct_base.h"
 #include "ct_err.h"
-#include "ct_llama.h"
+#include "ct_model_ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -87,29 +87,20 @@ int ct_lora_nslots(const struct ct_model_config *cfg, const struct ct_lora_spec 
 	return spec->rank > 0 ? cfg->L * ntargets(spec->targets) : 0;
 }
 
-/* (out, in) of a target's W, and its tensor in the model. */
+/* (out, in) of a target's W, and its tensor in the model: the family's
+ * widths (GPT-2: 3C, C, 4C; Llama: the q/k/v rows, the attention width,
+ * gate+up 2F, F). */
 static void target_shape(const struct ct_model_config *cfg, enum ct_lora_target t,
 			 int *out, int *in, int *tensor)
 {
+	const struct ct_model_dims d = ct_model_dims(cfg);
 	int C = cfg->C;
 
-	if (cfg->arch == CT_ARCH_LLAMA) {
-		int F = cfg->F, Q = ct_llama_qkv_dim(cfg);
-
-		switch (t) {
-		case CT_LORA_QKV:     *out = Q;     *in = C; *tensor = CT_QKVW; break;
-		case CT_LORA_ATTPROJ: *out = C;     *in = ct_llama_att_dim(cfg);
-				      *tensor = CT_ATTPROJW; break;
-		case CT_LORA_FC:      *out = 2 * F; *in = C; *tensor = CT_FCW; break;
-		default:              *out = C;     *in = F; *tensor = CT_FCPROJW; break;
-		}
-		return;
-	}
 	switch (t) {
-	case CT_LORA_QKV:     *out = 3 * C; *in = C;     *tensor = CT_QKVW; break;
-	case CT_LORA_ATTPROJ: *out = C;     *in = C;     *tensor = CT_ATTPROJW; break;
-	case CT_LORA_FC:      *out = 4 * C; *in = C;     *tensor = CT_FCW; break;
-	default:              *out = C;     *in = 4 * C; *tensor = CT_FCPROJW; break;
+	case CT_LORA_QKV:     *out = d.qkv; *in = C;        *tensor = CT_QKVW; break;
+	case CT_LORA_ATTPROJ: *out = C;     *in = d.att;    *tensor = CT_ATTPROJW; break;
+	case CT_LORA_FC:      *out = d.fc;  *in = C;        *tensor = CT_FCW; break;
+	default:              *out = C;     *in = d.hidden; *tensor = CT_FCPROJW; break;
 	}
 }
 
@@ -149,28 +140,16 @@ void ct_lora_slot(const struct ct_model_config *cfg, const struct ct_lora_spec *
 size_t ct_lora_nparams(const struct ct_model_config *cfg, const struct ct_lora_spec *spec)
 {
 	size_t per_layer = 0;
-	int C = cfg->C;
 
 	if (spec->rank <= 0)
 		return 0;
-	if (cfg->arch == CT_ARCH_LLAMA) {
-		for (int t = 0; t < CT_LORA_NTARGETS; t++) {
-			int o, in, tensor;
+	for (int t = 0; t < CT_LORA_NTARGETS; t++) {
+		int o, in, tensor;
 
-			if (spec->targets & (1u << t)) {
-				target_shape(cfg, (enum ct_lora_target)(1 << t), &o, &in, &tensor);
-				per_layer += (size_t)spec->rank * ((size_t)o + in);
-			}
+		if (spec->targets & (1u << t)) {
+			target_shape(cfg, (enum ct_lora_target)(1 << t), &o, &in, &tensor);
+			per_layer += (size_t)spec->rank * ((size_t)o + in);
 		}
-		return per_layer * cfg->L;
 	}
-	if (spec->targets & CT_LORA_QKV)
-		per_layer += (size_t)spec->rank * (C + 3 * C);
-	if (spec->targets & CT_LORA_ATTPROJ)
-		per_layer += (size_t)spec->rank * (C + C);
-	if (spec->targets & CT_LORA_FC)
-		per_layer += (size_t)spec->rank * (C + 4 * C);
-	if (spec->targets & CT_LORA_FCPROJ)
-		per_layer += (size_t)spec->rank * (4 * C + C);
 	return per_layer * cfg->L;
 }

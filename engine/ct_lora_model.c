@@ -7,7 +7,7 @@
 #include "config.h"
 #include "ct_lora_model.h"
 #include "ct_err.h"
-#include "ct_llama.h"
+#include "ct_model_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,18 +65,14 @@ static int target_index(enum ct_lora_target t)
 	return i;
 }
 
-/* Llama: the widest adapter output (QKV, 2F or C). */
-static int lora_widest(const struct ct_model_config *c)
-{
-	int q = ct_llama_qkv_dim(c), w = 2 * c->F > q ? 2 * c->F : q;
-
-	return w > c->C ? w : c->C;
-}
-
-/* The widest output row an adapter adds into (st->u per position). */
+/* The widest output row an adapter adds into (st->u per position): the
+ * fused q/k/v rows, the MLP's up rows or C. */
 static size_t u_width(const struct ct_model_config *c)
 {
-	return c->arch == CT_ARCH_LLAMA ? (size_t)lora_widest(c) : 4 * (size_t)c->C;
+	const struct ct_model_dims d = ct_model_dims(c);
+	const int w = d.fc > d.qkv ? d.fc : d.qkv;
+
+	return (size_t)(w > c->C ? w : c->C);
 }
 
 size_t ct_lora_state_floats(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
@@ -111,7 +107,10 @@ void ct_lora_detach(struct ct_model *m)
 	free(st->u);
 	free(st);
 	m->lora = NULL;
+	m->lora_ops = NULL;
 }
+
+static const struct ct_model_lora_ops lora_ops;
 
 int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 		   const float *adapters)
@@ -129,6 +128,7 @@ int ct_lora_attach(struct ct_model *m, const struct ct_lora_spec *spec,
 	if (st == NULL)
 		return ct_error(CT_ENOMEM, "out of memory for LoRA state");
 	m->lora = st;
+	m->lora_ops = &lora_ops;
 	st->spec = *spec;
 	st->s = spec->alpha / (float)spec->rank;
 	st->train = m->gmem != NULL;
@@ -242,3 +242,8 @@ int ct_lora_step(struct ct_model *m, const ct_tok *inputs, const ct_tok *targets
 	ct_adamw_update(st->ad, st->grad, st->m, st->v, st->n, a);
 	return 0;
 }
+
+static const struct ct_model_lora_ops lora_ops = {
+	.forward = ct_lora_forward, .backward = ct_lora_backward,
+	.step = ct_lora_step, .detach = ct_lora_detach,
+};

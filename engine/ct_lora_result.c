@@ -4,6 +4,7 @@
 #include "config.h"
 #include "ct_lora_result.h"
 #include "ct_err.h"
+#include "ct_model_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,8 @@ int ct_lora_result_encode(const struct ct_model_config *cfg, const struct ct_lor
 	if (rc < 0)
 		return rc;
 	ct_lora_result_model(cfg, &m);
-	if (encoding == CT_DELTA_LOSSLESS && cfg->arch == CT_ARCH_GPT2)
+	if (encoding == CT_DELTA_LOSSLESS &&
+	    (ct_model_ops_for(cfg)->flags & CT_MODEL_LORA_TENSOR_SEGMENTS))
 		encoding = CT_DELTA_LOSSLESS_TENSOR;	/* its segments follow GPT-2's slots */
 	rc = ct_delta_encode_lora(init, adapters, n, &m, base_sha, &sec, encoding, -1, out);
 	free(init);

@@ -12,8 +12,7 @@
 #include "config.h"
 #include "ct_model.h"
 #include "ct_err.h"
-#include "ct_llama.h"
-#include "ct_lora_model.h"
+#include "ct_model_ops.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -106,35 +105,24 @@ int ct_model_set_base(struct ct_model *m, int fmt, const unsigned char *img)
 	return 0;
 }
 
-/* Per-row widths of the activations that differ between the
- * architectures: GPT-2's (3C qkv, 4C MLP, LayerNorm means) or Llama's
- * (grouped-query qkv, SwiGLU's 2F and F, no means, a RoPE table). */
+/* Per-row widths of the activations that differ between the families
+ * (their rows' dims): GPT-2's (3C qkv, 4C MLP, LayerNorm means) or
+ * Llama's (grouped-query qkv, SwiGLU's 2F and F, no means, a RoPE table). */
 struct act_dims {
 	size_t qkv, fch, fch_gelu, mean, rope, att, qkn;
 };
 
 static void act_dims(const struct ct_model *m, struct act_dims *d)
 {
-	const struct ct_model_config *c = &m->cfg;
-	const size_t C = (size_t)c->C;
+	const struct ct_model_dims w = ct_model_dims(&m->cfg);
 
-	if (c->arch == CT_ARCH_LLAMA) {
-		d->qkv = (size_t)ct_llama_qkv_dim(c);
-		d->fch = 2 * (size_t)c->F;
-		d->fch_gelu = (size_t)c->F;
-		d->mean = 0;
-		d->rope = (size_t)m->T * (size_t)ct_llama_head_dim(c);
-		d->att = (size_t)ct_llama_att_dim(c);
-		d->qkn = (c->flags & CT_LLAMA_QK_NORM) ? (size_t)(c->NH + c->KVH) : 0;
-	} else {
-		d->qkv = 3 * C;
-		d->fch = 4 * C;
-		d->fch_gelu = 4 * C;
-		d->mean = 1;
-		d->rope = 0;
-		d->att = C;
-		d->qkn = 0;
-	}
+	d->qkv = (size_t)w.qkv;
+	d->fch = (size_t)w.fc;
+	d->fch_gelu = (size_t)w.hidden;
+	d->mean = (size_t)w.norm_means;
+	d->rope = w.rope ? (size_t)m->T * (size_t)w.head : 0;
+	d->att = (size_t)w.att;
+	d->qkn = (size_t)w.qk_norms;
 }
 
 /* Take n floats at base + off for field (left NULL when n is 0). */
@@ -218,6 +206,7 @@ static float *alloc_floats(size_t n)
 int ct_model_init(struct ct_model *m, const struct ct_model_config *cfg,
 		  const float *params, int B, int T, int training)
 {
+	int (*rope)(const struct ct_model_config *c, int T, float *tab);
 	size_t n, na;
 	int rc;
 
@@ -239,7 +228,8 @@ int ct_model_init(struct ct_model *m, const struct ct_model_config *cfg,
 	if (m->params == NULL || m->mem == NULL)
 		goto nomem;
 	acts_layout(m, m->mem);
-	if (cfg->arch == CT_ARCH_LLAMA && ct_llama_rope_table(cfg, T, m->acts.rope) < 0)
+	rope = ct_model_ops_for(cfg)->rope_table;
+	if (rope != NULL && rope(cfg, T, m->acts.rope) < 0)
 		goto nomem;
 	if (params != NULL)
 		memcpy(m->params, params, n * sizeof(float));
@@ -275,7 +265,8 @@ size_t ct_model_act_floats(const struct ct_model_config *cfg, int B, int T, int 
 
 void ct_model_free(struct ct_model *m)
 {
-	ct_lora_detach(m);
+	if (m->lora_ops != NULL)
+		m->lora_ops->detach(m);
 	free(m->params);
 	free(m->grads);
 	free(m->m);
@@ -286,6 +277,21 @@ void ct_model_free(struct ct_model *m)
 }
 
 /* Forward through block l, from `residual` (BT,C) into residual3[l]. */
+/* The hooks of attached adapters (m->lora_ops), no-ops without. */
+static void adapter_forward(struct ct_model *m, int l, enum ct_lora_target t, float *out,
+			    const float *inp)
+{
+	if (m->lora_ops != NULL)
+		m->lora_ops->forward(m, l, t, out, inp);
+}
+
+static void adapter_backward(struct ct_model *m, int l, enum ct_lora_target t, float *dinp,
+			     const float *dout, const float *inp)
+{
+	if (m->lora_ops != NULL)
+		m->lora_ops->backward(m, l, t, dinp, dout, inp);
+}
+
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
 	const int B = m->B, T = m->T, C = m->cfg.C, NH = m->cfg.NH, BT = B * T;
@@ -298,21 +304,21 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 	ct_layernorm_forward(a->ln1 + lc, a->ln1_mean + lt, a->ln1_rstd + lt,
 			     residual, p.ln1w, p.ln1b, BT, C);
 	ct_matmul_forward_w(a->qkv + 3 * lc, a->ln1 + lc, w.qkvw, p.qkvb, BT, C, 3 * C);
-	ct_lora_forward(m, l, CT_LORA_QKV, a->qkv + 3 * lc, a->ln1 + lc);
+	adapter_forward(m, l, CT_LORA_QKV, a->qkv + 3 * lc, a->ln1 + lc);
 	ct_attention_forward_recompute(a->atty + lc, a->att + (size_t)l * B * NH * T * 2,
 				       a->attrow, a->qkv + 3 * lc, B, T, C, NH);
 	ct_matmul_forward_w(a->attproj + lc, a->atty + lc, w.attprojw, p.attprojb,
 			  BT, C, C);
-	ct_lora_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
+	adapter_forward(m, l, CT_LORA_ATTPROJ, a->attproj + lc, a->atty + lc);
 	ct_residual_forward(a->residual2 + lc, residual, a->attproj + lc, (size_t)BT * C);
 	ct_layernorm_forward(a->ln2 + lc, a->ln2_mean + lt, a->ln2_rstd + lt,
 			     a->residual2 + lc, p.ln2w, p.ln2b, BT, C);
 	ct_matmul_forward_w(a->fch + 4 * lc, a->ln2 + lc, w.fcw, p.fcb, BT, C, 4 * C);
-	ct_lora_forward(m, l, CT_LORA_FC, a->fch + 4 * lc, a->ln2 + lc);
+	adapter_forward(m, l, CT_LORA_FC, a->fch + 4 * lc, a->ln2 + lc);
 	ct_gelu_forward(a->fch_gelu + 4 * lc, a->fch + 4 * lc, (size_t)BT * 4 * C);
 	ct_matmul_forward_w(a->fcproj + lc, a->fch_gelu + 4 * lc, w.fcprojw, p.fcprojb,
 			  BT, 4 * C, C);
-	ct_lora_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, a->fch_gelu + 4 * lc);
+	adapter_forward(m, l, CT_LORA_FCPROJ, a->fcproj + lc, a->fch_gelu + 4 * lc);
 	ct_residual_forward(a->residual3 + lc, a->residual2 + lc, a->fcproj + lc,
 			    (size_t)BT * C);
 }
@@ -320,13 +326,17 @@ static void block_forward(struct ct_model *m, int l, const float *residual)
 float ct_model_forward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
 {
+	return ct_model_ops_for(&m->cfg)->forward(m, inputs, targets);
+}
+
+float ct_model_gpt2_forward(struct ct_model *m, const ct_tok *inputs,
+			    const ct_tok *targets)
+{
 	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
 	struct ct_acts *a = &m->acts;
 	const float *residual;
 
-	if (c->arch == CT_ARCH_LLAMA)
-		return ct_llama_forward(m, inputs, targets);
 	ct_encoder_forward_w(a->encoded, inputs, ct_model_wmat(m, CT_WTE, 0),
 			     ct_model_wmat(m, CT_WPE, 0), m->B, m->T, c->C);
 	residual = ct_model_blocks_forward(m, block_forward);
@@ -395,13 +405,13 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->dfch_gelu, 4 * n);
 	ct_matmul_backward_w(g->dfch_gelu, d.fcprojw, d.fcprojb, g->dfcproj,
 			     a->fch_gelu + 4 * lc, w.fcprojw, BT, 4 * C, C);
-	ct_lora_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, a->fch_gelu + 4 * lc);
+	adapter_backward(m, l, CT_LORA_FCPROJ, g->dfch_gelu, g->dfcproj, a->fch_gelu + 4 * lc);
 	zero(g->dfch, 4 * n);
 	ct_gelu_backward(g->dfch, a->fch + 4 * lc, g->dfch_gelu, 4 * n);
 	zero(g->dln, n);
 	ct_matmul_backward_w(g->dln, d.fcw, d.fcb, g->dfch, a->ln2 + lc, w.fcw,
 			   BT, C, 4 * C);
-	ct_lora_backward(m, l, CT_LORA_FC, g->dln, g->dfch, a->ln2 + lc);
+	adapter_backward(m, l, CT_LORA_FC, g->dln, g->dfch, a->ln2 + lc);
 	ct_layernorm_backward(g->dresidual2, d.ln2w, d.ln2b, g->dln,
 			      a->residual2 + lc, p.ln2w, a->ln2_mean + lt,
 			      a->ln2_rstd + lt, BT, C);
@@ -410,20 +420,26 @@ static void block_backward(struct ct_model *m, int l, const float *residual)
 	zero(g->datty, n);
 	ct_matmul_backward_w(g->datty, d.attprojw, d.attprojb, g->dattproj,
 			     a->atty + lc, w.attprojw, BT, C, C);
-	ct_lora_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
+	adapter_backward(m, l, CT_LORA_ATTPROJ, g->datty, g->dattproj, a->atty + lc);
 	zero(g->dqkv, 3 * n);
 	ct_attention_backward_recompute(g->dqkv, g->datt, g->datty, a->qkv + 3 * lc,
 					a->att + (size_t)l * B * NH * T * 2, B, T, C, NH);
 	zero(g->dln, n);
 	ct_matmul_backward_w(g->dln, d.qkvw, d.qkvb, g->dqkv, a->ln1 + lc, w.qkvw,
 			   BT, C, 3 * C);
-	ct_lora_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
+	adapter_backward(m, l, CT_LORA_QKV, g->dln, g->dqkv, a->ln1 + lc);
 	ct_layernorm_backward(g->dresidual_in, d.ln1w, d.ln1b, g->dln, residual,
 			      p.ln1w, a->ln1_mean + lt, a->ln1_rstd + lt, BT, C);
 }
 
 void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 		       const ct_tok *targets)
+{
+	ct_model_ops_for(&m->cfg)->backward(m, inputs, targets);
+}
+
+void ct_model_gpt2_backward(struct ct_model *m, const ct_tok *inputs,
+			    const ct_tok *targets)
 {
 	const struct ct_model_config *c = &m->cfg;
 	const int BT = m->B * m->T;
@@ -433,10 +449,6 @@ void ct_model_backward(struct ct_model *m, const ct_tok *inputs,
 	const struct ct_gpt2_layout *lay = &m->lay;
 	float *const gr = m->grads;	/* NULL: frozen weights (LoRA) */
 
-	if (c->arch == CT_ARCH_LLAMA) {
-		ct_llama_backward(m, inputs, targets);
-		return;
-	}
 	ct_model_head_backward(m, CT_WTE, targets);
 	ct_layernorm_backward(g->dresidual, gr ? gr + lay->offset[CT_LNFW] : NULL,
 			      gr ? gr + lay->offset[CT_LNFB] : NULL, g->dln,
@@ -493,7 +505,7 @@ int ct_model_step(struct ct_model *m, const ct_tok *inputs,
 
 	ct_adamw_bias_corrections(beta1, beta2, t, &a.bc1, &a.bc2);
 	if (m->lora != NULL)
-		return ct_lora_step(m, inputs, targets, &a, grad_clip, loss);
+		return m->lora_ops->step(m, inputs, targets, &a, grad_clip, loss);
 	if (m->grads == NULL)
 		return ct_error(CT_ESTATE, "model opened for evaluation cannot train");
 	ct_model_zero_grad(m);

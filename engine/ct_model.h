@@ -48,6 +48,7 @@
 
 #include "ct_base.h"
 #include "ct_gpt2.h"
+#include "ct_lora.h"
 
 #define CT_LN_EPS 1e-5f		/* layernorm epsilon */
 
@@ -301,9 +302,26 @@ struct ct_grad_acts {
 	float *dfch_gelu;	/* (B,T,4C) */
 };
 
+struct ct_lora_state;
+struct ct_model;
+
+/* What attached adapters do at the C reference's hooks (ct_lora_model.h
+ * has the contracts; ct_lora_attach sets the model's lora_ops to its one
+ * row, so this module never calls into the LoRA one by name): forward and
+ * backward after a target's matmul (no-ops without an adapter on (l, t)),
+ * a whole training step, and the release of the adapters. */
+struct ct_model_lora_ops {
+	void (*forward)(struct ct_model *m, int l, enum ct_lora_target t,
+			float *out, const float *inp);
+	void (*backward)(struct ct_model *m, int l, enum ct_lora_target t,
+			 float *dinp, const float *dout, const float *inp);
+	int (*step)(struct ct_model *m, const ct_tok *inputs, const ct_tok *targets,
+		    const struct ct_adamw_args *a, float grad_clip, float *loss);
+	void (*detach)(struct ct_model *m);
+};
+
 /* The C reference model: parameters, AdamW state and buffers for a fixed
  * B and T. All memory owned; free with ct_model_free(). */
-struct ct_lora_state;
 
 struct ct_model {
 	struct ct_model_config cfg;
@@ -317,6 +335,7 @@ struct ct_model {
 	void *mem;		/* one allocation behind the activations */
 	void *gmem;		/* one allocation behind the gradient scratch */
 	struct ct_lora_state *lora;	/* LoRA adapters (ct_lora_model.h) or NULL */
+	const struct ct_model_lora_ops *lora_ops;	/* with lora, else NULL */
 	/* A compact frozen base (ct_model_set_base): params is NULL and the
 	 * weights are read from this image (borrowed) at blay's offsets. */
 	const unsigned char *base;
@@ -383,6 +402,13 @@ int ct_model_step(struct ct_model *m, const ct_tok *inputs,
 
 /* ---- shared by the architectures' drivers (ct_model.c, ct_llama_model.c)
  * only; the order of the calls inside is part of the specification. */
+
+/* GPT-2's passes (its row of ct_model_ops.h; ct_model_forward and
+ * ct_model_backward call the row's). */
+float ct_model_gpt2_forward(struct ct_model *m, const ct_tok *inputs,
+			    const ct_tok *targets);
+void ct_model_gpt2_backward(struct ct_model *m, const ct_tok *inputs,
+			    const ct_tok *targets);
 
 /* One block: reads `residual` (its input) and, forward, writes layer l's
  * activations; backward, turns m->gacts.dresidual (gradient of

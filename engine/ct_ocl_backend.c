@@ -21,6 +21,7 @@
 
 #include "ct_engine.h"
 #include "ct_llama.h"
+#include "ct_model_ops.h"
 #include "ct_lora_model.h"
 #include "ct_err.h"
 #include "ct_options.h"
@@ -267,6 +268,13 @@ static int check_fits(const struct ct_backend *be, size_t n)
 	return 0;
 }
 
+/* Whether cfg's family runs its passes through ct_ocl_llama.c (and
+ * keeps a LoRA base in pieces): its row says so. */
+static int llama_pass(const struct ct_model_config *cfg)
+{
+	return (ct_model_ops_for(cfg)->flags & CT_MODEL_OCL_LLAMA_PASS) != 0;
+}
+
 /* The Llama pass's flags (ct_ocl_llama.h): a training or LoRA backend
  * has the backward scratch and runs lean by ct_ocl_llama_lean
  * (CT_OCL_LEAN=0|1 forcing: tests); LoRA's weights are frozen. */
@@ -317,7 +325,7 @@ static int ocl_open_common(const char *device, const struct ct_model_config *cfg
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
 	/* a Llama LoRA base in pieces; any other weights in one buffer */
 	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
-			 spec != NULL && cfg->arch == CT_ARCH_LLAMA);
+			 spec != NULL && llama_pass(cfg));
 	if (rc == 0)
 		rc = check_fits(be, n);
 	if (rc == 0 && spec != NULL)
@@ -334,7 +342,7 @@ static int ocl_open_common(const char *device, const struct ct_model_config *cfg
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->inputs);
 	if (rc == 0)
 		rc = ct_ocl_alloc(be->ocl, (size_t)B * T * sizeof(ct_tok), CL_MEM_READ_ONLY, &be->targets);
-	if (rc == 0 && cfg->arch == CT_ARCH_LLAMA)
+	if (rc == 0 && llama_pass(cfg))
 		rc = ct_ocl_llama_open(&be->ops, cfg, B, T, llama_flags(be, spec != NULL),
 				       &be->llama);
 	if (rc == 0 && be->llama == NULL)
@@ -923,12 +931,10 @@ static uint64_t max64(uint64_t a, uint64_t b)
 static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, int compact,
 			       uint64_t *big)
 {
-	const int llama = c->arch == CT_ARCH_LLAMA;
+	const struct ct_model_dims d = ct_model_dims(c);
 	const uint64_t BT = (uint64_t)B * T, Vp = c->Vp;
-	const uint64_t A = llama ? (uint64_t)ct_llama_att_dim(c) : (uint64_t)c->C;
-	const uint64_t F = llama ? 2 * (uint64_t)c->F : 4 * (uint64_t)c->C;
-	const uint64_t wide_out = max64(max64(F, A), llama ? (uint64_t)ct_llama_qkv_dim(c)
-							  : 3 * (uint64_t)c->C);
+	const uint64_t A = (uint64_t)d.att, F = (uint64_t)d.fc;
+	const uint64_t wide_out = max64(max64(F, A), (uint64_t)d.qkv);
 	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
 	uint64_t pack = (BT + BT / 2 + 64) * K + 64 * side;
 	uint64_t accb = max64(BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25,
@@ -943,7 +949,7 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp,
 			 uint64_t *largest)
 {
-	const int lora = hp->lora.rank > 0, llama = cfg->arch == CT_ARCH_LLAMA;
+	const int lora = hp->lora.rank > 0, llama = llama_pass(cfg);
 	const int fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
 	struct ct_dweights w;
 	uint64_t sum, big, b;

@@ -9,6 +9,8 @@ engine_libctengine_a_CFLAGS = $(AM_CFLAGS) $(CT_DEP_CFLAGS)
 engine_libctengine_a_SOURCES = \
 	engine/ct_math.h engine/ct_isa.c engine/ct_isa.h \
 	engine/ct_rng.c engine/ct_rng.h \
+	engine/ct_model_config.h engine/ct_model_ops.c engine/ct_model_ops.h \
+	engine/ct_model_ops_gpt2.c engine/ct_model_ops_llama.c \
 	engine/ct_gpt2.c engine/ct_gpt2.h engine/ct_base.c engine/ct_base.h \
 	engine/ct_lora.c engine/ct_lora.h engine/ct_lora_init.c \
 	engine/ct_lora_model.c engine/ct_lora_model.h \

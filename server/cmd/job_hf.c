@@ -11,6 +11,7 @@
 #include "ct_jv.h"
 #include "ct_gguf_model.h"
 #include "ct_llama_hf.h"
+#include "ct_model_ops.h"
 #include "data/server.h"
 #include "job_tokenizer.h"
 
@@ -67,7 +68,7 @@ int ct_job_hf_export(const char *model_path, const char *dir)
 	int rc = ct_gpt2_load(model_path, &m);
 
 	if (rc == 0)
-		rc = ct_llama_hf_export(&m, dir, NULL);
+		rc = ct_model_ops_for(&m.cfg)->hf_export(&m, dir, NULL);
 	ct_gpt2_free(&m);
 	return rc;
 }
