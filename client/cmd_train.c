@@ -12,7 +12,7 @@
 #include "cmd_lora.h"
 #include "ct_base.h"
 #include "cmd_model.h"
-#include "ct_llama.h"
+#include "ct_model_ops.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_chain.h"
@@ -508,6 +508,7 @@ static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct ct_model_config c;
 	struct ct_gpt2_layout lay;
+	char what[256];
 	int rc;
 
 	(void)ctx;
@@ -517,16 +518,8 @@ static int model_info(struct ct_cmd_ctx *ctx, int argc, char **argv)
 	if (rc < 0)
 		return fail("model", rc);
 	ct_gpt2_layout(&c, &lay);
-	if (c.arch == CT_ARCH_LLAMA)
-		printf("%s: Llama checkpoint v%d float32 (%d KV heads, head_dim %d, MLP %d, "
-		       "rope_theta %g%s%s%s)\n", argv[1],
-		       c.hd || (c.flags & CT_LLAMA_QK_NORM) ? CT_LLAMA_VERSION_HD : CT_LLAMA_VERSION,
-		       c.KVH, ct_llama_head_dim(&c), c.F, c.rope_theta,
-		       (c.flags & CT_LLAMA_TIED) ? ", tied embeddings" : "",
-		       (c.flags & CT_LLAMA_QKV_BIAS) ? ", q/k/v biases" : "",
-		       (c.flags & CT_LLAMA_QK_NORM) ? ", q/k norms" : "");
-	else
-		printf("%s: GPT-2 checkpoint v3 float32\n", argv[1]);
+	ct_model_ops_for(&c)->describe(&c, what, sizeof(what));
+	printf("%s: %s\n", argv[1], what);
 	printf("  layers %d, heads %d, channels %d, max_seq_len %d, vocab %d (padded %d)\n"
 	       "  %zu parameters, %.3g training FLOPs per token at T=%d\n",
 	       c.L, c.NH, c.C, c.maxT, c.V, c.Vp, lay.total,

@@ -6,7 +6,7 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_gpt2.h"
-#include "ct_llama.h"
+#include "ct_model_ops.h"
 #include "daemons/eval.h"
 
 #include <math.h>
@@ -24,16 +24,6 @@ struct peft_mod {
 	int out, in;
 };
 
-/* The PEFT target_modules word of each module, by target (ct_lora.h
- * order qkv, proj, fc, fcproj); Llama splits the fused matrices. */
-static const char *const llama_words[CT_LORA_NTARGETS][3] = {
-	{ "q_proj", "k_proj", "v_proj" }, { "o_proj" }, { "gate_proj", "up_proj" },
-	{ "down_proj" },
-};
-static const char *const gpt2_words[CT_LORA_NTARGETS][3] = {
-	{ "c_attn" }, { "attn.c_proj" }, { "c_fc" }, { "mlp.c_proj" },
-};
-
 static int target_index(enum ct_lora_target t)
 {
 	int i = 0;
@@ -43,25 +33,12 @@ static int target_index(enum ct_lora_target t)
 	return i;
 }
 
-/* Row counts of a Llama target's modules (0 ends). */
-static void llama_rows(const struct ct_model_config *c, int ti, int rows[3])
-{
-	const int hd = ct_llama_head_dim(c), q = c->NH * hd, kv = c->KVH * hd;
-
-	rows[1] = rows[2] = 0;
-	switch (ti) {
-	case 0: rows[0] = q; rows[1] = kv; rows[2] = kv; break;
-	case 1: rows[0] = c->C; break;
-	case 2: rows[0] = c->F; rows[1] = c->F; break;
-	default: rows[0] = c->C; break;
-	}
-}
-
 /* The modules of spec on cfg into *out (malloc'd), their count in *n. */
 static int list_mods(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 		     struct peft_mod **out, size_t *n)
 {
-	const int ns = ct_lora_nslots(cfg, spec), llama = cfg->arch == CT_ARCH_LLAMA;
+	const struct ct_model_ops *ops = ct_model_ops_for(cfg);
+	const int ns = ct_lora_nslots(cfg, spec);
 	struct peft_mod *m = calloc((size_t)(ns > 0 ? ns : 1) * 3, sizeof(*m));
 
 	*n = 0;
@@ -69,29 +46,24 @@ static int list_mods(const struct ct_model_config *cfg, const struct ct_lora_spe
 		return ct_error(CT_ENOMEM, "out of memory");
 	for (int i = 0; i < ns; i++) {
 		struct ct_lora_slot s;
-		int ti, rows[3] = { 0, 0, 0 };
+		int ti, rows;
 		size_t off;
 
 		ct_lora_slot(cfg, spec, i, &s);
 		ti = target_index(s.target);
-		if (llama)
-			llama_rows(cfg, ti, rows);
-		else
-			rows[0] = s.out;
 		off = s.w_off;
-		for (int k = 0; k < 3 && rows[k] > 0; k++) {
-			struct peft_mod *e = &m[(*n)++];
+		for (int k = 0; k < 3; k++) {
+			struct peft_mod *e = &m[*n];
 
-			if (llama)
-				snprintf(e->name, sizeof(e->name), "model.layers.%d.%s.%s", s.layer,
-					 ti < 2 ? "self_attn" : "mlp", llama_words[ti][k]);
-			else
-				snprintf(e->name, sizeof(e->name), "transformer.h.%d.%s%s", s.layer,
-					 ti == 0 ? "attn." : ti == 2 ? "mlp." : "", gpt2_words[ti][k]);
+			rows = ops->hf_lora_module(cfg, ti, k, s.layer, s.out, e->name,
+						   sizeof(e->name));
+			if (rows <= 0)
+				break;
+			(*n)++;
 			e->w_off = off;
-			e->out = rows[k];
+			e->out = rows;
 			e->in = s.in;
-			off += (size_t)rows[k] * (size_t)s.in;
+			off += (size_t)rows * (size_t)s.in;
 		}
 	}
 	*out = m;
@@ -281,7 +253,7 @@ static int json_str(char *b, size_t cap, const char *s)
 static int write_config(const struct ct_job_peft *p, const struct ct_model_config *cfg,
 			int P, const char *dir)
 {
-	const int llama = cfg->arch == CT_ARCH_LLAMA;
+	const struct ct_model_ops *ops = ct_model_ops_for(cfg);
 	char name[2048], targets[256] = "", text[4096], path[4096];
 	size_t k = 0;
 	int n;
@@ -290,7 +262,7 @@ static int write_config(const struct ct_job_peft *p, const struct ct_model_confi
 		return ct_error(CT_ETOOBIG, "base model name too long");
 	for (int t = 0; t < CT_LORA_NTARGETS; t++)
 		for (int i = 0; i < 3 && (p->spec.targets & (1u << t)); i++) {
-			const char *w = llama ? llama_words[t][i] : gpt2_words[t][i];
+			const char *w = ops->peft_words[t][i];
 
 			if (w != NULL)
 				k += (size_t)snprintf(targets + k, sizeof(targets) - k, "%s\"%s\"",
@@ -306,7 +278,8 @@ static int write_config(const struct ct_job_peft *p, const struct ct_model_confi
 		     "  \"layers_to_transform\": null,\n  \"layers_pattern\": null,\n"
 		     "  \"rank_pattern\": {},\n  \"alpha_pattern\": {},\n"
 		     "  \"inference_mode\": true,\n  \"revision\": null\n}\n",
-		     name, P, P, targets, llama ? "false" : "true");
+		     name, P, P, targets,
+		     (ops->flags & CT_MODEL_HF_FAN_IN_FAN_OUT) ? "true" : "false");
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return ct_error(CT_EINTERNAL, "adapter_config.json too long");
 	if (ct_path_join(path, sizeof(path), dir, "adapter_config.json") < 0)

@@ -59,7 +59,6 @@
 #include "ct_options.h"
 #include "ct_file.h"
 #include "ct_le.h"
-#include "ct_llama.h"
 #include "ct_log.h"
 #include "ct_outer.h"
 #include "ct_time.h"
@@ -384,10 +383,7 @@ static int store_model(struct ct_server *srv, struct ct_db *db, struct around *a
 
 	if (!ct_le_host())
 		return ct_error(CT_EUNSUPP, "assimilator: big-endian hosts are not supported");
-	if (a->out.cfg.arch == CT_ARCH_LLAMA)	/* as ct_gpt2_save writes it */
-		ct_llama_header(&a->out.cfg, (unsigned char *)hdr);
-	else
-		ct_gpt2_header(&a->out.cfg, hdr);
+	ct_gpt2_file_header(&a->out.cfg, (unsigned char *)hdr);	/* as ct_gpt2_save */
 	return ct_store_add_parts(srv, db, parts, sizes, 2, "round_model", a->r.jobid, 1,
 				  a->out_sha);
 }

@@ -14,6 +14,7 @@
 
 #include "ct_err.h"
 #include "ct_gpt2.h"
+#include "ct_model_ops.h"
 #include "data/db.h"
 #include "data/lora_job.h"
 #include "daemons/sample.h"
@@ -991,8 +992,7 @@ static void model_text(struct ct_web_req *req, const struct ct_web_job_inputs *i
 	}
 	ct_gpt2_layout(&cfg, &lay);
 	snprintf(out, cap, "%s, %d layer%s, width %d, %d heads, vocabulary %d, context %d "
-		 "tokens; %.4g million parameters", cfg.arch == CT_ARCH_LLAMA ? "Llama" :
-		 "GPT-2", cfg.L, cfg.L == 1 ? "" : "s", cfg.C, cfg.NH, cfg.V, cfg.maxT,
+		 "tokens; %.4g million parameters", ct_model_ops_for(&cfg)->name, cfg.L, cfg.L == 1 ? "" : "s", cfg.C, cfg.NH, cfg.V, cfg.maxT,
 		 (double)lay.total / 1e6);
 }
 
