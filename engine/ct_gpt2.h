@@ -1,6 +1,8 @@
 /*
- * ct_gpt2.h - GPT-2 model configuration, parameter layout, and llm.c's
- * checkpoint file format (version 3, float32).
+ * ct_gpt2.h - checkpoints of every model family (load, save, check,
+ * layout, seeded init, through the family's row of ct_model_ops.h; the
+ * config itself is ct_model_config.h), and GPT-2's own: its parameter
+ * layout and llm.c's checkpoint file format (version 3, float32).
  *
  * File layout (little-endian, what llm.c's train_gpt2.c reads):
  *   int32 header[256]: [0] magic 20240326, [1] version 3, [2] maxT,
@@ -43,8 +45,9 @@ struct ct_gpt2 {
 };
 
 /* Check a config against the rules (all fields >= 1 and under the caps
- * above, C % NH == 0, Vp >= V, nparams <= CT_GPT2_MAX_PARAMS). Returns 0 or
- * CT_EFORMAT with a detail naming the field. */
+ * of ct_model_config.h, C % NH == 0, Vp >= V, an arch that has a row of
+ * ct_model_ops.h and that row's own rules, nparams <= CT_GPT2_MAX_PARAMS).
+ * Returns 0 or CT_EFORMAT with a detail naming the field. */
 int ct_gpt2_config_check(const struct ct_model_config *cfg);
 
 /* The dimensions both checkpoint headers share: v[2..7] are maxT, V, L,

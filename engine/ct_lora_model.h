@@ -2,7 +2,8 @@
  * ct_lora_model.h - LoRA in the C reference model: the adapter layer
  * (forward and backward of one adapter, the executable specification the
  * OpenCL backend matches bit for bit) and the hooks by which ct_model.c
- * runs adapters next to its frozen weight matrices.
+ * runs adapters next to its frozen weight matrices (through the model's
+ * lora_ops, struct ct_model_lora_ops, which ct_lora_attach sets).
  *
  * Arithmetic of one adapter on a target W (OC, C) with input x (BT, C),
  * A (r, C), B (OC, r), s = alpha / r, after the layer's own

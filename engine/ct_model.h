@@ -30,9 +30,10 @@
  * dw), and the adapter terms are added after the target matmuls in the
  * order ct_lora_model.h states.
  *
- * Second model type: a config with arch CT_ARCH_LLAMA (ct_llama.h) runs the
- * Llama forward/backward (engine/ct_llama_model.c) behind the same
- * ct_model_* functions, buffers and LoRA hooks.
+ * ct_model_forward and ct_model_backward run the passes of the config's
+ * family (its row of ct_model_ops.h): GPT-2's below (ct_model_gpt2_*), or
+ * Llama's (ct_llama.h, engine/ct_llama_model.c) behind the same buffers
+ * and LoRA hooks.
  *
  * Deviations from llm.c's train_gpt2.c (so other implementations know):
  * attention's softmax uses p = e/sum and the simplified softmax backward;

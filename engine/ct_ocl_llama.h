@@ -2,8 +2,9 @@
  * ct_ocl_llama.h - the Llama model type (ct_llama.h) on the OpenCL
  * backend: launchers of the Llama layer kernels (kernels/llama.cl), each
  * bit-identical to its C reference in ct_llama_layers.c, and the Llama
- * forward/backward pass that ct_ocl_backend.c runs for arch CT_ARCH_LLAMA,
- * call for call the twin of ct_llama_model.c.
+ * forward/backward pass that ct_ocl_backend.c runs for a family whose row
+ * has CT_MODEL_OCL_LLAMA_PASS (ct_model_ops.h), call for call the twin of
+ * ct_llama_model.c.
  *
  * Grouped-query attention (KVH < NH) runs through the GPT-2 attention
  * kernels (ct_ocl_attention_*_recompute): the q/k/v rows are first expanded
