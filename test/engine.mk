@@ -13,6 +13,8 @@ CT_ENGINE_TESTS += test/test_sample_prefix
 CT_ENGINE_TESTS += test/test_isa
 # test_chain: the WU hash chain's links (ct_wu_state_digest)
 CT_ENGINE_TESTS += test/test_chain
+# test_model_ops: the model families' table (engine/ct_model_ops.h)
+CT_ENGINE_TESTS += test/test_model_ops
 check_PROGRAMS += $(CT_ENGINE_TESTS)
 TESTS += $(CT_ENGINE_TESTS)
 
