@@ -276,7 +276,6 @@ void ct_model_free(struct ct_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Forward through block l, from `residual` (BT,C) into residual3[l]. */
 /* The hooks of attached adapters (m->lora_ops), no-ops without. */
 static void adapter_forward(struct ct_model *m, int l, enum ct_lora_target t, float *out,
 			    const float *inp)
@@ -292,6 +291,7 @@ static void adapter_backward(struct ct_model *m, int l, enum ct_lora_target t, f
 		m->lora_ops->backward(m, l, t, dinp, dout, inp);
 }
 
+/* Forward through block l, from `residual` (BT,C) into residual3[l]. */
 static void block_forward(struct ct_model *m, int l, const float *residual)
 {
 	const int B = m->B, T = m->T, C = m->cfg.C, NH = m->cfg.NH, BT = B * T;
