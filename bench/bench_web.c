@@ -23,6 +23,7 @@
 #include "ct_log.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/result_state.h"
 #include "web/web.h"
 #include "web_fixture.h"
 

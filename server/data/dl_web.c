@@ -15,6 +15,8 @@
 #include "db.h"
 #include "dl.h"
 #include "dl_web.h"
+#include "job_state.h"
+#include "wu_state.h"
 
 static void board_pages(struct ct_web_board *b, int64_t page, int64_t total)
 {

@@ -13,6 +13,8 @@
 #include "db.h"
 #include "dl.h"
 #include "dl_web.h"
+#include "job_state.h"
+#include "wu_state.h"
 
 /* ---- jobs ---------------------------------------------------------------- */
 
