@@ -7,7 +7,9 @@
  * before ended with, then downloads the inputs of the work units it
  * picks by their hashes (so the server cannot hand it other bytes),
  * recomputes those WUs on the local device and compares the hash of each
- * result with the one the receipt states. With --all it recomputes every
+ * result with the one the receipt states, and where the receipt (version
+ * 2) states the result's hash chain, the chain too, link by link, so a
+ * difference names the first step where the runs part. With --all it recomputes every
  * WU of a round, aggregates them as the server says it did (the mean, a
  * robust mean, the LoRA merge, then the outer step) and compares the
  * model too. The first difference stops it: the exit status is 1 and the
@@ -813,7 +815,9 @@ const struct ct_cmd_def ct_verify_cmd = {
 	"inputs by hash and recompute N randomly chosen work units (--sample N,\n"
 	"default 1; --seed S fixes the choice) of every round, or of round R\n"
 	"only, on the device D (default cpu), and compare each result's hash\n"
-	"with the receipt's. --all recomputes every work unit and then each\n"
+	"with the receipt's (and, where the receipt states the result's hash\n"
+	"chain, the recomputed chain with it link by link, naming the first\n"
+	"step where they part). --all recomputes every work unit and then each\n"
 	"round's aggregate (the mean or the LoRA merge, and the outer step) and\n"
 	"compares the model: that costs the whole job's training compute once,\n"
 	"and the memory of a round's results side by side (K models for a\n"

@@ -24,7 +24,8 @@
 /* The version written; a reader takes 1 (no chains) and 2. A receipt is
  * never rewritten, so version 1 receipts stay as they were signed. */
 #define CT_RECEIPT_VERSION 2
-#define CT_RECEIPT_MAX_BYTES ((size_t)4 << 20)	/* a whole receipt */
+/* a whole receipt: 16,384 WUs of 16 hosts with a chain each take ~6.3 MB */
+#define CT_RECEIPT_MAX_BYTES ((size_t)8 << 20)
 #define CT_RECEIPT_MAX_WUS 16384		/* WUs of one round */
 #define CT_RECEIPT_MAX_HOSTS 16			/* agreeing hosts of one WU */
 #define CT_RECEIPT_NAME_MAX 16			/* method and encoding names */

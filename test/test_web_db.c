@@ -202,6 +202,8 @@ static void test_job_page(void **state)
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(body(&r), "\"nshards\":3"));
 	assert_non_null(strstr(body(&r), "\"rounds\":[{\"round\":1"));
+	/* no chains, no replicas compared by tolerance: none parted */
+	assert_non_null(strstr(body(&r), "\"partings\":[],\"inputs\":{"));
 	ct_web_resp_free(&r);
 }
 

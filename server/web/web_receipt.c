@@ -232,13 +232,16 @@ int ct_web_receipt_job_html(struct ct_web_req *req, struct ct_buf *c, int64_t jo
 		rc = ct_tmpl_printf(c, "<h2>Receipts</h2><p>When a round closes, the server "
 			"signs a receipt: the round's starting model, each work unit's "
 			"inputs (token shard, seed, steps), the hash of the result its "
-			"volunteers agreed on and who they were, the model that came "
-			"out, and the previous round's receipt, so the receipts chain "
-			"from the base model to the final one. You do not have to trust "
-			"this server: <code>ctune verify URL %lld --sample 1</code> checks "
-			"the signatures and the chain, downloads the inputs and "
-			"recomputes a work unit on your computer (<code>--all</code> "
-			"recomputes every one and the aggregate).</p><p>",
+			"volunteers agreed on and who they were, the result's hash chain "
+			"(a fingerprint of the training state every few steps), the model "
+			"that came out, and the previous round's receipt, so the receipts "
+			"chain from the base model to the final one. You do not have to "
+			"trust this server: <code>ctune verify URL %lld --sample 1</code> "
+			"checks the signatures and the chain, downloads the inputs and "
+			"recomputes a work unit on your computer, comparing its hash chain "
+			"link by link, so a difference names the first training step where "
+			"your run and the stated one part (<code>--all</code> recomputes "
+			"every one and the aggregate).</p><p>",
 			(long long)jobid);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = ct_tmpl_printf(c, "%s<a href=\"/job/%lld/round/%lld/receipt\">round %lld</a>",
