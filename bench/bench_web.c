@@ -12,7 +12,8 @@
  * the leaderboard query (it must read the credit index, not sort the
  * table) and for a task list of host 1, which holds every result. With
  * NWUS > 0 it also times the page of a job of NWUS work units (two results
- * each, all on host 1 and user 1): goal <= 50 ms uncached.
+ * each, all on host 1 and user 1): goal <= 50 ms uncached. Last, each
+ * statement of the status page and /metrics, timed and EXPLAINed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,70 @@ static void explain(struct ct_db *db)
 		"ORDER BY u.expavg_credit DESC, u.id DESC LIMIT 200");
 }
 
+/* What the status page and /metrics run (ct_web_get_status): each
+ * statement's median of REPS runs and the rows its plan reads, next to the
+ * scans they replaced (marked "before"), to show where the time goes. */
+static void status_statements(struct ct_db *db)
+{
+	static const char *const sql[][2] = {
+		{ "round_stat sums", "SELECT COALESCE(SUM(n_unsent), 0), "
+		  "COALESCE(SUM(n_in_progress), 0) FROM round_stat" },
+		{ "site_stat sums", "SELECT COALESCE(SUM(n_users), 0), COALESCE(SUM(n_users_credit), "
+		  "0), COALESCE(SUM(n_teams), 0), COALESCE(SUM(n_hosts), 0), "
+		  "COALESCE(SUM(user_credit), 0) FROM site_stat" },
+		{ "WUs to validate", "SELECT COUNT(*) FROM workunit WHERE need_validate = 1" },
+		{ "WUs to assimilate", "SELECT COUNT(*) FROM workunit WHERE assimilate_state = 1" },
+		{ "hosts active 24 h", "SELECT COUNT(*) FROM host WHERE rpc_time > "
+		  "UNIX_TIMESTAMP() - 86400" },
+		{ "jobs running", "SELECT COUNT(*) FROM job WHERE status = 1" },
+		{ "jobs done", "SELECT COUNT(*) FROM job WHERE status = 2" },
+		{ "credit 24 h", "SELECT COALESCE(SUM(credit), 0) FROM credit_event WHERE "
+		  "create_time > UNIX_TIMESTAMP() - 86400" },
+		{ "events 24 h", "SELECT COUNT(*) FROM credit_event WHERE create_time > "
+		  "UNIX_TIMESTAMP() - 86400" },
+		{ "roles", "SELECT role, instance FROM role_heartbeat ORDER BY role, instance "
+		  "LIMIT 32" },
+		{ "before: users", "SELECT COUNT(*) FROM `user`" },
+		{ "before: w/ credit", "SELECT COUNT(*) FROM `user` WHERE total_credit > 0" },
+		{ "before: teams", "SELECT COUNT(*) FROM team" },
+		{ "before: hosts", "SELECT COUNT(*) FROM host" },
+		{ "before: credit", "SELECT COALESCE(SUM(total_credit), 0) FROM `user`" },
+	};
+
+	printf("\nstatements of /status and /metrics (median of %d, ms; rows the plan reads):\n",
+	       REPS);
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		struct ct_db_res *res = NULL;
+		char explain[1024], rows[160] = "";
+		double t[REPS];
+
+		for (int k = 0; k < REPS; k++) {
+			double t0 = now_ms();
+
+			if (ct_db_querya(db, &res, sql[i][1], NULL, 0) == 0)
+				while (ct_db_next(res) > 0)
+					;
+			ct_db_res_free(res);
+			res = NULL;
+			t[k] = now_ms() - t0;
+		}
+		for (int a = 1; a < REPS; a++)
+			for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+				double x = t[b];
+				t[b] = t[b - 1];
+				t[b - 1] = x;
+			}
+		snprintf(explain, sizeof(explain), "EXPLAIN %s", sql[i][1]);
+		if (ct_db_querya(db, &res, explain, NULL, 0) == 0)
+			while (ct_db_next(res) > 0 && strlen(rows) < sizeof(rows) - 40)
+				snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s %s",
+					 rows[0] ? ", " : "", ct_db_str(res, 2),
+					 ct_db_str(res, 8)[0] ? ct_db_str(res, 8) : "-");
+		ct_db_res_free(res);
+		printf("  %-18s %8.3f   %s\n", sql[i][0], t[REPS / 2], rows);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct web_fx fx;
@@ -260,6 +325,7 @@ int main(int argc, char **argv)
 	if (jobid > 0)
 		printf("\njob page at %d WUs: goal <= 50 ms uncached\n", nwus);
 	explain(fx.db);
+	status_statements(fx.db);
 	web_fx_close(&fx);
 	snprintf(proj, sizeof(proj), "rm -rf '%s'", dir);
 	if (system(proj) != 0)

@@ -528,6 +528,24 @@ static int status_result_counts(struct ct_db *db, struct ct_web_status *st)
 			       "0) FROM round_stat", NULL, 0);
 }
 
+/* Accounts, accounts with credit, teams, computers and the accounts'
+ * total credit from the 16 rows of site_stat that the user, team and host
+ * triggers keep (migration 041): not a scan of `user` and host. */
+#define WS struct ct_web_status
+static const struct ct_dl_col site_count_cols[] = {
+	CT_DL_COL(WS, users), CT_DL_COL(WS, users_with_credit), CT_DL_COL(WS, teams),
+	CT_DL_COL(WS, hosts), CT_DL_COL(WS, total_credit),
+};
+#undef WS
+
+static int status_site_counts(struct ct_db *db, struct ct_web_status *st)
+{
+	return ct_dl_query_one(db, st, site_count_cols, CT_DL_NCOLS(site_count_cols),
+			       "SELECT COALESCE(SUM(n_users), 0), COALESCE(SUM(n_users_credit), 0), "
+			       "COALESCE(SUM(n_teams), 0), COALESCE(SUM(n_hosts), 0), "
+			       "COALESCE(SUM(user_credit), 0) FROM site_stat", NULL, 0);
+}
+
 int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 {
 	int64_t day_ago;
@@ -544,14 +562,7 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 		rc = CT_DB_QUERY_INT(db, &st->wu_need_assimilate, "SELECT COUNT(*) "
 			"FROM workunit WHERE assimilate_state = ?", CT_AS_READY);
 	if (rc == 0)
-		rc = ct_db_query_inta(db, &st->users, "SELECT COUNT(*) FROM `user`", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_inta(db, &st->users_with_credit, "SELECT COUNT(*) "
-			"FROM `user` WHERE total_credit > 0", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_inta(db, &st->teams, "SELECT COUNT(*) FROM team", NULL, 0);
-	if (rc == 0)
-		rc = ct_db_query_inta(db, &st->hosts, "SELECT COUNT(*) FROM host", NULL, 0);
+		rc = status_site_counts(db, st);
 	if (rc == 0)
 		rc = CT_DB_QUERY_INT(db, &st->hosts_active_24h, "SELECT COUNT(*) "
 			"FROM host WHERE rpc_time > ?", day_ago);
@@ -569,9 +580,6 @@ int ct_web_get_status(struct ct_db *db, struct ct_web_status *st)
 		rc = CT_DB_QUERY_INT(db, &st->credit_events_24h, "SELECT COUNT(*) "
 			"FROM credit_event WHERE create_time > ?", day_ago);
 	if (rc == 0)
-		rc = ct_db_query_doublea(db, &st->total_credit, "SELECT "
-			"COALESCE(SUM(total_credit), 0) FROM `user`", NULL, 0);
-	if (rc == 0)
 		rc = status_roles(db, st);
 	/* 1 cobblestone = 432 GFLOP; over one day that is 5e-6 TFLOPS. */
 	st->tflops = st->credit_24h * 432e9 / 86400.0 / 1e12;
@@ -588,7 +596,7 @@ int ct_web_get_totals(struct ct_db *db, struct ct_web_totals *tot)
 {
 	memset(tot, 0, sizeof(*tot));
 	return ct_dl_query_one(db, tot, totals_cols, CT_DL_NCOLS(totals_cols), "SELECT "
-			       "(SELECT COUNT(*) FROM `user`), (SELECT COUNT(*) FROM team), "
-			       "(SELECT COUNT(*) FROM host), (SELECT COALESCE(SUM(total_credit), "
-			       "0) FROM `user`)", NULL, 0);
+			       "COALESCE(SUM(n_users), 0), COALESCE(SUM(n_teams), 0), "
+			       "COALESCE(SUM(n_hosts), 0), COALESCE(SUM(user_credit), 0) FROM site_stat",
+			       NULL, 0);
 }
