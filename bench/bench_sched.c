@@ -67,6 +67,7 @@
 #include "sched_load.h"
 #include "rpc/sched_rpc.h"
 #include "cmd/server_open.h"
+#include "data/result_state.h"
 #include "data/server.h"
 #include "web/web_http.h"
 #include "daemons/wg.h"

@@ -12,7 +12,9 @@
  * the leaderboard query (it must read the credit index, not sort the
  * table) and for a task list of host 1, which holds every result. With
  * NWUS > 0 it also times the page of a job of NWUS work units (two results
- * each, all on host 1 and user 1): goal <= 50 ms uncached.
+ * each, all on host 1 and user 1): goal <= 50 ms uncached. Last, each
+ * statement of the status page and /metrics, timed and EXPLAINed, and the
+ * forgot page's answer for a known and an unknown address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,10 @@
 #include "ct_log.h"
 #include "daemons/daemons.h"
 #include "data/db.h"
+#include "data/dl_web.h"
+#include "data/result_state.h"
 #include "web/web.h"
+#include "web/web_recover.h"
 #include "web_fixture.h"
 
 #define REPS 15
@@ -114,6 +119,16 @@ static int big_job(struct web_fx *fx, int nwus, int64_t *jobid)
 	return rc;
 }
 
+static void sort_ms(double t[REPS])
+{
+	for (int i = 1; i < REPS; i++)
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			double x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+}
+
 static int time_page(struct web_fx *fx, const char *path, const char *query,
 		     double *med, double *worst, size_t *bytes)
 {
@@ -138,12 +153,7 @@ static int time_page(struct web_fx *fx, const char *path, const char *query,
 		ct_web_resp_free(&resp);
 		ct_web_req_free(&req);
 	}
-	for (int i = 1; i < REPS; i++)
-		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-			double x = t[j];
-			t[j] = t[j - 1];
-			t[j - 1] = x;
-		}
+	sort_ms(t);
 	*med = t[REPS / 2];
 	*worst = t[REPS - 1];
 	return rc;
@@ -193,6 +203,141 @@ static void explain(struct ct_db *db)
 		"FORCE INDEX (user_team) "
 		"LEFT JOIN team t ON t.id = u.teamid WHERE u.teamid = 12 "
 		"ORDER BY u.expavg_credit DESC, u.id DESC LIMIT 200");
+}
+
+/* POST /account/forgot for `email` as the visitor of `cookie` with its
+ * csrf value: the answer's time (ms) and status. */
+static double forgot_once(struct web_fx *fx, const char *cookie, const char *csrf,
+			  const char *email, int *status)
+{
+	struct ct_web_req req;
+	struct ct_web_resp resp;
+	char form[256];
+	double t0;
+
+	snprintf(form, sizeof(form), "csrf=%s&email=%s", csrf, email);
+	ct_web_req_init(&req, &fx->srv, fx->db, "POST", "/account/forgot");
+	req.cookie = cookie;
+	req.remote_addr = "127.0.0.1";		/* loopback: not rate-limited */
+	ct_web_resp_init(&resp);
+	t0 = now_ms();
+	if (ct_web_req_parse_form(&req, form, strlen(form)) == 0 &&
+	    ct_web_handle(&req, &resp) == 0)
+		*status = resp.status;
+	t0 = now_ms() - t0;
+	ct_web_resp_free(&resp);
+	ct_web_req_free(&req);
+	return t0;
+}
+
+/* The forgot page's answer time for an address an account has and one
+ * none has, interleaved (mail to a port nothing listens on: the sending
+ * fails after the answer, in the recovery worker). */
+static void forgot_timing(struct web_fx *fx)
+{
+	struct ct_web_req req;
+	struct ct_web_resp resp;
+	char cookie[300] = "", csrf[65] = "";
+	double known[REPS], unknown[REPS];
+	int st_known = 0, st_unknown = 0;
+	const char *p;
+
+	ct_conf_set(fx->srv.conf, "mail.smtp_url", "smtp://127.0.0.1:9");
+	ct_conf_set(fx->srv.conf, "mail.from", "bench@example.org");
+	ct_conf_set(fx->srv.conf, "limits.reset_acct_burst", "1000");
+	ct_web_req_init(&req, &fx->srv, fx->db, "GET", "/account/forgot");
+	ct_web_resp_init(&resp);
+	if (ct_web_handle(&req, &resp) == 0 && resp.ncookies > 0 &&
+	    (p = strstr(ct_buf_cstr(&resp.body), "name=\"csrf\" value=\"")) != NULL) {
+		snprintf(cookie, sizeof(cookie), "%.*s", (int)strcspn(resp.cookies[0], ";"),
+			 resp.cookies[0]);
+		snprintf(csrf, sizeof(csrf), "%.64s", p + strlen("name=\"csrf\" value=\""));
+	}
+	ct_web_resp_free(&resp);
+	ct_web_req_free(&req);
+	for (int k = 0; k < REPS; k++) {
+		char email[64];
+
+		snprintf(email, sizeof(email), "v%d%%40example.org", k);
+		known[k] = forgot_once(fx, cookie, csrf, email, &st_known);
+		snprintf(email, sizeof(email), "nobody%d%%40example.org", k);
+		unknown[k] = forgot_once(fx, cookie, csrf, email, &st_unknown);
+	}
+	(void)ct_web_recover_drain(&fx->srv, 30);
+	sort_ms(known);
+	sort_ms(unknown);
+	printf("\n/account/forgot POST, median of %d (max): known address %.3f ms (%.3f), "
+	       "unknown %.3f ms (%.3f), statuses %d and %d\n", REPS, known[REPS / 2],
+	       known[REPS - 1], unknown[REPS / 2], unknown[REPS - 1], st_known, st_unknown);
+}
+
+/* What the status page and /metrics run (ct_web_get_status): each
+ * statement's median of REPS runs and the rows its plan reads, next to the
+ * scans they replaced (marked "before"), to show where the time goes. */
+static void status_statements(struct ct_db *db)
+{
+	static const char *const sql[][2] = {
+		{ "round_stat sums", "SELECT COALESCE(SUM(n_unsent), 0), "
+		  "COALESCE(SUM(n_in_progress), 0) FROM round_stat" },
+		{ "site_stat sums", "SELECT COALESCE(SUM(n_users), 0), COALESCE(SUM(n_users_credit), "
+		  "0), COALESCE(SUM(n_teams), 0), COALESCE(SUM(n_hosts), 0), "
+		  "COALESCE(SUM(user_credit), 0) FROM site_stat" },
+		{ "WUs to validate", "SELECT COUNT(*) FROM workunit WHERE need_validate = 1" },
+		{ "WUs to assimilate", "SELECT COUNT(*) FROM workunit WHERE assimilate_state = 1" },
+		{ "hosts active 24 h", "SELECT COUNT(*) FROM host WHERE rpc_time > "
+		  "UNIX_TIMESTAMP() - 86400" },
+		{ "jobs running", "SELECT COUNT(*) FROM job WHERE status = 1" },
+		{ "jobs done", "SELECT COUNT(*) FROM job WHERE status = 2" },
+		{ "credit 24 h", "SELECT COALESCE(SUM(credit), 0) FROM credit_event WHERE "
+		  "create_time > UNIX_TIMESTAMP() - 86400" },
+		{ "events 24 h", "SELECT COUNT(*) FROM credit_event WHERE create_time > "
+		  "UNIX_TIMESTAMP() - 86400" },
+		{ "roles", "SELECT role, instance FROM role_heartbeat ORDER BY role, instance "
+		  "LIMIT 32" },
+		{ "before: users", "SELECT COUNT(*) FROM `user`" },
+		{ "before: w/ credit", "SELECT COUNT(*) FROM `user` WHERE total_credit > 0" },
+		{ "before: teams", "SELECT COUNT(*) FROM team" },
+		{ "before: hosts", "SELECT COUNT(*) FROM host" },
+		{ "before: credit", "SELECT COALESCE(SUM(total_credit), 0) FROM `user`" },
+	};
+
+	struct ct_web_status st;
+	double t[REPS];
+
+	for (int k = 0; k < REPS; k++) {
+		double t0 = now_ms();
+
+		(void)ct_web_get_status(db, &st);
+		t[k] = now_ms() - t0;
+	}
+	sort_ms(t);
+	printf("\nct_web_get_status (the figures of /status and /metrics: two statements), "
+	       "median of %d: %.3f ms\n", REPS, t[REPS / 2]);
+	printf("what it reads, each alone (median of %d, ms; rows the plan reads):\n", REPS);
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		struct ct_db_res *res = NULL;
+		char explain[1024], rows[160] = "";
+
+		for (int k = 0; k < REPS; k++) {
+			double t0 = now_ms();
+
+			if (ct_db_querya(db, &res, sql[i][1], NULL, 0) == 0)
+				while (ct_db_next(res) > 0)
+					;
+			ct_db_res_free(res);
+			res = NULL;
+			t[k] = now_ms() - t0;
+		}
+		sort_ms(t);
+		snprintf(explain, sizeof(explain), "EXPLAIN %s", sql[i][1]);
+		if (ct_db_querya(db, &res, explain, NULL, 0) == 0)
+			while (ct_db_next(res) > 0 && strlen(rows) < sizeof(rows) - 40)
+				snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s %s",
+					 rows[0] ? ", " : "", ct_db_str(res, 2),
+					 ct_db_str(res, 8)[0] ? ct_db_str(res, 8) : "-");
+		ct_db_res_free(res);
+		printf("  %-18s %8.3f   %s\n", sql[i][0], t[REPS / 2], rows);
+	}
 }
 
 int main(int argc, char **argv)
@@ -259,6 +404,8 @@ int main(int argc, char **argv)
 	if (jobid > 0)
 		printf("\njob page at %d WUs: goal <= 50 ms uncached\n", nwus);
 	explain(fx.db);
+	status_statements(fx.db);
+	forgot_timing(&fx);
 	web_fx_close(&fx);
 	snprintf(proj, sizeof(proj), "rm -rf '%s'", dir);
 	if (system(proj) != 0)

@@ -4,6 +4,7 @@
 #include "sched_load.h"
 
 #include "ct_err.h"
+#include "data/result_state.h"
 
 #define BATCH 1000	/* MariaDB's max_recursive_iterations, by default */
 

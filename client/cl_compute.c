@@ -122,7 +122,7 @@ static void task_error(struct ct_daemon *d, struct ct_task *t, int rc)
 }
 
 /* Choose the next task: one already RUNNING, else the READY one with the
- * earliest deadline. Lock held. */
+ * earliest deadline, of a project that is not suspended. Lock held. */
 static struct ct_task *pick(struct ct_daemon *d, struct ct_project **owner)
 {
 	struct ct_task *best = NULL;
@@ -130,7 +130,7 @@ static struct ct_task *pick(struct ct_daemon *d, struct ct_project **owner)
 	for (size_t i = 0; i < d->st->nprojects; i++) {
 		struct ct_project *p = &d->st->projects[i];
 
-		for (size_t j = 0; j < p->ntasks; j++) {
+		for (size_t j = 0; j < p->ntasks && !p->suspended; j++) {
 			struct ct_task *t = &p->tasks[j];
 
 			if (t->state != CT_TASK_RUNNING && t->state != CT_TASK_READY)
@@ -330,6 +330,20 @@ static void step(struct ct_daemon *d, struct running *r)
 		ct_clock_sleep(d->clk, pause);
 }
 
+/* Whether the running task's project was suspended by the user (or is
+ * gone: then record_step drops the task). */
+static int project_suspended(struct ct_daemon *d, const struct running *r)
+{
+	const struct ct_project *p;
+	int on;
+
+	ct_daemon_lock(d);
+	p = ct_state_find_project(d->st, r->url);
+	on = p != NULL && p->suspended;
+	ct_daemon_unlock(d);
+	return on;
+}
+
 static void suspend(struct ct_daemon *d, struct running *r, enum ct_suspend_reason why)
 {
 	ct_log_info("%s: suspending (%s) at step %d", r->name, ct_suspend_reason_str(why),
@@ -363,6 +377,12 @@ void ct_compute_loop(struct ct_daemon *d)
 			if (why != last)
 				ct_log_info("compute: %s", ct_suspend_reason_str(why));
 			last = why;
+			if (why == CT_RUN_OK && r.run.wu != NULL && project_suspended(d, &r)) {
+				ct_log_info("%s: its project is suspended; checkpointing at step %d",
+					    r.name, ct_wu_steps_done(r.run.wu));
+				checkpoint(d, &r);
+				close_running(d, &r);	/* pick() passes it by */
+			}
 		}
 		if (why != CT_RUN_OK) {
 			if (r.run.wu != NULL)

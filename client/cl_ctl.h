@@ -12,6 +12,8 @@
  *   "prefs reload\n", "prefs set KEY=VALUE...\n" -> "ok\n" or "error ...\n"
  *   "prefs get\n" -> the preferences in force, prefs.conf lines
  *   "attach URL KEY [CAFILE]\n", "detach URL\n" -> "ok\n" or "error ...\n"
+ *   "project suspend URL\n", "project resume URL\n" -> "ok\n" or "error ...\n"
+ *                (that project's tasks stop and it is asked for no work)
  *   "web\n"      -> the control page's address (cl_web.h), or "error ...\n"
  *
  * Request lines are capped at 256 bytes, replies read by clients at 4 MiB.

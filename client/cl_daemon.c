@@ -247,6 +247,7 @@ static int status_project(struct ct_daemon *d, struct ct_buf *b, const struct ct
 	if (rc == 0) rc = ct_xml_elem_long(b, "pending_results", p->pending_results);
 	if (rc == 0) rc = status_eta(d, b, p);
 	if (rc == 0) rc = ct_xml_elem_long(b, "nfailures", p->nfailures);
+	if (rc == 0) rc = ct_xml_elem_long(b, "suspended", p->suspended);
 	if (rc == 0) rc = ct_xml_elem_double(b, "next_rpc_in", next > now ? next - now : 0);
 	for (size_t i = 0; i < p->ntasks && rc == 0; i++)
 		rc = status_task(b, &p->tasks[i]);
@@ -335,6 +336,35 @@ static int ctl_detach(struct ct_daemon *d, const char *url, struct ct_buf *reply
 	ct_daemon_wake(d);
 	ct_log_info("detached from %s", url);
 	return ct_buf_appends(reply, "ok\n");
+}
+
+/* "project suspend URL" / "project resume URL" (lock held): a suspended
+ * project's tasks stop (the running one checkpoints: cl_compute.c) and no
+ * work is asked for it (cl_net.c); its finished results are still
+ * reported. Kept in the state file. */
+static int project_suspend(struct ct_daemon *d, const char *url, int on, struct ct_buf *reply)
+{
+	struct ct_project *p = ct_state_find_project(d->st, url);
+
+	if (p == NULL)
+		return ct_buf_appendf(reply, "error not attached to %.300s\n", url);
+	if (p->suspended != on) {
+		p->suspended = on;
+		ct_daemon_save(d);
+		ct_daemon_wake(d);
+		ct_log_info("%s: %s by user", url, on ? "suspended" : "resumed");
+	}
+	return ct_buf_appends(reply, "ok\n");
+}
+
+static int ctl_project_suspend(struct ct_daemon *d, const char *url, struct ct_buf *reply)
+{
+	return project_suspend(d, url, 1, reply);
+}
+
+static int ctl_project_resume(struct ct_daemon *d, const char *url, struct ct_buf *reply)
+{
+	return project_suspend(d, url, 0, reply);
 }
 
 /* "prefs set KEY=VALUE...": into prefs.conf (cl_prefs.h's ct_prefs_edit),
@@ -434,6 +464,8 @@ static const struct ctl_cmd {
 	{ .name = "quit", .fn = ctl_quit },
 	{ .name = "attach ", .prefix = 1, .fn = ctl_attach },
 	{ .name = "detach ", .prefix = 1, .fn = ctl_detach },
+	{ .name = "project suspend ", .prefix = 1, .fn = ctl_project_suspend },
+	{ .name = "project resume ", .prefix = 1, .fn = ctl_project_resume },
 	{ .name = "web", .fn = ctl_web },
 };
 
@@ -638,6 +670,7 @@ static void start_web(struct ct_daemon *d)
 	struct ct_web_conf c = {
 		.port = d->prefs.web_port, .token_path = d->web_token_path,
 		.ctl = ctl_handler, .ctl_arg = d, .cli_prefs = d->o->cli_prefs,
+		.cpid = d->st->cpid,
 	};
 	int rc;
 

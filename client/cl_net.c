@@ -302,8 +302,8 @@ static int work_wanted(struct ct_daemon *d, const struct ct_project *p)
 	double tokens, wu_tokens = 0;
 	int ntasks;
 
-	if (d->prefs.gpu_only && !d->host.device_is_gpu)
-		return 0;	/* could not compute it anyway */
+	if ((d->prefs.gpu_only && !d->host.device_is_gpu) || p->suspended)
+		return 0;	/* could not compute it anyway, or not now */
 	/* a task fetched now would wait, holding up its WU's other replica */
 	if (outside_run_hours(d) || d->user_suspended) {
 		if (!d->no_work_logged)

@@ -124,6 +124,7 @@ static const struct field project_fields[] = {
 	FIELD(ct_project, F_DBL, next_rpc),
 	FIELD(ct_project, F_DBL, request_delay_until),
 	FIELD(ct_project, F_DBL, last_rpc),
+	FIELD(ct_project, F_INT, suspended),
 };
 
 static const struct field file_fields[] = {

@@ -112,6 +112,7 @@ struct ct_project {
 	double request_delay_until;	/* from the server's request_delay */
 	double last_rpc;		/* wall time of the last successful RPC */
 	int no_work_until_set;		/* the server had no work: wait */
+	int suspended;			/* by the user: no work asked, none computed */
 	char *refused[CT_PROJECT_MAX_REFUSED];	/* results the client refused (cl_jail.h),
 					 * to report as errors; not saved */
 	size_t nrefused;

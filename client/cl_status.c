@@ -76,6 +76,7 @@ static const struct vfield project_fields[] = {
 	VL(ct_status_project, pending_results), VD(ct_status_project, eta_task_s, -1),
 	VD(ct_status_project, eta_queue_s, -1), VL(ct_status_project, queued_tasks),
 	VL(ct_status_project, nfailures), VD(ct_status_project, next_rpc_in, 0),
+	VI(ct_status_project, suspended),
 };
 
 static const struct vfield task_fields[] = {
@@ -268,9 +269,9 @@ int ct_status_render_text(const struct ct_status *s, struct ct_buf *b)
 
 		credit_str(p->credit, cr, sizeof(cr));
 		credit_str(p->rac, rac, sizeof(rac));
-		rc = ct_buf_appendf(b, "\nproject %s  user %s  host %ld\n  credit %s (recent "
+		rc = ct_buf_appendf(b, "\nproject %s  user %s  host %ld%s\n  credit %s (recent "
 				    "%s)", p->url, p->user_name[0] ? p->user_name : "?",
-				    p->hostid, cr, rac);
+				    p->hostid, p->suspended ? "  (suspended)" : "", cr, rac);
 		if (rc == 0 && p->rank > 0) rc = ct_buf_appendf(b, "  rank #%ld", p->rank);
 		if (rc == 0) {
 			char line[256];

@@ -34,6 +34,7 @@ struct ct_status_project {
 	double eta_task_s, eta_queue_s;	/* -1 unknown */
 	long queued_tasks;
 	long nfailures;
+	int suspended;			/* the user suspended this project */
 	double next_rpc_in;
 	struct ct_status_task tasks[CT_STATUS_MAX_TASKS];
 	int ntasks;

@@ -5,6 +5,8 @@
  * the request parser is cl_web_http.c.
  */
 #include "cl_web.h"
+#include "cl_attach.h"
+#include "cl_state.h"
 #include "cl_status.h"
 #include "cl_web_http.h"
 #include "ct_clock.h"
@@ -32,6 +34,7 @@ struct ct_web {
 	char csrf[CSRF_HEX + 1];	/* HMAC(token, "csrf"), the page's POST proof */
 	char cookie[32];		/* "ctune_PORT": one per daemon on a machine */
 	char url[128];
+	char cpid[33];			/* the daemon's, for the attach check */
 	char host_ip[32], host_name[32], origin_ip[48], origin_name[48];
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -276,20 +279,146 @@ static int prefs_command(const char *body, size_t n, struct ct_buf *cmd)
 	return rc;
 }
 
+/* When rc is 0, run the daemon's command in cmd (logged: it holds no
+ * secret); answer {"ok":true}, or 400 with the error. Frees cmd. */
+static int answer_cmd(struct ct_web *w, int rc, struct ct_buf *cmd, struct reply *r)
+{
+	struct ct_buf out = CT_BUF_INIT(1 << 12);
+
+	if (rc == 0)
+		rc = ask(w, ct_buf_cstr(cmd), &out);
+	if (rc == 0)
+		ct_log_info("control page: %s", ct_buf_cstr(cmd));
+	rc = json_reply(r, rc < 0 ? 400 : 200, rc < 0 ? ct_errmsg(rc) : NULL);
+	ct_buf_free(cmd);
+	ct_buf_free(&out);
+	return rc;
+}
+
 static int route_prefs(struct ct_web *w, const struct ct_web_req *rq, const char *body,
 		       struct reply *r)
 {
-	struct ct_buf cmd = CT_BUF_INIT(CT_WEB_MAX_BODY + 64), out = CT_BUF_INIT(1 << 12);
+	struct ct_buf cmd = CT_BUF_INIT(CT_WEB_MAX_BODY + 64);
 	int rc = prefs_command(body, rq->content_length, &cmd);
 
+	return answer_cmd(w, rc, &cmd, r);
+}
+
+/* ---- projects ---- */
+
+/* Form field `name` of the body into out (cap bytes); "" when absent. */
+static int form_field(const struct ct_web_req *rq, const char *body, const char *name,
+		      char *out, size_t cap)
+{
+	int rc = ct_web_param(body, rq->content_length, name, out, cap);
+
+	if (rc < 0)
+		out[0] = '\0';
+	if (rc == CT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return ct_error(CT_EINVAL, "%s: over %zu bytes or not text", name, cap - 1);
+	return 0;
+}
+
+/* A state in memory with the daemon's cpid, for the key's check: the
+ * server then finds the host record the daemon will use. */
+static int scratch_state(const struct ct_web *w, struct ct_state **st)
+{
+	char doc[160];
+	int n = snprintf(doc, sizeof(doc), "<client_state><version>1</version><cpid>%s</cpid>"
+			 "</client_state>", w->cpid);
+
+	return ct_state_from_xml(doc, (size_t)n, "", st);
+}
+
+/* The key of the form: its `key`, or the account of its `email` and
+ * `password` looked up on the project (as `ctune attach --email
+ * --password`), into key (cap bytes). */
+static int form_key(const struct ct_web_req *rq, const char *body, const char *url,
+		    char *key, size_t cap)
+{
+	char email[256], password[256], *got = NULL, *uname = NULL;
+	int rc = form_field(rq, body, "key", key, cap);
+
+	if (rc == 0) rc = form_field(rq, body, "email", email, sizeof(email));
+	if (rc == 0) rc = form_field(rq, body, "password", password, sizeof(password));
+	if (rc == 0 && key[0] == '\0' && (email[0] == '\0' || password[0] == '\0'))
+		rc = ct_error(CT_EINVAL, "give the account key, or the e-mail address and "
+			      "password of the account");
+	if (rc == 0 && key[0] == '\0')
+		rc = ct_attach_account(url, NULL, email, password, NULL, &got, &uname);
+	if (rc == 0 && got != NULL && (size_t)snprintf(key, cap, "%s", got) >= cap)
+		rc = ct_error(CT_EPROTO, "%s sent an account key over %zu bytes", url, cap - 1);
+	free(got);
+	free(uname);
+	return rc;
+}
+
+/* POST /api/attach: url, and key or email and password. The key is
+ * checked by one scheduler RPC (cl_attach.h) on this connection's thread,
+ * without the daemon's lock, then the daemon attaches as `ctune attach`
+ * makes it and starts asking for work. */
+static int route_attach(struct ct_web *w, const struct ct_web_req *rq, const char *body,
+			struct reply *r)
+{
+	struct ct_buf cmd = CT_BUF_INIT(4096), out = CT_BUF_INIT(4096);
+	struct ct_state *st = NULL;
+	char url[1024], key[256], *uname = NULL;
+	int rc = form_field(rq, body, "url", url, sizeof(url));
+
+	if (rc == 0) {
+		ct_url_normalise(url);
+		rc = ct_attach_check_url(url);
+	}
+	if (rc == 0) rc = form_key(rq, body, url, key, sizeof(key));
+	if (rc == 0) rc = ct_attach_check_key(key);
+	if (rc == 0) rc = scratch_state(w, &st);
+	if (rc == 0) rc = ct_attach_verify(st, url, key, NULL, &uname);
+	if (rc == 0) rc = ct_buf_appendf(&cmd, "attach %s %s", url, key);
+	if (rc == 0) rc = ask(w, ct_buf_cstr(&cmd), &out);
 	if (rc == 0)
-		rc = ask(w, ct_buf_cstr(&cmd), &out);
-	if (rc == 0)
-		ct_log_info("control page: %s", ct_buf_cstr(&cmd));
+		ct_log_info("control page: attached to %s (user %s)", url, uname ? uname : "?");
 	rc = json_reply(r, rc < 0 ? 400 : 200, rc < 0 ? ct_errmsg(rc) : NULL);
+	ct_state_free(st);
+	free(uname);
 	ct_buf_free(&cmd);
 	ct_buf_free(&out);
 	return rc;
+}
+
+/* POST /api/{detach,project_suspend,project_resume}: url=, as the daemon's
+ * command `verb URL`. */
+static int project_cmd(struct ct_web *w, const struct ct_web_req *rq, const char *body,
+		       const char *verb, struct reply *r)
+{
+	struct ct_buf cmd = CT_BUF_INIT(2048);
+	char url[1024];
+	int rc = form_field(rq, body, "url", url, sizeof(url));
+
+	if (rc == 0 && url[0] == '\0')
+		rc = ct_error(CT_EINVAL, "no project URL given");
+	if (rc == 0) rc = ct_attach_check_url(url);
+	if (rc == 0) rc = ct_buf_appendf(&cmd, "%s %s", verb, url);
+	return answer_cmd(w, rc, &cmd, r);
+}
+
+static int route_detach(struct ct_web *w, const struct ct_web_req *rq, const char *body,
+			struct reply *r)
+{
+	return project_cmd(w, rq, body, "detach", r);
+}
+
+static int route_project_suspend(struct ct_web *w, const struct ct_web_req *rq,
+				 const char *body, struct reply *r)
+{
+	return project_cmd(w, rq, body, "project suspend", r);
+}
+
+static int route_project_resume(struct ct_web *w, const struct ct_web_req *rq,
+				const char *body, struct reply *r)
+{
+	return project_cmd(w, rq, body, "project resume", r);
 }
 
 /* Browsers ask for one; there is none, and a 404 would be noise. */
@@ -317,6 +446,10 @@ static const struct route {
 	{ .path = "/api/suspend", .post = 1, .fn = route_suspend },
 	{ .path = "/api/resume", .post = 1, .fn = route_resume },
 	{ .path = "/api/prefs", .post = 1, .fn = route_prefs },
+	{ .path = "/api/attach", .post = 1, .fn = route_attach },
+	{ .path = "/api/detach", .post = 1, .fn = route_detach },
+	{ .path = "/api/project_suspend", .post = 1, .fn = route_project_suspend },
+	{ .path = "/api/project_resume", .post = 1, .fn = route_project_resume },
 	{ .path = "/favicon.ico", .fn = route_icon },
 };
 
@@ -569,6 +702,7 @@ int ct_web_start(const struct ct_web_conf *c, struct ct_web **out)
 		return CT_ENOMEM;
 	w->c = *c;
 	w->fd = -1;
+	snprintf(w->cpid, sizeof(w->cpid), "%s", c->cpid ? c->cpid : "");
 	pthread_mutex_init(&w->lock, NULL);
 	ct_os_cond_init(&w->idle);
 	rc = ct_web_token(c->token_path, w->token);

@@ -25,7 +25,11 @@
  *
  * Routes: GET / (the page), GET /api/state (JSON: status, projects, tasks,
  * losses, preferences), POST /api/suspend, /api/resume, /api/prefs
- * (key=value&... of the keys the page sets).
+ * (key=value&... of the keys the page sets), POST /api/attach (url=, and
+ * key= or email= and password=: the account is looked up and the key
+ * checked with the project, as `ctune attach` does, then the daemon
+ * attaches), /api/detach, /api/project_suspend, /api/project_resume
+ * (url=: the daemon's "detach URL", "project suspend|resume URL").
  */
 #ifndef CT_CL_WEB_H
 #define CT_CL_WEB_H
@@ -49,6 +53,8 @@ struct ct_web_conf {
 	void *ctl_arg;
 	const struct ct_conf *cli_prefs;	/* the command line's (NULL: none);
 						 * must outlive the page */
+	const char *cpid;		/* the daemon's client id (copied), sent
+					 * with an attach's key check */
 };
 
 /* Read (or make) the token, listen and start serving. *out is freed by

@@ -126,6 +126,7 @@ static void project_json(struct ct_buf *b, const struct ct_status_project *p, in
 	m_num(&o, "eta_queue_s", p->eta_queue_s);
 	m_num(&o, "queued_tasks", (double)p->queued_tasks);
 	m_num(&o, "nfailures", (double)p->nfailures);
+	m_bool(&o, "suspended", p->suspended);
 	m_num(&o, "next_rpc_in", p->next_rpc_in);
 	key(&o, "tasks");
 	if (o.rc == 0) o.rc = ct_buf_appends(b, "[");

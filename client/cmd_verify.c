@@ -7,7 +7,9 @@
  * before ended with, then downloads the inputs of the work units it
  * picks by their hashes (so the server cannot hand it other bytes),
  * recomputes those WUs on the local device and compares the hash of each
- * result with the one the receipt states. With --all it recomputes every
+ * result with the one the receipt states, and where the receipt (version
+ * 2) states the result's hash chain, the chain too, link by link, so a
+ * difference names the first step where the runs part. With --all it recomputes every
  * WU of a round, aggregates them as the server says it did (the mean, a
  * robust mean, the LoRA merge, then the outer step) and compares the
  * model too. The first difference stops it: the exit status is 1 and the
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "ct_avg.h"
+#include "ct_chain.h"
 #include "ct_engine.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -74,7 +77,7 @@ struct verify {
 	struct vround *rounds;
 	int nrounds;
 	uint64_t downloaded;
-	int nchecked, nagg, nskipped;
+	int nchecked, nagg, nskipped, nchains;
 	double t_compute;
 };
 
@@ -234,10 +237,42 @@ static int wu_hparams(const struct ct_receipt *r, const struct ct_receipt_wu *w,
 	return rc;
 }
 
+/* Train the WU to its end, its trained floats into out; with every > 0
+ * the chain's links as the client records them (ct_chain.h) into hex
+ * (CT_CHAIN_HEX_MAX + 1 bytes). */
+static int train(const struct ct_gpt2 *base, const struct ct_tokens *tok,
+		 const struct ct_wu_hparams *hp, const char *device, int every, float *out,
+		 char *hex)
+{
+	struct ct_wu *wu = NULL;
+	unsigned char d[32];
+	float loss;
+	int rc, k = 0;
+
+	if (every <= 0)
+		return ct_wu_run(base, tok, hp, device, out, NULL);
+	rc = ct_wu_open(base, tok, hp, device, &wu);
+	while (rc == 0 && !ct_wu_done(wu)) {
+		rc = ct_wu_step(wu, &loss);
+		if (rc == 0 && ct_chain_due(ct_wu_steps_done(wu), hp->steps, every) &&
+		    k < CT_CHAIN_MAX_LINKS) {
+			rc = ct_wu_chain_link(wu, d);
+			if (rc == 0)
+				ct_hex_encode(d, sizeof(d), hex + 64 * k++);
+		}
+	}
+	hex[64 * k] = '\0';
+	if (rc == 0)
+		rc = ct_wu_read_trained(wu, out);
+	ct_wu_close(wu);
+	return rc;
+}
+
 /* Recompute WU w of round r from base; its trained floats into *out (n
- * floats, malloc'd: the caller frees). */
+ * floats, malloc'd: the caller frees) and, when the receipt states a
+ * chain, its recomputed chain into hex. */
 static int run_wu(struct verify *v, const struct ct_receipt *r, const struct ct_receipt_wu *w,
-		  const struct ct_gpt2 *base, float **out, size_t *n)
+		  const struct ct_gpt2 *base, float **out, size_t *n, char *hex)
 {
 	struct ct_tokens tok = { 0 };
 	struct ct_wu_hparams hp;
@@ -259,7 +294,7 @@ static int run_wu(struct verify *v, const struct ct_receipt *r, const struct ct_
 		rc = CT_ENOMEM;
 	t0 = ct_time_mono_s();
 	if (rc == 0)
-		rc = ct_wu_run(base, &tok, &hp, v->device, *out, NULL);
+		rc = train(base, &tok, &hp, v->device, w->chain_every, *out, hex);
 	v->t_compute += ct_time_mono_s() - t0;
 	ct_tokens_free(&tok);
 	if (rc < 0) {
@@ -269,30 +304,98 @@ static int run_wu(struct verify *v, const struct ct_receipt *r, const struct ct_
 	return rc;
 }
 
+/* The chain the receipt states for w, fetched by its hash (the size its
+ * interval gives), into hex (CT_CHAIN_HEX_MAX + 1 bytes). */
+static int receipt_chain(struct verify *v, const struct ct_receipt *r,
+			 const struct ct_receipt_wu *w, char *hex)
+{
+	int nlinks = ct_chain_nlinks(r->steps, w->chain_every);
+	unsigned char *data = NULL;
+	char path[PATH_MAX], what[64];
+	size_t len = 0;
+	int rc;
+
+	snprintf(what, sizeof(what), "round %d shard %d's hash chain", r->round, w->shard);
+	rc = fetch(v, w->chain_sha, (int64_t)nlinks * 64, what, path);
+	if (rc == 0)
+		rc = ct_file_read_all(path, CT_CHAIN_HEX_MAX, &data, &len);
+	if (rc == 0 && len != (size_t)nlinks * 64)
+		rc = ct_error(CT_EFORMAT, "%s: %zu bytes, not %d links", what, len, nlinks);
+	if (rc == 0) {
+		memcpy(hex, data, len);
+		hex[len] = '\0';
+		rc = ct_chain_check(hex, r->steps, w->chain_every);
+		if (rc < 0)
+			rc = ct_error(rc, "%s: %s", what, ct_errmsg(rc));
+	}
+	free(data);
+	return rc;
+}
+
+/* The recomputed chain got against the receipt's: link by link. For a
+ * WU the receipt says was agreed by hash the first differing link fails
+ * the check, naming its step; otherwise (by tolerance, lossy uploads) it
+ * is said and nothing more. */
+static int check_chain(struct verify *v, const struct ct_receipt *r,
+		       const struct ct_receipt_wu *w, const char *got, int comparable)
+{
+	static char want[CT_CHAIN_HEX_MAX + 1];
+	int agreed, parted, k, rc = receipt_chain(v, r, w, want);
+
+	if (rc < 0)
+		return rc;
+	k = ct_chain_parting(got, want, r->steps, w->chain_every, &agreed, &parted);
+	if (k < 0) {
+		printf("round %d shard %d: hash chain of %d links (a link every %d steps) "
+		       "equal to the receipt's, link by link\n", r->round, w->shard,
+		       ct_chain_nlinks(r->steps, w->chain_every), w->chain_every);
+		v->nchains++;
+		return 0;
+	}
+	printf("round %d shard %d: hash chain agrees with the receipt's up to step %d and "
+	       "differs at link %d (after step %d): recomputed %.64s, the receipt says %.64s%s\n",
+	       r->round, w->shard, agreed, k, parted, got + 64 * k, want + 64 * k,
+	       comparable ? "" : " (not a mismatch: the replicas were not compared by hash)");
+	if (!comparable)
+		return 0;
+	return ct_error(CT_EMISMATCH, "round %d shard %d: the recomputed hash chain parts from "
+			"the receipt's at link %d: they agree up to step %d, differ by step %d",
+			r->round, w->shard, k, agreed, parted);
+}
+
 /* The hash of n floats as the result files give it (little-endian). */
 static void floats_sha(const float *x, size_t n, char hex[CT_SHA256_HEXLEN + 1])
 {
 	ct_sha256_hex(x, n * sizeof(float), hex);
 }
 
-/* Recompute one WU and compare; *out keeps its result when out is not
- * NULL (for the aggregate). */
+/* Recompute one WU and compare, its chain first when the receipt states
+ * one (so a mismatch names its first step); *out keeps its result when
+ * out is not NULL (for the aggregate). */
 static int check_wu(struct verify *v, const struct ct_receipt *r, int i,
 		    const struct ct_gpt2 *base, float **out)
 {
+	static char chain[CT_CHAIN_HEX_MAX + 1];
 	const struct ct_receipt_wu *w = &r->wus[i];
 	char got[CT_SHA256_HEXLEN + 1];
 	float *x = NULL;
 	size_t n = 0;
 	double t0 = v->t_compute;
-	int rc = run_wu(v, r, w, base, &x, &n);
+	int comparable = strcmp(r->encoding, "lossless") == 0 && !w->tolerance &&
+			 w->result_sha[0] != '\0';
+	int rc = run_wu(v, r, w, base, &x, &n, chain);
 
 	if (rc < 0)
 		return ct_error(rc, "round %d shard %d: %s", r->round, w->shard, ct_errmsg(rc));
 	floats_sha(x, n, got);
-	printf("round %d shard %d: recomputed on %s in %.2f s: %s ", r->round, w->shard,
-	       v->device, v->t_compute - t0, got);
-	if (strcmp(r->encoding, "lossless") != 0 || w->tolerance || w->result_sha[0] == '\0') {
+	if (w->chain_every > 0)
+		rc = check_chain(v, r, w, chain, comparable);
+	if (rc == 0)
+		printf("round %d shard %d: recomputed on %s in %.2f s: %s ", r->round, w->shard,
+		       v->device, v->t_compute - t0, got);
+	if (rc < 0) {
+		/* named by the chain */
+	} else if (!comparable) {
 		printf("(not comparable: %s)\n", w->result_sha[0] == '\0' ? "the server did not "
 		       "record the result's hash" : w->tolerance ? "its replicas agreed by "
 		       "tolerance, not by hash" : "lossy uploads");
@@ -587,8 +690,10 @@ static void close_cache(struct verify *v)
 
 		unlink_named(v, r->model_sha);
 		unlink_named(v, r->mom_in);
-		for (int w = 0; w < r->nwus; w++)
+		for (int w = 0; w < r->nwus; w++) {
 			unlink_named(v, r->wus[w].data_sha);
+			unlink_named(v, r->wus[w].chain_sha);
+		}
 	}
 	rmdir(v->cache);
 }
@@ -682,9 +787,10 @@ static int cmd_verify(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = run(v);
 	if (st == 0 && rc == 0)
 		printf("verified: %d receipts; %d work units recomputed and equal%s%d not "
-		       "comparable by hash; %d aggregates equal; %.2f s of compute on %s, "
-		       "%.1f MB downloaded\n", v->nrounds, v->nchecked, ", ", v->nskipped,
-		       v->nagg, v->t_compute, v->device, (double)v->downloaded / 1e6);
+		       "comparable by hash; %d hash chains equal link by link; %d aggregates "
+		       "equal; %.2f s of compute on %s, %.1f MB downloaded\n", v->nrounds,
+		       v->nchecked, ", ", v->nskipped, v->nchains, v->nagg, v->t_compute,
+		       v->device, (double)v->downloaded / 1e6);
 	else if (st == 0)
 		fprintf(stderr, "ctune verify: FAILED: %s\n", ct_errmsg(rc));
 	if (st == 0)
@@ -709,7 +815,9 @@ const struct ct_cmd_def ct_verify_cmd = {
 	"inputs by hash and recompute N randomly chosen work units (--sample N,\n"
 	"default 1; --seed S fixes the choice) of every round, or of round R\n"
 	"only, on the device D (default cpu), and compare each result's hash\n"
-	"with the receipt's. --all recomputes every work unit and then each\n"
+	"with the receipt's (and, where the receipt states the result's hash\n"
+	"chain, the recomputed chain with it link by link, naming the first\n"
+	"step where they part). --all recomputes every work unit and then each\n"
 	"round's aggregate (the mean or the LoRA merge, and the outer step) and\n"
 	"compares the model: that costs the whole job's training compute once,\n"
 	"and the memory of a round's results side by side (K models for a\n"

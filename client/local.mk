@@ -61,7 +61,7 @@ EXTRA_DIST += client/service_win.c client/win/launch_win.c
 endif
 
 client_libctclient_a_SOURCES += \
-	client/cmd_attach.c \
+	client/cl_attach.c client/cl_attach.h client/cmd_attach.c \
 	client/cmd_run.c \
 	client/cmd_status.c
 client_libctclient_a_SOURCES += client/cmd_train.c

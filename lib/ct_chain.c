@@ -66,6 +66,16 @@ int ct_chain_first_diff(const char *a, const char *b, int n)
 	return -1;
 }
 
+int ct_chain_parting(const char *a, const char *b, int steps, int every, int *agreed,
+		     int *parted)
+{
+	int k = ct_chain_first_diff(a, b, ct_chain_nlinks(steps, every));
+
+	*agreed = k < 0 ? steps : k == 0 ? 0 : ct_chain_link_step(k - 1, steps, every);
+	*parted = k < 0 ? steps : ct_chain_link_step(k, steps, every);
+	return k;
+}
+
 void ct_chain_link(const char *hex, int k, unsigned char out[32])
 {
 	char one[65];

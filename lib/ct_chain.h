@@ -56,6 +56,15 @@ int ct_chain_check(const char *hex, int steps, int every);
  * differ, or -1 when they are equal. */
 int ct_chain_first_diff(const char *a, const char *b, int n);
 
+/* Where two checked chains of a WU (steps, every) part: the first
+ * differing link k, or -1 when they are equal. With k >= 0, *agreed is
+ * the last step both chains vouch for (the step of link k-1; 0, the WU's
+ * start, when k is 0) and *parted the step of link k: the runs part at
+ * one of the steps *agreed + 1 .. *parted (that one step when every is
+ * 1). With -1 both are steps. */
+int ct_chain_parting(const char *a, const char *b, int steps, int every, int *agreed,
+		     int *parted);
+
 /* Link k of a checked chain into out (32 bytes). */
 void ct_chain_link(const char *hex, int k, unsigned char out[32]);
 

@@ -3,6 +3,7 @@
  * doc/receipts.md, which follows the order of format_* below.
  */
 #include "ct_receipt.h"
+#include "ct_chain.h"
 #include "ct_err.h"
 
 #include <inttypes.h>
@@ -34,6 +35,22 @@ static int name_ok(const char *s, size_t max)
 	return 1;
 }
 
+static int version(const struct ct_receipt *r)
+{
+	return r->version ? r->version : CT_RECEIPT_VERSION;
+}
+
+/* A chain is stated in version 2 only, with an interval a WU of steps
+ * steps can have and a chain of at most CT_CHAIN_MAX_LINKS links. */
+static int chain_ok(const struct ct_receipt_wu *w, int v, int steps)
+{
+	if (w->chain_every == 0 && w->chain_sha[0] == '\0')
+		return 1;
+	return v >= 2 && w->chain_every >= 1 && w->chain_every <= steps &&
+	       ct_chain_nlinks(steps, w->chain_every) <= CT_CHAIN_MAX_LINKS &&
+	       ct_sha256_hex_valid(w->chain_sha);
+}
+
 static int check_wu(const struct ct_receipt_wu *w, int prev_shard)
 {
 	if (w->shard <= prev_shard || !ct_sha256_hex_valid(w->data_sha) || w->data_size < 0 ||
@@ -55,6 +72,8 @@ static int check(const struct ct_receipt *r)
 		if (!isfinite(d[i]))
 			return ct_error(CT_EINVAL, "receipt: a non-finite number");
 	/* the eval loss may be NaN (a diverged round is still a fact) */
+	if (version(r) < 1 || version(r) > CT_RECEIPT_VERSION)
+		return ct_error(CT_EINVAL, "receipt: version %d", version(r));
 	if (r->job < 1 || r->round < 1 || !hex_or_none(r->prev) || (r->round == 1) != (r->prev[0] == '\0') ||
 	    r->steps < 1 || r->batch < 1 || r->seq < 1 || r->lora_rank < 0 ||
 	    !name_ok(r->encoding, CT_RECEIPT_NAME_MAX) ||
@@ -69,7 +88,8 @@ static int check(const struct ct_receipt *r)
 		return ct_error(CT_EINVAL, "receipt of job %" PRId64 " round %d: a field out of "
 				"range", r->job, r->round);
 	for (int i = 0; i < r->nwus; i++)
-		if (!check_wu(&r->wus[i], i ? r->wus[i - 1].shard : -1))
+		if (!check_wu(&r->wus[i], i ? r->wus[i - 1].shard : -1) ||
+		    !chain_ok(&r->wus[i], version(r), r->steps))
 			return ct_error(CT_EINVAL, "receipt: work unit %d out of range (shards "
 					"ascending, hosts ascending, hashes hex)", i);
 	return 0;
@@ -86,7 +106,7 @@ static int format_head(const struct ct_receipt *r, struct ct_buf *b)
 
 	ct_hex_encode(r->key, CT_SIGN_PUB_LEN, key);
 	return ct_buf_appendf(b, "ctune-receipt %d\nkey %s\njob %" PRId64 "\nround %d\n"
-			      "prev %s\ntime %" PRId64 "\n", CT_RECEIPT_VERSION, key, r->job,
+			      "prev %s\ntime %" PRId64 "\n", version(r), key, r->job,
 			      r->round, or_none(r->prev), r->time);
 }
 
@@ -110,7 +130,7 @@ static int format_spec(const struct ct_receipt *r, struct ct_buf *b)
 	return rc;
 }
 
-static int format_wu(const struct ct_receipt_wu *w, struct ct_buf *b)
+static int format_wu(const struct ct_receipt_wu *w, int v, struct ct_buf *b)
 {
 	int rc = ct_buf_appendf(b, "wu %d %" PRIu64 " %s %" PRId64 " %s %s ", w->shard, w->seed,
 				w->data_sha, w->data_size,
@@ -121,6 +141,10 @@ static int format_wu(const struct ct_receipt_wu *w, struct ct_buf *b)
 		rc = ct_buf_appendf(b, "%s%" PRId64, h ? "," : "", w->hosts[h]);
 	if (rc == 0)
 		rc = ct_buf_appends(b, w->nhosts ? "\n" : "none\n");
+	if (rc == 0 && v >= 2 && w->chain_every > 0)
+		rc = ct_buf_appendf(b, "chain %d %s\n", w->chain_every, w->chain_sha);
+	else if (rc == 0 && v >= 2)
+		rc = ct_buf_appends(b, "chain none\n");
 	return rc;
 }
 
@@ -135,7 +159,7 @@ int ct_receipt_format(const struct ct_receipt *r, struct ct_buf *b)
 				    r->model_sha, r->model_size, r->eval_sha, r->eval_tokens,
 				    r->nwus, r->nwus_round);
 	for (int i = 0; rc == 0 && i < r->nwus; i++)
-		rc = format_wu(&r->wus[i], b);
+		rc = format_wu(&r->wus[i], version(r), b);
 	if (rc == 0)
 		rc = ct_buf_appendf(b, "out %s %" PRId64 "\neval_loss %.17g\n", r->out_sha,
 				    r->out_size, r->eval_loss);
@@ -208,9 +232,10 @@ static int parse_head(struct cursor *c, struct ct_receipt *r)
 	int v, rc;
 
 	SCAN(c, "ctune-receipt", 1, "%d", &v);
-	if (v != CT_RECEIPT_VERSION)
-		return ct_error(CT_EFORMAT, "receipt version %d (this verifier reads %d)", v,
+	if (v < 1 || v > CT_RECEIPT_VERSION)
+		return ct_error(CT_EFORMAT, "receipt version %d (this verifier reads 1 to %d)", v,
 				CT_RECEIPT_VERSION);
+	r->version = v;
 	SCAN(c, "key", 1, "%79s", key);
 	if (ct_hex_decode(key, r->key, CT_SIGN_PUB_LEN) < 0)
 		return ct_error(CT_EFORMAT, "receipt line 2: not a public key");
@@ -271,7 +296,18 @@ static int parse_hosts(const char *s, struct ct_receipt_wu *w, int line)
 	}
 }
 
-static int parse_wu(struct cursor *c, struct ct_receipt_wu *w)
+/* Version 2's "chain S H" or "chain none" after a WU's line. */
+static int parse_chain(struct cursor *c, struct ct_receipt_wu *w)
+{
+	int rc = take(c, "chain");
+
+	if (rc == 0 && strcmp(c->buf, "none") != 0 &&
+	    sscanf(c->buf, "%d %64s", &w->chain_every, w->chain_sha) != 2)
+		rc = ct_error(CT_EFORMAT, "receipt line %d ('chain'): malformed", c->line);
+	return rc;
+}
+
+static int parse_wu(struct cursor *c, struct ct_receipt_wu *w, int v)
 {
 	char data[CT_SHA256_HEXLEN + 1], res[CT_SHA256_HEXLEN + 1], how[16], hosts[LINE_MAX_LEN];
 	int rc;
@@ -283,7 +319,8 @@ static int parse_wu(struct cursor *c, struct ct_receipt_wu *w)
 	w->tolerance = strcmp(how, "tolerance") == 0;
 	if (!w->tolerance && strcmp(how, "hash") != 0)
 		return ct_error(CT_EFORMAT, "receipt line %d: agreement '%s'", c->line, how);
-	return parse_hosts(hosts, w, c->line);
+	rc = parse_hosts(hosts, w, c->line);
+	return rc < 0 || v < 2 ? rc : parse_chain(c, w);
 }
 
 static int parse_body(struct cursor *c, struct ct_receipt *r)
@@ -306,7 +343,7 @@ static int parse_body(struct cursor *c, struct ct_receipt *r)
 	if (r->wus == NULL)
 		return CT_ENOMEM;
 	for (int i = 0; i < r->nwus; i++) {
-		rc = parse_wu(c, &r->wus[i]);
+		rc = parse_wu(c, &r->wus[i], r->version);
 		if (rc < 0)
 			return rc;
 	}

@@ -21,8 +21,11 @@
 #include "ct_hash.h"
 #include "ct_sign.h"
 
-#define CT_RECEIPT_VERSION 1
-#define CT_RECEIPT_MAX_BYTES ((size_t)4 << 20)	/* a whole receipt */
+/* The version written; a reader takes 1 (no chains) and 2. A receipt is
+ * never rewritten, so version 1 receipts stay as they were signed. */
+#define CT_RECEIPT_VERSION 2
+/* a whole receipt: 16,384 WUs of 16 hosts with a chain each take ~6.3 MB */
+#define CT_RECEIPT_MAX_BYTES ((size_t)8 << 20)
 #define CT_RECEIPT_MAX_WUS 16384		/* WUs of one round */
 #define CT_RECEIPT_MAX_HOSTS 16			/* agreeing hosts of one WU */
 #define CT_RECEIPT_NAME_MAX 16			/* method and encoding names */
@@ -37,11 +40,17 @@ struct ct_receipt_wu {
 	 * float32 little-endian; "" when the server did not record it */
 	char result_sha[CT_SHA256_HEXLEN + 1];
 	int tolerance;			/* 1: replicas agreed by tolerance, not by hash */
+	/* version 2: the canonical result's hash chain (ct_chain.h), a file
+	 * of the store holding its wire form (64 * ct_chain_nlinks(steps,
+	 * chain_every) hex digits, no newline); 0 and "" when not stated */
+	int chain_every;
+	char chain_sha[CT_SHA256_HEXLEN + 1];
 	int nhosts;
 	int64_t hosts[CT_RECEIPT_MAX_HOSTS];	/* host ids of the valid replicas, ascending */
 };
 
 struct ct_receipt {
+	int version;				/* 0: CT_RECEIPT_VERSION */
 	unsigned char key[CT_SIGN_PUB_LEN];	/* the signer's public key */
 	int64_t job;
 	int round;				/* 1-based */

@@ -20,7 +20,8 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
 	server/data/dl.c server/data/dl.h server/data/dl_account.c \
 	server/data/dl_account.h server/data/dl_chain.c \
-	server/data/dl_chain.h server/data/dl_files.c \
+	server/data/dl_chain.h server/data/dl_check.c server/data/dl_check.h \
+	server/data/dl_credit.c server/data/dl_credit.h server/data/dl_files.c \
 	server/data/dl_files.h server/data/dl_heartbeat.c server/data/dl_heartbeat.h \
 	server/data/dl_host.c server/data/dl_host.h \
 	server/data/dl_job.c server/data/dl_job.h server/data/dl_purge.c \
@@ -29,7 +30,8 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl_status.c server/data/dl_status.h \
 	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
 	server/data/dl_round.h server/data/dl_sched.c server/data/dl_sched.h \
-	server/data/dl_text.c server/data/dl_text.h \
+	server/data/dl_text.c server/data/dl_text.h server/data/dl_trust.c \
+	server/data/dl_trust.h \
 	server/data/dl_workunit.c server/data/dl_workunit.h server/data/job_state.c \
 	server/data/job_state.h server/data/lock_order.c server/data/lock_order.h \
 	server/data/lora_job.c server/data/lora_job.h server/data/migrate_lock.c \

@@ -132,6 +132,18 @@ corpus_data() {
 	"$CORPUS" --lang 1 --tokens 4000 --seed 2 --out "$T/eval.bin" >/dev/null || fail "corpus"
 }
 
+# need_browser: skip the test (77) without Chromium ($CHROMIUM or Debian's
+# /usr/bin/chromium), node and test/node_modules (playwright-core).
+need_browser() {
+	local chromium=${CHROMIUM:-/usr/bin/chromium}
+
+	if [ ! -x "$chromium" ] || ! command -v node >/dev/null 2>&1 ||
+	   [ ! -d "$top_srcdir/test/node_modules/playwright-core" ]; then
+		echo "SKIP: needs $chromium, node and test/node_modules (tools/setup installs them)"
+		exit 77
+	fi
+}
+
 # need_built PROGRAM...: skip the test (77) unless every PROGRAM is built.
 need_built() {
 	local x

@@ -17,12 +17,7 @@
 SERVER="$top_builddir/ctune-server"
 CORPUS="$top_builddir/bench/ctune-corpus"
 need_built "$SERVER" "$CORPUS" "$CTUNE"
-chromium=${CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$chromium" ] || ! command -v node >/dev/null 2>&1 ||
-   [ ! -d "$top_srcdir/test/node_modules/playwright-core" ]; then
-	echo "SKIP: needs $chromium, node and test/node_modules (tools/setup installs them)"
-	exit 77
-fi
+need_browser
 art="$top_builddir/test/artifacts/control"
 rm -rf "$art"
 mkdir -p "$art"

@@ -64,6 +64,40 @@ static void test_check(void **state)
 	assert_int_equal(ct_chain_check(hex, STEPS, EVERY), CT_EFORMAT);
 }
 
+/* Where two chains part, in steps: after the last link they share, by
+ * the step of the first one they do not. */
+static void test_parting(void **state)
+{
+	char a[64 * 4 + 1], b[64 * 4 + 1];
+	int agreed = -1, parted = -1;
+
+	(void)state;
+	memset(a, 'a', 64 * 4);
+	a[64 * 4] = '\0';
+	memcpy(b, a, sizeof(a));
+	/* 7 steps, a link every 2: after steps 2, 4, 6 and 7 */
+	assert_int_equal(ct_chain_parting(a, b, 7, 2, &agreed, &parted), -1);
+	assert_int_equal(agreed, 7);
+	assert_int_equal(parted, 7);
+	b[64 * 2 + 10] = 'b';	/* link 2 (after step 6) differs */
+	assert_int_equal(ct_chain_parting(a, b, 7, 2, &agreed, &parted), 2);
+	assert_int_equal(agreed, 4);
+	assert_int_equal(parted, 6);
+	b[64 * 0] = 'b';	/* link 0 too: apart from the WU's start */
+	assert_int_equal(ct_chain_parting(a, b, 7, 2, &agreed, &parted), 0);
+	assert_int_equal(agreed, 0);
+	assert_int_equal(parted, 2);
+	memcpy(b, a, sizeof(a));
+	b[64 * 3 + 63] = 'b';	/* the last link only: steps 7..7 */
+	assert_int_equal(ct_chain_parting(a, b, 7, 2, &agreed, &parted), 3);
+	assert_int_equal(agreed, 6);
+	assert_int_equal(parted, 7);
+	/* a link every step: the one step where they part */
+	assert_int_equal(ct_chain_parting(a, b, 4, 1, &agreed, &parted), 3);
+	assert_int_equal(agreed, 3);
+	assert_int_equal(parted, 4);
+}
+
 /* The honest chain of the tiny WU and the state after step `at` into path. */
 static void honest_chain(const struct ct_gpt2 *m, const struct ct_tokens *tok,
 			 const struct ct_wu_hparams *hp, char *hex, int at, const char *path)
@@ -171,4 +205,4 @@ static void test_plan_and_segment(void **state)
 }
 
 CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_links, test_every, test_check,
-		   test_plan_and_segment)
+		   test_parting, test_plan_and_segment)

@@ -34,6 +34,10 @@
 #include "daemons/eval.h"
 #include "daemons/receipt.h"
 #include "data/db.h"
+#include "data/dl_chain.h"
+#include "data/dl_web.h"
+#include "web/web_int.h"
+#include "web/web_json.h"
 #include "cmd/roles.h"
 #include "cmd/server_open.h"
 #include "data/server.h"
@@ -615,6 +619,159 @@ static void test_round_receipts(void **state)
 	ct_receipt_free(&r2);
 }
 
+/* A made-up chain of 3 links (a link every step of the job's 3) whose
+ * first `same` links are the honest run's and whose last is the hash of
+ * the n floats res, as a client reports it with that result. */
+static void chain_of(const float *res, size_t n, int same, const char *tag, char *hex)
+{
+	for (int k = 0; k < 2; k++) {
+		char seed[32];
+
+		snprintf(seed, sizeof(seed), "%s %d", k < same ? "honest" : tag, k);
+		ct_sha256_hex(seed, strlen(seed), hex + 64 * k);
+	}
+	ct_sha256_hex(res, n * sizeof(float), hex + 128);
+}
+
+/* One replica of w sent to host h, reported as res (conforming or not)
+ * with the chain hex; its result id. */
+static int64_t chained(struct fx *f, const struct wu *w, int h, const float *res,
+		       int conforming, const char *hex)
+{
+	int64_t rid = send_to(f, w, h);
+
+	report(f, w, rid, res, w->base.lay.total, conforming);
+	assert_int_equal(ct_dl_chain_put(f->c.db, rid, hex), 0);
+	return rid;
+}
+
+static int64_t canonical_of(struct fx *f, const struct wu *w)
+{
+	return qint(f, "SELECT canonical_resultid FROM workunit WHERE id=?", w->id);
+}
+
+/* Replicas compared by tolerance (one device does not conform): the job
+ * page and its API say where their chains part, from the stored chains;
+ * the round's receipt states each WU's canonical chain (a file of the
+ * store, by hash), by tolerance the canonical's own and by hash only one
+ * that a second replica reported too. */
+static void test_chains_parting_and_receipt(void **state)
+{
+	struct fx *f = *state;
+	struct ct_web_req req = { .srv = &f->c.srv, .db = f->c.db };
+	struct ct_web_parting *p = NULL;
+	struct ct_buf page = CT_BUF_INIT(0);
+	struct ct_receipt r;
+	struct wu w0, w1;
+	char ca[193], cb[193], cc[193], sha[65], want[65], path[4200];
+	unsigned char *data = NULL;
+	float *near;
+	size_t n = 0, len = 0;
+	int64_t a, b, c, d;
+
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE job SET chain_every=1 WHERE id=?",
+				    f->jobid), 1);
+	wu_load(f, f->jobid, 1, 0, &w0);
+	wu_load(f, f->jobid, 1, 1, &w1);
+	/* WU 0: host 1's device rounds a few weights otherwise, from step 2 on */
+	near = malloc(w0.base.lay.total * sizeof(float));
+	for (size_t i = 0; i < w0.base.lay.total; i++)
+		near[i] = i % 97 == 0 ? w0.base.params[i] + 1.0001f * (w0.honest[i] -
+			  w0.base.params[i]) : w0.honest[i];
+	chain_of(w0.honest, w0.base.lay.total, 3, "", ca);
+	chain_of(near, w0.base.lay.total, 1, "host 1", cb);
+	a = chained(f, &w0, 0, w0.honest, 1, ca);
+	b = chained(f, &w0, 1, near, 0, cb);
+	/* WU 1: two conforming replicas, one chain */
+	chain_of(w1.honest, w1.base.lay.total, 3, "", cc);
+	c = chained(f, &w1, 2, w1.honest, 1, cc);
+	d = chained(f, &w1, 3, w1.honest, 1, cc);
+	run_daemons(f);
+	assert_int_equal(vstate(f, a), CT_VS_VALID);
+	assert_int_equal(vstate(f, b), CT_VS_VALID);
+	assert_int_equal(vstate(f, c), CT_VS_VALID);
+	assert_int_equal(vstate(f, d), CT_VS_VALID);
+
+	/* the page's data: WU 0 only, apart after step 1, by step 2 */
+	assert_int_equal(ct_web_job_partings(f->c.db, f->jobid, &p, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].round, 1);
+	assert_int_equal(p[0].shard, 0);
+	assert_int_equal(p[0].link, 1);
+	assert_int_equal(p[0].agreed, 1);
+	assert_int_equal(p[0].parted, 2);
+	free(p);
+	assert_int_equal(ct_web_partings_html(&req, &page, f->jobid), 0);
+	assert_non_null(strstr(ct_buf_cstr(&page), "agree up to step 1, part at step 2"));
+	ct_buf_reset(&page);
+	{	/* and the API's job object */
+		struct ct_json j;
+
+		ct_json_init(&j, &page);
+		ct_json_obj_begin(&j);
+		assert_int_equal(ct_web_partings_json(&req, &j, f->jobid), 0);
+		ct_json_obj_end(&j);
+		assert_int_equal(ct_json_finish(&j), 0);
+		assert_non_null(strstr(ct_buf_cstr(&page), "\"shard\":0,\"wu\":\"j1-r1-s0\""));
+		assert_non_null(strstr(ct_buf_cstr(&page), "\"first_link\":1,\"agreed_step\":1,"
+				       "\"parted_step\":2}"));
+	}
+	ct_buf_free(&page);
+
+	/* the receipt: WU 0's canonical chain (tolerance), WU 1's (vouched) */
+	load_receipt(f, 1, &r, sha);
+	assert_int_equal(r.version, 2);
+	assert_int_equal(r.wus[0].tolerance, 1);
+	assert_int_equal(r.wus[0].chain_every, 1);
+	ct_sha256_hex(canonical_of(f, &w0) == a ? ca : cb, 192, want);
+	assert_string_equal(r.wus[0].chain_sha, want);
+	assert_int_equal(r.wus[1].tolerance, 0);
+	assert_int_equal(r.wus[1].chain_every, 1);
+	ct_sha256_hex(cc, 192, want);
+	assert_string_equal(r.wus[1].chain_sha, want);
+	/* the chain's text is in the store under that hash */
+	assert_int_equal(ct_server_download_path(&f->c.srv, want, path, sizeof(path)), 0);
+	assert_int_equal(ct_file_read_all(path, 1 << 20, &data, &len), 0);
+	assert_int_equal(len, 192);
+	assert_memory_equal(data, cc, 192);
+	free(data);
+	ct_receipt_free(&r);
+	free(near);
+	wu_free(&w0);
+	wu_free(&w1);
+}
+
+/* A chain only the canonical's host reported, on a WU agreed by hash, is
+ * not stated: nobody else vouches for its links before the last. */
+static void test_receipt_unvouched_chain(void **state)
+{
+	struct fx *f = *state;
+	struct ct_receipt r;
+	struct wu w;
+	char ca[193], cb[193], sha[65];
+	int64_t a, b;
+
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE job SET chain_every=1 WHERE id=?",
+				    f->jobid), 1);
+	wu_load(f, f->jobid, 1, 0, &w);
+	chain_of(w.honest, w.base.lay.total, 3, "", ca);
+	chain_of(w.honest, w.base.lay.total, 0, "b", cb);
+	a = chained(f, &w, 0, w.honest, 1, ca);
+	/* b's host reports another chain: nothing in common with a's before
+	 * the last link, the result's hash */
+	b = chained(f, &w, 1, w.honest, 1, cb);
+	run_daemons(f);
+	assert_int_equal(vstate(f, a), CT_VS_VALID);
+	assert_int_equal(vstate(f, b), CT_VS_VALID);
+	honest_wu(f, 1, 1, 2, 3, NULL);
+	load_receipt(f, 1, &r, sha);
+	assert_int_equal(r.wus[0].chain_every, 0);
+	assert_string_equal(r.wus[0].chain_sha, "");
+	assert_int_equal(r.wus[1].chain_every, 0);	/* no chains reported at all */
+	ct_receipt_free(&r);
+	wu_free(&w);
+}
+
 static void test_deadline_resends(void **state)
 {
 	struct fx *f = *state;
@@ -1038,7 +1195,8 @@ static void test_poisoned_wu_does_not_stall(void **state)
  * run alone, in any order (`test_daemons 'test_purge'`: a cmocka filter
  * pattern, * and ? allowed). */
 CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
-	test_round_average, test_round_receipts, test_deadline_resends, test_early_reissue,
+	test_round_average, test_round_receipts, test_chains_parting_and_receipt,
+	test_receipt_unvouched_chain, test_deadline_resends, test_early_reissue,
 	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job,
 	test_pass_backs_off_failing_items, test_poisoned_wu_does_not_stall)

@@ -108,6 +108,29 @@ static void test_typed_args_and_mapper(void **state)
 	assert_int_equal(CT_DB_QUERY_INT(g_db, &n, "SELECT LENGTH(b) FROM dl_t WHERE big=?",
 					 big), 0);
 	assert_int_equal(n, 3);
+
+	/* into a caller's array: at most max rows; the SQL and the table disagree */
+	{
+		struct trow fixed[2];
+		size_t nf = 9;
+
+		memset(fixed, 0x5a, sizeof(fixed));
+		assert_int_equal(CT_DL_ROWS(g_db, fixed, 1, &nf, trow_cols, "SELECT id, big, "
+					    "small, d, maybe, s FROM dl_t WHERE id>? ORDER BY id",
+					    (int64_t)0), 0);
+		assert_int_equal(nf, 1);
+		assert_true(fixed[0].big == big && fixed[0].small == 7);
+		assert_string_equal(fixed[0].s, "a longe");
+		assert_int_equal(CT_DL_ROWS(g_db, fixed, 2, &nf, trow_cols, "SELECT id, big, "
+					    "small, d, maybe, s FROM dl_t WHERE id>? ORDER BY id",
+					    (int64_t)0), 0);
+		assert_int_equal(nf, 2);
+		assert_true(fixed[1].big == -1 && fixed[1].small == -2);
+		assert_string_equal(fixed[1].s, "");	/* SQL NULL */
+		assert_int_equal(CT_DL_ROWS(g_db, fixed, 2, &nf, trow_cols, "SELECT id, big FROM "
+					    "dl_t WHERE id>?", (int64_t)0), CT_EINVAL);
+		assert_int_equal(nf, 0);
+	}
 }
 
 /* ---- the job's state machine ---------------------------------------------- */
@@ -515,6 +538,7 @@ static void scan_dir(const char *dir, struct scan *sc)
 		{ "CT_DB_QUERY_DOUBLE(", 2 }, { "ct_db_execa(", 1 }, { "ct_db_querya(", 2 },
 		{ "ct_db_query_inta(", 2 }, { "ct_db_query_doublea(", 2 }, { "CT_DL_ONE(", 3 },
 		{ "CT_DL_IDS(", 4 }, { "CT_DL_LIST(", 5 }, { "CT_DL_ALL(", 6 },
+		{ "CT_DL_ROWS(", 5 },
 	};
 	DIR *d = opendir(dir);
 	struct dirent *e;

@@ -96,6 +96,8 @@ static void fill(struct ct_receipt *r, struct ct_receipt_wu *w)
 	w[0].data_size = 2048;
 	ct_sha256_hex("r0", 2, w[0].result_sha);
 	w[0].nhosts = 2, w[0].hosts[0] = 3, w[0].hosts[1] = 11;
+	w[0].chain_every = 10;
+	ct_sha256_hex("c0", 2, w[0].chain_sha);
 	w[1].shard = 2, w[1].seed = 5, w[1].tolerance = 1;
 	ct_sha256_hex("s2", 2, w[1].data_sha);
 	w[1].data_size = 2048;
@@ -126,6 +128,12 @@ static void test_round_trip(void **state)
 	assert_true(got.wus[0].seed == 18446744073709551615ull);
 	assert_int_equal(got.wus[0].hosts[1], 11);
 	assert_string_equal(got.wus[1].result_sha, "");
+	assert_int_equal(got.version, 2);
+	assert_int_equal(got.wus[0].chain_every, 10);
+	assert_string_equal(got.wus[0].chain_sha, w[0].chain_sha);
+	assert_int_equal(got.wus[1].chain_every, 0);
+	assert_string_equal(got.wus[1].chain_sha, "");
+	assert_non_null(strstr(ct_buf_cstr(&b), " tolerance none\nchain none\n"));
 	assert_true(got.lr == 0.01 && got.outer_momentum == 0.9);
 	assert_string_equal(got.mom_out, r.mom_out);
 	ct_receipt_free(&got);
@@ -163,7 +171,12 @@ static void test_tampered(void **state)
 		{ "wus 2 3", "wus 2 1" },	/* more in the aggregate than opened */
 		{ "wus 2 3", "wus 3 3" },	/* a WU line missing */
 		{ "3,11", "11,3" },		/* hosts not ascending */
-		{ "ctune-receipt 1", "ctune-receipt 2" },
+		{ "ctune-receipt 2", "ctune-receipt 3" },
+		{ "ctune-receipt 2", "ctune-receipt 1" },	/* version 1 has no chains */
+		{ "chain 10 ", "chain 0 " },
+		{ "chain 10 ", "chain 31 " },	/* an interval over the WU's 30 steps */
+		{ "chain none\n", "chain 5\n" },
+		{ "chain none\n", "" },		/* a WU without its chain line */
 		{ "upload_encoding lossless", "upload_encoding ../x" },
 		{ "\nsignature ", "\nextra 1\nsignature " },
 		{ "round 2\nprev ", "round 1\nprev " },	/* round 1 has no prev */
@@ -209,4 +222,35 @@ static void test_tampered(void **state)
 	ct_buf_free(&t);
 }
 
-CT_TEST_MAIN(test_rfc8032, test_key_file, test_round_trip, test_tampered)
+/* Version 1 receipts (before chains) read and verify as they were
+ * signed; they cannot carry a chain, and cannot pass for version 2. */
+static void test_version1(void **state)
+{
+	struct ct_receipt r, got;
+	struct ct_receipt_wu w[2];
+	struct ct_sign_key *k = NULL;
+	struct ct_buf b = CT_BUF_INIT(0), t = CT_BUF_INIT(0);
+
+	(void)state;
+	assert_int_equal(ct_sign_key_generate(&k), 0);
+	fill(&r, w);
+	r.version = 1;
+	assert_int_equal(ct_receipt_sign(&r, k, &b), CT_EINVAL);	/* w[0] has a chain */
+	ct_buf_reset(&b);
+	w[0].chain_every = 0, w[0].chain_sha[0] = '\0';
+	assert_int_equal(ct_receipt_sign(&r, k, &b), 0);
+	assert_int_equal(strncmp(ct_buf_cstr(&b), "ctune-receipt 1\n", 16), 0);
+	assert_null(strstr(ct_buf_cstr(&b), "\nchain "));
+	assert_int_equal(ct_receipt_parse(b.data, b.len, &got), 0);
+	assert_int_equal(got.version, 1);
+	assert_int_equal(ct_receipt_verify(&got, NULL), 0);
+	ct_receipt_free(&got);
+	edit(&b, "ctune-receipt 1", "ctune-receipt 2", &t);
+	assert_int_equal(ct_receipt_parse(t.data, t.len, &got), CT_EFORMAT);
+	ct_receipt_free(&got);
+	ct_sign_key_free(k);
+	ct_buf_free(&b);
+	ct_buf_free(&t);
+}
+
+CT_TEST_MAIN(test_rfc8032, test_key_file, test_round_trip, test_tampered, test_version1)

@@ -25,6 +25,7 @@
 #include "ct_log.h"
 #include "ct_tokens.h"
 #include "data/db_args.h"
+#include "data/result_state.h"
 #include "sched_load.h"
 #include "rpc/feeder.h"
 #include "rpc/sched_rpc.h"

@@ -10,6 +10,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <math.h>
 #include <time.h>
 #include <utime.h>
 
@@ -24,9 +25,11 @@
 #include "validate/credit.h"
 #include "data/db.h"
 #include "data/dl.h"
+#include "data/job_state.h"
 #include "data/result_state.h"
 #include "web/web.h"
 #include "data/dl_web.h"
+#include "web/web_recover.h"
 #include "web_fixture.h"
 
 #define NUSERS 5
@@ -202,6 +205,8 @@ static void test_job_page(void **state)
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(body(&r), "\"nshards\":3"));
 	assert_non_null(strstr(body(&r), "\"rounds\":[{\"round\":1"));
+	/* no chains, no replicas compared by tolerance: none parted */
+	assert_non_null(strstr(body(&r), "\"partings\":[],\"inputs\":{"));
 	ct_web_resp_free(&r);
 }
 
@@ -230,6 +235,85 @@ static void test_status_and_metrics(void **state)
 	assert_non_null(strstr(body(&r), "\nctune_users 5\n"));
 	assert_non_null(strstr(body(&r), "# TYPE ctune_tflops gauge"));
 	ct_web_resp_free(&r);
+}
+
+/* Every figure of the status page and /metrics against a direct count of
+ * the tables (the page reads kept counters: round_stat, site_stat). */
+static void assert_status_counts(void)
+{
+	struct ct_web_status st;
+	struct ct_web_resp r;
+	int64_t n = 0, day_ago = ct_db_now(fx.db) - 86400;
+	double credit = 0;
+	char pat[96];
+
+	assert_int_equal(ct_web_get_status(fx.db, &st), 0);
+	ct_db_query_inta(fx.db, &n, "SELECT COUNT(*) FROM `user`", NULL, 0);
+	assert_int_equal(st.users, n);
+	ct_db_query_inta(fx.db, &n, "SELECT COUNT(*) FROM `user` WHERE total_credit > 0", NULL, 0);
+	assert_int_equal(st.users_with_credit, n);
+	ct_db_query_inta(fx.db, &n, "SELECT COUNT(*) FROM team", NULL, 0);
+	assert_int_equal(st.teams, n);
+	ct_db_query_inta(fx.db, &n, "SELECT COUNT(*) FROM host", NULL, 0);
+	assert_int_equal(st.hosts, n);
+	CT_DB_QUERY_INT(fx.db, &n, "SELECT COUNT(*) FROM host WHERE rpc_time > ?", day_ago);
+	assert_int_equal(st.hosts_active_24h, n);
+	CT_DB_QUERY_INT(fx.db, &n, "SELECT COUNT(*) FROM job WHERE status = ?", CT_JOB_RUNNING);
+	assert_int_equal(st.jobs_running, n);
+	ct_db_query_inta(fx.db, &n, "SELECT COUNT(*) FROM workunit WHERE need_validate = 1",
+			 NULL, 0);
+	assert_int_equal(st.wu_need_validate, n);
+	CT_DB_QUERY_INT(fx.db, &n, "SELECT COUNT(*) FROM result WHERE server_state = ?",
+			CT_RS_UNSENT);
+	assert_int_equal(st.res_unsent, n);
+	ct_db_query_doublea(fx.db, &credit, "SELECT COALESCE(SUM(total_credit), 0) FROM `user`",
+			    NULL, 0);
+	assert_true(fabs(st.total_credit - credit) <= 1e-9 * (1 + fabs(credit)));
+	CT_DB_QUERY_DOUBLE(fx.db, &credit, "SELECT COALESCE(SUM(credit), 0) FROM credit_event "
+			   "WHERE create_time > ?", day_ago);
+	assert_true(fabs(st.credit_24h - credit) <= 1e-9 * (1 + fabs(credit)));
+	request("GET", "/metrics", NULL, NULL, NULL, &r);
+	snprintf(pat, sizeof(pat), "\nctune_users %lld\n", (long long)st.users);
+	assert_non_null(strstr(body(&r), pat));
+	snprintf(pat, sizeof(pat), "\nctune_hosts %lld\n", (long long)st.hosts);
+	assert_non_null(strstr(body(&r), pat));
+	snprintf(pat, sizeof(pat), "\nctune_teams %lld\n", (long long)st.teams);
+	assert_non_null(strstr(body(&r), pat));
+	ct_web_resp_free(&r);
+	request("GET", "/api/v1/status", NULL, NULL, NULL, &r);
+	snprintf(pat, sizeof(pat), "\"users_with_credit\":%lld", (long long)st.users_with_credit);
+	assert_non_null(strstr(body(&r), pat));
+	ct_web_resp_free(&r);
+}
+
+/* The kept counts follow accounts, teams and computers as they come, get
+ * credit, lose it and go. */
+static void test_status_counts_follow_changes(void **state)
+{
+	int64_t uid = 0, hid = 0;
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "web.cache_ttl", "0"), 0);	/* uncached */
+	assert_status_counts();
+	assert_true(CT_DB_EXEC(fx.db, "INSERT INTO team (create_time, name) VALUES (?, ?)",
+			       (int64_t)1, "counted team") >= 0);
+	assert_true(CT_DB_EXEC(fx.db, "INSERT INTO `user` (create_time, name, email, passwd_hash, "
+			       "auth_hash, total_credit) VALUES (1, 'counted', 'counted@example.org', "
+			       "'x', ?, ?)", "counted-auth", 12.5) >= 0);
+	uid = ct_db_last_id(fx.db);
+	assert_true(CT_DB_EXEC(fx.db, "INSERT INTO host (create_time, userid, host_cpid, rpc_time) "
+			       "VALUES (1, ?, 'counted-cpid', ?)", uid, ct_db_now(fx.db)) >= 0);
+	hid = ct_db_last_id(fx.db);
+	assert_status_counts();
+	assert_true(CT_DB_EXEC(fx.db, "UPDATE `user` SET total_credit = total_credit + ? "
+			       "WHERE id = ?", 0.25, uid) >= 0);
+	assert_status_counts();
+	assert_true(CT_DB_EXEC(fx.db, "UPDATE `user` SET total_credit = 0 WHERE id = ?", uid) >= 0);
+	assert_status_counts();
+	assert_true(CT_DB_EXEC(fx.db, "DELETE FROM host WHERE id = ?", hid) >= 0);
+	assert_true(CT_DB_EXEC(fx.db, "DELETE FROM `user` WHERE id = ?", uid) >= 0);
+	assert_true(CT_DB_EXEC(fx.db, "DELETE FROM team WHERE name = ?", "counted team") >= 0);
+	assert_status_counts();
 }
 
 /* ---- forms, cookies, CSRF -------------------------------------------------- */
@@ -969,11 +1053,56 @@ static void test_news_about_downloads(void **state)
 	ct_web_resp_free(&r);
 }
 
+/* The forgot page answers a known and an unknown address alike, byte for
+ * byte, having only queued them: the link is made after the answer (the
+ * mail itself fails here, to a port nothing listens on, and is logged). */
+static void test_forgot_answers_alike(void **state)
+{
+	const struct web_fx_user *u = &fx.users[3];
+	struct ct_web_resp known, unknown, r;
+	char anon[200], csrf[65], form[256], email[96];
+	int64_t before = 0, after = 0, nobody = 0;
+
+	(void)state;
+	assert_int_equal(ct_conf_set(fx.srv.conf, "mail.smtp_url", "smtp://127.0.0.1:9"), 0);
+	assert_int_equal(ct_conf_set(fx.srv.conf, "mail.from", "project@example.org"), 0);
+	request("GET", "/account/forgot", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(body(&r), "id=\"forgot-email\""));
+	take_cookie(&r, "ct_csrf=", anon, sizeof(anon));
+	take_csrf(&r, csrf);
+	ct_web_resp_free(&r);
+	snprintf(email, sizeof(email), "%s", u->email);
+	*strchr(email, '@') = '\0';
+	CT_DB_QUERY_INT(fx.db, &before, "SELECT COUNT(*) FROM password_reset WHERE userid = ?",
+			u->id);
+	snprintf(form, sizeof(form), "email=%s%%40%s", email, strchr(u->email, '@') + 1);
+	post_form("/account/forgot", anon, csrf, form, &known);
+	post_form("/account/forgot", anon, csrf, "email=nobody%40example.org", &unknown);
+	assert_int_equal(known.status, 200);
+	assert_int_equal(unknown.status, known.status);
+	assert_string_equal(unknown.content_type, known.content_type);
+	assert_int_equal(unknown.ncookies, known.ncookies);
+	assert_string_equal(body(&unknown), body(&known));
+	assert_non_null(strstr(body(&known), "If an account has this address"));
+	ct_web_resp_free(&known);
+	ct_web_resp_free(&unknown);
+	/* after the answer: a link for the account, none for the other */
+	assert_int_equal(ct_web_recover_drain(&fx.srv, 20), 0);
+	CT_DB_QUERY_INT(fx.db, &after, "SELECT COUNT(*) FROM password_reset WHERE userid = ?",
+			u->id);
+	assert_int_equal(after, before + 1);
+	ct_db_query_inta(fx.db, &nobody, "SELECT COUNT(*) FROM password_reset r LEFT JOIN `user` "
+			 "u ON u.id = r.userid WHERE u.id IS NULL", NULL, 0);
+	assert_int_equal(nobody, 0);
+	assert_int_equal(ct_conf_set(fx.srv.conf, "mail.smtp_url", ""), 0);
+}
+
 CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_users_page_escapes_and_orders, test_user_page_history_chart, test_job_page,
-	test_status_and_metrics, test_create_account_needs_csrf,
+	test_status_and_metrics, test_status_counts_follow_changes,
+	test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
 	test_stats_export_matches_db, test_stats_export_redone_after_restart,
 	test_ties_share_a_rank, test_job_inputs_team_note_speed,
 	test_tasks_by_state_and_pending_credit, test_account_settings_and_reset,
-	test_pages_and_search, test_news_about_downloads)
+	test_forgot_answers_alike, test_pages_and_search, test_news_about_downloads)

@@ -17,6 +17,11 @@
 #  - a receipt that states a wrong aggregate, signed with the project's
 #    key (openssl pkeyutl), passes the signature and the chain and fails
 #    the recomputed aggregate, naming the round and both hashes;
+#  - every WU's entry states its canonical hash chain (a link every 4
+#    steps, [daemons] chain_every), which `ctune verify` recomputes and
+#    compares link by link; a changed chain file in the store is named,
+#    and a receipt signed with the project's key that states another
+#    chain fails naming the first step where the chains differ;
 #  - a pinned --key of another project fails at once.
 . "$(dirname "$0")/client_lib.sh"
 lora_e2e_tools
@@ -25,6 +30,7 @@ command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
 server_project 1
 # a project made before receipts has no key: its first start makes one
 rm "$P/signing.key"
+sed -i 's/^file_grace = .*/&\nchain_every = 4/' "$P/ctune-server.conf"
 corpus_data 2 4 64
 common="--allow-random-base --model $T/base.bin --train $T/train.bin --eval $T/eval.bin
 	--shards 2 --rounds 2 --steps 12 --batch 4 --seq 16 --lr 0.01 --quorum 2"
@@ -76,6 +82,8 @@ V() { "$CTUNE" --dir "$T/verifier" verify "$URL" "$@"; }
 V 1 --all --key "$KEY" >"$T/v1.log" 2>&1 || fail "verify --all of the LoRA job: $(cat "$T/v1.log")"
 [ "$(grep -c 'matches the receipt' "$T/v1.log")" = 6 ] ||
 	fail "LoRA job: not 4 WUs + 2 aggregates matched: $(cat "$T/v1.log")"
+[ "$(grep -c 'hash chain of 3 links (a link every 4 steps) equal to the receipt' "$T/v1.log")" = 4 ] ||
+	fail "LoRA job: not 4 chains compared: $(cat "$T/v1.log")"
 V 2 --all >"$T/v2.log" 2>&1 || fail "verify --all of the full-weight job: $(cat "$T/v2.log")"
 grep -q "aggregate of 2 results (mean, outer nesterov): model .* matches" "$T/v2.log" ||
 	fail "full-weight job: the outer step was not checked: $(cat "$T/v2.log")"
@@ -91,6 +99,19 @@ expect_fail() {
 	shift 2
 	V "$@" >"$T/bad.log" 2>&1 && fail "$what: verify passed"
 	grep -q "$pat" "$T/bad.log" || fail "$what: not named: $(cat "$T/bad.log")"
+}
+
+# forge J ROUND SED: job J's receipt of ROUND in the store replaced by its
+# text edited by SED and signed with the project's key (openssl
+# pkeyutl); the original saved in $T/saved, its store path in $R
+forge() {
+	R=$(store_file "$(sha256sum "$T/rc$1-$2.txt" | cut -d' ' -f1)")
+	cp "$R" "$T/saved"
+	sed -e '$d' -e "$3" "$T/rc$1-$2.txt" >"$T/forged.txt"
+	openssl pkeyutl -sign -inkey "$P/signing.key" -rawin -in "$T/forged.txt" \
+		-out "$T/fsig.bin" || fail "openssl sign"
+	echo "signature $(xxd -p "$T/fsig.bin" | tr -d '\n')" >>"$T/forged.txt"
+	cp "$T/forged.txt" "$R"
 }
 
 # a changed byte in round 1's receipt of job 1
@@ -117,22 +138,49 @@ cp "$T/saved" "$M"
 
 # a wrong aggregate, signed with the project's key: job 2 round 2 says
 # its model is round 1's
-R=$(store_file "$(sha256sum "$T/rc2-2.txt" | cut -d' ' -f1)")
-cp "$R" "$T/saved"
 OUT1=$(awk '$1 == "out" { print $2 " " $3 }' "$T/rc2-1.txt")
-sed -e '$d' -e "s/^out .*/out $OUT1/" "$T/rc2-2.txt" >"$T/forged.txt"
-openssl pkeyutl -sign -inkey "$P/signing.key" -rawin -in "$T/forged.txt" -out "$T/fsig.bin" ||
-	fail "openssl sign"
-echo "signature $(xxd -p "$T/fsig.bin" | tr -d '\n')" >>"$T/forged.txt"
-cp "$T/forged.txt" "$R"
+forge 2 2 "s/^out .*/out $OUT1/"
 expect_fail "wrong aggregate" \
 	"round 2: the aggregate of the recomputed results is model [0-9a-f]*, the receipt says ${OUT1%% *}" \
 	2 --round 2 --all --key "$KEY"
+cp "$T/saved" "$R"
+
+# the chains: each WU's entry names one (conforming replicas, the same
+# chain twice); a changed chain file is refused by its hash
+for f in "$T"/rc*.txt; do
+	head -1 "$f" | grep -qx "ctune-receipt 2" || fail "$f: not a version 2 receipt"
+	[ "$(grep -c '^chain 4 [0-9a-f]\{64\}$' "$f")" = 2 ] || fail "$f: not 2 chains: $(cat "$f")"
+done
+CH=$(awk '$1 == "chain" { print $3; exit }' "$T/rc1-1.txt")
+F=$(store_file "$CH")
+[ "$(wc -c <"$F")" = 192 ] || fail "the chain file is not 3 links"
+cp "$F" "$T/saved"
+printf '0' | dd of="$F" bs=1 seek=70 conv=notrunc 2>/dev/null
+cmp -s "$F" "$T/saved" && printf '1' | dd of="$F" bs=1 seek=70 conv=notrunc 2>/dev/null
+expect_fail "tampered chain" "round 1 shard 0's hash chain ${CH:0:16}: the server sent other bytes" \
+	1 --round 1 --all
+cp "$T/saved" "$F"
+# a receipt signed with the project's key that states another chain for
+# shard 0 of job 1's round 1: its second link (after step 8) changed
+head -c 64 "$T/saved" >"$T/other.chain"
+printf '%064d' 0 >>"$T/other.chain"
+tail -c 64 "$T/saved" >>"$T/other.chain"
+OC=$(sha256sum "$T/other.chain" | cut -d' ' -f1)
+mkdir -p "$(dirname "$(store_file "$OC")")"
+cp "$T/other.chain" "$(store_file "$OC")"
+forge 1 1 "0,/^chain 4 $CH\$/s//chain 4 $OC/"
+grep -q "^chain 4 $OC\$" "$T/forged.txt" || fail "the forged receipt does not name the chain"
+expect_fail "another chain" \
+	"round 1 shard 0: the recomputed hash chain parts from the receipt's at link 1: they agree up to step 4, differ by step 8" \
+	1 --round 1 --all --key "$KEY"
+grep -q "hash chain agrees with the receipt's up to step 4 and differs at link 1 (after step 8)" \
+	"$T/bad.log" || fail "the differing link is not printed: $(cat "$T/bad.log")"
 cp "$T/saved" "$R"
 
 # another project's key
 expect_fail "another key" "signed by another key" 1 --sample 0 --key "$(printf '%064d' 0)"
 
 stop "$SPID"
-echo "PASS: 2 jobs' receipts verified (--all: 8 WUs, 4 aggregates); a tampered receipt," \
-	"shard, model and a signed wrong aggregate each caught and named"
+echo "PASS: 2 jobs' receipts verified (--all: 8 WUs and their chains, 4 aggregates); a" \
+	"tampered receipt, shard, model, chain, and a signed wrong aggregate and chain each" \
+	"caught and named"

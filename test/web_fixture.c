@@ -8,6 +8,7 @@
 
 #include "rpc/account.h"
 #include "validate/credit.h"
+#include "web/web_recover.h"
 #include "ct_buf.h"
 #include "ct_conf.h"
 #include "ct_err.h"
@@ -81,6 +82,7 @@ int web_fx_open(struct web_fx *fx, const char *dir)
 
 void web_fx_close(struct web_fx *fx)
 {
+	ct_web_recover_stop(&fx->srv);	/* it has a connection of its own */
 	ct_db_close(fx->db);
 	fx->db = NULL;
 	ct_db_global_end();

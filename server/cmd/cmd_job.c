@@ -42,7 +42,9 @@
 #include "text_submit.h"
 #include "data/dl_web.h"	/* news add */
 #include "data/lora_job.h"
+#include "data/result_state.h"
 #include "data/server.h"
+#include "data/wu_state.h"
 #include "daemons/submit_check.h"
 #include "daemons/wg.h"
 #include "ct_base.h"

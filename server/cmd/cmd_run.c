@@ -30,6 +30,7 @@
 #include "cmd/server_open.h"
 #include "data/server.h"
 #include "web/web_http.h"
+#include "web/web_recover.h"
 
 static struct ct_server *g_srv;
 
@@ -168,6 +169,7 @@ static int run_serving(struct ct_server *srv, const struct run_opts *o)
 		rc = ct_roles_run(srv, o->roles);
 	atomic_store(&srv->stop, 1);
 	ct_http_stop(srv);
+	ct_web_recover_stop(srv);	/* after the pages that queue to it */
 	ct_admin_stop(srv);
 	return rc;
 }

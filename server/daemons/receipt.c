@@ -16,8 +16,24 @@
 
 #define PASS_MAX 64
 
+/* A stated chain: a file of the store (kind "chain", kept with the
+ * receipt that names it), served at /download/SHA like every object. */
+struct chain_keep {
+	struct ct_server *srv;
+	struct ct_db *db;
+};
+
+static int keep_chain(void *arg, int64_t jobid, const char *links, char *sha)
+{
+	const struct chain_keep *k = arg;
+
+	return ct_store_add_buf(k->srv, k->db, links, strlen(links), "chain", jobid, 1, sha);
+}
+
 int ct_receipt_write_round(struct ct_server *srv, struct ct_db *db, int64_t roundid)
 {
+	struct chain_keep keep = { srv, db };
+	const struct ct_dl_receipt_chain_sink sink = { keep_chain, &keep };
 	struct ct_buf b = CT_BUF_INIT(CT_RECEIPT_MAX_BYTES);
 	struct ct_receipt r;
 	char sha[CT_SHA256_HEXLEN + 1];
@@ -26,7 +42,7 @@ int ct_receipt_write_round(struct ct_server *srv, struct ct_db *db, int64_t roun
 
 	if (srv->sign_key == NULL)
 		return ct_error(CT_ESTATE, "receipts: the project has no signing key");
-	rc = ct_dl_receipt_round(db, roundid, &r);
+	rc = ct_dl_receipt_round(db, roundid, &sink, &r);
 	if (rc < 0)
 		goto out;
 	rc = ct_dl_receipt_get(db, r.job, r.round, sha, &size);

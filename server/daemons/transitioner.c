@@ -32,6 +32,7 @@
 #include "daemon_pass.h"
 #include "data/db.h"
 #include "data/dl_files.h"
+#include "data/dl_host.h"
 #include "data/dl_job.h"
 #include "data/dl_result.h"
 #include "data/job_state.h"
@@ -151,8 +152,7 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			rc = ct_res_move(db, r->id, CT_RES_IN_PROGRESS, CT_RES_NO_REPLY,
 					 &(struct ct_res_change){ .now = now });
 			if (rc > 0)
-				rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+1 "
-						"WHERE id=?", r->hostid);
+				rc = ct_host_count_error(db, r->hostid);
 			if (rc < 0)
 				break;
 			ct_log_info("transitioner: result %s timed out", r->name);

@@ -34,13 +34,14 @@
 #include "validate/bisect.h"
 #include "validate/dispute.h"
 #include "data/dl_chain.h"
+#include "data/dl_host.h"
 #include "ct_base.h"
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
-#include "data/dl.h"
 #include "data/dl_result.h"
 #include "data/dl_workunit.h"
+#include "data/job_state.h"
 #include "data/result_state.h"
 #include "eval.h"
 #include "instance.h"
@@ -66,19 +67,6 @@
 
 /* ---- one WU: loading ------------------------------------------------------- */
 
-struct vjob {
-	int64_t wuid, jobid, canonical;
-	int job_status, error_mask, min_quorum;
-	char wu_name[72], model_sha[65], eval_sha[65], job_model_sha[65];
-	double tolerance, loss_margin;
-	int probe_tokens, batch, seq;
-	int64_t max_upload;
-	struct ct_val_bound bound;
-	double eps, grad_clip;
-	char data_sha[65];
-	int chain_every;
-};
-
 struct vres {
 	int64_t id, hostid;
 	char name[96];
@@ -94,7 +82,8 @@ struct vres {
 struct vwu {
 	struct ct_server *srv;
 	struct ct_db *db;
-	struct vjob j;
+	struct ct_wu_check_row j;	/* the WU and its job */
+	struct ct_val_bound bound;	/* the job's training settings */
 	struct ct_gpt2 base;	/* params NULL when not loaded yet or dropped */
 	int base_dirty;		/* base.params hold a result's weights (decoded in place) */
 	struct ct_tokens eval;
@@ -113,79 +102,47 @@ struct vwu {
 	size_t n;
 };
 
-/* load_job's columns, in its SELECT's order. */
-#define V struct vjob
-static const struct ct_dl_col vjob_cols[] = {
-	CT_DL_COL(V, wuid), CT_DL_COL(V, jobid), CT_DL_COL(V, canonical),
-	CT_DL_COL(V, job_status), CT_DL_COL(V, error_mask), CT_DL_COL(V, min_quorum),
-	CT_DL_COL(V, wu_name), CT_DL_COL(V, model_sha), CT_DL_COL(V, eval_sha),
-	CT_DL_COL(V, tolerance), CT_DL_COL(V, loss_margin), CT_DL_COL(V, probe_tokens),
-	CT_DL_COL(V, batch), CT_DL_COL(V, seq), CT_DL_COL(V, max_upload),
-	CT_DL_COL(V, bound.steps), CT_DL_COL(V, bound.lr), CT_DL_COL(V, bound.beta1),
-	CT_DL_COL(V, bound.beta2), CT_DL_COL(V, bound.weight_decay),
-	CT_DL_COL(V, job_model_sha), CT_DL_COL(V, eps), CT_DL_COL(V, grad_clip),
-	CT_DL_COL(V, data_sha), CT_DL_COL(V, chain_every),
-};
-#undef V
-
-static int load_job(struct ct_db *db, int64_t wuid, struct vjob *j)
+static int load_job(struct ct_db *db, int64_t wuid, struct vwu *v)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_wu_check_row *j = &v->j;
 	int rc;
 
-	memset(j, 0, sizeof(*j));
-	rc = CT_DB_QUERY(db, &res,
-			 "SELECT w.id, w.jobid, w.canonical_resultid, j.status, w.error_mask, "
-			 "w.min_quorum, w.name, w.model_sha256, j.eval_sha256, j.tolerance, "
-			 "j.loss_margin, j.probe_tokens, j.batch, j.seq, j.max_upload_bytes, "
-			 "j.steps, j.lr, j.beta1, j.beta2, j.weight_decay, j.model_sha256, j.eps, "
-			 "j.grad_clip, w.data_sha256, j.chain_every "
-			 "FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?", wuid);
-	if (rc < 0)
-		return rc;
-	rc = ct_dl_one(res, j, vjob_cols, CT_DL_NCOLS(vjob_cols));
+	rc = ct_wu_check_get(db, wuid, j);
 	if (rc == CT_ENOTFOUND)
 		return ct_error(CT_ENOTFOUND, "validator: WU %lld or its job is gone",
 				(long long)wuid);
-	return rc;
+	if (rc < 0)
+		return rc;
+	v->bound = (struct ct_val_bound){ .steps = j->steps, .lr = j->lr, .beta1 = j->beta1,
+					  .beta2 = j->beta2, .weight_decay = j->weight_decay };
+	return 0;
 }
-
-/* load_results' columns, in its SELECT's order. */
-#define R struct vres
-static const struct ct_dl_col vres_cols[] = {
-	CT_DL_COL(R, id), CT_DL_COL(R, hostid), CT_DL_COL(R, name), CT_DL_COL(R, state),
-	CT_DL_COL(R, conforming), CT_DL_COL(R, probe),
-};
-#undef R
 
 /* The results that take part: successes not yet decided, and the
  * canonical one. */
 static int load_results(struct ct_db *db, struct vwu *v)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_result_vote_row rows[VAL_MAX_CANDS];
+	size_t n = 0;
 	int rc;
 
-	rc = CT_DB_QUERY(db, &res,
-			 "SELECT id, hostid, name, validate_state, conforming, "
-			 "COALESCE(probe_loss, 0) FROM result WHERE workunitid=? AND "
-			 "server_state=? AND outcome=? AND (validate_state IN (?, ?) OR id=?) "
-			 "ORDER BY id LIMIT ?", v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS,
-			 CT_VS_INIT, CT_VS_INCONCLUSIVE, v->j.canonical, VAL_MAX_CANDS);
+	rc = ct_result_list_votes(db, v->j.wuid, v->j.canonical, rows, VAL_MAX_CANDS, &n);
 	if (rc < 0)
 		return rc;
 	v->canonical_idx = -1;
-	while (v->nr < VAL_MAX_CANDS && ct_db_next(res) > 0) {
+	for (size_t i = 0; i < n && v->nr < VAL_MAX_CANDS; i++) {
 		struct vres *r = &v->r[v->nr];
 
-		memset(r, 0, sizeof(*r));
-		ct_dl_row(res, r, vres_cols, CT_DL_NCOLS(vres_cols));
-		r->conforming = r->conforming != 0;
+		*r = (struct vres){ .id = rows[i].id, .hostid = rows[i].hostid,
+				    .state = rows[i].validate_state,
+				    .conforming = rows[i].conforming != 0,
+				    .probe = rows[i].probe_loss };
+		memcpy(r->name, rows[i].name, sizeof(r->name));
 		r->new_state = r->state;
 		if (r->id == v->j.canonical)
 			v->canonical_idx = (int)v->nr;
 		v->nr++;
 	}
-	ct_db_res_free(res);
 	return 0;
 }
 
@@ -230,7 +187,7 @@ static int load_inputs(struct vwu *v)
 	if (rc < 0)
 		return rc;
 	ct_gpt2_layout(&v->base.cfg, &v->base.lay);
-	v->flops = ct_credit_wu_flops(&v->base.cfg, v->j.seq, v->j.batch, v->j.bound.steps);
+	v->flops = ct_credit_wu_flops(&v->base.cfg, v->j.seq, v->j.batch, v->bound.steps);
 	v->credit = ct_credit_from_flops(v->flops);
 	rc = ct_server_download_path(v->srv, v->j.eval_sha, path, sizeof(path));
 	if (rc == 0)
@@ -306,7 +263,7 @@ static int probe_reference(struct vwu *v)
 static int probe(struct vwu *v, float *w, double *loss)
 {
 	struct ct_gpt2 m = v->base;	/* a view: same config, other weights */
-	int want = ct_val_probe_tokens(v->j.bound.steps, v->j.batch, v->j.seq, v->j.probe_tokens);
+	int want = ct_val_probe_tokens(v->bound.steps, v->j.batch, v->j.seq, v->j.probe_tokens);
 	int T = v->j.seq > 0 ? v->j.seq : 1;
 	float l = NAN;
 	int rc;
@@ -481,11 +438,11 @@ static int check_chain(struct vwu *v, struct vres *r)
 	rc = ct_dl_chain_get(v->db, r->id, chain);
 	if (rc <= 0)
 		return rc;
-	if (!ct_bisect_chain_true(chain, v->j.bound.steps, v->j.chain_every, r->sha))
+	if (!ct_bisect_chain_true(chain, v->bound.steps, v->j.chain_every, r->sha))
 		r->reason = CT_VAL_FALSE_CHAIN;
 	else
 		ct_log_info("validator: %s: hash chain of %d links ends in its result's hash",
-			    r->name, ct_chain_nlinks(v->j.bound.steps, v->j.chain_every));
+			    r->name, ct_chain_nlinks(v->bound.steps, v->j.chain_every));
 	return 0;
 }
 
@@ -534,7 +491,7 @@ static int check_new(struct vwu *v, struct vres *r)
 	} else if (!same_model(&info, &v->base.cfg)) {
 		r->reason = CT_VAL_WRONG_SHAPE;
 	} else {
-		r->reason = ct_val_sanity(&r->st, &v->j.bound,
+		r->reason = ct_val_sanity(&r->st, &v->bound,
 					  v->lora.spec.rank > 0 ? 0.0 : v->max_ratio);
 	}
 	if (r->reason == CT_VAL_OK && v->lora.spec.rank > 0) {
@@ -630,14 +587,14 @@ static int cand_dist(void *arg, size_t i, size_t j, double *dist)
 static void wu_hparams(const struct vwu *v, struct ct_wu_hparams *hp)
 {
 	ct_wu_hparams_default(hp);
-	hp->steps = v->j.bound.steps;
+	hp->steps = v->bound.steps;
 	hp->B = v->j.batch;
 	hp->T = v->j.seq;
-	hp->lr = (float)v->j.bound.lr;
-	hp->beta1 = (float)v->j.bound.beta1;
-	hp->beta2 = (float)v->j.bound.beta2;
+	hp->lr = (float)v->bound.lr;
+	hp->beta1 = (float)v->bound.beta1;
+	hp->beta2 = (float)v->bound.beta2;
 	hp->eps = (float)v->j.eps;
-	hp->weight_decay = (float)v->j.bound.weight_decay;
+	hp->weight_decay = (float)v->bound.weight_decay;
 	hp->grad_clip = (float)v->j.grad_clip;
 	hp->lora = v->lora.spec;
 	hp->lora_seed = v->lora.seed;
@@ -776,11 +733,9 @@ static int host_account(struct ct_db *db, int64_t hostid, int state)
 	if (hostid <= 0)
 		return 0;
 	if (state == CT_VS_VALID)
-		return CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=consecutive_valid+1, "
-				  "nresults_valid=nresults_valid+1 WHERE id=?", hostid);
+		return ct_host_count_valid(db, hostid);
 	if (state == CT_VS_INVALID)
-		return CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=0, "
-				  "nresults_invalid=nresults_invalid+1 WHERE id=?", hostid);
+		return ct_host_count_invalid(db, hostid);
 	return 0;
 }
 
@@ -840,17 +795,14 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 	} else if (v->j.canonical == 0 && nsane > 0 && !v->hold) {
 		/* disagreement: one more replica than the results that may
 		 * still agree (the transitioner creates it, within the caps) */
-		rc = CT_DB_EXEC(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
-				"target_nresults<?", nsane + 1, v->j.wuid, nsane + 1);
+		rc = ct_wu_raise_target(db, v->j.wuid, nsane + 1);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
 			ct_log_info("validator: %s: no agreement among %lld results, one more "
 				    "replica", v->j.wu_name, (long long)nsane);
 	}
-	rc = CT_DB_QUERY_INT(db, &waiting, "SELECT COUNT(*) FROM result WHERE workunitid=? "
-			     "AND server_state=? AND outcome=? AND validate_state=?",
-			     v->j.wuid, CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT);
+	rc = ct_result_count_unvalidated(db, v->j.wuid, &waiting);
 	if (rc < 0)
 		return rc;
 	rc = ct_wu_need_validate(db, v->j.wuid, waiting > 0, now);
@@ -923,7 +875,7 @@ static int lora_setup(struct ct_db *db, struct vwu *v)
 	v->n = lora ? v->lora.n : v->base.lay.total;
 	if (rc == 0 && lora) {
 		v->flops = ct_lora_wu_flops(&v->base.cfg, &v->lora.spec, v->j.seq, v->j.batch,
-					    v->j.bound.steps);
+					    v->bound.steps);
 		v->credit = ct_credit_from_flops(v->flops);
 	}
 	return rc;
@@ -955,7 +907,7 @@ static int validate_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid)
 		rc = ct_conf_get_double(srv->conf, "daemons.loss_margin_rel", 0.2, 0.0, 100.0,
 					&v->margin_rel);
 	if (rc == 0)
-		rc = load_job(db, wuid, &v->j);
+		rc = load_job(db, wuid, v);
 	if (rc < 0)
 		goto out;
 	if (v->j.job_status != CT_JOB_RUNNING || v->j.error_mask != 0) {
@@ -1029,8 +981,7 @@ static int claim_to_validate(struct ct_server *srv, struct ct_db *db, int64_t *i
 	rc = ct_instance_share(db, &nshare, &k);	/* this instance's WUs (instance.h) */
 	if (rc < 0)
 		return rc;
-	rc = CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 "
-		       "AND MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
+	rc = ct_wu_validate_ids(db, nshare, k, ids, cap, n);
 	if (rc == 0 && *n < cap)	/* disputes with a state, or past its deadline */
 		rc = claim_disputes(db, ids, cap, n, nshare, k);
 	return rc;

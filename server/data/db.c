@@ -8,9 +8,6 @@
  * from db/schema.sql and db/migrations/ (db/sql2c.sh).
  */
 #include "db.h"
-#include "job_state.h"
-#include "result_state.h"
-#include "wu_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -931,48 +928,6 @@ int ct_db_txn(struct ct_db *db, int (*fn)(struct ct_db *db, void *arg), void *ar
 	}
 	ct_log_warn("database: transaction still deadlocked after %d tries", CT_DB_TXN_TRIES);
 	return rc;
-}
-
-/* ---- state names -------------------------------------------------------- */
-
-const char *ct_rs_name(int s)
-{
-	switch (s) {
-	case CT_RS_UNSENT: return "unsent";
-	case CT_RS_IN_PROGRESS: return "in_progress";
-	case CT_RS_OVER: return "over";
-	default: return "?";
-	}
-}
-
-const char *ct_ro_name(int o)
-{
-	static const char *const names[] = { "init", "success", "?", "client_error",
-		"no_reply", "?", "validate_error", "didnt_need" };
-
-	return o >= 0 && o < 8 ? names[o] : "?";
-}
-
-const char *ct_vs_name(int v)
-{
-	static const char *const names[] = { "init", "valid", "invalid", "?",
-		"inconclusive", "too_late" };
-
-	return v >= 0 && v < 6 ? names[v] : "?";
-}
-
-const char *ct_job_status_name(int s)
-{
-	static const char *const names[] = { "?", "running", "done", "canceled", "error" };
-
-	return s >= 0 && s < 5 ? names[s] : "?";
-}
-
-const char *ct_round_status_name(int s)
-{
-	static const char *const names[] = { "?", "open", "done", "error", "canceled" };
-
-	return s >= 0 && s < 5 ? names[s] : "?";
 }
 
 /* ---- schema migrations -------------------------------------------------- */

@@ -3,7 +3,9 @@
  * server (libmariadbd, data in PROJECT/db) and a real MySQL/MariaDB server
  * (mysql://user:pass@host:port/name, or ...?socket=/path), with prepared
  * statements only, materialised result sets, transactions with deadlock
- * retry, the state codes of every state column, and schema migrations.
+ * retry, and schema migrations. The state codes of each state column live
+ * with its owner (job_state.h, result_state.h, wu_state.h): a file that
+ * binds or reads them includes that header itself.
  *
  * Threads: call ct_db_global_init() once per process before any thread
  * opens a connection. A struct ct_db is one connection used by ONE thread:
@@ -55,12 +57,6 @@
 
 #include "db_args.h"	/* the statements: CT_DB_EXEC, CT_DB_QUERY... */
 #include "db_url.h"	/* CT_DB_EMBEDDED_NAME */
-
-/* The state codes of every state column live with their owners and are
- * included here for the statements that bind them. */
-#include "job_state.h"
-#include "result_state.h"
-#include "wu_state.h"
 
 /* ---- process-wide setup ------------------------------------------------- */
 

@@ -118,6 +118,27 @@ int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const
 	return rc;
 }
 
+int ct_dl_query_rows(struct ct_db *db, void *rows, size_t size, size_t max, size_t *n,
+		     const struct ct_dl_col *cols, size_t ncols, const char *sql,
+		     const struct ct_db_arg *a, size_t na)
+{
+	struct ct_db_res *res = NULL;
+	int rc = ct_db_querya(db, &res, sql, a, na);
+
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	rc = check_ncols(res, ncols, "rows");
+	for (; rc == 0 && *n < max && ct_db_next(res) > 0; (*n)++) {
+		void *row = (char *)rows + *n * size;
+
+		memset(row, 0, size);
+		ct_dl_row(res, row, cols, ncols);
+	}
+	ct_db_res_free(res);
+	return rc;
+}
+
 int ct_dl_query_list(struct ct_db *db, size_t size, void *out, size_t *n,
 		     const struct ct_dl_col *cols, size_t ncols, const char *what,
 		     const char *sql, const struct ct_db_arg *a, size_t na)

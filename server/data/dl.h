@@ -84,6 +84,18 @@ int ct_dl_query_all(struct ct_db *db, size_t size, const struct ct_dl_col *cols,
  */
 int ct_dl_query_ids(struct ct_db *db, int64_t *ids, size_t max, size_t *n, const char *sql,
 		    const struct ct_db_arg *a, size_t na);
+/* Run the SELECT `sql` with the arguments a[0..na) and read its first
+ * `max` rows into rows[0..*n) (rows of `size` bytes, each zeroed first and
+ * filled per cols[0..ncols)): a caller's fixed array, no allocation.
+ * Returns 0, the query's error, or CT_EINVAL as ct_dl_one. CT_DL_ROWS
+ * takes the arguments as a list, the row size from the array's type:
+ *
+ *   struct ct_sched_held rows[16];
+ *   rc = CT_DL_ROWS(db, rows, 16, &n, held_cols, "SELECT ...", hostid);
+ */
+int ct_dl_query_rows(struct ct_db *db, void *rows, size_t size, size_t max, size_t *n,
+		     const struct ct_dl_col *cols, size_t ncols, const char *sql,
+		     const struct ct_db_arg *a, size_t na);
 /* ct_dl_query_all into a typed array: `out` is the address of a `T *`
  * (struct rows of T, the size taken from it), *n its rows. CT_DL_LIST takes
  * the arguments as a list:
@@ -121,6 +133,9 @@ int ct_dl_by_ids(struct ct_db *db, const char *pre, const char *post, const int6
 	(cols), CT_DL_NCOLS(cols), (what), (out), (n), (sql), CT_DB_ARGS(__VA_ARGS__))
 #define CT_DL_LIST(db, out, n, cols, what, sql, ...) ct_dl_query_list((db), \
 	sizeof(**(out)), (out), (n), (cols), CT_DL_NCOLS(cols), (what), (sql), \
+	CT_DB_ARGS(__VA_ARGS__))
+#define CT_DL_ROWS(db, rows, max, n, cols, sql, ...) ct_dl_query_rows((db), (rows), \
+	sizeof(*(rows)), (max), (n), (cols), CT_DL_NCOLS(cols), (sql), \
 	CT_DB_ARGS(__VA_ARGS__))
 #define CT_DL_IDS(db, ids, max, n, sql, ...) ct_dl_query_ids((db), (ids), (max), (n), \
 	(sql), CT_DB_ARGS(__VA_ARGS__))

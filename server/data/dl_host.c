@@ -150,3 +150,26 @@ int ct_host_set_next_work(struct ct_db *db, int64_t id, int64_t t)
 
 	return rc < 0 ? rc : 0;
 }
+
+int ct_host_count_valid(struct ct_db *db, int64_t id)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=consecutive_valid+1, "
+			    "nresults_valid=nresults_valid+1 WHERE id=?", id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_host_count_invalid(struct ct_db *db, int64_t id)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=0, nresults_invalid="
+			    "nresults_invalid+1 WHERE id=?", id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_host_count_error(struct ct_db *db, int64_t id)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE host SET nresults_error=nresults_error+1 WHERE id=?", id);
+
+	return rc < 0 ? rc : 0;
+}

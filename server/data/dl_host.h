@@ -64,4 +64,11 @@ int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *
  * or a db error. */
 int ct_host_set_next_work(struct ct_db *db, int64_t id, int64_t t);
 
+/* A host's result counters: a valid result (one more in a row, and in
+ * all), an invalid one (the run back to 0) and an error (no reply in
+ * time). Return 0 or a db error. */
+int ct_host_count_valid(struct ct_db *db, int64_t id);
+int ct_host_count_invalid(struct ct_db *db, int64_t id);
+int ct_host_count_error(struct ct_db *db, int64_t id);
+
 #endif

@@ -197,3 +197,20 @@ int ct_job_model(struct ct_db *db, int64_t id, int round, char sha[65])
 	memcpy(sha, m.sha, 65);
 	return rc == CT_ENOTFOUND ? 0 : rc;
 }
+
+int ct_job_notice_first(struct ct_db *db, int64_t id, const char *msg)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
+			    "error_message=''", msg, id, CT_JOB_RUNNING);
+
+	return rc < 0 ? rc : rc > 0;
+}
+
+int ct_job_notice_prepend(struct ct_db *db, int64_t id, const char *msg)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
+			    "='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
+			    "status=?", msg, id, CT_JOB_RUNNING);
+
+	return rc < 0 ? rc : rc > 0;
+}

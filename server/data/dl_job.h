@@ -17,7 +17,7 @@ struct ct_db;
 struct ct_job_row {
 	int64_t id;
 	char name[4 * 128 + 1];
-	int status;			/* enum ct_job_status (db.h) */
+	int status;			/* enum ct_job_status (job_state.h) */
 	int cur_round, nrounds, nshards;
 	int steps, batch, seq;
 	double lr;
@@ -109,5 +109,13 @@ int ct_job_status(struct ct_db *db, int64_t id, int *status);
  * job's final model (0) into sha (65 bytes; "" while there is none).
  * Returns 0 or a db error. */
 int ct_job_model(struct ct_db *db, int64_t id, int round, char sha[65]);
+
+/* A notice on running job id's page (job.error_message, shown by the job
+ * page and `job show`): ct_job_notice_first writes msg when the job has
+ * none yet; ct_job_notice_prepend puts msg before the one there is (the
+ * whole cut to the column's 255 characters). Return 1, 0 (the job is not
+ * running, or has a notice: nothing written) or a db error. */
+int ct_job_notice_first(struct ct_db *db, int64_t id, const char *msg);
+int ct_job_notice_prepend(struct ct_db *db, int64_t id, const char *msg);
 
 #endif

@@ -7,6 +7,7 @@
 #include "wu_state.h"
 #include "dl.h"
 #include "lora_job.h"
+#include "ct_chain.h"
 #include "ct_err.h"
 #include "ct_lora.h"
 
@@ -17,7 +18,7 @@
 
 struct rrow {
 	int64_t jobid, finish_time, model_size, out_size, eval_tokens, nwus;
-	int idx, steps, batch, seq;
+	int idx, steps, batch, seq, chain_every;
 	double hp[6], outer_lr, outer_momentum, eval_loss;
 	char model_sha[65], out_sha[65], mom_out[65], eval_sha[65], encoding[17],
 		aggregation[17], outer[17];
@@ -33,6 +34,7 @@ static const struct ct_dl_col round_cols[] = {
 	CT_DL_COL(R, hp[2]), CT_DL_COL(R, hp[3]), CT_DL_COL(R, hp[4]), CT_DL_COL(R, hp[5]),
 	CT_DL_COL(R, encoding), CT_DL_COL(R, aggregation), CT_DL_COL(R, outer),
 	CT_DL_COL(R, outer_lr), CT_DL_COL(R, outer_momentum), CT_DL_COL(R, eval_sha),
+	CT_DL_COL(R, chain_every),
 };
 #undef R
 
@@ -43,7 +45,7 @@ static const char round_sql[] =
 	"r.out_model_sha256), 0), r.nwus, r.eval_loss, r.eval_ntokens, r.momentum_sha256, "
 	"j.steps, j.batch, j.seq, j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, "
 	"j.upload_encoding, j.aggregation, j.outer_method, j.outer_lr, j.outer_momentum, "
-	"j.eval_sha256 FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id = ? AND "
+	"j.eval_sha256, j.chain_every FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id = ? AND "
 	"r.status = ?";
 
 static void copy_round(const struct rrow *w, struct ct_receipt *r)
@@ -123,6 +125,50 @@ static int wu_results(struct ct_db *db, int64_t wuid, int64_t canonical,
 	return 0;
 }
 
+struct crow {
+	int64_t id;
+	char links[CT_CHAIN_HEX_MAX + 1];
+};
+
+#define C struct crow
+static const struct ct_dl_col chain_cols[] = { CT_DL_COL(C, id), CT_DL_COL(C, links) };
+#undef C
+
+/* The canonical result's chain, when the receipt can state it: well
+ * formed for the job's interval, and for a WU agreed by hash reported
+ * the same by another valid replica too (a host alone could make up the
+ * links before its last one, which is all the validator checks; a
+ * receipt must not state what no second host vouches for). By tolerance
+ * the replicas' chains part by nature: the canonical's own is stated,
+ * for a verifier to see where its run parts from it. keep stores the
+ * chain's text and gives its hash. */
+static int wu_chain(struct ct_db *db, int64_t wuid, int64_t canonical, const struct ct_receipt *r,
+		    int every, const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt_wu *w)
+{
+	struct crow *rows = NULL;
+	const char *mine = NULL;
+	size_t n = 0;
+	int rc, vouched = 0;
+
+	if (every <= 0 || keep == NULL)
+		return 0;
+	rc = CT_DL_LIST(db, &rows, &n, chain_cols, "chains", "SELECT r.id, c.links FROM result r "
+			"JOIN result_chain c ON c.resultid = r.id WHERE r.workunitid = ? AND "
+			"r.validate_state = ? ORDER BY r.id LIMIT 16", wuid, (int)CT_VS_VALID);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (rows[i].id == canonical && ct_chain_check(rows[i].links, r->steps, every) == 0)
+			mine = rows[i].links;
+	for (size_t i = 0; rc == 0 && mine != NULL && i < n; i++)
+		vouched |= rows[i].id != canonical && strcmp(rows[i].links, mine) == 0;
+	if (rc == 0 && mine != NULL && (vouched || w->tolerance)) {
+		rc = keep->fn(keep->arg, r->job, mine, w->chain_sha);
+		if (rc == 0)
+			w->chain_every = every;
+	}
+	free(rows);
+	return rc;
+}
+
 struct wrow {
 	int64_t id, seed, data_size, canonical;
 	int shard;
@@ -136,7 +182,8 @@ static const struct ct_dl_col wu_cols[] = {
 };
 #undef W
 
-static int wus(struct ct_db *db, int64_t roundid, struct ct_receipt *r)
+static int wus(struct ct_db *db, int64_t roundid, int every,
+	       const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt *r)
 {
 	struct wrow *rows = NULL;
 	size_t n = 0;
@@ -160,13 +207,16 @@ static int wus(struct ct_db *db, int64_t roundid, struct ct_receipt *r)
 		snprintf(w->data_sha, sizeof(w->data_sha), "%s", rows[i].data_sha);
 		w->data_size = rows[i].data_size;
 		rc = wu_results(db, rows[i].id, rows[i].canonical, w);
+		if (rc == 0)
+			rc = wu_chain(db, rows[i].id, rows[i].canonical, r, every, keep, w);
 		r->nwus = (int)i + 1;
 	}
 	free(rows);
 	return rc;
 }
 
-int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r)
+int ct_dl_receipt_round(struct ct_db *db, int64_t roundid,
+			const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt *r)
 {
 	struct ct_lora_spec spec;
 	struct rrow w;
@@ -190,7 +240,7 @@ int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r)
 				(long long)roundid, r->nwus_round, CT_RECEIPT_MAX_WUS);
 	rc = mom_in(db, r);
 	if (rc == 0)
-		rc = wus(db, roundid, r);
+		rc = wus(db, roundid, w.chain_every, keep, r);
 	return rc;
 }
 

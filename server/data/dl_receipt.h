@@ -15,11 +15,23 @@
 
 struct ct_db;
 
+/* Where the chains a receipt states go: fn stores links (a chain's wire
+ * form, checked) of a WU of job jobid and writes its SHA-256 into sha
+ * (65 bytes); 0 or an error, which fails the receipt. */
+struct ct_dl_receipt_chain_sink {
+	int (*fn)(void *arg, int64_t jobid, const char *links, char *sha);
+	void *arg;
+};
+
 /* Round `roundid` (status done) as a receipt without key, prev and
- * signature: r is zeroed first, r->wus malloc'd (ct_receipt_free).
- * CT_ENOTFOUND when the round is not done; CT_ETOOBIG over the receipt's
- * caps; or a db error. */
-int ct_dl_receipt_round(struct ct_db *db, int64_t roundid, struct ct_receipt *r);
+ * signature: r is zeroed first, r->wus malloc'd (ct_receipt_free). Each
+ * WU's canonical chain that the receipt can state (ct_dl_receipt.c
+ * wu_chain: well formed, and vouched for by a second valid replica
+ * unless the WU agreed by tolerance) goes to keep first; keep NULL
+ * states none. CT_ENOTFOUND when the round is not done; CT_ETOOBIG over
+ * the receipt's caps; or a db error. */
+int ct_dl_receipt_round(struct ct_db *db, int64_t roundid,
+			const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt *r);
 
 /* Up to max done rounds with no receipt yet whose previous round has one
  * (or that are round 1), by job then round index, into ids[0..*n), of this

@@ -190,3 +190,58 @@ int ct_result_state_counts(struct ct_db *db, int64_t jobid, struct ct_state_coun
 			  "outcome, validate_state, COUNT(*) FROM result WHERE jobid=? GROUP BY "
 			  "server_state, outcome, validate_state", jobid);
 }
+
+int ct_result_set_granted_credit(struct ct_db *db, int64_t id, double credit)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE result SET granted_credit=? WHERE id=?", credit, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+static const struct ct_dl_col host_cols[] = {
+	CT_DL_COL(struct ct_result_host_row, id), CT_DL_COL(struct ct_result_host_row, hostid),
+};
+
+int ct_result_list_valid(struct ct_db *db, int64_t wuid, struct ct_result_host_row **rows,
+			 size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, host_cols, "valid results", "SELECT id, hostid FROM "
+			  "result WHERE workunitid=? AND validate_state=? LIMIT 64", wuid,
+			  CT_VS_VALID);
+}
+
+#define V struct ct_result_vote_row
+static const struct ct_dl_col vote_cols[] = {
+	CT_DL_COL(V, id), CT_DL_COL(V, hostid), CT_DL_COL(V, name), CT_DL_COL(V, validate_state),
+	CT_DL_COL(V, conforming), CT_DL_COL(V, probe_loss),
+};
+#undef V
+
+int ct_result_list_votes(struct ct_db *db, int64_t wuid, int64_t canonical,
+			 struct ct_result_vote_row *rows, int max, size_t *n)
+{
+	return CT_DL_ROWS(db, rows, (size_t)max, n, vote_cols, "SELECT id, hostid, name, "
+			  "validate_state, conforming, COALESCE(probe_loss, 0) FROM result WHERE "
+			  "workunitid=? AND server_state=? AND outcome=? AND (validate_state IN "
+			  "(?, ?) OR id=?) ORDER BY id LIMIT ?", wuid, CT_RS_OVER, CT_RO_SUCCESS,
+			  CT_VS_INIT, CT_VS_INCONCLUSIVE, canonical, max);
+}
+
+int ct_result_count_unvalidated(struct ct_db *db, int64_t wuid, int64_t *n)
+{
+	return CT_DB_QUERY_INT(db, n, "SELECT COUNT(*) FROM result WHERE workunitid=? AND "
+			       "server_state=? AND outcome=? AND validate_state=?", wuid,
+			       CT_RS_OVER, CT_RO_SUCCESS, CT_VS_INIT);
+}
+
+static const struct ct_dl_col refusal_cols[] = {
+	CT_DL_COL(struct ct_result_refusal, nhosts), CT_DL_COL(struct ct_result_refusal, error),
+};
+
+int ct_result_refused_alike(struct ct_db *db, int64_t wuid, struct ct_result_refusal *g)
+{
+	return CT_DL_ONE(db, g, refusal_cols, "SELECT COUNT(DISTINCT hostid), "
+			 "MIN(error_message) FROM result WHERE workunitid=? AND outcome=? AND "
+			 "upload_sha256<>'' GROUP BY upload_sha256, error_message HAVING "
+			 "COUNT(DISTINCT hostid) >= 2 LIMIT 1", wuid, CT_RO_VALIDATE_ERROR);
+}

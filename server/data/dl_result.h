@@ -15,7 +15,7 @@ struct ct_db;
 struct ct_result_row {
 	int64_t id, workunitid, hostid;
 	char name[81];
-	int server_state, outcome, validate_state;	/* db.h's codes */
+	int server_state, outcome, validate_state;	/* result_state.h's codes */
 	int64_t report_deadline, sent_time, received_time;
 	char upload_sha256[65];		/* "" until an upload arrived */
 	int64_t upload_size;
@@ -86,5 +86,48 @@ struct ct_state_count {
  * NULL when none) of *n. Returns 0, CT_ENOMEM or a db error. */
 int ct_result_state_counts(struct ct_db *db, int64_t jobid, struct ct_state_count **rows,
 			   size_t *n);
+
+/* Record result id's granted credit (credit.h). Returns 0 or a db error. */
+int ct_result_set_granted_credit(struct ct_db *db, int64_t id, double credit);
+
+/* A result and its host. */
+struct ct_result_host_row {
+	int64_t id, hostid;
+};
+
+/* The first 64 valid results of WU wuid into a malloc'd *rows (free() it;
+ * NULL when none) of *n. Returns 0, CT_ENOMEM or a db error. */
+int ct_result_list_valid(struct ct_db *db, int64_t wuid, struct ct_result_host_row **rows,
+			 size_t *n);
+
+/* A result that takes part in a WU's quorum, as the validator reads it. */
+struct ct_result_vote_row {
+	int64_t id, hostid;
+	char name[96];
+	int validate_state, conforming;
+	double probe_loss;	/* 0 when there is none */
+};
+
+/* WU wuid's over successes that are not decided yet (validate_state INIT
+ * or INCONCLUSIVE) and its canonical result `canonical`, in id order, into
+ * rows[0..*n) (at most max). Returns 0 or a db error. */
+int ct_result_list_votes(struct ct_db *db, int64_t wuid, int64_t canonical,
+			 struct ct_result_vote_row *rows, int max, size_t *n);
+
+/* How many of WU wuid's over successes wait for the validator
+ * (validate_state INIT) into *n. Returns 0 or a db error. */
+int ct_result_count_unvalidated(struct ct_db *db, int64_t wuid, int64_t *n);
+
+/* Uploads of one WU, bit-identical, refused alike by a check: from how
+ * many hosts, and why. */
+struct ct_result_refusal {
+	int64_t nhosts;
+	char error[256];
+};
+
+/* The first group of WU wuid's results refused by the validator
+ * (VALIDATE_ERROR) with the same upload and the same error from two hosts
+ * or more into *g. Returns 0, CT_ENOTFOUND (none) or a db error. */
+int ct_result_refused_alike(struct ct_db *db, int64_t wuid, struct ct_result_refusal *g);
 
 #endif

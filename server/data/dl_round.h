@@ -14,7 +14,7 @@ struct ct_db;
 
 struct ct_round_row {
 	int idx;			/* 1-based */
-	int status;			/* enum ct_round_status (db.h) */
+	int status;			/* enum ct_round_status (wu_state.h) */
 	int nwus, nwus_done;
 	double base_eval_loss, eval_loss;	/* NAN while there is none */
 	char model_sha256[65], out_model_sha256[65];	/* out: "" until averaged */

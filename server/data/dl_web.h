@@ -174,6 +174,29 @@ int ct_web_get_job(struct ct_db *db, int64_t id, struct ct_web_job *job,
 		   struct ct_web_round **rounds, size_t *nrounds,
 		   struct ct_web_contrib **contrib, size_t *ncontrib);
 
+/* ---- where tolerance replicas parted (dl_web_job.c) ------------------------ */
+
+#define CT_WEB_PARTINGS_MAX 64	/* pairs a job page shows */
+
+/* A WU's canonical result and another valid replica compared on the
+ * tolerance path (one of them from a device that does not conform), and
+ * where their hash chains (ct_chain.h) part. */
+struct ct_web_parting {
+	int64_t round, shard;
+	char wu[64], canonical[96], other[96];
+	int64_t steps, every;		/* the WU's steps, its chain interval */
+	int64_t link;			/* first differing link, -1: the chains agree */
+	int64_t agreed, parted;		/* the last step both vouch for, and the
+					 * step by which they part (ct_chain_parting) */
+};
+
+/* Up to CT_WEB_PARTINGS_MAX such pairs of job jobid, newest round
+ * first, whose results both still have their chains (well formed for the
+ * job's interval), into a malloc'd *out (free()), *n rows. Returns 0 or
+ * a db error. */
+int ct_web_job_partings(struct ct_db *db, int64_t jobid, struct ct_web_parting **out,
+			size_t *n);
+
 /* ---- the samples of a job's rounds (dl_web_job.c) ------------------------- */
 
 #define CT_WEB_SAMPLES_MAX 201	/* the base model and 200 rounds */

@@ -9,10 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ct_chain.h"
 #include "ct_err.h"
 #include "db.h"
 #include "dl.h"
 #include "dl_web.h"
+#include "job_state.h"
+#include "result_state.h"
+#include "wu_state.h"
 
 /* ---- jobs ---------------------------------------------------------------- */
 
@@ -222,6 +226,71 @@ int ct_web_get_job_credit(struct ct_db *db, int64_t id, struct ct_web_job_credit
 		"FROM round_stat s WHERE s.jobid = j.id), (SELECT COALESCE(SUM(credit), 0) "
 		"FROM round_stat s WHERE s.jobid = j.id), j.model_sha256, j.seq, j.batch, "
 		"j.steps FROM job j WHERE j.id = ?");
+}
+
+/* ---- where tolerance replicas parted ---------------------------------------- */
+
+struct prow {
+	int64_t round, shard, steps, every;
+	char wu[64], canonical[96], other[96];
+	char a[CT_CHAIN_HEX_MAX + 1], b[CT_CHAIN_HEX_MAX + 1];
+};
+
+#define PR struct prow
+static const struct ct_dl_col parting_cols[] = {
+	CT_DL_COL(PR, round), CT_DL_COL(PR, shard), CT_DL_COL(PR, wu),
+	CT_DL_COL(PR, canonical), CT_DL_COL(PR, other), CT_DL_COL(PR, steps),
+	CT_DL_COL(PR, every), CT_DL_COL(PR, a), CT_DL_COL(PR, b),
+};
+#undef PR
+
+int ct_web_job_partings(struct ct_db *db, int64_t jobid, struct ct_web_parting **out,
+			size_t *n)
+{
+	struct prow *rows = NULL;
+	size_t nr = 0, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	/* the validator's tolerance pairs (daemons/validator.c note_tolerance) */
+	rc = CT_DL_LIST(db, &rows, &nr, parting_cols, "partings", "SELECT w.round_idx, "
+		"w.shard, w.name, c.name, o.name, j.steps, j.chain_every, cc.links, oc.links "
+		"FROM workunit w JOIN job j ON j.id = w.jobid JOIN result c ON c.id = "
+		"w.canonical_resultid JOIN result o ON o.workunitid = w.id AND o.id <> c.id "
+		"JOIN result_chain cc ON cc.resultid = c.id JOIN result_chain oc ON "
+		"oc.resultid = o.id WHERE w.jobid = ? AND w.canonical_resultid <> 0 AND "
+		"o.validate_state = ? AND (c.conforming = 0 OR o.conforming = 0) AND "
+		"j.chain_every > 0 ORDER BY w.round_idx DESC, w.shard, o.id LIMIT ?", jobid,
+		(int)CT_VS_VALID, (int64_t)CT_WEB_PARTINGS_MAX);
+	if (rc == 0 && (*out = calloc(nr ? nr : 1, sizeof(**out))) == NULL)
+		rc = CT_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < nr; i++) {
+		const struct prow *p = &rows[i];
+		struct ct_web_parting *q = &(*out)[k];
+		int agreed, parted;
+
+		if (ct_chain_check(p->a, (int)p->steps, (int)p->every) < 0 ||
+		    ct_chain_check(p->b, (int)p->steps, (int)p->every) < 0)
+			continue;	/* a chain the validator refused says nothing */
+		q->round = p->round, q->shard = p->shard;
+		q->steps = p->steps, q->every = p->every;
+		snprintf(q->wu, sizeof(q->wu), "%s", p->wu);
+		snprintf(q->canonical, sizeof(q->canonical), "%s", p->canonical);
+		snprintf(q->other, sizeof(q->other), "%s", p->other);
+		q->link = ct_chain_parting(p->a, p->b, (int)p->steps, (int)p->every, &agreed,
+					   &parted);
+		q->agreed = agreed, q->parted = parted;
+		k++;
+	}
+	free(rows);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	*n = k;
+	return 0;
 }
 
 /* ---- samples --------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include "dl.h"
 #include "dl_result.h"
 #include "dl_workunit.h"
+#include "wu_state.h"
 
 #define W struct ct_workunit_row
 static const struct ct_dl_col wu_cols[] = {
@@ -160,4 +161,105 @@ int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count *
 	return CT_DL_LIST(db, rows, n, round_count_cols, "WUs done", "SELECT round_idx, "
 			  "COUNT(*) FROM workunit WHERE jobid=? AND canonical_resultid<>0 GROUP BY "
 			  "round_idx", jobid);
+}
+
+/* The one column ct_wu_get_name reads. */
+struct name_row {
+	char name[72];
+};
+
+static const struct ct_dl_col name_cols[] = { CT_DL_COL(struct name_row, name) };
+
+int ct_wu_get_name(struct ct_db *db, int64_t wuid, char name[72])
+{
+	struct name_row w;
+	int rc;
+
+	name[0] = '\0';
+	rc = CT_DL_ONE(db, &w, name_cols, "SELECT name FROM workunit WHERE id=?", wuid);
+	if (rc == 0)
+		memcpy(name, w.name, sizeof(w.name));
+	return rc;
+}
+
+int ct_wu_seed(struct ct_db *db, int64_t wuid, int64_t *seed)
+{
+	return CT_DB_QUERY_INT(db, seed, "SELECT seed FROM workunit WHERE id=?", wuid);
+}
+
+/* The two aggregates of ct_wu_round_seeds. */
+struct seeds_row {
+	int64_t nseeds, seed;
+};
+
+static const struct ct_dl_col seeds_cols[] = {
+	CT_DL_COL(struct seeds_row, nseeds), CT_DL_COL(struct seeds_row, seed),
+};
+
+int ct_wu_round_seeds(struct ct_db *db, int64_t roundid, int64_t *nseeds, int64_t *seed)
+{
+	struct seeds_row r = { 0, 0 };
+	int rc;
+
+	rc = CT_DL_ONE(db, &r, seeds_cols, "SELECT COUNT(DISTINCT seed), MIN(seed) FROM "
+		       "workunit WHERE roundid=?", roundid);
+	if (rc < 0)
+		return rc;
+	*nseeds = r.nseeds;
+	*seed = r.seed;
+	return 0;
+}
+
+#define S struct ct_seeded_canonical_row
+static const struct ct_dl_col seeded_cols[] = {
+	CT_DL_COL(S, shard), CT_DL_COL(S, seed), CT_DL_COL(S, name),
+};
+#undef S
+
+int ct_wu_seeded_canonicals(struct ct_db *db, int64_t roundid,
+			    struct ct_seeded_canonical_row **rows, size_t *n)
+{
+	return CT_DL_LIST(db, rows, n, seeded_cols, "canonical results", "SELECT w.shard, "
+			  "w.seed, r.name FROM workunit w JOIN result r ON r.id = "
+			  "w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard", roundid);
+}
+
+#define C struct ct_wu_check_row
+static const struct ct_dl_col check_cols[] = {
+	CT_DL_COL(C, wuid), CT_DL_COL(C, jobid), CT_DL_COL(C, canonical),
+	CT_DL_COL(C, job_status), CT_DL_COL(C, error_mask), CT_DL_COL(C, min_quorum),
+	CT_DL_COL(C, wu_name), CT_DL_COL(C, model_sha), CT_DL_COL(C, eval_sha),
+	CT_DL_COL(C, tolerance), CT_DL_COL(C, loss_margin), CT_DL_COL(C, probe_tokens),
+	CT_DL_COL(C, batch), CT_DL_COL(C, seq), CT_DL_COL(C, max_upload),
+	CT_DL_COL(C, steps), CT_DL_COL(C, lr), CT_DL_COL(C, beta1), CT_DL_COL(C, beta2),
+	CT_DL_COL(C, weight_decay), CT_DL_COL(C, job_model_sha), CT_DL_COL(C, eps),
+	CT_DL_COL(C, grad_clip), CT_DL_COL(C, data_sha), CT_DL_COL(C, chain_every),
+};
+#undef C
+
+int ct_wu_check_get(struct ct_db *db, int64_t wuid, struct ct_wu_check_row *w)
+{
+	memset(w, 0, sizeof(*w));
+	return CT_DL_ONE(db, w, check_cols, "SELECT w.id, w.jobid, w.canonical_resultid, "
+			 "j.status, w.error_mask, w.min_quorum, w.name, w.model_sha256, "
+			 "j.eval_sha256, j.tolerance, j.loss_margin, j.probe_tokens, j.batch, "
+			 "j.seq, j.max_upload_bytes, j.steps, j.lr, j.beta1, j.beta2, "
+			 "j.weight_decay, j.model_sha256, j.eps, j.grad_clip, w.data_sha256, "
+			 "j.chain_every FROM workunit w JOIN job j ON j.id = w.jobid WHERE w.id=?",
+			 wuid);
+}
+
+int ct_wu_raise_target(struct ct_db *db, int64_t wuid, int64_t n)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE workunit SET target_nresults=? WHERE id=? AND "
+			    "target_nresults<?", n, wuid, n);
+
+	return rc < 0 ? rc : rc > 0;
+}
+
+int ct_wu_validate_ids(struct ct_db *db, int64_t nshare, int64_t k, int64_t *ids, size_t cap,
+		       size_t *n)
+{
+	return CT_DL_IDS(db, ids, cap, n, "SELECT id FROM workunit WHERE need_validate=1 AND "
+			 "MOD(id, ?)=? ORDER BY id LIMIT ?", nshare, k, (int64_t)cap);
 }

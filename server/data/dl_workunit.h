@@ -98,4 +98,60 @@ struct ct_round_count {
 int ct_wu_done_by_round(struct ct_db *db, int64_t jobid, struct ct_round_count **rows,
 			size_t *n);
 
+/* WU wuid's name into name (72 bytes). Returns 0, CT_ENOTFOUND or a db
+ * error. */
+int ct_wu_get_name(struct ct_db *db, int64_t wuid, char name[72]);
+
+/* WU wuid's seed (a LoRA job's adapters start from it) into *seed.
+ * Returns 0, CT_ENOTFOUND or a db error. */
+int ct_wu_seed(struct ct_db *db, int64_t wuid, int64_t *seed);
+
+/* How many distinct seeds the WUs of round roundid have into *nseeds, the
+ * smallest into *seed (0 when the round has no WU; both unchanged on
+ * error). Returns 0 or a db error. */
+int ct_wu_round_seeds(struct ct_db *db, int64_t roundid, int64_t *nseeds, int64_t *seed);
+
+/* A shard's canonical result with its WU's seed (a LoRA round's merge). */
+struct ct_seeded_canonical_row {
+	int64_t shard, seed;
+	char name[256];
+};
+
+/* The canonical results of round roundid's WUs, whatever their
+ * assimilate_state, in shard order, into a malloc'd *rows (free() it; NULL
+ * when none) of *n. Returns 0, CT_ENOMEM or a db error. */
+int ct_wu_seeded_canonicals(struct ct_db *db, int64_t roundid,
+			    struct ct_seeded_canonical_row **rows, size_t *n);
+
+/* A WU with what the validator checks its results by: its job's state,
+ * limits and training settings. */
+struct ct_wu_check_row {
+	int64_t wuid, jobid, canonical;		/* canonical: 0 while none */
+	int job_status, error_mask, min_quorum;
+	char wu_name[72], model_sha[65], eval_sha[65];
+	double tolerance, loss_margin;
+	int probe_tokens, batch, seq;
+	int64_t max_upload;
+	int steps;
+	double lr, beta1, beta2, weight_decay;
+	char job_model_sha[65];			/* the job's base model */
+	double eps, grad_clip;
+	char data_sha[65];
+	int chain_every;
+};
+
+/* WU wuid with its job into *w. Returns 0, CT_ENOTFOUND (no such WU, or
+ * its job is gone) or a db error. */
+int ct_wu_check_get(struct ct_db *db, int64_t wuid, struct ct_wu_check_row *w);
+
+/* A quorum's disagreement: WU wuid's target_nresults raised to n (never
+ * lowered). Returns 1, 0 (it was n or more already) or a db error. */
+int ct_wu_raise_target(struct ct_db *db, int64_t wuid, int64_t n);
+
+/* The ids of the first `cap` WUs with need_validate = 1, in id order, of
+ * the share k of nshare (as ct_wu_due_ids) into ids[0..*n). Returns 0 or
+ * a db error. */
+int ct_wu_validate_ids(struct ct_db *db, int64_t nshare, int64_t k, int64_t *ids, size_t cap,
+		       size_t *n);
+
 #endif

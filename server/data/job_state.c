@@ -93,3 +93,12 @@ int ct_job_cancel(struct ct_db *db, int64_t jobid)
 {
 	return ct_db_txn(db, cancel_txn, &jobid);
 }
+
+/* ---- state names -------------------------------------------------------- */
+
+const char *ct_job_status_name(int s)
+{
+	static const char *const names[] = { "?", "running", "done", "canceled", "error" };
+
+	return s >= 0 && s < 5 ? names[s] : "?";
+}

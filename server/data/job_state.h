@@ -32,13 +32,13 @@ enum ct_job_status {
 	CT_JOB_ERROR = 4,
 };
 
-/* "running", "done", ...; "?" for an unknown code (db.c). */
+/* "running", "done", ...; "?" for an unknown code. */
 const char *ct_job_status_name(int status);
 
 
 struct ct_db;
 
-/* One allowed change of job.status (enum ct_job_status of db.h). */
+/* One allowed change of job.status (enum ct_job_status above). */
 struct ct_job_edge {
 	int from, to;
 };

@@ -233,3 +233,31 @@ int ct_res_drop_unsent_job(struct ct_db *db, int64_t jobid)
 			  "AND server_state=?", t->server_state, t->outcome, jobid,
 			  f->server_state);
 }
+
+/* ---- state names -------------------------------------------------------- */
+
+const char *ct_rs_name(int s)
+{
+	switch (s) {
+	case CT_RS_UNSENT: return "unsent";
+	case CT_RS_IN_PROGRESS: return "in_progress";
+	case CT_RS_OVER: return "over";
+	default: return "?";
+	}
+}
+
+const char *ct_ro_name(int o)
+{
+	static const char *const names[] = { "init", "success", "?", "client_error",
+		"no_reply", "?", "validate_error", "didnt_need" };
+
+	return o >= 0 && o < 8 ? names[o] : "?";
+}
+
+const char *ct_vs_name(int v)
+{
+	static const char *const names[] = { "init", "valid", "invalid", "?",
+		"inconclusive", "too_late" };
+
+	return v >= 0 && v < 6 ? names[v] : "?";
+}

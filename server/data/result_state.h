@@ -56,7 +56,7 @@ enum ct_result_validate_state {
 };
 
 /* Short lowercase names of the codes ("unsent", "success", ...), for logs,
- * the CLI and the web pages; "?" for an unknown code (db.c). */
+ * the CLI and the web pages; "?" for an unknown code. */
 const char *ct_rs_name(int server_state);
 const char *ct_ro_name(int outcome);
 const char *ct_vs_name(int validate_state);
@@ -79,7 +79,7 @@ enum ct_res_state {
 	CT_RES_NSTATES
 };
 
-/* The column values of each state (db.h's codes). */
+/* The column values of each state (the codes above). */
 struct ct_res_cols {
 	int server_state, outcome, validate_state;
 };

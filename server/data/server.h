@@ -36,6 +36,7 @@ struct ct_http_route;
 struct ct_page_cache;
 struct ct_rl;
 struct ct_feeder;
+struct ct_web_recover;
 
 #define CT_SERVER_CONF "ctune-server.conf"
 #define CT_SERVER_SECRET_LEN 32
@@ -74,6 +75,9 @@ struct ct_server {
 	struct ct_rl *rl;		/* account rate limits (ratelimit.h) */
 	struct ct_feeder *feeder;	/* ready-to-send cache (feeder.h), made by
 					 * the first scheduler request */
+	struct ct_web_recover *recover;	/* password-recovery worker
+					 * (web_recover.h), made by the first
+					 * request; stopped by ct_web_recover_stop */
 	/* route tables the http role serves (ct_http_register_routes) */
 	const struct ct_http_route *routes[CT_SERVER_MAX_ROUTE_TABLES];
 	int nroutes;

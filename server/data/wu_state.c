@@ -236,3 +236,12 @@ int ct_wu_wake_ids(struct ct_db *db, const int64_t *ids, int n, int64_t when, in
 	}
 	return rc < 0 ? rc : 0;
 }
+
+/* ---- state names -------------------------------------------------------- */
+
+const char *ct_round_status_name(int s)
+{
+	static const char *const names[] = { "?", "open", "done", "error", "canceled" };
+
+	return s >= 0 && s < 5 ? names[s] : "?";
+}

@@ -69,7 +69,7 @@ enum ct_round_status {
 	CT_ROUND_CANCELED = 4,
 };
 
-/* "open", "done", ...; "?" for an unknown code (db.c). */
+/* "open", "done", ...; "?" for an unknown code. */
 const char *ct_round_status_name(int status);
 
 
@@ -77,7 +77,7 @@ struct ct_db;
 
 /* ---- round.status ------------------------------------------------------ */
 
-/* The allowed changes of round.status (CT_ROUND_* of db.h); every other
+/* The allowed changes of round.status (CT_ROUND_* above); every other
  * (from, to) pair is refused (ct_state_edge_allowed). */
 extern const struct ct_state_edge ct_round_edges[];
 extern const size_t ct_round_nedges;

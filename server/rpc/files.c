@@ -38,7 +38,9 @@
 #include "data/dl_chain.h"
 #include "data/dl_result.h"
 #include "http.h"
+#include "data/result_state.h"
 #include "data/server.h"
+#include "data/wu_state.h"
 #include "token.h"
 
 struct upload {

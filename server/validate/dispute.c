@@ -270,8 +270,9 @@ int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_disp
 		goto out;
 	if (!w->r[0].conforming || !w->r[1].conforming) {
 		/* tolerance replicas part somewhere honestly: say where, decide nothing */
-		ct_log_info("validator: %s: the chains of %s and %s part at link %d (after step "
-			    "%d of %d)", w->wu_name, w->r[0].name, w->r[1].name, d->plan.link,
+		ct_log_info("validator: %s: the chains of %s and %s part at link %d: they agree "
+			    "up to step %d and part by step %d of %d (the job page shows it)",
+			    w->wu_name, w->r[0].name, w->r[1].name, d->plan.link, d->plan.step,
 			    d->plan.end, w->hp.steps);
 		goto out;
 	}

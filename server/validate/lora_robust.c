@@ -9,7 +9,7 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "ct_lora.h"
-#include "data/db.h"
+#include "data/dl_workunit.h"
 #include "data/lora_job.h"
 #include "lora_round.h"
 #include "robust.h"
@@ -35,11 +35,7 @@ static int round_seed(struct ct_db *db, int64_t roundid, int64_t *seed, int *one
 	int64_t nseeds = 0;
 	int rc;
 
-	rc = CT_DB_QUERY_INT(db, &nseeds, "SELECT COUNT(DISTINCT seed) FROM workunit WHERE "
-			     "roundid=?", roundid);
-	if (rc == 0)
-		rc = CT_DB_QUERY_INT(db, seed, "SELECT MIN(seed) FROM workunit WHERE roundid=?",
-				     roundid);
+	rc = ct_wu_round_seeds(db, roundid, &nseeds, seed);
 	*one = rc == 0 && nseeds == 1;
 	return rc;
 }

@@ -16,8 +16,7 @@
 #include "ct_log.h"
 #include "ct_lora_result.h"
 #include "validate/quorum.h"
-#include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_workunit.h"
 #include "data/lora_job.h"
 #include "data/server.h"
 
@@ -33,7 +32,7 @@ int ct_lora_val_open(struct ct_db *db, int64_t jobid, int64_t wuid,
 	rc = ct_lora_job_get(db, jobid, &lv->spec);
 	if (rc < 0 || lv->spec.rank == 0)
 		return rc;
-	rc = CT_DB_QUERY_INT(db, &seed, "SELECT seed FROM workunit WHERE id=?", wuid);
+	rc = ct_wu_seed(db, wuid, &seed);
 	if (rc < 0)
 		goto out;
 	lv->seed = (uint64_t)seed;
@@ -125,29 +124,16 @@ static int decode_shard(struct ct_server *srv, const struct ct_model_config *cfg
 	return rc;
 }
 
-/* A WU's canonical result, as the merge reads it. */
-struct canon_row {
-	int64_t shard, seed;
-	char name[256];
-};
-
-static const struct ct_dl_col canon_cols[] = {
-	CT_DL_COL(struct canon_row, shard), CT_DL_COL(struct canon_row, seed),
-	CT_DL_COL(struct canon_row, name),
-};
-
 /* The K canonical results in shard order: decode each into ads[k]. */
 static int decode_round(struct ct_server *srv, struct ct_db *db, int64_t roundid, int nwus,
 			const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
 			float **ads)
 {
-	struct canon_row *rows = NULL;
+	struct ct_seeded_canonical_row *rows = NULL;
 	size_t n = ct_lora_nparams(cfg, spec), nrows = 0;
 	int rc;
 
-	rc = CT_DL_LIST(db, &rows, &nrows, canon_cols, "canonical results", "SELECT w.shard, "
-			"w.seed, r.name FROM workunit w JOIN result r ON r.id = "
-			"w.canonical_resultid WHERE w.roundid=? ORDER BY w.shard", roundid);
+	rc = ct_wu_seeded_canonicals(db, roundid, &rows, &nrows);
 	if (rc == 0 && nrows != (size_t)nwus)
 		rc = ct_error(CT_ESTATE, "round %" PRId64 ": %zu canonical results of %d",
 			      roundid, nrows, nwus);

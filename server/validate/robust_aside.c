@@ -7,14 +7,16 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "credit.h"
 #include "ct_conf.h"
 #include "ct_err.h"
 #include "ct_log.h"
 #include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_host.h"
+#include "data/dl_job.h"
+#include "data/dl_result.h"
+#include "data/dl_robust.h"
 #include "data/dl_workunit.h"
 #include "data/result_state.h"
 #include "robust.h"
@@ -28,34 +30,17 @@ struct aside {
 	char msg[256];
 };
 
-/* The columns shard_wu (the first three) and ct_robust_aside_caught read. */
-static const struct ct_dl_col aside_cols[] = {
-	CT_DL_COL(struct aside, wuid), CT_DL_COL(struct aside, resultid),
-	CT_DL_COL(struct aside, hostid), CT_DL_COL(struct aside, shard),
-};
-
-/* A valid result to set aside, and its host. */
-struct valid_row {
-	int64_t id, hostid;
-};
-
-static const struct ct_dl_col valid_cols[] = {
-	CT_DL_COL(struct valid_row, id), CT_DL_COL(struct valid_row, hostid),
-};
-
 /* Every valid result of the WU becomes invalid, its credit revoked. */
 static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const char *why,
 			    int *n)
 {
-	struct valid_row *v = NULL;
+	struct ct_result_host_row *v = NULL;
 	int64_t ids[64], hosts[64];
 	size_t nv = 0;
 	int rc;
 
 	*n = 0;
-	rc = CT_DL_LIST(db, &v, &nv, valid_cols, "valid results", "SELECT id, hostid FROM "
-			"result WHERE workunitid=? AND validate_state=? LIMIT 64", wuid,
-			CT_VS_VALID);
+	rc = ct_result_list_valid(db, wuid, &v, &nv);
 	if (rc < 0)
 		return rc;
 	for (; *n < 64 && (size_t)*n < nv; (*n)++) {
@@ -69,18 +54,9 @@ static int invalidate_valid(struct ct_db *db, int64_t wuid, int64_t now, const c
 		if (rc >= 0)
 			rc = ct_credit_revoke(db, ids[i], now);
 		if (rc >= 0 && hosts[i] > 0)
-			rc = CT_DB_EXEC(db, "UPDATE host SET consecutive_valid=0, nresults_invalid="
-					"nresults_invalid+1 WHERE id=?", hosts[i]);
+			rc = ct_host_count_invalid(db, hosts[i]);
 	}
 	return rc < 0 ? rc : 0;
-}
-
-/* msg first in the running job's notice (job page, job show). */
-static int job_notice(struct ct_db *db, int64_t jobid, const char *msg)
-{
-	return CT_DB_EXEC(db, "UPDATE job SET error_message=LEFT(CONCAT(?, IF(error_message"
-			  "='', '', CONCAT('; ', error_message))), 255) WHERE id=? AND "
-			  "status=?", msg, jobid, CT_JOB_RUNNING);
 }
 
 /* The transaction of a decision: the WU still has this canonical result;
@@ -105,30 +81,27 @@ static int aside_txn(struct ct_db *db, void *arg)
 					&(struct ct_wu_change){ .now = now, .extra = n });
 	}
 	if (rc >= 0)
-		rc = CT_DB_EXEC(db, "INSERT INTO robust_event (create_time, jobid, round_idx, "
-				"shard, workunitid, resultid, hostid, action, cosine, ratio) "
-				"VALUES (?,?,?,?,?,?,?,?,?,?)", now, s->jobid,
-				s->idx, s->shard, s->wuid, s->resultid, s->hostid, s->action,
-				s->cos, s->ratio);
+		rc = ct_robust_event_insert(db, &(struct ct_robust_event_row){
+				.jobid = s->jobid, .wuid = s->wuid, .resultid = s->resultid,
+				.hostid = s->hostid, .round_idx = s->idx, .shard = s->shard,
+				.action = s->action, .cos = s->cos, .ratio = s->ratio }, now);
 	if (rc >= 0 && s->msg[0])
-		rc = job_notice(db, s->jobid, s->msg);
+		rc = ct_job_notice_prepend(db, s->jobid, s->msg);
 	return rc < 0 ? rc : 1;
 }
 
 /* WU, canonical result and its host of shard `shard` of the round. */
 static int shard_wu(struct ct_db *db, struct aside *s)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_robust_shard_row r;
 	int rc;
 
-	rc = CT_DB_QUERY(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid FROM workunit w "
-			 "JOIN result r ON r.id = w.canonical_resultid WHERE w.jobid=? AND "
-			 "w.round_idx=? AND w.shard=?", s->jobid, s->idx, s->shard);
-	if (rc < 0)
+	rc = ct_robust_shard_get(db, s->jobid, s->idx, s->shard, &r);
+	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
-	if (ct_db_next(res) > 0)
-		ct_dl_row(res, s, aside_cols, 3);
-	ct_db_res_free(res);
+	s->wuid = r.wuid;
+	s->resultid = r.resultid;
+	s->hostid = r.hostid;
 	return s->wuid > 0 ? 0 : ct_error(CT_ESTATE, "job %lld round %d: no canonical result "
 					  "of shard %d", (long long)s->jobid, s->idx, s->shard);
 }
@@ -170,8 +143,7 @@ int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_
 	s.shard = r->shard[s.shard];	/* from the update's index to its shard */
 	rc = shard_wu(db, &s);
 	if (rc == 0)
-		rc = CT_DB_QUERY_INT(db, &times, "SELECT COUNT(*) FROM robust_event WHERE "
-				     "workunitid=? AND action=?", s.wuid, CT_ROBUST_SET_ASIDE);
+		rc = ct_robust_wu_events(db, s.wuid, CT_ROBUST_SET_ASIDE, &times);
 	if (rc < 0)
 		return rc;
 	s.action = times < maxre ? CT_ROBUST_SET_ASIDE : CT_ROBUST_ACCEPTED;
@@ -195,33 +167,25 @@ int ct_robust_aside_outlier(const struct ct_conf *conf, struct ct_db *db, int64_
 
 int ct_robust_aside_caught(struct ct_db *db, int64_t jobid, int idx)
 {
-	struct ct_db_res *res = NULL;
+	struct ct_robust_shard_row rows[16];
 	struct aside s[16];
-	int n = 0, done = 0, rc;
+	size_t n = 0;
+	int done = 0, rc;
 
 	/* unreplicated (min_quorum 1) canonical results whose host has an
 	 * invalid result: caught by a spot-check or a set-aside */
-	rc = CT_DB_QUERY(db, &res, "SELECT w.id, w.canonical_resultid, r.hostid, w.shard "
-			 "FROM workunit w JOIN result r ON r.id = w.canonical_resultid "
-			 "WHERE w.jobid=? AND w.round_idx=? AND w.min_quorum=1 AND EXISTS "
-			 "(SELECT 1 FROM result x WHERE x.hostid = r.hostid AND "
-			 "x.validate_state=?) ORDER BY w.shard LIMIT 16", jobid, idx,
-			 CT_VS_INVALID);
+	rc = ct_robust_caught_list(db, jobid, idx, rows, 16, &n);
 	if (rc < 0)
 		return rc;
-	while (n < 16 && ct_db_next(res) > 0) {
-		memset(&s[n], 0, sizeof(s[n]));
-		s[n].jobid = jobid;
-		s[n].idx = idx;
-		ct_dl_row(res, &s[n], aside_cols, CT_DL_NCOLS(aside_cols));
-		s[n].action = CT_ROBUST_CAUGHT;
-		snprintf(s[n].msg, sizeof(s[n].msg), "round %d, shard %d: unreplicated result of "
+	for (size_t i = 0; i < n; i++) {
+		s[i] = (struct aside){ .jobid = jobid, .idx = idx, .wuid = rows[i].wuid,
+				       .resultid = rows[i].resultid, .hostid = rows[i].hostid,
+				       .shard = rows[i].shard, .action = CT_ROBUST_CAUGHT };
+		snprintf(s[i].msg, sizeof(s[i].msg), "round %d, shard %d: unreplicated result of "
 			 "host %lld, caught since, set aside; work unit re-issued with replicas",
-			 idx, s[n].shard, (long long)s[n].hostid);
-		n++;
+			 idx, s[i].shard, (long long)s[i].hostid);
 	}
-	ct_db_res_free(res);
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		rc = ct_db_txn(db, aside_txn, &s[i]);
 		if (rc < 0)
 			return rc;
@@ -252,7 +216,7 @@ int ct_robust_aside_round(struct ct_db *db, int64_t jobid, int idx, int nwus,
 		done += rc > 0;
 	}
 	if (done > 0) {
-		rc = job_notice(db, jobid, msg);
+		rc = ct_job_notice_prepend(db, jobid, msg);
 		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
 	}
 	return rc < 0 ? rc : done;
@@ -274,8 +238,7 @@ static int report(struct ct_db *db, int64_t jobid, int idx, const struct ct_robu
 			 "possible poisoning, or a shard unlike the others", idx, r->shard[i], r->cos[i],
 			 r->ratio[i]);
 		ct_log_warn("assimilator: job %lld: %s", (long long)jobid, msg);
-		rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
-				"error_message=''", msg, jobid, CT_JOB_RUNNING);
+		rc = ct_job_notice_first(db, jobid, msg);
 	}
 	return rc < 0 ? rc : 0;
 }

@@ -9,30 +9,17 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "ct_utf8.h"
-#include "data/db.h"
-#include "data/dl.h"
-
-/* A group of bit-identical uploads refused alike: how many hosts, why. */
-struct stall_row {
-	int64_t nhosts;
-	char error[256];
-};
-
-static const struct ct_dl_col stall_cols[] = {
-	CT_DL_COL(struct stall_row, nhosts), CT_DL_COL(struct stall_row, error),
-};
+#include "data/dl_job.h"
+#include "data/dl_result.h"
 
 int ct_stall_check(struct ct_db *db, int64_t jobid, int64_t wuid, const char *wu_name)
 {
-	struct stall_row g = { 0 };
+	struct ct_result_refusal g = { 0 };
 	char msg[512];
 	int64_t n = 0;
 	int rc;
 
-	rc = CT_DL_ONE(db, &g, stall_cols, "SELECT COUNT(DISTINCT hostid), MIN(error_message) "
-		       "FROM result WHERE workunitid=? AND outcome=? AND upload_sha256<>'' "
-		       "GROUP BY upload_sha256, error_message HAVING COUNT(DISTINCT hostid) >= 2 "
-		       "LIMIT 1", wuid, CT_RO_VALIDATE_ERROR);
+	rc = ct_result_refused_alike(db, wuid, &g);
 	if (rc < 0 && rc != CT_ENOTFOUND)
 		return rc;
 	if (rc == 0) {
@@ -45,8 +32,7 @@ int ct_stall_check(struct ct_db *db, int64_t jobid, int64_t wuid, const char *wu
 	}
 	if (n < 2)
 		return 0;
-	rc = CT_DB_EXEC(db, "UPDATE job SET error_message=? WHERE id=? AND status=? AND "
-			"error_message=''", msg, jobid, CT_JOB_RUNNING);
+	rc = ct_job_notice_first(db, jobid, msg);
 	if (rc > 0)
 		ct_log_warn("job %lld: %s", (long long)jobid, msg);
 	return rc < 0 ? rc : rc > 0;

@@ -7,7 +7,8 @@
 #include "ct_err.h"
 #include "ct_log.h"
 #include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_trust.h"
+#include "data/dl_workunit.h"
 
 int ct_trust_limits_get(const struct ct_conf *conf, struct ct_trust_limits *l)
 {
@@ -32,26 +33,18 @@ int ct_trust_limits_get(const struct ct_conf *conf, struct ct_trust_limits *l)
 	return rc;
 }
 
-/* host_record's first SELECT. */
-static const struct ct_dl_col record_cols[] = {
-	CT_DL_COL(struct ct_trust_host, nrounds), CT_DL_COL(struct ct_trust_host, first_valid),
-};
-
 static int host_record(struct ct_db *db, int64_t hostid, struct ct_trust_host *h)
 {
-	int64_t bad = 0;
+	struct ct_trust_record r;
 	int rc;
 
-	rc = CT_DL_ONE(db, h, record_cols, "SELECT COUNT(DISTINCT w.roundid), "
-		       "COALESCE(MIN(r.received_time), 0) FROM result r JOIN workunit w ON "
-		       "w.id = r.workunitid WHERE r.hostid=? AND r.validate_state=?", hostid,
-		       CT_VS_VALID);
-	if (rc < 0 && rc != CT_ENOTFOUND)
+	rc = ct_trust_record_get(db, hostid, &r);
+	if (rc < 0)
 		return rc;
-	rc = CT_DB_QUERY_INT(db, &bad, "SELECT COUNT(*) FROM result WHERE hostid=? AND "
-			     "validate_state=? LIMIT 1", hostid, CT_VS_INVALID);
-	h->caught = bad > 0;
-	return rc < 0 ? rc : 0;
+	h->nrounds = r.nrounds;
+	h->first_valid = r.first_valid;
+	h->caught = r.ninvalid > 0;
+	return 0;
 }
 
 /* Says in the debug log why a host with a run of valid results gets WU
@@ -81,16 +74,13 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 		return rc;
 	if (!ct_trust_decide(&h, &l, ct_db_now(db), u))
 		return not_alone(hostid, wuid, "trust", &h, u);
-	rc = CT_DB_QUERY_INT(db, &nshards, "SELECT j.nshards FROM workunit w JOIN job j ON "
-			     "j.id = w.jobid WHERE w.id=?", wuid);
+	rc = ct_trust_wu_nshards(db, wuid, &nshards);
 	if (rc < 0)
 		return rc;
 	if (nshards < 3)
 		return not_alone(hostid, wuid, "fewer than 3 shards", &h, u);
 	/* at most one unreplicated WU of a round per host */
-	rc = CT_DB_QUERY_INT(db, &mine, "SELECT COUNT(*) FROM result r JOIN workunit w ON "
-			     "w.id = r.workunitid JOIN workunit x ON x.roundid = w.roundid "
-			     "WHERE x.id=? AND r.hostid=? AND w.min_quorum=1", wuid, hostid);
+	rc = ct_trust_round_alone(db, wuid, hostid, &mine);
 	if (rc < 0)
 		return rc;
 	if (mine > 0)
@@ -98,21 +88,14 @@ int ct_trust_allow(const struct ct_conf *conf, struct ct_db *db, int64_t hostid,
 	return 1;
 }
 
-/* The one column ct_trust_note reads. */
-struct wu_name {
-	char name[72];
-};
-
-static const struct ct_dl_col wu_name_cols[] = { CT_DL_COL(struct wu_name, name) };
-
 int ct_trust_note(struct ct_db *db, int64_t wuid, int64_t hostid)
 {
-	struct wu_name w;
+	char name[72];
 	int rc;
 
-	rc = CT_DL_ONE(db, &w, wu_name_cols, "SELECT name FROM workunit WHERE id=?", wuid);
+	rc = ct_wu_get_name(db, wuid, name);
 	if (rc == 0)
-		ct_log_info("scheduler: work unit %s goes to host %lld alone (trusted)", w.name,
+		ct_log_info("scheduler: work unit %s goes to host %lld alone (trusted)", name,
 			    (long long)hostid);
 	return rc == CT_ENOTFOUND ? 0 : rc;
 }

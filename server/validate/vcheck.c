@@ -3,7 +3,7 @@
  */
 #include "vcheck.h"
 #include "data/db.h"
-#include "data/dl.h"
+#include "data/dl_check.h"
 #include "ct_err.h"
 #include "ct_hash.h"
 
@@ -119,69 +119,43 @@ int ct_vcheck_distance(const char *pa, const char *pb, uint64_t cap, const float
 	return rc;
 }
 
-/* A result_check row as ct_vcheck_load and ct_vcheck_twin read it. */
-struct check_row {
-	char weights_sha256[129];
-	double update_norm, probe_loss, quant_error;
-};
-
-static const struct ct_dl_col check_cols[] = {
-	CT_DL_COL(struct check_row, weights_sha256), CT_DL_COL(struct check_row, update_norm),
-	CT_DL_COL(struct check_row, probe_loss), CT_DL_COL(struct check_row, quant_error),
-};
-
-/* The first row of `sql` (the result_check row of result `resultid` it
- * finds; `from` the rest after its columns) into out. Returns 1 if there
- * was a usable row, 0 if none, or a db error. */
-static int read_check(struct ct_db *db, const char *from, int64_t resultid,
-		      struct ct_vcheck *out)
+/* A result_check row (rc 0 from ct_check_get or ct_check_twin) into out.
+ * Returns 1 if there was a usable row, 0 if none, or a db error. */
+static int read_check(int rc, const struct ct_check_row *c, struct ct_vcheck *out)
 {
-	struct check_row c;
-	char sql[512];
-	int rc;
-
 	memset(out, 0, sizeof(*out));
-	snprintf(sql, sizeof(sql), "SELECT c.weights_sha256, c.update_norm, c.probe_loss, "
-		 "c.quant_error %s", from);
-	rc = CT_DL_ONE(db, &c, check_cols, sql, resultid);
 	if (rc == CT_ENOTFOUND)
 		return 0;
 	if (rc < 0)
 		return rc;
-	if (ct_hex_decode(c.weights_sha256, out->info.decoded_sha, 32) != 0)
+	if (ct_hex_decode(c->weights_sha256, out->info.decoded_sha, 32) != 0)
 		return 0;
-	out->st.update_norm = c.update_norm;
-	out->probe_loss = c.probe_loss;
-	out->info.quant_error = c.quant_error;
+	out->st.update_norm = c->update_norm;
+	out->probe_loss = c->probe_loss;
+	out->info.quant_error = c->quant_error;
 	return 1;
 }
 
 int ct_vcheck_load(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 {
-	return read_check(db, "FROM result_check c JOIN result r ON r.id = c.resultid "
-			  "WHERE c.resultid=? AND c.upload_sha256 = r.upload_sha256", resultid,
-			  out);
+	struct ct_check_row c;
+
+	return read_check(ct_check_get(db, resultid, &c), &c, out);
 }
 
 int ct_vcheck_twin(struct ct_db *db, int64_t resultid, struct ct_vcheck *out)
 {
-	return read_check(db, "FROM result r JOIN result o ON o.workunitid = r.workunitid "
-			  "AND o.id <> r.id AND o.upload_sha256 = r.upload_sha256 "
-			  "JOIN result_check c ON c.resultid = o.id AND "
-			  "c.upload_sha256 = o.upload_sha256 WHERE r.id=? AND "
-			  "r.upload_sha256 <> '' LIMIT 1", resultid, out);
+	struct ct_check_row c;
+
+	return read_check(ct_check_twin(db, resultid, &c), &c, out);
 }
 
 int ct_vcheck_store(struct ct_db *db, int64_t resultid, const struct ct_vcheck *c)
 {
-	char hex[65];
-	int rc;
+	struct ct_check_row row = { .update_norm = c->st.update_norm,
+				    .probe_loss = c->probe_loss,
+				    .quant_error = c->info.quant_error };
 
-	ct_hex_encode(c->info.decoded_sha, 32, hex);
-	rc = CT_DB_EXEC(db, "REPLACE INTO result_check (resultid, upload_sha256, weights_sha256, "
-			"update_norm, probe_loss, quant_error, check_time) SELECT id, "
-			"upload_sha256, ?, ?, ?, ?, ? FROM result WHERE id=?", hex,
-			c->st.update_norm, c->probe_loss, c->info.quant_error, ct_db_now(db),
-			resultid);
-	return rc < 0 ? rc : 0;
+	ct_hex_encode(c->info.decoded_sha, 32, row.weights_sha256);
+	return ct_check_put(db, resultid, &row, ct_db_now(db));
 }

@@ -9,6 +9,7 @@
 
 #include "ct_err.h"
 #include "data/db.h"
+#include "data/result_state.h"
 
 #define DAY 86400
 #define ESTIMATE_SAMPLES 32

@@ -12,6 +12,7 @@ server_libctserver_a_SOURCES += \
 	server/web/web_prefs.c server/web/web_settings.c server/web/web_countries.c \
 	server/web/web_news.c server/web/web_receipt.c \
 	server/web/web_mail.c server/web/web_mail.h \
+	server/web/web_recover.c server/web/web_recover.h \
 	server/web/web_json.c server/web/web_json.h \
 	server/web/web_svg.c server/web/web_svg.h
 nodist_server_libctserver_a_SOURCES += server/web/web_assets.c

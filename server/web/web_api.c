@@ -312,6 +312,8 @@ static int api_job(struct ct_web_req *req, struct ct_json *j, int64_t id)
 	j_array(j, "contributors", k, nk, sizeof(*k), contrib_fields);
 	rc = ct_web_job_samples_json(req->db, j, id);
 	if (rc == 0)
+		rc = ct_web_partings_json(req, j, id);
+	if (rc == 0)
 		rc = ct_web_get_job_inputs(req->db, id, &in);
 	if (rc == 0) {
 		ct_json_key(j, "inputs");

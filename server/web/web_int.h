@@ -144,6 +144,12 @@ int ct_web_receipt_home_html(struct ct_web_req *req, struct ct_buf *c);
 /* The job page's section: its receipts by round and how to check them. */
 int ct_web_receipt_job_html(struct ct_web_req *req, struct ct_buf *c, int64_t jobid);
 
+/* Where replicas compared by tolerance parted (ct_web_job_partings): the
+ * job page's table (nothing when there is none) and the API job's
+ * "partings" array (a key and its value, inside the job's object). */
+int ct_web_partings_html(struct ct_web_req *req, struct ct_buf *c, int64_t jobid);
+int ct_web_partings_json(struct ct_web_req *req, struct ct_json *j, int64_t jobid);
+
 /* Key for HMACs of the web module, derived from the project secret. */
 void ct_web_key(const struct ct_server *srv, const char *purpose,
 		unsigned char out[32]);

@@ -1095,6 +1095,8 @@ static int fill_job(struct ct_web_req *req, struct ct_buf *c, int64_t id, char *
 	if (rc == 0)
 		rc = rounds_table(c, r, nr);
 	if (rc == 0)
+		rc = ct_web_partings_html(req, c, id);
+	if (rc == 0)
 		rc = ct_web_job_samples_html(req->db, c, id);
 	if (rc == 0)
 		rc = ct_web_receipt_job_html(req, c, id);

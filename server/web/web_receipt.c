@@ -10,6 +10,7 @@
 #include "web_int.h"
 #include "web_json.h"
 #include "data/dl_receipt.h"
+#include "data/dl_web.h"
 #include "data/server.h"
 #include "ct_err.h"
 #include "ct_file.h"
@@ -147,6 +148,80 @@ int ct_web_receipt_home_html(struct ct_web_req *req, struct ct_buf *c)
 		"needed. See a job's page.</p>", key);
 }
 
+/* "agree up to step 4, part at step 5" and its kin, for one pair. */
+static void parting_words(const struct ct_web_parting *p, char *s, size_t cap)
+{
+	if (p->link < 0)
+		snprintf(s, cap, "agree throughout (%lld steps)", (long long)p->steps);
+	else if (p->parted == p->agreed + 1)
+		snprintf(s, cap, "agree up to step %lld, part at step %lld", (long long)p->agreed,
+			 (long long)p->parted);
+	else
+		snprintf(s, cap, "agree up to step %lld, part at one of steps %lld-%lld",
+			 (long long)p->agreed, (long long)p->agreed + 1, (long long)p->parted);
+}
+
+int ct_web_partings_html(struct ct_web_req *req, struct ct_buf *c, int64_t jobid)
+{
+	struct ct_web_parting *p = NULL;
+	char words[128];
+	size_t n = 0;
+	int rc = ct_web_job_partings(req->db, jobid, &p, &n);
+
+	if (rc == 0 && n > 0)
+		rc = ct_buf_appends(c, "<h2>Where replicas parted</h2><p>Every result carries "
+			"a hash chain: a fingerprint of the whole training state every few "
+			"steps, the last one the result's own hash. Two computers that conform "
+			"to the project's arithmetic give the same chain bit for bit. A "
+			"computer that does not (another GPU, another compiler) is compared "
+			"by tolerance instead, and its chain shows where its run parted from "
+			"the accepted one: at the last step, a rounding difference; at the "
+			"first, a different computation.</p><table id=\"partings\"><thead><tr>"
+			"<th class=\"num\">Round</th><th>Work unit</th><th>Accepted result"
+			"</th><th>Compared by tolerance</th><th>Hash chains</th></tr></thead>"
+			"<tbody>");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		parting_words(&p[i], words, sizeof(words));
+		rc = ct_tmpl_printf(c, "<tr><td class=\"num\">%lld</td><td>%s</td><td>%s</td>"
+			"<td>%s</td><td>%s</td></tr>", (long long)p[i].round, p[i].wu,
+			p[i].canonical, p[i].other, words);
+	}
+	if (rc == 0 && n > 0)
+		rc = ct_buf_appends(c, "</tbody></table>");
+	free(p);
+	return rc;
+}
+
+int ct_web_partings_json(struct ct_web_req *req, struct ct_json *j, int64_t jobid)
+{
+	struct ct_web_parting *p = NULL;
+	size_t n = 0;
+	int rc = ct_web_job_partings(req->db, jobid, &p, &n);
+
+	if (rc < 0)
+		return rc;
+	ct_json_key(j, "partings");
+	ct_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		ct_json_obj_begin(j);
+		ct_json_kint(j, "round", p[i].round);
+		ct_json_kint(j, "shard", p[i].shard);
+		ct_json_kstr(j, "wu", p[i].wu);
+		ct_json_kstr(j, "canonical", p[i].canonical);
+		ct_json_kstr(j, "other", p[i].other);
+		ct_json_kint(j, "steps", p[i].steps);
+		ct_json_kint(j, "chain_every", p[i].every);
+		/* -1: the chains agree throughout */
+		ct_json_kint(j, "first_link", p[i].link);
+		ct_json_kint(j, "agreed_step", p[i].agreed);
+		ct_json_kint(j, "parted_step", p[i].parted);
+		ct_json_obj_end(j);
+	}
+	ct_json_arr_end(j);
+	free(p);
+	return 0;
+}
+
 int ct_web_receipt_job_html(struct ct_web_req *req, struct ct_buf *c, int64_t jobid)
 {
 	struct ct_dl_receipt_row *rows = NULL;
@@ -157,13 +232,16 @@ int ct_web_receipt_job_html(struct ct_web_req *req, struct ct_buf *c, int64_t jo
 		rc = ct_tmpl_printf(c, "<h2>Receipts</h2><p>When a round closes, the server "
 			"signs a receipt: the round's starting model, each work unit's "
 			"inputs (token shard, seed, steps), the hash of the result its "
-			"volunteers agreed on and who they were, the model that came "
-			"out, and the previous round's receipt, so the receipts chain "
-			"from the base model to the final one. You do not have to trust "
-			"this server: <code>ctune verify URL %lld --sample 1</code> checks "
-			"the signatures and the chain, downloads the inputs and "
-			"recomputes a work unit on your computer (<code>--all</code> "
-			"recomputes every one and the aggregate).</p><p>",
+			"volunteers agreed on and who they were, the result's hash chain "
+			"(a fingerprint of the training state every few steps), the model "
+			"that came out, and the previous round's receipt, so the receipts "
+			"chain from the base model to the final one. You do not have to "
+			"trust this server: <code>ctune verify URL %lld --sample 1</code> "
+			"checks the signatures and the chain, downloads the inputs and "
+			"recomputes a work unit on your computer, comparing its hash chain "
+			"link by link, so a difference names the first training step where "
+			"your run and the stated one part (<code>--all</code> recomputes "
+			"every one and the aggregate).</p><p>",
 			(long long)jobid);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = ct_tmpl_printf(c, "%s<a href=\"/job/%lld/round/%lld/receipt\">round %lld</a>",

@@ -8,7 +8,8 @@
  * module (rpc/account.h) checks it and keeps the account key wrapped under
  * the password. Recovery: with a mail server configured ([mail],
  * web_mail.h) the forgot page mails a one-time link to the address asked,
- * answering the same whether or not an account has it; without one the
+ * answering the same, in the same time, whether or not an account has it
+ * (it queues the address and answers; web_recover.h does the rest); without one the
  * operator runs `ctune-server user reset-link DIR EMAIL`, which prints the
  * link, and hands it to the volunteer (doc/operator.md). Links are valid
  * mail.reset_ttl seconds (an hour), kept only as hashes (rpc/account.h). A
@@ -28,6 +29,7 @@
 #include "tmpl.h"
 #include "web_int.h"
 #include "web_mail.h"
+#include "web_recover.h"
 
 #define CONTENT_MAX (1u << 20)
 
@@ -274,40 +276,11 @@ static int forgot_form(struct ct_web_req *req, struct ct_web_resp *resp, long tt
 	return rc;
 }
 
-/* Mail account `email`'s new reset link; a failure to send is logged only
- * (the answer must not differ from an unknown address's). */
-static void forgot_mail(struct ct_web_req *req, const struct ct_mail_conf *mc,
-			const char *email, const char *token, long ttl)
-{
-	const char *name = ct_web_project_name(req->srv);
-	char url[600], subject[220];
-	struct ct_buf body = CT_BUF_INIT(8192);
-	int ascii = strlen(name) <= 120;
-	int rc;
-
-	for (const char *p = name; *p; p++)
-		ascii &= *p >= 0x20 && *p < 0x7f;
-	ct_web_project_url(req->srv, url, sizeof(url));
-	snprintf(subject, sizeof(subject), "Your password%s%s", ascii ? " on " : "",
-		 ascii ? name : "");
-	rc = ct_buf_appendf(&body, "Someone, probably you, asked for a new password for the "
-		"account of this address on %s.\n\nTo choose one, open this link within %ld "
-		"minutes (it works once):\n\n%s/account/reset?token=%s\n\nIf you did not ask, "
-		"ignore this mail: your password stays as it is. Your computers keep working "
-		"either way.\n", name, ttl / 60, url, token);
-	if (rc == 0)
-		rc = ct_mail_send_async(mc, email, subject, ct_buf_cstr(&body));
-	if (rc < 0)
-		ct_log_warn("web: a recovery mail was not sent: %s", ct_errmsg(rc));
-	ct_buf_free(&body);
-}
-
 int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp)
 {
 	const char *given = ct_web_arg(req, "email");
 	struct ct_mail_conf mc;
-	char email[CT_MAIL_ADDR_MAX + 1], token[65];
-	int64_t userid = 0;
+	char email[CT_MAIL_ADDR_MAX + 1];
 	long ttl = 3600;
 	int wait = 0, rc;
 
@@ -331,13 +304,11 @@ int ct_web_page_forgot(struct ct_web_req *req, struct ct_web_resp *resp)
 			 ct_db_now(req->db), &wait))
 		return forgot_form(req, resp, ttl, "Too many requests for a link; please try again "
 				   "later.", 429);
-	rc = ct_account_reset_start(req->db, email, (int)ttl, token, &userid);
-	if (rc == 0) {
-		forgot_mail(req, &mc, email, token, ttl);
-		ct_log_info("web: user %lld: a recovery link was mailed", (long long)userid);
-	} else if (rc != CT_ENOTFOUND) {
-		return rc;
-	}
+	/* the lookup, the link and the mail come after the answer, which
+	 * must not say (nor take longer when) an account has the address */
+	rc = ct_web_recover_queue(req->srv, email, ttl);
+	if (rc < 0)
+		ct_log_warn("web: a recovery request dropped: %s", ct_errmsg(rc));
 	return forgot_form(req, resp, ttl, "If an account has this address, a link to choose a "
 			   "new password is on its way to it.", 0);
 }
