@@ -17,6 +17,7 @@ CT_SQL_MIGRATIONS += db/migrations/035-base-format.sql
 CT_SQL_MIGRATIONS += db/migrations/036-task-counts.sql
 CT_SQL_MIGRATIONS += db/migrations/037-hash-chain.sql
 CT_SQL_MIGRATIONS += db/migrations/038-result-triggers.sql
+CT_SQL_MIGRATIONS += db/migrations/039-device-sig.sql
 CT_SQL_MIGRATIONS += db/migrations/041-site-counts.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)

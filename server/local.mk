@@ -31,7 +31,7 @@ server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
 	server/data/dl_result.c server/data/dl_result.h server/data/dl_round.c \
 	server/data/dl_round.h server/data/dl_sched.c server/data/dl_sched.h \
 	server/data/dl_text.c server/data/dl_text.h server/data/dl_trust.c \
-	server/data/dl_trust.h \
+	server/data/dl_trust.h server/data/dl_worklimit.c server/data/dl_worklimit.h \
 	server/data/dl_workunit.c server/data/dl_workunit.h server/data/job_state.c \
 	server/data/job_state.h server/data/lock_order.c server/data/lock_order.h \
 	server/data/lora_job.c server/data/lora_job.h server/data/migrate_lock.c \

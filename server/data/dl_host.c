@@ -4,17 +4,21 @@
  */
 #include "dl_host.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ct_err.h"
+#include "ct_hash.h"
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
 
-#define HOST_SQL "max_in_progress, consecutive_valid, nresults_valid, next_work_time"
+#define HOST_SQL "max_in_progress, consecutive_valid, nresults_valid, next_work_time, " \
+	"device_sig"
 #define A struct ct_host_account
 #define HOST_COLS CT_DL_COL(A, max_in_progress), CT_DL_COL(A, consecutive_valid), \
-	CT_DL_COL(A, nresults_valid), CT_DL_COL(A, next_work_time)
+	CT_DL_COL(A, nresults_valid), CT_DL_COL(A, next_work_time), CT_DL_COL(A, device_sig)
 static const struct ct_dl_col account_cols[] = {
 	CT_DL_COL(A, userid), CT_DL_COL(A, user_name), CT_DL_COL(A, teamid),
 	CT_DL_COL(A, total_credit), CT_DL_COL(A, expavg_credit), CT_DL_COL(A, web_prefs),
@@ -32,7 +36,7 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0), "
 			 "COALESCE(h.id, 0), COALESCE(h.max_in_progress, 0), "
 			 "COALESCE(h.consecutive_valid, 0), COALESCE(h.nresults_valid, 0), "
-			 "COALESCE(h.next_work_time, 0) FROM `user` u LEFT JOIN user_prefs p ON "
+			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, '') FROM `user` u LEFT JOIN user_prefs p ON "
 			 "p.userid = u.id LEFT JOIN host h ON h.id = ? AND h.userid = u.id WHERE "
 			 "u.auth_hash=?", hostid, hash);
 }
@@ -126,22 +130,63 @@ static int devices_write(struct ct_db *db, int64_t id, const struct ct_host_desc
 	return rc < 0 ? rc : 0;
 }
 
+/* The digest of d's devices into sig (hex): each device's fields, every
+ * string with its length, so that no two descriptions run together. */
+static int devices_sig(const struct ct_host_desc *d, char sig[CT_SHA256_HEXLEN + 1])
+{
+	struct ct_sha256_ctx *ctx = NULL;
+	unsigned char raw[CT_SHA256_LEN];
+	char num[96];
+	int rc;
+
+	rc = ct_sha256_init(&ctx);
+	for (int i = 0; rc == 0 && i < d->ndev; i++) {
+		const struct ct_host_device *x = &d->dev[i];
+		const char *str[3] = { x->name, x->vendor, x->type };
+
+		for (int k = 0; rc == 0 && k < 3; k++) {
+			snprintf(num, sizeof(num), "%zu:", strlen(str[k]));
+			rc = ct_sha256_update(ctx, num, strlen(num));
+			if (rc == 0)
+				rc = ct_sha256_update(ctx, str[k], strlen(str[k]));
+		}
+		snprintf(num, sizeof(num), "|%" PRId64 "|%ld|%ld;", x->global_mem,
+			 x->compute_units, x->conforming);
+		if (rc == 0)
+			rc = ct_sha256_update(ctx, num, strlen(num));
+	}
+	if (rc < 0) {
+		ct_sha256_abort(ctx);
+		return rc;
+	}
+	rc = ct_sha256_final(ctx, raw);
+	if (rc == 0)
+		ct_hex_encode(raw, sizeof(raw), sig);
+	return rc;
+}
+
 int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int errors,
 		       int64_t now)
 {
-	int rc, same;
+	char sig[CT_SHA256_HEXLEN + 1];
+	int rc, same = 1;
 
-	rc = CT_DB_EXEC(db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
-			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1, "
-			"nresults_error=nresults_error+? WHERE id=?", d->hostname, d->os,
-			d->cpu_model, (int)d->ncpus, d->ram_bytes, d->client_version, d->last_ip,
-			now, errors, id);
+	rc = devices_sig(d, sig);
 	if (rc < 0)
 		return rc;
-	same = devices_same(db, id, d);
-	if (same != 0)
-		return same < 0 ? same : 0;
-	return devices_write(db, id, d, now);
+	/* the devices as the host's last RPC said them: no device row read */
+	if (d->device_sig == NULL || strcmp(d->device_sig, sig) != 0)
+		same = devices_same(db, id, d);
+	if (same == 0)
+		rc = devices_write(db, id, d, now);
+	if (same < 0 || rc < 0)
+		return same < 0 ? same : rc;
+	rc = CT_DB_EXEC(db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
+			"ram_bytes=?, client_version=?, last_ip=?, rpc_time=?, nrpc=nrpc+1, "
+			"nresults_error=nresults_error+?, device_sig=? WHERE id=?", d->hostname,
+			d->os, d->cpu_model, (int)d->ncpus, d->ram_bytes, d->client_version,
+			d->last_ip, now, errors, sig, id);
+	return rc < 0 ? rc : 0;
 }
 
 int ct_host_set_next_work(struct ct_db *db, int64_t id, int64_t t)

@@ -19,6 +19,7 @@ struct ct_host_account {
 	/* the host asked for, when it is this account's (else all 0) */
 	int64_t hostid, max_in_progress, nresults_valid, next_work_time;
 	int consecutive_valid;
+	char device_sig[65];		/* its devices' digest (ct_host_rpc_update), "" none */
 };
 
 /* The account whose auth_hash is `hash` and, when hostid > 0 and the
@@ -51,12 +52,14 @@ struct ct_host_desc {
 	int64_t ram_bytes;
 	const struct ct_host_device *dev;
 	int ndev;
+	const char *device_sig;		/* the host's as read (ct_host_account), NULL: unknown */
 };
 
 /* Host id made an RPC at now: its description, one more RPC, `errors`
  * more client errors; its device rows written only when they differ from
- * d's (device.update_time is when the description last changed). Returns
- * 0 or a db error. */
+ * d's (device.update_time is when the description last changed), and
+ * read only when the digest of d's devices is not d->device_sig (the
+ * host's device_sig, written with the host). Returns 0 or a db error. */
 int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int errors,
 		       int64_t now);
 

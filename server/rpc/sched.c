@@ -36,6 +36,7 @@
 #include "data/dl_result.h"
 #include "data/dl_sched.h"
 #include "data/dl_workunit.h"
+#include "data/dl_worklimit.h"
 #include "data/wu_state.h"
 #include "data/result_state.h"
 #include "eligibility.h"
@@ -81,6 +82,7 @@ struct sched_ctx {
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
 	int host_read;		/* authenticate() read them */
+	char device_sig[65];	/* the host's devices' digest as read */
 	int report_errors;	/* reports taken as client errors */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
@@ -97,6 +99,7 @@ static void take_host(struct sched_ctx *c, const struct ct_host_account *a)
 	c->consecutive_valid = a->consecutive_valid;
 	c->wh.nvalid = a->nresults_valid;
 	c->next_work_time = a->next_work_time;
+	snprintf(c->device_sig, sizeof(c->device_sig), "%s", a->device_sig);
 	c->host_read = 1;
 }
 
@@ -165,7 +168,8 @@ static int update_host(struct sched_ctx *c)
 	struct ct_host_desc d = { .hostname = r->hostname, .os = r->os,
 				  .cpu_model = r->cpu_model, .client_version = r->client_version,
 				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
-				  .dev = dev, .ndev = r->ndev };
+				  .dev = dev, .ndev = r->ndev,
+				  .device_sig = c->host_read ? c->device_sig : NULL };
 
 	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
 		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
@@ -404,6 +408,11 @@ static int drop_canceled(struct sched_ctx *c, int64_t resultid)
 	int rc = ct_res_move(c->db, resultid, CT_RES_IN_PROGRESS, CT_RES_DIDNT_NEED,
 			     &(struct ct_res_change){ .now = ct_db_now(c->db) });
 
+	/* no longer in progress: the caps' counts, when read, say so */
+	if (rc > 0 && c->wh.counted) {
+		c->wh.inprog--;
+		c->wh.acc_inprog--;
+	}
 	return rc < 0 ? rc : 0;
 }
 
@@ -462,7 +471,20 @@ static int find_lost(struct sched_ctx *c)
 	int64_t drop[64];
 	int n = 0, ndrop = 0, rc;
 
-	rc = ct_sched_in_progress(c->db, c->hostid, ct_db_now(c->db), rows, 64, &n);
+	/* a request for work reads the caps' counts with them (load_host) */
+	if (c->req.want > 0) {
+		struct ct_dl_wlim_counts k;
+		int64_t now = ct_db_now(c->db);
+
+		rc = ct_dl_wlim_counts_held(c->db, c->userid, c->hostid, now - CT_WLIM_DAY, now, &k,
+					    rows, 64, &n);
+		if (rc == CT_ENOTFOUND)
+			rc = ct_error(CT_EDB, "host counts: no row");
+		if (rc == 0)
+			ct_wlim_counted(&c->wh, &k);
+	} else {
+		rc = ct_sched_in_progress(c->db, c->hostid, ct_db_now(c->db), rows, 64, &n);
+	}
 	for (int i = 0; i < n; i++) {
 		if (listed(c, rows[i].name))
 			continue;
@@ -954,8 +976,9 @@ static int load_host(struct sched_ctx *c)
 		return rc;
 	if (c->host_cap <= 0)
 		c->host_cap = c->srv->max_in_progress;
-	/* in progress, and what the caps and quota count (worklimit.h) */
-	return ct_wlim_count(c->db, c->userid, c->hostid, &c->wh);
+	/* in progress, and what the caps and quota count (worklimit.h), unless
+	 * find_lost read them */
+	return c->wh.counted ? 0 : ct_wlim_count(c->db, c->userid, c->hostid, &c->wh);
 }
 
 /* Hoarding: the host's and account's caps from validated work, and the
@@ -965,7 +988,7 @@ static int limit_want(struct sched_ctx *c, int64_t cap, int *want)
 	const char *why = NULL;
 	int room = 0, rc;
 
-	rc = ct_wlim_room(c->db, c->srv->conf, c->userid, c->hostid, &c->wh, cap, &room, &why);
+	rc = ct_wlim_room(c->srv->conf, &c->wh, cap, &room, &why);
 	if (rc == 0 && room < *want) {
 		ct_log_debug("sched: host %" PRId64 ": %d result(s) at most (%s)", c->hostid,
 			     room, why);

@@ -37,6 +37,10 @@
 #include "ct_conf.h"
 
 struct ct_db;
+struct ct_dl_wlim_counts;
+
+/* The last day, as the quota and the throughput caps count it. */
+#define CT_WLIM_DAY 86400
 
 struct ct_wlim_policy {
 	int daily_quota, daily_quota_max, new_host_in_progress;
@@ -58,20 +62,22 @@ struct ct_wlim_host {
 };
 
 /* Every count ct_wlim_room needs of host hostid and account userid, and
- * h->inprog, in one statement (by result_host, result_host_sent,
- * result_user_state, result_user_valid); sets h->counted. Returns 0 or
- * CT_EDB. */
+ * h->inprog, in one statement (data/dl_worklimit.h, since CT_WLIM_DAY
+ * ago); sets h->counted. Returns 0 or CT_EDB. */
 int ct_wlim_count(struct ct_db *db, int64_t userid, int64_t hostid, struct ct_wlim_host *h);
 
-/* How many more results host hostid (*h) of account userid may take now
+/* The counts *k (read since CT_WLIM_DAY ago, as ct_wlim_count does, by a
+ * caller that read them with other rows) into *h; sets h->counted. */
+void ct_wlim_counted(struct ct_wlim_host *h, const struct ct_dl_wlim_counts *k);
+
+/* How many more results the host counted in *h (h->counted) may take now
  * (*room >= 0), given the project's in-progress cap `cap` for the host
  * (the host's max_in_progress or sched.max_in_progress). *why names the
  * limit that bound it ("host in progress", "account in progress", "daily
- * quota"; static) or NULL. With h->counted, from h's counts (no
- * statement); else it reads them. Returns 0 or CT_EDB / CT_ECONFIG. */
-int ct_wlim_room(struct ct_db *db, const struct ct_conf *conf, int64_t userid,
-		 int64_t hostid, const struct ct_wlim_host *h, int64_t cap, int *room,
-		 const char **why);
+ * quota"; static) or NULL. Pure. Returns 0, CT_ECONFIG, or CT_EINTERNAL
+ * when h was not counted. */
+int ct_wlim_room(const struct ct_conf *conf, const struct ct_wlim_host *h, int64_t cap,
+		 int *room, const char **why);
 
 /* A job's expected compute time for one WU, what deadlines derive from:
  * measured, the median run time of its last valid results (0: none yet),
