@@ -7,7 +7,8 @@
  * and q8 LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
  * with Qwen3's q/k norms) on cpu and opencl (losses, adapters, state
  * files), a Llama base in per-layer pieces read back as it went in, and
- * a bf16 WU saved on one device and resumed on the other.
+ * a bf16 WU saved on one device and resumed on the other; and the
+ * scheduler's memory bound against the peak a WU's backend really holds.
  *
  * Exits 77 (skip) without an OpenCL device; CT_TEST_DEVICE picks one.
  */
@@ -438,6 +439,55 @@ static void test_pieces(void **state)
 	}
 }
 
+/* The scheduler's bound (ct_wu_mem_bytes) against what a WU's OpenCL
+ * backend really holds: a Llama LoRA WU on each base format, opened and
+ * one step run, peaks at or under the bound and above 1/1.5 of it (a
+ * bound far above the peak keeps WUs off devices that could hold them). */
+static void test_wu_bound(void **state)
+{
+	struct ct_gpt2_config c = { .maxT = 64, .V = 2048, .Vp = 2048, .L = 2, .NH = 4,
+				    .C = 256, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 768,
+				    .rope_theta = 10000.0, .rms_eps = 1e-5 };
+	ct_tok tok[4 * 64 + 1];
+	struct ct_gpt2 model;
+	struct ct_tokens tokens;
+
+	(void)state;
+	assert_int_equal(ct_gpt2_alloc(&model, &c), 0);
+	assert_int_equal(ct_gpt2_init_random(&c, 7, model.params), 0);
+	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
+		tok[i] = (ct_tok)((i * 7919) % (size_t)c.V);
+	assert_int_equal(ct_tokens_from_array(&tokens, tok, sizeof(tok) / sizeof(tok[0])), 0);
+	for (int fmt = CT_BASE_F32; fmt < CT_BASE_NFMT; fmt++) {
+		struct ct_wu_hparams hp;
+		struct ct_wu *wu = NULL;
+		size_t live, peak = 0, largest = 0;
+		uint64_t need;
+		float loss;
+
+		ct_wu_hparams_default(&hp);
+		hp.steps = 1;
+		hp.B = 4;
+		hp.T = 64;
+		hp.lora = (struct ct_lora_spec){ .rank = 8, .alpha = 8.0f,
+						 .targets = CT_LORA_ALL, .base_fmt = fmt };
+		need = ct_wu_mem_bytes(&c, &hp);
+		live = ct_ocl_alloc_mark();
+		assert_int_equal(ct_wu_open(&model, &tokens, &hp, dev, &wu), 0);
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		ct_wu_close(wu);
+		ct_ocl_alloc_stats(&peak, &largest);
+		peak -= live;
+		fprintf(stderr, "%s: OpenCL peak %zu bytes, bound %llu (%.2fx)\n",
+			ct_base_fmt_name(fmt), peak, (unsigned long long)need,
+			(double)need / (double)peak);
+		assert_true(need >= peak);
+		assert_true((double)need <= 1.5 * (double)peak);
+	}
+	ct_tokens_free(&tokens);
+	ct_gpt2_free(&model);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -460,4 +510,4 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_widen, test_matmul, test_pieces, test_wu_equal,
-		 test_resume_across)
+		 test_resume_across, test_wu_bound)
