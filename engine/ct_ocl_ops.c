@@ -581,9 +581,11 @@ static size_t wide_max(void)
  * (a shift an element, and half float32's bytes); q8 when read at most 8
  * times (a vector of int8 converted and scaled: at Qwen3-0.6B B=1 T=32 on
  * PoCL its step took 1.0-1.1 s of CPU read in place by dinp, 6 reads,
- * against 1.4 s widened first); nf4, whose codes cost a tree of 15
- * selects a vector, at most twice (the same dinp in place: 1.7 s against
- * 1.3 s widened). The tiled kernels read a widened copy.
+ * against 1.4 s widened first); nf4, whose codes cost a table lookup a
+ * vector, at most twice (the same dinp in place: 1.7 s against 1.3 s
+ * widened with the lookup a tree of 15 selects; a wash, 1.23-1.29 s
+ * against 1.26, with AVX-512's one permute). The tiled kernels read a
+ * widened copy.
  * CT_OCL_WIDE_MAX set (tests): never. */
 static int read_in_place(const struct ct_ocl_ops *ops, struct ct_dten w, size_t reads)
 {
