@@ -27,9 +27,13 @@
  * V=128256, untied) run only when named, LoRA rows only, like qwen3_06b;
  * the float32 weights of 8B alone are 30 GiB, so without f32 in the list
  * the compact bases are made in place from random codes (random_image).
- * --need prints, without running, the scheduler's bound (ct_wu_mem_bytes)
- * and the OpenCL device memory (ct_ocl_wu_bytes, with the largest
- * buffer) per format, then the memory goals that apply (README, compact bases).
+ * After the rows, per format, the scheduler's bound (ct_wu_mem_bytes: the
+ * OpenCL device memory a WU needs) beside the measured OpenCL peak, and
+ * each compact format's ratios with the goals' verdicts (step by the
+ * process CPU time, the steadier figure on a shared machine). --need
+ * prints, without running, that bound with the largest buffer
+ * (ct_ocl_wu_bytes) per format, then the memory goals that apply
+ * (README, compact bases).
  *
  * Prints one row per (config, device): ms per step (mean of N steps after
  * one warm-up step), tokens/s, the model's training GFLOP/s (by
@@ -464,6 +468,28 @@ static int random_image(const struct ct_model_config *cfg, int fmt, struct ct_gp
  * that a child's RSS (which counts the parent's pages it maps) holds only
  * the base it runs on. A row that fails (a device that cannot take the
  * float32 base, say) is reported and the others still run. */
+/* The scheduler's bound for format fmt (ct_wu_mem_bytes) beside each
+ * OpenCL device's measured peak: an upper bound, and how far above. */
+static void print_bound(const struct bcfg *c, int B, int T, const struct ct_lora_spec *l,
+			int fmt, char **devs, int ndev, const struct run_stats *st, int ok)
+{
+	struct ct_wu_hparams hp;
+	double bound;
+
+	ct_wu_hparams_default(&hp);
+	hp.B = B;
+	hp.T = T;
+	hp.lora = *l;
+	hp.lora.base_fmt = fmt;
+	bound = (double)ct_wu_mem_bytes(&c->cfg, &hp);
+	for (int d = 0; ok && d < ndev; d++)
+		if (st[d].peak > 0)
+			printf("%-9s %-8s %-4s: OpenCL peak %.0f MiB, scheduler bound %.0f MiB "
+			       "(ct_wu_mem_bytes, %.2fx the peak%s)\n", c->name, devs[d],
+			       ct_base_fmt_name(fmt), st[d].peak / 1048576.0, bound / 1048576.0,
+			       bound / st[d].peak, bound < st[d].peak ? ": UNDER IT" : "");
+}
+
 static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *tok,
 			 char **devs, int ndev, int B, int T, int steps, int check)
 {
@@ -496,6 +522,8 @@ static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *
 		ok[f] = bench_mode(c, m, tok, devs, ndev, B, T, steps, check, &l, st[f]) == 0;
 		cbase = NULL;
 	}
+	for (int f = 0; rc == 0 && f < nfmt; f++)
+		print_bound(c, B, T, &l, fmts[f], devs, ndev, st[f], ok[f]);
 	for (int f = 0; rc == 0 && f32 >= 0 && f < nfmt; f++) {
 		for (int d = 0; f != f32 && d < ndev; d++) {
 			const struct run_stats *a = &st[f][d], *b = &st[f32][d];
@@ -512,6 +540,12 @@ static int bench_formats(const struct bcfg *c, struct ct_gpt2 *m, const ct_tok *
 				printf(", OpenCL peak %.2fx (%.0f of %.0f MiB), largest buffer "
 				       "%.0f MiB", a->peak / b->peak, a->peak / 1048576.0,
 				       b->peak / 1048576.0, a->largest / 1048576.0);
+			printf("\n%-9s %-8s %s goals: step (cpu time) <= 1.15x f32's: %s", c->name,
+			       devs[d], ct_base_fmt_name(fmts[f]),
+			       a->cpu_ms <= 1.15 * b->cpu_ms ? "met" : "NOT met");
+			if (fmts[f] == CT_BASE_BF16 && b->peak > 0)
+				printf("; OpenCL peak <= 0.55x f32's: %s",
+				       a->peak <= 0.55 * b->peak ? "met" : "NOT met");
 			printf("\n");
 		}
 	}
@@ -588,8 +622,8 @@ static int parse_formats(const char *s)
 }
 
 /* --need: the memory bound the scheduler holds hosts to (ct_wu_mem_bytes,
- * doc/workunit.md §13 "Memory") and the OpenCL device memory of the WU's
- * backend (ct_ocl_wu_bytes, with its largest buffer; Llama in lean mode
+ * doc/workunit.md §13 "Memory": the OpenCL device memory of the WU's
+ * backend, with its largest buffer, ct_ocl_wu_bytes; Llama in lean mode
  * where the backend runs lean) for config c at B x T, per format (the
  * LoRA rows; full fine-tuning too when no --lora-rank), without running;
  * then the device-memory goals that apply. */
@@ -606,11 +640,11 @@ static void print_need(const struct bcfg *c, int B, int T)
 
 		hp.lora = lora;
 		hp.lora.base_fmt = lora.rank > 0 ? fmts[f] : CT_BASE_F32;
-		dev[hp.lora.base_fmt] = (double)ct_ocl_wu_bytes(&c->cfg, &hp, &big) / 1048576.0;
-		printf("%-10s B=%d T=%d %s %-4s: a WU needs %.0f MiB (ct_wu_mem_bytes); "
-		       "OpenCL device %.0f MiB, largest buffer %.0f MiB%s\n", c->name, B, T,
+		ct_ocl_wu_bytes(&c->cfg, &hp, &big);
+		dev[hp.lora.base_fmt] = (double)ct_wu_mem_bytes(&c->cfg, &hp) / 1048576.0;
+		printf("%-10s B=%d T=%d %s %-4s: a WU needs %.0f MiB of device memory "
+		       "(ct_wu_mem_bytes), largest buffer %.0f MiB%s\n", c->name, B, T,
 		       lora.rank > 0 ? "LoRA" : "full", ct_base_fmt_name(hp.lora.base_fmt),
-		       (double)ct_wu_mem_bytes(&c->cfg, &hp) / 1048576.0,
 		       dev[hp.lora.base_fmt], (double)big / 1048576.0,
 		       c->cfg.arch == CT_ARCH_LLAMA && ct_ocl_llama_lean(&c->cfg, B, T)
 			       ? " (lean)" : "");

@@ -266,16 +266,14 @@ int ct_wu_read_params(struct ct_wu *wu, float *params);
 size_t ct_wu_nparams_trained(const struct ct_wu *wu);
 
 /* Memory a WU of this shape needs, in bytes (doc/workunit.md §13,
- * "Memory"): the scheduler sends a WU only to a host whose work memory is
- * at least this. An upper bound on what one process holds for it:
- *   the model as the client read it, and the backend's copy: 2 x the
- *     stored weights (4 x nparams, or the compact image's bytes);
- *   a full-weight WU: gradients and AdamW moments, 12 x nparams bytes;
- *   the activations and the backward scratch (ct_model_act_floats);
- *   a LoRA WU: the adapters' state (ct_lora_state_floats, training);
- *   a compact base: OpenCL's widening scratch, max(2^20, 64 x the longest
- *     side of a matrix) floats.
- * cfg valid, hp checked (ct_wu_hparams_check). */
+ * "Memory"): the scheduler sends a WU only to a host whose work memory
+ * (the memory of the device it computes on) is at least this. The
+ * device memory the OpenCL backend holds for it, ct_ocl_wu_bytes: what
+ * the engine allocates (Llama in lean mode where it runs lean, a LoRA
+ * base compact and in per-layer pieces, the head in pieces), an upper
+ * bound on its measured peak (test_ocl_base holds it within 1.5x of
+ * it). The C reference keeps every layer's activations and may need
+ * more at big shapes. cfg valid, hp checked (ct_wu_hparams_check). */
 uint64_t ct_wu_mem_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp);
 
 /* Device memory the OpenCL backend holds for a WU of this shape, in

@@ -578,15 +578,20 @@ static size_t wide_max(void)
  * (kernels/matmul.cl's ct_mm_ah..ct_mm_bn: the same bits as widening
  * first), the product decoding each element `reads` times (once per
  * panel of the forward's inputs, once per row block of dinp): bf16 always
- * (a shift an element, and half float32's bytes); q8 and nf4, whose
- * decoding costs more than the float32 read it saves, only when read at
- * most twice (a few rows: the bandwidth-bound products). The tiled
- * kernels read a widened copy. CT_OCL_WIDE_MAX set (tests): never. */
+ * (a shift an element, and half float32's bytes); q8 when read at most 8
+ * times (a vector of int8 converted and scaled: at Qwen3-0.6B B=1 T=32 on
+ * PoCL its step took 1.0-1.1 s of CPU read in place by dinp, 6 reads,
+ * against 1.4 s widened first); nf4, whose codes cost a table lookup a
+ * vector, at most twice (the same dinp in place: 1.7 s against 1.3 s
+ * widened with the lookup a tree of 15 selects; a wash, 1.23-1.29 s
+ * against 1.26, with AVX-512's one permute). The tiled kernels read a
+ * widened copy.
+ * CT_OCL_WIDE_MAX set (tests): never. */
 static int read_in_place(const struct ct_ocl_ops *ops, struct ct_dten w, size_t reads)
 {
 	if (ops->mm_tiled || ct_opt_str(CT_OPT_OCL_WIDE_MAX) != NULL)
 		return 0;
-	return w.fmt == CT_BASE_BF16 || reads <= 2;
+	return w.fmt == CT_BASE_BF16 || reads <= (w.fmt == CT_BASE_Q8 ? 8u : 2u);
 }
 
 /* ops->wide (rows, cols) = the bf16 block of w (rows of ld elements from
@@ -704,7 +709,7 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 		       struct ct_dten w, int BT, int C, int OC)
 {
 	struct ct_dten none = { NULL, 0, 0 };
-	size_t cols;
+	size_t cols, pw = (size_t)ops->ocl->mm_vw * ops->ocl->mm_nv;
 	int rc = 0;
 
 	/* dinp[bt, i] += sum_o dout[bt, o] * w[o, i]: A = dout, B = w */
@@ -715,6 +720,12 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 	cols = OC > 0 ? wide_max() / (size_t)OC : (size_t)C;
 	if (cols < WIDE_MIN_PIECE && ct_opt_str(CT_OPT_OCL_WIDE_MAX) == NULL)
 		cols = WIDE_MIN_PIECE;
+	/* whole panels: no piece but the last packs a partial one, and every
+	 * piece starts on a whole vector of q8/nf4 blocks (ct_q8_widen2 then
+	 * decodes a vector at a time; from column 341 of gate/up's 6144 rows
+	 * it went element by element) */
+	if (cols > pw && ct_opt_str(CT_OPT_OCL_WIDE_MAX) == NULL)
+		cols -= cols % pw;
 	if (cols < 1)
 		cols = 1;
 	for (int i0 = 0; rc == 0 && i0 < C; i0 += (int)cols) {

@@ -172,6 +172,42 @@ static float ct_mm_elem(const __global uchar *w, size_t i, int fmt);
  * values of ct_mm_elem. (ct_mm_vec is in base.cl.) */
 static ct_mmvec ct_mm_vec(const __global uchar *w, size_t g, int fmt, int inblock);
 
+/* One k of ct_mm_body's loop: B's row (float32, or a compact panel read
+ * in place when bc), each of the CT_MM_R rows' A element times it into
+ * the accumulators; the operands' cursors moved on one k. */
+static inline __attribute__((always_inline)) void
+ct_mm_k1(ct_mmvec acc[CT_MM_R][CT_MM_NV], const size_t ro[CT_MM_R],
+	 const __global uchar *A, size_t *ai, const __global float **ak, int sak, int afmt,
+	 const __global uchar *B, size_t *bi, int ldb, int bfmt, int bvec, int bc,
+	 const __global float **bp, size_t bstride)
+{
+	ct_mmvec b[CT_MM_NV];
+
+	if (bc) {
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++)
+			b[v] = ct_mm_vec(B, *bi + (size_t)v * CT_MM_VW, bfmt, bvec);
+		*bi += ldb;
+	} else {
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++)
+			b[v] = CT_MM_VLOAD(v, *bp);
+		*bp += bstride;
+	}
+#pragma unroll
+	for (int r = 0; r < CT_MM_R; r++) {
+		ct_mmvec a = (ct_mmvec)(afmt == 0 ? (*ak)[ro[r]]
+						  : ct_mm_elem(A, *ai + ro[r], afmt));
+#pragma unroll
+		for (int v = 0; v < CT_MM_NV; v++)
+			acc[r][v] = fma(a, b[v], acc[r][v]);
+	}
+	if (afmt == 0)
+		*ak += sak;
+	else
+		*ai += sak;
+}
+
 /* The body of ct_mm and ct_mm_c: A and B of format afmt, bfmt (B's
  * format matters for the panels read in place only: packed panels are
  * float32). ct_mm inlines it with both 0, so its loads stay the plain
@@ -196,6 +232,11 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
 	int use_bias = has_bias && !accumulate, bc = 0;
 	/* q8/nf4 panels whose vectors never straddle a block (see ct_mm_vec) */
 	int bvec = bfmt >= 2 && bdoff % CT_MM_VW == 0 && ldb % CT_MM_VW == 0;
+	/* a compact A whose rows run along k, read a vector of each row at a
+	 * time: q8/nf4 only where every vector lies in one block */
+	int avec = afmt != 0 && bfmt == 0 && sak == 1 &&
+		   (afmt == 1 || (aoff % CT_MM_VW == 0 && sam % CT_MM_VW == 0));
+	int k;
 
 	if (m0 >= M || n0 >= N)
 		return;
@@ -233,33 +274,40 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
 				acc[r][v] = CT_MM_VLOAD(v, init);
 		}
 	}
-	for (int k = k0; k < k1; k++) {
-		ct_mmvec b[CT_MM_NV];
+	k = k0;
+	if (avec) {
+		/* a compact A decoded CT_MM_VW elements of each row at a time
+		 * (ct_mm_vec, once per vector instead of once per element);
+		 * the chains are the scalar loop's, fma by fma */
+		for (; k < k1 && k % CT_MM_VW != 0; k++)
+			ct_mm_k1(acc, ro, A, &ai, &ak, sak, afmt, B, &bi, ldb, bfmt, bvec, bc, &bp,
+				 bstride);
+		for (; k + CT_MM_VW <= k1; k += CT_MM_VW) {
+			float at[CT_MM_R][CT_MM_VW];
 
-		if (bc) {
 #pragma unroll
-			for (int v = 0; v < CT_MM_NV; v++)
-				b[v] = ct_mm_vec(B, bi + (size_t)v * CT_MM_VW, bfmt, bvec);
-			bi += ldb;
-		} else {
+			for (int r = 0; r < CT_MM_R; r++)
+				CT_MM_VSTORE(ct_mm_vec(A, ai + ro[r], afmt, 1), 0, at[r]);
 #pragma unroll
-			for (int v = 0; v < CT_MM_NV; v++)
-				b[v] = CT_MM_VLOAD(v, bp);
-			bp += bstride;
+			for (int kk = 0; kk < CT_MM_VW; kk++) {
+				ct_mmvec b[CT_MM_NV];
+
+#pragma unroll
+				for (int v = 0; v < CT_MM_NV; v++)
+					b[v] = CT_MM_VLOAD(v, bp);
+				bp += bstride;
+#pragma unroll
+				for (int r = 0; r < CT_MM_R; r++)
+#pragma unroll
+					for (int v = 0; v < CT_MM_NV; v++)
+						acc[r][v] = fma((ct_mmvec)(at[r][kk]), b[v],
+								acc[r][v]);
+			}
+			ai += CT_MM_VW;
 		}
-#pragma unroll
-		for (int r = 0; r < CT_MM_R; r++) {
-			ct_mmvec a = (ct_mmvec)(afmt == 0 ? ak[ro[r]]
-							  : ct_mm_elem(A, ai + ro[r], afmt));
-#pragma unroll
-			for (int v = 0; v < CT_MM_NV; v++)
-				acc[r][v] = fma(a, b[v], acc[r][v]);
-		}
-		if (afmt == 0)
-			ak += sak;
-		else
-			ai += sak;
 	}
+	for (; k < k1; k++)
+		ct_mm_k1(acc, ro, A, &ai, &ak, sak, afmt, B, &bi, ldb, bfmt, bvec, bc, &bp, bstride);
 	if (k1 < K)		/* not the last piece: park the accumulators */
 		ct_mm_park(acc, accb, lda, m0, n0, M);
 	else

@@ -327,35 +327,34 @@ static void test_wu_llama(void **state)
 	check_equal(&c, CT_BASE_NF4);
 }
 
-/* The WU memory bound the scheduler uses (ct_wu_mem_bytes): its parts
- * add up as doc/workunit.md §13 "Memory" writes them, a compact base
- * lowers it in the order of its bytes a weight, and it grows with B. */
+/* The WU memory bound the scheduler uses (ct_wu_mem_bytes): the OpenCL
+ * device memory of doc/workunit.md §13 "Memory" (ct_ocl_wu_bytes); a
+ * full-weight WU adds the gradients and both moments of every weight, a
+ * compact base lowers it in the order of its bytes a weight (nf4 < q8
+ * < bf16; against f32 only where the weights outweigh the widening
+ * scratch), and it grows with B. (test_ocl_base holds it to a WU's measured peak.) */
 static void test_mem_bound(void **state)
 {
 	struct ct_model_config c = tiny_llama();
 	struct ct_gpt2_layout lay;
-	struct ct_base_layout bl;
 	struct ct_wu_hparams hp;
-	uint64_t need[CT_BASE_NFMT], full, acts, ad;
+	uint64_t need[CT_BASE_NFMT], full;
 
 	(void)state;
 	ct_gpt2_layout(&c, &lay);
 	ct_wu_hparams_default(&hp);
 	hp.B = 2;
 	hp.T = 8;
-	acts = 4 * (uint64_t)ct_model_act_floats(&c, hp.B, hp.T, 1);
 	full = ct_wu_mem_bytes(&c, &hp);
-	assert_int_equal(full, 2 * 4 * (uint64_t)lay.total + acts + 12 * (uint64_t)lay.total);
+	assert_int_equal(full, ct_ocl_wu_bytes(&c, &hp, NULL));
 	hp.lora = (struct ct_lora_spec){ .rank = 4, .alpha = 4, .targets = CT_LORA_ALL };
-	ad = 4 * (uint64_t)ct_lora_state_floats(&c, &hp.lora, hp.B, hp.T, 1);
-	assert_true(ad > 16 * (uint64_t)ct_lora_nparams(&c, &hp.lora));
 	for (int f = 0; f < CT_BASE_NFMT; f++) {
 		hp.lora.base_fmt = f;
 		need[f] = ct_wu_mem_bytes(&c, &hp);
+		assert_int_equal(need[f], ct_ocl_wu_bytes(&c, &hp, NULL));
 	}
-	assert_int_equal(need[CT_BASE_F32], 2 * 4 * (uint64_t)lay.total + acts + ad);
-	ct_base_layout(&c, CT_BASE_NF4, &bl);	/* + the widening scratch, 2^20 floats here */
-	assert_int_equal(need[CT_BASE_NF4], 2 * (uint64_t)bl.bytes + acts + ad + 4 * (1u << 20));
+	assert_true(full >= need[CT_BASE_F32] + 12 * (uint64_t)lay.total -
+				   4 * (uint64_t)ct_lora_state_floats(&c, &hp.lora, hp.B, hp.T, 1));
 	assert_true(need[CT_BASE_NF4] < need[CT_BASE_Q8] && need[CT_BASE_Q8] < need[CT_BASE_BF16]);
 	assert_true(need[CT_BASE_F32] < full);
 	hp.B = 4;

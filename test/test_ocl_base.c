@@ -1,13 +1,14 @@
 /*
  * test_ocl_base.c - LoRA on a compact (bf16, q8) frozen base on the OpenCL
  * backend is the C reference, bit for bit: the widening kernel against
- * ct_bf16_to_f32 over every bit pattern, the bf16-weight matmuls of every
+ * ct_bf16_to_f32 over every bit pattern, the bf16, q8 and nf4 matmuls of every
  * kernel path (register-blocked in both forms, matvec, local-memory
  * tiles, in pieces) against ct_matmul_forward_w / ct_matmul_backward_w, whole bf16
  * and q8 LoRA work units (GPT-2, Llama with grouped-query attention, tied Llama
  * with Qwen3's q/k norms) on cpu and opencl (losses, adapters, state
  * files), a Llama base in per-layer pieces read back as it went in, and
- * a bf16 WU saved on one device and resumed on the other.
+ * a bf16 WU saved on one device and resumed on the other; and the
+ * scheduler's memory bound against the peak a WU's backend really holds.
  *
  * Exits 77 (skip) without an OpenCL device; CT_TEST_DEVICE picks one.
  */
@@ -113,23 +114,61 @@ static void test_widen(void **state)
 	free(y);
 }
 
-/* A bf16 weight at element offset `off` of its buffer: forward with bias
- * and dinp, cpu vs opencl, under the kernel-path setting env (NAME=VALUE
- * or NULL). */
-static void check_mm(int BT, int C, int OC, size_t off, const char *env)
+/* A weight (OC, C) of format fmt at element offset `off` of its buffer
+ * (for q8/nf4, of the block grid): bf16 from random floats, q8/nf4 as
+ * random blocks (a random scale, any codes). *bytes gets its size, *w
+ * the C reference's view of it. Free the result with free(). */
+static void *weight_image(int fmt, size_t nw, size_t off, size_t *bytes, struct ct_wmat *w)
+{
+	float *wf = rnd(nw, 1, 0.5f);
+	uint32_t seed = 7;
+	size_t be, nb;
+	unsigned char *img;
+
+	memset(w, 0, sizeof(*w));
+	if (fmt == CT_BASE_BF16) {
+		uint16_t *wh = calloc(nw + off, 2);
+
+		for (size_t i = 0; i < nw; i++)
+			wh[off + i] = ct_f32_to_bf16(wf[i]);
+		*bytes = (nw + off) * 2;
+		w->h = wh + off;
+		free(wf);
+		return wh;
+	}
+	be = ct_base_block_elems(fmt);
+	nb = (nw + off + be - 1) / be;
+	*bytes = nb * 36;
+	img = malloc(*bytes);
+	for (size_t k = 0; k < nb; k++) {
+		float sc = wf[k % nw] / 64.0f;
+
+		memcpy(img + k * 36, &sc, 4);
+		for (int j = 4; j < 36; j++)
+			img[k * 36 + j] = (unsigned char)lcg(&seed);
+	}
+	*w = (struct ct_wmat){ .q8 = img, .qe = off, .qfmt = fmt };
+	free(wf);
+	return img;
+}
+
+/* A compact weight of format fmt at element offset `off` of its buffer:
+ * forward with bias and dinp, cpu vs opencl, under the kernel-path
+ * setting env (NAME=VALUE or NULL). */
+static void check_mm(int fmt, int BT, int C, int OC, size_t off, const char *env)
 {
 	const size_t nw = (size_t)OC * C;
-	float *wf = rnd(nw, 1, 0.5f), *x = rnd((size_t)BT * C, 2, 1.0f);
+	float *x = rnd((size_t)BT * C, 2, 1.0f);
 	float *bias = rnd((size_t)OC, 3, 0.1f), *dy = rnd((size_t)BT * OC, 4, 1.0f);
 	float *y = malloc((size_t)BT * OC * 4), *dx = rnd((size_t)BT * C, 5, 1.0f);
-	uint16_t *wh = calloc(nw + off, 2);
+	struct ct_wmat wm;
+	size_t bytes;
+	void *img = weight_image(fmt, nw, off, &bytes, &wm);
 	cl_mem gw, gx, gb, gy, gdy, gdx;
 	struct ct_dten dw;
 	char name[64] = "";
 
-	for (size_t i = 0; i < nw; i++)
-		wh[off + i] = ct_f32_to_bf16(wf[i]);
-	gw = up_bytes(wh, (nw + off) * 2);
+	gw = up_bytes(img, bytes);
 	gx = up_bytes(x, (size_t)BT * C * 4);
 	gb = up_bytes(bias, (size_t)OC * 4);
 	gdy = up_bytes(dy, (size_t)BT * OC * 4);
@@ -139,43 +178,54 @@ static void check_mm(int BT, int C, int OC, size_t off, const char *env)
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(env, "="), env);
 		setenv(name, env + strlen(name) + 1, 1);
 	}
-	dw = (struct ct_dten){ gw, off, CT_BASE_BF16 };
-	ct_matmul_forward_w(y, x, (struct ct_wmat){ .h = wh + off }, bias, BT, C, OC);
+	dw = (struct ct_dten){ gw, off, fmt };
+	ct_matmul_forward_w(y, x, wm, bias, BT, C, OC);
 	assert_int_equal(ct_ocl_matmul_forward(&ops, ct_dten_at(gy, 0), ct_dten_at(gx, 0), dw,
 					       ct_dten_at(gb, 0), 1, BT, C, OC), 0);
-	same(gy, y, (size_t)BT * OC, "bf16 matmul forward");
-	ct_matmul_backward_w(dx, NULL, NULL, dy, x, (struct ct_wmat){ .h = wh + off }, BT, C, OC);
+	same(gy, y, (size_t)BT * OC, "compact matmul forward");
+	ct_matmul_backward_w(dx, NULL, NULL, dy, x, wm, BT, C, OC);
 	assert_int_equal(ct_ocl_matmul_dinp(&ops, ct_dten_at(gdx, 0), ct_dten_at(gdy, 0), dw,
 					    BT, C, OC), 0);
-	same(gdx, dx, (size_t)BT * C, "bf16 matmul dinp");
+	same(gdx, dx, (size_t)BT * C, "compact matmul dinp");
 	if (env != NULL)
 		unsetenv(name);
-	fprintf(stderr, "bf16 matmul BT %d C %d OC %d off %zu %s: identical\n", BT, C, OC, off,
-		env ? env : "");
+	fprintf(stderr, "%s matmul BT %d C %d OC %d off %zu %s: identical\n",
+		ct_base_fmt_name(fmt), BT, C, OC, off, env ? env : "");
 	clReleaseMemObject(gw); clReleaseMemObject(gx); clReleaseMemObject(gb);
 	clReleaseMemObject(gy); clReleaseMemObject(gdy); clReleaseMemObject(gdx);
-	free(wf); free(x); free(bias); free(dy); free(y); free(dx); free(wh);
+	free(x); free(bias); free(dy); free(y); free(dx); free(img);
 }
 
+/* Every kernel path of every compact format: the forward computed both
+ * ways, matvec, k pieces (some starting off a whole vector of k), the
+ * weight read in place (q8/nf4 a vector of a row at a time where the rows
+ * and the offset are whole vectors, C and off multiples of 16; element
+ * by element otherwise) or widened in pieces of whole outputs, the tiled
+ * kernels on a widened copy. */
 static void test_matmul(void **state)
 {
 	(void)state;
-	check_mm(5, 7, 9, 3, NULL);
-	check_mm(64, 96, 200, 0, "CT_OCL_FWD=n");
-	check_mm(64, 96, 200, 1, "CT_OCL_FWD=t");
-	check_mm(2, 64, 130, 5, NULL);			/* matvec on CPU devices */
-	check_mm(33, 70, 41, 2, "CT_OCL_KC=16");	/* k pieces */
-	check_mm(40, 64, 96, 0, "CT_OCL_MATVEC=1");
-	/* widened in pieces of whole outputs: rows of out, columns of dinp */
-	check_mm(33, 70, 41, 2, "CT_OCL_WIDE_MAX=300");
-	check_mm(64, 96, 200, 0, "CT_OCL_WIDE_MAX=1000");
-	check_mm(2, 64, 130, 5, "CT_OCL_WIDE_MAX=100");
-	check_mm(33, 24, 72, 0, "CT_OCL_WIDE_MAX=256");	/* the WUs' shapes below */
-	check_mm(33, 24, 64, 0, "CT_OCL_WIDE_MAX=256");
-	check_mm(33, 96, 24, 0, "CT_OCL_WIDE_MAX=256");
-	/* the tiled kernels read a widened copy (the others the weight itself) */
-	check_mm(33, 70, 41, 2, "CT_OCL_MM_TILED=s");
-	check_mm(64, 96, 200, 1, "CT_OCL_MM_TILED=1");
+	for (int f = CT_BASE_BF16; f < CT_BASE_NFMT; f++) {
+		check_mm(f, 5, 7, 9, 3, NULL);
+		check_mm(f, 64, 96, 200, 0, "CT_OCL_FWD=n");
+		check_mm(f, 64, 96, 200, 1, "CT_OCL_FWD=t");
+		check_mm(f, 64, 96, 200, 0, "CT_OCL_FWD=t");
+		check_mm(f, 40, 128, 200, 64, "CT_OCL_FWD=t");
+		check_mm(f, 2, 64, 130, 5, NULL);		/* matvec on CPU devices */
+		check_mm(f, 33, 70, 41, 2, "CT_OCL_KC=16");	/* k pieces */
+		check_mm(f, 33, 96, 100, 0, "CT_OCL_KC=24");
+		check_mm(f, 40, 64, 96, 0, "CT_OCL_MATVEC=1");
+		/* widened in pieces of whole outputs: rows of out, columns of dinp */
+		check_mm(f, 33, 70, 41, 2, "CT_OCL_WIDE_MAX=300");
+		check_mm(f, 64, 96, 200, 0, "CT_OCL_WIDE_MAX=1000");
+		check_mm(f, 2, 64, 130, 5, "CT_OCL_WIDE_MAX=100");
+		check_mm(f, 33, 24, 72, 0, "CT_OCL_WIDE_MAX=256");	/* the WUs' shapes */
+		check_mm(f, 33, 24, 64, 0, "CT_OCL_WIDE_MAX=256");
+		check_mm(f, 33, 96, 24, 0, "CT_OCL_WIDE_MAX=256");
+		/* the tiled kernels read a widened copy (the others the weight itself) */
+		check_mm(f, 33, 70, 41, 2, "CT_OCL_MM_TILED=s");
+		check_mm(f, 64, 96, 200, 1, "CT_OCL_MM_TILED=1");
+	}
 }
 
 /* ---- whole work units ---------------------------------------------- */
@@ -389,6 +439,55 @@ static void test_pieces(void **state)
 	}
 }
 
+/* The scheduler's bound (ct_wu_mem_bytes) against what a WU's OpenCL
+ * backend really holds: a Llama LoRA WU on each base format, opened and
+ * one step run, peaks at or under the bound and above 1/1.5 of it (a
+ * bound far above the peak keeps WUs off devices that could hold them). */
+static void test_wu_bound(void **state)
+{
+	struct ct_model_config c = { .maxT = 64, .V = 2048, .Vp = 2048, .L = 2, .NH = 4,
+				    .C = 256, .arch = CT_ARCH_LLAMA, .KVH = 2, .F = 768,
+				    .rope_theta = 10000.0, .rms_eps = 1e-5 };
+	ct_tok tok[4 * 64 + 1];
+	struct ct_gpt2 model;
+	struct ct_tokens tokens;
+
+	(void)state;
+	assert_int_equal(ct_gpt2_alloc(&model, &c), 0);
+	assert_int_equal(ct_gpt2_init_random(&c, 7, model.params), 0);
+	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
+		tok[i] = (ct_tok)((i * 7919) % (size_t)c.V);
+	assert_int_equal(ct_tokens_from_array(&tokens, tok, sizeof(tok) / sizeof(tok[0])), 0);
+	for (int fmt = CT_BASE_F32; fmt < CT_BASE_NFMT; fmt++) {
+		struct ct_wu_hparams hp;
+		struct ct_wu *wu = NULL;
+		size_t live, peak = 0, largest = 0;
+		uint64_t need;
+		float loss;
+
+		ct_wu_hparams_default(&hp);
+		hp.steps = 1;
+		hp.B = 4;
+		hp.T = 64;
+		hp.lora = (struct ct_lora_spec){ .rank = 8, .alpha = 8.0f,
+						 .targets = CT_LORA_ALL, .base_fmt = fmt };
+		need = ct_wu_mem_bytes(&c, &hp);
+		live = ct_ocl_alloc_mark();
+		assert_int_equal(ct_wu_open(&model, &tokens, &hp, dev, &wu), 0);
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+		ct_wu_close(wu);
+		ct_ocl_alloc_stats(&peak, &largest);
+		peak -= live;
+		fprintf(stderr, "%s: OpenCL peak %zu bytes, bound %llu (%.2fx)\n",
+			ct_base_fmt_name(fmt), peak, (unsigned long long)need,
+			(double)need / (double)peak);
+		assert_true(need >= peak);
+		assert_true((double)need <= 1.5 * (double)peak);
+	}
+	ct_tokens_free(&tokens);
+	ct_gpt2_free(&model);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -411,4 +510,4 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_widen, test_matmul, test_pieces, test_wu_equal,
-		 test_resume_across)
+		 test_resume_across, test_wu_bound)
