@@ -70,7 +70,7 @@
 #include "validate/robust.h"
 
 #define MAXK 8
-#define MAXR 12
+#define MAXR 16
 #define MAXRANKS 6
 #define MAXOUTER 8
 
@@ -1145,7 +1145,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, quick = 0;
+	int c, quick = 0, have_inner = 0;
 	float inner_lr = 0.0f;		/* --inner-lr, whatever the order with --lr */
 
 	for (int i = 1; i < argc; i++)	/* --quick sets the defaults the rest override */
@@ -1163,7 +1163,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rounds = atoi(optarg); break;
 		case 'k': o->maxk = atoi(optarg); break;
 		case 'l': o->lr = o->pre_lr = (float)atof(optarg); break;
-		case 'i': inner_lr = (float)atof(optarg); break;
+		case 'i': inner_lr = (float)atof(optarg); have_inner = 1; break;
 		case 'e': o->eval_batches = atoi(optarg); break;
 		case 'R':
 			if (parse_ranks(optarg, o) < 0) {
@@ -1186,7 +1186,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (inner_lr != 0.0f)
+	if (have_inner)
 		o->lr = inner_lr;
 	if (optind != argc || o->steps < 1 || o->steps > 100000 || o->epochs < 1 ||
 	    o->steps % o->epochs != 0 || o->pre_steps < 1 ||
