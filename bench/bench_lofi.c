@@ -6,7 +6,7 @@
  *
  *   bench/bench_lofi [--quick] [--device D] [--seed S] [--steps N]
  *                    [--epochs E] [--pretrain-steps N] [--control-steps N]
- *                    [--rounds R] [--max-shards K] [--lr F]
+ *                    [--rounds R] [--max-shards K] [--lr F] [--inner-lr F]
  *                    [--eval-batches N] [--lora-ranks R,R,...] [--lora-lr F]
  *                    [--lora-seed-per-shard] [--outer none|METHOD:LR:MU,...]
  *                    [--outer-k K] [--no-stragglers] [--only-k K]
@@ -70,7 +70,7 @@
 #include "validate/robust.h"
 
 #define MAXK 8
-#define MAXR 8
+#define MAXR 16
 #define MAXRANKS 6
 #define MAXOUTER 8
 
@@ -85,7 +85,7 @@ struct opts {
 	int rounds;		/* R, <= MAXR */
 	int maxk;		/* largest K: 1, 2, 3, 4, 8 <= MAXK */
 	int B, T;
-	float lr, pre_lr;
+	float lr, pre_lr;	/* fine-tuning (every WU, centralized), pretraining */
 	int eval_batches;
 	int lora_ranks[MAXRANKS];	/* LoRA lo-fi at these ranks */
 	int nranks;
@@ -1013,7 +1013,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: bench_lofi [--quick] [--device D] [--seed S] [--steps N]\n"
 	      "                  [--epochs E] [--pretrain-steps N] [--control-steps N]\n"
-	      "                  [--rounds R] [--max-shards K] [--lr F] [--eval-batches N]\n"
+	      "                  [--rounds R] [--max-shards K] [--lr F] [--inner-lr F]\n"
+	      "                  [--eval-batches N]\n"
 	      "                  [--lora-ranks R,R,...] [--lora-lr F] [--lora-seed-per-shard]\n"
 	      "                  [--outer none|METHOD:LR:MU,...] [--outer-k K]\n"
 	      "                  [--no-stragglers] [--only-k K]\n"
@@ -1022,8 +1023,11 @@ static void usage(FILE *f)
 	      "centralized run, and prints quality, control and upload tables.\n"
 	      "Defaults: device opencl, seed 1, 160 steps per WU, 4 passes over\n"
 	      "each shard, 1500 pretraining steps, 600 control steps, 3 rounds, up\n"
-	      "to 8 shards, lr 2e-3, 16 eval batches. --quick: 20 steps, 2 passes,\n"
-	      "300 pretraining, 100 control, 2 rounds, 4 shards, 8 eval batches.\n"
+	      "to 8 shards, lr 2e-3, 16 eval batches. --lr sets pretraining's and\n"
+	      "fine-tuning's AdamW lr; --inner-lr fine-tuning's alone (the WUs', the\n"
+	      "centralized run's and the controls'), leaving the base as it is.\n"
+	      "--quick: 20 steps, 2 passes, 300 pretraining, 100 control, 2 rounds,\n"
+	      "4 shards, 8 eval batches.\n"
 	      "--lora-ranks adds LoRA lo-fi at those ranks (AdamW lr --lora-lr,\n"
 	      "default 1e-2) and its table; one adapter seed per round as the\n"
 	      "server gives, or with --lora-seed-per-shard one per WU (the old policy).\n"
@@ -1129,6 +1133,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "max-shards", required_argument, NULL, 'k' },
 		{ "lr", required_argument, NULL, 'l' },
+		{ "inner-lr", required_argument, NULL, 'i' },
 		{ "eval-batches", required_argument, NULL, 'e' },
 		{ "lora-ranks", required_argument, NULL, 'R' },
 		{ "lora-lr", required_argument, NULL, 'L' },
@@ -1140,7 +1145,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, quick = 0;
+	int c, quick = 0, have_inner = 0;
+	float inner_lr = 0.0f;		/* --inner-lr, whatever the order with --lr */
 
 	for (int i = 1; i < argc; i++)	/* --quick sets the defaults the rest override */
 		quick = quick || strcmp(argv[i], "--quick") == 0;
@@ -1157,6 +1163,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rounds = atoi(optarg); break;
 		case 'k': o->maxk = atoi(optarg); break;
 		case 'l': o->lr = o->pre_lr = (float)atof(optarg); break;
+		case 'i': inner_lr = (float)atof(optarg); have_inner = 1; break;
 		case 'e': o->eval_batches = atoi(optarg); break;
 		case 'R':
 			if (parse_ranks(optarg, o) < 0) {
@@ -1179,6 +1186,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		default: usage(stderr); return 2;
 		}
 	}
+	if (have_inner)
+		o->lr = inner_lr;
 	if (optind != argc || o->steps < 1 || o->steps > 100000 || o->epochs < 1 ||
 	    o->steps % o->epochs != 0 || o->pre_steps < 1 ||
 	    o->pre_steps > 1000000 || o->ctl_steps < 1 || o->ctl_steps > 1000000 ||
@@ -1186,7 +1195,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	    o->outer_k < 0 || o->outer_k > o->maxk ||
 	    (o->only_k != 0 && o->only_k != 1 && o->only_k != 2 && o->only_k != 3 &&
 	     o->only_k != 4 && o->only_k != 8) ||
-	    !(o->lr > 0.0f) || o->eval_batches < 1 || o->eval_batches > 100000) {
+	    !(o->lr > 0.0f) || !(o->lr < 1.0f) || !(o->pre_lr > 0.0f) || o->eval_batches < 1 || o->eval_batches > 100000) {
 		usage(stderr);
 		return 2;
 	}
