@@ -517,7 +517,13 @@ static void candidates(struct web_fx *fx)
 	pat[1] = (struct ct_db_arg){ .type = 'l', .v.l = 50 };
 	printf("\ncandidates (user 777's RAC %.3f, rank %lld):\n", u.expavg_credit,
 	       (long long)u.rank);
-	candidate(fx->db, "rank, range forced", "SELECT COUNT(*) FROM `user` FORCE INDEX "
+	candidate(fx->db, "rank, no index named (before)", "SELECT COUNT(*) FROM `user` "
+		  "WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, index named (now)", "SELECT COUNT(*) FROM `user` FORCE INDEX "
+		  "(user_expavg) WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, no index named (before)", "SELECT COUNT(*) FROM `user` "
+		  "WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, index named (now)", "SELECT COUNT(*) FROM `user` FORCE INDEX "
 		  "(user_expavg) WHERE expavg_credit > ?", key, 1);
 	candidate(fx->db, "rows at or below", "SELECT COUNT(*) FROM `user` FORCE INDEX "
 		  "(user_expavg) WHERE expavg_credit <= ?", key, 1);
