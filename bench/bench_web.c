@@ -13,8 +13,12 @@
  * table) and for a task list of host 1, which holds every result. With
  * NWUS > 0 it also times the page of a job of NWUS work units (two results
  * each, all on host 1 and user 1): goal <= 50 ms uncached. Last, each
- * statement of the status page and /metrics, timed and EXPLAINed, and the
- * forgot page's answer for a known and an unknown address.
+ * statement of the status page and /metrics, timed and EXPLAINed; the
+ * statements /host/1, /user/777 and /users?q=volunteer+12 run (caught by
+ * the statement trace), each timed alone with the rows it reads (the
+ * session's Handler_read_* counters) and its plan, next to candidate
+ * statements for the same figures; and the forgot page's answer for a
+ * known and an unknown address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +344,194 @@ static void status_statements(struct ct_db *db)
 	}
 }
 
+/* ---- the statements a page runs --------------------------------------- */
+
+#define MAX_TRACED 64
+#define MAX_TRACED_ARGS 16
+
+/* One statement a page ran, copied from the trace hook (its text and
+ * arguments outlive the page). */
+struct traced {
+	char *sql;
+	struct ct_db_arg a[MAX_TRACED_ARGS];
+	size_t n;
+};
+
+struct trace_log {
+	struct traced st[MAX_TRACED];
+	size_t n;
+};
+
+static void trace_stmt(void *arg, const char *sql, const struct ct_db_arg *a, size_t n)
+{
+	struct trace_log *log = arg;
+	struct traced *t;
+
+	if (log->n >= MAX_TRACED || n > MAX_TRACED_ARGS)
+		return;
+	t = &log->st[log->n++];
+	t->sql = strdup(sql);
+	t->n = n;
+	for (size_t i = 0; i < n; i++) {
+		t->a[i] = a[i];
+		if (a[i].type == 's' && a[i].v.s != NULL)
+			t->a[i].v.s = strdup(a[i].v.s);
+	}
+}
+
+static void trace_free(struct trace_log *log)
+{
+	for (size_t i = 0; i < log->n; i++) {
+		for (size_t k = 0; k < log->st[i].n; k++)
+			if (log->st[i].a[k].type == 's')
+				free((char *)log->st[i].a[k].v.s);
+		free(log->st[i].sql);
+	}
+	log->n = 0;
+}
+
+/* Rows this connection's statements have read so far (the session's
+ * Handler_read_* counters). */
+static int64_t rows_read(struct ct_db *db)
+{
+	int64_t n = 0;
+
+	(void)CT_DB_QUERY_INT(db, &n, "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) FROM "
+			      "information_schema.SESSION_STATUS WHERE VARIABLE_NAME LIKE ?",
+			      "HANDLER_READ%");
+	return n;
+}
+
+/* The rows one run of `sql` reads, less what reading the counters reads. */
+static int64_t stmt_rows(struct ct_db *db, const char *sql, const struct ct_db_arg *a,
+			 size_t n, int64_t base)
+{
+	struct ct_db_res *res = NULL;
+	int64_t r0 = rows_read(db);
+
+	if (ct_db_querya(db, &res, sql, a, n) == 0)
+		while (ct_db_next(res) > 0)
+			;
+	ct_db_res_free(res);
+	return rows_read(db) - r0 - base;
+}
+
+/* The plan of `sql` on one line: table, access type, key, rows. */
+static void plan_line(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
+{
+	struct ct_db_res *res = NULL;
+	char explain[4096];
+
+	snprintf(explain, sizeof(explain), "EXPLAIN %s", sql);
+	if (ct_db_querya(db, &res, explain, a, n) < 0)
+		return;
+	printf("%20s", "plan:");
+	while (ct_db_next(res) > 0)
+		printf(" [%s %s %s %s]", ct_db_str(res, 2), ct_db_str(res, 3), ct_db_str(res, 5),
+		       ct_db_str(res, 8));
+	printf("\n");
+	ct_db_res_free(res);
+}
+
+/* Page `path`?`query` uncached: the rows it reads in all, then each of
+ * its statements, timed alone (median of REPS) with the rows it reads. */
+static void page_statements(struct web_fx *fx, const char *path, const char *query)
+{
+	static struct trace_log log;
+	struct ct_web_req req;
+	struct ct_web_resp resp;
+	int64_t base, r0, total;
+	double t[REPS];
+
+	base = rows_read(fx->db);
+	base = rows_read(fx->db) - base;	/* what the counter query reads */
+	ct_conf_set(fx->srv.conf, "web.cache_ttl", "0");
+	ct_web_req_init(&req, &fx->srv, fx->db, "GET", path);
+	ct_web_resp_init(&resp);
+	if (query != NULL)
+		(void)ct_web_req_parse_form(&req, query, strlen(query));
+	r0 = rows_read(fx->db);
+	ct_db_set_trace(fx->db, trace_stmt, &log);
+	(void)ct_web_handle(&req, &resp);
+	ct_db_set_trace(fx->db, NULL, NULL);
+	total = rows_read(fx->db) - r0 - base;
+	ct_web_resp_free(&resp);
+	ct_web_req_free(&req);
+	printf("\n%s%s%s: %zu statements, %lld rows read (median ms, rows; each alone)\n", path,
+	       query ? "?" : "", query ? query : "", log.n, (long long)total);
+	for (size_t i = 0; i < log.n; i++) {
+		struct traced *s = &log.st[i];
+
+		for (int k = 0; k < REPS; k++) {
+			struct ct_db_res *res = NULL;
+			double t0 = now_ms();
+
+			if (ct_db_querya(fx->db, &res, s->sql, s->a, s->n) == 0)
+				while (ct_db_next(res) > 0)
+					;
+			ct_db_res_free(res);
+			t[k] = now_ms() - t0;
+		}
+		sort_ms(t);
+		printf("  %8.3f %8lld  %.110s\n", t[REPS / 2],
+		       (long long)stmt_rows(fx->db, s->sql, s->a, s->n, base), s->sql);
+		plan_line(fx->db, s->sql, s->a, s->n);
+	}
+	trace_free(&log);
+}
+
+/* A statement not of a page (a candidate), timed and counted the same way. */
+static void candidate(struct ct_db *db, const char *label, const char *sql,
+		      const struct ct_db_arg *a, size_t n)
+{
+	int64_t base = rows_read(db);
+	double t[REPS];
+
+	base = rows_read(db) - base;
+	for (int k = 0; k < REPS; k++) {
+		struct ct_db_res *res = NULL;
+		double t0 = now_ms();
+
+		if (ct_db_querya(db, &res, sql, a, n) == 0)
+			while (ct_db_next(res) > 0)
+				;
+		ct_db_res_free(res);
+		t[k] = now_ms() - t0;
+	}
+	sort_ms(t);
+	printf("  %8.3f %8lld  %s: %.90s\n", t[REPS / 2],
+	       (long long)stmt_rows(db, sql, a, n, base), label, sql);
+	plan_line(db, sql, a, n);
+}
+
+/* Other ways to the figures the pages above spend their rows on. */
+static void candidates(struct web_fx *fx)
+{
+	struct ct_web_user u;
+	struct ct_db_arg key[1], pat[2];
+
+	if (ct_web_get_user(fx->db, 777, &u) < 0)
+		return;
+	key[0] = (struct ct_db_arg){ .type = 'd', .v.d = u.expavg_credit };
+	pat[0] = (struct ct_db_arg){ .type = 's', .v.s = "volunteer 12%" };
+	pat[1] = (struct ct_db_arg){ .type = 'l', .v.l = 50 };
+	printf("\ncandidates (user 777's RAC %.3f, rank %lld):\n", u.expavg_credit,
+	       (long long)u.rank);
+	candidate(fx->db, "rank, no index named (before)", "SELECT COUNT(*) FROM `user` "
+		  "WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, index named (now)", "SELECT COUNT(*) FROM `user` FORCE INDEX "
+		  "(user_expavg) WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, no index named (before)", "SELECT COUNT(*) FROM `user` "
+		  "WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rank, index named (now)", "SELECT COUNT(*) FROM `user` FORCE INDEX "
+		  "(user_expavg) WHERE expavg_credit > ?", key, 1);
+	candidate(fx->db, "rows at or below", "SELECT COUNT(*) FROM `user` FORCE INDEX "
+		  "(user_expavg) WHERE expavg_credit <= ?", key, 1);
+	candidate(fx->db, "search by the name index", "SELECT u.id, u.expavg_credit FROM `user` "
+		  "u FORCE INDEX (user_name) WHERE u.name LIKE ? ORDER BY u.expavg_credit DESC, "
+		  "u.id DESC LIMIT ?", pat, 2);
+}
+
 int main(int argc, char **argv)
 {
 	static struct web_fx fx;
@@ -405,6 +597,10 @@ int main(int argc, char **argv)
 		printf("\njob page at %d WUs: goal <= 50 ms uncached\n", nwus);
 	explain(fx.db);
 	status_statements(fx.db);
+	page_statements(&fx, "/host/1", NULL);
+	page_statements(&fx, "/user/777", NULL);
+	page_statements(&fx, "/users", "q=volunteer+12");
+	candidates(&fx);
 	forgot_timing(&fx);
 	web_fx_close(&fx);
 	snprintf(proj, sizeof(proj), "rm -rf '%s'", dir);

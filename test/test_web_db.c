@@ -568,6 +568,40 @@ static long long rank_in(const char *json, int64_t id)
 	return strtoll(p + strlen(pat), NULL, 10);
 }
 
+/* The rank on every user's, team's and computer's own page is 1 + a
+ * direct count of the rows with more recent average credit (the page
+ * counts through the credit index it names). */
+static void test_page_ranks_direct(void **state)
+{
+	static const char *const kinds[][2] = {
+		{ "user", "SELECT COUNT(*) FROM `user` WHERE expavg_credit > "
+		  "(SELECT expavg_credit FROM `user` WHERE id = ?)" },
+		{ "team", "SELECT COUNT(*) FROM team WHERE expavg_credit > "
+		  "(SELECT expavg_credit FROM team WHERE id = ?)" },
+		{ "host", "SELECT COUNT(*) FROM host WHERE expavg_credit > "
+		  "(SELECT expavg_credit FROM host WHERE id = ?)" },
+	};
+	int checked = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (int64_t id = 1; id <= 64; id++) {
+			union { struct ct_web_user u; struct ct_web_team t;
+				struct ct_web_host h; } row;
+			int64_t above = -1, rank;
+			int rc = ct_web_get(fx.db, kinds[k][0], id, &row);
+
+			if (rc == CT_ENOTFOUND)
+				continue;
+			assert_int_equal(rc, 0);
+			rank = k == 0 ? row.u.rank : k == 1 ? row.t.rank : row.h.rank;
+			assert_int_equal(CT_DB_QUERY_INT(fx.db, &above, kinds[k][1], id), 0);
+			assert_int_equal(rank, above + 1);
+			checked++;
+		}
+	assert_true(checked >= NUSERS);
+}
+
 /* One rule everywhere: ties share a rank, 1 + those with more credit,
  * on both orders, on the board, a user's own page and the host board;
  * the home page's top lists only who has earned credit. */
@@ -1103,6 +1137,6 @@ CT_TEST_MAIN_GROUP(setup, teardown, test_api_users_by_total,
 	test_create_account_needs_csrf,
 	test_create_account_shows_key_then_team, test_login_with_password_shows_same_key,
 	test_stats_export_matches_db, test_stats_export_redone_after_restart,
-	test_ties_share_a_rank, test_job_inputs_team_note_speed,
+	test_ties_share_a_rank, test_page_ranks_direct, test_job_inputs_team_note_speed,
 	test_tasks_by_state_and_pending_credit, test_account_settings_and_reset,
 	test_forgot_answers_alike, test_pages_and_search, test_news_about_downloads)
