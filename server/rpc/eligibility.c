@@ -101,7 +101,7 @@ int64_t ct_elig_mem_need(const struct ct_sched_job *j, enum ct_elig_backend b)
 {
 	if (b == CT_ELIG_BACKEND_OPENCL)
 		return j->wu_mem_bytes;
-	if (b == CT_ELIG_BACKEND_CPU)
+	if (b == CT_ELIG_BACKEND_CPU && j->wu_mem_ref_bytes > 0)
 		return j->wu_mem_ref_bytes;
 	return j->wu_mem_bytes > j->wu_mem_ref_bytes ? j->wu_mem_bytes : j->wu_mem_ref_bytes;
 }

@@ -45,8 +45,9 @@
  * job.wu_mem_ref_bytes (ct_ref_wu_bytes, the C reference, which keeps
  * every layer's activations) for "cpu", the larger of the two when the
  * client names no backend (an older one) or one this server does not
- * know. A host that says no work_mem, or a job from before the columns
- * (0), is not held to it.
+ * know. A job from before wu_mem_ref_bytes (0) holds "cpu" to
+ * wu_mem_bytes; a host that says no work_mem, or a job from before both
+ * columns (0), is not held to it.
  *
  * Threads: every function is reentrant; the db calls run on the caller's
  * connection (inside the caller's transaction, after it locked the WU).
@@ -130,7 +131,8 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
 int ct_elig_mem_rule(int64_t need, int64_t have);
 
 /* The bytes a WU of job j needs on backend b (see "Memory" above): the
- * job's OpenCL bound, its C reference bound, or the larger. Pure. */
+ * job's OpenCL bound, its C reference bound (the OpenCL one where the job
+ * has none), or the larger. 0: not known. Pure. */
 int64_t ct_elig_mem_need(const struct ct_sched_job *j, enum ct_elig_backend b);
 
 /* The backend a host/work_backend value names: "cpu", "opencl", else
