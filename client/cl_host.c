@@ -156,14 +156,29 @@ int ct_host_choose(struct ct_host *h, const char *pref)
 	return 0;
 }
 
-unsigned long long ct_host_work_mem(const struct ct_host *h)
+/* The index of the chosen OpenCL device, or -1 for the C reference. */
+static int chosen_opencl(const struct ct_host *h)
 {
 	int idx;
 
 	if (strncmp(h->device, "opencl:", 7) == 0 && ct_ocl_parse_spec(h->device, &idx) == 0 &&
 	    idx >= 0 && idx < h->ndevices)
+		return idx;
+	return -1;
+}
+
+unsigned long long ct_host_work_mem(const struct ct_host *h)
+{
+	int idx = chosen_opencl(h);
+
+	if (idx >= 0)
 		return h->devices[idx].global_mem;
 	return h->ram_bytes;	/* "cpu": the C reference computes in RAM */
+}
+
+const char *ct_host_work_backend(const struct ct_host *h)
+{
+	return chosen_opencl(h) >= 0 ? "opencl" : "cpu";
 }
 
 int ct_host_to_xml(const struct ct_host *h, struct ct_buf *b)
@@ -178,6 +193,8 @@ int ct_host_to_xml(const struct ct_host *h, struct ct_buf *b)
 	if (rc == 0) rc = ct_xml_elem_int64(b, "ram_bytes", (int64_t)h->ram_bytes);
 	if (rc == 0 && ct_host_work_mem(h) > 0)
 		rc = ct_xml_elem_int64(b, "work_mem", (int64_t)ct_host_work_mem(h));
+	if (rc == 0 && ct_host_work_mem(h) > 0)
+		rc = ct_xml_elem_str(b, "work_backend", ct_host_work_backend(h));
 	for (int i = 0; i < h->ndevices && i < 16 && rc == 0; i++) {
 		const struct ct_host_device *d = &h->devices[i];
 

@@ -48,6 +48,11 @@ int ct_host_probe(struct ct_host *h, int selftest);
  * the OpenCL device's global memory, or RAM for "cpu". 0 if unknown. */
 unsigned long long ct_host_work_mem(const struct ct_host *h);
 
+/* The backend that memory is for (reported as host/work_backend: the
+ * server holds "cpu" to the C reference's larger need): "opencl" or
+ * "cpu". */
+const char *ct_host_work_backend(const struct ct_host *h);
+
 /* Choose h->device from a preference "auto", "cpu", "opencl", "opencl:N".
  * Returns 0, or CT_ENOTFOUND when an OpenCL device was named but does not
  * exist (the caller may fall back to "cpu"). */

@@ -526,6 +526,43 @@ uint64_t ct_wu_mem_bytes(const struct ct_model_config *cfg, const struct ct_wu_h
 	return ct_ocl_wu_bytes(cfg, hp, NULL);
 }
 
+/* The longer side of the largest matrix: the vocabulary, the MLP's up
+ * rows (GPT-2 4C; Llama's fused gate/up 2F) or the fused q/k/v rows. */
+static uint64_t longest_side(const struct ct_model_config *cfg)
+{
+	const struct ct_model_dims d = ct_model_dims(cfg);
+	uint64_t s = (uint64_t)cfg->Vp, w;
+
+	w = d.fc > d.qkv ? (uint64_t)d.fc : (uint64_t)d.qkv;
+	return w > s ? w : s;
+}
+
+uint64_t ct_ref_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp)
+{
+	const int lora = hp->lora.rank > 0, fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
+	struct ct_gpt2_layout lay;
+	uint64_t weights, need;
+
+	ct_gpt2_layout(cfg, &lay);
+	weights = 4 * (uint64_t)lay.total;
+	if (fmt != CT_BASE_F32) {
+		struct ct_base_layout bl;
+		uint64_t side = longest_side(cfg);
+
+		ct_base_layout(cfg, fmt, &bl);
+		weights = bl.bytes;
+		need = 4 * (64 * side > (1u << 20) ? 64 * side : (1u << 20));
+	} else {
+		need = 0;
+	}
+	need += 2 * weights + 4 * (uint64_t)ct_model_act_floats(cfg, hp->B, hp->T, 1);
+	if (lora)
+		need += 4 * (uint64_t)ct_lora_state_floats(cfg, &hp->lora, hp->B, hp->T, 1);
+	else
+		need += 12 * (uint64_t)lay.total;
+	return need;
+}
+
 double ct_wu_state_bytes(const struct ct_wu *wu)
 {
 	return (double)STATE_HDR + 3.0 * (double)ct_wu_nparams_trained(wu) * sizeof(float) +

@@ -273,8 +273,25 @@ size_t ct_wu_nparams_trained(const struct ct_wu *wu);
  * base compact and in per-layer pieces, the head in pieces), an upper
  * bound on its measured peak (test_ocl_base holds it within 1.5x of
  * it). The C reference keeps every layer's activations and may need
- * more at big shapes. cfg valid, hp checked (ct_wu_hparams_check). */
+ * more at big shapes: its bound is ct_ref_wu_bytes. cfg valid, hp
+ * checked (ct_wu_hparams_check). */
 uint64_t ct_wu_mem_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp);
+
+/* Memory a WU of this shape needs on the C reference ("cpu"), in bytes
+ * (doc/workunit.md §13, "Memory"): the scheduler holds a host that
+ * computes on the C reference to this. More than ct_wu_mem_bytes at real
+ * shapes (4x for a Llama-3.2-1B nf4 LoRA WU at B=4 T=512), though at toy
+ * shapes OpenCL's fixed scratch can outweigh it. An upper bound on what
+ * one process holds for it:
+ *   the model as the client read it, and the backend's copy: 2 x the
+ *     stored weights (4 x nparams, or the compact image's bytes);
+ *   a full-weight WU: gradients and AdamW moments, 12 x nparams bytes;
+ *   the activations and the backward scratch (ct_model_act_floats);
+ *   a LoRA WU: the adapters' state (ct_lora_state_floats, training);
+ *   a compact base: OpenCL's widening scratch, max(2^20, 64 x the longest
+ *     side of a matrix) floats.
+ * cfg valid, hp checked (ct_wu_hparams_check). */
+uint64_t ct_ref_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp);
 
 /* Device memory the OpenCL backend holds for a WU of this shape, in
  * bytes (doc/workunit.md §13, "Memory"), *largest (NULL: not wanted) its

@@ -361,6 +361,36 @@ static void test_mem_bound(void **state)
 	assert_true(ct_wu_mem_bytes(&c, &hp) > need[CT_BASE_NFMT - 1]);
 }
 
+/* The C reference's bound (ct_ref_wu_bytes) covers the OpenCL one at a
+ * real shape (Llama-3.2-1B, B=4 T=512) for a full-weight WU and every
+ * base format, and for an nf4 LoRA WU it is more than 3x: every layer's
+ * activations (10264 against 2486 MiB). At toy shapes OpenCL's fixed
+ * scratch can outweigh it, which the scheduler's larger-of-the-two for
+ * a host that names no backend covers. */
+static void test_ref_mem_bound(void **state)
+{
+	const struct ct_model_config big = {
+		.maxT = 4096, .V = 128256, .Vp = 128256, .L = 16, .NH = 32, .C = 2048,
+		.arch = CT_ARCH_LLAMA, .KVH = 8, .F = 8192, .flags = CT_LLAMA_TIED,
+		.rope_theta = 500000.0, .rms_eps = 1e-5
+	};
+	struct ct_wu_hparams hp;
+
+	(void)state;
+	ct_wu_hparams_default(&hp);
+	hp.B = 4;
+	hp.T = 512;
+	assert_int_equal(ct_wu_hparams_check(&hp, &big, 1u << 20), 0);
+	assert_true(ct_ref_wu_bytes(&big, &hp) >= ct_wu_mem_bytes(&big, &hp));
+	hp.lora = (struct ct_lora_spec){ .rank = 16, .alpha = 32, .targets = CT_LORA_ALL };
+	for (int f = 0; f < CT_BASE_NFMT; f++) {
+		hp.lora.base_fmt = f;
+		assert_int_equal(ct_wu_hparams_check(&hp, &big, 1u << 20), 0);
+		assert_true(ct_ref_wu_bytes(&big, &hp) >= ct_wu_mem_bytes(&big, &hp));
+	}
+	assert_true(ct_ref_wu_bytes(&big, &hp) > 3 * ct_wu_mem_bytes(&big, &hp));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_wu_gpt2),
 		cmocka_unit_test(test_wu_llama),
 		cmocka_unit_test(test_mem_bound),
+		cmocka_unit_test(test_ref_mem_bound),
 	};
 
 	return cmocka_run_group_tests(tests, ct_test_dir_setup, ct_test_dir_teardown);

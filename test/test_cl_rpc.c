@@ -3,10 +3,12 @@
  * doc/protocol.md parses and applies to the state as documented (acks,
  * NOENT re-upload, aborts, new tasks, resent results), requests carry the
  * reports and in-progress names, and malformed, hostile or oversize replies
- * are refused without touching the state.
+ * are refused without touching the state. The host's description says
+ * which backend its work memory is for.
  */
 #include "ct_test.h"
 
+#include "cl_host.h"
 #include "cl_rpc.h"
 #include "ct_err.h"
 #include "ct_xml.h"
@@ -297,5 +299,35 @@ static void test_account(void **unused)
 	ct_buf_free(&b);
 }
 
+/* host/work_mem and host/work_backend name the same device: the chosen
+ * OpenCL device's memory with "opencl", else the RAM with "cpu" (the C
+ * reference, which the server holds to its larger bound). */
+static void expect_work(struct ct_host *h, const char *mem, const char *backend)
+{
+	struct ct_buf b = CT_BUF_INIT(1 << 20);
+	char want[128];
+
+	assert_int_equal(ct_host_to_xml(h, &b), 0);
+	snprintf(want, sizeof want, "<work_mem>%s</work_mem>", mem);
+	assert_non_null(strstr((const char *)b.data, want));
+	snprintf(want, sizeof want, "<work_backend>%s</work_backend>", backend);
+	assert_non_null(strstr((const char *)b.data, want));
+	ct_buf_free(&b);
+}
+
+static void test_host_work_backend(void **state)
+{
+	struct ct_host_device dev = { .name = "g", .type = "gpu", .global_mem = 4294967296ull };
+	struct ct_host h = { .hostname = "h", .ncpus = 2, .ram_bytes = 8589934592ull,
+			     .devices = &dev, .ndevices = 1, .device = "cpu" };
+
+	(void)state;
+	expect_work(&h, "8589934592", "cpu");
+	snprintf(h.device, sizeof h.device, "opencl:0");
+	expect_work(&h, "4294967296", "opencl");
+	snprintf(h.device, sizeof h.device, "opencl:3");	/* no such device */
+	expect_work(&h, "8589934592", "cpu");
+}
+
 CT_TEST_MAIN(test_parse_and_apply, test_build_request, test_malformed, test_oversize,
-	test_error_reply, test_account)
+	test_error_reply, test_account, test_host_work_backend)

@@ -5,7 +5,7 @@
  * not parse), the policy read from the config, and the round rules (two
  * accounts share at most max_shared WUs of a round, a network's and an
  * account's shares capped, lifted for too few volunteers or after the
- * grace).
+ * grace), and the memory a WU needs on the backend a host computes on.
  */
 #include "ct_test.h"
 #include "ct_err.h"
@@ -169,4 +169,32 @@ static void test_round_rule(void **state)
 	assert_string_equal(rule(&p, r), "ok");
 }
 
-CT_TEST_MAIN(test_net_key, test_policy, test_round_policy, test_needed, test_round_rule)
+/* A host's work memory is held to the job's need on the backend it names:
+ * OpenCL's for "opencl", the C reference's for "cpu", the larger of the
+ * two for none or an unknown name (whichever of the two is larger); a job
+ * without the C reference's bound holds "cpu" to OpenCL's. */
+static void test_mem_need(void **state)
+{
+	struct ct_sched_job j = { .wu_mem_bytes = 1000, .wu_mem_ref_bytes = 4000 };
+
+	(void)state;
+	assert_int_equal(ct_elig_backend_parse("opencl"), CT_ELIG_BACKEND_OPENCL);
+	assert_int_equal(ct_elig_backend_parse("cpu"), CT_ELIG_BACKEND_CPU);
+	assert_int_equal(ct_elig_backend_parse(""), CT_ELIG_BACKEND_ANY);
+	assert_int_equal(ct_elig_backend_parse(NULL), CT_ELIG_BACKEND_ANY);
+	assert_int_equal(ct_elig_backend_parse("cuda"), CT_ELIG_BACKEND_ANY);
+	assert_int_equal(ct_elig_backend_parse("CPU"), CT_ELIG_BACKEND_ANY);
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_OPENCL), 1000);
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_CPU), 4000);
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_ANY), 4000);
+	assert_false(ct_elig_mem_rule(ct_elig_mem_need(&j, CT_ELIG_BACKEND_CPU), 2000));
+	assert_true(ct_elig_mem_rule(ct_elig_mem_need(&j, CT_ELIG_BACKEND_OPENCL), 2000));
+	j.wu_mem_ref_bytes = 500;	/* a toy shape: OpenCL's scratch is the more */
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_ANY), 1000);
+	j.wu_mem_ref_bytes = 0;		/* a job from before the column */
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_CPU), 1000);
+	assert_int_equal(ct_elig_mem_need(&j, CT_ELIG_BACKEND_ANY), 1000);
+}
+
+CT_TEST_MAIN(test_net_key, test_policy, test_round_policy, test_needed, test_round_rule,
+	     test_mem_need)

@@ -337,10 +337,11 @@ static int insert_job(struct ct_db *db, const struct ct_job_spec *s, const struc
 	return ct_job_insert(db, &j, jobid);
 }
 
-/* job.wu_mem_bytes: what one WU of the job needs (ct_wu_mem_bytes), which
- * the scheduler holds hosts' work memory to (eligibility.h). */
-/* The memory a WU needs, and the interval of its results' hash chains:
- * [daemons] chain_every when set (> 0), else chosen from the model. */
+/* The memory a WU needs, which the scheduler holds hosts' work memory to
+ * (eligibility.h): job.wu_mem_bytes on OpenCL (ct_wu_mem_bytes) and
+ * job.wu_mem_ref_bytes on the C reference (ct_ref_wu_bytes); and the
+ * interval of its results' hash chains: [daemons] chain_every when set
+ * (> 0), else chosen from the model. */
 static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_job_spec *s,
 		      const struct ct_model_config *cfg, int64_t jobid)
 {
@@ -360,7 +361,8 @@ static int put_wu_mem(struct ct_server *srv, struct ct_db *db, const struct ct_j
 	if (rc == 0 && ct_chain_nlinks(s->steps, (int)every) > CT_CHAIN_MAX_LINKS)
 		every = (s->steps + CT_CHAIN_MAX_LINKS - 1) / CT_CHAIN_MAX_LINKS;
 	if (rc == 0)
-		rc = ct_job_set_wu_needs(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp), (int)every);
+		rc = ct_job_set_wu_needs(db, jobid, (int64_t)ct_wu_mem_bytes(cfg, &hp),
+					 (int64_t)ct_ref_wu_bytes(cfg, &hp), (int)every);
 	return rc;
 }
 

@@ -99,10 +99,11 @@ int ct_job_set_round_close(struct ct_db *db, int64_t id, double quorum, int time
 	return rc < 0 ? rc : 0;
 }
 
-int ct_job_set_wu_needs(struct ct_db *db, int64_t id, int64_t bytes, int chain_every)
+int ct_job_set_wu_needs(struct ct_db *db, int64_t id, int64_t bytes, int64_t ref_bytes,
+			int chain_every)
 {
-	int rc = CT_DB_EXEC(db, "UPDATE job SET wu_mem_bytes=?, chain_every=? WHERE id=?", bytes,
-			    chain_every, id);
+	int rc = CT_DB_EXEC(db, "UPDATE job SET wu_mem_bytes=?, wu_mem_ref_bytes=?, chain_every=? "
+			    "WHERE id=?", bytes, ref_bytes, chain_every, id);
 
 	return rc < 0 ? rc : 0;
 }

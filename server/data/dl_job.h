@@ -59,12 +59,14 @@ int ct_job_insert(struct ct_db *db, const struct ct_job_new *j, int64_t *id);
 /* A job's settings after its insert, each written once at submit: the
  * outer optimizer (ct_outer.h's name, lr, momentum), when a round may close
  * early (round_quorum, round_timeout), what one WU needs in memory
- * (wu_mem_bytes, eligibility.h) with the steps between its hash chain's
+ * on OpenCL and on the C reference (wu_mem_bytes, wu_mem_ref_bytes:
+ * eligibility.h) with the steps between its hash chain's
  * links (chain_every, ct_chain.h). Return 0 or a db error. */
 int ct_job_set_outer(struct ct_db *db, int64_t id, const char *method, double lr,
 		     double momentum);
 int ct_job_set_round_close(struct ct_db *db, int64_t id, double quorum, int timeout);
-int ct_job_set_wu_needs(struct ct_db *db, int64_t id, int64_t bytes, int chain_every);
+int ct_job_set_wu_needs(struct ct_db *db, int64_t id, int64_t bytes, int64_t ref_bytes,
+			int chain_every);
 
 /* Round idx of job id is open: cur_round is at least idx, update_time now.
  * Returns 0 or a db error. */

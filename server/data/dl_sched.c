@@ -16,11 +16,12 @@
 #include "result_state.h"
 
 /* A job's columns, as both statements below read them (j.*). */
-#define JOB_SQL "j.steps, j.batch, j.seq, j.max_upload_bytes, j.wu_mem_bytes, " \
+#define JOB_SQL "j.steps, j.batch, j.seq, j.max_upload_bytes, j.wu_mem_bytes, j.wu_mem_ref_bytes, " \
 	"j.adaptive_replication, j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, " \
 	"j.upload_encoding, j.chain_every"
 #define JOB_COLS(T) CT_DL_COL(T, job.steps), CT_DL_COL(T, job.batch), CT_DL_COL(T, job.seq), \
 	CT_DL_COL(T, job.max_upload), CT_DL_COL(T, job.wu_mem_bytes), \
+	CT_DL_COL(T, job.wu_mem_ref_bytes), \
 	CT_DL_COL(T, job.adaptive), CT_DL_COL(T, job.hp[0]), CT_DL_COL(T, job.hp[1]), \
 	CT_DL_COL(T, job.hp[2]), CT_DL_COL(T, job.hp[3]), CT_DL_COL(T, job.hp[4]), \
 	CT_DL_COL(T, job.hp[5]), CT_DL_COL(T, job.upload_encoding), CT_DL_COL(T, job.chain_every)

@@ -23,7 +23,8 @@ struct ct_db;
 
 /* What a job says of its WUs: their training settings and upload. */
 struct ct_sched_job {
-	int64_t steps, batch, seq, max_upload, wu_mem_bytes;
+	int64_t steps, batch, seq, max_upload;
+	int64_t wu_mem_bytes, wu_mem_ref_bytes;	/* OpenCL, C reference (eligibility.h) */
 	int adaptive;			/* adaptive replication on */
 	double hp[6];			/* lr, beta1, beta2, eps, weight_decay, grad_clip */
 	char upload_encoding[65];

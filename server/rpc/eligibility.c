@@ -97,6 +97,24 @@ int ct_elig_mem_rule(int64_t need, int64_t have)
 	return need <= 0 || have <= 0 || need <= have;
 }
 
+int64_t ct_elig_mem_need(const struct ct_sched_job *j, enum ct_elig_backend b)
+{
+	if (b == CT_ELIG_BACKEND_OPENCL)
+		return j->wu_mem_bytes;
+	if (b == CT_ELIG_BACKEND_CPU && j->wu_mem_ref_bytes > 0)
+		return j->wu_mem_ref_bytes;
+	return j->wu_mem_bytes > j->wu_mem_ref_bytes ? j->wu_mem_bytes : j->wu_mem_ref_bytes;
+}
+
+enum ct_elig_backend ct_elig_backend_parse(const char *name)
+{
+	if (name && strcmp(name, "cpu") == 0)
+		return CT_ELIG_BACKEND_CPU;
+	if (name && strcmp(name, "opencl") == 0)
+		return CT_ELIG_BACKEND_OPENCL;
+	return CT_ELIG_BACKEND_ANY;
+}
+
 const char *ct_elig_replica_rule(const struct ct_elig_host *h, int64_t userid, int64_t hostid,
 				 const char *cpid, const char *net)
 {

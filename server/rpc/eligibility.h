@@ -39,9 +39,15 @@
  *
  * Memory: a host that reports its work memory (host/work_mem, the bytes
  * its compute device offers: device memory, or RAM for the C reference)
- * never gets a replica of a WU whose job needs more (job.wu_mem_bytes,
- * ct_wu_mem_bytes: shape, batch, LoRA and base format). A host that says
- * nothing, or a job from before the column (0), is not held to it.
+ * never gets a replica of a WU whose job needs more on that backend
+ * (host/work_backend; ct_elig_mem_need): job.wu_mem_bytes
+ * (ct_wu_mem_bytes, what the OpenCL engine allocates) for "opencl",
+ * job.wu_mem_ref_bytes (ct_ref_wu_bytes, the C reference, which keeps
+ * every layer's activations) for "cpu", the larger of the two when the
+ * client names no backend (an older one) or one this server does not
+ * know. A job from before wu_mem_ref_bytes (0) holds "cpu" to
+ * wu_mem_bytes; a host that says no work_mem, or a job from before both
+ * columns (0), is not held to it.
  *
  * Threads: every function is reentrant; the db calls run on the caller's
  * connection (inside the caller's transaction, after it locked the WU).
@@ -86,6 +92,13 @@ struct ct_elig_round {
 	int active;		/* distinct accounts that asked within the grace */
 };
 
+/* The backend a host's work memory is for (host/work_backend). */
+enum ct_elig_backend {
+	CT_ELIG_BACKEND_ANY,		/* not said, or not known here */
+	CT_ELIG_BACKEND_CPU,		/* "cpu": the C reference, in RAM */
+	CT_ELIG_BACKEND_OPENCL		/* "opencl": an OpenCL device */
+};
+
 /* Who asks for work: the account, the host, its client id and network,
  * and the memory its compute device offers a WU. */
 struct ct_elig_host {
@@ -93,6 +106,7 @@ struct ct_elig_host {
 	const char *cpid;		/* the client's host_cpid, borrowed */
 	char net[CT_ELIG_NETLEN];	/* ct_elig_net_key(), "" = none */
 	int64_t work_mem;		/* host/work_mem bytes; 0 = not said */
+	enum ct_elig_backend work_backend;	/* what work_mem is for */
 };
 
 /* The project's policy from its config (conf may be NULL: defaults).
@@ -115,6 +129,15 @@ int ct_elig_host_init(struct ct_elig_host *h, const struct ct_conf *conf, int64_
 /* Whether host memory `have` (0: not said) holds a WU needing `need`
  * bytes (0: not known): 1 or 0. Pure. */
 int ct_elig_mem_rule(int64_t need, int64_t have);
+
+/* The bytes a WU of job j needs on backend b (see "Memory" above): the
+ * job's OpenCL bound, its C reference bound (the OpenCL one where the job
+ * has none), or the larger. 0: not known. Pure. */
+int64_t ct_elig_mem_need(const struct ct_sched_job *j, enum ct_elig_backend b);
+
+/* The backend a host/work_backend value names: "cpu", "opencl", else
+ * CT_ELIG_BACKEND_ANY (NULL or "" too). Pure. */
+enum ct_elig_backend ct_elig_backend_parse(const char *name);
 
 /* The fewest distinct accounts for which the round rules can place a
  * round of nwus WUs of quorum replicas each: enough pairs for

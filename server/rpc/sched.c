@@ -799,7 +799,8 @@ static int judge(struct ct_db *db, struct claim_batch *b, int i, const char *why
 		why = "LoRA";
 	/* a WU it cannot hold stays */
 	if (why == NULL && c->who.work_mem > 0 &&
-	    !ct_elig_mem_rule(own->job.wu_mem_bytes, c->who.work_mem))
+	    !ct_elig_mem_rule(ct_elig_mem_need(&own->job, c->who.work_backend),
+			      c->who.work_mem))
 		why = "memory";
 	if (why == NULL) {
 		rc = round_facts(db, b, b->wu[i].roundid, f);
@@ -1061,6 +1062,7 @@ static int assign_work(struct sched_ctx *c)
 	if (rc < 0)
 		return rc;
 	c->who.work_mem = c->req.work_mem;	/* WUs it cannot hold stay (eligibility.h) */
+	c->who.work_backend = ct_elig_backend_parse(c->req.work_backend);
 	if (want > cap - inprog)
 		want = (int)(cap - inprog);
 	if (want > 0)

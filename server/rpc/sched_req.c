@@ -94,6 +94,8 @@ static int parse_host(xmlNodePtr root, struct sched_req *r)
 		if (rc == CT_ENOTFOUND)
 			rc = 0;
 	}
+	if (rc == 0)	/* absent (an older client): "", either backend */
+		rc = opt_str(h, "work_backend", STRCAP, &r->work_backend);
 	for (d = ct_xml_child(h, "device"); rc == 0 && d; d = ct_xml_next(d, "device")) {
 		if (r->ndev == CT_SCHED_MAX_DEVICES)
 			return ct_error(CT_EPROTO, "more than %d <device>s", CT_SCHED_MAX_DEVICES);
@@ -240,6 +242,7 @@ void sched_req_free(struct sched_req *r)
 	free(r->hostname);
 	free(r->os);
 	free(r->cpu_model);
+	free(r->work_backend);
 	for (int i = 0; i < r->ndev; i++) {
 		free(r->dev[i].name);
 		free(r->dev[i].vendor);

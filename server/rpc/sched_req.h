@@ -41,6 +41,8 @@ struct sched_req {
 	int64_t ram_bytes;
 	int64_t work_mem;	/* host/work_mem: bytes a WU may take on the
 				 * device it computes on; 0 = not said */
+	char *work_backend;	/* host/work_backend: what work_mem is for
+				 * ("cpu", "opencl"); "" = not said */
 	struct sched_device dev[CT_SCHED_MAX_DEVICES];
 	int ndev;
 	struct sched_report rep[CT_SCHED_MAX_REPORTS];
