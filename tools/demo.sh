@@ -29,7 +29,10 @@
 # tokenizer and a chat template (tools/demo_chat.sh), replies before and
 # after), DEMO_SHARDS (3), DEMO_ROUNDS (4), DEMO_STEPS
 # (steps per work unit), DEMO_PRESTEPS (pretraining steps), DEMO_CLIENTS (3),
-# DEMO_DEVICE (client device: auto, cpu, opencl; default auto),
+# DEMO_DEVICE (client device: auto, cpu, opencl; default auto), DEMO_OUTER
+# (the job's outer optimizer, `job submit --outer`: mean, sgd or nesterov;
+# default mean, which no other setting beat at the demo's 4 rounds in
+# bench_lofi, doc/results.md "Outer optimizers ..."),
 # DEMO_PROMPT ("The "), DEMO_SERVE=1 keeps the server running at the end
 # (Ctrl-C stops it).
 set -eu
@@ -189,8 +192,9 @@ else
 	set -- --name "fortunes -> licences" --model "$M/base.bin" --train-text $B_FILES \
 		--eval-text "$B_EVAL" --tokenizer "$TOK" --sample-prompt "$PROMPT"
 fi
+OUTER=${DEMO_OUTER:-mean}
 JOB=$("$CS" job submit "$DEMO/project" "$@" --sample-seed 1 --shards $K --rounds $R --steps $STEPS \
-	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 2>"$DEMO/submit.log" | awk '/^job/ {print $2}')
+	--batch $BATCH --seq $SEQ --lr $LR --quorum 2 --outer "$OUTER" 2>"$DEMO/submit.log" | awk '/^job/ {print $2}')
 [ -n "$JOB" ] || die "job submit failed"
 echo "   job $JOB submitted"
 
@@ -243,7 +247,7 @@ TABLE="$DEMO/results.md"
 	done
 	for r in $(seq 1 "$R"); do
 		"$CS" job export "$DEMO/project" "$JOB" --round "$r" --out "$M/lofi_round$r.bin" >/dev/null
-		echo "| lo-fi average after round $r | $(evalloss "$M/lofi_round$r.bin") |"
+		echo "| lo-fi average after round $r (--outer $OUTER) | $(evalloss "$M/lofi_round$r.bin") |"
 	done
 	echo "   centralized fine-tune on all shards ($((K * STEPS * R)) steps) for comparison ..." >&2
 	"$CT" train --model "$M/base.bin" --data "$D/b_train.bin" --steps $((K * STEPS * R)) \
