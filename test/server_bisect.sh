@@ -16,6 +16,9 @@
 #   - c_false sends h1's chain unchanged (its last link is not c_false's
 #     own hash): refused at once as false_chain; h1's replica waits for a
 #     third one (h2's, honest) and is valid with it;
+#  job 1's receipt states the chain of each bisected WU's winner, and
+#  `ctune verify --all` recomputes it link by link; a receipt signed with
+#  the project's key that states another chain fails naming the link;
 #  job 2: c_mute's result comes first, so the state is asked of c_mute,
 #  who never sends it: after [daemons] state_deadline a third replica
 #  (h2) settles the WU as before bisection;
@@ -189,6 +192,49 @@ check "job 1: c_last and c_first out-computed (success, invalid)" "$(count 1 suc
 check "job 1: c_false refused (validate_error)" "$(count 1 validate_error invalid)" 1
 check "job 1: 7 results: a third only for the false chain's WU" \
 	"$(awk '$1 == "over" {n += $4} END {print n + 0}' "$T/show1.txt")" 7
+
+# ---- job 1's receipt: the bisected WUs' chains, checked by ctune verify ---------
+wait_for 60 "job 1's receipt" curl -sf -o "$T/rc1.txt" "$URL/job/1/round/1/receipt"
+# chain_line SHARD: the line after shard SHARD's wu line in the receipt
+chain_line() { awk -v s="$1" 'w { print; exit } $1 == "wu" && $2 == s { w = 1 }' "$T/rc1.txt"; }
+hsha() { printf '%s' "$(cat "$1")" | sha256sum | cut -d' ' -f1; }
+for u in "$wf" "$wl"; do
+	check "the receipt states the chain of $u's winner" "$(chain_line "${u##*-s}")" \
+		"chain 2 $(hsha "$T/work/$(h1of "$u").chain")"
+done
+check "the receipt states 3 chains" "$(grep -c '^chain 2 [0-9a-f]\{64\}$' "$T/rc1.txt")" 3
+V() { "$CTUNE" --dir "$T/verifier" verify "$URL" "$@"; }
+V 1 --all >"$T/v1.log" 2>&1 || fail "verify --all of job 1: $(cat "$T/v1.log")"
+check "verify compares the 3 chains link by link" \
+	"$(grep -c 'hash chain of 3 links (a link every 2 steps) equal to the receipt' "$T/v1.log")" 3
+check "verify recomputes the 3 WUs and the aggregate" "$(grep -c 'matches the receipt' "$T/v1.log")" 4
+# a receipt signed with the project's key stating another chain for
+# c_last's WU (its second link changed) fails, naming where it parts
+if command -v openssl >/dev/null; then
+	store_file() { echo "$P/download/$(printf '%s' "$1" | cut -c1-2)/$1"; }
+	sl=${wl##*-s}
+	good=$(cat "$T/work/$(h1of "$wl").chain")
+	printf '%s%064d%s' "$(printf '%s' "$good" | cut -c1-64)" 0 "$(printf '%s' "$good" | cut -c129-192)" \
+		>"$T/other.chain"
+	OC=$(sha "$T/other.chain")
+	mkdir -p "$(dirname "$(store_file "$OC")")"
+	cp "$T/other.chain" "$(store_file "$OC")"
+	R=$(store_file "$(sha "$T/rc1.txt")")
+	cp "$R" "$T/saved"
+	awk -v s="$sl" -v c="$OC" 'w { $0 = "chain 2 " c; w = 0 } $1 == "wu" && $2 == s { w = 1 } { print }' \
+		"$T/rc1.txt" | sed '$d' >"$T/forged.txt"
+	openssl pkeyutl -sign -inkey "$P/signing.key" -rawin -in "$T/forged.txt" -out "$T/fsig.bin" ||
+		die "openssl sign"
+	echo "signature $(xxd -p "$T/fsig.bin" | tr -d '\n')" >>"$T/forged.txt"
+	cp "$T/forged.txt" "$R"
+	V 1 --all >"$T/bad.log" 2>&1
+	check "verify refuses a receipt stating another chain" "$?" 1
+	check "and names where it parts" "$(grep -q "round 1 shard $sl: the recomputed hash chain parts from the receipt's at link 1: they agree up to step 2, differ by step 4" \
+		"$T/bad.log" && echo named)" named
+	cp "$T/saved" "$R"
+else
+	echo "# no openssl: the forged receipt is not tried"
+fi
 
 # ---- job 2: the asked host never sends the state -------------------------------
 submit 1

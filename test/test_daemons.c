@@ -174,8 +174,10 @@ static void upload_of(struct fx *f, int64_t rid, char *path, size_t cap)
 
 /* The client's upload and report of result rid: weights `res` (n floats)
  * encoded against the WU's base. */
-static void report(struct fx *f, const struct wu *w, int64_t rid, const float *res, size_t n,
-		   int conforming)
+/* Result rid of w reported as res (n floats), uploaded in encoding enc
+ * (CT_DELTA_LOSSLESS, CT_DELTA_INT8) from a device conforming or not. */
+static void report_enc(struct fx *f, const struct wu *w, int64_t rid, const float *res,
+		       size_t n, int conforming, int enc)
 {
 	static const struct ct_delta_model dm = { 16, 64, 64, 1, 2, 16 };
 	struct ct_buf out = CT_BUF_INIT(0);
@@ -185,7 +187,7 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *r
 
 	assert_int_equal(ct_hex_decode(w->model_sha, base_sha, 32), 0);
 	assert_int_equal(ct_delta_encode(w->base.params, res, n, &dm, base_sha,
-					 CT_DELTA_LOSSLESS, -1, &out), 0);
+					 enc, -1, &out), 0);
 	/* the file and its hash, as the upload handler writes them */
 	ct_dfx_upload(&f->c.srv, f->c.db, rid, out.data, out.len, usha);
 	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE result SET server_state=?, outcome=?, "
@@ -196,6 +198,12 @@ static void report(struct fx *f, const struct wu *w, int64_t rid, const float *r
 	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=? WHERE id=?",
 				    now, w->id), 1);
 	ct_buf_free(&out);
+}
+
+static void report(struct fx *f, const struct wu *w, int64_t rid, const float *res, size_t n,
+		   int conforming)
+{
+	report_enc(f, w, rid, res, n, conforming, CT_DELTA_LOSSLESS);
 }
 
 static void report_error(struct fx *f, const struct wu *w, int64_t rid)
@@ -635,14 +643,20 @@ static void chain_of(const float *res, size_t n, int same, const char *tag, char
 
 /* One replica of w sent to host h, reported as res (conforming or not)
  * with the chain hex; its result id. */
-static int64_t chained(struct fx *f, const struct wu *w, int h, const float *res,
-		       int conforming, const char *hex)
+static int64_t chained_enc(struct fx *f, const struct wu *w, int h, const float *res,
+			   int conforming, int enc, const char *hex)
 {
 	int64_t rid = send_to(f, w, h);
 
-	report(f, w, rid, res, w->base.lay.total, conforming);
+	report_enc(f, w, rid, res, w->base.lay.total, conforming, enc);
 	assert_int_equal(ct_dl_chain_put(f->c.db, rid, hex), 0);
 	return rid;
+}
+
+static int64_t chained(struct fx *f, const struct wu *w, int h, const float *res,
+		       int conforming, const char *hex)
+{
+	return chained_enc(f, w, h, res, conforming, CT_DELTA_LOSSLESS, hex);
 }
 
 static int64_t canonical_of(struct fx *f, const struct wu *w)
@@ -739,6 +753,100 @@ static void test_chains_parting_and_receipt(void **state)
 	free(near);
 	wu_free(&w0);
 	wu_free(&w1);
+}
+
+/* int8 uploads compared by tolerance: their chains were not checked
+ * (the last link is the trained floats' hash, which an int8 upload does
+ * not give), so the job page shows no parting for them and the receipt
+ * states no chain that a second replica does not vouch for; two int8
+ * replicas that report the same chain have it stated. */
+static void test_chains_int8(void **state)
+{
+	struct fx *f = *state;
+	struct ct_web_parting *p = NULL;
+	struct ct_receipt r;
+	struct wu w0, w1;
+	char ca[193], cb[193], cc[193], sha[65], want[65];
+	float *near;
+	size_t n = 9;
+	int64_t a, b, c, d;
+
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE job SET chain_every=1, upload_encoding="
+				    "'int8' WHERE id=?", f->jobid), 1);
+	wu_load(f, f->jobid, 1, 0, &w0);
+	wu_load(f, f->jobid, 1, 1, &w1);
+	near = malloc(w0.base.lay.total * sizeof(float));
+	for (size_t i = 0; i < w0.base.lay.total; i++)
+		near[i] = i % 97 == 0 ? w0.base.params[i] + 0.95f * (w0.honest[i] -
+			  w0.base.params[i]) : w0.honest[i];
+	/* WU 0: the chains part at link 1, as a tolerance pair's would */
+	chain_of(w0.honest, w0.base.lay.total, 3, "", ca);
+	chain_of(near, w0.base.lay.total, 1, "host 1", cb);
+	a = chained_enc(f, &w0, 0, w0.honest, 1, CT_DELTA_INT8, ca);
+	b = chained_enc(f, &w0, 1, near, 0, CT_DELTA_INT8, cb);
+	/* WU 1: two int8 replicas, one chain */
+	chain_of(w1.honest, w1.base.lay.total, 3, "", cc);
+	c = chained_enc(f, &w1, 2, w1.honest, 1, CT_DELTA_INT8, cc);
+	d = chained_enc(f, &w1, 3, w1.honest, 1, CT_DELTA_INT8, cc);
+	run_daemons(f);
+	assert_int_equal(vstate(f, a), CT_VS_VALID);
+	assert_int_equal(vstate(f, b), CT_VS_VALID);
+	assert_int_equal(vstate(f, c), CT_VS_VALID);
+	assert_int_equal(vstate(f, d), CT_VS_VALID);
+	{	/* the validator took them as int8: an error bound, no exact hash */
+		double q = 0.0;
+
+		assert_int_equal(CT_DB_QUERY_DOUBLE(f->c.db, &q, "SELECT quant_error FROM "
+						    "result_check WHERE resultid=?", b), 0);
+		assert_true(q > 0.0);
+	}
+
+	assert_int_equal(ct_web_job_partings(f->c.db, f->jobid, &p, &n), 0);
+	assert_int_equal(n, 0);
+	free(p);
+	load_receipt(f, 1, &r, sha);
+	assert_int_equal(r.wus[0].tolerance, 1);
+	assert_int_equal(r.wus[0].chain_every, 0);
+	assert_string_equal(r.wus[0].chain_sha, "");
+	assert_int_equal(r.wus[1].chain_every, 1);
+	ct_sha256_hex(cc, 192, want);
+	assert_string_equal(r.wus[1].chain_sha, want);
+	ct_receipt_free(&r);
+	free(near);
+	wu_free(&w0);
+	wu_free(&w1);
+}
+
+/* A WU settled by bisection keeps one valid replica: its receipt states
+ * that replica's chain all the same (its links before the recomputed one
+ * are the loser's too, that one the server's own, its last its hash). */
+static void test_receipt_settled_chain(void **state)
+{
+	struct fx *f = *state;
+	struct ct_receipt r;
+	struct wu w;
+	char ca[193], sha[65], want[65];
+	int64_t a;
+
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE job SET chain_every=1 WHERE id=?",
+				    f->jobid), 1);
+	wu_load(f, f->jobid, 1, 0, &w);
+	chain_of(w.honest, w.base.lay.total, 3, "", ca);
+	a = chained(f, &w, 0, w.honest, 1, ca);
+	chained(f, &w, 1, w.honest, 1, ca);
+	/* as the validator records a won dispute (validator.c apply_wu) */
+	assert_int_equal(ct_dl_chain_settled(f->c.db, a, 1), 1);
+	assert_int_equal(ct_dl_chain_settled(f->c.db, a + 1000, 1), 0);
+	assert_int_equal(CT_DB_EXEC(f->c.db, "DELETE FROM result_chain WHERE resultid<>?", a), 1);
+	run_daemons(f);
+	assert_int_equal(vstate(f, a), CT_VS_VALID);
+	honest_wu(f, 1, 1, 2, 3, NULL);
+	load_receipt(f, 1, &r, sha);
+	assert_int_equal(r.wus[0].chain_every, 1);
+	ct_sha256_hex(ca, 192, want);
+	assert_string_equal(r.wus[0].chain_sha, want);
+	ct_receipt_free(&r);
+	wu_free(&w);
 }
 
 /* A chain only the canonical's host reported, on a WU agreed by hash, is
@@ -1196,6 +1304,7 @@ static void test_poisoned_wu_does_not_stall(void **state)
  * pattern, * and ? allowed). */
 CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_rejected,
 	test_round_average, test_round_receipts, test_chains_parting_and_receipt,
+	test_chains_int8, test_receipt_settled_chain,
 	test_receipt_unvouched_chain, test_deadline_resends, test_early_reissue,
 	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job,

@@ -95,6 +95,7 @@ struct vwu {
 	struct vres r[VAL_MAX_CANDS];
 	int canonical_idx;	/* index in r of the canonical result, -1 none */
 	int hold;		/* a dispute waits for a state: no new replica */
+	int settled_link;	/* the canonical won a dispute at this link, -1 none */
 	/* What results are a delta of: the base's weights, or for a LoRA job
 	 * the WU's initial adapters (lora_round.h). */
 	struct ct_lora_val lora;
@@ -130,6 +131,7 @@ static int load_results(struct ct_db *db, struct vwu *v)
 	if (rc < 0)
 		return rc;
 	v->canonical_idx = -1;
+	v->settled_link = -1;
 	for (size_t i = 0; i < n && v->nr < VAL_MAX_CANDS; i++) {
 		struct vres *r = &v->r[v->nr];
 
@@ -427,7 +429,8 @@ static int probe_known(struct vwu *v, struct vres *r)
 /* The chain reported with an exact result, if any, must end in its hash
  * (validate/bisect.h): a chain that lies about the host's own result is
  * refused with the result. A lossy upload's hash is not the trained
- * floats' one, so its chain can only be compared, not checked. */
+ * floats' one, so its chain can be neither checked nor bisected
+ * (doc/validation.md, "int8 uploads' chains"). */
 static int check_chain(struct vwu *v, struct vres *r)
 {
 	static _Thread_local char chain[CT_CHAIN_HEX_MAX + 1];
@@ -600,8 +603,9 @@ static void wu_hparams(const struct vwu *v, struct ct_wu_hparams *hp)
 	hp->lora_seed = v->lora.seed;
 }
 
-/* The dispute of results idx[0] and idx[1] (validate/dispute.h). */
-static int dispute_of(struct vwu *v, const size_t idx[2], int *out)
+/* The dispute of results idx[0] and idx[1] (validate/dispute.h); *link
+ * as ct_dispute_run's. */
+static int dispute_of(struct vwu *v, const size_t idx[2], int *out, int *link)
 {
 	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
 				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
@@ -616,7 +620,7 @@ static int dispute_of(struct vwu *v, const size_t idx[2], int *out)
 						  .conforming = r->conforming };
 		memcpy(w.r[k].sha, r->sha, 32);
 	}
-	return ct_dispute_run(v->srv, v->db, &w, out);
+	return ct_dispute_run(v->srv, v->db, &w, out, link);
 }
 
 /* Results newly valid beside the canonical one by tolerance (a device
@@ -625,7 +629,7 @@ static int dispute_of(struct vwu *v, const size_t idx[2], int *out)
 static int note_tolerance(struct vwu *v)
 {
 	size_t idx[2] = { (size_t)v->canonical_idx, 0 };
-	int rc = 0, out;
+	int rc = 0, out, link;
 
 	for (size_t i = 0; rc == 0 && v->j.chain_every > 0 && i < v->nr; i++) {
 		const struct vres *r = &v->r[i];
@@ -635,7 +639,7 @@ static int note_tolerance(struct vwu *v)
 		    r->new_state == CT_VS_VALID &&
 		    memcmp(r->sha, v->r[v->canonical_idx].sha, 32) != 0 &&
 		    !(r->conforming && v->r[v->canonical_idx].conforming))
-			rc = dispute_of(v, idx, &out);
+			rc = dispute_of(v, idx, &out, &link);
 	}
 	return rc;
 }
@@ -646,7 +650,7 @@ static int note_tolerance(struct vwu *v)
 static int dispute(struct vwu *v)
 {
 	size_t idx[2], n = 0;
-	int rc, out;
+	int rc, out, link;
 
 	for (size_t i = 0; i < v->nr; i++)
 		if (v->r[i].sane && v->r[i].new_state == CT_VS_INCONCLUSIVE && n++ < 2)
@@ -654,7 +658,7 @@ static int dispute(struct vwu *v)
 	if (n != 2 || v->j.chain_every <= 0 ||
 	    memcmp(v->r[idx[0]].sha, v->r[idx[1]].sha, 32) == 0)
 		return 0;
-	rc = dispute_of(v, idx, &out);
+	rc = dispute_of(v, idx, &out, &link);
 	if (rc < 0)
 		return rc;
 	if (out == CT_DISPUTE_WAIT)
@@ -665,6 +669,7 @@ static int dispute(struct vwu *v)
 		v->r[idx[win]].new_state = CT_VS_VALID;
 		v->r[idx[!win]].new_state = CT_VS_INVALID;
 		v->canonical_idx = (int)idx[win];
+		v->settled_link = link;
 	}
 	if (out == CT_DISPUTE_FIRST_FALSE || out == CT_DISPUTE_SECOND_FALSE)
 		v->r[idx[out == CT_DISPUTE_SECOND_FALSE]].new_state = CT_VS_INVALID;
@@ -792,6 +797,12 @@ static int apply_wu(struct ct_db *db, struct vwu *v, int64_t now)
 			return rc;
 		ct_log_info("validator: %s: canonical result %s", v->j.wu_name,
 			    v->r[v->canonical_idx].name);
+		/* for the receipt (data/dl_receipt.h): which link the server
+		 * vouches for itself */
+		if (v->settled_link >= 0)
+			rc = ct_dl_chain_settled(db, v->r[v->canonical_idx].id, v->settled_link);
+		if (rc < 0)
+			return rc;
 	} else if (v->j.canonical == 0 && nsane > 0 && !v->hold) {
 		/* disagreement: one more replica than the results that may
 		 * still agree (the transitioner creates it, within the caps) */

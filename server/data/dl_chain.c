@@ -40,6 +40,14 @@ int ct_dl_chain_get(struct ct_db *db, int64_t resultid, char *links)
 	return 1;
 }
 
+int ct_dl_chain_settled(struct ct_db *db, int64_t resultid, int link)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE result_chain SET settled_link=? WHERE resultid=?", link,
+			    resultid);
+
+	return rc < 0 ? rc : rc > 0;
+}
+
 #define Q struct ct_dl_state_req
 static const struct ct_dl_col req_cols[] = {
 	CT_DL_COL(Q, workunitid), CT_DL_COL(Q, resultid), CT_DL_COL(Q, hostid),

@@ -35,6 +35,13 @@ int ct_dl_chain_put(struct ct_db *db, int64_t resultid, const char *links);
  * 0 when it has none (links ""), or a db error. */
 int ct_dl_chain_get(struct ct_db *db, int64_t resultid, char *links);
 
+/* Result resultid won its WU's dispute: the server recomputed its link
+ * `link` (0-based) from the agreed state (dispute.h). Kept with its
+ * chain (result_chain.settled_link, migration 045) for the round's
+ * receipt. Returns 1 if recorded, 0 if the result has no chain, or a db
+ * error. */
+int ct_dl_chain_settled(struct ct_db *db, int64_t resultid, int link);
+
 /* One state request (a row of state_request, with its result's name). */
 struct ct_dl_state_req {
 	int64_t workunitid, resultid, hostid, other_resultid;

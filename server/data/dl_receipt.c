@@ -127,41 +127,59 @@ static int wu_results(struct ct_db *db, int64_t wuid, int64_t canonical,
 
 struct crow {
 	int64_t id;
+	int settled_link;
+	double quant_error;
 	char links[CT_CHAIN_HEX_MAX + 1];
 };
 
 #define C struct crow
-static const struct ct_dl_col chain_cols[] = { CT_DL_COL(C, id), CT_DL_COL(C, links) };
+static const struct ct_dl_col chain_cols[] = {
+	CT_DL_COL(C, id), CT_DL_COL(C, links), CT_DL_COL(C, settled_link),
+	CT_DL_COL(C, quant_error),
+};
 #undef C
 
 /* The canonical result's chain, when the receipt can state it: well
- * formed for the job's interval, and for a WU agreed by hash reported
- * the same by another valid replica too (a host alone could make up the
- * links before its last one, which is all the validator checks; a
- * receipt must not state what no second host vouches for). By tolerance
- * the replicas' chains part by nature: the canonical's own is stated,
- * for a verifier to see where its run parts from it. keep stores the
- * chain's text and gives its hash. */
+ * formed for the job's interval, and vouched for beyond the host that
+ * reported it (a host alone could make up the links before its last
+ * one, which is all the validator checks; a receipt must not state what
+ * nobody else vouches for):
+ *  - another valid replica reported the same chain, or
+ *  - the canonical won a dispute settled by bisection (settled_link:
+ *    its links before that one are the loser's too, that one the server
+ *    recomputed, its last is its result's hash), or
+ *  - the WU agreed by tolerance, where replicas' chains part by nature
+ *    and the canonical's own is stated for a verifier to see where its
+ *    run parts from it, but only for an exact (lossless) upload: an int8
+ *    upload's last link is not its hash (doc/validation.md), so nothing
+ *    of its chain was checked at all.
+ * keep stores the chain's text and gives its hash. */
 static int wu_chain(struct ct_db *db, int64_t wuid, int64_t canonical, const struct ct_receipt *r,
 		    int every, const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt_wu *w)
 {
 	struct crow *rows = NULL;
-	const char *mine = NULL;
+	const struct crow *mine = NULL;
 	size_t n = 0;
 	int rc, vouched = 0;
 
 	if (every <= 0 || keep == NULL)
 		return 0;
-	rc = CT_DL_LIST(db, &rows, &n, chain_cols, "chains", "SELECT r.id, c.links FROM result r "
-			"JOIN result_chain c ON c.resultid = r.id WHERE r.workunitid = ? AND "
-			"r.validate_state = ? ORDER BY r.id LIMIT 16", wuid, (int)CT_VS_VALID);
+	/* no check row reads as lossy: said nothing of, stated by a vouch only */
+	rc = CT_DL_LIST(db, &rows, &n, chain_cols, "chains", "SELECT r.id, c.links, "
+			"c.settled_link, COALESCE(k.quant_error, 1) FROM result r JOIN "
+			"result_chain c ON c.resultid = r.id LEFT JOIN result_check k ON "
+			"k.resultid = r.id AND k.upload_sha256 = r.upload_sha256 WHERE "
+			"r.workunitid = ? AND r.validate_state = ? ORDER BY r.id LIMIT 16", wuid,
+			(int)CT_VS_VALID);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (rows[i].id == canonical && ct_chain_check(rows[i].links, r->steps, every) == 0)
-			mine = rows[i].links;
+			mine = &rows[i];
 	for (size_t i = 0; rc == 0 && mine != NULL && i < n; i++)
-		vouched |= rows[i].id != canonical && strcmp(rows[i].links, mine) == 0;
-	if (rc == 0 && mine != NULL && (vouched || w->tolerance)) {
-		rc = keep->fn(keep->arg, r->job, mine, w->chain_sha);
+		vouched |= rows[i].id != canonical && strcmp(rows[i].links, mine->links) == 0;
+	if (mine != NULL)
+		vouched |= mine->settled_link >= 0 || (w->tolerance && mine->quant_error == 0.0);
+	if (rc == 0 && mine != NULL && vouched) {
+		rc = keep->fn(keep->arg, r->job, mine->links, w->chain_sha);
 		if (rc == 0)
 			w->chain_every = every;
 	}

@@ -26,9 +26,10 @@ struct ct_dl_receipt_chain_sink {
 /* Round `roundid` (status done) as a receipt without key, prev and
  * signature: r is zeroed first, r->wus malloc'd (ct_receipt_free). Each
  * WU's canonical chain that the receipt can state (ct_dl_receipt.c
- * wu_chain: well formed, and vouched for by a second valid replica
- * unless the WU agreed by tolerance) goes to keep first; keep NULL
- * states none. CT_ENOTFOUND when the round is not done; CT_ETOOBIG over
+ * wu_chain: well formed, and vouched for by a second valid replica or
+ * by the server's own recomputation in a dispute settled by bisection,
+ * or, for an exact upload, agreed by tolerance) goes to keep first; keep
+ * NULL states none. CT_ENOTFOUND when the round is not done; CT_ETOOBIG over
  * the receipt's caps; or a db error. */
 int ct_dl_receipt_round(struct ct_db *db, int64_t roundid,
 			const struct ct_dl_receipt_chain_sink *keep, struct ct_receipt *r);

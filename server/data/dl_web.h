@@ -192,7 +192,8 @@ struct ct_web_parting {
 
 /* Up to CT_WEB_PARTINGS_MAX such pairs of job jobid, newest round
  * first, whose results both still have their chains (well formed for the
- * job's interval), into a malloc'd *out (free()), *n rows. Returns 0 or
+ * job's interval) and are exact uploads (an int8 one's chain is not
+ * checked: doc/validation.md), into a malloc'd *out (free()), *n rows. Returns 0 or
  * a db error. */
 int ct_web_job_partings(struct ct_db *db, int64_t jobid, struct ct_web_parting **out,
 			size_t *n);

@@ -253,13 +253,18 @@ int ct_web_job_partings(struct ct_db *db, int64_t jobid, struct ct_web_parting *
 
 	*out = NULL;
 	*n = 0;
-	/* the validator's tolerance pairs (daemons/validator.c note_tolerance) */
+	/* the validator's tolerance pairs (daemons/validator.c note_tolerance),
+	 * exact uploads only: an int8 upload's chain was not checked, not even
+	 * its last link (doc/validation.md), so where it parts says nothing */
 	rc = CT_DL_LIST(db, &rows, &nr, parting_cols, "partings", "SELECT w.round_idx, "
 		"w.shard, w.name, c.name, o.name, j.steps, j.chain_every, cc.links, oc.links "
 		"FROM workunit w JOIN job j ON j.id = w.jobid JOIN result c ON c.id = "
 		"w.canonical_resultid JOIN result o ON o.workunitid = w.id AND o.id <> c.id "
 		"JOIN result_chain cc ON cc.resultid = c.id JOIN result_chain oc ON "
-		"oc.resultid = o.id WHERE w.jobid = ? AND w.canonical_resultid <> 0 AND "
+		"oc.resultid = o.id JOIN result_check ck ON ck.resultid = c.id AND "
+		"ck.upload_sha256 = c.upload_sha256 AND ck.quant_error = 0 JOIN result_check ok "
+		"ON ok.resultid = o.id AND ok.upload_sha256 = o.upload_sha256 AND "
+		"ok.quant_error = 0 WHERE w.jobid = ? AND w.canonical_resultid <> 0 AND "
 		"o.validate_state = ? AND (c.conforming = 0 OR o.conforming = 0) AND "
 		"j.chain_every > 0 ORDER BY w.round_idx DESC, w.shard, o.id LIMIT ?", jobid,
 		(int)CT_VS_VALID, (int64_t)CT_WEB_PARTINGS_MAX);

@@ -244,12 +244,13 @@ static int settle_segment(struct ct_server *srv, struct ct_db *db, const struct 
 }
 
 int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_dispute_wu *w,
-		   int *out)
+		   int *out, int *link)
 {
 	struct dispute *d = calloc(1, sizeof(*d));
 	int rc;
 
 	*out = CT_DISPUTE_NONE;
+	*link = -1;
 	if (d == NULL)
 		return CT_ENOMEM;
 	d->w = w;
@@ -277,6 +278,8 @@ int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_disp
 		goto out;
 	}
 	rc = settle_segment(srv, db, d, out);
+	if (rc == 0 && (*out == CT_DISPUTE_FIRST || *out == CT_DISPUTE_SECOND))
+		*link = d->plan.link;
 out:
 	free(d);
 	return rc;

@@ -53,11 +53,13 @@ enum ct_dispute_outcome {
 };
 
 /* Settle (or advance) the dispute between w->r[0] and w->r[1]: *out one
- * of the outcomes above. Config: daemons.state_deadline (seconds a host
- * has to upload a state, default 900). Returns 0, or a failure of the
- * server (db, memory); a bad upload is the host's, not an error. */
+ * of the outcomes above; *link the link the server recomputed and found
+ * the winner's for CT_DISPUTE_FIRST and _SECOND, -1 otherwise. Config:
+ * daemons.state_deadline (seconds a host has to upload a state, default
+ * 900). Returns 0, or a failure of the server (db, memory); a bad upload
+ * is the host's, not an error. */
 int ct_dispute_run(struct ct_server *srv, struct ct_db *db, const struct ct_dispute_wu *w,
-		   int *out);
+		   int *out, int *link);
 
 /* The WU was decided without its open dispute (a quorum of other
  * replicas, the job stopped): close the request and remove its state
