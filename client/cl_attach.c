@@ -8,10 +8,14 @@
 #include "cl_state.h"
 #include "ct_buf.h"
 #include "ct_err.h"
+#include "ct_file.h"
+#include "ct_os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int ct_attach_check_url(const char *url)
 {
@@ -34,6 +38,50 @@ int ct_attach_check_key(const char *key)
 	return 0;
 }
 
+/* 1 if the n bytes at data hold a whole PEM certificate block. */
+static int has_pem_cert(const unsigned char *data, size_t n)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	static const char end[] = "-----END CERTIFICATE-----";
+	const unsigned char *b = memmem(data, n, begin, sizeof(begin) - 1);
+
+	if (b == NULL || memchr(data, '\0', n) != NULL)
+		return 0;
+	b += sizeof(begin) - 1;
+	return memmem(b, n - (size_t)(b - data), end, sizeof(end) - 1) != NULL;
+}
+
+int ct_attach_check_ca(const char *path, char **out)
+{
+	unsigned char *data = NULL;
+	struct stat sb;
+	size_t n = 0;
+	int rc = 0;
+
+	*out = path[0] != '\0' ? realpath(path, NULL) : NULL;
+	if (*out == NULL || stat(*out, &sb) != 0 || access(*out, R_OK) != 0)
+		rc = ct_error(CT_EUSAGE, "CA file %s: not a readable file", path);
+	else if (!S_ISREG(sb.st_mode))
+		rc = ct_error(CT_EUSAGE, "CA file %s: not a regular file", *out);
+	else if (strpbrk(*out, " \t\r\n") != NULL || strlen(*out) >= 1000)
+		rc = ct_error(CT_EUSAGE, "CA file %s: a path without spaces, under 1000 bytes, "
+			      "please", *out);
+	else if (sb.st_size > CT_ATTACH_CA_MAX)
+		rc = ct_error(CT_EUSAGE, "CA file %s: over %d bytes", *out, CT_ATTACH_CA_MAX);
+	else if (ct_file_read_all(*out, CT_ATTACH_CA_MAX, &data, &n) < 0)
+		rc = ct_error(CT_EUSAGE, "CA file %s: cannot be read (or over %d bytes)", *out,
+			      CT_ATTACH_CA_MAX);
+	else if (!has_pem_cert(data, n))
+		rc = ct_error(CT_EUSAGE, "CA file %s: no PEM certificate in it (-----BEGIN "
+			      "CERTIFICATE-----)", *out);
+	free(data);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 /* One line saying what is wrong with an RPC to the project at url that
  * failed with rc (ct_errmsg(rc) holds the detail). */
 static int explain(const char *url, int rc)
@@ -45,9 +93,9 @@ static int explain(const char *url, int rc)
 		if (*c == '\n' || *c == '\r' || *c == '\t')
 			*c = ' ';
 	if (rc == CT_ENET && strstr(detail, "TLS:") != NULL)
-		return ct_error(rc, "TLS with %s failed: %s (a project with its own CA: "
-				"--ca-file FILE or CURL_CA_BUNDLE; a self-signed one: "
-				"--pin-self-signed)", url, strstr(detail, "TLS:") + 5);
+		return ct_error(rc, "TLS with %s failed: %s (a project with its own CA: its "
+				"CA file, by --ca-file FILE, the control page's CA file or "
+				"CURL_CA_BUNDLE; a self-signed one: --pin-self-signed)", url, strstr(detail, "TLS:") + 5);
 	if (rc == CT_ENET || rc == CT_ETIMEOUT)
 		return ct_error(rc, "cannot reach %s: %s", url, detail);
 	if (rc == CT_EHTTP || rc == CT_EXML || rc == CT_ETOOBIG || rc == CT_EPROTO)

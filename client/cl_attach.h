@@ -18,6 +18,20 @@ int ct_attach_check_url(const char *url);
 /* An account key: 1-255 letters and digits. 0 or CT_EUSAGE. */
 int ct_attach_check_key(const char *key);
 
+/* The largest CA file an attach takes: a bundle of a few hundred
+ * certificates (the system's whole bundle is ~220 kB). */
+#define CT_ATTACH_CA_MAX (1024 * 1024)
+
+/* A CA file for a project with its own CA, as `ctune attach --ca-file`
+ * and the control page take it: path names an existing regular file the
+ * client can read, of at most CT_ATTACH_CA_MAX bytes, that holds a PEM
+ * certificate ("-----BEGIN CERTIFICATE-----" ... "-----END
+ * CERTIFICATE-----"), whose absolute path has no blanks and is under 1,000
+ * bytes (the daemon's control line carries it). *out is that absolute
+ * path, malloc'd for the caller; NULL on failure. Returns 0 or CT_EUSAGE
+ * naming the file and what is wrong. */
+int ct_attach_check_ca(const char *path, char **out);
+
 /* Create (name not NULL) or look up the account of email and password on
  * the project at url (ca: a CA file or pin, NULL: the system's). *key and
  * *user_name (NULL when the project sent none) are malloc'd for the

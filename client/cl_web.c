@@ -336,7 +336,7 @@ static int scratch_state(const struct ct_web *w, struct ct_state **st)
  * `password` looked up on the project (as `ctune attach --email
  * --password`), into key (cap bytes). */
 static int form_key(const struct ct_web_req *rq, const char *body, const char *url,
-		    char *key, size_t cap)
+		    const char *ca, char *key, size_t cap)
 {
 	char email[256], password[256], *got = NULL, *uname = NULL;
 	int rc = form_field(rq, body, "key", key, cap);
@@ -347,7 +347,7 @@ static int form_key(const struct ct_web_req *rq, const char *body, const char *u
 		rc = ct_error(CT_EINVAL, "give the account key, or the e-mail address and "
 			      "password of the account");
 	if (rc == 0 && key[0] == '\0')
-		rc = ct_attach_account(url, NULL, email, password, NULL, &got, &uname);
+		rc = ct_attach_account(url, NULL, email, password, ca, &got, &uname);
 	if (rc == 0 && got != NULL && (size_t)snprintf(key, cap, "%s", got) >= cap)
 		rc = ct_error(CT_EPROTO, "%s sent an account key over %zu bytes", url, cap - 1);
 	free(got);
@@ -355,33 +355,56 @@ static int form_key(const struct ct_web_req *rq, const char *body, const char *u
 	return rc;
 }
 
-/* POST /api/attach: url, and key or email and password. The key is
- * checked by one scheduler RPC (cl_attach.h) on this connection's thread,
- * without the daemon's lock, then the daemon attaches as `ctune attach`
- * makes it and starts asking for work. */
+/* The form's `ca_file`: an absolute path on this computer (the page is
+ * the volunteer's own, behind its token and CSRF checks; a relative one
+ * would be the daemon's working directory's), checked as `ctune attach
+ * --ca-file` checks it (cl_attach.h), into *ca (malloc'd; NULL when the
+ * field is empty: the system's CAs). */
+static int form_ca(const struct ct_web_req *rq, const char *body, char **ca)
+{
+	char path[1024];
+	int rc = form_field(rq, body, "ca_file", path, sizeof(path));
+
+	*ca = NULL;
+	if (rc == 0 && path[0] != '\0' && !ct_os_path_absolute(path))
+		rc = ct_error(CT_EUSAGE, "CA file %s: give its absolute path", path);
+	if (rc == 0 && path[0] != '\0')
+		rc = ct_attach_check_ca(path, ca);
+	return rc;
+}
+
+/* POST /api/attach: url, key or email and password, and ca_file. The
+ * key is checked by one scheduler RPC (cl_attach.h) on this connection's
+ * thread, without the daemon's lock, then the daemon attaches as `ctune
+ * attach` makes it (the CA file kept with the project) and starts asking
+ * for work. */
 static int route_attach(struct ct_web *w, const struct ct_web_req *rq, const char *body,
 			struct reply *r)
 {
 	struct ct_buf cmd = CT_BUF_INIT(4096), out = CT_BUF_INIT(4096);
 	struct ct_state *st = NULL;
-	char url[1024], key[256], *uname = NULL;
+	char url[1024], key[256], *uname = NULL, *ca = NULL;
 	int rc = form_field(rq, body, "url", url, sizeof(url));
 
 	if (rc == 0) {
 		ct_url_normalise(url);
 		rc = ct_attach_check_url(url);
 	}
-	if (rc == 0) rc = form_key(rq, body, url, key, sizeof(key));
+	if (rc == 0) rc = form_ca(rq, body, &ca);
+	if (rc == 0) rc = form_key(rq, body, url, ca, key, sizeof(key));
 	if (rc == 0) rc = ct_attach_check_key(key);
 	if (rc == 0) rc = scratch_state(w, &st);
-	if (rc == 0) rc = ct_attach_verify(st, url, key, NULL, &uname);
-	if (rc == 0) rc = ct_buf_appendf(&cmd, "attach %s %s", url, key);
+	if (rc == 0) rc = ct_attach_verify(st, url, key, ca, &uname);
+	if (rc == 0) rc = ct_buf_appendf(&cmd, "attach %s %s%s%s", url, key, ca ? " " : "",
+					 ca ? ca : "");
 	if (rc == 0) rc = ask(w, ct_buf_cstr(&cmd), &out);
 	if (rc == 0)
-		ct_log_info("control page: attached to %s (user %s)", url, uname ? uname : "?");
+		ct_log_info("control page: attached to %s (user %s%s%s)", url,
+			    uname ? uname : "?", ca ? ", CA file " : "", ca ? ca : "");
 	rc = json_reply(r, rc < 0 ? 400 : 200, rc < 0 ? ct_errmsg(rc) : NULL);
 	ct_state_free(st);
 	free(uname);
+	free(ca);
 	ct_buf_free(&cmd);
 	ct_buf_free(&out);
 	return rc;

@@ -73,6 +73,7 @@ static const char page[] =
 	"<span class=\"msg\">or the account's e-mail address and password:</span>\n"
 	"<label for=\"attach-email\">E-mail address</label><input id=\"attach-email\" name=\"email\" type=\"email\" maxlength=\"254\" autocomplete=\"username\">\n"
 	"<label for=\"attach-password\">Password</label><input id=\"attach-password\" name=\"password\" type=\"password\" maxlength=\"255\" autocomplete=\"current-password\">\n"
+	"<label for=\"attach-ca\">CA file (a project with its own CA)</label><input id=\"attach-ca\" name=\"ca_file\" type=\"text\" maxlength=\"999\" autocomplete=\"off\" spellcheck=\"false\" placeholder=\"a PEM file on this computer; empty: the system's CAs\">\n"
 	"<button id=\"attach-go\" type=\"submit\">Attach</button><span class=\"msg\" id=\"attach-msg\" role=\"status\"></span>\n"
 	"</form></section>\n"
 	"<section><h2>Preferences</h2>\n"

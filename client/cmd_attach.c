@@ -99,15 +99,13 @@ static int change(const char *dir_opt, const char *url, const char *key,
 	return rc;
 }
 
-/* Absolute path of a readable CA file (malloc'd) into *out. */
+/* Absolute path of a CA file (malloc'd) into *out, checked as the
+ * control page checks it (cl_attach.h). */
 static int ca_path(const char *arg, char **out)
 {
-	*out = realpath(arg, NULL);
-	if (*out == NULL || access(*out, R_OK) != 0)
-		return ct_error(CT_EUSAGE, "--ca-file %s: not a readable file", arg);
-	if (strpbrk(*out, " \t\r\n") != NULL)
-		return ct_error(CT_EUSAGE, "--ca-file %s: no spaces in the path, please", *out);
-	return 0;
+	int rc = ct_attach_check_ca(arg, out);
+
+	return rc < 0 ? ct_error(rc, "--ca-file: %s", ct_errmsg(rc)) : 0;
 }
 
 /* The state as on disk (nothing is written), for its cpid. */

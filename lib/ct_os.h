@@ -148,6 +148,10 @@ void ct_os_unmap(void *addr, size_t len);
  * NULL. */
 const char *ct_os_last_sep(const char *path);
 
+/* 1 if path is absolute: it starts with '/'; on Windows also "X:\\",
+ * "X:/" or "\\\\" (a share). */
+int ct_os_path_absolute(const char *path);
+
 /* Take an exclusive lock on the open file fd without waiting: 0, CT_EBUSY
  * if another process holds it. The lock goes when fd is closed or the
  * process dies. */

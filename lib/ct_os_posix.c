@@ -104,6 +104,11 @@ const char *ct_os_last_sep(const char *path)
 	return strrchr(path, '/');
 }
 
+int ct_os_path_absolute(const char *path)
+{
+	return path[0] == '/';
+}
+
 int ct_os_lock(int fd)
 {
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)

@@ -429,6 +429,14 @@ const char *ct_os_last_sep(const char *path)
 	return s == NULL || (b != NULL && b > s) ? b : s;
 }
 
+int ct_os_path_absolute(const char *path)
+{
+	int drive = ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')) &&
+		    path[1] == ':' && (path[2] == '\\' || path[2] == '/');
+
+	return drive || path[0] == '/' || (path[0] == '\\' && path[1] == '\\');
+}
+
 int ct_os_lock(int fd)
 {
 	HANDLE h = (HANDLE)_get_osfhandle(fd);

@@ -51,7 +51,7 @@ CT_CLIENT_IT = test/client_fake_e2e.sh test/client_kill9.sh test/client_idle.sh 
 	test/client_attach.sh test/client_install.sh test/client_xsaver.sh \
 	test/client_buffer.sh test/client_hostile.sh test/client_cancel.sh test/client_tls.sh \
 	test/text_job_e2e.sh test/job_loss_rising.sh test/client_web_browser.sh \
-	test/client_web_projects.sh
+	test/client_web_projects.sh test/client_web_ca.sh
 dist_check_SCRIPTS += $(CT_CLIENT_IT)
 TESTS += $(CT_CLIENT_IT)
 EXTRA_DIST += test/client_lib.sh test/browser/control.mjs test/browser/control_projects.mjs \

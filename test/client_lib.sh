@@ -62,6 +62,18 @@ start_client() {
 	PIDS="$PIDS $CPID"
 }
 
+# control_page NAME: wait for the control page of the client in $T/NAME
+# (`ctune run --web`) and set PAGE (the address `ctune web` prints),
+# PAGE_PORT, BASE (its http://127.0.0.1:PORT) and TOKEN.
+control_page() {
+	wait_for 30 "ctune web prints the address" "$CTUNE" --dir "$T/$1" web
+	PAGE=$("$CTUNE" --dir "$T/$1" web)
+	PAGE_PORT=${PAGE#http://127.0.0.1:}
+	PAGE_PORT=${PAGE_PORT%%/*}
+	BASE="http://127.0.0.1:$PAGE_PORT"
+	TOKEN=${PAGE#*token=}
+}
+
 # stop PID: SIGTERM and wait.
 stop() {
 	kill "$1" 2>/dev/null

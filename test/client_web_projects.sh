@@ -36,13 +36,7 @@ start_client c1 --always --device cpu --backoff-base 0.5 --checkpoint-seconds 5 
 	--web --web-port 0 --exit-after 600
 C1=$CPID
 
-page_url() { "$CTUNE" --dir "$T/c1" web; }
-wait_for 30 "ctune web prints the address" page_url
-PAGE=$(page_url)
-PAGE_PORT=${PAGE#http://127.0.0.1:}
-PAGE_PORT=${PAGE_PORT%%/*}
-BASE="http://127.0.0.1:$PAGE_PORT"
-TOKEN=${PAGE#*token=}
+control_page c1
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 for p in attach detach project_suspend project_resume; do
 	[ "$(code -X POST -H "Cookie: ctune_$PAGE_PORT=$TOKEN" -H "Origin: $BASE" \
