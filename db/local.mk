@@ -20,6 +20,7 @@ CT_SQL_MIGRATIONS += db/migrations/038-result-triggers.sql
 CT_SQL_MIGRATIONS += db/migrations/039-device-sig.sql
 CT_SQL_MIGRATIONS += db/migrations/041-site-counts.sql
 CT_SQL_MIGRATIONS += db/migrations/043-ref-mem.sql
+CT_SQL_MIGRATIONS += db/migrations/044-result-trigger-values.sql
 CT_SQL_MIGRATIONS += db/migrations/045-chain-settled.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)

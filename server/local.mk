@@ -81,7 +81,8 @@ server_libctserver_a_SOURCES += server/rpc/account.c server/rpc/account.h \
 	server/rpc/eligibility.h server/rpc/feeder.c server/rpc/feeder.h \
 	server/rpc/files.c server/rpc/files.h server/rpc/http.c server/rpc/http.h \
 	server/rpc/proxy.c server/rpc/proxy.h server/rpc/ratelimit.c \
-	server/rpc/ratelimit.h server/rpc/sched.c server/rpc/sched_req.c \
+	server/rpc/ratelimit.h server/rpc/sched.c server/rpc/sched_report.c \
+	server/rpc/sched_report.h server/rpc/sched_req.c \
 	server/rpc/sched_req.h server/rpc/sched_rpc.h server/rpc/tls_cert.c \
 	server/rpc/tls_cert.h server/rpc/token.c server/rpc/token.h
 

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "ct_err.h"
 #include "db.h"
@@ -189,6 +190,87 @@ int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct c
 	a[9 + m] = ct_db_arg_l(f->outcome);
 	a[10 + m] = ct_db_arg_l(f->validate_state);
 	return ct_db_execa(db, sql, a, (size_t)m + 11);
+}
+
+/* The columns a report writes per result, beside its state and time. */
+struct report_cols {
+	const char *col[3];
+	struct ct_db_arg (*arg)(const struct ct_res_change *c, int k);
+};
+
+static struct ct_db_arg reported_arg(const struct ct_res_change *c, int k)
+{
+	if (k == 0)
+		return ct_db_arg_d(c->elapsed_s);
+	if (k == 1)	/* a final loss of NAN: none said, SQL NULL */
+		return isnan(c->final_loss) ? CT_DB_NULL : ct_db_arg_d(c->final_loss);
+	return ct_db_arg_l(c->conforming);
+}
+
+static struct ct_db_arg client_error_arg(const struct ct_res_change *c, int k)
+{
+	if (k == 0)
+		return ct_db_arg_d(c->elapsed_s);
+	if (k == 1)
+		return ct_db_arg_l(c->exit_status);
+	return ct_db_arg_s(c->error_message ? c->error_message : "");
+}
+
+static const struct report_cols reported_cols = {
+	{ "elapsed_s", "final_loss", "conforming" }, reported_arg };
+static const struct report_cols client_error_cols = {
+	{ "elapsed_s", "exit_status", "error_message" }, client_error_arg };
+
+/* ", col=CASE id WHEN ? THEN ? ... END" with m arms, appended at *len. */
+static void case_arms(char *sql, size_t cap, size_t *len, const char *col, int m)
+{
+	if (*len < cap)
+		*len += (size_t)snprintf(sql + *len, cap - *len, ", %s=CASE id", col);
+	for (int i = 0; i < m && *len < cap; i++)
+		*len += (size_t)snprintf(sql + *len, cap - *len, " WHEN ? THEN ?");
+	if (*len < cap)
+		*len += (size_t)snprintf(sql + *len, cap - *len, " END");
+}
+
+int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *ids,
+		       const struct ct_res_change *ch, int n)
+{
+	const struct ct_res_cols *f = &ct_res_states[CT_RES_IN_PROGRESS], *t = &ct_res_states[to];
+	const struct report_cols *cols = to == CT_RES_REPORTED ? &reported_cols :
+					 to == CT_RES_CLIENT_ERROR ? &client_error_cols : NULL;
+	struct ct_db_arg a[3 + 6 * CT_DL_IN_MAX + CT_DL_IN_MAX + 3];
+	char sql[3072], in[512];
+	size_t len, k = 0;
+	int m, rc;
+
+	if (cols == NULL)
+		return ct_error(CT_ESTATE, "no report move to state %d", (int)to);
+	rc = ct_dl_in_list(in, sizeof(in), " WHERE id IN (", ") AND server_state=? AND "
+			   "outcome=? AND validate_state=?", n, &m);
+	if (rc < 0)
+		return rc;
+	len = (size_t)snprintf(sql, sizeof(sql), "UPDATE result SET server_state=?, outcome=?, "
+			       "received_time=?");
+	a[k++] = ct_db_arg_l(t->server_state);
+	a[k++] = ct_db_arg_l(t->outcome);
+	a[k++] = ct_db_arg_l(ch[0].now);
+	for (int c = 0; c < 3; c++) {
+		case_arms(sql, sizeof(sql), &len, cols->col[c], m);
+		for (int i = 0; i < m; i++) {	/* padding repeats the last */
+			a[k++] = ct_db_arg_l(ids[i < n ? i : n - 1]);
+			a[k++] = cols->arg(&ch[i < n ? i : n - 1], c);
+		}
+	}
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s", in);
+	if (len >= sizeof(sql))
+		return ct_error(CT_EINTERNAL, "statement too long");
+	ct_dl_in_ids(a + k, ids, n, m);
+	k += (size_t)m;
+	a[k++] = ct_db_arg_l(f->server_state);
+	a[k++] = ct_db_arg_l(f->outcome);
+	a[k++] = ct_db_arg_l(f->validate_state);
+	return ct_db_execa(db, sql, a, k);
 }
 
 int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,

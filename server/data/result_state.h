@@ -134,6 +134,16 @@ int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
  * unsent any more stays as it was), or a db error. */
 int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c);
 
+/* IN_PROGRESS -> `to` (CT_RES_REPORTED or CT_RES_CLIENT_ERROR) for the
+ * distinct results ids[0..n) (1 <= n <= CT_DL_IN_MAX), each with its own
+ * change ch[i] (what ct_res_move writes for that move: elapsed time and
+ * final loss and conforming, or exit status and error text; the time is
+ * ch[0].now): one statement. Returns the number this call moved (a result
+ * no longer in progress stays as it was), CT_ESTATE for another `to`, or
+ * a db error. */
+int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *ids,
+		       const struct ct_res_change *ch, int n);
+
 /* Insert a new UNSENT result named `name` of WU `wuid` (job `jobid`)
  * created at `now`. Returns 0 or a db error (CT_EDUP: the name exists);
  * the new id is ct_db_last_id(db). */

@@ -51,6 +51,11 @@
 #define MAX_HEADER_BYTES (16u << 10)
 #define MAX_DISCARD (16u << 20)	/* body bytes read and dropped after a refusal */
 #define TRIM_AFTER (1u << 20)	/* give memory back after a request this big */
+/* malloc's mmap threshold: above the 2 MiB blocks the embedded database
+ * allocates and frees in many statements (join buffers, the temporary
+ * tables of derived tables), which from mmap cost a map, a zeroing page
+ * fault a page and an unmap (a TLB shootdown on every core) each time */
+#define MMAP_AFTER (4u << 20)
 #define WATCH_TICK_MS 250
 #define REFUSED_LOG_TICKS 40	/* refusals are summed in the log every 10 s */
 #define FD_RESERVE 256		/* descriptors kept for the database, files, logs */
@@ -923,8 +928,9 @@ int ct_http_start(struct ct_server *srv, const char *listen, int *bound_port)
 	 * straight from mmap and back to the system when freed: glibc's
 	 * sliding threshold would otherwise keep them in each thread's arena
 	 * after the first, tens of MB a thread that malloc_trim does not
-	 * reach (an arena's top). */
-	mallopt(M_MMAP_THRESHOLD, (int)TRIM_AFTER);
+	 * reach (an arena's top). Up to MMAP_AFTER they come from the arena,
+	 * and malloc_trim after a request of TRIM_AFTER gives them back. */
+	mallopt(M_MMAP_THRESHOLD, (int)MMAP_AFTER);
 	pthread_mutex_init(&h->watch_lock, NULL);
 	pthread_cond_init(&h->watch_cond, NULL);
 	rc = load_guard(srv, h, &max_conns, &idle_s);

@@ -2,7 +2,7 @@
  * sched.c - the scheduler RPC (see sched_rpc.h and doc/protocol.md).
  *
  * One request runs these steps, each on the caller's connection:
- *   1. parse (sched_req.c)          4. take reports (one transaction)
+ *   1. parse (sched_req.c)          4. take reports (sched_report.c)
  *   2. authenticate the account     5. aborts and lost-result resends
  *   3. find/create the host, devices 6. claim new results: candidates
  *                                      from the ready-to-send cache
@@ -31,8 +31,8 @@
 #include "data/db.h"
 #include "data/db_args.h"
 #include "data/dl.h"
-#include "data/dl_chain.h"
 #include "data/dl_host.h"
+#include "data/dl_chain.h"
 #include "data/dl_result.h"
 #include "data/dl_sched.h"
 #include "data/dl_workunit.h"
@@ -43,6 +43,7 @@
 #include "data/lock_order.h"
 #include "data/lora_job.h"
 #include "feeder.h"
+#include "sched_report.h"
 #include "sched_req.h"
 #include "data/server.h"
 #include "token.h"
@@ -50,12 +51,6 @@
 #include "validate/worklimit.h"
 
 #define MAX_SEND (CT_SCHED_MAX_WANT + CT_SCHED_MAX_OTHER)
-
-struct ack {
-	const char *name;
-	int code;		/* 0: accepted */
-	char message[160];
-};
 
 struct sched_ctx {
 	struct ct_server *srv;
@@ -69,7 +64,7 @@ struct sched_ctx {
 	double total_credit, expavg_credit;
 	char web_prefs[2049];	/* the user's web preferences (user_prefs), "" none */
 	int64_t web_prefs_time;
-	struct ack acks[CT_SCHED_MAX_REPORTS];
+	struct sched_ack acks[CT_SCHED_MAX_REPORTS];
 	const char *aborts[CT_SCHED_MAX_OTHER];
 	int naborts;
 	int64_t send[MAX_SEND];	/* result ids to put in the reply */
@@ -178,207 +173,11 @@ static int update_host(struct sched_ctx *c)
 	return ct_host_rpc_update(c->db, c->hostid, &d, c->report_errors, ct_db_now(c->db));
 }
 
-/* ---- step 4: reports ---------------------------------------------------- */
-
-
-struct report_txn {
-	struct sched_ctx *c;
-	struct sched_report *rep;
-	struct ack *ack;
-	int64_t resultid, wuid;
-	struct ct_result_row row;	/* read under the WU's lock */
-	int found;			/* row read */
-};
-
-static int reject(struct ack *a, int code, const char *msg)
-{
-	a->code = code;
-	snprintf(a->message, sizeof(a->message), "%s", msg);
-	return 0;
-}
-
-/* 1 if name is a state task's (<result>.state, put_state_requests). */
-static int is_state_task(const char *name)
-{
-	size_t n = strlen(name), k = strlen(CT_STATE_SUFFIX);
-
-	return n > k && strcmp(name + n - k, CT_STATE_SUFFIX) == 0;
-}
-
-/* Inside the transaction, the WU locked and the result read: apply.
- * Returns 1 when the result moved (*error: as a client error), 0 when
- * the report was rejected, or an error. */
-static int report_apply(struct ct_db *db, struct report_txn *t, int *error)
-{
-	struct sched_report *rep = t->rep;
-	struct ct_result_row *r = &t->row;
-	int64_t now = ct_db_now(db);
-	int rc, state = r->server_state, outcome = r->outcome;
-
-	*error = 0;
-	if (!t->found && is_state_task(rep->name))
-		return 0;	/* a state task's report: the upload was all (accepted) */
-	if (!t->found)
-		return reject(t->ack, CT_ENOTFOUND, "no such result");
-	if (r->hostid != t->c->hostid)
-		return reject(t->ack, CT_EDENIED, "result was not sent to this host");
-	if (state == CT_RS_OVER && (outcome == CT_RO_SUCCESS || outcome == CT_RO_CLIENT_ERROR))
-		return reject(t->ack, CT_EDUP, "result already reported");
-	if (state != CT_RS_IN_PROGRESS)
-		return reject(t->ack, CT_ESTATE, "result is no longer in progress (too late?)");
-	if (rep->success) {
-		if (r->upload_sha256[0] == 0)
-			return reject(t->ack, CT_ENOENT, "no upload received for this result");
-		if (strcmp(r->upload_sha256, rep->sha256) != 0 || r->upload_size != rep->size)
-			return reject(t->ack, CT_EHASH, "reported sha256/size differ from the upload");
-		/* final_loss stays NULL (NAN) when the client did not send one */
-		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_REPORTED,
-				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-					.final_loss = rep->has_final_loss ? rep->final_loss : NAN,
-					.conforming = (int)rep->conforming });
-		if (rc > 0 && rep->chain != NULL) {	/* checked by the validator */
-			int crc = ct_dl_chain_put(db, t->resultid, rep->chain);
-
-			rc = crc < 0 ? crc : rc;
-		}
-	} else {
-		rc = ct_res_move(db, t->resultid, CT_RES_IN_PROGRESS, CT_RES_CLIENT_ERROR,
-				 &(struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-							  .exit_status = (int)rep->error_code,
-							  .error_message = rep->error_message });
-		*error = rc > 0;
-	}
-	if (rc == 0)
-		return reject(t->ack, CT_EDUP, "result already reported");
-	return rc < 0 ? rc : 1;
-}
-
-/* The reported results' ids and WUs by name (outside the transaction:
- * names never change). */
-static int find_reports(struct sched_ctx *c, struct report_txn *t, int n)
-{
-	const char *names[CT_SCHED_MAX_REPORTS];
-	struct ct_result_row rows[CT_SCHED_MAX_REPORTS];
-	int rc;
-
-	for (int i = 0; i < n; i++)
-		names[i] = t[i].rep->name;
-	rc = ct_result_ids_by_name(c->db, names, n, rows);
-	for (int i = 0; rc == 0 && i < n; i++) {
-		t[i].resultid = rows[i].id;
-		t[i].wuid = rows[i].workunitid;
-	}
-	return rc;
-}
-
-struct report_batch {
-	struct report_txn t[CT_SCHED_MAX_REPORTS];
-	int n;
-	int errors;		/* reports that moved to client errors */
-};
-
-/* Lock the WUs of t[0..n) (sorted by WU). */
-static int lock_report_wus(struct ct_db *db, struct report_txn *t, int n)
-{
-	int64_t ids[CT_SCHED_MAX_REPORTS];
-	int nids = 0;
-
-	for (int i = 0; i < n; i++)
-		if (t[i].resultid != 0 && (nids == 0 || ids[nids - 1] != t[i].wuid))
-			ids[nids++] = t[i].wuid;
-	return ct_wu_lock_ids(db, ids, nids, NULL);
-}
-
-/* The reported results' rows (hostid, states, upload). */
-static int read_reported(struct ct_db *db, struct report_txn *t, int n)
-{
-	int64_t ids[CT_SCHED_MAX_REPORTS] = { 0 };
-	struct ct_result_row rows[CT_SCHED_MAX_REPORTS];
-	int rc;
-
-	for (int i = 0; i < n; i++)
-		ids[i] = t[i].resultid;
-	rc = ct_result_get_uploads(db, ids, n, rows);
-	for (int i = 0; rc == 0 && i < n; i++) {
-		t[i].row = rows[i];
-		t[i].found = t[i].resultid != 0 && rows[i].id == t[i].resultid;
-	}
-	return rc;
-}
-
-/* Every report of the RPC in one transaction; a retry starts clean. */
-static int report_batch_txn(struct ct_db *db, void *arg)
-{
-	struct report_batch *b = arg;
-	int64_t woken[CT_SCHED_MAX_REPORTS];
-	int nwoken = 0, errors = 0, rc;
-
-	for (int i = 0; i < b->n; i++) {
-		b->t[i].ack->code = 0;
-		b->t[i].found = 0;
-	}
-	/* every WU row first, in id order (b->t is sorted), before any result
-	 * row or the round counters its triggers update (lock_order.h) */
-	rc = lock_report_wus(db, b->t, b->n);
-	if (rc == 0)
-		rc = read_reported(db, b->t, b->n);
-	for (int i = 0; rc >= 0 && i < b->n; i++) {
-		int err = 0;
-
-		rc = report_apply(db, &b->t[i], &err);
-		errors += err;
-		/* the same result reported twice in one request: the next
-		 * sees it over, as a fresh read would (adjacent: b->t sorted) */
-		for (int j = i + 1; rc > 0 && j < b->n && b->t[j].resultid == b->t[i].resultid; j++) {
-			b->t[j].row.server_state = CT_RS_OVER;
-			b->t[j].row.outcome = err ? CT_RO_CLIENT_ERROR : CT_RO_SUCCESS;
-		}
-		if (rc > 0 && (nwoken == 0 || woken[nwoken - 1] != b->t[i].wuid))
-			woken[nwoken++] = b->t[i].wuid;
-	}
-	b->errors = errors;	/* counted with the host's update (update_host) */
-	if (rc >= 0)
-		rc = ct_wu_wake_ids(db, woken, nwoken, ct_db_now(db), 0);
-	return rc < 0 ? rc : 0;
-}
-
-static int report_by_wu(const void *a, const void *b)
-{
-	const struct report_txn *x = a, *y = b;
-
-	return ct_lock_order_cmp(x->wuid, x->resultid, y->wuid, y->resultid);
-}
+/* ---- step 4: reports (sched_report.c) ------------------------------------ */
 
 static int take_reports(struct sched_ctx *c)
 {
-	struct report_batch *b;
-	int rc = 0;
-
-	if (c->req.nrep == 0)
-		return 0;
-	b = calloc(1, sizeof(*b));
-	if (b == NULL)
-		return CT_ENOMEM;
-	b->n = c->req.nrep;
-	for (int i = 0; i < b->n; i++) {
-		b->t[i].c = c;
-		b->t[i].rep = &c->req.rep[i];
-		b->t[i].ack = &c->acks[i];
-		b->t[i].ack->name = b->t[i].rep->name;
-	}
-	rc = find_reports(c, b->t, b->n);
-	/* lock the WUs in id order, as every transaction does (lock_order.h) */
-	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
-	if (rc == 0)
-		rc = ct_db_txn(c->db, report_batch_txn, b);
-	if (rc == 0)
-		c->report_errors = b->errors;
-	for (int i = 0; rc == 0 && i < b->n; i++)
-		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", c->hostid,
-			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",
-			    b->t[i].ack->code ? b->t[i].ack->message : "accepted");
-	free(b);
-	return rc;
+	return sched_take_reports(c->db, c->hostid, &c->req, c->acks, &c->report_errors);
 }
 
 /* ---- step 5: aborts and resends ---------------------------------------- */
@@ -440,7 +239,7 @@ static int check_others(struct sched_ctx *c)
 		int64_t id = 0;
 		int mine, abort = 1;
 
-		if (is_state_task(c->req.other[i])) {	/* kept while it is asked for */
+		if (sched_is_state_task(c->req.other[i])) {	/* kept while it is asked for */
 			rc = state_task_open(c, c->req.other[i]);
 			if (rc == 0)
 				c->aborts[c->naborts++] = c->req.other[i];
@@ -1180,7 +979,7 @@ static int put_acks(struct ct_buf *b, struct sched_ctx *c)
 	int rc = 0;
 
 	for (int i = 0; rc == 0 && i < c->req.nrep; i++) {
-		struct ack *a = &c->acks[i];
+		struct sched_ack *a = &c->acks[i];
 		rc = ct_xml_open(b, "ack");
 		if (rc == 0) rc = ct_xml_elem_str(b, "name", a->name ? a->name : "");
 		if (rc == 0) rc = ct_xml_elem_str(b, "status", a->code ? "rejected" : "accepted");
