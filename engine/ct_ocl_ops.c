@@ -470,9 +470,9 @@ static int mm_kernel(const struct mm_args *a)
  * a multiple of 1 KiB (GPT-2's 768 and 3072 floats) a panel's k rows fall
  * in a few sets of the L1 cache (4 KiB apart: one set) and keep evicting
  * each other; packed, a panel is contiguous. On PoCL, AVX2 (AMD family
- * 25), 124M's products per CPU-second, packing included: dinp 66 -> 71-76
- * and 51 -> 67-75 GFLOP, dweight 50 -> 63-67 (bench_kernels, doc/results.md
- * "124M on an AVX2 CPU"). Only when the panels fit in ops->pack_max (the
+ * 25), 124M's products per CPU-second, packing included: dinp 62-66 ->
+ * 69-76 and 48-51 -> 67-75 GFLOP, dweight 42-50 -> 61-67 (bench_kernels
+ * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only when the panels fit in ops->pack_max (the
  * scratch bound the backend holds itself to: a layer's weight, never the
  * vocabulary's, whose dinp reads the 50304 x 768 in place). */
 static int mm_pack_all(const struct ct_ocl_ops *ops, int K, size_t np, size_t pw)
