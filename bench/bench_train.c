@@ -61,8 +61,9 @@
  * CPU's peak is higher, pass --peak there), the same by CPU time (cpu%:
  * the FLOPs over the CPU-seconds the step took x one core's peak; on a
  * shared machine the wall clock also measures the neighbours) and the
- * 1-minute load average (what `uptime` prints first). The FLOPs of a step are ct_gpt2_flops_per_token x B x T:
- * for GPT-2, 3 x (2 x (12 L C^2 + Vp C) + 2 L C (T + 1)) a token, i.e.
+ * 1-minute load average (what `uptime` prints first). The FLOPs of a
+ * step are ct_gpt2_flops_per_token x B x T: for GPT-2,
+ * 3 x (2 x (12 L C^2 + Vp C) + 2 L C (T + 1)) a token, i.e.
  * 6 x the matrices' parameters (forward 2, backward 4) plus causal
  * attention's two products over (T + 1) / 2 keys on average.
  *
@@ -70,8 +71,9 @@
  * eager fp32; needs python3-torch, which nothing else needs) on the same
  * checkpoint and batches, written to a temporary directory: each round runs
  * every device, then PyTorch, back to back, and prints PyTorch's ms/step
- * over each device's (the ratio > 1: crowdtune faster) and its last loss (it
- * should match the devices' loss column). The interpreter: $BENCH_PYTHON,
+ * over each device's (the ratio > 1: crowdtune faster), the same by CPU
+ * time, OpenBLAS's kernel set (as $OPENBLAS_CORETYPE, passed through,
+ * forces) and its last loss (it should match the devices' loss column). The interpreter: $BENCH_PYTHON,
  * else python3, else /usr/bin/python3, the first that imports torch.
  * $BENCH_TORCH_DEVICE runs PyTorch on another device ("cuda" on a GPU
  * machine; default "cpu"), $BENCH_TORCH_SCRIPT names the script when the
