@@ -2,7 +2,7 @@
  * bench_kernels.c - speed of crowdtune's OpenCL kernels.
  *
  *   bench/bench_kernels [--device opencl[:N]] [--kernel NAME] [--reps N]
- *                       [--shape M,N,K]
+ *                       [--shape M,N,K] [--pack]
  *
  * Prints one table row per kernel and shape: milliseconds per call (best of
  * --reps after a warm-up) and GFLOP/s, then the process CPU time per call
@@ -12,6 +12,9 @@
  * 1024 positions, C = 768 inputs, OC = 3072 outputs: GPT-2 124M's MLP).
  * Results are also checked once against a plain C product on a few
  * outputs, so a fast but wrong kernel does not go unnoticed.
+ * --pack packs every B whose rows are contiguous (dinp's w, dweight's
+ * inp) as the GPT-2 backend does within its scratch bound (ops.pack_max);
+ * without it they are read in place.
  * On PoCL set POCL_DEVICES=pthread (and POCL_CACHE_DIR to reuse builds).
  */
 #include <getopt.h>
@@ -177,18 +180,20 @@ int main(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "shape", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "pack", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { .M = 1024, .N = 3072, .K = 768, .reps = 5 };
 	const char *device = "opencl", *only = NULL;
-	int c, rc;
+	int c, rc, pack = 0;
 
-	while ((c = getopt_long(argc, argv, "d:k:r:s:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:k:r:s:vp", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': device = optarg; break;
 		case 'k': only = optarg; break;
 		case 'r': b.reps = atoi(optarg); break;
 		case 'v': ct_log_set_level(CT_LOG_DEBUG); break;
+		case 'p': pack = 1; break;
 		case 's':
 			if (sscanf(optarg, "%d,%d,%d", &b.M, &b.N, &b.K) != 3 ||
 			    b.M < 1 || b.N < 1 || b.K < 1) {
@@ -198,7 +203,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--device D] [--kernel NAME] "
-				"[--reps N] [--shape M,N,K] [--verbose]\n", argv[0]);
+				"[--reps N] [--shape M,N,K] [--verbose] [--pack]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -208,9 +213,10 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&b.ops, b.ocl);
 	if (rc == 0) {
-		printf("device: %s (%s), matmul blocking R=%d VW=%d NV=%d\n",
+		b.ops.pack_max = pack ? (size_t)-1 : 0;
+		printf("device: %s (%s), matmul blocking R=%d VW=%d NV=%d, B %s\n",
 		       b.ocl->info.name, b.ocl->info.platform, b.ocl->mm_r,
-		       b.ocl->mm_vw, b.ocl->mm_nv);
+		       b.ocl->mm_vw, b.ocl->mm_nv, pack ? "packed" : "read in place");
 		rc = setup(&b);
 	}
 	if (rc == 0)

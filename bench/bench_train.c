@@ -14,6 +14,7 @@
  *                              llama31_8b|all] [--batch B] [--seq T]
  *                     [--steps N] [--device D]... [--check] [--lora-rank R]
  *                     [--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2]
+ *                     [--need] [--peak GFLOPS]
  *
  * --base-format LIST runs the LoRA rows once per frozen-base format
  * (engine/ct_base.h; default f32 only), side by side, then prints per
@@ -52,12 +53,27 @@
  * credit formula, so it compares like tokens/s). Memory and upload size
  * of LoRA vs full: bench/bench_lora.
  *
+ * Each row also prints the share of the CPU's peak float32 FLOP/s the
+ * step sustained (peak%: the GFLOP/s column over --peak G, default
+ * cpu_peak_gflops: the CPUs this process may run on x one core's FMA
+ * throughput measured with AVX2, 32 flops a cycle at the clock the core
+ * really runs at, which a VM's /proc/cpuinfo does not show; an AVX-512
+ * CPU's peak is higher, pass --peak there), the same by CPU time (cpu%:
+ * the FLOPs over the CPU-seconds the step took x one core's peak; on a
+ * shared machine the wall clock also measures the neighbours) and the
+ * 1-minute load average (what `uptime` prints first). The FLOPs of a
+ * step are ct_gpt2_flops_per_token x B x T: for GPT-2,
+ * 3 x (2 x (12 L C^2 + Vp C) + 2 L C (T + 1)) a token, i.e.
+ * 6 x the matrices' parameters (forward 2, backward 4) plus causal
+ * attention's two products over (T + 1) / 2 keys on average.
+ *
  * --compare R (default 3 rounds) also runs PyTorch (bench/torch_train.py,
  * eager fp32; needs python3-torch, which nothing else needs) on the same
  * checkpoint and batches, written to a temporary directory: each round runs
  * every device, then PyTorch, back to back, and prints PyTorch's ms/step
- * over each device's (the ratio > 1: crowdtune faster) and its last loss (it
- * should match the devices' loss column). The interpreter: $BENCH_PYTHON,
+ * over each device's (the ratio > 1: crowdtune faster), the same by CPU
+ * time, OpenBLAS's kernel set (as $OPENBLAS_CORETYPE, passed through,
+ * forces) and its last loss (it should match the devices' loss column). The interpreter: $BENCH_PYTHON,
  * else python3, else /usr/bin/python3, the first that imports torch.
  * $BENCH_TORCH_DEVICE runs PyTorch on another device ("cuda" on a GPU
  * machine; default "cpu"), $BENCH_TORCH_SCRIPT names the script when the
@@ -70,6 +86,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +144,92 @@ static const struct bcfg configs[] = {
 static int fmts[CT_BASE_NFMT] = { CT_BASE_F32 };
 static int nfmt = 1;
 static const struct ct_gpt2 *cbase;
+
+/* The CPU's peak float32 GFLOP/s (--peak, else cpu_peak_gflops) and the
+ * share of it a GFLOP/s figure is, in percent. */
+static double peak_gflops, core_gflops;
+
+static double peak_pct(double gflops)
+{
+	return peak_gflops > 0.0 ? 100.0 * gflops / peak_gflops : 0.0;
+}
+
+/* The same for GFLOP per CPU-second, against one core's peak. */
+static double core_pct(double gflops_per_cpu_s)
+{
+	return core_gflops > 0.0 ? 100.0 * gflops_per_cpu_s / core_gflops : 0.0;
+}
+
+/* The CPUs this process may run on. */
+static int ncpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+/* The 1-minute load average (what `uptime` prints first); -1 if unknown. */
+static double load1(void)
+{
+	double l[1];
+
+	return getloadavg(l, 1) == 1 ? l[0] : -1.0;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* GFLOP per CPU-second of one thread issuing only FMAs: 12 independent
+ * chains of 8-float vectors (AVX2), enough to cover the FMA latency on
+ * two units. CPU time (the process has one thread here), so a loaded
+ * machine changes it little. */
+#define FMA12(x) do { \
+	a0 = _mm256_fmadd_ps(a0, x, c); a1 = _mm256_fmadd_ps(a1, x, c); \
+	a2 = _mm256_fmadd_ps(a2, x, c); a3 = _mm256_fmadd_ps(a3, x, c); \
+	a4 = _mm256_fmadd_ps(a4, x, c); a5 = _mm256_fmadd_ps(a5, x, c); \
+	a6 = _mm256_fmadd_ps(a6, x, c); a7 = _mm256_fmadd_ps(a7, x, c); \
+	a8 = _mm256_fmadd_ps(a8, x, c); a9 = _mm256_fmadd_ps(a9, x, c); \
+	a10 = _mm256_fmadd_ps(a10, x, c); a11 = _mm256_fmadd_ps(a11, x, c); \
+} while (0)
+__attribute__((target("avx2,fma"))) static double fma_gflops_avx2(void)
+{
+	__m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+	/* different starts, so that the compiler cannot merge the chains */
+	__m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(1.0f), a2 = _mm256_set1_ps(2.0f);
+	__m256 a3 = _mm256_set1_ps(3.0f), a4 = _mm256_set1_ps(4.0f), a5 = _mm256_set1_ps(5.0f);
+	__m256 a6 = _mm256_set1_ps(6.0f), a7 = _mm256_set1_ps(7.0f), a8 = _mm256_set1_ps(8.0f);
+	__m256 a9 = _mm256_set1_ps(9.0f), a10 = _mm256_set1_ps(10.0f);
+	__m256 a11 = _mm256_set1_ps(11.0f);
+	const long n = 20000000;
+	float sink[8];
+	double t0;
+
+	t0 = ct_time_cpu_s();
+	for (long k = 0; k < n; k++)
+		FMA12(b);
+	t0 = ct_time_cpu_s() - t0;
+	a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+			   _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+	a0 = _mm256_add_ps(a0, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+	_mm256_storeu_ps(sink, a0);
+	return sink[0] != 0.0f && t0 > 0.0 ? n * 12 * 16.0 / t0 / 1e9 : 0.0;
+}
+#endif
+
+/* The peak: the CPUs this process may run on x one core's measured FMA
+ * throughput with AVX2 (2 FMA units x 8 floats x 2 flops = 32 a cycle at
+ * the clock it runs at, boost included); 0 where AVX2 + FMA is missing or
+ * not x86-64. An AVX-512 CPU's peak is higher: pass --peak there. */
+static double cpu_peak_gflops(double *core)
+{
+	*core = 0.0;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		*core = fma_gflops_avx2();
+#endif
+	return ncpus() * *core;
+}
 
 /* The backend for dev (ct_backend_find), naming the OpenCL one directly: a
  * strong reference, so the static library links it in. */
@@ -211,11 +314,12 @@ static int run_here(const struct bcfg *c, const char *dev, const float *params,
 		if (last != NULL)
 			*last = (struct run_stats){ dt * 1e3, (double)peak, (double)largest,
 						    ru.ru_maxrss * 1024.0, dc * 1e3 };
-		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %10.1f %8.4f %8.0f %8.0f %8.0f\n",
-		       name, dev, B, T, dt * 1e3, B * T / dt,
-		       ct_gpt2_flops_per_token(&c->cfg, T) * B * T / dt / 1e9, dc * 1e3,
-		       (double)loss, ru.ru_maxrss / 1024.0, peak / 1048576.0,
-		       largest / 1048576.0);
+		double gflop = ct_gpt2_flops_per_token(&c->cfg, T) * B * T / 1e9;
+
+		printf("%-9s %-8s %3d %4d %10.1f %10.0f %9.1f %5.1f %10.1f %5.1f %8.4f %8.0f %8.0f "
+		       "%8.0f %5.2f\n", name, dev, B, T, dt * 1e3, B * T / dt, gflop / dt,
+		       peak_pct(gflop / dt), dc * 1e3, core_pct(gflop / dc), (double)loss,
+		       ru.ru_maxrss / 1024.0, peak / 1048576.0, largest / 1048576.0, load1());
 		fflush(stdout);
 	}
 	if (rc == 0 && params_out != NULL)
@@ -281,17 +385,21 @@ static const char *torch_python(void)
 
 /* One PyTorch run on the checkpoint and tokens in dir; *ms its ms/step
  * (0 when it could not run), *loss its last step's loss (the sanity check:
- * it should match the devices' loss column). */
+ * it should match the devices' loss column), core[32] OpenBLAS's kernel
+ * set ("-" for another BLAS, "?" when not said). */
 static void torch_run(const char *py, const char *dir, int B, int T, int steps, double *ms,
-		      double *loss)
+		      double *cpu_ms, double *loss, char core[32])
 {
 	char cmd[8192], line[256];
+	const char *b;
 	FILE *f;
 
 	const char *script = getenv("BENCH_TORCH_SCRIPT"), *tdev = getenv("BENCH_TORCH_DEVICE");
 
 	*ms = 0.0;
+	*cpu_ms = 0.0;
 	*loss = 0.0;
+	snprintf(core, 32, "?");
 	if (script == NULL || strchr(script, '\'') != NULL)
 		script = CT_TORCH_SCRIPT;
 	if (tdev == NULL || strspn(tdev, "abcdefghijklmnopqrstuvwxyz0123456789:") != strlen(tdev))
@@ -304,6 +412,8 @@ static void torch_run(const char *py, const char *dir, int B, int T, int steps, 
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (sscanf(line, "torch ms/step %lf loss %lf", ms, loss) < 1)
 			fprintf(stderr, "torch: %s", line);
+		else if ((b = strstr(line, " blas ")) != NULL)
+			sscanf(b, " blas %31s cpu_ms %lf", core, cpu_ms);
 	pclose(f);
 }
 
@@ -313,7 +423,8 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *
 {
 	struct ct_lora_spec none = { 0 };
 	char dir[] = "/tmp/bench_train.XXXXXX", path[64];
-	double ms[8], tms, tloss;
+	double ms[8], cms[8], tms, tcms, tloss;
+	char core[32];
 	const char *py = torch_python();
 	int rc = 0;
 
@@ -333,12 +444,19 @@ static int compare(const struct bcfg *c, const struct ct_gpt2 *m, const ct_tok *
 		for (int d = 0; rc == 0 && d < ndev; d++) {
 			rc = run(c, devs[d], m->params, tok, B, T, steps, NULL, &none);
 			ms[d] = last->ms;
+			cms[d] = last->cpu_ms;
 		}
-		torch_run(py, dir, B, T, steps, &tms, &tloss);
-		printf("%-9s torch    %3d %4d %10.1f %10.0f   loss %.4f  round %d:", c->name, B,
-		       T, tms, tms > 0 ? B * T / (tms / 1e3) : 0.0, tloss, r + 1);
+		double gflop = ct_gpt2_flops_per_token(&c->cfg, T) * B * T / 1e9;
+
+		torch_run(py, dir, B, T, steps, &tms, &tcms, &tloss, core);
+		printf("%-9s torch    %3d %4d %10.1f %10.0f %9.1f %5.1f %10.1f %5.1f %8.4f  load "
+		       "%.2f  blas %s  round %d:", c->name, B, T, tms,
+		       tms > 0 ? B * T / (tms / 1e3) : 0.0, tms > 0 ? gflop / (tms / 1e3) : 0.0,
+		       tms > 0 ? peak_pct(gflop / (tms / 1e3)) : 0.0, tcms,
+		       tcms > 0 ? core_pct(gflop / (tcms / 1e3)) : 0.0, tloss, load1(), core, r + 1);
 		for (int d = 0; rc == 0 && d < ndev; d++)
-			printf("  torch/%s %.2fx", devs[d], tms / ms[d]);
+			printf("  torch/%s %.2fx (cpu time %.2fx)", devs[d], tms / ms[d],
+			       tcms / cms[d]);
 		printf("\n");
 		fflush(stdout);
 	}
@@ -675,6 +793,7 @@ int main(int argc, char **argv)
 		{ "long", required_argument, NULL, 'L' },
 		{ "base-format", required_argument, NULL, 'F' },
 		{ "need", no_argument, NULL, 'N' },
+		{ "peak", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -688,6 +807,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'k': check = 1; break;
 		case 'N': need = 1; break;
+		case 'P': peak_gflops = atof(optarg); break;
 		case 'r':
 			lora = (struct ct_lora_spec){ .rank = atoi(optarg), .targets = CT_LORA_ALL };
 			lora.alpha = (float)lora.rank;
@@ -714,7 +834,8 @@ int main(int argc, char **argv)
 			printf("usage: %s [--config small|124m|smol135m|qwen3_06b|llama32_1b|qwen3_17b|"
 			       "llama31_8b|all] [--batch B] [--seq T] "
 			       "[--steps N] [--device D]... [--check] [--lora-rank R] "
-			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2] [--need]\n", argv[0]);
+			       "[--base-format f32,bf16,q8,nf4] [--compare[=R]] [--long T2] [--need] "
+			       "[--peak GFLOPS]\n", argv[0]);
 			return 0;
 		default:
 			fprintf(stderr, "usage: %s [--config small|124m|smol135m|qwen3_06b|all] [--batch B] "
@@ -744,9 +865,20 @@ int main(int argc, char **argv)
 				print_need(&configs[i], run.B, run.T);
 		return 0;
 	}
-	printf("%-9s %-8s %3s %4s %10s %10s %9s %10s %8s %8s %8s %8s\n", "config", "device",
-	       "B", "T", "ms/step", "tokens/s", "GFLOP/s", "cpu ms", "loss", "rssMiB", "devMiB",
-	       "bufMiB");
+	if (peak_gflops <= 0.0) {
+		double core;
+
+		peak_gflops = cpu_peak_gflops(&core);
+		printf("peak%% of %.1f GFLOP/s: %ld CPUs x %.1f GFLOP/s each (an AVX2 FMA loop: "
+		       "32 flops a cycle at %.2f GHz), load %.2f\n", peak_gflops,
+		       core > 0 ? (long)(peak_gflops / core + 0.5) : 0L, core, core / 32.0, load1());
+	} else {
+		printf("peak%% of %.1f GFLOP/s (--peak)\n", peak_gflops);
+	}
+	core_gflops = peak_gflops / ncpus();
+	printf("%-9s %-8s %3s %4s %10s %10s %9s %5s %10s %5s %8s %8s %8s %8s %5s\n", "config",
+	       "device", "B", "T", "ms/step", "tokens/s", "GFLOP/s", "peak%", "cpu ms", "cpu%",
+	       "loss", "rssMiB", "devMiB", "bufMiB", "load");
 	for (size_t i = 0; rc == 0 && i < sizeof(configs) / sizeof(configs[0]); i++)
 		if ((strcmp(run.which, "all") == 0 && !configs[i].lora_only) ||
 		    strcmp(run.which, configs[i].name) == 0)

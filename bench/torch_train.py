@@ -7,13 +7,15 @@ runs the same kind of training step as crowdtune (forward, cross-entropy,
 backward, gradient clipping at 1.0, AdamW lr 1e-4 without weight decay) on
 the same batches: batch s is tokens[s*B*T .. +B*T] with targets shifted by
 one. Prints one line: `torch ms/step <mean over steps after one warm-up>
-loss <last>`. Needs python3-torch; never used by the build or the tests.
+loss <last> threads <n> blas <OpenBLAS core> cpu_ms <process CPU time a step>`.
+Needs python3-torch; never used by the build or the tests.
 
 Uses as many threads as the CPUs it may run on (Debian's torch 1.13 starts
 with one per physical core; crowdtune uses every CPU), or $TORCH_THREADS.
 
 usage: torch_train.py CHECKPOINT TOKENS B T STEPS [DEVICE]
 """
+import ctypes
 import os
 import struct
 import sys
@@ -99,6 +101,17 @@ def forward(cfg, p, idx, tgt):
     return F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1))
 
 
+def blas_core():
+    """OpenBLAS's kernel set (openblas_get_corename: "Haswell", "Zen",
+    "SkylakeX", ... as $OPENBLAS_CORETYPE forces), "-" for another BLAS."""
+    try:
+        f = ctypes.CDLL("libblas.so.3").openblas_get_corename
+    except (OSError, AttributeError):
+        return "-"
+    f.restype = ctypes.c_char_p
+    return f().decode()
+
+
 def main():
     if len(sys.argv) < 6:
         sys.exit(__doc__)
@@ -115,12 +128,13 @@ def main():
              for k, v in p.items()}
     opt = torch.optim.AdamW(leaves(p), lr=1e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.0)
-    t0, loss = None, None
+    t0, c0, loss = None, None, None
     for s in range(steps + 1):
         if s == 1:
             if dev != "cpu":
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
+            c0 = time.process_time()
         chunk = tok[s * B * T: s * B * T + B * T + 1]
         idx = chunk[:-1].view(B, T).to(dev)
         tgt = chunk[1:].view(B, T).to(dev)
@@ -132,8 +146,9 @@ def main():
     if dev != "cpu":
         torch.cuda.synchronize()
     dt = (time.perf_counter() - t0) / steps
-    print("torch ms/step %.1f loss %.4f threads %d" % (dt * 1e3, loss.item(),
-                                                       torch.get_num_threads()))
+    dc = (time.process_time() - c0) / steps
+    print("torch ms/step %.1f loss %.4f threads %d blas %s cpu_ms %.1f" % (
+        dt * 1e3, loss.item(), torch.get_num_threads(), blas_core(), dc * 1e3))
 
 
 if __name__ == "__main__":

@@ -268,6 +268,10 @@ static int check_fits(const struct ct_backend *be, size_t n)
 	return 0;
 }
 
+/* The largest packed matmul operand of a B x T step (floats): the bound
+ * that ct_ocl_wu_bytes counts for ops->scratch (scratch_floats). */
+static uint64_t pack_floats(const struct ct_model_config *c, int B, int T);
+
 /* Whether cfg's family runs its passes through ct_ocl_llama.c (and
  * keeps a LoRA base in pieces): its row says so. */
 static int llama_pass(const struct ct_model_config *cfg)
@@ -323,6 +327,10 @@ static int ocl_open_common(const char *device, const struct ct_model_config *cfg
 		rc = ct_ocl_open(device, NULL, &be->ocl);
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
+	/* GPT-2's products may pack a weight with contiguous rows, within the
+	 * scratch's bound (ct_ocl_ops.h) */
+	if (rc == 0 && !llama_pass(cfg))
+		be->ops.pack_max = (size_t)pack_floats(cfg, B, T);
 	/* a Llama LoRA base in pieces; any other weights in one buffer */
 	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
 			 spec != NULL && llama_pass(cfg));
@@ -928,6 +936,17 @@ static uint64_t max64(uint64_t a, uint64_t b)
  * output: BT rows of the widest, the head in pieces), a compact weight
  * widened (max(2^20, 64 x the longest side)), the attention transposes
  * (4 blocks of B*T*A) and the softmax statistics. */
+static uint64_t pack_floats(const struct ct_model_config *c, int B, int T)
+{
+	const struct ct_model_dims d = ct_model_dims(c);
+	const uint64_t BT = (uint64_t)B * T, Vp = c->Vp;
+	const uint64_t A = (uint64_t)d.att, F = (uint64_t)d.fc;
+	const uint64_t wide_out = max64(max64(F, A), (uint64_t)d.qkv);
+	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
+
+	return (BT + BT / 2 + 64) * K + 64 * side;
+}
+
 static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, int compact,
 			       uint64_t *big)
 {
@@ -936,7 +955,7 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 	const uint64_t A = (uint64_t)d.att, F = (uint64_t)d.fc;
 	const uint64_t wide_out = max64(max64(F, A), (uint64_t)d.qkv);
 	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
-	uint64_t pack = (BT + BT / 2 + 64) * K + 64 * side;
+	uint64_t pack = pack_floats(c, B, T);
 	uint64_t accb = max64(BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25,
 			      BT * max64(wide_out, K));
 	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;

@@ -465,16 +465,33 @@ static int mm_kernel(const struct mm_args *a)
 	return f == CT_BASE_F32 ? CT_K_MM : base + (f - CT_BASE_BF16);
 }
 
+/* Whether B, though its rows are contiguous, is packed all the same:
+ * read in place, each k of a panel is a row of B apart, and with rows of
+ * a multiple of 1 KiB (GPT-2's 768 and 3072 floats) a panel's k rows fall
+ * in a few sets of the L1 cache (4 KiB apart: one set) and keep evicting
+ * each other; packed, a panel is contiguous. On PoCL, AVX2 (AMD family
+ * 25), 124M's products per CPU-second, packing included: dinp 62-66 ->
+ * 69-76 and 48-51 -> 67-75 GFLOP, dweight 42-50 -> 61-67 (bench_kernels
+ * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only when the panels fit in ops->pack_max (the
+ * scratch bound the backend holds itself to: a layer's weight, never the
+ * vocabulary's, whose dinp reads the 50304 x 768 in place). */
+static int mm_pack_all(const struct ct_ocl_ops *ops, int K, size_t np, size_t pw)
+{
+	return (double)np * pw * K <= (double)ops->pack_max;
+}
+
 /* The register-blocked kernel. When B's rows are contiguous (sn == 1) it
- * reads B in place and only a last partial panel is packed; otherwise all
- * of B is packed into panels. Long k ranges run in pieces. */
+ * reads B in place and only a last partial panel is packed, unless
+ * mm_pack_all; otherwise all of B is packed into panels. Long k ranges
+ * run in pieces. */
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
 	size_t pw = (size_t)o->mm_vw * o->mm_nv;
 	size_t np = ((size_t)a->N + pw - 1) / pw;
 	size_t mb = ((size_t)a->M + o->mm_r - 1) / o->mm_r;
-	int M = a->M, N = a->N, K = a->K, direct = a->sn == 1;
+	int M = a->M, N = a->N, K = a->K;
+	int direct = a->sn == 1 && !mm_pack_all(ops, K, np, pw);
 	int lda = (int)(np * pw), pfast, kc, rc;
 	int id = mm_kernel(a);
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;

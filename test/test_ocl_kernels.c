@@ -143,6 +143,23 @@ static void test_matmul_kpieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
+/* B's rows contiguous (dinp's w, dweight's inp) but packed all the same
+ * (ops.pack_max, which the GPT-2 backend sets): the panels' bits are the
+ * in-place reads', in whole and in k pieces. */
+static void test_matmul_packed(void **state)
+{
+	(void)state;
+	ops.pack_max = (size_t)-1;
+	check_matmul(37, 45, 70, 1);
+	check_matmul(64, 64, 128, 1);
+	check_matmul(300, 20, 30, 0);
+	setenv("CT_OCL_KC", "64", 1);
+	check_matmul(37, 45, 300, 1);
+	check_matmul(301, 129, 20, 0);
+	unsetenv("CT_OCL_KC");
+	ops.pack_max = 0;
+}
+
 /* Reopen the device with the tiled matmul built for tiles `mmt`
  * (CT_OCL_MMT; NULL: the device's default). Returns 1 if the device can
  * run that kernel's work-groups (and sets ops.mm_tiled), else 0. */
@@ -667,7 +684,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_forms,
+CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_packed,
+		 test_matmul_forms,
 	test_matmul_matvec, test_matmul_blockings,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
 	test_attention_recompute, test_attention_tiled, test_gelu_residual,
