@@ -37,6 +37,7 @@
  * so `--servers 2 --db URL1 --db URL2` puts them on two Galera nodes.
  * More than one server needs an external database. The set-up and every
  * server run in child processes; this one only drives the load.
+ * bench/bench_sched_external.sh runs it on a private mariadbd.
  */
 #include <getopt.h>
 #include <inttypes.h>
