@@ -37,6 +37,7 @@
  * so `--servers 2 --db URL1 --db URL2` puts them on two Galera nodes.
  * More than one server needs an external database. The set-up and every
  * server run in child processes; this one only drives the load.
+ * bench/bench_sched_external.sh runs it on a private mariadbd.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -254,6 +255,8 @@ static void grow(const struct opts *o, const char *dir, int64_t first, int64_t w
 	}
 	if (rc < 0)
 		die("unsent work", rc);
+	if (add > 0 && (rc = ct_sched_load_settle(db)) < 0)
+		die("purging the set-up", rc);
 	close_db(db);
 	exit(0);
 }
@@ -335,14 +338,27 @@ static void serve(const struct opts *o, int idx, const char *dir, int fd)
 	exit(0);
 }
 
+/* Exit unless waitpid() returned `got` == `want` with status `st` of a
+ * clean exit, saying why. */
+static void check_child(pid_t got, pid_t want, int st, const char *what)
+{
+	if (got == want && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	if (got != want)
+		fprintf(stderr, "bench_sched: %s failed: no status (waitpid)\n", what);
+	else if (WIFSIGNALED(st))
+		fprintf(stderr, "bench_sched: %s failed: killed by signal %d\n", what, WTERMSIG(st));
+	else
+		fprintf(stderr, "bench_sched: %s failed: exit status %d\n", what,
+			WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	exit(1);
+}
+
 static void wait_child(pid_t pid, const char *what)
 {
 	int st = 0;
 
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "bench_sched: %s failed\n", what);
-		exit(1);
-	}
+	check_child(waitpid(pid, &st, 0), pid, st, what);
 }
 
 /* Run fn(o, dir, a, b) in a child process and wait for it. */
@@ -379,12 +395,30 @@ static void start_servers(const struct opts *o, const char *dir, pid_t *pids)
 	}
 }
 
+/* A server stops in seconds (its database's shutdown included); one that
+ * has not after STOP_S is killed and the run fails, rather than waiting
+ * on it for minutes. */
+#define STOP_S 120
+
 static void stop_servers(const struct opts *o, pid_t *pids)
 {
 	for (int i = 0; i < o->servers; i++)
 		kill(pids[i], SIGTERM);
-	for (int i = 0; i < o->servers; i++)
-		wait_child(pids[i], "a server");
+	for (int i = 0; i < o->servers; i++) {
+		double until = ct_time_mono_s() + STOP_S;
+		int st = 0;
+		pid_t got;
+
+		while ((got = waitpid(pids[i], &st, WNOHANG)) == 0 && ct_time_mono_s() < until)
+			usleep(50000);
+		if (got == 0) {
+			fprintf(stderr, "bench_sched: a server did not stop in %d s: killed\n", STOP_S);
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &st, 0);
+			exit(1);
+		}
+		check_child(got, pids[i], st, "a server");
+	}
 }
 
 /* The project (in a child), in a new temporary directory (*dir_out). */

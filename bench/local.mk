@@ -101,4 +101,4 @@ noinst_PROGRAMS += bench/bench_daemons
 bench_bench_daemons_SOURCES = bench/bench_daemons.c
 bench_bench_daemons_CFLAGS = $(CT_SERVER_CFLAGS)
 bench_bench_daemons_LDADD = $(CT_SERVER_LIBS)
-EXTRA_DIST += bench/bench_daemons.sh bench/bench_galera.sh
+EXTRA_DIST += bench/bench_daemons.sh bench/bench_galera.sh bench/bench_sched_external.sh

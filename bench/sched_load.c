@@ -61,3 +61,11 @@ int ct_sched_load_clone(struct ct_db *db, int64_t jobid, const char *prefix, int
 	}
 	return rc;
 }
+
+int ct_sched_load_settle(struct ct_db *db)
+{
+	/* returns when the history list is empty (MariaDB 10.5.7 and later) */
+	int rc = ct_db_execa(db, "SET GLOBAL innodb_max_purge_lag_wait=0", NULL, 0);
+
+	return rc < 0 ? rc : 0;
+}

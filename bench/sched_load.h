@@ -17,4 +17,13 @@
 int ct_sched_load_clone(struct ct_db *db, int64_t jobid, const char *prefix, int64_t first,
 			int64_t n, int replicas);
 
+/* Wait until the database has purged the old row versions and undo
+ * records of what was committed so far (InnoDB's history list: a million
+ * cloned WUs leave millions of records), so that a measurement that
+ * follows does not pay for purging the set-up, and a server stopping
+ * after it has no purge batch of it left to run. Needs the SUPER (or
+ * SYSTEM VARIABLES ADMIN) privilege on an external server. Returns 0 or
+ * CT_EDB. */
+int ct_sched_load_settle(struct ct_db *db);
+
 #endif

@@ -50,7 +50,8 @@ die() {
 
 # start_mariadbd: a private mariadbd on $T/mdb.sock with database ctune_test;
 # sets DBOPT (the --db option for `ctune-server init`). Exits 77 (skip)
-# when there is no mariadbd.
+# when there is no mariadbd. MDB_OPTS: more mariadbd options (a benchmark's
+# server settings; word-split).
 start_mariadbd() {
 	command -v mariadbd >/dev/null 2>&1 || command -v /usr/sbin/mariadbd >/dev/null 2>&1 ||
 		{ echo "skip: no mariadbd"; exit 77; }
@@ -61,7 +62,7 @@ start_mariadbd() {
 		--auth-root-authentication-method=normal >"$T/mdb-install.log" 2>&1 ||
 		die "mariadb-install-db failed"
 	"$MARIADBD" --no-defaults --datadir="$T/mdb" --socket="$T/mdb.sock" --skip-networking \
-		--pid-file="$T/mdb.pid" --log-error="$T/mdb.log" $user_opt &
+		--pid-file="$T/mdb.pid" --log-error="$T/mdb.log" $user_opt ${MDB_OPTS:-} &
 	MDB_PID=$!
 	for i in $(seq 1 100); do [ -S "$T/mdb.sock" ] && break; sleep 0.1; done
 	[ -S "$T/mdb.sock" ] || die "mariadbd did not start"
