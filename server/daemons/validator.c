@@ -879,7 +879,7 @@ static void vwu_free(struct vwu *v)
 /* What results are a delta of, and for a LoRA job its credit. */
 static int lora_setup(struct ct_db *db, struct vwu *v)
 {
-	int rc = ct_lora_val_open(db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
+	int rc = ct_lora_val_open(v->srv, db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
 	int lora = v->lora.spec.rank > 0;
 
 	v->ref = lora ? v->lora.init : v->base.params;
