@@ -8,7 +8,6 @@
 #include "ct_le.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 void ct_lora_file_header(const struct ct_model_config *cfg, const struct ct_lora_spec *spec,
@@ -99,13 +98,11 @@ int ct_lora_file_parse(const void *data, size_t len, const struct ct_model_confi
 int ct_lora_file_load(const char *path, const struct ct_model_config *cfg,
 		      const struct ct_lora_spec *spec, float *out)
 {
-	unsigned char *data = NULL;
-	size_t len = 0;
-	int rc;
+	struct ct_mmap map = { 0 };
+	int rc = ct_file_map(path, &map);	/* mapped: any size costs nothing */
 
-	rc = ct_file_read_all(path, (size_t)ct_lora_file_size(cfg, spec), &data, &len);
 	if (rc == 0)
-		rc = ct_lora_file_parse(data, len, cfg, spec, out);
-	free(data);
+		rc = ct_lora_file_parse(map.addr, map.len, cfg, spec, out);
+	ct_file_unmap(&map);
 	return rc;
 }

@@ -50,8 +50,8 @@ int ct_lora_file_save(const char *path, const struct ct_model_config *cfg,
 int ct_lora_file_parse(const void *data, size_t len, const struct ct_model_config *cfg,
 		       const struct ct_lora_spec *spec, float *out);
 
-/* ct_lora_file_parse of the file at path (read whole, never past the
- * exact size the spec gives). */
+/* ct_lora_file_parse of the file at path (mapped, not read: its header
+ * is judged before its size). Also the file's open or map errors. */
 int ct_lora_file_load(const char *path, const struct ct_model_config *cfg,
 		      const struct ct_lora_spec *spec, float *out);
 
