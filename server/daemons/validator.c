@@ -609,7 +609,8 @@ static int dispute_of(struct vwu *v, const size_t idx[2], int *out, int *link)
 {
 	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
 				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
-				   .every = v->j.chain_every, .device = ct_seval_device(v->srv) };
+				   .every = v->j.chain_every, .device = ct_seval_device(v->srv),
+				   .lora_init = v->lora.carried ? v->lora.init : NULL };
 
 	wu_hparams(v, &w.hp);
 	for (int k = 0; k < 2; k++) {
