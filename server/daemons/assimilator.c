@@ -27,7 +27,11 @@
  *
  * A LoRA job's round is aggregated differently: its results are adapters,
  * and the new model is the base merged with the exact mean of the shards'
- * adapter products (lora_round.h); the rest is the same.
+ * adapter products (lora_round.h); the rest is the same. A compact-base
+ * LoRA job's model is the widened base merged with the mean adapter pair,
+ * and its next round opens on the same compact base, its WUs starting
+ * from that pair, stored as an adapter file (store_adapters; the same
+ * bits on a repeat, so one file).
  */
 #include "daemons.h"
 #include "daemon_pass.h"

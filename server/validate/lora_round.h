@@ -14,7 +14,11 @@
  * Assimilator: a LoRA round's model is base + the exact mean of the
  * shards' adapter products, ct_lora_merge over the K canonical results in
  * shard order; the next round's WUs start fresh adapters (one seed per
- * round, the same for its shards: wg.h) from that model. Before the
+ * round, the same for its shards: wg.h) from that model. A compact-base
+ * job's round merges the mean adapter pair instead, and its next round's
+ * WUs start from that pair on the same base (round.lora_init_sha256,
+ * doc/workunit.md §13): everything here that needs a WU's initial
+ * adapters reads that file when the round names one. Before the
  * merge, the cross-shard check compares the shards' adapter updates
  * (lora_robust.h).
  */
