@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 	ct_bisect_plan(&a, &b, o.steps, o.every, &plan);
 	t0 = ct_time_mono_s();
 	{
-		struct ct_bisect_inputs in = { &model, &tok, &hp, state, o.device };
+		struct ct_bisect_inputs in = { &model, &tok, &hp, state, o.device, NULL };
 
 		rc = plan.verdict == CT_BISECT_SEGMENT ? ct_bisect_segment(&in, &plan, got, &ran)
 			: ct_error(CT_EINTERNAL, "no segment to recompute");

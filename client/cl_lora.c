@@ -7,6 +7,8 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
+#include "cl_jail.h"
+#include "ct_lora_file.h"
 #include "ct_lora_result.h"
 
 #include <errno.h>
@@ -79,6 +81,39 @@ int ct_task_lora_hparams(const struct ct_task *t, struct ct_wu_hparams *hp)
 	return 0;
 }
 
+int ct_task_lora_init(struct ct_task_run *r, const struct ct_task *t, const char *cache_dir)
+{
+	const struct ct_task_file *f = ct_task_input(t, "lora_init");
+	uint64_t want;
+	char path[4096];
+	int rc;
+
+	r->lora_init = NULL;
+	if (f == NULL)
+		return 0;
+	if (r->hp.lora.rank == 0)
+		return ct_error(CT_EINVAL, "a full-weight work unit with a lora_init input");
+	want = ct_lora_file_size(&r->model.cfg, &r->hp.lora);
+	if (f->size != want)
+		return ct_error(CT_EFORMAT, "lora_init input of %llu bytes; the work unit's "
+				"adapters make %llu", (unsigned long long)f->size,
+				(unsigned long long)want);
+	if (ct_jail_check_sha("lora_init sha256", f->sha256) < 0)
+		return ct_error(CT_EFORMAT, "%s", ct_errmsg(CT_EPROTO));
+	rc = ct_path_join(path, sizeof(path), cache_dir, f->sha256);	/* checked above */
+	if (rc < 0)
+		return rc;
+	r->lora_init = malloc((size_t)(want - CT_LORA_FILE_HDR));
+	if (r->lora_init == NULL)
+		return CT_ENOMEM;
+	rc = ct_lora_file_load(path, &r->model.cfg, &r->hp.lora, r->lora_init);
+	if (rc < 0) {
+		free(r->lora_init);
+		r->lora_init = NULL;
+	}
+	return rc;
+}
+
 int ct_task_write_lora_result(struct ct_task_run *r, const char *slot_dir,
 			      uint64_t max_bytes, char sha_hex[CT_SHA256_HEXLEN + 1],
 			      uint64_t *size)
@@ -95,8 +130,8 @@ int ct_task_write_lora_result(struct ct_task_run *r, const char *slot_dir,
 		if (!isfinite(ad[i]))
 			rc = ct_error(CT_ENONFINITE, "LoRA adapter %zu is not finite", i);
 	if (rc == 0)
-		rc = ct_lora_result_encode(&r->model.cfg, &r->hp.lora, r->hp.lora_seed, r->base_sha,
-					   ad, r->encoding, &out);
+		rc = ct_lora_result_encode_from(&r->model.cfg, &r->hp.lora, r->hp.lora_seed,
+						r->lora_init, r->base_sha, ad, r->encoding, &out);
 	rc = ct_task_save_result(rc, &out, max_bytes, slot_dir, sha_hex, size);
 	free(ad);
 	ct_buf_free(&out);

@@ -180,6 +180,7 @@ static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const cha
 			      ct_base_fmt_name(r->hp.lora.base_fmt));
 	if (rc == 0) rc = cache_path(cache_dir, t, "data", path, sizeof(path), NULL);
 	if (rc == 0) rc = ct_tokens_load(path, &r->tokens);
+	if (rc == 0) rc = ct_task_lora_init(r, t, cache_dir);
 	return rc;
 }
 
@@ -207,6 +208,8 @@ int ct_task_open(struct ct_task_run *r, const struct ct_task *t, const char *cac
 		unlink(state);
 	}
 	rc = ct_wu_open(&r->model, &r->tokens, &r->hp, device, &r->wu);
+	if (rc == 0 && r->lora_init != NULL)	/* round r+1 of a compact-base job */
+		rc = ct_wu_set_adapters(r->wu, r->lora_init);
 out:
 	if (rc < 0)
 		ct_task_close(r);
@@ -300,5 +303,6 @@ void ct_task_close(struct ct_task_run *r)
 	ct_wu_close(r->wu);
 	ct_tokens_free(&r->tokens);
 	ct_gpt2_free(&r->model);
+	free(r->lora_init);
 	memset(r, 0, sizeof(*r));
 }

@@ -35,6 +35,9 @@ struct ct_task_run {
 	int state_at;			/* a state task (doc/protocol.md "State
 					 * requests"): stop after this step and
 					 * upload the state; 0: a result */
+	float *lora_init;		/* a LoRA WU's initial adapters from its
+					 * "lora_init" input (malloc'd); NULL:
+					 * ct_lora_init of the seed */
 };
 
 /* 1 when r's work is done: all N steps, or a state task's state_at. */

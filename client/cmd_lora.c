@@ -25,7 +25,7 @@
 
 int ct_lora_write_adapter_file(struct ct_wu *wu, const struct ct_gpt2 *model,
 			       const char *model_path, const struct ct_wu_hparams *hp,
-			       const char *out, size_t *bytes)
+			       const float *init, const char *out, size_t *bytes)
 {
 	size_t n = ct_lora_nparams(&model->cfg, &hp->lora);
 	struct ct_buf buf = CT_BUF_INIT(0);
@@ -40,8 +40,8 @@ int ct_lora_write_adapter_file(struct ct_wu *wu, const struct ct_gpt2 *model,
 	if (rc == 0)
 		rc = ct_gpt2_check_finite(ad, n, NULL);
 	if (rc == 0)		/* exactly the client's upload, lossless */
-		rc = ct_lora_result_encode(&model->cfg, &hp->lora, hp->lora_seed, base_sha, ad,
-					   CT_DELTA_LOSSLESS, &buf);
+		rc = ct_lora_result_encode_from(&model->cfg, &hp->lora, hp->lora_seed, init,
+						base_sha, ad, CT_DELTA_LOSSLESS, &buf);
 	if (rc == 0)
 		rc = ct_file_write_atomic(out, buf.data, buf.len, 0644);
 	if (rc == 0 && bytes != NULL)

@@ -19,12 +19,13 @@
 #include "ct_engine.h"
 
 /* Write the adapters of LoRA work unit wu (trained from `model`, loaded
- * from model_path, with hyperparameters hp) to `out` atomically (0644) as
- * a lossless ct_delta LoRA file. *bytes gets the file size (may be NULL).
- * Returns 0 or a CT_E* code. */
+ * from model_path, with hyperparameters hp, started from init or, when
+ * init is NULL, from ct_lora_init of hp's seed) to `out` atomically
+ * (0644) as a lossless ct_delta LoRA file against those initial adapters.
+ * *bytes gets the file size (may be NULL). Returns 0 or a CT_E* code. */
 int ct_lora_write_adapter_file(struct ct_wu *wu, const struct ct_gpt2 *model,
 			       const char *model_path, const struct ct_wu_hparams *hp,
-			       const char *out, size_t *bytes);
+			       const float *init, const char *out, size_t *bytes);
 
 /* Merge the adapter file at adapter_path into model's weights in place
  * (ct_lora_merge with K = 1). The file must be a LoRA result for model's

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "commands.h"
 #include "cmd_lora.h"
+#include "ct_lora_file.h"
 #include "ct_base.h"
 #include "cmd_model.h"
 #include "ct_model_ops.h"
@@ -146,6 +147,7 @@ struct train_opts {
 	int chain_every;	/* --chain-every S: a hash chain link every S steps */
 	double t_chain;		/* seconds spent on the chain */
 	int fmt_given;		/* --base-format was given */
+	const char *lora_init;	/* --lora-init FILE: the initial adapters */
 	struct ct_wu_hparams hp;
 };
 
@@ -172,6 +174,7 @@ static const struct option train_long[] = {
 	{ "lora-targets", required_argument, NULL, 'G' },
 	{ "lora-seed", required_argument, NULL, 'S' },
 	{ "base-format", required_argument, NULL, 'F' },
+	{ "lora-init", required_argument, NULL, 'I' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -210,6 +213,7 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 				fprintf(stderr, "ctune train: %s\n", ct_errmsg(CT_EINVAL));
 			break;
 		case 'S': bad = parse_u64("train", "lora-seed", optarg, &seed); break;
+		case 'I': o->lora_init = optarg; break;
 		case 'F': bad = ct_base_fmt_parse(optarg, &o->hp.lora.base_fmt) < 0;
 			o->fmt_given = 1;
 			if (bad)
@@ -228,9 +232,9 @@ static int train_parse(int argc, char **argv, struct train_opts *o)
 	if (o->every > 0 && o->state == NULL)
 		return usage_error("train", "--checkpoint-every needs --state FILE");
 	if (o->hp.lora.rank == 0 && (o->hp.lora.alpha != 0.0f || o->hp.lora.targets || seed != 0 ||
-				     o->fmt_given))
-		return usage_error("train", "--lora-alpha, --lora-targets, --lora-seed and "
-				   "--base-format need --lora-rank");
+				     o->fmt_given || o->lora_init))
+		return usage_error("train", "--lora-alpha, --lora-targets, --lora-seed, "
+				   "--lora-init and --base-format need --lora-rank");
 	if (o->hp.lora.rank > 0) {
 		if (o->hp.lora.alpha == 0.0f)
 			o->hp.lora.alpha = (float)o->hp.lora.rank;
@@ -291,12 +295,32 @@ static int train_loop(struct ct_wu *wu, struct train_opts *o)
 	return 0;
 }
 
+/* --lora-init FILE: the WU's initial adapters (ct_lora_file.h; what a
+ * compact-base job's round r+1 downloads as its "lora_init" input) into
+ * *init (malloc'd, the caller frees), held to the WU's spec. */
+static int load_lora_init(const struct train_opts *o, const struct ct_gpt2 *model,
+			  float **init)
+{
+	int rc;
+
+	*init = malloc(ct_lora_nparams(&model->cfg, &o->hp.lora) * sizeof(float));
+	if (*init == NULL)
+		return CT_ENOMEM;
+	rc = ct_lora_file_load(o->lora_init, &model->cfg, &o->hp.lora, *init);
+	if (rc < 0) {
+		free(*init);
+		*init = NULL;
+	}
+	return rc;
+}
+
 static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct train_opts o;
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
 	struct ct_wu *wu = NULL;
+	float *init = NULL;
 	double t0, dt;
 	int rc, start;
 
@@ -313,10 +337,14 @@ static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		rc = ct_tokens_load(o.data, &tok);
 	if (rc == 0)
 		rc = check_vocab(&tok, o.data, &model, o.model);
+	if (rc == 0 && o.lora_init)
+		rc = load_lora_init(&o, &model, &init);
 	if (rc == 0 && o.resume)
 		rc = ct_wu_resume(o.resume, &model, &tok, &o.hp, o.device, &wu);
 	else if (rc == 0)
 		rc = ct_wu_open(&model, &tok, &o.hp, o.device, &wu);
+	if (rc == 0 && init != NULL && !o.resume)
+		rc = ct_wu_set_adapters(wu, init);
 	if (rc < 0)
 		goto out;
 	signal(SIGINT, on_signal);
@@ -328,7 +356,7 @@ static int cmd_train(struct ct_cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	dt = now_s() - t0;
 	if (o.hp.lora.rank > 0)
-		rc = ct_lora_write_adapter_file(wu, &model, o.model, &o.hp, o.out, NULL);
+		rc = ct_lora_write_adapter_file(wu, &model, o.model, &o.hp, init, o.out, NULL);
 	else
 		rc = ct_wu_save_model(wu, o.out);
 	if (rc < 0)
@@ -344,6 +372,7 @@ out:
 	ct_wu_close(wu);
 	ct_tokens_free(&tok);
 	ct_gpt2_free(&model);
+	free(init);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	return rc < 0 ? fail("train", rc) : CT_EXIT_OK;
@@ -563,6 +592,10 @@ const struct ct_cmd_def ct_train_cmd = {
 	"  --lora-targets LIST  adapted matrices: qkv,proj,fc,fcproj (default all)\n"
 	"  --lora-seed S        seed of the initial adapters, 0..2^64-1 (a WU's\n"
 	"                       seed, as the server sends it; default 0)\n"
+	"  --lora-init FILE     start from the adapters in FILE (a CTLORA1 file: a\n"
+	"                       compact-base job's round r+1 WU downloads round\n"
+	"                       r's mean adapters as its lora_init input) instead\n"
+	"                       of the seed's; OUT is then a delta against them\n"
 	"  --base-format F      keep the frozen base as f32, bf16, q8 (int8, a scale\n"
 	"                       per 32) or nf4 (QLoRA's 4-bit NormalFloat, a scale\n"
 	"                       per 64; doc/workunit.md 13): exactly the f32\n"

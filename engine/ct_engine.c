@@ -324,6 +324,14 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	return 0;
 }
 
+int ct_wu_set_adapters(struct ct_wu *wu, const float *ad)
+{
+	if (wu->nlora == 0 || wu->step != 0)
+		return ct_error(CT_ESTATE, "initial adapters: %s",
+				wu->nlora == 0 ? "not a LoRA work unit" : "steps done already");
+	return wu->ops->lora_load(wu->be, ad, NULL, NULL);
+}
+
 int ct_wu_step(struct ct_wu *wu, float *loss)
 {
 	struct ct_step_args a;

@@ -204,6 +204,14 @@ int ct_wu_open(const struct ct_gpt2 *model, const struct ct_tokens *tokens,
 	       const struct ct_wu_hparams *hp, const char *device,
 	       struct ct_wu **out);
 
+/* Start a LoRA WU from the adapters ad (ct_wu_nparams_trained floats,
+ * copied) instead of ct_lora_init's, their AdamW moments zero: a
+ * compact-base job's round r+1 starts from round r's aggregate
+ * (ct_lora_file.h, doc/workunit.md §13). Only right after ct_wu_open,
+ * before the first step. Returns 0, CT_ESTATE (a full-weight WU, or steps
+ * done) or the backend's error. */
+int ct_wu_set_adapters(struct ct_wu *wu, const float *ad);
+
 /* Open a work unit from a state file written by ct_wu_save_state(). The
  * model, tokens and hp must be the very ones of the saved run: config,
  * hyperparameters and the SHA-256 of the base weights and of the tokens are

@@ -40,26 +40,38 @@ int ct_lora_result_encode(const struct ct_model_config *cfg, const struct ct_lor
 			  uint64_t seed, const unsigned char base_sha[32],
 			  const float *adapters, int encoding, struct ct_buf *out)
 {
+	return ct_lora_result_encode_from(cfg, spec, seed, NULL, base_sha, adapters, encoding,
+					  out);
+}
+
+int ct_lora_result_encode_from(const struct ct_model_config *cfg,
+			       const struct ct_lora_spec *spec, uint64_t seed, const float *init,
+			       const unsigned char base_sha[32], const float *adapters,
+			       int encoding, struct ct_buf *out)
+{
 	struct ct_delta_lora sec = { .rank = (uint32_t)spec->rank,
 				     .targets = spec->targets, .alpha = spec->alpha,
 				     .seed = seed, .arch = (uint32_t)cfg->arch };
 	struct ct_delta_model m;
 	size_t n;
-	float *init = NULL;
+	float *own = NULL;
 	int rc;
 
 	if (spec->rank < 1)
 		return ct_error(CT_EINVAL, "LoRA result: rank 0 is not a LoRA work unit");
 	n = ct_lora_nparams(cfg, spec);
-	rc = initial(cfg, spec, seed, n, &init);
-	if (rc < 0)
-		return rc;
+	if (init == NULL) {
+		rc = initial(cfg, spec, seed, n, &own);
+		if (rc < 0)
+			return rc;
+		init = own;
+	}
 	ct_lora_result_model(cfg, &m);
 	if (encoding == CT_DELTA_LOSSLESS &&
 	    (ct_model_ops_for(cfg)->flags & CT_MODEL_LORA_TENSOR_SEGMENTS))
 		encoding = CT_DELTA_LOSSLESS_TENSOR;	/* its segments follow GPT-2's slots */
 	rc = ct_delta_encode_lora(init, adapters, n, &m, base_sha, &sec, encoding, -1, out);
-	free(init);
+	free(own);
 	return rc;
 }
 

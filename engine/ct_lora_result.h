@@ -33,10 +33,19 @@ int ct_lora_result_encode(const struct ct_model_config *cfg, const struct ct_lor
 			  uint64_t seed, const unsigned char base_sha[32],
 			  const float *adapters, int encoding, struct ct_buf *out);
 
+/* ct_lora_result_encode against the initial adapters init (n floats;
+ * NULL: ct_lora_init of the seed). A WU that starts from a carried
+ * adapter file (ct_lora_file.h; doc/workunit.md §13) passes those. */
+int ct_lora_result_encode_from(const struct ct_model_config *cfg,
+			       const struct ct_lora_spec *spec, uint64_t seed, const float *init,
+			       const unsigned char base_sha[32], const float *adapters,
+			       int encoding, struct ct_buf *out);
+
 /* Decode a LoRA result file (len bytes) of a WU with this config, spec and
  * seed into adapters (ct_lora_nparams floats, caller-allocated). init: the
  * WU's initial adapters if the caller has them (ct_lora_init of the same
- * cfg, spec, seed), or NULL to compute them here. Returns 0; CT_EMISMATCH
+ * cfg, spec, seed, or the WU's carried adapter file), or NULL to compute
+ * ct_lora_init here. Returns 0; CT_EMISMATCH
  * when the file is not a LoRA result, or its model shape, rank, alpha,
  * targets or seed differ from the WU's (the detail says which); else
  * ct_delta_decode_lora's errors (CT_EFORMAT, CT_ECORRUPT, CT_EHASH ...).

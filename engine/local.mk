@@ -27,7 +27,8 @@ engine_libctengine_a_SOURCES += engine/ct_sample.c engine/ct_sample.h \
 # LoRA jobs beyond the engine: the exact merge of K shards' adapters and
 # the adapter result file.
 engine_libctengine_a_SOURCES += engine/ct_lora_merge.c \
-	engine/ct_lora_result.c engine/ct_lora_result.h
+	engine/ct_lora_result.c engine/ct_lora_result.h \
+	engine/ct_lora_file.c engine/ct_lora_file.h
 # Result upload encoding of full and LoRA results.
 engine_libctengine_a_SOURCES += \
 	engine/ct_delta.c engine/ct_delta.h

@@ -3,7 +3,8 @@
 # processes (doc/workunit.md §13, "Jobs on a compact base"): `job submit
 # --base-format nf4` (CT_BASE_JOB_FMT overrides: bf16, q8) on a float32
 # model, a ctune-server on its embedded database and two `ctune run`
-# daemons of two accounts, 1 round x 2 shards, quorum 2.
+# daemons of two accounts, 1 round x 2 shards, quorum 2 (the carry over
+# rounds: test/base_job_rounds.sh).
 #  - the server converted the base once: the job's model file in the store
 #    is a compact base of that format, far smaller than the float32 file,
 #    and each client downloaded it once into its cache, by its hash;
@@ -17,19 +18,7 @@
 #    tokens prints the eval loss the server recorded for the round.
 # The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
 . "$(dirname "$0")/client_lib.sh"
-lora_e2e_tools
-FMT=${CT_BASE_JOB_FMT:-nf4}
-
-server_project 1
-sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
-corpus_data 2 4 128
-# a compact base needs one round (a later one would start from a float32
-# merged model): refused with the reason
-"$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
-	--eval "$T/eval.bin" --shards 2 --rounds 2 --steps 20 --batch 4 --seq 16 --lr 0.01 \
-	--lora-rank $RANK --base-format "$FMT" >"$T/refused.log" 2>&1 &&
-	fail "a compact base with 2 rounds was accepted"
-grep -q 'takes --rounds 1' "$T/refused.log" || fail "refusal: $(cat "$T/refused.log")"
+base_job_setup
 "$SERVER" job submit "$P" --allow-random-base --model "$T/base.bin" --train "$T/train.bin" \
 	--eval "$T/eval.bin" --base-format "$FMT" --shards 2 --rounds 1 --steps 20 --batch 4 --seq 16 \
 	--lr 0.01 >"$T/refused.log" 2>&1 && fail "--base-format without --lora-rank was accepted"
@@ -42,11 +31,7 @@ grep -q 'needs --lora-rank' "$T/refused.log" || fail "refusal: $(cat "$T/refused
 grep -q "^frozen base: $FMT\$" "$T/show0.txt" || fail "job show: $(cat "$T/show0.txt")"
 
 # the store holds the compact base, converted once
-BASE_C=
-for f in $(find "$P/download" -type f); do
-	cmp -s -n 6 "$f" <(printf CTBASE) && BASE_C=$f
-done
-[ -n "$BASE_C" ] || fail "no compact base in the store"
+compact_base_file
 [ "$(basename "$BASE_C")" = "$(sha256sum "$BASE_C" | cut -d' ' -f1)" ] ||
 	fail "the compact base is not stored under its hash"
 # a compact file as a job's model needs --base-format (its clients would
@@ -66,20 +51,8 @@ C=$(stat -c %s "$BASE_C")
 case $FMT in bf16) PCT=55 ;; q8) PCT=35 ;; *) PCT=25 ;; esac
 [ $((C * 100)) -le $((F32 * PCT)) ] || fail "compact base of $C bytes, float32 $F32 (> $PCT%)"
 
-DEV=${CT_E2E_DEVICE:-cpu}
-if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null | grep -q 'opencl:0'; then
-	DEV=opencl:0
-fi
-server_and_clients 2 --always --device "$DEV" --backoff-base 0.5 --checkpoint-seconds 0.3
-job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
-wait_for 600 "the compact-base job completes" job_done
-"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
-grep -Eq 'over +success +valid +4$' "$T/job.txt" || fail "not 4 valid results: $(cat "$T/job.txt")"
-[ "$(ls "$P/upload" | wc -l)" = 4 ] || fail "expected 4 uploads, got $(ls "$P/upload")"
-for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
-	n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
-	[ "$n" = 1 ] || fail "replicas of $wu differ"
-done
+e2e_device
+e2e_job_run "$DEV" 600 "the compact-base job completes" 4
 # each client holds the compact base in its cache, under its hash
 for c in c1 c2; do
 	cmp -s "$T/$c/cache/$(basename "$BASE_C")" "$BASE_C" ||
@@ -124,15 +97,9 @@ r = [x for x in json.load(open(sys.argv[1]))["rounds"] if x["round"] == 1][0]
 print(repr(r["eval_loss"]), repr(r["base_eval_loss"]), r["eval_ntokens"])' "$T/job.json")
 [ -n "$ntok" ] || fail "job JSON: $(cat "$T/job.json")"
 [ $((ntok % 64)) = 0 ] && [ "$ntok" -gt 0 ] || fail "eval over $ntok tokens"
-"$CTUNE" eval --model "$T/want.bin" --data "$T/eval.bin" --batch 4 --seq 16 \
-	--batches $((ntok / 64)) >"$T/eval.log" 2>&1 || fail "ctune eval: $(cat "$T/eval.log")"
-mine=$(sed -n 's/^loss \([0-9.]*\) .*/\1/p' "$T/eval.log")
-[ "$(printf '%.6f' "$srv")" = "$mine" ] || fail "server eval loss $srv, ctune eval $mine"
+eval_is "$T/want.bin" "$ntok" "$srv" "the job's model"
 # the compact base itself, evaluated by the client: the server's base loss
-"$CTUNE" eval --model "$BASE_C" --data "$T/eval.bin" --batch 4 --seq 16 \
-	--batches $((ntok / 64)) >"$T/eval0.log" 2>&1 || fail "ctune eval of the compact base"
-mine=$(sed -n 's/^loss \([0-9.]*\) .*/\1/p' "$T/eval0.log")
-[ "$(printf '%.6f' "$srv0")" = "$mine" ] || fail "server base loss $srv0, ctune eval $mine"
+eval_is "$BASE_C" "$ntok" "$srv0" "the compact base"
 
 stop "$C1"; stop "$C2"; stop "$SPID"
 echo "PASS: $FMT-base LoRA job done on $DEV: compact base $C bytes (float32 $F32)," \

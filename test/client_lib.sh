@@ -176,22 +176,72 @@ lora_e2e_tools() {
 	ALPHA=8
 }
 
-# lora_e2e_run DEVICE SECONDS WHAT: the server and two clients on DEVICE
-# (server_and_clients), job 1 done within SECONDS with 8 valid results, its
-# eval loss fell, 8 uploads in $P/upload and both replicas of every WU
-# uploaded the same bytes. The job's table is left in $T/job.txt.
-lora_e2e_run() {
+# base_job_setup: a compact-base job's project and data: the LoRA tools
+# (lora_e2e_tools), FMT (nf4; CT_BASE_JOB_FMT overrides: bf16, q8), the
+# project (uploads kept for the test to read) and the corpus_data model.
+base_job_setup() {
+	lora_e2e_tools
+	FMT=${CT_BASE_JOB_FMT:-nf4}
+	server_project 1
+	sed -i 's/^file_grace = .*/&\nupload_grace = 3600/' "$P/ctune-server.conf"
+	corpus_data 2 4 128
+}
+
+# compact_base_file: BASE_C, the compact base file (CTBASE) of the store.
+compact_base_file() {
+	local f
+	BASE_C=
+	for f in $(find "$P/download" -type f); do
+		cmp -s -n 6 "$f" <(printf CTBASE) && BASE_C=$f
+	done
+	[ -n "$BASE_C" ] || fail "no compact base in the store"
+}
+
+# eval_is MODEL NTOK LOSS WHAT: `ctune eval` of MODEL on $T/eval.bin over
+# NTOK tokens (batches of 4 x 16) prints the server's LOSS (the API's
+# exact double, to the 6 decimals ctune prints).
+eval_is() {
+	local mine
+	"$CTUNE" eval --model "$1" --data "$T/eval.bin" --batch 4 --seq 16 \
+		--batches $(($2 / 64)) >"$T/eval.log" 2>&1 || fail "ctune eval of $4: $(cat "$T/eval.log")"
+	mine=$(sed -n 's/^loss \([0-9.]*\) .*/\1/p' "$T/eval.log")
+	[ "$(printf '%.6f' "$3")" = "$mine" ] || fail "server's loss of $4 $3, ctune eval $mine"
+}
+
+# e2e_device: DEV, the device the end-to-end clients compute on: PoCL's
+# opencl:0 when it is there, else cpu (CT_E2E_DEVICE overrides).
+e2e_device() {
+	DEV=${CT_E2E_DEVICE:-cpu}
+	if [ -z "${CT_E2E_DEVICE:-}" ] && "$CTUNE" devices --no-selftest 2>/dev/null |
+		grep -q 'opencl:0'; then
+		DEV=opencl:0
+	fi
+}
+
+# e2e_job_run DEVICE SECONDS WHAT N: the server and two clients on DEVICE
+# (server_and_clients), job 1 done within SECONDS with N valid results, N
+# uploads in $P/upload and both replicas of every WU uploaded the same
+# bytes. The job's table is left in $T/job.txt.
+e2e_job_run() {
 	local wu n
 	server_and_clients 2 --always --device "$1" --backoff-base 0.5 --checkpoint-seconds 0.3
 	job_done() { "$SERVER" job show "$P" 1 2>/dev/null | head -1 | grep -q ': done'; }
 	wait_for "$2" "$3" job_done
 	"$SERVER" job show "$P" 1 >"$T/job.txt" 2>&1
-	grep -Eq 'over +success +valid +8$' "$T/job.txt" || fail "not 8 valid results: $(cat "$T/job.txt")"
-	awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
-	     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
-	[ "$(ls "$P/upload" | wc -l)" = 8 ] || fail "expected 8 uploads, got $(ls "$P/upload" | wc -l)"
+	grep -Eq "over +success +valid +$4\$" "$T/job.txt" ||
+		fail "not $4 valid results: $(cat "$T/job.txt")"
+	[ "$(ls "$P/upload" | wc -l)" = "$4" ] ||
+		fail "expected $4 uploads, got $(ls "$P/upload" | wc -l)"
 	for wu in $(ls "$P/upload" | sed 's/-[0-9]*$//' | sort -u); do
 		n=$(sha256sum "$P/upload/$wu"-* | cut -d' ' -f1 | sort -u | wc -l)
 		[ "$n" = 1 ] || fail "replicas of $wu differ"
 	done
+}
+
+# lora_e2e_run DEVICE SECONDS WHAT: e2e_job_run with 8 results, and the
+# job's eval loss fell.
+lora_e2e_run() {
+	e2e_job_run "$1" "$2" "$3" 8
+	awk '$1 == 1 && $2 == "done" { base = $4 } $1 == 2 && $2 == "done" { final = $5 }
+	     END { exit !(final < base) }' "$T/job.txt" || fail "final eval loss not below the base"
 }

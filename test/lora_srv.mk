@@ -20,6 +20,7 @@ endif
 # recomputes the rounds' models and crafts bad adapter results.
 check_PROGRAMS += test/lora_tool
 
-CT_LORA_SRV_IT = test/lora_e2e.sh test/verify_e2e.sh test/base_job_e2e.sh test/chain_e2e.sh
+CT_LORA_SRV_IT = test/lora_e2e.sh test/verify_e2e.sh test/base_job_e2e.sh test/chain_e2e.sh \
+	test/base_job_rounds.sh
 dist_check_SCRIPTS += $(CT_LORA_SRV_IT)
 TESTS += $(CT_LORA_SRV_IT)

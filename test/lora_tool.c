@@ -8,7 +8,11 @@
  *       shard, in shard order; each decoded against the initial adapters
  *       of the seed its header names): what a LoRA round's model must be.
  *       A compact base (bf16, q8, nf4) is widened, and the mean of the
- *       adapters is merged instead (doc/workunit.md §13).
+ *       adapters is merged instead (doc/workunit.md §13). --init FILE:
+ *       the results are decoded against the adapter file FILE (a
+ *       compact-base job's round r+1); --mean-out FILE also writes their
+ *       mean as an adapter file (ct_lora_file.h), what round r+1 of such
+ *       a job starts from.
  *   lora_tool craft --base B.bin --rank R --alpha A --targets LIST
  *             --seed S --how HOW --out RESULT
  *       a LoRA result file for WU seed S: HOW = honest-ish (small random
@@ -29,6 +33,7 @@
 #include "ct_gpt2.h"
 #include "ct_hash.h"
 #include "ct_lora.h"
+#include "ct_lora_file.h"
 #include "ct_lora_result.h"
 
 #include <getopt.h>
@@ -38,7 +43,7 @@
 #include <string.h>
 
 struct args {
-	const char *base, *out, *how;
+	const char *base, *out, *how, *init, *mean_out;
 	struct ct_lora_spec spec;
 	uint64_t seed;
 };
@@ -48,7 +53,8 @@ static int parse(int argc, char **argv, struct args *a)
 	static const struct option opts[] = {
 		{ "base", 1, NULL, 'b' }, { "rank", 1, NULL, 'r' }, { "alpha", 1, NULL, 'a' },
 		{ "targets", 1, NULL, 't' }, { "out", 1, NULL, 'o' }, { "seed", 1, NULL, 's' },
-		{ "how", 1, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "how", 1, NULL, 'h' }, { "init", 1, NULL, 'i' }, { "mean-out", 1, NULL, 'M' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -66,6 +72,8 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'o': a->out = optarg; break;
 		case 's': a->seed = strtoull(optarg, NULL, 10); break;
 		case 'h': a->how = optarg; break;
+		case 'i': a->init = optarg; break;
+		case 'M': a->mean_out = optarg; break;
 		default: return -1;
 		}
 	}
@@ -89,14 +97,19 @@ static int cmd_merge(int argc, char **argv)
 	struct ct_gpt2 m = { 0 };
 	struct args a;
 	unsigned char sha[32];
-	float **ads = NULL;
+	float **ads = NULL, *init = NULL;
 	int K, fmt, rc;
 
 	if (parse(argc, argv, &a) < 0 || optind >= argc)
 		return ct_error(CT_EUSAGE, "usage: lora_tool merge --base B --rank R [--alpha A] "
-				"[--targets LIST] --out OUT RESULT...");
+				"[--targets LIST] [--init ADAPTERS] [--mean-out FILE] --out OUT "
+				"RESULT...");
 	K = argc - optind;
 	rc = load_base(a.base, &m, sha, &fmt);
+	if (rc == 0 && a.init != NULL) {
+		init = malloc(ct_lora_nparams(&m.cfg, &a.spec) * sizeof(float));
+		rc = init ? ct_lora_file_load(a.init, &m.cfg, &a.spec, init) : CT_ENOMEM;
+	}
 	if (rc == 0) {
 		ads = calloc((size_t)K, sizeof(*ads));
 		rc = ads ? 0 : CT_ENOMEM;
@@ -110,7 +123,7 @@ static int cmd_merge(int argc, char **argv)
 		if (rc == 0)
 			rc = ct_delta_parse_header(map.addr, map.len, &info);
 		if (rc == 0)
-			rc = ct_lora_result_decode(&m.cfg, &a.spec, info.lora.seed, NULL, map.addr,
+			rc = ct_lora_result_decode(&m.cfg, &a.spec, info.lora.seed, init, map.addr,
 						   map.len, ads[k], &info);
 		if (rc == 0 && memcmp(info.base_sha, sha, 32) != 0)
 			rc = ct_error(CT_EMISMATCH, "%s: trained from another base",
@@ -125,6 +138,8 @@ static int cmd_merge(int argc, char **argv)
 		free(ads[0]);
 		ads[0] = mean;
 		K = 1;
+		if (rc == 0 && a.mean_out != NULL)
+			rc = ct_lora_file_save(a.mean_out, &m.cfg, &a.spec, mean);
 	}
 	if (rc == 0)
 		rc = ct_lora_merge(&m.cfg, &a.spec, m.params, (const float *const *)ads, K);
@@ -133,6 +148,7 @@ static int cmd_merge(int argc, char **argv)
 	for (int k = 0; ads && k < K; k++)
 		free(ads[k]);
 	free(ads);
+	free(init);
 	ct_gpt2_free(&m);
 	return rc;
 }

@@ -99,8 +99,9 @@ static void test_parting(void **state)
 }
 
 /* The honest chain of the tiny WU and the state after step `at` into path. */
-static void honest_chain(const struct ct_gpt2 *m, const struct ct_tokens *tok,
-			 const struct ct_wu_hparams *hp, char *hex, int at, const char *path)
+static void honest_chain_from(const struct ct_gpt2 *m, const struct ct_tokens *tok,
+			      const struct ct_wu_hparams *hp, const float *init, char *hex,
+			      int at, const char *path)
 {
 	struct ct_wu *wu = NULL;
 	unsigned char d[32];
@@ -108,6 +109,8 @@ static void honest_chain(const struct ct_gpt2 *m, const struct ct_tokens *tok,
 	float loss;
 
 	assert_int_equal(ct_wu_open(m, tok, hp, "cpu", &wu), 0);
+	if (init != NULL)
+		assert_int_equal(ct_wu_set_adapters(wu, init), 0);
 	while (!ct_wu_done(wu)) {
 		assert_int_equal(ct_wu_step(wu, &loss), 0);
 		if (ct_wu_steps_done(wu) == at)
@@ -120,6 +123,12 @@ static void honest_chain(const struct ct_gpt2 *m, const struct ct_tokens *tok,
 	}
 	ct_wu_close(wu);
 	assert_int_equal(len, 64 * NL);
+}
+
+static void honest_chain(const struct ct_gpt2 *m, const struct ct_tokens *tok,
+			 const struct ct_wu_hparams *hp, char *hex, int at, const char *path)
+{
+	honest_chain_from(m, tok, hp, NULL, hex, at, path);
 }
 
 static void side(struct ct_bisect_side *s, const char *chain)
@@ -160,7 +169,7 @@ static void test_plan_and_segment(void **state)
 	assert_int_equal(p.step, 4);
 	assert_int_equal(p.end, 6);
 	{
-		struct ct_bisect_inputs in = { &model, &tok, &hp, path, "cpu" };
+		struct ct_bisect_inputs in = { &model, &tok, &hp, path, "cpu", NULL };
 
 		assert_int_equal(ct_bisect_segment(&in, &p, got, &ran), 0);
 		assert_int_equal(ran, 2);
@@ -178,7 +187,7 @@ static void test_plan_and_segment(void **state)
 	assert_int_equal(p.link, 0);
 	assert_int_equal(p.step, 0);
 	{
-		struct ct_bisect_inputs in = { &model, &tok, &hp, NULL, "cpu" };
+		struct ct_bisect_inputs in = { &model, &tok, &hp, NULL, "cpu", NULL };
 
 		assert_int_equal(ct_bisect_segment(&in, &p, got, &ran), 0);
 		assert_int_equal(ran, 2);
@@ -204,5 +213,48 @@ static void test_plan_and_segment(void **state)
 	ct_gpt2_free(&model);
 }
 
+/* A LoRA WU whose round carries its initial adapters: the server's
+ * segment from step 0 starts from them, as the client did. */
+static void test_segment_from_adapters(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_bisect_side a, b;
+	struct ct_bisect_plan p;
+	char carried[64 * NL + 1], seeded[64 * NL + 1];
+	unsigned char got[32];
+	float *init;
+	int ran;
+
+	(void)state;
+	ct_test_tiny_inputs(&model, &tok, 150, 23);
+	ct_test_tiny_hparams(&hp, STEPS);
+	hp.lora = (struct ct_lora_spec){ .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL };
+	hp.lora_seed = 77;
+	init = calloc(ct_lora_nparams(&model.cfg, &hp.lora), sizeof(float));
+	assert_non_null(init);
+	assert_int_equal(ct_lora_init(&model.cfg, &hp.lora, 99, init), 0);
+	honest_chain_from(&model, &tok, &hp, init, carried, 0, ct_test_path("unused.state"));
+	honest_chain(&model, &tok, &hp, seeded, 0, ct_test_path("unused.state"));
+	side(&a, carried);
+	side(&b, seeded);
+	ct_bisect_plan(&a, &b, STEPS, EVERY, &p);
+	assert_int_equal(p.verdict, CT_BISECT_SEGMENT);
+	assert_int_equal(p.step, 0);
+	{
+		struct ct_bisect_inputs in = { &model, &tok, &hp, NULL, "cpu", init };
+
+		assert_int_equal(ct_bisect_segment(&in, &p, got, &ran), 0);
+		assert_memory_equal(got, p.want_a, 32);		/* from the carried adapters */
+		in.lora_init = NULL;
+		assert_int_equal(ct_bisect_segment(&in, &p, got, &ran), 0);
+		assert_memory_equal(got, p.want_b, 32);		/* from the seed's */
+	}
+	free(init);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
 CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_links, test_every, test_check,
-		   test_parting, test_plan_and_segment)
+		   test_parting, test_plan_and_segment, test_segment_from_adapters)

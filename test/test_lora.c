@@ -11,12 +11,20 @@
  *    flows through W and the adapters in every layer;
  *  - a LoRA model has no parameter gradients or moments;
  *  - LoRA work units are deterministic, learn, resume exactly, and refuse
- *    a state saved with another spec, seed or mode.
+ *    a state saved with another spec, seed or mode;
+ *  - a WU started from carried adapters (ct_wu_set_adapters, a compact-
+ *    base job's later rounds) runs from exactly those bits, and its
+ *    result decodes against them only; the adapter file (ct_lora_file)
+ *    round-trips and refuses every field, size and value that is not the
+ *    WU's.
  */
 #include "ct_test_engine.h"
 #include "ct_engine.h"
 #include "ct_err.h"
+#include "ct_lora_file.h"
 #include "ct_lora_model.h"
+#include "ct_lora_result.h"
+#include "ct_file.h"
 #include "ct_rng.h"
 
 #include <math.h>
@@ -394,6 +402,131 @@ static void test_wu_resume(void **state)
 	ct_gpt2_free(&model);
 }
 
+/* ---- carried adapters ------------------------------------------------ */
+
+/* n adapters after `steps` steps of a WU of hp, started from init when
+ * not NULL. */
+static void run_from(const struct ct_gpt2 *model, const struct ct_tokens *tok,
+		     const struct ct_wu_hparams *hp, const float *init, float *out)
+{
+	struct ct_wu *wu = NULL;
+	float loss;
+
+	assert_int_equal(ct_wu_open(model, tok, hp, "cpu", &wu), 0);
+	if (init != NULL)
+		assert_int_equal(ct_wu_set_adapters(wu, init), 0);
+	while (!ct_wu_done(wu))
+		assert_int_equal(ct_wu_step(wu, &loss), 0);
+	assert_int_equal(ct_wu_read_adapters(wu, out), 0);
+	assert_int_equal(ct_wu_set_adapters(wu, out), CT_ESTATE);	/* steps done */
+	ct_wu_close(wu);
+}
+
+static void test_wu_from_adapters(void **state)
+{
+	struct ct_gpt2 model = { 0 };
+	struct ct_tokens tok = { 0 };
+	struct ct_wu_hparams hp;
+	struct ct_buf res = CT_BUF_INIT(0);
+	unsigned char sha[32] = { 1 };
+	size_t n;
+	float *seed_init, *r1, *a, *b, *back;
+
+	(void)state;
+	ct_test_tiny_inputs(&model, &tok, 300, 31);
+	hp_lora(&hp, 5);
+	n = ct_lora_nparams(&tiny, &hp.lora);
+	seed_init = floats(n), r1 = floats(n), a = floats(n), b = floats(n), back = floats(n);
+	assert_int_equal(ct_lora_init(&tiny, &hp.lora, hp.lora_seed, seed_init), 0);
+	/* the seed's own adapters, set: the plain WU to the bit */
+	run_from(&model, &tok, &hp, NULL, r1);
+	run_from(&model, &tok, &hp, seed_init, a);
+	assert_memory_equal(a, r1, n * sizeof(float));
+	/* round 2 from round 1's result: other bits, the same twice */
+	run_from(&model, &tok, &hp, r1, a);
+	run_from(&model, &tok, &hp, r1, b);
+	assert_memory_equal(a, b, n * sizeof(float));
+	assert_memory_not_equal(a, r1, n * sizeof(float));
+	/* its result is a delta against r1: decodes with r1, not the seed */
+	assert_int_equal(ct_lora_result_encode_from(&tiny, &hp.lora, hp.lora_seed, r1, sha, a,
+						    CT_DELTA_LOSSLESS, &res), 0);
+	assert_int_equal(ct_lora_result_decode(&tiny, &hp.lora, hp.lora_seed, r1, res.data,
+					       res.len, back, NULL), 0);
+	assert_memory_equal(back, a, n * sizeof(float));
+	assert_true(ct_lora_result_decode(&tiny, &hp.lora, hp.lora_seed, NULL, res.data, res.len,
+					  back, NULL) < 0);
+	ct_buf_free(&res);
+	free(seed_init), free(r1), free(a), free(b), free(back);
+	ct_tokens_free(&tok);
+	ct_gpt2_free(&model);
+}
+
+/* ct_lora_file_parse of the file at path with its byte at `at` set to v
+ * (at < 0: as written) and its length changed by `dlen`. */
+static int parse_spoiled(const char *path, long at, unsigned char v, long dlen,
+			 const struct ct_lora_spec *sp, float *out)
+{
+	unsigned char *d = NULL, *e;
+	size_t len = 0;
+	int rc;
+
+	assert_int_equal(ct_file_read_all(path, 0, &d, &len), 0);
+	e = calloc(len + 8, 1);
+	assert_non_null(e);
+	memcpy(e, d, len);
+	if (at >= 0)
+		e[at] = v;
+	rc = ct_lora_file_parse(e, (size_t)((long)len + dlen), &tiny, sp, out);
+	free(e);
+	free(d);
+	return rc;
+}
+
+static void test_lora_file(void **state)
+{
+	struct ct_lora_spec sp = { .rank = 4, .alpha = 8.0f, .targets = CT_LORA_ALL }, o = sp;
+	size_t n = ct_lora_nparams(&tiny, &sp);
+	float *ad = floats(n), *back = floats(n);
+	const char *path = ct_test_path("init.ctl");
+	uint64_t size = 0;
+
+	(void)state;
+	assert_int_equal(ct_lora_init(&tiny, &sp, 5, ad), 0);
+	ad[n - 1] = -0.0f;
+	assert_int_equal(ct_lora_file_save(path, &tiny, &sp, ad), 0);
+	assert_int_equal(ct_file_size(path, &size), 0);
+	assert_int_equal(size, ct_lora_file_size(&tiny, &sp));
+	assert_int_equal(size, CT_LORA_FILE_HDR + 4 * n);
+	assert_int_equal(ct_lora_file_load(path, &tiny, &sp, back), 0);
+	assert_memory_equal(back, ad, n * sizeof(float));
+	/* another spec than the WU's: refused */
+	o.rank = 2;
+	assert_int_equal(ct_lora_file_load(path, &tiny, &o, back), CT_EMISMATCH);
+	o = sp, o.alpha = 4.0f;
+	assert_int_equal(ct_lora_file_load(path, &tiny, &o, back), CT_EMISMATCH);
+	o = sp, o.targets = CT_LORA_QKV;
+	assert_int_equal(ct_lora_file_load(path, &tiny, &o, back), CT_EMISMATCH);
+	/* spoiled bytes: magic, arch, count; short, long, header only */
+	assert_int_equal(parse_spoiled(path, 0, 'X', 0, &sp, back), CT_EFORMAT);
+	assert_int_equal(parse_spoiled(path, 20, 7, 0, &sp, back), CT_EMISMATCH);
+	assert_int_equal(parse_spoiled(path, 24, 1, 0, &sp, back), CT_EMISMATCH);
+	assert_int_equal(parse_spoiled(path, -1, 0, -1, &sp, back), CT_EFORMAT);
+	assert_int_equal(parse_spoiled(path, -1, 0, 4, &sp, back), CT_EFORMAT);
+	assert_int_equal(parse_spoiled(path, -1, 0, -(long)(4 * n), &sp, back), CT_EFORMAT);
+	assert_int_equal(parse_spoiled(path, -1, 0, -(long)(4 * n) - 1, &sp, back), CT_EFORMAT);
+	/* a NaN exactly: exponent all ones, mantissa not zero */
+	{
+		unsigned char *d = NULL;
+		size_t len = 0;
+
+		assert_int_equal(ct_file_read_all(path, 0, &d, &len), 0);
+		memcpy(d + CT_LORA_FILE_HDR, &(uint32_t){ 0x7fc00000u }, 4);
+		assert_int_equal(ct_lora_file_parse(d, len, &tiny, &sp, back), CT_ECORRUPT);
+		free(d);
+	}
+	free(ad), free(back);
+}
+
 CT_TEST_MAIN_GROUP(ct_test_dir_setup, ct_test_dir_teardown, test_init,
 	test_layer_matches_spec, test_zero_b_is_base, test_grads_vs_full_model,
-	test_wu_learns, test_wu_resume)
+	test_wu_learns, test_wu_resume, test_wu_from_adapters, test_lora_file)

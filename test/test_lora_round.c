@@ -212,13 +212,16 @@ static void test_submit_lora_job(void **state)
 	 * for a job without LoRA */
 	{
 		struct ct_buf x = CT_BUF_INIT(0);
+		char sha[65];
+		int64_t size;
 
-		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid), 0);
+		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid, 1, sha, &size), 0);
+		assert_string_equal(sha, "");	/* a float32 job names no lora_init */
 		assert_non_null(strstr((const char *)x.data, "<lora_rank>2</lora_rank>"));
 		assert_non_null(strstr((const char *)x.data, "<lora_alpha>4</lora_alpha>"));
 		assert_non_null(strstr((const char *)x.data, "<lora_targets>qkv,proj,fc,fcproj</lora_targets>"));
 		ct_buf_reset(&x);
-		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid + 100), 0);
+		assert_int_equal(ct_lora_wu_xml(&x, f->c.db, f->jobid + 100, 1, sha, &size), 0);
 		assert_int_equal(x.len, 0);
 		ct_buf_free(&x);
 	}

@@ -755,8 +755,11 @@ static int export_adapter(struct ct_cmd_ctx *ctx, const struct export_args *a,
 	if (rc < 0)
 		return rc;
 	p.base_path = base;
-	/* each round added K rank-r products (job_peft.h; capped there) */
+	/* each round added K rank-r products (job_peft.h; capped there); a
+	 * compact-base job's model is its base + one rank-r pair s B̄Ā */
 	rank64 = (int64_t)p.spec.rank * j.nshards * (a->round ? a->round : j.nrounds);
+	if (p.spec.base_fmt != CT_BASE_F32)
+		rank64 = p.spec.rank;
 	p.rank = rank64 < INT32_MAX ? (int)rank64 : INT32_MAX;
 	rc = input_config(ctx, a->id, cfg, sizeof(cfg));
 	if (rc == 0 && ct_job_hf_input_name(cfg, name, sizeof(name)) > 0)
@@ -987,10 +990,11 @@ static const struct ct_cmd_def job_submit = {
 	"--round-quorum F closes a round once that fraction of its work units is\n"
 	"done (after --round-timeout SECS from its opening, if given), over the ones\n"
 	"done; the rest are abandoned and the next round opens at once.\n"
-	"--base-format bf16|q8|nf4 (LoRA, one round) converts the base once and\n"
+	"--base-format bf16|q8|nf4 (LoRA, --outer mean) converts the base once and\n"
 	"ships it compact: volunteers download and hold 1/2 (bf16) to 1/7 (nf4) of\n"
 	"the float32 base; every WU and the server's evaluation use the widened\n"
-	"weights (doc/workunit.md section 13).\n"
+	"weights, and round r+1's WUs start from round r's mean adapters, one\n"
+	"adapter file a round (doc/workunit.md section 13).\n"
 	"See doc/operator.md and doc/llama.md.\n",
 };
 static const struct ct_cmd_def job_list = {
@@ -1025,7 +1029,8 @@ static const struct ct_cmd_def job_export = {
 	"--dtype's: bf16 and f16 round each weight to nearest, ties to even.\n"
 	"--adapter writes adapter_config.json + adapter_model.safetensors (float32\n"
 	"unless --dtype) that PEFT applies to the job's base model: the sum of the\n"
-	"rounds' adapters, rank r x shards x rounds. See doc/operator.md.\n"
+	"rounds' adapters, rank r x shards x rounds (a compact-base job's: r, its\n"
+	"mean adapters). See doc/operator.md.\n"
 	"--gguf writes one GGUF file for llama.cpp, Ollama and LM Studio with the job's\n"
 	"tokenizer and chat template (a Llama-family or GPT-2 model), in the input's\n"
 	"dtype or --dtype's (q8_0: 8-bit blocks with a float16 scale). See doc/llama.md.\n",

@@ -27,7 +27,11 @@
  *
  * A LoRA job's round is aggregated differently: its results are adapters,
  * and the new model is the base merged with the exact mean of the shards'
- * adapter products (lora_round.h); the rest is the same.
+ * adapter products (lora_round.h); the rest is the same. A compact-base
+ * LoRA job's model is the widened base merged with the mean adapter pair,
+ * and its next round opens on the same compact base, its WUs starting
+ * from that pair, stored as an adapter file (store_adapters; the same
+ * bits on a repeat, so one file).
  */
 #include "daemons.h"
 #include "daemon_pass.h"
@@ -60,6 +64,7 @@
 #include "ct_file.h"
 #include "ct_le.h"
 #include "ct_log.h"
+#include "ct_lora_file.h"
 #include "ct_outer.h"
 #include "ct_time.h"
 
@@ -77,6 +82,8 @@ struct around {
 	int nin;		/* WUs in the aggregate: nwus, or fewer (job.round_quorum) */
 	int shards[CT_AVG_MAX_INPUTS];	/* their shards, in order (canonical_names) */
 	char mom_sha[65];	/* "" when no outer step */
+	float *mean;		/* a compact-base job's mean adapters (lora_round.h) */
+	char ad_sha[65];	/* ... as a file of the store; "" none */
 	double eval_loss;
 	struct ct_gpt2 base, out;
 	struct ct_tokens eval;
@@ -95,6 +102,11 @@ static int load_round(struct ct_db *db, int64_t roundid, struct around *a)
 	a->nin = a->r.nwus;	/* canonical_names() counts a round closed early */
 	if (a->r.has_base_loss || a->r.idx <= 1)
 		return 0;
+	if (a->r.lora_init_sha[0] != '\0') {	/* the widened base + the carried adapters */
+		rc = ct_round_eval_loss(db, a->r.jobid, a->r.idx - 1, &a->r.base_loss);
+		a->r.has_base_loss = rc == 0;
+		return rc == CT_ENOTFOUND ? 0 : rc;
+	}
 	/* this round's base is the previous round's average: its loss is known */
 	rc = ct_round_out_loss(db, a->r.jobid, a->r.idx - 1, a->r.model_sha, &a->r.base_loss);
 	if (rc == 0)
@@ -229,8 +241,32 @@ static int lora_aggregate(struct ct_server *srv, struct ct_db *db, struct around
 	rc = ct_gpt2_alloc(&a->out, &a->base.cfg);
 	if (rc == 0)
 		rc = ct_lora_round_merge(srv, db, a->r.jobid, a->r.id, a->r.nwus, &a->base,
-					 a->out.params);
+					 a->out.params, &a->mean);
 	return rc;
+}
+
+/* A compact-base job's mean adapters as an adapter file of the store
+ * (ct_lora_file.h; kept): what the next round's WUs start from
+ * (doc/workunit.md §13). a->ad_sha; nothing for other jobs. */
+static int store_adapters(struct ct_server *srv, struct ct_db *db, struct around *a)
+{
+	unsigned char hdr[CT_LORA_FILE_HDR];
+	struct ct_lora_spec spec;
+	const void *parts[2] = { hdr, a->mean };
+	size_t sizes[2] = { sizeof(hdr), 0 };
+	int rc;
+
+	if (a->mean == NULL || a->r.idx >= a->r.nrounds)
+		return 0;
+	if (!ct_le_host())
+		return ct_error(CT_EUNSUPP, "assimilator: big-endian hosts are not supported");
+	rc = ct_lora_job_get(db, a->r.jobid, &spec);
+	if (rc < 0)
+		return rc;
+	ct_lora_file_header(&a->out.cfg, &spec, hdr);
+	sizes[1] = ct_lora_nparams(&a->out.cfg, &spec) * sizeof(float);
+	return ct_store_add_parts(srv, db, parts, sizes, 2, "lora_adapters", a->r.jobid, 1,
+				  a->ad_sha);
 }
 
 /* The cross-shard check (robust.h) reads the canonical results through
@@ -559,6 +595,7 @@ static void around_free(struct around *a)
 	ct_gpt2_free(&a->base);
 	ct_gpt2_free(&a->out);
 	ct_tokens_free(&a->eval);
+	free(a->mean);
 	free(a);
 }
 
@@ -594,6 +631,8 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 		rc = outer_step(srv, db, a);
 	if (rc == 0)
 		rc = store_model(srv, db, a);
+	if (rc == 0)
+		rc = store_adapters(srv, db, a);
 	t2 = ct_time_mono_s();
 	if (rc == 0)
 		rc = evaluate(srv, db, a);
@@ -608,7 +647,11 @@ static int assimilate_round(struct ct_server *srv, struct ct_db *db, int64_t rou
 			goto out;
 		}
 	}
-	if (rc == 0 && a->r.idx < a->r.nrounds)
+	/* a compact-base job keeps its base and carries the adapters */
+	if (rc == 0 && a->r.idx < a->r.nrounds && a->ad_sha[0] != '\0')
+		rc = ct_wg_open_round_from(srv, db, a->r.jobid, a->r.idx + 1, a->r.model_sha,
+					   a->ad_sha);
+	else if (rc == 0 && a->r.idx < a->r.nrounds)
 		rc = ct_wg_open_round(srv, db, a->r.jobid, a->r.idx + 1, a->out_sha);
 	/* best effort, once per round (sample.h); after the next round
 	 * opened, since sampling on the C reference can take minutes at 124M

@@ -609,7 +609,8 @@ static int dispute_of(struct vwu *v, const size_t idx[2], int *out, int *link)
 {
 	struct ct_dispute_wu w = { .wuid = v->j.wuid, .wu_name = v->j.wu_name,
 				   .model_sha = v->j.model_sha, .data_sha = v->j.data_sha,
-				   .every = v->j.chain_every, .device = ct_seval_device(v->srv) };
+				   .every = v->j.chain_every, .device = ct_seval_device(v->srv),
+				   .lora_init = v->lora.carried ? v->lora.init : NULL };
 
 	wu_hparams(v, &w.hp);
 	for (int k = 0; k < 2; k++) {
@@ -879,7 +880,7 @@ static void vwu_free(struct vwu *v)
 /* What results are a delta of, and for a LoRA job its credit. */
 static int lora_setup(struct ct_db *db, struct vwu *v)
 {
-	int rc = ct_lora_val_open(db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
+	int rc = ct_lora_val_open(v->srv, db, v->j.jobid, v->j.wuid, &v->base.cfg, &v->lora);
 	int lora = v->lora.spec.rank > 0;
 
 	v->ref = lora ? v->lora.init : v->base.params;

@@ -181,11 +181,11 @@ static int check_spec(const struct ct_job_spec *s)
 	if (s->round_quorum > 0 && s->round_quorum < 1 && s->lora.rank > 0)
 		return ct_error(CT_EINVAL, "--round-quorum below 1 is not supported for LoRA "
 				"jobs yet (their rounds merge every shard's adapters)");
-	if (s->lora.base_fmt != CT_BASE_F32 && s->rounds != 1)
-		return ct_error(CT_EINVAL, "--base-format %s takes --rounds 1 for now: a merged "
-				"round model is float32, and shipping it compact would round "
-				"the round's update away (doc/workunit.md §13, \"Jobs on a "
-				"compact base\")", ct_base_fmt_name(s->lora.base_fmt));
+	if (s->lora.base_fmt != CT_BASE_F32 && s->outer != NULL &&
+	    strcmp(s->outer, "mean") != 0)
+		return ct_error(CT_EINVAL, "--base-format %s takes --outer mean: its rounds carry "
+				"the mean adapters, not a float32 model an outer step could move "
+				"(doc/workunit.md §13)", ct_base_fmt_name(s->lora.base_fmt));
 	return ct_lora_job_check(&s->lora, NULL);
 }
 
@@ -421,6 +421,7 @@ struct round_txn {
 	int64_t jobid;
 	int idx;
 	const char *model;
+	const char *lora_init;	/* the adapters its WUs start from; NULL none */
 };
 
 static int insert_wu(struct ct_db *db, const struct round_txn *t, const struct ct_job_policy *p,
@@ -483,7 +484,17 @@ static int open_round_txn(struct ct_db *db, void *arg)
 		return ct_error(CT_ENOTFOUND, "model %s is not in the store", t->model);
 	if (rc < 0)
 		return rc;
+	if (t->lora_init != NULL) {	/* kept by the store (ct_wg_open_round_from) */
+		rc = ct_store_size(db, t->lora_init, &(int64_t){ 0 });
+		if (rc == CT_ENOTFOUND)
+			return ct_error(CT_ENOTFOUND, "adapters %s are not in the store",
+					t->lora_init);
+		if (rc < 0)
+			return rc;
+	}
 	rc = ct_round_insert(db, t->jobid, t->idx, t->model, p.nshards, ct_db_now(db), &roundid);
+	if (rc == 0 && t->lora_init != NULL)
+		rc = ct_round_set_lora_init(db, roundid, t->lora_init);
 	if (rc < 0)
 		return rc;
 	for (int k = 0; k < p.nshards; k++) {
@@ -498,12 +509,20 @@ static int open_round_txn(struct ct_db *db, void *arg)
 int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid, int round_idx,
 		     const char *model_sha256)
 {
-	struct round_txn t = { .jobid = jobid, .idx = round_idx, .model = model_sha256 };
+	return ct_wg_open_round_from(srv, db, jobid, round_idx, model_sha256, NULL);
+}
+
+int ct_wg_open_round_from(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			  int round_idx, const char *model_sha256, const char *lora_init)
+{
+	struct round_txn t = { .jobid = jobid, .idx = round_idx, .model = model_sha256,
+			       .lora_init = lora_init };
 	int rc;
 
 	(void)srv;
-	if (!ct_sha256_hex_valid(model_sha256))
-		return ct_error(CT_EINVAL, "bad model hash");
+	if (!ct_sha256_hex_valid(model_sha256) ||
+	    (lora_init != NULL && !ct_sha256_hex_valid(lora_init)))
+		return ct_error(CT_EINVAL, "bad model or adapter hash");
 	rc = ct_db_txn(db, open_round_txn, &t);
 	if (rc > 0)
 		ct_log_info("job %" PRId64 ": round %d opened from model %.12s", jobid, round_idx,

@@ -74,6 +74,15 @@ int ct_wg_submit(struct ct_server *srv, struct ct_db *db,
 int ct_wg_open_round(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		     int round_idx, const char *model_sha256);
 
+/* ct_wg_open_round, and the round's WUs start their adapters from the
+ * adapter file lora_init (a hash of the store, ct_lora_file.h; NULL: from
+ * ct_lora_init of the seed): a compact-base LoRA job's round r+1 from
+ * round r's mean adapters (doc/workunit.md §13). The scheduler names the
+ * file as each WU's "lora_init" input (lora_job.h). CT_ENOTFOUND also
+ * when lora_init is not in the store. */
+int ct_wg_open_round_from(struct ct_server *srv, struct ct_db *db, int64_t jobid,
+			  int round_idx, const char *model_sha256, const char *lora_init);
+
 /* The seed of WU (round_idx, shard) of a job with seed job_seed. The WUs
  * of a LoRA job's round all get shard 0's (their adapters start alike). */
 int64_t ct_wg_wu_seed(int64_t job_seed, int round_idx, int shard);

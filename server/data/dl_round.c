@@ -98,6 +98,7 @@ static const struct ct_dl_col open_cols[] = {
 	CT_DL_COL(O, batch), CT_DL_COL(O, seq), CT_DL_COL(O, eval_sha),
 	CT_DL_COL(O, aggregation), CT_DL_COL(O, base_loss), CT_DL_COL(O, has_base_loss),
 	CT_DL_COL(O, outer_method), CT_DL_COL(O, outer_lr), CT_DL_COL(O, outer_momentum),
+	CT_DL_COL(O, lora_init_sha),
 };
 #undef O
 
@@ -106,7 +107,8 @@ int ct_round_get_open(struct ct_db *db, int64_t roundid, struct ct_round_open_ro
 	return CT_DL_ONE(db, r, open_cols, "SELECT r.id, r.jobid, r.idx, r.nwus, "
 			 "r.model_sha256, j.nrounds, j.status, j.batch, j.seq, j.eval_sha256, "
 			 "j.aggregation, r.base_eval_loss, r.base_eval_loss IS NOT NULL, "
-			 "j.outer_method, j.outer_lr, j.outer_momentum FROM `round` r JOIN job j "
+			 "j.outer_method, j.outer_lr, j.outer_momentum, r.lora_init_sha256 "
+			 "FROM `round` r JOIN job j "
 			 "ON j.id = r.jobid WHERE r.id=? AND r.status=?", roundid, CT_ROUND_OPEN);
 }
 
@@ -118,16 +120,17 @@ int ct_round_out_loss(struct ct_db *db, int64_t jobid, int idx, const char *sha,
 				  idx, sha);
 }
 
-struct momentum {
+/* A file of the store a round names (momentum_sha256, lora_init_sha256). */
+struct sha_row {
 	char sha[65];
 };
 
-static const struct ct_dl_col momentum_cols[] = { CT_DL_COL(struct momentum, sha) };
+static const struct ct_dl_col sha_cols[] = { CT_DL_COL(struct sha_row, sha) };
 
 int ct_round_momentum(struct ct_db *db, int64_t jobid, int idx, char sha[65])
 {
-	struct momentum m;
-	int rc = CT_DL_ONE(db, &m, momentum_cols, "SELECT momentum_sha256 FROM `round` WHERE "
+	struct sha_row m;
+	int rc = CT_DL_ONE(db, &m, sha_cols, "SELECT momentum_sha256 FROM `round` WHERE "
 			   "jobid=? AND idx=? AND status=?", jobid, idx, CT_ROUND_DONE);
 
 	sha[0] = '\0';
@@ -141,6 +144,55 @@ int ct_round_set_momentum(struct ct_db *db, int64_t id, const char *sha)
 	int rc = CT_DB_EXEC(db, "UPDATE `round` SET momentum_sha256=? WHERE id=?", sha, id);
 
 	return rc < 0 ? rc : 0;
+}
+
+/* The one-column answer of a lora_init query into sha ("" on none). */
+static int lora_init_answer(int rc, const struct sha_row *m, char sha[65])
+{
+	sha[0] = '\0';
+	if (rc == 0)
+		memcpy(sha, m->sha, 65);
+	return rc;
+}
+
+int ct_round_lora_init(struct ct_db *db, int64_t jobid, int idx, char sha[65])
+{
+	struct sha_row m;
+	int rc = CT_DL_ONE(db, &m, sha_cols, "SELECT lora_init_sha256 FROM `round` WHERE "
+			   "jobid=? AND idx=?", jobid, idx);
+
+	return lora_init_answer(rc, &m, sha);
+}
+
+int ct_round_lora_init_id(struct ct_db *db, int64_t roundid, char sha[65])
+{
+	struct sha_row m;
+	int rc = CT_DL_ONE(db, &m, sha_cols, "SELECT lora_init_sha256 FROM `round` WHERE id=?",
+			   roundid);
+
+	return lora_init_answer(rc, &m, sha);
+}
+
+int ct_round_lora_init_wu(struct ct_db *db, int64_t wuid, char sha[65])
+{
+	struct sha_row m;
+	int rc = CT_DL_ONE(db, &m, sha_cols, "SELECT r.lora_init_sha256 FROM workunit w JOIN "
+			   "`round` r ON r.id = w.roundid WHERE w.id=?", wuid);
+
+	return lora_init_answer(rc, &m, sha);
+}
+
+int ct_round_set_lora_init(struct ct_db *db, int64_t id, const char *sha)
+{
+	int rc = CT_DB_EXEC(db, "UPDATE `round` SET lora_init_sha256=? WHERE id=?", sha, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int ct_round_eval_loss(struct ct_db *db, int64_t jobid, int idx, double *loss)
+{
+	return CT_DB_QUERY_DOUBLE(db, loss, "SELECT eval_loss FROM `round` WHERE jobid=? AND "
+				  "idx=? AND eval_loss IS NOT NULL", jobid, idx);
 }
 
 int ct_round_set_base_loss(struct ct_db *db, int64_t id, double loss)

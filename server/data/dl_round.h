@@ -57,6 +57,7 @@ struct ct_round_open_row {
 	int has_base_loss;
 	char outer_method[17];	/* ct_outer.h */
 	double outer_lr, outer_momentum;
+	char lora_init_sha[65];	/* the adapters its WUs start from; "" none */
 };
 
 /* Round roundid, when it is OPEN, with its job's settings into *r.
@@ -73,6 +74,22 @@ int ct_round_out_loss(struct ct_db *db, int64_t jobid, int idx, const char *sha,
  * error. Set it on round id with ct_round_set_momentum. */
 int ct_round_momentum(struct ct_db *db, int64_t jobid, int idx, char sha[65]);
 int ct_round_set_momentum(struct ct_db *db, int64_t id, const char *sha);
+
+/* The adapter file (engine/ct_lora_file.h) that the WUs of round idx of
+ * job jobid start from, into sha (65 bytes; "" when they start from
+ * ct_lora_init: every round but a compact-base LoRA job's round >= 2;
+ * doc/workunit.md §13). Returns 0, CT_ENOTFOUND (no such round) or a db
+ * error. Set on round id, in the transaction that opens it, with
+ * ct_round_set_lora_init. */
+int ct_round_lora_init(struct ct_db *db, int64_t jobid, int idx, char sha[65]);
+/* The same for round roundid, and for the round of WU wuid. */
+int ct_round_lora_init_id(struct ct_db *db, int64_t roundid, char sha[65]);
+int ct_round_lora_init_wu(struct ct_db *db, int64_t wuid, char sha[65]);
+int ct_round_set_lora_init(struct ct_db *db, int64_t id, const char *sha);
+
+/* The eval loss of round idx of job jobid, once evaluated, into *loss.
+ * Returns 0, CT_ENOTFOUND or a db error. */
+int ct_round_eval_loss(struct ct_db *db, int64_t jobid, int idx, double *loss);
 
 /* Record open round id's base loss unless it has one. Returns 0 or a db
  * error. */

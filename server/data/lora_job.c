@@ -12,6 +12,8 @@
 #include "ct_xml.h"
 #include "db.h"
 #include "dl.h"
+#include "dl_round.h"
+#include "store.h"
 
 /* job_lora's row as stored. */
 struct lora_row {
@@ -128,12 +130,28 @@ static int spec_targets(struct ct_db *db, int64_t jobid, struct ct_lora_spec *sp
 	return 1;
 }
 
-int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid)
+/* The lora_init file of round `round` when it starts from carried
+ * adapters: its hash into sha ("" none) and its size. */
+static int init_file(struct ct_db *db, int64_t jobid, int round, char sha[65], int64_t *size)
+{
+	int rc = ct_round_lora_init(db, jobid, round, sha);
+
+	if (rc == CT_ENOTFOUND || (rc == 0 && sha[0] == '\0')) {
+		sha[0] = '\0';
+		return 0;
+	}
+	return rc < 0 ? rc : ct_store_size(db, sha, size);
+}
+
+int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid, int round,
+		   char init_sha[65], int64_t *init_size)
 {
 	struct ct_lora_spec spec;
 	char targets[32];
 	int rc = spec_targets(db, jobid, &spec, targets);
 
+	init_sha[0] = '\0';
+	*init_size = 0;
 	if (rc <= 0)
 		return rc;
 	rc = ct_xml_elem_int64(b, "lora_rank", spec.rank);
@@ -143,6 +161,8 @@ int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid)
 		rc = ct_xml_elem_str(b, "lora_targets", targets);
 	if (rc == 0 && spec.base_fmt != CT_BASE_F32)
 		rc = ct_xml_elem_str(b, "lora_base_format", ct_base_fmt_name(spec.base_fmt));
+	if (rc == 0 && spec.base_fmt != CT_BASE_F32 && round > 1)
+		rc = init_file(db, jobid, round, init_sha, init_size);
 	return rc;
 }
 

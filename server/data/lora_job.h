@@ -45,12 +45,17 @@ int ct_lora_job_put(struct ct_db *db, int64_t jobid, const struct ct_lora_spec *
  * worst case and its block markers. */
 int64_t ct_lora_max_upload(const struct ct_model_config *cfg, const struct ct_lora_spec *spec);
 
-/* Append the LoRA elements of a WU of job `jobid` to the scheduler reply
- * (inside its <workunit>): <lora_rank>, <lora_alpha>, <lora_targets>
- * ("qkv,proj,fc,fcproj", the words ct_lora_targets_parse reads) and, for a
- * compact frozen base, <lora_base_format> ("bf16", "q8", "nf4"). Nothing
- * for a full-weight job. Returns 0, CT_ETOOBIG (b's cap) or a db error. */
-int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid);
+/* Append the LoRA elements of a WU of round `round` of job `jobid` to the
+ * scheduler reply (inside its <workunit>): <lora_rank>, <lora_alpha>,
+ * <lora_targets> ("qkv,proj,fc,fcproj", the words ct_lora_targets_parse
+ * reads) and, for a compact frozen base, <lora_base_format> ("bf16",
+ * "q8", "nf4"). Nothing for a full-weight job. When the round starts from
+ * carried adapters (round.lora_init_sha256, doc/workunit.md §13), their
+ * file's hash goes to init_sha and its size to *init_size, for the
+ * reply's <file role="lora_init">; else init_sha is "". Returns 0,
+ * CT_ETOOBIG (b's cap) or a db error. */
+int ct_lora_wu_xml(struct ct_buf *b, struct ct_db *db, int64_t jobid, int round,
+		   char init_sha[65], int64_t *init_size);
 
 /* "qkv,proj,fc,fcproj" (the set bits of targets, in layout order) into
  * out (cap >= 24 always fits). */

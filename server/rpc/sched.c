@@ -901,25 +901,33 @@ static int put_file(struct ct_buf *b, struct ct_server *srv, const char *role,
  * result of the same job (a reply's results are mostly of one). */
 struct lora_xml {
 	int64_t jobid;		/* 0: none yet */
+	int round;		/* a round's WUs may name its carried adapters */
 	struct ct_buf xml;
+	char init_sha[65];	/* their lora_init file; "" none */
+	int64_t init_size;
 };
 
-static int put_lora(struct ct_buf *b, struct ct_db *db, struct lora_xml *l, int64_t jobid,
-		    int lora_job)
+static int put_lora(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
+		    struct lora_xml *l, const struct ct_sched_sent *s)
 {
 	int rc = 0;
 
-	if (!lora_job)		/* full weights: nothing to say */
+	if (!s->lora)		/* full weights: nothing to say */
 		return 0;
-	if (l->jobid != jobid) {
+	if (l->jobid != s->jobid || l->round != s->round) {
 		ct_buf_reset(&l->xml);
 		l->jobid = 0;
-		rc = ct_lora_wu_xml(&l->xml, db, jobid);
+		rc = ct_lora_wu_xml(&l->xml, db, s->jobid, (int)s->round, l->init_sha,
+				    &l->init_size);
 		if (rc < 0)
 			return rc;
-		l->jobid = jobid;
+		l->jobid = s->jobid;
+		l->round = (int)s->round;
 	}
-	return l->xml.len ? ct_buf_append(b, l->xml.data, l->xml.len) : 0;
+	rc = l->xml.len ? ct_buf_append(b, l->xml.data, l->xml.len) : 0;
+	if (rc == 0 && l->init_sha[0] != '\0')
+		rc = put_file(b, srv, "lora_init", l->init_sha, l->init_size);
+	return rc;
 }
 
 static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *db,
@@ -945,7 +953,7 @@ static int put_workunit(struct ct_buf *b, struct ct_server *srv, struct ct_db *d
 		rc = ct_xml_elem_int64(b, "chain_every", s->job.chain_every);
 	if (rc == 0 && s->state_at > 0)
 		rc = ct_xml_elem_int64(b, "state_at", s->state_at);
-	if (rc == 0) rc = put_lora(b, db, lora, s->jobid, s->lora != 0);
+	if (rc == 0) rc = put_lora(b, srv, db, lora, s);
 	if (rc == 0) rc = put_file(b, srv, "model", s->model_sha256, s->model_size);
 	if (rc == 0) rc = put_file(b, srv, "data", s->data_sha256, s->data_size);
 	if (rc == 0) rc = ct_xml_close(b, "workunit");

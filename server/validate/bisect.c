@@ -87,8 +87,12 @@ int ct_bisect_segment(const struct ct_bisect_inputs *in, const struct ct_bisect_
 		rc = ct_wu_resume(in->state_path, in->model, in->tokens, in->hp, in->device, &wu);
 	else
 		rc = ct_wu_open(in->model, in->tokens, in->hp, in->device, &wu);
-	if (rc < 0)
+	if (rc == 0 && plan->step == 0 && in->lora_init != NULL)	/* as the client starts */
+		rc = ct_wu_set_adapters(wu, in->lora_init);
+	if (rc < 0) {
+		ct_wu_close(wu);
 		return rc;
+	}
 	if (plan->step > 0) {
 		rc = ct_wu_steps_done(wu) == plan->step ? ct_wu_state_digest(wu, d)
 			: ct_error(CT_EMISMATCH, "the state is after step %d, not %d",

@@ -79,6 +79,9 @@ struct ct_bisect_inputs {
 					 * when plan->step is 0 */
 	const char *device;		/* "cpu" (the C reference) or the server's
 					 * evaluation device */
+	const float *lora_init;		/* a LoRA WU's initial adapters when its
+					 * round carries them (ct_wu_set_adapters),
+					 * NULL: the seed's */
 };
 
 /* Recompute plan's segment: open the WU at step 0 or from the uploaded

@@ -56,7 +56,8 @@ static int recompute(struct ct_server *srv, const struct dispute *d, const char 
 	struct ct_gpt2 model = { 0 };
 	struct ct_tokens tok = { 0 };
 	struct ct_bisect_inputs in = { .model = &model, .tokens = &tok, .hp = &w->hp,
-				       .state_path = state, .device = w->device };
+				       .state_path = state, .device = w->device,
+				       .lora_init = w->lora_init };
 	char path[4096];
 	int rc;
 

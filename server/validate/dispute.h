@@ -37,6 +37,8 @@ struct ct_dispute_wu {
 	const char *model_sha, *data_sha;	/* its inputs in the store */
 	int every;				/* the job's chain interval, 0: none */
 	struct ct_wu_hparams hp;		/* as the scheduler sent them */
+	const float *lora_init;			/* its round's carried initial adapters
+						 * (ct_lora_val), NULL: the seed's */
 	const char *device;			/* where segments are recomputed: the
 						 * server's evaluation device */
 	struct ct_dispute_res r[2];

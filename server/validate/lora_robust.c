@@ -72,8 +72,8 @@ int ct_lora_robust_check(struct ct_server *srv, struct ct_db *db, int64_t jobid,
 		rc = CT_ENOMEM;
 		goto out;
 	}
-	rc = ct_lora_init(&base->cfg, &spec, (uint64_t)seed, init);
-	if (rc == 0)
+	rc = ct_lora_round_init(srv, db, roundid, &base->cfg, &spec, (uint64_t)seed, init);
+	if (rc >= 0)
 		rc = ct_lora_round_adapters(srv, db, roundid, nwus, &base->cfg, &spec, src.ads);
 	if (rc == 0)
 		rc = ct_robust_check_round(srv->conf, db, jobid, idx, nwus, src.n, init,
