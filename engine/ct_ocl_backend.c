@@ -935,7 +935,9 @@ static uint64_t max64(uint64_t a, uint64_t b)
  * smaller side), the parked accumulators of a k-split product (one
  * output: BT rows of the widest, the head in pieces; with the MLP in
  * blocks of rows < BT (frozen weights, so no weight gradient of the
- * base), BT rows of the attention's widest and rows of the MLP's), a
+ * base: every product's rows are BT or rows, its reduction a forward's
+ * C, A or F), BT rows of the attention's widest and rows of the MLP's,
+ * and the packed operand of those rows), a
  * compact weight widened (max(2^20, 64 x the longest side)), the
  * attention transposes (4 blocks of B*T*A; one batch row's, T*A, in a
  * lean pass) and the softmax statistics. */
@@ -953,9 +955,14 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;
 	uint64_t att = 4 * ((flags & CT_OCL_LL_LEAN) ? (uint64_t)T : BT) * A + 32;
 
-	if ((uint64_t)rows < BT)
-		accb = max64(head, max64(BT * max64(max64((uint64_t)d.qkv, A), (uint64_t)c->C),
-					 (uint64_t)rows * max64(F, (uint64_t)c->C)));
+	if ((uint64_t)rows < BT) {	/* no weight gradient of the base, the MLP's rows */
+		const uint64_t att_k = max64(A, (uint64_t)c->C), R = (uint64_t)rows;
+
+		accb = max64(head, max64(BT * max64((uint64_t)d.qkv, att_k),
+					 R * max64(F, (uint64_t)c->C)));
+		pack = max64((BT + BT / 2 + 64) * att_k,
+			     (R + R / 2 + 64) * max64((uint64_t)c->F, (uint64_t)c->C)) + 64 * side;
+	}
 	*big = max64(max64(pack, accb), max64(wide, att));
 	return pack + accb + wide + att + 2 * BT + 1;
 }
