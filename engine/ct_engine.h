@@ -306,8 +306,10 @@ uint64_t ct_ref_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_h
  * largest buffer: the weights as ct_ocl_weights.h keeps them (a Llama
  * LoRA base in per-layer pieces), a full WU's gradients and moments, the
  * activations and backward scratch (Llama: exactly what the backend
- * allocates, in lean mode where it runs lean by default; GPT-2: the C
- * reference's layout, more than the backend's), the adapters' state, the
+ * allocates, in lean mode where it runs lean by default or as
+ * CT_OCL_LEAN forces in this process, a lean LoRA pass's MLP in row
+ * blocks; GPT-2: the C reference's layout, more than the backend's), the
+ * adapters' state (the MLP's adapter rows as the pass holds them), the
  * tokens, and a bound on the matmul and attention scratch grown on
  * demand. cfg valid, hp checked. */
 uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp,

@@ -724,5 +724,8 @@ int ct_ocl_alloc(struct ct_ocl *ocl, size_t bytes, cl_mem_flags flags, cl_mem *o
 	}
 	alloc_count(bytes);
 	__atomic_add_fetch(&alloc_total, (uint64_t)bytes, __ATOMIC_RELAXED);
+	if (ct_opt_int(CT_OPT_OCL_ALLOC_LOG, 0))	/* per-buffer breakdowns (bench) */
+		fprintf(stderr, "ct_ocl_alloc: %.2f MiB, live %.2f MiB\n", bytes / 1048576.0,
+			__atomic_load_n(&alloc_live, __ATOMIC_RELAXED) / 1048576.0);
 	return 0;
 }

@@ -142,6 +142,9 @@ void ct_ocl_alloc_stats(size_t *peak, size_t *largest);
  * largest buffer from 0 (tests: the peak of one piece of work). */
 size_t ct_ocl_alloc_mark(void);
 
+/* CT_OCL_ALLOC_LOG=1: ct_ocl_alloc prints each buffer's size and the bytes
+ * then live to stderr (where a peak goes: bench/bench_train). */
+
 /* Bytes allocated by ct_ocl_alloc in this process so far, all devices,
  * never decremented (buffers grown on demand count each size they had):
  * an upper bound of the device memory a run used (bench/bench_lora). */

@@ -282,14 +282,19 @@ static int llama_pass(const struct ct_model_config *cfg)
 /* The Llama pass's flags (ct_ocl_llama.h): a training or LoRA backend
  * has the backward scratch and runs lean by ct_ocl_llama_lean
  * (CT_OCL_LEAN=0|1 forcing: tests); LoRA's weights are frozen. */
-static int llama_flags(const struct ct_backend *be, int lora)
+static int pass_flags(const struct ct_model_config *cfg, int B, int T, int training, int lora)
 {
-	int lean = ct_ocl_llama_lean(&be->cfg, be->B, be->T);
+	int lean = ct_ocl_llama_lean(cfg, B, T);
 
-	if (!be->training && !lora)
+	if (!training && !lora)
 		return 0;
 	lean = (int)ct_opt_int(CT_OPT_OCL_LEAN, lean);
 	return CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0);
+}
+
+static int llama_flags(const struct ct_backend *be, int lora)
+{
+	return pass_flags(&be->cfg, be->B, be->T, be->training, lora);
 }
 
 static int ocl_open_common(const char *device, const struct ct_model_config *cfg,
@@ -336,8 +341,11 @@ static int ocl_open_common(const char *device, const struct ct_model_config *cfg
 			 spec != NULL && llama_pass(cfg));
 	if (rc == 0)
 		rc = check_fits(be, n);
-	if (rc == 0 && spec != NULL)
-		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T, &be->lora);
+	if (rc == 0 && spec != NULL)	/* the adapters' MLP rows are the Llama pass's */
+		rc = ct_ocl_lora_open(&be->ops, cfg, spec, B * T,
+				      llama_pass(cfg) ? ct_ocl_llama_mlp_rows(cfg, B, T,
+									      llama_flags(be, 1))
+						      : B * T, &be->lora);
 	if (rc == 0)
 		rc = ct_dweights_alloc(&be->w, be->ocl, spec != NULL);
 	if (rc == 0 && be->training)
@@ -929,13 +937,9 @@ static uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* Bounds on the scratch ct_ocl_ops.c grows on demand (floats), the
- * largest into *big: the packed matmul operand (at most 1.5 x BT rows or
- * 64 columns of a product's longest reduction: the forward packs the
- * smaller side), the parked accumulators of a k-split product (one
- * output: BT rows of the widest, the head in pieces), a compact weight
- * widened (max(2^20, 64 x the longest side)), the attention transposes
- * (4 blocks of B*T*A) and the softmax statistics. */
+/* The packed matmul operand's bound (floats) of a full pass over B x T:
+ * at most 1.5 x BT rows or 64 columns of a product's longest reduction
+ * (the forward packs the smaller side). */
 static uint64_t pack_floats(const struct ct_model_config *c, int B, int T)
 {
 	const struct ct_model_dims d = ct_model_dims(c);
@@ -947,20 +951,40 @@ static uint64_t pack_floats(const struct ct_model_config *c, int B, int T)
 	return (BT + BT / 2 + 64) * K + 64 * side;
 }
 
+/* Bounds on the scratch ct_ocl_ops.c grows on demand (floats), the
+ * largest into *big: the packed matmul operand (at most 1.5 x BT rows or
+ * 64 columns of a product's longest reduction: the forward packs the
+ * smaller side), the parked accumulators of a k-split product (one
+ * output: BT rows of the widest, the head in pieces; with the MLP in
+ * blocks of rows < BT (frozen weights, so no weight gradient of the
+ * base: every product's rows are BT or rows, its reduction a forward's
+ * C, A or F), BT rows of the attention's widest and rows of the MLP's,
+ * and the packed operand of those rows), a
+ * compact weight widened (max(2^20, 64 x the longest side)), the
+ * attention transposes (4 blocks of B*T*A; one batch row's, T*A, in a
+ * lean pass) and the softmax statistics. */
 static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, int compact,
-			       uint64_t *big)
+			       int flags, int rows, uint64_t *big)
 {
 	const struct ct_model_dims d = ct_model_dims(c);
 	const uint64_t BT = (uint64_t)B * T, Vp = c->Vp;
 	const uint64_t A = (uint64_t)d.att, F = (uint64_t)d.fc;
 	const uint64_t wide_out = max64(max64(F, A), (uint64_t)d.qkv);
 	const uint64_t K = max64(max64(F, A), (uint64_t)c->C), side = max64(Vp, wide_out);
+	const uint64_t head = BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25;
 	uint64_t pack = pack_floats(c, B, T);
-	uint64_t accb = max64(BT * Vp < ((uint64_t)1 << 25) ? BT * Vp : (uint64_t)1 << 25,
-			      BT * max64(wide_out, K));
+	uint64_t accb = max64(head, BT * max64(wide_out, K));
 	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;
-	uint64_t att = 4 * BT * A + 32;
+	uint64_t att = 4 * ((flags & CT_OCL_LL_LEAN) ? (uint64_t)T : BT) * A + 32;
 
+	if ((uint64_t)rows < BT) {	/* no weight gradient of the base, the MLP's rows */
+		const uint64_t att_k = max64(A, (uint64_t)c->C), R = (uint64_t)rows;
+
+		accb = max64(head, max64(BT * max64((uint64_t)d.qkv, att_k),
+					 R * max64(F, (uint64_t)c->C)));
+		pack = max64((BT + BT / 2 + 64) * att_k,
+			     (R + R / 2 + 64) * max64((uint64_t)c->F, (uint64_t)c->C)) + 64 * side;
+	}
 	*big = max64(max64(pack, accb), max64(wide, att));
 	return pack + accb + wide + att + 2 * BT + 1;
 }
@@ -972,6 +996,7 @@ uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_h
 	const int fmt = lora ? hp->lora.base_fmt : CT_BASE_F32;
 	struct ct_dweights w;
 	uint64_t sum, big, b;
+	int flags = 0, mlp_rows = hp->B * hp->T;
 
 	ct_dweights_plan(&w, cfg, fmt, lora && llama);
 	sum = ct_dweights_bytes(&w, &big);
@@ -979,21 +1004,21 @@ uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_h
 		sum += 12 * (uint64_t)w.lay.total;
 		big = max64(big, 4 * (uint64_t)w.lay.total);
 	}
-	if (llama) {
-		int lean = ct_ocl_llama_lean(cfg, hp->B, hp->T);
-
-		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, CT_OCL_LL_GRADS |
-					  (lean ? CT_OCL_LL_LEAN : 0) | (lora ? CT_OCL_LL_FROZEN : 0),
-					  &b);
+	if (llama) {	/* the pass a backend of this process opens */
+		flags = pass_flags(cfg, hp->B, hp->T, 1, lora);
+		sum += ct_ocl_llama_bytes(cfg, hp->B, hp->T, flags, &b);
+		mlp_rows = ct_ocl_llama_mlp_rows(cfg, hp->B, hp->T, flags);
 	} else {
 		b = 4 * (uint64_t)ct_model_act_floats(cfg, hp->B, hp->T, 1);
 		sum += b;
 	}
 	big = max64(big, b);
-	if (lora)
-		sum += 4 * (uint64_t)ct_lora_state_floats(cfg, &hp->lora, hp->B, hp->T, 1);
+	if (lora)	/* the MLP's adapter rows as the pass holds them */
+		sum += 4 * (uint64_t)ct_lora_state_floats(cfg, &hp->lora, hp->B, hp->T, 1) +
+		       (uint64_t)(llama ? ct_ocl_lora_bytes_delta(cfg, &hp->lora, hp->B * hp->T,
+								  mlp_rows) : 0);
 	sum += 2 * (uint64_t)hp->B * hp->T * sizeof(ct_tok);
-	sum += 4 * scratch_floats(cfg, hp->B, hp->T, fmt != CT_BASE_F32, &b);
+	sum += 4 * scratch_floats(cfg, hp->B, hp->T, fmt != CT_BASE_F32, flags, mlp_rows, &b);
 	big = max64(big, 4 * b);
 	if (largest != NULL)
 		*largest = big;

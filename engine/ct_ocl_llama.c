@@ -283,6 +283,9 @@ struct ct_ocl_llama {
 	 * but every layer's input (encoded, residual3), from which backward
 	 * runs the layer's forward again before its backward */
 	int lean;
+	/* rows of the MLP's activations held (ct_ocl_llama_mlp_rows): all
+	 * B*T, or in a lean frozen pass a block, the MLP run block by block */
+	int mlp_rows;
 #define CT_LL_FIELD_(f) cl_mem f;
 	CT_LL_ACTS(CT_LL_FIELD_)
 	CT_LL_GACTS(CT_LL_FIELD_)
@@ -360,14 +363,16 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
 	const size_t L = cfg->L, B = B_, T = T_, C = cfg->C, NH = cfg->NH, F = cfg->F;
 	const size_t BT = B * T, QKV = ct_llama_qkv_dim(cfg), Vp = cfg->Vp;
 	const size_t A = ct_llama_att_dim(cfg), hd = ct_llama_head_dim(cfg);
-	const size_t x3 = cfg->KVH == cfg->NH ? 0 : BT * 3 * A, Ll = lean ? 1 : L;
+	const size_t R = (size_t)ct_ocl_llama_mlp_rows(cfg, B_, T_, flags);
+	/* lean: attention one batch row at a time */
+	const size_t x3 = cfg->KVH == cfg->NH ? 0 : (lean ? T : BT) * 3 * A, Ll = lean ? 1 : L;
 	const int qkn = (cfg->flags & CT_LLAMA_QK_NORM) != 0;
 
 	memset(n, 0, LL_NBUF * sizeof(n[0]));
 	n[LL_encoded] = BT * C; n[LL_ln1] = Ll * BT * C; n[LL_ln1_rstd] = Ll * BT;
 	n[LL_qkv] = Ll * BT * QKV; n[LL_atty] = Ll * BT * A; n[LL_att] = Ll * B * NH * T * 2;
 	n[LL_attproj] = BT * C; n[LL_residual2] = Ll * BT * C; n[LL_ln2] = Ll * BT * C;
-	n[LL_ln2_rstd] = Ll * BT; n[LL_fch] = Ll * BT * 2 * F; n[LL_sw] = Ll * BT * F;
+	n[LL_ln2_rstd] = Ll * BT; n[LL_fch] = Ll * R * 2 * F; n[LL_sw] = Ll * R * F;
 	n[LL_fcproj] = BT * C; n[LL_residual3] = L * BT * C; n[LL_lnf] = BT * C;
 	n[LL_lnf_rstd] = BT; n[LL_logits] = hr * Vp; n[LL_losses] = BT;
 	n[LL_rope] = T * hd; n[LL_x3] = x3;
@@ -378,7 +383,7 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
 	n[LL_dresidual] = BT * C; n[LL_dresidual_in] = BT * C; n[LL_dresidual2] = BT * C;
 	n[LL_dln] = BT * C; n[LL_datty] = BT * A; n[LL_dattproj] = BT * C;
 	n[LL_dfcproj] = BT * C; n[LL_dqkv] = BT * QKV; n[LL_dx3] = x3;
-	n[LL_datt] = B * NH * T; n[LL_dfch] = BT * 2 * F; n[LL_dsw] = BT * F;
+	n[LL_datt] = B * NH * T; n[LL_dfch] = R * 2 * F; n[LL_dsw] = R * F;
 }
 
 uint64_t ct_ocl_llama_bytes(const struct ct_model_config *cfg, int B, int T, int flags,
@@ -410,6 +415,22 @@ int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T)
 	for (int i = 0; i < LL_NBUF; i++)
 		kept += 4 * (uint64_t)(all[i] - one[i]);
 	return kept > ((uint64_t)1 << 30);
+}
+
+/* Floats of gate/up a lean frozen pass's MLP block holds: 2^22 (16 MiB),
+ * 256 rows of Llama-3.2-1B's 2 x 8192. */
+#define MLP_HELD ((size_t)1 << 22)
+
+int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int flags)
+{
+	const long bt = (long)B * T;
+	long r = (long)(MLP_HELD / (2 * (size_t)(cfg->F > 0 ? cfg->F : 1)));
+
+	if (!(flags & CT_OCL_LL_GRADS) || !(flags & CT_OCL_LL_LEAN) ||
+	    !(flags & CT_OCL_LL_FROZEN))
+		return (int)bt;
+	r = ct_opt_int(CT_OPT_OCL_LEAN_ROWS, r < 1 ? 1 : r);
+	return (int)(r < bt ? r : bt);
 }
 
 /* Every buffer of ll_sizes (an empty one as 1 float, so that every field
@@ -469,6 +490,7 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 	ll->lean = (flags & CT_OCL_LL_GRADS) && (flags & CT_OCL_LL_LEAN);
 	ll->head_rows = ct_ocl_llama_head_rows(cfg, B, T, (flags & CT_OCL_LL_GRADS) &&
 							  (flags & CT_OCL_LL_FROZEN));
+	ll->mlp_rows = ct_ocl_llama_mlp_rows(cfg, B, T, flags);
 	rc = ct_ocl_llk_init(&ll->lk, ops);
 	if (rc == 0)
 		rc = ll_alloc_all(ll, flags);
@@ -522,49 +544,115 @@ static size_t slot(const struct ct_ocl_llama *ll, int l)
 	return ll->lean ? 0 : (size_t)l;
 }
 
+/* Row r of layer l's ln2. */
+static struct ct_dten ln2_of(const struct ct_ocl_llama *ll, int l, int r)
+{
+	return D(ll->ln2, (slot(ll, l) * ll->B * ll->T + (size_t)r) * ll->cfg.C);
+}
+
+/* Attention of layer l (ct_ocl_gqa_forward); lean: one batch row at a
+ * time (each (b, h)'s chains are its own: the same bits), so that the
+ * expanded q/k/v and the attention scratch hold T rows, not B*T. */
+static int attn_forward(struct ct_ocl_llama *ll, struct ct_dten atty, struct ct_dten stat,
+			struct ct_dten qkv)
+{
+	const struct ct_model_config *c = &ll->cfg;
+	const int nb = ll->lean ? ll->B : 1, b1 = ll->B / nb, T = ll->T;
+	int rc = 0;
+
+	for (int b = 0; b < nb && rc == 0; b++) {
+		const size_t r = (size_t)b * b1 * T;
+
+		DO(ct_ocl_gqa_forward(&ll->lk, D(atty.mem, atty.off + r * ll->A),
+				      D(stat.mem, stat.off + r * c->NH * 2),
+				      D(qkv.mem, qkv.off + r * ll->QKV), D(ll->x3, 0),
+				      b1, T, c->NH, c->KVH, ll->hd));
+	}
+	return rc;
+}
+
+/* Layer l from `residual` up to ln2 (its activations into its slot). */
+static int attn_block_forward(struct ct_ocl_llama *ll, const struct ll_layer *p, int l,
+			      struct ct_dten residual, struct ct_ocl_lora *lo)
+{
+	const struct ct_model_config *c = &ll->cfg;
+	const int T = ll->T, C = c->C, BT = ll->B * T, hs = ll->hd;
+	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
+	const float eps = (float)c->rms_eps;
+	struct ct_ocl_llk *lk = &ll->lk;
+	struct ct_ocl_ops *o = lk->ops;
+	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), ln1 = D(ll->ln1, lc);
+	struct ct_dten atty = D(ll->atty, lt * ll->A), attproj = D(ll->attproj, 0);
+	struct ct_dten none = { NULL, 0, 0 };
+	struct ct_dten raw = p->qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
+	int rc = 0;
+
+	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p->ln1w, BT, C, eps));
+	DO(ct_ocl_matmul_forward(o, raw, ln1, p->qkvw, p->qkvb, p->qkvb.mem != NULL,
+				 BT, C, ll->QKV));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, raw, ln1));
+	if (p->qkn.mem != NULL)
+		DO(ct_ocl_qknorm_forward(lk, qkv, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
+					 p->qkn, BT, c->NH, c->KVH, hs, eps));
+	DO(ct_ocl_rope(lk, qkv, D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
+	DO(attn_forward(ll, atty, D(ll->att, lt * c->NH * 2), qkv));
+	DO(ct_ocl_matmul_forward(o, attproj, atty, p->attprojw, none, 0, BT, ll->A, C));
+	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
+	DO(ct_ocl_residual_forward(o, D(ll->residual2, lc), residual, attproj, n));
+	DO(ct_ocl_rmsnorm_forward(lk, ln2_of(ll, l, 0), D(ll->ln2_rstd, lt),
+				  D(ll->residual2, lc), p->ln2w, BT, C, eps));
+	return rc;
+}
+
+/* The MLP of layer l over rows r0 .. r0 + n - 1 (n <= mlp_rows): gate/up
+ * and SwiGLU into the MLP buffers' slot from their row 0, with proj the
+ * down projection into those rows of fcproj. Every step is per row, so
+ * the rows' bits are the whole batch's. */
+static int mlp_rows_forward(struct ct_ocl_llama *ll, const struct ll_layer *p, int l, int r0,
+			    int n, int proj, struct ct_ocl_lora *lo)
+{
+	const int C = ll->cfg.C, F = ll->cfg.F;
+	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
+	struct ct_ocl_ops *o = ll->lk.ops;
+	struct ct_dten fch = D(ll->fch, lm * 2 * F), sw = D(ll->sw, lm * F);
+	struct ct_dten ln2 = ln2_of(ll, l, r0), fcproj = D(ll->fcproj, (size_t)r0 * C);
+	struct ct_dten none = { NULL, 0, 0 };
+	int rc = 0;
+
+	DO(ct_ocl_matmul_forward(o, fch, ln2, p->fcw, none, 0, n, C, 2 * F));
+	DO(ct_ocl_lora_forward_rows(lo, l, CT_LORA_FC, fch, ln2, r0, n));
+	DO(ct_ocl_swiglu_forward(&ll->lk, sw, fch, n, F));
+	if (!proj)
+		return rc;
+	DO(ct_ocl_matmul_forward(o, fcproj, sw, p->fcprojw, none, 0, n, F, C));
+	DO(ct_ocl_lora_forward_rows(lo, l, CT_LORA_FCPROJ, fcproj, sw, r0, n));
+	return rc;
+}
+
+/* Rows of the MLP block starting at r0. */
+static int mlp_block(const struct ct_ocl_llama *ll, int r0)
+{
+	const int BT = ll->B * ll->T;
+
+	return BT - r0 < ll->mlp_rows ? BT - r0 : ll->mlp_rows;
+}
+
 /* ct_llama_model.c's block_forward: layer l from `residual` (its
  * activations into its slot, its output into residual3[l]). */
 static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *params, int l,
 			 struct ct_dten residual, struct ct_ocl_lora *lo)
 {
-	const struct ct_model_config *c = &ll->cfg;
-	const int B = ll->B, T = ll->T, C = c->C, BT = B * T, F = c->F, hs = ll->hd;
-	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
-	const float eps = (float)c->rms_eps;
-	struct ct_ocl_llk *lk = &ll->lk;
-	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), fch = D(ll->fch, lt * 2 * F);
-	struct ct_dten sw = D(ll->sw, lt * F), ln1 = D(ll->ln1, lc), ln2 = D(ll->ln2, lc);
-	struct ct_dten atty = D(ll->atty, lt * ll->A), attproj = D(ll->attproj, 0);
-	struct ct_dten fcproj = D(ll->fcproj, 0), none = { NULL, 0, 0 };
-	struct ct_dten raw;
+	const int BT = ll->B * ll->T;
+	const size_t lc = slot(ll, l) * BT * ll->cfg.C, n = (size_t)BT * ll->cfg.C;
 	struct ll_layer p;
 	int rc = 0;
 
 	ll_layer(ll, PW(params), l, &p);
-	raw = p.qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
-	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p.ln1w, BT, C, eps));
-	DO(ct_ocl_matmul_forward(o, raw, ln1, p.qkvw, p.qkvb, p.qkvb.mem != NULL,
-				 BT, C, ll->QKV));
-	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, raw, ln1));
-	if (p.qkn.mem != NULL)
-		DO(ct_ocl_qknorm_forward(lk, qkv, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
-					 p.qkn, BT, c->NH, c->KVH, hs, eps));
-	DO(ct_ocl_rope(lk, qkv, D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
-	DO(ct_ocl_gqa_forward(lk, atty, D(ll->att, lt * c->NH * 2), qkv, D(ll->x3, 0),
-			      B, T, c->NH, c->KVH, hs));
-	DO(ct_ocl_matmul_forward(o, attproj, atty, p.attprojw, none, 0, BT, ll->A, C));
-	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
-	DO(ct_ocl_residual_forward(o, D(ll->residual2, lc), residual, attproj, n));
-	DO(ct_ocl_rmsnorm_forward(lk, ln2, D(ll->ln2_rstd, lt), D(ll->residual2, lc), p.ln2w,
-				  BT, C, eps));
-	DO(ct_ocl_matmul_forward(o, fch, ln2, p.fcw, none, 0, BT, C, 2 * F));
-	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FC, fch, ln2));
-	DO(ct_ocl_swiglu_forward(lk, sw, fch, BT, F));
-	DO(ct_ocl_matmul_forward(o, fcproj, sw, p.fcprojw, none, 0, BT, F, C));
-	DO(ct_ocl_lora_forward(lo, l, CT_LORA_FCPROJ, fcproj, sw));
-	DO(ct_ocl_residual_forward(o, D(ll->residual3, (size_t)l * n), D(ll->residual2, lc),
-				   fcproj, n));
+	DO(attn_block_forward(ll, &p, l, residual, lo));
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
+		DO(mlp_rows_forward(ll, &p, l, r0, mlp_block(ll, r0), 1, lo));
+	DO(ct_ocl_residual_forward(ll->lk.ops, D(ll->residual3, (size_t)l * n),
+				   D(ll->residual2, lc), D(ll->fcproj, 0), n));
 	return rc;
 }
 
@@ -717,42 +805,85 @@ static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights 
 	return rc;
 }
 
+/* The MLP's backward over rows r0 .. r0 + n - 1 (their gate/up and SwiGLU
+ * in the MLP buffers, again first in a lean pass): dsw and dfch of those
+ * rows, into those rows of dln. Every input gradient is per row; the
+ * frozen pass's adapter gradients chain over the blocks in row order
+ * (ct_ocl_lora_backward_rows), and a full pass's weight gradients only
+ * ever see one block of all B*T rows. */
+static int mlp_rows_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, int r0, int n,
+			     const struct ll_layer *p, const struct ll_layer *d,
+			     struct ct_ocl_lora *lo)
+{
+	const int C = ll->cfg.C, F = ll->cfg.F;
+	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
+	struct ct_ocl_llk *lk = &ll->lk;
+	struct ct_ocl_ops *o = lk->ops;
+	struct ct_dten fch = D(ll->fch, lm * 2 * F), sw = D(ll->sw, lm * F);
+	struct ct_dten dfcproj = D(ll->dfcproj, (size_t)r0 * C), dln = D(ll->dln, (size_t)r0 * C);
+	struct ct_dten ln2 = ln2_of(ll, l, r0), none = { NULL, 0, 0 };
+	int rc = 0;
+
+	if (ll->lean)	/* the same kernels on the same rows: the same bits */
+		DO(mlp_rows_forward(ll, p, l, r0, n, 0, lo));
+	DO(ct_ocl_zero(o, D(ll->dsw, 0), (size_t)n * F));
+	DO(mm_bwd(ll, grads, D(ll->dsw, 0), d->fcprojw, none, dfcproj, sw, p->fcprojw, n, F, C));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FCPROJ, D(ll->dsw, 0), dfcproj, sw, r0, n));
+	DO(ct_ocl_zero(o, D(ll->dfch, 0), (size_t)n * 2 * F));
+	DO(ct_ocl_swiglu_backward(lk, D(ll->dfch, 0), fch, D(ll->dsw, 0), n, F));
+	DO(mm_bwd(ll, grads, dln, d->fcw, none, D(ll->dfch, 0), ln2, p->fcw, n, C, 2 * F));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FC, dln, D(ll->dfch, 0), ln2, r0, n));
+	return rc;
+}
+
 /* ct_llama_model.c's mlp_backward: dresidual into dresidual2. */
 static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const struct ll_layer *p,
 			const struct ll_layer *d, struct ct_ocl_lora *lo)
 {
-	const int BT = ll->B * ll->T, C = ll->cfg.C, F = ll->cfg.F;
+	const int BT = ll->B * ll->T, C = ll->cfg.C;
 	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten fch = D(ll->fch, lt * 2 * F), sw = D(ll->sw, lt * F);
-	struct ct_dten ln2 = D(ll->ln2, lc), none = { NULL, 0, 0 };
 	int rc = 0;
 
 	DO(ct_ocl_zero(o, D(ll->dresidual2, 0), n));
 	DO(ct_ocl_zero(o, D(ll->dfcproj, 0), n));
 	DO(ct_ocl_residual_backward(o, D(ll->dresidual2, 0), D(ll->dfcproj, 0),
 				    D(ll->dresidual, 0), n));
-	DO(ct_ocl_zero(o, D(ll->dsw, 0), (size_t)BT * F));
-	DO(mm_bwd(ll, grads, D(ll->dsw, 0), d->fcprojw, none, D(ll->dfcproj, 0), sw,
-		  p->fcprojw, BT, F, C));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_FCPROJ, D(ll->dsw, 0), D(ll->dfcproj, 0), sw));
-	DO(ct_ocl_zero(o, D(ll->dfch, 0), (size_t)BT * 2 * F));
-	DO(ct_ocl_swiglu_backward(lk, D(ll->dfch, 0), fch, D(ll->dsw, 0), BT, F));
 	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), d->fcw, none, D(ll->dfch, 0), ln2, p->fcw,
-		  BT, C, 2 * F));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_FC, D(ll->dln, 0), D(ll->dfch, 0), ln2));
+	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
+		DO(mlp_rows_backward(ll, grads, l, r0, mlp_block(ll, r0), p, d, lo));
 	DO(ct_ocl_rmsnorm_backward(lk, D(ll->dresidual2, 0), d->ln2w, D(ll->dln, 0),
 				   D(ll->residual2, lc), p->ln2w, D(ll->ln2_rstd, lt), BT, C));
 	return rc;
 }
 
+/* Attention backward of layer l (ct_ocl_gqa_backward), as attn_forward
+ * one batch row at a time in a lean pass. */
+static int attn_backward(struct ct_ocl_llama *ll, struct ct_dten qkv, struct ct_dten stat)
+{
+	const struct ct_model_config *c = &ll->cfg;
+	const int nb = ll->lean ? ll->B : 1, b1 = ll->B / nb, T = ll->T;
+	int rc = 0;
+
+	for (int b = 0; b < nb && rc == 0; b++) {
+		const size_t r = (size_t)b * b1 * T;
+
+		DO(ct_ocl_gqa_backward(&ll->lk, D(ll->dqkv, r * ll->QKV),
+				       D(ll->datt, r * c->NH), D(ll->datty, r * ll->A),
+				       D(qkv.mem, qkv.off + r * ll->QKV),
+				       D(stat.mem, stat.off + r * c->NH * 2), D(ll->x3, 0),
+				       D(ll->dx3, 0), b1, T, c->NH, c->KVH, ll->hd));
+	}
+	return rc;
+}
+
 /* ct_llama_model.c's block_backward: dresidual (gradient of residual3[l])
  * into dresidual_in (that of `residual`). In lean mode the layer's forward
- * runs again first, from its kept input: the same kernels on the same
- * values, so the very activations the forward pass had (residual3[l] is
- * rewritten with the bits it holds; LoRA's rank-r rows likewise). */
+ * runs again first, from its kept input, up to ln2 (the MLP's again block
+ * by block in mlp_rows_backward): the same kernels on the same values, so
+ * the very activations the forward pass had (LoRA's rank-r rows are
+ * rewritten with the bits they hold). */
 static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *params, cl_mem grads, int l,
 			  struct ct_dten residual, struct ct_ocl_lora *lo)
 {
@@ -769,7 +900,7 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	ll_layer(ll, PW(params), l, &p);
 	ll_layer(ll, GW(grads), l, &d);	/* NULL buffers when frozen */
 	if (ll->lean)
-		DO(block_forward(ll, params, l, residual, lo));
+		DO(attn_block_forward(ll, &p, l, residual, lo));
 	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
 	DO(mlp_backward(ll, grads, l, &p, &d, lo));
 	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
@@ -781,9 +912,7 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, D(ll->datty, 0), D(ll->dattproj, 0),
 				atty));
 	DO(ct_ocl_zero(o, D(ll->dqkv, 0), (size_t)BT * ll->QKV));
-	DO(ct_ocl_gqa_backward(lk, D(ll->dqkv, 0), D(ll->datt, 0), D(ll->datty, 0), qkv,
-			       D(ll->att, lt * c->NH * 2), D(ll->x3, 0), D(ll->dx3, 0),
-			       B, T, c->NH, c->KVH, hs));
+	DO(attn_backward(ll, qkv, D(ll->att, lt * c->NH * 2)));
 	DO(ct_ocl_rope(lk, D(ll->dqkv, 0), D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
 	if (p.qkn.mem != NULL)
 		DO(ct_ocl_qknorm_backward(lk, D(ll->dqkv, 0), d.qkn, D(ll->qkvr, lt * ll->QKV),

@@ -119,7 +119,12 @@ enum {
  * other activations of one layer only; backward runs each layer's forward
  * again from its input before the layer's backward. The same kernels on
  * the same values: the same bits as without it, for about one more
- * forward pass a step. */
+ * forward pass a step. A lean frozen pass (LoRA) also runs each layer's
+ * MLP in blocks of ct_ocl_llama_mlp_rows rows, forward and backward, so
+ * its gate/up, SwiGLU and their gradients are held for one block, and the
+ * attention one batch row at a time: every output row is computed whole
+ * and the adapters' weight-gradient chains run over the blocks in row
+ * order, so the bits are still those of the whole batch. */
 int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
 		      int B, int T, int flags, struct ct_ocl_llama **out);
 
@@ -127,6 +132,12 @@ int ct_ocl_llama_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
  * lean mode saves more than 1 GiB (Llama-3.2-1B's shape at B=4 T=512:
  * 4.3 GiB of its 5.9). */
 int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T);
+
+/* Rows of a layer's MLP activations a pass with these flags holds at
+ * once: all B*T, but in a lean frozen pass those that keep gate/up at
+ * 2^22 floats (16 MiB; 256 rows of Llama-3.2-1B). CT_OCL_LEAN_ROWS=N
+ * forces N in a lean frozen pass (tests). */
+int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int flags);
 
 /* Rows of logits a backend holds at once: all B*T, but with a frozen
  * head (LoRA) where they pass 2^24 floats (64 MiB), 2^24 / Vp rows (130

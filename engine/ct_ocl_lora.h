@@ -28,25 +28,36 @@ int ct_ocl_lora_layer_backward(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dt
 
 /* Adapter state of a backend: adapters, their gradient and AdamW moments
  * (ct_lora_nparams floats each), the saved rank-r activations of every
- * slot and the scratch. */
+ * slot and the scratch: u the adapter's output rows (BT of the widest
+ * attention target, mlp_rows of the widest MLP one), and where the MLP
+ * targets run in row blocks (mlp_rows < BT) park, the chains of their
+ * weight gradients between blocks (per MLP target, dB (out, r) then dA
+ * (r, in)). */
 struct ct_ocl_lora {
 	struct ct_ocl_ops *ops;		/* borrowed */
-	cl_kernel k;
+	cl_kernel k, kchain;
 	struct ct_lora_spec spec;
 	float s;
-	int BT;
+	int BT, mlp_rows;
 	int nslots;
 	struct ct_lora_slot *slots;
 	int *slot_of;			/* (L, 4): slot or -1 */
-	size_t n;
-	cl_mem ad, grad, m, v, hs, dh, u;
+	size_t n, u_floats, park_each;	/* park_each: floats of one MLP target's */
+	cl_mem ad, grad, m, v, hs, dh, u, park;
 };
 
 /* Allocate the state for cfg, a checked spec (rank > 0) and batches of BT
- * rows. *out owned by the caller (ct_ocl_lora_close). Returns 0,
+ * rows whose MLP targets (fc, fcproj) run mlp_rows rows at a time (1 ..
+ * BT; BT: whole). *out owned by the caller (ct_ocl_lora_close). Returns 0,
  * CT_EINVAL, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL. */
 int ct_ocl_lora_open(struct ct_ocl_ops *ops, const struct ct_model_config *cfg,
-		     const struct ct_lora_spec *spec, int BT, struct ct_ocl_lora **out);
+		     const struct ct_lora_spec *spec, int BT, int mlp_rows,
+		     struct ct_ocl_lora **out);
+
+/* Bytes of ct_ocl_lora_open's device buffers beyond ct_lora_state_floats'
+ * (negative: fewer; the MLP's u rows and the park) for these arguments. */
+int64_t ct_ocl_lora_bytes_delta(const struct ct_model_config *cfg,
+				const struct ct_lora_spec *spec, int BT, int mlp_rows);
 void ct_ocl_lora_close(struct ct_ocl_lora *lo);
 
 /* Backend hooks, no-ops (returning 0) when lo is NULL or (l, t) has no
@@ -56,6 +67,19 @@ int ct_ocl_lora_forward(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
 			struct ct_dten out, struct ct_dten inp);
 int ct_ocl_lora_backward(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
 			 struct ct_dten dinp, struct ct_dten dout, struct ct_dten inp);
+
+/* The same for rows r0 .. r0 + n - 1 of the batch only (out, inp, dinp,
+ * dout at those rows; n <= mlp_rows for an MLP target): the forward is
+ * per row; the backward's weight-gradient chains run over the blocks in
+ * row order, parked between them, and are added when the block ending at
+ * row BT - 1 is done, so the blocks of one (l, t) must come in ascending
+ * order with nothing else of that target in between: the bits are those
+ * of the whole batch. */
+int ct_ocl_lora_forward_rows(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
+			     struct ct_dten out, struct ct_dten inp, int r0, int n);
+int ct_ocl_lora_backward_rows(struct ct_ocl_lora *lo, int l, enum ct_lora_target t,
+			      struct ct_dten dinp, struct ct_dten dout, struct ct_dten inp,
+			      int r0, int n);
 
 /* Set adapters and moments (NULL m/v: zeros) / read them (NULL: skip). */
 int ct_ocl_lora_load(struct ct_ocl_lora *lo, const float *ad, const float *m,

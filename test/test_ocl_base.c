@@ -338,6 +338,11 @@ static void test_wu_equal(void **state)
 		wu_equal(&l2, fmt, "llama tied qk-norm pieces lean");
 		unsetenv("CT_OCL_WIDE_MAX");
 		wu_equal(&l1, fmt, "llama gqa lean");
+		/* with the MLP in blocks of 7 rows */
+		setenv("CT_OCL_LEAN_ROWS", "7", 1);
+		wu_equal(&l1, fmt, "llama gqa lean rows");
+		wu_equal(&l2, fmt, "llama tied qk-norm lean rows");
+		unsetenv("CT_OCL_LEAN_ROWS");
 		unsetenv("CT_OCL_LEAN");
 	}
 }
@@ -442,7 +447,8 @@ static void test_pieces(void **state)
 /* The scheduler's bound (ct_wu_mem_bytes) against what a WU's OpenCL
  * backend really holds: a Llama LoRA WU on each base format, opened and
  * one step run, peaks at or under the bound and above 1/1.5 of it (a
- * bound far above the peak keeps WUs off devices that could hold them). */
+ * bound far above the peak keeps WUs off devices that could hold them);
+ * and so in a lean pass with the MLP in row blocks. */
 static void test_wu_bound(void **state)
 {
 	struct ct_model_config c = { .maxT = 64, .V = 2048, .Vp = 2048, .L = 2, .NH = 4,
@@ -458,12 +464,18 @@ static void test_wu_bound(void **state)
 	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
 		tok[i] = (ct_tok)((i * 7919) % (size_t)c.V);
 	assert_int_equal(ct_tokens_from_array(&tokens, tok, sizeof(tok) / sizeof(tok[0])), 0);
-	for (int fmt = CT_BASE_F32; fmt < CT_BASE_NFMT; fmt++) {
+	for (int run = 0; run < 2 * CT_BASE_NFMT; run++) {
+		const int fmt = run % CT_BASE_NFMT, lean = run >= CT_BASE_NFMT;
 		struct ct_wu_hparams hp;
 		struct ct_wu *wu = NULL;
 		size_t live, peak = 0, largest = 0;
 		uint64_t need;
 		float loss;
+
+		if (lean) {	/* a lean pass, its MLP in blocks of 32 rows */
+			setenv("CT_OCL_LEAN", "1", 1);
+			setenv("CT_OCL_LEAN_ROWS", "32", 1);
+		}
 
 		ct_wu_hparams_default(&hp);
 		hp.steps = 1;
@@ -478,8 +490,10 @@ static void test_wu_bound(void **state)
 		ct_wu_close(wu);
 		ct_ocl_alloc_stats(&peak, &largest);
 		peak -= live;
-		fprintf(stderr, "%s: OpenCL peak %zu bytes, bound %llu (%.2fx)\n",
-			ct_base_fmt_name(fmt), peak, (unsigned long long)need,
+		unsetenv("CT_OCL_LEAN_ROWS");
+		unsetenv("CT_OCL_LEAN");
+		fprintf(stderr, "%s%s: OpenCL peak %zu bytes, bound %llu (%.2fx)\n",
+			ct_base_fmt_name(fmt), lean ? " lean" : "", peak, (unsigned long long)need,
 			(double)need / (double)peak);
 		assert_true(need >= peak);
 		assert_true((double)need <= 1.5 * (double)peak);

@@ -397,6 +397,38 @@ static void test_wu_lean(void **state)
 	unsetenv("CT_OCL_LEAN");
 }
 
+/* A lean frozen pass (LoRA) with its MLP 5 rows at a time (33 rows: six
+ * blocks and one of 3) and its attention one batch row at a time gives
+ * the C reference's bytes: grouped, shared and per-head kv, q/k norms,
+ * the head in pieces too; and the blocks hold less than the whole. */
+static void test_wu_lean_rows(void **state)
+{
+	const struct ct_model_config c = model_cfg(2, CT_LLAMA_TIED);
+	const int fl = CT_OCL_LL_GRADS | CT_OCL_LL_LEAN | CT_OCL_LL_FROZEN;
+	uint64_t whole, blocked;
+
+	(void)state;
+	setenv("CT_OCL_LEAN", "1", 1);
+	whole = ct_ocl_llama_bytes(&c, 3, 11, fl, NULL);
+	assert_int_equal(ct_ocl_llama_mlp_rows(&c, 3, 11, fl), 33);
+	setenv("CT_OCL_LEAN_ROWS", "5", 1);
+	assert_int_equal(ct_ocl_llama_mlp_rows(&c, 3, 11, fl), 5);
+	/* full fine-tuning's weight gradients need every row at once */
+	assert_int_equal(ct_ocl_llama_mlp_rows(&c, 3, 11, CT_OCL_LL_GRADS | CT_OCL_LL_LEAN), 33);
+	blocked = ct_ocl_llama_bytes(&c, 3, 11, fl, NULL);
+	/* gate/up, SwiGLU and their gradients: 6 x 30 floats a row, 28 rows */
+	assert_true(whole - blocked >= 4 * 6 * 30 * 28);
+	wu_equal(2, CT_LLAMA_TIED, 2);
+	wu_equal(6, CT_LLAMA_QKV_BIAS, 3);
+	setenv("CT_OCL_HEAD_ROWS", "5", 1);
+	wu_equal(3, CT_LLAMA_QK_NORM | CT_LLAMA_TIED, 3);
+	unsetenv("CT_OCL_HEAD_ROWS");
+	setenv("CT_OCL_LEAN_ROWS", "1", 1);	/* one row a block */
+	wu_equal(1, 0, 2);
+	unsetenv("CT_OCL_LEAN_ROWS");
+	unsetenv("CT_OCL_LEAN");
+}
+
 /* The device buffers of a Llama pass are what ct_ocl_llama_bytes counts,
  * lean mode holds one layer's activations instead of L (here L = 2: less
  * by one layer's), and the default turns lean on at the 1 GiB mark. */
@@ -417,8 +449,9 @@ static void test_lean_bytes(void **state)
 		got[lean] = ct_ocl_alloc_total() - t0;
 		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, fl, &largest);
 		ct_ocl_llama_close(ll);
-		/* q/k/v of both layers, else the expanded q/k/v of one */
-		assert_true(largest == (lean ? 4 * 33 * 3 * 48 : 4 * 2 * 33 * 80));
+		/* q/k/v of both layers, else of one (lean attention expands the
+		 * grouped q/k/v of one batch row at a time: 11 x 3 x 48) */
+		assert_true(largest == (lean ? 4 * 33 * 80 : 4 * 2 * 33 * 80));
 	}
 	assert_true(got[0] == want[0] && got[1] == want[1]);
 	assert_true(want[1] < want[0]);
@@ -436,7 +469,8 @@ static void test_lean_bytes(void **state)
 
 /* The peak of the device buffers of a WU's backend, opened and two
  * steps run, stays under ct_ocl_wu_bytes, and so does its largest
- * buffer; full and LoRA. */
+ * buffer; full, LoRA, and LoRA in a lean pass with its MLP in blocks
+ * of 5 rows. */
 static void test_wu_bytes(void **state)
 {
 	struct ct_step_args a = { .t = 1, .grad_clip = 1.0f,
@@ -447,7 +481,8 @@ static void test_wu_bytes(void **state)
 	(void)state;
 	wu_fix(&f, 2, CT_LLAMA_QK_NORM);
 	ct_adamw_bias_corrections(0.9f, 0.999f, 1, &a.opt.bc1, &a.opt.bc2);
-	for (int lora = 0; lora < 2; lora++) {
+	for (int v = 0; v < 3; v++) {
+		const int lora = v > 0;
 		struct ct_lora_spec sp = { .rank = 4, .alpha = 4.0f, .targets = CT_LORA_ALL };
 		const struct ct_backend_ops *o = &ct_ocl_backend_ops;
 		struct ct_backend *be = NULL;
@@ -455,6 +490,10 @@ static void test_wu_bytes(void **state)
 		uint64_t need, big;
 		float loss, *ad = NULL;
 
+		if (v == 2) {
+			setenv("CT_OCL_LEAN", "1", 1);
+			setenv("CT_OCL_LEAN_ROWS", "5", 1);
+		}
 		f.hp.lora = lora ? sp : (struct ct_lora_spec){ 0 };
 		need = ct_ocl_wu_bytes(&f.cfg, &f.hp, &big);
 		if (lora) {
@@ -469,8 +508,10 @@ static void test_wu_bytes(void **state)
 			assert_int_equal(o->step(be, f.tokens.tok, f.tokens.tok + 1, &a, &loss), 0);
 		o->close(be);
 		ct_ocl_alloc_stats(&peak, &largest);
-		fprintf(stderr, "lora %d: peak %zu bytes, bound %llu; largest %zu, bound %llu\n",
-			lora, peak - live, (unsigned long long)need, largest,
+		unsetenv("CT_OCL_LEAN_ROWS");
+		unsetenv("CT_OCL_LEAN");
+		fprintf(stderr, "variant %d: peak %zu bytes, bound %llu; largest %zu, bound %llu\n",
+			v, peak - live, (unsigned long long)need, largest,
 			(unsigned long long)big);
 		assert_true(peak - live <= need && peak - live > need / 4);
 		assert_true(largest <= big);
@@ -567,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_wu_lora),
 		cmocka_unit_test(test_wu_qwen3),
 		cmocka_unit_test(test_wu_lean),
+		cmocka_unit_test(test_wu_lean_rows),
 		cmocka_unit_test(test_lean_bytes),
 		cmocka_unit_test(test_wu_bytes),
 	};
