@@ -472,9 +472,10 @@ static int mm_kernel(const struct mm_args *a)
  * each other; packed, a panel is contiguous. On PoCL, AVX2 (AMD family
  * 25), 124M's products per CPU-second, packing included: dinp 62-66 ->
  * 69-76 and 48-51 -> 67-75 GFLOP, dweight 42-50 -> 61-67 (bench_kernels
- * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only when the panels fit in ops->pack_max (the
- * scratch bound the backend holds itself to: a layer's weight, never the
- * vocabulary's, whose dinp reads the 50304 x 768 in place). */
+ * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only
+ * when the panels fit in ops->pack_max (the scratch bound the backend
+ * holds itself to: a layer's weight, never the vocabulary's 50304 x 768,
+ * which mm_pack_pieces packs one k piece at a time instead). */
 static int mm_pack_all(const struct ct_ocl_ops *ops, int K, size_t np, size_t pw)
 {
 	return (double)np * pw * K <= (double)ops->pack_max;
