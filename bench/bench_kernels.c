@@ -2,7 +2,7 @@
  * bench_kernels.c - speed of crowdtune's OpenCL kernels.
  *
  *   bench/bench_kernels [--device opencl[:N]] [--kernel NAME] [--reps N]
- *                       [--shape M,N,K] [--pack]
+ *                       [--shape M,N,K] [--pack[=FLOATS]]
  *
  * Prints one table row per kernel and shape: milliseconds per call (best of
  * --reps after a warm-up) and GFLOP/s, then the process CPU time per call
@@ -14,7 +14,9 @@
  * outputs, so a fast but wrong kernel does not go unnoticed.
  * --pack packs every B whose rows are contiguous (dinp's w, dweight's
  * inp) as the GPT-2 backend does within its scratch bound (ops.pack_max);
- * without it they are read in place.
+ * without it they are read in place. --pack=FLOATS packs B only within
+ * that bound, as the backend's ops.pack_max does: a B too big to pack
+ * whole is packed one k piece at a time where a piece fits.
  * On PoCL set POCL_DEVICES=pthread (and POCL_CACHE_DIR to reuse builds).
  */
 #include <getopt.h>
@@ -180,12 +182,13 @@ int main(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "shape", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "pack", no_argument, NULL, 'p' },
+		{ "pack", optional_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { .M = 1024, .N = 3072, .K = 768, .reps = 5 };
 	const char *device = "opencl", *only = NULL;
 	int c, rc, pack = 0;
+	size_t pack_max = (size_t)-1;
 
 	while ((c = getopt_long(argc, argv, "d:k:r:s:vp", opts, NULL)) != -1) {
 		switch (c) {
@@ -193,7 +196,11 @@ int main(int argc, char **argv)
 		case 'k': only = optarg; break;
 		case 'r': b.reps = atoi(optarg); break;
 		case 'v': ct_log_set_level(CT_LOG_DEBUG); break;
-		case 'p': pack = 1; break;
+		case 'p':
+			pack = 1;
+			if (optarg != NULL)
+				pack_max = (size_t)strtoull(optarg, NULL, 10);
+			break;
 		case 's':
 			if (sscanf(optarg, "%d,%d,%d", &b.M, &b.N, &b.K) != 3 ||
 			    b.M < 1 || b.N < 1 || b.K < 1) {
@@ -203,7 +210,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--device D] [--kernel NAME] "
-				"[--reps N] [--shape M,N,K] [--verbose] [--pack]\n", argv[0]);
+				"[--reps N] [--shape M,N,K] [--verbose] [--pack[=FLOATS]]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -213,7 +220,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = ct_ocl_ops_init(&b.ops, b.ocl);
 	if (rc == 0) {
-		b.ops.pack_max = pack ? (size_t)-1 : 0;
+		b.ops.pack_max = pack ? pack_max : 0;
 		printf("device: %s (%s), matmul blocking R=%d VW=%d NV=%d, B %s\n",
 		       b.ocl->info.name, b.ocl->info.platform, b.ocl->mm_r,
 		       b.ocl->mm_vw, b.ocl->mm_nv, pack ? "packed" : "read in place");

@@ -472,18 +472,32 @@ static int mm_kernel(const struct mm_args *a)
  * each other; packed, a panel is contiguous. On PoCL, AVX2 (AMD family
  * 25), 124M's products per CPU-second, packing included: dinp 62-66 ->
  * 69-76 and 48-51 -> 67-75 GFLOP, dweight 42-50 -> 61-67 (bench_kernels
- * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only when the panels fit in ops->pack_max (the
- * scratch bound the backend holds itself to: a layer's weight, never the
- * vocabulary's, whose dinp reads the 50304 x 768 in place). */
+ * without and with --pack; doc/results.md "124M on an AVX2 CPU"). Only
+ * when the panels fit in ops->pack_max (the scratch bound the backend
+ * holds itself to: a layer's weight, never the vocabulary's 50304 x 768,
+ * which mm_pack_pieces packs one k piece at a time instead). */
 static int mm_pack_all(const struct ct_ocl_ops *ops, int K, size_t np, size_t pw)
 {
 	return (double)np * pw * K <= (double)ops->pack_max;
 }
 
+/* Whether B, too big to pack whole (the vocabulary's 50304 x 768 in the
+ * input gradient), is packed one k piece at a time instead of read in
+ * place: each piece's panels (kc rows of k) fit in ops->pack_max, and the
+ * kernel reads them as it would all of B's. float32 only: a compact B's
+ * offsets count its own blocks. */
+static int mm_pack_pieces(const struct ct_ocl_ops *ops, const struct mm_args *a, int kc,
+			  size_t np, size_t pw)
+{
+	return a->sn == 1 && kc < a->K && a->B.fmt == CT_BASE_F32 &&
+	       !mm_pack_all(ops, a->K, np, pw) && mm_pack_all(ops, kc, np, pw);
+}
+
 /* The register-blocked kernel. When B's rows are contiguous (sn == 1) it
  * reads B in place and only a last partial panel is packed, unless
- * mm_pack_all; otherwise all of B is packed into panels. Long k ranges
- * run in pieces. */
+ * mm_pack_all (all of B packed) or mm_pack_pieces (each k piece's rows
+ * packed before the piece runs); otherwise all of B is packed into
+ * panels. Long k ranges run in pieces. */
 static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 {
 	const struct ct_ocl *o = ops->ocl;
@@ -492,7 +506,7 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	size_t mb = ((size_t)a->M + o->mm_r - 1) / o->mm_r;
 	int M = a->M, N = a->N, K = a->K;
 	int direct = a->sn == 1 && !mm_pack_all(ops, K, np, pw);
-	int lda = (int)(np * pw), pfast, kc, rc;
+	int lda = (int)(np * pw), pfast, kc, pieces, rc;
 	int id = mm_kernel(a);
 	struct ct_dten bias = a->bias.mem != NULL ? a->bias : a->out;
 
@@ -502,16 +516,24 @@ static int mm_run_blocked(struct ct_ocl_ops *ops, const struct mm_args *a)
 	 * panels of one row block together */
 	pfast = (double)M * K > (double)K * N;
 	kc = mm_kpiece(M, N, K, pfast);
-	rc = mm_pack_b(ops, a->B, a->sk, a->sn, N, K, pw, np, direct);
+	pieces = mm_pack_pieces(ops, a, kc, np, pw);
+	direct = direct && !pieces;
+	rc = pieces ? 0 : mm_pack_b(ops, a->B, a->sk, a->sn, N, K, pw, np, direct);
 	if (rc == 0)
 		rc = grow(ops, &ops->accb, &ops->accb_floats, kc < K ? (size_t)M * lda : 1);
 	for (int k0 = 0; rc == 0 && (k0 < K || k0 == 0); k0 += kc) {
 		int k1 = K - k0 < kc ? K : k0 + kc;
+		struct ct_dten bk = a->B;
 
-		rc = ocl_args(ops, id, "tiitimitiitiiiiiiimiii", a->A, a->sam, a->sak,
-			      a->B, a->sk, ops->scratch, direct, bias, a->has_bias,
-			      a->bias_row, a->out, a->som, a->son, M, N, K, a->accumulate,
-			      pfast, ops->accb, lda, k0, k1);
+		bk.off += (size_t)k0 * (size_t)a->sk;
+		if (pieces)
+			rc = mm_pack_b(ops, bk, a->sk, a->sn, N, k1 - k0, pw, np, 0);
+		if (rc == 0)
+			rc = ocl_args(ops, id, "tiitimitiitiiiiiiimiiiii", a->A, a->sam, a->sak,
+				      a->B, a->sk, ops->scratch, direct, bias, a->has_bias,
+				      a->bias_row, a->out, a->som, a->son, M, N, K,
+				      a->accumulate, pfast, ops->accb, lda, k0, k1,
+				      pieces ? k0 : 0, pieces ? k1 - k0 : K);
 		if (rc == 0)
 			rc = pfast ? ocl_run(ops, id, np, mb) : ocl_run(ops, id, mb, np);
 		if (K <= 0)

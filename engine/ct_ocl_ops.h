@@ -159,7 +159,8 @@ struct ct_ocl_ops {
 	cl_mem scratch;			/* packed matmul operand, grown on demand */
 	size_t scratch_floats;
 	size_t pack_max;		/* floats a B with contiguous rows may be
-					 * packed into (ct_mm reads it in place
+					 * packed into (whole, or one k piece at
+					 * a time; ct_mm reads it in place
 					 * otherwise); 0 by ct_ocl_ops_init */
 	cl_mem accb;			/* parked accumulators of a k-split product */
 	size_t accb_floats;

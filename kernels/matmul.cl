@@ -219,7 +219,7 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
 	   const __global float *bias, ulong boff, int has_bias, int bias_row,
 	   __global float *out, ulong ooff, int som, int son,
 	   int M, int N, int K, int accumulate, int pfast,
-	   __global float *accb, int lda, int k0, int k1)
+	   __global float *accb, int lda, int k0, int k1, int kb, int kp)
 {
 	int g0 = get_global_id(0), g1 = get_global_id(1);
 	int m0 = (pfast ? g1 : g0) * CT_MM_R;
@@ -229,7 +229,7 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
 	size_t bstride, ro[CT_MM_R], ai = 0, bi = 0;
 	ct_mmvec acc[CT_MM_R][CT_MM_NV];
 	float init[CT_MM_PW];
-	int use_bias = has_bias && !accumulate, bc = 0;
+	int use_bias = has_bias && !accumulate, bc = 0, brow = k0;
 	/* q8/nf4 panels whose vectors never straddle a block (see ct_mm_vec) */
 	int bvec = bfmt >= 2 && bdoff % CT_MM_VW == 0 && ldb % CT_MM_VW == 0;
 	/* a compact A whose rows run along k, read a vector of each row at a
@@ -248,10 +248,12 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
 		bc = bfmt != 0;		/* a compact panel, element bi on */
 		bi = bdoff + n0 + (size_t)k0 * ldb;
 	} else {
-		bp = Bp + (direct ? 0 : (size_t)p * K * CT_MM_PW);
+		/* Bp's panels: kp rows each, from k = kb */
+		bp = Bp + (direct ? 0 : (size_t)p * kp * CT_MM_PW);
 		bstride = CT_MM_PW;
+		brow = k0 - kb;
 	}
-	bp += bc ? 0 : (size_t)k0 * bstride;
+	bp += bc ? 0 : (size_t)brow * bstride;
 	for (int j = 0; j < CT_MM_PW; j++)
 		init[j] = (use_bias && !bias_row && n0 + j < N) ? bias[n0 + j] : 0.0f;
 	if (afmt == 0)
@@ -321,7 +323,9 @@ ct_mm_body(const __global uchar *A, ulong aoff, int sam, int sak, int afmt,
  * host picks the order that keeps the larger operand's reuse in cache).
  * B: when direct is set, full panels are read straight from B (row stride
  * ldb, B[k, n] = B[k*ldb + n]) and only a last partial panel from Bp
- * (packed alone, K x PW); else every panel p from Bp + p*K*PW.
+ * (packed alone, kp x PW); else every panel p from Bp + p*kp*PW, each
+ * holding rows kb .. kb+kp-1 of B's k (kb = 0 and kp = K when all of B is
+ * packed; a k piece's rows alone, kb = k0, when only the piece is).
  * accumulate: 0 -> out = acc with acc starting at the bias (bias[n], or
  * bias[m] when bias_row is set; 0 when has_bias is 0); 1 -> acc starts at
  * 0 and out = out + acc.
@@ -336,11 +340,11 @@ __kernel void ct_mm(const __global float *A, ulong aoff, int sam, int sak,
 		    const __global float *bias, ulong boff, int has_bias, int bias_row,
 		    __global float *out, ulong ooff, int som, int son,
 		    int M, int N, int K, int accumulate, int pfast,
-		    __global float *accb, int lda, int k0, int k1)
+		    __global float *accb, int lda, int k0, int k1, int kb, int kp)
 {
 	ct_mm_body((const __global uchar *)A, aoff, sam, sak, 0, (const __global uchar *)B,
 		   bdoff, ldb, 0, Bp, direct, bias, boff, has_bias, bias_row, out, ooff, som,
-		   son, M, N, K, accumulate, pfast, accb, lda, k0, k1);
+		   son, M, N, K, accumulate, pfast, accb, lda, k0, k1, kb, kp);
 }
 
 /* ct_mm with a compact weight read where it is, as A (the forward
@@ -358,11 +362,11 @@ __kernel void name(const __global uchar *A, ulong aoff, int sam, int sak, \
 		   const __global float *bias, ulong boff, int has_bias, int bias_row, \
 		   __global float *out, ulong ooff, int som, int son, \
 		   int M, int N, int K, int accumulate, int pfast, \
-		   __global float *accb, int lda, int k0, int k1) \
+		   __global float *accb, int lda, int k0, int k1, int kb, int kp) \
 { \
 	ct_mm_body(A, aoff, sam, sak, afmt, B, bdoff, ldb, bfmt, Bp, direct, bias, boff, \
 		   has_bias, bias_row, out, ooff, som, son, M, N, K, accumulate, pfast, \
-		   accb, lda, k0, k1); \
+		   accb, lda, k0, k1, kb, kp); \
 }
 CT_MM_C(ct_mm_ah, 1, 0)
 CT_MM_C(ct_mm_aq, 2, 0)

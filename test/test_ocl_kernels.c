@@ -160,6 +160,31 @@ static void test_matmul_packed(void **state)
 	ops.pack_max = 0;
 }
 
+/* check_matmul with pack_max letting 64-row k pieces of B (C columns:
+ * dinp's w, dweight's inp) be packed, though no B of more rows is. */
+static void check_pieces(int BT, int C, int OC, int with_bias)
+{
+	size_t pw = (size_t)ops.ocl->mm_vw * ops.ocl->mm_nv;
+
+	ops.pack_max = ((size_t)C + pw - 1) / pw * pw * 64;
+	check_matmul(BT, C, OC, with_bias);
+	ops.pack_max = 0;
+}
+
+/* B with contiguous rows too big to pack whole but whose k pieces fit
+ * (the vocabulary's input gradient): each piece's panels, packed before
+ * it runs, give the bits of the in-place reads, last piece short or not. */
+static void test_matmul_packed_pieces(void **state)
+{
+	(void)state;
+	setenv("CT_OCL_KC", "64", 1);
+	check_pieces(37, 45, 300, 1);
+	check_pieces(300, 45, 320, 0);
+	check_pieces(20, 70, 333, 1);
+	check_pieces(301, 129, 20, 0);
+	unsetenv("CT_OCL_KC");
+}
+
 /* Reopen the device with the tiled matmul built for tiles `mmt`
  * (CT_OCL_MMT; NULL: the device's default). Returns 1 if the device can
  * run that kernel's work-groups (and sets ops.mm_tiled), else 0. */
@@ -685,6 +710,7 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_packed,
+		 test_matmul_packed_pieces,
 		 test_matmul_forms,
 	test_matmul_matvec, test_matmul_blockings,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
