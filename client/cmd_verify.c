@@ -9,10 +9,12 @@
  * recomputes those WUs on the local device and compares the hash of each
  * result with the one the receipt states, and where the receipt (version
  * 2) states the result's hash chain, the chain too, link by link, so a
- * difference names the first step where the runs part. With --all it recomputes every
- * WU of a round, aggregates them as the server says it did (the mean, a
- * robust mean, the LoRA merge, then the outer step) and compares the
- * model too. The first difference stops it: the exit status is 1 and the
+ * difference names the first step where the runs part. A compact-base
+ * job's round that starts from carried adapters (receipt version 3,
+ * lora_init) is recomputed from that file, on the base as stored. With
+ * --all it recomputes every WU of a round, aggregates them as the server
+ * says it did (the mean, a robust mean, the LoRA merge or a compact
+ * base's mean adapters, then the outer step) and compares the model too. The first difference stops it: the exit status is 1 and the
  * message names the round, the WU and both hashes.
  *
  * Everything the server sends is hostile: receipts are capped in size and
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "ct_avg.h"
+#include "ct_base.h"
 #include "ct_chain.h"
 #include "ct_engine.h"
 #include "ct_err.h"
@@ -45,6 +48,7 @@
 #include "ct_hash.h"
 #include "ct_le.h"
 #include "ct_lora.h"
+#include "ct_lora_file.h"
 #include "ct_os.h"
 #include "ct_outer.h"
 #include "ct_receipt.h"
@@ -59,6 +63,9 @@
 struct vround {
 	struct ct_receipt r;
 	char sha[CT_SHA256_HEXLEN + 1];	/* of the receipt's bytes */
+	/* --all, a compact-base job: the adapter file of the recomputed mean
+	 * (what the next round's lora_init must be); "" not computed */
+	char mean_sha[CT_SHA256_HEXLEN + 1];
 };
 
 struct verify {
@@ -101,6 +108,23 @@ static int get_receipt(struct verify *v, int idx, struct ct_buf *body)
 	return rc < 0 ? rc : 1;
 }
 
+/* A round that starts from carried adapters (a compact-base job's round
+ * >= 2, doc/workunit.md §13) keeps the previous round's base: same file,
+ * same format. Whether the adapters are the previous round's mean is
+ * checked by --all, which recomputes that mean (check_round_all). */
+static int carried(const struct ct_receipt *r, const struct ct_receipt *p)
+{
+	if (p == NULL || strcmp(r->base_format, "f32") == 0 ||
+	    strcmp(r->base_format, p->base_format) != 0)
+		return ct_error(CT_EMISMATCH, "round %d: carried adapters on a %s base after a "
+				"%s one", r->round, r->base_format, p ? p->base_format : "no");
+	if (strcmp(r->model_sha, p->model_sha) != 0 || r->model_size != p->model_size)
+		return ct_error(CT_EMISMATCH, "round %d carries adapters but starts from base "
+				"%.16s, not round %d's %.16s", r->round, r->model_sha, p->round,
+				p->model_sha);
+	return 0;
+}
+
 /* The checks one receipt must pass against the one before it. */
 static int check_receipt(struct verify *v, struct vround *vr, int idx)
 {
@@ -120,6 +144,8 @@ static int check_receipt(struct verify *v, struct vround *vr, int idx)
 	if (p != NULL && strcmp(r->prev, v->rounds[idx - 2].sha) != 0)
 		return ct_error(CT_EMISMATCH, "round %d: its receipt names %.16s as the previous "
 				"one, which is %.16s", idx, r->prev, v->rounds[idx - 2].sha);
+	if (r->lora_init_sha[0] != '\0')	/* the same compact base, carried adapters */
+		return carried(r, p);
 	if (p != NULL && (strcmp(r->model_sha, p->out_sha) != 0 || r->model_size != p->out_size))
 		return ct_error(CT_EMISMATCH, "round %d starts from model %.16s, but round %d "
 				"ended with %.16s", idx, r->model_sha, idx - 1, p->out_sha);
@@ -202,16 +228,23 @@ static int fetch(struct verify *v, const char *sha, int64_t size, const char *wh
 	return rc < 0 ? ct_error(rc, "%s %.16s: %s", what, sha, ct_errmsg(rc)) : 0;
 }
 
-/* The round's model, loaded. */
-static int load_model(struct verify *v, const struct ct_receipt *r, struct ct_gpt2 *m)
+/* The round's model, loaded as a client loads it (a compact base stays
+ * compact: ct_base_load), or widened to float32 when wide (what the
+ * server merges). Its format must be the receipt's. */
+static int load_model(struct verify *v, const struct ct_receipt *r, int wide, struct ct_gpt2 *m)
 {
 	char path[PATH_MAX], what[64];
-	int rc;
+	int rc, fmt = CT_BASE_F32;
 
 	snprintf(what, sizeof(what), "round %d's model", r->round);
-	rc = fetch(v, r->model_sha, r->model_size, what, path);
+	rc = ct_base_fmt_parse(r->base_format, &fmt);
 	if (rc == 0)
-		rc = ct_gpt2_load(path, m);
+		rc = fetch(v, r->model_sha, r->model_size, what, path);
+	if (rc == 0)
+		rc = wide ? ct_base_load_f32(path, m) : ct_base_load(path, m);
+	if (rc == 0 && !wide && m->fmt != fmt)
+		rc = ct_error(CT_EMISMATCH, "%s is a %s base, the receipt says %s", what,
+			      ct_base_fmt_name(m->fmt), r->base_format);
 	return rc;
 }
 
@@ -232,26 +265,31 @@ static int wu_hparams(const struct ct_receipt *r, const struct ct_receipt_wu *w,
 		hp->lora.rank = r->lora_rank;
 		hp->lora.alpha = (float)r->lora_alpha;
 		rc = ct_lora_targets_parse(r->lora_targets, &hp->lora.targets);
+		if (rc == 0)
+			rc = ct_base_fmt_parse(r->base_format, &hp->lora.base_fmt);
 		hp->lora_seed = w->seed;
 	}
 	return rc;
 }
 
-/* Train the WU to its end, its trained floats into out; with every > 0
- * the chain's links as the client records them (ct_chain.h) into hex
- * (CT_CHAIN_HEX_MAX + 1 bytes). */
+/* Train the WU to its end, from the adapters init when not NULL (as a
+ * client does with its lora_init input), its trained floats into out;
+ * with every > 0 the chain's links as the client records them
+ * (ct_chain.h) into hex (CT_CHAIN_HEX_MAX + 1 bytes). */
 static int train(const struct ct_gpt2 *base, const struct ct_tokens *tok,
-		 const struct ct_wu_hparams *hp, const char *device, int every, float *out,
-		 char *hex)
+		 const struct ct_wu_hparams *hp, const char *device, const float *init,
+		 int every, float *out, char *hex)
 {
 	struct ct_wu *wu = NULL;
 	unsigned char d[32];
 	float loss;
 	int rc, k = 0;
 
-	if (every <= 0)
+	if (every <= 0 && init == NULL)
 		return ct_wu_run(base, tok, hp, device, out, NULL);
 	rc = ct_wu_open(base, tok, hp, device, &wu);
+	if (rc == 0 && init != NULL)
+		rc = ct_wu_set_adapters(wu, init);
 	while (rc == 0 && !ct_wu_done(wu)) {
 		rc = ct_wu_step(wu, &loss);
 		if (rc == 0 && ct_chain_due(ct_wu_steps_done(wu), hp->steps, every) &&
@@ -268,6 +306,35 @@ static int train(const struct ct_gpt2 *base, const struct ct_tokens *tok,
 	return rc;
 }
 
+/* The adapters round r's WUs start from, when the receipt names a file
+ * (n floats, malloc'd into *init: the caller frees), fetched by hash with
+ * the receipt's size and checked against the WU's spec; NULL when none. */
+static int load_init(struct verify *v, const struct ct_receipt *r, const struct ct_gpt2 *base,
+		     const struct ct_wu_hparams *hp, size_t n, float **init)
+{
+	char path[PATH_MAX], what[64];
+	int rc;
+
+	*init = NULL;
+	if (r->lora_init_sha[0] == '\0')
+		return 0;
+	snprintf(what, sizeof(what), "round %d's carried adapters", r->round);
+	if ((uint64_t)r->lora_init_size != ct_lora_file_size(&base->cfg, &hp->lora))
+		return ct_error(CT_EFORMAT, "%s: %" PRId64 " bytes, not an adapter file of the "
+				"job's spec", what, r->lora_init_size);
+	rc = fetch(v, r->lora_init_sha, r->lora_init_size, what, path);
+	if (rc == 0 && (*init = malloc(n * sizeof(float))) == NULL)
+		rc = CT_ENOMEM;
+	if (rc == 0)
+		rc = ct_lora_file_load(path, &base->cfg, &hp->lora, *init);
+	if (rc < 0) {
+		free(*init);
+		*init = NULL;
+		return ct_error(rc, "%s: %s", what, ct_errmsg(rc));
+	}
+	return 0;
+}
+
 /* Recompute WU w of round r from base; its trained floats into *out (n
  * floats, malloc'd: the caller frees) and, when the receipt states a
  * chain, its recomputed chain into hex. */
@@ -277,6 +344,7 @@ static int run_wu(struct verify *v, const struct ct_receipt *r, const struct ct_
 	struct ct_tokens tok = { 0 };
 	struct ct_wu_hparams hp;
 	char path[PATH_MAX], what[64];
+	float *init = NULL;
 	double t0;
 	int rc;
 
@@ -292,10 +360,13 @@ static int run_wu(struct verify *v, const struct ct_receipt *r, const struct ct_
 	*n = hp.lora.rank > 0 ? ct_lora_nparams(&base->cfg, &hp.lora) : base->lay.total;
 	if (rc == 0 && (*out = malloc(*n * sizeof(float))) == NULL)
 		rc = CT_ENOMEM;
+	if (rc == 0 && hp.lora.rank > 0)
+		rc = load_init(v, r, base, &hp, *n, &init);
 	t0 = ct_time_mono_s();
 	if (rc == 0)
-		rc = train(base, &tok, &hp, v->device, w->chain_every, *out, hex);
+		rc = train(base, &tok, &hp, v->device, init, w->chain_every, *out, hex);
 	v->t_compute += ct_time_mono_s() - t0;
+	free(init);
 	ct_tokens_free(&tok);
 	if (rc < 0) {
 		free(*out);
@@ -419,19 +490,73 @@ static int check_wu(struct verify *v, const struct ct_receipt *r, int i,
 
 /* ---- the aggregate ---------------------------------------------------------- */
 
+/* SHA-256 of a file made of a header (hlen bytes) and n floats. */
+static int file_sha(const void *hdr, size_t hlen, const float *x, size_t n,
+		    char hex[CT_SHA256_HEXLEN + 1])
+{
+	struct ct_sha256_ctx *h = NULL;
+	unsigned char d[CT_SHA256_LEN];
+	int rc = ct_sha256_init(&h);
+
+	if (rc == 0) rc = ct_sha256_update(h, hdr, hlen);
+	if (rc == 0) rc = ct_sha256_update(h, x, n * sizeof(float));
+	if (rc == 0) {
+		rc = ct_sha256_final(h, d);
+		h = NULL;
+	}
+	ct_sha256_abort(h);
+	if (rc == 0)
+		ct_hex_encode(d, CT_SHA256_LEN, hex);
+	return rc;
+}
+
+/* SHA-256 of the adapter file (ct_lora_file.h) the n floats ad make. */
+static int adapters_sha(const struct ct_gpt2 *base, const struct ct_lora_spec *spec,
+			const float *ad, size_t n, char hex[CT_SHA256_HEXLEN + 1])
+{
+	unsigned char hdr[CT_LORA_FILE_HDR];
+
+	ct_lora_file_header(&base->cfg, spec, hdr);
+	return file_sha(hdr, sizeof(hdr), ad, n, hex);
+}
+
+/* A compact-base round's aggregate (the server's merge_mean_adapters):
+ * the mean of the K adapter arrays, merged alone into agg (the widened
+ * base's weights); the mean's adapter file hash into mean_sha. */
+static int merge_mean(const struct ct_gpt2 *base, const struct ct_lora_spec *spec,
+		      float **res, size_t k, float *agg, char *mean_sha)
+{
+	size_t n = ct_lora_nparams(&base->cfg, spec);
+	float *mean = malloc(n * sizeof(float));
+	int rc = mean ? 0 : CT_ENOMEM;
+
+	if (rc == 0)
+		rc = ct_avg(mean, (const float *const *)res, k, n, CT_AVG_MEAN, 0);
+	if (rc == 0)
+		rc = ct_lora_merge(&base->cfg, spec, agg, (const float *const *)&mean, 1);
+	if (rc == 0)
+		rc = adapters_sha(base, spec, mean, n, mean_sha);
+	free(mean);
+	return rc;
+}
+
 /* The aggregate of the K results into agg (the model's weights), as the
- * assimilator computes it. */
+ * assimilator computes it; a compact-base round's mean adapters' file
+ * hash into mean_sha (else ""). */
 static int aggregate(const struct ct_receipt *r, const struct ct_gpt2 *base, float **res,
-		     float *agg)
+		     float *agg, char *mean_sha)
 {
 	enum ct_avg_method m = CT_AVG_MEAN;
 	size_t k = (size_t)r->nwus, trim = 0;
 	struct ct_wu_hparams hp;
 	int rc;
 
+	mean_sha[0] = '\0';
 	if (r->lora_rank > 0) {	/* base + the mean of the K adapter products */
 		rc = wu_hparams(r, &r->wus[0], &hp);
 		memcpy(agg, base->params, base->lay.total * sizeof(float));
+		if (rc == 0 && hp.lora.base_fmt != CT_BASE_F32)
+			return merge_mean(base, &hp.lora, res, k, agg, mean_sha);
 		return rc < 0 ? rc : ct_lora_merge(&base->cfg, &hp.lora, agg,
 						   (const float *const *)res, (int)k);
 	}
@@ -453,8 +578,6 @@ static int outer(struct verify *v, const struct ct_receipt *r, const struct ct_g
 	unsigned char hdr[16] = MOM_MAGIC;
 	struct ct_mmap map = { 0 };
 	char path[PATH_MAX], got[CT_SHA256_HEXLEN + 1], what[64];
-	struct ct_sha256_ctx *h = NULL;
-	unsigned char d[CT_SHA256_LEN];
 	float *mom = NULL;
 	int rc = ct_outer_parse(r->outer, &o.method), have = r->mom_in[0] != '\0';
 
@@ -477,17 +600,8 @@ static int outer(struct verify *v, const struct ct_receipt *r, const struct ct_g
 	if (rc == 0) {
 		ct_outer_step(&o, base->params, agg, mom, have, n);
 		ct_le_put64(hdr + 8, (uint64_t)n);
-		rc = ct_sha256_init(&h);
+		rc = file_sha(hdr, sizeof(hdr), mom, n, got);
 	}
-	if (rc == 0) rc = ct_sha256_update(h, hdr, sizeof(hdr));
-	if (rc == 0) rc = ct_sha256_update(h, mom, n * sizeof(float));
-	if (rc == 0) {
-		rc = ct_sha256_final(h, d);
-		h = NULL;
-	}
-	ct_sha256_abort(h);
-	if (rc == 0)
-		ct_hex_encode(d, CT_SHA256_LEN, got);
 	if (rc == 0 && strcmp(got, r->mom_out) != 0)
 		rc = ct_error(CT_EMISMATCH, "round %d: the outer step's momentum is %s, the receipt "
 			      "says %s", r->round, got, r->mom_out[0] ? r->mom_out : "none");
@@ -498,30 +612,24 @@ static int outer(struct verify *v, const struct ct_receipt *r, const struct ct_g
 /* The hash of the checkpoint the weights make (the assimilator's bytes). */
 static int model_sha(const struct ct_gpt2 *base, const float *w, char hex[CT_SHA256_HEXLEN + 1])
 {
-	unsigned char hdr[CT_GPT2_HEADER_BYTES], d[CT_SHA256_LEN];
-	struct ct_sha256_ctx *h = NULL;
-	int rc;
+	unsigned char hdr[CT_GPT2_HEADER_BYTES];
 
 	ct_gpt2_file_header(&base->cfg, hdr);
-	rc = ct_sha256_init(&h);
-	if (rc == 0) rc = ct_sha256_update(h, hdr, sizeof(hdr));
-	if (rc == 0) rc = ct_sha256_update(h, w, base->lay.total * sizeof(float));
-	if (rc == 0)
-		return ct_sha256_final(h, d) == 0 ? (ct_hex_encode(d, CT_SHA256_LEN, hex), 0)
-						 : CT_ECRYPTO;
-	ct_sha256_abort(h);
-	return rc;
+	return file_sha(hdr, sizeof(hdr), w, base->lay.total, hex);
 }
 
-static int check_aggregate(struct verify *v, const struct ct_receipt *r,
-			   const struct ct_gpt2 *base, float **res)
+/* The round's aggregate from the K recomputed results res against the
+ * model the server merges into (base; widened for a compact base). */
+static int check_aggregate(struct verify *v, struct vround *vr, const struct ct_gpt2 *base,
+			   float **res)
 {
+	const struct ct_receipt *r = &vr->r;
 	char got[CT_SHA256_HEXLEN + 1];
 	float *agg = malloc(base->lay.total * sizeof(float));
 	int rc = agg ? 0 : CT_ENOMEM;
 
 	if (rc == 0)
-		rc = aggregate(r, base, res, agg);
+		rc = aggregate(r, base, res, agg, vr->mean_sha);
 	if (rc == 0)
 		rc = outer(v, r, base, agg);
 	if (rc == 0)
@@ -530,7 +638,8 @@ static int check_aggregate(struct verify *v, const struct ct_receipt *r,
 	if (rc < 0)
 		return ct_error(rc, "round %d: aggregate: %s", r->round, ct_errmsg(rc));
 	printf("round %d: aggregate of %d results (%s%s%s): model %s ", r->round, r->nwus,
-	       r->lora_rank > 0 ? "LoRA merge" : r->aggregation,
+	       vr->mean_sha[0] ? "LoRA mean adapters" : r->lora_rank > 0 ? "LoRA merge" :
+	       r->aggregation,
 	       strcmp(r->outer, "mean") ? ", outer " : "", strcmp(r->outer, "mean") ? r->outer : "",
 	       got);
 	if (strcmp(got, r->out_sha) != 0) {
@@ -539,25 +648,53 @@ static int check_aggregate(struct verify *v, const struct ct_receipt *r,
 				"is model %s, the receipt says %s", r->round, got, r->out_sha);
 	}
 	printf("matches the receipt\n");
+	fflush(stdout);
 	v->nagg++;
 	return 0;
 }
 
-/* --all on one round: every WU, then the aggregate. */
-static int check_round_all(struct verify *v, const struct ct_receipt *r)
+/* Round idx's carried adapters against the mean --all recomputed for
+ * the round before, when it did. */
+static int check_carried(struct verify *v, int idx)
 {
-	struct ct_gpt2 base = { 0 };
-	float **res = calloc(r->nwus ? (size_t)r->nwus : 1, sizeof(*res));
-	int rc = res ? load_model(v, r, &base) : CT_ENOMEM;
+	const struct ct_receipt *r = &v->rounds[idx - 1].r;
+	const char *mean = idx > 1 ? v->rounds[idx - 2].mean_sha : "";
 
+	if (r->lora_init_sha[0] == '\0' || mean[0] == '\0')
+		return 0;
+	if (strcmp(mean, r->lora_init_sha) != 0)
+		return ct_error(CT_EMISMATCH, "round %d starts from adapters %s, but round %d's "
+				"recomputed mean is %s", idx, r->lora_init_sha, idx - 1, mean);
+	printf("round %d: starts from round %d's recomputed mean adapters %s\n", idx, idx - 1,
+	       mean);
+	fflush(stdout);
+	return 0;
+}
+
+/* --all on round idx: every WU, then the aggregate (merged into the
+ * widened base when the base is compact). */
+static int check_round_all(struct verify *v, int idx)
+{
+	struct vround *vr = &v->rounds[idx - 1];
+	const struct ct_receipt *r = &vr->r;
+	struct ct_gpt2 base = { 0 }, wide = { 0 };
+	int compact = strcmp(r->base_format, "f32") != 0;
+	float **res = calloc(r->nwus ? (size_t)r->nwus : 1, sizeof(*res));
+	int rc = res ? check_carried(v, idx) : CT_ENOMEM;
+
+	if (rc == 0)
+		rc = load_model(v, r, 0, &base);
 	for (int i = 0; rc == 0 && i < r->nwus; i++)
 		rc = check_wu(v, r, i, &base, &res[i]);
+	if (rc == 0 && compact && r->nwus > 0)
+		rc = load_model(v, r, 1, &wide);
 	if (rc == 0 && r->nwus > 0 && strcmp(r->encoding, "lossless") == 0)
-		rc = check_aggregate(v, r, &base, res);
+		rc = check_aggregate(v, vr, compact ? &wide : &base, res);
 	for (int i = 0; res != NULL && i < r->nwus; i++)
 		free(res[i]);
 	free(res);
 	ct_gpt2_free(&base);
+	ct_gpt2_free(&wide);
 	return rc;
 }
 
@@ -606,7 +743,7 @@ static int check_sample(struct verify *v, int first, int last)
 
 		if (loaded != r->round) {
 			ct_gpt2_free(&base);
-			rc = load_model(v, r, &base);
+			rc = load_model(v, r, 0, &base);
 			loaded = r->round;
 		}
 		if (rc == 0)
@@ -637,7 +774,7 @@ static int run(struct verify *v)
 	if (v->sample >= 0)
 		return check_sample(v, first, last);
 	for (int i = first; rc == 0 && i <= last; i++)
-		rc = check_round_all(v, &v->rounds[i - 1].r);
+		rc = check_round_all(v, i);
 	return rc;
 }
 
@@ -690,6 +827,7 @@ static void close_cache(struct verify *v)
 
 		unlink_named(v, r->model_sha);
 		unlink_named(v, r->mom_in);
+		unlink_named(v, r->lora_init_sha);
 		for (int w = 0; w < r->nwus; w++) {
 			unlink_named(v, r->wus[w].data_sha);
 			unlink_named(v, r->wus[w].chain_sha);
@@ -818,7 +956,8 @@ const struct ct_cmd_def ct_verify_cmd = {
 	"with the receipt's (and, where the receipt states the result's hash\n"
 	"chain, the recomputed chain with it link by link, naming the first\n"
 	"step where they part). --all recomputes every work unit and then each\n"
-	"round's aggregate (the mean or the LoRA merge, and the outer step) and\n"
+	"round's aggregate (the mean, the LoRA merge or, on a compact base, the\n"
+	"mean adapters, and the outer step) and\n"
 	"compares the model: that costs the whole job's training compute once,\n"
 	"and the memory of a round's results side by side (K models for a\n"
 	"full-weight job; adapters only for LoRA). The first difference stops\n"

@@ -51,6 +51,26 @@ static int chain_ok(const struct ct_receipt_wu *w, int v, int steps)
 	       ct_sha256_hex_valid(w->chain_sha);
 }
 
+/* The base format written: "" is float32, as in receipts before version 3. */
+static const char *base_name(const struct ct_receipt *r)
+{
+	return r->base_format[0] ? r->base_format : "f32";
+}
+
+/* Version 3 states a base format and maybe carried adapters (LoRA only);
+ * an older one neither: its base is float32. */
+static int base_ok(const struct ct_receipt *r)
+{
+	if (version(r) < 3)
+		return strcmp(base_name(r), "f32") == 0 && r->lora_init_sha[0] == '\0' &&
+		       r->lora_init_size == 0;
+	if (!name_ok(base_name(r), CT_RECEIPT_NAME_MAX) || !hex_or_none(r->lora_init_sha))
+		return 0;
+	if (r->lora_init_sha[0] == '\0')
+		return r->lora_init_size == 0;
+	return r->lora_rank > 0 && r->lora_init_size > 0;
+}
+
 static int check_wu(const struct ct_receipt_wu *w, int prev_shard)
 {
 	if (w->shard <= prev_shard || !ct_sha256_hex_valid(w->data_sha) || w->data_size < 0 ||
@@ -80,6 +100,7 @@ static int check(const struct ct_receipt *r)
 	    !name_ok(r->aggregation, CT_RECEIPT_NAME_MAX) ||
 	    !name_ok(r->outer, CT_RECEIPT_NAME_MAX) ||
 	    (r->lora_rank > 0 && !name_ok(r->lora_targets, sizeof(r->lora_targets) - 1)) ||
+	    !base_ok(r) ||
 	    !hex_or_none(r->mom_in) || !hex_or_none(r->mom_out) ||
 	    !ct_sha256_hex_valid(r->model_sha) || r->model_size < 0 ||
 	    !ct_sha256_hex_valid(r->eval_sha) || r->eval_tokens < 0 ||
@@ -123,6 +144,8 @@ static int format_spec(const struct ct_receipt *r, struct ct_buf *b)
 				    r->lora_targets);
 	else if (rc == 0)
 		rc = ct_buf_appends(b, "lora none\n");
+	if (rc == 0 && version(r) >= 3)
+		rc = ct_buf_appendf(b, "base %s\n", base_name(r));
 	if (rc == 0)
 		rc = ct_buf_appendf(b, "aggregation %s\nouter %s %.17g %.17g\nmomentum_in %s\n"
 				    "momentum_out %s\n", r->aggregation, r->outer, r->outer_lr,
@@ -155,9 +178,15 @@ int ct_receipt_format(const struct ct_receipt *r, struct ct_buf *b)
 	if (rc == 0) rc = format_head(r, b);
 	if (rc == 0) rc = format_spec(r, b);
 	if (rc == 0)
-		rc = ct_buf_appendf(b, "model %s %" PRId64 "\neval %s %" PRId64 "\nwus %d %d\n",
-				    r->model_sha, r->model_size, r->eval_sha, r->eval_tokens,
-				    r->nwus, r->nwus_round);
+		rc = ct_buf_appendf(b, "model %s %" PRId64 "\n", r->model_sha, r->model_size);
+	if (rc == 0 && version(r) >= 3 && r->lora_init_sha[0])
+		rc = ct_buf_appendf(b, "lora_init %s %" PRId64 "\n", r->lora_init_sha,
+				    r->lora_init_size);
+	else if (rc == 0 && version(r) >= 3)
+		rc = ct_buf_appends(b, "lora_init none\n");
+	if (rc == 0)
+		rc = ct_buf_appendf(b, "eval %s %" PRId64 "\nwus %d %d\n", r->eval_sha,
+				    r->eval_tokens, r->nwus, r->nwus_round);
 	for (int i = 0; rc == 0 && i < r->nwus; i++)
 		rc = format_wu(&r->wus[i], version(r), b);
 	if (rc == 0)
@@ -268,6 +297,9 @@ static int parse_spec(struct cursor *c, struct ct_receipt *r)
 		rc = ct_error(CT_EFORMAT, "receipt line %d ('lora'): malformed", c->line);
 	if (rc < 0)
 		return rc;
+	snprintf(r->base_format, sizeof(r->base_format), "f32");
+	if (r->version >= 3)
+		SCAN(c, "base", 1, "%16s", r->base_format);
 	SCAN(c, "aggregation", 1, "%16s", r->aggregation);
 	SCAN(c, "outer", 3, "%16s %lf %lf", r->outer, &r->outer_lr, &r->outer_momentum);
 	SCAN(c, "momentum_in", 1, "%64s", a);
@@ -323,6 +355,17 @@ static int parse_wu(struct cursor *c, struct ct_receipt_wu *w, int v)
 	return rc < 0 || v < 2 ? rc : parse_chain(c, w);
 }
 
+/* Version 3's "lora_init H SIZE" or "lora_init none" after the model. */
+static int parse_lora_init(struct cursor *c, struct ct_receipt *r)
+{
+	int rc = take(c, "lora_init");
+
+	if (rc == 0 && strcmp(c->buf, "none") != 0 &&
+	    sscanf(c->buf, "%64s %" SCNd64, r->lora_init_sha, &r->lora_init_size) != 2)
+		rc = ct_error(CT_EFORMAT, "receipt line %d ('lora_init'): malformed", c->line);
+	return rc;
+}
+
 static int parse_body(struct cursor *c, struct ct_receipt *r)
 {
 	int rc = parse_head(c, r);
@@ -332,6 +375,10 @@ static int parse_body(struct cursor *c, struct ct_receipt *r)
 	if (rc < 0)
 		return rc;
 	SCAN(c, "model", 2, "%64s %" SCNd64, r->model_sha, &r->model_size);
+	if (r->version >= 3)
+		rc = parse_lora_init(c, r);
+	if (rc < 0)
+		return rc;
 	SCAN(c, "eval", 2, "%64s %" SCNd64, r->eval_sha, &r->eval_tokens);
 	SCAN(c, "wus", 2, "%d %d", &r->nwus, &r->nwus_round);
 	if (r->nwus < 0 || r->nwus > r->nwus_round)

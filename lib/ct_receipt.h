@@ -21,9 +21,10 @@
 #include "ct_hash.h"
 #include "ct_sign.h"
 
-/* The version written; a reader takes 1 (no chains) and 2. A receipt is
- * never rewritten, so version 1 receipts stay as they were signed. */
-#define CT_RECEIPT_VERSION 2
+/* The version written; a reader takes 1 (no chains), 2 (no base format
+ * nor carried adapters) and 3. A receipt is never rewritten, so older
+ * receipts stay as they were signed. */
+#define CT_RECEIPT_VERSION 3
 /* a whole receipt: 16,384 WUs of 16 hosts with a chain each take ~6.3 MB */
 #define CT_RECEIPT_MAX_BYTES ((size_t)8 << 20)
 #define CT_RECEIPT_MAX_WUS 16384		/* WUs of one round */
@@ -63,6 +64,9 @@ struct ct_receipt {
 	int lora_rank;				/* 0: all weights */
 	double lora_alpha;
 	char lora_targets[32];			/* "qkv,proj,fc,fcproj" order */
+	/* version 3: the frozen base's format (ct_base_fmt_name: f32, bf16,
+	 * q8, nf4); "" and "f32" alike: float32, all an older receipt has */
+	char base_format[CT_RECEIPT_NAME_MAX + 1];
 	char aggregation[CT_RECEIPT_NAME_MAX + 1];	/* mean | trimmed | median */
 	char outer[CT_RECEIPT_NAME_MAX + 1];	/* mean | sgd | nesterov */
 	double outer_lr, outer_momentum;
@@ -71,6 +75,11 @@ struct ct_receipt {
 	/* the round's input model, the eval file and tokens used */
 	char model_sha[CT_SHA256_HEXLEN + 1];
 	int64_t model_size;
+	/* version 3: the adapters the round's WUs start from (a CTLORA1 file
+	 * of the store: a compact-base job's round >= 2); "" and 0: none, the
+	 * WUs start from their seed's adapters */
+	char lora_init_sha[CT_SHA256_HEXLEN + 1];
+	int64_t lora_init_size;
 	char eval_sha[CT_SHA256_HEXLEN + 1];
 	int64_t eval_tokens;
 	int nwus_round;				/* WUs the round opened */

@@ -15,7 +15,11 @@
 #    mean of round 2's adapters, each decoded against round 1's mean
 #    (test/lora_tool), and `ctune eval` of it prints the eval loss the
 #    server recorded for round 2; round 2's base loss is round 1's loss;
-#  - `job export --adapter` writes the PEFT directory of the final model.
+#  - `job export --adapter` writes the PEFT directory of the final model;
+#  - `ctune verify --all` recomputes every WU of both rounds, round 2's from
+#    the adapter file its receipt names (base format and lora_init stated),
+#    and both aggregates as means of adapters; a receipt signed with the
+#    project's key naming other adapters for round 2 fails.
 # The clients compute on PoCL when it is there (CT_E2E_DEVICE overrides).
 . "$(dirname "$0")/client_lib.sh"
 base_job_setup
@@ -92,6 +96,49 @@ eval_is "$T/r1.bin" "$ntok" "$srv1" "round 1's model"
 	fail "job export --adapter wrote $(ls "$T/peft")"
 grep -q "\"r\": $RANK\b" "$T/peft/adapter_config.json" ||
 	fail "the adapter is not of rank $RANK: $(cat "$T/peft/adapter_config.json")"
+
+# ---- the receipts: ctune verify --all recomputes both rounds -------------------
+wait_for 60 "round 2's receipt" curl -sf -o "$T/rc2.txt" "$URL/job/1/round/2/receipt"
+grep -qx "base $FMT" "$T/rc2.txt" || fail "round 2's receipt states no base $FMT: $(cat "$T/rc2.txt")"
+grep -qx "lora_init $M1 $(stat -c %s "$T/mean1.ctl")" "$T/rc2.txt" ||
+	fail "round 2's receipt does not name round 1's adapters: $(cat "$T/rc2.txt")"
+V() { "$CTUNE" --dir "$T/verifier" verify "$URL" "$@"; }
+V 1 --all >"$T/v.log" 2>&1 || fail "verify --all: $(cat "$T/v.log")"
+[ "$(grep -c 'shard [01]: .* matches the receipt' "$T/v.log")" = 4 ] ||
+	fail "verify did not match the 4 WUs: $(cat "$T/v.log")"
+[ "$(grep -c 'aggregate of 2 results (LoRA mean adapters): model .* matches' "$T/v.log")" = 2 ] ||
+	fail "verify did not match both aggregates: $(cat "$T/v.log")"
+grep -q "round 2: starts from round 1's recomputed mean adapters $M1" "$T/v.log" ||
+	fail "verify did not tie round 2's adapters to round 1's mean: $(cat "$T/v.log")"
+# round 2's receipt, signed with the project's key, naming other adapters
+# (round 1's mean with one weight changed, in the store): verify fails
+if command -v openssl >/dev/null; then
+	store_file() { echo "$P/download/$(printf '%s' "$1" | cut -c1-2)/$1"; }
+	cp "$T/mean1.ctl" "$T/other.ctl"
+	printf '\x00\x00\x80\x3f' | dd of="$T/other.ctl" bs=1 seek=$(($(stat -c %s "$T/other.ctl") - 4)) \
+		conv=notrunc status=none
+	O=$(sha256sum "$T/other.ctl" | cut -d' ' -f1)
+	mkdir -p "$(dirname "$(store_file "$O")")"
+	cp "$T/other.ctl" "$(store_file "$O")"
+	R=$(store_file "$(sha256sum "$T/rc2.txt" | cut -d' ' -f1)")
+	sed "s/^lora_init $M1 /lora_init $O /" "$T/rc2.txt" | sed '$d' >"$T/forged.txt"
+	openssl pkeyutl -sign -inkey "$P/signing.key" -rawin -in "$T/forged.txt" \
+		-out "$T/fsig.bin" || fail "openssl sign"
+	echo "signature $(xxd -p "$T/fsig.bin" | tr -d '\n')" >>"$T/forged.txt"
+	cp "$R" "$T/saved"
+	cp "$T/forged.txt" "$R"
+	V 1 --all >"$T/bad.log" 2>&1
+	[ $? = 1 ] || fail "verify accepted round 2 from other adapters: $(cat "$T/bad.log")"
+	grep -q "round 2 starts from adapters $O, but round 1's recomputed mean is $M1" "$T/bad.log" ||
+		fail "verify did not name the adapters: $(cat "$T/bad.log")"
+	V 1 --round 2 --all >"$T/bad2.log" 2>&1
+	[ $? = 1 ] || fail "verify --round 2 accepted other adapters: $(cat "$T/bad2.log")"
+	grep -q "round 2 shard [01]: the recomputed" "$T/bad2.log" ||
+		fail "verify --round 2 did not name the WU: $(cat "$T/bad2.log")"
+	cp "$T/saved" "$R"
+else
+	echo "# no openssl: the forged receipt is not tried"
+fi
 
 stop "$C1"; stop "$C2"; stop "$SPID"
 echo "PASS: $FMT-base LoRA job, 2 rounds x 2 shards on $DEV: round 2 from round 1's" \

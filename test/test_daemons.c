@@ -734,7 +734,9 @@ static void test_chains_parting_and_receipt(void **state)
 
 	/* the receipt: WU 0's canonical chain (tolerance), WU 1's (vouched) */
 	load_receipt(f, 1, &r, sha);
-	assert_int_equal(r.version, 2);
+	assert_int_equal(r.version, CT_RECEIPT_VERSION);
+	assert_string_equal(r.base_format, "f32");	/* a float32 job: nothing carried */
+	assert_string_equal(r.lora_init_sha, "");
 	assert_int_equal(r.wus[0].tolerance, 1);
 	assert_int_equal(r.wus[0].chain_every, 1);
 	ct_sha256_hex(canonical_of(f, &w0) == a ? ca : cb, 192, want);

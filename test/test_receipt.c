@@ -80,6 +80,7 @@ static void fill(struct ct_receipt *r, struct ct_receipt_wu *w)
 	snprintf(r->encoding, sizeof(r->encoding), "lossless");
 	r->lora_rank = 4, r->lora_alpha = 8;
 	snprintf(r->lora_targets, sizeof(r->lora_targets), "qkv,proj");
+	snprintf(r->base_format, sizeof(r->base_format), "nf4");
 	snprintf(r->aggregation, sizeof(r->aggregation), "mean");
 	snprintf(r->outer, sizeof(r->outer), "nesterov");
 	r->outer_lr = 0.7, r->outer_momentum = 0.9;
@@ -87,6 +88,8 @@ static void fill(struct ct_receipt *r, struct ct_receipt_wu *w)
 	ct_sha256_hex("m2", 2, r->mom_out);
 	ct_sha256_hex("model", 5, r->model_sha);
 	r->model_size = 123456;
+	ct_sha256_hex("adapters", 8, r->lora_init_sha);
+	r->lora_init_size = 4128;
 	ct_sha256_hex("eval", 4, r->eval_sha);
 	r->eval_tokens = 4096;
 	r->nwus_round = 3, r->nwus = 2, r->wus = w;
@@ -128,7 +131,12 @@ static void test_round_trip(void **state)
 	assert_true(got.wus[0].seed == 18446744073709551615ull);
 	assert_int_equal(got.wus[0].hosts[1], 11);
 	assert_string_equal(got.wus[1].result_sha, "");
-	assert_int_equal(got.version, 2);
+	assert_int_equal(got.version, 3);
+	assert_string_equal(got.base_format, "nf4");
+	assert_string_equal(got.lora_init_sha, r.lora_init_sha);
+	assert_true(got.lora_init_size == 4128);
+	assert_non_null(strstr(ct_buf_cstr(&b), "\nlora 4 8 qkv,proj\nbase nf4\naggregation "));
+	assert_non_null(strstr(ct_buf_cstr(&b), " 123456\nlora_init "));
 	assert_int_equal(got.wus[0].chain_every, 10);
 	assert_string_equal(got.wus[0].chain_sha, w[0].chain_sha);
 	assert_int_equal(got.wus[1].chain_every, 0);
@@ -171,8 +179,13 @@ static void test_tampered(void **state)
 		{ "wus 2 3", "wus 2 1" },	/* more in the aggregate than opened */
 		{ "wus 2 3", "wus 3 3" },	/* a WU line missing */
 		{ "3,11", "11,3" },		/* hosts not ascending */
-		{ "ctune-receipt 2", "ctune-receipt 3" },
-		{ "ctune-receipt 2", "ctune-receipt 1" },	/* version 1 has no chains */
+		{ "ctune-receipt 3", "ctune-receipt 4" },
+		{ "ctune-receipt 3", "ctune-receipt 1" },	/* version 1 has no chains */
+		{ "ctune-receipt 3", "ctune-receipt 2" },	/* nor base nor lora_init */
+		{ "base nf4\n", "" },
+		{ "base nf4", "base NF4" },
+		{ " 4128\n", " 0\n" },	/* carried adapters have bytes */
+		{ " 4128\n", "\n" },
 		{ "chain 10 ", "chain 0 " },
 		{ "chain 10 ", "chain 31 " },	/* an interval over the WU's 30 steps */
 		{ "chain none\n", "chain 5\n" },
@@ -196,6 +209,13 @@ static void test_tampered(void **state)
 
 	snprintf(from, sizeof(from), "out %s", r.out_sha);
 	snprintf(to, sizeof(to), "out %c%s", r.out_sha[0] == '0' ? '1' : '0', r.out_sha + 1);
+	edit(&b, from, to, &t);
+	assert_int_equal(ct_receipt_parse(t.data, t.len, &got), 0);
+	assert_int_equal(ct_receipt_verify(&got, NULL), CT_EAUTH);
+	ct_receipt_free(&got);
+	snprintf(from, sizeof(from), "lora_init %.64s", r.lora_init_sha);
+	snprintf(to, sizeof(to), "lora_init %c%.63s", r.lora_init_sha[0] == '0' ? '1' : '0',
+		 r.lora_init_sha + 1);
 	edit(&b, from, to, &t);
 	assert_int_equal(ct_receipt_parse(t.data, t.len, &got), 0);
 	assert_int_equal(ct_receipt_verify(&got, NULL), CT_EAUTH);
@@ -235,6 +255,7 @@ static void test_version1(void **state)
 	assert_int_equal(ct_sign_key_generate(&k), 0);
 	fill(&r, w);
 	r.version = 1;
+	r.base_format[0] = '\0', r.lora_init_sha[0] = '\0', r.lora_init_size = 0;
 	assert_int_equal(ct_receipt_sign(&r, k, &b), CT_EINVAL);	/* w[0] has a chain */
 	ct_buf_reset(&b);
 	w[0].chain_every = 0, w[0].chain_sha[0] = '\0';
@@ -253,4 +274,37 @@ static void test_version1(void **state)
 	ct_buf_free(&t);
 }
 
-CT_TEST_MAIN(test_rfc8032, test_key_file, test_round_trip, test_tampered, test_version1)
+/* Version 2 receipts (chains; no base format, no carried adapters) read
+ * and verify as they were signed, their base float32; a compact base or
+ * carried adapters cannot be written in them. */
+static void test_version2(void **state)
+{
+	struct ct_receipt r, got;
+	struct ct_receipt_wu w[2];
+	struct ct_sign_key *k = NULL;
+	struct ct_buf b = CT_BUF_INIT(0);
+
+	(void)state;
+	assert_int_equal(ct_sign_key_generate(&k), 0);
+	fill(&r, w);
+	r.version = 2;
+	assert_int_equal(ct_receipt_sign(&r, k, &b), CT_EINVAL);	/* nf4, lora_init */
+	ct_buf_reset(&b);
+	r.base_format[0] = '\0', r.lora_init_sha[0] = '\0', r.lora_init_size = 0;
+	assert_int_equal(ct_receipt_sign(&r, k, &b), 0);
+	assert_int_equal(strncmp(ct_buf_cstr(&b), "ctune-receipt 2\n", 16), 0);
+	assert_null(strstr(ct_buf_cstr(&b), "\nbase "));
+	assert_null(strstr(ct_buf_cstr(&b), "\nlora_init "));
+	assert_non_null(strstr(ct_buf_cstr(&b), "\nchain "));
+	assert_int_equal(ct_receipt_parse(b.data, b.len, &got), 0);
+	assert_int_equal(got.version, 2);
+	assert_string_equal(got.base_format, "f32");
+	assert_string_equal(got.lora_init_sha, "");
+	assert_int_equal(ct_receipt_verify(&got, NULL), 0);
+	ct_receipt_free(&got);
+	ct_sign_key_free(k);
+	ct_buf_free(&b);
+}
+
+CT_TEST_MAIN(test_rfc8032, test_key_file, test_round_trip, test_tampered, test_version1,
+	     test_version2)

@@ -148,7 +148,9 @@ cp "$T/saved" "$R"
 # the chains: each WU's entry names one (conforming replicas, the same
 # chain twice); a changed chain file is refused by its hash
 for f in "$T"/rc*.txt; do
-	head -1 "$f" | grep -qx "ctune-receipt 2" || fail "$f: not a version 2 receipt"
+	head -1 "$f" | grep -qx "ctune-receipt 3" || fail "$f: not a version 3 receipt"
+	grep -qx "base f32" "$f" && grep -qx "lora_init none" "$f" ||
+		fail "$f: not a float32 base without carried adapters"
 	[ "$(grep -c '^chain 4 [0-9a-f]\{64\}$' "$f")" = 2 ] || fail "$f: not 2 chains: $(cat "$f")"
 done
 CH=$(awk '$1 == "chain" { print $3; exit }' "$T/rc1-1.txt")

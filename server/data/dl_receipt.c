@@ -7,6 +7,7 @@
 #include "wu_state.h"
 #include "dl.h"
 #include "lora_job.h"
+#include "ct_base.h"
 #include "ct_chain.h"
 #include "ct_err.h"
 #include "ct_lora.h"
@@ -17,10 +18,10 @@
 #include <string.h>
 
 struct rrow {
-	int64_t jobid, finish_time, model_size, out_size, eval_tokens, nwus;
+	int64_t jobid, finish_time, model_size, out_size, eval_tokens, nwus, init_size;
 	int idx, steps, batch, seq, chain_every;
 	double hp[6], outer_lr, outer_momentum, eval_loss;
-	char model_sha[65], out_sha[65], mom_out[65], eval_sha[65], encoding[17],
+	char model_sha[65], out_sha[65], mom_out[65], eval_sha[65], init_sha[65], encoding[17],
 		aggregation[17], outer[17];
 };
 
@@ -34,7 +35,7 @@ static const struct ct_dl_col round_cols[] = {
 	CT_DL_COL(R, hp[2]), CT_DL_COL(R, hp[3]), CT_DL_COL(R, hp[4]), CT_DL_COL(R, hp[5]),
 	CT_DL_COL(R, encoding), CT_DL_COL(R, aggregation), CT_DL_COL(R, outer),
 	CT_DL_COL(R, outer_lr), CT_DL_COL(R, outer_momentum), CT_DL_COL(R, eval_sha),
-	CT_DL_COL(R, chain_every),
+	CT_DL_COL(R, chain_every), CT_DL_COL(R, init_sha), CT_DL_COL(R, init_size),
 };
 #undef R
 
@@ -45,8 +46,9 @@ static const char round_sql[] =
 	"r.out_model_sha256), 0), r.nwus, r.eval_loss, r.eval_ntokens, r.momentum_sha256, "
 	"j.steps, j.batch, j.seq, j.lr, j.beta1, j.beta2, j.eps, j.weight_decay, j.grad_clip, "
 	"j.upload_encoding, j.aggregation, j.outer_method, j.outer_lr, j.outer_momentum, "
-	"j.eval_sha256, j.chain_every FROM `round` r JOIN job j ON j.id = r.jobid WHERE r.id = ? AND "
-	"r.status = ?";
+	"j.eval_sha256, j.chain_every, COALESCE(r.lora_init_sha256, ''), COALESCE((SELECT size "
+	"FROM `file` WHERE sha256 = r.lora_init_sha256), 0) FROM `round` r JOIN job j ON "
+	"j.id = r.jobid WHERE r.id = ? AND r.status = ?";
 
 static void copy_round(const struct rrow *w, struct ct_receipt *r)
 {
@@ -69,6 +71,9 @@ static void copy_round(const struct rrow *w, struct ct_receipt *r)
 	r->out_size = w->out_size;
 	snprintf(r->eval_sha, sizeof(r->eval_sha), "%s", w->eval_sha);
 	r->eval_tokens = w->eval_tokens;
+	/* a compact-base job's round >= 2 starts from the carried adapters */
+	snprintf(r->lora_init_sha, sizeof(r->lora_init_sha), "%s", w->init_sha);
+	r->lora_init_size = w->init_sha[0] ? w->init_size : 0;
 	r->eval_loss = w->eval_loss;
 	r->nwus_round = (int)w->nwus;
 }
@@ -252,6 +257,7 @@ int ct_dl_receipt_round(struct ct_db *db, int64_t roundid,
 		r->lora_alpha = spec.alpha;
 		ct_lora_targets_str(spec.targets, r->lora_targets, sizeof(r->lora_targets));
 	}
+	snprintf(r->base_format, sizeof(r->base_format), "%s", ct_base_fmt_name(spec.base_fmt));
 	copy_round(&w, r);
 	if (r->nwus_round > CT_RECEIPT_MAX_WUS)
 		return ct_error(CT_ETOOBIG, "round %lld: %d work units (receipts hold %d)",
