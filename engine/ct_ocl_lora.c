@@ -269,38 +269,37 @@ int ct_ocl_lora_forward_rows(struct ct_ocl_lora *lo, int l, enum ct_lora_target 
 					 sl->out, (int)r);
 }
 
-/* ct_lora_dw_chain over n rows: dw (OC, IC) += dout^T inp, parked in
- * park between the blocks. */
-static int dw_chain(struct ct_ocl_lora *lo, struct ct_dten dw, struct ct_dten park,
-		    struct ct_dten dout, struct ct_dten inp, int n, int IC, int OC,
-		    int first, int last)
+int ct_ocl_lora_dw_chain(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dten dw,
+			 struct ct_dten park, struct ct_dten dout, struct ct_dten inp, int n,
+			 int IC, int OC, int first, int last)
 {
 	const struct ct_dten t[4] = { dw, park, dout, inp };
 	const int v[5] = { n, IC, OC, first, last };
-	size_t g[2] = { (size_t)IC, (size_t)OC };
+	/* one work-item per tile of 8 x 8 outputs (lora.cl's CT_DW_TI, CT_DW_TO) */
+	size_t g[2] = { ((size_t)IC + 7) / 8, ((size_t)OC + 7) / 8 };
 	cl_uint a = 0;
 	cl_int err = CL_SUCCESS;
 
 	for (int j = 0; j < 4 && err == CL_SUCCESS; j++) {
 		cl_ulong off = t[j].off;
 
-		err = clSetKernelArg(lo->kchain, a++, sizeof(cl_mem), &t[j].mem);
+		err = clSetKernelArg(k, a++, sizeof(cl_mem), &t[j].mem);
 		if (err == CL_SUCCESS)
-			err = clSetKernelArg(lo->kchain, a++, sizeof(off), &off);
+			err = clSetKernelArg(k, a++, sizeof(off), &off);
 	}
 	for (int j = 0; j < 5 && err == CL_SUCCESS; j++) {
 		cl_int x = v[j];
 
-		err = clSetKernelArg(lo->kchain, a++, sizeof(x), &x);
+		err = clSetKernelArg(k, a++, sizeof(x), &x);
 	}
 	if (err == CL_SUCCESS && IC > 0 && OC > 0)
-		err = clEnqueueNDRangeKernel(lo->ops->ocl->queue, lo->kchain, 2, NULL, g, NULL,
+		err = clEnqueueNDRangeKernel(ops->ocl->queue, k, 2, NULL, g, NULL,
 					     0, NULL, NULL);
 	return ct_ocl_check(err, "ct_lora_dw_chain");
 }
 
 /* ct_ocl_lora_layer_backward for a block of rows of slot i: the same
- * steps, the two weight gradients' chains through dw_chain. */
+ * steps, the two weight gradients' chains through ct_ocl_lora_dw_chain. */
 static int backward_block(struct ct_ocl_lora *lo, int i, struct ct_dten dinp,
 			  struct ct_dten dout, struct ct_dten inp, int r0, int n)
 {
@@ -316,16 +315,17 @@ static int backward_block(struct ct_ocl_lora *lo, int i, struct ct_dten dinp,
 		rc = ct_ocl_matmul_dinp(lo->ops, dh, dout, ct_dten_at(lo->ad, sl->b_off), n, r,
 					sl->out);
 	if (rc == 0)
-		rc = dw_chain(lo, ct_dten_at(lo->grad, sl->b_off), ct_dten_at(lo->park, pk), dout,
-			      hs, n, r, sl->out, first, last);
+		rc = ct_ocl_lora_dw_chain(lo->ops, lo->kchain, ct_dten_at(lo->grad, sl->b_off),
+					  ct_dten_at(lo->park, pk), dout, hs, n, r, sl->out, first,
+					  last);
 	if (rc == 0)
 		rc = lora_scale(lo->ops, lo->k, dh, lo->s, (size_t)n * r);
 	if (rc == 0 && dinp.mem != NULL)
 		rc = ct_ocl_matmul_dinp(lo->ops, dinp, dh, A, n, sl->in, r);
 	if (rc == 0)
-		rc = dw_chain(lo, ct_dten_at(lo->grad, sl->a_off),
-			      ct_dten_at(lo->park, pk + (size_t)sl->out * r), dh, inp, n, sl->in, r,
-			      first, last);
+		rc = ct_ocl_lora_dw_chain(lo->ops, lo->kchain, ct_dten_at(lo->grad, sl->a_off),
+					  ct_dten_at(lo->park, pk + (size_t)sl->out * r), dh, inp,
+					  n, sl->in, r, first, last);
 	return rc;
 }
 

@@ -81,6 +81,17 @@ int ct_ocl_lora_backward_rows(struct ct_ocl_lora *lo, int l, enum ct_lora_target
 			      struct ct_dten dinp, struct ct_dten dout, struct ct_dten inp,
 			      int r0, int n);
 
+/* One block of rows of a weight gradient's chains (kernels/lora.cl's
+ * ct_lora_dw_chain, kernel k from ct_ocl_kernel): for dw (OC, IC),
+ * acc[o,i] = fma(dout[t,o], inp[t,i], acc) over rows t = 0 .. n-1 of
+ * dout (n, OC) and inp (n, IC), from 0.0f when first is set, else from
+ * park (OC, IC); when last is set dw = dw + acc, else acc goes to park.
+ * Blocks run first to last give every output the whole batch's chain.
+ * Returns 0 or CT_ECL. */
+int ct_ocl_lora_dw_chain(struct ct_ocl_ops *ops, cl_kernel k, struct ct_dten dw,
+			 struct ct_dten park, struct ct_dten dout, struct ct_dten inp, int n,
+			 int IC, int OC, int first, int last);
+
 /* Set adapters and moments (NULL m/v: zeros) / read them (NULL: skip). */
 int ct_ocl_lora_load(struct ct_ocl_lora *lo, const float *ad, const float *m,
 		     const float *v);

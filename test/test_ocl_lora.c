@@ -1,13 +1,16 @@
 /*
  * test_ocl_lora.c - LoRA on the OpenCL backend is the C reference, bit for
  * bit: the adapter layer forward and backward (memcmp against
- * ct_lora_layer_forward/backward on awkward shapes), whole LoRA work units
+ * ct_lora_layer_forward/backward on awkward shapes), a weight gradient's
+ * chains run in row blocks (memcmp against the C loop), whole LoRA work units
  * (losses, adapters and AdamW state on cpu and opencl), and a LoRA WU saved
  * on one device and resumed on the other.
  *
  * Exits 77 (skip) without an OpenCL device; CT_TEST_DEVICE picks one.
  */
 #include "ct_test_ocl.h"
+
+#include <math.h>
 
 
 #include "ct_engine.h"
@@ -18,7 +21,7 @@
 
 static struct ct_ocl *ocl;
 static struct ct_ocl_ops ops;
-static cl_kernel kscale;
+static cl_kernel kscale, kchain;
 static const char *dev = "opencl";
 static char *dir;
 
@@ -110,6 +113,52 @@ static void test_layer(void **state)
 	check_layer(130, 64, 256, 16, 0.25f);
 	check_layer(17, 3, 2, 32, 3.0f);
 	check_layer(256, 768, 768, 8, 2.0f);	/* the 124M attproj shape */
+}
+
+/* The weight gradient's chains run over rows N in blocks of at most nb
+ * (ct_lora_dw_chain through a park buffer) against the C loop of the
+ * contract: acc from 0.0f, one fmaf per row ascending, dw = dw + acc. */
+static void check_chain(int N, int nb, int IC, int OC)
+{
+	const size_t nw = (size_t)OC * IC;
+	float *dout = rnd((size_t)N * OC, 21, 1.0f), *inp = rnd((size_t)N * IC, 22, 1.0f);
+	float *dw = rnd(nw, 23, 1.0f);
+	cl_mem gdout = up(dout, (size_t)N * OC), ginp = up(inp, (size_t)N * IC);
+	cl_mem gdw = up(dw, nw), gpark = up(dw, nw);
+
+	for (int r0 = 0; r0 < N; r0 += nb) {
+		int n = N - r0 < nb ? N - r0 : nb;
+
+		assert_int_equal(ct_ocl_lora_dw_chain(&ops, kchain, ct_dten_at(gdw, 0),
+						      ct_dten_at(gpark, 0),
+						      ct_dten_at(gdout, (size_t)r0 * OC),
+						      ct_dten_at(ginp, (size_t)r0 * IC), n, IC, OC,
+						      r0 == 0, r0 + n == N), 0);
+	}
+	for (int o = 0; o < OC; o++)
+		for (int i = 0; i < IC; i++) {
+			float acc = 0.0f;
+
+			for (int t = 0; t < N; t++)
+				acc = fmaf(dout[(size_t)t * OC + o], inp[(size_t)t * IC + i], acc);
+			dw[(size_t)o * IC + i] = dw[(size_t)o * IC + i] + acc;
+		}
+	same(gdw, dw, nw, "blocked weight gradient");
+	fprintf(stderr, "dw chain N %d blocks of %d IC %d OC %d: identical\n", N, nb, IC, OC);
+	clReleaseMemObject(gdout); clReleaseMemObject(ginp);
+	clReleaseMemObject(gdw); clReleaseMemObject(gpark);
+	free(dout); free(inp); free(dw);
+}
+
+/* tiles of 8 x 8 outputs: edges in both directions, one block or many */
+static void test_dw_chain(void **state)
+{
+	(void)state;
+	check_chain(37, 10, 13, 19);	/* partial tiles both ways, short last block */
+	check_chain(64, 64, 16, 24);	/* whole tiles, one block (first and last) */
+	check_chain(50, 7, 3, 5);	/* narrower than one tile */
+	check_chain(96, 32, 8, 1);	/* one output row: rows past OC recomputed */
+	check_chain(130, 48, 72, 9);	/* the dA shape: r outputs over a wide input */
 }
 
 /* ---- whole work units ---------------------------------------------- */
@@ -250,7 +299,8 @@ static int setup(void **state)
 		return -1;
 	if (ct_test_ocl_open(&dev, &ocl) < 0)
 		return -1;
-	if (ct_ocl_ops_init(&ops, ocl) < 0 || ct_ocl_lora_kernel(ocl, &kscale) < 0)
+	if (ct_ocl_ops_init(&ops, ocl) < 0 || ct_ocl_lora_kernel(ocl, &kscale) < 0 ||
+	    ct_ocl_kernel(ocl, "ct_lora_dw_chain", &kchain) < 0)
 		return -1;
 	dir = ct_test_mkdtemp();
 	return dir ? 0 : -1;
@@ -260,6 +310,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	clReleaseKernel(kscale);
+	if (kchain != NULL)
+		clReleaseKernel(kchain);
 	ct_ocl_ops_free(&ops);
 	ct_ocl_close(ocl);
 	ct_test_rmtree(dir);
@@ -267,4 +319,4 @@ static int teardown(void **state)
 	return 0;
 }
 
-CT_TEST_MAIN_OCL(setup, teardown, test_layer, test_wu_equal, test_resume_across)
+CT_TEST_MAIN_OCL(setup, teardown, test_layer, test_dw_chain, test_wu_equal, test_resume_across)
