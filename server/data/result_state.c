@@ -238,13 +238,16 @@ int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *id
 	const struct ct_res_cols *f = &ct_res_states[CT_RES_IN_PROGRESS], *t = &ct_res_states[to];
 	const struct report_cols *cols = to == CT_RES_REPORTED ? &reported_cols :
 					 to == CT_RES_CLIENT_ERROR ? &client_error_cols : NULL;
-	struct ct_db_arg a[3 + 6 * CT_DL_IN_MAX + CT_DL_IN_MAX + 3];
+	struct ct_db_arg a[3 + 7 * CT_RES_REPORT_MAX + 3];
 	char sql[3072], in[512];
 	size_t len, k = 0;
 	int m, rc;
 
 	if (cols == NULL)
 		return ct_error(CT_ESTATE, "no report move to state %d", (int)to);
+	if (n < 1 || n > CT_RES_REPORT_MAX)
+		return ct_error(CT_EINVAL, "%d reports in one statement (1 to %d)", n,
+				CT_RES_REPORT_MAX);
 	rc = ct_dl_in_list(in, sizeof(in), " WHERE id IN (", ") AND server_state=? AND "
 			   "outcome=? AND validate_state=?", n, &m);
 	if (rc < 0)

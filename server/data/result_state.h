@@ -134,8 +134,13 @@ int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
  * unsent any more stays as it was), or a db error. */
 int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c);
 
+/* The most reports ct_res_report_many moves in one statement: each row
+ * binds 7 parameters and the id list is padded to 4, 8, ... (dl.h), so 4
+ * rows' 34 stay within the database layer's 48 and 8 rows' 62 would not. */
+#define CT_RES_REPORT_MAX 4
+
 /* IN_PROGRESS -> `to` (CT_RES_REPORTED or CT_RES_CLIENT_ERROR) for the
- * distinct results ids[0..n) (1 <= n <= CT_DL_IN_MAX), each with its own
+ * distinct results ids[0..n) (1 <= n <= CT_RES_REPORT_MAX), each with its own
  * change ch[i] (what ct_res_move writes for that move: elapsed time and
  * final loss and conforming, or exit status and error text; the time is
  * ch[0].now): one statement. Returns the number this call moved (a result

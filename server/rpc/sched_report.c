@@ -178,14 +178,14 @@ static int read_reported(struct ct_db *db, struct report_txn *t, int n)
 	return rc;
 }
 
-/* The checked reports of kind `to` moved, one statement a CT_DL_IN_MAX
+/* The checked reports of kind `to` moved, one statement a CT_RES_REPORT_MAX
  * (the results are distinct: a repeated report was rejected). A batch
  * that moved fewer than it checked asks for the transaction again, one
  * report at a time (CT_EAGAIN). */
 static int report_moves(struct ct_db *db, struct report_batch *b, int to, int64_t now)
 {
-	struct ct_res_change ch[CT_DL_IN_MAX];
-	int64_t ids[CT_DL_IN_MAX];
+	struct ct_res_change ch[CT_RES_REPORT_MAX];
+	int64_t ids[CT_RES_REPORT_MAX];
 	int n = 0, rc = 0;
 
 	for (int i = 0; rc >= 0 && i <= b->n; i++) {
@@ -193,7 +193,7 @@ static int report_moves(struct ct_db *db, struct report_batch *b, int to, int64_
 			ids[n] = b->t[i].resultid;
 			ch[n++] = report_change(&b->t[i], now);
 		}
-		if (n == 0 || (n < CT_DL_IN_MAX && i < b->n))
+		if (n == 0 || (n < CT_RES_REPORT_MAX && i < b->n))
 			continue;
 		rc = ct_res_report_many(db, (enum ct_res_state)to, ids, ch, n);
 		if (rc >= 0 && rc != n) {
