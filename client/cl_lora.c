@@ -7,7 +7,6 @@
 #include "ct_err.h"
 #include "ct_file.h"
 #include "ct_hash.h"
-#include "cl_jail.h"
 #include "ct_lora_file.h"
 #include "ct_lora_result.h"
 
@@ -98,9 +97,7 @@ int ct_task_lora_init(struct ct_task_run *r, const struct ct_task *t, const char
 		return ct_error(CT_EFORMAT, "lora_init input of %llu bytes; the work unit's "
 				"adapters make %llu", (unsigned long long)f->size,
 				(unsigned long long)want);
-	if (ct_jail_check_sha("lora_init sha256", f->sha256) < 0)
-		return ct_error(CT_EFORMAT, "%s", ct_errmsg(CT_EPROTO));
-	rc = ct_path_join(path, sizeof(path), cache_dir, f->sha256);	/* checked above */
+	rc = ct_task_cache_path(cache_dir, t, "lora_init", path, sizeof(path), NULL);
 	if (rc < 0)
 		return rc;
 	r->lora_init = malloc((size_t)(want - CT_LORA_FILE_HDR));

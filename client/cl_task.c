@@ -144,8 +144,8 @@ int ct_task_chain_trim(const struct ct_task_run *r, char **chain)
 	return 1;
 }
 
-static int cache_path(const char *cache_dir, const struct ct_task *t, const char *role,
-		      char *out, size_t cap, unsigned char *sha_raw)
+int ct_task_cache_path(const char *cache_dir, const struct ct_task *t, const char *role,
+		       char *out, size_t cap, unsigned char *sha_raw)
 {
 	const struct ct_task_file *f = ct_task_input(t, role);
 
@@ -172,13 +172,13 @@ static int load_inputs(struct ct_task_run *r, const struct ct_task *t, const cha
 	rc = ct_task_hparams(t, &r->hp);
 	if (rc == 0) rc = task_chain_every(t, r->hp.steps, &r->chain_every);
 	if (rc == 0) rc = param_int(t, "state_at", 0, r->hp.steps - 1, &r->state_at);
-	if (rc == 0) rc = cache_path(cache_dir, t, "model", path, sizeof(path), r->base_sha);
+	if (rc == 0) rc = ct_task_cache_path(cache_dir, t, "model", path, sizeof(path), r->base_sha);
 	if (rc == 0) rc = ct_base_load(path, &r->model);	/* float32 or a compact base */
 	if (rc == 0 && r->model.fmt != CT_BASE_F32 && r->model.fmt != r->hp.lora.base_fmt)
 		rc = ct_error(CT_EMISMATCH, "the work unit's model is a %s base, its parameters "
 			      "say %s", ct_base_fmt_name(r->model.fmt),
 			      ct_base_fmt_name(r->hp.lora.base_fmt));
-	if (rc == 0) rc = cache_path(cache_dir, t, "data", path, sizeof(path), NULL);
+	if (rc == 0) rc = ct_task_cache_path(cache_dir, t, "data", path, sizeof(path), NULL);
 	if (rc == 0) rc = ct_tokens_load(path, &r->tokens);
 	if (rc == 0) rc = ct_task_lora_init(r, t, cache_dir);
 	return rc;

@@ -54,6 +54,13 @@ int ct_task_hparams(const struct ct_task *t, struct ct_wu_hparams *hp);
 /* The input file of t with role `role`, or NULL. */
 const struct ct_task_file *ct_task_input(const struct ct_task *t, const char *role);
 
+/* The cached copy's path (cache_dir/SHA) of t's input `role` into out
+ * (cap bytes), its SHA-256 checked to be one (the jail's name form) and,
+ * when sha_raw is not NULL, decoded into sha_raw[32]. Returns 0,
+ * CT_EINVAL (no such input) or CT_EFORMAT (a bad SHA-256). */
+int ct_task_cache_path(const char *cache_dir, const struct ct_task *t, const char *role,
+		       char *out, size_t cap, unsigned char *sha_raw);
+
 /* Load the inputs of t from cache_dir and open (or resume from
  * slot_dir/state) its WU on device. Returns 0 or a CT_E* code: input or
  * hyperparameter errors (CT_EINVAL, CT_EFORMAT, CT_EMISMATCH) are the WU's
