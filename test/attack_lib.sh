@@ -104,17 +104,23 @@ errors() {
 	done
 	vrpc "$1" 0 "$reports"
 }
-# settle JOB: wait (a few seconds at most) until the daemons are done with
-# what was reported: no success awaits the validator, and no round has
-# every WU done while still open (the assimilator is about to open the
-# next). A scenario that settles before its volunteers ask has each new
-# round open while nobody asks, so the order it asks in is the order
+# settle JOB: wait (a minute at most) until the daemons are done with
+# what was reported: no success awaits the validator, and no round is
+# "averaging" (open with every WU done: the assimilator is about to open
+# the next). A scenario that settles before its volunteers ask has each
+# new round open while nobody asks, so the order it asks in is the order
 # they get the round's work in (else the round may open between two of
 # their asks: CI saw that in server_trust.sh and server_round_capture.sh).
+# A wait that runs out says so in the log: the scenario then races the
+# daemons.
 settle() {
 	i=0
-	while [ $i -lt 50 ] && "$S" job show "$P" "$1" 2>/dev/null |
-		grep -Eq '^  over +success +init |^  [0-9]+ +open +([0-9]+)/\1 '; do
+	while "$S" job show "$P" "$1" 2>/dev/null |
+		grep -Eq '^  over +success +init |^  [0-9]+ +averaging '; do
+		if [ $i -ge 300 ]; then
+			echo "# settle: the daemons still busy with job $1 after 60 s"
+			return 0
+		fi
 		sleep 0.2
 		i=$((i + 1))
 	done
