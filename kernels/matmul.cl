@@ -95,6 +95,45 @@ __kernel void ct_mm_pack(const __global float *src, ulong soff, int sk, int sn,
 	}
 }
 
+/* dst[n*ldd + k] = src[k*lds + n] for k < K, n < N: a transpose, every
+ * value copied unchanged (the weight gradient's A, dout^T, made row-major:
+ * read in place its k run a row of dout apart, and the row blocks' loads
+ * of A stall). One work-item per tile of CT_MM_TR k x CT_MM_TR n, read a
+ * row of src at a time and written a row of dst at a time. Global size
+ * (ceil(N / CT_MM_TR), ceil(K / CT_MM_TR)). */
+#define CT_MM_TR 16
+
+/* One tile, kn x nn (inlined: constant bounds for a whole tile). */
+static inline __attribute__((always_inline)) void
+ct_mm_tr_tile(const __global float *src, int lds, __global float *dst, int ldd, int kn, int nn)
+{
+	float t[CT_MM_TR][CT_MM_TR];
+
+	for (int k = 0; k < kn; k++)
+		for (int n = 0; n < nn; n++)
+			t[n][k] = src[(size_t)k * lds + n];
+	for (int n = 0; n < nn; n++)
+		for (int k = 0; k < kn; k++)
+			dst[(size_t)n * ldd + k] = t[n][k];
+}
+
+__kernel void ct_mm_tr(const __global float *src, ulong soff, int lds,
+		       __global float *dst, ulong doff, int ldd, int K, int N)
+{
+	int n0 = get_global_id(0) * CT_MM_TR, k0 = get_global_id(1) * CT_MM_TR;
+	int nn = N - n0 < CT_MM_TR ? N - n0 : CT_MM_TR;
+	int kn = K - k0 < CT_MM_TR ? K - k0 : CT_MM_TR;
+
+	if (nn <= 0 || kn <= 0)
+		return;
+	src += soff + (size_t)k0 * lds + n0;
+	dst += doff + (size_t)n0 * ldd + k0;
+	if (nn == CT_MM_TR && kn == CT_MM_TR)
+		ct_mm_tr_tile(src, lds, dst, ldd, CT_MM_TR, CT_MM_TR);
+	else
+		ct_mm_tr_tile(src, lds, dst, ldd, kn, nn);
+}
+
 /* Leave the accumulators of rows m0.. (< M) in accb (row stride lda). */
 static inline void ct_mm_park(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *accb,
 			      int lda, int m0, int n0, int M)
@@ -133,6 +172,23 @@ static inline void ct_mm_store(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *
 
 			for (int r = 0; r < rn; r++)
 				o[r] = res[r][j];
+		}
+		return;
+	}
+	if (son == 1 && n0 + CT_MM_PW <= N) {
+		/* a whole panel of contiguous columns: a vector at a time (the
+		 * same single add per element as below; the scalar loop was
+		 * ~10% of a weight gradient's time at K = BT = 256) */
+#pragma unroll
+		for (int r = 0; r < CT_MM_R; r++) {
+			__global float *o = out + (size_t)(m0 + r) * som + n0;
+
+			if (m0 + r >= M)
+				break;
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				CT_MM_VSTORE(accumulate ? CT_MM_VLOAD(v, o) + acc[r][v] : acc[r][v],
+					     v, o);
 		}
 		return;
 	}
