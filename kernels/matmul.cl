@@ -117,6 +117,39 @@ ct_mm_tr_tile(const __global float *src, int lds, __global float *dst, int ldd, 
 			dst[(size_t)n * ldd + k] = t[n][k];
 }
 
+/* An 8 x 8 block, rows of src (lds apart) to rows of dst (ldd apart),
+ * through the unpack, shuffle and half-swap steps of an AVX transpose:
+ * shuffle2 moves floats, it changes none. */
+static inline __attribute__((always_inline)) void
+ct_mm_tr8(const __global float *src, int lds, __global float *dst, int ldd)
+{
+	const uint8 lo2 = (uint8)(0, 8, 1, 9, 4, 12, 5, 13), hi2 = (uint8)(2, 10, 3, 11, 6, 14, 7, 15);
+	const uint8 lo4 = (uint8)(0, 1, 8, 9, 4, 5, 12, 13), hi4 = (uint8)(2, 3, 10, 11, 6, 7, 14, 15);
+	const uint8 lo8 = (uint8)(0, 1, 2, 3, 8, 9, 10, 11), hi8 = (uint8)(4, 5, 6, 7, 12, 13, 14, 15);
+	float8 r[8], t[8], u[8];
+
+#pragma unroll
+	for (int k = 0; k < 8; k++)
+		r[k] = vload8(0, src + (size_t)k * lds);
+#pragma unroll
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = shuffle2(r[i], r[i + 1], lo2);
+		t[i + 1] = shuffle2(r[i], r[i + 1], hi2);
+	}
+#pragma unroll
+	for (int h = 0; h < 8; h += 4) {
+		u[h] = shuffle2(t[h], t[h + 2], lo4);
+		u[h + 1] = shuffle2(t[h], t[h + 2], hi4);
+		u[h + 2] = shuffle2(t[h + 1], t[h + 3], lo4);
+		u[h + 3] = shuffle2(t[h + 1], t[h + 3], hi4);
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		vstore8(shuffle2(u[j], u[j + 4], lo8), 0, dst + (size_t)j * ldd);
+		vstore8(shuffle2(u[j], u[j + 4], hi8), 0, dst + (size_t)(j + 4) * ldd);
+	}
+}
+
 __kernel void ct_mm_tr(const __global float *src, ulong soff, int lds,
 		       __global float *dst, ulong doff, int ldd, int K, int N)
 {
@@ -128,9 +161,14 @@ __kernel void ct_mm_tr(const __global float *src, ulong soff, int lds,
 		return;
 	src += soff + (size_t)k0 * lds + n0;
 	dst += doff + (size_t)n0 * ldd + k0;
-	if (nn == CT_MM_TR && kn == CT_MM_TR)
-		ct_mm_tr_tile(src, lds, dst, ldd, CT_MM_TR, CT_MM_TR);
-	else
+	if (nn == CT_MM_TR && kn == CT_MM_TR) {
+#pragma unroll
+		for (int b = 0; b < 4; b++) {
+			int kb = (b >> 1) * 8, nb = (b & 1) * 8;
+
+			ct_mm_tr8(src + (size_t)kb * lds + nb, lds, dst + (size_t)nb * ldd + kb, ldd);
+		}
+	} else
 		ct_mm_tr_tile(src, lds, dst, ldd, kn, nn);
 }
 
