@@ -2,7 +2,7 @@
  * bench_kernels.c - speed of crowdtune's OpenCL kernels.
  *
  *   bench/bench_kernels [--device opencl[:N]] [--kernel NAME] [--reps N]
- *                       [--shape M,N,K] [--pack[=FLOATS]]
+ *                       [--shape M,N,K] [--pack[=FLOATS]] [--tr=FLOATS]
  *
  * Prints one table row per kernel and shape: milliseconds per call (best of
  * --reps after a warm-up) and GFLOP/s, then the process CPU time per call
@@ -17,6 +17,9 @@
  * without it they are read in place. --pack=FLOATS packs B only within
  * that bound, as the backend's ops.pack_max does: a B too big to pack
  * whole is packed one k piece at a time where a piece fits.
+ * --tr=FLOATS lets the weight gradient make dout^T row-major first, in
+ * row blocks of at most FLOATS (the backend's ops.tr_max: 1048576 for
+ * 124M at B=4 T=64); without it dout is read in place, strided.
  * On PoCL set POCL_DEVICES=pthread (and POCL_CACHE_DIR to reuse builds).
  */
 #include <getopt.h>
@@ -183,14 +186,15 @@ int main(int argc, char **argv)
 		{ "shape", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "pack", optional_argument, NULL, 'p' },
+		{ "tr", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { .M = 1024, .N = 3072, .K = 768, .reps = 5 };
 	const char *device = "opencl", *only = NULL;
 	int c, rc, pack = 0;
-	size_t pack_max = (size_t)-1;
+	size_t pack_max = (size_t)-1, tr_max = 0;
 
-	while ((c = getopt_long(argc, argv, "d:k:r:s:vp", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:k:r:s:vpt:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': device = optarg; break;
 		case 'k': only = optarg; break;
@@ -201,6 +205,9 @@ int main(int argc, char **argv)
 			if (optarg != NULL)
 				pack_max = (size_t)strtoull(optarg, NULL, 10);
 			break;
+		case 't':
+			tr_max = (size_t)strtoull(optarg, NULL, 10);
+			break;
 		case 's':
 			if (sscanf(optarg, "%d,%d,%d", &b.M, &b.N, &b.K) != 3 ||
 			    b.M < 1 || b.N < 1 || b.K < 1) {
@@ -210,7 +217,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--device D] [--kernel NAME] "
-				"[--reps N] [--shape M,N,K] [--verbose] [--pack[=FLOATS]]\n", argv[0]);
+				"[--reps N] [--shape M,N,K] [--verbose] [--pack[=FLOATS]] "
+				"[--tr=FLOATS]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -221,6 +229,7 @@ int main(int argc, char **argv)
 		rc = ct_ocl_ops_init(&b.ops, b.ocl);
 	if (rc == 0) {
 		b.ops.pack_max = pack ? pack_max : 0;
+		b.ops.tr_max = tr_max;
 		printf("device: %s (%s), matmul blocking R=%d VW=%d NV=%d, B %s\n",
 		       b.ocl->info.name, b.ocl->info.platform, b.ocl->mm_r,
 		       b.ocl->mm_vw, b.ocl->mm_nv, pack ? "packed" : "read in place");

@@ -272,6 +272,9 @@ static int check_fits(const struct ct_backend *be, size_t n)
  * that ct_ocl_wu_bytes counts for ops->scratch (scratch_floats). */
 static uint64_t pack_floats(const struct ct_model_config *c, int B, int T);
 
+/* The row block of a weight gradient's dout^T (floats, ops.tr_max). */
+static uint64_t tr_floats(const struct ct_model_config *c, int B, int T);
+
 /* Whether cfg's family runs its passes through ct_ocl_llama.c (and
  * keeps a LoRA base in pieces): its row says so. */
 static int llama_pass(const struct ct_model_config *cfg)
@@ -334,8 +337,10 @@ static int ocl_open_common(const char *device, const struct ct_model_config *cfg
 		rc = ct_ocl_ops_init(&be->ops, be->ocl);
 	/* GPT-2's products may pack a weight with contiguous rows, within the
 	 * scratch's bound (ct_ocl_ops.h) */
-	if (rc == 0 && !llama_pass(cfg))
+	if (rc == 0 && !llama_pass(cfg)) {
 		be->ops.pack_max = (size_t)pack_floats(cfg, B, T);
+		be->ops.tr_max = (size_t)tr_floats(cfg, B, T);
+	}
 	/* a Llama LoRA base in pieces; any other weights in one buffer */
 	ct_dweights_plan(&be->w, cfg, spec != NULL ? spec->base_fmt : CT_BASE_F32,
 			 spec != NULL && llama_pass(cfg));
@@ -951,6 +956,20 @@ static uint64_t pack_floats(const struct ct_model_config *c, int B, int T)
 	return (BT + BT / 2 + 64) * K + 64 * side;
 }
 
+/* The whole dout^T of the widest product (BT x the vocabulary), but at
+ * most 4 MiB a block (or 8 rows): the vocabulary's weight gradient then
+ * runs in row blocks of 4096 at B=4 T=64. */
+static uint64_t tr_floats(const struct ct_model_config *c, int B, int T)
+{
+	const struct ct_model_dims d = ct_model_dims(c);
+	const uint64_t BT = (uint64_t)B * T;
+	const uint64_t wide_out = max64(max64((uint64_t)d.fc, (uint64_t)d.att), (uint64_t)d.qkv);
+	const uint64_t all = BT * max64((uint64_t)c->Vp, wide_out);
+	const uint64_t cap = max64((uint64_t)1 << 20, 8 * BT);
+
+	return all < cap ? all : cap;
+}
+
 /* Bounds on the scratch ct_ocl_ops.c grows on demand (floats), the
  * largest into *big: the packed matmul operand (at most 1.5 x BT rows or
  * 64 columns of a product's longest reduction: the forward packs the
@@ -962,7 +981,8 @@ static uint64_t pack_floats(const struct ct_model_config *c, int B, int T)
  * and the packed operand of those rows), a
  * compact weight widened (max(2^20, 64 x the longest side)), the
  * attention transposes (4 blocks of B*T*A; one batch row's, T*A, in a
- * lean pass) and the softmax statistics. */
+ * lean pass), a weight gradient's dout^T in blocks (GPT-2: tr_floats)
+ * and the softmax statistics. */
 static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, int compact,
 			       int flags, int rows, uint64_t *big)
 {
@@ -976,6 +996,7 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 	uint64_t accb = max64(head, BT * max64(wide_out, K));
 	uint64_t wide = compact ? max64((uint64_t)1 << 20, 64 * side) : 0;
 	uint64_t att = 4 * ((flags & CT_OCL_LL_LEAN) ? (uint64_t)T : BT) * A + 32;
+	uint64_t tr = llama_pass(c) ? 0 : tr_floats(c, B, T);
 
 	if ((uint64_t)rows < BT) {	/* no weight gradient of the base, the MLP's rows */
 		const uint64_t att_k = max64(A, (uint64_t)c->C), R = (uint64_t)rows;
@@ -985,8 +1006,8 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 		pack = max64((BT + BT / 2 + 64) * att_k,
 			     (R + R / 2 + 64) * max64((uint64_t)c->F, (uint64_t)c->C)) + 64 * side;
 	}
-	*big = max64(max64(pack, accb), max64(wide, att));
-	return pack + accb + wide + att + 2 * BT + 1;
+	*big = max64(max64(max64(pack, accb), max64(wide, att)), tr);
+	return pack + accb + wide + att + tr + 2 * BT + 1;
 }
 
 uint64_t ct_ocl_wu_bytes(const struct ct_model_config *cfg, const struct ct_wu_hparams *hp,

@@ -72,6 +72,7 @@ static const char *const kernel_names[CT_K_COUNT] = {
 	[CT_K_MM_BH] = "ct_mm_bh",
 	[CT_K_MM_BQ] = "ct_mm_bq",
 	[CT_K_MM_BN] = "ct_mm_bn",
+	[CT_K_MM_TR] = "ct_mm_tr",
 	[CT_K_MATVEC1] = "ct_matvec1",
 	[CT_K_MATVEC2] = "ct_matvec2",
 	[CT_K_CE_ROWS_TILED] = "ct_ce_rows_tiled",
@@ -172,7 +173,7 @@ void ct_ocl_ops_free(struct ct_ocl_ops *ops)
 		if (ops->k[i] != NULL)
 			clReleaseKernel(ops->k[i]);
 	CT_OCL_UNREF_ALL(&ops->scratch, &ops->clip_part, &ops->clip_res,
-			 &ops->ce_stat, &ops->att_tr, &ops->accb, &ops->wide);
+			 &ops->ce_stat, &ops->att_tr, &ops->accb, &ops->wide, &ops->tr);
 	memset(ops, 0, sizeof(*ops));
 }
 
@@ -352,6 +353,9 @@ static int grow(struct ct_ocl_ops *ops, cl_mem *buf, size_t *cap, size_t floats)
 }
 
 /* ---- matmul ---------------------------------------------------------------- */
+
+static struct ct_dten dten_plus(struct ct_dten t, size_t off);
+
 
 /* Pack B into ops->scratch: all panels, or only the last partial one when
  * the kernel reads B in place (direct). */
@@ -786,17 +790,48 @@ int ct_ocl_matmul_dinp(struct ct_ocl_ops *ops, struct ct_dten dinp, struct ct_dt
 	return rc;
 }
 
+/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp.
+ * Read in place, A's k (bt) run a row of dout apart: a row block's loads
+ * of A then miss the caches (OC x 4 bytes apart: a few sets each) and
+ * the register-blocked kernel stalls on them. So on it, within
+ * ops->tr_max, dout^T is first made row-major (ct_mm_tr, a copy) one
+ * block of rows o at a time and read contiguously (the same floats, the
+ * same chains: the same bits). On PoCL (AMD family 25, AVX2), B=4 T=64,
+ * GFLOP per CPU-second: see doc/results.md "The weight gradients'
+ * dout transposed". (Measured no faster before: dw^T with B = dout read
+ * in place, and A interleaved by row blocks.) */
+static int mm_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dout,
+		      struct ct_dten inp, int BT, int C, int OC)
+{
+	struct ct_dten none = { NULL, 0, 0 };
+	size_t rows = BT > 0 ? ops->tr_max / (size_t)BT : 0;
+	int rc = 0;
+
+	if (ops->mm_tiled || rows < (size_t)ops->ocl->mm_r)
+		return mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
+	for (int o0 = 0; rc == 0 && o0 < OC; o0 += (int)rows) {
+		int m = OC - o0 < (int)rows ? OC - o0 : (int)rows;
+
+		rc = grow(ops, &ops->tr, &ops->tr_floats, (size_t)m * BT);
+		if (rc == 0)
+			rc = ocl_args(ops, CT_K_MM_TR, "titiii", dten_plus(dout, (size_t)o0), OC,
+				      ct_dten_at(ops->tr, 0), BT, BT, m);
+		if (rc == 0)
+			rc = ocl_run(ops, CT_K_MM_TR, ((size_t)m + 15) / 16, ((size_t)BT + 15) / 16);
+		if (rc == 0)
+			rc = mm(ops, dten_plus(dw, (size_t)o0 * C), ct_dten_at(ops->tr, 0), BT, 1,
+				inp, C, 1, none, 0, m, C, BT, 1);
+	}
+	return rc;
+}
+
 int ct_ocl_matmul_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten dbias,
 			  int has_bias, struct ct_dten dout, struct ct_dten inp,
 			  int BT, int C, int OC)
 {
-	struct ct_dten none = { NULL, 0, 0 };
 	int rc;
 
-	/* dw[o, i] += sum_bt dout[bt, o] * inp[bt, i]: A = dout^T, B = inp.
-	 * (Measured no faster: computing dw^T with B = dout read in place, and
-	 * copying the strided A row-major or interleaved by row blocks.) */
-	rc = mm(ops, dw, dout, 1, OC, inp, C, 1, none, 0, OC, C, BT, 1);
+	rc = mm_dweight(ops, dw, dout, inp, BT, C, OC);
 	if (rc == 0 && has_bias && ops->red_tiled) {	/* 32 columns per group */
 		size_t g = ((size_t)OC + 31) / 32 * 256, l = 256;
 

@@ -147,6 +147,7 @@ enum ct_ocl_kid {
 	CT_K_MM_BH,		/* ct_mm, B's panels compact */
 	CT_K_MM_BQ,
 	CT_K_MM_BN,
+	CT_K_MM_TR,
 	CT_K_COUNT
 };
 
@@ -162,6 +163,11 @@ struct ct_ocl_ops {
 					 * packed into (whole, or one k piece at
 					 * a time; ct_mm reads it in place
 					 * otherwise); 0 by ct_ocl_ops_init */
+	cl_mem tr;			/* a weight gradient's dout^T, a row block */
+	size_t tr_floats;
+	size_t tr_max;			/* floats a row block of dout^T may take
+					 * (0, as ct_ocl_ops_init leaves it: dout
+					 * read in place, strided) */
 	cl_mem accb;			/* parked accumulators of a k-split product */
 	size_t accb_floats;
 	cl_mem wide;			/* a compact weight widened for its matmul */

@@ -95,6 +95,83 @@ __kernel void ct_mm_pack(const __global float *src, ulong soff, int sk, int sn,
 	}
 }
 
+/* dst[n*ldd + k] = src[k*lds + n] for k < K, n < N: a transpose, every
+ * value copied unchanged (the weight gradient's A, dout^T, made row-major:
+ * read in place its k run a row of dout apart, and the row blocks' loads
+ * of A stall). One work-item per tile of CT_MM_TR k x CT_MM_TR n, read a
+ * row of src at a time and written a row of dst at a time. Global size
+ * (ceil(N / CT_MM_TR), ceil(K / CT_MM_TR)). */
+#define CT_MM_TR 16
+
+/* One tile, kn x nn (inlined: constant bounds for a whole tile). */
+static inline __attribute__((always_inline)) void
+ct_mm_tr_tile(const __global float *src, int lds, __global float *dst, int ldd, int kn, int nn)
+{
+	float t[CT_MM_TR][CT_MM_TR];
+
+	for (int k = 0; k < kn; k++)
+		for (int n = 0; n < nn; n++)
+			t[n][k] = src[(size_t)k * lds + n];
+	for (int n = 0; n < nn; n++)
+		for (int k = 0; k < kn; k++)
+			dst[(size_t)n * ldd + k] = t[n][k];
+}
+
+/* An 8 x 8 block, rows of src (lds apart) to rows of dst (ldd apart),
+ * through the unpack, shuffle and half-swap steps of an AVX transpose:
+ * shuffle2 moves floats, it changes none. */
+static inline __attribute__((always_inline)) void
+ct_mm_tr8(const __global float *src, int lds, __global float *dst, int ldd)
+{
+	const uint8 lo2 = (uint8)(0, 8, 1, 9, 4, 12, 5, 13), hi2 = (uint8)(2, 10, 3, 11, 6, 14, 7, 15);
+	const uint8 lo4 = (uint8)(0, 1, 8, 9, 4, 5, 12, 13), hi4 = (uint8)(2, 3, 10, 11, 6, 7, 14, 15);
+	const uint8 lo8 = (uint8)(0, 1, 2, 3, 8, 9, 10, 11), hi8 = (uint8)(4, 5, 6, 7, 12, 13, 14, 15);
+	float8 r[8], t[8], u[8];
+
+#pragma unroll
+	for (int k = 0; k < 8; k++)
+		r[k] = vload8(0, src + (size_t)k * lds);
+#pragma unroll
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = shuffle2(r[i], r[i + 1], lo2);
+		t[i + 1] = shuffle2(r[i], r[i + 1], hi2);
+	}
+#pragma unroll
+	for (int h = 0; h < 8; h += 4) {
+		u[h] = shuffle2(t[h], t[h + 2], lo4);
+		u[h + 1] = shuffle2(t[h], t[h + 2], hi4);
+		u[h + 2] = shuffle2(t[h + 1], t[h + 3], lo4);
+		u[h + 3] = shuffle2(t[h + 1], t[h + 3], hi4);
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		vstore8(shuffle2(u[j], u[j + 4], lo8), 0, dst + (size_t)j * ldd);
+		vstore8(shuffle2(u[j], u[j + 4], hi8), 0, dst + (size_t)(j + 4) * ldd);
+	}
+}
+
+__kernel void ct_mm_tr(const __global float *src, ulong soff, int lds,
+		       __global float *dst, ulong doff, int ldd, int K, int N)
+{
+	int n0 = get_global_id(0) * CT_MM_TR, k0 = get_global_id(1) * CT_MM_TR;
+	int nn = N - n0 < CT_MM_TR ? N - n0 : CT_MM_TR;
+	int kn = K - k0 < CT_MM_TR ? K - k0 : CT_MM_TR;
+
+	if (nn <= 0 || kn <= 0)
+		return;
+	src += soff + (size_t)k0 * lds + n0;
+	dst += doff + (size_t)n0 * ldd + k0;
+	if (nn == CT_MM_TR && kn == CT_MM_TR) {
+#pragma unroll
+		for (int b = 0; b < 4; b++) {
+			int kb = (b >> 1) * 8, nb = (b & 1) * 8;
+
+			ct_mm_tr8(src + (size_t)kb * lds + nb, lds, dst + (size_t)nb * ldd + kb, ldd);
+		}
+	} else
+		ct_mm_tr_tile(src, lds, dst, ldd, kn, nn);
+}
+
 /* Leave the accumulators of rows m0.. (< M) in accb (row stride lda). */
 static inline void ct_mm_park(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *accb,
 			      int lda, int m0, int n0, int M)
@@ -133,6 +210,23 @@ static inline void ct_mm_store(ct_mmvec acc[CT_MM_R][CT_MM_NV], __global float *
 
 			for (int r = 0; r < rn; r++)
 				o[r] = res[r][j];
+		}
+		return;
+	}
+	if (son == 1 && n0 + CT_MM_PW <= N) {
+		/* a whole panel of contiguous columns: a vector at a time (the
+		 * same single add per element as below; the scalar loop was
+		 * ~10% of a weight gradient's time at K = BT = 256) */
+#pragma unroll
+		for (int r = 0; r < CT_MM_R; r++) {
+			__global float *o = out + (size_t)(m0 + r) * som + n0;
+
+			if (m0 + r >= M)
+				break;
+#pragma unroll
+			for (int v = 0; v < CT_MM_NV; v++)
+				CT_MM_VSTORE(accumulate ? CT_MM_VLOAD(v, o) + acc[r][v] : acc[r][v],
+					     v, o);
 		}
 		return;
 	}

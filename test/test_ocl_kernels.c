@@ -185,6 +185,33 @@ static void test_matmul_packed_pieces(void **state)
 	unsetenv("CT_OCL_KC");
 }
 
+/* The weight gradient with dout^T made row-major first (ops.tr_max,
+ * which the GPT-2 backend sets), in row blocks of `rows` outputs: every
+ * output's chain is the in-place read's, whatever the blocks, with
+ * 16 x 16 transpose tiles whole or cut on either side. */
+static void check_tr(int BT, int C, int OC, int rows)
+{
+	ops.tr_max = (size_t)rows * (size_t)BT;
+	check_matmul(BT, C, OC, 1);
+	ops.tr_max = 0;
+}
+
+static void test_matmul_dweight_tr(void **state)
+{
+	(void)state;
+	check_tr(37, 45, 70, 1 << 20);	/* one block, tiles cut both ways */
+	check_tr(64, 48, 96, 32);	/* whole tiles, three blocks */
+	check_tr(37, 45, 70, 17);	/* blocks of 17 rows, the last of 2 */
+	check_tr(300, 20, 30, 8);	/* long k (BT) chains */
+	check_tr(5, 33, 200, 8);	/* BT under a tile */
+	ops.pack_max = (size_t)-1;	/* with B packed, as the backend runs it */
+	check_tr(37, 45, 70, 16);
+	setenv("CT_OCL_KC", "64", 1);	/* and BT in k pieces */
+	check_tr(301, 129, 20, 9);
+	unsetenv("CT_OCL_KC");
+	ops.pack_max = 0;
+}
+
 /* Reopen the device with the tiled matmul built for tiles `mmt`
  * (CT_OCL_MMT; NULL: the device's default). Returns 1 if the device can
  * run that kernel's work-groups (and sets ops.mm_tiled), else 0. */
@@ -710,7 +737,7 @@ static int teardown(void **state)
 }
 
 CT_TEST_MAIN_OCL(setup, teardown, test_matmul, test_matmul_kpieces, test_matmul_packed,
-		 test_matmul_packed_pieces,
+		 test_matmul_packed_pieces, test_matmul_dweight_tr,
 		 test_matmul_forms,
 	test_matmul_matvec, test_matmul_blockings,
 	test_matmul_tiled, test_encoder, test_layernorm, test_attention,
