@@ -125,7 +125,7 @@ static int devices_write(struct ct_db *db, int64_t id, const struct ct_host_desc
 				id, i, x->name, x->vendor, x->type, x->global_mem,
 				(int)x->compute_units, (int)x->conforming, now);
 	}
-	if (rc >= 0)
+	if (rc >= 0 && !d->fresh)	/* a fresh host has no rows beyond */
 		rc = CT_DB_EXEC(db, "DELETE FROM device WHERE hostid=? AND slot>=?", id, d->ndev);
 	return rc < 0 ? rc : 0;
 }
@@ -174,8 +174,11 @@ int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *
 	rc = devices_sig(d, sig);
 	if (rc < 0)
 		return rc;
-	/* the devices as the host's last RPC said them: no device row read */
-	if (d->device_sig == NULL || strcmp(d->device_sig, sig) != 0)
+	/* the devices as the host's last RPC said them: no device row read;
+	 * a host added in this RPC has none to read */
+	if (d->fresh)
+		same = d->ndev == 0;
+	else if (d->device_sig == NULL || strcmp(d->device_sig, sig) != 0)
 		same = devices_same(db, id, d);
 	if (same == 0)
 		rc = devices_write(db, id, d, now);

@@ -53,13 +53,15 @@ struct ct_host_desc {
 	const struct ct_host_device *dev;
 	int ndev;
 	const char *device_sig;		/* the host's as read (ct_host_account), NULL: unknown */
+	int fresh;		/* the host was added in this RPC: it has no device rows */
 };
 
 /* Host id made an RPC at now: its description, one more RPC, `errors`
  * more client errors; its device rows written only when they differ from
  * d's (device.update_time is when the description last changed), and
  * read only when the digest of d's devices is not d->device_sig (the
- * host's device_sig, written with the host). Returns 0 or a db error. */
+ * host's device_sig, written with the host); a fresh host's are only
+ * written. Returns 0 or a db error. */
 int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int errors,
 		       int64_t now);
 

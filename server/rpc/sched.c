@@ -76,7 +76,8 @@ struct sched_ctx {
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
-	int host_read;		/* authenticate() read them */
+	int host_read;		/* authenticate() read them, or the host is new */
+	int host_new;		/* added in this request: no devices, no results */
 	char device_sig[65];	/* the host's devices' digest as read */
 	int report_errors;	/* reports taken as client errors */
 	struct ct_wlim_policy wlp;
@@ -149,8 +150,15 @@ static int find_host(struct sched_ctx *c)
 	}
 	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, ct_db_now(c->db), &c->hostid,
 				 &added);
-	if (rc == 0 && added)
+	if (rc == 0 && added) {
+		/* its row as the INSERT left it (the schema's defaults, no
+		 * devices): nothing to read back */
+		struct ct_host_account a = { .hostid = c->hostid };
+
+		take_host(c, &a);
+		c->host_new = 1;
 		ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
+	}
 	return rc;
 }
 
@@ -164,7 +172,8 @@ static int update_host(struct sched_ctx *c)
 				  .cpu_model = r->cpu_model, .client_version = r->client_version,
 				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
 				  .dev = dev, .ndev = r->ndev,
-				  .device_sig = c->host_read ? c->device_sig : NULL };
+				  .device_sig = c->host_read ? c->device_sig : NULL,
+				  .fresh = c->host_new };
 
 	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
 		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
@@ -262,6 +271,22 @@ static int check_others(struct sched_ctx *c)
 	return rc;
 }
 
+/* A host added in this request has no results, lost or counted: only its
+ * account's counts, for a request for work (the caps, load_host). */
+static int new_host_counts(struct sched_ctx *c)
+{
+	struct ct_dl_wlim_counts k;
+	int64_t now = ct_db_now(c->db);
+	int rc;
+
+	if (c->req.want <= 0)
+		return 0;
+	rc = ct_dl_wlim_counts_account(c->db, c->userid, now - CT_WLIM_DAY, &k);
+	if (rc == 0)
+		ct_wlim_counted(&c->wh, &k);
+	return rc;
+}
+
 /* Results in progress on this host that the client did not mention: sent
  * again, unless their WU was canceled (then they are over). */
 static int find_lost(struct sched_ctx *c)
@@ -270,6 +295,8 @@ static int find_lost(struct sched_ctx *c)
 	int64_t drop[64];
 	int n = 0, ndrop = 0, rc;
 
+	if (c->host_new)
+		return new_host_counts(c);
 	/* a request for work reads the caps' counts with them (load_host) */
 	if (c->req.want > 0) {
 		struct ct_dl_wlim_counts k;
