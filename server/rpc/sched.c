@@ -402,7 +402,7 @@ struct claim_batch {
 };
 
 /* The group of claimed candidate i not yet done: the claimed ones with
- * its deadline (and its round, with by_round), marked done; their WU ids
+ * its deadline (and its round and job, with by_round), marked done; their WU ids
  * (wus) or result ids into ids. Returns how many (0: i is not claimed,
  * or done). */
 static int claimed_group(const struct claim_batch *b, int i, int *done, int by_round, int wus,
@@ -414,7 +414,8 @@ static int claimed_group(const struct claim_batch *b, int i, int *done, int by_r
 		return 0;
 	for (int j = i; j < b->n; j++)
 		if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] && b->deadline[j] == b->deadline[i] &&
-		    (!by_round || b->wu[j].roundid == b->wu[i].roundid)) {
+		    (!by_round || (b->wu[j].roundid == b->wu[i].roundid &&
+				   b->cand[j].jobid == b->cand[i].jobid))) {
 			ids[n++] = wus ? b->cand[j].wuid : b->cand[j].resultid;
 			done[j] = 1;
 		}
@@ -525,7 +526,8 @@ static struct ct_res_change send_change(const struct claim_batch *b, int i, int6
 	 * WU and round read sent_net and sent_round */
 	return (struct ct_res_change){ .now = now, .hostid = c->hostid, .userid = c->userid,
 				       .teamid = c->teamid, .deadline = b->deadline[i],
-				       .sent_net = c->who.net, .sent_round = b->wu[i].roundid };
+				       .sent_net = c->who.net, .sent_round = b->wu[i].roundid,
+				       .jobid = b->cand[i].jobid };
 }
 
 /* Candidate i is the host's: its deadline, and the facts the next
