@@ -32,11 +32,6 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
  * Returns 0, CT_ENOTFOUND or a db error. */
 int ct_host_caps_read(struct ct_db *db, int64_t id, struct ct_host_account *a);
 
-/* Account userid's host with client id cpid into *id, made (created at
- * now) when there is none; a concurrent maker's row is found again.
- * *added: 1 when this call made it. Returns 0 or a db error. */
-int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid, int64_t now,
-			int64_t *id, int *added);
 
 /* A device as a request describes it (strings borrowed). */
 struct ct_host_device {
@@ -53,15 +48,22 @@ struct ct_host_desc {
 	const struct ct_host_device *dev;
 	int ndev;
 	const char *device_sig;		/* the host's as read (ct_host_account), NULL: unknown */
-	int fresh;		/* the host was added in this RPC: it has no device rows */
 };
+
+/* Account userid's host with client id cpid into *id, made when there is
+ * none (created at now, with what ct_host_rpc_update writes: description
+ * d, the RPC, the devices); a concurrent maker's row is found again.
+ * *added: 1 when this call made it (then the RPC is written), 0 when the
+ * host was there (the caller's ct_host_rpc_update writes it). Returns 0
+ * or a db error. */
+int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid,
+			const struct ct_host_desc *d, int64_t now, int64_t *id, int *added);
 
 /* Host id made an RPC at now: its description, one more RPC, `errors`
  * more client errors; its device rows written only when they differ from
  * d's (device.update_time is when the description last changed), and
  * read only when the digest of d's devices is not d->device_sig (the
- * host's device_sig, written with the host); a fresh host's are only
- * written. Returns 0 or a db error. */
+ * host's device_sig, written with the host). Returns 0 or a db error. */
 int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int errors,
 		       int64_t now);
 

@@ -138,8 +138,26 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
+/* The request's description of the host (dev: room for its devices). */
+static struct ct_host_desc host_desc(const struct sched_ctx *c, struct ct_host_device *dev)
+{
+	const struct sched_req *r = &c->req;
+
+	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
+		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
+			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
+			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	return (struct ct_host_desc){ .hostname = r->hostname, .os = r->os,
+				      .cpu_model = r->cpu_model, .client_version = r->client_version,
+				      .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
+				      .dev = dev, .ndev = r->ndev,
+				      .device_sig = c->host_read ? c->device_sig : NULL };
+}
+
 static int find_host(struct sched_ctx *c)
 {
+	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
+	struct ct_host_desc d;
 	int added = 0, rc;
 
 	if (c->req.host_id > 0) {	/* read with the account (authenticate) */
@@ -148,11 +166,12 @@ static int find_host(struct sched_ctx *c)
 					c->req.host_id);
 		return 0;
 	}
-	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, ct_db_now(c->db), &c->hostid,
-				 &added);
+	d = host_desc(c, dev);
+	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, &d, ct_db_now(c->db),
+				 &c->hostid, &added);
 	if (rc == 0 && added) {
-		/* its row as the INSERT left it (the schema's defaults, no
-		 * devices): nothing to read back */
+		/* its row as the INSERT left it (the schema's defaults, this
+		 * RPC and its devices written): nothing to read back */
 		struct ct_host_account a = { .hostid = c->hostid };
 
 		take_host(c, &a);
@@ -163,22 +182,21 @@ static int find_host(struct sched_ctx *c)
 }
 
 /* The host's row and devices after the request, with the client errors
- * its reports counted (take_reports). */
+ * its reports counted (take_reports). A host added in this request has
+ * its row written (find_host) and no results of its own, unless a
+ * concurrent request sent it some that this one then reported. */
 static int update_host(struct sched_ctx *c)
 {
-	struct sched_req *r = &c->req;
 	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
-	struct ct_host_desc d = { .hostname = r->hostname, .os = r->os,
-				  .cpu_model = r->cpu_model, .client_version = r->client_version,
-				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
-				  .dev = dev, .ndev = r->ndev,
-				  .device_sig = c->host_read ? c->device_sig : NULL,
-				  .fresh = c->host_new };
+	struct ct_host_desc d;
+	int rc = 0;
 
-	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
-		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
-			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
-			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	if (c->host_new) {
+		for (int i = 0; rc == 0 && i < c->report_errors; i++)
+			rc = ct_host_count_error(c->db, c->hostid);
+		return rc;
+	}
+	d = host_desc(c, dev);
 	return ct_host_rpc_update(c->db, c->hostid, &d, c->report_errors, ct_db_now(c->db));
 }
 
@@ -1089,6 +1107,8 @@ static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora
 	size_t n = 0;
 	int rc;
 
+	if (c->host_new)	/* asked of hosts with results only */
+		return 0;
 	rc = ct_dl_state_req_for_host(c->db, c->hostid, ct_db_now(c->db), 4, &q, &n);
 	for (size_t i = 0; i < n; i++)
 		ids[i] = q[i].resultid;
