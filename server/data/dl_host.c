@@ -22,7 +22,8 @@
 static const struct ct_dl_col account_cols[] = {
 	CT_DL_COL(A, userid), CT_DL_COL(A, user_name), CT_DL_COL(A, teamid),
 	CT_DL_COL(A, total_credit), CT_DL_COL(A, expavg_credit), CT_DL_COL(A, web_prefs),
-	CT_DL_COL(A, web_prefs_time), CT_DL_COL(A, hostid), HOST_COLS,
+	CT_DL_COL(A, web_prefs_time), CT_DL_COL(A, hostid), HOST_COLS, CT_DL_COL(A, ahead),
+	CT_DL_COL(A, pending),
 };
 static const struct ct_dl_col caps_cols[] = { CT_DL_COL(A, hostid), HOST_COLS };
 #undef A
@@ -36,7 +37,10 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0), "
 			 "COALESCE(h.id, 0), COALESCE(h.max_in_progress, 0), "
 			 "COALESCE(h.consecutive_valid, 0), COALESCE(h.nresults_valid, 0), "
-			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, '') FROM `user` u LEFT JOIN user_prefs p ON "
+			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, ''), (SELECT "
+			 "COUNT(*) FROM `user` x WHERE x.expavg_credit > u.expavg_credit), (SELECT "
+			 "COUNT(*) FROM result r WHERE r.userid = u.id AND r.server_state=5 AND "
+			 "r.outcome=1 AND r.validate_state IN (0, 4)) FROM `user` u LEFT JOIN user_prefs p ON "
 			 "p.userid = u.id LEFT JOIN host h ON h.id = ? AND h.userid = u.id WHERE "
 			 "u.auth_hash=?", hostid, hash);
 }

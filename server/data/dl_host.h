@@ -20,10 +20,14 @@ struct ct_host_account {
 	int64_t hostid, max_in_progress, nresults_valid, next_work_time;
 	int consecutive_valid;
 	char device_sig[65];		/* its devices' digest (ct_host_rpc_update), "" none */
+	/* the account's standing: accounts with more recent average credit,
+	 * its results reported and not yet validated */
+	int64_t ahead, pending;
 };
 
-/* The account whose auth_hash is `hash` and, when hostid > 0 and the
- * host is that account's, the host's columns, in one statement. Returns 0,
+/* The account whose auth_hash is `hash` with its standing and, when
+ * hostid > 0 and the host is that account's, the host's columns, in one
+ * statement. Returns 0,
  * CT_ENOTFOUND (no such account) or a db error. */
 int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 struct ct_host_account *a);

@@ -80,6 +80,8 @@ struct sched_ctx {
 	int host_new;		/* added in this request: no devices, no results */
 	char device_sig[65];	/* the host's devices' digest as read */
 	int report_errors;	/* reports taken as client errors */
+	int report_successes;	/* and as reported (pending validation) */
+	int64_t ahead, pending;	/* the account's standing when authenticated */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -123,6 +125,8 @@ static int authenticate(struct sched_ctx *c)
 	c->expavg_credit = a.expavg_credit;
 	snprintf(c->web_prefs, sizeof(c->web_prefs), "%s", a.web_prefs);
 	c->web_prefs_time = a.web_prefs_time;
+	c->ahead = a.ahead;
+	c->pending = a.pending;
 	if (a.hostid > 0) {
 		c->hostid = a.hostid;
 		take_host(c, &a);
@@ -204,7 +208,8 @@ static int update_host(struct sched_ctx *c)
 
 static int take_reports(struct sched_ctx *c)
 {
-	return sched_take_reports(c->db, c->hostid, &c->req, c->acks, &c->report_errors);
+	return sched_take_reports(c->db, c->hostid, &c->req, c->acks, &c->report_errors,
+				  &c->report_successes);
 }
 
 /* ---- step 5: aborts and resends ---------------------------------------- */
@@ -1067,18 +1072,15 @@ static long reply_delay(struct sched_ctx *c)
 }
 
 /* The user's standing for the client's saver: rank by recent average
- * credit (1 = first) and results reported but not yet validated. A failed
- * count leaves the element out (the reply still goes). */
+ * credit (1 = first) and results reported but not yet validated, as
+ * authenticate() read them, with this request's own successes. */
 static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 {
-	int64_t ahead = 0, pending = 0;
 	int rc;
 
-	if (ct_sched_standing(c->db, c->expavg_credit, c->userid, &ahead, &pending) < 0)
-		return 0;
-	rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	rc = ct_xml_elem_int64(b, "rank", c->ahead + 1);
 	if (rc == 0)
-		rc = ct_xml_elem_int64(b, "pending_results", pending);
+		rc = ct_xml_elem_int64(b, "pending_results", c->pending + c->report_successes);
 	return rc;
 }
 

@@ -155,6 +155,7 @@ struct report_batch {
 	struct report_txn t[CT_SCHED_MAX_REPORTS];
 	int n;
 	int errors;		/* reports that moved to client errors */
+	int successes;		/* reports that moved to reported */
 	int one_by_one;		/* a batch moved fewer than it checked: singly */
 };
 
@@ -237,6 +238,7 @@ static int report_apply_all(struct ct_db *db, struct report_batch *b, int64_t *w
 		if (rc > 0 && b->one_by_one)
 			rc = report_move(db, &b->t[i], now);
 		b->errors += rc > 0 && b->t[i].to == CT_RES_CLIENT_ERROR;
+		b->successes += rc > 0 && b->t[i].to == CT_RES_REPORTED;
 		/* the same result reported twice in one request: the next
 		 * sees it over, as a fresh read would (adjacent: b->t sorted) */
 		for (int j = i + 1; rc > 0 && j < b->n && b->t[j].resultid == b->t[i].resultid; j++) {
@@ -267,6 +269,7 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 		b->t[i].to = -1;
 	}
 	b->errors = 0;	/* counted with the host's update (update_host) */
+	b->successes = 0;	/* and in the reply's standing (sched.c) */
 	/* every WU row first, in id order (b->t is sorted), before any result
 	 * row or the round counters its triggers update (lock_order.h) */
 	rc = lock_report_wus(db, b->t, b->n);
@@ -287,12 +290,13 @@ static int report_by_wu(const void *a, const void *b)
 }
 
 int sched_take_reports(struct ct_db *db, int64_t hostid, const struct sched_req *req,
-		       struct sched_ack *acks, int *errors)
+		       struct sched_ack *acks, int *errors, int *successes)
 {
 	struct report_batch *b;
 	int rc = 0;
 
 	*errors = 0;
+	*successes = 0;
 	if (req->nrep == 0)
 		return 0;
 	b = calloc(1, sizeof(*b));
@@ -310,8 +314,10 @@ int sched_take_reports(struct ct_db *db, int64_t hostid, const struct sched_req 
 	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
 		rc = ct_db_txn(db, report_batch_txn, b);
-	if (rc == 0)
+	if (rc == 0) {
 		*errors = b->errors;
+		*successes = b->successes;
+	}
 	for (int i = 0; rc == 0 && i < b->n; i++)
 		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", hostid,
 			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",
