@@ -22,7 +22,8 @@
 static const struct ct_dl_col account_cols[] = {
 	CT_DL_COL(A, userid), CT_DL_COL(A, user_name), CT_DL_COL(A, teamid),
 	CT_DL_COL(A, total_credit), CT_DL_COL(A, expavg_credit), CT_DL_COL(A, web_prefs),
-	CT_DL_COL(A, web_prefs_time), CT_DL_COL(A, hostid), HOST_COLS,
+	CT_DL_COL(A, web_prefs_time), CT_DL_COL(A, hostid), HOST_COLS, CT_DL_COL(A, ahead),
+	CT_DL_COL(A, pending),
 };
 static const struct ct_dl_col caps_cols[] = { CT_DL_COL(A, hostid), HOST_COLS };
 #undef A
@@ -36,7 +37,10 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0), "
 			 "COALESCE(h.id, 0), COALESCE(h.max_in_progress, 0), "
 			 "COALESCE(h.consecutive_valid, 0), COALESCE(h.nresults_valid, 0), "
-			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, '') FROM `user` u LEFT JOIN user_prefs p ON "
+			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, ''), (SELECT "
+			 "COUNT(*) FROM `user` x WHERE x.expavg_credit > u.expavg_credit), (SELECT "
+			 "COUNT(*) FROM result r WHERE r.userid = u.id AND r.server_state=5 AND "
+			 "r.outcome=1 AND r.validate_state IN (0, 4)) FROM `user` u LEFT JOIN user_prefs p ON "
 			 "p.userid = u.id LEFT JOIN host h ON h.id = ? AND h.userid = u.id WHERE "
 			 "u.auth_hash=?", hostid, hash);
 }
@@ -44,30 +48,6 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 int ct_host_caps_read(struct ct_db *db, int64_t id, struct ct_host_account *a)
 {
 	return CT_DL_ONE(db, a, caps_cols, "SELECT id, " HOST_SQL " FROM host WHERE id=?", id);
-}
-
-int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid, int64_t now,
-			int64_t *id, int *added)
-{
-	int rc;
-
-	*added = 0;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = CT_DB_QUERY_INT(db, id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
-				     userid, cpid);
-		if (rc != CT_ENOTFOUND)
-			return rc;
-		rc = CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, host_cpid) VALUES "
-				"(?, ?, ?)", now, userid, cpid);
-		if (rc >= 0) {
-			*id = ct_db_last_id(db);
-			*added = 1;
-			return 0;
-		}
-		if (rc != CT_EDUP)	/* a concurrent RPC made it: look again */
-			return rc;
-	}
-	return ct_error(CT_EINTERNAL, "could not register host");
 }
 
 /* A device row as device_same() reads it. */
@@ -109,7 +89,10 @@ static int devices_same(struct ct_db *db, int64_t id, const struct ct_host_desc 
 	return same && n == d->ndev;
 }
 
-static int devices_write(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int64_t now)
+/* d's devices as host id's rows; fresh: it has none yet (nothing beyond
+ * them to delete). */
+static int devices_write(struct ct_db *db, int64_t id, const struct ct_host_desc *d, int fresh,
+			 int64_t now)
 {
 	int rc = 0;
 
@@ -125,7 +108,7 @@ static int devices_write(struct ct_db *db, int64_t id, const struct ct_host_desc
 				id, i, x->name, x->vendor, x->type, x->global_mem,
 				(int)x->compute_units, (int)x->conforming, now);
 	}
-	if (rc >= 0)
+	if (rc >= 0 && !fresh)
 		rc = CT_DB_EXEC(db, "DELETE FROM device WHERE hostid=? AND slot>=?", id, d->ndev);
 	return rc < 0 ? rc : 0;
 }
@@ -178,7 +161,7 @@ int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *
 	if (d->device_sig == NULL || strcmp(d->device_sig, sig) != 0)
 		same = devices_same(db, id, d);
 	if (same == 0)
-		rc = devices_write(db, id, d, now);
+		rc = devices_write(db, id, d, 0, now);
 	if (same < 0 || rc < 0)
 		return same < 0 ? same : rc;
 	rc = CT_DB_EXEC(db, "UPDATE host SET hostname=?, os=?, cpu_model=?, ncpus=?, "
@@ -187,6 +170,52 @@ int ct_host_rpc_update(struct ct_db *db, int64_t id, const struct ct_host_desc *
 			d->os, d->cpu_model, (int)d->ncpus, d->ram_bytes, d->client_version,
 			d->last_ip, now, errors, sig, id);
 	return rc < 0 ? rc : 0;
+}
+
+/* The new host's row with its description and first RPC, then its
+ * devices (it has none yet). Returns 0, CT_EDUP (the host is there) or a
+ * db error. */
+static int host_add(struct ct_db *db, int64_t userid, const char *cpid,
+		    const struct ct_host_desc *d, int64_t now, int64_t *id)
+{
+	char sig[CT_SHA256_HEXLEN + 1];
+	int rc;
+
+	rc = devices_sig(d, sig);
+	if (rc == 0)
+		rc = CT_DB_EXEC(db, "INSERT INTO host (create_time, userid, host_cpid, hostname, os, "
+				"cpu_model, ncpus, ram_bytes, client_version, last_ip, rpc_time, nrpc, "
+				"device_sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)", now,
+				userid, cpid, d->hostname, d->os, d->cpu_model, (int)d->ncpus,
+				d->ram_bytes, d->client_version, d->last_ip, now, sig);
+	if (rc < 0)
+		return rc;
+	*id = ct_db_last_id(db);
+	return d->ndev > 0 ? devices_write(db, *id, d, 1, now) : 0;
+}
+
+int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid,
+			const struct ct_host_desc *d, int64_t now, int64_t *id, int *added)
+{
+	int rc;
+
+	*added = 0;
+	/* the insert first: a request without a host id is mostly a new
+	 * computer's (a client that lost its id finds its row again) */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rc = host_add(db, userid, cpid, d, now, id);
+		if (rc == 0) {
+			*added = 1;
+			return 0;
+		}
+		if (rc != CT_EDUP)
+			return rc;
+		rc = CT_DB_QUERY_INT(db, id, "SELECT id FROM host WHERE userid=? AND host_cpid=?",
+				     userid, cpid);
+		if (rc != CT_ENOTFOUND)	/* gone again: make it again */
+			return rc;
+	}
+	return ct_error(CT_EINTERNAL, "could not register host");
 }
 
 int ct_host_set_next_work(struct ct_db *db, int64_t id, int64_t t)

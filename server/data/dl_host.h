@@ -20,10 +20,14 @@ struct ct_host_account {
 	int64_t hostid, max_in_progress, nresults_valid, next_work_time;
 	int consecutive_valid;
 	char device_sig[65];		/* its devices' digest (ct_host_rpc_update), "" none */
+	/* the account's standing: accounts with more recent average credit,
+	 * its results reported and not yet validated */
+	int64_t ahead, pending;
 };
 
-/* The account whose auth_hash is `hash` and, when hostid > 0 and the
- * host is that account's, the host's columns, in one statement. Returns 0,
+/* The account whose auth_hash is `hash` with its standing and, when
+ * hostid > 0 and the host is that account's, the host's columns, in one
+ * statement. Returns 0,
  * CT_ENOTFOUND (no such account) or a db error. */
 int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 struct ct_host_account *a);
@@ -32,11 +36,6 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
  * Returns 0, CT_ENOTFOUND or a db error. */
 int ct_host_caps_read(struct ct_db *db, int64_t id, struct ct_host_account *a);
 
-/* Account userid's host with client id cpid into *id, made (created at
- * now) when there is none; a concurrent maker's row is found again.
- * *added: 1 when this call made it. Returns 0 or a db error. */
-int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid, int64_t now,
-			int64_t *id, int *added);
 
 /* A device as a request describes it (strings borrowed). */
 struct ct_host_device {
@@ -54,6 +53,15 @@ struct ct_host_desc {
 	int ndev;
 	const char *device_sig;		/* the host's as read (ct_host_account), NULL: unknown */
 };
+
+/* Account userid's host with client id cpid into *id, made when there is
+ * none (created at now, with what ct_host_rpc_update writes: description
+ * d, the RPC, the devices); a concurrent maker's row is found again.
+ * *added: 1 when this call made it (then the RPC is written), 0 when the
+ * host was there (the caller's ct_host_rpc_update writes it). Returns 0
+ * or a db error. */
+int ct_host_find_or_add(struct ct_db *db, int64_t userid, const char *cpid,
+			const struct ct_host_desc *d, int64_t now, int64_t *id, int *added);
 
 /* Host id made an RPC at now: its description, one more RPC, `errors`
  * more client errors; its device rows written only when they differ from

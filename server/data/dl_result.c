@@ -49,7 +49,8 @@ int ct_result_by_name(struct ct_db *db, const char *name, struct ct_result_row *
 static const struct ct_dl_col uploads_cols[] = {
 	CT_DL_COL(R, id), CT_DL_COL(R, hostid), CT_DL_COL(R, server_state),
 	CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state), CT_DL_COL(R, upload_sha256),
-	CT_DL_COL(R, upload_size),
+	CT_DL_COL(R, upload_size), CT_DL_COL(R, userid), CT_DL_COL(R, jobid),
+	CT_DL_COL(R, sent_round),
 };
 
 int ct_result_get_uploads(struct ct_db *db, const int64_t *ids, int n,
@@ -57,7 +58,8 @@ int ct_result_get_uploads(struct ct_db *db, const int64_t *ids, int n,
 {
 	memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof(*out));
 	return ct_dl_by_ids(db, "SELECT id, hostid, server_state, outcome, validate_state, "
-			    "upload_sha256, upload_size FROM result WHERE id IN (", ")", ids, n, out,
+			    "upload_sha256, upload_size, userid, jobid, sent_round FROM result "
+			    "WHERE id IN (", ")", ids, n, out,
 			    sizeof(*out), uploads_cols, CT_DL_NCOLS(uploads_cols),
 			    offsetof(struct ct_result_row, id), -1);
 }

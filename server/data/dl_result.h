@@ -19,6 +19,7 @@ struct ct_result_row {
 	int64_t report_deadline, sent_time, received_time;
 	char upload_sha256[65];		/* "" until an upload arrived */
 	int64_t upload_size;
+	int64_t userid, jobid, sent_round;	/* ct_result_get_uploads only */
 };
 
 /* Result `id`: hostid, state columns, upload_sha256, upload_size. Returns
@@ -38,7 +39,8 @@ int ct_result_ids_by_name(struct ct_db *db, const char *const *names, int n,
 			  struct ct_result_row *out);
 
 /* Results ids[0..n) (any n): out[i] gets hostid, the state columns,
- * upload_sha256 and upload_size of result ids[i], and id = ids[i] (all zero
+ * upload_sha256 and upload_size of result ids[i], its owners and round
+ * (userid, jobid, sent_round), and id = ids[i] (all zero
  * when there is none). Returns 0 or a db error. */
 int ct_result_get_uploads(struct ct_db *db, const int64_t *ids, int n,
 			  struct ct_result_row *out);

@@ -139,29 +139,6 @@ int ct_sched_rounds_turning(struct ct_db *db, int64_t *n)
 				"COALESCE(s.n_unsent, 0)=0 AND COALESCE(s.n_in_progress, 0)=0", NULL, 0);
 }
 
-struct standing {
-	int64_t ahead, pending;
-};
-
-static const struct ct_dl_col standing_cols[] = {
-	CT_DL_COL(struct standing, ahead), CT_DL_COL(struct standing, pending),
-};
-
-int ct_sched_standing(struct ct_db *db, double expavg, int64_t userid, int64_t *ahead,
-		      int64_t *pending)
-{
-	struct standing st = { 0 };
-	int rc;
-
-	rc = CT_DL_ONE(db, &st, standing_cols, "SELECT (SELECT COUNT(*) FROM `user` WHERE "
-		       "expavg_credit > ?), (SELECT COUNT(*) FROM result WHERE userid=? AND "
-		       "server_state=5 AND outcome=1 AND validate_state IN (0, 4))", expavg,
-		       userid);
-	*ahead = st.ahead;
-	*pending = st.pending;
-	return rc;
-}
-
 /* One row per candidate and sent replica of its WU; the derived table r
  * picks the candidates. */
 #define FEED_SELECT "SELECT m.mx, m.nl, m.sl, r.id, r.workunitid, r.jobid, r.priority, " \

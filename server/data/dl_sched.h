@@ -133,10 +133,4 @@ int ct_sched_in_progress(struct ct_db *db, int64_t hostid, int64_t now,
  * progress (round_stat): a round about to turn. Returns 0 or a db error. */
 int ct_sched_rounds_turning(struct ct_db *db, int64_t *n);
 
-/* A user's standing: accounts with more recent average credit than
- * expavg (*ahead), and the user's results reported and not yet validated
- * (*pending), in one statement. Returns 0, CT_ENOTFOUND or a db error. */
-int ct_sched_standing(struct ct_db *db, double expavg, int64_t userid, int64_t *ahead,
-		      int64_t *pending);
-
 #endif

@@ -63,6 +63,30 @@ int ct_dl_wlim_counts(struct ct_db *db, int64_t userid, int64_t hostid, int64_t 
 	return rc;
 }
 
+struct acc_row {
+	int64_t inprog, valid24;
+};
+
+static const struct ct_dl_col acc_cols[] = {
+	CT_DL_COL(struct acc_row, inprog), CT_DL_COL(struct acc_row, valid24),
+};
+
+int ct_dl_wlim_counts_account(struct ct_db *db, int64_t userid, int64_t since,
+			      struct ct_dl_wlim_counts *k)
+{
+	struct acc_row r = { 0 };
+	int rc;
+
+	memset(k, 0, sizeof(*k));
+	rc = CT_DL_ONE(db, &r, acc_cols, "SELECT (SELECT COUNT(*) FROM result WHERE userid=? AND "
+		       "server_state=?), (SELECT COUNT(*) FROM result WHERE userid=? AND "
+		       "validate_state=? AND sent_time > ?)", userid, CT_RS_IN_PROGRESS, userid,
+		       CT_VS_VALID, since);
+	k->acc_inprog = r.inprog;
+	k->acc_valid24 = r.valid24;
+	return rc;
+}
+
 /* One row of the counts with one held result (id 0: none). */
 struct held_row {
 	struct ct_dl_wlim_counts k;

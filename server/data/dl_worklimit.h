@@ -28,6 +28,12 @@ struct ct_dl_wlim_counts {
 int ct_dl_wlim_counts(struct ct_db *db, int64_t userid, int64_t hostid, int64_t since,
 		      struct ct_dl_wlim_counts *k);
 
+/* The account's counts only (acc_inprog, acc_valid24; the host's 0), for
+ * a host added in this RPC, which has no results yet: one statement
+ * (result_user_state, result_user_valid). Returns 0 or a db error. */
+int ct_dl_wlim_counts_account(struct ct_db *db, int64_t userid, int64_t since,
+			      struct ct_dl_wlim_counts *k);
+
 /* The same counts, and with them in the same statement what
  * ct_sched_in_progress (dl_sched.h) reads: host hostid's results in
  * progress whose deadline is after now, in id order, at most max into

@@ -163,13 +163,48 @@ int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
 	return writer(from, to)(db, id, &ct_res_states[from], &ct_res_states[to], c);
 }
 
+/* The session's @ct_result_counted: set (on), the result update triggers
+ * skip the rows (migration 047), their writer counts them; NULL (off),
+ * the triggers count. */
+static int counted_set(struct ct_db *db, int on)
+{
+	const struct ct_db_arg v = on ? ct_db_arg_l(1) : CT_DB_NULL;
+
+	return ct_db_execa(db, "SET @ct_result_counted = ?", &v, 1);
+}
+
+/* What the result triggers (migration 044) add for k sends of change c,
+ * each UNSENT -> IN_PROGRESS of a result of job c->jobid with no owner
+ * before and no credit: its round (sent_round, the WU's round as the
+ * trigger would read it) one unsent fewer and one more in progress; the
+ * new computer's and account's tasks one more in progress. Returns k or
+ * a db error. */
+static int sends_count(struct ct_db *db, const struct ct_res_change *c, int k)
+{
+	int rc;
+
+	rc = CT_DB_EXEC(db, "INSERT INTO round_stat (roundid, jobid, n_unsent, n_in_progress, "
+			"n_valid, n_invalid, n_error, credit) VALUES (?, ?, ?, ?, 0, 0, 0, 0) "
+			"ON DUPLICATE KEY UPDATE n_unsent = n_unsent + VALUES(n_unsent), "
+			"n_in_progress = n_in_progress + VALUES(n_in_progress)", c->sent_round,
+			c->jobid, -k, k);
+	if (rc >= 0)
+		rc = CT_DB_EXEC(db, "INSERT INTO task_stat (kind, ownerid, jobid, n_in_progress, "
+				"n_pending, n_valid, n_invalid, n_error, credit) VALUES "
+				"(0, ?, ?, ?, 0, 0, 0, 0, 0), (1, ?, ?, ?, 0, 0, 0, 0, 0) "
+				"ON DUPLICATE KEY UPDATE n_in_progress = n_in_progress + "
+				"VALUES(n_in_progress)", c->hostid, c->jobid, k, c->userid, c->jobid,
+				k);
+	return rc < 0 ? rc : k;
+}
+
 int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c)
 {
 	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];
 	const struct ct_res_cols *t = &ct_res_states[CT_RES_IN_PROGRESS];
 	struct ct_db_arg a[8 + CT_DL_IN_MAX + 3];
 	char sql[512];
-	int m, rc;
+	int m, rc, unset;
 
 	rc = ct_dl_in_list(sql, sizeof(sql), "UPDATE result SET server_state=?, hostid=?, "
 			   "userid=?, teamid=?, sent_time=?, report_deadline=?, sent_net=?, "
@@ -189,7 +224,18 @@ int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct c
 	a[8 + m] = ct_db_arg_l(f->server_state);
 	a[9 + m] = ct_db_arg_l(f->outcome);
 	a[10 + m] = ct_db_arg_l(f->validate_state);
-	return ct_db_execa(db, sql, a, (size_t)m + 11);
+	rc = counted_set(db, 1);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_execa(db, sql, a, (size_t)m + 11);
+	/* unset whatever the UPDATE did: every later statement of this
+	 * session is counted by the triggers again */
+	unset = counted_set(db, 0);
+	if (rc >= 0 && unset < 0)
+		rc = unset;
+	if (rc > 0)
+		rc = sends_count(db, c, rc);
+	return rc;
 }
 
 /* The columns a report writes per result, beside its state and time. */
@@ -232,6 +278,68 @@ static void case_arms(char *sql, size_t cap, size_t *len, const char *col, int m
 		*len += (size_t)snprintf(sql + *len, cap - *len, " END");
 }
 
+/* ", (v)" n times at *len: a VALUES list of n rows v. */
+static void values_rows(char *sql, size_t cap, size_t *len, const char *v, int n)
+{
+	for (int i = 0; i < n && *len < cap; i++)
+		*len += (size_t)snprintf(sql + *len, cap - *len, "%s(%s)", i ? ", " : "", v);
+}
+
+/* What the result triggers (migration 044) add for the reports ch[0..n),
+ * each IN_PROGRESS -> OVER (a success: validation pending; error: a
+ * client error) of a result of job ch[i].jobid in round ch[i].sent_round
+ * owned by ch[i].hostid and ch[i].userid, its credit unchanged: the round
+ * one in progress fewer (and one error more), the computer's and the
+ * account's tasks one in progress fewer and one pending (or error) more.
+ * Returns n or a db error. */
+static int reports_count(struct ct_db *db, int error, const struct ct_res_change *ch, int n)
+{
+	struct ct_db_arg a[10 * CT_RES_REPORT_MAX];	/* 5 a task_stat row, 2 a report */
+	char sql[1024];
+	size_t len, k = 0;
+	int rc;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO round_stat (roundid, jobid, "
+			       "n_unsent, n_in_progress, n_valid, n_invalid, n_error, credit) "
+			       "VALUES ");
+	values_rows(sql, sizeof(sql), &len, "?, ?, 0, -1, 0, 0, ?, 0", n);
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ON DUPLICATE KEY UPDATE "
+					"n_in_progress = n_in_progress + VALUES(n_in_progress), "
+					"n_error = n_error + VALUES(n_error)");
+	if (len >= sizeof(sql))
+		return ct_error(CT_EINTERNAL, "statement too long");
+	for (int i = 0; i < n; i++) {
+		a[k++] = ct_db_arg_l(ch[i].sent_round);
+		a[k++] = ct_db_arg_l(ch[i].jobid);
+		a[k++] = ct_db_arg_l(error);
+	}
+	rc = ct_db_execa(db, sql, a, k);
+	if (rc < 0)
+		return rc;
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO task_stat (kind, ownerid, jobid, "
+			       "n_in_progress, n_pending, n_valid, n_invalid, n_error, credit) "
+			       "VALUES ");
+	values_rows(sql, sizeof(sql), &len, "?, ?, ?, -1, ?, 0, 0, ?, 0", 2 * n);
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ON DUPLICATE KEY UPDATE "
+					"n_in_progress = n_in_progress + VALUES(n_in_progress), "
+					"n_pending = n_pending + VALUES(n_pending), "
+					"n_error = n_error + VALUES(n_error)");
+	if (len >= sizeof(sql))
+		return ct_error(CT_EINTERNAL, "statement too long");
+	k = 0;
+	for (int i = 0; i < 2 * n; i++) {	/* the computer's row, then the account's */
+		a[k++] = ct_db_arg_l(i % 2);
+		a[k++] = ct_db_arg_l(i % 2 ? ch[i / 2].userid : ch[i / 2].hostid);
+		a[k++] = ct_db_arg_l(ch[i / 2].jobid);
+		a[k++] = ct_db_arg_l(!error);
+		a[k++] = ct_db_arg_l(error);
+	}
+	rc = ct_db_execa(db, sql, a, k);
+	return rc < 0 ? rc : n;
+}
+
 int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *ids,
 		       const struct ct_res_change *ch, int n)
 {
@@ -241,7 +349,7 @@ int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *id
 	struct ct_db_arg a[3 + 7 * CT_RES_REPORT_MAX + 3];
 	char sql[3072], in[512];
 	size_t len, k = 0;
-	int m, rc;
+	int m, rc, unset;
 
 	if (cols == NULL)
 		return ct_error(CT_ESTATE, "no report move to state %d", (int)to);
@@ -273,7 +381,16 @@ int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *id
 	a[k++] = ct_db_arg_l(f->server_state);
 	a[k++] = ct_db_arg_l(f->outcome);
 	a[k++] = ct_db_arg_l(f->validate_state);
-	return ct_db_execa(db, sql, a, k);
+	rc = counted_set(db, 1);
+	if (rc < 0)
+		return rc;
+	rc = ct_db_execa(db, sql, a, k);
+	unset = counted_set(db, 0);	/* whatever the UPDATE did */
+	if (rc >= 0 && unset < 0)
+		rc = unset;
+	if (rc == n)
+		rc = reports_count(db, to == CT_RES_CLIENT_ERROR, ch, n);
+	return rc;
 }
 
 int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,

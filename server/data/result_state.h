@@ -115,6 +115,7 @@ struct ct_res_change {
 	 * the network key ("" or NULL: none) and the WU's round */
 	const char *sent_net;
 	int64_t sent_round;
+	int64_t jobid;		/* ct_res_send_many: the results' job */
 	double elapsed_s, final_loss;	/* final_loss NAN: none (SQL NULL) */
 	int conforming, exit_status;
 	const char *error_message;
@@ -129,9 +130,13 @@ int ct_res_move(struct ct_db *db, int64_t id, enum ct_res_state from,
 		enum ct_res_state to, const struct ct_res_change *c);
 
 /* UNSENT -> IN_PROGRESS for the results ids[0..n) (1 <= n <= CT_DL_IN_MAX,
- * dl.h) with the one change c (host, account, deadline, network, round):
- * one statement. Returns the number this call moved (a result that was not
- * unsent any more stays as it was), or a db error. */
+ * dl.h), all of job c->jobid, with the one change c (host, account,
+ * deadline, network, round): one UPDATE, whose rows the result triggers
+ * do not count (migration 047); the counters (round_stat, task_stat) get
+ * the rows it moved in one statement each. Returns the number this call
+ * moved (a result that was not unsent any more stays as it was), or a db
+ * error. Inside the caller's transaction, so that the counters and the
+ * rows commit or roll back together. */
 int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct ct_res_change *c);
 
 /* The most reports ct_res_report_many moves in one statement: each row
@@ -143,9 +148,15 @@ int ct_res_send_many(struct ct_db *db, const int64_t *ids, int n, const struct c
  * distinct results ids[0..n) (1 <= n <= CT_RES_REPORT_MAX), each with its own
  * change ch[i] (what ct_res_move writes for that move: elapsed time and
  * final loss and conforming, or exit status and error text; the time is
- * ch[0].now): one statement. Returns the number this call moved (a result
- * no longer in progress stays as it was), CT_ESTATE for another `to`, or
- * a db error. */
+ * ch[0].now; and for the counters its owners hostid and userid, jobid and
+ * its round as the triggers take it in sent_round: the row's sent_round,
+ * its WU's roundid when that is 0): one UPDATE, whose rows the triggers
+ * do not count (migration 047), then round_stat and task_stat one
+ * statement each. Returns the number this call moved (a result no longer
+ * in progress stays as it was), CT_ESTATE for another `to`, or a db
+ * error. When it moved fewer than n the counters are not written: the
+ * caller rolls its transaction back (sched_report.c then moves the
+ * reports one at a time). */
 int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *ids,
 		       const struct ct_res_change *ch, int n);
 

@@ -20,10 +20,11 @@
 #include "data/result_state.h"
 
 #define INC_LIMIT 64	/* new results merged per look; more: refill */
-/* While the cache holds at least this many free candidates, a request
- * looks for new results only when no request looked in the last
- * CT_FEED_LOOK_S seconds: under load one look serves many requests, and
- * new work waits that long at most. */
+/* While the cache holds at least this many free candidates, or the
+ * database more unsent work than the cache, a request looks for new
+ * results only when no request looked in the last CT_FEED_LOOK_S seconds:
+ * under load one look serves many requests, and new work waits that long
+ * at most. */
 #define LOOK_BACKLOG (CT_FEED_SLOTS / 2)
 #define INC_MARGIN 16	/* ids looked at again (inserts commit out of order) */
 #define MAX_TAKE 64
@@ -297,7 +298,11 @@ static int refresh(struct ct_feeder *f, struct ct_db *db)
 	}
 	full = f->full_at == 0 || now - f->full_at >= f->full_s || f->stale ||
 	       (!f->complete && free_slots(f) < CT_FEED_SLOTS / 4);
-	if (!full && now - f->look_at < CT_FEED_LOOK_S && free_slots(f) >= LOOK_BACKLOG) {
+	/* a look on every request only while the cache holds all the
+	 * unsent work and little of it is free: new work is then all there
+	 * is; with more unsent work in the database the full read refills */
+	if (!full && now - f->look_at < CT_FEED_LOOK_S &&
+	    (free_slots(f) >= LOOK_BACKLOG || !f->complete)) {
 		pthread_mutex_unlock(&f->mu);
 		return 0;
 	}

@@ -17,8 +17,9 @@
  * Refill: each request first looks for results created since the cache
  * last looked (by id, a bounded primary-key range: results become unsent
  * only when inserted, result_state.c) and merges them in dispatch order
- * (while the cache holds half its slots free or more, at most every
- * CT_FEED_LOOK_S seconds: a busy server looks once for many requests);
+ * (while the cache holds half its slots free or more, or the database
+ * more unsent work than the cache, at most every CT_FEED_LOOK_S seconds:
+ * a busy server looks once for many requests);
  * every full_s seconds (sched.feeder_full_s, CT_FEED_FULL_S by default),
  * or when fewer than a quarter of the slots
  * are free while the database has more unsent work than the cache holds,

@@ -76,9 +76,12 @@ struct sched_ctx {
 	/* read once per request (load_host), for the caps and deadlines */
 	struct ct_wlim_host wh;
 	int64_t host_cap, next_work_time;
-	int host_read;		/* authenticate() read them */
+	int host_read;		/* authenticate() read them, or the host is new */
+	int host_new;		/* added in this request: no devices, no results */
 	char device_sig[65];	/* the host's devices' digest as read */
 	int report_errors;	/* reports taken as client errors */
+	int report_successes;	/* and as reported (pending validation) */
+	int64_t ahead, pending;	/* the account's standing when authenticated */
 	struct ct_wlim_policy wlp;
 	/* the deadline estimate of the job of the last claim (est_job) */
 	int64_t est_job;
@@ -122,6 +125,8 @@ static int authenticate(struct sched_ctx *c)
 	c->expavg_credit = a.expavg_credit;
 	snprintf(c->web_prefs, sizeof(c->web_prefs), "%s", a.web_prefs);
 	c->web_prefs_time = a.web_prefs_time;
+	c->ahead = a.ahead;
+	c->pending = a.pending;
 	if (a.hostid > 0) {
 		c->hostid = a.hostid;
 		take_host(c, &a);
@@ -137,8 +142,26 @@ static int cpid_valid(const char *s)
 	return ct_hex_decode(s, raw, sizeof(raw)) == 0;
 }
 
+/* The request's description of the host (dev: room for its devices). */
+static struct ct_host_desc host_desc(const struct sched_ctx *c, struct ct_host_device *dev)
+{
+	const struct sched_req *r = &c->req;
+
+	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
+		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
+			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
+			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	return (struct ct_host_desc){ .hostname = r->hostname, .os = r->os,
+				      .cpu_model = r->cpu_model, .client_version = r->client_version,
+				      .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
+				      .dev = dev, .ndev = r->ndev,
+				      .device_sig = c->host_read ? c->device_sig : NULL };
+}
+
 static int find_host(struct sched_ctx *c)
 {
+	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
+	struct ct_host_desc d;
 	int added = 0, rc;
 
 	if (c->req.host_id > 0) {	/* read with the account (authenticate) */
@@ -147,29 +170,37 @@ static int find_host(struct sched_ctx *c)
 					c->req.host_id);
 		return 0;
 	}
-	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, ct_db_now(c->db), &c->hostid,
-				 &added);
-	if (rc == 0 && added)
+	d = host_desc(c, dev);
+	rc = ct_host_find_or_add(c->db, c->userid, c->req.host_cpid, &d, ct_db_now(c->db),
+				 &c->hostid, &added);
+	if (rc == 0 && added) {
+		/* its row as the INSERT left it (the schema's defaults, this
+		 * RPC and its devices written): nothing to read back */
+		struct ct_host_account a = { .hostid = c->hostid };
+
+		take_host(c, &a);
+		c->host_new = 1;
 		ct_log_info("sched: new host %" PRId64 " for user %" PRId64, c->hostid, c->userid);
+	}
 	return rc;
 }
 
 /* The host's row and devices after the request, with the client errors
- * its reports counted (take_reports). */
+ * its reports counted (take_reports). A host added in this request has
+ * its row written (find_host) and no results of its own, unless a
+ * concurrent request sent it some that this one then reported. */
 static int update_host(struct sched_ctx *c)
 {
-	struct sched_req *r = &c->req;
 	struct ct_host_device dev[CT_SCHED_MAX_DEVICES];
-	struct ct_host_desc d = { .hostname = r->hostname, .os = r->os,
-				  .cpu_model = r->cpu_model, .client_version = r->client_version,
-				  .last_ip = c->ip, .ncpus = r->ncpus, .ram_bytes = r->ram_bytes,
-				  .dev = dev, .ndev = r->ndev,
-				  .device_sig = c->host_read ? c->device_sig : NULL };
+	struct ct_host_desc d;
+	int rc = 0;
 
-	for (int i = 0; i < r->ndev && i < CT_SCHED_MAX_DEVICES; i++)
-		dev[i] = (struct ct_host_device){ .name = r->dev[i].name, .vendor = r->dev[i].vendor,
-			.type = r->dev[i].type, .global_mem = r->dev[i].global_mem,
-			.compute_units = r->dev[i].compute_units, .conforming = r->dev[i].conforming };
+	if (c->host_new) {
+		for (int i = 0; rc == 0 && i < c->report_errors; i++)
+			rc = ct_host_count_error(c->db, c->hostid);
+		return rc;
+	}
+	d = host_desc(c, dev);
 	return ct_host_rpc_update(c->db, c->hostid, &d, c->report_errors, ct_db_now(c->db));
 }
 
@@ -177,7 +208,8 @@ static int update_host(struct sched_ctx *c)
 
 static int take_reports(struct sched_ctx *c)
 {
-	return sched_take_reports(c->db, c->hostid, &c->req, c->acks, &c->report_errors);
+	return sched_take_reports(c->db, c->hostid, &c->req, c->acks, &c->report_errors,
+				  &c->report_successes);
 }
 
 /* ---- step 5: aborts and resends ---------------------------------------- */
@@ -262,6 +294,22 @@ static int check_others(struct sched_ctx *c)
 	return rc;
 }
 
+/* A host added in this request has no results, lost or counted: only its
+ * account's counts, for a request for work (the caps, load_host). */
+static int new_host_counts(struct sched_ctx *c)
+{
+	struct ct_dl_wlim_counts k;
+	int64_t now = ct_db_now(c->db);
+	int rc;
+
+	if (c->req.want <= 0)
+		return 0;
+	rc = ct_dl_wlim_counts_account(c->db, c->userid, now - CT_WLIM_DAY, &k);
+	if (rc == 0)
+		ct_wlim_counted(&c->wh, &k);
+	return rc;
+}
+
 /* Results in progress on this host that the client did not mention: sent
  * again, unless their WU was canceled (then they are over). */
 static int find_lost(struct sched_ctx *c)
@@ -270,6 +318,8 @@ static int find_lost(struct sched_ctx *c)
 	int64_t drop[64];
 	int n = 0, ndrop = 0, rc;
 
+	if (c->host_new)
+		return new_host_counts(c);
 	/* a request for work reads the caps' counts with them (load_host) */
 	if (c->req.want > 0) {
 		struct ct_dl_wlim_counts k;
@@ -375,7 +425,7 @@ struct claim_batch {
 };
 
 /* The group of claimed candidate i not yet done: the claimed ones with
- * its deadline (and its round, with by_round), marked done; their WU ids
+ * its deadline (and its round and job, with by_round), marked done; their WU ids
  * (wus) or result ids into ids. Returns how many (0: i is not claimed,
  * or done). */
 static int claimed_group(const struct claim_batch *b, int i, int *done, int by_round, int wus,
@@ -387,7 +437,8 @@ static int claimed_group(const struct claim_batch *b, int i, int *done, int by_r
 		return 0;
 	for (int j = i; j < b->n; j++)
 		if (b->outcome[j] == CT_FEED_CLAIMED && !done[j] && b->deadline[j] == b->deadline[i] &&
-		    (!by_round || b->wu[j].roundid == b->wu[i].roundid)) {
+		    (!by_round || (b->wu[j].roundid == b->wu[i].roundid &&
+				   b->cand[j].jobid == b->cand[i].jobid))) {
 			ids[n++] = wus ? b->cand[j].wuid : b->cand[j].resultid;
 			done[j] = 1;
 		}
@@ -498,7 +549,8 @@ static struct ct_res_change send_change(const struct claim_batch *b, int i, int6
 	 * WU and round read sent_net and sent_round */
 	return (struct ct_res_change){ .now = now, .hostid = c->hostid, .userid = c->userid,
 				       .teamid = c->teamid, .deadline = b->deadline[i],
-				       .sent_net = c->who.net, .sent_round = b->wu[i].roundid };
+				       .sent_net = c->who.net, .sent_round = b->wu[i].roundid,
+				       .jobid = b->cand[i].jobid };
 }
 
 /* Candidate i is the host's: its deadline, and the facts the next
@@ -1020,18 +1072,15 @@ static long reply_delay(struct sched_ctx *c)
 }
 
 /* The user's standing for the client's saver: rank by recent average
- * credit (1 = first) and results reported but not yet validated. A failed
- * count leaves the element out (the reply still goes). */
+ * credit (1 = first) and results reported but not yet validated, as
+ * authenticate() read them, with this request's own successes. */
 static int put_standing(struct ct_buf *b, struct sched_ctx *c)
 {
-	int64_t ahead = 0, pending = 0;
 	int rc;
 
-	if (ct_sched_standing(c->db, c->expavg_credit, c->userid, &ahead, &pending) < 0)
-		return 0;
-	rc = ct_xml_elem_int64(b, "rank", ahead + 1);
+	rc = ct_xml_elem_int64(b, "rank", c->ahead + 1);
 	if (rc == 0)
-		rc = ct_xml_elem_int64(b, "pending_results", pending);
+		rc = ct_xml_elem_int64(b, "pending_results", c->pending + c->report_successes);
 	return rc;
 }
 
@@ -1060,6 +1109,8 @@ static int put_state_requests(struct ct_buf *b, struct sched_ctx *c, struct lora
 	size_t n = 0;
 	int rc;
 
+	if (c->host_new)	/* asked of hosts with results only */
+		return 0;
 	rc = ct_dl_state_req_for_host(c->db, c->hostid, ct_db_now(c->db), 4, &q, &n);
 	for (size_t i = 0; i < n; i++)
 		ids[i] = q[i].resultid;

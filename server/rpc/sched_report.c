@@ -35,6 +35,7 @@ struct report_txn {
 	struct sched_ack *ack;
 	int64_t resultid, wuid;
 	struct ct_result_row row;	/* read under the WU's lock */
+	int64_t wu_roundid;		/* its WU's round, as locked */
 	int found;			/* row read */
 	int to;				/* the move checked (report_check), -1 none */
 };
@@ -83,18 +84,26 @@ static int report_check(struct report_txn *t)
 	return 1;
 }
 
-/* What the move of a checked report writes. */
+/* What the move of a checked report writes, with the result's owners
+ * and round for the counters of ct_res_report_many (its round as the
+ * result triggers take it: sent_round, or its WU's when 0). */
 static struct ct_res_change report_change(const struct report_txn *t, int64_t now)
 {
 	const struct sched_report *rep = t->rep;
+	struct ct_res_change c = { .now = now, .elapsed_s = rep->elapsed_s,
+				   .hostid = t->row.hostid, .userid = t->row.userid,
+				   .jobid = t->row.jobid,
+				   .sent_round = t->row.sent_round ? t->row.sent_round
+								   : t->wu_roundid };
 
-	if (t->to == CT_RES_REPORTED)	/* final_loss NULL (NAN) when not sent */
-		return (struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-			.final_loss = rep->has_final_loss ? rep->final_loss : NAN,
-			.conforming = (int)rep->conforming };
-	return (struct ct_res_change){ .now = now, .elapsed_s = rep->elapsed_s,
-				       .exit_status = (int)rep->error_code,
-				       .error_message = rep->error_message };
+	if (t->to == CT_RES_REPORTED) {	/* final_loss NULL (NAN) when not sent */
+		c.final_loss = rep->has_final_loss ? rep->final_loss : NAN;
+		c.conforming = (int)rep->conforming;
+	} else {
+		c.exit_status = (int)rep->error_code;
+		c.error_message = rep->error_message;
+	}
+	return c;
 }
 
 /* A moved success's hash chain, checked by the validator. */
@@ -146,19 +155,27 @@ struct report_batch {
 	struct report_txn t[CT_SCHED_MAX_REPORTS];
 	int n;
 	int errors;		/* reports that moved to client errors */
+	int successes;		/* reports that moved to reported */
 	int one_by_one;		/* a batch moved fewer than it checked: singly */
 };
 
-/* Lock the WUs of t[0..n) (sorted by WU). */
+/* Lock the WUs of t[0..n) (sorted by WU), each t[i]'s WU round with it. */
 static int lock_report_wus(struct ct_db *db, struct report_txn *t, int n)
 {
-	int64_t ids[CT_SCHED_MAX_REPORTS];
-	int nids = 0;
+	struct ct_wu_sched_row rows[CT_SCHED_MAX_REPORTS];
+	int64_t ids[CT_SCHED_MAX_REPORTS] = { 0 };
+	int nids = 0, rc;
 
 	for (int i = 0; i < n; i++)
 		if (t[i].resultid != 0 && (nids == 0 || ids[nids - 1] != t[i].wuid))
 			ids[nids++] = t[i].wuid;
-	return ct_wu_lock_ids(db, ids, nids, NULL);
+	rc = ct_wu_lock_ids(db, ids, nids, rows);
+	for (int i = 0, k = 0; rc == 0 && i < n; i++) {
+		while (t[i].resultid != 0 && k < nids && ids[k] != t[i].wuid)
+			k++;
+		t[i].wu_roundid = t[i].resultid != 0 && k < nids ? rows[k].roundid : 0;
+	}
+	return rc;
 }
 
 /* The reported results' rows (hostid, states, upload). */
@@ -221,6 +238,7 @@ static int report_apply_all(struct ct_db *db, struct report_batch *b, int64_t *w
 		if (rc > 0 && b->one_by_one)
 			rc = report_move(db, &b->t[i], now);
 		b->errors += rc > 0 && b->t[i].to == CT_RES_CLIENT_ERROR;
+		b->successes += rc > 0 && b->t[i].to == CT_RES_REPORTED;
 		/* the same result reported twice in one request: the next
 		 * sees it over, as a fresh read would (adjacent: b->t sorted) */
 		for (int j = i + 1; rc > 0 && j < b->n && b->t[j].resultid == b->t[i].resultid; j++) {
@@ -251,6 +269,7 @@ static int report_batch_txn(struct ct_db *db, void *arg)
 		b->t[i].to = -1;
 	}
 	b->errors = 0;	/* counted with the host's update (update_host) */
+	b->successes = 0;	/* and in the reply's standing (sched.c) */
 	/* every WU row first, in id order (b->t is sorted), before any result
 	 * row or the round counters its triggers update (lock_order.h) */
 	rc = lock_report_wus(db, b->t, b->n);
@@ -271,12 +290,13 @@ static int report_by_wu(const void *a, const void *b)
 }
 
 int sched_take_reports(struct ct_db *db, int64_t hostid, const struct sched_req *req,
-		       struct sched_ack *acks, int *errors)
+		       struct sched_ack *acks, int *errors, int *successes)
 {
 	struct report_batch *b;
 	int rc = 0;
 
 	*errors = 0;
+	*successes = 0;
 	if (req->nrep == 0)
 		return 0;
 	b = calloc(1, sizeof(*b));
@@ -294,8 +314,10 @@ int sched_take_reports(struct ct_db *db, int64_t hostid, const struct sched_req 
 	qsort(b->t, (size_t)b->n, sizeof(b->t[0]), report_by_wu);
 	if (rc == 0)
 		rc = ct_db_txn(db, report_batch_txn, b);
-	if (rc == 0)
+	if (rc == 0) {
 		*errors = b->errors;
+		*successes = b->successes;
+	}
 	for (int i = 0; rc == 0 && i < b->n; i++)
 		ct_log_info("sched: host %" PRId64 " reported %s (%s): %s", hostid,
 			    b->t[i].rep->name, b->t[i].rep->success ? "success" : "error",

@@ -23,8 +23,9 @@ int sched_is_state_task(const char *name);
 /* Take req->rep[0..nrep) of host `hostid` (the account's, authenticated)
  * in one transaction on db: acks[i] says what became of req->rep[i]
  * (name pointing into req); *errors is how many moved to client errors
- * (0 on failure). Returns 0, or a db error (nothing taken). */
+ * and *successes how many moved to reported (pending validation) (both 0
+ * on failure). Returns 0, or a db error (nothing taken). */
 int sched_take_reports(struct ct_db *db, int64_t hostid, const struct sched_req *req,
-		       struct sched_ack *acks, int *errors);
+		       struct sched_ack *acks, int *errors, int *successes);
 
 #endif
