@@ -115,9 +115,12 @@ enum {
  * device. Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
  * ct_ocl_llama_close (NULL is fine).
  *
- * Lean mode keeps every layer's input (B*T*C floats a layer) but the
- * other activations of one layer only; backward runs each layer's forward
- * again from its input before the layer's backward. The same kernels on
+ * Lean mode keeps every layer's input (B*T*C floats a layer) in host
+ * memory (L x B*T*C floats, malloc'd here, freed by close; one layer's on
+ * the device) and the other activations of one layer only, the buffers
+ * of a layer's temporaries that are never live at once sharing device
+ * memory; backward uploads each layer's input and runs the layer's
+ * forward again from it before the layer's backward. The same kernels on
  * the same values: the same bits as without it, for about one more
  * forward pass a step. A lean frozen pass (LoRA) also runs each layer's
  * MLP in blocks of ct_ocl_llama_mlp_rows rows, forward and backward, so
