@@ -399,14 +399,15 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
 }
 
 /* A lean pass's buffers that are never live at once. Each row is one use
- * of its first buffer's device memory: the buffers after it lie there one
- * after another (-1 ends a row), and that memory is as big as its biggest
- * use. In a lean pass every layer's activations are made again before its
+ * of its first buffer's device memory: the buffers after it (the first
+ * again where it is one of them) lie there one after another (-1 ends a
+ * row), and that memory is as big as its biggest use. In a lean pass every layer's activations are made again before its
  * backward, so the layer's forward and backward temporaries come and go
  * within it:
  *   the logits piece (the head's, at forward's end and backward's start)
  *     holds a layer's MLP block (gate/up, SwiGLU and their gradients),
- *     then its attention's expanded q/k/v, their gradient and dqkv;
+ *     then its attention's expanded q/k/v and their gradient;
+ *   residual2 and ln2 (gone after the MLP's backward) hold dqkv;
  *   the attention projection's output (gone once residual2 is made)
  *     holds the MLP's down projection, the final norm's output (gone
  *     once the head's backward ran) and the two gradients of the
@@ -417,7 +418,9 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
  *     input: a layer's own input is dead once residual2 is made. */
 static const signed char ll_shared[][5] = {
 	{ LL_logits, LL_fch, LL_sw, LL_dfch, LL_dsw },
-	{ LL_logits, LL_x3, LL_dx3, LL_dqkv, -1 },
+	{ LL_logits, LL_x3, LL_dx3, -1 },
+	{ LL_residual2, LL_residual2, LL_ln2, -1 },
+	{ LL_residual2, LL_dqkv, -1 },
 	{ LL_attproj, LL_fcproj, -1 },
 	{ LL_attproj, LL_lnf, -1 },
 	{ LL_attproj, LL_dfcproj, -1 },
@@ -506,9 +509,10 @@ int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T)
 	return kept > ((uint64_t)1 << 30);
 }
 
-/* Floats of gate/up a lean frozen pass's MLP block holds: 2^22 (16 MiB),
- * 256 rows of Llama-3.2-1B's 2 x 8192. */
-#define MLP_HELD ((size_t)1 << 22)
+/* Floats of gate/up a lean frozen pass's MLP block holds: 2^21 (8 MiB),
+ * 128 rows of Llama-3.2-1B's 2 x 8192, so that the block's gate/up,
+ * SwiGLU and their gradients fit the logits piece they share. */
+#define MLP_HELD ((size_t)1 << 21)
 
 int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int flags)
 {
@@ -796,7 +800,7 @@ static struct ct_dten head(const struct ct_ocl_llama *ll, struct wsrc base)
  * T=512). A compact head is widened 64 rows at a time and parks none.
  * CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
 #define HEAD_PIECE ((size_t)1 << 25)
-#define HEAD_HELD ((uint64_t)1 << 24)	/* floats of logits a frozen head holds */
+#define HEAD_HELD ((uint64_t)1 << 23)	/* floats of logits a frozen head holds */
 
 static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *params, int r0,
 			 int n)
@@ -834,6 +838,10 @@ int ct_ocl_llama_head_rows(const struct ct_model_config *cfg, int B, int T, int 
 
 	if (!frozen)
 		return (int)bt;
+	/* whole panels of ct_mm (at most 64 wide): the transposed head
+	 * product parks Vp x its rows padded to whole panels */
+	if (r >= 64)
+		r -= r % 64;
 	if ((uint64_t)bt * cfg->Vp <= HEAD_HELD)
 		r = bt;
 	r = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, r < 1 ? 1 : r);
