@@ -401,9 +401,9 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
 /* A lean pass's buffers that are never live at once. Each row is one use
  * of its first buffer's device memory: the buffers after it (the first
  * again where it is one of them) lie there one after another (-1 ends a
- * row), and that memory is as big as its biggest use. In a lean pass every layer's activations are made again before its
- * backward, so the layer's forward and backward temporaries come and go
- * within it:
+ * row), and that memory is as big as its biggest use. In a lean pass
+ * every layer's activations are made again before its backward, so the
+ * layer's forward and backward temporaries come and go within it:
  *   the logits piece (the head's, at forward's end and backward's start)
  *     holds a layer's MLP block (gate/up, SwiGLU and their gradients),
  *     then its attention's expanded q/k/v and their gradient;
