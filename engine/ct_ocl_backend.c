@@ -942,6 +942,12 @@ static uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* n columns padded to whole panels (of at most 64: ct_mm's lda). */
+static uint64_t pad64(uint64_t n)
+{
+	return (n + 63) / 64 * 64;
+}
+
 /* The packed matmul operand's bound (floats) of a full pass over B x T:
  * at most 1.5 x BT rows or 64 columns of a product's longest reduction
  * (the forward packs the smaller side). */
@@ -977,8 +983,9 @@ static uint64_t tr_floats(const struct ct_model_config *c, int B, int T)
  * output: BT rows of the widest, the head in pieces; with the MLP in
  * blocks of rows < BT (frozen weights, so no weight gradient of the
  * base: every product's rows are BT or rows, its reduction a forward's
- * C, A or F), BT rows of the attention's widest and rows of the MLP's,
- * and the packed operand of those rows), a
+ * C, A or F), a frozen head's rows of the vocabulary, BT rows of the
+ * attention's widest and rows of the MLP's (gate/up's 2F), each padded
+ * to whole panels, and the packed operand of those rows), a
  * compact weight widened (max(2^20, 64 x the longest side)), the
  * attention transposes (4 blocks of B*T*A; one batch row's, T*A, in a
  * lean pass), a weight gradient's dout^T in blocks (GPT-2: tr_floats)
@@ -1000,11 +1007,18 @@ static uint64_t scratch_floats(const struct ct_model_config *c, int B, int T, in
 
 	if ((uint64_t)rows < BT) {	/* no weight gradient of the base, the MLP's rows */
 		const uint64_t att_k = max64(A, (uint64_t)c->C), R = (uint64_t)rows;
+		const uint64_t hr = (uint64_t)ct_ocl_llama_head_rows(c, B, T, 1);
 
-		accb = max64(head, max64(BT * max64((uint64_t)d.qkv, att_k),
-					 R * max64(F, (uint64_t)c->C)));
+		/* a last partial panel of a B read in place (64 x its k): the
+		 * adapters' input gradients (r columns over their outputs) and
+		 * weight gradients (over BT), the vocabulary's input gradient
+		 * only where C is no whole number of panels */
+		const uint64_t part = c->C % 64 ? side : max64(max64(wide_out, (uint64_t)c->C), BT);
+
+		accb = max64(pad64(hr) * pad64(Vp), max64(BT * pad64(max64((uint64_t)d.qkv, att_k)),
+						   R * pad64(max64(F, (uint64_t)c->C))));
 		pack = max64((BT + BT / 2 + 64) * att_k,
-			     (R + R / 2 + 64) * max64((uint64_t)c->F, (uint64_t)c->C)) + 64 * side;
+			     (R + R / 2 + 64) * max64((uint64_t)c->F, (uint64_t)c->C)) + 64 * part;
 	}
 	*big = max64(max64(max64(pack, accb), max64(wide, att)), tr);
 	return pack + accb + wide + att + tr + 2 * BT + 1;

@@ -280,13 +280,18 @@ struct ct_ocl_llama {
 	int B, T, QKV, A, hd;	/* A = NH * hd, the attention width */
 	int head_rows;		/* rows of logits held (ct_ocl_llama_head_rows) */
 	/* lean mode: the per-layer activations of one layer only (slot 0),
-	 * but every layer's input (encoded, residual3), from which backward
-	 * runs the layer's forward again before its backward */
+	 * but every layer's input (in saved), from which backward runs the
+	 * layer's forward again before its backward */
 	int lean;
 	/* rows of the MLP's activations held (ct_ocl_llama_mlp_rows): all
 	 * B*T, or in a lean frozen pass a block, the MLP run block by block */
 	int mlp_rows;
-#define CT_LL_FIELD_(f) cl_mem f;
+	/* lean: every layer's input (L x B*T*C) in host memory, copied out
+	 * of encoded before the layer's forward and back before its backward:
+	 * the device holds one, in encoded */
+	float *saved;
+	cl_mem own[LL_NBUF];	/* the device buffers, by LL_ index (NULL: shared) */
+#define CT_LL_FIELD_(f) struct ct_dten f;	/* where f lies in own[] */
 	CT_LL_ACTS(CT_LL_FIELD_)
 	CT_LL_GACTS(CT_LL_FIELD_)
 #undef CT_LL_FIELD_
@@ -350,10 +355,17 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
-/* Floats of every device buffer (n, by LL_ index; 0: not allocated) of
- * a Llama pass over B x T: every layer's activations, or with lean one
- * layer's (the layer inputs encoded and residual3 stay whole); with grads
- * the backward scratch. */
+/* Element off of t. */
+static struct ct_dten AT(struct ct_dten t, size_t off)
+{
+	t.off += off;
+	return t;
+}
+
+/* Floats of every buffer (n, by LL_ index; 0: not allocated) of a Llama
+ * pass over B x T: every layer's activations, or with lean one layer's
+ * (ll_plan then puts residual3 in encoded); with grads the backward
+ * scratch. */
 static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flags,
 		     size_t n[LL_NBUF])
 {
@@ -386,16 +398,96 @@ static void ll_sizes(const struct ct_model_config *cfg, int B_, int T_, int flag
 	n[LL_datt] = B * NH * T; n[LL_dfch] = R * 2 * F; n[LL_dsw] = R * F;
 }
 
+/* A lean pass's buffers that are never live at once. Each row is one use
+ * of its first buffer's device memory: the buffers after it (the first
+ * again where it is one of them) lie there one after another (-1 ends a
+ * row), and that memory is as big as its biggest use. In a lean pass
+ * every layer's activations are made again before its backward, so the
+ * layer's forward and backward temporaries come and go within it:
+ *   the logits piece (the head's, at forward's end and backward's start)
+ *     holds a layer's MLP block (gate/up, SwiGLU and their gradients),
+ *     then its attention's expanded q/k/v and their gradient;
+ *   residual2 and ln2 (gone after the MLP's backward) hold dqkv;
+ *   the attention projection's output (gone once residual2 is made)
+ *     holds the MLP's down projection, the final norm's output (gone
+ *     once the head's backward ran) and the two gradients of the
+ *     residual adds' branches (each gone before the next is made);
+ *   dresidual2 (gone after the attention's residual backward) holds
+ *     datty;
+ *   encoded holds every layer's output (residual3), the next layer's
+ *     input: a layer's own input is dead once residual2 is made. */
+static const signed char ll_shared[][5] = {
+	{ LL_logits, LL_fch, LL_sw, LL_dfch, LL_dsw },
+	{ LL_logits, LL_x3, LL_dx3, -1 },
+	{ LL_residual2, LL_residual2, LL_ln2, -1 },
+	{ LL_residual2, LL_dqkv, -1 },
+	{ LL_attproj, LL_fcproj, -1 },
+	{ LL_attproj, LL_lnf, -1 },
+	{ LL_attproj, LL_dfcproj, -1 },
+	{ LL_attproj, LL_dattproj, -1 },
+	{ LL_dresidual2, LL_datty, -1 },
+	{ LL_encoded, LL_residual3, -1 },
+};
+
+#define SHARE_ALIGN ((size_t)64)	/* floats: a shared buffer's start, 256 bytes */
+
+/* Where a pass's buffers lie: buffer i is n[i] floats from element at[i]
+ * of device buffer in[i] (in[i] == i: its own, n[i] floats, 0 for an
+ * empty one, allocated as 1). */
+struct ll_plan {
+	size_t n[LL_NBUF], at[LL_NBUF];
+	int in[LL_NBUF];
+};
+
+static void ll_plan(const struct ct_model_config *cfg, int B, int T, int flags,
+		    struct ll_plan *p)
+{
+	const int lean = (flags & CT_OCL_LL_GRADS) && (flags & CT_OCL_LL_LEAN);
+	size_t need[LL_NBUF];
+
+	ll_sizes(cfg, B, T, flags, p->n);
+	for (int i = 0; i < LL_NBUF; i++) {
+		p->in[i] = i;
+		p->at[i] = 0;
+	}
+	if (!lean)
+		return;
+	p->n[LL_residual3] = p->n[LL_encoded];	/* one layer's: the rest on the host */
+	memcpy(need, p->n, sizeof(need));
+	for (size_t r = 0; r < sizeof(ll_shared) / sizeof(ll_shared[0]); r++) {
+		const int o = ll_shared[r][0];
+		size_t at = 0;
+
+		for (int k = 1; k < 5 && ll_shared[r][k] >= 0; k++) {
+			const int i = ll_shared[r][k];
+
+			p->in[i] = o;
+			p->at[i] = at;
+			at += (need[i] + SHARE_ALIGN - 1) / SHARE_ALIGN * SHARE_ALIGN;
+		}
+		p->n[o] = at > p->n[o] ? at : p->n[o];
+	}
+}
+
+/* Bytes of device buffer i of plan p (one of its own), 0 when the pass
+ * does not allocate it (no backward scratch without grads). */
+static uint64_t ll_own_bytes(const struct ll_plan *p, int i, int grads)
+{
+	if (p->in[i] != i || (i >= LL_dresidual && !grads))
+		return 0;
+	return 4 * (uint64_t)(p->n[i] ? p->n[i] : 1);
+}
+
 uint64_t ct_ocl_llama_bytes(const struct ct_model_config *cfg, int B, int T, int flags,
 			    uint64_t *largest)
 {
 	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
-	size_t n[LL_NBUF];
+	struct ll_plan p;
 	uint64_t sum = 0, big = 0;
 
-	ll_sizes(cfg, B, T, flags, n);
+	ll_plan(cfg, B, T, flags, &p);
 	for (int i = 0; i < LL_NBUF; i++) {
-		uint64_t b = 4 * (uint64_t)(n[i] ? n[i] : (i < LL_dresidual || grads));
+		uint64_t b = ll_own_bytes(&p, i, grads);
 
 		sum += b;
 		big = b > big ? b : big;
@@ -417,9 +509,10 @@ int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T)
 	return kept > ((uint64_t)1 << 30);
 }
 
-/* Floats of gate/up a lean frozen pass's MLP block holds: 2^22 (16 MiB),
- * 256 rows of Llama-3.2-1B's 2 x 8192. */
-#define MLP_HELD ((size_t)1 << 22)
+/* Floats of gate/up a lean frozen pass's MLP block holds: 2^21 (8 MiB),
+ * 128 rows of Llama-3.2-1B's 2 x 8192, so that the block's gate/up,
+ * SwiGLU and their gradients fit the logits piece they share. */
+#define MLP_HELD ((size_t)1 << 21)
 
 int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int flags)
 {
@@ -433,25 +526,33 @@ int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int f
 	return (int)(r < bt ? r : bt);
 }
 
-/* Every buffer of ll_sizes (an empty one as 1 float, so that every field
- * is a valid cl_mem). */
+/* Every buffer of ll_plan (an empty one as 1 float, so that every field
+ * is a valid cl_mem), each field its view; lean: the host's saved layer
+ * inputs. */
 static int ll_alloc_all(struct ct_ocl_llama *ll, int flags)
 {
 	const int grads = (flags & CT_OCL_LL_GRADS) != 0;
-	cl_mem *m[LL_NBUF] = {
+	struct ct_dten *f[LL_NBUF] = {
 #define CT_LL_PTR_(f) &ll->f,
 		CT_LL_ACTS(CT_LL_PTR_)
 		CT_LL_GACTS(CT_LL_PTR_)
 #undef CT_LL_PTR_
 	};
-	size_t n[LL_NBUF];
+	struct ll_plan p;
 	int rc = 0;
 
-	ll_sizes(&ll->cfg, ll->B, ll->T, flags, n);
+	ll_plan(&ll->cfg, ll->B, ll->T, flags, &p);
 	for (int i = 0; i < LL_NBUF && rc == 0; i++)
-		if (i < LL_dresidual || grads)
-			rc = ct_ocl_alloc(ll->lk.ops->ocl, (n[i] ? n[i] : 1) * sizeof(float),
-					  CL_MEM_READ_WRITE, m[i]);
+		if (ll_own_bytes(&p, i, grads) > 0)
+			rc = ct_ocl_alloc(ll->lk.ops->ocl, ll_own_bytes(&p, i, grads),
+					  CL_MEM_READ_WRITE, &ll->own[i]);
+	for (int i = 0; i < LL_NBUF; i++)
+		*f[i] = D(ll->own[p.in[i]], p.at[i]);
+	if (rc == 0 && ll->lean) {
+		ll->saved = malloc((size_t)ll->cfg.L * ll->B * ll->T * ll->cfg.C * sizeof(float));
+		if (ll->saved == NULL)
+			rc = ct_error(CT_ENOMEM, "host copy of %d layer inputs", ll->cfg.L);
+	}
 	return rc;
 }
 
@@ -465,7 +566,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 		return ct_error(CT_ENOMEM, "RoPE table");
 	rc = ct_llama_rope_table(&ll->cfg, ll->T, tab);
 	if (rc == 0)
-		rc = ct_ocl_write(ll->lk.ops, D(ll->rope, 0), tab, n);
+		rc = ct_ocl_write(ll->lk.ops, AT(ll->rope, 0), tab, n);
 	free(tab);
 	return rc;
 }
@@ -508,10 +609,9 @@ void ct_ocl_llama_close(struct ct_ocl_llama *ll)
 {
 	if (ll == NULL)
 		return;
-#define R_(f) ct_ocl_unref(&ll->f);
-	CT_LL_ACTS(R_)
-	CT_LL_GACTS(R_)
-#undef R_
+	for (int i = 0; i < LL_NBUF; i++)
+		ct_ocl_unref(&ll->own[i]);
+	free(ll->saved);
 	ct_ocl_llk_free(&ll->lk);
 	free(ll);
 }
@@ -527,12 +627,12 @@ void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll)
 
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll)
 {
-	return D(ll->losses, 0);
+	return AT(ll->losses, 0);
 }
 
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll)
 {
-	return D(ll->logits, 0);
+	return AT(ll->logits, 0);
 }
 
 /* Chain launches: after the first failure the rest are skipped. */
@@ -544,10 +644,40 @@ static size_t slot(const struct ct_ocl_llama *ll, int l)
 	return ll->lean ? 0 : (size_t)l;
 }
 
+/* Layer l's output (residual3[l]); lean: encoded, the next layer's
+ * input. */
+static struct ct_dten layer_out(const struct ct_ocl_llama *ll, int l)
+{
+	return AT(ll->residual3, ll->lean ? 0 : (size_t)l * ll->B * ll->T * ll->cfg.C);
+}
+
+/* Layer l's input: the embeddings, or layer l - 1's output. */
+static struct ct_dten layer_in(const struct ct_ocl_llama *ll, int l)
+{
+	return l == 0 ? ll->encoded : layer_out(ll, l - 1);
+}
+
+/* Lean: layer l's input, in encoded, to the host before the layer's
+ * forward (save_input) and back before its backward (restore_input);
+ * otherwise nothing (every layer's output stays on the device). */
+static int save_input(struct ct_ocl_llama *ll, int l)
+{
+	const size_t n = (size_t)ll->B * ll->T * ll->cfg.C;
+
+	return ll->lean ? ct_ocl_read(ll->lk.ops, ll->saved + (size_t)l * n, ll->encoded, n) : 0;
+}
+
+static int restore_input(struct ct_ocl_llama *ll, int l)
+{
+	const size_t n = (size_t)ll->B * ll->T * ll->cfg.C;
+
+	return ll->lean ? ct_ocl_write(ll->lk.ops, ll->encoded, ll->saved + (size_t)l * n, n) : 0;
+}
+
 /* Row r of layer l's ln2. */
 static struct ct_dten ln2_of(const struct ct_ocl_llama *ll, int l, int r)
 {
-	return D(ll->ln2, (slot(ll, l) * ll->B * ll->T + (size_t)r) * ll->cfg.C);
+	return AT(ll->ln2, (slot(ll, l) * ll->B * ll->T + (size_t)r) * ll->cfg.C);
 }
 
 /* Attention of layer l (ct_ocl_gqa_forward); lean: one batch row at a
@@ -565,7 +695,7 @@ static int attn_forward(struct ct_ocl_llama *ll, struct ct_dten atty, struct ct_
 
 		DO(ct_ocl_gqa_forward(&ll->lk, D(atty.mem, atty.off + r * ll->A),
 				      D(stat.mem, stat.off + r * c->NH * 2),
-				      D(qkv.mem, qkv.off + r * ll->QKV), D(ll->x3, 0),
+				      D(qkv.mem, qkv.off + r * ll->QKV), AT(ll->x3, 0),
 				      b1, T, c->NH, c->KVH, ll->hd));
 	}
 	return rc;
@@ -581,26 +711,26 @@ static int attn_block_forward(struct ct_ocl_llama *ll, const struct ll_layer *p,
 	const float eps = (float)c->rms_eps;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), ln1 = D(ll->ln1, lc);
-	struct ct_dten atty = D(ll->atty, lt * ll->A), attproj = D(ll->attproj, 0);
+	struct ct_dten qkv = AT(ll->qkv, lt * ll->QKV), ln1 = AT(ll->ln1, lc);
+	struct ct_dten atty = AT(ll->atty, lt * ll->A), attproj = AT(ll->attproj, 0);
 	struct ct_dten none = { NULL, 0, 0 };
-	struct ct_dten raw = p->qkn.mem ? D(ll->qkvr, lt * ll->QKV) : qkv;
+	struct ct_dten raw = p->qkn.mem ? AT(ll->qkvr, lt * ll->QKV) : qkv;
 	int rc = 0;
 
-	DO(ct_ocl_rmsnorm_forward(lk, ln1, D(ll->ln1_rstd, lt), residual, p->ln1w, BT, C, eps));
+	DO(ct_ocl_rmsnorm_forward(lk, ln1, AT(ll->ln1_rstd, lt), residual, p->ln1w, BT, C, eps));
 	DO(ct_ocl_matmul_forward(o, raw, ln1, p->qkvw, p->qkvb, p->qkvb.mem != NULL,
 				 BT, C, ll->QKV));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, raw, ln1));
 	if (p->qkn.mem != NULL)
-		DO(ct_ocl_qknorm_forward(lk, qkv, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
+		DO(ct_ocl_qknorm_forward(lk, qkv, AT(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
 					 p->qkn, BT, c->NH, c->KVH, hs, eps));
-	DO(ct_ocl_rope(lk, qkv, D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
-	DO(attn_forward(ll, atty, D(ll->att, lt * c->NH * 2), qkv));
+	DO(ct_ocl_rope(lk, qkv, AT(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
+	DO(attn_forward(ll, atty, AT(ll->att, lt * c->NH * 2), qkv));
 	DO(ct_ocl_matmul_forward(o, attproj, atty, p->attprojw, none, 0, BT, ll->A, C));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
-	DO(ct_ocl_residual_forward(o, D(ll->residual2, lc), residual, attproj, n));
-	DO(ct_ocl_rmsnorm_forward(lk, ln2_of(ll, l, 0), D(ll->ln2_rstd, lt),
-				  D(ll->residual2, lc), p->ln2w, BT, C, eps));
+	DO(ct_ocl_residual_forward(o, AT(ll->residual2, lc), residual, attproj, n));
+	DO(ct_ocl_rmsnorm_forward(lk, ln2_of(ll, l, 0), AT(ll->ln2_rstd, lt),
+				  AT(ll->residual2, lc), p->ln2w, BT, C, eps));
 	return rc;
 }
 
@@ -614,8 +744,8 @@ static int mlp_rows_forward(struct ct_ocl_llama *ll, const struct ll_layer *p, i
 	const int C = ll->cfg.C, F = ll->cfg.F;
 	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten fch = D(ll->fch, lm * 2 * F), sw = D(ll->sw, lm * F);
-	struct ct_dten ln2 = ln2_of(ll, l, r0), fcproj = D(ll->fcproj, (size_t)r0 * C);
+	struct ct_dten fch = AT(ll->fch, lm * 2 * F), sw = AT(ll->sw, lm * F);
+	struct ct_dten ln2 = ln2_of(ll, l, r0), fcproj = AT(ll->fcproj, (size_t)r0 * C);
 	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
@@ -651,8 +781,8 @@ static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 	DO(attn_block_forward(ll, &p, l, residual, lo));
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
 		DO(mlp_rows_forward(ll, &p, l, r0, mlp_block(ll, r0), 1, lo));
-	DO(ct_ocl_residual_forward(ll->lk.ops, D(ll->residual3, (size_t)l * n),
-				   D(ll->residual2, lc), D(ll->fcproj, 0), n));
+	DO(ct_ocl_residual_forward(ll->lk.ops, layer_out(ll, l),
+				   AT(ll->residual2, lc), AT(ll->fcproj, 0), n));
 	return rc;
 }
 
@@ -670,7 +800,7 @@ static struct ct_dten head(const struct ct_ocl_llama *ll, struct wsrc base)
  * T=512). A compact head is widened 64 rows at a time and parks none.
  * CT_OCL_HEAD_ROWS=N: N rows a piece (tests). */
 #define HEAD_PIECE ((size_t)1 << 25)
-#define HEAD_HELD ((uint64_t)1 << 24)	/* floats of logits a frozen head holds */
+#define HEAD_HELD ((uint64_t)1 << 23)	/* floats of logits a frozen head holds */
 
 static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *params, int r0,
 			 int n)
@@ -682,8 +812,8 @@ static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *para
 
 	rows = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, rows < 1 ? 1 : rows);
 	for (int k = 0; k < n && rc == 0; k += (int)rows)
-		DO(ct_ocl_matmul_forward(ll->lk.ops, D(ll->logits, (size_t)k * Vp),
-					 D(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
+		DO(ct_ocl_matmul_forward(ll->lk.ops, AT(ll->logits, (size_t)k * Vp),
+					 AT(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
 					 n - k < rows ? n - k : (int)rows, C, Vp));
 	return rc;
 }
@@ -696,8 +826,8 @@ static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 	const struct ct_model_config *c = &ll->cfg;
 	int rc = head_rows_fwd(ll, params, r0, n);
 
-	DO(ct_ocl_crossentropy_forward(ll->lk.ops, D(ll->losses, (size_t)r0), D(ll->logits, 0),
-				       D(ll->logits, 0), targets, (size_t)r0, n, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_forward(ll->lk.ops, AT(ll->losses, (size_t)r0), AT(ll->logits, 0),
+				       AT(ll->logits, 0), targets, (size_t)r0, n, c->V, c->Vp));
 	return rc;
 }
 
@@ -708,6 +838,10 @@ int ct_ocl_llama_head_rows(const struct ct_model_config *cfg, int B, int T, int 
 
 	if (!frozen)
 		return (int)bt;
+	/* whole panels of ct_mm (at most 64 wide): the transposed head
+	 * product parks Vp x its rows padded to whole panels */
+	if (r >= 64)
+		r -= r % 64;
 	if ((uint64_t)bt * cfg->Vp <= HEAD_HELD)
 		r = bt;
 	r = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, r < 1 ? 1 : r);
@@ -725,22 +859,21 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 {
 	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
-	const size_t n = (size_t)BT * C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten last = D(ll->residual3, (size_t)(c->L - 1) * n);
+	struct ct_dten last = layer_out(ll, c->L - 1);
 	int rc = 0;
 
 	if (LW(ll, PW(params), CT_WTE, 0).fmt != CT_BASE_F32)
-		DO(ct_ocl_embed_forward_h(o, D(ll->encoded, 0), inputs, LW(ll, PW(params), CT_WTE, 0),
+		DO(ct_ocl_embed_forward_h(o, AT(ll->encoded, 0), inputs, LW(ll, PW(params), CT_WTE, 0),
 					  BT, C));
 	else
-		DO(ct_ocl_embed_forward(&ll->lk, D(ll->encoded, 0), inputs,
+		DO(ct_ocl_embed_forward(&ll->lk, AT(ll->encoded, 0), inputs,
 					LW(ll, PW(params), CT_WTE, 0), BT, C));
-	for (int l = 0; l < c->L && rc == 0; l++)
-		DO(block_forward(ll, params, l, l == 0 ? D(ll->encoded, 0)
-						       : D(ll->residual3, (size_t)(l - 1) * n),
-				 lora));
-	DO(ct_ocl_rmsnorm_forward(&ll->lk, D(ll->lnf, 0), D(ll->lnf_rstd, 0), last,
+	for (int l = 0; l < c->L && rc == 0; l++) {
+		DO(save_input(ll, l));
+		DO(block_forward(ll, params, l, layer_in(ll, l), lora));
+	}
+	DO(ct_ocl_rmsnorm_forward(&ll->lk, AT(ll->lnf, 0), AT(ll->lnf_rstd, 0), last,
 				  LW(ll, PW(params), CT_LNFW, 0), BT, C, (float)c->rms_eps));
 	for (int r0 = 0; targets != NULL && r0 < BT && rc == 0; r0 += ll->head_rows)
 		DO(head_loss(ll, params, targets, r0,
@@ -769,12 +902,12 @@ static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->logits, 0), none = { NULL, 0, 0 };
+	struct ct_dten dlogits = AT(ll->logits, 0), none = { NULL, 0, 0 };
 	int rc = 0;
 
-	DO(ct_ocl_crossentropy_backward(o, dlogits, D(ll->logits, 0), targets, BT, c->V, c->Vp));
-	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), head(ll, GW(grads)), none, dlogits, D(ll->lnf, 0),
+	DO(ct_ocl_crossentropy_backward(o, dlogits, AT(ll->logits, 0), targets, BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, AT(ll->dln, 0), (size_t)BT * C));
+	DO(mm_bwd(ll, grads, AT(ll->dln, 0), head(ll, GW(grads)), none, dlogits, AT(ll->lnf, 0),
 		  head(ll, PW(params)), BT, C, c->Vp));
 	return rc;
 }
@@ -789,17 +922,17 @@ static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights 
 	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = D(ll->logits, 0);
+	struct ct_dten dlogits = AT(ll->logits, 0);
 	int rc = 0;
 
-	DO(ct_ocl_zero(o, D(ll->dln, 0), (size_t)BT * C));
+	DO(ct_ocl_zero(o, AT(ll->dln, 0), (size_t)BT * C));
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->head_rows) {
 		int n = BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows;
 
 		DO(head_loss(ll, params, targets, r0, n));
 		DO(ct_ocl_crossentropy_backward_rows(o, dlogits, dlogits, targets, (size_t)r0, n,
 						     BT, c->V, c->Vp));
-		DO(ct_ocl_matmul_dinp(o, D(ll->dln, (size_t)r0 * C), dlogits,
+		DO(ct_ocl_matmul_dinp(o, AT(ll->dln, (size_t)r0 * C), dlogits,
 				      head(ll, PW(params)), n, C, c->Vp));
 	}
 	return rc;
@@ -819,20 +952,20 @@ static int mlp_rows_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, int r
 	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten fch = D(ll->fch, lm * 2 * F), sw = D(ll->sw, lm * F);
-	struct ct_dten dfcproj = D(ll->dfcproj, (size_t)r0 * C), dln = D(ll->dln, (size_t)r0 * C);
+	struct ct_dten fch = AT(ll->fch, lm * 2 * F), sw = AT(ll->sw, lm * F);
+	struct ct_dten dfcproj = AT(ll->dfcproj, (size_t)r0 * C), dln = AT(ll->dln, (size_t)r0 * C);
 	struct ct_dten ln2 = ln2_of(ll, l, r0), none = { NULL, 0, 0 };
 	int rc = 0;
 
 	if (ll->lean)	/* the same kernels on the same rows: the same bits */
 		DO(mlp_rows_forward(ll, p, l, r0, n, 0, lo));
-	DO(ct_ocl_zero(o, D(ll->dsw, 0), (size_t)n * F));
-	DO(mm_bwd(ll, grads, D(ll->dsw, 0), d->fcprojw, none, dfcproj, sw, p->fcprojw, n, F, C));
-	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FCPROJ, D(ll->dsw, 0), dfcproj, sw, r0, n));
-	DO(ct_ocl_zero(o, D(ll->dfch, 0), (size_t)n * 2 * F));
-	DO(ct_ocl_swiglu_backward(lk, D(ll->dfch, 0), fch, D(ll->dsw, 0), n, F));
-	DO(mm_bwd(ll, grads, dln, d->fcw, none, D(ll->dfch, 0), ln2, p->fcw, n, C, 2 * F));
-	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FC, dln, D(ll->dfch, 0), ln2, r0, n));
+	DO(ct_ocl_zero(o, AT(ll->dsw, 0), (size_t)n * F));
+	DO(mm_bwd(ll, grads, AT(ll->dsw, 0), d->fcprojw, none, dfcproj, sw, p->fcprojw, n, F, C));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FCPROJ, AT(ll->dsw, 0), dfcproj, sw, r0, n));
+	DO(ct_ocl_zero(o, AT(ll->dfch, 0), (size_t)n * 2 * F));
+	DO(ct_ocl_swiglu_backward(lk, AT(ll->dfch, 0), fch, AT(ll->dsw, 0), n, F));
+	DO(mm_bwd(ll, grads, dln, d->fcw, none, AT(ll->dfch, 0), ln2, p->fcw, n, C, 2 * F));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FC, dln, AT(ll->dfch, 0), ln2, r0, n));
 	return rc;
 }
 
@@ -846,15 +979,15 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 	struct ct_ocl_ops *o = lk->ops;
 	int rc = 0;
 
-	DO(ct_ocl_zero(o, D(ll->dresidual2, 0), n));
-	DO(ct_ocl_zero(o, D(ll->dfcproj, 0), n));
-	DO(ct_ocl_residual_backward(o, D(ll->dresidual2, 0), D(ll->dfcproj, 0),
-				    D(ll->dresidual, 0), n));
-	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
+	DO(ct_ocl_zero(o, AT(ll->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, AT(ll->dfcproj, 0), n));
+	DO(ct_ocl_residual_backward(o, AT(ll->dresidual2, 0), AT(ll->dfcproj, 0),
+				    AT(ll->dresidual, 0), n));
+	DO(ct_ocl_zero(o, AT(ll->dln, 0), n));
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
 		DO(mlp_rows_backward(ll, grads, l, r0, mlp_block(ll, r0), p, d, lo));
-	DO(ct_ocl_rmsnorm_backward(lk, D(ll->dresidual2, 0), d->ln2w, D(ll->dln, 0),
-				   D(ll->residual2, lc), p->ln2w, D(ll->ln2_rstd, lt), BT, C));
+	DO(ct_ocl_rmsnorm_backward(lk, AT(ll->dresidual2, 0), d->ln2w, AT(ll->dln, 0),
+				   AT(ll->residual2, lc), p->ln2w, AT(ll->ln2_rstd, lt), BT, C));
 	return rc;
 }
 
@@ -869,11 +1002,11 @@ static int attn_backward(struct ct_ocl_llama *ll, struct ct_dten qkv, struct ct_
 	for (int b = 0; b < nb && rc == 0; b++) {
 		const size_t r = (size_t)b * b1 * T;
 
-		DO(ct_ocl_gqa_backward(&ll->lk, D(ll->dqkv, r * ll->QKV),
-				       D(ll->datt, r * c->NH), D(ll->datty, r * ll->A),
+		DO(ct_ocl_gqa_backward(&ll->lk, AT(ll->dqkv, r * ll->QKV),
+				       AT(ll->datt, r * c->NH), AT(ll->datty, r * ll->A),
 				       D(qkv.mem, qkv.off + r * ll->QKV),
-				       D(stat.mem, stat.off + r * c->NH * 2), D(ll->x3, 0),
-				       D(ll->dx3, 0), b1, T, c->NH, c->KVH, ll->hd));
+				       D(stat.mem, stat.off + r * c->NH * 2), AT(ll->x3, 0),
+				       AT(ll->dx3, 0), b1, T, c->NH, c->KVH, ll->hd));
 	}
 	return rc;
 }
@@ -892,8 +1025,8 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = D(ll->qkv, lt * ll->QKV), atty = D(ll->atty, lt * ll->A);
-	struct ct_dten ln1 = D(ll->ln1, lc), none = { NULL, 0, 0 };
+	struct ct_dten qkv = AT(ll->qkv, lt * ll->QKV), atty = AT(ll->atty, lt * ll->A);
+	struct ct_dten ln1 = AT(ll->ln1, lc), none = { NULL, 0, 0 };
 	struct ll_layer p, d;
 	int rc = 0;
 
@@ -901,29 +1034,29 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	ll_layer(ll, GW(grads), l, &d);	/* NULL buffers when frozen */
 	if (ll->lean)
 		DO(attn_block_forward(ll, &p, l, residual, lo));
-	DO(ct_ocl_zero(o, D(ll->dresidual_in, 0), n));
+	DO(ct_ocl_zero(o, AT(ll->dresidual_in, 0), n));
 	DO(mlp_backward(ll, grads, l, &p, &d, lo));
-	DO(ct_ocl_zero(o, D(ll->dattproj, 0), n));
-	DO(ct_ocl_residual_backward(o, D(ll->dresidual_in, 0), D(ll->dattproj, 0),
-				    D(ll->dresidual2, 0), n));
-	DO(ct_ocl_zero(o, D(ll->datty, 0), (size_t)BT * ll->A));
-	DO(mm_bwd(ll, grads, D(ll->datty, 0), d.attprojw, none, D(ll->dattproj, 0), atty,
+	DO(ct_ocl_zero(o, AT(ll->dattproj, 0), n));
+	DO(ct_ocl_residual_backward(o, AT(ll->dresidual_in, 0), AT(ll->dattproj, 0),
+				    AT(ll->dresidual2, 0), n));
+	DO(ct_ocl_zero(o, AT(ll->datty, 0), (size_t)BT * ll->A));
+	DO(mm_bwd(ll, grads, AT(ll->datty, 0), d.attprojw, none, AT(ll->dattproj, 0), atty,
 		  p.attprojw, BT, ll->A, C));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, D(ll->datty, 0), D(ll->dattproj, 0),
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, AT(ll->datty, 0), AT(ll->dattproj, 0),
 				atty));
-	DO(ct_ocl_zero(o, D(ll->dqkv, 0), (size_t)BT * ll->QKV));
-	DO(attn_backward(ll, qkv, D(ll->att, lt * c->NH * 2)));
-	DO(ct_ocl_rope(lk, D(ll->dqkv, 0), D(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
+	DO(ct_ocl_zero(o, AT(ll->dqkv, 0), (size_t)BT * ll->QKV));
+	DO(attn_backward(ll, qkv, AT(ll->att, lt * c->NH * 2)));
+	DO(ct_ocl_rope(lk, AT(ll->dqkv, 0), AT(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
 	if (p.qkn.mem != NULL)
-		DO(ct_ocl_qknorm_backward(lk, D(ll->dqkv, 0), d.qkn, D(ll->qkvr, lt * ll->QKV),
-					  p.qkn, D(ll->qkn_rstd, lt * (c->NH + c->KVH)), BT,
+		DO(ct_ocl_qknorm_backward(lk, AT(ll->dqkv, 0), d.qkn, AT(ll->qkvr, lt * ll->QKV),
+					  p.qkn, AT(ll->qkn_rstd, lt * (c->NH + c->KVH)), BT,
 					  c->NH, c->KVH, hs));
-	DO(ct_ocl_zero(o, D(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, D(ll->dln, 0), d.qkvw, d.qkvb, D(ll->dqkv, 0), ln1, p.qkvw,
+	DO(ct_ocl_zero(o, AT(ll->dln, 0), n));
+	DO(mm_bwd(ll, grads, AT(ll->dln, 0), d.qkvw, d.qkvb, AT(ll->dqkv, 0), ln1, p.qkvw,
 		  BT, C, ll->QKV));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_QKV, D(ll->dln, 0), D(ll->dqkv, 0), ln1));
-	DO(ct_ocl_rmsnorm_backward(lk, D(ll->dresidual_in, 0), d.ln1w, D(ll->dln, 0), residual,
-				   p.ln1w, D(ll->ln1_rstd, lt), BT, C));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_QKV, AT(ll->dln, 0), AT(ll->dqkv, 0), ln1));
+	DO(ct_ocl_rmsnorm_backward(lk, AT(ll->dresidual_in, 0), d.ln1w, AT(ll->dln, 0), residual,
+				   p.ln1w, AT(ll->ln1_rstd, lt), BT, C));
 	return rc;
 }
 
@@ -942,23 +1075,22 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 		DO(head_backward_rows(ll, params, targets));
 	else
 		DO(head_backward(ll, params, grads, targets));
-	DO(ct_ocl_zero(o, D(ll->dresidual, 0), n));
-	DO(ct_ocl_rmsnorm_backward(&ll->lk, D(ll->dresidual, 0), dlnfw, D(ll->dln, 0),
-				   D(ll->residual3, (size_t)(c->L - 1) * n),
-				   LW(ll, PW(params), CT_LNFW, 0), D(ll->lnf_rstd, 0), BT, C));
+	DO(ct_ocl_zero(o, AT(ll->dresidual, 0), n));
+	DO(ct_ocl_rmsnorm_backward(&ll->lk, AT(ll->dresidual, 0), dlnfw, AT(ll->dln, 0),
+				   layer_out(ll, c->L - 1),
+				   LW(ll, PW(params), CT_LNFW, 0), AT(ll->lnf_rstd, 0), BT, C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
-		cl_mem tmp;
+		struct ct_dten tmp;
 
-		DO(block_backward(ll, params, grads, l,
-				  l == 0 ? D(ll->encoded, 0) : D(ll->residual3, (size_t)(l - 1) * n),
-				  lora));
+		DO(restore_input(ll, l));
+		DO(block_backward(ll, params, grads, l, layer_in(ll, l), lora));
 		tmp = ll->dresidual;
 		ll->dresidual = ll->dresidual_in;
 		ll->dresidual_in = tmp;
 	}
 	if (grads == NULL)		/* frozen embeddings (LoRA) */
 		return rc;
-	DO(ct_ocl_embed_backward(&ll->lk, D(grads, ll->lay.offset[CT_WTE]), D(ll->dresidual, 0),
+	DO(ct_ocl_embed_backward(&ll->lk, D(grads, ll->lay.offset[CT_WTE]), AT(ll->dresidual, 0),
 				 inputs, BT, C));
 	return rc;
 }

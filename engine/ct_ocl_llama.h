@@ -115,9 +115,12 @@ enum {
  * device. Returns 0, CT_ENOMEM, CT_EDEVNOMEM or CT_ECL; *out freed with
  * ct_ocl_llama_close (NULL is fine).
  *
- * Lean mode keeps every layer's input (B*T*C floats a layer) but the
- * other activations of one layer only; backward runs each layer's forward
- * again from its input before the layer's backward. The same kernels on
+ * Lean mode keeps every layer's input (B*T*C floats a layer) in host
+ * memory (L x B*T*C floats, malloc'd here, freed by close; one layer's on
+ * the device) and the other activations of one layer only, the buffers
+ * of a layer's temporaries that are never live at once sharing device
+ * memory; backward uploads each layer's input and runs the layer's
+ * forward again from it before the layer's backward. The same kernels on
  * the same values: the same bits as without it, for about one more
  * forward pass a step. A lean frozen pass (LoRA) also runs each layer's
  * MLP in blocks of ct_ocl_llama_mlp_rows rows, forward and backward, so
@@ -135,13 +138,13 @@ int ct_ocl_llama_lean(const struct ct_model_config *cfg, int B, int T);
 
 /* Rows of a layer's MLP activations a pass with these flags holds at
  * once: all B*T, but in a lean frozen pass those that keep gate/up at
- * 2^22 floats (16 MiB; 256 rows of Llama-3.2-1B). CT_OCL_LEAN_ROWS=N
+ * 2^21 floats (8 MiB; 128 rows of Llama-3.2-1B). CT_OCL_LEAN_ROWS=N
  * forces N in a lean frozen pass (tests). */
 int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int flags);
 
 /* Rows of logits a backend holds at once: all B*T, but with a frozen
- * head (LoRA) where they pass 2^24 floats (64 MiB), 2^24 / Vp rows (130
- * at Llama's vocabulary): the forward pass keeps the losses only, and
+ * head (LoRA) where they pass 2^23 floats (32 MiB), 2^23 / Vp rows, a
+ * multiple of 64 where that is at least 64 (64 at Llama's vocabulary): the forward pass keeps the losses only, and
  * backward runs each piece's head and softmax again before its gradient
  * (the same kernels on the same rows: the same bits, for one more pass
  * through the head a step). CT_OCL_HEAD_ROWS=N forces N (frozen heads;

@@ -358,7 +358,9 @@ static struct ct_dten dten_plus(struct ct_dten t, size_t off);
 
 
 /* Pack B into ops->scratch: all panels, or only the last partial one when
- * the kernel reads B in place (direct). */
+ * the kernel reads B in place (direct); none when it has none (the
+ * scratch then only a valid argument: the vocabulary's input gradient
+ * would otherwise hold a panel of its 128256 rows, 31 MiB, for nothing). */
 static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 		     int N, int K, size_t pw, size_t np, int direct)
 {
@@ -367,7 +369,7 @@ static int mm_pack_b(struct ct_ocl_ops *ops, struct ct_dten B, int sk, int sn,
 	int rc;
 
 	rc = grow(ops, &ops->scratch, &ops->scratch_floats,
-		  (npack ? npack : 1) * pw * (size_t)(K > 0 ? K : 1));
+		  npack ? npack * pw * (size_t)(K > 0 ? K : 1) : 1);
 	if (rc < 0 || npack == 0 || K <= 0)
 		return rc;
 	B.off += first * pw * (size_t)sn;

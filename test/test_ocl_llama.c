@@ -416,8 +416,10 @@ static void test_wu_lean_rows(void **state)
 	/* full fine-tuning's weight gradients need every row at once */
 	assert_int_equal(ct_ocl_llama_mlp_rows(&c, 3, 11, CT_OCL_LL_GRADS | CT_OCL_LL_LEAN), 33);
 	blocked = ct_ocl_llama_bytes(&c, 3, 11, fl, NULL);
-	/* gate/up, SwiGLU and their gradients: 6 x 30 floats a row, 28 rows */
-	assert_true(whole - blocked >= 4 * 6 * 30 * 28);
+	/* gate/up, SwiGLU and their gradients lie in the logits piece with
+	 * the attention's scratch, so the blocks save what they held above
+	 * the larger of the two */
+	assert_true(blocked < whole);
 	wu_equal(2, CT_LLAMA_TIED, 2);
 	wu_equal(6, CT_LLAMA_QKV_BIAS, 3);
 	setenv("CT_OCL_HEAD_ROWS", "5", 1);
@@ -442,24 +444,30 @@ static void test_lean_bytes(void **state)
 	for (int lean = 0; lean < 2; lean++) {
 		struct ct_ocl_llama *ll = NULL;
 		uint64_t t0 = ct_ocl_alloc_total();
-
+		size_t big = 0;
 		int fl = CT_OCL_LL_GRADS | (lean ? CT_OCL_LL_LEAN : 0);
 
+		ct_ocl_alloc_mark();
 		assert_int_equal(ct_ocl_llama_open(&ops, &c, 3, 11, fl, &ll), 0);
 		got[lean] = ct_ocl_alloc_total() - t0;
+		ct_ocl_alloc_stats(NULL, &big);
 		want[lean] = ct_ocl_llama_bytes(&c, 3, 11, fl, &largest);
 		ct_ocl_llama_close(ll);
-		/* q/k/v of both layers, else of one (lean attention expands the
-		 * grouped q/k/v of one batch row at a time: 11 x 3 x 48) */
-		assert_true(largest == (lean ? 4 * 33 * 80 : 4 * 2 * 33 * 80));
+		assert_true(big == largest);
+		/* q/k/v of both layers; lean: the logits piece, which holds the
+		 * MLP's 6 x 30 floats a row of 33 */
+		if (lean)
+			assert_true(largest >= 4 * 6 * 30 * 33);
+		else
+			assert_true(largest == 4 * 2 * 33 * 80);
 	}
 	assert_true(got[0] == want[0] && got[1] == want[1]);
 	assert_true(want[1] < want[0]);
 	assert_false(ct_ocl_llama_lean(&c, 3, 11));
-	/* a frozen head holds 2^24 floats of logits: all 33 rows here */
+	/* a frozen head holds 2^23 floats of logits: all 33 rows here */
 	assert_int_equal(ct_ocl_llama_head_rows(&c, 3, 11, 1), 33);
 	big.Vp = 1 << 20;
-	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 1), 16);
+	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 1), 8);
 	assert_int_equal(ct_ocl_llama_head_rows(&big, 3, 11, 0), 33);
 	big.Vp = c.Vp;
 	big.L = 30000;	/* 29999 layers at 3 x 11 save 1.6 GiB, at 1 x 11 0.5 */
