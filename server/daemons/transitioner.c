@@ -53,6 +53,7 @@
 
 #define TRANSITION_BATCH 100
 #define NEW_RESULTS_MAX 16	/* per WU and pass, whatever the caps say */
+#define EARLY_SENT_MAX 64	/* replicas early_reissue looks at */
 
 /* One WU as the transitioner sees it (read under its row lock). */
 struct twu {
@@ -64,6 +65,8 @@ struct twu {
 	int nunsent, ninprog, nsuccess, nviable, nerror, ntotal, nwaiting;
 	int maxidx;
 	int nstale;	/* in progress, overdue beside a done replica */
+	struct ct_result_row *rows;	/* its results, in id order, as moved here */
+	size_t nrows;
 };
 
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
@@ -130,18 +133,17 @@ static int result_index(const char *wuname, const char *name)
 	return n;
 }
 
-/* Time out overdue results and count the rest. */
+/* Read the WU's results into w->rows, time out overdue ones and count
+ * the rest. */
 static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 {
-	struct ct_result_row *rows = NULL;
-	size_t n = 0;
 	int rc;
 
 	w->min_deadline = CT_TRANSITION_NEVER;
 	w->maxidx = -1;
-	rc = ct_result_list_wu(db, w->id, &rows, &n);
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		const struct ct_result_row *r = &rows[i];
+	rc = ct_result_list_wu(db, w->id, &w->rows, &w->nrows);
+	for (size_t i = 0; rc >= 0 && i < w->nrows; i++) {
+		struct ct_result_row *r = &w->rows[i];
 		int64_t deadline = r->report_deadline;
 		int ss = r->server_state, oc = r->outcome, vs = r->validate_state;
 		int idx = result_index(w->name, r->name);
@@ -156,7 +158,8 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			if (rc < 0)
 				break;
 			ct_log_info("transitioner: result %s timed out", r->name);
-			ss = CT_RS_OVER, oc = CT_RO_NO_REPLY;
+			ss = r->server_state = CT_RS_OVER;
+			oc = r->outcome = CT_RO_NO_REPLY;
 		}
 		if (ss == CT_RS_UNSENT) {
 			w->nunsent++;
@@ -172,7 +175,6 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 			w->nerror++;
 		}
 	}
-	free(rows);
 	return rc < 0 ? rc : 0;
 }
 
@@ -195,43 +197,43 @@ static int64_t reissue_after(const struct ct_conf *conf, int64_t fastest)
 /* Replicas in progress that sit unreported while a replica of the same WU
  * is done: past reissue_after() they count as lost (w->nstale, out of
  * w->ninprog), so handle_open sends a new one; the WU is woken when the
- * next one becomes overdue. At most 64 replicas are looked at. */
-static int early_reissue(struct ct_db *db, const struct ct_conf *conf, struct twu *w,
-			 int64_t now)
+ * next one becomes overdue. The first 64 replicas sent are looked at
+ * (w->rows, as scan_results left them: no statement of its own). */
+static void early_reissue(const struct ct_conf *conf, struct twu *w, int64_t now)
 {
-	struct ct_result_row *v = NULL;
+	const struct ct_result_row *v[EARLY_SENT_MAX];
 	int64_t fastest = -1, limit;
 	size_t n = 0;
-	int rc;
 
 	if (w->canonical != 0 || w->error_mask != 0 || w->ninprog == 0 || w->nviable == 0)
-		return 0;
-	rc = ct_result_list_sent(db, w->id, 64, &v, &n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (v[i].server_state == CT_RS_OVER && v[i].outcome == CT_RO_SUCCESS &&
-		    v[i].validate_state != CT_VS_INVALID &&
-		    (fastest < 0 || v[i].received_time - v[i].sent_time < fastest))
-			fastest = v[i].received_time - v[i].sent_time;
+		return;
+	for (size_t i = 0; i < w->nrows && n < EARLY_SENT_MAX; i++)
+		if (w->rows[i].server_state == CT_RS_IN_PROGRESS ||
+		    w->rows[i].server_state == CT_RS_OVER)
+			v[n++] = &w->rows[i];
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->server_state == CT_RS_OVER && v[i]->outcome == CT_RO_SUCCESS &&
+		    v[i]->validate_state != CT_VS_INVALID &&
+		    (fastest < 0 || v[i]->received_time - v[i]->sent_time < fastest))
+			fastest = v[i]->received_time - v[i]->sent_time;
 	limit = reissue_after(conf, fastest < 1 ? 1 : fastest);
 	if (limit == CT_TRANSITION_NEVER)
 		fastest = -1;	/* off */
-	for (size_t i = 0; rc == 0 && fastest >= 0 && i < n; i++) {
-		if (v[i].server_state != CT_RS_IN_PROGRESS)
+	for (size_t i = 0; fastest >= 0 && i < n; i++) {
+		if (v[i]->server_state != CT_RS_IN_PROGRESS)
 			continue;
-		if (now - v[i].sent_time < limit) {
-			if (v[i].sent_time + limit < w->min_deadline)
-				w->min_deadline = v[i].sent_time + limit;
+		if (now - v[i]->sent_time < limit) {
+			if (v[i]->sent_time + limit < w->min_deadline)
+				w->min_deadline = v[i]->sent_time + limit;
 			continue;
 		}
 		w->nstale++;
 	}
-	free(v);
 	w->ninprog -= w->nstale;
 	if (w->nstale > 0 && w->nunsent + w->ninprog + w->nviable < w->target)
 		ct_log_info("transitioner: %s: %d replica(s) unreported after %lld s while one "
 			    "took %lld s: re-issued early", w->name, w->nstale, (long long)limit,
 			    (long long)fastest);
-	return rc;
 }
 
 /* Insert `k` new unsent results of the WU. */
@@ -362,7 +364,8 @@ static int transition_one(struct ct_db *db, void *arg)
 	if (rc >= 0)
 		rc = discount_unproven(db, &w);
 	if (rc >= 0)
-		rc = early_reissue(db, ta->conf, &w, now);
+		early_reissue(ta->conf, &w, now);
+	free(w.rows);
 	if (rc < 0)
 		return rc;
 	if (w.canonical == 0 && w.error_mask == 0) {

@@ -156,22 +156,6 @@ int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const cha
 	return rc < 0 ? rc : rc > 0;
 }
 
-#define R struct ct_result_row
-static const struct ct_dl_col sent_cols[] = {
-	CT_DL_COL(R, id), CT_DL_COL(R, sent_time), CT_DL_COL(R, received_time),
-	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
-};
-#undef R
-
-int ct_result_list_sent(struct ct_db *db, int64_t wuid, int max, struct ct_result_row **rows,
-			size_t *n)
-{
-	return CT_DL_LIST(db, rows, n, sent_cols, "sent replicas", "SELECT id, sent_time, "
-			  "received_time, server_state, outcome, validate_state FROM result "
-			  "WHERE workunitid=? AND server_state IN (?, ?) ORDER BY id LIMIT ?", wuid,
-			  CT_RS_IN_PROGRESS, CT_RS_OVER, max);
-}
-
 int ct_result_count_sent_others(struct ct_db *db, int64_t wuid, int64_t except, int64_t *n)
 {
 	return CT_DB_QUERY_INT(db, n, "SELECT COUNT(*) FROM result WHERE workunitid=? AND "

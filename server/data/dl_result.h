@@ -63,16 +63,11 @@ int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const cha
 			 int64_t size, int64_t now);
 
 /* Every result of WU `wuid` (in id order): id, name, hostid, state
- * columns, report_deadline. *rows is malloc'd (free() it; NULL when there
- * are none), *n its length. Returns 0, CT_ENOMEM or a db error. */
+ * columns, report_deadline, sent_time, received_time. *rows is malloc'd
+ * (free() it; NULL when there are none), *n its length. Returns 0,
+ * CT_ENOMEM or a db error. */
 int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
 		      size_t *n);
-
-/* The first `max` results of WU `wuid` that were sent (in progress or
- * over), in id order: id, sent_time, received_time, state columns; as
- * ct_result_list_wu. */
-int ct_result_list_sent(struct ct_db *db, int64_t wuid, int max, struct ct_result_row **rows,
-			size_t *n);
 
 /* How many results of WU `wuid` other than `except` were sent (are not
  * unsent) into *n. Returns 0 or a db error. */

@@ -32,7 +32,7 @@ static const struct ct_dl_col wu_cols[] = {
 static const struct ct_dl_col result_cols[] = {
 	CT_DL_COL(R, id), CT_DL_COL(R, name), CT_DL_COL(R, hostid),
 	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
-	CT_DL_COL(R, report_deadline),
+	CT_DL_COL(R, report_deadline), CT_DL_COL(R, sent_time), CT_DL_COL(R, received_time),
 };
 #undef R
 
@@ -40,8 +40,8 @@ int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **row
 		      size_t *n)
 {
 	return CT_DL_LIST(db, rows, n, result_cols, "results", "SELECT id, name, hostid, "
-			  "server_state, outcome, validate_state, report_deadline FROM result "
-			  "WHERE workunitid=? ORDER BY id", wuid);
+			  "server_state, outcome, validate_state, report_deadline, sent_time, "
+			  "received_time FROM result WHERE workunitid=? ORDER BY id", wuid);
 }
 
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
@@ -61,8 +61,8 @@ int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct
 	if (rc < 0 || rs == NULL)
 		return rc;
 	return CT_DL_LIST(db, rs, n, result_cols, "results", "SELECT id, name, hostid, "
-			  "server_state, outcome, validate_state, report_deadline FROM result "
-			  "WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
+			  "server_state, outcome, validate_state, report_deadline, sent_time, "
+			  "received_time FROM result WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
 }
 
 #define S struct ct_wu_sched_row
