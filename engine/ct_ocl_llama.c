@@ -355,13 +355,6 @@ static struct ct_dten D(cl_mem m, size_t off)
 	return ct_dten_at(m, off);
 }
 
-/* Element off of t. */
-static struct ct_dten AT(struct ct_dten t, size_t off)
-{
-	t.off += off;
-	return t;
-}
-
 /* Floats of every buffer (n, by LL_ index; 0: not allocated) of a Llama
  * pass over B x T: every layer's activations, or with lean one layer's
  * (ll_plan then puts residual3 in encoded); with grads the backward
@@ -566,7 +559,7 @@ static int upload_rope(struct ct_ocl_llama *ll)
 		return ct_error(CT_ENOMEM, "RoPE table");
 	rc = ct_llama_rope_table(&ll->cfg, ll->T, tab);
 	if (rc == 0)
-		rc = ct_ocl_write(ll->lk.ops, AT(ll->rope, 0), tab, n);
+		rc = ct_ocl_write(ll->lk.ops, ll->rope, tab, n);
 	free(tab);
 	return rc;
 }
@@ -627,12 +620,12 @@ void ct_ocl_llama_prof_reset(struct ct_ocl_llama *ll)
 
 struct ct_dten ct_ocl_llama_losses(const struct ct_ocl_llama *ll)
 {
-	return AT(ll->losses, 0);
+	return ll->losses;
 }
 
 struct ct_dten ct_ocl_llama_logits(const struct ct_ocl_llama *ll)
 {
-	return AT(ll->logits, 0);
+	return ll->logits;
 }
 
 /* Chain launches: after the first failure the rest are skipped. */
@@ -648,7 +641,7 @@ static size_t slot(const struct ct_ocl_llama *ll, int l)
  * input. */
 static struct ct_dten layer_out(const struct ct_ocl_llama *ll, int l)
 {
-	return AT(ll->residual3, ll->lean ? 0 : (size_t)l * ll->B * ll->T * ll->cfg.C);
+	return ct_dten_plus(ll->residual3, ll->lean ? 0 : (size_t)l * ll->B * ll->T * ll->cfg.C);
 }
 
 /* Layer l's input: the embeddings, or layer l - 1's output. */
@@ -677,7 +670,7 @@ static int restore_input(struct ct_ocl_llama *ll, int l)
 /* Row r of layer l's ln2. */
 static struct ct_dten ln2_of(const struct ct_ocl_llama *ll, int l, int r)
 {
-	return AT(ll->ln2, (slot(ll, l) * ll->B * ll->T + (size_t)r) * ll->cfg.C);
+	return ct_dten_plus(ll->ln2, (slot(ll, l) * ll->B * ll->T + (size_t)r) * ll->cfg.C);
 }
 
 /* Attention of layer l (ct_ocl_gqa_forward); lean: one batch row at a
@@ -693,9 +686,9 @@ static int attn_forward(struct ct_ocl_llama *ll, struct ct_dten atty, struct ct_
 	for (int b = 0; b < nb && rc == 0; b++) {
 		const size_t r = (size_t)b * b1 * T;
 
-		DO(ct_ocl_gqa_forward(&ll->lk, D(atty.mem, atty.off + r * ll->A),
-				      D(stat.mem, stat.off + r * c->NH * 2),
-				      D(qkv.mem, qkv.off + r * ll->QKV), AT(ll->x3, 0),
+		DO(ct_ocl_gqa_forward(&ll->lk, ct_dten_plus(atty, r * ll->A),
+				      ct_dten_plus(stat, r * c->NH * 2),
+				      ct_dten_plus(qkv, r * ll->QKV), ll->x3,
 				      b1, T, c->NH, c->KVH, ll->hd));
 	}
 	return rc;
@@ -711,26 +704,27 @@ static int attn_block_forward(struct ct_ocl_llama *ll, const struct ll_layer *p,
 	const float eps = (float)c->rms_eps;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = AT(ll->qkv, lt * ll->QKV), ln1 = AT(ll->ln1, lc);
-	struct ct_dten atty = AT(ll->atty, lt * ll->A), attproj = AT(ll->attproj, 0);
+	struct ct_dten qkv = ct_dten_plus(ll->qkv, lt * ll->QKV), ln1 = ct_dten_plus(ll->ln1, lc);
+	struct ct_dten atty = ct_dten_plus(ll->atty, lt * ll->A), attproj = ll->attproj;
 	struct ct_dten none = { NULL, 0, 0 };
-	struct ct_dten raw = p->qkn.mem ? AT(ll->qkvr, lt * ll->QKV) : qkv;
+	struct ct_dten raw = p->qkn.mem ? ct_dten_plus(ll->qkvr, lt * ll->QKV) : qkv;
 	int rc = 0;
 
-	DO(ct_ocl_rmsnorm_forward(lk, ln1, AT(ll->ln1_rstd, lt), residual, p->ln1w, BT, C, eps));
+	DO(ct_ocl_rmsnorm_forward(lk, ln1, ct_dten_plus(ll->ln1_rstd, lt), residual, p->ln1w, BT,
+				  C, eps));
 	DO(ct_ocl_matmul_forward(o, raw, ln1, p->qkvw, p->qkvb, p->qkvb.mem != NULL,
 				 BT, C, ll->QKV));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_QKV, raw, ln1));
 	if (p->qkn.mem != NULL)
-		DO(ct_ocl_qknorm_forward(lk, qkv, AT(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
+		DO(ct_ocl_qknorm_forward(lk, qkv, ct_dten_plus(ll->qkn_rstd, lt * (c->NH + c->KVH)), raw,
 					 p->qkn, BT, c->NH, c->KVH, hs, eps));
-	DO(ct_ocl_rope(lk, qkv, AT(ll->rope, 0), BT, T, c->NH, c->KVH, hs, 1));
-	DO(attn_forward(ll, atty, AT(ll->att, lt * c->NH * 2), qkv));
+	DO(ct_ocl_rope(lk, qkv, ll->rope, BT, T, c->NH, c->KVH, hs, 1));
+	DO(attn_forward(ll, atty, ct_dten_plus(ll->att, lt * c->NH * 2), qkv));
 	DO(ct_ocl_matmul_forward(o, attproj, atty, p->attprojw, none, 0, BT, ll->A, C));
 	DO(ct_ocl_lora_forward(lo, l, CT_LORA_ATTPROJ, attproj, atty));
-	DO(ct_ocl_residual_forward(o, AT(ll->residual2, lc), residual, attproj, n));
-	DO(ct_ocl_rmsnorm_forward(lk, ln2_of(ll, l, 0), AT(ll->ln2_rstd, lt),
-				  AT(ll->residual2, lc), p->ln2w, BT, C, eps));
+	DO(ct_ocl_residual_forward(o, ct_dten_plus(ll->residual2, lc), residual, attproj, n));
+	DO(ct_ocl_rmsnorm_forward(lk, ln2_of(ll, l, 0), ct_dten_plus(ll->ln2_rstd, lt),
+				  ct_dten_plus(ll->residual2, lc), p->ln2w, BT, C, eps));
 	return rc;
 }
 
@@ -744,8 +738,8 @@ static int mlp_rows_forward(struct ct_ocl_llama *ll, const struct ll_layer *p, i
 	const int C = ll->cfg.C, F = ll->cfg.F;
 	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten fch = AT(ll->fch, lm * 2 * F), sw = AT(ll->sw, lm * F);
-	struct ct_dten ln2 = ln2_of(ll, l, r0), fcproj = AT(ll->fcproj, (size_t)r0 * C);
+	struct ct_dten fch = ct_dten_plus(ll->fch, lm * 2 * F), sw = ct_dten_plus(ll->sw, lm * F);
+	struct ct_dten ln2 = ln2_of(ll, l, r0), fcproj = ct_dten_plus(ll->fcproj, (size_t)r0 * C);
 	struct ct_dten none = { NULL, 0, 0 };
 	int rc = 0;
 
@@ -782,7 +776,7 @@ static int block_forward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
 		DO(mlp_rows_forward(ll, &p, l, r0, mlp_block(ll, r0), 1, lo));
 	DO(ct_ocl_residual_forward(ll->lk.ops, layer_out(ll, l),
-				   AT(ll->residual2, lc), AT(ll->fcproj, 0), n));
+				   ct_dten_plus(ll->residual2, lc), ll->fcproj, n));
 	return rc;
 }
 
@@ -812,8 +806,8 @@ static int head_rows_fwd(struct ct_ocl_llama *ll, const struct ct_dweights *para
 
 	rows = ct_opt_int(CT_OPT_OCL_HEAD_ROWS, rows < 1 ? 1 : rows);
 	for (int k = 0; k < n && rc == 0; k += (int)rows)
-		DO(ct_ocl_matmul_forward(ll->lk.ops, AT(ll->logits, (size_t)k * Vp),
-					 AT(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
+		DO(ct_ocl_matmul_forward(ll->lk.ops, ct_dten_plus(ll->logits, (size_t)k * Vp),
+					 ct_dten_plus(ll->lnf, (size_t)(r0 + k) * C), w, none, 0,
 					 n - k < rows ? n - k : (int)rows, C, Vp));
 	return rc;
 }
@@ -826,8 +820,8 @@ static int head_loss(struct ct_ocl_llama *ll, const struct ct_dweights *params,
 	const struct ct_model_config *c = &ll->cfg;
 	int rc = head_rows_fwd(ll, params, r0, n);
 
-	DO(ct_ocl_crossentropy_forward(ll->lk.ops, AT(ll->losses, (size_t)r0), AT(ll->logits, 0),
-				       AT(ll->logits, 0), targets, (size_t)r0, n, c->V, c->Vp));
+	DO(ct_ocl_crossentropy_forward(ll->lk.ops, ct_dten_plus(ll->losses, (size_t)r0), ll->logits,
+				       ll->logits, targets, (size_t)r0, n, c->V, c->Vp));
 	return rc;
 }
 
@@ -864,16 +858,16 @@ int ct_ocl_llama_forward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 	int rc = 0;
 
 	if (LW(ll, PW(params), CT_WTE, 0).fmt != CT_BASE_F32)
-		DO(ct_ocl_embed_forward_h(o, AT(ll->encoded, 0), inputs, LW(ll, PW(params), CT_WTE, 0),
+		DO(ct_ocl_embed_forward_h(o, ll->encoded, inputs, LW(ll, PW(params), CT_WTE, 0),
 					  BT, C));
 	else
-		DO(ct_ocl_embed_forward(&ll->lk, AT(ll->encoded, 0), inputs,
+		DO(ct_ocl_embed_forward(&ll->lk, ll->encoded, inputs,
 					LW(ll, PW(params), CT_WTE, 0), BT, C));
 	for (int l = 0; l < c->L && rc == 0; l++) {
 		DO(save_input(ll, l));
 		DO(block_forward(ll, params, l, layer_in(ll, l), lora));
 	}
-	DO(ct_ocl_rmsnorm_forward(&ll->lk, AT(ll->lnf, 0), AT(ll->lnf_rstd, 0), last,
+	DO(ct_ocl_rmsnorm_forward(&ll->lk, ll->lnf, ll->lnf_rstd, last,
 				  LW(ll, PW(params), CT_LNFW, 0), BT, C, (float)c->rms_eps));
 	for (int r0 = 0; targets != NULL && r0 < BT && rc == 0; r0 += ll->head_rows)
 		DO(head_loss(ll, params, targets, r0,
@@ -902,12 +896,12 @@ static int head_backward(struct ct_ocl_llama *ll, const struct ct_dweights *para
 	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = AT(ll->logits, 0), none = { NULL, 0, 0 };
+	struct ct_dten dlogits = ll->logits, none = { NULL, 0, 0 };
 	int rc = 0;
 
-	DO(ct_ocl_crossentropy_backward(o, dlogits, AT(ll->logits, 0), targets, BT, c->V, c->Vp));
-	DO(ct_ocl_zero(o, AT(ll->dln, 0), (size_t)BT * C));
-	DO(mm_bwd(ll, grads, AT(ll->dln, 0), head(ll, GW(grads)), none, dlogits, AT(ll->lnf, 0),
+	DO(ct_ocl_crossentropy_backward(o, dlogits, ll->logits, targets, BT, c->V, c->Vp));
+	DO(ct_ocl_zero(o, ll->dln, (size_t)BT * C));
+	DO(mm_bwd(ll, grads, ll->dln, head(ll, GW(grads)), none, dlogits, ll->lnf,
 		  head(ll, PW(params)), BT, C, c->Vp));
 	return rc;
 }
@@ -922,17 +916,17 @@ static int head_backward_rows(struct ct_ocl_llama *ll, const struct ct_dweights 
 	const struct ct_model_config *c = &ll->cfg;
 	const int BT = ll->B * ll->T, C = c->C;
 	struct ct_ocl_ops *o = ll->lk.ops;
-	struct ct_dten dlogits = AT(ll->logits, 0);
+	struct ct_dten dlogits = ll->logits;
 	int rc = 0;
 
-	DO(ct_ocl_zero(o, AT(ll->dln, 0), (size_t)BT * C));
+	DO(ct_ocl_zero(o, ll->dln, (size_t)BT * C));
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->head_rows) {
 		int n = BT - r0 < ll->head_rows ? BT - r0 : ll->head_rows;
 
 		DO(head_loss(ll, params, targets, r0, n));
 		DO(ct_ocl_crossentropy_backward_rows(o, dlogits, dlogits, targets, (size_t)r0, n,
 						     BT, c->V, c->Vp));
-		DO(ct_ocl_matmul_dinp(o, AT(ll->dln, (size_t)r0 * C), dlogits,
+		DO(ct_ocl_matmul_dinp(o, ct_dten_plus(ll->dln, (size_t)r0 * C), dlogits,
 				      head(ll, PW(params)), n, C, c->Vp));
 	}
 	return rc;
@@ -952,20 +946,21 @@ static int mlp_rows_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, int r
 	const size_t lm = slot(ll, l) * (size_t)ll->mlp_rows;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten fch = AT(ll->fch, lm * 2 * F), sw = AT(ll->sw, lm * F);
-	struct ct_dten dfcproj = AT(ll->dfcproj, (size_t)r0 * C), dln = AT(ll->dln, (size_t)r0 * C);
+	struct ct_dten fch = ct_dten_plus(ll->fch, lm * 2 * F), sw = ct_dten_plus(ll->sw, lm * F);
+	struct ct_dten dfcproj = ct_dten_plus(ll->dfcproj, (size_t)r0 * C);
+	struct ct_dten dln = ct_dten_plus(ll->dln, (size_t)r0 * C);
 	struct ct_dten ln2 = ln2_of(ll, l, r0), none = { NULL, 0, 0 };
 	int rc = 0;
 
 	if (ll->lean)	/* the same kernels on the same rows: the same bits */
 		DO(mlp_rows_forward(ll, p, l, r0, n, 0, lo));
-	DO(ct_ocl_zero(o, AT(ll->dsw, 0), (size_t)n * F));
-	DO(mm_bwd(ll, grads, AT(ll->dsw, 0), d->fcprojw, none, dfcproj, sw, p->fcprojw, n, F, C));
-	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FCPROJ, AT(ll->dsw, 0), dfcproj, sw, r0, n));
-	DO(ct_ocl_zero(o, AT(ll->dfch, 0), (size_t)n * 2 * F));
-	DO(ct_ocl_swiglu_backward(lk, AT(ll->dfch, 0), fch, AT(ll->dsw, 0), n, F));
-	DO(mm_bwd(ll, grads, dln, d->fcw, none, AT(ll->dfch, 0), ln2, p->fcw, n, C, 2 * F));
-	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FC, dln, AT(ll->dfch, 0), ln2, r0, n));
+	DO(ct_ocl_zero(o, ll->dsw, (size_t)n * F));
+	DO(mm_bwd(ll, grads, ll->dsw, d->fcprojw, none, dfcproj, sw, p->fcprojw, n, F, C));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FCPROJ, ll->dsw, dfcproj, sw, r0, n));
+	DO(ct_ocl_zero(o, ll->dfch, (size_t)n * 2 * F));
+	DO(ct_ocl_swiglu_backward(lk, ll->dfch, fch, ll->dsw, n, F));
+	DO(mm_bwd(ll, grads, dln, d->fcw, none, ll->dfch, ln2, p->fcw, n, C, 2 * F));
+	DO(ct_ocl_lora_backward_rows(lo, l, CT_LORA_FC, dln, ll->dfch, ln2, r0, n));
 	return rc;
 }
 
@@ -979,15 +974,15 @@ static int mlp_backward(struct ct_ocl_llama *ll, cl_mem grads, int l, const stru
 	struct ct_ocl_ops *o = lk->ops;
 	int rc = 0;
 
-	DO(ct_ocl_zero(o, AT(ll->dresidual2, 0), n));
-	DO(ct_ocl_zero(o, AT(ll->dfcproj, 0), n));
-	DO(ct_ocl_residual_backward(o, AT(ll->dresidual2, 0), AT(ll->dfcproj, 0),
-				    AT(ll->dresidual, 0), n));
-	DO(ct_ocl_zero(o, AT(ll->dln, 0), n));
+	DO(ct_ocl_zero(o, ll->dresidual2, n));
+	DO(ct_ocl_zero(o, ll->dfcproj, n));
+	DO(ct_ocl_residual_backward(o, ll->dresidual2, ll->dfcproj,
+				    ll->dresidual, n));
+	DO(ct_ocl_zero(o, ll->dln, n));
 	for (int r0 = 0; r0 < BT && rc == 0; r0 += ll->mlp_rows)
 		DO(mlp_rows_backward(ll, grads, l, r0, mlp_block(ll, r0), p, d, lo));
-	DO(ct_ocl_rmsnorm_backward(lk, AT(ll->dresidual2, 0), d->ln2w, AT(ll->dln, 0),
-				   AT(ll->residual2, lc), p->ln2w, AT(ll->ln2_rstd, lt), BT, C));
+	DO(ct_ocl_rmsnorm_backward(lk, ll->dresidual2, d->ln2w, ll->dln,
+				   ct_dten_plus(ll->residual2, lc), p->ln2w, ct_dten_plus(ll->ln2_rstd, lt), BT, C));
 	return rc;
 }
 
@@ -1002,11 +997,11 @@ static int attn_backward(struct ct_ocl_llama *ll, struct ct_dten qkv, struct ct_
 	for (int b = 0; b < nb && rc == 0; b++) {
 		const size_t r = (size_t)b * b1 * T;
 
-		DO(ct_ocl_gqa_backward(&ll->lk, AT(ll->dqkv, r * ll->QKV),
-				       AT(ll->datt, r * c->NH), AT(ll->datty, r * ll->A),
-				       D(qkv.mem, qkv.off + r * ll->QKV),
-				       D(stat.mem, stat.off + r * c->NH * 2), AT(ll->x3, 0),
-				       AT(ll->dx3, 0), b1, T, c->NH, c->KVH, ll->hd));
+		DO(ct_ocl_gqa_backward(&ll->lk, ct_dten_plus(ll->dqkv, r * ll->QKV),
+				       ct_dten_plus(ll->datt, r * c->NH), ct_dten_plus(ll->datty, r * ll->A),
+				       ct_dten_plus(qkv, r * ll->QKV),
+				       ct_dten_plus(stat, r * c->NH * 2), ll->x3,
+				       ll->dx3, b1, T, c->NH, c->KVH, ll->hd));
 	}
 	return rc;
 }
@@ -1025,8 +1020,9 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	const size_t lc = slot(ll, l) * BT * C, lt = slot(ll, l) * BT, n = (size_t)BT * C;
 	struct ct_ocl_llk *lk = &ll->lk;
 	struct ct_ocl_ops *o = lk->ops;
-	struct ct_dten qkv = AT(ll->qkv, lt * ll->QKV), atty = AT(ll->atty, lt * ll->A);
-	struct ct_dten ln1 = AT(ll->ln1, lc), none = { NULL, 0, 0 };
+	struct ct_dten qkv = ct_dten_plus(ll->qkv, lt * ll->QKV);
+	struct ct_dten atty = ct_dten_plus(ll->atty, lt * ll->A);
+	struct ct_dten ln1 = ct_dten_plus(ll->ln1, lc), none = { NULL, 0, 0 };
 	struct ll_layer p, d;
 	int rc = 0;
 
@@ -1034,29 +1030,29 @@ static int block_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	ll_layer(ll, GW(grads), l, &d);	/* NULL buffers when frozen */
 	if (ll->lean)
 		DO(attn_block_forward(ll, &p, l, residual, lo));
-	DO(ct_ocl_zero(o, AT(ll->dresidual_in, 0), n));
+	DO(ct_ocl_zero(o, ll->dresidual_in, n));
 	DO(mlp_backward(ll, grads, l, &p, &d, lo));
-	DO(ct_ocl_zero(o, AT(ll->dattproj, 0), n));
-	DO(ct_ocl_residual_backward(o, AT(ll->dresidual_in, 0), AT(ll->dattproj, 0),
-				    AT(ll->dresidual2, 0), n));
-	DO(ct_ocl_zero(o, AT(ll->datty, 0), (size_t)BT * ll->A));
-	DO(mm_bwd(ll, grads, AT(ll->datty, 0), d.attprojw, none, AT(ll->dattproj, 0), atty,
+	DO(ct_ocl_zero(o, ll->dattproj, n));
+	DO(ct_ocl_residual_backward(o, ll->dresidual_in, ll->dattproj,
+				    ll->dresidual2, n));
+	DO(ct_ocl_zero(o, ll->datty, (size_t)BT * ll->A));
+	DO(mm_bwd(ll, grads, ll->datty, d.attprojw, none, ll->dattproj, atty,
 		  p.attprojw, BT, ll->A, C));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, AT(ll->datty, 0), AT(ll->dattproj, 0),
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_ATTPROJ, ll->datty, ll->dattproj,
 				atty));
-	DO(ct_ocl_zero(o, AT(ll->dqkv, 0), (size_t)BT * ll->QKV));
-	DO(attn_backward(ll, qkv, AT(ll->att, lt * c->NH * 2)));
-	DO(ct_ocl_rope(lk, AT(ll->dqkv, 0), AT(ll->rope, 0), BT, T, c->NH, c->KVH, hs, -1));
+	DO(ct_ocl_zero(o, ll->dqkv, (size_t)BT * ll->QKV));
+	DO(attn_backward(ll, qkv, ct_dten_plus(ll->att, lt * c->NH * 2)));
+	DO(ct_ocl_rope(lk, ll->dqkv, ll->rope, BT, T, c->NH, c->KVH, hs, -1));
 	if (p.qkn.mem != NULL)
-		DO(ct_ocl_qknorm_backward(lk, AT(ll->dqkv, 0), d.qkn, AT(ll->qkvr, lt * ll->QKV),
-					  p.qkn, AT(ll->qkn_rstd, lt * (c->NH + c->KVH)), BT,
+		DO(ct_ocl_qknorm_backward(lk, ll->dqkv, d.qkn, ct_dten_plus(ll->qkvr, lt * ll->QKV),
+					  p.qkn, ct_dten_plus(ll->qkn_rstd, lt * (c->NH + c->KVH)), BT,
 					  c->NH, c->KVH, hs));
-	DO(ct_ocl_zero(o, AT(ll->dln, 0), n));
-	DO(mm_bwd(ll, grads, AT(ll->dln, 0), d.qkvw, d.qkvb, AT(ll->dqkv, 0), ln1, p.qkvw,
+	DO(ct_ocl_zero(o, ll->dln, n));
+	DO(mm_bwd(ll, grads, ll->dln, d.qkvw, d.qkvb, ll->dqkv, ln1, p.qkvw,
 		  BT, C, ll->QKV));
-	DO(ct_ocl_lora_backward(lo, l, CT_LORA_QKV, AT(ll->dln, 0), AT(ll->dqkv, 0), ln1));
-	DO(ct_ocl_rmsnorm_backward(lk, AT(ll->dresidual_in, 0), d.ln1w, AT(ll->dln, 0), residual,
-				   p.ln1w, AT(ll->ln1_rstd, lt), BT, C));
+	DO(ct_ocl_lora_backward(lo, l, CT_LORA_QKV, ll->dln, ll->dqkv, ln1));
+	DO(ct_ocl_rmsnorm_backward(lk, ll->dresidual_in, d.ln1w, ll->dln, residual,
+				   p.ln1w, ct_dten_plus(ll->ln1_rstd, lt), BT, C));
 	return rc;
 }
 
@@ -1075,10 +1071,10 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 		DO(head_backward_rows(ll, params, targets));
 	else
 		DO(head_backward(ll, params, grads, targets));
-	DO(ct_ocl_zero(o, AT(ll->dresidual, 0), n));
-	DO(ct_ocl_rmsnorm_backward(&ll->lk, AT(ll->dresidual, 0), dlnfw, AT(ll->dln, 0),
+	DO(ct_ocl_zero(o, ll->dresidual, n));
+	DO(ct_ocl_rmsnorm_backward(&ll->lk, ll->dresidual, dlnfw, ll->dln,
 				   layer_out(ll, c->L - 1),
-				   LW(ll, PW(params), CT_LNFW, 0), AT(ll->lnf_rstd, 0), BT, C));
+				   LW(ll, PW(params), CT_LNFW, 0), ll->lnf_rstd, BT, C));
 	for (int l = c->L - 1; l >= 0 && rc == 0; l--) {
 		struct ct_dten tmp;
 
@@ -1090,7 +1086,7 @@ int ct_ocl_llama_backward(struct ct_ocl_llama *ll, const struct ct_dweights *par
 	}
 	if (grads == NULL)		/* frozen embeddings (LoRA) */
 		return rc;
-	DO(ct_ocl_embed_backward(&ll->lk, D(grads, ll->lay.offset[CT_WTE]), AT(ll->dresidual, 0),
+	DO(ct_ocl_embed_backward(&ll->lk, D(grads, ll->lay.offset[CT_WTE]), ll->dresidual,
 				 inputs, BT, C));
 	return rc;
 }

@@ -144,11 +144,11 @@ int ct_ocl_llama_mlp_rows(const struct ct_model_config *cfg, int B, int T, int f
 
 /* Rows of logits a backend holds at once: all B*T, but with a frozen
  * head (LoRA) where they pass 2^23 floats (32 MiB), 2^23 / Vp rows, a
- * multiple of 64 where that is at least 64 (64 at Llama's vocabulary): the forward pass keeps the losses only, and
- * backward runs each piece's head and softmax again before its gradient
- * (the same kernels on the same rows: the same bits, for one more pass
- * through the head a step). CT_OCL_HEAD_ROWS=N forces N (frozen heads;
- * tests). */
+ * multiple of 64 where that is at least 64 (64 at Llama's vocabulary):
+ * the forward pass keeps the losses only, and backward runs each piece's
+ * head and softmax again before its gradient (the same kernels on the
+ * same rows: the same bits, for one more pass through the head a step).
+ * CT_OCL_HEAD_ROWS=N forces N (frozen heads; tests). */
 int ct_ocl_llama_head_rows(const struct ct_model_config *cfg, int B, int T, int frozen);
 
 /* Bytes of the device buffers ct_ocl_llama_open allocates for these

@@ -354,7 +354,6 @@ static int grow(struct ct_ocl_ops *ops, cl_mem *buf, size_t *cap, size_t floats)
 
 /* ---- matmul ---------------------------------------------------------------- */
 
-static struct ct_dten dten_plus(struct ct_dten t, size_t off);
 
 
 /* Pack B into ops->scratch: all panels, or only the last partial one when
@@ -816,12 +815,12 @@ static int mm_dweight(struct ct_ocl_ops *ops, struct ct_dten dw, struct ct_dten 
 
 		rc = grow(ops, &ops->tr, &ops->tr_floats, (size_t)m * BT);
 		if (rc == 0)
-			rc = ocl_args(ops, CT_K_MM_TR, "titiii", dten_plus(dout, (size_t)o0), OC,
+			rc = ocl_args(ops, CT_K_MM_TR, "titiii", ct_dten_plus(dout, (size_t)o0), OC,
 				      ct_dten_at(ops->tr, 0), BT, BT, m);
 		if (rc == 0)
 			rc = ocl_run(ops, CT_K_MM_TR, ((size_t)m + 15) / 16, ((size_t)BT + 15) / 16);
 		if (rc == 0)
-			rc = mm(ops, dten_plus(dw, (size_t)o0 * C), ct_dten_at(ops->tr, 0), BT, 1,
+			rc = mm(ops, ct_dten_plus(dw, (size_t)o0 * C), ct_dten_at(ops->tr, 0), BT, 1,
 				inp, C, 1, none, 0, m, C, BT, 1);
 	}
 	return rc;
@@ -978,11 +977,6 @@ static int att_tr(struct ct_ocl_ops *ops, int blk, int nblk, struct ct_dten src,
 	return rc;
 }
 
-static struct ct_dten dten_plus(struct ct_dten t, size_t off)
-{
-	return ct_dten_at(t.mem, t.off + off);
-}
-
 /* Work-items of attention.cl's kernels per head: CT_ATT_R rows each. */
 static size_t att_items(const struct ct_ocl_ops *ops, int T)
 {
@@ -1013,7 +1007,7 @@ int ct_ocl_attention_forward_recompute(struct ct_ocl_ops *ops, struct ct_dten ou
 		rc = ocl_args(ops, CT_K_ATG_FWD, "tttiiii", out, stat, qkv, B, T, C, NH);
 		return rc == 0 ? atg_run(ops, CT_K_ATG_FWD, B, T, NH) : rc;
 	}
-	rc = att_tr(ops, 0, 1, dten_plus(qkv, C), 3 * C, B, T, C);
+	rc = att_tr(ops, 0, 1, ct_dten_plus(qkv, C), 3 * C, B, T, C);
 
 	if (rc == 0)
 		rc = ocl_args(ops, CT_K_ATTN_FWD, "ttttiiii", out, stat, qkv,
@@ -1044,9 +1038,9 @@ int ct_ocl_attention_backward_recompute(struct ct_ocl_ops *ops, struct ct_dten d
 				      stat, B, T, C, NH);
 		return rc == 0 ? atg_run(ops, CT_K_ATG_DKV, B, T, NH) : rc;
 	}
-	rc = att_tr(ops, 0, 4, dten_plus(qkv, C), 3 * C, B, T, C);
+	rc = att_tr(ops, 0, 4, ct_dten_plus(qkv, C), 3 * C, B, T, C);
 	if (rc == 0)
-		rc = att_tr(ops, 1, 4, dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);
+		rc = att_tr(ops, 1, 4, ct_dten_plus(qkv, 2 * (size_t)C), 3 * C, B, T, C);
 	if (rc == 0)
 		rc = att_tr(ops, 2, 4, qkv, 3 * C, B, T, C);
 	if (rc == 0)

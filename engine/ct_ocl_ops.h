@@ -66,6 +66,13 @@ static inline struct ct_dten ct_dten_at(cl_mem mem, size_t off)
 	return t;
 }
 
+/* Element off of float32 tensor t. */
+static inline struct ct_dten ct_dten_plus(struct ct_dten t, size_t off)
+{
+	t.off += off;
+	return t;
+}
+
 /* Tensor t of a params-shaped buffer mem from element e on: at lay's
  * float offsets, or, when bl is not NULL, in a compact base image
  * (ct_base.h) uploaded as it is, with the tensor's format. */
