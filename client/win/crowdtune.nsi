@@ -138,12 +138,6 @@ Section "Uninstall"
 	ReadRegStr $0 HKCU "Control Panel\Desktop" "SCRNSAVE.EXE"
 	StrCmp $0 "$INSTDIR\ctune.scr" 0 +2
 	DeleteRegValue HKCU "Control Panel\Desktop" "SCRNSAVE.EXE"
-	Delete "$INSTDIR\ctune.exe"
-	Delete "$INSTDIR\ctunew.exe"
-	Delete "$INSTDIR\ctune.scr"
-	Delete "$INSTDIR\*.dll"
-	Delete "$INSTDIR\uninstall.exe"
-	RMDir "$INSTDIR"
 
 	; the volunteer's data: account key, state, checkpoints, input cache
 	${GetParameters} $R0
@@ -161,4 +155,12 @@ remove_data:
 	RMDir /r "$APPDATA\crowdtune"
 	SetShellVarContext current
 done:
+	; the program files last: the install folder's going marks the end
+	; (this runs from a copy, and the caller of /S sees nothing else)
+	Delete "$INSTDIR\ctune.exe"
+	Delete "$INSTDIR\ctunew.exe"
+	Delete "$INSTDIR\ctune.scr"
+	Delete "$INSTDIR\*.dll"
+	Delete "$INSTDIR\uninstall.exe"
+	RMDir "$INSTDIR"
 SectionEnd
