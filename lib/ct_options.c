@@ -75,6 +75,9 @@ static const struct opt_def defs[CT_OPT_COUNT] = {
 				 "print each kernel's time at exit" },
 	[CT_OPT_OCL_TEST_OPTIONS] = { "CT_OCL_TEST_OPTIONS", K_TEXT, 0, 0, NULL,
 				      "extra OpenCL build options (tests: deliberately wrong builds)" },
+	[CT_OPT_DB_PROFILE] = { "CT_DB_PROFILE", K_TEXT, 0, 0, NULL,
+				"file (\"-\": stderr) for each database statement's calls and "
+				"time, written when the process closes the database" },
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

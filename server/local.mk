@@ -17,6 +17,7 @@ server_libctserver_a_SOURCES =
 # the state owners (*_state.c), the content store, the project directory
 # (server.c) and the LoRA job spec every layer reads
 server_libctserver_a_SOURCES += server/data/db.c server/data/db.h \
+	server/data/db_profile.c server/data/db_profile.h \
 	server/data/db_args.h server/data/db_url.c server/data/db_url.h \
 	server/data/dl.c server/data/dl.h server/data/dl_account.c \
 	server/data/dl_account.h server/data/dl_chain.c \

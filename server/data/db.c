@@ -33,6 +33,7 @@
 #include "ct_log.h"
 #include "db_url.h"
 #include "db_args.h"
+#include "db_profile.h"
 
 #define CT_DB_MAX_PARAMS 48
 #define CT_DB_STMT_CACHE 160
@@ -265,6 +266,7 @@ static void embedded_pre_shutdown(void)
 
 void ct_db_global_end(void)
 {
+	ct_db_profile_dump();
 	if (g_inited && g_embedded)
 		embedded_pre_shutdown();
 	if (g_inited)
@@ -298,12 +300,17 @@ static int db_error(MYSQL *my, unsigned err, const char *errmsg, const char *wha
 
 static int raw_exec(struct ct_db *db, const char *sql)
 {
+	struct ct_db_prof_mark pm;
+	MYSQL_RES *r;
+
+	ct_db_profile_begin(&pm);
 	if (mysql_real_query(db->my, sql, strlen(sql)) != 0)
 		return db_error(db->my, mysql_errno(db->my), mysql_error(db->my), sql);
 	/* drop a result set if the statement made one */
-	MYSQL_RES *r = mysql_store_result(db->my);
+	r = mysql_store_result(db->my);
 	if (r)
 		mysql_free_result(r);
+	ct_db_profile_end(&pm, sql);
 	return 0;
 }
 
@@ -523,20 +530,23 @@ static void backoff_wait(int attempt);
 
 static int execa_once(struct ct_db *db, const char *sql, const struct ct_db_arg *a, size_t n)
 {
+	struct ct_db_prof_mark pm;
 	struct stmt_entry *e = NULL;
 	MYSQL_STMT *st;
 	my_ulonglong nrows;
 	int rc;
 
+	ct_db_profile_begin(&pm);
 	rc = stmt_run(db, sql, a, n, &e);
 	if (rc < 0)
 		return rc;
 	st = e->st;
 	nrows = mysql_stmt_affected_rows(st);
-	if (nrows == (my_ulonglong)-1) {	/* the statement returned rows */
+	if (nrows == (my_ulonglong)-1)	/* the statement returned rows */
 		mysql_stmt_free_result(st);
+	ct_db_profile_end(&pm, sql);
+	if (nrows == (my_ulonglong)-1)
 		return 0;
-	}
 	return nrows > INT32_MAX ? INT32_MAX : (int)nrows;
 }
 
@@ -726,6 +736,7 @@ void ct_db_set_trace(struct ct_db *db, ct_db_trace_fn *fn, void *arg)
 int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
 		 const struct ct_db_arg *a, size_t n)
 {
+	struct ct_db_prof_mark pm;
 	struct ct_db_res *res;
 	struct stmt_entry *e = NULL;
 	int rc;
@@ -735,12 +746,14 @@ int ct_db_querya(struct ct_db *db, struct ct_db_res **out, const char *sql,
 	if (res == NULL)
 		return CT_ENOMEM;
 	res->cur = -1;
+	ct_db_profile_begin(&pm);
 	rc = stmt_run(db, sql, a, n, &e);
 	if (rc < 0)
 		goto fail;
 	rc = fetch_all(db, e, sql, res);
 	if (rc < 0)
 		goto fail;
+	ct_db_profile_end(&pm, sql);
 	*out = res;
 	return 0;
 fail:
@@ -903,8 +916,14 @@ int ct_db_begin(struct ct_db *db)
 
 int ct_db_commit(struct ct_db *db)
 {
+	struct ct_db_prof_mark pm;
+	int bad;
+
 	db->in_txn = 0;
-	if (mysql_commit(db->my) != 0)
+	ct_db_profile_begin(&pm);
+	bad = mysql_commit(db->my) != 0;
+	ct_db_profile_end(&pm, "COMMIT");
+	if (bad)
 		return db_error(db->my, mysql_errno(db->my), mysql_error(db->my), "COMMIT");
 	return 0;
 }
