@@ -21,7 +21,9 @@
  * deadline is re-sent (not a second early); two validators racing on one
  * WU grant credit once and the job finishes; the file deleter removes
  * uploads and shards but keeps the models; the purge archives a finished
- * job's rows after its age; a job that hits its error cap is flagged.
+ * job's rows after its age; a job that hits its error cap is flagged and
+ * its other WUs stop in the same transitioner group; a pass backs off a
+ * failing item, alone also when it came in a group.
  */
 #include "ct_test.h"
 #include "validate/credit.h"
@@ -1150,7 +1152,8 @@ static void test_purge(void **state)
 	assert_int_equal(lr, nres);
 }
 
-/* A job whose WU hits its error cap (1) is flagged, with its round. */
+/* A job whose WU hits its error cap (1) is flagged, with its round, and
+ * its other WU stops in the same pass. */
 static void test_error_cap_flags_job(void **state)
 {
 	int64_t job2, a, b;
@@ -1171,6 +1174,15 @@ static void test_error_cap_flags_job(void **state)
 	assert_int_equal(qint(f, "SELECT status FROM job WHERE id=?", job2), CT_JOB_RUNNING);
 	b = send_to(f, &w, 1);
 	report_error(f, &w, b);
+	/* the job's other WU is due at once too: one transaction handles both
+	 * (the lower id first) and must see the job stopped by the first */
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET transition_time=? WHERE "
+				    "jobid=? AND id>?", ct_db_now(f->c.db), job2, w.id), 1);
+	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 2);
+	assert_int_equal(qint(f, "SELECT error_mask FROM workunit WHERE id=?", w.id),
+			 CT_WU_ERR_TOO_MANY_ERRORS);
+	assert_int_equal(qint(f, "SELECT COUNT(*) FROM workunit WHERE jobid=? AND round_idx=1 "
+			      "AND error_mask=0", job2), 0);
 	run_daemons(f);
 	assert_int_equal(qint(f, "SELECT error_mask FROM workunit WHERE id=?", w.id),
 			 CT_WU_ERR_TOO_MANY_ERRORS);
@@ -1260,6 +1272,47 @@ static void test_pass_backs_off_failing_items(void **state)
 	assert_int_equal(ct_pass_failures(&bo, 1), 0);
 }
 
+/* Groups: ids 1..3 two at a time; a group that holds the bad one fails
+ * whole (as one transaction), its ids are then handled alone, and only
+ * the bad one is backed off. */
+static int fake_handle_many(struct ct_server *srv, struct ct_db *db, const int64_t *ids,
+			    size_t n, void *arg)
+{
+	struct fake_daemon *d = arg;
+
+	(void)srv;
+	(void)db;
+	assert_true(n >= 1 && n <= 2);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == d->bad)
+			return ct_error(CT_EINVAL, "a group with item %lld", (long long)d->bad);
+	for (size_t i = 0; i < n; i++)
+		d->seen[ids[i]] += 10;	/* by the group */
+	return (int)n;
+}
+
+static void test_pass_groups_fall_back_alone(void **state)
+{
+	struct fx *f = *state;
+	static struct ct_pass_backoff bo = CT_PASS_BACKOFF_INIT;
+	const struct ct_pass p = { .name = "fake", .batch = 3, .claim = fake_claim,
+				   .handle = fake_handle, .handle_many = fake_handle_many,
+				   .group = 2, .backoff = &bo };
+	struct fake_daemon d = { .bad = 2 };
+
+	/* {1, 2} fails, 1 and 2 alone: 1 done, 2 backed off; {3} as a group */
+	assert_int_equal(fake_pass(f, &p, &d), 2);
+	assert_int_equal(d.seen[1], 1);
+	assert_int_equal(d.seen[2], 1);
+	assert_int_equal(d.seen[3], 10);
+	assert_int_equal(ct_pass_failures(&bo, 1), 0);
+	assert_int_equal(ct_pass_failures(&bo, 2), 1);
+	/* 2 left out: {1, 3} as one group */
+	assert_int_equal(fake_pass(f, &p, &d), 2);
+	assert_int_equal(d.seen[1] + d.seen[2] + d.seen[3], 20);
+	assert_int_equal(d.seen[2], 0);
+}
+
 /* A WU whose transition always fails (the names of the result it must
  * create are taken by other rows) heads the transitioner's batch, ordered
  * by transition_time; the WU behind it is still handled: its errored
@@ -1310,4 +1363,5 @@ CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_r
 	test_receipt_unvouched_chain, test_deadline_resends, test_early_reissue,
 	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job,
-	test_pass_backs_off_failing_items, test_poisoned_wu_does_not_stall)
+	test_pass_backs_off_failing_items, test_pass_groups_fall_back_alone,
+	test_poisoned_wu_does_not_stall)

@@ -1,7 +1,7 @@
 /*
  * daemon_pass.c - the item daemons' one pass and its error policy (see
  * daemon_pass.h): claim more ids than the batch by the number backed off,
- * skip those, handle the rest one by one.
+ * skip those, handle the rest one by one or in groups.
  */
 #include "daemon_pass.h"
 
@@ -115,6 +115,60 @@ int ct_pass_failures(struct ct_pass_backoff *bo, int64_t id)
 	return n;
 }
 
+/* The connection, not the item, failed: the pass stops. */
+static int connection_lost(struct ct_db *db, int rc)
+{
+	return rc == CT_EAGAIN || (rc == CT_EDB && !ct_db_alive(db));
+}
+
+/* Handle ids[i] alone: its result into *done; 0 to go on, or the
+ * connection's error. */
+static int pass_one(struct ct_server *srv, struct ct_db *db, const struct ct_pass *p,
+		    int64_t id, void *arg, int *done)
+{
+	int64_t now = ct_db_now(db), wait;
+	int failures, rc;
+
+	rc = p->handle(srv, db, id, arg);
+	if (rc >= 0) {
+		*done += rc;
+		forgive(p->backoff, id);
+		return 0;
+	}
+	if (connection_lost(db, rc))
+		return rc;	/* the role loop reconnects */
+	failures = fail(p->backoff, id, now, &wait);
+	ct_log_error("%s: %lld: %s (failed %d time%s; left out for %lld s)", p->name,
+		     (long long)id, ct_errmsg(rc), failures, failures == 1 ? "" : "s",
+		     (long long)wait);
+	return 0;
+}
+
+/* Handle ids[0..n) as groups of p->group, a group that fails item by item. */
+static int pass_groups(struct ct_server *srv, struct ct_db *db, const struct ct_pass *p,
+		       const int64_t *ids, size_t n, void *arg, int *done)
+{
+	int rc = 0;
+
+	for (size_t k = 0; rc >= 0 && k < n && !ct_server_stopping(srv); k += p->group) {
+		size_t m = n - k < p->group ? n - k : p->group;
+
+		rc = p->handle_many(srv, db, ids + k, m, arg);
+		if (rc >= 0) {
+			*done += rc;
+			for (size_t i = 0; i < m; i++)
+				forgive(p->backoff, ids[k + i]);
+			continue;
+		}
+		if (connection_lost(db, rc))
+			break;
+		rc = 0;
+		for (size_t i = 0; rc >= 0 && i < m && !ct_server_stopping(srv); i++)
+			rc = pass_one(srv, db, p, ids[k + i], arg, done);
+	}
+	return rc;
+}
+
 int ct_pass_run(struct ct_server *srv, struct ct_db *db, const struct ct_pass *p, void *arg)
 {
 	size_t cap, n = 0, tried = 0;
@@ -129,27 +183,15 @@ int ct_pass_run(struct ct_server *srv, struct ct_db *db, const struct ct_pass *p
 	if (ids == NULL)
 		return ct_error(CT_ENOMEM, "%s: %zu ids", p->name, cap);
 	rc = p->claim(srv, db, ids, cap, &n, arg);
-	for (size_t i = 0; rc >= 0 && i < n && tried < p->batch && !ct_server_stopping(srv); i++) {
-		int64_t now = ct_db_now(db), wait;
-		int failures;
-
-		if (backed_off(p->backoff, ids[i], now))
-			continue;
-		tried++;
-		rc = p->handle(srv, db, ids[i], arg);
-		if (rc >= 0) {
-			done += rc;
-			forgive(p->backoff, ids[i]);
-			continue;
-		}
-		if (rc == CT_EAGAIN || (rc == CT_EDB && !ct_db_alive(db)))
-			break;	/* the connection, not the item: the role loop reconnects */
-		failures = fail(p->backoff, ids[i], now, &wait);
-		ct_log_error("%s: %lld: %s (failed %d time%s; left out for %lld s)", p->name,
-			     (long long)ids[i], ct_errmsg(rc), failures, failures == 1 ? "" : "s",
-			     (long long)wait);
-		rc = 0;
-	}
+	/* the ones not backed off, up to the batch, in claim order */
+	for (size_t i = 0; rc >= 0 && i < n && tried < p->batch; i++)
+		if (!backed_off(p->backoff, ids[i], ct_db_now(db)))
+			ids[tried++] = ids[i];
+	if (rc >= 0 && p->handle_many && p->group > 1)
+		rc = pass_groups(srv, db, p, ids, tried, arg, &done);
+	else
+		for (size_t i = 0; rc >= 0 && i < tried && !ct_server_stopping(srv); i++)
+			rc = pass_one(srv, db, p, ids[i], arg, &done);
 	free(ids);
 	return rc < 0 ? rc : done;
 }

@@ -53,11 +53,19 @@ struct ct_pass {
 		     size_t *n, void *arg);
 	/* Handle one item: 1 (handled), 0 (nothing to do after all) or CT_E*. */
 	int (*handle)(struct ct_server *srv, struct ct_db *db, int64_t id, void *arg);
+	/* Optional: handle ids[0..n) (n <= group) at once, all or none (one
+	 * transaction): the items handled, or CT_E*. When it fails for
+	 * anything but the connection, each item is handled again alone by
+	 * `handle`, so the one at fault is backed off, not its group. */
+	int (*handle_many)(struct ct_server *srv, struct ct_db *db, const int64_t *ids,
+			   size_t n, void *arg);
+	size_t group;		/* items a handle_many call takes at most */
 	struct ct_pass_backoff *backoff;
 };
 
 /* Run one pass: claim, then handle up to p->batch items that are not
- * backed off, until the server stops. Returns the number of items handled
+ * backed off (p->group at a time with p->handle_many), until the server
+ * stops. Returns the number of items handled
  * (0: nothing to do, so the role sleeps), or CT_EDB / CT_EAGAIN / the
  * claim's error. An item that succeeds leaves the back-off table. */
 int ct_pass_run(struct ct_server *srv, struct ct_db *db, const struct ct_pass *p, void *arg);

@@ -2,11 +2,14 @@
  * transitioner.c - the daemon that moves work units along (role
  * "transitioner"; see daemons.h for the contract with the other roles).
  *
- * It handles WUs whose transition_time has come, each in its own
- * transaction that locks the WU row first (workunit -> result lock order)
- * and re-checks transition_time under the lock, so several transitioners
- * never handle one WU at once and a crash at any point leaves a state the
- * next pass finishes. Per WU:
+ * It handles WUs whose transition_time has come, up to 32 a transaction
+ * (TRANSITION_GROUP: their rows locked by one statement, their results and
+ * their hosts' standing read by another, one commit), which locks the WU
+ * rows first (workunit -> result lock order) and re-checks transition_time
+ * under the lock, so several transitioners never handle one WU at once and
+ * a crash at any point leaves a state the next pass finishes; a group that
+ * fails is done again a WU a transaction (daemon_pass.h), so one bad WU
+ * is backed off alone. Per WU:
  *   - in-progress results past their deadline -> over / no_reply;
  *   - counts of unsent, in progress, successes, errors;
  *   - early re-issue: a replica in progress for longer than
@@ -31,6 +34,7 @@
 #include "daemons.h"
 #include "daemon_pass.h"
 #include "data/db.h"
+#include "data/dl.h"
 #include "data/dl_files.h"
 #include "data/dl_host.h"
 #include "data/dl_job.h"
@@ -40,7 +44,6 @@
 #include "instance.h"
 #include "data/server.h"
 #include "validate/stall.h"
-#include "validate/worklimit.h"
 #include "data/dl_workunit.h"
 #include "data/wu_state.h"
 #include "ct_conf.h"
@@ -52,6 +55,7 @@
 #include <string.h>
 
 #define TRANSITION_BATCH 100
+#define TRANSITION_GROUP CT_DL_IN_MAX	/* WUs a transaction: one IN list */
 #define NEW_RESULTS_MAX 16	/* per WU and pass, whatever the caps say */
 #define EARLY_SENT_MAX 64	/* replicas early_reissue looks at */
 
@@ -63,10 +67,22 @@ struct twu {
 	int assimilate_state, file_delete_state, need_validate, job_status;
 	/* counts over its results */
 	int nunsent, ninprog, nsuccess, nviable, nerror, ntotal, nwaiting;
+	int nrefused;	/* refused by a check (validate errors) */
+	int nunproven;	/* errors of hosts that never returned a valid result */
 	int maxidx;
 	int nstale;	/* in progress, overdue beside a done replica */
+	int job_stopped;	/* flag_error moved its job */
 	struct ct_result_row *rows;	/* its results, in id order, as moved here */
 	size_t nrows;
+};
+
+/* The jobs' statuses a group read (or stopped), so each is read once. */
+struct tgroup {
+	struct {
+		int64_t id;
+		int status;
+	} job[TRANSITION_GROUP];
+	size_t njobs;
 };
 
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
@@ -86,35 +102,42 @@ int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
 	return rc < 0 ? rc : 1;
 }
 
-/* Lock and read the WU; 0 with w->id = 0 when it is not due any more. */
-static int load_wu(struct ct_db *db, int64_t wuid, int64_t now, struct twu *w)
+/* WU u (locked) into w with its results rows[0..n) and its job's status:
+ * a plain read, once a group (the job row is not locked here: cancel locks
+ * job then WUs; this must not take them in the other order; a job gone
+ * reads as status 0, not running). */
+static int load_wu(struct ct_db *db, const struct ct_workunit_row *u,
+		   struct ct_result_row *rows, size_t n, struct tgroup *g, struct twu *w)
 {
-	struct ct_workunit_row u;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	rc = ct_wu_lock(db, wuid, &u, NULL, NULL);
-	if (rc == CT_ENOTFOUND || (rc == 0 && u.transition_time > now))
-		return 0;	/* gone, or not due any more */
-	if (rc < 0)
-		return rc;
-	w->id = u.id;
-	w->jobid = u.jobid;
-	w->roundid = u.roundid;
-	w->canonical = u.canonical_resultid;
-	snprintf(w->name, sizeof(w->name), "%s", u.name);
-	w->target = u.target_nresults;
-	w->max_err = u.max_error_results;
-	w->max_total = u.max_total_results;
-	w->max_success = u.max_success_results;
-	w->error_mask = u.error_mask;
-	w->assimilate_state = u.assimilate_state;
-	w->file_delete_state = u.file_delete_state;
-	w->need_validate = u.need_validate;
-	/* a plain read: the job row is not locked here (cancel locks job
-	 * then WUs; this must not take them in the other order) */
+	w->id = u->id;
+	w->jobid = u->jobid;
+	w->roundid = u->roundid;
+	w->canonical = u->canonical_resultid;
+	snprintf(w->name, sizeof(w->name), "%s", u->name);
+	w->target = u->target_nresults;
+	w->max_err = u->max_error_results;
+	w->max_total = u->max_total_results;
+	w->max_success = u->max_success_results;
+	w->error_mask = u->error_mask;
+	w->assimilate_state = u->assimilate_state;
+	w->file_delete_state = u->file_delete_state;
+	w->need_validate = u->need_validate;
+	w->rows = rows;
+	w->nrows = n;
+	for (size_t i = 0; i < g->njobs; i++)
+		if (g->job[i].id == w->jobid) {
+			w->job_status = g->job[i].status;
+			return 0;
+		}
 	rc = ct_job_status(db, w->jobid, &w->job_status);
-	return rc == CT_ENOTFOUND ? 0 : rc;
+	if (rc < 0 && rc != CT_ENOTFOUND)
+		return rc;
+	g->job[g->njobs].id = w->jobid;
+	g->job[g->njobs++].status = w->job_status;
+	return 0;
 }
 
 /* Index n of a result named "<wu>-<n>", or -1. */
@@ -133,16 +156,14 @@ static int result_index(const char *wuname, const char *name)
 	return n;
 }
 
-/* Read the WU's results into w->rows, time out overdue ones and count
- * the rest. */
+/* Time out the WU's overdue results (w->rows) and count them all. */
 static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 {
-	int rc;
+	int rc = 0;
 
 	w->min_deadline = CT_TRANSITION_NEVER;
 	w->maxidx = -1;
-	rc = ct_result_list_wu(db, w->id, &w->rows, &w->nrows);
-	for (size_t i = 0; rc >= 0 && i < w->nrows; i++) {
+	for (size_t i = 0; i < w->nrows; i++) {
 		struct ct_result_row *r = &w->rows[i];
 		int64_t deadline = r->report_deadline;
 		int ss = r->server_state, oc = r->outcome, vs = r->validate_state;
@@ -173,6 +194,8 @@ static int scan_results(struct ct_db *db, struct twu *w, int64_t now)
 		} else if (oc == CT_RO_CLIENT_ERROR || oc == CT_RO_NO_REPLY ||
 			   oc == CT_RO_VALIDATE_ERROR) {
 			w->nerror++;
+			w->nunproven += r->host_unproven;
+			w->nrefused += oc == CT_RO_VALIDATE_ERROR;
 		}
 	}
 	return rc < 0 ? rc : 0;
@@ -271,6 +294,7 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 		return 0;	/* the job was stopped by someone else */
 	snprintf(msg, sizeof(msg), "work unit %s: %s", w->name, why);
 	ct_log_warn("transitioner: %s", msg);
+	w->job_stopped = 1;
 	rc = ct_round_move(db, w->roundid, CT_ROUND_OPEN, CT_ROUND_ERROR,
 			   &(struct ct_round_change){ .now = ct_db_now(db) });
 	if (rc >= 0)
@@ -327,63 +351,93 @@ static int handle_decided(struct ct_db *db, struct twu *w)
 
 /* Errors of hosts that never returned a valid result do not count towards
  * the WU's caps: free accounts reporting errors cannot fail a job. */
-static int discount_unproven(struct ct_db *db, struct twu *w)
+static void discount_unproven(struct twu *w)
 {
-	int n = 0, rc;
-
-	if (w->canonical != 0 || w->error_mask != 0 || w->nerror == 0)
-		return 0;
-	rc = ct_wlim_unproven_errors(db, w->id, &n);
-	w->nerror -= n;
-	w->ntotal -= n;
-	return rc;
+	if (w->canonical != 0 || w->error_mask != 0)
+		return;
+	w->nerror -= w->nunproven;
+	w->ntotal -= w->nunproven;
 }
 
-/* What a transition_one transaction gets. */
-struct transition_arg {
-	int64_t wuid;
-	const struct ct_conf *conf;
-};
-
-static int transition_one(struct ct_db *db, void *arg)
+/* One WU, locked and loaded: everything above, then its row stored.
+ * Returns 1, or a db error. */
+static int transition_one(struct ct_db *db, const struct ct_conf *conf, struct twu *w,
+			  int64_t now)
 {
-	const struct transition_arg *ta = arg;
-	int64_t wuid = ta->wuid, now = ct_db_now(db);
-	enum ct_wu_state from;
-	struct twu w;
-	int rc, fd_from;
+	enum ct_wu_state from = ct_wu_state_of(w->canonical, w->error_mask, w->assimilate_state);
+	int rc, fd_from = w->file_delete_state;
 
-	rc = load_wu(db, wuid, now, &w);
-	if (rc < 0 || w.id == 0)
-		return rc;
-	from = ct_wu_state_of(w.canonical, w.error_mask, w.assimilate_state);
-	fd_from = w.file_delete_state;
-	rc = scan_results(db, &w, now);
-	if (rc == 0 && w.canonical == 0 && w.error_mask == 0 && w.nerror > 1)
-		rc = ct_stall_check(db, w.jobid, w.id, w.name);
-	if (rc >= 0)
-		rc = discount_unproven(db, &w);
-	if (rc >= 0)
-		early_reissue(ta->conf, &w, now);
-	free(w.rows);
+	rc = scan_results(db, w, now);
+	/* bit-identical replicas refused: two validate errors at least */
+	if (rc == 0 && w->canonical == 0 && w->error_mask == 0 && w->nrefused > 1)
+		rc = ct_stall_check(db, w->jobid, w->id, w->name);
 	if (rc < 0)
 		return rc;
-	if (w.canonical == 0 && w.error_mask == 0) {
-		rc = handle_open(db, &w, now);
+	discount_unproven(w);
+	early_reissue(conf, w, now);
+	if (w->canonical == 0 && w->error_mask == 0) {
+		rc = handle_open(db, w, now);
 		if (rc < 0)
 			return rc;
 	}
-	if (w.canonical != 0 || w.error_mask != 0)
-		rc = handle_decided(db, &w);
+	if (w->canonical != 0 || w->error_mask != 0)
+		rc = handle_decided(db, w);
 	if (rc < 0)
 		return rc;
 	/* successes to validate: before the decision, or late ones after it */
-	w.need_validate = w.nwaiting > 0 && w.error_mask == 0 ? 1 : 0;
-	rc = ct_wu_store_pass(db, w.id, from, fd_from, &(struct ct_wu_pass){
-		.canonical = w.canonical, .transition_time = w.min_deadline,
-		.error_mask = w.error_mask, .need_validate = w.need_validate,
-		.assimilate_state = w.assimilate_state, .file_delete_state = w.file_delete_state });
+	w->need_validate = w->nwaiting > 0 && w->error_mask == 0 ? 1 : 0;
+	rc = ct_wu_store_pass(db, w->id, from, fd_from, &(struct ct_wu_pass){
+		.canonical = w->canonical, .transition_time = w->min_deadline,
+		.error_mask = w->error_mask, .need_validate = w->need_validate,
+		.assimilate_state = w->assimilate_state, .file_delete_state = w->file_delete_state });
 	return rc < 0 ? rc : 1;
+}
+
+/* What a transition_group transaction gets: WU ids, ascending. */
+struct transition_arg {
+	const int64_t *ids;
+	size_t n;
+	const struct ct_conf *conf;
+};
+
+/* Lock the WUs, read the results of those still due, and handle each:
+ * the WUs handled, or a db error (the transaction is rolled back). */
+static int transition_group(struct ct_db *db, void *arg)
+{
+	const struct transition_arg *ta = arg;
+	struct ct_workunit_row u[TRANSITION_GROUP];
+	struct ct_result_row *rows = NULL;
+	int64_t due[TRANSITION_GROUP], now = ct_db_now(db);
+	struct tgroup g = { .njobs = 0 };
+	size_t ndue = 0, nrows = 0, r = 0;
+	int rc, done = 0;
+
+	rc = ct_wu_lock_rows(db, ta->ids, (int)ta->n, u);
+	for (size_t i = 0; rc >= 0 && i < ta->n; i++)
+		if (u[i].id != 0 && u[i].transition_time <= now) {	/* gone, or not due any more */
+			u[ndue] = u[i];
+			due[ndue++] = u[i].id;
+		}
+	if (rc >= 0 && ndue > 0)
+		rc = ct_result_list_wus(db, due, (int)ndue, &rows, &nrows);
+	for (size_t i = 0; rc >= 0 && i < ndue; i++) {
+		size_t first;
+		struct twu w;
+
+		while (r < nrows && rows[r].workunitid < u[i].id)
+			r++;
+		for (first = r; r < nrows && rows[r].workunitid == u[i].id; r++)
+			;
+		rc = load_wu(db, &u[i], rows + first, r - first, &g, &w);
+		if (rc >= 0)
+			rc = transition_one(db, ta->conf, &w, now);
+		done += rc > 0;
+		for (size_t k = 0; w.job_stopped && k < g.njobs; k++)
+			if (g.job[k].id == w.jobid)	/* the group's later WUs see it */
+				g.job[k].status = CT_JOB_ERROR;
+	}
+	free(rows);
+	return rc < 0 ? rc : done;
 }
 
 /* The WUs due, oldest transition_time first, of this instance's share. */
@@ -403,10 +457,31 @@ static int claim_due(struct ct_server *srv, struct ct_db *db, int64_t *ids, size
 
 static int transition_wu(struct ct_server *srv, struct ct_db *db, int64_t wuid, void *arg)
 {
-	struct transition_arg ta = { .wuid = wuid, .conf = srv->conf };
+	struct transition_arg ta = { .ids = &wuid, .n = 1, .conf = srv->conf };
 
 	(void)arg;
-	return ct_db_txn(db, transition_one, &ta);
+	return ct_db_txn(db, transition_group, &ta);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int transition_wus(struct ct_server *srv, struct ct_db *db, const int64_t *ids,
+			  size_t n, void *arg)
+{
+	int64_t sorted[TRANSITION_GROUP];
+	struct transition_arg ta = { .ids = sorted, .n = n, .conf = srv->conf };
+
+	(void)arg;
+	if (n > TRANSITION_GROUP)
+		return ct_error(CT_EINTERNAL, "transitioner: a group of %zu WUs", n);
+	memcpy(sorted, ids, n * sizeof(*ids));
+	qsort(sorted, n, sizeof(*sorted), cmp_id);	/* lock_order.h */
+	return ct_db_txn(db, transition_group, &ta);
 }
 
 static struct ct_pass_backoff transition_backoff = CT_PASS_BACKOFF_INIT;
@@ -415,7 +490,8 @@ int ct_transitioner_run_once(struct ct_server *srv, struct ct_db *db)
 {
 	static const struct ct_pass pass = {
 		.name = "transitioner", .batch = TRANSITION_BATCH, .claim = claim_due,
-		.handle = transition_wu, .backoff = &transition_backoff,
+		.handle = transition_wu, .handle_many = transition_wus,
+		.group = TRANSITION_GROUP, .backoff = &transition_backoff,
 	};
 
 	return ct_pass_run(srv, db, &pass, NULL);

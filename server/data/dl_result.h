@@ -20,6 +20,7 @@ struct ct_result_row {
 	char upload_sha256[65];		/* "" until an upload arrived */
 	int64_t upload_size;
 	int64_t userid, jobid, sent_round;	/* ct_result_get_uploads only */
+	int host_unproven;			/* ct_result_list_wus only */
 };
 
 /* Result `id`: hostid, state columns, upload_sha256, upload_size. Returns
@@ -62,12 +63,14 @@ int ct_result_upload_target(struct ct_db *db, const char *name, struct ct_upload
 int ct_result_set_upload(struct ct_db *db, int64_t id, int64_t hostid, const char *sha256,
 			 int64_t size, int64_t now);
 
-/* Every result of WU `wuid` (in id order): id, name, hostid, state
- * columns, report_deadline, sent_time, received_time. *rows is malloc'd
- * (free() it; NULL when there are none), *n its length. Returns 0,
- * CT_ENOMEM or a db error. */
-int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
-		      size_t *n);
+/* Every result of the WUs wuids[0..n) (1..CT_DL_IN_MAX of them), in
+ * (workunitid, id) order: id, workunitid, name, hostid, state columns,
+ * report_deadline, sent_time, received_time, and host_unproven (its host
+ * exists and never returned a valid result: nresults_valid 0). *rows is
+ * malloc'd (free() it; NULL when there are none), *nrows its length.
+ * Returns 0, CT_ENOMEM or a db error. */
+int ct_result_list_wus(struct ct_db *db, const int64_t *wuids, int n,
+		       struct ct_result_row **rows, size_t *nrows);
 
 /* How many results of WU `wuid` other than `except` were sent (are not
  * unsent) into *n. Returns 0 or a db error. */

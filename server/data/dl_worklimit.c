@@ -168,17 +168,3 @@ int ct_dl_wu_size(struct ct_db *db, int64_t wuid, struct ct_dl_wu_size *s)
 	return rc == CT_ENOTFOUND ? 0 : rc;
 }
 
-int ct_dl_unproven_errors(struct ct_db *db, int64_t wuid, int64_t *n)
-{
-	int rc;
-
-	*n = 0;
-	rc = CT_DB_QUERY_INT(db, n, "SELECT COUNT(*) FROM result r JOIN host h ON "
-			     "h.id = r.hostid WHERE r.workunitid=? AND r.server_state=? AND "
-			     "r.outcome IN (?, ?, ?) AND h.nresults_valid = 0", wuid,
-			     CT_RS_OVER, CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY,
-			     CT_RO_VALIDATE_ERROR);
-	if (rc < 0)
-		*n = 0;
-	return rc < 0 ? rc : 0;
-}

@@ -2,7 +2,7 @@
  * dl_worklimit.h - what the work limits (server/validate/worklimit.h)
  * count of the result table, with their statements (the data layer,
  * dl.h): a host's and its account's results in progress and of the last
- * day, a job's run times, a WU's size, and the errors of unproven hosts.
+ * day, a job's run times and a WU's size.
  */
 #ifndef CT_DL_WORKLIMIT_H
 #define CT_DL_WORKLIMIT_H
@@ -62,10 +62,5 @@ struct ct_dl_wu_size {
 /* WU wuid's sizes into *s (all 0 when the WU is gone). Returns 0 or a db
  * error. */
 int ct_dl_wu_size(struct ct_db *db, int64_t wuid, struct ct_dl_wu_size *s);
-
-/* *n = WU wuid's results over with an error (client error, no reply,
- * validate error) from hosts that have no valid result. Returns 0 or a
- * db error (*n 0). */
-int ct_dl_unproven_errors(struct ct_db *db, int64_t wuid, int64_t *n);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * dl_workunit.c - the `workunit` table's lock (see dl_workunit.h) and the
- * read of a WU's results (dl_result.h's ct_result_list_wu), which the lock
+ * dl_workunit.c - the `workunit` table's locks (see dl_workunit.h) and the
+ * reads of WUs' results (dl_result.h's ct_result_list_wus), which the lock
  * reads too: the statements with their column tables beside them.
  */
 #include <stddef.h>
@@ -34,14 +34,33 @@ static const struct ct_dl_col result_cols[] = {
 	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
 	CT_DL_COL(R, report_deadline), CT_DL_COL(R, sent_time), CT_DL_COL(R, received_time),
 };
+static const struct ct_dl_col results_cols[] = {
+	CT_DL_COL(R, id), CT_DL_COL(R, workunitid), CT_DL_COL(R, name), CT_DL_COL(R, hostid),
+	CT_DL_COL(R, server_state), CT_DL_COL(R, outcome), CT_DL_COL(R, validate_state),
+	CT_DL_COL(R, report_deadline), CT_DL_COL(R, sent_time), CT_DL_COL(R, received_time),
+	CT_DL_COL(R, host_unproven),
+};
 #undef R
 
-int ct_result_list_wu(struct ct_db *db, int64_t wuid, struct ct_result_row **rows,
-		      size_t *n)
+int ct_result_list_wus(struct ct_db *db, const int64_t *wuids, int n,
+		       struct ct_result_row **rows, size_t *nrows)
 {
-	return CT_DL_LIST(db, rows, n, result_cols, "results", "SELECT id, name, hostid, "
-			  "server_state, outcome, validate_state, report_deadline, sent_time, "
-			  "received_time FROM result WHERE workunitid=? ORDER BY id", wuid);
+	struct ct_db_arg a[CT_DL_IN_MAX];
+	char sql[1024];
+	int m, rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	rc = ct_dl_in_list(sql, sizeof(sql), "SELECT r.id, r.workunitid, r.name, r.hostid, "
+			   "r.server_state, r.outcome, r.validate_state, r.report_deadline, "
+			   "r.sent_time, r.received_time, COALESCE(h.nresults_valid, 1) = 0 FROM "
+			   "result r LEFT JOIN host h ON h.id = r.hostid WHERE r.workunitid IN (",
+			   ") ORDER BY r.workunitid, r.id", n, &m);
+	if (rc < 0)
+		return rc;
+	ct_dl_in_ids(a, wuids, n, m);
+	return ct_dl_query_list(db, sizeof(**rows), rows, nrows, results_cols,
+				CT_DL_NCOLS(results_cols), "results", sql, a, (size_t)m);
 }
 
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
@@ -63,6 +82,17 @@ int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct
 	return CT_DL_LIST(db, rs, n, result_cols, "results", "SELECT id, name, hostid, "
 			  "server_state, outcome, validate_state, report_deadline, sent_time, "
 			  "received_time FROM result WHERE workunitid=? ORDER BY id FOR UPDATE", wuid);
+}
+
+int ct_wu_lock_rows(struct ct_db *db, const int64_t *ids, int n, struct ct_workunit_row *rows)
+{
+	memset(rows, 0, (size_t)(n > 0 ? n : 0) * sizeof(*rows));
+	return ct_dl_by_ids(db, "SELECT id, jobid, roundid, canonical_resultid, name, "
+			    "target_nresults, max_error_results, max_total_results, "
+			    "max_success_results, error_mask, assimilate_state, file_delete_state, "
+			    "need_validate, transition_time FROM workunit WHERE id IN (",
+			    ") ORDER BY id FOR UPDATE", ids, n, rows, sizeof(*rows), wu_cols,
+			    CT_DL_NCOLS(wu_cols), offsetof(struct ct_workunit_row, id), -1);
 }
 
 #define S struct ct_wu_sched_row

@@ -23,13 +23,21 @@ struct ct_workunit_row {
 /* Lock work unit `wuid` for the calling transaction (SELECT ... FOR
  * UPDATE) and read every member of *w; with rs non-NULL, then lock its
  * results too and read them into *rs (malloc'd, free() it; NULL when there
- * are none; *n rows, in id order, the members ct_result_list_wu() reads).
+ * are none; *n rows, in id order: id, name, hostid, the state columns,
+ * report_deadline, sent_time, received_time).
  * The rows are taken in lock_order.h's order: the WU, then its results.
  * Every transaction that locks a WU does it here. Returns 0, CT_ENOTFOUND
  * (no such WU; nothing is read), CT_ENOMEM or a db error (CT_EAGAIN: a
  * deadlock, retry the transaction). */
 int ct_wu_lock(struct ct_db *db, int64_t wuid, struct ct_workunit_row *w, struct ct_result_row **rs,
 	       size_t *n);
+
+/* Lock the work units ids[0..n) (ascending, distinct, any n) for the
+ * calling transaction, in id order (CT_DL_IN_MAX a statement), and read
+ * WU ids[i]'s members into rows[i] as ct_wu_lock does (all zero when there
+ * is no such WU), without their results: the transitioner's passes over
+ * several WUs. Returns 0 or a db error (CT_EAGAIN: retry the transaction). */
+int ct_wu_lock_rows(struct ct_db *db, const int64_t *ids, int n, struct ct_workunit_row *rows);
 
 /* A work unit as the scheduler reads it under its lock: what its rules,
  * the claim and the reply need (every member from the row). */

@@ -6,8 +6,9 @@
  * scheduler's reports of one RPC) locks all of them first, in this order,
  * before changing any result; so does the scheduler's claim of several
  * results of different WUs (all the WUs locked first, by one statement in
- * id order, then the results in WU order); the transitioner's and the
- * validator's changes are a transaction a WU. So no two
+ * id order, then the results in WU order); so does the transitioner's
+ * group of up to 32 WUs (ct_wu_lock_rows); the validator's changes are a
+ * transaction a WU. So no two
  * transactions wait for each other in a cycle; lock waits that remain are
  * retried by ct_db_txn() (db.h) with backoff.
  */

@@ -214,12 +214,3 @@ int64_t ct_wlim_deadline(const struct ct_wlim_policy *p, const struct ct_wlim_es
 		secs = delay_bound;
 	return now + (int64_t)secs;
 }
-
-int ct_wlim_unproven_errors(struct ct_db *db, int64_t wuid, int *n)
-{
-	int64_t v = 0;
-	int rc = ct_dl_unproven_errors(db, wuid, &v);
-
-	*n = (int)v;
-	return rc;
-}

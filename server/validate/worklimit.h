@@ -99,8 +99,4 @@ int ct_wlim_estimate(struct ct_db *db, const struct ct_conf *conf, int64_t wuid,
 int64_t ct_wlim_deadline(const struct ct_wlim_policy *p, const struct ct_wlim_estimate *e,
 			 int64_t nvalid, int delay_bound, int64_t now);
 
-/* Errors (client error, no reply, validate error) among WU wuid's results
- * that came from hosts with no valid result at all. Returns 0 or CT_EDB. */
-int ct_wlim_unproven_errors(struct ct_db *db, int64_t wuid, int *n);
-
 #endif
