@@ -1313,6 +1313,27 @@ static void test_pass_groups_fall_back_alone(void **state)
 	assert_int_equal(d.seen[2], 0);
 }
 
+/* Rows of no WU named "<WU wuid's name>-lo" .. "-hi"; the WU's name into
+ * wname (cap bytes) when it is not NULL. */
+static void take_names(struct fx *f, int64_t wuid, int lo, int hi, char *wname, size_t cap)
+{
+	struct ct_db_res *res = NULL;
+	char name[96];
+
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT name FROM workunit WHERE id=?",
+				     wuid), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	for (int i = lo; i <= hi; i++) {
+		snprintf(name, sizeof(name), "%s-%d", ct_db_str(res, 0), i);
+		assert_int_equal(CT_DB_EXEC(f->c.db, "INSERT INTO result (workunitid, jobid, name, "
+					    "create_time) VALUES (0, 0, ?, ?)", name,
+					    ct_db_now(f->c.db)), 1);
+	}
+	if (wname)
+		snprintf(wname, cap, "%s", ct_db_str(res, 0));
+	ct_db_res_free(res);
+}
+
 /* A WU whose transition always fails (the names of the result it must
  * create are taken by other rows) heads the transitioner's batch, ordered
  * by transition_time; the WU behind it is still handled: its errored
@@ -1321,24 +1342,13 @@ static void test_poisoned_wu_does_not_stall(void **state)
 {
 	struct fx *f = *state;
 	struct wu w0, w1;
-	struct ct_db_res *res = NULL;
-	char name[96];
 	int64_t a;
 
 	wu_load(f, f->jobid, 1, 0, &w0);
 	wu_load(f, f->jobid, 1, 1, &w1);
 	/* w0 wants a third replica; the names it tries, <w0>-2 .. -5, are taken
 	 * by rows of no WU */
-	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT name FROM workunit WHERE id=?",
-				     w0.id), 0);
-	assert_int_equal(ct_db_next(res), 1);
-	for (int i = 2; i <= 5; i++) {
-		snprintf(name, sizeof(name), "%s-%d", ct_db_str(res, 0), i);
-		assert_int_equal(CT_DB_EXEC(f->c.db, "INSERT INTO result (workunitid, jobid, name, "
-					    "create_time) VALUES (0, 0, ?, ?)", name,
-					    ct_db_now(f->c.db)), 1);
-	}
-	ct_db_res_free(res);
+	take_names(f, w0.id, 2, 5, NULL, 0);
 	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET target_nresults=3, "
 				    "transition_time=1 WHERE id=?", w0.id), 1);
 	/* w1's replica fails on its host: the transitioner must replace it */
@@ -1350,6 +1360,40 @@ static void test_poisoned_wu_does_not_stall(void **state)
 	assert_int_equal(qint(f, "SELECT transition_time FROM workunit WHERE id=?", w0.id), 1);
 	/* the next pass leaves w0 out and does not fail */
 	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 0);
+	check_round_stats(f);	/* the group's rolled-back insert counted nothing */
+	wu_free(&w0);
+	wu_free(&w1);
+}
+
+/* A new replica's name taken by a row of no WU: the WU's next name is
+ * used, in the same pass as another WU's new replica, and every round's
+ * counters still equal a recount. */
+static void test_taken_name_skipped(void **state)
+{
+	struct fx *f = *state;
+	struct wu w0, w1;
+	struct ct_db_res *res = NULL;
+	char name[96], wname[72];
+	int64_t a;
+
+	wu_load(f, f->jobid, 1, 0, &w0);
+	wu_load(f, f->jobid, 1, 1, &w1);
+	take_names(f, w0.id, 2, 2, wname, sizeof(wname));
+	assert_int_equal(CT_DB_EXEC(f->c.db, "UPDATE workunit SET target_nresults=3, "
+				    "transition_time=1 WHERE id=?", w0.id), 1);
+	a = send_to(f, &w1, 0);
+	report_error(f, &w1, a);
+	assert_true(ct_transitioner_run_once(&f->c.srv, f->c.db) >= 2);
+	snprintf(name, sizeof(name), "%s-3", wname);
+	assert_int_equal(CT_DB_QUERY(f->c.db, &res, "SELECT workunitid, server_state FROM result "
+				     "WHERE name=?", name), 0);
+	assert_int_equal(ct_db_next(res), 1);
+	assert_int_equal(ct_db_int(res, 0), w0.id);
+	assert_int_equal(ct_db_int(res, 1), CT_RS_UNSENT);
+	ct_db_res_free(res);
+	assert_int_equal(unsent(f, &w0), 3);
+	assert_int_equal(unsent(f, &w1), 2);	/* replaced in the same pass */
+	check_round_stats(f);
 	wu_free(&w0);
 	wu_free(&w1);
 }
@@ -1364,4 +1408,4 @@ CT_DFX_MAIN("test_daemons", setup, test_honest_pair_credited, test_bad_results_r
 	test_racing_validators_and_job_done,
 	test_file_deleter, test_purge, test_error_cap_flags_job,
 	test_pass_backs_off_failing_items, test_pass_groups_fall_back_alone,
-	test_poisoned_wu_does_not_stall)
+	test_poisoned_wu_does_not_stall, test_taken_name_skipped)

@@ -19,9 +19,12 @@
  *     report (a hoarder stalls a WU that long, not until its deadline);
  *   - without a canonical result: caps (max_error_results,
  *     max_success_results, max_total_results) flag the WU in error_mask,
- *     and its round and job as errored; otherwise new unsent results are
- *     created until target_nresults may still succeed; successes waiting
- *     for the validator set need_validate;
+ *     and its round and job as errored (the group's later WUs of that
+ *     job see it stopped); otherwise new unsent results are created until
+ *     target_nresults may still succeed (the group's together, at its
+ *     end: one INSERT a dozen, the round's counter row written once and
+ *     last, so an RPC's send waits on it for the least time); successes
+ *     waiting for the validator set need_validate;
  *   - once the WU is decided (canonical or error): unsent results are not
  *     needed any more; the assimilator is told (assimilate_state READY);
  *     after assimilation and when no result is out, the WU's and its
@@ -72,17 +75,29 @@ struct twu {
 	int maxidx;
 	int nstale;	/* in progress, overdue beside a done replica */
 	int job_stopped;	/* flag_error moved its job */
+	struct tgroup *g;	/* its group */
 	struct ct_result_row *rows;	/* its results, in id order, as moved here */
 	size_t nrows;
 };
 
-/* The jobs' statuses a group read (or stopped), so each is read once. */
+/* A new result a group inserts at its end: WU, job, round, the WU's name
+ * and the result's index (its name: "<wu>-<idx>"). */
+struct tnew {
+	int64_t wuid, jobid, roundid;
+	char wuname[72], name[96];
+	int idx;
+};
+
+/* What a group shares: the jobs' statuses it read (or stopped), so each
+ * is read once, and the new results of its WUs. */
 struct tgroup {
 	struct {
 		int64_t id;
 		int status;
 	} job[TRANSITION_GROUP];
 	size_t njobs;
+	struct tnew *fresh;
+	size_t nfresh, cap;
 };
 
 int ct_adaptive_apply(struct ct_db *db, int64_t wuid, int64_t resultid)
@@ -127,6 +142,7 @@ static int load_wu(struct ct_db *db, const struct ct_workunit_row *u,
 	w->need_validate = u->need_validate;
 	w->rows = rows;
 	w->nrows = n;
+	w->g = g;
 	for (size_t i = 0; i < g->njobs; i++)
 		if (g->job[i].id == w->jobid) {
 			w->job_status = g->job[i].status;
@@ -259,28 +275,77 @@ static void early_reissue(const struct ct_conf *conf, struct twu *w, int64_t now
 			    (long long)fastest);
 }
 
-/* Insert `k` new unsent results of the WU. */
-static int create_results(struct ct_db *db, struct twu *w, int k, int64_t now)
+/* `k` new unsent results of the WU, inserted at the group's end
+ * (insert_fresh). */
+static int create_results(struct twu *w, int k)
 {
-	char name[96];
-	int rc = 0;
+	struct tgroup *g = w->g;
 
+	if (g->nfresh + (size_t)k > g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct tnew *p;
+
+		while (cap < g->nfresh + (size_t)k)
+			cap *= 2;
+		p = realloc(g->fresh, cap * sizeof(*p));
+		if (p == NULL)
+			return ct_error(CT_ENOMEM, "transitioner: %zu new results", cap);
+		g->fresh = p;
+		g->cap = cap;
+	}
 	for (int i = 0; i < k; i++) {
-		for (int tries = 0; tries < 4; tries++) {
-			w->maxidx++;
-			snprintf(name, sizeof(name), "%s-%d", w->name, w->maxidx);
-			rc = ct_res_create(db, w->id, w->jobid, name, now);
-			if (rc != CT_EDUP)
-				break;
-		}
-		if (rc < 0)
-			return rc;
+		struct tnew *t = &g->fresh[g->nfresh++];
+
+		t->wuid = w->id;
+		t->jobid = w->jobid;
+		t->roundid = w->roundid;
+		snprintf(t->wuname, sizeof(t->wuname), "%s", w->name);
+		t->idx = ++w->maxidx;
+		snprintf(t->name, sizeof(t->name), "%s-%d", w->name, t->idx);
 		w->nunsent++;
 		w->ntotal++;
 	}
 	if (k > 0)
 		ct_log_info("transitioner: %s: %d new result(s)", w->name, k);
 	return 0;
+}
+
+/* Insert the group's new results: together (ct_res_create_many); from a
+ * name that is taken on, one by one, each WU's next names tried in turn
+ * (a name may be taken by a row of no WU). */
+static int insert_fresh(struct ct_db *db, struct tgroup *g, int64_t now)
+{
+	struct ct_res_new *v;
+	int done = 0, shift = 0, rc;
+
+	if (g->nfresh == 0)
+		return 0;
+	v = calloc(g->nfresh, sizeof(*v));
+	if (v == NULL)
+		return ct_error(CT_ENOMEM, "transitioner: %zu new results", g->nfresh);
+	for (size_t i = 0; i < g->nfresh; i++)
+		v[i] = (struct ct_res_new){ .wuid = g->fresh[i].wuid, .jobid = g->fresh[i].jobid,
+					    .roundid = g->fresh[i].roundid,
+					    .name = g->fresh[i].name };
+	rc = ct_res_create_many(db, v, (int)g->nfresh, now, &done);
+	free(v);
+	if (rc != CT_EDUP)
+		return rc;
+	rc = 0;
+	for (size_t i = (size_t)done; rc >= 0 && i < g->nfresh; i++) {
+		struct tnew *t = &g->fresh[i];
+
+		if (i == (size_t)done || t->wuid != g->fresh[i - 1].wuid)
+			shift = 0;	/* a WU's later names move on with it */
+		for (int tries = 0; tries < 4; tries++) {
+			snprintf(t->name, sizeof(t->name), "%s-%d", t->wuname, t->idx + shift);
+			rc = ct_res_create(db, t->wuid, t->jobid, t->name, now);
+			if (rc != CT_EDUP)
+				break;
+			shift++;
+		}
+	}
+	return rc < 0 ? rc : 0;
 }
 
 /* Flag the WU as failed and tell its round and job why. */
@@ -307,7 +372,7 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 }
 
 /* A WU still looking for its canonical result: caps, new results. */
-static int handle_open(struct ct_db *db, struct twu *w, int64_t now)
+static int handle_open(struct ct_db *db, struct twu *w)
 {
 	int need;
 
@@ -325,7 +390,7 @@ static int handle_open(struct ct_db *db, struct twu *w, int64_t now)
 		return flag_error(db, w, CT_WU_ERR_TOO_MANY_TOTAL, "too many results");
 	if (need > NEW_RESULTS_MAX)
 		need = NEW_RESULTS_MAX;
-	return create_results(db, w, need, now);
+	return create_results(w, need);
 }
 
 /* A decided WU (canonical or error): retire the rest, hand over, clean up. */
@@ -376,7 +441,7 @@ static int transition_one(struct ct_db *db, const struct ct_conf *conf, struct t
 	discount_unproven(w);
 	early_reissue(conf, w, now);
 	if (w->canonical == 0 && w->error_mask == 0) {
-		rc = handle_open(db, w, now);
+		rc = handle_open(db, w);
 		if (rc < 0)
 			return rc;
 	}
@@ -436,6 +501,9 @@ static int transition_group(struct ct_db *db, void *arg)
 			if (g.job[k].id == w.jobid)	/* the group's later WUs see it */
 				g.job[k].status = CT_JOB_ERROR;
 	}
+	if (rc >= 0)
+		rc = insert_fresh(db, &g, now);	/* last: the round's counter row */
+	free(g.fresh);
 	free(rows);
 	return rc < 0 ? rc : done;
 }

@@ -405,6 +405,68 @@ int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *nam
 	return rc < 0 ? rc : 0;
 }
 
+/* One INSERT of v[0..n) (n <= CT_RES_CREATE_CHUNK), uncounted. */
+static int create_chunk(struct ct_db *db, const struct ct_res_new *v, int n, int64_t now)
+{
+	const struct ct_res_cols *u = &ct_res_states[CT_RES_UNSENT];
+	struct ct_db_arg a[4 * CT_RES_CREATE_CHUNK];
+	char sql[1024];
+	size_t len;
+	int rc;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO result (create_time, name, "
+			       "workunitid, jobid, server_state, outcome, validate_state) VALUES ");
+	for (int i = 0; i < n && len < sizeof(sql); i++) {
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s(?, ?, ?, ?, %d, %d, %d)",
+					i ? ", " : "", u->server_state, u->outcome,
+					u->validate_state);
+		a[4 * i] = ct_db_arg_l(now);
+		a[4 * i + 1] = ct_db_arg_s(v[i].name);
+		a[4 * i + 2] = ct_db_arg_l(v[i].wuid);
+		a[4 * i + 3] = ct_db_arg_l(v[i].jobid);
+	}
+	if (len >= sizeof(sql))
+		return ct_error(CT_EINTERNAL, "new results: statement too long");
+	rc = ct_db_execa(db, sql, a, (size_t)(4 * n));
+	return rc < 0 ? rc : 0;
+}
+
+int ct_res_create_many(struct ct_db *db, const struct ct_res_new *v, int n, int64_t now,
+		       int *done)
+{
+	int rc, unset;
+
+	*done = 0;
+	rc = counted_set(db, 1);
+	for (int k = 0; rc >= 0 && k < n; k += CT_RES_CREATE_CHUNK) {
+		int m = n - k < CT_RES_CREATE_CHUNK ? n - k : CT_RES_CREATE_CHUNK;
+
+		rc = create_chunk(db, v + k, m, now);
+		if (rc >= 0)
+			*done += m;
+	}
+	unset = counted_set(db, 0);
+	if (rc >= 0 && unset < 0)
+		rc = unset;
+	/* what the insert trigger (migration 049) leaves to us: each round
+	 * one more unsent a row; v is in WU order, so a round's rows mostly
+	 * come together */
+	for (int i = 0, err = 0; err >= 0 && i < *done;) {
+		int j = i;
+
+		while (j < *done && v[j].roundid == v[i].roundid && v[j].jobid == v[i].jobid)
+			j++;
+		err = CT_DB_EXEC(db, "INSERT INTO round_stat (roundid, jobid, n_unsent, "
+				 "n_in_progress, n_valid, n_invalid, n_error, credit) VALUES (?, ?, ?, "
+				 "0, 0, 0, 0, 0) ON DUPLICATE KEY UPDATE n_unsent = n_unsent + "
+				 "VALUES(n_unsent)", v[i].roundid, v[i].jobid, j - i);
+		if (err < 0)
+			rc = err;	/* the caller's transaction rolls back */
+		i = j;
+	}
+	return rc;
+}
+
 int ct_res_drop_unsent_wu(struct ct_db *db, int64_t wuid, int64_t except)
 {
 	const struct ct_res_cols *f = &ct_res_states[CT_RES_UNSENT];

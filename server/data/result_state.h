@@ -166,6 +166,26 @@ int ct_res_report_many(struct ct_db *db, enum ct_res_state to, const int64_t *id
 int ct_res_create(struct ct_db *db, int64_t wuid, int64_t jobid, const char *name,
 		  int64_t now);
 
+/* A new result for ct_res_create_many: its WU, job and the WU's round, and
+ * its name (borrowed). */
+struct ct_res_new {
+	int64_t wuid, jobid, roundid;
+	const char *name;
+};
+
+#define CT_RES_CREATE_CHUNK 12	/* rows an INSERT (4 values a row) */
+
+/* Insert the new UNSENT results v[0..n), created at `now`, by one INSERT
+ * a CT_RES_CREATE_CHUNK rows (the insert trigger off, migration 049), and
+ * count them in round_stat as the trigger would, one statement a run of
+ * rows of one round (so the round's counter row is locked once, last).
+ * *done: the rows inserted and counted, v[0..*done), whole chunks. Returns
+ * 0 or a db error: CT_EDUP when a name of the next chunk exists (that
+ * INSERT did nothing; the transaction goes on: v[*done..n) may be
+ * inserted otherwise). */
+int ct_res_create_many(struct ct_db *db, const struct ct_res_new *v, int n, int64_t now,
+		       int *done);
+
 /* UNSENT -> DIDNT_NEED for every unsent result of WU `wuid` but result
  * `except` (0: none), or of job `jobid`. Return the number moved, or a db
  * error. */
