@@ -170,15 +170,15 @@ static void explain(struct ct_db *db, const struct web_fx_user *u)
 		{ "host's last day (worklimit)", "SELECT COUNT(*) FROM result WHERE hostid=%lld "
 		  "AND sent_time > 0" },
 		{ "account in progress", "SELECT COUNT(*) FROM result WHERE userid=%lld AND "
-		  "server_state=4" },
+		  "task_state=1" },
 		{ "account valid, last day", "SELECT COUNT(*) FROM result WHERE userid=%lld AND "
 		  "validate_state=1 AND sent_time > 0" },
 		{ "pending (saver)", "SELECT COUNT(*) FROM result WHERE userid=%lld AND "
-		  "server_state=5 AND outcome=1 AND validate_state IN (0, 4)" },
-		{ "host in progress", "SELECT id FROM result WHERE hostid=%lld AND server_state=4 "
+		  "task_state=2" },
+		{ "host in progress", "SELECT id FROM result WHERE hostid=%lld AND task_state=1 "
 		  "ORDER BY id LIMIT 64" },
 		{ "dispatch (sched.c)", "SELECT r.id, r.workunitid FROM result r LEFT JOIN "
-		  "result r2 FORCE INDEX (result_wu_user) ON r2.workunitid=r.workunitid AND "
+		  "result r2 FORCE INDEX (result_wu) ON r2.workunitid=r.workunitid AND "
 		  "r2.userid=%lld WHERE r.server_state=2 AND r2.id IS NULL "
 		  "AND (? OR NOT EXISTS (SELECT 1 FROM job_lora l WHERE l.jobid=r.jobid)) "
 		  "ORDER BY r.priority DESC, r.id "

@@ -187,7 +187,7 @@ static void explain(struct ct_db *db)
 	explain_one(db, "scheduler's one-replica-per-user check (user 1 holds every "
 		"result of the big job):", "EXPLAIN SELECT r.id, r.workunitid FROM result r "
 		"WHERE r.server_state=2 AND NOT EXISTS (SELECT 1 FROM result r2 FORCE INDEX "
-		"(result_wu_user) WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
+		"(result_wu) WHERE r2.workunitid=r.workunitid AND r2.userid=1) "
 		"ORDER BY r.priority DESC, r.id LIMIT 24");
 	explain_one(db, "the same without FORCE INDEX (the plan before):",
 		"EXPLAIN SELECT r.id, r.workunitid FROM result r "

@@ -24,6 +24,7 @@ CT_SQL_MIGRATIONS += db/migrations/044-result-trigger-values.sql
 CT_SQL_MIGRATIONS += db/migrations/045-chain-settled.sql
 CT_SQL_MIGRATIONS += db/migrations/046-lora-init.sql
 CT_SQL_MIGRATIONS += db/migrations/047-result-counted.sql
+CT_SQL_MIGRATIONS += db/migrations/048-result-indexes.sql
 CT_SQL_MIGRATIONS += db/migrations/049-result-insert-counted.sql
 CT_SQL_FILES = db/schema.sql $(CT_SQL_MIGRATIONS)
 EXTRA_DIST += db/sql2c.sh $(CT_SQL_FILES)

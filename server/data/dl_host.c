@@ -32,15 +32,17 @@ int ct_host_account_read(struct ct_db *db, const char *hash, int64_t hostid,
 			 struct ct_host_account *a)
 {
 	memset(a, 0, sizeof(*a));
-	/* the host by its PRIMARY key, joined only when the account owns it */
+	/* the host by its PRIMARY key, joined only when the account owns it;
+	 * pending is task_state 2 (over, success, not validated yet or
+	 * inconclusive: migration 036), an index range of those alone */
 	return CT_DL_ONE(db, a, account_cols, "SELECT u.id, u.name, u.teamid, u.total_credit, "
 			 "u.expavg_credit, COALESCE(p.prefs, ''), COALESCE(p.mod_time, 0), "
 			 "COALESCE(h.id, 0), COALESCE(h.max_in_progress, 0), "
 			 "COALESCE(h.consecutive_valid, 0), COALESCE(h.nresults_valid, 0), "
 			 "COALESCE(h.next_work_time, 0), COALESCE(h.device_sig, ''), (SELECT "
 			 "COUNT(*) FROM `user` x WHERE x.expavg_credit > u.expavg_credit), (SELECT "
-			 "COUNT(*) FROM result r WHERE r.userid = u.id AND r.server_state=5 AND "
-			 "r.outcome=1 AND r.validate_state IN (0, 4)) FROM `user` u LEFT JOIN user_prefs p ON "
+			 "COUNT(*) FROM result r FORCE INDEX (result_user_task) WHERE r.userid = u.id "
+			 "AND r.task_state=2) FROM `user` u LEFT JOIN user_prefs p ON "
 			 "p.userid = u.id LEFT JOIN host h ON h.id = ? AND h.userid = u.id WHERE "
 			 "u.auth_hash=?", hostid, hash);
 }

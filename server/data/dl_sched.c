@@ -13,6 +13,7 @@
 #include "db.h"
 #include "db_args.h"
 #include "dl.h"
+#include "dl_web.h"
 #include "result_state.h"
 
 /* A job's columns, as both statements below read them (j.*). */
@@ -49,7 +50,7 @@ int ct_sched_replicas(struct ct_db *db, const int64_t *wuids, int n,
 	rc = ct_dl_in_list(sql, sizeof(sql), "SELECT r.workunitid, r.id, r.server_state, "
 			   "r.userid, r.hostid, COALESCE(h.host_cpid, ''), r.sent_net, "
 			   CT_DL_LIVE("r") ", r.create_time, COALESCE(rd.nwus, 0), l.jobid IS NOT "
-			   "NULL, r.name, " JOB_SQL " FROM result r FORCE INDEX (result_wu_user) "
+			   "NULL, r.name, " JOB_SQL " FROM result r FORCE INDEX (result_wu) "
 			   "LEFT JOIN host h ON h.id = r.hostid JOIN workunit w ON w.id = "
 			   "r.workunitid JOIN job j ON j.id = w.jobid LEFT JOIN `round` rd ON "
 			   "rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = w.jobid WHERE "
@@ -117,10 +118,11 @@ int ct_sched_in_progress(struct ct_db *db, int64_t hostid, int64_t now,
 	int rc;
 
 	*n = 0;
-	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.name, w.error_mask FROM result r JOIN workunit "
-			 "w ON w.id=r.workunitid WHERE r.hostid=? AND r.server_state=? AND "
-			 "r.report_deadline>? ORDER BY r.id LIMIT ?", hostid, CT_RS_IN_PROGRESS, now,
-			 max);
+	/* task_state 1 is server_state in progress (migration 048) */
+	rc = CT_DB_QUERY(db, &res, "SELECT r.id, r.name, w.error_mask FROM result r FORCE INDEX "
+			 "(result_host_task) JOIN workunit w ON w.id=r.workunitid WHERE r.hostid=? "
+			 "AND r.task_state=? AND r.report_deadline>? ORDER BY r.id LIMIT ?", hostid,
+			 CT_WEB_TASK_IN_PROGRESS, now, max);
 	if (rc < 0)
 		return rc;
 	while (*n < max && ct_db_next(res) > 0) {
@@ -149,7 +151,7 @@ int ct_sched_rounds_turning(struct ct_db *db, int64_t *n)
 	"workunitid, jobid, priority, server_state FROM result "
 #define FEED_JOIN ") r ON 1 = 1 LEFT JOIN workunit w ON w.id = r.workunitid LEFT JOIN " \
 	"`round` rd ON rd.id = w.roundid LEFT JOIN job_lora l ON l.jobid = r.jobid LEFT JOIN " \
-	"result o FORCE INDEX (result_wu_user) ON o.workunitid = r.workunitid AND o.hostid <> 0 " \
+	"result o FORCE INDEX (result_wu) ON o.workunitid = r.workunitid AND o.hostid <> 0 " \
 	"LEFT JOIN host h ON h.id = o.hostid ORDER BY "
 
 static const char full_sql[] = FEED_SELECT "FORCE INDEX (result_dispatch) WHERE "
@@ -187,7 +189,7 @@ int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
 	 * MariaDB could walk every result of a holder's account */
 	return CT_DL_LIST(db, rows, n, partner_cols, "partners", "SELECT STRAIGHT_JOIN "
 			  "b.userid, COUNT(*) FROM result a FORCE INDEX (result_user_round) JOIN "
-			  "result b FORCE INDEX (result_wu_user) ON b.workunitid = a.workunitid AND "
+			  "result b FORCE INDEX (result_wu) ON b.workunitid = a.workunitid AND "
 			  "b.userid <> a.userid AND " CT_DL_LIVE("b") " WHERE a.userid = ? AND "
 			  "a.sent_round = ? AND " CT_DL_LIVE("a") " GROUP BY b.userid", userid,
 			  roundid);

@@ -43,7 +43,7 @@ struct ct_sched_replica {
 };
 
 /* Every result of the WUs wuids[0..n) (1 <= n <= CT_DL_IN_MAX), read by
- * one statement (result_wu_user) after the caller locked the WUs: *rows
+ * one statement (result_wu) after the caller locked the WUs: *rows
  * malloc'd (free() it; never NULL on success), *nrows of them, grouped by
  * WU. Returns 0, CT_ENOMEM or a db error (*rows NULL). */
 int ct_sched_replicas(struct ct_db *db, const int64_t *wuids, int n,
@@ -75,7 +75,7 @@ struct ct_sched_partner {
 
 /* Every such account of round roundid for account userid (its live
  * replicas of the round by result_user_round, their WUs' other live
- * replicas by result_wu_user, grouped by account): *rows malloc'd (free()
+ * replicas by result_wu, grouped by account): *rows malloc'd (free()
  * it; NULL when none), *n of them. Returns 0, CT_ENOMEM or a db error. */
 int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
 			    struct ct_sched_partner **rows, size_t *n);
@@ -107,7 +107,7 @@ struct ct_sched_feed_row {
 /* Full (full 1): the first `limit` unsent results in dispatch order
  * (priority descending, then id; result_dispatch); else the first `limit`
  * results after id `after` in id order, whatever their state (PRIMARY);
- * each with its WU's sent replicas (result_wu_user). *rows malloc'd
+ * each with its WU's sent replicas (result_wu). *rows malloc'd
  * (free() it), *n of them. Returns 0, CT_ENOMEM or a db error. */
 int ct_sched_feed_read(struct ct_db *db, int full, int64_t after, int limit,
 		       struct ct_sched_feed_row **rows, size_t *n);

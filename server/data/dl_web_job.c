@@ -55,7 +55,7 @@ static const struct ct_dl_col count_cols[] = {
 };
 #undef J
 
-/* Result counts of one job by state (result_job index). */
+/* Result counts of one job by state (round_stat: no result row read). */
 static int job_counts(struct ct_db *db, struct ct_web_job *j)
 {
 	/* the per-round counters the result triggers keep (migration 004):

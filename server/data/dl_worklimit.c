@@ -12,14 +12,18 @@
 #include "db_args.h"
 #include "dl.h"
 #include "dl_sched.h"
+#include "dl_web.h"
 #include "result_state.h"
 
-/* The counts as one derived row k (13 placeholders: wlim_args()). The
- * last day by result_host_sent: on small tables MariaDB took result_host,
- * every result the host ever had. */
-#define COUNTS_SQL "(SELECT (SELECT COUNT(*) FROM result WHERE hostid=? AND " \
-	"server_state=?) AS inprog, hr.n, hr.e, hr.v, (SELECT COUNT(*) FROM result WHERE " \
-	"userid=? AND server_state=?) AS acc_inprog, (SELECT COUNT(*) FROM result WHERE " \
+/* The counts as one derived row k (13 placeholders: wlim_args()). In
+ * progress is task_state 1 (server_state in progress and nothing else,
+ * migration 048), read from (owner, task_state). The last day by
+ * result_host_sent: on small tables MariaDB took a (hostid, ...) index
+ * without sent_time, every result the host ever had. */
+#define COUNTS_SQL "(SELECT (SELECT COUNT(*) FROM result FORCE INDEX (result_host_task) " \
+	"WHERE hostid=? AND task_state=?) AS inprog, hr.n, hr.e, hr.v, (SELECT COUNT(*) FROM " \
+	"result FORCE INDEX (result_user_task) WHERE userid=? AND task_state=?) AS " \
+	"acc_inprog, (SELECT COUNT(*) FROM result WHERE " \
 	"userid=? AND validate_state=? AND sent_time > ?) AS acc_valid FROM (SELECT COUNT(*) " \
 	"AS n, COALESCE(SUM(outcome IN (?, ?, ?)), 0) AS e, COALESCE(SUM(validate_state = ?), " \
 	"0) AS v FROM result FORCE INDEX (result_host_sent) WHERE hostid=? AND sent_time > ?) " \
@@ -29,7 +33,8 @@
 static void wlim_args(struct ct_db_arg *a, int64_t userid, int64_t hostid, int64_t since)
 {
 	const int64_t v[COUNTS_NARGS] = {
-		hostid, CT_RS_IN_PROGRESS, userid, CT_RS_IN_PROGRESS, userid, CT_VS_VALID, since,
+		hostid, CT_WEB_TASK_IN_PROGRESS, userid, CT_WEB_TASK_IN_PROGRESS, userid,
+		CT_VS_VALID, since,
 		CT_RO_CLIENT_ERROR, CT_RO_NO_REPLY, CT_RO_VALIDATE_ERROR, CT_VS_VALID, hostid, since,
 	};
 
@@ -78,10 +83,10 @@ int ct_dl_wlim_counts_account(struct ct_db *db, int64_t userid, int64_t since,
 	int rc;
 
 	memset(k, 0, sizeof(*k));
-	rc = CT_DL_ONE(db, &r, acc_cols, "SELECT (SELECT COUNT(*) FROM result WHERE userid=? AND "
-		       "server_state=?), (SELECT COUNT(*) FROM result WHERE userid=? AND "
-		       "validate_state=? AND sent_time > ?)", userid, CT_RS_IN_PROGRESS, userid,
-		       CT_VS_VALID, since);
+	rc = CT_DL_ONE(db, &r, acc_cols, "SELECT (SELECT COUNT(*) FROM result FORCE INDEX "
+		       "(result_user_task) WHERE userid=? AND task_state=?), (SELECT COUNT(*) FROM "
+		       "result WHERE userid=? AND validate_state=? AND sent_time > ?)", userid,
+		       CT_WEB_TASK_IN_PROGRESS, userid, CT_VS_VALID, since);
 	k->acc_inprog = r.inprog;
 	k->acc_valid24 = r.valid24;
 	return rc;
@@ -113,15 +118,16 @@ int ct_dl_wlim_counts_held(struct ct_db *db, int64_t userid, int64_t hostid, int
 	memset(k, 0, sizeof(*k));
 	wlim_args(a, userid, hostid, since);
 	a[COUNTS_NARGS] = ct_db_arg_l(hostid);
-	a[COUNTS_NARGS + 1] = ct_db_arg_l(CT_RS_IN_PROGRESS);
+	a[COUNTS_NARGS + 1] = ct_db_arg_l(CT_WEB_TASK_IN_PROGRESS);
 	a[COUNTS_NARGS + 2] = ct_db_arg_l(now);
 	a[COUNTS_NARGS + 3] = ct_db_arg_l(max);
 	/* the one row of counts joined to every held result, or to none */
 	rc = ct_dl_query_list(db, sizeof(*v), &v, &nv, held_cols, CT_DL_NCOLS(held_cols),
 			      "held results", "SELECT k.*, x.id, x.name, x.error_mask FROM "
 			      COUNTS_SQL " LEFT JOIN (SELECT r.id, r.name, w.error_mask FROM "
-			      "result r JOIN workunit w ON w.id=r.workunitid WHERE r.hostid=? AND "
-			      "r.server_state=? AND r.report_deadline>? ORDER BY r.id LIMIT ?) x "
+			      "result r FORCE INDEX (result_host_task) JOIN workunit w ON "
+			      "w.id=r.workunitid WHERE r.hostid=? AND r.task_state=? AND "
+			      "r.report_deadline>? ORDER BY r.id LIMIT ?) x "
 			      "ON 1 = 1 ORDER BY x.id", a, COUNTS_NARGS + 4);
 	if (rc == 0 && nv == 0)
 		rc = ct_error(CT_ENOTFOUND, "host counts: no row");

@@ -23,14 +23,14 @@ struct ct_dl_wlim_counts {
 };
 
 /* The counts of host hostid and account userid into *k, in one statement
- * (result_host, result_host_sent, result_user_state, result_user_valid).
+ * (result_host_task, result_host_sent, result_user_task, result_user_valid).
  * Returns 0, CT_ENOTFOUND or a db error. */
 int ct_dl_wlim_counts(struct ct_db *db, int64_t userid, int64_t hostid, int64_t since,
 		      struct ct_dl_wlim_counts *k);
 
 /* The account's counts only (acc_inprog, acc_valid24; the host's 0), for
  * a host added in this RPC, which has no results yet: one statement
- * (result_user_state, result_user_valid). Returns 0 or a db error. */
+ * (result_user_task, result_user_valid). Returns 0 or a db error. */
 int ct_dl_wlim_counts_account(struct ct_db *db, int64_t userid, int64_t since,
 			      struct ct_dl_wlim_counts *k);
 
