@@ -178,52 +178,85 @@ int ct_sched_feed_read(struct ct_db *db, int full, int64_t after, int limit,
 	return CT_DL_LIST(db, rows, n, feed_cols, "candidates", inc_sql, after, limit);
 }
 
-#define P struct ct_sched_partner
-static const struct ct_dl_col partner_cols[] = { CT_DL_COL(P, userid), CT_DL_COL(P, shared) };
-#undef P
-
-int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
-			    struct ct_sched_partner **rows, size_t *n)
-{
-	/* in this order (STRAIGHT_JOIN) and by these indexes: from b first,
-	 * MariaDB could walk every result of a holder's account */
-	return CT_DL_LIST(db, rows, n, partner_cols, "partners", "SELECT STRAIGHT_JOIN "
-			  "b.userid, COUNT(*) FROM result a FORCE INDEX (result_user_round) JOIN "
-			  "result b FORCE INDEX (result_wu) ON b.workunitid = a.workunitid AND "
-			  "b.userid <> a.userid AND " CT_DL_LIVE("b") " WHERE a.userid = ? AND "
-			  "a.sent_round = ? AND " CT_DL_LIVE("a") " GROUP BY b.userid", userid,
-			  roundid);
-}
-
-struct round_counts {
-	int64_t net_sent, inprog;
+/* A row of ct_sched_round_read: kind 0 the counts (a, b: net_sent,
+ * inprog), 1 a partner (userid, a: its shared WUs). */
+struct round_row {
+	int64_t kind, userid, a, b;
 };
 
-static const struct ct_dl_col counts_cols[] = {
-	CT_DL_COL(struct round_counts, net_sent), CT_DL_COL(struct round_counts, inprog),
+#define R struct round_row
+static const struct ct_dl_col round_cols[] = {
+	CT_DL_COL(R, kind), CT_DL_COL(R, userid), CT_DL_COL(R, a), CT_DL_COL(R, b),
 };
+#undef R
 
-int ct_sched_round_counts(struct ct_db *db, int64_t roundid, const char *net, int64_t userid,
-			  int64_t *net_sent, int64_t *inprog)
+/* in this order (STRAIGHT_JOIN) and by these indexes: from b first,
+ * MariaDB could walk every result of a holder's account */
+#define PARTNERS_SQL "SELECT STRAIGHT_JOIN 1, b.userid, COUNT(*), 0 FROM result a FORCE INDEX " \
+	"(result_user_round) JOIN result b FORCE INDEX (result_wu) ON b.workunitid = " \
+	"a.workunitid AND b.userid <> a.userid AND " CT_DL_LIVE("b") " WHERE a.userid = ? AND " \
+	"a.sent_round = ? AND " CT_DL_LIVE("a") " GROUP BY b.userid"
+/* sent_net '' is every replica sent from a loopback address: never
+ * counted as one network */
+#define NET_COUNTS_SQL "SELECT 0, 0, (SELECT COUNT(*) FROM result r FORCE INDEX " \
+	"(result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND " CT_DL_LIVE("r") "), " \
+	"(SELECT COUNT(*) FROM result FORCE INDEX (result_user_round) WHERE userid=? AND " \
+	"sent_round=? AND server_state=?)"
+#define COUNTS_SQL "SELECT 0, 0, 0, COUNT(*) FROM result FORCE INDEX (result_user_round) " \
+	"WHERE userid=? AND sent_round=? AND server_state=?"
+
+int ct_sched_round_read(struct ct_db *db, int64_t roundid, int64_t userid, const char *net,
+			int counts, int partners, struct ct_sched_partner **rows, size_t *n,
+			int64_t *net_sent, int64_t *inprog)
 {
-	struct round_counts k = { 0 };
-	int rc;
+	static const char *const sql[2][3] = {	/* [partners][counts: none, plain, net] */
+		{ NULL, COUNTS_SQL, NET_COUNTS_SQL },
+		{ PARTNERS_SQL, COUNTS_SQL " UNION ALL " PARTNERS_SQL,
+		  NET_COUNTS_SQL " UNION ALL " PARTNERS_SQL },
+	};
+	struct ct_db_arg a[7];
+	struct round_row *v = NULL;
+	size_t na = 0, nv = 0, k = 0;
+	int c = !counts ? 0 : net && net[0] ? 2 : 1, rc;
 
-	/* sent_net '' is every replica sent from a loopback address: never
-	 * counted as one network */
-	if (net && net[0])
-		rc = CT_DL_ONE(db, &k, counts_cols, "SELECT (SELECT COUNT(*) FROM result r FORCE "
-			       "INDEX (result_round_net) WHERE r.sent_round=? AND r.sent_net=? AND "
-			       CT_DL_LIVE("r") "), (SELECT COUNT(*) FROM result FORCE INDEX "
-			       "(result_user_round) WHERE userid=? AND sent_round=? AND "
-			       "server_state=?)", roundid, net, userid, roundid, CT_RS_IN_PROGRESS);
-	else
-		rc = CT_DL_ONE(db, &k, counts_cols, "SELECT 0, COUNT(*) FROM result FORCE INDEX "
-			       "(result_user_round) WHERE userid=? AND sent_round=? AND "
-			       "server_state=?", userid, roundid, CT_RS_IN_PROGRESS);
-	*net_sent = k.net_sent;
-	*inprog = k.inprog;
-	return rc == CT_ENOTFOUND ? 0 : rc;
+	*rows = NULL;
+	*n = 0;
+	*net_sent = 0;
+	*inprog = 0;
+	if (sql[!!partners][c] == NULL)
+		return 0;
+	if (c == 2) {
+		a[na++] = ct_db_arg_l(roundid);
+		a[na++] = ct_db_arg_s(net);
+	}
+	if (c > 0) {
+		a[na++] = ct_db_arg_l(userid);
+		a[na++] = ct_db_arg_l(roundid);
+		a[na++] = ct_db_arg_l(CT_RS_IN_PROGRESS);
+	}
+	if (partners) {
+		a[na++] = ct_db_arg_l(userid);
+		a[na++] = ct_db_arg_l(roundid);
+	}
+	rc = ct_dl_query_list(db, sizeof(*v), &v, &nv, round_cols, CT_DL_NCOLS(round_cols),
+			      "round facts", sql[!!partners][c], a, na);
+	if (rc == 0 && nv > 0) {
+		*rows = calloc(nv, sizeof(**rows));
+		if (*rows == NULL)
+			rc = CT_ENOMEM;
+	}
+	for (size_t i = 0; rc == 0 && i < nv; i++) {
+		if (v[i].kind == 0) {
+			*net_sent = v[i].a;
+			*inprog = v[i].b;
+		} else {
+			(*rows)[k].userid = v[i].userid;
+			(*rows)[k++].shared = v[i].a;
+		}
+	}
+	*n = k;
+	free(v);
+	return rc;
 }
 
 int ct_sched_active_accounts(struct ct_db *db, int64_t since, int need, int64_t *n)

@@ -73,18 +73,16 @@ struct ct_sched_partner {
 	int64_t userid, shared;
 };
 
-/* Every such account of round roundid for account userid (its live
+/* What the round rules read of round roundid for account userid, in one
+ * statement. With `counts`: the round's live replicas sent to network net
+ * (*net_sent; 0 when net is NULL or "") and userid's replicas of it in
+ * progress (*inprog). With `partners`: every such account (userid's live
  * replicas of the round by result_user_round, their WUs' other live
- * replicas by result_wu, grouped by account): *rows malloc'd (free()
+ * replicas by result_wu, grouped by account) into *rows, malloc'd (free()
  * it; NULL when none), *n of them. Returns 0, CT_ENOMEM or a db error. */
-int ct_sched_round_partners(struct ct_db *db, int64_t userid, int64_t roundid,
-			    struct ct_sched_partner **rows, size_t *n);
-
-/* Round roundid's live replicas sent to network net (*net_sent; 0 when
- * net is NULL or "") and account userid's replicas of it in progress
- * (*inprog), in one statement. Returns 0 or a db error. */
-int ct_sched_round_counts(struct ct_db *db, int64_t roundid, const char *net, int64_t userid,
-			  int64_t *net_sent, int64_t *inprog);
+int ct_sched_round_read(struct ct_db *db, int64_t roundid, int64_t userid, const char *net,
+			int counts, int partners, struct ct_sched_partner **rows, size_t *n,
+			int64_t *net_sent, int64_t *inprog);
 
 /* *n = distinct accounts with a host whose last RPC was at `since` or
  * later, counted up to need (host_rpc_user). Returns 0 or a db error. */

@@ -216,16 +216,23 @@ static int clamp(int64_t v)
 	return v > 1000000000 ? 1000000000 : v < 0 ? 0 : (int)v;
 }
 
-/* f->partner: every account holding a live replica of a WU of the round
- * that h's account holds live, with how many such WUs. */
-static int round_partners(struct ct_db *db, int64_t roundid, const struct ct_elig_host *h,
-			  struct ct_elig_round_facts *f)
+int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t roundid,
+			const struct ct_elig_host *h, struct ct_elig_round_facts *f)
 {
 	struct ct_sched_partner *rows = NULL;
+	int64_t net = 0, inprog = 0;
 	size_t n = 0;
 	int rc;
 
-	rc = ct_sched_round_partners(db, h->userid, roundid, &rows, &n);
+	memset(f, 0, sizeof(*f));
+	f->roundid = roundid;
+	/* f->partner: every account holding a live replica of a WU of the
+	 * round that h's account holds live, with how many such WUs; the
+	 * counts when a rule reads them (without a network key of its own the
+	 * host's replicas count for no network) */
+	rc = ct_sched_round_read(db, roundid, h->userid, p->max_net_share > 0 ? h->net : NULL,
+				 p->max_account_share > 0 || (h->net[0] && p->max_net_share > 0),
+				 p->max_shared > 0, &rows, &n, &net, &inprog);
 	if (rc < 0)
 		return rc;
 	f->partner = calloc(n ? n : 1, sizeof(*f->partner));
@@ -238,28 +245,9 @@ static int round_partners(struct ct_db *db, int64_t roundid, const struct ct_eli
 			.shared = clamp(rows[i].shared) };
 	free(rows);
 	qsort(f->partner, f->npartners, sizeof(*f->partner), cmp_partner);
-	return 0;
-}
-
-int ct_elig_round_facts(struct ct_db *db, const struct ct_elig_policy *p, int64_t roundid,
-			const struct ct_elig_host *h, struct ct_elig_round_facts *f)
-{
-	int64_t net = 0, inprog = 0;
-	int rc = 0;
-
-	memset(f, 0, sizeof(*f));
-	f->roundid = roundid;
-	if (p->max_shared > 0)
-		rc = round_partners(db, roundid, h, f);
-	if (rc < 0 || (p->max_account_share <= 0 && (!h->net[0] || p->max_net_share <= 0)))
-		return rc;
-	/* without a network key of its own the host's replicas count for no
-	 * network */
-	rc = ct_sched_round_counts(db, roundid, p->max_net_share > 0 ? h->net : NULL, h->userid,
-				   &net, &inprog);
 	f->net_sent = clamp(net);
 	f->account_inprog = clamp(inprog);
-	return rc;
+	return 0;
 }
 
 int ct_elig_round_shared(const struct ct_elig_round_facts *f, int64_t userid)
