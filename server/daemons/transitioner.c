@@ -479,7 +479,7 @@ static int transition_group(struct ct_db *db, void *arg)
 
 	rc = ct_wu_lock_rows(db, ta->ids, (int)ta->n, u);
 	for (size_t i = 0; rc >= 0 && i < ta->n; i++)
-		if (u[i].id != 0 && u[i].transition_time <= now) {	/* gone, or not due any more */
+		if (u[i].id != 0 && u[i].transition_time <= now) {	/* still there and due */
 			u[ndue] = u[i];
 			due[ndue++] = u[i].id;
 		}
