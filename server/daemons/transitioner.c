@@ -74,7 +74,6 @@ struct twu {
 	int nunproven;	/* errors of hosts that never returned a valid result */
 	int maxidx;
 	int nstale;	/* in progress, overdue beside a done replica */
-	int job_stopped;	/* flag_error moved its job */
 	struct tgroup *g;	/* its group */
 	struct ct_result_row *rows;	/* its results, in id order, as moved here */
 	size_t nrows;
@@ -359,7 +358,9 @@ static int flag_error(struct ct_db *db, struct twu *w, int bit, const char *why)
 		return 0;	/* the job was stopped by someone else */
 	snprintf(msg, sizeof(msg), "work unit %s: %s", w->name, why);
 	ct_log_warn("transitioner: %s", msg);
-	w->job_stopped = 1;
+	for (size_t k = 0; k < w->g->njobs; k++)
+		if (w->g->job[k].id == w->jobid)	/* the group's later WUs see it */
+			w->g->job[k].status = CT_JOB_ERROR;
 	rc = ct_round_move(db, w->roundid, CT_ROUND_OPEN, CT_ROUND_ERROR,
 			   &(struct ct_round_change){ .now = ct_db_now(db) });
 	if (rc >= 0)
@@ -497,9 +498,6 @@ static int transition_group(struct ct_db *db, void *arg)
 		if (rc >= 0)
 			rc = transition_one(db, ta->conf, &w, now);
 		done += rc > 0;
-		for (size_t k = 0; w.job_stopped && k < g.njobs; k++)
-			if (g.job[k].id == w.jobid)	/* the group's later WUs see it */
-				g.job[k].status = CT_JOB_ERROR;
 	}
 	if (rc >= 0)
 		rc = insert_fresh(db, &g, now);	/* last: the round's counter row */
